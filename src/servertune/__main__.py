@@ -1,0 +1,5 @@
+"""`python -m servertune` runs the CLI."""
+
+from servertune.cli import main
+
+main()

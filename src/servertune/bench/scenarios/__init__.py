@@ -1,0 +1,1 @@
+"""One module per `servertune bench` scenario (see servertune.bench)."""

@@ -1,0 +1,210 @@
+"""The `servertune` command: parses options, calls the library, prints. Nothing is computed here.
+
+Every workload option is generated from the Workload model's fields (name, description, unit,
+range), so `--help`, validation errors and docs/reference.md all say the same thing.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import typer
+
+from servertune.render import TARGETS, write_atomically
+from servertune.sizing import Plan, PlanError, make_plan, read_somaxconn
+from servertune.workload import Workload, WorkloadError, describe_allowed, load_workload
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="servertune",
+    help="Tuned, measured uWSGI / gunicorn / nginx configuration from a few workload numbers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: CLI flag of each workload field, e.g. service_time_ms -> --service-time-ms.
+FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in Workload.model_fields}
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one line to stderr and return the exit (code 2: bad input) for the caller to raise."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def _option_help(name: str) -> str:
+    info = Workload.model_fields[name]
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    default = info.default
+    shown_default = "unset" if default is None else str(default)
+    # Parentheses, not brackets: typer's rich help would read "[...]" as markup and drop it.
+    return f"{info.description} ({extra.get('unit', '')}; {describe_allowed(name)}; default {shown_default})"
+
+
+def with_workload(func: F) -> F:
+    """Add --workload FILE and one option per Workload field; pass the validated `workload`."""
+    extra_params = [
+        inspect.Parameter(
+            "workload_file",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(
+                None, "--workload", help="TOML file with workload fields (flags win)", dir_okay=False
+            ),
+            annotation=Optional[Path],  # noqa: UP045 - typer reads this at run time
+        )
+    ]
+    for name in Workload.model_fields:
+        extra_params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=typer.Option(
+                    None, FLAGS[name], help=_option_help(name), show_default=False,
+                    rich_help_panel="Workload",
+                ),
+                annotation=Optional[str],  # noqa: UP045 - validated by the Workload model
+            )
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        path = kwargs.pop("workload_file")
+        overrides = {name: kwargs.pop(name) for name in Workload.model_fields}
+        given = {name: FLAGS[name] for name, value in overrides.items() if value is not None}
+        try:
+            workload = load_workload(path, overrides, flags={n: f"{n} ({f})" for n, f in given.items()})
+        except WorkloadError as error:
+            raise fail(str(error)) from None
+        return func(*args, workload=workload, **kwargs)
+
+    own = [p for p in inspect.signature(func).parameters.values() if p.name != "workload"]
+    wrapper.__signature__ = inspect.Signature([*own, *extra_params])  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def _plan(workload: Workload) -> Plan:
+    try:
+        plan = make_plan(workload, somaxconn=read_somaxconn())
+    except PlanError as error:
+        raise fail(str(error)) from None
+    for warning in plan.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    return plan
+
+
+GenTarget = enum.Enum("GenTarget", {name: name for name in [*TARGETS, "all"]}, type=str)  # type: ignore[misc]
+
+
+@app.command()
+@with_workload
+def gen(
+    target: Annotated[GenTarget, typer.Argument(help="what to generate; 'all' is every file")],
+    out: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--out", help="write into this directory (atomically) instead of stdout", file_okay=False),
+    ] = None,
+    *,
+    workload: Workload,
+) -> None:
+    """Generate config files: uwsgi, nginx, gunicorn, ... or all of them."""
+    plan = _plan(workload)
+    names = list(TARGETS) if target.value == "all" else [target.value]
+    files = {TARGETS[name].filename: TARGETS[name].render(plan) for name in names}
+    if out is None:
+        for filename, text in files.items():
+            if len(files) > 1:
+                sys.stdout.write(f"# ==> {filename} <==\n")
+            sys.stdout.write(text)
+        return
+    try:
+        written = write_atomically(files, out)
+    except OSError as error:
+        raise fail(f"--out: cannot write to {out}: {error.strerror}") from None
+    for path in written:
+        typer.echo(f"wrote {path}", err=True)
+
+
+@app.command()
+@with_workload
+def explain(*, workload: Workload) -> None:
+    """Print every derived number with its unit and the reason it has."""
+    from servertune.explain import format_plan
+
+    typer.echo(format_plan(_plan(workload)))
+
+
+@app.command()
+@with_workload
+def plan(
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON for machines")] = False,
+    *,
+    workload: Workload,
+) -> None:
+    """Print the plan (the numbers only, or --json with units and reasons)."""
+    result = _plan(workload)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        for name, value, unit, _ in result.rows():
+            typer.echo(f"{name} = {value}" + (f"  # {unit}" if unit else ""))
+
+
+@app.command()
+def bench(
+    scenario: Annotated[str, typer.Argument(help="scenario to run; --list shows them")] = "",
+    quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, max=20, help="runs per configuration")] = 1,
+    json_file: Annotated[
+        Optional[Path], typer.Option("--json", help="write the results as JSON", dir_okay=False)  # noqa: UP045
+    ] = None,
+    plot_file: Annotated[
+        Optional[Path], typer.Option("--plot", help="write a PNG plot (needs servertune[plot])", dir_okay=False)  # noqa: UP045
+    ] = None,
+    python: Annotated[
+        Optional[str], typer.Option("--python", help="run under another interpreter, where the scenario can")  # noqa: UP045
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="list the scenarios and exit")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
+) -> None:
+    """Run a bundled benchmark: servertune's default side by side with the naive one."""
+    from servertune.bench import BenchOptions, load_scenario, scenario_names, summary
+
+    names = scenario_names()
+    if list_ or not scenario:
+        for name in names:
+            typer.echo(f"{name:16} {summary(name)}")
+        return
+    if scenario not in names:
+        raise fail(f"scenario: must be one of {', '.join(names)}; got {scenario!r}")
+    if plot_file is not None and plot_file.suffix.lower() != ".png":
+        raise fail(f"--plot: must name a .png file; got {str(plot_file)!r}")
+    module = load_scenario(scenario)
+    options = BenchOptions(quick=quick, repeat=repeat, progress=not no_progress, python=python)
+    report = module.run(options)
+    typer.echo(report.table())
+    if json_file is not None:
+        report.write_json(json_file)
+        typer.echo(f"wrote {json_file}", err=True)
+    if plot_file is not None:
+        plotter = getattr(module, "plot", None)
+        if plotter is None:
+            typer.echo(f"note: scenario {scenario} has no plot", err=True)
+        else:
+            plotter(report, plot_file)
+            typer.echo(f"wrote {plot_file}", err=True)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

@@ -1,0 +1,267 @@
+"""The Workload model: every input field, its unit, range and description, declared once.
+
+The CLI options, the validation messages and the docs reference table are all derived from the
+`Field` declarations below, so a range or a description changes in exactly one place.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+
+__all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "load_workload"]
+
+# Allow-lists for values that reach a config file. Anchored with \A ... \Z (never `$`, which
+# also matches before a trailing newline) and kept to characters that mean nothing to uWSGI's
+# ini expansion (`$(`, `%(`, `@(`), nginx (`;`, `{`, `#`, quotes) or Python.
+APP_PATTERN = r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
+PATH_PATTERN = r"\A(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+/?\Z|\A/\Z"
+SERVER_NAME_PATTERN = r"\A(_|[A-Za-z0-9*]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)\Z"
+
+AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
+DirPath = Annotated[str, StringConstraints(pattern=PATH_PATTERN, max_length=200)]
+ServerName = Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN, max_length=253)]
+
+# What a user may write for fields whose range is not a number: shown in errors and the docs.
+FIELD_ALLOWED: dict[str, str] = {
+    "cores": "an integer from 1 to 1024, or 'auto'",
+    "app": "module:callable made of Python identifiers (e.g. 'mysite.wsgi:application')",
+    "app_dir": "an absolute path of letters, digits and . _ - (no '..', spaces or quotes)",
+    "socket_dir": "an absolute path of letters, digits and . _ - (no '..', spaces or quotes)",
+    "bind_host": "a loopback or private IPv4/IPv6 address (never 0.0.0.0 or ::)",
+    "listen_host": "an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)",
+    "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
+}
+
+
+class WorkloadError(ValueError):
+    """Bad input: one line naming the field and what it accepts."""
+
+
+class Workload(BaseModel):
+    """What the application does, in a few numbers. Every field has a default."""
+
+    # python-re: the allow-list patterns use `\Z` (end of string, never before a newline).
+    model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="python-re")
+
+    cores: int | Literal["auto"] = Field(
+        default="auto",
+        description="CPU cores the server may use; 'auto' reads cgroup quota and CPU affinity",
+        json_schema_extra={"unit": "cores", "ge": 1, "le": 1024},
+    )
+    service_time_ms: float = Field(
+        default=100.0,
+        gt=0,
+        le=600_000,
+        description="wall time of a typical request inside the app, excluding slow calls",
+        json_schema_extra={"unit": "ms"},
+    )
+    cpu_fraction: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="share of the service time that holds the GIL (CPU in Python code)",
+        json_schema_extra={"unit": "ratio"},
+    )
+    slow_call_ratio: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="share of requests that also wait on a slow external call",
+        json_schema_extra={"unit": "ratio"},
+    )
+    slow_call_ms: float = Field(
+        default=10_000.0,
+        gt=0,
+        le=600_000,
+        description="how long a slow call holds its thread (a tail value, e.g. the p99)",
+        json_schema_extra={"unit": "ms"},
+    )
+    peak_rps: float | None = Field(
+        default=None,
+        gt=0,
+        le=1_000_000,
+        description="peak arrival rate; unset means size for the CPU ceiling",
+        json_schema_extra={"unit": "req/s"},
+    )
+    memory_per_worker_mb: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_048_576,
+        description="resident memory of one worker process once warm",
+        json_schema_extra={"unit": "MiB"},
+    )
+    memory_limit_mb: int | None = Field(
+        default=None,
+        ge=1,
+        le=16_777_216,
+        description="memory the whole server may use (container limit)",
+        json_schema_extra={"unit": "MiB"},
+    )
+    lb_idle_timeout_s: int = Field(
+        default=60,
+        ge=1,
+        le=4000,
+        description="idle timeout of the load balancer in front of nginx (AWS ALB: 60)",
+        json_schema_extra={"unit": "s"},
+    )
+    bind_host: ipaddress.IPv4Address | ipaddress.IPv6Address = Field(
+        default=ipaddress.IPv4Address("127.0.0.1"),
+        description="address of the app server sockets behind nginx (never a wildcard)",
+        json_schema_extra={"unit": "address"},
+    )
+    listen_host: ipaddress.IPv4Address | ipaddress.IPv6Address = Field(
+        default=ipaddress.IPv4Address("127.0.0.1"),
+        description="address nginx listens on for clients",
+        json_schema_extra={"unit": "address"},
+    )
+    base_port: int = Field(
+        default=8001,
+        ge=1024,
+        le=65000,
+        description="first TCP port of the per-worker app sockets (one port per worker)",
+        json_schema_extra={"unit": "port"},
+    )
+    listen_port: int = Field(
+        default=8000,
+        ge=1,
+        le=65535,
+        description="port nginx listens on",
+        json_schema_extra={"unit": "port"},
+    )
+    socket_dir: DirPath | None = Field(
+        default=None,
+        description="put the app sockets in this directory as unix sockets instead of TCP ports",
+        json_schema_extra={"unit": "path"},
+    )
+    app: AppPath = Field(
+        default="wsgi:application",
+        description="the WSGI callable to serve",
+        json_schema_extra={"unit": "module:callable"},
+    )
+    app_dir: DirPath | None = Field(
+        default=None,
+        description="directory to change into before importing the app",
+        json_schema_extra={"unit": "path"},
+    )
+    server_name: ServerName = Field(
+        default="_",
+        description="nginx server_name",
+        json_schema_extra={"unit": "host"},
+    )
+    max_body_mb: int = Field(
+        default=10,
+        ge=0,
+        le=10_240,
+        description="largest request body nginx accepts (0 disables the check)",
+        json_schema_extra={"unit": "MiB"},
+    )
+
+    @field_validator("cores")
+    @classmethod
+    def _cores_in_range(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and not 1 <= value <= 1024:
+            raise ValueError("out of range")
+        return value
+
+    @field_validator("bind_host")
+    @classmethod
+    def _not_wildcard(
+        cls, value: ipaddress.IPv4Address | ipaddress.IPv6Address
+    ) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+        # The uwsgi protocol has no authentication: never offer it beyond a private network.
+        if value.is_unspecified or not value.is_private:
+            raise ValueError("not a loopback or private address")
+        return value
+
+    @field_validator("socket_dir", "app_dir")
+    @classmethod
+    def _no_dot_segments(cls, value: str | None) -> str | None:
+        if value is not None and any(part in {".", ".."} for part in value.split("/")):
+            raise ValueError("dot segment")
+        return value
+
+    @property
+    def resolved_cores(self) -> int:
+        """The core count, reading the machine when `cores` is 'auto'."""
+        if isinstance(self.cores, int):
+            return self.cores
+        from servertune.cores import detect_cores
+
+        return detect_cores()
+
+    def resolve(self) -> Workload:
+        """A copy with `cores` as a number, so a plan never depends on when it is read."""
+        return self if isinstance(self.cores, int) else self.model_copy(update={"cores": self.resolved_cores})
+
+
+def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
+    """What a field accepts, in words, from its declaration."""
+    if name in FIELD_ALLOWED:
+        return FIELD_ALLOWED[name]
+    info = info or Workload.model_fields[name]
+    bounds: dict[str, Any] = {}
+    for meta in info.metadata:
+        for attr in ("gt", "ge", "lt", "le"):
+            if getattr(meta, attr, None) is not None:
+                bounds[attr] = getattr(meta, attr)
+    kind = "an integer" if info.annotation in (int, int | None) else "a number"
+    low = f"above {_num(bounds['gt'])}" if "gt" in bounds else f"from {_num(bounds.get('ge', 0))}"
+    high = f"up to {_num(bounds['le'])}" if "le" in bounds else f"below {_num(bounds['lt'])}"
+    unit = (info.json_schema_extra or {}).get("unit", "") if isinstance(info.json_schema_extra, dict) else ""
+    return f"{kind} {low} {high}" + (f" {unit}" if unit and unit not in {"ratio", "port"} else "")
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _one_line(error: ValidationError, flags: Mapping[str, str] | None = None) -> str:
+    first = error.errors()[0]
+    loc = [str(part) for part in first["loc"]]
+    name = loc[0] if loc else "workload"
+    if first["type"] == "extra_forbidden":
+        return f"{name}: unknown field (known: {', '.join(Workload.model_fields)})"
+    label = flags.get(name, name) if flags else name
+    value = first.get("input")
+    shown = repr(value) if isinstance(value, str) else str(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    allowed = describe_allowed(name) if name in Workload.model_fields else first["msg"]
+    return f"{label}: must be {allowed}; got {shown}"
+
+
+def build_workload(values: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> Workload:
+    """Validate `values` into a Workload, or raise WorkloadError with one line naming the field."""
+    try:
+        return Workload.model_validate(dict(values))
+    except ValidationError as error:
+        raise WorkloadError(_one_line(error, flags)) from None
+
+
+def load_workload(
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    flags: Mapping[str, str] | None = None,
+) -> Workload:
+    """Read a workload TOML file (a flat table, or a `[workload]` table), then apply overrides."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise WorkloadError(f"--workload: cannot read {path}: {error.strerror}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise WorkloadError(f"--workload: {path} is not valid TOML: {error}") from None
+        table = data.get("workload", data)
+        if not isinstance(table, dict):
+            raise WorkloadError(f"--workload: {path}: [workload] must be a table")
+        values.update(table)
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return build_workload(values, flags)
