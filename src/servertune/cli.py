@@ -59,7 +59,10 @@ def with_workload(func: F) -> F:
             "workload_file",
             inspect.Parameter.KEYWORD_ONLY,
             default=typer.Option(
-                None, "--workload", help="TOML file with workload fields (flags win)", dir_okay=False
+                None,
+                "--workload",
+                help="TOML file with workload fields (flags win)",
+                dir_okay=False,
             ),
             annotation=Optional[Path],  # noqa: UP045 - typer reads this at run time
         )
@@ -70,7 +73,10 @@ def with_workload(func: F) -> F:
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=typer.Option(
-                    None, FLAGS[name], help=_option_help(name), show_default=False,
+                    None,
+                    FLAGS[name],
+                    help=_option_help(name),
+                    show_default=False,
                     rich_help_panel="Workload",
                 ),
                 annotation=Optional[str],  # noqa: UP045 - validated by the Workload model
@@ -83,7 +89,9 @@ def with_workload(func: F) -> F:
         overrides = {name: kwargs.pop(name) for name in Workload.model_fields}
         given = {name: FLAGS[name] for name, value in overrides.items() if value is not None}
         try:
-            workload = load_workload(path, overrides, flags={n: f"{n} ({f})" for n, f in given.items()})
+            workload = load_workload(
+                path, overrides, flags={n: f"{n} ({f})" for n, f in given.items()}
+            )
         except WorkloadError as error:
             raise fail(str(error)) from None
         return func(*args, workload=workload, **kwargs)
@@ -112,7 +120,11 @@ def gen(
     target: Annotated[GenTarget, typer.Argument(help="what to generate; 'all' is every file")],
     out: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option("--out", help="write into this directory (atomically) instead of stdout", file_okay=False),
+        typer.Option(
+            "--out",
+            help="write into this directory (atomically) instead of stdout",
+            file_okay=False,
+        ),
     ] = None,
     *,
     workload: Workload,
@@ -164,15 +176,19 @@ def plan(
 def bench(
     scenario: Annotated[str, typer.Argument(help="scenario to run; --list shows them")] = "",
     quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
-    repeat: Annotated[int, typer.Option("--repeat", min=1, max=20, help="runs per configuration")] = 1,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, max=20, help="runs per configuration")
+    ] = 1,
     json_file: Annotated[
         Optional[Path], typer.Option("--json", help="write the results as JSON", dir_okay=False)  # noqa: UP045
     ] = None,
     plot_file: Annotated[
-        Optional[Path], typer.Option("--plot", help="write a PNG plot (needs servertune[plot])", dir_okay=False)  # noqa: UP045
+        Path | None,
+        typer.Option("--plot", help="write a PNG plot (needs servertune[plot])", dir_okay=False),
     ] = None,
     python: Annotated[
-        Optional[str], typer.Option("--python", help="run under another interpreter, where the scenario can")  # noqa: UP045
+        str | None,
+        typer.Option("--python", help="run under another interpreter, where the scenario can"),
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="list the scenarios and exit")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,

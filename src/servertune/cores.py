@@ -103,7 +103,11 @@ def read_limits(
 ) -> CoreLimits:
     """Read every limit; the paths are parameters so tests can point them at fake trees."""
     v2_path, v1_path = _cgroup_paths(proc_self_cgroup)
-    cgroup_v2 = _read_v2(sys_fs_cgroup, v2_path) if (sys_fs_cgroup / "cgroup.controllers").exists() else None
+    cgroup_v2 = (
+        _read_v2(sys_fs_cgroup, v2_path)
+        if (sys_fs_cgroup / "cgroup.controllers").exists()
+        else None
+    )
     cgroup_v1 = None
     for name in ("cpu,cpuacct", "cpu", "cpuacct,cpu"):
         if (sys_fs_cgroup / name).is_dir():
@@ -113,7 +117,9 @@ def read_limits(
         affinity: int | None = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         affinity = None
-    return CoreLimits(cgroup_v2=cgroup_v2, cgroup_v1=cgroup_v1, affinity=affinity, host=os.cpu_count() or 1)
+    return CoreLimits(
+        cgroup_v2=cgroup_v2, cgroup_v1=cgroup_v1, affinity=affinity, host=os.cpu_count() or 1
+    )
 
 
 def detect_cores() -> int:

@@ -19,10 +19,14 @@ def format_plan(plan: Plan, width: int | None = None) -> str:
     unit_w = max(len(r[2]) for r in rows)
     reason_w = max(30, width - name_w - value_w - unit_w - 6)
     w = plan.workload
+    peak = "unset" if w.peak_rps is None else f"{w.peak_rps:g}"
+    summary = (
+        f"workload: cores={w.cores} service_time_ms={w.service_time_ms:g} "
+        f"cpu_fraction={w.cpu_fraction:g} slow_call_ratio={w.slow_call_ratio:g} "
+        f"slow_call_ms={w.slow_call_ms:g} peak_rps={peak}"
+    )
     lines = [
-        f"workload: cores={w.cores} service_time_ms={w.service_time_ms:g} cpu_fraction={w.cpu_fraction:g} "
-        f"slow_call_ratio={w.slow_call_ratio:g} slow_call_ms={w.slow_call_ms:g} "
-        f"peak_rps={'unset' if w.peak_rps is None else f'{w.peak_rps:g}'}",
+        summary,
         "",
         f"{'name':{name_w}}  {'value':{value_w}}  {'unit':{unit_w}}  reason",
         f"{'-' * name_w}  {'-' * value_w}  {'-' * unit_w}  {'-' * min(reason_w, 40)}",

@@ -180,7 +180,11 @@ class Plan(BaseModel):
                 value = [s.address for s in self.sockets]
             elif isinstance(value, Socket):
                 value = value.address
-            numbers[name] = {"value": value, "unit": self.units.get(name, ""), "reason": self.reasons[name]}
+            numbers[name] = {
+                "value": value,
+                "unit": self.units.get(name, ""),
+                "reason": self.reasons[name],
+            }
         return {
             "workload": self.workload.model_dump(mode="json"),
             "plan": numbers,
@@ -207,13 +211,17 @@ def poisson_quantile(mean: float, q: float) -> int:
 def _sockets(w: Workload, count: int) -> tuple[tuple[Socket, ...], Socket]:
     if w.socket_dir is not None:
         base = w.socket_dir.rstrip("/")
-        per_worker = tuple(Socket(kind="unix", path=f"{base}/worker-{i}.sock") for i in range(count))
+        per_worker = tuple(
+            Socket(kind="unix", path=f"{base}/worker-{i}.sock") for i in range(count)
+        )
         return per_worker, Socket(kind="unix", path=f"{base}/shared.sock")
     if w.base_port + count > 65535:
         raise PlanError(
             f"base_port: {w.base_port} + {count} workers runs past port 65535; choose a lower base_port"
         )
-    per_worker = tuple(Socket(kind="tcp", host=w.bind_host, port=w.base_port + i) for i in range(count))
+    per_worker = tuple(
+        Socket(kind="tcp", host=w.bind_host, port=w.base_port + i) for i in range(count)
+    )
     return per_worker, Socket(kind="tcp", host=w.bind_host, port=w.base_port)
 
 
@@ -342,7 +350,11 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
         f"service + slow call = {longest_s:g} s): uWSGI harakiri / gunicorn timeout, above slow_call_ms",
     )
     graceful = request_timeout
-    why("graceful_timeout_s", "s", "= request timeout: a reload lets the slowest legitimate request finish")
+    why(
+        "graceful_timeout_s",
+        "s",
+        "= request timeout: a reload lets the slowest legitimate request finish",
+    )
     read_timeout = request_timeout + READ_TIMEOUT_MARGIN_S
     why(
         "nginx_read_timeout_s",
@@ -366,7 +378,11 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
     )
 
     jitter = math.ceil(MAX_REQUESTS * MAX_REQUESTS_JITTER_RATIO)
-    why("max_requests", "requests", f"recycle a worker every {MAX_REQUESTS} requests to bound slow leaks")
+    why(
+        "max_requests",
+        "requests",
+        f"recycle a worker every {MAX_REQUESTS} requests to bound slow leaks",
+    )
     why(
         "max_requests_jitter",
         "requests",
@@ -385,13 +401,19 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
         rss_reason = f"{RSS_GROWTH_FACTOR:g} x the warm worker size: growth that large is a leak"
     elif w.memory_limit_mb is not None:
         reload_on_rss = math.floor(w.memory_limit_mb * MEMORY_HEADROOM_RATIO / processes)
-        rss_reason = f"{MEMORY_HEADROOM_RATIO:.0%} of {w.memory_limit_mb} MiB shared by {processes} workers"
+        rss_reason = (
+            f"{MEMORY_HEADROOM_RATIO:.0%} of {w.memory_limit_mb} MiB shared by {processes} workers"
+        )
     else:
         rss_reason = "no memory given: no RSS cap (set memory_per_worker_mb or memory_limit_mb)"
     why("reload_on_rss_mb", "MiB", rss_reason)
 
     nginx_workers = w.cores
-    why("nginx_worker_processes", "processes", f"one per core ({w.cores}); 'auto' would count the host's cores")
+    why(
+        "nginx_worker_processes",
+        "processes",
+        f"one per core ({w.cores}); 'auto' would count the host's cores",
+    )
     nginx_connections = max(MIN_NGINX_WORKER_CONNECTIONS, 2 * processes * threads)
     why(
         "nginx_worker_connections",
@@ -407,8 +429,16 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
         "must not cost 1/N of the capacity for nginx's default 10 s",
     )
     why("fail_timeout_s", "s", "the window for max_fails and how long a failed socket is skipped")
-    why("max_body_mb", "MiB", "client_max_body_size, from the workload (deliberate, not nginx's 1 MiB)")
-    why("buffer_size", "bytes", "uWSGI header buffer: the 4 KiB default turns large cookies into 502s")
+    why(
+        "max_body_mb",
+        "MiB",
+        "client_max_body_size, from the workload (deliberate, not nginx's 1 MiB)",
+    )
+    why(
+        "buffer_size",
+        "bytes",
+        "uWSGI header buffer: the 4 KiB default turns large cookies into 502s",
+    )
     why("limit_request_line", "bytes", "gunicorn's limit on the request line, kept explicit")
     why("limit_request_fields", "headers", "gunicorn's limit on header count, kept explicit")
     why("limit_request_field_size", "bytes", "gunicorn's limit on one header, kept explicit")

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 from pydantic.fields import FieldInfo
 
 __all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "load_workload"]
@@ -198,7 +205,11 @@ class Workload(BaseModel):
 
     def resolve(self) -> Workload:
         """A copy with `cores` as a number, so a plan never depends on when it is read."""
-        return self if isinstance(self.cores, int) else self.model_copy(update={"cores": self.resolved_cores})
+        return (
+            self
+            if isinstance(self.cores, int)
+            else self.model_copy(update={"cores": self.resolved_cores})
+        )
 
 
 def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
@@ -214,7 +225,11 @@ def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
     kind = "an integer" if info.annotation in (int, int | None) else "a number"
     low = f"above {_num(bounds['gt'])}" if "gt" in bounds else f"from {_num(bounds.get('ge', 0))}"
     high = f"up to {_num(bounds['le'])}" if "le" in bounds else f"below {_num(bounds['lt'])}"
-    unit = (info.json_schema_extra or {}).get("unit", "") if isinstance(info.json_schema_extra, dict) else ""
+    unit = (
+        (info.json_schema_extra or {}).get("unit", "")
+        if isinstance(info.json_schema_extra, dict)
+        else ""
+    )
     return f"{kind} {low} {high}" + (f" {unit}" if unit and unit not in {"ratio", "port"} else "")
 
 

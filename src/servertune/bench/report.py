@@ -125,12 +125,16 @@ class Report:
         if self.runs:
             columns: list[str] = []
             for run in self.runs:
-                columns.extend(k for k in run if k not in columns and not isinstance(run[k], list | dict))
+                columns.extend(
+                    k for k in run if k not in columns and not isinstance(run[k], list | dict)
+                )
             cells = [[_cell(run.get(c)) for c in columns] for run in self.runs]
             widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
             lines.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(columns)))
             lines.append("  ".join("-" * w for w in widths))
-            lines.extend("  ".join(r[i].ljust(widths[i]) for i in range(len(columns))) for r in cells)
+            lines.extend(
+                "  ".join(r[i].ljust(widths[i]) for i in range(len(columns))) for r in cells
+            )
         if self.ratios:
             lines.append("")
             lines.extend(f"{name}: {value:.3g}" for name, value in self.ratios.items())
