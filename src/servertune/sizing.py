@@ -192,19 +192,23 @@ class Plan(BaseModel):
         }
 
 
-def poisson_quantile(mean: float, q: float) -> int:
-    """Smallest k with P(N <= k) >= q for N ~ Poisson(mean), summed in log space (no underflow)."""
+def poisson_quantile(mean: float, q: float, cap: int | None = None) -> int:
+    """Smallest k with P(N <= k) >= q for N ~ Poisson(mean), or `cap` if that is smaller.
+
+    Terms are computed in log space, so large means do not underflow; `cap` bounds the work
+    (callers that clamp the result anyway need not sum a million terms).
+    """
     if mean <= 0:
         return 0
     log_mean = math.log(mean)
     cumulative = 0.0
-    k = 0
     limit = int(mean + 20 * math.sqrt(mean) + 50)
-    while k <= limit:
+    if cap is not None:
+        limit = min(limit, cap)
+    for k in range(limit + 1):
         cumulative += math.exp(-mean + k * log_mean - math.lgamma(k + 1))
         if cumulative >= q:
             return k
-        k += 1
     return limit
 
 
@@ -285,7 +289,9 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
     per_process_rate = rate / processes
     if w.slow_call_ratio > 0:
         busy_mean = per_process_rate * w.slow_call_ratio * slow_s
-        slow_threads = max(1, poisson_quantile(busy_mean, SLOW_CALL_QUANTILE))
+        slow_threads = max(
+            1, poisson_quantile(busy_mean, SLOW_CALL_QUANTILE, cap=MAX_THREADS_PER_PROCESS)
+        )
         slow_reason = (
             f"Little's law: {per_process_rate:.1f} req/s per process ({rate_name}) x "
             f"{w.slow_call_ratio:g} slow x {slow_s:g} s = {busy_mean:.2f} threads parked on average; "

@@ -1,0 +1,35 @@
+"""Hypothesis strategies for valid workloads, shared by the sizing and rendering tests."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from servertune.workload import Workload
+
+APP_DIRS = st.sampled_from([None, "/srv/app", "/opt/site-1/src"])
+
+
+@st.composite
+def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
+    """Any valid workload with a numeric core count (plans never read the machine in tests)."""
+    memory_per_worker = draw(st.none() | st.integers(50, 4000))
+    memory_limit = draw(
+        st.none()
+        if memory_per_worker is None
+        else st.none() | st.integers(memory_per_worker * 2, memory_per_worker * 200)
+    )
+    return Workload(
+        cores=draw(st.integers(1, 64)),
+        service_time_ms=draw(st.floats(0.5, 60_000, allow_nan=False)),
+        cpu_fraction=draw(st.floats(0.01, 1.0, allow_nan=False)),
+        slow_call_ratio=draw(st.sampled_from([0.0, 0.001, 0.01, 0.1, 0.5, 1.0])),
+        slow_call_ms=draw(st.floats(1, 120_000, allow_nan=False)),
+        peak_rps=draw(st.none() | st.floats(0.1, 10_000, allow_nan=False)),
+        memory_per_worker_mb=memory_per_worker,
+        memory_limit_mb=memory_limit,
+        lb_idle_timeout_s=draw(st.integers(1, 4000)),
+        base_port=base_port,
+        socket_dir=draw(st.sampled_from([None, "/run/servertune", "/tmp/st-sockets"])),
+        app_dir=draw(APP_DIRS),
+        max_body_mb=draw(st.integers(0, 10_240)),
+    )

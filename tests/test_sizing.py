@@ -1,0 +1,172 @@
+"""The sizing engine: invariants over all valid workloads, and the seeds' worked examples."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, PlanError, make_plan, poisson_quantile
+from servertune.workload import Workload
+
+from .strategies import workloads
+
+
+@given(workloads(), st.integers(128, 65535))
+def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) -> None:
+    """threads >= 1, one socket per process, backlog <= somaxconn, timeouts ordered across layers."""
+    plan = make_plan(workload, somaxconn=somaxconn)
+    assert 1 <= plan.threads <= MAX_THREADS_PER_PROCESS
+    assert 1 <= plan.processes <= workload.cores
+    assert len(plan.sockets) == plan.processes
+    assert len({s.address for s in plan.sockets}) == plan.processes
+    assert plan.backlog <= somaxconn
+    assert plan.shared_backlog <= somaxconn
+    assert workload.lb_idle_timeout_s < plan.nginx_keepalive_timeout_s
+    assert plan.upstream_keepalive_timeout_s < plan.gunicorn_keepalive_s
+    assert workload.slow_call_ms / 1000 < plan.request_timeout_s < plan.nginx_read_timeout_s
+    assert plan.ceiling_rps == pytest.approx(
+        plan.processes / (workload.service_time_ms / 1000 * workload.cpu_fraction)
+    )
+    assert set(plan.reasons) == set(plan.units)
+
+
+@given(workloads())
+def test_every_number_has_a_reason(workload: Workload) -> None:
+    """Every derived field of the Plan is explained (nothing but the workload and the bookkeeping)."""
+    plan = make_plan(workload)
+    bookkeeping = {"workload", "reasons", "units", "warnings"}
+    assert set(Plan.model_fields) - bookkeeping == set(plan.reasons)
+    assert all(len(reason) > 15 for reason in plan.reasons.values())
+
+
+@given(st.floats(0.01, 1.0), st.floats(1, 10_000), st.integers(1, 32))
+def test_cpu_fraction_one_without_slow_calls_gives_one_thread(
+    _unused: float, service_ms: float, cores: int
+) -> None:
+    """A request that holds the GIL the whole time gains nothing from a second thread."""
+    plan = make_plan(Workload(cores=cores, service_time_ms=service_ms, cpu_fraction=1.0))
+    assert plan.threads == 1
+
+
+@given(st.floats(0.01, 1.0, allow_nan=False))
+def test_cpu_threads_saturate_the_gil(fraction: float) -> None:
+    """cpu_threads x cpu_fraction covers the GIL, and one thread fewer would not."""
+    plan = make_plan(Workload(cores=2, cpu_fraction=fraction))
+    assert plan.cpu_threads * fraction >= 1 - 1e-6
+    assert (plan.cpu_threads - 1) * fraction < 1
+
+
+@settings(max_examples=200)
+@given(
+    workloads(),
+    st.sampled_from([0.0, 0.001, 0.01, 0.1, 0.5]),
+    st.sampled_from([0.001, 0.01, 0.1, 0.5]),
+    st.floats(1.0, 10.0),
+)
+def test_more_slow_calls_never_give_fewer_threads(
+    workload: Workload, ratio: float, extra_ratio: float, longer: float
+) -> None:
+    """Raising slow_call_ratio or slow_call_ms never lowers the thread count."""
+    base = make_plan(workload.model_copy(update={"slow_call_ratio": ratio}))
+    more = make_plan(workload.model_copy(update={"slow_call_ratio": min(1.0, ratio + extra_ratio)}))
+    longer_calls = workload.model_copy(
+        update={
+            "slow_call_ratio": ratio,
+            "slow_call_ms": min(600_000, workload.slow_call_ms * longer),
+        }
+    )
+    assert more.threads >= base.threads
+    assert make_plan(longer_calls).threads >= base.threads
+
+
+@given(workloads())
+def test_any_slow_call_reserves_at_least_one_thread(workload: Workload) -> None:
+    """With slow calls, a quick request always finds a thread that no slow call holds (seed 001)."""
+    plan = make_plan(workload.model_copy(update={"slow_call_ratio": 0.001}))
+    assert plan.slow_call_threads >= 1
+    assert plan.threads >= min(MAX_THREADS_PER_PROCESS, plan.cpu_threads + 1)
+
+
+def test_seed_000_half_gil_gives_two_threads_per_core() -> None:
+    """Seed 000: 50% of the request holds the GIL => 2 threads per process, one process per core."""
+    plan = make_plan(Workload(cores=4, service_time_ms=100, cpu_fraction=0.5))
+    assert (plan.processes, plan.threads) == (4, 2)
+    assert plan.ceiling_rps == pytest.approx(80.0)
+    assert [s.address for s in plan.sockets] == [f"127.0.0.1:{8001 + i}" for i in range(4)]
+
+
+def test_seed_001_slow_endpoint_gets_headroom() -> None:
+    """Seed 001: a 30 s call on a CPU-bound quick app still leaves a free thread per worker."""
+    plan = make_plan(
+        Workload(
+            cores=2, service_time_ms=5, cpu_fraction=1.0, slow_call_ratio=0.001, slow_call_ms=30_000
+        )
+    )
+    assert plan.cpu_threads == 1
+    assert plan.threads >= 2
+    assert plan.request_timeout_s > 30
+
+
+def test_memory_limit_caps_processes_and_sets_rss_limit() -> None:
+    """900 MiB x 0.9 holds 4 workers of 200 MiB: 4 processes even with 8 cores."""
+    plan = make_plan(Workload(cores=8, memory_per_worker_mb=200, memory_limit_mb=900))
+    assert plan.processes == 4
+    assert plan.reload_on_rss_mb == math.floor(900 * 0.9 / 4)
+
+
+def test_memory_for_no_worker_is_a_plan_error() -> None:
+    """A memory limit below one worker is refused with a line naming the field."""
+    with pytest.raises(PlanError, match="^memory_limit_mb: "):
+        make_plan(Workload(cores=2, memory_per_worker_mb=500, memory_limit_mb=100))
+
+
+def test_ports_past_65535_are_a_plan_error() -> None:
+    """Consecutive per-worker ports must fit below 65536."""
+    with pytest.raises(PlanError, match="^base_port: "):
+        make_plan(Workload(cores=1024, base_port=65000))
+
+
+def test_backlog_is_capped_by_somaxconn() -> None:
+    """A high peak rate asks for a deep backlog, capped at the kernel's somaxconn."""
+    plan = make_plan(
+        Workload(cores=1, cpu_fraction=0.01, service_time_ms=1, peak_rps=100_000), somaxconn=512
+    )
+    assert plan.backlog == 512
+
+
+def test_peak_above_ceiling_warns() -> None:
+    """A peak rate above the CPU ceiling is flagged: no thread count can serve it."""
+    plan = make_plan(Workload(cores=1, service_time_ms=100, cpu_fraction=1.0, peak_rps=50))
+    assert any("above the ceiling" in w for w in plan.warnings)
+
+
+@pytest.mark.parametrize(
+    ("mean", "q", "expected"),
+    [
+        (0.0, 0.999, 0),
+        (0.001, 0.999, 0),
+        (0.01, 0.999, 1),
+        (1.0, 0.5, 1),
+        (2.0, 0.999, 8),
+        (1000.0, 0.5, 1000),
+    ],
+)
+def test_poisson_quantile_matches_known_values(mean: float, q: float, expected: int) -> None:
+    """The Poisson quantile agrees with tabulated values, including large means (no underflow)."""
+    assert poisson_quantile(mean, q) == expected
+
+
+@given(st.floats(0, 5000), st.floats(0, 5000), st.sampled_from([None, 64]))
+def test_poisson_quantile_is_monotone(a: float, b: float, cap: int | None) -> None:
+    """A larger mean never gives a smaller quantile, capped or not."""
+    low, high = sorted((a, b))
+    assert poisson_quantile(low, 0.999, cap) <= poisson_quantile(high, 0.999, cap)
+
+
+def test_poisson_quantile_cap_bounds_the_answer() -> None:
+    """With a cap the answer is min(quantile, cap), even for a huge mean."""
+    assert poisson_quantile(1e6, 0.999, cap=64) == 64
+    assert poisson_quantile(2.0, 0.999, cap=64) == 8

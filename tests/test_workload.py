@@ -1,0 +1,113 @@
+"""The Workload model: defaults, ranges, allow-lists, TOML loading and one-line errors."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from servertune.workload import (
+    Workload,
+    WorkloadError,
+    build_workload,
+    describe_allowed,
+    load_workload,
+)
+
+
+def test_every_field_has_a_default_that_validates() -> None:
+    """`Workload()` needs nothing: every field has a default, and the defaults pass validation."""
+    workload = Workload()
+    assert Workload.model_validate(workload.model_dump()) == workload
+
+
+@pytest.mark.parametrize("name", list(Workload.model_fields))
+def test_every_field_declares_description_and_unit(name: str) -> None:
+    """Each field's description and unit are declared once, for the CLI, errors and docs."""
+    info = Workload.model_fields[name]
+    assert info.description and len(info.description) > 10
+    assert isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("unit")
+    assert describe_allowed(name)
+
+
+def test_cores_accepts_auto_and_numbers_given_as_text() -> None:
+    """CLI values arrive as text: '4' becomes 4, 'auto' stays 'auto'."""
+    assert build_workload({"cores": "4"}).cores == 4
+    assert build_workload({"cores": "auto"}).cores == "auto"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("cores", 0),
+        ("cores", 1025),
+        ("cores", "many"),
+        ("cpu_fraction", 0),
+        ("cpu_fraction", 1.5),
+        ("service_time_ms", -1),
+        ("slow_call_ratio", 2),
+        ("base_port", 80),
+        ("bind_host", "0.0.0.0"),
+        ("bind_host", "8.8.8.8"),
+        ("app", "wsgi"),
+        ("app", "wsgi:app\n"),
+        ("app_dir", "relative/dir"),
+        ("app_dir", "/srv/../etc"),
+        ("socket_dir", "/run/app dir"),
+        ("server_name", "example.com;"),
+    ],
+)
+def test_bad_values_give_one_line_naming_the_field(field: str, value: object) -> None:
+    """A bad value raises WorkloadError with one line that names the field and what it accepts."""
+    with pytest.raises(WorkloadError) as caught:
+        build_workload({field: value})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{field}: must be ")
+
+
+def test_unknown_field_is_refused() -> None:
+    """extra='forbid': a misspelt field is an error, not silently ignored."""
+    with pytest.raises(WorkloadError, match="^cpu_fractoin: unknown field"):
+        build_workload({"cpu_fractoin": 0.5})
+
+
+def test_trailing_newline_is_refused_even_where_dollar_would_match() -> None:
+    r"""Patterns end in \Z: 'wsgi:app' followed by a newline is not a valid app."""
+    with pytest.raises(WorkloadError):
+        build_workload({"app": "wsgi:app\n"})
+    assert build_workload({"app": "mysite.wsgi:application"}).app == "mysite.wsgi:application"
+
+
+def test_bind_host_allows_loopback_and_private_addresses() -> None:
+    """App sockets may sit on loopback or a private network, never on a public or wildcard address."""
+    assert build_workload({"bind_host": "10.0.0.5"}).bind_host == ipaddress.IPv4Address("10.0.0.5")
+    assert build_workload({"bind_host": "::1"}).bind_host == ipaddress.IPv6Address("::1")
+
+
+def test_toml_file_flat_or_table_and_flags_win(tmp_path: Path) -> None:
+    """A workload TOML may be flat or under [workload]; CLI values override the file."""
+    flat = tmp_path / "flat.toml"
+    flat.write_text('cores = 3\ncpu_fraction = 0.25\napp = "site.wsgi:app"\n')
+    table = tmp_path / "table.toml"
+    table.write_text("[workload]\ncores = 5\n")
+    assert load_workload(flat).cores == 3
+    assert load_workload(flat).cpu_fraction == 0.25
+    assert load_workload(table).cores == 5
+    assert load_workload(flat, {"cores": "7", "app": None}).cores == 7
+    assert load_workload(flat, {"app": None}).app == "site.wsgi:app"
+
+
+def test_toml_errors_are_one_line(tmp_path: Path) -> None:
+    """Unreadable or invalid TOML and bad values in a file are one-line WorkloadErrors."""
+    broken = tmp_path / "broken.toml"
+    broken.write_text("cores = [\n")
+    with pytest.raises(WorkloadError, match="not valid TOML"):
+        load_workload(broken)
+    with pytest.raises(WorkloadError, match="cannot read"):
+        load_workload(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("cores = 0\n")
+    with pytest.raises(WorkloadError, match="^cores: must be an integer from 1 to 1024"):
+        load_workload(bad)
