@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,9 @@ def application(environ, start_response):
 
 
 @pytest.fixture
-def pid_app(tmp_path: Path) -> Iterator[Path]:
+def pid_app(tmp_path: Path) -> Path:
     """A directory holding `pidapp.py`, a WSGI app that answers with its worker's pid."""
     app_dir = tmp_path / "app"
     app_dir.mkdir()
     (app_dir / "pidapp.py").write_text(PID_APP)
-    yield app_dir
+    return app_dir

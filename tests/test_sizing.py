@@ -42,9 +42,9 @@ def test_every_number_has_a_reason(workload: Workload) -> None:
     assert all(len(reason) > 15 for reason in plan.reasons.values())
 
 
-@given(st.floats(0.01, 1.0), st.floats(1, 10_000), st.integers(1, 32))
+@given(st.floats(1, 10_000), st.integers(1, 32))
 def test_cpu_fraction_one_without_slow_calls_gives_one_thread(
-    _unused: float, service_ms: float, cores: int
+    service_ms: float, cores: int
 ) -> None:
     """A request that holds the GIL the whole time gains nothing from a second thread."""
     plan = make_plan(Workload(cores=cores, service_time_ms=service_ms, cpu_fraction=1.0))
@@ -119,13 +119,13 @@ def test_memory_limit_caps_processes_and_sets_rss_limit() -> None:
 
 def test_memory_for_no_worker_is_a_plan_error() -> None:
     """A memory limit below one worker is refused with a line naming the field."""
-    with pytest.raises(PlanError, match="^memory_limit_mb: "):
+    with pytest.raises(PlanError, match=r"^memory_limit_mb: "):
         make_plan(Workload(cores=2, memory_per_worker_mb=500, memory_limit_mb=100))
 
 
 def test_ports_past_65535_are_a_plan_error() -> None:
     """Consecutive per-worker ports must fit below 65536."""
-    with pytest.raises(PlanError, match="^base_port: "):
+    with pytest.raises(PlanError, match=r"^base_port: "):
         make_plan(Workload(cores=1024, base_port=65000))
 
 

@@ -26,8 +26,10 @@ def test_every_field_has_a_default_that_validates() -> None:
 def test_every_field_declares_description_and_unit(name: str) -> None:
     """Each field's description and unit are declared once, for the CLI, errors and docs."""
     info = Workload.model_fields[name]
-    assert info.description and len(info.description) > 10
-    assert isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("unit")
+    assert info.description
+    assert len(info.description) > 10
+    assert isinstance(info.json_schema_extra, dict)
+    assert info.json_schema_extra.get("unit")
     assert describe_allowed(name)
 
 
@@ -69,7 +71,7 @@ def test_bad_values_give_one_line_naming_the_field(field: str, value: object) ->
 
 def test_unknown_field_is_refused() -> None:
     """extra='forbid': a misspelt field is an error, not silently ignored."""
-    with pytest.raises(WorkloadError, match="^cpu_fractoin: unknown field"):
+    with pytest.raises(WorkloadError, match=r"^cpu_fractoin: unknown field"):
         build_workload({"cpu_fractoin": 0.5})
 
 
@@ -109,5 +111,5 @@ def test_toml_errors_are_one_line(tmp_path: Path) -> None:
         load_workload(tmp_path / "missing.toml")
     bad = tmp_path / "bad.toml"
     bad.write_text("cores = 0\n")
-    with pytest.raises(WorkloadError, match="^cores: must be an integer from 1 to 1024"):
+    with pytest.raises(WorkloadError, match=r"^cores: must be an integer from 1 to 1024"):
         load_workload(bad)
