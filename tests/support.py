@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
+import struct
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,3 +68,102 @@ def nginx_check(conf: Path) -> subprocess.CompletedProcess[str]:
         [tool("nginx"), "-t", "-q", "-p", str(conf.parent), "-c", str(conf)],
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 20.0, what: str = "server") -> None:
+    """Poll `check` until it is true, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} not ready after {timeout:g} s")
+
+
+def accepts(address: str) -> bool:
+    """True when something accepts connections at `host:port` or a unix socket path."""
+    family, target = (
+        (socket.AF_UNIX, address)
+        if address.startswith("/")
+        else (socket.AF_INET, _host_port(address))
+    )
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        try:
+            s.connect(target)
+        except OSError:
+            return False
+        return True
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+@contextmanager
+def running(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run a server in its own process group; stop the whole group on exit, whatever happened."""
+    log = open(cwd / f"{Path(argv[0]).name}-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
+    process = subprocess.Popen(
+        argv, cwd=cwd, env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        yield process
+    finally:
+        for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        log.close()
+
+
+def uwsgi_request(address: str, path: str = "/") -> bytes:
+    """One request in the uwsgi protocol straight to an app-server socket (no nginx in between)."""
+    env = {
+        "REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "test",
+        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_URI": path,
+    }  # fmt: skip
+    body = b"".join(
+        struct.pack("<H", len(k)) + k.encode() + struct.pack("<H", len(v)) + v.encode()
+        for k, v in env.items()
+    )
+    packet = struct.pack("<BHB", 0, len(body), 0) + body
+    return _exchange(address, packet)
+
+
+def http_get(address: str, path: str = "/") -> bytes:
+    """One HTTP/1.0 GET straight to `address`; returns the whole response."""
+    return _exchange(address, f"GET {path} HTTP/1.0\r\nHost: test\r\n\r\n".encode())
+
+
+def _exchange(address: str, payload: bytes) -> bytes:
+    family, target = (
+        (socket.AF_UNIX, address)
+        if address.startswith("/")
+        else (socket.AF_INET, _host_port(address))
+    )
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(target)
+        s.sendall(payload)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def body_of(response: bytes) -> bytes:
+    """The body of a raw HTTP response (status line checked)."""
+    head, _, body = response.partition(b"\r\n\r\n")
+    assert head.split(b" ", 2)[1] == b"200", head
+    return body

@@ -72,8 +72,10 @@ MEMORY_HEADROOM_RATIO = 0.9
 RSS_GROWTH_FACTOR = 2.0
 #: nginx connections per worker process: each proxied request holds two (client + upstream).
 MIN_NGINX_WORKER_CONNECTIONS = 1024
-#: Shared memory for the upstream `zone`: least_conn counts are shared by all nginx workers.
-UPSTREAM_ZONE_KB = 64
+#: Shared memory for the upstream `zone` (least_conn counts shared by all nginx workers): a base
+#: plus 1 KiB per server. Measured with nginx -t: 64 servers do not fit in 64 KiB, 96 KiB holds them.
+UPSTREAM_ZONE_BASE_KB = 64
+UPSTREAM_ZONE_PER_SERVER_KB = 1
 #: uWSGI's request header buffer; the 4 KiB default answers large cookies with a 502.
 UWSGI_BUFFER_SIZE = 32768
 #: gunicorn's own request limits, kept explicit so a config review sees them.
@@ -427,7 +429,13 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
         f"max({MIN_NGINX_WORKER_CONNECTIONS}, 2 x every app thread): each proxied request holds "
         "a client and an upstream connection",
     )
-    why("upstream_zone_kb", "KiB", "shared memory so all nginx workers see one least_conn count")
+    zone_kb = UPSTREAM_ZONE_BASE_KB + UPSTREAM_ZONE_PER_SERVER_KB * processes
+    why(
+        "upstream_zone_kb",
+        "KiB",
+        f"{UPSTREAM_ZONE_BASE_KB} KiB + {UPSTREAM_ZONE_PER_SERVER_KB} KiB per server: shared memory "
+        "so every nginx worker sees one least_conn count",
+    )
     why(
         "max_fails",
         "errors",
@@ -472,7 +480,7 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
         reload_on_rss_mb=reload_on_rss,
         nginx_worker_processes=nginx_workers,
         nginx_worker_connections=nginx_connections,
-        upstream_zone_kb=UPSTREAM_ZONE_KB,
+        upstream_zone_kb=zone_kb,
         max_fails=MAX_FAILS,
         fail_timeout_s=FAIL_TIMEOUT_S,
         max_body_mb=w.max_body_mb,

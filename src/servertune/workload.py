@@ -29,10 +29,12 @@ __all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "lo
 # ini expansion (`$(`, `%(`, `@(`), nginx (`;`, `{`, `#`, quotes) or Python.
 APP_PATTERN = r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
 PATH_PATTERN = r"\A(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+/?\Z|\A/\Z"
+USER_PATTERN = r"\A[a-z_][a-z0-9_-]{0,31}\Z"
 SERVER_NAME_PATTERN = r"\A(_|[A-Za-z0-9*]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)\Z"
 
 AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
 DirPath = Annotated[str, StringConstraints(pattern=PATH_PATTERN, max_length=200)]
+UserName = Annotated[str, StringConstraints(pattern=USER_PATTERN)]
 ServerName = Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN, max_length=253)]
 
 # What a user may write for fields whose range is not a number: shown in errors and the docs.
@@ -43,6 +45,7 @@ FIELD_ALLOWED: dict[str, str] = {
     "socket_dir": "an absolute path of letters, digits and . _ - (no '..', spaces or quotes)",
     "bind_host": "a loopback or private IPv4/IPv6 address (never 0.0.0.0 or ::)",
     "listen_host": "an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)",
+    "nginx_user": "a POSIX user name (lower-case letters, digits, '_' and '-', at most 32)",
     "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
 }
 
@@ -146,6 +149,11 @@ class Workload(BaseModel):
         default=None,
         description="put the app sockets in this directory as unix sockets instead of TCP ports",
         json_schema_extra={"unit": "path"},
+    )
+    nginx_user: UserName | None = Field(
+        default=None,
+        description="user the nginx workers run as; owns the unix sockets (uWSGI chown-socket)",
+        json_schema_extra={"unit": "user"},
     )
     app: AppPath = Field(
         default="wsgi:application",
