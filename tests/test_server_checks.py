@@ -152,7 +152,7 @@ def test_per_worker_gunicorn_refuses_a_missing_worker_index(tmp_path: Path) -> N
     conf = tmp_path / "gunicorn.conf.py"
     conf.write_text(render_gunicorn(make_plan(NAMED["seed000"]), "per-worker"))
     for value in ("", "4", "x"):
-        with pytest.raises(SystemExit, match="SERVERTUNE_WORKER must be 0..3"):
+        with pytest.raises(SystemExit, match=r"SERVERTUNE_WORKER must be 0\.\.3"):
             _gunicorn_keys(conf, {"SERVERTUNE_WORKER": value})
 
 
