@@ -31,6 +31,6 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         base_port=base_port,
         socket_dir=draw(st.sampled_from([None, "/run/servertune", "/tmp/st-sockets"])),
         app_dir=draw(APP_DIRS),
-        nginx_user=draw(st.sampled_from([None, "www-data", "nobody"])),
+        nginx_user=draw(st.sampled_from([None, "www-data", "root"])),
         max_body_mb=draw(st.integers(0, 10_240)),
     )

@@ -152,7 +152,7 @@ class Workload(BaseModel):
     )
     nginx_user: UserName | None = Field(
         default=None,
-        description="user the nginx workers run as; owns the unix sockets (uWSGI chown-socket)",
+        description="user (and same-named group) the nginx workers run as; owns the unix sockets",
         json_schema_extra={"unit": "user"},
     )
     app: AppPath = Field(
