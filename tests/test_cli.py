@@ -1,0 +1,166 @@
+"""The CLI: a thin shell over the library. Exit codes, streams, atomic output, and the issue's acceptance lines."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune import render
+from servertune.cli import app
+from servertune.render import TARGETS, write_atomically
+from servertune.sizing import make_plan, read_somaxconn
+from servertune.workload import Workload
+
+runner = CliRunner()
+
+
+def test_gen_uwsgi_cores_4_maps_four_sockets() -> None:
+    """`servertune gen uwsgi --cores 4` prints four sockets mapped 0:1 .. 3:4 on stdout."""
+    result = runner.invoke(app, ["gen", "uwsgi", "--cores", "4"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("map-socket")] == [
+        f"map-socket = {i}:{i + 1}" for i in range(4)
+    ]
+    assert sum(line.startswith("socket = ") for line in lines) == 4
+    assert result.stderr == ""
+
+
+def test_gen_prints_exactly_what_the_library_renders() -> None:
+    """The CLI adds nothing: its stdout is the renderer's output for the same workload."""
+    result = runner.invoke(app, ["gen", "nginx", "--cores", "3", "--cpu-fraction", "0.25"])
+    expected = TARGETS["nginx"].render(
+        make_plan(Workload(cores=3, cpu_fraction=0.25), somaxconn=read_somaxconn())
+    )
+    assert result.stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--cores", "0"], "cores"),
+        (["--app", "wsgi:app\nsocket = 0.0.0.0:1"], "app"),
+        (["--app", "wsgi:app;"], "app"),
+        (["--cpu-fraction", "0"], "cpu_fraction"),
+        (["--base-port", "99999"], "base_port"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_naming_the_field(args: list[str], field: str) -> None:
+    """Bad input: exit code 2, one line on stderr naming the field, nothing on stdout."""
+    result = runner.invoke(app, ["gen", "uwsgi", *args])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"error: {field} (--")
+
+
+def test_workload_file_and_flags_win(tmp_path: Path) -> None:
+    """--workload FILE supplies fields; a flag overrides the file."""
+    toml = tmp_path / "w.toml"
+    toml.write_text("cores = 2\ncpu_fraction = 0.25\n")
+    result = runner.invoke(app, ["plan", "--json", "--workload", str(toml), "--cores", "3"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["workload"]["cores"] == 3
+    assert data["plan"]["threads"]["value"] == 4
+    assert data["plan"]["threads"]["reason"]
+
+
+def test_plan_json_has_value_unit_and_reason_for_every_number() -> None:
+    """`plan --json` gives each derived number with its unit and reason."""
+    data = json.loads(runner.invoke(app, ["plan", "--json", "--cores", "2"]).stdout)
+    assert data["plan"]["processes"] == {
+        "value": 2,
+        "unit": "processes",
+        "reason": data["plan"]["processes"]["reason"],
+    }
+    assert all({"value", "unit", "reason"} <= set(v) for v in data["plan"].values())
+
+
+def test_explain_prints_a_row_per_number() -> None:
+    """`explain` prints every plan number by name with its reason."""
+    result = runner.invoke(app, ["explain", "--cores", "2", "--slow-call-ratio", "0.01"])
+    assert result.exit_code == 0
+    for name in make_plan(Workload(cores=2)).reasons:
+        assert f"\n{name} " in result.stdout
+    assert "Little's law" in result.stdout
+
+
+def test_gen_all_writes_every_file(tmp_path: Path) -> None:
+    """`gen all --out DIR` writes every target file and reports each on stderr."""
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", "all", "--cores", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(t.filename for t in TARGETS.values())
+    assert result.stdout == ""
+    assert result.stderr.count("wrote ") == len(TARGETS)
+
+
+def test_gen_all_without_out_separates_files_on_stdout() -> None:
+    """Without --out every file goes to stdout behind a `# ==> name <==` comment line."""
+    result = runner.invoke(app, ["gen", "all", "--cores", "2"])
+    assert [line for line in result.stdout.splitlines() if line.startswith("# ==> ")] == [
+        f"# ==> {t.filename} <==" for t in TARGETS.values()
+    ]
+
+
+def test_bad_input_writes_nothing(tmp_path: Path) -> None:
+    """A refused workload leaves the output directory untouched (not even created)."""
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", "all", "--cores", "0", "--out", str(out)])
+    assert result.exit_code == 2
+    assert not out.exists()
+
+
+def test_failed_write_restores_previous_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the third rename fails, the files already replaced get their old content back and no temp file stays."""
+    tmp_path.joinpath("a.conf").write_text("old a\n")
+    tmp_path.joinpath("b.conf").write_text("old b\n")
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def flaky_replace(src: str | Path, dst: str | Path) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(render.os, "replace", flaky_replace)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomically({"a.conf": "new a\n", "b.conf": "new b\n", "c.conf": "new c\n"}, tmp_path)
+    monkeypatch.setattr(render.os, "replace", real_replace)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.conf", "b.conf"]
+    assert tmp_path.joinpath("a.conf").read_text() == "old a\n"
+    assert tmp_path.joinpath("b.conf").read_text() == "old b\n"
+
+
+def test_unwritable_out_dir_is_one_line_exit_2(tmp_path: Path) -> None:
+    """An --out path under a regular file fails with one line and exit code 2."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = runner.invoke(app, ["gen", "all", "--cores", "2", "--out", str(blocker / "sub")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --out: cannot write")
+
+
+def test_plan_error_exits_2() -> None:
+    """A workload that cannot be served (memory for no worker) is refused like bad input."""
+    result = runner.invoke(
+        app, ["gen", "uwsgi", "--memory-per-worker-mb", "500", "--memory-limit-mb", "100"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: memory_limit_mb: ")
+
+
+def test_help_lists_every_workload_field_with_its_range() -> None:
+    """`gen --help` shows every workload flag (from the model), with its declared range."""
+    result = runner.invoke(app, ["gen", "--help"], env={"COLUMNS": "200"})
+    for name in Workload.model_fields:
+        assert "--" + name.replace("_", "-") in result.stdout
+    assert "from 1 to 1024" in result.stdout
