@@ -29,7 +29,7 @@ HOSTILE = [
     "wsgi:app'",
     "wsgi:app\x00",
     "wsgi :app",
-    "wsgi:аpp",  # Cyrillic a
+    "wsgi:\u0430pp",  # Cyrillic a: a look-alike must not pass the allow-list
     "/srv/app;",
     "/srv/app\n",
     "/srv/a b",
