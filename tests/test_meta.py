@@ -1,0 +1,64 @@
+"""House rules checked over the whole package: every knob is used, public names are pinned, imports stay light."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import servertune
+from servertune.workload import Workload
+
+from .support import REPO
+
+SOURCES = "\n".join(
+    p.read_text()
+    for p in [*(REPO / "src" / "servertune").glob("*.py"), *(REPO / "templates").iterdir()]
+)
+
+
+@pytest.mark.parametrize("name", list(Workload.model_fields))
+def test_every_workload_field_is_used_by_a_rule_or_template(name: str) -> None:
+    """No dead knobs: each field is read by the sizing rules, a renderer or a template (`w.NAME`)."""
+    assert re.search(rf"\bw(orkload)?\.{name}\b", SOURCES), f"{name} is declared but never used"
+
+
+def test_exported_members_are_pinned() -> None:
+    """The top-level package exports exactly its version: everything else lives in named modules."""
+    assert servertune.__all__ == ["__version__"]
+
+
+def test_importing_servertune_stays_light() -> None:
+    """`import servertune` and the CLI import no HTTP client, no server and no benchmark code."""
+    code = (
+        "import sys, servertune, servertune.cli\n"
+        "heavy = {'requests', 'httpx', 'urllib3', 'niquests', 'gunicorn', 'uvicorn', 'asgiref',"
+        " 'matplotlib', 'servertune.bench', 'servertune.http'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_every_template_is_used() -> None:
+    """Each template under templates/ is rendered or included by some renderer."""
+    render_source = (REPO / "src" / "servertune" / "render.py").read_text() + SOURCES
+    for template in (REPO / "templates").iterdir():
+        assert f'"{template.name}"' in render_source, template.name
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    """`.ci/run` ends by running the README's test command verbatim."""
+    readme = (REPO / "README.md").read_text()
+    commands = re.findall(r"```console\n(.+?)\n```", readme, re.S)
+    assert len(commands) == 3, commands
+    ci_lines = [
+        line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines() if line.strip()
+    ]
+    assert ci_lines[-1] == commands[2]
+    assert Path(REPO / ".ci" / "run").stat().st_mode & 0o111
