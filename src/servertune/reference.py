@@ -1,0 +1,58 @@
+"""The workload reference (docs/reference.md), generated from the model's field declarations.
+
+Run `python -m servertune.reference > docs/reference.md`; tests/test_docs.py fails when the
+committed page and the model disagree, so the page can never drift from the code.
+"""
+
+from __future__ import annotations
+
+from servertune.workload import Workload, describe_allowed
+
+__all__ = ["workload_reference"]
+
+
+def _default(name: str) -> str:
+    default = Workload.model_fields[name].default
+    return "unset" if default is None else f"`{default}`"
+
+
+def workload_reference() -> str:
+    """Markdown: one row per Workload field with its flag, unit, allowed values, default and meaning."""
+    lines = [
+        "# Workload reference",
+        "",
+        "Generated from `servertune.workload.Workload` by `python -m servertune.reference`; do not edit.",
+        "Every field can be given as a CLI flag or in a TOML file passed with `--workload FILE`",
+        "(a flat table or a `[workload]` table); flags win over the file.",
+        "",
+        "| field | flag | unit | allowed | default | meaning |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, info in Workload.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        flag = "--" + name.replace("_", "-")
+        allowed = describe_allowed(name).replace("|", "\\|")
+        lines.append(
+            f"| `{name}` | `{flag}` | {extra.get('unit', '')} | {allowed} | {_default(name)} | {info.description} |"
+        )
+    lines += [
+        "",
+        "Example `workload.toml`:",
+        "",
+        "```toml",
+        "[workload]",
+        "cores = 4",
+        "service_time_ms = 120",
+        "cpu_fraction = 0.4",
+        "slow_call_ratio = 0.02",
+        "slow_call_ms = 3000",
+        'app = "mysite.wsgi:application"',
+        'app_dir = "/srv/mysite"',
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(workload_reference(), end="")
