@@ -8,7 +8,19 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from .support import REPO
+
+#: The interpreters servertune supports; pyenv installs them side by side on the project's machines.
+PYTHONS = ["3.11", "3.12", "3.13"]
+
+
+def _interpreter(version: str) -> Path | None:
+    if sys.version.startswith(version + "."):
+        return Path(sys.executable)
+    found = sorted((Path.home() / ".pyenv" / "versions").glob(f"{version}.*/bin/python"))
+    return found[-1] if found else None
 
 
 def _run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -19,37 +31,50 @@ def _run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.Complet
     return result
 
 
-def test_wheel_built_from_sdist_ships_templates_and_runs(tmp_path: Path) -> None:
-    """`python -m build` makes the wheel from the sdist (hatch's force-include trap); installed, it generates configs."""
-    dist = tmp_path / "dist"
-    _run(
-        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(REPO)],
-        tmp_path,
-    )
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The sdist, and the wheel `python -m build` makes from that sdist (its default)."""
+    dist = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(REPO)], dist)
     (sdist,) = dist.glob("*.tar.gz")
     (wheel,) = dist.glob("*.whl")
+    return sdist, wheel
+
+
+def test_sdist_and_wheel_carry_the_templates(built: tuple[Path, Path]) -> None:
+    """The sdist keeps templates/ at its root; the wheel built from it has them as servertune/templates."""
+    sdist, wheel = built
     with tarfile.open(sdist) as archive:
         assert any(name.endswith("/templates/uwsgi.ini.j2") for name in archive.getnames())
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     templates = sorted(p.name for p in (REPO / "templates").iterdir())
-    assert (
-        sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("servertune/templates/"))
-        == templates
-    )
+    shipped = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("servertune/templates/"))
+    assert shipped == templates
     assert "servertune/py.typed" in names
 
+
+@pytest.mark.parametrize("version", PYTHONS)
+def test_installed_wheel_generates_outside_the_repo(
+    built: tuple[Path, Path], version: str, tmp_path: Path
+) -> None:
+    """In a fresh venv of each supported Python, `servertune gen uwsgi --cores 4` works from another directory."""
+    python = _interpreter(version)
+    if python is None:
+        pytest.skip(
+            f"Python {version} is not installed here (pyenv provides it on the project's machines)"
+        )
+    _, wheel = built
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    _run([str(python), "-m", "venv", str(venv)], tmp_path)
     _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], tmp_path)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     result = _run(
         [str(venv / "bin" / "servertune"), "gen", "uwsgi", "--cores", "4"], outside, timeout=60
     )
-    assert [line for line in result.stdout.splitlines() if line.startswith("map-socket")] == [
-        f"map-socket = {i}:{i + 1}" for i in range(4)
-    ]
+    maps = [line for line in result.stdout.splitlines() if line.startswith("map-socket")]
+    assert maps == [f"map-socket = {i}:{i + 1}" for i in range(4)]
     located = _run(
         [
             str(venv / "bin" / "python"),
