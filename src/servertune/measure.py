@@ -21,7 +21,6 @@ time, so `cpu_fraction` errs high for such apps: a safe error, it sizes fewer th
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import inspect
@@ -36,12 +35,16 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from servertune.workload import APP_PATTERN
 
+if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
+    import asyncio
+
 __all__ = [
+    "CPU_FRACTION_DECIMALS",
     "DEFAULT_MAX_SECONDS",
     "DEFAULT_REQUESTS",
     "DEFAULT_WARMUP",
@@ -64,9 +67,13 @@ DEFAULT_REQUESTS = 50
 DEFAULT_WARMUP = 3
 #: Stop measuring after this long, whatever `requests` says: a slow app never hangs the command.
 DEFAULT_MAX_SECONDS = 60.0
-#: The Workload model requires cpu_fraction > 0; a pure sleep measures ~0.0005. The sizing caps
-#: threads at MAX_THREADS_PER_PROCESS anyway, so any floor below 1/64 gives the same plan.
-MIN_CPU_FRACTION = 0.001
+#: The Workload model requires cpu_fraction > 0; a pure sleep measures ~0.005. Any floor below
+#: 1/64 gives the same plan (sizing caps threads at MAX_THREADS_PER_PROCESS).
+MIN_CPU_FRACTION = 0.01
+#: Decimals of cpu_fraction written to the workload: the per-request p10-p90 band of seed 000's
+#: app is ~0.01 wide on a busy 2-core box, so a third decimal is noise, and noise that matters:
+#: threads = ceil(1/cpu_fraction) makes 0.499 three threads where 0.50 is two.
+CPU_FRACTION_DECIMALS = 2
 #: How long an ASGI app may take to answer lifespan startup before measuring gives up.
 LIFESPAN_TIMEOUT_S = 10.0
 
@@ -165,7 +172,9 @@ class Measurement:
         """The Workload fields this measurement sets, rounded and within the model's ranges."""
         values: dict[str, Any] = {
             "service_time_ms": max(0.01, round(self.service_time_ms, 2)),
-            "cpu_fraction": min(1.0, max(MIN_CPU_FRACTION, round(self.cpu_fraction, 3))),
+            "cpu_fraction": min(
+                1.0, max(MIN_CPU_FRACTION, round(self.cpu_fraction, CPU_FRACTION_DECIMALS))
+            ),
         }
         # Only a WSGI app can be served by the uWSGI / gunicorn configs `gen` writes.
         if self.interface == "wsgi" and re.match(APP_PATTERN, self.app):
@@ -429,6 +438,8 @@ def _asgi_scope(req: _Request, state: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _call_asgi(app: Callable[..., Any], req: _Request, state: dict[str, Any]) -> int:
+    import asyncio
+
     sent_body = False
     done = asyncio.Event()
     status: list[int] = []
@@ -459,6 +470,8 @@ class _Lifespan:
 
     def __init__(self, app: Callable[..., Any]) -> None:
         self.app = app
+        import asyncio
+
         self.state: dict[str, Any] = {}
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._answers: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -475,6 +488,8 @@ class _Lifespan:
         await self._answers.put({"type": "lifespan.unsupported"})
 
     async def startup(self) -> None:
+        import asyncio
+
         self._task = asyncio.get_running_loop().create_task(self._run())
         await self._queue.put({"type": "lifespan.startup"})
         answer = await asyncio.wait_for(self._answers.get(), LIFESPAN_TIMEOUT_S)
@@ -486,6 +501,8 @@ class _Lifespan:
     async def shutdown(self) -> None:
         if self._task is None:
             return
+        import asyncio
+
         await self._queue.put({"type": "lifespan.shutdown"})
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._task, LIFESPAN_TIMEOUT_S)
@@ -583,6 +600,8 @@ def _measure_asgi(
     max_seconds: float,
     on_sample: Callable[[int], None] | None,
 ) -> tuple[list[Sample], bool]:
+    import asyncio
+
     # One loop for the whole run, as a server has: connection pools and caches the app keeps on
     # the loop survive from request to request.
     with asyncio.Runner() as runner:
