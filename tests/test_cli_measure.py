@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from servertune import measure
 from servertune.cli import app
 
-HERE = Path(__file__).parent
+#: The repository root: the test apps import as `tests.measure_apps`.
+HERE = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 
@@ -18,19 +19,19 @@ def test_measure_writes_a_workload_gen_reads(tmp_path: Path) -> None:
     """`measure --out` writes a TOML that `gen --workload` turns into a uWSGI config for the app."""
     out = tmp_path / "workload.toml"
     result = runner.invoke(
-        app, ["measure", "measure_apps:pure_cpu", "--app-dir", str(HERE), "--requests", "3",
+        app, ["measure", "tests.measure_apps:pure_cpu", "--app-dir", str(HERE), "--requests", "3",
               "--warmup", "0", "--out", str(out)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "cpu_fraction" in result.output
     gen = runner.invoke(app, ["gen", "uwsgi", "--workload", str(out)])
     assert gen.exit_code == 0, gen.output
-    assert "module = measure_apps:pure_cpu" in gen.output
+    assert "module = tests.measure_apps:pure_cpu" in gen.output
 
 
 def test_measure_bad_input_exits_2() -> None:
     """A malformed header or an app that cannot be imported is one error line and exit code 2."""
-    bad_header = runner.invoke(app, ["measure", "measure_apps:pure_cpu", "-H", "nocolon"])
+    bad_header = runner.invoke(app, ["measure", "tests.measure_apps:pure_cpu", "-H", "nocolon"])
     assert bad_header.exit_code == 2
     missing = runner.invoke(app, ["measure", "no_such_module_here:app", "--app-dir", str(HERE)])
     assert missing.exit_code == 2
@@ -49,7 +50,7 @@ def test_advise_reads_the_measured_file_and_cites_it(tmp_path: Path) -> None:
     """`advise --workload` on a measured file recommends a model and cites the measured spread."""
     out = tmp_path / "workload.toml"
     runner.invoke(
-        app, ["measure", "measure_apps:pure_sleep", "--app-dir", str(HERE), "--requests", "3",
+        app, ["measure", "tests.measure_apps:pure_sleep", "--app-dir", str(HERE), "--requests", "3",
               "--out", str(out)],
     )  # fmt: skip
     result = runner.invoke(app, ["advise", "--workload", str(out), "--cores", "2"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import measure_apps
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,14 +17,18 @@ from servertune.measure import (
     measure_app,
 )
 from servertune.workload import load_workload
+from tests import measure_apps
 
-HERE = str(Path(__file__).parent)
+#: The repository root: the test apps import as `tests.measure_apps`.
+HERE = str(Path(__file__).resolve().parents[1])
 #: The issue's tolerance for seed 000's app: cpu_fraction 0.5 within 0.1.
 TOLERANCE = 0.1
 
 
 def _measure(name: str, requests: int = 8, **kwargs: object) -> Measurement:
-    return measure_app(f"measure_apps:{name}", app_dir=HERE, requests=requests, warmup=1, **kwargs)  # type: ignore[arg-type]
+    return measure_app(
+        f"tests.measure_apps:{name}", app_dir=HERE, requests=requests, warmup=1, **kwargs
+    )  # type: ignore[arg-type]
 
 
 def test_seed000_app_measures_half_cpu() -> None:
@@ -71,7 +74,7 @@ def test_toml_is_a_workload_gen_reads(tmp_path: Path) -> None:
     workload = load_workload(path)
     assert workload.cpu_fraction == m.workload_values()["cpu_fraction"]
     assert workload.service_time_ms == m.workload_values()["service_time_ms"]
-    assert workload.app == "measure_apps:pure_cpu"
+    assert workload.app == "tests.measure_apps:pure_cpu"
 
 
 def test_asgi_toml_names_no_app() -> None:
@@ -121,12 +124,12 @@ def test_request_carries_method_path_query_headers_and_body() -> None:
     ("spec", "kwargs", "message"),
     [
         ("no_colon", {}, "module:callable"),
-        ("measure_apps_missing:app", {}, "cannot import"),
-        ("measure_apps:missing", {}, "no attribute"),
-        ("measure_apps:ROUNDS", {}, "not callable"),
-        ("measure_apps:seed000", {"path": "x"}, "--path"),
-        ("measure_apps:seed000", {"requests": 0}, "--requests"),
-        ("measure_apps:seed000", {"method": "GE T"}, "--method"),
+        ("tests.measure_apps_missing:app", {}, "cannot import"),
+        ("tests.measure_apps:missing", {}, "no attribute"),
+        ("tests.measure_apps:ROUNDS", {}, "not callable"),
+        ("tests.measure_apps:seed000", {"path": "x"}, "--path"),
+        ("tests.measure_apps:seed000", {"requests": 0}, "--requests"),
+        ("tests.measure_apps:seed000", {"method": "GE T"}, "--method"),
     ],
 )
 def test_bad_input_is_one_clear_error(spec: str, kwargs: dict[str, object], message: str) -> None:

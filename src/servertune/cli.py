@@ -96,7 +96,13 @@ def with_workload(func: F) -> F:
             raise fail(str(error)) from None
         return func(*args, workload=workload, **kwargs)
 
-    own = [p for p in inspect.signature(func).parameters.values() if p.name != "workload"]
+    # eval_str: this module uses `from __future__ import annotations`, so without it typer sees
+    # the string "Annotated[...]" and drops every option's flags (`plan --json` became --as-json).
+    own = [
+        p
+        for p in inspect.signature(func, eval_str=True).parameters.values()
+        if p.name != "workload"
+    ]
     wrapper.__signature__ = inspect.Signature([*own, *extra_params])  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
