@@ -295,7 +295,7 @@ def _report(
                 else:
                     short = "failed (see notes)"
                     note = f"{task} / {model} failed: {why}"
-                runs.append({"config": model, "task": task, "skipped": short, "reason": why})
+                runs.append({"config": model, "task": task, "skipped": short})
                 if note not in notes:
                     notes.append(note)
                 continue
