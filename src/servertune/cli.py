@@ -11,6 +11,7 @@ import functools
 import inspect
 import json
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
@@ -96,11 +97,11 @@ def with_workload(func: F) -> F:
             raise fail(str(error)) from None
         return func(*args, workload=workload, **kwargs)
 
-    # eval_str: this module uses `from __future__ import annotations`, so without it typer sees
-    # the string "Annotated[...]" and drops every option's flags (`plan --json` became --as-json).
+    # Resolve the string annotations (PEP 563) so typer sees the Annotated[..., Option] metadata.
+    hints = typing.get_type_hints(func, include_extras=True)
     own = [
-        p
-        for p in inspect.signature(func, eval_str=True).parameters.values()
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in inspect.signature(func).parameters.values()
         if p.name != "workload"
     ]
     wrapper.__signature__ = inspect.Signature([*own, *extra_params])  # type: ignore[attr-defined]
