@@ -231,3 +231,120 @@ def bench(
 def main() -> None:
     """Console entry point."""
     app()
+
+
+# --- measure and advise (issue 6) ----------------------------------------------------------------
+
+
+class MeasureInterface(enum.StrEnum):
+    """How to call the app: by its signature, or forced."""
+
+    auto = "auto"
+    wsgi = "wsgi"
+    asgi = "asgi"
+
+
+@app.command()
+def measure(
+    app_spec: Annotated[
+        str, typer.Argument(metavar="APP", help="the WSGI or ASGI app, as module:callable")
+    ],
+    path: Annotated[str, typer.Option("--path", help="request target, e.g. /items?id=1")] = "/",
+    method: Annotated[str, typer.Option("--method", help="HTTP method")] = "GET",
+    requests: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--requests", min=1, max=1_000_000, help="requests to measure (default 50)"),
+    ] = None,
+    warmup: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--warmup", min=0, max=10_000, help="requests run first, not measured (default 3)"
+        ),
+    ] = None,
+    max_seconds: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option("--max-seconds", min=0.1, help="stop measuring after this long (default 60)"),
+    ] = None,
+    header: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--header", "-H", help="'Name: value' request header; repeatable"),
+    ] = None,
+    data: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--data", help="request body (UTF-8)"),
+    ] = None,
+    interface: Annotated[
+        MeasureInterface, typer.Option("--interface", help="WSGI or ASGI; auto reads the signature")
+    ] = MeasureInterface.auto,
+    app_dir: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--app-dir",
+            help="import the app from here (default: the current directory)",
+            file_okay=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--out", help="write a workload TOML that `gen --workload` reads", dir_okay=False
+        ),
+    ] = None,
+) -> None:
+    """Measure an app's service time and cpu_fraction in process, and write a workload file."""
+    from servertune import measure as m
+
+    headers: list[tuple[str, str]] = []
+    for item in header or []:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise fail(f"--header: must be 'Name: value'; got {item!r}")
+        headers.append((name.strip(), value.strip()))
+    defaults = {"requests": requests, "warmup": warmup, "max_seconds": max_seconds}
+    try:
+        result = m.measure_app(
+            app_spec,
+            path=path,
+            method=method,
+            headers=headers,
+            body=(data or "").encode(),
+            interface=None if interface is MeasureInterface.auto else interface.value,  # type: ignore[arg-type]
+            app_dir=None if app_dir is None else str(app_dir),
+            **{k: v for k, v in defaults.items() if v is not None},  # type: ignore[arg-type]
+        )
+    except m.MeasureError as error:
+        raise fail(str(error)) from None
+    typer.echo(result.table())
+    if out is not None:
+        try:
+            write_atomically({out.name: result.to_toml()}, out.parent)
+        except OSError as error:
+            raise fail(f"--out: cannot write {out}: {error.strerror}") from None
+        typer.echo(f"wrote {out}", err=True)
+
+
+@app.command()
+@with_workload
+def advise(
+    ctx: typer.Context,
+    parallel: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--parallel", help="a `bench parallel --json` report to cite", dir_okay=False),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON for machines")] = False,
+    *,
+    workload: Workload,
+) -> None:
+    """Which execution model fits: processes x threads, asyncio or sub-interpreters, and why."""
+    from servertune.advise import advise as advise_workload
+    from servertune.advise import read_measured, read_parallel
+
+    # The [measured] spread lives beside [workload] in the file `measure --out` wrote.
+    source = ctx.params.get("workload_file")
+    measured = read_measured(source) if source is not None else None
+    try:
+        report = read_parallel(parallel) if parallel is not None else None
+    except ValueError as error:
+        raise fail(str(error)) from None
+    advice = advise_workload(workload, measured=measured, parallel=report, plan=_plan(workload))
+    typer.echo(json.dumps(advice.to_json(), indent=2) if as_json else advice.format())

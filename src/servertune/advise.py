@@ -1,0 +1,310 @@
+"""`servertune advise`: which execution model fits a workload, and why, in its own numbers.
+
+Three candidates, judged from the workload (measured by `servertune measure` or given) and,
+when supplied, a `servertune bench parallel --json` report from the same machine:
+
+* processes x threads: one process per core, 1/cpu_fraction threads each (seed 000), plus
+  headroom for slow calls (Little's law); the default, because it fits every workload whose
+  in-flight requests per process stay within MAX_THREADS_PER_PROCESS.
+* asyncio: one thread interleaves waits, but a request that computes holds the loop and every
+  other request waits behind it (seed 002: asyncio/loop ~1 for fib); it fits requests that
+  mostly wait, and is the answer when so many are in flight that threads would not scale.
+* sub-interpreters (3.12+): a GIL per interpreter, started in milliseconds inside a process
+  (seed 002: fib on every core, without a process's start-up). Processes already give each
+  core a GIL for serving, so they pay off only to split one request's heavy CPU work.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, make_plan
+from servertune.workload import Workload
+
+__all__ = [
+    "ASYNC_MAX_CPU_FRACTION",
+    "SUBINTERPRETER_MIN_CPU_MS",
+    "Advice",
+    "Fit",
+    "advise",
+    "read_measured",
+    "read_parallel",
+]
+
+# --- Tuned defaults, each with its justification -------------------------------------------------
+
+#: asyncio fits when requests hold the GIL at most this share of their time: below it a process
+#: needs 5+ threads to fill its core (1/cpu_fraction, seed 000), where one event loop saves the
+#: threads' stacks and switches; above it the few threads cost nothing and asyncio only adds a
+#: loop that each request's computation blocks.
+ASYNC_MAX_CPU_FRACTION = 0.2
+#: Sub-interpreters pay off when one request computes at least this long: bench parallel on a
+#: 2-core box started ten of them in 25-50 ms under 3.12 and 3.13 (first_start_s), so the work
+#: split across them must be several times that to gain.
+SUBINTERPRETER_MIN_CPU_MS = 250.0
+#: First Python whose sub-interpreters each have their own GIL (PEP 684).
+SUBINTERPRETER_PYTHON = (3, 12)
+
+Verdict = Literal["recommended", "fits", "poor"]
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One execution model, how well it fits, and the reasons with the numbers behind them."""
+
+    model: str
+    verdict: Verdict
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The verdict per model, and the measurements they cite."""
+
+    fits: tuple[Fit, ...]
+    evidence: tuple[str, ...] = ()
+    hints: tuple[str, ...] = field(default=())
+
+    @property
+    def recommended(self) -> Fit:
+        """The model to use."""
+        return next(f for f in self.fits if f.verdict == "recommended")
+
+    def to_json(self) -> dict[str, Any]:
+        """The advice for machines."""
+        return {
+            "recommended": self.recommended.model,
+            "models": [
+                {"model": f.model, "verdict": f.verdict, "reasons": list(f.reasons)}
+                for f in self.fits
+            ],
+            "evidence": list(self.evidence),
+        }
+
+    def format(self) -> str:
+        """What a person reads: the recommendation first, then every model with its reasons."""
+        lines = [f"recommended: {self.recommended.model}", ""]
+        for fit in self.fits:
+            lines.append(f"{fit.model}: {fit.verdict}")
+            lines.extend(f"  - {reason}" for reason in fit.reasons)
+        if self.evidence:
+            lines += ["", "measured:"]
+            lines.extend(f"  - {item}" for item in self.evidence)
+        lines.extend(f"hint: {hint}" for hint in self.hints)
+        return "\n".join(lines)
+
+
+def read_measured(path: Path) -> dict[str, Any] | None:
+    """The `[measured]` table `servertune measure --out` writes, or None if the file has none."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    table = data.get("measured")
+    return table if isinstance(table, dict) else None
+
+
+def read_parallel(path: Path) -> dict[str, Any]:
+    """A `servertune bench parallel --json` report; ValueError if it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"--parallel: cannot read {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--parallel: {path} is not JSON: {error}") from None
+    if not isinstance(data, dict) or data.get("scenario") != "parallel":
+        raise ValueError(f"--parallel: {path} is not a `servertune bench parallel --json` report")
+    return data
+
+
+def _python_of(parallel: Mapping[str, Any] | None) -> tuple[int, int]:
+    version = None
+    if parallel is not None:
+        version = parallel.get("machine", {}).get("measured_python")
+    if isinstance(version, str):
+        major, minor = version.split(".")[:2]
+        return int(major), int(minor)
+    return sys.version_info[0], sys.version_info[1]
+
+
+def _ratio(parallel: Mapping[str, Any] | None, key: str) -> float | None:
+    if parallel is None:
+        return None
+    value = parallel.get("ratios", {}).get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _subinterpreter_start_ms(parallel: Mapping[str, Any] | None) -> float | None:
+    if parallel is None:
+        return None
+    for run in parallel.get("runs", []):
+        if run.get("config") == "subinterpreters" and run.get("task") == "fib":
+            start = run.get("first_start_s")
+            return None if start is None else float(start) * 1000
+    return None
+
+
+def advise(
+    workload: Workload,
+    *,
+    measured: Mapping[str, Any] | None = None,
+    parallel: Mapping[str, Any] | None = None,
+    plan: Plan | None = None,
+) -> Advice:
+    """Judge processes x threads, asyncio and sub-interpreters for `workload`."""
+    plan = plan or make_plan(workload)
+    w = plan.workload
+    c = w.cpu_fraction
+    cpu_ms = c * w.service_time_ms
+    rate = w.peak_rps if w.peak_rps is not None else plan.ceiling_rps
+    rate_src = "peak_rps" if w.peak_rps is not None else "the CPU ceiling"
+    held_ms = w.service_time_ms + w.slow_call_ratio * w.slow_call_ms
+    # Little's law: requests in flight = arrival rate x time each one is held.
+    inflight = rate * held_ms / 1000 / plan.processes
+    saturating = 1 / c
+    too_many = inflight > MAX_THREADS_PER_PROCESS
+    cites = _evidence(w, measured, parallel)
+    version = _python_of(parallel)
+    shown_version = f"{version[0]}.{version[1]}"
+
+    # --- processes x threads
+    pt = [
+        (
+            f"cpu_fraction {c:g}: a process fills its core at 1/{c:g} = {saturating:.1f} threads "
+            f"(seed 000); one process per core, as the GIL allows one core per process"
+        ),
+        (
+            f"plan: {plan.processes} processes x {plan.threads} threads "
+            f"({plan.cpu_threads} to fill the core + {plan.slow_call_threads} for slow calls)"
+        ),
+        (
+            f"in flight per process at {rate:.0f} req/s ({rate_src}): {inflight:.1f} "
+            f"(rate x {held_ms:g} ms held / {plan.processes} processes, Little's law)"
+        ),
+    ]
+    if too_many:
+        pt.append(
+            f"{inflight:.0f} in flight per process exceeds the {MAX_THREADS_PER_PROCESS}-thread "
+            "cap: threads parked on slow calls would make quick requests queue"
+        )
+
+    # --- asyncio
+    fib_async = _ratio(parallel, "fib: asyncio / loop")
+    wait_async = _ratio(parallel, "fetch: asyncio / loop")
+    aio: list[str] = []
+    if c <= ASYNC_MAX_CPU_FRACTION:
+        aio.append(
+            f"requests mostly wait (cpu_fraction {c:g} <= {ASYNC_MAX_CPU_FRACTION}): one event "
+            f"loop per process interleaves them without {saturating:.0f}+ threads"
+        )
+        if wait_async is not None:
+            aio.append(f"bench parallel: 10 fetches took {wait_async:.2f} x the serial time")
+        aio.append(
+            "every wait must be awaitable (an async HTTP/DB client); a blocking call stalls "
+            "every request of the process"
+        )
+    else:
+        aio.append(
+            f"each request computes {cpu_ms:.1f} ms without yielding (cpu_fraction {c:g} > "
+            f"{ASYNC_MAX_CPU_FRACTION}); requests in the same loop wait behind it"
+        )
+        if fib_async is not None:
+            aio.append(
+                f"bench parallel: 10 CPU tasks under asyncio took {fib_async:.2f} x the serial time"
+            )
+    aio_verdict: Verdict = "fits" if c <= ASYNC_MAX_CPU_FRACTION else "poor"
+
+    # --- sub-interpreters
+    sub: list[str] = []
+    start_ms = _subinterpreter_start_ms(parallel)
+    fib_sub = _ratio(parallel, "fib: subinterpreters / loop")
+    fib_proc = _ratio(parallel, "fib: processes / loop")
+    sub_verdict: Verdict = "poor"
+    if version < SUBINTERPRETER_PYTHON:
+        sub.append(
+            f"Python {shown_version} has no sub-interpreters with their own GIL (3.12+: "
+            "_xxsubinterpreters, 3.13 _interpreters, 3.14 concurrent.interpreters)"
+        )
+    elif cpu_ms >= SUBINTERPRETER_MIN_CPU_MS:
+        sub_verdict = "fits"
+        sub.append(
+            f"a request computes {cpu_ms:.0f} ms (>= {SUBINTERPRETER_MIN_CPU_MS:g} ms): split "
+            f"that work over sub-interpreters in threads to use {plan.processes} cores within "
+            "one request"
+        )
+    else:
+        sub.append(
+            f"a request computes only {cpu_ms:.1f} ms (< {SUBINTERPRETER_MIN_CPU_MS:g} ms): "
+            "starting interpreters costs more than splitting the work saves, and serving "
+            "already runs one process, one GIL, per core"
+        )
+    if version >= SUBINTERPRETER_PYTHON:
+        if start_ms is not None:
+            sub.append(
+                f"bench parallel: the first of 10 sub-interpreters started after {start_ms:.0f} ms"
+            )
+        if fib_sub is not None:
+            vs = "" if fib_proc is None else f" (processes {fib_proc:.2f})"
+            sub.append(f"bench parallel: 10 CPU tasks took {fib_sub:.2f} x the serial time{vs}")
+        sub.append(
+            "only pure Python and extension modules built for them load inside: no mainstream "
+            "WSGI server runs its workers as sub-interpreters"
+        )
+
+    if too_many and c <= ASYNC_MAX_CPU_FRACTION:
+        aio_verdict = "recommended"
+        pt_verdict: Verdict = "fits"
+    else:
+        pt_verdict = "recommended"
+    hints: tuple[str, ...] = ()
+    if parallel is None:
+        hints = (
+            (
+                "run `servertune bench parallel --json parallel.json` on the serving machine and "
+                "pass `--parallel parallel.json` to cite its measured ratios"
+            ),
+        )
+    return Advice(
+        fits=(
+            Fit("processes x threads", pt_verdict, tuple(pt)),
+            Fit("asyncio", aio_verdict, tuple(aio)),
+            Fit("sub-interpreters", sub_verdict, tuple(sub)),
+        ),
+        evidence=tuple(cites),
+        hints=hints,
+    )
+
+
+def _evidence(
+    w: Workload, measured: Mapping[str, Any] | None, parallel: Mapping[str, Any] | None
+) -> list[str]:
+    cites: list[str] = []
+    if measured is not None:
+        service = measured.get("service_time_ms", {})
+        fraction = measured.get("cpu_fraction", {})
+        what = f"{measured.get('method', '?')} {measured.get('path', '?')}"
+        if isinstance(service, dict) and isinstance(fraction, dict) and service and fraction:
+            cites.append(
+                f"{measured.get('requests', '?')} requests of {what}: service time p50 "
+                f"{service.get('p50', 0):.1f} ms (p10-p90 {service.get('p10', 0):.1f}-"
+                f"{service.get('p90', 0):.1f}), cpu_fraction per request p10-p90 "
+                f"{fraction.get('p10', 0):.3f}-{fraction.get('p90', 0):.3f}"
+            )
+            p10, p90 = float(service.get("p10", 0)), float(service.get("p90", 0))
+            if p10 > 0 and p90 / p10 > 2:
+                cites.append(
+                    f"service time varies {p90 / p10:.1f}x from p10 to p90: if the slow ones "
+                    "wait on a remote call, describe them with slow_call_ratio / slow_call_ms"
+                )
+    if parallel is not None:
+        python = parallel.get("machine", {}).get("measured_python", "?")
+        ratios = parallel.get("ratios", {})
+        shown = ", ".join(f"{k} {v:.2f}" for k, v in ratios.items() if isinstance(v, int | float))
+        cites.append(f"bench parallel, Python {python}: {shown}")
+    return cites

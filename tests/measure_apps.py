@@ -1,0 +1,83 @@
+"""Apps with known CPU fractions, for `servertune measure` tests and the docs recipe.
+
+The CPU parts spin on `time.thread_time()` rather than run a fixed amount of work, so each one
+costs the same CPU time on any machine: the known ratio holds on a fast box, a slow one and a
+busy one alike. Seed 000's app is five rounds of a 10 ms sleep and 10 ms of fib (its `fib(25)`
+took about 10 ms there), so half of its time holds the GIL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+#: One round of seed 000's app: 10 ms asleep, then 10 ms of CPU.
+ROUND_S = 0.010
+ROUNDS = 5
+
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+
+
+def fib(n: int) -> int:
+    """The seed's CPU work: naive recursion, all in the interpreter, holding the GIL."""
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def burn_cpu(seconds: float) -> None:
+    """Run fib until this thread has used `seconds` of CPU time."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        fib(12)
+
+
+def _ok(start_response: StartResponse) -> Iterable[bytes]:
+    start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
+    return [b"Hello, world"]
+
+
+def seed000(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Seed 000's app: cpu_fraction 0.5."""
+    for _ in range(ROUNDS):
+        time.sleep(ROUND_S)
+        burn_cpu(ROUND_S)
+    return _ok(start_response)
+
+
+def pure_sleep(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Waits 20 ms without using the CPU: cpu_fraction about 0."""
+    time.sleep(2 * ROUND_S)
+    return _ok(start_response)
+
+
+def pure_cpu(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Computes for 20 ms: cpu_fraction about 1."""
+    burn_cpu(2 * ROUND_S)
+    return _ok(start_response)
+
+
+def not_found(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Answers 404 to everything."""
+    start_response("404 Not Found", [("Content-Type", "text/plain")])
+    return [b"no"]
+
+
+async def asgi_seed000(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Seed 000's app as ASGI: awaits 10 ms, computes 10 ms, five times; answers lifespan."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                scope["state"]["started"] = True
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    assert scope["state"].get("started"), "lifespan state reaches requests"
+    await receive()
+    for _ in range(ROUNDS):
+        await asyncio.sleep(ROUND_S)
+        burn_cpu(ROUND_S)
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"Hello, world"})

@@ -1,0 +1,103 @@
+"""`servertune advise`: the execution model per workload, with the numbers that decide it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servertune.advise import ASYNC_MAX_CPU_FRACTION, SUBINTERPRETER_MIN_CPU_MS, advise
+from servertune.workload import Workload
+
+
+def _parallel(python: str) -> dict[str, Any]:
+    return {
+        "scenario": "parallel",
+        "machine": {"measured_python": python},
+        "ratios": {"fib: asyncio / loop": 1.01, "fib: subinterpreters / loop": 0.55,
+                   "fib: processes / loop": 0.6, "fetch: asyncio / loop": 0.11},
+        "runs": [{"config": "subinterpreters", "task": "fib", "first_start_s": 0.03}],
+    }  # fmt: skip
+
+
+def test_seed000_workload_gets_processes_and_threads() -> None:
+    """Half-CPU requests: processes x threads, and asyncio is poor (each request blocks the loop)."""
+    advice = advise(Workload(cores=2, cpu_fraction=0.5, service_time_ms=100))
+    assert advice.recommended.model == "processes x threads"
+    asyncio_fit = next(f for f in advice.fits if f.model == "asyncio")
+    assert asyncio_fit.verdict == "poor"
+    assert any("50.0 ms" in r for r in asyncio_fit.reasons)  # cites the CPU per request
+
+
+def test_many_waiting_requests_get_asyncio() -> None:
+    """Mostly-waiting requests, so many in flight that threads would exceed their cap: asyncio."""
+    workload = Workload(
+        cores=2, cpu_fraction=0.02, service_time_ms=20, slow_call_ratio=0.5,
+        slow_call_ms=2000, peak_rps=500,
+    )  # fmt: skip
+    advice = advise(workload)
+    assert advice.recommended.model == "asyncio"
+    assert any("exceeds" in r for r in advice.fits[0].reasons)
+
+
+def test_waiting_requests_fit_asyncio_without_needing_it() -> None:
+    """Low cpu_fraction with few requests in flight: asyncio fits, threads stay recommended."""
+    advice = advise(Workload(cores=2, cpu_fraction=0.05, service_time_ms=50, peak_rps=20))
+    assert advice.recommended.model == "processes x threads"
+    assert next(f for f in advice.fits if f.model == "asyncio").verdict == "fits"
+
+
+def test_subinterpreters_need_312() -> None:
+    """On Python 3.11 sub-interpreters are poor, and the reason names the versions that have them."""
+    advice = advise(Workload(cores=2), parallel=_parallel("3.11.7"))
+    fit = next(f for f in advice.fits if f.model == "sub-interpreters")
+    assert fit.verdict == "poor"
+    assert "3.12" in fit.reasons[0]
+
+
+def test_subinterpreters_fit_heavy_cpu_requests_on_312() -> None:
+    """On 3.12+, a request computing >= the threshold fits sub-interpreters, citing the bench."""
+    ms = SUBINTERPRETER_MIN_CPU_MS * 2
+    advice = advise(
+        Workload(cores=2, cpu_fraction=1.0, service_time_ms=ms), parallel=_parallel("3.12.1")
+    )
+    fit = next(f for f in advice.fits if f.model == "sub-interpreters")
+    assert fit.verdict == "fits"
+    assert any("0.55" in r for r in fit.reasons)
+    assert any("30 ms" in r for r in fit.reasons)
+
+
+def test_measured_spread_is_cited() -> None:
+    """The [measured] table's request count and percentiles appear in the advice."""
+    measured = {
+        "requests": 50, "method": "GET", "path": "/x",
+        "service_time_ms": {"p10": 10.0, "p50": 12.0, "p90": 40.0},
+        "cpu_fraction": {"p10": 0.2, "p50": 0.25, "p90": 0.3},
+    }  # fmt: skip
+    text = advise(Workload(cores=2), measured=measured).format()
+    assert "50 requests of GET /x" in text
+    assert "p10-p90 10.0-40.0" in text
+    assert "slow_call_ratio" in text  # a 4x spread points at slow calls
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    cpu=st.floats(0.01, 1.0),
+    service=st.floats(1, 5000),
+    slow_ratio=st.floats(0, 1),
+    rps=st.one_of(st.none(), st.floats(1, 10_000)),
+)
+def test_exactly_one_model_is_recommended(
+    cpu: float, service: float, slow_ratio: float, rps: float | None
+) -> None:
+    """For any valid workload exactly one model is recommended, and asyncio only when waits dominate."""
+    workload = Workload(
+        cores=2, cpu_fraction=cpu, service_time_ms=service, slow_call_ratio=slow_ratio,
+        slow_call_ms=1000, peak_rps=rps,
+    )  # fmt: skip
+    advice = advise(workload)
+    assert sum(f.verdict == "recommended" for f in advice.fits) == 1
+    if advice.recommended.model == "asyncio":
+        assert cpu <= ASYNC_MAX_CPU_FRACTION
+    assert all(f.reasons for f in advice.fits)
