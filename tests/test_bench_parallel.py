@@ -134,3 +134,15 @@ def test_plot_marks_skipped_cells(tmp_path: Path) -> None:
     path = tmp_path / "grid.png"
     plot_waterfalls([("fib", [Waterfall("loop", [(0, 1)], 1.0), None])], ["loop", "sub"], path)
     assert path.stat().st_size > 0
+
+
+def test_unknown_python_is_one_line_exit_2() -> None:
+    """`bench parallel --python` naming no interpreter is bad input: exit code 2, one line, no traceback."""
+    from typer.testing import CliRunner
+
+    from servertune.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "parallel", "--quick", "--python", "python9.9"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --python: ")
+    assert result.stderr.count("\n") == 1

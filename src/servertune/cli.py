@@ -202,6 +202,7 @@ def bench(
 ) -> None:
     """Run a bundled benchmark: servertune's default side by side with the naive one."""
     from servertune.bench import BenchOptions, load_scenario, scenario_names, summary
+    from servertune.bench.report import BenchInputError
 
     names = scenario_names()
     if list_ or not scenario:
@@ -214,7 +215,10 @@ def bench(
         raise fail(f"--plot: must name a .png file; got {str(plot_file)!r}")
     module = load_scenario(scenario)
     options = BenchOptions(quick=quick, repeat=repeat, progress=not no_progress, python=python)
-    report = module.run(options)
+    try:
+        report = module.run(options)
+    except BenchInputError as error:
+        raise fail(str(error)) from None
     typer.echo(report.table())
     if json_file is not None:
         report.write_json(json_file)

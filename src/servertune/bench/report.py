@@ -22,10 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOAD_RUN_KEYS", "BenchOptions", "Report", "Target", "machine_info"]
+__all__ = ["LOAD_RUN_KEYS", "BenchInputError", "BenchOptions", "Report", "Target", "machine_info"]
 
 #: The keys every run of a load-test scenario carries (issue #3's JSON contract).
 LOAD_RUN_KEYS = ("config", "concurrency", "rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors")
+
+
+class BenchInputError(ValueError):
+    """A scenario cannot run with the options given (e.g. no such --python): one line, exit code 2."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.report import BenchInputError, BenchOptions, Report, Target
 
 __all__ = [
     "MODELS",
@@ -75,7 +75,7 @@ FULL = Sizes(fib_n=30, sleep_s=0.2, fetch_delay_ms=100.0, fetch_body_kb=64)
 QUICK = Sizes(fib_n=20, sleep_s=0.02, fetch_delay_ms=20.0, fetch_body_kb=4)
 
 
-class InterpreterNotFoundError(ValueError):
+class InterpreterNotFoundError(BenchInputError):
     """`--python` named no interpreter that runs."""
 
 
