@@ -136,8 +136,12 @@ def pool_manager(
         if key in options:
             raise TypeError(f"{key}: set by servertune.http.session(); use its own parameters")
     kwargs: dict[str, Any] = {"maxsize": pool_maxsize}
-    if retries:
-        kwargs["retries"] = reused_connection_retry()
+    # retries=False: every request is sent once (urllib3's own default would retry 3 times).
+    kwargs["retries"] = (
+        reused_connection_retry()
+        if retries
+        else Retry(total=None, connect=0, read=False, status=0, other=0, redirect=URLLIB3_REDIRECTS)
+    )
     if ssl_context is not None:
         # urllib3 assigns verify_mode from cert_reqs on the context it is given, on every
         # connection: keep that assignment a no-op so the shared context stays verified.
