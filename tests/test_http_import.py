@@ -64,7 +64,12 @@ def test_async_session_exists_only_for_httpx_and_niquests(client: str) -> None:
 
 @pytest.mark.parametrize(
     ("client", "option"),
-    [("requests", "max_retries"), ("httpx", "limits"), ("httpx", "transport"), ("urllib3", "maxsize")],
+    [
+        ("requests", "max_retries"),
+        ("httpx", "limits"),
+        ("httpx", "transport"),
+        ("urllib3", "maxsize"),
+    ],
 )
 def test_options_servertune_sets_cannot_be_overridden_by_keyword(client: str, option: str) -> None:
     """Passing a setting servertune owns through **options is a TypeError, not a silent override."""

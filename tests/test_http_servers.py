@@ -21,9 +21,16 @@ def test_every_known_server_cites_a_source_and_names_its_setting() -> None:
 
 def test_the_servers_the_issue_names_are_known() -> None:
     """nginx, gunicorn, uvicorn, hypercorn, Node.js, Go, AWS ALB and GCP LB are all listed."""
-    assert {"nginx", "gunicorn", "uvicorn", "hypercorn", "nodejs", "go", "aws-alb", "gcp-lb"} <= set(
-        KNOWN_SERVERS
-    )
+    assert {
+        "nginx",
+        "gunicorn",
+        "uvicorn",
+        "hypercorn",
+        "nodejs",
+        "go",
+        "aws-alb",
+        "gcp-lb",
+    } <= set(KNOWN_SERVERS)
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,9 @@ from tests.http_support import MAIN_CLIENTS, call, close, default_client, idle_e
 
 #: A short server idle timeout keeps the tests fast; the client idle expiry is then 0.15 s.
 IDLE = 0.3
+#: How each client words "the server closed the connection" (and "gave up after retrying").
+CLOSED = r"(?i)closed|disconnected|aborted|reset"
+CLOSED_OR_RETRIED = CLOSED + "|retries"
 
 
 @pytest.mark.parametrize("client", MAIN_CLIENTS)
@@ -30,7 +33,7 @@ def test_default_client_loses_a_post_on_a_connection_closed_at_the_idle_timeout(
         try:
             assert call(c, "GET", server.url) == 1
             time.sleep(IDLE + 0.15)
-            with pytest.raises(Exception, match="(?i)closed|disconnected|aborted|reset"):
+            with pytest.raises(Exception, match=CLOSED):
                 call(c, "POST", server.url, b"payload")
         finally:
             close(c)
@@ -76,7 +79,7 @@ def test_post_on_a_dropped_connection_is_never_replayed(client: str) -> None:
         c = session(client, server_idle_timeout=5)  # type: ignore[call-overload]
         try:
             assert call(c, "GET", server.url) == 1
-            with pytest.raises(Exception, match="(?i)closed|disconnected|aborted|reset"):
+            with pytest.raises(Exception, match=CLOSED):
                 call(c, "POST", server.url, b"payload")
         finally:
             close(c)
@@ -91,7 +94,7 @@ def test_idempotent_request_on_a_dropped_connection_is_replayed_exactly_once(
     with KeepAliveServer(5, drop_methods={"GET"}) as server:
         c = session(client, server_idle_timeout=5)  # type: ignore[call-overload]
         try:
-            with pytest.raises(Exception, match="(?i)closed|disconnected|aborted|reset|retries"):
+            with pytest.raises(Exception, match=CLOSED_OR_RETRIED):
                 call(c, "GET", server.url)
         finally:
             close(c)
@@ -104,7 +107,7 @@ def test_retries_false_sends_every_request_once(client: str) -> None:
     with KeepAliveServer(5, drop_methods={"GET"}) as server:
         c = session(client, server_idle_timeout=5, retries=False)  # type: ignore[call-overload]
         try:
-            with pytest.raises(Exception, match="(?i)closed|disconnected|aborted|reset|retries"):
+            with pytest.raises(Exception, match=CLOSED_OR_RETRIED):
                 call(c, "GET", server.url)
         finally:
             close(c)

@@ -111,7 +111,7 @@ def test_requests_verify_false_on_a_sharing_session_leaves_the_context_verified(
 
 def test_httpx_shared_context_is_http1_only() -> None:
     """httpcore writes ALPN into the context, so http2=True with a shared context is refused."""
-    with pytest.raises(ValueError, match="HTTP/1.1"):
+    with pytest.raises(ValueError, match=r"HTTP/1\.1"):
         session("httpx", ssl_context=ssl_context(), http2=True)
 
 
