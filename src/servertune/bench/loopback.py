@@ -151,10 +151,11 @@ class KeepAliveServer:
                     f"X-Connection-Request: {served}\r\n"
                     f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
                 )
-                sock.sendall(head.encode("ascii") + body)
-                idle_since = time.monotonic()
+                # Count before sending: a client that has its response may read the stats at once.
                 with self._lock:
                     self.stats.answered += 1
+                sock.sendall(head.encode("ascii") + body)
+                idle_since = time.monotonic()
                 if not keep_alive:
                     return
         except (_Closed, OSError):
