@@ -181,3 +181,16 @@ def test_httpx_streamed_body_is_never_replayed() -> None:
         finally:
             client.close()
         assert server.stats.count("PUT") == 1
+
+
+@pytest.mark.parametrize("client", MAIN_CLIENTS)
+def test_read_timeout_is_not_retried(client: str) -> None:
+    """A slow answer is not the idle race: the timeout is raised and the GET sent once."""
+    with KeepAliveServer(5, handler_delay=0.5) as server:
+        c = session(client, server_idle_timeout=5)  # type: ignore[call-overload]
+        try:
+            with pytest.raises(Exception, match=r"(?i)timed? ?out"):
+                c.request("GET", server.url, timeout=0.1)
+        finally:
+            close(c)
+        assert server.stats.count("GET") == 1

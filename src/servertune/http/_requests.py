@@ -20,6 +20,9 @@ __all__ = ["new_session"]
 class ServertuneAdapter(HTTPAdapter):
     """HTTPAdapter whose pools expire idle connections and which can use a shared TLS context."""
 
+    # Pickled with the adapter; a shared SSLContext cannot be pickled and is left out.
+    __attrs__ = [*HTTPAdapter.__attrs__, "idle_expiry"]  # noqa: RUF012 (requests types it so)
+
     def __init__(
         self, *, idle_expiry: float, shared_ssl_context: ssl.SSLContext | None, **kwargs: Any
     ) -> None:
@@ -44,14 +47,15 @@ class ServertuneAdapter(HTTPAdapter):
         host_params, pool_kwargs = super().build_connection_pool_key_attributes(
             request, verify, cert
         )
-        if self.shared_ssl_context is not None and verify is True and cert is None:
-            pool_kwargs["ssl_context"] = self.shared_ssl_context
+        shared = getattr(self, "shared_ssl_context", None)
+        if shared is not None and verify is True and cert is None:
+            pool_kwargs["ssl_context"] = shared
         return host_params, pool_kwargs
 
     def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
         """As requests does, except never reload the CA bundle into the shared context."""
         super().cert_verify(conn, url, verify, cert)  # type: ignore[no-untyped-call]
-        shared = self.shared_ssl_context
+        shared = getattr(self, "shared_ssl_context", None)
         if shared is not None and getattr(conn, "conn_kw", {}).get("ssl_context") is shared:
             # requests points every verifying pool at certifi's file, and urllib3 would then
             # load it into the context on each new connection: the cost sharing saves.
