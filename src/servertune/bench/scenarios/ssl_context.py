@@ -15,6 +15,7 @@ process.
 from __future__ import annotations
 
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -105,7 +106,7 @@ def run(options: BenchOptions) -> Report:
                 for context in ("fresh", "shared"):
                     make = factories[(client, context)]
                     if options.progress:
-                        print(f"ssl-context: {client} {context}", flush=True)
+                        print(f"ssl-context: {client} {context}", file=sys.stderr)
 
                     def first_request(make: Callable[[], Any] = make) -> None:
                         c = make()
