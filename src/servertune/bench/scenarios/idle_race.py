@@ -1,0 +1,306 @@
+"""Idle-timeout race: errors and connection reuse per HTTP client, library default vs servertune.
+
+Seed 000's experiment on a loopback server with a 1 s keep-alive idle timeout (Go-like: it closes
+a connection idle for 1 s). Ten threads, each with its own client, pause between requests: every
+fourth pause just under the timeout (0.99-1.0 s, the race), the others well inside it (0.1-0.4 s,
+where a connection should be reused). Each client runs with its defaults, with the folk fix the
+seed tried (requests `pool_maxsize=1`, niquests `keepalive_delay` under the timeout), and as
+`servertune.http.session(...)`.
+
+Targets (issue #4): zero errors for every servertune session, and at least 90% of the requests
+sent within the idle window reuse a connection. niquests runs under the interpreter of
+.venv-niquests (its urllib3-future replaces urllib3), or is reported as not measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servertune.bench.report import BenchOptions, Report, Target
+
+#: The in-process clients; niquests needs an environment of its own.
+IN_PROCESS = ("requests", "httpx", "urllib3")
+#: Configurations per client, in table order. "fix" is the folk workaround where one exists.
+CONFIGS: dict[str, tuple[str, ...]] = {
+    "requests": ("default", "pool_maxsize=1", "servertune"),
+    "httpx": ("default", "servertune"),
+    "urllib3": ("default", "servertune"),
+    "niquests": ("default", "keepalive_delay", "servertune"),
+}
+#: The issue's targets.
+MAX_SERVERTUNE_ERRORS = 0
+MIN_REUSE_IN_WINDOW_PCT = 90.0
+#: Where to look for the niquests interpreter unless SERVERTUNE_NIQUESTS_PYTHON says.
+NIQUESTS_VENV = ".venv-niquests"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How hard to push: the server's idle timeout and the bounded load."""
+
+    idle_timeout: float
+    threads: int
+    per_thread: int
+
+    @property
+    def edge_gap(self) -> tuple[float, float]:
+        """Pauses that end just before the server's close: the race (seed 000: 0.99-1.0 s)."""
+        return (0.99 * self.idle_timeout, self.idle_timeout)
+
+    @property
+    def short_gap(self) -> tuple[float, float]:
+        """Pauses well inside the idle window, where reuse should happen."""
+        return (0.1 * self.idle_timeout, 0.4 * self.idle_timeout)
+
+
+FULL = Plan(idle_timeout=1.0, threads=10, per_thread=30)
+QUICK = Plan(idle_timeout=0.3, threads=4, per_thread=4)
+
+
+def _make_client(client: str, config: str, plan: Plan) -> Any:
+    if config == "servertune":
+        from servertune.http import session
+
+        return session(client, server_idle_timeout=plan.idle_timeout)  # type: ignore[call-overload]
+    if client == "requests":
+        import requests
+
+        s = requests.Session()
+        if config == "pool_maxsize=1":
+            from requests.adapters import HTTPAdapter
+
+            s.mount("http://", HTTPAdapter(pool_maxsize=1))
+        return s
+    if client == "httpx":
+        import httpx
+
+        return httpx.Client()
+    if client == "urllib3":
+        import urllib3
+
+        return urllib3.PoolManager()
+    import niquests
+
+    if config == "keepalive_delay":
+        # The folk fix: a maximum connection age under the idle timeout (seed 000).
+        from servertune.http import client_idle_expiry
+
+        return niquests.Session(keepalive_delay=client_idle_expiry(None, plan.idle_timeout))
+    return niquests.Session()
+
+
+def _send(client: Any, url: str) -> int:
+    if hasattr(client, "build_request"):  # httpx
+        response = client.get(url)
+        status = response.status_code
+    elif hasattr(client, "connection_from_url"):  # urllib3
+        response = client.request("GET", url)
+        status = response.status
+    else:
+        response = client.get(url)
+        status = response.status_code
+    if status != 200:
+        raise RuntimeError(f"HTTP {status}")
+    return int(response.headers["X-Connection-Request"])
+
+
+def measure(client: str, config: str, plan: Plan, seed: int) -> dict[str, Any]:
+    """One run: start the server, run the bounded load, return per-request records and counts."""
+    from servertune.bench.loopback import KeepAliveServer
+
+    records: list[tuple[float | None, bool, bool]] = []  # (gap, ok, reused)
+    lock = threading.Lock()
+
+    def worker(index: int, url: str) -> None:
+        rng = random.Random(seed * 1000 + index)
+        c = _make_client(client, config, plan)
+        try:
+            gap: float | None = None
+            for i in range(plan.per_thread):
+                if i:
+                    # One pause at the edge, then three inside the window: a connection that
+                    # lives on through several short pauses shows whether reuse survives.
+                    gap = rng.uniform(*(plan.edge_gap if i % 4 == 1 else plan.short_gap))
+                    time.sleep(gap)
+                try:
+                    reused = _send(c, url) > 1
+                    ok = True
+                except Exception:
+                    ok, reused = False, False
+                with lock:
+                    records.append((gap, ok, reused))
+        finally:
+            (getattr(c, "close", None) or c.clear)()
+
+    with KeepAliveServer(plan.idle_timeout, mode="timer") as server:
+        threads = [
+            threading.Thread(target=worker, args=(i, server.url), daemon=True)
+            for i in range(plan.threads)
+        ]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + plan.per_thread * (plan.idle_timeout + 5.0)
+        for t in threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        stats = server.stats
+        return {
+            "records": records,
+            "connections": stats.connections,
+            "received": len(stats.received),
+            "timed_out": any(t.is_alive() for t in threads),
+        }
+
+
+def _niquests_python() -> Path | None:
+    env = os.environ.get("SERVERTUNE_NIQUESTS_PYTHON")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path.cwd() / NIQUESTS_VENV / "bin" / "python")
+    return next((p for p in candidates if p.exists()), None)
+
+
+def _measure_niquests(config: str, plan: Plan, seed: int, python: Path) -> dict[str, Any]:
+    args = json.dumps({"config": config, "plan": plan.__dict__, "seed": seed})
+    done = subprocess.run(
+        [str(python), "-m", "servertune.bench.scenarios.idle_race", args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=plan.per_thread * (plan.idle_timeout + 5.0) + 60,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def summarize(client: str, config: str, plan: Plan, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One table row from one or more runs: errors, new connections, reuse inside the window."""
+    from servertune.http import client_idle_expiry
+
+    window = client_idle_expiry(None, plan.idle_timeout)
+    records = [tuple(r) for run in runs for r in run["records"]]
+    sent = len(records)
+    errors = sum(1 for _, ok, _ in records if not ok)
+    inside = [reused for gap, ok, reused in records if gap is not None and gap < window and ok]
+    edge = [r for r in records if r[0] is not None and r[0] >= window]
+    return {
+        "config": f"{client} {config}",
+        "client": client,
+        "setting": config,
+        "requests": sent,
+        "errors": errors,
+        "error_pct": round(100.0 * errors / sent, 2) if sent else None,
+        "edge_requests": len(edge),
+        "new_connections": sum(run["connections"] for run in runs),
+        "server_received": sum(run["received"] for run in runs),
+        "reuse_in_window_pct": round(100.0 * sum(inside) / len(inside), 1) if inside else None,
+    }
+
+
+def run(options: BenchOptions) -> Report:
+    """Run every client and configuration; rows, ratios and the issue's two targets."""
+    plan = QUICK if options.quick else FULL
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    versions: dict[str, str] = {}
+    niquests_python = _niquests_python()
+    for client in (*IN_PROCESS, "niquests"):
+        if client == "niquests" and niquests_python is None:
+            notes.append(
+                "niquests not measured: no .venv-niquests in the current directory "
+                "(python -m venv .venv-niquests && .venv-niquests/bin/pip install "
+                "'servertune[niquests]'), or set SERVERTUNE_NIQUESTS_PYTHON"
+            )
+            continue
+        for config in CONFIGS[client]:
+            runs = []
+            for repeat in range(options.repeat):
+                if options.progress:
+                    print(f"idle-race: {client} {config} run {repeat + 1}", file=sys.stderr)
+                if client == "niquests":
+                    assert niquests_python is not None
+                    result = _measure_niquests(config, plan, repeat, niquests_python)
+                    versions["niquests"] = result.get("version", "?")
+                    versions["urllib3-future"] = result.get("urllib3", "?")
+                else:
+                    result = measure(client, config, plan, repeat)
+                if result["timed_out"]:
+                    notes.append(f"{client} {config}: load threads hit their deadline")
+                runs.append(result)
+            rows.append(summarize(client, config, plan, runs))
+    for client in IN_PROCESS:
+        versions.setdefault(client, _version(client))
+    ours = [r for r in rows if r["setting"] == "servertune"]
+    reuse = [r["reuse_in_window_pct"] for r in ours if r["reuse_in_window_pct"] is not None]
+    ratios = {}
+    for row in rows:
+        if row["setting"] == "default" and row["new_connections"]:
+            mine = next(r for r in ours if r["client"] == row["client"])
+            # The price of safety: connections servertune opens per connection the default opens.
+            ratios[f"{row['client']} new connections servertune/default"] = (
+                mine["new_connections"] / row["new_connections"]
+            )
+    notes.append(
+        f"server idle timeout {plan.idle_timeout:g} s; {plan.threads} threads x "
+        f"{plan.per_thread} GETs, each thread with its own client; every 4th pause is "
+        f"{plan.edge_gap[0]:.3g}-{plan.edge_gap[1]:.3g} s (the race), the others "
+        f"{plan.short_gap[0]:.3g}-{plan.short_gap[1]:.3g} s (inside the idle window)"
+    )
+    notes.append(
+        "errors: requests that raised; edge_requests: requests after a pause at least "
+        "servertune's idle expiry; server_received: requests the server read (a request lost "
+        "on a closed connection is not read; a replay is read twice); reuse_in_window_pct: "
+        "successful requests after a pause shorter than servertune's idle expiry that reused "
+        "a connection"
+    )
+    return Report(
+        scenario="idle-race",
+        runs=rows,
+        ratios=ratios,
+        targets=[
+            Target(
+                "servertune errors, all clients",
+                float(sum(r["errors"] for r in ours)) if ours else None,
+                "<=",
+                MAX_SERVERTUNE_ERRORS,
+            ),
+            Target(
+                "servertune reuse within the idle window, worst client (%)",
+                min(reuse) if reuse else None,
+                ">=",
+                MIN_REUSE_IN_WINDOW_PCT,
+            ),
+        ],
+        notes=notes,
+        versions=versions,
+    )
+
+
+def _version(module: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _worker_main(argv: list[str]) -> None:
+    """Entry point for the niquests subprocess: one run, JSON on stdout."""
+    params = json.loads(argv[0])
+    plan = Plan(**params["plan"])
+    result = measure("niquests", params["config"], plan, params["seed"])
+    result["version"] = _version("niquests")
+    result["urllib3"] = _version("urllib3-future")
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    _worker_main(sys.argv[1:])

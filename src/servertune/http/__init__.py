@@ -1,0 +1,221 @@
+"""Idle-timeout-safe, pooled, retry-correct HTTP sessions for requests, niquests, httpx and urllib3.
+
+    from servertune.http import session
+    api = session("requests", server="gunicorn")   # a plain requests.Session, configured
+    api.get("https://api.internal/items")
+
+Each factory returns the client library's own object. Importing this package imports none of
+the clients: each lives in a private module imported on first use, and a missing one raises an
+ImportError that names the extra to install.
+
+What a session gets (issue #4; measured by `servertune bench idle-race` and `ssl-context`):
+
+- an idle expiry shorter than the server's keep-alive idle timeout (`KNOWN_SERVERS`, or
+  `server_idle_timeout=`), so a pooled connection is discarded before the server closes it;
+- `pool_maxsize=1` by default, urllib3's own default, instead of requests' and niquests' 10;
+- one replay of a request whose reused connection was closed, for idempotent methods only;
+- optionally, the shared verified `ssl_context()`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import ssl
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from servertune.http._retry import IDEMPOTENT_METHODS
+from servertune.http._servers import (
+    DEFAULT_SERVER,
+    KNOWN_SERVERS,
+    KnownServer,
+    client_idle_expiry,
+)
+from servertune.http._ssl import ssl_context
+
+if TYPE_CHECKING:
+    import httpx
+    import niquests
+    import requests
+    import urllib3
+
+__all__ = [
+    "CLIENTS",
+    "DEFAULT_POOL_MAXSIZE",
+    "DEFAULT_SERVER",
+    "IDEMPOTENT_METHODS",
+    "KNOWN_SERVERS",
+    "KnownServer",
+    "async_session",
+    "client_idle_expiry",
+    "session",
+    "ssl_context",
+]
+
+Client = Literal["requests", "niquests", "httpx", "urllib3"]
+AsyncClient = Literal["httpx", "niquests"]
+
+#: The client libraries `session()` configures, with the extra that installs each.
+CLIENTS: dict[str, str] = {
+    "requests": "requests",
+    "niquests": "niquests",
+    "httpx": "httpx",
+    "urllib3": "urllib3",
+}
+
+#: One pooled connection per host: urllib3's own default. requests and niquests raise it to 10,
+#: and with pool_block=False the extra connections only sit idle, the ones that meet the idle
+#: race (seed 000). Raise it for a client that calls one host from many threads at once.
+DEFAULT_POOL_MAXSIZE = 1
+
+
+def _import(client: str, module: str) -> Any:
+    """Import the private module for `client`, or say which extra installs the library."""
+    try:
+        return importlib.import_module(f"servertune.http.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] in {client, "urllib3"}:
+            raise ImportError(
+                f"servertune.http.session({client!r}) needs {client}: "
+                f"pip install 'servertune[{CLIENTS[client]}]'"
+            ) from exc
+        raise
+
+
+def _common(
+    client: str,
+    server: str | None,
+    server_idle_timeout: float | None,
+    pool_maxsize: int,
+    ssl_ctx: ssl.SSLContext | None,
+) -> tuple[float, ssl.SSLContext | None]:
+    if client not in CLIENTS:
+        raise ValueError(f"client: must be one of {', '.join(CLIENTS)}; got {client!r}")
+    if pool_maxsize < 1:
+        raise ValueError(f"pool_maxsize: must be >= 1; got {pool_maxsize!r}")
+    if ssl_ctx is not None:
+        from servertune.http._ssl import require_verified
+
+        require_verified(ssl_ctx)
+    return client_idle_expiry(server, server_idle_timeout), ssl_ctx
+
+
+@overload
+def session(
+    client: Literal["requests"],
+    *,
+    server: str | None = ...,
+    server_idle_timeout: float | None = ...,
+    pool_maxsize: int = ...,
+    ssl_context: ssl.SSLContext | None = ...,
+    retries: bool = ...,
+    **options: Any,
+) -> requests.Session: ...
+@overload
+def session(
+    client: Literal["httpx"],
+    *,
+    server: str | None = ...,
+    server_idle_timeout: float | None = ...,
+    pool_maxsize: int = ...,
+    ssl_context: ssl.SSLContext | None = ...,
+    retries: bool = ...,
+    **options: Any,
+) -> httpx.Client: ...
+@overload
+def session(
+    client: Literal["urllib3"],
+    *,
+    server: str | None = ...,
+    server_idle_timeout: float | None = ...,
+    pool_maxsize: int = ...,
+    ssl_context: ssl.SSLContext | None = ...,
+    retries: bool = ...,
+    **options: Any,
+) -> urllib3.PoolManager: ...
+@overload
+def session(
+    client: Literal["niquests"],
+    *,
+    server: str | None = ...,
+    server_idle_timeout: float | None = ...,
+    pool_maxsize: int = ...,
+    ssl_context: ssl.SSLContext | None = ...,
+    retries: bool = ...,
+    **options: Any,
+) -> niquests.Session: ...
+def session(
+    client: Client,
+    *,
+    server: str | None = None,
+    server_idle_timeout: float | None = None,
+    pool_maxsize: int = DEFAULT_POOL_MAXSIZE,
+    ssl_context: ssl.SSLContext | None = None,
+    retries: bool = True,
+    **options: Any,
+) -> Any:
+    """The client library's own session object, safe against the server's keep-alive idle close.
+
+    `server` names one of `KNOWN_SERVERS` (the server or load balancer directly in front of the
+    API you call); `server_idle_timeout` (seconds) wins over it; with neither, the shortest
+    known timeout is assumed. `ssl_context` opts in to a shared verified context, normally
+    `servertune.http.ssl_context()`. `retries=False` turns the replay-once policy off. Other
+    keyword `options` go to the library's constructor (`httpx.Client`, `niquests.Session`,
+    `urllib3.PoolManager`, requests' `HTTPAdapter`).
+    """
+    expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context)
+    kwargs: dict[str, Any] = {
+        "idle_expiry": expiry, "pool_maxsize": pool_maxsize, "ssl_context": ctx,
+        "retries": retries, **options,
+    }  # fmt: skip
+    if client == "requests":
+        return _import(client, "_requests").new_session(**kwargs)
+    if client == "httpx":
+        return _import(client, "_httpx").new_client(**kwargs)
+    if client == "urllib3":
+        return _import(client, "_urllib3").pool_manager(**kwargs)
+    return _import(client, "_niquests").new_session(**kwargs)
+
+
+@overload
+def async_session(
+    client: Literal["httpx"],
+    *,
+    server: str | None = ...,
+    server_idle_timeout: float | None = ...,
+    pool_maxsize: int = ...,
+    ssl_context: ssl.SSLContext | None = ...,
+    retries: bool = ...,
+    **options: Any,
+) -> httpx.AsyncClient: ...
+@overload
+def async_session(
+    client: Literal["niquests"],
+    *,
+    server: str | None = ...,
+    server_idle_timeout: float | None = ...,
+    pool_maxsize: int = ...,
+    ssl_context: ssl.SSLContext | None = ...,
+    retries: bool = ...,
+    **options: Any,
+) -> niquests.AsyncSession: ...
+def async_session(
+    client: AsyncClient,
+    *,
+    server: str | None = None,
+    server_idle_timeout: float | None = None,
+    pool_maxsize: int = DEFAULT_POOL_MAXSIZE,
+    ssl_context: ssl.SSLContext | None = None,
+    retries: bool = True,
+    **options: Any,
+) -> Any:
+    """`session()` for the async clients: `httpx.AsyncClient` or `niquests.AsyncSession`."""
+    if client not in ("httpx", "niquests"):
+        raise ValueError(f"client: async sessions exist for httpx and niquests; got {client!r}")
+    expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context)
+    kwargs: dict[str, Any] = {
+        "idle_expiry": expiry, "pool_maxsize": pool_maxsize, "ssl_context": ctx,
+        "retries": retries, **options,
+    }  # fmt: skip
+    if client == "httpx":
+        return _import(client, "_httpx").new_async_client(**kwargs)
+    return _import(client, "_niquests").new_async_session(**kwargs)
