@@ -76,6 +76,10 @@ class SharedMethodCache(Protocol[P, R_co]):
 class CachedMethod(Generic[S, P, R]):
     """The descriptor `cached_method` puts on the class; `obj.method` is its per-instance cache."""
 
+    # Copied from the method by functools.update_wrapper, so help() and docs tools see it.
+    __name__: str
+    __wrapped__: Callable[..., Any]
+
     def __init__(self, func: Callable[Concatenate[S, P], R], maxsize: int | None, typed: bool):
         if isinstance(func, staticmethod | classmethod):
             raise TypeError(
