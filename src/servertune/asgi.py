@@ -107,6 +107,8 @@ def executor_threads(workload: Workload, *, processes: int | None = None) -> int
     rate = (w.peak_rps if w.peak_rps is not None else plan.ceiling_rps) / count
     hold_s = w.service_time_ms / 1000 + w.slow_call_ratio * w.slow_call_ms / 1000
     in_flight = rate * hold_s
+    if in_flight >= MAX_THREADS:  # the quantile is above the mean: the cap decides
+        return MAX_THREADS
     return min(MAX_THREADS, max(plan.cpu_threads, poisson_quantile(in_flight, SLOW_CALL_QUANTILE)))
 
 
