@@ -1,6 +1,6 @@
 """The raw ASGI app `servertune bench sync-to-async` serves with uvicorn, one variant per process.
 
-Every request waits uniform(0, SERVERTUNE_BENCH_MAX_MS) milliseconds (seed 003, scaled from 2 s
+Every request waits uniform(SERVERTUNE_BENCH_MIN_MS (0), SERVERTUNE_BENCH_MAX_MS) milliseconds (seed 003, scaled from 2 s
 to 200 ms): natively with `asyncio.sleep`, or as a blocking `time.sleep` bridged by one of the
 ways of calling sync code from async code. The variant is read from the environment at startup:
 
@@ -9,7 +9,8 @@ ways of calling sync code from async code. The variant is read from the environm
 * `asgiref-unsensitive`: `sync_to_async(f, thread_sensitive=False)`: the loop's default pool;
 * `asgiref-context`: the same inside `ThreadSensitiveContext()` per request (Django's way);
 * `servertune`: `servertune.asgi.sync_to_async(f)` on the pool `install()` sized with
-  SERVERTUNE_BENCH_THREADS threads, answering 503 on `OverloadedError`.
+  SERVERTUNE_BENCH_THREADS threads and SERVERTUNE_BENCH_QUEUE_TIMEOUT seconds (unset: none),
+  answering 503 on `OverloadedError`.
 
 Run: `SERVERTUNE_BENCH_VARIANT=native uvicorn --factory servertune.bench.sync_app:create`.
 """
@@ -71,6 +72,7 @@ def create() -> App:
     """The app for the variant named by SERVERTUNE_BENCH_VARIANT (uvicorn --factory)."""
     variant = os.environ.get("SERVERTUNE_BENCH_VARIANT", "native")
     max_s = float(os.environ.get("SERVERTUNE_BENCH_MAX_MS", "200")) / 1000
+    min_s = float(os.environ.get("SERVERTUNE_BENCH_MIN_MS", "0")) / 1000
     threads = int(os.environ.get("SERVERTUNE_BENCH_THREADS", "0"))
     queue_timeout = float(os.environ.get("SERVERTUNE_BENCH_QUEUE_TIMEOUT", "0")) or None
     wait = _waiter(variant)
@@ -93,7 +95,7 @@ def create() -> App:
             return
         status, body = 200, b"ok\n"
         try:
-            await wait(uniform(0, max_s))
+            await wait(uniform(min_s, max_s))
         except Exception as error:
             from servertune.asgi import OverloadedError
 
