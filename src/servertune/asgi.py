@@ -37,8 +37,6 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from servertune.sizing import SLOW_CALL_QUANTILE, make_plan, poisson_quantile
-
 if TYPE_CHECKING:
     from servertune.workload import Workload
 
@@ -99,6 +97,9 @@ def executor_threads(workload: Workload, *, processes: int | None = None) -> int
     Poisson with that mean (`servertune.sizing.SLOW_CALL_QUANTILE`), at least the threads that
     keep the GIL busy, at most `MAX_THREADS`. `processes` defaults to the plan's (one per core).
     """
+    # Imported here: an app importing servertune.asgi for sync_to_async need not load pydantic.
+    from servertune.sizing import SLOW_CALL_QUANTILE, make_plan, poisson_quantile
+
     plan = make_plan(workload)
     count = processes if processes is not None else plan.processes
     if count < 1:
