@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import gc
 import threading
@@ -267,6 +268,23 @@ def test_slots_with_dict_but_no_weakref_work_and_are_collected() -> None:
     del s
     gc.collect()
     assert freed == [1]
+
+
+def test_unhashable_dataclass_instances_work() -> None:
+    """`self` is not part of the key: an eq=True dataclass (unhashable) caches, and == ignores the cache."""
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+        @cached_method
+        def shifted(self, dx: int) -> int:
+            return self.x + dx
+
+    p = Point(1)
+    assert p.shifted(2) == p.shifted(2) == 3
+    assert p.shifted.cache_info().hits == 1
+    assert p == Point(1)
 
 
 def test_del_drops_the_instance_cache() -> None:
