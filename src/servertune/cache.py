@@ -20,6 +20,8 @@ The cache lives in the instance's `__dict__`, like a `functools.cached_property`
 whose `__slots__` leave out `__dict__` cannot hold it (a clear `TypeError` says so), and
 `del obj.method` drops the instance's cache. A copy made by `copy.copy` shares the original's
 attributes and so its cache: `del copy.method` gives the copy a cache of its own.
+`pickle` cannot store the cache (a function): an instance whose cache was used pickles only
+after `del obj.method`.
 """
 
 from __future__ import annotations
