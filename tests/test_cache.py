@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import functools
 import gc
+import pickle
 import threading
 import tracemalloc
 import weakref
@@ -307,6 +308,16 @@ def test_copy_shares_cache_until_deleted() -> None:
     twin.factor = 5
     assert twin.scale(1) == 5
     assert s.scale(1) == 2
+
+
+def test_pickling_needs_the_cache_dropped_first() -> None:
+    """A used cache cannot be pickled (it is a function); after `del obj.method` the instance pickles."""
+    s = Scaler(2)
+    s.scale(1)
+    with pytest.raises(pickle.PicklingError):
+        pickle.dumps(s)
+    del s.scale
+    assert pickle.loads(pickle.dumps(s)).scale(1) == 2
 
 
 def test_misuse_is_refused_with_a_message() -> None:
