@@ -3,8 +3,9 @@
 A scenario builds one `Report`; the CLI prints it as a table, writes it as JSON and, where the
 scenario can, plots it. The JSON shape is the contract docs/benchmarks.md and tests rely on:
 
-    {"scenario": ..., "machine": {...}, "ceiling_rps": float | null,
-     "runs": [{"config": name, ...metrics}], "ratios": {...}, "targets": [...], "notes": [...]}
+    {"scenario": ..., "machine": {...}, "versions": {...}, "ceiling_rps": float | null,
+     "runs": [{"config": name, ...metrics}], "ratios": {...}, "targets": [...], "notes": [...],
+     "servers": [{"name", "kind", "ports", "stopped"}]}
 
 Load-test scenarios put `concurrency, rps, p50_ms, p90_ms, p99_ms, max_ms, errors` in each run;
 servertune's own configuration is always the run whose `config` is "servertune".
@@ -94,6 +95,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     machine: dict[str, Any] = field(default_factory=machine_info)
     versions: dict[str, str] = field(default_factory=dict)
+    #: Every server the scenario started: name, kind, ports, stopped (the harness's invariants).
+    servers: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document `--json FILE` writes."""
@@ -106,6 +109,7 @@ class Report:
             "ratios": self.ratios,
             "targets": [asdict(t) for t in self.targets],
             "notes": self.notes,
+            "servers": self.servers,
         }
 
     def write_json(self, path: Path) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "listening_ports",
     "place",
     "plan_for",
+    "tool_path",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -59,12 +60,15 @@ PORT_RELEASE_TIMEOUT_S = 5.0
 #: The last port a per-worker block may use (Workload.base_port allows up to 65000).
 MAX_BLOCK_PORT = 65000
 
-# Quick shutdown for the app servers (uWSGI: SIGINT kills workers at once, SIGTERM with
-# die-on-term waits for requests; gunicorn: SIGINT is "quick", SIGTERM waits graceful_timeout
-# for a 10 s /slow request). nginx: SIGTERM is its fast shutdown.
+# The signal each server's leader gets first; the rest of its group is left to the leader, then
+# SIGKILLed if still there. uWSGI: SIGINT kills its workers at once (SIGTERM with die-on-term
+# waits for requests). gunicorn: SIGTERM; its "quick" SIGINT calls sys.exit() inside the signal
+# handler and, sent to a gthread worker, sometimes deadlocks it (measured: 1 stop in 3 hung until
+# SIGKILL); the harness stops gunicorn only when no request is in flight, so TERM is as quick.
+# nginx: SIGTERM is its fast shutdown.
 STOP_SIGNALS: Mapping[str, signal.Signals] = {
     "uwsgi": signal.SIGINT,
-    "gunicorn": signal.SIGINT,
+    "gunicorn": signal.SIGTERM,
     "nginx": signal.SIGTERM,
 }
 
@@ -249,7 +253,8 @@ class Stack:
         """Stop one server's whole group: its stop signal, then SIGKILL; then check its ports."""
         if server.stopped:
             return
-        _signal_group(server.pgid, server.stop_signal)
+        with contextlib.suppress(ProcessLookupError):
+            server.process.send_signal(server.stop_signal)
         try:
             server.process.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -267,6 +272,13 @@ class Stack:
             time.sleep(0.05)
         if still:
             raise ServerError(f"{server.name}: ports {sorted(still)} still listening after stop")
+
+    def record(self) -> list[dict[str, Any]]:
+        """Every server started, its ports and whether it was stopped: for reports and tests."""
+        return [
+            {"name": s.name, "kind": s.kind, "ports": list(s.ports), "stopped": s.stopped}
+            for s in self.servers
+        ]
 
     def stop_all(self) -> None:
         """Stop every server, last started first; report the first failure after trying all."""
@@ -307,14 +319,18 @@ def place(workload: Workload, stack: Stack, sockets: int, **updates: Any) -> Wor
 
     `sockets` is how many consecutive per-worker ports to reserve (at least the plan's processes).
     """
+    base = free_port_block(sockets)
+    listen = free_port()
+    while base <= listen < base + sockets:  # nothing is bound yet: the block may be handed out
+        listen = free_port()
     # model_validate, not model_copy(update=...): the new values go through the allow-lists.
     return Workload.model_validate(
         {
             **workload.model_dump(),
             "bind_host": LOOPBACK,
             "listen_host": LOOPBACK,
-            "base_port": free_port_block(sockets),
-            "listen_port": free_port(),
+            "base_port": base,
+            "listen_port": listen,
             "app_dir": str(stack.dir),
             **updates,
         }
@@ -350,7 +366,7 @@ class Deployment:
             stack.stop(server)
 
 
-def _tool(name: str) -> str:
+def tool_path(name: str) -> str:
     """An executable: next to this interpreter (the venv's uwsgi), on PATH, or in /usr/sbin."""
     beside = Path(sys.executable).parent / name
     if beside.is_file() and os.access(beside, os.X_OK):
@@ -367,7 +383,7 @@ def _start_nginx(stack: Stack, name: str, plan: Plan, conf_text: str, home: Path
     conf = home / "nginx.conf"
     conf.write_text(conf_text)
     argv = [
-        _tool("nginx"),
+        tool_path("nginx"),
         "-p", f"{home}/",
         "-c", str(conf),
         "-e", str(home / "error.log"),
@@ -417,7 +433,7 @@ def deploy_uwsgi(
     ini.write_text(ini_text)
     ports = [s.port for s in (plan.sockets if layout == "per-worker" else [plan.shared_socket])]
     app = stack.start(
-        f"{name}-uwsgi", "uwsgi", [_tool("uwsgi"), "--ini", str(ini)],
+        f"{name}-uwsgi", "uwsgi", [tool_path("uwsgi"), "--ini", str(ini)],
         ports=[p for p in ports if p is not None], env=env,
     )  # fmt: skip
     nginx = _start_nginx(stack, name, plan, nginx_text, home)

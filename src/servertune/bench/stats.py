@@ -12,11 +12,13 @@ import os
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "DISTRIBUTION_POINTS",
     "group_cpu_seconds",
     "median",
+    "median_run",
     "percentile",
     "percentile_curve",
 ]
@@ -55,6 +57,25 @@ def median(values: Iterable[float]) -> float:
     if not data:
         raise ValueError("median of no values")
     return float(statistics.median(data))
+
+
+def median_run(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One row for repeated runs of a config: the median of each number, the raw runs under
+    `repeats`, and the distribution of the median run by p99 (a real curve, not a blend)."""
+    if not samples:
+        raise ValueError("median of no runs")
+    row = dict(samples[0])
+    for key, value in samples[0].items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and key != "concurrency":
+            row[key] = round(median(s[key] for s in samples), 3)
+    row["repeats"] = [
+        {k: v for k, v in s.items() if k not in ("config", "concurrency", "distribution")}
+        for s in samples
+    ]
+    if "distribution" in samples[0]:
+        by_p99 = sorted(samples, key=lambda s: float(s["p99_ms"]))
+        row["distribution"] = by_p99[len(by_p99) // 2]["distribution"]
+    return row
 
 
 def _stat_fields(pid_dir: Path) -> list[str] | None:
