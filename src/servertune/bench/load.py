@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import re
 import shutil
@@ -87,13 +88,16 @@ class LoadResult:
     latencies_ms: tuple[float, ...] = field(default=(), repr=False)
 
     def metrics(self) -> dict[str, Any]:
-        """The issue #3 JSON metrics of this run (without `config` and `concurrency`)."""
+        """The issue #3 JSON metrics of this run (without `config` and `concurrency`).
+
+        Latencies are None (JSON null) when no request succeeded: NaN is not JSON.
+        """
         return {
             "rps": round(self.rps, 2),
-            "p50_ms": round(self.p50_ms, 2),
-            "p90_ms": round(self.p90_ms, 2),
-            "p99_ms": round(self.p99_ms, 2),
-            "max_ms": round(self.max_ms, 2),
+            "p50_ms": _ms_or_none(self.p50_ms),
+            "p90_ms": _ms_or_none(self.p90_ms),
+            "p99_ms": _ms_or_none(self.p99_ms),
+            "max_ms": _ms_or_none(self.max_ms),
             "errors": self.errors,
             "requests": self.requests,
         }
@@ -101,6 +105,10 @@ class LoadResult:
     def count_over(self, threshold_ms: float) -> int:
         """How many requests took longer than `threshold_ms` (needs raw latencies)."""
         return sum(1 for value in self.latencies_ms if value > threshold_ms)
+
+
+def _ms_or_none(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 2)
 
 
 # --- wrk ------------------------------------------------------------------------------------------
@@ -350,10 +358,12 @@ async def _drive(
 
 def _result(tally: _Tally, connections: int, duration_s: float) -> LoadResult:
     samples = tally.latencies_ms
-    if not samples:
-        raise LoadError(
-            f"no request succeeded ({tally.errors} errors, {tally.unfinished} unfinished)"
-        )
+    if not samples:  # every request failed or never finished: latencies are unknown, not 0
+        return LoadResult(
+            tool="builtin", connections=connections, duration_s=duration_s, requests=0,
+            errors=tally.errors + tally.unfinished, rps=0.0,
+            p50_ms=math.nan, p90_ms=math.nan, p99_ms=math.nan, max_ms=math.nan,
+        )  # fmt: skip
     return LoadResult(
         tool="builtin",
         connections=connections,
@@ -382,7 +392,8 @@ def run_builtin(
     """Run closed-loop user groups against `url`'s host; one LoadResult per group's path.
 
     Users whose request is still running `grace_s` after the deadline are cancelled and their
-    request counted as an error (reported per group as `errors`).
+    request counted as an error (reported per group as `errors`). A group with no successful
+    request has `requests == 0` and NaN latencies.
     """
     parts = urlsplit(url)
     if parts.scheme != "http" or parts.hostname is None or parts.port is None:
@@ -406,4 +417,7 @@ def run_closed_loop(
     if tool == "wrk" or (tool == "auto" and find_wrk() is not None):
         return run_wrk(url, connections=connections, duration_s=duration_s)
     path = urlsplit(url).path or "/"
-    return run_builtin(url, [Users(path, connections)], duration_s=duration_s)[path]
+    result = run_builtin(url, [Users(path, connections)], duration_s=duration_s)[path]
+    if result.requests == 0:
+        raise LoadError(f"no request to {url} succeeded ({result.errors} errors)")
+    return result
