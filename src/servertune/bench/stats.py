@@ -10,13 +10,17 @@ from __future__ import annotations
 import math
 import os
 import statistics
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "DISTRIBUTION_POINTS",
+    "CpuWatch",
     "group_cpu_seconds",
+    "machine_busy_seconds",
     "median",
     "median_run",
     "percentile",
@@ -99,3 +103,45 @@ def group_cpu_seconds(pgid: int, proc: Path = Path("/proc")) -> float:
             continue
         ticks += sum(int(value) for value in fields[11:15])
     return ticks / _CLOCK_TICKS
+
+
+def machine_busy_seconds(stat: Path = Path("/proc/stat")) -> float:
+    """CPU seconds every core of the machine has spent busy (not idle or iowait) since boot."""
+    try:
+        first = stat.read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return 0.0
+    # cpu user nice system idle iowait irq softirq steal (guest time is inside user already)
+    ticks = [int(v) for v in first[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / _CLOCK_TICKS
+
+
+def _own_cpu_seconds() -> float:
+    """This process and its reaped children (wrk runs as one)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+@dataclass
+class CpuWatch:
+    """CPU used during a measurement: by the servers under test, and by everything else.
+
+    `other_cores` is the machine's busy time minus the servers', the harness's and its
+    children's (wrk), per second of wall time: how much of the machine other work took while we
+    measured. On a shared box a run with a large value is contaminated and says so.
+    """
+
+    servers: Callable[[], float]
+    _start: tuple[float, float, float, float] = field(default=(0.0, 0.0, 0.0, 0.0), init=False)
+    server_seconds: float = field(default=0.0, init=False)
+    other_cores: float = field(default=0.0, init=False)
+
+    def __enter__(self) -> CpuWatch:
+        self._start = (time.monotonic(), machine_busy_seconds(), self.servers(), _own_cpu_seconds())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall, busy, servers, own = self._start
+        self.server_seconds = self.servers() - servers
+        other = (machine_busy_seconds() - busy) - self.server_seconds - (_own_cpu_seconds() - own)
+        self.other_cores = max(0.0, other) / max(time.monotonic() - wall, 1e-6)

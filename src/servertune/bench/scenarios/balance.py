@@ -13,7 +13,9 @@ same generated nginx:
 
 Each runs at concurrency = cores and 2 x cores (full runs add 4 x cores) with wrk (or the
 built-in client). The CPU ceiling is measured, not assumed: cores / the app's CPU-seconds per
-request, read from /proc for the uWSGI process group during a one-connection run.
+request, read from /proc for the uWSGI process group during the same run, so a throughput's
+fraction of it is the share of the cores that went into serving requests (robust to a shared
+VM whose per-core speed drifts; docs/benchmarks.md explains why not the one-connection run).
 """
 
 from __future__ import annotations
@@ -41,8 +43,11 @@ TARGET_P99_OVER_SINGLE = 1.5
 RPS_MARGIN = 0.05
 P99_MARGIN = 0.10
 
+#: Other work above this many cores during a measurement gets a note in the report.
+NOISY_OTHER_CORES = 0.25
+
 #: Seconds of load per measurement, and of warm-up after each start (the app imports lazily).
-FULL_SECONDS = 8.0
+FULL_SECONDS = 6.0
 QUICK_SECONDS = 1.0
 WARMUP_SECONDS = 1.0
 #: Load levels as multiples of the core count.
@@ -148,11 +153,11 @@ def run(options: BenchOptions) -> Report:
                             )
                         if config.name == "servertune":
                             progress.show("servertune, 1 connection (single-request latency)")
-                            baselines.append(_measure(deployment, 1, seconds, config.name))
+                            baselines.append(_measure(deployment, 1, seconds, config.name, cores))
                             progress.advance()
                         for level in levels:
                             progress.show(f"{config.name}, {level} connections, run {repeat + 1}")
-                            row = _measure(deployment, level, seconds, config.name)
+                            row = _measure(deployment, level, seconds, config.name, cores)
                             raw.setdefault((config.name, level), []).append(row)
                             progress.advance(
                                 f"{config.name}, {level} connections: {row['rps']:.1f} req/s, "
@@ -165,19 +170,18 @@ def run(options: BenchOptions) -> Report:
         progress.close()
 
     single = median_run(baselines)
-    cpu_per_request = median(b["app_cpu_ms_per_req"] for b in baselines) / 1000
-    ceiling = cores / cpu_per_request
     runs = [single | {"role": "single-request"}]
     for name in CONFIGS:
         for level in levels:
             row = median_run(raw[(name, level)])
-            row["ceiling_fraction"] = round(row["rps"] / ceiling, 3)
             row["p99_over_single"] = round(row["p99_ms"] / single["p50_ms"], 3)
             runs.append(row)
+    top = max(level for level in levels if level <= 2 * cores)
+    ceiling = median(s["ceiling_rps"] for s in raw[("servertune", top)])
+    c1_ceiling = cores / (single["app_cpu_ms_per_req"] / 1000)
 
     report = Report(scenario="balance", runs=runs, ceiling_rps=round(ceiling, 2))
     report.versions = _versions(tool)
-    top = 2 * cores
     ours = _row(runs, "servertune", top)
     report.targets = [
         Target(f"servertune req/s / CPU ceiling at {top} connections",
@@ -196,9 +200,14 @@ def run(options: BenchOptions) -> Report:
         )
     report.notes = [
         (
-            f"{cores} cores; CPU ceiling = {cores} / {cpu_per_request * 1000:.1f} ms of app CPU "
-            f"per request (measured) = {ceiling:.1f} req/s; the plan's model says "
-            f"{plan.ceiling_rps:.1f}"
+            f"{cores} cores. CPU ceiling of a run = {cores} cores / the app's CPU-seconds per "
+            f"request measured from /proc in that same run; servertune at {top} connections: "
+            f"{ceiling:.1f} req/s (the plan's model: {plan.ceiling_rps:.1f})"
+        ),
+        (
+            f"the ceiling from the 1-connection run would be {c1_ceiling:.1f} req/s: a request "
+            f"costs more CPU ({single['app_cpu_ms_per_req']:.1f} ms) when the core idles between "
+            "requests, so that ceiling is lower and every fraction would look better; not used"
         ),
         f"single-request latency (p50 at 1 connection): {single['p50_ms']:.1f} ms",
         (
@@ -211,23 +220,38 @@ def run(options: BenchOptions) -> Report:
         ),
         *_where_it_shows(runs, levels),
     ]
+    busiest = max(float(s["other_cpu_cores"]) for rows in raw.values() for s in rows)
+    if busiest > NOISY_OTHER_CORES:
+        report.notes.append(
+            f"other work on this machine used up to {busiest:.2f} cores during a measurement "
+            "(other_cpu_cores in each run): those numbers are noisy"
+        )
     report.servers = stack.record()
     return report
 
 
-def _measure(deployment: Any, connections: int, seconds: float, name: str) -> dict[str, Any]:
+def _measure(
+    deployment: Any, connections: int, seconds: float, name: str, cores: int
+) -> dict[str, Any]:
+    """One load run: the issue's metrics, CPU used, and this run's own CPU ceiling."""
     from servertune.bench.load import run_closed_loop
+    from servertune.bench.stats import CpuWatch
 
-    app_before, all_before = deployment.app_cpu_seconds(), deployment.cpu_seconds()
-    result = run_closed_loop(deployment.url, connections=connections, duration_s=seconds)
+    app_before = deployment.app_cpu_seconds()
+    with CpuWatch(deployment.cpu_seconds) as watch:
+        result = run_closed_loop(deployment.url, connections=connections, duration_s=seconds)
     app_cpu = deployment.app_cpu_seconds() - app_before
-    all_cpu = deployment.cpu_seconds() - all_before
+    per_request = app_cpu / max(1, result.requests)
+    ceiling = cores / per_request if per_request > 0 else float("inf")
     return {
         "config": name,
         "concurrency": connections,
         **result.metrics(),
-        "cpu_s": round(all_cpu, 3),
-        "app_cpu_ms_per_req": round(app_cpu / max(1, result.requests) * 1000, 2),
+        "cpu_s": round(watch.server_seconds, 3),
+        "app_cpu_ms_per_req": round(per_request * 1000, 2),
+        "ceiling_rps": round(ceiling, 2),
+        "ceiling_fraction": round(result.rps / ceiling, 3),
+        "other_cpu_cores": round(watch.other_cores, 2),
         "distribution": [list(point) for point in result.distribution],
     }
 

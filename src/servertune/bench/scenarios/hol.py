@@ -78,7 +78,7 @@ def run(options: BenchOptions) -> Report:
     from servertune.bench.load import Users, run_builtin
     from servertune.bench.progress import Progress
     from servertune.bench.servers import Stack, deploy_gunicorn, place, plan_for
-    from servertune.bench.stats import median_run
+    from servertune.bench.stats import CpuWatch, median_run
     from servertune.bench.versions import tool_versions
     from servertune.workload import Workload
 
@@ -113,11 +113,10 @@ def run(options: BenchOptions) -> Report:
                         layout=config.layout, env=env, python=options.python,
                     )  # fmt: skip
                     try:
-                        before = deployment.cpu_seconds()
-                        results = run_builtin(
-                            deployment.url, groups, duration_s=seconds, grace_s=slow_s + 10
-                        )
-                        cpu = deployment.cpu_seconds() - before
+                        with CpuWatch(deployment.cpu_seconds) as watch:
+                            results = run_builtin(
+                                deployment.url, groups, duration_s=seconds, grace_s=slow_s + 10
+                            )
                     finally:
                         deployment.stop(stack)
                     quick, slow = results["/quick"], results["/slow"]
@@ -132,7 +131,8 @@ def run(options: BenchOptions) -> Report:
                         "workers": config.plan.processes,
                         "threads": config.plan.threads,
                         "layout": config.layout,
-                        "cpu_s": round(cpu, 3),
+                        "cpu_s": round(watch.server_seconds, 3),
+                        "other_cpu_cores": round(watch.other_cores, 2),
                         "distribution": [list(point) for point in quick.distribution],
                     }
                     raw.setdefault(config.name, []).append(row)
