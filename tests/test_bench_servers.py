@@ -95,7 +95,7 @@ def test_stack_stops_the_whole_group_and_frees_the_port() -> None:
     assert port not in listening_ports()
     assert not directory.exists()
     assert stack.record() == [
-        {"name": "forker", "kind": "python", "ports": [port], "stopped": True}
+        {"name": "forker", "kind": "python", "pgid": server.pgid, "ports": [port], "stopped": True}
     ]
 
 

@@ -274,9 +274,15 @@ class Stack:
             raise ServerError(f"{server.name}: ports {sorted(still)} still listening after stop")
 
     def record(self) -> list[dict[str, Any]]:
-        """Every server started, its ports and whether it was stopped: for reports and tests."""
+        """Every server started, its process group, ports and whether it was stopped."""
         return [
-            {"name": s.name, "kind": s.kind, "ports": list(s.ports), "stopped": s.stopped}
+            {
+                "name": s.name,
+                "kind": s.kind,
+                "pgid": s.pgid,
+                "ports": list(s.ports),
+                "stopped": s.stopped,
+            }
             for s in self.servers
         ]
 
