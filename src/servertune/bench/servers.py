@@ -483,7 +483,7 @@ def deploy_gunicorn(
     )
     for instance, sock, extra in instances:
         assert sock.port is not None
-        # gunicorn >= 23 opens a control socket at $XDG_RUNTIME_DIR/gunicorn.ctl (else
+        # gunicorn 27 opens a control socket at $XDG_RUNTIME_DIR/gunicorn.ctl (else
         # ~/.gunicorn/gunicorn.ctl): one path for every instance on the machine. Give each
         # instance its own directory so they neither collide nor touch the user's home.
         runtime = home / f"{instance}-run"
