@@ -3,8 +3,9 @@
 A scenario builds one `Report`; the CLI prints it as a table, writes it as JSON and, where the
 scenario can, plots it. The JSON shape is the contract docs/benchmarks.md and tests rely on:
 
-    {"scenario": ..., "machine": {...}, "ceiling_rps": float | null,
-     "runs": [{"config": name, ...metrics}], "ratios": {...}, "targets": [...], "notes": [...]}
+    {"scenario": ..., "machine": {...}, "versions": {...}, "ceiling_rps": float | null,
+     "runs": [{"config": name, ...metrics}], "ratios": {...}, "targets": [...], "notes": [...],
+     "servers": [{"name", "kind", "pgid", "ports", "stopped"}]}
 
 Load-test scenarios put `concurrency, rps, p50_ms, p90_ms, p99_ms, max_ms, errors` in each run;
 servertune's own configuration is always the run whose `config` is "servertune".
@@ -98,6 +99,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     machine: dict[str, Any] = field(default_factory=machine_info)
     versions: dict[str, str] = field(default_factory=dict)
+    #: Every server the scenario started: name, kind, pgid, ports, stopped (harness invariants).
+    servers: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document `--json FILE` writes."""
@@ -110,6 +113,7 @@ class Report:
             "ratios": self.ratios,
             "targets": [asdict(t) for t in self.targets],
             "notes": self.notes,
+            "servers": self.servers,
         }
 
     def write_json(self, path: Path) -> None:
@@ -119,6 +123,7 @@ class Report:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(self.to_json(), handle, indent=2)
             handle.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a report is meant to be shared
         os.replace(tmp, path)
 
     def table(self) -> str:

@@ -1,0 +1,66 @@
+"""PNG plots of latency distributions; needs the `plot` extra (matplotlib), imported on use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from servertune.bench.report import Report
+
+__all__ = ["plot_distributions"]
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install 'servertune[plot]'") from None
+    matplotlib.use("Agg")  # files only: never open a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_distributions(
+    report: Report,
+    path: Path,
+    *,
+    panel_key: str,
+    panel_title: Callable[[Any], str],
+    select: Callable[[dict[str, Any]], bool] = lambda run: True,
+) -> None:
+    """One panel per value of `panel_key`; in each, latency (ms, log scale) by percentile and
+    config, servertune drawn thicker."""
+    plt = _pyplot()
+    runs = [r for r in report.runs if select(r) and r.get("distribution")]
+    panels = sorted({r[panel_key] for r in runs}, key=str)
+    if not panels:
+        raise ValueError("no latency distribution to plot")
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False, sharey=True
+    )
+    for axis, panel in zip(axes[0], panels, strict=True):
+        for run in (r for r in runs if r[panel_key] == panel):
+            points = run["distribution"]
+            axis.plot(
+                [p[1] for p in points],
+                [p[0] for p in points],
+                label=run["config"],
+                linewidth=2.5 if run["config"] == "servertune" else 1.2,
+            )
+        axis.set_xscale("log")
+        axis.set_xlabel("latency (ms, log scale)")
+        axis.set_title(panel_title(panel))
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize="small")
+    axes[0][0].set_ylabel("percentile")
+    machine = report.machine
+    fig.suptitle(
+        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
+        f"Python {machine.get('python')}, {machine.get('date')}"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,147 @@
+"""Numbers from samples: percentiles, medians, and the CPU time a process tree has used.
+
+CPU time is read from /proc, summed over every process in a process group (each server the
+harness starts leads a group of its own), including the reaped children a process accounts for
+in `cutime`/`cstime`, so a uWSGI worker recycled mid-run still counts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DISTRIBUTION_POINTS",
+    "CpuWatch",
+    "group_cpu_seconds",
+    "machine_busy_seconds",
+    "median",
+    "median_run",
+    "percentile",
+    "percentile_curve",
+]
+
+#: Percentiles kept for latency plots: fine steps in the tail, where layouts differ.
+DISTRIBUTION_POINTS: tuple[float, ...] = (
+    *range(0, 90, 5),
+    90.0, 92.5, 95.0, 97.5, 99.0, 99.5, 99.9, 100.0,
+)  # fmt: skip
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def percentile(samples: Sequence[float], p: float) -> float:
+    """The p-th percentile (0-100) with linear interpolation between ranks (numpy's default)."""
+    if not samples:
+        raise ValueError("percentile of no samples")
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile must be within 0..100, got {p}")
+    ordered = sorted(samples)
+    rank = (len(ordered) - 1) * p / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def percentile_curve(samples: Sequence[float]) -> list[tuple[float, float]]:
+    """(percentile, value) at every DISTRIBUTION_POINTS step: a plottable latency distribution."""
+    ordered = sorted(samples)
+    return [(float(p), percentile(ordered, p)) for p in DISTRIBUTION_POINTS] if ordered else []
+
+
+def median(values: Iterable[float]) -> float:
+    """The median; raises on no values rather than inventing one."""
+    data = list(values)
+    if not data:
+        raise ValueError("median of no values")
+    return float(statistics.median(data))
+
+
+def median_run(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One row for repeated runs of a config: the median of each number, the raw runs under
+    `repeats`, and the distribution of the median run by p99 (a real curve, not a blend)."""
+    if not samples:
+        raise ValueError("median of no runs")
+    row = dict(samples[0])
+    for key, value in samples[0].items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and key != "concurrency":
+            row[key] = round(median(s[key] for s in samples), 3)
+    row["repeats"] = [
+        {k: v for k, v in s.items() if k not in ("config", "concurrency", "distribution")}
+        for s in samples
+    ]
+    if "distribution" in samples[0]:
+        by_p99 = sorted(samples, key=lambda s: float(s["p99_ms"]))
+        row["distribution"] = by_p99[len(by_p99) // 2]["distribution"]
+    return row
+
+
+def _stat_fields(pid_dir: Path) -> list[str] | None:
+    try:
+        raw = (pid_dir / "stat").read_text()
+    except OSError:  # the process exited while we walked /proc
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def group_cpu_seconds(pgid: int, proc: Path = Path("/proc")) -> float:
+    """User + system CPU seconds of every live process in group `pgid` and its reaped children."""
+    ticks = 0
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(entry)
+        # After the command name: state, ppid, pgrp, ..., utime (11), stime, cutime, cstime (14).
+        if fields is None or len(fields) < 15 or int(fields[2]) != pgid:
+            continue
+        ticks += sum(int(value) for value in fields[11:15])
+    return ticks / _CLOCK_TICKS
+
+
+def machine_busy_seconds(stat: Path = Path("/proc/stat")) -> float:
+    """CPU seconds every core of the machine has spent busy (not idle or iowait) since boot."""
+    try:
+        first = stat.read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return 0.0
+    # cpu user nice system idle iowait irq softirq steal (guest time is inside user already)
+    ticks = [int(v) for v in first[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / _CLOCK_TICKS
+
+
+def _own_cpu_seconds() -> float:
+    """This process and its reaped children (wrk runs as one)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+@dataclass
+class CpuWatch:
+    """CPU used during a measurement: by the servers under test, and by everything else.
+
+    `other_cores` is the machine's busy time minus the servers', the harness's and its
+    children's (wrk), per second of wall time: how much of the machine other work took while we
+    measured. On a shared box a run with a large value is contaminated and says so.
+    """
+
+    servers: Callable[[], float]
+    _start: tuple[float, float, float, float] = field(default=(0.0, 0.0, 0.0, 0.0), init=False)
+    server_seconds: float = field(default=0.0, init=False)
+    other_cores: float = field(default=0.0, init=False)
+
+    def __enter__(self) -> CpuWatch:
+        self._start = (time.monotonic(), machine_busy_seconds(), self.servers(), _own_cpu_seconds())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall, busy, servers, own = self._start
+        self.server_seconds = self.servers() - servers
+        other = (machine_busy_seconds() - busy) - self.server_seconds - (_own_cpu_seconds() - own)
+        self.other_cores = max(0.0, other) / max(time.monotonic() - wall, 1e-6)

@@ -1,0 +1,132 @@
+"""`servertune bench balance|hol --quick`: the harness's invariants, never its timings.
+
+Each scenario really starts nginx, uWSGI or gunicorn from generated configs on 127.0.0.1 and
+drives load for about a second per config; the tests check that every server started was
+stopped, no port is left listening, no process is left in any server's process group, and the
+JSON is complete. (They look only at this run's servers: other runs may share the machine.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.bench.report import LOAD_RUN_KEYS
+from servertune.bench.servers import listening_ports
+from servertune.cli import app
+
+#: The top-level keys of every report (bench/report.py).
+REPORT_KEYS = {
+    "scenario", "machine", "versions", "ceiling_rps", "runs", "ratios", "targets", "notes",
+    "servers",
+}  # fmt: skip
+
+EXPECTED_CONFIGS = {
+    "balance": ["threads-only", "processes-only", "shared-socket", "servertune"],
+    "hol": ["naive", "seed-2x2", "servertune-shared", "servertune"],
+}
+
+
+def _live_members(pgid: int) -> list[int]:
+    """Processes (not zombies) still in process group `pgid`."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
+
+
+@pytest.fixture(scope="module", params=["balance", "hol"])
+def quick_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, dict[str, Any], Path, str]:
+    """One `--quick` run per scenario, shared by the tests below."""
+    scenario: str = request.param
+    out = tmp_path_factory.mktemp(scenario)
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench", scenario, "--quick", "--no-progress",
+            "--json", str(out / "report.json"), "--plot", str(out / "plot.png"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return scenario, json.loads((out / "report.json").read_text()), out, result.stdout
+
+
+def test_every_server_started_was_stopped(quick_run: tuple[str, dict[str, Any], Path, str]) -> None:
+    """The report lists nginx and the app servers of every config, each stopped."""
+    scenario, report, _, _ = quick_run
+    servers = report["servers"]
+    kinds = {s["kind"] for s in servers}
+    assert kinds == ({"uwsgi", "nginx"} if scenario == "balance" else {"gunicorn", "nginx"})
+    for config in EXPECTED_CONFIGS[scenario]:
+        assert any(s["name"].startswith(f"{config}-") and s["kind"] == "nginx" for s in servers)
+    assert all(s["stopped"] for s in servers)
+
+
+def test_no_port_left_bound_and_no_process_left(
+    quick_run: tuple[str, dict[str, Any], Path, str],
+) -> None:
+    """After the run none of the servers' ports listens and none of their processes runs."""
+    _, report, _, _ = quick_run
+    ports = {port for server in report["servers"] for port in server["ports"]}
+    assert ports
+    assert not ports & listening_ports()
+    for server in report["servers"]:
+        assert _live_members(server["pgid"]) == [], server["name"]
+
+
+def test_json_schema_is_complete(quick_run: tuple[str, dict[str, Any], Path, str]) -> None:
+    """Every report key is there; every run has the issue #3 keys with real numbers."""
+    scenario, report, _, _ = quick_run
+    assert set(report) == REPORT_KEYS
+    assert report["scenario"] == scenario
+    configs = [run["config"] for run in report["runs"] if "role" not in run]
+    assert sorted(set(configs)) == sorted(EXPECTED_CONFIGS[scenario])
+    for run in report["runs"]:
+        assert set(LOAD_RUN_KEYS) <= set(run)
+        for key in LOAD_RUN_KEYS[1:]:
+            value = run[key]
+            assert isinstance(value, int | float), (run["config"], key)
+            assert math.isfinite(value), (run["config"], key)
+        assert run["rps"] > 0
+        assert run["requests"] > 0
+        assert run["max_ms"] >= run["p99_ms"] >= run["p90_ms"] >= run["p50_ms"] > 0
+    assert report["targets"]
+    assert all(t["met"] in (True, False) for t in report["targets"])
+    assert report["versions"]["servertune"]
+    assert report["machine"]["cores"] >= 1
+
+
+def test_scenario_specific_numbers_are_present(
+    quick_run: tuple[str, dict[str, Any], Path, str],
+) -> None:
+    """balance reports the CPU ceiling and fractions of it; hol counts /quick stalls over 1 s."""
+    scenario, report, _, _ = quick_run
+    runs = [run for run in report["runs"] if "role" not in run]
+    if scenario == "balance":
+        assert report["ceiling_rps"] > 0
+        assert all(run["ceiling_fraction"] > 0 and run["p99_over_single"] > 0 for run in runs)
+        assert any(run.get("role") == "single-request" for run in report["runs"])
+    else:
+        assert report["ceiling_rps"] is None
+        assert all(run["over_1s"] >= 0 and run["slow_requests"] >= 1 for run in runs)
+
+
+def test_table_and_plot_are_written(quick_run: tuple[str, dict[str, Any], Path, str]) -> None:
+    """The CLI prints the table with servertune's row and writes a PNG plot."""
+    scenario, _, out, stdout = quick_run
+    assert f"servertune bench {scenario}" in stdout
+    assert "\nservertune " in stdout
+    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

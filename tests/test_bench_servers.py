@@ -1,0 +1,146 @@
+"""The server harness: every process it starts is stopped, with its whole group, and its port freed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from servertune.bench.servers import (
+    ServerError,
+    Stack,
+    free_port,
+    free_port_block,
+    listening_ports,
+)
+
+# A server that forks a child into its own group, like a master and its worker.
+FORKING_SERVER = textwrap.dedent(
+    """
+    import os, socket, sys, time
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", int(sys.argv[1])))
+    sock.listen()
+    if os.fork() == 0:
+        time.sleep(600)
+    time.sleep(600)
+    """
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0): it is dead for our purposes.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(entry.name))
+    return members
+
+
+def test_free_port_block_is_consecutive_and_free() -> None:
+    """A block of per-worker ports is N consecutive ports nothing listens on."""
+    first = free_port_block(4)
+    assert not {first, first + 1, first + 2, first + 3} & listening_ports()
+
+
+def test_listening_ports_sees_a_listening_socket() -> None:
+    """/proc/net/tcp parsing finds a socket we listen on, and forgets it once closed."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert port in listening_ports()
+    assert port not in listening_ports()
+
+
+def test_stack_stops_the_whole_group_and_frees_the_port() -> None:
+    """Leaving the stack stops the server and the child it forked, and the port stops listening."""
+    port = free_port()
+    with Stack("test") as stack:
+        server = stack.start(
+            "forker", "python", [sys.executable, "-c", FORKING_SERVER, str(port)], ports=[port]
+        )
+        assert port in listening_ports()
+        deadline = time.monotonic() + 10
+        while len(_group_members(server.pgid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        members = _group_members(server.pgid)
+        assert len(members) == 2
+        directory = stack.dir
+    assert not any(_alive(pid) for pid in members)
+    assert port not in listening_ports()
+    assert not directory.exists()
+    assert stack.record() == [
+        {"name": "forker", "kind": "python", "pgid": server.pgid, "ports": [port], "stopped": True}
+    ]
+
+
+def test_a_server_that_dies_at_start_raises_with_its_log() -> None:
+    """A server that exits before listening is reported with the end of its output."""
+    port = free_port()
+    with Stack("test") as stack, pytest.raises(ServerError, match="boom"):
+        stack.start(
+            "broken", "python", [sys.executable, "-c", "print('boom'); raise SystemExit(3)"],
+            ports=[port],
+        )  # fmt: skip
+    assert stack.record()[0]["stopped"] is True
+
+
+HARNESS = textwrap.dedent(
+    """
+    import sys, time
+    from servertune.bench.servers import Stack
+    port = int(sys.argv[1])
+    with Stack("test") as stack:
+        server = stack.start("sleeper", "python",
+            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)], ports=[port])
+        print(server.pgid, flush=True)
+        time.sleep(60)
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupting_the_harness_stops_its_servers(sig: signal.Signals) -> None:
+    """Ctrl-C (SIGINT) or SIGTERM to the benchmark process stops every server it started."""
+    port = free_port()
+    harness = subprocess.Popen(
+        [sys.executable, "-c", HARNESS, str(port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert harness.stdout is not None
+        pgid = int(harness.stdout.readline())
+        assert port in listening_ports()
+        harness.send_signal(sig)
+        harness.wait(timeout=30)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+    assert harness.returncode != 0
+    assert _group_members(pgid) == []
+    assert port not in listening_ports()
