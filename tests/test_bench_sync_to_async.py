@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import http.client
-import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 from servertune.bench import BenchOptions, load_scenario, scenario_names
 from servertune.bench.report import LOAD_RUN_KEYS
-from servertune.bench.scenarios.sync_to_async import VARIANTS, _free_port, _stop, _wait_listening
+from servertune.bench.scenarios.sync_to_async import VARIANTS, uvicorn_argv, variant_env
+from servertune.bench.servers import Stack, free_port
 
 
 def test_sync_to_async_is_listed() -> None:
@@ -34,31 +31,13 @@ def test_quick_run_reports_every_variant_in_the_load_contract() -> None:
     assert "servertune rps / native" in report.ratios
 
 
-def test_overloaded_bridge_answers_503_through_uvicorn(tmp_path: Path) -> None:
+def test_overloaded_bridge_answers_503_through_uvicorn() -> None:
     """With one thread and a 50 ms queue_timeout, a burst gets 200s and 503s, never a hang."""
-    port = _free_port()
-    log = tmp_path / "uvicorn.log"
-    env = {
-        **os.environ,
-        "SERVERTUNE_BENCH_VARIANT": "servertune",
-        "SERVERTUNE_BENCH_THREADS": "1",
-        "SERVERTUNE_BENCH_QUEUE_TIMEOUT": "0.05",
-        "SERVERTUNE_BENCH_MIN_MS": "500",
-        "SERVERTUNE_BENCH_MAX_MS": "500",
-    }
-    command = [
-        sys.executable, "-m", "uvicorn", "--factory", "servertune.bench.sync_app:create",
-        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-    ]  # fmt: skip
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
     statuses: list[int] = []
     lock = threading.Lock()
     gate = threading.Barrier(4)
 
-    def get() -> None:
+    def get(port: int) -> None:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         try:
             gate.wait(timeout=30)
@@ -69,15 +48,21 @@ def test_overloaded_bridge_answers_503_through_uvicorn(tmp_path: Path) -> None:
         with lock:
             statuses.append(status)
 
-    try:
-        _wait_listening(port, server, log)
-        clients = [threading.Thread(target=get) for _ in range(4)]
+    env = variant_env(
+        "servertune",
+        1,
+        SERVERTUNE_BENCH_QUEUE_TIMEOUT="0.05",
+        SERVERTUNE_BENCH_MIN_MS="500",
+        SERVERTUNE_BENCH_MAX_MS="500",
+    )
+    with Stack(label="test-503") as stack:
+        port = free_port()
+        stack.start("uvicorn", "uvicorn", uvicorn_argv(port), ports=[port], env=env)
+        clients = [threading.Thread(target=get, args=(port,)) for _ in range(4)]
         for client in clients:
             client.start()
         for client in clients:
             client.join(timeout=60)
-    finally:
-        _stop(server)
     assert len(statuses) == 4
     assert 200 in statuses
     assert 503 in statuses

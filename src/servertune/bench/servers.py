@@ -71,6 +71,9 @@ STOP_SIGNALS: Mapping[str, signal.Signals] = {
     "gunicorn": signal.SIGTERM,
     "nginx": signal.SIGTERM,
 }
+# Grace before SIGKILL, where a kind needs less than STOP_TIMEOUT_S: uvicorn serving asgiref's
+# single-thread bridge may hold seconds of queued blocking calls that a graceful stop would wait out.
+STOP_GRACE_S: Mapping[str, float] = {"uvicorn": 1.0}
 
 
 class ServerError(RuntimeError):
@@ -256,7 +259,7 @@ class Stack:
         with contextlib.suppress(ProcessLookupError):
             server.process.send_signal(server.stop_signal)
         try:
-            server.process.wait(timeout=STOP_TIMEOUT_S)
+            server.process.wait(timeout=STOP_GRACE_S.get(server.kind, STOP_TIMEOUT_S))
         except subprocess.TimeoutExpired:
             _signal_group(server.pgid, signal.SIGKILL)
             server.process.wait(timeout=STOP_TIMEOUT_S)

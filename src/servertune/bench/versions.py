@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from servertune import __version__
 
-__all__ = ["tool_versions"]
+__all__ = ["dist_version", "tool_versions"]
 
 _COMMANDS: dict[str, list[str]] = {
     "uwsgi": ["--version"],
@@ -17,6 +17,16 @@ _COMMANDS: dict[str, list[str]] = {
     "wrk": ["-v"],
     "gunicorn": ["--version"],
 }
+
+
+def dist_version(dist: str) -> str:
+    """An installed distribution's version, or "not installed"."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def _version_of(name: str) -> str:

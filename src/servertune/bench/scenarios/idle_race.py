@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.versions import dist_version
 
 #: The in-process clients; niquests needs an environment of its own.
 IN_PROCESS = ("requests", "httpx", "urllib3")
@@ -236,7 +237,7 @@ def run(options: BenchOptions) -> Report:
                 runs.append(result)
             rows.append(summarize(client, config, plan, runs))
     for client in IN_PROCESS:
-        versions.setdefault(client, _version(client))
+        versions.setdefault(client, dist_version(client))
     ours = [r for r in rows if r["setting"] == "servertune"]
     reuse = [r["reuse_in_window_pct"] for r in ours if r["reuse_in_window_pct"] is not None]
     ratios = {}
@@ -283,22 +284,13 @@ def run(options: BenchOptions) -> Report:
     )
 
 
-def _version(module: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(module)
-    except PackageNotFoundError:
-        return "not installed"
-
-
 def _worker_main(argv: list[str]) -> None:
     """Entry point for the niquests subprocess: one run, JSON on stdout."""
     params = json.loads(argv[0])
     plan = Plan(**params["plan"])
     result = measure("niquests", params["config"], plan, params["seed"])
-    result["version"] = _version("niquests")
-    result["urllib3"] = _version("urllib3-future")
+    result["version"] = dist_version("niquests")
+    result["urllib3"] = dist_version("urllib3-future")
     json.dump(result, sys.stdout)
 
 

@@ -28,10 +28,10 @@ import timeit
 import tracemalloc
 import weakref
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
 from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.versions import dist_version
 
 __all__ = ["run"]
 
@@ -161,13 +161,6 @@ def _memory(made: Any, instances: int) -> tuple[float, int, int]:
     return kib, alive_refcount, alive_gc
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def run(options: BenchOptions) -> Report:
     """Time hits and misses of every variant, interleaved, then measure N dropped instances."""
     calls = CALLS_QUICK if options.quick else CALLS_FULL
@@ -269,5 +262,5 @@ def run(options: BenchOptions) -> Report:
             ),
             f"took {time.perf_counter() - start:.1f} s",
         ],
-        versions={dist: _version(dist) for dist in ("servertune", "methodtools", "cachetools")},
+        versions={dist: dist_version(dist) for dist in ("servertune", "methodtools", "cachetools")},
     )

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.versions import dist_version
 
 CLIENTS = ("requests", "httpx", "urllib3")
 #: The issue's target for session creation with a shared context.
@@ -162,14 +163,5 @@ def run(options: BenchOptions) -> Report:
             ),
             "niquests not measured: it takes no SSLContext and urllib3-future already caches one",
         ],
-        versions={c: _version(c) for c in (*CLIENTS, "certifi")},
+        versions={c: dist_version(c) for c in (*CLIENTS, "certifi")},
     )
-
-
-def _version(module: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(module)
-    except PackageNotFoundError:
-        return "not installed"

@@ -15,23 +15,17 @@ and no more threads than native's plus the pool's bound.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
+from servertune.bench.load import run_wrk
 from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.servers import LOOPBACK, ServerError, Stack, free_port
+from servertune.bench.versions import dist_version
 
 __all__ = ["run"]
 
@@ -52,27 +46,12 @@ MIN_THROUGHPUT_RATIO = 0.9
 MAX_P99_RATIO = 1.2
 #: How often the server's thread count is sampled.
 THREAD_SAMPLE_S = 0.02
-#: A server that is not listening after this long has failed to start.
-START_TIMEOUT_S = 20.0
-#: SIGTERM, then SIGKILL after this long: asgiref's single-thread variant may hold a queue of
-#: blocked requests that graceful shutdown would wait out.
-STOP_GRACE_S = 1.0
+#: wrk threads: two keep 200 connections busy without taking a core from the server.
+WRK_THREADS = 2
 
 VARIANTS = ("native", "asgiref-default", "asgiref-unsensitive", "asgiref-context", "servertune")
 OURS = "servertune"
 NATIVE = "native"
-
-# wrk prints its own summary; this script adds one JSON line with the numbers we keep.
-WRK_SCRIPT = """
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    '\\n{"requests": %d, "duration_us": %d, "connect": %d, "read": %d, "write": %d, '
-    .. '"status": %d, "timeout": %d, "p50_us": %d, "p90_us": %d, "p99_us": %d, "max_us": %d}\\n',
-    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
-"""
 
 
 @dataclass(frozen=True)
@@ -82,47 +61,6 @@ class Load:
     connections: int
     duration_s: int
     threads: int
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _wait_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {process.returncode}: {_tail(log)}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"uvicorn did not listen on 127.0.0.1:{port} in {START_TIMEOUT_S:g} s")
-
-
-def _tail(log: Path) -> str:
-    try:
-        return log.read_text(errors="replace")[-2000:]
-    except OSError:
-        return ""
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server's whole process group: SIGTERM, then SIGKILL after STOP_GRACE_S."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(5)
-    except ProcessLookupError:
-        pass
 
 
 class _ThreadPeak:
@@ -156,91 +94,61 @@ class _ThreadPeak:
         self._thread.join(timeout=5)
 
 
-def _wrk(port: int, load: Load, script: Path) -> dict[str, Any]:
-    wrk = shutil.which("wrk")
-    if wrk is None:
-        raise RuntimeError("wrk is not on PATH: install it (apt install wrk) to run this scenario")
-    threads = max(1, min(2, os.cpu_count() or 1))
-    command = [
-        wrk,
-        f"-t{threads}",
-        f"-c{load.connections}",
-        f"-d{load.duration_s}s",
-        f"--timeout={WRK_TIMEOUT_S}s",
-        "-s",
-        str(script),
-        f"http://127.0.0.1:{port}/",
-    ]
-    # wrk stops by itself after the duration; the timeout only guards against a hung wrk.
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=load.duration_s + 60, check=False
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr.strip()}")
-    lines = [line for line in done.stdout.splitlines() if line.startswith('{"requests"')]
-    if not lines:
-        raise RuntimeError(f"wrk printed no summary: {done.stdout.strip()}")
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
-
-
-def _one_run(variant: str, load: Load, script: Path, workdir: Path) -> dict[str, Any]:
-    port = _free_port()
-    log = workdir / f"{variant}.log"
-    env = {
-        **os.environ,
-        "SERVERTUNE_BENCH_VARIANT": variant,
-        "SERVERTUNE_BENCH_MAX_MS": str(MAX_BLOCK_MS),
-        "SERVERTUNE_BENCH_THREADS": str(load.threads),
-        "PYTHONUNBUFFERED": "1",
-    }
-    command = [
-        sys.executable, "-m", "uvicorn", "--factory", "servertune.bench.sync_app:create",
-        "--host", "127.0.0.1", "--port", str(port), "--lifespan", "on",
-        "--log-level", "warning", "--no-access-log",
-    ]  # fmt: skip
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+def _one_run(variant: str, load: Load) -> dict[str, Any]:
+    with Stack(label=f"sync-to-async-{variant}") as stack:
+        port = free_port()
+        server = stack.start(
+            f"uvicorn-{variant}",
+            "uvicorn",
+            uvicorn_argv(port),
+            ports=[port],
+            env=variant_env(variant, load.threads),
         )
-    try:
-        _wait_listening(port, process, log)
-        with _ThreadPeak(process.pid) as threads:
-            stats = _wrk(port, load, script)
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn died during the run: {_tail(log)}")
-    finally:
-        _stop(process)
-    seconds = stats["duration_us"] / 1e6
-    errors = stats["connect"] + stats["read"] + stats["write"] + stats["status"] + stats["timeout"]
+        with _ThreadPeak(server.process.pid) as threads:
+            result = run_wrk(
+                f"http://{LOOPBACK}:{port}/",
+                connections=load.connections,
+                duration_s=load.duration_s,
+                threads=WRK_THREADS,
+                timeout_s=WRK_TIMEOUT_S,
+            )
+        if server.process.poll() is not None:
+            raise ServerError(f"uvicorn died during the run: {server.log_tail()}")
     return {
         "config": variant,
         "concurrency": load.connections,
-        "rps": stats["requests"] / seconds if seconds else 0.0,
-        "p50_ms": stats["p50_us"] / 1000,
-        "p90_ms": stats["p90_us"] / 1000,
-        "p99_ms": stats["p99_us"] / 1000,
-        "max_ms": stats["max_us"] / 1000,
-        "errors": errors,
-        "timeouts": stats["timeout"],
+        **result.metrics(),
         "peak_threads": threads.peak,
+    }
+
+
+def uvicorn_argv(port: int) -> list[str]:
+    """uvicorn serving the bench app on 127.0.0.1:port, quietly."""
+    return [
+        sys.executable, "-m", "uvicorn", "--factory", "servertune.bench.sync_app:create",
+        "--host", LOOPBACK, "--port", str(port), "--lifespan", "on",
+        "--log-level", "warning", "--no-access-log",
+    ]  # fmt: skip
+
+
+def variant_env(variant: str, threads: int, **extra: str) -> dict[str, str]:
+    """The environment that tells `servertune.bench.sync_app` which variant to serve."""
+    return {
+        "SERVERTUNE_BENCH_VARIANT": variant,
+        "SERVERTUNE_BENCH_MAX_MS": str(MAX_BLOCK_MS),
+        "SERVERTUNE_BENCH_THREADS": str(threads),
+        "PYTHONUNBUFFERED": "1",
+        **extra,
     }
 
 
 def _median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {"config": rows[0]["config"], "concurrency": rows[0]["concurrency"]}
-    for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors", "timeouts"):
+    for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors", "requests"):
         merged[key] = round(statistics.median(r[key] for r in rows), 1)
     merged["peak_threads"] = max(r["peak_threads"] for r in rows)
     merged["runs"] = len(rows)
     return merged
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def run(options: BenchOptions) -> Report:
@@ -266,20 +174,17 @@ def run(options: BenchOptions) -> Report:
     repeats = 1 if options.quick else max(MIN_REPEATS, options.repeat)
     results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="servertune-bench-") as tmp:
-        workdir = Path(tmp)
-        script = workdir / "summary.lua"
-        script.write_text(WRK_SCRIPT)
-        for repeat in range(repeats):
-            for variant in VARIANTS:
-                row = _one_run(variant, load, script, workdir)
-                results[variant].append(row)
-                if options.progress:
-                    print(
-                        f"  [{repeat + 1}/{repeats}] {variant}: {row['rps']:.0f} req/s, "
-                        f"p99 {row['p99_ms']:.0f} ms, {row['peak_threads']} threads",
-                        flush=True,
-                    )
+    for repeat in range(repeats):
+        for variant in VARIANTS:
+            row = _one_run(variant, load)
+            results[variant].append(row)
+            if options.progress:
+                print(
+                    f"  [{repeat + 1}/{repeats}] {variant}: {row['rps']:.0f} req/s, "
+                    f"p99 {row['p99_ms']:.0f} ms, {row['peak_threads']} threads",
+                    file=sys.stderr,
+                    flush=True,
+                )
     runs = [_median_row(results[v]) for v in VARIANTS]
     by = {r["config"]: r for r in runs}
     native, ours = by[NATIVE], by[OURS]
@@ -321,5 +226,5 @@ def run(options: BenchOptions) -> Report:
             ),
             f"took {time.perf_counter() - started:.1f} s",
         ],
-        versions={dist: _version(dist) for dist in ("servertune", "asgiref", "uvicorn", "h11")},
+        versions={dist: dist_version(dist) for dist in ("servertune", "asgiref", "uvicorn", "h11")},
     )
