@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from servertune.bench.report import LOAD_RUN_KEYS
 from servertune.bench.servers import listening_ports
+from servertune.bench.stats import group_members
 from servertune.cli import app
 
 #: The top-level keys of every report (bench/report.py).
@@ -30,20 +31,6 @@ EXPECTED_CONFIGS = {
     "balance": ["threads-only", "processes-only", "shared-socket", "servertune"],
     "hol": ["naive", "seed-2x2", "servertune-shared", "servertune"],
 }
-
-
-def _live_members(pgid: int) -> list[int]:
-    """Processes (not zombies) still in process group `pgid`."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
 
 
 @pytest.fixture(scope="module", params=["balance", "hol"])
@@ -84,7 +71,7 @@ def test_no_port_left_bound_and_no_process_left(
     assert ports
     assert not ports & listening_ports()
     for server in report["servers"]:
-        assert _live_members(server["pgid"]) == [], server["name"]
+        assert group_members(server["pgid"]) == [], server["name"]
 
 
 def test_json_schema_is_complete(quick_run: tuple[str, dict[str, Any], Path, str]) -> None:

@@ -19,6 +19,7 @@ from servertune.bench.servers import (
     free_port_block,
     listening_ports,
 )
+from servertune.bench.stats import group_members
 
 # A server that forks a child into its own group, like a master and its worker.
 FORKING_SERVER = textwrap.dedent(
@@ -44,19 +45,6 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
 
 
 def test_free_port_block_is_consecutive_and_free() -> None:
@@ -86,9 +74,9 @@ def test_stack_stops_the_whole_group_and_frees_the_port() -> None:
         )
         assert port in listening_ports()
         deadline = time.monotonic() + 10
-        while len(_group_members(server.pgid)) < 2 and time.monotonic() < deadline:
+        while len(group_members(server.pgid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        members = _group_members(server.pgid)
+        members = group_members(server.pgid)
         assert len(members) == 2
         directory = stack.dir
     assert not any(_alive(pid) for pid in members)
@@ -142,5 +130,5 @@ def test_interrupting_the_harness_stops_its_servers(sig: signal.Signals) -> None
             harness.kill()
             harness.wait()
     assert harness.returncode != 0
-    assert _group_members(pgid) == []
+    assert group_members(pgid) == []
     assert port not in listening_ports()

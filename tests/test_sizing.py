@@ -18,8 +18,8 @@ from .strategies import workloads
 def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) -> None:
     """threads >= 1, one socket per process, backlog <= somaxconn, timeouts ordered across layers."""
     plan = make_plan(workload, somaxconn=somaxconn)
-    assert 1 <= plan.threads <= MAX_THREADS_PER_PROCESS
-    assert 1 <= plan.processes <= workload.cores
+    assert plan.threads in range(1, MAX_THREADS_PER_PROCESS + 1)
+    assert plan.processes in range(1, workload.cores + 1)
     assert len(plan.sockets) == plan.processes
     assert len({s.address for s in plan.sockets}) == plan.processes
     assert plan.backlog <= somaxconn

@@ -20,6 +20,7 @@ __all__ = [
     "DISTRIBUTION_POINTS",
     "CpuWatch",
     "group_cpu_seconds",
+    "group_members",
     "machine_busy_seconds",
     "median",
     "median_run",
@@ -89,6 +90,18 @@ def _stat_fields(pid_dir: Path) -> list[str] | None:
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
     return raw[raw.rfind(")") + 2 :].split()
+
+
+def group_members(pgid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Pids of the live (not zombie) processes in group `pgid`: what a stopped server must not leave."""
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(entry)
+        if fields is not None and len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
 
 
 def group_cpu_seconds(pgid: int, proc: Path = Path("/proc")) -> float:
