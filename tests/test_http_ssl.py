@@ -120,3 +120,31 @@ def test_make_test_pki_writes_a_ca_and_a_leaf(tmp_path: Path) -> None:
     made = make_test_pki(tmp_path)
     assert made.ca.read_text().startswith("-----BEGIN CERTIFICATE-----")
     assert ssl.create_default_context(cafile=str(made.ca)).cert_store_stats()["x509_ca"] == 1
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"assert_hostname": False},
+        {"ca_certs": "/etc/ssl/certs/ca-certificates.crt"},
+        {"cert_file": "/x.pem"},
+    ],
+    ids=lambda o: next(iter(o)),
+)
+def test_urllib3_options_that_would_change_a_shared_context_are_refused(
+    option: dict[str, object],
+) -> None:
+    """assert_hostname=False, an extra CA or a client cert cannot ride on the shared context."""
+    shared = ssl_context()
+    with pytest.raises(ValueError, match="would change the shared SSLContext"):
+        session("urllib3", ssl_context=shared, **option)
+    assert shared.check_hostname
+    assert shared.verify_mode == ssl.CERT_REQUIRED
+    # Without the shared context, the same option is the caller's own business.
+    close(session("urllib3", **option))
+
+
+def test_httpx_client_cert_cannot_ride_on_the_shared_context() -> None:
+    """httpx would load `cert=` into the context it is given: refused with a shared one."""
+    with pytest.raises(ValueError, match="would change the shared SSLContext"):
+        session("httpx", ssl_context=ssl_context(), cert="/x.pem")

@@ -93,6 +93,11 @@ def _split(
     if ssl_context is not None:
         if "verify" in options:
             raise TypeError("pass either ssl_context or verify, not both")
+        if options.get("cert") is not None:
+            # httpx loads a client certificate into the context it is given: the shared one.
+            raise ValueError(
+                "cert: would change the shared SSLContext; pass it without ssl_context="
+            )
         if options.get("http2"):
             # httpcore writes the ALPN list into the context on every connection: an HTTP/2
             # client would make HTTP/1.1-only clients sharing the context offer h2 too.

@@ -37,6 +37,15 @@ __all__ = [
 
 _IDLE_SINCE = "_servertune_idle_since"
 
+#: PoolManager options that urllib3 applies to the SSLContext it is handed (ssl_.ssl_wrap_socket,
+#: HTTPSConnection.connect): with a shared context they would leak into every other session.
+CONTEXT_CHANGING_OPTIONS = frozenset(
+    {
+        "assert_hostname", "assert_fingerprint", "ca_certs", "ca_cert_dir", "ca_cert_data",
+        "cert_file", "key_file", "key_password", "server_hostname",
+    }
+)  # fmt: skip
+
 #: urllib3's own default follows at most 3 redirects (Retry.DEFAULT = Retry(3)); keep that.
 URLLIB3_REDIRECTS = 3
 
@@ -143,6 +152,14 @@ def pool_manager(
         else Retry(total=None, connect=0, read=False, status=0, other=0, redirect=URLLIB3_REDIRECTS)
     )
     if ssl_context is not None:
+        changing = sorted(CONTEXT_CHANGING_OPTIONS & options.keys())
+        if changing:
+            # urllib3 applies these to the context it is given, which is shared: one session's
+            # assert_hostname=False or extra CA would silently weaken every other session.
+            raise ValueError(
+                f"{', '.join(changing)}: would change the shared SSLContext; pass them without "
+                "ssl_context= so this pool builds a context of its own"
+            )
         # urllib3 assigns verify_mode from cert_reqs on the context it is given, on every
         # connection: keep that assignment a no-op so the shared context stays verified.
         kwargs.update(ssl_context=ssl_context, cert_reqs="CERT_REQUIRED")
