@@ -42,3 +42,13 @@ def test_unknown_scenario_exits_2() -> None:
     result = CliRunner().invoke(app, ["bench", "no-such"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: scenario: must be one of")
+
+
+def test_unwritable_json_is_refused_before_the_run() -> None:
+    """--json into a directory that does not exist fails at once with one line and exit 2."""
+    result = CliRunner().invoke(
+        app, ["bench", "cold-start", "--quick", "--json", "/nonexistent-dir/x.json"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --json: cannot write")
+    assert result.stdout == ""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,27 @@ def test_help_lists_every_workload_field_with_its_range() -> None:
     for name in Workload.model_fields:
         assert "--" + name.replace("_", "-") in result.stdout
     assert "from 1 to 1024" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["gen", "foo"],
+        ["gen", "uwsgi", "--bogus", "1"],
+        ["bench", "--repeat", "0"],
+        ["plan", "--cores"],
+    ],
+)
+def test_usage_errors_from_the_console_script_are_one_line(argv: list[str]) -> None:
+    """Unknown targets, options and out-of-range flags: exit 2 and a single `error:` line, no box."""
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.count("\n") == 1

@@ -68,3 +68,16 @@ def test_advise_rejects_a_file_that_is_not_a_parallel_report(tmp_path: Path) -> 
     result = runner.invoke(app, ["advise", "--parallel", str(other)])
     assert result.exit_code == 2
     assert "bench parallel" in result.output
+
+
+def test_measure_refuses_a_path_with_control_characters(tmp_path: Path) -> None:
+    """A --path carrying a newline (it would reach the workload file) is bad input: exit 2, one line."""
+    out = tmp_path / "w.toml"
+    result = runner.invoke(
+        app, ["measure", "tests.measure_apps:pure_cpu", "--app-dir", str(HERE),
+              "--path", "/x\n[workload]\ncores = 64 #", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --path: ")
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()

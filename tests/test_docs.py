@@ -1,4 +1,8 @@
-"""Docs cannot drift: the reference page is regenerated from the model, and every shown `servertune` command is rerun."""
+"""Docs cannot drift: the reference page is regenerated from the model, and every shown `servertune` command is rerun.
+
+After a reviewed change of output, refresh the pages on purpose with
+`SERVERTUNE_REGEN_DOCS=1 python -m pytest tests/test_docs.py`, then read `git diff docs`.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from servertune.reference import workload_reference
 from .support import REPO
 
 DOCS = REPO / "docs"
+REGENERATE = os.environ.get("SERVERTUNE_REGEN_DOCS") == "1"
 #: Commands whose output depends on time or that write or serve: shown as run, not re-checked.
 NOT_RECHECKED = ("--out", "bench", "measure")
 
@@ -65,4 +70,11 @@ def test_shown_command_prints_shown_output(
         argv, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "COLUMNS": "100"},
     )  # fmt: skip
-    assert (result.stdout + result.stderr).rstrip("\n") == expected.rstrip("\n"), page
+    actual = (result.stdout + result.stderr).rstrip("\n")
+    if REGENERATE and actual != expected.rstrip("\n"):
+        path = REPO / page
+        shown = f"$ {command}\n{expected}".rstrip("\n")
+        assert path.read_text().count(shown) == 1, f"cannot locate the example in {page}"
+        path.write_text(path.read_text().replace(shown, f"$ {command}\n{actual}"))
+        return
+    assert actual == expected.rstrip("\n"), page

@@ -70,19 +70,23 @@ def test_uwsgi_maps_one_worker_per_socket_behind_nginx(
             assert all(oct(Path(s.address).stat().st_mode)[-3:] == "660" for s in plan.sockets)
 
 
-def test_gunicorn_per_worker_layout_behind_nginx(pid_app: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("unix", [False, True], ids=["tcp", "unix"])
+def test_gunicorn_per_worker_layout_behind_nginx(pid_app: Path, tmp_path: Path, unix: bool) -> None:
     """N single-worker gunicorns, one per socket, each a distinct pid, all reached through nginx."""
-    workload = _workload(pid_app, tmp_path, unix=False)
+    workload = _workload(pid_app, tmp_path, unix=unix)
+    if unix:
+        (tmp_path / "sock").mkdir()
     plan = make_plan(workload)
     for name in ("gunicorn-per-worker", "nginx-gunicorn"):
         (tmp_path / TARGETS[name].filename).write_text(TARGETS[name].render(plan))
     conf_py = tmp_path / TARGETS["gunicorn-per-worker"].filename
     conf = tmp_path / TARGETS["nginx-gunicorn"].filename
     front = f"127.0.0.1:{workload.listen_port}"
+    gunicorn = [tool("gunicorn"), "-c", str(conf_py)]
     with (
-        running([tool("gunicorn"), "-c", str(conf_py)], tmp_path, {"SERVERTUNE_WORKER": "0"}),
-        running([tool("gunicorn"), "-c", str(conf_py)], tmp_path, {"SERVERTUNE_WORKER": "1"}),
-        running([tool("gunicorn"), "-c", str(conf_py)], tmp_path, {"SERVERTUNE_WORKER": "2"}),
+        running(gunicorn, tmp_path, {"SERVERTUNE_WORKER": "0"}),
+        running(gunicorn, tmp_path, {"SERVERTUNE_WORKER": "1"}),
+        running(gunicorn, tmp_path, {"SERVERTUNE_WORKER": "2"}),
         running(_nginx(conf), tmp_path),
     ):
         for socket_ in plan.sockets:
@@ -92,6 +96,9 @@ def test_gunicorn_per_worker_layout_behind_nginx(pid_app: Path, tmp_path: Path) 
         assert len(set(per_socket)) == WORKERS
         through_nginx = {body_of(http_get(front)) for _ in range(4 * WORKERS)}
         assert through_nginx == set(per_socket)
+        if unix:
+            # No rights for other local users: nobody may reach the app around nginx.
+            assert all(Path(s.address).stat().st_mode & 0o007 == 0 for s in plan.sockets)
 
 
 def test_gunicorn_shared_socket_layout_serves(pid_app: Path, tmp_path: Path) -> None:

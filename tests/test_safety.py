@@ -37,6 +37,9 @@ HOSTILE = [
     "example.com; location /pwn {}",
     "127.0.0.1;",
     "0.0.0.0",
+    "fe80::1%a;b{c}",
+    "fe80::1%$(HOME)",
+    "::1%x",
     "",
 ]
 

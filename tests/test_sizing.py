@@ -170,3 +170,20 @@ def test_poisson_quantile_cap_bounds_the_answer() -> None:
     """With a cap the answer is min(quantile, cap), even for a huge mean."""
     assert poisson_quantile(1e6, 0.999, cap=64) == 64
     assert poisson_quantile(2.0, 0.999, cap=64) == 8
+
+
+def test_auto_cores_reason_names_the_deciding_limit() -> None:
+    """With cores='auto' the processes reason says which limit decided (cgroup, affinity or host)."""
+    plan = make_plan(Workload(cores="auto"))
+    assert plan.workload.cores == plan.processes
+    assert "'auto': " in plan.reasons["processes"]
+    assert any(
+        src in plan.reasons["processes"] for src in ("cgroup", "CPU affinity", "os.cpu_count()")
+    )
+
+
+def test_socket_paths_longer_than_the_kernel_allows_are_a_plan_error() -> None:
+    """A socket_dir so long that worker-N.sock exceeds 107 bytes is refused before nginx sees it."""
+    with pytest.raises(PlanError, match=r"^socket_dir: .* at most 107"):
+        make_plan(Workload(cores=2, socket_dir="/" + "d" * 100))
+    assert make_plan(Workload(cores=2, socket_dir="/" + "d" * 80)).sockets[0].kind == "unix"

@@ -45,6 +45,8 @@ def test_cores_accepts_auto_and_numbers_given_as_text() -> None:
         ("cores", 0),
         ("cores", 1025),
         ("cores", "many"),
+        ("cores", True),
+        ("listen_host", "fe80::1%eth0"),
         ("cpu_fraction", 0),
         ("cpu_fraction", 1.5),
         ("service_time_ms", -1),

@@ -10,6 +10,7 @@ import enum
 import functools
 import inspect
 import json
+import os
 import sys
 import typing
 from collections.abc import Callable
@@ -213,6 +214,10 @@ def bench(
         raise fail(f"scenario: must be one of {', '.join(names)}; got {scenario!r}")
     if plot_file is not None and plot_file.suffix.lower() != ".png":
         raise fail(f"--plot: must name a .png file; got {str(plot_file)!r}")
+    # A run takes minutes: refuse an output that cannot be written before it starts, not after.
+    for flag, target in (("--json", json_file), ("--plot", plot_file)):
+        if target is not None and not _writable(target):
+            raise fail(f"{flag}: cannot write {target} (its directory is missing or read-only)")
     module = load_scenario(scenario)
     options = BenchOptions(quick=quick, repeat=repeat, progress=not no_progress, python=python)
     try:
@@ -220,21 +225,45 @@ def bench(
     except BenchInputError as error:
         raise fail(str(error)) from None
     typer.echo(report.table())
-    if json_file is not None:
-        report.write_json(json_file)
-        typer.echo(f"wrote {json_file}", err=True)
-    if plot_file is not None:
-        plotter = getattr(module, "plot", None)
-        if plotter is None:
-            typer.echo(f"note: scenario {scenario} has no plot", err=True)
-        else:
-            plotter(report, plot_file)
-            typer.echo(f"wrote {plot_file}", err=True)
+    try:
+        if json_file is not None:
+            report.write_json(json_file)
+            typer.echo(f"wrote {json_file}", err=True)
+        if plot_file is not None:
+            plotter = getattr(module, "plot", None)
+            if plotter is None:
+                typer.echo(f"note: scenario {scenario} has no plot", err=True)
+            else:
+                plotter(report, plot_file)
+                typer.echo(f"wrote {plot_file}", err=True)
+    except OSError as error:
+        raise fail(f"cannot write the results: {error}") from None
+
+
+def _writable(path: Path) -> bool:
+    """Whether `path` can be created or replaced: an existing, writable directory holds it."""
+    directory = path.parent if str(path.parent) else Path(".")
+    return directory.is_dir() and os.access(directory, os.W_OK | os.X_OK) and not path.is_dir()
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point: usage errors are one `error:` line with exit code 2, like bad values."""
+    try:
+        code = app(standalone_mode=False)
+    except Exception as error:
+        # typer's (vendored) click raises UsageError / BadParameter / ClickException here; they
+        # all carry `exit_code` and `format_message()`. Anything else is a bug: let it surface.
+        message = getattr(error, "format_message", None)
+        if message is None or not hasattr(error, "exit_code"):
+            raise
+        text = " ".join(str(message()).split())
+        if text:  # no_args_is_help raises with an empty message after printing the help
+            typer.echo(f"error: {text}", err=True)
+        sys.exit(int(error.exit_code))
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 # --- measure and advise (issue 6) ----------------------------------------------------------------

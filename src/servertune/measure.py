@@ -508,9 +508,16 @@ class _Lifespan:
             await asyncio.wait_for(self._task, LIFESPAN_TIMEOUT_S)
 
 
+#: A request target as it appears on an HTTP request line: visible ASCII, no spaces or controls.
+_TARGET = re.compile(r"\A/[!-~]*\Z")
+
+
 def _split_target(path: str) -> tuple[str, str]:
-    if not path.startswith("/"):
-        raise MeasureError(f"--path: must start with '/'; got {path!r}")
+    if not _TARGET.match(path):
+        raise MeasureError(
+            f"--path: must start with '/' and hold only visible ASCII (no spaces or control "
+            f"characters); got {path!r}"
+        )
     parts = urlsplit(path)
     return parts.path or "/", parts.query
 

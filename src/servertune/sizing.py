@@ -78,6 +78,12 @@ UPSTREAM_ZONE_BASE_KB = 64
 UPSTREAM_ZONE_PER_SERVER_KB = 1
 #: uWSGI's request header buffer; the 4 KiB default answers large cookies with a 502.
 UWSGI_BUFFER_SIZE = 32768
+#: Unix socket permissions: owner and group read/write, nobody else. A socket anyone may open is
+#: a way around nginx (gunicorn's default umask 0 leaves its sockets at 0777).
+SOCKET_MODE = 0o660
+#: gunicorn has no socket-mode setting, only a process umask: 0o007 removes every right of other
+#: users (sockets become 0770; x means nothing on a socket) and leaves app-created directories usable.
+SOCKET_UMASK = 0o007
 #: gunicorn's own request limits, kept explicit so a config review sees them.
 LIMIT_REQUEST_LINE = 4094
 LIMIT_REQUEST_FIELDS = 100
@@ -153,6 +159,8 @@ class Plan(BaseModel):
     limit_request_line: int
     limit_request_fields: int
     limit_request_field_size: int
+    socket_mode: str | None
+    socket_umask: str | None
     reasons: dict[str, str]
     units: dict[str, str]
     warnings: tuple[str, ...] = ()
@@ -214,9 +222,19 @@ def poisson_quantile(mean: float, q: float, cap: int | None = None) -> int:
     return limit
 
 
+#: The longest unix socket path Linux accepts (sun_path holds 108 bytes with the final NUL).
+UNIX_PATH_MAX = 107
+
+
 def _sockets(w: Workload, count: int) -> tuple[tuple[Socket, ...], Socket]:
     if w.socket_dir is not None:
         base = w.socket_dir.rstrip("/")
+        longest = f"{base}/worker-{count - 1}.sock"
+        if len(longest.encode()) > UNIX_PATH_MAX:
+            raise PlanError(
+                f"socket_dir: {longest!r} is {len(longest.encode())} bytes; unix socket paths "
+                f"must be at most {UNIX_PATH_MAX}: choose a shorter directory"
+            )
         per_worker = tuple(
             Socket(kind="unix", path=f"{base}/worker-{i}.sock") for i in range(count)
         )
@@ -233,7 +251,14 @@ def _sockets(w: Workload, count: int) -> tuple[tuple[Socket, ...], Socket]:
 
 def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan:
     """Derive the plan. `somaxconn` is the kernel's listen-queue cap (read by the caller)."""
-    w = workload.resolve()
+    cores_source = "given"
+    if workload.cores == "auto":
+        from servertune.cores import read_limits
+
+        limits = read_limits()
+        workload = workload.model_copy(update={"cores": limits.cores})
+        cores_source = f"'auto': {limits.source}"
+    w = workload
     assert isinstance(w.cores, int)
     reasons: dict[str, str] = {}
     units: dict[str, str] = {}
@@ -249,7 +274,9 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
 
     # Processes: one per core, unless the memory limit cannot hold that many.
     processes = w.cores
-    process_reason = f"one per core ({w.cores}): under the GIL a process uses at most one core"
+    process_reason = (
+        f"one per core ({w.cores}, {cores_source}): under the GIL a process uses at most one core"
+    )
     if w.memory_per_worker_mb is not None and w.memory_limit_mb is not None:
         fits = math.floor(w.memory_limit_mb * MEMORY_HEADROOM_RATIO / w.memory_per_worker_mb)
         if fits < 1:
@@ -456,6 +483,29 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
     why("limit_request_line", "bytes", "gunicorn's limit on the request line, kept explicit")
     why("limit_request_fields", "headers", "gunicorn's limit on header count, kept explicit")
     why("limit_request_field_size", "bytes", "gunicorn's limit on one header, kept explicit")
+    unix = w.socket_dir is not None
+    socket_mode = f"{SOCKET_MODE:o}" if unix else None
+    socket_umask = f"0o{SOCKET_UMASK:03o}" if unix else None
+    owner = (
+        f"owned by {w.nginx_user}:{w.nginx_user}"
+        if w.nginx_user
+        else "nginx must share the server's user or group"
+    )
+    why(
+        "socket_mode",
+        "mode",
+        f"unix sockets {socket_mode}, {owner}: no other local user may bypass nginx"
+        if unix
+        else "TCP sockets on bind_host: no file mode",
+    )
+    why(
+        "socket_umask",
+        "umask",
+        f"gunicorn's umask {socket_umask}: no rights for other users on its sockets (its default "
+        "0 leaves them 0777)"
+        if unix
+        else "TCP sockets: gunicorn's umask is left alone",
+    )
 
     return Plan(
         workload=w,
@@ -488,6 +538,8 @@ def make_plan(workload: Workload, *, somaxconn: int = DEFAULT_SOMAXCONN) -> Plan
         limit_request_line=LIMIT_REQUEST_LINE,
         limit_request_fields=LIMIT_REQUEST_FIELDS,
         limit_request_field_size=LIMIT_REQUEST_FIELD_SIZE,
+        socket_mode=socket_mode,
+        socket_umask=socket_umask,
         reasons=_ordered(reasons),
         units=units,
         warnings=tuple(warnings),
@@ -501,7 +553,7 @@ _ORDER = [
     "gunicorn_keepalive_s", "max_requests", "max_requests_jitter", "reload_on_rss_mb",
     "nginx_worker_processes", "nginx_worker_connections", "upstream_zone_kb", "max_fails",
     "fail_timeout_s", "max_body_mb", "buffer_size", "limit_request_line", "limit_request_fields",
-    "limit_request_field_size",
+    "limit_request_field_size", "socket_mode", "socket_umask",
 ]  # fmt: skip
 
 

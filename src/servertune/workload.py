@@ -43,8 +43,8 @@ FIELD_ALLOWED: dict[str, str] = {
     "app": "module:callable made of Python identifiers (e.g. 'mysite.wsgi:application')",
     "app_dir": "an absolute path of letters, digits and . _ - (no '..', spaces or quotes)",
     "socket_dir": "an absolute path of letters, digits and . _ - (no '..', spaces or quotes)",
-    "bind_host": "a loopback or private IPv4/IPv6 address (never 0.0.0.0 or ::)",
-    "listen_host": "an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)",
+    "bind_host": "a loopback or private IPv4/IPv6 address without a zone id (never 0.0.0.0 or ::)",
+    "listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
     "nginx_user": "a POSIX user name (lower-case letters, digits, '_' and '-', at most 32)",
     "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
 }
@@ -185,6 +185,24 @@ class Workload(BaseModel):
             raise ValueError("out of range")
         return value
 
+    @field_validator("cores", mode="before")
+    @classmethod
+    def _cores_not_bool(cls, value: object) -> object:
+        # TOML `cores = true` would otherwise pass as the integer 1.
+        if isinstance(value, bool):
+            raise ValueError("a boolean is not a core count")
+        return value
+
+    @field_validator("bind_host", "listen_host")
+    @classmethod
+    def _no_scope(
+        cls, value: ipaddress.IPv4Address | ipaddress.IPv6Address
+    ) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+        # A zone id ("fe80::1%eth0") is free text: it would carry anything into a config.
+        if isinstance(value, ipaddress.IPv6Address) and value.scope_id is not None:
+            raise ValueError("scoped address")
+        return value
+
     @field_validator("bind_host")
     @classmethod
     def _not_wildcard(
@@ -210,14 +228,6 @@ class Workload(BaseModel):
         from servertune.cores import detect_cores
 
         return detect_cores()
-
-    def resolve(self) -> Workload:
-        """A copy with `cores` as a number, so a plan never depends on when it is read."""
-        return (
-            self
-            if isinstance(self.cores, int)
-            else self.model_copy(update={"cores": self.resolved_cores})
-        )
 
 
 def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
