@@ -117,3 +117,32 @@ def test_table_and_plot_are_written(quick_run: tuple[str, dict[str, Any], Path, 
     assert f"servertune bench {scenario}" in stdout
     assert "\nservertune " in stdout
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_balance_verdicts_follow_the_numbers() -> None:
+    """Where-it-shows notes: penalty, reverse, mixed and no difference, decided from the rows."""
+    from servertune.bench.scenarios.balance import _where_it_shows
+
+    def rows(
+        level: int, ours: tuple[float, float], shared: tuple[float, float]
+    ) -> list[dict[str, object]]:
+        return [
+            {"config": "servertune", "concurrency": level, "rps": ours[0], "p99_ms": ours[1]},
+            {
+                "config": "shared-socket",
+                "concurrency": level,
+                "rps": shared[0],
+                "p99_ms": shared[1],
+            },
+        ]
+
+    cases = {
+        1: ((20.0, 100.0), (17.0, 150.0), "penalty shows"),
+        2: ((17.0, 150.0), (20.0, 100.0), "does better"),
+        3: ((22.0, 150.0), (20.0, 100.0), "mixed"),
+        4: ((20.0, 100.0), (20.0, 100.0), "no clear difference"),
+    }
+    runs = [row for level, (ours, shared, _) in cases.items() for row in rows(level, ours, shared)]
+    notes = _where_it_shows(runs, list(cases))
+    for note, (_, _, verdict) in zip(notes, cases.values(), strict=True):
+        assert verdict in note, note

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -20,7 +21,10 @@ def _interpreter(version: str) -> Path | None:
     if sys.version.startswith(version + "."):
         return Path(sys.executable)
     found = sorted((Path.home() / ".pyenv" / "versions").glob(f"{version}.*/bin/python"))
-    return found[-1] if found else None
+    if found:
+        return found[-1]
+    on_path = shutil.which(f"python{version}")
+    return Path(on_path) if on_path else None
 
 
 def _run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:

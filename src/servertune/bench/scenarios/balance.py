@@ -204,11 +204,7 @@ def run(options: BenchOptions) -> Report:
             f"request measured from /proc in that same run; servertune at {top} connections: "
             f"{ceiling:.1f} req/s (the plan's model: {plan.ceiling_rps:.1f})"
         ),
-        (
-            f"the ceiling from the 1-connection run would be {c1_ceiling:.1f} req/s: a request "
-            f"costs more CPU ({single['app_cpu_ms_per_req']:.1f} ms) when the core idles between "
-            "requests, so that ceiling is lower and every fraction would look better; not used"
-        ),
+        _single_ceiling_note(c1_ceiling, ceiling, single["app_cpu_ms_per_req"]),
         f"single-request latency (p50 at 1 connection): {single['p50_ms']:.1f} ms",
         (
             f"load by {tool}; {seconds:g} s per measurement; medians of {repeats} run(s); "
@@ -271,11 +267,13 @@ def _where_it_shows(runs: list[dict[str, Any]], levels: list[int]) -> list[str]:
         rps_gain = mine["rps"] / shared["rps"] - 1
         p99_gain = shared["p99_ms"] / mine["p99_ms"] - 1
         # A penalty must show in one measure without the other going the opposite way.
-        if (rps_gain > RPS_MARGIN and p99_gain > -P99_MARGIN) or (
-            p99_gain > P99_MARGIN and rps_gain > -RPS_MARGIN
-        ):
+        better = rps_gain > RPS_MARGIN or p99_gain > P99_MARGIN
+        worse = rps_gain < -RPS_MARGIN or p99_gain < -P99_MARGIN
+        if better and worse:
+            verdict = "mixed: one measure favours each layout"
+        elif better:
             verdict = "the shared-socket penalty shows"
-        elif rps_gain < -RPS_MARGIN or p99_gain < -P99_MARGIN:
+        elif worse:
             verdict = "the shared socket does better here"
         else:
             verdict = "no clear difference (within noise margins)"
@@ -284,6 +282,21 @@ def _where_it_shows(runs: list[dict[str, Any]], levels: list[int]) -> list[str]:
             f"p99 {mine['p99_ms']:.0f} vs {shared['p99_ms']:.0f} ms)"
         )
     return notes
+
+
+def _single_ceiling_note(c1_ceiling: float, ceiling: float, cpu_ms: float) -> str:
+    """Why the ceiling comes from the loaded run, worded from what this run measured."""
+    if c1_ceiling < ceiling:
+        effect = "lower, so every fraction would look better"
+    elif c1_ceiling > ceiling:
+        effect = "higher this time, so every fraction would look worse"
+    else:
+        effect = "the same this time"
+    return (
+        f"the ceiling from the 1-connection run would be {c1_ceiling:.1f} req/s "
+        f"({cpu_ms:.1f} ms of app CPU per request, against {ceiling:.1f} req/s under load): "
+        f"{effect}; not used, because a run's own ceiling cancels this machine's drift"
+    )
 
 
 def _versions(tool: str) -> dict[str, str]:

@@ -1,9 +1,10 @@
 """Idle-timeout race: errors and connection reuse per HTTP client, library default vs servertune.
 
 Seed 000's experiment on a loopback server with a 1 s keep-alive idle timeout (Go-like: it closes
-a connection idle for 1 s). Ten threads, each with its own client, pause between requests: every
-fourth pause just under the timeout (0.99-1.0 s, the race), the others well inside it (0.1-0.4 s,
-where a connection should be reused). Each client runs with its defaults, with the folk fix the
+a connection idle for 1 s). Ten threads, each with its own client, pause between requests, in a
+cycle of four: just under the timeout (0.99-1.0 s, the race), well inside it (0.1-0.4 s, where a
+connection should be reused, twice), and anywhere between (0.4-0.99 s, which straddles the
+client's expiry, so the reuse that the safety margin gives up is measured too). Each client runs with its defaults, with the folk fix the
 seed tried (requests `pool_maxsize=1`, niquests `keepalive_delay` under the timeout), and as
 `servertune.http.session(...)`.
 
@@ -61,6 +62,15 @@ class Plan:
     def short_gap(self) -> tuple[float, float]:
         """Pauses well inside the idle window, where reuse should happen."""
         return (0.1 * self.idle_timeout, 0.4 * self.idle_timeout)
+
+    @property
+    def mid_gap(self) -> tuple[float, float]:
+        """Pauses between the short ones and the race: across the client's expiry."""
+        return (0.4 * self.idle_timeout, 0.99 * self.idle_timeout)
+
+    def gap_range(self, index: int) -> tuple[float, float]:
+        """The pause before request `index` (from 1): edge, short, mid, short, edge, ..."""
+        return {1: self.edge_gap, 3: self.mid_gap}.get(index % 4, self.short_gap)
 
 
 FULL = Plan(idle_timeout=1.0, threads=10, per_thread=30)
@@ -128,9 +138,9 @@ def measure(client: str, config: str, plan: Plan, seed: int) -> dict[str, Any]:
             gap: float | None = None
             for i in range(plan.per_thread):
                 if i:
-                    # One pause at the edge, then three inside the window: a connection that
-                    # lives on through several short pauses shows whether reuse survives.
-                    gap = rng.uniform(*(plan.edge_gap if i % 4 == 1 else plan.short_gap))
+                    # One pause at the edge, then three inside the server's window: a connection
+                    # that lives on through several pauses shows whether reuse survives.
+                    gap = rng.uniform(*plan.gap_range(i))
                     time.sleep(gap)
                 try:
                     reused = _send(c, url) > 1
@@ -190,6 +200,9 @@ def summarize(client: str, config: str, plan: Plan, runs: list[dict[str, Any]]) 
     sent = len(records)
     errors = sum(1 for _, ok, _ in records if not ok)
     inside = [reused for gap, ok, reused in records if gap is not None and gap < window and ok]
+    before_race = [
+        reused for gap, ok, reused in records if gap is not None and gap < plan.edge_gap[0] and ok
+    ]
     edge = [r for r in records if r[0] is not None and r[0] >= window]
     return {
         "config": f"{client} {config}",
@@ -202,6 +215,10 @@ def summarize(client: str, config: str, plan: Plan, runs: list[dict[str, Any]]) 
         "new_connections": sum(run["connections"] for run in runs),
         "server_received": sum(run["received"] for run in runs),
         "reuse_in_window_pct": round(100.0 * sum(inside) / len(inside), 1) if inside else None,
+        # Every pause short of the race band: what the expiry's safety margin costs in reuse.
+        "reuse_before_race_pct": (
+            round(100.0 * sum(before_race) / len(before_race), 1) if before_race else None
+        ),
     }
 
 
@@ -250,16 +267,18 @@ def run(options: BenchOptions) -> Report:
             )
     notes.append(
         f"server idle timeout {plan.idle_timeout:g} s; {plan.threads} threads x "
-        f"{plan.per_thread} GETs, each thread with its own client; every 4th pause is "
-        f"{plan.edge_gap[0]:.3g}-{plan.edge_gap[1]:.3g} s (the race), the others "
-        f"{plan.short_gap[0]:.3g}-{plan.short_gap[1]:.3g} s (inside the idle window)"
+        f"{plan.per_thread} GETs, each thread with its own client; pauses cycle through "
+        f"{plan.edge_gap[0]:.3g}-{plan.edge_gap[1]:.3g} s (the race), "
+        f"{plan.short_gap[0]:.3g}-{plan.short_gap[1]:.3g} s (twice) and "
+        f"{plan.mid_gap[0]:.3g}-{plan.mid_gap[1]:.3g} s (across servertune's expiry)"
     )
     notes.append(
         "errors: requests that raised; edge_requests: requests after a pause at least "
         "servertune's idle expiry; server_received: requests the server read (a request lost "
         "on a closed connection is not read; a replay is read twice); reuse_in_window_pct: "
         "successful requests after a pause shorter than servertune's idle expiry that reused "
-        "a connection"
+        "a connection (the target); reuse_before_race_pct: the same for every pause short of "
+        "the race band, so the reuse the expiry's safety margin gives up shows"
     )
     return Report(
         scenario="idle-race",
