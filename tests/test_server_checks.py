@@ -57,6 +57,7 @@ def test_nginx_accepts_complete_configs_and_snippets(case: str, tmp_path: Path) 
     for conf in (
         paths["nginx"],
         paths["nginx-gunicorn"],
+        paths["nginx-gunicorn-shared"],
         _wrap_snippet(paths["nginx-snippet"]),
         _wrap_snippet(paths["nginx-gunicorn-snippet"]),
     ):

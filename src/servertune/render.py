@@ -157,6 +157,11 @@ TARGETS: Mapping[str, Target] = {
         lambda p: render_nginx(p, "gunicorn"),
         "complete nginx.conf in front of the per-worker gunicorns",
     ),
+    "nginx-gunicorn-shared": Target(
+        "nginx-gunicorn-shared.conf",
+        lambda p: render_nginx(p, "gunicorn", "shared"),
+        "complete nginx.conf in front of the shared-socket gunicorn.conf.py",
+    ),
     "nginx-gunicorn-snippet": Target(
         "nginx-gunicorn-site.conf",
         lambda p: render_nginx(p, "gunicorn", snippet=True),
