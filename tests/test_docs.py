@@ -78,3 +78,16 @@ def test_shown_command_prints_shown_output(
         path.write_text(path.read_text().replace(shown, f"$ {command}\n{actual}"))
         return
     assert actual == expected.rstrip("\n"), page
+
+
+def test_relative_links_in_docs_resolve() -> None:
+    """Every relative link in README.md and docs/ points at a file that exists."""
+    broken = []
+    for page in [REPO / "README.md", *DOCS.rglob("*.md")]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if (
+                not target.startswith(("http://", "https://", "mailto:"))
+                and not (page.parent / target).exists()
+            ):
+                broken.append(f"{page.relative_to(REPO)} -> {target}")
+    assert broken == []
