@@ -14,43 +14,25 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from servertune.bench.servers import free_port, free_port_block
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct TCP ports that were free on 127.0.0.1 a moment ago."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
+    """`count` ports free on 127.0.0.1 a moment ago, outside the kernel's ephemeral range."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
 
 
 def free_base_port(count: int) -> int:
     """A base port with `count` consecutive free ports above it (per-worker sockets are consecutive)."""
-    for _ in range(50):
-        base = free_ports(1)[0]
-        if base + count >= 65000:
-            continue
-        probes = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket()
-                probes.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in probes:
-                s.close()
-    raise RuntimeError("no run of free ports found")
+    return free_port_block(count)
 
 
 def tool(name: str) -> str:

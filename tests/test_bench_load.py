@@ -143,3 +143,13 @@ def test_wrk_and_builtin_return_the_same_fields(server: str) -> None:
     assert by_wrk.metrics().keys() == by_builtin.metrics().keys()
     assert by_wrk.requests > 0
     assert by_wrk.distribution[-1][0] == 100
+
+
+def test_wrk_percentiles_never_exceed_the_exact_max() -> None:
+    """Regression: p99 == max == 208035 us; wrk's %.2Lf prints 208.04 but the max rounds to 208.03."""
+    text = SEED_WRK.replace("99%  176.16ms", "99%  208.04ms") + (
+        "servertune-pct 50 132560\nservertune-pct 90 151480\n"
+        "servertune-pct 99 208035\nservertune-pct 100 208035\n"
+    )
+    metrics = parse_wrk_output(text, connections=8, duration_s=20).metrics()
+    assert metrics["max_ms"] >= metrics["p99_ms"] >= metrics["p90_ms"] >= metrics["p50_ms"]

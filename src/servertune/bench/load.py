@@ -155,6 +155,10 @@ def parse_wrk_output(text: str, connections: int, duration_s: float) -> LoadResu
     )
     # The summary's max is rounded to 2 decimals in its unit; done() printed it exactly.
     max_ms = curve[-1][1] if curve and curve[-1][0] == 100 else _ms(*latency.group(5, 6))
+    # Same for the percentiles: wrk prints them with %.2Lf (long double), which can round a
+    # value up past the exact max; take every figure from done() when it printed them.
+    exact = dict(curve)
+    pcts = {p: exact.get(p, v) for p, v in pcts.items()}
     return LoadResult(
         tool="wrk",
         connections=connections,

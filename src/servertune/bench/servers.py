@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import random
 import shutil
 import signal
 import socket
@@ -59,6 +60,11 @@ STOP_TIMEOUT_S = 10.0
 PORT_RELEASE_TIMEOUT_S = 5.0
 #: The last port a per-worker block may use (Workload.base_port allows up to 65000).
 MAX_BLOCK_PORT = 65000
+#: The lowest port handed out: above the registered services most machines run below 20000.
+PORT_FLOOR = 20000
+#: Where Linux keeps the ephemeral port range, and its default when it cannot be read.
+EPHEMERAL_RANGE_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
+DEFAULT_EPHEMERAL_RANGE = (32768, 60999)
 
 # The signal each server's leader gets first; the rest of its group is left to the leader, then
 # SIGKILLed if still there. uWSGI: SIGINT kills its workers at once (SIGTERM with die-on-term
@@ -83,12 +89,13 @@ class ServerError(RuntimeError):
 # --- ports -----------------------------------------------------------------------------------------
 
 
-def free_port(host: str = LOOPBACK) -> int:
-    """A port nothing listens on right now: bind port 0, read the port, close."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+def _ephemeral_range() -> tuple[int, int]:
+    """The kernel's range for outgoing connections' local ports."""
+    try:
+        low, high = (int(v) for v in Path(EPHEMERAL_RANGE_FILE).read_text().split())
+    except (OSError, ValueError):
+        return DEFAULT_EPHEMERAL_RANGE
+    return low, high
 
 
 def _bindable(port: int, host: str = LOOPBACK) -> bool:
@@ -100,15 +107,30 @@ def _bindable(port: int, host: str = LOOPBACK) -> bool:
         return True
 
 
-def free_port_block(count: int, host: str = LOOPBACK, attempts: int = 100) -> int:
-    """The first of `count` consecutive free ports (per-worker sockets are base_port + i)."""
+def free_port_block(count: int, host: str = LOOPBACK, attempts: int = 200) -> int:
+    """The first of `count` consecutive ports free right now, outside the ephemeral range.
+
+    bind(0) would hand out ports from the kernel's ephemeral range, where the load generator's,
+    nginx's and the readiness probes' own connections also take their local ports: one of those
+    left in TIME_WAIT on a port of the block makes a server's later bind() fail (seen under load).
+    So blocks come from below (or above) that range, at a random place, each port checked by a bind.
+    """
+    low, high = _ephemeral_range()
+    spans = [(PORT_FLOOR, low - count), (high + 1, MAX_BLOCK_PORT - count + 1)]
+    bases = [range(a, b + 1) for a, b in spans if b >= a]
+    if not bases:
+        raise ServerError(f"no room for {count} ports outside the ephemeral range {low}-{high}")
+    pick = random.SystemRandom()
     for _ in range(attempts):
-        first = free_port(host)
-        if first + count - 1 > MAX_BLOCK_PORT:
-            continue
-        if all(_bindable(first + i, host) for i in range(1, count)):
+        first = pick.choice(pick.choice(bases))
+        if all(_bindable(first + i, host) for i in range(count)):
             return first
     raise ServerError(f"no block of {count} consecutive free ports found in {attempts} attempts")
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """One port nothing listens on right now, outside the ephemeral range (see free_port_block)."""
+    return free_port_block(1, host)
 
 
 def listening_ports() -> set[int]:
