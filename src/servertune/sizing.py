@@ -1,4 +1,7 @@
-"""Workload -> Plan: every derived number with the reason it has. No I/O happens here.
+"""Workload -> Plan: every derived number with the reason it has.
+
+No I/O happens here, except reading the machine's core limits when `cores` is 'auto' (the caller
+passes somaxconn in, so a plan for a given core count depends on its inputs only).
 
 The model, in short (docs/sizing.md has the full derivation and sources):
 
@@ -165,15 +168,20 @@ class Plan(BaseModel):
     units: dict[str, str]
     warnings: tuple[str, ...] = ()
 
+    def value(self, name: str) -> Any:
+        """A derived number as JSON-ready data: sockets become their addresses."""
+        value: Any = getattr(self, name)
+        if name == "sockets":
+            return [s.address for s in self.sockets]
+        return value.address if isinstance(value, Socket) else value
+
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(name, value, unit, reason) for every derived number, in declaration order."""
         rows = []
         for name in self.reasons:
-            value: Any = getattr(self, name)
-            if name == "sockets":
-                shown = ", ".join(s.address for s in self.sockets)
-            elif isinstance(value, Socket):
-                shown = value.address
+            value = self.value(name)
+            if isinstance(value, list):
+                shown = ", ".join(value)
             elif isinstance(value, float):
                 shown = f"{value:.1f}"
             else:
@@ -183,18 +191,10 @@ class Plan(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The plan for machines: the resolved workload and each number with its unit and reason."""
-        numbers: dict[str, Any] = {}
-        for name in self.reasons:
-            value: Any = getattr(self, name)
-            if name == "sockets":
-                value = [s.address for s in self.sockets]
-            elif isinstance(value, Socket):
-                value = value.address
-            numbers[name] = {
-                "value": value,
-                "unit": self.units.get(name, ""),
-                "reason": self.reasons[name],
-            }
+        numbers = {
+            name: {"value": self.value(name), "unit": self.units.get(name, ""), "reason": reason}
+            for name, reason in self.reasons.items()
+        }
         return {
             "workload": self.workload.model_dump(mode="json"),
             "plan": numbers,
