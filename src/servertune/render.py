@@ -21,7 +21,7 @@ from typing import Any, Literal
 import jinja2
 
 from servertune import __version__
-from servertune.sizing import Plan
+from servertune.sizing import ACCESS_LOG_BUFFER_KB, ACCESS_LOG_FLUSH_S, Plan
 
 __all__ = [
     "TARGETS",
@@ -111,6 +111,8 @@ def render_nginx(
         "listen": f"{listen_address}:{plan.workload.listen_port}",
         # gunicorn speaks HTTP/1.1 to nginx, so nginx may keep connections; a pool per app thread.
         "upstream_keepalive": plan.processes * plan.threads,
+        "access_log_buffer_kb": ACCESS_LOG_BUFFER_KB,
+        "access_log_flush_s": ACCESS_LOG_FLUSH_S,
     }
     return _render("nginx-site.conf.j2" if snippet else "nginx.conf.j2", **context)
 
