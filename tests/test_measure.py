@@ -127,9 +127,10 @@ def test_request_carries_method_path_query_headers_and_body() -> None:
         ("tests.measure_apps_missing:app", {}, "cannot import"),
         ("tests.measure_apps:missing", {}, "no attribute"),
         ("tests.measure_apps:ROUNDS", {}, "not callable"),
-        ("tests.measure_apps:seed000", {"path": "x"}, "--path"),
-        ("tests.measure_apps:seed000", {"requests": 0}, "--requests"),
-        ("tests.measure_apps:seed000", {"method": "GE T"}, "--method"),
+        # The library names its own inputs; only the CLI maps them to flags.
+        ("tests.measure_apps:seed000", {"path": "x"}, "^path: "),
+        ("tests.measure_apps:seed000", {"requests": 0}, "^requests: "),
+        ("tests.measure_apps:seed000", {"method": "GE T"}, "^method: "),
     ],
 )
 def test_bad_input_is_one_clear_error(spec: str, kwargs: dict[str, object], message: str) -> None:
