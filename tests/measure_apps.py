@@ -81,3 +81,15 @@ async def asgi_seed000(scope: dict[str, Any], receive: Any, send: Any) -> None:
         burn_cpu(ROUND_S)
     await send({"type": "http.response.start", "status": 200, "headers": []})
     await send({"type": "http.response.body", "body": b"Hello, world"})
+
+
+def raises(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """A WSGI app with a bug: every request divides by zero (the line `measure` must name)."""
+    return [str(1 / len(environ.get("servertune.none", ""))).encode()]  # the failing line
+
+
+async def asgi_raises(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An ASGI app without lifespan whose requests raise KeyError."""
+    if scope["type"] == "lifespan":
+        raise RuntimeError("no lifespan here")
+    raise KeyError("missing-setting")

@@ -25,12 +25,13 @@ def read_text(path: Path, *, max_bytes: int, what: str = "file") -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
         raise InputFileError(f"cannot read {path}: {error.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
         if stat.S_ISDIR(info.st_mode):
             raise InputFileError(f"cannot read {path}: it is a directory, not a {what}")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputFileError(f"cannot read {path}: it is not a regular file")
+        raise InputFileError(f"cannot read {path}: it is not a regular file")
+    with os.fdopen(fd, "rb") as handle:
         try:
             # One byte more than allowed tells "too big" from "exactly the limit" without trusting
             # st_size (it can grow while we read).

@@ -46,14 +46,14 @@ def describe_exception(error: BaseException, app_dir: str | None = None) -> str:
 
 
 def _where(error: BaseException, app_dir: str | None) -> str:
+    root = os.path.abspath(app_dir or os.getcwd()) + os.sep
     if isinstance(error, SyntaxError) and error.filename:
-        return f"{error.filename}:{error.lineno}"
+        return f"{_shown(error.filename, root)}:{error.lineno}"
     frames = [
         f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_HERE)
     ]
     if not frames:
         return ""
-    root = os.path.abspath(app_dir or os.getcwd()) + os.sep
     own = [
         f
         for f in frames
