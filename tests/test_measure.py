@@ -270,3 +270,16 @@ def test_app_that_fails_on_import_is_one_line(tmp_path: Path, source: str, expec
     with pytest.raises(MeasureError, match=r"^app: importing ") as caught:
         measure_app(f"{module}:app", app_dir=str(tmp_path), requests=1)
     assert expected.replace("broken_app.py", f"{module}.py") in str(caught.value)
+
+
+def test_exported_members() -> None:
+    """servertune.measure's public API is exactly its __all__ (pinned, as httpx pins its own)."""
+    import servertune.measure as package
+
+    assert set(package.__all__) == {
+        "CPU_FRACTION_DECIMALS", "DEFAULT_MAX_SECONDS", "DEFAULT_REQUESTS", "DEFAULT_WARMUP",
+        "MIN_CPU_FRACTION", "AppFailed", "Interface", "MeasureError", "Measurement", "Mix",
+        "Sample", "WeightedPath", "detect_interface", "load_app", "measure_app", "measure_mix",
+        "parse_weighted_path",
+    }  # fmt: skip
+    assert all(hasattr(package, name) for name in package.__all__)
