@@ -154,3 +154,21 @@ def test_app_that_fails_to_import_is_exit_2_and_one_line(tmp_path: Path) -> None
     assert result.stderr == (
         "error: APP: importing 'crashy' raised RuntimeError: no settings at crashy.py:1 in <module>\n"
     )
+
+
+@pytest.mark.parametrize(
+    "repeated",
+    [["--method", "GET", "--method", "POST"], ["--requests", "2", "--requests", "3"],
+     ["--out", "a.toml", "--out", "b.toml"]],
+)  # fmt: skip
+def test_a_single_valued_option_given_twice_is_refused(repeated: list[str]) -> None:
+    """click would keep the last value without a word: measure refuses instead, exit 2, one line."""
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "measure", "tests.measure_apps:pure_cpu", *repeated],
+        capture_output=True, text=True, timeout=60, check=False, cwd=HERE,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == f"error: Invalid value for '{repeated[0]}': given more than once; give it once\n"
+    )

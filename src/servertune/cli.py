@@ -6,6 +6,7 @@ range), so `--help`, validation errors and docs/reference.md all say the same th
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from servertune.render import TARGETS, write_atomically
 from servertune.sizing import Plan, PlanError, make_plan, read_somaxconn
@@ -296,6 +298,33 @@ class MeasureInterface(enum.StrEnum):
     asgi = "asgi"
 
 
+class NoRepeatedOptions(TyperCommand):
+    """A command that refuses a single-valued option given twice instead of keeping the last.
+
+    click keeps the last of `--method GET --method POST` without a word; for a command whose
+    options describe what is measured, a dropped value is a wrong measurement.
+    """
+
+    # ctx: Any, as typer's Context type lives in a private module (its vendored click).
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Count each option's occurrences first, then parse as usual."""
+        order: list[Any] = []
+        if not ctx.resilient_parsing:
+            # A malformed command line fails here and again, with click's own message, below.
+            with contextlib.suppress(Exception):
+                _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        seen: set[str] = set()
+        for param in order:
+            single = getattr(param, "param_type_name", "") == "option" and not (
+                param.multiple or param.is_flag
+            )
+            if single and param.name in seen:
+                raise typer.BadParameter("given more than once; give it once", ctx, param)
+            if single:
+                seen.add(param.name)
+        return super().parse_args(ctx, args)
+
+
 #: CLI name of each input `servertune.measure` names in its errors.
 MEASURE_FLAGS = {
     "app": "APP",
@@ -307,7 +336,7 @@ MEASURE_FLAGS = {
 }
 
 
-@app.command()
+@app.command(cls=NoRepeatedOptions)
 def measure(
     app_spec: Annotated[
         str, typer.Argument(metavar="APP", help="the WSGI or ASGI app, as module:callable")
