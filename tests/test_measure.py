@@ -283,3 +283,9 @@ def test_exported_members() -> None:
         "parse_weighted_path",
     }  # fmt: skip
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_mix_notes_the_floor_once_for_the_written_value() -> None:
+    """The cpu_fraction floor is about the value written (the mix's), so it is noted once, not per path."""
+    mix = Mix(((_fixed("/a", 20, 0.01), 1.0), (_fixed("/b", 20, 0.01), 1.0)))
+    assert mix.table().count("floor") == 1

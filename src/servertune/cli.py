@@ -405,6 +405,7 @@ def measure(
     Exit 2: bad input or an app that cannot be imported; exit 1: the app raised.
     """
     from servertune import measure as m
+    from servertune.bench.progress import Progress
 
     check_output_path("--out", out)
     headers: list[tuple[str, str]] = []
@@ -416,6 +417,11 @@ def measure(
     defaults = {"requests": requests, "warmup": warmup, "max_seconds": max_seconds}
     try:
         paths = [m.parse_weighted_path(item) for item in path or ["/"]]
+    except m.MeasureError as error:
+        raise fail(f"--path: {error.reason}") from None
+    # A bar on a terminal only: in logs and pipes the table is the whole story.
+    progress = Progress(len(paths) * (requests or m.DEFAULT_REQUESTS), enabled=sys.stderr.isatty())
+    try:
         result = m.measure_mix(
             app_spec,
             paths,
@@ -424,6 +430,7 @@ def measure(
             body=(data or "").encode(),
             interface=None if interface is MeasureInterface.auto else interface.value,  # type: ignore[arg-type]
             app_dir=None if app_dir is None else str(app_dir),
+            on_sample=lambda _: progress.advance("requests measured"),
             **{k: v for k, v in defaults.items() if v is not None},  # type: ignore[arg-type]
         )
     except m.MeasureError as error:
@@ -431,6 +438,8 @@ def measure(
     except m.AppFailed as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None
+    finally:
+        progress.close()
     typer.echo(result.table())
     if out is not None:
         try:

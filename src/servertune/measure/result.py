@@ -31,6 +31,8 @@ MIN_CPU_FRACTION = 0.01
 #: noise, and noise that matters: threads = ceil(1/cpu_fraction) makes 0.499 three threads
 #: where 0.50 is two.
 CPU_FRACTION_DECIMALS = 2
+#: Said when the measured cpu_fraction is below MIN_CPU_FRACTION and the floor is written.
+FLOOR_NOTE = f"cpu_fraction raised to the model's floor {MIN_CPU_FRACTION}"
 #: Per-request numbers shown in the table, with their labels.
 _LABELS = {
     "service_time_ms": "service time (ms)",
@@ -202,7 +204,7 @@ class Measurement:
         if errors:
             notes.append(f"{errors} requests answered >= 400: the route may not do its real work")
         if self.cpu_fraction < MIN_CPU_FRACTION:
-            notes.append(f"cpu_fraction raised to the model's floor {MIN_CPU_FRACTION}")
+            notes.append(FLOOR_NOTE)
         return notes
 
     def to_toml(self) -> str:
@@ -358,7 +360,10 @@ class Mix:
             ),
         ]
         for m, _ in self.parts:
-            lines.extend(f"note: {m.path}: {note}" for note in m.notes())
+            # The floor applies to the mix's value, the only one written.
+            lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note != FLOOR_NOTE)
+        if self.cpu_fraction < MIN_CPU_FRACTION:
+            lines.append(f"note: {FLOOR_NOTE}")
         return "\n".join(lines)
 
     def to_toml(self) -> str:
