@@ -86,6 +86,17 @@ def _unknown_table(tmp: Path) -> Path:
     return _file(tmp, b"[workload]\ncores = 2\n[foo]\nx = 1\n")
 
 
+@_corpus("deeply-nested")
+def _deeply_nested(tmp: Path) -> Path:
+    # Within the size limit, deep enough to exhaust a recursive parser (TOML or JSON).
+    return _file(tmp, b"a = " + b"[" * 100_000)
+
+
+@_corpus("deeply-nested-json")
+def _deeply_nested_json(tmp: Path) -> Path:
+    return _file(tmp, b"[" * 100_000)
+
+
 @_corpus("null-bytes")
 def _null_bytes(tmp: Path) -> Path:
     return _file(tmp, b"cores = 2\x00\n")

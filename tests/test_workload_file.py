@@ -103,6 +103,7 @@ def test_flat_file_may_carry_measured(tmp_path: Path) -> None:
         ),
         (b"cores = [\n", "is not valid TOML"),
         (b"\x00\x01\x02binary", "is not valid TOML"),
+        (b"a = " + b"[" * 100_000, "nests too deeply"),
     ],
 )
 def test_bad_files_are_one_line_naming_the_file(

@@ -114,6 +114,8 @@ def read_parallel(path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not JSON: {error}") from None
+    except RecursionError:  # the json module recurses per nested array or object
+        raise ValueError(f"{path} nests too deeply to be a bench report") from None
     if not isinstance(data, dict) or data.get("scenario") != "parallel":
         raise ValueError(f"{path} is not a `servertune bench parallel --json` report")
     return data

@@ -135,6 +135,8 @@ def read_workload_file(path: Path) -> WorkloadFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise WorkloadFileError(f"{path} is not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses per nested array or table
+        raise WorkloadFileError(f"{path} nests too deeply to be a workload file") from None
     if not data:
         raise WorkloadFileError(
             f"{path} holds no workload fields (write them flat or under [workload])"
