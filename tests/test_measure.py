@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -289,3 +290,22 @@ def test_mix_notes_the_floor_once_for_the_written_value() -> None:
     """The cpu_fraction floor is about the value written (the mix's), so it is noted once, not per path."""
     mix = Mix(((_fixed("/a", 20, 0.01), 1.0), (_fixed("/b", 20, 0.01), 1.0)))
     assert mix.table().count("floor") == 1
+
+
+@pytest.mark.parametrize("name", ["never_answers", "asgi_never_answers"])
+def test_an_app_that_never_answers_cannot_hang_measure(name: str) -> None:
+    """A request that outlives the time limit is interrupted: AppFailed, within about twice the limit."""
+    started = time.monotonic()
+    with pytest.raises(AppFailed, match=r"^GET /: the app did not answer within 1\.5 s$"):
+        _measure(name, requests=2, max_seconds=0.5)
+    assert time.monotonic() - started < 10
+
+
+def test_a_stuck_request_after_good_ones_ends_the_path_early() -> None:
+    """Requests measured before the app got stuck are kept; the run says it stopped early."""
+    measure_apps._STUCK["n"] = 0
+    m = measure_app(
+        "tests.measure_apps:slow_then_stuck", app_dir=HERE, requests=5, warmup=0, max_seconds=0.3
+    )
+    assert len(m.samples) == 2
+    assert m.stopped_early

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -40,6 +42,17 @@ DEFAULT_WARMUP = 3
 #: Stop measuring after this long, whatever `requests` says: a slow app never hangs the command.
 #: A mix of paths shares it, each path getting an equal slice.
 DEFAULT_MAX_SECONDS = 60.0
+#: A request still running when its path's time is up may finish within this many times the
+#: slice (at least 1 s more); then it is interrupted, so an app that never answers cannot hang
+#: the command. Twice the slice lets the slowest request a slice allows still count.
+HARD_LIMIT_FACTOR = 2.0
+
+
+class _NoAnswer(BaseException):
+    """Raised by the alarm inside a request that outlived the hard limit.
+
+    A BaseException, so an app's `except Exception:` cannot swallow it.
+    """
 
 
 def measure_app(
@@ -105,8 +118,9 @@ def measure_mix(
         for one, target, query in targets:
             req = Request(method, target, query, tuple(headers), body)
             samples, early = _drive(
-                _guarded(call, req, where), clock, requests, warmup, budget, on_sample
-            )
+                _guarded(call, req, where), clock, requests, warmup, budget, on_sample,
+                what=f"{method} {one.path}",
+            )  # fmt: skip
             measurement = Measurement(
                 app=app_spec,
                 interface=kind,
@@ -162,15 +176,44 @@ def _drive(
     warmup: int,
     max_seconds: float,
     on_sample: Callable[[int], None] | None,
+    what: str = "",
 ) -> tuple[list[Sample], bool]:
     deadline = time.monotonic() + max_seconds
-    for _ in range(warmup):
-        call()
+    hard = max(max_seconds * HARD_LIMIT_FACTOR, max_seconds + 1.0)
     samples: list[Sample] = []
-    for i in range(requests):
-        samples.append(_timed(call, clock))
-        if on_sample is not None:
-            on_sample(i + 1)
-        if time.monotonic() > deadline and i + 1 < requests:
-            return samples, True
+    try:
+        with _alarm(hard):
+            for _ in range(warmup):
+                call()
+            for i in range(requests):
+                samples.append(_timed(call, clock))
+                if on_sample is not None:
+                    on_sample(i + 1)
+                if time.monotonic() > deadline and i + 1 < requests:
+                    return samples, True
+    except _NoAnswer:
+        if not samples:
+            raise AppFailed(f"{what}: the app did not answer within {hard:g} s") from None
+        return samples, True  # the interrupted request is not a sample
     return samples, False
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """Raise _NoAnswer in this thread after `seconds` (where signals allow: the main thread)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def ring(signum: int, frame: object) -> None:
+        raise _NoAnswer
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
