@@ -17,7 +17,9 @@ import pytest
 
 from servertune.advise import MAX_REPORT_BYTES
 from servertune.cli import main
+from servertune.workload import Workload
 from servertune.workload_file import MAX_WORKLOAD_FILE_BYTES
+from tests.test_safety import HOSTILE
 
 #: Broken inputs every file-reading option must refuse, each made inside a temporary directory.
 READ_CORPUS: dict[str, Callable[[Path], Path]] = {}
@@ -195,3 +197,29 @@ def test_every_writer_refuses_an_unwritable_target_before_working(
     monkeypatch.chdir(Path(__file__).resolve().parents[1])  # tests.measure_apps imports from here
     code, out, err = _run([str(target) if a == "FILE" else a for a in argv], monkeypatch, capsys)
     _assert_one_error_line(code, out, err, target)
+
+
+@pytest.mark.parametrize("field", list(Workload.model_fields))
+@pytest.mark.parametrize("value", HOSTILE, ids=[repr(v)[:24] for v in HOSTILE])
+def test_hostile_value_in_a_workload_file_names_field_and_file(
+    field: str, value: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Every hostile value, written into a workload file: one line naming the field and the file, no file written."""
+    path = tmp_path / "w.toml"
+    path.write_text(dumps_toml_string(field, value), encoding="utf-8")
+    out = tmp_path / "out"
+    code, stdout, err = _run(
+        ["gen", "all", "--workload", str(path), "--out", str(out)], monkeypatch, capsys
+    )
+    if code == 0:  # legitimate for a few fields, as with flags (see test_safety)
+        assert (field, value) in {("listen_host", "0.0.0.0"), ("server_name", "0.0.0.0")}
+        return
+    _assert_one_error_line(code, stdout, err, path)
+    assert err.startswith(f"error: {field} (--workload {path}): ")
+    assert not out.exists()
+
+
+def dumps_toml_string(field: str, value: str) -> str:
+    """`field = "value"` under [workload], the value escaped as a TOML basic string."""
+    return f"[workload]\n{field} = {json.dumps(value)}\n"

@@ -96,7 +96,10 @@ def with_workload(func: F) -> F:
         given = {name: FLAGS[name] for name, value in overrides.items() if value is not None}
         try:
             workload = load_workload(
-                path, overrides, flags={n: f"{n} ({f})" for n, f in given.items()}
+                path,
+                overrides,
+                flags={n: f"{n} ({f})" for n, f in given.items()},
+                file_label=f"--workload {path}",
             )
         except WorkloadFileError as error:
             raise fail(f"--workload: {error}") from None

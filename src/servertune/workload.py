@@ -258,9 +258,9 @@ def _one_line(error: ValidationError, flags: Mapping[str, str] | None = None) ->
     first = error.errors()[0]
     loc = [str(part) for part in first["loc"]]
     name = loc[0] if loc else "workload"
-    if first["type"] == "extra_forbidden":
-        return f"{name}: unknown field (known: {', '.join(Workload.model_fields)})"
     label = flags.get(name, name) if flags else name
+    if first["type"] == "extra_forbidden":
+        return f"{label}: unknown field (known: {', '.join(Workload.model_fields)})"
     value = first.get("input")
     shown = repr(value) if isinstance(value, str) else str(value)
     if len(shown) > 60:

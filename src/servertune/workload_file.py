@@ -189,16 +189,25 @@ def load_workload(
     path: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     flags: Mapping[str, str] | None = None,
+    file_label: str | None = None,
 ) -> Workload:
     """Read a workload file (if any), apply `overrides` (None values skipped), and validate.
 
-    `flags` maps a field to the label its errors carry (the CLI passes the flag that set it).
+    `flags` maps a field to the label its errors carry (the CLI passes the flag that set it);
+    with `file_label`, a field that came from the file is labelled `name (file_label)`.
     """
     values: dict[str, Any] = {}
+    labels: dict[str, str] = {}
     if path is not None:
         values.update(read_workload_file(path).values)
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return build_workload(values, flags)
+        if file_label is not None:
+            labels.update({name: f"{name} ({file_label})" for name in values})
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    values.update(given)
+    for name in given:
+        labels.pop(name, None)
+    labels.update(flags or {})
+    return build_workload(values, labels or None)
 
 
 # --- Writing -------------------------------------------------------------------------------------
