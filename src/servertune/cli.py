@@ -20,7 +20,7 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 
 from servertune.render import TARGETS, write_atomically
-from servertune.sizing import Plan, PlanError, make_plan, read_somaxconn
+from servertune.sizing import Plan, PlanError, plan_for
 from servertune.workload import Workload, WorkloadError, describe_allowed, load_workload
 
 __all__ = ["app", "main"]
@@ -111,7 +111,7 @@ def with_workload(func: F) -> F:
 
 def _plan(workload: Workload) -> Plan:
     try:
-        plan = make_plan(workload, somaxconn=read_somaxconn())
+        plan = plan_for(workload)
     except PlanError as error:
         raise fail(str(error)) from None
     for warning in plan.warnings:
