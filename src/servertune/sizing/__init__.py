@@ -31,6 +31,7 @@ from servertune.sizing.rules import RULES
 from servertune.workload import Workload
 
 __all__ = [
+    "derive",
     *_defaults,
     "DEFAULT_SOMAXCONN",
     "Forced",
@@ -61,6 +62,20 @@ def resolve(workload: Workload, machine: Machine) -> tuple[Workload, Machine]:
     return workload, machine.model_copy(update={"cores": workload.cores, "cores_source": "given"})
 
 
+def derive(
+    workload: Workload, machine: Machine, forced: Mapping[str, Forced] | None = None
+) -> Derivation:
+    """Run every rule in order on a resolved workload; the Derivation holds what each put."""
+    derivation = Derivation(forced)
+    for rule in RULES:
+        derivation.rule = rule.__module__.rpartition(".")[2]
+        rule(workload, machine, derivation)
+    missing = [name for name in Plan.derived_names() if name not in derivation.values]
+    if missing:
+        raise RuntimeError(f"no rule derives {', '.join(missing)}")
+    return derivation
+
+
 def make_plan(
     workload: Workload,
     machine: Machine | None = None,
@@ -78,12 +93,7 @@ def make_plan(
         assert isinstance(workload.cores, int)
         machine = Machine(cores=workload.cores)
     w, m = resolve(workload, machine)
-    derivation = Derivation(forced)
-    for rule in RULES:
-        rule(w, m, derivation)
-    missing = [name for name in Plan.derived_names() if name not in derivation.values]
-    if missing:
-        raise RuntimeError(f"no rule derives {', '.join(missing)}")
+    derivation = derive(w, m, forced)
     return Plan(
         workload=w,
         machine=m,
