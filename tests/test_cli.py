@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from servertune import render
+from servertune import files
 from servertune.cli import app
 from servertune.render import TARGETS, write_atomically
-from servertune.sizing import make_plan, read_somaxconn
+from servertune.sizing import make_plan, plan_for
 from servertune.workload import Workload
 
 runner = CliRunner()
@@ -35,9 +35,7 @@ def test_gen_uwsgi_cores_4_maps_four_sockets() -> None:
 def test_gen_prints_exactly_what_the_library_renders() -> None:
     """The CLI adds nothing: its stdout is the renderer's output for the same workload."""
     result = runner.invoke(app, ["gen", "nginx", "--cores", "3", "--cpu-fraction", "0.25"])
-    expected = TARGETS["nginx"].render(
-        make_plan(Workload(cores=3, cpu_fraction=0.25), somaxconn=read_somaxconn())
-    )
+    expected = TARGETS["nginx"].render(plan_for(Workload(cores=3, cpu_fraction=0.25)))
     assert result.stdout == expected
 
 
@@ -133,10 +131,10 @@ def test_failed_write_restores_previous_files(
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
-    monkeypatch.setattr(render.os, "replace", flaky_replace)
+    monkeypatch.setattr(files.os, "replace", flaky_replace)
     with pytest.raises(OSError, match="No space left"):
         write_atomically({"a.conf": "new a\n", "b.conf": "new b\n", "c.conf": "new c\n"}, tmp_path)
-    monkeypatch.setattr(render.os, "replace", real_replace)
+    monkeypatch.setattr(files.os, "replace", real_replace)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.conf", "b.conf"]
     assert tmp_path.joinpath("a.conf").read_text() == "old a\n"
     assert tmp_path.joinpath("b.conf").read_text() == "old b\n"
@@ -157,7 +155,7 @@ def test_plan_error_exits_2() -> None:
         app, ["gen", "uwsgi", "--memory-per-worker-mb", "500", "--memory-limit-mb", "100"]
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: memory_limit_mb: ")
+    assert result.stderr.startswith("error: memory_limit_mb (--memory-limit-mb): ")
 
 
 def test_help_lists_every_workload_field_with_its_range() -> None:
@@ -190,3 +188,13 @@ def test_usage_errors_from_the_console_script_are_one_line(argv: list[str]) -> N
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
     assert result.stderr.count("\n") == 1
+
+
+def test_port_collision_is_one_line_naming_both_fields() -> None:
+    """`gen --listen-port 8002 --cores 4` (inside the worker block) exits 2 with one line and no file."""
+    result = runner.invoke(app, ["gen", "nginx", "--listen-port", "8002", "--cores", "4"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: listen_port (--listen-port): 8002")
+    assert "base_port" in lines[0]

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from servertune.render import TARGETS
-from servertune.sizing import make_plan
+from servertune.sizing import Machine, make_plan
 from servertune.workload import Workload
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.json"))
 REGENERATE = os.environ.get("SERVERTUNE_REGEN_GOLDEN") == "1"
 #: somaxconn is part of the input, fixed here so golden files do not depend on the machine.
-SOMAXCONN = 4096
+MACHINE = Machine(cores=1, somaxconn=4096)
 
 
 def test_there_are_golden_cases() -> None:
@@ -33,7 +33,7 @@ def test_there_are_golden_cases() -> None:
 def test_rendered_config_matches_golden_file(case: str, target: str) -> None:
     """`servertune gen TARGET` for a named workload renders exactly the committed golden file."""
     workload = Workload.model_validate(json.loads((GOLDEN / "cases" / f"{case}.json").read_text()))
-    rendered = TARGETS[target].render(make_plan(workload, somaxconn=SOMAXCONN))
+    rendered = TARGETS[target].render(make_plan(workload, MACHINE))
     expected = GOLDEN / target / f"{case}.txt"
     if REGENERATE:
         expected.parent.mkdir(exist_ok=True)

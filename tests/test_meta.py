@@ -10,14 +10,18 @@ from pathlib import Path
 import pytest
 
 import servertune
+from servertune.sizing import Plan
 from servertune.workload import Workload
 
 from .support import REPO
 
 SOURCES = "\n".join(
     p.read_text()
-    for p in [*(REPO / "src" / "servertune").glob("*.py"), *(REPO / "templates").iterdir()]
+    for p in [*(REPO / "src" / "servertune").rglob("*.py"), *(REPO / "templates").iterdir()]
 )
+TEMPLATES = {p.name: p.read_text() for p in (REPO / "templates").iterdir()}
+#: The renderers: the only code between a Plan and a template.
+RENDERERS = "\n".join(p.read_text() for p in (REPO / "src" / "servertune" / "targets").glob("*.py"))
 
 
 @pytest.mark.parametrize("name", list(Workload.model_fields))
@@ -47,7 +51,7 @@ def test_importing_servertune_stays_light() -> None:
 
 def test_every_template_is_used() -> None:
     """Each template under templates/ is rendered or included by some renderer."""
-    render_source = (REPO / "src" / "servertune" / "render.py").read_text() + SOURCES
+    render_source = SOURCES
     for template in (REPO / "templates").iterdir():
         assert f'"{template.name}"' in render_source, template.name
 
@@ -62,3 +66,37 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     ]
     assert ci_lines[-1] == commands[2]
     assert Path(REPO / ".ci" / "run").stat().st_mode & 0o111
+
+
+@pytest.mark.parametrize("name", Plan.derived_names())
+def test_every_derived_number_reaches_a_config_or_is_explain_only(name: str) -> None:
+    """A derived number is printed by a template (or handed to one by a renderer), or declared
+    explain_only; an explain_only number never appears in a config."""
+    used = re.search(rf"\bplan\.{name}\b", "\n".join([*TEMPLATES.values(), RENDERERS]))
+    if Plan.explain_only(name):
+        assert not used, f"{name} is declared explain_only but a template prints it"
+    else:
+        assert used, (
+            f"{name} is derived but no template prints it: declare it explain_only or use it"
+        )
+
+
+def _expressions(template: str) -> list[str]:
+    """The Jinja expressions and statements of a template, string literals removed."""
+    found = re.findall(r"\{\{(.*?)\}\}|\{%-?(.*?)-?%\}", template, re.S)
+    return [re.sub(r"\"[^\"]*\"|'[^']*'", "", a or b) for a, b in found]
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_no_template_does_arithmetic(template: str) -> None:
+    """Every number a config prints was computed by a rule: templates hold no + - * / // % ."""
+    for expression in _expressions(TEMPLATES[template]):
+        assert not re.search(r"[-+*/%]", expression), (
+            f"{template}: arithmetic in {{{{{expression}}}}}"
+        )
+
+
+def test_the_arithmetic_detector_catches_arithmetic() -> None:
+    """The detector above is not vacuous: it sees `a + 1` and `x * 2` and ignores '-' in strings."""
+    exprs = _expressions('{{ plan.a + 1 }} {% if x * 2 %} {{ "a-b" }}')
+    assert [bool(re.search(r"[-+*/%]", e)) for e in exprs] == [True, True, False]

@@ -8,7 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, PlanError, make_plan, poisson_quantile
+from servertune.machine import Machine
+from servertune.sizing import (
+    GIL_SATURATION,
+    MAX_THREADS_PER_PROCESS,
+    Forced,
+    Plan,
+    PlanError,
+    make_plan,
+    plan_for,
+    poisson_quantile,
+)
 from servertune.workload import Workload
 
 from .strategies import workloads
@@ -17,7 +27,7 @@ from .strategies import workloads
 @given(workloads(), st.integers(128, 65535))
 def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) -> None:
     """threads >= 1, one socket per process, backlog <= somaxconn, timeouts ordered across layers."""
-    plan = make_plan(workload, somaxconn=somaxconn)
+    plan = make_plan(workload, Machine(cores=1, somaxconn=somaxconn))
     assert plan.threads in range(1, MAX_THREADS_PER_PROCESS + 1)
     assert plan.processes in range(1, workload.cores + 1)
     assert len(plan.sockets) == plan.processes
@@ -37,8 +47,9 @@ def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) 
 def test_every_number_has_a_reason(workload: Workload) -> None:
     """Every derived field of the Plan is explained (nothing but the workload and the bookkeeping)."""
     plan = make_plan(workload)
-    bookkeeping = {"workload", "reasons", "units", "warnings"}
-    assert set(Plan.model_fields) - bookkeeping == set(plan.reasons)
+    bookkeeping = {"workload", "machine", "reasons", "warnings"}
+    assert set(Plan.model_fields) - bookkeeping == set(plan.reasons) == set(Plan.derived_names())
+    assert list(plan.reasons) == Plan.derived_names(), "reasons come in display (field) order"
     assert all(len(reason) > 15 for reason in plan.reasons.values())
 
 
@@ -53,10 +64,19 @@ def test_cpu_fraction_one_without_slow_calls_gives_one_thread(
 
 @given(st.floats(0.01, 1.0, allow_nan=False))
 def test_cpu_threads_saturate_the_gil(fraction: float) -> None:
-    """cpu_threads x cpu_fraction covers the GIL, and one thread fewer would not."""
+    """cpu_threads x cpu_fraction keeps the GIL busy GIL_SATURATION of the time; one fewer would not."""
     plan = make_plan(Workload(cores=2, cpu_fraction=fraction))
-    assert plan.cpu_threads * fraction >= 1 - 1e-6
-    assert (plan.cpu_threads - 1) * fraction < 1
+    assert plan.cpu_threads * fraction >= GIL_SATURATION - 1e-6
+    assert plan.cpu_threads == 1 or (plan.cpu_threads - 1) * fraction < GIL_SATURATION
+
+
+@pytest.mark.parametrize(
+    ("fraction", "threads"),
+    [(1.0, 1), (0.99, 1), (0.96, 1), (0.5, 2), (0.48, 2), (0.45, 3), (0.25, 4)],
+)
+def test_measurement_noise_does_not_add_a_thread(fraction: float, threads: int) -> None:
+    """A Django page measured at cpu_fraction 0.99 holds the GIL throughout: one thread, not two."""
+    assert make_plan(Workload(cores=1, cpu_fraction=fraction)).cpu_threads == threads
 
 
 @settings(max_examples=200)
@@ -132,7 +152,8 @@ def test_ports_past_65535_are_a_plan_error() -> None:
 def test_backlog_is_capped_by_somaxconn() -> None:
     """A high peak rate asks for a deep backlog, capped at the kernel's somaxconn."""
     plan = make_plan(
-        Workload(cores=1, cpu_fraction=0.01, service_time_ms=1, peak_rps=100_000), somaxconn=512
+        Workload(cores=1, cpu_fraction=0.01, service_time_ms=1, peak_rps=100_000),
+        Machine(cores=1, somaxconn=512),
     )
     assert plan.backlog == 512
 
@@ -174,7 +195,7 @@ def test_poisson_quantile_cap_bounds_the_answer() -> None:
 
 def test_auto_cores_reason_names_the_deciding_limit() -> None:
     """With cores='auto' the processes reason says which limit decided (cgroup, affinity or host)."""
-    plan = make_plan(Workload(cores="auto"))
+    plan = plan_for(Workload(cores="auto"))
     assert plan.workload.cores == plan.processes
     assert "'auto': " in plan.reasons["processes"]
     assert any(
@@ -187,3 +208,65 @@ def test_socket_paths_longer_than_the_kernel_allows_are_a_plan_error() -> None:
     with pytest.raises(PlanError, match=r"^socket_dir: .* at most 107"):
         make_plan(Workload(cores=2, socket_dir="/" + "d" * 100))
     assert make_plan(Workload(cores=2, socket_dir="/" + "d" * 80)).sockets[0].kind == "unix"
+
+
+@pytest.mark.parametrize(
+    ("updates", "message"),
+    [
+        ({"listen_port": 8001, "base_port": 8001}, r"^listen_port: 8001 .* worker socket 0's port"),
+        (
+            {"listen_port": 8002, "base_port": 8001, "cores": 4},
+            r"^listen_port: 8002 .* worker socket 1's port .*base_port",
+        ),
+        (
+            {"listen_port": 8003, "base_port": 8001, "cores": 4, "listen_host": "0.0.0.0"},
+            r"^listen_port: 8003 on 0\.0\.0\.0 .* worker socket 2",
+        ),
+    ],
+)
+def test_nginx_and_the_app_server_never_share_a_port(
+    updates: dict[str, object], message: str
+) -> None:
+    """A listen port inside the per-worker port block (same or wildcard host) is a PlanError naming both fields."""
+    with pytest.raises(PlanError, match=message):
+        make_plan(Workload.model_validate({"cores": 2, **updates}))
+
+
+def test_ports_on_different_hosts_or_unix_sockets_do_not_collide() -> None:
+    """The same port number on another loopback address, or with unix sockets, is fine."""
+    make_plan(Workload(cores=2, listen_port=8001, base_port=8001, listen_host="127.0.0.2"))
+    make_plan(Workload(cores=2, listen_port=8001, base_port=8001, socket_dir="/run/app"))
+
+
+def test_the_last_port_may_be_65535() -> None:
+    """base_port + workers may end exactly at 65535 (the old check refused one port early)."""
+    assert make_plan(Workload(cores=536, base_port=65000)).sockets[-1].port == 65535
+
+
+def test_forced_numbers_carry_their_own_reason_and_move_what_depends_on_them() -> None:
+    """A benchmark's baseline forces threads; the reason says so and derived numbers follow."""
+    base = make_plan(Workload(cores=2))
+    forced = make_plan(
+        Workload(cores=2), forced={"threads": Forced(16, "forced by the benchmark: threads-only")}
+    )
+    assert forced.threads == 16
+    assert forced.reasons["threads"].startswith("forced by the benchmark: threads-only")
+    assert forced.upstream_keepalive_connections == 2 * 16 != base.upstream_keepalive_connections
+    with pytest.raises(PlanError, match=r"^forced: nonsense"):
+        make_plan(Workload(cores=2), forced={"nonsense": Forced(1, "x")})
+
+
+def test_auto_cores_need_the_machine() -> None:
+    """make_plan is pure: 'auto' cores without a Machine is refused; plan_for reads the machine."""
+    with pytest.raises(PlanError, match=r"^cores: 'auto'"):
+        make_plan(Workload(cores="auto"))
+    machine = Machine(
+        cores=3, cores_source="cgroup v2 cpu.max", somaxconn=1000, memory_limit_mb=900
+    )
+    plan = plan_for(Workload(cores="auto", memory_per_worker_mb=400), machine)
+    assert plan.processes == 2  # 90% of the cgroup's 900 MiB holds two 400 MiB workers
+    assert (
+        "'auto': cgroup v2 cpu.max" in plan.reasons["processes"]
+        or "fewer than the 3" in plan.reasons["processes"]
+    )
+    assert plan.somaxconn == 1000

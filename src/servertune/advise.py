@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.inputfile import InputFileError, read_text
-from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, make_plan
+from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, plan_for
+from servertune.sizing.queueing import arrival_rate, held_s, in_flight
 from servertune.workload import Workload
 from servertune.workload_file import Measured, MeasuredPath
 
@@ -161,15 +162,13 @@ def advise(
     """
     if measured is not None and not isinstance(measured, Measured):
         measured = Measured.model_validate(dict(measured))
-    plan = plan or make_plan(workload)
+    plan = plan or plan_for(workload)
     w = plan.workload
     c = w.cpu_fraction
     cpu_ms = c * w.service_time_ms
-    rate = w.peak_rps if w.peak_rps is not None else plan.ceiling_rps
-    rate_src = "peak_rps" if w.peak_rps is not None else "the CPU ceiling"
-    held_ms = w.service_time_ms + w.slow_call_ratio * w.slow_call_ms
-    # Little's law: requests in flight = arrival rate x time each one is held.
-    inflight = rate * held_ms / 1000 / plan.processes
+    rate, rate_src = arrival_rate(w, plan.ceiling_rps)
+    held_ms = held_s(w) * 1000
+    inflight = in_flight(rate / plan.processes, held_s(w))
     saturating = 1 / c
     too_many = inflight > MAX_THREADS_PER_PROCESS
     cites = _evidence(w, measured, parallel)

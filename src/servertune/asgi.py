@@ -98,19 +98,16 @@ def executor_threads(workload: Workload, *, processes: int | None = None) -> int
     keep the GIL busy, at most `MAX_THREADS`. `processes` defaults to the plan's (one per core).
     """
     # Imported here: an app importing servertune.asgi for sync_to_async need not load pydantic.
-    from servertune.sizing import SLOW_CALL_QUANTILE, make_plan, poisson_quantile
+    from servertune.sizing import plan_for
+    from servertune.sizing.queueing import arrival_rate, held_s, in_flight, threads_for
 
-    plan = make_plan(workload)
+    plan = plan_for(workload)
     count = processes if processes is not None else plan.processes
     if count < 1:
         raise ValueError(f"processes: must be at least 1; got {count}")
-    w = plan.workload
-    rate = (w.peak_rps if w.peak_rps is not None else plan.ceiling_rps) / count
-    hold_s = w.service_time_ms / 1000 + w.slow_call_ratio * w.slow_call_ms / 1000
-    in_flight = rate * hold_s
-    if in_flight >= MAX_THREADS:  # the quantile is above the mean: the cap decides
-        return MAX_THREADS
-    return min(MAX_THREADS, max(plan.cpu_threads, poisson_quantile(in_flight, SLOW_CALL_QUANTILE)))
+    rate, _ = arrival_rate(plan.workload, plan.ceiling_rps)
+    mean = in_flight(rate / count, held_s(plan.workload))
+    return max(min(plan.cpu_threads, MAX_THREADS), threads_for(mean, MAX_THREADS))
 
 
 class BoundedExecutor(ThreadPoolExecutor):

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CoreLimits", "detect_cores", "read_limits"]
+__all__ = ["CoreLimits", "read_limits"]
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,3 @@ def read_limits(
     return CoreLimits(
         cgroup_v2=cgroup_v2, cgroup_v1=cgroup_v1, affinity=affinity, host=os.cpu_count() or 1
     )
-
-
-def detect_cores() -> int:
-    """The number of cores to size for on this machine."""
-    return read_limits().cores

@@ -219,15 +219,6 @@ class Workload(BaseModel):
             raise ValueError("dot segment")
         return value
 
-    @property
-    def resolved_cores(self) -> int:
-        """The core count, reading the machine when `cores` is 'auto'."""
-        if isinstance(self.cores, int):
-            return self.cores
-        from servertune.cores import detect_cores
-
-        return detect_cores()
-
 
 def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
     """What a field accepts, in words, from its declaration."""

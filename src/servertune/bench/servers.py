@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from servertune.bench.stats import group_cpu_seconds
 from servertune.render import render_gunicorn, render_nginx, render_uwsgi
-from servertune.sizing import Plan, make_plan, read_somaxconn
+from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 __all__ = [
@@ -366,11 +366,6 @@ def place(workload: Workload, stack: Stack, sockets: int, **updates: Any) -> Wor
             **updates,
         }
     )
-
-
-def plan_for(workload: Workload) -> Plan:
-    """`make_plan` as `servertune gen` calls it (with this machine's somaxconn)."""
-    return make_plan(workload, somaxconn=read_somaxconn())
 
 
 @dataclass

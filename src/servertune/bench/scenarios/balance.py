@@ -117,9 +117,10 @@ def run(options: BenchOptions) -> Report:
     from servertune.bench.progress import Progress
     from servertune.bench.servers import Stack, deploy_uwsgi, place, plan_for
     from servertune.bench.stats import median, median_run
+    from servertune.machine import Machine
     from servertune.workload import Workload
 
-    cores = Workload().resolved_cores
+    cores = Machine.read().cores
     levels = [m * cores for m in (QUICK_LEVELS if options.quick else FULL_LEVELS)]
     seconds = QUICK_SECONDS if options.quick else FULL_SECONDS
     repeats = 1 if options.quick else options.repeat

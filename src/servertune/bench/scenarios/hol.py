@@ -80,9 +80,10 @@ def run(options: BenchOptions) -> Report:
     from servertune.bench.servers import Stack, deploy_gunicorn, place, plan_for
     from servertune.bench.stats import CpuWatch, median_run
     from servertune.bench.versions import tool_versions
+    from servertune.machine import Machine
     from servertune.workload import Workload
 
-    cores = Workload().resolved_cores
+    cores = Machine.read().cores
     seconds = QUICK_SECONDS if options.quick else FULL_SECONDS
     slow_s = QUICK_SLOW_S if options.quick else FULL_SLOW_S
     repeats = 1 if options.quick else options.repeat

@@ -1,0 +1,55 @@
+"""Writing output files all at once or not at all."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["write_atomically"]
+
+
+def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
+    """Write every file or none.
+
+    Every file is first written in full to a temporary name in `directory` (same filesystem, so
+    the final rename is atomic). Files about to be replaced are kept under a backup name until
+    all renames succeeded; on any failure the new files are removed and the old ones restored.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    backups: list[tuple[Path, Path]] = []
+    done: list[Path] = []
+    try:
+        for name, text in files.items():
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            tmp = Path(tmp_name)
+            staged.append((tmp, directory / name))
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            tmp.chmod(0o644)
+        for _, final in staged:
+            if final.exists():
+                backup = final.with_name(f".{final.name}.bak")
+                backup.unlink(missing_ok=True)  # a stale one from an interrupted run
+                os.link(final, backup)
+                backups.append((backup, final))
+        for tmp, final in staged:
+            os.replace(tmp, final)
+            done.append(final)
+    except BaseException:
+        restored = {final for _, final in backups}
+        for path in done:
+            if path not in restored:
+                path.unlink(missing_ok=True)
+        for backup, final in backups:
+            os.replace(backup, final)
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for backup, _ in backups:
+        backup.unlink(missing_ok=True)
+    return done

@@ -1,0 +1,77 @@
+"""The facts of the machine a plan is for, read once at the edge and passed in.
+
+The sizing rules never touch /proc or /sys: `Machine.read()` does, once per process, and a
+`Machine` built by hand (tests, golden files, a plan for another host) makes a plan depend on
+its inputs only.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["DEFAULT_SOMAXCONN", "Machine", "read_memory_limit_mb", "read_somaxconn"]
+
+#: Assumed when /proc/sys/net/core/somaxconn cannot be read (the Linux default since 5.4).
+DEFAULT_SOMAXCONN = 4096
+#: cgroup v2 writes this instead of a number when no memory limit is set; v1 writes a huge one.
+_NO_LIMIT_BYTES = 1 << 62
+
+
+class Machine(BaseModel):
+    """Cores (with the source that decided them), the listen-queue cap and the memory limit."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cores: int = Field(ge=1, le=1024, description="cores this process may use")
+    cores_source: str = Field(
+        default="given", max_length=80, description="which limit decided `cores`"
+    )
+    somaxconn: int = Field(
+        default=DEFAULT_SOMAXCONN, ge=1, description="the kernel's cap on any listen backlog"
+    )
+    memory_limit_mb: int | None = Field(
+        default=None, ge=1, description="the cgroup's memory limit, None when unlimited"
+    )
+
+    @classmethod
+    def read(cls) -> Machine:
+        """This machine, read once per process (cgroups, affinity, somaxconn, memory.max)."""
+        return _read_once()
+
+
+@cache
+def _read_once() -> Machine:
+    from servertune.cores import read_limits
+
+    limits = read_limits()
+    return Machine(
+        cores=limits.cores,
+        cores_source=limits.source,
+        somaxconn=read_somaxconn(),
+        memory_limit_mb=read_memory_limit_mb(),
+    )
+
+
+def read_somaxconn(path: str = "/proc/sys/net/core/somaxconn") -> int:
+    """The kernel's listen-queue cap, or DEFAULT_SOMAXCONN where it cannot be read."""
+    try:
+        with open(path) as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return DEFAULT_SOMAXCONN
+
+
+def read_memory_limit_mb(sys_fs_cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The memory limit of this cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`) in MiB."""
+    for name in ("memory.max", "memory/memory.limit_in_bytes"):
+        try:
+            text = (sys_fs_cgroup / name).read_text().strip()
+        except OSError:
+            continue
+        if text == "max" or not text.isdigit() or int(text) >= _NO_LIMIT_BYTES:
+            return None
+        return max(1, int(text) // (1024 * 1024))
+    return None

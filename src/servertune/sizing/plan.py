@@ -1,0 +1,245 @@
+"""The Plan: every derived number declared once, as a field with its unit; reasons beside them.
+
+A derived field is declared with `derived(unit)`. Its unit is field metadata, its display order
+is the field order, and the reason is whatever the one rule that derives it said
+(`servertune.sizing.rules`). Nothing else lists the names.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from servertune.machine import Machine
+from servertune.workload import Workload
+
+__all__ = [
+    "Derivation",
+    "Forced",
+    "Plan",
+    "PlanError",
+    "Socket",
+    "derived",
+    "host_port",
+]
+
+
+class PlanError(ValueError):
+    """The workload is valid field by field but cannot be served (e.g. memory for no worker).
+
+    The message starts with the workload field at fault; the CLI maps it to its flag.
+    """
+
+
+def host_port(host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> str:
+    """`127.0.0.1:8001` or `[::1]:8001`: IPv6 needs brackets wherever a port follows."""
+    shown = f"[{host}]" if isinstance(host, ipaddress.IPv6Address) else str(host)
+    return f"{shown}:{port}"
+
+
+class Socket(BaseModel):
+    """One app-server socket: a loopback/private TCP port or a unix socket path."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["tcp", "unix"]
+    host: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    port: int | None = None
+    path: str | None = None
+
+    @property
+    def address(self) -> str:
+        """As uWSGI spells it: `127.0.0.1:8001`, `[::1]:8001` or `/run/app/w0.sock`."""
+        if self.kind == "unix":
+            assert self.path is not None
+            return self.path
+        assert self.host is not None
+        assert self.port is not None
+        return host_port(self.host, self.port)
+
+    @property
+    def endpoint(self) -> str:
+        """As nginx (`server`, `*_pass`) and gunicorn (`bind`) spell it: `unix:` before a path."""
+        return f"unix:{self.path}" if self.kind == "unix" else self.address
+
+
+def derived(unit: str, *, explain_only: bool = False) -> Any:
+    """Declare a derived Plan field: its unit is metadata, its reason comes from its rule.
+
+    `explain_only` marks a number no config prints (an intermediate or a bound): `explain` shows
+    it, and the meta-tests check that every other derived number reaches some target.
+    """
+    return Field(json_schema_extra={"unit": unit, "explain_only": explain_only})
+
+
+class Plan(BaseModel):
+    """Every number servertune derives, in display order, each with a unit and a reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workload: Workload
+    machine: Machine
+
+    processes: int = derived("processes")
+    threads: int = derived("threads per process")
+    cpu_threads: int = derived("threads", explain_only=True)
+    slow_call_threads: int = derived("threads", explain_only=True)
+    ceiling_rps: float = derived("req/s", explain_only=True)
+    sockets: tuple[Socket, ...] = derived("sockets")
+    shared_socket: Socket = derived("socket")
+    backlog: int = derived("connections")
+    shared_backlog: int = derived("connections")
+    somaxconn: int = derived("connections", explain_only=True)
+    nginx_keepalive_timeout_s: int = derived("s")
+    request_timeout_s: int = derived("s")
+    graceful_timeout_s: int = derived("s")
+    nginx_read_timeout_s: int = derived("s")
+    upstream_keepalive_timeout_s: int = derived("s")
+    gunicorn_keepalive_s: int = derived("s")
+    max_requests: int = derived("requests")
+    max_requests_jitter: int = derived("requests")
+    reload_on_rss_mb: int | None = derived("MiB")
+    nginx_worker_processes: int = derived("processes")
+    nginx_worker_connections: int = derived("connections")
+    upstream_zone_kb: int = derived("KiB")
+    upstream_keepalive_connections: int = derived("connections")
+    max_fails: int = derived("errors")
+    fail_timeout_s: int = derived("s")
+    max_body_mb: int = derived("MiB")
+    access_log_buffer_kb: int = derived("KiB")
+    access_log_flush_s: int = derived("s")
+    forwarded_allow_ips: str = derived("addresses")
+    buffer_size: int = derived("bytes")
+    limit_request_line: int = derived("bytes")
+    limit_request_fields: int = derived("headers")
+    limit_request_field_size: int = derived("bytes")
+    socket_mode: str | None = derived("mode")
+    socket_umask: str | None = derived("umask")
+
+    reasons: dict[str, str]
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def derived_names(cls) -> list[str]:
+        """The derived fields, in display order."""
+        return [name for name, info in cls.model_fields.items() if _unit_of(info) is not None]
+
+    @classmethod
+    def explain_only(cls, name: str) -> bool:
+        """Whether a derived number is shown by `explain` only, never printed into a config."""
+        extra = cls.model_fields[name].json_schema_extra
+        return bool(isinstance(extra, dict) and extra.get("explain_only"))
+
+    @classmethod
+    def unit(cls, name: str) -> str:
+        """The unit a derived field is declared with."""
+        unit = _unit_of(cls.model_fields[name])
+        if unit is None:
+            raise KeyError(name)
+        return unit
+
+    @property
+    def units(self) -> dict[str, str]:
+        """Unit of every derived number, by name."""
+        return {name: self.unit(name) for name in self.derived_names()}
+
+    def value(self, name: str) -> Any:
+        """A derived number as JSON-ready data: sockets become their addresses."""
+        value: Any = getattr(self, name)
+        if name == "sockets":
+            return [s.address for s in self.sockets]
+        return value.address if isinstance(value, Socket) else value
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """(name, value, unit, reason) for every derived number, in declaration order."""
+        rows = []
+        for name in self.derived_names():
+            value = self.value(name)
+            if isinstance(value, list):
+                shown = ", ".join(value)
+            elif isinstance(value, float):
+                shown = f"{value:.1f}"
+            else:
+                shown = "-" if value is None else str(value)
+            rows.append((name, shown, self.unit(name), self.reasons[name]))
+        return rows
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan for machines: the resolved workload and each number with its unit and reason."""
+        numbers = {
+            name: {"value": self.value(name), "unit": self.unit(name), "reason": self.reasons[name]}
+            for name in self.derived_names()
+        }
+        return {
+            "workload": self.workload.model_dump(mode="json"),
+            "machine": self.machine.model_dump(mode="json"),
+            "plan": numbers,
+            "warnings": list(self.warnings),
+        }
+
+
+def _unit_of(info: Any) -> str | None:
+    extra = info.json_schema_extra
+    return extra.get("unit") if isinstance(extra, dict) else None
+
+
+@dataclass(frozen=True)
+class Forced:
+    """A value imposed on one derived number, with its own reason ("forced by the benchmark: ...").
+
+    The rules still run: every number derived *from* a forced one (zone sizes, connection
+    counts, ...) follows it, so a baseline plan is as consistent as servertune's own.
+    """
+
+    value: Any
+    reason: str
+
+
+class Derivation:
+    """The numbers derived so far, in rule order; forced values replace what a rule derived."""
+
+    def __init__(self, forced: Mapping[str, Forced] | None = None) -> None:
+        self.forced = dict(forced or {})
+        unknown = sorted(set(self.forced) - set(Plan.derived_names()))
+        if unknown:
+            raise PlanError(f"forced: {', '.join(unknown)} is not a derived number")
+        self.values: dict[str, Any] = {}
+        self.reasons: dict[str, str] = {}
+        #: Which rule derived each number (the rule module's name), for the docs reference.
+        self.origin: dict[str, str] = {}
+        self.rule = ""
+        self.warnings: list[str] = []
+
+    def put(self, name: str, value: Any, reason: str) -> Any:
+        """Record `name` and return the value later rules must use (the forced one, if any)."""
+        if name in self.values:
+            raise RuntimeError(f"{name} is derived by two rules")
+        if name not in Plan.model_fields:
+            raise RuntimeError(f"{name} is not a Plan field")
+        if name in self.forced:
+            forced = self.forced[name]
+            value, reason = forced.value, f"{forced.reason} (the rule: {reason})"
+        self.values[name] = value
+        self.reasons[name] = reason
+        self.origin[name] = self.rule
+        return value
+
+    def get_int(self, name: str) -> int:
+        """An integer derived by an earlier rule."""
+        value = self.values[name]
+        assert isinstance(value, int), name
+        return value
+
+    def get_float(self, name: str) -> float:
+        """A number derived by an earlier rule."""
+        value = self.values[name]
+        assert isinstance(value, int | float), name
+        return float(value)
+
+    def warn(self, message: str) -> None:
+        """A plan that can be served but not as asked (shown as `warning:` lines)."""
+        self.warnings.append(message)

@@ -1,0 +1,37 @@
+"""One rule per concern. Each reads the workload, the machine and the numbers derived before it,
+and puts each number it owns with its reason. `RULES` is the order they run in; adding a concern
+(say, a cluster) is one module here and one line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from servertune.machine import Machine
+from servertune.sizing.plan import Derivation
+from servertune.sizing.rules import (
+    backlog,
+    limits,
+    processes,
+    proxy,
+    recycling,
+    sockets,
+    threads,
+    timeouts,
+)
+from servertune.workload import Workload
+
+__all__ = ["RULES", "Rule"]
+
+Rule = Callable[[Workload, Machine, Derivation], None]
+
+RULES: tuple[Rule, ...] = (
+    processes.rule,
+    threads.rule,
+    sockets.rule,
+    backlog.rule,
+    timeouts.rule,
+    recycling.rule,
+    proxy.rule,
+    limits.rule,
+)

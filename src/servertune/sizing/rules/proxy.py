@@ -1,0 +1,79 @@
+"""The nginx in front: its processes and connections, the upstream pool, failure handling, logs."""
+
+from __future__ import annotations
+
+from servertune.machine import Machine
+from servertune.sizing.defaults import (
+    ACCESS_LOG_BUFFER_KB,
+    ACCESS_LOG_FLUSH_S,
+    FAIL_TIMEOUT_S,
+    MAX_FAILS,
+    MIN_NGINX_WORKER_CONNECTIONS,
+    UPSTREAM_ZONE_BASE_KB,
+    UPSTREAM_ZONE_PER_SERVER_KB,
+)
+from servertune.sizing.plan import Derivation
+from servertune.workload import Workload
+
+
+def rule(w: Workload, m: Machine, d: Derivation) -> None:
+    """nginx workers, connections, zone, keep-alive pool, max_fails, body size, trust, log batching."""
+    assert isinstance(w.cores, int)
+    processes = d.get_int("processes")
+    slots = processes * d.get_int("threads")
+    d.put(
+        "nginx_worker_processes",
+        w.cores,
+        f"one per core ({w.cores}); 'auto' would count the host's cores",
+    )
+    d.put(
+        "nginx_worker_connections",
+        max(MIN_NGINX_WORKER_CONNECTIONS, 2 * slots),
+        f"max({MIN_NGINX_WORKER_CONNECTIONS}, 2 x every app thread): each proxied request holds "
+        "a client and an upstream connection",
+    )
+    d.put(
+        "upstream_zone_kb",
+        UPSTREAM_ZONE_BASE_KB + UPSTREAM_ZONE_PER_SERVER_KB * len(d.values["sockets"]),
+        f"{UPSTREAM_ZONE_BASE_KB} KiB + {UPSTREAM_ZONE_PER_SERVER_KB} KiB per server: shared memory "
+        "so every nginx worker sees one least_conn count",
+    )
+    d.put(
+        "upstream_keepalive_connections",
+        slots,
+        f"{processes} processes x {d.get_int('threads')} threads: gunicorn speaks HTTP/1.1 to "
+        "nginx, so each app thread may keep one idle connection instead of a new one per request",
+    )
+    d.put(
+        "max_fails",
+        MAX_FAILS,
+        f"{MAX_FAILS} errors in {FAIL_TIMEOUT_S} s before a socket is skipped: one worker restarting "
+        "must not cost 1/N of the capacity for nginx's default 10 s",
+    )
+    d.put(
+        "fail_timeout_s",
+        FAIL_TIMEOUT_S,
+        "the window for max_fails and how long a failed socket is skipped",
+    )
+    d.put(
+        "max_body_mb",
+        w.max_body_mb,
+        "client_max_body_size, from the workload (deliberate, not nginx's 1 MiB)",
+    )
+    d.put(
+        "access_log_buffer_kb",
+        ACCESS_LOG_BUFFER_KB,
+        "nginx writes the access log in batches: one write per request is a syscall on the hot path",
+    )
+    d.put(
+        "access_log_flush_s",
+        ACCESS_LOG_FLUSH_S,
+        "a batch is written at least this often: a second of log delay costs nothing",
+    )
+    host = w.bind_host
+    d.put(
+        "forwarded_allow_ips",
+        "127.0.0.1,::1" if host.is_loopback or w.socket_dir else str(host),
+        "gunicorn trusts X-Forwarded-* only from the nginx in front (on loopback or a unix "
+        "socket: 127.0.0.1 and ::1), never from everyone ('*')",
+    )

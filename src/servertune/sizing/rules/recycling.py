@@ -1,0 +1,44 @@
+"""Recycling: restart workers after N requests (spread out) or when their memory grows."""
+
+from __future__ import annotations
+
+import math
+
+from servertune.machine import Machine
+from servertune.sizing.defaults import (
+    MAX_REQUESTS,
+    MAX_REQUESTS_JITTER_RATIO,
+    MEMORY_HEADROOM_RATIO,
+    RSS_GROWTH_FACTOR,
+)
+from servertune.sizing.plan import Derivation
+from servertune.workload import Workload
+
+
+def rule(w: Workload, m: Machine, d: Derivation) -> None:
+    """max_requests with jitter; reload_on_rss from the memory limit share or the growth factor."""
+    d.put(
+        "max_requests",
+        MAX_REQUESTS,
+        f"recycle a worker every {MAX_REQUESTS} requests to bound slow leaks",
+    )
+    d.put(
+        "max_requests_jitter",
+        math.ceil(MAX_REQUESTS * MAX_REQUESTS_JITTER_RATIO),
+        f"{MAX_REQUESTS_JITTER_RATIO:.0%} of max_requests: workers restart at different times",
+    )
+    processes = d.get_int("processes")
+    rss: int | None = None
+    if w.memory_limit_mb is not None:
+        # A worker over its share of the limit restarts before the container is OOM-killed.
+        rss = math.floor(w.memory_limit_mb * MEMORY_HEADROOM_RATIO / processes)
+        reason = (
+            f"{MEMORY_HEADROOM_RATIO:.0%} of {w.memory_limit_mb} MiB / {processes} workers: a "
+            "worker over its share restarts before the container is OOM-killed"
+        )
+    elif w.memory_per_worker_mb is not None:
+        rss = math.ceil(w.memory_per_worker_mb * RSS_GROWTH_FACTOR)
+        reason = f"{RSS_GROWTH_FACTOR:g} x the warm worker size: growth that large is a leak"
+    else:
+        reason = "no memory given: no RSS cap (set memory_per_worker_mb or memory_limit_mb)"
+    d.put("reload_on_rss_mb", rss, reason)

@@ -1,0 +1,99 @@
+"""Sockets: one per worker behind nginx least_conn, their permissions, and no address twice."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from servertune.machine import Machine
+from servertune.sizing.defaults import SOCKET_MODE, SOCKET_UMASK, UNIX_PATH_MAX
+from servertune.sizing.plan import Derivation, PlanError, Socket
+from servertune.workload import Workload
+
+_Host = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _per_worker(w: Workload, count: int) -> tuple[tuple[Socket, ...], Socket]:
+    if w.socket_dir is not None:
+        base = w.socket_dir.rstrip("/")
+        longest = f"{base}/worker-{count - 1}.sock"
+        if len(longest.encode()) > UNIX_PATH_MAX:
+            raise PlanError(
+                f"socket_dir: {longest!r} is {len(longest.encode())} bytes; unix socket paths "
+                f"must be at most {UNIX_PATH_MAX}: choose a shorter directory"
+            )
+        workers = tuple(Socket(kind="unix", path=f"{base}/worker-{i}.sock") for i in range(count))
+        return workers, Socket(kind="unix", path=f"{base}/shared.sock")
+    if w.base_port + count > 65536:
+        raise PlanError(
+            f"base_port: {w.base_port} + {count} workers runs past port 65535; choose a lower base_port"
+        )
+    workers = tuple(
+        Socket(kind="tcp", host=w.bind_host, port=w.base_port + i) for i in range(count)
+    )
+    return workers, Socket(kind="tcp", host=w.bind_host, port=w.base_port)
+
+
+def _same_address(a: _Host, b: _Host) -> bool:
+    """Whether two binds on one port would collide: the same address, or either a wildcard."""
+    if a.is_unspecified or b.is_unspecified:
+        # 0.0.0.0 overlaps every IPv4 address; :: usually every address (IPV6_V6ONLY off).
+        return a.version == b.version or isinstance(
+            a if a.is_unspecified else b, ipaddress.IPv6Address
+        )
+    return a == b
+
+
+def _check_collisions(w: Workload, sockets: tuple[Socket, ...], shared: Socket) -> None:
+    """nginx's listen address must not be one the app server binds (the second bind would fail)."""
+    for label, socket in [
+        *((f"worker socket {i}", s) for i, s in enumerate(sockets)),
+        ("the shared socket", shared),
+    ]:
+        if (
+            socket.kind == "tcp"
+            and socket.port == w.listen_port
+            and socket.host is not None
+            and _same_address(socket.host, w.listen_host)
+        ):
+            raise PlanError(
+                f"listen_port: {w.listen_port} on {w.listen_host} is also {label}'s port "
+                f"(base_port {w.base_port} .. {w.base_port + len(sockets) - 1} on {w.bind_host}): "
+                "nginx and the app server cannot bind the same address; move listen_port or base_port"
+            )
+
+
+def rule(w: Workload, m: Machine, d: Derivation) -> None:
+    """Per-worker sockets (uWSGI map-socket / one gunicorn each), the shared one, and modes."""
+    workers, shared = _per_worker(w, d.get_int("processes"))
+    _check_collisions(w, workers, shared)
+    d.put(
+        "sockets",
+        workers,
+        "one per worker (uWSGI map-socket / one gunicorn per socket) behind nginx least_conn: a "
+        "shared socket lets a busy process take requests an idle one could serve (bench balance)",
+    )
+    d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
+
+    unix = w.socket_dir is not None
+    mode = f"{SOCKET_MODE:o}" if unix else None
+    umask = f"0o{SOCKET_UMASK:03o}" if unix else None
+    owner = (
+        f"owned by {w.nginx_user}:{w.nginx_user}"
+        if w.nginx_user
+        else "nginx must share the server's user or group"
+    )
+    d.put(
+        "socket_mode",
+        mode,
+        f"unix sockets {mode}, {owner}: no other local user may bypass nginx"
+        if unix
+        else "TCP sockets on bind_host: no file mode",
+    )
+    d.put(
+        "socket_umask",
+        umask,
+        f"gunicorn's umask {umask}: no rights for other users on its sockets (its default "
+        "0 leaves them 0777)"
+        if unix
+        else "TCP sockets: gunicorn's umask is left alone",
+    )

@@ -1,0 +1,56 @@
+"""Timeouts ordered across layers: LB idle < nginx keep-alive; slow call < kill < nginx read."""
+
+from __future__ import annotations
+
+import math
+
+from servertune.machine import Machine
+from servertune.sizing.defaults import (
+    KEEPALIVE_MARGIN_S,
+    MIN_REQUEST_TIMEOUT_S,
+    READ_TIMEOUT_MARGIN_S,
+    REQUEST_TIMEOUT_FACTOR,
+)
+from servertune.sizing.plan import Derivation
+from servertune.workload import Workload
+
+
+def rule(w: Workload, m: Machine, d: Derivation) -> None:
+    """Keep-alive chain (whoever sends closes last) and request-time chain (inner kills first)."""
+    nginx_keepalive = d.put(
+        "nginx_keepalive_timeout_s",
+        w.lb_idle_timeout_s + KEEPALIVE_MARGIN_S,
+        f"load balancer idle {w.lb_idle_timeout_s} s + {KEEPALIVE_MARGIN_S} s: the LB must close an "
+        "idle connection before nginx does, or it may send a request into a closing socket "
+        "(bench idle-race)",
+    )
+    longest_s = (w.service_time_ms + w.slow_call_ms) / 1000
+    request_timeout = d.put(
+        "request_timeout_s",
+        max(MIN_REQUEST_TIMEOUT_S, math.ceil(longest_s * REQUEST_TIMEOUT_FACTOR)),
+        f"max({MIN_REQUEST_TIMEOUT_S}, {REQUEST_TIMEOUT_FACTOR:g} x the longest legitimate request "
+        f"service + slow call = {longest_s:g} s): uWSGI harakiri / gunicorn timeout, above slow_call_ms",
+    )
+    d.put(
+        "graceful_timeout_s",
+        request_timeout,
+        "= request timeout: a reload lets the slowest legitimate request finish",
+    )
+    d.put(
+        "nginx_read_timeout_s",
+        request_timeout + READ_TIMEOUT_MARGIN_S,
+        f"request timeout + {READ_TIMEOUT_MARGIN_S} s: the app server kills a runaway request "
+        "first, so nginx never abandons a worker that is still busy",
+    )
+    d.put(
+        "upstream_keepalive_timeout_s",
+        w.lb_idle_timeout_s,
+        "nginx's idle limit on kept-alive connections to gunicorn, below gunicorn's keepalive so "
+        "nginx closes first",
+    )
+    d.put(
+        "gunicorn_keepalive_s",
+        nginx_keepalive,
+        f"= nginx keep-alive ({nginx_keepalive} s): above nginx's upstream idle limit and the "
+        "LB's idle timeout should gunicorn face the LB directly (gunicorn's 2 s default is below both)",
+    )

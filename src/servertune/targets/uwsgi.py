@@ -1,0 +1,27 @@
+"""uwsgi.ini: one socket per worker mapped to it (map-socket), or every worker on one socket."""
+
+from __future__ import annotations
+
+from servertune.sizing import Plan
+from servertune.targets.layout import Layout
+from servertune.templating import render_template
+
+
+def render_uwsgi(plan: Plan, layout: Layout = "per-worker") -> str:
+    """servertune's layout maps socket i to worker i+1; `shared` is the naive one-socket layout."""
+    if layout == "per-worker":
+        sockets = list(plan.sockets)
+        # uWSGI numbers workers from 1: socket i belongs to worker i + 1.
+        mapping = [(index, index + 1) for index in range(len(sockets))]
+        backlog = plan.backlog
+    else:
+        sockets, mapping, backlog = [plan.shared_socket], [], plan.shared_backlog
+    return render_template(
+        "uwsgi.ini.j2",
+        plan=plan,
+        w=plan.workload,
+        layout=layout,
+        sockets=[s.address for s in sockets],
+        mapping=mapping,
+        backlog=backlog,
+    )
