@@ -29,6 +29,7 @@ __all__ = [
     "MAX_PATHS",
     "MAX_WORKLOAD_FILE_BYTES",
     "SPREADS",
+    "TARGET_PATTERN",
     "Measured",
     "MeasuredPath",
     "Spread",
