@@ -202,13 +202,13 @@ def bench(
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
 ) -> None:
     """Run a bundled benchmark: servertune's default side by side with the naive one."""
-    from servertune.bench import BenchOptions, load_scenario, scenario_names, summary
-    from servertune.bench.report import BenchInputError
+    from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names
+    from servertune.bench.harness.report import BenchInputError
 
     names = scenario_names()
     if list_ or not scenario:
         for name in names:
-            typer.echo(f"{name:16} {summary(name)}")
+            typer.echo(f"{name:16} {load_scenario(name).summary}")
         return
     if scenario not in names:
         raise fail(f"scenario: must be one of {', '.join(names)}; got {scenario!r}")
@@ -218,10 +218,10 @@ def bench(
     for flag, target in (("--json", json_file), ("--plot", plot_file)):
         if target is not None and not _writable(target):
             raise fail(f"{flag}: cannot write {target} (its directory is missing or read-only)")
-    module = load_scenario(scenario)
+    chosen = load_scenario(scenario)
     options = BenchOptions(quick=quick, repeat=repeat, progress=not no_progress, python=python)
     try:
-        report = module.run(options)
+        report = run_scenario(chosen, options)
     except BenchInputError as error:
         raise fail(str(error)) from None
     typer.echo(report.table())
@@ -230,11 +230,10 @@ def bench(
             report.write_json(json_file)
             typer.echo(f"wrote {json_file}", err=True)
         if plot_file is not None:
-            plotter = getattr(module, "plot", None)
-            if plotter is None:
+            if not chosen.has_plot:
                 typer.echo(f"note: scenario {scenario} has no plot", err=True)
             else:
-                plotter(report, plot_file)
+                chosen.plot(report, plot_file)
                 typer.echo(f"wrote {plot_file}", err=True)
     except OSError as error:
         raise fail(f"cannot write the results: {error}") from None

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import Report
+from servertune.bench.harness.report import Report
 
 __all__ = ["plot_distributions"]
 

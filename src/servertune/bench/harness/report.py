@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -118,13 +117,9 @@ class Report:
 
     def write_json(self, path: Path) -> None:
         """Write the JSON atomically: a reader never sees half a file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self.to_json(), handle, indent=2)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a report is meant to be shared
-        os.replace(tmp, path)
+        from servertune.files import write_atomically
+
+        write_atomically({path.name: json.dumps(self.to_json(), indent=2) + "\n"}, path.parent)
 
     def table(self) -> str:
         """Runs as an aligned text table, then ratios, targets and notes."""
