@@ -44,6 +44,8 @@ class Users:
 class _Tally:
     latencies_ms: list[float] = field(default_factory=list)
     errors: int = 0
+    #: Of the errors, answers with a status >= 400 (the rest failed on the socket).
+    non_2xx: int = 0
     #: Requests cancelled because they were still running after the grace period.
     unfinished: int = 0
 
@@ -127,6 +129,7 @@ async def _user(
             elapsed_ms = (time.perf_counter() - start) * 1000
             if status >= 400:
                 tally.errors += 1
+                tally.non_2xx += 1
             else:
                 tally.latencies_ms.append(elapsed_ms)
             low, high = users.think_s
@@ -175,6 +178,7 @@ def _result(tally: _Tally, connections: int, duration_s: float) -> LoadResult:
             tool="builtin", connections=connections, duration_s=duration_s, requests=0,
             errors=tally.errors + tally.unfinished, rps=0.0,
             p50_ms=math.nan, p90_ms=math.nan, p99_ms=math.nan, max_ms=math.nan,
+            non_2xx=tally.non_2xx, socket_errors=tally.errors + tally.unfinished - tally.non_2xx,
         )  # fmt: skip
     return LoadResult(
         tool="builtin",
@@ -189,6 +193,8 @@ def _result(tally: _Tally, connections: int, duration_s: float) -> LoadResult:
         max_ms=max(samples),
         distribution=tuple(percentile_curve(samples)),
         latencies_ms=tuple(samples),
+        non_2xx=tally.non_2xx,
+        socket_errors=tally.errors + tally.unfinished - tally.non_2xx,
     )
 
 

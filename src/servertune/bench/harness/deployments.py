@@ -11,7 +11,7 @@ from __future__ import annotations
 import http.client
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +26,17 @@ from servertune.bench.harness.supervision import (
 )
 from servertune.render import render_gunicorn, render_nginx, render_uwsgi
 from servertune.sizing import Plan
-from servertune.targets.layout import Layout
+from servertune.targets.layout import Backend, Layout
 from servertune.workload import Workload
 
-__all__ = ["Deployment", "deploy_gunicorn", "deploy_uwsgi", "place"]
+__all__ = [
+    "Deployment",
+    "deploy_command",
+    "deploy_gunicorn",
+    "deploy_uwsgi",
+    "place",
+    "wait_answer",
+]
 
 
 def place(workload: Workload, stack: Stack, sockets: int, **updates: Any) -> Workload:
@@ -94,8 +101,12 @@ def _start_nginx(stack: Stack, name: str, plan: Plan, conf_text: str, home: Path
     return stack.start(f"{name}-nginx", "nginx", argv, ports=[plan.workload.listen_port])
 
 
-def _wait_http(url: str, timeout_s: float = READY_TIMEOUT_S) -> None:
-    """GET `url` until it answers 200: the app behind nginx is imported and serving."""
+#: What nginx answers while the app server behind it is not serving yet.
+GATEWAY_ERRORS = frozenset({502, 503, 504})
+
+
+def wait_answer(url: str, path: str = "/", timeout_s: float = READY_TIMEOUT_S) -> int:
+    """GET `path` until the app behind nginx answers (not a gateway error); return its status."""
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, port = host_port.rsplit(":", 1)
     deadline = time.monotonic() + timeout_s
@@ -103,18 +114,73 @@ def _wait_http(url: str, timeout_s: float = READY_TIMEOUT_S) -> None:
     while time.monotonic() < deadline:
         connection = http.client.HTTPConnection(host, int(port), timeout=timeout_s)
         try:
-            connection.request("GET", "/")
+            connection.request("GET", path)
             response = connection.getresponse()
             response.read()
-            if response.status == 200:
-                return
-            last = f"HTTP {response.status}"
+            if response.status not in GATEWAY_ERRORS:
+                return response.status
+            last = f"HTTP {response.status} from nginx"
         except OSError as error:
             last = str(error)
         finally:
             connection.close()
         time.sleep(0.1)
-    raise ServerError(f"{url} did not answer 200 within {timeout_s:g} s ({last})")
+    raise ServerError(f"{url} did not answer GET {path} within {timeout_s:g} s ({last})")
+
+
+def _wait_http(url: str, path: str | None = "/", timeout_s: float = READY_TIMEOUT_S) -> None:
+    """GET `url` + `path` until it answers 200: the app behind nginx is imported and serving."""
+    if path is None:
+        return
+    deadline = time.monotonic() + timeout_s
+    status = 0
+    while time.monotonic() < deadline:
+        status = wait_answer(url, path, max(0.1, deadline - time.monotonic()))
+        if status == 200:
+            return
+        time.sleep(0.1)
+    raise ServerError(f"{url} did not answer 200 within {timeout_s:g} s (HTTP {status})")
+
+
+def _gunicorn_env(home: Path, instance: str, env: Mapping[str, str]) -> dict[str, str]:
+    # gunicorn 27 opens a control socket at $XDG_RUNTIME_DIR/gunicorn.ctl (else
+    # ~/.gunicorn/gunicorn.ctl): one path for every instance on the machine. Give each
+    # instance its own directory so they neither collide nor touch the user's home.
+    runtime = home / f"{instance}-run"
+    runtime.mkdir(mode=0o700)
+    return {**env, "XDG_RUNTIME_DIR": str(runtime)}
+
+
+def deploy_command(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    backend: Backend,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    ready_path: str | None = "/",
+) -> Deployment:
+    """An app server started by its own command line (gunicorn flags, a user's config file),
+    bound to the plan's shared socket, behind `render_nginx(plan, backend, "shared")`: the same
+    nginx servertune's shared-socket layout gets."""
+    home = stack.dir / name
+    home.mkdir()
+    nginx_text = render_nginx(plan, backend, "shared")
+    port = plan.shared_socket.port
+    assert port is not None
+    server_env = _gunicorn_env(home, name, env or {}) if backend == "gunicorn" else dict(env or {})
+    app = stack.start(f"{name}-{backend}", backend, argv, ports=[port], env=server_env)
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=[app],
+        nginx=nginx,
+        files={"nginx.conf": nginx_text},
+    )
+    _wait_http(deployment.url, ready_path)
+    return deployment
 
 
 def deploy_uwsgi(
@@ -125,6 +191,7 @@ def deploy_uwsgi(
     layout: Layout = "per-worker",
     thunder_lock: bool = False,
     env: Mapping[str, str] | None = None,
+    ready_path: str | None = "/",
 ) -> Deployment:
     """uWSGI from `render_uwsgi(plan, layout, thunder_lock=)`, nginx from `render_nginx(plan, "uwsgi", layout)`."""
     home = stack.dir / name
@@ -146,7 +213,7 @@ def deploy_uwsgi(
         nginx=nginx,
         files={"uwsgi.ini": ini_text, "nginx.conf": nginx_text},
     )
-    _wait_http(deployment.url)
+    _wait_http(deployment.url, ready_path)
     return deployment
 
 
@@ -158,6 +225,7 @@ def deploy_gunicorn(
     layout: Layout = "shared",
     env: Mapping[str, str] | None = None,
     python: str | None = None,
+    ready_path: str | None = "/",
 ) -> Deployment:
     """gunicorn from `render_gunicorn(plan, layout)` (one instance per socket when per-worker),
     nginx from `render_nginx(plan, "gunicorn", layout)`."""
@@ -179,12 +247,7 @@ def deploy_gunicorn(
     )
     for instance, sock, extra in instances:
         assert sock.port is not None
-        # gunicorn 27 opens a control socket at $XDG_RUNTIME_DIR/gunicorn.ctl (else
-        # ~/.gunicorn/gunicorn.ctl): one path for every instance on the machine. Give each
-        # instance its own directory so they neither collide nor touch the user's home.
-        runtime = home / f"{instance}-run"
-        runtime.mkdir(mode=0o700)
-        instance_env = {**(env or {}), **extra, "XDG_RUNTIME_DIR": str(runtime)}
+        instance_env = _gunicorn_env(home, instance, {**(env or {}), **extra})
         app_servers.append(
             stack.start(instance, "gunicorn", argv, ports=[sock.port], env=instance_env)
         )
@@ -196,5 +259,5 @@ def deploy_gunicorn(
         nginx=nginx,
         files={"gunicorn.conf.py": conf_text, "nginx.conf": nginx_text},
     )
-    _wait_http(deployment.url)
+    _wait_http(deployment.url, ready_path)
     return deployment

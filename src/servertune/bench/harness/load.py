@@ -38,6 +38,10 @@ class LoadResult:
     distribution: tuple[tuple[float, float], ...] = ()
     #: Raw latencies (ms) where the tool keeps them (the built-in client does; wrk does not).
     latencies_ms: tuple[float, ...] = field(default=(), repr=False)
+    #: `errors` split: answers with a status >= 400 (wrk: non-2xx/3xx) and failed connections,
+    #: reads, writes or timeouts.
+    non_2xx: int = 0
+    socket_errors: int = 0
 
     def metrics(self) -> dict[str, Any]:
         """The issue #3 JSON metrics of this run (without `config` and `concurrency`).

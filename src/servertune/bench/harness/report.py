@@ -22,7 +22,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOAD_RUN_KEYS", "BenchInputError", "BenchOptions", "Report", "Target", "machine_info"]
+__all__ = [
+    "LOAD_RUN_KEYS",
+    "BenchAppError",
+    "BenchInputError",
+    "BenchOptions",
+    "Report",
+    "Target",
+    "machine_info",
+]
 
 #: The keys every run of a load-test scenario carries (issue #3's JSON contract).
 LOAD_RUN_KEYS = ("config", "concurrency", "rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors")
@@ -30,6 +38,10 @@ LOAD_RUN_KEYS = ("config", "concurrency", "rps", "p50_ms", "p90_ms", "p99_ms", "
 
 class BenchInputError(ValueError):
     """A scenario cannot run with the options given (e.g. no such --python): one line, exit code 2."""
+
+
+class BenchAppError(RuntimeError):
+    """The app under test failed (raised, answered 500, never answered): one line, exit code 1."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.bench.harness.ports import LOOPBACK, PortError, listening_ports, wait_listening
-from servertune.bench.harness.stats import group_cpu_seconds
+from servertune.bench.harness.stats import group_cpu_seconds, group_members
 
 __all__ = ["READY_TIMEOUT_S", "Server", "ServerError", "Stack", "tool_path"]
 
@@ -189,7 +189,12 @@ class Stack:
         while _group_alive(server.pgid) and time.monotonic() < deadline:
             _signal_group(server.pgid, signal.SIGKILL)
             time.sleep(0.05)
-        server.stopped = True
+        # A zombie nobody reaps (PID 1 in some containers) stays in the group but runs nothing:
+        # only live members count as left behind.
+        survivors = group_members(server.pgid)
+        server.stopped = not survivors
+        if survivors:
+            raise ServerError(f"{server.name}: processes {survivors} survive SIGKILL")
         self.events.append((server.name, "stopped"))
         deadline = time.monotonic() + PORT_RELEASE_TIMEOUT_S
         while (still := set(server.ports) & listening_ports()) and time.monotonic() < deadline:

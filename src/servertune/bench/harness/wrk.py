@@ -61,15 +61,13 @@ def parse_wrk_output(text: str, connections: int, duration_s: float) -> LoadResu
     }
     if not {50.0, 90.0, 99.0} <= pcts.keys():
         raise LoadError(f"wrk output has no latency distribution (run with --latency):\n{text}")
-    errors = 0
     socket = re.search(
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text
     )
-    if socket:
-        errors += sum(int(g) for g in socket.groups())
-    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    if non_2xx:
-        errors += int(non_2xx.group(1))
+    socket_errors = sum(int(g) for g in socket.groups()) if socket else 0
+    found = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    non_2xx = int(found.group(1)) if found else 0
+    errors = socket_errors + non_2xx
     curve = sorted(
         (float(m.group(1)), int(m.group(2)) / 1000)
         for m in re.finditer(rf"^{_WRK_PCT_PREFIX} ([0-9.]+) (\d+)$", text, re.MULTILINE)
@@ -92,6 +90,8 @@ def parse_wrk_output(text: str, connections: int, duration_s: float) -> LoadResu
         p99_ms=pcts[99.0],
         max_ms=max_ms,
         distribution=tuple(curve),
+        non_2xx=non_2xx,
+        socket_errors=socket_errors,
     )
 
 
@@ -103,8 +103,13 @@ def run_wrk(
     threads: int = 1,
     timeout_s: int = WRK_TIMEOUT_S,
     wrk: str | None = None,
+    lua: str = "",
 ) -> LoadResult:
-    """Run `wrk --latency` (one thread, as in the seeds) and parse what it prints."""
+    """Run `wrk --latency` (one thread, as in the seeds) and parse what it prints.
+
+    `lua` is prepended to the script (e.g. a `request()` spreading requests over paths); the
+    script's own done() prints the latency distribution.
+    """
     binary = wrk or find_wrk()
     if binary is None:
         raise LoadError("wrk is not on PATH")
@@ -112,7 +117,7 @@ def run_wrk(
     points = ", ".join(f"{p:g}" for p in DISTRIBUTION_POINTS if p < 100)
     with tempfile.TemporaryDirectory(prefix="servertune-wrk-") as tmp:
         script = Path(tmp) / "done.lua"
-        script.write_text(_WRK_DONE_SCRIPT % (points, _WRK_PCT_PREFIX, _WRK_PCT_PREFIX))
+        script.write_text(lua + _WRK_DONE_SCRIPT % (points, _WRK_PCT_PREFIX, _WRK_PCT_PREFIX))
         argv = [
             binary,
             f"-t{min(threads, connections)}",
