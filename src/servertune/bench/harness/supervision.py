@@ -203,7 +203,13 @@ class Stack:
             raise ServerError(f"{server.name}: ports {sorted(still)} still listening after stop")
 
     def run(
-        self, name: str, argv: Sequence[str], *, timeout_s: float, cwd: Path | None = None
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run a short-lived command to its end in a process group of its own; output captured.
 
@@ -217,6 +223,7 @@ class Stack:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd or self.dir,
+            env={**os.environ, **(env or {})},
             start_new_session=True,
         )
         self.events.append((name, "started"))

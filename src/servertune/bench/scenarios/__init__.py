@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["SCENARIOS"]
 
 SCENARIOS: dict[str, str] = {
+    "app": "servertune.bench.scenarios.app:AppBench",
     "balance": "servertune.bench.scenarios.balance:Balance",
     "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
     "hol": "servertune.bench.scenarios.hol:HeadOfLine",
