@@ -194,7 +194,10 @@ def bench(
     ] = "",
     quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
     repeat: Annotated[
-        int, typer.Option("--repeat", min=1, max=20, help="runs per configuration")
+        int,
+        typer.Option(
+            "--repeat", min=1, max=20, help="multiplies the scenario's interleaved repeats"
+        ),
     ] = 1,
     json_file: Annotated[
         Optional[Path], typer.Option("--json", help="write the results as JSON", dir_okay=False)  # noqa: UP045

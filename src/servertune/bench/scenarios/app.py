@@ -205,11 +205,14 @@ class AppBench(BaseScenario[AppSizes]):
             "service_time_ms": max(0.01, round(service_ms, 2)),
             "cpu_fraction": min(1.0, max(0.01, round(cpu / busy, 3))),
             "app": given.app,
-            "app_dir": str(given.chdir.resolve()) if given.chdir else None,
+            # Where the app is imported from: --chdir, else here (as `servertune measure` does).
+            "app_dir": str((given.chdir or Path.cwd()).resolve()),
             "static": given.static,
         }
         try:
-            self.workload = load_workload(given.workload, overrides, flags={"static": "--static"})
+            self.workload = load_workload(
+                given.workload, overrides, flags={"static": "--static", "app_dir": "--chdir"}
+            )
         except WorkloadError as error:
             raise BenchInputError(str(error)) from None
         self.plan = plan_for(self.workload)
@@ -242,8 +245,7 @@ class AppBench(BaseScenario[AppSizes]):
             "--path", path, "--requests", str(run.size.measure_requests),
             "--max-seconds", str(run.size.measure_seconds), "--out", str(out),
         ]  # fmt: skip
-        if self.input.chdir is not None:
-            argv += ["--app-dir", str(self.input.chdir.resolve())]
+        argv += ["--app-dir", str((self.input.chdir or Path.cwd()).resolve())]
         timeout = run.size.measure_seconds + MEASURE_GRACE_S
         run.progress.show(f"measuring GET {path}")
         try:
@@ -302,7 +304,10 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.supervision import ServerError, tool_path
         from servertune.sizing import Forced, plan_for
 
-        workload = place(self.workload, run.stack, max(self.plan.processes, 2))
+        # place() would point app_dir at the stack's directory (where bundled apps live).
+        workload = place(
+            self.workload, run.stack, max(self.plan.processes, 2), app_dir=self.workload.app_dir
+        )
         forced = {}
         if config == "uwsgi-shared":
             why = "forced by the benchmark: processes = cores, one thread, one shared socket"
@@ -326,7 +331,7 @@ class AppBench(BaseScenario[AppSizes]):
                 run.stack, name, plan, layout=layout, env=self.env, ready_path=None
             )
         bind = plan.shared_socket.endpoint
-        chdir = ["--chdir", str(self.input.chdir.resolve())] if self.input.chdir else []
+        chdir = ["--chdir", str(self.workload.app_dir)]
         gunicorn = [sys.executable, "-m", "gunicorn", "--bind", bind, *chdir]
         docs_workers = str(2 * self.cores + 1)
         argv = {
