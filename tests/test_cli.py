@@ -49,6 +49,7 @@ def test_gen_prints_exactly_what_the_library_renders() -> None:
         (["--app", "wsgi:app;"], "app"),
         (["--cpu-fraction", "0"], "cpu_fraction"),
         (["--base-port", "99999"], "base_port"),
+        (["--cores", "1_0"], "cores"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_the_field(args: list[str], field: str) -> None:

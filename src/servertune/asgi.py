@@ -131,10 +131,7 @@ class BoundedExecutor(ThreadPoolExecutor):
             raise ValueError(
                 f"max_threads: must be an integer from 1 to {MAX_THREADS}; got {max_threads!r}"
             )
-        if queue_timeout is not None and not (math.isfinite(queue_timeout) and queue_timeout >= 0):
-            raise ValueError(
-                f"queue_timeout: must be None or a number of seconds >= 0; got {queue_timeout!r}"
-            )
+        _check_queue_timeout(queue_timeout)
         super().__init__(max_workers=max_threads, thread_name_prefix=thread_name_prefix)
         self.max_threads = max_threads
         self.queue_timeout = queue_timeout
@@ -269,6 +266,8 @@ def sync_to_async(
     `queue_timeout` (seconds; default: the pool's own) bounds the wait for a thread: a call not
     started by then is withdrawn and raises `OverloadedError`. The call itself is never cut short.
     """
+    # Checked here, not on the first call: NaN would make every call on an idle pool overloaded.
+    _check_queue_timeout(queue_timeout)
     if func is None:
         return functools.partial(
             sync_to_async,
@@ -297,6 +296,20 @@ def sync_to_async(
     if own is None and (max_threads is not None or workload is not None):
         own = _build(max_threads, workload, None)
     return _bridge(func, own, queue_timeout)
+
+
+def _check_queue_timeout(queue_timeout: object) -> None:
+    """Refuse a queue_timeout that is not None or a finite number of seconds >= 0."""
+    if queue_timeout is None:
+        return
+    if (
+        isinstance(queue_timeout, bool)
+        or not isinstance(queue_timeout, int | float)
+        or not (math.isfinite(queue_timeout) and queue_timeout >= 0)
+    ):
+        raise ValueError(
+            f"queue_timeout: must be None or a finite number of seconds >= 0; got {queue_timeout!r}"
+        )
 
 
 def _asgiref_thread_sensitive(func: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
