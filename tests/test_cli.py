@@ -191,3 +191,69 @@ def test_usage_errors_from_the_console_script_are_one_line(argv: list[str]) -> N
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
     assert result.stderr.count("\n") == 1
+
+
+def test_out_with_a_directory_in_the_way_names_it(tmp_path: Path) -> None:
+    """`gen all --out D` where D/uwsgi.ini is a directory: one line naming it, nothing written."""
+    (tmp_path / "uwsgi.ini").mkdir()
+    result = runner.invoke(app, ["gen", "all", "--cores", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: --out: cannot write to {tmp_path / 'uwsgi.ini'}: "
+        "a directory of that name is in the way\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["uwsgi.ini"]
+
+
+def _console(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "servertune", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_version_prints_the_package_version() -> None:
+    """`servertune --version` prints `servertune X.Y.Z` on stdout and exits 0."""
+    from servertune import __version__
+
+    result = _console("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        f"servertune {__version__}\n",
+        "",
+    )
+
+
+def test_bare_command_prints_help_on_stdout_and_exits_0() -> None:
+    """Bare `servertune` asks for help: usage and the command list on stdout, exit 0."""
+    result = _console()
+    assert result.returncode == 0
+    assert result.stderr == ""
+    assert "Usage: servertune" in result.stdout
+    assert "gen" in result.stdout
+
+
+def test_shell_completion_script_and_completions() -> None:
+    """Typer's completion: `--show-completion bash` prints a script; the hook completes commands."""
+    script = _console("--show-completion", "bash")
+    assert script.returncode == 0
+    assert "_servertune_completion" in script.stdout
+    done = _console(
+        _SERVERTUNE_COMPLETE="complete_bash", COMP_WORDS="servertune gen ngi", COMP_CWORD="2"
+    )
+    assert done.returncode == 0
+    assert done.stdout.split() == [name for name in TARGETS if name.startswith("ngi")]
+
+
+def test_help_shows_each_workload_option_kind_not_str() -> None:
+    """Number options show int/number (from the field) in --help, never `<str>`."""
+    result = runner.invoke(app, ["gen", "--help"], env={"COLUMNS": "200"})
+    assert "<str>" not in result.stdout
+    for flag, kind in [("--cores", "<int|auto>"), ("--cpu-fraction", "<number>"),
+                       ("--base-port", "<int>"), ("--bind-host", "<address>")]:  # fmt: skip
+        line = next(line for line in result.stdout.splitlines() if f" {flag} " in line)
+        assert kind in line, line

@@ -21,7 +21,13 @@ import typer
 
 from servertune.render import TARGETS, write_atomically
 from servertune.sizing import Plan, PlanError, make_plan, read_somaxconn
-from servertune.workload import Workload, WorkloadError, describe_allowed, load_workload
+from servertune.workload import (
+    Workload,
+    WorkloadError,
+    describe_allowed,
+    describe_kind,
+    load_workload,
+)
 
 __all__ = ["app", "main"]
 
@@ -29,9 +35,34 @@ app = typer.Typer(
     name="servertune",
     help="Tuned, measured uWSGI / gunicorn / nginx configuration from a few workload numbers.",
     no_args_is_help=True,
-    add_completion=False,
+    # Typer's own --install-completion / --show-completion (bash, zsh, fish, PowerShell).
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from servertune import __version__
+
+        typer.echo(f"servertune {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="print the version and exit",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """Tuned, measured uWSGI / gunicorn / nginx configuration from a few workload numbers."""
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,6 +108,7 @@ def with_workload(func: F) -> F:
                 default=typer.Option(
                     None,
                     FLAGS[name],
+                    metavar=f"<{describe_kind(name)}>",
                     help=_option_help(name),
                     show_default=False,
                     rich_help_panel="Workload",
@@ -150,7 +182,7 @@ def gen(
     try:
         written = write_atomically(files, out)
     except OSError as error:
-        raise fail(f"--out: cannot write to {out}: {error.strerror}") from None
+        raise fail(f"--out: cannot write to {error.filename or out}: {error.strerror}") from None
     for path in written:
         typer.echo(f"wrote {path}", err=True)
 
@@ -247,9 +279,14 @@ def _writable(path: Path) -> bool:
 
 
 def main() -> None:
-    """Console entry point: usage errors are one `error:` line with exit code 2, like bad values."""
+    """Console entry point: usage errors are one `error:` line with exit code 2, like bad values.
+
+    Bare `servertune` is a request for help, not a mistake: the help goes to stdout, exit 0.
+    """
+    if len(sys.argv) == 1:
+        sys.argv.append("--help")
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="servertune")
     except Exception as error:
         # typer's (vendored) click raises UsageError / BadParameter / ClickException here; they
         # all carry `exit_code` and `format_message()`. Anything else is a bug: let it surface.

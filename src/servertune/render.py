@@ -7,6 +7,7 @@ defence: any value that would carry a directive separator into a config aborts t
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 import re
@@ -185,6 +186,13 @@ def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
     all renames succeeded; on any failure the new files are removed and the old ones restored.
     """
     directory.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        # os.replace onto a directory fails with EISDIR or EPERM ("Operation not permitted"):
+        # say what is in the way, before anything is written.
+        if (directory / name).is_dir():
+            raise IsADirectoryError(
+                errno.EISDIR, "a directory of that name is in the way", str(directory / name)
+            )
     staged: list[tuple[Path, Path]] = []
     backups: list[tuple[Path, Path]] = []
     done: list[Path] = []

@@ -25,7 +25,14 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-__all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "load_workload"]
+__all__ = [
+    "FIELD_ALLOWED",
+    "Workload",
+    "WorkloadError",
+    "describe_allowed",
+    "describe_kind",
+    "load_workload",
+]
 
 # Allow-lists for values that reach a config file. Anchored with \A ... \Z (never `$`, which
 # also matches before a trailing newline) and kept to characters that mean nothing to uWSGI's
@@ -285,6 +292,18 @@ def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
         else ""
     )
     return f"{kind} {low} {high}" + (f" {unit}" if unit and unit not in {"ratio", "port"} else "")
+
+
+def describe_kind(name: str) -> str:
+    """A field's kind in one word for `--help` (`int`, `number`, `int|auto`, or its unit)."""
+    kind = _NUMERIC_KIND.get(name)
+    info = Workload.model_fields[name]
+    if kind is int:
+        return "int|auto" if "auto" in str(info.annotation) else "int"
+    if kind is float:
+        return "number"
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    return str(extra.get("unit", "text"))
 
 
 def _num(value: float) -> str:
