@@ -6,6 +6,7 @@ range), so `--help`, validation errors and docs/reference.md all say the same th
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
@@ -13,21 +14,45 @@ import json
 import os
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
-from servertune.render import TARGETS, write_atomically
-from servertune.sizing import Plan, PlanError, make_plan, read_somaxconn
-from servertune.workload import (
-    Workload,
-    WorkloadError,
-    describe_allowed,
-    describe_kind,
-    load_workload,
-)
+
+@contextlib.contextmanager
+def _without_pydantic_plugins() -> Iterator[None]:
+    """Build servertune's own models without Pydantic's plugin scan, then restore the setting.
+
+    Pydantic looks for plugins (entry points of every installed distribution) when it builds the
+    first model; in a full environment that scan is a measurable share of `servertune gen`'s
+    cold start (bench cold-start). Pydantic's documented switch turns it off while the CLI's
+    models are built; models built later (an app that `measure` imports) still get plugins.
+    """
+    before = os.environ.get(PYDANTIC_PLUGINS_VARIABLE)
+    if before is None:
+        os.environ[PYDANTIC_PLUGINS_VARIABLE] = "__all__"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PYDANTIC_PLUGINS_VARIABLE, None)
+
+
+#: Pydantic's switch for its plugins (docs: "Pydantic plugins"); "__all__" disables them all.
+PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
+
+with _without_pydantic_plugins():
+    from servertune.render import TARGETS, write_atomically
+    from servertune.sizing import Plan, PlanError, make_plan, read_somaxconn
+    from servertune.workload import (
+        Workload,
+        WorkloadError,
+        describe_allowed,
+        describe_kind,
+        load_workload,
+    )
 
 __all__ = ["app", "main"]
 
@@ -285,6 +310,12 @@ def main() -> None:
     """
     if len(sys.argv) == 1:
         sys.argv.append("--help")
+    # Typer turns every registered command into a click command (all ~20 workload options of
+    # each) before parsing: when argv names a command, register only that one for this run.
+    registered = app.registered_commands
+    chosen = [c for c in registered if _command_name(c) == sys.argv[1]]
+    if chosen:
+        app.registered_commands = chosen
     try:
         code = app(standalone_mode=False, prog_name="servertune")
     except Exception as error:
@@ -300,7 +331,16 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("error: interrupted", err=True)
         sys.exit(130)
+    finally:
+        app.registered_commands = registered
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _command_name(command: Any) -> str:
+    """The name Typer gives a registered command (its own, or the function's, dashed)."""
+    if command.name:
+        return str(command.name)
+    return str(command.callback.__name__).lower().replace("_", "-")
 
 
 # --- measure and advise (issue 6) ----------------------------------------------------------------

@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,9 +58,11 @@ def _finalize(value: Any) -> Any:
 
 def _template_dir() -> Path:
     """Templates ship inside the wheel as servertune/templates; a source checkout has them at the top."""
-    packaged = resources.files("servertune") / "templates"
+    # A plain path, not importlib.resources: the wheel installs the package as files, and
+    # importlib.resources (with zipfile) would add to every `servertune gen`'s cold start.
+    packaged = Path(__file__).resolve().parent / "templates"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[2] / "templates"
     if checkout.is_dir():
         return checkout
