@@ -2,7 +2,7 @@
 
 `functools.cache` / `functools.lru_cache` written on a method keys every entry on `self`, so the
 one cache shared by the class keeps every instance alive, and short-lived instances never hit
-(seed 000; ruff B019, pylint W1518, cpython#102618). The two helpers here are the fixes B019
+(bench `method-cache`; ruff B019, pylint W1518, cpython#102618). The two helpers here are the fixes B019
 points to:
 
 * `cached_method`: a cache per instance. The first access to `obj.method` builds a C
@@ -13,7 +13,7 @@ points to:
   nothing but the instance itself holds the cache and the instance is freed by reference
   counting alone; `cache_info()` / `cache_clear()` are the instance's own.
 * `shared_method_cache`: one cache for a method that does not use `self`, i.e. `staticmethod`
-  then `lru_cache` in the order that works (seed 000), with a check that the method really takes
+  then `lru_cache` in the order that works, with a check that the method really takes
   no `self`.
 
 The cache lives in the instance's `__dict__`, like a `functools.cached_property` value: a class
@@ -296,7 +296,7 @@ def shared_method_cache(
 ) -> SharedMethodCache[P, R] | Callable[[Callable[P, R]], SharedMethodCache[P, R]]:
     """One cache, shared by the class and all instances, for a method that does not use `self`.
 
-    `staticmethod(lru_cache(f))`: the order seed 000 warns about (lru_cache's wrapper is not a
+    `staticmethod(lru_cache(f))`, in that order (lru_cache's wrapper is not a
     staticmethod, so `lru_cache` outside `staticmethod` binds `self` again). A function whose
     first parameter is named `self` is refused: sharing would key on, and keep, every instance.
     """

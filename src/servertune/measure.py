@@ -59,7 +59,7 @@ __all__ = [
 # --- Tuned defaults, each with its justification -------------------------------------------------
 
 #: Requests measured by default: enough for a stable median and a p10-p90 band (the spread of
-#: seed 000's app over 50 requests is under 2% of its median), few enough that a 100 ms app
+#: bench `balance`'s app over 50 requests is under 2% of its median), few enough that a 100 ms app
 #: finishes in about 5 s.
 DEFAULT_REQUESTS = 50
 #: Requests run first and discarded: the first requests import lazily, fill caches and compile
@@ -70,7 +70,7 @@ DEFAULT_MAX_SECONDS = 60.0
 #: The Workload model requires cpu_fraction > 0; a pure sleep measures ~0.005. Any floor below
 #: 1/64 gives the same plan (sizing caps threads at MAX_THREADS_PER_PROCESS).
 MIN_CPU_FRACTION = 0.01
-#: Decimals of cpu_fraction written to the workload: the per-request p10-p90 band of seed 000's
+#: Decimals of cpu_fraction written to the workload: the per-request p10-p90 band of bench `balance`'s
 #: app is ~0.01 wide on a busy 2-core box, so a third decimal is noise, and noise that matters:
 #: threads = ceil(1/cpu_fraction) makes 0.499 three threads where 0.50 is two.
 CPU_FRACTION_DECIMALS = 2

@@ -1,4 +1,4 @@
-"""Drive HTTP load: wrk when it is on PATH (the seeds' tool), else a built-in closed-loop client.
+"""Drive HTTP load: wrk when it is on PATH (the tool the referenced articles used), else a built-in closed-loop client.
 
 Both return a `LoadResult` with the same fields, so a scenario never cares which one ran. The
 built-in generator is an asyncio HTTP/1.1 keep-alive client: each simulated user sends a request,
@@ -183,7 +183,7 @@ def run_wrk(
     timeout_s: int = WRK_TIMEOUT_S,
     wrk: str | None = None,
 ) -> LoadResult:
-    """Run `wrk --latency` (one thread, as in the seeds) and parse what it prints."""
+    """Run `wrk --latency` (one thread, as in the referenced articles) and parse what it prints."""
     binary = wrk or find_wrk()
     if binary is None:
         raise LoadError("wrk is not on PATH")

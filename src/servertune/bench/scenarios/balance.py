@@ -1,6 +1,6 @@
-"""uWSGI layouts under seed 000's half-GIL app: per-worker sockets + least_conn vs shared socket.
+"""uWSGI layouts under a half-GIL app: per-worker sockets + least_conn vs shared socket.
 
-Seed 000 (../shared/seeds/000): a request is 5 x (sleep 10 ms + about 10 ms of Python CPU), so it
+The app of a published uWSGI experiment (docs/references.md): a request is 5 x (sleep 10 ms + about 10 ms of Python CPU), so it
 holds the GIL half the time and one process saturates its core with 2 threads. Four layouts with
 the same number of request slots (processes x threads = servertune's plan) serve it behind the
 same generated nginx:
@@ -29,10 +29,10 @@ from servertune.bench.report import BenchOptions, Report, Target
 
 __all__ = ["CONFIGS", "plot", "run"]
 
-#: The seed's request: 100 ms of wall time, half of it holding the GIL.
+#: The experiment's request: 100 ms of wall time, half of it holding the GIL.
 SERVICE_TIME_MS = 100.0
 CPU_FRACTION = 0.5
-#: CPU per round the app is calibrated to (seed 000: fib(25) took about 10 ms).
+#: CPU per round the app is calibrated to (the experiment's fib(25) took about 10 ms).
 CPU_ROUND_S = 0.010
 #: Issue #3 targets for servertune's plan at 2 x cores connections.
 TARGET_CEILING_FRACTION = 0.90

@@ -1,14 +1,14 @@
-"""gunicorn head-of-line blocking (seed 001): one 10 s /slow call must not stall /quick requests.
+"""gunicorn head-of-line blocking: one 10 s /slow call must not stall /quick requests.
 
-Seed 001 (../shared/seeds/001): with gunicorn's gthread worker, a worker whose threads are all
+As a published tuning write-up found (docs/references.md): with gunicorn's gthread worker, a worker whose threads are all
 busy still accepts connections and queues them, so a quick request can wait behind a slow one
 for the slow call's full length. Forty closed-loop users request /quick with 0-1 s think time
 while one user requests /slow (10 s), for 20 s, against four gunicorn configs behind the same
 generated nginx:
 
 * `naive`: gthread workers = cores, threads = 1 (what `(2 x cores) + 1`-style advice without
-  threads amounts to on the seed's setup);
-* `seed-2x2`: the seed's fix, workers = 2, threads = 2;
+  threads amounts to on that write-up's setup);
+* `2x2`: that write-up's fix, workers = 2, threads = 2;
 * `servertune-shared`: `servertune gen gunicorn` for a workload with slow calls (one socket);
 * `servertune`: `servertune gen gunicorn-per-worker` + `gen nginx-gunicorn` (one gunicorn per
   socket behind nginx least_conn), the layout servertune recommends.
@@ -36,7 +36,7 @@ CPU_FRACTION = 0.5
 SLOW_CALL_RATIO = 0.002
 PEAK_RPS = 100.0
 
-#: The seed's scenario (issue #3): 40 users on /quick thinking 0-1 s, 1 on /slow, 20 s.
+#: The write-up's scenario (issue #3): 40 users on /quick thinking 0-1 s, 1 on /slow, 20 s.
 QUICK_USERS = 40
 SLOW_USERS = 1
 THINK_S = (0.0, 1.0)
@@ -50,7 +50,7 @@ STALL_MS = 1000.0
 #: Issue #3 target: servertune's /quick max latency.
 TARGET_QUICK_MAX_MS = 50.0
 
-CONFIGS = ("naive", "seed-2x2", "servertune-shared", "servertune")
+CONFIGS = ("naive", "2x2", "servertune-shared", "servertune")
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,12 @@ class _Config:
 
 
 def _configs(plan: Any) -> list[_Config]:
-    """The naive and seed configs change only processes/threads of servertune's plan."""
+    """The naive and 2x2 configs change only processes/threads of servertune's plan."""
     naive = plan.model_copy(update={"threads": 1})
-    seed = plan.model_copy(update={"processes": 2, "threads": 2})
+    two_by_two = plan.model_copy(update={"processes": 2, "threads": 2})
     return [
         _Config("naive", naive, "shared"),
-        _Config("seed-2x2", seed, "shared"),
+        _Config("2x2", two_by_two, "shared"),
         _Config("servertune-shared", plan, "shared"),
         _Config("servertune", plan, "per-worker"),
     ]
@@ -156,7 +156,7 @@ def run(options: BenchOptions) -> Report:
             Target(f"{name}: /quick max ms", by_name[name]["max_ms"], "<", TARGET_QUICK_MAX_MS)
         )
     naive = by_name["naive"]
-    for name in ("seed-2x2", "servertune-shared", "servertune"):
+    for name in ("2x2", "servertune-shared", "servertune"):
         report.ratios[f"naive/{name} /quick max"] = round(
             naive["max_ms"] / max(by_name[name]["max_ms"], 1e-3), 2
         )

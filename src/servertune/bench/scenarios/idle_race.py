@@ -1,11 +1,11 @@
 """Idle-timeout race: errors and connection reuse per HTTP client, library default vs servertune.
 
-Seed 000's experiment on a loopback server with a 1 s keep-alive idle timeout (Go-like: it closes
+A published experiment (docs/references.md) on a loopback server with a 1 s keep-alive idle timeout (Go-like: it closes
 a connection idle for 1 s). Ten threads, each with its own client, pause between requests, in a
 cycle of four: just under the timeout (0.99-1.0 s, the race), well inside it (0.1-0.4 s, where a
 connection should be reused, twice), and anywhere between (0.4-0.99 s, which straddles the
 client's expiry, so the reuse that the safety margin gives up is measured too). Each client runs with its defaults, with the folk fix the
-seed tried (requests `pool_maxsize=1`, niquests `keepalive_delay` under the timeout), and as
+article tried (requests `pool_maxsize=1`, niquests `keepalive_delay` under the timeout), and as
 `servertune.http.session(...)`.
 
 Targets (issue #4): zero errors for every servertune session, and at least 90% of the requests
@@ -55,7 +55,7 @@ class Plan:
 
     @property
     def edge_gap(self) -> tuple[float, float]:
-        """Pauses that end just before the server's close: the race (seed 000: 0.99-1.0 s)."""
+        """Pauses that end just before the server's close: the race (0.99-1.0 s of a 1 s timeout)."""
         return (0.99 * self.idle_timeout, self.idle_timeout)
 
     @property
@@ -102,7 +102,7 @@ def _make_client(client: str, config: str, plan: Plan) -> Any:
     import niquests
 
     if config == "keepalive_delay":
-        # The folk fix: a maximum connection age under the idle timeout (seed 000).
+        # The folk fix: a maximum connection age under the idle timeout.
         from servertune.http import client_idle_expiry
 
         return niquests.Session(keepalive_delay=client_idle_expiry(None, plan.idle_timeout))

@@ -1,4 +1,4 @@
-"""Seed 002: one task 10 times under a loop, asyncio, threads, processes and sub-interpreters.
+"""One task 10 times under a loop, asyncio, threads, processes and sub-interpreters.
 
 Three tasks: a CPU-bound `fib`, a `sleep`, and a `fetch` from a local HTTP server that answers
 after a delay (the network and a remote service, as a client sees them). Each (task, model)
@@ -6,7 +6,7 @@ runs in a fresh worker process under the measured interpreter (`--python python3
 every task's start and end; the report gives each model's wall time as a ratio to the plain
 loop and draws the waterfalls (text here, PNG with `--plot`).
 
-What the seed found, and the targets below check: threads and asyncio cut waiting (sleep,
+What a published comparison found (docs/references.md), and the targets below check: threads and asyncio cut waiting (sleep,
 fetch) to about 1/10 but do nothing for CPU work under the GIL; processes and sub-interpreters
 (3.12+, each with its own GIL) run CPU work on every core, sub-interpreters without the
 start-up cost of a process.
@@ -43,10 +43,10 @@ __all__ = [
     "worker_path",
 ]
 
-#: The execution models, in the seed's order; "loop" is the baseline of every ratio.
+#: The execution models, in the published comparison's order; "loop" is the baseline of every ratio.
 MODELS = ("loop", "asyncio", "threads", "processes", "subinterpreters")
 TASKS = ("fib", "sleep", "fetch")
-#: Tasks per run: the seed's concurrency of 10.
+#: Tasks per run: the published comparison's concurrency of 10.
 COUNT = 10
 #: A worker that takes longer than this is killed and its column reported as failed.
 WORKER_TIMEOUT_S = 120.0
@@ -54,7 +54,7 @@ WORKER_TIMEOUT_S = 120.0
 #: 1/cores (CPU tasks): start-up, scheduling and the shared 2-core CI box all cost something.
 WAIT_RATIO_MAX = 0.25
 CPU_RATIO_SLACK = 0.25
-#: Threads must not speed fib up: under the GIL their ratio stays near 1 (seed 002).
+#: Threads must not speed fib up: under the GIL their ratio stays near 1.
 GIL_RATIO_MIN = 0.8
 
 

@@ -1,6 +1,6 @@
 """sync_to_async under load: asgiref's three ways vs servertune's bounded pool vs native async.
 
-Seed 003, scaled: uvicorn serves a raw ASGI app (`servertune.bench.sync_app`) on 127.0.0.1, one
+A published Django load test (docs/references.md), scaled: uvicorn serves a raw ASGI app (`servertune.bench.sync_app`) on 127.0.0.1, one
 process per variant; wrk keeps CONNECTIONS connections busy; every request blocks for
 uniform(0, 200) ms. Variants: native `asyncio.sleep`; asgiref's default (thread_sensitive=True:
 one thread); asgiref thread_sensitive=False (the loop's default pool, min(32, cpus + 4)); asgiref
@@ -29,10 +29,10 @@ from servertune.bench.versions import dist_version
 
 __all__ = ["run"]
 
-#: Concurrent connections: seed 003's load, scaled to one machine (RESEARCH.md: ~200).
+#: Concurrent connections: that load test's, scaled to one machine (~200).
 CONNECTIONS = 200
 CONNECTIONS_QUICK = 40
-#: The blocking call waits uniform(0, MAX_BLOCK_MS) ms: seed 003's 0-2 s, scaled by 1/10.
+#: The blocking call waits uniform(0, MAX_BLOCK_MS) ms: that load test's 0-2 s, scaled by 1/10.
 MAX_BLOCK_MS = 200
 #: Seconds of load per run. 10 s is ~20,000 requests for native async; quick is a smoke run.
 DURATION_S = 10
