@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -238,9 +239,13 @@ def test_bare_command_prints_help_on_stdout_and_exits_0() -> None:
 
 
 def test_shell_completion_script_and_completions() -> None:
-    """Typer's completion: `--show-completion bash` prints a script; the hook completes commands."""
-    script = _console("--show-completion", "bash")
-    assert script.returncode == 0
+    """Typer's completion: `--show-completion` under bash prints a script; the hook completes commands."""
+    # Typer detects the shell it runs under (shellingham reads the parent process): run in bash.
+    script = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m servertune --show-completion"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert script.returncode == 0, script.stderr
     assert "_servertune_completion" in script.stdout
     done = _console(
         _SERVERTUNE_COMPLETE="complete_bash", COMP_WORDS="servertune gen ngi", COMP_CWORD="2"
@@ -257,3 +262,24 @@ def test_help_shows_each_workload_option_kind_not_str() -> None:
                        ("--base-port", "<int>"), ("--bind-host", "<address>")]:  # fmt: skip
         line = next(line for line in result.stdout.splitlines() if f" {flag} " in line)
         assert kind in line, line
+
+
+def test_cli_models_skip_pydantic_plugin_scan_and_restore_the_switch() -> None:
+    """Importing the CLI builds its models without Pydantic's entry-point scan, then unsets the switch."""
+    code = (
+        "import os\n"
+        "import servertune.cli\n"
+        "from pydantic.plugin import _loader\n"
+        "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), _loader._plugins)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    # None: the switch is gone again; None: the plugin cache was never filled (no scan ran).
+    assert result.stdout == "None None\n"
+    kept = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={**env, "PYDANTIC_DISABLE_PLUGINS": "somepkg"},
+    )  # fmt: skip
+    assert kept.stdout.startswith("somepkg ")
