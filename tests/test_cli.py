@@ -242,7 +242,7 @@ def test_shell_completion_script_and_completions() -> None:
     """Typer's completion: `--show-completion` under bash prints a script; the hook completes commands."""
     # Typer detects the shell it runs under (shellingham reads the parent process): run in bash.
     script = subprocess.run(
-        ["bash", "-c", f"{shlex.quote(sys.executable)} -m servertune --show-completion"],
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m servertune --show-completion; exit $?"],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert script.returncode == 0, script.stderr
