@@ -21,6 +21,7 @@ __all__ = [
     "LIMIT_REQUEST_FIELD_SIZE",
     "LIMIT_REQUEST_LINE",
     "LIVENESS_PERIOD_S",
+    "LOCAL_MAX_FAILS",
     "MAX_FAILS",
     "MAX_REQUESTS",
     "MAX_REQUESTS_JITTER_RATIO",
@@ -80,10 +81,15 @@ READ_TIMEOUT_MARGIN_S = 5
 #: restarts so workers do not all restart together (gunicorn `max_requests_jitter`).
 MAX_REQUESTS = 5000
 MAX_REQUESTS_JITTER_RATIO = 0.1
-#: Fail a per-worker socket only after 3 errors in 5 s: one worker restarting (max-requests)
-#: must not take 1/N of the capacity out for nginx's default 10 s (max_fails=1).
+#: A remote app host is skipped after 3 errors in its fail_timeout: one lost connection is noise.
 MAX_FAILS = 3
 FAIL_TIMEOUT_S = 5
+#: A per-worker socket on this machine is never marked down (max_fails=0): a stopped worker's
+#: socket refuses in microseconds and nginx passes the request to the next socket, so marking it
+#: down saves nothing, while two workers restarting within fail_timeout would leave no live
+#: upstream and every request would get a 502 until it expires. bench restart measured exactly
+#: that with max_fails=3: a restart and a killed worker 2 s apart failed every request for 3 s.
+LOCAL_MAX_FAILS = 0
 #: Share of the container memory limit the workers may use; the rest is for the master, nginx
 #: and the page cache.
 MEMORY_HEADROOM_RATIO = 0.9

@@ -1,0 +1,401 @@
+"""Restarts under load: SIGTERM an instance, SIGKILL a worker, SIGHUP a reload; no failed GET.
+
+A rolling deploy stops app-server instances one at a time (SIGTERM: stop accepting, finish what is
+in flight), a crash or the OOM killer takes a worker (SIGKILL), and a config change reloads
+(SIGHUP). Each happens here under steady load - closed-loop users on `GET /quick`, users sending
+`POST /order?id=N` with a fresh id each time, and one user on `GET /slow` - with the real
+gunicorn behind the real nginx, for two configurations:
+
+* `defaults`: what most deployments run - one gunicorn (the shared-socket layout, the plan's
+  workers and threads) with gunicorn's default keep-alive (2 s) behind nginx, no retry tuning;
+* `servertune`: `servertune gen gunicorn-per-worker` + `gen nginx-gunicorn`: one gunicorn per
+  socket behind nginx least_conn, so stopping one instance leaves the others serving and nginx
+  sends a failed GET to the next one.
+
+The app writes every POST id it receives to a ledger, so a POST nginx sent twice (a replay)
+shows as an id written twice. Counted per event: failed GETs, failed POSTs, replayed POSTs, the
+slow call drained by the stopped instance, and the worst GET latency against the steady p99.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import itertools
+import os
+import random
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from servertune.bench.report import BenchOptions, Report, Target
+
+__all__ = ["CONFIGS", "EVENTS", "plot", "run"]
+
+CONFIGS = ("defaults", "servertune")
+EVENTS = ("sigterm-instance", "sigkill-worker", "sighup-reload")
+
+#: The workload as a user would describe the bench app: ~5 ms requests, half of it GIL time,
+#: 1 in 100 waiting on a 2 s external call.
+SERVICE_TIME_MS = 5.0
+CPU_FRACTION = 0.5
+SLOW_CALL_RATIO = 0.01
+#: Users: closed loop, each thinking THINK_S between requests.
+GET_USERS = 6
+POST_USERS = 2
+SLOW_USERS = 1
+THINK_S = (0.01, 0.05)
+#: Full run: steady seconds before the first event and after each; the slow call's length.
+FULL_WARM_S = 5.0
+FULL_SETTLE_S = 6.0
+FULL_SLOW_S = 2.0
+QUICK_WARM_S = 1.0
+QUICK_SETTLE_S = 1.5
+QUICK_SLOW_S = 0.5
+#: No single request may take longer than this; every user stops after MAX_REQUESTS_PER_USER.
+CLIENT_TIMEOUT_S = 30.0
+MAX_REQUESTS_PER_USER = 20_000
+#: gunicorn's own default keep-alive, which the `defaults` config keeps.
+GUNICORN_DEFAULT_KEEPALIVE_S = 2
+
+
+@dataclass(frozen=True)
+class _Sample:
+    start: float
+    kind: str  # "get", "post", "slow", "drain" (the slow call sent straight to a stopped instance)
+    status: int  # 0: no HTTP answer (connection refused, reset, timeout)
+    ms: float
+    order: str | None = None
+
+
+class _Load:
+    """Closed-loop users in threads, each on its own keep-alive connection to nginx."""
+
+    def __init__(self, port: int, label: str, seed: int) -> None:
+        self.port = port
+        self.label = label
+        self.samples: list[_Sample] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.rng = random.Random(seed)
+        self.ids = itertools.count()
+        self.threads = [
+            threading.Thread(target=self._user, args=(kind,), daemon=True)
+            for kind, count in (("get", GET_USERS), ("post", POST_USERS), ("slow", SLOW_USERS))
+            for _ in range(count)
+        ]
+
+    def __enter__(self) -> _Load:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(CLIENT_TIMEOUT_S + 5)
+
+    def record(self, sample: _Sample) -> None:
+        with self.lock:
+            self.samples.append(sample)
+
+    def _user(self, kind: str) -> None:
+        conn: http.client.HTTPConnection | None = None
+        for _ in range(MAX_REQUESTS_PER_USER):
+            if self.stop.is_set():
+                break
+            order = f"{self.label}-{next(self.ids)}" if kind == "post" else None
+            path = {"get": "/quick", "slow": "/slow"}.get(kind, f"/order?id={order}")
+            start = time.monotonic()
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.port, CLIENT_TIMEOUT_S)
+                conn.request(
+                    "POST" if kind == "post" else "GET", path, body=b"{}" if order else None
+                )
+                response = conn.getresponse()
+                response.read()
+                status = response.status
+                if response.will_close:
+                    conn.close()
+                    conn = None
+            except (OSError, http.client.HTTPException):
+                status = 0
+                if conn is not None:
+                    conn.close()
+                conn = None
+            self.record(_Sample(start, kind, status, (time.monotonic() - start) * 1000, order))
+            self.stop.wait(self.rng.uniform(*THINK_S))
+        if conn is not None:
+            conn.close()
+
+
+def _direct_slow(port: int, load: _Load) -> threading.Thread:
+    """A slow call sent straight to one instance, in flight when it is told to stop."""
+
+    def call() -> None:
+        start = time.monotonic()
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, CLIENT_TIMEOUT_S)
+            conn.request("GET", "/slow")
+            response = conn.getresponse()
+            response.read()
+            status = response.status
+            conn.close()
+        except (OSError, http.client.HTTPException):
+            status = 0
+        load.record(_Sample(start, "drain", status, (time.monotonic() - start) * 1000))
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    return thread
+
+
+def _environ(pid: int) -> dict[str, str]:
+    """A running process's environment, to start its replacement exactly as it was started."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in pairs}
+
+
+def _children(pid: int) -> list[int]:
+    """The worker processes a gunicorn master forked."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found.extend(int(p) for p in (task / "children").read_text().split())
+    return found
+
+
+def _wait_workers(pid: int, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not _children(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def run(options: BenchOptions) -> Report:
+    """Both configs under the same load and the same three events; count what failed."""
+    from servertune.bench.apps import install
+    from servertune.bench.apps.restart import arrivals
+    from servertune.bench.progress import Progress
+    from servertune.bench.servers import Stack, deploy_gunicorn, place
+    from servertune.bench.versions import tool_versions
+    from servertune.machine import Machine
+    from servertune.sizing import Forced, plan_for
+    from servertune.workload import Workload
+
+    cores = max(2, Machine.read().cores)
+    warm = QUICK_WARM_S if options.quick else FULL_WARM_S
+    settle = QUICK_SETTLE_S if options.quick else FULL_SETTLE_S
+    slow_s = QUICK_SLOW_S if options.quick else FULL_SLOW_S
+    progress = Progress(len(CONFIGS) * (len(EVENTS) + 1), enabled=options.progress)
+    rows: list[dict[str, Any]] = []
+    stack = Stack("restart")
+    try:
+        with stack:
+            app = install("restart", stack.dir)
+            base = Workload(
+                cores=cores,
+                service_time_ms=SERVICE_TIME_MS,
+                cpu_fraction=CPU_FRACTION,
+                slow_call_ratio=SLOW_CALL_RATIO,
+                slow_call_ms=slow_s * 1000,
+                app=app,
+            )
+            placed = place(base, stack, cores)
+            plans = {
+                "servertune": plan_for(placed),
+                "defaults": plan_for(
+                    placed,
+                    forced={
+                        "gunicorn_keepalive_s": Forced(
+                            GUNICORN_DEFAULT_KEEPALIVE_S,
+                            "forced by the benchmark: gunicorn's default",
+                        )
+                    },
+                ),
+            }
+            for config in CONFIGS:
+                plan = plans[config]
+                ledger = stack.dir / f"ledger-{config}"
+                ledger.mkdir()
+                env = {
+                    "SERVERTUNE_BENCH_SLOW_S": f"{slow_s:g}",
+                    "SERVERTUNE_BENCH_LEDGER": str(ledger),
+                }
+                layout: Literal["per-worker", "shared"] = (
+                    "per-worker" if config == "servertune" else "shared"
+                )
+                progress.show(f"{config}: starting")
+                deployment = deploy_gunicorn(
+                    stack, config, plan, layout=layout, env=env, python=options.python
+                )
+                windows: list[tuple[str, float]] = []
+                drains: list[threading.Thread] = []
+                try:
+                    with _Load(plan.workload.listen_port, config, seed=len(rows)) as load:
+                        windows.append(("steady", time.monotonic()))
+                        time.sleep(warm)
+                        progress.advance(f"{config}: steady load")
+
+                        # 1. A rolling deploy stops one instance: SIGTERM with a slow call in flight.
+                        windows.append(("sigterm-instance", time.monotonic()))
+                        target = deployment.app_servers[0]
+                        environ = _environ(target.process.pid)
+                        drains.append(_direct_slow(target.ports[0], load))
+                        time.sleep(min(0.2, slow_s / 4))
+                        target.process.send_signal(signal.SIGTERM)
+                        target.process.wait(plan.graceful_timeout_s + 10)
+                        stack.stop(target)
+                        replacement = stack.start(
+                            f"{target.name}-new", "gunicorn", target.argv,
+                            ports=list(target.ports), env=environ,
+                        )  # fmt: skip
+                        deployment.app_servers[0] = replacement
+                        time.sleep(settle)
+                        progress.advance(f"{config}: instance restarted")
+
+                        # 2. The OOM killer or a crash takes one worker (its master forks another).
+                        windows.append(("sigkill-worker", time.monotonic()))
+                        victim = deployment.app_servers[-1]
+                        _wait_workers(victim.process.pid)
+                        workers = _children(victim.process.pid)
+                        if workers:
+                            os.kill(workers[0], signal.SIGKILL)
+                        time.sleep(settle)
+                        progress.advance(f"{config}: worker killed")
+
+                        # 3. A config reload: SIGHUP to every master (new workers, old ones drain).
+                        windows.append(("sighup-reload", time.monotonic()))
+                        for server in deployment.app_servers:
+                            server.process.send_signal(signal.SIGHUP)
+                        time.sleep(settle)
+                        windows.append(("end", time.monotonic()))
+                    for drain in drains:
+                        drain.join(CLIENT_TIMEOUT_S)
+                finally:
+                    deployment.stop(stack)
+                progress.advance(f"{config}: reloaded")
+                counts = arrivals(str(ledger))
+                rows.extend(_rows(config, load.samples, windows, counts))
+    finally:
+        progress.close()
+
+    report = Report(scenario="restart", runs=rows)
+    report.versions = tool_versions(["gunicorn", "nginx"])
+    totals = {c: _totals([r for r in rows if r["config"] == c]) for c in CONFIGS}
+    ours, theirs = totals["servertune"], totals["defaults"]
+    report.targets = [
+        Target("servertune: failed GETs over all events", ours["get_failed"], "==", 0),
+        Target("servertune: replayed POSTs over all events", ours["post_replayed"], "==", 0),
+        Target(
+            "servertune: slow call drained by the stopped instance", ours["drain_failed"], "==", 0
+        ),
+        Target(
+            "defaults: failed requests over all events (measured, not assumed)",
+            theirs["get_failed"] + theirs["post_failed"],
+            ">",
+            0,
+        ),
+    ]
+    report.ratios = {
+        "defaults/servertune failed requests": round(
+            (theirs["get_failed"] + theirs["post_failed"])
+            / max(1, ours["get_failed"] + ours["post_failed"]),
+            2,
+        )
+    }
+    plan = plans["servertune"]
+    report.notes = [
+        (
+            f"{cores} cores; servertune: {plan.processes} gunicorn instances x {plan.threads} "
+            f"threads behind nginx least_conn; defaults: one gunicorn with {plan.processes} "
+            f"workers x {plan.threads} threads, keep-alive {GUNICORN_DEFAULT_KEEPALIVE_S} s"
+        ),
+        (
+            f"{GET_USERS} GET users, {POST_USERS} POST users (a fresh id each), {SLOW_USERS} on "
+            f"/slow ({slow_s:g} s); {warm:g} s steady, then each event and {settle:g} s after it"
+        ),
+        "a request counts in the window of the event that precedes its start",
+        (
+            "post_failed: POSTs nginx answered 502 because the connection broke after it had sent "
+            "them (a backlog gunicorn dropped on SIGTERM, a killed worker); nginx never replays a "
+            "POST (no non_idempotent): whether to resend is the client's call"
+        ),
+    ]
+    report.servers = stack.record()
+    return report
+
+
+def _rows(
+    config: str, samples: list[_Sample], windows: list[tuple[str, float]], counts: dict[str, int]
+) -> list[dict[str, Any]]:
+    """One row per window: what was sent in it and how it went."""
+    rows = []
+    steady_p99: float | None = None
+    for (name, start), (_, end) in itertools.pairwise(windows):
+        inside = [s for s in samples if start <= s.start < end]
+        gets = [s for s in inside if s.kind in ("get", "slow")]
+        quick = sorted(s.ms for s in inside if s.kind == "get" and s.status == 200)
+        posts = [s for s in inside if s.kind == "post"]
+        drains = [s for s in inside if s.kind == "drain"]
+        p99 = quick[min(len(quick) - 1, int(len(quick) * 0.99))] if quick else None
+        if name == "steady":
+            steady_p99 = p99
+        worst = quick[-1] if quick else None
+        rows.append(
+            {
+                "config": config,
+                "event": name,
+                "get_requests": len(gets),
+                "get_failed": sum(1 for s in gets if s.status != 200),
+                "post_requests": len(posts),
+                "post_failed": sum(1 for s in posts if s.status != 200),
+                "post_replayed": sum(1 for s in posts if s.order and counts.get(s.order, 0) > 1),
+                "drain_failed": sum(1 for s in drains if s.status != 200),
+                "p99_ms": None if p99 is None else round(p99, 1),
+                "max_ms": None if worst is None else round(worst, 1),
+                "spike_ms": (
+                    None
+                    if worst is None or steady_p99 is None
+                    else round(max(0.0, worst - steady_p99), 1)
+                ),
+            }
+        )
+    return rows
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, int]:
+    keys = ("get_failed", "post_failed", "post_replayed", "drain_failed")
+    return {k: sum(int(r[k]) for r in rows if r["event"] in EVENTS) for k in keys}
+
+
+def plot(report: Report, path: Path) -> None:
+    """Failed GETs, failed POSTs and replayed POSTs per event, defaults beside servertune."""
+    from servertune.bench.plotting import _pyplot
+
+    plt = _pyplot()
+    metrics = (("get_failed", "failed GETs"), ("post_failed", "failed POSTs"),
+               ("post_replayed", "replayed POSTs"), ("spike_ms", "latency spike (ms)"))  # fmt: skip
+    figure, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 3.6))
+    width = 0.38
+    for axis, (key, title) in zip(axes, metrics, strict=True):
+        for offset, config in ((-width / 2, "defaults"), (width / 2, "servertune")):
+            values = [
+                next(
+                    (r[key] or 0 for r in report.runs if r["config"] == config and r["event"] == e),
+                    0,
+                )
+                for e in EVENTS
+            ]
+            axis.bar([i + offset for i in range(len(EVENTS))], values, width, label=config)
+        axis.set_xticks(range(len(EVENTS)), [e.replace("-", "\n") for e in EVENTS])
+        axis.set_title(title)
+    axes[0].legend()
+    figure.suptitle("servertune bench restart")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
