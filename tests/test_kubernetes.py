@@ -211,3 +211,14 @@ def test_gen_all_writes_kubernetes_yaml(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     docs = list(yaml.safe_load_all((tmp_path / "kubernetes.yaml").read_text()))
     assert _kind(docs, "Deployment")["metadata"]["name"] == "app"
+
+
+def test_warns_when_threads_and_the_autoscaler_both_grow_with_load() -> None:
+    """Threads sized from peak_rps (slow calls) and an autoscaler adding pods: one warning;
+    without slow calls the threads do not depend on the load and nothing is said."""
+    slow = make_plan(
+        Workload(cores=2, peak_rps=50, slow_call_ratio=0.1, slow_call_ms=2000), MACHINE
+    )
+    assert any("both scale with load" in w for w in slow.warnings)
+    quick = make_plan(Workload(cores=2, peak_rps=50), MACHINE)
+    assert not any("both scale with load" in w for w in quick.warnings)

@@ -152,3 +152,25 @@ def test_a_failed_host_costs_no_get_and_never_replays_a_post(failure: str) -> No
         assert {posts[o] for o in failed} == {502}
         assert failed.isdisjoint(arrived), "a POST the dying host received was replayed"
         assert set(arrived) == set(posts) - failed
+
+
+def test_upstream_hosts_come_from_the_workload_file_too(tmp_path: Path) -> None:
+    """`upstream = [...]` in the workload TOML lists the hosts; a bad one is one error line."""
+    from typer.testing import CliRunner
+
+    from servertune.cli import app
+
+    good = tmp_path / "good.toml"
+    good.write_text('cores = 2\nupstream = ["10.0.0.2:8001=4", "10.0.0.3:8001"]\n')
+    result = CliRunner().invoke(app, ["gen", "nginx-gunicorn-snippet", "--workload", str(good)])
+    assert result.exit_code == 0, result.output
+    assert "server 10.0.0.2:8001 weight=4 max_fails=3" in result.stdout
+    assert "server 10.0.0.3:8001 weight=2 max_fails=3" in result.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text('cores = 2\nupstream = ["10.0.0.2:8001; include /etc/passwd"]\n')
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["gen", "all", "--workload", str(bad), "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: upstream: ")
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()
