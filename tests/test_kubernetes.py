@@ -222,3 +222,41 @@ def test_warns_when_threads_and_the_autoscaler_both_grow_with_load() -> None:
     assert any("both scale with load" in w for w in slow.warnings)
     quick = make_plan(Workload(cores=2, peak_rps=50), MACHINE)
     assert not any("both scale with load" in w for w in quick.warnings)
+
+
+def test_the_pod_runs_the_same_configs_as_one_host(tmp_path: Path) -> None:
+    """The ConfigMap holds exactly `gen gunicorn` and `gen nginx-gunicorn-shared` (nginx listening
+    on the pod's address), and nginx -t accepts that nginx.conf."""
+    from servertune.render import render_gunicorn, render_nginx
+
+    from .support import nginx_check
+
+    plan = make_plan(Workload(cores=2, listen_port=8080, memory_per_worker_mb=200), MACHINE)
+    data = _kind(_validate(plan), "ConfigMap")["data"]
+    assert data["gunicorn.conf.py"] == render_gunicorn(plan)
+    one_host = render_nginx(plan, "gunicorn", "shared")
+    assert data["nginx.conf"] == one_host.replace("listen 127.0.0.1:8080;", "listen 0.0.0.0:8080;")
+    assert data["nginx.conf"] != one_host
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(data["nginx.conf"])
+    checked = nginx_check(conf)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_probes_reach_nginx_by_number_from_the_app_container() -> None:
+    """The app container has no ports of its own: its liveness probe names nginx's port number."""
+    plan = make_plan(Workload(cores=2, listen_port=8080), MACHINE)
+    containers = _containers(_validate(plan))
+    assert containers["nginx"]["ports"] == [{"name": "http", "containerPort": 8080}]
+    assert "ports" not in containers["app"]
+    assert containers["app"]["livenessProbe"]["httpGet"]["port"] == 8080
+
+
+def test_unix_sockets_live_in_a_directory_both_containers_mount() -> None:
+    """With socket_dir, nginx and gunicorn share it as an emptyDir (containers share no files)."""
+    plan = make_plan(Workload(cores=2, socket_dir="/run/app"), MACHINE)
+    docs = _validate(plan)
+    for container in _containers(docs).values():
+        assert {"name": "sockets", "mountPath": "/run/app"} in container["volumeMounts"]
+    volumes = _kind(docs, "Deployment")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "sockets", "emptyDir": {}} in volumes
