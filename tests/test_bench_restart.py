@@ -35,6 +35,7 @@ def test_every_config_sees_every_event(quick: tuple[dict[str, Any], Path, str]) 
     """A row per config and window (steady + the three events), each with requests sent."""
     report, _, _ = quick
     seen = [(run["config"], run["event"]) for run in report["runs"]]
+    assert {run["run"] for run in report["runs"]} == {1}  # --quick runs once
     assert seen == [(c, e) for c in CONFIGS for e in ("steady", *EVENTS)]
     for run in report["runs"]:
         assert run["get_requests"] > 0, run

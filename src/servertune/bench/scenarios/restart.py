@@ -191,7 +191,8 @@ def run(options: BenchOptions) -> Report:
     warm = QUICK_WARM_S if options.quick else FULL_WARM_S
     settle = QUICK_SETTLE_S if options.quick else FULL_SETTLE_S
     slow_s = QUICK_SLOW_S if options.quick else FULL_SLOW_S
-    progress = Progress(len(CONFIGS) * (len(EVENTS) + 1), enabled=options.progress)
+    repeats = 1 if options.quick else options.repeat
+    progress = Progress(repeats * len(CONFIGS) * (len(EVENTS) + 1), enabled=options.progress)
     rows: list[dict[str, Any]] = []
     stack = Stack("restart")
     try:
@@ -218,69 +219,77 @@ def run(options: BenchOptions) -> Report:
                     },
                 ),
             }
-            for config in CONFIGS:
-                plan = plans[config]
-                ledger = stack.dir / f"ledger-{config}"
-                ledger.mkdir()
-                env = {
-                    "SERVERTUNE_BENCH_SLOW_S": f"{slow_s:g}",
-                    "SERVERTUNE_BENCH_LEDGER": str(ledger),
-                }
-                layout: Literal["per-worker", "shared"] = (
-                    "per-worker" if config == "servertune" else "shared"
-                )
-                progress.show(f"{config}: starting")
-                deployment = deploy_gunicorn(
-                    stack, config, plan, layout=layout, env=env, python=options.python
-                )
-                windows: list[tuple[str, float]] = []
-                drains: list[threading.Thread] = []
-                try:
-                    with _Load(plan.workload.listen_port, config, seed=len(rows)) as load:
-                        windows.append(("steady", time.monotonic()))
-                        time.sleep(warm)
-                        progress.advance(f"{config}: steady load")
+            for repeat in range(repeats):
+                for config in CONFIGS:
+                    plan = plans[config]
+                    ledger = stack.dir / f"ledger-{config}-{repeat}"
+                    ledger.mkdir()
+                    env = {
+                        "SERVERTUNE_BENCH_SLOW_S": f"{slow_s:g}",
+                        "SERVERTUNE_BENCH_LEDGER": str(ledger),
+                    }
+                    layout: Literal["per-worker", "shared"] = (
+                        "per-worker" if config == "servertune" else "shared"
+                    )
+                    progress.show(f"{config}, run {repeat + 1}: starting")
+                    deployment = deploy_gunicorn(
+                        stack,
+                        f"{config}-{repeat}",
+                        plan,
+                        layout=layout,
+                        env=env,
+                        python=options.python,
+                    )
+                    windows: list[tuple[str, float]] = []
+                    drains: list[threading.Thread] = []
+                    try:
+                        with _Load(
+                            plan.workload.listen_port, f"{config}-{repeat}", seed=len(rows)
+                        ) as load:
+                            windows.append(("steady", time.monotonic()))
+                            time.sleep(warm)
+                            progress.advance(f"{config}: steady load")
 
-                        # 1. A rolling deploy stops one instance: SIGTERM with a slow call in flight.
-                        windows.append(("sigterm-instance", time.monotonic()))
-                        target = deployment.app_servers[0]
-                        environ = _environ(target.process.pid)
-                        drains.append(_direct_slow(target.ports[0], load))
-                        time.sleep(min(0.2, slow_s / 4))
-                        target.process.send_signal(signal.SIGTERM)
-                        target.process.wait(plan.graceful_timeout_s + 10)
-                        stack.stop(target)
-                        replacement = stack.start(
-                            f"{target.name}-new", "gunicorn", target.argv,
-                            ports=list(target.ports), env=environ,
-                        )  # fmt: skip
-                        deployment.app_servers[0] = replacement
-                        time.sleep(settle)
-                        progress.advance(f"{config}: instance restarted")
+                            # 1. A rolling deploy stops one instance: SIGTERM with a slow call in flight.
+                            windows.append(("sigterm-instance", time.monotonic()))
+                            target = deployment.app_servers[0]
+                            environ = _environ(target.process.pid)
+                            drains.append(_direct_slow(target.ports[0], load))
+                            time.sleep(min(0.2, slow_s / 4))
+                            target.process.send_signal(signal.SIGTERM)
+                            target.process.wait(plan.graceful_timeout_s + 10)
+                            stack.stop(target)
+                            replacement = stack.start(
+                                f"{target.name}-new", "gunicorn", target.argv,
+                                ports=list(target.ports), env=environ,
+                            )  # fmt: skip
+                            deployment.app_servers[0] = replacement
+                            time.sleep(settle)
+                            progress.advance(f"{config}: instance restarted")
 
-                        # 2. The OOM killer or a crash takes one worker (its master forks another).
-                        windows.append(("sigkill-worker", time.monotonic()))
-                        victim = deployment.app_servers[-1]
-                        _wait_workers(victim.process.pid)
-                        workers = _children(victim.process.pid)
-                        if workers:
-                            os.kill(workers[0], signal.SIGKILL)
-                        time.sleep(settle)
-                        progress.advance(f"{config}: worker killed")
+                            # 2. The OOM killer or a crash takes one worker (its master forks another).
+                            windows.append(("sigkill-worker", time.monotonic()))
+                            victim = deployment.app_servers[-1]
+                            _wait_workers(victim.process.pid)
+                            workers = _children(victim.process.pid)
+                            if workers:
+                                os.kill(workers[0], signal.SIGKILL)
+                            time.sleep(settle)
+                            progress.advance(f"{config}: worker killed")
 
-                        # 3. A config reload: SIGHUP to every master (new workers, old ones drain).
-                        windows.append(("sighup-reload", time.monotonic()))
-                        for server in deployment.app_servers:
-                            server.process.send_signal(signal.SIGHUP)
-                        time.sleep(settle)
-                        windows.append(("end", time.monotonic()))
-                    for drain in drains:
-                        drain.join(CLIENT_TIMEOUT_S)
-                finally:
-                    deployment.stop(stack)
-                progress.advance(f"{config}: reloaded")
-                counts = arrivals(str(ledger))
-                rows.extend(_rows(config, load.samples, windows, counts))
+                            # 3. A config reload: SIGHUP to every master (new workers, old ones drain).
+                            windows.append(("sighup-reload", time.monotonic()))
+                            for server in deployment.app_servers:
+                                server.process.send_signal(signal.SIGHUP)
+                            time.sleep(settle)
+                            windows.append(("end", time.monotonic()))
+                        for drain in drains:
+                            drain.join(CLIENT_TIMEOUT_S)
+                    finally:
+                        deployment.stop(stack)
+                    progress.advance(f"{config}: reloaded")
+                    counts = arrivals(str(ledger))
+                    rows.extend(_rows(config, load.samples, windows, counts, repeat + 1))
     finally:
         progress.close()
 
@@ -317,7 +326,8 @@ def run(options: BenchOptions) -> Report:
         ),
         (
             f"{GET_USERS} GET users, {POST_USERS} POST users (a fresh id each), {SLOW_USERS} on "
-            f"/slow ({slow_s:g} s); {warm:g} s steady, then each event and {settle:g} s after it"
+            f"/slow ({slow_s:g} s); {warm:g} s steady, then each event and {settle:g} s after it; "
+            f"{repeats} run(s) per config, interleaved; targets count every run"
         ),
         "a request counts in the window of the event that precedes its start",
         (
@@ -331,7 +341,11 @@ def run(options: BenchOptions) -> Report:
 
 
 def _rows(
-    config: str, samples: list[_Sample], windows: list[tuple[str, float]], counts: dict[str, int]
+    config: str,
+    samples: list[_Sample],
+    windows: list[tuple[str, float]],
+    counts: dict[str, int],
+    run: int = 1,
 ) -> list[dict[str, Any]]:
     """One row per window: what was sent in it and how it went."""
     rows = []
@@ -350,6 +364,7 @@ def _rows(
             {
                 "config": config,
                 "event": name,
+                "run": run,
                 "get_requests": len(gets),
                 "get_failed": sum(1 for s in gets if s.status != 200),
                 "post_requests": len(posts),
@@ -374,7 +389,8 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def plot(report: Report, path: Path) -> None:
-    """Failed GETs, failed POSTs and replayed POSTs per event, defaults beside servertune."""
+    """Failed GETs, failed and replayed POSTs (summed over runs) and the worst latency spike per
+    event, defaults beside servertune."""
     from servertune.bench.plotting import _pyplot
 
     plt = _pyplot()
@@ -384,10 +400,12 @@ def plot(report: Report, path: Path) -> None:
     width = 0.38
     for axis, (key, title) in zip(axes, metrics, strict=True):
         for offset, config in ((-width / 2, "defaults"), (width / 2, "servertune")):
+            # Counts add up over the runs; the spike is the worst run's.
+            combine = max if key == "spike_ms" else sum
             values = [
-                next(
-                    (r[key] or 0 for r in report.runs if r["config"] == config and r["event"] == e),
-                    0,
+                combine(
+                    [r[key] or 0 for r in report.runs if r["config"] == config and r["event"] == e]
+                    or [0]
                 )
                 for e in EVENTS
             ]
