@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.restart import CONFIGS, EVENTS, _rows, _Sample
-from servertune.bench.servers import listening_ports
-from servertune.bench.stats import group_members
 from servertune.cli import app
 
 

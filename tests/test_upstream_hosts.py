@@ -15,7 +15,8 @@ import pytest
 
 from servertune.bench.apps import install
 from servertune.bench.apps.restart import arrivals
-from servertune.bench.servers import Stack, free_port, tool_path
+from servertune.bench.harness.ports import free_port
+from servertune.bench.harness.supervision import Stack, tool_path
 from servertune.render import render_gunicorn, render_nginx
 from servertune.sizing import Machine, make_plan
 from servertune.workload import Workload
@@ -171,6 +172,6 @@ def test_upstream_hosts_come_from_the_workload_file_too(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["gen", "all", "--workload", str(bad), "--out", str(out)])
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: upstream: ")
+    assert result.stderr.startswith(f"error: upstream (--workload {bad}): ")
     assert result.stderr.count("\n") == 1
     assert not out.exists()

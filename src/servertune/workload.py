@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,6 +30,11 @@ __all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "lo
 APP_PATTERN = r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
 PATH_PATTERN = r"\A(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+/?\Z|\A/\Z"
 USER_PATTERN = r"\A[a-z_][a-z0-9_-]{0,31}\Z"
+# `/static/=/srv/app/static[,/media/=/srv/app/media]`: URL prefixes (ending in /) and the
+# absolute directories nginx serves them from; no dot segments (a segment starts with a
+# letter, digit or _), no spaces, quotes, `;` or braces.
+_SEGMENTS = r"(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+"
+STATIC_PATTERN = rf"\A{_SEGMENTS}/={_SEGMENTS}(?:,{_SEGMENTS}/={_SEGMENTS})*\Z"
 SERVER_NAME_PATTERN = r"\A(_|[A-Za-z0-9*]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)\Z"
 
 AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
@@ -61,6 +65,7 @@ K8sName = Annotated[str, StringConstraints(pattern=K8S_NAME_PATTERN)]
 ImageRef = Annotated[str, StringConstraints(pattern=IMAGE_PATTERN, max_length=255)]
 ProbePath = Annotated[str, StringConstraints(pattern=PROBE_PATH_PATTERN)]
 K8sVersion = Annotated[str, StringConstraints(pattern=K8S_VERSION_PATTERN)]
+StaticDirs = Annotated[str, StringConstraints(pattern=STATIC_PATTERN, max_length=2000)]
 
 # What a user may write for fields whose range is not a number: shown in errors and the docs.
 FIELD_ALLOWED: dict[str, str] = {
@@ -80,6 +85,10 @@ FIELD_ALLOWED: dict[str, str] = {
     "k8s_version": "a Kubernetes minor version from 1.25 to 1.37 (e.g. '1.34')",
     "cpu_limit": "a whole number of cores equal to `cores` (fractional quotas are refused)",
     "upstream": "HOST:PORT[=CORES] items, comma-separated (at most 256; CORES 1-1024 is the weight)",
+    "static": (
+        "/prefix/=/absolute/dir, comma-separated for several; letters, digits and . _ - "
+        "(no '..', spaces or quotes), each prefix once"
+    ),
 }
 
 
@@ -202,6 +211,14 @@ class Workload(BaseModel):
         default="_",
         description="nginx server_name",
         json_schema_extra={"unit": "host"},
+    )
+    static: StaticDirs | None = Field(
+        default=None,
+        description=(
+            "URL prefixes nginx serves from directories (alias, cached for good), so the app "
+            "server never sees them"
+        ),
+        json_schema_extra={"unit": "prefix=dir"},
     )
     max_body_mb: int = Field(
         default=10,
@@ -342,6 +359,21 @@ class Workload(BaseModel):
             raise ValueError("not a loopback or private address")
         return value
 
+    @field_validator("static")
+    @classmethod
+    def _each_prefix_once(cls, value: str | None) -> str | None:
+        prefixes = [entry.split("=", 1)[0] for entry in (value or "").split(",") if entry]
+        if len(prefixes) != len(set(prefixes)):
+            raise ValueError("a prefix given twice")
+        return value
+
+    @property
+    def static_dirs(self) -> tuple[tuple[str, str], ...]:
+        """(URL prefix, directory) pairs of `static`, in the order given."""
+        if self.static is None:
+            return ()
+        return tuple((p, d) for p, _, d in (e.partition("=") for e in self.static.split(",")))
+
     @field_validator("socket_dir", "app_dir", "probe_path")
     @classmethod
     def _no_dot_segments(cls, value: str | None) -> str | None:
@@ -379,9 +411,9 @@ def _one_line(error: ValidationError, flags: Mapping[str, str] | None = None) ->
     first = error.errors()[0]
     loc = [str(part) for part in first["loc"]]
     name = loc[0] if loc else "workload"
-    if first["type"] == "extra_forbidden":
-        return f"{name}: unknown field (known: {', '.join(Workload.model_fields)})"
     label = flags.get(name, name) if flags else name
+    if first["type"] == "extra_forbidden":
+        return f"{label}: unknown field (known: {', '.join(Workload.model_fields)})"
     value = first.get("input")
     shown = repr(value) if isinstance(value, str) else str(value)
     if len(shown) > 60:
@@ -403,18 +435,11 @@ def load_workload(
     overrides: Mapping[str, Any] | None = None,
     flags: Mapping[str, str] | None = None,
 ) -> Workload:
-    """Read a workload TOML file (a flat table, or a `[workload]` table), then apply overrides."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise WorkloadError(f"--workload: cannot read {path}: {error.strerror}") from None
-        except tomllib.TOMLDecodeError as error:
-            raise WorkloadError(f"--workload: {path} is not valid TOML: {error}") from None
-        table = data.get("workload", data)
-        if not isinstance(table, dict):
-            raise WorkloadError(f"--workload: {path}: [workload] must be a table")
-        values.update(table)
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return build_workload(values, flags)
+    """Read a workload TOML file (a flat table, or a `[workload]` table), then apply overrides.
+
+    The file format lives in `servertune.workload_file`; this name stays importable here.
+    """
+    # Imported on call: workload_file builds on this module.
+    from servertune.workload_file import load_workload as load
+
+    return load(path, overrides, flags)

@@ -32,4 +32,7 @@ def render_kubernetes(plan: Plan) -> str:
         servers=[plan.shared_socket.endpoint],
         hosts=[],
         listen=f"{POD_LISTEN_HOST}:{w.listen_port}",
+        # The nginx image holds none of the app's files: in the pod nginx proxies every path
+        # (serve `static` from the app image, or from a CDN).
+        static=(),
     )

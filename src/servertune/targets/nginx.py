@@ -25,4 +25,6 @@ def render_nginx(
         # `upstream` given: nginx balances those hosts (weight = cores) instead of local sockets.
         hosts=list(zip(plan.upstream_hosts, plan.upstream_weights, strict=True)),
         listen=host_port(w.listen_host, w.listen_port),
+        # w.static, split: nginx serves these prefixes from their directories itself.
+        static=w.static_dirs,
     )

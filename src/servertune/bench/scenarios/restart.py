@@ -29,11 +29,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.targets.layout import Layout
 
-__all__ = ["CONFIGS", "EVENTS", "plot", "run"]
+__all__ = ["CONFIGS", "EVENTS", "Restart", "RestartSizes"]
 
 CONFIGS = ("defaults", "servertune")
 EVENTS = ("sigterm-instance", "sigkill-worker", "sighup-reload")
@@ -48,13 +50,6 @@ GET_USERS = 6
 POST_USERS = 2
 SLOW_USERS = 1
 THINK_S = (0.01, 0.05)
-#: Full run: steady seconds before the first event and after each; the slow call's length.
-FULL_WARM_S = 5.0
-FULL_SETTLE_S = 6.0
-FULL_SLOW_S = 2.0
-QUICK_WARM_S = 1.0
-QUICK_SETTLE_S = 1.5
-QUICK_SLOW_S = 0.5
 #: No single request may take longer than this; every user stops after MAX_REQUESTS_PER_USER.
 CLIENT_TIMEOUT_S = 30.0
 MAX_REQUESTS_PER_USER = 20_000
@@ -176,168 +171,190 @@ def _wait_workers(pid: int, timeout_s: float = 15.0) -> None:
         time.sleep(0.05)
 
 
-def run(options: BenchOptions) -> Report:
+@dataclass(frozen=True)
+class RestartSizes:
+    """Steady seconds before the first event and after each; the slow call's length; repeats."""
+
+    warm_s: float
+    settle_s: float
+    slow_s: float
+    repeats: int
+
+
+@dataclass
+class _Served:
+    deployment: Any
+    ledger: Path
+    plan: Any
+
+
+class Restart(BaseScenario[RestartSizes]):
     """Both configs under the same load and the same three events; count what failed."""
-    from servertune.bench.apps import install
-    from servertune.bench.apps.restart import arrivals
-    from servertune.bench.progress import Progress
-    from servertune.bench.servers import Stack, deploy_gunicorn, place
-    from servertune.bench.versions import tool_versions
-    from servertune.machine import Machine
-    from servertune.sizing import Forced, plan_for
-    from servertune.workload import Workload
 
-    cores = max(2, Machine.read().cores)
-    warm = QUICK_WARM_S if options.quick else FULL_WARM_S
-    settle = QUICK_SETTLE_S if options.quick else FULL_SETTLE_S
-    slow_s = QUICK_SLOW_S if options.quick else FULL_SLOW_S
-    repeats = 1 if options.quick else options.repeat
-    progress = Progress(repeats * len(CONFIGS) * (len(EVENTS) + 1), enabled=options.progress)
-    rows: list[dict[str, Any]] = []
-    stack = Stack("restart")
-    try:
-        with stack:
-            app = install("restart", stack.dir)
-            base = Workload(
-                cores=cores,
-                service_time_ms=SERVICE_TIME_MS,
-                cpu_fraction=CPU_FRACTION,
-                slow_call_ratio=SLOW_CALL_RATIO,
-                slow_call_ms=slow_s * 1000,
-                app=app,
-            )
-            placed = place(base, stack, cores)
-            plans = {
-                "servertune": plan_for(placed),
-                "defaults": plan_for(
-                    placed,
-                    forced={
-                        "gunicorn_keepalive_s": Forced(
-                            GUNICORN_DEFAULT_KEEPALIVE_S,
-                            "forced by the benchmark: gunicorn's default",
-                        )
-                    },
-                ),
-            }
-            for repeat in range(repeats):
-                for config in CONFIGS:
-                    plan = plans[config]
-                    ledger = stack.dir / f"ledger-{config}-{repeat}"
-                    ledger.mkdir()
-                    env = {
-                        "SERVERTUNE_BENCH_SLOW_S": f"{slow_s:g}",
-                        "SERVERTUNE_BENCH_LEDGER": str(ledger),
-                    }
-                    layout: Literal["per-worker", "shared"] = (
-                        "per-worker" if config == "servertune" else "shared"
-                    )
-                    progress.show(f"{config}, run {repeat + 1}: starting")
-                    deployment = deploy_gunicorn(
-                        stack,
-                        f"{config}-{repeat}",
-                        plan,
-                        layout=layout,
-                        env=env,
-                        python=options.python,
-                    )
-                    windows: list[tuple[str, float]] = []
-                    drains: list[threading.Thread] = []
-                    try:
-                        with _Load(
-                            plan.workload.listen_port, f"{config}-{repeat}", seed=len(rows)
-                        ) as load:
-                            windows.append(("steady", time.monotonic()))
-                            time.sleep(warm)
-                            progress.advance(f"{config}: steady load")
+    name = "restart"
+    sizes = QuickFull(
+        quick=RestartSizes(warm_s=1.0, settle_s=1.5, slow_s=0.5, repeats=1),
+        full=RestartSizes(warm_s=5.0, settle_s=6.0, slow_s=2.0, repeats=1),
+    )
+    has_plot = True
 
-                            # 1. A rolling deploy stops one instance: SIGTERM with a slow call in flight.
-                            windows.append(("sigterm-instance", time.monotonic()))
-                            target = deployment.app_servers[0]
-                            environ = _environ(target.process.pid)
-                            drains.append(_direct_slow(target.ports[0], load))
-                            time.sleep(min(0.2, slow_s / 4))
-                            target.process.send_signal(signal.SIGTERM)
-                            target.process.wait(plan.graceful_timeout_s + 10)
-                            stack.stop(target)
-                            replacement = stack.start(
-                                f"{target.name}-new", "gunicorn", target.argv,
-                                ports=list(target.ports), env=environ,
-                            )  # fmt: skip
-                            deployment.app_servers[0] = replacement
-                            time.sleep(settle)
-                            progress.advance(f"{config}: instance restarted")
+    def setup(self, run: Run[RestartSizes]) -> None:
+        """Install the app; describe it as a user would."""
+        from servertune.bench.apps import install
+        from servertune.machine import Machine
+        from servertune.workload import Workload
 
-                            # 2. The OOM killer or a crash takes one worker (its master forks another).
-                            windows.append(("sigkill-worker", time.monotonic()))
-                            victim = deployment.app_servers[-1]
-                            _wait_workers(victim.process.pid)
-                            workers = _children(victim.process.pid)
-                            if workers:
-                                os.kill(workers[0], signal.SIGKILL)
-                            time.sleep(settle)
-                            progress.advance(f"{config}: worker killed")
-
-                            # 3. A config reload: SIGHUP to every master (new workers, old ones drain).
-                            windows.append(("sighup-reload", time.monotonic()))
-                            for server in deployment.app_servers:
-                                server.process.send_signal(signal.SIGHUP)
-                            time.sleep(settle)
-                            windows.append(("end", time.monotonic()))
-                        for drain in drains:
-                            drain.join(CLIENT_TIMEOUT_S)
-                    finally:
-                        deployment.stop(stack)
-                    progress.advance(f"{config}: reloaded")
-                    counts = arrivals(str(ledger))
-                    rows.extend(_rows(config, load.samples, windows, counts, repeat + 1))
-    finally:
-        progress.close()
-
-    report = Report(scenario="restart", runs=rows)
-    report.versions = tool_versions(["gunicorn", "nginx"])
-    totals = {c: _totals([r for r in rows if r["config"] == c]) for c in CONFIGS}
-    ours, theirs = totals["servertune"], totals["defaults"]
-    report.targets = [
-        Target("servertune: failed GETs over all events", ours["get_failed"], "==", 0),
-        Target("servertune: replayed POSTs over all events", ours["post_replayed"], "==", 0),
-        Target(
-            "servertune: slow call drained by the stopped instance", ours["drain_failed"], "==", 0
-        ),
-        Target(
-            "defaults: failed requests over all events (measured, not assumed)",
-            theirs["get_failed"] + theirs["post_failed"],
-            ">",
-            0,
-        ),
-    ]
-    report.ratios = {
-        "defaults/servertune failed requests": round(
-            (theirs["get_failed"] + theirs["post_failed"])
-            / max(1, ours["get_failed"] + ours["post_failed"]),
-            2,
+        self.cores = max(2, Machine.read().cores)
+        self.workload = Workload(
+            cores=self.cores,
+            service_time_ms=SERVICE_TIME_MS,
+            cpu_fraction=CPU_FRACTION,
+            slow_call_ratio=SLOW_CALL_RATIO,
+            slow_call_ms=run.size.slow_s * 1000,
+            app=install("restart", run.stack.dir),
         )
-    }
-    plan = plans["servertune"]
-    report.notes = [
-        (
-            f"{cores} cores; servertune: {plan.processes} gunicorn instances x {plan.threads} "
-            f"threads behind nginx least_conn; defaults: one gunicorn with {plan.processes} "
-            f"workers x {plan.threads} threads, keep-alive {GUNICORN_DEFAULT_KEEPALIVE_S} s"
-        ),
-        (
-            f"{GET_USERS} GET users, {POST_USERS} POST users (a fresh id each), {SLOW_USERS} on "
-            f"/slow ({slow_s:g} s); {warm:g} s steady, then each event and {settle:g} s after it; "
-            f"{repeats} run(s) per config, interleaved; targets count every run"
-        ),
-        "a request counts in the window of the event that precedes its start",
-        (
-            "post_failed: POSTs nginx answered 502 because the connection broke after it had sent "
-            "them (a backlog gunicorn dropped on SIGTERM, a killed worker); nginx never replays a "
-            "POST (no non_idempotent): whether to resend is the client's call"
-        ),
-    ]
-    report.servers = stack.record()
-    return report
+        self.plans: dict[str, Any] = {}
+
+    def configs(self, run: Run[RestartSizes]) -> tuple[str, ...]:
+        """The defaults, then servertune's per-worker layout."""
+        return CONFIGS
+
+    def config_plan(self, workload: Any, config: str) -> tuple[Any, Layout]:
+        """servertune's plan, or the defaults' (gunicorn's own keep-alive forced); and the layout."""
+        from servertune.sizing import Forced, plan_for
+
+        if config == "servertune":
+            return plan_for(workload), "per-worker"
+        reason = "forced by the benchmark: gunicorn's default"
+        forced = {"gunicorn_keepalive_s": Forced(GUNICORN_DEFAULT_KEEPALIVE_S, reason)}
+        return plan_for(workload, forced=forced), "shared"
+
+    def start(self, run: Run[RestartSizes], config: str) -> _Served:
+        """gunicorn (one, or one per socket) and nginx; a fresh POST ledger."""
+        from servertune.bench.harness.deployments import deploy_gunicorn, place
+
+        plan, layout = self.config_plan(place(self.workload, run.stack, self.cores), config)
+        self.plans[config] = plan
+        ledger = run.stack.dir / f"ledger-{config}-{run.repeat}"
+        ledger.mkdir()
+        env = {
+            "SERVERTUNE_BENCH_SLOW_S": f"{run.size.slow_s:g}",
+            "SERVERTUNE_BENCH_LEDGER": str(ledger),
+        }
+        deployment = deploy_gunicorn(
+            run.stack, f"{config}-{run.repeat}", plan,
+            layout=layout, env=env, python=run.options.python,
+        )  # fmt: skip
+        return _Served(deployment, ledger, plan)
+
+    def measure(
+        self, run: Run[RestartSizes], config: str, served: _Served, level: Level
+    ) -> dict[str, Any]:
+        """Steady load, then the three events in turn; one row per window under `windows`."""
+        from servertune.bench.apps.restart import arrivals
+
+        size, stack, deployment, plan = run.size, run.stack, served.deployment, served.plan
+        windows: list[tuple[str, float]] = []
+        drains: list[threading.Thread] = []
+        with _Load(plan.workload.listen_port, f"{config}-{run.repeat}", seed=run.repeat) as load:
+            windows.append(("steady", time.monotonic()))
+            time.sleep(size.warm_s)
+
+            # 1. A rolling deploy stops one instance: SIGTERM with a slow call in flight.
+            windows.append(("sigterm-instance", time.monotonic()))
+            target = deployment.app_servers[0]
+            environ = _environ(target.process.pid)
+            drains.append(_direct_slow(target.ports[0], load))
+            time.sleep(min(0.2, size.slow_s / 4))
+            target.process.send_signal(signal.SIGTERM)
+            target.process.wait(plan.graceful_timeout_s + 10)
+            stack.stop(target)
+            deployment.app_servers[0] = stack.start(
+                f"{target.name}-new", "gunicorn", target.argv,
+                ports=list(target.ports), env=environ,
+            )  # fmt: skip
+            time.sleep(size.settle_s)
+
+            # 2. The OOM killer or a crash takes one worker (its master forks another).
+            windows.append(("sigkill-worker", time.monotonic()))
+            victim = deployment.app_servers[-1]
+            _wait_workers(victim.process.pid)
+            workers = _children(victim.process.pid)
+            if workers:
+                os.kill(workers[0], signal.SIGKILL)
+            time.sleep(size.settle_s)
+
+            # 3. A config reload: SIGHUP to every master (new workers, old ones drain).
+            windows.append(("sighup-reload", time.monotonic()))
+            for server in deployment.app_servers:
+                server.process.send_signal(signal.SIGHUP)
+            time.sleep(size.settle_s)
+            windows.append(("end", time.monotonic()))
+        for drain in drains:
+            drain.join(CLIENT_TIMEOUT_S)
+        rows = _rows(config, load.samples, windows, arrivals(str(served.ledger)), run.repeat + 1)
+        return {"config": config, **_totals(rows), "windows": rows}
+
+    def summarize(self, run: Run[RestartSizes], results: Results) -> Report:
+        """Every window of every run as a row; targets on the counts summed over runs."""
+        from servertune.bench.harness.versions import tool_versions
+
+        rows = [w for c in CONFIGS for sample in results.rows(c) for w in sample["windows"]]
+        report = Report(scenario=self.name, runs=rows)
+        report.versions = tool_versions(["gunicorn", "nginx"])
+        totals = {c: _totals([r for r in rows if r["config"] == c]) for c in CONFIGS}
+        ours, theirs = totals["servertune"], totals["defaults"]
+        report.targets = [
+            Target("servertune: failed GETs over all events", ours["get_failed"], "==", 0),
+            Target("servertune: replayed POSTs over all events", ours["post_replayed"], "==", 0),
+            Target(
+                "servertune: slow call drained by the stopped instance",
+                ours["drain_failed"],
+                "==",
+                0,
+            ),
+            Target(
+                "defaults: failed requests over all events (measured, not assumed)",
+                theirs["get_failed"] + theirs["post_failed"],
+                ">",
+                0,
+            ),
+        ]
+        report.ratios = {
+            "defaults/servertune failed requests": round(
+                (theirs["get_failed"] + theirs["post_failed"])
+                / max(1, ours["get_failed"] + ours["post_failed"]),
+                2,
+            )
+        }
+        plan = self.plans["servertune"]
+        size = run.size
+        report.notes = [
+            (
+                f"{self.cores} cores; servertune: {plan.processes} gunicorn instances x "
+                f"{plan.threads} threads behind nginx least_conn; defaults: one gunicorn with "
+                f"{plan.processes} workers x {plan.threads} threads, keep-alive "
+                f"{GUNICORN_DEFAULT_KEEPALIVE_S} s"
+            ),
+            (
+                f"{GET_USERS} GET users, {POST_USERS} POST users (a fresh id each), {SLOW_USERS} "
+                f"on /slow ({size.slow_s:g} s); {size.warm_s:g} s steady, then each event and "
+                f"{size.settle_s:g} s after it; {run.repeats} run(s) per config, interleaved; "
+                "targets count every run"
+            ),
+            "a request counts in the window of the event that precedes its start",
+            (
+                "post_failed: POSTs nginx answered 502 because the connection broke after it had "
+                "sent them (a backlog gunicorn dropped on SIGTERM, a killed worker); nginx never "
+                "replays a POST (no non_idempotent): whether to resend is the client's call"
+            ),
+        ]
+        return report
+
+    def plot(self, report: Report, path: Path) -> None:
+        """Failed GETs, failed and replayed POSTs (summed over runs) and the worst latency spike
+        per event, defaults beside servertune."""
+        _plot(report, path)
 
 
 def _rows(
@@ -384,14 +401,13 @@ def _rows(
 
 
 def _totals(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Failures summed over the event windows (the steady window is the control)."""
     keys = ("get_failed", "post_failed", "post_replayed", "drain_failed")
     return {k: sum(int(r[k]) for r in rows if r["event"] in EVENTS) for k in keys}
 
 
-def plot(report: Report, path: Path) -> None:
-    """Failed GETs, failed and replayed POSTs (summed over runs) and the worst latency spike per
-    event, defaults beside servertune."""
-    from servertune.bench.plotting import _pyplot
+def _plot(report: Report, path: Path) -> None:
+    from servertune.bench.harness.plotting import _pyplot
 
     plt = _pyplot()
     metrics = (("get_failed", "failed GETs"), ("post_failed", "failed POSTs"),
