@@ -7,7 +7,8 @@ in flight), a crash or the OOM killer takes a worker (SIGKILL), and a config cha
 gunicorn behind the real nginx, for two configurations:
 
 * `defaults`: what most deployments run - one gunicorn (the shared-socket layout, the plan's
-  workers and threads) with gunicorn's default keep-alive (2 s) behind nginx, no retry tuning;
+  workers and threads) with gunicorn's default keep-alive (2 s), behind the nginx
+  `gen nginx-gunicorn-shared` writes: one upstream server, so nothing to retry on;
 * `servertune`: `servertune gen gunicorn-per-worker` + `gen nginx-gunicorn`: one gunicorn per
   socket behind nginx least_conn, so stopping one instance leaves the others serving and nginx
   sends a failed GET to the next one.
