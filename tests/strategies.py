@@ -34,3 +34,32 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         nginx_user=draw(st.sampled_from([None, "www-data", "root"])),
         max_body_mb=draw(st.integers(0, 10_240)),
     )
+
+
+K8S_NAMES = st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z")
+
+
+@st.composite
+def cluster_workloads(draw: st.DrawFn) -> Workload:
+    """A valid workload with the Kubernetes inputs drawn too (names, versions, replica ranges)."""
+    base = draw(workloads())
+    minimum = draw(st.integers(1, 20))
+    return Workload.model_validate(
+        {
+            **base.model_dump(),
+            "app_name": draw(K8S_NAMES),
+            "namespace": draw(K8S_NAMES),
+            "app_image": draw(
+                st.sampled_from(
+                    ["app:1", "registry.example.com:5000/team/app:2.3.1", "ghcr.io/o/a"]
+                )
+            ),
+            "k8s_version": f"1.{draw(st.integers(25, 37))}",
+            "min_replicas": minimum,
+            # Unset: derived from the peak, so every drawn plan can be served.
+            "max_replicas": None,
+            "probe_path": draw(st.sampled_from(["/", "/healthz", "/health/ready", "/-/live"])),
+            "endpoint_propagation_s": draw(st.integers(1, 600)),
+            "memory_limit_mb": base.memory_limit_mb,
+        }
+    )

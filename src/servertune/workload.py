@@ -50,6 +50,30 @@ AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
 DirPath = Annotated[str, StringConstraints(pattern=PATH_PATTERN, max_length=200)]
 UserName = Annotated[str, StringConstraints(pattern=USER_PATTERN)]
 ServerName = Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN, max_length=253)]
+# Kubernetes names (issue 13). An RFC 1035 label: lower-case letters, digits and '-', starting
+# with a letter (a Service name must), at most 63: it is also a valid RFC 1123 label and label value.
+K8S_NAME_PATTERN = r"\A[a-z]([a-z0-9-]{0,61}[a-z0-9])?\Z"
+# An image reference: [registry[:port]/]path[:tag]. No digest: '@' is not an allow-listed value.
+IMAGE_PATTERN = (
+    r"\A[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?\Z"
+)
+# An HTTP path without query, fragment or percent-escapes: what a probe's httpGet.path needs.
+PROBE_PATH_PATTERN = r"\A/[A-Za-z0-9._~/-]{0,200}\Z"
+# Kubernetes minor versions whose schemas the validator servertune tests with ships.
+K8S_VERSION_PATTERN = r"\A1\.(2[5-9]|3[0-7])\Z"
+# One app host behind nginx: IPv4, [IPv6] or a DNS name, a port, an optional weight (its cores).
+UPSTREAM_PATTERN = (
+    r"\A(?P<host>[0-9.]+|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*):(?P<port>[0-9]{1,5})(=(?P<weight>[0-9]{1,4}))?\Z"
+)
+#: At most this many app hosts in one upstream (the zone is sized per server).
+MAX_UPSTREAM_HOSTS = 256
+
+K8sName = Annotated[str, StringConstraints(pattern=K8S_NAME_PATTERN)]
+ImageRef = Annotated[str, StringConstraints(pattern=IMAGE_PATTERN, max_length=255)]
+ProbePath = Annotated[str, StringConstraints(pattern=PROBE_PATH_PATTERN)]
+K8sVersion = Annotated[str, StringConstraints(pattern=K8S_VERSION_PATTERN)]
 StaticDirs = Annotated[str, StringConstraints(pattern=STATIC_PATTERN, max_length=2000)]
 
 # What a user may write for fields whose range is not a number: shown in errors and the docs.
@@ -62,6 +86,14 @@ FIELD_ALLOWED: dict[str, str] = {
     "listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
     "nginx_user": "a POSIX user name (lower-case letters, digits, '_' and '-', at most 32)",
     "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
+    "app_name": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
+    "namespace": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
+    "app_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
+    "nginx_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
+    "probe_path": "an absolute HTTP path of letters, digits and . _ ~ / - (no query, no '..')",
+    "k8s_version": "a Kubernetes minor version from 1.25 to 1.37 (e.g. '1.34')",
+    "cpu_limit": "a whole number of cores equal to `cores` (fractional quotas are refused)",
+    "upstream": "HOST:PORT[=CORES] items, comma-separated (at most 256; CORES 1-1024 is the weight)",
     "static": (
         "/prefix/=/absolute/dir, comma-separated for several; letters, digits and . _ - "
         "(no '..', spaces or quotes), each prefix once"
@@ -213,6 +245,102 @@ class Workload(BaseModel):
         json_schema_extra={"unit": "MiB"},
     )
 
+    # --- one machine is not enough (issue 13): several app hosts, or a Kubernetes Deployment ---
+    upstream: tuple[str, ...] = Field(
+        default=(),
+        description="app hosts nginx balances instead of this machine's sockets (HOST:PORT=CORES,...)",
+        json_schema_extra={"unit": "hosts"},
+    )
+    cpu_limit: float | None = Field(
+        default=None,
+        gt=0,
+        le=1024,
+        description="the pod's CPU limit, if already decided; must equal `cores` (unset: = cores)",
+        json_schema_extra={"unit": "cores"},
+    )
+    min_replicas: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="fewest pods the autoscaler keeps (2 or more survives losing one)",
+        json_schema_extra={"unit": "pods"},
+    )
+    max_replicas: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="most pods the autoscaler may run (unset: what peak_rps needs, at least 2 x min)",
+        json_schema_extra={"unit": "pods"},
+    )
+    probe_path: ProbePath = Field(
+        default="/healthz",
+        description="path the readiness and liveness probes GET through nginx",
+        json_schema_extra={"unit": "path"},
+    )
+    endpoint_propagation_s: int = Field(
+        default=10,
+        ge=1,
+        le=600,
+        description="time for a removed pod endpoint to reach every proxy and load balancer",
+        json_schema_extra={"unit": "s"},
+    )
+    k8s_version: K8sVersion = Field(
+        default="1.34",
+        description="Kubernetes version the manifests are written (and validated) for",
+        json_schema_extra={"unit": "version"},
+    )
+    app_name: K8sName = Field(
+        default="app",
+        description="name and `app` label of the Deployment, Service, HPA and PDB",
+        json_schema_extra={"unit": "name"},
+    )
+    namespace: K8sName = Field(
+        default="default",
+        description="Kubernetes namespace of every manifest",
+        json_schema_extra={"unit": "name"},
+    )
+    app_image: ImageRef = Field(
+        default="registry.example.com/app:1.0",
+        description="container image with the app and gunicorn installed",
+        json_schema_extra={"unit": "image"},
+    )
+    nginx_image: ImageRef = Field(
+        default="nginx:1.28",
+        description="container image of the nginx beside the app (its STOPSIGNAL must be SIGQUIT)",
+        json_schema_extra={"unit": "image"},
+    )
+
+    @field_validator("upstream", mode="before")
+    @classmethod
+    def _split_upstream(cls, value: object) -> object:
+        # The flag gives one comma-separated string; a workload file gives a TOML list.
+        if isinstance(value, str):
+            if not value.strip():
+                raise ValueError("empty")
+            return tuple(item.strip() for item in value.split(","))
+        return value
+
+    @field_validator("upstream")
+    @classmethod
+    def _upstream_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) > MAX_UPSTREAM_HOSTS:
+            raise ValueError("too many hosts")
+        seen: set[str] = set()
+        for item in value:
+            match = re.match(UPSTREAM_PATTERN, item)
+            if match is None:
+                raise ValueError(f"not HOST:PORT[=CORES]: {item!r}")
+            host, port, weight = match["host"], int(match["port"]), match["weight"]
+            if host.startswith("[") or host.replace(".", "").isdigit():
+                ipaddress.ip_address(host.strip("[]"))  # ValueError when not an address
+            if not 1 <= port <= 65535 or (weight is not None and not 1 <= int(weight) <= 1024):
+                raise ValueError(f"port or weight out of range: {item!r}")
+            address = f"{host}:{port}"
+            if address in seen:
+                raise ValueError(f"listed twice: {address}")
+            seen.add(address)
+        return value
+
     @field_validator("*", mode="before")
     @classmethod
     def _plain_number_text(cls, value: object, info: ValidationInfo) -> object:
@@ -270,7 +398,7 @@ class Workload(BaseModel):
             return ()
         return tuple((p, d) for p, _, d in (e.partition("=") for e in self.static.split(",")))
 
-    @field_validator("socket_dir", "app_dir")
+    @field_validator("socket_dir", "app_dir", "probe_path")
     @classmethod
     def _no_dot_segments(cls, value: str | None) -> str | None:
         if value is not None and any(part in {".", ".."} for part in value.split("/")):

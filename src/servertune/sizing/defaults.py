@@ -10,14 +10,18 @@ from servertune.machine import DEFAULT_SOMAXCONN
 __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
+    "APP_STOP_LAG_S",
     "BACKLOG_BURST_S",
     "DEFAULT_SOMAXCONN",
     "FAIL_TIMEOUT_S",
     "GIL_SATURATION",
+    "HPA_MAX_TARGET_PERCENT",
     "KEEPALIVE_MARGIN_S",
     "LIMIT_REQUEST_FIELDS",
     "LIMIT_REQUEST_FIELD_SIZE",
     "LIMIT_REQUEST_LINE",
+    "LIVENESS_PERIOD_S",
+    "LOCAL_MAX_FAILS",
     "MAX_FAILS",
     "MAX_REQUESTS",
     "MAX_REQUESTS_JITTER_RATIO",
@@ -26,13 +30,22 @@ __all__ = [
     "MIN_BACKLOG",
     "MIN_NGINX_WORKER_CONNECTIONS",
     "MIN_REQUEST_TIMEOUT_S",
+    "NATIVE_SLEEP_K8S_VERSION",
+    "NGINX_CPU_MILLICORES",
+    "NGINX_MEMORY_MB",
+    "PRESTOP_MARGIN_S",
+    "PROBE_TIMEOUT_S",
+    "READINESS_FAILURE_THRESHOLD",
+    "READINESS_PERIOD_S",
     "READ_TIMEOUT_MARGIN_S",
     "REQUEST_TIMEOUT_FACTOR",
     "RSS_GROWTH_FACTOR",
     "SLOW_CALL_QUANTILE",
     "SOCKET_MODE",
     "SOCKET_UMASK",
+    "TERMINATION_MARGIN_S",
     "UNIX_PATH_MAX",
+    "UPSTREAM_CONNECT_TIMEOUT_S",
     "UPSTREAM_ZONE_BASE_KB",
     "UPSTREAM_ZONE_PER_SERVER_KB",
     "UWSGI_BUFFER_SIZE",
@@ -68,10 +81,15 @@ READ_TIMEOUT_MARGIN_S = 5
 #: restarts so workers do not all restart together (gunicorn `max_requests_jitter`).
 MAX_REQUESTS = 5000
 MAX_REQUESTS_JITTER_RATIO = 0.1
-#: Fail a per-worker socket only after 3 errors in 5 s: one worker restarting (max-requests)
-#: must not take 1/N of the capacity out for nginx's default 10 s (max_fails=1).
+#: A remote app host is skipped after 3 errors in its fail_timeout: one lost connection is noise.
 MAX_FAILS = 3
 FAIL_TIMEOUT_S = 5
+#: A per-worker socket on this machine is never marked down (max_fails=0): a stopped worker's
+#: socket refuses in microseconds and nginx passes the request to the next socket, so marking it
+#: down saves nothing, while two workers restarting within fail_timeout would leave no live
+#: upstream and every request would get a 502 until it expires. bench restart measured exactly
+#: that with max_fails=3: a restart and a killed worker 2 s apart failed every request for 3 s.
+LOCAL_MAX_FAILS = 0
 #: Share of the container memory limit the workers may use; the rest is for the master, nginx
 #: and the page cache.
 MEMORY_HEADROOM_RATIO = 0.9
@@ -101,3 +119,33 @@ LIMIT_REQUEST_FIELDS = 100
 LIMIT_REQUEST_FIELD_SIZE = 8190
 #: The longest unix socket path Linux accepts (sun_path holds 108 bytes with the final NUL).
 UNIX_PATH_MAX = 107
+
+# --- Kubernetes and several hosts (issue 13; docs/scaling-past-one-host.md) ---
+#: The autoscaler's CPU target never goes above this even with many pods: it samples every 15 s
+#: and a new pod takes tens of seconds to become ready, so load keeps rising meanwhile.
+HPA_MAX_TARGET_PERCENT = 80
+#: preStop sleeps this much past the endpoint propagation time, for the slowest proxy to catch up.
+PRESTOP_MARGIN_S = 2
+#: gunicorn closes its listening socket on SIGTERM and drops what waits in its backlog
+#: (benoitc/gunicorn#3397): the app container stops this long after the nginx beside it has
+#: stopped taking requests, so nginx never connects to a closed socket (benoitc/gunicorn#2593).
+APP_STOP_LAG_S = 3
+#: terminationGracePeriodSeconds exceeds preStop + graceful timeout by this much before SIGKILL.
+TERMINATION_MARGIN_S = 5
+#: Readiness: checked every 5 s, out of the Service after 2 misses (10 s) - failing it removes
+#: the pod from the endpoints and kills nothing, so it may be quick.
+READINESS_PERIOD_S = 5
+READINESS_FAILURE_THRESHOLD = 2
+#: How long one probe request may take: it waits behind busy threads like any request.
+PROBE_TIMEOUT_S = 5
+#: Liveness: checked every 10 s; its failure threshold is derived from the request timeout.
+LIVENESS_PERIOD_S = 10
+#: The nginx container's CPU and memory: an allowance, not a measurement here (nginx proxies with
+#: a fraction of the CPU the Python workers use); check its throttling after deploying.
+NGINX_CPU_MILLICORES = 250
+NGINX_MEMORY_MB = 128
+#: A private network connects in milliseconds: a host that drops SYNs costs this per attempt.
+UPSTREAM_CONNECT_TIMEOUT_S = 2
+#: The first Kubernetes minor version with the preStop `sleep` action GA (KEP-3960: alpha 1.29,
+#: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
+NATIVE_SLEEP_K8S_VERSION = (1, 34)

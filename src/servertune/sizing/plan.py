@@ -119,6 +119,36 @@ class Plan(BaseModel):
     limit_request_field_size: int = derived("bytes")
     socket_mode: str | None = derived("mode")
     socket_umask: str | None = derived("umask")
+    # Several app hosts behind one nginx (rules/hosts.py).
+    upstream_hosts: tuple[str, ...] = derived("hosts")
+    upstream_weights: tuple[int, ...] = derived("weights")
+    upstream_connect_timeout_s: int = derived("s")
+    host_max_fails: int = derived("errors")
+    host_fail_timeout_s: int = derived("s")
+    next_upstream_tries: int = derived("tries")
+    next_upstream_timeout_s: int = derived("s")
+    # Kubernetes (rules/cluster.py).
+    cpu_limit_cores: int = derived("cores")
+    python_cpu_count: int = derived("cores")
+    app_memory_mb: int | None = derived("MiB")
+    nginx_cpu_millicores: int = derived("millicores")
+    nginx_memory_mb: int = derived("MiB")
+    hpa_target_cpu_percent: int = derived("%")
+    pods_for_peak: int | None = derived("pods", explain_only=True)
+    hpa_min_replicas: int = derived("pods")
+    hpa_max_replicas: int = derived("pods")
+    pdb_max_unavailable: int = derived("pods")
+    rollout_max_surge: int = derived("pods")
+    rollout_max_unavailable: int = derived("pods")
+    readiness_period_s: int = derived("s")
+    readiness_failure_threshold: int = derived("probes")
+    probe_timeout_s: int = derived("s")
+    liveness_period_s: int = derived("s")
+    liveness_failure_threshold: int = derived("probes")
+    prestop_sleep_s: int = derived("s")
+    app_prestop_sleep_s: int = derived("s")
+    termination_grace_period_s: int = derived("s")
+    native_sleep: bool = derived("yes/no")
 
     reasons: dict[str, str]
     warnings: tuple[str, ...] = ()
@@ -152,6 +182,8 @@ class Plan(BaseModel):
         value: Any = getattr(self, name)
         if name == "sockets":
             return [s.address for s in self.sockets]
+        if isinstance(value, tuple):
+            return list(value)
         return value.address if isinstance(value, Socket) else value
 
     def rows(self) -> list[tuple[str, str, str, str]]:
@@ -160,7 +192,7 @@ class Plan(BaseModel):
         for name in self.derived_names():
             value = self.value(name)
             if isinstance(value, list):
-                shown = ", ".join(value)
+                shown = ", ".join(str(v) for v in value) or "-"
             elif isinstance(value, float):
                 shown = f"{value:.1f}"
             else:

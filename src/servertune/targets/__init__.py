@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from servertune.sizing import Plan
 from servertune.targets.gunicorn import render_gunicorn
+from servertune.targets.kubernetes import render_kubernetes
 from servertune.targets.layout import Backend, Layout
 from servertune.targets.nginx import render_nginx
 from servertune.targets.uwsgi import render_uwsgi
@@ -21,6 +22,7 @@ __all__ = [
     "Layout",
     "Target",
     "render_gunicorn",
+    "render_kubernetes",
     "render_nginx",
     "render_target",
     "render_uwsgi",
@@ -64,6 +66,9 @@ TARGETS: Mapping[str, Target] = {
         "nginx-gunicorn-site.conf",
         lambda p: render_nginx(p, "gunicorn", snippet=True),
         "upstream + server over the per-worker gunicorns",
+    ),
+    "kubernetes": Target(
+        "kubernetes.yaml", render_kubernetes, "Deployment (nginx + gunicorn pod), Service, HPA, PDB"
     ),
 }
 

@@ -11,7 +11,8 @@ from servertune.templating import render_template
 def render_nginx(
     plan: Plan, backend: Backend = "uwsgi", layout: Layout = "per-worker", *, snippet: bool = False
 ) -> str:
-    """least_conn over the per-worker sockets (or the one shared socket) of `backend`."""
+    """least_conn over the per-worker sockets (or the one shared socket) of `backend`, or over the
+    app hosts of `upstream` when given."""
     servers = list(plan.sockets) if layout == "per-worker" else [plan.shared_socket]
     w = plan.workload
     return render_template(
@@ -21,6 +22,8 @@ def render_nginx(
         backend=backend,
         upstream=f"servertune_{backend}",
         servers=[s.endpoint for s in servers],
+        # `upstream` given: nginx balances those hosts (weight = cores) instead of local sockets.
+        hosts=list(zip(plan.upstream_hosts, plan.upstream_weights, strict=True)),
         listen=host_port(w.listen_host, w.listen_port),
         # w.static, split: nginx serves these prefixes from their directories itself.
         static=w.static_dirs,

@@ -17,6 +17,7 @@ SCENARIOS: dict[str, str] = {
     "idle-race": "servertune.bench.scenarios.idle_race:IdleRace",
     "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",
     "parallel": "servertune.bench.scenarios.parallel:Parallel",
+    "restart": "servertune.bench.scenarios.restart:Restart",
     "ssl-context": "servertune.bench.scenarios.ssl_context:SslContext",
     "sync-to-async": "servertune.bench.scenarios.sync_to_async:SyncToAsync",
 }

@@ -11,6 +11,8 @@ from servertune.machine import Machine
 from servertune.sizing.plan import Derivation
 from servertune.sizing.rules import (
     backlog,
+    cluster,
+    hosts,
     limits,
     processes,
     proxy,
@@ -34,4 +36,6 @@ RULES: tuple[Rule, ...] = (
     recycling.rule,
     proxy.rule,
     limits.rule,
+    hosts.rule,
+    cluster.rule,
 )

@@ -7,7 +7,7 @@ from servertune.sizing.defaults import (
     ACCESS_LOG_BUFFER_KB,
     ACCESS_LOG_FLUSH_S,
     FAIL_TIMEOUT_S,
-    MAX_FAILS,
+    LOCAL_MAX_FAILS,
     MIN_NGINX_WORKER_CONNECTIONS,
     UPSTREAM_ZONE_BASE_KB,
     UPSTREAM_ZONE_PER_SERVER_KB,
@@ -46,14 +46,14 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     )
     d.put(
         "max_fails",
-        MAX_FAILS,
-        f"{MAX_FAILS} errors in {FAIL_TIMEOUT_S} s before a socket is skipped: one worker restarting "
-        "must not cost 1/N of the capacity for nginx's default 10 s",
+        LOCAL_MAX_FAILS,
+        "never mark a local socket down: a stopped worker refuses at once and nginx tries the next "
+        "socket, while sockets marked down together leave no live upstream (bench restart)",
     )
     d.put(
         "fail_timeout_s",
         FAIL_TIMEOUT_S,
-        "the window for max_fails and how long a failed socket is skipped",
+        "unused while max_fails is 0; kept explicit (nginx's default is 10 s)",
     )
     d.put(
         "max_body_mb",

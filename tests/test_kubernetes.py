@@ -1,0 +1,262 @@
+"""`servertune gen kubernetes`: manifests that validate against the Kubernetes schema of
+`--k8s-version`, numbers that follow the plan, and input that cannot inject anything."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from typer.testing import CliRunner
+
+from servertune.cli import app
+from servertune.sizing import (
+    APP_STOP_LAG_S,
+    PRESTOP_MARGIN_S,
+    TERMINATION_MARGIN_S,
+    Machine,
+    Plan,
+    PlanError,
+    make_plan,
+)
+from servertune.targets import render_kubernetes
+from servertune.workload import Workload
+
+from .strategies import cluster_workloads
+from .support import REPO
+
+runner = CliRunner()
+GOLDEN = Path(__file__).parent / "golden"
+CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.json"))
+MACHINE = Machine(cores=1, somaxconn=4096)
+
+
+def _documents(plan: Plan) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(render_kubernetes(plan)) if doc is not None]
+
+
+def _validate(plan: Plan) -> list[dict[str, Any]]:
+    """Every manifest validates against the strict schema of the plan's Kubernetes version."""
+    docs = _documents(plan)
+    for doc in docs:
+        kubernetes_validate.validate(doc, plan.workload.k8s_version + ".0", strict=True)
+    return docs
+
+
+def _kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (found,) = [d for d in docs if d["kind"] == kind]
+    return found
+
+
+def _containers(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    spec = _kind(docs, "Deployment")["spec"]["template"]["spec"]
+    return {c["name"]: c for c in spec["containers"]}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_workloads_render_schema_valid_manifests(case: str) -> None:
+    """Each golden workload's manifests pass the strict Kubernetes schema (unknown fields refused)."""
+    workload = Workload.model_validate(json.loads((GOLDEN / "cases" / f"{case}.json").read_text()))
+    docs = _validate(make_plan(workload, MACHINE))
+    assert [d["kind"] for d in docs] == [
+        "ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("version", [f"1.{minor}" for minor in range(25, 38)])
+def test_every_supported_version_validates(version: str) -> None:
+    """Every `--k8s-version` servertune accepts has a schema, and the manifests pass it."""
+    _validate(make_plan(Workload(cores=2, k8s_version=version), MACHINE))
+
+
+def test_a_schema_violation_is_caught() -> None:
+    """The validator is not vacuous: a manifest with a string where an integer belongs fails."""
+    docs = _documents(make_plan(Workload(cores=2), MACHINE))
+    hpa = _kind(docs, "HorizontalPodAutoscaler")
+    hpa["spec"]["minReplicas"] = "two"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(hpa, "1.34.0", strict=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster_workloads())
+def test_any_workload_renders_valid_manifests_with_the_timeout_chain(workload: Workload) -> None:
+    """For any valid workload: schema-valid manifests whose stop sequence and probes keep their order."""
+    plan = make_plan(workload, MACHINE)
+    docs = _validate(plan)
+    pod = _kind(docs, "Deployment")["spec"]["template"]["spec"]
+    nginx, app_container = _containers(docs)["nginx"], _containers(docs)["app"]
+    w = plan.workload
+    assert w.lb_idle_timeout_s < plan.nginx_keepalive_timeout_s
+    assert plan.prestop_sleep_s >= w.endpoint_propagation_s + PRESTOP_MARGIN_S
+    assert plan.app_prestop_sleep_s == plan.prestop_sleep_s + APP_STOP_LAG_S
+    assert pod["terminationGracePeriodSeconds"] == (
+        plan.app_prestop_sleep_s + plan.graceful_timeout_s + TERMINATION_MARGIN_S
+    )
+    live = app_container["livenessProbe"]
+    assert live["periodSeconds"] * live["failureThreshold"] > plan.request_timeout_s
+    env = {e["name"]: e["value"] for e in app_container["env"]}
+    assert env["PYTHON_CPU_COUNT"] == str(w.cores) == app_container["resources"]["limits"]["cpu"]
+    hpa = _kind(docs, "HorizontalPodAutoscaler")["spec"]
+    assert hpa["minReplicas"] <= hpa["maxReplicas"]
+    assert nginx["readinessProbe"]["httpGet"]["path"] == w.probe_path
+    assert _kind(docs, "Deployment")["metadata"]["name"] == w.app_name
+
+
+@pytest.mark.parametrize(("version", "native"), [("1.33", False), ("1.34", True), ("1.29", False)])
+def test_prestop_uses_the_native_sleep_action_from_1_34(version: str, native: bool) -> None:
+    """preStop is `sleep: {seconds}` from Kubernetes 1.34 (KEP-3960 GA), an exec of /bin/sleep before."""
+    plan = make_plan(Workload(cores=2, k8s_version=version), MACHINE)
+    for name, seconds in (("nginx", plan.prestop_sleep_s), ("app", plan.app_prestop_sleep_s)):
+        hook = _containers(_validate(plan))[name]["lifecycle"]["preStop"]
+        if native:
+            assert hook == {"sleep": {"seconds": seconds}}
+        else:
+            assert hook == {"exec": {"command": ["/bin/sleep", str(seconds)]}}
+
+
+@pytest.mark.parametrize(("minimum", "target"), [(2, 50), (3, 66), (4, 75), (5, 80), (20, 80)])
+def test_autoscaler_target_survives_losing_one_pod(minimum: int, target: int) -> None:
+    """The CPU target u keeps u x n/(n-1) <= 100% at n = min_replicas, and never exceeds 80%."""
+    plan = make_plan(Workload(cores=2, min_replicas=minimum), MACHINE)
+    assert plan.hpa_target_cpu_percent == target
+    assert plan.hpa_target_cpu_percent * minimum / max(1, minimum - 1) <= 100
+
+
+def test_max_replicas_follows_the_peak_when_unset() -> None:
+    """Unset max_replicas: enough pods at the target utilisation for peak_rps (40 req/s per pod)."""
+    plan = make_plan(
+        Workload(cores=2, service_time_ms=100, cpu_fraction=0.5, peak_rps=400), MACHINE
+    )
+    assert plan.ceiling_rps == pytest.approx(40.0)
+    assert plan.pods_for_peak == 20  # 400 / (40 x 50%)
+    assert plan.hpa_max_replicas == 20
+
+
+def test_memory_comes_from_the_workers() -> None:
+    """The app container's memory is processes x per-worker memory with the process rule's headroom."""
+    plan = make_plan(Workload(cores=3, memory_per_worker_mb=300), MACHINE)
+    assert plan.app_memory_mb == 1000  # 3 x 300 / 0.9
+    limits = _containers(_validate(plan))["app"]["resources"]["limits"]
+    assert limits == {"cpu": "3", "memory": "1000Mi"}
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "reason"),
+    [
+        (["--cpu-limit", "1.5", "--cores", "2"], "cpu_limit", "fractional"),
+        (["--cpu-limit", "4", "--cores", "2"], "cpu_limit", "does not match cores 2"),
+        (
+            ["--cores", "2", "--peak-rps", "400", "--max-replicas", "5"],
+            "max_replicas",
+            "below peak_rps",
+        ),
+        (["--min-replicas", "4", "--max-replicas", "3"], "max_replicas", "below min_replicas 4"),
+        (["--probe-path", "healthz"], "probe_path", "must be"),
+        (["--probe-path", "/health?x=1"], "probe_path", "must be"),
+        (["--app-name", "My_App"], "app_name", "RFC 1123"),
+        (["--app-name", "app\nkind: Secret"], "app_name", "RFC 1123"),
+        (["--namespace", 'a"b'], "namespace", "RFC 1123"),
+        (["--app-image", "app:1 # x"], "app_image", "image reference"),
+        (["--k8s-version", "1.24"], "k8s_version", "1.25 to 1.37"),
+    ],
+)
+def test_bad_cluster_input_is_one_error_line_and_nothing_written(
+    flags: list[str], field: str, reason: str, tmp_path: Path
+) -> None:
+    """Fractional or mismatched CPU, an impossible replica range, a bad probe path, hostile names:
+    exit 2, one `error:` line naming the field, no file written."""
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", "all", *flags, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert re.match(rf"error: {field}( \(--[a-z0-9-]+\))?: ", result.stderr), result.stderr
+    assert reason in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_plan_error_names_the_field_for_library_callers() -> None:
+    """make_plan raises PlanError starting with the field, as the CLI prints it."""
+    with pytest.raises(PlanError, match=r"^cpu_limit: 2.5 is fractional"):
+        make_plan(Workload(cores=2, cpu_limit=2.5), MACHINE)
+
+
+def test_every_template_value_in_the_manifest_is_quoted_or_an_integer() -> None:
+    """YAML injection by construction: each `{{ }}` in kubernetes.yaml.j2 sits inside double quotes
+    (and the render allow-list refuses quotes and backslashes) or prints an integer plan field."""
+    text = (REPO / "templates" / "kubernetes.yaml.j2").read_text()
+    integers = {n for n, f in Plan.model_fields.items() if f.annotation in (int, int | None)}
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue  # a comment ends at the line's end, and no value may carry a newline
+        for match in re.finditer(r"\{\{\s*([\w.]+)\s*\}\}", line):
+            before, after = line[: match.start()], line[match.end() :]
+            quoted = before.count('"') % 2 == 1 and '"' in after
+            name = match.group(1)
+            assert (
+                quoted
+                or (name.startswith("plan.") and name[5:] in integers)
+                or (name == "w.listen_port")
+            ), line
+
+
+def test_gen_all_writes_kubernetes_yaml(tmp_path: Path) -> None:
+    """`gen all` includes kubernetes.yaml next to the other files."""
+    result = runner.invoke(app, ["gen", "all", "--cores", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all((tmp_path / "kubernetes.yaml").read_text()))
+    assert _kind(docs, "Deployment")["metadata"]["name"] == "app"
+
+
+def test_warns_when_threads_and_the_autoscaler_both_grow_with_load() -> None:
+    """Threads sized from peak_rps (slow calls) and an autoscaler adding pods: one warning;
+    without slow calls the threads do not depend on the load and nothing is said."""
+    slow = make_plan(
+        Workload(cores=2, peak_rps=50, slow_call_ratio=0.1, slow_call_ms=2000), MACHINE
+    )
+    assert any("both scale with load" in w for w in slow.warnings)
+    quick = make_plan(Workload(cores=2, peak_rps=50), MACHINE)
+    assert not any("both scale with load" in w for w in quick.warnings)
+
+
+def test_the_pod_runs_the_same_configs_as_one_host(tmp_path: Path) -> None:
+    """The ConfigMap holds exactly `gen gunicorn` and `gen nginx-gunicorn-shared` (nginx listening
+    on the pod's address), and nginx -t accepts that nginx.conf."""
+    from servertune.render import render_gunicorn, render_nginx
+
+    from .support import nginx_check
+
+    plan = make_plan(Workload(cores=2, listen_port=8080, memory_per_worker_mb=200), MACHINE)
+    data = _kind(_validate(plan), "ConfigMap")["data"]
+    assert data["gunicorn.conf.py"] == render_gunicorn(plan)
+    one_host = render_nginx(plan, "gunicorn", "shared")
+    assert data["nginx.conf"] == one_host.replace("listen 127.0.0.1:8080;", "listen 0.0.0.0:8080;")
+    assert data["nginx.conf"] != one_host
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(data["nginx.conf"])
+    checked = nginx_check(conf)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_probes_reach_nginx_by_number_from_the_app_container() -> None:
+    """The app container has no ports of its own: its liveness probe names nginx's port number."""
+    plan = make_plan(Workload(cores=2, listen_port=8080), MACHINE)
+    containers = _containers(_validate(plan))
+    assert containers["nginx"]["ports"] == [{"name": "http", "containerPort": 8080}]
+    assert "ports" not in containers["app"]
+    assert containers["app"]["livenessProbe"]["httpGet"]["port"] == 8080
+
+
+def test_unix_sockets_live_in_a_directory_both_containers_mount() -> None:
+    """With socket_dir, nginx and gunicorn share it as an emptyDir (containers share no files)."""
+    plan = make_plan(Workload(cores=2, socket_dir="/run/app"), MACHINE)
+    docs = _validate(plan)
+    for container in _containers(docs).values():
+        assert {"name": "sockets", "mountPath": "/run/app"} in container["volumeMounts"]
+    volumes = _kind(docs, "Deployment")["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "sockets", "emptyDir": {}} in volumes
