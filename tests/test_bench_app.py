@@ -33,9 +33,6 @@ from servertune.bench.scenarios.app import (
 )
 from servertune.cli import app
 
-pytest.importorskip("httpbin", reason="the dev extra installs httpbin")
-pytest.importorskip("django", reason="the dev extra installs django")
-
 #: A gunicorn config that answers 500 to every other request once a worker has served a few:
 #: it passes the readiness checks, then its errors must show in the table.
 BROKEN_CONF = textwrap.dedent(
