@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,6 @@ from servertune.bench.scenarios.app import (
     wrk_lua,
 )
 from servertune.cli import app
-
-pytest.importorskip("httpbin", reason="the dev extra installs httpbin")
-pytest.importorskip("django", reason="the dev extra installs django")
 
 #: A gunicorn config that answers 500 to every other request once a worker has served a few:
 #: it passes the readiness checks, then its errors must show in the table.
@@ -162,17 +160,20 @@ BAD_APPS = {
     ("module", "code", "words"),
     [
         ("no_such_module", 2, "APP: cannot import"),
-        ("raises_at_import", 1, "broken at import"),
+        ("raises_at_import", 2, "broken at import"),
         ("answers_500", 1, "candidate gunicorn-default: GET / answered HTTP 500"),
-        ("never_answers", 1, "did not answer GET /"),
+        ("never_answers", 1, "GET /: the app did not answer within"),
     ],
 )
 def test_a_failing_app_is_one_error_line_and_nothing_is_left(
-    tmp_path: Path, module: str, code: int, words: str
+    tmp_path: Path, module: str, code: int, words: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Cannot import (exit 2), raises, answers 500, never answers (exit 1): one line, no leftovers."""
+    """Cannot import or raises on import (exit 2, as `measure`), answers 500 or never answers
+    (exit 1): one line naming the step or candidate, nothing left running."""
     if module in BAD_APPS:
         (tmp_path / f"{module}.py").write_text(BAD_APPS[module])
+    # The harness's stack directory (every server's home) then lives under tmp_path too.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     result = CliRunner().invoke(
         app, ["bench", "app", f"{module}:app", "--chdir", str(tmp_path), "--quick", "--no-progress"]
     )
@@ -185,8 +186,8 @@ def test_a_failing_app_is_one_error_line_and_nothing_is_left(
 
 
 def _running_in(directory: Path) -> list[int]:
-    """Live processes whose working directory is `directory` (uWSGI and gunicorn chdir there
-    to import the app) or one of bench app's own stack directories."""
+    """Live processes whose working directory is under `directory` (the app servers chdir to
+    the app, nginx runs in the stack's directory)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -196,7 +197,7 @@ def _running_in(directory: Path) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state != "Z" and (cwd.startswith(str(directory)) or "/servertune-app-" in cwd):
+        if state != "Z" and cwd.startswith(str(directory)):
             found.append(int(entry.name))
     return found
 
@@ -221,12 +222,14 @@ def test_paths_weights_and_their_load_scripts() -> None:
     assert parse_path("/get=3") == ("/get", 3.0)
     assert parse_path("/search?q=a") == ("/search?q=a", 1.0)
     assert parse_path("/search?q=5=2") == ("/search?q=5", 2.0)
-    for bad in ("get", '/a"b', "/a\\b", "/x=0"):
-        with pytest.raises(BenchInputError):
+    for bad in ("get", "/a b", "/x=0", "/x=-1"):
+        with pytest.raises(BenchInputError, match=r"^--path: "):
             parse_path(bad)
     lua = wrk_lua((("/a", 3.0), ("/b", 1.0)))
     assert '{0.750000, "/a"}' in lua
     assert '{1.000000, "/b"}' in lua
+    # Quotes and backslashes are escaped: a path cannot end the Lua string early.
+    assert '"/q\\"x\\\\y"' in wrk_lua((('/q"x\\y', 1.0),))
     assert split_connections((("/a", 3.0), ("/b", 1.0)), 8) == [6, 2]
     assert split_connections((("/a", 100.0), ("/b", 1.0)), 2) == [1, 1]
 

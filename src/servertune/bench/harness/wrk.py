@@ -1,4 +1,4 @@
-"""wrk, the seeds' load generator: run it with a done() script and parse what it prints.
+"""wrk, the load generator the source articles used: run it with a done() script and parse what it prints.
 
 wrk is used when it is on PATH; its done() hook prints the latency distribution and the exact
 maximum, so percentiles never exceed the max through rounding.
@@ -105,7 +105,7 @@ def run_wrk(
     wrk: str | None = None,
     lua: str = "",
 ) -> LoadResult:
-    """Run `wrk --latency` (one thread, as in the seeds) and parse what it prints.
+    """Run `wrk --latency` (one thread, as the source articles ran it) and parse what it prints.
 
     `lua` is prepended to the script (e.g. a `request()` spreading requests over paths); the
     script's own done() prints the latency distribution.

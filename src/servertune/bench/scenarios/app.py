@@ -28,7 +28,6 @@ import math
 import os
 import re
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,11 +52,6 @@ NOISE_BAND = 0.05
 IO_BOUND_TARGET = 1.2
 #: Below this measured cpu_fraction the app counts as I/O-bound for that target.
 IO_BOUND_CPU_FRACTION = 0.5
-#: Largest weight a --path may carry, and the longest path.
-MAX_WEIGHT = 1000.0
-MAX_PATH = 2000
-#: A request target wrk's Lua and nginx take verbatim: no spaces, quotes or backslashes.
-PATH_PATTERN = r"\A/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*\Z"
 #: Extra seconds a `servertune measure` process gets beyond its own time limit.
 MEASURE_GRACE_S = 15.0
 
@@ -115,18 +109,20 @@ class AppInput:
 
 
 def parse_path(text: str) -> tuple[str, float]:
-    """`/x` or `/x=WEIGHT` (a path whose query ends in `=number` needs an explicit weight)."""
-    path, weight = text, 1.0
-    head, sep, tail = text.rpartition("=")
-    if sep and re.fullmatch(r"[0-9]+(\.[0-9]+)?", tail) and head:
-        path, weight = head, float(tail)
-        if not 0 < weight <= MAX_WEIGHT:
-            raise BenchInputError(f"--path: weight must be in (0, {MAX_WEIGHT:g}]; got {text!r}")
-    if len(path) > MAX_PATH or not re.match(PATH_PATTERN, path):
-        raise BenchInputError(
-            f"--path: must start with / and hold no spaces, quotes or backslashes; got {text!r}"
-        )
-    return path, weight
+    """`/x` or `/x=WEIGHT`, read as `servertune measure --path` reads it (one rule for both)."""
+    from servertune.measure.errors import MeasureError
+    from servertune.measure.target import parse_weighted_path
+
+    try:
+        weighted = parse_weighted_path(text)
+    except MeasureError as error:
+        raise BenchInputError(f"--path: {error.reason}") from None
+    return weighted.path, weighted.weight
+
+
+def _lua_string(text: str) -> str:
+    """A Lua string literal for a request target (visible ASCII: only \\ and " need escaping)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def wrk_lua(paths: tuple[tuple[str, float], ...]) -> str:
@@ -135,8 +131,7 @@ def wrk_lua(paths: tuple[tuple[str, float], ...]) -> str:
     cumulative, entries = 0.0, []
     for path, weight in paths:
         cumulative += weight / total
-        # PATH_PATTERN admits no quote or backslash: the path is a valid Lua string as written.
-        entries.append(f'{{{min(cumulative, 1.0):.6f}, "{path}"}}')
+        entries.append(f"{{{min(cumulative, 1.0):.6f}, {_lua_string(path)}}}")
     return (
         f"local paths = {{{', '.join(entries)}}}\n"
         "request = function()\n"
@@ -192,18 +187,11 @@ class AppBench(BaseScenario[AppSizes]):
         self.tool = "wrk" if find_wrk() else "builtin"
         self.cores = Machine.read().cores
         self.env = self._server_env()
-        self.measured = [self._measure(run, path) for path, _ in given.paths]
-        weights = [w for _, w in given.paths]
-        busy = sum(w * m["service_time_ms"] for w, m in zip(weights, self.measured, strict=True))
-        service_ms = busy / sum(weights)
-        cpu = sum(
-            w * m["service_time_ms"] * m["cpu_fraction"]
-            for w, m in zip(weights, self.measured, strict=True)
-        )
+        mix, self.measured = self._measure(run)
         overrides: dict[str, Any] = {
             "cores": self.cores,
-            "service_time_ms": max(0.01, round(service_ms, 2)),
-            "cpu_fraction": min(1.0, max(0.01, round(cpu / busy, 3))),
+            "service_time_ms": mix["service_time_ms"],
+            "cpu_fraction": mix["cpu_fraction"],
             "app": given.app,
             # Where the app is imported from: --chdir, else here (as `servertune measure` does).
             "app_dir": str((given.chdir or Path.cwd()).resolve()),
@@ -235,29 +223,39 @@ class AppBench(BaseScenario[AppSizes]):
             env["UWSGI_VIRTUALENV"] = sys.prefix
         return env
 
-    def _measure(self, run: Run[AppSizes], path: str) -> dict[str, float]:
-        """`servertune measure APP --path P` in a process of its own, bounded in time."""
+    def _measure(self, run: Run[AppSizes]) -> tuple[dict[str, Any], list[dict[str, float]]]:
+        """`servertune measure APP --path P=W ...` in a process of its own, bounded in time:
+        the weighted mix's workload values, and each path's median figures."""
         from servertune.bench.harness.supervision import ServerError
+        from servertune.workload_file import read_workload_file
 
-        out = run.stack.dir / f"measure-{len(getattr(self, 'measured', []))}.toml"
-        argv = [
-            sys.executable, "-m", "servertune", "measure", self.input.app,
-            "--path", path, "--requests", str(run.size.measure_requests),
-            "--max-seconds", str(run.size.measure_seconds), "--out", str(out),
+        out = run.stack.dir / "measured.toml"
+        argv = [sys.executable, "-m", "servertune", "measure", self.input.app]
+        for path, weight in self.input.paths:
+            argv += ["--path", f"{path}={weight:g}"]
+        argv += [
+            "--requests", str(run.size.measure_requests),
+            "--max-seconds", str(run.size.measure_seconds),
+            "--app-dir", str((self.input.chdir or Path.cwd()).resolve()),
+            "--out", str(out),
         ]  # fmt: skip
-        argv += ["--app-dir", str((self.input.chdir or Path.cwd()).resolve())]
-        timeout = run.size.measure_seconds + MEASURE_GRACE_S
-        run.progress.show(f"measuring GET {path}")
+        # measure interrupts a request at twice its time budget; this bounds the whole process.
+        timeout = len(self.input.paths) * 2 * run.size.measure_seconds + MEASURE_GRACE_S
+        run.progress.show(f"measuring {self.input.app} on {len(self.input.paths)} path(s)")
         try:
             done = run.stack.run("measure", argv, timeout_s=timeout, env=self.env)
         except ServerError:
             raise BenchAppError(
-                f"measure: {self.input.app} did not answer GET {path} within {timeout:g} s"
+                f"measure: {self.input.app} did not answer within {timeout:g} s"
             ) from None
         if done.returncode != 0:
-            raise _measure_error(self.input.app, path, done.returncode, done.stderr)
-        values = tomllib.loads(out.read_text(encoding="utf-8"))["workload"]
-        return {k: float(values[k]) for k in ("service_time_ms", "cpu_fraction")}
+            raise _measure_error(self.input.app, done.returncode, done.stderr)
+        measured = read_workload_file(out)
+        per_path = [
+            {"service_time_ms": p.service_time_ms.p50, "cpu_fraction": p.cpu_fraction.p50}
+            for p in (measured.measured.paths if measured.measured else ())
+        ]
+        return measured.values, per_path
 
     # --- candidates ---------------------------------------------------------------------------
 
@@ -450,9 +448,13 @@ class AppBench(BaseScenario[AppSizes]):
             )
             if level >= 2 * self.cores:
                 self._target(report, rows, level)
-        mixed = ", ".join(
-            f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
-            for (p, w), m in zip(self.input.paths, self.measured, strict=True)
+        # `measure` lists each path only for a mix; one path is the mix itself.
+        mixed = (
+            ", ".join(
+                f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
+                for (p, w), m in zip(self.input.paths, self.measured, strict=False)
+            )
+            or self.input.paths[0][0]
         )
         plan = self.plan
         report.notes = [
@@ -574,11 +576,11 @@ def _first_line(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def _measure_error(app: str, path: str, code: int, stderr: bytes) -> Exception:
+def _measure_error(app: str, code: int, stderr: bytes) -> Exception:
     """One line from a failed `servertune measure`: bad input (its exit 2: the app cannot be
-    imported) or the app's own failure (it raised: its exception's last line)."""
+    imported, or raises on import) or the app's own failure (exit 1: it raised or never answered)."""
     lines = [line for line in stderr.decode(errors="replace").splitlines() if line.strip()]
     last = lines[-1].strip().removeprefix("error: ") if lines else f"exit code {code}"
     if code == 2:
-        return BenchInputError(last if last.startswith("APP:") else f"APP: {last}")
-    return BenchAppError(f"measure GET {path}: {app} failed: {last}")
+        return BenchInputError(last if last.startswith("APP") else f"APP: {last}")
+    return BenchAppError(f"measure: {app} failed: {last}")

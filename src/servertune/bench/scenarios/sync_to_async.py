@@ -47,7 +47,7 @@ NATIVE = "native"
 
 @dataclass(frozen=True)
 class SyncToAsyncSizes:
-    """Concurrent connections (the article's load, scaled to one machine: RESEARCH ~200),
+    """Concurrent connections (the article's load, scaled to one machine: about 200),
     seconds of load per run (10 s is ~20,000 requests for native async), repeats (>= 3 for a
     median worth the name)."""
 
