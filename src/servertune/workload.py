@@ -47,6 +47,8 @@ FIELD_ALLOWED: dict[str, str] = {
     "listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
     "nginx_user": "a POSIX user name (lower-case letters, digits, '_' and '-', at most 32)",
     "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
+    "interface": "'wsgi' or 'asgi'",
+    "sync_views": "true or false",
 }
 
 
@@ -157,7 +159,7 @@ class Workload(BaseModel):
     )
     app: AppPath = Field(
         default="wsgi:application",
-        description="the WSGI callable to serve",
+        description="the WSGI or ASGI callable to serve (see interface)",
         json_schema_extra={"unit": "module:callable"},
     )
     app_dir: DirPath | None = Field(
@@ -176,6 +178,26 @@ class Workload(BaseModel):
         le=10_240,
         description="largest request body nginx accepts (0 disables the check)",
         json_schema_extra={"unit": "MiB"},
+    )
+    interface: Literal["wsgi", "asgi"] = Field(
+        default="wsgi",
+        description="how the server calls the app: 'wsgi' (a thread per request: uwsgi, gunicorn) "
+        "or 'asgi' (an event loop per process: uvicorn, gunicorn-asgi); granian serves both",
+        json_schema_extra={"unit": "interface"},
+    )
+    loop_blocking_fraction: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="ASGI: share of the service time that blocks the event loop (Python CPU on "
+        "the loop, or a sync call not awaited); unset means cpu_fraction",
+        json_schema_extra={"unit": "ratio"},
+    )
+    sync_views: bool = Field(
+        default=False,
+        description="ASGI: sync views run through sync_to_async on a thread pool, off the loop "
+        "(the pool's size is part of the plan)",
+        json_schema_extra={"unit": "flag"},
     )
 
     @field_validator("cores")

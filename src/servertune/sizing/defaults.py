@@ -10,6 +10,7 @@ from servertune.machine import DEFAULT_SOMAXCONN
 __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
+    "ADMISSION_HEADROOM",
     "BACKLOG_BURST_S",
     "DEFAULT_SOMAXCONN",
     "FAIL_TIMEOUT_S",
@@ -101,3 +102,9 @@ LIMIT_REQUEST_FIELDS = 100
 LIMIT_REQUEST_FIELD_SIZE = 8190
 #: The longest unix socket path Linux accepts (sun_path holds 108 bytes with the final NUL).
 UNIX_PATH_MAX = 107
+#: An ASGI process admits this many times the requests Little's law puts in flight at its
+#: capacity (capacity x time each request is held). Once the loop is saturated every admitted
+#: request shares it, so an admitted request takes about ADMISSION_HEADROOM x its own time: at 2
+#: overload keeps the p99 of admitted requests within 2 x the unloaded p99, and the excess gets a
+#: quick 503 from nginx instead of a place in an unbounded queue (bench `asgi`).
+ADMISSION_HEADROOM = 2.0

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from servertune.machine import Machine
 from servertune.sizing.plan import Derivation
 from servertune.sizing.rules import (
+    admission,
+    asgi_servers,
     backlog,
     limits,
     processes,
@@ -28,10 +30,12 @@ Rule = Callable[[Workload, Machine, Derivation], None]
 RULES: tuple[Rule, ...] = (
     processes.rule,
     threads.rule,
+    admission.rule,
     sockets.rule,
     backlog.rule,
     timeouts.rule,
     recycling.rule,
     proxy.rule,
     limits.rule,
+    asgi_servers.rule,
 )
