@@ -179,7 +179,7 @@ def test_plan_error_exits_2() -> None:
         app, ["gen", "uwsgi", "--memory-per-worker-mb", "500", "--memory-limit-mb", "100"]
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: memory_limit_mb: ")
+    assert result.stderr.startswith("error: memory_limit_mb (--memory-limit-mb): ")
 
 
 def test_help_lists_every_workload_field_with_its_range() -> None:
@@ -212,3 +212,13 @@ def test_usage_errors_from_the_console_script_are_one_line(argv: list[str]) -> N
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
     assert result.stderr.count("\n") == 1
+
+
+def test_port_collision_is_one_line_naming_both_fields() -> None:
+    """`gen --listen-port 8002 --cores 4` (inside the worker block) exits 2 with one line and no file."""
+    result = runner.invoke(app, ["gen", "nginx", "--listen-port", "8002", "--cores", "4"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: listen_port (--listen-port): 8002")
+    assert "base_port" in lines[0]

@@ -109,11 +109,17 @@ def with_workload(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def with_flag(message: str) -> str:
+    """A library message that starts with a workload field, with the field's flag beside it."""
+    field, sep, rest = message.partition(": ")
+    return f"{field} ({FLAGS[field]}): {rest}" if sep and field in FLAGS else message
+
+
 def _plan(workload: Workload) -> Plan:
     try:
         plan = plan_for(workload)
     except PlanError as error:
-        raise fail(str(error)) from None
+        raise fail(with_flag(str(error))) from None
     for warning in plan.warnings:
         typer.echo(f"warning: {warning}", err=True)
     return plan

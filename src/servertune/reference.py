@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from servertune.workload import Workload, describe_allowed
 
-__all__ = ["workload_reference"]
+__all__ = ["plan_reference", "workload_reference"]
 
 
 def _default(name: str) -> str:
@@ -51,7 +51,30 @@ def workload_reference() -> str:
         "```",
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines) + plan_reference()
+
+
+def plan_reference() -> str:
+    """Markdown: one row per derived number with its unit, the rule that derives it and where it goes."""
+    from servertune.sizing import Machine, Plan, derive
+
+    # The origin of a number does not depend on the workload: derive one plan to read it.
+    origin = derive(Workload(cores=2), Machine(cores=2)).origin
+    lines = [
+        "",
+        "# Plan reference",
+        "",
+        "Every number `servertune explain` prints, in its order, with the rule module",
+        "(`servertune/sizing/rules/`) that derives it; `explain only` numbers are bounds and",
+        "intermediates that no config prints.",
+        "",
+        "| number | unit | rule | printed in |",
+        "|---|---|---|---|",
+    ]
+    for name in Plan.derived_names():
+        where = "explain only" if Plan.explain_only(name) else "configs and explain"
+        lines.append(f"| `{name}` | {Plan.unit(name)} | `{origin[name]}` | {where} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from servertune.sizing.rules import RULES
 from servertune.workload import Workload
 
 __all__ = [
+    "derive",
     *_defaults,
     "DEFAULT_SOMAXCONN",
     "Forced",
@@ -58,7 +59,25 @@ def resolve(workload: Workload, machine: Machine) -> tuple[Workload, Machine]:
             update={"cores_source": f"'auto': {machine.cores_source}"}
         )
     assert isinstance(workload.cores, int)
-    return workload, machine.model_copy(update={"cores": workload.cores, "cores_source": "given"})
+    # A plan for a given core count is for a machine with those cores: this one's memory limit
+    # says nothing about it (its somaxconn is kept: a Linux default is the better guess).
+    return workload, machine.model_copy(
+        update={"cores": workload.cores, "cores_source": "given", "memory_limit_mb": None}
+    )
+
+
+def derive(
+    workload: Workload, machine: Machine, forced: Mapping[str, Forced] | None = None
+) -> Derivation:
+    """Run every rule in order on a resolved workload; the Derivation holds what each put."""
+    derivation = Derivation(forced)
+    for rule in RULES:
+        derivation.rule = rule.__module__.rpartition(".")[2]
+        rule(workload, machine, derivation)
+    missing = [name for name in Plan.derived_names() if name not in derivation.values]
+    if missing:
+        raise RuntimeError(f"no rule derives {', '.join(missing)}")
+    return derivation
 
 
 def make_plan(
@@ -78,12 +97,7 @@ def make_plan(
         assert isinstance(workload.cores, int)
         machine = Machine(cores=workload.cores)
     w, m = resolve(workload, machine)
-    derivation = Derivation(forced)
-    for rule in RULES:
-        rule(w, m, derivation)
-    missing = [name for name in Plan.derived_names() if name not in derivation.values]
-    if missing:
-        raise RuntimeError(f"no rule derives {', '.join(missing)}")
+    derivation = derive(w, m, forced)
     return Plan(
         workload=w,
         machine=m,

@@ -221,6 +221,9 @@ class Derivation:
             raise PlanError(f"forced: {', '.join(unknown)} is not a derived number")
         self.values: dict[str, Any] = {}
         self.reasons: dict[str, str] = {}
+        #: Which rule derived each number (the rule module's name), for the docs reference.
+        self.origin: dict[str, str] = {}
+        self.rule = ""
         self.warnings: list[str] = []
 
     def put(self, name: str, value: Any, reason: str) -> Any:
@@ -234,6 +237,7 @@ class Derivation:
             value, reason = forced.value, f"{forced.reason} (the rule: {reason})"
         self.values[name] = value
         self.reasons[name] = reason
+        self.origin[name] = self.rule
         return value
 
     def get_int(self, name: str) -> int:
