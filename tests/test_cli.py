@@ -119,7 +119,7 @@ def test_gen_refuses_an_app_the_target_cannot_serve(
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: interface: ")
+    assert lines[0].startswith("error: interface (--interface): ")
     assert fits in lines[0].split("for it use ", 1)[1].split(", ")
     assert not out.exists()
 

@@ -150,7 +150,7 @@ def gen(
     try:
         files = {TARGETS[name].filename: render_target(name, plan) for name in names}
     except PlanError as error:
-        raise fail(str(error)) from None
+        raise fail(with_flag(str(error))) from None
     if out is None:
         for filename, text in files.items():
             if len(files) > 1:
