@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.bench.stats import group_cpu_seconds
-from servertune.render import render_gunicorn, render_nginx, render_uwsgi
+from servertune.render import (
+    render_granian,
+    render_gunicorn,
+    render_gunicorn_asgi,
+    render_nginx,
+    render_uvicorn,
+    render_uwsgi,
+)
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
@@ -41,6 +48,7 @@ __all__ = [
     "Server",
     "ServerError",
     "Stack",
+    "deploy_asgi",
     "deploy_gunicorn",
     "deploy_uwsgi",
     "free_port",
@@ -79,7 +87,7 @@ STOP_SIGNALS: Mapping[str, signal.Signals] = {
 }
 # Grace before SIGKILL, where a kind needs less than STOP_TIMEOUT_S: uvicorn serving asgiref's
 # single-thread bridge may hold seconds of queued blocking calls that a graceful stop would wait out.
-STOP_GRACE_S: Mapping[str, float] = {"uvicorn": 1.0}
+STOP_GRACE_S: Mapping[str, float] = {"uvicorn": 1.0, "granian": 2.0}
 
 
 class ServerError(RuntimeError):
@@ -519,6 +527,82 @@ def deploy_gunicorn(
         app_servers=app_servers,
         nginx=nginx,
         files={"gunicorn.conf.py": conf_text, "nginx.conf": nginx_text},
+    )
+    _wait_http(deployment.url)
+    return deployment
+
+
+#: The ASGI servers `deploy_asgi` starts from servertune's files, and how each is started.
+AsgiServer = Literal["uvicorn", "gunicorn-asgi", "granian"]
+
+
+def deploy_asgi(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    server: AsgiServer,
+    *,
+    argv: Sequence[str] | None = None,
+    per_worker: Sequence[Plan] = (),
+    env: Mapping[str, str] | None = None,
+) -> Deployment:
+    """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
+    `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
+
+    `argv` replaces the rendered file by a command line (a baseline's defaults). `per_worker`
+    starts one `uvicorn.sh` per given one-process plan (each on its own port) behind nginx's
+    per-worker layout of `plan` instead.
+    """
+    home = stack.dir / name
+    home.mkdir()
+    layout: Literal["per-worker", "shared"] = "per-worker" if per_worker else "shared"
+    nginx_text = render_nginx(plan, "asgi", layout)
+    # The launch scripts exec the server by name: this interpreter's environment comes first.
+    path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    files = {"nginx.conf": nginx_text}
+    starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
+    if per_worker:
+        for index, worker_plan in enumerate(per_worker):
+            script = home / f"uvicorn-{index}.sh"
+            script.write_text(render_uvicorn(worker_plan))
+            files[script.name] = script.read_text()
+            starts.append(
+                (f"{name}-uvicorn-{index}", ["sh", str(script)], worker_plan.shared_socket.port, {})
+            )
+    elif argv is not None:
+        starts.append((f"{name}-{server}", list(argv), plan.shared_socket.port, {}))
+    else:
+        extra: dict[str, str] = {}
+        if server == "gunicorn-asgi":
+            text = render_gunicorn_asgi(plan)
+            conf = home / "gunicorn-asgi.conf.py"
+            command = [sys.executable, "-m", "gunicorn", "-c", str(conf)]
+            runtime = home / "gunicorn-run"  # gunicorn 27's control socket: one per instance
+            runtime.mkdir(mode=0o700)
+            extra["XDG_RUNTIME_DIR"] = str(runtime)
+        else:
+            text = render_uvicorn(plan) if server == "uvicorn" else render_granian(plan)
+            conf = home / f"{server}.sh"
+            command = ["sh", str(conf)]
+        conf.write_text(text)
+        files[conf.name] = text
+        starts.append((f"{name}-{server}", command, plan.shared_socket.port, extra))
+    kind = "gunicorn" if server == "gunicorn-asgi" else server
+    app_servers = []
+    for instance, command, port, extra in starts:
+        assert port is not None
+        app_servers.append(
+            stack.start(
+                instance, kind, command, ports=[port], env={**path_env, **(env or {}), **extra}
+            )
+        )
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=app_servers,
+        nginx=nginx,
+        files=files,
     )
     _wait_http(deployment.url)
     return deployment

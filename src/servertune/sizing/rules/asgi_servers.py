@@ -16,14 +16,16 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     processes = d.get_int("processes")
     asgi = w.interface == "asgi"
     if asgi:
-        admission = d.get_int("admission_limit")
+        admission = d.values["admission_limit"]
         idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
         d.put(
             "limit_concurrency",
-            admission + idle,
-            f"nginx's admission ({admission}) + the {idle} idle connections its keep-alive pools "
-            "may hold: uvicorn counts open connections, idle ones included, and answers 503 to "
-            "every request past the limit, so this bound trips only if traffic bypasses nginx",
+            None if admission is None else admission + idle,
+            "no admission limit: none for uvicorn either"
+            if admission is None
+            else f"nginx's admission ({admission}) + the {idle} idle connections its keep-alive "
+            "pools may hold: uvicorn counts open connections, idle ones included, and answers "
+            "503 to every request past the limit, so this bound trips only if traffic bypasses nginx",
         )
         d.put(
             "asgi_keepalive_s",
@@ -57,13 +59,19 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         else "= threads per process: granian's WSGI default is backpressure / 2 (512 threads "
         "for one worker), far more than the GIL can use",
     )
+    slots = d.values["admission_limit"] or processes * d.get_int("threads")
+    idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
     d.put(
         "granian_backpressure",
-        d.get_int("admitted_per_process") if asgi else d.get_int("threads"),
-        "= admitted per process: granian stops reading requests past this instead of queueing"
-        if asgi
-        else "= threads: no request waits inside granian for a thread; nginx buffers responses, "
-        "so a streaming response to a slow client does not hold a thread",
+        slots + idle,
+        f"{slots} requests in flight + the {idle} idle connections nginx's keep-alive pools may "
+        "hold: granian's backpressure counts open connections, and at the admitted count alone "
+        "idle kept-alive ones kept new ones waiting for 30 s (tests/test_asgi_servers.py)"
+        + (
+            ""
+            if asgi
+            else "; nginx buffers responses, so a stream to a slow client holds no thread"
+        ),
     )
     rss = d.values["reload_on_rss_mb"]
     if rss is not None and processes == 1:

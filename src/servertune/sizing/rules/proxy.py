@@ -25,9 +25,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         f"{processes} processes x {d.get_int('threads')} threads: gunicorn speaks HTTP/1.1 to "
         "nginx, so each app thread may keep one idle connection instead of a new one per request"
     )
-    if w.interface == "asgi":
+    admitted = d.values["admission_limit"]
+    if admitted is not None:  # an ASGI app (a baseline may force no admission: then as WSGI)
         # An event loop serves every admitted request at once: each may hold an upstream connection.
-        slots = d.get_int("admission_limit")
+        slots = admitted
         pool_reason = (
             f"= the {slots} admitted requests: the ASGI server speaks HTTP/1.1 to nginx, so each "
             "admitted request may reuse an idle connection instead of opening one"
