@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench.servers import Stack, deploy_asgi, listening_ports, place
+from servertune.bench.apps import install
+from servertune.bench.servers import AsgiServer, Stack, deploy_asgi, listening_ports, place
 from servertune.render import TARGETS, render_target
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
@@ -20,7 +21,7 @@ from .support import nginx_check
 
 APP = "servertune.bench.apps.asgi_mix:app"
 #: A loop-heavy workload: 50 ms of the loop per 100 ms request, so each of the two processes
-#: admits 2 x (20 req/s x 0.1 s) = 4 requests and nginx admits 8.
+#: admits 20 req/s x 0.1 s = 2 requests (Little's law at capacity) and nginx admits 4.
 LOOP_HEAVY = Workload(cores=2, interface="asgi", service_time_ms=100, cpu_fraction=0.5, app=APP)
 #: The app's requests wait this long (awaiting): long enough that a burst is all in flight at once.
 HOLD_MS = 1500
@@ -37,20 +38,26 @@ def _get(port: int, path: str = "/") -> tuple[int, str]:
 
 
 def _placed(stack: Stack, workload: Workload) -> Plan:
-    plan = make_plan(place(workload, stack, 2))
-    assert plan.admission_limit == 8
+    """The workload on free ports, serving the bench app copied into the stack's directory."""
+    app = install("asgi_mix", stack.dir)
+    plan = make_plan(place(workload.model_copy(update={"app": app}), stack, 2))
+    assert plan.admission_limit == 4
     return plan
 
 
-@pytest.mark.parametrize("server", ["uvicorn", "gunicorn-asgi", "granian"])
-def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(server: str) -> None:
+@pytest.mark.parametrize("target", ["uvicorn", "uvicorn-per-worker", "gunicorn-asgi", "granian"])
+def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str) -> None:
     """Started from servertune's file behind nginx-asgi.conf, the server answers 200; a burst of
     admission_limit + 6 slow requests gets exactly admission_limit 200s and a quick 503 for the rest."""
-    with Stack(label=f"test-{server}") as stack:
+    server: AsgiServer = "uvicorn" if target == "uvicorn-per-worker" else target  # type: ignore[assignment]
+    per_worker = target == "uvicorn-per-worker"
+    with Stack(label=f"test-{target}") as stack:
         plan = _placed(stack, LOOP_HEAVY)
         deployment = deploy_asgi(
-            stack, server, plan, server, env={"SERVERTUNE_BENCH_AWAIT_MS": "0"}
-        )
+            stack, target, plan, server, per_worker=per_worker,
+            env={"SERVERTUNE_BENCH_AWAIT_MS": "0"},
+        )  # fmt: skip
+        assert len(deployment.app_servers) == (plan.processes if per_worker else 1)
         port = plan.workload.listen_port
         status, body = _get(port)
         assert status == 200
@@ -59,7 +66,8 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(server: str)
             "uvicorn": ("uvicorn.sh", f"--workers {plan.processes} "),
             "granian": ("granian.sh", f"--workers {plan.processes} "),
             "gunicorn-asgi": ("gunicorn-asgi.conf.py", f"workers = {plan.processes}\n"),
-        }[server]
+            "uvicorn-per-worker": ("uvicorn-per-worker.sh", "--workers 1 "),
+        }[target]
         assert worker_line[1] in deployment.files[worker_line[0]]
         stack.stop(deployment.nginx)
         for app_server in deployment.app_servers:
@@ -68,7 +76,7 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(server: str)
         # The same files, now serving requests that await HOLD_MS: a burst overfills admission.
         plan = _placed(stack, LOOP_HEAVY)
         deployment = deploy_asgi(
-            stack, f"{server}-burst", plan, server,
+            stack, f"{target}-burst", plan, server, per_worker=per_worker,
             env={"SERVERTUNE_BENCH_AWAIT_MS": str(HOLD_MS), "SERVERTUNE_BENCH_BLOCK_MS": "0"},
         )  # fmt: skip
         burst = plan.admission_limit + 6

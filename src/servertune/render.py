@@ -19,6 +19,7 @@ from servertune.targets import (
     render_nginx,
     render_target,
     render_uvicorn,
+    render_uvicorn_per_worker,
     render_uwsgi,
 )
 from servertune.templating import RenderError
@@ -37,6 +38,7 @@ __all__ = [
     "render_nginx",
     "render_target",
     "render_uvicorn",
+    "render_uvicorn_per_worker",
     "render_uwsgi",
     "write_atomically",
 ]

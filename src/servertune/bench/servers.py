@@ -38,12 +38,14 @@ from servertune.render import (
     render_gunicorn_asgi,
     render_nginx,
     render_uvicorn,
+    render_uvicorn_per_worker,
     render_uwsgi,
 )
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 __all__ = [
+    "AsgiServer",
     "Deployment",
     "Server",
     "ServerError",
@@ -543,15 +545,15 @@ def deploy_asgi(
     server: AsgiServer,
     *,
     argv: Sequence[str] | None = None,
-    per_worker: Sequence[Plan] = (),
+    per_worker: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> Deployment:
     """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
     `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
 
     `argv` replaces the rendered file by a command line (a baseline's defaults). `per_worker`
-    starts one `uvicorn.sh` per given one-process plan (each on its own port) behind nginx's
-    per-worker layout of `plan` instead.
+    starts `uvicorn-per-worker.sh` once per socket (SERVERTUNE_WORKER=i) behind nginx's
+    per-worker layout instead.
     """
     home = stack.dir / name
     home.mkdir()
@@ -562,13 +564,12 @@ def deploy_asgi(
     files = {"nginx.conf": nginx_text}
     starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
     if per_worker:
-        for index, worker_plan in enumerate(per_worker):
-            script = home / f"uvicorn-{index}.sh"
-            script.write_text(render_uvicorn(worker_plan))
-            files[script.name] = script.read_text()
-            starts.append(
-                (f"{name}-uvicorn-{index}", ["sh", str(script)], worker_plan.shared_socket.port, {})
-            )
+        script = home / "uvicorn-per-worker.sh"
+        script.write_text(render_uvicorn_per_worker(plan))
+        files[script.name] = script.read_text()
+        for index, sock in enumerate(plan.sockets):
+            worker = {"SERVERTUNE_WORKER": str(index)}
+            starts.append((f"{name}-uvicorn-{index}", ["sh", str(script)], sock.port, worker))
     elif argv is not None:
         starts.append((f"{name}-{server}", list(argv), plan.shared_socket.port, {}))
     else:

@@ -104,7 +104,9 @@ LIMIT_REQUEST_FIELD_SIZE = 8190
 UNIX_PATH_MAX = 107
 #: An ASGI process admits this many times the requests Little's law puts in flight at its
 #: capacity (capacity x time each request is held). Once the loop is saturated every admitted
-#: request shares it, so an admitted request takes about ADMISSION_HEADROOM x its own time: at 2
-#: overload keeps the p99 of admitted requests within 2 x the unloaded p99, and the excess gets a
-#: quick 503 from nginx instead of a place in an unbounded queue (bench `asgi`).
-ADMISSION_HEADROOM = 2.0
+#: request waits for the others, so an admitted request takes about ADMISSION_HEADROOM x its
+#: own time. Measured with `servertune bench asgi` (2 cores, requests awaiting 0-200 ms and
+#: blocking 10 ms): at 1.0 the p99 of admitted requests under 4 x overload stayed at 1.2-1.5 x
+#: the unloaded p99; at 2.0 it reached 2.6-3.3 x, past the 2 x target. The excess gets a quick
+#: 503 from nginx instead of a place in an unbounded queue.
+ADMISSION_HEADROOM = 1.0

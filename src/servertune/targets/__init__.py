@@ -10,7 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from servertune.sizing import Plan, PlanError
-from servertune.targets.asgi_servers import render_granian, render_gunicorn_asgi, render_uvicorn
+from servertune.targets.asgi_servers import (
+    render_granian,
+    render_gunicorn_asgi,
+    render_uvicorn,
+    render_uvicorn_per_worker,
+)
 from servertune.targets.gunicorn import render_gunicorn
 from servertune.targets.layout import Backend, Interface, Layout
 from servertune.targets.nginx import render_nginx
@@ -30,6 +35,7 @@ __all__ = [
     "render_nginx",
     "render_target",
     "render_uvicorn",
+    "render_uvicorn_per_worker",
     "render_uwsgi",
 ]
 
@@ -87,6 +93,12 @@ TARGETS: Mapping[str, Target] = {
         "uvicorn --workers N on one socket, admission and timeouts from the plan",
         ASGI,
     ),
+    "uvicorn-per-worker": Target(
+        "uvicorn-per-worker.sh",
+        render_uvicorn_per_worker,
+        "one one-worker uvicorn per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
+        ASGI,
+    ),
     "gunicorn-asgi": Target(
         "gunicorn-asgi.conf.py",
         render_gunicorn_asgi,
@@ -103,6 +115,12 @@ TARGETS: Mapping[str, Target] = {
         "nginx-asgi.conf",
         lambda p: render_nginx(p, "asgi", "shared"),
         "complete nginx.conf in front of uvicorn, gunicorn-asgi or granian, with admission",
+        ASGI,
+    ),
+    "nginx-asgi-per-worker": Target(
+        "nginx-asgi-per-worker.conf",
+        lambda p: render_nginx(p, "asgi", "per-worker"),
+        "complete nginx.conf, least_conn over the per-worker uvicorns, with admission",
         ASGI,
     ),
     "nginx-asgi-snippet": Target(

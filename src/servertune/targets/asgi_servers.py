@@ -1,7 +1,9 @@
 """The ASGI servers' files: uvicorn and granian launch scripts, gunicorn with uvicorn's worker.
 
 All three serve every worker from the plan's one shared socket, behind `nginx-asgi.conf`
-(`render_nginx(plan, "asgi", "shared")`), whose limit_conn is the plan's admission.
+(`render_nginx(plan, "asgi", "shared")`), whose limit_conn is the plan's admission; uvicorn
+also has the per-worker layout (one one-worker instance per socket, nginx least_conn), which
+`servertune bench asgi` measured ahead of the shared socket for event loops.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 from servertune.sizing import Plan
 from servertune.templating import render_template
 
-__all__ = ["render_granian", "render_gunicorn_asgi", "render_uvicorn"]
+__all__ = ["render_granian", "render_gunicorn_asgi", "render_uvicorn", "render_uvicorn_per_worker"]
 
 
 def _bind(plan: Plan) -> dict[str, Any]:
@@ -27,6 +29,18 @@ def _bind(plan: Plan) -> dict[str, Any]:
 def render_uvicorn(plan: Plan) -> str:
     """uvicorn.sh: `uvicorn --workers N` with the plan's admission, backlog and timeouts."""
     return render_template("uvicorn.sh.j2", plan=plan, w=plan.workload, **_bind(plan))
+
+
+def render_uvicorn_per_worker(plan: Plan) -> str:
+    """uvicorn-per-worker.sh: one one-worker uvicorn per socket, chosen by SERVERTUNE_WORKER."""
+    return render_template(
+        "uvicorn-per-worker.sh.j2",
+        plan=plan,
+        w=plan.workload,
+        sockets=list(plan.sockets),
+        unix=plan.workload.socket_dir is not None,
+        last_worker=len(plan.sockets) - 1,
+    )
 
 
 def render_granian(plan: Plan) -> str:
