@@ -65,7 +65,8 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     mean = in_flight(capacity / processes, hold)
     admitted = d.put(
         "admitted_per_process",
-        max(1, math.ceil(mean * ADMISSION_HEADROOM)),
+        # 1e-9: float noise (100.0 x 0.11 = 11.000000000000002) must not add a request.
+        max(1, math.ceil(mean * ADMISSION_HEADROOM - 1e-9)),
         f"{ADMISSION_HEADROOM:g} x Little's law at capacity: {capacity / processes:.1f} req/s x "
         f"{hold * 1000:.0f} ms held = {mean:.1f} in flight; more only wait for the loop",
     )
