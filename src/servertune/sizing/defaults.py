@@ -19,6 +19,7 @@ __all__ = [
     "LIMIT_REQUEST_FIELDS",
     "LIMIT_REQUEST_FIELD_SIZE",
     "LIMIT_REQUEST_LINE",
+    "MAX_ADMITTED_PER_PROCESS",
     "MAX_FAILS",
     "MAX_REQUESTS",
     "MAX_REQUESTS_JITTER_RATIO",
@@ -110,3 +111,7 @@ UNIX_PATH_MAX = 107
 #: the unloaded p99; at 2.0 it reached 2.6-3.3 x, past the 2 x target. The excess gets a quick
 #: 503 from nginx instead of a place in an unbounded queue.
 ADMISSION_HEADROOM = 1.0
+#: Most requests one ASGI process admits: each holds a connection from nginx, and a process's
+#: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
+#: needs more processes (or a raised limit and a deliberate choice).
+MAX_ADMITTED_PER_PROCESS = 1000

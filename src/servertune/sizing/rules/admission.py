@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import ADMISSION_HEADROOM
+from servertune.sizing.defaults import ADMISSION_HEADROOM, MAX_ADMITTED_PER_PROCESS
 from servertune.sizing.plan import Derivation
 from servertune.sizing.queueing import arrival_rate, held_s, in_flight
 from servertune.workload import Workload
@@ -63,13 +63,21 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     )
     hold = held_s(w)
     mean = in_flight(capacity / processes, hold)
-    admitted = d.put(
-        "admitted_per_process",
-        # 1e-9: float noise (100.0 x 0.11 = 11.000000000000002) must not add a request.
-        max(1, math.ceil(mean * ADMISSION_HEADROOM - 1e-9)),
+    admitted = max(1, math.ceil(mean * ADMISSION_HEADROOM - 1e-9))
+    reason = (
         f"{ADMISSION_HEADROOM:g} x Little's law at capacity: {capacity / processes:.1f} req/s x "
-        f"{hold * 1000:.0f} ms held = {mean:.1f} in flight; more only wait for the loop",
+        f"{hold * 1000:.0f} ms held = {mean:.1f} in flight; more only wait for the loop"
     )
+    # (The 1e-9 above: float noise, 100.0 x 0.11 = 11.000000000000002, must not add a request.)
+    if admitted > MAX_ADMITTED_PER_PROCESS:
+        d.warn(
+            f"{admitted} requests in flight per process at capacity; admitting "
+            f"{MAX_ADMITTED_PER_PROCESS} (each holds a connection, and the default open-file limit "
+            "is 1024): add processes or shorten the time a request is held"
+        )
+        admitted = MAX_ADMITTED_PER_PROCESS
+        reason += f", capped at {MAX_ADMITTED_PER_PROCESS} (open files per process)"
+    admitted = d.put("admitted_per_process", admitted, reason)
     d.put(
         "admission_limit",
         processes * admitted,
