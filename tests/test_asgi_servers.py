@@ -4,6 +4,8 @@ started from servertune's files, with the plan's admission answering the excess 
 from __future__ import annotations
 
 import http.client
+import os
+import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +19,7 @@ from servertune.render import TARGETS, render_target
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
 
-from .support import nginx_check
+from .support import nginx_check, running, wait_for
 
 APP = "servertune.bench.apps.asgi_mix:app"
 #: A loop-heavy workload: 50 ms of the loop per 100 ms request, so each of the two processes
@@ -128,3 +130,19 @@ def test_gunicorn_accepts_the_asgi_config(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stderr
+
+
+def test_granian_unix_socket_is_closed_to_other_users(tmp_path: Path) -> None:
+    """granian.sh on a unix socket creates it 0660 (granian parses the mode as octal only with a 0)."""
+    sockets = tmp_path / "sock"
+    sockets.mkdir()
+    app = install("asgi_mix", tmp_path)
+    workload = Workload(
+        cores=1, interface="asgi", socket_dir=str(sockets), app=app, app_dir=str(tmp_path)
+    )
+    script = tmp_path / "granian.sh"
+    script.write_text(render_target("granian", make_plan(workload)))
+    path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    with running(["sh", str(script)], tmp_path, env=path_env):
+        wait_for(lambda: (sockets / "shared.sock").exists(), what="granian's unix socket")
+        assert stat.S_IMODE((sockets / "shared.sock").stat().st_mode) == 0o660
