@@ -107,9 +107,10 @@ UNIX_PATH_MAX = 107
 #: capacity (capacity x time each request is held). Once the loop is saturated every admitted
 #: request waits for the others, so an admitted request takes about ADMISSION_HEADROOM x its
 #: own time. Measured with `servertune bench asgi` (2 cores, requests awaiting 0-200 ms and
-#: blocking 10 ms): at 1.0 the p99 of admitted requests under 4 x overload stayed at 1.2-1.5 x
-#: the unloaded p99; at 2.0 it reached 2.6-3.3 x, past the 2 x target. The excess gets a quick
-#: 503 from nginx instead of a place in an unbounded queue.
+#: blocking 10 ms): at 1.0 the p99 of admitted requests under 4 x overload was 1.7 x the unloaded
+#: p99 with uvicorn per worker behind least_conn (median of 3); at 2.0 it reached 2.6-3.3 x in a
+#: shorter run, past the 2 x target. The excess gets a quick 503 from nginx instead of a place in
+#: an unbounded queue.
 ADMISSION_HEADROOM = 1.0
 #: Most requests one ASGI process admits: each holds a connection from nginx, and a process's
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
