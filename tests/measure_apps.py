@@ -9,6 +9,7 @@ took about 10 ms there), so half of its time holds the GIL.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -81,3 +82,40 @@ async def asgi_seed000(scope: dict[str, Any], receive: Any, send: Any) -> None:
         burn_cpu(ROUND_S)
     await send({"type": "http.response.start", "status": 200, "headers": []})
     await send({"type": "http.response.body", "body": b"Hello, world"})
+
+
+def raises(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """A WSGI app with a bug: every request divides by zero (the line `measure` must name)."""
+    return [str(1 / len(environ.get("servertune.none", ""))).encode()]  # the failing line
+
+
+async def asgi_raises(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An ASGI app without lifespan whose requests raise KeyError."""
+    if scope["type"] == "lifespan":
+        raise RuntimeError("no lifespan here")
+    raise KeyError("missing-setting")
+
+
+def never_answers(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Blocks for an hour, ignoring ordinary exceptions: `measure` must still end."""
+    with contextlib.suppress(Exception):  # an app that swallows errors, as some do
+        time.sleep(3600)
+    return _ok(start_response)
+
+
+async def asgi_never_answers(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Awaits forever (no lifespan support)."""
+    if scope["type"] == "lifespan":
+        raise RuntimeError("no lifespan here")
+    await asyncio.sleep(3600)
+
+
+def slow_then_stuck(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Answers in 50 ms twice, then blocks for an hour (reset `_STUCK` before use)."""
+    _STUCK["n"] += 1
+    time.sleep(0.05 if _STUCK["n"] <= 2 else 3600)
+    return _ok(start_response)
+
+
+#: How many requests `slow_then_stuck` has seen.
+_STUCK = {"n": 0}

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from servertune.advise import ASYNC_MAX_CPU_FRACTION, SUBINTERPRETER_MIN_CPU_MS, advise
 from servertune.workload import Workload
+from servertune.workload_file import Measured, MeasuredPath, Spread
 
 
 def _parallel(python: str) -> dict[str, Any]:
@@ -126,3 +127,20 @@ def test_threads_advice_does_not_send_a_cpu_heavy_app_to_asgi() -> None:
     ).reasons
     assert any("holds its process's loop 50.0 ms" in r for r in reasons)
     assert not any("uvicorn-per-worker" in r for r in reasons)
+
+
+def test_measured_mix_cites_each_path_with_its_share_and_the_mix() -> None:
+    """A mixed [measured] table is cited per path (with its traffic share) and as a mix; a mix's
+    wide spread is not mistaken for slow calls."""
+    wide = Spread(p10=1.0, p50=2.0, p90=50.0)
+    narrow = Spread(p10=0.1, p50=0.2, p90=0.3)
+    paths = (
+        MeasuredPath(path="/slow", weight=1, requests=5, service_time_ms=Spread(p10=50, p50=51, p90=52), cpu_fraction=narrow),
+        MeasuredPath(path="/fast", weight=3, requests=5, service_time_ms=Spread(p10=1, p50=1.1, p90=1.2), cpu_fraction=narrow),
+    )  # fmt: skip
+    measured = Measured(requests=10, service_time_ms=wide, cpu_fraction=narrow, paths=paths)
+    text = advise(Workload(cores=2), measured=measured).format()
+    assert "5 requests of GET /slow (25% of traffic)" in text
+    assert "5 requests of GET /fast (75% of traffic)" in text
+    assert "10 requests of the weighted mix of 2 paths" in text
+    assert "slow_call_ratio" not in text

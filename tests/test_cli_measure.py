@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from servertune import measure
 from servertune.cli import app
+from servertune.workload_file import read_workload_file
 
 #: The repository root: the test apps import as `tests.measure_apps`.
 HERE = Path(__file__).resolve().parents[1]
@@ -81,3 +86,89 @@ def test_measure_refuses_a_path_with_control_characters(tmp_path: Path) -> None:
     assert result.stderr.startswith("error: --path: ")
     assert result.stderr.count("\n") == 1
     assert not out.exists()
+
+
+def test_every_path_is_measured_and_mixed_on_httpbin(tmp_path: Path) -> None:
+    """httpbin from PyPI, /delay/0.05 and /get: both measured, the mix's service time between them."""
+    out = tmp_path / "w.toml"
+    result = runner.invoke(
+        app, ["measure", "httpbin:app", "--path", "/delay/0.05", "--path", "/get=3",
+              "--requests", "5", "--warmup", "1", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "/delay/0.05" in result.stdout
+    assert "/get" in result.stdout
+    written = read_workload_file(out)
+    assert written.measured is not None
+    slow, fast = written.measured.paths
+    assert (slow.path, slow.weight, fast.path, fast.weight) == ("/delay/0.05", 1.0, "/get", 3.0)
+    assert slow.service_time_ms.p50 >= 50  # httpbin sleeps 50 ms
+    assert fast.service_time_ms.p50 < slow.service_time_ms.p50
+    mixed = written.values["service_time_ms"]
+    assert fast.service_time_ms.p50 < mixed < slow.service_time_ms.p50
+    # Weights count: /get is three quarters of the traffic, so the mix sits near it.
+    assert mixed == pytest.approx(
+        (slow.service_time_ms.p50 + 3 * fast.service_time_ms.p50) / 4, abs=0.02
+    )
+    assert slow.cpu_fraction.p50 < written.values["cpu_fraction"] < fast.cpu_fraction.p50
+    gen = runner.invoke(app, ["gen", "uwsgi", "--workload", str(out), "--cores", "2"])
+    assert gen.exit_code == 0, gen.output
+    assert "module = httpbin:app" in gen.stdout
+
+
+def test_out_is_checked_before_measuring(tmp_path: Path) -> None:
+    """An --out that cannot be written fails at once (before the app is even imported)."""
+    for target in ("/proc/x.toml", str(tmp_path / "missing" / "w.toml")):
+        result = runner.invoke(app, ["measure", "no_such_module_here:app", "--out", target])
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"error: --out: cannot write {target}: ")
+        assert result.stderr.count("\n") == 1
+
+
+def test_app_that_raises_is_exit_1_and_one_line(tmp_path: Path) -> None:
+    """An app whose requests raise: exit 1, one `error:` line with type, message and file:line; no file."""
+    out = tmp_path / "w.toml"
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "measure", "tests.measure_apps:raises",
+         "--app-dir", str(HERE), "--out", str(out)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert re.fullmatch(
+        r"error: GET /: the app raised ZeroDivisionError: division by zero at "
+        r"tests/measure_apps\.py:\d+ in raises\n",
+        result.stderr,
+    )
+    assert not out.exists()
+
+
+def test_app_that_fails_to_import_is_exit_2_and_one_line(tmp_path: Path) -> None:
+    """A module that raises on import: exit 2, one line naming APP and what it raised."""
+    (tmp_path / "crashy.py").write_text("raise RuntimeError('no settings')\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "measure", "crashy:app", "--app-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: APP: importing 'crashy' raised RuntimeError: no settings at crashy.py:1 in <module>\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "repeated",
+    [["--method", "GET", "--method", "POST"], ["--requests", "2", "--requests", "3"],
+     ["--out", "a.toml", "--out", "b.toml"]],
+)  # fmt: skip
+def test_a_single_valued_option_given_twice_is_refused(repeated: list[str]) -> None:
+    """click would keep the last value without a word: measure refuses instead, exit 2, one line."""
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "measure", "tests.measure_apps:pure_cpu", *repeated],
+        capture_output=True, text=True, timeout=60, check=False, cwd=HERE,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == f"error: Invalid value for '{repeated[0]}': given more than once; give it once\n"
+    )

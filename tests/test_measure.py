@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,16 @@ from hypothesis import strategies as st
 
 from servertune.measure import (
     MIN_CPU_FRACTION,
+    AppFailed,
     MeasureError,
     Measurement,
+    Mix,
     Sample,
+    WeightedPath,
     detect_interface,
     measure_app,
+    measure_mix,
+    parse_weighted_path,
 )
 from servertune.workload import load_workload
 from tests import measure_apps
@@ -127,9 +133,10 @@ def test_request_carries_method_path_query_headers_and_body() -> None:
         ("tests.measure_apps_missing:app", {}, "cannot import"),
         ("tests.measure_apps:missing", {}, "no attribute"),
         ("tests.measure_apps:ROUNDS", {}, "not callable"),
-        ("tests.measure_apps:seed000", {"path": "x"}, "--path"),
-        ("tests.measure_apps:seed000", {"requests": 0}, "--requests"),
-        ("tests.measure_apps:seed000", {"method": "GE T"}, "--method"),
+        # The library names its own inputs; only the CLI maps them to flags.
+        ("tests.measure_apps:seed000", {"path": "x"}, "^path: "),
+        ("tests.measure_apps:seed000", {"requests": 0}, "^requests: "),
+        ("tests.measure_apps:seed000", {"method": "GE T"}, "^method: "),
     ],
 )
 def test_bad_input_is_one_clear_error(spec: str, kwargs: dict[str, object], message: str) -> None:
@@ -159,3 +166,146 @@ def test_core_wait_is_not_service_time() -> None:
     assert m.cpu_fraction == pytest.approx(1.0)
     assert m.raw_cpu_fraction == pytest.approx(0.5)
     assert m.service_time_ms == pytest.approx(50)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "weight"),
+    [
+        ("/get", "/get", 1.0),
+        ("/get=3", "/get", 3.0),
+        ("/delay/0.05=0.5", "/delay/0.05", 0.5),
+        ("/items?id=1", "/items?id=1", 1.0),  # the query's own '=' is no weight
+        ("/items?id=1=2", "/items?id=1", 2.0),
+        ("/items?a=1&b=2", "/items?a=1&b=2", 1.0),
+        ("/items?a=1&b=2=4", "/items?a=1&b=2", 4.0),
+        ("/a=b=1", "/a=b", 1.0),
+    ],
+)
+def test_weighted_path_syntax(text: str, path: str, weight: float) -> None:
+    """`P[=WEIGHT]`: the weight follows the last '=' that is not a query pair's own."""
+    assert parse_weighted_path(text) == WeightedPath(path, weight)
+
+
+@pytest.mark.parametrize("text", ["/get=0", "/get=-1", "/get=nan", "/get=inf", "/a=b", "get=1"])
+def test_bad_weights_are_refused(text: str) -> None:
+    """Weights are positive finite numbers; anything else names the path input."""
+    with pytest.raises(MeasureError, match=r"^path: ") as caught:
+        parse_weighted_path(text)
+    assert caught.value.field == "path"
+
+
+def test_a_path_given_twice_is_refused_not_dropped() -> None:
+    """Repeating a path is an error that says to use a weight: no measurement is silently lost."""
+    with pytest.raises(MeasureError, match="given twice"):
+        measure_mix("x:y", [WeightedPath("/a"), WeightedPath("/a")], app=measure_apps.pure_cpu)
+
+
+def _fixed(path: str, busy_ms: float, cpu_ms: float, n: int = 4) -> Measurement:
+    sample = Sample(wall_s=busy_ms / 1000, cpu_s=cpu_ms / 1000, runqueue_s=0.0, status=200)
+    return Measurement(
+        app="x:y", interface="wsgi", method="GET", path=path, warmup=0, samples=(sample,) * n
+    )
+
+
+def test_mix_weighs_service_time_by_share_and_cpu_by_time() -> None:
+    """Mix of 50 ms (1 ms CPU) x1 and 1 ms (1 ms CPU) x3: 13.25 ms, cpu 4/53 of busy time."""
+    mix = Mix(((_fixed("/slow", 50, 1), 1.0), (_fixed("/fast", 1, 1, n=8), 3.0)))
+    assert mix.service_time_ms == pytest.approx((50 + 3 * 1) / 4)
+    assert mix.cpu_fraction == pytest.approx((1 + 3 * 1) / (50 + 3 * 1))
+    assert mix.workload_values()["service_time_ms"] == pytest.approx(13.25)
+    spread = mix.spread()["service_time_ms"]
+    assert spread[1] == pytest.approx(
+        1
+    )  # a request drawn from the mix is the fast one 3 times in 4
+    assert spread[2] == pytest.approx(50)
+    measured = mix.measured()
+    assert measured.path is None
+    assert [(p.path, p.weight, p.requests) for p in measured.paths] == [
+        ("/slow", 1.0, 4),
+        ("/fast", 3.0, 8),
+    ]
+
+
+def test_one_path_mix_is_that_path() -> None:
+    """A mix of one path writes and prints exactly what the single measurement does."""
+    one = _fixed("/a", 10, 5)
+    mix = Mix(((one, 2.0),))
+    assert (mix.table(), mix.to_toml()) == (one.table(), one.to_toml())
+
+
+def test_wsgi_app_that_raises_is_one_line_with_type_message_and_line() -> None:
+    """The app's exception is AppFailed: its type, message, and the file:line of the app's code."""
+    with pytest.raises(AppFailed) as caught:
+        _measure("raises", requests=2)
+    message = str(caught.value)
+    line = next(
+        n for n, text in enumerate(Path(measure_apps.__file__).read_text().splitlines(), 1)
+        if "# the failing line" in text
+    )  # fmt: skip
+    assert message.startswith("GET /: the app raised ZeroDivisionError: division by zero at ")
+    assert message.endswith(f"tests/measure_apps.py:{line} in raises")
+    assert "\n" not in message
+
+
+def test_asgi_app_that_raises_is_one_line() -> None:
+    """An ASGI app's exception is reported the same way, from inside the event loop."""
+    with pytest.raises(
+        AppFailed, match=r"KeyError: 'missing-setting' at tests/measure_apps.py:\d+"
+    ):
+        _measure("asgi_raises", requests=2)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import os\nraise RuntimeError('DJANGO_SETTINGS_MODULE is not set')\n",
+         "raised RuntimeError: DJANGO_SETTINGS_MODULE is not set at broken_app.py:2 in <module>"),
+        ("def app(:\n", "raised SyntaxError"),
+        ("import sys\nsys.exit(3)\n", "called sys.exit(3)"),
+    ],
+)  # fmt: skip
+def test_app_that_fails_on_import_is_one_line(tmp_path: Path, source: str, expected: str) -> None:
+    """A module that raises, does not parse, or exits on import is a MeasureError naming the app."""
+    module = f"broken_app_{abs(hash(source))}"
+    (tmp_path / f"{module}.py").write_text(source)
+    with pytest.raises(MeasureError, match=r"^app: importing ") as caught:
+        measure_app(f"{module}:app", app_dir=str(tmp_path), requests=1)
+    assert expected.replace("broken_app.py", f"{module}.py") in str(caught.value)
+
+
+def test_exported_members() -> None:
+    """servertune.measure's public API is exactly its __all__ (pinned, as httpx pins its own)."""
+    import servertune.measure as package
+
+    assert set(package.__all__) == {
+        "CPU_FRACTION_DECIMALS", "DEFAULT_MAX_SECONDS", "DEFAULT_REQUESTS", "DEFAULT_WARMUP",
+        "MIN_CPU_FRACTION", "AppFailed", "Interface", "MeasureError", "Measurement", "Mix",
+        "Sample", "WeightedPath", "detect_interface", "load_app", "measure_app", "measure_mix",
+        "parse_weighted_path",
+    }  # fmt: skip
+    assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_mix_notes_the_floor_once_for_the_written_value() -> None:
+    """The cpu_fraction floor is about the value written (the mix's), so it is noted once, not per path."""
+    mix = Mix(((_fixed("/a", 20, 0.01), 1.0), (_fixed("/b", 20, 0.01), 1.0)))
+    assert mix.table().count("floor") == 1
+
+
+@pytest.mark.parametrize("name", ["never_answers", "asgi_never_answers"])
+def test_an_app_that_never_answers_cannot_hang_measure(name: str) -> None:
+    """A request that outlives the time limit is interrupted: AppFailed, within about twice the limit."""
+    started = time.monotonic()
+    with pytest.raises(AppFailed, match=r"^GET /: the app did not answer within 1\.5 s$"):
+        _measure(name, requests=2, max_seconds=0.5)
+    assert time.monotonic() - started < 10
+
+
+def test_a_stuck_request_after_good_ones_ends_the_path_early() -> None:
+    """Requests measured before the app got stuck are kept; the run says it stopped early."""
+    measure_apps._STUCK["n"] = 0
+    m = measure_app(
+        "tests.measure_apps:slow_then_stuck", app_dir=HERE, requests=5, warmup=0, max_seconds=0.3
+    )
+    assert len(m.samples) == 2
+    assert m.stopped_early

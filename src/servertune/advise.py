@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import json
 import sys
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from servertune.inputfile import InputFileError, read_text
 from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, plan_for
 from servertune.sizing.queueing import arrival_rate, held_s, in_flight
 from servertune.workload import Workload
+from servertune.workload_file import Measured, MeasuredPath
 
 __all__ = [
     "ASYNC_MAX_CPU_FRACTION",
@@ -34,7 +35,6 @@ __all__ = [
     "Advice",
     "Fit",
     "advise",
-    "read_measured",
     "read_parallel",
 ]
 
@@ -101,26 +101,24 @@ class Advice:
         return "\n".join(lines)
 
 
-def read_measured(path: Path) -> dict[str, Any] | None:
-    """The `[measured]` table `servertune measure --out` writes, or None if the file has none."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    table = data.get("measured")
-    return table if isinstance(table, dict) else None
+#: Largest `bench parallel --json` report read: a real one is a few KiB.
+MAX_REPORT_BYTES = 1024 * 1024
 
 
 def read_parallel(path: Path) -> dict[str, Any]:
-    """A `servertune bench parallel --json` report; ValueError if it is not one."""
+    """A `servertune bench parallel --json` report; ValueError naming the file if it is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ValueError(f"--parallel: cannot read {path}: {error.strerror}") from None
+        text = read_text(path, max_bytes=MAX_REPORT_BYTES, what="bench report")
+    except InputFileError as error:
+        raise ValueError(str(error)) from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"--parallel: {path} is not JSON: {error}") from None
+        raise ValueError(f"{path} is not JSON: {error}") from None
+    except RecursionError:  # the json module recurses per nested array or object
+        raise ValueError(f"{path} nests too deeply to be a bench report") from None
     if not isinstance(data, dict) or data.get("scenario") != "parallel":
-        raise ValueError(f"--parallel: {path} is not a `servertune bench parallel --json` report")
+        raise ValueError(f"{path} is not a `servertune bench parallel --json` report")
     return data
 
 
@@ -154,11 +152,16 @@ def _subinterpreter_start_ms(parallel: Mapping[str, Any] | None) -> float | None
 def advise(
     workload: Workload,
     *,
-    measured: Mapping[str, Any] | None = None,
+    measured: Measured | Mapping[str, Any] | None = None,
     parallel: Mapping[str, Any] | None = None,
     plan: Plan | None = None,
 ) -> Advice:
-    """Judge processes x threads, asyncio and sub-interpreters for `workload`."""
+    """Judge processes x threads, asyncio and sub-interpreters for `workload`.
+
+    `measured` is a workload file's `[measured]` table (a mapping is validated as one).
+    """
+    if measured is not None and not isinstance(measured, Measured):
+        measured = Measured.model_validate(dict(measured))
     plan = plan or plan_for(workload)
     w = plan.workload
     c = w.cpu_fraction
@@ -313,29 +316,42 @@ def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
 
 
 def _evidence(
-    w: Workload, measured: Mapping[str, Any] | None, parallel: Mapping[str, Any] | None
+    w: Workload, measured: Measured | None, parallel: Mapping[str, Any] | None
 ) -> list[str]:
     cites: list[str] = []
     if measured is not None:
-        service = measured.get("service_time_ms", {})
-        fraction = measured.get("cpu_fraction", {})
-        what = f"{measured.get('method', '?')} {measured.get('path', '?')}"
-        if isinstance(service, dict) and isinstance(fraction, dict) and service and fraction:
-            cites.append(
-                f"{measured.get('requests', '?')} requests of {what}: service time p50 "
-                f"{service.get('p50', 0):.1f} ms (p10-p90 {service.get('p10', 0):.1f}-"
-                f"{service.get('p90', 0):.1f}), cpu_fraction per request p10-p90 "
-                f"{fraction.get('p10', 0):.3f}-{fraction.get('p90', 0):.3f}"
-            )
-            p10, p90 = float(service.get("p10", 0)), float(service.get("p90", 0))
-            if p10 > 0 and p90 / p10 > 2:
-                cites.append(
-                    f"service time varies {p90 / p10:.1f}x from p10 to p90: if the slow ones "
-                    "wait on a remote call, describe them with slow_call_ratio / slow_call_ms"
-                )
+        method = measured.method
+        if measured.path is not None:
+            cites.extend(_cite(measured, f"{method} {measured.path}"))
+        else:
+            total = sum(one.weight for one in measured.paths)
+            for one in measured.paths:
+                share = f"{one.weight / total:.0%} of traffic" if total else ""
+                cites.extend(_cite(one, f"{method} {one.path} ({share})"))
+            cites.extend(_cite(measured, f"the weighted mix of {len(measured.paths)} paths"))
     if parallel is not None:
         python = parallel.get("machine", {}).get("measured_python", "?")
         ratios = parallel.get("ratios", {})
         shown = ", ".join(f"{k} {v:.2f}" for k, v in ratios.items() if isinstance(v, int | float))
         cites.append(f"bench parallel, Python {python}: {shown}")
+    return cites
+
+
+def _cite(figures: Measured | MeasuredPath, what: str) -> list[str]:
+    """The measured spread of one path (or of the mix), and a hint when it is wide."""
+    service, fraction = figures.service_time_ms, figures.cpu_fraction
+    cites = [
+        (
+            f"{figures.requests} requests of {what}: service time p50 {service.p50:.1f} ms "
+            f"(p10-p90 {service.p10:.1f}-{service.p90:.1f}), cpu_fraction per request p10-p90 "
+            f"{fraction.p10:.3f}-{fraction.p90:.3f}"
+        )
+    ]
+    # A mix of paths spreads wide by construction: the hint is about one path's own spread.
+    mixed = isinstance(figures, Measured) and figures.path is None
+    if service.p10 > 0 and service.p90 / service.p10 > 2 and not mixed:
+        cites.append(
+            f"service time varies {service.p90 / service.p10:.1f}x from p10 to p90: if the "
+            "slow ones wait on a remote call, describe them with slow_call_ratio / slow_call_ms"
+        )
     return cites

@@ -6,22 +6,26 @@ range), so `--help`, validation errors and docs/reference.md all say the same th
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
 import json
 import os
 import sys
+import tempfile
 import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from servertune.render import TARGETS, fitting, render_target, write_atomically
 from servertune.sizing import Plan, PlanError, plan_for
-from servertune.workload import Workload, WorkloadError, describe_allowed, load_workload
+from servertune.workload import Workload, WorkloadError, describe_allowed
+from servertune.workload_file import WorkloadFileError, load_workload
 
 __all__ = ["app", "main"]
 
@@ -92,8 +96,13 @@ def with_workload(func: F) -> F:
         given = {name: FLAGS[name] for name, value in overrides.items() if value is not None}
         try:
             workload = load_workload(
-                path, overrides, flags={n: f"{n} ({f})" for n, f in given.items()}
+                path,
+                overrides,
+                flags={n: f"{n} ({f})" for n, f in given.items()},
+                file_label=f"--workload {path}",
             )
+        except WorkloadFileError as error:
+            raise fail(f"--workload: {error}") from None
         except WorkloadError as error:
             raise fail(str(error)) from None
         return func(*args, workload=workload, **kwargs)
@@ -225,9 +234,8 @@ def bench(
     if plot_file is not None and plot_file.suffix.lower() != ".png":
         raise fail(f"--plot: must name a .png file; got {str(plot_file)!r}")
     # A run takes minutes: refuse an output that cannot be written before it starts, not after.
-    for flag, target in (("--json", json_file), ("--plot", plot_file)):
-        if target is not None and not _writable(target):
-            raise fail(f"{flag}: cannot write {target} (its directory is missing or read-only)")
+    check_output_path("--json", json_file)
+    check_output_path("--plot", plot_file)
     module = load_scenario(scenario)
     options = BenchOptions(quick=quick, repeat=repeat, progress=not no_progress, python=python)
     try:
@@ -250,10 +258,26 @@ def bench(
         raise fail(f"cannot write the results: {error}") from None
 
 
-def _writable(path: Path) -> bool:
-    """Whether `path` can be created or replaced: an existing, writable directory holds it."""
+def check_output_path(flag: str, path: Path | None) -> None:
+    """Refuse, before any work, an output file that could not be written at the end.
+
+    Creating (and removing) a scratch file next to it is the only honest test: root passes every
+    permission check, yet cannot create files in /proc or on a read-only mount.
+    """
+    if path is None:
+        return
     directory = path.parent if str(path.parent) else Path(".")
-    return directory.is_dir() and os.access(directory, os.W_OK | os.X_OK) and not path.is_dir()
+    if path.is_dir():
+        raise fail(f"{flag}: cannot write {path}: a directory is in the way")
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise fail(f"{flag}: cannot write {path}: {directory} {what}")
+    try:
+        fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=directory)
+    except OSError as error:
+        raise fail(f"{flag}: cannot write {path}: {error.strerror}") from None
+    os.close(fd)
+    os.unlink(scratch)
 
 
 def main() -> None:
@@ -287,16 +311,66 @@ class MeasureInterface(enum.StrEnum):
     asgi = "asgi"
 
 
-@app.command()
+class NoRepeatedOptions(TyperCommand):
+    """A command that refuses a single-valued option given twice instead of keeping the last.
+
+    click keeps the last of `--method GET --method POST` without a word; for a command whose
+    options describe what is measured, a dropped value is a wrong measurement.
+    """
+
+    # ctx: Any, as typer's Context type lives in a private module (its vendored click).
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Count each option's occurrences first, then parse as usual."""
+        order: list[Any] = []
+        if not ctx.resilient_parsing:
+            # A malformed command line fails here and again, with click's own message, below.
+            with contextlib.suppress(Exception):
+                _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        seen: set[str] = set()
+        for param in order:
+            single = getattr(param, "param_type_name", "") == "option" and not (
+                param.multiple or param.is_flag
+            )
+            if single and param.name in seen:
+                raise typer.BadParameter("given more than once; give it once", ctx, param)
+            if single:
+                seen.add(param.name)
+        return super().parse_args(ctx, args)
+
+
+#: CLI name of each input `servertune.measure` names in its errors.
+MEASURE_FLAGS = {
+    "app": "APP",
+    "path": "--path",
+    "method": "--method",
+    "requests": "--requests",
+    "warmup": "--warmup",
+    "max_seconds": "--max-seconds",
+}
+
+
+@app.command(cls=NoRepeatedOptions)
 def measure(
     app_spec: Annotated[
         str, typer.Argument(metavar="APP", help="the WSGI or ASGI app, as module:callable")
     ],
-    path: Annotated[str, typer.Option("--path", help="request target, e.g. /items?id=1")] = "/",
+    path: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--path",
+            metavar="P[=WEIGHT]",
+            help=(
+                "request target, e.g. /items?id=1 (default /); repeat for a mix of paths, each "
+                "with an optional relative weight (/get=3; in a query string: /items?id=1=3)"
+            ),
+        ),
+    ] = None,
     method: Annotated[str, typer.Option("--method", help="HTTP method")] = "GET",
     requests: Annotated[
         Optional[int],  # noqa: UP045
-        typer.Option("--requests", min=1, max=1_000_000, help="requests to measure (default 50)"),
+        typer.Option(
+            "--requests", min=1, max=1_000_000, help="requests to measure per path (default 50)"
+        ),
     ] = None,
     warmup: Annotated[
         Optional[int],  # noqa: UP045
@@ -306,7 +380,11 @@ def measure(
     ] = None,
     max_seconds: Annotated[
         Optional[float],  # noqa: UP045
-        typer.Option("--max-seconds", min=0.1, help="stop measuring after this long (default 60)"),
+        typer.Option(
+            "--max-seconds",
+            min=0.1,
+            help="stop measuring after this long, shared by the paths (default 60)",
+        ),
     ] = None,
     header: Annotated[
         Optional[list[str]],  # noqa: UP045
@@ -334,9 +412,15 @@ def measure(
         ),
     ] = None,
 ) -> None:
-    """Measure an app's service time and cpu_fraction in process, and write a workload file."""
-    from servertune import measure as m
+    """Measure an app's service time and cpu_fraction in process, and write a workload file.
 
+    Several --path options are measured in turn and mixed by weight; the mix feeds --out.
+    Exit 2: bad input or an app that cannot be imported; exit 1: the app raised.
+    """
+    from servertune import measure as m
+    from servertune.bench.progress import Progress
+
+    check_output_path("--out", out)
     headers: list[tuple[str, str]] = []
     for item in header or []:
         name, sep, value = item.partition(":")
@@ -345,18 +429,30 @@ def measure(
         headers.append((name.strip(), value.strip()))
     defaults = {"requests": requests, "warmup": warmup, "max_seconds": max_seconds}
     try:
-        result = m.measure_app(
+        paths = [m.parse_weighted_path(item) for item in path or ["/"]]
+    except m.MeasureError as error:
+        raise fail(f"--path: {error.reason}") from None
+    # A bar on a terminal only: in logs and pipes the table is the whole story.
+    progress = Progress(len(paths) * (requests or m.DEFAULT_REQUESTS), enabled=sys.stderr.isatty())
+    try:
+        result = m.measure_mix(
             app_spec,
-            path=path,
+            paths,
             method=method,
             headers=headers,
             body=(data or "").encode(),
             interface=None if interface is MeasureInterface.auto else interface.value,  # type: ignore[arg-type]
             app_dir=None if app_dir is None else str(app_dir),
+            on_sample=lambda _: progress.advance("requests measured"),
             **{k: v for k, v in defaults.items() if v is not None},  # type: ignore[arg-type]
         )
     except m.MeasureError as error:
-        raise fail(str(error)) from None
+        raise fail(f"{MEASURE_FLAGS.get(error.field, error.field)}: {error.reason}") from None
+    except m.AppFailed as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=1) from None
+    finally:
+        progress.close()
     typer.echo(result.table())
     if out is not None:
         try:
@@ -380,14 +476,18 @@ def advise(
 ) -> None:
     """Which execution model fits: processes x threads, asyncio or sub-interpreters, and why."""
     from servertune.advise import advise as advise_workload
-    from servertune.advise import read_measured, read_parallel
+    from servertune.advise import read_parallel
+    from servertune.workload_file import read_workload_file
 
     # The [measured] spread lives beside [workload] in the file `measure --out` wrote.
     source = ctx.params.get("workload_file")
-    measured = read_measured(source) if source is not None else None
+    try:
+        measured = read_workload_file(source).measured if source is not None else None
+    except WorkloadFileError as error:
+        raise fail(f"--workload: {error}") from None
     try:
         report = read_parallel(parallel) if parallel is not None else None
     except ValueError as error:
-        raise fail(str(error)) from None
+        raise fail(f"--parallel: {error}") from None
     advice = advise_workload(workload, measured=measured, parallel=report, plan=_plan(workload))
     typer.echo(json.dumps(advice.to_json(), indent=2) if as_json else advice.format())

@@ -7,7 +7,6 @@ The CLI options, the validation messages and the docs reference table are all de
 from __future__ import annotations
 
 import ipaddress
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -272,9 +271,9 @@ def _one_line(error: ValidationError, flags: Mapping[str, str] | None = None) ->
     first = error.errors()[0]
     loc = [str(part) for part in first["loc"]]
     name = loc[0] if loc else "workload"
-    if first["type"] == "extra_forbidden":
-        return f"{name}: unknown field (known: {', '.join(Workload.model_fields)})"
     label = flags.get(name, name) if flags else name
+    if first["type"] == "extra_forbidden":
+        return f"{label}: unknown field (known: {', '.join(Workload.model_fields)})"
     value = first.get("input")
     shown = repr(value) if isinstance(value, str) else str(value)
     if len(shown) > 60:
@@ -296,18 +295,11 @@ def load_workload(
     overrides: Mapping[str, Any] | None = None,
     flags: Mapping[str, str] | None = None,
 ) -> Workload:
-    """Read a workload TOML file (a flat table, or a `[workload]` table), then apply overrides."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise WorkloadError(f"--workload: cannot read {path}: {error.strerror}") from None
-        except tomllib.TOMLDecodeError as error:
-            raise WorkloadError(f"--workload: {path} is not valid TOML: {error}") from None
-        table = data.get("workload", data)
-        if not isinstance(table, dict):
-            raise WorkloadError(f"--workload: {path}: [workload] must be a table")
-        values.update(table)
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return build_workload(values, flags)
+    """Read a workload TOML file (a flat table, or a `[workload]` table), then apply overrides.
+
+    The file format lives in `servertune.workload_file`; this name stays importable here.
+    """
+    # Imported on call: workload_file builds on this module.
+    from servertune.workload_file import load_workload as load
+
+    return load(path, overrides, flags)

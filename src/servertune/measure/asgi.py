@@ -1,0 +1,136 @@
+"""Calling an ASGI app in process: one event loop for the whole run, lifespan around it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from servertune.measure.errors import MeasureError
+from servertune.measure.target import Request
+
+if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
+    import asyncio
+
+__all__ = ["LIFESPAN_TIMEOUT_S", "asgi_caller", "asgi_scope"]
+
+#: How long an ASGI app may take to answer lifespan startup before measuring gives up.
+LIFESPAN_TIMEOUT_S = 10.0
+
+
+def asgi_scope(req: Request, state: dict[str, Any]) -> dict[str, Any]:
+    """The HTTP scope a server on 127.0.0.1:80 would pass for `req`."""
+    headers = [(b"host", b"127.0.0.1")]
+    headers += [(n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in req.headers]
+    if req.body:
+        headers.append((b"content-length", str(len(req.body)).encode()))
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": req.method,
+        "scheme": "http",
+        "path": unquote(req.path),
+        "raw_path": req.path.encode("latin-1", "replace"),
+        "query_string": req.query.encode("latin-1", "replace"),
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 80),
+        "state": dict(state),
+    }
+
+
+async def call_asgi(app: Callable[..., Any], req: Request, state: dict[str, Any]) -> int:
+    """Run one request through `app` and return its status code."""
+    import asyncio
+
+    sent_body = False
+    done = asyncio.Event()
+    status: list[int] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": req.body, "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Mapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(int(message["status"]))
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            done.set()
+
+    await app(asgi_scope(req, state), receive, send)
+    done.set()
+    if not status:
+        raise MeasureError("app", "the ASGI app returned without sending http.response.start")
+    return status[0]
+
+
+class _Lifespan:
+    """Run an ASGI app's lifespan protocol around the measurement, if the app speaks it."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.app = app
+        import asyncio
+
+        self.state: dict[str, Any] = {}
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._answers: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": self.state}
+
+        async def send(message: Mapping[str, Any]) -> None:
+            await self._answers.put(dict(message))
+
+        with contextlib.suppress(Exception):  # an app without lifespan support may raise
+            await self.app(scope, self._queue.get, send)
+        await self._answers.put({"type": "lifespan.unsupported"})
+
+    async def startup(self) -> None:
+        import asyncio
+
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        await self._queue.put({"type": "lifespan.startup"})
+        answer = await asyncio.wait_for(self._answers.get(), LIFESPAN_TIMEOUT_S)
+        if answer["type"] == "lifespan.startup.failed":
+            raise MeasureError("app", f"ASGI lifespan startup failed: {answer.get('message', '')}")
+        if answer["type"] != "lifespan.startup.complete":
+            self._task = None  # the app does not speak lifespan: nothing to shut down
+
+    async def shutdown(self) -> None:
+        if self._task is None:
+            return
+        import asyncio
+
+        await self._queue.put({"type": "lifespan.shutdown"})
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._task, LIFESPAN_TIMEOUT_S)
+
+
+@contextlib.contextmanager
+def asgi_caller(app: Callable[..., Any]) -> Iterator[Callable[[Request], int]]:
+    """A blocking `call(req) -> status` for `app`, inside its lifespan, on one event loop.
+
+    One loop for the whole run, as a server has: connection pools and caches the app keeps on
+    the loop survive from request to request (and from path to path).
+    """
+    import asyncio
+
+    with asyncio.Runner() as runner:
+        lifespan = _Lifespan(app)
+        runner.run(lifespan.startup())
+
+        def call(req: Request) -> int:
+            return runner.run(call_asgi(app, req, lifespan.state))
+
+        try:
+            yield call
+        finally:
+            runner.run(lifespan.shutdown())

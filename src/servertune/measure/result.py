@@ -1,0 +1,397 @@
+"""What a measurement found: per-request samples, their spread, and the workload numbers.
+
+`Measurement` is one path; `Mix` is several paths weighted by their share of the traffic. Both
+write the same workload file (`servertune.workload_file`): the estimate under `[workload]`, the
+spread behind it under `[measured]`.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from servertune.bench.stats import percentile
+from servertune.measure.loading import Interface
+from servertune.workload import APP_PATTERN
+from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, dumps
+
+__all__ = ["CPU_FRACTION_DECIMALS", "MIN_CPU_FRACTION", "Measurement", "Mix", "Sample"]
+
+#: The Workload model requires cpu_fraction > 0; a pure sleep measures ~0.005. Any floor below
+#: 1/64 gives the same plan (sizing caps threads at MAX_THREADS_PER_PROCESS).
+MIN_CPU_FRACTION = 0.01
+#: Decimals of cpu_fraction written to the workload: the per-request p10-p90 band of the
+#: 10 ms sleep + 10 ms CPU test app is ~0.01 wide on a busy 2-core box, so a third decimal is
+#: noise, and noise that matters: threads = ceil(1/cpu_fraction) makes 0.499 three threads
+#: where 0.50 is two.
+CPU_FRACTION_DECIMALS = 2
+#: Said when the measured cpu_fraction is below MIN_CPU_FRACTION and the floor is written.
+FLOOR_NOTE = f"cpu_fraction raised to the model's floor {MIN_CPU_FRACTION}"
+#: Per-request numbers shown in the table, with their labels.
+_LABELS = {
+    "service_time_ms": "service time (ms)",
+    "wall_ms": "wall time (ms)",
+    "cpu_ms": "CPU time (ms)",
+    "runqueue_ms": "core wait (ms)",
+    "cpu_fraction": "cpu fraction",
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One request: wall time, CPU time, time spent waiting for a core, and the status code."""
+
+    wall_s: float
+    cpu_s: float
+    runqueue_s: float
+    status: int
+
+    @property
+    def busy_s(self) -> float:
+        """Wall time minus the time the thread waited for a core (never below its CPU time)."""
+        return max(self.wall_s - self.runqueue_s, self.cpu_s, 1e-9)
+
+    @property
+    def cpu_fraction(self) -> float:
+        """Share of this request's busy time spent on the CPU."""
+        return min(1.0, self.cpu_s / self.busy_s)
+
+    def column(self, name: str) -> float:
+        """One of SPREADS for this request (times in ms)."""
+        values = {
+            "service_time_ms": self.busy_s * 1000,
+            "wall_ms": self.wall_s * 1000,
+            "cpu_ms": self.cpu_s * 1000,
+            "runqueue_ms": self.runqueue_s * 1000,
+            "cpu_fraction": self.cpu_fraction,
+        }
+        return values[name]
+
+
+def workload_values(
+    app: str, interface: Interface, service_time_ms: float, cpu_fraction: float
+) -> dict[str, Any]:
+    """The Workload fields a measurement sets, rounded and within the model's ranges."""
+    values: dict[str, Any] = {
+        "service_time_ms": max(0.01, round(service_time_ms, 2)),
+        "cpu_fraction": min(1.0, max(MIN_CPU_FRACTION, round(cpu_fraction, CPU_FRACTION_DECIMALS))),
+    }
+    # Only a WSGI app can be served by the uWSGI / gunicorn configs `gen` writes.
+    if interface == "wsgi" and re.match(APP_PATTERN, app):
+        values["app"] = app
+    return values
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The requests measured for one app and route, and the workload numbers they imply."""
+
+    app: str
+    interface: Interface
+    method: str
+    path: str
+    samples: tuple[Sample, ...]
+    warmup: int
+    stopped_early: bool = False
+    runqueue_known: bool = True
+    date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
+
+    @property
+    def statuses(self) -> dict[int, int]:
+        """How many measured requests got each status code."""
+        return dict(sorted(Counter(s.status for s in self.samples).items()))
+
+    @property
+    def service_time_ms(self) -> float:
+        """The typical request: median busy time, in ms."""
+        return statistics.median(s.busy_s for s in self.samples) * 1000
+
+    @property
+    def cpu_fraction(self) -> float:
+        """Share of all busy time spent on the CPU (time-weighted, as the GIL sees it)."""
+        busy = sum(s.busy_s for s in self.samples)
+        return min(1.0, sum(s.cpu_s for s in self.samples) / busy)
+
+    @property
+    def raw_cpu_fraction(self) -> float:
+        """CPU time over wall time, without removing the time spent waiting for a core."""
+        wall = sum(s.wall_s for s in self.samples)
+        return min(1.0, sum(s.cpu_s for s in self.samples) / wall) if wall > 0 else 1.0
+
+    def spread(self) -> dict[str, tuple[float, float, float, float]]:
+        """p10, p50, p90 and mean of each per-request number (times in ms)."""
+        result = {}
+        for name in SPREADS:
+            values = [s.column(name) for s in self.samples]
+            result[name] = (
+                percentile(values, 10),
+                percentile(values, 50),
+                percentile(values, 90),
+                statistics.fmean(values),
+            )
+        return result
+
+    def workload_values(self) -> dict[str, Any]:
+        """The Workload fields this measurement sets, rounded and within the model's ranges."""
+        return workload_values(self.app, self.interface, self.service_time_ms, self.cpu_fraction)
+
+    def measured(self) -> Measured:
+        """The `[measured]` table: the spread behind the estimate."""
+        return Measured(
+            interface=self.interface, method=self.method, path=self.path, **self._figures()
+        )
+
+    def _figures(self) -> dict[str, Any]:
+        spreads = {
+            name: Spread(p10=p10, p50=p50, p90=p90, mean=mean)
+            for name, (p10, p50, p90, mean) in self.spread().items()
+            if name != "runqueue_ms" or self.runqueue_known
+        }
+        return {"requests": len(self.samples), "raw_cpu_fraction": self.raw_cpu_fraction, **spreads}
+
+    def table(self) -> str:
+        """What a person reads: the spread per number, then the estimate and its caveats."""
+        spread = self.spread()
+        statuses = ", ".join(f"{code} x {n}" for code, n in self.statuses.items())
+        lines = [
+            f"servertune measure {self.app} ({self.interface}) {self.method} {self.path}",
+            f"requests: {len(self.samples)} measured after {self.warmup} warm-up; status {statuses}",
+            "",
+            f"{'per request':18}  {'p10':>9}  {'p50':>9}  {'p90':>9}  {'mean':>9}",
+            f"{'-' * 18}  {'-' * 9}  {'-' * 9}  {'-' * 9}  {'-' * 9}",
+        ]
+        for name, label in _LABELS.items():
+            if name == "runqueue_ms" and not self.runqueue_known:
+                continue
+            p10, p50, p90, mean = spread[name]
+            fmt = "{:9.3f}" if name == "cpu_fraction" else "{:9.2f}"
+            cells = "  ".join(fmt.format(v) for v in (p10, p50, p90, mean))
+            lines.append(f"{label:18}  {cells}")
+        values = self.workload_values()
+        lines += [
+            "",
+            f"service_time_ms = {values['service_time_ms']:g}  (median busy time)",
+            (
+                f"cpu_fraction    = {values['cpu_fraction']:g}  (CPU time / busy time; "
+                f"p10-p90 per request {spread['cpu_fraction'][0]:.3f}-{spread['cpu_fraction'][2]:.3f})"
+            ),
+        ]
+        lines.extend(f"note: {note}" for note in self.notes())
+        return "\n".join(lines)
+
+    def notes(self) -> list[str]:
+        """Caveats a reader should know before trusting the numbers."""
+        notes = []
+        if self.stopped_early:
+            notes.append(f"stopped after {len(self.samples)} requests: the time limit was reached")
+        if not self.runqueue_known:
+            notes.append(
+                "no /proc/<pid>/task/<tid>/schedstat: time spent waiting for a core on a busy "
+                "machine counts as I/O wait, so cpu_fraction may read low"
+            )
+        elif self.raw_cpu_fraction < self.cpu_fraction - 0.02:
+            notes.append(
+                f"the machine was busy: CPU time / wall time was {self.raw_cpu_fraction:.3f}; "
+                "time spent waiting for a core is not counted as service time"
+            )
+        errors = sum(n for code, n in self.statuses.items() if code >= 400)
+        if errors:
+            notes.append(f"{errors} requests answered >= 400: the route may not do its real work")
+        if self.cpu_fraction < MIN_CPU_FRACTION:
+            notes.append(FLOOR_NOTE)
+        return notes
+
+    def to_toml(self) -> str:
+        """A workload file `servertune gen --workload` reads; the spread goes in `[measured]`."""
+        return dumps(
+            self.workload_values(),
+            self.measured(),
+            comments=(
+                f"servertune measure {self.app} {self.method} {self.path} ({self.date})",
+                (
+                    f"{len(self.samples)} requests after {self.warmup} warm-up; "
+                    f"Python {sys.version.split()[0]}"
+                ),
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Mix:
+    """Several paths of one app measured in turn, each weighted by its share of the traffic.
+
+    The mix's service time is the weighted mean of each path's service time (its median busy
+    time): capacity follows the mean time a request takes, and each path's median keeps its
+    outliers out. Its cpu_fraction is CPU time over busy time across the mix, each path counted
+    by its weight, so a heavy path weighs by both its share and its length, as the GIL sees it.
+    """
+
+    parts: tuple[tuple[Measurement, float], ...]
+
+    def __post_init__(self) -> None:
+        if not self.parts:
+            raise ValueError("a mix needs at least one measured path")
+
+    @property
+    def first(self) -> Measurement:
+        """The first path's measurement (app, interface, method and date are shared)."""
+        return self.parts[0][0]
+
+    @property
+    def total_weight(self) -> float:
+        """The sum of the weights: shares are weight / total_weight."""
+        return sum(weight for _, weight in self.parts)
+
+    @property
+    def service_time_ms(self) -> float:
+        """Weighted mean of each path's service time, in ms."""
+        return sum(m.service_time_ms * w for m, w in self.parts) / self.total_weight
+
+    def _weighted_mean(self, name: str) -> float:
+        return sum(self._mean(m, name) * w for m, w in self.parts) / self.total_weight
+
+    @staticmethod
+    def _mean(m: Measurement, name: str) -> float:
+        return statistics.fmean(s.column(name) for s in m.samples)
+
+    @property
+    def cpu_fraction(self) -> float:
+        """CPU time / busy time of the weighted mix."""
+        return min(1.0, self._weighted_mean("cpu_ms") / self._weighted_mean("service_time_ms"))
+
+    @property
+    def raw_cpu_fraction(self) -> float:
+        """CPU time / wall time of the weighted mix, core waits included."""
+        wall = self._weighted_mean("wall_ms")
+        return min(1.0, self._weighted_mean("cpu_ms") / wall) if wall > 0 else 1.0
+
+    @property
+    def requests(self) -> int:
+        """Requests measured over all paths."""
+        return sum(len(m.samples) for m, _ in self.parts)
+
+    def spread(self) -> dict[str, tuple[float, float, float, float]]:
+        """p10, p50, p90 and mean of a request drawn from the mix (each sample weighted by its
+        path's weight over the path's sample count)."""
+        result = {}
+        for name in SPREADS:
+            weighted = [
+                (s.column(name), w / len(m.samples)) for m, w in self.parts for s in m.samples
+            ]
+            mean = sum(v * w for v, w in weighted) / self.total_weight
+            p10, p50, p90 = (weighted_quantile(weighted, q) for q in (0.1, 0.5, 0.9))
+            result[name] = (p10, p50, p90, mean)
+        return result
+
+    def workload_values(self) -> dict[str, Any]:
+        """The Workload fields the mix sets."""
+        first = self.first
+        return workload_values(first.app, first.interface, self.service_time_ms, self.cpu_fraction)
+
+    def measured(self) -> Measured:
+        """The `[measured]` table: the mix's spread, and each path's own under `paths`."""
+        spreads = {
+            name: Spread(p10=p10, p50=p50, p90=p90, mean=mean)
+            for name, (p10, p50, p90, mean) in self.spread().items()
+            if name != "runqueue_ms" or self.first.runqueue_known
+        }
+        paths = tuple(MeasuredPath(path=m.path, weight=w, **m._figures()) for m, w in self.parts)
+        return Measured(
+            interface=self.first.interface,
+            method=self.first.method,
+            requests=self.requests,
+            raw_cpu_fraction=self.raw_cpu_fraction,
+            paths=paths,
+            **spreads,
+        )
+
+    def table(self) -> str:
+        """Per path, then the mix: service time spread, cpu_fraction, share; then the estimate."""
+        if len(self.parts) == 1:
+            return self.first.table()
+        first = self.first
+        statuses: Counter[int] = Counter()
+        for m, _ in self.parts:
+            statuses.update(m.statuses)
+        shown = ", ".join(f"{code} x {n}" for code, n in sorted(statuses.items()))
+        width = max(12, *(len(m.path) for m, _ in self.parts))
+        lines = [
+            (
+                f"servertune measure {first.app} ({first.interface}) {first.method}, "
+                f"{len(self.parts)} paths mixed by weight"
+            ),
+            f"requests: {self.requests} measured, {first.warmup} warm-up per path; status {shown}",
+            "",
+            (
+                f"{'path':{width}}  {'share':>6}  {'requests':>8}  {'service time p10/p50/p90 (ms)':>30}"
+                f"  {'cpu fraction':>12}"
+            ),
+            f"{'-' * width}  {'-' * 6}  {'-' * 8}  {'-' * 30}  {'-' * 12}",
+        ]
+        total = self.total_weight
+        for m, w in self.parts:
+            p10, p50, p90, _ = m.spread()["service_time_ms"]
+            cells = f"{p10:.2f} / {p50:.2f} / {p90:.2f}"
+            lines.append(
+                f"{m.path:{width}}  {w / total:6.1%}  {len(m.samples):8d}  {cells:>30}"
+                f"  {m.cpu_fraction:12.3f}"
+            )
+        p10, p50, p90, _ = self.spread()["service_time_ms"]
+        cells = f"{p10:.2f} / {p50:.2f} / {p90:.2f}"
+        lines.append(
+            f"{'mix':{width}}  {1:6.1%}  {self.requests:8d}  {cells:>30}  {self.cpu_fraction:12.3f}"
+        )
+        values = self.workload_values()
+        lines += [
+            "",
+            (
+                f"service_time_ms = {values['service_time_ms']:g}  "
+                "(each path's median busy time, weighted by its share)"
+            ),
+            (
+                f"cpu_fraction    = {values['cpu_fraction']:g}  "
+                "(CPU time / busy time over the mix, weighted by share)"
+            ),
+        ]
+        for m, _ in self.parts:
+            # The floor applies to the mix's value, the only one written.
+            lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note != FLOOR_NOTE)
+        if self.cpu_fraction < MIN_CPU_FRACTION:
+            lines.append(f"note: {FLOOR_NOTE}")
+        return "\n".join(lines)
+
+    def to_toml(self) -> str:
+        """A workload file with the mix's estimate, and each path's spread under `[measured]`."""
+        if len(self.parts) == 1:
+            return self.first.to_toml()
+        first = self.first
+        mixed = ", ".join(f"{m.path}={w:g}" for m, w in self.parts)
+        return dumps(
+            self.workload_values(),
+            self.measured(),
+            comments=(
+                f"servertune measure {first.app} {first.method} {mixed} ({first.date})",
+                (
+                    f"{self.requests} requests after {first.warmup} warm-up per path; "
+                    f"Python {sys.version.split()[0]}"
+                ),
+            ),
+        )
+
+
+def weighted_quantile(pairs: Sequence[tuple[float, float]], q: float) -> float:
+    """The smallest value whose cumulative weight reaches q (0..1) of the total."""
+    ordered = sorted(pairs)
+    total = sum(w for _, w in ordered)
+    running = 0.0
+    for value, weight in ordered:
+        running += weight
+        if running >= q * total - 1e-12:
+            return value
+    return ordered[-1][0]
