@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from servertune.bench.servers import free_port, free_port_block
+from servertune.bench.harness.ports import free_port, free_port_block
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from servertune.bench.apps import install
-from servertune.bench.servers import AsgiServer, Stack, deploy_asgi, listening_ports, place
+from servertune.bench.harness.deployments import AsgiServer, deploy_asgi, place
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.supervision import Stack
 from servertune.render import TARGETS, render_target
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload

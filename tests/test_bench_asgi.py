@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.asgi import CONFIGS, DEFAULTS
-from servertune.bench.servers import listening_ports
-from servertune.bench.stats import group_members
 from servertune.cli import app
 
 LOADS = ("unloaded", "normal", "overload")

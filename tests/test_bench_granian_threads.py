@@ -7,9 +7,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.granian_threads import CONFIGS
-from servertune.bench.servers import listening_ports
-from servertune.bench.stats import group_members
 from servertune.cli import app
 
 

@@ -5,7 +5,7 @@ No timing is asserted here (the machine is shared); the targets are checked by t
 
 from __future__ import annotations
 
-from servertune.bench import BenchOptions, load_scenario, scenario_names, summary
+from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names, summary
 
 QUICK = BenchOptions(quick=True, progress=False)
 
@@ -19,7 +19,7 @@ def test_http_scenarios_are_listed_with_a_summary() -> None:
 
 def test_idle_race_quick_reports_every_client_and_config() -> None:
     """A quick idle-race run has a row per in-process client and config, and both targets."""
-    report = load_scenario("idle-race").run(QUICK)
+    report = run_scenario(load_scenario("idle-race"), QUICK)
     rows = {(r["client"], r["setting"]) for r in report.runs}
     for client in ("requests", "httpx", "urllib3"):
         assert (client, "default") in rows
@@ -39,7 +39,7 @@ def test_idle_race_quick_reports_every_client_and_config() -> None:
 
 def test_ssl_context_quick_reports_fresh_and_shared_per_client() -> None:
     """A quick ssl-context run times fresh and shared contexts for each client."""
-    report = load_scenario("ssl-context").run(QUICK)
+    report = run_scenario(load_scenario("ssl-context"), QUICK)
     assert {(r["client"], r["context"]) for r in report.runs} == {
         (c, k) for c in ("requests", "httpx", "urllib3") for k in ("fresh", "shared")
     }

@@ -9,14 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from servertune.bench.load import (
-    LoadError,
-    Users,
-    parse_wrk_output,
-    run_builtin,
-    run_closed_loop,
-    run_wrk,
-)
+from servertune.bench.harness.client import Users, run_builtin
+from servertune.bench.harness.load import LoadError, run_closed_loop
+from servertune.bench.harness.wrk import parse_wrk_output, run_wrk
 
 # Seed 000's wrk output for the per-worker layout at 8 connections, verbatim.
 SEED_WRK = """\

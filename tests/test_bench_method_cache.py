@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from servertune.bench import BenchOptions, load_scenario, scenario_names
+from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names
 from servertune.cli import app
 
 VARIANTS = [
@@ -28,7 +28,7 @@ def test_method_cache_is_listed() -> None:
 
 def test_quick_run_reports_every_variant_with_costs_and_memory() -> None:
     """A quick run has one row per variant with hit/miss cost, memory and survivors, and 4 targets."""
-    report = load_scenario("method-cache").run(BenchOptions(quick=True, progress=False))
+    report = run_scenario(load_scenario("method-cache"), BenchOptions(quick=True, progress=False))
     assert [run["config"] for run in report.runs] == VARIANTS
     for run in report.runs:
         assert run["hit_ns"] > 0

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench import BenchOptions, Report
+from servertune.bench import BenchOptions, Report, run_scenario
+from servertune.bench.harness.waterfall import Waterfall, plot_waterfalls, text_waterfall
 from servertune.bench.scenarios import parallel
-from servertune.bench.waterfall import Waterfall, plot_waterfalls, text_waterfall
 
 
 def _children() -> list[int]:
@@ -34,7 +34,7 @@ def _children() -> list[int]:
 @pytest.fixture(scope="module")
 def quick_report() -> Report:
     """One --quick run under this interpreter, shared by the shape tests."""
-    return parallel.run(BenchOptions(quick=True, progress=False))
+    return run_scenario(parallel.Parallel(), BenchOptions(quick=True, progress=False))
 
 
 def test_every_task_and_model_has_a_row(quick_report: Report) -> None:
@@ -87,13 +87,15 @@ def test_table_shows_text_waterfalls_and_json_round_trips(
 def test_plot_writes_a_png(quick_report: Report, tmp_path: Path) -> None:
     """--plot draws the grid of waterfalls as a PNG."""
     path = tmp_path / "parallel.png"
-    parallel.plot(quick_report, path)
+    parallel.Parallel().plot(quick_report, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_other_interpreter_by_path_and_nothing_left_running(tmp_path: Path) -> None:
     """--python runs the worker under the named interpreter, and no worker or server outlives the run."""
-    report = parallel.run(BenchOptions(quick=True, progress=False, python=sys.executable))
+    report = run_scenario(
+        parallel.Parallel(), BenchOptions(quick=True, progress=False, python=sys.executable)
+    )
     assert report.machine["measured_python"] == sys.version.split()[0]
     assert _children() == []
 

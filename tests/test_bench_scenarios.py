@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from servertune.bench.report import LOAD_RUN_KEYS
-from servertune.bench.servers import listening_ports
-from servertune.bench.stats import group_members
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.report import LOAD_RUN_KEYS
+from servertune.bench.harness.stats import group_members
 from servertune.cli import app
 
 #: The top-level keys of every report (bench/report.py).
@@ -28,7 +28,7 @@ REPORT_KEYS = {
 }  # fmt: skip
 
 EXPECTED_CONFIGS = {
-    "balance": ["threads-only", "processes-only", "shared-socket", "servertune"],
+    "balance": ["threads-only", "processes-only", "shared-socket", "thunder-lock", "servertune"],
     "hol": ["naive", "seed-2x2", "servertune-shared", "servertune"],
 }
 

@@ -12,14 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench.servers import (
-    ServerError,
-    Stack,
-    free_port,
-    free_port_block,
-    listening_ports,
-)
-from servertune.bench.stats import group_members
+from servertune.bench.harness.ports import free_port, free_port_block, listening_ports
+from servertune.bench.harness.stats import group_members
+from servertune.bench.harness.supervision import ServerError, Stack
 
 # A server that forks a child into its own group, like a master and its worker.
 FORKING_SERVER = textwrap.dedent(
@@ -101,7 +96,7 @@ def test_a_server_that_dies_at_start_raises_with_its_log() -> None:
 HARNESS = textwrap.dedent(
     """
     import sys, time
-    from servertune.bench.servers import Stack
+    from servertune.bench.harness.supervision import Stack
     port = int(sys.argv[1])
     with Stack("test") as stack:
         server = stack.start("sleeper", "python",

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from servertune.bench.stats import (
+from servertune.bench.harness.stats import (
     group_cpu_seconds,
     median,
     median_run,

@@ -5,10 +5,12 @@ from __future__ import annotations
 import http.client
 import threading
 
-from servertune.bench import BenchOptions, load_scenario, scenario_names
-from servertune.bench.report import LOAD_RUN_KEYS
-from servertune.bench.scenarios.sync_to_async import VARIANTS, uvicorn_argv, variant_env
-from servertune.bench.servers import Stack, free_port
+from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names
+from servertune.bench.apps.sync_app import VARIANTS
+from servertune.bench.harness.ports import free_port
+from servertune.bench.harness.report import LOAD_RUN_KEYS
+from servertune.bench.harness.supervision import Stack
+from servertune.bench.scenarios.sync_to_async import uvicorn_argv, variant_env
 
 
 def test_sync_to_async_is_listed() -> None:
@@ -18,7 +20,7 @@ def test_sync_to_async_is_listed() -> None:
 
 def test_quick_run_reports_every_variant_in_the_load_contract() -> None:
     """A quick run has one row per variant with the load keys, peak threads, and 3 targets."""
-    report = load_scenario("sync-to-async").run(BenchOptions(quick=True, progress=False))
+    report = run_scenario(load_scenario("sync-to-async"), BenchOptions(quick=True, progress=False))
     assert [run["config"] for run in report.runs] == list(VARIANTS)
     for run in report.runs:
         assert set(LOAD_RUN_KEYS) <= set(run)

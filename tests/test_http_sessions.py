@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from servertune.bench.loopback import KeepAliveServer
+from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.http import async_session, session
 from tests.http_support import MAIN_CLIENTS, call, close, default_client, idle_edge_load
 

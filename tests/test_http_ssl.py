@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench.loopback import KeepAliveServer
-from servertune.bench.tls import TestPKI, make_test_pki
+from servertune.bench.harness.loopback import KeepAliveServer
+from servertune.bench.harness.tls import TestPKI, make_test_pki
 from servertune.http import session, ssl_context
 from tests.http_support import MAIN_CLIENTS, call, close
 

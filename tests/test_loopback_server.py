@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from servertune.bench.loopback import KeepAliveServer
+from servertune.bench.harness.loopback import KeepAliveServer
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 

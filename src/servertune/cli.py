@@ -202,9 +202,15 @@ def plan(
 @app.command()
 def bench(
     scenario: Annotated[str, typer.Argument(help="scenario to run; --list shows them")] = "",
+    app_spec: Annotated[
+        str, typer.Argument(metavar="[APP]", help="`bench app` only: the WSGI app, module:callable")
+    ] = "",
     quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
     repeat: Annotated[
-        int, typer.Option("--repeat", min=1, max=20, help="runs per configuration")
+        int,
+        typer.Option(
+            "--repeat", min=1, max=20, help="multiplies the scenario's interleaved repeats"
+        ),
     ] = 1,
     json_file: Annotated[
         Optional[Path], typer.Option("--json", help="write the results as JSON", dir_okay=False)  # noqa: UP045
@@ -219,15 +225,39 @@ def bench(
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="list the scenarios and exit")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="no progress bar")] = False,
+    path: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--path", help="`bench app`: request path, /x or /x=WEIGHT; repeatable"),
+    ] = None,
+    workload_file: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--workload", help="`bench app`: workload TOML for the rest", dir_okay=False),
+    ] = None,
+    against: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option("--against", help="`bench app`: your gunicorn .py or uWSGI .ini; repeatable"),
+    ] = None,
+    chdir: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--chdir", help="`bench app`: import the app from here", file_okay=False),
+    ] = None,
+    pythonpath: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option("--pythonpath", help="`bench app`: add to the servers' PYTHONPATH"),
+    ] = None,
+    static: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--static", help="`bench app`: nginx serves URL_PREFIX/ from DIR; repeatable"),
+    ] = None,
 ) -> None:
     """Run a bundled benchmark: servertune's default side by side with the naive one."""
-    from servertune.bench import BenchOptions, load_scenario, scenario_names, summary
-    from servertune.bench.report import BenchInputError
+    from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names
+    from servertune.bench.harness.report import BenchAppError, BenchInputError
 
     names = scenario_names()
     if list_ or not scenario:
         for name in names:
-            typer.echo(f"{name:16} {summary(name)}")
+            typer.echo(f"{name:16} {load_scenario(name).summary}")
         return
     if scenario not in names:
         raise fail(f"scenario: must be one of {', '.join(names)}; got {scenario!r}")
@@ -236,26 +266,67 @@ def bench(
     # A run takes minutes: refuse an output that cannot be written before it starts, not after.
     check_output_path("--json", json_file)
     check_output_path("--plot", plot_file)
-    module = load_scenario(scenario)
-    options = BenchOptions(quick=quick, repeat=repeat, progress=not no_progress, python=python)
+    app_flags = {"--path": path, "--workload": workload_file, "--against": against,
+                 "--chdir": chdir, "--pythonpath": pythonpath, "--static": static,
+                 "APP": app_spec}  # fmt: skip
+    extra: dict[str, object] = {}
+    if scenario == "app":
+        extra["app"] = _app_input(app_spec, path, workload_file, against, chdir, pythonpath, static)
+    elif given := [flag for flag, value in app_flags.items() if value]:
+        raise fail(f"{given[0]}: only `servertune bench app` takes it")
+    chosen = load_scenario(scenario)
+    options = BenchOptions(
+        quick=quick, repeat=repeat, progress=not no_progress, python=python, extra=extra
+    )
     try:
-        report = module.run(options)
+        report = run_scenario(chosen, options)
     except BenchInputError as error:
         raise fail(str(error)) from None
+    except BenchAppError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=1) from None
     typer.echo(report.table())
     try:
         if json_file is not None:
             report.write_json(json_file)
             typer.echo(f"wrote {json_file}", err=True)
         if plot_file is not None:
-            plotter = getattr(module, "plot", None)
-            if plotter is None:
+            if not chosen.has_plot:
                 typer.echo(f"note: scenario {scenario} has no plot", err=True)
             else:
-                plotter(report, plot_file)
+                chosen.plot(report, plot_file)
                 typer.echo(f"wrote {plot_file}", err=True)
     except OSError as error:
         raise fail(f"cannot write the results: {error}") from None
+
+
+def _app_input(
+    app_spec: str,
+    paths: list[str] | None,
+    workload_file: Path | None,
+    against: list[Path] | None,
+    chdir: Path | None,
+    pythonpath: list[Path] | None,
+    static: list[str] | None,
+) -> object:
+    """`bench app`'s validated input (one `error:` line and exit 2 when it is not)."""
+    from servertune.bench.harness.report import BenchInputError
+    from servertune.bench.scenarios.app import AppInput, parse_path
+
+    if not app_spec:
+        raise fail("APP: `servertune bench app` needs the app, e.g. mysite.wsgi:application")
+    try:
+        return AppInput(
+            app=app_spec,
+            paths=tuple(parse_path(p) for p in (paths or ["/"])),
+            workload=workload_file,
+            against=tuple(against or ()),
+            chdir=chdir,
+            pythonpath=tuple(pythonpath or ()),
+            static=",".join(static) if static else None,
+        )
+    except BenchInputError as error:
+        raise fail(str(error)) from None
 
 
 def check_output_path(flag: str, path: Path | None) -> None:
@@ -418,7 +489,7 @@ def measure(
     Exit 2: bad input or an app that cannot be imported; exit 1: the app raised.
     """
     from servertune import measure as m
-    from servertune.bench.progress import Progress
+    from servertune.bench.harness.progress import Progress
 
     check_output_path("--out", out)
     headers: list[tuple[str, str]] = []

@@ -29,12 +29,18 @@ __all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "lo
 APP_PATTERN = r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
 PATH_PATTERN = r"\A(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+/?\Z|\A/\Z"
 USER_PATTERN = r"\A[a-z_][a-z0-9_-]{0,31}\Z"
+# `/static/=/srv/app/static[,/media/=/srv/app/media]`: URL prefixes (ending in /) and the
+# absolute directories nginx serves them from; no dot segments (a segment starts with a
+# letter, digit or _), no spaces, quotes, `;` or braces.
+_SEGMENTS = r"(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+"
+STATIC_PATTERN = rf"\A{_SEGMENTS}/={_SEGMENTS}(?:,{_SEGMENTS}/={_SEGMENTS})*\Z"
 SERVER_NAME_PATTERN = r"\A(_|[A-Za-z0-9*]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)\Z"
 
 AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
 DirPath = Annotated[str, StringConstraints(pattern=PATH_PATTERN, max_length=200)]
 UserName = Annotated[str, StringConstraints(pattern=USER_PATTERN)]
 ServerName = Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN, max_length=253)]
+StaticDirs = Annotated[str, StringConstraints(pattern=STATIC_PATTERN, max_length=2000)]
 
 # What a user may write for fields whose range is not a number: shown in errors and the docs.
 FIELD_ALLOWED: dict[str, str] = {
@@ -48,6 +54,10 @@ FIELD_ALLOWED: dict[str, str] = {
     "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
     "interface": "'wsgi' or 'asgi'",
     "sync_views": "true or false",
+    "static": (
+        "/prefix/=/absolute/dir, comma-separated for several; letters, digits and . _ - "
+        "(no '..', spaces or quotes), each prefix once"
+    ),
 }
 
 
@@ -171,6 +181,14 @@ class Workload(BaseModel):
         description="nginx server_name",
         json_schema_extra={"unit": "host"},
     )
+    static: StaticDirs | None = Field(
+        default=None,
+        description=(
+            "URL prefixes nginx serves from directories (alias, cached for good), so the app "
+            "server never sees them"
+        ),
+        json_schema_extra={"unit": "prefix=dir"},
+    )
     max_body_mb: int = Field(
         default=10,
         ge=0,
@@ -233,6 +251,21 @@ class Workload(BaseModel):
         if value.is_unspecified or not value.is_private:
             raise ValueError("not a loopback or private address")
         return value
+
+    @field_validator("static")
+    @classmethod
+    def _each_prefix_once(cls, value: str | None) -> str | None:
+        prefixes = [entry.split("=", 1)[0] for entry in (value or "").split(",") if entry]
+        if len(prefixes) != len(set(prefixes)):
+            raise ValueError("a prefix given twice")
+        return value
+
+    @property
+    def static_dirs(self) -> tuple[tuple[str, str], ...]:
+        """(URL prefix, directory) pairs of `static`, in the order given."""
+        if self.static is None:
+            return ()
+        return tuple((p, d) for p, _, d in (e.partition("=") for e in self.static.split(",")))
 
     @field_validator("socket_dir", "app_dir")
     @classmethod

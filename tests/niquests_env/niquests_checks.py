@@ -15,7 +15,7 @@ import niquests
 import pytest
 import urllib3
 
-from servertune.bench.loopback import KeepAliveServer
+from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.http import async_session, session, ssl_context
 
 IDLE = 0.3

@@ -1,37 +1,45 @@
 """Bundled benchmarks: each scenario measures a servertune default beside the naive alternative.
 
-A scenario is a module in `servertune.bench.scenarios`; its file name with `_` written `-` is the
-name `servertune bench NAME` takes, and its docstring's first line is its summary. Scenario
-modules import what they measure inside `run()`, so listing them stays cheap and
-`servertune gen` never imports any of them. Each module defines
-`run(options: BenchOptions) -> Report` and may define `plot(report: Report, path: Path) -> None`.
+The architecture (docs/architecture.md): `harness/` holds what every benchmark shares (ports,
+server supervision, deployments from a plan, load generators, stats, the report, progress,
+plots), `apps/` the synthetic apps the servers run, and `scenarios/` one module per benchmark,
+each implementing the `Scenario` protocol and run by `run_scenario()`. Scenario modules import
+what they measure inside their methods, so listing them stays cheap and `servertune gen` never
+imports any of them.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from types import ModuleType
 
-from servertune.bench import scenarios as _scenarios
-from servertune.bench.report import BenchOptions, Report
+from servertune.bench.harness.report import BenchOptions, Report
+from servertune.bench.harness.runner import run_scenario
+from servertune.bench.harness.scenario import Scenario
+from servertune.bench.scenarios import SCENARIOS
 
-__all__ = ["BenchOptions", "Report", "load_scenario", "scenario_names"]
+__all__ = [
+    "BenchOptions",
+    "Report",
+    "Scenario",
+    "load_scenario",
+    "run_scenario",
+    "scenario_names",
+    "summary",
+]
 
 
 def scenario_names() -> list[str]:
     """Every bundled scenario, by the name the CLI takes."""
-    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(_scenarios.__path__))
+    return sorted(SCENARIOS)
 
 
-def load_scenario(name: str) -> ModuleType:
-    """Import a scenario's module by its CLI name."""
-    if name not in scenario_names():
-        raise KeyError(name)
-    return importlib.import_module(f"servertune.bench.scenarios.{name.replace('-', '_')}")
+def load_scenario(name: str) -> Scenario:
+    """A fresh instance of the scenario registered as `name` (KeyError if there is none)."""
+    module_name, _, class_name = SCENARIOS[name].partition(":")
+    scenario: Scenario = getattr(importlib.import_module(module_name), class_name)()
+    return scenario
 
 
 def summary(name: str) -> str:
-    """A scenario's one-line summary: the first line of its module docstring."""
-    doc = load_scenario(name).__doc__ or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """A scenario's one-line summary."""
+    return load_scenario(name).summary

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from servertune.bench.stats import percentile
+from servertune.bench.harness.stats import percentile
 from servertune.measure.loading import Interface
 from servertune.workload import APP_PATTERN
 from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, dumps

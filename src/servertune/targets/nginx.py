@@ -22,4 +22,6 @@ def render_nginx(
         upstream=f"servertune_{backend}",
         servers=[s.endpoint for s in servers],
         listen=host_port(w.listen_host, w.listen_port),
+        # w.static, split: nginx serves these prefixes from their directories itself.
+        static=w.static_dirs,
     )

@@ -7,8 +7,15 @@ from servertune.targets.layout import Layout
 from servertune.templating import render_template
 
 
-def render_uwsgi(plan: Plan, layout: Layout = "per-worker") -> str:
-    """servertune's layout maps socket i to worker i+1; `shared` is the naive one-socket layout."""
+def render_uwsgi(plan: Plan, layout: Layout = "per-worker", *, thunder_lock: bool = False) -> str:
+    """servertune's layout maps socket i to worker i+1; `shared` is the naive one-socket layout.
+
+    `thunder_lock` (shared layout only) serializes accept() on the shared socket with uWSGI's
+    `thunder-lock`, the usual fix tried for a shared socket (`servertune bench balance` measures
+    it against per-worker sockets).
+    """
+    if thunder_lock and layout != "shared":
+        raise ValueError("thunder_lock: only the shared-socket layout has one socket to lock")
     if layout == "per-worker":
         sockets = list(plan.sockets)
         # uWSGI numbers workers from 1: socket i belongs to worker i + 1.
@@ -24,4 +31,5 @@ def render_uwsgi(plan: Plan, layout: Layout = "per-worker") -> str:
         sockets=[s.address for s in sockets],
         mapping=mapping,
         backlog=backlog,
+        thunder_lock=thunder_lock,
     )

@@ -1,1 +1,24 @@
-"""One module per `servertune bench` scenario (see servertune.bench)."""
+"""The bundled scenarios: one module each, registered here by the name `servertune bench` takes.
+
+Adding a scenario is one module implementing `servertune.bench.harness.scenario.Scenario` and
+one line below. Entries are "module:Class" strings, imported only when that scenario is asked
+for, so `servertune bench --list` and every other command stay cheap.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SCENARIOS"]
+
+SCENARIOS: dict[str, str] = {
+    "app": "servertune.bench.scenarios.app:AppBench",
+    "asgi": "servertune.bench.scenarios.asgi:AsgiServers",
+    "balance": "servertune.bench.scenarios.balance:Balance",
+    "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
+    "granian-threads": "servertune.bench.scenarios.granian_threads:GranianThreads",
+    "hol": "servertune.bench.scenarios.hol:HeadOfLine",
+    "idle-race": "servertune.bench.scenarios.idle_race:IdleRace",
+    "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",
+    "parallel": "servertune.bench.scenarios.parallel:Parallel",
+    "ssl-context": "servertune.bench.scenarios.ssl_context:SslContext",
+    "sync-to-async": "servertune.bench.scenarios.sync_to_async:SyncToAsync",
+}

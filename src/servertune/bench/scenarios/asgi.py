@@ -24,14 +24,14 @@ the excess must go somewhere). Repeats are interleaved.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 
-__all__ = ["CONFIGS", "plot", "run"]
+__all__ = ["CONFIGS", "AsgiServers", "AsgiSizes"]
 
 #: The app's mix: awaits uniform(0, AWAIT_MS) ms, then blocks its loop BLOCK_MS ms.
 AWAIT_MS = 200.0
@@ -42,12 +42,8 @@ OVERLOAD_FACTOR = 4.0
 UNLOADED_FACTOR = 0.1
 #: A client gives up on a request after this long (counted as a timeout).
 CLIENT_TIMEOUT_S = 5.0
-#: Seconds per load phase (full, quick) and of warm-up after each start.
-FULL_SECONDS = {"unloaded": 5.0, "normal": 8.0, "overload": 8.0}
-QUICK_SECONDS = {"unloaded": 1.0, "normal": 1.0, "overload": 1.0}
+#: Seconds of warm-up after each start (full runs).
 WARMUP_SECONDS = 1.0
-#: House rule: at least 3 interleaved repeats for a full run.
-MIN_REPEATS = 3
 #: Targets (issue 14): admitted p99 under overload within 2 x the unloaded p99; throughput at
 #: normal load within the noise of the best default (the run-to-run spread on a shared machine).
 MAX_OVERLOAD_P99_RATIO = 2.0
@@ -75,10 +71,20 @@ class _Config:
     per_worker: bool = False
 
 
+@dataclass(frozen=True)
+class AsgiSizes:
+    """Seconds of each load (unloaded, normal, overload) and interleaved repeats."""
+
+    unloaded_s: float
+    normal_s: float
+    overload_s: float
+    repeats: int
+
+
 def _configs(base: Any, stack: Any, cores: int) -> list[_Config]:
     """Every configuration on fresh ports; defaults get nginx from a plan with no admission."""
-    from servertune.bench.servers import place, plan_for
-    from servertune.sizing import Forced
+    from servertune.bench.harness.deployments import place
+    from servertune.sizing import Forced, plan_for
 
     naive_workers = 2 * cores + 1
     placed = place(base, stack, naive_workers)
@@ -137,128 +143,125 @@ def normal_connections(plan: Any) -> int:
     return max(1, round(float(plan.asgi_capacity_rps) * held_s(plan.workload)))
 
 
-def _phase_rows(
-    deployment: Any, plan: Any, seconds: dict[str, float], name: str
-) -> dict[str, dict[str, Any]]:
-    from servertune.bench.load import run_closed_loop
-    from servertune.bench.open_loop import run_open_loop
+class AsgiServers(BaseScenario[AsgiSizes]):
+    """servertune's ASGI layouts and the defaults, each at unloaded, normal and overload."""
 
-    capacity = plan.asgi_capacity_rps
-    rows: dict[str, dict[str, Any]] = {}
-    unloaded = run_open_loop(
-        deployment.url, rate=capacity * UNLOADED_FACTOR, duration_s=seconds["unloaded"],
-        timeout_s=CLIENT_TIMEOUT_S,
-    )  # fmt: skip
-    rows["unloaded"] = {"config": name, "load": "unloaded", **unloaded.metrics()}
-    connections = normal_connections(plan)
-    normal = run_closed_loop(deployment.url, connections=connections, duration_s=seconds["normal"])
-    rows["normal"] = {
-        "config": name, "load": "normal", "concurrency": connections, **normal.metrics(),
-        "distribution": [list(p) for p in normal.distribution],
-    }  # fmt: skip
-    overload = run_open_loop(
-        deployment.url, rate=capacity * OVERLOAD_FACTOR, duration_s=seconds["overload"],
-        timeout_s=CLIENT_TIMEOUT_S,
-    )  # fmt: skip
-    rows["overload"] = {"config": name, "load": "overload", **overload.metrics()}
-    return rows
+    name = "asgi"
+    sizes = QuickFull(
+        quick=AsgiSizes(unloaded_s=1.0, normal_s=1.0, overload_s=1.0, repeats=1),
+        full=AsgiSizes(unloaded_s=5.0, normal_s=8.0, overload_s=8.0, repeats=3),
+    )
+    has_plot = True
 
+    def setup(self, run: Run[AsgiSizes]) -> None:
+        from servertune.bench.apps import install
+        from servertune.machine import Machine
+        from servertune.workload import Workload
 
-def run(options: BenchOptions) -> Report:
-    """Every configuration, interleaved over repeats, at unloaded, normal and overload."""
-    from servertune.bench.apps import install
-    from servertune.bench.load import find_wrk, run_closed_loop
-    from servertune.bench.progress import Progress
-    from servertune.bench.servers import Stack, deploy_asgi
-    from servertune.bench.stats import median_run
-    from servertune.bench.versions import dist_version
-    from servertune.machine import Machine
-    from servertune.workload import Workload
+        self.cores = Machine.read().cores
+        self.env = {
+            "SERVERTUNE_BENCH_AWAIT_MS": f"{AWAIT_MS:g}",
+            "SERVERTUNE_BENCH_BLOCK_MS": f"{BLOCK_MS:g}",
+        }
+        service_ms = AWAIT_MS / 2 + BLOCK_MS
+        self.workload = Workload(
+            cores=self.cores, interface="asgi", service_time_ms=service_ms,
+            cpu_fraction=BLOCK_MS / service_ms, app=install("asgi_mix", run.stack.dir),
+        )  # fmt: skip
+        self.plan: Any = None
 
-    cores = Machine.read().cores
-    seconds = QUICK_SECONDS if options.quick else FULL_SECONDS
-    repeats = 1 if options.quick else max(MIN_REPEATS, options.repeat)
-    env = {
-        "SERVERTUNE_BENCH_AWAIT_MS": f"{AWAIT_MS:g}",
-        "SERVERTUNE_BENCH_BLOCK_MS": f"{BLOCK_MS:g}",
-    }
-    service_ms = AWAIT_MS / 2 + BLOCK_MS
-    progress = Progress(repeats * len(CONFIGS), enabled=options.progress)
-    raw: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    started = time.perf_counter()
-    stack = Stack("asgi")
-    plan: Any = None
-    try:
-        with stack:
-            app = install("asgi_mix", stack.dir)
-            base = Workload(
-                cores=cores, interface="asgi", service_time_ms=service_ms,
-                cpu_fraction=BLOCK_MS / service_ms, app=app,
-            )  # fmt: skip
-            for repeat in range(repeats):
-                configs = _configs(base, stack, cores)
-                plan = configs[0].plan
-                for config in configs:
-                    progress.show(f"{config.name}, run {repeat + 1}/{repeats}")
-                    deployment = deploy_asgi(
-                        stack, f"{config.name}-{repeat}", config.plan, config.server,  # type: ignore[arg-type]
-                        argv=config.argv, per_worker=config.per_worker, env=env,
-                    )  # fmt: skip
-                    try:
-                        if not options.quick:
-                            run_closed_loop(
-                                deployment.url, connections=4, duration_s=WARMUP_SECONDS
-                            )
-                        rows = _phase_rows(deployment, plan, seconds, config.name)
-                    finally:
-                        deployment.stop(stack)
-                    for load, measured in rows.items():
-                        raw.setdefault((config.name, load), []).append(measured)
-                    over = rows["overload"]
-                    progress.advance(
-                        f"{config.name}: normal {rows['normal']['rps']:.0f} req/s; overload "
-                        f"{over['rps']:.0f} req/s admitted, p99 {over['p99_ms'] or 0:.0f} ms, "
-                        f"{over['refused_503']} x 503, {over['timeouts']} timeouts"
-                    )
-    finally:
-        progress.close()
+    def configs(self, run: Run[AsgiSizes]) -> tuple[str, ...]:
+        return CONFIGS
 
-    runs = [
-        median_run(raw[(name, load)])
-        for name in CONFIGS
-        for load in ("unloaded", "normal", "overload")
-    ]
-    report = Report(scenario="asgi", runs=runs, ceiling_rps=round(plan.asgi_capacity_rps, 1))
-    report.versions = {
-        dist: dist_version(dist)
-        for dist in ("servertune", "uvicorn", "uvicorn-worker", "gunicorn", "granian")
-    }
-    report.versions["load"] = "wrk" if find_wrk() else "builtin"
+    def levels(self, run: Run[AsgiSizes], config: str) -> tuple[Level, ...]:
+        from servertune.sizing import make_plan
 
-    def row(name: str, load: str) -> dict[str, Any]:
-        return next(r for r in runs if r["config"] == name and r["load"] == load)
-
-    for name in CONFIGS:
-        unloaded_p99 = row(name, "unloaded")["p99_ms"]
-        over = row(name, "overload")
-        over["p99_over_unloaded"] = (
-            round(over["p99_ms"] / unloaded_p99, 3) if over["p99_ms"] and unloaded_p99 else None
+        plan = make_plan(self.workload)
+        return (
+            Level(role="unloaded"),
+            Level(normal_connections(plan), role="normal"),
+            Level(role="overload"),
         )
-    best_default = max(row(name, "normal")["rps"] for name in DEFAULTS)
-    for name in CONFIGS:
-        if name.startswith("servertune"):
+
+    def start(self, run: Run[AsgiSizes], config: str) -> Any:
+        from servertune.bench.harness.deployments import deploy_asgi
+        from servertune.bench.harness.load import run_closed_loop
+
+        chosen = next(c for c in _configs(self.workload, run.stack, self.cores) if c.name == config)
+        self.plan = self.plan or next(
+            c.plan for c in _configs(self.workload, run.stack, self.cores) if c.name == OURS
+        )
+        deployment = deploy_asgi(
+            run.stack, f"{config}-{run.repeat}", chosen.plan, chosen.server,  # type: ignore[arg-type]
+            argv=chosen.argv, per_worker=chosen.per_worker, env=self.env,
+        )  # fmt: skip
+        if not run.options.quick:
+            run_closed_loop(deployment.url, connections=4, duration_s=WARMUP_SECONDS)
+        return deployment
+
+    def measure(
+        self, run: Run[AsgiSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        from servertune.bench.harness.load import run_closed_loop
+        from servertune.bench.harness.open_loop import run_open_loop
+
+        capacity = float(self.plan.asgi_capacity_rps)
+        if level.role == "normal":
+            assert level.concurrency is not None
+            normal = run_closed_loop(
+                served.url, connections=level.concurrency, duration_s=run.size.normal_s
+            )
+            return {
+                "config": config, "load": "normal", "concurrency": level.concurrency,
+                **normal.metrics(), "distribution": [list(p) for p in normal.distribution],
+            }  # fmt: skip
+        factor, seconds = (
+            (UNLOADED_FACTOR, run.size.unloaded_s)
+            if level.role == "unloaded"
+            else (OVERLOAD_FACTOR, run.size.overload_s)
+        )
+        result = run_open_loop(
+            served.url, rate=capacity * factor, duration_s=seconds, timeout_s=CLIENT_TIMEOUT_S
+        )
+        return {"config": config, "load": level.role, **result.metrics()}
+
+    def summarize(self, run: Run[AsgiSizes], results: Results) -> Report:
+        from servertune.bench.harness.versions import dist_version
+        from servertune.bench.harness.wrk import find_wrk
+
+        levels = self.levels(run, OURS)
+        runs = [results.median(name, level) for name in CONFIGS for level in levels]
+        plan = self.plan
+        report = Report(scenario="asgi", runs=runs, ceiling_rps=round(plan.asgi_capacity_rps, 1))
+        report.versions = {
+            dist: dist_version(dist)
+            for dist in ("servertune", "uvicorn", "uvicorn-worker", "gunicorn", "granian")
+        }
+        report.versions["load"] = "wrk" if find_wrk() else "builtin"
+
+        def row(name: str, load: str) -> dict[str, Any]:
+            return next(r for r in runs if r["config"] == name and r["load"] == load)
+
+        for name in CONFIGS:
+            unloaded_p99 = row(name, "unloaded")["p99_ms"]
+            over = row(name, "overload")
+            over["p99_over_unloaded"] = (
+                round(over["p99_ms"] / unloaded_p99, 3) if over["p99_ms"] and unloaded_p99 else None
+            )
+        best_default = max(row(name, "normal")["rps"] for name in DEFAULTS)
+        ours = [name for name in CONFIGS if name.startswith("servertune")]
+        for name in ours:
             report.ratios[f"{name} normal req/s / best default"] = round(
                 row(name, "normal")["rps"] / best_default, 3
             )
-    for name in CONFIGS:
-        report.ratios[f"{name} overload p99 / unloaded p99"] = row(name, "overload")[
-            "p99_over_unloaded"
-        ] or float("nan")
-    report.ratios["per-worker / shared uvicorn normal req/s"] = round(
-        row("servertune-uvicorn-per-worker", "normal")["rps"] / row(OURS, "normal")["rps"], 3
-    )
-    for name in CONFIGS:
-        if name.startswith("servertune"):
+        for name in CONFIGS:
+            report.ratios[f"{name} overload p99 / unloaded p99"] = row(name, "overload")[
+                "p99_over_unloaded"
+            ] or float("nan")
+        report.ratios["per-worker / shared uvicorn normal req/s"] = round(
+            row("servertune-uvicorn-per-worker", "normal")["rps"] / row(OURS, "normal")["rps"], 3
+        )
+        for name in ours:
             report.targets.append(
                 Target(
                     f"{name}: overload p99 of admitted / unloaded p99",
@@ -267,46 +270,45 @@ def run(options: BenchOptions) -> Report:
                     MAX_OVERLOAD_P99_RATIO,
                 )
             )
-    report.targets.append(
-        Target(
-            f"{OURS}: normal req/s / best default's",
-            report.ratios[f"{OURS} normal req/s / best default"],
-            ">=",
-            1 - THROUGHPUT_NOISE,
+        for name in ours:
+            report.targets.append(
+                Target(
+                    f"{name}: normal req/s / best default's",
+                    report.ratios[f"{name} normal req/s / best default"],
+                    ">=",
+                    1 - THROUGHPUT_NOISE,
+                )
+            )
+        report.notes = [
+            (
+                f"{self.cores} cores; the app awaits uniform(0, {AWAIT_MS:g}) ms then blocks its "
+                f"loop {BLOCK_MS:g} ms; plan: {plan.processes} processes, capacity "
+                f"{plan.asgi_capacity_rps:.0f} req/s, nginx admits {plan.admission_limit}"
+            ),
+            (
+                f"unloaded: open loop at {UNLOADED_FACTOR:g} x capacity; normal: wrk with "
+                f"{normal_connections(plan)} connections (Little's law at capacity); overload: "
+                f"open loop at {OVERLOAD_FACTOR:g} x capacity; clients time out after "
+                f"{CLIENT_TIMEOUT_S:g} s; {run.size.overload_s:g} s per load"
+            ),
+            (
+                "overload latencies are of admitted (2xx) requests, timed from their scheduled "
+                "send (open loop); refused_503 and timeouts count the rest"
+            ),
+            f"medians of {run.repeats} interleaved run(s)",
+        ]
+        return report
+
+    def plot(self, report: Report, path: Path) -> None:
+        """Latency by percentile at normal load and of admitted requests under overload."""
+        from servertune.bench.harness.plotting import plot_distributions
+
+        plot_distributions(
+            report,
+            path,
+            panel_key="load",
+            panel_title=lambda load: (
+                f"{load} load" + (" (admitted only)" if load == "overload" else "")
+            ),
+            select=lambda run: run["load"] in ("normal", "overload"),
         )
-    )
-    report.notes = [
-        (
-            f"{cores} cores; the app awaits uniform(0, {AWAIT_MS:g}) ms then blocks its loop "
-            f"{BLOCK_MS:g} ms; plan: {plan.processes} processes, capacity "
-            f"{plan.asgi_capacity_rps:.0f} req/s, nginx admits {plan.admission_limit}"
-        ),
-        (
-            f"unloaded: open loop at {UNLOADED_FACTOR:g} x capacity; normal: wrk with "
-            f"{normal_connections(plan)} connections (Little's law at capacity); "
-            f"overload: open loop at {OVERLOAD_FACTOR:g} x capacity; clients time out after "
-            f"{CLIENT_TIMEOUT_S:g} s; {seconds['overload']:g} s per load"
-        ),
-        (
-            "overload latencies are of admitted (2xx) requests, timed from their scheduled send "
-            "(open loop); refused_503 and timeouts count the rest"
-        ),
-        f"medians of {repeats} interleaved run(s); took {time.perf_counter() - started:.0f} s",
-    ]
-    report.servers = stack.record()
-    return report
-
-
-def plot(report: Report, path: Path) -> None:
-    """Latency by percentile at normal load and of admitted requests under overload."""
-    from servertune.bench.plotting import plot_distributions
-
-    plot_distributions(
-        report,
-        path,
-        panel_key="load",
-        panel_title=lambda load: (
-            f"{load} load" + (" (admitted only)" if load == "overload" else "")
-        ),
-        select=lambda run: run["load"] in ("normal", "overload"),
-    )

@@ -1,16 +1,20 @@
-"""uWSGI layouts under seed 000's half-GIL app: per-worker sockets + least_conn vs shared socket.
+"""uWSGI layouts for a half-GIL app: per-worker sockets + least_conn vs a shared socket (+ thunder-lock).
 
-Seed 000 (../shared/seeds/000): a request is 5 x (sleep 10 ms + about 10 ms of Python CPU), so it
-holds the GIL half the time and one process saturates its core with 2 threads. Four layouts with
-the same number of request slots (processes x threads = servertune's plan) serve it behind the
-same generated nginx:
+A request is 5 x (sleep 10 ms + about 10 ms of Python CPU), so it holds the GIL half the time
+and one process saturates its core with 2 threads (the uWSGI/nginx article in
+docs/references.md measured this shape). Five layouts with the same number of request slots
+(processes x threads = servertune's plan) serve it behind the same generated nginx:
 
 * `threads-only`: one process with every slot as a thread (GIL-bound to one core);
 * `processes-only`: one single-threaded process per slot, all on one shared socket;
 * `shared-socket`: servertune's processes x threads, but every worker accepts from one socket;
+* `thunder-lock`: the same shared socket with uWSGI's `thunder-lock = true` (workers take turns
+  in accept()), the fix usually tried for a shared socket;
 * `servertune`: exactly `servertune gen uwsgi` + `servertune gen nginx` (one socket per worker,
   nginx `least_conn` + `zone`).
 
+Baselines are plans derived by the same rules with the changed number forced (its reason says
+"forced by the benchmark: ..."), rendered by the same targets (`render_uwsgi(plan, "shared")`).
 Each runs at concurrency = cores and 2 x cores (full runs add 4 x cores) with wrk (or the
 built-in client). The CPU ceiling is measured, not assumed: cores / the app's CPU-seconds per
 request, read from /proc for the uWSGI process group during the same run, so a throughput's
@@ -23,16 +27,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.targets.layout import Layout
 
-__all__ = ["CONFIGS", "plot", "run"]
+__all__ = ["CONFIGS", "Balance", "BalanceSizes"]
 
-#: The seed's request: 100 ms of wall time, half of it holding the GIL.
+#: The request's shape: 100 ms of wall time, half of it holding the GIL.
 SERVICE_TIME_MS = 100.0
 CPU_FRACTION = 0.5
-#: CPU per round the app is calibrated to (seed 000: fib(25) took about 10 ms).
+#: CPU per round the app is calibrated to (the article used fib(25), about 10 ms).
 CPU_ROUND_S = 0.010
 #: Issue #3 targets for servertune's plan at 2 x cores connections.
 TARGET_CEILING_FRACTION = 0.90
@@ -45,24 +51,25 @@ P99_MARGIN = 0.10
 
 #: Other work above this many cores during a measurement gets a note in the report.
 NOISY_OTHER_CORES = 0.25
-
-#: Seconds of load per measurement, and of warm-up after each start (the app imports lazily).
-FULL_SECONDS = 6.0
-QUICK_SECONDS = 1.0
+#: Seconds of warm-up load after each start in full runs (the app imports lazily).
 WARMUP_SECONDS = 1.0
-#: Load levels as multiples of the core count.
-FULL_LEVELS = (1, 2, 4)
-QUICK_LEVELS = (2,)
 
-CONFIGS = ("threads-only", "processes-only", "shared-socket", "servertune")
+#: Table order; servertune's own layout is last, the shared-socket layouts it is compared with
+#: are the two before it.
+CONFIGS = ("threads-only", "processes-only", "shared-socket", "thunder-lock", "servertune")
+#: The layouts servertune's per-worker sockets are compared with in ratios and verdicts.
+SHARED = ("shared-socket", "thunder-lock")
+#: servertune's 1-connection run: the single-request latency p99s are compared with.
+SINGLE = "single-request"
 
 
 @dataclass(frozen=True)
-class _Config:
-    name: str
-    plan: Any  # servertune.sizing.Plan, imported lazily
-    uwsgi_ini: str
-    layout: Literal["per-worker", "shared"]
+class BalanceSizes:
+    """Seconds of load per measurement, load levels as multiples of the cores, repeats."""
+
+    seconds: float
+    levels: tuple[int, ...]
+    repeats: int
 
 
 def calibrate_loops(target_s: float = CPU_ROUND_S, probe: int = 200_000) -> int:
@@ -77,180 +84,190 @@ def calibrate_loops(target_s: float = CPU_ROUND_S, probe: int = 200_000) -> int:
     return max(1000, round(probe * target_s / max(best, 1e-6)))
 
 
-def _drop_map_socket(ini: str) -> str:
-    """uwsgi.ini with its one socket shared by every worker: the map-socket line removed."""
-    lines = ini.splitlines(keepends=True)
-    kept = [line for line in lines if not line.startswith("map-socket")]
-    if len(lines) - len(kept) != 1:
-        raise ValueError("expected exactly one map-socket line for a one-socket plan")
-    return "".join(kept)
+class Balance(BaseScenario[BalanceSizes]):
+    """The five layouts at cores, 2 x cores (and 4 x cores) connections; servertune's targets."""
 
-
-def _configs(plan: Any) -> list[_Config]:
-    """The four layouts, each with servertune's slot count; servertune's is `gen`'s output."""
-    from servertune.render import render_uwsgi
-
-    slots = plan.processes * plan.threads
-    one = (plan.shared_socket,)
-    threads_only = plan.model_copy(
-        update={"processes": 1, "threads": slots, "sockets": plan.sockets[:1]}
+    name = "balance"
+    sizes = QuickFull(
+        quick=BalanceSizes(seconds=1.0, levels=(2,), repeats=1),
+        full=BalanceSizes(seconds=6.0, levels=(1, 2, 4), repeats=1),
     )
-    processes_only = plan.model_copy(update={"processes": slots, "threads": 1, "sockets": one})
-    shared = plan.model_copy(update={"sockets": one})
-    return [
-        _Config("threads-only", threads_only, render_uwsgi(threads_only), "per-worker"),
-        _Config(
-            "processes-only",
-            processes_only,
-            _drop_map_socket(render_uwsgi(processes_only)),
-            "shared",
-        ),
-        _Config("shared-socket", shared, _drop_map_socket(render_uwsgi(shared)), "shared"),
-        _Config("servertune", plan, render_uwsgi(plan), "per-worker"),
-    ]
+    has_plot = True
 
+    def setup(self, run: Run[BalanceSizes]) -> None:
+        """Calibrate the CPU rounds, install the app, and derive servertune's plan once."""
+        from servertune.bench.apps import install
+        from servertune.bench.harness.wrk import find_wrk
+        from servertune.machine import Machine
+        from servertune.sizing import plan_for
+        from servertune.workload import Workload
 
-def run(options: BenchOptions) -> Report:
-    """Measure the four layouts at cores and 2 x cores connections; check servertune's targets."""
-    from servertune.bench.apps import install
-    from servertune.bench.load import find_wrk, run_closed_loop
-    from servertune.bench.progress import Progress
-    from servertune.bench.servers import Stack, deploy_uwsgi, place, plan_for
-    from servertune.bench.stats import median, median_run
-    from servertune.machine import Machine
-    from servertune.workload import Workload
+        self.cores = Machine.read().cores
+        self.level_counts = [m * self.cores for m in run.size.levels]
+        self.tool = "wrk" if find_wrk() else "builtin"
+        self.loops = calibrate_loops()
+        self.env = {"SERVERTUNE_BENCH_CPU_LOOPS": str(self.loops)}
+        app = install("balance", run.stack.dir)
+        self.workload = Workload(
+            cores=self.cores, service_time_ms=SERVICE_TIME_MS, cpu_fraction=CPU_FRACTION, app=app
+        )
+        self.plan = plan_for(self.workload)
 
-    cores = Machine.read().cores
-    levels = [m * cores for m in (QUICK_LEVELS if options.quick else FULL_LEVELS)]
-    seconds = QUICK_SECONDS if options.quick else FULL_SECONDS
-    repeats = 1 if options.quick else options.repeat
-    tool = "wrk" if find_wrk() else "builtin"
-    loops = calibrate_loops()
-    env = {"SERVERTUNE_BENCH_CPU_LOOPS": str(loops)}
-    progress = Progress(repeats * (1 + len(CONFIGS) * len(levels)), enabled=options.progress)
+    def configs(self, run: Run[BalanceSizes]) -> tuple[str, ...]:
+        """Every layout, servertune's last."""
+        return CONFIGS
 
-    raw: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    baselines: list[dict[str, Any]] = []
-    stack = Stack("balance")
-    try:
-        with stack:
-            app = install("balance", stack.dir)
-            base = Workload(
-                cores=cores, service_time_ms=SERVICE_TIME_MS, cpu_fraction=CPU_FRACTION, app=app
+    def levels(self, run: Run[BalanceSizes], config: str) -> list[Level]:
+        """servertune also runs at one connection: the single-request latency."""
+        levels = [Level(n) for n in self.level_counts]
+        return [Level(1, SINGLE), *levels] if config == "servertune" else levels
+
+    def config_plan(self, workload: Any, config: str) -> tuple[Any, Layout, bool]:
+        """The plan a config serves with: servertune's, or one with numbers forced, and how it
+        is rendered. Every layout keeps servertune's processes x threads request slots."""
+        from servertune.sizing import Forced, plan_for
+
+        ours = plan_for(workload)
+        slots = ours.processes * ours.threads
+        shared = Forced((ours.shared_socket,), "forced by the benchmark: shared socket")
+        forced: dict[str, Forced] = {
+            "threads-only": {
+                "processes": Forced(1, "forced by the benchmark: one process, slots as threads"),
+                "threads": Forced(slots, "forced by the benchmark: every slot as a thread"),
+            },
+            "processes-only": {
+                "processes": Forced(slots, "forced by the benchmark: a process per slot"),
+                "threads": Forced(1, "forced by the benchmark: single-threaded processes"),
+                "sockets": shared,
+            },
+            "shared-socket": {"sockets": shared},
+            "thunder-lock": {"sockets": shared},
+        }.get(config, {})
+        layout: Layout = "shared" if config in ("processes-only", *SHARED) else "per-worker"
+        plan = plan_for(workload, forced=forced) if forced else ours
+        return plan, layout, config == "thunder-lock"
+
+    def start(self, run: Run[BalanceSizes], config: str) -> Any:
+        """Deploy the layout on fresh ports (and warm it up on full runs)."""
+        from servertune.bench.harness.deployments import deploy_uwsgi, place
+        from servertune.bench.harness.load import run_closed_loop
+
+        slots = self.plan.processes * self.plan.threads
+        plan, layout, thunder_lock = self.config_plan(
+            place(self.workload, run.stack, slots), config
+        )
+        deployment = deploy_uwsgi(
+            run.stack, f"{config}-{run.repeat}", plan,
+            layout=layout, thunder_lock=thunder_lock, env=self.env,
+        )  # fmt: skip
+        if not run.options.quick:
+            run_closed_loop(
+                deployment.url, connections=max(self.level_counts), duration_s=WARMUP_SECONDS
             )
-            # Repeats are interleaved (every config once, then again) so a noisy minute on a
-            # shared machine hits all configs alike instead of one.
-            for repeat in range(repeats):
-                configs = _configs(plan_for(place(base, stack, cores * 4)))
-                for config in configs:
-                    deployment = deploy_uwsgi(
-                        stack, f"{config.name}-{repeat}", config.plan,
-                        layout=config.layout, uwsgi_ini=config.uwsgi_ini, env=env,
-                    )  # fmt: skip
-                    try:
-                        if not options.quick:
-                            run_closed_loop(
-                                deployment.url, connections=max(levels), duration_s=WARMUP_SECONDS
-                            )
-                        if config.name == "servertune":
-                            progress.show("servertune, 1 connection (single-request latency)")
-                            baselines.append(_measure(deployment, 1, seconds, config.name, cores))
-                            progress.advance()
-                        for level in levels:
-                            progress.show(f"{config.name}, {level} connections, run {repeat + 1}")
-                            row = _measure(deployment, level, seconds, config.name, cores)
-                            raw.setdefault((config.name, level), []).append(row)
-                            progress.advance(
-                                f"{config.name}, {level} connections: {row['rps']:.1f} req/s, "
-                                f"p99 {row['p99_ms']:.0f} ms"
-                            )
-                    finally:
-                        deployment.stop(stack)
-                plan = configs[-1].plan
-    finally:
-        progress.close()
+        return deployment
 
-    single = median_run(baselines)
-    runs = [single | {"role": "single-request"}]
-    for name in CONFIGS:
-        for level in levels:
-            row = median_run(raw[(name, level)])
-            row["p99_over_single"] = round(row["p99_ms"] / single["p50_ms"], 3)
-            runs.append(row)
-    top = max(level for level in levels if level <= 2 * cores)
-    ceiling = median(s["ceiling_rps"] for s in raw[("servertune", top)])
-    c1_ceiling = cores / (single["app_cpu_ms_per_req"] / 1000)
+    def measure(
+        self, run: Run[BalanceSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """One load run: the issue's metrics, CPU used, and this run's own CPU ceiling."""
+        from servertune.bench.harness.load import run_closed_loop
+        from servertune.bench.harness.stats import CpuWatch
 
-    report = Report(scenario="balance", runs=runs, ceiling_rps=round(ceiling, 2))
-    report.versions = _versions(tool)
-    ours = _row(runs, "servertune", top)
-    report.targets = [
-        Target(f"servertune req/s / CPU ceiling at {top} connections",
-               ours["ceiling_fraction"], ">=", TARGET_CEILING_FRACTION),
-        Target(f"servertune p99 / single-request latency at {top} connections",
-               ours["p99_over_single"], "<=", TARGET_P99_OVER_SINGLE),
-    ]  # fmt: skip
-    for level in levels:
-        shared = _row(runs, "shared-socket", level)
-        mine = _row(runs, "servertune", level)
-        report.ratios[f"servertune/shared-socket req/s at c={level}"] = round(
-            mine["rps"] / shared["rps"], 3
+        assert level.concurrency is not None
+        app_before = served.app_cpu_seconds()
+        with CpuWatch(served.cpu_seconds) as watch:
+            result = run_closed_loop(
+                served.url, connections=level.concurrency, duration_s=run.size.seconds
+            )
+        app_cpu = served.app_cpu_seconds() - app_before
+        per_request = app_cpu / max(1, result.requests)
+        ceiling = self.cores / per_request if per_request > 0 else float("inf")
+        row: dict[str, Any] = {"config": config, "concurrency": level.concurrency}
+        if level.role:
+            row["role"] = level.role
+        return row | {
+            **result.metrics(),
+            "cpu_s": round(watch.server_seconds, 3),
+            "app_cpu_ms_per_req": round(per_request * 1000, 2),
+            "ceiling_rps": round(ceiling, 2),
+            "ceiling_fraction": round(result.rps / ceiling, 3),
+            "other_cpu_cores": round(watch.other_cores, 2),
+            "distribution": [list(point) for point in result.distribution],
+        }
+
+    def summarize(self, run: Run[BalanceSizes], results: Results) -> Report:
+        """Medians, ratios against both shared-socket layouts, targets and verdicts."""
+        from servertune.bench.harness.stats import median
+        from servertune.bench.harness.versions import tool_versions
+
+        cores, levels, plan = self.cores, self.level_counts, self.plan
+        single = results.median("servertune", Level(1, SINGLE))
+        runs = [single]
+        for name in CONFIGS:
+            for level in levels:
+                row = results.median(name, Level(level))
+                row["p99_over_single"] = round(row["p99_ms"] / single["p50_ms"], 3)
+                runs.append(row)
+        top = max(level for level in levels if level <= 2 * cores)
+        ceiling = median(s["ceiling_rps"] for s in results.rows("servertune", Level(top)))
+        c1_ceiling = cores / (single["app_cpu_ms_per_req"] / 1000)
+
+        report = Report(scenario=self.name, runs=runs, ceiling_rps=round(ceiling, 2))
+        report.versions = tool_versions(["uwsgi", "nginx", self.tool])
+        ours = _row(runs, "servertune", top)
+        report.targets = [
+            Target(f"servertune req/s / CPU ceiling at {top} connections",
+                   ours["ceiling_fraction"], ">=", TARGET_CEILING_FRACTION),
+            Target(f"servertune p99 / single-request latency at {top} connections",
+                   ours["p99_over_single"], "<=", TARGET_P99_OVER_SINGLE),
+        ]  # fmt: skip
+        for other in SHARED:
+            for level in levels:
+                theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
+                report.ratios[f"servertune/{other} req/s at c={level}"] = round(
+                    mine["rps"] / theirs["rps"], 3
+                )
+                report.ratios[f"{other}/servertune p99 at c={level}"] = round(
+                    theirs["p99_ms"] / mine["p99_ms"], 3
+                )
+        report.notes = [
+            (
+                f"{cores} cores. CPU ceiling of a run = {cores} cores / the app's CPU-seconds per "
+                f"request measured from /proc in that same run; servertune at {top} connections: "
+                f"{ceiling:.1f} req/s (the plan's model: {plan.ceiling_rps:.1f})"
+            ),
+            _single_ceiling_note(c1_ceiling, ceiling, single["app_cpu_ms_per_req"]),
+            f"single-request latency (p50 at 1 connection): {single['p50_ms']:.1f} ms",
+            (
+                f"load by {self.tool}; {run.size.seconds:g} s per measurement; medians of "
+                f"{run.repeats} interleaved run(s); CPU round calibrated to {self.loops} loops "
+                f"(~{CPU_ROUND_S * 1000:g} ms)"
+            ),
+            (
+                f"every layout has {plan.processes * plan.threads} request slots "
+                f"(servertune: {plan.processes} processes x {plan.threads} threads)"
+            ),
+            *(note for other in SHARED for note in _where_it_shows(runs, levels, other)),
+        ]
+        busiest = max(float(s["other_cpu_cores"]) for s in results.all_rows())
+        if busiest > NOISY_OTHER_CORES:
+            report.notes.append(
+                f"other work on this machine used up to {busiest:.2f} cores during a measurement "
+                "(other_cpu_cores in each run): those numbers are noisy"
+            )
+        return report
+
+    def plot(self, report: Report, path: Path) -> None:
+        """Latency distributions (percentile vs ms), one panel per load level."""
+        from servertune.bench.harness.plotting import plot_distributions
+
+        plot_distributions(
+            report,
+            path,
+            panel_key="concurrency",
+            panel_title=lambda value: f"{value} connections",
+            select=lambda run: "role" not in run,
         )
-        report.ratios[f"shared-socket/servertune p99 at c={level}"] = round(
-            shared["p99_ms"] / mine["p99_ms"], 3
-        )
-    report.notes = [
-        (
-            f"{cores} cores. CPU ceiling of a run = {cores} cores / the app's CPU-seconds per "
-            f"request measured from /proc in that same run; servertune at {top} connections: "
-            f"{ceiling:.1f} req/s (the plan's model: {plan.ceiling_rps:.1f})"
-        ),
-        _single_ceiling_note(c1_ceiling, ceiling, single["app_cpu_ms_per_req"]),
-        f"single-request latency (p50 at 1 connection): {single['p50_ms']:.1f} ms",
-        (
-            f"load by {tool}; {seconds:g} s per measurement; medians of {repeats} run(s); "
-            f"CPU round calibrated to {loops} loops (~{CPU_ROUND_S * 1000:g} ms)"
-        ),
-        (
-            f"every layout has {plan.processes * plan.threads} request slots "
-            f"(servertune: {plan.processes} processes x {plan.threads} threads)"
-        ),
-        *_where_it_shows(runs, levels),
-    ]
-    busiest = max(float(s["other_cpu_cores"]) for rows in raw.values() for s in rows)
-    if busiest > NOISY_OTHER_CORES:
-        report.notes.append(
-            f"other work on this machine used up to {busiest:.2f} cores during a measurement "
-            "(other_cpu_cores in each run): those numbers are noisy"
-        )
-    report.servers = stack.record()
-    return report
-
-
-def _measure(
-    deployment: Any, connections: int, seconds: float, name: str, cores: int
-) -> dict[str, Any]:
-    """One load run: the issue's metrics, CPU used, and this run's own CPU ceiling."""
-    from servertune.bench.load import run_closed_loop
-    from servertune.bench.stats import CpuWatch
-
-    app_before = deployment.app_cpu_seconds()
-    with CpuWatch(deployment.cpu_seconds) as watch:
-        result = run_closed_loop(deployment.url, connections=connections, duration_s=seconds)
-    app_cpu = deployment.app_cpu_seconds() - app_before
-    per_request = app_cpu / max(1, result.requests)
-    ceiling = cores / per_request if per_request > 0 else float("inf")
-    return {
-        "config": name,
-        "concurrency": connections,
-        **result.metrics(),
-        "cpu_s": round(watch.server_seconds, 3),
-        "app_cpu_ms_per_req": round(per_request * 1000, 2),
-        "ceiling_rps": round(ceiling, 2),
-        "ceiling_fraction": round(result.rps / ceiling, 3),
-        "other_cpu_cores": round(watch.other_cores, 2),
-        "distribution": [list(point) for point in result.distribution],
-    }
 
 
 def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:
@@ -260,27 +277,29 @@ def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:
     raise KeyError((config, level))
 
 
-def _where_it_shows(runs: list[dict[str, Any]], levels: list[int]) -> list[str]:
-    """Say, from the numbers, at which load levels the shared socket costs something."""
+def _where_it_shows(
+    runs: list[dict[str, Any]], levels: list[int], other: str = "shared-socket"
+) -> list[str]:
+    """Say, from the numbers, at which load levels the `other` layout costs something."""
     notes = []
     for level in levels:
-        shared, mine = _row(runs, "shared-socket", level), _row(runs, "servertune", level)
-        rps_gain = mine["rps"] / shared["rps"] - 1
-        p99_gain = shared["p99_ms"] / mine["p99_ms"] - 1
+        theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
+        rps_gain = mine["rps"] / theirs["rps"] - 1
+        p99_gain = theirs["p99_ms"] / mine["p99_ms"] - 1
         # A penalty must show in one measure without the other going the opposite way.
         better = rps_gain > RPS_MARGIN or p99_gain > P99_MARGIN
         worse = rps_gain < -RPS_MARGIN or p99_gain < -P99_MARGIN
         if better and worse:
             verdict = "mixed: one measure favours each layout"
         elif better:
-            verdict = "the shared-socket penalty shows"
+            verdict = f"the {other} penalty shows"
         elif worse:
-            verdict = "the shared socket does better here"
+            verdict = f"{other} does better here"
         else:
             verdict = "no clear difference (within noise margins)"
         notes.append(
-            f"c={level}: {verdict} (servertune {mine['rps']:.1f} vs {shared['rps']:.1f} req/s, "
-            f"p99 {mine['p99_ms']:.0f} vs {shared['p99_ms']:.0f} ms)"
+            f"c={level}: {verdict} (servertune {mine['rps']:.1f} vs {other} "
+            f"{theirs['rps']:.1f} req/s, p99 {mine['p99_ms']:.0f} vs {theirs['p99_ms']:.0f} ms)"
         )
     return notes
 
@@ -297,23 +316,4 @@ def _single_ceiling_note(c1_ceiling: float, ceiling: float, cpu_ms: float) -> st
         f"the ceiling from the 1-connection run would be {c1_ceiling:.1f} req/s "
         f"({cpu_ms:.1f} ms of app CPU per request, against {ceiling:.1f} req/s under load): "
         f"{effect}; not used, because a run's own ceiling cancels this machine's drift"
-    )
-
-
-def _versions(tool: str) -> dict[str, str]:
-    from servertune.bench.versions import tool_versions
-
-    return tool_versions(["uwsgi", "nginx", tool])
-
-
-def plot(report: Report, path: Path) -> None:
-    """Latency distributions (percentile vs ms), one panel per load level."""
-    from servertune.bench.plotting import plot_distributions
-
-    plot_distributions(
-        report,
-        path,
-        panel_key="concurrency",
-        panel_title=lambda value: f"{value} connections",
-        select=lambda run: "role" not in run,
     )

@@ -8,19 +8,29 @@ loads BaseModel, the least any Pydantic-validated CLI must import.
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 
-__all__ = ["run"]
+__all__ = ["ColdStart", "ColdStartSizes"]
 
-#: Fresh interpreters per command: enough for a stable median on a shared 2-core machine.
-RUNS = 30
-QUICK_RUNS = 3
 TARGET_RATIO = 1.25
+
+
+@dataclass(frozen=True)
+class ColdStartSizes:
+    """Fresh interpreters per command (each one a repeat)."""
+
+    repeats: int
+
+
+#: 30 runs give a stable median on a shared 2-core machine.
+SIZES = QuickFull(quick=ColdStartSizes(repeats=3), full=ColdStartSizes(repeats=30))
 
 COMMANDS = {
     "import pydantic, jinja2, typer": [sys.executable, "-c", "import pydantic, jinja2, typer"],
@@ -47,37 +57,52 @@ def _time(argv: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def run(options: BenchOptions) -> Report:
+class ColdStart(BaseScenario[ColdStartSizes]):
     """Time each command in alternation and compare medians."""
-    runs = QUICK_RUNS if options.quick else RUNS * options.repeat
-    samples: dict[str, list[float]] = {name: [] for name in COMMANDS}
-    for argv in COMMANDS.values():  # warm the page cache once, untimed
-        _time(argv)
-    for i in range(runs):
-        for name, argv in COMMANDS.items():
-            samples[name].append(_time(argv))
-        if options.progress:
-            print(f"\rcold-start {i + 1}/{runs}", end="", file=sys.stderr, flush=True)
-    if options.progress:
-        print(file=sys.stderr)
-    medians = {name: statistics.median(values) for name, values in samples.items()}
-    rows = [
-        {
-            "config": name,
-            "runs": len(samples[name]),
-            "median_ms": medians[name] * 1000,
-            "min_ms": min(samples[name]) * 1000,
-            "max_ms": max(samples[name]) * 1000,
-        }
-        for name in COMMANDS
-    ]
-    base, fair, ours = (medians[name] for name in COMMANDS)
-    ratio = ours / base
-    return Report(
-        scenario="cold-start",
-        runs=rows,
-        ratios={"gen / import pydantic, jinja2, typer": ratio, "gen / + BaseModel": ours / fair},
-        targets=[Target("cold start vs imports", ratio, "<=", TARGET_RATIO)],
-        notes=[f"{runs} alternating runs per command; medians compared"],
-        versions={"python": sys.version.split()[0]},
-    )
+
+    name = "cold-start"
+    sizes = SIZES
+
+    def setup(self, run: Run[ColdStartSizes]) -> None:
+        """Warm the page cache once per command, untimed."""
+        for argv in COMMANDS.values():
+            _time(argv)
+
+    def configs(self, run: Run[ColdStartSizes]) -> list[str]:
+        """The two import baselines, then servertune's command."""
+        return list(COMMANDS)
+
+    def measure(
+        self, run: Run[ColdStartSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """One fresh interpreter running the command to its end."""
+        return {"config": config, "seconds": _time(COMMANDS[config])}
+
+    def summarize(self, run: Run[ColdStartSizes], results: Results) -> Report:
+        """Medians, min and max per command; ratios to both baselines; the target."""
+        medians = {name: results.median_of(name, "seconds") for name in COMMANDS}
+        rows = []
+        for name in COMMANDS:
+            seconds = [row["seconds"] for row in results.rows(name)]
+            rows.append(
+                {
+                    "config": name,
+                    "runs": len(seconds),
+                    "median_ms": medians[name] * 1000,
+                    "min_ms": min(seconds) * 1000,
+                    "max_ms": max(seconds) * 1000,
+                }
+            )
+        base, fair, ours = (medians[name] for name in COMMANDS)
+        ratio = ours / base
+        return Report(
+            scenario=self.name,
+            runs=rows,
+            ratios={
+                "gen / import pydantic, jinja2, typer": ratio,
+                "gen / + BaseModel": ours / fair,
+            },
+            targets=[Target("cold start vs imports", ratio, "<=", TARGET_RATIO)],
+            notes=[f"{run.repeats} alternating runs per command; medians compared"],
+            versions={"python": sys.version.split()[0]},
+        )

@@ -12,25 +12,19 @@ per core, reporting req/s, p99 and the peak thread count of the granian process 
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 
-__all__ = ["CONFIGS", "plot", "run"]
+__all__ = ["CONFIGS", "GranianSizes", "GranianThreads"]
 
 #: Seed 000's request: 100 ms, half of it holding the GIL.
 SERVICE_TIME_MS = 100.0
 CPU_FRACTION = 0.5
-#: Connections per core (full, quick).
-FULL_LEVELS = (2, 8)
-QUICK_LEVELS = (8,)
-FULL_SECONDS = 6.0
-QUICK_SECONDS = 1.0
 WARMUP_SECONDS = 1.0
-MIN_REPEATS = 3
 #: More threads than needed must not buy throughput: servertune's req/s within this of the best.
 THROUGHPUT_NOISE = 0.10
 #: How often the group's thread count is sampled.
@@ -46,6 +40,15 @@ class _Config:
     argv: list[str] | None = None
 
 
+@dataclass(frozen=True)
+class GranianSizes:
+    """Connections per core, seconds per level, interleaved repeats."""
+
+    per_core: tuple[int, ...]
+    seconds: float
+    repeats: int
+
+
 class _ThreadPeak:
     """Samples the summed `Threads:` of a process group's members; `peak` is the largest sum."""
 
@@ -56,7 +59,7 @@ class _ThreadPeak:
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
-        from servertune.bench.stats import group_members
+        from servertune.bench.harness.stats import group_members
 
         while not self._stop.is_set():
             total = 0
@@ -82,8 +85,8 @@ class _ThreadPeak:
 def _configs(base: Any, stack: Any) -> list[_Config]:
     import sys
 
-    from servertune.bench.servers import place, plan_for
-    from servertune.sizing import Forced
+    from servertune.bench.harness.deployments import place
+    from servertune.sizing import Forced, plan_for
 
     placed = place(base, stack, 1)
     ours = plan_for(placed)
@@ -108,108 +111,115 @@ def _configs(base: Any, stack: Any) -> list[_Config]:
     ]
 
 
-def run(options: BenchOptions) -> Report:
-    """Each pool size, interleaved over repeats, at each connection level."""
-    from servertune.bench.apps import install
-    from servertune.bench.load import find_wrk, run_closed_loop
-    from servertune.bench.progress import Progress
-    from servertune.bench.scenarios.balance import calibrate_loops
-    from servertune.bench.servers import Stack, deploy_asgi
-    from servertune.bench.stats import median_run
-    from servertune.bench.versions import dist_version
-    from servertune.machine import Machine
-    from servertune.workload import Workload
+class GranianThreads(BaseScenario[GranianSizes]):
+    """granian WSGI with the plan's blocking threads, 4 x as many, and granian's default pool."""
 
-    cores = Machine.read().cores
-    levels = [n * cores for n in (QUICK_LEVELS if options.quick else FULL_LEVELS)]
-    seconds = QUICK_SECONDS if options.quick else FULL_SECONDS
-    repeats = 1 if options.quick else max(MIN_REPEATS, options.repeat)
-    env = {"SERVERTUNE_BENCH_CPU_LOOPS": str(calibrate_loops())}
-    progress = Progress(repeats * len(CONFIGS), enabled=options.progress)
-    raw: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    stack = Stack("granian-threads")
-    threads: dict[str, int] = {}
-    started = time.perf_counter()
-    try:
-        with stack:
-            app = install("balance", stack.dir)
-            base = Workload(
-                cores=cores, service_time_ms=SERVICE_TIME_MS, cpu_fraction=CPU_FRACTION, app=app
+    name = "granian-threads"
+    sizes = QuickFull(
+        quick=GranianSizes(per_core=(8,), seconds=1.0, repeats=1),
+        full=GranianSizes(per_core=(2, 8), seconds=6.0, repeats=3),
+    )
+    has_plot = True
+
+    def setup(self, run: Run[GranianSizes]) -> None:
+        from servertune.bench.apps import install
+        from servertune.bench.scenarios.balance import calibrate_loops
+        from servertune.machine import Machine
+        from servertune.workload import Workload
+
+        self.cores = Machine.read().cores
+        self.env = {"SERVERTUNE_BENCH_CPU_LOOPS": str(calibrate_loops())}
+        self.workload = Workload(
+            cores=self.cores, service_time_ms=SERVICE_TIME_MS, cpu_fraction=CPU_FRACTION,
+            app=install("balance", run.stack.dir),
+        )  # fmt: skip
+        self.threads: dict[str, int] = {}
+
+    def configs(self, run: Run[GranianSizes]) -> tuple[str, ...]:
+        return CONFIGS
+
+    def levels(self, run: Run[GranianSizes], config: str) -> tuple[Level, ...]:
+        return tuple(Level(n * self.cores) for n in run.size.per_core)
+
+    def start(self, run: Run[GranianSizes], config: str) -> Any:
+        from servertune.bench.harness.deployments import deploy_asgi
+        from servertune.bench.harness.load import run_closed_loop
+
+        chosen = next(c for c in _configs(self.workload, run.stack) if c.name == config)
+        self.threads[config] = chosen.plan.granian_blocking_threads
+        deployment = deploy_asgi(
+            run.stack, f"{config}-{run.repeat}", chosen.plan, "granian",
+            argv=chosen.argv, env=self.env,
+        )  # fmt: skip
+        if not run.options.quick:
+            top = max(run.size.per_core) * self.cores
+            run_closed_loop(deployment.url, connections=top, duration_s=WARMUP_SECONDS)
+        return deployment
+
+    def measure(
+        self, run: Run[GranianSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        from servertune.bench.harness.load import run_closed_loop
+
+        assert level.concurrency is not None
+        with _ThreadPeak(served.app_servers[0].pgid) as peak:
+            result = run_closed_loop(
+                served.url, connections=level.concurrency, duration_s=run.size.seconds
             )
-            for repeat in range(repeats):
-                for config in _configs(base, stack):
-                    threads[config.name] = config.plan.granian_blocking_threads
-                    progress.show(f"{config.name}, run {repeat + 1}/{repeats}")
-                    deployment = deploy_asgi(
-                        stack, f"{config.name}-{repeat}", config.plan, "granian",
-                        argv=config.argv, env=env,
-                    )  # fmt: skip
-                    try:
-                        if not options.quick:
-                            run_closed_loop(
-                                deployment.url, connections=max(levels), duration_s=WARMUP_SECONDS
-                            )
-                        for level in levels:
-                            with _ThreadPeak(deployment.app_servers[0].pgid) as peak:
-                                result = run_closed_loop(
-                                    deployment.url, connections=level, duration_s=seconds
-                                )
-                            raw.setdefault((config.name, level), []).append(
-                                {"config": config.name, "concurrency": level,
-                                 **result.metrics(), "peak_threads": peak.peak,
-                                 "distribution": [list(p) for p in result.distribution]}
-                            )  # fmt: skip
-                    finally:
-                        deployment.stop(stack)
-                    progress.advance(f"{config.name}: done")
-    finally:
-        progress.close()
+        return {
+            "config": config, "concurrency": level.concurrency, **result.metrics(),
+            "peak_threads": peak.peak, "distribution": [list(p) for p in result.distribution],
+        }  # fmt: skip
 
-    runs = [median_run(raw[(name, level)]) for name in CONFIGS for level in levels]
-    report = Report(scenario="granian-threads", runs=runs)
-    report.versions = {d: dist_version(d) for d in ("servertune", "granian")}
-    report.versions["load"] = "wrk" if find_wrk() else "builtin"
-    top = max(levels)
+    def summarize(self, run: Run[GranianSizes], results: Results) -> Report:
+        from servertune.bench.harness.versions import dist_version
+        from servertune.bench.harness.wrk import find_wrk
 
-    def at(name: str) -> dict[str, Any]:
-        return next(r for r in runs if r["config"] == name and r["concurrency"] == top)
+        levels = self.levels(run, CONFIGS[0])
+        runs = [results.median(name, level) for name in CONFIGS for level in levels]
+        report = Report(scenario="granian-threads", runs=runs)
+        report.versions = {d: dist_version(d) for d in ("servertune", "granian")}
+        report.versions["load"] = "wrk" if find_wrk() else "builtin"
+        top = max(level.concurrency or 0 for level in levels)
 
-    best = max(at(name)["rps"] for name in CONFIGS)
-    for name in CONFIGS[1:]:
-        report.ratios[f"{name}/servertune req/s at c={top}"] = round(
-            at(name)["rps"] / at("servertune")["rps"], 3
+        def at(name: str) -> dict[str, Any]:
+            return next(r for r in runs if r["config"] == name and r["concurrency"] == top)
+
+        best = max(at(name)["rps"] for name in CONFIGS)
+        for name in CONFIGS[1:]:
+            report.ratios[f"{name}/servertune req/s at c={top}"] = round(
+                at(name)["rps"] / at("servertune")["rps"], 3
+            )
+            report.ratios[f"{name}/servertune p99 at c={top}"] = round(
+                at(name)["p99_ms"] / at("servertune")["p99_ms"], 3
+            )
+        report.targets.append(
+            Target(
+                f"servertune req/s / the best pool's at c={top}",
+                at("servertune")["rps"] / best,
+                ">=",
+                1 - THROUGHPUT_NOISE,
+            )
         )
-        report.ratios[f"{name}/servertune p99 at c={top}"] = round(
-            at(name)["p99_ms"] / at("servertune")["p99_ms"], 3
+        report.notes = [
+            (
+                f"{self.cores} cores; half-GIL app (5 x (10 ms sleep + ~10 ms CPU)); blocking "
+                f"threads per worker: servertune {self.threads.get('servertune')}, threads-x4 "
+                f"{self.threads.get('threads-x4')}, granian-default unset (backpressure / 2)"
+            ),
+            (
+                f"wrk closed loop at {', '.join(str(lv.concurrency) for lv in levels)} "
+                f"connections, {run.size.seconds:g} s each; medians of {run.repeats} "
+                "interleaved run(s)"
+            ),
+            "peak_threads: all threads of the granian process group (workers, runtime, pool)",
+        ]
+        return report
+
+    def plot(self, report: Report, path: Path) -> None:
+        """Latency by percentile per connection level."""
+        from servertune.bench.harness.plotting import plot_distributions
+
+        plot_distributions(
+            report, path, panel_key="concurrency", panel_title=lambda c: f"{c} connections"
         )
-    report.targets.append(
-        Target(
-            f"servertune req/s / the best pool's at c={top}",
-            at("servertune")["rps"] / best,
-            ">=",
-            1 - THROUGHPUT_NOISE,
-        )
-    )
-    report.notes = [
-        (
-            f"{cores} cores; half-GIL app (5 x (10 ms sleep + ~10 ms CPU)); blocking threads per "
-            f"worker: servertune {threads['servertune']}, threads-x4 {threads['threads-x4']}, "
-            "granian-default unset (backpressure / 2)"
-        ),
-        (
-            f"wrk closed loop at {', '.join(map(str, levels))} connections, {seconds:g} s each; "
-            f"medians of {repeats} interleaved run(s); took {time.perf_counter() - started:.0f} s"
-        ),
-        "peak_threads: all threads of the granian process group (workers, runtime, pool)",
-    ]
-    report.servers = stack.record()
-    return report
-
-
-def plot(report: Report, path: Path) -> None:
-    """Latency by percentile per connection level."""
-    from servertune.bench.plotting import plot_distributions
-
-    plot_distributions(
-        report, path, panel_key="concurrency", panel_title=lambda c: f"{c} connections"
-    )

@@ -1,13 +1,13 @@
 """Method caches: hit/miss cost and memory of cached_method vs functools, methodtools, cachetools.
 
-Seed 000: `functools.cache` on a method keys on `self`, so short-lived instances never hit and
+`functools.cache` on a method keys on `self`, so short-lived instances never hit and
 every instance stays alive. This scenario times, in one process and one run, a cache hit and a
 cache miss through each way of caching a method, next to `functools.lru_cache` on a plain
 function (the floor), and counts what N created-and-dropped instances leave behind:
 
 * `lru_cache-function`: `@lru_cache` on a module-level function (reference, not a method);
 * `lru_cache-method`: `@lru_cache` straight on a method, the leaky pattern ruff B019 flags;
-* `init-pattern`: seed 000's fix, `self.f = lru_cache(self._f)` in `__init__`;
+* `init-pattern`: the usual fix, `self.f = lru_cache(self._f)` in `__init__`;
 * `methodtools`: `@methodtools.lru_cache()`;
 * `cachetools`: `@cachetools.cachedmethod(lambda self: self._cache)`, a cache per instance
   (no lock, as its docs' example; a lock would add to its cost);
@@ -22,29 +22,37 @@ repeats. No server is started.
 from __future__ import annotations
 
 import gc
-import statistics
 import time
 import timeit
 import tracemalloc
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
-from servertune.bench.versions import dist_version
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.versions import dist_version
 
-__all__ = ["run"]
+__all__ = ["MethodCache", "MethodCacheSizes"]
 
-#: Calls per timing sample. Large enough that a sample takes ~10 ms (timer noise is negligible),
-#: small enough that seven interleaved samples of seven variants stay under a minute.
-CALLS_FULL = 200_000
-CALLS_QUICK = 10_000
-#: Interleaved samples per variant: the median of these is reported (house rule: >= 3 runs).
-REPEATS_FULL = 7
-REPEATS_QUICK = 3
-#: Instances created, called once and dropped in the memory pass.
-INSTANCES_FULL = 20_000
-INSTANCES_QUICK = 2_000
+
+@dataclass(frozen=True)
+class MethodCacheSizes:
+    """Calls per timing sample, interleaved samples per variant, instances in the memory pass."""
+
+    calls: int
+    repeats: int
+    instances: int
+
+
+#: calls: a sample takes ~10 ms (timer noise is negligible) yet seven interleaved samples of
+#: seven variants stay under a minute; repeats: the median of these is reported (house rule:
+#: >= 3 runs); instances: created, called once and dropped in the memory pass.
+SIZES = QuickFull(
+    quick=MethodCacheSizes(calls=10_000, repeats=3, instances=2_000),
+    full=MethodCacheSizes(calls=200_000, repeats=7, instances=20_000),
+)
 #: Entries each timing cache holds: functools.lru_cache's default.
 MAXSIZE = 128
 #: "Several times faster": the helper's hit must beat methodtools' and cachetools' by this factor.
@@ -161,106 +169,121 @@ def _memory(made: Any, instances: int) -> tuple[float, int, int]:
     return kib, alive_refcount, alive_gc
 
 
-def run(options: BenchOptions) -> Report:
+class MethodCache(BaseScenario[MethodCacheSizes]):
     """Time hits and misses of every variant, interleaved, then measure N dropped instances."""
-    calls = CALLS_QUICK if options.quick else CALLS_FULL
-    repeats = REPEATS_QUICK if options.quick else max(REPEATS_FULL, options.repeat)
-    instances = INSTANCES_QUICK if options.quick else INSTANCES_FULL
-    timing = _classes(MAXSIZE)
-    names = list(timing)
-    targets: dict[str, Any] = {n: _call_target(n, made) for n, made in timing.items()}
-    hits: dict[str, list[float]] = {n: [] for n in names}
-    misses: dict[str, list[float]] = {n: [] for n in names}
-    start = time.perf_counter()
-    for repeat in range(repeats):
-        for name in names:
-            obj = targets[name]
-            call: Callable[[int], int] = obj if name == REFERENCE else obj.f
-            call(42)  # warm: the first call is a miss
-            spaces = {"o": obj, "f": obj} if name == REFERENCE else {"o": obj}
-            stmt = "f(42)" if name == REFERENCE else "o.f(42)"
-            hits[name].append(_time_ns(stmt, spaces, calls))
-            # Misses: each call a new argument (the LRU evicts as it goes). `next(n)` costs the
-            # same for every variant.
-            counter = iter(range(10**9 + repeat * calls, 10**9 + (repeat + 1) * calls))
-            miss_space = {**spaces, "n": counter}
-            miss_stmt = "f(next(n))" if name == REFERENCE else "o.f(next(n))"
-            misses[name].append(_time_ns(miss_stmt, miss_space, calls))
-        if options.progress:
-            print(f"  timing pass {repeat + 1}/{repeats} done", flush=True)
-    unbounded = _classes(None)
-    runs: list[dict[str, Any]] = []
-    reference_hit = statistics.median(hits[REFERENCE])
-    for name in names:
-        hit = statistics.median(hits[name])
-        row: dict[str, Any] = {
-            "config": name,
-            "hit_ns": round(hit, 1),
-            "miss_ns": round(statistics.median(misses[name]), 1),
-            "hit_x_function": round(hit / reference_hit, 2),
+
+    name = "method-cache"
+    sizes = SIZES
+
+    def setup(self, run: Run[MethodCacheSizes]) -> None:
+        """The timing classes (bounded caches), one instance each."""
+        self.started = time.perf_counter()
+        timing = _classes(MAXSIZE)
+        self.targets: dict[str, Any] = {n: _call_target(n, made) for n, made in timing.items()}
+
+    def configs(self, run: Run[MethodCacheSizes]) -> list[str]:
+        """Every variant, the plain-function reference first."""
+        return list(self.targets)
+
+    def measure(
+        self, run: Run[MethodCacheSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """One timing sample of a hit and of a miss (ns per call)."""
+        calls = run.size.calls
+        obj = self.targets[config]
+        call: Callable[[int], int] = obj if config == REFERENCE else obj.f
+        call(42)  # warm: the first call is a miss
+        spaces = {"o": obj, "f": obj} if config == REFERENCE else {"o": obj}
+        stmt = "f(42)" if config == REFERENCE else "o.f(42)"
+        hit = _time_ns(stmt, spaces, calls)
+        # Misses: each call a new argument (the LRU evicts as it goes). `next(n)` costs the
+        # same for every variant.
+        counter = iter(range(10**9 + run.repeat * calls, 10**9 + (run.repeat + 1) * calls))
+        miss_stmt = "f(next(n))" if config == REFERENCE else "o.f(next(n))"
+        miss = _time_ns(miss_stmt, {**spaces, "n": counter}, calls)
+        return {"config": config, "hit_ns": hit, "miss_ns": miss}
+
+    def summarize(self, run: Run[MethodCacheSizes], results: Results) -> Report:
+        """Median costs, then the memory pass (a count, not a timing), ratios and targets."""
+        instances = run.size.instances
+        unbounded = _classes(None)
+        runs: list[dict[str, Any]] = []
+        reference_hit = results.median_of(REFERENCE, "hit_ns")
+        for name in self.configs(run):
+            hit = results.median_of(name, "hit_ns")
+            row: dict[str, Any] = {
+                "config": name,
+                "hit_ns": round(hit, 1),
+                "miss_ns": round(results.median_of(name, "miss_ns"), 1),
+                "hit_x_function": round(hit / reference_hit, 2),
+            }
+            if name == REFERENCE:
+                row.update(
+                    {"instances": None, "kept_kib": None, "alive_no_gc": None, "alive": None}
+                )
+            else:
+                kib, alive_refcount, alive_gc = _memory(unbounded[name], instances)
+                row.update(
+                    {
+                        "instances": instances,
+                        "kept_kib": round(kib, 1),
+                        "alive_no_gc": alive_refcount,
+                        "alive": alive_gc,
+                    }
+                )
+            runs.append(row)
+        by_name = {row["config"]: row for row in runs}
+        ours = by_name[OURS]
+        ratios = {
+            "servertune hit / lru_cache-method hit": ours["hit_ns"] / by_name[LEAKY]["hit_ns"],
+            "methodtools hit / servertune hit": by_name["methodtools"]["hit_ns"] / ours["hit_ns"],
+            "cachetools hit / servertune hit": by_name["cachetools"]["hit_ns"] / ours["hit_ns"],
+            "servertune hit / lru_cache-function hit": ours["hit_x_function"],
         }
-        if name == REFERENCE:
-            row.update({"instances": None, "kept_kib": None, "alive_no_gc": None, "alive": None})
-        else:
-            kib, alive_refcount, alive_gc = _memory(unbounded[name], instances)
-            row.update(
-                {
-                    "instances": instances,
-                    "kept_kib": round(kib, 1),
-                    "alive_no_gc": alive_refcount,
-                    "alive": alive_gc,
-                }
-            )
-        runs.append(row)
-    by_name = {row["config"]: row for row in runs}
-    ours = by_name[OURS]
-    ratios = {
-        "servertune hit / lru_cache-method hit": ours["hit_ns"] / by_name[LEAKY]["hit_ns"],
-        "methodtools hit / servertune hit": by_name["methodtools"]["hit_ns"] / ours["hit_ns"],
-        "cachetools hit / servertune hit": by_name["cachetools"]["hit_ns"] / ours["hit_ns"],
-        "servertune hit / lru_cache-function hit": ours["hit_x_function"],
-    }
-    return Report(
-        scenario="method-cache",
-        runs=runs,
-        ratios={k: round(v, 3) for k, v in ratios.items()},
-        targets=[
-            Target(
-                "servertune hit <= lru_cache on a method",
-                ratios["servertune hit / lru_cache-method hit"],
-                "<=",
-                1.0,
-            ),
-            Target(
-                "methodtools hit / servertune hit",
-                ratios["methodtools hit / servertune hit"],
-                ">=",
-                SEVERAL,
-            ),
-            Target(
-                "cachetools hit / servertune hit",
-                ratios["cachetools hit / servertune hit"],
-                ">=",
-                SEVERAL,
-            ),
-            Target(
-                f"servertune instances alive after dropping {instances}",
-                float(ours["alive"]),
-                "==",
-                0.0,
-            ),
-        ],
-        notes=[
-            (
-                f"hit_ns/miss_ns: median of {repeats} interleaved samples of {calls} calls; "
-                f"caches of {MAXSIZE} entries; misses include LRU eviction"
-            ),
-            (
-                f"kept_kib/alive: {instances} instances created, called once and dropped, with "
-                "unbounded caches; alive_no_gc counts survivors before the cycle collector runs "
-                "(sampled 1 in 100)"
-            ),
-            f"took {time.perf_counter() - start:.1f} s",
-        ],
-        versions={dist: dist_version(dist) for dist in ("servertune", "methodtools", "cachetools")},
-    )
+        return Report(
+            scenario=self.name,
+            runs=runs,
+            ratios={k: round(v, 3) for k, v in ratios.items()},
+            targets=[
+                Target(
+                    "servertune hit <= lru_cache on a method",
+                    ratios["servertune hit / lru_cache-method hit"],
+                    "<=",
+                    1.0,
+                ),
+                Target(
+                    "methodtools hit / servertune hit",
+                    ratios["methodtools hit / servertune hit"],
+                    ">=",
+                    SEVERAL,
+                ),
+                Target(
+                    "cachetools hit / servertune hit",
+                    ratios["cachetools hit / servertune hit"],
+                    ">=",
+                    SEVERAL,
+                ),
+                Target(
+                    f"servertune instances alive after dropping {instances}",
+                    float(ours["alive"]),
+                    "==",
+                    0.0,
+                ),
+            ],
+            notes=[
+                (
+                    f"hit_ns/miss_ns: median of {run.repeats} interleaved samples of "
+                    f"{run.size.calls} calls; caches of {MAXSIZE} entries; misses include LRU "
+                    "eviction"
+                ),
+                (
+                    f"kept_kib/alive: {instances} instances created, called once and dropped, with "
+                    "unbounded caches; alive_no_gc counts survivors before the cycle collector "
+                    "runs (sampled 1 in 100)"
+                ),
+                f"took {time.perf_counter() - self.started:.1f} s",
+            ],
+            versions={
+                dist: dist_version(dist) for dist in ("servertune", "methodtools", "cachetools")
+            },
+        )

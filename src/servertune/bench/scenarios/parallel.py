@@ -1,4 +1,4 @@
-"""Seed 002: one task 10 times under a loop, asyncio, threads, processes and sub-interpreters.
+"""One task 10 times under a loop, asyncio, threads, processes and sub-interpreters.
 
 Three tasks: a CPU-bound `fib`, a `sleep`, and a `fetch` from a local HTTP server that answers
 after a delay (the network and a remote service, as a client sees them). Each (task, model)
@@ -6,7 +6,7 @@ runs in a fresh worker process under the measured interpreter (`--python python3
 every task's start and end; the report gives each model's wall time as a ratio to the plain
 loop and draws the waterfalls (text here, PNG with `--plot`).
 
-What the seed found, and the targets below check: threads and asyncio cut waiting (sleep,
+What the parallelism article (docs/references.md) found, and the targets below check: threads and asyncio cut waiting (sleep,
 fetch) to about 1/10 but do nothing for CPU work under the GIL; processes and sub-interpreters
 (3.12+, each with its own GIL) run CPU work on every core, sub-interpreters without the
 start-up cost of a process.
@@ -14,39 +14,37 @@ start-up cost of a process.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import os
 import re
-import select
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchInputError, BenchOptions, Report, Target
+from servertune.bench.harness.report import BenchInputError, Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.stats import median
 
 __all__ = [
     "MODELS",
     "TASKS",
     "InterpreterNotFoundError",
+    "Parallel",
     "ParallelReport",
     "Sizes",
     "find_python",
-    "plot",
-    "run",
     "worker_path",
 ]
 
-#: The execution models, in the seed's order; "loop" is the baseline of every ratio.
+#: The execution models, in the article's order; "loop" is the baseline of every ratio.
 MODELS = ("loop", "asyncio", "threads", "processes", "subinterpreters")
 TASKS = ("fib", "sleep", "fetch")
-#: Tasks per run: the seed's concurrency of 10.
+#: Tasks per run: the article's concurrency of 10.
 COUNT = 10
 #: A worker that takes longer than this is killed and its column reported as failed.
 WORKER_TIMEOUT_S = 120.0
@@ -54,7 +52,7 @@ WORKER_TIMEOUT_S = 120.0
 #: 1/cores (CPU tasks): start-up, scheduling and the shared 2-core CI box all cost something.
 WAIT_RATIO_MAX = 0.25
 CPU_RATIO_SLACK = 0.25
-#: Threads must not speed fib up: under the GIL their ratio stays near 1 (seed 002).
+#: Threads must not speed fib up: under the GIL their ratio stays near 1.
 GIL_RATIO_MIN = 0.8
 
 
@@ -66,13 +64,16 @@ class Sizes:
     sleep_s: float
     fetch_delay_ms: float
     fetch_body_kb: int
+    repeats: int = 1
 
 
 #: fib(30) takes ~0.1 s on CPython 3.11-3.13 here: long enough that a process's start-up
 #: (~10 ms) is small beside it. The sleep and fetch delays are typical remote-call latencies.
-FULL = Sizes(fib_n=30, sleep_s=0.2, fetch_delay_ms=100.0, fetch_body_kb=64)
 #: --quick: a smoke run of a few seconds in all.
-QUICK = Sizes(fib_n=20, sleep_s=0.02, fetch_delay_ms=20.0, fetch_body_kb=4)
+SIZES = QuickFull(
+    quick=Sizes(fib_n=20, sleep_s=0.02, fetch_delay_ms=20.0, fetch_body_kb=4),
+    full=Sizes(fib_n=30, sleep_s=0.2, fetch_delay_ms=100.0, fetch_body_kb=64),
+)
 
 
 class InterpreterNotFoundError(BenchInputError):
@@ -81,7 +82,7 @@ class InterpreterNotFoundError(BenchInputError):
 
 def worker_path() -> Path:
     """The self-contained worker script shipped in the package."""
-    return Path(__file__).resolve().parent.parent / "_parallel_worker.py"
+    return Path(__file__).resolve().parent.parent / "apps" / "parallel_worker.py"
 
 
 def _runs(python: str) -> bool:
@@ -127,76 +128,23 @@ def _version_key(path: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else -1 for p in re.split(r"[.]", name))
 
 
-def _stop(proc: subprocess.Popen[Any], sweep: bool = False) -> None:
-    """Stop a worker and its process group (it leads one: start_new_session=True).
+def _run_worker(stack: Any, python: str, args: list[str]) -> dict[str, Any]:
+    """One worker run on the stack (its group is reaped whatever happens); its JSON line, or
+    `{"failed": why}` when it timed out, crashed or exited non-zero."""
+    from servertune.bench.harness.supervision import ServerError
 
-    With `sweep`, also kill what is left of the group after the worker itself has exited:
-    only after a failure can a forked child outlive it, and while one does the kernel keeps
-    the group id reserved, so the signal reaches no one else.
-    """
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    if sweep:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def _fetch_server(python: str, sizes: Sizes) -> Any:
-    """The local HTTP server the fetch task calls: a process of its own on 127.0.0.1:<free>."""
-    # A separate process, so its threads never compete with the measured tasks for one GIL.
-    proc = subprocess.Popen(
-        [python, str(worker_path()), "serve", "--delay-ms", str(sizes.fetch_delay_ms),
-         "--body-kb", str(sizes.fetch_body_kb)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
     try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 20)
-        line = proc.stdout.readline() if ready else b""
-        if not line:
-            raise RuntimeError("the fetch server did not start")
-        yield int(json.loads(line)["port"])
-    finally:
-        if proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()  # the server's signal to stop
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
-        _stop(proc)
-        if proc.stdout is not None:
-            proc.stdout.close()
-
-
-def _run_worker(python: str, args: list[str]) -> dict[str, Any]:
-    proc = subprocess.Popen(
-        [python, str(worker_path()), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=WORKER_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _stop(proc, sweep=True)
+        done = stack.run("worker", [python, str(worker_path()), *args], timeout_s=WORKER_TIMEOUT_S)
+    except ServerError:
         return {"failed": f"timed out after {WORKER_TIMEOUT_S:g} s"}
-    except BaseException:  # Ctrl-C: leave nothing running
-        _stop(proc, sweep=True)
-        raise
-    if proc.returncode != 0:
-        _stop(proc, sweep=True)
-        if proc.returncode < 0:
-            why = f"the worker died of {signal.Signals(-proc.returncode).name}"
+    if done.returncode != 0:
+        if done.returncode < 0:
+            why = f"the worker died of {signal.Signals(-done.returncode).name}"
         else:
-            lines = err.decode(errors="replace").strip().splitlines()
-            why = lines[-1] if lines else f"exit {proc.returncode}"
+            lines = done.stderr.decode(errors="replace").strip().splitlines()
+            why = lines[-1] if lines else f"exit {done.returncode}"
         return {"failed": why}
-    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
     return result
 
 
@@ -205,7 +153,7 @@ class ParallelReport(Report):
 
     def table(self) -> str:
         """Runs, ratios and targets, then one waterfall per (task, model) on one scale per task."""
-        from servertune.bench.waterfall import text_waterfall
+        from servertune.bench.harness.waterfall import text_waterfall
 
         lines = [super().table()]
         for task, charts in _charts(self):
@@ -221,7 +169,7 @@ class ParallelReport(Report):
 
 def _charts(report: Report) -> list[tuple[str, list[Any]]]:
     """Per task, the median run's waterfall of each model (None where skipped)."""
-    from servertune.bench.waterfall import Waterfall
+    from servertune.bench.harness.waterfall import Waterfall
 
     rows = []
     for task in TASKS:
@@ -242,40 +190,71 @@ def _charts(report: Report) -> list[tuple[str, list[Any]]]:
     return rows
 
 
-def run(options: BenchOptions) -> Report:
-    """Every task under every model, `options.repeat` times interleaved; medians and ratios."""
-    python = find_python(options.python)
-    sizes = QUICK if options.quick else FULL
-    worker = str(worker_path())
-    probe = json.loads(
-        subprocess.run(
-            [python, worker, "probe"], capture_output=True, check=True, timeout=30
-        ).stdout
-    )
-    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    steps = options.repeat * len(TASKS) * len(MODELS)
-    done = 0
-    with _fetch_server(python, sizes) as port:
-        # Interleaved: a burst of load from elsewhere on the box spreads over every model
-        # instead of landing on one.
-        for _ in range(options.repeat):
-            for task in TASKS:
-                for model in MODELS:
-                    args = ["run", "--task", task, "--model", model, "--count", str(COUNT),
-                            "--fib-n", str(sizes.fib_n), "--sleep-s", str(sizes.sleep_s),
-                            "--port", str(port)]  # fmt: skip
-                    results.setdefault((task, model), []).append(_run_worker(python, args))
-                    done += 1
-                    if options.progress:
-                        print(f"\r{done}/{steps} {task:5} {model:15}", end="", file=sys.stderr)
-    if options.progress:
-        print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
-    return _report(results, options, sizes, probe)
+class Parallel(BaseScenario[Sizes]):
+    """Every task under every model, repeats interleaved; medians and ratios to the loop."""
+
+    name = "parallel"
+    sizes = SIZES
+    has_plot = True
+
+    def setup(self, run: Run[Sizes]) -> None:
+        """Find the interpreter, probe it, and start the fetch server on the run's stack."""
+        from servertune.bench.harness.ports import free_port
+
+        self.python = find_python(run.options.python)
+        probe = run.stack.run("probe", [self.python, str(worker_path()), "probe"], timeout_s=30)
+        if probe.returncode != 0:
+            raise InterpreterNotFoundError(f"--python: {self.python} cannot run the worker")
+        self.probe: dict[str, Any] = json.loads(probe.stdout)
+        # A separate process, so its threads never compete with the measured tasks for one GIL.
+        self.port = free_port()
+        size = run.size
+        run.stack.start(
+            "fetch-server",
+            "python",
+            [self.python, str(worker_path()), "serve", "--port", str(self.port),
+             "--delay-ms", str(size.fetch_delay_ms), "--body-kb", str(size.fetch_body_kb)],
+            ports=[self.port],
+        )  # fmt: skip
+
+    def configs(self, run: Run[Sizes]) -> list[str]:
+        """`task model` for every task and model, task by task."""
+        return [f"{task} {model}" for task in TASKS for model in MODELS]
+
+    def measure(self, run: Run[Sizes], config: str, served: Any, level: Level) -> dict[str, Any]:
+        """One worker process running the task COUNT times under the model."""
+        task, model = config.split(" ")
+        size = run.size
+        args = ["run", "--task", task, "--model", model, "--count", str(COUNT),
+                "--fib-n", str(size.fib_n), "--sleep-s", str(size.sleep_s),
+                "--port", str(self.port)]  # fmt: skip
+        return {"config": config, **_run_worker(run.stack, self.python, args)}
+
+    def summarize(self, run: Run[Sizes], results: Results) -> Report:
+        """Rows per task and model (the median run's waterfall), ratios, targets."""
+        by_pair = {
+            (task, model): results.rows(f"{task} {model}") for task in TASKS for model in MODELS
+        }
+        return _report(by_pair, run.repeats, run.size, self.probe)
+
+    def plot(self, report: Report, path: Path) -> None:
+        """A PNG grid of waterfalls: one row per task, one column per model."""
+        from servertune.bench.harness.waterfall import plot_waterfalls
+
+        python = report.machine.get("measured_python", report.machine.get("python", ""))
+        plot_waterfalls(
+            _charts(report),
+            MODELS,
+            path,
+            title=(
+                f"servertune bench parallel: {COUNT} tasks, Python {python}; xN = wall time / loop"
+            ),
+        )
 
 
 def _report(
     results: dict[tuple[str, str], list[dict[str, Any]]],
-    options: BenchOptions,
+    repeats: int,
     sizes: Sizes,
     probe: dict[str, Any],
 ) -> ParallelReport:
@@ -300,15 +279,15 @@ def _report(
                     notes.append(note)
                 continue
             walls = [a["wall_s"] for a in good]
-            median = statistics.median(walls)
-            chosen = min(good, key=lambda a: abs(a["wall_s"] - median))
+            middle = median(walls)
+            chosen = min(good, key=lambda a: abs(a["wall_s"] - middle))
             if model == "loop":
-                base = median
-            ratio = None if base is None else median / base
+                base = middle
+            ratio = None if base is None else middle / base
             run_: dict[str, Any] = {
                 "config": model,
                 "task": task,
-                "wall_s": round(median, 4),
+                "wall_s": round(middle, 4),
                 "ratio": None if ratio is None else round(ratio, 3),
                 "first_start_s": round(min(s for s, _ in chosen["spans"]), 4),
                 "runs": len(good),
@@ -323,7 +302,7 @@ def _report(
     notes.append(
         f"{COUNT} tasks per run; fib({sizes.fib_n}), sleep {sizes.sleep_s:g} s, fetch from "
         f"127.0.0.1 answering after {sizes.fetch_delay_ms:g} ms with {sizes.fetch_body_kb} KiB; "
-        f"median of {options.repeat} run(s); {cores} core(s) for this process"
+        f"median of {repeats} run(s); {cores} core(s) for this process"
     )
     notes.append(
         "asyncio runs fib with no await, so it is serial; sub-interpreters run one per thread, "
@@ -365,16 +344,3 @@ def _targets(ratios: dict[str, float], cores: int) -> list[Target]:
             if model == "processes" or key in ratios:
                 targets.append(Target(key, ratios.get(key), "<=", limit))
     return targets
-
-
-def plot(report: Report, path: Path) -> None:
-    """A PNG grid of waterfalls: one row per task, one column per model."""
-    from servertune.bench.waterfall import plot_waterfalls
-
-    python = report.machine.get("measured_python", report.machine.get("python", ""))
-    plot_waterfalls(
-        _charts(report),
-        MODELS,
-        path,
-        title=f"servertune bench parallel: {COUNT} tasks, Python {python}; xN = wall time / loop",
-    )

@@ -14,23 +14,30 @@ process.
 
 from __future__ import annotations
 
-import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
-from servertune.bench.versions import dist_version
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.stats import median
+from servertune.bench.harness.versions import dist_version
 
 CLIENTS = ("requests", "httpx", "urllib3")
+CONTEXTS = ("fresh", "shared")
 #: The issue's target for session creation with a shared context.
 MIN_CREATE_SPEEDUP = 10.0
-#: Timed repetitions per measurement (the median is reported).
-FULL_SAMPLES = 40
-QUICK_SAMPLES = 5
+
+
+@dataclass(frozen=True)
+class SslContextSizes:
+    """Timed repetitions per measurement (the median is reported), and repeats of those."""
+
+    samples: int
+    repeats: int = 1
 
 
 def _median_ms(action: Callable[[], None], samples: int) -> float:
@@ -39,7 +46,7 @@ def _median_ms(action: Callable[[], None], samples: int) -> float:
         start = time.perf_counter()
         action()
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return median(times) * 1000
 
 
 def _factories(bundle: Path, shared: Any) -> dict[tuple[str, str], Callable[[], Any]]:
@@ -85,83 +92,102 @@ def _close(client: Any) -> None:
     (getattr(client, "close", None) or client.clear)()
 
 
-def run(options: BenchOptions) -> Report:
+class SslContext(BaseScenario[SslContextSizes]):
     """Time session creation and first request per client, fresh vs shared context."""
-    import ssl
 
-    import certifi
+    name = "ssl-context"
+    sizes = QuickFull(quick=SslContextSizes(samples=5), full=SslContextSizes(samples=40))
 
-    from servertune.bench.loopback import KeepAliveServer
-    from servertune.bench.tls import make_test_pki
+    def setup(self, run: Run[SslContextSizes]) -> None:
+        """A throwaway PKI, the bundle both contexts load, and a loopback TLS server."""
+        import ssl
 
-    samples = QUICK_SAMPLES if options.quick else FULL_SAMPLES
-    rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="servertune-ssl-") as tmp:
-        pki = make_test_pki(Path(tmp))
-        bundle = Path(tmp) / "bundle.pem"
+        import certifi
+
+        from servertune.bench.harness.loopback import KeepAliveServer
+        from servertune.bench.harness.tls import make_test_pki
+
+        tmp = Path(run.enter(tempfile.TemporaryDirectory(prefix="servertune-ssl-")))
+        pki = make_test_pki(tmp)
+        bundle = tmp / "bundle.pem"
         bundle.write_text(Path(certifi.where()).read_text() + pki.ca.read_text())
         shared = ssl.create_default_context(cafile=str(bundle))
-        factories = _factories(bundle, shared)
-        with KeepAliveServer(5.0, tls=pki.server_context()) as server:
-            for client in CLIENTS:
-                for context in ("fresh", "shared"):
-                    make = factories[(client, context)]
-                    if options.progress:
-                        print(f"ssl-context: {client} {context}", file=sys.stderr)
+        self.factories = _factories(bundle, shared)
+        self.url = run.enter(KeepAliveServer(5.0, tls=pki.server_context())).url
 
-                    def first_request(make: Callable[[], Any] = make) -> None:
-                        c = make()
-                        try:
-                            _get(c, server.url)
-                        finally:
-                            _close(c)
+    def configs(self, run: Run[SslContextSizes]) -> list[str]:
+        """`client context` for every client and both contexts."""
+        return [f"{client} {context}" for client in CLIENTS for context in CONTEXTS]
 
-                    def create_once(make: Callable[[], Any] = make) -> None:
-                        _close(make())
+    def measure(
+        self, run: Run[SslContextSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """The median of `samples` creations, and of `samples` creations + first requests."""
+        client, context = config.split(" ")
+        make = self.factories[(client, context)]
+        url = self.url
 
-                    create = [_median_ms(create_once, samples) for _ in range(options.repeat)]
-                    first = [_median_ms(first_request, samples) for _ in range(options.repeat)]
-                    rows.append(
-                        {
-                            "config": f"{client} {context} context",
-                            "client": client,
-                            "context": context,
-                            "create_ms": round(statistics.median(create), 3),
-                            "first_request_ms": round(statistics.median(first), 3),
-                        }
-                    )
-    ratios: dict[str, float] = {}
-    for client in CLIENTS:
-        fresh_row, shared_row = (
-            next(r for r in rows if r["client"] == client and r["context"] == c)
-            for c in ("fresh", "shared")
-        )
-        ratios[f"{client} create fresh/shared"] = fresh_row["create_ms"] / shared_row["create_ms"]
-        ratios[f"{client} first request fresh/shared"] = (
-            fresh_row["first_request_ms"] / shared_row["first_request_ms"]
-        )
-    return Report(
-        scenario="ssl-context",
-        runs=rows,
-        ratios=ratios,
-        targets=[
-            Target(
-                "httpx session creation, fresh/shared context",
-                ratios["httpx create fresh/shared"],
-                ">=",
-                MIN_CREATE_SPEEDUP,
+        def first_request() -> None:
+            c = make()
+            try:
+                _get(c, url)
+            finally:
+                _close(c)
+
+        def create_once() -> None:
+            _close(make())
+
+        return {
+            "config": f"{client} {context} context",
+            "client": client,
+            "context": context,
+            "create_ms": _median_ms(create_once, run.size.samples),
+            "first_request_ms": _median_ms(first_request, run.size.samples),
+        }
+
+    def summarize(self, run: Run[SslContextSizes], results: Results) -> Report:
+        """Medians over the repeats, fresh/shared ratios per client, the httpx target."""
+        rows: list[dict[str, Any]] = []
+        for config in self.configs(run):
+            row = dict(results.rows(config)[0])
+            for key in ("create_ms", "first_request_ms"):
+                row[key] = round(results.median_of(config, key), 3)
+            rows.append(row)
+        ratios: dict[str, float] = {}
+        for client in CLIENTS:
+            fresh_row, shared_row = (
+                next(r for r in rows if r["client"] == client and r["context"] == c)
+                for c in CONTEXTS
             )
-        ],
-        notes=[
-            (
-                f"median of {samples} timings x {options.repeat} repeat(s); CA bundle: certifi + "
-                "a throwaway test CA; server: loopback TLS 1.3, ECDSA P-256"
-            ),
-            (
-                "create_ms: build the session (httpx builds its context here; requests and urllib3 "
-                "build one per new TLS connection, so their fresh cost shows in first_request_ms)"
-            ),
-            "niquests not measured: it takes no SSLContext and urllib3-future already caches one",
-        ],
-        versions={c: dist_version(c) for c in (*CLIENTS, "certifi")},
-    )
+            ratios[f"{client} create fresh/shared"] = (
+                fresh_row["create_ms"] / shared_row["create_ms"]
+            )
+            ratios[f"{client} first request fresh/shared"] = (
+                fresh_row["first_request_ms"] / shared_row["first_request_ms"]
+            )
+        return Report(
+            scenario=self.name,
+            runs=rows,
+            ratios=ratios,
+            targets=[
+                Target(
+                    "httpx session creation, fresh/shared context",
+                    ratios["httpx create fresh/shared"],
+                    ">=",
+                    MIN_CREATE_SPEEDUP,
+                )
+            ],
+            notes=[
+                (
+                    f"median of {run.size.samples} timings x {run.repeats} repeat(s); CA bundle: "
+                    "certifi + a throwaway test CA; server: loopback TLS 1.3, ECDSA P-256"
+                ),
+                (
+                    "create_ms: build the session (httpx builds its context here; requests and "
+                    "urllib3 build one per new TLS connection, so their fresh cost shows in "
+                    "first_request_ms)"
+                ),
+                "niquests not measured: it takes no SSLContext and urllib3-future already caches one",
+            ],
+            versions={c: dist_version(c) for c in (*CLIENTS, "certifi")},
+        )

@@ -1,6 +1,7 @@
 """sync_to_async under load: asgiref's three ways vs servertune's bounded pool vs native async.
 
-Seed 003, scaled: uvicorn serves a raw ASGI app (`servertune.bench.sync_app`) on 127.0.0.1, one
+The asgiref article's experiment (docs/references.md), scaled: uvicorn serves a raw ASGI app
+(`servertune.bench.apps.sync_app`) on 127.0.0.1, one
 process per variant; wrk keeps CONNECTIONS connections busy; every request blocks for
 uniform(0, 200) ms. Variants: native `asyncio.sleep`; asgiref's default (thread_sensitive=True:
 one thread); asgiref thread_sensitive=False (the loop's default pool, min(32, cpus + 4)); asgiref
@@ -15,30 +16,21 @@ and no more threads than native's plus the pool's bound.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from servertune.bench.load import run_wrk
-from servertune.bench.report import BenchOptions, Report, Target
-from servertune.bench.servers import LOOPBACK, ServerError, Stack, free_port
-from servertune.bench.versions import dist_version
+from servertune.bench.apps.sync_app import VARIANTS
+from servertune.bench.harness.ports import LOOPBACK
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 
-__all__ = ["run"]
+__all__ = ["SyncToAsync", "SyncToAsyncSizes", "uvicorn_argv", "variant_env"]
 
-#: Concurrent connections: seed 003's load, scaled to one machine (RESEARCH.md: ~200).
-CONNECTIONS = 200
-CONNECTIONS_QUICK = 40
-#: The blocking call waits uniform(0, MAX_BLOCK_MS) ms: seed 003's 0-2 s, scaled by 1/10.
+#: The blocking call waits uniform(0, MAX_BLOCK_MS) ms: the article's 0-2 s, scaled by 1/10.
 MAX_BLOCK_MS = 200
-#: Seconds of load per run. 10 s is ~20,000 requests for native async; quick is a smoke run.
-DURATION_S = 10
-DURATION_QUICK_S = 1
-#: Runs per variant (interleaved); the table shows medians. House rule: at least 3.
-MIN_REPEATS = 3
 #: wrk's per-request timeout: long enough to see asgiref's single thread's queue (20 s deep).
 WRK_TIMEOUT_S = 30
 #: Targets from issue 5.
@@ -49,18 +41,19 @@ THREAD_SAMPLE_S = 0.02
 #: wrk threads: two keep 200 connections busy without taking a core from the server.
 WRK_THREADS = 2
 
-VARIANTS = ("native", "asgiref-default", "asgiref-unsensitive", "asgiref-context", "servertune")
 OURS = "servertune"
 NATIVE = "native"
 
 
 @dataclass(frozen=True)
-class Load:
-    """How hard to push: connections, seconds, and the pool servertune sizes for that."""
+class SyncToAsyncSizes:
+    """Concurrent connections (the article's load, scaled to one machine: RESEARCH ~200),
+    seconds of load per run (10 s is ~20,000 requests for native async), repeats (>= 3 for a
+    median worth the name)."""
 
     connections: int
-    duration_s: int
-    threads: int
+    seconds: int
+    repeats: int
 
 
 class _ThreadPeak:
@@ -94,45 +87,17 @@ class _ThreadPeak:
         self._thread.join(timeout=5)
 
 
-def _one_run(variant: str, load: Load) -> dict[str, Any]:
-    with Stack(label=f"sync-to-async-{variant}") as stack:
-        port = free_port()
-        server = stack.start(
-            f"uvicorn-{variant}",
-            "uvicorn",
-            uvicorn_argv(port),
-            ports=[port],
-            env=variant_env(variant, load.threads),
-        )
-        with _ThreadPeak(server.process.pid) as threads:
-            result = run_wrk(
-                f"http://{LOOPBACK}:{port}/",
-                connections=load.connections,
-                duration_s=load.duration_s,
-                threads=WRK_THREADS,
-                timeout_s=WRK_TIMEOUT_S,
-            )
-        if server.process.poll() is not None:
-            raise ServerError(f"uvicorn died during the run: {server.log_tail()}")
-    return {
-        "config": variant,
-        "concurrency": load.connections,
-        **result.metrics(),
-        "peak_threads": threads.peak,
-    }
-
-
 def uvicorn_argv(port: int) -> list[str]:
     """uvicorn serving the bench app on 127.0.0.1:port, quietly."""
     return [
-        sys.executable, "-m", "uvicorn", "--factory", "servertune.bench.sync_app:create",
+        sys.executable, "-m", "uvicorn", "--factory", "servertune.bench.apps.sync_app:create",
         "--host", LOOPBACK, "--port", str(port), "--lifespan", "on",
         "--log-level", "warning", "--no-access-log",
     ]  # fmt: skip
 
 
 def variant_env(variant: str, threads: int, **extra: str) -> dict[str, str]:
-    """The environment that tells `servertune.bench.sync_app` which variant to serve."""
+    """The environment that tells `servertune.bench.apps.sync_app` which variant to serve."""
     return {
         "SERVERTUNE_BENCH_VARIANT": variant,
         "SERVERTUNE_BENCH_MAX_MS": str(MAX_BLOCK_MS),
@@ -142,89 +107,128 @@ def variant_env(variant: str, threads: int, **extra: str) -> dict[str, str]:
     }
 
 
-def _median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = {"config": rows[0]["config"], "concurrency": rows[0]["concurrency"]}
-    for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors", "requests"):
-        merged[key] = round(statistics.median(r[key] for r in rows), 1)
-    merged["peak_threads"] = max(r["peak_threads"] for r in rows)
-    merged["runs"] = len(rows)
-    return merged
-
-
-def run(options: BenchOptions) -> Report:
+class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
     """Serve each variant in turn (interleaved over repeats) and load it with wrk."""
-    from servertune.asgi import executor_threads
-    from servertune.workload import Workload
 
-    connections = CONNECTIONS_QUICK if options.quick else CONNECTIONS
-    mean_ms = MAX_BLOCK_MS / 2
-    # The workload a user would write for this app: one process, every request holding a
-    # thread for ~100 ms, at the rate the connections can drive (Little's law: N / mean time).
-    workload = Workload(
-        cores=1,
-        peak_rps=connections / (mean_ms / 1000),
-        service_time_ms=mean_ms,
-        cpu_fraction=0.01,
+    name = "sync-to-async"
+    sizes = QuickFull(
+        quick=SyncToAsyncSizes(connections=40, seconds=1, repeats=1),
+        full=SyncToAsyncSizes(connections=200, seconds=10, repeats=3),
     )
-    load = Load(
-        connections=connections,
-        duration_s=DURATION_QUICK_S if options.quick else DURATION_S,
-        threads=executor_threads(workload),
-    )
-    repeats = 1 if options.quick else max(MIN_REPEATS, options.repeat)
-    results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
-    started = time.perf_counter()
-    for repeat in range(repeats):
+
+    def setup(self, run: Run[SyncToAsyncSizes]) -> None:
+        """The workload a user would write for this app, and the pool servertune sizes for it."""
+        from servertune.asgi import executor_threads
+        from servertune.workload import Workload
+
+        self.started = time.perf_counter()
+        mean_ms = MAX_BLOCK_MS / 2
+        # One process, every request holding a thread for ~100 ms, at the rate the connections
+        # can drive (Little's law: N / mean time).
+        self.workload = Workload(
+            cores=1,
+            peak_rps=run.size.connections / (mean_ms / 1000),
+            service_time_ms=mean_ms,
+            cpu_fraction=0.01,
+        )
+        self.threads = executor_threads(self.workload)
+
+    def configs(self, run: Run[SyncToAsyncSizes]) -> tuple[str, ...]:
+        """Native async, asgiref's three ways, servertune's pool."""
+        return VARIANTS
+
+    def start(self, run: Run[SyncToAsyncSizes], config: str) -> Any:
+        """uvicorn serving the variant on a free port."""
+        from servertune.bench.harness.ports import free_port
+
+        port = free_port()
+        server = run.stack.start(
+            f"uvicorn-{config}-{run.repeat}",
+            "uvicorn",
+            uvicorn_argv(port),
+            ports=[port],
+            env=variant_env(config, self.threads),
+        )
+        return server, port
+
+    def measure(
+        self, run: Run[SyncToAsyncSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """wrk for the run's seconds while the server's thread count is sampled."""
+
+        from servertune.bench.harness.supervision import ServerError
+        from servertune.bench.harness.wrk import run_wrk
+
+        server, port = served
+        with _ThreadPeak(server.process.pid) as threads:
+            result = run_wrk(
+                f"http://{LOOPBACK}:{port}/",
+                connections=run.size.connections,
+                duration_s=run.size.seconds,
+                threads=WRK_THREADS,
+                timeout_s=WRK_TIMEOUT_S,
+            )
+        if server.process.poll() is not None:
+            raise ServerError(f"uvicorn died during the run: {server.log_tail()}")
+        return {
+            "config": config,
+            "concurrency": run.size.connections,
+            **result.metrics(),
+            "peak_threads": threads.peak,
+        }
+
+    def summarize(self, run: Run[SyncToAsyncSizes], results: Results) -> Report:
+        """Medians per variant (peak threads: the largest seen), ratios to native, targets."""
+        from servertune.bench.harness.versions import dist_version
+
+        runs = []
         for variant in VARIANTS:
-            row = _one_run(variant, load)
-            results[variant].append(row)
-            if options.progress:
-                print(
-                    f"  [{repeat + 1}/{repeats}] {variant}: {row['rps']:.0f} req/s, "
-                    f"p99 {row['p99_ms']:.0f} ms, {row['peak_threads']} threads",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    runs = [_median_row(results[v]) for v in VARIANTS]
-    by = {r["config"]: r for r in runs}
-    native, ours = by[NATIVE], by[OURS]
-    ratios = {f"{r['config']} rps / native": r["rps"] / native["rps"] for r in runs[1:]}
-    p99_ratio = ours["p99_ms"] / native["p99_ms"] if native["p99_ms"] else float("inf")
-    ratios["servertune p99 / native p99"] = p99_ratio
-    thread_bound = native["peak_threads"] + load.threads
-    return Report(
-        scenario="sync-to-async",
-        runs=runs,
-        ratios={k: round(v, 3) for k, v in ratios.items()},
-        targets=[
-            Target(
-                "servertune throughput / native",
-                ratios["servertune rps / native"],
-                ">=",
-                MIN_THROUGHPUT_RATIO,
-            ),
-            Target("servertune p99 / native p99", p99_ratio, "<=", MAX_P99_RATIO),
-            Target(
-                f"servertune peak threads <= native's + pool bound ({load.threads})",
-                float(ours["peak_threads"]),
-                "<=",
-                float(thread_bound),
-            ),
-        ],
-        notes=[
-            (
-                f"{connections} connections, {load.duration_s} s per run, median of {repeats} "
-                f"interleaved runs per variant; each request blocks uniform(0, {MAX_BLOCK_MS}) ms"
-            ),
-            (
-                f"servertune pool: executor_threads(Workload(cores=1, peak_rps="
-                f"{workload.peak_rps:g}, service_time_ms={mean_ms:g})) = {load.threads} threads"
-            ),
-            (
-                "latencies are wrk's, over completed requests: a variant whose queue outlasts "
-                "the run (asgiref-default) never reports its slowest requests"
-            ),
-            f"took {time.perf_counter() - started:.1f} s",
-        ],
-        versions={dist: dist_version(dist) for dist in ("servertune", "asgiref", "uvicorn", "h11")},
-    )
+            row = results.median(variant)
+            row["peak_threads"] = max(r["peak_threads"] for r in results.rows(variant))
+            runs.append(row)
+        by = {r["config"]: r for r in runs}
+        native, ours = by[NATIVE], by[OURS]
+        ratios = {f"{r['config']} rps / native": r["rps"] / native["rps"] for r in runs[1:]}
+        p99_ratio = ours["p99_ms"] / native["p99_ms"] if native["p99_ms"] else float("inf")
+        ratios["servertune p99 / native p99"] = p99_ratio
+        thread_bound = native["peak_threads"] + self.threads
+        return Report(
+            scenario=self.name,
+            runs=runs,
+            ratios={k: round(v, 3) for k, v in ratios.items()},
+            targets=[
+                Target(
+                    "servertune throughput / native",
+                    ratios["servertune rps / native"],
+                    ">=",
+                    MIN_THROUGHPUT_RATIO,
+                ),
+                Target("servertune p99 / native p99", p99_ratio, "<=", MAX_P99_RATIO),
+                Target(
+                    f"servertune peak threads <= native's + pool bound ({self.threads})",
+                    float(ours["peak_threads"]),
+                    "<=",
+                    float(thread_bound),
+                ),
+            ],
+            notes=[
+                (
+                    f"{run.size.connections} connections, {run.size.seconds} s per run, median of "
+                    f"{run.repeats} interleaved runs per variant; each request blocks "
+                    f"uniform(0, {MAX_BLOCK_MS}) ms"
+                ),
+                (
+                    f"servertune pool: executor_threads(Workload(cores=1, peak_rps="
+                    f"{self.workload.peak_rps:g}, service_time_ms={MAX_BLOCK_MS / 2:g})) = "
+                    f"{self.threads} threads"
+                ),
+                (
+                    "latencies are wrk's, over completed requests: a variant whose queue outlasts "
+                    "the run (asgiref-default) never reports its slowest requests"
+                ),
+                f"took {time.perf_counter() - self.started:.1f} s",
+            ],
+            versions={
+                dist: dist_version(dist) for dist in ("servertune", "asgiref", "uvicorn", "h11")
+            },
+        )

@@ -3,9 +3,10 @@
 The scenario runs this file under the interpreter it measures (`--python python3.13`), which
 does not have servertune installed, so nothing here imports servertune. Two commands:
 
-    serve --delay-ms D --body-kb K   an HTTP server on 127.0.0.1 (port 0: the kernel picks a
-                                      free one, printed as {"port": N}) that answers every GET
-                                      after D ms with K KiB; it stops when its stdin closes.
+    serve --port P --delay-ms D --body-kb K
+                                     an HTTP server on 127.0.0.1:P that answers every GET after
+                                     D ms with K KiB, until it is signalled (the harness's Stack
+                                     starts and stops it like any server).
     run --task T --model M ...       runs task T (fib, sleep, fetch) COUNT times under model M
                                       (loop, asyncio, threads, processes, subinterpreters) and
                                       prints {"wall_s": ..., "spans": [[start, end], ...]} or
@@ -335,25 +336,19 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-def serve(delay_ms: float, body_kb: int) -> None:
-    """Serve until stdin closes; the parent closes it (or kills our process group) to stop us."""
+def serve(port: int, delay_ms: float, body_kb: int) -> None:
+    """Serve on 127.0.0.1:`port` until a signal ends the process (SIGTERM from the harness)."""
     _Handler.delay_s = delay_ms / 1000
     _Handler.body = b"x" * (body_kb * 1024)
-    server = _Server(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    print(json.dumps({"port": server.server_address[1]}), flush=True)
-    try:
-        sys.stdin.read()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _Server(("127.0.0.1", port), _Handler) as server:
+        server.serve_forever()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="servertune-parallel-worker")
     sub = parser.add_subparsers(dest="command", required=True)
     p_serve = sub.add_parser("serve")
+    p_serve.add_argument("--port", type=int, required=True)
     p_serve.add_argument("--delay-ms", type=float, required=True)
     p_serve.add_argument("--body-kb", type=int, default=0)
     p_run = sub.add_parser("run")
@@ -366,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("probe")
     args = parser.parse_args(argv)
     if args.command == "serve":
-        serve(args.delay_ms, args.body_kb)
+        serve(args.port, args.delay_ms, args.body_kb)
         return 0
     if args.command == "probe":
         _, reason = subinterpreter_runner()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from servertune.bench.stats import percentile, percentile_curve
+from servertune.bench.harness.stats import percentile, percentile_curve
 
 __all__ = ["OpenLoopResult", "run_open_loop"]
 

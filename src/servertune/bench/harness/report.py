@@ -17,13 +17,20 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOAD_RUN_KEYS", "BenchInputError", "BenchOptions", "Report", "Target", "machine_info"]
+__all__ = [
+    "LOAD_RUN_KEYS",
+    "BenchAppError",
+    "BenchInputError",
+    "BenchOptions",
+    "Report",
+    "Target",
+    "machine_info",
+]
 
 #: The keys every run of a load-test scenario carries (issue #3's JSON contract).
 LOAD_RUN_KEYS = ("config", "concurrency", "rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors")
@@ -31,6 +38,10 @@ LOAD_RUN_KEYS = ("config", "concurrency", "rps", "p50_ms", "p90_ms", "p99_ms", "
 
 class BenchInputError(ValueError):
     """A scenario cannot run with the options given (e.g. no such --python): one line, exit code 2."""
+
+
+class BenchAppError(RuntimeError):
+    """The app under test failed (raised, answered 500, never answered): one line, exit code 1."""
 
 
 @dataclass(frozen=True)
@@ -118,13 +129,9 @@ class Report:
 
     def write_json(self, path: Path) -> None:
         """Write the JSON atomically: a reader never sees half a file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self.to_json(), handle, indent=2)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a report is meant to be shared
-        os.replace(tmp, path)
+        from servertune.files import write_atomically
+
+        write_atomically({path.name: json.dumps(self.to_json(), indent=2) + "\n"}, path.parent)
 
     def table(self) -> str:
         """Runs as an aligned text table, then ratios, targets and notes."""

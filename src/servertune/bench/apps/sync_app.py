@@ -12,7 +12,7 @@ ways of calling sync code from async code. The variant is read from the environm
   SERVERTUNE_BENCH_THREADS threads and SERVERTUNE_BENCH_QUEUE_TIMEOUT seconds (unset: none),
   answering 503 on `OverloadedError`.
 
-Run: `SERVERTUNE_BENCH_VARIANT=native uvicorn --factory servertune.bench.sync_app:create`.
+Run: `SERVERTUNE_BENCH_VARIANT=native uvicorn --factory servertune.bench.apps.sync_app:create`.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def dist_version(dist: str) -> str:
 
 
 def _version_of(name: str) -> str:
-    from servertune.bench.servers import ServerError, tool_path
+    from servertune.bench.harness.supervision import ServerError, tool_path
 
     if name == "builtin":
         return "servertune built-in client"

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import Report
+from servertune.bench.harness.report import Report
 
-__all__ = ["plot_distributions"]
+__all__ = ["plot_distributions", "plot_throughput"]
 
 
 def _pyplot() -> Any:
@@ -55,6 +55,44 @@ def plot_distributions(
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize="small")
     axes[0][0].set_ylabel("percentile")
+    machine = report.machine
+    fig.suptitle(
+        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
+        f"Python {machine.get('python')}, {machine.get('date')}"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_throughput(report: Report, path: Path) -> None:
+    """req/s (the band: the repeats' range) and p99 against connections, a line per config;
+    servertune's configs drawn thicker."""
+    plt = _pyplot()
+    configs = list(dict.fromkeys(run["config"] for run in report.runs))
+    if not configs:
+        raise ValueError("no runs to plot")
+    fig, (rps_axis, p99_axis) = plt.subplots(1, 2, figsize=(12, 4.4))
+    for config in configs:
+        runs = sorted(
+            (r for r in report.runs if r["config"] == config), key=lambda r: r["concurrency"]
+        )
+        x = [r["concurrency"] for r in runs]
+        width = 2.5 if config.startswith("servertune") else 1.2
+        (line,) = rps_axis.plot(x, [r["rps"] for r in runs], marker="o", linewidth=width,
+                                label=config)  # fmt: skip
+        if all("rps_low" in r for r in runs):
+            rps_axis.fill_between(x, [r["rps_low"] for r in runs], [r["rps_high"] for r in runs],
+                                  color=line.get_color(), alpha=0.12)  # fmt: skip
+        p99_axis.plot(x, [r["p99_ms"] or float("nan") for r in runs], marker="o",
+                      linewidth=width, color=line.get_color(), label=config)  # fmt: skip
+    rps_axis.set_ylabel("req/s (successful answers)")
+    p99_axis.set_ylabel("p99 latency (ms)")
+    for axis in (rps_axis, p99_axis):
+        axis.set_xlabel("connections")
+        axis.grid(True, alpha=0.3)
+    rps_axis.legend(fontsize="small")
     machine = report.machine
     fig.suptitle(
         f"servertune bench {report.scenario} - {machine.get('cores')} cores, "

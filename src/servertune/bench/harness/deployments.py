@@ -1,0 +1,349 @@
+"""Deployments: an app server (uWSGI or gunicorn) and nginx in front, all rendered from a plan.
+
+Configs are made exactly as a user makes them: `render_uwsgi(plan, layout)`,
+`render_nginx(plan, backend, layout)`, `render_gunicorn(plan, layout)` from `plan_for(workload)`;
+the harness only picks free ports (`place`) and points `app_dir` at the stack's directory, which
+holds the benchmark's app.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from servertune.bench.harness.ports import LOOPBACK, free_port, free_port_block
+from servertune.bench.harness.supervision import (
+    READY_TIMEOUT_S,
+    Server,
+    ServerError,
+    Stack,
+    tool_path,
+)
+from servertune.render import (
+    render_granian,
+    render_gunicorn,
+    render_gunicorn_asgi,
+    render_nginx,
+    render_uvicorn,
+    render_uvicorn_per_worker,
+    render_uwsgi,
+)
+from servertune.sizing import Plan
+from servertune.targets.layout import Backend, Layout
+from servertune.workload import Workload
+
+__all__ = [
+    "AsgiServer",
+    "Deployment",
+    "deploy_asgi",
+    "deploy_command",
+    "deploy_gunicorn",
+    "deploy_uwsgi",
+    "place",
+    "wait_answer",
+]
+
+
+def place(workload: Workload, stack: Stack, sockets: int, **updates: Any) -> Workload:
+    """The workload on free loopback ports, serving the app that lives in the stack's directory.
+
+    `sockets` is how many consecutive per-worker ports to reserve (at least the plan's processes).
+    """
+    base = free_port_block(sockets)
+    listen = free_port()
+    while base <= listen < base + sockets:  # nothing is bound yet: the block may be handed out
+        listen = free_port()
+    # model_validate, not model_copy(update=...): the new values go through the allow-lists.
+    return Workload.model_validate(
+        {
+            **workload.model_dump(),
+            "bind_host": LOOPBACK,
+            "listen_host": LOOPBACK,
+            "base_port": base,
+            "listen_port": listen,
+            "app_dir": str(stack.dir),
+            **updates,
+        }
+    )
+
+
+@dataclass
+class Deployment:
+    """One configuration under test: app server process groups and the nginx in front."""
+
+    name: str
+    url: str
+    app_servers: list[Server]
+    nginx: Server
+    files: dict[str, str]
+
+    def app_cpu_seconds(self) -> float:
+        """CPU seconds used so far by the app servers (not nginx)."""
+        return sum(s.cpu_seconds() for s in self.app_servers)
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by every server of the deployment, nginx included."""
+        return self.app_cpu_seconds() + self.nginx.cpu_seconds()
+
+    def stop(self, stack: Stack) -> None:
+        """Stop nginx, then the app servers."""
+        for server in [self.nginx, *self.app_servers]:
+            stack.stop(server)
+
+
+def _start_nginx(stack: Stack, name: str, plan: Plan, conf_text: str, home: Path) -> Server:
+    for temp in ("client_body_temp", "proxy_temp", "uwsgi_temp", "fastcgi_temp", "scgi_temp"):
+        (home / temp).mkdir(exist_ok=True)
+    conf = home / "nginx.conf"
+    conf.write_text(conf_text)
+    argv = [
+        tool_path("nginx"),
+        "-p", f"{home}/",
+        "-c", str(conf),
+        "-e", str(home / "error.log"),
+        "-g", "daemon off;",
+    ]  # fmt: skip
+    return stack.start(f"{name}-nginx", "nginx", argv, ports=[plan.workload.listen_port])
+
+
+#: What nginx answers while the app server behind it is not serving yet.
+GATEWAY_ERRORS = frozenset({502, 503, 504})
+
+
+def wait_answer(url: str, path: str = "/", timeout_s: float = READY_TIMEOUT_S) -> int:
+    """GET `path` until the app behind nginx answers (not a gateway error); return its status."""
+    host_port = url.split("//", 1)[1].split("/", 1)[0]
+    host, port = host_port.rsplit(":", 1)
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection(host, int(port), timeout=timeout_s)
+        try:
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            if response.status not in GATEWAY_ERRORS:
+                return response.status
+            last = f"HTTP {response.status} from nginx"
+        except OSError as error:
+            last = str(error)
+        finally:
+            connection.close()
+        time.sleep(0.1)
+    raise ServerError(f"{url} did not answer GET {path} within {timeout_s:g} s ({last})")
+
+
+def _wait_http(url: str, path: str | None = "/", timeout_s: float = READY_TIMEOUT_S) -> None:
+    """GET `url` + `path` until it answers 200: the app behind nginx is imported and serving."""
+    if path is None:
+        return
+    deadline = time.monotonic() + timeout_s
+    status = 0
+    while time.monotonic() < deadline:
+        status = wait_answer(url, path, max(0.1, deadline - time.monotonic()))
+        if status == 200:
+            return
+        time.sleep(0.1)
+    raise ServerError(f"{url} did not answer 200 within {timeout_s:g} s (HTTP {status})")
+
+
+def _gunicorn_env(home: Path, instance: str, env: Mapping[str, str]) -> dict[str, str]:
+    # gunicorn 27 opens a control socket at $XDG_RUNTIME_DIR/gunicorn.ctl (else
+    # ~/.gunicorn/gunicorn.ctl): one path for every instance on the machine. Give each
+    # instance its own directory so they neither collide nor touch the user's home.
+    runtime = home / f"{instance}-run"
+    runtime.mkdir(mode=0o700)
+    return {**env, "XDG_RUNTIME_DIR": str(runtime)}
+
+
+def deploy_command(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    backend: Backend,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    ready_path: str | None = "/",
+) -> Deployment:
+    """An app server started by its own command line (gunicorn flags, a user's config file),
+    bound to the plan's shared socket, behind `render_nginx(plan, backend, "shared")`: the same
+    nginx servertune's shared-socket layout gets."""
+    home = stack.dir / name
+    home.mkdir()
+    nginx_text = render_nginx(plan, backend, "shared")
+    port = plan.shared_socket.port
+    assert port is not None
+    server_env = _gunicorn_env(home, name, env or {}) if backend == "gunicorn" else dict(env or {})
+    app = stack.start(f"{name}-{backend}", backend, argv, ports=[port], env=server_env)
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=[app],
+        nginx=nginx,
+        files={"nginx.conf": nginx_text},
+    )
+    _wait_http(deployment.url, ready_path)
+    return deployment
+
+
+def deploy_uwsgi(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    *,
+    layout: Layout = "per-worker",
+    thunder_lock: bool = False,
+    env: Mapping[str, str] | None = None,
+    ready_path: str | None = "/",
+) -> Deployment:
+    """uWSGI from `render_uwsgi(plan, layout, thunder_lock=)`, nginx from `render_nginx(plan, "uwsgi", layout)`."""
+    home = stack.dir / name
+    home.mkdir()
+    ini_text = render_uwsgi(plan, layout, thunder_lock=thunder_lock)
+    nginx_text = render_nginx(plan, "uwsgi", layout)
+    ini = home / "uwsgi.ini"
+    ini.write_text(ini_text)
+    ports = [s.port for s in (plan.sockets if layout == "per-worker" else [plan.shared_socket])]
+    app = stack.start(
+        f"{name}-uwsgi", "uwsgi", [tool_path("uwsgi"), "--ini", str(ini)],
+        ports=[p for p in ports if p is not None], env=env,
+    )  # fmt: skip
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=[app],
+        nginx=nginx,
+        files={"uwsgi.ini": ini_text, "nginx.conf": nginx_text},
+    )
+    _wait_http(deployment.url, ready_path)
+    return deployment
+
+
+def deploy_gunicorn(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    *,
+    layout: Layout = "shared",
+    env: Mapping[str, str] | None = None,
+    python: str | None = None,
+    ready_path: str | None = "/",
+) -> Deployment:
+    """gunicorn from `render_gunicorn(plan, layout)` (one instance per socket when per-worker),
+    nginx from `render_nginx(plan, "gunicorn", layout)`."""
+    home = stack.dir / name
+    home.mkdir()
+    conf_text = render_gunicorn(plan, layout)
+    nginx_text = render_nginx(plan, "gunicorn", layout)
+    conf = home / "gunicorn.conf.py"
+    conf.write_text(conf_text)
+    argv = [python or sys.executable, "-m", "gunicorn", "-c", str(conf)]
+    app_servers = []
+    instances = (
+        [(f"{name}-gunicorn", plan.shared_socket, {})]
+        if layout == "shared"
+        else [
+            (f"{name}-gunicorn-{i}", sock, {"SERVERTUNE_WORKER": str(i)})
+            for i, sock in enumerate(plan.sockets)
+        ]
+    )
+    for instance, sock, extra in instances:
+        assert sock.port is not None
+        instance_env = _gunicorn_env(home, instance, {**(env or {}), **extra})
+        app_servers.append(
+            stack.start(instance, "gunicorn", argv, ports=[sock.port], env=instance_env)
+        )
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=app_servers,
+        nginx=nginx,
+        files={"gunicorn.conf.py": conf_text, "nginx.conf": nginx_text},
+    )
+    _wait_http(deployment.url, ready_path)
+    return deployment
+
+
+#: The ASGI servers `deploy_asgi` starts from servertune's files, and how each is started.
+AsgiServer = Literal["uvicorn", "gunicorn-asgi", "granian"]
+
+
+def deploy_asgi(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    server: AsgiServer,
+    *,
+    argv: Sequence[str] | None = None,
+    per_worker: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> Deployment:
+    """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
+    `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
+
+    `argv` replaces the rendered file by a command line (a baseline's defaults). `per_worker`
+    starts `uvicorn-per-worker.sh` once per socket (SERVERTUNE_WORKER=i) behind nginx's
+    per-worker layout instead.
+    """
+    home = stack.dir / name
+    home.mkdir()
+    layout: Literal["per-worker", "shared"] = "per-worker" if per_worker else "shared"
+    nginx_text = render_nginx(plan, "asgi", layout)
+    # The launch scripts exec the server by name: this interpreter's environment comes first.
+    path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    files = {"nginx.conf": nginx_text}
+    starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
+    if per_worker:
+        script = home / "uvicorn-per-worker.sh"
+        script.write_text(render_uvicorn_per_worker(plan))
+        files[script.name] = script.read_text()
+        for index, sock in enumerate(plan.sockets):
+            worker = {"SERVERTUNE_WORKER": str(index)}
+            starts.append((f"{name}-uvicorn-{index}", ["sh", str(script)], sock.port, worker))
+    elif argv is not None:
+        starts.append((f"{name}-{server}", list(argv), plan.shared_socket.port, {}))
+    else:
+        extra: dict[str, str] = {}
+        if server == "gunicorn-asgi":
+            text = render_gunicorn_asgi(plan)
+            conf = home / "gunicorn-asgi.conf.py"
+            command = [sys.executable, "-m", "gunicorn", "-c", str(conf)]
+            runtime = home / "gunicorn-run"  # gunicorn 27's control socket: one per instance
+            runtime.mkdir(mode=0o700)
+            extra["XDG_RUNTIME_DIR"] = str(runtime)
+        else:
+            text = render_uvicorn(plan) if server == "uvicorn" else render_granian(plan)
+            conf = home / f"{server}.sh"
+            command = ["sh", str(conf)]
+        conf.write_text(text)
+        files[conf.name] = text
+        starts.append((f"{name}-{server}", command, plan.shared_socket.port, extra))
+    kind = "gunicorn" if server == "gunicorn-asgi" else server
+    app_servers = []
+    for instance, command, port, extra in starts:
+        assert port is not None
+        app_servers.append(
+            stack.start(
+                instance, kind, command, ports=[port], env={**path_env, **(env or {}), **extra}
+            )
+        )
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=app_servers,
+        nginx=nginx,
+        files=files,
+    )
+    _wait_http(deployment.url)
+    return deployment

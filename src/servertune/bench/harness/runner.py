@@ -1,0 +1,76 @@
+"""`run_scenario()`: the one loop every benchmark runs in.
+
+It owns what each scenario used to do its own way: the `Stack` every server starts on (and
+stops on, whatever happens), progress on stderr, interleaved repeats (every config once, then
+again, so a noisy minute on a shared machine hits all configs alike instead of one), stopping a
+config's servers before the next starts, and the report's record of every server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servertune.bench.harness.progress import Progress
+from servertune.bench.harness.report import BenchOptions, Report
+from servertune.bench.harness.scenario import Level, Results, Run, Scenario
+from servertune.bench.harness.supervision import Stack
+
+__all__ = ["describe", "run_scenario"]
+
+
+def describe(row: dict[str, Any]) -> str:
+    """A sample in a few words for the progress line: throughput and tail when it has them."""
+    if isinstance(row.get("rps"), int | float) and isinstance(row.get("p99_ms"), int | float):
+        return f"{row['rps']:.1f} req/s, p99 {row['p99_ms']:.0f} ms"
+    if "rps" in row:
+        return f"{row['rps']:.1f} req/s"
+    return "done"
+
+
+def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
+    """Run `scenario`: setup, every config at every level `repeats` times interleaved, summary."""
+    size = scenario.sizes.pick(options.quick)
+    repeats = size.repeats * options.repeat
+    progress = Progress(1, enabled=options.progress)
+    samples: dict[tuple[str, Level], list[dict[str, Any]]] = {}
+    stack = Stack(scenario.name)
+    with stack:
+        run = Run(options=options, size=size, repeats=repeats, stack=stack, progress=progress)
+        try:
+            with run.resources:
+                scenario.setup(run)
+                order = [(c, list(scenario.levels(run, c))) for c in scenario.configs(run)]
+                progress.total = max(1, repeats * sum(len(levels) for _, levels in order))
+                for repeat in range(repeats):
+                    run.repeat = repeat
+                    for config, levels in order:
+                        _measure_config(scenario, run, config, levels, samples)
+        finally:
+            progress.close()
+    report = scenario.summarize(run, Results(samples))
+    report.servers = stack.record()
+    return report
+
+
+def _measure_config(
+    scenario: Scenario,
+    run: Run[Any],
+    config: str,
+    levels: list[Level],
+    samples: dict[tuple[str, Level], list[dict[str, Any]]],
+) -> None:
+    """Start one config, measure it at each level, stop every server it started."""
+    of_run = f"run {run.repeat + 1}/{run.repeats}"
+    first = len(run.stack.servers)
+    run.progress.show(f"{config}: starting ({of_run})")
+    try:
+        served = scenario.start(run, config)
+        for level in levels:
+            at = f"{config}, {level}" if str(level) else config
+            run.progress.show(f"{at} ({of_run})")
+            row = scenario.measure(run, config, served, level)
+            samples.setdefault((config, level), []).append(row)
+            run.progress.advance(f"{at}: {describe(row)}")
+    finally:
+        for server in reversed(run.stack.servers[first:]):
+            run.stack.stop(server)

@@ -1,0 +1,584 @@
+"""Your app under servertune's layouts and the ones people copy from docs: measure, plan, serve, compare.
+
+`servertune bench app APP --path /x=3 --path /y=1` measures the app on each path (in a
+`servertune measure` process of its own, so an app that hangs or crashes cannot take the
+harness with it), mixes the paths by weight into one workload, plans it, and serves the app
+under every candidate behind the same generated nginx:
+
+* servertune's: `servertune-uwsgi` (one socket per worker + nginx least_conn),
+  `servertune-gunicorn` (one single-worker gunicorn per socket) and `servertune-gthread`
+  (gunicorn gthread on one socket), each exactly as `servertune gen` renders them;
+* what people run today: `gunicorn-default` (`gunicorn APP`: 1 sync worker),
+  `gunicorn-2n+1` (its docs' `(2 x cores) + 1` sync workers), `gunicorn-gthread-4` (gthread,
+  `--threads 4` on that worker count) and `uwsgi-shared` (`processes = cores`, one thread, one
+  shared socket);
+* `--against FILE`: the user's own gunicorn.conf.py or uwsgi.ini, bound to the shared socket.
+
+Before each candidate the harness proves its ports are free and the app answers 200 on every
+path; after it, that every process of the candidate is gone. Load is wrk with a Lua script
+spreading requests over the paths by weight (or the built-in client, its connections split by
+weight), at cores, 2 x cores, the plan's request slots and 4 x cores connections, with repeats
+interleaved. Answers >= 400 and socket errors are counted, never hidden in the throughput:
+req/s counts successful answers only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servertune.bench.harness.report import BenchAppError, BenchInputError, Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.targets.layout import Backend, Layout
+
+__all__ = ["NAIVE", "OURS", "AppBench", "AppInput", "AppSizes", "parse_path"]
+
+#: servertune's candidates, and the layouts people copy from docs (table order: naive first).
+OURS = ("servertune-uwsgi", "servertune-gunicorn", "servertune-gthread")
+NAIVE = ("gunicorn-default", "gunicorn-2n+1", "gunicorn-gthread-4", "uwsgi-shared")
+#: The threads of the docs' gthread candidate.
+NAIVE_GTHREADS = 4
+#: A spread narrower than this fraction of the median is widened to it before two candidates'
+#: spreads are compared: bench balance measured run-to-run differences of about 5% in medians
+#: on a shared 2-core machine, so a single run (or repeats that happen to agree) is not trusted
+#: more closely than that.
+NOISE_BAND = 0.05
+#: The I/O-bound target of issue 11: servertune's best >= 1.2x gunicorn's 2n+1 at >= 2 x cores.
+IO_BOUND_TARGET = 1.2
+#: Below this measured cpu_fraction the app counts as I/O-bound for that target.
+IO_BOUND_CPU_FRACTION = 0.5
+#: Largest weight a --path may carry, and the longest path.
+MAX_WEIGHT = 1000.0
+MAX_PATH = 2000
+#: A request target wrk's Lua and nginx take verbatim: no spaces, quotes or backslashes.
+PATH_PATTERN = r"\A/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*\Z"
+#: Extra seconds a `servertune measure` process gets beyond its own time limit.
+MEASURE_GRACE_S = 15.0
+
+
+@dataclass(frozen=True)
+class AppSizes:
+    """Load seconds, repeats, the levels used (all, or 2 x cores only), and how long to measure."""
+
+    seconds: float
+    repeats: int
+    all_levels: bool
+    measure_requests: int
+    measure_seconds: float
+
+
+@dataclass(frozen=True)
+class AppInput:
+    """What `bench app` was asked to run, validated (errors name the flag)."""
+
+    app: str
+    paths: tuple[tuple[str, float], ...] = (("/", 1.0),)
+    workload: Path | None = None
+    against: tuple[Path, ...] = ()
+    chdir: Path | None = None
+    pythonpath: tuple[Path, ...] = ()
+    #: `--static PREFIX=DIR`s, comma-joined: the Workload's `static` field.
+    static: str | None = None
+    #: A name per --against file: its stem, made unique.
+    against_names: tuple[str, ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        from servertune.workload import APP_PATTERN
+
+        if not re.match(APP_PATTERN, self.app):
+            raise BenchInputError(
+                f"APP: must be module:callable made of Python identifiers; got {self.app!r}"
+            )
+        if not self.paths:
+            raise BenchInputError("--path: give at least one")
+        for path in (self.chdir, *self.pythonpath):
+            if path is not None and not path.is_dir():
+                raise BenchInputError(f"--chdir/--pythonpath: {path} is not a directory")
+        names: list[str] = []
+        for file in self.against:
+            if file.suffix not in (".py", ".ini") or not file.is_file():
+                raise BenchInputError(
+                    f"--against: {file} must be an existing gunicorn .py or uWSGI .ini file"
+                )
+            stem = re.sub(r"[^A-Za-z0-9_-]", "-", file.stem)[:40] or "config"
+            name = f"against-{stem}"
+            while name in names:
+                name += "-2"
+            names.append(name)
+        object.__setattr__(self, "against_names", tuple(names))
+
+
+def parse_path(text: str) -> tuple[str, float]:
+    """`/x` or `/x=WEIGHT` (a path whose query ends in `=number` needs an explicit weight)."""
+    path, weight = text, 1.0
+    head, sep, tail = text.rpartition("=")
+    if sep and re.fullmatch(r"[0-9]+(\.[0-9]+)?", tail) and head:
+        path, weight = head, float(tail)
+        if not 0 < weight <= MAX_WEIGHT:
+            raise BenchInputError(f"--path: weight must be in (0, {MAX_WEIGHT:g}]; got {text!r}")
+    if len(path) > MAX_PATH or not re.match(PATH_PATTERN, path):
+        raise BenchInputError(
+            f"--path: must start with / and hold no spaces, quotes or backslashes; got {text!r}"
+        )
+    return path, weight
+
+
+def wrk_lua(paths: tuple[tuple[str, float], ...]) -> str:
+    """A wrk request() choosing each path with its weight's share of the requests."""
+    total = sum(w for _, w in paths)
+    cumulative, entries = 0.0, []
+    for path, weight in paths:
+        cumulative += weight / total
+        # PATH_PATTERN admits no quote or backslash: the path is a valid Lua string as written.
+        entries.append(f'{{{min(cumulative, 1.0):.6f}, "{path}"}}')
+    return (
+        f"local paths = {{{', '.join(entries)}}}\n"
+        "request = function()\n"
+        "  local r = math.random()\n"
+        "  for _, p in ipairs(paths) do\n"
+        "    if r <= p[1] then return wrk.format('GET', p[2]) end\n"
+        "  end\n"
+        "  return wrk.format('GET', paths[#paths][2])\n"
+        "end\n"
+    )
+
+
+def split_connections(paths: tuple[tuple[str, float], ...], connections: int) -> list[int]:
+    """Connections per path for the built-in client, by weight (largest remainder, >= 1 each)."""
+    total = sum(w for _, w in paths)
+    exact = [connections * w / total for _, w in paths]
+    counts = [max(1, math.floor(x)) for x in exact]
+    order = sorted(range(len(paths)), key=lambda i: exact[i] - math.floor(exact[i]), reverse=True)
+    for i in order:
+        if sum(counts) >= connections:
+            break
+        counts[i] += 1
+    return counts
+
+
+class AppBench(BaseScenario[AppSizes]):
+    """Measure the app, plan it, and serve it under every candidate behind the same nginx."""
+
+    name = "app"
+    sizes = QuickFull(
+        quick=AppSizes(
+            seconds=1.0, repeats=1, all_levels=False, measure_requests=20, measure_seconds=5.0
+        ),
+        full=AppSizes(
+            seconds=6.0, repeats=3, all_levels=True, measure_requests=200, measure_seconds=30.0
+        ),
+    )
+    has_plot = True
+
+    # --- setup: measure, plan -------------------------------------------------------------
+
+    def setup(self, run: Run[AppSizes]) -> None:
+        """Measure every path, mix them by weight, plan; pick the load levels."""
+        from servertune.bench.harness.wrk import find_wrk
+        from servertune.machine import Machine
+        from servertune.sizing import plan_for
+        from servertune.workload import WorkloadError, load_workload
+
+        given = run.options.extra.get("app")
+        if not isinstance(given, AppInput):
+            raise BenchInputError("APP: `servertune bench app` needs the app to serve")
+        self.input = given
+        self.tool = "wrk" if find_wrk() else "builtin"
+        self.cores = Machine.read().cores
+        self.env = self._server_env()
+        self.measured = [self._measure(run, path) for path, _ in given.paths]
+        weights = [w for _, w in given.paths]
+        busy = sum(w * m["service_time_ms"] for w, m in zip(weights, self.measured, strict=True))
+        service_ms = busy / sum(weights)
+        cpu = sum(
+            w * m["service_time_ms"] * m["cpu_fraction"]
+            for w, m in zip(weights, self.measured, strict=True)
+        )
+        overrides: dict[str, Any] = {
+            "cores": self.cores,
+            "service_time_ms": max(0.01, round(service_ms, 2)),
+            "cpu_fraction": min(1.0, max(0.01, round(cpu / busy, 3))),
+            "app": given.app,
+            # Where the app is imported from: --chdir, else here (as `servertune measure` does).
+            "app_dir": str((given.chdir or Path.cwd()).resolve()),
+            "static": given.static,
+        }
+        try:
+            self.workload = load_workload(
+                given.workload, overrides, flags={"static": "--static", "app_dir": "--chdir"}
+            )
+        except WorkloadError as error:
+            raise BenchInputError(str(error)) from None
+        self.plan = plan_for(self.workload)
+        slots = self.plan.processes * self.plan.threads
+        levels = {2 * self.cores}
+        if run.size.all_levels:
+            levels |= {self.cores, slots, 4 * self.cores}
+        self.level_counts = sorted(levels)
+        #: The plan each candidate last served with (for the rows' workers and threads).
+        self.served_plans: dict[str, Any] = {}
+
+    def _server_env(self) -> dict[str, str]:
+        """PYTHONPATH for --pythonpath; uWSGI told about a virtualenv the harness runs in."""
+        env: dict[str, str] = {}
+        extra = [str(p.resolve()) for p in self.input.pythonpath]
+        if extra:
+            env["PYTHONPATH"] = os.pathsep.join([*extra, os.environ.get("PYTHONPATH", "")])
+        if sys.prefix != sys.base_prefix:
+            # Read by uWSGI as its `virtualenv` option: the app's packages live there.
+            env["UWSGI_VIRTUALENV"] = sys.prefix
+        return env
+
+    def _measure(self, run: Run[AppSizes], path: str) -> dict[str, float]:
+        """`servertune measure APP --path P` in a process of its own, bounded in time."""
+        from servertune.bench.harness.supervision import ServerError
+
+        out = run.stack.dir / f"measure-{len(getattr(self, 'measured', []))}.toml"
+        argv = [
+            sys.executable, "-m", "servertune", "measure", self.input.app,
+            "--path", path, "--requests", str(run.size.measure_requests),
+            "--max-seconds", str(run.size.measure_seconds), "--out", str(out),
+        ]  # fmt: skip
+        argv += ["--app-dir", str((self.input.chdir or Path.cwd()).resolve())]
+        timeout = run.size.measure_seconds + MEASURE_GRACE_S
+        run.progress.show(f"measuring GET {path}")
+        try:
+            done = run.stack.run("measure", argv, timeout_s=timeout, env=self.env)
+        except ServerError:
+            raise BenchAppError(
+                f"measure: {self.input.app} did not answer GET {path} within {timeout:g} s"
+            ) from None
+        if done.returncode != 0:
+            raise _measure_error(self.input.app, path, done.returncode, done.stderr)
+        values = tomllib.loads(out.read_text(encoding="utf-8"))["workload"]
+        return {k: float(values[k]) for k in ("service_time_ms", "cpu_fraction")}
+
+    # --- candidates ---------------------------------------------------------------------------
+
+    def configs(self, run: Run[AppSizes]) -> list[str]:
+        """The naive candidates, the user's own, then servertune's."""
+        return [*NAIVE, *self.input.against_names, *OURS]
+
+    def levels(self, run: Run[AppSizes], config: str) -> list[Level]:
+        """cores, 2 x cores, the plan's slots, 4 x cores (2 x cores only with --quick)."""
+        return [Level(n) for n in self.level_counts]
+
+    def start(self, run: Run[AppSizes], config: str) -> Any:
+        """Prove the ports free, start the candidate behind nginx, prove 200 on every path."""
+        from servertune.bench.harness.deployments import wait_answer
+        from servertune.bench.harness.ports import listening_ports
+        from servertune.bench.harness.supervision import ServerError
+
+        try:
+            plan, deployment = self._deploy(run, config)
+        except ServerError as error:
+            raise BenchAppError(f"candidate {config}: {_first_line(error)}") from None
+        self.served_plans[config] = plan
+        for path, _ in self.input.paths:
+            try:
+                status = wait_answer(deployment.url, path)
+            except ServerError as error:
+                raise BenchAppError(f"candidate {config}: {_first_line(error)}") from None
+            if status != 200:
+                raise BenchAppError(
+                    f"candidate {config}: GET {path} answered HTTP {status}, not 200 "
+                    "(the app failed: see its own log)"
+                )
+        assert deployment.nginx.ports[0] in listening_ports()
+        return deployment
+
+    def _deploy(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:
+        from servertune.bench.harness.deployments import (
+            deploy_command,
+            deploy_gunicorn,
+            deploy_uwsgi,
+            place,
+        )
+        from servertune.bench.harness.ports import listening_ports
+        from servertune.bench.harness.supervision import ServerError, tool_path
+        from servertune.sizing import Forced, plan_for
+
+        # place() would point app_dir at the stack's directory (where bundled apps live).
+        workload = place(
+            self.workload, run.stack, max(self.plan.processes, 2), app_dir=self.workload.app_dir
+        )
+        forced = {}
+        if config == "uwsgi-shared":
+            why = "forced by the benchmark: processes = cores, one thread, one shared socket"
+            forced = {"processes": Forced(self.cores, why), "threads": Forced(1, why)}
+        plan = plan_for(workload, forced=forced)
+        ports = {workload.listen_port, *(s.port for s in plan.sockets if s.port is not None)}
+        if taken := sorted(ports & listening_ports()):
+            raise ServerError(f"port(s) {taken} already in use before the start")
+        name = f"{config}-{run.repeat}"
+        if config == "servertune-uwsgi":
+            return plan, deploy_uwsgi(
+                run.stack, name, plan, layout="per-worker", env=self.env, ready_path=None
+            )
+        if config == "uwsgi-shared":
+            return plan, deploy_uwsgi(
+                run.stack, name, plan, layout="shared", env=self.env, ready_path=None
+            )
+        if config in ("servertune-gunicorn", "servertune-gthread"):
+            layout: Layout = "per-worker" if config == "servertune-gunicorn" else "shared"
+            return plan, deploy_gunicorn(
+                run.stack, name, plan, layout=layout, env=self.env, ready_path=None
+            )
+        bind = plan.shared_socket.endpoint
+        chdir = ["--chdir", str(self.workload.app_dir)]
+        gunicorn = [sys.executable, "-m", "gunicorn", "--bind", bind, *chdir]
+        docs_workers = str(2 * self.cores + 1)
+        argv = {
+            "gunicorn-default": [*gunicorn, self.input.app],
+            "gunicorn-2n+1": [*gunicorn, "--workers", docs_workers, self.input.app],
+            "gunicorn-gthread-4": [
+                *gunicorn, "--workers", docs_workers, "--worker-class", "gthread",
+                "--threads", str(NAIVE_GTHREADS), self.input.app,
+            ],
+        }.get(config)  # fmt: skip
+        backend: Backend = "gunicorn"
+        if argv is None:  # the user's own file
+            file = self.input.against[self.input.against_names.index(config)].resolve()
+            if file.suffix == ".py":
+                argv = [*gunicorn[:3], "-c", str(file), "--bind", bind, *chdir, self.input.app]
+            else:
+                backend = "uwsgi"
+                argv = [tool_path("uwsgi"), "--ini", str(file), "--socket", bind]
+        # ready_path=None: start() checks every path itself, so a 500 is named, not waited out.
+        return plan, deploy_command(
+            run.stack, name, plan, backend, argv, env=self.env, ready_path=None
+        )
+
+    # --- load ------------------------------------------------------------------------------
+
+    def measure(self, run: Run[AppSizes], config: str, served: Any, level: Level) -> dict[str, Any]:
+        """Load through nginx at `level` connections, the paths mixed by weight."""
+        from servertune.bench.harness.client import Users, run_builtin
+        from servertune.bench.harness.load import LoadResult
+        from servertune.bench.harness.stats import CpuWatch
+        from servertune.bench.harness.wrk import run_wrk
+
+        assert level.concurrency is not None
+        paths = self.input.paths
+        result: LoadResult
+        with CpuWatch(served.cpu_seconds) as watch:
+            if self.tool == "wrk":
+                result = run_wrk(
+                    served.url,
+                    connections=level.concurrency,
+                    duration_s=run.size.seconds,
+                    lua=wrk_lua(paths),
+                )
+            else:
+                counts = split_connections(paths, level.concurrency)
+                groups = [Users(p, n) for (p, _), n in zip(paths, counts, strict=True)]
+                parts = run_builtin(served.url, groups, duration_s=run.size.seconds)
+                result = _merge(list(parts.values()), level.concurrency, run.size.seconds)
+        good = max(0, result.requests - result.non_2xx) if self.tool == "wrk" else result.requests
+        plan = self.served_plans[config]
+        metrics = result.metrics()
+        return {
+            "config": config,
+            "concurrency": level.concurrency,
+            "rps": round(good / max(result.duration_s, 1e-9), 2),
+            "p50_ms": metrics["p50_ms"],
+            "p90_ms": metrics["p90_ms"],
+            "p99_ms": metrics["p99_ms"],
+            "max_ms": metrics["max_ms"],
+            "errors": result.non_2xx + result.socket_errors,
+            "non_2xx": result.non_2xx,
+            "socket_errors": result.socket_errors,
+            "requests": result.requests,
+            "repeat": run.repeat,
+            "processes": self._processes(config, plan),
+            "other_cpu_cores": round(watch.other_cores, 2),
+        }
+
+    def _processes(self, config: str, plan: Any) -> int | None:
+        """Worker processes the candidate runs (None: set by the user's file)."""
+        if config.startswith("against-"):
+            return None
+        if config == "gunicorn-default":
+            return 1
+        return 2 * self.cores + 1 if config.startswith("gunicorn-") else int(plan.processes)
+
+    # --- report ------------------------------------------------------------------------------
+
+    def summarize(self, run: Run[AppSizes], results: Results) -> Report:
+        """Medians with the spread of repeats, ratios against the best naive, verdicts."""
+        from servertune.bench.harness.versions import dist_version, tool_versions
+
+        runs: list[dict[str, Any]] = []
+        # No ceiling_rps: the plan's model ceiling is not a measurement here (it is in the notes).
+        report = Report(scenario=self.name, runs=runs, ceiling_rps=None)
+        notes: list[str] = []
+        for level in self.level_counts:
+            rows = {}
+            for config in self.configs(run):
+                samples = results.rows(config, Level(level))
+                row = results.median(config, Level(level))
+                for key in ("repeat", "other_cpu_cores", "requests"):  # kept under `repeats`
+                    row.pop(key, None)
+                row["errors"] = sum(s["errors"] for s in samples)
+                row["non_2xx"] = sum(s["non_2xx"] for s in samples)
+                row["socket_errors"] = sum(s["socket_errors"] for s in samples)
+                low, high = spread([s["rps"] for s in samples])
+                row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
+                rows[config] = row
+            best_naive = max(NAIVE, key=lambda c: rows[c]["rps"])
+            best_ours = max(OURS, key=lambda c: rows[c]["rps"])
+            base = rows[best_naive]["rps"]
+            for row in rows.values():
+                row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
+                runs.append(row)
+            ours, theirs = rows[best_ours], rows[best_naive]
+            verdict = verdict_of(ours, theirs)
+            report.ratios[f"{best_ours}/{best_naive} req/s at c={level}"] = (
+                ours["x_best_naive"] or 0.0
+            )
+            notes.append(
+                f"c={level}: {verdict}: best servertune {best_ours} {ours['rps']:.1f} req/s "
+                f"({ours['rps_low']:.1f}-{ours['rps_high']:.1f}), p99 {ours['p99_ms']} ms; best "
+                f"naive {best_naive} {theirs['rps']:.1f} req/s "
+                f"({theirs['rps_low']:.1f}-{theirs['rps_high']:.1f}), p99 {theirs['p99_ms']} ms"
+            )
+            if level >= 2 * self.cores:
+                self._target(report, rows, level)
+        mixed = ", ".join(
+            f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
+            for (p, w), m in zip(self.input.paths, self.measured, strict=True)
+        )
+        plan = self.plan
+        report.notes = [
+            (
+                f"measured per path ({mixed}); mixed: service_time_ms {self.workload.service_time_ms:g}, "
+                f"cpu_fraction {self.workload.cpu_fraction:g}"
+            ),
+            (
+                f"{self.cores} cores; servertune's plan: {plan.processes} processes x {plan.threads} "
+                f"threads; ceiling_rps is the plan's model ({plan.ceiling_rps:.1f} req/s), not a "
+                "measurement; nginx and the load generator share these cores"
+            ),
+            (
+                f"load by {self.tool}; {run.size.seconds:g} s per measurement; medians of "
+                f"{run.repeats} interleaved run(s); errors = answers >= 400 + socket errors, summed "
+                "over the repeats; rps counts successful answers only"
+            ),
+            (
+                f"verdict: a difference counts when the repeats' ranges of req/s (min-max, widened to "
+                f"at least +-{NOISE_BAND:.0%} of the median) do not overlap; otherwise "
+                "'no clear difference'"
+            ),
+            *notes,
+        ]
+        busiest = max((float(s["other_cpu_cores"]) for s in results.all_rows()), default=0.0)
+        if busiest > 0.25:
+            report.notes.append(
+                f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
+                "the numbers are noisy"
+            )
+        report.versions = {
+            **tool_versions(["uwsgi", "gunicorn", "nginx", self.tool]),
+            self.input.app.split(":")[0].split(".")[0]: dist_version(
+                self.input.app.split(":")[0].split(".")[0]
+            ),
+        }
+        return report
+
+    def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> None:
+        """Issue 11's targets against gunicorn's (2 x cores) + 1 rule at this level."""
+        ours = max(OURS, key=lambda c: rows[c]["rps"])
+        docs = rows["gunicorn-2n+1"]
+        if not docs["rps"]:
+            return
+        ratio = round(rows[ours]["rps"] / docs["rps"], 3)
+        if self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION:
+            report.targets.append(
+                Target(
+                    f"I/O-bound: best servertune / gunicorn-2n+1 req/s at c={level}",
+                    ratio,
+                    ">=",
+                    IO_BOUND_TARGET,
+                )
+            )
+        else:
+            report.targets.append(
+                Target(
+                    f"CPU-bound: best servertune / gunicorn-2n+1 req/s at c={level}",
+                    ratio,
+                    ">=",
+                    round(1 - NOISE_BAND, 2),
+                )
+            )
+
+    def plot(self, report: Report, path: Path) -> None:
+        """req/s (with the repeats' range) and p99 against connections, one line per candidate."""
+        from servertune.bench.harness.plotting import plot_throughput
+
+        plot_throughput(report, path)
+
+
+def spread(values: list[float]) -> tuple[float, float]:
+    """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
+    from servertune.bench.harness.stats import median
+
+    middle = median(values)
+    return min(min(values), middle * (1 - NOISE_BAND)), max(max(values), middle * (1 + NOISE_BAND))
+
+
+def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """ "servertune faster", "naive faster" or "no clear difference", from the rows' spreads."""
+    if ours["rps_low"] > theirs["rps_high"]:
+        return "servertune faster"
+    if theirs["rps_low"] > ours["rps_high"]:
+        return "naive faster"
+    return "no clear difference"
+
+
+def _merge(parts: list[Any], connections: int, seconds: float) -> Any:
+    """One LoadResult from the built-in client's per-path results."""
+    from servertune.bench.harness.load import LoadResult
+    from servertune.bench.harness.stats import percentile, percentile_curve
+
+    latencies = [v for part in parts for v in part.latencies_ms]
+    errors = sum(p.errors for p in parts)
+    non_2xx = sum(p.non_2xx for p in parts)
+    if not latencies:
+        nan = math.nan
+        return LoadResult("builtin", connections, seconds, 0, errors, 0.0, nan, nan, nan, nan,
+                          non_2xx=non_2xx, socket_errors=errors - non_2xx)  # fmt: skip
+    return LoadResult(
+        tool="builtin",
+        connections=connections,
+        duration_s=seconds,
+        requests=len(latencies),
+        errors=errors,
+        rps=len(latencies) / seconds,
+        p50_ms=percentile(latencies, 50),
+        p90_ms=percentile(latencies, 90),
+        p99_ms=percentile(latencies, 99),
+        max_ms=max(latencies),
+        distribution=tuple(percentile_curve(latencies)),
+        non_2xx=non_2xx,
+        socket_errors=errors - non_2xx,
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _measure_error(app: str, path: str, code: int, stderr: bytes) -> Exception:
+    """One line from a failed `servertune measure`: bad input (its exit 2: the app cannot be
+    imported) or the app's own failure (it raised: its exception's last line)."""
+    lines = [line for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    last = lines[-1].strip().removeprefix("error: ") if lines else f"exit code {code}"
+    if code == 2:
+        return BenchInputError(last if last.startswith("APP:") else f"APP: {last}")
+    return BenchAppError(f"measure GET {path}: {app} failed: {last}")

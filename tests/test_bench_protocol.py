@@ -1,0 +1,186 @@
+"""The benchmark architecture: one registry, one Scenario protocol, one `run_scenario()` loop."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names
+from servertune.bench.harness.ports import free_port, listening_ports
+from servertune.bench.harness.report import Report
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.stats import group_members
+from servertune.bench.harness.supervision import ServerError, Stack
+from servertune.bench.scenarios import SCENARIOS
+from servertune.render import render_uwsgi
+from servertune.sizing import plan_for
+from servertune.workload import Workload
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_registered_scenario_implements_the_protocol(name: str) -> None:
+    """Each registry line loads a scenario named as registered, with a summary and both sizes."""
+    scenario = load_scenario(name)
+    assert scenario.name == name
+    assert scenario.summary
+    assert "seed" not in scenario.summary.lower()
+    for quick in (True, False):
+        assert scenario.sizes.pick(quick).repeats >= 1
+    assert scenario.sizes.pick(True) is scenario.sizes.quick
+    assert callable(scenario.plot)
+
+
+def test_registry_is_what_bench_lists() -> None:
+    """`servertune bench --list` names exactly the registry's scenarios."""
+    assert scenario_names() == sorted(SCENARIOS)
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    repeats: int
+
+
+class _Toy(BaseScenario[_Sizes]):
+    """A toy scenario serving a real HTTP server per config (test only)."""
+
+    name = "toy"
+    sizes = QuickFull(quick=_Sizes(repeats=2), full=_Sizes(repeats=3))
+
+    def __init__(self) -> None:
+        self.order: list[tuple[int, str, Level]] = []
+        self.alive_at_start: list[int] = []
+
+    def configs(self, run: Run[_Sizes]) -> Sequence[str]:
+        return ("naive", "servertune")
+
+    def levels(self, run: Run[_Sizes], config: str) -> Sequence[Level]:
+        return (Level(1), Level(2))
+
+    def start(self, run: Run[_Sizes], config: str) -> Any:
+        # Only this config's server runs: the previous config's was stopped by the runner.
+        self.alive_at_start.append(sum(not s.stopped for s in run.stack.servers))
+        port = free_port()
+        argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
+        return run.stack.start(f"{config}-{run.repeat}", "python", argv, ports=[port])
+
+    def measure(self, run: Run[_Sizes], config: str, served: Any, level: Level) -> dict[str, Any]:
+        self.order.append((run.repeat, config, level))
+        return {"config": config, "concurrency": level.concurrency, "rps": 10.0 * run.repeat}
+
+    def summarize(self, run: Run[_Sizes], results: Results) -> Report:
+        rows = [results.median(c, Level(n)) for c in ("naive", "servertune") for n in (1, 2)]
+        return Report(scenario=self.name, runs=rows)
+
+
+def test_runner_interleaves_repeats_and_stops_each_config_before_the_next() -> None:
+    """Every config once per repeat, in order; one config's servers at a time; medians; all stopped."""
+    toy = _Toy()
+    report = run_scenario(toy, BenchOptions(quick=True, progress=False))
+    assert [(r, c) for r, c, _ in toy.order[::2]] == [
+        (0, "naive"), (0, "servertune"), (1, "naive"), (1, "servertune"),
+    ]  # fmt: skip
+    assert toy.alive_at_start == [0, 0, 0, 0]
+    assert [row["rps"] for row in report.runs] == [5.0] * 4  # median of 0 and 10
+    assert len(report.servers) == 4
+    assert all(s["stopped"] for s in report.servers)
+    assert not {p for s in report.servers for p in s["ports"]} & listening_ports()
+    assert all(group_members(s["pgid"]) == [] for s in report.servers)
+
+
+def test_repeat_multiplies_the_scenarios_own_repeats() -> None:
+    """--repeat 2 on a size of 3 repeats measures each (config, level) six times."""
+    toy = _Toy()
+    run_scenario(toy, BenchOptions(quick=False, repeat=2, progress=False))
+    assert len(toy.order) == 3 * 2 * 2 * 2
+
+
+def test_progress_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    """Progress lines name the config and level on stderr; stdout stays for results."""
+    run_scenario(_Toy(), BenchOptions(quick=True))
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "servertune, 2 connections: 10.0 req/s" in captured.err
+
+
+def test_a_failing_measure_still_stops_every_server() -> None:
+    """An error inside measure() propagates, and the config's server is stopped first."""
+
+    class Broken(_Toy):
+        def measure(
+            self, run: Run[_Sizes], config: str, served: Any, level: Level
+        ) -> dict[str, Any]:
+            self.server = served
+            raise RuntimeError("boom")
+
+    broken = Broken()
+    with pytest.raises(RuntimeError, match="boom"):
+        run_scenario(broken, BenchOptions(quick=True, progress=False))
+    assert broken.server.stopped
+    assert group_members(broken.server.pgid) == []
+
+
+def test_stack_run_reaps_the_whole_group_on_timeout() -> None:
+    """A short-lived command that overruns is killed with every child it forked."""
+    code = "import os, time\nif os.fork() == 0:\n    time.sleep(60)\ntime.sleep(60)\n"
+    with Stack("test-run") as stack:
+        with pytest.raises(ServerError, match="did not finish"):
+            stack.run("sleeper", [sys.executable, "-c", code], timeout_s=0.5)
+        done = stack.run("echo", [sys.executable, "-c", "print('hi')"], timeout_s=30)
+    assert done.returncode == 0
+    assert done.stdout == b"hi\n"
+    assert stack.events == [
+        ("sleeper", "started"), ("sleeper", "stopped"), ("echo", "started"), ("echo", "stopped"),
+    ]  # fmt: skip
+
+
+def _workload() -> Workload:
+    return Workload(cores=2, service_time_ms=100.0, cpu_fraction=0.5, app="app:app")
+
+
+def test_balance_baselines_are_forced_plans_with_their_reasons() -> None:
+    """Baselines come from the rules with numbers forced, each reason saying the benchmark did it."""
+    from servertune.bench.scenarios.balance import CONFIGS, Balance
+
+    ours = plan_for(_workload())
+    slots = ours.processes * ours.threads
+    for config in CONFIGS:
+        plan, layout, thunder_lock = Balance().config_plan(_workload(), config)
+        assert plan.processes * plan.threads == slots, config
+        assert thunder_lock == (config == "thunder-lock")
+        if config == "servertune":
+            assert (plan, layout) == (ours, "per-worker")
+            continue
+        forced = [r for r in plan.reasons.values() if r.startswith("forced by the benchmark")]
+        assert forced, config
+    shared, layout, _ = Balance().config_plan(_workload(), "shared-socket")
+    assert layout == "shared"
+    assert shared.reasons["sockets"].startswith("forced by the benchmark: shared socket")
+    # Numbers derived from the forced socket list follow it (no stale zone size).
+    assert shared.upstream_zone_kb < ours.upstream_zone_kb
+
+
+def test_hol_baselines_force_workers_and_threads() -> None:
+    """hol's naive and 2x2 configs are servertune's plan with workers/threads forced."""
+    from servertune.bench.scenarios.hol import HeadOfLine
+
+    slow = _workload().model_copy(update={"slow_call_ratio": 0.002, "slow_call_ms": 10000.0})
+    naive, layout = HeadOfLine().config_plan(slow, "naive")
+    assert (naive.threads, layout) == (1, "shared")
+    assert naive.reasons["threads"].startswith("forced by the benchmark")
+    two, _ = HeadOfLine().config_plan(slow, "seed-2x2")
+    assert (two.processes, two.threads) == (2, 2)
+
+
+def test_thunder_lock_is_rendered_by_the_uwsgi_target() -> None:
+    """`render_uwsgi(plan, "shared", thunder_lock=True)` adds thunder-lock; per-worker refuses it."""
+    plan = plan_for(_workload())
+    text = render_uwsgi(plan, "shared", thunder_lock=True)
+    assert "\nthunder-lock = true\n" in text
+    assert "map-socket" not in text
+    assert "thunder-lock" not in render_uwsgi(plan, "shared")
+    with pytest.raises(ValueError, match="thunder_lock"):
+        render_uwsgi(plan, "per-worker", thunder_lock=True)
