@@ -38,8 +38,8 @@ def _ok(start_response: StartResponse) -> Iterable[bytes]:
     return [b"Hello, world"]
 
 
-def seed000(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-    """Seed 000's app: cpu_fraction 0.5."""
+def half_gil(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """bench balance's app: five rounds of 10 ms asleep and 10 ms of CPU, cpu_fraction 0.5."""
     for _ in range(ROUNDS):
         time.sleep(ROUND_S)
         burn_cpu(ROUND_S)
@@ -74,8 +74,8 @@ async def asgi_pure_sleep(scope: dict[str, Any], receive: Any, send: Any) -> Non
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-async def asgi_seed000(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Seed 000's app as ASGI: awaits 10 ms, computes 10 ms, five times; answers lifespan."""
+async def asgi_half_gil(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """half_gil as ASGI: awaits 10 ms, computes 10 ms, five times; answers lifespan."""
     if scope["type"] == "lifespan":
         while True:
             message = await receive()
@@ -129,3 +129,6 @@ def slow_then_stuck(environ: dict[str, Any], start_response: StartResponse) -> I
 
 #: How many requests `slow_then_stuck` has seen.
 _STUCK = {"n": 0}
+# Older names, kept for the tests that use them.
+seed000 = half_gil
+asgi_seed000 = asgi_half_gil

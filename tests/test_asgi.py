@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import math
 import threading
 from collections.abc import Iterator
 
@@ -264,3 +265,19 @@ def test_sizing_is_bounded_and_grows_with_the_rate(
     )
     assert low >= 1
     assert low <= high <= MAX_THREADS
+
+
+@pytest.mark.parametrize("bad", [-1, -0.5, math.nan, math.inf, True, "5"])
+def test_sync_to_async_refuses_a_bad_queue_timeout_when_built(bad: object) -> None:
+    """queue_timeout -1, NaN, inf, a bool or a string: ValueError at wrapping time, every form."""
+    with pytest.raises(ValueError, match=r"^queue_timeout: must be None or a finite number"):
+        sync_to_async(len, queue_timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^queue_timeout: "):
+        sync_to_async(queue_timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^queue_timeout: "):
+        BoundedExecutor(1, queue_timeout=bad)  # type: ignore[arg-type]
+
+
+def test_sync_to_async_accepts_a_zero_queue_timeout() -> None:
+    """0 is a valid deadline: only a call that finds an idle thread at once runs."""
+    assert callable(sync_to_async(len, queue_timeout=0))

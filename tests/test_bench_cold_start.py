@@ -22,6 +22,7 @@ def test_cold_start_quick_reports_every_command(tmp_path: Path) -> None:
     assert [run["config"] for run in data["runs"]] == [
         "import pydantic, jinja2, typer",
         "+ pydantic.BaseModel",
+        "+ one validated model",
         "servertune gen uwsgi --cores 4",
     ]
     assert all(run["median_ms"] > 0 for run in data["runs"])

@@ -29,7 +29,7 @@ REPORT_KEYS = {
 
 EXPECTED_CONFIGS = {
     "balance": ["threads-only", "processes-only", "shared-socket", "thunder-lock", "servertune"],
-    "hol": ["naive", "seed-2x2", "servertune-shared", "servertune"],
+    "hol": ["naive", "2x2", "servertune-shared", "servertune"],
 }
 
 

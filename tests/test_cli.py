@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,7 @@ def test_gen_prints_exactly_what_the_library_renders() -> None:
         (["--app", "wsgi:app;"], "app"),
         (["--cpu-fraction", "0"], "cpu_fraction"),
         (["--base-port", "99999"], "base_port"),
+        (["--cores", "1_0"], "cores"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_the_field(args: list[str], field: str) -> None:
@@ -222,3 +224,94 @@ def test_port_collision_is_one_line_naming_both_fields() -> None:
     assert len(lines) == 1
     assert lines[0].startswith("error: listen_port (--listen-port): 8002")
     assert "base_port" in lines[0]
+
+
+def test_out_with_a_directory_in_the_way_names_it(tmp_path: Path) -> None:
+    """`gen all --out D` where D/uwsgi.ini is a directory: one line naming it, nothing written."""
+    (tmp_path / "uwsgi.ini").mkdir()
+    result = runner.invoke(app, ["gen", "all", "--cores", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: --out: cannot write to {tmp_path / 'uwsgi.ini'}: "
+        "a directory of that name is in the way\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["uwsgi.ini"]
+
+
+def _console(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "servertune", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_version_prints_the_package_version() -> None:
+    """`servertune --version` prints `servertune X.Y.Z` on stdout and exits 0."""
+    from servertune import __version__
+
+    result = _console("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        f"servertune {__version__}\n",
+        "",
+    )
+
+
+def test_bare_command_prints_help_on_stdout_and_exits_0() -> None:
+    """Bare `servertune` asks for help: usage and the command list on stdout, exit 0."""
+    result = _console()
+    assert result.returncode == 0
+    assert result.stderr == ""
+    assert "Usage: servertune" in result.stdout
+    assert "gen" in result.stdout
+
+
+def test_shell_completion_script_and_completions() -> None:
+    """Typer's completion: `--show-completion` under bash prints a script; the hook completes commands."""
+    # Typer detects the shell it runs under (shellingham reads the parent process): run in bash.
+    script = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(sys.executable)} -m servertune --show-completion; exit $?"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert script.returncode == 0, script.stderr
+    assert "_servertune_completion" in script.stdout
+    done = _console(
+        _SERVERTUNE_COMPLETE="complete_bash", COMP_WORDS="servertune gen ngi", COMP_CWORD="2"
+    )
+    assert done.returncode == 0
+    assert done.stdout.split() == [name for name in TARGETS if name.startswith("ngi")]
+
+
+def test_help_shows_each_workload_option_kind_not_str() -> None:
+    """Number options show int/number (from the field) in --help, never `<str>`."""
+    result = runner.invoke(app, ["gen", "--help"], env={"COLUMNS": "200"})
+    assert "<str>" not in result.stdout
+    for flag, kind in [("--cores", "<int|auto>"), ("--cpu-fraction", "<number>"),
+                       ("--base-port", "<int>"), ("--bind-host", "<address>")]:  # fmt: skip
+        line = next(line for line in result.stdout.splitlines() if f" {flag} " in line)
+        assert kind in line, line
+
+
+def test_cli_models_skip_pydantic_plugin_scan_and_restore_the_switch() -> None:
+    """Importing the CLI builds its models without Pydantic's entry-point scan, then unsets the switch."""
+    code = (
+        "import os\n"
+        "import servertune.cli\n"
+        "from pydantic.plugin import _loader\n"
+        "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), _loader._plugins)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    # None: the switch is gone again; None: the plugin cache was never filled (no scan ran).
+    assert result.stdout == "None None\n"
+    kept = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={**env, "PYDANTIC_DISABLE_PLUGINS": "somepkg"},
+    )  # fmt: skip
+    assert kept.stdout.startswith("somepkg ")

@@ -1,5 +1,12 @@
 """Docs cannot drift: the reference page is regenerated from the model, and every shown `servertune` command is rerun.
 
+A page whose commands build on each other (measure, then generate into a directory, then read
+the files) declares `<!-- docs-test: session -->`: its console commands then run in order, in one
+directory, through bash, and each one's shown output is compared. Commands that start servers,
+time things or take minutes (SESSION_SKIPPED) are shown as run, not rerun; a file such a command
+wrote and the page shows with `$ cat FILE` is recreated from the shown text, and
+`<!-- docs-test: file NAME from PATH -->` copies a file of the repository into the directory.
+
 After a reviewed change of output, refresh the pages on purpose with
 `SERVERTUNE_REGEN_DOCS=1 python -m pytest tests/test_docs.py`, then read `git diff docs`.
 """
@@ -9,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +33,46 @@ REGENERATE = os.environ.get("SERVERTUNE_REGEN_DOCS") == "1"
 NOT_RECHECKED = ("--out", "bench", "measure")
 
 
+#: In a session page: commands shown as run but not rerun (servers, load, timing, minutes).
+SESSION_SKIPPED = ("servertune bench", "servertune measure", "flock ", "uwsgi ", "nginx ", "wrk ")
+SESSION_MARK = "<!-- docs-test: session -->"
+
+
+def _session_pages() -> list[Path]:
+    return [page for page in sorted(DOCS.rglob("*.md")) if SESSION_MARK in page.read_text()]
+
+
+def _commands(text: str) -> list[tuple[str, str]]:
+    """(command, shown output) for every `$ ` line of the console blocks of a page, in order.
+
+    A command continued with a trailing backslash takes its next lines.
+    """
+    found = []
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+        command: str | None = None
+        output: list[str] = []
+        continued = False
+        for line in [*block.splitlines(), "$ "]:
+            if continued and command is not None:
+                command += "\n" + line
+                continued = line.endswith("\\")
+            elif line.startswith("$ "):
+                if command:
+                    found.append((command, "\n".join(output)))
+                command, output = line[2:], []
+                continued = line.endswith("\\")
+            else:
+                output.append(line)
+    return found
+
+
 def _examples() -> list[tuple[str, str, str]]:
     """(page, command, expected output) for every `$ servertune ...` line in a console block."""
     found = []
+    sessions = set(_session_pages())
     for page in sorted(DOCS.rglob("*.md")):
+        if page in sessions:
+            continue  # rerun in order by test_session_page_reruns_in_order
         for block in re.findall(r"```console\n(.*?)```", page.read_text(), re.S):
             command, output = None, []
             for line in [*block.splitlines(), "$ "]:
@@ -91,3 +135,64 @@ def test_relative_links_in_docs_resolve() -> None:
             ):
                 broken.append(f"{page.relative_to(REPO)} -> {target}")
     assert broken == []
+
+
+SESSIONS = _session_pages()
+
+
+def test_session_pages_exist() -> None:
+    """The worked example (measure, then generate) is a session page, so its steps are rerun."""
+    assert DOCS / "recipes" / "measure-then-generate.md" in SESSIONS
+
+
+@pytest.mark.parametrize("page", SESSIONS, ids=[p.name for p in SESSIONS])
+def test_session_page_reruns_in_order(page: Path, tmp_path: Path) -> None:
+    """Each command of a session page prints what the page shows, run in order in one directory."""
+    text = page.read_text()
+    for name, source in re.findall(r"<!-- docs-test: file (\S+) from (\S+) -->", text):
+        shutil.copy(REPO / source, tmp_path / name)
+    env = {
+        **os.environ,
+        "COLUMNS": "100",
+        # `servertune` in a shown command is this interpreter's, with this checkout's package.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join(
+            [str(REPO / "src"), str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    mismatches = []
+    rerun = 0
+    for command, shown in _commands(text):
+        expected = shown.rstrip("\n")
+        cat = re.fullmatch(r"cat (\S+)", command)
+        if cat and not (tmp_path / cat.group(1)).exists():
+            (tmp_path / cat.group(1)).write_text(expected + "\n")  # written by a skipped command
+            continue
+        if command.startswith(SESSION_SKIPPED):
+            continue
+        result = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+            timeout=120, check=False, env=env,
+        )  # fmt: skip
+        rerun += 1
+        actual = (result.stdout + result.stderr).rstrip("\n").replace(str(tmp_path), "$PWD")
+        if actual != expected:
+            mismatches.append((command, expected, actual))
+    assert rerun >= 3, "a session page reruns its generation steps"
+    if REGENERATE and mismatches:
+        for command, expected, actual in mismatches:
+            shown = f"$ {command}\n{expected}".rstrip("\n")
+            assert text.count(shown) == 1, f"cannot locate the example in {page}"
+            text = text.replace(shown, f"$ {command}\n{actual}")
+        page.write_text(text)
+        return
+    assert [(c, e) for c, e, _ in mismatches] == [(c, a) for c, _, a in mismatches]
+
+
+def test_commands_are_read_with_their_continuation_lines() -> None:
+    """A `\\`-continued command is one command; its output starts after its last line."""
+    text = "```console\n$ servertune gen all \\\n    --out deploy\nwrote deploy/uwsgi.ini\n$ cat x\nhi\n```\n"
+    assert _commands(text) == [
+        ("servertune gen all \\\n    --out deploy", "wrote deploy/uwsgi.ini"),
+        ("cat x", "hi"),
+    ]

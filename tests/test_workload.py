@@ -115,3 +115,46 @@ def test_toml_errors_are_one_line(tmp_path: Path) -> None:
     bad.write_text("cores = 0\n")
     with pytest.raises(WorkloadError, match=r"^cores: must be an integer from 1 to 1024"):
         load_workload(bad)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("cores", "1_0"),
+        ("cores", "+4"),
+        ("cores", " 4 "),
+        ("cores", "4.0"),
+        ("base_port", "8_001"),
+        ("max_body_mb", "1_0"),
+        ("service_time_ms", "1_0"),
+        ("peak_rps", "1_000"),
+        ("cpu_fraction", " 0.5"),
+    ],
+)
+def test_numbers_written_as_text_must_be_plain_decimal(name: str, text: str) -> None:
+    """`1_0`, a sign, spaces or `4.0` for an integer are refused, not read as another number."""
+    with pytest.raises(WorkloadError, match=rf"^{name}: must be "):
+        build_workload({name: text})
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [("cores", "12", 12), ("service_time_ms", "2.5", 2.5), ("peak_rps", "1e3", 1000.0)],
+)
+def test_plain_decimal_text_is_accepted(name: str, text: str, value: float) -> None:
+    """Digits, a fraction and an exponent are what a number flag takes."""
+    assert getattr(build_workload({name: text}), name) == value
+
+
+@pytest.mark.parametrize("name", ["cores", "max_body_mb", "listen_port", "service_time_ms"])
+def test_a_toml_boolean_is_not_a_number(name: str) -> None:
+    """`cores = true` in TOML is refused, not read as 1."""
+    with pytest.raises(WorkloadError, match=rf"^{name}: must be .*got True$"):
+        build_workload({name: True})
+
+
+def test_toml_integer_underscores_are_toml_syntax(tmp_path: Path) -> None:
+    """An unquoted TOML `1_000` is TOML's own digit grouping and stays allowed."""
+    path = tmp_path / "w.toml"
+    path.write_text("[workload]\npeak_rps = 1_000\n")
+    assert load_workload(path).peak_rps == 1000

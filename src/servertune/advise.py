@@ -3,14 +3,14 @@
 Three candidates, judged from the workload (measured by `servertune measure` or given) and,
 when supplied, a `servertune bench parallel --json` report from the same machine:
 
-* processes x threads: one process per core, 1/cpu_fraction threads each (seed 000), plus
+* processes x threads: one process per core, 1/cpu_fraction threads each (bench `balance`), plus
   headroom for slow calls (Little's law); the default, because it fits every workload whose
   in-flight requests per process stay within MAX_THREADS_PER_PROCESS.
 * asyncio: one thread interleaves waits, but a request that computes holds the loop and every
-  other request waits behind it (seed 002: asyncio/loop ~1 for fib); it fits requests that
+  other request waits behind it (bench `parallel`: asyncio/loop ~1 for fib); it fits requests that
   mostly wait, and is the answer when so many are in flight that threads would not scale.
 * sub-interpreters (3.12+): a GIL per interpreter, started in milliseconds inside a process
-  (seed 002: fib on every core, without a process's start-up). Processes already give each
+  (bench `parallel`: fib on every core, without a process's start-up). Processes already give each
   core a GIL for serving, so they pay off only to split one request's heavy CPU work.
 """
 
@@ -41,7 +41,7 @@ __all__ = [
 # --- Tuned defaults, each with its justification -------------------------------------------------
 
 #: asyncio fits when requests hold the GIL at most this share of their time: below it a process
-#: needs 5+ threads to fill its core (1/cpu_fraction, seed 000), where one event loop saves the
+#: needs 5+ threads to fill its core (1/cpu_fraction, bench `balance`), where one event loop saves the
 #: threads' stacks and switches; above it the few threads cost nothing and asyncio only adds a
 #: loop that each request's computation blocks.
 ASYNC_MAX_CPU_FRACTION = 0.2
@@ -179,7 +179,7 @@ def advise(
     pt = [
         (
             f"cpu_fraction {c:g}: a process fills its core at 1/{c:g} = {saturating:.1f} threads "
-            f"(seed 000); one process per core, as the GIL allows one core per process"
+            f"(servertune bench balance); one process per core, as the GIL allows one core per process"
         ),
         (
             f"plan: {plan.processes} processes x {plan.threads} threads "

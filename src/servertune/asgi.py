@@ -1,11 +1,11 @@
 """A bounded, fair `sync_to_async`: sync code on a thread pool sized for the load, FIFO, with a deadline.
 
 asgiref's `sync_to_async` runs sync code in one of three places, none sized for the load
-(RESEARCH.md, seed 003): one thread for everything (`thread_sensitive=True`, its default, outside
+(bench `sync-to-async`; docs/references.md): one thread for everything (`thread_sensitive=True`, its default, outside
 Django's per-request context), the event loop's default pool of `min(32, cpus + 4)` threads
 (`thread_sensitive=False`), or, under Django, a new thread per request. Under 200 connections
 of blocking calls the first two serve a few percent of what native async code serves, with p99
-latencies in seconds (the seed saw a 341 s maximum); the third has no bound on threads.
+latencies in seconds (a published load test saw a 341 s maximum); the third has no bound on threads.
 
 `servertune.asgi.sync_to_async` is a drop-in with one difference: unless asked for asgiref's
 `thread_sensitive=True` semantics, it runs the call on a `BoundedExecutor`
@@ -54,7 +54,7 @@ __all__ = [
 
 #: Threads of the shared pool when neither a workload nor `max_threads` is given. asyncio's
 #: default (min(32, cpus + 4)) serves ~3% of native async throughput under 200 connections of
-#: 0-200 ms blocking calls (bench `sync-to-async`, RESEARCH.md); 200 covers that seed's
+#: 0-200 ms blocking calls (bench `sync-to-async`); 200 covers that benchmark's
 #: concurrency. Threads start only when a call finds none idle, so an idle pool costs nothing.
 DEFAULT_MAX_THREADS = 200
 #: Upper bound on any pool's size. Threads parked in blocking I/O cost no CPU, but each has a
@@ -138,10 +138,7 @@ class BoundedExecutor(ThreadPoolExecutor):
             raise ValueError(
                 f"max_threads: must be an integer from 1 to {MAX_THREADS}; got {max_threads!r}"
             )
-        if queue_timeout is not None and not (math.isfinite(queue_timeout) and queue_timeout >= 0):
-            raise ValueError(
-                f"queue_timeout: must be None or a number of seconds >= 0; got {queue_timeout!r}"
-            )
+        _check_queue_timeout(queue_timeout)
         super().__init__(max_workers=max_threads, thread_name_prefix=thread_name_prefix)
         self.max_threads = max_threads
         self.queue_timeout = queue_timeout
@@ -276,6 +273,8 @@ def sync_to_async(
     `queue_timeout` (seconds; default: the pool's own) bounds the wait for a thread: a call not
     started by then is withdrawn and raises `OverloadedError`. The call itself is never cut short.
     """
+    # Checked here, not on the first call: NaN would make every call on an idle pool overloaded.
+    _check_queue_timeout(queue_timeout)
     if func is None:
         return functools.partial(
             sync_to_async,
@@ -304,6 +303,20 @@ def sync_to_async(
     if own is None and (max_threads is not None or workload is not None):
         own = _build(max_threads, workload, None)
     return _bridge(func, own, queue_timeout)
+
+
+def _check_queue_timeout(queue_timeout: object) -> None:
+    """Refuse a queue_timeout that is not None or a finite number of seconds >= 0."""
+    if queue_timeout is None:
+        return
+    if (
+        isinstance(queue_timeout, bool)
+        or not isinstance(queue_timeout, int | float)
+        or not (math.isfinite(queue_timeout) and queue_timeout >= 0)
+    ):
+        raise ValueError(
+            f"queue_timeout: must be None or a finite number of seconds >= 0; got {queue_timeout!r}"
+        )
 
 
 def _asgiref_thread_sensitive(func: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:

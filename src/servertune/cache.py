@@ -2,7 +2,7 @@
 
 `functools.cache` / `functools.lru_cache` written on a method keys every entry on `self`, so the
 one cache shared by the class keeps every instance alive, and short-lived instances never hit
-(seed 000; ruff B019, pylint W1518, cpython#102618). The two helpers here are the fixes B019
+(bench `method-cache`; ruff B019, pylint W1518, cpython#102618). The two helpers here are the fixes B019
 points to:
 
 * `cached_method`: a cache per instance. The first access to `obj.method` builds a C
@@ -13,7 +13,7 @@ points to:
   nothing but the instance itself holds the cache and the instance is freed by reference
   counting alone; `cache_info()` / `cache_clear()` are the instance's own.
 * `shared_method_cache`: one cache for a method that does not use `self`, i.e. `staticmethod`
-  then `lru_cache` in the order that works (seed 000), with a check that the method really takes
+  then `lru_cache` in the order that works, with a check that the method really takes
   no `self`.
 
 The cache lives in the instance's `__dict__`, like a `functools.cached_property` value: a class
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, Protocol, Self, TypeVar, overload
@@ -44,6 +45,9 @@ __all__ = [
 #: Entries per instance unless told otherwise: `functools.lru_cache`'s own default, so swapping
 #: `@lru_cache` for `@cached_method` changes where the cache lives, not how large it grows.
 DEFAULT_MAXSIZE = 128
+
+#: What `CachedMethod._stored` finds when an instance holds no cache yet.
+_ABSENT: Any = object()
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -101,9 +105,21 @@ class CachedMethod(Generic[S, P, R]):
         self.attrname: str = getattr(func, "__name__", "method")
         self.private_name = f"__cached_method_{self.attrname}"
         self.qualname: str = getattr(func, "__qualname__", self.attrname)
+        if not _defined_in_class(func):
+            raise TypeError(self._not_in_class())
+        self._lock = threading.Lock()
+        self._probing = threading.local()
         functools.update_wrapper(self, func)
 
+    def _not_in_class(self) -> str:
+        return (
+            f"cached_method caches a method per instance, but {self.qualname} is not defined "
+            "in a class body (and its first parameter is not named self); for a plain "
+            "function use functools.lru_cache"
+        )
+
     def __set_name__(self, owner: type[Any], name: str) -> None:
+        self._owner = owner
         self.attrname = name
         # Where the cache lives when this method is reached through super() from a subclass
         # that overrides it: the public name then belongs to the subclass's own method.
@@ -117,26 +133,49 @@ class CachedMethod(Generic[S, P, R]):
         """The instance's cache, built and stored on first access (class access: the descriptor)."""
         if instance is None:
             return self
-        try:
-            namespace = instance.__dict__
-        except AttributeError:
+        if getattr(self._probing, "active", False):
+            return _ABSENT  # `_stored` asking: the instance holds no cache under this name yet
+        # Reached on the first access only (later ones find the cache in the instance's
+        # dict): hand back a view that holds the instance, so `Obj().method(x)` on a temporary
+        # still has its instance when called (the cache itself only holds a weak reference).
+        return _Holding(self._cache_of(instance), instance)
+
+    def __call__(self, instance: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """`Class.method(obj, ...)` works as it does for a plain method."""
+        if not hasattr(self, "_owner"):
+            raise TypeError(self._not_in_class())
+        cache: MethodCache[P, R] = self._cache_of(instance)
+        return cache(*args, **kwargs)
+
+    def _cache_of(self, instance: S) -> MethodCache[P, R]:
+        if type(instance).__dictoffset__ == 0:
             raise TypeError(
                 f"cached_method {self.qualname} keeps its cache in the instance's __dict__, "
                 f"but {type(instance).__qualname__} instances have none (__slots__ without "
                 "'__dict__'); add '__dict__' to __slots__, or use shared_method_cache if the "
                 "method does not depend on self"
-            ) from None
+            )
         key = self.attrname if self._is_visible_on(type(instance)) else self.private_name
-        cache = namespace.get(key)
-        if cache is None:
-            # setdefault is atomic: two threads racing on the first access share one cache.
-            cache = namespace.setdefault(key, self._new_cache(instance))
-        return cache
+        cache = self._stored(instance, key)
+        if cache is _ABSENT:
+            with self._lock:  # two threads racing on the first access share one cache
+                cache = self._stored(instance, key)
+                if cache is _ABSENT:
+                    cache = self._new_cache(instance)
+                    # object.__setattr__, never `instance.__dict__[key] = ...`: reading
+                    # `__dict__` turns the instance's inline attribute values into a real dict,
+                    # and every later `obj.method` lookup then costs more (bench method-cache).
+                    # It also bypasses a frozen class's __setattr__, as cached_property does.
+                    object.__setattr__(instance, key, cache)
+        return cache  # type: ignore[return-value]
 
-    def __call__(self, instance: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        """`Class.method(obj, ...)` works as it does for a plain method."""
-        cache: MethodCache[P, R] = self.__get__(instance, type(instance))
-        return cache(*args, **kwargs)
+    def _stored(self, instance: S, key: str) -> object:
+        """The cache `instance` already holds under `key`, or _ABSENT (no __dict__ read)."""
+        self._probing.active = True
+        try:
+            return getattr(instance, key, _ABSENT)
+        finally:
+            self._probing.active = False
 
     def _is_visible_on(self, cls: type[Any]) -> bool:
         # True when `obj.<name>` resolves to this descriptor, i.e. storing the cache under the
@@ -173,6 +212,43 @@ class CachedMethod(Generic[S, P, R]):
 
     def __repr__(self) -> str:
         return f"<cached_method {self.qualname} maxsize={self.maxsize} typed={self.typed}>"
+
+
+def _defined_in_class(func: Callable[..., Any]) -> bool:
+    """Whether `func` was written in a class body (`Class.f` qualname) or takes `self` first."""
+    parts = getattr(func, "__qualname__", "").split(".")
+    if len(parts) >= 2 and parts[-2] != "<locals>":
+        return True
+    try:
+        first = next(iter(inspect.signature(func).parameters), None)
+    except (TypeError, ValueError):
+        return False
+    return first == "self"
+
+
+class _Holding:
+    """An instance's cache plus a strong reference to the instance, for the first access."""
+
+    __slots__ = ("__weakref__", "_cache", "_instance")
+
+    def __init__(self, cache: MethodCache[..., Any], instance: object) -> None:
+        self._cache = cache
+        self._instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._cache(*args, **kwargs)
+
+    def cache_info(self) -> functools._CacheInfo:
+        return self._cache.cache_info()
+
+    def cache_clear(self) -> None:
+        self._cache.cache_clear()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache, name)  # __wrapped__, __name__, __doc__, ...
+
+    def __repr__(self) -> str:
+        return repr(self._cache)
 
 
 @overload
@@ -220,7 +296,7 @@ def shared_method_cache(
 ) -> SharedMethodCache[P, R] | Callable[[Callable[P, R]], SharedMethodCache[P, R]]:
     """One cache, shared by the class and all instances, for a method that does not use `self`.
 
-    `staticmethod(lru_cache(f))`: the order seed 000 warns about (lru_cache's wrapper is not a
+    `staticmethod(lru_cache(f))`, in that order (lru_cache's wrapper is not a
     staticmethod, so `lru_cache` outside `staticmethod` binds `self` again). A function whose
     first parameter is named `self` is refused: sharing would key on, and keep, every instance.
     """

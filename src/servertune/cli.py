@@ -15,17 +15,41 @@ import os
 import sys
 import tempfile
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 from typer.core import TyperCommand
 
-from servertune.render import TARGETS, fitting, render_target, write_atomically
-from servertune.sizing import Plan, PlanError, plan_for
-from servertune.workload import Workload, WorkloadError, describe_allowed
-from servertune.workload_file import WorkloadFileError, load_workload
+
+@contextlib.contextmanager
+def _without_pydantic_plugins() -> Iterator[None]:
+    """Build servertune's own models without Pydantic's plugin scan, then restore the setting.
+
+    Pydantic looks for plugins (entry points of every installed distribution) when it builds the
+    first model; in a full environment that scan is a measurable share of `servertune gen`'s
+    cold start (bench cold-start). Pydantic's documented switch turns it off while the CLI's
+    models are built; models built later (an app that `measure` imports) still get plugins.
+    """
+    before = os.environ.get(PYDANTIC_PLUGINS_VARIABLE)
+    if before is None:
+        os.environ[PYDANTIC_PLUGINS_VARIABLE] = "__all__"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PYDANTIC_PLUGINS_VARIABLE, None)
+
+
+#: Pydantic's switch for its plugins (docs: "Pydantic plugins"); "__all__" disables them all.
+PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
+
+with _without_pydantic_plugins():
+    from servertune.render import TARGETS, fitting, render_target, write_atomically
+    from servertune.sizing import Plan, PlanError, plan_for
+    from servertune.workload import Workload, WorkloadError, describe_allowed, describe_kind
+    from servertune.workload_file import WorkloadFileError, load_workload
 
 __all__ = ["app", "main"]
 
@@ -33,9 +57,34 @@ app = typer.Typer(
     name="servertune",
     help="Tuned, measured uWSGI / gunicorn / nginx configuration from a few workload numbers.",
     no_args_is_help=True,
-    add_completion=False,
+    # Typer's own --install-completion / --show-completion (bash, zsh, fish, PowerShell).
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from servertune import __version__
+
+        typer.echo(f"servertune {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="print the version and exit",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """Tuned, measured uWSGI / gunicorn / nginx configuration from a few workload numbers."""
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,6 +130,7 @@ def with_workload(func: F) -> F:
                 default=typer.Option(
                     None,
                     FLAGS[name],
+                    metavar=f"<{describe_kind(name)}>",
                     help=_option_help(name),
                     show_default=False,
                     rich_help_panel="Workload",
@@ -169,7 +219,7 @@ def gen(
     try:
         written = write_atomically(files, out)
     except OSError as error:
-        raise fail(f"--out: cannot write to {out}: {error.strerror}") from None
+        raise fail(f"--out: cannot write to {error.filename or out}: {error.strerror}") from None
     for path in written:
         typer.echo(f"wrote {path}", err=True)
 
@@ -352,9 +402,20 @@ def check_output_path(flag: str, path: Path | None) -> None:
 
 
 def main() -> None:
-    """Console entry point: usage errors are one `error:` line with exit code 2, like bad values."""
+    """Console entry point: usage errors are one `error:` line with exit code 2, like bad values.
+
+    Bare `servertune` is a request for help, not a mistake: the help goes to stdout, exit 0.
+    """
+    if len(sys.argv) == 1:
+        sys.argv.append("--help")
+    # Typer turns every registered command into a click command (all ~20 workload options of
+    # each) before parsing: when argv names a command, register only that one for this run.
+    registered = app.registered_commands
+    chosen = [c for c in registered if _command_name(c) == sys.argv[1]]
+    if chosen:
+        app.registered_commands = chosen
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="servertune")
     except Exception as error:
         # typer's (vendored) click raises UsageError / BadParameter / ClickException here; they
         # all carry `exit_code` and `format_message()`. Anything else is a bug: let it surface.
@@ -368,7 +429,16 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("error: interrupted", err=True)
         sys.exit(130)
+    finally:
+        app.registered_commands = registered
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _command_name(command: Any) -> str:
+    """The name Typer gives a registered command (its own, or the function's, dashed)."""
+    if command.name:
+        return str(command.name)
+    return str(command.callback.__name__).lower().replace("_", "-")
 
 
 # --- measure and advise (issue 6) ----------------------------------------------------------------

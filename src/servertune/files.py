@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Mapping
@@ -18,6 +19,13 @@ def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
     all renames succeeded; on any failure the new files are removed and the old ones restored.
     """
     directory.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        # os.replace onto a directory fails with EISDIR or EPERM ("Operation not permitted"):
+        # say what is in the way, before anything is written.
+        if (directory / name).is_dir():
+            raise IsADirectoryError(
+                errno.EISDIR, "a directory of that name is in the way", str(directory / name)
+            )
     staged: list[tuple[Path, Path]] = []
     backups: list[tuple[Path, Path]] = []
     done: list[Path] = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +41,11 @@ def _finalize(value: Any) -> Any:
 
 def template_dir() -> Path:
     """Templates ship inside the wheel as servertune/templates; a source checkout has them at the top."""
-    packaged = resources.files("servertune") / "templates"
+    # A plain path, not importlib.resources: the wheel installs the package as files, and
+    # importlib.resources (with zipfile) would add to every `servertune gen`'s cold start.
+    packaged = Path(__file__).resolve().parent / "templates"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[2] / "templates"
     if checkout.is_dir():
         return checkout

@@ -7,6 +7,8 @@ The CLI options, the validation messages and the docs reference table are all de
 from __future__ import annotations
 
 import ipaddress
+import re
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -17,11 +19,19 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 from pydantic.fields import FieldInfo
 
-__all__ = ["FIELD_ALLOWED", "Workload", "WorkloadError", "describe_allowed", "load_workload"]
+__all__ = [
+    "FIELD_ALLOWED",
+    "Workload",
+    "WorkloadError",
+    "describe_allowed",
+    "describe_kind",
+    "load_workload",
+]
 
 # Allow-lists for values that reach a config file. Anchored with \A ... \Z (never `$`, which
 # also matches before a trailing newline) and kept to characters that mean nothing to uWSGI's
@@ -59,6 +69,14 @@ FIELD_ALLOWED: dict[str, str] = {
         "(no '..', spaces or quotes), each prefix once"
     ),
 }
+
+
+# How a number may be written as text (a flag, or a quoted TOML value): plain decimal digits, and
+# for non-integer fields a fraction and an exponent. Python's int()/float() and Pydantic's lax mode
+# also take `1_0` (10), surrounding spaces, a sign and `4.0` for an integer: a typo then
+# becomes a different number, so anything else is refused.
+INTEGER_TEXT = re.compile(r"\A[0-9]+\Z")
+NUMBER_TEXT = re.compile(r"\A([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
 class WorkloadError(ValueError):
@@ -217,19 +235,26 @@ class Workload(BaseModel):
         json_schema_extra={"unit": "flag"},
     )
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _plain_number_text(cls, value: object, info: ValidationInfo) -> object:
+        kind = _NUMERIC_KIND.get(info.field_name or "")
+        if kind is None:
+            return value
+        if isinstance(value, bool):
+            # TOML `max_body_mb = true` would otherwise pass as the integer 1.
+            raise ValueError("a boolean is not a number")
+        if isinstance(value, str) and not (value == "auto" and info.field_name == "cores"):
+            pattern = INTEGER_TEXT if kind is int else NUMBER_TEXT
+            if not pattern.match(value):
+                raise ValueError("not plain decimal digits")
+        return value
+
     @field_validator("cores")
     @classmethod
     def _cores_in_range(cls, value: int | str) -> int | str:
         if isinstance(value, int) and not 1 <= value <= 1024:
             raise ValueError("out of range")
-        return value
-
-    @field_validator("cores", mode="before")
-    @classmethod
-    def _cores_not_bool(cls, value: object) -> object:
-        # TOML `cores = true` would otherwise pass as the integer 1.
-        if isinstance(value, bool):
-            raise ValueError("a boolean is not a core count")
         return value
 
     @field_validator("bind_host", "listen_host")
@@ -275,6 +300,24 @@ class Workload(BaseModel):
         return value
 
 
+def _numeric_kind(annotation: Any) -> type | None:
+    """int or float for a field holding a number (maybe optional, maybe 'auto'), else None."""
+    members = set(typing.get_args(annotation)) or {annotation}
+    if int in members:
+        return int
+    if float in members:
+        return float
+    return None
+
+
+#: int or float for every numeric Workload field: which text syntax `_plain_number_text` allows.
+_NUMERIC_KIND: dict[str, type] = {
+    name: kind
+    for name, info in Workload.model_fields.items()
+    if (kind := _numeric_kind(info.annotation)) is not None
+}
+
+
 def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
     """What a field accepts, in words, from its declaration."""
     if name in FIELD_ALLOWED:
@@ -294,6 +337,18 @@ def describe_allowed(name: str, info: FieldInfo | None = None) -> str:
         else ""
     )
     return f"{kind} {low} {high}" + (f" {unit}" if unit and unit not in {"ratio", "port"} else "")
+
+
+def describe_kind(name: str) -> str:
+    """A field's kind in one word for `--help` (`int`, `number`, `int|auto`, or its unit)."""
+    kind = _NUMERIC_KIND.get(name)
+    info = Workload.model_fields[name]
+    if kind is int:
+        return "int|auto" if "auto" in str(info.annotation) else "int"
+    if kind is float:
+        return "number"
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    return str(extra.get("unit", "text"))
 
 
 def _num(value: float) -> str:

@@ -64,7 +64,7 @@ CLIENTS: dict[str, str] = {
 
 #: One pooled connection per host: urllib3's own default. requests and niquests raise it to 10,
 #: and with pool_block=False the extra connections only sit idle, the ones that meet the idle
-#: race (seed 000). Raise it for a client that calls one host from many threads at once.
+#: race (bench `idle-race`). Raise it for a client that calls one host from many threads at once.
 DEFAULT_POOL_MAXSIZE = 1
 
 

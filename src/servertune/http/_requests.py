@@ -1,7 +1,7 @@
 """requests sessions: one HTTPAdapter with idle expiry, pool size, retry policy and TLS context.
 
 requests keeps urllib3's lack of an idle timeout and raises urllib3's default pool size from 1
-to 10 (HTTPAdapter pool_maxsize), which leaves more connections idle for longer (seed 000).
+to 10 (HTTPAdapter pool_maxsize), which leaves more connections idle for longer (bench `idle-race`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A server closes a keep-alive connection that has been idle for its idle timeout. A client that
 reuses the connection at that moment sends its request into a closing socket and gets
-`RemoteDisconnected` / `Connection reset by peer` (seed 000; requests#4664, #4506). The fix is a
+`RemoteDisconnected` / `Connection reset by peer` (bench `idle-race`; requests#4664, #4506). The fix is a
 client-side idle expiry shorter than the server's idle timeout: the client discards the pooled
 connection before the server would.
 """

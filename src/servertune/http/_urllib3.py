@@ -2,7 +2,7 @@
 
 urllib3 has no idle timeout (urllib3#2498; PR #3275 is open): before reusing a pooled connection
 it only checks, with a zero-byte read, whether the peer already closed it. A server that closes
-at the moment the request leaves passes that check (seed 000). These pools remember when each
+at the moment the request leaves passes that check (bench `idle-race`). These pools remember when each
 connection went back to the pool and close it on checkout once it has been idle longer than the
 expiry, so it is never reused; the request then goes out on a fresh connection.
 

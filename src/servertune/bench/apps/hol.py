@@ -1,4 +1,4 @@
-"""Seed 001's app: `/quick` answers at once, `/slow` waits on a slow call (10 s) first."""
+"""The head-of-line app: `/quick` answers at once, `/slow` waits on a slow call (10 s) first."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-#: How long /slow holds its thread: seed 001 used 30 s, issue #3 asks for 10 s.
+#: How long /slow holds its thread: the original write-up used 30 s, issue #3 asks for 10 s.
 SLOW_S = float(os.environ.get("SERVERTUNE_BENCH_SLOW_S", "10"))
 
 BODY = b"ok"

@@ -176,7 +176,7 @@ def _child(index: int, source: str, fd: int) -> None:
 def run_processes(source: str, count: int) -> list[list[float]]:
     import multiprocessing
 
-    # fork, as multiprocessing.Process did by default on Linux through 3.13 (the seed's setup):
+    # fork, as multiprocessing.Process did by default on Linux through 3.13 (the published comparison's setup):
     # explicit, so 3.14's forkserver default does not change what is measured.
     context = multiprocessing.get_context("fork")
     read_fd, write_fd = os.pipe()
@@ -263,7 +263,7 @@ def run_subinterpreters(source: str, count: int) -> list[list[float]]:
         except Exception as error:  # reported as the column's failure
             errors.append(f"{type(error).__name__}: {error}")
 
-    # Each sub-interpreter in a thread of its own, as in the seed: the threads only wait while
+    # Each sub-interpreter in a thread of its own, as in the published comparison: the threads only wait while
     # the sub-interpreters, each with its own GIL, compute in parallel.
     threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
     for thread in threads:

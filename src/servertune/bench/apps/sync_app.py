@@ -1,6 +1,6 @@
 """The raw ASGI app `servertune bench sync-to-async` serves with uvicorn, one variant per process.
 
-Every request waits uniform(SERVERTUNE_BENCH_MIN_MS (0), SERVERTUNE_BENCH_MAX_MS) milliseconds (seed 003, scaled from 2 s
+Every request waits uniform(SERVERTUNE_BENCH_MIN_MS (0), SERVERTUNE_BENCH_MAX_MS) milliseconds (a published load test's, scaled from 2 s
 to 200 ms): natively with `asyncio.sleep`, or as a blocking `time.sleep` bridged by one of the
 ways of calling sync code from async code. The variant is read from the environment at startup:
 

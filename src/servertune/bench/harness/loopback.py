@@ -5,7 +5,7 @@ benchmarks, and counts what it receives, so a test can tell a replayed POST from
 Two idle behaviours (`mode`):
 
 - "timer": close a keep-alive connection after `idle_timeout` seconds without a request, as
-  Go's `http.Server{IdleTimeout: ...}` does (seed 000). A client that sends at that moment meets
+  Go's `http.Server{IdleTimeout: ...}` does. A client that sends at that moment meets
   the race only sometimes.
 - "late": keep the socket open, and when the next request arrives after `idle_timeout` close
   the connection without answering it. This is the race made deterministic: the client's

@@ -1,6 +1,6 @@
 """Waterfall charts: each task's start and end on a timeline, as text and as a PNG.
 
-Seed 002 reads the execution models off these charts at a glance: a staircase is a serial
+A published comparison (docs/references.md) reads the execution models off these charts at a glance: a staircase is a serial
 run, a column is a parallel one, a gap before the bars is start-up cost, and bars stretched
 to the same end are tasks sharing one GIL. Charts of one task share one time scale, so a
 shorter total is a shorter picture.
@@ -16,7 +16,7 @@ __all__ = ["DEFAULT_WIDTH", "Waterfall", "plot_waterfalls", "text_waterfall"]
 
 #: Columns of the text timeline: fits an 80-column terminal with the row labels.
 DEFAULT_WIDTH = 60
-#: Colour of the bars: the seed's charts use this blue (AWS console #0972d3).
+#: Colour of the bars: that comparison's charts use this blue (AWS console #0972d3).
 BAR_COLOR = "#0972d3"
 
 

@@ -8,7 +8,7 @@ four gunicorn configs behind the same generated nginx:
 
 * `naive`: gthread workers = cores, threads = 1 (what `(2 x cores) + 1`-style advice without
   threads amounts to on the article's setup);
-* `seed-2x2`: the article's fix, workers = 2, threads = 2;
+* `2x2`: the article's fix, workers = 2, threads = 2;
 * `servertune-shared`: `servertune gen gunicorn` for a workload with slow calls (one socket);
 * `servertune`: `servertune gen gunicorn-per-worker` + `gen nginx-gunicorn` (one gunicorn per
   socket behind nginx least_conn), the layout servertune recommends.
@@ -50,11 +50,11 @@ STALL_MS = 1000.0
 #: Issue #3 target: servertune's /quick max latency.
 TARGET_QUICK_MAX_MS = 50.0
 
-CONFIGS = ("naive", "seed-2x2", "servertune-shared", "servertune")
+CONFIGS = ("naive", "2x2", "servertune-shared", "servertune")
 #: How each baseline differs from servertune's plan: (processes, threads) forced, None = kept.
 _FORCED: dict[str, tuple[int | None, int | None, str]] = {
     "naive": (None, 1, "one thread per gthread worker, the naive setup"),
-    "seed-2x2": (2, 2, "the article's fix, 2 workers x 2 threads"),
+    "2x2": (2, 2, "the article's fix, 2 workers x 2 threads"),
 }
 
 
@@ -172,7 +172,7 @@ class HeadOfLine(BaseScenario[HolSizes]):
                 Target(f"{name}: /quick max ms", by_name[name]["max_ms"], "<", TARGET_QUICK_MAX_MS)
             )
         naive = by_name["naive"]
-        for name in ("seed-2x2", "servertune-shared", "servertune"):
+        for name in ("2x2", "servertune-shared", "servertune"):
             report.ratios[f"naive/{name} /quick max"] = round(
                 naive["max_ms"] / max(by_name[name]["max_ms"], 1e-3), 2
             )
