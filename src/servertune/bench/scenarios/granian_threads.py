@@ -3,7 +3,7 @@
 granian runs a WSGI app on `--blocking-threads` per worker; left unset it starts backpressure / 2
 of them (backpressure defaults to 1024 / workers: 256 threads per worker with 2 workers). Under
 the GIL, threads past what keeps the GIL busy only queue for it, so servertune sets the plan's
-threads (seed 000's half-GIL request: 2). Measured, not assumed: the same half-GIL app (the
+threads (a request holding the GIL half its time: 2, as bench balance measured). Measured, not assumed: the same half-GIL app (the
 `balance` scenario's: 5 x (sleep 10 ms + ~10 ms of Python CPU)) on granian behind the same
 nginx, with the plan's threads, 4 x as many, and granian's default pool, at 2 and 8 connections
 per core, reporting req/s, p99 and the peak thread count of the granian process group.
@@ -21,7 +21,7 @@ from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Re
 
 __all__ = ["CONFIGS", "GranianSizes", "GranianThreads"]
 
-#: Seed 000's request: 100 ms, half of it holding the GIL.
+#: The balance scenario's request: 100 ms, half of it holding the GIL.
 SERVICE_TIME_MS = 100.0
 CPU_FRACTION = 0.5
 WARMUP_SECONDS = 1.0
