@@ -64,6 +64,16 @@ def not_found(environ: dict[str, Any], start_response: StartResponse) -> Iterabl
     return [b"no"]
 
 
+async def asgi_pure_sleep(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Awaits 20 ms and answers: the loop is free the whole time (no lifespan support)."""
+    if scope["type"] != "http":
+        raise RuntimeError("lifespan not supported")
+    await receive()
+    await asyncio.sleep(0.02)
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
 async def asgi_half_gil(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """half_gil as ASGI: awaits 10 ms, computes 10 ms, five times; answers lifespan."""
     if scope["type"] == "lifespan":

@@ -33,6 +33,9 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         app_dir=draw(APP_DIRS),
         nginx_user=draw(st.sampled_from([None, "www-data", "root"])),
         max_body_mb=draw(st.integers(0, 10_240)),
+        interface=draw(st.sampled_from(["wsgi", "asgi"])),
+        loop_blocking_fraction=draw(st.none() | st.floats(0.0, 1.0, allow_nan=False)),
+        sync_views=draw(st.booleans()),
     )
 
 

@@ -104,6 +104,31 @@ def test_exactly_one_model_is_recommended(
     assert all(f.reasons for f in advice.fits)
 
 
+def test_asyncio_advice_names_the_asgi_targets_and_when_threads_run_out() -> None:
+    """When asyncio wins, advise names the ASGI files to generate and the rate where threads run out."""
+    workload = Workload(
+        cores=2, cpu_fraction=0.02, service_time_ms=20, slow_call_ratio=0.5,
+        slow_call_ms=2000, peak_rps=500,
+    )  # fmt: skip
+    reasons = next(f for f in advise(workload).fits if f.model == "asyncio").reasons
+    # 64 threads x 2 processes / (20 ms + 0.5 x 2000 ms held) = 125 req/s.
+    assert any("threads serve up to 125 req/s" in r for r in reasons)
+    # Each request holds the loop 0.4 ms: 2 loops serve 5000 req/s.
+    assert any("2 loops serve 5000 req/s" in r for r in reasons)
+    assert any("gen uvicorn-per-worker --interface asgi" in r for r in reasons)
+
+
+def test_threads_advice_does_not_send_a_cpu_heavy_app_to_asgi() -> None:
+    """Half-CPU requests keep processes x threads; the ASGI numbers are shown, no ASGI target is pushed."""
+    reasons = next(
+        f
+        for f in advise(Workload(cores=2, cpu_fraction=0.5, service_time_ms=100)).fits
+        if f.model == "asyncio"
+    ).reasons
+    assert any("holds its process's loop 50.0 ms" in r for r in reasons)
+    assert not any("uvicorn-per-worker" in r for r in reasons)
+
+
 def test_measured_mix_cites_each_path_with_its_share_and_the_mix() -> None:
     """A mixed [measured] table is cited per path (with its traffic share) and as a mix; a mix's
     wide spread is not mistaken for slow calls."""

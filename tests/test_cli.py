@@ -92,21 +92,45 @@ def test_explain_prints_a_row_per_number() -> None:
     assert "Little's law" in result.stdout
 
 
-def test_gen_all_writes_every_file(tmp_path: Path) -> None:
-    """`gen all --out DIR` writes every target file and reports each on stderr."""
+@pytest.mark.parametrize("interface", ["wsgi", "asgi"])
+def test_gen_all_writes_every_file_that_serves_the_app(interface: str, tmp_path: Path) -> None:
+    """`gen all --out DIR` writes every target file fitting the app's interface, each reported."""
     out = tmp_path / "out"
-    result = runner.invoke(app, ["gen", "all", "--cores", "2", "--out", str(out)])
+    args = ["gen", "all", "--cores", "2", "--interface", interface, "--out", str(out)]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == sorted(t.filename for t in TARGETS.values())
+    fits = [t for t in TARGETS.values() if interface in t.interfaces]
+    assert sorted(p.name for p in out.iterdir()) == sorted(t.filename for t in fits)
+    assert "granian.sh" in {t.filename for t in fits}
     assert result.stdout == ""
-    assert result.stderr.count("wrote ") == len(TARGETS)
+    assert result.stderr.count("wrote ") == len(fits)
+
+
+@pytest.mark.parametrize(
+    ("target", "interface", "fits"),
+    [("uvicorn", "wsgi", "gunicorn"), ("gunicorn-asgi", "wsgi", "uwsgi"),
+     ("uwsgi", "asgi", "uvicorn"), ("nginx-gunicorn", "asgi", "nginx-asgi")],
+)  # fmt: skip
+def test_gen_refuses_an_app_the_target_cannot_serve(
+    target: str, interface: str, fits: str, tmp_path: Path
+) -> None:
+    """An ASGI app given to a WSGI target (or the reverse): one error line naming the fitting targets."""
+    out = tmp_path / "out"
+    args = ["gen", target, "--interface", interface, "--cores", "2", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: interface (--interface): ")
+    assert fits in lines[0].split("for it use ", 1)[1].split(", ")
+    assert not out.exists()
 
 
 def test_gen_all_without_out_separates_files_on_stdout() -> None:
     """Without --out every file goes to stdout behind a `# ==> name <==` comment line."""
     result = runner.invoke(app, ["gen", "all", "--cores", "2"])
     assert [line for line in result.stdout.splitlines() if line.startswith("# ==> ")] == [
-        f"# ==> {t.filename} <==" for t in TARGETS.values()
+        f"# ==> {t.filename} <==" for t in TARGETS.values() if "wsgi" in t.interfaces
     ]
 
 

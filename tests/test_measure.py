@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -83,9 +84,30 @@ def test_toml_is_a_workload_gen_reads(tmp_path: Path) -> None:
     assert workload.app == "tests.measure_apps:pure_cpu"
 
 
-def test_asgi_toml_names_no_app() -> None:
-    """An ASGI app is not written as `app`: the generated uWSGI/gunicorn configs serve WSGI."""
-    assert "app" not in _measure("asgi_seed000", requests=2).workload_values()
+def test_asgi_toml_names_the_app_its_interface_and_loop_share() -> None:
+    """An ASGI app is written with `interface = "asgi"` (gen then offers uvicorn, gunicorn-asgi,
+    granian) and the share of its time it blocked the loop: seed 000's app computes on the loop
+    half the time, so the loop share is at least its GIL share."""
+    m = _measure("asgi_seed000", requests=3)
+    values = m.workload_values()
+    assert values["interface"] == "asgi"
+    assert values["app"] == "tests.measure_apps:asgi_seed000"
+    assert 0.3 <= values["loop_blocking_fraction"] <= 1.0
+    assert values["loop_blocking_fraction"] >= values["cpu_fraction"] - 0.05
+    assert m.gil_enabled is (getattr(sys, "_is_gil_enabled", lambda: True)())
+
+
+def test_an_awaiting_asgi_app_barely_blocks_its_loop() -> None:
+    """An ASGI app that only awaits keeps its loop busy a small share of its time."""
+    values = _measure("asgi_pure_sleep", requests=5).workload_values()
+    assert values["loop_blocking_fraction"] < 0.2
+
+
+def test_wsgi_toml_has_no_loop_share() -> None:
+    """A WSGI app has no event loop: no interface or loop share is written (wsgi is the default)."""
+    values = _measure("pure_cpu", requests=2).workload_values()
+    assert "interface" not in values
+    assert "loop_blocking_fraction" not in values
 
 
 def test_error_statuses_are_counted_and_flagged() -> None:

@@ -11,7 +11,7 @@ import pytest
 from gunicorn.config import KNOWN_SETTINGS
 from hypothesis import HealthCheck, given, settings
 
-from servertune.render import TARGETS, render_gunicorn, render_nginx
+from servertune.render import TARGETS, fitting, render_gunicorn, render_nginx, render_target
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
 
@@ -34,9 +34,9 @@ NAMED = {
 
 def _write_all(plan: Plan, directory: Path) -> dict[str, Path]:
     paths = {}
-    for name, target in TARGETS.items():
-        path = directory / target.filename
-        path.write_text(target.render(plan))
+    for name in fitting(plan.workload.interface):  # what `gen all` writes for this app
+        path = directory / TARGETS[name].filename
+        path.write_text(render_target(name, plan))
         paths[name] = path
     return paths
 

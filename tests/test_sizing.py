@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from servertune.machine import Machine
 from servertune.sizing import (
     GIL_SATURATION,
+    MAX_ADMITTED_PER_PROCESS,
     MAX_THREADS_PER_PROCESS,
     Forced,
     Plan,
@@ -270,3 +271,28 @@ def test_auto_cores_need_the_machine() -> None:
         or "fewer than the 3" in plan.reasons["processes"]
     )
     assert plan.somaxconn == 1000
+
+
+@given(workloads())
+@settings(max_examples=200, deadline=None)
+def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> None:
+    """For every ASGI workload: at least one request admitted per process, at most the cap; uvicorn's
+    and granian's connection bounds never below nginx's admission; keep-alive closes nginx-first."""
+    plan = make_plan(workload)
+    if workload.interface == "wsgi":
+        assert plan.admission_limit is None
+        assert plan.limit_concurrency is None
+        return
+    assert plan.admitted_per_process is not None
+    assert plan.admission_limit is not None
+    assert plan.limit_concurrency is not None
+    assert plan.asgi_keepalive_s is not None
+    assert 1 <= plan.admitted_per_process <= MAX_ADMITTED_PER_PROCESS
+    assert plan.admission_limit == plan.processes * plan.admitted_per_process
+    assert plan.limit_concurrency >= plan.admission_limit
+    assert plan.granian_backpressure >= plan.admission_limit
+    assert plan.granian_blocking_threads == 1
+    assert plan.upstream_keepalive_connections == plan.admission_limit
+    assert plan.asgi_keepalive_s > plan.upstream_keepalive_timeout_s
+    assert (plan.executor_threads is not None) == workload.sync_views
+    assert (plan.asgi_max_requests is None) == (plan.processes == 1)

@@ -221,6 +221,7 @@ def advise(
                 f"bench parallel: 10 CPU tasks under asyncio took {fib_async:.2f} x the serial time"
             )
     aio_verdict: Verdict = "fits" if c <= ASYNC_MAX_CPU_FRACTION else "poor"
+    aio.extend(_asgi_numbers(plan, too_many))
 
     # --- sub-interpreters
     sub: list[str] = []
@@ -281,6 +282,37 @@ def advise(
         evidence=tuple(cites),
         hints=hints,
     )
+
+
+def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
+    """What an ASGI server would do with this app (its own plan), and when threads stop sufficing."""
+    from servertune.sizing import make_plan
+
+    w = plan.workload
+    asgi = (
+        plan
+        if w.interface == "asgi"
+        else make_plan(w.model_copy(update={"interface": "asgi"}), plan.machine)
+    )
+    assert asgi.loop_ms is not None
+    assert asgi.asgi_capacity_rps is not None
+    # Threads run out when the requests in flight per process pass the per-process cap.
+    threads_up_to = MAX_THREADS_PER_PROCESS * plan.processes / held_s(w)
+    reasons = [
+        (
+            f"as ASGI: each request holds its process's loop {asgi.loop_ms:.1f} ms, so "
+            f"{asgi.processes} loops serve {asgi.asgi_capacity_rps:.0f} req/s and nginx admits "
+            f"{asgi.admission_limit} at once (Little's law); threads serve up to "
+            f"{threads_up_to:.0f} req/s before {MAX_THREADS_PER_PROCESS} per process run out"
+        ),
+    ]
+    if too_many:
+        reasons.append(
+            "serve it with `servertune gen uvicorn-per-worker --interface asgi` and "
+            "`gen nginx-asgi-per-worker` (bench asgi: per-worker loops behind least_conn, "
+            "overload answered with 503)"
+        )
+    return reasons
 
 
 def _evidence(

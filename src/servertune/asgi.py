@@ -48,6 +48,7 @@ __all__ = [
     "default_executor",
     "executor_threads",
     "install",
+    "pool_threads",
     "sync_to_async",
 ]
 
@@ -99,15 +100,24 @@ def executor_threads(workload: Workload, *, processes: int | None = None) -> int
     """
     # Imported here: an app importing servertune.asgi for sync_to_async need not load pydantic.
     from servertune.sizing import plan_for
-    from servertune.sizing.queueing import arrival_rate, held_s, in_flight, threads_for
+    from servertune.sizing.queueing import arrival_rate, held_s, in_flight
 
     plan = plan_for(workload)
     count = processes if processes is not None else plan.processes
     if count < 1:
         raise ValueError(f"processes: must be at least 1; got {count}")
     rate, _ = arrival_rate(plan.workload, plan.ceiling_rps)
-    mean = in_flight(rate / count, held_s(plan.workload))
-    return max(min(plan.cpu_threads, MAX_THREADS), threads_for(mean, MAX_THREADS))
+    return pool_threads(in_flight(rate / count, held_s(plan.workload)), plan.cpu_threads)
+
+
+def pool_threads(mean_in_flight: float, cpu_threads: int) -> int:
+    """A pool for `mean_in_flight` calls: the Poisson tail above it, at least `cpu_threads`.
+
+    The one formula behind `executor_threads` and the plan's `executor_threads` number.
+    """
+    from servertune.sizing.queueing import threads_for
+
+    return max(min(cpu_threads, MAX_THREADS), threads_for(mean_in_flight, MAX_THREADS))
 
 
 class BoundedExecutor(ThreadPoolExecutor):

@@ -46,7 +46,7 @@ def _without_pydantic_plugins() -> Iterator[None]:
 PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
 
 with _without_pydantic_plugins():
-    from servertune.render import TARGETS, write_atomically
+    from servertune.render import TARGETS, fitting, render_target, write_atomically
     from servertune.sizing import Plan, PlanError, plan_for
     from servertune.workload import Workload, WorkloadError, describe_allowed, describe_kind
     from servertune.workload_file import WorkloadFileError, load_workload
@@ -204,8 +204,12 @@ def gen(
 ) -> None:
     """Generate config files: uwsgi, nginx, gunicorn, ... or all of them."""
     plan = _plan(workload)
-    names = list(TARGETS) if target.value == "all" else [target.value]
-    files = {TARGETS[name].filename: TARGETS[name].render(plan) for name in names}
+    # `all` is every file that can serve this app; a named target that cannot is refused.
+    names = fitting(workload.interface) if target.value == "all" else [target.value]
+    try:
+        files = {TARGETS[name].filename: render_target(name, plan) for name in names}
+    except PlanError as error:
+        raise fail(with_flag(str(error))) from None
     if out is None:
         for filename, text in files.items():
             if len(files) > 1:

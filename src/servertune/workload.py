@@ -94,6 +94,8 @@ FIELD_ALLOWED: dict[str, str] = {
     "k8s_version": "a Kubernetes minor version from 1.25 to 1.37 (e.g. '1.34')",
     "cpu_limit": "a whole number of cores equal to `cores` (fractional quotas are refused)",
     "upstream": "HOST:PORT[=CORES] items, comma-separated (at most 256; CORES 1-1024 is the weight)",
+    "interface": "'wsgi' or 'asgi'",
+    "sync_views": "true or false",
     "static": (
         "/prefix/=/absolute/dir, comma-separated for several; letters, digits and . _ - "
         "(no '..', spaces or quotes), each prefix once"
@@ -216,7 +218,7 @@ class Workload(BaseModel):
     )
     app: AppPath = Field(
         default="wsgi:application",
-        description="the WSGI callable to serve",
+        description="the WSGI or ASGI callable to serve (see interface)",
         json_schema_extra={"unit": "module:callable"},
     )
     app_dir: DirPath | None = Field(
@@ -243,6 +245,26 @@ class Workload(BaseModel):
         le=10_240,
         description="largest request body nginx accepts (0 disables the check)",
         json_schema_extra={"unit": "MiB"},
+    )
+    interface: Literal["wsgi", "asgi"] = Field(
+        default="wsgi",
+        description="how the server calls the app: 'wsgi' (a thread per request: uwsgi, gunicorn) "
+        "or 'asgi' (an event loop per process: uvicorn, gunicorn-asgi); granian serves both",
+        json_schema_extra={"unit": "interface"},
+    )
+    loop_blocking_fraction: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="ASGI: share of the service time that blocks the event loop (Python CPU on "
+        "the loop, or a sync call not awaited); unset means cpu_fraction",
+        json_schema_extra={"unit": "ratio"},
+    )
+    sync_views: bool = Field(
+        default=False,
+        description="ASGI: sync views run through sync_to_async on a thread pool, off the loop "
+        "(the pool's size is part of the plan)",
+        json_schema_extra={"unit": "flag"},
     )
 
     # --- one machine is not enough (issue 13): several app hosts, or a Kubernetes Deployment ---

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -13,7 +15,7 @@ from servertune.measure.target import Request
 if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
     import asyncio
 
-__all__ = ["LIFESPAN_TIMEOUT_S", "asgi_caller", "asgi_scope"]
+__all__ = ["LIFESPAN_TIMEOUT_S", "LoopTimer", "asgi_caller", "asgi_scope", "gil_enabled"]
 
 #: How long an ASGI app may take to answer lifespan startup before measuring gives up.
 LIFESPAN_TIMEOUT_S = 10.0
@@ -114,8 +116,50 @@ class _Lifespan:
             await asyncio.wait_for(self._task, LIFESPAN_TIMEOUT_S)
 
 
+def gil_enabled() -> bool:
+    """Whether the GIL is on right now: always on a default build; on a free-threaded build
+    (3.13t+) an extension module without free-threading support turns it back on at import."""
+    check = getattr(sys, "_is_gil_enabled", None)
+    return True if check is None else bool(check())
+
+
+class LoopTimer:
+    """Seconds the event loop spent running callbacks: the time a request blocks the loop.
+
+    Every task step and callback runs through `asyncio.Handle._run`; timing it while the
+    measurement runs splits a request's wall time into loop-blocking time (Python on the loop,
+    or a sync call made without `await`) and awaiting time (the rest).
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[LoopTimer]:
+        import asyncio.events
+
+        handle = asyncio.events.Handle
+        original = handle._run
+        timer = self
+
+        def timed(h: asyncio.events.Handle) -> None:
+            start = time.perf_counter()
+            try:
+                original(h)
+            finally:
+                timer.seconds += time.perf_counter() - start
+
+        handle._run = timed  # type: ignore[method-assign,assignment]
+        try:
+            yield self
+        finally:
+            handle._run = original  # type: ignore[method-assign]
+
+
 @contextlib.contextmanager
-def asgi_caller(app: Callable[..., Any]) -> Iterator[Callable[[Request], int]]:
+def asgi_caller(
+    app: Callable[..., Any], timer: LoopTimer | None = None
+) -> Iterator[Callable[[Request], int]]:
     """A blocking `call(req) -> status` for `app`, inside its lifespan, on one event loop.
 
     One loop for the whole run, as a server has: connection pools and caches the app keeps on
@@ -123,7 +167,7 @@ def asgi_caller(app: Callable[..., Any]) -> Iterator[Callable[[Request], int]]:
     """
     import asyncio
 
-    with asyncio.Runner() as runner:
+    with asyncio.Runner() as runner, (timer or LoopTimer()).installed():
         lifespan = _Lifespan(app)
         runner.run(lifespan.startup())
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from servertune.measure.asgi import asgi_caller
+from servertune.measure.asgi import LoopTimer, asgi_caller, gil_enabled
 from servertune.measure.clocks import Clock
 from servertune.measure.errors import AppFailed, MeasureError, describe_exception
 from servertune.measure.loading import Interface, detect_interface, load_app
@@ -114,12 +114,13 @@ def measure_mix(
     budget = max_seconds / len(targets)
     where = os.path.abspath(app_dir or os.getcwd())
     parts = []
-    with _caller(func, kind) as call:
+    timer = LoopTimer() if kind == "asgi" else None
+    with _caller(func, kind, timer) as call:
         for one, target, query in targets:
             req = Request(method, target, query, tuple(headers), body)
             samples, early = _drive(
                 _guarded(call, req, where), clock, requests, warmup, budget, on_sample,
-                what=f"{method} {one.path}",
+                what=f"{method} {one.path}", timer=timer,
             )  # fmt: skip
             measurement = Measurement(
                 app=app_spec,
@@ -130,15 +131,18 @@ def measure_mix(
                 warmup=warmup,
                 stopped_early=early,
                 runqueue_known=runqueue_known,
+                gil_enabled=gil_enabled(),
             )
             parts.append((measurement, one.weight))
     return Mix(tuple(parts))
 
 
 @contextlib.contextmanager
-def _caller(func: Callable[..., Any], kind: Interface) -> Iterator[Callable[[Request], int]]:
+def _caller(
+    func: Callable[..., Any], kind: Interface, timer: LoopTimer | None = None
+) -> Iterator[Callable[[Request], int]]:
     if kind == "asgi":
-        with asgi_caller(func) as call:
+        with asgi_caller(func, timer) as call:
             yield call
     else:
         yield lambda req: call_wsgi(func, req)
@@ -161,12 +165,16 @@ def _guarded(call: Callable[[Request], int], req: Request, app_dir: str) -> Call
     return one
 
 
-def _timed(call: Callable[[], int], clock: Clock) -> Sample:
+def _timed(call: Callable[[], int], clock: Clock, timer: LoopTimer | None = None) -> Sample:
+    loop0 = timer.seconds if timer is not None else 0.0
     wall0, cpu0, wait0 = clock.read()
     status = call()
     wall1, cpu1, wait1 = clock.read()
     runqueue = 0.0 if wait0 is None or wait1 is None else max(0.0, wait1 - wait0)
-    return Sample(wall_s=wall1 - wall0, cpu_s=cpu1 - cpu0, runqueue_s=runqueue, status=status)
+    loop = None if timer is None else timer.seconds - loop0
+    return Sample(
+        wall_s=wall1 - wall0, cpu_s=cpu1 - cpu0, runqueue_s=runqueue, status=status, loop_s=loop
+    )
 
 
 def _drive(
@@ -177,6 +185,7 @@ def _drive(
     max_seconds: float,
     on_sample: Callable[[int], None] | None,
     what: str = "",
+    timer: LoopTimer | None = None,
 ) -> tuple[list[Sample], bool]:
     deadline = time.monotonic() + max_seconds
     hard = max(max_seconds * HARD_LIMIT_FACTOR, max_seconds + 1.0)
@@ -186,7 +195,7 @@ def _drive(
             for _ in range(warmup):
                 call()
             for i in range(requests):
-                samples.append(_timed(call, clock))
+                samples.append(_timed(call, clock, timer))
                 if on_sample is not None:
                     on_sample(i + 1)
                 if time.monotonic() > deadline and i + 1 < requests:

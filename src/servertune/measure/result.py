@@ -51,6 +51,8 @@ class Sample:
     cpu_s: float
     runqueue_s: float
     status: int
+    #: ASGI: seconds this request kept the event loop busy (None for WSGI).
+    loop_s: float | None = None
 
     @property
     def busy_s(self) -> float:
@@ -75,15 +77,25 @@ class Sample:
 
 
 def workload_values(
-    app: str, interface: Interface, service_time_ms: float, cpu_fraction: float
+    app: str,
+    interface: Interface,
+    service_time_ms: float,
+    cpu_fraction: float,
+    loop_blocking_fraction: float | None = None,
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges."""
     values: dict[str, Any] = {
         "service_time_ms": max(0.01, round(service_time_ms, 2)),
         "cpu_fraction": min(1.0, max(MIN_CPU_FRACTION, round(cpu_fraction, CPU_FRACTION_DECIMALS))),
     }
-    # Only a WSGI app can be served by the uWSGI / gunicorn configs `gen` writes.
-    if interface == "wsgi" and re.match(APP_PATTERN, app):
+    if interface == "asgi":
+        # `gen` then offers the ASGI targets (uvicorn, gunicorn-asgi, granian) for this app.
+        values["interface"] = "asgi"
+        if loop_blocking_fraction is not None:
+            values["loop_blocking_fraction"] = min(
+                1.0, max(0.0, round(loop_blocking_fraction, CPU_FRACTION_DECIMALS))
+            )
+    if re.match(APP_PATTERN, app):
         values["app"] = app
     return values
 
@@ -100,6 +112,8 @@ class Measurement:
     warmup: int
     stopped_early: bool = False
     runqueue_known: bool = True
+    #: `sys._is_gil_enabled()` after the app ran (True on builds without a free-threaded mode).
+    gil_enabled: bool = True
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     @property
@@ -137,9 +151,24 @@ class Measurement:
             )
         return result
 
+    @property
+    def loop_blocking_fraction(self) -> float | None:
+        """ASGI: share of all busy time the requests kept the event loop busy (None for WSGI)."""
+        loops = [s.loop_s for s in self.samples if s.loop_s is not None]
+        if self.interface != "asgi" or len(loops) != len(self.samples):
+            return None
+        busy = sum(s.busy_s for s in self.samples)
+        return min(1.0, sum(loops) / busy) if busy > 0 else None
+
     def workload_values(self) -> dict[str, Any]:
         """The Workload fields this measurement sets, rounded and within the model's ranges."""
-        return workload_values(self.app, self.interface, self.service_time_ms, self.cpu_fraction)
+        return workload_values(
+            self.app,
+            self.interface,
+            self.service_time_ms,
+            self.cpu_fraction,
+            self.loop_blocking_fraction,
+        )
 
     def measured(self) -> Measured:
         """The `[measured]` table: the spread behind the estimate."""
@@ -205,6 +234,21 @@ class Measurement:
             notes.append(f"{errors} requests answered >= 400: the route may not do its real work")
         if self.cpu_fraction < MIN_CPU_FRACTION:
             notes.append(FLOOR_NOTE)
+        loop = self.loop_blocking_fraction
+        if loop is not None:
+            notes.append(
+                f"ASGI: requests kept the event loop busy {loop:.3f} of their time (loop-blocking) "
+                f"and awaited the rest: written as loop_blocking_fraction"
+            )
+        gil = "on" if self.gil_enabled else "off (free-threaded)"
+        notes.append(
+            f"GIL {gil} while the app ran (sys._is_gil_enabled()): the plan's thread counts "
+            + (
+                "assume it"
+                if self.gil_enabled
+                else "assume it anyway; its GIL share is an upper bound"
+            )
+        )
         return notes
 
     def to_toml(self) -> str:
@@ -292,7 +336,18 @@ class Mix:
     def workload_values(self) -> dict[str, Any]:
         """The Workload fields the mix sets."""
         first = self.first
-        return workload_values(first.app, first.interface, self.service_time_ms, self.cpu_fraction)
+        loops = [m.loop_blocking_fraction for m, _ in self.parts]
+        loop: float | None = None
+        if all(value is not None for value in loops):
+            # Loop time over busy time of the weighted mix, as for cpu_fraction.
+            loop_ms = sum(
+                (f or 0.0) * self._mean(m, "service_time_ms") * w
+                for (m, w), f in zip(self.parts, loops, strict=True)
+            )
+            loop = min(1.0, loop_ms / self.total_weight / self._weighted_mean("service_time_ms"))
+        return workload_values(
+            first.app, first.interface, self.service_time_ms, self.cpu_fraction, loop
+        )
 
     def measured(self) -> Measured:
         """The `[measured]` table: the mix's spread, and each path's own under `paths`."""

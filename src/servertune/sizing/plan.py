@@ -149,6 +149,18 @@ class Plan(BaseModel):
     app_prestop_sleep_s: int = derived("s")
     termination_grace_period_s: int = derived("s")
     native_sleep: bool = derived("yes/no")
+    # ASGI apps (interface = 'asgi'): an event loop per process. None where a WSGI plan has none.
+    loop_ms: float | None = derived("ms", explain_only=True)
+    asgi_capacity_rps: float | None = derived("req/s", explain_only=True)
+    admitted_per_process: int | None = derived("requests", explain_only=True)
+    admission_limit: int | None = derived("requests")
+    executor_threads: int | None = derived("threads per process", explain_only=True)
+    limit_concurrency: int | None = derived("connections")
+    asgi_keepalive_s: int | None = derived("s")
+    asgi_max_requests: int | None = derived("requests")
+    granian_blocking_threads: int = derived("threads per process")
+    granian_backpressure: int = derived("requests")
+    granian_max_rss_mb: int | None = derived("MiB")
 
     reasons: dict[str, str]
     warnings: tuple[str, ...] = ()

@@ -9,24 +9,44 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from servertune.sizing import Plan
+from servertune.sizing import Plan, PlanError
+from servertune.targets.asgi_servers import (
+    render_granian,
+    render_gunicorn_asgi,
+    render_uvicorn,
+    render_uvicorn_per_worker,
+)
 from servertune.targets.gunicorn import render_gunicorn
 from servertune.targets.kubernetes import render_kubernetes
-from servertune.targets.layout import Backend, Layout
+from servertune.targets.layout import Backend, Interface, Layout
 from servertune.targets.nginx import render_nginx
 from servertune.targets.uwsgi import render_uwsgi
 
 __all__ = [
     "TARGETS",
     "Backend",
+    "Interface",
     "Layout",
     "Target",
+    "TargetError",
+    "fitting",
+    "render_granian",
     "render_gunicorn",
+    "render_gunicorn_asgi",
     "render_kubernetes",
     "render_nginx",
     "render_target",
+    "render_uvicorn",
+    "render_uvicorn_per_worker",
     "render_uwsgi",
 ]
+
+WSGI: frozenset[Interface] = frozenset({"wsgi"})
+ASGI: frozenset[Interface] = frozenset({"asgi"})
+
+
+class TargetError(PlanError):
+    """A target asked for an app it cannot serve (an ASGI app to uWSGI, a WSGI app to uvicorn)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +56,8 @@ class Target:
     filename: str
     render: Callable[[Plan], str]
     summary: str
+    #: The app interfaces the emitted file can serve (Workload.interface).
+    interfaces: frozenset[Interface] = WSGI
 
 
 TARGETS: Mapping[str, Target] = {
@@ -70,9 +92,63 @@ TARGETS: Mapping[str, Target] = {
     "kubernetes": Target(
         "kubernetes.yaml", render_kubernetes, "Deployment (nginx + gunicorn pod), Service, HPA, PDB"
     ),
+    "uvicorn": Target(
+        "uvicorn.sh",
+        render_uvicorn,
+        "uvicorn --workers N on one socket, admission and timeouts from the plan",
+        ASGI,
+    ),
+    "uvicorn-per-worker": Target(
+        "uvicorn-per-worker.sh",
+        render_uvicorn_per_worker,
+        "one one-worker uvicorn per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
+        ASGI,
+    ),
+    "gunicorn-asgi": Target(
+        "gunicorn-asgi.conf.py",
+        render_gunicorn_asgi,
+        "gunicorn with uvicorn's worker (uvicorn-worker), one shared socket",
+        ASGI,
+    ),
+    "granian": Target(
+        "granian.sh",
+        render_granian,
+        "granian for an ASGI or WSGI app: workers, blocking threads, backpressure",
+        WSGI | ASGI,
+    ),
+    "nginx-asgi": Target(
+        "nginx-asgi.conf",
+        lambda p: render_nginx(p, "asgi", "shared"),
+        "complete nginx.conf in front of uvicorn, gunicorn-asgi or granian, with admission",
+        ASGI,
+    ),
+    "nginx-asgi-per-worker": Target(
+        "nginx-asgi-per-worker.conf",
+        lambda p: render_nginx(p, "asgi", "per-worker"),
+        "complete nginx.conf, least_conn over the per-worker uvicorns, with admission",
+        ASGI,
+    ),
+    "nginx-asgi-snippet": Target(
+        "nginx-asgi-site.conf",
+        lambda p: render_nginx(p, "asgi", "shared", snippet=True),
+        "upstream + server (with admission) over the ASGI server's socket",
+        ASGI,
+    ),
 }
 
 
+def fitting(interface: Interface) -> list[str]:
+    """The targets that can serve an app of this interface, in registry order."""
+    return [name for name, target in TARGETS.items() if interface in target.interfaces]
+
+
 def render_target(name: str, plan: Plan) -> str:
-    """Render one target by its `TARGETS` name."""
+    """Render one target by its `TARGETS` name; refuse one that cannot serve the plan's app."""
+    interface = plan.workload.interface
+    if interface not in TARGETS[name].interfaces:
+        kind = " or ".join(sorted(i.upper() for i in TARGETS[name].interfaces))
+        raise TargetError(
+            f"interface: {name} serves {kind} apps, and this app is {interface.upper()} "
+            f"(interface = {interface!r}); for it use {', '.join(fitting(interface))}"
+        )
     return TARGETS[name].render(plan)

@@ -9,12 +9,13 @@ holds the benchmark's app.
 from __future__ import annotations
 
 import http.client
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from servertune.bench.harness.ports import LOOPBACK, free_port, free_port_block
 from servertune.bench.harness.supervision import (
@@ -24,13 +25,23 @@ from servertune.bench.harness.supervision import (
     Stack,
     tool_path,
 )
-from servertune.render import render_gunicorn, render_nginx, render_uwsgi
+from servertune.render import (
+    render_granian,
+    render_gunicorn,
+    render_gunicorn_asgi,
+    render_nginx,
+    render_uvicorn,
+    render_uvicorn_per_worker,
+    render_uwsgi,
+)
 from servertune.sizing import Plan
 from servertune.targets.layout import Backend, Layout
 from servertune.workload import Workload
 
 __all__ = [
+    "AsgiServer",
     "Deployment",
+    "deploy_asgi",
     "deploy_command",
     "deploy_gunicorn",
     "deploy_uwsgi",
@@ -260,4 +271,79 @@ def deploy_gunicorn(
         files={"gunicorn.conf.py": conf_text, "nginx.conf": nginx_text},
     )
     _wait_http(deployment.url, ready_path)
+    return deployment
+
+
+#: The ASGI servers `deploy_asgi` starts from servertune's files, and how each is started.
+AsgiServer = Literal["uvicorn", "gunicorn-asgi", "granian"]
+
+
+def deploy_asgi(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    server: AsgiServer,
+    *,
+    argv: Sequence[str] | None = None,
+    per_worker: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> Deployment:
+    """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
+    `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
+
+    `argv` replaces the rendered file by a command line (a baseline's defaults). `per_worker`
+    starts `uvicorn-per-worker.sh` once per socket (SERVERTUNE_WORKER=i) behind nginx's
+    per-worker layout instead.
+    """
+    home = stack.dir / name
+    home.mkdir()
+    layout: Literal["per-worker", "shared"] = "per-worker" if per_worker else "shared"
+    nginx_text = render_nginx(plan, "asgi", layout)
+    # The launch scripts exec the server by name: this interpreter's environment comes first.
+    path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    files = {"nginx.conf": nginx_text}
+    starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
+    if per_worker:
+        script = home / "uvicorn-per-worker.sh"
+        script.write_text(render_uvicorn_per_worker(plan))
+        files[script.name] = script.read_text()
+        for index, sock in enumerate(plan.sockets):
+            worker = {"SERVERTUNE_WORKER": str(index)}
+            starts.append((f"{name}-uvicorn-{index}", ["sh", str(script)], sock.port, worker))
+    elif argv is not None:
+        starts.append((f"{name}-{server}", list(argv), plan.shared_socket.port, {}))
+    else:
+        extra: dict[str, str] = {}
+        if server == "gunicorn-asgi":
+            text = render_gunicorn_asgi(plan)
+            conf = home / "gunicorn-asgi.conf.py"
+            command = [sys.executable, "-m", "gunicorn", "-c", str(conf)]
+            runtime = home / "gunicorn-run"  # gunicorn 27's control socket: one per instance
+            runtime.mkdir(mode=0o700)
+            extra["XDG_RUNTIME_DIR"] = str(runtime)
+        else:
+            text = render_uvicorn(plan) if server == "uvicorn" else render_granian(plan)
+            conf = home / f"{server}.sh"
+            command = ["sh", str(conf)]
+        conf.write_text(text)
+        files[conf.name] = text
+        starts.append((f"{name}-{server}", command, plan.shared_socket.port, extra))
+    kind = "gunicorn" if server == "gunicorn-asgi" else server
+    app_servers = []
+    for instance, command, port, extra in starts:
+        assert port is not None
+        app_servers.append(
+            stack.start(
+                instance, kind, command, ports=[port], env={**path_env, **(env or {}), **extra}
+            )
+        )
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=app_servers,
+        nginx=nginx,
+        files=files,
+    )
+    _wait_http(deployment.url)
     return deployment

@@ -50,7 +50,8 @@ STOP_SIGNALS: Mapping[str, signal.Signals] = {
 }
 # Grace before SIGKILL, where a kind needs less than STOP_TIMEOUT_S: uvicorn serving asgiref's
 # single-thread bridge may hold seconds of queued blocking calls that a graceful stop would wait out.
-STOP_GRACE_S: Mapping[str, float] = {"uvicorn": 1.0}
+# granian, stopped after an overload run, would wait its kill timeout for the requests it queued.
+STOP_GRACE_S: Mapping[str, float] = {"uvicorn": 1.0, "granian": 2.0}
 
 
 class ServerError(RuntimeError):

@@ -11,8 +11,10 @@ __all__ = ["SCENARIOS"]
 
 SCENARIOS: dict[str, str] = {
     "app": "servertune.bench.scenarios.app:AppBench",
+    "asgi": "servertune.bench.scenarios.asgi:AsgiServers",
     "balance": "servertune.bench.scenarios.balance:Balance",
     "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
+    "granian-threads": "servertune.bench.scenarios.granian_threads:GranianThreads",
     "hol": "servertune.bench.scenarios.hol:HeadOfLine",
     "idle-race": "servertune.bench.scenarios.idle_race:IdleRace",
     "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",

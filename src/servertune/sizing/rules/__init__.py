@@ -10,6 +10,8 @@ from collections.abc import Callable
 from servertune.machine import Machine
 from servertune.sizing.plan import Derivation
 from servertune.sizing.rules import (
+    admission,
+    asgi_servers,
     backlog,
     cluster,
     hosts,
@@ -30,6 +32,7 @@ Rule = Callable[[Workload, Machine, Derivation], None]
 RULES: tuple[Rule, ...] = (
     processes.rule,
     threads.rule,
+    admission.rule,
     sockets.rule,
     backlog.rule,
     timeouts.rule,
@@ -38,4 +41,5 @@ RULES: tuple[Rule, ...] = (
     limits.rule,
     hosts.rule,
     cluster.rule,
+    asgi_servers.rule,
 )

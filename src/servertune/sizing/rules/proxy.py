@@ -21,6 +21,18 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     assert isinstance(w.cores, int)
     processes = d.get_int("processes")
     slots = processes * d.get_int("threads")
+    pool_reason = (
+        f"{processes} processes x {d.get_int('threads')} threads: gunicorn speaks HTTP/1.1 to "
+        "nginx, so each app thread may keep one idle connection instead of a new one per request"
+    )
+    admitted = d.values["admission_limit"]
+    if admitted is not None:  # an ASGI app (a baseline may force no admission: then as WSGI)
+        # An event loop serves every admitted request at once: each may hold an upstream connection.
+        slots = admitted
+        pool_reason = (
+            f"= the {slots} admitted requests: the ASGI server speaks HTTP/1.1 to nginx, so each "
+            "admitted request may reuse an idle connection instead of opening one"
+        )
     d.put(
         "nginx_worker_processes",
         w.cores,
@@ -29,7 +41,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     d.put(
         "nginx_worker_connections",
         max(MIN_NGINX_WORKER_CONNECTIONS, 2 * slots),
-        f"max({MIN_NGINX_WORKER_CONNECTIONS}, 2 x every app thread): each proxied request holds "
+        f"max({MIN_NGINX_WORKER_CONNECTIONS}, 2 x every app slot ({slots})): each proxied request holds "
         "a client and an upstream connection",
     )
     d.put(
@@ -41,8 +53,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     d.put(
         "upstream_keepalive_connections",
         slots,
-        f"{processes} processes x {d.get_int('threads')} threads: gunicorn speaks HTTP/1.1 to "
-        "nginx, so each app thread may keep one idle connection instead of a new one per request",
+        pool_reason,
     )
     d.put(
         "max_fails",

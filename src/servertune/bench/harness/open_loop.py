@@ -1,0 +1,198 @@
+"""Open-loop load: requests arrive at a fixed mean rate whether or not earlier ones finished.
+
+A closed-loop client (wrk) sends its next request only after an answer, so an overloaded server
+slows the client down and the queue never grows past the connection count. Real arrivals do not
+wait: at 4 x capacity the excess piles up somewhere. This generator sends Poisson arrivals at
+`rate` for `duration_s`, times each request from the moment it *should* have been sent (no
+coordinated omission: time spent waiting for a free client connection counts), and sorts every
+answer into admitted (2xx), refused (503), other errors and timeouts (no answer within
+`timeout_s`). Every loop is bounded by the request count and the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from servertune.bench.harness.stats import percentile, percentile_curve
+
+__all__ = ["OpenLoopResult", "run_open_loop"]
+
+#: Connections the client may hold at once: arrivals beyond it wait for one (and that wait counts).
+MAX_CONNECTIONS = 512
+#: Largest response head accepted.
+MAX_HEAD_BYTES = 65536
+#: No run sends more than this many requests, whatever rate and duration ask for.
+MAX_REQUESTS = 200_000
+
+
+@dataclass(frozen=True)
+class OpenLoopResult:
+    """One open-loop run: what was sent, what was admitted, refused, failed or timed out."""
+
+    rate: float
+    duration_s: float
+    sent: int
+    ok: int
+    refused_503: int
+    errors: int
+    timeouts: int
+    #: Latencies (ms) of the admitted (2xx) requests, from their scheduled send time.
+    ok_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
+    refused_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
+
+    def metrics(self) -> dict[str, Any]:
+        """JSON numbers: goodput, admitted latency percentiles, and every kind of failure."""
+        ok = self.ok_latencies_ms
+        refused = self.refused_latencies_ms
+
+        def pct(samples: tuple[float, ...], p: float) -> float | None:
+            return round(percentile(samples, p), 2) if samples else None
+
+        return {
+            "offered_rps": round(self.rate, 1),
+            "rps": round(self.ok / self.duration_s, 2),
+            "p50_ms": pct(ok, 50),
+            "p90_ms": pct(ok, 90),
+            "p99_ms": pct(ok, 99),
+            "max_ms": round(max(ok), 2) if ok else None,
+            "refused_503": self.refused_503,
+            "refused_p99_ms": pct(refused, 99),
+            "timeouts": self.timeouts,
+            "errors": self.errors + self.timeouts + self.refused_503,
+            "requests": self.sent,
+            "distribution": [list(p) for p in percentile_curve(ok)] if ok else [],
+        }
+
+
+class _Pool:
+    """Idle keep-alive connections, reused last-in first-out, at most MAX_CONNECTIONS open."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self.slots = asyncio.Semaphore(MAX_CONNECTIONS)
+
+    async def take(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self.idle:
+            return self.idle.pop()
+        return await asyncio.open_connection(self.host, self.port, limit=MAX_HEAD_BYTES)
+
+
+async def _exchange(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
+) -> tuple[int, bool]:
+    """Send one request, read the whole response; (status, whether the connection stays open)."""
+    writer.write(request)
+    await writer.drain()
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    status = int(head[0].split()[1])
+    headers = {}
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip().lower()
+    if "content-length" in headers:
+        await reader.readexactly(int(headers["content-length"]))
+        return status, headers.get("connection") != "close"
+    await reader.read()
+    return status, False
+
+
+async def _drive(
+    url: str, rate: float, duration_s: float, timeout_s: float, seed: int | None
+) -> OpenLoopResult:
+    parts = urlsplit(url)
+    assert parts.hostname is not None
+    assert parts.port is not None
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    request = (
+        f"GET {target} HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\n"
+        "User-Agent: servertune-bench\r\n\r\n"
+    ).encode("ascii")
+    pool = _Pool(parts.hostname, parts.port)
+    rng = random.Random(seed)
+    ok: list[float] = []
+    refused: list[float] = []
+    tally = {"errors": 0, "timeouts": 0}
+
+    async def one(scheduled: float) -> None:
+        async with pool.slots:
+            try:
+                remaining = timeout_s - (time.perf_counter() - scheduled)
+                if remaining <= 0:
+                    raise TimeoutError
+                async with asyncio.timeout(remaining):
+                    reader, writer = await pool.take()
+                    try:
+                        status, keep = await _exchange(reader, writer, request)
+                    except BaseException:
+                        writer.close()
+                        raise
+            except TimeoutError:
+                tally["timeouts"] += 1
+                return
+            except (
+                OSError,
+                asyncio.IncompleteReadError,
+                asyncio.LimitOverrunError,
+                ValueError,
+                IndexError,
+            ):
+                tally["errors"] += 1
+                return
+            elapsed_ms = (time.perf_counter() - scheduled) * 1000
+            if keep:
+                pool.idle.append((reader, writer))
+            else:
+                writer.close()
+        if 200 <= status < 300:
+            ok.append(elapsed_ms)
+        elif status == 503:
+            refused.append(elapsed_ms)
+        else:
+            tally["errors"] += 1
+
+    start = time.perf_counter()
+    next_at = start
+    tasks: list[asyncio.Task[None]] = []
+    while len(tasks) < MAX_REQUESTS:
+        next_at += rng.expovariate(rate)
+        if next_at - start >= duration_s:
+            break
+        delay = next_at - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(next_at)))
+    # Every request ends by its own timeout; this bound only guards against a bug.
+    _, pending = await asyncio.wait(tasks, timeout=timeout_s + 5) if tasks else (set(), set())
+    for task in pending:
+        task.cancel()
+        tally["timeouts"] += 1
+    for reader_writer in pool.idle:
+        reader_writer[1].close()
+    return OpenLoopResult(
+        rate=rate,
+        duration_s=duration_s,
+        sent=len(tasks),
+        ok=len(ok),
+        refused_503=len(refused),
+        errors=tally["errors"],
+        timeouts=tally["timeouts"],
+        ok_latencies_ms=tuple(ok),
+        refused_latencies_ms=tuple(refused),
+    )
+
+
+def run_open_loop(
+    url: str, *, rate: float, duration_s: float, timeout_s: float = 5.0, seed: int | None = None
+) -> OpenLoopResult:
+    """Poisson arrivals at `rate` req/s on `url` for `duration_s`; each request times out after
+    `timeout_s` from its scheduled start. Returns once every request is answered or timed out."""
+    if not (rate > 0 and math.isfinite(rate)):
+        raise ValueError(f"rate: must be a positive number; got {rate!r}")
+    return asyncio.run(_drive(url, rate, duration_s, timeout_s, seed))

@@ -1,0 +1,100 @@
+"""Admission for ASGI apps: what one event loop serves, and how many requests it lets in.
+
+An ASGI process runs every request on one event loop. Awaiting costs the loop nothing; the time
+a request blocks the loop (Python CPU, or a sync call made without `await`) is served one at a
+time, and CPU run off the loop still needs the GIL. So a process serves at most
+1 / (service time x the larger of the two shares) requests per second, and by Little's law that
+rate keeps rate x (time a request is held) requests in flight. Admitting more only queues them on
+the loop: each admitted request then waits for all the others. nginx admits a bounded multiple
+and answers the excess with 503 at once.
+"""
+
+from __future__ import annotations
+
+import math
+
+from servertune.machine import Machine
+from servertune.sizing.defaults import ADMISSION_HEADROOM, MAX_ADMITTED_PER_PROCESS
+from servertune.sizing.plan import Derivation
+from servertune.sizing.queueing import arrival_rate, held_s, in_flight
+from servertune.workload import Workload
+
+#: The numbers this rule owns, None for a WSGI app (a thread per request: no loop to protect).
+OWNED = (
+    "loop_ms",
+    "asgi_capacity_rps",
+    "admitted_per_process",
+    "admission_limit",
+    "executor_threads",
+)
+
+
+def loop_share(w: Workload) -> tuple[float, str]:
+    """The share of the service time a request holds its process's loop or GIL, and why."""
+    blocking = w.cpu_fraction if w.loop_blocking_fraction is None else w.loop_blocking_fraction
+    named = "cpu_fraction" if w.loop_blocking_fraction is None else "loop_blocking_fraction"
+    if w.cpu_fraction > blocking:
+        return (
+            w.cpu_fraction,
+            f"cpu_fraction {w.cpu_fraction:g} (the GIL, above {named} {blocking:g})",
+        )
+    return blocking, f"{named} {blocking:g}"
+
+
+def rule(w: Workload, m: Machine, d: Derivation) -> None:
+    """Loop time per request, capacity, admitted requests, and the sync_to_async pool."""
+    if w.interface != "asgi":
+        for name in OWNED:
+            d.put(name, None, "interface is 'wsgi': a thread per request, nothing to admit")
+        return
+    processes = d.get_int("processes")
+    share, share_reason = loop_share(w)
+    loop_ms = d.put(
+        "loop_ms",
+        w.service_time_ms * share,
+        f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its process's "
+        "loop (or the GIL) from every other request",
+    )
+    capacity = d.put(
+        "asgi_capacity_rps",
+        processes * 1000 / loop_ms,
+        f"{processes} processes x 1000 / {loop_ms:.1f} ms: awaiting costs the loop nothing, "
+        "blocking time is served one request at a time",
+    )
+    hold = held_s(w)
+    mean = in_flight(capacity / processes, hold)
+    admitted = max(1, math.ceil(mean * ADMISSION_HEADROOM - 1e-9))
+    reason = (
+        f"{ADMISSION_HEADROOM:g} x Little's law at capacity: {capacity / processes:.1f} req/s x "
+        f"{hold * 1000:.0f} ms held = {mean:.1f} in flight; more only wait for the loop"
+    )
+    # (The 1e-9 above: float noise, 100.0 x 0.11 = 11.000000000000002, must not add a request.)
+    if admitted > MAX_ADMITTED_PER_PROCESS:
+        d.warn(
+            f"{admitted} requests in flight per process at capacity; admitting "
+            f"{MAX_ADMITTED_PER_PROCESS} (each holds a connection, and the default open-file limit "
+            "is 1024): add processes or shorten the time a request is held"
+        )
+        admitted = MAX_ADMITTED_PER_PROCESS
+        reason += f", capped at {MAX_ADMITTED_PER_PROCESS} (open files per process)"
+    admitted = d.put("admitted_per_process", admitted, reason)
+    d.put(
+        "admission_limit",
+        processes * admitted,
+        f"{processes} processes x {admitted}: nginx's limit_conn answers request "
+        f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue",
+    )
+    if w.sync_views:
+        from servertune.asgi import pool_threads
+
+        rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
+        calls = in_flight(rate / processes, hold)
+        threads = pool_threads(calls, d.get_int("cpu_threads"))
+        reason = (
+            f"sync_to_async pool: {rate / processes:.1f} req/s per process ({rate_name}) x "
+            f"{hold * 1000:.0f} ms = {calls:.1f} calls in flight, Poisson tail => {threads} "
+            "(servertune.asgi.executor_threads gives the same number)"
+        )
+    else:
+        threads, reason = None, "no sync views (sync_views = false): no sync_to_async pool"
+    d.put("executor_threads", threads, reason)

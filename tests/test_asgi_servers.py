@@ -1,0 +1,150 @@
+"""The ASGI targets really serve: uvicorn, gunicorn's uvicorn worker and granian behind nginx,
+started from servertune's files, with the plan's admission answering the excess with 503."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import stat
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from servertune.bench.apps import install
+from servertune.bench.harness.deployments import AsgiServer, deploy_asgi, place
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.supervision import Stack
+from servertune.render import TARGETS, render_target
+from servertune.sizing import Plan, make_plan
+from servertune.workload import Workload
+
+from .support import nginx_check, running, wait_for
+
+APP = "servertune.bench.apps.asgi_mix:app"
+#: A loop-heavy workload: 50 ms of the loop per 100 ms request, so each of the two processes
+#: admits 20 req/s x 0.1 s = 2 requests (Little's law at capacity) and nginx admits 4.
+LOOP_HEAVY = Workload(cores=2, interface="asgi", service_time_ms=100, cpu_fraction=0.5, app=APP)
+#: The app's requests wait this long (awaiting): long enough that a burst is all in flight at once.
+HOLD_MS = 1500
+
+
+def _get(port: int, path: str = "/") -> tuple[int, str]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+def _placed(stack: Stack, workload: Workload) -> Plan:
+    """The workload on free ports, serving the bench app copied into the stack's directory."""
+    app = install("asgi_mix", stack.dir)
+    plan = make_plan(place(workload.model_copy(update={"app": app}), stack, 2))
+    assert plan.admission_limit == 4
+    return plan
+
+
+@pytest.mark.parametrize("target", ["uvicorn", "uvicorn-per-worker", "gunicorn-asgi", "granian"])
+def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str) -> None:
+    """Started from servertune's file behind nginx-asgi.conf, the server answers 200; a burst of
+    admission_limit + 6 slow requests gets exactly admission_limit 200s and a quick 503 for the rest."""
+    server: AsgiServer = "uvicorn" if target == "uvicorn-per-worker" else target  # type: ignore[assignment]
+    per_worker = target == "uvicorn-per-worker"
+    with Stack(label=f"test-{target}") as stack:
+        plan = _placed(stack, LOOP_HEAVY)
+        deployment = deploy_asgi(
+            stack, target, plan, server, per_worker=per_worker,
+            env={"SERVERTUNE_BENCH_AWAIT_MS": "0"},
+        )  # fmt: skip
+        assert len(deployment.app_servers) == (plan.processes if per_worker else 1)
+        port = plan.workload.listen_port
+        status, body = _get(port)
+        assert status == 200
+        assert body.startswith("pid ")
+        worker_line = {
+            "uvicorn": ("uvicorn.sh", f"--workers {plan.processes} "),
+            "granian": ("granian.sh", f"--workers {plan.processes} "),
+            "gunicorn-asgi": ("gunicorn-asgi.conf.py", f"workers = {plan.processes}\n"),
+            "uvicorn-per-worker": ("uvicorn-per-worker.sh", "--workers 1 "),
+        }[target]
+        assert worker_line[1] in deployment.files[worker_line[0]]
+        stack.stop(deployment.nginx)
+        for app_server in deployment.app_servers:
+            stack.stop(app_server)
+
+        # The same files, now serving requests that await HOLD_MS: a burst overfills admission.
+        plan = _placed(stack, LOOP_HEAVY)
+        deployment = deploy_asgi(
+            stack, f"{target}-burst", plan, server, per_worker=per_worker,
+            env={"SERVERTUNE_BENCH_AWAIT_MS": str(HOLD_MS), "SERVERTUNE_BENCH_BLOCK_MS": "0"},
+        )  # fmt: skip
+        burst = plan.admission_limit + 6
+        with ThreadPoolExecutor(burst) as pool:
+            answers = list(pool.map(lambda _: _get(plan.workload.listen_port), range(burst)))
+        statuses = sorted(status for status, _ in answers)
+        assert statuses.count(503) == 6, statuses
+        assert statuses.count(200) == plan.admission_limit, statuses
+        ports = [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
+    assert not set(ports) & listening_ports()
+
+
+def test_granian_serves_a_wsgi_app_with_its_thread_pool(pid_app: Path) -> None:
+    """granian.sh for a WSGI app serves it behind nginx with the plan's blocking threads."""
+    workload = Workload(cores=2, service_time_ms=80, cpu_fraction=0.25, app="pidapp:application")
+    with Stack(label="test-granian-wsgi") as stack:
+        plan = make_plan(place(workload, stack, 2, app_dir=str(pid_app)))
+        deployment = deploy_asgi(stack, "granian-wsgi", plan, "granian")
+        assert f"--blocking-threads {plan.threads}" in deployment.files["granian.sh"]
+        status, body = _get(plan.workload.listen_port)
+        assert status == 200
+        assert body.strip().isdigit()
+
+
+@pytest.mark.parametrize("target", ["nginx-asgi", "nginx-asgi-snippet"])
+def test_nginx_accepts_the_asgi_configs(target: str, tmp_path: Path) -> None:
+    """nginx -t passes on nginx-asgi.conf and on its snippet inside an http block (limit_conn_zone
+    belongs to the http context)."""
+    unix = Workload(cores=3, interface="asgi", socket_dir="/tmp/servertune-check", app=APP)
+    for workload in (LOOP_HEAVY, unix):
+        conf = tmp_path / TARGETS[target].filename
+        conf.write_text(render_target(target, make_plan(workload)))
+        if target.endswith("snippet"):
+            wrapper = tmp_path / "wrapper.conf"
+            wrapper.write_text(
+                f"pid nginx.pid;\nerror_log error.log;\nevents {{}}\nhttp {{\n    include {conf.name};\n}}\n"
+            )
+            conf = wrapper
+        checked = nginx_check(conf)
+        assert checked.returncode == 0, checked.stderr
+
+
+def test_gunicorn_accepts_the_asgi_config(tmp_path: Path) -> None:
+    """gunicorn --check-config loads gunicorn-asgi.conf.py with uvicorn's worker class."""
+    conf = tmp_path / "gunicorn-asgi.conf.py"
+    conf.write_text(render_target("gunicorn-asgi", make_plan(LOOP_HEAVY)))
+    checked = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "--check-config", "-c", str(conf), APP],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_granian_unix_socket_is_closed_to_other_users(tmp_path: Path) -> None:
+    """granian.sh on a unix socket creates it 0660 (granian parses the mode as octal only with a 0)."""
+    sockets = tmp_path / "sock"
+    sockets.mkdir()
+    app = install("asgi_mix", tmp_path)
+    workload = Workload(
+        cores=1, interface="asgi", socket_dir=str(sockets), app=app, app_dir=str(tmp_path)
+    )
+    script = tmp_path / "granian.sh"
+    script.write_text(render_target("granian", make_plan(workload)))
+    path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    with running(["sh", str(script)], tmp_path, env=path_env):
+        wait_for(lambda: (sockets / "shared.sock").exists(), what="granian's unix socket")
+        assert stat.S_IMODE((sockets / "shared.sock").stat().st_mode) == 0o660

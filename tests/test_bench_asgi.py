@@ -1,0 +1,75 @@
+"""`servertune bench asgi --quick`: the harness's invariants and the admission's behaviour, never timings.
+
+One quick run starts every configuration (servertune's uvicorn, per-worker uvicorn, gunicorn-asgi,
+granian; uvicorn and granian defaults) behind nginx on 127.0.0.1 for about a second per load.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.stats import group_members
+from servertune.bench.scenarios.asgi import CONFIGS, DEFAULTS
+from servertune.cli import app
+
+LOADS = ("unloaded", "normal", "overload")
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """One `bench asgi --quick` run with JSON and plot, shared by the tests below."""
+    out = tmp_path_factory.mktemp("asgi")
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench", "asgi", "--quick", "--no-progress",
+            "--json", str(out / "report.json"), "--plot", str(out / "plot.png"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "report.json").read_text()), out
+
+
+def test_every_config_ran_every_load(quick_report: tuple[dict[str, Any], Path]) -> None:
+    """Each configuration has an unloaded, a normal and an overload row with real numbers."""
+    report, _ = quick_report
+    assert [(r["config"], r["load"]) for r in report["runs"]] == [
+        (c, load) for c in CONFIGS for load in LOADS
+    ]
+    for run in report["runs"]:
+        assert run["requests"] > 0, run
+        assert run["rps"] >= 0
+
+
+def test_only_servertunes_admission_answers_503(quick_report: tuple[dict[str, Any], Path]) -> None:
+    """At 4 x capacity servertune's nginx refuses the excess with 503; the defaults never do."""
+    report, _ = quick_report
+    overload = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}
+    for name in CONFIGS:
+        if name in DEFAULTS:
+            assert overload[name]["refused_503"] == 0, name
+        else:
+            assert overload[name]["refused_503"] > 0, name
+
+
+def test_no_server_port_or_process_is_left(quick_report: tuple[dict[str, Any], Path]) -> None:
+    """Every server started was stopped; none of their ports listens, none of their processes runs."""
+    report, _ = quick_report
+    servers = report["servers"]
+    assert {s["kind"] for s in servers} == {"uvicorn", "gunicorn", "granian", "nginx"}
+    assert all(s["stopped"] for s in servers)
+    assert not {p for s in servers for p in s["ports"]} & listening_ports()
+    for server in servers:
+        assert group_members(server["pgid"]) == [], server["name"]
+
+
+def test_plot_is_written(quick_report: tuple[dict[str, Any], Path]) -> None:
+    """--plot writes a PNG."""
+    _, out = quick_report
+    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
