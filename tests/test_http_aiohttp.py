@@ -99,7 +99,7 @@ def test_aiohttp_idle_expiry_is_the_servertune_expiry() -> None:
         async with async_session("aiohttp", server="uvicorn") as client:
             connector = client.connector
             assert isinstance(connector, aiohttp.TCPConnector)
-            return connector._keepalive_timeout  # type: ignore[no-any-return]
+            return connector._keepalive_timeout
 
     assert _run(scenario) == client_idle_expiry("uvicorn")
 
@@ -244,7 +244,7 @@ def test_aiohttp_options_servertune_sets_cannot_be_overridden(option: str) -> No
 
     async def scenario() -> None:
         with pytest.raises(TypeError, match=option):
-            async_session("aiohttp", **{option: 1})
+            async_session("aiohttp", **{option: 1})  # type: ignore[call-overload]
 
     _run(scenario)
 

@@ -57,8 +57,8 @@ __all__ = [
     "RECOMMENDED_ASYNC_CLIENTS",
     "KnownServer",
     "async_session",
-    "recommended_async_client",
     "client_idle_expiry",
+    "recommended_async_client",
     "session",
     "ssl_context",
 ]
