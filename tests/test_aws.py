@@ -30,6 +30,8 @@ from servertune.http import async_session, session
 from tests.http_support import MAIN_CLIENTS, close
 
 BUCKET = "servertune-test"
+#: Bytes that are not UTF-8, so a body decoded as text anywhere would fail the test.
+BINARY = bytes(range(256)) * 4
 #: create_user x2, put_user_policy, create_access_key x2: then moto checks every request.
 SETUP_ACTIONS = 5
 ALLOW_S3 = (
@@ -113,7 +115,7 @@ def test_put_get_list_through_async_sessions(moto: Moto, client: str) -> None:
 
     async def scenario() -> tuple[bytes, list[str]]:
         async with async_session(client) as http:  # type: ignore[call-overload]
-            await s3.acall(http, "put_object", {"Bucket": BUCKET, "Key": key, "Body": b"x" * 1000})
+            await s3.acall(http, "put_object", {"Bucket": BUCKET, "Key": key, "Body": BINARY})
             got = await s3.acall(http, "get_object", {"Bucket": BUCKET, "Key": key})
             listed = await s3.acall(
                 http, "list_objects_v2", {"Bucket": BUCKET, "Prefix": f"async/{client}/"}
@@ -121,7 +123,7 @@ def test_put_get_list_through_async_sessions(moto: Moto, client: str) -> None:
             return got["Body"], [o["Key"] for o in listed["Contents"]]
 
     body, keys = asyncio.run(scenario())
-    assert body == b"x" * 1000
+    assert body == BINARY
     assert keys == [key]
 
 

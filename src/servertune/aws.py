@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import io
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -170,14 +171,16 @@ class Signer:
         model = self.client.meta.service_model.operation_model(
             self._operation_name(request.operation)
         )
+        streaming = status < 300 and model.has_streaming_output
         response = {
             "status_code": status,
             "headers": HeadersDict(headers),
-            "body": body,
+            # A streamed payload is handed over as is (botocore would decode bytes as UTF-8).
+            "body": io.BytesIO(body) if streaming else body,
             "context": {"operation_name": model.name},
         }
         parsed: dict[str, Any] = self._parser.parse(response, model.output_shape)
-        if status < 300 and model.has_streaming_output and model.output_shape is not None:
+        if streaming and model.output_shape is not None:
             payload = model.output_shape.serialization.get("payload")
             if payload:
                 parsed[payload] = body

@@ -6,9 +6,15 @@ local; the credentials that go with it are fake (`FAKE_CREDENTIALS`), so nothing
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
 from servertune.bench.servers import LOOPBACK, Server, Stack, free_port, tool_path
 
-__all__ = ["FAKE_CREDENTIALS", "FAKE_REGION", "start_moto"]
+__all__ = ["FAKE_CREDENTIALS", "FAKE_REGION", "start_moto", "start_moto_with_latency"]
 
 #: Environment for boto3 pointing at nothing real: fake keys, no shared config or credentials
 #: file, no instance metadata lookups.
@@ -35,3 +41,47 @@ def start_moto(stack: Stack, *, auth_after: int | None = None) -> tuple[Server, 
     argv = [tool_path("moto_server"), "-H", LOOPBACK, "-p", str(port)]
     server = stack.start(f"moto-{port}", "moto", argv, ports=[port], env=env)
     return server, f"http://{LOOPBACK}:{port}"
+
+
+def start_moto_with_latency(stack: Stack, delay_ms: float) -> tuple[Server, str]:
+    """moto's own WSGI app and threaded server, answering each request `delay_ms` later.
+
+    The delay stands in for the network and service time a real S3 call has and loopback has
+    not (requests overlap: the server is threaded). moto itself is unchanged.
+    """
+    import servertune
+
+    port = free_port()
+    source = str(Path(servertune.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
+    argv = [sys.executable, "-m", "servertune.bench.moto", str(port), str(delay_ms)]
+    server = stack.start(f"moto-{port}", "moto", argv, ports=[port], env={"PYTHONPATH": path})
+    return server, f"http://{LOOPBACK}:{port}"
+
+
+def _serve(port: int, delay_ms: float) -> None:
+    """Run moto's app (as `moto_server` builds it) behind a fixed delay, until SIGTERM."""
+    import signal
+
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    moto_app = DomainDispatcherApplication(create_backend_app)
+    delay = delay_ms / 1000
+
+    def delayed(environ: dict[str, Any], start_response: Any) -> Any:
+        if delay:
+            time.sleep(delay)
+        return moto_app(environ, start_response)
+
+    server = make_server(LOOPBACK, port, delayed, threaded=True, request_handler=MotoRequestHandler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), float(sys.argv[2]))
