@@ -35,7 +35,8 @@ def _programs(text: str) -> dict[str, str]:
 def _runs(text: str) -> list[tuple[str, str]]:
     found = []
     for block in re.findall(r"```console\n(.*?)```", text, re.S):
-        command, output = None, []
+        command: str | None = None
+        output: list[str] = []
         for line in [*block.splitlines(), "$ "]:
             if line.startswith("$ "):
                 if command and command.startswith("python "):
