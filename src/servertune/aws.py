@@ -8,8 +8,8 @@
         obj = await s3.acall(http, "get_object", {"Bucket": "b", "Key": "k"})
         obj["Body"]                                      # bytes
 
-boto3 clients block, must not be shared across threads, and cannot run in an event loop, so
-code that fans out many calls pays a thread per call. A `Signer` keeps one botocore client for
+boto3 clients block, boto3 sessions must not be shared across threads, and neither runs in an
+event loop, so code that fans out many calls pays a thread (and a client) per call. A `Signer` keeps one botocore client for
 its *pipeline only*: parameter validation, serialization, S3 addressing and checksums, and the
 SigV4/SigV4a signer. The call goes through that pipeline up to the moment botocore would send
 (its `before-send` event), and servertune takes the signed request from there. Nothing about

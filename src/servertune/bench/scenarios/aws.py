@@ -1,8 +1,8 @@
 """S3 GETs from moto: boto3 serial, boto3 in threads, presigned URLs, and signed async requests.
 
 10 and 100 GETs of distinct 100 KB objects from a real moto server on 127.0.0.1, four ways:
-one boto3 client in a loop; a thread pool with one boto3 client per thread (boto3's docs: a
-client is not safe to share between threads); presigned URLs fetched by one pooled sync
+one boto3 client in a loop; a thread pool with a boto3 session and client per thread (boto3's
+docs: a Session is not thread-safe, so threaded code makes its own); presigned URLs fetched by one pooled sync
 servertune session from the same thread pool; and requests built and signed by botocore
 (`servertune.aws.Signer`) sent all at once through the recommended async session. Every way
 runs warm: clients, sessions and connections exist before the clock starts, as in a service.
