@@ -2,10 +2,10 @@
 
 10 and 100 GETs of distinct 100 KB objects from a real moto server on 127.0.0.1, four ways:
 one boto3 client in a loop; a thread pool with a boto3 session and client per thread (boto3's
-docs: a Session is not thread-safe, so threaded code makes its own); presigned URLs fetched by one pooled sync
-servertune session from the same thread pool; and requests built and signed by botocore
-(`servertune.aws.Signer`) sent all at once through the recommended async session. Every way
-runs warm: clients, sessions and connections exist before the clock starts, as in a service.
+docs: a Session is not thread-safe, so threaded code makes its own); presigned URLs fetched
+by one pooled sync servertune session from the same thread pool; and requests built and
+signed by botocore (`servertune.aws.Signer`) sent all at once through the recommended async
+session, over as many connections as the pool has threads. Every way runs warm: clients, sessions and connections exist before the clock starts, as in a service.
 
 On loopback a GET costs only CPU, which the two cores share with moto; S3 answers over a
 network. So each batch runs against moto as it is, and against moto answering every request
