@@ -188,16 +188,20 @@ def test_aiohttp_pool_maxsize_caps_connections_per_host() -> None:
         assert server.stats.answered == 8
 
 
-def test_async_sessions_keep_many_connections_per_host_by_default() -> None:
-    """The async default is DEFAULT_ASYNC_POOL_MAXSIZE per host, not the sync sessions' one."""
+def test_async_sessions_take_their_clients_measured_pool_size() -> None:
+    """aiohttp keeps DEFAULT_ASYNC_POOL_MAXSIZE["aiohttp"] (100) per host, httpx keeps 1."""
 
-    async def scenario() -> tuple[int, int]:
+    async def scenario() -> tuple[int, int, int]:
         async with async_session("aiohttp") as client:
             connector = client.connector
             assert connector is not None
-            return connector.limit_per_host, connector.limit
+            aiohttp_sizes = (connector.limit_per_host, connector.limit)
+        async with async_session("httpx") as httpx_client:
+            pool = httpx_client._transport.inner._pool  # type: ignore[attr-defined]
+            return (*aiohttp_sizes, pool._max_keepalive_connections)
 
-    assert _run(scenario) == (DEFAULT_ASYNC_POOL_MAXSIZE, max(100, DEFAULT_ASYNC_POOL_MAXSIZE))
+    assert DEFAULT_ASYNC_POOL_MAXSIZE == {"aiohttp": 100, "httpx": 1, "niquests": 100}
+    assert _run(scenario) == (100, 100, 1)
 
 
 @pytest.fixture(scope="module")

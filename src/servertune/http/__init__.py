@@ -17,9 +17,10 @@ What a session gets (issue #4; measured by `servertune bench idle-race` and `ssl
 - one replay of a request whose reused connection was closed, for idempotent methods only;
 - optionally, the shared verified `ssl_context()`.
 
-Async sessions (`async_session`) keep up to `pool_maxsize` connections per host alive, where
-the sync sessions keep one: an event loop sends many requests over one session at once, and
-`servertune bench async-clients` measures what closing the extra ones costs. With no client
+Async sessions (`async_session`) keep as many connections per host alive as
+`DEFAULT_ASYNC_POOL_MAXSIZE` says for their client (aiohttp 100, httpx 1): an event loop sends
+many requests over one session at once, and `servertune bench async-clients` measures both
+values for each. With no client
 named, `async_session()` uses the first installed of `RECOMMENDED_ASYNC_CLIENTS`.
 """
 
@@ -90,11 +91,13 @@ RECOMMENDED_ASYNC_CLIENTS: tuple[str, ...] = ("aiohttp", "httpx", "niquests")
 #: race (seed 000). Raise it for a client that calls one host from many threads at once.
 DEFAULT_POOL_MAXSIZE = 1
 
-#: Connections per host an async session keeps: httpx's and aiohttp's own cap of 100 open
-#: connections. One session serves every concurrent task of an event loop, so a pool that keeps
-#: only one alive closes the rest after each request and reconnects (bench async-clients,
-#: "httpx pool_maxsize=1"); idle ones are still discarded before the server's idle timeout.
-DEFAULT_ASYNC_POOL_MAXSIZE = 100
+#: `pool_maxsize` per async client when none is given, each measured against the other value
+#: by `servertune bench async-clients` (100 concurrent GETs, 2 cores): aiohttp keeps up to 100
+#: connections per host alive (its own cap), since one session serves every task of a loop and
+#: closing the others after each request means reconnecting. httpx keeps the sync sessions' 1:
+#: with 100 idle connections its pool gets slower with every one it holds (31 req/s against
+#: 439 with 1, httpcore 1.0.9). niquests keeps 100, as aiohttp.
+DEFAULT_ASYNC_POOL_MAXSIZE: dict[str, int] = {"aiohttp": 100, "httpx": 1, "niquests": 100}
 
 
 def _import(client: str, module: str, factory: str = "session") -> Any:
@@ -225,7 +228,7 @@ def async_session(
     *,
     server: str | None = ...,
     server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
+    pool_maxsize: int | None = ...,
     ssl_context: ssl.SSLContext | None = ...,
     retries: bool = ...,
     **options: Any,
@@ -236,7 +239,7 @@ def async_session(
     *,
     server: str | None = ...,
     server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
+    pool_maxsize: int | None = ...,
     ssl_context: ssl.SSLContext | None = ...,
     retries: bool = ...,
     **options: Any,
@@ -247,7 +250,7 @@ def async_session(
     *,
     server: str | None = ...,
     server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
+    pool_maxsize: int | None = ...,
     ssl_context: ssl.SSLContext | None = ...,
     retries: bool = ...,
     **options: Any,
@@ -258,7 +261,7 @@ def async_session(
     *,
     server: str | None = ...,
     server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
+    pool_maxsize: int | None = ...,
     ssl_context: ssl.SSLContext | None = ...,
     retries: bool = ...,
     **options: Any,
@@ -268,7 +271,7 @@ def async_session(
     *,
     server: str | None = None,
     server_idle_timeout: float | None = None,
-    pool_maxsize: int = DEFAULT_ASYNC_POOL_MAXSIZE,
+    pool_maxsize: int | None = None,
     ssl_context: ssl.SSLContext | None = None,
     retries: bool = True,
     **options: Any,
@@ -276,7 +279,7 @@ def async_session(
     """`session()` for the async clients: `aiohttp.ClientSession`, `httpx.AsyncClient` or
     `niquests.AsyncSession`; with no `client`, the first installed of RECOMMENDED_ASYNC_CLIENTS.
 
-    `pool_maxsize` is the most connections kept per host (default DEFAULT_ASYNC_POOL_MAXSIZE).
+    `pool_maxsize`: connections kept per host; default DEFAULT_ASYNC_POOL_MAXSIZE[client].
     aiohttp's session must be made inside a running event loop.
     """
     if client is None:
@@ -285,6 +288,8 @@ def async_session(
         raise ValueError(
             f"client: async sessions exist for aiohttp, httpx and niquests; got {client!r}"
         )
+    if pool_maxsize is None:
+        pool_maxsize = DEFAULT_ASYNC_POOL_MAXSIZE[client]
     expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context)
     kwargs: dict[str, Any] = {
         "idle_expiry": expiry, "pool_maxsize": pool_maxsize, "ssl_context": ctx,

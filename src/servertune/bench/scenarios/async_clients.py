@@ -2,9 +2,9 @@
 
 One asyncio client process sends GETs to a local nginx (one worker, `return 200`, HTTP/1.1 and
 HTTPS) from 1, 10, 100 and 500 concurrent tasks sharing one session, for a fixed time after a
-warm-up. Configurations: httpx's `AsyncClient()` as it comes, `async_session("httpx")`,
-`async_session("httpx", pool_maxsize=1)` (the sync sessions' pool size, to show what it costs
-async code), `async_session("aiohttp")` and `async_session("niquests")`. HTTPS runs use one
+warm-up. Configurations: httpx's `AsyncClient()` as it comes, then `async_session(...)` for
+httpx, aiohttp and niquests, each with servertune's pool size for that client and with the
+other candidate (1 or 100 connections per host). HTTPS runs use one
 shared verified context (`ssl_context=`; niquests, which takes none, gets the CA file).
 
 httpx's pool passes every request through one lock (encode/httpcore#922, #953, reverted in
@@ -32,12 +32,16 @@ from servertune.bench.report import BenchOptions, Report, Target
 from servertune.bench.versions import dist_version
 
 #: Configurations in table order: (name, client library, how the session is made).
+#: Each client with servertune's pool size and with the other value DEFAULT_ASYNC_POOL_MAXSIZE
+#: chose between (1 or 100 connections per host), so that choice is measured too.
 CONFIGS: tuple[tuple[str, str], ...] = (
     ("httpx default", "httpx"),
     ("httpx servertune", "httpx"),
-    ("httpx pool_maxsize=1", "httpx"),
+    ("httpx pool_maxsize=100", "httpx"),
     ("aiohttp servertune", "aiohttp"),
+    ("aiohttp pool_maxsize=1", "aiohttp"),
     ("niquests servertune", "niquests"),
+    ("niquests pool_maxsize=1", "niquests"),
 )
 #: The issue's target: recommended session / httpx default, req/s at TARGET_CONCURRENCY.
 MIN_SPEEDUP = 2.0
@@ -59,7 +63,7 @@ class Plan:
     max_requests: int
 
 
-FULL = Plan((1, 10, 100, 500), (10, 100), warmup_s=0.5, duration_s=3.0, max_requests=200_000)
+FULL = Plan((1, 10, 100, 500), (10, 100), warmup_s=0.5, duration_s=2.0, max_requests=200_000)
 QUICK = Plan((1, 100), (10,), warmup_s=0.1, duration_s=0.4, max_requests=20_000)
 
 
@@ -92,10 +96,12 @@ def _make_session(config: str, ca: str | None) -> Any:
         import httpx
 
         return httpx.AsyncClient(verify=context) if context else httpx.AsyncClient()
-    if config == "niquests servertune":
-        return async_session("niquests", server="nginx")
-    client = config.split()[0]
-    extra: dict[str, Any] = {"pool_maxsize": 1} if config.endswith("pool_maxsize=1") else {}
+    client, setting = config.split()
+    extra: dict[str, Any] = {}
+    if setting.startswith("pool_maxsize="):
+        extra["pool_maxsize"] = int(setting.partition("=")[2])
+    if client == "niquests":  # takes no SSLContext: the CA file goes with each request
+        return async_session("niquests", server="nginx", **extra)
     return async_session(client, server="nginx", ssl_context=context, **extra)  # type: ignore[call-overload]
 
 
