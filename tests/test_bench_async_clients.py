@@ -90,3 +90,26 @@ def test_summarize_takes_the_median_repeat_and_sums_errors() -> None:
     assert row["errors"] == 3
     assert row["p99_ms"] == 1.0
     assert row["cpu_us_per_request"] == 100.0
+
+
+def test_missing_client_is_one_error_line(tmp_path: Path) -> None:
+    """Without aiohttp the scenario stops before starting nginx, with one `error:` line."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.util, sys\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'aiohttp' else real(n, *a)\n"
+        "from servertune.cli import main\n"
+        "sys.argv = ['servertune', 'bench', 'async-clients', '--quick']\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == (
+        "error: bench async-clients needs aiohttp: pip install 'servertune[httpx,aiohttp]'\n"
+    )

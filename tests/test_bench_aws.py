@@ -79,3 +79,25 @@ def test_summarize_takes_the_median_batch() -> None:
     row = aws.summarize("signed async", 20.0, 10, samples)
     assert (row["median_ms"], row["min_ms"], row["max_ms"]) == (200.0, 100.0, 400.0)
     assert row["gets_per_s"] == 50.0
+
+
+def test_missing_moto_is_one_error_line(tmp_path: Path) -> None:
+    """Without moto the scenario stops before starting anything, with one `error:` line."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.util, sys\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'moto' else real(n, *a)\n"
+        "from servertune.cli import main\n"
+        "sys.argv = ['servertune', 'bench', 'aws', '--quick']\n"
+        "main()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert out.returncode == 2
+    assert out.stderr == (
+        "error: bench aws needs moto: pip install 'servertune[aws,aiohttp]' 'moto[server]'\n"
+    )

@@ -339,10 +339,19 @@ def _points(plan: Plan) -> list[tuple[str, int]]:
 
 def run(options: BenchOptions) -> Report:
     """Every config at every point, repeats interleaved; rows, ratios and the 2x target."""
+    import importlib.util
+
     from servertune.bench.progress import Progress
+    from servertune.bench.report import BenchInputError
     from servertune.bench.servers import Stack
     from servertune.bench.tls import make_test_pki
 
+    missing = [m for m in ("httpx", "aiohttp") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise BenchInputError(
+            f"bench async-clients needs {' and '.join(missing)}: "
+            "pip install 'servertune[httpx,aiohttp]'"
+        )
     plan = QUICK if options.quick else FULL
     python = niquests_python()
     configs = [c for c, client in CONFIGS if client != "niquests" or python is not None]

@@ -188,12 +188,32 @@ def _setup(endpoint: str) -> None:
         client.put_object(Bucket=BUCKET, Key=key, Body=body)
 
 
+def _require() -> None:
+    """Say in one line what to install, before any server starts."""
+    import importlib.util
+    import shutil
+    import sys
+
+    from servertune.bench.report import BenchInputError
+
+    missing = [m for m in ("boto3", "moto", "aiohttp") if importlib.util.find_spec(m) is None]
+    moto_server = Path(sys.executable).parent / "moto_server"
+    if not missing and not moto_server.exists() and shutil.which("moto_server") is None:
+        missing.append("moto_server")
+    if missing:
+        raise BenchInputError(
+            f"bench aws needs {', '.join(missing)}: pip install 'servertune[aws,aiohttp]' "
+            "'moto[server]'"
+        )
+
+
 def run(options: BenchOptions) -> Report:
     """Every way at every batch size and delay, repeats interleaved; medians, ratios, targets."""
     from servertune.bench.moto import FAKE_CREDENTIALS, start_moto_with_latency
     from servertune.bench.progress import Progress
     from servertune.bench.servers import Stack
 
+    _require()
     repeats = max(options.repeat, 1 if options.quick else 5)
     delays = (TARGET_DELAY_MS,) if options.quick else DELAYS_MS
     batches = BATCHES
