@@ -24,8 +24,8 @@ import pytest
 from botocore.credentials import RefreshableCredentials
 
 from servertune.aws import AwsCallError, Signer
-from servertune.bench.moto import FAKE_CREDENTIALS, FAKE_REGION, start_moto
-from servertune.bench.servers import Stack
+from servertune.bench.harness.moto import FAKE_CREDENTIALS, FAKE_REGION, start_moto
+from servertune.bench.harness.supervision import Stack
 from servertune.http import async_session, session
 from tests.http_support import MAIN_CLIENTS, close
 

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from servertune.bench.scenarios import aws
-from servertune.bench.servers import listening_ports
-from servertune.bench.stats import group_members
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.stats import group_members
 from servertune.cli import app
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench.moto import FAKE_CREDENTIALS
+from servertune.bench.harness.moto import FAKE_CREDENTIALS
 from tests.support import REPO
 
 DOCS = REPO / "docs"
@@ -64,8 +64,8 @@ EXAMPLES = _examples()
 @pytest.fixture(scope="module")
 def moto_endpoint() -> Iterator[str]:
     """A moto server for the programs that call S3."""
-    from servertune.bench.moto import start_moto
-    from servertune.bench.servers import Stack
+    from servertune.bench.harness.moto import start_moto
+    from servertune.bench.harness.supervision import Stack
 
     with Stack("docs-moto") as stack:
         _, endpoint = start_moto(stack)

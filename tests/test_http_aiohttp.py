@@ -18,8 +18,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from servertune.bench.loopback import KeepAliveServer
-from servertune.bench.tls import TestPKI, make_test_pki
+from servertune.bench.harness.loopback import KeepAliveServer
+from servertune.bench.harness.tls import TestPKI, make_test_pki
 from servertune.http import (
     DEFAULT_ASYNC_POOL_MAXSIZE,
     RECOMMENDED_ASYNC_CLIENTS,

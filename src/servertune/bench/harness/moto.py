@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.servers import LOOPBACK, Server, Stack, free_port, tool_path
+from servertune.bench.harness.ports import LOOPBACK, free_port
+from servertune.bench.harness.supervision import Server, Stack, tool_path
 
 __all__ = ["FAKE_CREDENTIALS", "FAKE_REGION", "start_moto", "start_moto_with_latency"]
 
@@ -54,7 +55,7 @@ def start_moto_with_latency(stack: Stack, delay_ms: float) -> tuple[Server, str]
     port = free_port()
     source = str(Path(servertune.__file__).resolve().parents[1])
     path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
-    argv = [sys.executable, "-m", "servertune.bench.moto", str(port), str(delay_ms)]
+    argv = [sys.executable, "-m", "servertune.bench.harness.moto", str(port), str(delay_ms)]
     server = stack.start(f"moto-{port}", "moto", argv, ports=[port], env={"PYTHONPATH": path})
     return server, f"http://{LOOPBACK}:{port}"
 
