@@ -11,6 +11,8 @@ __all__ = ["SCENARIOS"]
 
 SCENARIOS: dict[str, str] = {
     "app": "servertune.bench.scenarios.app:AppBench",
+    "async-clients": "servertune.bench.scenarios.async_clients:AsyncClients",
+    "aws": "servertune.bench.scenarios.aws:Aws",
     "balance": "servertune.bench.scenarios.balance:Balance",
     "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
     "hol": "servertune.bench.scenarios.hol:HeadOfLine",

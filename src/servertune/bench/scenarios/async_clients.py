@@ -28,8 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
-from servertune.bench.versions import dist_version
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.versions import dist_version
 
 #: Configurations in table order: (name, client library, how the session is made).
 #: Each client with servertune's pool size and with the other value DEFAULT_ASYNC_POOL_MAXSIZE
@@ -52,8 +53,8 @@ NIQUESTS_VENV = ".venv-niquests"
 
 
 @dataclass(frozen=True)
-class Plan:
-    """How hard and how long to push: concurrency levels per scheme, and timed seconds."""
+class AsyncClientsSizes:
+    """How hard and how long to push: concurrency levels per scheme, timed seconds, repeats."""
 
     http_levels: tuple[int, ...]
     https_levels: tuple[int, ...]
@@ -61,10 +62,13 @@ class Plan:
     duration_s: float
     #: A hard cap on requests per measurement, so a run is bounded in count as well as time.
     max_requests: int
+    repeats: int = 1
 
 
-FULL = Plan((1, 10, 100, 500), (10, 100), warmup_s=0.5, duration_s=2.0, max_requests=200_000)
-QUICK = Plan((1, 100), (10,), warmup_s=0.1, duration_s=0.4, max_requests=20_000)
+FULL = AsyncClientsSizes(
+    (1, 10, 100, 500), (10, 100), warmup_s=0.5, duration_s=2.0, max_requests=200_000
+)
+QUICK = AsyncClientsSizes((1, 100), (10,), warmup_s=0.1, duration_s=0.4, max_requests=20_000)
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,9 @@ def _cpu() -> float:
     return times.user + times.system
 
 
-async def _load(config: str, endpoint: Endpoint, concurrency: int, plan: Plan) -> dict[str, Any]:
+async def _load(
+    config: str, endpoint: Endpoint, concurrency: int, size: AsyncClientsSizes
+) -> dict[str, Any]:
     session = _make_session(config, endpoint.ca)
     send = _sender(config, session, endpoint.ca)
     latencies: list[float] = []
@@ -142,7 +148,7 @@ async def _load(config: str, endpoint: Endpoint, concurrency: int, plan: Plan) -
     stop = asyncio.Event()
 
     async def task() -> None:
-        while not stop.is_set() and len(latencies) + len(errors) < plan.max_requests:
+        while not stop.is_set() and len(latencies) + len(errors) < size.max_requests:
             start = time.perf_counter()
             try:
                 await send(endpoint.url)
@@ -155,16 +161,16 @@ async def _load(config: str, endpoint: Endpoint, concurrency: int, plan: Plan) -
                 latencies.append(end - start)
 
     async def clock() -> None:
-        await asyncio.sleep(plan.warmup_s)
+        await asyncio.sleep(size.warmup_s)
         window["t0"], window["cpu0"] = time.perf_counter(), _cpu()
-        await asyncio.sleep(plan.duration_s)
+        await asyncio.sleep(size.duration_s)
         window["t1"], window["cpu1"] = time.perf_counter(), _cpu()
         stop.set()
 
     try:
         tasks = [asyncio.create_task(task()) for _ in range(concurrency)]
         timer = asyncio.create_task(clock())
-        deadline = plan.warmup_s + plan.duration_s + 30.0
+        deadline = size.warmup_s + size.duration_s + 30.0
         _, pending = await asyncio.wait([timer, *tasks], timeout=deadline)
         for leftover in pending:
             leftover.cancel()
@@ -186,16 +192,18 @@ async def _load(config: str, endpoint: Endpoint, concurrency: int, plan: Plan) -
     }
 
 
-def measure_one(config: str, endpoint: Endpoint, concurrency: int, plan: Plan) -> dict[str, Any]:
+def measure_one(
+    config: str, endpoint: Endpoint, concurrency: int, size: AsyncClientsSizes
+) -> dict[str, Any]:
     """One timed run of one config at one concurrency: raw latencies, errors, wall and CPU time."""
-    return asyncio.run(_load(config, endpoint, concurrency, plan))
+    return asyncio.run(_load(config, endpoint, concurrency, size))
 
 
 def summarize(
     config: str, scheme: str, concurrency: int, samples: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """One table row from interleaved repeats: the median repeat's numbers, all repeats' rps."""
-    from servertune.bench.stats import median, percentile
+    from servertune.bench.harness.stats import median, percentile
 
     per_repeat = []
     for sample in samples:
@@ -248,7 +256,7 @@ def niquests_python() -> Path | None:
 
 
 def _measure_elsewhere(
-    python: Path, config: str, endpoint: Endpoint, concurrency: int, plan: Plan
+    python: Path, config: str, endpoint: Endpoint, concurrency: int, size: AsyncClientsSizes
 ) -> dict[str, Any]:
     import servertune
 
@@ -257,14 +265,14 @@ def _measure_elsewhere(
     path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH", "")) if p)
     args = json.dumps(
         {"config": config, "endpoint": asdict(endpoint), "concurrency": concurrency,
-         "plan": asdict(plan)}
+         "size": asdict(size)}
     )  # fmt: skip
     done = subprocess.run(
         [str(python), "-m", "servertune.bench.scenarios.async_clients", args],
         capture_output=True,
         text=True,
         check=False,
-        timeout=plan.warmup_s + plan.duration_s + 120,
+        timeout=size.warmup_s + size.duration_s + 120,
         env={**os.environ, "PYTHONPATH": path},
     )
     if done.returncode != 0:
@@ -278,11 +286,11 @@ def _worker_main(argv: list[str]) -> None:
     """Entry point for the niquests subprocess: one measurement, JSON on stdout."""
     params = json.loads(argv[0])
     fields: dict[str, Any] = {
-        k: tuple(v) if isinstance(v, list) else v for k, v in params["plan"].items()
+        k: tuple(v) if isinstance(v, list) else v for k, v in params["size"].items()
     }
-    plan = Plan(**fields)
+    size = AsyncClientsSizes(**fields)
     result = measure_one(
-        params["config"], Endpoint(**params["endpoint"]), params["concurrency"], plan
+        params["config"], Endpoint(**params["endpoint"]), params["concurrency"], size
     )
     result["version"] = dist_version("niquests")
     result["urllib3"] = dist_version("urllib3-future")
@@ -315,7 +323,8 @@ http {{
 
 
 def _start_nginx(stack: Any, home: Path, cert: Path, key: Path) -> tuple[Any, int, int]:
-    from servertune.bench.servers import free_port_block, tool_path
+    from servertune.bench.harness.ports import free_port_block
+    from servertune.bench.harness.supervision import tool_path
 
     base = free_port_block(2)
     for temp in ("client_body_temp", "proxy_temp", "uwsgi_temp", "fastcgi_temp", "scgi_temp"):
@@ -333,86 +342,102 @@ def _start_nginx(stack: Any, home: Path, cert: Path, key: Path) -> tuple[Any, in
 # --- the run -----------------------------------------------------------------------------------
 
 
-def _points(plan: Plan) -> list[tuple[str, int]]:
-    return [("http", c) for c in plan.http_levels] + [("https", c) for c in plan.https_levels]
+class AsyncClients(BaseScenario[AsyncClientsSizes]):
+    """Every config at every (scheme, concurrency) level against one nginx that lives all run."""
 
+    name = "async-clients"
+    sizes = QuickFull(quick=QUICK, full=FULL)
+    has_plot = True
 
-def run(options: BenchOptions) -> Report:
-    """Every config at every point, repeats interleaved; rows, ratios and the 2x target."""
-    import importlib.util
+    def setup(self, run: Run[AsyncClientsSizes]) -> None:
+        """Check the clients are installed (before any server starts), find niquests, start nginx."""
+        import importlib.util
 
-    from servertune.bench.progress import Progress
-    from servertune.bench.report import BenchInputError
-    from servertune.bench.servers import Stack
-    from servertune.bench.tls import make_test_pki
+        from servertune.bench.harness.report import BenchInputError
+        from servertune.bench.harness.tls import make_test_pki
 
-    missing = [m for m in ("httpx", "aiohttp") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise BenchInputError(
-            f"bench async-clients needs {' and '.join(missing)}: "
-            "pip install 'servertune[httpx,aiohttp]'"
-        )
-    plan = QUICK if options.quick else FULL
-    python = niquests_python()
-    configs = [c for c, client in CONFIGS if client != "niquests" or python is not None]
-    notes: list[str] = []
-    if python is None:
-        notes.append(
-            "niquests not measured: no .venv-niquests in the current directory (python -m venv "
-            ".venv-niquests && .venv-niquests/bin/pip install 'servertune[niquests]'), or set "
-            "SERVERTUNE_NIQUESTS_PYTHON"
-        )
-    points = _points(plan)
-    repeats = max(1, options.repeat)
-    progress = Progress(repeats * len(points) * len(configs), enabled=options.progress)
-    samples: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
-    versions: dict[str, str] = {}
-    stack = Stack("async-clients")
-    with stack:
-        pki = make_test_pki(stack.dir / "pki")
-        _, http_port, https_port = _start_nginx(stack, stack.dir, pki.cert, pki.key)
-        endpoints = {
+        missing = [m for m in ("httpx", "aiohttp") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise BenchInputError(
+                f"bench async-clients needs {' and '.join(missing)}: "
+                "pip install 'servertune[httpx,aiohttp]'"
+            )
+        self.python = niquests_python()
+        self.notes: list[str] = []
+        self.versions: dict[str, str] = {}
+        if self.python is None:
+            self.notes.append(
+                "niquests not measured: no .venv-niquests in the current directory (python -m "
+                "venv .venv-niquests && .venv-niquests/bin/pip install 'servertune[niquests]'), "
+                "or set SERVERTUNE_NIQUESTS_PYTHON"
+            )
+        pki = make_test_pki(run.stack.dir / "pki")
+        _, http_port, https_port = _start_nginx(run.stack, run.stack.dir, pki.cert, pki.key)
+        self.endpoints = {
             "http": Endpoint(f"http://127.0.0.1:{http_port}/", None),
             "https": Endpoint(f"https://127.0.0.1:{https_port}/", str(pki.ca)),
         }
-        for repeat in range(repeats):
-            # Interleaved, and each repeat starts at a different config, so a noisy moment on
-            # a shared machine does not land on one config every time.
-            order = configs[repeat % len(configs) :] + configs[: repeat % len(configs)]
-            for scheme, concurrency in points:
-                for config in order:
-                    progress.show(f"{config} {scheme} x{concurrency} (repeat {repeat + 1})")
-                    if config.startswith("niquests"):
-                        assert python is not None
-                        result = _measure_elsewhere(
-                            python, config, endpoints[scheme], concurrency, plan
-                        )
-                        versions["niquests"] = result.pop("version", "?")
-                        versions["urllib3-future"] = result.pop("urllib3", "?")
-                    else:
-                        result = measure_one(config, endpoints[scheme], concurrency, plan)
-                    if result["timed_out"]:
-                        notes.append(f"{config} {scheme} x{concurrency}: hit its deadline")
-                    samples.setdefault((config, scheme, concurrency), []).append(result)
-                    progress.advance()
-    progress.close()
-    rows = [
-        summarize(config, scheme, concurrency, samples[(config, scheme, concurrency)])
-        for scheme, concurrency in points
-        for config in configs
-    ]
-    report = build_report(rows, plan, repeats, notes)
-    report.versions.update(
-        {c: dist_version(c) for c in ("httpx", "httpcore", "anyio", "sniffio", "aiohttp")},
-        **versions,
-    )
-    report.versions["nginx"] = _nginx_version()
-    report.servers = stack.record()
-    return report
+
+    def configs(self, run: Run[AsyncClientsSizes]) -> list[str]:
+        """CONFIGS in table order, niquests only when its interpreter exists."""
+        return [c for c, client in CONFIGS if client != "niquests" or self.python is not None]
+
+    def levels(self, run: Run[AsyncClientsSizes], config: str) -> list[Level]:
+        """Every HTTP concurrency, then every HTTPS one (the scheme is the level's role)."""
+        size = run.size
+        return [Level(c, "http") for c in size.http_levels] + [
+            Level(c, "https") for c in size.https_levels
+        ]
+
+    def measure(
+        self, run: Run[AsyncClientsSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """One timed run: in this process, or in .venv-niquests's interpreter for niquests."""
+        scheme, concurrency = level.role, level.concurrency
+        assert concurrency is not None
+        endpoint = self.endpoints[scheme]
+        if config.startswith("niquests"):
+            assert self.python is not None
+            result = _measure_elsewhere(self.python, config, endpoint, concurrency, run.size)
+            self.versions["niquests"] = result.pop("version", "?")
+            self.versions["urllib3-future"] = result.pop("urllib3", "?")
+        else:
+            result = measure_one(config, endpoint, concurrency, run.size)
+        if result["timed_out"]:
+            self.notes.append(f"{config} {scheme} x{concurrency}: hit its deadline")
+        done = len(result["latencies_ms"])
+        rps = done / result["seconds"] if result["seconds"] > 0 else 0.0
+        return {
+            "config": config,
+            "scheme": scheme,
+            "concurrency": concurrency,
+            "rps": rps,
+            **result,
+        }
+
+    def summarize(self, run: Run[AsyncClientsSizes], results: Results) -> Report:
+        """One row per (scheme, concurrency) and config, ratios, the 2x target, versions."""
+        configs = self.configs(run)
+        rows = [
+            summarize(config, level.role, level.concurrency or 0, results.rows(config, level))
+            for level in self.levels(run, configs[0])
+            for config in configs
+        ]
+        report = build_report(rows, run.size, run.repeats, self.notes)
+        report.versions.update(
+            {c: dist_version(c) for c in ("httpx", "httpcore", "anyio", "sniffio", "aiohttp")},
+            **self.versions,
+        )
+        report.versions["nginx"] = _nginx_version()
+        return report
+
+    def plot(self, report: Report, path: Path) -> None:
+        """req/s and p99 by concurrency per config (HTTP)."""
+        plot_report(report, path)
 
 
 def _nginx_version() -> str:
-    from servertune.bench.versions import tool_versions
+    from servertune.bench.harness.versions import tool_versions
 
     return tool_versions(["nginx"]).get("nginx", "?")
 
@@ -428,7 +453,9 @@ def _row(rows: list[dict[str, Any]], config: str, scheme: str, level: int) -> di
     )
 
 
-def build_report(rows: list[dict[str, Any]], plan: Plan, repeats: int, notes: list[str]) -> Report:
+def build_report(
+    rows: list[dict[str, Any]], size: AsyncClientsSizes, repeats: int, notes: list[str]
+) -> Report:
     """Ratios against httpx's default at every point, the target, and the notes on method."""
     ratios: dict[str, float] = {}
     for row in rows:
@@ -458,8 +485,8 @@ def build_report(rows: list[dict[str, Any]], plan: Plan, repeats: int, notes: li
         notes=[
             *notes,
             (
-                f"{repeats} interleaved repeat(s) of {plan.warmup_s:g} s warm-up + "
-                f"{plan.duration_s:g} s timed per point; every task of a point shares one "
+                f"{repeats} interleaved repeat(s) of {size.warmup_s:g} s warm-up + "
+                f"{size.duration_s:g} s timed per point; every task of a point shares one "
                 "session; numbers are the median repeat, rps_repeats lists each"
             ),
             (
@@ -475,9 +502,9 @@ def build_report(rows: list[dict[str, Any]], plan: Plan, repeats: int, notes: li
     )
 
 
-def plot(report: Report, path: Path) -> None:
+def plot_report(report: Report, path: Path) -> None:
     """req/s and p99 by concurrency per config (HTTP), log scales."""
-    from servertune.bench.plotting import _pyplot
+    from servertune.bench.harness.plotting import _pyplot
 
     plt = _pyplot()
     runs = [r for r in report.runs if r["scheme"] == "http" and r["rps"]]
