@@ -17,17 +17,20 @@ for 10 GETs, and faster than boto3 in threads for 100.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
-from servertune.bench.versions import dist_version
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.stats import median
+from servertune.bench.harness.versions import dist_version
 
 #: The ways, in table order.
 CONFIGS = ("boto3 serial", "boto3 threads", "presigned sync pool", "signed async")
@@ -46,6 +49,14 @@ MIN_SPEEDUP_VS_THREADS_100 = 1.0
 BUCKET = "servertune-bench"
 #: Seconds a batch may take before the run is abandoned as broken.
 BATCH_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class AwsSizes:
+    """moto's answer delays to measure at, and interleaved repeats of every batch."""
+
+    delays_ms: tuple[float, ...]
+    repeats: int
 
 
 def _keys(n: int) -> list[str]:
@@ -164,7 +175,7 @@ def summarize(
 ) -> dict[str, Any]:
     """One row: median batch time over the interleaved repeats, and its spread."""
     walls = [s["wall_s"] * 1000 for s in samples]
-    median_ms = statistics.median(walls)
+    median_ms = median(walls)
     return {
         "config": config,
         "delay_ms": delay_ms,
@@ -173,7 +184,7 @@ def summarize(
         "min_ms": round(min(walls), 2),
         "max_ms": round(max(walls), 2),
         "gets_per_s": round(n / (median_ms / 1000), 1),
-        "cpu_ms": round(statistics.median(s["cpu_s"] for s in samples) * 1000, 1),
+        "cpu_ms": round(median(s["cpu_s"] for s in samples) * 1000, 1),
         "repeats": len(samples),
     }
 
@@ -194,7 +205,7 @@ def _require() -> None:
     import shutil
     import sys
 
-    from servertune.bench.report import BenchInputError
+    from servertune.bench.harness.report import BenchInputError
 
     missing = [m for m in ("boto3", "moto", "aiohttp") if importlib.util.find_spec(m) is None]
     moto_server = Path(sys.executable).parent / "moto_server"
@@ -207,62 +218,80 @@ def _require() -> None:
         )
 
 
-def run(options: BenchOptions) -> Report:
-    """Every way at every batch size and delay, repeats interleaved; medians, ratios, targets."""
-    from servertune.bench.moto import FAKE_CREDENTIALS, start_moto_with_latency
-    from servertune.bench.progress import Progress
-    from servertune.bench.servers import Stack
-
-    _require()
-    repeats = max(options.repeat, 1 if options.quick else 5)
-    delays = (TARGET_DELAY_MS,) if options.quick else DELAYS_MS
-    batches = BATCHES
-    progress = Progress(
-        len(delays) * repeats * len(batches) * len(CONFIGS), enabled=options.progress
-    )
-    saved = {k: os.environ.get(k) for k in FAKE_CREDENTIALS}
-    os.environ.update(FAKE_CREDENTIALS)  # fake keys only; nothing leaves 127.0.0.1
-    rows: list[dict[str, Any]] = []
-    stack = Stack("aws")
+@contextlib.contextmanager
+def _borrowed_environ(values: dict[str, str]) -> Iterator[None]:
+    """Set `values` in os.environ for the run, then put back what was there."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
-        with stack:
-            for delay in delays:
-                server, endpoint = start_moto_with_latency(stack, delay)
-                _setup(endpoint)
-                ways = Ways(endpoint)
-                try:
-                    ways.warm(_keys(max(batches)))
-                    samples: dict[tuple[str, int], list[dict[str, float]]] = {}
-                    for repeat in range(repeats):
-                        order = CONFIGS[repeat % len(CONFIGS) :] + CONFIGS[: repeat % len(CONFIGS)]
-                        for n in batches:
-                            for config in order:
-                                progress.show(f"{config}, {n} GETs, +{delay:g} ms")
-                                samples.setdefault((config, n), []).append(
-                                    measure_one(ways, config, n)
-                                )
-                                progress.advance()
-                finally:
-                    ways.close()
-                stack.stop(server)
-                rows.extend(
-                    summarize(config, delay, n, samples[(config, n)])
-                    for n in batches
-                    for config in CONFIGS
-                )
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        progress.close()
-    report = build_report(rows, repeats)
-    report.servers = stack.record()
-    report.versions = {
-        d: dist_version(d) for d in ("boto3", "botocore", "moto", "aiohttp", "urllib3")
-    }
-    return report
+
+
+class Aws(BaseScenario[AwsSizes]):
+    """Every way at every batch size and delay; one moto (and one warm `Ways`) per delay."""
+
+    name = "aws"
+    sizes = QuickFull(
+        quick=AwsSizes(delays_ms=(TARGET_DELAY_MS,), repeats=1),
+        full=AwsSizes(delays_ms=DELAYS_MS, repeats=5),
+    )
+    has_plot = True
+
+    def setup(self, run: Run[AwsSizes]) -> None:
+        """Check what is installed, borrow fake credentials, start moto per delay, warm up."""
+        from servertune.bench.harness.moto import FAKE_CREDENTIALS, start_moto_with_latency
+
+        _require()
+        run.enter(_borrowed_environ(FAKE_CREDENTIALS))  # fake keys; nothing leaves 127.0.0.1
+        self.ways: dict[float, Ways] = {}
+        for delay in run.size.delays_ms:
+            _, endpoint = start_moto_with_latency(run.stack, delay)
+            _setup(endpoint)
+            ways = run.enter(contextlib.closing(Ways(endpoint)))
+            ways.warm(_keys(max(BATCHES)))
+            self.ways[delay] = ways
+        #: The level names and what they stand for: a batch size at one delay.
+        self.points = {
+            Level(role=f"{n} GETs +{delay:g} ms"): (delay, n)
+            for delay in run.size.delays_ms
+            for n in BATCHES
+        }
+
+    def configs(self, run: Run[AwsSizes]) -> tuple[str, ...]:
+        """The four ways, in table order."""
+        return CONFIGS
+
+    def levels(self, run: Run[AwsSizes], config: str) -> list[Level]:
+        """Every batch size at every delay."""
+        return list(self.points)
+
+    def measure(self, run: Run[AwsSizes], config: str, served: Any, level: Level) -> dict[str, Any]:
+        """Wall and CPU time of one batch."""
+        delay, n = self.points[level]
+        return {"config": config, **measure_one(self.ways[delay], config, n)}
+
+    def summarize(self, run: Run[AwsSizes], results: Results) -> Report:
+        """A row per delay, batch and way; speed-ups and targets; versions."""
+        rows = [
+            summarize(config, delay, n, results.rows(config, level))
+            for level, (delay, n) in self.points.items()
+            for config in CONFIGS
+        ]
+        report = build_report(rows, run.repeats)
+        report.versions = {
+            d: dist_version(d) for d in ("boto3", "botocore", "moto", "aiohttp", "urllib3")
+        }
+        return report
+
+    def plot(self, report: Report, path: Path) -> None:
+        """Median batch time per way, one panel per delay."""
+        plot_report(report, path)
 
 
 def _ms(rows: list[dict[str, Any]], config: str, delay: float, n: int) -> float | None:
@@ -326,9 +355,9 @@ def build_report(rows: list[dict[str, Any]], repeats: int) -> Report:
     )
 
 
-def plot(report: Report, path: Path) -> None:
+def plot_report(report: Report, path: Path) -> None:
     """Median batch time per way, one panel per delay, grouped by batch size."""
-    from servertune.bench.plotting import _pyplot
+    from servertune.bench.harness.plotting import _pyplot
 
     plt = _pyplot()
     delays = sorted({r["delay_ms"] for r in report.runs})
