@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from servertune.bench.scenarios import aws
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.stats import group_members
+from servertune.bench.scenarios import aws
 from servertune.cli import app
 
 
