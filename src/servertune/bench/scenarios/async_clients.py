@@ -504,9 +504,9 @@ def build_report(
 
 def plot_report(report: Report, path: Path) -> None:
     """req/s and p99 by concurrency per config (HTTP), log scales."""
-    from servertune.bench.harness.plotting import _pyplot
+    from servertune.bench.harness.plotting import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     runs = [r for r in report.runs if r["scheme"] == "http" and r["rps"]]
     if not runs:
         raise ValueError("no HTTP runs to plot")
@@ -524,15 +524,7 @@ def plot_report(report: Report, path: Path) -> None:
         axis.grid(True, which="both", alpha=0.3)
     right.set_yscale("log")
     left.legend(fontsize="small")
-    machine = report.machine
-    fig.suptitle(
-        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
-        f"Python {machine.get('python')}, {machine.get('date')}"
-    )
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, report, path)
 
 
 if __name__ == "__main__":

@@ -357,9 +357,9 @@ def build_report(rows: list[dict[str, Any]], repeats: int) -> Report:
 
 def plot_report(report: Report, path: Path) -> None:
     """Median batch time per way, one panel per delay, grouped by batch size."""
-    from servertune.bench.harness.plotting import _pyplot
+    from servertune.bench.harness.plotting import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     delays = sorted({r["delay_ms"] for r in report.runs})
     if not delays:
         raise ValueError("no runs to plot")
@@ -378,12 +378,4 @@ def plot_report(report: Report, path: Path) -> None:
         axis.set_title(f"moto +{delay:g} ms per request")
         axis.grid(True, axis="y", which="both", alpha=0.3)
         axis.legend(fontsize="small")
-    machine = report.machine
-    fig.suptitle(
-        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
-        f"Python {machine.get('python')}, {machine.get('date')}"
-    )
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, report, path)
