@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import ssl
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, cast, overload
 
 from servertune.http._retry import IDEMPOTENT_METHODS
 from servertune.http._servers import (
@@ -125,6 +125,69 @@ def recommended_async_client() -> str:
     )
 
 
+#: The options `session()` and `async_session()` take, declared once: by their own signatures.
+#: The protocols below add only what each client name returns, so no option is repeated.
+_Options = ParamSpec("_Options")
+
+
+class _Factory(Protocol[_Options]):
+    """A session factory: a client name, then its options."""
+
+    def __call__(self, client: Any, *args: _Options.args, **kwargs: _Options.kwargs) -> Any: ...
+
+
+class _Sessions(Protocol[_Options]):
+    """`session()` as type checkers see it: each client name returns its library's session."""
+
+    @overload
+    def __call__(
+        self, client: Literal["requests"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> requests.Session: ...
+    @overload
+    def __call__(
+        self, client: Literal["httpx"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> httpx.Client: ...
+    @overload
+    def __call__(
+        self, client: Literal["urllib3"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> urllib3.PoolManager: ...
+    @overload
+    def __call__(
+        self, client: Literal["niquests"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> niquests.Session: ...
+
+
+class _AsyncSessions(Protocol[_Options]):
+    """`async_session()` as type checkers see it (no client name: the recommended one)."""
+
+    @overload
+    def __call__(
+        self, client: Literal["aiohttp"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> aiohttp.ClientSession: ...
+    @overload
+    def __call__(
+        self, client: Literal["httpx"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> httpx.AsyncClient: ...
+    @overload
+    def __call__(
+        self, client: Literal["niquests"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> niquests.AsyncSession: ...
+    @overload
+    def __call__(
+        self, client: None = ..., *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> Any: ...
+
+
+def _by_client(factory: _Factory[_Options]) -> _Sessions[_Options]:
+    """`factory` itself, typed with its return type by client name (nothing changes at run time)."""
+    return cast("_Sessions[_Options]", factory)
+
+
+def _by_async_client(factory: _Factory[_Options]) -> _AsyncSessions[_Options]:
+    """`factory` itself, typed with its return type by client name (nothing changes at run time)."""
+    return cast("_AsyncSessions[_Options]", factory)
+
+
 def _common(
     client: str,
     server: str | None,
@@ -143,50 +206,7 @@ def _common(
     return client_idle_expiry(server, server_idle_timeout), ssl_ctx
 
 
-@overload
-def session(
-    client: Literal["requests"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> requests.Session: ...
-@overload
-def session(
-    client: Literal["httpx"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> httpx.Client: ...
-@overload
-def session(
-    client: Literal["urllib3"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> urllib3.PoolManager: ...
-@overload
-def session(
-    client: Literal["niquests"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> niquests.Session: ...
+@_by_client
 def session(
     client: Client,
     *,
@@ -222,50 +242,7 @@ def session(
     return _import(client, "_niquests").new_session(**kwargs)
 
 
-@overload
-def async_session(
-    client: Literal["aiohttp"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int | None = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> aiohttp.ClientSession: ...
-@overload
-def async_session(
-    client: Literal["httpx"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int | None = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> httpx.AsyncClient: ...
-@overload
-def async_session(
-    client: Literal["niquests"],
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int | None = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> niquests.AsyncSession: ...
-@overload
-def async_session(
-    client: None = ...,
-    *,
-    server: str | None = ...,
-    server_idle_timeout: float | None = ...,
-    pool_maxsize: int | None = ...,
-    ssl_context: ssl.SSLContext | None = ...,
-    retries: bool = ...,
-    **options: Any,
-) -> Any: ...
+@_by_async_client
 def async_session(
     client: AsyncClient | None = None,
     *,
