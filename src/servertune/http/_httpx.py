@@ -104,7 +104,7 @@ def _split(
             raise ValueError("ssl_context: the shared context is for HTTP/1.1 clients; drop http2")
         options = {**options, "verify": ssl_context}
     limits = httpx.Limits(
-        max_connections=MAX_CONNECTIONS,
+        max_connections=max(MAX_CONNECTIONS, pool_maxsize),
         max_keepalive_connections=pool_maxsize,
         keepalive_expiry=idle_expiry,
     )

@@ -8,10 +8,11 @@ from typing import Any
 
 from servertune.bench.harness.report import Report
 
-__all__ = ["plot_distributions", "plot_throughput"]
+__all__ = ["plot_distributions", "plot_throughput", "pyplot", "save_figure"]
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot drawing to files only; ImportError naming the extra if missing."""
     try:
         import matplotlib
     except ImportError:
@@ -20,6 +21,19 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(plt: Any, fig: Any, report: Report, path: Path) -> None:
+    """Title `fig` with the scenario and machine, write it to `path` as a PNG, close it."""
+    machine = report.machine
+    fig.suptitle(
+        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
+        f"Python {machine.get('python')}, {machine.get('date')}"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot_distributions(
@@ -32,7 +46,7 @@ def plot_distributions(
 ) -> None:
     """One panel per value of `panel_key`; in each, latency (ms, log scale) by percentile and
     config, servertune drawn thicker."""
-    plt = _pyplot()
+    plt = pyplot()
     runs = [r for r in report.runs if select(r) and r.get("distribution")]
     panels = sorted({r[panel_key] for r in runs}, key=str)
     if not panels:
@@ -55,21 +69,13 @@ def plot_distributions(
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize="small")
     axes[0][0].set_ylabel("percentile")
-    machine = report.machine
-    fig.suptitle(
-        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
-        f"Python {machine.get('python')}, {machine.get('date')}"
-    )
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, report, path)
 
 
 def plot_throughput(report: Report, path: Path) -> None:
     """req/s (the band: the repeats' range) and p99 against connections, a line per config;
     servertune's configs drawn thicker."""
-    plt = _pyplot()
+    plt = pyplot()
     configs = list(dict.fromkeys(run["config"] for run in report.runs))
     if not configs:
         raise ValueError("no runs to plot")
@@ -93,12 +99,4 @@ def plot_throughput(report: Report, path: Path) -> None:
         axis.set_xlabel("connections")
         axis.grid(True, alpha=0.3)
     rps_axis.legend(fontsize="small")
-    machine = report.machine
-    fig.suptitle(
-        f"servertune bench {report.scenario} - {machine.get('cores')} cores, "
-        f"Python {machine.get('python')}, {machine.get('date')}"
-    )
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(plt, fig, report, path)

@@ -12,6 +12,8 @@ __all__ = ["SCENARIOS"]
 SCENARIOS: dict[str, str] = {
     "app": "servertune.bench.scenarios.app:AppBench",
     "asgi": "servertune.bench.scenarios.asgi:AsgiServers",
+    "async-clients": "servertune.bench.scenarios.async_clients:AsyncClients",
+    "aws": "servertune.bench.scenarios.aws:Aws",
     "balance": "servertune.bench.scenarios.balance:Balance",
     "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
     "granian-threads": "servertune.bench.scenarios.granian_threads:GranianThreads",

@@ -408,9 +408,9 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _plot(report: Report, path: Path) -> None:
-    from servertune.bench.harness.plotting import _pyplot
+    from servertune.bench.harness.plotting import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     metrics = (("get_failed", "failed GETs"), ("post_failed", "failed POSTs"),
                ("post_replayed", "replayed POSTs"), ("spike_ms", "latency spike (ms)"))  # fmt: skip
     figure, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 3.6))
