@@ -31,12 +31,28 @@ NAMES = (
 PROBE_CPUS = (3, 61)
 
 
+def _lenient_host_checks() -> None:
+    """Accept `chdir`, `user` and `group` as written: they name the production host's
+    directories and accounts, which the machine running the check need not have."""
+    from gunicorn import config  # type: ignore[import-untyped]
+
+    for name in ("Chdir", "User", "Group"):
+        setting = getattr(config, name, None)
+        if setting is not None:
+            setting.validator = staticmethod(lambda value: value)
+
+
 def load(path: str, cpus: int | None = None) -> dict[str, Any]:
     """gunicorn's view of the settings, with the CPU count patched to `cpus` when given."""
     from gunicorn.app.base import Application  # type: ignore[import-untyped]
 
     class Probe(Application):  # type: ignore[misc]
         def init(self, parser: Any, opts: Any, args: Any) -> None:
+            return None
+
+        def chdir(self) -> None:
+            # The app is never imported, and the config is often checked on another machine
+            # than the one with the app's directory: gunicorn's chdir would only fail here.
             return None
 
         def load(self) -> None:
@@ -68,6 +84,7 @@ def load(path: str, cpus: int | None = None) -> dict[str, Any]:
 def main() -> None:
     """Load the file named by argv[1] and print the settings as JSON after the marker."""
     path = os.path.abspath(sys.argv[1])
+    _lenient_host_checks()
     here = os.getcwd()
     values = load(path)
     os.chdir(here)

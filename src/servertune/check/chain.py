@@ -33,7 +33,8 @@ def normalise(address: str) -> tuple[str, str]:
     for scheme in ("http://", "uwsgi://", "https://"):
         address = address.removeprefix(scheme)
     if address.startswith("unix:"):
-        return ("unix", address[5:])
+        # nginx's docs write `unix:/path`; tutorials often `unix:///path`: the same file.
+        return ("unix", "/" + address[5:].lstrip("/"))
     if address.startswith("/"):
         return ("unix", address)
     host, _, port = address.rpartition(":")
