@@ -20,7 +20,7 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 
 from servertune.render import TARGETS, write_atomically
-from servertune.sizing import Plan, PlanError, plan_for
+from servertune.sizing import Machine, Plan, PlanError, plan_for
 from servertune.workload import Workload, WorkloadError, describe_allowed, load_workload
 
 __all__ = ["app", "main"]
@@ -441,6 +441,15 @@ def check(
             "--lb-idle-timeout", min=1, max=4000, help="the load balancer's idle timeout (s)"
         ),
     ] = None,
+    cores: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--cores",
+            min=1,
+            max=1024,
+            help="cores of the server that runs these configs (default: this machine's limit)",
+        ),
+    ] = None,
     output_format: Annotated[
         CheckFormat,
         typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations"),
@@ -481,8 +490,11 @@ def check(
         balancer = LoadBalancer(
             "workload's load balancer", plan.workload.lb_idle_timeout_s, "--workload", ""
         )
+    machine = Machine.read()
+    if cores is not None:
+        machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
     try:
-        result = check_files(files, lb=balancer, plan=plan)
+        result = check_files(files, lb=balancer, machine=machine, plan=plan)
     except CheckInputError as error:
         raise fail(str(error)) from None
     typer.echo(FORMATS[output_format.value](result))

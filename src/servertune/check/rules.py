@@ -237,7 +237,7 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
 
 def _cores(c: Context) -> tuple[int, str]:
     machine = c.plan.machine if c.plan else c.machine
-    where = "the workload's" if c.plan else f"this machine's ({machine.cores_source}):"
+    where = "the workload's" if c.plan else f"the server's ({machine.cores_source}):"
     return machine.cores, where
 
 

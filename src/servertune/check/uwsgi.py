@@ -65,6 +65,7 @@ def uwsgi_options(
     options: list[tuple[str, str, int]] = []
     placeholders: dict[str, str] = {}
     section: str | None = None
+    seen_uwsgi = False
 
     def expand(value: str, line: int) -> str:
         def one(match: re.Match[str]) -> str:
@@ -93,6 +94,7 @@ def uwsgi_options(
             if not line.endswith("]"):
                 raise CheckInputError(f"{path}:{number}: unterminated section header {line[:40]!r}")
             section = line[1:-1].strip()
+            seen_uwsgi = seen_uwsgi or section == "uwsgi"
             continue
         if section != "uwsgi":
             continue
@@ -110,7 +112,7 @@ def uwsgi_options(
             continue
         placeholders[key] = value
         options.append((key, value, number))
-    if section is None:
+    if not seen_uwsgi:
         raise CheckInputError(f"{path}: no [uwsgi] section (is this a uWSGI ini file?)")
     return options
 
