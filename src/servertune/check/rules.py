@@ -135,7 +135,7 @@ def _lb_app(rule: Rule, c: Context) -> Iterator[Finding]:
     "upstream-keepalive-over-app-keepalive",
     Severity.error,
     "nginx keeps idle upstream connections longer than the app server does",
-    "servertune bench idle-race; lsst-sqre/phalanx#5103; " + _NGINX_UPSTREAM,
+    "servertune bench keepalive-chain; lsst-sqre/phalanx#5103; " + _NGINX_UPSTREAM,
 )
 def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[str, str]] = set()
