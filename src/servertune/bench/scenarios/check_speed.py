@@ -107,7 +107,9 @@ def run(options: BenchOptions) -> Report:
             )
         ],
         notes=[
-            "one process, warm (the first run imports crossplane); the gunicorn config costs a "
-            "child interpreter that imports gunicorn three times (file as is, CPU count 3, 61)"
+            (
+                "one process, warm (the first run imports crossplane); the gunicorn config costs "
+                "a child interpreter that imports gunicorn three times (as is, CPU count 3, 61)"
+            )
         ],
     )

@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from servertune.bench.report import BenchOptions, Report, Target
@@ -235,7 +234,7 @@ def measure(config: str, load: Load, seed: int, progress: bool) -> dict[str, Any
                 print(f"keepalive-chain: {config} done", file=sys.stderr)
         stopped_early = any(t.is_alive() for t in threads)
         elapsed = time.monotonic() - started
-        servers = stack.record()
+    servers = stack.record()  # after the `with`: every server is stopped by now
     requests = sum(outcomes.values())
     ok = outcomes.get("200", 0)
     return {
