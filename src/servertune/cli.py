@@ -408,10 +408,14 @@ class FailOn(enum.StrEnum):
     info = "info"
 
 
+def _load_balancer_names() -> list[str]:
+    from servertune.check.balancers import LOAD_BALANCERS
+
+    return list(LOAD_BALANCERS)
+
+
 LoadBalancerName = enum.Enum(  # type: ignore[misc]
-    "LoadBalancerName",
-    {name: name for name in ("aws-alb", "aws-clb", "gcp-https", "ingress-nginx")},
-    type=str,
+    "LoadBalancerName", {name: name for name in _load_balancer_names()}, type=str
 )
 
 
