@@ -39,16 +39,12 @@ def test_uwsgi_repeated_keys_stay_in_order(tmp_path: Path) -> None:
 
 def test_uwsgi_placeholders_resolve_as_uwsgi_does(tmp_path: Path) -> None:
     """%(option), set-placeholder, $(ENV) (empty when unset), %d and %n, %% are resolved."""
-    options = dict(
-        (k, v)
-        for k, v, _ in _uwsgi(
-            tmp_path,
-            "[uwsgi]\nbase = /srv/app\nset-ph = port=8001\nsocket = %(base)/%n.sock\n"
-            "http-socket = 127.0.0.1:%(port)\nchdir = $(APP_HOME)\nlogto = $(NOPE)x\n"
-            "pidfile = %dpid\nsafe = 100%%\n",
-            {"APP_HOME": "/home/app"},
-        )
+    text = (
+        "[uwsgi]\nbase = /srv/app\nset-ph = port=8001\nsocket = %(base)/%n.sock\n"
+        "http-socket = 127.0.0.1:%(port)\nchdir = $(APP_HOME)\nlogto = $(NOPE)x\n"
+        "pidfile = %dpid\nsafe = 100%%\n"
     )
+    options = {k: v for k, v, _ in _uwsgi(tmp_path, text, {"APP_HOME": "/home/app"})}
     assert options["socket"] == "/srv/app/app.sock"
     assert options["http-socket"] == "127.0.0.1:8001"
     assert options["chdir"] == "/home/app"
