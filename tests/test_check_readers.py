@@ -164,3 +164,18 @@ def test_links_need_matching_addresses(tmp_path: Path) -> None:
     )
     assert result.links == ()
     assert result.findings == ()
+
+
+def test_absolute_include_outside_the_tree_is_not_read(tmp_path: Path) -> None:
+    """`include /etc/...` names the server's file: reported as not checked, never read from here."""
+    outside = tmp_path / "etc"
+    outside.mkdir()
+    (outside / "evil.conf").write_text("keepalive_timeout 1s;\n")
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / "nginx.conf").write_text(
+        f"events {{}}\nhttp {{\n    include {outside}/evil.conf;\n}}\n"
+    )
+    result = check_files([tree / "nginx.conf"], machine=Machine(cores=4))
+    assert [(f.rule, f.at.line) for f in result.findings] == [("include-not-found", 3)]
+    assert [p.name for p in result.files] == ["nginx.conf"]

@@ -129,6 +129,10 @@ def _build(
 
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
+    if pattern.startswith("/") and not Path(pattern).is_relative_to(tree.root):
+        # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
+        # not this tree's. Reported (include-not-found), never read from this machine.
+        return [_Node("#missing-include", [pattern], at)]
     matches = sorted(glob.glob(full)) if glob.has_magic(full) else [full]
     nodes: list[_Node] = []
     for name in matches:

@@ -380,7 +380,8 @@ def _missing(rule: Rule, c: Context) -> Iterator[Finding]:
         for include in nginx.missing_includes:
             yield rule.finding(
                 include.at,
-                f"include {include.value}: no such file here; settings in it were not checked",
+                f"include {include.value}: not in this config tree here; settings in it were "
+                "not checked",
                 f"servertune check {nginx.file} {include.value}   (from the server's own tree)",
             )
 
