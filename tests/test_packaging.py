@@ -84,7 +84,7 @@ def test_installed_wheel_generates_outside_the_repo(
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import servertune.render as r; print(r._template_dir())",
+            "import servertune.templating as t; print(t.template_dir())",
         ],
         outside,
     )

@@ -59,7 +59,11 @@ def resolve(workload: Workload, machine: Machine) -> tuple[Workload, Machine]:
             update={"cores_source": f"'auto': {machine.cores_source}"}
         )
     assert isinstance(workload.cores, int)
-    return workload, machine.model_copy(update={"cores": workload.cores, "cores_source": "given"})
+    # A plan for a given core count is for a machine with those cores: this one's memory limit
+    # says nothing about it (its somaxconn is kept: a Linux default is the better guess).
+    return workload, machine.model_copy(
+        update={"cores": workload.cores, "cores_source": "given", "memory_limit_mb": None}
+    )
 
 
 def derive(
