@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench import BenchOptions, scenario_names, summary
+from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names, summary
+from servertune.bench.harness.ports import listening_ports
 from servertune.bench.scenarios import check_speed, keepalive_chain
-from servertune.bench.servers import listening_ports
 
 from .support import REPO
 
@@ -31,14 +31,17 @@ def test_recipe_files_are_the_benchmarked_stack(config: str) -> None:
 
 def test_keepalive_chain_quick_run() -> None:
     """Both stacks run, check finds the broken one, the fixed one has no errors, nothing is left behind."""
-    report = keepalive_chain.run(BenchOptions(quick=True, progress=False))
+    report = run_scenario(
+        load_scenario("keepalive-chain"), BenchOptions(quick=True, progress=False)
+    )
     rows = {row["config"]: row for row in report.runs}
+    quick = keepalive_chain.SIZES.quick
     assert set(rows) == {"broken", "fixed"}
     assert rows["broken"]["check_findings"] == 1
     assert rows["fixed"]["check_findings"] == 0
     assert rows["fixed"]["errors"] == 0
     for row in rows.values():
-        assert row["requests"] == keepalive_chain.QUICK.threads * keepalive_chain.QUICK.rounds
+        assert row["requests"] == quick.threads * quick.rounds
     assert [t.met for t in report.targets] == [True]
     kinds = sorted(s["kind"] for s in report.servers)
     assert kinds == ["gunicorn", "gunicorn", "nginx", "nginx", "relay", "relay"]
@@ -63,6 +66,7 @@ def test_check_speed_tree_has_fifty_files(tmp_path: Path) -> None:
 
 def test_check_speed_quick_run() -> None:
     """The benchmark reports both configurations and its target (the number is not asserted here)."""
-    report = check_speed.run(BenchOptions(quick=True, progress=False))
+    report = run_scenario(load_scenario("check-speed"), BenchOptions(quick=True, progress=False))
     assert [row["files"] for row in report.runs] == [50, 51]
+    assert [row["runs"] for row in report.runs] == [check_speed.SIZES.quick.repeats] * 2
     assert report.targets[0].value is not None

@@ -12,9 +12,11 @@ __all__ = ["SCENARIOS"]
 SCENARIOS: dict[str, str] = {
     "app": "servertune.bench.scenarios.app:AppBench",
     "balance": "servertune.bench.scenarios.balance:Balance",
+    "check-speed": "servertune.bench.scenarios.check_speed:CheckSpeed",
     "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
     "hol": "servertune.bench.scenarios.hol:HeadOfLine",
     "idle-race": "servertune.bench.scenarios.idle_race:IdleRace",
+    "keepalive-chain": "servertune.bench.scenarios.keepalive_chain:KeepaliveChain",
     "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",
     "parallel": "servertune.bench.scenarios.parallel:Parallel",
     "ssl-context": "servertune.bench.scenarios.ssl_context:SslContext",

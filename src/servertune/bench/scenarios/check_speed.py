@@ -9,22 +9,33 @@ measurement is a full `check_files()`: reading, parsing, linking and every rule.
 
 from __future__ import annotations
 
-import statistics
-import sys
-import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 
-__all__ = ["NGINX_FILES", "TARGET_S", "build_tree", "run"]
+__all__ = ["NGINX_FILES", "SIZES", "TARGET_S", "CheckSpeed", "CheckSpeedSizes", "build_tree"]
 
 #: The issue's tree size and target.
 NGINX_FILES = 50
 TARGET_S = 1.0
-FULL_RUNS = 20
-QUICK_RUNS = 3
+#: The configurations timed: the nginx tree alone, then with a gunicorn config beside it.
+TREE = "nginx tree"
+TREE_AND_GUNICORN = "nginx tree + gunicorn.conf.py"
+
+
+@dataclass(frozen=True)
+class CheckSpeedSizes:
+    """Timed `check` runs per configuration (each one a repeat)."""
+
+    repeats: int
+
+
+SIZES = QuickFull(quick=CheckSpeedSizes(repeats=3), full=CheckSpeedSizes(repeats=20))
 
 
 def build_tree(root: Path, files: int = NGINX_FILES) -> Path:
@@ -58,58 +69,77 @@ def build_tree(root: Path, files: int = NGINX_FILES) -> Path:
     return main
 
 
-def _time(paths: list[Path], runs: int) -> tuple[list[float], int, int]:
-    from servertune.check import check_files
-    from servertune.machine import Machine
-
-    times: list[float] = []
-    files = findings = 0
-    for _ in range(runs):
-        started = time.perf_counter()
-        result = check_files(paths, machine=Machine(cores=2))
-        times.append(time.perf_counter() - started)
-        files, findings = len(result.files), len(result.findings)
-    return times, files, findings
-
-
-def run(options: BenchOptions) -> Report:
+class CheckSpeed(BaseScenario[CheckSpeedSizes]):
     """Median and worst time of `check` on the nginx tree alone, and with a gunicorn config."""
-    runs = QUICK_RUNS if options.quick else FULL_RUNS
-    rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="servertune-check-speed-") as tmp:
-        main = build_tree(Path(tmp) / "nginx")
-        gunicorn = Path(tmp) / "gunicorn.conf.py"
+
+    name = "check-speed"
+    sizes = SIZES
+
+    def setup(self, run: Run[CheckSpeedSizes]) -> None:
+        """Write the tree and the gunicorn config; one untimed run imports the parsers."""
+        from servertune.check import check_files
+        from servertune.machine import Machine
+
+        root = run.stack.dir / "check-speed"
+        main = build_tree(root / "nginx")
+        gunicorn = root / "gunicorn.conf.py"
         gunicorn.write_text('bind = "127.0.0.1:9000"\nworkers = 2\nkeepalive = 65\n')
-        for label, paths in (
-            ("nginx tree", [main]),
-            ("nginx tree + gunicorn.conf.py", [main, gunicorn]),
-        ):
-            if options.progress:
-                print(f"check-speed: {label}, {runs} runs", file=sys.stderr)
-            times, files, findings = _time(paths, runs)
+        self.paths = {TREE: [main], TREE_AND_GUNICORN: [main, gunicorn]}
+        self.machine = Machine(cores=2)
+        check_files([main], machine=self.machine)
+
+    def configs(self, run: Run[CheckSpeedSizes]) -> Sequence[str]:
+        """The tree alone, then with the gunicorn config."""
+        return list(self.paths)
+
+    def measure(
+        self, run: Run[CheckSpeedSizes], config: str, served: Any, level: Level
+    ) -> dict[str, Any]:
+        """One full `check_files()`: reading, parsing, linking and every rule."""
+        from servertune.check import check_files
+
+        started = time.perf_counter()
+        result = check_files(self.paths[config], machine=self.machine)
+        seconds = time.perf_counter() - started
+        return {
+            "config": config,
+            "files": len(result.files),
+            "findings": len(result.findings),
+            "seconds": seconds,
+        }
+
+    def summarize(self, run: Run[CheckSpeedSizes], results: Results) -> Report:
+        """Median and worst seconds per configuration; the target on the tree alone."""
+        rows: list[dict[str, Any]] = []
+        for config in self.paths:
+            samples = results.rows(config)
             rows.append(
                 {
-                    "config": label,
-                    "files": files,
-                    "findings": findings,
-                    "runs": runs,
-                    "median_s": round(statistics.median(times), 4),
-                    "max_s": round(max(times), 4),
+                    "config": config,
+                    "files": samples[-1]["files"],
+                    "findings": samples[-1]["findings"],
+                    "runs": len(samples),
+                    "median_s": round(results.median_of(config, "seconds"), 4),
+                    "max_s": round(max(s["seconds"] for s in samples), 4),
                 }
             )
-    tree = rows[0]
-    return Report(
-        scenario="check-speed",
-        runs=rows,
-        targets=[
-            Target(
-                f"median seconds, {tree['files']}-file nginx tree", tree["median_s"], "<", TARGET_S
-            )
-        ],
-        notes=[
-            (
-                "one process, warm (the first run imports crossplane); the gunicorn config costs "
-                "a child interpreter that imports gunicorn three times (as is, CPU count 3, 61)"
-            )
-        ],
-    )
+        tree = rows[0]
+        return Report(
+            scenario=self.name,
+            runs=rows,
+            targets=[
+                Target(
+                    f"median seconds, {tree['files']}-file nginx tree",
+                    tree["median_s"],
+                    "<",
+                    TARGET_S,
+                )
+            ],
+            notes=[
+                (
+                    "one process, warm (one untimed run first imports crossplane); the gunicorn "
+                    "config costs a child interpreter that imports gunicorn three times (as is, "
+                    "CPU count 3, 61); the two configurations alternate"
+                )
+            ],
+        )

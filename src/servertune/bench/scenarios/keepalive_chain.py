@@ -10,7 +10,7 @@ retried by nginx) the client sees a 502. The fixed stack is the one `check` asks
 the load balancer, `proxy_read_timeout 35s`): gunicorn never closes a connection nginx may reuse.
 
 Real nginx and gunicorn run on 127.0.0.1 with a relay between them that delivers gunicorn's
-close DELAY_S late (servertune.bench.delay_relay): on loopback a close arrives in microseconds,
+close DELAY_S late (servertune.bench.harness.delay_relay): on loopback a close arrives in microseconds,
 between two hosts it takes a network round trip. Rounds of concurrent POSTs pause for just
 about gunicorn's keep-alive (the race window, as in `bench idle-race`), so every round reuses
 connections at the moment gunicorn closes them. Both stacks get the same rounds and pauses.
@@ -23,12 +23,14 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from servertune.bench.report import BenchOptions, Report, Target
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 
-__all__ = ["CONFIGS", "DELAY_S", "app", "render", "run"]
+__all__ = ["CONFIGS", "DELAY_S", "SIZES", "KeepaliveChain", "KeepaliveChainSizes", "app", "render"]
 
 #: A round trip between two hosts in one region: how long gunicorn's close is in flight.
 DELAY_S = 0.002
@@ -125,15 +127,26 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @dataclass(frozen=True)
-class Load:
-    """How many concurrent POSTs per round, and how many rounds."""
+class KeepaliveChainSizes:
+    """How many concurrent POSTs per round, how many rounds, and repeats of each stack."""
 
     threads: int
     rounds: int
+    repeats: int = 1
 
 
-FULL = Load(threads=16, rounds=15)
-QUICK = Load(threads=4, rounds=3)
+SIZES = QuickFull(
+    quick=KeepaliveChainSizes(threads=4, rounds=3),
+    full=KeepaliveChainSizes(threads=16, rounds=15),
+)
+
+
+@dataclass(frozen=True)
+class Served:
+    """A started stack: the port the client posts to, and what `check` found in its files."""
+
+    listen: int
+    check_findings: int
 
 
 def _post(port: int) -> tuple[str, str]:
@@ -152,138 +165,155 @@ def _post(port: int) -> tuple[str, str]:
         connection.close()
 
 
-def measure(config: str, load: Load, seed: int, progress: bool) -> dict[str, Any]:
-    """Start the stack, run the rounds, stop it; count outcomes and upstream connections."""
-    from servertune.bench.servers import Stack, free_port, tool_path
-    from servertune.check import LOAD_BALANCERS, check_files
-    from servertune.machine import Machine
+class KeepaliveChain(BaseScenario[KeepaliveChainSizes]):
+    """Both stacks under the same rounds: errors (502s and resets) and connections opened."""
 
-    gaps = [
-        GUNICORN_DEFAULT_KEEPALIVE_S + random.Random(seed * 1000 + n).uniform(*EDGE)
-        for n in range(load.rounds)
-    ]
-    outcomes: dict[str, int] = {}
-    upstream_ports: set[str] = set()
-    lock = threading.Lock()
-    with Stack(label="keepalive-chain") as stack:
+    name = "keepalive-chain"
+    sizes = SIZES
+
+    def setup(self, run: Run[KeepaliveChainSizes]) -> None:
+        """Notes collected while measuring (a load thread that hit its deadline)."""
+        self.notes: list[str] = []
+
+    def configs(self, run: Run[KeepaliveChainSizes]) -> Sequence[str]:
+        """The stack as commonly deployed, then the one `check` asks for."""
+        return CONFIGS
+
+    def start(self, run: Run[KeepaliveChainSizes], config: str) -> Served:
+        """Check the stack's files as deployed, then start gunicorn, the relay and nginx."""
+        from servertune.bench.harness.ports import free_port
+        from servertune.bench.harness.supervision import tool_path
+        from servertune.check import LOAD_BALANCERS, check_files
+        from servertune.machine import Machine
+
+        stack, name = run.stack, f"{config}-{run.repeat}"
+        home = stack.dir / name
+        home.mkdir()
         listen, upstream, app_port = free_port(), free_port(), free_port()
         while len({listen, upstream, app_port}) < 3:
             upstream, app_port = free_port(), free_port()
         # `check` reads the stack as deployed, nginx straight to gunicorn; the relay that
         # stands in for the network between them is the bench's, not the user's.
-        check_dir = stack.dir / "as-deployed"
+        check_dir = home / "as-deployed"
         check_dir.mkdir()
-        for name, text in render(config, listen, app_port, app_port).items():
-            (check_dir / name).write_text(text)
+        for filename, text in render(config, listen, app_port, app_port).items():
+            (check_dir / filename).write_text(text)
         findings = check_files(
             [check_dir / "nginx.conf", check_dir / "gunicorn.conf.py"],
             lb=LOAD_BALANCERS["aws-alb"],
             machine=Machine(cores=1),
         ).findings
-        for name, text in render(config, listen, upstream, app_port).items():
-            (stack.dir / name).write_text(text)
+        for filename, text in render(config, listen, upstream, app_port).items():
+            (home / filename).write_text(text)
         for temp in ("client_body_temp", "proxy_temp"):
-            (stack.dir / temp).mkdir()
+            (home / temp).mkdir()
         stack.start(
+            f"{name}-gunicorn",
             "gunicorn",
-            "gunicorn",
-            [tool_path("gunicorn"), "-c", str(stack.dir / "gunicorn.conf.py")],
+            [tool_path("gunicorn"), "-c", str(home / "gunicorn.conf.py")],
             ports=[app_port],
+            cwd=home,
         )
-        stack.start(
-            "relay",
-            "relay",
-            [
-                sys.executable,
-                "-m",
-                "servertune.bench.delay_relay",
-                str(upstream),
-                str(app_port),
-                str(DELAY_S),
-            ],
-            ports=[upstream],
-        )
-        nginx_argv = [
-            tool_path("nginx"), "-p", f"{stack.dir}/", "-c", str(stack.dir / "nginx.conf"),
-            "-e", str(stack.dir / "error.log"), "-g", f"daemon off; pid {stack.dir}/nginx.pid;",
+        relay_argv = [
+            sys.executable, "-m", "servertune.bench.harness.delay_relay",
+            str(upstream), str(app_port), str(DELAY_S),
         ]  # fmt: skip
-        stack.start("nginx", "nginx", nginx_argv, ports=[listen])
-        barrier = threading.Barrier(load.threads)
+        stack.start(f"{name}-relay", "relay", relay_argv, ports=[upstream], cwd=home)
+        nginx_argv = [
+            tool_path("nginx"), "-p", f"{home}/", "-c", str(home / "nginx.conf"),
+            "-e", str(home / "error.log"), "-g", f"daemon off; pid {home}/nginx.pid;",
+        ]  # fmt: skip
+        stack.start(f"{name}-nginx", "nginx", nginx_argv, ports=[listen], cwd=home)
+        return Served(listen=listen, check_findings=len(findings))
+
+    def measure(
+        self, run: Run[KeepaliveChainSizes], config: str, served: Served, level: Level
+    ) -> dict[str, Any]:
+        """The rounds of concurrent POSTs: outcomes and the upstream connections that answered."""
+        size = run.size
+        # The same pauses for both stacks in one repeat; other pauses in the next.
+        gaps = [
+            GUNICORN_DEFAULT_KEEPALIVE_S + random.Random(run.repeat * 1000 + n).uniform(*EDGE)
+            for n in range(size.rounds)
+        ]
+        outcomes: dict[str, int] = {}
+        upstream_ports: set[str] = set()
+        lock = threading.Lock()
+        barrier = threading.Barrier(size.threads)
 
         def worker() -> None:
-            for n in range(load.rounds):
+            for n in range(size.rounds):
                 try:
                     barrier.wait(timeout=CLIENT_TIMEOUT_S * 2)
                 except threading.BrokenBarrierError:
                     return
-                outcome, port = _post(listen)
+                outcome, port = _post(served.listen)
                 with lock:
                     outcomes[outcome] = outcomes.get(outcome, 0) + 1
                     if port:
                         upstream_ports.add(port)
                 time.sleep(gaps[n])
 
-        threads = [threading.Thread(target=worker, daemon=True) for _ in range(load.threads)]
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(size.threads)]
         started = time.monotonic()
         for thread in threads:
             thread.start()
-        deadline = started + load.rounds * (max(gaps) + CLIENT_TIMEOUT_S * 2) + 10
-        for n, thread in enumerate(threads):
+        deadline = started + size.rounds * (max(gaps) + CLIENT_TIMEOUT_S * 2) + 10
+        for thread in threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
-            if progress and n == 0:
-                print(f"keepalive-chain: {config} done", file=sys.stderr)
-        stopped_early = any(t.is_alive() for t in threads)
+        if any(t.is_alive() for t in threads):
+            self.notes.append(f"{config} (run {run.repeat + 1}): load threads hit their deadline")
         elapsed = time.monotonic() - started
-    servers = stack.record()  # after the `with`: every server is stopped by now
-    requests = sum(outcomes.values())
-    ok = outcomes.get("200", 0)
-    return {
-        "config": config,
-        "check_findings": len(findings),
-        "requests": requests,
-        "ok": ok,
-        "502": outcomes.get("502", 0),
-        "errors": requests - ok,
-        "error_pct": round(100 * (requests - ok) / requests, 2) if requests else None,
-        "upstream_connections": len(upstream_ports),
-        "seconds": round(elapsed, 1),
-        "outcomes": outcomes,
-        "timed_out": stopped_early,
-        "servers": servers,
-    }
+        with lock:
+            outcomes = dict(outcomes)
+            connections = len(upstream_ports)
+        requests = sum(outcomes.values())
+        ok = outcomes.get("200", 0)
+        return {
+            "config": config,
+            "check_findings": served.check_findings,
+            "requests": requests,
+            "ok": ok,
+            "502": outcomes.get("502", 0),
+            "errors": requests - ok,
+            "error_pct": round(100 * (requests - ok) / requests, 2) if requests else None,
+            "upstream_connections": connections,
+            "seconds": round(elapsed, 1),
+            "outcomes": outcomes,
+        }
 
-
-def run(options: BenchOptions) -> Report:
-    """Both stacks under the same rounds: errors (502s and resets) and connections opened."""
-    load = QUICK if options.quick else FULL
-    rows: list[dict[str, Any]] = []
-    servers: list[dict[str, Any]] = []
-    notes: list[str] = []
-    for repeat in range(options.repeat):
+    def summarize(self, run: Run[KeepaliveChainSizes], results: Results) -> Report:
+        """Median rows; errors summed over every repeat for the ratio and the target."""
+        size = run.size
+        rows = []
         for config in CONFIGS:
-            if options.progress:
-                print(f"keepalive-chain: {config} run {repeat + 1}", file=sys.stderr)
-            row = measure(config, load, repeat, options.progress)
-            servers.extend(row.pop("servers"))
-            if row.pop("timed_out"):
-                notes.append(f"{config}: load threads hit their deadline")
+            row = results.median(config)
+            totals: dict[str, int] = {}
+            for sample in results.rows(config):
+                for outcome, count in sample["outcomes"].items():
+                    totals[outcome] = totals.get(outcome, 0) + count
+            row["outcomes"] = totals
             rows.append(row)
-    fixed_errors = sum(r["errors"] for r in rows if r["config"] == "fixed")
-    broken_errors = sum(r["errors"] for r in rows if r["config"] == "broken")
-    notes.append(
-        f"{load.threads} concurrent POSTs per round, {load.rounds} rounds, pauses of "
-        f"{GUNICORN_DEFAULT_KEEPALIVE_S + EDGE[0]:g}-{GUNICORN_DEFAULT_KEEPALIVE_S + EDGE[1]:g} s "
-        f"(gunicorn's default keep-alive); gunicorn's close reaches nginx {DELAY_S * 1000:g} ms late "
-        "(a round trip between two hosts); errors = 502s + resets + timeouts seen by the client; "
-        "upstream_connections = distinct nginx -> gunicorn connections that answered"
-    )
-    return Report(
-        scenario="keepalive-chain",
-        runs=rows,
-        ratios={"errors broken - fixed": float(broken_errors - fixed_errors)},
-        targets=[
-            Target("errors with check's fix", float(fixed_errors), "<=", MAX_FIXED_ERRORS),
-        ],
-        notes=notes,
-        servers=servers,
-    )
+        errors = {c: sum(r["errors"] for r in results.rows(c)) for c in CONFIGS}
+        notes = [*self.notes]
+        notes.append(
+            f"{size.threads} concurrent POSTs per round, {size.rounds} rounds, pauses of "
+            f"{GUNICORN_DEFAULT_KEEPALIVE_S + EDGE[0]:g}-{GUNICORN_DEFAULT_KEEPALIVE_S + EDGE[1]:g} s "
+            f"(gunicorn's default keep-alive); gunicorn's close reaches nginx {DELAY_S * 1000:g} ms late "
+            "(a round trip between two hosts); errors = 502s + resets + timeouts seen by the client; "
+            "upstream_connections = distinct nginx -> gunicorn connections that answered"
+        )
+        if run.repeats > 1:
+            notes.append(
+                f"{run.repeats} interleaved repeats: rows are medians, outcomes and the ratio and "
+                "target count every repeat"
+            )
+        return Report(
+            scenario=self.name,
+            runs=rows,
+            ratios={"errors broken - fixed": float(errors["broken"] - errors["fixed"])},
+            targets=[
+                Target("errors with check's fix", float(errors["fixed"]), "<=", MAX_FIXED_ERRORS),
+            ],
+            notes=notes,
+        )

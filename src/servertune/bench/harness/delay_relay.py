@@ -5,7 +5,7 @@ connection the server has just closed. Between two hosts the FIN is in flight fo
 and a request sent in that window meets a closed socket: nginx answers 502. This relay forwards
 bytes at once both ways but delivers the server's close `delay` seconds late, and resets
 nginx's side when a request arrives for a server that has already closed (the RST a real
-server's kernel sends). Run: `python -m servertune.bench.delay_relay LISTEN_PORT TARGET_PORT DELAY_S`.
+server's kernel sends). Run: `python -m servertune.bench.harness.delay_relay LISTEN_PORT TARGET_PORT DELAY_S`.
 """
 
 from __future__ import annotations
