@@ -171,7 +171,7 @@ def test_hol_baselines_force_workers_and_threads() -> None:
     naive, layout = HeadOfLine().config_plan(slow, "naive")
     assert (naive.threads, layout) == (1, "shared")
     assert naive.reasons["threads"].startswith("forced by the benchmark")
-    two, _ = HeadOfLine().config_plan(slow, "seed-2x2")
+    two, _ = HeadOfLine().config_plan(slow, "2x2")
     assert (two.processes, two.threads) == (2, 2)
 
 

@@ -106,6 +106,8 @@ class HeadOfLine(BaseScenario[HolSizes]):
         """servertune's plan, or one with workers/threads forced; and its socket layout."""
         from servertune.sizing import Forced, plan_for
 
+        if config not in CONFIGS:
+            raise KeyError(f"hol has no config {config!r}")
         forced: dict[str, Forced] = {}
         if config in _FORCED:
             processes, threads, why = _FORCED[config]
