@@ -110,8 +110,10 @@ def test_shown_command_prints_shown_output(
 ) -> None:
     """Running the command prints exactly what the page shows (stdout then stderr)."""
     argv = [sys.executable, "-m", "servertune", *shlex.split(command)[1:]]
+    # `check` reads the config files shown beside the page, by paths relative to it.
+    cwd = (REPO / page).parent if argv[3:4] == ["check"] else tmp_path
     result = subprocess.run(
-        argv, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        argv, cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "COLUMNS": "100"},
     )  # fmt: skip
     actual = (result.stdout + result.stderr).rstrip("\n")

@@ -47,7 +47,7 @@ PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
 
 with _without_pydantic_plugins():
     from servertune.render import TARGETS, fitting, render_target, write_atomically
-    from servertune.sizing import Plan, PlanError, plan_for
+    from servertune.sizing import Machine, Plan, PlanError, plan_for
     from servertune.workload import Workload, WorkloadError, describe_allowed, describe_kind
     from servertune.workload_file import WorkloadFileError, load_workload
 
@@ -632,3 +632,121 @@ def advise(
         raise fail(f"--parallel: {error}") from None
     advice = advise_workload(workload, measured=measured, parallel=report, plan=_plan(workload))
     typer.echo(json.dumps(advice.to_json(), indent=2) if as_json else advice.format())
+
+
+# --- check (issue 12) ----------------------------------------------------------------------------
+
+
+class CheckFormat(enum.StrEnum):
+    """How `check` prints its findings."""
+
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+
+
+class FailOn(enum.StrEnum):
+    """The lowest severity that makes `check` exit 1."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+def _load_balancer_names() -> list[str]:
+    from servertune.check.balancers import LOAD_BALANCERS
+
+    return list(LOAD_BALANCERS)
+
+
+LoadBalancerName = enum.Enum(  # type: ignore[misc]
+    "LoadBalancerName", {name: name for name in _load_balancer_names()}, type=str
+)
+
+
+@app.command()
+def check(
+    files: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Argument(help="gunicorn *.py, uWSGI *.ini and nginx configs (includes are followed)"),
+    ] = None,
+    workload_file: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--workload",
+            help="TOML workload: also compare each number with the plan's, and use its LB idle timeout",
+            dir_okay=False,
+        ),
+    ] = None,
+    lb: Annotated[
+        Optional[LoadBalancerName],  # noqa: UP045
+        typer.Option(
+            "--lb", help="the load balancer in front, by name (its documented idle timeout)"
+        ),
+    ] = None,
+    lb_idle_timeout: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--lb-idle-timeout", min=1, max=4000, help="the load balancer's idle timeout (s)"
+        ),
+    ] = None,
+    cores: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--cores",
+            min=1,
+            max=1024,
+            help="cores of the server that runs these configs (default: this machine's limit)",
+        ),
+    ] = None,
+    output_format: Annotated[
+        CheckFormat,
+        typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations"),
+    ] = CheckFormat.text,
+    fail_on: Annotated[
+        FailOn, typer.Option("--fail-on", help="exit 1 on findings of this severity or worse")
+    ] = FailOn.warning,
+) -> None:
+    """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
+    from servertune.check import (
+        LOAD_BALANCERS,
+        CheckInputError,
+        LoadBalancer,
+        Severity,
+        check_files,
+        plan_for_check,
+    )
+    from servertune.check.output import FORMATS
+
+    if not files:
+        raise fail("check: name at least one config file")
+    if lb is not None and lb_idle_timeout is not None:
+        raise fail("--lb and --lb-idle-timeout: give one of them, not both")
+    plan = None
+    if workload_file is not None:
+        try:
+            plan = plan_for_check(load_workload(workload_file))
+        except WorkloadError as error:
+            raise fail(str(error)) from None
+        except PlanError as error:
+            raise fail(f"--workload: {error}") from None
+    balancer = None
+    if lb is not None:
+        balancer = LOAD_BALANCERS[lb.value]
+    elif lb_idle_timeout is not None:
+        balancer = LoadBalancer("load balancer", lb_idle_timeout, "--lb-idle-timeout", "")
+    elif plan is not None:
+        balancer = LoadBalancer(
+            "workload's load balancer", plan.workload.lb_idle_timeout_s, "--workload", ""
+        )
+    machine = Machine.read()
+    if cores is not None:
+        machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
+    try:
+        result = check_files(files, lb=balancer, machine=machine, plan=plan)
+    except CheckInputError as error:
+        raise fail(str(error)) from None
+    typer.echo(FORMATS[output_format.value](result))
+    worst = result.worst()
+    if worst is not None and worst >= Severity[fail_on.value]:
+        raise typer.Exit(code=1)

@@ -1,0 +1,101 @@
+"""Run by `servertune check` in a child interpreter: load a gunicorn config as gunicorn does.
+
+This file is passed to `python -c`, so it imports nothing from servertune. It loads the file
+with gunicorn's own `Application.load_config()` (the config file, then GUNICORN_CMD_ARGS, exactly
+gunicorn's order) three times: as is, then with the CPU count patched to two different values,
+to learn whether `workers` follows the host's CPU count. It prints one JSON line after a marker.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from typing import Any
+
+MARK = "@@servertune-check@@"
+NAMES = (
+    "workers",
+    "threads",
+    "bind",
+    "keepalive",
+    "timeout",
+    "graceful_timeout",
+    "max_requests",
+    "max_requests_jitter",
+    "backlog",
+)
+#: Two CPU counts no real host reports together: if `workers` differs between them, the file
+#: computes it from the CPU count.
+PROBE_CPUS = (3, 61)
+
+
+def _lenient_host_checks() -> None:
+    """Accept `chdir`, `user` and `group` as written: they name the production host's
+    directories and accounts, which the machine running the check need not have."""
+    from gunicorn import config  # type: ignore[import-untyped]
+
+    for name in ("Chdir", "User", "Group"):
+        setting = getattr(config, name, None)
+        if setting is not None:
+            setting.validator = staticmethod(lambda value: value)
+
+
+def load(path: str, cpus: int | None = None) -> dict[str, Any]:
+    """gunicorn's view of the settings, with the CPU count patched to `cpus` when given."""
+    from gunicorn.app.base import Application  # type: ignore[import-untyped]
+
+    class Probe(Application):  # type: ignore[misc]
+        def init(self, parser: Any, opts: Any, args: Any) -> None:
+            return None
+
+        def chdir(self) -> None:
+            # The app is never imported, and the config is often checked on another machine
+            # than the one with the app's directory: gunicorn's chdir would only fail here.
+            return None
+
+        def load(self) -> None:
+            raise RuntimeError("servertune check never loads the application")
+
+    saved = (os.cpu_count, multiprocessing.cpu_count, getattr(os, "sched_getaffinity", None))
+    saved_process = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if cpus is not None:
+        count = cpus
+        os.cpu_count = lambda: count
+        multiprocessing.cpu_count = lambda: count
+        os.sched_getaffinity = lambda pid: set(range(count))
+        if saved_process is not None:
+            setattr(os, "process_cpu_count", lambda: count)  # noqa: B010 - absent before 3.13
+    try:
+        sys.argv = ["gunicorn", "-c", path]
+        cfg = Probe().cfg
+    finally:
+        os.cpu_count, multiprocessing.cpu_count = saved[0], saved[1]
+        if saved[2] is not None:
+            os.sched_getaffinity = saved[2]
+        if saved_process is not None:
+            setattr(os, "process_cpu_count", saved_process)  # noqa: B010
+    values: dict[str, Any] = {name: cfg.settings[name].get() for name in NAMES}
+    values["worker_class"] = cfg.worker_class_str
+    return values
+
+
+def main() -> None:
+    """Load the file named by argv[1] and print the settings as JSON after the marker."""
+    path = os.path.abspath(sys.argv[1])
+    _lenient_host_checks()
+    here = os.getcwd()
+    values = load(path)
+    os.chdir(here)
+    probes = []
+    for cpus in PROBE_CPUS:
+        probes.append(load(path, cpus)["workers"])
+        os.chdir(here)
+    values["workers_follow_cpu_count"] = probes[0] != probes[1]
+    values["bind"] = [str(b) for b in values["bind"]]
+    sys.stdout.write("\n" + MARK + json.dumps(values, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()

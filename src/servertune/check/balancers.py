@@ -1,0 +1,52 @@
+"""Load balancers whose idle timeout is known, so `--lb NAME` needs no number.
+
+Each entry cites the provider's documentation. A configurable timeout is listed at its default:
+pass `--lb-idle-timeout S` when yours was changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LOAD_BALANCERS", "LoadBalancer"]
+
+
+@dataclass(frozen=True)
+class LoadBalancer:
+    """A load balancer in front of nginx (or the app server): how long it keeps idle connections."""
+
+    name: str
+    idle_timeout_s: int
+    summary: str
+    source: str
+
+
+LOAD_BALANCERS: dict[str, LoadBalancer] = {
+    lb.name: lb
+    for lb in (
+        LoadBalancer(
+            "aws-alb",
+            60,
+            "AWS Application Load Balancer, connection idle timeout (default 60 s, configurable)",
+            "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html",
+        ),
+        LoadBalancer(
+            "aws-clb",
+            60,
+            "AWS Classic Load Balancer, idle connection timeout (default 60 s, configurable)",
+            "https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-idle-timeout.html",
+        ),
+        LoadBalancer(
+            "gcp-https",
+            600,
+            "Google Cloud external Application Load Balancer, backend keep-alive (fixed 600 s)",
+            "https://cloud.google.com/load-balancing/docs/https#timeouts_and_retries",
+        ),
+        LoadBalancer(
+            "ingress-nginx",
+            60,
+            "Kubernetes ingress-nginx, upstream-keepalive-timeout (default 60 s, ConfigMap)",
+            "https://kubernetes.github.io/ingress-nginx/user-guide/nginx-configuration/configmap/#upstream-keepalive-timeout",
+        ),
+    )
+}

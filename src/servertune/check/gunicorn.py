@@ -1,0 +1,121 @@
+"""gunicorn.conf.py, read by gunicorn itself in a child interpreter with a time limit.
+
+A gunicorn config is Python: its numbers may come from the environment, GUNICORN_CMD_ARGS or
+`multiprocessing.cpu_count()`. Only gunicorn's own loader gives the values gunicorn will use,
+and running someone's Python inside servertune's process would let it hang or crash `check`;
+so a child interpreter loads it (`_gunicorn_probe.py`), and is killed after
+GUNICORN_EVAL_TIMEOUT_S. Line numbers come from the file's syntax tree (never executed here).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from servertune.check.model import AppServer, CheckInputError, Location, Setting
+
+__all__ = ["GUNICORN_DEFAULTS", "GUNICORN_EVAL_TIMEOUT_S", "read_gunicorn"]
+
+#: A config file that has not finished loading after this long is looping (gunicorn itself
+#: would never start); importing gunicorn takes well under a second.
+GUNICORN_EVAL_TIMEOUT_S = 10.0
+_PROBE = Path(__file__).with_name("_gunicorn_probe.py")
+_MARK = "@@servertune-check@@"
+#: gunicorn's documented defaults (docs.gunicorn.org/en/stable/settings.html), used only to say
+#: "default" beside a value the file did not set; the values themselves come from gunicorn.
+GUNICORN_DEFAULTS = {"keepalive": 2, "timeout": 30, "graceful_timeout": 30, "backlog": 2048}
+
+
+def _lines(text: str, path: Path) -> dict[str, int]:
+    """The line of the last top-level assignment to each name (gunicorn keeps the last value)."""
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        raise CheckInputError(
+            f"{path}: Python syntax error at line {error.lineno}: {error.msg}"
+        ) from None
+    lines: dict[str, int] = {}
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines[target.id] = node.lineno
+    return lines
+
+
+def _evaluate(path: Path, env: Mapping[str, str] | None) -> dict[str, Any]:
+    child_env = dict(os.environ if env is None else env)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _PROBE.read_text(), str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_env,
+            start_new_session=True,  # so a timeout can stop anything the file started, too
+        )
+    except OSError as error:
+        raise CheckInputError(f"{path}: cannot start Python to load it ({error})") from None
+    try:
+        out, err = process.communicate(timeout=GUNICORN_EVAL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise CheckInputError(
+            f"{path}: gunicorn did not finish loading it in {GUNICORN_EVAL_TIMEOUT_S:g} s "
+            "(a loop or a blocking call in the file?)"
+        ) from None
+    text = out.decode("utf-8", "replace")
+    if process.returncode != 0 or _MARK not in text:
+        lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines()]
+        reasons = [line for line in lines if line]
+        reason = reasons[-1] if reasons else f"exit status {process.returncode}"
+        if "No module named 'gunicorn'" in reason:
+            reason = "gunicorn is not installed here (pip install 'servertune[check]')"
+        raise CheckInputError(f"{path}: gunicorn cannot load it: {reason[:300]}")
+    values: dict[str, Any] = json.loads(text.rpartition(_MARK)[2])
+    return values
+
+
+def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
+    """The settings gunicorn would run `path` with (under `env`, default this environment)."""
+    lines = _lines(text, path)
+    values = _evaluate(path, env)
+
+    def setting(name: str, kind: type[Any]) -> Setting[Any]:
+        line = lines.get(name)
+        return Setting(kind(values[name]), Location(path, line or 1), default=line is None)
+
+    binds = values["bind"]
+    bind_line = Location(path, lines.get("bind", 1))
+    return AppServer(
+        kind="gunicorn",
+        file=path,
+        workers=setting("workers", int),
+        threads=setting("threads", int),
+        sockets=tuple(Setting(str(b), bind_line, "bind" not in lines) for b in binds),
+        mapped_sockets=False,
+        keepalive=setting("keepalive", float),
+        request_timeout=setting("timeout", float),
+        graceful_timeout=setting("graceful_timeout", float),
+        max_requests=setting("max_requests", int),
+        max_requests_jitter=setting("max_requests_jitter", int),
+        backlog=setting("backlog", int),
+        worker_class=Setting(
+            str(values["worker_class"]),
+            Location(path, lines.get("worker_class", 1)),
+            "worker_class" not in lines,
+        ),
+        workers_follow_cpu_count=bool(values["workers_follow_cpu_count"]),
+    )

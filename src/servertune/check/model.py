@@ -1,0 +1,139 @@
+"""What `servertune check` reads and reports: settings with their file:line, app servers, nginx sites, findings.
+
+The readers (one module per config format) turn a file into these values; the rules read only
+these values, so a rule never knows which parser produced a number.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, Literal, TypeVar
+
+__all__ = [
+    "AppServer",
+    "CheckInputError",
+    "Finding",
+    "Location",
+    "NginxConfig",
+    "PassTarget",
+    "Setting",
+    "Severity",
+    "Upstream",
+]
+
+T = TypeVar("T")
+
+
+class CheckInputError(ValueError):
+    """A file cannot be read as the config it claims to be: one line naming the file and why."""
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is; `--fail-on` compares with this order."""
+
+    info = 1
+    warning = 2
+    error = 3
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a setting was written (line 1 when it is a default or set outside the file)."""
+
+    file: Path
+    line: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """A value as the server will use it, where it was written, and whether it is the default."""
+
+    value: T
+    at: Location
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class AppServer:
+    """One app-server config (gunicorn or uWSGI), reduced to the numbers the rules compare."""
+
+    kind: Literal["gunicorn", "uwsgi"]
+    file: Path
+    workers: Setting[int]
+    threads: Setting[int]
+    #: The addresses it listens on, as nginx would write them (`127.0.0.1:8001`, `unix:/x.sock`).
+    sockets: tuple[Setting[str], ...]
+    #: uWSGI map-socket: each socket served by its own worker(s), not shared by all.
+    mapped_sockets: bool
+    #: gunicorn `keepalive` (None for uWSGI, which speaks the uwsgi protocol to nginx).
+    keepalive: Setting[float] | None
+    #: gunicorn `timeout` / uWSGI `harakiri` (0: never).
+    request_timeout: Setting[float]
+    graceful_timeout: Setting[float] | None
+    max_requests: Setting[int]
+    max_requests_jitter: Setting[int]
+    backlog: Setting[int]
+    worker_class: Setting[str] | None = None
+    #: The file computes `workers` from the CPU count the host reports (not the cgroup's quota).
+    workers_follow_cpu_count: bool = False
+    thunder_lock: Setting[bool] | None = None
+
+
+@dataclass(frozen=True)
+class PassTarget:
+    """A `proxy_pass` / `uwsgi_pass` in a location, with the timeout nginx applies to it."""
+
+    protocol: Literal["http", "uwsgi"]
+    #: An upstream name or an address (`127.0.0.1:8001`, `unix:/x.sock`).
+    target: str
+    at: Location
+    read_timeout: Setting[float]
+    #: `proxy_http_version 1.1` in effect: only then does nginx reuse pooled upstream connections.
+    http11: bool = False
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """An nginx `upstream` block: its servers and its idle keep-alive pool."""
+
+    name: str
+    at: Location
+    servers: tuple[Setting[str], ...]
+    #: `keepalive N` (None: no pool, a new connection per request).
+    keepalive: Setting[int] | None
+    #: The pool's idle limit (`keepalive_timeout` inside the block; nginx's default 60 s).
+    keepalive_timeout: Setting[float]
+
+
+@dataclass(frozen=True)
+class NginxConfig:
+    """An nginx config with its includes, reduced to the chain's numbers."""
+
+    file: Path
+    files: tuple[Path, ...]
+    #: The client-side `keepalive_timeout` of each server block (or http's / the default).
+    keepalive_timeouts: tuple[Setting[float], ...]
+    upstreams: dict[str, Upstream]
+    passes: tuple[PassTarget, ...]
+    listen_backlogs: tuple[Setting[int], ...] = ()
+    #: Includes that name a file not present here (e.g. `proxy_params` beside a lone site file).
+    missing_includes: tuple[Setting[str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: rule id, severity, where, what goes wrong, the fix to write, and the proof."""
+
+    rule: str
+    severity: Severity
+    at: Location
+    message: str
+    fix: str
+    backing: str
+    #: Other places involved (the other side of a cross-layer comparison).
+    related: tuple[Location, ...] = field(default=())

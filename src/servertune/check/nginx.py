@@ -1,0 +1,262 @@
+"""nginx configs, parsed by crossplane (NGINX Inc.'s parser), includes followed safely.
+
+crossplane tokenises and checks the syntax exactly as nginx's own lexer does (quotes, escapes,
+braces, argument counts); servertune only walks the tree it returns. Includes are resolved here
+rather than by crossplane, so that a file is refused when it is too big, not UTF-8, outside the
+tree of the main file (a symlink pointing elsewhere) or part of an include cycle, before it is
+parsed. Relative include paths are resolved against the main file's directory, as crossplane
+and `nginx -p DIR -c DIR/nginx.conf` do.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servertune.check.model import (
+    CheckInputError,
+    Location,
+    NginxConfig,
+    PassTarget,
+    Setting,
+    Upstream,
+)
+from servertune.check.source import read_text
+
+__all__ = ["NGINX_DEFAULTS", "parse_duration", "read_nginx"]
+
+#: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
+#: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
+NGINX_DEFAULTS = {
+    "keepalive_timeout": 75.0,
+    "upstream_keepalive_timeout": 60.0,
+    "read_timeout": 60.0,
+}
+#: An include tree deeper than this is a mistake (nginx's own examples nest two or three levels).
+MAX_INCLUDE_DEPTH = 16
+_UNITS = {
+    "ms": 0.001,
+    "s": 1,
+    "m": 60,
+    "h": 3600,
+    "d": 86400,
+    "w": 604800,
+    "M": 2592000,
+    "y": 31536000,
+}
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|M|y)?")
+
+
+def parse_duration(text: str) -> float | None:
+    """nginx's time syntax (`65`, `65s`, `1m30s`, `500ms`) in seconds, None when not a time."""
+    total, position = 0.0, 0
+    for match in _DURATION.finditer(text):
+        if match.start() != position:
+            return None
+        total += int(match.group(1)) * _UNITS[match.group(2) or "s"]
+        position = match.end()
+    return total if position == len(text) and text else None
+
+
+@dataclass
+class _Node:
+    directive: str
+    args: list[str]
+    at: Location
+    block: list[_Node] | None = None
+
+
+@dataclass
+class _Tree:
+    root: Path
+    main_dir: Path
+    files: list[Path] = field(default_factory=list)
+    cache: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
+    real = path.resolve()
+    if real in tree.cache:
+        return tree.cache[real]
+    read_text(path)  # size, binary, UTF-8: refused before crossplane reads it
+    import crossplane
+
+    payload = crossplane.parse(
+        str(path), single=True, catch_errors=False, check_ctx=False, comments=False
+    )
+    if payload["errors"]:
+        error = payload["errors"][0]
+        message = re.sub(r" in \S+:\d+$", "", str(error["error"]))
+        raise CheckInputError(f"{path}:{error.get('line') or 1}: nginx syntax error: {message}")
+    parsed: list[dict[str, Any]] = payload["config"][0]["parsed"]
+    tree.cache[real] = parsed
+    tree.files.append(path)
+    return parsed
+
+
+def _build(
+    path: Path, tree: _Tree, stack: tuple[Path, ...], items: list[dict[str, Any]] | None = None
+) -> list[_Node]:
+    if items is None:
+        real = path.resolve()
+        if real in stack:
+            chain = " -> ".join(str(p) for p in (*stack, real))
+            raise CheckInputError(f"{path}: include cycle: {chain}")
+        if len(stack) > MAX_INCLUDE_DEPTH:
+            raise CheckInputError(f"{path}: includes nested deeper than {MAX_INCLUDE_DEPTH} levels")
+        stack = (*stack, real)
+        items = _parse_file(path, tree)
+    nodes: list[_Node] = []
+    for item in items:
+        at = Location(path, int(item.get("line", 1)))
+        if item["directive"] == "include" and item["args"]:
+            nodes.extend(_include(item["args"][0], at, tree, stack))
+            continue
+        block = item.get("block")
+        nodes.append(
+            _Node(
+                item["directive"],
+                list(item["args"]),
+                at,
+                None if block is None else _build(path, tree, stack, block),
+            )
+        )
+    return nodes
+
+
+def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
+    full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
+    if pattern.startswith("/") and not Path(pattern).is_relative_to(tree.root):
+        # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
+        # not this tree's. Reported (include-not-found), never read from this machine.
+        return [_Node("#missing-include", [pattern], at)]
+    matches = sorted(glob.glob(full)) if glob.has_magic(full) else [full]
+    nodes: list[_Node] = []
+    for name in matches:
+        target = Path(name)
+        if not target.exists() and not glob.has_magic(full):
+            # A site file checked on its own often includes `proxy_params` from /etc/nginx:
+            # nginx would find it, so the rest of the file is still worth checking.
+            nodes.append(_Node("#missing-include", [name], at))
+            continue
+        real = target.resolve()
+        if not real.is_relative_to(tree.root):
+            raise CheckInputError(
+                f"{at}: include {name} resolves to {real}, outside the config tree {tree.root}"
+            )
+        nodes.extend(_build(target, tree, stack))
+    return nodes
+
+
+def _duration(node: _Node) -> float:
+    value = parse_duration(node.args[0]) if node.args else None
+    if value is None:
+        raise CheckInputError(f"{node.at}: {node.directive}: not an nginx time: {node.args[:1]}")
+    return value
+
+
+def _setting(nodes: list[_Node], name: str, inherited: Setting[float]) -> Setting[float]:
+    found = [n for n in nodes if n.directive == name]
+    return Setting(_duration(found[-1]), found[-1].at) if found else inherited
+
+
+def _pass_target(value: str) -> str:
+    """`http://backend/path` -> `backend`; `unix:/x.sock` stays; a scheme and URI are dropped."""
+    value = re.sub(r"\A[a-z]+://", "", value)
+    if value.startswith("unix:"):
+        return value.split(":", 2)[0] + ":" + value.split(":", 2)[1]
+    return value.split("/", 1)[0]
+
+
+def _every(nodes: list[_Node]) -> list[_Node]:
+    found: list[_Node] = []
+    for node in nodes:
+        found.append(node)
+        if node.block is not None:
+            found.extend(_every(node.block))
+    return found
+
+
+def read_nginx(path: Path, text: str) -> NginxConfig:
+    """The chain-relevant numbers of an nginx config and everything it includes."""
+    del text  # read again (with its includes) by the walk; the caller already validated it
+    tree = _Tree(root=path.resolve().parent, main_dir=path.parent)
+    nodes = _build(path, tree, ())
+    http = [n for n in nodes if n.directive == "http" and n.block is not None]
+    # A file with no `http` block is a site snippet: its top level is the http context.
+    contexts = [n.block for n in http if n.block is not None] or [nodes]
+
+    keepalives: list[Setting[float]] = []
+    upstreams: dict[str, Upstream] = {}
+    passes: list[PassTarget] = []
+    backlogs: list[Setting[int]] = []
+    missing = [n for n in _every(nodes) if n.directive == "#missing-include"]
+    default_read = Setting(NGINX_DEFAULTS["read_timeout"], Location(path), default=True)
+    default_keepalive = Setting(NGINX_DEFAULTS["keepalive_timeout"], Location(path), default=True)
+
+    def walk_locations(
+        block: list[_Node], proxy: Setting[float], uwsgi: Setting[float], http11: bool
+    ) -> None:
+        proxy = _setting(block, "proxy_read_timeout", proxy)
+        uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
+        versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
+        http11 = versions[-1].args[0] == "1.1" if versions else http11
+        for node in block:
+            if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
+                target = _pass_target(node.args[0])
+                passes.append(PassTarget("http", target, node.at, proxy, http11))
+            elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
+                passes.append(PassTarget("uwsgi", _pass_target(node.args[0]), node.at, uwsgi))
+            elif node.block is not None and node.directive in ("location", "if", "limit_except"):
+                walk_locations(node.block, proxy, uwsgi, http11)
+
+    for context in contexts:
+        http_keepalive = _setting(context, "keepalive_timeout", default_keepalive)
+        for node in context:
+            if node.directive == "upstream" and node.block is not None and node.args:
+                pool = [n for n in node.block if n.directive == "keepalive"]
+                upstreams[node.args[0]] = Upstream(
+                    name=node.args[0],
+                    at=node.at,
+                    servers=tuple(
+                        Setting(n.args[0], n.at)
+                        for n in node.block
+                        if n.directive == "server" and n.args
+                    ),
+                    keepalive=Setting(int(pool[-1].args[0]), pool[-1].at) if pool else None,
+                    keepalive_timeout=_setting(
+                        node.block,
+                        "keepalive_timeout",
+                        Setting(
+                            NGINX_DEFAULTS["upstream_keepalive_timeout"], node.at, default=True
+                        ),
+                    ),
+                )
+            elif node.directive == "server" and node.block is not None:
+                keepalive = _setting(node.block, "keepalive_timeout", http_keepalive)
+                if keepalive.default:
+                    keepalive = Setting(keepalive.value, node.at, default=True)
+                keepalives.append(keepalive)
+                for listen in (n for n in node.block if n.directive == "listen"):
+                    for arg in listen.args[1:]:
+                        if arg.startswith("backlog=") and arg[8:].isdigit():
+                            backlogs.append(Setting(int(arg[8:]), listen.at))
+                versions = [n for n in context if n.directive == "proxy_http_version" and n.args]
+                walk_locations(
+                    node.block,
+                    _setting(context, "proxy_read_timeout", default_read),
+                    _setting(context, "uwsgi_read_timeout", default_read),
+                    bool(versions) and versions[-1].args[0] == "1.1",
+                )
+    return NginxConfig(
+        file=path,
+        files=tuple(tree.files),
+        keepalive_timeouts=tuple(keepalives),
+        upstreams=upstreams,
+        passes=tuple(passes),
+        listen_backlogs=tuple(backlogs),
+        missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
+    )

@@ -1,0 +1,136 @@
+"""Findings as text for people, JSON for scripts, SARIF 2.1.0 for code-scanning UIs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from servertune import __version__
+from servertune.check import CheckResult
+from servertune.check.model import Finding, Location, Severity
+from servertune.check.rules import RULES
+
+__all__ = ["FORMATS", "format_json", "format_sarif", "format_text"]
+
+#: SARIF's result levels for our severities.
+_SARIF_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "note"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def format_text(result: CheckResult) -> str:
+    """One block per finding (file:line, severity, rule, what, fix, why), then a summary line."""
+    lines: list[str] = []
+    for f in result.findings:
+        lines.append(f"{f.at}: {f.severity.name} [{f.rule}] {f.message}")
+        lines.append(f"    fix: {f.fix}")
+        for other in f.related:
+            lines.append(f"    see: {other}")
+        lines.append(f"    why: {f.backing}")
+    files = _plural(len(result.files), "file")
+    if result.findings:
+        counts = ", ".join(
+            _plural(sum(f.severity == s for f in result.findings), s.name)
+            for s in sorted(Severity, reverse=True)
+            if any(f.severity == s for f in result.findings)
+        )
+        lines.append(f"{_plural(len(result.findings), 'finding')} ({counts}) in {files}")
+    else:
+        lines.append(f"no findings in {files}")
+    return "\n".join(lines)
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity.name,
+        "file": str(f.at.file),
+        "line": f.at.line,
+        "message": f.message,
+        "fix": f.fix,
+        "backing": f.backing,
+        "related": [{"file": str(r.file), "line": r.line} for r in f.related],
+    }
+
+
+def format_json(result: CheckResult) -> str:
+    """The files read, the links found and every finding, as one JSON document."""
+    document = {
+        "files": [str(p) for p in result.files],
+        "load_balancer": None
+        if result.lb is None
+        else {"name": result.lb.name, "idle_timeout_s": result.lb.idle_timeout_s},
+        "links": [
+            {
+                "nginx": str(link.passing.at),
+                "upstream": link.upstream.name if link.upstream else None,
+                "server": link.server.value,
+                "app": str(link.app.file),
+            }
+            for link in result.links
+        ],
+        "findings": [_finding_json(f) for f in result.findings],
+    }
+    return json.dumps(document, indent=2)
+
+
+def _location(at: Location) -> dict[str, Any]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": at.file.as_posix()},
+            "region": {"startLine": at.line},
+        }
+    }
+
+
+def format_sarif(result: CheckResult) -> str:
+    """A SARIF 2.1.0 log with one run: every rule in the driver, every finding a result."""
+    rules = [
+        {
+            "id": rule.id,
+            "name": rule.id,
+            "shortDescription": {"text": rule.title},
+            "help": {"text": f"Backed by: {rule.backing}"},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+        }
+        for rule in RULES.values()
+    ]
+    index = {rule_id: i for i, rule_id in enumerate(RULES)}
+    results = [
+        {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f"{f.message}. Fix: {f.fix}"},
+            "locations": [_location(f.at)],
+            "relatedLocations": [
+                {"id": i, **_location(r)} for i, r in enumerate(f.related, start=1)
+            ],
+            "properties": {"fix": f.fix, "backing": f.backing},
+        }
+        for f in result.findings
+    ]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "servertune",
+                        "version": __version__,
+                        "rules": rules,
+                    }
+                },
+                "artifacts": [{"location": {"uri": p.as_posix()}} for p in result.files],
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+FORMATS = {"text": format_text, "json": format_json, "sarif": format_sarif}

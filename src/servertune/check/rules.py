@@ -1,0 +1,448 @@
+"""The rules `servertune check` applies: one function each, registered with its id and proof.
+
+Every threshold is a sizing constant (`servertune.sizing.defaults`) or a number of the plan, so
+`check` flags exactly what `gen` would never write. Each rule says what goes wrong in
+production, the directive that fixes it, and the benchmark or documentation behind it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from servertune.check.balancers import LoadBalancer
+from servertune.check.chain import Link
+from servertune.check.model import AppServer, Finding, Location, NginxConfig, Setting, Severity
+from servertune.sizing import (
+    KEEPALIVE_MARGIN_S,
+    MAX_REQUESTS_JITTER_RATIO,
+    READ_TIMEOUT_MARGIN_S,
+    Machine,
+    Plan,
+)
+
+__all__ = ["RULES", "Context", "Rule", "run_rules"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything read, linked and known about the machine, the load balancer and the plan."""
+
+    apps: list[AppServer]
+    nginx: list[NginxConfig]
+    links: list[Link]
+    lb: LoadBalancer | None
+    machine: Machine
+    plan: Plan | None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule: id, severity, one-line title and what backs it; `check` yields its findings."""
+
+    id: str
+    severity: Severity
+    title: str
+    backing: str
+    check: Callable[[Rule, Context], Iterator[Finding]]
+
+    def finding(
+        self, at: Location, message: str, fix: str, related: tuple[Location, ...] = ()
+    ) -> Finding:
+        """A finding of this rule."""
+        return Finding(self.id, self.severity, at, message, fix, self.backing, related)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _rule(
+    rule_id: str, severity: Severity, title: str, backing: str
+) -> Callable[[Callable[[Rule, Context], Iterator[Finding]]], None]:
+    def register(check: Callable[[Rule, Context], Iterator[Finding]]) -> None:
+        RULES[rule_id] = Rule(rule_id, severity, title, backing, check)
+
+    return register
+
+
+def run_rules(context: Context) -> list[Finding]:
+    """Every rule's findings, sorted by file, line and rule id."""
+    findings = [f for rule in RULES.values() for f in rule.check(rule, context)]
+    return sorted(findings, key=lambda f: (str(f.at.file), f.at.line, f.rule))
+
+
+def _n(value: float) -> str:
+    return f"{value:g}"
+
+
+def _shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
+    """`2 s (default)`: the value, its unit, and whether the file left it at the default."""
+    return f"{_n(setting.value)}{unit}" + (" (default)" if setting.default else "")
+
+
+_GUNICORN_DOCS = "https://docs.gunicorn.org/en/stable/settings.html"
+_NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#keepalive_timeout"
+
+
+@_rule(
+    "lb-idle-over-nginx-keepalive",
+    Severity.error,
+    "nginx closes idle client connections before the load balancer does",
+    "servertune bench idle-race; the LB's documentation (e.g. "
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html)",
+)
+def _lb_nginx(rule: Rule, c: Context) -> Iterator[Finding]:
+    if c.lb is None:
+        return
+    wanted = c.lb.idle_timeout_s + KEEPALIVE_MARGIN_S
+    for nginx in c.nginx:
+        for keepalive in nginx.keepalive_timeouts:
+            if 0 < keepalive.value < wanted:
+                yield rule.finding(
+                    keepalive.at,
+                    f"nginx keepalive_timeout {_shown(keepalive, ' s')} is not above the {c.lb.name} "
+                    f"idle timeout of {c.lb.idle_timeout_s} s by {KEEPALIVE_MARGIN_S} s: the load "
+                    "balancer reuses a connection nginx is closing and answers 502",
+                    f"keepalive_timeout {wanted}s;",
+                )
+
+
+@_rule(
+    "lb-idle-over-app-keepalive",
+    Severity.error,
+    "the app server closes idle connections before the load balancer in front of it",
+    "servertune bench idle-race; conbench/conbench#1156, PostHog/posthog#17897; "
+    + _GUNICORN_DOCS
+    + "#keepalive",
+)
+def _lb_app(rule: Rule, c: Context) -> Iterator[Finding]:
+    if c.lb is None or c.nginx:
+        return  # with nginx in between, the LB talks to nginx (previous rule)
+    wanted = c.lb.idle_timeout_s + KEEPALIVE_MARGIN_S
+    for app in c.apps:
+        if app.keepalive is not None and app.keepalive.value < wanted:
+            yield rule.finding(
+                app.keepalive.at,
+                f"gunicorn keepalive {_shown(app.keepalive, ' s')} is below the {c.lb.name} idle "
+                f"timeout of {c.lb.idle_timeout_s} s (+{KEEPALIVE_MARGIN_S} s): the load balancer "
+                "sends requests into connections gunicorn is closing and answers 502",
+                f"keepalive = {wanted}",
+            )
+
+
+@_rule(
+    "upstream-keepalive-over-app-keepalive",
+    Severity.error,
+    "nginx keeps idle upstream connections longer than the app server does",
+    "servertune bench keepalive-chain; lsst-sqre/phalanx#5103; " + _NGINX_UPSTREAM,
+)
+def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[str, str]] = set()
+    for link in c.links:
+        upstream, app = link.upstream, link.app
+        if upstream is None or upstream.keepalive is None or app.keepalive is None:
+            continue
+        if link.passing.protocol != "http" or not link.passing.http11:
+            continue  # nginx only pools HTTP/1.1 upstream connections
+        wanted = upstream.keepalive_timeout.value + KEEPALIVE_MARGIN_S
+        key = (upstream.name, str(app.file))
+        if app.keepalive.value < wanted and key not in seen:
+            seen.add(key)
+            yield rule.finding(
+                app.keepalive.at,
+                f"keepalive {_shown(app.keepalive, ' s')} is below nginx's upstream "
+                f"keepalive_timeout {_shown(upstream.keepalive_timeout, ' s')} for `{upstream.name}`: "
+                "nginx sends requests on pooled connections the app server has closed, and the "
+                "client gets a 502",
+                f"keepalive = {_n(wanted)}",
+                (upstream.keepalive_timeout.at,),
+            )
+
+
+@_rule(
+    "app-timeout-over-read-timeout",
+    Severity.warning,
+    "nginx gives up on a request the app server is still running",
+    "the Plan's timeout chain (docs/sizing.md); https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
+)
+def _read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[Location, str]] = set()
+    for link in c.links:
+        timeout, read = link.app.request_timeout, link.passing.read_timeout
+        wanted = timeout.value + READ_TIMEOUT_MARGIN_S
+        key = (link.passing.at, str(link.app.file))
+        if timeout.value > 0 and read.value < wanted and key not in seen:
+            seen.add(key)
+            name = "harakiri" if link.app.kind == "uwsgi" else "timeout"
+            directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
+            yield rule.finding(
+                read.at if not read.default else link.passing.at,
+                f"{directive} {_shown(read, ' s')} is not above the app server's {name} "
+                f"{_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
+                "worker keeps running the request, and the worker is busy for nothing",
+                f"{directive} {_n(wanted)}s;",
+                (timeout.at,),
+            )
+
+
+@_rule(
+    "gthread-one-thread",
+    Severity.warning,
+    "a gthread worker with one thread accepts requests while it is busy",
+    "servertune bench hol; benoitc/gunicorn#2191",
+)
+def _one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
+    if c.plan is not None and c.plan.workload.slow_call_ratio == 0:
+        return  # no slow calls: a request waits at most one quick request
+    for app in c.apps:
+        if app.worker_class is None or app.worker_class.value != "gthread":
+            continue
+        if app.threads.value == 1:
+            fix = f"threads = {c.plan.threads}" if c.plan else 'worker_class = "sync"'
+            yield rule.finding(
+                app.threads.at,
+                "gthread with threads = 1: a worker busy on a slow call still accepts "
+                "connections and queues them behind it (head-of-line blocking: the hol "
+                "benchmark's quick requests stall for the slow call's full length)",
+                fix,
+                (app.worker_class.at,),
+            )
+
+
+@_rule(
+    "shared-socket",
+    Severity.info,
+    "several multi-threaded processes accept from one socket",
+    "servertune bench balance",
+)
+def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
+            continue
+        if app.kind == "uwsgi":
+            fix = (
+                "map-socket = 0:1 (one socket per worker, one `socket` line each), nginx least_conn"
+            )
+        else:
+            fix = "one single-worker gunicorn per socket behind nginx least_conn (servertune gen gunicorn-per-worker)"
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} processes x {app.threads.value} threads accept from the same "
+            "socket: a process with a busy thread still takes requests an idle process could "
+            "serve (the balance benchmark measures the tail latency this costs)",
+            fix,
+        )
+
+
+def _cores(c: Context) -> tuple[int, str]:
+    machine = c.plan.machine if c.plan else c.machine
+    where = "the workload's" if c.plan else f"the server's ({machine.cores_source}):"
+    return machine.cores, where
+
+
+@_rule(
+    "workers-over-cores",
+    Severity.warning,
+    "more worker processes than the cores the server may use",
+    "docs/sizing.md (one process per core under the GIL); servertune bench balance",
+)
+def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
+    cores, where = _cores(c)
+    for app in c.apps:
+        if app.workers.value > cores:
+            name = "processes" if app.kind == "uwsgi" else "workers"
+            yield rule.finding(
+                app.workers.at,
+                f"{name} = {app.workers.value} is more than {where} {cores} cores; the extra "
+                "processes only take turns on the same cores, multiply memory, and make each "
+                "request's latency depend on the scheduler",
+                f"{name} = {cores}",
+            )
+
+
+@_rule(
+    "workers-from-cpu-count",
+    Severity.warning,
+    "the worker count follows the host's CPU count, not the container's CPU limit",
+    "tiangolo/uvicorn-gunicorn-docker#43; https://docs.python.org/3/library/os.html#os.cpu_count",
+)
+def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
+    cores, _ = _cores(c)
+    for app in c.apps:
+        if app.workers_follow_cpu_count:
+            name = "processes" if app.kind == "uwsgi" else "workers"
+            yield rule.finding(
+                app.workers.at,
+                f"{name} is computed from the CPU count, which reports the host's cores, not the "
+                "cgroup's CPU quota: in a CPU-limited container this starts many times too many "
+                "workers",
+                f"{name} = {cores}   (or read the cgroup limit: `servertune explain` shows it)",
+            )
+
+
+@_rule(
+    "backlog-over-somaxconn",
+    Severity.warning,
+    "a listen backlog above net.core.somaxconn is silently truncated",
+    "https://man7.org/linux/man-pages/man2/listen.2.html",
+)
+def _backlog(rule: Rule, c: Context) -> Iterator[Finding]:
+    somaxconn = (c.plan.machine if c.plan else c.machine).somaxconn
+    settings: list[tuple[Setting[int], str]] = []
+    for app in c.apps:
+        settings.append((app.backlog, "listen" if app.kind == "uwsgi" else "backlog"))
+    for nginx in c.nginx:
+        settings.extend((b, "listen ... backlog") for b in nginx.listen_backlogs)
+    for backlog, name in settings:
+        if backlog.value > somaxconn:
+            fix = f"listen ... backlog={somaxconn};" if name.startswith("listen .") else None
+            yield rule.finding(
+                backlog.at,
+                f"{name} {_shown(backlog)} is above net.core.somaxconn {somaxconn}: the kernel "
+                f"silently caps the queue at {somaxconn} (uWSGI refuses to start), so the queue "
+                "this number promises does not exist",
+                fix or f"{name} = {somaxconn}   (or raise net.core.somaxconn)",
+            )
+
+
+@_rule(
+    "max-requests-without-jitter",
+    Severity.warning,
+    "workers recycled after N requests all restart together",
+    "benoitc/gunicorn#3427; " + _GUNICORN_DOCS + "#max-requests-jitter",
+)
+def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.max_requests.value <= 0 or app.max_requests_jitter.value > 0:
+            continue
+        if app.workers.value < 2:
+            continue
+        jitter = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
+        name = "max-requests-delta" if app.kind == "uwsgi" else "max_requests_jitter"
+        yield rule.finding(
+            app.max_requests.at,
+            f"max requests {app.max_requests.value} with no {name}: workers that share the load "
+            "reach the limit at about the same time and restart together, leaving no worker to "
+            "serve for the length of an application start",
+            f"{name} = {jitter}",
+        )
+
+
+@_rule(
+    "graceful-below-timeout",
+    Severity.warning,
+    "a reload kills requests the timeout still allows",
+    _GUNICORN_DOCS + "#graceful-timeout",
+)
+def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        graceful, timeout = app.graceful_timeout, app.request_timeout
+        if graceful is not None and 0 < graceful.value < timeout.value:
+            yield rule.finding(
+                graceful.at,
+                f"graceful_timeout {_shown(graceful, ' s')} is below timeout {_shown(timeout, ' s')}: "
+                "every reload or deploy kills requests that were allowed to run longer",
+                f"graceful_timeout = {_n(timeout.value)}",
+                (timeout.at,),
+            )
+
+
+@_rule(
+    "thunder-lock",
+    Severity.info,
+    "uWSGI processes sharing a socket wake together on every connection",
+    "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html",
+)
+def _thunder(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or app.workers.value < 2 or app.mapped_sockets:
+            continue
+        if app.thunder_lock is not None and app.thunder_lock.value:
+            continue
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} processes accept from the same socket without thunder-lock: "
+            "each connection wakes every process (thundering herd) and the kernel does not "
+            "spread them evenly",
+            "thunder-lock = true   (or map-socket: one socket per worker)",
+        )
+
+
+@_rule(
+    "include-not-found",
+    Severity.info,
+    "an nginx include names a file that is not here, so its settings were not checked",
+    "https://nginx.org/en/docs/ngx_core_module.html#include",
+)
+def _missing(rule: Rule, c: Context) -> Iterator[Finding]:
+    for nginx in c.nginx:
+        for include in nginx.missing_includes:
+            yield rule.finding(
+                include.at,
+                f"include {include.value}: not in this config tree here; settings in it were "
+                "not checked",
+                f"servertune check {nginx.file} {include.value}   (from the server's own tree)",
+            )
+
+
+@_rule(
+    "plan-differs",
+    Severity.info,
+    "a number differs from the plan for the given workload",
+    "servertune explain (the plan's reason, quoted in each finding)",
+)
+def _plan(rule: Rule, c: Context) -> Iterator[Finding]:
+    plan = c.plan
+    if plan is None:
+        return
+    # (setting, plan field, directive as written in its file, whether the file is nginx)
+    compared: list[tuple[Setting[float] | Setting[int] | None, str, str, bool]] = []
+    for app in c.apps:
+        uwsgi = app.kind == "uwsgi"
+        per_worker = app.workers.value == 1 and any(
+            s.value in {p.endpoint for p in plan.sockets} for s in app.sockets
+        )
+        if not per_worker:  # one single-worker server per socket: its `workers = 1` is the plan
+            compared.append((app.workers, "processes", "processes" if uwsgi else "workers", False))
+        compared += [
+            (app.threads, "threads", "threads", False),
+            (app.request_timeout, "request_timeout_s", "harakiri" if uwsgi else "timeout", False),
+            (app.graceful_timeout, "graceful_timeout_s", "graceful_timeout", False),
+            (app.keepalive, "gunicorn_keepalive_s", "keepalive", False),
+            (app.max_requests, "max_requests", "max-requests" if uwsgi else "max_requests", False),
+            (
+                app.max_requests_jitter,
+                "max_requests_jitter",
+                "max-requests-delta" if uwsgi else "max_requests_jitter",
+                False,
+            ),
+        ]
+    for nginx in c.nginx:
+        for keepalive in nginx.keepalive_timeouts:
+            compared.append((keepalive, "nginx_keepalive_timeout_s", "keepalive_timeout", True))
+        for passing in nginx.passes:
+            directive = f"{passing.protocol.replace('http', 'proxy')}_read_timeout"
+            compared.append((passing.read_timeout, "nginx_read_timeout_s", directive, True))
+        for upstream in nginx.upstreams.values():
+            if upstream.keepalive is not None:
+                compared.append(
+                    (
+                        upstream.keepalive_timeout,
+                        "upstream_keepalive_timeout_s",
+                        "keepalive_timeout",
+                        True,
+                    )
+                )
+    seen: set[tuple[Location, str]] = set()
+    for setting, field, directive, in_nginx in compared:
+        if setting is None or (setting.at, field) in seen:
+            continue
+        seen.add((setting.at, field))
+        wanted = plan.value(field)
+        if setting.value != wanted:
+            yield rule.finding(
+                setting.at,
+                f"{directive} is {_shown(setting)}; the plan says {wanted}: {plan.reasons[field]}",
+                f"{directive} {wanted}s;" if in_nginx else f"{directive} = {wanted}",
+            )

@@ -1,0 +1,48 @@
+"""Reading a config file safely: it exists, is a regular file, is small, and is UTF-8 text.
+
+Every reader starts here, so a missing file, a directory, a binary or a huge file is refused
+with the same one-line reason whichever format it claimed to be.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.model import CheckInputError
+
+__all__ = ["MAX_CONFIG_BYTES", "read_text"]
+
+#: Larger than any hand-written server config (nginx's own examples are a few KiB; a site with
+#: large `map` blocks stays well under 1 MiB), small enough that a mistaken path (a log, a dump)
+#: is refused at once instead of being parsed.
+MAX_CONFIG_BYTES = 2 * 1024 * 1024
+
+
+def read_text(path: Path) -> str:
+    """The file's text, or CheckInputError naming the file and the reason."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise CheckInputError(f"{path}: no such file") from None
+    except OSError as error:
+        raise CheckInputError(f"{path}: cannot read ({error.strerror})") from None
+    if path.is_dir():
+        raise CheckInputError(f"{path}: is a directory, not a config file")
+    if not path.is_file():
+        raise CheckInputError(f"{path}: not a regular file")
+    if size > MAX_CONFIG_BYTES:
+        raise CheckInputError(
+            f"{path}: {size} bytes is larger than {MAX_CONFIG_BYTES} bytes; not a config file"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CheckInputError(f"{path}: cannot read ({error.strerror})") from None
+    if b"\0" in data:
+        raise CheckInputError(f"{path}: binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CheckInputError(
+            f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})"
+        ) from None

@@ -1,0 +1,3 @@
+bind = "127.0.0.1:8000"
+workers = 2
+backlog = 8192

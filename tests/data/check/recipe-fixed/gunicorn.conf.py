@@ -1,0 +1,7 @@
+wsgi_app = "app:app"
+bind = "127.0.0.1:8001"
+workers = 1
+worker_class = "gthread"
+threads = 4
+keepalive = 65
+timeout = 30

@@ -1,0 +1,72 @@
+"""Smoke runs of the benchmarks behind `servertune check`: keepalive-chain and check-speed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names, summary
+from servertune.bench.harness.ports import listening_ports
+from servertune.bench.scenarios import check_speed, keepalive_chain
+
+from .support import REPO
+
+RECIPE = REPO / "docs" / "recipes" / "keepalive-chain"
+
+
+def test_scenarios_are_listed() -> None:
+    """`servertune bench --list` shows both, with their summaries."""
+    assert {"keepalive-chain", "check-speed"} <= set(scenario_names())
+    assert summary("keepalive-chain").startswith("Keep-alive chain")
+
+
+@pytest.mark.parametrize("config", keepalive_chain.CONFIGS)
+def test_recipe_files_are_the_benchmarked_stack(config: str) -> None:
+    """The recipe's files are exactly what the benchmark deploys (nginx on 8000, gunicorn on 8001)."""
+    for name, text in keepalive_chain.render(config, 8000, 8001, 8001).items():
+        assert (RECIPE / config / name).read_text() == text
+
+
+def test_keepalive_chain_quick_run() -> None:
+    """Both stacks run, check finds the broken one, the fixed one has no errors, nothing is left behind."""
+    report = run_scenario(
+        load_scenario("keepalive-chain"), BenchOptions(quick=True, progress=False)
+    )
+    rows = {row["config"]: row for row in report.runs}
+    quick = keepalive_chain.SIZES.quick
+    assert set(rows) == {"broken", "fixed"}
+    assert rows["broken"]["check_findings"] == 1
+    assert rows["fixed"]["check_findings"] == 0
+    assert rows["fixed"]["errors"] == 0
+    for row in rows.values():
+        assert row["requests"] == quick.threads * quick.rounds
+    assert [t.met for t in report.targets] == [True]
+    kinds = sorted(s["kind"] for s in report.servers)
+    assert kinds == ["gunicorn", "gunicorn", "nginx", "nginx", "relay", "relay"]
+    assert all(s["stopped"] for s in report.servers)
+    ports = {p for s in report.servers for p in s["ports"]}
+    assert not ports & listening_ports()
+    for server in report.servers:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(server["pgid"], 0)
+
+
+def test_check_speed_tree_has_fifty_files(tmp_path: Path) -> None:
+    """The speed benchmark's tree is 50 nginx files that check reads in full."""
+    from servertune.check import check_files
+    from servertune.machine import Machine
+
+    main = check_speed.build_tree(tmp_path / "nginx")
+    result = check_files([main], machine=Machine(cores=2))
+    assert len(result.files) == check_speed.NGINX_FILES
+    assert len(result.nginx[0].upstreams) == check_speed.NGINX_FILES - 4
+
+
+def test_check_speed_quick_run() -> None:
+    """The benchmark reports both configurations and its target (the number is not asserted here)."""
+    report = run_scenario(load_scenario("check-speed"), BenchOptions(quick=True, progress=False))
+    assert [row["files"] for row in report.runs] == [50, 51]
+    assert [row["runs"] for row in report.runs] == [check_speed.SIZES.quick.repeats] * 2
+    assert report.targets[0].value is not None

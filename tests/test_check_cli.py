@@ -1,0 +1,255 @@
+"""`servertune check` from the console: exit codes like a linter, one `error:` line for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from servertune.check.gunicorn import GUNICORN_EVAL_TIMEOUT_S
+from servertune.check.source import MAX_CONFIG_BYTES
+
+DATA = Path(__file__).parent / "data" / "check"
+#: The server these configs are for, whatever machine runs the tests.
+CORES = ("--cores", "4")
+
+
+def run(*argv: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m servertune check ARGV...` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "servertune", "check", *map(str, argv), *CORES],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+
+
+def assert_one_error_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    """Exit 2, nothing on stdout, one `error:` line on stderr containing every word."""
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: "), result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in result.stderr
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    """A path that does not exist names the file."""
+    assert_one_error_line(run(tmp_path / "nope.conf"), "nope.conf", "no such file")
+
+
+def test_directory(tmp_path: Path) -> None:
+    """A directory is refused as a config file."""
+    assert_one_error_line(run(tmp_path), str(tmp_path), "directory")
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    """A binary file (NUL bytes) is not parsed."""
+    path = tmp_path / "nginx.conf"
+    path.write_bytes(b"events {}\0\x01\x02")
+    assert_one_error_line(run(path), "nginx.conf", "binary")
+
+
+def test_non_utf8_file(tmp_path: Path) -> None:
+    """Latin-1 bytes are refused with the offset, not silently replaced."""
+    path = tmp_path / "uwsgi.ini"
+    path.write_bytes("[uwsgi]\nprocesses = 2 # caf\xe9\n".encode("latin-1"))
+    assert_one_error_line(run(path), "uwsgi.ini", "not UTF-8")
+
+
+def test_ten_megabyte_config(tmp_path: Path) -> None:
+    """A 10 MB file is refused by its size before anything parses it."""
+    path = tmp_path / "huge.conf"
+    path.write_text("# padding\n" * (10 * 1024 * 1024 // 10))
+    assert path.stat().st_size > MAX_CONFIG_BYTES
+    assert_one_error_line(run(path), "huge.conf", "larger than")
+
+
+def test_nginx_syntax_error(tmp_path: Path) -> None:
+    """crossplane's syntax error arrives as file:line and its reason."""
+    path = tmp_path / "nginx.conf"
+    path.write_text("events {}\nhttp {\n    server {\n        listen 80\n    }\n")
+    assert_one_error_line(run(path), "nginx.conf:", "syntax error")
+
+
+def test_nginx_include_cycle(tmp_path: Path) -> None:
+    """a includes b includes a: refused, naming the chain."""
+    (tmp_path / "a.conf").write_text("include b.conf;\n")
+    (tmp_path / "b.conf").write_text("include a.conf;\n")
+    assert_one_error_line(run(tmp_path / "a.conf"), "include cycle", "a.conf", "b.conf")
+
+
+def test_nginx_self_include(tmp_path: Path) -> None:
+    """A glob that matches the including file itself is a cycle too."""
+    (tmp_path / "site.conf").write_text("include *.conf;\n")
+    assert_one_error_line(run(tmp_path / "site.conf"), "include cycle")
+
+
+def test_nginx_symlink_outside_the_tree(tmp_path: Path) -> None:
+    """An include that is a symlink to a file outside the config's tree is refused."""
+    outside = tmp_path / "outside"
+    tree = tmp_path / "etc-nginx"
+    outside.mkdir()
+    tree.mkdir()
+    (outside / "secret.conf").write_text("keepalive_timeout 1s;\n")
+    (tree / "conf.d").mkdir()
+    (tree / "conf.d" / "link.conf").symlink_to(outside / "secret.conf")
+    (tree / "nginx.conf").write_text("events {}\nhttp {\n    include conf.d/*.conf;\n}\n")
+    assert_one_error_line(run(tree / "nginx.conf"), "outside the config tree", "link.conf")
+
+
+def test_gunicorn_config_that_raises(tmp_path: Path) -> None:
+    """An exception in gunicorn.conf.py is reported with its message, from the child process."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text("workers = 2\nraise RuntimeError('no DATABASE_URL')\n")
+    assert_one_error_line(run(path), "gunicorn.conf.py", "RuntimeError: no DATABASE_URL")
+
+
+def test_gunicorn_config_that_loops_is_stopped(tmp_path: Path) -> None:
+    """A config that never finishes is killed after the time limit, children included."""
+    path = tmp_path / "gunicorn.conf.py"
+    marker = tmp_path / "child-alive"
+    child = tmp_path / "child.py"
+    late = GUNICORN_EVAL_TIMEOUT_S + 2
+    child.write_text(
+        f"import pathlib, time\ntime.sleep({late})\npathlib.Path({str(marker)!r}).touch()\n"
+    )
+    path.write_text(
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, {str(child)!r}])\n"
+        "while True:\n    pass\n"
+    )
+    started = time.monotonic()
+    assert_one_error_line(run(path), "gunicorn.conf.py", "did not finish loading")
+    assert time.monotonic() - started < GUNICORN_EVAL_TIMEOUT_S + 20
+    time.sleep(max(0.0, started + late + 2 - time.monotonic()))
+    assert not marker.exists(), "a process the config started outlived the check"
+
+
+def test_gunicorn_syntax_error(tmp_path: Path) -> None:
+    """A Python syntax error names the line, without running anything."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text("workers = 2\nthreads = = 4\n")
+    assert_one_error_line(run(path), "gunicorn.conf.py", "line 2")
+
+
+def test_uwsgi_without_section(tmp_path: Path) -> None:
+    """An .ini without [uwsgi] is not a uWSGI config."""
+    path = tmp_path / "app.ini"
+    path.write_text("[app]\nprocesses = 2\n")
+    assert_one_error_line(run(path), "app.ini", "no [uwsgi] section")
+
+
+def test_uwsgi_unknown_placeholder(tmp_path: Path) -> None:
+    """%(name) of an option not set before is an error, as uWSGI would not start either."""
+    path = tmp_path / "uwsgi.ini"
+    path.write_text("[uwsgi]\nsocket = %(base)/app.sock\n")
+    assert_one_error_line(run(path), "uwsgi.ini:2", "%(base)")
+
+
+def test_no_files_is_a_usage_error() -> None:
+    """`servertune check` alone says what it needs."""
+    assert_one_error_line(run(), "config file")
+
+
+def test_lb_flags_exclude_each_other() -> None:
+    """--lb NAME and --lb-idle-timeout S together are a usage error."""
+    case = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
+    assert_one_error_line(run(case, "--lb", "aws-alb", "--lb-idle-timeout", "60"), "--lb")
+
+
+def test_unknown_lb_name_is_a_usage_error() -> None:
+    """An LB name servertune does not know lists the valid ones."""
+    case = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
+    assert_one_error_line(run(case, "--lb", "azure"), "aws-alb")
+
+
+def test_exit_codes_follow_fail_on() -> None:
+    """Findings at or above --fail-on exit 1; below it, 0; a clean stack exits 0."""
+    broken = DATA / "notifications-admin-keepalive-90" / "gunicorn.conf.py"  # info only
+    assert run(broken, "--lb", "aws-alb").returncode == 0
+    assert run(broken, "--lb", "aws-alb", "--fail-on", "info").returncode == 1
+    fixed = DATA / "recipe-fixed"
+    clean = run(fixed / "nginx.conf", fixed / "gunicorn.conf.py", "--lb", "aws-alb")
+    assert clean.returncode == 0
+    assert clean.stdout.strip() == "no findings in 2 files"
+    error = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
+    assert run(error, "--lb", "aws-alb", "--fail-on", "error").returncode == 1
+
+
+def test_json_output() -> None:
+    """--format json lists files, links and findings with rule, severity, file and line."""
+    case = DATA / "recipe-broken"
+    result = run(
+        case / "nginx.conf", case / "gunicorn.conf.py", "--lb", "aws-alb", "--format", "json"
+    )
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["load_balancer"] == {"name": "aws-alb", "idle_timeout_s": 60}
+    assert [link["upstream"] for link in document["links"]] == ["app"]
+    [finding] = document["findings"]
+    assert finding["rule"] == "upstream-keepalive-over-app-keepalive"
+    assert finding["severity"] == "error"
+    assert finding["file"].endswith("gunicorn.conf.py")
+    assert finding["fix"] == "keepalive = 65"
+
+
+def test_sarif_output_is_valid_2_1_0() -> None:
+    """--format sarif writes a SARIF 2.1.0 log whose results point at rules the driver declares."""
+    case = DATA / "uwsgi-django-tutorial"
+    result = run(case / "mysite_uwsgi.ini", case / "mysite_nginx.conf", "--format", "sarif")
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    assert log["$schema"].endswith("sarif-2.1.0.json")
+    [run_] = log["runs"]
+    rules = run_["tool"]["driver"]["rules"]
+    assert run_["results"]
+    for item in run_["results"]:
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        assert item["level"] in {"error", "warning", "note"}
+        region = item["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1
+
+
+def test_workload_compares_with_the_plan(tmp_path: Path) -> None:
+    """--workload adds the plan's numbers and reasons where the file differs from them."""
+    workload = tmp_path / "workload.toml"
+    workload.write_text("cores = 4\nservice_time_ms = 100\ncpu_fraction = 0.5\n")
+    case = DATA / "recipe-fixed"
+    result = run(case / "nginx.conf", case / "gunicorn.conf.py", "--workload", workload)
+    assert "plan-differs" in result.stdout
+    assert "threads is 4; the plan says 2" in result.stdout
+    assert "max_requests is 0 (default); the plan says 5000" in result.stdout
+
+
+def test_bad_workload_is_one_line(tmp_path: Path) -> None:
+    """An invalid --workload file is refused like `gen` refuses it."""
+    workload = tmp_path / "workload.toml"
+    workload.write_text("cores = 0\n")
+    case = DATA / "recipe-fixed" / "gunicorn.conf.py"
+    assert_one_error_line(run(case, "--workload", workload), "cores")
+
+
+def test_environment_reaches_gunicorn() -> None:
+    """GUNICORN_CMD_ARGS is honoured, as gunicorn honours it."""
+    case = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
+    env = {**os.environ, "GUNICORN_CMD_ARGS": "--keep-alive 75"}
+    assert run(case, "--lb", "aws-alb", env=env).returncode == 0
+    assert run(case, "--lb", "aws-alb").returncode == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_every_format_of_a_clean_run_exits_0(fmt: str) -> None:
+    """No findings: exit 0 in every format."""
+    case = DATA / "docker-django-nginx"
+    result = run(case / "nginx.conf", case / "gunicorn.conf.py", "--format", fmt)
+    assert result.returncode == 0, result.stderr

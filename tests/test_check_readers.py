@@ -1,0 +1,181 @@
+"""The readers: each file as its own server would read it (uWSGI ini rules, nginx via crossplane, gunicorn's loader)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from servertune.check import CheckInputError, check_files, read_config
+from servertune.check.chain import normalise
+from servertune.check.model import AppServer, NginxConfig
+from servertune.check.nginx import parse_duration
+from servertune.check.uwsgi import uwsgi_options
+from servertune.sizing import Machine
+
+
+def _uwsgi(
+    tmp_path: Path, text: str, env: dict[str, str] | None = None
+) -> list[tuple[str, str, int]]:
+    path = tmp_path / "app.ini"
+    path.write_text(text)
+    return uwsgi_options(path, text, env or {})
+
+
+def test_uwsgi_repeated_keys_stay_in_order(tmp_path: Path) -> None:
+    """socket and map-socket repeat: every line is kept, in file order."""
+    options = _uwsgi(
+        tmp_path,
+        "[uwsgi]\nsocket = :8001\nsocket = :8002\nmap-socket = 0:1\nmap-socket = 1:2\n",
+    )
+    assert [(k, v) for k, v, _ in options] == [
+        ("socket", ":8001"),
+        ("socket", ":8002"),
+        ("map-socket", "0:1"),
+        ("map-socket", "1:2"),
+    ]
+
+
+def test_uwsgi_placeholders_resolve_as_uwsgi_does(tmp_path: Path) -> None:
+    """%(option), set-placeholder, $(ENV) (empty when unset), %d and %n, %% are resolved."""
+    text = (
+        "[uwsgi]\nbase = /srv/app\nset-ph = port=8001\nsocket = %(base)/%n.sock\n"
+        "http-socket = 127.0.0.1:%(port)\nchdir = $(APP_HOME)\nlogto = $(NOPE)x\n"
+        "pidfile = %dpid\nsafe = 100%%\n"
+    )
+    options = {k: v for k, v, _ in _uwsgi(tmp_path, text, {"APP_HOME": "/home/app"})}
+    assert options["socket"] == "/srv/app/app.sock"
+    assert options["http-socket"] == "127.0.0.1:8001"
+    assert options["chdir"] == "/home/app"
+    assert options["logto"] == "x"
+    assert options["pidfile"] == f"{tmp_path}/pid"
+    assert options["safe"] == "100%"
+
+
+def test_uwsgi_comments_other_sections_and_flags(tmp_path: Path) -> None:
+    """; and # comments and other sections are skipped; a bare key is a true flag."""
+    options = _uwsgi(tmp_path, "[other]\nprocesses = 9\n[uwsgi]\n; c\n# c\nmaster\nprocesses = 2\n")
+    assert [(k, v) for k, v, _ in options] == [("master", "true"), ("processes", "2")]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[uwsgi]\nsocket = @(/etc/sock)\n", "not supported"),
+        ("[uwsgi]\nini = base.ini\n", "check that file too"),
+        ("[uwsgi\nprocesses = 2\n", "unterminated section"),
+    ],
+)
+def test_uwsgi_refuses_what_it_cannot_resolve(tmp_path: Path, text: str, reason: str) -> None:
+    """@(file), ini chaining and a broken header are refused with a reason, not guessed."""
+    with pytest.raises(CheckInputError, match=reason):
+        _uwsgi(tmp_path, text)
+
+
+def test_uwsgi_aliases_and_map_socket(tmp_path: Path) -> None:
+    """workers is processes; map-socket marks the sockets as per worker; :PORT is every interface."""
+    path = tmp_path / "uwsgi.ini"
+    path.write_text("[uwsgi]\nworkers = 3\nsocket = :8001\nmap-socket = 0:1\nlisten = 64\n")
+    config = read_config(path)
+    assert isinstance(config, AppServer)
+    assert config.workers.value == 3
+    assert config.workers.at.line == 2
+    assert [s.value for s in config.sockets] == ["0.0.0.0:8001"]
+    assert config.mapped_sockets
+    assert config.backlog.value == 64
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("65", 65), ("65s", 65), ("1m30s", 90), ("500ms", 0.5), ("1h", 3600), ("x", None), ("", None)],
+)
+def test_nginx_durations(text: str, seconds: float | None) -> None:
+    """nginx's time syntax in seconds; anything else is not a time."""
+    assert parse_duration(text) == seconds
+
+
+def test_nginx_inheritance_and_includes(tmp_path: Path) -> None:
+    """http-level timeouts reach servers and locations; included files are read in glob order."""
+    (tmp_path / "sites").mkdir()
+    (tmp_path / "sites" / "b.conf").write_text(
+        "server {\n    listen 80 backlog=512;\n    location / { proxy_pass http://app; }\n}\n"
+    )
+    (tmp_path / "sites" / "a.conf").write_text(
+        "upstream app {\n    server localhost:8001;\n    keepalive 4;\n    keepalive_timeout 30s;\n}\n"
+    )
+    main = tmp_path / "nginx.conf"
+    main.write_text(
+        "events {}\nhttp {\n    keepalive_timeout 70;\n    proxy_read_timeout 90s;\n"
+        "    proxy_http_version 1.1;\n    include sites/*.conf;\n}\n"
+    )
+    config = read_config(main)
+    assert isinstance(config, NginxConfig)
+    assert [p.name for p in config.files] == ["nginx.conf", "a.conf", "b.conf"]
+    assert [k.value for k in config.keepalive_timeouts] == [70]
+    [passing] = config.passes
+    assert passing.read_timeout.value == 90
+    assert passing.read_timeout.at.line == 4
+    assert passing.http11
+    assert config.upstreams["app"].keepalive_timeout.value == 30
+    assert [b.value for b in config.listen_backlogs] == [512]
+
+
+def test_addresses_meet_as_the_kernel_routes_them() -> None:
+    """localhost is 127.0.0.1; unix:///x is unix:/x; a name without a port is port 80."""
+    assert normalise("localhost:8001") == ("127.0.0.1", "8001")
+    assert normalise("unix:///run/app.sock") == normalise("unix:/run/app.sock")
+    assert normalise("http://web") == ("web", "80")
+
+
+def test_gunicorn_reads_environment_and_lines(tmp_path: Path) -> None:
+    """Values computed from os.environ are gunicorn's; lines point at the last assignment."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text(
+        'import os\nbind = "127.0.0.1:8001"\nworkers = 1\nworkers = int(os.environ["W"])\n'
+    )
+    config = read_config(path, env={**os.environ, "W": "3"})
+    assert isinstance(config, AppServer)
+    assert config.workers.value == 3
+    assert config.workers.at.line == 4
+    assert config.keepalive is not None
+    assert config.keepalive.default
+    assert not config.workers_follow_cpu_count
+
+
+def test_gunicorn_chdir_and_user_of_another_host(tmp_path: Path) -> None:
+    """chdir to a missing directory and an unknown user are the production host's: accepted."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text('chdir = "/srv/not-here"\nuser = "no-such-user-here"\nworkers = 2\n')
+    config = read_config(path)
+    assert isinstance(config, AppServer)
+    assert config.workers.value == 2
+
+
+def test_links_need_matching_addresses(tmp_path: Path) -> None:
+    """An upstream on another port is not linked, so no cross-layer rule fires for it."""
+    (tmp_path / "nginx.conf").write_text(
+        "upstream app { server 127.0.0.1:9999; keepalive 4; }\n"
+        "server { location / { proxy_pass http://app; proxy_http_version 1.1; } }\n"
+    )
+    (tmp_path / "gunicorn.conf.py").write_text('bind = "127.0.0.1:8001"\n')
+    result = check_files(
+        [tmp_path / "nginx.conf", tmp_path / "gunicorn.conf.py"], machine=Machine(cores=4)
+    )
+    assert result.links == ()
+    assert result.findings == ()
+
+
+def test_absolute_include_outside_the_tree_is_not_read(tmp_path: Path) -> None:
+    """`include /etc/...` names the server's file: reported as not checked, never read from here."""
+    outside = tmp_path / "etc"
+    outside.mkdir()
+    (outside / "evil.conf").write_text("keepalive_timeout 1s;\n")
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / "nginx.conf").write_text(
+        f"events {{}}\nhttp {{\n    include {outside}/evil.conf;\n}}\n"
+    )
+    result = check_files([tree / "nginx.conf"], machine=Machine(cores=4))
+    assert [(f.rule, f.at.line) for f in result.findings] == [("include-not-found", 3)]
+    assert [p.name for p in result.files] == ["nginx.conf"]
