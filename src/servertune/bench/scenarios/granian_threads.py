@@ -11,7 +11,6 @@ per core, reporting req/s, p99 and the peak thread count of the granian process 
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,39 +46,6 @@ class GranianSizes:
     per_core: tuple[int, ...]
     seconds: float
     repeats: int
-
-
-class _ThreadPeak:
-    """Samples the summed `Threads:` of a process group's members; `peak` is the largest sum."""
-
-    def __init__(self, pgid: int) -> None:
-        self.pgid = pgid
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self) -> None:
-        from servertune.bench.harness.stats import group_members
-
-        while not self._stop.is_set():
-            total = 0
-            for pid in group_members(self.pgid):
-                try:
-                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                        if line.startswith("Threads:"):
-                            total += int(line.split()[1])
-                except OSError:
-                    continue
-            self.peak = max(self.peak, total)
-            self._stop.wait(SAMPLE_S)
-
-    def __enter__(self) -> _ThreadPeak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
 
 def _configs(base: Any, stack: Any) -> list[_Config]:
@@ -160,9 +126,12 @@ class GranianThreads(BaseScenario[GranianSizes]):
         self, run: Run[GranianSizes], config: str, served: Any, level: Level
     ) -> dict[str, Any]:
         from servertune.bench.harness.load import run_closed_loop
+        from servertune.bench.harness.stats import group_members
+        from servertune.bench.harness.threads import ThreadPeak
 
         assert level.concurrency is not None
-        with _ThreadPeak(served.app_servers[0].pgid) as peak:
+        pgid = served.app_servers[0].pgid
+        with ThreadPeak(lambda: group_members(pgid), SAMPLE_S) as peak:
             result = run_closed_loop(
                 served.url, connections=level.concurrency, duration_s=run.size.seconds
             )

@@ -17,7 +17,6 @@ and no more threads than native's plus the pool's bound.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -54,37 +53,6 @@ class SyncToAsyncSizes:
     connections: int
     seconds: int
     repeats: int
-
-
-class _ThreadPeak:
-    """Samples /proc/PID/status `Threads:` in the background; `peak` is the largest seen."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self) -> None:
-        path = f"/proc/{self.pid}/status"
-        while not self._stop.is_set():
-            try:
-                with open(path) as handle:
-                    for line in handle:
-                        if line.startswith("Threads:"):
-                            self.peak = max(self.peak, int(line.split()[1]))
-                            break
-            except OSError:
-                return
-            self._stop.wait(THREAD_SAMPLE_S)
-
-    def __enter__(self) -> _ThreadPeak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
 
 def uvicorn_argv(port: int) -> list[str]:
@@ -157,10 +125,11 @@ class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
         """wrk for the run's seconds while the server's thread count is sampled."""
 
         from servertune.bench.harness.supervision import ServerError
+        from servertune.bench.harness.threads import ThreadPeak
         from servertune.bench.harness.wrk import run_wrk
 
         server, port = served
-        with _ThreadPeak(server.process.pid) as threads:
+        with ThreadPeak(lambda: [server.process.pid], THREAD_SAMPLE_S) as threads:
             result = run_wrk(
                 f"http://{LOOPBACK}:{port}/",
                 connections=run.size.connections,
