@@ -6,12 +6,12 @@ No I/O happens here: the machine's facts come in as a `Machine` (`Machine.read()
 The model, in short (docs/sizing.md has the full derivation and sources):
 
 * One process per core: under the GIL a process can use at most one core.
-* Threads that saturate a process: the fewest that keep the GIL busy 95% of the time
-  (Goetz, `1 + wait/compute`). A request holding the GIL half the time scales to exactly
+* Threads that saturate a process: the fewest that keep the GIL busy `GIL_SATURATION` of the
+  time (Goetz, `1 + wait/compute`). A request holding the GIL half the time scales to exactly
   2 threads; more threads only queue (bench `balance`).
 * Headroom for threads parked on slow calls: by Little's law a process receiving `x` req/s of
   which a share `r` waits `S` seconds keeps `x*r*S` threads busy on average. We reserve the
-  99.9th percentile of a Poisson with that mean, and at least one thread whenever slow calls
+  `SLOW_CALL_QUANTILE` of a Poisson with that mean, and at least one thread whenever slow calls
   exist, so one slow call never makes quick requests queue (bench `hol`).
 * One socket per worker, balanced by nginx `least_conn` (bench `balance`), so a busy worker is
   not handed a request a free one could take.
