@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,8 +28,9 @@ APP = "servertune.bench.apps.asgi_mix:app"
 #: A loop-heavy workload: 50 ms of the loop per 100 ms request, so each of the two processes
 #: admits 20 req/s x 0.1 s = 2 requests (Little's law at capacity) and nginx admits 4.
 LOOP_HEAVY = Workload(cores=2, interface="asgi", service_time_ms=100, cpu_fraction=0.5, app=APP)
-#: The app's requests wait this long (awaiting): long enough that a burst is all in flight at once.
-HOLD_MS = 1500
+#: The app's requests wait this long (awaiting): long enough that a burst is all in flight at once,
+#: even on a busy 2-core CI machine.
+HOLD_MS = 3000
 
 
 def _get(port: int, path: str = "/") -> tuple[int, str]:
@@ -39,6 +41,29 @@ def _get(port: int, path: str = "/") -> tuple[int, str]:
         return response.status, response.read().decode()
     finally:
         connection.close()
+
+
+def _burst(port: int, size: int) -> list[int]:
+    """Statuses of `size` GETs sent at once: every connection is open before any request is sent,
+    so no request can arrive after an earlier one was answered (which would free its admission)."""
+    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(size)]
+    for connection in connections:
+        connection.connect()
+    ready = threading.Barrier(size)
+
+    def send(connection: http.client.HTTPConnection) -> int:
+        ready.wait(timeout=30)
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        response.read()
+        return response.status
+
+    try:
+        with ThreadPoolExecutor(size) as pool:
+            return sorted(pool.map(send, connections))
+    finally:
+        for connection in connections:
+            connection.close()
 
 
 def _placed(stack: Stack, workload: Workload) -> Plan:
@@ -84,9 +109,7 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str)
             env={"SERVERTUNE_BENCH_AWAIT_MS": str(HOLD_MS), "SERVERTUNE_BENCH_BLOCK_MS": "0"},
         )  # fmt: skip
         burst = plan.admission_limit + 6
-        with ThreadPoolExecutor(burst) as pool:
-            answers = list(pool.map(lambda _: _get(plan.workload.listen_port), range(burst)))
-        statuses = sorted(status for status, _ in answers)
+        statuses = _burst(plan.workload.listen_port, burst)
         assert statuses.count(503) == 6, statuses
         assert statuses.count(200) == plan.admission_limit, statuses
         ports = [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
