@@ -231,6 +231,24 @@ def test_workload_compares_with_the_plan(tmp_path: Path) -> None:
     assert "max_requests is 0 (default); the plan says 5000" in result.stdout
 
 
+def test_an_asgi_gunicorn_config_is_compared_with_the_asgi_plan(tmp_path: Path) -> None:
+    """gunicorn with uvicorn's worker against an ASGI workload: no thread count is compared (the
+    worker runs one event loop), keep-alive is compared with uvicorn's; against a WSGI workload
+    the interface itself is the finding."""
+    config = DATA / "phalanx-uvicorn-ingress" / "gunicorn.conf.py"
+    asgi = tmp_path / "asgi.toml"
+    asgi.write_text('cores = 2\ninterface = "asgi"\n')
+    result = run(config, "--workload", asgi)
+    assert "threads" not in result.stdout
+    assert "keepalive is 5; the plan says 65: --timeout-keep-alive" in result.stdout
+    assert "plan-interface-differs" not in result.stdout
+    wsgi = tmp_path / "wsgi.toml"
+    wsgi.write_text("cores = 2\n")
+    result = run(config, "--workload", wsgi)
+    assert "[plan-interface-differs] gunicorn.conf.py serves an ASGI app" in result.stdout
+    assert "threads" not in result.stdout.replace("thread count is not compared", "")
+
+
 def test_bad_workload_is_one_line(tmp_path: Path) -> None:
     """An invalid --workload file is refused like `gen` refuses it."""
     workload = tmp_path / "workload.toml"

@@ -143,6 +143,33 @@ def test_gunicorn_reads_environment_and_lines(tmp_path: Path) -> None:
     assert not config.workers_follow_cpu_count
 
 
+@pytest.mark.parametrize(
+    ("worker_class", "interface"),
+    [
+        ('"uvicorn_worker.UvicornWorker"', "asgi"),
+        ('"uvicorn_worker.UvicornH11Worker"', "asgi"),
+        ('"uvicorn.workers.UvicornWorker"', "asgi"),
+        ("Tuned", "asgi"),  # a subclass, as `gen gunicorn-asgi` writes
+        ('"gthread"', "wsgi"),
+        ('"sync"', "wsgi"),
+        ('"gunicorn.workers.gthread.ThreadWorker"', "wsgi"),
+    ],
+)
+def test_gunicorn_with_uvicorns_worker_serves_asgi(
+    tmp_path: Path, worker_class: str, interface: str
+) -> None:
+    """A gunicorn config whose worker class is (or derives from) uvicorn's runs an ASGI app."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text(
+        "from uvicorn_worker import UvicornWorker\n\n\n"
+        "class Tuned(UvicornWorker):\n    CONFIG_KWARGS = {'limit_concurrency': 10}\n\n\n"
+        f"worker_class = {worker_class}\nworkers = 2\n"
+    )
+    config = read_config(path)
+    assert isinstance(config, AppServer)
+    assert config.interface == interface
+
+
 def test_gunicorn_chdir_and_user_of_another_host(tmp_path: Path) -> None:
     """chdir to a missing directory and an unknown user are the production host's: accepted."""
     path = tmp_path / "gunicorn.conf.py"

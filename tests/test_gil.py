@@ -28,12 +28,6 @@ runner = CliRunner()
 MEMORY_BOUND = {"cores": 4, "memory_per_worker_mb": 500, "memory_limit_mb": 1200}
 
 
-def _plan(machine: Machine | None = None, **fields: object) -> object:
-    workload = Workload.model_validate(fields)
-    assert isinstance(workload.cores, int)
-    return make_plan(workload, machine or Machine(cores=workload.cores))
-
-
 def test_the_gil_is_enabled_unless_the_workload_says_otherwise() -> None:
     """A workload that does not mention the GIL is planned for a Python that has one."""
     assert Workload().gil == "enabled"
@@ -49,7 +43,8 @@ def test_with_one_process_per_core_the_bound_moves_but_the_count_stays() -> None
     off = make_plan(Workload(cores=4, cpu_fraction=0.25, gil="disabled"), Machine(cores=4))
     assert (on.processes, on.cpu_threads, on.ceiling_rps) == (4, 4, 160.0)
     assert (off.processes, off.cpu_threads, off.ceiling_rps) == (4, 4, 160.0)
-    assert "GIL" in on.reasons["cpu_threads"] and "cores" in off.reasons["cpu_threads"]
+    assert "GIL" in on.reasons["cpu_threads"]
+    assert "cores" in off.reasons["cpu_threads"]
 
 
 def test_without_the_gil_fewer_processes_than_cores_still_use_every_core() -> None:
@@ -114,7 +109,9 @@ def test_asgi_cpu_off_the_loop_holds_no_gil_when_there_is_none() -> None:
     the process, below the 0.4 the loop is blocked, so the loop decides (40 ms)."""
     fields = {**MEMORY_BOUND, "interface": "asgi", "sync_views": True, "cpu_fraction": 0.6}
     on = make_plan(Workload(**fields, loop_blocking_fraction=0.4), Machine(cores=4))
-    off = make_plan(Workload(**fields, loop_blocking_fraction=0.4, gil="disabled"), Machine(cores=4))
+    off = make_plan(
+        Workload(**fields, loop_blocking_fraction=0.4, gil="disabled"), Machine(cores=4)
+    )
     assert on.loop_ms == pytest.approx(60.0)
     assert off.loop_ms == pytest.approx(40.0)
     assert "needs no GIL" in off.reasons["loop_ms"]

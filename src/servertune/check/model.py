@@ -60,7 +60,8 @@ class Setting(Generic[T]):
 
 @dataclass(frozen=True)
 class AppServer:
-    """One app-server config (gunicorn or uWSGI), reduced to the numbers the rules compare."""
+    """One app-server config (gunicorn, its ASGI workers, or uWSGI), reduced to the numbers the
+    rules compare."""
 
     kind: Literal["gunicorn", "uwsgi"]
     file: Path
@@ -82,6 +83,9 @@ class AppServer:
     #: The file computes `workers` from the CPU count the host reports (not the cgroup's quota).
     workers_follow_cpu_count: bool = False
     thunder_lock: Setting[bool] | None = None
+    #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
+    #: worker class), whose thread count means nothing; compared with the plan of that interface.
+    interface: Literal["wsgi", "asgi"] = "wsgi"
 
 
 @dataclass(frozen=True)

@@ -220,6 +220,8 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
             continue
+        if app.interface == "asgi":
+            continue  # uvicorn's worker runs one event loop: gunicorn's `threads` is unused
         if app.kind == "uwsgi":
             fix = (
                 "map-socket = 0:1 (one socket per worker, one `socket` line each), nginx least_conn"
@@ -387,6 +389,45 @@ def _missing(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 @_rule(
+    "plan-interface-differs",
+    Severity.info,
+    "the app server calls the app through another interface than the workload's",
+    "servertune explain (interface); docs/check.md",
+)
+def _plan_interface(rule: Rule, c: Context) -> Iterator[Finding]:
+    plan = c.plan
+    if plan is None:
+        return
+    wanted = plan.workload.interface
+    for app in c.apps:
+        if app.interface == wanted:
+            continue
+        at = app.worker_class.at if app.worker_class is not None else app.workers.at
+        worker = "" if app.worker_class is None else f" (worker class {app.worker_class.value})"
+        yield rule.finding(
+            at,
+            f"{app.file.name} serves a{'n' if app.interface == 'asgi' else ''} "
+            f"{app.interface.upper()} app{worker}, but the workload's interface is "
+            f"'{wanted}': the plan sizes another kind of server, so its thread count is not "
+            "compared and its other numbers may not fit",
+            f'interface = "{app.interface}"   (in the workload), or '
+            + (
+                "servertune gen gunicorn-asgi"
+                if wanted == "asgi"
+                else "servertune gen gunicorn-per-worker"
+            ),
+        )
+
+
+def _keepalive_field(plan: Plan, app: AppServer) -> str:
+    """The plan number an app server's keep-alive is written from: uvicorn's for an ASGI
+    worker (when the plan has one), gunicorn's otherwise."""
+    if app.interface == "asgi" and plan.asgi_keepalive_s is not None:
+        return "asgi_keepalive_s"
+    return "gunicorn_keepalive_s"
+
+
+@_rule(
     "plan-differs",
     Severity.info,
     "a number differs from the plan for the given workload",
@@ -405,11 +446,14 @@ def _plan(rule: Rule, c: Context) -> Iterator[Finding]:
         )
         if not per_worker:  # one single-worker server per socket: its `workers = 1` is the plan
             compared.append((app.workers, "processes", "processes" if uwsgi else "workers", False))
+        if app.interface == "wsgi" and plan.workload.interface == "wsgi":
+            # An event loop per process has no thread count to compare (nor does a WSGI
+            # server against an ASGI plan: plan-interface-differs says so).
+            compared.append((app.threads, "threads", "threads", False))
         compared += [
-            (app.threads, "threads", "threads", False),
             (app.request_timeout, "request_timeout_s", "harakiri" if uwsgi else "timeout", False),
             (app.graceful_timeout, "graceful_timeout_s", "graceful_timeout", False),
-            (app.keepalive, "gunicorn_keepalive_s", "keepalive", False),
+            (app.keepalive, _keepalive_field(plan, app), "keepalive", False),
             (app.max_requests, "max_requests", "max-requests" if uwsgi else "max_requests", False),
             (
                 app.max_requests_jitter,
