@@ -29,6 +29,11 @@ STACKS = [
     # ASGI: gunicorn with uvicorn's worker class, read by gunicorn like any gunicorn config.
     ("gunicorn-asgi", "nginx-asgi"),
     ("gunicorn-asgi", "nginx-asgi-snippet"),
+    # The shell scripts, read by uvicorn's and granian's own command-line parsers.
+    ("uvicorn", "nginx-asgi"),
+    ("uvicorn-per-worker", "nginx-asgi-per-worker"),
+    ("granian", "nginx-asgi"),
+    ("granian", "nginx-gunicorn-shared"),  # granian serving a WSGI app
 ]
 #: The ASGI stacks check can read, for hypothesis-drawn ASGI workloads below.
 ASGI_STACKS = [stack for stack in STACKS if TARGETS[stack[0]].interfaces == {"asgi"}]
@@ -85,13 +90,14 @@ def test_generated_stack_has_no_findings(case: str, stack: tuple[str, str], tmp_
 
 
 def test_the_asgi_stacks_are_checked() -> None:
-    """Some golden case is an ASGI app checked through gunicorn-asgi (not only skipped)."""
+    """Some golden case is an ASGI app checked through gunicorn-asgi and the uvicorn scripts
+    (not only skipped)."""
     assert ASGI_STACKS
     assert any(stack in ASGI_STACKS for _, stack in PAIRS)
 
 
-#: Every other WSGI stack and the first ASGI one; each drawn workload gets the stack's interface.
-DRAWN = STACKS[:5:2] + ASGI_STACKS[:1]
+#: Every other WSGI stack and every ASGI one; each drawn workload gets the stack's interface.
+DRAWN = STACKS[:5:2] + ASGI_STACKS
 
 
 @settings(
