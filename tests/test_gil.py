@@ -192,3 +192,16 @@ def test_the_gil_flag_is_declared_with_the_other_workload_fields() -> None:
     bad = runner.invoke(app, ["plan", "--cores", "2", "--gil", "off"])
     assert bad.exit_code == 2
     assert bad.stderr == "error: gil (--gil): must be 'enabled' or 'disabled'; got 'off'\n"
+
+
+def test_advise_says_which_case_its_thread_counts_are_for() -> None:
+    """`advise` on a free-threaded workload with fewer processes than cores fills each process's
+    cores (2 / 0.5 = 4 threads) and says it is derived; under the GIL it fills one core."""
+    from servertune.advise import advise
+
+    off = advise(Workload(**MEMORY_BOUND, gil="disabled"))
+    on = advise(Workload(**MEMORY_BOUND))
+    threads = next(f for f in off.fits if f.model == "processes x threads")
+    assert any("2/0.5 = 4.0 threads" in r and "derived" in r for r in threads.reasons)
+    threads = next(f for f in on.fits if f.model == "processes x threads")
+    assert any("1/0.5 = 2.0 threads" in r and "GIL" in r for r in threads.reasons)
