@@ -249,6 +249,18 @@ def test_an_asgi_gunicorn_config_is_compared_with_the_asgi_plan(tmp_path: Path) 
     assert "threads" not in result.stdout.replace("thread count is not compared", "")
 
 
+def test_a_uvicorn_script_is_compared_with_the_plan_in_its_own_flags(tmp_path: Path) -> None:
+    """A uvicorn command line against an ASGI workload: each differing number is named and fixed
+    as a uvicorn flag, with the plan's reason."""
+    asgi = tmp_path / "asgi.toml"
+    asgi.write_text('cores = 4\ninterface = "asgi"\n')
+    result = run(DATA / "uvicorn-script-default-keepalive" / "start.sh", "--workload", asgi)
+    assert "--workers is 8; the plan says 4" in result.stdout
+    assert "fix: --workers 4" in result.stdout
+    assert "--timeout-keep-alive is 5 (default); the plan says 65" in result.stdout
+    assert "fix: --timeout-keep-alive 65" in result.stdout
+
+
 def test_bad_workload_is_one_line(tmp_path: Path) -> None:
     """An invalid --workload file is refused like `gen` refuses it."""
     workload = tmp_path / "workload.toml"

@@ -298,18 +298,22 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = _cores(c)
     for app in c.apps:
         if app.workers.value > cores:
-            shown = _assign(app, "workers", app.workers.value)
-            if app.mapped_sockets and app.kind == "uvicorn":
-                shown = f"{app.workers.value} single-worker servers (one per socket)"
+            # A per-worker script starts one single-worker server per socket: its count is
+            # the number of sockets, and so is the fix.
+            per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
+            subject = (
+                f"{app.workers.value} single-worker servers (one per socket) are"
+                if per_socket
+                else f"{_assign(app, 'workers', app.workers.value)} is"
+            )
             yield rule.finding(
                 app.workers.at,
-                f"{shown} {'are' if shown[0].isdigit() else 'is'} more than {where} {cores} "
-                "cores; the extra "
-                "processes only take turns on the same cores, multiply memory, and make each "
-                "request's latency depend on the scheduler",
-                _assign(app, "workers", cores)
-                if not app.mapped_sockets or app.kind != "uvicorn"
-                else f"{cores} sockets, one single-worker server each",
+                f"{subject} more than {where} {cores} cores; the extra processes only take turns "
+                "on the same cores, multiply memory, and make each request's latency depend on "
+                "the scheduler",
+                f"{cores} sockets, one single-worker server each"
+                if per_socket
+                else _assign(app, "workers", cores),
             )
 
 
