@@ -205,3 +205,19 @@ def test_advise_says_which_case_its_thread_counts_are_for() -> None:
     assert any("2/0.5 = 4.0 threads" in r and "derived" in r for r in threads.reasons)
     threads = next(f for f in on.fits if f.model == "processes x threads")
     assert any("1/0.5 = 2.0 threads" in r and "GIL" in r for r in threads.reasons)
+
+
+def test_a_mix_says_the_gil_once_and_writes_it_for_the_mix(tmp_path: Path) -> None:
+    """A mix of paths notes the GIL once (it is the process's, not a path's), and if any path
+    ran with it on, the mix's workload is planned with it on."""
+    from dataclasses import replace
+
+    from servertune.measure.result import Mix
+
+    off = _measurement(False, free_threaded=True)
+    on = replace(_measurement(True, free_threaded=True), path="/other")
+    mix = Mix(((off, 1.0), (on, 3.0)))
+    assert sum("GIL" in line for line in mix.table().splitlines()) == 1
+    assert mix.workload_values()["gil"] == "enabled"
+    assert mix.measured().gil_enabled is True
+    assert Mix(((off, 1.0), (replace(off, path="/x"), 1.0))).workload_values()["gil"] == "disabled"

@@ -434,11 +434,14 @@ class Mix:
                 "(CPU time / busy time over the mix, weighted by share)"
             ),
         ]
+        free_threaded = any(m.free_threaded for m, _ in self.parts)
+        mix_notes = {FLOOR_NOTE, *(gil_note(m.gil_enabled, m.free_threaded) for m, _ in self.parts)}
         for m, _ in self.parts:
-            # The floor applies to the mix's value, the only one written.
-            lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note != FLOOR_NOTE)
+            # The floor and the GIL apply to the mix's values, the only ones written: said once.
+            lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note not in mix_notes)
         if self.cpu_fraction < MIN_CPU_FRACTION:
             lines.append(f"note: {FLOOR_NOTE}")
+        lines.append(f"note: {gil_note(self.gil_enabled, free_threaded)}")
         return "\n".join(lines)
 
     def to_toml(self) -> str:
