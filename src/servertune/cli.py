@@ -676,7 +676,10 @@ LoadBalancerName = enum.Enum(  # type: ignore[misc]
 def check(
     files: Annotated[
         Optional[list[Path]],  # noqa: UP045
-        typer.Argument(help="gunicorn *.py, uWSGI *.ini and nginx configs (includes are followed)"),
+        typer.Argument(
+            help="gunicorn *.py, uWSGI *.ini, uvicorn/granian *.sh and nginx configs "
+            "(includes are followed)"
+        ),
     ] = None,
     workload_file: Annotated[
         Optional[Path],  # noqa: UP045
