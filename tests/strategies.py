@@ -36,6 +36,7 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         interface=draw(st.sampled_from(["wsgi", "asgi"])),
         loop_blocking_fraction=draw(st.none() | st.floats(0.0, 1.0, allow_nan=False)),
         sync_views=draw(st.booleans()),
+        gil=draw(st.sampled_from(["enabled", "disabled"])),
     )
 
 

@@ -231,6 +231,36 @@ def test_workload_compares_with_the_plan(tmp_path: Path) -> None:
     assert "max_requests is 0 (default); the plan says 5000" in result.stdout
 
 
+def test_an_asgi_gunicorn_config_is_compared_with_the_asgi_plan(tmp_path: Path) -> None:
+    """gunicorn with uvicorn's worker against an ASGI workload: no thread count is compared (the
+    worker runs one event loop), keep-alive is compared with uvicorn's; against a WSGI workload
+    the interface itself is the finding."""
+    config = DATA / "phalanx-uvicorn-ingress" / "gunicorn.conf.py"
+    asgi = tmp_path / "asgi.toml"
+    asgi.write_text('cores = 2\ninterface = "asgi"\n')
+    result = run(config, "--workload", asgi)
+    assert "threads" not in result.stdout
+    assert "keepalive is 5; the plan says 65: --timeout-keep-alive" in result.stdout
+    assert "plan-interface-differs" not in result.stdout
+    wsgi = tmp_path / "wsgi.toml"
+    wsgi.write_text("cores = 2\n")
+    result = run(config, "--workload", wsgi)
+    assert "[plan-interface-differs] gunicorn.conf.py serves an ASGI app" in result.stdout
+    assert "threads" not in result.stdout.replace("thread count is not compared", "")
+
+
+def test_a_uvicorn_script_is_compared_with_the_plan_in_its_own_flags(tmp_path: Path) -> None:
+    """A uvicorn command line against an ASGI workload: each differing number is named and fixed
+    as a uvicorn flag, with the plan's reason."""
+    asgi = tmp_path / "asgi.toml"
+    asgi.write_text('cores = 4\ninterface = "asgi"\n')
+    result = run(DATA / "uvicorn-script-default-keepalive" / "start.sh", "--workload", asgi)
+    assert "--workers is 8; the plan says 4" in result.stdout
+    assert "fix: --workers 4" in result.stdout
+    assert "--timeout-keep-alive is 5 (default); the plan says 65" in result.stdout
+    assert "fix: --timeout-keep-alive 65" in result.stdout
+
+
 def test_bad_workload_is_one_line(tmp_path: Path) -> None:
     """An invalid --workload file is refused like `gen` refuses it."""
     workload = tmp_path / "workload.toml"

@@ -26,7 +26,17 @@ STACKS = [
     ("gunicorn-per-worker", "nginx-gunicorn"),
     ("gunicorn-per-worker", "nginx-gunicorn-snippet"),
     ("gunicorn", "nginx-gunicorn-shared"),
+    # ASGI: gunicorn with uvicorn's worker class, read by gunicorn like any gunicorn config.
+    ("gunicorn-asgi", "nginx-asgi"),
+    ("gunicorn-asgi", "nginx-asgi-snippet"),
+    # The shell scripts, read by uvicorn's and granian's own command-line parsers.
+    ("uvicorn", "nginx-asgi"),
+    ("uvicorn-per-worker", "nginx-asgi-per-worker"),
+    ("granian", "nginx-asgi"),
+    ("granian", "nginx-gunicorn-shared"),  # granian serving a WSGI app
 ]
+#: The ASGI stacks check can read, for hypothesis-drawn ASGI workloads below.
+ASGI_STACKS = [stack for stack in STACKS if TARGETS[stack[0]].interfaces == {"asgi"}]
 #: The one layout servertune writes but does not recommend (its own header says so): the
 #: shared-socket gunicorn is flagged by exactly the rule that explains why, as advice.
 SHARED_SOCKET_STACKS = {("gunicorn", "nginx-gunicorn-shared")}
@@ -79,15 +89,28 @@ def test_generated_stack_has_no_findings(case: str, stack: tuple[str, str], tmp_
     assert _check(plan, stack, tmp_path) == _expected(plan, stack)
 
 
+def test_the_asgi_stacks_are_checked() -> None:
+    """Some golden case is an ASGI app checked through gunicorn-asgi and the uvicorn scripts
+    (not only skipped)."""
+    assert ASGI_STACKS
+    assert any(stack in ASGI_STACKS for _, stack in PAIRS)
+
+
+#: Every other WSGI stack and every ASGI one; each drawn workload gets the stack's interface.
+DRAWN = STACKS[:5:2] + ASGI_STACKS
+
+
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(workload=workloads())
-@pytest.mark.parametrize("stack", STACKS[::2], ids=["+".join(s) for s in STACKS[::2]])
+@pytest.mark.parametrize("stack", DRAWN, ids=["+".join(s) for s in DRAWN])
 def test_generated_stack_passes_for_any_workload(
     workload: Workload, stack: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """For hypothesis-drawn workloads too, gen's output draws no finding beyond the expected advice."""
+    interface = "asgi" if stack in ASGI_STACKS else "wsgi"
+    workload = workload.model_copy(update={"interface": interface})
     plan = make_plan(workload, Machine(cores=1, somaxconn=4096))
     # shared-socket only fires with 2+ processes of 2+ threads: a subset, not always equal.
     assert _check(plan, stack, tmp_path_factory.mktemp("gen")) == _expected(plan, stack)

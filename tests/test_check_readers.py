@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,101 @@ def test_gunicorn_reads_environment_and_lines(tmp_path: Path) -> None:
     assert config.keepalive is not None
     assert config.keepalive.default
     assert not config.workers_follow_cpu_count
+
+
+@pytest.mark.parametrize(
+    ("worker_class", "interface"),
+    [
+        ('"uvicorn_worker.UvicornWorker"', "asgi"),
+        ('"uvicorn_worker.UvicornH11Worker"', "asgi"),
+        ('"uvicorn.workers.UvicornWorker"', "asgi"),
+        ("Tuned", "asgi"),  # a subclass, as `gen gunicorn-asgi` writes
+        ('"gthread"', "wsgi"),
+        ('"sync"', "wsgi"),
+        ('"gunicorn.workers.gthread.ThreadWorker"', "wsgi"),
+    ],
+)
+def test_gunicorn_with_uvicorns_worker_serves_asgi(
+    tmp_path: Path, worker_class: str, interface: str
+) -> None:
+    """A gunicorn config whose worker class is (or derives from) uvicorn's runs an ASGI app."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text(
+        "from uvicorn_worker import UvicornWorker\n\n\n"
+        "class Tuned(UvicornWorker):\n    CONFIG_KWARGS = {'limit_concurrency': 10}\n\n\n"
+        f"worker_class = {worker_class}\nworkers = 2\n"
+    )
+    config = read_config(path)
+    assert isinstance(config, AppServer)
+    assert config.interface == interface
+
+
+def test_a_uvicorn_script_is_read_by_uvicorns_own_parser(tmp_path: Path) -> None:
+    """Continued lines, quotes, comments, an assignment and `exec` are the shell's; the
+    options, their defaults and --app-dir of another host are uvicorn's own."""
+    path = tmp_path / "start.sh"
+    path.write_text(
+        "#!/bin/sh\n# the server\nRUST_LOG=info exec uvicorn 'main:app' --app-dir /srv/not-here \\\n"
+        "    --uds '/run/app.sock' \\\n    --workers 3  # three loops\n"
+    )
+    config = read_config(path, env={**os.environ, "WEB_CONCURRENCY": "9"})
+    assert isinstance(config, AppServer)
+    assert (config.kind, config.interface) == ("uvicorn", "asgi")
+    assert [s.value for s in config.sockets] == ["unix:/run/app.sock"]
+    assert (config.workers.value, config.workers.at.line) == (3, 5)
+    assert config.keepalive is not None
+    assert (config.keepalive.value, config.keepalive.default) == (5, True)
+    assert config.request_timeout is None
+    assert config.backlog.value == 2048
+
+
+def test_uvicorn_workers_default_to_web_concurrency(tmp_path: Path) -> None:
+    """Without --workers, uvicorn runs $WEB_CONCURRENCY workers (else 1), as its --help says."""
+    path = tmp_path / "start.sh"
+    path.write_text("uvicorn main:app\n")
+    assert read_config(path, env={**os.environ, "WEB_CONCURRENCY": "4"}).workers.value == 4
+    env = {k: v for k, v in os.environ.items() if k != "WEB_CONCURRENCY"}
+    assert read_config(path, env=env).workers.value == 1
+
+
+def test_a_per_worker_script_is_one_server_per_case_arm(tmp_path: Path) -> None:
+    """`N) set -- --host H --port P ;;` arms feeding "$@": one single-worker server per socket."""
+    path = tmp_path / "w.sh"
+    path.write_text(
+        'case "$W" in\n    0) set -- --host 127.0.0.1 --port 8001 ;;\n'
+        "    1) set -- --host 127.0.0.1 --port 8002;;\nesac\n"
+        'exec uvicorn app:app "$@" --workers 1\n'
+    )
+    config = read_config(path)
+    assert isinstance(config, AppServer)
+    assert [(s.value, s.at.line) for s in config.sockets] == [
+        ("127.0.0.1:8001", 2),
+        ("127.0.0.1:8002", 3),
+    ]
+    assert config.workers.value == 2
+    assert config.mapped_sockets
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("#!/bin/sh\necho hello\n", "no uvicorn or granian command line"),
+        ("uvicorn a:app\ngranian a:app\n", "a second server command line"),
+        ('uvicorn a:app "$@"\n', "cannot know them"),
+        ("uvicorn a:app --port $PORT\n", "'$PORT' needs the shell to expand it"),
+        ("uvicorn a:app --workers 'two\n", "cannot split as the shell does"),
+        ("uvicorn a:app --workers two\n", "uvicorn refuses its command line: Invalid value"),
+        ("granian --interface nope a:app\n", "granian refuses its command line"),
+    ],
+)
+def test_a_script_check_cannot_read_is_one_line(tmp_path: Path, text: str, reason: str) -> None:
+    """A script without a server, with two, or needing the shell to run is refused, never run."""
+    path = tmp_path / "run.sh"
+    path.write_text(text)
+    with pytest.raises(CheckInputError, match=re.escape(reason)) as caught:
+        read_config(path)
+    assert "\n" not in str(caught.value)
+    assert str(caught.value).startswith(str(path))
 
 
 def test_gunicorn_chdir_and_user_of_another_host(tmp_path: Path) -> None:

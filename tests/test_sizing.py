@@ -29,7 +29,8 @@ from .strategies import workloads
 def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) -> None:
     """threads >= 1, one socket per process, backlog <= somaxconn, timeouts ordered across layers."""
     plan = make_plan(workload, Machine(cores=1, somaxconn=somaxconn))
-    assert plan.threads in range(1, MAX_THREADS_PER_PROCESS + 1)
+    cores_each = math.floor(plan.cores_per_process)
+    assert plan.threads in range(1, MAX_THREADS_PER_PROCESS * cores_each + 1)
     assert plan.processes in range(1, workload.cores + 1)
     assert len(plan.sockets) == plan.processes
     assert len({s.address for s in plan.sockets}) == plan.processes
@@ -38,8 +39,10 @@ def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) 
     assert workload.lb_idle_timeout_s < plan.nginx_keepalive_timeout_s
     assert plan.upstream_keepalive_timeout_s < plan.gunicorn_keepalive_s
     assert workload.slow_call_ms / 1000 < plan.request_timeout_s < plan.nginx_read_timeout_s
+    # Under the GIL a process computes on one core; without it, on its share of the cores.
+    computing = plan.processes if workload.gil == "enabled" else workload.cores
     assert plan.ceiling_rps == pytest.approx(
-        plan.processes / (workload.service_time_ms / 1000 * workload.cpu_fraction)
+        computing / (workload.service_time_ms / 1000 * workload.cpu_fraction)
     )
     assert set(plan.reasons) == set(plan.units)
 

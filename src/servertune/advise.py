@@ -5,7 +5,8 @@ when supplied, a `servertune bench parallel --json` report from the same machine
 
 * processes x threads: one process per core, 1/cpu_fraction threads each (bench `balance`), plus
   headroom for slow calls (Little's law); the default, because it fits every workload whose
-  in-flight requests per process stay within MAX_THREADS_PER_PROCESS.
+  in-flight requests per process stay within MAX_THREADS_PER_PROCESS (per core a process
+  computes on: one under the GIL).
 * asyncio: one thread interleaves waits, but a request that computes holds the loop and every
   other request waits behind it (bench `parallel`: asyncio/loop ~1 for fib); it fits requests that
   mostly wait, and is the answer when so many are in flight that threads would not scale.
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.inputfile import InputFileError, read_text
-from servertune.sizing import MAX_THREADS_PER_PROCESS, Plan, plan_for
+from servertune.sizing import Plan, plan_for
 from servertune.sizing.queueing import arrival_rate, held_s, in_flight
+from servertune.sizing.rules.threads import thread_cap
 from servertune.workload import Workload
 from servertune.workload_file import Measured, MeasuredPath
 
@@ -169,18 +171,27 @@ def advise(
     rate, rate_src = arrival_rate(w, plan.ceiling_rps)
     held_ms = held_s(w) * 1000
     inflight = in_flight(rate / plan.processes, held_s(w))
-    saturating = 1 / c
-    too_many = inflight > MAX_THREADS_PER_PROCESS
+    saturating = plan.cores_per_process / c
+    cap = thread_cap(plan.cores_per_process)
+    too_many = inflight > cap
     cites = _evidence(w, measured, parallel)
     version = _python_of(parallel)
     shown_version = f"{version[0]}.{version[1]}"
 
     # --- processes x threads
-    pt = [
-        (
+    if w.gil == "enabled":
+        fills = (
             f"cpu_fraction {c:g}: a process fills its core at 1/{c:g} = {saturating:.1f} threads "
             f"(servertune bench balance); one process per core, as the GIL allows one core per process"
-        ),
+        )
+    else:
+        fills = (
+            f"cpu_fraction {c:g}, gil = 'disabled': a process's threads share its "
+            f"{plan.cores_per_process:g} cores, filled at {plan.cores_per_process:g}/{c:g} = "
+            f"{saturating:.1f} threads (derived, not measured here)"
+        )
+    pt = [
+        fills,
         (
             f"plan: {plan.processes} processes x {plan.threads} threads "
             f"({plan.cpu_threads} to fill the core + {plan.slow_call_threads} for slow calls)"
@@ -192,7 +203,7 @@ def advise(
     ]
     if too_many:
         pt.append(
-            f"{inflight:.0f} in flight per process exceeds the {MAX_THREADS_PER_PROCESS}-thread "
+            f"{inflight:.0f} in flight per process exceeds the {cap}-thread "
             "cap: threads parked on slow calls would make quick requests queue"
         )
 
@@ -297,13 +308,14 @@ def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
     assert asgi.loop_ms is not None
     assert asgi.asgi_capacity_rps is not None
     # Threads run out when the requests in flight per process pass the per-process cap.
-    threads_up_to = MAX_THREADS_PER_PROCESS * plan.processes / held_s(w)
+    cap = thread_cap(plan.cores_per_process)
+    threads_up_to = cap * plan.processes / held_s(w)
     reasons = [
         (
             f"as ASGI: each request holds its process's loop {asgi.loop_ms:.1f} ms, so "
             f"{asgi.processes} loops serve {asgi.asgi_capacity_rps:.0f} req/s and nginx admits "
             f"{asgi.admission_limit} at once (Little's law); threads serve up to "
-            f"{threads_up_to:.0f} req/s before {MAX_THREADS_PER_PROCESS} per process run out"
+            f"{threads_up_to:.0f} req/s before {cap} per process run out"
         ),
     ]
     if too_many:

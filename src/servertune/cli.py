@@ -49,7 +49,12 @@ with _without_pydantic_plugins():
     from servertune.render import TARGETS, fitting, render_target, write_atomically
     from servertune.sizing import Machine, Plan, PlanError, plan_for
     from servertune.workload import Workload, WorkloadError, describe_allowed, describe_kind
-    from servertune.workload_file import WorkloadFileError, load_workload
+    from servertune.workload_file import (
+        WorkloadFileError,
+        load_workload,
+        measured_warnings,
+        read_workload_file,
+    )
 
 __all__ = ["app", "main"]
 
@@ -155,6 +160,10 @@ def with_workload(func: F) -> F:
             raise fail(f"--workload: {error}") from None
         except WorkloadError as error:
             raise fail(str(error)) from None
+        if path is not None:
+            # The file read cleanly just above; its [measured] table may contradict the workload.
+            for warning in measured_warnings(read_workload_file(path).measured, workload):
+                typer.echo(f"warning: {warning}", err=True)
         return func(*args, workload=workload, **kwargs)
 
     # Resolve the string annotations (PEP 563) so typer sees the Annotated[..., Option] metadata.
@@ -618,7 +627,6 @@ def advise(
     """Which execution model fits: processes x threads, asyncio or sub-interpreters, and why."""
     from servertune.advise import advise as advise_workload
     from servertune.advise import read_parallel
-    from servertune.workload_file import read_workload_file
 
     # The [measured] spread lives beside [workload] in the file `measure --out` wrote.
     source = ctx.params.get("workload_file")
@@ -668,7 +676,10 @@ LoadBalancerName = enum.Enum(  # type: ignore[misc]
 def check(
     files: Annotated[
         Optional[list[Path]],  # noqa: UP045
-        typer.Argument(help="gunicorn *.py, uWSGI *.ini and nginx configs (includes are followed)"),
+        typer.Argument(
+            help="gunicorn *.py, uWSGI *.ini, uvicorn/granian *.sh and nginx configs "
+            "(includes are followed)"
+        ),
     ] = None,
     workload_file: Annotated[
         Optional[Path],  # noqa: UP045

@@ -23,7 +23,7 @@ def format_plan(plan: Plan, width: int | None = None) -> str:
     summary = (
         f"workload: cores={w.cores} service_time_ms={w.service_time_ms:g} "
         f"cpu_fraction={w.cpu_fraction:g} slow_call_ratio={w.slow_call_ratio:g} "
-        f"slow_call_ms={w.slow_call_ms:g} peak_rps={peak}"
+        f"slow_call_ms={w.slow_call_ms:g} peak_rps={peak} gil={w.gil}"
     )
     lines = [
         summary,

@@ -7,12 +7,20 @@ its inputs only.
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_SOMAXCONN", "Machine", "read_memory_limit_mb", "read_somaxconn"]
+__all__ = [
+    "DEFAULT_SOMAXCONN",
+    "Machine",
+    "free_threaded_build",
+    "read_gil_enabled",
+    "read_memory_limit_mb",
+    "read_somaxconn",
+]
 
 #: Assumed when /proc/sys/net/core/somaxconn cannot be read (the Linux default since 5.4).
 DEFAULT_SOMAXCONN = 4096
@@ -21,7 +29,8 @@ _NO_LIMIT_BYTES = 1 << 62
 
 
 class Machine(BaseModel):
-    """Cores (with the source that decided them), the listen-queue cap and the memory limit."""
+    """Cores (with the source that decided them), the listen-queue cap, the memory limit, and
+    whether the Python running servertune has the GIL on."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -34,6 +43,11 @@ class Machine(BaseModel):
     )
     memory_limit_mb: int | None = Field(
         default=None, ge=1, description="the cgroup's memory limit, None when unlimited"
+    )
+    gil_enabled: bool | None = Field(
+        default=None,
+        description="whether the Python running servertune has the GIL on "
+        "(sys._is_gil_enabled()); None when not read (a machine described by hand)",
     )
 
     @classmethod
@@ -52,7 +66,22 @@ def _read_once() -> Machine:
         cores_source=limits.source,
         somaxconn=read_somaxconn(),
         memory_limit_mb=read_memory_limit_mb(),
+        gil_enabled=read_gil_enabled(),
     )
+
+
+def free_threaded_build() -> bool:
+    """Whether this Python is a free-threaded build (python3.13t+), whatever the GIL's state."""
+    import sysconfig
+
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+def read_gil_enabled() -> bool:
+    """Whether this Python has the GIL on now: always on a default build; on a free-threaded
+    build (3.13t+) unless PYTHON_GIL=1 or an extension without free-threading support turned it on."""
+    check = getattr(sys, "_is_gil_enabled", None)
+    return True if check is None else bool(check())
 
 
 def read_somaxconn(path: str = "/proc/sys/net/core/somaxconn") -> int:

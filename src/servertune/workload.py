@@ -96,6 +96,7 @@ FIELD_ALLOWED: dict[str, str] = {
     "upstream": "HOST:PORT[=CORES] items, comma-separated (at most 256; CORES 1-1024 is the weight)",
     "interface": "'wsgi' or 'asgi'",
     "sync_views": "true or false",
+    "gil": "'enabled' or 'disabled'",
     "static": (
         "/prefix/=/absolute/dir, comma-separated for several; letters, digits and . _ - "
         "(no '..', spaces or quotes), each prefix once"
@@ -265,6 +266,13 @@ class Workload(BaseModel):
         description="ASGI: sync views run through sync_to_async on a thread pool, off the loop "
         "(the pool's size is part of the plan)",
         json_schema_extra={"unit": "flag"},
+    )
+    gil: Literal["enabled", "disabled"] = Field(
+        default="enabled",
+        description="whether the app's Python runs with the GIL: 'disabled' only on a "
+        "free-threaded build (3.13t+) where sys._is_gil_enabled() stays False while the app "
+        "serves; `measure` writes what it saw",
+        json_schema_extra={"unit": "GIL"},
     )
 
     # --- one machine is not enough (issue 13): several app hosts, or a Kubernetes Deployment ---

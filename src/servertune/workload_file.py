@@ -37,6 +37,7 @@ __all__ = [
     "WorkloadFileError",
     "dumps",
     "load_workload",
+    "measured_warnings",
     "read_workload_file",
 ]
 
@@ -112,6 +113,8 @@ class Measured(_Figures):
     """
 
     interface: Literal["wsgi", "asgi"] | None = None
+    #: `sys._is_gil_enabled()` while the app was measured (None: not recorded).
+    gil_enabled: bool | None = None
     method: Method = "GET"
     path: Target | None = None
     paths: tuple[MeasuredPath, ...] = Field(default=(), max_length=MAX_PATHS)
@@ -211,6 +214,23 @@ def load_workload(
     return build_workload(values, labels or None)
 
 
+def measured_warnings(measured: Measured | None, workload: Workload) -> list[str]:
+    """What the `[measured]` table says against the workload that will be planned.
+
+    The numbers `measure` wrote were taken with the GIL as it was then: a workload set to
+    `gil = "disabled"` afterwards plans a free-threaded run from a measurement that had the GIL on.
+    """
+    if measured is None or workload.gil != "disabled" or measured.gil_enabled is not True:
+        return []
+    return [
+        (
+            'gil = "disabled", but the GIL was on while `measure` ran the app ([measured] '
+            "gil_enabled = true): its cpu_fraction and service time were taken with the GIL; "
+            "measure again on the free-threaded build the app will run on"
+        )
+    ]
+
+
 # --- Writing -------------------------------------------------------------------------------------
 
 
@@ -233,7 +253,7 @@ def dumps(
             "# The spread behind the estimate (read by `servertune advise`; ignored by `gen`).",
             "[measured]",
         ]
-        lines.extend(_table_lines(measured, ("interface", "method", "path")))
+        lines.extend(_table_lines(measured, ("interface", "gil_enabled", "method", "path")))
         for one in measured.paths:
             lines += ["", "[[measured.paths]]"]
             lines.extend(_table_lines(one, ("path", "weight")))

@@ -1,7 +1,8 @@
-"""`servertune check`: audit existing gunicorn, uWSGI and nginx configs across layers.
+"""`servertune check`: audit existing gunicorn, uWSGI, uvicorn, granian and nginx configs across layers.
 
 Each file is read by the parser its own ecosystem trusts (gunicorn's loader in a child
-interpreter, crossplane for nginx, uWSGI's ini rules), the files are linked into the chain
+interpreter, crossplane for nginx, uWSGI's ini rules, uvicorn's and granian's own command-line
+parsers for the shell scripts that start them), the files are linked into the chain
 client -> load balancer -> nginx -> app server, and the rules in `servertune.check.rules` run
 on the result. docs/check.md says which parser reads what, and why.
 """
@@ -23,6 +24,7 @@ from servertune.check.model import (
     Severity,
 )
 from servertune.check.rules import RULES, Context, Rule, run_rules
+from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -71,9 +73,12 @@ def plan_for_check(workload: Workload, machine: Machine | None = None) -> Plan:
 
 
 def config_kind(path: Path, text: str) -> str:
-    """'gunicorn' for Python files, 'uwsgi' for ini files with a [uwsgi] section, else 'nginx'."""
+    """'gunicorn' for Python files, 'uwsgi' for ini files with a [uwsgi] section, 'script' for
+    shell scripts (uvicorn, granian), else 'nginx'."""
     if path.suffix == ".py":
         return "gunicorn"
+    if looks_like_script(path, text):
+        return "script"
     if path.suffix == ".ini" or any(line.strip() == "[uwsgi]" for line in text.splitlines()[:200]):
         return "uwsgi"
     return "nginx"
@@ -91,6 +96,10 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer |
         from servertune.check.uwsgi import read_uwsgi
 
         return read_uwsgi(path, text, env)
+    if kind == "script":
+        from servertune.check.scripts import read_script
+
+        return read_script(path, text, env)
     from servertune.check.nginx import read_nginx
 
     return read_nginx(path, text)

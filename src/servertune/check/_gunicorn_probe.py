@@ -78,7 +78,25 @@ def load(path: str, cpus: int | None = None) -> dict[str, Any]:
             setattr(os, "process_cpu_count", saved_process)  # noqa: B010
     values: dict[str, Any] = {name: cfg.settings[name].get() for name in NAMES}
     values["worker_class"] = cfg.worker_class_str
+    values["worker_class_names"] = worker_class_names(cfg.settings["worker_class"].get())
     return values
+
+
+def worker_class_names(uri: Any) -> list[str]:
+    """`module.Class` of the worker class and every class it derives from, so a subclass of
+    uvicorn's worker is known for one. gunicorn's own workers are named, never imported: some
+    (gevent, eventlet) patch the interpreter on import."""
+    if isinstance(uri, str):
+        if "." not in uri or uri.startswith("gunicorn."):
+            return [uri]
+        from gunicorn import util
+
+        try:
+            uri = util.load_class(uri)
+        except Exception:  # not importable here: its name is all there is to go by
+            return [uri]
+    mro = getattr(uri, "__mro__", ())
+    return [f"{c.__module__}.{c.__qualname__}" for c in mro if c is not object]
 
 
 def main() -> None:

@@ -17,11 +17,17 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["GUNICORN_DEFAULTS", "GUNICORN_EVAL_TIMEOUT_S", "read_gunicorn"]
+__all__ = [
+    "ASGI_WORKER_CLASSES",
+    "GUNICORN_DEFAULTS",
+    "GUNICORN_EVAL_TIMEOUT_S",
+    "interface_of",
+    "read_gunicorn",
+]
 
 #: A config file that has not finished loading after this long is looping (gunicorn itself
 #: would never start); importing gunicorn takes well under a second.
@@ -31,6 +37,15 @@ _MARK = "@@servertune-check@@"
 #: gunicorn's documented defaults (docs.gunicorn.org/en/stable/settings.html), used only to say
 #: "default" beside a value the file did not set; the values themselves come from gunicorn.
 GUNICORN_DEFAULTS = {"keepalive": 2, "timeout": 30, "graceful_timeout": 30, "backlog": 2048}
+#: gunicorn worker classes that run an ASGI app, one event loop per process: uvicorn's workers,
+#: from the uvicorn-worker package (`gen gunicorn-asgi` writes a subclass of its UvicornWorker)
+#: and from uvicorn itself (deprecated there, still common). A config whose worker class is one
+#: of these, or derives from one, is compared with the ASGI plan: its `threads` mean nothing.
+ASGI_WORKER_CLASSES = frozenset(
+    f"{module}.{name}"
+    for module in ("uvicorn_worker", "uvicorn_worker._workers", "uvicorn.workers")
+    for name in ("UvicornWorker", "UvicornH11Worker")
+)
 
 
 def _lines(text: str, path: Path) -> dict[str, int]:
@@ -88,6 +103,11 @@ def _evaluate(path: Path, env: Mapping[str, str] | None) -> dict[str, Any]:
     return values
 
 
+def interface_of(worker_class_names: list[str]) -> Literal["wsgi", "asgi"]:
+    """'asgi' when the worker class is (or derives from) one of ASGI_WORKER_CLASSES."""
+    return "asgi" if ASGI_WORKER_CLASSES.intersection(worker_class_names) else "wsgi"
+
+
 def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings gunicorn would run `path` with (under `env`, default this environment)."""
     lines = _lines(text, path)
@@ -118,4 +138,5 @@ def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -
             "worker_class" not in lines,
         ),
         workers_follow_cpu_count=bool(values["workers_follow_cpu_count"]),
+        interface=interface_of([str(n) for n in values["worker_class_names"]]),
     )

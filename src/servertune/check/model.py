@@ -60,9 +60,10 @@ class Setting(Generic[T]):
 
 @dataclass(frozen=True)
 class AppServer:
-    """One app-server config (gunicorn or uWSGI), reduced to the numbers the rules compare."""
+    """One app-server config (gunicorn, its ASGI workers, uWSGI, or a uvicorn / granian command
+    line), reduced to the numbers the rules compare."""
 
-    kind: Literal["gunicorn", "uwsgi"]
+    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian"]
     file: Path
     workers: Setting[int]
     threads: Setting[int]
@@ -70,10 +71,12 @@ class AppServer:
     sockets: tuple[Setting[str], ...]
     #: uWSGI map-socket: each socket served by its own worker(s), not shared by all.
     mapped_sockets: bool
-    #: gunicorn `keepalive` (None for uWSGI, which speaks the uwsgi protocol to nginx).
+    #: gunicorn `keepalive`, uvicorn `--timeout-keep-alive` (None for uWSGI, which speaks the
+    #: uwsgi protocol to nginx, and granian, which has no idle timeout to set).
     keepalive: Setting[float] | None
-    #: gunicorn `timeout` / uWSGI `harakiri` (0: never).
-    request_timeout: Setting[float]
+    #: gunicorn `timeout` / uWSGI `harakiri` (0: never); None where the server has none
+    #: (uvicorn, granian).
+    request_timeout: Setting[float] | None
     graceful_timeout: Setting[float] | None
     max_requests: Setting[int]
     max_requests_jitter: Setting[int]
@@ -82,6 +85,9 @@ class AppServer:
     #: The file computes `workers` from the CPU count the host reports (not the cgroup's quota).
     workers_follow_cpu_count: bool = False
     thunder_lock: Setting[bool] | None = None
+    #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
+    #: worker class), whose thread count means nothing; compared with the plan of that interface.
+    interface: Literal["wsgi", "asgi"] = "wsgi"
 
 
 @dataclass(frozen=True)

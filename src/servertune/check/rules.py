@@ -81,6 +81,46 @@ def _shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
     return f"{_n(setting.value)}{unit}" + (" (default)" if setting.default else "")
 
 
+#: How each app server spells a setting, for messages and fixes. A name starting with `--` is a
+#: command-line flag (`--flag VALUE`), any other a line of its config file (`name = VALUE`).
+_SPELLING: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        "workers": "workers",
+        "keepalive": "keepalive",
+        "timeout": "timeout",
+        "backlog": "backlog",
+        "max_requests": "max_requests",
+        "jitter": "max_requests_jitter",
+    },
+    "uwsgi": {
+        "workers": "processes",
+        "timeout": "harakiri",
+        "backlog": "listen",
+        "max_requests": "max-requests",
+        "jitter": "max-requests-delta",
+    },
+    "uvicorn": {
+        "workers": "--workers",
+        "keepalive": "--timeout-keep-alive",
+        "backlog": "--backlog",
+        "max_requests": "--limit-max-requests",
+        "jitter": "--limit-max-requests-jitter",
+    },
+    "granian": {"workers": "--workers", "backlog": "--backlog"},
+}
+
+
+def _name(app: AppServer, concept: str) -> str:
+    """What `app`'s server calls a setting: `workers`, `processes`, `--workers`, ..."""
+    return _SPELLING[app.kind][concept]
+
+
+def _assign(app: AppServer, concept: str, value: object) -> str:
+    """The fix as the server's file spells it: `keepalive = 65` or `--timeout-keep-alive 65`."""
+    name = _name(app, concept)
+    return f"{name} {value}" if name.startswith("--") else f"{name} = {value}"
+
+
 _GUNICORN_DOCS = "https://docs.gunicorn.org/en/stable/settings.html"
 _NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#keepalive_timeout"
 
@@ -124,10 +164,11 @@ def _lb_app(rule: Rule, c: Context) -> Iterator[Finding]:
         if app.keepalive is not None and app.keepalive.value < wanted:
             yield rule.finding(
                 app.keepalive.at,
-                f"gunicorn keepalive {_shown(app.keepalive, ' s')} is below the {c.lb.name} idle "
-                f"timeout of {c.lb.idle_timeout_s} s (+{KEEPALIVE_MARGIN_S} s): the load balancer "
-                "sends requests into connections gunicorn is closing and answers 502",
-                f"keepalive = {wanted}",
+                f"{app.kind} {_name(app, 'keepalive')} {_shown(app.keepalive, ' s')} is below the "
+                f"{c.lb.name} idle timeout of {c.lb.idle_timeout_s} s (+{KEEPALIVE_MARGIN_S} s): "
+                f"the load balancer sends requests into connections {app.kind} is closing and "
+                "answers 502",
+                _assign(app, "keepalive", wanted),
             )
 
 
@@ -151,11 +192,11 @@ def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
             seen.add(key)
             yield rule.finding(
                 app.keepalive.at,
-                f"keepalive {_shown(app.keepalive, ' s')} is below nginx's upstream "
+                f"{_name(app, 'keepalive')} {_shown(app.keepalive, ' s')} is below nginx's upstream "
                 f"keepalive_timeout {_shown(upstream.keepalive_timeout, ' s')} for `{upstream.name}`: "
                 "nginx sends requests on pooled connections the app server has closed, and the "
                 "client gets a 502",
-                f"keepalive = {_n(wanted)}",
+                _assign(app, "keepalive", _n(wanted)),
                 (upstream.keepalive_timeout.at,),
             )
 
@@ -170,11 +211,13 @@ def _read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[Location, str]] = set()
     for link in c.links:
         timeout, read = link.app.request_timeout, link.passing.read_timeout
+        if timeout is None:
+            continue  # a server without a request timeout (uvicorn, granian): nothing to order
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         key = (link.passing.at, str(link.app.file))
         if timeout.value > 0 and read.value < wanted and key not in seen:
             seen.add(key)
-            name = "harakiri" if link.app.kind == "uwsgi" else "timeout"
+            name = _name(link.app, "timeout")
             directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
             yield rule.finding(
                 read.at if not read.default else link.passing.at,
@@ -220,6 +263,10 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
             continue
+        if app.interface == "asgi" or app.kind not in ("gunicorn", "uwsgi"):
+            # uvicorn's worker runs one event loop (gunicorn's `threads` is unused); granian's
+            # blocking threads are its own pool, and gen-per-worker is no fix for it.
+            continue
         if app.kind == "uwsgi":
             fix = (
                 "map-socket = 0:1 (one socket per worker, one `socket` line each), nginx least_conn"
@@ -251,13 +298,22 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = _cores(c)
     for app in c.apps:
         if app.workers.value > cores:
-            name = "processes" if app.kind == "uwsgi" else "workers"
+            # A per-worker script starts one single-worker server per socket: its count is
+            # the number of sockets, and so is the fix.
+            per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
+            subject = (
+                f"{app.workers.value} single-worker servers (one per socket) are"
+                if per_socket
+                else f"{_assign(app, 'workers', app.workers.value)} is"
+            )
             yield rule.finding(
                 app.workers.at,
-                f"{name} = {app.workers.value} is more than {where} {cores} cores; the extra "
-                "processes only take turns on the same cores, multiply memory, and make each "
-                "request's latency depend on the scheduler",
-                f"{name} = {cores}",
+                f"{subject} more than {where} {cores} cores; the extra processes only take turns "
+                "on the same cores, multiply memory, and make each request's latency depend on "
+                "the scheduler",
+                f"{cores} sockets, one single-worker server each"
+                if per_socket
+                else _assign(app, "workers", cores),
             )
 
 
@@ -271,13 +327,14 @@ def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, _ = _cores(c)
     for app in c.apps:
         if app.workers_follow_cpu_count:
-            name = "processes" if app.kind == "uwsgi" else "workers"
+            name = _name(app, "workers")
             yield rule.finding(
                 app.workers.at,
                 f"{name} is computed from the CPU count, which reports the host's cores, not the "
                 "cgroup's CPU quota: in a CPU-limited container this starts many times too many "
                 "workers",
-                f"{name} = {cores}   (or read the cgroup limit: `servertune explain` shows it)",
+                f"{_assign(app, 'workers', cores)}   (or read the cgroup limit: `servertune explain` "
+                "shows it)",
             )
 
 
@@ -289,20 +346,22 @@ def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
 )
 def _backlog(rule: Rule, c: Context) -> Iterator[Finding]:
     somaxconn = (c.plan.machine if c.plan else c.machine).somaxconn
-    settings: list[tuple[Setting[int], str]] = []
+    # (setting, its name, the fix)
+    settings: list[tuple[Setting[int], str, str]] = []
     for app in c.apps:
-        settings.append((app.backlog, "listen" if app.kind == "uwsgi" else "backlog"))
+        fix = f"{_assign(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
+        settings.append((app.backlog, _name(app, "backlog"), fix))
     for nginx in c.nginx:
-        settings.extend((b, "listen ... backlog") for b in nginx.listen_backlogs)
-    for backlog, name in settings:
+        fix = f"listen ... backlog={somaxconn};"
+        settings.extend((b, "listen ... backlog", fix) for b in nginx.listen_backlogs)
+    for backlog, name, fix in settings:
         if backlog.value > somaxconn:
-            fix = f"listen ... backlog={somaxconn};" if name.startswith("listen .") else None
             yield rule.finding(
                 backlog.at,
                 f"{name} {_shown(backlog)} is above net.core.somaxconn {somaxconn}: the kernel "
                 f"silently caps the queue at {somaxconn} (uWSGI refuses to start), so the queue "
                 "this number promises does not exist",
-                fix or f"{name} = {somaxconn}   (or raise net.core.somaxconn)",
+                fix,
             )
 
 
@@ -319,13 +378,12 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
         if app.workers.value < 2:
             continue
         jitter = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
-        name = "max-requests-delta" if app.kind == "uwsgi" else "max_requests_jitter"
         yield rule.finding(
             app.max_requests.at,
-            f"max requests {app.max_requests.value} with no {name}: workers that share the load "
-            "reach the limit at about the same time and restart together, leaving no worker to "
-            "serve for the length of an application start",
-            f"{name} = {jitter}",
+            f"max requests {app.max_requests.value} with no {_name(app, 'jitter')}: workers that "
+            "share the load reach the limit at about the same time and restart together, leaving "
+            "no worker to serve for the length of an application start",
+            _assign(app, "jitter", jitter),
         )
 
 
@@ -338,7 +396,7 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
 def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         graceful, timeout = app.graceful_timeout, app.request_timeout
-        if graceful is not None and 0 < graceful.value < timeout.value:
+        if graceful is not None and timeout is not None and 0 < graceful.value < timeout.value:
             yield rule.finding(
                 graceful.at,
                 f"graceful_timeout {_shown(graceful, ' s')} is below timeout {_shown(timeout, ' s')}: "
@@ -387,6 +445,45 @@ def _missing(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 @_rule(
+    "plan-interface-differs",
+    Severity.info,
+    "the app server calls the app through another interface than the workload's",
+    "servertune explain (interface); docs/check.md",
+)
+def _plan_interface(rule: Rule, c: Context) -> Iterator[Finding]:
+    plan = c.plan
+    if plan is None:
+        return
+    wanted = plan.workload.interface
+    for app in c.apps:
+        if app.interface == wanted:
+            continue
+        at = app.worker_class.at if app.worker_class is not None else app.workers.at
+        worker = "" if app.worker_class is None else f" (worker class {app.worker_class.value})"
+        yield rule.finding(
+            at,
+            f"{app.file.name} serves a{'n' if app.interface == 'asgi' else ''} "
+            f"{app.interface.upper()} app{worker}, but the workload's interface is "
+            f"'{wanted}': the plan sizes another kind of server, so its thread count is not "
+            "compared and its other numbers may not fit",
+            f'interface = "{app.interface}"   (in the workload), or '
+            + (
+                "servertune gen gunicorn-asgi"
+                if wanted == "asgi"
+                else "servertune gen gunicorn-per-worker"
+            ),
+        )
+
+
+def _keepalive_field(plan: Plan, app: AppServer) -> str:
+    """The plan number an app server's keep-alive is written from: uvicorn's for an ASGI
+    worker (when the plan has one), gunicorn's otherwise."""
+    if app.interface == "asgi" and plan.asgi_keepalive_s is not None:
+        return "asgi_keepalive_s"
+    return "gunicorn_keepalive_s"
+
+
+@_rule(
     "plan-differs",
     Severity.info,
     "a number differs from the plan for the given workload",
@@ -399,17 +496,23 @@ def _plan(rule: Rule, c: Context) -> Iterator[Finding]:
     # (setting, plan field, directive as written in its file, whether the file is nginx)
     compared: list[tuple[Setting[float] | Setting[int] | None, str, str, bool]] = []
     for app in c.apps:
+        if app.kind in ("uvicorn", "granian"):
+            compared += _command_line_compared(app, plan)
+            continue
         uwsgi = app.kind == "uwsgi"
         per_worker = app.workers.value == 1 and any(
             s.value in {p.endpoint for p in plan.sockets} for s in app.sockets
         )
         if not per_worker:  # one single-worker server per socket: its `workers = 1` is the plan
             compared.append((app.workers, "processes", "processes" if uwsgi else "workers", False))
+        if app.interface == "wsgi" and plan.workload.interface == "wsgi":
+            # An event loop per process has no thread count to compare (nor does a WSGI
+            # server against an ASGI plan: plan-interface-differs says so).
+            compared.append((app.threads, "threads", "threads", False))
         compared += [
-            (app.threads, "threads", "threads", False),
             (app.request_timeout, "request_timeout_s", "harakiri" if uwsgi else "timeout", False),
             (app.graceful_timeout, "graceful_timeout_s", "graceful_timeout", False),
-            (app.keepalive, "gunicorn_keepalive_s", "keepalive", False),
+            (app.keepalive, _keepalive_field(plan, app), "keepalive", False),
             (app.max_requests, "max_requests", "max-requests" if uwsgi else "max_requests", False),
             (
                 app.max_requests_jitter,
@@ -440,9 +543,48 @@ def _plan(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         seen.add((setting.at, field))
         wanted = plan.value(field)
+        if wanted is None:
+            wanted = _UNSET_AS.get(field)
         if setting.value != wanted:
+            if in_nginx:
+                fix = f"{directive} {wanted}s;"
+            else:
+                fix = (
+                    f"{directive} {wanted}"
+                    if directive.startswith("--")
+                    else f"{directive} = {wanted}"
+                )
             yield rule.finding(
                 setting.at,
                 f"{directive} is {_shown(setting)}; the plan says {wanted}: {plan.reasons[field]}",
-                f"{directive} {wanted}s;" if in_nginx else f"{directive} = {wanted}",
+                fix,
             )
+
+
+#: Plan numbers that are None where the server writes "none" as 0: uvicorn without
+#: --limit-max-requests recycles nothing, which the plan says as asgi_max_requests = None.
+_UNSET_AS = {"asgi_max_requests": 0}
+
+
+def _command_line_compared(
+    app: AppServer, plan: Plan
+) -> list[tuple[Setting[float] | Setting[int] | None, str, str, bool]]:
+    """What a uvicorn or granian command line says, beside the plan number it was written from."""
+    compared: list[tuple[Setting[float] | Setting[int] | None, str, str, bool]] = [
+        (app.workers, "processes", "--workers", False)
+    ]
+    if app.kind == "uvicorn":
+        compared += [
+            (app.keepalive, _keepalive_field(plan, app), "--timeout-keep-alive", False),
+            (app.graceful_timeout, "graceful_timeout_s", "--timeout-graceful-shutdown", False),
+        ]
+        if not app.mapped_sockets:  # a single-worker uvicorn per socket never recycles
+            compared.append((app.max_requests, "asgi_max_requests", "--limit-max-requests", False))
+            if plan.asgi_max_requests is not None:
+                jitter = (app.max_requests_jitter, "max_requests_jitter")
+                compared.append((*jitter, "--limit-max-requests-jitter", False))
+        return compared
+    if not app.threads.default:  # granian's own default depends on the interface
+        compared.append((app.threads, "granian_blocking_threads", "--blocking-threads", False))
+    compared.append((app.graceful_timeout, "graceful_timeout_s", "--workers-kill-timeout", False))
+    return compared

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,7 @@ from servertune.measure.target import Request
 if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
     import asyncio
 
-__all__ = ["LIFESPAN_TIMEOUT_S", "LoopTimer", "asgi_caller", "asgi_scope", "gil_enabled"]
+__all__ = ["LIFESPAN_TIMEOUT_S", "LoopTimer", "asgi_caller", "asgi_scope"]
 
 #: How long an ASGI app may take to answer lifespan startup before measuring gives up.
 LIFESPAN_TIMEOUT_S = 10.0
@@ -114,13 +113,6 @@ class _Lifespan:
         await self._queue.put({"type": "lifespan.shutdown"})
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._task, LIFESPAN_TIMEOUT_S)
-
-
-def gil_enabled() -> bool:
-    """Whether the GIL is on right now: always on a default build; on a free-threaded build
-    (3.13t+) an extension module without free-threading support turns it back on at import."""
-    check = getattr(sys, "_is_gil_enabled", None)
-    return True if check is None else bool(check())
 
 
 class LoopTimer:

@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from servertune.measure.asgi import LoopTimer, asgi_caller, gil_enabled
+from servertune.machine import free_threaded_build, read_gil_enabled
+from servertune.measure.asgi import LoopTimer, asgi_caller
 from servertune.measure.clocks import Clock
 from servertune.measure.errors import AppFailed, MeasureError, describe_exception
 from servertune.measure.loading import Interface, detect_interface, load_app
@@ -131,7 +132,8 @@ def measure_mix(
                 warmup=warmup,
                 stopped_early=early,
                 runqueue_known=runqueue_known,
-                gil_enabled=gil_enabled(),
+                gil_enabled=read_gil_enabled(),
+                free_threaded=free_threaded_build(),
             )
             parts.append((measurement, one.weight))
     return Mix(tuple(parts))

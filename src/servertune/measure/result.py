@@ -21,7 +21,14 @@ from servertune.measure.loading import Interface
 from servertune.workload import APP_PATTERN
 from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, dumps
 
-__all__ = ["CPU_FRACTION_DECIMALS", "MIN_CPU_FRACTION", "Measurement", "Mix", "Sample"]
+__all__ = [
+    "CPU_FRACTION_DECIMALS",
+    "MIN_CPU_FRACTION",
+    "Measurement",
+    "Mix",
+    "Sample",
+    "gil_note",
+]
 
 #: The Workload model requires cpu_fraction > 0; a pure sleep measures ~0.005. Any floor below
 #: 1/64 gives the same plan (sizing caps threads at MAX_THREADS_PER_PROCESS).
@@ -82,11 +89,14 @@ def workload_values(
     service_time_ms: float,
     cpu_fraction: float,
     loop_blocking_fraction: float | None = None,
+    gil_enabled: bool = True,
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges."""
     values: dict[str, Any] = {
         "service_time_ms": max(0.01, round(service_time_ms, 2)),
         "cpu_fraction": min(1.0, max(MIN_CPU_FRACTION, round(cpu_fraction, CPU_FRACTION_DECIMALS))),
+        # What the app ran with, written either way: the plan then says which case it sized for.
+        "gil": "enabled" if gil_enabled else "disabled",
     }
     if interface == "asgi":
         # `gen` then offers the ASGI targets (uvicorn, gunicorn-asgi, granian) for this app.
@@ -114,6 +124,8 @@ class Measurement:
     runqueue_known: bool = True
     #: `sys._is_gil_enabled()` after the app ran (True on builds without a free-threaded mode).
     gil_enabled: bool = True
+    #: Whether the Python that ran the app is a free-threaded build (python3.13t+).
+    free_threaded: bool = False
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     @property
@@ -168,12 +180,17 @@ class Measurement:
             self.service_time_ms,
             self.cpu_fraction,
             self.loop_blocking_fraction,
+            self.gil_enabled,
         )
 
     def measured(self) -> Measured:
         """The `[measured]` table: the spread behind the estimate."""
         return Measured(
-            interface=self.interface, method=self.method, path=self.path, **self._figures()
+            interface=self.interface,
+            gil_enabled=self.gil_enabled,
+            method=self.method,
+            path=self.path,
+            **self._figures(),
         )
 
     def _figures(self) -> dict[str, Any]:
@@ -240,15 +257,7 @@ class Measurement:
                 f"ASGI: requests kept the event loop busy {loop:.3f} of their time (loop-blocking) "
                 f"and awaited the rest: written as loop_blocking_fraction"
             )
-        gil = "on" if self.gil_enabled else "off (free-threaded)"
-        notes.append(
-            f"GIL {gil} while the app ran (sys._is_gil_enabled()): the plan's thread counts "
-            + (
-                "assume it"
-                if self.gil_enabled
-                else "assume it anyway; its GIL share is an upper bound"
-            )
-        )
+        notes.append(gil_note(self.gil_enabled, self.free_threaded))
         return notes
 
     def to_toml(self) -> str:
@@ -346,8 +355,18 @@ class Mix:
             )
             loop = min(1.0, loop_ms / self.total_weight / self._weighted_mean("service_time_ms"))
         return workload_values(
-            first.app, first.interface, self.service_time_ms, self.cpu_fraction, loop
+            first.app,
+            first.interface,
+            self.service_time_ms,
+            self.cpu_fraction,
+            loop,
+            self.gil_enabled,
         )
+
+    @property
+    def gil_enabled(self) -> bool:
+        """Whether the GIL was on after any path ran: once an import turns it on, it stays on."""
+        return any(m.gil_enabled for m, _ in self.parts)
 
     def measured(self) -> Measured:
         """The `[measured]` table: the mix's spread, and each path's own under `paths`."""
@@ -359,6 +378,7 @@ class Mix:
         paths = tuple(MeasuredPath(path=m.path, weight=w, **m._figures()) for m, w in self.parts)
         return Measured(
             interface=self.first.interface,
+            gil_enabled=self.gil_enabled,
             method=self.first.method,
             requests=self.requests,
             raw_cpu_fraction=self.raw_cpu_fraction,
@@ -414,11 +434,14 @@ class Mix:
                 "(CPU time / busy time over the mix, weighted by share)"
             ),
         ]
+        free_threaded = any(m.free_threaded for m, _ in self.parts)
+        mix_notes = {FLOOR_NOTE, *(gil_note(m.gil_enabled, m.free_threaded) for m, _ in self.parts)}
         for m, _ in self.parts:
-            # The floor applies to the mix's value, the only one written.
-            lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note != FLOOR_NOTE)
+            # The floor and the GIL apply to the mix's values, the only ones written: said once.
+            lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note not in mix_notes)
         if self.cpu_fraction < MIN_CPU_FRACTION:
             lines.append(f"note: {FLOOR_NOTE}")
+        lines.append(f"note: {gil_note(self.gil_enabled, free_threaded)}")
         return "\n".join(lines)
 
     def to_toml(self) -> str:
@@ -438,6 +461,22 @@ class Mix:
                 ),
             ),
         )
+
+
+def gil_note(gil_enabled: bool, free_threaded: bool) -> str:
+    """What `measure` says about the GIL it saw, and which case the workload file then plans for."""
+    if not gil_enabled:
+        return (
+            "GIL off while the app ran (free-threaded build, sys._is_gil_enabled() False): "
+            'written as gil = "disabled", so the plan bounds threads by cores, not the GIL'
+        )
+    if free_threaded:
+        return (
+            "GIL on while the app ran although this is a free-threaded build: PYTHON_GIL=1, or "
+            "an extension module without free-threading support turned it back on at import; "
+            'written as gil = "enabled"'
+        )
+    return 'GIL on while the app ran (sys._is_gil_enabled()): written as gil = "enabled"'
 
 
 def weighted_quantile(pairs: Sequence[tuple[float, float]], q: float) -> float:

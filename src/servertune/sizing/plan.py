@@ -85,6 +85,7 @@ class Plan(BaseModel):
     machine: Machine
 
     processes: int = derived("processes")
+    cores_per_process: float = derived("cores", explain_only=True)
     threads: int = derived("threads per process")
     cpu_threads: int = derived("threads", explain_only=True)
     slow_call_threads: int = derived("threads", explain_only=True)

@@ -29,16 +29,32 @@ OWNED = (
 )
 
 
-def loop_share(w: Workload) -> tuple[float, str]:
-    """The share of the service time a request holds its process's loop or GIL, and why."""
+def loop_share(w: Workload, cores_per_process: float = 1.0) -> tuple[float, str]:
+    """The share of the service time a request holds its process's loop or GIL, and why.
+
+    Under the GIL, CPU run off the loop (a sync_to_async thread) still holds the process's one
+    GIL. With the GIL disabled it holds one of the process's `cores_per_process` cores instead,
+    so it counts for cpu_fraction / cores_per_process of the process's time.
+    """
     blocking = w.cpu_fraction if w.loop_blocking_fraction is None else w.loop_blocking_fraction
     named = "cpu_fraction" if w.loop_blocking_fraction is None else "loop_blocking_fraction"
-    if w.cpu_fraction > blocking:
+    if w.gil == "enabled":
+        if w.cpu_fraction > blocking:
+            return (
+                w.cpu_fraction,
+                f"cpu_fraction {w.cpu_fraction:g} (the GIL, above {named} {blocking:g})",
+            )
+        return blocking, f"{named} {blocking:g}"
+    cpu = w.cpu_fraction / cores_per_process
+    if cpu > blocking:
         return (
-            w.cpu_fraction,
-            f"cpu_fraction {w.cpu_fraction:g} (the GIL, above {named} {blocking:g})",
+            cpu,
+            (
+                f"cpu_fraction {w.cpu_fraction:g} / {cores_per_process:g} cores per process "
+                f"(gil = 'disabled': the process's cores, above {named} {blocking:g})"
+            ),
         )
-    return blocking, f"{named} {blocking:g}"
+    return blocking, f"{named} {blocking:g} (gil = 'disabled': CPU off the loop needs no GIL)"
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
@@ -48,7 +64,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             d.put(name, None, "interface is 'wsgi': a thread per request, nothing to admit")
         return
     processes = d.get_int("processes")
-    share, share_reason = loop_share(w)
+    share, share_reason = loop_share(w, d.get_float("cores_per_process"))
     loop_ms = d.put(
         "loop_ms",
         w.service_time_ms * share,

@@ -1,4 +1,5 @@
-"""Threads: enough to keep the GIL busy, plus headroom for threads parked on slow calls."""
+"""Threads: enough to keep the GIL (or, without one, the process's cores) busy, plus headroom
+for threads parked on slow calls."""
 
 from __future__ import annotations
 
@@ -11,20 +12,43 @@ from servertune.sizing.queueing import arrival_rate, in_flight, threads_for
 from servertune.workload import Workload
 
 
-def gil_threads(cpu_fraction: float) -> int:
-    """The fewest threads that keep the GIL busy GIL_SATURATION of the time (Goetz: 1 + wait/compute)."""
-    return max(1, math.ceil(GIL_SATURATION / cpu_fraction - 1e-9))
+def gil_threads(cpu_fraction: float, cores: float = 1.0) -> int:
+    """The fewest threads that keep `cores` busy GIL_SATURATION of the time (Goetz:
+    cores x (1 + wait/compute)); under the GIL a process has one core's worth, the GIL itself."""
+    return max(1, math.ceil(GIL_SATURATION * cores / cpu_fraction - 1e-9))
+
+
+def thread_cap(cores: float) -> int:
+    """Most threads per process: MAX_THREADS_PER_PROCESS for each core its threads compute on.
+
+    Under the GIL that is one core. Without it, a process with several cores needs that many
+    times the threads to keep them busy, and the per-thread costs the cap bounds (stacks,
+    switching) are paid once per core it runs on.
+    """
+    return MAX_THREADS_PER_PROCESS * max(1, math.floor(cores))
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
-    """cpu_threads + slow_call_threads, capped at MAX_THREADS_PER_PROCESS."""
-    cpu_threads = d.put(
-        "cpu_threads",
-        gil_threads(w.cpu_fraction),
-        f"ceil({GIL_SATURATION:g} / cpu_fraction {w.cpu_fraction:g}): the fewest threads that keep "
-        f"the GIL busy {GIL_SATURATION:.0%} of the time; more would only queue for it (bench "
-        "balance: requests holding the GIL half the time saturate a process with 2 threads)",
-    )
+    """cpu_threads + slow_call_threads, capped at MAX_THREADS_PER_PROCESS per core."""
+    cores = d.get_float("cores_per_process")
+    cap = thread_cap(cores)
+    if w.gil == "enabled":
+        reason = (
+            f"ceil({GIL_SATURATION:g} / cpu_fraction {w.cpu_fraction:g}): the fewest threads that "
+            f"keep the GIL busy {GIL_SATURATION:.0%} of the time; more would only queue for it "
+            "(bench balance: requests holding the GIL half the time saturate a process with 2 "
+            "threads)"
+        )
+    else:
+        reason = (
+            f"gil = 'disabled': ceil({GIL_SATURATION:g} x {cores:g} cores per process / "
+            f"cpu_fraction {w.cpu_fraction:g}), Little's law at the CPU ceiling (the process's "
+            "cores / CPU time per request x the service time each request holds a thread): the "
+            f"fewest threads that keep its cores busy {GIL_SATURATION:.0%} of the time; more "
+            "would only queue for a core. No GIL caps it at ~1 / cpu_fraction: the cores do "
+            "(derived, not measured here)"
+        )
+    cpu_threads = d.put("cpu_threads", gil_threads(w.cpu_fraction, cores), reason)
 
     processes = d.get_int("processes")
     rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
@@ -32,7 +56,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     if w.slow_call_ratio > 0:
         slow_s = w.slow_call_ms / 1000
         parked = in_flight(per_process * w.slow_call_ratio, slow_s)
-        slow = max(1, threads_for(parked, MAX_THREADS_PER_PROCESS))
+        slow = max(1, threads_for(parked, cap))
         slow_reason = (
             f"Little's law: {per_process:.1f} req/s per process ({rate_name}) x "
             f"{w.slow_call_ratio:g} slow x {slow_s:g} s = {parked:.2f} threads parked on average; "
@@ -44,12 +68,13 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     slow = d.put("slow_call_threads", slow, slow_reason)
 
     total = cpu_threads + slow
-    reason = f"{cpu_threads} for the GIL + {slow} for slow calls"
-    if total > MAX_THREADS_PER_PROCESS:
+    held = "the GIL" if w.gil == "enabled" else f"{cores:g} cores (no GIL)"
+    reason = f"{cpu_threads} for {held} + {slow} for slow calls"
+    if total > cap:
         d.warn(
-            f"{total} threads per process wanted; capped at {MAX_THREADS_PER_PROCESS}. "
+            f"{total} threads per process wanted; capped at {cap}. "
             "Slow calls dominate: consider asyncio for them"
         )
-        total = MAX_THREADS_PER_PROCESS
-        reason += f", capped at {MAX_THREADS_PER_PROCESS}"
+        total = cap
+        reason += f", capped at {cap}"
     d.put("threads", total, reason)
