@@ -78,7 +78,8 @@ def test_a_reload_with_an_instance_down_sends_it_nothing() -> None:
                 "-g", "daemon off;"]  # fmt: skip
         nginx = stack.start("nginx", "nginx", argv, ports=[workload.listen_port])
         assert [_get(workload.listen_port) for _ in range(10)] == [200] * 10
-        assert len(first.stats.received) > 0 and len(second.stats.received) > 0
+        assert len(first.stats.received) > 0
+        assert len(second.stats.received) > 0
 
         reload_nginx(nginx, render_nginx(plan, "gunicorn", down=[0]), timeout_s=20)
         before = len(first.stats.received), len(second.stats.received)

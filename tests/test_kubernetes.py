@@ -59,11 +59,14 @@ def _containers(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden_workloads_render_schema_valid_manifests(case: str) -> None:
-    """Each golden workload's manifests pass the strict Kubernetes schema (unknown fields refused)."""
+    """Each golden workload's manifests pass the strict Kubernetes schema (unknown fields refused),
+    with an Ingress exactly in the ingress layout."""
     workload = Workload.model_validate(json.loads((GOLDEN / "cases" / f"{case}.json").read_text()))
     docs = _validate(make_plan(workload, MACHINE))
+    ingress = ["Ingress"] if workload.k8s_layout == "ingress" else []
     assert [d["kind"] for d in docs] == [
         "ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+        *ingress,
     ]  # fmt: skip
 
 

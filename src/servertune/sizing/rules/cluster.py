@@ -31,12 +31,12 @@ from servertune.workload import Workload
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Resources, replicas, probes and the stop sequence of the Deployment."""
-    if w.k8s_layout == "ingress" and w.server_name != "_":
-        if not re.match(INGRESS_HOST_PATTERN, w.server_name):
-            raise PlanError(
-                f"server_name: {w.server_name!r} is not an Ingress host (lower-case DNS name, "
-                "optionally '*.' first); use '_' for an Ingress without a host rule"
-            )
+    ingress_host = w.k8s_layout == "ingress" and w.server_name != "_"
+    if ingress_host and not re.match(INGRESS_HOST_PATTERN, w.server_name):
+        raise PlanError(
+            f"server_name: {w.server_name!r} is not an Ingress host (lower-case DNS name, "
+            "optionally '*.' first); use '_' for an Ingress without a host rule"
+        )
     _resources(w, d)
     _replicas(w, d)
     _probes(w, d)
@@ -128,19 +128,20 @@ def _replicas(w: Workload, d: Derivation) -> None:
         d.warn("min_replicas: 1 pod means a node drain or a crash is an outage; use 2 or more")
     target = d.put("hpa_target_cpu_percent", target, reason)
     floor = ".".join(str(v) for v in CONTAINER_METRIC_K8S_VERSION)
+    container = w.k8s_layout == "sidecar" and _version(w) >= CONTAINER_METRIC_K8S_VERSION
     if w.k8s_layout == "ingress":
-        container, metric_reason = False, (
+        metric_reason = (
             "no: the pod metric (type Resource); with k8s_layout 'ingress' the app is the pod's "
             "only container, so the pod's CPU is the app's"
         )
-    elif _version(w) >= CONTAINER_METRIC_K8S_VERSION:
-        container, metric_reason = True, (
+    elif container:
+        metric_reason = (
             f"yes (type ContainerResource, container app): GA since Kubernetes {floor} "
             f"(KEP-1610) and this is {w.k8s_version}; the pod metric would average the app's "
             "CPU with the nginx beside it and scale late"
         )
     else:
-        container, metric_reason = False, (
+        metric_reason = (
             f"no: the pod metric (type Resource), which averages the app with nginx - the "
             f"ContainerResource metric is GA only from Kubernetes {floor} (KEP-1610), this is "
             f"{w.k8s_version}"
