@@ -95,3 +95,19 @@ def test_a_post_written_twice_counts_as_replayed() -> None:
     steady, event = rows
     assert (steady["post_replayed"], steady["post_failed"], steady["get_failed"]) == (1, 1, 0)
     assert (event["get_requests"], event["get_failed"]) == (1, 1)
+
+
+def test_failed_posts_the_app_never_ran_and_unanswered_requests_are_counted() -> None:
+    """A failed POST whose id is not in the ledger never ran (safe to resend); a request with no
+    HTTP answer at all (status 0) is told apart from nginx's 502."""
+    samples = [
+        _Sample(1.0, "post", 502, 5.0, "ran"),
+        _Sample(1.1, "post", 502, 5.0, "never"),
+        _Sample(1.2, "post", 0, 5.0, "lost"),
+        _Sample(1.3, "get", 0, 5.0),
+        _Sample(1.4, "drain", 0, 5.0),
+    ]
+    (row,) = _rows("x", samples, [("sigterm-instance", 0.0), ("end", 2.0)], {"ran": 1})
+    assert row["post_failed"] == 3
+    assert row["post_failed_unrun"] == 2
+    assert row["no_answer"] == 2  # the POST and the GET; the direct drain call is counted apart

@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 
 from servertune.cli import app
 from servertune.sizing import (
-    APP_STOP_LAG_S,
     PRESTOP_MARGIN_S,
     TERMINATION_MARGIN_S,
     Machine,
@@ -60,11 +59,14 @@ def _containers(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden_workloads_render_schema_valid_manifests(case: str) -> None:
-    """Each golden workload's manifests pass the strict Kubernetes schema (unknown fields refused)."""
+    """Each golden workload's manifests pass the strict Kubernetes schema (unknown fields refused),
+    with an Ingress exactly in the ingress layout."""
     workload = Workload.model_validate(json.loads((GOLDEN / "cases" / f"{case}.json").read_text()))
     docs = _validate(make_plan(workload, MACHINE))
+    ingress = ["Ingress"] if workload.k8s_layout == "ingress" else []
     assert [d["kind"] for d in docs] == [
         "ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+        *ingress,
     ]  # fmt: skip
 
 
@@ -90,11 +92,21 @@ def test_any_workload_renders_valid_manifests_with_the_timeout_chain(workload: W
     plan = make_plan(workload, MACHINE)
     docs = _validate(plan)
     pod = _kind(docs, "Deployment")["spec"]["template"]["spec"]
-    nginx, app_container = _containers(docs)["nginx"], _containers(docs)["app"]
+    containers = _containers(docs)
+    app_container = containers["app"]
     w = plan.workload
     assert w.lb_idle_timeout_s < plan.nginx_keepalive_timeout_s
     assert plan.prestop_sleep_s >= w.endpoint_propagation_s + PRESTOP_MARGIN_S
-    assert plan.app_prestop_sleep_s == plan.prestop_sleep_s + APP_STOP_LAG_S
+    if w.k8s_layout == "sidecar":
+        # gunicorn is signalled only once nginx has answered everything it sent.
+        assert plan.app_prestop_sleep_s == plan.prestop_sleep_s + plan.nginx_read_timeout_s
+        assert containers["nginx"]["readinessProbe"]["httpGet"]["path"] == w.probe_path
+    else:
+        assert set(containers) == {"app"}
+        assert plan.app_prestop_sleep_s == plan.prestop_sleep_s
+        assert plan.gunicorn_keepalive_s > w.ingress_keepalive_s
+        assert app_container["readinessProbe"]["httpGet"]["path"] == w.probe_path
+        assert _kind(docs, "Ingress")["spec"]["ingressClassName"] == w.ingress_class
     assert pod["terminationGracePeriodSeconds"] == (
         plan.app_prestop_sleep_s + plan.graceful_timeout_s + TERMINATION_MARGIN_S
     )
@@ -104,7 +116,6 @@ def test_any_workload_renders_valid_manifests_with_the_timeout_chain(workload: W
     assert env["PYTHON_CPU_COUNT"] == str(w.cores) == app_container["resources"]["limits"]["cpu"]
     hpa = _kind(docs, "HorizontalPodAutoscaler")["spec"]
     assert hpa["minReplicas"] <= hpa["maxReplicas"]
-    assert nginx["readinessProbe"]["httpGet"]["path"] == w.probe_path
     assert _kind(docs, "Deployment")["metadata"]["name"] == w.app_name
 
 
@@ -260,3 +271,143 @@ def test_unix_sockets_live_in_a_directory_both_containers_mount() -> None:
         assert {"name": "sockets", "mountPath": "/run/app"} in container["volumeMounts"]
     volumes = _kind(docs, "Deployment")["spec"]["template"]["spec"]["volumes"]
     assert {"name": "sockets", "emptyDir": {}} in volumes
+
+
+def _ingress_plan(**fields: Any) -> Plan:
+    return make_plan(Workload(cores=2, k8s_layout="ingress", **fields), MACHINE)
+
+
+@pytest.mark.parametrize("version", [f"1.{minor}" for minor in range(25, 38)])
+def test_the_ingress_layout_validates_on_every_supported_version(version: str) -> None:
+    """k8s_layout 'ingress': ConfigMap, Deployment, Service, HPA, PDB and a networking.k8s.io/v1
+    Ingress, each passing the strict schema of every `--k8s-version`."""
+    docs = _validate(_ingress_plan(k8s_version=version, server_name="shop.example.com"))
+    assert [d["kind"] for d in docs] == [
+        "ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+        "Ingress",
+    ]  # fmt: skip
+    assert _kind(docs, "Ingress")["apiVersion"] == "networking.k8s.io/v1"
+
+
+def test_the_ingress_pod_is_gunicorn_alone_on_the_pod_port(tmp_path: Path) -> None:
+    """One container, named port `http` on listen_port, probes on it; the ConfigMap holds only
+    `gen gunicorn`'s file with gunicorn bound to the pod port instead of loopback."""
+    from servertune.render import render_gunicorn
+
+    plan = _ingress_plan(listen_port=8080)
+    docs = _validate(plan)
+    (app_container,) = _containers(docs).values()
+    assert app_container["ports"] == [{"name": "http", "containerPort": 8080}]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert app_container[probe]["httpGet"]["port"] == "http"
+    data = _kind(docs, "ConfigMap")["data"]
+    assert set(data) == {"gunicorn.conf.py"}
+    one_host = render_gunicorn(plan)
+    assert data["gunicorn.conf.py"] == one_host.replace(
+        'bind = ["127.0.0.1:8001"]', 'bind = ["0.0.0.0:8080"]'
+    )
+    assert data["gunicorn.conf.py"] != one_host
+    assert f"backlog = {plan.shared_backlog}\n" in data["gunicorn.conf.py"]
+    service = _kind(docs, "Service")["spec"]["ports"]
+    assert service == [{"name": "http", "port": 80, "targetPort": "http"}]
+
+
+def test_the_ingress_carries_the_plans_proxy_numbers_as_documented_annotations() -> None:
+    """Only ingress-nginx's documented per-Ingress annotations, with the plan's numbers: connect,
+    read and send timeouts, body size, response buffering."""
+    plan = _ingress_plan(slow_call_ratio=0.1, slow_call_ms=40_000, max_body_mb=25)
+    ingress = _kind(_validate(plan), "Ingress")
+    prefix = "nginx.ingress.kubernetes.io/"
+    assert ingress["metadata"]["annotations"] == {
+        prefix + "proxy-connect-timeout": str(plan.upstream_connect_timeout_s),
+        prefix + "proxy-read-timeout": str(plan.nginx_read_timeout_s),
+        prefix + "proxy-send-timeout": str(plan.nginx_read_timeout_s),
+        prefix + "proxy-body-size": "25m",
+        prefix + "proxy-buffering": "on",
+    }
+    assert plan.nginx_read_timeout_s > plan.request_timeout_s > 40
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": "app", "port": {"name": "http"}}
+
+
+def test_the_ingress_host_comes_from_server_name() -> None:
+    """server_name '_' (nginx's catch-all) is an Ingress rule without a host; a name is its host."""
+    (rule,) = _kind(_validate(_ingress_plan()), "Ingress")["spec"]["rules"]
+    assert "host" not in rule
+    (rule,) = _kind(_validate(_ingress_plan(server_name="*.example.com")), "Ingress")["spec"][
+        "rules"
+    ]
+    assert rule["host"] == "*.example.com"
+
+
+def test_gunicorn_keepalive_outlasts_the_ingress_controllers() -> None:
+    """Ingress layout: gunicorn holds an idle connection longer than the controller's
+    upstream-keepalive-timeout, so the controller always closes first."""
+    assert _ingress_plan().gunicorn_keepalive_s == 65  # max(60 + 5, ingress 60 + 5)
+    assert _ingress_plan(ingress_keepalive_s=300).gunicorn_keepalive_s == 305
+    assert make_plan(Workload(cores=2, ingress_keepalive_s=300), MACHINE).gunicorn_keepalive_s == 65
+
+
+def test_the_ingress_layout_has_no_nginx_allowance_and_stops_after_propagation() -> None:
+    """No nginx container: no CPU or memory for it, and gunicorn's preStop is the propagation
+    wait alone (nothing sits between the controller and gunicorn to drain)."""
+    plan = _ingress_plan()
+    assert (plan.nginx_cpu_millicores, plan.nginx_memory_mb) == (0, 0)
+    assert plan.app_prestop_sleep_s == plan.prestop_sleep_s
+    sidecar = make_plan(Workload(cores=2), MACHINE)
+    assert sidecar.app_prestop_sleep_s == sidecar.prestop_sleep_s + sidecar.nginx_read_timeout_s
+
+
+@pytest.mark.parametrize(
+    ("version", "layout", "metric"),
+    [
+        ("1.29", "sidecar", "Resource"),
+        ("1.30", "sidecar", "ContainerResource"),
+        ("1.34", "sidecar", "ContainerResource"),
+        ("1.34", "ingress", "Resource"),
+    ],
+)
+def test_the_autoscaler_follows_the_app_container_where_the_metric_is_ga(
+    version: str, layout: str, metric: str
+) -> None:
+    """Sidecar pods from Kubernetes 1.30 (ContainerResource GA, KEP-1610) scale on the app
+    container's CPU; before that, and for the one-container ingress pod, on the pod's."""
+    plan = make_plan(Workload(cores=2, k8s_version=version, k8s_layout=layout), MACHINE)
+    (spec,) = _kind(_validate(plan), "HorizontalPodAutoscaler")["spec"]["metrics"]
+    assert spec["type"] == metric
+    if metric == "ContainerResource":
+        assert spec["containerResource"]["container"] == "app"
+        assert spec["containerResource"]["target"]["averageUtilization"] == 50
+    assert ("KEP-1610" in plan.reasons["hpa_container_metric"]) == (layout == "sidecar")
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "reason"),
+    [
+        (["--k8s-layout", "sidecars"], "k8s_layout", "'sidecar'"),
+        (
+            ["--k8s-layout", "ingress", "--server-name", "Shop.Example.com"],
+            "server_name",
+            "Ingress host",
+        ),
+        (
+            ["--k8s-layout", "ingress", "--server-name", "*shop.example.com"],
+            "server_name",
+            "Ingress host",
+        ),
+        (["--ingress-class", 'nginx"\nkind: Secret'], "ingress_class", "RFC 1123"),
+        (["--ingress-keepalive-s", "0"], "ingress_keepalive_s", "from 1"),
+    ],
+)
+def test_bad_ingress_input_is_one_error_line_and_nothing_written(
+    flags: list[str], field: str, reason: str, tmp_path: Path
+) -> None:
+    """A layout that does not exist, a server_name no Ingress accepts, a hostile class name:
+    exit 2, one `error:` line naming the field, no file written."""
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", "all", "--cores", "2", *flags, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert re.match(rf"error: {field}( \(--[a-z0-9-]+\))?: ", result.stderr), result.stderr
+    assert reason in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()

@@ -43,6 +43,37 @@ def test_nginx_accepts_a_multi_host_upstream(tmp_path: Path) -> None:
         assert checked.returncode == 0, checked.stderr
 
 
+def test_the_keepalive_pool_counts_every_upstream_hosts_slots() -> None:
+    """With `upstream`, nginx's idle pool and its zone count every host's processes (their weights)
+    x threads and every host, not this machine's sockets: 3 hosts of 4, 2 and 8 cores at 2
+    threads keep 28 connections."""
+    one = make_plan(Workload(cores=2, service_time_ms=100, cpu_fraction=0.5), MACHINE)
+    many = make_plan(
+        Workload(
+            cores=2, service_time_ms=100, cpu_fraction=0.5,
+            upstream=("10.0.0.2:8001=4", "10.0.0.3:8001", "[fd00::3]:8001=8"),
+        ),
+        MACHINE,
+    )  # fmt: skip
+    assert (one.threads, many.threads) == (2, 2)
+    assert one.upstream_keepalive_connections == 2 * 2
+    assert many.upstream_weights == (4, 2, 8)
+    assert many.upstream_keepalive_connections == (4 + 2 + 8) * 2
+    assert "3 upstream hosts' 14 processes" in many.reasons["upstream_keepalive_connections"]
+    assert many.upstream_zone_kb == one.upstream_zone_kb + 1  # 3 servers instead of 2 sockets
+    assert f"keepalive {many.upstream_keepalive_connections};" in render_nginx(many, "gunicorn")
+
+
+def test_an_asgi_pool_counts_every_hosts_admitted_requests() -> None:
+    """An ASGI app behind several hosts: each host's processes admit admitted_per_process each."""
+    plan = make_plan(
+        Workload(cores=2, interface="asgi", upstream=("10.0.0.2:8001=3", "10.0.0.3:8001=1")),
+        MACHINE,
+    )
+    assert plan.admitted_per_process is not None
+    assert plan.upstream_keepalive_connections == 4 * plan.admitted_per_process
+
+
 def test_retries_are_bounded_by_hosts_and_timeouts() -> None:
     """A GET tries each host at most once, within the nginx read timeout."""
     plan = make_plan(Workload(cores=2, upstream=("10.0.0.2:8001", "10.0.0.3:8001")), MACHINE)

@@ -91,6 +91,8 @@ FIELD_ALLOWED: dict[str, str] = {
     "app_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
     "nginx_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
     "probe_path": "an absolute HTTP path of letters, digits and . _ ~ / - (no query, no '..')",
+    "k8s_layout": "'sidecar' (nginx + gunicorn in one pod) or 'ingress' (gunicorn alone behind an Ingress)",
+    "ingress_class": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
     "k8s_version": "a Kubernetes minor version from 1.25 to 1.37 (e.g. '1.34')",
     "cpu_limit": "a whole number of cores equal to `cores` (fractional quotas are refused)",
     "upstream": "HOST:PORT[=CORES] items, comma-separated (at most 256; CORES 1-1024 is the weight)",
@@ -318,6 +320,27 @@ class Workload(BaseModel):
         default="1.34",
         description="Kubernetes version the manifests are written (and validated) for",
         json_schema_extra={"unit": "version"},
+    )
+    k8s_layout: Literal["sidecar", "ingress"] = Field(
+        default="sidecar",
+        description="the pod: 'sidecar' runs nginx beside gunicorn (buffering, the drain order, "
+        "the plan's nginx); 'ingress' runs gunicorn alone behind an Ingress (one fewer "
+        "container; the ingress balances pods, not workers)",
+        json_schema_extra={"unit": "layout"},
+    )
+    ingress_class: K8sName = Field(
+        default="nginx",
+        description="ingressClassName of the Ingress (k8s_layout 'ingress'); its annotations are "
+        "ingress-nginx's",
+        json_schema_extra={"unit": "name"},
+    )
+    ingress_keepalive_s: int = Field(
+        default=60,
+        ge=1,
+        le=4000,
+        description="how long the ingress controller keeps an idle connection to a pod open "
+        "(ingress-nginx ConfigMap upstream-keepalive-timeout: 60)",
+        json_schema_extra={"unit": "s"},
     )
     app_name: K8sName = Field(
         default="app",

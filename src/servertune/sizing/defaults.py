@@ -11,8 +11,8 @@ __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
     "ADMISSION_HEADROOM",
-    "APP_STOP_LAG_S",
     "BACKLOG_BURST_S",
+    "CONTAINER_METRIC_K8S_VERSION",
     "DEFAULT_SOMAXCONN",
     "FAIL_TIMEOUT_S",
     "GIL_SATURATION",
@@ -128,10 +128,10 @@ UNIX_PATH_MAX = 107
 HPA_MAX_TARGET_PERCENT = 80
 #: preStop sleeps this much past the endpoint propagation time, for the slowest proxy to catch up.
 PRESTOP_MARGIN_S = 2
-#: gunicorn closes its listening socket on SIGTERM and drops what waits in its backlog
-#: (benoitc/gunicorn#3397): the app container stops this long after the nginx beside it has
-#: stopped taking requests, so nginx never connects to a closed socket (benoitc/gunicorn#2593).
-APP_STOP_LAG_S = 3
+#: The first Kubernetes minor version with the HPA's ContainerResource metric GA (KEP-1610:
+#: alpha 1.20, beta 1.27, stable 1.30): the autoscaler can then follow the app container's CPU
+#: instead of the pod's, which averages in the nginx beside it.
+CONTAINER_METRIC_K8S_VERSION = (1, 30)
 #: terminationGracePeriodSeconds exceeds preStop + graceful timeout by this much before SIGKILL.
 TERMINATION_MARGIN_S = 5
 #: Readiness: checked every 5 s, out of the Service after 2 misses (10 s) - failing it removes

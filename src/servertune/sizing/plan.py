@@ -135,6 +135,7 @@ class Plan(BaseModel):
     nginx_cpu_millicores: int = derived("millicores")
     nginx_memory_mb: int = derived("MiB")
     hpa_target_cpu_percent: int = derived("%")
+    hpa_container_metric: bool = derived("yes/no")
     pods_for_peak: int | None = derived("pods", explain_only=True)
     hpa_min_replicas: int = derived("pods")
     hpa_max_replicas: int = derived("pods")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from servertune.sizing import Plan
 from servertune.sizing.plan import host_port
 from servertune.targets.layout import Backend, Layout
@@ -9,11 +11,22 @@ from servertune.templating import render_template
 
 
 def render_nginx(
-    plan: Plan, backend: Backend = "uwsgi", layout: Layout = "per-worker", *, snippet: bool = False
+    plan: Plan,
+    backend: Backend = "uwsgi",
+    layout: Layout = "per-worker",
+    *,
+    snippet: bool = False,
+    down: Collection[int] = (),
 ) -> str:
     """least_conn over the per-worker sockets (or the one shared socket) of `backend`, or over the
-    app hosts of `upstream` when given."""
+    app hosts of `upstream` when given.
+
+    `down` holds indices of local sockets to mark `down`: an instance being drained before it is
+    stopped (nginx sends it nothing new after a reload; the old workers finish what they sent).
+    """
     servers = list(plan.sockets) if layout == "per-worker" else [plan.shared_socket]
+    if any(not 0 <= i < len(servers) for i in down):
+        raise ValueError(f"down: {sorted(down)} is not among the {len(servers)} sockets")
     w = plan.workload
     return render_template(
         "nginx-site.conf.j2" if snippet else "nginx.conf.j2",
@@ -22,6 +35,7 @@ def render_nginx(
         backend=backend,
         upstream=f"servertune_{backend}",
         servers=[s.endpoint for s in servers],
+        down=[servers[i].endpoint for i in sorted(down)],
         # `upstream` given: nginx balances those hosts (weight = cores) instead of local sockets.
         hosts=list(zip(plan.upstream_hosts, plan.upstream_weights, strict=True)),
         listen=host_port(w.listen_host, w.listen_port),

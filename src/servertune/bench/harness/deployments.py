@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.bench.harness.ports import LOOPBACK, free_port, free_port_block
+from servertune.bench.harness.stats import group_members
 from servertune.bench.harness.supervision import (
     READY_TIMEOUT_S,
     Server,
@@ -46,6 +48,7 @@ __all__ = [
     "deploy_gunicorn",
     "deploy_uwsgi",
     "place",
+    "reload_nginx",
     "wait_answer",
 ]
 
@@ -110,6 +113,32 @@ def _start_nginx(stack: Stack, name: str, plan: Plan, conf_text: str, home: Path
         "-g", "daemon off;",
     ]  # fmt: skip
     return stack.start(f"{name}-nginx", "nginx", argv, ports=[plan.workload.listen_port])
+
+
+def reload_nginx(nginx: Server, conf_text: str, timeout_s: float) -> None:
+    """Write nginx's config and reload it (SIGHUP), as `nginx -s reload` does; return once every
+    old worker has exited, i.e. has answered every request it had sent upstream.
+
+    New workers start with the new config; old ones stop accepting, finish their requests in
+    flight and exit. Raises ServerError when no new worker appears (a config nginx refused) or
+    an old one outlives `timeout_s`.
+    """
+    conf = Path(nginx.argv[nginx.argv.index("-c") + 1])
+    master = nginx.process.pid
+    old = set(group_members(nginx.pgid)) - {master}
+    tmp = conf.with_suffix(".tmp")
+    tmp.write_text(conf_text)
+    tmp.replace(conf)
+    nginx.process.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        members = set(group_members(nginx.pgid)) - {master}
+        if members - old and not members & old:
+            return
+        time.sleep(0.05)
+    raise ServerError(
+        f"{nginx.name}: reload did not finish within {timeout_s:g} s\n{nginx.log_tail()}"
+    )
 
 
 #: What nginx answers while the app server behind it is not serving yet.

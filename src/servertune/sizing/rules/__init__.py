@@ -37,9 +37,9 @@ RULES: tuple[Rule, ...] = (
     backlog.rule,
     timeouts.rule,
     recycling.rule,
+    hosts.rule,
     proxy.rule,
     limits.rule,
-    hosts.rule,
     cluster.rule,
     asgi_servers.rule,
 )

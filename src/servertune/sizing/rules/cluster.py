@@ -8,10 +8,11 @@ rules put (processes, ceiling, request and graceful timeouts) plus the cluster i
 from __future__ import annotations
 
 import math
+import re
 
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
-    APP_STOP_LAG_S,
+    CONTAINER_METRIC_K8S_VERSION,
     HPA_MAX_TARGET_PERCENT,
     LIVENESS_PERIOD_S,
     MEMORY_HEADROOM_RATIO,
@@ -30,10 +31,28 @@ from servertune.workload import Workload
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Resources, replicas, probes and the stop sequence of the Deployment."""
+    ingress_host = w.k8s_layout == "ingress" and w.server_name != "_"
+    if ingress_host and not re.match(INGRESS_HOST_PATTERN, w.server_name):
+        raise PlanError(
+            f"server_name: {w.server_name!r} is not an Ingress host (lower-case DNS name, "
+            "optionally '*.' first); use '_' for an Ingress without a host rule"
+        )
     _resources(w, d)
     _replicas(w, d)
     _probes(w, d)
     _stop_sequence(w, d)
+
+
+#: What Ingress `spec.rules[].host` accepts: a lower-case RFC 1123 name, or one `*.` label first.
+INGRESS_HOST_PATTERN = (
+    r"\A(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+\Z"
+    r"|\A[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z"
+)
+
+
+def _version(w: Workload) -> tuple[int, int]:
+    major, minor = (int(part) for part in w.k8s_version.split("."))
+    return major, minor
 
 
 def _resources(w: Workload, d: Derivation) -> None:
@@ -74,6 +93,11 @@ def _resources(w: Workload, d: Derivation) -> None:
     else:
         memory, reason = None, "unset: give memory_per_worker_mb (servertune measure reports it)"
     d.put("app_memory_mb", memory, reason)
+    if w.k8s_layout == "ingress":
+        none = "0: k8s_layout 'ingress' has no nginx in the pod (the ingress controller's own pods proxy)"
+        d.put("nginx_cpu_millicores", 0, none)
+        d.put("nginx_memory_mb", 0, none)
+        return
     d.put(
         "nginx_cpu_millicores",
         NGINX_CPU_MILLICORES,
@@ -103,6 +127,26 @@ def _replicas(w: Workload, d: Derivation) -> None:
         reason = f"{HPA_MAX_TARGET_PERCENT}: with min_replicas 1 no target survives losing the pod"
         d.warn("min_replicas: 1 pod means a node drain or a crash is an outage; use 2 or more")
     target = d.put("hpa_target_cpu_percent", target, reason)
+    floor = ".".join(str(v) for v in CONTAINER_METRIC_K8S_VERSION)
+    container = w.k8s_layout == "sidecar" and _version(w) >= CONTAINER_METRIC_K8S_VERSION
+    if w.k8s_layout == "ingress":
+        metric_reason = (
+            "no: the pod metric (type Resource); with k8s_layout 'ingress' the app is the pod's "
+            "only container, so the pod's CPU is the app's"
+        )
+    elif container:
+        metric_reason = (
+            f"yes (type ContainerResource, container app): GA since Kubernetes {floor} "
+            f"(KEP-1610) and this is {w.k8s_version}; the pod metric would average the app's "
+            "CPU with the nginx beside it and scale late"
+        )
+    else:
+        metric_reason = (
+            f"no: the pod metric (type Resource), which averages the app with nginx - the "
+            f"ContainerResource metric is GA only from Kubernetes {floor} (KEP-1610), this is "
+            f"{w.k8s_version}"
+        )
+    d.put("hpa_container_metric", container, metric_reason)
     ceiling = d.get_float("ceiling_rps")
     if w.peak_rps is None:
         pods = None
@@ -186,29 +230,46 @@ def _probes(w: Workload, d: Derivation) -> None:
 
 def _stop_sequence(w: Workload, d: Derivation) -> None:
     keepalive = d.get_int("nginx_keepalive_timeout_s")
+    graceful = d.get_int("graceful_timeout_s")
+    ingress = w.k8s_layout == "ingress"
     prestop = d.put(
         "prestop_sleep_s",
         w.endpoint_propagation_s + PRESTOP_MARGIN_S,
-        f"endpoint propagation {w.endpoint_propagation_s} s + {PRESTOP_MARGIN_S} s: nginx keeps "
-        "serving until every proxy and load balancer has stopped sending (LB idle "
-        f"{w.lb_idle_timeout_s} s < nginx keep-alive {keepalive} s, so the LB closes first)",
+        f"endpoint propagation {w.endpoint_propagation_s} s + {PRESTOP_MARGIN_S} s: "
+        + (
+            "gunicorn keeps serving until every ingress controller has stopped sending to the pod"
+            if ingress
+            else "nginx keeps serving until every proxy and load balancer has stopped sending "
+            f"(LB idle {w.lb_idle_timeout_s} s < nginx keep-alive {keepalive} s, so the LB "
+            "closes first)"
+        ),
     )
-    app_prestop = d.put(
-        "app_prestop_sleep_s",
-        prestop + APP_STOP_LAG_S,
-        f"nginx's preStop + {APP_STOP_LAG_S} s: gunicorn closes its socket on SIGTERM and drops "
-        "its backlog, so it stops after nginx (SIGQUIT: finish, accept nothing) has stopped "
-        "sending it requests",
-    )
-    graceful = d.get_int("graceful_timeout_s")
+    if ingress:
+        app_prestop = d.put(
+            "app_prestop_sleep_s",
+            prestop,
+            "= preStop: gunicorn is the pod's only container, so it gets SIGTERM once the "
+            "ingress controllers have removed the endpoint and send it nothing new",
+        )
+    else:
+        read_s = d.get_int("nginx_read_timeout_s")
+        app_prestop = d.put(
+            "app_prestop_sleep_s",
+            prestop + read_s,
+            f"nginx's preStop {prestop} s + nginx read timeout {read_s} s: nginx gets SIGQUIT "
+            "at the end of its preStop - it accepts nothing new and finishes its requests in "
+            "flight, each answered within its read timeout - so gunicorn gets SIGTERM only "
+            "after nginx has quit, with nothing waiting in the listen backlog it drops when it "
+            "closes its socket (benoitc/gunicorn#3397; bench restart measures the same drain "
+            "on one host)",
+        )
     d.put(
         "termination_grace_period_s",
         app_prestop + graceful + TERMINATION_MARGIN_S,
         f"app preStop {app_prestop} s + graceful timeout {graceful} s + {TERMINATION_MARGIN_S} s: "
         "SIGKILL never lands on a request the app server is still allowed to finish",
     )
-    major, minor = (int(part) for part in w.k8s_version.split("."))
-    native = (major, minor) >= NATIVE_SLEEP_K8S_VERSION
+    native = _version(w) >= NATIVE_SLEEP_K8S_VERSION
     floor = ".".join(str(v) for v in NATIVE_SLEEP_K8S_VERSION)
     d.put(
         "native_sleep",

@@ -19,19 +19,33 @@ from servertune.workload import Workload
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """nginx workers, connections, zone, keep-alive pool, max_fails, body size, trust, log batching."""
     assert isinstance(w.cores, int)
-    processes = d.get_int("processes")
-    slots = processes * d.get_int("threads")
+    hosts = d.values["upstream_weights"]
+    # Processes behind nginx: this machine's, or every upstream host's (weight = its cores =
+    # its processes, one per core).
+    processes = sum(hosts) if hosts else d.get_int("processes")
+    where = (
+        f"{len(hosts)} upstream hosts' {processes} processes (their weights)"
+        if hosts
+        else f"{processes} processes"
+    )
+    threads = d.get_int("threads")
+    slots = processes * threads
     pool_reason = (
-        f"{processes} processes x {d.get_int('threads')} threads: gunicorn speaks HTTP/1.1 to "
-        "nginx, so each app thread may keep one idle connection instead of a new one per request"
+        f"{where} x {threads} threads: gunicorn speaks HTTP/1.1 to nginx, so each app thread "
+        "may keep one idle connection instead of a new one per request"
     )
     admitted = d.values["admission_limit"]
     if admitted is not None:  # an ASGI app (a baseline may force no admission: then as WSGI)
         # An event loop serves every admitted request at once: each may hold an upstream connection.
-        slots = admitted
+        per_process = d.values["admitted_per_process"]
+        if hosts and per_process is not None:
+            slots = processes * per_process
+            counted = f"{where} x {per_process} admitted requests per process"
+        else:
+            slots, counted = admitted, f"the {admitted} admitted requests"
         pool_reason = (
-            f"= the {slots} admitted requests: the ASGI server speaks HTTP/1.1 to nginx, so each "
-            "admitted request may reuse an idle connection instead of opening one"
+            f"= {counted}: the ASGI server speaks HTTP/1.1 to nginx, so each admitted request "
+            "may reuse an idle connection instead of opening one"
         )
     d.put(
         "nginx_worker_processes",
@@ -46,7 +60,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     )
     d.put(
         "upstream_zone_kb",
-        UPSTREAM_ZONE_BASE_KB + UPSTREAM_ZONE_PER_SERVER_KB * len(d.values["sockets"]),
+        UPSTREAM_ZONE_BASE_KB + UPSTREAM_ZONE_PER_SERVER_KB * len(hosts or d.values["sockets"]),
         f"{UPSTREAM_ZONE_BASE_KB} KiB + {UPSTREAM_ZONE_PER_SERVER_KB} KiB per server: shared memory "
         "so every nginx worker sees one least_conn count",
     )
@@ -82,9 +96,17 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "a batch is written at least this often: a second of log delay costs nothing",
     )
     host = w.bind_host
+    trusted = "127.0.0.1,::1" if host.is_loopback or w.socket_dir else str(host)
     d.put(
         "forwarded_allow_ips",
-        "127.0.0.1,::1" if host.is_loopback or w.socket_dir else str(host),
+        trusted,
         "gunicorn trusts X-Forwarded-* only from the nginx in front (on loopback or a unix "
-        "socket: 127.0.0.1 and ::1), never from everyone ('*')",
+        "socket: 127.0.0.1 and ::1), never from everyone ('*')"
+        + (
+            "; with k8s_layout 'ingress' the proxy is the ingress controller, whose pod "
+            "addresses are not known here: replace this with its pods' CIDR in the ConfigMap, "
+            "or gunicorn ignores the scheme and client address it forwards"
+            if w.k8s_layout == "ingress"
+            else ""
+        ),
     )

@@ -48,6 +48,18 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "nginx's idle limit on kept-alive connections to gunicorn, below gunicorn's keepalive so "
         "nginx closes first",
     )
+    if w.k8s_layout == "ingress":
+        ingress = w.ingress_keepalive_s + KEEPALIVE_MARGIN_S
+        d.put(
+            "gunicorn_keepalive_s",
+            max(nginx_keepalive, ingress),
+            f"max(nginx keep-alive {nginx_keepalive} s, ingress keep-alive "
+            f"{w.ingress_keepalive_s} s + {KEEPALIVE_MARGIN_S} s): with k8s_layout 'ingress' the "
+            "ingress controller's kept-alive connections reach gunicorn directly, so gunicorn "
+            "must hold an idle one longer than the controller does (gunicorn's 2 s default "
+            "would close under it: bench idle-race)",
+        )
+        return
     d.put(
         "gunicorn_keepalive_s",
         nginx_keepalive,
