@@ -45,6 +45,7 @@ __all__ = [
     "deploy_command",
     "deploy_gunicorn",
     "deploy_uwsgi",
+    "http_get",
     "place",
     "wait_answer",
 ]
@@ -116,25 +117,31 @@ def _start_nginx(stack: Stack, name: str, plan: Plan, conf_text: str, home: Path
 GATEWAY_ERRORS = frozenset({502, 503, 504})
 
 
-def wait_answer(url: str, path: str = "/", timeout_s: float = READY_TIMEOUT_S) -> int:
-    """GET `path` until the app behind nginx answers (not a gateway error); return its status."""
+def http_get(url: str, path: str, timeout_s: float) -> tuple[int, bytes]:
+    """One GET of `path` on the host and port of `url`: the status and the whole body."""
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, port = host_port.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout_s)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def wait_answer(url: str, path: str = "/", timeout_s: float = READY_TIMEOUT_S) -> int:
+    """GET `path` until the app behind nginx answers (not a gateway error); return its status."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
-        connection = http.client.HTTPConnection(host, int(port), timeout=timeout_s)
         try:
-            connection.request("GET", path)
-            response = connection.getresponse()
-            response.read()
-            if response.status not in GATEWAY_ERRORS:
-                return response.status
-            last = f"HTTP {response.status} from nginx"
+            status, _ = http_get(url, path, timeout_s)
+            if status not in GATEWAY_ERRORS:
+                return status
+            last = f"HTTP {status} from nginx"
         except OSError as error:
             last = str(error)
-        finally:
-            connection.close()
         time.sleep(0.1)
     raise ServerError(f"{url} did not answer GET {path} within {timeout_s:g} s ({last})")
 
