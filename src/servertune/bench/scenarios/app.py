@@ -331,7 +331,8 @@ class AppBench(BaseScenario[AppSizes]):
             if status != 200 or body != probe.read_bytes():
                 raise BenchAppError(
                     f"candidate {config}: --static GET {path} answered HTTP {status}, not the "
-                    f"{probe.stat().st_size} bytes of {probe} (nginx did not serve it)"
+                    f"{probe.stat().st_size} bytes of {probe} (nginx did not serve it; its workers "
+                    "must be able to read the directory)"
                 )
             self.static_served[prefix] = (path, len(body))
 
