@@ -10,10 +10,12 @@ that an app that cannot be imported, raises, answers 500 or never answers is one
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,14 @@ from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.report import BenchInputError
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.app import (
+    CPU_KEYS,
     NAIVE,
     OURS,
+    STATIC_PROBE_MAX_BYTES,
+    cpu_per_request,
     parse_path,
     split_connections,
+    static_probe,
     verdict_of,
     wrk_lua,
 )
@@ -65,18 +71,33 @@ def _assert_nothing_left(report: dict[str, Any]) -> None:
         assert group_members(server["pgid"]) == [], server["name"]
 
 
+#: A file served under `--static /assets/=DIR`: a path httpbin itself answers 404.
+STATIC_NAME, STATIC_BODY = "hello.txt", b"served by nginx, not by httpbin\n"
+
+
 @pytest.fixture(scope="module")
-def httpbin_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
-    """One quick run on httpbin with the broken gunicorn config as --against."""
+def httpbin_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, dict[str, Any], Path]]:
+    """One quick run on httpbin with the broken gunicorn config as --against, and a --static
+    directory."""
     tmp = tmp_path_factory.mktemp("httpbin")
     broken = tmp / "broken.conf.py"
     broken.write_text(BROKEN_CONF)
-    result, report = _run(
-        ["httpbin:app", "--path", "/delay/0.05", "--path", "/get", "--against", str(broken),
-         "--plot", str(tmp / "plot.png")],
-        tmp,
-    )  # fmt: skip
-    return result.stdout, report, tmp
+    # nginx's workers run as an unprivileged user: pytest's own temporary root is private.
+    public = Path(tempfile.mkdtemp(prefix="servertune-static-"))
+    public.chmod(0o755)
+    (public / STATIC_NAME).write_bytes(STATIC_BODY)
+    (public / STATIC_NAME).chmod(0o644)
+    try:
+        result, report = _run(
+            ["httpbin:app", "--path", "/delay/0.05", "--path", "/get", "--against", str(broken),
+             "--static", f"/assets/={public}", "--plot", str(tmp / "plot.png")],
+            tmp,
+        )  # fmt: skip
+        yield result.stdout, report, tmp
+    finally:
+        shutil.rmtree(public, ignore_errors=True)
 
 
 def test_httpbin_table_has_every_candidate_with_its_numbers(
@@ -110,6 +131,71 @@ def test_httpbin_errors_are_counted_not_hidden(
     assert broken["errors"] == broken["non_2xx"] + broken["socket_errors"]
     for name in OURS:
         assert rows[name]["errors"] == 0, name
+
+
+def test_httpbin_static_file_comes_from_nginx_never_the_app(
+    httpbin_run: tuple[str, dict[str, Any], Path],
+) -> None:
+    """--static: under every candidate nginx answered the file's exact bytes on a path the app
+    would answer 404 (a request reaching the app would have failed the run)."""
+    from httpbin import app as httpbin_app
+
+    _, report, _ = httpbin_run
+    assert httpbin_app.test_client().get(f"/assets/{STATIC_NAME}").status_code == 404
+    (note,) = [n for n in report["notes"] if n.startswith("--static")]
+    assert (
+        f"GET /assets/{STATIC_NAME} answered by nginx with the file's {len(STATIC_BODY)} bytes"
+        in note
+    )
+
+
+def test_httpbin_rows_split_cpu_per_request_and_the_ceilings(
+    httpbin_run: tuple[str, dict[str, Any], Path],
+) -> None:
+    """Every row has the app's, nginx's and the load generator's CPU ms per request, and the
+    two ceilings they give; the report's ceiling is the on-host one, named in a note."""
+    _, report, _ = httpbin_run
+    cores = report["machine"]["cores"]
+    for run in report["runs"]:
+        app_ms, proxy_ms, load_ms = (run[k] for k in CPU_KEYS[:3])
+        assert app_ms > 0, run["config"]
+        # One repeat (--quick): the row's ceilings come from exactly these figures.
+        total = app_ms + proxy_ms + load_ms
+        assert run["ceiling_rps"] == pytest.approx(1000 * cores / total, rel=0.01)
+        assert run["app_ceiling_rps"] == pytest.approx(1000 * cores / app_ms, rel=0.01)
+    # /proc counts CPU in 10 ms ticks: one short row may show none, all of them together do.
+    assert sum(run["proxy_cpu_ms_per_req"] for run in report["runs"]) > 0
+    assert sum(run["load_cpu_ms_per_req"] for run in report["runs"]) > 0
+    assert report["ceiling_rps"] in {run["ceiling_rps"] for run in report["runs"]}
+    assert report["notes"][0].startswith(
+        f"ceiling_rps {report['ceiling_rps']:.1f} req/s is measured"
+    )
+
+
+def test_cpu_per_request_divides_each_part_by_the_requests() -> None:
+    """3 s of app, 1 s of nginx, 1 s of load over 1000 requests on 2 cores: 3/1/1 ms and
+    ceilings of 2 / 5 ms and 2 / 3 ms; no requests, no numbers."""
+    row = cpu_per_request(2, 1000, app_s=3.0, proxy_s=1.0, load_s=1.0)
+    assert row == {
+        "app_cpu_ms_per_req": 3.0,
+        "proxy_cpu_ms_per_req": 1.0,
+        "load_cpu_ms_per_req": 1.0,
+        "ceiling_rps": 400.0,
+        "app_ceiling_rps": 666.7,
+    }
+    assert cpu_per_request(2, 0, app_s=1.0, proxy_s=0.0, load_s=0.0) == dict.fromkeys(CPU_KEYS)
+
+
+def test_static_probe_picks_the_first_plain_small_file(tmp_path: Path) -> None:
+    """Sorted by name; directories, odd names and files over 1 MiB are passed over."""
+    assert static_probe(tmp_path / "missing") is None
+    (tmp_path / "a dir").mkdir()
+    (tmp_path / "b space.txt").write_text("x")
+    (tmp_path / "c-big.bin").write_bytes(b"x" * (STATIC_PROBE_MAX_BYTES + 1))
+    assert static_probe(tmp_path) is None
+    (tmp_path / "d.css").write_text("body{}")
+    (tmp_path / "e.js").write_text("")
+    assert static_probe(tmp_path) == tmp_path / "d.css"
 
 
 def test_httpbin_leaves_no_process_and_no_port(

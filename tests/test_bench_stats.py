@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from servertune.bench.harness.stats import (
+    CpuWatch,
     group_cpu_seconds,
     median,
     median_run,
@@ -87,3 +88,16 @@ def test_group_cpu_counts_every_process_of_the_group() -> None:
     finally:
         os.killpg(burner.pid, 9)
         burner.wait()
+
+
+def test_cpu_watch_splits_named_parts_and_counts_this_process_as_load() -> None:
+    """Each named part is its counter's change over the watch; CPU burnt here is the load's."""
+    readings = {"app": iter([1.0, 3.5]), "proxy": iter([2.0, 2.25])}
+    parts = {name: (lambda it=it: next(it)) for name, it in readings.items()}
+    with CpuWatch(lambda: 0.0, parts) as watch:
+        start = time.process_time()
+        while time.process_time() - start < 0.1:  # 100 ms of CPU in this process
+            pass
+    assert watch.part_seconds == {"app": 2.5, "proxy": 0.25}
+    # os.times() truncates user and system time to 10 ms ticks each: at least 80 ms show.
+    assert watch.load_seconds >= 0.07

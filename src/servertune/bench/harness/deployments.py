@@ -47,6 +47,7 @@ __all__ = [
     "deploy_command",
     "deploy_gunicorn",
     "deploy_uwsgi",
+    "http_get",
     "place",
     "reload_nginx",
     "wait_answer",
@@ -145,25 +146,31 @@ def reload_nginx(nginx: Server, conf_text: str, timeout_s: float) -> None:
 GATEWAY_ERRORS = frozenset({502, 503, 504})
 
 
-def wait_answer(url: str, path: str = "/", timeout_s: float = READY_TIMEOUT_S) -> int:
-    """GET `path` until the app behind nginx answers (not a gateway error); return its status."""
+def http_get(url: str, path: str, timeout_s: float) -> tuple[int, bytes]:
+    """One GET of `path` on the host and port of `url`: the status and the whole body."""
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, port = host_port.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=timeout_s)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def wait_answer(url: str, path: str = "/", timeout_s: float = READY_TIMEOUT_S) -> int:
+    """GET `path` until the app behind nginx answers (not a gateway error); return its status."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
-        connection = http.client.HTTPConnection(host, int(port), timeout=timeout_s)
         try:
-            connection.request("GET", path)
-            response = connection.getresponse()
-            response.read()
-            if response.status not in GATEWAY_ERRORS:
-                return response.status
-            last = f"HTTP {response.status} from nginx"
+            status, _ = http_get(url, path, timeout_s)
+            if status not in GATEWAY_ERRORS:
+                return status
+            last = f"HTTP {status} from nginx"
         except OSError as error:
             last = str(error)
-        finally:
-            connection.close()
         time.sleep(0.1)
     raise ServerError(f"{url} did not answer GET {path} within {timeout_s:g} s ({last})")
 

@@ -11,7 +11,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,8 @@ def median_run(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
     row = dict(samples[0])
     for key, value in samples[0].items():
         if isinstance(value, int | float) and not isinstance(value, bool) and key != "concurrency":
-            row[key] = round(median(s[key] for s in samples), 3)
+            # A run that measured nothing for this key (None) does not vote.
+            row[key] = round(median(s[key] for s in samples if s.get(key) is not None), 3)
     row["repeats"] = [
         {k: v for k, v in s.items() if k not in ("config", "concurrency", "distribution")}
         for s in samples
@@ -142,19 +143,33 @@ class CpuWatch:
     `other_cores` is the machine's busy time minus the servers', the harness's and its
     children's (wrk), per second of wall time: how much of the machine other work took while we
     measured. On a shared box a run with a large value is contaminated and says so.
+
+    `parts` names CPU counters to split the servers' time by (`{"app": ..., "proxy": ...}`);
+    `part_seconds` holds each one's CPU seconds over the measurement. `load_seconds` is this
+    process's CPU with its reaped children's: the load generator, whether the built-in client
+    (running here) or wrk (a child, reaped before the watch ends).
     """
 
     servers: Callable[[], float]
+    parts: Mapping[str, Callable[[], float]] = field(default_factory=dict)
     _start: tuple[float, float, float, float] = field(default=(0.0, 0.0, 0.0, 0.0), init=False)
+    _parts_start: dict[str, float] = field(default_factory=dict, init=False)
     server_seconds: float = field(default=0.0, init=False)
+    part_seconds: dict[str, float] = field(default_factory=dict, init=False)
+    load_seconds: float = field(default=0.0, init=False)
     other_cores: float = field(default=0.0, init=False)
 
     def __enter__(self) -> CpuWatch:
+        self._parts_start = {name: read() for name, read in self.parts.items()}
         self._start = (time.monotonic(), machine_busy_seconds(), self.servers(), _own_cpu_seconds())
         return self
 
     def __exit__(self, *exc: object) -> None:
         wall, busy, servers, own = self._start
         self.server_seconds = self.servers() - servers
-        other = (machine_busy_seconds() - busy) - self.server_seconds - (_own_cpu_seconds() - own)
+        self.load_seconds = _own_cpu_seconds() - own
+        self.part_seconds = {
+            name: read() - self._parts_start[name] for name, read in self.parts.items()
+        }
+        other = (machine_busy_seconds() - busy) - self.server_seconds - self.load_seconds
         self.other_cores = max(0.0, other) / max(time.monotonic() - wall, 1e-6)

@@ -36,7 +36,16 @@ from servertune.bench.harness.report import BenchAppError, BenchInputError, Repo
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 from servertune.targets.layout import Backend, Layout
 
-__all__ = ["NAIVE", "OURS", "AppBench", "AppInput", "AppSizes", "parse_path"]
+__all__ = [
+    "CPU_KEYS",
+    "NAIVE",
+    "OURS",
+    "AppBench",
+    "AppInput",
+    "AppSizes",
+    "cpu_per_request",
+    "parse_path",
+]
 
 #: servertune's candidates, and the layouts people copy from docs (table order: naive first).
 OURS = ("servertune-uwsgi", "servertune-gunicorn", "servertune-gthread")
@@ -52,6 +61,14 @@ NOISE_BAND = 0.05
 IO_BOUND_TARGET = 1.2
 #: Below this measured cpu_fraction the app counts as I/O-bound for that target.
 IO_BOUND_CPU_FRACTION = 0.5
+#: The CPU figures of a run row (`cpu_per_request`), in table order.
+CPU_KEYS = (
+    "app_cpu_ms_per_req",
+    "proxy_cpu_ms_per_req",
+    "load_cpu_ms_per_req",
+    "ceiling_rps",
+    "app_ceiling_rps",
+)
 #: Extra seconds a `servertune measure` process gets beyond its own time limit.
 MEASURE_GRACE_S = 15.0
 
@@ -211,6 +228,9 @@ class AppBench(BaseScenario[AppSizes]):
         self.level_counts = sorted(levels)
         #: The plan each candidate last served with (for the rows' workers and threads).
         self.served_plans: dict[str, Any] = {}
+        #: Per --static prefix: the file nginx served before every candidate's load (path,
+        #: bytes), or None when its directory has no file to ask for.
+        self.static_served: dict[str, tuple[str, int] | None] = {}
 
     def _server_env(self) -> dict[str, str]:
         """PYTHONPATH for --pythonpath; uWSGI told about a virtualenv the harness runs in."""
@@ -288,8 +308,33 @@ class AppBench(BaseScenario[AppSizes]):
                     f"candidate {config}: GET {path} answered HTTP {status}, not 200 "
                     "(the app failed: see its own log)"
                 )
+        self._prove_static(config, deployment.url)
         assert deployment.nginx.ports[0] in listening_ports()
         return deployment
+
+    def _prove_static(self, config: str, url: str) -> None:
+        """GET one file under each --static prefix through nginx: its exact bytes, or an error.
+        The app servers never see these prefixes (nginx answers them from the directory)."""
+        from servertune.bench.harness.deployments import http_get
+        from servertune.bench.harness.supervision import READY_TIMEOUT_S
+
+        for prefix, directory in self.workload.static_dirs:
+            probe = static_probe(Path(directory))
+            if probe is None:
+                self.static_served.setdefault(prefix, None)
+                continue
+            path = prefix + probe.name
+            try:
+                status, body = http_get(url, path, READY_TIMEOUT_S)
+            except OSError as error:
+                raise BenchAppError(f"candidate {config}: --static GET {path}: {error}") from None
+            if status != 200 or body != probe.read_bytes():
+                raise BenchAppError(
+                    f"candidate {config}: --static GET {path} answered HTTP {status}, not the "
+                    f"{probe.stat().st_size} bytes of {probe} (nginx did not serve it; its workers "
+                    "must be able to read the directory)"
+                )
+            self.static_served[prefix] = (path, len(body))
 
     def _deploy(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:
         from servertune.bench.harness.deployments import (
@@ -365,7 +410,8 @@ class AppBench(BaseScenario[AppSizes]):
         assert level.concurrency is not None
         paths = self.input.paths
         result: LoadResult
-        with CpuWatch(served.cpu_seconds) as watch:
+        parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
+        with CpuWatch(served.cpu_seconds, parts) as watch:
             if self.tool == "wrk":
                 result = run_wrk(
                     served.url,
@@ -395,6 +441,13 @@ class AppBench(BaseScenario[AppSizes]):
             "requests": result.requests,
             "repeat": run.repeat,
             "processes": self._processes(config, plan),
+            **cpu_per_request(
+                self.cores,
+                result.requests,
+                app_s=watch.part_seconds["app"],
+                proxy_s=watch.part_seconds["proxy"],
+                load_s=watch.load_seconds,
+            ),
             "other_cpu_cores": round(watch.other_cores, 2),
         }
 
@@ -413,8 +466,7 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.versions import dist_version, tool_versions
 
         runs: list[dict[str, Any]] = []
-        # No ceiling_rps: the plan's model ceiling is not a measurement here (it is in the notes).
-        report = Report(scenario=self.name, runs=runs, ceiling_rps=None)
+        report = Report(scenario=self.name, runs=runs)
         notes: list[str] = []
         for level in self.level_counts:
             rows = {}
@@ -434,6 +486,8 @@ class AppBench(BaseScenario[AppSizes]):
             base = rows[best_naive]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
+                ceiling = row.get("ceiling_rps")
+                row["x_ceiling"] = round(row["rps"] / ceiling, 2) if ceiling else None
                 runs.append(row)
             ours, theirs = rows[best_ours], rows[best_naive]
             verdict = verdict_of(ours, theirs)
@@ -446,8 +500,8 @@ class AppBench(BaseScenario[AppSizes]):
                 f"naive {best_naive} {theirs['rps']:.1f} req/s "
                 f"({theirs['rps_low']:.1f}-{theirs['rps_high']:.1f}), p99 {theirs['p99_ms']} ms"
             )
-            if level >= 2 * self.cores:
-                self._target(report, rows, level)
+            if level >= 2 * self.cores and (why := self._target(report, rows, level)):
+                notes.append(why)
         # `measure` lists each path only for a mix; one path is the mix itself.
         mixed = (
             ", ".join(
@@ -457,15 +511,19 @@ class AppBench(BaseScenario[AppSizes]):
             or self.input.paths[0][0]
         )
         plan = self.plan
+        top = [r for r in runs if r["concurrency"] == self.level_counts[-1]]
+        measured = max((r for r in top if r["config"] in OURS), key=lambda r: r["rps"])
+        report.ceiling_rps = measured.get("ceiling_rps")
         report.notes = [
+            ceiling_note(measured, self.cores, plan.ceiling_rps, self.tool),
+            cpu_split_note(runs, self.tool),
             (
                 f"measured per path ({mixed}); mixed: service_time_ms {self.workload.service_time_ms:g}, "
                 f"cpu_fraction {self.workload.cpu_fraction:g}"
             ),
             (
                 f"{self.cores} cores; servertune's plan: {plan.processes} processes x {plan.threads} "
-                f"threads; ceiling_rps is the plan's model ({plan.ceiling_rps:.1f} req/s), not a "
-                "measurement; nginx and the load generator share these cores"
+                f"threads; nginx and the load generator share these cores"
             ),
             (
                 f"load by {self.tool}; {run.size.seconds:g} s per measurement; medians of "
@@ -479,6 +537,8 @@ class AppBench(BaseScenario[AppSizes]):
             ),
             *notes,
         ]
+        if self.static_served:
+            report.notes.append(static_note(self.static_served))
         busiest = max((float(s["other_cpu_cores"]) for s in results.all_rows()), default=0.0)
         if busiest > 0.25:
             report.notes.append(
@@ -493,14 +553,27 @@ class AppBench(BaseScenario[AppSizes]):
         }
         return report
 
-    def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> None:
-        """Issue 11's targets against gunicorn's (2 x cores) + 1 rule at this level."""
+    def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> str | None:
+        """Issue 11's targets against gunicorn's (2 x cores) + 1 rule at this level; for the
+        I/O-bound one, a note when the closed loop itself leaves no room for the ratio."""
         ours = max(OURS, key=lambda c: rows[c]["rps"])
         docs = rows["gunicorn-2n+1"]
         if not docs["rps"]:
-            return
+            return None
         ratio = round(rows[ours]["rps"] / docs["rps"], 3)
+        why = None
         if self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION:
+            docs_workers = 2 * self.cores + 1
+            cap = level / (self.workload.service_time_ms / 1000)
+            if level <= docs_workers and docs["rps"] * IO_BOUND_TARGET > cap:
+                why = (
+                    f"I/O-bound target at c={level}: gunicorn-2n+1's {docs_workers} sync workers "
+                    f"already serve all {level} connections, and a closed loop of {level} "
+                    f"connections caps every candidate near {level} / "
+                    f"{self.workload.service_time_ms:g} ms = {cap:.0f} req/s; gunicorn-2n+1 "
+                    f"served {docs['rps']:.0f} ({docs['rps'] / cap:.0%} of that), so no layout "
+                    f"can be {IO_BOUND_TARGET:g}x faster at this level"
+                )
             report.targets.append(
                 Target(
                     f"I/O-bound: best servertune / gunicorn-2n+1 req/s at c={level}",
@@ -518,12 +591,109 @@ class AppBench(BaseScenario[AppSizes]):
                     round(1 - NOISE_BAND, 2),
                 )
             )
+        return why
 
     def plot(self, report: Report, path: Path) -> None:
         """req/s (with the repeats' range) and p99 against connections, one line per candidate."""
         from servertune.bench.harness.plotting import plot_throughput
 
         plot_throughput(report, path)
+
+
+#: Largest file `static_probe` asks nginx for: enough to prove the alias, quick to compare.
+STATIC_PROBE_MAX_BYTES = 1 << 20
+#: File names the probe requests as they are (no URL escaping needed).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def static_probe(directory: Path) -> Path | None:
+    """The first (by name) plain, readable file of at most STATIC_PROBE_MAX_BYTES directly in
+    `directory`, or None."""
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return None
+    for entry in entries:
+        if (
+            _PLAIN_NAME.fullmatch(entry.name)
+            and entry.is_file()
+            and not entry.is_symlink()
+            and entry.stat().st_size <= STATIC_PROBE_MAX_BYTES
+            and os.access(entry, os.R_OK)
+        ):
+            return entry
+    return None
+
+
+def static_note(served: dict[str, tuple[str, int] | None]) -> str:
+    """What the --static check proved, in one line."""
+    parts = [
+        f"GET {got[0]} answered by nginx with the file's {got[1]} bytes"
+        if got
+        else f"{prefix}: no plain file of <= {STATIC_PROBE_MAX_BYTES >> 20} MiB in its directory to ask for"
+        for prefix, got in served.items()
+    ]
+    return (
+        f"--static, checked before every candidate's load: {'; '.join(parts)} (the app servers "
+        "never see these prefixes)"
+    )
+
+
+def ceiling_note(row: dict[str, Any], cores: int, model_rps: float, tool: str) -> str:
+    """Which ceiling `ceiling_rps` is, measured on `row` (servertune's best at the highest load),
+    next to the one without nginx and the load generator and the plan's model."""
+    if row.get("ceiling_rps") is None:
+        return "ceiling: not measured (no request was answered at the highest load)"
+    app, proxy, load = (row[k] for k in CPU_KEYS[:3])
+    return (
+        f"ceiling_rps {row['ceiling_rps']:.1f} req/s is measured with nginx and {tool} on these "
+        f"{cores} cores: {cores} / ({app:.3f} app + {proxy:.3f} nginx + {load:.3f} {tool}) ms of "
+        f"CPU per request ({row['config']} at c={row['concurrency']}); with nginx and the load on "
+        f"other machines it would be {row['app_ceiling_rps']:.1f} req/s ({cores} / the app's "
+        f"CPU alone); the plan's model says {model_rps:.1f}. The verdicts compare candidates "
+        "with each other; x_ceiling is each row's req/s over its own on-host ceiling_rps, the "
+        "one these runs can reach"
+    )
+
+
+def cpu_split_note(runs: list[dict[str, Any]], tool: str) -> str:
+    """How much of the CPU per request nginx and the load generator took, over every row."""
+    from servertune.bench.harness.stats import median
+
+    shares: dict[str, list[float]] = {"proxy": [], "load": []}
+    for row in runs:
+        app, proxy, load = (row.get(k) for k in CPU_KEYS[:3])
+        if app is None or proxy is None or load is None or app + proxy + load <= 0:
+            continue
+        shares["proxy"].append(proxy / (app + proxy + load))
+        shares["load"].append(load / (app + proxy + load))
+    if not shares["proxy"]:
+        return "CPU per request: not measured"
+    proxy, load = shares["proxy"], shares["load"]
+    return (
+        f"of the CPU per request (app + nginx + {tool}), nginx took {median(proxy):.0%} "
+        f"({min(proxy):.0%}-{max(proxy):.0%}) and {tool} {median(load):.0%} "
+        f"({min(load):.0%}-{max(load):.0%}): median (range) over every candidate and level"
+    )
+
+
+def cpu_per_request(
+    cores: int, requests: int, *, app_s: float, proxy_s: float, load_s: float
+) -> dict[str, float | None]:
+    """CPU ms per request of each part (app servers, nginx, the load generator) and the two
+    ceilings they give: `cores` over all three (everything on this host, as measured) and over
+    the app's alone (nginx and the load generator on other machines). None without requests."""
+    if requests <= 0:
+        return dict.fromkeys(CPU_KEYS)
+    app, proxy, load = (1000 * s / requests for s in (app_s, proxy_s, load_s))
+    total = app + proxy + load
+    return {
+        "app_cpu_ms_per_req": round(app, 3),
+        "proxy_cpu_ms_per_req": round(proxy, 3),
+        "load_cpu_ms_per_req": round(load, 3),
+        "ceiling_rps": round(1000 * cores / total, 1) if total > 0 else None,
+        "app_ceiling_rps": round(1000 * cores / app, 1) if app > 0 else None,
+    }
 
 
 def spread(values: list[float]) -> tuple[float, float]:
