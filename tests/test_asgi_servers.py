@@ -18,7 +18,7 @@ from servertune.bench.apps import install
 from servertune.bench.harness.deployments import AsgiServer, deploy_asgi, place
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.supervision import Stack
-from servertune.render import TARGETS, render_target
+from servertune.render import TARGETS, fitting, render_target
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
 
@@ -74,12 +74,30 @@ def _placed(stack: Stack, workload: Workload) -> Plan:
     return plan
 
 
-@pytest.mark.parametrize("target", ["uvicorn", "uvicorn-per-worker", "gunicorn-asgi", "granian"])
+#: Each ASGI app-server target: the server it starts, whether one instance per socket, and the
+#: line of its file that fixes the processes each instance runs.
+LAYOUTS: dict[str, tuple[AsgiServer, bool, str]] = {
+    "uvicorn": ("uvicorn", False, "--workers {processes} "),
+    "uvicorn-per-worker": ("uvicorn", True, "--workers 1 "),
+    "gunicorn-asgi": ("gunicorn-asgi", False, "workers = {processes}\n"),
+    "gunicorn-asgi-per-worker": ("gunicorn-asgi", True, "workers = 1\n"),
+    "granian": ("granian", False, "--workers {processes} "),
+    "granian-per-worker": ("granian", True, "--workers 1 "),
+}
+
+
+def test_every_asgi_server_target_is_started_below() -> None:
+    """The burst test covers every ASGI target that starts an app server (all but nginx's)."""
+    servers = [n for n in fitting("asgi") if not n.startswith("nginx")]
+    assert sorted(servers) == sorted(LAYOUTS)
+
+
+@pytest.mark.parametrize("target", list(LAYOUTS))
 def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str) -> None:
-    """Started from servertune's file behind nginx-asgi.conf, the server answers 200; a burst of
-    admission_limit + 6 slow requests gets exactly admission_limit 200s and a quick 503 for the rest."""
-    server: AsgiServer = "uvicorn" if target == "uvicorn-per-worker" else target  # type: ignore[assignment]
-    per_worker = target == "uvicorn-per-worker"
+    """Started from servertune's file behind nginx-asgi.conf (nginx-asgi-per-worker.conf for the
+    per-worker layouts), the server answers 200; a burst of admission_limit + 6 slow requests
+    gets exactly admission_limit 200s and a quick 503 for the rest."""
+    server, per_worker, worker_line = LAYOUTS[target]
     with Stack(label=f"test-{target}") as stack:
         plan = _placed(stack, LOOP_HEAVY)
         deployment = deploy_asgi(
@@ -91,13 +109,9 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str)
         status, body = _get(port)
         assert status == 200
         assert body.startswith("pid ")
-        worker_line = {
-            "uvicorn": ("uvicorn.sh", f"--workers {plan.processes} "),
-            "granian": ("granian.sh", f"--workers {plan.processes} "),
-            "gunicorn-asgi": ("gunicorn-asgi.conf.py", f"workers = {plan.processes}\n"),
-            "uvicorn-per-worker": ("uvicorn-per-worker.sh", "--workers 1 "),
-        }[target]
-        assert worker_line[1] in deployment.files[worker_line[0]]
+        text = deployment.files[TARGETS[target].filename]
+        assert worker_line.format(processes=plan.processes) in text
+        ports = [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
         stack.stop(deployment.nginx)
         for app_server in deployment.app_servers:
             stack.stop(app_server)
@@ -112,7 +126,8 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str)
         statuses = _burst(plan.workload.listen_port, burst)
         assert statuses.count(503) == 6, statuses
         assert statuses.count(200) == plan.admission_limit, statuses
-        ports = [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
+        ports += [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
+    assert len(ports) == 2 * (len(deployment.app_servers) + 1)
     assert not set(ports) & listening_ports()
 
 

@@ -12,6 +12,9 @@ __all__ = [
     "ACCESS_LOG_FLUSH_S",
     "ADMISSION_HEADROOM",
     "APP_STOP_LAG_S",
+    "ASGI_OVERLOAD_FACTOR",
+    "ASGI_OVERLOAD_P99",
+    "ASGI_OVERLOAD_P99_TARGET",
     "BACKLOG_BURST_S",
     "DEFAULT_SOMAXCONN",
     "FAIL_TIMEOUT_S",
@@ -164,3 +167,18 @@ ADMISSION_HEADROOM = 1.0
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
 #: needs more processes (or a raised limit and a deliberate choice).
 MAX_ADMITTED_PER_PROCESS = 1000
+#: Overload in `servertune bench asgi`: open-loop arrivals at this many times the plan's capacity.
+ASGI_OVERLOAD_FACTOR = 4.0
+#: Under that overload the p99 of the admitted requests should stay within this many times the
+#: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
+ASGI_OVERLOAD_P99_TARGET = 2.0
+#: What `servertune bench asgi` measured per ASGI target (the app server's file; each behind its
+#: nginx): p99 of admitted requests under ASGI_OVERLOAD_FACTOR x capacity / unloaded p99, medians
+#: of 3 interleaved runs on 2 shared cores (docs/benchmarks.md, `asgi`). The generated files and
+#: `servertune explain` quote these to say which layout meets ASGI_OVERLOAD_P99_TARGET.
+ASGI_OVERLOAD_P99: dict[str, float] = {
+    "uvicorn": 3.83,
+    "gunicorn-asgi": 3.80,
+    "granian": 3.15,
+    "uvicorn-per-worker": 1.72,
+}
