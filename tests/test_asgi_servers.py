@@ -104,14 +104,17 @@ def test_every_asgi_layout_has_its_measured_overload_p99() -> None:
 def test_shared_socket_file_points_to_a_per_worker_target_that_met_the_overload_target(
     server: str,
 ) -> None:
-    """A one-socket ASGI file for 2+ processes quotes its measured overload p99 and names a
-    per-worker target (with its nginx) whose measured p99 ratio met the 2 x target."""
+    """A one-socket ASGI file for 2+ processes quotes its measured overload p99 beside that of a
+    per-worker target whose ratio met the 2 x target, and says to prefer that target (with its
+    nginx) when it measured lower."""
     text = render_target(server, make_plan(LOOP_HEAVY))
     recommended = recommended_per_worker(server)
     assert recommended.endswith("-per-worker")
     assert ASGI_OVERLOAD_P99[recommended] <= ASGI_OVERLOAD_P99_TARGET
     assert f"at {ASGI_OVERLOAD_P99[server]:g} x the unloaded p99 with this layout" in text
-    assert f"`servertune gen {recommended}` + `gen nginx-asgi-per-worker`" in text
+    assert f"at {ASGI_OVERLOAD_P99[recommended]:g} x with {TARGETS[recommended].filename}" in text
+    prefer = f"Prefer the per-worker layout: `servertune gen {recommended}` + `gen nginx-asgi-per-worker`"
+    assert (prefer in text) == (ASGI_OVERLOAD_P99[recommended] < ASGI_OVERLOAD_P99[server])
     assert "`servertune bench asgi`" in text
     assert "tests/" not in text
     assert "docs/" not in text
@@ -127,6 +130,17 @@ def test_a_per_worker_layout_that_missed_is_not_recommended(
     assert best != "granian-per-worker"
     assert recommended_per_worker("granian") == best
     assert f"`servertune gen {best}`" in render_target("granian", make_plan(LOOP_HEAVY))
+
+
+def test_no_preference_when_the_per_worker_layout_measured_no_better(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The header says to prefer the per-worker layout only when it measured lower: with equal
+    ratios it quotes both and prefers neither."""
+    monkeypatch.setitem(ASGI_OVERLOAD_P99, "uvicorn", ASGI_OVERLOAD_P99["uvicorn-per-worker"])
+    text = render_target("uvicorn", make_plan(LOOP_HEAVY))
+    assert "with uvicorn-per-worker.sh behind nginx least_conn" in text
+    assert "Prefer" not in text
 
 
 def test_one_process_needs_no_layout_advice() -> None:

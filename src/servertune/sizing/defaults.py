@@ -173,12 +173,15 @@ ASGI_OVERLOAD_FACTOR = 4.0
 #: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
 ASGI_OVERLOAD_P99_TARGET = 2.0
 #: What `servertune bench asgi` measured per ASGI target (the app server's file; each behind its
-#: nginx): p99 of admitted requests under ASGI_OVERLOAD_FACTOR x capacity / unloaded p99, medians
-#: of 3 interleaved runs on 2 shared cores (docs/benchmarks.md, `asgi`). The generated files and
-#: `servertune explain` quote these to say which layout meets ASGI_OVERLOAD_P99_TARGET.
+#: nginx): p99 of admitted requests under ASGI_OVERLOAD_FACTOR x capacity / unloaded p99, the
+#: report's ratios of medians (docs/benchmarks.md, `asgi`: 2 shared cores, interleaved repeats;
+#: the run-to-run spread there is wide). The generated files and `servertune explain` quote these
+#: to say which layout meets ASGI_OVERLOAD_P99_TARGET.
 ASGI_OVERLOAD_P99: dict[str, float] = {
-    "uvicorn": 3.83,
-    "gunicorn-asgi": 3.80,
-    "granian": 3.15,
-    "uvicorn-per-worker": 1.72,
+    "uvicorn": 1.83,
+    "gunicorn-asgi": 2.0,
+    "granian": 2.09,
+    "uvicorn-per-worker": 1.63,
+    "gunicorn-asgi-per-worker": 2.33,
+    "granian-per-worker": 1.8,
 }

@@ -52,19 +52,28 @@ def recommended_per_worker(server: str) -> str:
     return min(measured, key=ASGI_OVERLOAD_P99.__getitem__)
 
 
-def _overload_note(plan: Plan, server: str) -> dict[str, str] | None:
+def _verdict(ratio: float) -> str:
+    return "meets" if ratio <= ASGI_OVERLOAD_P99_TARGET else "misses"
+
+
+def _overload_note(plan: Plan, server: str) -> dict[str, Any] | None:
     """What the bench measured for this server's shared socket, for its header; None when the
-    file serves no ASGI app or one process (then one socket is the per-worker layout)."""
+    file serves no ASGI app or one process (then one socket is the per-worker layout). The file
+    says to prefer the per-worker target only when that measured lower."""
     if plan.workload.interface != "asgi" or plan.processes == 1:
         return None
     target = recommended_per_worker(server)
     file = next(f for t, f in PER_WORKER_FILES.values() if t == target)
+    shared, per_worker = ASGI_OVERLOAD_P99[server], ASGI_OVERLOAD_P99[target]
     return {
         "factor": f"{ASGI_OVERLOAD_FACTOR:g}",
-        "shared": f"{ASGI_OVERLOAD_P99[server]:g}",
-        "per_worker": f"{ASGI_OVERLOAD_P99[target]:g}",
+        "shared": f"{shared:g}",
+        "shared_verdict": _verdict(shared),
+        "per_worker": f"{per_worker:g}",
+        "per_worker_verdict": _verdict(per_worker),
         "per_worker_file": file,
         "per_worker_target": target,
+        "prefer": per_worker < shared,
         "target": f"{ASGI_OVERLOAD_P99_TARGET:g}",
     }
 
