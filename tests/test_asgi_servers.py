@@ -20,8 +20,16 @@ from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.supervision import Stack
 from servertune.render import TARGETS, fitting, render_target
 from servertune.sizing import Plan, make_plan
-from servertune.sizing.defaults import ASGI_OVERLOAD_P99, ASGI_OVERLOAD_P99_TARGET
-from servertune.targets.asgi_servers import PER_WORKER_FILES, recommended_per_worker
+from servertune.sizing.defaults import (
+    ASGI_NORMAL_RPS,
+    ASGI_OVERLOAD_P99,
+    ASGI_OVERLOAD_P99_TARGET,
+)
+from servertune.targets.asgi_servers import (
+    PER_WORKER_FILES,
+    prefers_per_worker,
+    recommended_per_worker,
+)
 from servertune.workload import Workload
 
 from .support import nginx_check, running, wait_for
@@ -114,7 +122,7 @@ def test_shared_socket_file_points_to_a_per_worker_target_that_met_the_overload_
     assert f"at {ASGI_OVERLOAD_P99[server]:g} x the unloaded p99 with this layout" in text
     assert f"at {ASGI_OVERLOAD_P99[recommended]:g} x with {TARGETS[recommended].filename}" in text
     prefer = f"Prefer the per-worker layout: `servertune gen {recommended}` + `gen nginx-asgi-per-worker`"
-    assert (prefer in text) == (ASGI_OVERLOAD_P99[recommended] < ASGI_OVERLOAD_P99[server])
+    assert (prefer in text) == prefers_per_worker(server, recommended)
     assert "`servertune bench asgi`" in text
     assert "tests/" not in text
     assert "docs/" not in text
@@ -135,12 +143,22 @@ def test_a_per_worker_layout_that_missed_is_not_recommended(
 def test_no_preference_when_the_per_worker_layout_measured_no_better(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The header says to prefer the per-worker layout only when it measured lower: with equal
-    ratios it quotes both and prefers neither."""
-    monkeypatch.setitem(ASGI_OVERLOAD_P99, "uvicorn", ASGI_OVERLOAD_P99["uvicorn-per-worker"])
+    """The header says to prefer the per-worker layout only when it measured better (lower
+    overload p99, or more req/s than the noise): with equal numbers it quotes both, prefers neither."""
+    for measured in (ASGI_OVERLOAD_P99, ASGI_NORMAL_RPS):
+        monkeypatch.setitem(measured, "uvicorn", measured["uvicorn-per-worker"])
     text = render_target("uvicorn", make_plan(LOOP_HEAVY))
     assert "with uvicorn-per-worker.sh behind nginx least_conn" in text
+    assert "served 1.00 x this layout's requests per second" in text
     assert "Prefer" not in text
+
+
+def test_more_throughput_alone_is_reason_to_prefer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A per-worker layout with the same overload p99 but 20% more req/s at normal load is preferred."""
+    monkeypatch.setitem(ASGI_OVERLOAD_P99, "uvicorn", ASGI_OVERLOAD_P99["uvicorn-per-worker"])
+    monkeypatch.setitem(ASGI_NORMAL_RPS, "uvicorn", ASGI_NORMAL_RPS["uvicorn-per-worker"] / 1.2)
+    assert prefers_per_worker("uvicorn", "uvicorn-per-worker")
+    assert "Prefer the per-worker layout" in render_target("uvicorn", make_plan(LOOP_HEAVY))
 
 
 def test_one_process_needs_no_layout_advice() -> None:
@@ -157,7 +175,7 @@ def test_explain_says_which_asgi_layout_meets_the_overload_target() -> None:
     for target, ratio in ASGI_OVERLOAD_P99.items():
         verdict = "meets" if ratio <= ASGI_OVERLOAD_P99_TARGET else "misses"
         row = "sockets" if target.endswith("-per-worker") else "shared_socket"
-        assert f"{target} {ratio:g} ({verdict})" in reasons[row], (target, reasons[row])
+        assert f"{target} {ratio:g} ({verdict}; " in reasons[row], (target, reasons[row])
     assert "`servertune bench asgi`" in reasons["sockets"]
 
 

@@ -16,14 +16,17 @@ from typing import Any
 
 from servertune.sizing import Plan
 from servertune.sizing.defaults import (
+    ASGI_NORMAL_RPS,
     ASGI_OVERLOAD_FACTOR,
     ASGI_OVERLOAD_P99,
     ASGI_OVERLOAD_P99_TARGET,
+    ASGI_THROUGHPUT_NOISE,
 )
 from servertune.templating import render_template
 
 __all__ = [
     "PER_WORKER_FILES",
+    "prefers_per_worker",
     "recommended_per_worker",
     "render_granian",
     "render_granian_per_worker",
@@ -56,10 +59,20 @@ def _verdict(ratio: float) -> str:
     return "meets" if ratio <= ASGI_OVERLOAD_P99_TARGET else "misses"
 
 
+def prefers_per_worker(server: str, per_worker: str) -> bool:
+    """Whether `servertune bench asgi` favoured the per-worker target over `server`'s shared
+    socket: it met the overload target, and had the lower overload p99 or more req/s at normal
+    load than the noise explains."""
+    p99, rps = ASGI_OVERLOAD_P99, ASGI_NORMAL_RPS
+    return p99[per_worker] <= ASGI_OVERLOAD_P99_TARGET and (
+        p99[per_worker] < p99[server] or rps[per_worker] / rps[server] > 1 + ASGI_THROUGHPUT_NOISE
+    )
+
+
 def _overload_note(plan: Plan, server: str) -> dict[str, Any] | None:
-    """What the bench measured for this server's shared socket, for its header; None when the
-    file serves no ASGI app or one process (then one socket is the per-worker layout). The file
-    says to prefer the per-worker target only when that measured lower."""
+    """What the bench measured for this server's shared socket and the per-worker target, for
+    its header; None when the file serves no ASGI app or one process (then one socket is the
+    per-worker layout)."""
     if plan.workload.interface != "asgi" or plan.processes == 1:
         return None
     target = recommended_per_worker(server)
@@ -73,7 +86,8 @@ def _overload_note(plan: Plan, server: str) -> dict[str, Any] | None:
         "per_worker_verdict": _verdict(per_worker),
         "per_worker_file": file,
         "per_worker_target": target,
-        "prefer": per_worker < shared,
+        "rps_ratio": f"{ASGI_NORMAL_RPS[target] / ASGI_NORMAL_RPS[server]:.2f}",
+        "prefer": prefers_per_worker(server, target),
         "target": f"{ASGI_OVERLOAD_P99_TARGET:g}",
     }
 

@@ -33,7 +33,11 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
-from servertune.sizing.defaults import ASGI_OVERLOAD_FACTOR, ASGI_OVERLOAD_P99_TARGET
+from servertune.sizing.defaults import (
+    ASGI_OVERLOAD_FACTOR,
+    ASGI_OVERLOAD_P99_TARGET,
+    ASGI_THROUGHPUT_NOISE,
+)
 
 __all__ = ["CONFIGS", "AsgiServers", "AsgiSizes"]
 
@@ -51,7 +55,7 @@ WARMUP_SECONDS = 1.0
 #: Targets: admitted p99 under overload within 2 x the unloaded p99; throughput at normal load
 #: within the noise of the best default (the run-to-run spread on a shared machine).
 MAX_OVERLOAD_P99_RATIO = ASGI_OVERLOAD_P99_TARGET
-THROUGHPUT_NOISE = 0.10
+THROUGHPUT_NOISE = ASGI_THROUGHPUT_NOISE
 
 OURS = "servertune-uvicorn"
 CONFIGS = (

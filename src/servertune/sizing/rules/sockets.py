@@ -6,6 +6,7 @@ import ipaddress
 
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
+    ASGI_NORMAL_RPS,
     ASGI_OVERLOAD_FACTOR,
     ASGI_OVERLOAD_P99,
     ASGI_OVERLOAD_P99_TARGET,
@@ -77,7 +78,9 @@ def _asgi_layouts(per_worker: bool) -> str:
         key=lambda item: item[1],
     )
     return ", ".join(
-        f"{t} {r:g} ({'meets' if r <= ASGI_OVERLOAD_P99_TARGET else 'misses'})" for t, r in measured
+        f"{t} {r:g} ({'meets' if r <= ASGI_OVERLOAD_P99_TARGET else 'misses'}; "
+        f"{ASGI_NORMAL_RPS[t]:g} x the best default's req/s at normal load)"
+        for t, r in measured
     )
 
 
