@@ -18,8 +18,18 @@ from servertune.bench.apps import install
 from servertune.bench.harness.deployments import AsgiServer, deploy_asgi, place
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.supervision import Stack
-from servertune.render import TARGETS, render_target
+from servertune.render import TARGETS, fitting, render_target
 from servertune.sizing import Plan, make_plan
+from servertune.sizing.defaults import (
+    ASGI_NORMAL_RPS,
+    ASGI_OVERLOAD_P99,
+    ASGI_OVERLOAD_P99_TARGET,
+)
+from servertune.targets.asgi_servers import (
+    PER_WORKER_FILES,
+    prefers_per_worker,
+    recommended_per_worker,
+)
 from servertune.workload import Workload
 
 from .support import nginx_check, running, wait_for
@@ -74,12 +84,107 @@ def _placed(stack: Stack, workload: Workload) -> Plan:
     return plan
 
 
-@pytest.mark.parametrize("target", ["uvicorn", "uvicorn-per-worker", "gunicorn-asgi", "granian"])
+#: Each ASGI app-server target: the server it starts, whether one instance per socket, and the
+#: line of its file that fixes the processes each instance runs.
+LAYOUTS: dict[str, tuple[AsgiServer, bool, str]] = {
+    "uvicorn": ("uvicorn", False, "--workers {processes} "),
+    "uvicorn-per-worker": ("uvicorn", True, "--workers 1 "),
+    "gunicorn-asgi": ("gunicorn-asgi", False, "workers = {processes}\n"),
+    "gunicorn-asgi-per-worker": ("gunicorn-asgi", True, "workers = 1\n"),
+    "granian": ("granian", False, "--workers {processes} "),
+    "granian-per-worker": ("granian", True, "--workers 1 "),
+}
+
+
+def test_every_asgi_server_target_is_started_below() -> None:
+    """The burst test covers every ASGI target that starts an app server (all but nginx's)."""
+    servers = [n for n in fitting("asgi") if not n.startswith("nginx")]
+    assert sorted(servers) == sorted(LAYOUTS)
+
+
+def test_every_asgi_layout_has_its_measured_overload_p99() -> None:
+    """What `bench asgi` measured is recorded for every ASGI server target, so the headers and
+    `explain` can say of each layout whether it meets the overload target."""
+    assert set(ASGI_OVERLOAD_P99) == set(LAYOUTS)
+
+
+@pytest.mark.parametrize("server", list(PER_WORKER_FILES))
+def test_shared_socket_file_points_to_a_per_worker_target_that_met_the_overload_target(
+    server: str,
+) -> None:
+    """A one-socket ASGI file for 2+ processes quotes its measured overload p99 beside that of a
+    per-worker target whose ratio met the 2 x target, and says to prefer that target (with its
+    nginx) when it measured lower."""
+    text = render_target(server, make_plan(LOOP_HEAVY))
+    recommended = recommended_per_worker(server)
+    assert recommended.endswith("-per-worker")
+    assert ASGI_OVERLOAD_P99[recommended] <= ASGI_OVERLOAD_P99_TARGET
+    assert f"at {ASGI_OVERLOAD_P99[server]:g} x the unloaded p99 with this layout" in text
+    assert f"at {ASGI_OVERLOAD_P99[recommended]:g} x with {TARGETS[recommended].filename}" in text
+    prefer = f"Prefer the per-worker layout: `servertune gen {recommended}` + `gen nginx-asgi-per-worker`"
+    assert (prefer in text) == prefers_per_worker(server, recommended)
+    assert "`servertune bench asgi`" in text
+    assert "tests/" not in text
+    assert "docs/" not in text
+
+
+def test_a_per_worker_layout_that_missed_is_not_recommended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If granian's per-worker layout had missed the target, granian.sh would point to the
+    per-worker layout that measured best instead of it."""
+    monkeypatch.setitem(ASGI_OVERLOAD_P99, "granian-per-worker", ASGI_OVERLOAD_P99_TARGET + 1)
+    best = min((t for t, _ in PER_WORKER_FILES.values()), key=ASGI_OVERLOAD_P99.__getitem__)
+    assert best != "granian-per-worker"
+    assert recommended_per_worker("granian") == best
+    assert f"`servertune gen {best}`" in render_target("granian", make_plan(LOOP_HEAVY))
+
+
+def test_no_preference_when_the_per_worker_layout_measured_no_better(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The header says to prefer the per-worker layout only when it measured better (lower
+    overload p99, or more req/s than the noise): with equal numbers it quotes both, prefers neither."""
+    for measured in (ASGI_OVERLOAD_P99, ASGI_NORMAL_RPS):
+        monkeypatch.setitem(measured, "uvicorn", measured["uvicorn-per-worker"])
+    text = render_target("uvicorn", make_plan(LOOP_HEAVY))
+    assert "with uvicorn-per-worker.sh behind nginx least_conn" in text
+    assert "served 1.00 x this layout's requests per second" in text
+    assert "Prefer" not in text
+
+
+def test_more_throughput_alone_is_reason_to_prefer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A per-worker layout with the same overload p99 but 20% more req/s at normal load is preferred."""
+    monkeypatch.setitem(ASGI_OVERLOAD_P99, "uvicorn", ASGI_OVERLOAD_P99["uvicorn-per-worker"])
+    monkeypatch.setitem(ASGI_NORMAL_RPS, "uvicorn", ASGI_NORMAL_RPS["uvicorn-per-worker"] / 1.2)
+    assert prefers_per_worker("uvicorn", "uvicorn-per-worker")
+    assert "Prefer the per-worker layout" in render_target("uvicorn", make_plan(LOOP_HEAVY))
+
+
+def test_one_process_needs_no_layout_advice() -> None:
+    """With one process the shared socket is the per-worker layout: no advice in the header."""
+    one = LOOP_HEAVY.model_copy(update={"cores": 1})
+    for server in PER_WORKER_FILES:
+        assert "servertune bench asgi" not in render_target(server, make_plan(one))
+
+
+def test_explain_says_which_asgi_layout_meets_the_overload_target() -> None:
+    """For an ASGI app `explain` gives every layout's measured overload p99 and whether it meets
+    the target: the per-worker ones under `sockets`, the one-socket ones under `shared_socket`."""
+    reasons = make_plan(LOOP_HEAVY).reasons
+    for target, ratio in ASGI_OVERLOAD_P99.items():
+        verdict = "meets" if ratio <= ASGI_OVERLOAD_P99_TARGET else "misses"
+        row = "sockets" if target.endswith("-per-worker") else "shared_socket"
+        assert f"{target} {ratio:g} ({verdict}; " in reasons[row], (target, reasons[row])
+    assert "`servertune bench asgi`" in reasons["sockets"]
+
+
+@pytest.mark.parametrize("target", list(LAYOUTS))
 def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str) -> None:
-    """Started from servertune's file behind nginx-asgi.conf, the server answers 200; a burst of
-    admission_limit + 6 slow requests gets exactly admission_limit 200s and a quick 503 for the rest."""
-    server: AsgiServer = "uvicorn" if target == "uvicorn-per-worker" else target  # type: ignore[assignment]
-    per_worker = target == "uvicorn-per-worker"
+    """Started from servertune's file behind nginx-asgi.conf (nginx-asgi-per-worker.conf for the
+    per-worker layouts), the server answers 200; a burst of admission_limit + 6 slow requests
+    gets exactly admission_limit 200s and a quick 503 for the rest."""
+    server, per_worker, worker_line = LAYOUTS[target]
     with Stack(label=f"test-{target}") as stack:
         plan = _placed(stack, LOOP_HEAVY)
         deployment = deploy_asgi(
@@ -91,13 +196,9 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str)
         status, body = _get(port)
         assert status == 200
         assert body.startswith("pid ")
-        worker_line = {
-            "uvicorn": ("uvicorn.sh", f"--workers {plan.processes} "),
-            "granian": ("granian.sh", f"--workers {plan.processes} "),
-            "gunicorn-asgi": ("gunicorn-asgi.conf.py", f"workers = {plan.processes}\n"),
-            "uvicorn-per-worker": ("uvicorn-per-worker.sh", "--workers 1 "),
-        }[target]
-        assert worker_line[1] in deployment.files[worker_line[0]]
+        text = deployment.files[TARGETS[target].filename]
+        assert worker_line.format(processes=plan.processes) in text
+        ports = [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
         stack.stop(deployment.nginx)
         for app_server in deployment.app_servers:
             stack.stop(app_server)
@@ -112,7 +213,8 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str)
         statuses = _burst(plan.workload.listen_port, burst)
         assert statuses.count(503) == 6, statuses
         assert statuses.count(200) == plan.admission_limit, statuses
-        ports = [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
+        ports += [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
+    assert len(ports) == 2 * (len(deployment.app_servers) + 1)
     assert not set(ports) & listening_ports()
 
 
@@ -171,3 +273,41 @@ def test_granian_unix_socket_is_closed_to_other_users(tmp_path: Path) -> None:
     with running(["sh", str(script)], tmp_path, env=path_env):
         wait_for(lambda: (sockets / "shared.sock").exists(), what="granian's unix socket")
         assert stat.S_IMODE((sockets / "shared.sock").stat().st_mode) == 0o660
+
+
+@pytest.mark.parametrize("target", ["uvicorn-per-worker", "granian-per-worker"])
+@pytest.mark.parametrize("worker", ["", "2", "x"])
+def test_per_worker_script_refuses_a_worker_it_has_no_socket_for(
+    target: str, worker: str, tmp_path: Path
+) -> None:
+    """A per-worker launch script run without SERVERTUNE_WORKER, or with one past its sockets,
+    exits 2 with the valid range before starting anything."""
+    script = tmp_path / TARGETS[target].filename
+    script.write_text(render_target(target, make_plan(LOOP_HEAVY)))
+    done = subprocess.run(
+        ["/bin/sh", str(script)], env={"PATH": "/nonexistent", "SERVERTUNE_WORKER": worker},
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == "SERVERTUNE_WORKER must be 0 .. 1\n"
+
+
+def test_gunicorn_asgi_per_worker_config_refuses_a_worker_it_has_no_socket_for(
+    tmp_path: Path,
+) -> None:
+    """gunicorn-asgi-per-worker.conf.py stops with the valid range for a worker past its sockets."""
+    conf = tmp_path / "gunicorn-asgi-per-worker.conf.py"
+    conf.write_text(render_target("gunicorn-asgi-per-worker", make_plan(LOOP_HEAVY)))
+    checked = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "--check-config", "-c", str(conf), APP],
+        env={**os.environ, "SERVERTUNE_WORKER": "2"},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert checked.returncode != 0
+    assert "SERVERTUNE_WORKER must be 0..1, got '2'" in checked.stdout + checked.stderr
+    ok = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "--check-config", "-c", str(conf), APP],
+        env={**os.environ, "SERVERTUNE_WORKER": "1"},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr

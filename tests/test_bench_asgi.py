@@ -1,7 +1,8 @@
 """`servertune bench asgi --quick`: the harness's invariants and the admission's behaviour, never timings.
 
-One quick run starts every configuration (servertune's uvicorn, per-worker uvicorn, gunicorn-asgi,
-granian; uvicorn and granian defaults) behind nginx on 127.0.0.1 for about a second per load.
+One quick run starts every configuration (servertune's uvicorn, gunicorn-asgi and granian, each on
+one socket and per worker; uvicorn and granian defaults) behind nginx on 127.0.0.1 for about a
+second per load.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.asgi import CONFIGS, DEFAULTS
 from servertune.cli import app
+from servertune.machine import Machine
 
 LOADS = ("unloaded", "normal", "overload")
 
@@ -56,6 +58,27 @@ def test_only_servertunes_admission_answers_503(quick_report: tuple[dict[str, An
             assert overload[name]["refused_503"] == 0, name
         else:
             assert overload[name]["refused_503"] > 0, name
+
+
+def test_overload_rows_say_how_the_processes_shared_the_work(
+    quick_report: tuple[dict[str, Any], Path],
+) -> None:
+    """Each overload row counts the admitted answers per process: a one-worker default's single
+    process took them all; behind least_conn every per-worker process took some."""
+    report, _ = quick_report
+    overload = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}
+    for name in CONFIGS:
+        row = overload[name]
+        counts = [count for count, _ in row["per_process"]]
+        assert sum(counts) == row["requests"] - row["errors"], name
+        assert row["busiest_share"] == round(max(counts) / sum(counts), 3), name
+    for name in ("uvicorn-1-worker", "granian-default"):
+        assert overload[name]["processes_seen"] == 1
+        assert overload[name]["busiest_share"] == 1
+    per_worker = [name for name in CONFIGS if name.endswith("-per-worker")]
+    assert len(per_worker) == 3
+    for name in per_worker:  # one process per core (the plan), each behind its own socket
+        assert overload[name]["processes_seen"] == Machine.read().cores, name
 
 
 def test_no_server_port_or_process_is_left(quick_report: tuple[dict[str, Any], Path]) -> None:

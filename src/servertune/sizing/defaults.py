@@ -11,6 +11,11 @@ __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
     "ADMISSION_HEADROOM",
+    "ASGI_NORMAL_RPS",
+    "ASGI_OVERLOAD_FACTOR",
+    "ASGI_OVERLOAD_P99",
+    "ASGI_OVERLOAD_P99_TARGET",
+    "ASGI_THROUGHPUT_NOISE",
     "BACKLOG_BURST_S",
     "CONTAINER_METRIC_K8S_VERSION",
     "DEFAULT_SOMAXCONN",
@@ -164,3 +169,34 @@ ADMISSION_HEADROOM = 1.0
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
 #: needs more processes (or a raised limit and a deliberate choice).
 MAX_ADMITTED_PER_PROCESS = 1000
+#: Overload in `servertune bench asgi`: open-loop arrivals at this many times the plan's capacity.
+ASGI_OVERLOAD_FACTOR = 4.0
+#: Under that overload the p99 of the admitted requests should stay within this many times the
+#: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
+ASGI_OVERLOAD_P99_TARGET = 2.0
+#: What `servertune bench asgi` measured per ASGI target (the app server's file; each behind its
+#: nginx): p99 of admitted requests under ASGI_OVERLOAD_FACTOR x capacity / unloaded p99, the
+#: report's ratios of medians of 6 interleaved repeats (docs/benchmarks.md, `asgi`: 2 shared
+#: cores; the run-to-run spread there is wide). The generated files and `servertune explain`
+#: quote these to say which layout meets ASGI_OVERLOAD_P99_TARGET.
+ASGI_OVERLOAD_P99: dict[str, float] = {
+    "uvicorn": 1.19,
+    "gunicorn-asgi": 1.45,
+    "granian": 1.3,
+    "uvicorn-per-worker": 1.45,
+    "gunicorn-asgi-per-worker": 1.27,
+    "granian-per-worker": 1.31,
+}
+#: The same run at normal load: each target's req/s / the best default's (`uvicorn --workers
+#: (2 x cores) + 1`, one-worker uvicorn or granian).
+ASGI_NORMAL_RPS: dict[str, float] = {
+    "uvicorn": 0.913,
+    "gunicorn-asgi": 0.991,
+    "granian": 1.26,
+    "uvicorn-per-worker": 1.26,
+    "gunicorn-asgi-per-worker": 1.3,
+    "granian-per-worker": 1.29,
+}
+#: Run-to-run spread of req/s on the shared 2 cores: a throughput ratio within it is no clear
+#: difference (`servertune bench asgi` judges its normal-load target with the same margin).
+ASGI_THROUGHPUT_NOISE = 0.10

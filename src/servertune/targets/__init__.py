@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from servertune.sizing import Plan, PlanError
 from servertune.targets.asgi_servers import (
     render_granian,
+    render_granian_per_worker,
     render_gunicorn_asgi,
+    render_gunicorn_asgi_per_worker,
     render_uvicorn,
     render_uvicorn_per_worker,
 )
@@ -31,8 +33,10 @@ __all__ = [
     "TargetError",
     "fitting",
     "render_granian",
+    "render_granian_per_worker",
     "render_gunicorn",
     "render_gunicorn_asgi",
+    "render_gunicorn_asgi_per_worker",
     "render_kubernetes",
     "render_nginx",
     "render_target",
@@ -110,11 +114,23 @@ TARGETS: Mapping[str, Target] = {
         "gunicorn with uvicorn's worker (uvicorn-worker), one shared socket",
         ASGI,
     ),
+    "gunicorn-asgi-per-worker": Target(
+        "gunicorn-asgi-per-worker.conf.py",
+        render_gunicorn_asgi_per_worker,
+        "one gunicorn with one uvicorn worker per socket (SERVERTUNE_WORKER=0..N-1)",
+        ASGI,
+    ),
     "granian": Target(
         "granian.sh",
         render_granian,
         "granian for an ASGI or WSGI app: workers, blocking threads, backpressure",
         WSGI | ASGI,
+    ),
+    "granian-per-worker": Target(
+        "granian-per-worker.sh",
+        render_granian_per_worker,
+        "one one-worker granian per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
+        ASGI,
     ),
     "nginx-asgi": Target(
         "nginx-asgi.conf",
@@ -125,7 +141,7 @@ TARGETS: Mapping[str, Target] = {
     "nginx-asgi-per-worker": Target(
         "nginx-asgi-per-worker.conf",
         lambda p: render_nginx(p, "asgi", "per-worker"),
-        "complete nginx.conf, least_conn over the per-worker uvicorns, with admission",
+        "complete nginx.conf, least_conn over the per-worker uvicorn, granian or gunicorn-asgi",
         ASGI,
     ),
     "nginx-asgi-snippet": Target(

@@ -27,15 +27,7 @@ from servertune.bench.harness.supervision import (
     Stack,
     tool_path,
 )
-from servertune.render import (
-    render_granian,
-    render_gunicorn,
-    render_gunicorn_asgi,
-    render_nginx,
-    render_uvicorn,
-    render_uvicorn_per_worker,
-    render_uwsgi,
-)
+from servertune.render import TARGETS, render_gunicorn, render_nginx, render_uwsgi
 from servertune.sizing import Plan
 from servertune.targets.layout import Backend, Layout
 from servertune.workload import Workload
@@ -313,6 +305,19 @@ def deploy_gunicorn(
 #: The ASGI servers `deploy_asgi` starts from servertune's files, and how each is started.
 AsgiServer = Literal["uvicorn", "gunicorn-asgi", "granian"]
 
+#: Each server's targets: (shared socket, per worker).
+_ASGI_TARGETS: dict[AsgiServer, tuple[str, str]] = {
+    "uvicorn": ("uvicorn", "uvicorn-per-worker"),
+    "granian": ("granian", "granian-per-worker"),
+    "gunicorn-asgi": ("gunicorn-asgi", "gunicorn-asgi-per-worker"),
+}
+
+
+def _asgi_file(plan: Plan, server: AsgiServer, per_worker: bool) -> tuple[str, str]:
+    """The text and file name `servertune gen` writes for `server` in the layout."""
+    target = TARGETS[_ASGI_TARGETS[server][per_worker]]
+    return target.render(plan), target.filename
+
 
 def deploy_asgi(
     stack: Stack,
@@ -328,7 +333,8 @@ def deploy_asgi(
     `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
 
     `argv` replaces the rendered file by a command line (a baseline's defaults). `per_worker`
-    starts `uvicorn-per-worker.sh` once per socket (SERVERTUNE_WORKER=i) behind nginx's
+    starts the server's per-worker file (`uvicorn-per-worker.sh`, `granian-per-worker.sh`,
+    `gunicorn-asgi-per-worker.conf.py`) once per socket (SERVERTUNE_WORKER=i) behind nginx's
     per-worker layout instead.
     """
     home = stack.dir / name
@@ -339,31 +345,30 @@ def deploy_asgi(
     path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     files = {"nginx.conf": nginx_text}
     starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
-    if per_worker:
-        script = home / "uvicorn-per-worker.sh"
-        script.write_text(render_uvicorn_per_worker(plan))
-        files[script.name] = script.read_text()
-        for index, sock in enumerate(plan.sockets):
-            worker = {"SERVERTUNE_WORKER": str(index)}
-            starts.append((f"{name}-uvicorn-{index}", ["sh", str(script)], sock.port, worker))
-    elif argv is not None:
+    if argv is not None:
         starts.append((f"{name}-{server}", list(argv), plan.shared_socket.port, {}))
     else:
-        extra: dict[str, str] = {}
-        if server == "gunicorn-asgi":
-            text = render_gunicorn_asgi(plan)
-            conf = home / "gunicorn-asgi.conf.py"
-            command = [sys.executable, "-m", "gunicorn", "-c", str(conf)]
-            runtime = home / "gunicorn-run"  # gunicorn 27's control socket: one per instance
-            runtime.mkdir(mode=0o700)
-            extra["XDG_RUNTIME_DIR"] = str(runtime)
-        else:
-            text = render_uvicorn(plan) if server == "uvicorn" else render_granian(plan)
-            conf = home / f"{server}.sh"
-            command = ["sh", str(conf)]
+        text, filename = _asgi_file(plan, server, per_worker)
+        conf = home / filename
         conf.write_text(text)
         files[conf.name] = text
-        starts.append((f"{name}-{server}", command, plan.shared_socket.port, extra))
+        command = (
+            [sys.executable, "-m", "gunicorn", "-c", str(conf)]
+            if server == "gunicorn-asgi"
+            else ["sh", str(conf)]
+        )
+        instances = (
+            [(f"{name}-{server}-{i}", s, {"SERVERTUNE_WORKER": str(i)})
+             for i, s in enumerate(plan.sockets)]
+            if per_worker
+            else [(f"{name}-{server}", plan.shared_socket, {})]
+        )  # fmt: skip
+        for instance, sock, extra in instances:
+            if server == "gunicorn-asgi":  # gunicorn 27's control socket: one per instance
+                runtime = home / f"{instance}-run"
+                runtime.mkdir(mode=0o700)
+                extra["XDG_RUNTIME_DIR"] = str(runtime)
+            starts.append((instance, command, sock.port, extra))
     kind = "gunicorn" if server == "gunicorn-asgi" else server
     app_servers = []
     for instance, command, port, extra in starts:

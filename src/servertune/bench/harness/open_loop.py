@@ -29,6 +29,8 @@ MAX_CONNECTIONS = 512
 MAX_HEAD_BYTES = 65536
 #: No run sends more than this many requests, whatever rate and duration ask for.
 MAX_REQUESTS = 200_000
+#: Characters kept of each admitted answer's body (the bench apps name their process in it).
+BODY_CHARS = 64
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,19 @@ class OpenLoopResult:
     #: Latencies (ms) of the admitted (2xx) requests, from their scheduled send time.
     ok_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
     refused_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
+    #: The start of each admitted answer's body, in the order of `ok_latencies_ms`.
+    ok_bodies: tuple[str, ...] = field(default=(), repr=False)
+
+    def by_body(self) -> list[tuple[str, int, float]]:
+        """Admitted answers grouped by body (the answering process, for the bench apps): body,
+        count and p99 ms of each, the most frequent first."""
+        groups: dict[str, list[float]] = {}
+        for body, latency in zip(self.ok_bodies, self.ok_latencies_ms, strict=True):
+            groups.setdefault(body, []).append(latency)
+        return sorted(
+            ((body, len(ms), round(percentile(ms, 99), 2)) for body, ms in groups.items()),
+            key=lambda group: -group[1],
+        )
 
     def metrics(self) -> dict[str, Any]:
         """JSON numbers: goodput, admitted latency percentiles, and every kind of failure."""
@@ -86,8 +101,9 @@ class _Pool:
 
 async def _exchange(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes
-) -> tuple[int, bool]:
-    """Send one request, read the whole response; (status, whether the connection stays open)."""
+) -> tuple[int, bool, str]:
+    """Send one request, read the whole response; (status, whether the connection stays open,
+    the body's first BODY_CHARS characters)."""
     writer.write(request)
     await writer.drain()
     head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
@@ -97,10 +113,13 @@ async def _exchange(
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip().lower()
     if "content-length" in headers:
-        await reader.readexactly(int(headers["content-length"]))
-        return status, headers.get("connection") != "close"
-    await reader.read()
-    return status, False
+        body = await reader.readexactly(int(headers["content-length"]))
+        return status, headers.get("connection") != "close", _start(body)
+    return status, False, _start(await reader.read())
+
+
+def _start(body: bytes) -> str:
+    return body[:BODY_CHARS].decode("latin-1").strip()
 
 
 async def _drive(
@@ -118,6 +137,7 @@ async def _drive(
     rng = random.Random(seed)
     ok: list[float] = []
     refused: list[float] = []
+    bodies: list[str] = []
     tally = {"errors": 0, "timeouts": 0}
 
     async def one(scheduled: float) -> None:
@@ -129,7 +149,7 @@ async def _drive(
                 async with asyncio.timeout(remaining):
                     reader, writer = await pool.take()
                     try:
-                        status, keep = await _exchange(reader, writer, request)
+                        status, keep, body = await _exchange(reader, writer, request)
                     except BaseException:
                         writer.close()
                         raise
@@ -152,6 +172,7 @@ async def _drive(
                 writer.close()
         if 200 <= status < 300:
             ok.append(elapsed_ms)
+            bodies.append(body)
         elif status == 503:
             refused.append(elapsed_ms)
         else:
@@ -185,6 +206,7 @@ async def _drive(
         timeouts=tally["timeouts"],
         ok_latencies_ms=tuple(ok),
         refused_latencies_ms=tuple(refused),
+        ok_bodies=tuple(bodies),
     )
 
 

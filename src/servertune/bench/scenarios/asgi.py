@@ -9,8 +9,10 @@ nginx on 127.0.0.1:
 
 * `servertune-uvicorn`, `servertune-gunicorn-asgi`, `servertune-granian`: exactly
   `servertune gen uvicorn | gunicorn-asgi | granian` + `gen nginx-asgi`;
-* `servertune-uvicorn-per-worker`: the same numbers, one one-worker uvicorn per socket behind
-  nginx least_conn (does the uWSGI/gunicorn layout win for event loops too?);
+* `servertune-uvicorn-per-worker`, `servertune-gunicorn-asgi-per-worker`,
+  `servertune-granian-per-worker`: the same numbers, one one-worker instance per socket
+  (`servertune gen uvicorn-per-worker | gunicorn-asgi-per-worker | granian-per-worker` +
+  `gen nginx-asgi-per-worker`) behind nginx least_conn;
 * `uvicorn-2n+1`: `uvicorn --workers (2 x cores) + 1`, uvicorn's other flags at their defaults;
 * `uvicorn-1-worker` and `granian-default`: the servers' own defaults (one worker);
   the defaults sit behind nginx from the same plan without its admission limit.
@@ -18,7 +20,8 @@ nginx on 127.0.0.1:
 Each configuration gets three loads: unloaded (open-loop Poisson arrivals at 10% of the plan's
 capacity: the latency a request has on its own), normal (wrk, closed loop, as many connections
 as Little's law puts in flight at capacity) and overload (open loop at 4 x the plan's capacity:
-the excess must go somewhere). Repeats are interleaved.
+the excess must go somewhere). Repeats are interleaved. Under overload every admitted answer
+names its process, so the report shows how the admitted requests spread over the processes.
 """
 
 from __future__ import annotations
@@ -30,24 +33,29 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.sizing.defaults import (
+    ASGI_OVERLOAD_FACTOR,
+    ASGI_OVERLOAD_P99_TARGET,
+    ASGI_THROUGHPUT_NOISE,
+)
 
 __all__ = ["CONFIGS", "AsgiServers", "AsgiSizes"]
 
 #: The app's mix: awaits uniform(0, AWAIT_MS) ms, then blocks its loop BLOCK_MS ms.
 AWAIT_MS = 200.0
 BLOCK_MS = 10.0
-#: Overload: this many times the plan's capacity (issue 14).
-OVERLOAD_FACTOR = 4.0
+#: Overload: this many times the plan's capacity.
+OVERLOAD_FACTOR = ASGI_OVERLOAD_FACTOR
 #: Unloaded: this share of the plan's capacity, open loop.
 UNLOADED_FACTOR = 0.1
 #: A client gives up on a request after this long (counted as a timeout).
 CLIENT_TIMEOUT_S = 5.0
 #: Seconds of warm-up after each start (full runs).
 WARMUP_SECONDS = 1.0
-#: Targets (issue 14): admitted p99 under overload within 2 x the unloaded p99; throughput at
-#: normal load within the noise of the best default (the run-to-run spread on a shared machine).
-MAX_OVERLOAD_P99_RATIO = 2.0
-THROUGHPUT_NOISE = 0.10
+#: Targets: admitted p99 under overload within 2 x the unloaded p99; throughput at normal load
+#: within the noise of the best default (the run-to-run spread on a shared machine).
+MAX_OVERLOAD_P99_RATIO = ASGI_OVERLOAD_P99_TARGET
+THROUGHPUT_NOISE = ASGI_THROUGHPUT_NOISE
 
 OURS = "servertune-uvicorn"
 CONFIGS = (
@@ -55,6 +63,8 @@ CONFIGS = (
     "servertune-gunicorn-asgi",
     "servertune-granian",
     "servertune-uvicorn-per-worker",
+    "servertune-gunicorn-asgi-per-worker",
+    "servertune-granian-per-worker",
     "uvicorn-2n+1",
     "uvicorn-1-worker",
     "granian-default",
@@ -97,7 +107,8 @@ def _configs(base: Any, stack: Any, cores: int) -> list[_Config]:
         _Config("servertune-gunicorn-asgi", "gunicorn-asgi", ours),
         _Config("servertune-granian", "granian", ours),
     ]
-    configs.append(_Config("servertune-uvicorn-per-worker", "uvicorn", ours, per_worker=True))
+    for server in ("uvicorn", "gunicorn-asgi", "granian"):
+        configs.append(_Config(f"servertune-{server}-per-worker", server, ours, per_worker=True))
     host, port = "127.0.0.1", str(ours.shared_socket.port)
     app, app_dir = placed.app, str(placed.app_dir)
     naive_many = plan_for(
@@ -134,6 +145,21 @@ def _configs(base: Any, stack: Any, cores: int) -> list[_Config]:
         )
     )  # fmt: skip
     return configs
+
+
+def _spread(groups: list[tuple[str, int, float]]) -> dict[str, Any]:
+    """How the admitted requests spread over the processes (each answer names its pid): the
+    busiest process's share, the p99 of the slowest and fastest process, and each process."""
+    total = sum(count for _, count, _ in groups)
+    if not total:
+        return {}
+    return {
+        "processes_seen": len(groups),
+        "busiest_share": round(groups[0][1] / total, 3),
+        "slowest_process_p99_ms": max(p99 for _, _, p99 in groups),
+        "fastest_process_p99_ms": min(p99 for _, _, p99 in groups),
+        "per_process": [[count, p99] for _, count, p99 in groups],
+    }
 
 
 def normal_connections(plan: Any) -> int:
@@ -223,7 +249,10 @@ class AsgiServers(BaseScenario[AsgiSizes]):
         result = run_open_loop(
             served.url, rate=capacity * factor, duration_s=seconds, timeout_s=CLIENT_TIMEOUT_S
         )
-        return {"config": config, "load": level.role, **result.metrics()}
+        row = {"config": config, "load": level.role, **result.metrics()}
+        if level.role == "overload":
+            row.update(_spread(result.by_body()))
+        return row
 
     def summarize(self, run: Run[AsgiSizes], results: Results) -> Report:
         from servertune.bench.harness.versions import dist_version
@@ -258,9 +287,14 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             report.ratios[f"{name} overload p99 / unloaded p99"] = row(name, "overload")[
                 "p99_over_unloaded"
             ] or float("nan")
-        report.ratios["per-worker / shared uvicorn normal req/s"] = round(
-            row("servertune-uvicorn-per-worker", "normal")["rps"] / row(OURS, "normal")["rps"], 3
-        )
+        for server in ("uvicorn", "gunicorn-asgi", "granian"):
+            shared, per_worker = (
+                row(f"servertune-{server}", "normal"),
+                row(f"servertune-{server}-per-worker", "normal"),
+            )
+            report.ratios[f"per-worker / shared {server} normal req/s"] = (
+                round(per_worker["rps"] / shared["rps"], 3) if shared["rps"] else float("nan")
+            )
         for name in ours:
             report.targets.append(
                 Target(
@@ -294,6 +328,10 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             (
                 "overload latencies are of admitted (2xx) requests, timed from their scheduled "
                 "send (open loop); refused_503 and timeouts count the rest"
+            ),
+            (
+                "busiest_share: the share of the admitted requests under overload that the "
+                "busiest process answered (0.5 is even for 2 processes)"
             ),
             f"medians of {run.repeats} interleaved run(s)",
         ]

@@ -66,7 +66,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         slots + idle,
         f"{slots} requests in flight + the {idle} idle connections nginx's keep-alive pools may "
         "hold: granian's backpressure counts open connections, and at the admitted count alone "
-        "idle kept-alive ones kept new ones waiting for 30 s (tests/test_asgi_servers.py)"
+        "idle kept-alive ones kept new ones waiting for 30 s (granian 2.8, behind nginx)"
         + (
             ""
             if asgi

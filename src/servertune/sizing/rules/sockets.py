@@ -5,7 +5,15 @@ from __future__ import annotations
 import ipaddress
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import SOCKET_MODE, SOCKET_UMASK, UNIX_PATH_MAX
+from servertune.sizing.defaults import (
+    ASGI_NORMAL_RPS,
+    ASGI_OVERLOAD_FACTOR,
+    ASGI_OVERLOAD_P99,
+    ASGI_OVERLOAD_P99_TARGET,
+    SOCKET_MODE,
+    SOCKET_UMASK,
+    UNIX_PATH_MAX,
+)
 from servertune.sizing.plan import Derivation, PlanError, Socket
 from servertune.workload import Workload
 
@@ -62,17 +70,55 @@ def _check_collisions(w: Workload, sockets: tuple[Socket, ...], shared: Socket) 
             )
 
 
+def _asgi_layouts(per_worker: bool) -> str:
+    """The ASGI targets of one layout with what `servertune bench asgi` measured for each, those
+    that meet the overload target first."""
+    measured = sorted(
+        ((t, r) for t, r in ASGI_OVERLOAD_P99.items() if t.endswith("-per-worker") == per_worker),
+        key=lambda item: item[1],
+    )
+    return ", ".join(
+        f"{t} {r:g} ({'meets' if r <= ASGI_OVERLOAD_P99_TARGET else 'misses'}; "
+        f"{ASGI_NORMAL_RPS[t]:g} x the best default's req/s at normal load)"
+        for t, r in measured
+    )
+
+
+#: What `servertune bench asgi` measured, for the ASGI apps' socket reasons.
+_ASGI_MEASURED = (
+    f"`servertune bench asgi` measured (p99 of admitted requests under {ASGI_OVERLOAD_FACTOR:g} x "
+    f"the plan's capacity / unloaded p99; target <= {ASGI_OVERLOAD_P99_TARGET:g}):"
+)
+
+
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Per-worker sockets (uWSGI map-socket / one gunicorn each), the shared one, and modes."""
     workers, shared = _per_worker(w, d.get_int("processes"))
     _check_collisions(w, workers, shared)
-    d.put(
-        "sockets",
-        workers,
-        "one per worker (uWSGI map-socket / one gunicorn per socket) behind nginx least_conn: a "
-        "shared socket lets a busy process take requests an idle one could serve (bench balance)",
-    )
-    d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
+    if w.interface == "asgi":
+        d.put(
+            "sockets",
+            workers,
+            "one per worker (uvicorn-per-worker, gunicorn-asgi-per-worker, granian-per-worker) "
+            "behind nginx least_conn, which sends each request to the least busy event loop; "
+            f"{_ASGI_MEASURED} {_asgi_layouts(per_worker=True)}",
+        )
+        d.put(
+            "shared_socket",
+            shared,
+            "the single socket of uvicorn --workers, gunicorn-asgi and granian: the kernel, not "
+            "nginx, picks the process, and a busy loop takes requests an idle one could serve; "
+            f"{_ASGI_MEASURED} {_asgi_layouts(per_worker=False)}",
+        )
+    else:
+        d.put(
+            "sockets",
+            workers,
+            "one per worker (uWSGI map-socket / one gunicorn per socket) behind nginx least_conn: "
+            "a shared socket lets a busy process take requests an idle one could serve (bench "
+            "balance)",
+        )
+        d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
 
     unix = w.socket_dir is not None
     mode = f"{SOCKET_MODE:o}" if unix else None
