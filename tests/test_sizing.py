@@ -299,3 +299,28 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
     assert plan.asgi_keepalive_s > plan.upstream_keepalive_timeout_s
     assert (plan.executor_threads is not None) == workload.sync_views
     assert (plan.asgi_max_requests is None) == (plan.processes == 1)
+
+
+def test_a_fast_workers_recycling_waits_ten_minutes_at_the_ceiling() -> None:
+    """A worker serving hundreds of req/s recycles after ten minutes' worth of them, not 5000."""
+    fast = make_plan(Workload(cores=2, service_time_ms=25.7, cpu_fraction=0.03))
+    per_worker_rps = fast.ceiling_rps / fast.processes
+    assert fast.max_requests == math.ceil(per_worker_rps * 600)
+    assert fast.max_requests / per_worker_rps >= 600
+    assert fast.max_requests_jitter == math.ceil(fast.max_requests * 0.1)
+
+
+def test_a_slow_worker_keeps_the_leak_bound_of_5000_requests() -> None:
+    """At 2 req/s a worker, ten minutes is 1200 requests: the 5000 floor bounds leaks instead."""
+    slow = make_plan(Workload(cores=2, service_time_ms=500, cpu_fraction=1.0))
+    assert slow.max_requests == 5000
+    assert "5000 requests" in slow.reasons["max_requests"]
+
+
+@given(workloads())
+@settings(max_examples=100, deadline=None)
+def test_no_plan_recycles_a_worker_more_often_than_every_ten_minutes(workload: Workload) -> None:
+    """At the plan's own ceiling rate, a worker reaches max_requests in no less than 600 s."""
+    plan = make_plan(workload)
+    assert plan.max_requests >= 5000
+    assert plan.max_requests * plan.processes / plan.ceiling_rps >= 600 - 1e-6

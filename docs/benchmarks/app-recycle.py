@@ -1,8 +1,9 @@
 """The targeted run behind docs/benchmarks.md's "servertune-uwsgi's p99 at 64 connections".
 
 servertune's per-worker layouts (uWSGI, and one gunicorn per socket) on httpbin at 66
-connections for 10 s from a fresh start, with the plan's recycling (max_requests 5000) and with
-it forced off, interleaved twice; prints one JSON line per run (app-recycle.jsonl). Run it as
+connections for 10 s from a fresh start, with the old fixed recycling (max_requests 5000), with
+the plan's (derived from the rate: at most one restart a worker in ten minutes) and with it
+forced off, interleaved twice; prints one JSON line per run (app-recycle.jsonl). Run it as
 `flock /tmp/servertune-bench.lock python app-recycle.py 10`.
 """
 
@@ -18,10 +19,17 @@ from servertune.workload import Workload
 
 VARIANTS = (
     "uwsgi max-requests 5000",
+    "uwsgi the plan's max-requests",
     "uwsgi no recycling",
     "gunicorn-per-worker max-requests 5000",
+    "gunicorn-per-worker the plan's max-requests",
     "gunicorn-per-worker no recycling",
 )
+FORCED = {
+    "max-requests 5000": {"max_requests": Forced(5000, "the fixed count before the rate rule")},
+    "the plan's max-requests": {},
+    "no recycling": {"max_requests": Forced(10_000_000, "recycling off for the comparison")},
+}
 
 env = {"UWSGI_VIRTUALENV": sys.prefix}
 workload = Workload(cores=2, service_time_ms=25.7, cpu_fraction=0.03, app="httpbin:app")
@@ -32,8 +40,8 @@ with Stack("recycle") as stack:
     for repeat in range(2):
         for variant in VARIANTS:
             placed = place(workload, stack, 2, app_dir=str(stack.dir))
-            off = {"max_requests": Forced(10_000_000, "recycling off for the comparison")}
-            plan = plan_for(placed, forced={} if "5000" in variant else off)
+            forced = next(f for key, f in FORCED.items() if variant.endswith(key))
+            plan = plan_for(placed, forced=forced)
             name = f"v{repeat}-{runs}"
             deploy = deploy_uwsgi if variant.startswith("uwsgi") else deploy_gunicorn
             served = deploy(stack, name, plan, layout="per-worker", env=env, ready_path="/get")
@@ -45,7 +53,7 @@ with Stack("recycle") as stack:
             row = {"variant": variant, "repeat": repeat, "rps": round(result.rps, 1),
                    "p50": result.p50_ms, "p90": result.p90_ms, "p99": result.p99_ms,
                    "max": result.max_ms, "errors": result.errors, "restarts": restarts,
-                   "requests": result.requests}  # fmt: skip
+                   "requests": result.requests, "max_requests": plan.max_requests}  # fmt: skip
             print(json.dumps(row), flush=True)
             runs += 1
             served.stop(stack)

@@ -9,6 +9,7 @@ from servertune.sizing.defaults import (
     MAX_REQUESTS,
     MAX_REQUESTS_JITTER_RATIO,
     MEMORY_HEADROOM_RATIO,
+    RECYCLE_MIN_INTERVAL_S,
     RSS_GROWTH_FACTOR,
 )
 from servertune.sizing.plan import Derivation
@@ -17,17 +18,29 @@ from servertune.workload import Workload
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """max_requests with jitter; reload_on_rss from the memory limit share or the growth factor."""
-    d.put(
-        "max_requests",
-        MAX_REQUESTS,
-        f"recycle a worker every {MAX_REQUESTS} requests to bound slow leaks",
-    )
+    processes = d.get_int("processes")
+    per_worker_rps = d.get_float("ceiling_rps") / processes
+    spaced = math.ceil(per_worker_rps * RECYCLE_MIN_INTERVAL_S)
+    if spaced > MAX_REQUESTS:
+        max_requests = spaced
+        reason = (
+            f"{per_worker_rps:.4g} req/s a worker at the ceiling x {RECYCLE_MIN_INTERVAL_S} s: "
+            f"a worker recycles (to bound slow leaks) at most every {RECYCLE_MIN_INTERVAL_S // 60} "
+            "min, so its restart pause stays out of the p99"
+        )
+    else:
+        max_requests = MAX_REQUESTS
+        reason = (
+            f"recycle a worker every {MAX_REQUESTS} requests to bound slow leaks (at the ceiling, "
+            f"{per_worker_rps:.4g} req/s a worker, that is every {MAX_REQUESTS / per_worker_rps:.0f} s "
+            f"or longer)"
+        )
+    max_requests = d.put("max_requests", max_requests, reason)
     d.put(
         "max_requests_jitter",
-        math.ceil(MAX_REQUESTS * MAX_REQUESTS_JITTER_RATIO),
+        math.ceil(max_requests * MAX_REQUESTS_JITTER_RATIO),
         f"{MAX_REQUESTS_JITTER_RATIO:.0%} of max_requests: workers restart at different times",
     )
-    processes = d.get_int("processes")
     rss: int | None = None
     if w.memory_limit_mb is not None:
         # A worker over its share of the limit restarts before the container is OOM-killed.
