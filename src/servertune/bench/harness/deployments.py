@@ -181,6 +181,29 @@ def _wait_http(url: str, path: str | None = "/", timeout_s: float = READY_TIMEOU
     raise ServerError(f"{url} did not answer 200 within {timeout_s:g} s (HTTP {status})")
 
 
+def _behind_nginx(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    home: Path,
+    nginx_text: str,
+    app_servers: list[Server],
+    files: dict[str, str],
+    ready_path: str | None,
+) -> Deployment:
+    """Start nginx in front of the started app servers and wait until the app answers 200."""
+    nginx = _start_nginx(stack, name, plan, nginx_text, home)
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
+        app_servers=app_servers,
+        nginx=nginx,
+        files=files,
+    )
+    _wait_http(deployment.url, ready_path)
+    return deployment
+
+
 def _gunicorn_env(home: Path, instance: str, env: Mapping[str, str]) -> dict[str, str]:
     # gunicorn 27 opens a control socket at $XDG_RUNTIME_DIR/gunicorn.ctl (else
     # ~/.gunicorn/gunicorn.ctl): one path for every instance on the machine. Give each
@@ -210,16 +233,9 @@ def deploy_command(
     assert port is not None
     server_env = _gunicorn_env(home, name, env or {}) if backend == "gunicorn" else dict(env or {})
     app = stack.start(f"{name}-{backend}", backend, argv, ports=[port], env=server_env)
-    nginx = _start_nginx(stack, name, plan, nginx_text, home)
-    deployment = Deployment(
-        name=name,
-        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
-        app_servers=[app],
-        nginx=nginx,
-        files={"nginx.conf": nginx_text},
+    return _behind_nginx(
+        stack, name, plan, home, nginx_text, [app], {"nginx.conf": nginx_text}, ready_path
     )
-    _wait_http(deployment.url, ready_path)
-    return deployment
 
 
 def deploy_uwsgi(
@@ -244,16 +260,16 @@ def deploy_uwsgi(
         f"{name}-uwsgi", "uwsgi", [tool_path("uwsgi"), "--ini", str(ini)],
         ports=[p for p in ports if p is not None], env=env,
     )  # fmt: skip
-    nginx = _start_nginx(stack, name, plan, nginx_text, home)
-    deployment = Deployment(
-        name=name,
-        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
-        app_servers=[app],
-        nginx=nginx,
-        files={"uwsgi.ini": ini_text, "nginx.conf": nginx_text},
+    return _behind_nginx(
+        stack,
+        name,
+        plan,
+        home,
+        nginx_text,
+        [app],
+        {"uwsgi.ini": ini_text, "nginx.conf": nginx_text},
+        ready_path,
     )
-    _wait_http(deployment.url, ready_path)
-    return deployment
 
 
 def deploy_gunicorn(
@@ -290,16 +306,16 @@ def deploy_gunicorn(
         app_servers.append(
             stack.start(instance, "gunicorn", argv, ports=[sock.port], env=instance_env)
         )
-    nginx = _start_nginx(stack, name, plan, nginx_text, home)
-    deployment = Deployment(
-        name=name,
-        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
-        app_servers=app_servers,
-        nginx=nginx,
-        files={"gunicorn.conf.py": conf_text, "nginx.conf": nginx_text},
+    return _behind_nginx(
+        stack,
+        name,
+        plan,
+        home,
+        nginx_text,
+        app_servers,
+        {"gunicorn.conf.py": conf_text, "nginx.conf": nginx_text},
+        ready_path,
     )
-    _wait_http(deployment.url, ready_path)
-    return deployment
 
 
 #: The ASGI servers `deploy_asgi` starts from servertune's files, and how each is started.
@@ -364,10 +380,8 @@ def deploy_asgi(
             else [(f"{name}-{server}", plan.shared_socket, {})]
         )  # fmt: skip
         for instance, sock, extra in instances:
-            if server == "gunicorn-asgi":  # gunicorn 27's control socket: one per instance
-                runtime = home / f"{instance}-run"
-                runtime.mkdir(mode=0o700)
-                extra["XDG_RUNTIME_DIR"] = str(runtime)
+            if server == "gunicorn-asgi":
+                extra = _gunicorn_env(home, instance, extra)
             starts.append((instance, command, sock.port, extra))
     kind = "gunicorn" if server == "gunicorn-asgi" else server
     app_servers = []
@@ -378,13 +392,4 @@ def deploy_asgi(
                 instance, kind, command, ports=[port], env={**path_env, **(env or {}), **extra}
             )
         )
-    nginx = _start_nginx(stack, name, plan, nginx_text, home)
-    deployment = Deployment(
-        name=name,
-        url=f"http://{LOOPBACK}:{plan.workload.listen_port}/",
-        app_servers=app_servers,
-        nginx=nginx,
-        files=files,
-    )
-    _wait_http(deployment.url)
-    return deployment
+    return _behind_nginx(stack, name, plan, home, nginx_text, app_servers, files, "/")
