@@ -23,8 +23,8 @@ from servertune.check.model import (
     NginxConfig,
     Severity,
 )
+from servertune.check.readers import READERS, Reader, Reading, reader_for
 from servertune.check.rules import RULES, Context, Rule, run_rules
-from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -32,6 +32,7 @@ from servertune.workload import Workload
 
 __all__ = [
     "LOAD_BALANCERS",
+    "READERS",
     "RULES",
     "AppServer",
     "CheckInputError",
@@ -41,12 +42,15 @@ __all__ = [
     "LoadBalancer",
     "Location",
     "NginxConfig",
+    "Reader",
+    "Reading",
     "Rule",
     "Severity",
     "check_files",
     "config_kind",
     "plan_for_check",
     "read_config",
+    "read_file",
 ]
 
 
@@ -73,36 +77,23 @@ def plan_for_check(workload: Workload, machine: Machine | None = None) -> Plan:
 
 
 def config_kind(path: Path, text: str) -> str:
-    """'gunicorn' for Python files, 'uwsgi' for ini files with a [uwsgi] section, 'script' for
-    shell scripts (uvicorn, granian), else 'nginx'."""
-    if path.suffix == ".py":
-        return "gunicorn"
-    if looks_like_script(path, text):
-        return "script"
-    if path.suffix == ".ini" or any(line.strip() == "[uwsgi]" for line in text.splitlines()[:200]):
-        return "uwsgi"
-    return "nginx"
+    """The kind of the reader that claims the file ('gunicorn', 'uwsgi', 'script', 'nginx', ...)."""
+    return reader_for(path, text).kind
+
+
+def read_file(path: Path, env: Mapping[str, str] | None = None) -> Reading:
+    """Everything one file contributes, read by the reader that claims it."""
+    text = read_text(path)
+    return reader_for(path, text).read(path, text, env)
 
 
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer | NginxConfig:
-    """One config file, read by its own ecosystem's parser."""
-    text = read_text(path)
-    kind = config_kind(path, text)
-    if kind == "gunicorn":
-        from servertune.check.gunicorn import read_gunicorn
-
-        return read_gunicorn(path, text, env)
-    if kind == "uwsgi":
-        from servertune.check.uwsgi import read_uwsgi
-
-        return read_uwsgi(path, text, env)
-    if kind == "script":
-        from servertune.check.scripts import read_script
-
-        return read_script(path, text, env)
-    from servertune.check.nginx import read_nginx
-
-    return read_nginx(path, text)
+    """One config file that holds exactly one app server or nginx site."""
+    reading = read_file(path, env)
+    found: tuple[AppServer | NginxConfig, ...] = (*reading.apps, *reading.nginx)
+    if len(found) != 1:
+        raise CheckInputError(f"{path}: holds {len(found)} server configs, not one")
+    return found[0]
 
 
 def check_files(
@@ -118,17 +109,13 @@ def check_files(
     `machine` defaults to this one (its cgroup's cores and somaxconn); with a `plan`, the plan's
     machine is used instead. `env` is the environment the app server configs are evaluated in.
     """
-    apps: list[AppServer] = []
-    nginx: list[NginxConfig] = []
+    reading = Reading()
     for path in paths:
-        config = read_config(path, env)
-        if isinstance(config, AppServer):
-            apps.append(config)
-        else:
-            nginx.append(config)
+        reading += read_file(path, env)
+    apps, nginx = list(reading.apps), list(reading.nginx)
     links = link(nginx, apps)
     context = Context(apps, nginx, links, lb, machine or Machine.read(), plan)
-    files = [p for n in nginx for p in n.files] + [a.file for a in apps]
+    files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),

@@ -1,0 +1,114 @@
+"""Which reader takes which file: the registry of file kinds `servertune check` reads.
+
+A reader is one module with a `claims(path, text)` test and a `read(path, text, env)` that
+returns a `Reading`; adding a file kind is that module and one line in `READERS`. The first
+reader (in registry order) that claims a file reads it, so the specific kinds (named files,
+signatures in the text) come before the general ones. A file no reader claims is refused with
+one line saying which kinds were tried, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from servertune.check.model import AppServer, CheckInputError, NginxConfig
+
+__all__ = ["READERS", "Reader", "Reading", "reader_for"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one file contributed: app servers, nginx sites (more kinds join as readers need)."""
+
+    apps: tuple[AppServer, ...] = ()
+    nginx: tuple[NginxConfig, ...] = ()
+    #: Files read along the way (includes, env files), for the report's list of files.
+    files: tuple[Path, ...] = field(default=())
+
+    def __add__(self, other: Reading) -> Reading:
+        return Reading(
+            apps=self.apps + other.apps,
+            nginx=self.nginx + other.nginx,
+            files=self.files + other.files,
+        )
+
+
+ReadFunction = Callable[[Path, str, Mapping[str, str] | None], Reading]
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A file kind: its name, what it is in words, how it is recognised and how it is read."""
+
+    kind: str
+    #: What `check` took the file for, in an error or the report ("a gunicorn config file").
+    described: str
+    claims: Callable[[Path, str], bool]
+    read: ReadFunction
+
+
+def _gunicorn(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.gunicorn import read_gunicorn
+
+    return Reading(apps=(read_gunicorn(path, text, env),))
+
+
+def _uwsgi(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.uwsgi import read_uwsgi
+
+    return Reading(apps=(read_uwsgi(path, text, env),))
+
+
+def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.scripts import read_script
+
+    return Reading(apps=(read_script(path, text, env),))
+
+
+def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    del env  # nginx reads no environment
+    from servertune.check.nginx import read_nginx
+
+    return Reading(nginx=(read_nginx(path, text),))
+
+
+def _is_python(path: Path, text: str) -> bool:
+    del text
+    return path.suffix == ".py"
+
+
+def _is_script(path: Path, text: str) -> bool:
+    from servertune.check.scripts import looks_like_script
+
+    return looks_like_script(path, text)
+
+
+def _is_uwsgi(path: Path, text: str) -> bool:
+    return path.suffix == ".ini" or any(
+        line.strip() == "[uwsgi]" for line in text.splitlines()[:200]
+    )
+
+
+def _is_nginx(path: Path, text: str) -> bool:
+    del path, text
+    return True
+
+
+#: In order: the first reader that claims a file reads it.
+READERS: Sequence[Reader] = (
+    Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
+    Reader("script", "a shell script that starts uvicorn or granian", _is_script, _script),
+    Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
+    Reader("nginx", "an nginx config", _is_nginx, _nginx),
+)
+
+
+def reader_for(path: Path, text: str) -> Reader:
+    """The reader that claims `path`, or CheckInputError naming the kinds tried."""
+    for reader in READERS:
+        if reader.claims(path, text):
+            return reader
+    kinds = ", ".join(r.kind for r in READERS)
+    raise CheckInputError(f"{path}: not a file kind check reads (tried {kinds})")
