@@ -59,7 +59,18 @@ def niquests_python() -> Path:
 def test_niquests_checks_pass_in_their_own_venv(niquests_python: Path) -> None:
     """Every check in tests/niquests_env/niquests_checks.py passes under .venv-niquests."""
     result = subprocess.run(
-        [str(niquests_python), "-m", "pytest", str(CHECKS), "-q", "-p", "no:cacheprovider"],
+        # pyproject's addopts ask for pytest-xdist, which this venv does not have: run serially.
+        [
+            str(niquests_python),
+            "-m",
+            "pytest",
+            str(CHECKS),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=-ra --strict-markers",
+        ],
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
