@@ -324,3 +324,20 @@ def test_missing_boto3_names_the_extra(tmp_path: Path) -> None:
         cwd=tmp_path,
     )  # fmt: skip
     assert "pip install 'servertune[aws]'" in out.stdout
+
+
+def test_presigning_without_credentials_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No credentials anywhere: presigning says so in one AwsCallError line, no traceback."""
+    for key in FAKE_CREDENTIALS:
+        if key.startswith("AWS_") and key != "AWS_DEFAULT_REGION":
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3 = Signer(
+        "s3", session=boto3.Session(region_name=FAKE_REGION), endpoint_url="http://127.0.0.1:9"
+    )
+    with pytest.raises(AwsCallError, match=r"^s3\.get_object: Unable to locate credentials$"):
+        s3.presigned_url("get_object", {"Bucket": BUCKET, "Key": "k"})

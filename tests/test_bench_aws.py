@@ -43,6 +43,11 @@ def test_every_way_fetches_both_batches(quick: tuple[dict[str, Any], Path, str])
         assert run["max_ms"] >= run["median_ms"] >= run["min_ms"] > 0
         # n GETs of objects delayed TARGET_DELAY_MS each cannot finish faster than one delay.
         assert run["min_ms"] >= aws.TARGET_DELAY_MS
+        # moto's CPU is read from /proc for its process group: every GET costs it something.
+        assert run["server_cpu_ms"] > 0
+        assert run["server_cpu_ms_per_get"] == pytest.approx(
+            run["server_cpu_ms"] / run["gets"], abs=0.01
+        )
 
 
 def test_targets_compare_signed_async_with_boto3(quick: tuple[dict[str, Any], Path, str]) -> None:
@@ -74,11 +79,20 @@ def test_table_and_plot_are_written(quick: tuple[dict[str, Any], Path, str]) -> 
 
 
 def test_summarize_takes_the_median_batch() -> None:
-    """Three batches: the median wall time, its spread, GETs per second from the median."""
-    samples = [{"wall_s": w, "cpu_s": 0.01} for w in (0.2, 0.1, 0.4)]
+    """Three batches: the median wall time, its spread, GETs per second from the median, and
+    the client's and moto's median CPU per GET."""
+    samples = [
+        {"wall_s": w, "cpu_s": c, "server_cpu_s": m}
+        for w, c, m in ((0.2, 0.01, 0.04), (0.1, 0.03, 0.05), (0.4, 0.02, 0.03))
+    ]
     row = aws.summarize("signed async", 20.0, 10, samples)
     assert (row["median_ms"], row["min_ms"], row["max_ms"]) == (200.0, 100.0, 400.0)
     assert row["gets_per_s"] == 50.0
+    assert (row["cpu_ms_per_get"], row["server_cpu_ms"], row["server_cpu_ms_per_get"]) == (
+        2.0,
+        40.0,
+        4.0,
+    )
 
 
 def test_missing_moto_is_one_error_line(tmp_path: Path) -> None:

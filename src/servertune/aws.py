@@ -159,6 +159,8 @@ class Signer:
         except botocore.exceptions.ParamValidationError as error:
             reason = " ".join(str(error.kwargs.get("report", error)).split())
             raise AwsCallError(f"{self.service}.{operation}: {reason}") from None
+        except botocore.exceptions.BotoCoreError as error:
+            raise AwsCallError(f"{self.service}.{operation}: {error}") from None
         return url
 
     # --- parsing ------------------------------------------------------------------------------

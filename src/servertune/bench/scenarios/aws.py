@@ -66,13 +66,15 @@ def _keys(n: int) -> list[str]:
 class Ways:
     """Everything each way needs, made before the clock starts (warm clients and pools)."""
 
-    def __init__(self, endpoint: str) -> None:
+    def __init__(self, endpoint: str, server_cpu_s: Callable[[], float] = lambda: 0.0) -> None:
         import boto3
 
         from servertune.aws import Signer
         from servertune.http import session
 
         self.endpoint = endpoint
+        #: CPU seconds moto has used so far: its share of every GET, on the same two cores.
+        self.server_cpu_s = server_cpu_s
         self.boto = boto3.Session()
         self.serial_client = self.boto.client("s3", endpoint_url=endpoint)
         self.local = threading.local()
@@ -161,13 +163,17 @@ class Ways:
 
 
 def measure_one(ways: Ways, config: str, n: int) -> dict[str, float]:
-    """Wall and CPU seconds of one batch of `n` GETs."""
-    cpu = os.times()
+    """Wall seconds of one batch of `n` GETs, and the CPU seconds of this process and of moto."""
+    cpu, server = os.times(), ways.server_cpu_s()
     start = time.perf_counter()
     ways.run(config, _keys(n))
     wall = time.perf_counter() - start
-    after = os.times()
-    return {"wall_s": wall, "cpu_s": (after.user + after.system) - (cpu.user + cpu.system)}
+    after, server_after = os.times(), ways.server_cpu_s()
+    return {
+        "wall_s": wall,
+        "cpu_s": (after.user + after.system) - (cpu.user + cpu.system),
+        "server_cpu_s": server_after - server,
+    }
 
 
 def summarize(
@@ -185,6 +191,11 @@ def summarize(
         "max_ms": round(max(walls), 2),
         "gets_per_s": round(n / (median_ms / 1000), 1),
         "cpu_ms": round(median(s["cpu_s"] for s in samples) * 1000, 1),
+        "cpu_ms_per_get": round(median(s["cpu_s"] for s in samples) * 1000 / n, 2),
+        "server_cpu_ms": round(median(s.get("server_cpu_s", 0.0) for s in samples) * 1000, 1),
+        "server_cpu_ms_per_get": round(
+            median(s.get("server_cpu_s", 0.0) for s in samples) * 1000 / n, 2
+        ),
         "repeats": len(samples),
     }
 
@@ -251,9 +262,9 @@ class Aws(BaseScenario[AwsSizes]):
         run.enter(_borrowed_environ(FAKE_CREDENTIALS))  # fake keys; nothing leaves 127.0.0.1
         self.ways: dict[float, Ways] = {}
         for delay in run.size.delays_ms:
-            _, endpoint = start_moto_with_latency(run.stack, delay)
+            moto, endpoint = start_moto_with_latency(run.stack, delay)
             _setup(endpoint)
-            ways = run.enter(contextlib.closing(Ways(endpoint)))
+            ways = run.enter(contextlib.closing(Ways(endpoint, moto.cpu_seconds)))
             ways.warm(_keys(max(BATCHES)))
             self.ways[delay] = ways
         #: The level names and what they stand for: a batch size at one delay.
@@ -339,7 +350,10 @@ def build_report(rows: list[dict[str, Any]], repeats: int) -> Report:
         notes=[
             (
                 f"{repeats} interleaved repeat(s) per batch; median_ms is the median batch, "
-                "min/max its spread; cpu_ms: this process's CPU per batch (moto's not included)"
+                "min/max its spread; cpu_ms: this process's CPU per batch; cpu_ms_per_get and "
+                "server_cpu_ms_per_get: this process's and moto's CPU per GET. moto is one "
+                "process serving under one GIL, so n x server_cpu_ms_per_get is a floor no "
+                "client can go below"
             ),
             (
                 f"objects: {OBJECT_BYTES // 1024} KB each, distinct keys; thread pools: "
