@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from servertune.advise import ASYNC_MAX_CPU_FRACTION, SUBINTERPRETER_MIN_CPU_MS, advise
+from servertune.sizing import plan_for
 from servertune.workload import Workload
 from servertune.workload_file import Measured, MeasuredPath, Spread
 
@@ -144,3 +145,29 @@ def test_measured_mix_cites_each_path_with_its_share_and_the_mix() -> None:
     assert "5 requests of GET /fast (75% of traffic)" in text
     assert "10 requests of the weighted mix of 2 paths" in text
     assert "slow_call_ratio" not in text
+
+
+def test_threads_are_quoted_up_to_the_cpu_ceiling_not_past_it() -> None:
+    """Quarter-CPU requests on 2 cores: the GIL ceiling is 80 req/s, so the advice never says
+    threads serve more than that, whatever the thread cap would allow."""
+    reasons = next(
+        f
+        for f in advise(Workload(cores=2, cpu_fraction=0.25, service_time_ms=100)).fits
+        if f.model == "asyncio"
+    ).reasons
+    assert any("threads serve up to 80 req/s, the CPU ceiling" in r for r in reasons)
+    assert not any("1280 req/s" in r for r in reasons)
+
+
+def test_waiting_without_slow_calls_is_not_blamed_on_slow_calls() -> None:
+    """A tiny cpu_fraction and no slow calls: the thread cap is hit by waiting inside the
+    service time, and neither the plan's warning nor the advice mentions slow calls."""
+    workload = Workload(cores=2, cpu_fraction=1e-9, slow_call_ratio=0)
+    advice = advise(workload)
+    warnings = plan_for(workload).warnings
+    text = " ".join(r for f in advice.fits for r in f.reasons) + " ".join(warnings)
+    assert "slow calls dominate" not in text.lower()
+    assert "parked on slow calls" not in text
+    assert "waits outside the GIL" in text
+    # The loop time is floored at what a bare call costs: no absurd capacity.
+    assert any("2 loops serve 2000000 req/s" in r for f in advice.fits for r in f.reasons)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from servertune.machine import Machine
 from servertune.sizing import (
     GIL_SATURATION,
     MAX_ADMITTED_PER_PROCESS,
+    MAX_REQUESTS_CAP,
     MAX_THREADS_PER_PROCESS,
     Forced,
     Plan,
@@ -70,6 +72,10 @@ def test_cpu_fraction_one_without_slow_calls_gives_one_thread(
 def test_cpu_threads_saturate_the_gil(fraction: float) -> None:
     """cpu_threads x cpu_fraction keeps the GIL busy GIL_SATURATION of the time; one fewer would not."""
     plan = make_plan(Workload(cores=2, cpu_fraction=fraction))
+    if plan.cpu_threads == MAX_THREADS_PER_PROCESS:  # more wanted than a process may have
+        assert MAX_THREADS_PER_PROCESS * fraction < GIL_SATURATION
+        assert any("capped at" in w for w in plan.warnings)
+        return
     assert plan.cpu_threads * fraction >= GIL_SATURATION - 1e-6
     assert plan.cpu_threads == 1 or (plan.cpu_threads - 1) * fraction < GIL_SATURATION
 
@@ -323,4 +329,30 @@ def test_no_plan_recycles_a_worker_more_often_than_every_ten_minutes(workload: W
     """At the plan's own ceiling rate, a worker reaches max_requests in no less than 600 s."""
     plan = make_plan(workload)
     assert plan.max_requests >= 5000
-    assert plan.max_requests * plan.processes / plan.ceiling_rps >= 600 - 1e-6
+    if plan.max_requests < MAX_REQUESTS_CAP:
+        assert plan.max_requests * plan.processes / plan.ceiling_rps >= 600 - 1e-6
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    service_time_ms=st.sampled_from([1e-300, 1e-9, 0.001, 0.5, 600_000.0]),
+    cpu_fraction=st.sampled_from([1e-300, 1e-9, 0.001, 0.5, 1.0]),
+    cores=st.sampled_from([1, 2, 1024]),
+    slow_call_ratio=st.sampled_from([0.0, 1.0]),
+    slow_call_ms=st.sampled_from([1e-300, 1.0, 120_000.0]),
+    interface=st.sampled_from(["wsgi", "asgi"]),
+    gil=st.sampled_from(["enabled", "disabled"]),
+)
+def test_extreme_inputs_derive_only_numbers_a_server_accepts(**fields: Any) -> None:
+    """Inputs valid one by one but extreme together (1e-300 ms of service time, a GIL share of
+    1e-300, 1024 cores) still derive finite numbers that fit the servers' 32-bit settings: each
+    rule bounds what it derives (max_requests, the ceiling, the loop time, the threads)."""
+    plan = plan_for(Workload(**fields))
+    for name in plan.derived_names():
+        value = plan.value(name)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, bool) or not isinstance(item, int | float):
+                continue
+            assert math.isfinite(item), name
+            assert abs(item) < 2**31, (name, item)
+    assert plan.max_requests <= MAX_REQUESTS_CAP

@@ -202,9 +202,10 @@ def advise(
         ),
     ]
     if too_many:
+        waits = "slow calls" if w.slow_call_ratio > 0 else "waits outside the GIL"
         pt.append(
             f"{inflight:.0f} in flight per process exceeds the {cap}-thread "
-            "cap: threads parked on slow calls would make quick requests queue"
+            f"cap: threads parked on {waits} would make quick requests queue"
         )
 
     # --- asyncio
@@ -295,6 +296,11 @@ def advise(
     )
 
 
+def _ms(value: float) -> str:
+    """Milliseconds to one decimal, or two significant digits below 0.1 ms."""
+    return f"{value:.1f}" if value >= 0.1 else f"{value:.2g}"
+
+
 def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
     """What an ASGI server would do with this app (its own plan), and when threads stop sufficing."""
     from servertune.sizing import make_plan
@@ -310,12 +316,16 @@ def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
     # Threads run out when the requests in flight per process pass the per-process cap.
     cap = thread_cap(plan.cores_per_process)
     threads_up_to = cap * plan.processes / held_s(w)
+    # Neither model serves past the CPU (or GIL) ceiling: quote the bound that binds first.
+    if threads_up_to > plan.ceiling_rps:
+        threads = f"threads serve up to {plan.ceiling_rps:.0f} req/s, the CPU ceiling"
+    else:
+        threads = f"threads serve up to {threads_up_to:.0f} req/s before {cap} per process run out"
     reasons = [
         (
-            f"as ASGI: each request holds its process's loop {asgi.loop_ms:.1f} ms, so "
+            f"as ASGI: each request holds its process's loop {_ms(asgi.loop_ms)} ms, so "
             f"{asgi.processes} loops serve {asgi.asgi_capacity_rps:.0f} req/s and nginx admits "
-            f"{asgi.admission_limit} at once (Little's law); threads serve up to "
-            f"{threads_up_to:.0f} req/s before {cap} per process run out"
+            f"{asgi.admission_limit} at once (Little's law); {threads}"
         ),
     ]
     if too_many:

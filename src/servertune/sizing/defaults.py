@@ -31,10 +31,12 @@ __all__ = [
     "MAX_ADMITTED_PER_PROCESS",
     "MAX_FAILS",
     "MAX_REQUESTS",
+    "MAX_REQUESTS_CAP",
     "MAX_REQUESTS_JITTER_RATIO",
     "MAX_THREADS_PER_PROCESS",
     "MEMORY_HEADROOM_RATIO",
     "MIN_BACKLOG",
+    "MIN_CPU_MS_PER_REQUEST",
     "MIN_NGINX_WORKER_CONNECTIONS",
     "MIN_REQUEST_TIMEOUT_S",
     "NATIVE_SLEEP_K8S_VERSION",
@@ -95,6 +97,14 @@ MAX_REQUESTS_JITTER_RATIO = 0.1
 #: its p99 went from 82-99 ms to 397-1111 ms. A pause of one or two seconds in ten minutes stays
 #: well under 1% of the time, so out of the p99.
 RECYCLE_MIN_INTERVAL_S = 600
+#: ...and never past a billion: ten minutes at 1.7 million req/s a worker, past anything one
+#: Python worker serves (`bench app` measured about 800 req/s a worker on httpbin). Without a cap
+#: a tiny service time derived a count hundreds of digits long, which uWSGI read as "never".
+MAX_REQUESTS_CAP = 1_000_000_000
+#: The least GIL (or CPU) time a request can take: one microsecond, a few dozen bytecodes, less
+#: than any WSGI or ASGI call through a real server costs. A smaller service time x cpu_fraction
+#: is not a measurement, and a ceiling derived from it would be a rate no server reaches.
+MIN_CPU_MS_PER_REQUEST = 0.001
 #: A remote app host is skipped after 3 errors in its fail_timeout: one lost connection is noise.
 MAX_FAILS = 3
 FAIL_TIMEOUT_S = 5

@@ -14,7 +14,11 @@ from __future__ import annotations
 import math
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import ADMISSION_HEADROOM, MAX_ADMITTED_PER_PROCESS
+from servertune.sizing.defaults import (
+    ADMISSION_HEADROOM,
+    MAX_ADMITTED_PER_PROCESS,
+    MIN_CPU_MS_PER_REQUEST,
+)
 from servertune.sizing.plan import Derivation
 from servertune.sizing.queueing import arrival_rate, held_s, in_flight
 from servertune.workload import Workload
@@ -65,12 +69,16 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         return
     processes = d.get_int("processes")
     share, share_reason = loop_share(w, d.get_float("cores_per_process"))
-    loop_ms = d.put(
-        "loop_ms",
-        w.service_time_ms * share,
+    loop_reason = (
         f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its process's "
-        "loop (or the GIL) from every other request",
+        "loop (or the GIL) from every other request"
     )
+    if w.service_time_ms * share < MIN_CPU_MS_PER_REQUEST:
+        loop_reason += (
+            f"; at least {MIN_CPU_MS_PER_REQUEST:g} ms, what a bare call through a Python "
+            "server costs"
+        )
+    loop_ms = d.put("loop_ms", max(w.service_time_ms * share, MIN_CPU_MS_PER_REQUEST), loop_reason)
     capacity = d.put(
         "asgi_capacity_rps",
         processes * 1000 / loop_ms,

@@ -7,7 +7,7 @@ import math
 import sys
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import MEMORY_HEADROOM_RATIO
+from servertune.sizing.defaults import MEMORY_HEADROOM_RATIO, MIN_CPU_MS_PER_REQUEST
 from servertune.sizing.plan import Derivation, PlanError
 from servertune.workload import Workload
 
@@ -72,7 +72,8 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             )
     cores_each = d.put("cores_per_process", cores_each, cores_reason)
 
-    cpu_s = w.service_time_ms / 1000 * w.cpu_fraction
+    given_cpu_s = w.service_time_ms / 1000 * w.cpu_fraction
+    cpu_s = max(given_cpu_s, MIN_CPU_MS_PER_REQUEST / 1000)
     if w.gil == "enabled":
         ceiling_reason = (
             f"{count} processes / {cpu_s * 1000:.1f} ms of GIL time per request "
@@ -83,6 +84,11 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             f"{count} processes x {cores_each:g} cores each / {cpu_s * 1000:.1f} ms of CPU time "
             f"per request ({w.service_time_ms:g} ms x {w.cpu_fraction:g}): the cores, not a GIL, "
             "bound it; no thread count goes past this"
+        )
+    if cpu_s > given_cpu_s:
+        ceiling_reason += (
+            f"; at least {MIN_CPU_MS_PER_REQUEST:g} ms per request, what a bare call through a "
+            "Python server costs"
         )
     ceiling = d.put("ceiling_rps", count * cores_each / cpu_s, ceiling_reason)
     if w.peak_rps is not None and w.peak_rps > ceiling:

@@ -7,6 +7,7 @@ import math
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
     MAX_REQUESTS,
+    MAX_REQUESTS_CAP,
     MAX_REQUESTS_JITTER_RATIO,
     MEMORY_HEADROOM_RATIO,
     RECYCLE_MIN_INTERVAL_S,
@@ -35,6 +36,9 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             f"{per_worker_rps:.4g} req/s a worker, that is every {MAX_REQUESTS / per_worker_rps:.0f} s "
             f"or longer)"
         )
+    if max_requests > MAX_REQUESTS_CAP:
+        max_requests = MAX_REQUESTS_CAP
+        reason += f"; capped at {MAX_REQUESTS_CAP}, past any Python worker's ten minutes"
     max_requests = d.put("max_requests", max_requests, reason)
     d.put(
         "max_requests_jitter",

@@ -12,10 +12,13 @@ from servertune.sizing.queueing import arrival_rate, in_flight, threads_for
 from servertune.workload import Workload
 
 
-def gil_threads(cpu_fraction: float, cores: float = 1.0) -> int:
+def gil_threads(cpu_fraction: float, cores: float = 1.0, cap: int | None = None) -> int:
     """The fewest threads that keep `cores` busy GIL_SATURATION of the time (Goetz:
-    cores x (1 + wait/compute)); under the GIL a process has one core's worth, the GIL itself."""
-    return max(1, math.ceil(GIL_SATURATION * cores / cpu_fraction - 1e-9))
+    cores x (1 + wait/compute)); under the GIL a process has one core's worth, the GIL itself.
+    At most `cap` (default: the cap for `cores`), however small cpu_fraction is."""
+    cap = thread_cap(cores) if cap is None else cap
+    wanted = GIL_SATURATION * cores / cpu_fraction - 1e-9
+    return max(1, min(cap, math.ceil(wanted))) if wanted < cap else cap
 
 
 def thread_cap(cores: float) -> int:
@@ -48,7 +51,11 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "would only queue for a core. No GIL caps it at ~1 / cpu_fraction: the cores do "
             "(derived, not measured here)"
         )
-    cpu_threads = d.put("cpu_threads", gil_threads(w.cpu_fraction, cores), reason)
+    cpu_threads = gil_threads(w.cpu_fraction, cores, cap)
+    cpu_capped = GIL_SATURATION * cores / w.cpu_fraction - 1e-9 > cap
+    if cpu_capped:
+        reason += f", at most {cap} (the cap per process)"
+    cpu_threads = d.put("cpu_threads", cpu_threads, reason)
 
     processes = d.get_int("processes")
     rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
@@ -70,11 +77,17 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     total = cpu_threads + slow
     held = "the GIL" if w.gil == "enabled" else f"{cores:g} cores (no GIL)"
     reason = f"{cpu_threads} for {held} + {slow} for slow calls"
-    if total > cap:
-        d.warn(
-            f"{total} threads per process wanted; capped at {cap}. "
-            "Slow calls dominate: consider asyncio for them"
-        )
+    if total > cap or cpu_capped:
+        if slow > cpu_threads:
+            why = "Slow calls dominate: consider asyncio for them"
+        else:
+            why = (
+                f"cpu_fraction {w.cpu_fraction:g} means a request waits outside the GIL for "
+                f"{1 - w.cpu_fraction:.2%} of its {w.service_time_ms:g} ms: if that is I/O, an "
+                "ASGI app (interface 'asgi') waits without a thread each"
+            )
+        wanted = f"more than {cap}" if cpu_capped else str(total)
+        d.warn(f"{wanted} threads per process wanted; capped at {cap}. {why}")
         total = cap
         reason += f", capped at {cap}"
     d.put("threads", total, reason)
