@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from servertune.check import check_files
-from servertune.check.kubernetes import parse_quantity
+from servertune.check.kubernetes import parse_gateway_duration, parse_quantity
 from servertune.cli import app
 from servertune.render import TARGETS
 from servertune.sizing import Machine, make_plan
@@ -66,6 +66,59 @@ def test_quantities_follow_the_kubernetes_grammar(text: str, value: Decimal) -> 
 def test_what_is_not_a_quantity_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not a Kubernetes quantity"):
         parse_quantity(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("10s", 10), ("500ms", 0.5), ("1h30m", 5400), ("1m1s1ms", 61.001)]
+)
+def test_gateway_durations_follow_gep_2257(text: str, seconds: float) -> None:
+    assert parse_gateway_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["10", "1.5s", "123456s", "1d", "1h1h1h1h1h", "-1s"])
+def test_what_is_not_a_gateway_duration_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="GEP-2257"):
+        parse_gateway_duration(text)
+
+
+ROUTES = """\
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  annotations:
+    nginx.ingress.kubernetes.io/proxy-read-timeout: "60"
+spec:
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web}
+spec:
+  rules:
+    - backendRefs: [{name: web, port: 80}]
+      timeouts:
+        request: 3m
+        backendRequest: 30s
+"""
+
+
+def test_ingress_and_httproute_timeouts_below_the_app_timeout(tmp_path: Path) -> None:
+    """Through the Service that selects the pod: the ingress annotation and the route's
+    backendRequest are below gunicorn's 120 s; the route's 3 m request is not."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(DEPLOYMENT + ROUTES)
+    result = check_files([path], machine=MACHINE)
+    found = [(f.at.line, f.message.split(" ")[0]) for f in result.findings]
+    route = [f for f in result.findings if f.rule == "route-timeout-below-app-timeout"]
+    assert [(f.at.line, f.related[0].line) for f in route] == [(35, 17), (47, 17)], found
 
 
 def test_nine_workers_under_half_a_cpu_are_flagged_at_both_lines(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import re
 import shlex
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,10 +36,13 @@ from servertune.check.model import (
 )
 
 __all__ = [
+    "GATEWAY_DURATION",
+    "INGRESS_NGINX_TIMEOUTS",
     "MAX_ALIASES",
     "MAX_DEPTH",
     "WORKLOAD_KINDS",
     "looks_like_manifest",
+    "parse_gateway_duration",
     "parse_quantity",
     "read_manifests",
 ]
@@ -583,6 +586,8 @@ def read_manifests(
     del env  # a container's environment is the manifest's, not this shell's
     objects = list(_objects(_documents(path, text)))
     maps = _config_maps(objects)
+    routed = _route_timeouts(objects)
+    services = [o for o in objects if _kind(o) == "Service"]
     apps: list[AppServer] = []
     for obj in objects:
         kind = obj.get("kind")
@@ -607,11 +612,100 @@ def read_manifests(
             else:
                 app = _asgi(path, server, argv, env)
             box = _container(container, pod, obj, replicas)
+            labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
+            if labels is None:
+                labels = obj.get("metadata", "labels")
+            timeouts = [
+                t for svc in services if _selects(svc, labels) for t in routed.get(_name(svc), [])
+            ]
+            box = replace(box, route_timeouts=tuple(timeouts))
             apps.append(_with_container(app, box))
     return tuple(apps), ()
 
 
 def _with_container(app: AppServer, container: Container) -> AppServer:
-    from dataclasses import replace
-
     return replace(app, container=container)
+
+
+#: ingress-nginx's per-Ingress timeouts to the backend, in seconds without a unit (its
+#: annotations reference: "All timeout values are unitless and in seconds").
+INGRESS_NGINX_TIMEOUTS = (
+    "nginx.ingress.kubernetes.io/proxy-read-timeout",
+    "nginx.ingress.kubernetes.io/proxy-send-timeout",
+)
+#: Gateway API Duration (GEP-2257): up to four <1-5 digits><h|m|s|ms> groups, e.g. "1h30m".
+GATEWAY_DURATION = re.compile(r"\A([0-9]{1,5}(h|m|s|ms)){1,4}\Z")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def parse_gateway_duration(text: str) -> float:
+    """A Gateway API Duration ("10s", "1m30s", "500ms") in seconds."""
+    if not GATEWAY_DURATION.match(text):
+        raise ValueError(f"{text!r} is not a Gateway API duration (GEP-2257)")
+    return sum(
+        int(number) * _UNIT_S[unit] for number, unit in re.findall(r"([0-9]+)(ms|h|m|s)", text)
+    )
+
+
+def _kind(obj: _Node) -> str:
+    found = obj.get("kind")
+    return (found.text() if found is not None else None) or ""
+
+
+def _name(obj: _Node) -> str:
+    found = obj.get("metadata", "name")
+    return (found.text() if found is not None else None) or ""
+
+
+def _route_timeouts(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[float]]]]:
+    """Service name -> the timeouts of the Ingresses and HTTPRoutes that send to it."""
+    found: dict[str, list[tuple[str, Setting[float]]]] = {}
+    for obj in objects:
+        if _kind(obj) == "Ingress":
+            annotations = obj.get("metadata", "annotations")
+            timeouts: list[tuple[str, Setting[float]]] = []
+            for key in INGRESS_NGINX_TIMEOUTS:
+                value = annotations.get(key) if annotations is not None else None
+                if value is not None:
+                    seconds = value.number(key)
+                    if seconds is not None:
+                        timeouts.append((key, Setting(seconds, value.at)))
+            services = {
+                (n.text() or "")
+                for rule in obj.each("spec", "rules")
+                for p in rule.each("http", "paths")
+                if (n := p.get("backend", "service", "name")) is not None
+            }
+            default = obj.get("spec", "defaultBackend", "service", "name")
+            if default is not None:
+                services.add(default.text() or "")
+            for service in services:
+                found.setdefault(service, []).extend(timeouts)
+        elif _kind(obj) == "HTTPRoute":
+            for rule in obj.each("spec", "rules"):
+                timeouts = []
+                for field in ("request", "backendRequest"):
+                    value = rule.get("timeouts", field)
+                    if value is None or value.text() is None:
+                        continue
+                    try:
+                        seconds = parse_gateway_duration(value.text() or "")
+                    except ValueError as error:
+                        raise CheckInputError(f"{value.at}: timeouts.{field}: {error}") from None
+                    timeouts.append((f"HTTPRoute timeouts.{field}", Setting(seconds, value.at)))
+                for ref in rule.each("backendRefs"):
+                    kind = ref.get("kind")
+                    if kind is not None and kind.text() != "Service":
+                        continue
+                    name = ref.get("name")
+                    if name is not None:
+                        found.setdefault(name.text() or "", []).extend(timeouts)
+    return found
+
+
+def _selects(service: _Node, labels: _Node | None) -> bool:
+    selector = service.get("spec", "selector")
+    if selector is None or labels is None or not selector.items():
+        return False
+    have = {k: v.text() for k, v in labels.items()}
+    return all(have.get(k) == v.text() for k, v in selector.items())

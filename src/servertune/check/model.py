@@ -92,6 +92,9 @@ class Container:
     probes: tuple[Probe, ...] = ()
     #: Some container of the pod has a readiness probe (the pod is Ready only when all are).
     pod_ready_probe: bool = False
+    #: Timeouts of the Ingresses / HTTPRoutes that route to this pod (through a Service of the
+    #: same files): (what it is, e.g. `nginx.ingress.kubernetes.io/proxy-read-timeout`, seconds).
+    route_timeouts: tuple[tuple[str, Setting[float]], ...] = ()
     #: The pod's replica count when the manifest sets it.
     replicas: Setting[int] | None = None
 

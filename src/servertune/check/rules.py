@@ -767,3 +767,32 @@ def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
                 "while the workers are still importing the app, and those connections wait or fail",
                 "readinessProbe: {httpGet: {path: /health, port: http}}",
             )
+
+
+@_rule(
+    "route-timeout-below-app-timeout",
+    Severity.warning,
+    "the Ingress or HTTPRoute gives up on a request the app server is still running",
+    "the Plan's timeout chain (docs/sizing.md); ingress-nginx's annotations (proxy-read-timeout, "
+    "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
+    "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
+)
+def _route_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[Location, str]] = set()
+    for app in c.apps:
+        box, timeout = app.container, app.request_timeout
+        if box is None or timeout is None or timeout.value <= 0:
+            continue
+        wanted = timeout.value + READ_TIMEOUT_MARGIN_S
+        for name, route in box.route_timeouts:
+            if 0 < route.value < wanted and (route.at, name) not in seen:
+                seen.add((route.at, name))
+                value = f'"{_n(wanted)}"' if name.startswith("nginx.") else f"{_n(wanted)}s"
+                yield rule.finding(
+                    route.at,
+                    f"{name} {_n(route.value)} s is not above the app server's "
+                    f"{_name(app, 'timeout')} {_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: "
+                    "the client gets a 504 while the worker keeps running the request",
+                    f"{name.rpartition(' ')[2]}: {value}",
+                    (timeout.at,),
+                )
