@@ -173,6 +173,14 @@ class _Node:
             node = next((v for k, v in node._pairs() if k == key), None)
         return node
 
+    def key_at(self, key: str) -> Location:
+        """The line of `key:` itself (a block mapping value starts on the line below)."""
+        if isinstance(self.node, yaml.MappingNode):
+            for k, _ in self.node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == key:
+                    return Location(self.path, k.start_mark.line + 1)
+        return self.at
+
     def items(self) -> list[tuple[str, _Node]]:
         return self._pairs()
 
@@ -357,7 +365,7 @@ def _probes(container: _Node) -> tuple[Probe, ...]:
         probes.append(
             Probe(
                 kind=kind,
-                at=probe.at,
+                at=container.key_at(f"{kind}Probe"),
                 target=target,
                 # Kubernetes' defaults (Probe v1 core API reference).
                 initial_delay_s=number("initialDelaySeconds", 0),
@@ -429,18 +437,37 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
         for word in found.list() if found is not None else []:
             if word.text() is not None:
                 words.append(_Word(_expand(word.text() or "", env), word.at))
-    # `sh -c "exec gunicorn ..."`: the shell's words, all on the line of the script.
+    # `sh -c ". env.sh; exec gunicorn ..."`: the shell's words, all on the line of the script;
+    # of its commands (split at `;`, `&&`, `||`, `|`, newlines) the one that starts a server.
     if (
         len(words) >= 3
         and PurePosixPath(words[0].text).name in ("sh", "bash")
         and words[1].text == "-c"
     ):
         script = words[2]
+        text = script.text.replace("\\\n", " ").replace("\n", ";")
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
         try:
-            split = shlex.split(script.text, comments=True)
+            tokens = list(lexer)
         except ValueError:
             return []
-        words = [_Word(w, script.at) for w in split]
+        commands: list[list[str]] = [[]]
+        for token in tokens:
+            if token and set(token) <= set(";&|"):
+                commands.append([])
+            else:
+                commands[-1].append(token)
+        for command in commands:
+            found = _runs([_Word(w, script.at) for w in command])
+            if found and PurePosixPath(found[0].text).name in _SERVERS:
+                return found
+        return []
+    return _runs(words)
+
+
+def _runs(words: list[_Word]) -> list[_Word]:
     # What runs is the first word after `exec`, `env`, `VAR=value`, `python -m`.
     while words and (words[0].text in ("exec", "env") or re.match(r"\A\w+=", words[0].text)):
         words = words[1:]

@@ -694,6 +694,10 @@ def _grace(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+#: gunicorn worker classes whose workers serve many requests at once on green threads.
+_ASYNC_WORKERS = {"gevent", "eventlet", "tornado"}
+
+
 @_rule(
     "liveness-kills-busy-pod",
     Severity.warning,
@@ -706,6 +710,10 @@ def _liveness(rule: Rule, c: Context) -> Iterator[Finding]:
         box, timeout = app.container, app.request_timeout
         if box is None or timeout is None or timeout.value <= 0:
             continue
+        if app.interface == "asgi" or (
+            app.worker_class is not None and app.worker_class.value in _ASYNC_WORKERS
+        ):
+            continue  # an event loop answers the probe beside slow requests
         for probe in box.probes:
             if probe.kind != "liveness" or not probe.target.startswith("httpGet"):
                 continue
