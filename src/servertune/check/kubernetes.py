@@ -460,9 +460,9 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
             else:
                 commands[-1].append(token)
         for command in commands:
-            found = _runs([_Word(w, script.at) for w in command])
-            if found and PurePosixPath(found[0].text).name in _SERVERS:
-                return found
+            started = _runs([_Word(w, script.at) for w in command])
+            if started and PurePosixPath(started[0].text).name in _SERVERS:
+                return started
         return []
     return _runs(words)
 
