@@ -177,6 +177,24 @@ HOSTILE = {
 }
 
 
+def test_a_ten_megabyte_manifest_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text(DEPLOYMENT + "# padding\n" * (1024 * 1024))
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error:")
+    assert "larger than" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_binary_manifest_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_bytes(DEPLOYMENT.encode() + b"\0\x89PNG")
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {path}: binary file (contains NUL bytes)"
+
+
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_manifests_are_one_error_line(name: str, tmp_path: Path) -> None:
     path = tmp_path / name
