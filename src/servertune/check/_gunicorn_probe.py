@@ -42,7 +42,7 @@ def _lenient_host_checks() -> None:
             setting.validator = staticmethod(lambda value: value)
 
 
-def load(path: str, cpus: int | None = None) -> dict[str, Any]:
+def load(path: str, cpus: int | None = None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """gunicorn's view of the settings, with the CPU count patched to `cpus` when given."""
     from gunicorn.app.base import Application  # type: ignore[import-untyped]
 
@@ -68,7 +68,7 @@ def load(path: str, cpus: int | None = None) -> dict[str, Any]:
         if saved_process is not None:
             setattr(os, "process_cpu_count", lambda: count)  # noqa: B010 - absent before 3.13
     try:
-        sys.argv = ["gunicorn", "-c", path]
+        sys.argv = ["gunicorn", "-c", path, *extra]
         cfg = Probe().cfg
     finally:
         os.cpu_count, multiprocessing.cpu_count = saved[0], saved[1]
@@ -100,15 +100,18 @@ def worker_class_names(uri: Any) -> list[str]:
 
 
 def main() -> None:
-    """Load the file named by argv[1] and print the settings as JSON after the marker."""
+    """Load the file named by argv[1] (with the options after it) and print the settings as JSON after the marker."""
     path = os.path.abspath(sys.argv[1])
+    # The rest: a command line's own options (`gunicorn -w 9 app:app` in a manifest), parsed by
+    # gunicorn's argument parser after the file, as gunicorn does.
+    extra = tuple(sys.argv[2:])
     _lenient_host_checks()
     here = os.getcwd()
-    values = load(path)
+    values = load(path, extra=extra)
     os.chdir(here)
     probes = []
     for cpus in PROBE_CPUS:
-        probes.append(load(path, cpus)["workers"])
+        probes.append(load(path, cpus, extra)["workers"])
         os.chdir(here)
     values["workers_follow_cpu_count"] = probes[0] != probes[1]
     values["bind"] = [str(b) for b in values["bind"]]

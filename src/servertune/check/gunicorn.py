@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,8 +25,11 @@ __all__ = [
     "ASGI_WORKER_CLASSES",
     "GUNICORN_DEFAULTS",
     "GUNICORN_EVAL_TIMEOUT_S",
+    "GUNICORN_FLAGS",
+    "gunicorn_app",
     "interface_of",
     "read_gunicorn",
+    "read_gunicorn_command",
 ]
 
 #: A config file that has not finished loading after this long is looping (gunicorn itself
@@ -69,11 +72,13 @@ def _lines(text: str, path: Path) -> dict[str, int]:
     return lines
 
 
-def _evaluate(path: Path, env: Mapping[str, str] | None) -> dict[str, Any]:
+def _evaluate(
+    path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...] = ()
+) -> dict[str, Any]:
     child_env = dict(os.environ if env is None else env)
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _PROBE.read_text(), str(path)],
+            [sys.executable, "-c", _PROBE.read_text(), str(path), *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -108,23 +113,60 @@ def interface_of(worker_class_names: list[str]) -> Literal["wsgi", "asgi"]:
     return "asgi" if ASGI_WORKER_CLASSES.intersection(worker_class_names) else "wsgi"
 
 
+#: The gunicorn settings `check` reads and the command-line flags that set them (gunicorn's
+#: `cli` names, docs.gunicorn.org/en/stable/settings.html), to find the line that set each one.
+GUNICORN_FLAGS = {
+    "workers": ("-w", "--workers"),
+    "threads": ("--threads",),
+    "bind": ("-b", "--bind"),
+    "keepalive": ("--keep-alive",),
+    "timeout": ("-t", "--timeout"),
+    "graceful_timeout": ("--graceful-timeout",),
+    "max_requests": ("--max-requests",),
+    "max_requests_jitter": ("--max-requests-jitter",),
+    "backlog": ("--backlog",),
+    "worker_class": ("-k", "--worker-class"),
+}
+
+#: Where a setting was written: (its location, whether it was left at the default).
+Locate = Callable[[str], tuple[Location, bool]]
+
+
 def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings gunicorn would run `path` with (under `env`, default this environment)."""
     lines = _lines(text, path)
     values = _evaluate(path, env)
 
-    def setting(name: str, kind: type[Any]) -> Setting[Any]:
+    def locate(name: str) -> tuple[Location, bool]:
         line = lines.get(name)
-        return Setting(kind(values[name]), Location(path, line or 1), default=line is None)
+        return Location(path, line or 1), line is None
+
+    return gunicorn_app(path, values, locate)
+
+
+def read_gunicorn_command(
+    config: Path, argv: tuple[str, ...], env: Mapping[str, str] | None, file: Path, locate: Locate
+) -> AppServer:
+    """A gunicorn command line (`-c config` plus `argv`), read by gunicorn's own loader and
+    argument parser; `locate` says where each setting was written (a manifest's line)."""
+    return gunicorn_app(file, _evaluate(config, env, argv), locate)
+
+
+def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServer:
+    """The AppServer of gunicorn's settings `values`, placed by `locate`."""
+
+    def setting(name: str, kind: type[Any]) -> Setting[Any]:
+        at, default = locate(name)
+        return Setting(kind(values[name]), at, default=default)
 
     binds = values["bind"]
-    bind_line = Location(path, lines.get("bind", 1))
+    bind_at, bind_default = locate("bind")
     return AppServer(
         kind="gunicorn",
-        file=path,
+        file=file,
         workers=setting("workers", int),
         threads=setting("threads", int),
-        sockets=tuple(Setting(str(b), bind_line, "bind" not in lines) for b in binds),
+        sockets=tuple(Setting(str(b), bind_at, bind_default) for b in binds),
         mapped_sockets=False,
         keepalive=setting("keepalive", float),
         request_timeout=setting("timeout", float),
@@ -132,11 +174,7 @@ def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -
         max_requests=setting("max_requests", int),
         max_requests_jitter=setting("max_requests_jitter", int),
         backlog=setting("backlog", int),
-        worker_class=Setting(
-            str(values["worker_class"]),
-            Location(path, lines.get("worker_class", 1)),
-            "worker_class" not in lines,
-        ),
+        worker_class=setting("worker_class", str),
         workers_follow_cpu_count=bool(values["workers_follow_cpu_count"]),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
     )

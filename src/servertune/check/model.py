@@ -14,10 +14,12 @@ from typing import Generic, Literal, TypeVar
 __all__ = [
     "AppServer",
     "CheckInputError",
+    "Container",
     "Finding",
     "Location",
     "NginxConfig",
     "PassTarget",
+    "Probe",
     "Setting",
     "Severity",
     "Upstream",
@@ -59,6 +61,45 @@ class Setting(Generic[T]):
 
 
 @dataclass(frozen=True)
+class Probe:
+    """A Kubernetes readiness / liveness / startup probe: what it asks and how patiently."""
+
+    kind: Literal["readiness", "liveness", "startup"]
+    at: Location
+    #: What it probes (`httpGet /health :http`, `tcpSocket 8000`, `exec ...`), to compare two.
+    target: str
+    initial_delay_s: int
+    period_s: int
+    timeout_s: int
+    failure_threshold: int
+
+
+@dataclass(frozen=True)
+class Container:
+    """The container an app server runs in: its CPU and memory requests and limits (cores and
+    MiB), the pod's grace period, the preStop wait and the probes, each where it was written."""
+
+    name: str
+    at: Location
+    cpu_limit: Setting[float] | None = None
+    cpu_request: Setting[float] | None = None
+    memory_limit_mb: Setting[float] | None = None
+    memory_request_mb: Setting[float] | None = None
+    #: The pod's terminationGracePeriodSeconds (Kubernetes' default 30 s when absent).
+    grace_period_s: Setting[float] | None = None
+    #: A preStop that waits (`sleep` handler or `exec sleep N`): seconds before SIGTERM.
+    prestop_s: Setting[float] | None = None
+    probes: tuple[Probe, ...] = ()
+    #: Some container of the pod has a readiness probe (the pod is Ready only when all are).
+    pod_ready_probe: bool = False
+    #: Timeouts of the Ingresses / HTTPRoutes that route to this pod (through a Service of the
+    #: same files): (what it is, e.g. `nginx.ingress.kubernetes.io/proxy-read-timeout`, seconds).
+    route_timeouts: tuple[tuple[str, Setting[float]], ...] = ()
+    #: The pod's replica count when the manifest sets it.
+    replicas: Setting[int] | None = None
+
+
+@dataclass(frozen=True)
 class AppServer:
     """One app-server config (gunicorn, its ASGI workers, uWSGI, or a uvicorn / granian command
     line), reduced to the numbers the rules compare."""
@@ -88,6 +129,8 @@ class AppServer:
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
     interface: Literal["wsgi", "asgi"] = "wsgi"
+    #: The container it runs in (a Kubernetes manifest), None for a file read on its own.
+    container: Container | None = None
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,19 @@ def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     return Reading(apps=(read_script(path, text, env),))
 
 
+def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.kubernetes import read_manifests
+
+    apps, nginx = read_manifests(path, text, env)
+    return Reading(apps=apps, nginx=nginx)
+
+
+def _is_manifest(path: Path, text: str) -> bool:
+    from servertune.check.kubernetes import looks_like_manifest
+
+    return looks_like_manifest(path, text)
+
+
 def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     del env  # nginx reads no environment
     from servertune.check.nginx import read_nginx
@@ -101,6 +114,7 @@ READERS: Sequence[Reader] = (
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts uvicorn or granian", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
+    Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),
 )
 

@@ -297,6 +297,8 @@ def _cores(c: Context) -> tuple[int, str]:
 def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = _cores(c)
     for app in c.apps:
+        if app.container is not None:
+            continue  # in a container the limit is what counts (workers-over-cpu-limit)
         if app.workers.value > cores:
             # A per-worker script starts one single-worker server per socket: its count is
             # the number of sockets, and so is the fix.
@@ -588,3 +590,217 @@ def _command_line_compared(
         compared.append((app.threads, "granian_blocking_threads", "--blocking-threads", False))
     compared.append((app.graceful_timeout, "graceful_timeout_s", "--workers-kill-timeout", False))
     return compared
+
+
+_K8S_RESOURCES = "https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/"
+_K8S_PROBES = (
+    "https://kubernetes.io/docs/tasks/configure-pod-container/"
+    "configure-liveness-readiness-startup-probes/"
+)
+_K8S_TERMINATION = (
+    "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
+)
+
+
+@_rule(
+    "workers-over-cpu-limit",
+    Severity.warning,
+    "more worker processes than the container's CPU limit",
+    "docs/sizing.md (one process per core under the GIL); a CPU limit is a CFS quota: past it "
+    "the container is throttled for the rest of each 100 ms period, " + _K8S_RESOURCES,
+)
+def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.cpu_limit is None:
+            continue
+        cores = max(1, math.ceil(box.cpu_limit.value))
+        if app.workers.value > cores:
+            yield rule.finding(
+                app.workers.at,
+                f"{_assign(app, 'workers', app.workers.value)} under a CPU limit of "
+                f"{_n(box.cpu_limit.value)} cores ({box.cpu_limit.at}): {app.workers.value} "
+                "processes share a quota of "
+                f"{_n(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
+                "request's latency stretches by the throttled time, and every extra worker "
+                "costs memory towards an OOM kill",
+                f"{_assign(app, 'workers', cores)}   (or raise limits.cpu to {app.workers.value})",
+                (box.cpu_limit.at,),
+            )
+
+
+@_rule(
+    "no-cpu-limit",
+    Severity.info,
+    "a container without a CPU limit: its worker count is not tied to any number of cores",
+    _K8S_RESOURCES,
+)
+def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.cpu_limit is not None:
+            continue
+        if box.cpu_request is not None:
+            cores = max(1, math.ceil(box.cpu_request.value))
+            if app.workers.value <= cores:
+                continue
+            yield rule.finding(
+                box.cpu_request.at,
+                f"requests.cpu {_n(box.cpu_request.value)} without a limit: the scheduler "
+                f"guarantees {_n(box.cpu_request.value)} CPU, but {app.workers.value} workers "
+                "count on more; on a busy node they share the request",
+                f'limits.cpu: "{cores}" and {_assign(app, "workers", cores)}, or requests.cpu '
+                f"at the worker count ({app.workers.value})",
+                (app.workers.at,),
+            )
+        else:
+            yield rule.finding(
+                box.at,
+                f"container {box.name!r} sets no CPU request or limit: it is scheduled as if it "
+                f"needed no CPU, and its {app.workers.value} workers compete with every other pod "
+                "on the node",
+                f'resources: {{requests: {{cpu: "{app.workers.value}"}}, limits: '
+                f'{{cpu: "{app.workers.value}"}}}}',
+                (app.workers.at,),
+            )
+
+
+@_rule(
+    "grace-period-below-shutdown",
+    Severity.warning,
+    "the pod is killed before preStop and the app server's graceful shutdown have finished",
+    "terminationGracePeriodSeconds counts from the start of preStop; SIGKILL follows when it "
+    "ends: " + _K8S_TERMINATION,
+)
+def _grace(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.grace_period_s is None or app.graceful_timeout is None:
+            continue
+        prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
+        needed = prestop + app.graceful_timeout.value
+        if box.grace_period_s.value < needed:
+            related = (app.graceful_timeout.at,) + (
+                (box.prestop_s.at,) if box.prestop_s is not None else ()
+            )
+            yield rule.finding(
+                box.grace_period_s.at,
+                f"terminationGracePeriodSeconds {_shown(box.grace_period_s, ' s')} is below "
+                f"preStop {_n(prestop)} s + the graceful timeout "
+                f"{_shown(app.graceful_timeout, ' s')}: on every rollout the kubelet kills "
+                "requests the server was still allowed to finish",
+                f"terminationGracePeriodSeconds: {math.ceil(needed) + 5}",
+                related,
+            )
+
+
+#: gunicorn worker classes whose workers serve many requests at once on green threads.
+_ASYNC_WORKERS = {"gevent", "eventlet", "tornado"}
+
+
+@_rule(
+    "liveness-kills-busy-pod",
+    Severity.warning,
+    "a liveness probe fails while every worker is busy on requests the timeout allows",
+    "the probe is answered by the same workers; it fails after failureThreshold x periodSeconds: "
+    + _K8S_PROBES,
+)
+def _liveness(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box, timeout = app.container, app.request_timeout
+        if box is None or timeout is None or timeout.value <= 0:
+            continue
+        if app.interface == "asgi" or (
+            app.worker_class is not None and app.worker_class.value in _ASYNC_WORKERS
+        ):
+            continue  # an event loop answers the probe beside slow requests
+        for probe in box.probes:
+            if probe.kind != "liveness" or not probe.target.startswith("httpGet"):
+                continue
+            window = probe.period_s * probe.failure_threshold
+            if window < timeout.value:
+                yield rule.finding(
+                    probe.at,
+                    f"the liveness probe gives up after {probe.failure_threshold} x "
+                    f"{probe.period_s} s = {window} s, less than the request timeout "
+                    f"{_shown(timeout, ' s')}: when every worker is busy on slow but legitimate "
+                    "requests the kubelet restarts a healthy container and drops them all",
+                    f"failureThreshold: {math.ceil(timeout.value / probe.period_s) + 1}",
+                    (timeout.at,),
+                )
+
+
+@_rule(
+    "liveness-same-as-readiness",
+    Severity.info,
+    "liveness and readiness probe the same endpoint with the same settings",
+    "a busy pod should leave the Service (readiness) long before it is restarted (liveness): "
+    + _K8S_PROBES,
+)
+def _same_probes(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None:
+            continue
+        by_kind = {p.kind: p for p in box.probes}
+        live, ready = by_kind.get("liveness"), by_kind.get("readiness")
+        if live is None or ready is None:
+            continue
+        fields = ("target", "period_s", "timeout_s", "failure_threshold", "initial_delay_s")
+        if all(getattr(live, f) == getattr(ready, f) for f in fields):
+            yield rule.finding(
+                live.at,
+                "the liveness probe is the readiness probe: the moment the pod is too busy to be "
+                "ready it is also restarted, so an overload becomes a restart loop",
+                "liveness: a higher failureThreshold (restart only after the request timeout)",
+                (ready.at,),
+            )
+
+
+@_rule(
+    "no-readiness-probe",
+    Severity.info,
+    "traffic reaches the container before the app server answers",
+    "without a readiness probe a container is Ready as soon as it starts: " + _K8S_PROBES,
+)
+def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or not app.sockets or box.pod_ready_probe:
+            continue  # a pod is Ready when all its containers are: a sidecar's probe counts
+        if not any(p.kind == "readiness" for p in box.probes):
+            yield rule.finding(
+                box.at,
+                f"container {box.name!r} has no readiness probe: the Service sends it requests "
+                "while the workers are still importing the app, and those connections wait or fail",
+                "readinessProbe: {httpGet: {path: /health, port: http}}",
+            )
+
+
+@_rule(
+    "route-timeout-below-app-timeout",
+    Severity.warning,
+    "the Ingress or HTTPRoute gives up on a request the app server is still running",
+    "the Plan's timeout chain (docs/sizing.md); ingress-nginx's annotations (proxy-read-timeout, "
+    "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
+    "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
+)
+def _route_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[Location, str]] = set()
+    for app in c.apps:
+        box, timeout = app.container, app.request_timeout
+        if box is None or timeout is None or timeout.value <= 0:
+            continue
+        wanted = timeout.value + READ_TIMEOUT_MARGIN_S
+        for name, route in box.route_timeouts:
+            if 0 < route.value < wanted and (route.at, name) not in seen:
+                seen.add((route.at, name))
+                value = f'"{_n(wanted)}"' if name.startswith("nginx.") else f"{_n(wanted)}s"
+                yield rule.finding(
+                    route.at,
+                    f"{name} {_n(route.value)} s is not above the app server's "
+                    f"{_name(app, 'timeout')} {_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: "
+                    "the client gets a 504 while the worker keeps running the request",
+                    f"{name.rpartition(' ')[2]}: {value}",
+                    (timeout.at,),
+                )

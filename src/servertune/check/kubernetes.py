@@ -1,0 +1,738 @@
+"""Kubernetes manifests: the app servers their containers start, with the container around them.
+
+A manifest is read by PyYAML's safe composer (node graph only: no object is ever constructed,
+so a `!!python/...` tag is refused, never run), which keeps each node's line, so a finding
+points at the `cpu: 500m` or the `-w` that caused it. Aliases and nesting depth are bounded
+(a "billion laughs" file is refused, not expanded). Every workload kind that holds a pod
+template is read (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod, and `List`
+items); each container whose command line starts gunicorn, uvicorn or granian becomes an
+AppServer, read by that server's own parser: gunicorn's loader and argument parser (a
+`-c` config found in a ConfigMap of the same files is handed to it), uvicorn's and granian's
+click commands. `env` (values and ConfigMap references, `envFrom`) becomes the server's
+environment, and `$(VAR)` in `command`/`args` is expanded as the kubelet does.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Container,
+    Location,
+    NginxConfig,
+    Probe,
+    Setting,
+)
+
+__all__ = [
+    "GATEWAY_DURATION",
+    "INGRESS_NGINX_TIMEOUTS",
+    "MAX_ALIASES",
+    "MAX_DEPTH",
+    "WORKLOAD_KINDS",
+    "looks_like_manifest",
+    "parse_gateway_duration",
+    "parse_quantity",
+    "read_manifests",
+]
+
+#: Real manifests use a handful of anchors (Helm renders none); a file with more is refused
+#: before anything walks it, so an alias bomb never expands.
+MAX_ALIASES = 100
+#: Deeper than any pod spec (a container's probe's httpGet header is ~12 levels).
+MAX_DEPTH = 64
+#: The kinds that hold a pod template, and the path to it.
+WORKLOAD_KINDS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "Pod": ("spec",),
+}
+#: Kubernetes' default when a pod sets none (PodSpec.terminationGracePeriodSeconds).
+DEFAULT_GRACE_PERIOD_S = 30
+#: The standard YAML tags a manifest may carry (the safe loader's, all of them data).
+_SAFE_TAGS = {
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")
+}
+#: Kubernetes' quantity grammar (k8s.io/apimachinery/pkg/api/resource, quantity.go):
+#: <signedNumber><suffix>, suffix a binary SI (Ki..Ei), decimal SI (n u m "" k M G T P E) or
+#: a decimal exponent (e3, E-2).
+_QUANTITY = re.compile(
+    r"\A(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?\Z"
+)
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+#: `$(VAR)` in command/args; `$$(VAR)` is a literal `$(VAR)` (the kubelet's expansion rules).
+_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_SERVERS = ("gunicorn", "uvicorn", "granian")
+
+
+def parse_quantity(text: str) -> Decimal:
+    """A Kubernetes quantity ("500m", "1.5", "512Mi", "1G", "1e3") as a number of base units."""
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a Kubernetes quantity")
+    try:
+        number = Decimal(match["number"])
+    except InvalidOperation:
+        raise ValueError(f"{text!r} is not a Kubernetes quantity") from None
+    suffix = match["suffix"] or ""
+    if suffix in _BINARY:
+        return number * (Decimal(1024) ** _BINARY[suffix])
+    if suffix in _DECIMAL:
+        return number.scaleb(_DECIMAL[suffix])
+    if suffix:
+        return number.scaleb(int(suffix[1:]))
+    return number
+
+
+def looks_like_manifest(path: Path, text: str) -> bool:
+    """A `.yaml`/`.yml` file with `apiVersion:` and `kind:` at the start of a line."""
+    if path.suffix not in (".yaml", ".yml", ".json"):
+        return False
+    return bool(re.search(r"^apiVersion:", text, re.M) and re.search(r"^kind:", text, re.M))
+
+
+class _Loader(yaml.SafeLoader):
+    """The safe composer with a bound on aliases and on depth."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.aliases = 0
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise CheckInputError(
+                    f"line {mark.line + 1}: more than {MAX_ALIASES} YAML aliases; refused "
+                    "(an alias bomb expands to gigabytes)"
+                )
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise CheckInputError(
+                    f"line {mark.line + 1}: YAML nested deeper than {MAX_DEPTH} levels; refused"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A YAML node with its line: mapping lookups, items and scalar values as Kubernetes reads
+    them (merge keys `<<` honoured, as sigs.k8s.io/yaml does)."""
+
+    node: yaml.Node
+    path: Path
+
+    @property
+    def at(self) -> Location:
+        return Location(self.path, self.node.start_mark.line + 1)
+
+    def _pairs(self) -> list[tuple[str, _Node]]:
+        if not isinstance(self.node, yaml.MappingNode):
+            return []
+        own: list[tuple[str, _Node]] = []
+        merged: list[tuple[str, _Node]] = []
+        for key, value in self.node.value:
+            if key.tag == "tag:yaml.org,2002:merge":
+                sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+                for source in sources:
+                    merged += _Node(source, self.path)._pairs()
+            elif isinstance(key, yaml.ScalarNode):
+                own.append((str(key.value), _Node(value, self.path)))
+        names = {k for k, _ in own}
+        return own + [(k, v) for k, v in merged if k not in names]
+
+    def get(self, *keys: str) -> _Node | None:
+        node: _Node | None = self
+        for key in keys:
+            if node is None:
+                return None
+            node = next((v for k, v in node._pairs() if k == key), None)
+        return node
+
+    def key_at(self, key: str) -> Location:
+        """The line of `key:` itself (a block mapping value starts on the line below)."""
+        if isinstance(self.node, yaml.MappingNode):
+            for k, _ in self.node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == key:
+                    return Location(self.path, k.start_mark.line + 1)
+        return self.at
+
+    def items(self) -> list[tuple[str, _Node]]:
+        return self._pairs()
+
+    def each(self, *keys: str) -> list[_Node]:
+        """The items of the sequence at `keys` (none when absent)."""
+        found = self.get(*keys)
+        return found.list() if found is not None else []
+
+    def list(self) -> list[_Node]:
+        if isinstance(self.node, yaml.SequenceNode):
+            return [_Node(n, self.path) for n in self.node.value]
+        return []
+
+    def text(self) -> str | None:
+        if isinstance(self.node, yaml.ScalarNode) and self.node.tag != "tag:yaml.org,2002:null":
+            return str(self.node.value)
+        return None
+
+    def number(self, field: str) -> float | None:
+        value = self.text()
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            raise CheckInputError(f"{self.at}: {field} {value!r} is not a number") from None
+
+
+def _check_tags(node: yaml.Node, path: Path, seen: set[int]) -> None:
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if node.tag not in _SAFE_TAGS:
+        raise CheckInputError(
+            f"{path}:{node.start_mark.line + 1}: YAML tag {node.tag!r} is not data a manifest "
+            "holds; refused (it is never constructed)"
+        )
+    if isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            _check_tags(child, path, seen)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            _check_tags(key, path, seen)
+            _check_tags(value, path, seen)
+
+
+def _documents(path: Path, text: str) -> list[_Node]:
+    loader = _Loader(text)
+    documents: list[_Node] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                _check_tags(node, path, set())
+                documents.append(_Node(node, path))
+    except CheckInputError as error:
+        message = str(error)
+        raise CheckInputError(
+            message if message.startswith(str(path)) else f"{path}: {message}"
+        ) from None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise CheckInputError(f"{path}{line}: YAML syntax error: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise CheckInputError(f"{path}: YAML error: {str(error).splitlines()[0]}") from None
+    except RecursionError:
+        raise CheckInputError(f"{path}: YAML nested too deeply; refused") from None
+    finally:
+        loader.dispose()
+    return documents
+
+
+def _objects(documents: list[_Node]) -> Iterator[_Node]:
+    """Every object, `List` items (`v1/List`, `kind: ...List`) unpacked."""
+    for document in documents:
+        kind = document.get("kind")
+        items = document.get("items")
+        if kind is not None and (kind.text() or "").endswith("List") and items is not None:
+            yield from _objects(items.list())
+        elif isinstance(document.node, yaml.MappingNode):
+            yield document
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A word of a container's command line, with its line in the manifest."""
+
+    text: str
+    at: Location
+
+
+def _expand(word: str, env: Mapping[str, str]) -> str:
+    """The kubelet's `$(VAR)` expansion: a defined variable is replaced, an undefined reference
+    stays as written, `$$` is a literal `$`."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match[0] == "$$":
+            return "$"
+        return env.get(match[1], match[0])
+
+    return _REFERENCE.sub(replace, word)
+
+
+def _config_maps(objects: list[_Node]) -> dict[str, _Node]:
+    maps: dict[str, _Node] = {}
+    for obj in objects:
+        if (obj.get("kind") and obj.get("kind").text()) == "ConfigMap":  # type: ignore[union-attr]
+            name = obj.get("metadata", "name")
+            data = obj.get("data")
+            if name is not None and data is not None:
+                maps[name.text() or ""] = data
+    return maps
+
+
+def _environment(
+    container: _Node, maps: dict[str, _Node]
+) -> tuple[dict[str, str], dict[str, Location]]:
+    """The container's environment as the kubelet builds it (envFrom first, then env, each
+    `$(VAR)` in a value expanded from the variables before it), and each variable's line."""
+    env: dict[str, str] = {}
+    where: dict[str, Location] = {}
+    for source in container.each("envFrom"):
+        ref = source.get("configMapRef", "name")
+        prefix = (source.get("prefix") and source.get("prefix").text()) or ""  # type: ignore[union-attr]
+        data = maps.get(ref.text() or "") if ref is not None else None
+        for key, value in data.items() if data is not None else []:
+            env[prefix + key] = value.text() or ""
+            where[prefix + key] = value.at
+    for item in container.each("env"):
+        name = item.get("name")
+        if name is None or name.text() is None:
+            continue
+        key = name.text() or ""
+        given = item.get("value")
+        if given is not None:
+            env[key] = _expand(given.text() or "", env)
+            where[key] = given.at
+            continue
+        ref = item.get("valueFrom", "configMapKeyRef")
+        if ref is not None:
+            data = maps.get((ref.get("name") and ref.get("name").text()) or "")  # type: ignore[union-attr]
+            wanted = ref.get("key")
+            found = data.get(wanted.text() or "") if data is not None and wanted else None
+            if found is not None:
+                env[key] = found.text() or ""
+                where[key] = found.at
+    return env, where
+
+
+def _quantity(node: _Node | None, field: str, scale: Decimal) -> Setting[float] | None:
+    if node is None or node.text() is None:
+        return None
+    try:
+        value = parse_quantity(node.text() or "")
+    except ValueError as error:
+        raise CheckInputError(f"{node.at}: {field}: {error}") from None
+    return Setting(float(value / scale), node.at)
+
+
+def _probes(container: _Node) -> tuple[Probe, ...]:
+    probes = []
+    for kind in ("readiness", "liveness", "startup"):
+        probe = container.get(f"{kind}Probe")
+        if probe is None:
+            continue
+        target = "?"
+        for handler in ("httpGet", "tcpSocket", "grpc", "exec"):
+            spec = probe.get(handler)
+            if spec is not None:
+                parts = [
+                    f"{k}={v.text() if v.text() is not None else yaml.serialize(v.node)}"
+                    for k, v in spec.items()
+                ]
+                target = f"{handler} " + " ".join(sorted(parts))
+
+        def number(field: str, default: int, node: _Node = probe) -> int:
+            found = node.get(field)
+            value = found.number(field) if found is not None else None
+            return default if value is None else int(value)
+
+        probes.append(
+            Probe(
+                kind=kind,
+                at=container.key_at(f"{kind}Probe"),
+                target=target,
+                # Kubernetes' defaults (Probe v1 core API reference).
+                initial_delay_s=number("initialDelaySeconds", 0),
+                period_s=number("periodSeconds", 10),
+                timeout_s=number("timeoutSeconds", 1),
+                failure_threshold=number("failureThreshold", 3),
+            )
+        )
+    return tuple(probes)
+
+
+def _prestop(container: _Node) -> Setting[float] | None:
+    prestop = container.get("lifecycle", "preStop")
+    if prestop is None:
+        return None
+    seconds = prestop.get("sleep", "seconds")
+    if seconds is not None:
+        value = seconds.number("preStop.sleep.seconds")
+        return None if value is None else Setting(value, seconds.at)
+    command = prestop.get("exec", "command")
+    words = [w.text() or "" for w in command.list()] if command is not None else []
+    if len(words) == 1:  # ["sh", "-c", "sleep 5"] arrives as one word below
+        words = shlex.split(words[0])
+    if len(words) >= 3 and words[-2:][0].endswith("-c"):
+        words = shlex.split(words[-1])
+    if len(words) == 2 and PurePosixPath(words[0]).name == "sleep":
+        try:
+            return Setting(float(words[1]), prestop.at)
+        except ValueError:
+            return None
+    return None
+
+
+def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None) -> Container:
+    resources = node.get("resources")
+    limits = resources.get("limits") if resources else None
+    requests = resources.get("requests") if resources else None
+    grace = pod.get("terminationGracePeriodSeconds")
+    grace_value = grace.number("terminationGracePeriodSeconds") if grace else None
+    replicas_value = replicas.number("replicas") if replicas is not None else None
+    mib = Decimal(1024 * 1024)
+    return Container(
+        name=(node.get("name") and node.get("name").text()) or "?",  # type: ignore[union-attr]
+        at=node.at,
+        cpu_limit=_quantity(limits.get("cpu") if limits else None, "limits.cpu", Decimal(1)),
+        cpu_request=_quantity(
+            requests.get("cpu") if requests else None, "requests.cpu", Decimal(1)
+        ),
+        memory_limit_mb=_quantity(limits.get("memory") if limits else None, "limits.memory", mib),
+        memory_request_mb=_quantity(
+            requests.get("memory") if requests else None, "requests.memory", mib
+        ),
+        grace_period_s=Setting(grace_value, grace.at)  # type: ignore[union-attr]
+        if grace_value is not None
+        else Setting(float(DEFAULT_GRACE_PERIOD_S), pod.at, default=True),
+        prestop_s=_prestop(node),
+        probes=_probes(node),
+        pod_ready_probe=any(c.get("readinessProbe") is not None for c in (pod.each("containers"))),
+        replicas=Setting(int(replicas_value), replicas.at)  # type: ignore[union-attr]
+        if replicas_value is not None
+        else None,
+    )
+
+
+def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
+    words: list[_Word] = []
+    for field in ("command", "args"):
+        found = node.get(field)
+        for word in found.list() if found is not None else []:
+            if word.text() is not None:
+                words.append(_Word(_expand(word.text() or "", env), word.at))
+    # `sh -c ". env.sh; exec gunicorn ..."`: the shell's words, all on the line of the script;
+    # of its commands (split at `;`, `&&`, `||`, `|`, newlines) the one that starts a server.
+    if (
+        len(words) >= 3
+        and PurePosixPath(words[0].text).name in ("sh", "bash")
+        and words[1].text == "-c"
+    ):
+        script = words[2]
+        text = script.text.replace("\\\n", " ").replace("\n", ";")
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            return []
+        commands: list[list[str]] = [[]]
+        for token in tokens:
+            if token and set(token) <= set(";&|"):
+                commands.append([])
+            else:
+                commands[-1].append(token)
+        for command in commands:
+            started = _runs([_Word(w, script.at) for w in command])
+            if started and PurePosixPath(started[0].text).name in _SERVERS:
+                return started
+        return []
+    return _runs(words)
+
+
+def _runs(words: list[_Word]) -> list[_Word]:
+    # What runs is the first word after `exec`, `env`, `VAR=value`, `python -m`.
+    while words and (words[0].text in ("exec", "env") or re.match(r"\A\w+=", words[0].text)):
+        words = words[1:]
+    if (
+        len(words) >= 3
+        and PurePosixPath(words[0].text).name.startswith("python")
+        and words[1].text == "-m"
+    ):
+        words = words[2:]
+    return words
+
+
+def _config_file(
+    argv: list[_Word], mounts: dict[str, tuple[str, _Node]], maps: dict[str, _Node]
+) -> tuple[str, _Node] | None:
+    """The gunicorn `-c` file's text and node, when it is a key of a mounted ConfigMap."""
+    for index, word in enumerate(argv):
+        value = None
+        if word.text in ("-c", "--config") and index + 1 < len(argv):
+            value = argv[index + 1].text
+        elif word.text.startswith("--config="):
+            value = word.text.partition("=")[2]
+        if value is None:
+            continue
+        target = PurePosixPath(value)
+        for mount_path, (map_name, _) in mounts.items():
+            try:
+                key = str(target.relative_to(mount_path))
+            except ValueError:
+                continue
+            data = maps.get(map_name)
+            found = data.get(key) if data is not None else None
+            if found is not None and found.text() is not None:
+                return found.text() or "", found
+    return None
+
+
+def _mounts(pod: _Node, container: _Node) -> dict[str, tuple[str, _Node]]:
+    """Mount path -> (ConfigMap name, the mount's node) for the container's ConfigMap volumes."""
+    volumes: dict[str, str] = {}
+    for volume in pod.each("volumes"):
+        name, ref = volume.get("name"), volume.get("configMap", "name")
+        if name is not None and ref is not None:
+            volumes[name.text() or ""] = ref.text() or ""
+    mounts: dict[str, tuple[str, _Node]] = {}
+    for mount in container.each("volumeMounts"):
+        name, path = mount.get("name"), mount.get("mountPath")
+        if name is not None and path is not None and (name.text() or "") in volumes:
+            mounts[path.text() or ""] = (volumes[name.text() or ""], mount)
+    return mounts
+
+
+def _gunicorn(
+    path: Path,
+    argv: list[_Word],
+    env: dict[str, str],
+    env_at: dict[str, Location],
+    config: tuple[str, _Node] | None,
+    start: Location,
+) -> AppServer:
+    from servertune.check.gunicorn import GUNICORN_FLAGS, read_gunicorn_command
+
+    args = [w.text for w in argv[1:]]
+    # `-c` is handed over as the extracted file below; the rest is gunicorn's to parse.
+    rest: list[str] = []
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        if word in ("-c", "--config"):
+            skip = True
+            continue
+        if word.startswith("--config="):
+            continue
+        rest.append(word)
+    config_lines: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="servertune-check-") as directory:
+        conf = Path(directory) / "gunicorn.conf.py"
+        text = config[0] if config else ""
+        conf.write_text(text)
+        if config is not None:
+            from servertune.check.gunicorn import _lines
+
+            first = config[1].node.start_mark.line + 1  # the `|` line; the text starts below
+            config_lines = {k: first + v for k, v in _lines(text, path).items()}
+
+        def locate(name: str) -> tuple[Location, bool]:
+            flags = GUNICORN_FLAGS.get(name, ())
+            found = None
+            for word in argv[1:]:
+                if word.text in flags or any(
+                    word.text.startswith(f + "=") for f in flags if f.startswith("--")
+                ):
+                    found = word.at
+                elif word.text.startswith(
+                    tuple(f for f in flags if not f.startswith("--"))
+                ) and any(len(word.text) > 2 and word.text[:2] == f for f in flags):
+                    found = word.at  # `-w9`
+            if found is not None:
+                return found, False
+            if name == "workers" and "WEB_CONCURRENCY" in env_at:
+                return env_at["WEB_CONCURRENCY"], False
+            if "GUNICORN_CMD_ARGS" in env_at and any(
+                f in env.get("GUNICORN_CMD_ARGS", "").split() for f in flags
+            ):
+                return env_at["GUNICORN_CMD_ARGS"], False
+            if name in config_lines:
+                return Location(path, config_lines[name]), False
+            return start, True
+
+        child_env = {**_BASE_ENV, **env}
+        return read_gunicorn_command(conf, tuple(rest), child_env, path, locate)
+
+
+#: What a child interpreter needs from here besides the container's own variables.
+_BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> AppServer:
+    """uvicorn / granian, read by their own CLIs through the script reader's machinery."""
+    from servertune.check.scripts import read_script
+
+    first = min(w.at.line for w in argv)
+    last = max(w.at.line for w in argv)
+    # A script whose words sit on the manifest's own lines, so each flag keeps its line.
+    words: dict[int, list[str]] = {}
+    for word in argv:
+        words.setdefault(word.at.line, []).append(shlex.quote(word.text))
+    lines = [""] * (first - 1) + [
+        " ".join(words.get(number, [])) + (" \\" if number < last else "")
+        for number in range(first, last + 1)
+    ]
+    body = "\n".join(lines)
+    del server
+    return read_script(path, body + "\n", {**_BASE_ENV, **env})
+
+
+def read_manifests(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
+    """The app servers the manifests' containers start, each with its container."""
+    del env  # a container's environment is the manifest's, not this shell's
+    objects = list(_objects(_documents(path, text)))
+    maps = _config_maps(objects)
+    routed = _route_timeouts(objects)
+    services = [o for o in objects if _kind(o) == "Service"]
+    apps: list[AppServer] = []
+    for obj in objects:
+        kind = obj.get("kind")
+        pod_path = WORKLOAD_KINDS.get((kind.text() if kind else None) or "")
+        if pod_path is None:
+            continue
+        pod = obj.get(*pod_path)
+        if pod is None:
+            continue
+        replicas = obj.get("spec", "replicas")
+        for container in pod.each("containers"):
+            env, env_at = _environment(container, maps)
+            argv = _command(container, env)
+            if not argv:
+                continue
+            server = PurePosixPath(argv[0].text).name
+            if server not in _SERVERS:
+                continue
+            if server == "gunicorn":
+                config = _config_file(argv, _mounts(pod, container), maps)
+                app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
+            else:
+                app = _asgi(path, server, argv, env)
+            box = _container(container, pod, obj, replicas)
+            labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
+            if labels is None:
+                labels = obj.get("metadata", "labels")
+            timeouts = [
+                t for svc in services if _selects(svc, labels) for t in routed.get(_name(svc), [])
+            ]
+            box = replace(box, route_timeouts=tuple(timeouts))
+            apps.append(_with_container(app, box))
+    return tuple(apps), ()
+
+
+def _with_container(app: AppServer, container: Container) -> AppServer:
+    return replace(app, container=container)
+
+
+#: ingress-nginx's per-Ingress timeouts to the backend, in seconds without a unit (its
+#: annotations reference: "All timeout values are unitless and in seconds").
+INGRESS_NGINX_TIMEOUTS = (
+    "nginx.ingress.kubernetes.io/proxy-read-timeout",
+    "nginx.ingress.kubernetes.io/proxy-send-timeout",
+)
+#: Gateway API Duration (GEP-2257): up to four <1-5 digits><h|m|s|ms> groups, e.g. "1h30m".
+GATEWAY_DURATION = re.compile(r"\A([0-9]{1,5}(h|m|s|ms)){1,4}\Z")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def parse_gateway_duration(text: str) -> float:
+    """A Gateway API Duration ("10s", "1m30s", "500ms") in seconds."""
+    if not GATEWAY_DURATION.match(text):
+        raise ValueError(f"{text!r} is not a Gateway API duration (GEP-2257)")
+    return sum(
+        int(number) * _UNIT_S[unit] for number, unit in re.findall(r"([0-9]+)(ms|h|m|s)", text)
+    )
+
+
+def _kind(obj: _Node) -> str:
+    found = obj.get("kind")
+    return (found.text() if found is not None else None) or ""
+
+
+def _name(obj: _Node) -> str:
+    found = obj.get("metadata", "name")
+    return (found.text() if found is not None else None) or ""
+
+
+def _route_timeouts(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[float]]]]:
+    """Service name -> the timeouts of the Ingresses and HTTPRoutes that send to it."""
+    found: dict[str, list[tuple[str, Setting[float]]]] = {}
+    for obj in objects:
+        if _kind(obj) == "Ingress":
+            annotations = obj.get("metadata", "annotations")
+            timeouts: list[tuple[str, Setting[float]]] = []
+            for key in INGRESS_NGINX_TIMEOUTS:
+                value = annotations.get(key) if annotations is not None else None
+                if value is not None:
+                    seconds = value.number(key)
+                    if seconds is not None:
+                        timeouts.append((key, Setting(seconds, value.at)))
+            services = {
+                (n.text() or "")
+                for rule in obj.each("spec", "rules")
+                for p in rule.each("http", "paths")
+                if (n := p.get("backend", "service", "name")) is not None
+            }
+            default = obj.get("spec", "defaultBackend", "service", "name")
+            if default is not None:
+                services.add(default.text() or "")
+            for service in services:
+                found.setdefault(service, []).extend(timeouts)
+        elif _kind(obj) == "HTTPRoute":
+            for rule in obj.each("spec", "rules"):
+                timeouts = []
+                for field in ("request", "backendRequest"):
+                    value = rule.get("timeouts", field)
+                    if value is None or value.text() is None:
+                        continue
+                    try:
+                        seconds = parse_gateway_duration(value.text() or "")
+                    except ValueError as error:
+                        raise CheckInputError(f"{value.at}: timeouts.{field}: {error}") from None
+                    timeouts.append((f"HTTPRoute timeouts.{field}", Setting(seconds, value.at)))
+                for ref in rule.each("backendRefs"):
+                    kind = ref.get("kind")
+                    if kind is not None and kind.text() != "Service":
+                        continue
+                    name = ref.get("name")
+                    if name is not None:
+                        found.setdefault(name.text() or "", []).extend(timeouts)
+    return found
+
+
+def _selects(service: _Node, labels: _Node | None) -> bool:
+    selector = service.get("spec", "selector")
+    if selector is None or labels is None or not selector.items():
+        return False
+    have = {k: v.text() for k, v in labels.items()}
+    return all(have.get(k) == v.text() for k, v in selector.items())

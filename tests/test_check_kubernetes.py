@@ -1,0 +1,207 @@
+"""`servertune check` reads Kubernetes manifests: the container's limits beside the server's numbers."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.check import check_files
+from servertune.check.kubernetes import parse_gateway_duration, parse_quantity
+from servertune.cli import app
+from servertune.render import TARGETS
+from servertune.sizing import Machine, make_plan
+from servertune.workload import Workload
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.json"))
+MACHINE = Machine(cores=1, somaxconn=4096)
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+          command: ["gunicorn"]
+          args: ["-w", "9", "--timeout", "120", "--graceful-timeout", "120", "proj.wsgi"]
+          readinessProbe:
+            httpGet: {path: /health, port: 8000}
+          resources:
+            limits:
+              cpu: 500m
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("500m", Decimal("0.5")),
+        ("1.5", Decimal("1.5")),
+        ("512Mi", Decimal(512 * 1024**2)),
+        ("1G", Decimal(10**9)),
+        ("1e3", Decimal(1000)),
+        (".5", Decimal("0.5")),
+    ],
+)
+def test_quantities_follow_the_kubernetes_grammar(text: str, value: Decimal) -> None:
+    """Millicores, binary and decimal SI suffixes and exponents, as apimachinery reads them."""
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["500 m", "1.5.2", "Mi", "1mi", "0x10", ""])
+def test_what_is_not_a_quantity_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="not a Kubernetes quantity"):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("10s", 10), ("500ms", 0.5), ("1h30m", 5400), ("1m1s1ms", 61.001)]
+)
+def test_gateway_durations_follow_gep_2257(text: str, seconds: float) -> None:
+    assert parse_gateway_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["10", "1.5s", "123456s", "1d", "1h1h1h1h1h", "-1s"])
+def test_what_is_not_a_gateway_duration_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="GEP-2257"):
+        parse_gateway_duration(text)
+
+
+ROUTES = """\
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  annotations:
+    nginx.ingress.kubernetes.io/proxy-read-timeout: "60"
+spec:
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web}
+spec:
+  rules:
+    - backendRefs: [{name: web, port: 80}]
+      timeouts:
+        request: 3m
+        backendRequest: 30s
+"""
+
+
+def test_ingress_and_httproute_timeouts_below_the_app_timeout(tmp_path: Path) -> None:
+    """Through the Service that selects the pod: the ingress annotation and the route's
+    backendRequest are below gunicorn's 120 s; the route's 3 m request is not."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(DEPLOYMENT + ROUTES)
+    result = check_files([path], machine=MACHINE)
+    found = [(f.at.line, f.message.split(" ")[0]) for f in result.findings]
+    route = [f for f in result.findings if f.rule == "route-timeout-below-app-timeout"]
+    assert [(f.at.line, f.related[0].line) for f in route] == [(35, 17), (47, 17)], found
+
+
+def test_nine_workers_under_half_a_cpu_are_flagged_at_both_lines(tmp_path: Path) -> None:
+    """The worker count's line, the limit's line and the fix."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(DEPLOYMENT)
+    result = check_files([path], machine=Machine(cores=64, somaxconn=4096))
+    (finding,) = [f for f in result.findings if f.rule == "workers-over-cpu-limit"]
+    assert finding.at.line == 17  # args: the `-w`
+    assert [r.line for r in finding.related] == [22]  # cpu: 500m
+    assert "workers = 1" in finding.fix
+    assert all(f.rule != "workers-over-cores" for f in result.findings)
+
+
+def test_configmap_env_and_var_expansion_reach_gunicorn(tmp_path: Path) -> None:
+    """WEB_CONCURRENCY from a ConfigMap via envFrom; `$(TIMEOUT)` expanded as the kubelet does."""
+    path = tmp_path / "all.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: env}\n"
+        "data:\n  WEB_CONCURRENCY: '6'\n  TIMEOUT: '90'\n---\n"
+        + DEPLOYMENT.replace('"-w", "9", "--timeout", "120"', '"--timeout", "$(TIMEOUT)"').replace(
+            "          command:",
+            "          envFrom: [{configMapRef: {name: env}}]\n          command:",
+        )
+    )
+    result = check_files([path], machine=MACHINE)
+    (server,) = result.apps
+    assert server.workers.value == 6
+    assert server.workers.at.line == 5
+    assert server.request_timeout is not None
+    assert server.request_timeout.value == 90
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("layout", ["sidecar", "ingress"])
+def test_gen_kubernetes_checks_clean(case: str, layout: str, tmp_path: Path) -> None:
+    """servertune's own manifests draw no warning: the limits are the plan's cores."""
+    data = json.loads((GOLDEN / "cases" / f"{case}.json").read_text())
+    plan = make_plan(Workload.model_validate({**data, "k8s_layout": layout}), MACHINE)
+    path = tmp_path / "kubernetes.yaml"
+    path.write_text(TARGETS["kubernetes"].render(plan))
+    result = check_files([path], machine=MACHINE)
+    assert len(result.apps) == 1
+    assert result.apps[0].container is not None
+    assert [f for f in result.findings if f.severity.name != "info"] == []
+
+
+HOSTILE = {
+    # Billion laughs: each level nine aliases of the one before.
+    "bomb.yaml": "apiVersion: v1\nkind: List\na0: &a0 [lol]\n"
+    + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 14)),
+    "python.yaml": "apiVersion: v1\nkind: Pod\nspec: !!python/object/apply:os.system ['true']\n",
+    "deep.yaml": "apiVersion: v1\nkind: Pod\nspec: " + "[" * 200 + "]" * 200 + "\n",
+    "syntax.yaml": "apiVersion: v1\nkind: Pod\nspec: {a: [}\n",
+    "quantity.yaml": DEPLOYMENT.replace("500m", "half"),
+}
+
+
+def test_a_ten_megabyte_manifest_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text(DEPLOYMENT + "# padding\n" * (1024 * 1024))
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error:")
+    assert "larger than" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_binary_manifest_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_bytes(DEPLOYMENT.encode() + b"\0\x89PNG")
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {path}: binary file (contains NUL bytes)"
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_manifests_are_one_error_line(name: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    path.write_text(HOSTILE[name])
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("error:"), result.output
+    assert name in lines[0], result.output
