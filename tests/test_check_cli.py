@@ -314,8 +314,10 @@ def test_a_kernel_file_is_not_read_as_nginx() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "def application(environ, start_response):\n"
-        "    start_response('200 OK', [])\n    return [b'hi']\n",
+        (
+            "def application(environ, start_response):\n"
+            "    start_response('200 OK', [])\n    return [b'hi']\n"
+        ),
         "import os\nDEBUG = os.environ.get('DEBUG') == '1'\n",
     ],
 )
