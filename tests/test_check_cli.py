@@ -284,3 +284,75 @@ def test_every_format_of_a_clean_run_exits_0(fmt: str) -> None:
     case = DATA / "docker-django-nginx"
     result = run(case / "nginx.conf", case / "gunicorn.conf.py", "--format", fmt)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "words"),
+    [
+        ("empty.conf", "", ("empty.conf", "empty", "nothing to check")),
+        ("comments.ini", "; nothing\n# here\n\n", ("comments.ini", "empty")),
+        ("settings.toml", "workers = 9\n", ("settings.toml", "not a file check reads")),
+        ("notes", "processor : 0\nvendor_id : AMD\n", ("notes", "not a file check reads")),
+        ("cut.conf", "events {\n", ("cut.conf:", "nginx syntax error: unexpected end of file")),
+    ],
+)
+def test_a_file_check_cannot_read_says_what_it_took_it_for(
+    tmp_path: Path, name: str, text: str, words: tuple[str, ...]
+) -> None:
+    """Empty files, unknown kinds and cut-off nginx files are never passed as "no findings"
+    nor guessed as nginx with an empty reason: one line, what and why."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert_one_error_line(run(path), *words)
+
+
+def test_a_kernel_file_is_not_read_as_nginx() -> None:
+    """/proc/cpuinfo (which stat() calls empty) is not a config of any kind check reads."""
+    assert_one_error_line(run("/proc/cpuinfo"), "/proc/cpuinfo", "not a file check reads")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        (
+            "def application(environ, start_response):\n"
+            "    start_response('200 OK', [])\n    return [b'hi']\n"
+        ),
+        "import os\nDEBUG = os.environ.get('DEBUG') == '1'\n",
+    ],
+)
+def test_an_application_module_is_not_a_gunicorn_config(tmp_path: Path, text: str) -> None:
+    """A .py file that defines no gunicorn setting is an app or a settings module, not a
+    gunicorn config: said so, not passed with gunicorn's defaults as "no findings"."""
+    path = tmp_path / "app.py"
+    path.write_text(text)
+    assert_one_error_line(run(path), "app.py", "defines no gunicorn setting")
+
+
+def test_a_config_of_only_hooks_is_a_gunicorn_config(tmp_path: Path) -> None:
+    """Server hooks are gunicorn settings too: such a file is read (with gunicorn's defaults)."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text("def post_fork(server, worker):\n    pass\n")
+    result = run(path)
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("module", ["crossplane", "yaml"])
+def test_a_missing_parser_is_one_line_naming_the_extra(tmp_path: Path, module: str) -> None:
+    """Without the `check` extra's parser (crossplane for nginx, PyYAML for manifests) check
+    says which extra to install, in one line, instead of a ModuleNotFoundError traceback."""
+    if module == "crossplane":
+        path = tmp_path / "nginx.conf"
+        path.write_text("events {}\nhttp { server { listen 8080; } }\n")
+    else:
+        path = tmp_path / "deploy.yaml"
+        path.write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n")
+    blocked = (
+        f"import sys; sys.modules[{module!r}] = None; sys.argv = ['servertune', 'check', "
+        f"{str(path)!r}]; from servertune.cli import main; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", blocked], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert_one_error_line(result, str(path), module, "pip install 'servertune[check]'")

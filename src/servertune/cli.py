@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import errno
 import functools
 import inspect
 import json
@@ -410,6 +411,25 @@ def check_output_path(flag: str, path: Path | None) -> None:
     os.unlink(scratch)
 
 
+def _empty_option(argv: list[str]) -> str | None:
+    """The first `--flag ''` or `--flag=` in argv: no option of servertune means anything empty
+    (an empty --out would be the current directory, an empty --json a file named '')."""
+    for flag, value in zip(argv, [*argv[1:], None], strict=True):
+        if flag.startswith("--") and "=" not in flag and value == "":
+            return flag
+        if flag.startswith("--") and flag.endswith("=") and flag.count("=") == 1:
+            return flag[:-1]
+    return None
+
+
+def _quiet_broken_stdout() -> None:
+    """After stdout failed (a full disk, a closed pipe), point it at /dev/null so the
+    interpreter's last flush at exit cannot print a second error."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def main() -> None:
     """Console entry point: usage errors are one `error:` line with exit code 2, like bad values.
 
@@ -417,6 +437,10 @@ def main() -> None:
     """
     if len(sys.argv) == 1:
         sys.argv.append("--help")
+    empty = _empty_option(sys.argv[1:])
+    if empty is not None:
+        typer.echo(f"error: {empty}: empty value", err=True)
+        sys.exit(2)
     # Typer turns every registered command into a click command (all ~20 workload options of
     # each) before parsing: when argv names a command, register only that one for this run.
     registered = app.registered_commands
@@ -425,6 +449,13 @@ def main() -> None:
         app.registered_commands = chosen
     try:
         code = app(standalone_mode=False, prog_name="servertune")
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at the exit
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT, errno.EFBIG):
+            raise
+        _quiet_broken_stdout()
+        typer.echo(f"error: cannot write the output: {error.strerror}", err=True)
+        sys.exit(2)
     except Exception as error:
         # typer's (vendored) click raises UsageError / BadParameter / ClickException here; they
         # all carry `exit_code` and `format_message()`. Anything else is a bug: let it surface.

@@ -21,8 +21,10 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "FIELD_ALLOWED",
@@ -116,6 +118,15 @@ NUMBER_TEXT = re.compile(r"\A([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 class WorkloadError(ValueError):
     """Bad input: one line naming the field and what it accepts."""
+
+
+#: The pydantic error type of a reason more exact than what a field accepts in general (a
+#: duplicate, two fields that contradict each other): the one-line error shows it as it is.
+EXACT_ERROR = "servertune_exact"
+
+
+def _exact(field: str, message: str) -> PydanticCustomError:
+    return PydanticCustomError(EXACT_ERROR, message, {"field": field})
 
 
 class Workload(BaseModel):
@@ -390,9 +401,37 @@ class Workload(BaseModel):
                 raise ValueError(f"port or weight out of range: {item!r}")
             address = f"{host}:{port}"
             if address in seen:
-                raise ValueError(f"listed twice: {address}")
+                raise _exact("upstream", f"{address} is listed twice (one line per app host)")
             seen.add(address)
         return value
+
+    @model_validator(mode="after")
+    def _upstream_is_not_nginx_itself(self) -> Workload:
+        listen = self.listen_host
+        for item in self.upstream:
+            match = re.match(UPSTREAM_PATTERN, item)
+            if match is None or int(match["port"]) != self.listen_port:
+                continue
+            host = match["host"].strip("[]")
+            try:
+                same = ipaddress.ip_address(host) == listen or (
+                    listen.is_unspecified and ipaddress.ip_address(host).is_loopback
+                )
+            except ValueError:  # a name: only localhost is known to be this machine
+                same = host == "localhost" and (listen.is_loopback or listen.is_unspecified)
+            if same:
+                raise _exact(
+                    "upstream",
+                    f"{item} is nginx's own listen address (port {self.listen_port} on {self.listen_host}): nginx would "
+                    "proxy every request to itself; name the app hosts, or change listen_port",
+                )
+        if self.upstream and self.k8s_layout == "ingress":
+            raise _exact(
+                "upstream",
+                "k8s_layout 'ingress' runs no nginx in the pod, so no upstream hosts to "
+                "balance; drop upstream, or use k8s_layout 'sidecar'",
+            )
+        return self
 
     @field_validator("*", mode="before")
     @classmethod
@@ -517,8 +556,10 @@ def _num(value: float) -> str:
 def _one_line(error: ValidationError, flags: Mapping[str, str] | None = None) -> str:
     first = error.errors()[0]
     loc = [str(part) for part in first["loc"]]
-    name = loc[0] if loc else "workload"
+    name = loc[0] if loc else str((first.get("ctx") or {}).get("field", "workload"))
     label = flags.get(name, name) if flags else name
+    if first["type"] == EXACT_ERROR:
+        return f"{label}: {first['msg']}"
     if first["type"] == "extra_forbidden":
         return f"{label}: unknown field (known: {', '.join(Workload.model_fields)})"
     value = first.get("input")

@@ -23,7 +23,7 @@ from servertune.check.model import (
     NginxConfig,
     Severity,
 )
-from servertune.check.readers import READERS, Reader, Reading, reader_for
+from servertune.check.readers import READERS, Reader, Reading, read_with, reader_for
 from servertune.check.rules import RULES, Context, Rule, run_rules
 from servertune.check.source import read_text
 from servertune.machine import Machine
@@ -84,7 +84,7 @@ def config_kind(path: Path, text: str) -> str:
 def read_file(path: Path, env: Mapping[str, str] | None = None) -> Reading:
     """Everything one file contributes, read by the reader that claims it."""
     text = read_text(path)
-    return reader_for(path, text).read(path, text, env)
+    return read_with(reader_for(path, text), path, text, env)
 
 
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer | NginxConfig:

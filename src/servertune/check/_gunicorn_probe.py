@@ -26,6 +26,14 @@ NAMES = (
     "max_requests_jitter",
     "backlog",
 )
+#: Set by `check` to the name of a variable that numbers a config's instances (servertune's
+#: per-worker config, started once per socket with SERVERTUNE_WORKER=0, 1, ...): the file is then
+#: loaded for 0, 1, ... until it refuses the number, and every instance's bind is reported.
+INSTANCES_VARIABLE = "SERVERTUNE_CHECK_INSTANCES"
+#: More instances than this are not a per-worker layout (Workload.cores is at most 1024).
+MAX_INSTANCES = 1024
+#: The gunicorn settings the file itself defines (a file defining none is not a config).
+SET_IN_FILE: list[str] = []
 #: Two CPU counts no real host reports together: if `workers` differs between them, the file
 #: computes it from the CPU count.
 PROBE_CPUS = (3, 61)
@@ -57,6 +65,11 @@ def load(path: str, cpus: int | None = None, extra: tuple[str, ...] = ()) -> dic
 
         def load(self) -> None:
             raise RuntimeError("servertune check never loads the application")
+
+        def load_config_from_file(self, filename: str) -> Any:
+            namespace = super().load_config_from_file(filename)
+            SET_IN_FILE[:] = sorted(k for k in namespace if k in self.cfg.settings)
+            return namespace
 
     saved = (os.cpu_count, multiprocessing.cpu_count, getattr(os, "sched_getaffinity", None))
     saved_process = getattr(os, "process_cpu_count", None)  # Python 3.13+
@@ -107,6 +120,23 @@ def main() -> None:
     extra = tuple(sys.argv[2:])
     _lenient_host_checks()
     here = os.getcwd()
+    binds: list[str] = []
+    instances = 1
+    numbered = os.environ.pop(INSTANCES_VARIABLE, "")
+    if numbered:
+        for index in range(MAX_INSTANCES):
+            os.environ[numbered] = str(index)
+            try:
+                one = load(path, extra=extra)
+            except SystemExit:
+                if index == 0:
+                    raise
+                break
+            finally:
+                os.chdir(here)
+            binds += [str(b) for b in one["bind"]]
+            instances = index + 1
+        os.environ[numbered] = "0"
     values = load(path, extra=extra)
     os.chdir(here)
     probes = []
@@ -114,7 +144,9 @@ def main() -> None:
         probes.append(load(path, cpus, extra)["workers"])
         os.chdir(here)
     values["workers_follow_cpu_count"] = probes[0] != probes[1]
-    values["bind"] = [str(b) for b in values["bind"]]
+    values["bind"] = binds or [str(b) for b in values["bind"]]
+    values["instances"] = instances
+    values["set_in_file"] = list(SET_IN_FILE)
     sys.stdout.write("\n" + MARK + json.dumps(values, default=str) + "\n")
 
 

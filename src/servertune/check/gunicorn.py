@@ -132,10 +132,25 @@ GUNICORN_FLAGS = {
 Locate = Callable[[str], tuple[Location, bool]]
 
 
+#: servertune's per-worker config is started once per socket, the instance's number in this
+#: variable (its header shows the command). Read without it, the file is read as its instances
+#: are started: once for each number it accepts, 0, 1, ... A user's own value is honoured.
+PER_WORKER_VARIABLE = "SERVERTUNE_WORKER"
+
+
 def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings gunicorn would run `path` with (under `env`, default this environment)."""
     lines = _lines(text, path)
-    values = _evaluate(path, env)
+    environment = dict(os.environ if env is None else env)
+    if PER_WORKER_VARIABLE in text and PER_WORKER_VARIABLE not in environment:
+        environment["SERVERTUNE_CHECK_INSTANCES"] = PER_WORKER_VARIABLE
+    values = _evaluate(path, environment)
+    if not values.get("set_in_file") and not environment.get("GUNICORN_CMD_ARGS"):
+        raise CheckInputError(
+            f"{path}: read as a gunicorn config file (a .py file), but it defines no gunicorn "
+            "setting (workers, bind, timeout, ...): an application module is not a config; "
+            "check the gunicorn.conf.py that serves it"
+        )
 
     def locate(name: str) -> tuple[Location, bool]:
         line = lines.get(name)
@@ -161,13 +176,17 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
 
     binds = values["bind"]
     bind_at, bind_default = locate("bind")
+    instances = int(values.get("instances", 1))
+    workers = setting("workers", int)
+    if instances > 1:  # one single-worker instance per socket: the uWSGI map-socket layout
+        workers = Setting(workers.value * instances, workers.at, workers.default)
     return AppServer(
         kind="gunicorn",
         file=file,
-        workers=setting("workers", int),
+        workers=workers,
         threads=setting("threads", int),
         sockets=tuple(Setting(str(b), bind_at, bind_default) for b in binds),
-        mapped_sockets=False,
+        mapped_sockets=instances > 1,
         keepalive=setting("keepalive", float),
         request_timeout=setting("timeout", float),
         graceful_timeout=setting("graceful_timeout", float),

@@ -89,7 +89,9 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     )
     if payload["errors"]:
         error = payload["errors"][0]
-        message = re.sub(r" in \S+:\d+$", "", str(error["error"]))
+        message = re.sub(r" in \S+:\d+$", "", str(error["error"])) or (
+            "unexpected end of file (a directive without its ';' or a block without its '}')"
+        )
         raise CheckInputError(f"{path}:{error.get('line') or 1}: nginx syntax error: {message}")
     parsed: list[dict[str, Any]] = payload["config"][0]["parsed"]
     tree.cache[real] = parsed

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from servertune.check.model import AppServer, CheckInputError, NginxConfig
 
-__all__ = ["READERS", "Reader", "Reading", "reader_for"]
+__all__ = ["READERS", "Reader", "Reading", "read_with", "reader_for"]
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,10 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
 
 
 def _is_manifest(path: Path, text: str) -> bool:
-    from servertune.check.kubernetes import looks_like_manifest
-
+    try:
+        from servertune.check.kubernetes import looks_like_manifest
+    except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
+        return path.suffix in (".yaml", ".yml")
     return looks_like_manifest(path, text)
 
 
@@ -104,9 +106,46 @@ def _is_uwsgi(path: Path, text: str) -> bool:
     )
 
 
+#: Directories nginx configs live in on Debian, Red Hat, Alpine and in the official image.
+NGINX_DIRECTORIES = frozenset({"nginx", "sites-available", "sites-enabled", "conf.d", "http.d"})
+
+
 def _is_nginx(path: Path, text: str) -> bool:
-    del path, text
-    return True
+    """Named like an nginx config (`*.conf`, `nginx*`, in an nginx directory), or starting with a
+    directive nginx has (crossplane's table of every directive of nginx and its modules)."""
+    if path.suffix == ".conf" or "nginx" in path.name or path.parent.name in NGINX_DIRECTORIES:
+        return True
+    first = next(
+        (
+            line.split()[0].rstrip(";{")
+            for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ),
+        "",
+    )
+    try:
+        from crossplane.analyzer import DIRECTIVES
+    except ModuleNotFoundError:  # without crossplane only the name can tell
+        return False
+    return first in DIRECTIVES
+
+
+#: Modules the readers import from an optional extra, and that extra.
+EXTRA_OF_MODULE = {"crossplane": "check", "yaml": "check", "gunicorn": "check"}
+
+
+def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    """`reader.read`, with a missing optional extra said in one line naming it."""
+    try:
+        return reader.read(path, text, env)
+    except ModuleNotFoundError as error:
+        module = (error.name or "").split(".")[0]
+        extra = EXTRA_OF_MODULE.get(module)
+        if extra is None:
+            raise
+        raise CheckInputError(
+            f"{path}: reading {reader.described} needs {module}: pip install 'servertune[{extra}]'"
+        ) from None
 
 
 #: In order: the first reader that claims a file reads it.
@@ -120,9 +159,15 @@ READERS: Sequence[Reader] = (
 
 
 def reader_for(path: Path, text: str) -> Reader:
-    """The reader that claims `path`, or CheckInputError naming the kinds tried."""
+    """The reader that claims `path`, or CheckInputError saying why none does."""
+    if not any(
+        line.strip() and not line.lstrip().startswith(("#", ";")) for line in text.splitlines()
+    ):
+        raise CheckInputError(
+            f"{path}: empty (nothing but blank lines and comments): nothing to check"
+        )
     for reader in READERS:
         if reader.claims(path, text):
             return reader
-    kinds = ", ".join(r.kind for r in READERS)
-    raise CheckInputError(f"{path}: not a file kind check reads (tried {kinds})")
+    kinds = "; ".join(r.described for r in READERS)
+    raise CheckInputError(f"{path}: not a file check reads (it reads {kinds})")
