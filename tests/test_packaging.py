@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -89,3 +90,71 @@ def test_installed_wheel_generates_outside_the_repo(
         outside,
     )
     assert str(venv) in located.stdout
+
+
+@pytest.fixture(scope="module")
+def base_venv(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with only the base install (`pip install servertune`, no extras): its bin dir."""
+    _, wheel = built
+    venv = tmp_path_factory.mktemp("base") / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], venv.parent)
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], venv.parent)
+    return venv / "bin"
+
+
+#: Each command that needs an optional extra, and the extra its one error line names.
+NEEDS_AN_EXTRA = [
+    (["check", "nginx.conf"], "check"),
+    (["check", "deploy.yaml"], "check"),
+    (["check", "gunicorn.conf.py"], "check"),
+    (["bench", "balance", "--quick"], "servers"),
+    (["bench", "hol", "--quick"], "servers"),
+    (["bench", "restart", "--quick"], "servers"),
+    (["bench", "app", "app:application", "--path", "/", "--quick"], "servers"),
+    (["bench", "asgi", "--quick"], "asgi-servers,servers"),
+    (["bench", "granian-threads", "--quick"], "asgi-servers"),
+    (["bench", "keepalive-chain", "--quick"], "servers,check"),
+    (["bench", "check-speed", "--quick"], "check"),
+    (["bench", "method-cache", "--quick"], "bench"),
+    (["bench", "sync-to-async", "--quick"], "asgi-servers,bench"),
+    (["bench", "idle-race", "--quick"], "requests,httpx,urllib3"),
+    (["bench", "async-clients", "--quick"], "httpx,aiohttp"),
+    (["bench", "aws", "--quick"], "aws,aiohttp"),
+    (["bench", "parallel", "--quick", "--plot", "parallel.png"], "plot"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "extra"), NEEDS_AN_EXTRA, ids=lambda v: " ".join(v) if isinstance(v, list) else v
+)
+def test_a_base_install_names_the_extra_each_command_needs(
+    base_venv: Path, tmp_path: Path, argv: list[str], extra: str
+) -> None:
+    """With no extras installed, a command that needs one says which, in one `error:` line,
+    before starting anything: no traceback, no server that exits before listening."""
+    (tmp_path / "nginx.conf").write_text("events {}\nhttp { server { listen 8080; } }\n")
+    (tmp_path / "deploy.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: w\n")
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 3\n")
+    (tmp_path / "app.py").write_text("def application(environ, start_response):\n    return []\n")
+    result = subprocess.run(
+        [str(base_venv / "servertune"), *argv, "--no-progress"] if argv[0] == "bench"
+        else [str(base_venv / "servertune"), *argv],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )  # fmt: skip
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert f"pip install 'servertune[{extra}]'" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["gen", "all", "--cores", "2"], ["explain", "--cores", "2"], ["advise", "--cores", "2"]],
+)
+def test_a_base_install_runs_the_main_commands(base_venv: Path, argv: list[str]) -> None:
+    """gen, explain and advise need nothing beyond the base install."""
+    result = _run([str(base_venv / "servertune"), *argv], base_venv, timeout=60)
+    assert result.stdout

@@ -335,6 +335,13 @@ def bench(
     elif given := [flag for flag, value in app_flags.items() if value]:
         raise fail(f"{given[0]}: only `servertune bench app` takes it")
     chosen = load_scenario(scenario)
+    if plot_file is not None and chosen.has_plot:
+        from servertune.bench.harness.needs import require
+
+        try:
+            require("--plot", ("matplotlib",))
+        except BenchInputError as error:
+            raise fail(str(error)) from None
     options = BenchOptions(
         quick=quick, repeat=repeat, progress=not no_progress, python=python, extra=extra
     )

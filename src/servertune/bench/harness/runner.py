@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servertune.bench.harness.needs import require
 from servertune.bench.harness.progress import Progress
 from servertune.bench.harness.report import BenchOptions, Report
 from servertune.bench.harness.scenario import Level, Results, Run, Scenario
@@ -29,6 +30,7 @@ def describe(row: dict[str, Any]) -> str:
 
 def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
     """Run `scenario`: setup, every config at every level `repeats` times interleaved, summary."""
+    require(f"bench {scenario.name}", scenario.needs)
     size = scenario.sizes.pick(options.quick)
     repeats = size.repeats * options.repeat
     progress = Progress(1, enabled=options.progress)

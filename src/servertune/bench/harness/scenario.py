@@ -138,6 +138,8 @@ class Scenario(Protocol):
     sizes: ClassVar[QuickFull[Any]]
     #: Whether `plot()` draws something (the CLI says so when it does not).
     has_plot: ClassVar[bool]
+    #: What it needs installed, checked before anything starts (`harness.needs`).
+    needs: ClassVar[tuple[str, ...]]
 
     @property
     def summary(self) -> str:
@@ -181,6 +183,9 @@ class BaseScenario(Generic[S]):
     name: ClassVar[str]
     sizes: ClassVar[QuickFull[Any]]
     has_plot: ClassVar[bool] = False
+    #: Modules (or the uwsgi command) it starts or imports: checked before anything starts,
+    #: each missing one named with its extra (`servertune.bench.harness.needs`).
+    needs: ClassVar[tuple[str, ...]] = ()
 
     @property
     def summary(self) -> str:

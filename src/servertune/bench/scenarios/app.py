@@ -178,6 +178,7 @@ class AppBench(BaseScenario[AppSizes]):
     """Measure the app, plan it, and serve it under every candidate behind the same nginx."""
 
     name = "app"
+    needs = ("gunicorn", "uwsgi")
     sizes = QuickFull(
         quick=AppSizes(
             seconds=1.0, repeats=1, all_levels=False, measure_requests=20, measure_seconds=5.0

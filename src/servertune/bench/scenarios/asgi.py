@@ -173,6 +173,7 @@ class AsgiServers(BaseScenario[AsgiSizes]):
     """servertune's ASGI layouts and the defaults, each at unloaded, normal and overload."""
 
     name = "asgi"
+    needs = ("uvicorn", "uvicorn_worker", "gunicorn", "granian")
     sizes = QuickFull(
         quick=AsgiSizes(unloaded_s=1.0, normal_s=1.0, overload_s=1.0, repeats=1),
         full=AsgiSizes(unloaded_s=5.0, normal_s=8.0, overload_s=8.0, repeats=3),

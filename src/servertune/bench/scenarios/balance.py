@@ -88,6 +88,7 @@ class Balance(BaseScenario[BalanceSizes]):
     """The five layouts at cores, 2 x cores (and 4 x cores) connections; servertune's targets."""
 
     name = "balance"
+    needs = ("uwsgi",)
     sizes = QuickFull(
         quick=BalanceSizes(seconds=1.0, levels=(2,), repeats=1),
         full=BalanceSizes(seconds=6.0, levels=(1, 2, 4), repeats=1),

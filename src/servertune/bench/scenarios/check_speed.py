@@ -73,6 +73,7 @@ class CheckSpeed(BaseScenario[CheckSpeedSizes]):
     """Median and worst time of `check` on the nginx tree alone, and with a gunicorn config."""
 
     name = "check-speed"
+    needs = ("crossplane",)
     sizes = SIZES
 
     def setup(self, run: Run[CheckSpeedSizes]) -> None:

@@ -81,6 +81,7 @@ class GranianThreads(BaseScenario[GranianSizes]):
     """granian WSGI with the plan's blocking threads, 4 x as many, and granian's default pool."""
 
     name = "granian-threads"
+    needs = ("granian",)
     sizes = QuickFull(
         quick=GranianSizes(per_core=(8,), seconds=1.0, repeats=1),
         full=GranianSizes(per_core=(2, 8), seconds=6.0, repeats=3),

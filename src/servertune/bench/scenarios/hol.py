@@ -71,6 +71,7 @@ class HeadOfLine(BaseScenario[HolSizes]):
     """Run the 40 + 1 users against each config; count /quick stalls behind /slow."""
 
     name = "hol"
+    needs = ("gunicorn",)
     # Quick (smoke) runs keep the shape, shortened.
     sizes = QuickFull(
         quick=HolSizes(seconds=1.0, slow_s=0.3, repeats=1),

@@ -236,6 +236,7 @@ class IdleRace(BaseScenario[IdleRaceSizes]):
     """Every client and configuration; rows, ratios and the issue's two targets."""
 
     name = "idle-race"
+    needs = ("requests", "httpx", "urllib3")
     sizes = SIZES
 
     def setup(self, run: Run[IdleRaceSizes]) -> None:

@@ -169,6 +169,7 @@ class KeepaliveChain(BaseScenario[KeepaliveChainSizes]):
     """Both stacks under the same rounds: errors (502s and resets) and connections opened."""
 
     name = "keepalive-chain"
+    needs = ("gunicorn", "crossplane")
     sizes = SIZES
 
     def setup(self, run: Run[KeepaliveChainSizes]) -> None:

@@ -174,6 +174,7 @@ class MethodCache(BaseScenario[MethodCacheSizes]):
     """Time hits and misses of every variant, interleaved, then measure N dropped instances."""
 
     name = "method-cache"
+    needs = ("cachetools", "methodtools")
     sizes = SIZES
 
     def setup(self, run: Run[MethodCacheSizes]) -> None:

@@ -216,6 +216,7 @@ class Restart(BaseScenario[RestartSizes]):
     """Both configs under the same load and the same three events; count what failed."""
 
     name = "restart"
+    needs = ("gunicorn",)
     sizes = QuickFull(
         quick=RestartSizes(warm_s=1.0, settle_s=1.5, slow_s=0.5, repeats=1),
         full=RestartSizes(warm_s=5.0, settle_s=6.0, slow_s=2.0, repeats=1),

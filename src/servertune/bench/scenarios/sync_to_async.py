@@ -79,6 +79,7 @@ class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
     """Serve each variant in turn (interleaved over repeats) and load it with wrk."""
 
     name = "sync-to-async"
+    needs = ("uvicorn", "asgiref")
     sizes = QuickFull(
         quick=SyncToAsyncSizes(connections=40, seconds=1, repeats=1),
         full=SyncToAsyncSizes(connections=200, seconds=10, repeats=3),
