@@ -324,6 +324,10 @@ def bench(
         Optional[str],  # noqa: UP045
         typer.Option("--concurrency", help="`bench app`: connections per level, e.g. 8,32,128"),
     ] = None,
+    only: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--only", help="`bench app`: run only these candidates, e.g. a,b"),
+    ] = None,
     report_file: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--report", help="write a self-contained HTML report", dir_okay=False),
@@ -350,13 +354,13 @@ def bench(
     check_output_path("--report", report_file)
     app_flags = {"--path": path, "--workload": workload_file, "--against": against,
                  "--chdir": chdir, "--pythonpath": pythonpath, "--static": static,
-                 "--interface": interface, "--concurrency": concurrency,
+                 "--interface": interface, "--concurrency": concurrency, "--only": only,
                  "APP": app_spec}  # fmt: skip
     extra: dict[str, object] = {"command": shlex.join(["servertune", *sys.argv[1:]])}
     if scenario == "app":
         extra["app"] = _app_input(
             app_spec, path, workload_file, against, chdir, pythonpath, static,
-            interface, concurrency,
+            interface, concurrency, only,
         )  # fmt: skip
     elif given := [flag for flag, value in app_flags.items() if value]:
         raise fail(f"{given[0]}: only `servertune bench app` takes it")
@@ -401,6 +405,7 @@ def _app_input(
     static: list[str] | None,
     interface: str | None = None,
     concurrency: str | None = None,
+    only: str | None = None,
 ) -> object:
     """`bench app`'s validated input (one `error:` line and exit 2 when it is not)."""
     from servertune.bench.harness.report import BenchInputError
@@ -408,6 +413,8 @@ def _app_input(
 
     if interface is not None and interface not in ("wsgi", "asgi"):
         raise fail(f"--interface: must be wsgi or asgi; got {interface[:20]!r}")
+    if only is not None and not only.strip(" ,"):
+        raise fail("--only: name at least two candidates, comma-separated")
     if not app_spec:
         raise fail("APP: `servertune bench app` needs the app, e.g. mysite.wsgi:application")
     try:
@@ -421,6 +428,7 @@ def _app_input(
             static=",".join(static) if static else None,
             interface=interface,  # type: ignore[arg-type]
             concurrency=parse_concurrency(concurrency) if concurrency is not None else (),
+            only=tuple(dict.fromkeys(n.strip() for n in (only or "").split(",") if n.strip())),
         )
     except BenchInputError as error:
         raise fail(str(error)) from None

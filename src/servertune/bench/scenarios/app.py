@@ -106,6 +106,8 @@ class AppInput:
     interface: Literal["wsgi", "asgi"] | None = None
     #: `--concurrency`: the closed-loop levels (ascending); empty picks them from the plan.
     concurrency: tuple[int, ...] = ()
+    #: `--only`: the candidates to run, by name; empty runs every one.
+    only: tuple[str, ...] = ()
     #: A name per --against file: its stem, made unique.
     against_names: tuple[str, ...] = field(default=(), init=False)
 
@@ -316,6 +318,30 @@ class AppBench(BaseScenario[AppSizes]):
                     "(give a gunicorn .py or uWSGI .ini, or --interface asgi)"
                 )
             self.user_commands[name] = read_user_command(file, port=8000)
+        if self.input.only:
+            known = self.configs_known()
+            if unknown := [n for n in self.input.only if n not in known]:
+                raise BenchInputError(
+                    f"--only: no candidate {unknown[0]!r} for this app; one of {', '.join(known)}"
+                )
+            chosen = set(self.input.only)
+            if not chosen & set(self._ours_known()) or not chosen - set(self._ours_known()):
+                raise BenchInputError(
+                    "--only: name at least one of servertune's candidates and one other, "
+                    "to compare them"
+                )
+
+    def _ours_known(self) -> list[str]:
+        if self.interface == "asgi":
+            return [n for n, layout in self.layouts.items() if layout.ours]
+        return list(OURS)
+
+    def configs_known(self) -> list[str]:
+        """Every candidate this app can run, --only aside."""
+        if self.interface == "asgi":
+            copied = [n for n, layout in self.layouts.items() if not layout.ours]
+            return [*copied, *self.input.against_names, *self._ours_known()]
+        return [*NAIVE, *self.input.against_names, *OURS]
 
     def _server_env(self) -> dict[str, str]:
         """PYTHONPATH for --pythonpath; uWSGI told about a virtualenv the harness runs in."""
@@ -367,12 +393,15 @@ class AppBench(BaseScenario[AppSizes]):
     # --- candidates ---------------------------------------------------------------------------
 
     def configs(self, run: Run[AppSizes]) -> list[str]:
-        """The naive candidates, the user's own, then servertune's."""
-        if self.interface == "asgi":
-            copied = [n for n, layout in self.layouts.items() if not layout.ours]
-            ours = [n for n, layout in self.layouts.items() if layout.ours]
-            return [*copied, *self.input.against_names, *ours]
-        return [*NAIVE, *self.input.against_names, *OURS]
+        """The naive candidates, the user's own, then servertune's (those --only names)."""
+        every = self.configs_known()
+        return [n for n in every if n in self.input.only] if self.input.only else every
+
+    def _naive(self, run: Run[AppSizes]) -> list[str]:
+        return [c for c in self.configs(run) if c in NAIVE]
+
+    def _ours(self, run: Run[AppSizes]) -> list[str]:
+        return [c for c in self.configs(run) if c in OURS]
 
     def levels(self, run: Run[AppSizes], config: str) -> list[Level]:
         """--concurrency, else doubling from cores past the plan's ceiling (2 x cores only with
@@ -621,7 +650,11 @@ class AppBench(BaseScenario[AppSizes]):
 
         path = self.open_path
         rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
-        seconds = run.size.seconds * (2 if role == "overload" and run.size.all_levels else 1)
+        # Full runs: overload twice as long (its queue must build); quick: unloaded half as long.
+        if run.size.all_levels:
+            seconds = run.size.seconds * (2 if role == "overload" else 1)
+        else:
+            seconds = run.size.seconds * (1 if role == "overload" else 0.5)
         parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
         with CpuWatch(served.cpu_seconds, parts) as watch:
             result = run_open_loop(
@@ -677,8 +710,8 @@ class AppBench(BaseScenario[AppSizes]):
                 low, high = spread([s["rps"] for s in samples])
                 row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
                 rows[config] = row
-            best_naive = max(NAIVE, key=lambda c: rows[c]["rps"])
-            best_ours = max(OURS, key=lambda c: rows[c]["rps"])
+            best_naive = max(self._naive(run), key=lambda c: rows[c]["rps"])
+            best_ours = max(self._ours(run), key=lambda c: rows[c]["rps"])
             base = rows[best_naive]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -773,14 +806,24 @@ class AppBench(BaseScenario[AppSizes]):
                 row = results.median(config, level)
                 for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
                     row.pop(key, None)
-                for key in ("errors", "refused_503", "requests"):
+                for key in ("errors", "refused_503", "timeouts", "requests"):
                     row[key] = sum(int(s.get(key) or 0) for s in samples)
                 low, high = spread([s["rps"] for s in samples])
                 row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
+                if level.role == "overload":
+                    low, high = spread([s["good_rps"] for s in samples])
+                    row["good_rps_low"], row["good_rps_high"] = round(low, 2), round(high, 2)
                 rows[config] = row
                 by_load[config][level.role or f"c={level.concurrency}"] = row
-            best_copied = max(copied, key=lambda c: rows[c]["rps"])
-            best_ours = max(ours, key=lambda c: rows[c]["rps"])
+            # Under overload what counts is the answers in time: an unbounded queue answers
+            # many requests only just before the client gives up.
+            key = "good_rps" if level.role == "overload" else "rps"
+            if level.role == "unloaded":  # every layout serves the offered rate: compare tails
+                best_copied = min(copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
+                best_ours = min(ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
+            else:
+                best_copied = max(copied, key=lambda c: rows[c][key])
+                best_ours = max(ours, key=lambda c: rows[c][key])
             base = rows[best_copied]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -790,13 +833,21 @@ class AppBench(BaseScenario[AppSizes]):
             report.ratios[f"{best_ours}/{best_copied} req/s at {named}"] = (
                 mine["x_best_naive"] or 0.0
             )
+            verdict = verdict_of(
+                {"rps_low": mine[f"{key}_low"], "rps_high": mine[f"{key}_high"]},
+                {"rps_low": theirs[f"{key}_low"], "rps_high": theirs[f"{key}_high"]},
+            ).replace("naive", "copied")
+            if level.role == "unloaded":
+                verdict = "the latency of a request on its own (no winner is named here)"
+            what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
             verdicts.append(
-                f"{named}: {verdict_of(mine, theirs)}: best servertune {best_ours} "
-                f"{mine['rps']:.1f} req/s ({mine['rps_low']:.1f}-{mine['rps_high']:.1f}), p99 "
-                f"{mine['p99_ms']} ms, {mine['errors']} errors, {mine['refused_503']} shed (503); "
-                f"best copied {best_copied} {theirs['rps']:.1f} req/s "
-                f"({theirs['rps_low']:.1f}-{theirs['rps_high']:.1f}), p99 {theirs['p99_ms']} ms, "
-                f"{theirs['errors']} errors, {theirs['refused_503']} shed (503)"
+                f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
+                f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {mine['p99_ms']} ms, "
+                f"{mine['errors']} errors, {mine['refused_503']} shed (503); best copied "
+                f"{best_copied} {theirs[key]:.1f} {what} "
+                f"({theirs[f'{key}_low']:.1f}-{theirs[f'{key}_high']:.1f}), p99 "
+                f"{theirs['p99_ms']} ms, {theirs['errors']} errors, {theirs['refused_503']} "
+                "shed (503)"
             )
         over = {c: by_load[c]["overload"] for c in configs}
         best_ours = max(ours, key=lambda c: over[c]["good_rps"])
@@ -898,13 +949,20 @@ class AppBench(BaseScenario[AppSizes]):
             },
             module: dist_version(module),
         }
+        if other := _other_entry_point(self.input.app, Path(str(self.workload.app_dir))):
+            report.notes.append(
+                f"this project also has {other} (its WSGI entry point): `servertune bench app "
+                f"{other}` with the same flags benches it through WSGI, to compare which to deploy"
+            )
         report.commands = dict(self.commands)
         return report
 
     def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> str | None:
         """Issue 11's targets against gunicorn's (2 x cores) + 1 rule at this level; for the
         I/O-bound one, a note when the closed loop itself leaves no room for the ratio."""
-        ours = max(OURS, key=lambda c: rows[c]["rps"])
+        ours = max((c for c in OURS if c in rows), key=lambda c: rows[c]["rps"])
+        if "gunicorn-2n+1" not in rows:
+            return None
         docs = rows["gunicorn-2n+1"]
         if not docs["rps"]:
             return None
@@ -1101,6 +1159,19 @@ def _command_text(deployment: Any, argv: list[str] | None) -> str:
     if argv is not None:
         return shlex.join(argv)
     return "; ".join(shlex.join(server.argv) for server in deployment.app_servers[:1])
+
+
+def _other_entry_point(app: str, app_dir: Path) -> str | None:
+    """`PKG.wsgi:application` for a Django-style `PKG.asgi:application` whose package has a
+    wsgi.py next to its asgi.py (`django-admin startproject` writes both), else None."""
+    module, _, attr = app.partition(":")
+    package, _, leaf = module.rpartition(".")
+    if leaf != "asgi":
+        return None
+    folder = app_dir.joinpath(*package.split(".")) if package else app_dir
+    return (
+        f"{package + '.' if package else ''}wsgi:{attr}" if (folder / "wsgi.py").is_file() else None
+    )
 
 
 def _first_line(error: BaseException) -> str:

@@ -8,7 +8,7 @@ servers' and FastAPI's docs show, behind the same nginx without an admission lim
 * `uvicorn-1-worker`: `uvicorn APP` (one process: uvicorn's default);
 * `uvicorn-2n+1`: `uvicorn APP --workers (2 x cores) + 1`, gunicorn's worker rule carried over;
 * `fastapi-run-4`: what FastAPI's "Server Workers" page runs, `fastapi run --workers 4`, i.e.
-  uvicorn with 4 workers and proxy headers on (only where 4 differs from (2 x cores) + 1);
+  uvicorn with 4 workers and proxy headers on (never the same as (2 x cores) + 1, an odd number);
 * `granian-default`: `granian --interface asgi APP` (one worker: granian's default);
 * `gunicorn-uvicorn-2n+1`: `gunicorn -k uvicorn_worker.UvicornWorker -w (2 x cores) + 1 APP`.
 
@@ -36,9 +36,9 @@ from servertune.sizing.defaults import ASGI_OVERLOAD_FACTOR, ASGI_OVERLOAD_P99_T
 __all__ = [
     "CLIENT_TIMEOUT_S",
     "GOOD_WITHIN_MS",
-    "QUICK_CLIENT_TIMEOUT_S",
     "LAYOUTS",
     "OVERLOAD_FACTOR",
+    "QUICK_CLIENT_TIMEOUT_S",
     "UNLOADED_FACTOR",
     "AsgiLayout",
     "Copied",
@@ -57,7 +57,7 @@ MIN_UNLOADED_RPS = 20.0
 #: An open-loop request not answered within this long counts as a timeout (an error).
 CLIENT_TIMEOUT_S = 5.0
 #: ... in a --quick smoke run (a timed-out request still counts as one; the run ends sooner).
-QUICK_CLIENT_TIMEOUT_S = 2.0
+QUICK_CLIENT_TIMEOUT_S = 1.0
 #: Target at overload: admitted p99 within this multiple of the unloaded p99.
 MAX_OVERLOAD_P99_RATIO = ASGI_OVERLOAD_P99_TARGET
 #: An admitted answer counts as served in time (`good_rps`) within this many ms of its
@@ -138,7 +138,6 @@ LAYOUTS: tuple[AsgiLayout, ...] = (
         "uvicorn",
         workers=lambda c: FASTAPI_DOCS_WORKERS,
         command=lambda c: _uvicorn(c, "--workers", str(FASTAPI_DOCS_WORKERS), "--proxy-headers"),
-        applies=lambda cores: docs_workers(cores) != FASTAPI_DOCS_WORKERS,
     ),
     AsgiLayout("granian-default", "granian", command=_granian, workers=lambda c: 1),
     AsgiLayout(
