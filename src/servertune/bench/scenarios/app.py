@@ -947,8 +947,9 @@ class AppBench(BaseScenario[AppSizes]):
                 for d in ("fastapi", "starlette", "django")
                 if dist_version(d) != "not installed"
             },
-            module: dist_version(module),
         }
+        if dist_version(module) != "not installed":  # an app from PyPI, not a local module
+            report.versions[module] = dist_version(module)
         if other := _other_entry_point(self.input.app, Path(str(self.workload.app_dir))):
             report.notes.append(
                 f"this project also has {other} (its WSGI entry point): `servertune bench app "
