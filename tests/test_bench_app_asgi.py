@@ -123,6 +123,9 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     assert report["versions"]["fastapi"]
     assert "uvicorn" in report["commands"]["uvicorn-2n+1"]
     assert "--workers 2" in report["commands"]["against-Procfile"]
+    assert report["commands"]["servertune-uvicorn-per-worker"].startswith(
+        "servertune gen uvicorn-per-worker --cores"
+    )
     assert any(note.startswith("verdict overload: ") for note in report["notes"])
     assert [t["op"] for t in report["targets"]] == [">=", "<=", "=="]
     _assert_nothing_left(report)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -505,8 +506,25 @@ class AppBench(BaseScenario[AppSizes]):
             per_worker=bool(layout and layout.per_worker), env=self.env,
             cwd=Path(str(self.workload.app_dir)), ready_path=None,
         )  # fmt: skip
-        self.commands.setdefault(config, _command_text(deployment, argv))
+        self.commands.setdefault(config, (argv and shlex.join(argv)) or self._gen_command(layout))
         return plan, deployment
+
+    def _gen_command(self, layout: Any) -> str:
+        """The `servertune gen` lines that write a servertune layout's files for this workload."""
+        w = self.workload
+        target = {"gunicorn-asgi": "gunicorn-asgi"}.get(layout.server, layout.server)
+        suffix = "-per-worker" if layout.per_worker else ""
+        flags = [
+            "--cores", str(w.cores), "--interface", "asgi",
+            "--service-time-ms", f"{w.service_time_ms:g}", "--cpu-fraction", f"{w.cpu_fraction:g}",
+            *(["--loop-blocking-fraction", f"{w.loop_blocking_fraction:g}"]
+              if w.loop_blocking_fraction is not None else []),
+            "--app", w.app, "--app-dir", str(w.app_dir),
+        ]  # fmt: skip
+        return " && ".join(
+            shlex.join(["servertune", "gen", name, *flags])
+            for name in (f"{target}{suffix}", f"nginx-asgi{suffix}")
+        )
 
     def _deploy(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:
         from servertune.bench.harness.deployments import (
@@ -1151,15 +1169,6 @@ def _merge(parts: list[Any], connections: int, seconds: float) -> Any:
 
 #: How the unloaded rate is chosen, for the notes.
 UNLOADED_FACTOR_TEXT = "unloaded: a tenth of the plan's capacity; overload: 4 x it"
-
-
-def _command_text(deployment: Any, argv: list[str] | None) -> str:
-    """The command line a candidate's server ran (its file's, for servertune's layouts)."""
-    import shlex
-
-    if argv is not None:
-        return shlex.join(argv)
-    return "; ".join(shlex.join(server.argv) for server in deployment.app_servers[:1])
 
 
 def _other_entry_point(app: str, app_dir: Path) -> str | None:
