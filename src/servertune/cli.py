@@ -13,6 +13,7 @@ import functools
 import inspect
 import json
 import os
+import shlex
 import sys
 import tempfile
 import typing
@@ -263,7 +264,10 @@ def plan(
 def bench(
     scenario: Annotated[str, typer.Argument(help="scenario to run; --list shows them")] = "",
     app_spec: Annotated[
-        str, typer.Argument(metavar="[APP]", help="`bench app` only: the WSGI app, module:callable")
+        str,
+        typer.Argument(
+            metavar="[APP]", help="`bench app` only: the WSGI or ASGI app, module:callable"
+        ),
     ] = "",
     quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
     repeat: Annotated[
@@ -295,7 +299,11 @@ def bench(
     ] = None,
     against: Annotated[
         Optional[list[Path]],  # noqa: UP045
-        typer.Option("--against", help="`bench app`: your gunicorn .py or uWSGI .ini; repeatable"),
+        typer.Option(
+            "--against",
+            help="`bench app`: your gunicorn .py, uWSGI .ini, or uvicorn/granian script or "
+            "Procfile; repeatable",
+        ),
     ] = None,
     chdir: Annotated[
         Optional[Path],  # noqa: UP045
@@ -308,6 +316,22 @@ def bench(
     static: Annotated[
         Optional[list[str]],  # noqa: UP045
         typer.Option("--static", help="`bench app`: nginx serves URL_PREFIX/ from DIR; repeatable"),
+    ] = None,
+    interface: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--interface", help="`bench app`: wsgi or asgi (default: detected)"),
+    ] = None,
+    concurrency: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--concurrency", help="`bench app`: connections per level, e.g. 8,32,128"),
+    ] = None,
+    only: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--only", help="`bench app`: run only these candidates, e.g. a,b"),
+    ] = None,
+    report_file: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--report", help="write a self-contained HTML report", dir_okay=False),
     ] = None,
 ) -> None:
     """Run a bundled benchmark: servertune's default side by side with the naive one."""
@@ -326,12 +350,19 @@ def bench(
     # A run takes minutes: refuse an output that cannot be written before it starts, not after.
     check_output_path("--json", json_file)
     check_output_path("--plot", plot_file)
+    if report_file is not None and report_file.suffix.lower() not in (".html", ".htm"):
+        raise fail(f"--report: must name an .html file; got {str(report_file)!r}")
+    check_output_path("--report", report_file)
     app_flags = {"--path": path, "--workload": workload_file, "--against": against,
                  "--chdir": chdir, "--pythonpath": pythonpath, "--static": static,
+                 "--interface": interface, "--concurrency": concurrency, "--only": only,
                  "APP": app_spec}  # fmt: skip
-    extra: dict[str, object] = {}
+    extra: dict[str, object] = {"command": shlex.join(["servertune", *sys.argv[1:]])}
     if scenario == "app":
-        extra["app"] = _app_input(app_spec, path, workload_file, against, chdir, pythonpath, static)
+        extra["app"] = _app_input(
+            app_spec, path, workload_file, against, chdir, pythonpath, static,
+            interface, concurrency, only,
+        )  # fmt: skip
     elif given := [flag for flag, value in app_flags.items() if value]:
         raise fail(f"{given[0]}: only `servertune bench app` takes it")
     chosen = load_scenario(scenario)
@@ -363,6 +394,11 @@ def bench(
             else:
                 chosen.plot(report, plot_file)
                 typer.echo(f"wrote {plot_file}", err=True)
+        if report_file is not None:
+            from servertune.bench.harness.html_report import write_html
+
+            write_html(report, report_file, command=str(extra["command"]))
+            typer.echo(f"wrote {report_file}", err=True)
     except OSError as error:
         raise fail(f"cannot write the results: {error}") from None
 
@@ -375,11 +411,18 @@ def _app_input(
     chdir: Path | None,
     pythonpath: list[Path] | None,
     static: list[str] | None,
+    interface: str | None = None,
+    concurrency: str | None = None,
+    only: str | None = None,
 ) -> object:
     """`bench app`'s validated input (one `error:` line and exit 2 when it is not)."""
     from servertune.bench.harness.report import BenchInputError
-    from servertune.bench.scenarios.app import AppInput, parse_path
+    from servertune.bench.scenarios.app import AppInput, parse_concurrency, parse_path
 
+    if interface is not None and interface not in ("wsgi", "asgi"):
+        raise fail(f"--interface: must be wsgi or asgi; got {interface[:20]!r}")
+    if only is not None and not only.strip(" ,"):
+        raise fail("--only: name at least two candidates, comma-separated")
     if not app_spec:
         raise fail("APP: `servertune bench app` needs the app, e.g. mysite.wsgi:application")
     try:
@@ -391,6 +434,9 @@ def _app_input(
             chdir=chdir,
             pythonpath=tuple(pythonpath or ()),
             static=",".join(static) if static else None,
+            interface=interface,  # type: ignore[arg-type]
+            concurrency=parse_concurrency(concurrency) if concurrency is not None else (),
+            only=tuple(dict.fromkeys(n.strip() for n in (only or "").split(",") if n.strip())),
         )
     except BenchInputError as error:
         raise fail(str(error)) from None

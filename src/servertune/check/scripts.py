@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["CLI_EVAL_TIMEOUT_S", "SERVERS", "looks_like_script", "read_script"]
+__all__ = ["CLI_EVAL_TIMEOUT_S", "SERVERS", "command_line", "looks_like_script", "read_script"]
 
 #: Importing uvicorn or granian and parsing a few command lines takes well under a second.
 CLI_EVAL_TIMEOUT_S = 10.0
@@ -147,6 +147,15 @@ def _address(values: Mapping[str, Any]) -> str | None:
         return None  # an inherited descriptor: its address is not in the script
     host = str(values["host"])
     return f"[{host}]:{values['port']}" if ":" in host else f"{host}:{values['port']}"
+
+
+def command_line(path: Path, text: str) -> tuple[str, list[str]]:
+    """The server and the arguments of the script's one uvicorn or granian command line, as
+    the shell splits them (`read_script` checks them with the server's own CLI)."""
+    commands = [found for line in _logical_lines(path, text) if (found := _command(line))]
+    if not commands:
+        raise CheckInputError(f"{path}: no uvicorn or granian command line in this script")
+    return commands[0]
 
 
 def read_script(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:

@@ -344,6 +344,8 @@ def deploy_asgi(
     argv: Sequence[str] | None = None,
     per_worker: bool = False,
     env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    ready_path: str | None = "/",
 ) -> Deployment:
     """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
     `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
@@ -351,7 +353,8 @@ def deploy_asgi(
     `argv` replaces the rendered file by a command line (a baseline's defaults). `per_worker`
     starts the server's per-worker file (`uvicorn-per-worker.sh`, `granian-per-worker.sh`,
     `gunicorn-asgi-per-worker.conf.py`) once per socket (SERVERTUNE_WORKER=i) behind nginx's
-    per-worker layout instead.
+    per-worker layout instead. `cwd` is where the servers start (a user's command line may name
+    files relative to its project); `ready_path` None leaves the readiness check to the caller.
     """
     home = stack.dir / name
     home.mkdir()
@@ -362,7 +365,9 @@ def deploy_asgi(
     files = {"nginx.conf": nginx_text}
     starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
     if argv is not None:
-        starts.append((f"{name}-{server}", list(argv), plan.shared_socket.port, {}))
+        instance = f"{name}-{server}"
+        extra = _gunicorn_env(home, instance, {}) if server == "gunicorn-asgi" else {}
+        starts.append((instance, list(argv), plan.shared_socket.port, extra))
     else:
         text, filename = _asgi_file(plan, server, per_worker)
         conf = home / filename
@@ -389,7 +394,12 @@ def deploy_asgi(
         assert port is not None
         app_servers.append(
             stack.start(
-                instance, kind, command, ports=[port], env={**path_env, **(env or {}), **extra}
+                instance,
+                kind,
+                command,
+                ports=[port],
+                env={**path_env, **(env or {}), **extra},
+                cwd=cwd,
             )
         )
-    return _behind_nginx(stack, name, plan, home, nginx_text, app_servers, files, "/")
+    return _behind_nginx(stack, name, plan, home, nginx_text, app_servers, files, ready_path)

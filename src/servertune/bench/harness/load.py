@@ -42,6 +42,9 @@ class LoadResult:
     #: reads, writes or timeouts.
     non_2xx: int = 0
     socket_errors: int = 0
+    #: Of `non_2xx`, the 503s (an admission limit shedding load), where the tool counts them
+    #: (wrk with `REFUSED_LUA` in its script); None when it does not.
+    refused_503: int | None = None
 
     def metrics(self) -> dict[str, Any]:
         """The issue #3 JSON metrics of this run (without `config` and `concurrency`).

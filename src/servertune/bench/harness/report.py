@@ -112,6 +112,8 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)
     #: Every server the scenario started: name, kind, pgid, ports, stopped (harness invariants).
     servers: list[dict[str, Any]] = field(default_factory=list)
+    #: Each configuration's server command line, where the scenario records them.
+    commands: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document `--json FILE` writes."""
@@ -125,6 +127,7 @@ class Report:
             "targets": [asdict(t) for t in self.targets],
             "notes": self.notes,
             "servers": self.servers,
+            **({"commands": self.commands} if self.commands else {}),
         }
 
     def write_json(self, path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from servertune.bench.harness.load import LoadError, LoadResult
 from servertune.bench.harness.stats import DISTRIBUTION_POINTS
 
-__all__ = ["WRK_TIMEOUT_S", "find_wrk", "parse_wrk_output", "run_wrk"]
+__all__ = ["REFUSED_LUA", "WRK_TIMEOUT_S", "find_wrk", "parse_wrk_output", "run_wrk"]
 
 #: wrk gives up on a request after 2 s by default and leaves it out of the latency figures;
 #: the benchmarks want every slow response in the tail, so they wait this long instead.
@@ -27,10 +27,29 @@ _WRK_PCT_PREFIX = "servertune-pct"
 _WRK_DONE_SCRIPT = """
 local points = {%s}
 function done(summary, latency, requests)
+  if servertune_refused then servertune_refused() end
   for _, p in ipairs(points) do
     io.write(string.format("%s %%g %%d\\n", p, latency:percentile(p)))
   end
   io.write(string.format("%s 100 %%d\\n", latency.max))
+end
+"""
+
+
+_REFUSED_PREFIX = "servertune-503"
+#: Prepended to a run's script, counts the 503 answers apart from the other non-2xx ones: each
+#: thread counts in its own Lua state, done() (in the main state) sums them through setup().
+REFUSED_LUA = f"""
+local servertune_threads = {{}}
+function setup(thread) table.insert(servertune_threads, thread) end
+refused = 0
+function response(status, headers, body)
+  if status == 503 then refused = refused + 1 end
+end
+function servertune_refused()
+  local total = 0
+  for _, t in ipairs(servertune_threads) do total = total + (t:get("refused") or 0) end
+  io.write(string.format("{_REFUSED_PREFIX} %d\\n", total))
 end
 """
 
@@ -67,6 +86,7 @@ def parse_wrk_output(text: str, connections: int, duration_s: float) -> LoadResu
     socket_errors = sum(int(g) for g in socket.groups()) if socket else 0
     found = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     non_2xx = int(found.group(1)) if found else 0
+    shed = re.search(rf"^{_REFUSED_PREFIX} (\d+)$", text, re.MULTILINE)
     errors = socket_errors + non_2xx
     curve = sorted(
         (float(m.group(1)), int(m.group(2)) / 1000)
@@ -92,6 +112,7 @@ def parse_wrk_output(text: str, connections: int, duration_s: float) -> LoadResu
         distribution=tuple(curve),
         non_2xx=non_2xx,
         socket_errors=socket_errors,
+        refused_503=int(shed.group(1)) if shed else None,
     )
 
 

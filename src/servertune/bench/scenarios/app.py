@@ -27,13 +27,15 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from servertune.bench.harness.report import BenchAppError, BenchInputError, Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.scenarios.app_asgi import open_loop_rates
 from servertune.targets.layout import Backend, Layout
 
 __all__ = [
@@ -44,6 +46,8 @@ __all__ = [
     "AppInput",
     "AppSizes",
     "cpu_per_request",
+    "default_levels",
+    "parse_concurrency",
     "parse_path",
 ]
 
@@ -71,6 +75,9 @@ CPU_KEYS = (
 )
 #: Extra seconds a `servertune measure` process gets beyond its own time limit.
 MEASURE_GRACE_S = 15.0
+#: The most connections a --concurrency level may open: each is a file descriptor in the load
+#: generator and two in nginx, and the default open-file limit is 1024.
+MAX_CONCURRENCY = 1000
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,12 @@ class AppInput:
     pythonpath: tuple[Path, ...] = ()
     #: `--static PREFIX=DIR`s, comma-joined: the Workload's `static` field.
     static: str | None = None
+    #: `--interface`: None detects it as `servertune measure` does.
+    interface: Literal["wsgi", "asgi"] | None = None
+    #: `--concurrency`: the closed-loop levels (ascending); empty picks them from the plan.
+    concurrency: tuple[int, ...] = ()
+    #: `--only`: the candidates to run, by name; empty runs every one.
+    only: tuple[str, ...] = ()
     #: A name per --against file: its stem, made unique.
     against_names: tuple[str, ...] = field(default=(), init=False)
 
@@ -112,10 +125,15 @@ class AppInput:
             if path is not None and not path.is_dir():
                 raise BenchInputError(f"--chdir/--pythonpath: {path} is not a directory")
         names: list[str] = []
+        from servertune.bench.scenarios.app_asgi import is_command_file
+
         for file in self.against:
-            if file.suffix not in (".py", ".ini") or not file.is_file():
+            if not file.is_file() or (
+                file.suffix not in (".py", ".ini") and not is_command_file(file)
+            ):
                 raise BenchInputError(
-                    f"--against: {file} must be an existing gunicorn .py or uWSGI .ini file"
+                    f"--against: {file} must be an existing gunicorn .py, uWSGI .ini, or a "
+                    "script or Procfile that starts uvicorn or granian"
                 )
             stem = re.sub(r"[^A-Za-z0-9_-]", "-", file.stem)[:40] or "config"
             name = f"against-{stem}"
@@ -135,6 +153,40 @@ def parse_path(text: str) -> tuple[str, float]:
     except MeasureError as error:
         raise BenchInputError(f"--path: {error.reason}") from None
     return weighted.path, weighted.weight
+
+
+def parse_concurrency(text: str) -> tuple[int, ...]:
+    """`8,32,128`: distinct whole numbers of connections, 1 to MAX_CONCURRENCY, ascending."""
+    values: list[int] = []
+    for part in text.split(","):
+        word = part.strip()
+        shown = repr(word if len(word) <= 20 else word[:20] + "...")
+        if re.fullmatch(r"-[0-9]+", word) or re.fullmatch(r"0+", word):
+            raise BenchInputError(f"--concurrency: {shown} must be at least 1 connection")
+        if not re.fullmatch(r"[0-9]+", word):
+            raise BenchInputError(
+                f"--concurrency: {shown} is not a whole number of connections "
+                "(give them comma-separated, e.g. 8,32,128)"
+            )
+        if len(word) > 6 or int(word) > MAX_CONCURRENCY:
+            raise BenchInputError(
+                f"--concurrency: {shown} is more than {MAX_CONCURRENCY} connections "
+                "(each is an open file in the load generator and two in nginx)"
+            )
+        if int(word) in values:
+            raise BenchInputError(f"--concurrency: {int(word)} is given twice")
+        values.append(int(word))
+    return tuple(sorted(values))
+
+
+def default_levels(cores: int, ceiling: int) -> list[int]:
+    """Connections doubling from `cores` to the first level past the plan's `ceiling` (its
+    request slots, or the requests nginx admits): the curve has no hole up to where the plan
+    stops admitting."""
+    levels = [max(1, cores)]
+    while levels[-1] <= ceiling and levels[-1] * 2 <= MAX_CONCURRENCY:
+        levels.append(levels[-1] * 2)
+    return levels
 
 
 def _lua_string(text: str) -> str:
@@ -206,10 +258,13 @@ class AppBench(BaseScenario[AppSizes]):
         self.cores = Machine.read().cores
         self.env = self._server_env()
         mix, self.measured = self._measure(run)
+        self.interface: Literal["wsgi", "asgi"] = given.interface or mix.get("interface", "wsgi")
         overrides: dict[str, Any] = {
             "cores": self.cores,
             "service_time_ms": mix["service_time_ms"],
             "cpu_fraction": mix["cpu_fraction"],
+            "interface": self.interface,
+            **{k: mix[k] for k in ("loop_blocking_fraction", "gil") if k in mix},
             "app": given.app,
             # Where the app is imported from: --chdir, else here (as `servertune measure` does).
             "app_dir": str((given.chdir or Path.cwd()).resolve()),
@@ -223,15 +278,72 @@ class AppBench(BaseScenario[AppSizes]):
             raise BenchInputError(str(error)) from None
         self.plan = plan_for(self.workload)
         slots = self.plan.processes * self.plan.threads
-        levels = {2 * self.cores}
-        if run.size.all_levels:
-            levels |= {self.cores, slots, 4 * self.cores}
-        self.level_counts = sorted(levels)
+        ceiling = self.plan.admission_limit if self.interface == "asgi" else slots
+        if given.concurrency:
+            self.level_counts = list(given.concurrency)
+        elif run.size.all_levels:
+            self.level_counts = default_levels(self.cores, ceiling or slots)
+        else:
+            self.level_counts = [2 * self.cores]
+        self._setup_asgi()
+        #: The open-loop levels' path: the heaviest by weight (the first of equals).
+        self.open_path = max(given.paths, key=lambda p: p[1])[0]
         #: The plan each candidate last served with (for the rows' workers and threads).
         self.served_plans: dict[str, Any] = {}
+        #: Each candidate's server command line (for the report's "reproduce" section).
+        self.commands: dict[str, str] = {}
         #: Per --static prefix: the file nginx served before every candidate's load (path,
         #: bytes), or None when its directory has no file to ask for.
         self.static_served: dict[str, tuple[str, int] | None] = {}
+
+    def _setup_asgi(self) -> None:
+        """The ASGI layouts for these cores, and each --against command line, read and checked."""
+        from servertune.bench.scenarios.app_asgi import (
+            is_command_file,
+            layouts_for,
+            read_user_command,
+        )
+
+        self.layouts = {layout.name: layout for layout in layouts_for(self.cores)}
+        self.user_commands = {}
+        for name, file in zip(self.input.against_names, self.input.against, strict=True):
+            if not is_command_file(file):
+                if self.interface == "asgi":
+                    raise BenchInputError(
+                        f"--against: {file} configures a WSGI server; {self.input.app} is an "
+                        "ASGI app (give its uvicorn or granian command line, or --interface wsgi)"
+                    )
+                continue
+            if self.interface != "asgi":
+                raise BenchInputError(
+                    f"--against: {file} starts uvicorn or granian; {self.input.app} is a WSGI app "
+                    "(give a gunicorn .py or uWSGI .ini, or --interface asgi)"
+                )
+            self.user_commands[name] = read_user_command(file, port=8000)
+        if self.input.only:
+            known = self.configs_known()
+            if unknown := [n for n in self.input.only if n not in known]:
+                raise BenchInputError(
+                    f"--only: no candidate {unknown[0]!r} for this app; one of {', '.join(known)}"
+                )
+            chosen = set(self.input.only)
+            if not chosen & set(self._ours_known()) or not chosen - set(self._ours_known()):
+                raise BenchInputError(
+                    "--only: name at least one of servertune's candidates and one other, "
+                    "to compare them"
+                )
+
+    def _ours_known(self) -> list[str]:
+        if self.interface == "asgi":
+            return [n for n, layout in self.layouts.items() if layout.ours]
+        return list(OURS)
+
+    def configs_known(self) -> list[str]:
+        """Every candidate this app can run, --only aside."""
+        if self.interface == "asgi":
+            copied = [n for n, layout in self.layouts.items() if not layout.ours]
+            return [*copied, *self.input.against_names, *self._ours_known()]
+        return [*NAIVE, *self.input.against_names, *OURS]
 
     def _server_env(self) -> dict[str, str]:
         """PYTHONPATH for --pythonpath; uWSGI told about a virtualenv the harness runs in."""
@@ -260,6 +372,8 @@ class AppBench(BaseScenario[AppSizes]):
             "--app-dir", str((self.input.chdir or Path.cwd()).resolve()),
             "--out", str(out),
         ]  # fmt: skip
+        if self.input.interface:
+            argv += ["--interface", self.input.interface]
         # measure interrupts a request at twice its time budget; this bounds the whole process.
         timeout = len(self.input.paths) * 2 * run.size.measure_seconds + MEASURE_GRACE_S
         run.progress.show(f"measuring {self.input.app} on {len(self.input.paths)} path(s)")
@@ -281,12 +395,23 @@ class AppBench(BaseScenario[AppSizes]):
     # --- candidates ---------------------------------------------------------------------------
 
     def configs(self, run: Run[AppSizes]) -> list[str]:
-        """The naive candidates, the user's own, then servertune's."""
-        return [*NAIVE, *self.input.against_names, *OURS]
+        """The naive candidates, the user's own, then servertune's (those --only names)."""
+        every = self.configs_known()
+        return [n for n in every if n in self.input.only] if self.input.only else every
+
+    def _naive(self, run: Run[AppSizes]) -> list[str]:
+        return [c for c in self.configs(run) if c in NAIVE]
+
+    def _ours(self, run: Run[AppSizes]) -> list[str]:
+        return [c for c in self.configs(run) if c in OURS]
 
     def levels(self, run: Run[AppSizes], config: str) -> list[Level]:
-        """cores, 2 x cores, the plan's slots, 4 x cores (2 x cores only with --quick)."""
-        return [Level(n) for n in self.level_counts]
+        """--concurrency, else doubling from cores past the plan's ceiling (2 x cores only with
+        --quick); an ASGI app's also unloaded and overload (open loop) around them."""
+        closed = [Level(n) for n in self.level_counts]
+        if self.interface == "asgi":
+            return [Level(role="unloaded"), *closed, Level(role="overload")]
+        return closed
 
     def start(self, run: Run[AppSizes], config: str) -> Any:
         """Prove the ports free, start the candidate behind nginx, prove 200 on every path."""
@@ -295,7 +420,10 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.supervision import ServerError
 
         try:
-            plan, deployment = self._deploy(run, config)
+            if self.interface == "asgi":
+                plan, deployment = self._deploy_asgi(run, config)
+            else:
+                plan, deployment = self._deploy(run, config)
         except ServerError as error:
             raise BenchAppError(f"candidate {config}: {_first_line(error)}") from None
         self.served_plans[config] = plan
@@ -336,6 +464,68 @@ class AppBench(BaseScenario[AppSizes]):
                     "must be able to read the directory)"
                 )
             self.static_served[prefix] = (path, len(body))
+
+    def _deploy_asgi(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:
+        """servertune's ASGI file for the layout, a copied command line or the user's, behind
+        nginx (the copied ones and the user's without an admission limit)."""
+        from servertune.bench.harness.deployments import deploy_asgi, place
+        from servertune.bench.harness.ports import listening_ports
+        from servertune.bench.harness.supervision import ServerError
+        from servertune.bench.scenarios.app_asgi import Copied, docs_workers
+        from servertune.sizing import Forced, plan_for
+
+        workload = place(
+            self.workload, run.stack, max(self.plan.processes, docs_workers(self.cores)),
+            app_dir=self.workload.app_dir,
+        )  # fmt: skip
+        layout = self.layouts.get(config)
+        argv: list[str] | None = None
+        if layout is not None and layout.ours:
+            plan = plan_for(workload)
+        else:
+            user = self.user_commands.get(config)
+            workers = (
+                user.workers if user else layout.workers(self.cores)  # type: ignore[union-attr,misc]
+            )
+            why = "forced by the benchmark: the command line's workers, no admission limit"
+            plan = plan_for(
+                workload,
+                forced={"processes": Forced(workers, why), "admission_limit": Forced(None, why)},
+            )
+            port = plan.shared_socket.port
+            assert port is not None
+            copied = Copied(
+                self.input.app, str(self.workload.app_dir), "127.0.0.1", port, self.cores
+            )
+            argv = user.argv("127.0.0.1", port) if user else layout.command(copied)  # type: ignore[union-attr,misc]
+        ports = {workload.listen_port, *(s.port for s in plan.sockets if s.port is not None)}
+        if taken := sorted(ports & listening_ports()):
+            raise ServerError(f"port(s) {taken} already in use before the start")
+        server = layout.server if layout else self.user_commands[config].server
+        deployment = deploy_asgi(
+            run.stack, f"{config}-{run.repeat}", plan, server, argv=argv,
+            per_worker=bool(layout and layout.per_worker), env=self.env,
+            cwd=Path(str(self.workload.app_dir)), ready_path=None,
+        )  # fmt: skip
+        self.commands.setdefault(config, (argv and shlex.join(argv)) or self._gen_command(layout))
+        return plan, deployment
+
+    def _gen_command(self, layout: Any) -> str:
+        """The `servertune gen` lines that write a servertune layout's files for this workload."""
+        w = self.workload
+        target = {"gunicorn-asgi": "gunicorn-asgi"}.get(layout.server, layout.server)
+        suffix = "-per-worker" if layout.per_worker else ""
+        flags = [
+            "--cores", str(w.cores), "--interface", "asgi",
+            "--service-time-ms", f"{w.service_time_ms:g}", "--cpu-fraction", f"{w.cpu_fraction:g}",
+            *(["--loop-blocking-fraction", f"{w.loop_blocking_fraction:g}"]
+              if w.loop_blocking_fraction is not None else []),
+            "--app", w.app, "--app-dir", str(w.app_dir),
+        ]  # fmt: skip
+        return " && ".join(
+            shlex.join(["servertune", "gen", name, *flags])
+            for name in (f"{target}{suffix}", f"nginx-asgi{suffix}")
+        )
 
     def _deploy(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:
         from servertune.bench.harness.deployments import (
@@ -402,13 +592,15 @@ class AppBench(BaseScenario[AppSizes]):
     # --- load ------------------------------------------------------------------------------
 
     def measure(self, run: Run[AppSizes], config: str, served: Any, level: Level) -> dict[str, Any]:
-        """Load through nginx at `level` connections, the paths mixed by weight."""
+        """Load through nginx at `level` connections, the paths mixed by weight (an ASGI app's
+        unloaded and overload levels: open-loop arrivals on its heaviest path)."""
         from servertune.bench.harness.client import Users, run_builtin
         from servertune.bench.harness.load import LoadResult
         from servertune.bench.harness.stats import CpuWatch
-        from servertune.bench.harness.wrk import run_wrk
+        from servertune.bench.harness.wrk import REFUSED_LUA, run_wrk
 
-        assert level.concurrency is not None
+        if level.concurrency is None:
+            return self._measure_open(run, config, served, level.role)
         paths = self.input.paths
         result: LoadResult
         parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
@@ -418,7 +610,7 @@ class AppBench(BaseScenario[AppSizes]):
                     served.url,
                     connections=level.concurrency,
                     duration_s=run.size.seconds,
-                    lua=wrk_lua(paths),
+                    lua=(REFUSED_LUA if self.interface == "asgi" else "") + wrk_lua(paths),
                 )
             else:
                 counts = split_connections(paths, level.concurrency)
@@ -428,7 +620,7 @@ class AppBench(BaseScenario[AppSizes]):
         good = max(0, result.requests - result.non_2xx) if self.tool == "wrk" else result.requests
         plan = self.served_plans[config]
         metrics = result.metrics()
-        return {
+        row: dict[str, Any] = {
             "config": config,
             "concurrency": level.concurrency,
             "rps": round(good / max(result.duration_s, 1e-9), 2),
@@ -451,9 +643,62 @@ class AppBench(BaseScenario[AppSizes]):
             ),
             "other_cpu_cores": round(watch.other_cores, 2),
         }
+        if self.interface == "asgi":
+            # 503s are the load nginx sheds on purpose: counted apart from the errors.
+            refused = result.refused_503 or 0
+            row["load"] = "closed"
+            row["refused_503"] = refused
+            row["shed"] = round(refused / result.requests, 3) if result.requests else 0.0
+            row["errors"] = row["errors"] - refused
+            row["non_2xx"] = row["non_2xx"] - refused
+        return row
+
+    def _measure_open(
+        self, run: Run[AppSizes], config: str, served: Any, role: str
+    ) -> dict[str, Any]:
+        """Open-loop Poisson arrivals on the heaviest path at the role's rate (a share or a
+        multiple of the plan's capacity)."""
+        from servertune.bench.harness.open_loop import run_open_loop
+        from servertune.bench.harness.stats import CpuWatch
+        from servertune.bench.scenarios.app_asgi import (
+            CLIENT_TIMEOUT_S,
+            QUICK_CLIENT_TIMEOUT_S,
+            open_loop_rates,
+            open_loop_row,
+        )
+
+        path = self.open_path
+        rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
+        # Full runs: overload twice as long (its queue must build); quick: unloaded half as long.
+        if run.size.all_levels:
+            seconds = run.size.seconds * (2 if role == "overload" else 1)
+        else:
+            seconds = run.size.seconds * (1 if role == "overload" else 0.5)
+        parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
+        with CpuWatch(served.cpu_seconds, parts) as watch:
+            result = run_open_loop(
+                served.url.rstrip("/") + path, rate=rate, duration_s=seconds,
+                timeout_s=CLIENT_TIMEOUT_S if run.size.all_levels else QUICK_CLIENT_TIMEOUT_S,
+            )  # fmt: skip
+        return {
+            "config": config,
+            "load": role,
+            "concurrency": None,
+            **open_loop_row(result),
+            "repeat": run.repeat,
+            "processes": self._processes(config, self.served_plans[config]),
+            **cpu_per_request(
+                self.cores, result.ok,
+                app_s=watch.part_seconds["app"], proxy_s=watch.part_seconds["proxy"],
+                load_s=watch.load_seconds,
+            ),
+            "other_cpu_cores": round(watch.other_cores, 2),
+        }  # fmt: skip
 
     def _processes(self, config: str, plan: Any) -> int | None:
         """Worker processes the candidate runs (None: set by the user's file)."""
+        if self.interface == "asgi":
+            return int(plan.processes)
         if config.startswith("against-"):
             return None
         if config == "gunicorn-default":
@@ -466,6 +711,8 @@ class AppBench(BaseScenario[AppSizes]):
         """Medians with the spread of repeats, ratios against the best naive, verdicts."""
         from servertune.bench.harness.versions import dist_version, tool_versions
 
+        if self.interface == "asgi":
+            return self._summarize_asgi(run, results)
         runs: list[dict[str, Any]] = []
         report = Report(scenario=self.name, runs=runs)
         notes: list[str] = []
@@ -482,8 +729,8 @@ class AppBench(BaseScenario[AppSizes]):
                 low, high = spread([s["rps"] for s in samples])
                 row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
                 rows[config] = row
-            best_naive = max(NAIVE, key=lambda c: rows[c]["rps"])
-            best_ours = max(OURS, key=lambda c: rows[c]["rps"])
+            best_naive = max(self._naive(run), key=lambda c: rows[c]["rps"])
+            best_ours = max(self._ours(run), key=lambda c: rows[c]["rps"])
             base = rows[best_naive]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -554,10 +801,188 @@ class AppBench(BaseScenario[AppSizes]):
         }
         return report
 
+    def _summarize_asgi(self, run: Run[AppSizes], results: Results) -> Report:
+        """Per level (unloaded, closed, overload): medians with the repeats' spread, the best
+        servertune layout against the best copied one in words; overload's targets."""
+        from servertune.bench.harness.versions import dist_version, tool_versions
+        from servertune.bench.scenarios.app_asgi import (
+            GOOD_WITHIN_MS,
+            MAX_OVERLOAD_P99_RATIO,
+            overload_notes,
+        )
+
+        configs = self.configs(run)
+        ours = [c for c in configs if c in self.layouts and self.layouts[c].ours]
+        copied = [c for c in configs if c not in ours]
+        runs: list[dict[str, Any]] = []
+        report = Report(scenario=self.name, runs=runs)
+        verdicts: list[str] = []
+        by_load: dict[str, dict[str, dict[str, Any]]] = {c: {} for c in configs}
+        for level in self.levels(run, configs[0]):
+            rows = {}
+            for config in configs:
+                samples = results.rows(config, level)
+                row = results.median(config, level)
+                for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
+                    row.pop(key, None)
+                for key in ("errors", "refused_503", "timeouts", "requests"):
+                    row[key] = sum(int(s.get(key) or 0) for s in samples)
+                low, high = spread([s["rps"] for s in samples])
+                row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
+                if level.role == "overload":
+                    low, high = spread([s["good_rps"] for s in samples])
+                    row["good_rps_low"], row["good_rps_high"] = round(low, 2), round(high, 2)
+                rows[config] = row
+                by_load[config][level.role or f"c={level.concurrency}"] = row
+            # Under overload what counts is the answers in time: an unbounded queue answers
+            # many requests only just before the client gives up.
+            key = "good_rps" if level.role == "overload" else "rps"
+            if level.role == "unloaded":  # every layout serves the offered rate: compare tails
+                best_copied = min(copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
+                best_ours = min(ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
+            else:
+                best_copied = max(copied, key=lambda c: rows[c][key])
+                best_ours = max(ours, key=lambda c: rows[c][key])
+            base = rows[best_copied]["rps"]
+            for row in rows.values():
+                row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
+                runs.append(row)
+            mine, theirs = rows[best_ours], rows[best_copied]
+            named = level.role or f"c={level.concurrency}"
+            report.ratios[f"{best_ours}/{best_copied} req/s at {named}"] = (
+                mine["x_best_naive"] or 0.0
+            )
+            verdict = verdict_of(
+                {"rps_low": mine[f"{key}_low"], "rps_high": mine[f"{key}_high"]},
+                {"rps_low": theirs[f"{key}_low"], "rps_high": theirs[f"{key}_high"]},
+            ).replace("naive", "copied")
+            if level.role == "unloaded":
+                verdict = "the latency of a request on its own (no winner is named here)"
+            what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
+            verdicts.append(
+                f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
+                f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {mine['p99_ms']} ms, "
+                f"{mine['errors']} errors, {mine['refused_503']} shed (503); best copied "
+                f"{best_copied} {theirs[key]:.1f} {what} "
+                f"({theirs[f'{key}_low']:.1f}-{theirs[f'{key}_high']:.1f}), p99 "
+                f"{theirs['p99_ms']} ms, {theirs['errors']} errors, {theirs['refused_503']} "
+                "shed (503)"
+            )
+        over = {c: by_load[c]["overload"] for c in configs}
+        best_ours = max(ours, key=lambda c: over[c]["good_rps"])
+        best_copied = max(copied, key=lambda c: over[c]["good_rps"])
+        ratio = (
+            round(over[best_ours]["good_rps"] / over[best_copied]["good_rps"], 3)
+            if over[best_copied]["good_rps"]
+            else None
+        )
+        report.ratios[f"{best_ours}/{best_copied} good_rps at overload"] = ratio or float("nan")
+        io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        report.targets.append(
+            Target(
+                f"{'I/O' if io_bound else 'CPU'}-bound: best servertune ({best_ours}) / best "
+                f"copied ({best_copied}) req/s answered within {GOOD_WITHIN_MS:g} ms at overload",
+                ratio,
+                ">=",
+                IO_BOUND_TARGET if io_bound else round(1 - NOISE_BAND, 2),
+            )
+        )
+        calm = by_load[best_ours]["unloaded"]["p99_ms"]
+        report.targets.append(
+            Target(
+                f"{best_ours}: admitted p99 at overload / its unloaded p99",
+                round(over[best_ours]["p99_ms"] / calm, 3)
+                if over[best_ours]["p99_ms"] and calm
+                else None,
+                "<=",
+                MAX_OVERLOAD_P99_RATIO,
+            )
+        )
+        report.targets.append(
+            Target(
+                f"{best_ours}: errors at overload besides the counted 503s",
+                float(over[best_ours]["errors"]),
+                "==",
+                0.0,
+            )
+        )
+        plan = self.plan
+        rates = ", ".join(
+            f"{role} {rate:.0f} req/s"
+            for role, rate in open_loop_rates(float(plan.asgi_capacity_rps or 0)).items()
+        )
+        mixed = (
+            ", ".join(
+                f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
+                for (p, w), m in zip(self.input.paths, self.measured, strict=False)
+            )
+            or self.input.paths[0][0]
+        )
+        report.notes = [
+            *[f"verdict {line}" for line in verdicts],
+            *overload_notes({c: by_load[c] for c in configs}, ours),
+            cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
+            (
+                f"measured per path ({mixed}); mixed: service_time_ms "
+                f"{self.workload.service_time_ms:g}, cpu_fraction {self.workload.cpu_fraction:g} "
+                f"({'I/O' if io_bound else 'CPU'}-bound)"
+            ),
+            (
+                f"{self.cores} cores; ASGI; servertune's plan: {plan.processes} processes, "
+                f"capacity {plan.asgi_capacity_rps:.0f} req/s, nginx admits "
+                f"{plan.admission_limit}; the copied layouts sit behind the same nginx without "
+                "an admission limit"
+            ),
+            (
+                f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
+                f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
+                f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
+                f"connections; {run.size.seconds:g} s per measurement (overload twice that); "
+                f"medians of {run.repeats} interleaved run(s)"
+            ),
+            (
+                "errors = answers >= 400 other than 503, failed connections and timeouts (summed "
+                "over the repeats); refused_503 = requests nginx shed on purpose, counted apart; "
+                "rps counts successful answers only"
+            ),
+            (
+                f"verdict: a difference counts when the repeats' ranges of req/s (min-max, widened to "
+                f"at least +-{NOISE_BAND:.0%} of the median) do not overlap; otherwise "
+                "'no clear difference'"
+            ),
+        ]
+        busiest = max((float(s["other_cpu_cores"]) for s in results.all_rows()), default=0.0)
+        if busiest > 0.25:
+            report.notes.append(
+                f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
+                "the numbers are noisy"
+            )
+        module = self.input.app.split(":")[0].split(".")[0]
+        report.versions = {
+            **tool_versions(["nginx", self.tool]),
+            **{d: dist_version(d) for d in ("uvicorn", "uvicorn-worker", "gunicorn", "granian")},
+            **{
+                d: dist_version(d)
+                for d in ("fastapi", "starlette", "django")
+                if dist_version(d) != "not installed"
+            },
+        }
+        if dist_version(module) != "not installed":  # an app from PyPI, not a local module
+            report.versions[module] = dist_version(module)
+        if other := _other_entry_point(self.input.app, Path(str(self.workload.app_dir))):
+            report.notes.append(
+                f"this project also has {other} (its WSGI entry point): `servertune bench app "
+                f"{other}` with the same flags benches it through WSGI, to compare which to deploy"
+            )
+        report.commands = dict(self.commands)
+        return report
+
     def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> str | None:
         """Issue 11's targets against gunicorn's (2 x cores) + 1 rule at this level; for the
         I/O-bound one, a note when the closed loop itself leaves no room for the ratio."""
-        ours = max(OURS, key=lambda c: rows[c]["rps"])
+        ours = max((c for c in OURS if c in rows), key=lambda c: rows[c]["rps"])
+        if "gunicorn-2n+1" not in rows:
+            return None
         docs = rows["gunicorn-2n+1"]
         if not docs["rps"]:
             return None
@@ -740,6 +1165,23 @@ def _merge(parts: list[Any], connections: int, seconds: float) -> Any:
         distribution=tuple(percentile_curve(latencies)),
         non_2xx=non_2xx,
         socket_errors=errors - non_2xx,
+    )
+
+
+#: How the unloaded rate is chosen, for the notes.
+UNLOADED_FACTOR_TEXT = "unloaded: a tenth of the plan's capacity; overload: 4 x it"
+
+
+def _other_entry_point(app: str, app_dir: Path) -> str | None:
+    """`PKG.wsgi:application` for a Django-style `PKG.asgi:application` whose package has a
+    wsgi.py next to its asgi.py (`django-admin startproject` writes both), else None."""
+    module, _, attr = app.partition(":")
+    package, _, leaf = module.rpartition(".")
+    if leaf != "asgi":
+        return None
+    folder = app_dir.joinpath(*package.split(".")) if package else app_dir
+    return (
+        f"{package + '.' if package else ''}wsgi:{attr}" if (folder / "wsgi.py").is_file() else None
     )
 
 
