@@ -102,6 +102,14 @@ def base_venv(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
     return venv / "bin"
 
 
+def _base_environment(bin_dir: Path) -> dict[str, str]:
+    """This environment without the dev venv: its commands (uwsgi, gunicorn) are not on PATH,
+    and nothing of the checkout is importable."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin"])
+    return env
+
+
 #: Each command that needs an optional extra, and the extra its one error line names.
 NEEDS_AN_EXTRA = [
     (["check", "nginx.conf"], "check"),
@@ -140,7 +148,7 @@ def test_a_base_install_names_the_extra_each_command_needs(
         [str(base_venv / "servertune"), *argv, "--no-progress"] if argv[0] == "bench"
         else [str(base_venv / "servertune"), *argv],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        env=_base_environment(base_venv),
     )  # fmt: skip
     assert result.returncode == 2, result
     assert "Traceback" not in result.stderr
