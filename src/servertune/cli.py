@@ -276,7 +276,7 @@ def bench(
     ] = None,
     plot_file: Annotated[
         Path | None,
-        typer.Option("--plot", help="write a PNG plot (needs servertune[plot])", dir_okay=False),
+        typer.Option("--plot", help="write a PNG plot (needs servertune\\[plot])", dir_okay=False),
     ] = None,
     python: Annotated[
         str | None,
@@ -450,7 +450,7 @@ def _command_name(command: Any) -> str:
     return str(command.callback.__name__).lower().replace("_", "-")
 
 
-# --- measure and advise (issue 6) ----------------------------------------------------------------
+# --- measure and advise ----------------------------------------------------------------
 
 
 class MeasureInterface(enum.StrEnum):
@@ -642,7 +642,7 @@ def advise(
     typer.echo(json.dumps(advice.to_json(), indent=2) if as_json else advice.format())
 
 
-# --- check (issue 12) ----------------------------------------------------------------------------
+# --- check ----------------------------------------------------------------------------
 
 
 class CheckFormat(enum.StrEnum):

@@ -44,7 +44,7 @@ class LoadResult:
     socket_errors: int = 0
 
     def metrics(self) -> dict[str, Any]:
-        """The issue #3 JSON metrics of this run (without `config` and `concurrency`).
+        """The JSON metrics of this run (without `config` and `concurrency`).
 
         Latencies are None (JSON null) when no request succeeded: NaN is not JSON.
         """
