@@ -496,6 +496,8 @@ MEASURE_FLAGS = {
     "requests": "--requests",
     "warmup": "--warmup",
     "max_seconds": "--max-seconds",
+    "interface": "--interface",
+    "app_dir": "--app-dir",
 }
 
 
@@ -576,6 +578,8 @@ def measure(
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
             raise fail(f"--header: must be 'Name: value'; got {item!r}")
+        if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in item):
+            raise fail(f"--header: must not contain CR, LF or control characters; got {item!r}")
         headers.append((name.strip(), value.strip()))
     defaults = {"requests": requests, "warmup": warmup, "max_seconds": max_seconds}
     try:
