@@ -144,3 +144,11 @@ def test_measured_mix_cites_each_path_with_its_share_and_the_mix() -> None:
     assert "5 requests of GET /fast (75% of traffic)" in text
     assert "10 requests of the weighted mix of 2 paths" in text
     assert "slow_call_ratio" not in text
+
+
+def test_threads_advice_quotes_the_ceiling_that_binds() -> None:
+    """When the cores cap the rate below the thread cap, the advice quotes the CPU ceiling, not the cap."""
+    advice = advise(Workload(cores=2, service_time_ms=100, cpu_fraction=0.25))
+    line = next(r for r in advice.fits[1].reasons if "as ASGI" in r)
+    assert "threads serve up to the CPU ceiling of 80 req/s" in line
+    assert "threads serve up to 1280" not in line
