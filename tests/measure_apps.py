@@ -132,3 +132,20 @@ _STUCK = {"n": 0}
 # Older names, kept for the tests that use them.
 seed000 = half_gil
 asgi_seed000 = asgi_half_gil
+
+
+def exits(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """A WSGI app that ends the process with `sys.exit(5)` during a request."""
+    raise SystemExit(5)
+
+
+def interrupts(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """A WSGI app that raises KeyboardInterrupt during a request."""
+    raise KeyboardInterrupt
+
+
+def hard_exits(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """A WSGI app that calls `os._exit(0)` during a request: no handler, no atexit runs."""
+    import os
+
+    os._exit(0)

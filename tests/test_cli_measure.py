@@ -172,3 +172,44 @@ def test_a_single_valued_option_given_twice_is_refused(repeated: list[str]) -> N
         result.stderr
         == f"error: Invalid value for '{repeated[0]}': given more than once; give it once\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "called"),
+    [("exits", "called sys.exit(5)"), ("interrupts", "raised KeyboardInterrupt"),
+     ("hard_exits", "called os._exit(0)")],
+)  # fmt: skip
+def test_app_that_ends_the_process_is_reported_in_one_line(name: str, called: str) -> None:
+    """sys.exit, KeyboardInterrupt or os._exit inside a request: exit 1 and one line saying so."""
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "measure", f"tests.measure_apps:{name}",
+         "--app-dir", str(HERE), "--requests", "2", "--warmup", "0"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert re.fullmatch(
+        rf"error: GET /: the app {re.escape(called)} at tests/measure_apps\.py:\d+ in {name}\n",
+        result.stderr,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["tests.measure_apps:pure_cpu", "--interface", "asgi"],
+         "error: --interface: pure_cpu is not an ASGI app"),
+        (["tests.measure_apps:pure_cpu", "--app-dir", "/nonexistent"],
+         "error: --app-dir: no such directory: /nonexistent"),
+        (["tests.measure_apps:pure_cpu", "-H", "X-A: b\r\nX-B: c"],
+         "error: --header: must not contain CR, LF or control characters"),
+    ],
+)  # fmt: skip
+def test_measure_misuse_is_one_line_naming_the_flag(args: list[str], expected: str) -> None:
+    """A WSGI app forced to ASGI, a missing --app-dir, a header with CR/LF: exit 2, the flag named."""
+    app_dir = [] if "--app-dir" in args else ["--app-dir", str(HERE)]
+    result = runner.invoke(app, ["measure", *args, *app_dir, "--requests", "2", "--warmup", "0"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(expected), result.output
+    assert result.output.count("\n") == 1
+    assert "Traceback" not in result.output

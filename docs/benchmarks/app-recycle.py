@@ -3,8 +3,8 @@
 servertune's per-worker layouts (uWSGI, and one gunicorn per socket) on httpbin at 66
 connections for 10 s from a fresh start, with the old fixed recycling (max_requests 5000), with
 the plan's (derived from the rate: at most one restart a worker in ten minutes) and with it
-forced off, interleaved twice; prints one JSON line per run (app-recycle.jsonl). Run it as
-`flock /tmp/servertune-bench.lock python app-recycle.py 10`.
+forced off, interleaved twice; prints one JSON line per run (app-recycle.jsonl). Run it alone
+(no other benchmark at the same time) as `python app-recycle.py 10`.
 """
 
 import json

@@ -164,119 +164,12 @@ def advise(
     """
     if measured is not None and not isinstance(measured, Measured):
         measured = Measured.model_validate(dict(measured))
-    plan = plan or plan_for(workload)
-    w = plan.workload
-    c = w.cpu_fraction
-    cpu_ms = c * w.service_time_ms
-    rate, rate_src = arrival_rate(w, plan.ceiling_rps)
-    held_ms = held_s(w) * 1000
-    inflight = in_flight(rate / plan.processes, held_s(w))
-    saturating = plan.cores_per_process / c
-    cap = thread_cap(plan.cores_per_process)
-    too_many = inflight > cap
-    cites = _evidence(w, measured, parallel)
-    version = _python_of(parallel)
-    shown_version = f"{version[0]}.{version[1]}"
-
-    # --- processes x threads
-    if w.gil == "enabled":
-        fills = (
-            f"cpu_fraction {c:g}: a process fills its core at 1/{c:g} = {saturating:.1f} threads "
-            f"(servertune bench balance); one process per core, as the GIL allows one core per process"
-        )
-    else:
-        fills = (
-            f"cpu_fraction {c:g}, gil = 'disabled': a process's threads share its "
-            f"{plan.cores_per_process:g} cores, filled at {plan.cores_per_process:g}/{c:g} = "
-            f"{saturating:.1f} threads (derived, not measured here)"
-        )
-    pt = [
-        fills,
-        (
-            f"plan: {plan.processes} processes x {plan.threads} threads "
-            f"({plan.cpu_threads} to fill the core + {plan.slow_call_threads} for slow calls)"
-        ),
-        (
-            f"in flight per process at {rate:.0f} req/s ({rate_src}): {inflight:.1f} "
-            f"(rate x {held_ms:g} ms held / {plan.processes} processes, Little's law)"
-        ),
-    ]
-    if too_many:
-        waits = "slow calls" if w.slow_call_ratio > 0 else "waits outside the GIL"
-        pt.append(
-            f"{inflight:.0f} in flight per process exceeds the {cap}-thread "
-            f"cap: threads parked on {waits} would make quick requests queue"
-        )
-
-    # --- asyncio
-    fib_async = _ratio(parallel, "fib: asyncio / loop")
-    wait_async = _ratio(parallel, "fetch: asyncio / loop")
-    aio: list[str] = []
-    if c <= ASYNC_MAX_CPU_FRACTION:
-        aio.append(
-            f"requests mostly wait (cpu_fraction {c:g} <= {ASYNC_MAX_CPU_FRACTION}): one event "
-            f"loop per process interleaves them without {saturating:.0f}+ threads"
-        )
-        if wait_async is not None:
-            aio.append(f"bench parallel: 10 fetches took {wait_async:.2f} x the serial time")
-        aio.append(
-            "every wait must be awaitable (an async HTTP/DB client); a blocking call stalls "
-            "every request of the process"
-        )
-    else:
-        aio.append(
-            f"each request computes {cpu_ms:.1f} ms without yielding (cpu_fraction {c:g} > "
-            f"{ASYNC_MAX_CPU_FRACTION}); requests in the same loop wait behind it"
-        )
-        if fib_async is not None:
-            aio.append(
-                f"bench parallel: 10 CPU tasks under asyncio took {fib_async:.2f} x the serial time"
-            )
-    aio_verdict: Verdict = "fits" if c <= ASYNC_MAX_CPU_FRACTION else "poor"
-    aio.extend(_asgi_numbers(plan, too_many))
-
-    # --- sub-interpreters
-    sub: list[str] = []
-    start_ms = _subinterpreter_start_ms(parallel)
-    fib_sub = _ratio(parallel, "fib: subinterpreters / loop")
-    fib_proc = _ratio(parallel, "fib: processes / loop")
-    sub_verdict: Verdict = "poor"
-    if version < SUBINTERPRETER_PYTHON:
-        sub.append(
-            f"Python {shown_version} has no sub-interpreters with their own GIL (3.12+: "
-            "_xxsubinterpreters, 3.13 _interpreters, 3.14 concurrent.interpreters)"
-        )
-    elif cpu_ms >= SUBINTERPRETER_MIN_CPU_MS:
-        sub_verdict = "fits"
-        sub.append(
-            f"a request computes {cpu_ms:.0f} ms (>= {SUBINTERPRETER_MIN_CPU_MS:g} ms): split "
-            f"that work over sub-interpreters in threads to use {plan.processes} cores within "
-            "one request"
-        )
-    else:
-        sub.append(
-            f"a request computes only {cpu_ms:.1f} ms (< {SUBINTERPRETER_MIN_CPU_MS:g} ms): "
-            "starting interpreters costs more than splitting the work saves, and serving "
-            "already runs one process, one GIL, per core"
-        )
-    if version >= SUBINTERPRETER_PYTHON:
-        if start_ms is not None:
-            sub.append(
-                f"bench parallel: the first of 10 sub-interpreters started after {start_ms:.0f} ms"
-            )
-        if fib_sub is not None:
-            vs = "" if fib_proc is None else f" (processes {fib_proc:.2f})"
-            sub.append(f"bench parallel: 10 CPU tasks took {fib_sub:.2f} x the serial time{vs}")
-        sub.append(
-            "only pure Python and extension modules built for them load inside: no mainstream "
-            "WSGI server runs its workers as sub-interpreters"
-        )
-
-    if too_many and c <= ASYNC_MAX_CPU_FRACTION:
-        aio_verdict = "recommended"
-        pt_verdict: Verdict = "fits"
-    else:
-        pt_verdict = "recommended"
+    facts = _Facts.of(plan or plan_for(workload), parallel)
+    c = facts.plan.workload.cpu_fraction
+    asyncio_first = facts.too_many and c <= ASYNC_MAX_CPU_FRACTION
+    aio_verdict: Verdict = (
+        "recommended" if asyncio_first else "fits" if c <= ASYNC_MAX_CPU_FRACTION else "poor"
+    )
     hints: tuple[str, ...] = ()
     if parallel is None:
         hints = (
@@ -287,13 +180,159 @@ def advise(
         )
     return Advice(
         fits=(
-            Fit("processes x threads", pt_verdict, tuple(pt)),
-            Fit("asyncio", aio_verdict, tuple(aio)),
-            Fit("sub-interpreters", sub_verdict, tuple(sub)),
+            Fit(
+                "processes x threads",
+                "fits" if asyncio_first else "recommended",
+                tuple(_processes_threads(facts)),
+            ),
+            Fit("asyncio", aio_verdict, tuple(_asyncio(facts))),
+            _subinterpreters(facts),
         ),
-        evidence=tuple(cites),
+        evidence=tuple(_evidence(facts.plan.workload, measured, parallel)),
         hints=hints,
     )
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """The numbers every candidate's judgement reads, derived once from the plan."""
+
+    plan: Plan
+    parallel: Mapping[str, Any] | None
+    rate: float
+    rate_src: str
+    inflight: float
+    saturating: float
+    cap: int
+
+    @classmethod
+    def of(cls, plan: Plan, parallel: Mapping[str, Any] | None) -> _Facts:
+        w = plan.workload
+        rate, rate_src = arrival_rate(w, plan.ceiling_rps)
+        return cls(
+            plan=plan,
+            parallel=parallel,
+            rate=rate,
+            rate_src=rate_src,
+            inflight=in_flight(rate / plan.processes, held_s(w)),
+            saturating=plan.cores_per_process / w.cpu_fraction,
+            cap=thread_cap(plan.cores_per_process),
+        )
+
+    @property
+    def too_many(self) -> bool:
+        """More requests in flight per process than threads may serve."""
+        return self.inflight > self.cap
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.plan.workload.cpu_fraction * self.plan.workload.service_time_ms
+
+
+def _processes_threads(f: _Facts) -> list[str]:
+    """Processes x threads: fill each core's GIL with threads, size for slow calls."""
+    plan, c = f.plan, f.plan.workload.cpu_fraction
+    if plan.workload.gil == "enabled":
+        fills = (
+            f"cpu_fraction {c:g}: a process fills its core at 1/{c:g} = {f.saturating:.1f} threads "
+            f"(servertune bench balance); one process per core, as the GIL allows one core per process"
+        )
+    else:
+        fills = (
+            f"cpu_fraction {c:g}, gil = 'disabled': a process's threads share its "
+            f"{plan.cores_per_process:g} cores, filled at {plan.cores_per_process:g}/{c:g} = "
+            f"{f.saturating:.1f} threads (derived, not measured here)"
+        )
+    held_ms = held_s(plan.workload) * 1000
+    pt = [
+        fills,
+        (
+            f"plan: {plan.processes} processes x {plan.threads} threads "
+            f"({plan.cpu_threads} to fill the core + {plan.slow_call_threads} for slow calls)"
+        ),
+        (
+            f"in flight per process at {f.rate:.0f} req/s ({f.rate_src}): {f.inflight:.1f} "
+            f"(rate x {held_ms:g} ms held / {plan.processes} processes, Little's law)"
+        ),
+    ]
+    if f.too_many:
+        waits = "slow calls" if plan.workload.slow_call_ratio > 0 else "waits outside the GIL"
+        pt.append(
+            f"{f.inflight:.0f} in flight per process exceeds the {f.cap}-thread "
+            f"cap: threads parked on {waits} would make quick requests queue"
+        )
+    return pt
+
+
+def _asyncio(f: _Facts) -> list[str]:
+    """asyncio: one loop interleaves waits; a request that computes holds it."""
+    c = f.plan.workload.cpu_fraction
+    aio: list[str] = []
+    if c <= ASYNC_MAX_CPU_FRACTION:
+        aio.append(
+            f"requests mostly wait (cpu_fraction {c:g} <= {ASYNC_MAX_CPU_FRACTION}): one event "
+            f"loop per process interleaves them without {f.saturating:.0f}+ threads"
+        )
+        wait_async = _ratio(f.parallel, "fetch: asyncio / loop")
+        if wait_async is not None:
+            aio.append(f"bench parallel: 10 fetches took {wait_async:.2f} x the serial time")
+        aio.append(
+            "every wait must be awaitable (an async HTTP/DB client); a blocking call stalls "
+            "every request of the process"
+        )
+    else:
+        aio.append(
+            f"each request computes {f.cpu_ms:.1f} ms without yielding (cpu_fraction {c:g} > "
+            f"{ASYNC_MAX_CPU_FRACTION}); requests in the same loop wait behind it"
+        )
+        fib_async = _ratio(f.parallel, "fib: asyncio / loop")
+        if fib_async is not None:
+            aio.append(
+                f"bench parallel: 10 CPU tasks under asyncio took {fib_async:.2f} x the serial time"
+            )
+    aio.extend(_asgi_numbers(f.plan, f.too_many))
+    return aio
+
+
+def _subinterpreters(f: _Facts) -> Fit:
+    """Sub-interpreters: a GIL each, worth it only to split one request's heavy CPU work."""
+    version = _python_of(f.parallel)
+    sub: list[str] = []
+    verdict: Verdict = "poor"
+    if version < SUBINTERPRETER_PYTHON:
+        sub.append(
+            f"Python {version[0]}.{version[1]} has no sub-interpreters with their own GIL (3.12+: "
+            "_xxsubinterpreters, 3.13 _interpreters, 3.14 concurrent.interpreters)"
+        )
+    elif f.cpu_ms >= SUBINTERPRETER_MIN_CPU_MS:
+        verdict = "fits"
+        sub.append(
+            f"a request computes {f.cpu_ms:.0f} ms (>= {SUBINTERPRETER_MIN_CPU_MS:g} ms): split "
+            f"that work over sub-interpreters in threads to use {f.plan.processes} cores within "
+            "one request"
+        )
+    else:
+        sub.append(
+            f"a request computes only {f.cpu_ms:.1f} ms (< {SUBINTERPRETER_MIN_CPU_MS:g} ms): "
+            "starting interpreters costs more than splitting the work saves, and serving "
+            "already runs one process, one GIL, per core"
+        )
+    if version >= SUBINTERPRETER_PYTHON:
+        start_ms = _subinterpreter_start_ms(f.parallel)
+        if start_ms is not None:
+            sub.append(
+                f"bench parallel: the first of 10 sub-interpreters started after {start_ms:.0f} ms"
+            )
+        fib_sub = _ratio(f.parallel, "fib: subinterpreters / loop")
+        if fib_sub is not None:
+            fib_proc = _ratio(f.parallel, "fib: processes / loop")
+            vs = "" if fib_proc is None else f" (processes {fib_proc:.2f})"
+            sub.append(f"bench parallel: 10 CPU tasks took {fib_sub:.2f} x the serial time{vs}")
+        sub.append(
+            "only pure Python and extension modules built for them load inside: no mainstream "
+            "WSGI server runs its workers as sub-interpreters"
+        )
+    return Fit("sub-interpreters", verdict, tuple(sub))
 
 
 def _ms(value: float) -> str:
@@ -316,11 +355,14 @@ def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
     # Threads run out when the requests in flight per process pass the per-process cap.
     cap = thread_cap(plan.cores_per_process)
     threads_up_to = cap * plan.processes / held_s(w)
-    # Neither model serves past the CPU (or GIL) ceiling: quote the bound that binds first.
-    if threads_up_to > plan.ceiling_rps:
-        threads = f"threads serve up to {plan.ceiling_rps:.0f} req/s, the CPU ceiling"
-    else:
+    if threads_up_to <= plan.ceiling_rps:
         threads = f"threads serve up to {threads_up_to:.0f} req/s before {cap} per process run out"
+    else:
+        # The thread cap is not what binds: the cores are. Quote the ceiling that binds first.
+        threads = (
+            f"threads serve up to the CPU ceiling of {plan.ceiling_rps:.0f} req/s (the "
+            f"{cap}-thread cap per process would allow {threads_up_to:.0f})"
+        )
     reasons = [
         (
             f"as ASGI: each request holds its process's loop {_ms(asgi.loop_ms)} ms, so "

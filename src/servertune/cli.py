@@ -281,7 +281,7 @@ def bench(
     ] = None,
     plot_file: Annotated[
         Path | None,
-        typer.Option("--plot", help="write a PNG plot (needs servertune[plot])", dir_okay=False),
+        typer.Option("--plot", help="write a PNG plot (needs servertune\\[plot])", dir_okay=False),
     ] = None,
     python: Annotated[
         str | None,
@@ -534,7 +534,7 @@ def _command_name(command: Any) -> str:
     return str(command.callback.__name__).lower().replace("_", "-")
 
 
-# --- measure and advise (issue 6) ----------------------------------------------------------------
+# --- measure and advise ----------------------------------------------------------------
 
 
 class MeasureInterface(enum.StrEnum):
@@ -580,6 +580,8 @@ MEASURE_FLAGS = {
     "requests": "--requests",
     "warmup": "--warmup",
     "max_seconds": "--max-seconds",
+    "interface": "--interface",
+    "app_dir": "--app-dir",
 }
 
 
@@ -660,6 +662,8 @@ def measure(
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
             raise fail(f"--header: must be 'Name: value'; got {item!r}")
+        if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in item):
+            raise fail(f"--header: must not contain CR, LF or control characters; got {item!r}")
         headers.append((name.strip(), value.strip()))
     defaults = {"requests": requests, "warmup": warmup, "max_seconds": max_seconds}
     try:
@@ -726,7 +730,7 @@ def advise(
     typer.echo(json.dumps(advice.to_json(), indent=2) if as_json else advice.format())
 
 
-# --- check (issue 12) ----------------------------------------------------------------------------
+# --- check ----------------------------------------------------------------------------
 
 
 class CheckFormat(enum.StrEnum):

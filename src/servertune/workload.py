@@ -52,7 +52,7 @@ AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
 DirPath = Annotated[str, StringConstraints(pattern=PATH_PATTERN, max_length=200)]
 UserName = Annotated[str, StringConstraints(pattern=USER_PATTERN)]
 ServerName = Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN, max_length=253)]
-# Kubernetes names (issue 13). An RFC 1035 label: lower-case letters, digits and '-', starting
+# Kubernetes names. An RFC 1035 label: lower-case letters, digits and '-', starting
 # with a letter (a Service name must), at most 63: it is also a valid RFC 1123 label and label value.
 K8S_NAME_PATTERN = r"\A[a-z]([a-z0-9-]{0,61}[a-z0-9])?\Z"
 # An image reference: [registry[:port]/]path[:tag]. No digest: '@' is not an allow-listed value.
@@ -288,7 +288,7 @@ class Workload(BaseModel):
         json_schema_extra={"unit": "GIL"},
     )
 
-    # --- one machine is not enough (issue 13): several app hosts, or a Kubernetes Deployment ---
+    # --- one machine is not enough: several app hosts, or a Kubernetes Deployment ---
     upstream: tuple[str, ...] = Field(
         default=(),
         description="app hosts nginx balances instead of this machine's sockets (HOST:PORT=CORES,...)",

@@ -9,7 +9,7 @@ Each factory returns the client library's own object. Importing this package imp
 the clients: each lives in a private module imported on first use, and a missing one raises an
 ImportError that names the extra to install.
 
-What a session gets (issue #4; measured by `servertune bench idle-race` and `ssl-context`):
+What a session gets (measured by `servertune bench idle-race` and `ssl-context`):
 
 - an idle expiry shorter than the server's keep-alive idle timeout (`KNOWN_SERVERS`, or
   `server_idle_timeout=`), so a pooled connection is discarded before the server closes it;

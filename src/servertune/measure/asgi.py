@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from servertune.measure.errors import MeasureError
+from servertune.measure.loading import detect_interface
 from servertune.measure.target import Request
 
 if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
@@ -65,11 +67,27 @@ async def call_asgi(app: Callable[..., Any], req: Request, state: dict[str, Any]
         elif message["type"] == "http.response.body" and not message.get("more_body", False):
             done.set()
 
-    await app(asgi_scope(req, state), receive, send)
+    try:
+        pending = app(asgi_scope(req, state), receive, send)
+    except TypeError as error:
+        if detect_interface(app) == "asgi":
+            raise  # an ASGI app's own TypeError: the app's bug, reported as such
+        raise MeasureError("interface", f"{_not_asgi(app)}: calling it raised {error}") from None
+    if not inspect.isawaitable(pending):
+        raise MeasureError("interface", f"{_not_asgi(app)}: it returned {type(pending).__name__}")
+    await pending
     done.set()
     if not status:
         raise MeasureError("app", "the ASGI app returned without sending http.response.start")
     return status[0]
+
+
+def _not_asgi(app: Callable[..., Any]) -> str:
+    name = getattr(app, "__qualname__", type(app).__name__)
+    return (
+        f"{name} is not an ASGI app (not awaitable as app(scope, receive, send)); "
+        "let the interface be detected, or call it as WSGI"
+    )
 
 
 class _Lifespan:

@@ -56,6 +56,35 @@ class _NoAnswer(BaseException):
     """
 
 
+class _HardExit(BaseException):
+    """Raised instead of ending the process when the app calls `os._exit` while measured."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _no_hard_exit() -> Iterator[None]:
+    """While measuring, `os._exit(n)` in this process raises `_HardExit` so it can be reported.
+
+    A server's worker would die there; a measurement that ends with no word is worse than one
+    line naming where. Forked children (multiprocessing) still exit for real.
+    """
+    real, pid = os._exit, os.getpid()
+
+    def refuse(code: int) -> None:
+        if os.getpid() != pid:
+            real(code)
+        raise _HardExit(code)
+
+    os._exit = refuse  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def measure_app(
     app_spec: str,
     *,
@@ -116,7 +145,7 @@ def measure_mix(
     where = os.path.abspath(app_dir or os.getcwd())
     parts = []
     timer = LoopTimer() if kind == "asgi" else None
-    with _caller(func, kind, timer) as call:
+    with _no_hard_exit(), _caller(func, kind, timer) as call:
         for one, target, query in targets:
             req = Request(method, target, query, tuple(headers), body)
             samples, early = _drive(
@@ -156,15 +185,28 @@ def _guarded(call: Callable[[Request], int], req: Request, app_dir: str) -> Call
             return call(req)
         except MeasureError:
             raise
-        except Exception as error:
+        except (Exception, SystemExit, KeyboardInterrupt, _HardExit) as error:
             # The app's own bug: say what and where in one line; the traceback is the app's to
-            # reproduce (the request is named), not ours to print.
+            # reproduce (the request is named), not ours to print. Exits and interrupts the app
+            # raises itself are reported the same way: the user sees why measuring stopped.
             target = req.path + (f"?{req.query}" if req.query else "")
+            what = _ending(error)
+            verb = "called" if what else "raised"
             raise AppFailed(
-                f"{req.method} {target}: the app raised {describe_exception(error, app_dir)}"
+                f"{req.method} {target}: the app {verb} "
+                f"{describe_exception(error, app_dir, head=what)}"
             ) from None
 
     return one
+
+
+def _ending(error: BaseException) -> str | None:
+    """How an app that ends the process says so: `sys.exit(5)`, `os._exit(0)`; else None."""
+    if isinstance(error, SystemExit):
+        return f"sys.exit({error.code!r})"
+    if isinstance(error, _HardExit):
+        return f"os._exit({error.code!r})"
+    return None
 
 
 def _timed(call: Callable[[], int], clock: Clock, timer: LoopTimer | None = None) -> Sample:

@@ -35,12 +35,18 @@ class AppFailed(RuntimeError):
     """The app raised while handling a measured request: one line with the type, message and where."""
 
 
-def describe_exception(error: BaseException, app_dir: str | None = None) -> str:
-    """`Type: message at file:line in function`, on one line, for the app's innermost frame."""
+def describe_exception(
+    error: BaseException, app_dir: str | None = None, head: str | None = None
+) -> str:
+    """`Type: message at file:line in function`, on one line, for the app's innermost frame.
+
+    `head` replaces `Type: message` when the caller can say it better (`sys.exit(5)`).
+    """
     text = " ".join(str(error).split())
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[: MAX_MESSAGE_CHARS - 3] + "..."
-    head = type(error).__name__ + (f": {text}" if text else "")
+    if head is None:
+        head = type(error).__name__ + (f": {text}" if text else "")
     where = _where(error, app_dir)
     return f"{head} at {where}" if where else head
 

@@ -23,6 +23,9 @@ def load_app(spec: str, app_dir: str | None = None) -> Callable[..., Any]:
         raise MeasureError(
             "app", f"must be module:callable (e.g. 'mysite.wsgi:application'); got {spec!r}"
         )
+    if app_dir is not None and not os.path.isdir(app_dir):
+        reason = "is not a directory" if os.path.exists(app_dir) else "no such directory"
+        raise MeasureError("app_dir", f"{reason}: {app_dir}")
     directory = os.path.abspath(app_dir or os.getcwd())
     if directory not in sys.path:
         sys.path.insert(0, directory)

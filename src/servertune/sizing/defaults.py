@@ -144,7 +144,7 @@ LIMIT_REQUEST_FIELD_SIZE = 8190
 #: The longest unix socket path Linux accepts (sun_path holds 108 bytes with the final NUL).
 UNIX_PATH_MAX = 107
 
-# --- Kubernetes and several hosts (issue 13; docs/scaling-past-one-host.md) ---
+# --- Kubernetes and several hosts (docs/scaling-past-one-host.md) ---
 #: The autoscaler's CPU target never goes above this even with many pods: it samples every 15 s
 #: and a new pod takes tens of seconds to become ready, so load keeps rising meanwhile.
 HPA_MAX_TARGET_PERCENT = 80

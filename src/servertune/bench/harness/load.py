@@ -47,7 +47,7 @@ class LoadResult:
     refused_503: int | None = None
 
     def metrics(self) -> dict[str, Any]:
-        """The issue #3 JSON metrics of this run (without `config` and `concurrency`).
+        """The JSON metrics of this run (without `config` and `concurrency`).
 
         Latencies are None (JSON null) when no request succeeded: NaN is not JSON.
         """

@@ -32,7 +32,7 @@ __all__ = [
     "machine_info",
 ]
 
-#: The keys every run of a load-test scenario carries (issue #3's JSON contract).
+#: The keys every run of a load-test scenario carries (the scenarios' JSON contract).
 LOAD_RUN_KEYS = ("config", "concurrency", "rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "errors")
 
 

@@ -61,7 +61,7 @@ NAIVE_GTHREADS = 4
 #: on a shared 2-core machine, so a single run (or repeats that happen to agree) is not trusted
 #: more closely than that.
 NOISE_BAND = 0.05
-#: The I/O-bound target of issue 11: servertune's best >= 1.2x gunicorn's 2n+1 at >= 2 x cores.
+#: The I/O-bound target: servertune's best >= 1.2x gunicorn's 2n+1 at >= 2 x cores.
 IO_BOUND_TARGET = 1.2
 #: Below this measured cpu_fraction the app counts as I/O-bound for that target.
 IO_BOUND_CPU_FRACTION = 0.5
@@ -978,7 +978,7 @@ class AppBench(BaseScenario[AppSizes]):
         return report
 
     def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> str | None:
-        """Issue 11's targets against gunicorn's (2 x cores) + 1 rule at this level; for the
+        """The targets against gunicorn's (2 x cores) + 1 rule at this level; for the
         I/O-bound one, a note when the closed loop itself leaves no room for the ratio."""
         ours = max((c for c in OURS if c in rows), key=lambda c: rows[c]["rps"])
         if "gunicorn-2n+1" not in rows:

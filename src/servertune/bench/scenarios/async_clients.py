@@ -9,7 +9,7 @@ shared verified context (`ssl_context=`; niquests, which takes none, gets the CA
 
 httpx's pool passes every request through one lock (encode/httpcore#922, #953, reverted in
 #1002); the question is how much that costs against the other clients on this machine.
-Target (issue 15): the recommended async session (`RECOMMENDED_ASYNC_CLIENTS[0]`) at least 2x
+Target: the recommended async session (`RECOMMENDED_ASYNC_CLIENTS[0]`) at least 2x
 the req/s of httpx's default AsyncClient at 100 concurrent requests, with no errors. niquests
 runs in the interpreter of .venv-niquests (its urllib3-future replaces urllib3) as a subprocess
 worker, or is reported as not measured. Client and server share the machine's cores.

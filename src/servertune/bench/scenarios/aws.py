@@ -10,7 +10,7 @@ session, over as many connections as the pool has threads. Every way runs warm: 
 On loopback a GET costs only CPU, which the two cores share with moto; S3 answers over a
 network. So each batch runs against moto as it is, and against moto answering every request
 20 ms and 100 ms later (stand-ins for network and service time; moto itself is unchanged).
-Targets (issue 15, checked at each added delay): signed async >= 5x faster than boto3 serial
+Targets (checked at each added delay): signed async >= 5x faster than boto3 serial
 for 10 GETs, and faster than boto3 in threads for 100.
 """
 

@@ -40,7 +40,7 @@ SERVICE_TIME_MS = 100.0
 CPU_FRACTION = 0.5
 #: CPU per round the app is calibrated to (the article used fib(25), about 10 ms).
 CPU_ROUND_S = 0.010
-#: Issue #3 targets for servertune's plan at 2 x cores connections.
+#: Targets for servertune's plan at 2 x cores connections.
 TARGET_CEILING_FRACTION = 0.90
 TARGET_P99_OVER_SINGLE = 1.5
 

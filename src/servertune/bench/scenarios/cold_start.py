@@ -1,6 +1,6 @@
 """Cold start of `servertune gen uwsgi --cores 4` against importing its three dependencies.
 
-The target (issue #2): within 1.25x of `python -c "import pydantic, jinja2, typer"`. Both are run
+The target: within 1.25x of `python -c "import pydantic, jinja2, typer"`. Both are run
 alternately in fresh interpreters, so a noisy neighbour slows both alike; medians are compared.
 `import pydantic` is lazy (BaseModel is not loaded until used), so a second, fairer baseline also
 loads BaseModel, and a third builds and validates one one-field model: the least any CLI that

@@ -41,13 +41,13 @@ PEAK_RPS = 100.0
 #: The slow call the workload declares (full runs make /slow exactly this long).
 SLOW_CALL_S = 10.0
 
-#: The scenario (issue #3): 40 users on /quick thinking 0-1 s, 1 on /slow.
+#: The scenario: 40 users on /quick thinking 0-1 s, 1 on /slow.
 QUICK_USERS = 40
 SLOW_USERS = 1
 THINK_S = (0.0, 1.0)
-#: A /quick request slower than this is a head-of-line stall (issue #3 counts them).
+#: A /quick request slower than this is a head-of-line stall (the scenario counts them).
 STALL_MS = 1000.0
-#: Issue #3 target: servertune's /quick max latency.
+#: Target: servertune's /quick max latency.
 TARGET_QUICK_MAX_MS = 50.0
 
 CONFIGS = ("naive", "2x2", "servertune-shared", "servertune")

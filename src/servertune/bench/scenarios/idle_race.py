@@ -8,7 +8,7 @@ client's expiry, so the reuse that the safety margin gives up is measured too). 
 with its defaults, with the folk fix the article tried (requests `pool_maxsize=1`, niquests `keepalive_delay` under the timeout), and as
 `servertune.http.session(...)`.
 
-Targets (issue #4): zero errors for every servertune session, and at least 90% of the requests
+Targets: zero errors for every servertune session, and at least 90% of the requests
 sent within the idle window reuse a connection. niquests runs under the interpreter of
 .venv-niquests (its urllib3-future replaces urllib3), or is reported as not measured.
 """

@@ -7,7 +7,7 @@ request to a loopback TLS server, once with a freshly built context and once wit
 verified context (what `servertune.http.ssl_context()` returns). Both contexts load the same
 bundle: certifi's plus a throwaway test CA, so the fresh one costs what a real one does.
 
-Target (issue #4): shared-context session creation at least 10x cheaper than a fresh context.
+Target: shared-context session creation at least 10x cheaper than a fresh context.
 niquests is not measured: it takes no SSLContext, and urllib3-future already caches one per
 process.
 """

@@ -32,7 +32,7 @@ __all__ = ["SyncToAsync", "SyncToAsyncSizes", "uvicorn_argv", "variant_env"]
 MAX_BLOCK_MS = 200
 #: wrk's per-request timeout: long enough to see asgiref's single thread's queue (20 s deep).
 WRK_TIMEOUT_S = 30
-#: Targets from issue 5.
+#: Targets of the scenario.
 MIN_THROUGHPUT_RATIO = 0.9
 MAX_P99_RATIO = 1.2
 #: How often the server's thread count is sampled.
