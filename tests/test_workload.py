@@ -158,3 +158,11 @@ def test_toml_integer_underscores_are_toml_syntax(tmp_path: Path) -> None:
     path = tmp_path / "w.toml"
     path.write_text("[workload]\npeak_rps = 1_000\n")
     assert load_workload(path).peak_rps == 1000
+
+
+def test_an_asgi_workload_without_an_app_serves_the_asgi_module() -> None:
+    """The default app follows the interface (Django's wsgi.py / asgi.py): an ASGI server is
+    never started on the WSGI module; a named app is kept as given."""
+    assert Workload().app == "wsgi:application"
+    assert Workload(interface="asgi").app == "asgi:application"
+    assert Workload(interface="asgi", app="main:app").app == "main:app"

@@ -120,6 +120,9 @@ class WorkloadError(ValueError):
     """Bad input: one line naming the field and what it accepts."""
 
 
+#: The app an ASGI workload serves when none is named (Django's asgi.py exports it).
+DEFAULT_ASGI_APP = "asgi:application"
+
 #: The pydantic error type of a reason more exact than what a field accepts in general (a
 #: duplicate, two fields that contradict each other): the one-line error shows it as it is.
 EXACT_ERROR = "servertune_exact"
@@ -232,7 +235,8 @@ class Workload(BaseModel):
     )
     app: AppPath = Field(
         default="wsgi:application",
-        description="the WSGI or ASGI callable to serve (see interface)",
+        description="the WSGI or ASGI callable to serve (see interface; default: Django's "
+        "wsgi:application, or asgi:application for interface 'asgi')",
         json_schema_extra={"unit": "module:callable"},
     )
     app_dir: DirPath | None = Field(
@@ -404,6 +408,15 @@ class Workload(BaseModel):
                 raise _exact("upstream", f"{address} is listed twice (one line per app host)")
             seen.add(address)
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _app_of_the_interface(cls, data: Any) -> Any:
+        # Django's convention for both: wsgi.py and asgi.py beside settings.py export
+        # `application`. An ASGI server started on the WSGI module would not serve at all.
+        if isinstance(data, dict) and data.get("interface") == "asgi" and "app" not in data:
+            return {**data, "app": DEFAULT_ASGI_APP}
+        return data
 
     @model_validator(mode="after")
     def _upstream_is_not_nginx_itself(self) -> Workload:
