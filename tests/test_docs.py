@@ -198,3 +198,14 @@ def test_commands_are_read_with_their_continuation_lines() -> None:
         ("servertune gen all \\\n    --out deploy", "wrote deploy/uwsgi.ini"),
         ("cat x", "hi"),
     ]
+
+
+def test_readme_code_runs() -> None:
+    """Every ```python block of README.md runs as shown (its asserts are the expected output)."""
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert blocks
+    for block in blocks:
+        result = subprocess.run(
+            [sys.executable, "-c", block], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert result.returncode == 0, result.stderr
