@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,29 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("field", list(Workload.model_fields))
+#: Fields that are switches on the command line (`--sync-views` / `--no-sync-views`): they take
+#: no value there, so a hostile value can only come from a workload file.
+SWITCHES = [n for n, f in Workload.model_fields.items() if f.annotation is bool]
+
+
+@pytest.mark.parametrize("field", SWITCHES)
+@pytest.mark.parametrize("value", HOSTILE, ids=[repr(v)[:24] for v in HOSTILE])
+def test_hostile_value_of_a_switch_in_a_workload_file_exits_2_with_one_line(
+    field: str, value: str, tmp_path: Path
+) -> None:
+    """A switch set to any hostile string in a workload TOML: exit 2, one line, no file."""
+    workload = tmp_path / "workload.toml"
+    workload.write_text(f"{field} = {json.dumps(value)}\n")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", "all", "--workload", str(workload), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: "), result.stderr
+    assert field in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("field", [n for n in Workload.model_fields if n not in SWITCHES])
 @pytest.mark.parametrize("value", HOSTILE, ids=[repr(v)[:24] for v in HOSTILE])
 def test_hostile_value_in_any_field_exits_2_with_one_line(
     field: str, value: str, tmp_path: Path

@@ -129,20 +129,29 @@ def with_workload(func: F) -> F:
             annotation=Optional[Path],  # noqa: UP045 - typer reads this at run time
         )
     ]
-    for name in Workload.model_fields:
+    for name, info in Workload.model_fields.items():
+        if info.annotation is bool:  # a switch: --sync-views / --no-sync-views, no value
+            option = typer.Option(
+                None,
+                f"{FLAGS[name]}/--no-{FLAGS[name][2:]}",
+                help=_option_help(name),
+                show_default=False,
+                rich_help_panel="Workload",
+            )
+            annotation: Any = Optional[bool]  # noqa: UP045 - typer reads this at run time
+        else:
+            option = typer.Option(
+                None,
+                FLAGS[name],
+                metavar=f"<{describe_kind(name)}>",
+                help=_option_help(name),
+                show_default=False,
+                rich_help_panel="Workload",
+            )
+            annotation = Optional[str]  # noqa: UP045 - validated by the Workload model
         extra_params.append(
             inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=typer.Option(
-                    None,
-                    FLAGS[name],
-                    metavar=f"<{describe_kind(name)}>",
-                    help=_option_help(name),
-                    show_default=False,
-                    rich_help_panel="Workload",
-                ),
-                annotation=Optional[str],  # noqa: UP045 - validated by the Workload model
+                name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation
             )
         )
 
