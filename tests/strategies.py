@@ -65,8 +65,9 @@ def cluster_workloads(draw: st.DrawFn) -> Workload:
             "probe_path": draw(st.sampled_from(["/", "/healthz", "/health/ready", "/-/live"])),
             "endpoint_propagation_s": draw(st.integers(1, 600)),
             "memory_limit_mb": base.memory_limit_mb,
-            "k8s_layout": draw(st.sampled_from(["sidecar", "ingress"])),
+            "k8s_layout": draw(st.sampled_from(["sidecar", "ingress", "gateway"])),
             "ingress_class": draw(K8S_NAMES),
+            "gateway_name": draw(K8S_NAMES),
             "ingress_keepalive_s": draw(st.integers(1, 4000)),
             "server_name": draw(st.sampled_from(["_", "example.com", "*.api.example.com", "a"])),
         }

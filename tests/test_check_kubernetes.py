@@ -153,10 +153,12 @@ def test_configmap_env_and_var_expansion_reach_gunicorn(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("layout", ["sidecar", "ingress"])
+@pytest.mark.parametrize("layout", ["sidecar", "ingress", "gateway"])
 def test_gen_kubernetes_checks_clean(case: str, layout: str, tmp_path: Path) -> None:
     """servertune's own manifests draw no warning: the limits are the plan's cores."""
     data = json.loads((GOLDEN / "cases" / f"{case}.json").read_text())
+    if layout != "sidecar":
+        data.pop("upstream", None)  # no nginx in the pod: nothing to balance across hosts
     plan = make_plan(Workload.model_validate({**data, "k8s_layout": layout}), MACHINE)
     path = tmp_path / "kubernetes.yaml"
     path.write_text(TARGETS["kubernetes"].render(plan))

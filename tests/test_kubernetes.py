@@ -14,6 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
+from servertune.check.kubernetes import parse_gateway_duration
 from servertune.cli import app
 from servertune.sizing import (
     PRESTOP_MARGIN_S,
@@ -40,11 +41,83 @@ def _documents(plan: Plan) -> list[dict[str, Any]]:
 
 
 def _validate(plan: Plan) -> list[dict[str, Any]]:
-    """Every manifest validates against the strict schema of the plan's Kubernetes version."""
+    """Every manifest validates against the strict schema of the plan's Kubernetes version (an
+    HTTPRoute, a CRD kubernetes-validate has no schema for, against the Gateway API's fields)."""
     docs = _documents(plan)
     for doc in docs:
-        kubernetes_validate.validate(doc, plan.workload.k8s_version + ".0", strict=True)
+        if doc.get("apiVersion") == "gateway.networking.k8s.io/v1":
+            _validate_httproute(doc)
+        else:
+            kubernetes_validate.validate(doc, plan.workload.k8s_version + ".0", strict=True)
     return docs
+
+
+# Gateway API v1.x, HTTPRoute reference (https://gateway-api.sigs.k8s.io/reference/spec/#httproute
+# and the CRD's OpenAPI schema): only the fields below exist; unknown fields are refused as the
+# API server's structural schema does. Names are ObjectName (1-253), a Service port 1-65535,
+# durations GEP-2257's `^([0-9]{1,5}(h|m|s|ms)){1,4}$`, and the CRD's CEL rule makes
+# backendRequest <= request (unless request is 0, "no timeout").
+_ROUTE_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
+_ROUTE_SPEC_FIELDS = {"parentRefs", "hostnames", "rules"}
+_PARENT_REF_FIELDS = {"group", "kind", "namespace", "name", "sectionName", "port"}
+_RULE_FIELDS = {
+    "name",
+    "matches",
+    "filters",
+    "backendRefs",
+    "timeouts",
+    "retry",
+    "sessionPersistence",
+}
+_BACKEND_REF_FIELDS = {"group", "kind", "namespace", "name", "port", "weight", "filters"}
+_PATH_TYPES = {"Exact", "PathPrefix", "RegularExpression"}
+_HOSTNAME = re.compile(
+    r"\A(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
+)
+
+
+def _object_name(value: object) -> None:
+    assert isinstance(value, str), value
+    assert 1 <= len(value) <= 253, value
+
+
+def _validate_httproute(doc: dict[str, Any]) -> None:
+    """A `gateway.networking.k8s.io/v1` HTTPRoute has only the spec's documented fields."""
+    assert set(doc) <= _ROUTE_FIELDS, doc
+    assert doc["kind"] == "HTTPRoute", doc
+    _object_name(doc["metadata"]["name"])
+    spec = doc["spec"]
+    assert set(spec) <= _ROUTE_SPEC_FIELDS, spec
+    assert 1 <= len(spec["parentRefs"]) <= 32
+    for ref in spec["parentRefs"]:
+        assert set(ref) <= _PARENT_REF_FIELDS, ref
+        _object_name(ref["name"])
+    hostnames = spec.get("hostnames", [])
+    assert len(hostnames) <= 16
+    for host in hostnames:
+        assert isinstance(host, str), host
+        assert len(host) <= 253, host
+        assert _HOSTNAME.match(host), host
+    assert 1 <= len(spec["rules"]) <= 16
+    for rule in spec["rules"]:
+        assert set(rule) <= _RULE_FIELDS, rule
+        for match in rule.get("matches", []):
+            assert set(match) <= {"path", "headers", "queryParams", "method"}, match
+            path = match["path"]
+            assert path["type"] in _PATH_TYPES, path
+            assert path["value"].startswith("/"), path
+        assert 1 <= len(rule["backendRefs"]) <= 16
+        for ref in rule["backendRefs"]:
+            assert set(ref) <= _BACKEND_REF_FIELDS, ref
+            _object_name(ref["name"])
+            # A Service backend (kind defaults to Service) must name its port.
+            assert isinstance(ref.get("port"), int), ref
+            assert 1 <= ref["port"] <= 65535, ref
+        timeouts = rule.get("timeouts", {})
+        assert set(timeouts) <= {"request", "backendRequest"}, timeouts
+        seconds = {key: parse_gateway_duration(value) for key, value in timeouts.items()}
+        if seconds.get("request") and "backendRequest" in seconds:
+            assert seconds["backendRequest"] <= seconds["request"], timeouts
 
 
 def _kind(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -60,10 +133,10 @@ def _containers(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("case", CASES)
 def test_golden_workloads_render_schema_valid_manifests(case: str) -> None:
     """Each golden workload's manifests pass the strict Kubernetes schema (unknown fields refused),
-    with an Ingress exactly in the ingress layout."""
+    with an Ingress exactly in the ingress layout and an HTTPRoute exactly in the gateway layout."""
     workload = Workload.model_validate(json.loads((GOLDEN / "cases" / f"{case}.json").read_text()))
     docs = _validate(make_plan(workload, MACHINE))
-    ingress = ["Ingress"] if workload.k8s_layout == "ingress" else []
+    ingress = {"sidecar": [], "ingress": ["Ingress"], "gateway": ["HTTPRoute"]}[workload.k8s_layout]
     assert [d["kind"] for d in docs] == [
         "ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
         *ingress,
@@ -106,7 +179,19 @@ def test_any_workload_renders_valid_manifests_with_the_timeout_chain(workload: W
         assert plan.app_prestop_sleep_s == plan.prestop_sleep_s
         assert plan.gunicorn_keepalive_s > w.ingress_keepalive_s
         assert app_container["readinessProbe"]["httpGet"]["path"] == w.probe_path
+    if w.k8s_layout == "ingress":
         assert _kind(docs, "Ingress")["spec"]["ingressClassName"] == w.ingress_class
+    if w.k8s_layout == "gateway":
+        route = _kind(docs, "HTTPRoute")["spec"]
+        assert route["parentRefs"] == [{"name": w.gateway_name}]
+        (rule,) = route["rules"]
+        # The route waits for the app as long as nginx would: past gunicorn's own kill.
+        timeouts = {k: parse_gateway_duration(v) for k, v in rule["timeouts"].items()}
+        assert timeouts == {
+            "request": plan.nginx_read_timeout_s,
+            "backendRequest": plan.nginx_read_timeout_s,
+        }
+        assert timeouts["backendRequest"] > plan.request_timeout_s
     assert pod["terminationGracePeriodSeconds"] == (
         plan.app_prestop_sleep_s + plan.graceful_timeout_s + TERMINATION_MARGIN_S
     )
@@ -406,6 +491,126 @@ def test_bad_ingress_input_is_one_error_line_and_nothing_written(
     exit 2, one `error:` line naming the field, no file written."""
     out = tmp_path / "out"
     result = runner.invoke(app, ["gen", "all", "--cores", "2", *flags, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert re.match(rf"error: {field}( \(--[a-z0-9-]+\))?: ", result.stderr), result.stderr
+    assert reason in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def _gateway_plan(**fields: Any) -> Plan:
+    return make_plan(Workload(cores=2, k8s_layout="gateway", **fields), MACHINE)
+
+
+@pytest.mark.parametrize("version", ["1.25", "1.34", "1.37"])
+def test_the_gateway_layout_is_the_ingress_pod_behind_an_httproute(version: str) -> None:
+    """k8s_layout 'gateway': the ingress layout's ConfigMap, Deployment, Service, HPA and PDB,
+    then a gateway.networking.k8s.io/v1 HTTPRoute in place of the Ingress."""
+    fields = {"k8s_version": version, "server_name": "shop.example.com"}
+    docs = _validate(_gateway_plan(**fields))
+    assert [d["kind"] for d in docs] == [
+        "ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+        "HTTPRoute",
+    ]  # fmt: skip
+    assert docs[:5] == _validate(_ingress_plan(**fields))[:5]
+    assert docs[5]["apiVersion"] == "gateway.networking.k8s.io/v1"
+
+
+def test_the_httproute_attaches_to_the_named_gateway_with_the_plans_timeouts() -> None:
+    """parentRefs name `gateway_name`; the one rule sends every path to the Service's port with
+    timeouts.request = timeouts.backendRequest = nginx's read timeout, the number the ingress
+    layout writes as proxy-read-timeout, above gunicorn's own kill."""
+    plan = _gateway_plan(
+        slow_call_ratio=0.1, slow_call_ms=40_000, gateway_name="public", app_name="shop"
+    )
+    route = _kind(_validate(plan), "HTTPRoute")
+    assert route["metadata"]["name"] == "shop"
+    spec = route["spec"]
+    assert spec["parentRefs"] == [{"name": "public"}]
+    assert "hostnames" not in spec  # server_name '_': every host the Gateway listens for
+    (rule,) = spec["rules"]
+    assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}]
+    assert rule["backendRefs"] == [{"name": "shop", "port": 80}]
+    read = plan.nginx_read_timeout_s
+    assert rule["timeouts"] == {"request": f"{read}s", "backendRequest": f"{read}s"}
+    assert parse_gateway_duration(rule["timeouts"]["backendRequest"]) == read
+    assert read > plan.request_timeout_s > 40
+    assert "HTTPRoute's timeouts.request" in plan.reasons["nginx_read_timeout_s"]
+    ingress = _kind(_validate(_ingress_plan(slow_call_ratio=0.1, slow_call_ms=40_000)), "Ingress")
+    annotations = ingress["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] == str(read)
+
+
+def test_the_httproute_hostname_comes_from_server_name() -> None:
+    (host,) = _kind(_validate(_gateway_plan(server_name="*.example.com")), "HTTPRoute")["spec"][
+        "hostnames"
+    ]
+    assert host == "*.example.com"
+
+
+def test_the_gateway_layout_keeps_the_ingress_stop_sequence_and_keepalive() -> None:
+    """No nginx in the pod: no allowance for it, preStop is propagation alone, and gunicorn's
+    keep-alive outlasts the proxy's (ingress_keepalive_s)."""
+    plan = _gateway_plan(ingress_keepalive_s=300)
+    assert (plan.nginx_cpu_millicores, plan.nginx_memory_mb) == (0, 0)
+    assert plan.app_prestop_sleep_s == plan.prestop_sleep_s
+    assert plan.gunicorn_keepalive_s == 305
+    assert "Gateway" in plan.reasons["prestop_sleep_s"]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"timeouts": {"request": "10s", "backendRequest": "11s"}},  # backendRequest > request
+        {"timeouts": {"request": "10"}},  # not a GEP-2257 duration
+        {"timeouts": {"idle": "10s"}},  # no such field
+        {"backendRefs": [{"name": "app"}]},  # a Service backend without a port
+    ],
+)
+def test_the_httproute_check_is_not_vacuous(broken: dict[str, Any]) -> None:
+    route = _kind(_documents(_gateway_plan()), "HTTPRoute")
+    route["spec"]["rules"][0].update(broken)
+    with pytest.raises((AssertionError, ValueError)):
+        _validate_httproute(route)
+
+
+def test_gen_kubernetes_accepts_the_gateway_layout(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["gen", "kubernetes", "--cores", "2", "--k8s-layout", "gateway",
+              "--gateway-name", "public", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = (out / "kubernetes.yaml").read_text()
+    assert "kind: HTTPRoute" in text
+    assert "kind: Ingress" not in text
+    assert '- name: "public"' in text
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "reason"),
+    [
+        (["--k8s-layout", "bogus"], "k8s_layout", "'gateway'"),
+        (["--gateway-name", 'gw"\nkind: Secret'], "gateway_name", "RFC 1123"),
+        (["--gateway-name", "Public"], "gateway_name", "RFC 1123"),
+        (["--gateway-name", "g" * 64], "gateway_name", "RFC 1123"),
+        (
+            ["--k8s-layout", "gateway", "--server-name", "Shop.Example.com"],
+            "server_name",
+            "HTTPRoute hostname",
+        ),
+        (
+            ["--k8s-layout", "gateway", "--upstream", "a.example:80"],
+            "upstream",
+            "k8s_layout 'gateway'",
+        ),
+    ],
+)
+def test_bad_gateway_input_is_one_error_line_and_nothing_written(
+    flags: list[str], field: str, reason: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", "kubernetes", "--cores", "2", *flags, "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert re.match(rf"error: {field}( \(--[a-z0-9-]+\))?: ", result.stderr), result.stderr
     assert reason in result.stderr

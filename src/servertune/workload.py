@@ -93,8 +93,10 @@ FIELD_ALLOWED: dict[str, str] = {
     "app_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
     "nginx_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
     "probe_path": "an absolute HTTP path of letters, digits and . _ ~ / - (no query, no '..')",
-    "k8s_layout": "'sidecar' (nginx + gunicorn in one pod) or 'ingress' (gunicorn alone behind an Ingress)",
+    "k8s_layout": "'sidecar' (nginx + gunicorn in one pod), 'ingress' (gunicorn alone behind an Ingress) "
+    "or 'gateway' (gunicorn alone behind a Gateway API HTTPRoute)",
     "ingress_class": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
+    "gateway_name": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
     "k8s_version": "a Kubernetes minor version from 1.25 to 1.37 (e.g. '1.34')",
     "cpu_limit": "a whole number of cores equal to `cores` (fractional quotas are refused)",
     "upstream": "HOST:PORT[=CORES] items, comma-separated (at most 256; CORES 1-1024 is the weight)",
@@ -336,11 +338,12 @@ class Workload(BaseModel):
         description="Kubernetes version the manifests are written (and validated) for",
         json_schema_extra={"unit": "version"},
     )
-    k8s_layout: Literal["sidecar", "ingress"] = Field(
+    k8s_layout: Literal["sidecar", "ingress", "gateway"] = Field(
         default="sidecar",
         description="the pod: 'sidecar' runs nginx beside gunicorn (buffering, the drain order, "
         "the plan's nginx); 'ingress' runs gunicorn alone behind an Ingress (one fewer "
-        "container; the ingress balances pods, not workers)",
+        "container; the ingress balances pods, not workers); 'gateway' is 'ingress' with a "
+        "Gateway API HTTPRoute instead of the Ingress",
         json_schema_extra={"unit": "layout"},
     )
     ingress_class: K8sName = Field(
@@ -349,12 +352,17 @@ class Workload(BaseModel):
         "ingress-nginx's",
         json_schema_extra={"unit": "name"},
     )
+    gateway_name: K8sName = Field(
+        default="gateway",
+        description="the Gateway (same namespace) the HTTPRoute attaches to (k8s_layout 'gateway')",
+        json_schema_extra={"unit": "name"},
+    )
     ingress_keepalive_s: int = Field(
         default=60,
         ge=1,
         le=4000,
-        description="how long the ingress controller keeps an idle connection to a pod open "
-        "(ingress-nginx ConfigMap upstream-keepalive-timeout: 60)",
+        description="how long the ingress controller (or Gateway) keeps an idle connection to a "
+        "pod open (ingress-nginx ConfigMap upstream-keepalive-timeout: 60)",
         json_schema_extra={"unit": "s"},
     )
     app_name: K8sName = Field(
@@ -438,10 +446,10 @@ class Workload(BaseModel):
                     f"{item} is nginx's own listen address (port {self.listen_port} on {self.listen_host}): nginx would "
                     "proxy every request to itself; name the app hosts, or change listen_port",
                 )
-        if self.upstream and self.k8s_layout == "ingress":
+        if self.upstream and self.k8s_layout != "sidecar":
             raise _exact(
                 "upstream",
-                "k8s_layout 'ingress' runs no nginx in the pod, so no upstream hosts to "
+                f"k8s_layout '{self.k8s_layout}' runs no nginx in the pod, so no upstream hosts to "
                 "balance; drop upstream, or use k8s_layout 'sidecar'",
             )
         return self

@@ -31,11 +31,13 @@ from servertune.workload import Workload
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Resources, replicas, probes and the stop sequence of the Deployment."""
-    ingress_host = w.k8s_layout == "ingress" and w.server_name != "_"
+    ingress_host = w.k8s_layout != "sidecar" and w.server_name != "_"
     if ingress_host and not re.match(INGRESS_HOST_PATTERN, w.server_name):
+        what = "an Ingress host" if w.k8s_layout == "ingress" else "an HTTPRoute hostname"
+        rule = "an Ingress without a host rule" if w.k8s_layout == "ingress" else "no hostnames"
         raise PlanError(
-            f"server_name: {w.server_name!r} is not an Ingress host (lower-case DNS name, "
-            "optionally '*.' first); use '_' for an Ingress without a host rule"
+            f"server_name: {w.server_name!r} is not {what} (lower-case DNS name, "
+            f"optionally '*.' first); use '_' for {rule}"
         )
     _resources(w, d)
     _replicas(w, d)
@@ -44,6 +46,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
 
 
 #: What Ingress `spec.rules[].host` accepts: a lower-case RFC 1123 name, or one `*.` label first.
+#: HTTPRoute `spec.hostnames[]` accepts the same (Gateway API v1 `Hostname`, at most 253).
 INGRESS_HOST_PATTERN = (
     r"\A(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+\Z"
     r"|\A[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z"
@@ -93,8 +96,9 @@ def _resources(w: Workload, d: Derivation) -> None:
     else:
         memory, reason = None, "unset: give memory_per_worker_mb (servertune measure reports it)"
     d.put("app_memory_mb", memory, reason)
-    if w.k8s_layout == "ingress":
-        none = "0: k8s_layout 'ingress' has no nginx in the pod (the ingress controller's own pods proxy)"
+    if w.k8s_layout != "sidecar":
+        proxy = "the ingress controller's" if w.k8s_layout == "ingress" else "the Gateway's"
+        none = f"0: k8s_layout '{w.k8s_layout}' has no nginx in the pod ({proxy} own pods proxy)"
         d.put("nginx_cpu_millicores", 0, none)
         d.put("nginx_memory_mb", 0, none)
         return
@@ -129,9 +133,9 @@ def _replicas(w: Workload, d: Derivation) -> None:
     target = d.put("hpa_target_cpu_percent", target, reason)
     floor = ".".join(str(v) for v in CONTAINER_METRIC_K8S_VERSION)
     container = w.k8s_layout == "sidecar" and _version(w) >= CONTAINER_METRIC_K8S_VERSION
-    if w.k8s_layout == "ingress":
+    if w.k8s_layout != "sidecar":
         metric_reason = (
-            "no: the pod metric (type Resource); with k8s_layout 'ingress' the app is the pod's "
+            f"no: the pod metric (type Resource); with k8s_layout '{w.k8s_layout}' the app is the pod's "
             "only container, so the pod's CPU is the app's"
         )
     elif container:
@@ -231,13 +235,14 @@ def _probes(w: Workload, d: Derivation) -> None:
 def _stop_sequence(w: Workload, d: Derivation) -> None:
     keepalive = d.get_int("nginx_keepalive_timeout_s")
     graceful = d.get_int("graceful_timeout_s")
-    ingress = w.k8s_layout == "ingress"
+    ingress = w.k8s_layout != "sidecar"
+    proxies = "ingress controller" if w.k8s_layout == "ingress" else "Gateway data-plane proxy"
     prestop = d.put(
         "prestop_sleep_s",
         w.endpoint_propagation_s + PRESTOP_MARGIN_S,
         f"endpoint propagation {w.endpoint_propagation_s} s + {PRESTOP_MARGIN_S} s: "
         + (
-            "gunicorn keeps serving until every ingress controller has stopped sending to the pod"
+            f"gunicorn keeps serving until every {proxies} has stopped sending to the pod"
             if ingress
             else "nginx keeps serving until every proxy and load balancer has stopped sending "
             f"(LB idle {w.lb_idle_timeout_s} s < nginx keep-alive {keepalive} s, so the LB "
@@ -249,7 +254,7 @@ def _stop_sequence(w: Workload, d: Derivation) -> None:
             "app_prestop_sleep_s",
             prestop,
             "= preStop: gunicorn is the pod's only container, so it gets SIGTERM once the "
-            "ingress controllers have removed the endpoint and send it nothing new",
+            f"{proxies}s have removed the endpoint and send it nothing new",
         )
     else:
         read_s = d.get_int("nginx_read_timeout_s")

@@ -103,10 +103,11 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "gunicorn trusts X-Forwarded-* only from the nginx in front (on loopback or a unix "
         "socket: 127.0.0.1 and ::1), never from everyone ('*')"
         + (
-            "; with k8s_layout 'ingress' the proxy is the ingress controller, whose pod "
-            "addresses are not known here: replace this with its pods' CIDR in the ConfigMap, "
-            "or gunicorn ignores the scheme and client address it forwards"
-            if w.k8s_layout == "ingress"
+            f"; with k8s_layout '{w.k8s_layout}' the proxy is the "
+            + ("ingress controller" if w.k8s_layout == "ingress" else "Gateway's data plane")
+            + ", whose pod addresses are not known here: replace this with its pods' CIDR in "
+            "the ConfigMap, or gunicorn ignores the scheme and client address it forwards"
+            if w.k8s_layout != "sidecar"
             else ""
         ),
     )

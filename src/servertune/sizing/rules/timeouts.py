@@ -40,7 +40,14 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "nginx_read_timeout_s",
         request_timeout + READ_TIMEOUT_MARGIN_S,
         f"request timeout + {READ_TIMEOUT_MARGIN_S} s: the app server kills a runaway request "
-        "first, so nginx never abandons a worker that is still busy",
+        "first, so nginx never abandons a worker that is still busy"
+        + (
+            "; with k8s_layout 'gateway' the HTTPRoute's timeouts.request and "
+            "timeouts.backendRequest both (the route sets no retries, so the one backend "
+            "attempt is the whole request, and backendRequest <= request as the spec requires)"
+            if w.k8s_layout == "gateway"
+            else ""
+        ),
     )
     d.put(
         "upstream_keepalive_timeout_s",
@@ -48,15 +55,16 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "nginx's idle limit on kept-alive connections to gunicorn, below gunicorn's keepalive so "
         "nginx closes first",
     )
-    if w.k8s_layout == "ingress":
+    if w.k8s_layout != "sidecar":
         ingress = w.ingress_keepalive_s + KEEPALIVE_MARGIN_S
         d.put(
             "gunicorn_keepalive_s",
             max(nginx_keepalive, ingress),
             f"max(nginx keep-alive {nginx_keepalive} s, ingress keep-alive "
-            f"{w.ingress_keepalive_s} s + {KEEPALIVE_MARGIN_S} s): with k8s_layout 'ingress' the "
-            "ingress controller's kept-alive connections reach gunicorn directly, so gunicorn "
-            "must hold an idle one longer than the controller does (gunicorn's 2 s default "
+            f"{w.ingress_keepalive_s} s + {KEEPALIVE_MARGIN_S} s): with k8s_layout '{w.k8s_layout}' the "
+            + ("ingress controller's" if w.k8s_layout == "ingress" else "Gateway's")
+            + " kept-alive connections reach gunicorn directly, so gunicorn "
+            "must hold an idle one longer than the proxy does (gunicorn's 2 s default "
             "would close under it: bench idle-race)",
         )
         return
