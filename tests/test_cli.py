@@ -315,3 +315,11 @@ def test_cli_models_skip_pydantic_plugin_scan_and_restore_the_switch() -> None:
         env={**env, "PYDANTIC_DISABLE_PLUGINS": "somepkg"},
     )  # fmt: skip
     assert kept.stdout.startswith("somepkg ")
+
+
+def test_switches_show_no_value_type_in_help() -> None:
+    """`--json`, `--quick`, `--help`: switches take no value, so help shows no `<bool>` type."""
+    for command in (["bench", "--help"], ["plan", "--help"], ["gen", "--help"]):
+        result = runner.invoke(app, command, env={"COLUMNS": "160"})
+        assert result.exit_code == 0
+        assert "<bool>" not in result.output

@@ -22,7 +22,20 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperOption
+
+_display_type_rich = TyperOption.display_type_rich
+
+
+def _switch_shows_no_type(self: TyperOption, ctx: Any) -> str | None:
+    """A switch (`--json`, `--help`, `--quick`) takes no value: typer 0.29 labels it `<bool>`,
+    which reads as if it wanted one. Help shows no type for it."""
+    if self.is_flag and self.metavar is None:
+        return None
+    return _display_type_rich(self, ctx)
+
+
+TyperOption.display_type_rich = _switch_shows_no_type  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
