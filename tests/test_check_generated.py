@@ -62,9 +62,13 @@ def _check(plan: Plan, stack: tuple[str, str], directory: Path) -> set[str]:
 
 
 def _expected(plan: Plan, stack: tuple[str, str]) -> set[str]:
-    """shared-socket is advice for the one-socket layouts, once 2+ processes of 2+ threads share it."""
+    """shared-socket is advice for the one-socket layouts, once 2+ processes of 2+ threads share
+    it; granian's one-port layout with 2+ workers gets the same advice in granian's words."""
     shared = stack in SHARED_SOCKET_STACKS and plan.processes >= 2 and plan.threads >= 2
-    return {"shared-socket"} if shared else set()
+    granian = stack[0] == "granian" and plan.processes >= 2
+    return ({"shared-socket"} if shared else set()) | (
+        {"granian-workers-share-a-port"} if granian else set()
+    )
 
 
 def _fits(case: str, stack: tuple[str, str]) -> bool:

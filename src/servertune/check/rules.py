@@ -282,6 +282,28 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+@_rule(
+    "granian-workers-share-a-port",
+    Severity.info,
+    "several granian workers accept from one port",
+    "servertune bench asgi (busiest process's share of requests: 0.50-0.53 with a socket per "
+    "worker, up to 0.80 with one shared socket); emmett-framework/granian#544, #843, #849 "
+    "(uneven load between workers on one port, closed upstream as expected behaviour)",
+)
+def _granian_shared(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "granian" or app.workers.value < 2 or app.mapped_sockets:
+            continue
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} granian workers accept from one port: the kernel, not their "
+            "load, decides which worker gets a connection, and granian's users report some "
+            "workers busy while others idle",
+            "one single-worker granian per socket behind nginx least_conn "
+            "(servertune gen granian-per-worker and gen nginx-asgi-per-worker)",
+        )
+
+
 def _cores(c: Context) -> tuple[int, str]:
     machine = c.plan.machine if c.plan else c.machine
     where = "the workload's" if c.plan else f"the server's ({machine.cores_source}):"
