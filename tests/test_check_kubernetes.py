@@ -207,3 +207,86 @@ def test_hostile_manifests_are_one_error_line(name: str, tmp_path: Path) -> None
     assert len(lines) == 1, result.output
     assert lines[0].startswith("error:"), result.output
     assert name in lines[0], result.output
+
+
+MEMORY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+          command: ["gunicorn"]
+          args: ["-w", "4", "proj.wsgi"]
+          readinessProbe: {httpGet: {path: /health, port: 8000}}
+          resources:
+            limits: {cpu: "4", memory: 1Gi}
+"""
+
+
+@pytest.mark.parametrize(("rss", "fires"), [(None, False), (200, False), (300, True)])
+def test_workers_times_rss_against_the_memory_limit(
+    rss: int | None, fires: bool, tmp_path: Path
+) -> None:
+    """4 x 200 MiB fits 90% of 1 GiB (921.6 MiB); 4 x 300 does not, 3 do; no --rss-mb, no rule."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(MEMORY)
+    result = check_files([path], machine=MACHINE, rss_mb=rss)
+    found = [f for f in result.findings if f.rule == "workers-over-memory-limit"]
+    assert bool(found) == fires
+    if fires:
+        (finding,) = found
+        assert finding.at.line == 13  # args: the `-w`
+        assert [r.line for r in finding.related] == [16]  # memory: 1Gi
+        assert finding.fix.startswith("workers = 3")
+
+
+JITTER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: REPLICAS
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: example/web:1
+          command: ["gunicorn"]
+          args: ["-w", "WORKERS", "--max-requests", "10240", "--max-requests-jitter", "JITTER", "p.wsgi"]
+          readinessProbe: {httpGet: {path: /health, port: 8000}}
+          resources:
+            limits: {cpu: "4"}
+"""
+
+
+@pytest.mark.parametrize(
+    ("replicas", "workers", "jitter", "fires"),
+    [
+        (1, 4, "512", True),  # the reported pod: 4 workers, 5% jitter, all restarted within 4 s
+        (3, 1, "0", True),  # one worker a pod, but three pods share the load
+        (3, 4, "1024", False),  # 10%: the plan's own ratio
+        (1, 1, "10", False),  # one process: nothing to keep apart
+    ],
+)
+def test_jitter_too_small_for_every_worker_of_every_replica(
+    replicas: int, workers: int, jitter: str, fires: bool, tmp_path: Path
+) -> None:
+    path = tmp_path / "deploy.yaml"
+    text = JITTER.replace("REPLICAS", str(replicas)).replace("WORKERS", str(workers))
+    path.write_text(text.replace("JITTER", jitter))
+    result = check_files([path], machine=Machine(cores=64, somaxconn=4096))
+    found = [f for f in result.findings if f.rule == "jitter-too-small-for-replicas"]
+    assert bool(found) == fires, [f.rule for f in result.findings]
+    if fires:
+        (finding,) = found
+        assert finding.at.line == 14
+        assert 5 in [r.line for r in finding.related]  # replicas
+        assert finding.fix == "max_requests_jitter = 1024"

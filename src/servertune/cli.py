@@ -820,6 +820,15 @@ def check(
             help="cores of the server that runs these configs (default: this machine's limit)",
         ),
     ] = None,
+    rss_mb: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--rss-mb",
+            min=1,
+            max=1048576,
+            help="resident memory of one worker process (MiB): compared with the memory limit",
+        ),
+    ] = None,
     output_format: Annotated[
         CheckFormat,
         typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations"),
@@ -864,7 +873,7 @@ def check(
     if cores is not None:
         machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
     try:
-        result = check_files(files, lb=balancer, machine=machine, plan=plan)
+        result = check_files(files, lb=balancer, machine=machine, plan=plan, rss_mb=rss_mb)
     except CheckInputError as error:
         raise fail(str(error)) from None
     typer.echo(FORMATS[output_format.value](result))

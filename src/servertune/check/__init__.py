@@ -103,6 +103,7 @@ def check_files(
     machine: Machine | None = None,
     plan: Plan | None = None,
     env: Mapping[str, str] | None = None,
+    rss_mb: int | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -114,7 +115,7 @@ def check_files(
         reading += read_file(path, env)
     apps, nginx = list(reading.apps), list(reading.nginx)
     links = link(nginx, apps)
-    context = Context(apps, nginx, links, lb, machine or Machine.read(), plan)
+    context = Context(apps, nginx, links, lb, machine or Machine.read(), plan, rss_mb)
     files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),

@@ -17,6 +17,7 @@ from servertune.check.model import AppServer, Finding, Location, NginxConfig, Se
 from servertune.sizing import (
     KEEPALIVE_MARGIN_S,
     MAX_REQUESTS_JITTER_RATIO,
+    MEMORY_HEADROOM_RATIO,
     READ_TIMEOUT_MARGIN_S,
     Machine,
     Plan,
@@ -35,6 +36,8 @@ class Context:
     lb: LoadBalancer | None
     machine: Machine
     plan: Plan | None
+    #: Resident memory of one worker process (MiB), as `check --rss-mb` gives it; None: unknown.
+    rss_mb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -412,6 +415,41 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 @_rule(
+    "jitter-too-small-for-replicas",
+    Severity.info,
+    "a max_requests_jitter too small to keep the restarts of every worker of every replica apart",
+    "benoitc/gunicorn#3427 (4 workers, max_requests 10240, jitter 512: all four restarted within "
+    "4 s in one pod); " + _GUNICORN_DOCS + "#max-requests-jitter",
+)
+def _jitter_replicas(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "gunicorn" or app.container is None or app.max_requests.value <= 0:
+            continue
+        jitter = app.max_requests_jitter.value
+        if jitter == 0 and app.workers.value >= 2:
+            continue  # max-requests-without-jitter says it
+        replicas = app.container.replicas
+        processes = app.workers.value * (replicas.value if replicas is not None else 1)
+        wanted = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
+        if processes < 2 or jitter >= wanted:
+            continue
+        spread = (
+            f"{replicas.value} replicas ({replicas.at}) x {app.workers.value} workers"
+            if replicas is not None
+            else f"{app.workers.value} workers"
+        )
+        yield rule.finding(
+            app.max_requests_jitter.at,
+            f"max_requests {app.max_requests.value} with a jitter of {_shown(app.max_requests_jitter)}"
+            f" for {spread}: {processes} processes that share the load each draw their limit "
+            f"from {jitter + 1} values, within {jitter / app.max_requests.value:.1%} of each "
+            "other, so several restart at about the same time and the pods lose capacity together",
+            _assign(app, "jitter", wanted),
+            (app.max_requests.at,) + ((replicas.at,) if replicas is not None else ()),
+        )
+
+
+@_rule(
     "graceful-below-timeout",
     Severity.warning,
     "a reload kills requests the timeout still allows",
@@ -649,6 +687,42 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{_assign(app, 'workers', cores)}   (or raise limits.cpu to {app.workers.value})",
                 (box.cpu_limit.at,),
             )
+
+
+@_rule(
+    "workers-over-memory-limit",
+    Severity.warning,
+    "workers x their resident memory past the container's memory limit",
+    "a container past its memory limit is OOM-killed, " + _K8S_RESOURCES + "; "
+    "MEMORY_HEADROOM_RATIO of the limit for the workers, the rest for the master",
+)
+def _memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    if c.rss_mb is None:
+        return
+    for app in c.apps:
+        box = app.container
+        if box is None or box.memory_limit_mb is None:
+            continue
+        limit = box.memory_limit_mb.value
+        budget = limit * MEMORY_HEADROOM_RATIO
+        total = app.workers.value * c.rss_mb
+        if total <= budget:
+            continue
+        fits = math.floor(budget / c.rss_mb)
+        needed = math.ceil(total / MEMORY_HEADROOM_RATIO)
+        yield rule.finding(
+            app.workers.at,
+            f"{_assign(app, 'workers', app.workers.value)} x {c.rss_mb} MiB resident each is "
+            f"{_n(total)} MiB, past {MEMORY_HEADROOM_RATIO:.0%} of the memory limit of "
+            f"{_n(limit)} MiB ({box.memory_limit_mb.at}): past the limit the kernel OOM-kills a "
+            "process of the container, a worker and the requests it holds or the whole pod",
+            (
+                f"{_assign(app, 'workers', fits)}   (or raise limits.memory to {needed}Mi)"
+                if fits >= 1
+                else f"limits.memory: {needed}Mi   (not one worker of {c.rss_mb} MiB fits)"
+            ),
+            (box.memory_limit_mb.at,),
+        )
 
 
 @_rule(
