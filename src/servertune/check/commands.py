@@ -42,6 +42,7 @@ __all__ = [
     "ServerCommand",
     "Word",
     "expand_shell",
+    "place_words",
     "read_command",
     "server_command",
     "shell_commands",
@@ -148,6 +149,18 @@ def expand_shell(text: str, env: Mapping[str, str]) -> str | None:
 
     expanded = _PARAMETER.sub(one, text)
     return None if missing else expanded
+
+
+def place_words(
+    words: Sequence[str], lines: Sequence[str], file: Path, first: int, last: int
+) -> list[Word]:
+    """Words written on lines `first`..`last` of `lines`, each on the first of them that holds
+    its text (the first line when none does: a word built by quotes or joins)."""
+    placed = []
+    for text in words:
+        number = next((n for n in range(first, last + 1) if text in lines[n - 1]), first)
+        placed.append(Word(text, Location(file, number)))
+    return placed
 
 
 def _name(word: str) -> str:
@@ -320,9 +333,7 @@ def read_command(
         app = _uwsgi(reading, args, find_config)
     else:
         app = asgi_server(file, command.server, [args], environment, where, command.program.at)
-    if reading.unresolved:
-        app = replace(app, unresolved=tuple(reading.unresolved))
-    return app
+    return replace(app, unresolved=tuple(reading.unresolved), command_line=True)
 
 
 def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:

@@ -142,6 +142,8 @@ class AppServer:
     #: A config file the command line names (`gunicorn -c`, `uwsgi --ini`) that is not among
     #: the files read: its settings were not checked.
     missing_config: Setting[str] | None = None
+    #: Started by a command line (its settings are spelled as flags in a fix: `--workers 2`).
+    command_line: bool = False
 
 
 @dataclass(frozen=True)
