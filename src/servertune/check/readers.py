@@ -102,8 +102,10 @@ def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 
 def _is_compose(path: Path, text: str) -> bool:
-    from servertune.check.compose import looks_like_compose
-
+    try:
+        from servertune.check.compose import looks_like_compose
+    except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
+        return path.name.endswith((".yaml", ".yml")) and "compose" in path.name
     return looks_like_compose(path, text)
 
 
