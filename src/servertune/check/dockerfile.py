@@ -169,8 +169,9 @@ class _Stage:
     entrypoint_shell: bool = False
     cmd: list[Word] | None = None
     cmd_shell: bool = False
-    #: Image path -> (context source, the COPY's location), in COPY order.
-    copies: list[tuple[str, str, bool]] = field(default_factory=list)
+    #: (source, absolute destination, destination is a directory, the stage copied from or
+    #: None for the build context), in COPY order.
+    copies: list[tuple[str, str, bool, _Stage | None]] = field(default_factory=list)
     #: Image path -> heredoc text and its first line (COPY <<EOF /path).
     heredocs: dict[str, tuple[str, int]] = field(default_factory=dict)
 
@@ -204,35 +205,56 @@ class Image:
     env_at: dict[str, Location]
     workdir: str
     shell: tuple[str, ...]
-    copies: tuple[tuple[str, str, bool], ...]
+    copies: tuple[tuple[str, str, bool, _Stage | None], ...]
     heredocs: dict[str, tuple[str, int]]
 
     def find(self, wanted: str) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
-        or a heredoc; None when it is not among them."""
+        (through `COPY`, and `COPY --from` an earlier stage) or a heredoc; None when it is not
+        among them."""
         target = PurePosixPath(self.workdir) / wanted
-        key = str(target)
-        if key in self.heredocs:
-            text, first = self.heredocs[key]
-            return ConfigFile(text, self.path, first)
-        for source, dest, is_dir_dest in reversed(self.copies):
-            dest_path = PurePosixPath(dest if dest.startswith("/") else self.workdir + "/" + dest)
-            local = self.context / source
-            try:
-                relative = target.relative_to(dest_path)
-            except ValueError:
-                continue
-            if str(relative) == ".":
-                candidate = local if not local.is_dir() else None
-            elif local.is_dir() or source in (".", "./"):
-                candidate = local / relative
-            elif is_dir_dest and str(relative) == PurePosixPath(source).name:
-                candidate = local
-            else:
-                candidate = None
-            if candidate is not None and candidate.is_file():
-                return ConfigFile(read_text(candidate), candidate, 1)
+        return _locate(self.path, self.context, list(self.copies), self.heredocs, target)
+
+
+def _locate(
+    path: Path,
+    context: Path,
+    copies: list[tuple[str, str, bool, _Stage | None]],
+    heredocs: Mapping[str, tuple[str, int]],
+    target: PurePosixPath,
+    depth: int = 0,
+) -> ConfigFile | None:
+    key = str(target)
+    if key in heredocs:
+        text, first = heredocs[key]
+        return ConfigFile(text, path, first)
+    if depth > 8:
         return None
+    for source, dest, is_dir_dest, stage in reversed(copies):
+        try:
+            relative = target.relative_to(PurePosixPath(dest))
+        except ValueError:
+            continue
+        if stage is not None:
+            inner = PurePosixPath(source if source.startswith("/") else "/" + source)
+            if str(relative) != ".":
+                inner = inner / relative
+            found = _locate(path, context, stage.copies, stage.heredocs, inner, depth + 1)
+            if found is not None:
+                return found
+            continue
+        local = context / source
+        if str(relative) == ".":
+            candidate = local if not local.is_dir() else None
+        elif local.is_dir() or source in (".", "./"):
+            candidate = local / relative
+        elif is_dir_dest and str(relative) == PurePosixPath(source).name:
+            candidate = local
+        else:
+            candidate = None
+        if candidate is not None and candidate.is_file():
+            return ConfigFile(read_text(candidate), candidate, 1)
+    return None
 
 
 def _words(command: Any, lines: list[str]) -> list[Word]:
@@ -266,6 +288,7 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
     stages: dict[str, _Stage] = {}
     global_args: dict[str, str] = {}
     stage: _Stage | None = None
+    index = 0
 
     def at(line: int) -> Location:
         return Location(path, line)
@@ -285,7 +308,8 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
             stage.args = dict(global_args)
             if len(command.value) >= 3 and command.value[1].upper() == "AS":
                 stages[command.value[2].lower()] = stage
-            stages[f"#{len(stages)}"] = stage
+            stages[str(index)] = stage  # `COPY --from=0`: stages by number too
+            index += 1
             continue
         if name == "ARG":
             for item in command.value:
@@ -324,8 +348,10 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
                     stage.entrypoint, stage.entrypoint_shell = words, not command.json
                     stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
             elif name in ("COPY", "ADD"):
-                if any(f.startswith("--from") for f in command.flags):
-                    continue  # from another stage or image: not in the build context
+                sources = [f.partition("=")[2] for f in command.flags if f.startswith("--from=")]
+                origin = stages.get(sources[-1].lower()) if sources else None
+                if sources and origin is None:
+                    continue  # from another image: nothing of it is here
                 values = [process_word(v, variables, escape) for v in command.value]
                 if command.heredocs:
                     dest = values[-1]
@@ -341,8 +367,9 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
                     continue
                 dest = values[-1]
                 is_dir = dest.endswith("/") or len(values) > 2
+                absolute = str(PurePosixPath(stage.workdir) / dest)
                 for source in values[:-1]:
-                    stage.copies.append((source, dest, is_dir))
+                    stage.copies.append((source, absolute, is_dir, origin))
         except ValueError as error:
             raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
     if stage is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,6 +44,21 @@ _ALIASES = {
 _SOCKET_OPTIONS = ("socket", "http-socket")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
 _TRUE = {"true", "1", "yes", "on", "y", "t"}
+#: uWSGI's configuration logic ("Configuration logic" in its docs): a block up to `endif` is
+#: read only when its condition holds, with `%(_)` the tested value. Paths are tested on the
+#: machine running check (uWSGI tests them where it starts).
+_CONDITIONS: dict[str, Callable[[str, Mapping[str, str], Mapping[str, str]], bool]] = {
+    "if-env": lambda v, env, opts: v in env,
+    "if-not-env": lambda v, env, opts: v not in env,
+    "if-exists": lambda v, env, opts: os.path.exists(v),
+    "if-not-exists": lambda v, env, opts: not os.path.exists(v),
+    "if-file": lambda v, env, opts: os.path.isfile(v),
+    "if-not-file": lambda v, env, opts: not os.path.isfile(v),
+    "if-dir": lambda v, env, opts: os.path.isdir(v),
+    "if-not-dir": lambda v, env, opts: not os.path.isdir(v),
+    "if-opt": lambda v, env, opts: v.partition("=")[0] in opts,
+    "if-not-opt": lambda v, env, opts: v.partition("=")[0] not in opts,
+}
 
 
 def uwsgi_options(
@@ -67,6 +82,8 @@ def uwsgi_options(
     placeholders: dict[str, str] = {}
     section: str | None = None
     seen_uwsgi = False
+    #: The `if-*` blocks around this line, each True when its condition holds.
+    blocks: list[bool] = []
 
     def expand(value: str, line: int) -> str:
         def one(match: re.Match[str]) -> str:
@@ -102,6 +119,20 @@ def uwsgi_options(
         key, sep, value = line.partition("=")
         key = key.strip()
         key = _ALIASES.get(key, key)
+        if key == "endif" or key.startswith("end-if"):
+            if blocks:
+                blocks.pop()
+            continue
+        if key in _CONDITIONS:
+            tested = expand(value.strip(), number)
+            active = all(blocks) and _CONDITIONS[key](tested, environ, placeholders)
+            blocks.append(active)
+            if active:
+                # `%(_)` is the tested value: the variable's value, or the path that exists
+                placeholders["_"] = environ.get(tested, "") if "env" in key else tested
+            continue
+        if not all(blocks):
+            continue
         value = expand(value.strip(), number) if sep else "true"
         if key == "ini":
             raise CheckInputError(
