@@ -41,9 +41,11 @@ __all__ = [
     "FindConfig",
     "ServerCommand",
     "Word",
+    "beside",
     "expand_shell",
     "place_words",
     "read_command",
+    "run_words",
     "server_command",
     "shell_commands",
 ]
@@ -119,6 +121,23 @@ class ConfigFile:
 #: Finds the file a command line names (the path as written, relative to the working directory
 #: the server runs in); None when it is not among the files check was given.
 FindConfig = Callable[[str], ConfigFile | None]
+
+
+def beside(file: Path) -> FindConfig:
+    """Finds a relative path in `file`'s directory (a config a script or Procfile names, in
+    the repository it lives in); an absolute path names the server's filesystem: not here."""
+
+    def find(wanted: str) -> ConfigFile | None:
+        from servertune.check.source import read_text
+
+        if wanted.startswith("/"):
+            return None
+        candidate = file.parent / wanted
+        if not candidate.is_file():
+            return None
+        return ConfigFile(read_text(candidate), candidate, 1)
+
+    return find
 
 
 def expand_shell(text: str, env: Mapping[str, str]) -> str | None:
@@ -334,6 +353,53 @@ def read_command(
     else:
         app = asgi_server(file, command.server, [args], environment, where, command.program.at)
     return replace(app, unresolved=tuple(reading.unresolved), command_line=True)
+
+
+def run_words(
+    file: Path,
+    words: Sequence[Word],
+    env: Mapping[str, str] | None = None,
+    env_at: Mapping[str, Location] | None = None,
+    *,
+    find_config: FindConfig | None = None,
+    depth: int = 0,
+) -> AppServer | None:
+    """The server that `words` start, however directly: a server command line, or a shell
+    script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
+    `find_config` finds the script. None when nothing here starts a server."""
+    from servertune.check.scripts import read_script
+
+    words = list(words)
+    found = server_command(words)
+    if found is not None:
+        shell = bool(words) and _name(words[0].text) in SHELLS
+        return read_command(
+            file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
+        )
+    if not words or find_config is None or depth > 4:
+        return None
+    rest = words
+    if _name(words[0].text) in SHELLS:
+        rest = words[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+    if not rest:
+        return None
+    script = find_config(rest[0].text)
+    if script is None:
+        return None
+    try:
+        return read_script(
+            script.file,
+            script.text,
+            dict(env or {}),
+            arguments=rest[1:],
+            find_config=find_config,
+        )
+    except CheckInputError as error:
+        if "command line in this script" in str(error):
+            return None  # a script that starts no server check reads (migrations, a worker)
+        raise
 
 
 def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:

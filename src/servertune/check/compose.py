@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from servertune.check.commands import Word, place_words
-from servertune.check.dockerfile import Image, find_server, read_image, run_words
+from servertune.check.dockerfile import Image, container_words, find_server, read_image
 from servertune.check.envfile import read_env_file
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import AppServer, CheckInputError, Container, Location, Setting
@@ -347,7 +347,7 @@ def read_compose(
                 image.cmd_shell if image and base_cmd else False,
             )
         )
-        first, rest = run_words(image, entry, entry_shell, cmd, cmd_shell)
+        first, rest = container_words(image, entry, entry_shell, cmd, cmd_shell)
         service_env, service_at, env_files = _environment(service, path, lookup, interpolated)
         files += env_files
         environment = {**(image.env if image else {}), **service_env, **(env or {})}

@@ -32,9 +32,8 @@ from typing import Any
 
 from servertune.check.commands import (
     ConfigFile,
-    ServerCommand,
     Word,
-    read_command,
+    run_words,
     server_command,
     shell_commands,
 )
@@ -390,7 +389,7 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
     )
 
 
-def run_words(
+def container_words(
     image: Image | None,
     entrypoint: tuple[Word, ...] | None,
     entrypoint_shell: bool,
@@ -422,35 +421,24 @@ def find_server(
     env_at: Mapping[str, Location],
     image: Image | None,
 ) -> AppServer | None:
-    """The server `entrypoint` + `cmd` start, read by its own parser; an entrypoint script
-    from the image is read as a script whose `"$@"` is `cmd`."""
-    from servertune.check.scripts import read_script
-
-    words = entrypoint + cmd
+    """The server `entrypoint` + `cmd` start, read by its own parser; a script from the image
+    (an entrypoint ending in `exec "$@"`, `bash /app/start`) is read as a shell script."""
     find = image.find if image is not None else None
-    found = server_command(words)
-    if found is not None:
-        return _read(path, found, env, env_at, shell=_is_shell(words), image=image)
-    if entrypoint and not server_command(entrypoint):
-        program = entrypoint[0].text
-        script = image.find(program) if image is not None and "/" in program else None
-        if script is None and image is not None and not program.startswith("/"):
-            script = image.find(program)
-        if script is not None:
-            return read_script(
-                script.file, script.text, {**env}, arguments=entrypoint[1:] + cmd, find_config=find
-            )
-        if cmd:
-            # An entrypoint check cannot read; images' entrypoints end in `exec "$@"`.
-            found = server_command(cmd)
-            if found is not None:
-                app = _read(path, found, env, env_at, shell=_is_shell(cmd), image=image)
-                note = Setting(
-                    f"ENTRYPOINT {program} (not among the files read; read CMD as what it runs)",
-                    entrypoint[0].at,
-                )
-                return _with_note(app, note)
-    return None
+    app = run_words(path, entrypoint + cmd, env, env_at, find_config=find)
+    if app is not None or not entrypoint or not cmd or server_command(entrypoint):
+        return app
+    program = entrypoint[0].text
+    if find is not None and find(program) is not None:
+        return None
+    # An entrypoint script that is not here: images' entrypoints end in `exec "$@"`.
+    app = run_words(path, cmd, env, env_at, find_config=find)
+    if app is None:
+        return None
+    note = Setting(
+        f"ENTRYPOINT {program} (not among the files read; CMD read as what it runs)",
+        entrypoint[0].at,
+    )
+    return _with_note(app, note)
 
 
 def _is_shell(words: list[Word]) -> bool:
@@ -463,29 +451,10 @@ def _with_note(app: AppServer, note: Setting[str]) -> AppServer:
     return replace(app, unresolved=(*app.unresolved, note))
 
 
-def _read(
-    path: Path,
-    command: ServerCommand,
-    env: Mapping[str, str],
-    env_at: Mapping[str, Location],
-    *,
-    shell: bool,
-    image: Image | None,
-) -> AppServer:
-    return read_command(
-        path,
-        command,
-        env,
-        env_at,
-        shell=shell,
-        find_config=image.find if image is not None else None,
-    )
-
-
 def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The server the image starts, under the image's `ENV` (and `env`, from `--env-file`)."""
     image = read_image(path, text)
-    entrypoint, cmd = run_words(
+    entrypoint, cmd = container_words(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     environment = {**image.env, **(env or {})}
@@ -500,4 +469,4 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
 
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
-__all__ += ["find_server", "run_words", "shell_commands"]
+__all__ += ["container_words", "find_server", "shell_commands"]

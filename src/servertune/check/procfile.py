@@ -13,7 +13,13 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from servertune.check.commands import Word, read_command, server_command, shell_commands
+from servertune.check.commands import (
+    Word,
+    beside,
+    read_command,
+    server_command,
+    shell_commands,
+)
 from servertune.check.model import AppServer, CheckInputError, Location
 
 __all__ = ["looks_like_procfile", "read_procfile"]
@@ -45,7 +51,9 @@ def read_procfile(
         for command in shell_commands(script):
             found = server_command(command)
             if found is not None:
-                apps.append(read_command(path, found, env or {}, {}, shell=True))
+                apps.append(
+                    read_command(path, found, env or {}, {}, shell=True, find_config=beside(path))
+                )
                 break
     if not apps:
         raise CheckInputError(

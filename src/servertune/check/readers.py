@@ -62,9 +62,10 @@ def _uwsgi(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 
 def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.commands import beside
     from servertune.check.scripts import read_script
 
-    return Reading(apps=(read_script(path, text, env),))
+    return Reading(apps=(read_script(path, text, env, find_config=beside(path)),))
 
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:

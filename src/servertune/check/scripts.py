@@ -33,6 +33,7 @@ from servertune.check.commands import (
     asgi_server,
     expand_shell,
     read_command,
+    run_words,
     server_command,
 )
 from servertune.check.model import AppServer, CheckInputError, Location
@@ -70,11 +71,41 @@ class _Line:
     last: int
 
 
+#: A here-document (`python << END`, `cat <<-'EOF'`): its body is data, not commands.
+_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+
+
+def _split(path: Path, start: int, text: str) -> list[list[str]]:
+    """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        tokens = list(lexer)
+    except ValueError as error:  # an unclosed quote
+        raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token and set(token) <= set(";&|"):
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [c for c in commands if c]
+
+
 def _logical_lines(path: Path, text: str) -> list[_Line]:
+    """Each simple command of the script, with the physical lines it spans; continued lines
+    joined, here-document bodies skipped."""
     lines: list[_Line] = []
     physical = text.splitlines()
     start, parts = 0, list[str]()
+    heredoc: tuple[str, bool] | None = None
     for number, raw in enumerate(physical, start=1):
+        if heredoc is not None:
+            delimiter, strip = heredoc
+            if (raw.lstrip("\t") if strip else raw) == delimiter:
+                heredoc = None
+            continue
         if not parts:
             start = number
         # A backslash at the end continues the command (an even run of them is literal).
@@ -83,15 +114,14 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             parts.append(raw[:-1])
             continue
         parts.append(raw)
-        try:
-            words = shlex.split(" ".join(parts), comments=True)
-        except ValueError as error:  # an unclosed quote
-            raise CheckInputError(
-                f"{path}:{start}: cannot split as the shell does: {error}"
-            ) from None
-        if words:
-            lines.append(_Line(words, start, number))
+        joined = " ".join(parts)
         parts = []
+        found = _HEREDOC.search(joined)
+        if found is not None:
+            heredoc = (found[3], found[1] == "-")
+            joined = joined[: found.start()] + joined[found.end() :]
+        for words in _split(path, start, joined):
+            lines.append(_Line(words, start, number))
     return lines
 
 
@@ -202,6 +232,12 @@ def read_script(
         else:
             _assignments(line, environment)
     if not commands:
+        passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
+        if passes and arguments:
+            # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
+            found_app = run_words(path, arguments, environment, {}, find_config=find_config)
+            if found_app is not None:
+                return found_app
         raise CheckInputError(f"{path}: {_NO_SERVER}")
     if len(commands) > 1:
         raise CheckInputError(
