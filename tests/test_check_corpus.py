@@ -24,7 +24,8 @@ from servertune.sizing import Machine
 
 CORPUS = Path(__file__).parent / "corpus"
 PROJECTS: dict[str, dict[str, Any]] = {
-    path.parent.name: json.loads(path.read_text()) for path in sorted(CORPUS.glob("*/expected.json"))
+    path.parent.name: json.loads(path.read_text())
+    for path in sorted(CORPUS.glob("*/expected.json"))
 }
 CASES = [(project, name) for project, spec in PROJECTS.items() for name in spec["files"]]
 #: A machine with many cores: a container's findings must come from its own limits.
@@ -35,9 +36,9 @@ def test_every_corpus_file_is_checked_or_support() -> None:
     """No file sits in the corpus without an expectation (or a reason to be there)."""
     for project, spec in PROJECTS.items():
         root = CORPUS / project
-        present = {
-            str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
-        } - {"expected.json"}
+        present = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {
+            "expected.json"
+        }
         assert present == set(spec["files"]) | set(spec.get("support", [])), project
 
 
@@ -63,6 +64,12 @@ def test_corpus_file_findings(project: str, name: str) -> None:
         for f in result.findings
     )
     assert found == sorted(spec["findings"])
+
+
+def test_check_writes_nothing_into_the_corpus() -> None:
+    """Reading a gunicorn config (gunicorn imports it) leaves no __pycache__ beside it."""
+    check_files([CORPUS / "heroku-getting-started" / "gunicorn.conf.py"], machine=MACHINE, env={})
+    assert not list(CORPUS.rglob("__pycache__"))
 
 
 def test_the_corpus_never_exits_2() -> None:

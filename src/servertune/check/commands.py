@@ -42,6 +42,7 @@ __all__ = [
     "ServerCommand",
     "Word",
     "beside",
+    "child_env",
     "expand_shell",
     "place_words",
     "read_command",
@@ -157,6 +158,12 @@ def expand_shell(text: str, env: Mapping[str, str]) -> str | None:
             return value
         unset = value is None or (op.startswith(":") and value == "")
         kind = op[-1]
+        if "$" in word and ((kind == "+" and not unset) or (kind in "-=" and unset)):
+            inner = expand_shell(word, env)  # the word is expanded too, as sh does
+            if inner is None:
+                missing = True
+                return ""
+            word = inner
         if kind == "+":
             return "" if unset else word
         if kind == "?":
@@ -323,6 +330,17 @@ def _resolve(reading: _Reading) -> list[Word]:
 
 #: What a child interpreter needs besides the server's own variables.
 BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+#: Variables of a file's environment that would change the child interpreter that reads the
+#: server's command line on this machine rather than the server's settings (an image's
+#: `ENV LD_PRELOAD=...` or `PYTHONHOME` must not load anything into check's child).
+CHILD_UNSAFE = ("LD_", "PYTHON", "DYLD_")
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` as the child interpreter gets it: the server's variables, minus what would load
+    code into the child, with a plain PATH."""
+    safe = {k: v for k, v in env.items() if not k.startswith(CHILD_UNSAFE) and k != "PATH"}
+    return {**safe, **BASE_ENV}
 
 
 def read_command(
@@ -395,6 +413,7 @@ def run_words(
             dict(env or {}),
             arguments=rest[1:],
             find_config=find_config,
+            env_at=env_at,
         )
     except CheckInputError as error:
         if "command line in this script" in str(error):
@@ -468,7 +487,7 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         conf = Path(directory) / "gunicorn.conf.py"
         conf.write_text(config.text if config is not None else "")
         app = read_gunicorn_command(
-            conf, tuple(w.text for w in rest), {**BASE_ENV, **env}, reading.file, locate
+            conf, tuple(w.text for w in rest), child_env(env), reading.file, locate
         )
     return replace(app, missing_config=missing)
 
@@ -567,7 +586,7 @@ def asgi_server(
     """
     from servertune.check.scripts import parse_command_lines
 
-    parsed = parse_command_lines(file, server, [[w.text for w in a] for a in argvs], env)
+    parsed = parse_command_lines(file, server, [[w.text for w in a] for a in argvs], child_env(env))
     args = argvs[0]
     prefix = "UVICORN_" if server == "uvicorn" else "GRANIAN_"
 

@@ -145,7 +145,7 @@ def parse_command_lines(
     request = json.dumps({"server": server, "argvs": argvs})
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _PROBE.read_text()],
+            [sys.executable, "-B", "-c", _PROBE.read_text()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -217,6 +217,7 @@ def read_script(
     env: Mapping[str, str] | None = None,
     arguments: list[Word] | None = None,
     find_config: FindConfig | None = None,
+    env_at: Mapping[str, Location] | None = None,
 ) -> AppServer:
     """The server the script starts (the one `exec gunicorn ...` / `uvicorn ...` line), read
     by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
@@ -235,7 +236,7 @@ def read_script(
         passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
         if passes and arguments:
             # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
-            found_app = run_words(path, arguments, environment, {}, find_config=find_config)
+            found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
             if found_app is not None:
                 return found_app
         raise CheckInputError(f"{path}: {_NO_SERVER}")
@@ -276,4 +277,4 @@ def read_script(
         command = replace(
             command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
         )
-    return read_command(path, command, environment, {}, shell=True, find_config=find_config)
+    return read_command(path, command, environment, env_at, shell=True, find_config=find_config)
