@@ -39,7 +39,14 @@ from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import AppServer, CheckInputError, Container, Location, Setting
 from servertune.check.source import read_text
 
-__all__ = ["BYTE_UNITS", "interpolate", "looks_like_compose", "parse_bytes", "read_compose"]
+__all__ = [
+    "BYTE_UNITS",
+    "MAX_EXPANDED_NODES",
+    "interpolate",
+    "looks_like_compose",
+    "parse_bytes",
+    "read_compose",
+]
 
 #: Compose's byte units (docker/go-units RAMInBytes): binary multiples, case-insensitive.
 BYTE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
@@ -124,6 +131,29 @@ def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
             raise CheckInputError(f"{at}: required variable {name} is missing a value: {reason}")
         return value or ""
     raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
+
+
+#: More values than any compose file holds once its anchors and merge keys are expanded; a file
+#: past it is an alias bomb ("billion laughs": nine aliases of nine aliases of ...), refused
+#: before anything walks it expanded.
+MAX_EXPANDED_NODES = 100_000
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes `node` stands for with every alias and merge expanded (memoised, so
+    counting is linear in the file even when the expansion is exponential)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a cycle counts once
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    else:
+        size = 1
+    memo[id(node)] = min(size, MAX_EXPANDED_NODES + 1)
+    return memo[id(node)]
 
 
 def _interpolate_all(
@@ -312,6 +342,11 @@ def read_compose(
         raise CheckInputError(f"{path}: empty compose file")
     lookup = {**_dotenv(path), **os.environ}
     root = documents[0]
+    if _expanded_size(root.node, {}) > MAX_EXPANDED_NODES:
+        raise CheckInputError(
+            f"{path}: more than {MAX_EXPANDED_NODES} values once its anchors are expanded; "
+            "refused (an alias bomb)"
+        )
     _interpolate_all(root.node, lookup, path, set())
     services = root.get("services")
     if services is None or not isinstance(services.node, yaml.MappingNode):
