@@ -358,7 +358,7 @@ def test_a_missing_parser_is_one_line_naming_the_extra(tmp_path: Path, module: s
     assert_one_error_line(result, str(path), module, "pip install 'servertune[check]'")
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "1.5", "lots", "nan", "99999999"])
-def test_rss_mb_must_be_a_whole_number_of_mib(value: str) -> None:
+@pytest.mark.parametrize("value", ["0", "-5", "0.5", "lots", "nan", "inf", "99999999"])
+def test_rss_mb_must_be_a_positive_number_of_mib(value: str) -> None:
     case = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
     assert_one_error_line(run(case, "--rss-mb", value), "--rss-mb")

@@ -1,42 +1,80 @@
-"""Manifests modelled on public projects' own: check reads each (exit 0 or 1, never 2) and finds
-exactly the findings written down in tests/corpus/expected.json before the first run."""
+"""Deployment files modelled on public projects' own: check reads each (exit 0 or 1, never 2)
+and finds exactly the findings written down before the first run.
+
+Layout: `tests/corpus/<project>/<file>` beside `tests/corpus/<project>/expected.json`, which
+names each file `check` is given (`files`: its findings as `[rule, "file:line"]`, paths relative
+to the project, and optionally `env_file` / `rss_mb` as `check --env-file` / `--rss-mb` take
+them) and the files that are only read through another (`support`: env files, an entrypoint
+script, a Dockerfile a compose file builds).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from servertune.check import check_files
+from servertune.check.envfile import read_env_file
 from servertune.cli import app
 from servertune.sizing import Machine
 
 CORPUS = Path(__file__).parent / "corpus"
-EXPECTED: dict[str, list[list[object]]] = json.loads((CORPUS / "expected.json").read_text())
+PROJECTS: dict[str, dict[str, Any]] = {
+    path.parent.name: json.loads(path.read_text())
+    for path in sorted(CORPUS.glob("*/expected.json"))
+}
+CASES = [(project, name) for project, spec in PROJECTS.items() for name in spec["files"]]
 #: A machine with many cores: a container's findings must come from its own limits.
 MACHINE = Machine(cores=64, somaxconn=4096)
 
 
-def test_every_corpus_file_has_expectations() -> None:
-    files = {
-        str(p.relative_to(CORPUS))
-        for p in CORPUS.rglob("*")
-        if p.is_file() and p.name not in ("expected.json", "README.md")
-    }
-    assert files == set(EXPECTED)
+def test_every_corpus_file_is_checked_or_support() -> None:
+    """No file sits in the corpus without an expectation (or a reason to be there)."""
+    for project, spec in PROJECTS.items():
+        root = CORPUS / project
+        present = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {
+            "expected.json"
+        }
+        assert present == set(spec["files"]) | set(spec.get("support", [])), project
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_corpus_file_findings(name: str) -> None:
-    result = check_files([CORPUS / name], machine=MACHINE)
-    found = sorted([f.rule, f.at.line] for f in result.findings)
-    assert found == sorted(EXPECTED[name])
+def test_the_corpus_is_large_enough() -> None:
+    """At least 18 files modelled on public deployment files (Dockerfiles, compose files,
+    Procfiles, entrypoint scripts, env files), besides the Kubernetes manifests."""
+    files = [p for p in CORPUS.rglob("*") if p.is_file() and p.name != "expected.json"]
+    deploy = [p for p in files if p.suffix not in (".md",) and "apiVersion:" not in p.read_text()]
+    assert len(deploy) >= 18
+
+
+@pytest.mark.parametrize(("project", "name"), CASES, ids=[f"{p}/{n}" for p, n in CASES])
+def test_corpus_file_findings(project: str, name: str) -> None:
+    """Exactly the findings written down for the file, each at its file:line."""
+    root = CORPUS / project
+    spec = PROJECTS[project]["files"][name]
+    env: dict[str, str] = {}
+    if "env_file" in spec:
+        env, _ = read_env_file(root / spec["env_file"])
+    result = check_files([root / name], machine=MACHINE, env=env, rss_mb=spec.get("rss_mb"))
+    found = sorted(
+        [f.rule, f"{Path(f.at.file).resolve().relative_to(root.resolve())}:{f.at.line}"]
+        for f in result.findings
+    )
+    assert found == sorted(spec["findings"])
+
+
+def test_check_writes_nothing_into_the_corpus() -> None:
+    """Reading a gunicorn config (gunicorn imports it) leaves no __pycache__ beside it."""
+    check_files([CORPUS / "heroku-getting-started" / "gunicorn.conf.py"], machine=MACHINE, env={})
+    assert not list(CORPUS.rglob("__pycache__"))
 
 
 def test_the_corpus_never_exits_2() -> None:
-    paths = [str(CORPUS / name) for name in sorted(EXPECTED)]
-    result = CliRunner().invoke(app, ["check", *paths])
+    """Every corpus file through the CLI at once: findings or none, never an error."""
+    paths = [str(CORPUS / project / name) for project, name in CASES]
+    result = CliRunner().invoke(app, ["check", *paths, "--cores", "64"])
     assert result.exit_code in (0, 1), result.output
     assert "Traceback" not in result.output

@@ -220,10 +220,8 @@ def test_a_per_worker_script_is_one_server_per_case_arm(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("#!/bin/sh\necho hello\n", "no uvicorn or granian command line"),
+        ("#!/bin/sh\necho hello\n", "no gunicorn, uvicorn, granian or uWSGI command line"),
         ("uvicorn a:app\ngranian a:app\n", "a second server command line"),
-        ('uvicorn a:app "$@"\n', "cannot know them"),
-        ("uvicorn a:app --port $PORT\n", "'$PORT' needs the shell to expand it"),
         ("uvicorn a:app --workers 'two\n", "cannot split as the shell does"),
         ("uvicorn a:app --workers two\n", "uvicorn refuses its command line: Invalid value"),
         ("granian --interface nope a:app\n", "granian refuses its command line"),
@@ -237,6 +235,31 @@ def test_a_script_check_cannot_read_is_one_line(tmp_path: Path, text: str, reaso
         read_config(path)
     assert "\n" not in str(caught.value)
     assert str(caught.value).startswith(str(path))
+
+
+def test_what_only_the_running_shell_knows_is_left_out_and_named(tmp_path: Path) -> None:
+    """`--port $PORT` set nowhere, `"$@"` of an unknown caller: read without them, named."""
+    path = tmp_path / "run.sh"
+    path.write_text('#!/bin/sh\nexec uvicorn a:app --workers 3 --port $PORT "$@"\n')
+    config = read_config(path, env={})
+    assert isinstance(config, AppServer)
+    assert config.workers.value == 3
+    assert [(u.value, u.at.line) for u in config.unresolved] == [("--port $PORT", 2), ("$@", 2)]
+
+
+def test_a_scripts_own_variables_and_defaults_are_expanded(tmp_path: Path) -> None:
+    """`export VAR=...` before the command, `${VAR:-default}`: expanded as sh would."""
+    path = tmp_path / "entrypoint.sh"
+    path.write_text(
+        "#!/bin/sh\nset -e\nexport WORKERS=${WORKERS:-5}\n"
+        'python manage.py migrate\nexec gunicorn proj.wsgi -w "$WORKERS" -t ${TIMEOUT:-90}\n'
+    )
+    config = read_config(path, env={})
+    assert isinstance(config, AppServer)
+    assert (config.kind, config.workers.value, config.workers.at.line) == ("gunicorn", 5, 5)
+    assert config.request_timeout is not None
+    assert config.request_timeout.value == 90
+    assert not config.unresolved
 
 
 def test_gunicorn_chdir_and_user_of_another_host(tmp_path: Path) -> None:

@@ -787,8 +787,8 @@ def check(
     files: Annotated[
         Optional[list[Path]],  # noqa: UP045
         typer.Argument(
-            help="gunicorn *.py, uWSGI *.ini, uvicorn/granian *.sh and nginx configs "
-            "(includes are followed)"
+            help="gunicorn *.py, uWSGI *.ini, shell scripts, Dockerfiles, compose files, "
+            "Procfiles, Kubernetes manifests and nginx configs (includes are followed)"
         ),
     ] = None,
     workload_file: Annotated[
@@ -820,15 +820,6 @@ def check(
             help="cores of the server that runs these configs (default: this machine's limit)",
         ),
     ] = None,
-    rss_mb: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option(
-            "--rss-mb",
-            min=1,
-            max=1048576,
-            help="resident memory of one worker process (MiB): compared with the memory limit",
-        ),
-    ] = None,
     output_format: Annotated[
         CheckFormat,
         typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations"),
@@ -836,6 +827,24 @@ def check(
     fail_on: Annotated[
         FailOn, typer.Option("--fail-on", help="exit 1 on findings of this severity or worse")
     ] = FailOn.warning,
+    env_file: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--env-file",
+            help="KEY=value file: the environment the servers run under (WEB_CONCURRENCY, "
+            "GUNICORN_CMD_ARGS, UVICORN_*, GRANIAN_*, UWSGI_*, $PORT)",
+            dir_okay=False,
+        ),
+    ] = None,
+    rss_mb: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option(
+            "--rss-mb",
+            min=1,
+            max=1048576,
+            help="resident memory of one warm worker (MiB), to compare with memory limits",
+        ),
+    ] = None,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check import (
@@ -873,7 +882,12 @@ def check(
     if cores is not None:
         machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
     try:
-        result = check_files(files, lb=balancer, machine=machine, plan=plan, rss_mb=rss_mb)
+        env = None
+        if env_file is not None:
+            from servertune.check.envfile import read_env_file
+
+            env, _ = read_env_file(env_file)
+        result = check_files(files, lb=balancer, machine=machine, plan=plan, env=env, rss_mb=rss_mb)
     except CheckInputError as error:
         raise fail(str(error)) from None
     typer.echo(FORMATS[output_format.value](result))

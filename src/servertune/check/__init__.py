@@ -103,19 +103,34 @@ def check_files(
     machine: Machine | None = None,
     plan: Plan | None = None,
     env: Mapping[str, str] | None = None,
-    rss_mb: int | None = None,
+    rss_mb: float | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
     `machine` defaults to this one (its cgroup's cores and somaxconn); with a `plan`, the plan's
-    machine is used instead. `env` is the environment the app server configs are evaluated in.
+    machine is used instead. `env` is the environment the app server configs are evaluated in
+    (default: this process's for a config read on its own; a container's own variables for a
+    Dockerfile, compose file or manifest, which `env` adds to). `rss_mb` is one worker's
+    resident memory (default: the plan's workload's `memory_per_worker_mb`, when it has one).
     """
     reading = Reading()
     for path in paths:
         reading += read_file(path, env)
     apps, nginx = list(reading.apps), list(reading.nginx)
     links = link(nginx, apps)
-    context = Context(apps, nginx, links, lb, machine or Machine.read(), plan, rss_mb)
+    rss_source = "--rss-mb"
+    if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
+        rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
+    context = Context(
+        apps,
+        nginx,
+        links,
+        lb,
+        machine or Machine.read(),
+        plan,
+        rss_mb=rss_mb,
+        rss_source=rss_source,
+    )
     files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),

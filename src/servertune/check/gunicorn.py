@@ -78,7 +78,7 @@ def _evaluate(
     child_env = dict(os.environ if env is None else env)
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _PROBE.read_text(), str(path), *argv],
+            [sys.executable, "-B", "-c", _PROBE.read_text(), str(path), *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

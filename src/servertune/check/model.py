@@ -77,10 +77,15 @@ class Probe:
 @dataclass(frozen=True)
 class Container:
     """The container an app server runs in: its CPU and memory requests and limits (cores and
-    MiB), the pod's grace period, the preStop wait and the probes, each where it was written."""
+    MiB), the pod's grace period, the preStop wait and the probes, each where it was written.
+
+    Every platform that runs containers fills the fields it has (`platform` says which, so a
+    fix is written in that platform's words): a Kubernetes pod all of them, a compose service
+    its `cpus` / `mem_limit` / `deploy.resources` and `deploy.replicas`."""
 
     name: str
     at: Location
+    platform: Literal["kubernetes", "compose"] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None
     memory_limit_mb: Setting[float] | None = None
@@ -129,8 +134,16 @@ class AppServer:
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
     interface: Literal["wsgi", "asgi"] = "wsgi"
-    #: The container it runs in (a Kubernetes manifest), None for a file read on its own.
+    #: The container it runs in (a Kubernetes manifest, a compose service), None for a file
+    #: read on its own.
     container: Container | None = None
+    #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
+    unresolved: tuple[Setting[str], ...] = ()
+    #: A config file the command line names (`gunicorn -c`, `uwsgi --ini`) that is not among
+    #: the files read: its settings were not checked.
+    missing_config: Setting[str] | None = None
+    #: Started by a command line (its settings are spelled as flags in a fix: `--workers 2`).
+    command_line: bool = False
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,10 @@ def _uwsgi(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 
 def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.commands import beside
     from servertune.check.scripts import read_script
 
-    return Reading(apps=(read_script(path, text, env),))
+    return Reading(apps=(read_script(path, text, env, find_config=beside(path)),))
 
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -80,6 +81,45 @@ def _is_manifest(path: Path, text: str) -> bool:
     except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
         return path.suffix in (".yaml", ".yml")
     return looks_like_manifest(path, text)
+
+
+def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.dockerfile import read_dockerfile
+
+    return Reading(apps=(read_dockerfile(path, text, env),))
+
+
+def _is_dockerfile(path: Path, text: str) -> bool:
+    from servertune.check.dockerfile import looks_like_dockerfile
+
+    return looks_like_dockerfile(path, text)
+
+
+def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.compose import read_compose
+
+    apps, files = read_compose(path, text, env)
+    return Reading(apps=apps, files=files)
+
+
+def _is_compose(path: Path, text: str) -> bool:
+    try:
+        from servertune.check.compose import looks_like_compose
+    except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
+        return path.name.endswith((".yaml", ".yml")) and "compose" in path.name
+    return looks_like_compose(path, text)
+
+
+def _procfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.procfile import read_procfile
+
+    return Reading(apps=read_procfile(path, text, env))
+
+
+def _is_procfile(path: Path, text: str) -> bool:
+    from servertune.check.procfile import looks_like_procfile
+
+    return looks_like_procfile(path, text)
 
 
 def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -131,7 +171,13 @@ def _is_nginx(path: Path, text: str) -> bool:
 
 
 #: Modules the readers import from an optional extra, and that extra.
-EXTRA_OF_MODULE = {"crossplane": "check", "yaml": "check", "gunicorn": "check"}
+EXTRA_OF_MODULE = {
+    "crossplane": "check",
+    "yaml": "check",
+    "gunicorn": "check",
+    "dockerfile": "check",
+    "dotenv": "check",
+}
 
 
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -150,8 +196,11 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
 
 #: In order: the first reader that claims a file reads it.
 READERS: Sequence[Reader] = (
+    Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
+    Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
-    Reader("script", "a shell script that starts uvicorn or granian", _is_script, _script),
+    Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),

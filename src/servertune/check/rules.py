@@ -8,12 +8,21 @@ production, the directive that fixes it, and the benchmark or documentation behi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import Link
-from servertune.check.model import AppServer, Finding, Location, NginxConfig, Setting, Severity
+from servertune.check.model import (
+    AppServer,
+    Container,
+    Finding,
+    Location,
+    NginxConfig,
+    Setting,
+    Severity,
+)
 from servertune.sizing import (
     KEEPALIVE_MARGIN_S,
     MAX_REQUESTS_JITTER_RATIO,
@@ -36,8 +45,10 @@ class Context:
     lb: LoadBalancer | None
     machine: Machine
     plan: Plan | None
-    #: Resident memory of one worker process (MiB), as `check --rss-mb` gives it; None: unknown.
-    rss_mb: int | None = None
+    #: Resident memory of one warm worker (MiB) and where that number came from (`--rss-mb`,
+    #: the workload's memory_per_worker_mb); None: the memory rule has nothing to multiply.
+    rss_mb: float | None = None
+    rss_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,8 +124,32 @@ _SPELLING: dict[str, dict[str, str]] = {
 }
 
 
+#: gunicorn's and uWSGI's command-line flags for the same settings, for an app server started
+#: by a command line (a Dockerfile's CMD, a compose command, a Procfile, a manifest's args).
+_FLAGS: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        "workers": "--workers",
+        "keepalive": "--keep-alive",
+        "timeout": "--timeout",
+        "backlog": "--backlog",
+        "max_requests": "--max-requests",
+        "jitter": "--max-requests-jitter",
+        "graceful": "--graceful-timeout",
+    },
+    "uwsgi": {
+        "workers": "--processes",
+        "timeout": "--harakiri",
+        "backlog": "--listen",
+        "max_requests": "--max-requests",
+        "jitter": "--max-requests-delta",
+    },
+}
+
+
 def _name(app: AppServer, concept: str) -> str:
     """What `app`'s server calls a setting: `workers`, `processes`, `--workers`, ..."""
+    if app.command_line and concept in _FLAGS.get(app.kind, {}):
+        return _FLAGS[app.kind][concept]
     return _SPELLING[app.kind][concept]
 
 
@@ -402,8 +437,9 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.max_requests.value <= 0 or app.max_requests_jitter.value > 0:
             continue
-        if app.workers.value < 2:
-            continue
+        replicas = app.container.replicas if app.container is not None else None
+        if app.workers.value * (replicas.value if replicas is not None else 1) < 2:
+            continue  # one process in all: no restarts to keep apart
         jitter = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
         yield rule.finding(
             app.max_requests.at,
@@ -411,41 +447,6 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
             "share the load reach the limit at about the same time and restart together, leaving "
             "no worker to serve for the length of an application start",
             _assign(app, "jitter", jitter),
-        )
-
-
-@_rule(
-    "jitter-too-small-for-replicas",
-    Severity.info,
-    "a max_requests_jitter too small to keep the restarts of every worker of every replica apart",
-    "benoitc/gunicorn#3427 (4 workers, max_requests 10240, jitter 512: all four restarted within "
-    "4 s in one pod); " + _GUNICORN_DOCS + "#max-requests-jitter",
-)
-def _jitter_replicas(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
-        if app.kind != "gunicorn" or app.container is None or app.max_requests.value <= 0:
-            continue
-        jitter = app.max_requests_jitter.value
-        if jitter == 0 and app.workers.value >= 2:
-            continue  # max-requests-without-jitter says it
-        replicas = app.container.replicas
-        processes = app.workers.value * (replicas.value if replicas is not None else 1)
-        wanted = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
-        if processes < 2 or jitter >= wanted:
-            continue
-        spread = (
-            f"{replicas.value} replicas ({replicas.at}) x {app.workers.value} workers"
-            if replicas is not None
-            else f"{app.workers.value} workers"
-        )
-        yield rule.finding(
-            app.max_requests_jitter.at,
-            f"max_requests {app.max_requests.value} with a jitter of {_shown(app.max_requests_jitter)}"
-            f" for {spread}: {processes} processes that share the load each draw their limit "
-            f"from {jitter + 1} values, within {jitter / app.max_requests.value:.1%} of each "
-            "other, so several restart at about the same time and the pods lose capacity together",
-            _assign(app, "jitter", wanted),
-            (app.max_requests.at,) + ((replicas.at,) if replicas is not None else ()),
         )
 
 
@@ -463,7 +464,9 @@ def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
                 graceful.at,
                 f"graceful_timeout {_shown(graceful, ' s')} is below timeout {_shown(timeout, ' s')}: "
                 "every reload or deploy kills requests that were allowed to run longer",
-                f"graceful_timeout = {_n(timeout.value)}",
+                f"--graceful-timeout {_n(timeout.value)}"
+                if app.command_line
+                else f"graceful_timeout = {_n(timeout.value)}",
                 (timeout.at,),
             )
 
@@ -662,12 +665,23 @@ _K8S_TERMINATION = (
 )
 
 
+_DOCKER_RESOURCES = "https://docs.docker.com/engine/containers/resource_constraints/#cpu"
+
+
+def _limit_name(box: Container, what: str) -> str:
+    """How the container's platform spells its CPU or memory limit."""
+    if box.platform == "compose":
+        return {"cpu": "cpus", "memory": "mem_limit", "cpu-request": "reservations.cpus"}[what]
+    return {"cpu": "limits.cpu", "memory": "limits.memory", "cpu-request": "requests.cpu"}[what]
+
+
 @_rule(
     "workers-over-cpu-limit",
     Severity.warning,
     "more worker processes than the container's CPU limit",
     "docs/sizing.md (one process per core under the GIL); a CPU limit is a CFS quota: past it "
-    "the container is throttled for the rest of each 100 ms period, " + _K8S_RESOURCES,
+    f"the container is throttled for the rest of each 100 ms period: {_K8S_RESOURCES}, "
+    f"{_DOCKER_RESOURCES}",
 )
 def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -684,69 +698,44 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{_n(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
                 "request's latency stretches by the throttled time, and every extra worker "
                 "costs memory towards an OOM kill",
-                f"{_assign(app, 'workers', cores)}   (or raise limits.cpu to {app.workers.value})",
+                f"{_assign(app, 'workers', cores)}   (or raise {_limit_name(box, 'cpu')} to "
+                f"{app.workers.value})",
                 (box.cpu_limit.at,),
             )
-
-
-@_rule(
-    "workers-over-memory-limit",
-    Severity.warning,
-    "workers x their resident memory past the container's memory limit",
-    "a container past its memory limit is OOM-killed, " + _K8S_RESOURCES + "; "
-    "MEMORY_HEADROOM_RATIO of the limit for the workers, the rest for the master",
-)
-def _memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
-    if c.rss_mb is None:
-        return
-    for app in c.apps:
-        box = app.container
-        if box is None or box.memory_limit_mb is None:
-            continue
-        limit = box.memory_limit_mb.value
-        budget = limit * MEMORY_HEADROOM_RATIO
-        total = app.workers.value * c.rss_mb
-        if total <= budget:
-            continue
-        fits = math.floor(budget / c.rss_mb)
-        needed = math.ceil(total / MEMORY_HEADROOM_RATIO)
-        yield rule.finding(
-            app.workers.at,
-            f"{_assign(app, 'workers', app.workers.value)} x {c.rss_mb} MiB resident each is "
-            f"{_n(total)} MiB, past {MEMORY_HEADROOM_RATIO:.0%} of the memory limit of "
-            f"{_n(limit)} MiB ({box.memory_limit_mb.at}): past the limit the kernel OOM-kills a "
-            "process of the container, a worker and the requests it holds or the whole pod",
-            (
-                f"{_assign(app, 'workers', fits)}   (or raise limits.memory to {needed}Mi)"
-                if fits >= 1
-                else f"limits.memory: {needed}Mi   (not one worker of {c.rss_mb} MiB fits)"
-            ),
-            (box.memory_limit_mb.at,),
-        )
 
 
 @_rule(
     "no-cpu-limit",
     Severity.info,
     "a container without a CPU limit: its worker count is not tied to any number of cores",
-    _K8S_RESOURCES,
+    f"{_K8S_RESOURCES}; {_DOCKER_RESOURCES}",
 )
 def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         box = app.container
         if box is None or box.cpu_limit is not None:
             continue
+        request = _limit_name(box, "cpu-request")
         if box.cpu_request is not None:
             cores = max(1, math.ceil(box.cpu_request.value))
             if app.workers.value <= cores:
                 continue
             yield rule.finding(
                 box.cpu_request.at,
-                f"requests.cpu {_n(box.cpu_request.value)} without a limit: the scheduler "
+                f"{request} {_n(box.cpu_request.value)} without a limit: the scheduler "
                 f"guarantees {_n(box.cpu_request.value)} CPU, but {app.workers.value} workers "
                 "count on more; on a busy node they share the request",
-                f'limits.cpu: "{cores}" and {_assign(app, "workers", cores)}, or requests.cpu '
-                f"at the worker count ({app.workers.value})",
+                f'{_limit_name(box, "cpu")}: "{cores}" and {_assign(app, "workers", cores)}, or '
+                f"{request} at the worker count ({app.workers.value})",
+                (app.workers.at,),
+            )
+        elif box.platform == "compose":
+            yield rule.finding(
+                box.at,
+                f"service {box.name!r} sets no CPU limit (cpus, deploy.resources.limits.cpus): "
+                f"its {app.workers.value} workers are sized for no number of cores and compete "
+                "for all of the host's with every other container on it",
+                f'cpus: "{app.workers.value}"   (the cores its workers are sized for)',
                 (app.workers.at,),
             )
         else:
@@ -759,6 +748,129 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 f'{{cpu: "{app.workers.value}"}}}}',
                 (app.workers.at,),
             )
+
+
+@_rule(
+    "workers-over-memory-limit",
+    Severity.warning,
+    "the workers' resident memory does not fit the container's memory limit",
+    "docs/sizing.md (processes: memory_limit_mb x MEMORY_HEADROOM_RATIO / memory_per_worker_mb); "
+    "past the limit the kernel's OOM killer ends a worker mid-request: "
+    "https://docs.docker.com/engine/containers/resource_constraints/#memory, " + _K8S_RESOURCES,
+)
+def _memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    if c.rss_mb is None:
+        return
+    for app in c.apps:
+        box = app.container
+        if box is None or box.memory_limit_mb is None:
+            continue
+        limit = box.memory_limit_mb.value
+        fits = math.floor(limit * MEMORY_HEADROOM_RATIO / c.rss_mb)
+        if app.workers.value <= fits:
+            continue
+        needed = math.ceil(app.workers.value * c.rss_mb / MEMORY_HEADROOM_RATIO)
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} workers x {_n(c.rss_mb)} MiB ({c.rss_source}) = "
+            f"{_n(app.workers.value * c.rss_mb)} MiB against a memory limit of {_n(limit)} MiB "
+            f"({box.memory_limit_mb.at}), of which {MEMORY_HEADROOM_RATIO:.0%} is for workers "
+            "(the rest for the master, buffers and growth): under load a worker is OOM-killed "
+            "and its requests fail",
+            f"{_assign(app, 'workers', max(1, fits))}   (or raise "
+            f"{_limit_name(box, 'memory')} to {needed} MiB)",
+            (box.memory_limit_mb.at,),
+        )
+
+
+@_rule(
+    "max-requests-jitter-small",
+    Severity.warning,
+    "the recycling jitter is too small to keep the workers' restarts apart",
+    "benoitc/gunicorn#3427 (max_requests 10240 with jitter 512: four workers restarted within "
+    "four seconds); the plan's MAX_REQUESTS_JITTER_RATIO; "
+    + _GUNICORN_DOCS
+    + "#max-requests-jitter",
+)
+def _small_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        limit, jitter = app.max_requests.value, app.max_requests_jitter.value
+        if (
+            limit <= 0
+            or jitter <= 0
+            or app.kind not in _SPELLING
+            or "jitter" not in _SPELLING[app.kind]
+        ):
+            continue  # no recycling, or no jitter at all (max-requests-without-jitter)
+        replicas = app.container.replicas if app.container is not None else None
+        copies = replicas.value if replicas is not None else 1
+        total = app.workers.value * copies
+        if total < 2:
+            continue
+        wanted = math.ceil(limit * MAX_REQUESTS_JITTER_RATIO)
+        if jitter >= wanted:
+            continue
+        across = (
+            f"; with {copies} replicas ({replicas.at}) {total} workers share the load and "
+            f"draw from the same window, so the chance that some replica restarts all "
+            f"{app.workers.value} of its workers at once is {copies} times one replica's"
+            if replicas is not None and copies > 1
+            else ""
+        )
+        yield rule.finding(
+            app.max_requests_jitter.at,
+            f"{_name(app, 'jitter')} {jitter} is {jitter / limit:.1%} of "
+            f"{_name(app, 'max_requests')} {limit}: workers that share the load evenly reach "
+            f"their limits within {jitter} requests of each other and restart almost together"
+            f"{across}",
+            _assign(app, "jitter", wanted),
+            (app.max_requests.at,) + ((replicas.at,) if replicas is not None else ()),
+        )
+
+
+@_rule(
+    "unresolved-variable",
+    Severity.info,
+    "a command-line word only the running container can expand: not checked",
+    "the shell expands $VAR from the container's environment when it starts; "
+    "check reads the files, never runs them (docs/check.md)",
+)
+def _unresolved(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for word in app.unresolved:
+            names = sorted(set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", word.value)))
+            fix = (
+                f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})"
+                if names
+                else "write the value in the command line, or check the file that supplies it"
+            )
+            yield rule.finding(
+                word.at,
+                f"{word.value!r}: known only when it runs (the container's or platform's variables); {app.kind} was read "
+                "without it, so whatever it sets was not checked",
+                fix,
+            )
+
+
+@_rule(
+    "config-not-found",
+    Severity.info,
+    "the command line names a config file that is not among the files read",
+    "https://docs.gunicorn.org/en/stable/settings.html#config; "
+    "https://uwsgi-docs.readthedocs.io/en/latest/Configuration.html",
+)
+def _config_missing(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        missing = app.missing_config
+        if missing is None:
+            continue
+        yield rule.finding(
+            missing.at,
+            f"{missing.value}: not in the build context or the files given, so its settings "
+            f"were not checked; {app.kind} was read from its command line alone",
+            f"servertune check {missing.value.rsplit('/', 1)[-1]}   (the file from your "
+            "repository), or keep it where the Dockerfile's COPY puts it",
+        )
 
 
 @_rule(
@@ -862,7 +974,7 @@ def _same_probes(rule: Rule, c: Context) -> Iterator[Finding]:
 def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         box = app.container
-        if box is None or not app.sockets or box.pod_ready_probe:
+        if box is None or box.platform != "kubernetes" or not app.sockets or box.pod_ready_probe:
             continue  # a pod is Ready when all its containers are: a sidecar's probe counts
         if not any(p.kind == "readiness" for p in box.probes):
             yield rule.finding(

@@ -1,13 +1,15 @@
-"""Shell scripts that start uvicorn or granian (`gen uvicorn`, `uvicorn-per-worker`, `granian`).
+"""Shell scripts that start a server: `gen`'s uvicorn / granian scripts, and the entrypoint
+scripts images run (`exec gunicorn ...`, `exec uwsgi ...`).
 
 A script is read, never run: its lines are split as the shell splits words (`shlex`, with line
-continuations joined and comments dropped), the one `uvicorn ...` / `granian ...` command line
-is found (after `exec`, `env` and `VAR=value` assignments), and its arguments are handed to
-the server's own click command in a child interpreter (`_cli_probe.py`, `make_context()` only),
-so options, defaults and the server's environment variables are read exactly as the server
-would. A per-worker script (`case "$SERVERTUNE_WORKER" in N) set -- --host H --port P ;;`) is
-one single-worker server per `case` arm, each on its own socket. Anything only the shell could
-resolve (a `$VAR` in an argument, `"$@"` without such arms) is refused with one line.
+continuations joined and comments dropped), the one server command line is found by
+`commands.server_command` (after `exec`, `env`, `VAR=value`, `python -m`, process wrappers and
+`sh -c`), and its arguments are handed to the server's own parser (`commands.read_command`), so
+options, defaults and the server's environment variables are read exactly as the server would.
+The script's own `VAR=value` / `export VAR=value` lines before the command are its environment.
+A per-worker script (`case "$SERVERTUNE_WORKER" in N) set -- --host H --port P ;;`) is one
+single-worker server per `case` arm, each on its own socket. What only the running shell knows
+(a variable set nowhere, `"$@"` of an unknown caller) is left out and named by a finding.
 """
 
 from __future__ import annotations
@@ -20,13 +22,30 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.commands import (
+    FindConfig,
+    ServerCommand,
+    Word,
+    asgi_server,
+    expand_shell,
+    read_command,
+    run_words,
+    server_command,
+)
+from servertune.check.model import AppServer, CheckInputError, Location
 
-__all__ = ["CLI_EVAL_TIMEOUT_S", "SERVERS", "command_line", "looks_like_script", "read_script"]
+__all__ = [
+    "CLI_EVAL_TIMEOUT_S",
+    "SERVERS",
+    "command_line",
+    "looks_like_script",
+    "parse_command_lines",
+    "read_script",
+]
 
 #: Importing uvicorn or granian and parsing a few command lines takes well under a second.
 CLI_EVAL_TIMEOUT_S = 10.0
@@ -52,11 +71,41 @@ class _Line:
     last: int
 
 
+#: A here-document (`python << END`, `cat <<-'EOF'`): its body is data, not commands.
+_HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+
+
+def _split(path: Path, start: int, text: str) -> list[list[str]]:
+    """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        tokens = list(lexer)
+    except ValueError as error:  # an unclosed quote
+        raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token and set(token) <= set(";&|"):
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [c for c in commands if c]
+
+
 def _logical_lines(path: Path, text: str) -> list[_Line]:
+    """Each simple command of the script, with the physical lines it spans; continued lines
+    joined, here-document bodies skipped."""
     lines: list[_Line] = []
     physical = text.splitlines()
     start, parts = 0, list[str]()
+    heredoc: tuple[str, bool] | None = None
     for number, raw in enumerate(physical, start=1):
+        if heredoc is not None:
+            delimiter, strip = heredoc
+            if (raw.lstrip("\t") if strip else raw) == delimiter:
+                heredoc = None
+            continue
         if not parts:
             start = number
         # A backslash at the end continues the command (an even run of them is literal).
@@ -65,29 +114,15 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             parts.append(raw[:-1])
             continue
         parts.append(raw)
-        try:
-            words = shlex.split(" ".join(parts), comments=True)
-        except ValueError as error:  # an unclosed quote
-            raise CheckInputError(
-                f"{path}:{start}: cannot split as the shell does: {error}"
-            ) from None
-        if words:
-            lines.append(_Line(words, start, number))
+        joined = " ".join(parts)
         parts = []
+        found = _HEREDOC.search(joined)
+        if found is not None:
+            heredoc = (found[3], found[1] == "-")
+            joined = joined[: found.start()] + joined[found.end() :]
+        for words in _split(path, start, joined):
+            lines.append(_Line(words, start, number))
     return lines
-
-
-def _command(line: _Line) -> tuple[str, list[str]] | None:
-    """(server, its arguments) when this line starts uvicorn or granian."""
-    words = list(line.words)
-    # `VAR=1 exec uvicorn`, `exec env VAR=1 uvicorn`: what runs is the first other word.
-    while words and (words[0] in ("exec", "env") or _ASSIGNMENT.match(words[0])):
-        words = words[1:]
-    if len(words) >= 3 and os.path.basename(words[0]).startswith("python") and words[1] == "-m":
-        words = words[2:]  # python -m uvicorn ...
-    if words and os.path.basename(words[0]) in SERVERS:
-        return os.path.basename(words[0]), words[1:]
-    return None
 
 
 def _arm(line: _Line) -> list[str] | None:
@@ -103,14 +138,14 @@ def _arm(line: _Line) -> list[str] | None:
     return args
 
 
-def _parse(
+def parse_command_lines(
     path: Path, server: str, argvs: list[list[str]], env: Mapping[str, str] | None
 ) -> list[dict[str, Any]]:
     """Each argument list as the server's own CLI reads it (in a child, with a time limit)."""
     request = json.dumps({"server": server, "argvs": argvs})
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _PROBE.read_text()],
+            [sys.executable, "-B", "-c", _PROBE.read_text()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -139,125 +174,107 @@ def _parse(
     return parsed
 
 
-def _address(values: Mapping[str, Any]) -> str | None:
-    """The socket as nginx writes it: `unix:/path`, `127.0.0.1:8001` or `[::1]:8001`."""
-    if values.get("uds"):
-        return f"unix:{values['uds']}"
-    if values.get("fd") is not None:
-        return None  # an inherited descriptor: its address is not in the script
-    host = str(values["host"])
-    return f"[{host}]:{values['port']}" if ":" in host else f"{host}:{values['port']}"
+def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
+    """The line's words, each on the first physical line (of those it spans) that holds it."""
+    words = []
+    for text in line.words:
+        number = next(
+            (n for n in range(line.first, line.last + 1) if text in physical[n - 1]), line.first
+        )
+        words.append(Word(text, Location(path, number)))
+    return words
+
+
+def _assignments(line: _Line, env: dict[str, str]) -> None:
+    """`VAR=value` / `export VAR=value` lines: the script's own variables, for what follows."""
+    words = line.words[1:] if line.words[:1] == ["export"] else line.words
+    if not words or not all(_ASSIGNMENT.match(w) for w in words):
+        return
+    for word in words:
+        name, _, value = word.partition("=")
+        expanded = expand_shell(value, env)
+        if expanded is not None:
+            env[name] = expanded
 
 
 def command_line(path: Path, text: str) -> tuple[str, list[str]]:
-    """The server and the arguments of the script's one uvicorn or granian command line, as
-    the shell splits them (`read_script` checks them with the server's own CLI)."""
-    commands = [found for line in _logical_lines(path, text) if (found := _command(line))]
-    if not commands:
-        raise CheckInputError(f"{path}: no uvicorn or granian command line in this script")
-    return commands[0]
+    """The server and the arguments of the script's one server command line, as the shell
+    splits them (`read_script` checks them with the server's own parser)."""
+    physical = text.splitlines()
+    for line in _logical_lines(path, text):
+        found = server_command(_words(line, physical, path))
+        if found is not None:
+            return found.server, [w.text for w in found.args]
+    raise CheckInputError(f"{path}: {_NO_SERVER}")
 
 
-def read_script(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
-    """The uvicorn or granian server(s) the script starts, as their own CLIs read them."""
+_NO_SERVER = "no gunicorn, uvicorn, granian or uWSGI command line in this script"
+
+
+def read_script(
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    arguments: list[Word] | None = None,
+    find_config: FindConfig | None = None,
+    env_at: Mapping[str, Location] | None = None,
+) -> AppServer:
+    """The server the script starts (the one `exec gunicorn ...` / `uvicorn ...` line), read
+    by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
+    an `ENTRYPOINT` script), unknown when None."""
+    physical = text.splitlines()
     lines = _logical_lines(path, text)
-    commands = [(line, found) for line in lines if (found := _command(line)) is not None]
+    environment = dict(os.environ if env is None else env)
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    for line in lines:
+        found = server_command(_words(line, physical, path))
+        if found is not None:
+            commands.append((line, found, dict(environment)))
+        else:
+            _assignments(line, environment)
     if not commands:
-        raise CheckInputError(f"{path}: no uvicorn or granian command line in this script")
+        passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
+        if passes and arguments:
+            # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
+            found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
+            if found_app is not None:
+                return found_app
+        raise CheckInputError(f"{path}: {_NO_SERVER}")
     if len(commands) > 1:
         raise CheckInputError(
             f"{path}:{commands[1][0].first}: a second server command line; check one per script"
         )
-    line, (server, args) = commands[0]
+    line, command, environment = commands[0]
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
-    if "$@" in args:
-        if not arms:
-            raise CheckInputError(
-                f'{path}:{line.first}: "$@" passes the caller\'s arguments; check reads the '
-                "script, never runs it, so it cannot know them"
+    holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
+    if holes and arms and command.server in SERVERS:
+        # A per-worker script: one single-worker server per `case` arm, each on its socket.
+        hole = holes[0]
+        argvs = []
+        for arm_line, arm in arms:
+            at = Location(path, arm_line.first)
+            argvs.append(
+                [*command.args[:hole], *(Word(a, at) for a in arm), *command.args[hole + 1 :]]
             )
-        hole = args.index("$@")
-        argvs = [args[:hole] + arm + args[hole + 1 :] for _, arm in arms]
-    else:
-        arms = []
-        argvs = [args]
-    for argv in argvs:
-        for word in argv:
-            if "$" in word or "`" in word:
-                raise CheckInputError(
-                    f"{path}:{line.first}: {word!r} needs the shell to expand it; check reads the "
-                    "script, never runs it: write the value"
-                )
-    parsed = _parse(path, server, argvs, env)
-    physical = text.splitlines()
-
-    def at(flag: str, first: int = line.first, last: int = line.last) -> Location:
-        for number in range(first, last + 1):
-            if re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", physical[number - 1]):
-                return Location(path, number)
-        return Location(path, first)
-
-    def setting(flag: str, value: Any, kind: type[Any] = float) -> Setting[Any]:
-        given = any(w == flag or w.startswith(flag + "=") for w in args)
-        return Setting(kind(value), at(flag), default=not given)
-
-    values = parsed[0]
-    sockets: list[Setting[str]] = []
-    for index, one in enumerate(parsed):
-        address = _address(one)
-        if address is not None:
-            where = at(
-                "--uds" if one.get("uds") else "--port",
-                *((arms[index][0].first, arms[index][0].last) if arms else (line.first, line.last)),
-            )
-            sockets.append(Setting(address, where, default=False))
-    per_worker = bool(arms)
-    workers_given = values.get("workers")
-    if per_worker:
-        workers = Setting(len(parsed), Location(path, arms[0][0].first), default=False)
-    elif workers_given is None:  # uvicorn: $WEB_CONCURRENCY, else 1 (its --help says so)
-        concurrency = (os.environ if env is None else env).get("WEB_CONCURRENCY", "")
-        workers = Setting(int(concurrency) if concurrency.isdigit() else 1, at("--workers"), True)
-    else:
-        workers = setting("--workers", workers_given, int)
-    if server == "uvicorn":
-        interface: Literal["wsgi", "asgi"] = "wsgi" if values.get("interface") == "wsgi" else "asgi"
-        jitter = values.get("limit_max_requests_jitter") or 0
-        graceful = values.get("timeout_graceful_shutdown")
-        return AppServer(
-            kind="uvicorn",
-            file=path,
-            workers=workers,
-            threads=Setting(1, at("--workers"), default=True),
-            sockets=tuple(sockets),
-            mapped_sockets=per_worker,
-            keepalive=setting("--timeout-keep-alive", values["timeout_keep_alive"]),
-            request_timeout=None,
-            graceful_timeout=None
-            if graceful is None
-            else setting("--timeout-graceful-shutdown", graceful),
-            max_requests=setting(
-                "--limit-max-requests", values.get("limit_max_requests") or 0, int
-            ),
-            max_requests_jitter=setting("--limit-max-requests-jitter", jitter, int),
-            backlog=setting("--backlog", values["backlog"], int),
-            interface=interface,
+        for argv in argvs:
+            for word in argv:
+                if "$" in word.text or "`" in word.text:
+                    raise CheckInputError(
+                        f"{word.at}: {word.text!r} needs the shell to expand it; check reads "
+                        "the script, never runs it: write the value"
+                    )
+        return asgi_server(
+            path,
+            command.server,
+            argvs,
+            environment,
+            {},
+            command.program.at,
+            [Location(path, a.first) for a, _ in arms],
         )
-    # granian: RSGI, like ASGI, runs each worker's requests on an event loop.
-    kill = values.get("workers_kill_timeout")
-    blocking = values.get("blocking_threads")
-    return AppServer(
-        kind="granian",
-        file=path,
-        workers=workers,
-        threads=setting("--blocking-threads", blocking if blocking is not None else 1, int),
-        sockets=tuple(sockets),
-        mapped_sockets=per_worker,
-        keepalive=None,  # granian has no idle timeout to set: nothing to order against nginx
-        request_timeout=None,
-        graceful_timeout=None if kill is None else setting("--workers-kill-timeout", kill),
-        max_requests=Setting(0, Location(path, line.first), default=True),
-        max_requests_jitter=Setting(0, Location(path, line.first), default=True),
-        backlog=setting("--backlog", values["backlog"], int),
-        interface="wsgi" if values.get("interface") == "wsgi" else "asgi",
-    )
+    if holes and arguments is not None:
+        hole = holes[0]
+        command = replace(
+            command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
+        )
+    return read_command(path, command, environment, env_at, shell=True, find_config=find_config)

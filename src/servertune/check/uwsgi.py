@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["UWSGI_DEFAULTS", "read_uwsgi", "uwsgi_options"]
+__all__ = ["UWSGI_DEFAULTS", "read_uwsgi", "uwsgi_app", "uwsgi_options"]
 
 #: uWSGI's defaults for the options the rules read (uwsgi-docs "Options"): listen queue 100,
 #: no harakiri, no recycling, one process, one thread.
@@ -43,6 +44,21 @@ _ALIASES = {
 _SOCKET_OPTIONS = ("socket", "http-socket")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
 _TRUE = {"true", "1", "yes", "on", "y", "t"}
+#: uWSGI's configuration logic ("Configuration logic" in its docs): a block up to `endif` is
+#: read only when its condition holds, with `%(_)` the tested value. Paths are tested on the
+#: machine running check (uWSGI tests them where it starts).
+_CONDITIONS: dict[str, Callable[[str, Mapping[str, str], Mapping[str, str]], bool]] = {
+    "if-env": lambda v, env, opts: v in env,
+    "if-not-env": lambda v, env, opts: v not in env,
+    "if-exists": lambda v, env, opts: os.path.exists(v),
+    "if-not-exists": lambda v, env, opts: not os.path.exists(v),
+    "if-file": lambda v, env, opts: os.path.isfile(v),
+    "if-not-file": lambda v, env, opts: not os.path.isfile(v),
+    "if-dir": lambda v, env, opts: os.path.isdir(v),
+    "if-not-dir": lambda v, env, opts: not os.path.isdir(v),
+    "if-opt": lambda v, env, opts: v.partition("=")[0] in opts,
+    "if-not-opt": lambda v, env, opts: v.partition("=")[0] not in opts,
+}
 
 
 def uwsgi_options(
@@ -66,6 +82,8 @@ def uwsgi_options(
     placeholders: dict[str, str] = {}
     section: str | None = None
     seen_uwsgi = False
+    #: The `if-*` blocks around this line, each True when its condition holds.
+    blocks: list[bool] = []
 
     def expand(value: str, line: int) -> str:
         def one(match: re.Match[str]) -> str:
@@ -101,6 +119,20 @@ def uwsgi_options(
         key, sep, value = line.partition("=")
         key = key.strip()
         key = _ALIASES.get(key, key)
+        if key == "endif" or key.startswith("end-if"):
+            if blocks:
+                blocks.pop()
+            continue
+        if key in _CONDITIONS:
+            tested = expand(value.strip(), number)
+            active = all(blocks) and _CONDITIONS[key](tested, environ, placeholders)
+            blocks.append(active)
+            if active:
+                # `%(_)` is the tested value: the variable's value, or the path that exists
+                placeholders["_"] = environ.get(tested, "") if "env" in key else tested
+            continue
+        if not all(blocks):
+            continue
         value = expand(value.strip(), number) if sep else "true"
         if key == "ini":
             raise CheckInputError(
@@ -128,41 +160,47 @@ def _address(value: str) -> str:
 
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings uWSGI would run `path` with."""
-    options = uwsgi_options(path, text, env)
-    last: dict[str, tuple[str, int]] = {}
-    for key, value, line in options:
-        last[key] = (value, line)
+    options = [(k, v, Location(path, line)) for k, v, line in uwsgi_options(path, text, env)]
+    app = uwsgi_app(path, options, Location(path))
+    processes = [at.line for k, _, at in options if k == "processes"]
+    if processes and "%k" in _raw_value(text, processes[-1]):
+        return replace(app, workers_follow_cpu_count=True)
+    return app
+
+
+def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Location) -> AppServer:
+    """The AppServer of uWSGI options in the order uWSGI reads them (an ini file's lines, a
+    command line's options, `UWSGI_*` variables), each with where it was written; a default
+    points at `start`."""
+    options = [(_ALIASES.get(k, k), v, at) for k, v, at in options]
+    last: dict[str, tuple[str, Location]] = {}
+    for key, value, at in options:
+        last[key] = (value, at)
 
     def number(key: str) -> Setting[int]:
         if key not in last:
-            return Setting(UWSGI_DEFAULTS[key], Location(path), default=True)
-        value, line = last[key]
+            return Setting(UWSGI_DEFAULTS[key], start, default=True)
+        value, at = last[key]
         try:
-            return Setting(int(value), Location(path, line))
+            return Setting(int(value), at)
         except ValueError:
             raise CheckInputError(
-                f"{path}:{line}: {key} must be a whole number; got {value[:40]!r}"
+                f"{at}: {key} must be a whole number; got {value[:40]!r}"
             ) from None
 
     def flag(key: str) -> Setting[bool] | None:
         if key not in last:
             return None
-        value, line = last[key]
-        return Setting(value.lower() in _TRUE, Location(path, line))
+        value, at = last[key]
+        return Setting(value.lower() in _TRUE, at)
 
-    processes_raw = [(v, line) for k, v, line in options if k == "processes"]
-    raw_processes = _raw_value(text, processes_raw[-1][1]) if processes_raw else ""
     harakiri = number("harakiri")
     return AppServer(
         kind="uwsgi",
         file=path,
         workers=number("processes"),
         threads=number("threads"),
-        sockets=tuple(
-            Setting(_address(v), Location(path, line))
-            for k, v, line in options
-            if k in _SOCKET_OPTIONS
-        ),
+        sockets=tuple(Setting(_address(v), at) for k, v, at in options if k in _SOCKET_OPTIONS),
         mapped_sockets=any(k == "map-socket" for k, _, _ in options),
         keepalive=None,
         request_timeout=Setting(float(harakiri.value), harakiri.at, harakiri.default),
@@ -170,9 +208,8 @@ def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> A
         max_requests=number("max-requests"),
         max_requests_jitter=number("max-requests-delta")
         if "max-requests-delta" in last
-        else Setting(0, Location(path), default=True),
+        else Setting(0, start, default=True),
         backlog=number("listen"),
-        workers_follow_cpu_count="%k" in raw_processes,
         thunder_lock=flag("thunder-lock"),
     )
 

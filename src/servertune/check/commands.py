@@ -1,0 +1,684 @@
+"""A server's command line -> the AppServer it starts, read by that server's own parser.
+
+Every file kind that starts a server with a command line (a Dockerfile's `CMD`/`ENTRYPOINT`, a
+compose service's `command`, a Procfile's process, a shell entrypoint that `exec`s the server,
+a Kubernetes container's `command`/`args`) hands its words here, each with the file:line it
+was written on. `server_command` finds which server runs (past `exec`, `env`, `VAR=value`,
+`python -m`, process managers such as `tini --` or `gosu USER`, and `sh -c "...; exec ..."`);
+`read_command` hands its arguments to that server's own parser:
+
+* gunicorn: its `Application.load_config()` and argparse, built from its own `Config`, in a child
+  interpreter (`_gunicorn_probe.py`), after the `-c` config file when one is found;
+* uvicorn, granian: their click commands' `make_context()` in a child interpreter
+  (`_cli_probe.py`), their `UVICORN_*` / `GRANIAN_*` variables included;
+* uWSGI: its command line is its ini file spelled as options (`--name value`, `--name=value`,
+  a lone `--flag` is true, uWSGI's documented short options), and `UWSGI_<NAME>` variables are
+  options too; read with the ini reader's rules.
+
+The environment is the one the server will see (the image's `ENV`, compose's `environment` and
+`env_file`, `--env-file`, the manifest's `env`), so `WEB_CONCURRENCY` and `GUNICORN_CMD_ARGS`
+count as the server counts them. Where a word is given to a shell (shell-form `CMD`, a Procfile,
+`sh -c`), `$VAR` / `${VAR}` / `${VAR:-default}` are expanded from that environment; a variable
+only the running container knows (`--bind :$PORT`) cannot be read: the option and its value are
+left out, and the AppServer says which (`unresolved`) so a finding can name it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from servertune.check.model import AppServer, CheckInputError, Location, Setting
+
+__all__ = [
+    "SERVERS",
+    "ConfigFile",
+    "FindConfig",
+    "ServerCommand",
+    "Word",
+    "beside",
+    "child_env",
+    "expand_shell",
+    "place_words",
+    "read_command",
+    "run_words",
+    "server_command",
+    "shell_commands",
+]
+
+#: The servers whose command lines `check` reads.
+SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi")
+#: Programs that run the command after them: how many positional words of their own they
+#: take (`gosu USER cmd`, `newrelic-admin run-program cmd`); their options (`tini --`,
+#: `uv run --with x`) are skipped too. What runs is the first server word after them.
+WRAPPERS: dict[str, int] = {
+    "exec": 0,
+    "env": 0,
+    "nice": 0,
+    "nohup": 0,
+    "tini": 0,
+    "dumb-init": 0,
+    "catatonit": 0,
+    "gosu": 1,
+    "su-exec": 1,
+    "setpriv": 0,
+    "ddtrace-run": 0,
+    "opentelemetry-instrument": 0,
+    "newrelic-admin": 1,
+    "doppler": 1,
+    "poetry": 1,
+    "pipenv": 1,
+    "uv": 1,
+    "pdm": 1,
+    "hatch": 1,
+    "rye": 1,
+}
+#: The shells a `sh -c "script"` runs: their script's commands are searched for the server.
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "busybox"})
+_ASSIGNMENT = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
+#: POSIX parameter expansion as `sh` does it on a word: `$NAME`, `${NAME}`, `${NAME:-word}`,
+#: `${NAME-word}` (and `:=`/`=`, which also default); `$$` and `$1` are left to the shell.
+_PARAMETER = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=+?])(?P<word>[^}]*))?\}"
+    r"|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word of a command line, as the program receives it, with where it was written."""
+
+    text: str
+    at: Location
+
+
+@dataclass(frozen=True)
+class ServerCommand:
+    """The server a command line starts: its name, the words after it, and the `VAR=value`
+    assignments written before it (the server's environment too)."""
+
+    server: Literal["gunicorn", "uvicorn", "granian", "uwsgi"]
+    program: Word
+    args: tuple[Word, ...]
+    assignments: tuple[tuple[str, Word], ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A config file a command line names (`gunicorn -c`, `uwsgi --ini`), found by the caller:
+    its text, the file it lives in, and the line its text starts on there (a ConfigMap key or
+    a Dockerfile heredoc starts below its header)."""
+
+    text: str
+    file: Path
+    first_line: int = 1
+
+
+#: Finds the file a command line names (the path as written, relative to the working directory
+#: the server runs in); None when it is not among the files check was given.
+FindConfig = Callable[[str], ConfigFile | None]
+
+
+def beside(file: Path) -> FindConfig:
+    """Finds a relative path in `file`'s directory (a config a script or Procfile names, in
+    the repository it lives in); an absolute path names the server's filesystem: not here."""
+
+    def find(wanted: str) -> ConfigFile | None:
+        from servertune.check.source import read_text
+
+        if wanted.startswith("/"):
+            return None
+        candidate = file.parent / wanted
+        if not candidate.is_file():
+            return None
+        return ConfigFile(read_text(candidate), candidate, 1)
+
+    return find
+
+
+def expand_shell(text: str, env: Mapping[str, str]) -> str | None:
+    """`text` with its `$VAR` expansions done as `sh` does from `env`; None when it names a
+    variable `env` does not hold and gives no default (only the running container knows it)."""
+    missing = False
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal missing
+        name = match["braced"] or match["plain"]
+        op, word = match["op"], match["word"] or ""
+        value = env.get(name)
+        if op is None:
+            if value is None:
+                missing = True
+                return ""
+            return value
+        unset = value is None or (op.startswith(":") and value == "")
+        kind = op[-1]
+        if "$" in word and ((kind == "+" and not unset) or (kind in "-=" and unset)):
+            inner = expand_shell(word, env)  # the word is expanded too, as sh does
+            if inner is None:
+                missing = True
+                return ""
+            word = inner
+        if kind == "+":
+            return "" if unset else word
+        if kind == "?":
+            if unset:
+                missing = True
+                return ""
+            return value or ""
+        return word if unset else (value or "")
+
+    expanded = _PARAMETER.sub(one, text)
+    return None if missing else expanded
+
+
+def place_words(
+    words: Sequence[str], lines: Sequence[str], file: Path, first: int, last: int
+) -> list[Word]:
+    """Words written on lines `first`..`last` of `lines`, each on the first of them that holds
+    its text (the first line when none does: a word built by quotes or joins)."""
+    placed = []
+    for text in words:
+        number = next((n for n in range(first, last + 1) if text in lines[n - 1]), first)
+        placed.append(Word(text, Location(file, number)))
+    return placed
+
+
+def _name(word: str) -> str:
+    return PurePosixPath(word).name
+
+
+def _server_of(words: Sequence[Word]) -> int | None:
+    """The index of the server's own word (`gunicorn`, `python -m` before it counted)."""
+    for index, word in enumerate(words):
+        name = _name(word.text)
+        if name in SERVERS:
+            return index
+        if name.startswith("python") and index + 2 < len(words):
+            if words[index + 1].text == "-m" and words[index + 2].text in SERVERS:
+                return index + 2
+            return None  # python runs a script or other module: not a server check reads
+    return None
+
+
+def server_command(words: Sequence[Word]) -> ServerCommand | None:
+    """The server `words` start, or None when they start no server check reads.
+
+    What runs is the first word after `VAR=value` assignments, `exec`/`env` and the process
+    wrappers of WRAPPERS; `sh -c SCRIPT` runs the one command of SCRIPT that starts a server.
+    """
+    words = list(words)
+    assignments: list[tuple[str, Word]] = []
+    while words:
+        first = words[0]
+        match = _ASSIGNMENT.match(first.text)
+        if match:
+            assignments.append((match[1], Word(match[2], first.at)))
+            words = words[1:]
+            continue
+        name = _name(first.text)
+        if name in SHELLS:
+            rest = words[1:]
+            if name == "busybox" and rest and rest[0].text in SHELLS:
+                rest = rest[1:]
+            while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
+                rest = rest[1:]
+            if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
+                for command in shell_commands(rest[1]):
+                    found = server_command(command)
+                    if found is not None:
+                        return replace(found, assignments=(*assignments, *found.assignments))
+            return None
+        if name in WRAPPERS:
+            index = _server_of(words[1:])
+            if index is None:
+                # `exec env VAR=1 gunicorn`: assignments after a wrapper
+                rest = words[1:]
+                while rest and rest[0].text.startswith("-"):
+                    rest = rest[1:]
+                if rest and (_ASSIGNMENT.match(rest[0].text) or _name(rest[0].text) in SHELLS):
+                    words = rest
+                    continue
+                return None
+            words = words[1 + index :]
+            break
+        break
+    index = _server_of(words)
+    if index is None or (index > 0 and not _name(words[0].text).startswith("python")):
+        return None
+    server = _name(words[index].text)
+    assert server in SERVERS
+    return ServerCommand(
+        server=server,  # type: ignore[arg-type]
+        program=words[index],
+        args=tuple(words[index + 1 :]),
+        assignments=tuple(assignments),
+    )
+
+
+def shell_commands(script: Word) -> list[list[Word]]:
+    """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
+    newlines), each word on the line of the script's word plus its own line in the script."""
+    lines = script.text.replace("\\\n", " \n").split("\n")
+    commands: list[list[Word]] = [[]]
+    for offset, line in enumerate(lines):
+        at = Location(script.at.file, script.at.line + offset)
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            raise CheckInputError(
+                f"{at}: cannot split the shell script as sh does (an unclosed quote)"
+            ) from None
+        for token in tokens:
+            if token and set(token) <= set(";&|"):
+                commands.append([])
+            else:
+                commands[-1].append(Word(token, at))
+        if not line.rstrip().endswith("\\") and commands[-1]:
+            commands.append([])
+    return [c for c in commands if c]
+
+
+@dataclass
+class _Reading:
+    """What is known while reading one command line."""
+
+    file: Path
+    command: ServerCommand
+    env: dict[str, str]
+    env_at: dict[str, Location]
+    shell: bool
+    unresolved: list[Setting[str]] = field(default_factory=list)
+
+
+def _resolve(reading: _Reading) -> list[Word]:
+    """The arguments with shell expansions done; a word (and the flag before it) needing a
+    variable nobody here knows is left out and remembered."""
+    if not reading.shell:
+        return list(reading.command.args)
+    words: list[Word] = []
+    args = list(reading.command.args)
+    for index, word in enumerate(args):
+        if "$" not in word.text and "`" not in word.text:
+            words.append(word)
+            continue
+        special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
+        expanded = None if special else expand_shell(word.text, reading.env)
+        if expanded is not None:
+            words.append(Word(expanded, word.at))
+            continue
+        reading.unresolved.append(Setting(word.text, word.at))
+        previous = args[index - 1].text if index else ""
+        if (
+            words
+            and previous.startswith("-")
+            and "=" not in previous
+            and words[-1].text == previous
+        ):
+            reading.unresolved[-1] = Setting(f"{previous} {word.text}", word.at)
+            words.pop()  # `--bind $ADDR`: the flag goes with its value
+    return words
+
+
+#: What a child interpreter needs besides the server's own variables.
+BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+#: Variables of a file's environment that would change the child interpreter that reads the
+#: server's command line on this machine rather than the server's settings (an image's
+#: `ENV LD_PRELOAD=...` or `PYTHONHOME` must not load anything into check's child).
+CHILD_UNSAFE = ("LD_", "PYTHON", "DYLD_")
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` as the child interpreter gets it: the server's variables, minus what would load
+    code into the child, with a plain PATH."""
+    safe = {k: v for k, v in env.items() if not k.startswith(CHILD_UNSAFE) and k != "PATH"}
+    return {**safe, **BASE_ENV}
+
+
+def read_command(
+    file: Path,
+    command: ServerCommand,
+    env: Mapping[str, str] | None = None,
+    env_at: Mapping[str, Location] | None = None,
+    *,
+    shell: bool = False,
+    find_config: FindConfig | None = None,
+) -> AppServer:
+    """The AppServer `command` starts, read by the server's own parser under `env`.
+
+    `env_at` says where each variable was set (a finding on `WEB_CONCURRENCY` points there);
+    `shell` when a shell expands the words first; `find_config` finds a `-c` / `--ini` file.
+    """
+    environment = dict(env or {})
+    where = dict(env_at or {})
+    for name, word in command.assignments:
+        environment[name] = word.text
+        where[name] = word.at
+    reading = _Reading(file, command, environment, where, shell)
+    args = _resolve(reading)
+    if command.server == "gunicorn":
+        app = _gunicorn(reading, args, find_config)
+    elif command.server == "uwsgi":
+        app = _uwsgi(reading, args, find_config)
+    else:
+        app = asgi_server(file, command.server, [args], environment, where, command.program.at)
+    return replace(app, unresolved=tuple(reading.unresolved), command_line=True)
+
+
+def run_words(
+    file: Path,
+    words: Sequence[Word],
+    env: Mapping[str, str] | None = None,
+    env_at: Mapping[str, Location] | None = None,
+    *,
+    find_config: FindConfig | None = None,
+    depth: int = 0,
+) -> AppServer | None:
+    """The server that `words` start, however directly: a server command line, or a shell
+    script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
+    `find_config` finds the script. None when nothing here starts a server."""
+    from servertune.check.scripts import read_script
+
+    words = list(words)
+    found = server_command(words)
+    if found is not None:
+        shell = bool(words) and _name(words[0].text) in SHELLS
+        return read_command(
+            file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
+        )
+    if not words or find_config is None or depth > 4:
+        return None
+    rest = words
+    if _name(words[0].text) in SHELLS:
+        rest = words[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+    if not rest:
+        return None
+    script = find_config(rest[0].text)
+    if script is None:
+        return None
+    try:
+        return read_script(
+            script.file,
+            script.text,
+            dict(env or {}),
+            arguments=rest[1:],
+            find_config=find_config,
+            env_at=env_at,
+        )
+    except CheckInputError as error:
+        if "command line in this script" in str(error):
+            return None  # a script that starts no server check reads (migrations, a worker)
+        raise
+
+
+def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:
+    """The value of the config flag (`-c X`, `--config=X`) and the other words."""
+    rest: list[Word] = []
+    found: Word | None = None
+    skip = False
+    for index, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if word.text in flags and index + 1 < len(args):
+            found, skip = args[index + 1], True
+            continue
+        long = next(
+            (f for f in flags if f.startswith("--") and word.text.startswith(f + "=")), None
+        )
+        if long is not None:
+            found = Word(word.text.partition("=")[2], word.at)
+            continue
+        rest.append(word)
+    return found, rest
+
+
+def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
+    from servertune.check.gunicorn import GUNICORN_FLAGS, _lines, read_gunicorn_command
+
+    named, rest = _config_argument(args, ("-c", "--config"))
+    # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
+    wanted = named.text if named is not None else "gunicorn.conf.py"
+    config = find_config(wanted) if find_config is not None else None
+    missing: Setting[str] | None = None
+    if named is not None and config is None:
+        missing = Setting(named.text, named.at)
+    config_lines: dict[str, int] = {}
+    if config is not None:
+        config_lines = {
+            k: config.first_line + v - 1 for k, v in _lines(config.text, config.file).items()
+        }
+    env, env_at = reading.env, reading.env_at
+    start = reading.command.program.at
+
+    def locate(name: str) -> tuple[Location, bool]:
+        flags = GUNICORN_FLAGS.get(name, ())
+        found = None
+        for word in args:
+            text = word.text
+            if text in flags or any(text.startswith(f + "=") for f in flags if f[:2] == "--"):
+                found = word.at
+            elif any(len(text) > 2 and f[:2] == text[:2] for f in flags if f[:2] != "--"):
+                found = word.at  # `-w9`
+        if found is not None:
+            return found, False
+        cmd_args = env.get("GUNICORN_CMD_ARGS", "").split()
+        if "GUNICORN_CMD_ARGS" in env_at and any(
+            w in flags or w.startswith(tuple(f + "=" for f in flags)) for w in cmd_args
+        ):
+            return env_at["GUNICORN_CMD_ARGS"], False
+        if name in config_lines and config is not None:
+            return Location(config.file, config_lines[name]), False
+        if name == "workers" and "WEB_CONCURRENCY" in env_at:
+            return env_at["WEB_CONCURRENCY"], False
+        return start, True
+
+    with tempfile.TemporaryDirectory(prefix="servertune-check-") as directory:
+        conf = Path(directory) / "gunicorn.conf.py"
+        conf.write_text(config.text if config is not None else "")
+        app = read_gunicorn_command(
+            conf, tuple(w.text for w in rest), child_env(env), reading.file, locate
+        )
+    return replace(app, missing_config=missing)
+
+
+#: uWSGI's short options (uwsgi.c's option table): which take a value.
+UWSGI_SHORT = {
+    "s": ("socket", True),
+    "p": ("processes", True),
+    "t": ("harakiri", True),
+    "l": ("listen", True),
+    "w": ("module", True),
+    "b": ("buffer-size", True),
+    "H": ("home", True),
+    "z": ("socket-timeout", True),
+    "M": ("master", False),
+    "T": ("enable-threads", False),
+    "L": ("disable-logging", False),
+    "d": ("daemonize", True),
+    "C": ("chmod-socket", False),
+    "i": ("optimize", True),
+}
+
+
+def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
+    """A uWSGI command line as (option, value, where): `--name value`, `--name=value`, a
+    lone `--flag` (next word another option, or none) is true; a `*.ini` positional is `ini`."""
+    options: list[tuple[str, str, Location]] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        text = word.text
+        following = args[index + 1] if index + 1 < len(args) else None
+        if text.startswith("--"):
+            name, sep, value = text[2:].partition("=")
+            if sep:
+                options.append((name, value, word.at))
+            elif following is not None and not following.text.startswith("-"):
+                options.append((name, following.text, word.at))
+                index += 1
+            else:
+                options.append((name, "true", word.at))
+        elif text.startswith("-") and len(text) >= 2:
+            name, takes = UWSGI_SHORT.get(text[1], (text[1], True))
+            if len(text) > 2:
+                options.append((name, text[2:], word.at))
+            elif takes and following is not None and not following.text.startswith("-"):
+                options.append((name, following.text, word.at))
+                index += 1
+            else:
+                options.append((name, "true", word.at))
+        elif text.endswith((".ini", ".yaml", ".yml", ".json", ".xml")):
+            options.append(("ini" if text.endswith(".ini") else "config", text, word.at))
+        index += 1
+    return options
+
+
+def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
+    from servertune.check.uwsgi import uwsgi_app, uwsgi_options
+
+    # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
+    # read before the command line, which repeats or overrides them.
+    options: list[tuple[str, str, Location]] = []
+    for name, value in reading.env.items():
+        if name.startswith("UWSGI_") and name not in ("UWSGI_ORIGINAL_PROC_NAME",):
+            option = name[len("UWSGI_") :].lower().replace("_", "-")
+            at = reading.env_at.get(name, reading.command.program.at)
+            options.append((option, value, at))
+    missing: Setting[str] | None = None
+    for option, value, at in uwsgi_command_options(args):
+        if option in ("ini", "config"):
+            found = find_config(value) if find_config is not None else None
+            if found is None:
+                missing = Setting(value, at)
+                continue
+            for key, resolved, line in uwsgi_options(found.file, found.text, reading.env):
+                options.append((key, resolved, Location(found.file, found.first_line + line - 1)))
+            continue
+        options.append((option, value, at))
+    app = uwsgi_app(reading.file, options, reading.command.program.at)
+    return replace(app, missing_config=missing)
+
+
+def asgi_server(
+    file: Path,
+    server: str,
+    argvs: list[list[Word]],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+    start: Location,
+    arms: Sequence[Location] = (),
+) -> AppServer:
+    """uvicorn or granian: each argument list as the server's click command reads it.
+
+    Several lists (with `arms`, where each was written) are a per-worker script: one
+    single-worker server per list, each on its own socket.
+    """
+    from servertune.check.scripts import parse_command_lines
+
+    parsed = parse_command_lines(file, server, [[w.text for w in a] for a in argvs], child_env(env))
+    args = argvs[0]
+    prefix = "UVICORN_" if server == "uvicorn" else "GRANIAN_"
+
+    def at(flag: str, words: Sequence[Word] = args) -> tuple[Location, bool]:
+        for word in words:
+            if word.text == flag or word.text.startswith(flag + "="):
+                return word.at, False
+        variable = prefix + flag.lstrip("-").replace("-", "_").upper()
+        if variable in env_at and variable in env:
+            return env_at[variable], False
+        if flag == "--workers" and server == "uvicorn" and "WEB_CONCURRENCY" in env_at:
+            return env_at["WEB_CONCURRENCY"], False
+        return start, True
+
+    def setting(flag: str, value: Any, kind: type[Any] = float) -> Setting[Any]:
+        where, default = at(flag)
+        return Setting(kind(value), where, default=default)
+
+    values = parsed[0]
+    sockets: list[Setting[str]] = []
+    for index, one in enumerate(parsed):
+        address = _address(one)
+        if address is not None:
+            where, _ = at("--uds" if one.get("uds") else "--port", argvs[index])
+            if arms:
+                where = arms[index]
+            sockets.append(Setting(address, where, default=False))
+    per_worker = len(argvs) > 1 or bool(arms)
+    if per_worker:
+        workers = Setting(len(parsed), arms[0] if arms else start, default=False)
+    elif values.get("workers") is None:  # uvicorn: $WEB_CONCURRENCY, else 1 (its --help says so)
+        concurrency = env.get("WEB_CONCURRENCY", "")
+        where, default = at("--workers")
+        workers = Setting(int(concurrency) if concurrency.isdigit() else 1, where, default)
+    else:
+        workers = setting("--workers", values["workers"], int)
+    if server == "uvicorn":
+        interface: Literal["wsgi", "asgi"] = "wsgi" if values.get("interface") == "wsgi" else "asgi"
+        jitter = values.get("limit_max_requests_jitter") or 0
+        graceful = values.get("timeout_graceful_shutdown")
+        return AppServer(
+            kind="uvicorn",
+            file=file,
+            workers=workers,
+            threads=Setting(1, at("--workers")[0], default=True),
+            sockets=tuple(sockets),
+            mapped_sockets=per_worker,
+            keepalive=setting("--timeout-keep-alive", values["timeout_keep_alive"]),
+            request_timeout=None,
+            graceful_timeout=None
+            if graceful is None
+            else setting("--timeout-graceful-shutdown", graceful),
+            max_requests=setting(
+                "--limit-max-requests", values.get("limit_max_requests") or 0, int
+            ),
+            max_requests_jitter=setting("--limit-max-requests-jitter", jitter, int),
+            backlog=setting("--backlog", values["backlog"], int),
+            interface=interface,
+        )
+    # granian: RSGI, like ASGI, runs each worker's requests on an event loop.
+    kill = values.get("workers_kill_timeout")
+    blocking = values.get("blocking_threads")
+    return AppServer(
+        kind="granian",
+        file=file,
+        workers=workers,
+        threads=setting("--blocking-threads", blocking if blocking is not None else 1, int),
+        sockets=tuple(sockets),
+        mapped_sockets=per_worker,
+        keepalive=None,  # granian has no idle timeout to set: nothing to order against nginx
+        request_timeout=None,
+        graceful_timeout=None if kill is None else setting("--workers-kill-timeout", kill),
+        max_requests=Setting(0, start, default=True),
+        max_requests_jitter=Setting(0, start, default=True),
+        backlog=setting("--backlog", values["backlog"], int),
+        interface="wsgi" if values.get("interface") == "wsgi" else "asgi",
+    )
+
+
+def _address(values: Mapping[str, Any]) -> str | None:
+    """The socket as nginx writes it: `unix:/path`, `127.0.0.1:8001` or `[::1]:8001`."""
+    if values.get("uds"):
+        return f"unix:{values['uds']}"
+    if values.get("fd") is not None:
+        return None  # an inherited descriptor: its address is not in the command line
+    host = str(values["host"])
+    return f"[{host}]:{values['port']}" if ":" in host else f"{host}:{values['port']}"
+
+
+def words_of(text: str, at: Location) -> list[Word]:
+    """A command line written as one string, split as the shell splits it, all on `at`."""
+    try:
+        return [Word(w, at) for w in shlex.split(text, comments=True)]
+    except ValueError:
+        raise CheckInputError(f"{at}: cannot split as the shell does (an unclosed quote)") from None

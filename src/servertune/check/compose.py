@@ -1,0 +1,399 @@
+"""Compose files: each service's server, with the CPU, memory and replicas compose gives it.
+
+Read as the Compose Specification says, by PyYAML's safe composer (the node graph with each
+node's line, aliases bounded, no object constructed; the same loader as Kubernetes manifests),
+then:
+
+* interpolation first, over every value of the file (compose fails the whole file on an error,
+  so check does too): `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?err}`,
+  `${VAR?err}`, `${VAR:+replacement}`, `${VAR+replacement}`, nested defaults, `$$` for a
+  literal `$`; values come from the shell's environment over the `.env` file beside the
+  compose file, as `docker compose` takes them; an unset required variable is one `error:` line;
+* `command` / `entrypoint`: a list is the exec form, a string is split into words as compose
+  splits it (no shell runs it); `entrypoint` also clears the image's `CMD`; without them the
+  image's own `ENTRYPOINT` / `CMD` run: a service `build` from a Dockerfile here is read for
+  them, and for its `ENV`;
+* the server's environment: the image's `ENV`, then `env_file` (in order, compose's env file
+  format, interpolated), then `environment` (a map or `KEY=value` list; a bare `KEY` is taken
+  from the shell), then `check --env-file`;
+* `cpus`, `mem_limit`, `mem_reservation`, `deploy.resources.limits` / `reservations` (`cpus`,
+  `memory` in compose's byte units: b, k, kb, m, mb, g, gb, 1024-based as Docker reads them),
+  `deploy.replicas` / `scale`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from servertune.check.commands import Word, place_words
+from servertune.check.dockerfile import Image, container_words, find_server, read_image
+from servertune.check.envfile import read_env_file
+from servertune.check.kubernetes import _documents, _Node
+from servertune.check.model import AppServer, CheckInputError, Container, Location, Setting
+from servertune.check.source import read_text
+
+__all__ = [
+    "BYTE_UNITS",
+    "MAX_EXPANDED_NODES",
+    "interpolate",
+    "looks_like_compose",
+    "parse_bytes",
+    "read_compose",
+]
+
+#: Compose's byte units (docker/go-units RAMInBytes): binary multiples, case-insensitive.
+BYTE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
+_BYTES = re.compile(r"\A\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgtp]?)i?b?\s*\Z", re.I)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMPOSE_NAMES = re.compile(r"\A(docker-)?compose([.-][\w.-]+)?\.ya?ml\Z")
+
+
+def looks_like_compose(path: Path, text: str) -> bool:
+    """`compose.yaml`, `docker-compose.yml`, `docker-compose.prod.yml`, ...; or any YAML file
+    with a top-level `services:` and no Kubernetes `apiVersion:`."""
+    if _COMPOSE_NAMES.match(path.name):
+        return True
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    return bool(re.search(r"^services:", text, re.M)) and not re.search(r"^apiVersion:", text, re.M)
+
+
+def parse_bytes(text: str) -> int:
+    """A compose byte value ("512m", "1gb", "1073741824") in bytes."""
+    match = _BYTES.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a byte value (a number with b, k, m or g)")
+    return int(float(match[1]) * BYTE_UNITS[match[2].lower()])
+
+
+def interpolate(text: str, lookup: Mapping[str, str], at: Location) -> str:
+    """`text` with compose's interpolation done from `lookup`."""
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "$":
+            out.append(char)
+            index += 1
+            continue
+        following = text[index + 1 : index + 2]
+        if following == "$":
+            out.append("$")
+            index += 2
+            continue
+        if following == "{":
+            depth, end = 1, index + 2
+            while end < len(text) and depth:
+                depth += {"{": 1, "}": -1}.get(text[end], 0)
+                end += 1
+            if depth:
+                raise CheckInputError(f"{at}: invalid interpolation format: missing '}}'")
+            out.append(_braced(text[index + 2 : end - 1], lookup, at))
+            index = end
+            continue
+        match = _NAME.match(text, index + 1)
+        if match is None:
+            raise CheckInputError(
+                f"{at}: invalid interpolation format {text[index : index + 10]!r} "
+                "(a literal $ is written $$)"
+            )
+        out.append(lookup.get(match[0], ""))
+        index = match.end()
+    return "".join(out)
+
+
+def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
+    match = _NAME.match(body)
+    if match is None:
+        raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
+    name, rest = match[0], body[match.end() :]
+    value = lookup.get(name)
+    if not rest:
+        return value or ""
+    colon = rest.startswith(":")
+    operator = rest[1:2] if colon else rest[:1]
+    word = rest[2:] if colon else rest[1:]
+    unset = value is None or (colon and value == "")
+    if operator == "-":
+        return interpolate(word, lookup, at) if unset else (value or "")
+    if operator == "+":
+        return "" if unset else interpolate(word, lookup, at)
+    if operator == "?":
+        if unset:
+            reason = interpolate(word, lookup, at) or "not set"
+            raise CheckInputError(f"{at}: required variable {name} is missing a value: {reason}")
+        return value or ""
+    raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
+
+
+#: More values than any compose file holds once its anchors and merge keys are expanded; a file
+#: past it is an alias bomb ("billion laughs": nine aliases of nine aliases of ...), refused
+#: before anything walks it expanded.
+MAX_EXPANDED_NODES = 100_000
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes `node` stands for with every alias and merge expanded (memoised, so
+    counting is linear in the file even when the expansion is exponential)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a cycle counts once
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    else:
+        size = 1
+    memo[id(node)] = min(size, MAX_EXPANDED_NODES + 1)
+    return memo[id(node)]
+
+
+def _interpolate_all(
+    node: yaml.Node, lookup: Mapping[str, str], path: Path, seen: set[int]
+) -> None:
+    """Every value of the file interpolated in place (keys are not), each node once."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.ScalarNode):
+        if "$" in node.value:
+            node.value = interpolate(node.value, lookup, Location(path, node.start_mark.line + 1))
+    elif isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            _interpolate_all(child, lookup, path, seen)
+    elif isinstance(node, yaml.MappingNode):
+        for _, value in node.value:
+            _interpolate_all(value, lookup, path, seen)
+
+
+def _command(node: _Node | None, lines: list[str]) -> tuple[Word, ...] | None:
+    """A `command` / `entrypoint`: a list as written, a string split as compose splits it."""
+    if node is None:
+        return None
+    if isinstance(node.node, yaml.SequenceNode):
+        return tuple(
+            Word(item.text() or "", item.at) for item in node.list() if item.text() is not None
+        )
+    text = node.text()
+    if text is None:
+        return None
+    try:
+        words = shlex.split(text, comments=False)
+    except ValueError:
+        raise CheckInputError(
+            f"{node.at}: cannot split as compose does (an unclosed quote)"
+        ) from None
+    first = node.node.start_mark.line + 1
+    end = node.node.end_mark
+    last = end.line + (1 if end.column else 0)
+    last = min(last, len(lines))
+    return tuple(place_words(words, lines, node.path, first, max(first, last)))
+
+
+def _environment(
+    service: _Node,
+    path: Path,
+    lookup: Mapping[str, str],
+    interpolated: Callable[[str, Location], str],
+) -> tuple[dict[str, str], dict[str, Location], tuple[Path, ...]]:
+    env: dict[str, str] = {}
+    where: dict[str, Location] = {}
+    files: list[Path] = []
+    env_files = service.get("env_file")
+    entries = (
+        env_files.list()
+        if env_files is not None and isinstance(env_files.node, yaml.SequenceNode)
+        else ([env_files] if env_files is not None else [])
+    )
+    for entry in entries:
+        name = entry.get("path") if isinstance(entry.node, yaml.MappingNode) else entry
+        required = entry.get("required") if isinstance(entry.node, yaml.MappingNode) else None
+        if name is None or name.text() is None:
+            continue
+        env_path = path.parent / (name.text() or "")
+        if not env_path.is_file():
+            if required is not None and (required.text() or "").lower() == "false":
+                continue
+            raise CheckInputError(f"{name.at}: env_file {name.text()}: no such file")
+        values, at = read_env_file(env_path, lookup, interpolated)
+        env.update(values)
+        where.update(at)
+        files.append(env_path)
+    environment = service.get("environment")
+    if environment is not None and isinstance(environment.node, yaml.MappingNode):
+        for key, value in environment.items():
+            text = value.text()
+            if text is None:
+                text = lookup.get(key)
+                if text is None:
+                    continue
+            env[key] = text
+            where[key] = value.at
+    elif environment is not None:
+        for item in environment.list():
+            key, sep, text = (item.text() or "").partition("=")
+            if not sep:
+                found = lookup.get(key)
+                if found is None:
+                    continue
+                text = found
+            env[key] = text
+            where[key] = item.at
+    return env, where, tuple(files)
+
+
+def _cpus(node: _Node | None, field: str) -> Setting[float] | None:
+    if node is None or node.text() is None:
+        return None
+    try:
+        value = float(node.text() or "")
+    except ValueError:
+        raise CheckInputError(
+            f"{node.at}: {field} {node.text()!r} is not a number of CPUs"
+        ) from None
+    return Setting(value, node.at)
+
+
+def _memory(node: _Node | None, field: str) -> Setting[float] | None:
+    if node is None or node.text() is None:
+        return None
+    try:
+        value = parse_bytes(node.text() or "")
+    except ValueError as error:
+        raise CheckInputError(f"{node.at}: {field}: {error}") from None
+    return Setting(value / 1024**2, node.at)
+
+
+def _container(name: str, key_at: Location, service: _Node) -> Container:
+    limits = service.get("deploy", "resources", "limits")
+    reservations = service.get("deploy", "resources", "reservations")
+    replicas = service.get("deploy", "replicas") or service.get("scale")
+    count = replicas.number("deploy.replicas") if replicas is not None else None
+    return Container(
+        name=name,
+        at=key_at,
+        platform="compose",
+        cpu_limit=_cpus(limits.get("cpus") if limits else None, "deploy.resources.limits.cpus")
+        or _cpus(service.get("cpus"), "cpus"),
+        cpu_request=_cpus(
+            reservations.get("cpus") if reservations else None,
+            "deploy.resources.reservations.cpus",
+        ),
+        memory_limit_mb=_memory(
+            limits.get("memory") if limits else None, "deploy.resources.limits.memory"
+        )
+        or _memory(service.get("mem_limit"), "mem_limit"),
+        memory_request_mb=_memory(
+            reservations.get("memory") if reservations else None,
+            "deploy.resources.reservations.memory",
+        )
+        or _memory(service.get("mem_reservation"), "mem_reservation"),
+        replicas=Setting(int(count), replicas.at)  # type: ignore[union-attr]
+        if count is not None
+        else None,
+    )
+
+
+def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
+    """The Dockerfile a service is built from, when it is here."""
+    build = service.get("build")
+    if build is None:
+        return None, ()
+    if isinstance(build.node, yaml.MappingNode):
+        context_node, file_node = build.get("context"), build.get("dockerfile")
+        context = (context_node.text() if context_node else None) or "."
+        name = (file_node.text() if file_node else None) or "Dockerfile"
+        if build.get("dockerfile_inline") is not None:
+            inline = build.get("dockerfile_inline")
+            return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
+    else:
+        context, name = build.text() or ".", "Dockerfile"
+    if "://" in context:
+        return None, ()  # a git URL: not here
+    directory = path.parent / context
+    dockerfile = directory / name
+    if not dockerfile.is_file():
+        return None, ()
+    return read_image(dockerfile, read_text(dockerfile), directory), (dockerfile,)
+
+
+def _dotenv(path: Path) -> dict[str, str]:
+    dotenv = path.parent / ".env"
+    if not dotenv.is_file():
+        return {}
+    values, _ = read_env_file(dotenv)
+    return values
+
+
+def read_compose(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> tuple[tuple[AppServer, ...], tuple[Path, ...]]:
+    """The app servers the services start, each with its container, and the files read."""
+    documents = _documents(path, text)
+    if not documents:
+        raise CheckInputError(f"{path}: empty compose file")
+    lookup = {**_dotenv(path), **os.environ}
+    root = documents[0]
+    if _expanded_size(root.node, {}) > MAX_EXPANDED_NODES:
+        raise CheckInputError(
+            f"{path}: more than {MAX_EXPANDED_NODES} values once its anchors are expanded; "
+            "refused (an alias bomb)"
+        )
+    _interpolate_all(root.node, lookup, path, set())
+    services = root.get("services")
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
+    lines = text.splitlines()
+
+    def interpolated(value: str, at: Location) -> str:
+        return interpolate(value, lookup, at)
+
+    apps: list[AppServer] = []
+    files: list[Path] = []
+    for key, value in services.node.value:
+        name = str(key.value)
+        service = _Node(value, path)
+        key_at = Location(path, key.start_mark.line + 1)
+        image, image_files = _image(service, path)
+        files += image_files
+        entrypoint = _command(service.get("entrypoint"), lines)
+        command = _command(service.get("command"), lines)
+        entry: tuple[Word, ...] | None
+        if entrypoint is not None:
+            base_cmd: tuple[Word, ...] | None = None
+            entry, entry_shell = entrypoint, False
+        else:
+            entry = image.entrypoint if image else None
+            entry_shell = image.entrypoint_shell if image else False
+            base_cmd = image.cmd if image else None
+        cmd, cmd_shell = (
+            (command, False)
+            if command is not None
+            else (
+                base_cmd,
+                image.cmd_shell if image and base_cmd else False,
+            )
+        )
+        first, rest = container_words(image, entry, entry_shell, cmd, cmd_shell)
+        service_env, service_at, env_files = _environment(service, path, lookup, interpolated)
+        files += env_files
+        environment = {**(image.env if image else {}), **service_env, **(env or {})}
+        where = {**(image.env_at if image else {}), **service_at}
+        app = find_server(path, first, rest, environment, where, image)
+        if app is None:
+            continue
+        apps.append(replace(app, container=_container(name, key_at, service)))
+    if not apps:
+        raise CheckInputError(
+            f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
+            "uWSGI): nothing to check"
+        )
+    return tuple(apps), tuple(files)

@@ -1,0 +1,472 @@
+"""Dockerfiles: the server the image's `ENTRYPOINT` + `CMD` start, under its `ENV`.
+
+Parsed by the `dockerfile` package, which wraps BuildKit's own Dockerfile parser (Go, the one
+`docker build` uses): line continuations, the `escape` parser directive, heredocs
+(`RUN <<EOF`, `COPY <<EOF /app/gunicorn.conf.py`), JSON (exec) and shell forms are read as
+Docker reads them, with each instruction's lines. On top of the parse tree, as the Dockerfile
+reference says the builder does:
+
+* stages: the last `FROM` is the image; `FROM <stage>` inherits that stage's `ENV`,
+  `WORKDIR`, `SHELL`, `ENTRYPOINT` and `CMD`; an `ENTRYPOINT` resets an inherited `CMD`;
+* `ARG` defaults and `ENV` values go through the builder's word processing (quotes, the escape
+  character, `$VAR`, `${VAR}`, `${VAR:-word}`, `${VAR:+word}`); only `ENV` reaches the running
+  container, so only `ENV` is the server's environment;
+* exec form runs its words as written; shell form runs `SHELL` (default `/bin/sh -c`) with the
+  text, so the shell expands `$VAR` from the `ENV` at run time;
+* an `ENTRYPOINT` script copied from the build context (or written by a `COPY <<EOF`
+  heredoc) is read as a shell script with `CMD` as its `"$@"`; a `-c` / `--ini` config file
+  is found the same way (`COPY` sources, relative to the `WORKDIR`).
+
+The build context is the Dockerfile's directory (a compose file's `build.context` says
+otherwise). Build arguments given with `--build-arg` are not known here: `ARG` defaults are used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from servertune.check.commands import (
+    ConfigFile,
+    Word,
+    run_words,
+    server_command,
+    shell_commands,
+)
+from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.source import read_text
+
+__all__ = ["INSTRUCTIONS", "Image", "looks_like_dockerfile", "read_dockerfile", "read_image"]
+
+#: Every instruction of the Dockerfile reference; anything else is refused, as `docker build`
+#: refuses it ("unknown instruction").
+INSTRUCTIONS = frozenset(
+    [
+        "ADD",
+        "ARG",
+        "CMD",
+        "COPY",
+        "ENTRYPOINT",
+        "ENV",
+        "EXPOSE",
+        "FROM",
+        "HEALTHCHECK",
+        "LABEL",
+        "MAINTAINER",
+        "ONBUILD",
+        "RUN",
+        "SHELL",
+        "STOPSIGNAL",
+        "USER",
+        "VOLUME",
+        "WORKDIR",
+    ]
+)
+_DIRECTIVE = re.compile(r"\A#\s*([A-Za-z]+)\s*=\s*(\S+)\s*\Z")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def looks_like_dockerfile(path: Path, text: str) -> bool:
+    """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `web.Dockerfile`, `*.dockerfile`."""
+    del text
+    name = path.name.lower()
+    return (
+        name in ("dockerfile", "containerfile")
+        or name.startswith(("dockerfile.", "containerfile."))
+        or name.endswith((".dockerfile", ".containerfile"))
+    )
+
+
+def _escape_character(text: str) -> str:
+    """The `# escape=` parser directive (only before the first instruction, comment or blank
+    line that is not a directive), default backslash."""
+    escape = "\\"
+    for line in text.splitlines():
+        match = _DIRECTIVE.match(line.strip())
+        if not match:
+            break
+        if match[1].lower() == "escape" and match[2] in ("\\", "`"):
+            escape = match[2]
+    return escape
+
+
+def process_word(text: str, variables: Mapping[str, str], escape: str = "\\") -> str:
+    """The builder's word processing (the Dockerfile reference, "Environment replacement"):
+    quotes removed, the escape character honoured, `$VAR`, `${VAR}`, `${VAR:-word}` and
+    `${VAR:+word}` replaced from `variables` (unset: empty)."""
+    out: list[str] = []
+    index = 0
+    quote: str | None = None
+
+    def variable(at: int) -> tuple[str, int]:
+        if at + 1 < len(text) and text[at + 1] == "{":
+            end = text.find("}", at + 2)
+            if end < 0:
+                raise ValueError("missing '}'")
+            body = text[at + 2 : end]
+            match = _NAME.match(body)
+            if match is None:
+                raise ValueError(f"bad substitution ${{{body}}}")
+            name, rest = match[0], body[match.end() :]
+            value = variables.get(name)
+            if not rest:
+                return value or "", end + 1
+            if rest.startswith(":-"):
+                return (value if value else process_word(rest[2:], variables, escape)), end + 1
+            if rest.startswith(":+"):
+                return (process_word(rest[2:], variables, escape) if value else ""), end + 1
+            if rest.startswith("-"):
+                return (value if value is not None else rest[1:]), end + 1
+            if rest.startswith("+"):
+                return (rest[1:] if value is not None else ""), end + 1
+            return value or "", end + 1  # ${VAR#...} and other newer forms: the value
+        match = _NAME.match(text, at + 1)
+        if match is None:
+            return "$", at + 1
+        return variables.get(match[0], ""), match.end()
+
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            if char == "'":
+                quote = None
+            else:
+                out.append(char)
+            index += 1
+        elif char == escape and index + 1 < len(text):
+            out.append(text[index + 1])
+            index += 2
+        elif char in "'\"" and quote is None:
+            quote = char
+            index += 1
+        elif char == '"' and quote == '"':
+            quote = None
+            index += 1
+        elif char == "$":
+            value, index = variable(index)
+            out.append(value)
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+@dataclass
+class _Stage:
+    """What a build stage has set so far (and what a `FROM <stage>` inherits)."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    env_at: dict[str, Location] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+    workdir: str = "/"
+    shell: tuple[str, ...] = ("/bin/sh", "-c")
+    entrypoint: list[Word] | None = None
+    entrypoint_shell: bool = False
+    cmd: list[Word] | None = None
+    cmd_shell: bool = False
+    #: (source, absolute destination, destination is a directory, the stage copied from or
+    #: None for the build context), in COPY order.
+    copies: list[tuple[str, str, bool, _Stage | None]] = field(default_factory=list)
+    #: Image path -> heredoc text and its first line (COPY <<EOF /path).
+    heredocs: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def inherit(self) -> _Stage:
+        return _Stage(
+            env=dict(self.env),
+            env_at=dict(self.env_at),
+            workdir=self.workdir,
+            shell=self.shell,
+            entrypoint=self.entrypoint,
+            entrypoint_shell=self.entrypoint_shell,
+            cmd=self.cmd,
+            cmd_shell=self.cmd_shell,
+            copies=list(self.copies),
+            heredocs=dict(self.heredocs),
+        )
+
+
+@dataclass(frozen=True)
+class Image:
+    """What an image runs: its entrypoint and command words, environment and where to find
+    the files it copied (for a compose service built from it)."""
+
+    path: Path
+    context: Path
+    entrypoint: tuple[Word, ...]
+    entrypoint_shell: bool
+    cmd: tuple[Word, ...]
+    cmd_shell: bool
+    env: dict[str, str]
+    env_at: dict[str, Location]
+    workdir: str
+    shell: tuple[str, ...]
+    copies: tuple[tuple[str, str, bool, _Stage | None], ...]
+    heredocs: dict[str, tuple[str, int]]
+
+    def find(self, wanted: str) -> ConfigFile | None:
+        """The file the image holds at `wanted` (relative to WORKDIR), from the build context
+        (through `COPY`, and `COPY --from` an earlier stage) or a heredoc; None when it is not
+        among them."""
+        target = PurePosixPath(self.workdir) / wanted
+        return _locate(self.path, self.context, list(self.copies), self.heredocs, target)
+
+
+def _locate(
+    path: Path,
+    context: Path,
+    copies: list[tuple[str, str, bool, _Stage | None]],
+    heredocs: Mapping[str, tuple[str, int]],
+    target: PurePosixPath,
+    depth: int = 0,
+) -> ConfigFile | None:
+    key = str(target)
+    if key in heredocs:
+        text, first = heredocs[key]
+        return ConfigFile(text, path, first)
+    if depth > 8:
+        return None
+    for source, dest, is_dir_dest, stage in reversed(copies):
+        try:
+            relative = target.relative_to(PurePosixPath(dest))
+        except ValueError:
+            continue
+        if stage is not None:
+            inner = PurePosixPath(source if source.startswith("/") else "/" + source)
+            if str(relative) != ".":
+                inner = inner / relative
+            found = _locate(path, context, stage.copies, stage.heredocs, inner, depth + 1)
+            if found is not None:
+                return found
+            continue
+        local = context / source
+        if str(relative) == ".":
+            candidate = local if not local.is_dir() else None
+        elif local.is_dir() or source in (".", "./"):
+            candidate = local / relative
+        elif is_dir_dest and str(relative) == PurePosixPath(source).name:
+            candidate = local
+        else:
+            candidate = None
+        if candidate is not None and candidate.is_file():
+            return ConfigFile(read_text(candidate), candidate, 1)
+    return None
+
+
+def _words(command: Any, lines: list[str]) -> list[Word]:
+    """The words of an exec-form instruction, each on the line (of its lines) that holds it."""
+    words = []
+    for text in command.value:
+        quoted = json.dumps(text)
+        number = next(
+            (
+                n
+                for n in range(command.start_line, command.end_line + 1)
+                if quoted in lines[n - 1] or text in lines[n - 1]
+            ),
+            command.start_line,
+        )
+        words.append(Word(text, Location(Path(), number)))
+    return words
+
+
+def read_image(path: Path, text: str, context: Path | None = None) -> Image:
+    """The final stage of the Dockerfile: what the image runs and with which environment."""
+    import dockerfile
+
+    try:
+        commands = dockerfile.parse_string(text)
+    except dockerfile.GoParseError as error:
+        reason = " ".join(str(error).split())
+        raise CheckInputError(f"{path}: Dockerfile syntax error: {reason[:200]}") from None
+    escape = _escape_character(text)
+    lines = text.splitlines()
+    stages: dict[str, _Stage] = {}
+    global_args: dict[str, str] = {}
+    stage: _Stage | None = None
+    index = 0
+
+    def at(line: int) -> Location:
+        return Location(path, line)
+
+    def located(words: list[Word]) -> list[Word]:
+        return [Word(w.text, at(w.at.line)) for w in words]
+
+    for command in commands:
+        name = command.cmd.upper()
+        if name not in INSTRUCTIONS:
+            raise CheckInputError(
+                f"{path}:{command.start_line}: unknown instruction {command.cmd[:40]!r}"
+            )
+        if name == "FROM":
+            base = command.value[0].lower() if command.value else ""
+            stage = stages[base].inherit() if base in stages else _Stage()
+            stage.args = dict(global_args)
+            if len(command.value) >= 3 and command.value[1].upper() == "AS":
+                stages[command.value[2].lower()] = stage
+            stages[str(index)] = stage  # `COPY --from=0`: stages by number too
+            index += 1
+            continue
+        if name == "ARG":
+            for item in command.value:
+                key, sep, value = item.partition("=")
+                variables = {
+                    **(stage.args if stage else global_args),
+                    **(stage.env if stage else {}),
+                }
+                resolved = process_word(value, variables, escape) if sep else ""
+                scope = stage.args if stage is not None else global_args
+                if sep or key not in scope:
+                    scope[key] = resolved if sep else global_args.get(key, "")
+            continue
+        if stage is None:
+            raise CheckInputError(f"{path}:{command.start_line}: {name} before the first FROM")
+        variables = {**stage.args, **stage.env}
+        try:
+            if name == "ENV":
+                values = list(command.value)
+                for key, value in zip(values[::2], values[1::2], strict=False):
+                    stage.env[key] = process_word(value, {**stage.args, **stage.env}, escape)
+                    stage.env_at[key] = at(command.start_line)
+            elif name == "WORKDIR" and command.value:
+                workdir = process_word(command.value[0], variables, escape)
+                stage.workdir = str(PurePosixPath(stage.workdir) / workdir)
+            elif name == "SHELL" and command.json:
+                stage.shell = tuple(command.value)
+            elif name in ("CMD", "ENTRYPOINT"):
+                if command.json:
+                    words = located(_words(command, lines))
+                else:
+                    words = [Word(" ".join(command.value), at(command.start_line))]
+                if name == "CMD":
+                    stage.cmd, stage.cmd_shell = words, not command.json
+                else:
+                    stage.entrypoint, stage.entrypoint_shell = words, not command.json
+                    stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
+            elif name in ("COPY", "ADD"):
+                sources = [f.partition("=")[2] for f in command.flags if f.startswith("--from=")]
+                origin = stages.get(sources[-1].lower()) if sources else None
+                if sources and origin is None:
+                    continue  # from another image: nothing of it is here
+                values = [process_word(v, variables, escape) for v in command.value]
+                if command.heredocs:
+                    dest = values[-1]
+                    dest = dest if dest.startswith("/") else f"{stage.workdir}/{dest}"
+                    for heredoc in command.heredocs:
+                        target = dest
+                        if dest.endswith("/"):
+                            target = dest + heredoc.name
+                        first = command.start_line + 1
+                        stage.heredocs[str(PurePosixPath(target))] = (heredoc.content, first)
+                    continue
+                if len(values) < 2:
+                    continue
+                dest = values[-1]
+                is_dir = dest.endswith("/") or len(values) > 2
+                absolute = str(PurePosixPath(stage.workdir) / dest)
+                for source in values[:-1]:
+                    stage.copies.append((source, absolute, is_dir, origin))
+        except ValueError as error:
+            raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
+    if stage is None:
+        raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
+    return Image(
+        path=path,
+        context=context if context is not None else path.parent,
+        entrypoint=tuple(stage.entrypoint or ()),
+        entrypoint_shell=stage.entrypoint_shell,
+        cmd=tuple(stage.cmd or ()),
+        cmd_shell=stage.cmd_shell,
+        env=stage.env,
+        env_at=stage.env_at,
+        workdir=stage.workdir,
+        shell=stage.shell,
+        copies=tuple(stage.copies),
+        heredocs=stage.heredocs,
+    )
+
+
+def container_words(
+    image: Image | None,
+    entrypoint: tuple[Word, ...] | None,
+    entrypoint_shell: bool,
+    cmd: tuple[Word, ...] | None,
+    cmd_shell: bool,
+) -> tuple[list[Word], list[Word]]:
+    """(entrypoint, command) as the container runs them: a shell form becomes `SHELL` + text;
+    a shell-form entrypoint ignores the command (the Dockerfile reference's table)."""
+    shell = image.shell if image is not None else ("/bin/sh", "-c")
+
+    def form(words: tuple[Word, ...] | None, is_shell: bool) -> list[Word]:
+        if not words:
+            return []
+        if is_shell:
+            return [*(Word(s, words[0].at) for s in shell), *words]
+        return list(words)
+
+    first = form(entrypoint, entrypoint_shell)
+    if first and entrypoint_shell:
+        return first, []
+    return first, form(cmd, cmd_shell)
+
+
+def find_server(
+    path: Path,
+    entrypoint: list[Word],
+    cmd: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+    image: Image | None,
+) -> AppServer | None:
+    """The server `entrypoint` + `cmd` start, read by its own parser; a script from the image
+    (an entrypoint ending in `exec "$@"`, `bash /app/start`) is read as a shell script."""
+    find = image.find if image is not None else None
+    app = run_words(path, entrypoint + cmd, env, env_at, find_config=find)
+    if app is not None or not entrypoint or not cmd or server_command(entrypoint):
+        return app
+    program = entrypoint[0].text
+    if find is not None and find(program) is not None:
+        return None
+    # An entrypoint script that is not here: images' entrypoints end in `exec "$@"`.
+    app = run_words(path, cmd, env, env_at, find_config=find)
+    if app is None:
+        return None
+    note = Setting(
+        f"ENTRYPOINT {program} (not among the files read; CMD read as what it runs)",
+        entrypoint[0].at,
+    )
+    return _with_note(app, note)
+
+
+def _is_shell(words: list[Word]) -> bool:
+    return bool(words) and PurePosixPath(words[0].text).name in ("sh", "bash", "dash", "ash")
+
+
+def _with_note(app: AppServer, note: Setting[str]) -> AppServer:
+    from dataclasses import replace
+
+    return replace(app, unresolved=(*app.unresolved, note))
+
+
+def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
+    """The server the image starts, under the image's `ENV` (and `env`, from `--env-file`)."""
+    image = read_image(path, text)
+    entrypoint, cmd = container_words(
+        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+    )
+    environment = {**image.env, **(env or {})}
+    app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
+    if app is None:
+        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:]) or "nothing"
+        raise CheckInputError(
+            f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
+            "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
+        )
+    return app
+
+
+# Re-exported for the compose reader: the shell's commands of a `sh -c` script.
+__all__ += ["container_words", "find_server", "shell_commands"]

@@ -1,0 +1,63 @@
+"""Procfiles (Heroku, Dokku, honcho, foreman): `web: gunicorn -w 9 proj.wsgi`.
+
+The format as Heroku documents it: one `<process type>: <command>` per line, the type made of
+letters, digits, `_` and `-`; `#` starts a comment line. Each command is run by a shell, so its
+words are split and expanded as the shell does (`commands.shell_commands`, then the server's
+own parser through `commands.read_command`): `$PORT`, which the platform sets when the dyno
+starts, is left out and named. Every process whose command starts a server is an app server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from servertune.check.commands import (
+    Word,
+    beside,
+    read_command,
+    server_command,
+    shell_commands,
+)
+from servertune.check.model import AppServer, CheckInputError, Location
+
+__all__ = ["looks_like_procfile", "read_procfile"]
+
+_PROCESS = re.compile(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z")
+
+
+def looks_like_procfile(path: Path, text: str) -> bool:
+    """`Procfile`, or `Procfile.dev`, `Procfile.web`, ..."""
+    del text
+    return path.name == "Procfile" or path.name.startswith("Procfile.")
+
+
+def read_procfile(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> tuple[AppServer, ...]:
+    """The app servers the Procfile's processes start."""
+    apps: list[AppServer] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _PROCESS.match(line)
+        if match is None:
+            raise CheckInputError(
+                f"{path}:{number}: not a `<process type>: <command>` line: {line[:60]!r}"
+            )
+        script = Word(match[2], Location(path, number))
+        for command in shell_commands(script):
+            found = server_command(command)
+            if found is not None:
+                apps.append(
+                    read_command(path, found, env or {}, {}, shell=True, find_config=beside(path))
+                )
+                break
+    if not apps:
+        raise CheckInputError(
+            f"{path}: no process starts a server check reads (gunicorn, uvicorn, granian, "
+            "uWSGI): nothing to check"
+        )
+    return tuple(apps)
