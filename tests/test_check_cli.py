@@ -326,7 +326,7 @@ def test_an_application_module_is_not_a_gunicorn_config(tmp_path: Path, text: st
     gunicorn config: said so, not passed with gunicorn's defaults as "no findings"."""
     path = tmp_path / "app.py"
     path.write_text(text)
-    assert_one_error_line(run(path), "app.py", "defines no gunicorn setting")
+    assert_one_error_line(run(path), "app.py", "not a config", "gunicorn.conf.py that serves it")
 
 
 def test_a_config_of_only_hooks_is_a_gunicorn_config(tmp_path: Path) -> None:
