@@ -356,3 +356,32 @@ def test_a_missing_parser_is_one_line_naming_the_extra(tmp_path: Path, module: s
         [sys.executable, "-c", blocked], capture_output=True, text=True, timeout=60, check=False
     )
     assert_one_error_line(result, str(path), module, "pip install 'servertune[check]'")
+
+
+def test_kind_reads_a_file_check_cannot_tell(tmp_path: Path) -> None:
+    """An nginx site in a file named `default` that starts with a third-party module's
+    directive is claimed by no reader (the line says --kind); `--kind nginx` reads it."""
+    site = tmp_path / "default"
+    site.write_text(
+        'more_set_headers "X-Served-By: web";\nserver {\n    listen 8080;\n'
+        "    location / { proxy_pass http://127.0.0.1:8000; }\n}\n"
+    )
+    assert_one_error_line(run(site), "default", "not a file check reads", "--kind")
+    read = run("--kind", "nginx", site, "--format", "json")
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["files"] == [str(site)]
+
+
+def test_kind_offers_every_reader() -> None:
+    """--kind's choices are the registry's kinds; an unknown one (library call) is one line."""
+    from servertune.check import READERS, CheckInputError, read_file
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "servertune", "check", "--kind", "nope", "x"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 2
+    for reader in READERS:
+        assert repr(reader.kind) in shown.stderr
+    with pytest.raises(CheckInputError, match="not a kind check reads"):
+        read_file(DATA / "docker-django-nginx" / "nginx.conf", kind="nope")

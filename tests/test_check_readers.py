@@ -334,7 +334,9 @@ def test_a_file_named_like_nginx_with_no_nginx_directive_is_not_nginx(
     """Taken for nginx by its name only: said to be no nginx config, not an nginx syntax error."""
     path = tmp_path / name
     path.write_text(text)
-    with pytest.raises(CheckInputError, match="taken for an nginx config by its name") as error:
+    with pytest.raises(
+        CheckInputError, match="read as an nginx config, but it is not one"
+    ) as error:
         read_config(path)
     assert "no statement starts with a directive nginx knows" in str(error.value)
     assert first in str(error.value)

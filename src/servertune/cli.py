@@ -782,6 +782,17 @@ LoadBalancerName = enum.Enum(  # type: ignore[misc]
 )
 
 
+def _reader_kinds() -> list[str]:
+    from servertune.check.readers import READERS
+
+    return [reader.kind for reader in READERS]
+
+
+ReaderKind = enum.Enum(  # type: ignore[misc]
+    "ReaderKind", {name: name for name in _reader_kinds()}, type=str
+)
+
+
 @app.command()
 def check(
     files: Annotated[
@@ -827,6 +838,12 @@ def check(
     fail_on: Annotated[
         FailOn, typer.Option("--fail-on", help="exit 1 on findings of this severity or worse")
     ] = FailOn.warning,
+    kind: Annotated[
+        Optional[ReaderKind],  # noqa: UP045
+        typer.Option(
+            "--kind", help="read every file as this kind, instead of telling it by name and content"
+        ),
+    ] = None,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check import (
@@ -864,7 +881,9 @@ def check(
     if cores is not None:
         machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
     try:
-        result = check_files(files, lb=balancer, machine=machine, plan=plan)
+        result = check_files(
+            files, lb=balancer, machine=machine, plan=plan, kind=kind and kind.value
+        )
     except CheckInputError as error:
         raise fail(str(error)) from None
     typer.echo(FORMATS[output_format.value](result))

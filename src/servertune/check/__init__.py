@@ -81,10 +81,11 @@ def config_kind(path: Path, text: str) -> str:
     return reader_for(path, text).kind
 
 
-def read_file(path: Path, env: Mapping[str, str] | None = None) -> Reading:
-    """Everything one file contributes, read by the reader that claims it."""
+def read_file(path: Path, env: Mapping[str, str] | None = None, kind: str | None = None) -> Reading:
+    """Everything one file contributes, read by the reader that claims it (or by the reader of
+    `kind`, one of READERS' kinds, when the caller says what the file is)."""
     text = read_text(path)
-    return read_with(reader_for(path, text), path, text, env)
+    return read_with(reader_for(path, text, kind), path, text, env)
 
 
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer | NginxConfig:
@@ -103,15 +104,17 @@ def check_files(
     machine: Machine | None = None,
     plan: Plan | None = None,
     env: Mapping[str, str] | None = None,
+    kind: str | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
     `machine` defaults to this one (its cgroup's cores and somaxconn); with a `plan`, the plan's
     machine is used instead. `env` is the environment the app server configs are evaluated in.
+    `kind` reads every file with that reader instead of the one that claims it.
     """
     reading = Reading()
     for path in paths:
-        reading += read_file(path, env)
+        reading += read_file(path, env, kind)
     apps, nginx = list(reading.apps), list(reading.nginx)
     links = link(nginx, apps)
     context = Context(apps, nginx, links, lb, machine or Machine.read(), plan)

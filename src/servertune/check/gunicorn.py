@@ -102,7 +102,10 @@ def _evaluate(
         reasons = [line for line in lines if line]
         reason = reasons[-1] if reasons else f"exit status {process.returncode}"
         if "No module named 'gunicorn'" in reason:
-            reason = "gunicorn is not installed here (pip install 'servertune[check]')"
+            raise CheckInputError(
+                f"{path}: reading it needs gunicorn, which is not installed here: "
+                "pip install 'servertune[check]'"
+            )
         raise CheckInputError(f"{path}: gunicorn cannot load it: {reason[:300]}")
     values: dict[str, Any] = json.loads(text.rpartition(_MARK)[2])
     return values

@@ -111,7 +111,7 @@ def _heads(tokens: list[_Token]) -> list[_Token]:
 
 
 def _refuse_what_is_not_nginx(path: Path) -> None:
-    """A file taken for nginx by its name (`redis.conf`, `supervisord.conf`) in which no
+    """A file read as nginx (named `redis.conf`, `supervisord.conf`; or by `--kind`) in which no
     statement starts with a directive nginx or one of its modules has (crossplane's table) is
     not an nginx config: said so, rather than reported as an nginx syntax error."""
     from crossplane.analyzer import DIRECTIVES
@@ -119,7 +119,7 @@ def _refuse_what_is_not_nginx(path: Path) -> None:
     heads = _heads(_tokens(path) or [])
     if heads and not any(head.text in DIRECTIVES for head in heads):
         raise CheckInputError(
-            f"{path}: taken for an nginx config by its name, but it is not one: no statement "
+            f"{path}: read as an nginx config, but it is not one: no statement "
             f"starts with a directive nginx knows (line {heads[0].line} starts with "
             f"{heads[0].text!r})"
         )
