@@ -407,3 +407,26 @@ def test_a_star_import_leaves_it_to_gunicorns_loader(tmp_path: Path) -> None:
     path.write_text("from os.path import *\napp = 1\n")
     with pytest.raises(CheckInputError, match="defines no gunicorn setting"):
         read_config(path, env={})
+
+
+def test_files_that_bring_no_server_are_not_a_clean_report(tmp_path: Path) -> None:
+    """A manifest with no app server in it (a ConfigMap; a Deployment running an image's own
+    command) read alone is "nothing to check", not "no findings in 0 files"; beside a file
+    that brings one, it is counted among the files read."""
+    config_map = tmp_path / "cm.yaml"
+    config_map.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n")
+    deployment = tmp_path / "deploy.yaml"
+    deployment.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: a\n        image: nginx\n"
+    )
+    with pytest.raises(CheckInputError) as error:
+        check_files([config_map, deployment], machine=Machine(cores=4, cores_source="test"))
+    assert str(error.value) == (
+        f"{config_map}: read as Kubernetes manifests (YAML), but it starts no app server and "
+        "holds no nginx config: nothing to check (and 1 more files like it)"
+    )
+    gunicorn = tmp_path / "gunicorn.conf.py"
+    gunicorn.write_text("workers = 2\n")
+    result = check_files([config_map, gunicorn], machine=Machine(cores=4, cores_source="test"))
+    assert set(result.files) == {config_map, gunicorn}

@@ -113,12 +113,25 @@ def check_files(
     `kind` reads every file with that reader instead of the one that claims it.
     """
     reading = Reading()
+    idle: list[str] = []  # each file that brought no server, as what it was read as
     for path in paths:
-        reading += read_file(path, env, kind)
+        text = read_text(path)
+        reader = reader_for(path, text, kind)
+        one = read_with(reader, path, text, env)
+        if not one.apps and not one.nginx:
+            idle.append(f"{path}: read as {reader.described}")
+        reading += one
     apps, nginx = list(reading.apps), list(reading.nginx)
+    if idle and not apps and not nginx:
+        others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
+        raise CheckInputError(
+            f"{idle[0]}, but it starts no app server and holds no nginx config: "
+            f"nothing to check{others}"
+        )
     links = link(nginx, apps)
     context = Context(apps, nginx, links, lb, machine or Machine.read(), plan)
     files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
+    files += paths  # a file that brought nothing still counts as read
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
