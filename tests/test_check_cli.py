@@ -326,7 +326,7 @@ def test_an_application_module_is_not_a_gunicorn_config(tmp_path: Path, text: st
     gunicorn config: said so, not passed with gunicorn's defaults as "no findings"."""
     path = tmp_path / "app.py"
     path.write_text(text)
-    assert_one_error_line(run(path), "app.py", "defines no gunicorn setting")
+    assert_one_error_line(run(path), "app.py", "not a config", "gunicorn.conf.py that serves it")
 
 
 def test_a_config_of_only_hooks_is_a_gunicorn_config(tmp_path: Path) -> None:
@@ -362,3 +362,32 @@ def test_a_missing_parser_is_one_line_naming_the_extra(tmp_path: Path, module: s
 def test_rss_mb_must_be_a_positive_number_of_mib(value: str) -> None:
     case = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
     assert_one_error_line(run(case, "--rss-mb", value), "--rss-mb")
+
+
+def test_kind_reads_a_file_check_cannot_tell(tmp_path: Path) -> None:
+    """An nginx site in a file named `default` that starts with a third-party module's
+    directive is claimed by no reader (the line says --kind); `--kind nginx` reads it."""
+    site = tmp_path / "default"
+    site.write_text(
+        'more_set_headers "X-Served-By: web";\nserver {\n    listen 8080;\n'
+        "    location / { proxy_pass http://127.0.0.1:8000; }\n}\n"
+    )
+    assert_one_error_line(run(site), "default", "not a file check reads", "--kind")
+    read = run("--kind", "nginx", site, "--format", "json")
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["files"] == [str(site)]
+
+
+def test_kind_offers_every_reader() -> None:
+    """--kind's choices are the registry's kinds; an unknown one (library call) is one line."""
+    from servertune.check import READERS, CheckInputError, read_file
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "servertune", "check", "--kind", "nope", "x"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 2
+    for reader in READERS:
+        assert repr(reader.kind) in shown.stderr
+    with pytest.raises(CheckInputError, match="not a kind check reads"):
+        read_file(DATA / "docker-django-nginx" / "nginx.conf", kind="nope")

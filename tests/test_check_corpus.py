@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from servertune.check import check_files
+from servertune.check import CheckInputError, check_files
 from servertune.check.envfile import read_env_file
 from servertune.cli import app
 from servertune.sizing import Machine
@@ -58,6 +58,15 @@ def test_corpus_file_findings(project: str, name: str) -> None:
     env: dict[str, str] = {}
     if "env_file" in spec:
         env, _ = read_env_file(root / spec["env_file"])
+    if spec.get("nothing_to_check"):
+        # Its containers start a server check does not read (`mlflow server`): alone it is
+        # "nothing to check" (exit 2), never a clean report; beside another file, no finding.
+        with pytest.raises(CheckInputError, match="starts no app server .*: nothing to check"):
+            check_files([root / name], machine=MACHINE, env=env)
+        other = CORPUS / "fastapi-k8s" / "app.yaml"
+        result = check_files([root / name, other], machine=MACHINE, env=env)
+        assert [f for f in result.findings if f.at.file == root / name] == spec["findings"] == []
+        return
     result = check_files([root / name], machine=MACHINE, env=env, rss_mb=spec.get("rss_mb"))
     found = sorted(
         [f.rule, f"{Path(f.at.file).resolve().relative_to(root.resolve())}:{f.at.line}"]

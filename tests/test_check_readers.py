@@ -15,6 +15,8 @@ from servertune.check.nginx import parse_duration
 from servertune.check.uwsgi import uwsgi_options
 from servertune.sizing import Machine
 
+from .support import nginx_check
+
 
 def _uwsgi(
     tmp_path: Path, text: str, env: dict[str, str] | None = None
@@ -298,3 +300,156 @@ def test_absolute_include_outside_the_tree_is_not_read(tmp_path: Path) -> None:
     result = check_files([tree / "nginx.conf"], machine=Machine(cores=4))
     assert [(f.rule, f.at.line) for f in result.findings] == [("include-not-found", 3)]
     assert [p.name for p in result.files] == ["nginx.conf"]
+
+
+#: Snippets crossplane parses without an error (its table skips a snippet's top-level `server`)
+#: that nginx refuses, with the line and words nginx's own lexer gives.
+NGINX_REFUSES = [
+    ("server {\n    listen 8080\n}\n", 3, '"}"'),
+    ("server {\n    listen 8080;\n    ;\n}\n", 3, '";"'),
+    ("server {\n    { listen 8080; }\n}\n", 2, '"{"'),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "token"), NGINX_REFUSES)
+def test_what_nginx_refuses_check_refuses_with_nginxs_words(
+    tmp_path: Path, text: str, line: int, token: str
+) -> None:
+    """A directive without its `;` before `}` (and a stray `;` or `{`) is an nginx syntax error
+    at the line `nginx -t` names, never a clean read of a broken site."""
+    site = tmp_path / "site.conf"
+    site.write_text(text)
+    main = tmp_path / "nginx.conf"
+    main.write_text(f"events {{}}\nhttp {{ include {site}; }}\n")
+    refused = nginx_check(main)
+    assert f"unexpected {token} in {site}:{line}" in refused.stderr
+    with pytest.raises(
+        CheckInputError, match=rf"site\.conf:{line}: nginx syntax error: unexpected {token}$"
+    ):
+        read_config(site)
+
+
+def test_what_nginx_accepts_check_reads(tmp_path: Path) -> None:
+    """Braces and semicolons inside quotes and comments are words, as nginx reads them."""
+    site = tmp_path / "site.conf"
+    site.write_text(
+        'server {\n  listen 8080;\n  location / { return 200 "}{;"; }\n  # a } comment\n'
+        "  location = /e {}\n}\n"
+    )
+    main = tmp_path / "nginx.conf"
+    main.write_text(f"events {{}}\nhttp {{ include {site}; }}\n")
+    accepted = nginx_check(main)
+    assert accepted.returncode == 0, accepted.stderr
+    assert isinstance(read_config(site), NginxConfig)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "first"),
+    [
+        ("redis.conf", "bind 127.0.0.1\nport 6379\n", "line 1 starts with 'bind'"),
+        ("supervisord.conf", "[program:web]\ncommand=gunicorn app:app\n", "'[program:web]'"),
+        ("nginx-notes", "# tuning\nworkers: 4;\n", "line 2 starts with 'workers:'"),
+    ],
+)
+def test_a_file_named_like_nginx_with_no_nginx_directive_is_not_nginx(
+    tmp_path: Path, name: str, text: str, first: str
+) -> None:
+    """Taken for nginx by its name only: said to be no nginx config, not an nginx syntax error."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(
+        CheckInputError, match="read as an nginx config, but it is not one"
+    ) as error:
+        read_config(path)
+    assert "no statement starts with a directive nginx knows" in str(error.value)
+    assert first in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            (
+                "from flask import Flask\n\napp = Flask(__name__)\n\n\n@app.get('/')\n"
+                "def index():\n    return 'hi'\n"
+            ),
+            "a Flask application module (it defines `app`)",
+        ),
+        ("from fastapi import FastAPI\n\napp = FastAPI()\n", "a FastAPI application module"),
+        (
+            (
+                "import os\n\nfrom django.core.wsgi import get_wsgi_application\n\n"
+                "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'mysite.settings')\n"
+                "application = get_wsgi_application()\n"
+            ),
+            "Django's WSGI module (it defines `application`)",
+        ),
+        (
+            "if True:\n    async def app(scope, receive, send):\n        pass\n",
+            "an application module (it defines `app`)",
+        ),
+    ],
+)
+def test_an_application_module_is_named_and_never_run(tmp_path: Path, text: str, said: str) -> None:
+    """A Flask, FastAPI or Django module given to check is said to be an app, not a gunicorn
+    config, without running it (its imports need not be installed; it could have side effects)."""
+    path = tmp_path / "wsgi.py"
+    marker = tmp_path / "ran"
+    path.write_text(f"open({str(marker)!r}, 'w').close()\n{text}")
+    with pytest.raises(CheckInputError, match="read as a gunicorn config file") as error:
+        read_config(path)
+    assert said in str(error.value)
+    assert "not a config" in str(error.value)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "workers"),
+    [
+        ("app = 'x'\nworkers = 3\n", 3),
+        (
+            "import os\nif os.environ.get('BIG'):\n    workers = 9\nelse:\n    workers = 2\napp = 1\n",
+            2,
+        ),
+    ],
+)
+def test_a_config_that_also_defines_an_app_is_read_as_a_config(
+    tmp_path: Path, text: str, workers: int
+) -> None:
+    """A setting bound anywhere at the top level makes the file a gunicorn config."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text(text)
+    app = read_config(path, env={})
+    assert isinstance(app, AppServer)
+    assert app.workers.value == workers
+
+
+def test_a_star_import_leaves_it_to_gunicorns_loader(tmp_path: Path) -> None:
+    """A `*` import could bind settings unseen: gunicorn loads the file, and says it set none."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text("from os.path import *\napp = 1\n")
+    with pytest.raises(CheckInputError, match="defines no gunicorn setting"):
+        read_config(path, env={})
+
+
+def test_files_that_bring_no_server_are_not_a_clean_report(tmp_path: Path) -> None:
+    """A manifest with no app server in it (a ConfigMap; a Deployment running an image's own
+    command) read alone is "nothing to check", not "no findings in 0 files"; beside a file
+    that brings one, it is counted among the files read."""
+    config_map = tmp_path / "cm.yaml"
+    config_map.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n")
+    deployment = tmp_path / "deploy.yaml"
+    deployment.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: a\n        image: nginx\n"
+    )
+    with pytest.raises(CheckInputError) as error:
+        check_files([config_map, deployment], machine=Machine(cores=4, cores_source="test"))
+    assert str(error.value) == (
+        f"{config_map}: read as Kubernetes manifests (YAML), but it starts no app server and "
+        "holds no nginx config: nothing to check (and 1 more files like it)"
+    )
+    gunicorn = tmp_path / "gunicorn.conf.py"
+    gunicorn.write_text("workers = 2\n")
+    result = check_files([config_map, gunicorn], machine=Machine(cores=4, cores_source="test"))
+    assert set(result.files) == {config_map, gunicorn}

@@ -94,3 +94,21 @@ def test_a_vanishing_service_time_still_writes_a_count_uwsgi_runs_with() -> None
     counts = [int(n) for n in re.findall(r"^max-requests = (\d+)$", result.stdout, re.M)]
     assert counts
     assert all(5000 <= n <= MAX_REQUESTS_CAP for n in counts)
+
+
+def test_out_on_a_device_that_fills_leaves_nothing(tmp_path: Path) -> None:
+    """`gen all --out` where the files no longer fit (the kernel's file-size limit, which a
+    test can set where mounting a full filesystem needs root) is one line, and neither a file
+    nor the directories it made are left."""
+    import resource
+
+    def small_files_only() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "gen", "all", "--cores", "4", "--out", "new/out"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        preexec_fn=small_files_only,
+    )  # fmt: skip
+    assert_one_error(result, "--out", "new/out", "File too large")
+    assert list(tmp_path.iterdir()) == []

@@ -115,6 +115,8 @@ NEEDS_AN_EXTRA = [
     (["check", "nginx.conf"], "check"),
     (["check", "deploy.yaml"], "check"),
     (["check", "gunicorn.conf.py"], "check"),
+    (["check", "uvicorn.sh"], "asgi-servers"),
+    (["check", "granian.sh"], "asgi-servers"),
     (["bench", "balance", "--quick"], "servers"),
     (["bench", "hol", "--quick"], "servers"),
     (["bench", "restart", "--quick"], "servers"),
@@ -143,6 +145,8 @@ def test_a_base_install_names_the_extra_each_command_needs(
     (tmp_path / "nginx.conf").write_text("events {}\nhttp { server { listen 8080; } }\n")
     (tmp_path / "deploy.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: w\n")
     (tmp_path / "gunicorn.conf.py").write_text("workers = 3\n")
+    for server in ("uvicorn", "granian"):
+        (tmp_path / f"{server}.sh").write_text(f"#!/bin/sh\nexec {server} --workers 2 app:app\n")
     (tmp_path / "app.py").write_text("def application(environ, start_response):\n    return []\n")
     result = subprocess.run(
         [str(base_venv / "servertune"), *argv, "--no-progress"] if argv[0] == "bench"

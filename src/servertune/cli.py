@@ -782,6 +782,17 @@ LoadBalancerName = enum.Enum(  # type: ignore[misc]
 )
 
 
+def _reader_kinds() -> list[str]:
+    from servertune.check.readers import READERS
+
+    return [reader.kind for reader in READERS]
+
+
+ReaderKind = enum.Enum(  # type: ignore[misc]
+    "ReaderKind", {name: name for name in _reader_kinds()}, type=str
+)
+
+
 @app.command()
 def check(
     files: Annotated[
@@ -845,6 +856,12 @@ def check(
             help="resident memory of one warm worker (MiB), to compare with memory limits",
         ),
     ] = None,
+    kind: Annotated[
+        Optional[ReaderKind],  # noqa: UP045
+        typer.Option(
+            "--kind", help="read every file as this kind, instead of telling it by name and content"
+        ),
+    ] = None,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check import (
@@ -887,7 +904,15 @@ def check(
             from servertune.check.envfile import read_env_file
 
             env, _ = read_env_file(env_file)
-        result = check_files(files, lb=balancer, machine=machine, plan=plan, env=env, rss_mb=rss_mb)
+        result = check_files(
+            files,
+            lb=balancer,
+            machine=machine,
+            plan=plan,
+            env=env,
+            rss_mb=rss_mb,
+            kind=kind and kind.value,
+        )
     except CheckInputError as error:
         raise fail(str(error)) from None
     typer.echo(FORMATS[output_format.value](result))

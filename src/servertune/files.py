@@ -18,7 +18,13 @@ def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
     the final rename is atomic). Files about to be replaced are kept under a backup name until
     all renames succeeded; on any failure the new files are removed and the old ones restored.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    # The directories this call creates go again if it fails: nothing is left half-written.
+    created = [d for d in (directory, *directory.parents) if not d.exists()]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except BaseException:
+        _remove_empty(created)
+        raise
     for name in files:
         # os.replace onto a directory fails with EISDIR or EPERM ("Operation not permitted"):
         # say what is in the way, before anything is written.
@@ -57,7 +63,17 @@ def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
             os.replace(backup, final)
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+        _remove_empty(created)
         raise
     for backup, _ in backups:
         backup.unlink(missing_ok=True)
     return done
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Remove `directories` (deepest first), as far as they are empty."""
+    for directory in directories:
+        try:
+            directory.rmdir()
+        except OSError:
+            return

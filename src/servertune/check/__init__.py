@@ -81,10 +81,11 @@ def config_kind(path: Path, text: str) -> str:
     return reader_for(path, text).kind
 
 
-def read_file(path: Path, env: Mapping[str, str] | None = None) -> Reading:
-    """Everything one file contributes, read by the reader that claims it."""
+def read_file(path: Path, env: Mapping[str, str] | None = None, kind: str | None = None) -> Reading:
+    """Everything one file contributes, read by the reader that claims it (or by the reader of
+    `kind`, one of READERS' kinds, when the caller says what the file is)."""
     text = read_text(path)
-    return read_with(reader_for(path, text), path, text, env)
+    return read_with(reader_for(path, text, kind), path, text, env)
 
 
 def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer | NginxConfig:
@@ -104,6 +105,7 @@ def check_files(
     plan: Plan | None = None,
     env: Mapping[str, str] | None = None,
     rss_mb: float | None = None,
+    kind: str | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -112,11 +114,24 @@ def check_files(
     (default: this process's for a config read on its own; a container's own variables for a
     Dockerfile, compose file or manifest, which `env` adds to). `rss_mb` is one worker's
     resident memory (default: the plan's workload's `memory_per_worker_mb`, when it has one).
+    `kind` reads every file with that reader instead of the one that claims it.
     """
     reading = Reading()
+    idle: list[str] = []  # each file that brought no server, as what it was read as
     for path in paths:
-        reading += read_file(path, env)
+        text = read_text(path)
+        reader = reader_for(path, text, kind)
+        one = read_with(reader, path, text, env)
+        if not one.apps and not one.nginx:
+            idle.append(f"{path}: read as {reader.described}")
+        reading += one
     apps, nginx = list(reading.apps), list(reading.nginx)
+    if idle and not apps and not nginx:
+        others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
+        raise CheckInputError(
+            f"{idle[0]}, but it starts no app server and holds no nginx config: "
+            f"nothing to check{others}"
+        )
     links = link(nginx, apps)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
@@ -132,6 +147,7 @@ def check_files(
         rss_source=rss_source,
     )
     files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
+    files += paths  # a file that brought nothing still counts as read
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),

@@ -102,7 +102,10 @@ def _evaluate(
         reasons = [line for line in lines if line]
         reason = reasons[-1] if reasons else f"exit status {process.returncode}"
         if "No module named 'gunicorn'" in reason:
-            reason = "gunicorn is not installed here (pip install 'servertune[check]')"
+            raise CheckInputError(
+                f"{path}: reading it needs gunicorn, which is not installed here: "
+                "pip install 'servertune[check]'"
+            )
         raise CheckInputError(f"{path}: gunicorn cannot load it: {reason[:300]}")
     values: dict[str, Any] = json.loads(text.rpartition(_MARK)[2])
     return values
@@ -138,9 +141,118 @@ Locate = Callable[[str], tuple[Location, bool]]
 PER_WORKER_VARIABLE = "SERVERTUNE_WORKER"
 
 
+#: Web frameworks by the top-level package an application module imports, as `check` names them.
+FRAMEWORKS = {
+    "aiohttp": "aiohttp",
+    "bottle": "Bottle",
+    "django": "Django",
+    "falcon": "Falcon",
+    "fastapi": "FastAPI",
+    "flask": "Flask",
+    "litestar": "Litestar",
+    "pyramid": "Pyramid",
+    "quart": "Quart",
+    "sanic": "Sanic",
+    "starlette": "Starlette",
+    "tornado": "Tornado",
+}
+#: The names WSGI and ASGI servers look an app up by when none is given (gunicorn, uvicorn and
+#: Django's wsgi.py / asgi.py use these).
+APP_NAMES = ("application", "app")
+
+
+def _bound_names(body: list[ast.stmt]) -> set[str] | None:
+    """Every name the module's own code binds at its top level (also inside `if`, `try`,
+    `with`, `for`), None when a `*` import, `globals()`, `vars()` or `exec` could bind others."""
+    names: set[str] = set()
+    for node in body:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom) and any(a.name == "*" for a in inner.names):
+                return None
+            if isinstance(inner, ast.Name) and inner.id in ("globals", "vars", "exec", "locals"):
+                return None
+        stack: list[ast.AST] = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(current.name)
+                continue  # their bodies bind their own names
+            if isinstance(current, ast.Import | ast.ImportFrom):
+                names.update((a.asname or a.name).split(".")[0] for a in current.names)
+            elif isinstance(current, ast.Name) and isinstance(current.ctx, ast.Store):
+                names.add(current.id)
+            elif isinstance(current, ast.Lambda):
+                continue
+            stack.extend(ast.iter_child_nodes(current))
+    return names
+
+
+def _framework(tree: ast.Module) -> str | None:
+    """The web framework the module imports (the first, in file order), if any."""
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules = [node.module]
+        for module in modules:
+            if module.split(".")[0] in FRAMEWORKS:
+                return FRAMEWORKS[module.split(".")[0]]
+    return None
+
+
+def _called(tree: ast.Module) -> set[str]:
+    """The names of the functions the module calls (`f()` and `module.f()`)."""
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name):
+                called.add(function.id)
+            elif isinstance(function, ast.Attribute):
+                called.add(function.attr)
+    return called
+
+
+def application_module(text: str, path: Path) -> str | None:
+    """What the .py file is when it is an application module rather than a gunicorn config,
+    told without running it: it binds no gunicorn setting at its top level, and binds an app
+    (`application`, `app`) or imports a web framework. None when it may be a config (also
+    when a `*` import or `globals()` could set settings unseen, or gunicorn is absent)."""
+    try:
+        from gunicorn.config import KNOWN_SETTINGS  # type: ignore[import-untyped]
+    except ModuleNotFoundError:  # loading it then says which extra to install
+        return None
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError:
+        return None  # _lines says where
+    names = _bound_names(tree.body)
+    if names is None or names & {setting.name for setting in KNOWN_SETTINGS}:
+        return None
+    apps = [name for name in APP_NAMES if name in names]
+    framework = _framework(tree)
+    if framework is None and not apps:
+        return None
+    kind = f"a {framework} application module" if framework else "an application module"
+    for interface in ("wsgi", "asgi"):  # Django's wsgi.py / asgi.py, as startproject writes them
+        if framework == "Django" and f"get_{interface}_application" in names | _called(tree):
+            kind = f"Django's {interface.upper()} module"
+    if apps:
+        kind += f" (it defines `{apps[0]}`)"
+    return kind
+
+
 def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings gunicorn would run `path` with (under `env`, default this environment)."""
     lines = _lines(text, path)
+    application = application_module(text, path)
+    if application is not None:
+        raise CheckInputError(
+            f"{path}: read as a gunicorn config file (a .py file), but it is {application} "
+            "and sets no gunicorn setting: not a config (and not run); check the "
+            "gunicorn.conf.py that serves it"
+        )
     environment = dict(os.environ if env is None else env)
     if PER_WORKER_VARIABLE in text and PER_WORKER_VARIABLE not in environment:
         environment["SERVERTUNE_CHECK_INSTANCES"] = PER_WORKER_VARIABLE

@@ -77,6 +77,73 @@ class _Tree:
     cache: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _Token:
+    text: str
+    line: int
+    #: `;`, `{` or `}` unquoted: what ends a statement or opens/closes a block.
+    punctuation: bool
+
+
+def _tokens(path: Path) -> list[_Token] | None:
+    """crossplane's tokens of `path`, comments dropped; None when its braces do not balance
+    (the parse then says where)."""
+    import crossplane
+    from crossplane.errors import NgxParserSyntaxError
+
+    try:
+        return [
+            _Token(token, line, not quoted and token in (";", "{", "}"))
+            for token, line, quoted in crossplane.lex(str(path))
+            if quoted or not token.startswith("#")
+        ]
+    except NgxParserSyntaxError:
+        return None
+
+
+def _heads(tokens: list[_Token]) -> list[_Token]:
+    """The first word of each statement: the directive's name, where nginx expects one."""
+    return [
+        token
+        for token, previous in zip(tokens, [None, *tokens], strict=False)
+        if not token.punctuation and (previous is None or previous.punctuation)
+    ]
+
+
+def _refuse_what_is_not_nginx(path: Path) -> None:
+    """A file read as nginx (named `redis.conf`, `supervisord.conf`; or by `--kind`) in which no
+    statement starts with a directive nginx or one of its modules has (crossplane's table) is
+    not an nginx config: said so, rather than reported as an nginx syntax error."""
+    from crossplane.analyzer import DIRECTIVES
+
+    heads = _heads(_tokens(path) or [])
+    if heads and not any(head.text in DIRECTIVES for head in heads):
+        raise CheckInputError(
+            f"{path}: read as an nginx config, but it is not one: no statement "
+            f"starts with a directive nginx knows (line {heads[0].line} starts with "
+            f"{heads[0].text!r})"
+        )
+
+
+def _refuse_what_nginx_refuses(path: Path) -> None:
+    """What crossplane lets through and `nginx -t` refuses: a `}` right after a directive's
+    words (`listen 80 }`, its `;` missing), a `{` with no directive before it, a lone `;`.
+
+    crossplane checks a directive's terminator only in contexts its table knows, so inside a
+    site snippet's top-level `server {}` (the http context of the file that includes it) a
+    missing `;` passed as if nothing were wrong; nginx's own lexer refuses it everywhere, with
+    these words.
+    """
+    after_a_word = False  # a file starts where a statement may start
+    for token in _tokens(path) or ():
+        # `;` and `{` end a directive's words; `}` closes a block after a statement ended.
+        if token.punctuation and after_a_word == (token.text == "}"):
+            raise CheckInputError(
+                f'{path}:{token.line}: nginx syntax error: unexpected "{token.text}"'
+            )
+        after_a_word = not token.punctuation
+
+
 def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     real = path.resolve()
     if real in tree.cache:
@@ -93,6 +160,7 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
             "unexpected end of file (a directive without its ';' or a block without its '}')"
         )
         raise CheckInputError(f"{path}:{error.get('line') or 1}: nginx syntax error: {message}")
+    _refuse_what_nginx_refuses(path)
     parsed: list[dict[str, Any]] = payload["config"][0]["parsed"]
     tree.cache[real] = parsed
     tree.files.append(path)
@@ -185,6 +253,7 @@ def _every(nodes: list[_Node]) -> list[_Node]:
 def read_nginx(path: Path, text: str) -> NginxConfig:
     """The chain-relevant numbers of an nginx config and everything it includes."""
     del text  # read again (with its includes) by the walk; the caller already validated it
+    _refuse_what_is_not_nginx(path)
     tree = _Tree(root=path.resolve().parent, main_dir=path.parent)
     nodes = _build(path, tree, ())
     http = [n for n in nodes if n.directive == "http" and n.block is not None]

@@ -207,16 +207,25 @@ READERS: Sequence[Reader] = (
 )
 
 
-def reader_for(path: Path, text: str) -> Reader:
-    """The reader that claims `path`, or CheckInputError saying why none does."""
+def reader_for(path: Path, text: str, kind: str | None = None) -> Reader:
+    """The reader that claims `path` (the reader of `kind` when given: the user says what the
+    file is), or CheckInputError saying why none does."""
     if not any(
         line.strip() and not line.lstrip().startswith(("#", ";")) for line in text.splitlines()
     ):
         raise CheckInputError(
             f"{path}: empty (nothing but blank lines and comments): nothing to check"
         )
+    if kind is not None:
+        chosen = [reader for reader in READERS if reader.kind == kind]
+        if not chosen:
+            kinds = ", ".join(reader.kind for reader in READERS)
+            raise CheckInputError(f"--kind {kind!r}: not a kind check reads (one of {kinds})")
+        return chosen[0]
     for reader in READERS:
         if reader.claims(path, text):
             return reader
     kinds = "; ".join(r.described for r in READERS)
-    raise CheckInputError(f"{path}: not a file check reads (it reads {kinds})")
+    raise CheckInputError(
+        f"{path}: not a file check reads (it reads {kinds}; --kind says which one a file is)"
+    )

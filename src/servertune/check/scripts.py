@@ -168,7 +168,10 @@ def parse_command_lines(
         reasons = [line for line in lines if line]
         reason = reasons[-1] if reasons else f"exit status {process.returncode}"
         if f"No module named '{SERVERS[server]}'" in reason:
-            reason = f"{server} is not installed here (pip install 'servertune[asgi-servers]')"
+            raise CheckInputError(
+                f"{path}: reading it needs {server}, which is not installed here: "
+                "pip install 'servertune[asgi-servers]'"
+            )
         raise CheckInputError(f"{path}: {server} refuses its command line: {reason[:300]}")
     parsed: list[dict[str, Any]] = json.loads(text.rpartition(_MARK)[2])
     return parsed
