@@ -61,7 +61,7 @@ def test_corpus_file_findings(project: str, name: str) -> None:
     if spec.get("nothing_to_check"):
         # Its containers start a server check does not read (`mlflow server`): alone it is
         # "nothing to check" (exit 2), never a clean report; beside another file, no finding.
-        with pytest.raises(CheckInputError, match="starts no app server .*: nothing to check"):
+        with pytest.raises(CheckInputError, match=r"starts no app server .*: nothing to check"):
             check_files([root / name], machine=MACHINE, env=env)
         other = CORPUS / "fastapi-k8s" / "app.yaml"
         result = check_files([root / name, other], machine=MACHINE, env=env)
