@@ -1,8 +1,9 @@
-"""`servertune check`: audit existing gunicorn, uWSGI, uvicorn, granian and nginx configs across layers.
+"""`servertune check`: audit existing gunicorn, uWSGI, uvicorn, granian, nginx and HAProxy configs across layers.
 
 Each file is read by the parser its own ecosystem trusts (gunicorn's loader in a child
 interpreter, crossplane for nginx, uWSGI's ini rules, uvicorn's and granian's own command-line
-parsers for the shell scripts that start them), the files are linked into the chain
+parsers for the shell scripts that start them, HAProxy's documented grammar for haproxy.cfg),
+the files are linked into the chain
 client -> load balancer -> nginx -> app server, and the rules in `servertune.check.rules` run
 on the result. docs/check.md says which parser reads what, and why.
 """
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servertune.check.balancers import LOAD_BALANCERS, LoadBalancer
-from servertune.check.chain import Link, link
+from servertune.check.chain import BalancerLink, Link, link, link_balancers
 from servertune.check.model import (
     AppServer,
+    Balancer,
     CheckInputError,
     Finding,
     Location,
@@ -35,6 +37,8 @@ __all__ = [
     "READERS",
     "RULES",
     "AppServer",
+    "Balancer",
+    "BalancerLink",
     "CheckInputError",
     "CheckResult",
     "Finding",
@@ -65,6 +69,8 @@ class CheckResult:
     findings: tuple[Finding, ...]
     lb: LoadBalancer | None
     plan: Plan | None
+    #: Load balancer configs read (HAProxy backends) and what each one sends to.
+    balancer_links: tuple[BalancerLink, ...] = ()
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -114,8 +120,14 @@ def check_files(
         reading += read_file(path, env)
     apps, nginx = list(reading.apps), list(reading.nginx)
     links = link(nginx, apps)
-    context = Context(apps, nginx, links, lb, machine or Machine.read(), plan)
-    files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
+    fronts = link_balancers(list(reading.balancers), nginx, apps)
+    context = Context(apps, nginx, links, lb, machine or Machine.read(), plan, fronts)
+    files = (
+        [b.file for b in reading.balancers]
+        + [p for n in nginx for p in n.files]
+        + [a.file for a in apps]
+        + list(reading.files)
+    )
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -124,4 +136,5 @@ def check_files(
         findings=tuple(run_rules(context)),
         lb=lb,
         plan=plan,
+        balancer_links=tuple(fronts),
     )
