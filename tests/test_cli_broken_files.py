@@ -215,6 +215,7 @@ def test_hostile_value_in_a_workload_file_names_field_and_file(
     if code == 0:  # legitimate for a few fields, as with flags (see test_safety)
         assert (field, value) in {
             ("listen_host", "0.0.0.0"),
+            ("lb_listen_host", "0.0.0.0"),
             ("server_name", "0.0.0.0"),
             # A digits-and-dots registry name is a valid image reference (see test_safety).
             ("app_image", "0.0.0.0"),

@@ -74,6 +74,33 @@ def test_nginx_rejects_a_broken_config(tmp_path: Path) -> None:
     assert nginx_check(conf).returncode != 0
 
 
+def haproxy_check(conf: Path) -> subprocess.CompletedProcess[str]:
+    """`haproxy -c -f FILE`: HAProxy's own parse of the whole config, binding nothing."""
+    return subprocess.run(
+        [tool("haproxy"), "-c", "-f", str(conf)],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(NAMED))
+def test_haproxy_accepts_the_load_balancer_config(case: str, tmp_path: Path) -> None:
+    """haproxy -c passes on `gen haproxy` for every named workload, IPv6 listeners included,
+    and reports no warning (HAProxy warns about a missing timeout, for one)."""
+    conf = _write_all(make_plan(NAMED[case]), tmp_path)["haproxy"]
+    checked = haproxy_check(conf)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "WARNING" not in checked.stdout + checked.stderr
+
+
+def test_haproxy_rejects_a_broken_config(tmp_path: Path) -> None:
+    """The check can fail: a misspelt keyword is refused by haproxy -c."""
+    conf = tmp_path / "haproxy.cfg"
+    conf.write_text(
+        render_target("haproxy", make_plan(NAMED["seed000"])).replace("http-reuse", "http-reuze")
+    )
+    assert haproxy_check(conf).returncode != 0
+
+
 @pytest.mark.parametrize("case", list(NAMED))
 def test_uwsgi_strict_accepts_the_ini(case: str, tmp_path: Path) -> None:
     """uwsgi --strict knows every option we emit (it refuses unknown ones before binding)."""

@@ -86,6 +86,7 @@ FIELD_ALLOWED: dict[str, str] = {
     "socket_dir": "an absolute path of letters, digits and . _ - (no '..', spaces or quotes)",
     "bind_host": "a loopback or private IPv4/IPv6 address without a zone id (never 0.0.0.0 or ::)",
     "listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
+    "lb_listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
     "nginx_user": "a POSIX user name (lower-case letters, digits, '_' and '-', at most 32)",
     "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
     "app_name": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
@@ -223,6 +224,18 @@ class Workload(BaseModel):
         ge=1,
         le=65535,
         description="port nginx listens on",
+        json_schema_extra={"unit": "port"},
+    )
+    lb_listen_host: ipaddress.IPv4Address | ipaddress.IPv6Address = Field(
+        default=ipaddress.IPv4Address("0.0.0.0"),
+        description="address the load balancer `gen haproxy` writes listens on for clients",
+        json_schema_extra={"unit": "address"},
+    )
+    lb_listen_port: int = Field(
+        default=80,
+        ge=1,
+        le=65535,
+        description="port the load balancer `gen haproxy` writes listens on",
         json_schema_extra={"unit": "port"},
     )
     socket_dir: DirPath | None = Field(
@@ -476,7 +489,7 @@ class Workload(BaseModel):
             raise ValueError("out of range")
         return value
 
-    @field_validator("bind_host", "listen_host")
+    @field_validator("bind_host", "listen_host", "lb_listen_host")
     @classmethod
     def _no_scope(
         cls, value: ipaddress.IPv4Address | ipaddress.IPv6Address

@@ -1,8 +1,9 @@
-"""`servertune check`: audit existing gunicorn, uWSGI, uvicorn, granian and nginx configs across layers.
+"""`servertune check`: audit existing gunicorn, uWSGI, uvicorn, granian, nginx and HAProxy configs across layers.
 
 Each file is read by the parser its own ecosystem trusts (gunicorn's loader in a child
 interpreter, crossplane for nginx, uWSGI's ini rules, uvicorn's and granian's own command-line
-parsers for the shell scripts that start them), the files are linked into the chain
+parsers for the shell scripts that start them, HAProxy's documented grammar for haproxy.cfg),
+the files are linked into the chain
 client -> load balancer -> nginx -> app server, and the rules in `servertune.check.rules` run
 on the result. docs/check.md says which parser reads what, and why.
 """
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servertune.check.balancers import LOAD_BALANCERS, LoadBalancer
-from servertune.check.chain import Link, link
+from servertune.check.chain import BalancerLink, Link, link, link_balancers
 from servertune.check.model import (
     AppServer,
+    Balancer,
     CheckInputError,
     Finding,
     Location,
@@ -35,6 +37,8 @@ __all__ = [
     "READERS",
     "RULES",
     "AppServer",
+    "Balancer",
+    "BalancerLink",
     "CheckInputError",
     "CheckResult",
     "Finding",
@@ -65,6 +69,8 @@ class CheckResult:
     findings: tuple[Finding, ...]
     lb: LoadBalancer | None
     plan: Plan | None
+    #: Load balancer configs read (HAProxy backends) and what each one sends to.
+    balancer_links: tuple[BalancerLink, ...] = ()
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -122,11 +128,11 @@ def check_files(
         text = read_text(path)
         reader = reader_for(path, text, kind)
         one = read_with(reader, path, text, env)
-        if not one.apps and not one.nginx:
+        if not one.apps and not one.nginx and not one.balancers:
             idle.append(f"{path}: read as {reader.described}")
         reading += one
     apps, nginx = list(reading.apps), list(reading.nginx)
-    if idle and not apps and not nginx:
+    if idle and not apps and not nginx and not reading.balancers:
         others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
         raise CheckInputError(
             f"{idle[0]}, but it starts no app server and holds no nginx config: "
@@ -136,6 +142,7 @@ def check_files(
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
+    fronts = link_balancers(list(reading.balancers), nginx, apps)
     context = Context(
         apps,
         nginx,
@@ -145,8 +152,14 @@ def check_files(
         plan,
         rss_mb=rss_mb,
         rss_source=rss_source,
+        balancer_links=fronts,
     )
-    files = [p for n in nginx for p in n.files] + [a.file for a in apps] + list(reading.files)
+    files = (
+        [b.file for b in reading.balancers]
+        + [p for n in nginx for p in n.files]
+        + [a.file for a in apps]
+        + list(reading.files)
+    )
     files += paths  # a file that brought nothing still counts as read
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
@@ -156,4 +169,5 @@ def check_files(
         findings=tuple(run_rules(context)),
         lb=lb,
         plan=plan,
+        balancer_links=tuple(fronts),
     )

@@ -16,7 +16,8 @@ class LoadBalancer:
     """A load balancer in front of nginx (or the app server): how long it keeps idle connections."""
 
     name: str
-    idle_timeout_s: int
+    #: Seconds (inf: a load balancer config read by `check` that never closes for idleness).
+    idle_timeout_s: float
     summary: str
     source: str
 

@@ -1,4 +1,5 @@
-"""Which files belong together: nginx `*_pass` -> upstream servers -> the app server listening there.
+"""Which files belong together: a load balancer's servers -> the nginx (or app server) listening
+there; nginx `*_pass` -> upstream servers -> the app server listening there.
 
 Addresses are compared as the kernel would route them: `localhost` is 127.0.0.1, a server
 bound to 0.0.0.0 / [::] (or uWSGI's `:PORT`) answers on every address of its port, and a unix
@@ -9,9 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from servertune.check.model import AppServer, NginxConfig, PassTarget, Setting, Upstream
+from servertune.check.model import (
+    AppServer,
+    Balancer,
+    NginxConfig,
+    PassTarget,
+    Setting,
+    Upstream,
+)
 
-__all__ = ["Link", "link", "normalise"]
+__all__ = ["BalancerLink", "Link", "link", "link_balancers", "normalise"]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
 
@@ -63,4 +71,34 @@ def link(nginx_configs: list[NginxConfig], apps: list[AppServer]) -> list[Link]:
                 for app in apps:
                     if any(_serves(s.value, server.value) for s in app.sockets):
                         links.append(Link(config, passing, upstream, server, app))
+    return links
+
+
+@dataclass(frozen=True)
+class BalancerLink:
+    """A load balancer sends to one of its servers, and nginx (or an app server) listens there."""
+
+    balancer: Balancer
+    server: Setting[str]
+    nginx: NginxConfig | None = None
+    app: AppServer | None = None
+
+
+def link_balancers(
+    balancers: list[Balancer], nginx_configs: list[NginxConfig], apps: list[AppServer]
+) -> list[BalancerLink]:
+    """Every (balancer, server, nginx or app server) whose addresses meet; nginx first: an
+    address nginx listens on is nginx's even when an app server there would also match."""
+    links: list[BalancerLink] = []
+    for balancer in balancers:
+        for server in balancer.servers:
+            fronted = [
+                n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)
+            ]
+            links.extend(BalancerLink(balancer, server, nginx=n) for n in fronted)
+            if fronted:
+                continue
+            for app in apps:
+                if any(_serves(s.value, server.value) for s in app.sockets):
+                    links.append(BalancerLink(balancer, server, app=app))
     return links

@@ -13,6 +13,7 @@ from typing import Generic, Literal, TypeVar
 
 __all__ = [
     "AppServer",
+    "Balancer",
     "CheckInputError",
     "Container",
     "Finding",
@@ -183,8 +184,29 @@ class NginxConfig:
     upstreams: dict[str, Upstream]
     passes: tuple[PassTarget, ...]
     listen_backlogs: tuple[Setting[int], ...] = ()
+    #: The addresses its servers listen on (`127.0.0.1:8000`, `*:80`, `[::]:80`, `unix:/x`).
+    listens: tuple[Setting[str], ...] = ()
     #: Includes that name a file not present here (e.g. `proxy_params` beside a lone site file).
     missing_includes: tuple[Setting[str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Balancer:
+    """A load balancer config (an HAProxy backend) reduced to the chain's numbers: where it
+    sends requests, and how long it may keep an idle connection to those servers open."""
+
+    kind: Literal["haproxy"]
+    file: Path
+    #: The backend's (or listen section's) name.
+    name: str
+    at: Location
+    #: Its servers' addresses, as nginx and the app servers write theirs.
+    servers: tuple[Setting[str], ...]
+    #: The longest a connection to a server may stay idle (inf: never closed for idleness);
+    #: None when it keeps no idle connection to a server.
+    idle: Setting[float] | None
+    #: Which settings that idle time comes from, in words.
+    idle_source: str
 
 
 @dataclass(frozen=True)

@@ -241,6 +241,17 @@ def _pass_target(value: str) -> str:
     return value.split("/", 1)[0]
 
 
+def _listen_address(value: str) -> str:
+    """`listen 80` and `listen *:80` are every address of port 80; others stay as written."""
+    if value.isdigit():
+        return f"*:{value}"
+    if value.startswith("[") and value.endswith("]"):  # `listen [::]` (port 80)
+        return f"{value}:80"
+    if value.startswith("unix:") or ":" in value:
+        return value
+    return f"{value}:80"  # `listen 127.0.0.1` or `listen localhost`
+
+
 def _every(nodes: list[_Node]) -> list[_Node]:
     found: list[_Node] = []
     for node in nodes:
@@ -264,6 +275,7 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     upstreams: dict[str, Upstream] = {}
     passes: list[PassTarget] = []
     backlogs: list[Setting[int]] = []
+    listens: list[Setting[str]] = []
     missing = [n for n in _every(nodes) if n.directive == "#missing-include"]
     default_read = Setting(NGINX_DEFAULTS["read_timeout"], Location(path), default=True)
     default_keepalive = Setting(NGINX_DEFAULTS["keepalive_timeout"], Location(path), default=True)
@@ -312,6 +324,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
                     keepalive = Setting(keepalive.value, node.at, default=True)
                 keepalives.append(keepalive)
                 for listen in (n for n in node.block if n.directive == "listen"):
+                    if listen.args:
+                        listens.append(Setting(_listen_address(listen.args[0]), listen.at))
                     for arg in listen.args[1:]:
                         if arg.startswith("backlog=") and arg[8:].isdigit():
                             backlogs.append(Setting(int(arg[8:]), listen.at))
@@ -329,5 +343,6 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
         upstreams=upstreams,
         passes=tuple(passes),
         listen_backlogs=tuple(backlogs),
+        listens=tuple(listens),
         missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
     )

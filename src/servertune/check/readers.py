@@ -13,17 +13,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from servertune.check.model import AppServer, CheckInputError, NginxConfig
+from servertune.check.model import AppServer, Balancer, CheckInputError, NginxConfig
 
 __all__ = ["READERS", "Reader", "Reading", "read_with", "reader_for"]
 
 
 @dataclass(frozen=True)
 class Reading:
-    """What one file contributed: app servers, nginx sites (more kinds join as readers need)."""
+    """What one file contributed: app servers, nginx sites, load balancers."""
 
     apps: tuple[AppServer, ...] = ()
     nginx: tuple[NginxConfig, ...] = ()
+    balancers: tuple[Balancer, ...] = ()
     #: Files read along the way (includes, env files), for the report's list of files.
     files: tuple[Path, ...] = field(default=())
 
@@ -31,6 +32,7 @@ class Reading:
         return Reading(
             apps=self.apps + other.apps,
             nginx=self.nginx + other.nginx,
+            balancers=self.balancers + other.balancers,
             files=self.files + other.files,
         )
 
@@ -129,6 +131,18 @@ def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     return Reading(nginx=(read_nginx(path, text),))
 
 
+def _haproxy(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.haproxy import read_haproxy
+
+    return Reading(balancers=read_haproxy(path, text, env))
+
+
+def _is_haproxy(path: Path, text: str) -> bool:
+    from servertune.check.haproxy import looks_like_haproxy
+
+    return looks_like_haproxy(path, text)
+
+
 def _is_python(path: Path, text: str) -> bool:
     del text
     return path.suffix == ".py"
@@ -203,6 +217,7 @@ READERS: Sequence[Reader] = (
     Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
+    Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),
 )
 

@@ -7,13 +7,14 @@ production, the directive that fixes it, and the benchmark or documentation behi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
-from servertune.check.chain import Link
+from servertune.check.chain import BalancerLink, Link
 from servertune.check.model import (
     AppServer,
     Container,
@@ -49,6 +50,32 @@ class Context:
     #: the workload's memory_per_worker_mb); None: the memory rule has nothing to multiply.
     rss_mb: float | None = None
     rss_source: str = ""
+    #: Load balancer configs that were read (HAProxy), linked to the nginx or app server behind.
+    balancer_links: list[BalancerLink] = dataclasses.field(default_factory=list)
+
+    def balancers_in_front(self) -> list[tuple[LoadBalancer, Location | None, object]]:
+        """(load balancer, where its idle time is set, the nginx or app server behind it):
+        the configs read, each in front of what it links to; `--lb` (or the workload's) in
+        front of every nginx no config read fronts (every app server when there is no nginx)."""
+        pairs: list[tuple[LoadBalancer, Location | None, object]] = []
+        fronted: set[int] = set()
+        for link in self.balancer_links:
+            idle = link.balancer.idle
+            if idle is None:
+                continue
+            behind = link.nginx if link.nginx is not None else link.app
+            fronted.add(id(behind))
+            balancer = LoadBalancer(
+                f"HAProxy backend `{link.balancer.name}`",
+                idle.value if math.isinf(idle.value) else math.ceil(idle.value),
+                link.balancer.idle_source,
+                str(link.balancer.at),
+            )
+            pairs.append((balancer, idle.at, behind))
+        if self.lb is not None:
+            behind_lb: list[object] = list(self.nginx) or list(self.apps)
+            pairs.extend((self.lb, None, b) for b in behind_lb if id(b) not in fronted)
+        return pairs
 
 
 @dataclass(frozen=True)
@@ -171,18 +198,35 @@ _NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#
     "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html)",
 )
 def _lb_nginx(rule: Rule, c: Context) -> Iterator[Finding]:
-    if c.lb is None:
-        return
-    wanted = c.lb.idle_timeout_s + KEEPALIVE_MARGIN_S
-    for nginx in c.nginx:
+    seen: set[tuple[str, Location]] = set()
+    for lb, idle_at, nginx in c.balancers_in_front():
+        if not isinstance(nginx, NginxConfig):
+            continue
+        related = () if idle_at is None else (idle_at,)
         for keepalive in nginx.keepalive_timeouts:
+            if (lb.name, keepalive.at) in seen:
+                continue
+            seen.add((lb.name, keepalive.at))
+            if math.isinf(lb.idle_timeout_s) and keepalive.value > 0:
+                yield rule.finding(
+                    keepalive.at,
+                    f"{lb.name} never closes an idle connection to nginx ({lb.summary} unset), "
+                    f"so nginx's keepalive_timeout {_shown(keepalive, ' s')} always closes it "
+                    "first: the balancer may reuse a connection nginx is closing and answer 502",
+                    "set HAProxy's `timeout client` / `timeout http-keep-alive` (and "
+                    "`pool-purge-delay`) below nginx's keepalive_timeout",
+                    related,
+                )
+                continue
+            wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
             if 0 < keepalive.value < wanted:
                 yield rule.finding(
                     keepalive.at,
-                    f"nginx keepalive_timeout {_shown(keepalive, ' s')} is not above the {c.lb.name} "
-                    f"idle timeout of {c.lb.idle_timeout_s} s by {KEEPALIVE_MARGIN_S} s: the load "
+                    f"nginx keepalive_timeout {_shown(keepalive, ' s')} is not above the {lb.name} "
+                    f"idle timeout of {_n(lb.idle_timeout_s)} s by {KEEPALIVE_MARGIN_S} s: the load "
                     "balancer reuses a connection nginx is closing and answers 502",
-                    f"keepalive_timeout {wanted}s;",
+                    f"keepalive_timeout {_n(wanted)}s;",
+                    related,
                 )
 
 
@@ -195,18 +239,22 @@ def _lb_nginx(rule: Rule, c: Context) -> Iterator[Finding]:
     + "#keepalive",
 )
 def _lb_app(rule: Rule, c: Context) -> Iterator[Finding]:
-    if c.lb is None or c.nginx:
-        return  # with nginx in between, the LB talks to nginx (previous rule)
-    wanted = c.lb.idle_timeout_s + KEEPALIVE_MARGIN_S
-    for app in c.apps:
-        if app.keepalive is not None and app.keepalive.value < wanted:
+    for lb, idle_at, app in c.balancers_in_front():
+        if not isinstance(app, AppServer) or app.keepalive is None:
+            continue
+        related = () if idle_at is None else (idle_at,)
+        wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
+        if app.keepalive.value < wanted:
             yield rule.finding(
                 app.keepalive.at,
                 f"{app.kind} {_name(app, 'keepalive')} {_shown(app.keepalive, ' s')} is below the "
-                f"{c.lb.name} idle timeout of {c.lb.idle_timeout_s} s (+{KEEPALIVE_MARGIN_S} s): "
+                f"{lb.name} idle timeout of {_n(lb.idle_timeout_s)} s (+{KEEPALIVE_MARGIN_S} s): "
                 f"the load balancer sends requests into connections {app.kind} is closing and "
                 "answers 502",
-                _assign(app, "keepalive", wanted),
+                "raise the load balancer's idle limit past the app server's, or lower it"
+                if math.isinf(wanted)
+                else _assign(app, "keepalive", _n(wanted)),
+                related,
             )
 
 

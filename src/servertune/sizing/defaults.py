@@ -23,6 +23,7 @@ __all__ = [
     "GIL_SATURATION",
     "HPA_MAX_TARGET_PERCENT",
     "KEEPALIVE_MARGIN_S",
+    "LB_REUSE",
     "LIMIT_REQUEST_FIELDS",
     "LIMIT_REQUEST_FIELD_SIZE",
     "LIMIT_REQUEST_LINE",
@@ -170,6 +171,13 @@ NGINX_CPU_MILLICORES = 250
 NGINX_MEMORY_MB = 128
 #: A private network connects in milliseconds: a host that drops SYNs costs this per attempt.
 UPSTREAM_CONNECT_TIMEOUT_S = 2
+#: How the load balancer `gen haproxy` writes shares its connections to nginx: HAProxy's
+#: `http-reuse always` sends any request over any idle connection, as a cloud load balancer does
+#: (AWS ALB keeps connections to its targets and reuses them for every client). HAProxy's
+#: configuration manual recommends it "only when the path to the server is known for never
+#: breaking existing connections quickly after releasing them": nginx's keep-alive outlives the
+#: balancer's idle timeout (KEEPALIVE_MARGIN_S), which is what makes that true.
+LB_REUSE = "always"
 #: The first Kubernetes minor version with the preStop `sleep` action GA (KEP-3960: alpha 1.29,
 #: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
 NATIVE_SLEEP_K8S_VERSION = (1, 34)

@@ -128,6 +128,12 @@ class Plan(BaseModel):
     host_fail_timeout_s: int = derived("s")
     next_upstream_tries: int = derived("tries")
     next_upstream_timeout_s: int = derived("s")
+    # The load balancer in front of nginx, as `gen haproxy` writes it (rules/balancer.py).
+    lb_client_idle_s: int = derived("s")
+    lb_pool_idle_s: int = derived("s")
+    lb_server_timeout_s: int = derived("s")
+    lb_connect_timeout_s: int = derived("s")
+    lb_reuse: str = derived("strategy")
     # Kubernetes (rules/cluster.py).
     cpu_limit_cores: int = derived("cores")
     python_cpu_count: int = derived("cores")

@@ -19,6 +19,7 @@ from servertune.targets.asgi_servers import (
     render_uvicorn_per_worker,
 )
 from servertune.targets.gunicorn import render_gunicorn
+from servertune.targets.haproxy import render_haproxy
 from servertune.targets.kubernetes import render_kubernetes
 from servertune.targets.layout import Backend, Interface, Layout
 from servertune.targets.nginx import render_nginx
@@ -37,6 +38,7 @@ __all__ = [
     "render_gunicorn",
     "render_gunicorn_asgi",
     "render_gunicorn_asgi_per_worker",
+    "render_haproxy",
     "render_kubernetes",
     "render_nginx",
     "render_target",
@@ -92,6 +94,12 @@ TARGETS: Mapping[str, Target] = {
         "nginx-gunicorn-site.conf",
         lambda p: render_nginx(p, "gunicorn", snippet=True),
         "upstream + server over the per-worker gunicorns",
+    ),
+    "haproxy": Target(
+        "haproxy.cfg",
+        render_haproxy,
+        "HAProxy in front of nginx, set up like a cloud load balancer (idle timeout, reuse)",
+        WSGI | ASGI,
     ),
     "kubernetes": Target(
         "kubernetes.yaml", render_kubernetes, "Deployment (nginx + gunicorn pod), Service, HPA, PDB"
