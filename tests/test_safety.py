@@ -81,6 +81,7 @@ def test_hostile_value_in_any_field_exits_2_with_one_line(
         # reach the files as exactly that value, and never as part of a larger directive.
         assert (field, value) in {
             ("listen_host", "0.0.0.0"),
+            ("lb_listen_host", "0.0.0.0"),
             ("server_name", "0.0.0.0"),
             # A registry host name of digits and dots is a valid image reference; it reaches
             # kubernetes.yaml double-quoted, as exactly that value.
