@@ -374,7 +374,9 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
     "several granian workers accept from one port",
     "servertune bench asgi (busiest process's share of requests: 0.50-0.53 with a socket per "
     "worker, up to 0.80 with one shared socket); emmett-framework/granian#544, #843, #849 "
-    "(uneven load between workers on one port, closed upstream as expected behaviour)",
+    "(uneven load between workers on one port, closed upstream as expected behaviour); since "
+    "granian 2.8 each worker binds its own SO_REUSEPORT socket on Linux (granian#897), which "
+    "the kernel fills by a hash of each connection's addresses, whatever the worker's load",
 )
 def _granian_shared(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
