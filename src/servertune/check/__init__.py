@@ -23,6 +23,7 @@ from servertune.check.model import (
     Finding,
     Location,
     NginxConfig,
+    NothingToCheck,
     Severity,
 )
 from servertune.check.readers import READERS, Reader, Reading, read_with, reader_for
@@ -46,6 +47,7 @@ __all__ = [
     "LoadBalancer",
     "Location",
     "NginxConfig",
+    "NothingToCheck",
     "Reader",
     "Reading",
     "Rule",
@@ -103,6 +105,25 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer |
     return found[0]
 
 
+def _once(apps: Sequence[AppServer]) -> list[AppServer]:
+    """Each server once. A server read twice (a Dockerfile given beside the compose file that
+    builds it; a gunicorn.conf.py beside the Procfile that names it) is the same process: keep
+    the reading that knows its container, or the first."""
+
+    def key(app: AppServer) -> tuple[object, ...]:
+        return (app.kind, app.workers.at)  # where its command or config sets the workers
+
+    boxed = {key(a) for a in apps if a.container is not None}
+    kept: list[AppServer] = []
+    seen: set[tuple[object, ...]] = set()
+    for app in apps:
+        if app.container is None and (key(app) in boxed or key(app) in seen):
+            continue
+        seen.add(key(app))
+        kept.append(app)
+    return kept
+
+
 def check_files(
     paths: Sequence[Path],
     *,
@@ -127,17 +148,21 @@ def check_files(
     for path in paths:
         text = read_text(path)
         reader = reader_for(path, text, kind)
-        one = read_with(reader, path, text, env)
+        try:
+            one = read_with(reader, path, text, env)
+        except NothingToCheck as nothing:
+            idle.append(str(nothing))
+            continue
         if not one.apps and not one.nginx and not one.balancers:
-            idle.append(f"{path}: read as {reader.described}")
+            idle.append(
+                f"{path}: read as {reader.described}, but it starts no app server and holds no "
+                "nginx config: nothing to check"
+            )
         reading += one
-    apps, nginx = list(reading.apps), list(reading.nginx)
+    apps, nginx = _once(reading.apps), list(reading.nginx)
     if idle and not apps and not nginx and not reading.balancers:
         others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
-        raise CheckInputError(
-            f"{idle[0]}, but it starts no app server and holds no nginx config: "
-            f"nothing to check{others}"
-        )
+        raise NothingToCheck(idle[0] + others)
     links = link(nginx, apps)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:

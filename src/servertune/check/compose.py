@@ -36,7 +36,14 @@ from servertune.check.commands import Word, place_words
 from servertune.check.dockerfile import Image, container_words, find_server, read_image
 from servertune.check.envfile import read_env_file
 from servertune.check.kubernetes import _documents, _Node
-from servertune.check.model import AppServer, CheckInputError, Container, Location, Setting
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Container,
+    Location,
+    NothingToCheck,
+    Setting,
+)
 from servertune.check.source import read_text
 
 __all__ = [
@@ -392,7 +399,7 @@ def read_compose(
             continue
         apps.append(replace(app, container=_container(name, key_at, service)))
     if not apps:
-        raise CheckInputError(
+        raise NothingToCheck(
             f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
             "uWSGI): nothing to check"
         )

@@ -37,7 +37,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
 from servertune.check.source import read_text
 
 __all__ = ["INSTRUCTIONS", "Image", "looks_like_dockerfile", "read_dockerfile", "read_image"]
@@ -461,7 +461,7 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:]) or "nothing"
-        raise CheckInputError(
+        raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
         )

@@ -33,6 +33,12 @@ class CheckInputError(ValueError):
     """A file cannot be read as the config it claims to be: one line naming the file and why."""
 
 
+class NothingToCheck(CheckInputError):
+    """A file read as what it is that starts no server check reads (a worker's Dockerfile, a
+    Procfile of background processes). Beside files that do, it is just one more file read;
+    alone, there is nothing to check."""
+
+
 class Severity(enum.IntEnum):
     """How bad a finding is; `--fail-on` compares with this order."""
 

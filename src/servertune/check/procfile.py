@@ -20,7 +20,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
 
 __all__ = ["looks_like_procfile", "read_procfile"]
 
@@ -56,7 +56,7 @@ def read_procfile(
                 )
                 break
     if not apps:
-        raise CheckInputError(
+        raise NothingToCheck(
             f"{path}: no process starts a server check reads (gunicorn, uvicorn, granian, "
             "uWSGI): nothing to check"
         )
