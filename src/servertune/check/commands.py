@@ -545,7 +545,7 @@ def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
 
 
 def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    from servertune.check.uwsgi import uwsgi_app, uwsgi_options
+    from servertune.check.uwsgi import uwsgi_app, uwsgi_settings
 
     # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
     # read before the command line, which repeats or overrides them.
@@ -562,8 +562,10 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             if found is None:
                 missing = Setting(value, at)
                 continue
-            for key, resolved, line in uwsgi_options(found.file, found.text, reading.env):
-                options.append((key, resolved, Location(found.file, found.first_line + line - 1)))
+            for key, resolved, where in uwsgi_settings(found.file, found.text, reading.env):
+                if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
+                    where = Location(found.file, found.first_line + where.line - 1)
+                options.append((key, resolved, where))
             continue
         options.append((option, value, at))
     app = uwsgi_app(reading.file, options, reading.command.program.at)
