@@ -261,6 +261,18 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     )
 
 
+def _braced(tokens: list[str]) -> list[str]:
+    """shlex's tokens with a `${NAME:?message with spaces}` kept one word, as sh keeps it
+    (the braces of a parameter expansion hold its word together)."""
+    joined: list[str] = []
+    for token in tokens:
+        if joined and joined[-1].count("${") > joined[-1].count("}"):
+            joined[-1] += " " + token
+        else:
+            joined.append(token)
+    return joined
+
+
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
@@ -277,7 +289,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
             raise CheckInputError(
                 f"{at}: cannot split the shell script as sh does (an unclosed quote)"
             ) from None
-        for token in tokens:
+        for token in _braced(tokens):
             if token and set(token) <= set(";&|"):
                 commands.append([])
             else:
@@ -487,7 +499,7 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         conf = Path(directory) / "gunicorn.conf.py"
         conf.write_text(config.text if config is not None else "")
         app = read_gunicorn_command(
-            conf, tuple(w.text for w in rest), child_env(env), reading.file, locate
+            conf, tuple(w.text for w in rest), child_env(env), reading.file, locate, start
         )
     return replace(app, missing_config=missing)
 

@@ -602,7 +602,7 @@ def _gunicorn(
             return start, True
 
         child_env = {**_BASE_ENV, **env}
-        return read_gunicorn_command(conf, tuple(rest), child_env, path, locate)
+        return read_gunicorn_command(conf, tuple(rest), child_env, path, locate, start)
 
 
 #: What a child interpreter needs from here besides the container's own variables.
