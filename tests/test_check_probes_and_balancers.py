@@ -3,13 +3,14 @@ manifest's annotations put in front of the pod."""
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from servertune.check import LOAD_BALANCERS, check_files
+from servertune.check import LOAD_BALANCERS, RULES, check_files
 from servertune.check.model import Finding
 from servertune.cli import app
 from servertune.sizing import Machine
@@ -261,3 +262,10 @@ def test_a_malformed_idle_timeout_is_one_error_line(tmp_path: Path) -> None:
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"error: {path}:22:"), lines
     assert "idle_timeout.timeout_seconds" in lines[0]
+
+
+def test_every_rule_has_its_row_in_the_docs() -> None:
+    """docs/check.md's rules table names each rule check runs, and no other."""
+    text = (Path(__file__).parents[1] / "docs" / "check.md").read_text()
+    rows = set(re.findall(r"^\| `([a-z0-9-]+)` \| (?:error|warning|info) \|", text, re.M))
+    assert rows == set(RULES)
