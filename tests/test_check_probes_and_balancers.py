@@ -48,16 +48,14 @@ def _findings(tmp_path: Path, text: str, rule: str) -> list[Finding]:
     return [f for f in check_files([path], machine=MACHINE).findings if f.rule == rule]
 
 
+UVICORN_WORKERS = '["uvicorn", "--workers", "2", "--host", "0.0.0.0", "--port", "8000", "app:app"]'
+GRANIAN = '["granian", "--interface", "asgi", "--workers", "2", "--port", "8000", "app:app"]'
+
+
 @pytest.mark.parametrize(
-    "command",
-    [
-        GUNICORN,
-        '["uvicorn", "--workers", "2", "--host", "0.0.0.0", "--port", "8000", "app:app"]',
-        '["granian", "--interface", "asgi", "--host", "0.0.0.0", "--port", "8000", "app:app"]',
-    ],
-    ids=["gunicorn", "uvicorn-workers", "granian"],
+    "command", [GUNICORN, GUNICORN.replace('"-w", "2"', '"-w", "1"')], ids=["w2", "w1"]
 )
-def test_tcp_readiness_on_a_port_the_master_binds_first_is_flagged(
+def test_tcp_readiness_on_the_port_gunicorns_master_listens_on_is_flagged(
     command: str, tmp_path: Path
 ) -> None:
     """The probe's line, the line that binds the port, and an httpGet fix on that port."""
@@ -76,63 +74,105 @@ def test_tcp_readiness_on_a_port_the_master_binds_first_is_flagged(
         (GUNICORN, "          readinessProbe: {httpGet: {path: /health, port: http}}\n"),
         (GUNICORN.replace('"-w"', '"--preload", "-w"'), TCP_READY),
         ('["uvicorn", "--host", "0.0.0.0", "--port", "8000", "app:app"]', TCP_READY),
+        (UVICORN_WORKERS, TCP_READY),
+        (GRANIAN, TCP_READY),
         (GUNICORN, "          readinessProbe: {tcpSocket: {port: 9000}}\n"),
         (
             GUNICORN,
             TCP_READY + "          startupProbe: {httpGet: {path: /health, port: http}}\n",
         ),
     ],
-    ids=["httpGet", "preload", "uvicorn-one-process", "another-port", "http-startup-probe"],
+    ids=[
+        "httpGet",
+        "preload",
+        "uvicorn-one-process",
+        "uvicorn-workers",
+        "granian",
+        "another-port",
+        "http-startup-probe",
+    ],
 )
 def test_readiness_that_needs_a_worker_is_not_flagged(
     command: str, probes: str, tmp_path: Path
 ) -> None:
-    """An HTTP probe (with no delay or startup probe: only a booted worker answers it), an app
-    imported before the bind (`--preload`, a single uvicorn process), another port, or an HTTP
-    startup probe that holds readiness back until a worker answered."""
+    """An HTTP probe (with no delay or startup probe: only a booted worker answers it); an app
+    imported before anything listens (`--preload`, uvicorn, granian: see the real servers
+    below); another port; an HTTP startup probe that holds readiness back until a worker
+    answered."""
     assert _findings(tmp_path, _deployment(command, probes), "readiness-tcp-before-workers") == []
 
 
 SLOW_APP = """\
 import os, time
 
-while not os.path.exists(os.environ["BARRIER"]):  # a slow import, released by the test
+open(os.environ["IMPORTING"], "w").close()
+while not os.path.exists(os.environ["RELEASE"]):  # a slow import, released by the test
     time.sleep(0.05)
 
 
 def application(environ, start_response):
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"ready"]
+
+
+async def app(scope, receive, send):
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ready"})
 """
 
 
-def test_gunicorn_accepts_tcp_before_any_worker_can_answer(tmp_path: Path) -> None:
-    """The premise of readiness-tcp-before-workers, on the real gunicorn: while the app is still
-    importing, a TCP connect to its port succeeds (what a tcpSocket probe tests) and an HTTP
-    request gets no answer (what an httpGet probe tests); once the import ends it is answered."""
+def _connect(port: int) -> socket.socket | None:
+    try:
+        return socket.create_connection(("127.0.0.1", port), timeout=5)
+    except ConnectionRefusedError:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("server", "accepts_early"),
+    [
+        (["gunicorn", "-w", "1", "slowapp:application"], True),
+        (["uvicorn", "--workers", "2", "slowapp:app"], False),
+        (["granian", "--interface", "asgi", "--workers", "2", "slowapp:app"], False),
+    ],
+    ids=["gunicorn", "uvicorn-workers", "granian"],
+)
+def test_which_servers_accept_tcp_before_a_worker_imported_the_app(
+    server: list[str], accepts_early: bool, tmp_path: Path
+) -> None:
+    """The premise of readiness-tcp-before-workers, on the real servers, while the app's import
+    is held: gunicorn's master accepts a TCP connection (what a tcpSocket probe tests) that no
+    worker answers (what an httpGet probe tests); uvicorn --workers (its parent binds but does
+    not listen) and granian (each worker opens its socket after the import) refuse it. Once the
+    import ends, each answers."""
     (tmp_path / "slowapp.py").write_text(SLOW_APP)
-    barrier = tmp_path / "imported"
+    importing, release = tmp_path / "importing", tmp_path / "release"
     (port,) = free_ports(1)
-    argv = [tool("gunicorn"), "-w", "1", "-b", f"127.0.0.1:{port}", "slowapp:application"]
-    with running(argv, tmp_path, env={"BARRIER": str(barrier), "PYTHONPATH": str(tmp_path)}):
-
-        def connects() -> bool:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            except OSError:
-                return False
-            return True
-
-        wait_for(connects, what="gunicorn's listening socket")
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as probe:
-            probe.sendall(b"GET / HTTP/1.0\r\nHost: t\r\n\r\n")
-            probe.settimeout(1.0)
-            with pytest.raises(TimeoutError):
-                probe.recv(1)  # no worker has imported the app: nobody answers
-            barrier.write_text("")
-            probe.settimeout(30)
+    flags = (
+        ["-b", f"127.0.0.1:{port}"]
+        if server[0] == "gunicorn"
+        else ["--host", "127.0.0.1", "--port", str(port)]
+    )
+    argv = [tool(server[0]), *flags, *server[1:]]
+    env = {"IMPORTING": str(importing), "RELEASE": str(release), "PYTHONPATH": str(tmp_path)}
+    with running(argv, tmp_path, env=env):
+        wait_for(importing.exists, what=f"{server[0]}'s worker importing the app")
+        if accepts_early:
+            wait_for(lambda: _connect(port) is not None, what="gunicorn's listening socket")
+        early = _connect(port)
+        assert (early is not None) == accepts_early
+        if early is not None:
+            with early:
+                early.sendall(b"GET / HTTP/1.0\r\nHost: t\r\n\r\n")
+                early.settimeout(1.0)
+                with pytest.raises(TimeoutError):
+                    early.recv(1)  # no worker has imported the app: nobody answers
+        release.write_text("")
+        wait_for(lambda: _connect(port) is not None, what=f"{server[0]} after the import")
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as late:
+            late.sendall(b"GET / HTTP/1.0\r\nHost: t\r\n\r\n")
             answer = b""
-            while chunk := probe.recv(65536):
+            while chunk := late.recv(65536):
                 answer += chunk
         assert answer.startswith(b"HTTP/1."), answer
         assert answer.endswith(b"ready"), answer

@@ -659,10 +659,6 @@ def asgi_server(
             max_requests_jitter=setting("--limit-max-requests-jitter", jitter, int),
             backlog=setting("--backlog", values["backlog"], int),
             interface=interface,
-            # uvicorn/main.py run(): with workers > 1 the main process binds the socket, then
-            # Multiprocess spawns the workers, each importing the app (Server._serve ->
-            # config.load()); a single process imports it before it binds.
-            listens_before_app=workers.value > 1 and not per_worker,
         )
     # granian: RSGI, like ASGI, runs each worker's requests on an event loop.
     kill = values.get("workers_kill_timeout")
@@ -681,9 +677,6 @@ def asgi_server(
         max_requests_jitter=Setting(0, start, default=True),
         backlog=setting("--backlog", values["backlog"], int),
         interface="wsgi" if values.get("interface") == "wsgi" else "asgi",
-        # granian/server/common.py startup(): _init_shared_socket() binds, then
-        # _spawn_workers() starts the workers, which load the target.
-        listens_before_app=True,
     )
 
 

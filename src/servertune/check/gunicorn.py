@@ -319,8 +319,9 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         worker_class=setting("worker_class", str),
         workers_follow_cpu_count=bool(values["workers_follow_cpu_count"]),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
-        # arbiter.py: start() binds the listeners, then run() forks the workers, and each
-        # worker imports the app in init_process() -> load_wsgi(); preload_app imports it in
-        # the arbiter's setup(), before the bind.
+        # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
+        # master), then run() forks the workers, and each worker imports the app in
+        # init_process() -> load_wsgi(); preload_app imports it in the arbiter's setup(),
+        # before the listeners exist.
         listens_before_app=not values.get("preload_app", False),
     )

@@ -152,8 +152,10 @@ class AppServer:
     #: Started by a command line (its settings are spelled as flags in a fix: `--workers 2`).
     command_line: bool = False
     #: A supervisor process listens on the sockets before the workers have imported the app
-    #: (gunicorn's arbiter without `preload_app`, `uvicorn --workers N`, granian): a TCP
-    #: connection is accepted by the kernel while no worker can answer it yet.
+    #: (gunicorn's arbiter without `preload_app`): a TCP connection is accepted by the kernel
+    #: while no worker can answer it yet. Not uvicorn (`--workers N` binds in the parent but
+    #: listens in each worker once the app is loaded) nor granian 2.8 on Linux (each worker
+    #: opens its own socket after loading the app).
     listens_before_app: bool = False
 
 

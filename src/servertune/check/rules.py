@@ -1056,21 +1056,20 @@ def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 _GUNICORN_ARBITER = (
-    "gunicorn/arbiter.py (Arbiter.start() binds the listeners, run() then forks the workers, "
-    "each of which imports the app in Worker.init_process() -> load_wsgi())"
+    "gunicorn/arbiter.py (Arbiter.start() creates the listeners, which gunicorn/sock.py binds "
+    "and listen()s in the master; run() then forks the workers, each of which imports the app "
+    "in Worker.init_process() -> load_wsgi())"
 )
 
 
 @_rule(
     "readiness-tcp-before-workers",
     Severity.warning,
-    "a tcpSocket readiness probe passes as soon as the master listens, before any worker "
-    "can answer",
+    "a tcpSocket readiness probe passes as soon as gunicorn's master listens, before any "
+    "worker can answer",
     "a tcpSocket probe succeeds when the TCP connection is established, which the kernel does "
     "for a listening socket whatever its processes are doing; an httpGet probe needs a "
-    f"response: {_K8S_PROBES}; {_GUNICORN_ARBITER}; uvicorn/main.py run() (workers > 1: "
-    "bind_socket() before Multiprocess); granian/server/common.py startup() "
-    "(_init_shared_socket() before _spawn_workers())",
+    f"response: {_K8S_PROBES}; {_GUNICORN_ARBITER}",
 )
 def _tcp_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -1093,8 +1092,8 @@ def _tcp_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
             yield rule.finding(
                 probe.at,
                 f"the readiness probe opens a TCP connection to port {probe.port}, which "
-                f"{app.kind}'s {'master' if app.kind == 'gunicorn' else 'main process'} "
-                f"listens on ({listens.at}) before its {app.workers.value} worker(s) have "
+                f"{app.kind}'s master listens on ({listens.at}) before its "
+                f"{app.workers.value} worker(s) have "
                 "imported the app: the kernel accepts the connection, the pod turns Ready and "
                 "the Service sends it requests that wait in the listen queue for the workers "
                 "to boot (or are reset if they fail to); later it stays Ready while every "
