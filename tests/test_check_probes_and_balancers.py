@@ -178,7 +178,7 @@ def test_which_servers_accept_tcp_before_a_worker_imported_the_app(
         assert answer.endswith(b"ready"), answer
 
 
-def _service(annotations: str, kind: str = "LoadBalancer") -> str:
+def _service(annotations: str, kind: str = "LoadBalancer", target: str = "8000") -> str:
     return f"""\
 ---
 apiVersion: v1
@@ -189,7 +189,7 @@ metadata:
 {annotations}spec:
   type: {kind}
   selector: {{app: web}}
-  ports: [{{port: 80, targetPort: 8000}}]
+  ports: [{{port: 80, targetPort: {target}}}]
 """
 
 
@@ -207,7 +207,7 @@ metadata:
 """
 
 
-NODE_PORT = _service("", kind="NodePort")
+NODE_PORT = _service("", kind="NodePort", target="http")  # a named port: 8000
 READY = "          readinessProbe: {httpGet: {path: /health, port: http}}\n"
 IDLE_120 = '    service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout: "120"\n'
 HTTP_LISTENER = "    service.beta.kubernetes.io/aws-load-balancer-backend-protocol: http\n"
@@ -260,20 +260,28 @@ def test_an_annotated_aws_load_balancer_is_the_one_in_front(
             ),
         ),
         (GUNICORN, _service(IDLE_120 + HTTP_LISTENER, kind="ClusterIP")),
+        (GUNICORN, _service(IDLE_120 + HTTP_LISTENER, target="8080")),
         (
             GUNICORN,
             _ingress("    nginx.ingress.kubernetes.io/proxy-read-timeout: '60'\n", "nginx")
             + NODE_PORT,
         ),
     ],
-    ids=["keepalive-above", "clb-tcp-listener", "nlb", "not-a-load-balancer", "not-an-alb"],
+    ids=[
+        "keepalive-above",
+        "clb-tcp-listener",
+        "nlb",
+        "not-a-load-balancer",
+        "another-container",
+        "not-an-alb",
+    ],
 )
 def test_no_annotated_load_balancer_that_reuses_connections_no_finding(
     command: str, front: str, tmp_path: Path
 ) -> None:
     """A keep-alive above the idle timeout; a Classic LB that relays TCP; an NLB (a pass-through
-    that keeps no connection of its own); a Service that is not a load balancer; an Ingress of
-    another controller."""
+    that keeps no connection of its own); a Service that is not a load balancer; one that sends
+    to another port of the pod (an nginx sidecar's, say); an Ingress of another controller."""
     text = _deployment(command, READY) + front
     assert _findings(tmp_path, text, "lb-idle-over-app-keepalive") == []
 

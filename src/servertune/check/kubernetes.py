@@ -669,7 +669,10 @@ def read_manifests(
                 t for svc in services if _selects(svc, labels) for t in routed.get(_name(svc), [])
             ]
             fronts = [
-                b for svc in services if _selects(svc, labels) for b in balanced.get(_name(svc), [])
+                b
+                for svc in services
+                if _selects(svc, labels) and _reaches(svc, container, app)
+                for b in balanced.get(_name(svc), [])
             ]
             box = replace(box, route_timeouts=tuple(timeouts), load_balancers=tuple(fronts))
             apps.append(_with_container(app, box))
@@ -850,6 +853,21 @@ def _load_balancers(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[f
                     (f"AWS Application Load Balancer of Ingress `{_name(obj)}` ({where})", setting)
                 )
     return found
+
+
+def _reaches(service: _Node, container: _Node, app: AppServer) -> bool:
+    """The Service sends to a port the app server listens on (its `targetPort`, a number or
+    the name of one of the container's ports; `port` when absent), not to another container
+    of the pod (an nginx in front of it, which check does not read from a manifest)."""
+    from servertune.check.chain import normalise
+
+    listening = {normalise(s.value)[1] for s in app.sockets}
+    for entry in service.each("spec", "ports"):
+        target = entry.get("targetPort") or entry.get("port")
+        number = _port(container, target)
+        if number is not None and str(number) in listening:
+            return True
+    return False
 
 
 def _selects(service: _Node, labels: _Node | None) -> bool:
