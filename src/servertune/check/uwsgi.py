@@ -36,7 +36,14 @@ from pathlib import Path
 
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["UWSGI_DEFAULTS", "read_uwsgi", "uwsgi_app", "uwsgi_options", "uwsgi_settings"]
+__all__ = [
+    "UWSGI_DEFAULTS",
+    "read_uwsgi",
+    "read_uwsgi_files",
+    "uwsgi_app",
+    "uwsgi_options",
+    "uwsgi_settings",
+]
 
 #: uWSGI's defaults for the options the rules read (uwsgi-docs "Options"): listen queue 100,
 #: no harakiri, no recycling, one process, one thread.
@@ -92,6 +99,8 @@ class _State:
     options: list[tuple[str, str, Location]] = field(default_factory=list)
     last_file: Path | None = None
     stack: tuple[tuple[Path, str], ...] = ()
+    #: Every other file read (chained, or read by `@()`), in the order read.
+    files: list[Path] = field(default_factory=list)
 
 
 def _magic(path: Path) -> dict[str, str]:
@@ -169,7 +178,9 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             if variable is not None:
                 return environ.get(variable, "")
             name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
-            content = _read_included(_included(state, name, at, "@()"), at)
+            target = _included(state, name, at, "@()")
+            content = _read_included(target, at)
+            state.files.append(target)
             # uWSGI's @(file): the file's content without its one final newline.
             return content[:-1] if content.endswith("\n") else content
 
@@ -244,6 +255,7 @@ def _chain(value: str, at: Location, state: _State) -> None:
     if len(state.stack) > MAX_INCLUDE_DEPTH:
         raise CheckInputError(f"{at}: ini includes nested deeper than {MAX_INCLUDE_DEPTH} levels")
     state.stack = (*state.stack, key)
+    state.files.append(target)
     try:
         _read_ini(target, _read_included(target, at), section, state)
     finally:
@@ -255,11 +267,15 @@ def uwsgi_settings(
 ) -> list[tuple[str, str, Location]]:
     """Every (option, resolved value, where it was written) of the [uwsgi] section and the
     files it chains (`ini =`) or reads values from (`@(file)`), in the order uWSGI reads them."""
+    return _settings(path, text, env).options
+
+
+def _settings(path: Path, text: str, env: Mapping[str, str] | None) -> _State:
     state = _State(environ=os.environ if env is None else env, root=path.resolve().parent)
     state.stack = ((path.resolve(), "uwsgi"),)
     if not _read_ini(path, text, "uwsgi", state):
         raise CheckInputError(f"{path}: no [uwsgi] section (is this a uWSGI ini file?)")
-    return state.options
+    return state
 
 
 def uwsgi_options(
@@ -281,12 +297,21 @@ def _address(value: str) -> str:
 
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings uWSGI would run `path` with."""
-    options = uwsgi_settings(path, text, env)
+    return read_uwsgi_files(path, text, env)[0]
+
+
+def read_uwsgi_files(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> tuple[AppServer, tuple[Path, ...]]:
+    """The settings uWSGI would run `path` with, and the files it chained to get them."""
+    state = _settings(path, text, env)
+    options = state.options
     app = uwsgi_app(path, options, Location(path))
+    files = tuple(dict.fromkeys(f for f in state.files if f != path))
     processes = [at for k, _, at in options if k == "processes"]
     if processes and "%k" in _raw_value(processes[-1]):
-        return replace(app, workers_follow_cpu_count=True)
-    return app
+        app = replace(app, workers_follow_cpu_count=True)
+    return app, files
 
 
 def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Location) -> AppServer:
