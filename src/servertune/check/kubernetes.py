@@ -9,7 +9,10 @@ items); each container whose command line starts gunicorn, uvicorn or granian be
 AppServer, read by that server's own parser: gunicorn's loader and argument parser (a
 `-c` config found in a ConfigMap of the same files is handed to it), uvicorn's and granian's
 click commands. `env` (values and ConfigMap references, `envFrom`) becomes the server's
-environment, and `$(VAR)` in `command`/`args` is expanded as the kubelet does.
+environment, and `$(VAR)` in `command`/`args` is expanded as the kubelet does. The AWS load
+balancers that Service and Ingress annotations put in front of a pod (a Classic LB's
+`aws-load-balancer-connection-idle-timeout`, an ALB's `idle_timeout.timeout_seconds`) are read
+with their idle timeouts, for the keep-alive rules.
 """
 
 from __future__ import annotations
