@@ -261,6 +261,18 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     )
 
 
+def _braced(tokens: list[str]) -> list[str]:
+    """shlex's tokens with a `${NAME:?message with spaces}` kept one word, as sh keeps it
+    (the braces of a parameter expansion hold its word together)."""
+    joined: list[str] = []
+    for token in tokens:
+        if joined and joined[-1].count("${") > joined[-1].count("}"):
+            joined[-1] += " " + token
+        else:
+            joined.append(token)
+    return joined
+
+
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
@@ -277,7 +289,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
             raise CheckInputError(
                 f"{at}: cannot split the shell script as sh does (an unclosed quote)"
             ) from None
-        for token in tokens:
+        for token in _braced(tokens):
             if token and set(token) <= set(";&|"):
                 commands.append([])
             else:
@@ -487,7 +499,7 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         conf = Path(directory) / "gunicorn.conf.py"
         conf.write_text(config.text if config is not None else "")
         app = read_gunicorn_command(
-            conf, tuple(w.text for w in rest), child_env(env), reading.file, locate
+            conf, tuple(w.text for w in rest), child_env(env), reading.file, locate, start
         )
     return replace(app, missing_config=missing)
 
@@ -545,7 +557,7 @@ def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
 
 
 def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    from servertune.check.uwsgi import uwsgi_app, uwsgi_options
+    from servertune.check.uwsgi import uwsgi_app, uwsgi_settings
 
     # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
     # read before the command line, which repeats or overrides them.
@@ -562,8 +574,10 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             if found is None:
                 missing = Setting(value, at)
                 continue
-            for key, resolved, line in uwsgi_options(found.file, found.text, reading.env):
-                options.append((key, resolved, Location(found.file, found.first_line + line - 1)))
+            for key, resolved, where in uwsgi_settings(found.file, found.text, reading.env):
+                if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
+                    where = Location(found.file, found.first_line + where.line - 1)
+                options.append((key, resolved, where))
             continue
         options.append((option, value, at))
     app = uwsgi_app(reading.file, options, reading.command.program.at)

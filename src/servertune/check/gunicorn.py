@@ -272,11 +272,22 @@ def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -
 
 
 def read_gunicorn_command(
-    config: Path, argv: tuple[str, ...], env: Mapping[str, str] | None, file: Path, locate: Locate
+    config: Path,
+    argv: tuple[str, ...],
+    env: Mapping[str, str] | None,
+    file: Path,
+    locate: Locate,
+    at: Location | None = None,
 ) -> AppServer:
     """A gunicorn command line (`-c config` plus `argv`), read by gunicorn's own loader and
-    argument parser; `locate` says where each setting was written (a manifest's line)."""
-    return gunicorn_app(file, _evaluate(config, env, argv), locate)
+    argument parser; `locate` says where each setting was written (a manifest's line). `config`
+    is a copy in a temporary directory: an error names `at`, the command's own line."""
+    try:
+        values = _evaluate(config, env, argv)
+    except CheckInputError as error:
+        reason = str(error).removeprefix(f"{config}: ")
+        raise CheckInputError(f"{at or file}: {reason}") from None
+    return gunicorn_app(file, values, locate)
 
 
 def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServer:
@@ -308,4 +319,9 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         worker_class=setting("worker_class", str),
         workers_follow_cpu_count=bool(values["workers_follow_cpu_count"]),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
+        # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
+        # master), then run() forks the workers, and each worker imports the app in
+        # init_process() -> load_wsgi(); preload_app imports it in the arbiter's setup(),
+        # before the listeners exist.
+        listens_before_app=not values.get("preload_app", False),
     )

@@ -9,7 +9,10 @@ items); each container whose command line starts gunicorn, uvicorn or granian be
 AppServer, read by that server's own parser: gunicorn's loader and argument parser (a
 `-c` config found in a ConfigMap of the same files is handed to it), uvicorn's and granian's
 click commands. `env` (values and ConfigMap references, `envFrom`) becomes the server's
-environment, and `$(VAR)` in `command`/`args` is expanded as the kubelet does.
+environment, and `$(VAR)` in `command`/`args` is expanded as the kubelet does. The AWS load
+balancers that Service and Ingress annotations put in front of a pod (a Classic LB's
+`aws-load-balancer-connection-idle-timeout`, an ALB's `idle_timeout.timeout_seconds`) are read
+with their idle timeouts, for the keep-alive rules.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from servertune.check.model import (
 )
 
 __all__ = [
+    "ALB_ATTRIBUTES",
+    "CLB_IDLE_TIMEOUT",
     "GATEWAY_DURATION",
     "INGRESS_NGINX_TIMEOUTS",
     "MAX_ALIASES",
@@ -348,6 +353,7 @@ def _probes(container: _Node) -> tuple[Probe, ...]:
         if probe is None:
             continue
         target = "?"
+        port: int | None = None
         for handler in ("httpGet", "tcpSocket", "grpc", "exec"):
             spec = probe.get(handler)
             if spec is not None:
@@ -356,6 +362,8 @@ def _probes(container: _Node) -> tuple[Probe, ...]:
                     for k, v in spec.items()
                 ]
                 target = f"{handler} " + " ".join(sorted(parts))
+                if handler in ("httpGet", "tcpSocket") and spec.get("host") is None:
+                    port = _port(container, spec.get("port"))
 
         def number(field: str, default: int, node: _Node = probe) -> int:
             found = node.get(field)
@@ -372,9 +380,26 @@ def _probes(container: _Node) -> tuple[Probe, ...]:
                 period_s=number("periodSeconds", 10),
                 timeout_s=number("timeoutSeconds", 1),
                 failure_threshold=number("failureThreshold", 3),
+                port=port,
             )
         )
     return tuple(probes)
+
+
+def _port(container: _Node, port: _Node | None) -> int | None:
+    """A probe's port as a number: written as one, or the name of one of the container's
+    `ports` (an IANA_SVC_NAME, resolved to its containerPort as the kubelet does)."""
+    text = port.text() if port is not None else None
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    for declared in container.each("ports"):
+        name, number = declared.get("name"), declared.get("containerPort")
+        if name is not None and name.text() == text and number is not None:
+            value = number.text() or ""
+            return int(value) if value.isdigit() else None
+    return None
 
 
 def _prestop(container: _Node) -> Setting[float] | None:
@@ -580,7 +605,7 @@ def _gunicorn(
             return start, True
 
         child_env = {**_BASE_ENV, **env}
-        return read_gunicorn_command(conf, tuple(rest), child_env, path, locate)
+        return read_gunicorn_command(conf, tuple(rest), child_env, path, locate, start)
 
 
 #: What a child interpreter needs from here besides the container's own variables.
@@ -614,6 +639,7 @@ def read_manifests(
     objects = list(_objects(_documents(path, text)))
     maps = _config_maps(objects)
     routed = _route_timeouts(objects)
+    balanced = _load_balancers(objects)
     services = [o for o in objects if _kind(o) == "Service"]
     apps: list[AppServer] = []
     for obj in objects:
@@ -645,7 +671,13 @@ def read_manifests(
             timeouts = [
                 t for svc in services if _selects(svc, labels) for t in routed.get(_name(svc), [])
             ]
-            box = replace(box, route_timeouts=tuple(timeouts))
+            fronts = [
+                b
+                for svc in services
+                if _selects(svc, labels) and _reaches(svc, container, app)
+                for b in balanced.get(_name(svc), [])
+            ]
+            box = replace(box, route_timeouts=tuple(timeouts), load_balancers=tuple(fronts))
             apps.append(_with_container(app, box))
     return tuple(apps), ()
 
@@ -697,16 +729,7 @@ def _route_timeouts(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[f
                     seconds = value.number(key)
                     if seconds is not None:
                         timeouts.append((key, Setting(seconds, value.at)))
-            services = {
-                (n.text() or "")
-                for rule in obj.each("spec", "rules")
-                for p in rule.each("http", "paths")
-                if (n := p.get("backend", "service", "name")) is not None
-            }
-            default = obj.get("spec", "defaultBackend", "service", "name")
-            if default is not None:
-                services.add(default.text() or "")
-            for service in services:
+            for service in _backends(obj):
                 found.setdefault(service, []).extend(timeouts)
         elif _kind(obj) == "HTTPRoute":
             for rule in obj.each("spec", "rules"):
@@ -728,6 +751,126 @@ def _route_timeouts(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[f
                     if name is not None:
                         found.setdefault(name.text() or "", []).extend(timeouts)
     return found
+
+
+def _backends(ingress: _Node) -> set[str]:
+    """The Services an Ingress sends to (its rules' paths and its default backend)."""
+    services = {
+        (n.text() or "")
+        for rule in ingress.each("spec", "rules")
+        for p in rule.each("http", "paths")
+        if (n := p.get("backend", "service", "name")) is not None
+    }
+    default = ingress.get("spec", "defaultBackend", "service", "name")
+    if default is not None:
+        services.add(default.text() or "")
+    return services
+
+
+#: The in-tree AWS cloud provider's Classic Load Balancer idle timeout, seconds (its service
+#: controller's annotation table: 1-4000, default 60).
+CLB_IDLE_TIMEOUT = "service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout"
+#: The Classic LB's listener to the pods: only an HTTP(S) listener reuses its back-end
+#: connections across clients (keep-alive); `tcp` (the default) and `ssl` relay one
+#: client connection each, so the app's closing reaches that client as it would directly.
+CLB_BACKEND_PROTOCOL = "service.beta.kubernetes.io/aws-load-balancer-backend-protocol"
+#: A Service of this annotation is an NLB (`nlb`; `external`/`nlb-ip` for the AWS Load Balancer
+#: Controller): a TCP pass-through that keeps no connection of its own to reuse.
+AWS_LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
+#: The AWS Load Balancer Controller's Ingress annotation: comma-separated ALB attributes,
+#: `idle_timeout.timeout_seconds=N` among them (ALB default 60 s, 1-4000).
+ALB_ATTRIBUTES = "alb.ingress.kubernetes.io/load-balancer-attributes"
+ALB_IDLE_ATTRIBUTE = "idle_timeout.timeout_seconds"
+#: An ALB's idle timeout when no attribute sets it (AWS: "The default is 60 seconds").
+ALB_DEFAULT_IDLE_S = 60.0
+
+
+def _annotation(obj: _Node, key: str) -> _Node | None:
+    annotations = obj.get("metadata", "annotations")
+    return annotations.get(key) if annotations is not None else None
+
+
+def _alb(ingress: _Node) -> Location | None:
+    """Where an Ingress is made one of the AWS Load Balancer Controller's (class `alb`, by the
+    field or the older annotation, or an annotation in its `alb.ingress.kubernetes.io/`
+    namespace); None when it is not."""
+    spec_class = ingress.get("spec", "ingressClassName")
+    if spec_class is not None and spec_class.text() == "alb":
+        return spec_class.at
+    annotations = ingress.get("metadata", "annotations")
+    for key, value in annotations.items() if annotations is not None else []:
+        if (key == "kubernetes.io/ingress.class" and value.text() == "alb") or key.startswith(
+            "alb.ingress.kubernetes.io/"
+        ):
+            return annotations.key_at(key)  # type: ignore[union-attr]
+    return None
+
+
+def _seconds(node: _Node, field: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CheckInputError(f"{node.at}: {field}: {text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise CheckInputError(f"{node.at}: {field}: {text!r} is not a number of seconds")
+    return value
+
+
+def _load_balancers(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[float]]]]:
+    """Service name -> the AWS load balancers in front of it with their idle timeouts: a
+    Classic Load Balancer whose Service annotation sets one, an ALB of an Ingress that sends
+    to the Service (its attribute, else AWS's default 60 s at the line that makes it an ALB)."""
+    found: dict[str, list[tuple[str, Setting[float]]]] = {}
+    for obj in objects:
+        if _kind(obj) == "Service":
+            idle = _annotation(obj, CLB_IDLE_TIMEOUT)
+            kind = obj.get("spec", "type")
+            protocol = _annotation(obj, CLB_BACKEND_PROTOCOL)
+            if idle is None or idle.text() is None or _annotation(obj, AWS_LB_TYPE) is not None:
+                continue
+            if protocol is None or (protocol.text() or "").lower() not in ("http", "https"):
+                continue  # a TCP/SSL listener pairs each client connection with its own
+            if kind is None or kind.text() != "LoadBalancer":
+                continue
+            seconds = _seconds(idle, CLB_IDLE_TIMEOUT, idle.text() or "")
+            found.setdefault(_name(obj), []).append(
+                (
+                    f"AWS Classic Load Balancer of Service `{_name(obj)}` ({CLB_IDLE_TIMEOUT})",
+                    Setting(seconds, idle.at),
+                )
+            )
+        elif _kind(obj) == "Ingress" and (alb := _alb(obj)) is not None:
+            attributes = _annotation(obj, ALB_ATTRIBUTES)
+            setting = None
+            for pair in (attributes.text() or "").split(",") if attributes is not None else []:
+                key, _, value = pair.partition("=")
+                if key.strip() == ALB_IDLE_ATTRIBUTE and attributes is not None:
+                    seconds = _seconds(attributes, ALB_IDLE_ATTRIBUTE, value.strip())
+                    setting = Setting(seconds, attributes.at)
+            where = f"{ALB_ATTRIBUTES}: {ALB_IDLE_ATTRIBUTE}"
+            if setting is None:
+                setting = Setting(ALB_DEFAULT_IDLE_S, alb, default=True)
+                where = f"{ALB_IDLE_ATTRIBUTE} not set: AWS's default"
+            for service in _backends(obj):
+                found.setdefault(service, []).append(
+                    (f"AWS Application Load Balancer of Ingress `{_name(obj)}` ({where})", setting)
+                )
+    return found
+
+
+def _reaches(service: _Node, container: _Node, app: AppServer) -> bool:
+    """The Service sends to a port the app server listens on (its `targetPort`, a number or
+    the name of one of the container's ports; `port` when absent), not to another container
+    of the pod (an nginx in front of it, which check does not read from a manifest)."""
+    from servertune.check.chain import normalise
+
+    listening = {normalise(s.value)[1] for s in app.sockets}
+    for entry in service.each("spec", "ports"):
+        target = entry.get("targetPort") or entry.get("port")
+        number = _port(container, target)
+        if number is not None and str(number) in listening:
+            return True
+    return False
 
 
 def _selects(service: _Node, labels: _Node | None) -> bool:

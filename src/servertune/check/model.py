@@ -79,6 +79,9 @@ class Probe:
     period_s: int
     timeout_s: int
     failure_threshold: int
+    #: The port it connects to (`httpGet` / `tcpSocket`), a named port resolved through the
+    #: container's `ports`; None for another handler, another host, or a name not declared.
+    port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,9 @@ class Container:
     route_timeouts: tuple[tuple[str, Setting[float]], ...] = ()
     #: The pod's replica count when the manifest sets it.
     replicas: Setting[int] | None = None
+    #: Cloud load balancers in front of the pod (a Service's or an Ingress's annotations),
+    #: each as (what it is, its idle timeout in seconds where the annotation sets it).
+    load_balancers: tuple[tuple[str, Setting[float]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +157,12 @@ class AppServer:
     missing_config: Setting[str] | None = None
     #: Started by a command line (its settings are spelled as flags in a fix: `--workers 2`).
     command_line: bool = False
+    #: A supervisor process listens on the sockets before the workers have imported the app
+    #: (gunicorn's arbiter without `preload_app`): a TCP connection is accepted by the kernel
+    #: while no worker can answer it yet. Not uvicorn (`--workers N` binds in the parent but
+    #: listens in each worker once the app is loaded) nor granian 2.8 on Linux (each worker
+    #: opens its own socket after loading the app).
+    listens_before_app: bool = False
 
 
 @dataclass(frozen=True)

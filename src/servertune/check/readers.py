@@ -58,9 +58,10 @@ def _gunicorn(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 
 def _uwsgi(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
-    from servertune.check.uwsgi import read_uwsgi
+    from servertune.check.uwsgi import read_uwsgi_files
 
-    return Reading(apps=(read_uwsgi(path, text, env),))
+    app, files = read_uwsgi_files(path, text, env)
+    return Reading(apps=(app,), files=files)
 
 
 def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
-from servertune.check.chain import BalancerLink, Link
+from servertune.check.chain import BalancerLink, Link, normalise
 from servertune.check.model import (
     AppServer,
     Container,
@@ -34,6 +34,14 @@ from servertune.sizing import (
 )
 
 __all__ = ["RULES", "Context", "Rule", "run_rules"]
+
+
+#: AWS: a load balancer reuses its connection to a target until the idle timeout, so the
+#: target's keep-alive must be longer (the Classic LB guide says so in these words).
+_AWS_IDLE_DOCS = (
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-idle-timeout.html; "
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html"
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,18 @@ class Context:
                 str(link.balancer.at),
             )
             pairs.append((balancer, idle.at, behind))
+        for app in self.apps:
+            # A cloud load balancer a manifest's annotations put in front of the pod.
+            for name, idle in app.container.load_balancers if app.container else ():
+                fronted.add(id(app))
+                summary = name + (" (default)" if idle.default else "")
+                pairs.append(
+                    (
+                        LoadBalancer(name, idle.value, summary, _AWS_IDLE_DOCS),
+                        idle.at,
+                        app,
+                    )
+                )
         if self.lb is not None:
             behind_lb: list[object] = list(self.nginx) or list(self.apps)
             pairs.extend((self.lb, None, b) for b in behind_lb if id(b) not in fronted)
@@ -1032,6 +1052,55 @@ def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"container {box.name!r} has no readiness probe: the Service sends it requests "
                 "while the workers are still importing the app, and those connections wait or fail",
                 "readinessProbe: {httpGet: {path: /health, port: http}}",
+            )
+
+
+_GUNICORN_ARBITER = (
+    "gunicorn/arbiter.py (Arbiter.start() creates the listeners, which gunicorn/sock.py binds "
+    "and listen()s in the master; run() then forks the workers, each of which imports the app "
+    "in Worker.init_process() -> load_wsgi())"
+)
+
+
+@_rule(
+    "readiness-tcp-before-workers",
+    Severity.warning,
+    "a tcpSocket readiness probe passes as soon as gunicorn's master listens, before any "
+    "worker can answer",
+    "a tcpSocket probe succeeds when the TCP connection is established, which the kernel does "
+    "for a listening socket whatever its processes are doing; an httpGet probe needs a "
+    f"response: {_K8S_PROBES}; {_GUNICORN_ARBITER}",
+)
+def _tcp_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.platform != "kubernetes" or not app.listens_before_app:
+            continue
+        if any(p.kind == "startup" and not p.target.startswith("tcpSocket") for p in box.probes):
+            continue  # readiness runs only after a startup probe that needs an answer passed
+        ports = {
+            int(port)
+            for host, port in (normalise(s.value) for s in app.sockets)
+            if host != "unix" and port.isdigit()
+        }
+        for probe in box.probes:
+            if probe.kind != "readiness" or not probe.target.startswith("tcpSocket"):
+                continue
+            if probe.port is None or probe.port not in ports:
+                continue
+            listens = next(s for s in app.sockets if normalise(s.value)[1] == str(probe.port))
+            yield rule.finding(
+                probe.at,
+                f"the readiness probe opens a TCP connection to port {probe.port}, which "
+                f"{app.kind}'s master listens on ({listens.at}) before its "
+                f"{app.workers.value} worker(s) have "
+                "imported the app: the kernel accepts the connection, the pod turns Ready and "
+                "the Service sends it requests that wait in the listen queue for the workers "
+                "to boot (or are reset if they fail to); later it stays Ready while every "
+                "worker is stuck",
+                f"readinessProbe: {{httpGet: {{path: /health, port: {probe.port}}}}}   (a path "
+                "the app answers: only a booted worker responds)",
+                (listens.at,),
             )
 
 

@@ -6,14 +6,23 @@ uWSGI keeps every `key = value` line of the `[uwsgi]` section in order: options 
 
 * comments: lines starting with `;` or `#`; lines before the first section are ignored;
 * a key without `=` is a boolean flag set to true;
-* `%(option)`: the value of an option (or `set-placeholder` / `set-ph`) set earlier in the file;
+* `%(option)`: the value of an option (or `set-placeholder` / `set-ph`) set earlier (in this
+  file or one it chained);
 * `$(VAR)`: an environment variable (empty when unset, as uWSGI does);
+* `@(file)`: the file's content without its final newline;
 * magic variables: `%d` (directory of the file, with a trailing slash), `%p` (absolute path),
   `%s` (file name), `%n` (name without extension), `%e` (extension), `%c` (name of the directory),
-  `%k` (CPU cores: `check` records that the count follows the host), `%h` (host name), `%%`.
+  `%k` (CPU cores: `check` records that the count follows the host), `%h` (host name), `%%`;
+  in a chained file they describe that file;
+* `ini = file`, `ini = file:section`, `ini = :section` (the file read last): that section's
+  options read in place ("How uWSGI parses config files": top-bottom, expand asap);
+* options uWSGI applies as it reads them (`listen`, `ini`) see the magic variables only.
 
-Not supported (refused with a message rather than guessed): `@(file)` / `@(exec://...)`
-includes, `[section]` selection other than `[uwsgi]`, and `ini = other.ini` chaining.
+A chained or `@()` file is read like the main one (size, NUL bytes, UTF-8), relative to the
+ini's directory (uWSGI opens it from its working directory: the ini's, when started there),
+and refused when it resolves outside that directory (a symlink, `..`, an absolute path), when it
+is missing (uWSGI stops too), or when chaining loops. Not supported: `@(exec://...)` and other
+schemes (uWSGI would run or fetch them; check never does).
 """
 
 from __future__ import annotations
@@ -22,12 +31,19 @@ import os
 import re
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["UWSGI_DEFAULTS", "read_uwsgi", "uwsgi_app", "uwsgi_options"]
+__all__ = [
+    "UWSGI_DEFAULTS",
+    "read_uwsgi",
+    "read_uwsgi_files",
+    "uwsgi_app",
+    "uwsgi_options",
+    "uwsgi_settings",
+]
 
 #: uWSGI's defaults for the options the rules read (uwsgi-docs "Options"): listen queue 100,
 #: no harakiri, no recycling, one process, one thread.
@@ -61,13 +77,35 @@ _CONDITIONS: dict[str, Callable[[str, Mapping[str, str], Mapping[str, str]], boo
 }
 
 
-def uwsgi_options(
-    path: Path, text: str, env: Mapping[str, str] | None = None
-) -> list[tuple[str, str, int]]:
-    """Every (option, resolved value, line) of the [uwsgi] section, in file order."""
-    environ = os.environ if env is None else env
+#: uWSGI's include depth is unbounded; real configs chain a base file or two.
+MAX_INCLUDE_DEPTH = 16
+#: Options uWSGI applies the moment it reads them (UWSGI_OPT_IMMEDIATE in core/uwsgi.c), before
+#: `$(VAR)`, `%(option)` and `@(file)` are expanded: only the magic variables (expanded as the
+#: file is read) reach them. uWSGI 2.0 reads `listen = %(x)` as 0 (C's atoi of the text).
+_IMMEDIATE = frozenset({"ini", "listen"})
+#: A value naming a source by scheme (`exec://`, `http://`, `sym://`, `fd://`, ...): uWSGI runs
+#: or fetches it; check never does.
+_SCHEME = re.compile(r"\A[a-z]+://")
+
+
+@dataclass
+class _State:
+    """What uWSGI keeps across every file of one instance: the placeholders set so far, the
+    options in the order read, the file `ini = :section` means, and the chain of includes."""
+
+    environ: Mapping[str, str]
+    root: Path
+    placeholders: dict[str, str] = field(default_factory=dict)
+    options: list[tuple[str, str, Location]] = field(default_factory=list)
+    last_file: Path | None = None
+    stack: tuple[tuple[Path, str], ...] = ()
+    #: Every other file read (chained, or read by `@()`), in the order read.
+    files: list[Path] = field(default_factory=list)
+
+
+def _magic(path: Path) -> dict[str, str]:
     absolute = path.absolute()
-    magic = {
+    return {
         "d": f"{absolute.parent}/",
         "p": str(absolute),
         "s": absolute.name,
@@ -78,29 +116,73 @@ def uwsgi_options(
         "h": socket.gethostname(),
         "%": "%",
     }
-    options: list[tuple[str, str, int]] = []
-    placeholders: dict[str, str] = {}
-    section: str | None = None
-    seen_uwsgi = False
+
+
+def _included(state: _State, name: str, at: Location, what: str) -> Path:
+    """The file an `ini =` or `@(...)` names, read as uWSGI opens it from the ini's directory
+    (uWSGI opens a relative name from its working directory: the ini's, in the usual `cd app
+    && uwsgi --ini app.ini`), or CheckInputError when it is not a local file inside the tree."""
+    if _SCHEME.match(name):
+        raise CheckInputError(
+            f"{at}: {what} {name!r} reads from a scheme uWSGI fetches or runs; check reads files only"
+        )
+    target = Path(name) if name.startswith("/") else at.file.parent / name
+    real = target.resolve()
+    if not real.is_relative_to(state.root):
+        raise CheckInputError(
+            f"{at}: {what} {name!r} resolves to {real}, outside the config's directory "
+            f"{state.root}: not read"
+        )
+    if not target.exists():
+        raise CheckInputError(f"{at}: {what} {name!r}: no such file (uWSGI stops here too)")
+    return target
+
+
+def _read_included(target: Path, at: Location) -> str:
+    """The text of a chained or `@()` file, refused as any config file is (too big, binary,
+    not UTF-8), the error naming the line that reads it."""
+    from servertune.check.source import read_text
+
+    try:
+        return read_text(target)
+    except CheckInputError as error:
+        raise CheckInputError(f"{at}: {error}") from None
+
+
+def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
+    """Append the options of `[section]` of `path` to state.options, following `ini =` where
+    it appears, as uWSGI does ("expand asap"); True when the section was there."""
+
+    magic = _magic(path)
+    environ = state.environ
+    placeholders = state.placeholders
+    state.last_file = path
+    found = False
+    current: str | None = None
     #: The `if-*` blocks around this line, each True when its condition holds.
     blocks: list[bool] = []
 
-    def expand(value: str, line: int) -> str:
+    def expand(value: str, line: int, immediate: bool = False) -> str:
+        at = Location(path, line)
+
         def one(match: re.Match[str]) -> str:
             option, variable, include, letter = match.groups()
+            if letter is not None:
+                return magic.get(letter, match.group(0))
+            if immediate:
+                return match.group(0)
             if option is not None:
                 if option in placeholders:
                     return placeholders[option]
-                raise CheckInputError(
-                    f"{path}:{line}: %({option}) names no option set before this line"
-                )
+                raise CheckInputError(f"{at}: %({option}) names no option set before this line")
             if variable is not None:
                 return environ.get(variable, "")
-            if include is not None:
-                raise CheckInputError(
-                    f"{path}:{line}: @({include}) includes are not supported by servertune check"
-                )
-            return magic.get(letter, match.group(0))
+            name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
+            target = _included(state, name, at, "@()")
+            content = _read_included(target, at)
+            state.files.append(target)
+            # uWSGI's @(file): the file's content without its one final newline.
+            return content[:-1] if content.endswith("\n") else content
 
         return _PLACEHOLDER.sub(one, value)
 
@@ -111,10 +193,10 @@ def uwsgi_options(
         if line.startswith("["):
             if not line.endswith("]"):
                 raise CheckInputError(f"{path}:{number}: unterminated section header {line[:40]!r}")
-            section = line[1:-1].strip()
-            seen_uwsgi = seen_uwsgi or section == "uwsgi"
+            current = line[1:-1].strip()
+            found = found or current == section
             continue
-        if section != "uwsgi":
+        if current != section:
             continue
         key, sep, value = line.partition("=")
         key = key.strip()
@@ -133,20 +215,75 @@ def uwsgi_options(
             continue
         if not all(blocks):
             continue
-        value = expand(value.strip(), number) if sep else "true"
-        if key == "ini":
+        value = expand(value.strip(), number, key in _IMMEDIATE) if sep else "true"
+        at = Location(path, number)
+        if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
             raise CheckInputError(
-                f"{path}:{number}: `ini = {value}` chains another file: check that file too"
+                f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "
+                f"and @(file) are expanded, so it would use {value!r} as written"
+                + (" (a listen queue of 0)" if key == "listen" else " (no such file)")
             )
+        if key == "ini":
+            state.options.append((key, value, at))
+            _chain(value, at, state)
+            continue
         if key == "set-placeholder":
             name, _, ph_value = value.partition("=")
             placeholders[name.strip()] = ph_value.strip()
             continue
         placeholders[key] = value
-        options.append((key, value, number))
-    if not seen_uwsgi:
+        state.options.append((key, value, at))
+    return found
+
+
+def _chain(value: str, at: Location, state: _State) -> None:
+    """`ini = file`, `ini = file:section` or `ini = :section` (the file read last), as
+    uWSGI's uwsgi_ini_config() splits it at the last colon; a section that is not there adds
+    nothing (uWSGI warns and goes on)."""
+
+    name, colon, section = value.rpartition(":")
+    if not colon:
+        name, section = value, ""
+    section = section or "uwsgi"
+    target = (
+        (state.last_file or at.file) if colon and not name else _included(state, name, at, "ini")
+    )
+    key = (target.resolve(), section)
+    if key in state.stack:
+        chain = " -> ".join(f"{p}:{s}" for p, s in (*state.stack, key))
+        raise CheckInputError(f"{at}: ini include cycle: {chain}")
+    if len(state.stack) > MAX_INCLUDE_DEPTH:
+        raise CheckInputError(f"{at}: ini includes nested deeper than {MAX_INCLUDE_DEPTH} levels")
+    state.stack = (*state.stack, key)
+    state.files.append(target)
+    try:
+        _read_ini(target, _read_included(target, at), section, state)
+    finally:
+        state.stack = state.stack[:-1]
+
+
+def uwsgi_settings(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> list[tuple[str, str, Location]]:
+    """Every (option, resolved value, where it was written) of the [uwsgi] section and the
+    files it chains (`ini =`) or reads values from (`@(file)`), in the order uWSGI reads them."""
+    return _settings(path, text, env).options
+
+
+def _settings(path: Path, text: str, env: Mapping[str, str] | None) -> _State:
+    state = _State(environ=os.environ if env is None else env, root=path.resolve().parent)
+    state.stack = ((path.resolve(), "uwsgi"),)
+    if not _read_ini(path, text, "uwsgi", state):
         raise CheckInputError(f"{path}: no [uwsgi] section (is this a uWSGI ini file?)")
-    return options
+    return state
+
+
+def uwsgi_options(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> list[tuple[str, str, int]]:
+    """Every (option, resolved value, line) of the [uwsgi] section, in file order (an option
+    from a chained file carries its line in that file: uwsgi_settings says which)."""
+    return [(k, v, at.line) for k, v, at in uwsgi_settings(path, text, env)]
 
 
 def _address(value: str) -> str:
@@ -160,12 +297,21 @@ def _address(value: str) -> str:
 
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings uWSGI would run `path` with."""
-    options = [(k, v, Location(path, line)) for k, v, line in uwsgi_options(path, text, env)]
+    return read_uwsgi_files(path, text, env)[0]
+
+
+def read_uwsgi_files(
+    path: Path, text: str, env: Mapping[str, str] | None = None
+) -> tuple[AppServer, tuple[Path, ...]]:
+    """The settings uWSGI would run `path` with, and the files it chained to get them."""
+    state = _settings(path, text, env)
+    options = state.options
     app = uwsgi_app(path, options, Location(path))
-    processes = [at.line for k, _, at in options if k == "processes"]
-    if processes and "%k" in _raw_value(text, processes[-1]):
-        return replace(app, workers_follow_cpu_count=True)
-    return app
+    files = tuple(dict.fromkeys(f for f in state.files if f != path))
+    processes = [at for k, _, at in options if k == "processes"]
+    if processes and "%k" in _raw_value(processes[-1]):
+        app = replace(app, workers_follow_cpu_count=True)
+    return app, files
 
 
 def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Location) -> AppServer:
@@ -214,5 +360,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
     )
 
 
-def _raw_value(text: str, line: int) -> str:
-    return text.splitlines()[line - 1].partition("=")[2]
+def _raw_value(at: Location) -> str:
+    from servertune.check.source import read_text
+
+    return read_text(at.file).splitlines()[at.line - 1].partition("=")[2]

@@ -1,0 +1,157 @@
+"""uWSGI's `ini = file[:section]` chaining and `@(file)` values, read as uWSGI reads them,
+with every finding pointing into the file where the option was set."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.check import check_files
+from servertune.check.source import MAX_CONFIG_BYTES
+from servertune.check.uwsgi import uwsgi_settings
+from servertune.cli import app
+from servertune.sizing import Machine
+
+from .support import tool
+
+BASE = """\
+[uwsgi]
+processes = 3
+harakiri = 30
+chdir = %d
+max-requests = 500
+
+[prod]
+processes = 5
+listen = 1024
+"""
+APP = """\
+[uwsgi]
+ini = base.ini
+socket = %dapp.sock
+max-requests-delta = @(jitter.txt)
+ini = base.ini:prod
+threads = 2
+ini = :other
+procname = %n
+
+[other]
+harakiri = 45
+"""
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "base.ini").write_text(BASE)
+    (tmp_path / "jitter.txt").write_text("7\n")
+    path = tmp_path / "app.ini"
+    path.write_text(APP)
+    return path
+
+
+def test_chained_sections_and_file_values_match_uwsgi_itself(tmp_path: Path) -> None:
+    """The real uWSGI's own `--show-config` (started in the ini's directory, stopped by
+    `--need-app` before it serves) lists the same options, values and order as check reads:
+    base.ini's [uwsgi] in place, @(jitter.txt) without its newline, base.ini's [prod], and
+    `ini = :other` looking in the file read last (base.ini, which has no [other])."""
+    path = _tree(tmp_path)
+    shown = subprocess.run(
+        [tool("uwsgi"), "--ini", path.name, "--show-config", "--need-app"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False,
+        env={**os.environ, "PYTHONPATH": ""},
+    )  # fmt: skip
+    text = shown.stdout + shown.stderr
+    block = text[text.index("[uwsgi]\n") : text.index(";end of configuration")]
+    uwsgi = [tuple(line.split(" = ", 1)) for line in block.splitlines()[1:]]
+    ours = [(k, v) for k, v, _ in uwsgi_settings(path, path.read_text(), {})]
+    assert uwsgi[0] == ("ini", "app.ini")  # the command line's own --ini
+    assert uwsgi[1:] == [*ours, ("show-config", "true"), ("need-app", "true")]
+    assert ("harakiri", "45") not in ours
+
+
+def test_findings_point_into_the_file_that_set_the_option(tmp_path: Path) -> None:
+    """processes = 5 comes from base.ini's [prod] line 8: the finding says base.ini:8."""
+    path = _tree(tmp_path)
+    result = check_files([path], machine=Machine(cores=2, somaxconn=4096))
+    (server,) = result.apps
+    assert (server.workers.value, str(server.workers.at)) == (5, f"{tmp_path}/base.ini:8")
+    assert str(server.max_requests_jitter.at) == f"{path}:4"
+    (finding,) = [f for f in result.findings if f.rule == "workers-over-cores"]
+    assert finding.at == server.workers.at
+    assert result.files == (path, tmp_path / "base.ini", tmp_path / "jitter.txt")
+
+
+def _write(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+    return tmp_path / "conf" / "app.ini"
+
+
+HOSTILE: dict[str, tuple[dict[str, str | bytes], str]] = {
+    "cycle": (
+        {"conf/app.ini": "[uwsgi]\nini = b.ini\n", "conf/b.ini": "[uwsgi]\nini = app.ini\n"},
+        "ini include cycle",
+    ),
+    "self-section-cycle": ({"conf/app.ini": "[uwsgi]\nini = :uwsgi\n"}, "ini include cycle"),
+    "outside": (
+        {"conf/app.ini": "[uwsgi]\nini = ../base.ini\n", "base.ini": "[uwsgi]\n"},
+        "outside the config's directory",
+    ),
+    "absolute": ({"conf/app.ini": "[uwsgi]\nprocesses = @(/etc/hostname)\n"}, "outside"),
+    "missing": ({"conf/app.ini": "[uwsgi]\nini = base.ini:prod\n"}, "no such file"),
+    "exec": ({"conf/app.ini": "[uwsgi]\nprocesses = @(exec://nproc)\n"}, "scheme"),
+    "huge": (
+        {
+            "conf/app.ini": "[uwsgi]\nprocesses = @(big.txt)\n",
+            "conf/big.txt": "1" * (MAX_CONFIG_BYTES + 1),
+        },
+        "larger than",
+    ),
+    "binary": (
+        {"conf/app.ini": "[uwsgi]\nini = bin.ini\n", "conf/bin.ini": b"[uwsgi]\n\0\x01"},
+        "binary file",
+    ),
+    "not-utf8": (
+        {"conf/app.ini": "[uwsgi]\nini = latin.ini\n", "conf/latin.ini": b"[uwsgi]\n\xe9\n"},
+        "not UTF-8",
+    ),
+    "listen-placeholder": (
+        {"conf/app.ini": "[uwsgi]\nq = 64\nlisten = %(q)\n"},
+        "a listen queue of 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_chained_files_are_refused_in_one_error_line(name: str, tmp_path: Path) -> None:
+    """A cycle, a file outside the ini's directory (`..`, absolute, a symlink), a missing,
+    huge, binary or non-UTF-8 file, a scheme uWSGI would run, a placeholder uWSGI would not
+    expand: one `error:` line naming the file and the reason, exit 2, nothing else."""
+    files, reason = HOSTILE[name]
+    path = _write(tmp_path, files)
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("error: "), result.output
+    assert lines[0].startswith(f"error: {path.parent}/"), lines  # the line that reads it
+    assert reason in lines[0], lines[0]
+
+
+def test_a_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
+    """`ini = base.ini` where base.ini links to a file outside the ini's directory."""
+    path = _write(
+        tmp_path, {"conf/app.ini": "[uwsgi]\nini = base.ini\n", "secret.ini": "[uwsgi]\n"}
+    )
+    (tmp_path / "conf" / "base.ini").symlink_to(tmp_path / "secret.ini")
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip().startswith(f"error: {path}:2: ini 'base.ini' resolves to ")
