@@ -189,19 +189,28 @@ def test_aiohttp_pool_maxsize_caps_connections_per_host() -> None:
 
 
 def test_async_sessions_take_their_clients_measured_pool_size() -> None:
-    """aiohttp keeps DEFAULT_ASYNC_POOL_MAXSIZE["aiohttp"] (100) per host, httpx keeps 1."""
+    """aiohttp keeps DEFAULT_ASYNC_POOL_MAXSIZE["aiohttp"] (100) per host, httpx keeps 1,
+    httpx2 keeps 100."""
 
-    async def scenario() -> tuple[int, int, int]:
+    async def scenario() -> tuple[int, int, int, int]:
         async with async_session("aiohttp") as client:
             connector = client.connector
             assert connector is not None
             aiohttp_sizes = (connector.limit_per_host, connector.limit)
         async with async_session("httpx") as httpx_client:
             pool = httpx_client._transport.inner._pool  # type: ignore[attr-defined]
-            return (*aiohttp_sizes, pool._max_keepalive_connections)
+            httpx_size = pool._max_keepalive_connections
+        async with async_session("httpx2") as httpx2_client:
+            pool = httpx2_client._transport.inner._pool  # type: ignore[attr-defined]
+            return (*aiohttp_sizes, httpx_size, pool._max_keepalive_connections)
 
-    assert DEFAULT_ASYNC_POOL_MAXSIZE == {"aiohttp": 100, "httpx": 1, "niquests": 100}
-    assert _run(scenario) == (100, 100, 1)
+    assert DEFAULT_ASYNC_POOL_MAXSIZE == {
+        "aiohttp": 100,
+        "httpx": 1,
+        "httpx2": 100,
+        "niquests": 100,
+    }
+    assert _run(scenario) == (100, 100, 1, 100)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""Idle-timeout-safe, pooled, retry-correct HTTP sessions for requests, niquests, httpx, urllib3
-and (async only) aiohttp.
+"""Idle-timeout-safe, pooled, retry-correct HTTP sessions for requests, niquests, httpx, httpx2,
+urllib3 and (async only) aiohttp.
 
     from servertune.http import session
     api = session("requests", server="gunicorn")   # a plain requests.Session, configured
@@ -43,6 +43,7 @@ from servertune.http._ssl import ssl_context
 if TYPE_CHECKING:
     import aiohttp
     import httpx
+    import httpx2
     import niquests
     import requests
     import urllib3
@@ -64,19 +65,25 @@ __all__ = [
     "ssl_context",
 ]
 
-Client = Literal["requests", "niquests", "httpx", "urllib3"]
-AsyncClient = Literal["aiohttp", "httpx", "niquests"]
+Client = Literal["requests", "niquests", "httpx", "httpx2", "urllib3"]
+AsyncClient = Literal["aiohttp", "httpx", "httpx2", "niquests"]
 
 #: The client libraries `session()` configures, with the extra that installs each.
 CLIENTS: dict[str, str] = {
     "requests": "requests",
     "niquests": "niquests",
     "httpx": "httpx",
+    "httpx2": "httpx2",
     "urllib3": "urllib3",
 }
 
 #: The client libraries `async_session()` configures, with the extra that installs each.
-ASYNC_CLIENTS: dict[str, str] = {"aiohttp": "aiohttp", "httpx": "httpx", "niquests": "niquests"}
+ASYNC_CLIENTS: dict[str, str] = {
+    "aiohttp": "aiohttp",
+    "httpx": "httpx",
+    "httpx2": "httpx2",
+    "niquests": "niquests",
+}
 
 #: `async_session()` with no client name takes the first of these that is installed.
 #: aiohttp first: `servertune bench async-clients` measured it at 4.6x the req/s of httpx's
@@ -97,7 +104,12 @@ DEFAULT_POOL_MAXSIZE = 1
 #: closing the others after each request means reconnecting. httpx keeps the sync sessions' 1:
 #: with 100 idle connections its pool gets slower with every one it holds (31 req/s against
 #: 439 with 1, httpcore 1.0.9). niquests keeps 100, as aiohttp.
-DEFAULT_ASYNC_POOL_MAXSIZE: dict[str, int] = {"aiohttp": 100, "httpx": 1, "niquests": 100}
+DEFAULT_ASYNC_POOL_MAXSIZE: dict[str, int] = {
+    "aiohttp": 100,
+    "httpx": 1,
+    "httpx2": 100,
+    "niquests": 100,
+}
 
 
 def _import(client: str, module: str, factory: str = "session") -> Any:
@@ -149,6 +161,10 @@ class _Sessions(Protocol[_Options]):
     ) -> httpx.Client: ...
     @overload
     def __call__(
+        self, client: Literal["httpx2"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> httpx2.Client: ...
+    @overload
+    def __call__(
         self, client: Literal["urllib3"], *args: _Options.args, **kwargs: _Options.kwargs
     ) -> urllib3.PoolManager: ...
     @overload
@@ -168,6 +184,10 @@ class _AsyncSessions(Protocol[_Options]):
     def __call__(
         self, client: Literal["httpx"], *args: _Options.args, **kwargs: _Options.kwargs
     ) -> httpx.AsyncClient: ...
+    @overload
+    def __call__(
+        self, client: Literal["httpx2"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> httpx2.AsyncClient: ...
     @overload
     def __call__(
         self, client: Literal["niquests"], *args: _Options.args, **kwargs: _Options.kwargs
@@ -223,8 +243,8 @@ def session(
     API you call); `server_idle_timeout` (seconds) wins over it; with neither, the shortest
     known timeout is assumed. `ssl_context` opts in to a shared verified context, normally
     `servertune.http.ssl_context()`. `retries=False` turns the replay-once policy off. Other
-    keyword `options` go to the library's constructor (`httpx.Client`, `niquests.Session`,
-    `urllib3.PoolManager`, requests' `HTTPAdapter`).
+    keyword `options` go to the library's constructor (`httpx.Client`, `httpx2.Client`,
+    `niquests.Session`, `urllib3.PoolManager`, requests' `HTTPAdapter`).
     """
     if client in ASYNC_CLIENTS and client not in CLIENTS:
         raise ValueError(f"client: {client} is async only; use async_session({client!r})")
@@ -237,6 +257,8 @@ def session(
         return _import(client, "_requests").new_session(**kwargs)
     if client == "httpx":
         return _import(client, "_httpx").new_client(**kwargs)
+    if client == "httpx2":
+        return _import(client, "_httpx2").new_client(**kwargs)
     if client == "urllib3":
         return _import(client, "_urllib3").pool_manager(**kwargs)
     return _import(client, "_niquests").new_session(**kwargs)
@@ -253,8 +275,9 @@ def async_session(
     retries: bool = True,
     **options: Any,
 ) -> Any:
-    """`session()` for the async clients: `aiohttp.ClientSession`, `httpx.AsyncClient` or
-    `niquests.AsyncSession`; with no `client`, the first installed of RECOMMENDED_ASYNC_CLIENTS.
+    """`session()` for the async clients: `aiohttp.ClientSession`, `httpx.AsyncClient`,
+    `httpx2.AsyncClient` or `niquests.AsyncSession`; with no `client`, the first installed of
+    RECOMMENDED_ASYNC_CLIENTS.
 
     `pool_maxsize`: connections kept per host; default DEFAULT_ASYNC_POOL_MAXSIZE[client].
     aiohttp's session must be made inside a running event loop.
@@ -263,7 +286,7 @@ def async_session(
         client = recommended_async_client()  # type: ignore[assignment]
     if client not in ASYNC_CLIENTS:
         raise ValueError(
-            f"client: async sessions exist for aiohttp, httpx and niquests; got {client!r}"
+            f"client: async sessions exist for {', '.join(ASYNC_CLIENTS)}; got {client!r}"
         )
     if pool_maxsize is None:
         pool_maxsize = DEFAULT_ASYNC_POOL_MAXSIZE[client]
@@ -276,4 +299,6 @@ def async_session(
         return _import(client, "_aiohttp", "async_session").new_async_session(**kwargs)
     if client == "httpx":
         return _import(client, "_httpx", "async_session").new_async_client(**kwargs)
+    if client == "httpx2":
+        return _import(client, "_httpx2", "async_session").new_async_client(**kwargs)
     return _import(client, "_niquests", "async_session").new_async_session(**kwargs)
