@@ -284,6 +284,28 @@ def test_async_session_without_a_client_uses_the_recommended_one() -> None:
     assert isinstance(_run(scenario), aiohttp.ClientSession)
 
 
+def test_without_aiohttp_async_session_takes_httpx2_before_httpx() -> None:
+    """The measured order: with aiohttp missing, async_session() builds an httpx2.AsyncClient."""
+    import subprocess
+    import sys
+
+    assert RECOMMENDED_ASYNC_CLIENTS == ("aiohttp", "httpx2", "httpx", "niquests")
+    code = (
+        "import asyncio, importlib.util\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'aiohttp' else real(n, *a)\n"
+        "from servertune.http import async_session, recommended_async_client\n"
+        "async def main():\n"
+        "    async with async_session() as client:\n"
+        "        print(recommended_async_client(), type(client).__module__.split('.')[0])\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout == "httpx2 httpx2\n"
+
+
 def test_sync_session_refuses_aiohttp() -> None:
     """aiohttp has no sync client: session("aiohttp") says to use async_session."""
     with pytest.raises(ValueError, match=r"async_session\('aiohttp'\)"):
