@@ -1,4 +1,5 @@
-"""`servertune bench app --quick` on ASGI apps: a FastAPI app and Django's ASGI entry point.
+"""`servertune bench app --quick` on an ASGI app: a FastAPI app (Django's ASGI entry point is
+benched beside its WSGI one in test_bench_app.py).
 
 The FastAPI app (docs/recipes/bench-your-fastapi-app/main.py) awaits a local delay server on
 /io, does Python work on /cpu and reads the body on /echo; the run adds a Procfile line as
@@ -43,10 +44,11 @@ CHROMIUM_FLAGS = [
 
 
 #: One candidate per server kind of each side (the suite's time is bounded; the full run in the
-#: recipe runs every layout): uvicorn's --workers, granian, gunicorn's uvicorn worker, the
-#: user's Procfile, and servertune's per-worker uvicorn and gunicorn-asgi.
+#: recipe runs every layout): granian, gunicorn's uvicorn worker, the user's Procfile (uvicorn
+#: --workers), and servertune's per-worker uvicorn and gunicorn-asgi. The Django run in
+#: test_bench_app.py has the copied `uvicorn --workers (2 x cores) + 1`.
 ONLY = (
-    "uvicorn-2n+1", "granian-default", "gunicorn-uvicorn-2n+1", "against-Procfile",
+    "granian-default", "gunicorn-uvicorn-2n+1", "against-Procfile",
     "servertune-uvicorn-per-worker", "servertune-gunicorn-asgi",
 )  # fmt: skip
 
@@ -131,7 +133,7 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     assert all(over[name]["refused_503"] == 0 for name in copied)
     assert any(over[name]["refused_503"] > 0 for name in ours)
     assert report["versions"]["fastapi"]
-    assert "uvicorn" in report["commands"]["uvicorn-2n+1"]
+    assert "uvicorn_worker.UvicornWorker" in report["commands"]["gunicorn-uvicorn-2n+1"]
     assert "--workers 2" in report["commands"]["against-Procfile"]
     assert report["commands"]["servertune-uvicorn-per-worker"].startswith(
         "servertune gen uvicorn-per-worker --cores"
@@ -163,28 +165,6 @@ def test_html_report_renders_in_chromium(fastapi_run: tuple[dict[str, Any], Path
     assert "net::ERR" not in log, log
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot: {shot}")
-
-
-def test_django_asgi_entry_point(tmp_path: Path) -> None:
-    """A `django-admin startproject` project's ASGI entry point (`--only` two candidates: the
-    FastAPI run has every layout); the report points at its WSGI entry point too."""
-    project = tmp_path / "site"
-    project.mkdir()
-    admin = Path(sys.executable).parent / "django-admin"
-    subprocess.run([str(admin), "startproject", "mysite", str(project)], check=True)
-    subprocess.run(
-        [sys.executable, str(project / "manage.py"), "migrate", "-v0"], check=True, cwd=project
-    )
-    only = "uvicorn-2n+1,servertune-uvicorn-per-worker"
-    _, report = _run(
-        ["mysite.asgi:application", "--chdir", str(project), "--path", "/admin/login/",
-         "--only", only],
-        tmp_path,
-    )  # fmt: skip
-    assert [r["config"] for r in report["runs"] if r["load"] == "closed"] == only.split(",")
-    assert all(r["errors"] == 0 for r in report["runs"] if r["load"] != "overload")
-    assert any("mysite.wsgi:application" in note for note in report["notes"])
-    _assert_nothing_left(report)
 
 
 def test_html_escapes_every_value() -> None:
