@@ -177,6 +177,8 @@ def open_loop_row(result: Any) -> dict[str, Any]:
         "p90_ms": metrics["p90_ms"],
         "p99_ms": metrics["p99_ms"],
         "max_ms": metrics["max_ms"],
+        # How much of the admitted p99 the load generator added itself (it shares the cores).
+        "send_lag_p99_ms": metrics["send_lag_p99_ms"],
         "errors": result.errors + result.timeouts,
         "refused_503": result.refused_503,
         "timeouts": result.timeouts,
@@ -197,7 +199,8 @@ def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) 
         )
         lines.append(
             f"{name}{' (servertune)' if name in ours else ''}: overload admitted p99 "
-            f"{over.get('p99_ms')} ms = {ratio} its unloaded p99 {calm.get('p99_ms')} ms; "
+            f"{over.get('p99_ms')} ms = {ratio} its unloaded p99 {calm.get('p99_ms')} ms (the "
+            f"load generator's own send lag: p99 {over.get('send_lag_p99_ms')} ms); "
             f"{over['rps']:.0f} req/s admitted, {over['good_rps']:.0f} of them within "
             f"{GOOD_WITHIN_MS:g} ms, {over['shed']:.0%} shed (503), "
             f"{over['errors']} errors, {over['timeouts']} timed out"
