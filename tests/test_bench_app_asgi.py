@@ -29,7 +29,12 @@ from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.report import BenchInputError, Report
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.app import default_levels, parse_concurrency
-from servertune.bench.scenarios.app_asgi import LAYOUTS, layouts_for, read_user_command
+from servertune.bench.scenarios.app_asgi import (
+    LAYOUTS,
+    layouts_for,
+    overload_repeats_note,
+    read_user_command,
+)
 from servertune.cli import app
 
 from .support import REPO
@@ -141,6 +146,8 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
         "servertune gen uvicorn-per-worker --cores"
     )
     assert any(note.startswith("verdict overload: ") for note in report["notes"])
+    (per_repeat,) = [n for n in report["notes"] if "at overload / unloaded p99 per repeat: " in n]
+    assert per_repeat.startswith("servertune-")
     assert [t["op"] for t in report["targets"]] == [">=", "<=", "=="]
     _assert_nothing_left(report)
 
@@ -246,3 +253,21 @@ def test_layout_list_is_data() -> None:
         ("uvicorn-1-worker", 1), ("uvicorn-2n+1", 5), ("fastapi-run-4", 4),
         ("granian-default", 1), ("gunicorn-uvicorn-2n+1", 5),
     ]  # fmt: skip
+
+
+def test_overload_target_is_shown_per_repeat_with_what_shared_the_cores() -> None:
+    """Each repeat's overload p99 / unloaded p99, next to its load generator lag and other work."""
+    calm = {"repeats": [{"p99_ms": 50.0}, {"p99_ms": 60.0}]}
+    over = {
+        "repeats": [
+            {"p99_ms": 100.0, "rps": 700.0, "send_lag_p99_ms": 3.0, "other_cpu_cores": 0.1},
+            {"p99_ms": 420.0, "rps": 480.0, "send_lag_p99_ms": 226.0, "other_cpu_cores": 1.2},
+        ]
+    }
+    note = overload_repeats_note("servertune-x", calm, over)
+    assert note.startswith("servertune-x: admitted p99 at overload / unloaded p99 per repeat: ")
+    assert (
+        "2.00x (700 req/s admitted, the load generator's send lag p99 3.0 ms, other work 0.1 cores)"
+        in note
+    )
+    assert "; 7.00x (480 req/s admitted, the load generator's send lag p99 226.0 ms" in note

@@ -992,6 +992,7 @@ class AppBench(BaseScenario[AppSizes]):
             GOOD_WITHIN_MS,
             MAX_OVERLOAD_P99_RATIO,
             overload_notes,
+            overload_repeats_note,
         )
 
         configs = self._side_configs(run)
@@ -1104,6 +1105,7 @@ class AppBench(BaseScenario[AppSizes]):
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
             *overload_notes({c: by_load[c] for c in configs}, ours),
+            overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
             cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
             (
                 f"measured per path ({mixed}); mixed: service_time_ms "

@@ -208,6 +208,27 @@ def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) 
     return lines
 
 
+def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any]) -> str:
+    """The overload p99 target per repeat, each with its admitted req/s, the load generator's own
+    send lag and the CPU other work took meanwhile: on a shared machine a busy minute shows as
+    one (the target's median can hide a repeat that met it, or one that did not)."""
+    parts = []
+    for unloaded, loaded in zip(calm.get("repeats", []), over.get("repeats", []), strict=False):
+        ratio = (
+            f"{loaded['p99_ms'] / unloaded['p99_ms']:.2f}x"
+            if loaded.get("p99_ms") and unloaded.get("p99_ms")
+            else "-"
+        )
+        parts.append(
+            f"{ratio} ({loaded['rps']:.0f} req/s admitted, the load generator's send lag p99 "
+            f"{loaded.get('send_lag_p99_ms')} ms, other work {loaded.get('other_cpu_cores')} cores)"
+        )
+    return (
+        f"{name}: admitted p99 at overload / unloaded p99 per repeat: {'; '.join(parts)}; the "
+        "load generator and any other work share the cores with the app"
+    )
+
+
 #: A Procfile line: `NAME: COMMAND` (Heroku's format; `web` is the one that gets HTTP).
 _PROCFILE_LINE = re.compile(r"\A([A-Za-z0-9_-]+):\s*(.+)\Z")
 #: Options that would move the server off the socket the benchmark gives it.
