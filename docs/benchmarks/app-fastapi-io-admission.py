@@ -1,8 +1,17 @@
-"""Item 3 experiment: why admitted p99 at overload >> unloaded p99 (FastAPI /io, per-worker uvicorn).
+"""Why the admitted p99 under overload exceeds the unloaded p99: FastAPI /io, per-worker uvicorn.
 
-Varies the admission limit (forced) and the overload rate; records the client's own send lag
-(scheduled -> request written) apart from the server time (written -> answered), and CPU of
-client / app / nginx.  Interleaved repeats."""
+Varies nginx's admission limit (forced; 0 = the plan's) and the overload rate; records the
+client's own send lag (scheduled -> request written) apart from the server's time (written ->
+answered), and the CPU of the client, the app and nginx. Repeats interleaved. Run from the
+recipe's directory (docs/recipes/bench-your-fastapi-app) with its delay server listening:
+
+    python delay_server.py 18777 50 &
+    servertune measure main:app --path /io --out io.toml
+    python app-fastapi-io-admission.py http://127.0.0.1:18777/ 0,20,10,6 3080,800 2 3 io.toml .
+
+Arguments: upstream URL, admission limits, overload rates (req/s), repeats, seconds per load,
+the measured workload file, the app's directory. One JSON row per load on stdout.
+"""
 import asyncio, json, os, random, resource, sys, time
 from pathlib import Path
 from servertune.bench.harness.deployments import deploy_asgi, place
@@ -54,8 +63,9 @@ def cpu_self():
 
 def main():
     os.environ["UPSTREAM_URL"] = sys.argv[1]
-    base = read_workload_file(Path("/tmp/bd/io.toml")).values
-    w0 = load_workload(None, {**base, "cores": 2, "app_dir": "/tmp/bd"})
+    app_dir = str(Path(sys.argv[7]).resolve())
+    base = read_workload_file(Path(sys.argv[6])).values
+    w0 = load_workload(None, {**base, "cores": 2, "app_dir": app_dir})
     cap = plan_for(w0).asgi_capacity_rps
     limits = [int(x) for x in sys.argv[2].split(",")]
     rates = [float(x) for x in sys.argv[3].split(",")]
@@ -64,10 +74,10 @@ def main():
     for rep in range(reps):
         for lim in limits:
             with Stack("exp") as stack:
-                w = place(w0, stack, 2, app_dir="/tmp/bd")
+                w = place(w0, stack, 2, app_dir=app_dir)
                 forced = {} if lim == 0 else {"admission_limit": Forced(lim, "exp"), "admitted_per_process": Forced(lim // 2, "exp")}
                 plan = plan_for(w, forced=forced)
-                dep = deploy_asgi(stack, f"l{lim}-{rep}", plan, "uvicorn", per_worker=True, cwd=Path("/tmp/bd"), ready_path="/io")
+                dep = deploy_asgi(stack, f"l{lim}-{rep}", plan, "uvicorn", per_worker=True, cwd=Path(app_dir), ready_path="/io")
                 url = dep.url.rstrip("/") + "/io"
                 asyncio.run(drive(url, 50, 1, 5))  # warm
                 for rate in [0.1 * cap, *rates]:
