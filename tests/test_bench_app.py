@@ -1,8 +1,9 @@
 """`servertune bench app --quick` on real third-party apps from PyPI, and on apps that fail.
 
 httpbin's Flask app (with /delay/0.05 and /get mixed) and a project made by
-`django-admin startproject` (its admin login page: templates, sessions, CSRF) are served by
-every candidate behind the same generated nginx; the tests check the table's shape, that no
+`django-admin startproject` (its admin login page: templates, sessions, CSRF; through its
+wsgi.py and its asgi.py in one run) are served by every candidate behind the same generated
+nginx; the tests check the table's shape, that no
 process or port is left behind, that errors are counted (a candidate broken on purpose), and
 that an app that cannot be imported, raises, answers 500 or never answers is one `error:` line.
 """
@@ -32,6 +33,7 @@ from servertune.bench.scenarios.app import (
     STATIC_PROBE_MAX_BYTES,
     cpu_per_request,
     parse_path,
+    sibling_entry_point,
     split_connections,
     static_probe,
     verdict_of,
@@ -205,21 +207,89 @@ def test_httpbin_leaves_no_process_and_no_port(
     _assert_nothing_left(httpbin_run[1])
 
 
-def test_django_admin_login_page_under_every_candidate(tmp_path: Path) -> None:
-    """A `django-admin startproject` project's admin login page, served by every candidate."""
+#: The ASGI candidates of the Django run: uvicorn's --workers (2 x cores) + 1 and servertune's
+#: per-worker uvicorn (the FastAPI run in test_bench_app_asgi.py has the other servers).
+DJANGO_ASGI = ("uvicorn-2n+1", "servertune-uvicorn-per-worker")
+
+
+def test_django_both_entry_points_in_one_run(tmp_path: Path) -> None:
+    """A `django-admin startproject` project's admin login page (templates, sessions, CSRF),
+    given as its asgi.py: benched through its wsgi.py under every WSGI candidate and through
+    its asgi.py under two ASGI ones, in one run; the first verdict names the entry point to
+    deploy (or says there is no clear difference) with the ratio and both spreads."""
     project = tmp_path / "site"
     project.mkdir()
     admin = Path(sys.executable).parent / "django-admin"
     subprocess.run([str(admin), "startproject", "mysite", str(project)], check=True)
     manage = [sys.executable, str(project / "manage.py"), "migrate", "-v0"]
     subprocess.run(manage, check=True, cwd=project)
+    page = tmp_path / "report.html"
     _, report = _run(
-        ["mysite.wsgi:application", "--chdir", str(project), "--path", "/admin/login/"], tmp_path
-    )
-    assert [run["config"] for run in report["runs"]] == [*NAIVE, *OURS]
-    assert all(run["rps"] > 0 and run["errors"] == 0 for run in report["runs"])
+        ["mysite.asgi:application", "--chdir", str(project), "--path", "/admin/login/",
+         "--only", ",".join([*NAIVE, *OURS, *DJANGO_ASGI]), "--report", str(page)],
+        tmp_path,
+    )  # fmt: skip
+    wsgi = [run for run in report["runs"] if run["interface"] == "wsgi"]
+    asgi = [run for run in report["runs"] if run["interface"] == "asgi"]
+    assert [run["config"] for run in wsgi] == [*NAIVE, *OURS]
+    assert all(run["rps"] > 0 and run["errors"] == 0 for run in wsgi)
+    for load in ("unloaded", "closed", "overload"):
+        rows = [run for run in asgi if run["load"] == load]
+        assert [run["config"] for run in rows] == list(DJANGO_ASGI), load
+        assert all(run["rps"] > 0 for run in rows), load
+    assert all(run["errors"] == 0 for run in asgi if run["load"] != "overload")
+    assert "mysite.wsgi:application" in report["commands"]["gunicorn-2n+1"]
+    assert "mysite.asgi:application" in report["commands"]["uvicorn-2n+1"]
     assert report["versions"]["mysite"]
+    assert report["versions"]["django"]
+    # Which entry point wins is measured, never fixed: the verdict must agree with the rows.
+    level = 2 * report["machine"]["cores"]
+    best = {
+        side: max((r for r in rows if r["load"] == "closed" and r["config"].startswith("servertune")),
+                  key=lambda r: r["rps"])
+        for side, rows in (("WSGI", wsgi), ("ASGI", asgi))
+    }  # fmt: skip
+    w, a = best["WSGI"], best["ASGI"]
+    ratio = report["ratios"][
+        f"entry point: {w['config']} (WSGI) / {a['config']} (ASGI) req/s at c={level}"
+    ]
+    assert ratio == pytest.approx(w["rps"] / a["rps"], rel=0.01)
+    head, line = report["notes"][:2]
+    said = verdict_of(w, a)
+    if said == "no clear difference":
+        assert head.startswith("verdict entry point: no clear difference between the entry points")
+        assert line.startswith(f"verdict entry point c={level}: no clear difference: ")
+    else:
+        side = "WSGI" if said == "servertune faster" else "ASGI"
+        app_of = {"WSGI": "mysite.wsgi:application", "ASGI": "mysite.asgi:application"}
+        assert head.startswith(
+            f"verdict entry point: deploy the {side} entry point, {app_of[side]}"
+        )
+        assert line.startswith(f"verdict entry point c={level}: {side} faster: ")
+    for row in (w, a):
+        assert f"{row['config']} {row['rps']:.1f} req/s ({row['rps_low']:.1f}-" in line
+    assert f"WSGI / ASGI = {ratio:.2f}x" in line
+    text = page.read_text()
+    assert text.index("entry point: ") < text.index("<table") < text.index("<th>entry</th>")
     _assert_nothing_left(report)
+
+
+def test_sibling_entry_point_is_django_s_other_module(tmp_path: Path) -> None:
+    """asgi.py names wsgi.py and the reverse, only when that module is Django's."""
+    package = tmp_path / "mysite"
+    package.mkdir()
+    (package / "asgi.py").write_text("from django.core.asgi import get_asgi_application\n")
+    assert sibling_entry_point("mysite.asgi:application", tmp_path) is None
+    (package / "wsgi.py").write_text("application = get_wsgi_application()\n")
+    assert sibling_entry_point("mysite.asgi:application", tmp_path) == (
+        "wsgi", "mysite.wsgi:application"
+    )  # fmt: skip
+    assert sibling_entry_point("mysite.wsgi:application", tmp_path) == (
+        "asgi", "mysite.asgi:application"
+    )  # fmt: skip
+    (package / "wsgi.py").write_text("def application(environ, start_response): ...\n")
+    assert sibling_entry_point("mysite.asgi:application", tmp_path) is None
+    assert sibling_entry_point("main:app", tmp_path) is None
 
 
 BAD_APPS = {

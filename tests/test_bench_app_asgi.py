@@ -1,4 +1,5 @@
-"""`servertune bench app --quick` on ASGI apps: a FastAPI app and Django's ASGI entry point.
+"""`servertune bench app --quick` on an ASGI app: a FastAPI app (Django's ASGI entry point is
+benched beside its WSGI one in test_bench_app.py).
 
 The FastAPI app (docs/recipes/bench-your-fastapi-app/main.py) awaits a local delay server on
 /io, does Python work on /cpu and reads the body on /echo; the run adds a Procfile line as
@@ -28,7 +29,12 @@ from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.report import BenchInputError, Report
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.app import default_levels, parse_concurrency
-from servertune.bench.scenarios.app_asgi import LAYOUTS, layouts_for, read_user_command
+from servertune.bench.scenarios.app_asgi import (
+    LAYOUTS,
+    layouts_for,
+    overload_repeats_note,
+    read_user_command,
+)
 from servertune.cli import app
 
 from .support import REPO
@@ -43,10 +49,11 @@ CHROMIUM_FLAGS = [
 
 
 #: One candidate per server kind of each side (the suite's time is bounded; the full run in the
-#: recipe runs every layout): uvicorn's --workers, granian, gunicorn's uvicorn worker, the
-#: user's Procfile, and servertune's per-worker uvicorn and gunicorn-asgi.
+#: recipe runs every layout): granian, gunicorn's uvicorn worker, the user's Procfile (uvicorn
+#: --workers), and servertune's per-worker uvicorn and gunicorn-asgi. The Django run in
+#: test_bench_app.py has the copied `uvicorn --workers (2 x cores) + 1`.
 ONLY = (
-    "uvicorn-2n+1", "granian-default", "gunicorn-uvicorn-2n+1", "against-Procfile",
+    "granian-default", "gunicorn-uvicorn-2n+1", "against-Procfile",
     "servertune-uvicorn-per-worker", "servertune-gunicorn-asgi",
 )  # fmt: skip
 
@@ -130,6 +137,10 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
             assert row["rps"] > 0 or row["errors"] == row["requests"], row["config"]
         else:
             assert row["rps"] > 0, (row["config"], row["load"])
+        if (
+            row["load"] != "closed" and row["rps"] > 0
+        ):  # the client's own lag is a part of each admitted latency
+            assert 0 <= row["send_lag_p99_ms"] <= row["p99_ms"], row
     closed = [r for r in report["runs"] if r["load"] == "closed"]
     assert {r["concurrency"] for r in closed} == {2 * cores}
     over = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}
@@ -137,12 +148,14 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     assert all(over[name]["refused_503"] == 0 for name in copied)
     assert any(over[name]["refused_503"] > 0 for name in ours)
     assert report["versions"]["fastapi"]
-    assert "uvicorn" in report["commands"]["uvicorn-2n+1"]
+    assert "uvicorn_worker.UvicornWorker" in report["commands"]["gunicorn-uvicorn-2n+1"]
     assert "--workers 2" in report["commands"]["against-Procfile"]
     assert report["commands"]["servertune-uvicorn-per-worker"].startswith(
         "servertune gen uvicorn-per-worker --cores"
     )
     assert any(note.startswith("verdict overload: ") for note in report["notes"])
+    (per_repeat,) = [n for n in report["notes"] if "at overload / unloaded p99 per repeat: " in n]
+    assert per_repeat.startswith("servertune-")
     assert [t["op"] for t in report["targets"]] == [">=", "<=", "=="]
     _assert_nothing_left(report)
 
@@ -169,28 +182,6 @@ def test_html_report_renders_in_chromium(fastapi_run: tuple[dict[str, Any], Path
     assert "net::ERR" not in log, log
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot: {shot}")
-
-
-def test_django_asgi_entry_point(tmp_path: Path) -> None:
-    """A `django-admin startproject` project's ASGI entry point (`--only` two candidates: the
-    FastAPI run has every layout); the report points at its WSGI entry point too."""
-    project = tmp_path / "site"
-    project.mkdir()
-    admin = Path(sys.executable).parent / "django-admin"
-    subprocess.run([str(admin), "startproject", "mysite", str(project)], check=True)
-    subprocess.run(
-        [sys.executable, str(project / "manage.py"), "migrate", "-v0"], check=True, cwd=project
-    )
-    only = "uvicorn-2n+1,servertune-uvicorn-per-worker"
-    _, report = _run(
-        ["mysite.asgi:application", "--chdir", str(project), "--path", "/admin/login/",
-         "--only", only],
-        tmp_path,
-    )  # fmt: skip
-    assert [r["config"] for r in report["runs"] if r["load"] == "closed"] == only.split(",")
-    assert all(r["errors"] == 0 for r in report["runs"] if r["load"] != "overload")
-    assert any("mysite.wsgi:application" in note for note in report["notes"])
-    _assert_nothing_left(report)
 
 
 def test_html_escapes_every_value() -> None:
@@ -270,3 +261,21 @@ def test_layout_list_is_data() -> None:
         ("uvicorn-1-worker", 1), ("uvicorn-2n+1", 5), ("fastapi-run-4", 4),
         ("granian-default", 1), ("gunicorn-uvicorn-2n+1", 5),
     ]  # fmt: skip
+
+
+def test_overload_target_is_shown_per_repeat_with_what_shared_the_cores() -> None:
+    """Each repeat's overload p99 / unloaded p99, next to its load generator lag and other work."""
+    calm = {"repeats": [{"p99_ms": 50.0}, {"p99_ms": 60.0}]}
+    over = {
+        "repeats": [
+            {"p99_ms": 100.0, "rps": 700.0, "send_lag_p99_ms": 3.0, "other_cpu_cores": 0.1},
+            {"p99_ms": 420.0, "rps": 480.0, "send_lag_p99_ms": 226.0, "other_cpu_cores": 1.2},
+        ]
+    }
+    note = overload_repeats_note("servertune-x", calm, over)
+    assert note.startswith("servertune-x: admitted p99 at overload / unloaded p99 per repeat: ")
+    assert (
+        "2.00x (700 req/s admitted, the load generator's send lag p99 3.0 ms, other work 0.1 cores)"
+        in note
+    )
+    assert "; 7.00x (480 req/s admitted, the load generator's send lag p99 226.0 ms" in note

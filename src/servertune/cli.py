@@ -341,7 +341,11 @@ def bench(
     ] = None,
     interface: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--interface", help="`bench app`: wsgi or asgi (default: detected)"),
+        typer.Option(
+            "--interface",
+            help="`bench app`: wsgi or asgi (default: detected; a Django project's wsgi.py and "
+            "asgi.py are both benched, to compare them)",
+        ),
     ] = None,
     concurrency: Annotated[
         Optional[str],  # noqa: UP045

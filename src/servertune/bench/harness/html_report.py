@@ -21,6 +21,7 @@ __all__ = ["render_html", "svg_curves", "write_html"]
 #: The table's columns, in order (those a report's runs carry).
 COLUMNS = (
     ("config", "layout"),
+    ("interface", "entry"),
     ("load", "load"),
     ("concurrency", "conn."),
     ("offered_rps", "offered/s"),
@@ -56,7 +57,7 @@ ul.verdicts{padding-left:1.1rem}ul.verdicts li{margin:.3rem 0}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 table{border-collapse:collapse;font-size:.82rem;white-space:nowrap}
 th,td{border-bottom:1px solid #ddd;padding:.25rem .45rem;text-align:right}
-th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
+th:first-child,td:first-child,th:nth-child(2),td:nth-child(2),th:nth-child(3),td:nth-child(3){text-align:left}
 tr.ours td:first-child{font-weight:600}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}
 figure{margin:0;flex:1 1 20rem;max-width:100%}figure svg{width:100%;height:auto}
@@ -184,7 +185,7 @@ def _table(report: Report) -> str:
     for run in report.runs:
         css = ' class="ours"' if _is_ours(str(run.get("config", ""))) else ""
         cells = "".join(
-            f"<td>{_e(run.get(k)) if k in ('config', 'load') else _num(run.get(k))}</td>"
+            f"<td>{_e(run.get(k)) if k in ('config', 'interface', 'load') else _num(run.get(k))}</td>"
             for k, _ in columns
         )
         rows.append(f"<tr{css}>{cells}</tr>")

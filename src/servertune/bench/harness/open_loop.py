@@ -49,6 +49,9 @@ class OpenLoopResult:
     refused_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
     #: The start of each admitted answer's body, in the order of `ok_latencies_ms`.
     ok_bodies: tuple[str, ...] = field(default=(), repr=False)
+    #: Of each admitted request's latency, the part before it was written (ms): the client's
+    #: own lag (its loop busy, or a connection to open or wait for), not the server's.
+    ok_send_lag_ms: tuple[float, ...] = field(default=(), repr=False)
 
     def by_body(self) -> list[tuple[str, int, float]]:
         """Admitted answers grouped by body (the answering process, for the bench apps): body,
@@ -78,6 +81,7 @@ class OpenLoopResult:
             "max_ms": round(max(ok), 2) if ok else None,
             "refused_503": self.refused_503,
             "refused_p99_ms": pct(refused, 99),
+            "send_lag_p99_ms": pct(self.ok_send_lag_ms, 99),
             "timeouts": self.timeouts,
             "errors": self.errors + self.timeouts + self.refused_503,
             "requests": self.sent,
@@ -138,6 +142,7 @@ async def _drive(
     ok: list[float] = []
     refused: list[float] = []
     bodies: list[str] = []
+    lags: list[float] = []
     tally = {"errors": 0, "timeouts": 0}
 
     async def one(scheduled: float) -> None:
@@ -148,6 +153,7 @@ async def _drive(
                     raise TimeoutError
                 async with asyncio.timeout(remaining):
                     reader, writer = await pool.take()
+                    written = time.perf_counter()
                     try:
                         status, keep, body = await _exchange(reader, writer, request)
                     except BaseException:
@@ -173,6 +179,7 @@ async def _drive(
         if 200 <= status < 300:
             ok.append(elapsed_ms)
             bodies.append(body)
+            lags.append((written - scheduled) * 1000)
         elif status == 503:
             refused.append(elapsed_ms)
         else:
@@ -207,6 +214,7 @@ async def _drive(
         ok_latencies_ms=tuple(ok),
         refused_latencies_ms=tuple(refused),
         ok_bodies=tuple(bodies),
+        ok_send_lag_ms=tuple(lags),
     )
 
 

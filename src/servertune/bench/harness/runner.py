@@ -3,7 +3,7 @@
 It owns what each scenario used to do its own way: the `Stack` every server starts on (and
 stops on, whatever happens), progress on stderr, interleaved repeats (every config once, then
 again, so a noisy minute on a shared machine hits all configs alike instead of one), stopping a
-config's servers before the next starts, and the report's record of every server.
+config's servers (together) before the next starts, and the report's record of every server.
 """
 
 from __future__ import annotations
@@ -74,5 +74,4 @@ def _measure_config(
             samples.setdefault((config, level), []).append(row)
             run.progress.advance(f"{at}: {describe(row)}")
     finally:
-        for server in reversed(run.stack.servers[first:]):
-            run.stack.stop(server)
+        run.stack.stop_together(list(reversed(run.stack.servers[first:])))

@@ -35,7 +35,12 @@ from typing import Any, Literal
 
 from servertune.bench.harness.report import BenchAppError, BenchInputError, Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
-from servertune.bench.scenarios.app_asgi import open_loop_rates
+from servertune.bench.scenarios.app_asgi import (
+    is_command_file,
+    layouts_for,
+    open_loop_rates,
+    read_user_command,
+)
 from servertune.targets.layout import Backend, Layout
 
 __all__ = [
@@ -45,11 +50,15 @@ __all__ = [
     "AppBench",
     "AppInput",
     "AppSizes",
+    "EntryPoint",
     "cpu_per_request",
     "default_levels",
     "parse_concurrency",
     "parse_path",
+    "sibling_entry_point",
 ]
+
+Interface = Literal["wsgi", "asgi"]
 
 #: servertune's candidates, and the layouts people copy from docs (table order: naive first).
 OURS = ("servertune-uwsgi", "servertune-gunicorn", "servertune-gthread")
@@ -92,6 +101,18 @@ class AppSizes:
 
 
 @dataclass(frozen=True)
+class EntryPoint:
+    """One way the project is served: its interface and callable, measured and planned."""
+
+    interface: Interface
+    app: str
+    workload: Any
+    plan: Any
+    #: Each path's median figures from `servertune measure`.
+    measured: list[dict[str, float]]
+
+
+@dataclass(frozen=True)
 class AppInput:
     """What `bench app` was asked to run, validated (errors name the flag)."""
 
@@ -125,8 +146,6 @@ class AppInput:
             if path is not None and not path.is_dir():
                 raise BenchInputError(f"--chdir/--pythonpath: {path} is not a directory")
         names: list[str] = []
-        from servertune.bench.scenarios.app_asgi import is_command_file
-
         for file in self.against:
             if not file.is_file() or (
                 file.suffix not in (".py", ".ini") and not is_command_file(file)
@@ -257,35 +276,54 @@ class AppBench(BaseScenario[AppSizes]):
         self.tool = "wrk" if find_wrk() else "builtin"
         self.cores = Machine.read().cores
         self.env = self._server_env()
-        mix, self.measured = self._measure(run)
-        self.interface: Literal["wsgi", "asgi"] = given.interface or mix.get("interface", "wsgi")
-        overrides: dict[str, Any] = {
-            "cores": self.cores,
-            "service_time_ms": mix["service_time_ms"],
-            "cpu_fraction": mix["cpu_fraction"],
-            "interface": self.interface,
-            **{k: mix[k] for k in ("loop_blocking_fraction", "gil") if k in mix},
-            "app": given.app,
-            # Where the app is imported from: --chdir, else here (as `servertune measure` does).
-            "app_dir": str((given.chdir or Path.cwd()).resolve()),
-            "static": given.static,
-        }
-        try:
-            self.workload = load_workload(
-                given.workload, overrides, flags={"static": "--static", "app_dir": "--chdir"}
+        app_dir = (given.chdir or Path.cwd()).resolve()
+        self.layouts = {layout.name: layout for layout in layouts_for(self.cores)}
+        # A Django project's asgi.py beside its wsgi.py: both entry points, unless --interface
+        # pins one. The given one's interface is then the other's opposite.
+        sibling = None if given.interface else sibling_entry_point(given.app, app_dir)
+        apps: list[tuple[str, Interface | None]] = []
+        if sibling is not None:
+            other: Interface = "asgi" if sibling[0] == "wsgi" else "wsgi"
+            both: list[tuple[str, Interface]] = [(given.app, other), (sibling[1], sibling[0])]
+            apps = [(a, i) for a, i in both if self._side_chosen(i)]
+        if not apps:
+            apps = [(given.app, given.interface)]
+        self.entries: dict[Interface, EntryPoint] = {}
+        for app_name, interface in apps:
+            mix, measured = self._measure(run, app_name, interface)
+            chosen: Interface = interface or mix.get("interface", "wsgi")
+            overrides: dict[str, Any] = {
+                "cores": self.cores,
+                "service_time_ms": mix["service_time_ms"],
+                "cpu_fraction": mix["cpu_fraction"],
+                "interface": chosen,
+                **{k: mix[k] for k in ("loop_blocking_fraction", "gil") if k in mix},
+                "app": app_name,
+                # Where the app is imported from: --chdir, else here (as `servertune measure` does).
+                "app_dir": str(app_dir),
+                "static": given.static,
+            }
+            try:
+                workload = load_workload(
+                    given.workload, overrides, flags={"static": "--static", "app_dir": "--chdir"}
+                )
+            except WorkloadError as error:
+                raise BenchInputError(str(error)) from None
+            self.entries[chosen] = EntryPoint(
+                chosen, app_name, workload, plan_for(workload), measured
             )
-        except WorkloadError as error:
-            raise BenchInputError(str(error)) from None
-        self.plan = plan_for(self.workload)
-        slots = self.plan.processes * self.plan.threads
-        ceiling = self.plan.admission_limit if self.interface == "asgi" else slots
+        self._use(next(iter(self.entries)))
+        ceiling = max(
+            (e.plan.admission_limit if i == "asgi" else None) or e.plan.processes * e.plan.threads
+            for i, e in self.entries.items()
+        )
         if given.concurrency:
             self.level_counts = list(given.concurrency)
         elif run.size.all_levels:
-            self.level_counts = default_levels(self.cores, ceiling or slots)
+            self.level_counts = default_levels(self.cores, ceiling)
         else:
             self.level_counts = [2 * self.cores]
-        self._setup_asgi()
+        self._setup_against()
         #: The open-loop levels' path: the heaviest by weight (the first of equals).
         self.open_path = max(given.paths, key=lambda p: p[1])[0]
         #: The plan each candidate last served with (for the rows' workers and threads).
@@ -296,25 +334,57 @@ class AppBench(BaseScenario[AppSizes]):
         #: bytes), or None when its directory has no file to ask for.
         self.static_served: dict[str, tuple[str, int] | None] = {}
 
-    def _setup_asgi(self) -> None:
-        """The ASGI layouts for these cores, and each --against command line, read and checked."""
-        from servertune.bench.scenarios.app_asgi import (
-            is_command_file,
-            layouts_for,
-            read_user_command,
-        )
+    @property
+    def dual(self) -> bool:
+        """Whether both entry points of the project are benched in this run."""
+        return len(self.entries) == 2
 
-        self.layouts = {layout.name: layout for layout in layouts_for(self.cores)}
+    def _use(self, interface: Interface) -> None:
+        """Serve, measure and summarize through this entry point from now on."""
+        entry = self.entries[interface]
+        self.interface: Interface = interface
+        self.app = entry.app
+        self.workload = entry.workload
+        self.plan = entry.plan
+        self.measured = entry.measured
+
+    def _side_chosen(self, interface: Interface) -> bool:
+        """Whether --only (if given) names a candidate served through this interface."""
+        if not self.input.only:
+            return True
+        names = self._known(interface)
+        return any(n in names for n in self.input.only)
+
+    def _known(self, interface: Interface) -> list[str]:
+        """Every candidate of one interface, --only aside, in table order."""
+        commands = [n for n, f in zip(self.input.against_names, self.input.against, strict=True)
+                    if is_command_file(f)]  # fmt: skip
+        files = [n for n in self.input.against_names if n not in commands]
+        if interface == "asgi":
+            copied = [n for n, layout in self.layouts.items() if not layout.ours]
+            ours = [n for n, layout in self.layouts.items() if layout.ours]
+            return [*copied, *commands, *ours]
+        return [*NAIVE, *files, *OURS]
+
+    def interface_of(self, config: str) -> Interface:
+        """The entry point `config` serves (its server's interface)."""
+        if len(self.entries) == 1:
+            return next(iter(self.entries))
+        return "asgi" if config in self._known("asgi") else "wsgi"
+
+    def _setup_against(self) -> None:
+        """Each --against command line read and checked, and every --against file fitting an
+        entry point benched; --only's names known and on both sides of a comparison."""
         self.user_commands = {}
         for name, file in zip(self.input.against_names, self.input.against, strict=True):
             if not is_command_file(file):
-                if self.interface == "asgi":
+                if "wsgi" not in self.entries:
                     raise BenchInputError(
                         f"--against: {file} configures a WSGI server; {self.input.app} is an "
                         "ASGI app (give its uvicorn or granian command line, or --interface wsgi)"
                     )
                 continue
-            if self.interface != "asgi":
+            if "asgi" not in self.entries:
                 raise BenchInputError(
                     f"--against: {file} starts uvicorn or granian; {self.input.app} is a WSGI app "
                     "(give a gunicorn .py or uWSGI .ini, or --interface asgi)"
@@ -327,23 +397,24 @@ class AppBench(BaseScenario[AppSizes]):
                     f"--only: no candidate {unknown[0]!r} for this app; one of {', '.join(known)}"
                 )
             chosen = set(self.input.only)
-            if not chosen & set(self._ours_known()) or not chosen - set(self._ours_known()):
-                raise BenchInputError(
-                    "--only: name at least one of servertune's candidates and one other, "
-                    "to compare them"
-                )
+            for interface in self.entries:
+                ours = set(self._ours_known(interface))
+                side = chosen & set(self._known(interface))
+                if not side & ours or not side - ours:
+                    raise BenchInputError(
+                        "--only: name at least one of servertune's candidates and one other"
+                        + (f" served through {interface.upper()}" if self.dual else "")
+                        + ", to compare them"
+                    )
 
-    def _ours_known(self) -> list[str]:
-        if self.interface == "asgi":
+    def _ours_known(self, interface: Interface) -> list[str]:
+        if interface == "asgi":
             return [n for n, layout in self.layouts.items() if layout.ours]
         return list(OURS)
 
     def configs_known(self) -> list[str]:
-        """Every candidate this app can run, --only aside."""
-        if self.interface == "asgi":
-            copied = [n for n, layout in self.layouts.items() if not layout.ours]
-            return [*copied, *self.input.against_names, *self._ours_known()]
-        return [*NAIVE, *self.input.against_names, *OURS]
+        """Every candidate this app can run, --only aside: each entry point's in turn."""
+        return [n for interface in self.entries for n in self._known(interface)]
 
     def _server_env(self) -> dict[str, str]:
         """PYTHONPATH for --pythonpath; uWSGI told about a virtualenv the harness runs in."""
@@ -356,14 +427,16 @@ class AppBench(BaseScenario[AppSizes]):
             env["UWSGI_VIRTUALENV"] = sys.prefix
         return env
 
-    def _measure(self, run: Run[AppSizes]) -> tuple[dict[str, Any], list[dict[str, float]]]:
+    def _measure(
+        self, run: Run[AppSizes], app: str, interface: Interface | None
+    ) -> tuple[dict[str, Any], list[dict[str, float]]]:
         """`servertune measure APP --path P=W ...` in a process of its own, bounded in time:
         the weighted mix's workload values, and each path's median figures."""
         from servertune.bench.harness.supervision import ServerError
         from servertune.workload_file import read_workload_file
 
         out = run.stack.dir / "measured.toml"
-        argv = [sys.executable, "-m", "servertune", "measure", self.input.app]
+        argv = [sys.executable, "-m", "servertune", "measure", app]
         for path, weight in self.input.paths:
             argv += ["--path", f"{path}={weight:g}"]
         argv += [
@@ -372,19 +445,17 @@ class AppBench(BaseScenario[AppSizes]):
             "--app-dir", str((self.input.chdir or Path.cwd()).resolve()),
             "--out", str(out),
         ]  # fmt: skip
-        if self.input.interface:
-            argv += ["--interface", self.input.interface]
+        if interface:
+            argv += ["--interface", interface]
         # measure interrupts a request at twice its time budget; this bounds the whole process.
         timeout = len(self.input.paths) * 2 * run.size.measure_seconds + MEASURE_GRACE_S
-        run.progress.show(f"measuring {self.input.app} on {len(self.input.paths)} path(s)")
+        run.progress.show(f"measuring {app} on {len(self.input.paths)} path(s)")
         try:
             done = run.stack.run("measure", argv, timeout_s=timeout, env=self.env)
         except ServerError:
-            raise BenchAppError(
-                f"measure: {self.input.app} did not answer within {timeout:g} s"
-            ) from None
+            raise BenchAppError(f"measure: {app} did not answer within {timeout:g} s") from None
         if done.returncode != 0:
-            raise _measure_error(self.input.app, done.returncode, done.stderr)
+            raise _measure_error(app, done.returncode, done.stderr)
         measured = read_workload_file(out)
         per_path = [
             {"service_time_ms": p.service_time_ms.p50, "cpu_fraction": p.cpu_fraction.p50}
@@ -399,6 +470,10 @@ class AppBench(BaseScenario[AppSizes]):
         every = self.configs_known()
         return [n for n in every if n in self.input.only] if self.input.only else every
 
+    def _side_configs(self, run: Run[AppSizes]) -> list[str]:
+        """The candidates served through the entry point in use."""
+        return [c for c in self.configs(run) if self.interface_of(c) == self.interface]
+
     def _naive(self, run: Run[AppSizes]) -> list[str]:
         return [c for c in self.configs(run) if c in NAIVE]
 
@@ -409,7 +484,7 @@ class AppBench(BaseScenario[AppSizes]):
         """--concurrency, else doubling from cores past the plan's ceiling (2 x cores only with
         --quick); an ASGI app's also unloaded and overload (open loop) around them."""
         closed = [Level(n) for n in self.level_counts]
-        if self.interface == "asgi":
+        if self.interface_of(config) == "asgi":
             return [Level(role="unloaded"), *closed, Level(role="overload")]
         return closed
 
@@ -419,6 +494,7 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.ports import listening_ports
         from servertune.bench.harness.supervision import ServerError
 
+        self._use(self.interface_of(config))
         try:
             if self.interface == "asgi":
                 plan, deployment = self._deploy_asgi(run, config)
@@ -494,9 +570,7 @@ class AppBench(BaseScenario[AppSizes]):
             )
             port = plan.shared_socket.port
             assert port is not None
-            copied = Copied(
-                self.input.app, str(self.workload.app_dir), "127.0.0.1", port, self.cores
-            )
+            copied = Copied(self.app, str(self.workload.app_dir), "127.0.0.1", port, self.cores)
             argv = user.argv("127.0.0.1", port) if user else layout.command(copied)  # type: ignore[union-attr,misc]
         ports = {workload.listen_port, *(s.port for s in plan.sockets if s.port is not None)}
         if taken := sorted(ports & listening_ports()):
@@ -567,23 +641,25 @@ class AppBench(BaseScenario[AppSizes]):
         bind = plan.shared_socket.endpoint
         chdir = ["--chdir", str(self.workload.app_dir)]
         gunicorn = [sys.executable, "-m", "gunicorn", "--bind", bind, *chdir]
+        app = self.app
         docs_workers = str(2 * self.cores + 1)
         argv = {
-            "gunicorn-default": [*gunicorn, self.input.app],
-            "gunicorn-2n+1": [*gunicorn, "--workers", docs_workers, self.input.app],
+            "gunicorn-default": [*gunicorn, app],
+            "gunicorn-2n+1": [*gunicorn, "--workers", docs_workers, app],
             "gunicorn-gthread-4": [
                 *gunicorn, "--workers", docs_workers, "--worker-class", "gthread",
-                "--threads", str(NAIVE_GTHREADS), self.input.app,
+                "--threads", str(NAIVE_GTHREADS), app,
             ],
         }.get(config)  # fmt: skip
         backend: Backend = "gunicorn"
         if argv is None:  # the user's own file
             file = self.input.against[self.input.against_names.index(config)].resolve()
             if file.suffix == ".py":
-                argv = [*gunicorn[:3], "-c", str(file), "--bind", bind, *chdir, self.input.app]
+                argv = [*gunicorn[:3], "-c", str(file), "--bind", bind, *chdir, app]
             else:
                 backend = "uwsgi"
                 argv = [tool_path("uwsgi"), "--ini", str(file), "--socket", bind]
+        self.commands.setdefault(config, shlex.join(argv))
         # ready_path=None: start() checks every path itself, so a 500 is named, not waited out.
         return plan, deploy_command(
             run.stack, name, plan, backend, argv, env=self.env, ready_path=None
@@ -599,6 +675,7 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.stats import CpuWatch
         from servertune.bench.harness.wrk import REFUSED_LUA, run_wrk
 
+        self._use(self.interface_of(config))
         if level.concurrency is None:
             return self._measure_open(run, config, served, level.role)
         paths = self.input.paths
@@ -669,11 +746,11 @@ class AppBench(BaseScenario[AppSizes]):
 
         path = self.open_path
         rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
-        # Full runs: overload twice as long (its queue must build); quick: unloaded half as long.
+        # Full runs: overload twice as long (its queue must build); quick: both half as long.
         if run.size.all_levels:
             seconds = run.size.seconds * (2 if role == "overload" else 1)
-        else:
-            seconds = run.size.seconds * (1 if role == "overload" else 0.5)
+        else:  # a smoke run: at 4 x capacity half a second is hundreds of requests
+            seconds = run.size.seconds * 0.5
         parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
         with CpuWatch(served.cpu_seconds, parts) as watch:
             result = run_open_loop(
@@ -708,17 +785,121 @@ class AppBench(BaseScenario[AppSizes]):
     # --- report ------------------------------------------------------------------------------
 
     def summarize(self, run: Run[AppSizes], results: Results) -> Report:
-        """Medians with the spread of repeats, ratios against the best naive, verdicts."""
-        from servertune.bench.harness.versions import dist_version, tool_versions
-
+        """Medians with the spread of repeats, ratios against the best naive, verdicts; with
+        both entry points, each one's report and which of them to deploy."""
+        if self.dual:
+            return self._summarize_dual(run, results)
         if self.interface == "asgi":
             return self._summarize_asgi(run, results)
+        return self._summarize_wsgi(run, results)
+
+    def _summarize_dual(self, run: Run[AppSizes], results: Results) -> Report:
+        """Both entry points: each one's rows, verdicts and targets (tagged WSGI or ASGI), led by
+        which to deploy: servertune's best layout of each, compared at every closed level."""
+        sides: dict[Interface, Report] = {}
+        for interface in self.entries:
+            self._use(interface)
+            sides[interface] = (
+                self._summarize_asgi(run, results)
+                if interface == "asgi"
+                else self._summarize_wsgi(run, results)
+            )
+        report = Report(scenario=self.name, runs=[], ceiling_rps=sides["wsgi"].ceiling_rps)
+        tagged: list[str] = []
+        for interface, side in sides.items():
+            tag = interface.upper()
+            for row in side.runs:
+                report.runs.append({"interface": interface, "load": "closed", **row})
+            report.ratios.update({f"{tag} {k}": v for k, v in side.ratios.items()})
+            for target in side.targets:
+                target.name = f"{tag}: {target.name}"
+                report.targets.append(target)
+            for note in side.notes:
+                if note.startswith("verdict "):
+                    tagged.append(f"verdict {tag} {note.removeprefix('verdict ')}")
+                elif note.startswith("c="):
+                    tagged.append(f"verdict {tag} {note}")
+                else:
+                    tagged.append(f"{tag}: {note}")
+            report.versions.update(side.versions)
+            report.commands.update(side.commands)
+        report.notes = [*self._entry_verdicts(report), *tagged]
+        return report
+
+    def _entry_verdicts(self, report: Report) -> list[str]:
+        """Which entry point to deploy: at each closed level, servertune's best layout served
+        through WSGI against its best through ASGI (req/s, the repeats' spread); one line first
+        saying which wins, then one per level. Adds the ratios WSGI / ASGI to `report`."""
+        apps = {i: e.app for i, e in self.entries.items()}
+        wins: dict[str, list[int]] = {"WSGI": [], "ASGI": [], "none": []}
+        lines = []
+        for level in self.level_counts:
+            best: dict[Interface, dict[str, Any]] = {}
+            for interface in self.entries:
+                rows = [
+                    r for r in report.runs
+                    if r["interface"] == interface and r["load"] == "closed"
+                    and r.get("concurrency") == level
+                    and r["config"] in self._ours_known(interface)
+                ]  # fmt: skip
+                best[interface] = max(rows, key=lambda r: r["rps"])
+            w, a = best["wsgi"], best["asgi"]
+            verdict = verdict_of(w, a)
+            winner = {"servertune faster": "WSGI", "naive faster": "ASGI"}.get(verdict, "none")
+            wins[winner].append(level)
+            ratio = round(w["rps"] / a["rps"], 3) if a["rps"] else None
+            report.ratios[
+                f"entry point: {w['config']} (WSGI) / {a['config']} (ASGI) req/s at c={level}"
+            ] = ratio if ratio is not None else float("nan")
+            said = "no clear difference" if winner == "none" else f"{winner} faster"
+            lines.append(
+                f"verdict entry point c={level}: {said}: WSGI {apps['wsgi']} under {w['config']} "
+                f"{w['rps']:.1f} req/s ({w['rps_low']:.1f}-{w['rps_high']:.1f}), p99 "
+                f"{w['p99_ms']} ms; ASGI {apps['asgi']} under {a['config']} {a['rps']:.1f} req/s "
+                f"({a['rps_low']:.1f}-{a['rps_high']:.1f}), p99 {a['p99_ms']} ms; WSGI / ASGI = "
+                + (f"{ratio:.2f}x" if ratio is not None else "-")
+            )
+
+        def at(levels: list[int]) -> str:
+            return ", ".join(f"c={n}" for n in levels)
+
+        if wins["WSGI"] and wins["ASGI"]:
+            head = (
+                f"it depends on the load: WSGI ({apps['wsgi']}) faster at {at(wins['WSGI'])}, "
+                f"ASGI ({apps['asgi']}) at {at(wins['ASGI'])}"
+            )
+        elif wins["WSGI"] or wins["ASGI"]:
+            side = "WSGI" if wins["WSGI"] else "ASGI"
+            head = (
+                f"deploy the {side} entry point, {apps[side.lower()]} (faster at "  # type: ignore[index]
+                f"{at(wins[side])}"
+                + (f"; no clear difference at {at(wins['none'])}" if wins["none"] else "")
+                + ")"
+            )
+        else:
+            head = (
+                f"no clear difference between the entry points ({apps['wsgi']} and "
+                f"{apps['asgi']}) at {at(wins['none'])}: the repeats' ranges overlap"
+            )
+        return [
+            (
+                f"verdict entry point: {head}; servertune's best layout of each, by req/s at "
+                "each closed level"
+            ),
+            *lines,
+        ]
+
+    def _summarize_wsgi(self, run: Run[AppSizes], results: Results) -> Report:
+        """Per closed level: medians with the repeats' spread, the best servertune layout
+        against the best naive one in words; the ceiling and CPU split."""
+        from servertune.bench.harness.versions import dist_version, tool_versions
+
         runs: list[dict[str, Any]] = []
         report = Report(scenario=self.name, runs=runs)
         notes: list[str] = []
         for level in self.level_counts:
             rows = {}
-            for config in self.configs(run):
+            for config in self._side_configs(run):
                 samples = results.rows(config, Level(level))
                 row = results.median(config, Level(level))
                 for key in ("repeat", "other_cpu_cores", "requests"):  # kept under `repeats`
@@ -795,10 +976,12 @@ class AppBench(BaseScenario[AppSizes]):
             )
         report.versions = {
             **tool_versions(["uwsgi", "gunicorn", "nginx", self.tool]),
-            self.input.app.split(":")[0].split(".")[0]: dist_version(
-                self.input.app.split(":")[0].split(".")[0]
+            self.app.split(":")[0].split(".")[0]: dist_version(
+                self.app.split(":")[0].split(".")[0]
             ),
         }
+        side = self._side_configs(run)
+        report.commands = {c: line for c, line in self.commands.items() if c in side}
         return report
 
     def _summarize_asgi(self, run: Run[AppSizes], results: Results) -> Report:
@@ -809,9 +992,10 @@ class AppBench(BaseScenario[AppSizes]):
             GOOD_WITHIN_MS,
             MAX_OVERLOAD_P99_RATIO,
             overload_notes,
+            overload_repeats_note,
         )
 
-        configs = self.configs(run)
+        configs = self._side_configs(run)
         ours = [c for c in configs if c in self.layouts and self.layouts[c].ours]
         copied = [c for c in configs if c not in ours]
         runs: list[dict[str, Any]] = []
@@ -921,6 +1105,7 @@ class AppBench(BaseScenario[AppSizes]):
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
             *overload_notes({c: by_load[c] for c in configs}, ours),
+            overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
             cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
             (
                 f"measured per path ({mixed}); mixed: service_time_ms "
@@ -957,7 +1142,7 @@ class AppBench(BaseScenario[AppSizes]):
                 f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
                 "the numbers are noisy"
             )
-        module = self.input.app.split(":")[0].split(".")[0]
+        module = self.app.split(":")[0].split(".")[0]
         report.versions = {
             **tool_versions(["nginx", self.tool]),
             **{d: dist_version(d) for d in ("uvicorn", "uvicorn-worker", "gunicorn", "granian")},
@@ -969,12 +1154,14 @@ class AppBench(BaseScenario[AppSizes]):
         }
         if dist_version(module) != "not installed":  # an app from PyPI, not a local module
             report.versions[module] = dist_version(module)
-        if other := _other_entry_point(self.input.app, Path(str(self.workload.app_dir))):
+        other = sibling_entry_point(self.app, Path(str(self.workload.app_dir)))
+        if other and not self.dual:
             report.notes.append(
-                f"this project also has {other} (its WSGI entry point): `servertune bench app "
-                f"{other}` with the same flags benches it through WSGI, to compare which to deploy"
+                f"this project also has {other[1]} (its {other[0].upper()} entry point): "
+                "without --interface (and with --only naming candidates of both) `servertune "
+                "bench app` benches both in one run, to compare which to deploy"
             )
-        report.commands = dict(self.commands)
+        report.commands = {c: line for c, line in self.commands.items() if c in configs}
         return report
 
     def _target(self, report: Report, rows: dict[str, dict[str, Any]], level: int) -> str | None:
@@ -1172,17 +1359,23 @@ def _merge(parts: list[Any], connections: int, seconds: float) -> Any:
 UNLOADED_FACTOR_TEXT = "unloaded: a tenth of the plan's capacity; overload: 4 x it"
 
 
-def _other_entry_point(app: str, app_dir: Path) -> str | None:
-    """`PKG.wsgi:application` for a Django-style `PKG.asgi:application` whose package has a
-    wsgi.py next to its asgi.py (`django-admin startproject` writes both), else None."""
+def sibling_entry_point(app: str, app_dir: Path) -> tuple[Interface, str] | None:
+    """The other entry point of a Django project: (`wsgi`, `PKG.wsgi:application`) for
+    `PKG.asgi:application` when the package's wsgi.py calls Django's `get_wsgi_application`
+    (`django-admin startproject` writes both files), and the reverse; else None."""
     module, _, attr = app.partition(":")
     package, _, leaf = module.rpartition(".")
-    if leaf != "asgi":
+    if leaf not in ("asgi", "wsgi"):
         return None
+    other: Interface = "wsgi" if leaf == "asgi" else "asgi"
     folder = app_dir.joinpath(*package.split(".")) if package else app_dir
-    return (
-        f"{package + '.' if package else ''}wsgi:{attr}" if (folder / "wsgi.py").is_file() else None
-    )
+    try:
+        text = (folder / f"{other}.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if f"get_{other}_application" not in text:
+        return None
+    return other, f"{package + '.' if package else ''}{other}:{attr}"
 
 
 def _first_line(error: BaseException) -> str:

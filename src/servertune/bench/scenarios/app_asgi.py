@@ -177,6 +177,8 @@ def open_loop_row(result: Any) -> dict[str, Any]:
         "p90_ms": metrics["p90_ms"],
         "p99_ms": metrics["p99_ms"],
         "max_ms": metrics["max_ms"],
+        # How much of the admitted p99 the load generator added itself (it shares the cores).
+        "send_lag_p99_ms": metrics["send_lag_p99_ms"],
         "errors": result.errors + result.timeouts,
         "refused_503": result.refused_503,
         "timeouts": result.timeouts,
@@ -197,12 +199,34 @@ def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) 
         )
         lines.append(
             f"{name}{' (servertune)' if name in ours else ''}: overload admitted p99 "
-            f"{over.get('p99_ms')} ms = {ratio} its unloaded p99 {calm.get('p99_ms')} ms; "
+            f"{over.get('p99_ms')} ms = {ratio} its unloaded p99 {calm.get('p99_ms')} ms (the "
+            f"load generator's own send lag: p99 {over.get('send_lag_p99_ms')} ms); "
             f"{over['rps']:.0f} req/s admitted, {over['good_rps']:.0f} of them within "
             f"{GOOD_WITHIN_MS:g} ms, {over['shed']:.0%} shed (503), "
             f"{over['errors']} errors, {over['timeouts']} timed out"
         )
     return lines
+
+
+def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any]) -> str:
+    """The overload p99 target per repeat, each with its admitted req/s, the load generator's own
+    send lag and the CPU other work took meanwhile: on a shared machine a busy minute shows as
+    one (the target's median can hide a repeat that met it, or one that did not)."""
+    parts = []
+    for unloaded, loaded in zip(calm.get("repeats", []), over.get("repeats", []), strict=False):
+        ratio = (
+            f"{loaded['p99_ms'] / unloaded['p99_ms']:.2f}x"
+            if loaded.get("p99_ms") and unloaded.get("p99_ms")
+            else "-"
+        )
+        parts.append(
+            f"{ratio} ({loaded['rps']:.0f} req/s admitted, the load generator's send lag p99 "
+            f"{loaded.get('send_lag_p99_ms')} ms, other work {loaded.get('other_cpu_cores')} cores)"
+        )
+    return (
+        f"{name}: admitted p99 at overload / unloaded p99 per repeat: {'; '.join(parts)}; the "
+        "load generator and any other work share the cores with the app"
+    )
 
 
 #: A Procfile line: `NAME: COMMAND` (Heroku's format; `web` is the one that gets HTTP).
