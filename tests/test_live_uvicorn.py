@@ -1,0 +1,71 @@
+"""uvicorn follows the CPU limit through `python -m servertune.live`, which sends its main
+process SIGTTIN/SIGTTOU: a real uvicorn, a directory of cgroup v2 files the test rewrites."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.live_support import (
+    INTERVAL_S,
+    WINDOW_S,
+    FileCgroup,
+    children,
+    follow_2_1_2_then_flap,
+)
+from tests.support import accepts, free_port, running, tool, wait_for
+
+APP = """
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+"""
+
+
+def _uvicorn_workers(supervisor: int) -> int:
+    """uvicorn's worker processes: its spawned children (not multiprocessing's resource tracker)."""
+    mains = children(supervisor)
+    return len(children(mains[0], "spawn_main")) if len(mains) == 1 else -1
+
+
+def test_uvicorn_workers_follow_a_directory_of_files_2_1_2_and_ignore_flapping(
+    tmp_path: Path,
+) -> None:
+    """cgroup v2 files rewritten by the test: uvicorn's workers go 2 -> 1 -> 2, each after the
+    window, no request fails, and a limit flapping faster than the window changes nothing."""
+    (tmp_path / "app.py").write_text(APP)
+    tree = FileCgroup(tmp_path / "cgroup")
+    tree.set_cores(2)
+    port = free_port()
+    command = [
+        sys.executable, "-m", "servertune.live", "--window", str(WINDOW_S),
+        "--interval", str(INTERVAL_S), "--cgroup", str(tree.directory), "--",
+        tool("uvicorn"), "app:app", "--workers", "2", "--host", "127.0.0.1", "--port", str(port),
+        "--no-access-log", "--timeout-graceful-shutdown", "10",
+    ]  # fmt: skip
+    with running(command, tmp_path) as supervisor:
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="uvicorn")
+        log = next(tmp_path.glob("python*.log"))
+        load = follow_2_1_2_then_flap(tree, lambda: _uvicorn_workers(supervisor.pid), log, port)
+    assert load.failures == [], load.failures[:5]
+    assert load.ok > 100
+
+
+def test_granian_and_one_uvicorn_worker_are_refused_in_one_line(tmp_path: Path) -> None:
+    """granian cannot resize at runtime and uvicorn --workers 1 has no supervisor: one error
+    line each, exit 2, before anything starts."""
+    for command, names in (
+        (["granian", "--interface", "asgi", "app:app"], "granian: cannot change its worker count"),
+        (["uvicorn", "app:app", "--workers", "1"], "--workers: 1 runs uvicorn without"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "servertune.live", "--", *command],
+            capture_output=True, text=True, timeout=30, cwd=tmp_path, check=False,
+        )  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith(f"error: {names}"), result.stderr
