@@ -8,16 +8,13 @@ import os
 import re
 import threading
 import time
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from servertune.bench.harness.cgroups import PERIOD_US, ChildCgroup
 from servertune.live.cgroup import CgroupReader
-
-SYS_FS_CGROUP = Path("/sys/fs/cgroup")
-PERIOD_US = 100_000
 
 
 class CgroupTree:
@@ -29,78 +26,23 @@ class CgroupTree:
     def set_cores(self, cores: float) -> None:
         raise NotImplementedError
 
-    def add(self, pid: int) -> None:
-        """Move a process into the cgroup (a no-op for a directory of files)."""
-
     def reader(self) -> CgroupReader:
         raise NotImplementedError
 
-    def cgroup_args(self) -> list[str]:
-        return [str(self.directory)]
-
 
 class RealCgroup(CgroupTree):
-    """A child of the mount root in whichever hierarchy holds the cpu controller: cgroup v2
-    when its root offers `cpu`, else the v1 cpu mount."""
+    """A real child cgroup: `servertune.bench.harness.cgroups.ChildCgroup`."""
 
-    kind = "real cgroup"
-
-    def __init__(self) -> None:
-        name = f"servertune-live-{uuid.uuid4().hex[:8]}"
-        root = SYS_FS_CGROUP
-        controllers = root / "cgroup.controllers"
-        if controllers.exists() and "cpu" in controllers.read_text().split():
-            subtree = root / "cgroup.subtree_control"
-            if "cpu" not in subtree.read_text().split():
-                subtree.write_text("+cpu")
-            self.version, self.mount = "v2", root
-        else:
-            mount = next(
-                (root / n for n in ("cpu,cpuacct", "cpu", "cpuacct,cpu") if (root / n).is_dir()),
-                None,
-            )
-            if mount is None:
-                raise RuntimeError(
-                    "no cpu controller under /sys/fs/cgroup (neither v2 with 'cpu' nor a v1 cpu "
-                    "mount): the live tests need one, as root"
-                )
-            self.version, self.mount = "v1", mount
-        self.directory = self.mount / name
-        self.directory.mkdir()
-        self.kind = f"real cgroup {self.version}"
+    def __init__(self, child: ChildCgroup) -> None:
+        self.child = child
+        self.directory, self.mount = child.directory, child.mount
+        self.kind = f"real cgroup {child.version}"
 
     def set_cores(self, cores: float) -> None:
-        quota = int(cores * PERIOD_US)
-        if self.version == "v2":
-            (self.directory / "cpu.max").write_text(f"{quota} {PERIOD_US}")
-        else:
-            (self.directory / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-            (self.directory / "cpu.cfs_quota_us").write_text(str(quota))
-
-    def add(self, pid: int) -> None:
-        (self.directory / "cgroup.procs").write_text(str(pid))
+        self.child.set_cores(cores)
 
     def reader(self) -> CgroupReader:
-        return CgroupReader(self.directory, mount_root=self.mount)
-
-    def remove(self) -> None:
-        """Move any process left back to the root, then remove the cgroup."""
-        try:
-            pids = (self.directory / "cgroup.procs").read_text().split()
-        except OSError:
-            pids = []
-        for pid in pids:
-            with suppress(OSError):
-                (self.mount / "cgroup.procs").write_text(pid)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                self.directory.rmdir()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        return self.child.reader()
 
 
 class FileCgroup(CgroupTree):
@@ -127,11 +69,9 @@ class FileCgroup(CgroupTree):
 
 @contextmanager
 def real_cgroup() -> Iterator[RealCgroup]:
-    tree = RealCgroup()
-    try:
-        yield tree
-    finally:
-        tree.remove()
+    """A real child cgroup (the benchmarks' own), removed at the end."""
+    with ChildCgroup.create() as tree:
+        yield RealCgroup(tree)
 
 
 def children(pid: int, needle: str = "") -> list[int]:

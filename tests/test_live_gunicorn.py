@@ -51,10 +51,10 @@ def test_gunicorn_workers_follow_a_real_cgroup_2_1_2_and_ignore_flapping(tmp_pat
         )  # fmt: skip
         (tmp_path / "gunicorn.conf.py").write_text(conf)
         # The arbiter enters the cgroup before it forks, so its workers are under the quota.
-        command = f"echo $$ > {tree.directory}/cgroup.procs && exec {tool('gunicorn')} -c gunicorn.conf.py app:app"
-        with running(["sh", "-c", command], tmp_path) as arbiter:
+        command = tree.child.enter_command(f"{tool('gunicorn')} -c gunicorn.conf.py app:app")
+        with running(command, tmp_path) as arbiter:
             wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="gunicorn")
-            assert str(arbiter.pid) in (tree.directory / "cgroup.procs").read_text().split()
+            assert arbiter.pid in tree.child.pids()
             load = follow_2_1_2_then_flap(tree, lambda: len(children(arbiter.pid)), log, port)
     assert load.failures == [], load.failures[:5]
     assert load.ok > 100
