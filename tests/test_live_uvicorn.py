@@ -3,6 +3,7 @@ process SIGTTIN/SIGTTOU: a real uvicorn, a directory of cgroup v2 files the test
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -54,18 +55,39 @@ def test_uvicorn_workers_follow_a_directory_of_files_2_1_2_and_ignore_flapping(
     assert load.ok > 100
 
 
-def test_granian_and_one_uvicorn_worker_are_refused_in_one_line(tmp_path: Path) -> None:
-    """granian cannot resize at runtime and uvicorn --workers 1 has no supervisor: one error
-    line each, exit 2, before anything starts."""
-    for command, names in (
-        (["granian", "--interface", "asgi", "app:app"], "granian: cannot change its worker count"),
-        (["uvicorn", "app:app", "--workers", "1"], "--workers: 1 runs uvicorn without"),
-    ):
+RECIPE = Path(__file__).resolve().parents[1] / "docs" / "recipes" / "follow-cpu-limit.md"
+
+
+def _shown_refusals() -> list[tuple[list[str], str]]:
+    """The recipe's `$ python -m servertune.live ...` lines with the error line shown under each."""
+    lines = RECIPE.read_text().splitlines()
+    return [
+        (shlex.split(line[2:])[3:], lines[i + 1])
+        for i, line in enumerate(lines)
+        if line.startswith("$ python -m servertune.live -- ") and lines[i + 1].startswith("error:")
+    ]
+
+
+def test_refusals_are_one_line_and_the_recipe_shows_them_as_printed(tmp_path: Path) -> None:
+    """granian (no runtime resize), uvicorn --workers 1 (no supervisor) and bad options: one
+    `error:` line each, exit 2, before anything starts; the recipe shows the real lines."""
+    shown = _shown_refusals()
+    assert len(shown) == 2
+    cases = [
+        *shown,
+        (["--window", "0", "--", "uvicorn", "a:b", "--workers", "2"], "error: argument --window"),
+        (
+            ["--cgroup", str(tmp_path / "none"), "--", "uvicorn", "a:b", "--workers", "2"],
+            "error: --cgroup",
+        ),
+        (["--", "hypercorn", "a:b"], "error: command: 'hypercorn' is not uvicorn"),
+    ]
+    for argv, expected in cases:
         result = subprocess.run(
-            [sys.executable, "-m", "servertune.live", "--", *command],
+            [sys.executable, "-m", "servertune.live", *argv],
             capture_output=True, text=True, timeout=30, cwd=tmp_path, check=False,
         )  # fmt: skip
         assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1, result.stderr
-        assert lines[0].startswith(f"error: {names}"), result.stderr
+        assert lines[0].startswith(expected), result.stderr

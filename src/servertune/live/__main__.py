@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from servertune.live.cgroup import CgroupReader
 from servertune.live.follower import DEFAULT_INTERVAL_S, DEFAULT_WINDOW_S
@@ -23,12 +24,20 @@ def _positive(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the house's manners: bad input is one `error:` line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ours, command = (
         (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
     )
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m servertune.live",
         description="Run uvicorn and keep its worker count on the plan's number for the "
         "container's CPU limit as the limit changes.",
