@@ -60,6 +60,13 @@ class ChildCgroup:
                 version = "v1"
             directory = mount / name
             directory.mkdir()
+            quota_file = "cpu.max" if version == "v2" else "cpu.cfs_quota_us"
+            if not (directory / quota_file).exists():
+                directory.rmdir()
+                raise CgroupUnavailable(
+                    f"{directory} has no {quota_file}: the cpu controller is not delegated to "
+                    "its children here"
+                )
         except OSError as exc:
             raise CgroupUnavailable(
                 f"cannot make a child cgroup under {sys_fs_cgroup} ({exc.strerror}): run as root"
