@@ -4,6 +4,7 @@ following config moved its workers, the fixed one did not; nothing is left behin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -40,5 +41,6 @@ def test_quick_run_follows_the_quota_and_leaves_nothing(tmp_path: Path) -> None:
     assert all(s["stopped"] for s in servers)
     assert not {p for s in servers for p in s["ports"]} & listening_ports()
     assert all(group_members(s["pgid"]) == [] for s in servers)
-    assert not list(Path("/sys/fs/cgroup").glob("*/servertune-live-*"))
-    assert not list(Path("/sys/fs/cgroup").glob("servertune-live-*"))
+    cgroup = re.search(r"real child cgroup \(v\d, (/\S+), removed\)", " ".join(report["notes"]))
+    assert cgroup is not None, report["notes"]
+    assert not Path(cgroup[1]).exists()

@@ -34,8 +34,11 @@ class ChildCgroup:
         self.version, self.mount, self.directory = version, mount, directory
 
     @classmethod
-    def create(cls, sys_fs_cgroup: Path = Path("/sys/fs/cgroup")) -> ChildCgroup:
-        name = f"servertune-live-{uuid.uuid4().hex[:8]}"
+    def create(
+        cls, sys_fs_cgroup: Path = Path("/sys/fs/cgroup"), prefix: str = "servertune-live"
+    ) -> ChildCgroup:
+        """A new child cgroup named `prefix-` and a random suffix."""
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
         controllers = sys_fs_cgroup / "cgroup.controllers"
         try:
             if controllers.exists() and "cpu" in controllers.read_text().split():

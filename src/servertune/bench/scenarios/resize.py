@@ -84,7 +84,7 @@ class Resize(BaseScenario[ResizeSizes]):
         if len(os.sched_getaffinity(0)) < max(max(d) for d in DIRECTIONS.values()):
             raise BenchInputError("resize: needs 2 cores to move a quota between 2 and 1")
         try:
-            self.cgroup = run.enter(ChildCgroup.create())
+            self.cgroup = run.enter(ChildCgroup.create(prefix="servertune-bench-resize"))
         except CgroupUnavailable as exc:
             raise BenchInputError(f"resize: {exc}") from None
         self.env = {"SERVERTUNE_BENCH_CPU_LOOPS": str(calibrate_loops())}
@@ -188,7 +188,7 @@ class Resize(BaseScenario[ResizeSizes]):
         report.notes = [
             (
                 "gunicorn gthread from the plan, behind nginx, in a real child cgroup "
-                f"({self.cgroup.version}); half-GIL app (5 x (10 ms sleep + ~10 ms CPU)); "
+                f"({self.cgroup.version}, {self.cgroup.directory}, removed); half-GIL app (5 x (10 ms sleep + ~10 ms CPU)); "
                 f"{CONNECTIONS} connections; quota moved between 2 cores and 1"
             ),
             (
