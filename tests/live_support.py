@@ -100,7 +100,9 @@ class Load:
     max_requests: int = 20_000
     max_seconds: float = 60.0
     ok: int = 0
-    failures: list[str] = field(default_factory=list)
+    #: (phase, what failed): the phase is what the test was doing (`phase` when it failed).
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    phase: str = "start"
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -117,9 +119,9 @@ class Load:
                 if response.status == 200:
                     self.ok += 1
                 else:
-                    self.failures.append(f"HTTP {response.status}")
+                    self.failures.append((self.phase, f"HTTP {response.status}"))
             except (OSError, http.client.HTTPException) as exc:
-                self.failures.append(repr(exc))
+                self.failures.append((self.phase, type(exc).__name__))
             finally:
                 connection.close()
 
@@ -171,6 +173,7 @@ def follow_2_1_2_then_flap(tree: CgroupTree, workers: object, log: Path, port: i
         wait_until(lambda: load.ok >= 20, 15, "the load's first answers")
         for cores in (1, 2):
             seen = len(changes(log))
+            load.phase = f"{3 - cores} -> {cores} cores"
             tree.set_cores(cores)
             took = wait_until(
                 lambda c=cores, s=seen: workers() == c and len(changes(log)) == s + 1,  # type: ignore[misc]
@@ -178,6 +181,7 @@ def follow_2_1_2_then_flap(tree: CgroupTree, workers: object, log: Path, port: i
                 f"workers following {cores} cores",
             )
             assert took >= WINDOW_S, f"moved to {cores} workers {took:.2f} s after the change"
+        load.phase = "flapping"
         flapping_until = time.monotonic() + 2 * WINDOW_S
         cores = 1
         while time.monotonic() < flapping_until:

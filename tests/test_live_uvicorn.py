@@ -36,7 +36,8 @@ def test_uvicorn_workers_follow_a_directory_of_files_2_1_2_and_ignore_flapping(
     tmp_path: Path,
 ) -> None:
     """cgroup v2 files rewritten by the test: uvicorn's workers go 2 -> 1 -> 2, each after the
-    window, no request fails, and a limit flapping faster than the window changes nothing."""
+    window; no request fails but the one uvicorn itself may reset as a worker leaves; a limit
+    flapping faster than the window changes nothing."""
     (tmp_path / "app.py").write_text(APP)
     tree = FileCgroup(tmp_path / "cgroup")
     tree.set_cores(2)
@@ -51,7 +52,15 @@ def test_uvicorn_workers_follow_a_directory_of_files_2_1_2_and_ignore_flapping(
         wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="uvicorn")
         log = next(tmp_path.glob("python*.log"))
         load = follow_2_1_2_then_flap(tree, lambda: _uvicorn_workers(supervisor.pid), log, port)
-    assert load.failures == [], load.failures[:5]
+    # uvicorn's worker, stopped by SIGTTOU, closes a connection it accepted but has not read
+    # yet (Kludex/uvicorn#2757; the fix, Kludex/uvicorn#3124, was not merged): a request sent
+    # then is reset. With one request at a time that is at most one, and only while a worker
+    # leaves (2 -> 1); anything else is a failure of servertune.live.
+    assert len(load.failures) <= 1, load.failures
+    assert all(
+        phase == "2 -> 1 cores" and kind in {"RemoteDisconnected", "ConnectionResetError"}
+        for phase, kind in load.failures
+    ), load.failures
     assert load.ok > 100
 
 
