@@ -102,3 +102,17 @@ def test_one_rounding_rule_for_fractional_quotas() -> None:
     assert CoreLimits(1.5, None, 8, 16).source == f"cgroup v2 cpu.max 1.5, {ROUNDING_RULE}"
     assert CoreLimits(2.0, None, 8, 16).source == "cgroup v2 cpu.max"
     assert ROUNDING_RULE == "rounded up, at least 1"
+
+
+def test_explain_names_the_rounding_of_a_fractional_quota() -> None:
+    """`explain`'s processes row says how a 1.5-core quota became 2 cores."""
+    from servertune.explain import format_plan
+    from servertune.machine import Machine
+    from servertune.sizing import plan_for
+    from servertune.workload import Workload
+
+    limits = CoreLimits(1.5, None, 8, 16)
+    plan = plan_for(Workload(), Machine(cores=limits.cores, cores_source=limits.source))
+    assert plan.processes == 2
+    assert f"cgroup v2 cpu.max 1.5, {ROUNDING_RULE}" in plan.reasons["processes"]
+    assert "rounded up, at least 1" in format_plan(plan, width=400)
