@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The sync clients available in the main test venv (niquests runs in .venv-niquests).
-MAIN_CLIENTS = ("requests", "httpx", "urllib3")
+MAIN_CLIENTS = ("requests", "httpx", "httpx2", "urllib3")
+#: The httpx family: httpx and its maintained fork httpx2, one API under two import names.
+HTTPX_CLIENTS = ("httpx", "httpx2")
 
 
 def default_client(name: str) -> Any:
@@ -22,6 +24,10 @@ def default_client(name: str) -> Any:
         import httpx
 
         return httpx.Client()
+    if name == "httpx2":
+        import httpx2
+
+        return httpx2.Client()
     if name == "urllib3":
         import urllib3
 
@@ -35,7 +41,7 @@ def default_client(name: str) -> Any:
 
 def call(client: Any, method: str, url: str, body: bytes | None = None) -> int:
     """Send one request; return the server's per-connection request number (1 = new connection)."""
-    if hasattr(client, "build_request"):  # httpx
+    if hasattr(client, "build_request"):  # httpx, httpx2
         response = client.request(method, url, content=body)
     elif hasattr(client, "connection_from_url"):  # urllib3
         response = client.request(method, url, body=body)

@@ -107,7 +107,7 @@ def test_put_get_list_through_each_sync_session(moto: Moto, client: str) -> None
         close(http)
 
 
-@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("client", ["aiohttp", "httpx", "httpx2"])
 def test_put_get_list_through_async_sessions(moto: Moto, client: str) -> None:
     """The same through async sessions; a key with spaces and non-ASCII survives both ways."""
     s3 = moto.signer()

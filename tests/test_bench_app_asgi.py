@@ -122,8 +122,14 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
         rows = [r for r in report["runs"] if r["load"] == load]
         assert [r["config"] for r in rows] == expected, load
     for row in report["runs"]:
-        assert row["rps"] > 0, (row["config"], row["load"])
         assert {"refused_503", "errors", "shed"} <= row.keys()
+        if row["load"] == "overload" and row["config"] in copied:
+            # An unbounded queue under overload may answer nothing within the client's timeout
+            # on a busy machine: every request sent is then counted as an error (timeout), not lost.
+            assert row["requests"] > 0, row["config"]
+            assert row["rps"] > 0 or row["errors"] == row["requests"], row["config"]
+        else:
+            assert row["rps"] > 0, (row["config"], row["load"])
     closed = [r for r in report["runs"] if r["load"] == "closed"]
     assert {r["concurrency"] for r in closed} == {2 * cores}
     over = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}

@@ -6,6 +6,7 @@ No timing is asserted (the machine is shared); the 2x target is the benchmark's 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,20 @@ def test_missing_client_is_one_error_line(tmp_path: Path) -> None:
     assert out.stderr == (
         "error: bench async-clients needs aiohttp: pip install 'servertune[httpx,aiohttp]'\n"
     )
+
+
+@pytest.mark.parametrize(("httpx2", "niquests"), [(True, True), (False, True), (False, False)])
+def test_configs_leave_out_only_the_clients_that_are_missing(httpx2: bool, niquests: bool) -> None:
+    """Without httpx2 (or .venv-niquests) its rows are left out; every other config stays."""
+    scenario = async_clients.AsyncClients()
+    scenario.httpx2 = httpx2
+    scenario.python = Path(sys.executable) if niquests else None
+    configs = scenario.configs(None)  # type: ignore[arg-type]
+    expected = [
+        config
+        for config, client in async_clients.CONFIGS
+        if (client != "httpx2" or httpx2) and (client != "niquests" or niquests)
+    ]
+    assert configs == expected
+    assert any(c.startswith("httpx2") for c in configs) == httpx2
+    assert any(c.startswith("aiohttp") for c in configs)

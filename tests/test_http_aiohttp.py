@@ -189,19 +189,28 @@ def test_aiohttp_pool_maxsize_caps_connections_per_host() -> None:
 
 
 def test_async_sessions_take_their_clients_measured_pool_size() -> None:
-    """aiohttp keeps DEFAULT_ASYNC_POOL_MAXSIZE["aiohttp"] (100) per host, httpx keeps 1."""
+    """aiohttp keeps DEFAULT_ASYNC_POOL_MAXSIZE["aiohttp"] (100) per host, httpx keeps 1,
+    httpx2 keeps 100."""
 
-    async def scenario() -> tuple[int, int, int]:
+    async def scenario() -> tuple[int, int, int, int]:
         async with async_session("aiohttp") as client:
             connector = client.connector
             assert connector is not None
             aiohttp_sizes = (connector.limit_per_host, connector.limit)
         async with async_session("httpx") as httpx_client:
             pool = httpx_client._transport.inner._pool  # type: ignore[attr-defined]
-            return (*aiohttp_sizes, pool._max_keepalive_connections)
+            httpx_size = pool._max_keepalive_connections
+        async with async_session("httpx2") as httpx2_client:
+            pool = httpx2_client._transport.inner._pool  # type: ignore[attr-defined]
+            return (*aiohttp_sizes, httpx_size, pool._max_keepalive_connections)
 
-    assert DEFAULT_ASYNC_POOL_MAXSIZE == {"aiohttp": 100, "httpx": 1, "niquests": 100}
-    assert _run(scenario) == (100, 100, 1)
+    assert DEFAULT_ASYNC_POOL_MAXSIZE == {
+        "aiohttp": 100,
+        "httpx": 1,
+        "httpx2": 100,
+        "niquests": 100,
+    }
+    assert _run(scenario) == (100, 100, 1, 100)
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +282,28 @@ def test_async_session_without_a_client_uses_the_recommended_one() -> None:
             return client
 
     assert isinstance(_run(scenario), aiohttp.ClientSession)
+
+
+def test_without_aiohttp_async_session_takes_httpx2_before_httpx() -> None:
+    """The measured order: with aiohttp missing, async_session() builds an httpx2.AsyncClient."""
+    import subprocess
+    import sys
+
+    assert RECOMMENDED_ASYNC_CLIENTS == ("aiohttp", "httpx2", "httpx", "niquests")
+    code = (
+        "import asyncio, importlib.util\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'aiohttp' else real(n, *a)\n"
+        "from servertune.http import async_session, recommended_async_client\n"
+        "async def main():\n"
+        "    async with async_session() as client:\n"
+        "        print(recommended_async_client(), type(client).__module__.split('.')[0])\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout == "httpx2 httpx2\n"
 
 
 def test_sync_session_refuses_aiohttp() -> None:

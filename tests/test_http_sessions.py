@@ -7,14 +7,21 @@ Each client is driven the same way; niquests runs the same checks from its own v
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 
-import httpx
 import pytest
 
 from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.http import async_session, session
-from tests.http_support import MAIN_CLIENTS, call, close, default_client, idle_edge_load
+from tests.http_support import (
+    HTTPX_CLIENTS,
+    MAIN_CLIENTS,
+    call,
+    close,
+    default_client,
+    idle_edge_load,
+)
 
 #: A short server idle timeout keeps the tests fast; the client idle expiry is then 0.15 s.
 IDLE = 0.3
@@ -135,11 +142,13 @@ def test_ten_threads_at_the_idle_edge_see_no_errors(client: str) -> None:
         assert server.stats.dropped == []
 
 
-def test_httpx_async_client_expires_idle_connections_and_keeps_reuse() -> None:
-    """httpx's AsyncClient from async_session reuses within the window and reconnects after it."""
+@pytest.mark.parametrize("client_name", HTTPX_CLIENTS)
+def test_httpx_async_client_expires_idle_connections_and_keeps_reuse(client_name: str) -> None:
+    """httpx's (and httpx2's) AsyncClient from async_session reuses within the window and
+    reconnects after it."""
 
     async def scenario(url: str) -> list[int]:
-        async with async_session("httpx", server_idle_timeout=IDLE) as client:
+        async with async_session(client_name, server_idle_timeout=IDLE) as client:  # type: ignore[call-overload]
             seen = []
             for pause in (0.0, 0.05, IDLE + 0.15):
                 await asyncio.sleep(pause)
@@ -152,14 +161,16 @@ def test_httpx_async_client_expires_idle_connections_and_keeps_reuse() -> None:
         assert server.stats.dropped == []
 
 
-def test_httpx_async_client_replays_an_idempotent_request_once() -> None:
+@pytest.mark.parametrize("client_name", HTTPX_CLIENTS)
+def test_httpx_async_client_replays_an_idempotent_request_once(client_name: str) -> None:
     """The async replay transport sends a dropped GET twice in all, a dropped POST once."""
+    library = importlib.import_module(client_name)
 
     async def scenario(url: str) -> None:
-        async with async_session("httpx", server_idle_timeout=5) as client:
-            with pytest.raises(httpx.RemoteProtocolError):
+        async with async_session(client_name, server_idle_timeout=5) as client:  # type: ignore[call-overload]
+            with pytest.raises(library.RemoteProtocolError):
                 await client.get(url)
-            with pytest.raises(httpx.RemoteProtocolError):
+            with pytest.raises(library.RemoteProtocolError):
                 await client.post(url, content=b"payload")
 
     with KeepAliveServer(5, drop_methods={"GET", "POST"}) as server:
@@ -167,17 +178,19 @@ def test_httpx_async_client_replays_an_idempotent_request_once() -> None:
         assert server.stats.received == ["GET", "GET", "POST"]
 
 
-def test_httpx_streamed_body_is_never_replayed() -> None:
+@pytest.mark.parametrize("client_name", HTTPX_CLIENTS)
+def test_httpx_streamed_body_is_never_replayed(client_name: str) -> None:
     """A PUT whose body is a generator cannot be sent again, so it is not replayed."""
+    library = importlib.import_module(client_name)
 
     def body() -> object:
         yield b"chunk"
 
     with KeepAliveServer(5, drop_methods={"PUT"}) as server:
-        client = session("httpx", server_idle_timeout=5)
+        client = session(client_name, server_idle_timeout=5)  # type: ignore[call-overload]
         try:
-            with pytest.raises(httpx.RemoteProtocolError):
-                client.put(server.url, content=body())  # type: ignore[arg-type]
+            with pytest.raises(library.RemoteProtocolError):
+                client.put(server.url, content=body())
         finally:
             client.close()
         assert server.stats.count("PUT") == 1

@@ -10,7 +10,7 @@ import pytest
 from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.bench.harness.tls import TestPKI, make_test_pki
 from servertune.http import session, ssl_context
-from tests.http_support import MAIN_CLIENTS, call, close
+from tests.http_support import HTTPX_CLIENTS, MAIN_CLIENTS, call, close
 
 
 @pytest.fixture(autouse=True)
@@ -59,9 +59,10 @@ def test_session_refuses_an_unverified_context(client: str) -> None:
         session(client, ssl_context=unverified)  # type: ignore[call-overload]
 
 
-def test_sessions_are_not_given_a_shared_context_unless_asked() -> None:
-    """Sharing is opt-in: a default httpx session builds its own context."""
-    client = session("httpx")
+@pytest.mark.parametrize("client_name", HTTPX_CLIENTS)
+def test_sessions_are_not_given_a_shared_context_unless_asked(client_name: str) -> None:
+    """Sharing is opt-in: a default httpx (httpx2) session builds its own context."""
+    client = session(client_name)  # type: ignore[call-overload]
     try:
         pool = client._transport.inner._pool  # type: ignore[attr-defined]
         assert pool._ssl_context is not ssl_context()
@@ -109,10 +110,11 @@ def test_requests_verify_false_on_a_sharing_session_leaves_the_context_verified(
     assert shared.check_hostname
 
 
-def test_httpx_shared_context_is_http1_only() -> None:
+@pytest.mark.parametrize("client_name", HTTPX_CLIENTS)
+def test_httpx_shared_context_is_http1_only(client_name: str) -> None:
     """httpcore writes ALPN into the context, so http2=True with a shared context is refused."""
     with pytest.raises(ValueError, match=r"HTTP/1\.1"):
-        session("httpx", ssl_context=ssl_context(), http2=True)
+        session(client_name, ssl_context=ssl_context(), http2=True)  # type: ignore[call-overload]
 
 
 def test_make_test_pki_writes_a_ca_and_a_leaf(tmp_path: Path) -> None:
@@ -144,7 +146,8 @@ def test_urllib3_options_that_would_change_a_shared_context_are_refused(
     close(session("urllib3", **option))
 
 
-def test_httpx_client_cert_cannot_ride_on_the_shared_context() -> None:
+@pytest.mark.parametrize("client_name", HTTPX_CLIENTS)
+def test_httpx_client_cert_cannot_ride_on_the_shared_context(client_name: str) -> None:
     """httpx would load `cert=` into the context it is given: refused with a shared one."""
     with pytest.raises(ValueError, match="would change the shared SSLContext"):
-        session("httpx", ssl_context=ssl_context(), cert="/x.pem")
+        session(client_name, ssl_context=ssl_context(), cert="/x.pem")  # type: ignore[call-overload]

@@ -39,7 +39,8 @@ def test_importing_servertune_stays_light() -> None:
     """`import servertune` and the CLI import no HTTP client, no server and no benchmark code."""
     code = (
         "import sys, servertune, servertune.cli\n"
-        "heavy = {'requests', 'httpx', 'urllib3', 'niquests', 'gunicorn', 'uvicorn', 'asgiref',"
+        "heavy = {'requests', 'httpx', 'httpx2', 'urllib3', 'niquests', 'gunicorn', 'uvicorn',"
+        " 'asgiref',"
         " 'matplotlib', 'servertune.bench', 'servertune.http'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )

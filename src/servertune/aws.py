@@ -208,7 +208,8 @@ class Signer:
         sink: BinaryIO | None = None,
         timeout: float | None = None,
     ) -> dict[str, Any]:
-        """Sign and send with a sync session (requests, httpx.Client, urllib3, niquests).
+        """Sign and send with a sync session (requests, httpx.Client, httpx2.Client, urllib3,
+        niquests).
 
         With `sink`, a successful response body is written to it in chunks instead of being
         returned under the payload key (e.g. "Body").
@@ -229,7 +230,8 @@ class Signer:
         sink: BinaryIO | None = None,
         timeout: float | None = None,
     ) -> dict[str, Any]:
-        """Sign and send with an async session (aiohttp, httpx.AsyncClient, niquests)."""
+        """Sign and send with an async session (aiohttp, httpx.AsyncClient, httpx2.AsyncClient,
+        niquests)."""
         request = self.prepare(operation, params)
         try:
             status, headers, body = await _send_async(http, request, sink, timeout)
@@ -286,7 +288,7 @@ def _send_sync(
             )
         finally:
             response.release_conn()
-    if hasattr(http, "build_request"):  # httpx.Client
+    if hasattr(http, "build_request"):  # httpx.Client, httpx2.Client
         content = _chunks(body) if _is_stream(body) else body  # type: ignore[arg-type]
         with http.stream(
             request.method, request.url, headers=request.headers, content=content, timeout=timeout
@@ -348,7 +350,7 @@ async def _send_async(
                 response.headers,
                 await _adrain(response.content.iter_chunked(CHUNK_SIZE), response.status, sink),
             )
-    if hasattr(http, "build_request"):  # httpx.AsyncClient
+    if hasattr(http, "build_request"):  # httpx.AsyncClient, httpx2.AsyncClient
         content = _achunks(body) if stream else body  # type: ignore[arg-type]
         async with http.stream(
             request.method, request.url, headers=request.headers, content=content, timeout=timeout

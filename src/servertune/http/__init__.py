@@ -1,5 +1,5 @@
-"""Idle-timeout-safe, pooled, retry-correct HTTP sessions for requests, niquests, httpx, urllib3
-and (async only) aiohttp.
+"""Idle-timeout-safe, pooled, retry-correct HTTP sessions for requests, niquests, httpx, httpx2,
+urllib3 and (async only) aiohttp.
 
     from servertune.http import session
     api = session("requests", server="gunicorn")   # a plain requests.Session, configured
@@ -18,10 +18,10 @@ What a session gets (measured by `servertune bench idle-race` and `ssl-context`)
 - optionally, the shared verified `ssl_context()`.
 
 Async sessions (`async_session`) keep as many connections per host alive as
-`DEFAULT_ASYNC_POOL_MAXSIZE` says for their client (aiohttp 100, httpx 1): an event loop sends
-many requests over one session at once, and `servertune bench async-clients` measures both
-values for each. With no client
-named, `async_session()` uses the first installed of `RECOMMENDED_ASYNC_CLIENTS`.
+`DEFAULT_ASYNC_POOL_MAXSIZE` says for their client (aiohttp, httpx2 and niquests 100, httpx 1):
+an event loop sends many requests over one session at once, and `servertune bench async-clients`
+measures both values for each. With no client named, `async_session()` uses the first installed
+of `RECOMMENDED_ASYNC_CLIENTS`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from servertune.http._ssl import ssl_context
 if TYPE_CHECKING:
     import aiohttp
     import httpx
+    import httpx2
     import niquests
     import requests
     import urllib3
@@ -64,27 +65,35 @@ __all__ = [
     "ssl_context",
 ]
 
-Client = Literal["requests", "niquests", "httpx", "urllib3"]
-AsyncClient = Literal["aiohttp", "httpx", "niquests"]
+Client = Literal["requests", "niquests", "httpx", "httpx2", "urllib3"]
+AsyncClient = Literal["aiohttp", "httpx", "httpx2", "niquests"]
 
 #: The client libraries `session()` configures, with the extra that installs each.
 CLIENTS: dict[str, str] = {
     "requests": "requests",
     "niquests": "niquests",
     "httpx": "httpx",
+    "httpx2": "httpx2",
     "urllib3": "urllib3",
 }
 
 #: The client libraries `async_session()` configures, with the extra that installs each.
-ASYNC_CLIENTS: dict[str, str] = {"aiohttp": "aiohttp", "httpx": "httpx", "niquests": "niquests"}
+ASYNC_CLIENTS: dict[str, str] = {
+    "aiohttp": "aiohttp",
+    "httpx": "httpx",
+    "httpx2": "httpx2",
+    "niquests": "niquests",
+}
 
 #: `async_session()` with no client name takes the first of these that is installed.
-#: aiohttp first: `servertune bench async-clients` measured it at 4.6x the req/s of httpx's
+#: aiohttp first: `servertune bench async-clients` measured it at 4.6-5.2x the req/s of httpx's
 #: AsyncClient with one task and 8-21x from 10 concurrent tasks up, at a tenth of the CPU per
 #: request, with no errors where httpx timed out at 500 (httpcore's pool: encode/httpcore#922,
-#: #953, reverted in #1002). httpx next, as the one installed most often; niquests last, since it
-#: replaces urllib3 for its whole environment.
-RECOMMENDED_ASYNC_CLIENTS: tuple[str, ...] = ("aiohttp", "httpx", "niquests")
+#: #953, reverted in #1002). httpx2 next: its reworked pool (httpcore2 2.3.0, 2.8.0) served 2.2x
+#: httpx's session at 100 concurrent tasks, 2.5-4.9x over TLS, and 1460 req/s with no errors at
+#: 500 where httpx's session failed 300 requests (httpx2 2.16.2, 3 repeats). httpx after it;
+#: niquests last, since it replaces urllib3 for its whole environment.
+RECOMMENDED_ASYNC_CLIENTS: tuple[str, ...] = ("aiohttp", "httpx2", "httpx", "niquests")
 
 #: One pooled connection per host: urllib3's own default. requests and niquests raise it to 10,
 #: and with pool_block=False the extra connections only sit idle, the ones that meet the idle
@@ -96,8 +105,16 @@ DEFAULT_POOL_MAXSIZE = 1
 #: connections per host alive (its own cap), since one session serves every task of a loop and
 #: closing the others after each request means reconnecting. httpx keeps the sync sessions' 1:
 #: with 100 idle connections its pool gets slower with every one it holds (31 req/s against
-#: 439 with 1, httpcore 1.0.9). niquests keeps 100, as aiohttp.
-DEFAULT_ASYNC_POOL_MAXSIZE: dict[str, int] = {"aiohttp": 100, "httpx": 1, "niquests": 100}
+#: 439 with 1, httpcore 1.0.9). niquests keeps 100, as aiohttp. httpx2 keeps 100 as well: its
+#: pool no longer slows down with the connections it holds (1664 req/s at 100 tasks with 100
+#: kept, against httpx's 61.5), and 1 and 100 came out with no clear difference (the repeats
+#: overlap at every point, httpx2 2.16.2), so it keeps what saves a reconnect, as aiohttp does.
+DEFAULT_ASYNC_POOL_MAXSIZE: dict[str, int] = {
+    "aiohttp": 100,
+    "httpx": 1,
+    "httpx2": 100,
+    "niquests": 100,
+}
 
 
 def _import(client: str, module: str, factory: str = "session") -> Any:
@@ -149,6 +166,10 @@ class _Sessions(Protocol[_Options]):
     ) -> httpx.Client: ...
     @overload
     def __call__(
+        self, client: Literal["httpx2"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> httpx2.Client: ...
+    @overload
+    def __call__(
         self, client: Literal["urllib3"], *args: _Options.args, **kwargs: _Options.kwargs
     ) -> urllib3.PoolManager: ...
     @overload
@@ -168,6 +189,10 @@ class _AsyncSessions(Protocol[_Options]):
     def __call__(
         self, client: Literal["httpx"], *args: _Options.args, **kwargs: _Options.kwargs
     ) -> httpx.AsyncClient: ...
+    @overload
+    def __call__(
+        self, client: Literal["httpx2"], *args: _Options.args, **kwargs: _Options.kwargs
+    ) -> httpx2.AsyncClient: ...
     @overload
     def __call__(
         self, client: Literal["niquests"], *args: _Options.args, **kwargs: _Options.kwargs
@@ -223,8 +248,8 @@ def session(
     API you call); `server_idle_timeout` (seconds) wins over it; with neither, the shortest
     known timeout is assumed. `ssl_context` opts in to a shared verified context, normally
     `servertune.http.ssl_context()`. `retries=False` turns the replay-once policy off. Other
-    keyword `options` go to the library's constructor (`httpx.Client`, `niquests.Session`,
-    `urllib3.PoolManager`, requests' `HTTPAdapter`).
+    keyword `options` go to the library's constructor (`httpx.Client`, `httpx2.Client`,
+    `niquests.Session`, `urllib3.PoolManager`, requests' `HTTPAdapter`).
     """
     if client in ASYNC_CLIENTS and client not in CLIENTS:
         raise ValueError(f"client: {client} is async only; use async_session({client!r})")
@@ -237,6 +262,8 @@ def session(
         return _import(client, "_requests").new_session(**kwargs)
     if client == "httpx":
         return _import(client, "_httpx").new_client(**kwargs)
+    if client == "httpx2":
+        return _import(client, "_httpx2").new_client(**kwargs)
     if client == "urllib3":
         return _import(client, "_urllib3").pool_manager(**kwargs)
     return _import(client, "_niquests").new_session(**kwargs)
@@ -253,8 +280,9 @@ def async_session(
     retries: bool = True,
     **options: Any,
 ) -> Any:
-    """`session()` for the async clients: `aiohttp.ClientSession`, `httpx.AsyncClient` or
-    `niquests.AsyncSession`; with no `client`, the first installed of RECOMMENDED_ASYNC_CLIENTS.
+    """`session()` for the async clients: `aiohttp.ClientSession`, `httpx.AsyncClient`,
+    `httpx2.AsyncClient` or `niquests.AsyncSession`; with no `client`, the first installed of
+    RECOMMENDED_ASYNC_CLIENTS.
 
     `pool_maxsize`: connections kept per host; default DEFAULT_ASYNC_POOL_MAXSIZE[client].
     aiohttp's session must be made inside a running event loop.
@@ -263,7 +291,7 @@ def async_session(
         client = recommended_async_client()  # type: ignore[assignment]
     if client not in ASYNC_CLIENTS:
         raise ValueError(
-            f"client: async sessions exist for aiohttp, httpx and niquests; got {client!r}"
+            f"client: async sessions exist for {', '.join(ASYNC_CLIENTS)}; got {client!r}"
         )
     if pool_maxsize is None:
         pool_maxsize = DEFAULT_ASYNC_POOL_MAXSIZE[client]
@@ -276,4 +304,6 @@ def async_session(
         return _import(client, "_aiohttp", "async_session").new_async_session(**kwargs)
     if client == "httpx":
         return _import(client, "_httpx", "async_session").new_async_client(**kwargs)
+    if client == "httpx2":
+        return _import(client, "_httpx2", "async_session").new_async_client(**kwargs)
     return _import(client, "_niquests", "async_session").new_async_session(**kwargs)

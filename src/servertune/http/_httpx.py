@@ -13,18 +13,13 @@ from typing import Any
 
 import httpx
 
+from servertune.http._httpx_options import split_options
 from servertune.http._retry import REUSED_CONNECTION_RETRIES, is_closed_connection, is_replayable
 
 __all__ = ["new_async_client", "new_client"]
 
-#: httpx's own cap on open connections (DEFAULT_LIMITS); servertune changes only what it idles.
-MAX_CONNECTIONS = 100
-
 #: The errors httpx raises when the peer closed a connection before answering.
 _CLOSED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
-
-#: Options that configure the transport; servertune builds the transport, so it passes them on.
-_TRANSPORT_OPTIONS = ("verify", "cert", "trust_env", "http1", "http2")
 
 
 def _may_replay(request: httpx.Request, error: Exception, attempt: int) -> bool:
@@ -87,28 +82,10 @@ def _split(
     ssl_context: ssl.SSLContext | None,
     options: dict[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    for key in ("limits", "transport", "mounts"):
-        if key in options:
-            raise TypeError(f"{key}: set by servertune.http.session(); use its own parameters")
-    if ssl_context is not None:
-        if "verify" in options:
-            raise TypeError("pass either ssl_context or verify, not both")
-        if options.get("cert") is not None:
-            # httpx loads a client certificate into the context it is given: the shared one.
-            raise ValueError(
-                "cert: would change the shared SSLContext; pass it without ssl_context="
-            )
-        if options.get("http2"):
-            # httpcore writes the ALPN list into the context on every connection: an HTTP/2
-            # client would make HTTP/1.1-only clients sharing the context offer h2 too.
-            raise ValueError("ssl_context: the shared context is for HTTP/1.1 clients; drop http2")
-        options = {**options, "verify": ssl_context}
-    limits = httpx.Limits(
-        max_connections=max(MAX_CONNECTIONS, pool_maxsize),
-        max_keepalive_connections=pool_maxsize,
-        keepalive_expiry=idle_expiry,
+    options, transport_kwargs, limit_values = split_options(
+        idle_expiry, pool_maxsize, ssl_context, options
     )
-    transport_kwargs = {k: options[k] for k in _TRANSPORT_OPTIONS if k in options}
+    limits = httpx.Limits(**limit_values)
     transport_kwargs["limits"] = limits
     # The client keeps the same settings for transports it builds itself (proxies from env).
     return {**options, "limits": limits}, transport_kwargs

@@ -28,6 +28,7 @@ EXTRA_OF = {
     "matplotlib": "plot",
     "requests": "requests",
     "httpx": "httpx",
+    "httpx2": "httpx2",
     "urllib3": "urllib3",
     "niquests": "niquests",
     "aiohttp": "aiohttp",

@@ -1,14 +1,15 @@
-"""Async HTTP clients: req/s, p99 and CPU per request of httpx, aiohttp and niquests under concurrency.
+"""Async HTTP clients: req/s, p99 and CPU per request of httpx, httpx2, aiohttp and niquests under concurrency.
 
 One asyncio client process sends GETs to a local nginx (one worker, `return 200`, HTTP/1.1 and
 HTTPS) from 1, 10, 100 and 500 concurrent tasks sharing one session, for a fixed time after a
-warm-up. Configurations: httpx's `AsyncClient()` as it comes, then `async_session(...)` for
-httpx, aiohttp and niquests, each with servertune's pool size for that client and with the
-other candidate (1 or 100 connections per host). HTTPS runs use one
+warm-up. Configurations: httpx's and httpx2's `AsyncClient()` as they come, then
+`async_session(...)` for httpx, httpx2, aiohttp and niquests, each with servertune's pool size
+for that client and with the other candidate (1 or 100 connections per host). HTTPS runs use one
 shared verified context (`ssl_context=`; niquests, which takes none, gets the CA file).
 
 httpx's pool passes every request through one lock (encode/httpcore#922, #953, reverted in
-#1002); the question is how much that costs against the other clients on this machine.
+#1002); httpx2, its maintained fork, reworked that pool (httpcore2 2.3.0: #974, #970; 2.8.0:
+#1075). The question is how much each costs against the other clients on this machine.
 Target: the recommended async session (`RECOMMENDED_ASYNC_CLIENTS[0]`) at least 2x
 the req/s of httpx's default AsyncClient at 100 concurrent requests, with no errors. niquests
 runs in the interpreter of .venv-niquests (its urllib3-future replaces urllib3) as a subprocess
@@ -39,6 +40,9 @@ CONFIGS: tuple[tuple[str, str], ...] = (
     ("httpx default", "httpx"),
     ("httpx servertune", "httpx"),
     ("httpx pool_maxsize=100", "httpx"),
+    ("httpx2 default", "httpx2"),
+    ("httpx2 servertune", "httpx2"),
+    ("httpx2 pool_maxsize=1", "httpx2"),
     ("aiohttp servertune", "aiohttp"),
     ("aiohttp pool_maxsize=1", "aiohttp"),
     ("niquests servertune", "niquests"),
@@ -96,11 +100,12 @@ def _make_session(config: str, ca: str | None) -> Any:
     from servertune.http import async_session
 
     context = ssl.create_default_context(cafile=ca) if ca else None
-    if config == "httpx default":
-        import httpx
-
-        return httpx.AsyncClient(verify=context) if context else httpx.AsyncClient()
     client, setting = config.split()
+    if setting == "default":  # httpx or httpx2 as it comes
+        import importlib
+
+        library = importlib.import_module(client)
+        return library.AsyncClient(verify=context) if context else library.AsyncClient()
     extra: dict[str, Any] = {}
     if setting.startswith("pool_maxsize="):
         extra["pool_maxsize"] = int(setting.partition("=")[2])
@@ -365,6 +370,9 @@ class AsyncClients(BaseScenario[AsyncClientsSizes]):
         self.python = niquests_python()
         self.notes: list[str] = []
         self.versions: dict[str, str] = {}
+        self.httpx2 = importlib.util.find_spec("httpx2") is not None
+        if not self.httpx2:
+            self.notes.append("httpx2 not measured: pip install 'servertune[httpx2]'")
         if self.python is None:
             self.notes.append(
                 "niquests not measured: no .venv-niquests in the current directory (python -m "
@@ -379,8 +387,11 @@ class AsyncClients(BaseScenario[AsyncClientsSizes]):
         }
 
     def configs(self, run: Run[AsyncClientsSizes]) -> list[str]:
-        """CONFIGS in table order, niquests only when its interpreter exists."""
-        return [c for c, client in CONFIGS if client != "niquests" or self.python is not None]
+        """CONFIGS in table order; niquests when its interpreter exists, httpx2 when installed."""
+        left_out = {"niquests"} if self.python is None else set()
+        if not self.httpx2:
+            left_out.add("httpx2")
+        return [c for c, client in CONFIGS if client not in left_out]
 
     def levels(self, run: Run[AsyncClientsSizes], config: str) -> list[Level]:
         """Every HTTP concurrency, then every HTTPS one (the scheme is the level's role)."""
@@ -425,7 +436,10 @@ class AsyncClients(BaseScenario[AsyncClientsSizes]):
         ]
         report = build_report(rows, run.size, run.repeats, self.notes)
         report.versions.update(
-            {c: dist_version(c) for c in ("httpx", "httpcore", "anyio", "sniffio", "aiohttp")},
+            {
+                c: dist_version(c)
+                for c in ("httpx", "httpcore", "httpx2", "httpcore2", "anyio", "sniffio", "aiohttp")
+            },
             **self.versions,
         )
         report.versions["nginx"] = _nginx_version()
