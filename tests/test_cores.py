@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from servertune.cores import CoreLimits, read_limits
+from servertune.cores import ROUNDING_RULE, CoreLimits, read_limits, round_cores
 
 AFFINITY = len(os.sched_getaffinity(0))
 
@@ -25,7 +25,7 @@ def _v2_tree(tmp_path: Path, cpu_max: str, leaf: str = "app.slice") -> Path:
 
 
 def test_v2_quota_150000_over_100000_rounds_up_to_two(tmp_path: Path) -> None:
-    """cpu.max '150000 100000' is 1.5 CPUs: rounded up like nproc, 2 cores."""
+    """cpu.max '150000 100000' is 1.5 CPUs: rounded up (ROUNDING_RULE), 2 cores."""
     root = _v2_tree(tmp_path, "150000 100000")
     limits = read_limits(root, _proc(tmp_path, "0::/app.slice\n"))
     assert limits.cgroup_v2 == 1.5
@@ -91,3 +91,28 @@ def test_smallest_limit_wins_and_never_below_one() -> None:
     assert CoreLimits(None, None, 3, 16).cores == 3
     assert CoreLimits(6.0, 4.0, 8, 16).cores == 4
     assert CoreLimits(6.0, 4.0, 8, 16).source == "cgroup v1 cfs quota"
+
+
+def test_one_rounding_rule_for_fractional_quotas() -> None:
+    """ROUNDING_RULE: up, at least one core; whole limits stay whole despite float noise; the
+    source names the fraction and the rule, so `explain` shows how the cores were counted."""
+    assert [round_cores(x) for x in (0.1, 0.5, 1.0, 1.5, 2.0, 2.01, 3 * 0.1 * 10)] == [
+        1, 1, 1, 2, 2, 3, 3,
+    ]  # fmt: skip
+    assert CoreLimits(1.5, None, 8, 16).source == f"cgroup v2 cpu.max 1.5, {ROUNDING_RULE}"
+    assert CoreLimits(2.0, None, 8, 16).source == "cgroup v2 cpu.max"
+    assert ROUNDING_RULE == "rounded up, at least 1"
+
+
+def test_explain_names_the_rounding_of_a_fractional_quota() -> None:
+    """`explain`'s processes row says how a 1.5-core quota became 2 cores."""
+    from servertune.explain import format_plan
+    from servertune.machine import Machine
+    from servertune.sizing import plan_for
+    from servertune.workload import Workload
+
+    limits = CoreLimits(1.5, None, 8, 16)
+    plan = plan_for(Workload(), Machine(cores=limits.cores, cores_source=limits.source))
+    assert plan.processes == 2
+    assert f"cgroup v2 cpu.max 1.5, {ROUNDING_RULE}" in plan.reasons["processes"]
+    assert "rounded up, at least 1" in format_plan(plan, width=400)

@@ -3,7 +3,8 @@
 `os.cpu_count()` (and uWSGI's `%k`) count the host's cores, so a container limited to 2 CPUs on a
 64-core host would start 129 gunicorn workers (gunicorn#2028). We take the smallest of:
 cgroup v2 `cpu.max`, cgroup v1 `cpu.cfs_quota_us / cpu.cfs_period_us`, the affinity mask and the
-host count, rounding a fractional quota up like `nproc` and Go's automaxprocs do.
+host count, and turn a fractional quota into whole cores by `ROUNDING_RULE` (`round_cores`),
+the one rule `explain`, the Kubernetes CPU-limit messages, `check` and `servertune.live` share.
 """
 
 from __future__ import annotations
@@ -13,7 +14,29 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CoreLimits", "read_limits"]
+__all__ = [
+    "ROUNDING_RULE",
+    "CoreLimits",
+    "cgroup_paths",
+    "read_cfs_quota",
+    "read_cpu_max",
+    "read_limits",
+    "round_cores",
+]
+
+#: How a fractional CPU quota becomes a number of cores (and so of processes): rounded up, at
+#: least 1. Python has no cgroup-aware CPU count to follow (cpython#149452, open) and projects
+#: differ: Go's runtime rounds its cgroup GOMAXPROCS up (golang/go#76835 asks for floor), .NET
+#: rounds up (dotnet/coreclr#23747), Uber's automaxprocs rounds down. Up, because a process
+#: computes on at most one core under the GIL: 2 processes under a 1.5-core quota use all of
+#: it (throttled for part of each period), 1 process leaves half a paid-for core idle. Give a
+#: whole number of cores to avoid the throttling altogether.
+ROUNDING_RULE = "rounded up, at least 1"
+
+
+def round_cores(limit: float) -> int:
+    """Whole cores for a CPU limit by `ROUNDING_RULE`: 1.5 -> 2, 0.5 -> 1, 2.0 -> 2."""
+    return max(1, math.ceil(limit - 1e-9))
 
 
 @dataclass(frozen=True)
@@ -27,9 +50,9 @@ class CoreLimits:
 
     @property
     def cores(self) -> int:
-        """The smallest limit, rounded up, and never below one core."""
+        """The smallest limit, whole by `ROUNDING_RULE`."""
         limits = [v for v in (self.cgroup_v2, self.cgroup_v1, self.affinity) if v is not None]
-        return max(1, math.ceil(min([*limits, self.host])))
+        return round_cores(min([*limits, self.host]))
 
     @property
     def source(self) -> str:
@@ -40,10 +63,13 @@ class CoreLimits:
             "CPU affinity": self.affinity,
             "os.cpu_count()": self.host,
         }
-        return min(((v, k) for k, v in named.items() if v is not None), key=lambda t: t[0])[1]
+        value, name = min(((v, k) for k, v in named.items() if v is not None), key=lambda t: t[0])
+        if float(value).is_integer():
+            return name
+        return f"{name} {value:g}, {ROUNDING_RULE}"
 
 
-def _cgroup_paths(proc_self_cgroup: Path) -> tuple[str | None, str | None]:
+def cgroup_paths(proc_self_cgroup: Path) -> tuple[str | None, str | None]:
     """This process's cgroup v2 path and v1 cpu-controller path, from /proc/self/cgroup."""
     v2 = v1 = None
     try:
@@ -72,7 +98,8 @@ def _walk_up(root: Path, relative: str) -> list[Path]:
     return dirs
 
 
-def _read_v2(root: Path, relative: str | None) -> float | None:
+def read_cpu_max(root: Path, relative: str | None = None) -> float | None:
+    """cgroup v2: the smallest `cpu.max` quota in cores of `root/relative` and its ancestors."""
     limits = []
     for directory in _walk_up(root, relative or "/"):
         try:
@@ -84,7 +111,8 @@ def _read_v2(root: Path, relative: str | None) -> float | None:
     return min(limits) if limits else None
 
 
-def _read_v1(root: Path, relative: str | None) -> float | None:
+def read_cfs_quota(root: Path, relative: str | None = None) -> float | None:
+    """cgroup v1: the smallest `cpu.cfs_quota_us / cpu.cfs_period_us` in cores, walking up."""
     limits = []
     for directory in _walk_up(root, relative or "/"):
         try:
@@ -102,16 +130,16 @@ def read_limits(
     proc_self_cgroup: Path = Path("/proc/self/cgroup"),
 ) -> CoreLimits:
     """Read every limit; the paths are parameters so tests can point them at fake trees."""
-    v2_path, v1_path = _cgroup_paths(proc_self_cgroup)
+    v2_path, v1_path = cgroup_paths(proc_self_cgroup)
     cgroup_v2 = (
-        _read_v2(sys_fs_cgroup, v2_path)
+        read_cpu_max(sys_fs_cgroup, v2_path)
         if (sys_fs_cgroup / "cgroup.controllers").exists()
         else None
     )
     cgroup_v1 = None
     for name in ("cpu,cpuacct", "cpu", "cpuacct,cpu"):
         if (sys_fs_cgroup / name).is_dir():
-            cgroup_v1 = _read_v1(sys_fs_cgroup / name, v1_path)
+            cgroup_v1 = read_cfs_quota(sys_fs_cgroup / name, v1_path)
             break
     try:
         affinity: int | None = len(os.sched_getaffinity(0))

@@ -24,6 +24,7 @@ from servertune.check.model import (
     Setting,
     Severity,
 )
+from servertune.cores import round_cores
 from servertune.sizing import (
     KEEPALIVE_MARGIN_S,
     MAX_REQUESTS_JITTER_RATIO,
@@ -758,7 +759,7 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
         box = app.container
         if box is None or box.cpu_limit is None:
             continue
-        cores = max(1, math.ceil(box.cpu_limit.value))
+        cores = round_cores(box.cpu_limit.value)
         if app.workers.value > cores:
             yield rule.finding(
                 app.workers.at,
@@ -787,7 +788,7 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         request = _limit_name(box, "cpu-request")
         if box.cpu_request is not None:
-            cores = max(1, math.ceil(box.cpu_request.value))
+            cores = round_cores(box.cpu_request.value)
             if app.workers.value <= cores:
                 continue
             yield rule.finding(

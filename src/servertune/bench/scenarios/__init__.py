@@ -23,6 +23,7 @@ SCENARIOS: dict[str, str] = {
     "keepalive-chain": "servertune.bench.scenarios.keepalive_chain:KeepaliveChain",
     "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",
     "parallel": "servertune.bench.scenarios.parallel:Parallel",
+    "resize": "servertune.bench.scenarios.resize:Resize",
     "restart": "servertune.bench.scenarios.restart:Restart",
     "ssl-context": "servertune.bench.scenarios.ssl_context:SslContext",
     "sync-to-async": "servertune.bench.scenarios.sync_to_async:SyncToAsync",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from servertune.cores import ROUNDING_RULE, round_cores
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
     CONTAINER_METRIC_K8S_VERSION,
@@ -63,9 +64,9 @@ def _resources(w: Workload, d: Derivation) -> None:
     if w.cpu_limit is not None and not float(w.cpu_limit).is_integer():
         raise PlanError(
             f"cpu_limit: {w.cpu_limit:g} is fractional: a process uses at most one core, so "
-            f"{math.ceil(w.cpu_limit)} processes would share {w.cpu_limit:g} cores and the CFS "
-            "quota throttles them every 100 ms period (servertune reading such a quota rounds it "
-            "up, like nproc); give a whole number of cores"
+            f"{round_cores(w.cpu_limit)} processes would share {w.cpu_limit:g} cores and the CFS "
+            "quota throttles them every 100 ms period (servertune reading such a quota counts "
+            f"its cores {ROUNDING_RULE}); give a whole number of cores"
         )
     if w.cpu_limit is not None and int(w.cpu_limit) != w.cores:
         raise PlanError(
