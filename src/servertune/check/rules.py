@@ -908,12 +908,17 @@ def _small_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
 def _unresolved(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         for word in app.unresolved:
+            kubelet = sorted(set(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", word.value)))
             names = sorted(set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", word.value)))
-            fix = (
-                f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})"
-                if names
-                else "write the value in the command line, or check the file that supplies it"
-            )
+            if kubelet:
+                fix = (
+                    f"check this manifest with the one that sets {', '.join(kubelet)} (the "
+                    "overlay's ConfigMap or the container's env), or write the value"
+                )
+            elif names:
+                fix = f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})"
+            else:
+                fix = "write the value in the command line, or check the file that supplies it"
             yield rule.finding(
                 word.at,
                 f"{word.value!r}: known only when it runs (the container's or platform's variables); {app.kind} was read "
