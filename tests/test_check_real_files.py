@@ -105,3 +105,25 @@ def test_a_kubelet_variable_no_manifest_here_defines_is_left_out_and_named(
         (18, "--graceful-timeout $(GRACE)"),
     ]
     assert "sets GUNICORN_WORKERS" in unresolved[0].fix
+
+
+def test_a_prefix_the_script_makes_empty_is_dropped_as_the_shell_drops_it(tmp_path: Path) -> None:
+    """`CMDPREFIX="${CMDPREFIX:-}"` then `${CMDPREFIX} gunicorn ...` runs gunicorn (Socorro);
+    a prefix with a value, or none known, is not looked past."""
+    script = tmp_path / "run.sh"
+    body = "${CMDPREFIX} gunicorn --workers=3 app:app\n"
+    script.write_text('#!/bin/bash\nCMDPREFIX="${CMDPREFIX:-}"\n' + body)
+    (app,) = check_files([script], machine=MACHINE, env={}).apps
+    assert app.workers.value == 3
+    script.write_text('#!/bin/bash\nCMDPREFIX="/usr/local/bin/profile-me"\n' + body)
+    with pytest.raises(CheckInputError, match="no gunicorn, uvicorn, granian or uWSGI command"):
+        check_files([script], machine=MACHINE, env={})
+
+
+def test_a_python_module_config_is_named_by_its_file(tmp_path: Path) -> None:
+    """gunicorn's `-c python:pkg.settings` is a module: the fix names `pkg/settings.py`."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\nexec gunicorn -c python:pkg.settings app:app\n")
+    (finding,) = check_files([script], machine=MACHINE, env={}).findings
+    assert finding.rule == "config-not-found"
+    assert finding.fix.startswith("servertune check pkg/settings.py ")

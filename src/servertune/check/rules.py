@@ -939,12 +939,20 @@ def _config_missing(rule: Rule, c: Context) -> Iterator[Finding]:
         missing = app.missing_config
         if missing is None:
             continue
+        if missing.value.startswith("python:"):
+            # gunicorn's `-c python:package.module`: a module on the app's path, not a file.
+            module = missing.value.removeprefix("python:").replace(".", "/")
+            fix = f"servertune check {module}.py   (the module's file, from your repository)"
+        else:
+            fix = (
+                f"servertune check {missing.value.rsplit('/', 1)[-1]}   (the file from your "
+                "repository), or keep it where the Dockerfile's COPY puts it"
+            )
         yield rule.finding(
             missing.at,
             f"{missing.value}: not in the build context or the files given, so its settings "
             f"were not checked; {app.kind} was read from its command line alone",
-            f"servertune check {missing.value.rsplit('/', 1)[-1]}   (the file from your "
-            "repository), or keep it where the Dockerfile's COPY puts it",
+            fix,
         )
 
 
