@@ -208,7 +208,7 @@ class CheckSpeed(BaseScenario[CheckSpeedSizes]):
                 (
                     "one process, warm (one untimed run first imports crossplane); the gunicorn "
                     "config costs a child interpreter that imports gunicorn three times (as is, "
-                    "CPU count 3, 61); the two configurations alternate"
+                    "CPU count 3, 61); the configurations alternate"
                 )
             ],
         )
