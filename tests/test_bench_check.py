@@ -6,10 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names, summary
 from servertune.bench.harness.ports import listening_ports
+from servertune.bench.harness.report import BenchInputError
 from servertune.bench.scenarios import check_speed, keepalive_chain
+from servertune.cli import app
 
 from .support import REPO
 
@@ -70,3 +73,42 @@ def test_check_speed_quick_run() -> None:
     assert [row["files"] for row in report.runs] == [50, 51]
     assert [row["runs"] for row in report.runs] == [check_speed.SIZES.quick.repeats] * 2
     assert report.targets[0].value is not None
+
+
+def test_check_speed_corpus_files_follow_expected_json(tmp_path: Path) -> None:
+    """`--corpus DIR`: the files each `<project>/expected.json` names; without any, every file
+    but hidden ones; a directory with neither is one error naming it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "Procfile").write_text("web: gunicorn -w 2 app:app\n")
+    (tmp_path / "a" / "support.env").write_text("X=1\n")
+    (tmp_path / "a" / "expected.json").write_text('{"files": {"Procfile": {"findings": []}}}')
+    assert check_speed.corpus_files(tmp_path) == [tmp_path / "a" / "Procfile"]
+    (tmp_path / "a" / "expected.json").unlink()
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref\n")
+    assert check_speed.corpus_files(tmp_path) == [
+        tmp_path / "a" / "Procfile",
+        tmp_path / "a" / "support.env",
+    ]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BenchInputError, match=r"--corpus: .*empty: no files"):
+        check_speed.corpus_files(tmp_path / "empty")
+
+
+def test_check_speed_times_a_corpus_against_its_target(tmp_path: Path) -> None:
+    """With a corpus, a third configuration: one check of all its files, with its own target."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "Procfile").write_text("web: gunicorn -w 2 app:app\n")
+    (tmp_path / "p" / "Dockerfile").write_text('FROM python:3.12\nCMD ["uvicorn", "app:app"]\n')
+    options = BenchOptions(quick=True, progress=False, extra={"corpus": str(tmp_path)})
+    report = run_scenario(load_scenario("check-speed"), options)
+    assert report.runs[-1]["config"] == "corpus (2 files checked)"
+    assert report.runs[-1]["files"] == 2
+    assert report.targets[-1].threshold == check_speed.CORPUS_TARGET_S
+
+
+def test_only_check_speed_takes_a_corpus(tmp_path: Path) -> None:
+    """`--corpus` on another scenario is one error line, exit 2, before anything runs."""
+    result = CliRunner().invoke(app, ["bench", "hol", "--corpus", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--corpus: only `servertune bench check-speed` takes it" in result.output

@@ -4,13 +4,15 @@ and finds exactly the findings written down before the first run.
 Layout: `tests/corpus/<project>/<file>` beside `tests/corpus/<project>/expected.json`, which
 names each file `check` is given (`files`: its findings as `[rule, "file:line"]`, paths relative
 to the project, and optionally `env_file` / `rss_mb` as `check --env-file` / `--rss-mb` take
-them) and the files that are only read through another (`support`: env files, an entrypoint
-script, a Dockerfile a compose file builds).
+them, and `with`: files checked together with it) and the files that are only read through
+another (`support`: env files, an entrypoint script, a Dockerfile a compose file builds);
+`sources` cites, per file, the original it was written from (repository, commit and path).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +45,21 @@ def test_every_corpus_file_is_checked_or_support() -> None:
 
 
 def test_the_corpus_is_large_enough() -> None:
-    """At least 18 files modelled on public deployment files (Dockerfiles, compose files,
-    Procfiles, entrypoint scripts, env files), besides the Kubernetes manifests."""
+    """At least 30 checked files, of which at least 18 are deployment files (Dockerfiles,
+    compose files, Procfiles, entrypoint scripts, env files) besides Kubernetes manifests."""
+    assert len(CASES) >= 30
     files = [p for p in CORPUS.rglob("*") if p.is_file() and p.name != "expected.json"]
     deploy = [p for p in files if p.suffix not in (".md",) and "apiVersion:" not in p.read_text()]
     assert len(deploy) >= 18
+
+
+def test_every_source_is_cited_at_a_commit() -> None:
+    """A cited original names its repository, a full commit and a path, and the file it was
+    written from is one of the project's corpus files."""
+    for project, spec in PROJECTS.items():
+        for name, url in spec.get("sources", {}).items():
+            assert name in set(spec["files"]) | set(spec.get("support", [])), (project, name)
+            assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+", url)
 
 
 @pytest.mark.parametrize(("project", "name"), CASES, ids=[f"{p}/{n}" for p, n in CASES])
@@ -67,7 +79,11 @@ def test_corpus_file_findings(project: str, name: str) -> None:
         result = check_files([root / name, other], machine=MACHINE, env=env)
         assert [f for f in result.findings if f.at.file == root / name] == spec["findings"] == []
         return
-    result = check_files([root / name], machine=MACHINE, env=env, rss_mb=spec.get("rss_mb"))
+    # `with`: files checked together with it (an nginx site and the app server behind it).
+    together = [root / other for other in spec.get("with", [])]
+    result = check_files(
+        [root / name, *together], machine=MACHINE, env=env, rss_mb=spec.get("rss_mb")
+    )
     found = sorted(
         [f.rule, f"{Path(f.at.file).resolve().relative_to(root.resolve())}:{f.at.line}"]
         for f in result.findings

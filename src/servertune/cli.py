@@ -359,6 +359,14 @@ def bench(
         Optional[Path],  # noqa: UP045
         typer.Option("--report", help="write a self-contained HTML report", dir_okay=False),
     ] = None,
+    corpus: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--corpus",
+            help="`bench check-speed`: also time one check of every deployment file in DIR",
+            file_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a bundled benchmark: servertune's default side by side with the naive one."""
     from servertune.bench import BenchOptions, load_scenario, run_scenario, scenario_names
@@ -391,6 +399,10 @@ def bench(
         )  # fmt: skip
     elif given := [flag for flag, value in app_flags.items() if value]:
         raise fail(f"{given[0]}: only `servertune bench app` takes it")
+    if corpus is not None:
+        if scenario != "check-speed":
+            raise fail("--corpus: only `servertune bench check-speed` takes it")
+        extra["corpus"] = str(corpus)
     chosen = load_scenario(scenario)
     if plot_file is not None and chosen.has_plot:
         from servertune.bench.harness.needs import require

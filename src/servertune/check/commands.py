@@ -311,9 +311,15 @@ class _Reading:
     unresolved: list[Setting[str]] = field(default_factory=list)
 
 
+#: Words that stand for the caller's own arguments (`exec gunicorn ... "$@"`): words of their
+#: own, never the value of the flag before them.
+CALLER_ARGUMENTS = frozenset({"$@", "$*"})
+
+
 def _resolve(reading: _Reading) -> list[Word]:
     """The arguments with shell expansions done; a word (and the flag before it) needing a
-    variable nobody here knows is left out and remembered."""
+    variable nobody here knows is left out and remembered. A lone `-` (stdout, stdin) is a
+    flag's value, never a flag; the caller's `"$@"` never takes the flag before it."""
     if not reading.shell:
         return list(reading.command.args)
     words: list[Word] = []
@@ -331,7 +337,9 @@ def _resolve(reading: _Reading) -> list[Word]:
         previous = args[index - 1].text if index else ""
         if (
             words
+            and word.text not in CALLER_ARGUMENTS
             and previous.startswith("-")
+            and previous != "-"
             and "=" not in previous
             and words[-1].text == previous
         ):

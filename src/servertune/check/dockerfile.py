@@ -18,7 +18,11 @@ reference says the builder does:
   is found the same way (`COPY` sources, relative to the `WORKDIR`).
 
 The build context is the Dockerfile's directory (a compose file's `build.context` says
-otherwise). Build arguments given with `--build-arg` are not known here: `ARG` defaults are used.
+otherwise). A Dockerfile kept in a subdirectory is often built from the repository's root
+(`docker build -f docker/Dockerfile .`): a file the image needs that is not found from the
+Dockerfile's directory is looked for from its parent, then its grandparent
+(`CONTEXT_ANCESTORS`), never above a directory holding `.git`. Build arguments given with
+`--build-arg` are not known here: `ARG` defaults are used.
 """
 
 from __future__ import annotations
@@ -40,7 +44,19 @@ from servertune.check.commands import (
 from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
 from servertune.check.source import read_text
 
-__all__ = ["INSTRUCTIONS", "Image", "looks_like_dockerfile", "read_dockerfile", "read_image"]
+__all__ = [
+    "CONTEXT_ANCESTORS",
+    "INSTRUCTIONS",
+    "Image",
+    "looks_like_dockerfile",
+    "read_dockerfile",
+    "read_image",
+]
+
+#: How many directories above a Dockerfile a file it copies is looked for when no build context
+#: is given: `docker/Dockerfile` and `contrib/container/Dockerfile` built from the repository's
+#: root (taiga-back, InvenTree) are one and two levels down.
+CONTEXT_ANCESTORS = 2
 
 #: Every instruction of the Dockerfile reference; anything else is refused, as `docker build`
 #: refuses it ("unknown instruction").
@@ -206,13 +222,30 @@ class Image:
     shell: tuple[str, ...]
     copies: tuple[tuple[str, str, bool, _Stage | None], ...]
     heredocs: dict[str, tuple[str, int]]
+    #: The build context was given (a compose file's `build.context`), not assumed.
+    context_given: bool = False
 
     def find(self, wanted: str) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
         (through `COPY`, and `COPY --from` an earlier stage) or a heredoc; None when it is not
-        among them."""
+        among them. Without a given context, the Dockerfile's directory and then up to
+        `CONTEXT_ANCESTORS` directories above it, nearest first."""
         target = PurePosixPath(self.workdir) / wanted
-        return _locate(self.path, self.context, list(self.copies), self.heredocs, target)
+        for context in self._contexts():
+            found = _locate(self.path, context, list(self.copies), self.heredocs, target)
+            if found is not None:
+                return found
+        return None
+
+    def _contexts(self) -> list[Path]:
+        contexts = [self.context]
+        if self.context_given:
+            return contexts
+        for _ in range(CONTEXT_ANCESTORS):
+            if (contexts[-1] / ".git").exists() or contexts[-1].parent == contexts[-1]:
+                break
+            contexts.append(contexts[-1].parent)
+        return contexts
 
 
 def _locate(
@@ -376,6 +409,7 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
     return Image(
         path=path,
         context=context if context is not None else path.parent,
+        context_given=context is not None,
         entrypoint=tuple(stage.entrypoint or ()),
         entrypoint_shell=stage.entrypoint_shell,
         cmd=tuple(stage.cmd or ()),

@@ -276,6 +276,9 @@ class _Word:
 
     text: str
     at: Location
+    #: It names a `$(VAR)` no variable of the container defines here (an overlay's ConfigMap,
+    #: a Secret): the kubelet would pass it on as written, so its value is not known.
+    unresolved: bool = False
 
 
 def _expand(word: str, env: Mapping[str, str]) -> str:
@@ -461,7 +464,9 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
         found = node.get(field)
         for word in found.list() if found is not None else []:
             if word.text() is not None:
-                words.append(_Word(_expand(word.text() or "", env), word.at))
+                raw = word.text() or ""
+                missing = any(m[1] and m[1] not in env for m in _REFERENCE.finditer(raw))
+                words.append(_Word(_expand(raw, env), word.at, missing))
     # `sh -c ". env.sh; exec gunicorn ..."`: the shell's words, all on the line of the script;
     # of its commands (split at `;`, `&&`, `||`, `|`, newlines) the one that starts a server.
     if (
@@ -659,6 +664,7 @@ def read_manifests(
             server = PurePosixPath(argv[0].text).name
             if server not in _SERVERS:
                 continue
+            argv, unresolved = _known_words(argv)
             if server == "gunicorn":
                 config = _config_file(argv, _mounts(pod, container), maps)
                 app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
@@ -678,8 +684,36 @@ def read_manifests(
                 for b in balanced.get(_name(svc), [])
             ]
             box = replace(box, route_timeouts=tuple(timeouts), load_balancers=tuple(fronts))
+            app = replace(app, unresolved=app.unresolved + unresolved)
             apps.append(_with_container(app, box))
     return tuple(apps), ()
+
+
+def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ...]]:
+    """The words whose value is known, and the ones left out: a word naming a variable defined
+    nowhere in these manifests (`--workers=$(GUNICORN_WORKERS)` in a kustomize base that an
+    overlay completes) is left out with its flag (`--workers $(N)`), and named, as a shell's
+    unset variable is; the server's own defaults stand for it."""
+    known: list[_Word] = []
+    unresolved: list[Setting[str]] = []
+    for index, word in enumerate(argv):
+        if not word.unresolved:
+            known.append(word)
+            continue
+        previous = argv[index - 1].text if index else ""
+        if (
+            known
+            and index > 1
+            and previous.startswith("-")
+            and previous != "-"
+            and "=" not in previous
+            and known[-1] is argv[index - 1]
+        ):
+            known.pop()
+            unresolved.append(Setting(f"{previous} {word.text}", word.at))
+        else:
+            unresolved.append(Setting(word.text, word.at))
+    return known, tuple(unresolved)
 
 
 def _with_container(app: AppServer, container: Container) -> AppServer:

@@ -909,12 +909,17 @@ def _small_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
 def _unresolved(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         for word in app.unresolved:
+            kubelet = sorted(set(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", word.value)))
             names = sorted(set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", word.value)))
-            fix = (
-                f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})"
-                if names
-                else "write the value in the command line, or check the file that supplies it"
-            )
+            if kubelet:
+                fix = (
+                    f"check this manifest with the one that sets {', '.join(kubelet)} (the "
+                    "overlay's ConfigMap or the container's env), or write the value"
+                )
+            elif names:
+                fix = f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})"
+            else:
+                fix = "write the value in the command line, or check the file that supplies it"
             yield rule.finding(
                 word.at,
                 f"{word.value!r}: known only when it runs (the container's or platform's variables); {app.kind} was read "
@@ -935,12 +940,20 @@ def _config_missing(rule: Rule, c: Context) -> Iterator[Finding]:
         missing = app.missing_config
         if missing is None:
             continue
+        if missing.value.startswith("python:"):
+            # gunicorn's `-c python:package.module`: a module on the app's path, not a file.
+            module = missing.value.removeprefix("python:").replace(".", "/")
+            fix = f"servertune check {module}.py   (the module's file, from your repository)"
+        else:
+            fix = (
+                f"servertune check {missing.value.rsplit('/', 1)[-1]}   (the file from your "
+                "repository), or keep it where the Dockerfile's COPY puts it"
+            )
         yield rule.finding(
             missing.at,
             f"{missing.value}: not in the build context or the files given, so its settings "
             f"were not checked; {app.kind} was read from its command line alone",
-            f"servertune check {missing.value.rsplit('/', 1)[-1]}   (the file from your "
-            "repository), or keep it where the Dockerfile's COPY puts it",
+            fix,
         )
 
 

@@ -57,6 +57,28 @@ _ASSIGNMENT = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*=")
 _WORKER_ARM = re.compile(r"\A[0-9]+\)\Z")
 
 
+#: A word that is one parameter expansion and nothing else (`$PREFIX`, `${CMDPREFIX}`,
+#: `${WRAPPER:-}`).
+_LONE_EXPANSION = re.compile(
+    r"\A\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
+)
+
+
+def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """The command's words without the leading expansions the script's own variables make
+    empty: `CMDPREFIX="${CMDPREFIX:-}"` then `${CMDPREFIX} gunicorn ...` runs gunicorn, as the
+    shell's field splitting drops an unquoted word that expands to nothing (Socorro's webapp
+    script). A prefix whose value is unknown or not empty is kept: the command is not guessed."""
+    start = 0
+    while (
+        start < len(words)
+        and _LONE_EXPANSION.match(words[start].text)
+        and expand_shell(words[start].text, env) == ""
+    ):
+        start += 1
+    return words[start:]
+
+
 def looks_like_script(path: Path, text: str) -> bool:
     """A `.sh` file, or any file starting with `#!`: a shell script, not an nginx config."""
     return path.suffix == ".sh" or text.startswith("#!")
@@ -230,7 +252,7 @@ def read_script(
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
-        found = server_command(_words(line, physical, path))
+        found = server_command(_without_empty_prefix(_words(line, physical, path), environment))
         if found is not None:
             commands.append((line, found, dict(environment)))
         else:
