@@ -804,7 +804,7 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             yield rule.finding(
                 box.at,
                 f"service {box.name!r} sets no CPU limit (cpus, deploy.resources.limits.cpus): "
-                f"its {app.workers.value} workers are sized for no number of cores and compete "
+                f"its workers ({app.workers.value}) are sized for no number of cores and compete "
                 "for all of the host's with every other container on it",
                 f'cpus: "{app.workers.value}"   (the cores its workers are sized for)',
                 (app.workers.at,),
@@ -813,7 +813,7 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             yield rule.finding(
                 box.at,
                 f"container {box.name!r} sets no CPU request or limit: it is scheduled as if it "
-                f"needed no CPU, and its {app.workers.value} workers compete with every other pod "
+                f"needed no CPU, and its workers ({app.workers.value}) compete with every other pod "
                 "on the node",
                 f'resources: {{requests: {{cpu: "{app.workers.value}"}}, limits: '
                 f'{{cpu: "{app.workers.value}"}}}}',
