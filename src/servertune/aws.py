@@ -79,7 +79,7 @@ def way_for(calls: int, *, in_event_loop: bool, operation: str = "get_object") -
     """The way `bench aws` measured fastest for `calls` calls of `operation` (snake_case).
 
     Inside an event loop the signed async path is the one that never blocks the loop; at 100
-    GETs it finishes in boto3 threads' time (both sit on the S3 server's CPU floor) with about
+    GETs it takes 1.0-1.25x boto3 threads' time (both sit on the S3 server's CPU floor) with about
     0.7x its client CPU per GET. In sync code, GETs of S3 objects are fastest as presigned URLs
     on one pooled session (fewer botocore steps per call), anything else as boto3 clients in
     threads; a single call has nothing to overlap.
@@ -90,7 +90,7 @@ def way_for(calls: int, *, in_event_loop: bool, operation: str = "get_object") -
         return Way(
             "signed async",
             "Signer.acall on async_session(), all calls gathered",
-            "no thread per call; bench aws at 100 GETs: 0.94-1.0x boto3 threads' batch time "
+            "no thread per call; bench aws at 100 GETs: 0.8-1.0x boto3 threads' speed "
             "(both on the server's CPU floor), 0.7x its client CPU per GET",
         )
     if calls == 1:
