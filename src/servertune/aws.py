@@ -79,7 +79,7 @@ def way_for(calls: int, *, in_event_loop: bool, operation: str = "get_object") -
     """The way `bench aws` measured fastest for `calls` calls of `operation` (snake_case).
 
     Inside an event loop the signed async path is the one that never blocks the loop; at 100
-    GETs it takes 1.0-1.25x boto3 threads' time (both sit on the S3 server's CPU floor) with about
+    GETs it takes 1.0-1.3x boto3 threads' time (both on the local S3 server's CPU floor), with about
     0.7x its client CPU per GET. In sync code, GETs of S3 objects are fastest as presigned URLs
     on one pooled session (fewer botocore steps per call), anything else as boto3 clients in
     threads; a single call has nothing to overlap.
