@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from servertune.bench.scenarios.cold_start import importtime_extra
 from servertune.cli import app
 
 
@@ -28,6 +29,28 @@ def test_cold_start_quick_reports_every_command(tmp_path: Path) -> None:
     assert all(run["median_ms"] > 0 for run in data["runs"])
     assert data["targets"][0]["threshold"] == 1.25
     assert data["targets"][0]["met"] in (True, False)
+    importtime = [note for note in data["notes"] if note.startswith("-X importtime")]
+    assert len(importtime) == 1
+    assert "servertune.cli" in importtime[0]
+
+
+def test_importtime_extra_sums_only_what_the_baseline_lacks_by_package() -> None:
+    """Modules both import are left out; the rest are summed per package, heaviest first."""
+    baseline = {"pydantic": 500, "typer": 300}
+    command = {
+        "pydantic": 900,
+        "typer": 300,
+        "pydantic.types": 1000,
+        "pydantic.main": 200,
+        "servertune.check.rules": 4000,
+        "servertune.check": 100,
+        "servertune.cli": 2000,
+    }
+    assert importtime_extra(baseline, command) == {
+        "servertune.check": 4100,
+        "servertune.cli": 2000,
+        "pydantic": 1200,
+    }
 
 
 def test_bench_list_names_the_scenarios() -> None:

@@ -44,10 +44,68 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError("servertune.aws needs boto3: pip install 'servertune[aws]'") from exc
 
-__all__ = ["CHUNK_SIZE", "AwsCallError", "SignedRequest", "Signer"]
+__all__ = [
+    "CHUNK_SIZE",
+    "PRESIGNED_BATCH_OPERATIONS",
+    "AwsCallError",
+    "SignedRequest",
+    "Signer",
+    "Way",
+    "way_for",
+]
 
 #: Bytes read or written at a time when a body is streamed (to a sink, or from a file).
 CHUNK_SIZE = 256 * 1024
+
+
+#: Operations whose calls a presigned URL fetched by a pooled sync session makes faster than
+#: boto3 clients in threads (bench aws: 100 GETs, 1.07-1.25x boto3 threads' batch time at
+#: 0.4-0.5x its client CPU per GET). Only GETs of S3 objects are measured; other operations
+#: (and any parameter sent as a header) need the signed request.
+PRESIGNED_BATCH_OPERATIONS = frozenset({"get_object"})
+
+
+@dataclass(frozen=True)
+class Way:
+    """How to make a batch of calls, as `bench aws` names the ways, and why (its measurement)."""
+
+    name: str
+    #: What to call.
+    how: str
+    reason: str
+
+
+def way_for(calls: int, *, in_event_loop: bool, operation: str = "get_object") -> Way:
+    """The way `bench aws` measured fastest for `calls` calls of `operation` (snake_case).
+
+    Inside an event loop the signed async path is the one that never blocks the loop; at 100
+    GETs it takes 1.0-1.3x boto3 threads' time (both on the local S3 server's CPU floor), with about
+    0.7x its client CPU per GET. In sync code, GETs of S3 objects are fastest as presigned URLs
+    on one pooled session (fewer botocore steps per call), anything else as boto3 clients in
+    threads; a single call has nothing to overlap.
+    """
+    if calls < 1:
+        raise ValueError(f"calls: {calls} is not a number of calls (at least 1)")
+    if in_event_loop:
+        return Way(
+            "signed async",
+            "Signer.acall on async_session(), all calls gathered",
+            "no thread per call; bench aws at 100 GETs: 0.8-1.0x boto3 threads' speed "
+            "(both on the server's CPU floor), 0.7x its client CPU per GET",
+        )
+    if calls == 1:
+        return Way("boto3 serial", "one boto3 client", "one call: nothing to overlap")
+    if operation in PRESIGNED_BATCH_OPERATIONS:
+        return Way(
+            "presigned sync pool",
+            "Signer.presigned_url, fetched from a thread pool over one pooled session",
+            "bench aws at 100 GETs: 1.07-1.25x boto3 threads, 0.4-0.5x its client CPU per GET",
+        )
+    return Way(
+        "boto3 threads",
+        "a thread pool with a boto3 session and client per thread",
+        "the signed request of any operation, overlapped; presigned URLs cover GETs only",
+    )
 
 
 class AwsCallError(Exception):

@@ -6,32 +6,39 @@ parsers for the shell scripts that start them, HAProxy's documented grammar for 
 the files are linked into the chain
 client -> load balancer -> nginx -> app server, and the rules in `servertune.check.rules` run
 on the result. docs/check.md says which parser reads what, and why.
+
+The package loads lazily: `import servertune.check.balancers` (the CLI does, for its options)
+does not load the readers and rules; each name below is imported from its module on first use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from servertune.check.balancers import LOAD_BALANCERS, LoadBalancer
-from servertune.check.chain import BalancerLink, Link, link, link_balancers
-from servertune.check.model import (
-    AppServer,
-    Balancer,
-    CheckInputError,
-    Finding,
-    Location,
-    NginxConfig,
-    NothingToCheck,
-    Severity,
-)
-from servertune.check.readers import READERS, Reader, Reading, read_with, reader_for
-from servertune.check.rules import RULES, Context, Rule, run_rules
-from servertune.check.source import read_text
-from servertune.machine import Machine
-from servertune.sizing import Plan, plan_for
-from servertune.workload import Workload
+if TYPE_CHECKING:
+    from servertune.check.audit import (
+        CheckResult,
+        check_files,
+        config_kind,
+        plan_for_check,
+        read_config,
+        read_file,
+    )
+    from servertune.check.balancers import LOAD_BALANCERS, LoadBalancer
+    from servertune.check.chain import BalancerLink, Link
+    from servertune.check.model import (
+        AppServer,
+        Balancer,
+        CheckInputError,
+        Finding,
+        Location,
+        NginxConfig,
+        NothingToCheck,
+        Severity,
+    )
+    from servertune.check.readers import READERS, Reader, Reading
+    from servertune.check.rules import RULES, Rule
 
 __all__ = [
     "LOAD_BALANCERS",
@@ -59,140 +66,44 @@ __all__ = [
     "read_file",
 ]
 
-
-@dataclass(frozen=True)
-class CheckResult:
-    """What was read (with its includes), how it links up, and what the rules found."""
-
-    files: tuple[Path, ...]
-    apps: tuple[AppServer, ...]
-    nginx: tuple[NginxConfig, ...]
-    links: tuple[Link, ...]
-    findings: tuple[Finding, ...]
-    lb: LoadBalancer | None
-    plan: Plan | None
-    #: Load balancer configs read (HAProxy backends) and what each one sends to.
-    balancer_links: tuple[BalancerLink, ...] = ()
-
-    def worst(self) -> Severity | None:
-        """The highest severity found, None when clean."""
-        return max((f.severity for f in self.findings), default=None)
-
-
-def plan_for_check(workload: Workload, machine: Machine | None = None) -> Plan:
-    """The plan `--workload` compares against: the one `servertune gen` would render."""
-    return plan_for(workload, machine)
-
-
-def config_kind(path: Path, text: str) -> str:
-    """The kind of the reader that claims the file ('gunicorn', 'uwsgi', 'script', 'nginx', ...)."""
-    return reader_for(path, text).kind
+#: Where each public name lives; the module is imported the first time the name is asked for.
+_HOMES = {
+    "LOAD_BALANCERS": "servertune.check.balancers",
+    "READERS": "servertune.check.readers",
+    "RULES": "servertune.check.rules",
+    "AppServer": "servertune.check.model",
+    "Balancer": "servertune.check.model",
+    "BalancerLink": "servertune.check.chain",
+    "CheckInputError": "servertune.check.model",
+    "CheckResult": "servertune.check.audit",
+    "Finding": "servertune.check.model",
+    "Link": "servertune.check.chain",
+    "LoadBalancer": "servertune.check.balancers",
+    "Location": "servertune.check.model",
+    "NginxConfig": "servertune.check.model",
+    "NothingToCheck": "servertune.check.model",
+    "Reader": "servertune.check.readers",
+    "Reading": "servertune.check.readers",
+    "Rule": "servertune.check.rules",
+    "Severity": "servertune.check.model",
+    "check_files": "servertune.check.audit",
+    "config_kind": "servertune.check.audit",
+    "plan_for_check": "servertune.check.audit",
+    "read_config": "servertune.check.audit",
+    "read_file": "servertune.check.audit",
+}
 
 
-def read_file(path: Path, env: Mapping[str, str] | None = None, kind: str | None = None) -> Reading:
-    """Everything one file contributes, read by the reader that claims it (or by the reader of
-    `kind`, one of READERS' kinds, when the caller says what the file is)."""
-    text = read_text(path)
-    return read_with(reader_for(path, text, kind), path, text, env)
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module the first time it is used (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
 
 
-def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer | NginxConfig:
-    """One config file that holds exactly one app server or nginx site."""
-    reading = read_file(path, env)
-    found: tuple[AppServer | NginxConfig, ...] = (*reading.apps, *reading.nginx)
-    if len(found) != 1:
-        raise CheckInputError(f"{path}: holds {len(found)} server configs, not one")
-    return found[0]
-
-
-def _once(apps: Sequence[AppServer]) -> list[AppServer]:
-    """Each server once. A server read twice (a Dockerfile given beside the compose file that
-    builds it; a gunicorn.conf.py beside the Procfile that names it) is the same process: keep
-    the reading that knows its container, or the first."""
-
-    def key(app: AppServer) -> tuple[object, ...]:
-        return (app.kind, app.workers.at)  # where its command or config sets the workers
-
-    boxed = {key(a) for a in apps if a.container is not None}
-    kept: list[AppServer] = []
-    seen: set[tuple[object, ...]] = set()
-    for app in apps:
-        if app.container is None and (key(app) in boxed or key(app) in seen):
-            continue
-        seen.add(key(app))
-        kept.append(app)
-    return kept
-
-
-def check_files(
-    paths: Sequence[Path],
-    *,
-    lb: LoadBalancer | None = None,
-    machine: Machine | None = None,
-    plan: Plan | None = None,
-    env: Mapping[str, str] | None = None,
-    rss_mb: float | None = None,
-    kind: str | None = None,
-) -> CheckResult:
-    """Read every file, link the chain and run every rule.
-
-    `machine` defaults to this one (its cgroup's cores and somaxconn); with a `plan`, the plan's
-    machine is used instead. `env` is the environment the app server configs are evaluated in
-    (default: this process's for a config read on its own; a container's own variables for a
-    Dockerfile, compose file or manifest, which `env` adds to). `rss_mb` is one worker's
-    resident memory (default: the plan's workload's `memory_per_worker_mb`, when it has one).
-    `kind` reads every file with that reader instead of the one that claims it.
-    """
-    reading = Reading()
-    idle: list[str] = []  # each file that brought no server, as what it was read as
-    for path in paths:
-        text = read_text(path)
-        reader = reader_for(path, text, kind)
-        try:
-            one = read_with(reader, path, text, env)
-        except NothingToCheck as nothing:
-            idle.append(str(nothing))
-            continue
-        if not one.apps and not one.nginx and not one.balancers:
-            idle.append(
-                f"{path}: read as {reader.described}, but it starts no app server and holds no "
-                "nginx config: nothing to check"
-            )
-        reading += one
-    apps, nginx = _once(reading.apps), list(reading.nginx)
-    if idle and not apps and not nginx and not reading.balancers:
-        others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
-        raise NothingToCheck(idle[0] + others)
-    links = link(nginx, apps)
-    rss_source = "--rss-mb"
-    if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
-        rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
-    fronts = link_balancers(list(reading.balancers), nginx, apps)
-    context = Context(
-        apps,
-        nginx,
-        links,
-        lb,
-        machine or Machine.read(),
-        plan,
-        rss_mb=rss_mb,
-        rss_source=rss_source,
-        balancer_links=fronts,
-    )
-    files = (
-        [b.file for b in reading.balancers]
-        + [p for n in nginx for p in n.files]
-        + [a.file for a in apps]
-        + list(reading.files)
-    )
-    files += paths  # a file that brought nothing still counts as read
-    return CheckResult(
-        files=tuple(dict.fromkeys(files)),
-        apps=tuple(apps),
-        nginx=tuple(nginx),
-        links=tuple(links),
-        findings=tuple(run_rules(context)),
-        lb=lb,
-        plan=plan,
-        balancer_links=tuple(fronts),
-    )
+def __dir__() -> list[str]:
+    """The public names, loaded or not."""
+    return sorted(set(globals()) | set(__all__))

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from servertune.check.model import AppServer, Balancer, CheckInputError, NginxConfig
+if TYPE_CHECKING:  # the registry is imported for its kinds alone (the CLI's --kind choices)
+    from servertune.check.model import AppServer, Balancer, NginxConfig
 
 __all__ = ["READERS", "Reader", "Reading", "read_with", "reader_for"]
 
@@ -197,6 +199,8 @@ EXTRA_OF_MODULE = {
 
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """`reader.read`, with a missing optional extra said in one line naming it."""
+    from servertune.check.model import CheckInputError
+
     try:
         return reader.read(path, text, env)
     except ModuleNotFoundError as error:
@@ -226,6 +230,8 @@ READERS: Sequence[Reader] = (
 def reader_for(path: Path, text: str, kind: str | None = None) -> Reader:
     """The reader that claims `path` (the reader of `kind` when given: the user says what the
     file is), or CheckInputError saying why none does."""
+    from servertune.check.model import CheckInputError
+
     if not any(
         line.strip() and not line.lstrip().startswith(("#", ";")) for line in text.splitlines()
     ):
