@@ -1,4 +1,4 @@
-"""The ASGI servers' files: uvicorn and granian launch scripts, gunicorn with uvicorn's worker.
+"""The ASGI servers' files: uvicorn and granian launch scripts, gunicorn with an ASGI worker.
 
 Each server has two layouts. One shared socket (`uvicorn.sh`, `granian.sh`,
 `gunicorn-asgi.conf.py`, behind `nginx-asgi.conf`): the kernel hands connections to whichever
@@ -150,7 +150,8 @@ def render_granian_per_worker(plan: Plan) -> str:
 
 
 def render_gunicorn_asgi(plan: Plan) -> str:
-    """gunicorn-asgi.conf.py: gunicorn's arbiter over uvicorn workers (uvicorn-worker package)."""
+    """gunicorn-asgi.conf.py: gunicorn's arbiter over the plan's ASGI worker class (gunicorn's
+    native asgi worker, or uvicorn's from the uvicorn-worker package)."""
     return render_template(
         "gunicorn-asgi.conf.py.j2",
         plan=plan,
@@ -161,7 +162,7 @@ def render_gunicorn_asgi(plan: Plan) -> str:
 
 
 def render_gunicorn_asgi_per_worker(plan: Plan) -> str:
-    """gunicorn-asgi-per-worker.conf.py: one gunicorn with one uvicorn worker per socket."""
+    """gunicorn-asgi-per-worker.conf.py: one gunicorn with one ASGI worker per socket."""
     return render_template(
         "gunicorn-asgi-per-worker.conf.py.j2",
         plan=plan,
