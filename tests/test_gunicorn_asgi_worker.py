@@ -100,12 +100,16 @@ def test_the_worker_class_follows_the_choice_and_the_installed_gunicorn(
     assert plan.gunicorn_asgi_worker == worker
     assert said in plan.reasons["gunicorn_asgi_worker"]
     rendered = render_target("gunicorn-asgi", plan)
+    # The header's measured numbers are uvicorn's worker's: a native file says so.
+    of_uvicorn = "# Those numbers are of uvicorn's worker;"
     if worker == "asgi":
         assert 'worker_class = "asgi"\n' in rendered
         assert "uvicorn_worker" not in rendered
+        assert of_uvicorn in rendered
     else:
         assert "from uvicorn_worker import UvicornWorker\n" in rendered
         assert "worker_class = ServertuneUvicornWorker\n" in rendered
+        assert of_uvicorn not in rendered
 
 
 def test_a_wsgi_app_has_no_gunicorn_asgi_worker() -> None:

@@ -88,6 +88,8 @@ def _overload_note(plan: Plan, server: str) -> dict[str, Any] | None:
         "per_worker_target": target,
         "rps_ratio": f"{ASGI_NORMAL_RPS[target] / ASGI_NORMAL_RPS[server]:.2f}",
         "prefer": prefers_per_worker(server, target),
+        # The recorded numbers are of uvicorn's worker: say so in a file with the native one.
+        "native_worker": server == "gunicorn-asgi" and plan.gunicorn_asgi_worker == "asgi",
         "target": f"{ASGI_OVERLOAD_P99_TARGET:g}",
     }
 
