@@ -37,6 +37,7 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         loop_blocking_fraction=draw(st.none() | st.floats(0.0, 1.0, allow_nan=False)),
         sync_views=draw(st.booleans()),
         gil=draw(st.sampled_from(["enabled", "disabled"])),
+        gunicorn_asgi_worker=draw(st.sampled_from(["auto", "native", "uvicorn"])),
     )
 
 

@@ -1,8 +1,8 @@
 """`servertune bench asgi --quick`: the harness's invariants and the admission's behaviour, never timings.
 
 One quick run starts every configuration (servertune's uvicorn, gunicorn-asgi and granian, each on
-one socket and per worker; uvicorn and granian defaults) behind nginx on 127.0.0.1 for about a
-second per load.
+one socket and per worker; gunicorn's native asgi worker on one socket; uvicorn and granian
+defaults) behind nginx on 127.0.0.1 for about a second per load.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from typer.testing import CliRunner
 
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.stats import group_members
-from servertune.bench.scenarios.asgi import CONFIGS, DEFAULTS
+from servertune.bench.scenarios.asgi import CONFIGS, DEFAULTS, QUICK_SKIPS
 from servertune.cli import app
 from servertune.machine import Machine
 
 LOADS = ("unloaded", "normal", "overload")
+#: What the quick mode runs: every configuration but the native worker's per-worker layout.
+QUICK = [name for name in CONFIGS if name not in QUICK_SKIPS]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +44,7 @@ def test_every_config_ran_every_load(quick_report: tuple[dict[str, Any], Path]) 
     """Each configuration has an unloaded, a normal and an overload row with real numbers."""
     report, _ = quick_report
     assert [(r["config"], r["load"]) for r in report["runs"]] == [
-        (c, load) for c in CONFIGS for load in LOADS
+        (c, load) for c in QUICK for load in LOADS
     ]
     for run in report["runs"]:
         assert run["requests"] > 0, run
@@ -53,7 +55,7 @@ def test_only_servertunes_admission_answers_503(quick_report: tuple[dict[str, An
     """At 4 x capacity servertune's nginx refuses the excess with 503; the defaults never do."""
     report, _ = quick_report
     overload = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}
-    for name in CONFIGS:
+    for name in QUICK:
         if name in DEFAULTS:
             assert overload[name]["refused_503"] == 0, name
         else:
@@ -67,7 +69,7 @@ def test_overload_rows_say_how_the_processes_shared_the_work(
     process took them all; behind least_conn every per-worker process took some."""
     report, _ = quick_report
     overload = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}
-    for name in CONFIGS:
+    for name in QUICK:
         row = overload[name]
         counts = [count for count, _ in row["per_process"]]
         assert sum(counts) == row["requests"] - row["errors"], name
@@ -75,10 +77,31 @@ def test_overload_rows_say_how_the_processes_shared_the_work(
     for name in ("uvicorn-1-worker", "granian-default"):
         assert overload[name]["processes_seen"] == 1
         assert overload[name]["busiest_share"] == 1
-    per_worker = [name for name in CONFIGS if name.endswith("-per-worker")]
+    per_worker = [name for name in QUICK if name.endswith("-per-worker")]
     assert len(per_worker) == 3
     for name in per_worker:  # one process per core (the plan), each behind its own socket
         assert overload[name]["processes_seen"] == Machine.read().cores, name
+
+
+def test_native_worker_is_measured_beside_uvicorns(
+    quick_report: tuple[dict[str, Any], Path],
+) -> None:
+    """gunicorn's native asgi worker runs in the same run as uvicorn's, one loop per core, and
+    the report gives native / uvicorn-worker ratios computed from the two rows."""
+    report, _ = quick_report
+    rows = {(r["config"], r["load"]): r for r in report["runs"]}
+    native, uvicorn = (
+        rows[("servertune-gunicorn-native", "normal")],
+        rows[("servertune-gunicorn-asgi", "normal")],
+    )
+    assert native["rps"] > 0
+    assert rows[("servertune-gunicorn-native", "overload")]["processes_seen"] == (
+        Machine.read().cores
+    )
+    ratio = report["ratios"]["servertune-gunicorn-native / servertune-gunicorn-asgi normal req/s"]
+    assert ratio == round(native["rps"] / uvicorn["rps"], 3)
+    assert "servertune-gunicorn-native / servertune-gunicorn-asgi overload p99" in report["ratios"]
+    assert not any("native-per-worker" in key for key in report["ratios"])
 
 
 def test_no_server_port_or_process_is_left(quick_report: tuple[dict[str, Any], Path]) -> None:

@@ -14,7 +14,10 @@ from servertune.sizing import make_plan
 def _scenario(tmp_path: Path) -> tuple[AsgiServers, Any]:
     scenario = AsgiServers()
     run: Any = SimpleNamespace(
-        size=AsgiServers.sizes.full, repeats=1, stack=SimpleNamespace(dir=tmp_path)
+        size=AsgiServers.sizes.full,
+        repeats=1,
+        stack=SimpleNamespace(dir=tmp_path),
+        options=SimpleNamespace(quick=False),
     )
     scenario.setup(run)
     scenario.plan = make_plan(scenario.workload)
@@ -51,3 +54,28 @@ def test_targets_follow_overload_p99_and_normal_throughput(tmp_path: Path) -> No
         120 / 90, 3
     )
     assert all(f"{name} overload p99 / unloaded p99" in report.ratios for name in DEFAULTS)
+
+
+def test_native_worker_ratios_come_from_the_two_rows(tmp_path: Path) -> None:
+    """native / uvicorn-worker ratios divide the native layout's median by uvicorn's worker's,
+    shared socket with shared socket and per worker with per worker."""
+    scenario, run = _scenario(tmp_path)
+    levels = scenario.levels(run, CONFIGS[0])
+    samples = {}
+    for config in CONFIGS:
+        native = "native" in config
+        for level, rps, p99 in zip(
+            levels,
+            (20.0, 150.0 if native else 100.0, 100.0),
+            (200.0, 300.0, 400.0 if native else 800.0),
+            strict=True,
+        ):
+            samples[(config, level)] = [_row(config, level, rps, p99)]
+    ratios = scenario.summarize(run, Results(samples)).ratios
+    for native, uvicorn in (
+        ("servertune-gunicorn-native", "servertune-gunicorn-asgi"),
+        ("servertune-gunicorn-native-per-worker", "servertune-gunicorn-asgi-per-worker"),
+    ):
+        assert ratios[f"{native} / {uvicorn} normal req/s"] == 1.5
+        assert ratios[f"{native} / {uvicorn} overload p99"] == 0.5
+        assert ratios[f"{native} / {uvicorn} unloaded p99"] == 1.0

@@ -18,6 +18,7 @@ __all__ = [
     "Machine",
     "free_threaded_build",
     "read_gil_enabled",
+    "read_gunicorn_asgi_worker",
     "read_memory_limit_mb",
     "read_somaxconn",
 ]
@@ -29,8 +30,9 @@ _NO_LIMIT_BYTES = 1 << 62
 
 
 class Machine(BaseModel):
-    """Cores (with the source that decided them), the listen-queue cap, the memory limit, and
-    whether the Python running servertune has the GIL on."""
+    """Cores (with the source that decided them), the listen-queue cap, the memory limit,
+    whether the Python running servertune has the GIL on, and whether its gunicorn has the
+    native ASGI worker."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -48,6 +50,12 @@ class Machine(BaseModel):
         default=None,
         description="whether the Python running servertune has the GIL on "
         "(sys._is_gil_enabled()); None when not read (a machine described by hand)",
+    )
+    gunicorn_asgi_worker: bool | None = Field(
+        default=None,
+        description="whether the installed gunicorn has its native 'asgi' worker (in "
+        "gunicorn.workers.SUPPORTED_WORKERS); False when gunicorn is not installed, None when "
+        "not read (a machine described by hand)",
     )
 
     @classmethod
@@ -67,6 +75,7 @@ def _read_once() -> Machine:
         somaxconn=read_somaxconn(),
         memory_limit_mb=read_memory_limit_mb(),
         gil_enabled=read_gil_enabled(),
+        gunicorn_asgi_worker=read_gunicorn_asgi_worker(),
     )
 
 
@@ -82,6 +91,20 @@ def read_gil_enabled() -> bool:
     build (3.13t+) unless PYTHON_GIL=1 or an extension without free-threading support turned it on."""
     check = getattr(sys, "_is_gil_enabled", None)
     return True if check is None else bool(check())
+
+
+def read_gunicorn_asgi_worker() -> bool:
+    """Whether the gunicorn importable here registers the native `asgi` worker class (gunicorn
+    24.0 added it as a beta, 25.1 made it stable); False when gunicorn is not installed.
+
+    Reads gunicorn's own registry of worker names (`gunicorn.workers.SUPPORTED_WORKERS`, what
+    `-k asgi` is looked up in), never the version number: the registry is what gunicorn obeys.
+    """
+    try:
+        from gunicorn.workers import SUPPORTED_WORKERS  # type: ignore[import-untyped]
+    except ImportError:
+        return False
+    return "asgi" in SUPPORTED_WORKERS
 
 
 def read_somaxconn(path: str = "/proc/sys/net/core/somaxconn") -> int:

@@ -104,6 +104,7 @@ FIELD_ALLOWED: dict[str, str] = {
     "interface": "'wsgi' or 'asgi'",
     "sync_views": "true or false",
     "gil": "'enabled' or 'disabled'",
+    "gunicorn_asgi_worker": "'auto', 'native' or 'uvicorn'",
     "static": (
         "/prefix/=/absolute/dir, comma-separated for several; letters, digits and . _ - "
         "(no '..', spaces or quotes), each prefix once"
@@ -305,6 +306,13 @@ class Workload(BaseModel):
         "free-threaded build (3.13t+) where sys._is_gil_enabled() stays False while the app "
         "serves; `measure` writes what it saw",
         json_schema_extra={"unit": "GIL"},
+    )
+    gunicorn_asgi_worker: Literal["auto", "native", "uvicorn"] = Field(
+        default="auto",
+        description="ASGI on gunicorn (gen gunicorn-asgi): 'native' is gunicorn's own asgi "
+        "worker (stable since gunicorn 25.1), 'uvicorn' the worker of the uvicorn-worker "
+        "package; 'auto' takes the native one when the installed gunicorn has it",
+        json_schema_extra={"unit": "worker class"},
     )
 
     # --- one machine is not enough: several app hosts, or a Kubernetes Deployment ---

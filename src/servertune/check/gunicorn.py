@@ -40,14 +40,23 @@ _MARK = "@@servertune-check@@"
 #: gunicorn's documented defaults (docs.gunicorn.org/en/stable/settings.html), used only to say
 #: "default" beside a value the file did not set; the values themselves come from gunicorn.
 GUNICORN_DEFAULTS = {"keepalive": 2, "timeout": 30, "graceful_timeout": 30, "backlog": 2048}
-#: gunicorn worker classes that run an ASGI app, one event loop per process: uvicorn's workers,
-#: from the uvicorn-worker package (`gen gunicorn-asgi` writes a subclass of its UvicornWorker)
-#: and from uvicorn itself (deprecated there, still common). A config whose worker class is one
-#: of these, or derives from one, is compared with the ASGI plan: its `threads` mean nothing.
+#: gunicorn worker classes that run an ASGI app, one event loop per process: gunicorn's native
+#: `asgi` worker (`-k asgi`, `worker_class = "asgi"`, the `egg:` spelling or its class path; what
+#: `gen gunicorn-asgi` writes where gunicorn has it), uvicorn's workers from the uvicorn-worker
+#: package (`gen gunicorn-asgi` writes a subclass of its UvicornWorker otherwise) and from uvicorn
+#: itself (deprecated there, still common). A config whose worker class is one of these, or
+#: derives from one, is compared with the ASGI plan: its `threads` mean nothing.
 ASGI_WORKER_CLASSES = frozenset(
-    f"{module}.{name}"
-    for module in ("uvicorn_worker", "uvicorn_worker._workers", "uvicorn.workers")
-    for name in ("UvicornWorker", "UvicornH11Worker")
+    {
+        "asgi",
+        "egg:gunicorn#asgi",
+        "gunicorn.workers.gasgi.ASGIWorker",
+        *(
+            f"{module}.{name}"
+            for module in ("uvicorn_worker", "uvicorn_worker._workers", "uvicorn.workers")
+            for name in ("UvicornWorker", "UvicornH11Worker")
+        ),
+    }
 )
 
 

@@ -371,7 +371,7 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
         if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
             continue
         if app.interface == "asgi" or app.kind not in ("gunicorn", "uwsgi"):
-            # uvicorn's worker runs one event loop (gunicorn's `threads` is unused); granian's
+            # an ASGI worker runs one event loop (gunicorn's `threads` is unused); granian's
             # blocking threads are its own pool, and gen-per-worker is no fix for it.
             continue
         if app.kind == "uwsgi":

@@ -164,6 +164,7 @@ class Plan(BaseModel):
     admission_limit: int | None = derived("requests")
     executor_threads: int | None = derived("threads per process", explain_only=True)
     limit_concurrency: int | None = derived("connections")
+    gunicorn_asgi_worker: str | None = derived("worker class")
     asgi_keepalive_s: int | None = derived("s")
     asgi_max_requests: int | None = derived("requests")
     granian_blocking_threads: int = derived("threads per process")

@@ -119,13 +119,13 @@ TARGETS: Mapping[str, Target] = {
     "gunicorn-asgi": Target(
         "gunicorn-asgi.conf.py",
         render_gunicorn_asgi,
-        "gunicorn with uvicorn's worker (uvicorn-worker), one shared socket",
+        "gunicorn with its native asgi worker or uvicorn's, one shared socket",
         ASGI,
     ),
     "gunicorn-asgi-per-worker": Target(
         "gunicorn-asgi-per-worker.conf.py",
         render_gunicorn_asgi_per_worker,
-        "one gunicorn with one uvicorn worker per socket (SERVERTUNE_WORKER=0..N-1)",
+        "one gunicorn with one ASGI worker per socket (SERVERTUNE_WORKER=0..N-1)",
         ASGI,
     ),
     "granian": Target(

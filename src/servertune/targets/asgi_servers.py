@@ -1,4 +1,4 @@
-"""The ASGI servers' files: uvicorn and granian launch scripts, gunicorn with uvicorn's worker.
+"""The ASGI servers' files: uvicorn and granian launch scripts, gunicorn with an ASGI worker.
 
 Each server has two layouts. One shared socket (`uvicorn.sh`, `granian.sh`,
 `gunicorn-asgi.conf.py`, behind `nginx-asgi.conf`): the kernel hands connections to whichever
@@ -88,6 +88,8 @@ def _overload_note(plan: Plan, server: str) -> dict[str, Any] | None:
         "per_worker_target": target,
         "rps_ratio": f"{ASGI_NORMAL_RPS[target] / ASGI_NORMAL_RPS[server]:.2f}",
         "prefer": prefers_per_worker(server, target),
+        # The recorded numbers are of uvicorn's worker: say so in a file with the native one.
+        "native_worker": server == "gunicorn-asgi" and plan.gunicorn_asgi_worker == "asgi",
         "target": f"{ASGI_OVERLOAD_P99_TARGET:g}",
     }
 
@@ -150,7 +152,8 @@ def render_granian_per_worker(plan: Plan) -> str:
 
 
 def render_gunicorn_asgi(plan: Plan) -> str:
-    """gunicorn-asgi.conf.py: gunicorn's arbiter over uvicorn workers (uvicorn-worker package)."""
+    """gunicorn-asgi.conf.py: gunicorn's arbiter over the plan's ASGI worker class (gunicorn's
+    native asgi worker, or uvicorn's from the uvicorn-worker package)."""
     return render_template(
         "gunicorn-asgi.conf.py.j2",
         plan=plan,
@@ -161,7 +164,7 @@ def render_gunicorn_asgi(plan: Plan) -> str:
 
 
 def render_gunicorn_asgi_per_worker(plan: Plan) -> str:
-    """gunicorn-asgi-per-worker.conf.py: one gunicorn with one uvicorn worker per socket."""
+    """gunicorn-asgi-per-worker.conf.py: one gunicorn with one ASGI worker per socket."""
     return render_template(
         "gunicorn-asgi-per-worker.conf.py.j2",
         plan=plan,

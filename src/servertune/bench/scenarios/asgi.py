@@ -8,11 +8,15 @@ the requests Little's law puts in flight at the loops' capacity. Configurations,
 nginx on 127.0.0.1:
 
 * `servertune-uvicorn`, `servertune-gunicorn-asgi`, `servertune-granian`: exactly
-  `servertune gen uvicorn | gunicorn-asgi | granian` + `gen nginx-asgi`;
+  `servertune gen uvicorn | gunicorn-asgi | granian` + `gen nginx-asgi`, gunicorn with
+  uvicorn's worker (`--gunicorn-asgi-worker uvicorn`);
+* `servertune-gunicorn-native`: the same `gen gunicorn-asgi` with gunicorn's native asgi
+  worker (`--gunicorn-asgi-worker native`), so the two workers meet in one run;
 * `servertune-uvicorn-per-worker`, `servertune-gunicorn-asgi-per-worker`,
-  `servertune-granian-per-worker`: the same numbers, one one-worker instance per socket
-  (`servertune gen uvicorn-per-worker | gunicorn-asgi-per-worker | granian-per-worker` +
-  `gen nginx-asgi-per-worker`) behind nginx least_conn;
+  `servertune-granian-per-worker`, `servertune-gunicorn-native-per-worker`: the same numbers,
+  one one-worker instance per socket (`servertune gen uvicorn-per-worker |
+  gunicorn-asgi-per-worker | granian-per-worker` + `gen nginx-asgi-per-worker`) behind nginx
+  least_conn (the quick mode leaves out the native per-worker layout, to stay quick);
 * `uvicorn-2n+1`: `uvicorn --workers (2 x cores) + 1`, uvicorn's other flags at their defaults;
 * `uvicorn-1-worker` and `granian-default`: the servers' own defaults (one worker);
   the defaults sit behind nginx from the same plan without its admission limit.
@@ -65,11 +69,20 @@ CONFIGS = (
     "servertune-uvicorn-per-worker",
     "servertune-gunicorn-asgi-per-worker",
     "servertune-granian-per-worker",
+    "servertune-gunicorn-native",
+    "servertune-gunicorn-native-per-worker",
     "uvicorn-2n+1",
     "uvicorn-1-worker",
     "granian-default",
 )
 DEFAULTS = ("uvicorn-2n+1", "uvicorn-1-worker", "granian-default")
+#: gunicorn's native asgi worker beside uvicorn's: (native config, uvicorn-worker config).
+NATIVE_PAIRS = (
+    ("servertune-gunicorn-native", "servertune-gunicorn-asgi"),
+    ("servertune-gunicorn-native-per-worker", "servertune-gunicorn-asgi-per-worker"),
+)
+#: Left out of the quick mode (tests): the shared native layout already starts the native worker.
+QUICK_SKIPS = ("servertune-gunicorn-native-per-worker",)
 
 
 @dataclass(frozen=True)
@@ -98,7 +111,8 @@ def _configs(base: Any, stack: Any, cores: int) -> list[_Config]:
 
     naive_workers = 2 * cores + 1
     placed = place(base, stack, naive_workers)
-    ours = plan_for(placed)
+    ours = plan_for(placed.model_copy(update={"gunicorn_asgi_worker": "uvicorn"}))
+    native = plan_for(placed.model_copy(update={"gunicorn_asgi_worker": "native"}))
     no_admission = {
         "admission_limit": Forced(None, "forced by the benchmark: the defaults admit everything")
     }
@@ -109,6 +123,10 @@ def _configs(base: Any, stack: Any, cores: int) -> list[_Config]:
     ]
     for server in ("uvicorn", "gunicorn-asgi", "granian"):
         configs.append(_Config(f"servertune-{server}-per-worker", server, ours, per_worker=True))
+    configs.append(_Config("servertune-gunicorn-native", "gunicorn-asgi", native))
+    configs.append(
+        _Config("servertune-gunicorn-native-per-worker", "gunicorn-asgi", native, per_worker=True)
+    )
     host, port = "127.0.0.1", str(ours.shared_socket.port)
     app, app_dir = placed.app, str(placed.app_dir)
     naive_many = plan_for(
@@ -198,6 +216,8 @@ class AsgiServers(BaseScenario[AsgiSizes]):
         self.plan: Any = None
 
     def configs(self, run: Run[AsgiSizes]) -> tuple[str, ...]:
+        if run.options.quick:
+            return tuple(name for name in CONFIGS if name not in QUICK_SKIPS)
         return CONFIGS
 
     def levels(self, run: Run[AsgiSizes], config: str) -> tuple[Level, ...]:
@@ -260,7 +280,8 @@ class AsgiServers(BaseScenario[AsgiSizes]):
         from servertune.bench.harness.wrk import find_wrk
 
         levels = self.levels(run, OURS)
-        runs = [results.median(name, level) for name in CONFIGS for level in levels]
+        names = self.configs(run)
+        runs = [results.median(name, level) for name in names for level in levels]
         plan = self.plan
         report = Report(scenario="asgi", runs=runs, ceiling_rps=round(plan.asgi_capacity_rps, 1))
         report.versions = {
@@ -272,19 +293,19 @@ class AsgiServers(BaseScenario[AsgiSizes]):
         def row(name: str, load: str) -> dict[str, Any]:
             return next(r for r in runs if r["config"] == name and r["load"] == load)
 
-        for name in CONFIGS:
+        for name in names:
             unloaded_p99 = row(name, "unloaded")["p99_ms"]
             over = row(name, "overload")
             over["p99_over_unloaded"] = (
                 round(over["p99_ms"] / unloaded_p99, 3) if over["p99_ms"] and unloaded_p99 else None
             )
         best_default = max(row(name, "normal")["rps"] for name in DEFAULTS)
-        ours = [name for name in CONFIGS if name.startswith("servertune")]
+        ours = [name for name in names if name.startswith("servertune")]
         for name in ours:
             report.ratios[f"{name} normal req/s / best default"] = round(
                 row(name, "normal")["rps"] / best_default, 3
             )
-        for name in CONFIGS:
+        for name in names:
             report.ratios[f"{name} overload p99 / unloaded p99"] = row(name, "overload")[
                 "p99_over_unloaded"
             ] or float("nan")
@@ -296,6 +317,15 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             report.ratios[f"per-worker / shared {server} normal req/s"] = (
                 round(per_worker["rps"] / shared["rps"], 3) if shared["rps"] else float("nan")
             )
+        for native, uvicorn in NATIVE_PAIRS:
+            if native not in names:
+                continue
+            for load, key in (("normal", "rps"), ("unloaded", "p99_ms"), ("overload", "p99_ms")):
+                theirs, mine = row(uvicorn, load)[key], row(native, load)[key]
+                what = "req/s" if key == "rps" else "p99"
+                report.ratios[f"{native} / {uvicorn} {load} {what}"] = (
+                    round(mine / theirs, 3) if theirs else float("nan")
+                )
         for name in ours:
             report.targets.append(
                 Target(
@@ -333,6 +363,11 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             (
                 "busiest_share: the share of the admitted requests under overload that the "
                 "busiest process answered (0.5 is even for 2 processes)"
+            ),
+            (
+                "servertune-gunicorn-native*: gunicorn's native asgi worker, with the numbers of "
+                "servertune-gunicorn-asgi* (uvicorn's worker); the native / uvicorn ratios "
+                "compare the two in this run (req/s: above 1 favours native; p99: below 1 does)"
             ),
             f"medians of {run.repeats} interleaved run(s)",
         ]

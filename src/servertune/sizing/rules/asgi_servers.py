@@ -1,4 +1,4 @@
-"""Flags of the ASGI servers (uvicorn, gunicorn's uvicorn worker, granian) from the plan.
+"""Flags of the ASGI servers (uvicorn, gunicorn's ASGI workers, granian) from the plan.
 
 Each number restates a choice made elsewhere (admission, keep-alive order, recycling) in the
 server's own terms, and steers around the pitfalls users report with these servers.
@@ -7,15 +7,59 @@ server's own terms, and steers around the pitfalls users report with these serve
 from __future__ import annotations
 
 from servertune.machine import Machine
-from servertune.sizing.plan import Derivation
+from servertune.sizing.plan import Derivation, PlanError
 from servertune.workload import Workload
+
+#: gunicorn's worker classes for an ASGI app, as `worker_class` names them.
+NATIVE_WORKER = "asgi"
+UVICORN_WORKER = "uvicorn_worker.UvicornWorker"
+
+
+def gunicorn_asgi_worker(w: Workload, m: Machine) -> tuple[str, str]:
+    """gunicorn's worker class for the ASGI app and why: the native one when asked, or for
+    'auto' when the installed gunicorn registers it; uvicorn's worker otherwise."""
+    native = (
+        "gunicorn's native asgi worker (no uvicorn-worker package; it does not enforce "
+        "worker_connections, so nginx's limit_conn is the only admission)"
+    )
+    uvicorn = (
+        "uvicorn's worker (uvicorn-worker package), which also applies the plan's limit_concurrency"
+    )
+    if w.gunicorn_asgi_worker == "native":
+        if m.gunicorn_asgi_worker is False:
+            raise PlanError(
+                "gunicorn_asgi_worker: 'native', but the gunicorn installed here has no 'asgi' "
+                "worker (not in gunicorn.workers.SUPPORTED_WORKERS, or gunicorn is not "
+                "installed): pip install 'gunicorn>=25.1', or choose 'uvicorn'"
+            )
+        seen = (
+            "the installed gunicorn has it"
+            if m.gunicorn_asgi_worker
+            else "the gunicorn it runs under was not read here: it needs gunicorn >= 25.1"
+        )
+        return NATIVE_WORKER, f"'native' as asked ({seen}): {native}"
+    if w.gunicorn_asgi_worker == "uvicorn":
+        return UVICORN_WORKER, f"'uvicorn' as asked: {uvicorn}"
+    if m.gunicorn_asgi_worker:
+        return NATIVE_WORKER, f"'auto', and the installed gunicorn has it: {native}"
+    if m.gunicorn_asgi_worker is False:
+        return UVICORN_WORKER, (
+            f"'auto', and the installed gunicorn has no native asgi worker (older than 24.0, "
+            f"or not installed): {uvicorn}"
+        )
+    return UVICORN_WORKER, (
+        f"'auto', and the gunicorn it runs under was not read (a machine described by hand): "
+        f"{uvicorn}, which any gunicorn runs; 'native' needs gunicorn >= 25.1"
+    )
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
-    """uvicorn's limit and keep-alive, recycling only under a supervisor, granian's pools."""
+    """uvicorn's limit and keep-alive, gunicorn's ASGI worker class, recycling only under a
+    supervisor, granian's pools."""
     processes = d.get_int("processes")
     asgi = w.interface == "asgi"
     if asgi:
+        d.put("gunicorn_asgi_worker", *gunicorn_asgi_worker(w, m))
         admission = d.values["admission_limit"]
         idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
         d.put(
@@ -48,7 +92,12 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             )
         d.put("asgi_max_requests", recycle, reason)
     else:
-        for name in ("limit_concurrency", "asgi_keepalive_s", "asgi_max_requests"):
+        for name in (
+            "limit_concurrency",
+            "gunicorn_asgi_worker",
+            "asgi_keepalive_s",
+            "asgi_max_requests",
+        ):
             d.put(name, None, "interface is 'wsgi': no ASGI server")
 
     d.put(
