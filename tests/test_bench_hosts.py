@@ -203,3 +203,18 @@ def test_every_server_stopped_and_every_namespace_removed(
         assert group_members(server["pgid"]) == []
     kinds = {s["kind"] for s in report["servers"]}
     assert kinds == {"gunicorn", "nginx", "haproxy"}
+
+
+def test_nginx_marks_an_upstream_host_down_for_its_drain() -> None:
+    """`render_nginx(..., down=[i])` with `upstream`: exactly host i is `down`; others serve."""
+    from servertune.render import render_nginx
+    from servertune.sizing import plan_for
+    from servertune.workload import Workload
+
+    hosts = ("198.18.0.11:8000=1", "198.18.0.12:8000=1", "198.18.0.13:8000=2")
+    plan = plan_for(Workload(cores=1, upstream=hosts))
+    text = render_nginx(plan, "gunicorn", "shared", down=[1])
+    servers = [line.strip() for line in text.splitlines() if line.strip().startswith("server 198")]
+    assert [line.endswith(" down;") for line in servers] == [False, True, False]
+    with pytest.raises(ValueError, match="not among the 3 upstream servers"):
+        render_nginx(plan, "gunicorn", "shared", down=[3])
