@@ -303,8 +303,11 @@ class Hosts(BaseScenario[HostsSizes]):
 
     # --- configs -------------------------------------------------------------------------------
 
-    def workload(self, cores: dict[str, int], hosts: Sequence[str], bind: str = "") -> Any:
-        """The workload a user would describe: this app, these hosts and their cores."""
+    def workload(
+        self, cores: dict[str, int], hosts: Sequence[str], bind: str = "", relay: bool = False
+    ) -> Any:
+        """The workload a user would describe: this app, these hosts and their cores (with a
+        relay in front, gunicorn binds the host's loopback and the relay its address)."""
         from servertune.workload import Workload
 
         return Workload.model_validate(
@@ -314,8 +317,8 @@ class Hosts(BaseScenario[HostsSizes]):
                 "cpu_fraction": CPU_FRACTION,
                 "app": self.app,
                 "app_dir": str(self.app_dir),
-                "bind_host": HOSTS[bind] if bind else "127.0.0.1",
-                "base_port": APP_PORT,
+                "bind_host": HOSTS[bind] if bind and not relay else "127.0.0.1",
+                "base_port": INNER_PORT if relay else APP_PORT,
                 "listen_host": HOSTS["nginx"],
                 "listen_port": NGINX_PORT,
                 "lb_listen_host": HOSTS["lb"],
@@ -325,7 +328,12 @@ class Hosts(BaseScenario[HostsSizes]):
         )
 
     def files(
-        self, config: str, cores: dict[str, int], hosts: Sequence[str], down: Sequence[int] = ()
+        self,
+        config: str,
+        cores: dict[str, int],
+        hosts: Sequence[str],
+        down: Sequence[int] = (),
+        relay: bool = False,
     ) -> tuple[Any, dict[str, str]]:
         """(the plan, {file name: text}): haproxy.cfg, nginx.conf, gunicorn-HOST.conf.py."""
         from servertune.render import render_gunicorn, render_haproxy, render_nginx
@@ -334,13 +342,13 @@ class Hosts(BaseScenario[HostsSizes]):
         plan = plan_for(self.workload(cores, hosts))
         files: dict[str, str] = {}
         for host in APPS:
-            host_plan = plan_for(self.workload(cores, hosts, bind=host))
+            host_plan = plan_for(self.workload(cores, hosts, bind=host, relay=relay))
             if config == "servertune":
                 files[f"gunicorn-{host}.conf.py"] = render_gunicorn(host_plan, "shared")
             else:
                 files[f"gunicorn-{host}.conf.py"] = DEFAULTS_GUNICORN.format(
                     app=self.app,
-                    bind=f"{HOSTS[host]}:{APP_PORT}",
+                    bind=f"127.0.0.1:{INNER_PORT}" if relay else f"{HOSTS[host]}:{APP_PORT}",
                     workers=host_plan.processes,
                     threads=host_plan.threads,
                 )
@@ -419,7 +427,7 @@ class Hosts(BaseScenario[HostsSizes]):
             (home / temp).mkdir()
         ledger = home / "ledger"
         ledger.mkdir()
-        plan, files = self.files(config, cores, hosts)
+        plan, files = self.files(config, cores, hosts, relay=relay)
         if config == "servertune":
             self.plans[label] = plan
         for name, text in files.items():
