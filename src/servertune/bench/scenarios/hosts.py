@@ -699,6 +699,14 @@ def _timeout_s(plan: Any) -> float:
     return float(plan.upstream_connect_timeout_s) if plan is not None else 2.0
 
 
+def _tally(values: Any) -> str:
+    """`502x3 0x1`: each value and how often it came, in order of value."""
+    counts: dict[int, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return " ".join(f"{value}x{count}" for value, count in sorted(counts.items()))
+
+
 def _nginx_log(path: Path) -> list[tuple[float, str]]:
     """(start of the request, the hosts nginx tried) for each line of the bench's access log."""
     tried = []
@@ -736,6 +744,8 @@ def _rows(
             "post_failed": sum(1 for s in posts if s.status != 200),
             "post_replayed": sum(1 for s in posts if s.order and counts.get(s.order, 0) > 1),
             "waited_past": sum(1 for s in inside if s.ms > timeout_s * 1000),
+            # How the failures failed: HTTP status, or 0 for no answer at all (closed, reset).
+            "failed_by": _tally(s.status for s in inside if s.status != 200),
             "max_ms": round(max((s.ms for s in inside), default=0.0), 1),
         }
         if dead:
