@@ -23,6 +23,7 @@ __all__ = [
     "GIL_SATURATION",
     "HPA_MAX_TARGET_PERCENT",
     "KEEPALIVE_MARGIN_S",
+    "LB_RETRY_ON",
     "LB_REUSE",
     "LIMIT_REQUEST_FIELDS",
     "LIMIT_REQUEST_FIELD_SIZE",
@@ -178,6 +179,13 @@ UPSTREAM_CONNECT_TIMEOUT_S = 2
 #: breaking existing connections quickly after releasing them": nginx's keep-alive outlives the
 #: balancer's idle timeout (KEEPALIVE_MARGIN_S), which is what makes that true.
 LB_REUSE = "always"
+#: HAProxy resends an idempotent request (GET, HEAD, PUT, DELETE, OPTIONS) when the connection to
+#: nginx failed or closed before any answer (`retry-on conn-failure empty-response`); POST and
+#: PATCH are never resent (`http-request disable-l7-retry`). `bench hosts` measured the need: every
+#: nginx reload (a drained host going down and back) closes the old workers' idle connections,
+#: and a GET HAProxy sent into one as it closed failed (3 GETs in one full run, 0 POSTs) - the
+#: keep-alive race the `retry-on` keyword was made for (HAProxy 2.0, "L7 retries").
+LB_RETRY_ON = ("conn-failure", "empty-response")
 #: The first Kubernetes minor version with the preStop `sleep` action GA (KEP-3960: alpha 1.29,
 #: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
 NATIVE_SLEEP_K8S_VERSION = (1, 34)

@@ -134,6 +134,7 @@ class Plan(BaseModel):
     lb_server_timeout_s: int = derived("s")
     lb_connect_timeout_s: int = derived("s")
     lb_reuse: str = derived("strategy")
+    lb_retry_on: tuple[str, ...] = derived("conditions")
     # Kubernetes (rules/cluster.py).
     cpu_limit_cores: int = derived("cores")
     python_cpu_count: int = derived("cores")

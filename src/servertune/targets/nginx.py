@@ -21,12 +21,14 @@ def render_nginx(
     """least_conn over the per-worker sockets (or the one shared socket) of `backend`, or over the
     app hosts of `upstream` when given.
 
-    `down` holds indices of local sockets to mark `down`: an instance being drained before it is
-    stopped (nginx sends it nothing new after a reload; the old workers finish what they sent).
+    `down` holds indices of local sockets (of the app hosts, with `upstream`) to mark `down`: an
+    instance or host being drained before it is stopped (nginx sends it nothing new after a
+    reload; the old workers finish what they sent).
     """
     servers = list(plan.sockets) if layout == "per-worker" else [plan.shared_socket]
-    if any(not 0 <= i < len(servers) for i in down):
-        raise ValueError(f"down: {sorted(down)} is not among the {len(servers)} sockets")
+    endpoints = list(plan.upstream_hosts) or [s.endpoint for s in servers]
+    if any(not 0 <= i < len(endpoints) for i in down):
+        raise ValueError(f"down: {sorted(down)} is not among the {len(endpoints)} upstream servers")
     w = plan.workload
     return render_template(
         "nginx-site.conf.j2" if snippet else "nginx.conf.j2",
@@ -35,7 +37,7 @@ def render_nginx(
         backend=backend,
         upstream=f"servertune_{backend}",
         servers=[s.endpoint for s in servers],
-        down=[servers[i].endpoint for i in sorted(down)],
+        down=[endpoints[i] for i in sorted(down)],
         # `upstream` given: nginx balances those hosts (weight = cores) instead of local sockets.
         hosts=list(zip(plan.upstream_hosts, plan.upstream_weights, strict=True)),
         listen=host_port(w.listen_host, w.listen_port),

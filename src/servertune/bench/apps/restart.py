@@ -1,7 +1,7 @@
 """The app `bench restart` and the multi-host tests serve: quick GETs, slow GETs, counted POSTs.
 
 `GET /quick` answers after a few ms of work, `GET /slow` after a slow call, `POST /order?id=X`
-writes X to a ledger (one line per arrival, one file per process, O_APPEND) before answering: a
+writes X to a ledger (with `SERVERTUNE_BENCH_HOST` set every answer names the host in `X-Served-By`) (one line per arrival, one file per process, O_APPEND) before answering: a
 POST that arrives twice anywhere (a replay) shows as an id written twice across the ledgers.
 """
 
@@ -17,6 +17,8 @@ SLOW_S = float(os.environ.get("SERVERTUNE_BENCH_SLOW_S", "2"))
 QUICK_S = float(os.environ.get("SERVERTUNE_BENCH_QUICK_S", "0.005"))
 #: Directory of the POST ledgers (unset: POSTs are answered but not counted).
 LEDGER_DIR = os.environ.get("SERVERTUNE_BENCH_LEDGER", "")
+#: The host's name, sent back as `X-Served-By` (unset: no header): which host answered.
+HOST = os.environ.get("SERVERTUNE_BENCH_HOST", "")
 
 
 def _record(order_id: str) -> None:
@@ -45,7 +47,10 @@ def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable
     else:
         time.sleep(QUICK_S)
         body = b"ok"
-    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    headers = [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
+    if HOST:
+        headers.append(("X-Served-By", HOST))
+    start_response("200 OK", headers)
     return [body]
 
 

@@ -5,7 +5,8 @@ connection the server has just closed. Between two hosts the FIN is in flight fo
 and a request sent in that window meets a closed socket: nginx answers 502. This relay forwards
 bytes at once both ways but delivers the server's close `delay` seconds late, and resets
 nginx's side when a request arrives for a server that has already closed (the RST a real
-server's kernel sends). Run: `python -m servertune.bench.harness.delay_relay LISTEN_PORT TARGET_PORT DELAY_S`.
+server's kernel sends). Run: `python -m servertune.bench.harness.delay_relay LISTEN_PORT TARGET_PORT DELAY_S [LISTEN_HOST]`
+(LISTEN_HOST: 127.0.0.1 unless given; a host of `bench hosts` listens on its own address).
 """
 
 from __future__ import annotations
@@ -69,22 +70,23 @@ async def _connection(
     await asyncio.gather(down(), up(), return_exceptions=True)
 
 
-async def relay(listen: int, target: int, delay: float) -> None:
-    """Serve forever on 127.0.0.1:`listen`, relaying to 127.0.0.1:`target`."""
+async def relay(listen: int, target: int, delay: float, host: str = LOOPBACK) -> None:
+    """Serve forever on `host`:`listen`, relaying to 127.0.0.1:`target`."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _connection(reader, writer, target, delay)
 
-    server = await asyncio.start_server(handle, LOOPBACK, listen)
+    server = await asyncio.start_server(handle, host, listen)
     async with server:
         await server.serve_forever()
 
 
 def main(argv: list[str]) -> None:
-    """`LISTEN_PORT TARGET_PORT DELAY_S`."""
+    """`LISTEN_PORT TARGET_PORT DELAY_S [LISTEN_HOST]`."""
     listen, target, delay = int(argv[0]), int(argv[1]), float(argv[2])
+    host = argv[3] if len(argv) > 3 else LOOPBACK
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(relay(listen, target, delay))
+        asyncio.run(relay(listen, target, delay, host))
 
 
 if __name__ == "__main__":

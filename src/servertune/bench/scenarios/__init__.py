@@ -19,6 +19,7 @@ SCENARIOS: dict[str, str] = {
     "cold-start": "servertune.bench.scenarios.cold_start:ColdStart",
     "granian-threads": "servertune.bench.scenarios.granian_threads:GranianThreads",
     "hol": "servertune.bench.scenarios.hol:HeadOfLine",
+    "hosts": "servertune.bench.scenarios.hosts:Hosts",
     "idle-race": "servertune.bench.scenarios.idle_race:IdleRace",
     "keepalive-chain": "servertune.bench.scenarios.keepalive_chain:KeepaliveChain",
     "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",

@@ -10,7 +10,12 @@ balancer's idle timeout; these numbers make the balancer the one the chain assum
 from __future__ import annotations
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import LB_REUSE, READ_TIMEOUT_MARGIN_S, UPSTREAM_CONNECT_TIMEOUT_S
+from servertune.sizing.defaults import (
+    LB_RETRY_ON,
+    LB_REUSE,
+    READ_TIMEOUT_MARGIN_S,
+    UPSTREAM_CONNECT_TIMEOUT_S,
+)
 from servertune.sizing.plan import Derivation
 from servertune.workload import Workload
 
@@ -53,4 +58,12 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         f"`http-reuse {LB_REUSE}`: any request may go over any idle connection to nginx, as a "
         "cloud load balancer does; nginx's keep-alive is above the idle timeout, so nginx closes "
         "only connections the balancer has left unused past it",
+    )
+    d.put(
+        "lb_retry_on",
+        LB_RETRY_ON,
+        f"`retry-on {' '.join(LB_RETRY_ON)}` for GET, HEAD, PUT, DELETE and OPTIONS only (POST and PATCH: "
+        "`disable-l7-retry`): a reused connection nginx closes as the request crosses it (an "
+        "nginx reload closes its idle ones) is answered by resending the request, not by a 502 "
+        "(bench hosts: without it GETs failed at the reloads of a rolling restart); a POST may have run",
     )
