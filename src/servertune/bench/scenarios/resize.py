@@ -69,7 +69,8 @@ class Resize(BaseScenario[ResizeSizes]):
     name = "resize"
     needs = ("gunicorn",)
     sizes = QuickFull(
-        quick=ResizeSizes(directions=("shrink",), seconds=1.0, repeats=1),
+        # 2 s: a 100 ms request slowed several times over on a busy machine still completes some.
+        quick=ResizeSizes(directions=("shrink",), seconds=2.0, repeats=1),
         full=ResizeSizes(directions=("shrink", "grow"), seconds=6.0, repeats=3),
     )
 
