@@ -117,7 +117,8 @@ FAIL_TIMEOUT_S = 5
 #: half the time, at concurrency = cores, over three full runs (docs/benchmarks.md): the per-worker
 #: layout's req/s over the shared layouts' (low, high), and their p99 over its own (low, high).
 #: At 4 x cores the layouts tie: every one spends the same CPU per request (about 50 ms) and the
-#: same share of the cores left by other work, so the rule keeps per-worker sockets at any load.
+#: same share of the cores left by other work (quiet machine: 0.98-1.03 x the req/s, p99 0.93-1.10
+#: x, inside the repeats' spread), so the rule keeps per-worker sockets at any load.
 BALANCE_AT_CORES_RPS = (0.97, 1.20)
 BALANCE_AT_CORES_P99 = (1.4, 2.3)
 #: A per-worker socket on this machine is never marked down (max_fails=0): a stopped worker's
