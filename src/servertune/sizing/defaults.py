@@ -114,7 +114,7 @@ MAX_FAILS = 3
 FAIL_TIMEOUT_S = 5
 #: What `servertune bench balance` measured for one socket per worker behind nginx least_conn
 #: against one shared socket (plain or with uWSGI's thunder-lock), 2 cores, requests holding the GIL
-#: half the time, at concurrency = cores, over three full runs (docs/benchmarks.md): the per-worker
+#: half the time, at concurrency = cores, over four full runs (docs/benchmarks.md): the per-worker
 #: layout's req/s over the shared layouts' (low, high), and their p99 over its own (low, high).
 #: At 4 x cores the layouts tie: every one spends the same CPU per request (about 50 ms) and the
 #: same share of the cores left by other work (quiet machine: 0.98-1.03 x the req/s, p99 0.93-1.10
