@@ -17,6 +17,8 @@ __all__ = [
     "ASGI_OVERLOAD_P99_TARGET",
     "ASGI_THROUGHPUT_NOISE",
     "BACKLOG_BURST_S",
+    "BALANCE_AT_CORES_P99",
+    "BALANCE_AT_CORES_RPS",
     "CONTAINER_METRIC_K8S_VERSION",
     "DEFAULT_SOMAXCONN",
     "FAIL_TIMEOUT_S",
@@ -110,6 +112,15 @@ MIN_CPU_MS_PER_REQUEST = 0.001
 #: A remote app host is skipped after 3 errors in its fail_timeout: one lost connection is noise.
 MAX_FAILS = 3
 FAIL_TIMEOUT_S = 5
+#: What `servertune bench balance` measured for one socket per worker behind nginx least_conn
+#: against one shared socket (plain or with uWSGI's thunder-lock), 2 cores, requests holding the GIL
+#: half the time, at concurrency = cores, over four full runs (docs/benchmarks.md): the per-worker
+#: layout's req/s over the shared layouts' (low, high), and their p99 over its own (low, high).
+#: At 4 x cores the layouts tie: every one spends the same CPU per request (about 50 ms) and the
+#: same share of the cores left by other work (quiet machine: 0.98-1.03 x the req/s, p99 0.93-1.10
+#: x, inside the repeats' spread), so the rule keeps per-worker sockets at any load.
+BALANCE_AT_CORES_RPS = (0.97, 1.20)
+BALANCE_AT_CORES_P99 = (1.4, 2.3)
 #: A per-worker socket on this machine is never marked down (max_fails=0): a stopped worker's
 #: socket refuses in microseconds and nginx passes the request to the next socket, so marking it
 #: down saves nothing, while two workers restarting within fail_timeout would leave no live

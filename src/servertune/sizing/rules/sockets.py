@@ -10,6 +10,8 @@ from servertune.sizing.defaults import (
     ASGI_OVERLOAD_FACTOR,
     ASGI_OVERLOAD_P99,
     ASGI_OVERLOAD_P99_TARGET,
+    BALANCE_AT_CORES_P99,
+    BALANCE_AT_CORES_RPS,
     SOCKET_MODE,
     SOCKET_UMASK,
     UNIX_PATH_MAX,
@@ -84,6 +86,11 @@ def _asgi_layouts(per_worker: bool) -> str:
     )
 
 
+def _span(low_high: tuple[float, float]) -> str:
+    """A measured range as the reasons print it: 0.97-1.2."""
+    return f"{low_high[0]:g}-{low_high[1]:g}"
+
+
 #: What `servertune bench asgi` measured, for the ASGI apps' socket reasons.
 _ASGI_MEASURED = (
     f"`servertune bench asgi` measured (p99 of admitted requests under {ASGI_OVERLOAD_FACTOR:g} x "
@@ -115,8 +122,11 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "sockets",
             workers,
             "one per worker (uWSGI map-socket / one gunicorn per socket) behind nginx least_conn: "
-            "a shared socket lets a busy process take requests an idle one could serve (bench "
-            "balance)",
+            "a shared socket lets a busy process take requests an idle one could serve; bench "
+            "balance (2 cores, requests holding the GIL half the time) measured "
+            f"{_span(BALANCE_AT_CORES_RPS)} x a shared socket's req/s (plain or thunder-lock) with "
+            f"{_span(BALANCE_AT_CORES_P99)} x lower p99 at concurrency = cores, and a tie at 4 x "
+            "cores, where every layout spends the same CPU per request",
         )
         d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
 
