@@ -33,17 +33,15 @@ import secrets
 import signal
 import socket
 import subprocess
-import threading
 import time
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from servertune.bench.harness.report import BenchInputError
 from servertune.bench.harness.stats import group_members
-from servertune.bench.harness.supervision import STOP_SIGNALS, Server, ServerError
+from servertune.bench.harness.supervision import STOP_SIGNALS, Server, ServerError, SignalsAsExit
 
 __all__ = [
     "BENCH_NET",
@@ -166,7 +164,7 @@ class Network:
     _pools: dict[str, concurrent.futures.ThreadPoolExecutor] = field(
         default_factory=dict, init=False
     )
-    _previous_handlers: dict[int, Any] = field(default_factory=dict, init=False)
+    _signals: SignalsAsExit = field(default_factory=SignalsAsExit, init=False)
 
     def __post_init__(self) -> None:
         for host, address in self.hosts.items():
@@ -181,9 +179,7 @@ class Network:
     def __enter__(self) -> Network:
         check_privilege(self.what)
         sweep_stale()
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGHUP):
-                self._previous_handlers[sig] = signal.signal(sig, _exit_on_signal)
+        self._signals.install()
         try:
             self._build()
         except BaseException:
@@ -200,9 +196,7 @@ class Network:
         try:
             self.close()
         finally:
-            for sig, handler in self._previous_handlers.items():
-                signal.signal(sig, handler)
-            self._previous_handlers.clear()
+            self._signals.restore()
 
     def namespace(self, host: str) -> str:
         """The namespace of `host` (`switch` is the bridge's)."""
@@ -389,7 +383,3 @@ def _join(path: str) -> None:
 
 def _alive(server: Server) -> list[int]:
     return group_members(server.pgid)
-
-
-def _exit_on_signal(signum: int, frame: types.FrameType | None) -> None:
-    raise SystemExit(128 + signum)

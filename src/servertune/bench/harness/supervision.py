@@ -29,7 +29,7 @@ from typing import Any
 from servertune.bench.harness.ports import LOOPBACK, PortError, listening_ports, wait_listening
 from servertune.bench.harness.stats import group_cpu_seconds, group_members
 
-__all__ = ["READY_TIMEOUT_S", "Server", "ServerError", "Stack", "tool_path"]
+__all__ = ["READY_TIMEOUT_S", "Server", "ServerError", "SignalsAsExit", "Stack", "tool_path"]
 
 #: How long a server may take to listen, and the app behind nginx to answer its first request.
 READY_TIMEOUT_S = 30.0
@@ -95,6 +95,25 @@ class Server:
         return "\n".join(text.splitlines()[-lines:])
 
 
+class SignalsAsExit:
+    """SIGTERM and SIGHUP raised as SystemExit while installed: either would end the harness
+    without running `finally` blocks, so servers and namespaces are removed just as on Ctrl-C.
+    Only the main thread may set handlers; elsewhere `install` does nothing."""
+
+    def __init__(self) -> None:
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                self._previous[sig] = signal.signal(sig, _exit_on_signal)
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+
 @dataclass
 class Stack:
     """A temporary directory and every server started in it; `with Stack() as s:` stops them all."""
@@ -104,17 +123,13 @@ class Stack:
     servers: list[Server] = field(default_factory=list, init=False)
     #: (server name, "started" | "stopped") in order: the smoke tests check the pairs.
     events: list[tuple[str, str]] = field(default_factory=list, init=False)
-    _previous_handlers: dict[int, Any] = field(default_factory=dict, init=False)
+    _signals: SignalsAsExit = field(default_factory=SignalsAsExit, init=False)
 
     def __post_init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix=f"servertune-{self.label}-"))
 
     def __enter__(self) -> Stack:
-        # SIGTERM/SIGHUP would end the harness without running `finally` blocks; turn them into
-        # SystemExit so the servers are stopped just as on Ctrl-C.
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGHUP):
-                self._previous_handlers[sig] = signal.signal(sig, _exit_on_signal)
+        self._signals.install()
         return self
 
     def __exit__(
@@ -126,8 +141,7 @@ class Stack:
         try:
             self.stop_all()
         finally:
-            for sig, handler in self._previous_handlers.items():
-                signal.signal(sig, handler)
+            self._signals.restore()
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def start(
