@@ -14,7 +14,7 @@ from servertune.bench.harness.deployments import reload_nginx
 from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.bench.harness.ports import LOOPBACK, free_port
 from servertune.bench.harness.supervision import Stack, tool_path
-from servertune.bench.scenarios.restart import dropped
+from servertune.bench.harness.users import dropped
 from servertune.render import render_nginx
 from servertune.sizing import Forced, Machine, Socket, make_plan, plan_for
 from servertune.workload import Workload

@@ -48,6 +48,7 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.users import KeepAliveUsers
 
 __all__ = ["CONFIGS", "HOSTS", "Hosts", "HostsSizes"]
 
@@ -189,68 +190,16 @@ class _Sample:
     host: str
 
 
-class _Load:
+def _users(
+    net: Any, label: str, seed: int, gets: int = GET_USERS, posts: int = POST_USERS
+) -> KeepAliveUsers[_Sample]:
     """Closed-loop users in threads, each on a keep-alive connection from the client host."""
-
-    def __init__(self, net: Any, label: str, seed: int, gets: int = GET_USERS,
-                 posts: int = POST_USERS) -> None:  # fmt: skip
-        self.net = net
-        self.label = label
-        self.samples: list[_Sample] = []
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.rng = random.Random(seed)
-        self.ids = itertools.count()
-        kinds = ["get"] * gets + ["post"] * posts
-        self.threads = [threading.Thread(target=self._user, args=(k,), daemon=True) for k in kinds]
-
-    def __enter__(self) -> _Load:
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(CLIENT_TIMEOUT_S + 5)
-
-    def _user(self, kind: str) -> None:
-        from servertune.bench.scenarios.restart import dropped
-
-        conn: http.client.HTTPConnection | None = None
-        for _ in range(MAX_REQUESTS_PER_USER):
-            if self.stop.is_set():
-                break
-            order = f"{self.label}-{next(self.ids)}" if kind == "post" else None
-            start, began = time.time(), time.monotonic()
-            host = ""
-            try:
-                if conn is not None and dropped(conn):
-                    conn.close()
-                    conn = None
-                if conn is None:
-                    conn = _connection(self.net)
-                if order:
-                    conn.request("POST", f"/order?id={order}", body=b"{}")
-                else:
-                    conn.request("GET", "/quick")
-                response = conn.getresponse()
-                response.read()
-                status, host = response.status, response.getheader("X-Served-By", "")
-                if response.will_close:
-                    conn.close()
-                    conn = None
-            except (OSError, http.client.HTTPException):
-                status = 0
-                if conn is not None:
-                    conn.close()
-                conn = None
-            sample = _Sample(start, kind, status, (time.monotonic() - began) * 1000, order, host)
-            with self.lock:
-                self.samples.append(sample)
-            self.stop.wait(self.rng.uniform(*THINK_S))
-        if conn is not None:
-            conn.close()
+    return KeepAliveUsers(
+        ["get"] * gets + ["post"] * posts, label=label, seed=seed,
+        connect=lambda: _connection(net),
+        sample=lambda o: _Sample(o.wall, o.kind, o.status, o.ms, o.order, o.served_by),
+        think_s=THINK_S, max_requests=MAX_REQUESTS_PER_USER, timeout_s=CLIENT_TIMEOUT_S,
+    )  # fmt: skip
 
 
 def _connection(net: Any, timeout_s: float = CLIENT_TIMEOUT_S) -> http.client.HTTPConnection:
@@ -496,7 +445,7 @@ class Hosts(BaseScenario[HostsSizes]):
         stack = self.start_stack(run, config, "events", hosts=first)
         windows: list[tuple[str, float, str]] = []
         try:
-            with _Load(self.net, f"{config}-{run.repeat}", seed=run.repeat) as load:
+            with _users(self.net, f"{config}-{run.repeat}", seed=run.repeat) as load:
                 windows.append(("steady", time.time(), ""))
                 time.sleep(size.warm_s)
                 if size.full:
@@ -549,8 +498,10 @@ class Hosts(BaseScenario[HostsSizes]):
         """Hosts pinned to 1, 1 and 2 cores: each host's share of the answers."""
         stack = self.start_stack(run, config, "unequal", cores=UNEQUAL_CORES, cpus=UNEQUAL_CPUS)
         try:
-            with _Load(self.net, f"{config}-u{run.repeat}", seed=run.repeat, gets=UNEQUAL_USERS,
-                       posts=0) as load:  # fmt: skip
+            users = _users(
+                self.net, f"{config}-u{run.repeat}", seed=run.repeat, gets=UNEQUAL_USERS, posts=0
+            )
+            with users as load:
                 time.sleep(run.size.unequal_s)
         finally:
             self.stop_stack(stack)

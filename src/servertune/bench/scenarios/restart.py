@@ -27,8 +27,6 @@ import contextlib
 import http.client
 import itertools
 import os
-import random
-import select
 import signal
 import threading
 import time
@@ -38,9 +36,10 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.users import KeepAliveUsers
 from servertune.targets.layout import Layout
 
-__all__ = ["CONFIGS", "EVENTS", "Restart", "RestartSizes", "dropped"]
+__all__ = ["CONFIGS", "EVENTS", "Restart", "RestartSizes"]
 
 CONFIGS = ("defaults", "servertune")
 EVENTS = ("sigterm-instance", "sigkill-worker", "sighup-reload")
@@ -71,88 +70,18 @@ class _Sample:
     order: str | None = None
 
 
-class _Load:
+def _users(port: int, label: str, seed: int) -> KeepAliveUsers[_Sample]:
     """Closed-loop users in threads, each on its own keep-alive connection to nginx."""
-
-    def __init__(self, port: int, label: str, seed: int) -> None:
-        self.port = port
-        self.label = label
-        self.samples: list[_Sample] = []
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.rng = random.Random(seed)
-        self.ids = itertools.count()
-        self.threads = [
-            threading.Thread(target=self._user, args=(kind,), daemon=True)
-            for kind, count in (("get", GET_USERS), ("post", POST_USERS), ("slow", SLOW_USERS))
-            for _ in range(count)
-        ]
-
-    def __enter__(self) -> _Load:
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(CLIENT_TIMEOUT_S + 5)
-
-    def record(self, sample: _Sample) -> None:
-        with self.lock:
-            self.samples.append(sample)
-
-    def _user(self, kind: str) -> None:
-        conn: http.client.HTTPConnection | None = None
-        for _ in range(MAX_REQUESTS_PER_USER):
-            if self.stop.is_set():
-                break
-            order = f"{self.label}-{next(self.ids)}" if kind == "post" else None
-            path = {"get": "/quick", "slow": "/slow"}.get(kind, f"/order?id={order}")
-            start = time.monotonic()
-            try:
-                if conn is not None and dropped(conn):
-                    conn.close()  # nginx closed it while idle: reconnect, as urllib3 does
-                    conn = None
-                if conn is None:
-                    conn = http.client.HTTPConnection("127.0.0.1", self.port, CLIENT_TIMEOUT_S)
-                conn.request(
-                    "POST" if kind == "post" else "GET", path, body=b"{}" if order else None
-                )
-                response = conn.getresponse()
-                response.read()
-                status = response.status
-                if response.will_close:
-                    conn.close()
-                    conn = None
-            except (OSError, http.client.HTTPException):
-                status = 0
-                if conn is not None:
-                    conn.close()
-                conn = None
-            self.record(_Sample(start, kind, status, (time.monotonic() - start) * 1000, order))
-            self.stop.wait(self.rng.uniform(*THINK_S))
-        if conn is not None:
-            conn.close()
+    kinds = ["get"] * GET_USERS + ["post"] * POST_USERS + ["slow"] * SLOW_USERS
+    return KeepAliveUsers(
+        kinds, label=label, seed=seed,
+        connect=lambda: http.client.HTTPConnection("127.0.0.1", port, CLIENT_TIMEOUT_S),
+        sample=lambda o: _Sample(o.began, o.kind, o.status, o.ms, o.order),
+        think_s=THINK_S, max_requests=MAX_REQUESTS_PER_USER, timeout_s=CLIENT_TIMEOUT_S,
+    )  # fmt: skip
 
 
-def dropped(conn: http.client.HTTPConnection) -> bool:
-    """Whether an idle keep-alive connection was closed by the server (readable while no request
-    is out: the FIN, or a reset), checked before reusing it.
-
-    Every pooling HTTP client does this (urllib3's `is_connection_dropped`, browsers): an nginx
-    reload closes its old workers' idle client connections, and a client that sent its next
-    request into one would see a failure no real client sees. What stays counted is the race
-    this check cannot see: a close that crosses a request already sent.
-    """
-    sock = conn.sock
-    if sock is None:
-        return True
-    readable, _, _ = select.select([sock], [], [], 0)
-    return bool(readable)
-
-
-def _direct_slow(port: int, load: _Load) -> threading.Thread:
+def _direct_slow(port: int, load: KeepAliveUsers[_Sample]) -> threading.Thread:
     """A slow call sent straight to one instance, in flight when it is told to stop."""
 
     def call() -> None:
@@ -281,7 +210,7 @@ class Restart(BaseScenario[RestartSizes]):
         size, stack, deployment, plan = run.size, run.stack, served.deployment, served.plan
         windows: list[tuple[str, float]] = []
         drains: list[threading.Thread] = []
-        with _Load(plan.workload.listen_port, f"{config}-{run.repeat}", seed=run.repeat) as load:
+        with _users(plan.workload.listen_port, f"{config}-{run.repeat}", seed=run.repeat) as load:
             windows.append(("steady", time.monotonic()))
             time.sleep(size.warm_s)
 
