@@ -8,7 +8,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,9 +151,8 @@ def changes(log: Path) -> list[tuple[str, str, int, int]]:
     return [(m[1], m[2], int(m[3]), int(m[4])) for m in CHANGE_LINE.finditer(text)]
 
 
-def wait_until(check: object, deadline_s: float, what: str) -> float:
+def wait_until(check: Callable[[], object], deadline_s: float, what: str) -> float:
     """Poll `check()` until true; the seconds it took. Fails with `what` past the deadline."""
-    assert callable(check)
     start = time.monotonic()
     while not check():
         if time.monotonic() - start > deadline_s:
@@ -168,10 +167,11 @@ WINDOW_S = 1.5
 INTERVAL_S = 0.1
 
 
-def follow_2_1_2_then_flap(tree: CgroupTree, workers: object, log: Path, port: int) -> Load:
+def follow_2_1_2_then_flap(
+    tree: CgroupTree, workers: Callable[[], int], log: Path, port: int
+) -> Load:
     """Under a bounded load: 2 -> 1 -> 2 cores, each followed only after the window; then a
     limit flapping between 1 and 2 faster than the window, which must change nothing."""
-    assert callable(workers)
     wait_until(lambda: workers() == 2, 30, "2 workers at start")
     with Load(port) as load:
         wait_until(lambda: load.ok >= 20, 15, "the load's first answers")
