@@ -187,16 +187,19 @@ def open_loop_row(result: Any) -> dict[str, Any]:
     }
 
 
+def _p99_ratio(loaded: dict[str, Any], unloaded: dict[str, Any], *, digits: int) -> str:
+    """A row's p99 over another's, as `1.5x`; `-` where either has none (nothing admitted)."""
+    if not (loaded.get("p99_ms") and unloaded.get("p99_ms")):
+        return "-"
+    return f"{loaded['p99_ms'] / unloaded['p99_ms']:.{digits}f}x"
+
+
 def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) -> list[str]:
     """One line per layout: admitted p99 under overload over its unloaded p99, and the shed."""
     lines = []
     for name, by_load in rows.items():
         over, calm = by_load["overload"], by_load["unloaded"]
-        ratio = (
-            f"{over['p99_ms'] / calm['p99_ms']:.1f}x"
-            if over.get("p99_ms") and calm.get("p99_ms")
-            else "-"
-        )
+        ratio = _p99_ratio(over, calm, digits=1)
         lines.append(
             f"{name}{' (servertune)' if name in ours else ''}: overload admitted p99 "
             f"{over.get('p99_ms')} ms = {ratio} its unloaded p99 {calm.get('p99_ms')} ms (the "
@@ -214,11 +217,7 @@ def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any])
     one (the target's median can hide a repeat that met it, or one that did not)."""
     parts = []
     for unloaded, loaded in zip(calm.get("repeats", []), over.get("repeats", []), strict=False):
-        ratio = (
-            f"{loaded['p99_ms'] / unloaded['p99_ms']:.2f}x"
-            if loaded.get("p99_ms") and unloaded.get("p99_ms")
-            else "-"
-        )
+        ratio = _p99_ratio(loaded, unloaded, digits=2)
         parts.append(
             f"{ratio} ({loaded['rps']:.0f} req/s admitted, the load generator's send lag p99 "
             f"{loaded.get('send_lag_p99_ms')} ms, other work {loaded.get('other_cpu_cores')} cores)"
