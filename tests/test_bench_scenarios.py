@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from servertune.bench.harness import deployments
+from servertune.bench.harness.deployments import IDLE_WINDOW_S, Deployment
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.report import LOAD_RUN_KEYS
 from servertune.bench.harness.stats import group_members
@@ -106,6 +108,8 @@ def test_scenario_specific_numbers_are_present(
         assert report["ceiling_rps"] > 0
         assert all(run["ceiling_fraction"] > 0 and run["p99_over_single"] > 0 for run in runs)
         assert any(run.get("role") == "single-request" for run in report["runs"])
+        # Every load started on an idle app: at least one idle window was waited for.
+        assert all(run["settle_s"] >= IDLE_WINDOW_S for run in report["runs"])
     else:
         assert report["ceiling_rps"] is None
         assert all(run["over_1s"] >= 0 and run["slow_requests"] >= 1 for run in runs)
@@ -146,3 +150,38 @@ def test_balance_verdicts_follow_the_numbers() -> None:
     notes = _where_it_shows(runs, list(cases))
     for note, (_, _, verdict) in zip(notes, cases.values(), strict=True):
         assert verdict in note, note
+
+
+class _Cpu:
+    """The app servers' CPU counter, as /proc would advance it: busy for some reads, then idle."""
+
+    def __init__(self, busy_reads: int) -> None:
+        self.reads = 0
+        self.busy_reads = busy_reads
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return min(self.reads, self.busy_reads) * 0.1  # 0.1 CPU-s per busy window, then none
+
+
+def _deployment_on(cpu: _Cpu) -> Deployment:
+    deployment = Deployment(
+        name="d", url="http://127.0.0.1:1/", app_servers=[], nginx=None, files={}
+    )  # type: ignore[arg-type]
+    deployment.app_cpu_seconds = cpu  # type: ignore[method-assign]
+    return deployment
+
+
+def test_wait_idle_waits_out_what_a_load_left_and_no_longer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The next load starts once a whole window passes without the app using CPU: after three
+    busy windows, the fourth is idle; an app that never idles is waited for IDLE_LIMIT_S only."""
+    monkeypatch.setattr(deployments, "IDLE_WINDOW_S", 0.01)
+    busy = _Cpu(busy_reads=4)
+    waited = _deployment_on(busy).wait_idle()
+    assert busy.reads == 5  # one reading before, three busy windows, one idle window
+    assert waited >= 4 * 0.01
+    monkeypatch.setattr(deployments, "IDLE_LIMIT_S", 0.1)
+    never = _Cpu(busy_reads=10**9)
+    assert 0.1 <= _deployment_on(never).wait_idle() < 5

@@ -69,6 +69,14 @@ def place(workload: Workload, stack: Stack, sockets: int, **updates: Any) -> Wor
     )
 
 
+#: How a load's leftovers are waited out: the app servers count as idle once they use less than
+#: IDLE_CPU_S of CPU in an IDLE_WINDOW_S window (one clock tick is 0.01 s; a request in flight
+#: on the balance app uses about half a core), for at most IDLE_LIMIT_S.
+IDLE_WINDOW_S = 0.2
+IDLE_CPU_S = 0.02
+IDLE_LIMIT_S = 10.0
+
+
 @dataclass
 class Deployment:
     """One configuration under test: app server process groups and the nginx in front."""
@@ -86,6 +94,25 @@ class Deployment:
     def cpu_seconds(self) -> float:
         """CPU seconds used so far by every server of the deployment, nginx included."""
         return self.app_cpu_seconds() + self.nginx.cpu_seconds()
+
+    def wait_idle(self) -> float:
+        """Wait until the app servers have nothing left to serve; the seconds it took.
+
+        wrk closes its connections when its time is up, but the app still serves every request it
+        had accepted or had queued in its listen backlog: up to one per connection of the load
+        that just ended. Measured without this wait, the next load's first requests queue behind
+        them, which puts a few hundred milliseconds into its p99 (and only into the first level
+        after a heavy one, so not alike for every layout).
+        """
+        start = time.monotonic()
+        before = self.app_cpu_seconds()
+        while time.monotonic() - start < IDLE_LIMIT_S:
+            time.sleep(IDLE_WINDOW_S)
+            now = self.app_cpu_seconds()
+            if now - before < IDLE_CPU_S:
+                break
+            before = now
+        return time.monotonic() - start
 
     def stop(self, stack: Stack) -> None:
         """Stop nginx, then the app servers."""

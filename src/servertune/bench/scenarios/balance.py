@@ -175,6 +175,8 @@ class Balance(BaseScenario[BalanceSizes]):
         from servertune.bench.harness.stats import CpuWatch
 
         assert level.concurrency is not None
+        # Every load starts on an idle app: not behind what the warm-up or the last level left.
+        settled = served.wait_idle()
         app_before = served.app_cpu_seconds()
         with CpuWatch(served.cpu_seconds) as watch:
             result = run_closed_loop(
@@ -193,6 +195,7 @@ class Balance(BaseScenario[BalanceSizes]):
             "ceiling_rps": round(ceiling, 2),
             "ceiling_fraction": round(result.rps / ceiling, 3),
             "other_cpu_cores": round(watch.other_cores, 2),
+            "settle_s": round(settled, 2),
             "distribution": [list(point) for point in result.distribution],
         }
 
