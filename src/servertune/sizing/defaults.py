@@ -114,13 +114,14 @@ MAX_FAILS = 3
 FAIL_TIMEOUT_S = 5
 #: What `servertune bench balance` measured for one socket per worker behind nginx least_conn
 #: against one shared socket (plain or with uWSGI's thunder-lock), 2 cores, requests holding the GIL
-#: half the time, at concurrency = cores, over four full runs (docs/benchmarks.md): the per-worker
+#: half the time, at concurrency = cores, over two full runs on a quiet machine with every load
+#: starting on an idle app (docs/benchmarks.md, "Every load from an idle app"): the per-worker
 #: layout's req/s over the shared layouts' (low, high), and their p99 over its own (low, high).
-#: At 4 x cores the layouts tie: every one spends the same CPU per request (about 50 ms) and the
-#: same share of the cores left by other work (quiet machine: 0.98-1.03 x the req/s, p99 0.93-1.10
-#: x, inside the repeats' spread), so the rule keeps per-worker sockets at any load.
-BALANCE_AT_CORES_RPS = (0.97, 1.20)
-BALANCE_AT_CORES_P99 = (1.4, 2.3)
+#: From 2 x cores up the layouts tie: every one spends the same CPU per request (about 50 ms),
+#: req/s 0.95-1.03 x and p99 0.99-1.11 x, inside the repeats' spread, so the rule keeps
+#: per-worker sockets at any load.
+BALANCE_AT_CORES_RPS = (1.04, 1.06)
+BALANCE_AT_CORES_P99 = (1.08, 1.21)
 #: A per-worker socket on this machine is never marked down (max_fails=0): a stopped worker's
 #: socket refuses in microseconds and nginx passes the request to the next socket, so marking it
 #: down saves nothing, while two workers restarting within fail_timeout would leave no live

@@ -125,8 +125,8 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "a shared socket lets a busy process take requests an idle one could serve; bench "
             "balance (2 cores, requests holding the GIL half the time) measured "
             f"{_span(BALANCE_AT_CORES_RPS)} x a shared socket's req/s (plain or thunder-lock) with "
-            f"{_span(BALANCE_AT_CORES_P99)} x lower p99 at concurrency = cores, and a tie at 4 x "
-            "cores, where every layout spends the same CPU per request",
+            f"{_span(BALANCE_AT_CORES_P99)} x lower p99 at concurrency = cores, and no clear "
+            "difference from 2 x cores up, where every layout spends the same CPU per request",
         )
         d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
 
