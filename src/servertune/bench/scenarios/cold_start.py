@@ -12,8 +12,8 @@ Every command reads its modules from bytecode, as an installed package does (pip
 wheel's modules when it installs them): the scenario gives its children a private bytecode cache
 (`PYTHONPYCACHEPREFIX`, a temporary directory filled by the untimed warm-up run and removed at
 the end) and drops `PYTHONDONTWRITEBYTECODE`. Without that, a caller that sets the variable and
-runs servertune from a source checkout would time servertune compiling its own ~100 modules on
-every run, while its installed dependencies load theirs compiled.
+runs servertune from a source checkout would time servertune compiling the ~40 modules `gen`
+imports on every run, while its installed dependencies load theirs compiled.
 
 Where the difference goes is read once, untimed, from `python -X importtime`: the modules the
 command imports that the first baseline does not, summed by top-level package (servertune's
