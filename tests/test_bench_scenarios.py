@@ -123,6 +123,30 @@ def test_table_and_plot_are_written(quick_run: tuple[str, dict[str, Any], Path, 
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_balance_targets_compare_with_the_best_other_layout_at_every_level() -> None:
+    """req/s against the highest other layout's, p99 against the lowest other p99: the two may
+    be different layouts, and threads-only counts like any other."""
+    from servertune.bench.scenarios.balance import CONFIGS, _against_the_best
+
+    numbers = {  # config: (req/s, p99 ms) at 2 connections
+        "threads-only": (10.0, 90.0),
+        "processes-only": (19.0, 115.0),
+        "shared-socket": (20.0, 130.0),
+        "thunder-lock": (18.0, 140.0),
+        "servertune": (19.6, 120.0),
+    }
+    assert set(numbers) == set(CONFIGS)
+    runs = [
+        {"config": name, "concurrency": 2, "rps": rps, "p99_ms": p99}
+        for name, (rps, p99) in numbers.items()
+    ]
+    rps, p99 = _against_the_best(runs, [2])
+    assert rps.name == "servertune req/s / shared-socket's (the highest other) at c=2"
+    assert (rps.value, rps.met) == (0.98, True)
+    assert p99.name == "servertune p99 / threads-only's (the lowest other) at c=2"
+    assert (p99.value, p99.met) == (1.333, False)
+
+
 def test_balance_verdicts_follow_the_numbers() -> None:
     """Where-it-shows notes: penalty, reverse, mixed and no difference, decided from the rows."""
     from servertune.bench.scenarios.balance import _where_it_shows

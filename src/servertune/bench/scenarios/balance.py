@@ -43,6 +43,10 @@ CPU_ROUND_S = 0.010
 #: Targets for servertune's plan at 2 x cores connections.
 TARGET_CEILING_FRACTION = 0.90
 TARGET_P99_OVER_SINGLE = 1.5
+#: Targets at every level against the other layouts: servertune's req/s at least this share of
+#: the highest other layout's, and its p99 at most this multiple of the lowest other p99.
+TARGET_RPS_VS_BEST = 0.97
+TARGET_P99_VS_BEST = 1.05
 
 #: Differences smaller than these count as noise when the report says where the effect shows
 #: (run-to-run spread of medians on the shared 2-core machine, docs/benchmarks.md).
@@ -225,6 +229,7 @@ class Balance(BaseScenario[BalanceSizes]):
             Target(f"servertune p99 / single-request latency at {top} connections",
                    ours["p99_over_single"], "<=", TARGET_P99_OVER_SINGLE),
         ]  # fmt: skip
+        report.targets += _against_the_best(runs, levels)
         for other in SHARED:
             for level in levels:
                 theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
@@ -279,6 +284,24 @@ def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:
         if row["config"] == config and row["concurrency"] == level and "role" not in row:
             return row
     raise KeyError((config, level))
+
+
+def _against_the_best(runs: list[dict[str, Any]], levels: list[int]) -> list[Target]:
+    """At each level: servertune's req/s over the highest other layout's, and its p99 over the
+    lowest other p99 (each may come from a different layout)."""
+    targets = []
+    for level in levels:
+        mine = _row(runs, "servertune", level)
+        others = [_row(runs, name, level) for name in CONFIGS if name != "servertune"]
+        best_rps = max(others, key=lambda row: row["rps"])
+        best_p99 = min(others, key=lambda row: row["p99_ms"])
+        targets += [
+            Target(f"servertune req/s / {best_rps['config']}'s (the highest other) at c={level}",
+                   round(mine["rps"] / best_rps["rps"], 3), ">=", TARGET_RPS_VS_BEST),
+            Target(f"servertune p99 / {best_p99['config']}'s (the lowest other) at c={level}",
+                   round(mine["p99_ms"] / best_p99["p99_ms"], 3), "<=", TARGET_P99_VS_BEST),
+        ]  # fmt: skip
+    return targets
 
 
 def _where_it_shows(
