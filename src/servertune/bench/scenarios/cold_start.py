@@ -32,6 +32,7 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.versions import dist_version
 
 __all__ = ["ColdStart", "ColdStartSizes"]
 
@@ -142,13 +143,6 @@ def importtime_extra(baseline: dict[str, int], command: dict[str, int]) -> dict[
     return dict(sorted(groups.items(), key=lambda item: -item[1]))
 
 
-def _versions(*distributions: str) -> dict[str, str]:
-    """Installed versions: the floors above move with Typer's and Pydantic's releases."""
-    from importlib.metadata import version  # here: the report's own import, never timed
-
-    return {name: version(name) for name in distributions}
-
-
 def _time(argv: list[str], environ: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(
@@ -225,5 +219,9 @@ class ColdStart(BaseScenario[ColdStartSizes]):
                 + f" (total {sum(self.extra.values()) / 1000:.1f}; model builds at import "
                 "count as their module's)",
             ],
-            versions={"python": sys.version.split()[0], **_versions("pydantic", "typer", "jinja2")},
+            # The floors above move with Pydantic's and Typer's releases.
+            versions={
+                "python": sys.version.split()[0],
+                **{dist: dist_version(dist) for dist in ("pydantic", "typer", "jinja2")},
+            },
         )
