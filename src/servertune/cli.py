@@ -491,6 +491,12 @@ def check_output_path(flag: str, path: Path | None) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise fail(f"{flag}: cannot write {path}: a directory is in the way")
+    from servertune.files import SpecialFileError, refuse_special_file
+
+    try:
+        refuse_special_file(path)
+    except SpecialFileError as error:
+        raise fail(f"{flag}: cannot write {path}: {error.strerror}") from None
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
         raise fail(f"{flag}: cannot write {path}: {directory} {what}")
