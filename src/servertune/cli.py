@@ -662,8 +662,8 @@ def measure(
         Optional[float],  # noqa: UP045
         typer.Option(
             "--max-seconds",
-            min=0.1,
-            help="stop measuring after this long, shared by the paths (default 60)",
+            # The range (finite, 0.1 s to a day) is the library's: one message for nan and inf.
+            help="stop measuring after this long, shared by the paths (default 60; 0.1 to 86400)",
         ),
     ] = None,
     header: Annotated[
