@@ -4,8 +4,10 @@ Each case is one `error:` line (or servertune's own TypeError/ValueError naming 
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +87,131 @@ def _frames(error: BaseException) -> list[Any]:
     import traceback
 
     return list(traceback.extract_tb(error.__traceback__))
+
+
+def test_cached_method_refuses_a_generator_function() -> None:
+    """A cached generator is exhausted after one use ([1], then []): refused like a coroutine."""
+    from servertune.cache import cached_method, shared_method_cache
+
+    def numbers(self: object) -> Iterator[int]:
+        yield 1
+
+    async def agen(self: object) -> AsyncIterator[int]:
+        yield 1
+
+    def plain() -> Iterator[int]:
+        yield 1
+
+    for func in (numbers, agen):
+        with pytest.raises(TypeError, match="cannot cache the generator function"):
+            cached_method(func)
+    with pytest.raises(TypeError, match="cannot cache the generator function"):
+        shared_method_cache(staticmethod(plain))
+
+
+# --- accepted silently, and wrong --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["*", "*example.com", "w*.example.com", "www.*.example.com", "*."])
+def test_server_name_nginx_refuses_is_refused(name: str) -> None:
+    """nginx -t says `server name "*" is invalid`: the flag is refused by nginx's own rules."""
+    assert_one_error(servertune("gen", "nginx", "--server-name", name), "--server-name", "wildcard")
+
+
+@pytest.mark.parametrize(
+    "name", ["*.example.com", "www.example.*", ".example.com", "example.com", "_"]
+)
+def test_server_name_forms_nginx_takes_pass_nginx_t(name: str, tmp_path: Path) -> None:
+    """Every wildcard form servertune accepts is one the real nginx accepts."""
+    from .support import nginx_check
+
+    result = servertune("gen", "nginx", "--server-name", name, "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "run").mkdir()
+    checked = nginx_check(tmp_path / "nginx-uwsgi.conf")
+    assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize("app", ["class:def", "mysite.import:application", "app:None"])
+def test_app_made_of_keywords_is_refused(app: str) -> None:
+    """`class:def` matches the identifier pattern, yet no import can name it."""
+    assert_one_error(servertune("gen", "uwsgi", "--app", app), "--app", "Python identifiers")
+
+
+def test_loop_blocking_fraction_below_the_default_cpu_fraction_is_said() -> None:
+    """--loop-blocking-fraction 0 outranked by the default cpu_fraction: a warning says so."""
+    result = servertune("plan", "--interface", "asgi", "--loop-blocking-fraction", "0")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "warning: loop_blocking_fraction 0 is below cpu_fraction 0.5 (the default" in result.stderr
+    )
+    given = servertune(
+        "plan", "--interface", "asgi", "--loop-blocking-fraction", "0", "--cpu-fraction", "0.1"
+    )
+    assert "loop_blocking_fraction" not in given.stderr, given.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "filename"),
+    [
+        (["gen", "uwsgi", "--server-name", "example.com"], "--server-name", "uwsgi.ini"),
+        (["gen", "gunicorn", "--sync-views"], "--sync-views", "gunicorn.conf.py"),
+        (["gen", "gunicorn", "--loop-blocking-fraction", "0.2"], "--loop-blocking-fraction", "gunicorn.conf.py"),
+        (["gen", "gunicorn", "--gunicorn-asgi-worker", "native"], "--gunicorn-asgi-worker", "gunicorn.conf.py"),
+        (["gen", "kubernetes", "--k8s-layout", "gateway", "--ingress-class", "traefik"], "--ingress-class", "kubernetes.yaml"),
+    ],
+)  # fmt: skip
+def test_an_option_the_target_does_not_use_is_noted(
+    argv: list[str], flag: str, filename: str
+) -> None:
+    """One `note:` line names the option and the file it changes nothing in; the file is written."""
+    result = servertune(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout
+    assert f"note: {flag} changes nothing in {filename}" in result.stderr, result.stderr
+
+
+def test_an_option_the_target_uses_is_not_noted() -> None:
+    """--server-name changes nginx's file; --cores at this machine's own count changes nothing new."""
+    result = servertune(
+        "gen", "nginx", "--server-name", "example.com", "--cores", str(os.cpu_count())
+    )
+    assert result.returncode == 0, result.stderr
+    assert "note:" not in result.stderr, result.stderr
+
+
+def test_service_time_below_ten_microseconds_is_refused() -> None:
+    """1e-300 ms made a 2,000,000 req/s ceiling and max-requests 600,000,000, without a word."""
+    assert_one_error(
+        servertune("plan", "--service-time-ms", "1e-300"), "--service-time-ms", "from 0.01"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("cores = 4.0\n", "cores"),
+        ("max_body_mb = 10.0\n", "max_body_mb"),
+        ('sync_views = "yes"\ninterface = "asgi"\n', "sync_views"),
+        ("sync_views = 1\n", "sync_views"),
+        ("bind_host = 2130706433\n", "bind_host"),
+        ("server_name = 5\n", "server_name"),
+        ('upstream = ["10.0.0.1:80", 5]\n', "upstream"),
+    ],
+)
+def test_a_workload_file_is_as_strict_as_the_flags(text: str, field: str, tmp_path: Path) -> None:
+    """`--cores 4.0` is refused: so is `cores = 4.0` in a file (and lax bool/str/int coercions)."""
+    path = tmp_path / "w.toml"
+    path.write_text(text)
+    assert_one_error(servertune("plan", "--workload", str(path)), f"{field} (--workload {path})")
+
+
+def test_a_min_max_conflict_in_a_file_names_the_file(tmp_path: Path) -> None:
+    """Reported against the file's field, not `--max-replicas` that the user never gave."""
+    path = tmp_path / "w.toml"
+    path.write_text("min_replicas = 10\nmax_replicas = 3\n")
+    result = servertune("gen", "kubernetes", "--workload", str(path))
+    assert_one_error(result, f"max_replicas (--workload {path}): 3 is below min_replicas 10")
+    assert "--max-replicas" not in result.stderr
+    flagged = servertune("gen", "kubernetes", "--workload", str(path), "--max-replicas", "4")
+    assert_one_error(flagged, "max_replicas (--max-replicas): 4 is below min_replicas 10")
