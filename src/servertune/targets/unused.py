@@ -38,8 +38,12 @@ def unused_fields(
         values = {k: getattr(workload, k) for k in workload.model_fields_set if k != name}
         try:
             without = plan_for(Workload.model_validate(values), plan.machine)
-            # `--cores 2` on a 2-core machine resolves to what 'auto' does: same value, no news.
+            # `--cores 2` on a 2-core machine, `--gunicorn-asgi-worker native` where 'auto' takes
+            # the native worker: the value the plan resolves is the same, so no news.
             if getattr(without.workload, name) == getattr(plan.workload, name):
+                continue
+            resolved = getattr(plan, name, None)
+            if resolved is not None and getattr(without, name) == resolved:
                 continue
             if render(without) == files:
                 unused.append(name)
