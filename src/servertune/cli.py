@@ -115,8 +115,14 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in Workloa
 
 def fail(message: str) -> typer.Exit:
     """Print one line to stderr and return the exit (code 2: bad input) for the caller to raise."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {one_line(message)}", err=True)
     return typer.Exit(code=2)
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters escaped as Python writes them: a file name or value with a
+    newline (or an ANSI escape) in it cannot split the `error:` line or recolour the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _option_help(name: str) -> str:
@@ -517,6 +523,13 @@ def check_output_path(flag: str, path: Path | None) -> None:
     """
     if path is None:
         return
+    try:
+        _check_output_path(flag, path)
+    except OSError as error:  # a name too long (ENAMETOOLONG), a loop of symlinks, ...
+        raise fail(f"{flag}: cannot write {path}: {error.strerror}") from None
+
+
+def _check_output_path(flag: str, path: Path) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise fail(f"{flag}: cannot write {path}: a directory is in the way")
