@@ -215,3 +215,21 @@ def test_a_min_max_conflict_in_a_file_names_the_file(tmp_path: Path) -> None:
     assert "--max-replicas" not in result.stderr
     flagged = servertune("gen", "kubernetes", "--workload", str(path), "--max-replicas", "4")
     assert_one_error(flagged, "max_replicas (--max-replicas): 4 is below min_replicas 10")
+
+
+def test_explain_to_a_pipe_has_one_width_whatever_columns_says() -> None:
+    """The docs showed explain squeezed by the docs test's COLUMNS=100: piped, it is 120 wide."""
+    from servertune.explain import PIPED_WIDTH
+
+    def explain(columns: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "servertune", "explain", "--cores", "2"],
+            capture_output=True, text=True, timeout=60, check=True,
+            env={**os.environ, "COLUMNS": columns},
+        ).stdout  # fmt: skip
+
+    narrow, wide = explain("60"), explain("300")
+    assert narrow == wide
+    rows = narrow.splitlines()[2:]
+    assert max(len(line) for line in rows) <= PIPED_WIDTH
+    assert max(len(line) for line in rows) > PIPED_WIDTH - 10  # reasons do use the width
