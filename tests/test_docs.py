@@ -231,6 +231,24 @@ def test_session_page_reruns_in_order(page: Path, tmp_path: Path) -> None:
     assert [(c, e) for c, e, _ in mismatches] == [(c, a) for c, _, a in mismatches]
 
 
+@pytest.mark.parametrize("page", SESSIONS, ids=[p.name for p in SESSIONS])
+def test_a_session_page_measures_only_apps_a_reader_has(page: Path) -> None:
+    """An app a page measures is one the page writes (`docs-test: write`) or a published
+    package, never a module of this repository (measure-then-generate measured tests.measure_apps,
+    which imports only from a checkout's root)."""
+    text = page.read_text()
+    written = set(re.findall(r"<!-- docs-test: write (\S+) -->", text))
+    for command, _ in _commands(text):
+        match = re.match(r"servertune measure ([\w.]+):", command)
+        if match is None:
+            continue
+        module = match.group(1)
+        top = module.split(".")[0]
+        assert f"{top}.py" in written or not (
+            (REPO / top).is_dir() or (REPO / f"{top}.py").exists()
+        ), f"{page.name} measures {module}, a module of this repository"
+
+
 def test_commands_are_read_with_their_continuation_lines() -> None:
     """A `\\`-continued command is one command; its output starts after its last line."""
     text = "```console\n$ servertune gen all \\\n    --out deploy\nwrote deploy/uwsgi.ini\n$ cat x\nhi\n```\n"
