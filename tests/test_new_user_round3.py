@@ -233,3 +233,10 @@ def test_explain_to_a_pipe_has_one_width_whatever_columns_says() -> None:
     rows = narrow.splitlines()[2:]
     assert max(len(line) for line in rows) <= PIPED_WIDTH
     assert max(len(line) for line in rows) > PIPED_WIDTH - 10  # reasons do use the width
+
+
+@pytest.mark.parametrize("client", ["httpx", "urllib3"])
+def test_an_unknown_keyword_is_named_for_every_client(client: str) -> None:
+    """Not the library's own error from inside (urllib3's PoolManager took it until a request)."""
+    with pytest.raises(TypeError, match=f"^no_such_option: not an option of the {client} client"):
+        session(client, no_such_option=1)  # type: ignore[call-overload]
