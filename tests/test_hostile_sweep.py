@@ -252,6 +252,8 @@ CHECKED = (
     "nginx-uwsgi.conf",
     "nginx-gunicorn.conf",
     "nginx-gunicorn-shared.conf",
+    "nginx-asgi.conf",
+    "nginx-asgi-per-worker.conf",
     "haproxy.cfg",
     "gunicorn.conf.py",
 )
