@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from servertune.sizing import MAX_REQUESTS_CAP
+from servertune.workload import MIN_SERVICE_TIME_MS
 
 
 def servertune(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -88,8 +89,11 @@ def test_a_full_disk_is_one_error_line(target: str) -> None:
 
 
 def test_a_vanishing_service_time_still_writes_a_count_uwsgi_runs_with() -> None:
-    """1e-300 ms per request: max-requests stays a bounded count, not a 300-digit number."""
-    result = servertune("gen", "uwsgi", "--cores", "4", "--service-time-ms", "1e-300")
+    """The shortest service time the model takes (1e-300 ms is refused since issue 33):
+    max-requests stays a bounded count, not a 300-digit number."""
+    result = servertune(
+        "gen", "uwsgi", "--cores", "4", "--service-time-ms", str(MIN_SERVICE_TIME_MS)
+    )
     assert result.returncode == 0, result.stderr
     counts = [int(n) for n in re.findall(r"^max-requests = (\d+)$", result.stdout, re.M)]
     assert counts

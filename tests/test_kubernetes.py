@@ -476,7 +476,12 @@ def test_the_autoscaler_follows_the_app_container_where_the_metric_is_ga(
             "Ingress host",
         ),
         (
-            ["--k8s-layout", "ingress", "--server-name", "*shop.example.com"],
+            ["--k8s-layout", "ingress", "--server-name", ".shop.example.com"],
+            "server_name",
+            "Ingress host",
+        ),
+        (
+            ["--k8s-layout", "ingress", "--server-name", "shop.example.*"],
             "server_name",
             "Ingress host",
         ),

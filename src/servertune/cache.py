@@ -97,6 +97,12 @@ class CachedMethod(Generic[S, P, R]):
         if inspect.iscoroutinefunction(func):
             # lru_cache would cache the coroutine object, which can be awaited only once.
             raise TypeError(f"cached_method cannot cache the coroutine function {func!r}")
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            # The cached generator is exhausted after its first use: `[1]`, then `[]` forever.
+            raise TypeError(
+                f"cached_method cannot cache the generator function {func!r}; "
+                "return a list or tuple instead"
+            )
         if maxsize is not None and (not isinstance(maxsize, int) or maxsize < 0):
             raise TypeError(f"maxsize must be None or an integer >= 0; got {maxsize!r}")
         self.func = func
@@ -320,6 +326,11 @@ def _shared(func: Callable[P, R], maxsize: int | None, typed: bool) -> SharedMet
     plain = func.__func__ if isinstance(func, staticmethod) else func
     if inspect.iscoroutinefunction(plain):
         raise TypeError(f"shared_method_cache cannot cache the coroutine function {plain!r}")
+    if inspect.isgeneratorfunction(plain) or inspect.isasyncgenfunction(plain):
+        raise TypeError(
+            f"shared_method_cache cannot cache the generator function {plain!r}; "
+            "return a list or tuple instead"
+        )
     try:
         parameters = list(inspect.signature(plain).parameters)
     except (TypeError, ValueError):

@@ -7,6 +7,7 @@ range), so `--help`, validation errors and docs/reference.md all say the same th
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import enum
 import errno
 import functools
@@ -61,7 +62,7 @@ def _without_pydantic_plugins() -> Iterator[None]:
 PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
 
 with _without_pydantic_plugins():
-    from servertune.render import TARGETS, fitting, render_target, write_atomically
+    from servertune.render import TARGETS, fitting, render_target, unused_fields, write_atomically
     from servertune.sizing import Machine, Plan, PlanError, plan_for
     from servertune.workload import Workload, WorkloadError, describe_allowed, describe_kind
     from servertune.workload_file import (
@@ -114,8 +115,14 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in Workloa
 
 def fail(message: str) -> typer.Exit:
     """Print one line to stderr and return the exit (code 2: bad input) for the caller to raise."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {one_line(message)}", err=True)
     return typer.Exit(code=2)
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters escaped as Python writes them: a file name or value with a
+    newline (or an ANSI escape) in it cannot split the `error:` line or recolour the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _option_help(name: str) -> str:
@@ -173,6 +180,10 @@ def with_workload(func: F) -> F:
         path = kwargs.pop("workload_file")
         overrides = {name: kwargs.pop(name) for name in Workload.model_fields}
         given = {name: FLAGS[name] for name, value in overrides.items() if value is not None}
+        # Where each field came from, for errors the plan raises later: a min/max conflict in
+        # the file is reported against the file's field, not a flag the user never gave.
+        in_file = dict.fromkeys(Workload.model_fields, f"--workload {path}") if path else {}
+        _FIELD_SOURCES.set({**FLAGS, **in_file, **given})
         try:
             workload = load_workload(
                 path,
@@ -201,10 +212,22 @@ def with_workload(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: Each workload field's source in this command: its flag, or `--workload FILE` for a field the
+#: file may have set (set by `with_workload`; flags alone by default).
+_FIELD_SOURCES: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar(
+    "_FIELD_SOURCES", default=FLAGS
+)
+
+
 def with_flag(message: str) -> str:
-    """A library message that starts with a workload field, with the field's flag beside it."""
+    """A library message that starts with a workload field, with its flag (or file) beside it."""
     field, sep, rest = message.partition(": ")
-    return f"{field} ({FLAGS[field]}): {rest}" if sep and field in FLAGS else message
+    sources = _FIELD_SOURCES.get()
+    return (
+        f"{field} ({sources.get(field, FLAGS.get(field))}): {rest}"
+        if sep and field in FLAGS
+        else message
+    )
 
 
 def _plan(workload: Workload) -> Plan:
@@ -239,10 +262,22 @@ def gen(
     plan = _plan(workload)
     # `all` is every file that can serve this app; a named target that cannot is refused.
     names = fitting(workload.interface) if target.value == "all" else [target.value]
+
+    def render(plan: Plan) -> dict[str, str]:
+        return {TARGETS[name].filename: render_target(name, plan) for name in names}
+
     try:
-        files = {TARGETS[name].filename: render_target(name, plan) for name in names}
+        files = render(plan)
     except PlanError as error:
         raise fail(with_flag(str(error))) from None
+    # One consistent behaviour for an option the chosen files do not use: a `note:` on stderr
+    # (docs/reference.md, "Options a target does not use"); the files are written all the same.
+    given = [n for n, source in _FIELD_SOURCES.get().items() if source == FLAGS.get(n)]
+    for name in unused_fields(workload, plan, given, render):
+        typer.echo(
+            f"note: {FLAGS[name]} changes nothing in {', '.join(files)}; it applies to other targets",
+            err=True,
+        )
     if out is None:
         for filename, text in files.items():
             if len(files) > 1:
@@ -488,9 +523,22 @@ def check_output_path(flag: str, path: Path | None) -> None:
     """
     if path is None:
         return
+    try:
+        _check_output_path(flag, path)
+    except OSError as error:  # a name too long (ENAMETOOLONG), a loop of symlinks, ...
+        raise fail(f"{flag}: cannot write {path}: {error.strerror}") from None
+
+
+def _check_output_path(flag: str, path: Path) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise fail(f"{flag}: cannot write {path}: a directory is in the way")
+    from servertune.files import SpecialFileError, refuse_special_file
+
+    try:
+        refuse_special_file(path)
+    except SpecialFileError as error:
+        raise fail(f"{flag}: cannot write {path}: {error.strerror}") from None
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
         raise fail(f"{flag}: cannot write {path}: {directory} {what}")
@@ -656,8 +704,8 @@ def measure(
         Optional[float],  # noqa: UP045
         typer.Option(
             "--max-seconds",
-            min=0.1,
-            help="stop measuring after this long, shared by the paths (default 60)",
+            # The range (finite, 0.1 s to a day) is the library's: one message for nan and inf.
+            help="stop measuring after this long, shared by the paths (0.1 to 86400; default 60)",
         ),
     ] = None,
     header: Annotated[

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
 
 from servertune.sizing import Plan
 
-__all__ = ["format_plan"]
+__all__ = ["PIPED_WIDTH", "format_plan"]
+
+#: The width of `explain` written to a pipe or file (the docs, a CI log): fixed, so the same plan
+#: reads the same everywhere. It used to follow $COLUMNS there too, and the docs test's 100
+#: squeezed the reasons into a 30-character column.
+PIPED_WIDTH = 120
 
 
 def format_plan(plan: Plan, width: int | None = None) -> str:
-    """Name, value, unit and reason per row; reasons wrap to the terminal width."""
-    width = width or shutil.get_terminal_size((120, 24)).columns
+    """Name, value, unit and reason per row; reasons wrap to the terminal's width, or to
+    PIPED_WIDTH when stdout is not a terminal."""
+    if width is None:
+        tty = sys.stdout.isatty()
+        width = shutil.get_terminal_size((PIPED_WIDTH, 24)).columns if tty else PIPED_WIDTH
     rows = plan.rows()
     name_w = max(len(r[0]) for r in rows)
     value_w = min(16, max(len(r[1]) for r in rows))

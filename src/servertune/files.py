@@ -4,15 +4,50 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["SpecialFileError", "refuse_special_file", "write_atomically"]
+
+#: What each kind of file that is neither regular nor a directory is called in an error.
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
-def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
-    """Write every file or none.
+class SpecialFileError(OSError):
+    """The output path names a device, FIFO, socket (or a symlink to one): never replaced."""
+
+
+def refuse_special_file(path: Path) -> None:
+    """Raise SpecialFileError if `path` exists and is neither a regular file nor a directory.
+
+    The atomic rename replaces whatever is at the path: as root, `--out /dev/full` would swap the
+    device node for a TOML file, and a FIFO another program reads from would silently vanish.
+    A symlink is followed: a link to a regular file is replaced like one (it always was).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        # A dangling symlink is replaced like a missing file; a missing file is created.
+        return
+    except OSError:
+        return  # unreadable: the write itself reports why
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise SpecialFileError(
+        errno.EEXIST, f"{kind} is in the way; only a regular file is ever replaced", str(path)
+    )
+
+
+def write_atomically(files: Mapping[str, str | bytes], directory: Path) -> list[Path]:
+    """Write every file or none (text is written as UTF-8), never replacing a special file.
 
     Every file is first written in full to a temporary name in `directory` (same filesystem, so
     the final rename is atomic). Files about to be replaced are kept under a backup name until
@@ -32,6 +67,7 @@ def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
             raise IsADirectoryError(
                 errno.EISDIR, "a directory of that name is in the way", str(directory / name)
             )
+        refuse_special_file(directory / name)
     staged: list[tuple[Path, Path]] = []
     backups: list[tuple[Path, Path]] = []
     done: list[Path] = []
@@ -40,12 +76,14 @@ def write_atomically(files: Mapping[str, str], directory: Path) -> list[Path]:
             fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
             tmp = Path(tmp_name)
             staged.append((tmp, directory / name))
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            data = text.encode() if isinstance(text, str) else text
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             tmp.chmod(0o644)
         for _, final in staged:
+            refuse_special_file(final)  # again: it may have appeared while the files were staged
             if final.exists():
                 backup = final.with_name(f".{final.name}.bak")
                 backup.unlink(missing_ok=True)  # a stale one from an interrupted run

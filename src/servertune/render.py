@@ -25,6 +25,7 @@ from servertune.targets import (
     render_uvicorn_per_worker,
     render_uwsgi,
 )
+from servertune.targets.unused import unused_fields
 from servertune.templating import RenderError
 
 __all__ = [
@@ -46,5 +47,6 @@ __all__ = [
     "render_uvicorn",
     "render_uvicorn_per_worker",
     "render_uwsgi",
+    "unused_fields",
     "write_atomically",
 ]

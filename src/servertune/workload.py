@@ -7,6 +7,7 @@ The CLI options, the validation messages and the docs reference table are all de
 from __future__ import annotations
 
 import ipaddress
+import keyword
 import re
 import typing
 from collections.abc import Mapping
@@ -46,7 +47,14 @@ USER_PATTERN = r"\A[a-z_][a-z0-9_-]{0,31}\Z"
 # letter, digit or _), no spaces, quotes, `;` or braces.
 _SEGMENTS = r"(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+"
 STATIC_PATTERN = rf"\A{_SEGMENTS}/={_SEGMENTS}(?:,{_SEGMENTS}/={_SEGMENTS})*\Z"
-SERVER_NAME_PATTERN = r"\A(_|[A-Za-z0-9*]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)\Z"
+# nginx's own rules (ngx_http_core_module.c, ngx_http_core_server_name; docs "Server names"):
+# a `*` only as a whole first label (`*.example.com`, at least 3 characters, `*` then `.`) or a
+# whole last one (`www.example.*`); a leading `.` (`.example.com`) means the name and every
+# subdomain. `*`, `*example.com` or `w*.example.com` make `nginx -t` fail ("server name "*" is
+# invalid", "invalid server name or wildcard"). No regex names (`~`): free text in a config.
+_HOST_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = rf"{_HOST_LABEL}(\.{_HOST_LABEL})*"
+SERVER_NAME_PATTERN = rf"\A(_|\*\.{_HOST}|\.{_HOST}|{_HOST}(\.\*)?)\Z"
 
 AppPath = Annotated[str, StringConstraints(pattern=APP_PATTERN, max_length=200)]
 DirPath = Annotated[str, StringConstraints(pattern=PATH_PATTERN, max_length=200)]
@@ -88,7 +96,9 @@ FIELD_ALLOWED: dict[str, str] = {
     "listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
     "lb_listen_host": "an IPv4 or IPv6 address without a zone id (0.0.0.0 or :: for every interface)",
     "nginx_user": "a POSIX user name (lower-case letters, digits, '_' and '-', at most 32)",
-    "server_name": "'_' or a DNS host name (letters, digits, '-', '.', a leading '*')",
+    "server_name": "'_' or a DNS host name (letters, digits, '-', '.'), as nginx takes it: a "
+    "wildcard only as a whole first or last label ('*.example.com', 'www.example.*') or a "
+    "leading '.' ('.example.com')",
     "app_name": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
     "namespace": "an RFC 1123/1035 label: a-z, 0-9 and '-', starting with a letter, at most 63",
     "app_image": "an image reference [registry[:port]/]name[:tag] (lower-case path, no digest)",
@@ -120,6 +130,12 @@ INTEGER_TEXT = re.compile(r"\A[0-9]+\Z")
 NUMBER_TEXT = re.compile(r"\A([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
+#: The shortest service time a plan is made for: a bare call into a Python WSGI app through a
+#: server costs ~10 us, and `measure` never writes less. Below it (1e-300 ms) the plan's
+#: ceiling was 2,000,000 req/s and max_requests 600,000,000: numbers no server reaches.
+MIN_SERVICE_TIME_MS = 0.01
+
+
 class WorkloadError(ValueError):
     """Bad input: one line naming the field and what it accepts."""
 
@@ -149,7 +165,7 @@ class Workload(BaseModel):
     )
     service_time_ms: float = Field(
         default=100.0,
-        gt=0,
+        ge=MIN_SERVICE_TIME_MS,
         le=600_000,
         description="wall time of a typical request inside the app, excluding slow calls",
         json_schema_extra={"unit": "ms"},
@@ -488,6 +504,30 @@ class Workload(BaseModel):
             pattern = INTEGER_TEXT if kind is int else NUMBER_TEXT
             if not pattern.match(value):
                 raise ValueError("not plain decimal digits")
+        if kind is int and isinstance(value, float):
+            # TOML `cores = 4.0` is refused like `--cores 4.0`: lax mode would take it as 4.
+            raise ValueError("a fraction is not an integer")
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _as_strict_as_the_flags(cls, value: object, info: ValidationInfo) -> object:
+        # A flag is always text (or a switch's True/False); a workload file's TOML values are
+        # typed, and Pydantic's lax mode would turn `sync_views = "yes"` into True and
+        # `bind_host = 2130706433` into 127.0.0.1. A file is held to what the flags accept.
+        name = info.field_name or ""
+        if name in _NUMERIC_KIND or value is None:
+            return value
+        annotation = cls.model_fields[name].annotation
+        if annotation is bool:
+            if not isinstance(value, bool):
+                raise ValueError("not true or false")
+        elif name == "upstream":
+            items = value if isinstance(value, list | tuple) else [value]
+            if not all(isinstance(item, str) for item in items):
+                raise ValueError("not text")
+        elif not isinstance(value, str | ipaddress.IPv4Address | ipaddress.IPv6Address):
+            raise ValueError("not text")
         return value
 
     @field_validator("cores")
@@ -515,6 +555,15 @@ class Workload(BaseModel):
         # The uwsgi protocol has no authentication: never offer it beyond a private network.
         if value.is_unspecified or not value.is_private:
             raise ValueError("not a loopback or private address")
+        return value
+
+    @field_validator("app")
+    @classmethod
+    def _no_keywords(cls, value: str) -> str:
+        # `class:def` matches the identifier pattern, yet no import statement can name it.
+        words = re.split(r"[.:]", value)
+        if any(keyword.iskeyword(word) for word in words):
+            raise ValueError("a Python keyword")
         return value
 
     @field_validator("static")

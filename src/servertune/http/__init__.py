@@ -26,9 +26,12 @@ of `RECOMMENDED_ASYNC_CLIENTS`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import re
 import ssl
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, cast, overload
 
 from servertune.http._retry import IDEMPOTENT_METHODS
@@ -213,22 +216,65 @@ def _by_async_client(factory: _Factory[_Options]) -> _AsyncSessions[_Options]:
     return cast("_AsyncSessions[_Options]", factory)
 
 
+#: More connections per host than any client pool needs: a typo (1e9) would be a memory bomb.
+MAX_POOL_MAXSIZE = 10_000
+
+
 def _common(
     client: str,
     server: str | None,
     server_idle_timeout: float | None,
     pool_maxsize: int,
     ssl_ctx: ssl.SSLContext | None,
+    retries: bool,
 ) -> tuple[float, ssl.SSLContext | None]:
     if client not in CLIENTS and client not in ASYNC_CLIENTS:
         raise ValueError(f"client: must be one of {', '.join(CLIENTS)}; got {client!r}")
-    if pool_maxsize < 1:
-        raise ValueError(f"pool_maxsize: must be >= 1; got {pool_maxsize!r}")
+    # The public API's misuse is servertune's own TypeError/ValueError naming the argument, not
+    # an AttributeError or TypeError from deep inside a client library.
+    if server is not None and not isinstance(server, str):
+        raise TypeError(f"server: must be a server name (str); got {server!r}")
+    if isinstance(pool_maxsize, bool) or not isinstance(pool_maxsize, int):
+        raise TypeError(f"pool_maxsize: must be an int; got {pool_maxsize!r}")
+    if not 1 <= pool_maxsize <= MAX_POOL_MAXSIZE:
+        raise ValueError(
+            f"pool_maxsize: must be from 1 to {MAX_POOL_MAXSIZE}; got {pool_maxsize!r}"
+        )
+    if not isinstance(retries, bool):
+        raise TypeError(f"retries: must be True or False; got {retries!r}")
+    if ssl_ctx is not None and not isinstance(ssl_ctx, ssl.SSLContext):
+        raise TypeError(
+            f"ssl_context: must be an ssl.SSLContext (servertune.http.ssl_context()); got {ssl_ctx!r}"
+        )
     if ssl_ctx is not None:
         from servertune.http._ssl import require_verified
 
         require_verified(ssl_ctx)
     return client_idle_expiry(server, server_idle_timeout), ssl_ctx
+
+
+#: How CPython words a keyword a callable does not take (3.12-3.14).
+_UNEXPECTED_KEYWORD = re.compile(r"unexpected keyword argument '(?P<name>[A-Za-z_][A-Za-z0-9_]*)'")
+
+
+@contextlib.contextmanager
+def _unknown_options_named(client: str, options: dict[str, Any]) -> Iterator[None]:
+    """A keyword the client's constructor does not take: servertune's TypeError naming it.
+
+    The extra `options` go on to the library's constructor (several, for some clients: the
+    adapter, the transport, the pool); which one rejects a name is the library's business, so
+    the library's own refusal is re-worded here, only when it names one of the caller's options.
+    """
+    try:
+        yield
+    except TypeError as error:
+        match = _UNEXPECTED_KEYWORD.search(str(error))
+        if match is None or match["name"] not in options:
+            raise
+        raise TypeError(
+            f"{match['name']}: not an option of the {client} client (servertune.http passes "
+            "extra keywords to its constructor)"
+        ) from None
 
 
 @_by_client
@@ -253,20 +299,21 @@ def session(
     """
     if client in ASYNC_CLIENTS and client not in CLIENTS:
         raise ValueError(f"client: {client} is async only; use async_session({client!r})")
-    expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context)
+    expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context, retries)
     kwargs: dict[str, Any] = {
         "idle_expiry": expiry, "pool_maxsize": pool_maxsize, "ssl_context": ctx,
         "retries": retries, **options,
     }  # fmt: skip
-    if client == "requests":
-        return _import(client, "_requests").new_session(**kwargs)
-    if client == "httpx":
-        return _import(client, "_httpx").new_client(**kwargs)
-    if client == "httpx2":
-        return _import(client, "_httpx2").new_client(**kwargs)
-    if client == "urllib3":
-        return _import(client, "_urllib3").pool_manager(**kwargs)
-    return _import(client, "_niquests").new_session(**kwargs)
+    with _unknown_options_named(client, options):
+        if client == "requests":
+            return _import(client, "_requests").new_session(**kwargs)
+        if client == "httpx":
+            return _import(client, "_httpx").new_client(**kwargs)
+        if client == "httpx2":
+            return _import(client, "_httpx2").new_client(**kwargs)
+        if client == "urllib3":
+            return _import(client, "_urllib3").pool_manager(**kwargs)
+        return _import(client, "_niquests").new_session(**kwargs)
 
 
 @_by_async_client
@@ -295,15 +342,16 @@ def async_session(
         )
     if pool_maxsize is None:
         pool_maxsize = DEFAULT_ASYNC_POOL_MAXSIZE[client]
-    expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context)
+    expiry, ctx = _common(client, server, server_idle_timeout, pool_maxsize, ssl_context, retries)
     kwargs: dict[str, Any] = {
         "idle_expiry": expiry, "pool_maxsize": pool_maxsize, "ssl_context": ctx,
         "retries": retries, **options,
     }  # fmt: skip
-    if client == "aiohttp":
-        return _import(client, "_aiohttp", "async_session").new_async_session(**kwargs)
-    if client == "httpx":
-        return _import(client, "_httpx", "async_session").new_async_client(**kwargs)
-    if client == "httpx2":
-        return _import(client, "_httpx2", "async_session").new_async_client(**kwargs)
-    return _import(client, "_niquests", "async_session").new_async_session(**kwargs)
+    with _unknown_options_named(client, options):
+        if client == "aiohttp":
+            return _import(client, "_aiohttp", "async_session").new_async_session(**kwargs)
+        if client == "httpx":
+            return _import(client, "_httpx", "async_session").new_async_client(**kwargs)
+        if client == "httpx2":
+            return _import(client, "_httpx2", "async_session").new_async_client(**kwargs)
+        return _import(client, "_niquests", "async_session").new_async_session(**kwargs)

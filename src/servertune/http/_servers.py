@@ -77,6 +77,11 @@ DEFAULT_SERVER = "gunicorn"
 #: travel. 10% of the timeout, at least 250 ms (more than a scheduler hiccup on a busy 2-core box;
 #: bench idle-race measures zero errors with it at a 1 s server timeout), at most half of it.
 SAFETY_MARGIN_FRACTION = 0.1
+#: The idle timeouts a server may have: below a tenth of a second no pooled connection is ever
+#: reused (1e-300 would make every one expire at once); above a day (AWS NLB's longest is
+#: 6000 s) no server closes idle connections at all, and `inf` or `nan` are not timeouts.
+MIN_IDLE_TIMEOUT = 0.1
+MAX_IDLE_TIMEOUT = 86_400.0
 MIN_SAFETY_MARGIN = 0.25
 
 
@@ -98,8 +103,15 @@ def client_idle_expiry(
         if server_idle_timeout is None:
             server_idle_timeout = KNOWN_SERVERS[DEFAULT_SERVER].idle_timeout
             assert server_idle_timeout is not None
-    if not server_idle_timeout > 0:
-        raise ValueError(f"server_idle_timeout: must be > 0 seconds; got {server_idle_timeout!r}")
+    if isinstance(server_idle_timeout, bool) or not isinstance(server_idle_timeout, int | float):
+        raise TypeError(
+            f"server_idle_timeout: must be a number of seconds; got {server_idle_timeout!r}"
+        )
+    if not MIN_IDLE_TIMEOUT <= server_idle_timeout <= MAX_IDLE_TIMEOUT:
+        raise ValueError(
+            f"server_idle_timeout: must be from {MIN_IDLE_TIMEOUT:g} to {MAX_IDLE_TIMEOUT:g} "
+            f"seconds; got {server_idle_timeout!r}"
+        )
     margin = min(
         server_idle_timeout / 2,
         max(MIN_SAFETY_MARGIN, server_idle_timeout * SAFETY_MARGIN_FRACTION),

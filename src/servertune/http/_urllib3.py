@@ -132,6 +132,25 @@ def reused_connection_retry() -> ReusedConnectionRetry:
     )
 
 
+def _pool_manager_options() -> set[str]:
+    """The keywords PoolManager takes itself or passes on to its pools and their connections."""
+    import inspect
+
+    from urllib3.connection import HTTPSConnection
+    from urllib3.connectionpool import HTTPSConnectionPool
+
+    names: set[str] = set()
+    for func in (
+        urllib3.PoolManager.__init__,
+        HTTPSConnectionPool.__init__,
+        HTTPSConnection.__init__,
+    ):
+        for name, param in inspect.signature(func).parameters.items():
+            if param.kind is param.KEYWORD_ONLY or param.kind is param.POSITIONAL_OR_KEYWORD:
+                names.add(name)
+    return names - {"self", "host", "port", "connection_pool_kw", "conn_kw"}
+
+
 def pool_manager(
     *,
     idle_expiry: float,
@@ -144,6 +163,13 @@ def pool_manager(
     for key in ("maxsize", "retries", "ssl_context", "cert_reqs"):
         if key in options:
             raise TypeError(f"{key}: set by servertune.http.session(); use its own parameters")
+    unknown = sorted(options.keys() - _pool_manager_options())
+    if unknown:
+        # PoolManager takes **connection_pool_kw and hands it on to each pool and connection:
+        # a misspelt keyword would fail only at the first request, inside urllib3.
+        raise TypeError(
+            f"{unknown[0]}: not an option of the urllib3 client (PoolManager, its pools or connections)"
+        )
     kwargs: dict[str, Any] = {"maxsize": pool_maxsize}
     # retries=False: every request is sent once (urllib3's own default would retry 3 times).
     kwargs["retries"] = (

@@ -43,6 +43,11 @@ DEFAULT_WARMUP = 3
 #: Stop measuring after this long, whatever `requests` says: a slow app never hangs the command.
 #: A mix of paths shares it, each path getting an equal slice.
 DEFAULT_MAX_SECONDS = 60.0
+#: The shortest and longest --max-seconds: below a tenth of a second not one request of a slow
+#: app is measured; above a day is no budget at all (and past what `signal.setitimer` takes:
+#: `inf` raised OverflowError there).
+MIN_MAX_SECONDS = 0.1
+MAX_MAX_SECONDS = 86_400.0
 #: A request still running when its path's time is up may finish within this many times the
 #: slice (at least 1 s more); then it is interrupted, so an app that never answers cannot hang
 #: the command. Twice the slice lets the slowest request a slice allows still count.
@@ -132,8 +137,12 @@ def measure_mix(
         raise MeasureError("requests", f"must be at least 1; got {requests}")
     if warmup < 0:
         raise MeasureError("warmup", f"must be 0 or more; got {warmup}")
-    if not max_seconds > 0:
-        raise MeasureError("max_seconds", f"must be above 0; got {max_seconds}")
+    if isinstance(max_seconds, bool) or not MIN_MAX_SECONDS <= max_seconds <= MAX_MAX_SECONDS:
+        raise MeasureError(
+            "max_seconds",
+            f"must be a number of seconds from {MIN_MAX_SECONDS:g} to {MAX_MAX_SECONDS:g}; "
+            f"got {max_seconds!r}",
+        )
     method = check_method(method)
     check_paths(list(paths))
     targets = [(one, *split_target(one.path)) for one in paths]

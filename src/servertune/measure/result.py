@@ -18,7 +18,7 @@ from typing import Any
 
 from servertune.bench.harness.stats import percentile
 from servertune.measure.loading import Interface
-from servertune.workload import APP_PATTERN
+from servertune.workload import APP_PATTERN, MIN_SERVICE_TIME_MS
 from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, dumps
 
 __all__ = [
@@ -93,7 +93,7 @@ def workload_values(
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges."""
     values: dict[str, Any] = {
-        "service_time_ms": max(0.01, round(service_time_ms, 2)),
+        "service_time_ms": max(MIN_SERVICE_TIME_MS, round(service_time_ms, 2)),
         "cpu_fraction": min(1.0, max(MIN_CPU_FRACTION, round(cpu_fraction, CPU_FRACTION_DECIMALS))),
         # What the app ran with, written either way: the plan then says which case it sized for.
         "gil": "enabled" if gil_enabled else "disabled",

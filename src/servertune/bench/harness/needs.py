@@ -27,6 +27,8 @@ EXTRA_OF = {
     "cachetools": "bench",
     "matplotlib": "plot",
     "requests": "requests",
+    # Not an extra of its own: requests depends on it (and httpx, through httpcore).
+    "certifi": "requests",
     "httpx": "httpx",
     "httpx2": "httpx2",
     "urllib3": "urllib3",

@@ -8,7 +8,7 @@ from typing import Any
 
 from servertune.bench.harness.report import Report
 
-__all__ = ["plot_distributions", "plot_throughput", "pyplot", "save_figure"]
+__all__ = ["plot_distributions", "plot_throughput", "pyplot", "save_figure", "write_png"]
 
 
 def pyplot() -> Any:
@@ -31,9 +31,20 @@ def save_figure(plt: Any, fig: Any, report: Report, path: Path) -> None:
         f"Python {machine.get('python')}, {machine.get('date')}"
     )
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    write_png(fig, path, dpi=110)
     plt.close(fig)
+
+
+def write_png(fig: Any, path: Path, dpi: int) -> None:
+    """Render `fig` as a PNG in memory, then write it through the one atomic writer: a reader
+    never sees half a plot, and a FIFO or device at `path` is refused, never replaced."""
+    import io
+
+    from servertune.files import write_atomically
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    write_atomically({path.name: buffer.getvalue()}, path.parent)
 
 
 def plot_distributions(

@@ -98,6 +98,7 @@ def plot_waterfalls(
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=72)
+    from servertune.bench.harness.plotting import write_png
+
+    write_png(fig, path, dpi=72)
     plt.close(fig)

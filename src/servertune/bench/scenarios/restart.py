@@ -413,5 +413,7 @@ def _plot(report: Report, path: Path) -> None:
     axes[0].legend()
     figure.suptitle("servertune bench restart")
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    from servertune.bench.harness.plotting import write_png
+
+    write_png(figure, path, dpi=110)
     plt.close(figure)

@@ -96,6 +96,8 @@ class SslContext(BaseScenario[SslContextSizes]):
     """Time session creation and first request per client, fresh vs shared context."""
 
     name = "ssl-context"
+    #: The clients compared, and the CA bundle both contexts load (certifi comes with requests).
+    needs = (*CLIENTS, "certifi")
     sizes = QuickFull(quick=SslContextSizes(samples=5), full=SslContextSizes(samples=40))
 
     def setup(self, run: Run[SslContextSizes]) -> None:

@@ -69,6 +69,15 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         return
     processes = d.get_int("processes")
     share, share_reason = loop_share(w, d.get_float("cores_per_process"))
+    lbf = w.loop_blocking_fraction
+    if lbf is not None and share > lbf and "cpu_fraction" not in w.model_fields_set:
+        # The user set the loop's share, and the default cpu_fraction (never given) outranks it:
+        # said aloud, since the plan then sizes for a number the user did not write.
+        d.warn(
+            f"loop_blocking_fraction {lbf:g} is below cpu_fraction {w.cpu_fraction:g} (the "
+            "default: not given), and CPU run off the loop still holds the GIL, so the plan "
+            f"sizes for {share:g}; give the app's cpu_fraction too (`servertune measure` writes both)"
+        )
     loop_reason = (
         f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its process's "
         "loop (or the GIL) from every other request"
