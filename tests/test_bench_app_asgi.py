@@ -265,13 +265,18 @@ def test_layout_list_is_data() -> None:
 
 def test_overload_target_is_shown_per_repeat_with_what_shared_the_cores() -> None:
     """Each repeat's overload p99 / unloaded p99, next to its load generator lag and other work."""
-    calm = {"repeats": [{"p99_ms": 50.0}, {"p99_ms": 60.0}]}
+    # The default (adaptive) run measures the baseline in every round its layout runs, the
+    # overload level only while its verdict is open: repeats pair by number, not by position.
+    calm = {"repeats": [{"p99_ms": 50.0, "repeat": 0}, {"p99_ms": 55.0, "repeat": 1},
+                        {"p99_ms": 60.0, "repeat": 2}]}  # fmt: skip
     over = {
         "repeats": [
-            {"p99_ms": 100.0, "rps": 700.0, "send_lag_p99_ms": 3.0, "other_cpu_cores": 0.1},
-            {"p99_ms": 420.0, "rps": 480.0, "send_lag_p99_ms": 226.0, "other_cpu_cores": 1.2},
+            {"p99_ms": 100.0, "rps": 700.0, "send_lag_p99_ms": 3.0, "other_cpu_cores": 0.1,
+             "repeat": 0},
+            {"p99_ms": 420.0, "rps": 480.0, "send_lag_p99_ms": 226.0, "other_cpu_cores": 1.2,
+             "repeat": 2},
         ]
-    }
+    }  # fmt: skip
     note = overload_repeats_note("servertune-x", calm, over)
     assert note.startswith("servertune-x: admitted p99 at overload / unloaded p99 per repeat: ")
     assert (

@@ -292,6 +292,14 @@ def bench(
         ),
     ] = "",
     quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
+    thorough: Annotated[
+        bool,
+        typer.Option(
+            "--thorough",
+            help="`bench app`: every candidate at every level, every repeat (the default run "
+            "measures only what the verdict still needs)",
+        ),
+    ] = False,
     repeat: Annotated[
         int,
         typer.Option(
@@ -411,8 +419,18 @@ def bench(
             require("--plot", ("matplotlib",))
         except BenchInputError as error:
             raise fail(str(error)) from None
+    if thorough and (quick or chosen.sizes.thorough is None):
+        raise fail(
+            "--thorough: "
+            + ("not with --quick" if quick else f"scenario {scenario} has one full run already")
+        )
     options = BenchOptions(
-        quick=quick, repeat=repeat, progress=not no_progress, python=python, extra=extra
+        quick=quick,
+        thorough=thorough,
+        repeat=repeat,
+        progress=not no_progress,
+        python=python,
+        extra=extra,
     )
     try:
         report = run_scenario(chosen, options)
@@ -422,6 +440,9 @@ def bench(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None
     typer.echo(report.table())
+    if report.elapsed_s is not None:
+        minutes, seconds = divmod(round(report.elapsed_s), 60)
+        typer.echo(f"took {minutes} min {seconds:02d} s", err=True)
     try:
         if json_file is not None:
             report.write_json(json_file)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.bench.harness.report import BenchAppError, BenchInputError, Report, Target
+from servertune.bench.harness.rounds import AdaptiveRounds, Rounds, band_range
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 from servertune.bench.scenarios.app_asgi import (
     is_command_file,
@@ -98,6 +99,9 @@ class AppSizes:
     all_levels: bool
     measure_requests: int
     measure_seconds: float
+    #: Measure only what the verdict still needs (`harness.rounds.AdaptiveRounds`); False
+    #: measures every candidate at every level `repeats` times.
+    adaptive: bool = False
 
 
 @dataclass(frozen=True)
@@ -251,10 +255,28 @@ class AppBench(BaseScenario[AppSizes]):
     name = "app"
     needs = ("gunicorn", "uwsgi")
     sizes = QuickFull(
+        # Adaptive with one repeat: the same measurements as a fixed run, through the default
+        # run's rounds (so the quick tests drive them with real servers).
         quick=AppSizes(
-            seconds=1.0, repeats=1, all_levels=False, measure_requests=20, measure_seconds=5.0
+            seconds=1.0,
+            repeats=1,
+            all_levels=False,
+            measure_requests=20,
+            measure_seconds=5.0,
+            adaptive=True,
         ),
+        # 3 s per load: wrk's req/s over 3 s moved as much between repeats as over 6 s in the
+        # thorough runs of docs/benchmarks.md (the machine's noise, not the sample, sets the
+        # spread); the repeats' ranges say how sure the verdict is either way.
         full=AppSizes(
+            seconds=3.0,
+            repeats=3,
+            all_levels=True,
+            measure_requests=200,
+            measure_seconds=30.0,
+            adaptive=True,
+        ),
+        thorough=AppSizes(
             seconds=6.0, repeats=3, all_levels=True, measure_requests=200, measure_seconds=30.0
         ),
     )
@@ -488,6 +510,31 @@ class AppBench(BaseScenario[AppSizes]):
             return [Level(role="unloaded"), *closed, Level(role="overload")]
         return closed
 
+    def rounds(self, run: Run[AppSizes], order: list[tuple[str, list[Level]]]) -> Rounds:
+        """The default run: only what the verdict still needs (`AdaptiveRounds`): the climb
+        stops where every candidate has saturated, candidates clearly behind are dropped after
+        the first round, a level is repeated until its verdict is settled. --thorough and
+        --quick: every candidate at every level, every repeat."""
+        if not run.size.adaptive:
+            return super().rounds(run, order)
+        return AdaptiveRounds(
+            list(order),
+            side={c: (self.interface_of(c), self._side_of(c)) for c, _ in order},
+            ranked=lambda level: level.role != "unloaded",
+            climb=lambda level: level.concurrency is not None,
+            value=lambda level, row: float(row["good_rps" if level.role == "overload" else "rps"]),
+            max_repeats=run.repeats,
+            band=NOISE_BAND,
+        )
+
+    def _side_of(self, config: str) -> str:
+        """ "ours", "copied" (what the verdict compares against) or "user" (--against on WSGI)."""
+        if config in OURS or (config in self.layouts and self.layouts[config].ours):
+            return "ours"
+        if self.interface_of(config) == "wsgi" and config not in NAIVE:
+            return "user"
+        return "copied"
+
     def start(self, run: Run[AppSizes], config: str) -> Any:
         """Prove the ports free, start the candidate behind nginx, prove 200 on every path."""
         from servertune.bench.harness.deployments import wait_answer
@@ -676,6 +723,9 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.wrk import REFUSED_LUA, run_wrk
 
         self._use(self.interface_of(config))
+        # Every load starts on an idle app, not behind what the last level left queued (as in
+        # bench balance: a few hundred ms in the next level's p99 otherwise).
+        served.wait_idle()
         if level.concurrency is None:
             return self._measure_open(run, config, served, level.role)
         paths = self.input.paths
@@ -842,7 +892,10 @@ class AppBench(BaseScenario[AppSizes]):
                     and r.get("concurrency") == level
                     and r["config"] in self._ours_known(interface)
                 ]  # fmt: skip
-                best[interface] = max(rows, key=lambda r: r["rps"])
+                if rows:
+                    best[interface] = max(rows, key=lambda r: r["rps"])
+            if len(best) < 2:
+                continue  # above where every candidate saturated
             w, a = best["wsgi"], best["asgi"]
             verdict = verdict_of(w, a)
             winner = {"servertune faster": "WSGI", "naive faster": "ASGI"}.get(verdict, "none")
@@ -900,6 +953,8 @@ class AppBench(BaseScenario[AppSizes]):
         for level in self.level_counts:
             rows = {}
             for config in self._side_configs(run):
+                if (config, Level(level)) not in results.samples:
+                    continue  # above where every candidate saturated, or dropped as behind
                 samples = results.rows(config, Level(level))
                 row = results.median(config, Level(level))
                 for key in ("repeat", "other_cpu_cores", "requests"):  # kept under `repeats`
@@ -910,8 +965,14 @@ class AppBench(BaseScenario[AppSizes]):
                 low, high = spread([s["rps"] for s in samples])
                 row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
                 rows[config] = row
-            best_naive = max(self._naive(run), key=lambda c: rows[c]["rps"])
-            best_ours = max(self._ours(run), key=lambda c: rows[c]["rps"])
+            if not any(c in rows for c in self._naive(run)) or not any(
+                c in rows for c in self._ours(run)
+            ):
+                continue
+            best_naive = max(
+                (c for c in self._naive(run) if c in rows), key=lambda c: rows[c]["rps"]
+            )
+            best_ours = max((c for c in self._ours(run) if c in rows), key=lambda c: rows[c]["rps"])
             base = rows[best_naive]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -940,7 +1001,7 @@ class AppBench(BaseScenario[AppSizes]):
             or self.input.paths[0][0]
         )
         plan = self.plan
-        top = [r for r in runs if r["concurrency"] == self.level_counts[-1]]
+        top = [r for r in runs if r["concurrency"] == max(r["concurrency"] for r in runs)]
         measured = max((r for r in top if r["config"] in OURS), key=lambda r: r["rps"])
         report.ceiling_rps = measured.get("ceiling_rps")
         report.notes = [
@@ -1005,6 +1066,8 @@ class AppBench(BaseScenario[AppSizes]):
         for level in self.levels(run, configs[0]):
             rows = {}
             for config in configs:
+                if (config, level) not in results.samples:
+                    continue  # above where every candidate saturated, or dropped as behind
                 samples = results.rows(config, level)
                 row = results.median(config, level)
                 for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
@@ -1021,12 +1084,16 @@ class AppBench(BaseScenario[AppSizes]):
             # Under overload what counts is the answers in time: an unbounded queue answers
             # many requests only just before the client gives up.
             key = "good_rps" if level.role == "overload" else "rps"
+            here_copied = [c for c in copied if c in rows]
+            here_ours = [c for c in ours if c in rows]
+            if not here_copied or not here_ours:
+                continue
             if level.role == "unloaded":  # every layout serves the offered rate: compare tails
-                best_copied = min(copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
-                best_ours = min(ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
+                best_copied = min(here_copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
+                best_ours = min(here_ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
             else:
-                best_copied = max(copied, key=lambda c: rows[c][key])
-                best_ours = max(ours, key=lambda c: rows[c][key])
+                best_copied = max(here_copied, key=lambda c: rows[c][key])
+                best_ours = max(here_ours, key=lambda c: rows[c][key])
             base = rows[best_copied]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -1311,10 +1378,7 @@ def cpu_per_request(
 
 def spread(values: list[float]) -> tuple[float, float]:
     """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
-    from servertune.bench.harness.stats import median
-
-    middle = median(values)
-    return min(min(values), middle * (1 - NOISE_BAND)), max(max(values), middle * (1 + NOISE_BAND))
+    return band_range(values, NOISE_BAND)
 
 
 def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
