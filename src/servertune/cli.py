@@ -412,11 +412,11 @@ def bench(
             raise fail("--corpus: only `servertune bench check-speed` takes it")
         extra["corpus"] = str(corpus)
     chosen = load_scenario(scenario)
-    if plot_file is not None and chosen.has_plot:
+    if (plot_file is not None and chosen.has_plot) or report_file is not None:
         from servertune.bench.harness.needs import require
 
-        try:
-            require("--plot", ("matplotlib",))
+        try:  # the report's charts are matplotlib's too: said before the run, not after it
+            require("--plot" if plot_file is not None else "--report", ("matplotlib",))
         except BenchInputError as error:
             raise fail(str(error)) from None
     if thorough and (quick or chosen.sizes.thorough is None):

@@ -118,6 +118,9 @@ class Report:
     commands: dict[str, str] = field(default_factory=dict)
     #: How long the run took, setup to summary (seconds).
     elapsed_s: float | None = None
+    #: Per load level, servertune's best against the best other layout, as data (the report's
+    #: headline): level, metric, ours/copied names, values and ranges, ratio, winner, repeats.
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document `--json FILE` writes."""
@@ -133,6 +136,7 @@ class Report:
             "servers": self.servers,
             **({"commands": self.commands} if self.commands else {}),
             **({"elapsed_s": self.elapsed_s} if self.elapsed_s is not None else {}),
+            **({"verdicts": self.verdicts} if self.verdicts else {}),
         }
 
     def write_json(self, path: Path) -> None:

@@ -873,6 +873,7 @@ class AppBench(BaseScenario[AppSizes]):
                     tagged.append(f"{tag}: {note}")
             report.versions.update(side.versions)
             report.commands.update(side.commands)
+            report.verdicts.extend({**v, "level": f"{tag} {v['level']}"} for v in side.verdicts)
         report.notes = [*self._entry_verdicts(report), *tagged]
         return report
 
@@ -981,6 +982,11 @@ class AppBench(BaseScenario[AppSizes]):
                 runs.append(row)
             ours, theirs = rows[best_ours], rows[best_naive]
             verdict = verdict_of(ours, theirs)
+            report.verdicts.append(
+                verdict_record(
+                    f"c={level}", "req/s", best_ours, ours, best_naive, theirs, "rps", verdict
+                )
+            )
             report.ratios[f"{best_ours}/{best_naive} req/s at c={level}"] = (
                 ours["x_best_naive"] or 0.0
             )
@@ -1048,7 +1054,7 @@ class AppBench(BaseScenario[AppSizes]):
     def _summarize_asgi(self, run: Run[AppSizes], results: Results) -> Report:
         """Per level (unloaded, closed, overload): medians with the repeats' spread, the best
         servertune layout against the best copied one in words; overload's targets."""
-        from servertune.bench.harness.versions import dist_version, tool_versions
+        from servertune.bench.harness.versions import app_stack, dist_version, tool_versions
         from servertune.bench.scenarios.app_asgi import (
             GOOD_WITHIN_MS,
             MAX_OVERLOAD_P99_RATIO,
@@ -1107,6 +1113,15 @@ class AppBench(BaseScenario[AppSizes]):
                 {"rps_low": mine[f"{key}_low"], "rps_high": mine[f"{key}_high"]},
                 {"rps_low": theirs[f"{key}_low"], "rps_high": theirs[f"{key}_high"]},
             ).replace("naive", "copied")
+            what_short = (
+                f"req/s within {GOOD_WITHIN_MS / 1000:g} s" if key == "good_rps" else "req/s"
+            )
+            if level.role != "unloaded":
+                report.verdicts.append(
+                    verdict_record(
+                        named, what_short, best_ours, mine, best_copied, theirs, key, verdict
+                    )
+                )
             if level.role == "unloaded":
                 verdict = "the latency of a request on its own (no winner is named here)"
             what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
@@ -1210,14 +1225,16 @@ class AppBench(BaseScenario[AppSizes]):
                 "the numbers are noisy"
             )
         module = self.app.split(":")[0].split(".")[0]
+        # The servers the candidates ran, and the app's own stack only (what its module
+        # imports: FastAPI and Starlette for a FastAPI app, not a Django installed beside it).
+        servers = {self.layouts[c].server if c in self.layouts else self.user_commands[c].server
+                   for c in configs}  # fmt: skip
+        dists = {"uvicorn": ("uvicorn",), "gunicorn-asgi": ("gunicorn", "uvicorn-worker"),
+                 "granian": ("granian",)}  # fmt: skip
         report.versions = {
             **tool_versions(["nginx", self.tool]),
-            **{d: dist_version(d) for d in ("uvicorn", "uvicorn-worker", "gunicorn", "granian")},
-            **{
-                d: dist_version(d)
-                for d in ("fastapi", "starlette", "django")
-                if dist_version(d) != "not installed"
-            },
+            **{d: dist_version(d) for s in sorted(servers) for d in dists.get(s, (s,))},
+            **{d: dist_version(d) for d in app_stack(self.app, Path(str(self.workload.app_dir)))},
         }
         if dist_version(module) != "not installed":  # an app from PyPI, not a local module
             report.versions[module] = dist_version(module)
@@ -1379,6 +1396,37 @@ def cpu_per_request(
 def spread(values: list[float]) -> tuple[float, float]:
     """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
     return band_range(values, NOISE_BAND)
+
+
+def verdict_record(
+    level: str,
+    metric: str,
+    ours: str,
+    mine: dict[str, Any],
+    copied: str,
+    theirs: dict[str, Any],
+    key: str,
+    verdict: str,
+) -> dict[str, Any]:
+    """One level's verdict as data (the report's headline reads it)."""
+    winner = {"servertune faster": "servertune", "naive faster": "copied"}.get(
+        verdict.replace("copied faster", "naive faster")
+    )
+    return {
+        "level": level,
+        "metric": metric,
+        "ours": ours,
+        "ours_value": mine[key],
+        "ours_range": [mine[f"{key}_low"], mine[f"{key}_high"]],
+        "copied": copied,
+        "copied_value": theirs[key],
+        "copied_range": [theirs[f"{key}_low"], theirs[f"{key}_high"]],
+        "ratio": round(mine[key] / theirs[key], 2) if theirs[key] else None,
+        "winner": winner,
+        "repeats": min(len(mine.get("repeats") or [1]), len(theirs.get("repeats") or [1])),
+        "offered_rps": mine.get("offered_rps"),
+        "p99_ms": [mine.get("p99_ms"), theirs.get("p99_ms")],
+    }
 
 
 def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
