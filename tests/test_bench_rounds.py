@@ -180,3 +180,24 @@ def test_every_round_measures_less_than_the_thorough_run() -> None:
     taken = drive(rounds, script)
     assert len(taken) < 0.5 * 3 * len(configs) * len(LEVELS)
     assert sorted(rounds.dropped) == ["copied-1", "copied-2", "ours-1"]
+
+
+def test_a_baseline_is_measured_only_with_the_levels_it_pairs_with() -> None:
+    """Paired with overload only: a round that repeats only closed levels of a config skips its
+    baseline; one that repeats overload measures it again."""
+    rounds = adaptive({"a": "ours", "b": "copied"}, paired=lambda level: level == OVERLOAD)
+
+    def swing_closed(level: Level, repeat: int) -> float:
+        base = saturating(300)(level, repeat)
+        return base * (1.1 if repeat and level != OVERLOAD else 1.0)
+
+    def swing_overload(level: Level, repeat: int) -> float:
+        return saturating(300)(level, repeat) * (1.1 if repeat and level == OVERLOAD else 1.0)
+
+    taken = drive(rounds, {"a": swing_closed, "b": saturating(300)})
+    assert [lv for r, c, lv in taken if r == 2 and c == "a"]
+    assert (2, "a", UNLOADED) not in taken  # only closed levels were unsettled
+    rounds = adaptive({"a": "ours", "b": "copied"}, paired=lambda level: level == OVERLOAD)
+    taken = drive(rounds, {"a": swing_overload, "b": saturating(300)})
+    assert (2, "a", OVERLOAD) in taken
+    assert (2, "a", UNLOADED) in taken

@@ -21,7 +21,8 @@ with scripted samples):
   again, up to `max_repeats`.
 
 Levels with no verdict of their own (a baseline such as `bench app`'s "unloaded") are measured
-whenever their config is started in a round, so each repeat keeps its own baseline.
+in every round that measures a level they are paired with (`bench app`: the overload level,
+whose p99 target is set against that repeat's unloaded p99), so each repeat keeps its baseline.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ class AdaptiveRounds:
     point), one per side (e.g. "ours", "copied"). `ranked(level)` says whether a level has a
     verdict (else it is a baseline), `climb(level)` whether it is a closed-loop level of the
     climb (they come in ascending order in `order`), and `value(level, row)` reads the number a
-    ranked level compares (higher is better) from a sample row.
+    ranked level compares (higher is better) from a sample row. `paired(level)`: whether a
+    round that measures this ranked level measures the baselines too.
     """
 
     order: list[tuple[str, list[Any]]]
@@ -129,6 +131,7 @@ class AdaptiveRounds:
     ranked: Callable[[Any], bool]
     climb: Callable[[Any], bool]
     value: Callable[[Any, dict[str, Any]], float]
+    paired: Callable[[Any], bool] = lambda level: True
     min_repeats: int = 2
     max_repeats: int = 3
     band: float = 0.05
@@ -189,9 +192,15 @@ class AdaptiveRounds:
             for config, levels in self.order:
                 if config in self.dropped:
                     continue
-                if any(self.ranked(lv) and self._needs(config, lv) for lv in levels):
-                    keep = [lv for lv in levels if not self.ranked(lv) or self._needs(config, lv)]
-                    plan.append((config, keep))
+                needed = [lv for lv in levels if self.ranked(lv) and self._needs(config, lv)]
+                if needed:
+                    base = any(self.paired(lv) for lv in needed)
+                    plan.append(
+                        (
+                            config,
+                            [lv for lv in levels if lv in needed or (base and not self.ranked(lv))],
+                        )
+                    )
         if not plan:
             return None
         self.rounds += 1

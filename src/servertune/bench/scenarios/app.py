@@ -523,6 +523,8 @@ class AppBench(BaseScenario[AppSizes]):
             ranked=lambda level: level.role != "unloaded",
             climb=lambda level: level.concurrency is not None,
             value=lambda level, row: float(row["good_rps" if level.role == "overload" else "rps"]),
+            # The unloaded p99 is the overload target's baseline: measured again with overload.
+            paired=lambda level: level.role == "overload",
             max_repeats=run.repeats,
             band=NOISE_BAND,
         )
