@@ -102,12 +102,13 @@ def headline(report: Report) -> list[str]:
     best = max(wins, key=lambda v: v["ratio"] or 0.0) if wins else None
     if best is not None:
         choice = max(counts, key=lambda n: (counts[n], n == best["ours"]))
-        offered = f", {best['offered_rps']:.0f} req/s offered" if best.get("offered_rps") else ""
+        offered = f" ({best['offered_rps']:.0f} req/s offered)" if best.get("offered_rps") else ""
+        who = "it" if best["ours"] == choice else f"servertune's {best['ours']}"
+        lines.append(f"Deploy {choice}.")
         lines.append(
-            f"Deploy {choice}. At {best['level']}{offered}, servertune's {best['ours']} served "
-            f"{_ratio(best['ratio'])} the {best['metric']} of the best other layout "
-            f"({best['copied']}): {_num(best['ours_value'])} against "
-            f"{_num(best['copied_value'])}; {_sure(best)}."
+            f"At {best['level']}{offered} {who} served {_ratio(best['ratio'])} the "
+            f"{best['metric']} of the best other layout, {best['copied']}: "
+            f"{_num(best['ours_value'])} against {_num(best['copied_value'])}; {_sure(best)}."
         )
     elif not losses:
         lines.append(
@@ -128,7 +129,9 @@ def headline(report: Report) -> list[str]:
 
 
 def _ratio(value: Any) -> str:
-    return "-" if value is None else f"{value:.2f}x"
+    if value is None:
+        return "-"
+    return f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
 
 
 def _rows(report: Report) -> list[dict[str, Any]]:

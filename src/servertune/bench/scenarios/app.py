@@ -1025,7 +1025,7 @@ class AppBench(BaseScenario[AppSizes]):
             ),
             (
                 f"load by {self.tool}; {run.size.seconds:g} s per measurement; medians of "
-                f"{run.repeats} interleaved run(s); errors = answers >= 400 + socket errors, summed "
+                f"{_repeats_said(run)} interleaved run(s); errors = answers >= 400 + socket errors, summed "
                 "over the repeats; rps counts successful answers only"
             ),
             (
@@ -1207,7 +1207,7 @@ class AppBench(BaseScenario[AppSizes]):
                 f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
                 f"connections; {run.size.seconds:g} s per measurement (overload twice that); "
-                f"medians of {run.repeats} interleaved run(s)"
+                f"medians of {_repeats_said(run)} interleaved run(s)"
             ),
             (
                 "errors = answers >= 400 other than 503, failed connections and timeouts (summed "
@@ -1398,6 +1398,11 @@ def cpu_per_request(
 def spread(values: list[float]) -> tuple[float, float]:
     """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
     return band_range(values, NOISE_BAND)
+
+
+def _repeats_said(run: Run[AppSizes]) -> str:
+    """How many repeats each median has: all of them, or up to them in the adaptive run."""
+    return f"up to {run.repeats}" if run.size.adaptive and run.repeats > 1 else str(run.repeats)
 
 
 def verdict_record(
