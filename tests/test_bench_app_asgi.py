@@ -346,6 +346,22 @@ def test_bad_levels_are_one_error_line(flag: str, value: str, reason: str) -> No
     assert reason in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["app", "main:app", "--thorough", "--quick"], "--thorough: not with --quick"),
+        (["balance", "--thorough"], "--thorough: scenario balance has one full run already"),
+    ],
+)
+def test_thorough_is_refused_where_it_means_nothing(args: list[str], reason: str) -> None:
+    """--thorough is bench app's every-measurement run: with --quick, or for a scenario whose
+    full run is already every measurement, it is one error line."""
+    result = CliRunner().invoke(app, ["bench", *args])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"error: {reason}"], result.output
+
+
 def test_concurrency_is_sorted_and_default_levels_double_past_the_ceiling() -> None:
     assert parse_concurrency("128, 8,32") == (8, 32, 128)
     assert default_levels(2, 40) == [2, 4, 8, 16, 32, 64]

@@ -201,3 +201,13 @@ def test_a_baseline_is_measured_only_with_the_levels_it_pairs_with() -> None:
     taken = drive(rounds, {"a": swing_overload, "b": saturating(300)})
     assert (2, "a", OVERLOAD) in taken
     assert (2, "a", UNLOADED) in taken
+
+
+def test_a_side_of_its_own_is_never_dropped_nor_decides() -> None:
+    """The user's own config (a side of its own) is repeated where the verdict is open, is never
+    dropped, and does not stop a level being settled between ours and copied."""
+    rounds = adaptive({"a": "ours", "b": "copied", "u": "user"})
+    taken = drive(rounds, {"a": saturating(600, 40), "b": saturating(300), "u": saturating(30, 3)})
+    assert rounds.dropped == []
+    assert rounds.settled("a", OVERLOAD)
+    assert {r for r, c, _ in taken if c == "u"} == {0, 1}

@@ -119,7 +119,8 @@ class AdaptiveRounds:
     """Rounds that measure what the verdict still needs (see the module docstring).
 
     `side` maps each config to (group, side): leaders are compared within a group (an entry
-    point), one per side (e.g. "ours", "copied"). `ranked(level)` says whether a level has a
+    point): the best "ours" against the best "copied"; any other side (e.g. "user") is a
+    contender of its own, repeated with the levels its group still needs. `ranked(level)` says whether a level has a
     verdict (else it is a baseline), `climb(level)` whether it is a closed-loop level of the
     climb (they come in ascending order in `order`), and `value(level, row)` reads the number a
     ranked level compares (higher is better) from a sample row. `paired(level)`: whether a
@@ -246,9 +247,11 @@ class AdaptiveRounds:
     def settled(self, config: str, level: Any) -> bool:
         """Whether the verdict at `level` (in `config`'s group) needs no more samples."""
         leaders = self.leaders(config, level)
-        if len(leaders) < 2:
+        if not {"ours", "copied"} <= leaders.keys():
             return False
-        a, b = (self.samples[(c, level)] for c in leaders.values())
+        # The verdict compares servertune's best with the best copied layout; a side of its own
+        # (the user's --against file on WSGI) is measured alongside, never the verdict.
+        a, b = (self.samples[(leaders[side], level)] for side in ("ours", "copied"))
         if min(len(a), len(b)) < self.min_repeats:
             return False
         (a_low, a_high), (b_low, b_high) = band_range(a, self.band), band_range(b, self.band)
