@@ -95,11 +95,19 @@ def headline(report: Report) -> list[str]:
     wins = [v for v in verdicts if v["winner"] == "servertune"]
     losses = [v for v in verdicts if v["winner"] == "copied"]
     ties = [v for v in verdicts if not v["winner"]]
+    lines = []
+    # Both entry points of a project (Django's wsgi.py and asgi.py): which to deploy comes first,
+    # and the layout named is one of that entry point's.
+    entry = next((n for n in report.notes if n.startswith("verdict entry point: ")), None)
+    side = ""
+    if entry is not None:
+        lines.append("Entry point: " + entry.removeprefix("verdict entry point: ") + ".")
+        side = next((s for s in ("WSGI", "ASGI") if f"deploy the {s} entry point" in entry), "")
     counts: dict[str, int] = {}
     for v in wins + ties:
-        counts[v["ours"]] = counts.get(v["ours"], 0) + 1
-    lines = []
-    best = max(wins, key=lambda v: v["ratio"] or 0.0) if wins else None
+        if v["level"].startswith(side):
+            counts[v["ours"]] = counts.get(v["ours"], 0) + 1
+    best = max(wins, key=lambda v: v["ratio"] or 0.0) if wins and counts else None
     if best is not None:
         choice = max(counts, key=lambda n: (counts[n], n == best["ours"]))
         offered = f" ({best['offered_rps']:.0f} req/s offered)" if best.get("offered_rps") else ""
