@@ -73,6 +73,17 @@ def _figure(plt: Any) -> Any:
     return plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN), layout="constrained")
 
 
+def _range(row: dict[str, Any], key: str) -> tuple[float, float]:
+    """The repeats' range of `key` in a median row: rps_low/rps_high where the summary made
+    them (widened to the noise band), else the raw repeats' min and max."""
+    if key == "rps" and "rps_low" in row:
+        return float(row["rps_low"]), float(row["rps_high"])
+    values = [
+        float(r[key]) for r in row.get("repeats") or [] if isinstance(r.get(key), int | float)
+    ]
+    return (min(values), max(values)) if values else (float(row[key]), float(row[key]))
+
+
 def closed_charts(
     series: dict[str, list[dict[str, Any]]], ours: Sequence[str]
 ) -> list[tuple[str, str]]:
@@ -83,7 +94,7 @@ def closed_charts(
     charts = []
     for key, label, caption in (
         ("rps", "req/s (successful answers)", "req/s per closed-loop level (bars: the repeats' range)"),
-        ("p99_ms", "p99 latency (ms)", "p99 latency per closed-loop level"),
+        ("p99_ms", "p99 latency (ms)", "p99 latency per closed-loop level (bars: the repeats' range)"),
     ):  # fmt: skip
         fig, axis = _figure(plt)
         levels: set[int] = set()
@@ -98,12 +109,10 @@ def closed_charts(
             y = [float(r[key]) for r in shown]
             levels.update(x)
             style = _style(index, name in ours)
-            if key == "rps" and all("rps_low" in r for r in shown):
-                low = [max(0.0, v - float(r["rps_low"])) for v, r in zip(y, shown, strict=True)]
-                high = [max(0.0, float(r["rps_high"]) - v) for v, r in zip(y, shown, strict=True)]
-                axis.errorbar(x, y, yerr=[low, high], capsize=3, label=name, **style)
-            else:
-                axis.plot(x, y, label=name, **style)
+            low, high = zip(*(_range(r, key) for r in shown), strict=True)
+            below = [max(0.0, v - lo) for v, lo in zip(y, low, strict=True)]
+            above = [max(0.0, hi - v) for v, hi in zip(y, high, strict=True)]
+            axis.errorbar(x, y, yerr=[below, above], capsize=3, label=name, **style)
         if len(levels) > 1 and max(levels) / min(levels) > 4:
             axis.set_xscale("log", base=2)
         axis.set_xticks(sorted(levels), [str(n) for n in sorted(levels)])
