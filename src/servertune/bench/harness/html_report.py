@@ -225,7 +225,7 @@ def render_html(report: Report, *, command: str = "") -> str:
         .render(
             title=f"servertune bench {report.scenario}",
             machine=report.machine,
-            took=None if elapsed is None else f"{int(elapsed // 60)} min {int(elapsed % 60):02d} s",
+            took=None if elapsed is None else "{} min {:02d} s".format(*divmod(round(elapsed), 60)),
             headline=headline(report),
             targets=[
                 {
