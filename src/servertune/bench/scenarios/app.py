@@ -265,9 +265,10 @@ class AppBench(BaseScenario[AppSizes]):
             measure_seconds=5.0,
             adaptive=True,
         ),
-        # 3 s per load: wrk's req/s over 3 s moved as much between repeats as over 6 s in the
-        # thorough runs of docs/benchmarks.md (the machine's noise, not the sample, sets the
-        # spread); the repeats' ranges say how sure the verdict is either way.
+        # 3 s per load, half the thorough run's, so the default fits about 10 minutes: below
+        # saturation the repeats of 3 s loads on /io stayed inside the +-5% band as the 6 s
+        # ones did (docs/benchmarks.md, "the default run against the thorough one"), and the
+        # repeats' ranges, not the load's length, say how sure each verdict is.
         full=AppSizes(
             seconds=3.0,
             repeats=3,
