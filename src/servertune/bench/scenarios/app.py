@@ -268,7 +268,7 @@ class AppBench(BaseScenario[AppSizes]):
         # 3 s per load, half the thorough run's, so the default fits about 10 minutes. Its
         # repeats spread wider (on /io below saturation: beyond +-5% in 8 of 24 layout-levels,
         # against 0 of 18 at 6 s on a quieter day; docs/benchmarks.md): wider ranges make the
-        # verdict read "no clear difference" sooner, not name a winner on noise.
+        # verdict read "no clear difference" sooner; they do not hide noise.
         full=AppSizes(
             seconds=3.0,
             repeats=3,
