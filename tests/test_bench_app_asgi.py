@@ -10,8 +10,10 @@ checks (--concurrency, --interface, --against) are one `error:` line each.
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -26,7 +28,7 @@ from typer.testing import CliRunner
 
 from servertune.bench.harness.html_report import render_html
 from servertune.bench.harness.ports import listening_ports
-from servertune.bench.harness.report import BenchInputError, Report
+from servertune.bench.harness.report import BenchInputError, Report, Target
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.app import default_levels, parse_concurrency
 from servertune.bench.scenarios.app_asgi import (
@@ -105,7 +107,8 @@ def fastapi_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict
         _, report = _run(
             ["main:app", "--chdir", str(project), "--path", "/io=2", "--path", "/cpu",
              "--path", "/echo", "--against", str(project / "Procfile"),
-             "--only", ",".join(ONLY), "--report", str(tmp / "report.html")],
+             "--only", ",".join(ONLY), "--concurrency", "2,8",
+             "--report", str(tmp / "report.html")],
             tmp,
         )  # fmt: skip
         yield report, tmp
@@ -117,7 +120,8 @@ def fastapi_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict
 
 def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], Path]) -> None:
     """The copied layouts, the Procfile's command and servertune's layouts chosen are measured
-    unloaded, at 2 x cores connections and under overload, in table order; 503s counted apart."""
+    unloaded, at each --concurrency level and under overload, in table order; 503s counted
+    apart; the report names the app's own stack (FastAPI's), not every framework installed."""
     report, _ = fastapi_run
     order = [layout.name for layout in LAYOUTS if not layout.ours]
     order += ["against-Procfile", *(layout.name for layout in LAYOUTS if layout.ours)]
@@ -127,7 +131,8 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     cores = report["machine"]["cores"]
     for load in ("unloaded", "closed", "overload"):
         rows = [r for r in report["runs"] if r["load"] == load]
-        assert [r["config"] for r in rows] == expected, load
+        per_level = 2 if load == "closed" else 1  # rows go level by level, table order in each
+        assert [r["config"] for r in rows] == expected * per_level, load
     for row in report["runs"]:
         assert {"refused_503", "errors", "shed"} <= row.keys()
         if row["load"] == "overload" and row["config"] in copied:
@@ -142,12 +147,21 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
         ):  # the client's own lag is a part of each admitted latency
             assert 0 <= row["send_lag_p99_ms"] <= row["p99_ms"], row
     closed = [r for r in report["runs"] if r["load"] == "closed"]
-    assert {r["concurrency"] for r in closed} == {2 * cores}
+    assert {r["concurrency"] for r in closed} == {2, 8}
+    assert cores
     over = {r["config"]: r for r in report["runs"] if r["load"] == "overload"}
     # Only servertune's layouts sit behind an admission limit: only they shed.
     assert all(over[name]["refused_503"] == 0 for name in copied)
     assert any(over[name]["refused_503"] > 0 for name in ours)
     assert report["versions"]["fastapi"]
+    assert report["versions"]["starlette"]
+    assert "django" not in report["versions"]  # installed here (the Django tests), not this app's
+    assert {"uvicorn", "granian", "gunicorn", "uvicorn-worker"} <= report["versions"].keys()
+    # The headline's data: one verdict per load level compared (unloaded names no winner).
+    assert [v["level"] for v in report["verdicts"]] == ["c=2", "c=8", "overload"]
+    assert all(v["winner"] in ("servertune", "copied", None) for v in report["verdicts"])
+    assert any(n.startswith("adaptive run: ") for n in report["notes"])
+    assert report["elapsed_s"] > 0
     assert "uvicorn_worker.UvicornWorker" in report["commands"]["gunicorn-uvicorn-2n+1"]
     assert "--workers 2" in report["commands"]["against-Procfile"]
     assert report["commands"]["servertune-uvicorn-per-worker"].startswith(
@@ -160,22 +174,57 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     _assert_nothing_left(report)
 
 
+#: Injected into a copy of the report (the report itself has no script): measures, once laid
+#: out, the page's width against the window's, each table wrapper's, and every text of every
+#: chart against its chart's box, and writes it into the parent page's DOM, which --dump-dom
+#: prints. The copy is the `srcdoc` of an iframe exactly as wide as the phone or desktop window
+#: (headless Chromium's own window is at least 500 px wide); a srcdoc frame shares its parent's
+#: origin, so it may write there.
+MEASURE = """<script>
+(() => {
+  const out = {inner: window.innerWidth, page: document.documentElement.scrollWidth,
+               wraps: [], charts: []};
+  for (const w of document.querySelectorAll(".wrap")) out.wraps.push([w.scrollWidth, w.clientWidth]);
+  for (const svg of document.querySelectorAll("svg.chart")) {
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll("text")];
+    const outside = texts.filter(t => {
+      const r = t.getBoundingClientRect();
+      return r.left < box.left - 1 || r.right > box.right + 1 ||
+             r.top < box.top - 1 || r.bottom > box.bottom + 1;
+    }).map(t => t.textContent);
+    out.charts.push({name: svg.getAttribute("aria-label"), width: box.width,
+                     texts: texts.map(t => t.textContent), outside});
+  }
+  const pre = document.createElement("pre");
+  pre.id = "measured";
+  pre.textContent = JSON.stringify(out);
+  parent.document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def _chromium(tmp: Path, page: Path, width: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp / f"chromium-{width}-{len(extra)}"
+    return subprocess.run(
+        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+         f"--window-size={width},2400", *extra, page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
 def test_html_report_renders_in_chromium(fastapi_run: tuple[dict[str, Any], Path]) -> None:
     """Headless Chromium opens the report with no console message and no failed load; the
     screenshot (a phone's width) is kept next to it."""
     _, tmp = fastapi_run
     page = tmp / "report.html"
     text = page.read_text()
-    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    for remote in ("https://", "<script", "<link", "url("):
-        assert remote not in text
-    assert text.index("Verdict") < text.index("<table") < text.index("<svg")
+    for remote in ("https://", "http://", "<script", "<link", "<img", "@import"):
+        assert remote not in text.replace('"http://www.w3.org/', '"'), remote
+    assert "url(" not in text.replace("url(#", "")  # only the charts' own clip paths
+    assert text.index("Verdict") < text.index("<svg") < text.index('<table class="results"')
     shot = tmp / "report.png"
-    done = subprocess.run(
-        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp / 'chromium'}",
-         "--window-size=412,2400", f"--screenshot={shot}", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = _chromium(tmp, page, 390, f"--screenshot={shot}")
     log = done.stderr
     assert done.returncode == 0, log
     assert "CONSOLE" not in log, log
@@ -184,20 +233,94 @@ def test_html_report_renders_in_chromium(fastapi_run: tuple[dict[str, Any], Path
     print(f"screenshot: {shot}")
 
 
+@pytest.mark.parametrize("width", [1280, 390])
+def test_html_report_fits_the_window(fastapi_run: tuple[dict[str, Any], Path], width: int) -> None:
+    """At a desktop's 1280 px and a phone's 390 px: no horizontal overflow of the page (at 1280
+    none in any table either), and every text of every chart (axis labels, ticks, legend)
+    inside its chart's box, measured by Chromium's own layout."""
+    _, tmp = fastapi_run
+    measured_page = tmp / f"measure-{width}.html"
+    text = (tmp / "report.html").read_text()
+    framed = html.escape(text.replace("</body>", MEASURE + "</body>"), quote=True)
+    measured_page.write_text(
+        '<!DOCTYPE html><html><body style="margin:0">'
+        f'<iframe style="border:0;width:{width}px;height:2400px" srcdoc="{framed}"></iframe>'
+        "</body></html>"
+    )
+    done = _chromium(tmp, measured_page, width + 100, "--dump-dom")
+    assert done.returncode == 0, done.stderr
+    found = re.search(r'<pre id="measured">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    out = json.loads(html.unescape(found.group(1)))
+    assert out["inner"] == width
+    assert out["page"] <= width, out
+    if width >= 1280:
+        assert all(scroll <= client for scroll, client in out["wraps"]), out["wraps"]
+    # Closed-loop req/s and p99, and the overload chart.
+    assert len(out["charts"]) == 3, [c["name"] for c in out["charts"]]
+    for chart in out["charts"]:
+        assert chart["outside"] == [], chart
+        assert chart["width"] <= width
+    labels = {t for chart in out["charts"] for t in chart["texts"]}
+    assert {"connections (closed loop)", "req/s (successful answers)", "p99 latency (ms)"} <= labels
+
+
 def test_html_escapes_every_value() -> None:
-    """App paths, commands and notes are user input: none of it becomes markup."""
+    """App paths, layout names, commands, notes and versions are user input: none of it
+    becomes markup, in the text or in the charts."""
     hostile = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
+    runs: list[dict[str, Any]] = [
+        {"config": name, "load": "closed", "concurrency": c, "rps": rps, "rps_low": rps * 0.9,
+         "rps_high": rps * 1.1, "p99_ms": 2.0}
+        for name, rps in ((hostile, 10.0), ("servertune-x", 20.0)) for c in (2, 8)
+    ]  # fmt: skip
+    runs += [
+        {"config": name, "load": "overload", "concurrency": None, "rps": 5.0, "good_rps": 4.0,
+         "offered_rps": 40.0, "refused_503": 3, "errors": 1, "requests": 40, "p99_ms": 3.0}
+        for name in (hostile, "servertune-x")
+    ]  # fmt: skip
+    verdict = {
+        "level": hostile, "metric": hostile, "ours": "servertune-x", "ours_value": 20.0,
+        "ours_range": [19.0, 21.0], "copied": hostile, "copied_value": 10.0,
+        "copied_range": [9.0, 11.0], "ratio": 2.0, "winner": "servertune", "repeats": 2,
+        "offered_rps": None, "p99_ms": [2.0, 2.0],
+    }  # fmt: skip
     report = Report(
         scenario="app",
-        runs=[{"config": hostile, "load": "closed", "concurrency": 4, "rps": 1.0, "p99_ms": 2.0}],
-        notes=[f"verdict c=4: {hostile}"],
+        runs=runs,
+        notes=[f"verdict c=4: {hostile}", hostile],
         versions={hostile: hostile},
         commands={hostile: hostile},
+        verdicts=[verdict],
+        targets=[Target(hostile, 1.0, ">=", 1.0)],
     )
     page = render_html(report, command=hostile)
     assert "<script" not in page
     assert "<img" not in page
     assert "&lt;script&gt;" in page
+    assert page.count("<svg") == 3  # the hostile name reached the charts, escaped
+
+
+def test_report_without_matplotlib_is_one_line_naming_the_extra(tmp_path: Path) -> None:
+    """--report draws its charts with matplotlib: without it, one line naming the `plot` extra
+    before anything runs, and no file."""
+    code = (
+        "import importlib.util, sys\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'matplotlib' else real(n, *a)\n"
+        "from servertune.cli import main\n"
+        "sys.argv = ['servertune', 'bench', 'app', 'main:app', '--report', sys.argv[1]]\n"
+        "main()\n"
+    )
+    out = tmp_path / "r.html"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert lines == ["error: --report needs matplotlib: pip install 'servertune[plot]'"], lines
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(
@@ -221,6 +344,22 @@ def test_bad_levels_are_one_error_line(flag: str, value: str, reason: str) -> No
     assert len(lines) == 1, result.output
     assert lines[0].startswith(f"error: {flag}: "), result.output
     assert reason in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["app", "main:app", "--thorough", "--quick"], "--thorough: not with --quick"),
+        (["balance", "--thorough"], "--thorough: scenario balance has one full run already"),
+    ],
+)
+def test_thorough_is_refused_where_it_means_nothing(args: list[str], reason: str) -> None:
+    """--thorough is bench app's every-measurement run: with --quick, or for a scenario whose
+    full run is already every measurement, it is one error line."""
+    result = CliRunner().invoke(app, ["bench", *args])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"error: {reason}"], result.output
 
 
 def test_concurrency_is_sorted_and_default_levels_double_past_the_ceiling() -> None:
@@ -265,13 +404,18 @@ def test_layout_list_is_data() -> None:
 
 def test_overload_target_is_shown_per_repeat_with_what_shared_the_cores() -> None:
     """Each repeat's overload p99 / unloaded p99, next to its load generator lag and other work."""
-    calm = {"repeats": [{"p99_ms": 50.0}, {"p99_ms": 60.0}]}
+    # The default (adaptive) run measures the baseline in every round its layout runs, the
+    # overload level only while its verdict is open: repeats pair by number, not by position.
+    calm = {"repeats": [{"p99_ms": 50.0, "repeat": 0}, {"p99_ms": 55.0, "repeat": 1},
+                        {"p99_ms": 60.0, "repeat": 2}]}  # fmt: skip
     over = {
         "repeats": [
-            {"p99_ms": 100.0, "rps": 700.0, "send_lag_p99_ms": 3.0, "other_cpu_cores": 0.1},
-            {"p99_ms": 420.0, "rps": 480.0, "send_lag_p99_ms": 226.0, "other_cpu_cores": 1.2},
+            {"p99_ms": 100.0, "rps": 700.0, "send_lag_p99_ms": 3.0, "other_cpu_cores": 0.1,
+             "repeat": 0},
+            {"p99_ms": 420.0, "rps": 480.0, "send_lag_p99_ms": 226.0, "other_cpu_cores": 1.2,
+             "repeat": 2},
         ]
-    }
+    }  # fmt: skip
     note = overload_repeats_note("servertune-x", calm, over)
     assert note.startswith("servertune-x: admitted p99 at overload / unloaded p99 per repeat: ")
     assert (

@@ -327,6 +327,14 @@ def bench(
         ),
     ] = "",
     quick: Annotated[bool, typer.Option("--quick", help="a smoke run of a few seconds")] = False,
+    thorough: Annotated[
+        bool,
+        typer.Option(
+            "--thorough",
+            help="`bench app`: every candidate at every level, every repeat (the default run "
+            "measures only what the verdict still needs)",
+        ),
+    ] = False,
     repeat: Annotated[
         int,
         typer.Option(
@@ -439,15 +447,25 @@ def bench(
             raise fail("--corpus: only `servertune bench check-speed` takes it")
         extra["corpus"] = str(corpus)
     chosen = load_scenario(scenario)
-    if plot_file is not None and chosen.has_plot:
+    if (plot_file is not None and chosen.has_plot) or report_file is not None:
         from servertune.bench.harness.needs import require
 
-        try:
-            require("--plot", ("matplotlib",))
+        try:  # the report's charts are matplotlib's too: said before the run, not after it
+            require("--plot" if plot_file is not None else "--report", ("matplotlib",))
         except BenchInputError as error:
             raise fail(str(error)) from None
+    if thorough and (quick or chosen.sizes.thorough is None):
+        raise fail(
+            "--thorough: "
+            + ("not with --quick" if quick else f"scenario {scenario} has one full run already")
+        )
     options = BenchOptions(
-        quick=quick, repeat=repeat, progress=not no_progress, python=python, extra=extra
+        quick=quick,
+        thorough=thorough,
+        repeat=repeat,
+        progress=not no_progress,
+        python=python,
+        extra=extra,
     )
     try:
         report = run_scenario(chosen, options)
@@ -457,6 +475,9 @@ def bench(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None
     typer.echo(report.table())
+    if report.elapsed_s is not None:
+        minutes, seconds = divmod(round(report.elapsed_s), 60)
+        typer.echo(f"took {minutes} min {seconds:02d} s", err=True)
     try:
         if json_file is not None:
             report.write_json(json_file)

@@ -92,8 +92,9 @@ def plot_throughput(report: Report, path: Path) -> None:
         raise ValueError("no runs to plot")
     fig, (rps_axis, p99_axis) = plt.subplots(1, 2, figsize=(12, 4.4))
     for config in configs:
-        runs = sorted(
-            (r for r in report.runs if r["config"] == config), key=lambda r: r["concurrency"]
+        runs = sorted(  # closed-loop levels only: an open-loop row has no connection count
+            (r for r in report.runs if r["config"] == config and r.get("concurrency") is not None),
+            key=lambda r: r["concurrency"],
         )
         x = [r["concurrency"] for r in runs]
         width = 2.5 if config.startswith("servertune") else 1.2

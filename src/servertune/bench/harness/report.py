@@ -49,6 +49,8 @@ class BenchOptions:
     """How a scenario should run. `quick` is a smoke run of a few seconds, for tests."""
 
     quick: bool = False
+    #: `--thorough`: a scenario's every measurement, where its default run adapts (bench app).
+    thorough: bool = False
     repeat: int = 1
     progress: bool = True
     python: str | None = None
@@ -114,6 +116,11 @@ class Report:
     servers: list[dict[str, Any]] = field(default_factory=list)
     #: Each configuration's server command line, where the scenario records them.
     commands: dict[str, str] = field(default_factory=dict)
+    #: How long the run took, setup to summary (seconds).
+    elapsed_s: float | None = None
+    #: Per load level, servertune's best against the best other layout, as data (the report's
+    #: headline): level, metric, ours/copied names, values and ranges, ratio, winner, repeats.
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document `--json FILE` writes."""
@@ -128,6 +135,8 @@ class Report:
             "notes": self.notes,
             "servers": self.servers,
             **({"commands": self.commands} if self.commands else {}),
+            **({"elapsed_s": self.elapsed_s} if self.elapsed_s is not None else {}),
+            **({"verdicts": self.verdicts} if self.verdicts else {}),
         }
 
     def write_json(self, path: Path) -> None:

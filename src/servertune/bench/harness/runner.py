@@ -8,11 +8,13 @@ config's servers (together) before the next starts, and the report's record of e
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from servertune.bench.harness.needs import require
 from servertune.bench.harness.progress import Progress
 from servertune.bench.harness.report import BenchOptions, Report
+from servertune.bench.harness.rounds import Rounds
 from servertune.bench.harness.scenario import Level, Results, Run, Scenario
 from servertune.bench.harness.supervision import Stack
 
@@ -29,9 +31,11 @@ def describe(row: dict[str, Any]) -> str:
 
 
 def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
-    """Run `scenario`: setup, every config at every level `repeats` times interleaved, summary."""
+    """Run `scenario`: setup, every config at every level `repeats` times interleaved (or the
+    rounds the scenario plans), summary; the report says how long it took."""
     require(f"bench {scenario.name}", scenario.needs)
-    size = scenario.sizes.pick(options.quick)
+    began = time.monotonic()
+    size = scenario.sizes.pick(options.quick, options.thorough)
     repeats = size.repeats * options.repeat
     progress = Progress(1, enabled=options.progress)
     samples: dict[tuple[str, Level], list[dict[str, Any]]] = {}
@@ -42,15 +46,18 @@ def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
             with run.resources:
                 scenario.setup(run)
                 order = [(c, list(scenario.levels(run, c))) for c in scenario.configs(run)]
-                progress.total = max(1, repeats * sum(len(levels) for _, levels in order))
-                for repeat in range(repeats):
-                    run.repeat = repeat
-                    for config, levels in order:
-                        _measure_config(scenario, run, config, levels, samples)
+                rounds = scenario.rounds(run, order)
+                while (planned := rounds.next_round()) is not None:
+                    progress.total = max(1, rounds.planned)
+                    for config, levels in planned:
+                        _measure_config(scenario, run, config, levels, samples, rounds)
+                    run.repeat += 1
         finally:
             progress.close()
     report = scenario.summarize(run, Results(samples))
+    report.notes.extend(rounds.notes())
     report.servers = stack.record()
+    report.elapsed_s = round(time.monotonic() - began, 1)
     return report
 
 
@@ -60,18 +67,23 @@ def _measure_config(
     config: str,
     levels: list[Level],
     samples: dict[tuple[str, Level], list[dict[str, Any]]],
+    rounds: Rounds,
 ) -> None:
-    """Start one config, measure it at each level, stop every server it started."""
+    """Start one config, measure it at each level the rounds want, stop every server it
+    started."""
     of_run = f"run {run.repeat + 1}/{run.repeats}"
     first = len(run.stack.servers)
     run.progress.show(f"{config}: starting ({of_run})")
     try:
         served = scenario.start(run, config)
         for level in levels:
+            if not rounds.wanted(config, level):
+                continue
             at = f"{config}, {level}" if str(level) else config
             run.progress.show(f"{at} ({of_run})")
             row = scenario.measure(run, config, served, level)
             samples.setdefault((config, level), []).append(row)
+            rounds.record(config, level, row)
             run.progress.advance(f"{at}: {describe(row)}")
     finally:
         run.stack.stop_together(list(reversed(run.stack.servers[first:])))

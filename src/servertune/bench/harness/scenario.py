@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from servertune.bench.harness.progress import Progress
 from servertune.bench.harness.report import BenchOptions, Report
+from servertune.bench.harness.rounds import FixedRounds, Rounds
 from servertune.bench.harness.stats import median, median_run
 from servertune.bench.harness.supervision import Stack
 
@@ -60,10 +61,14 @@ class QuickFull(Generic[S]):
 
     quick: S
     full: S
+    #: `--thorough`, where the full run is cut short by what it measures (bench app).
+    thorough: S | None = None
 
-    def pick(self, quick: bool) -> S:
-        """The size `--quick` asks for."""
-        return self.quick if quick else self.full
+    def pick(self, quick: bool, thorough: bool = False) -> S:
+        """The size `--quick` (or `--thorough`) asks for."""
+        if quick:
+            return self.quick
+        return self.thorough if thorough and self.thorough is not None else self.full
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,10 @@ class Scenario(Protocol):
         """The load levels `config` is measured at."""
         ...
 
+    def rounds(self, run: Run[Any], order: list[tuple[str, list[Level]]]) -> Rounds:
+        """Which configs and levels each round of repeats measures (`harness.rounds`)."""
+        ...
+
     def start(self, run: Run[Any], config: str) -> Any:
         """Start what `config` serves with (servers go on `run.stack`; the runner stops them
         after the config's levels); returns whatever `measure` needs."""
@@ -203,6 +212,10 @@ class BaseScenario(Generic[S]):
     def configs(self, run: Run[S]) -> Sequence[str]:
         """Every scenario names its configurations."""
         raise NotImplementedError
+
+    def rounds(self, run: Run[S], order: list[tuple[str, list[Level]]]) -> Rounds:
+        """Every config at every level, `run.repeats` times, interleaved."""
+        return FixedRounds(list(order), run.repeats)
 
     def start(self, run: Run[S], config: str) -> Any:
         """Nothing to start."""

@@ -6,10 +6,11 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from servertune import __version__
 
-__all__ = ["dist_version", "tool_versions"]
+__all__ = ["app_stack", "dist_version", "tool_versions"]
 
 _COMMANDS: dict[str, list[str]] = {
     "uwsgi": ["--version"],
@@ -27,6 +28,46 @@ def dist_version(dist: str) -> str:
         return version(dist)
     except PackageNotFoundError:
         return "not installed"
+
+
+#: Web frameworks a report names by version when the app imports them, each with the
+#: distributions it is built on (FastAPI's versions are only comparable with Starlette's).
+FRAMEWORKS: dict[str, tuple[str, ...]] = {
+    "fastapi": ("fastapi", "starlette", "pydantic"),
+    "starlette": ("starlette",),
+    "django": ("django",),
+    "flask": ("flask", "werkzeug"),
+    "litestar": ("litestar",),
+    "quart": ("quart",),
+    "falcon": ("falcon",),
+    "sanic": ("sanic",),
+    "httpx": ("httpx",),
+}
+
+
+def app_stack(app: str, app_dir: Path) -> list[str]:
+    """The distributions of the app's own stack: the frameworks its module imports (read, not
+    run), in FRAMEWORKS' order; a Django project's settings module is not followed."""
+    import ast
+
+    module = app.split(":")[0]
+    candidates = [app_dir / Path(*module.split(".")).with_suffix(".py"),
+                  app_dir / Path(*module.split(".")) / "__init__.py"]  # fmt: skip
+    imported: set[str] = set()
+    for path in candidates:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    if module.split(".")[-1] in ("wsgi", "asgi") and "django" in imported | {"django"}:
+        imported.add("django")  # a Django project's wsgi.py / asgi.py
+    return list(dict.fromkeys(d for name, dists in FRAMEWORKS.items() if name in imported
+                              for d in dists))  # fmt: skip
 
 
 def _version_of(name: str) -> str:

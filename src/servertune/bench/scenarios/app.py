@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.bench.harness.report import BenchAppError, BenchInputError, Report, Target
+from servertune.bench.harness.rounds import AdaptiveRounds, Rounds, band_range
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 from servertune.bench.scenarios.app_asgi import (
     is_command_file,
@@ -98,6 +99,9 @@ class AppSizes:
     all_levels: bool
     measure_requests: int
     measure_seconds: float
+    #: Measure only what the verdict still needs (`harness.rounds.AdaptiveRounds`); False
+    #: measures every candidate at every level `repeats` times.
+    adaptive: bool = False
 
 
 @dataclass(frozen=True)
@@ -251,10 +255,29 @@ class AppBench(BaseScenario[AppSizes]):
     name = "app"
     needs = ("gunicorn", "uwsgi")
     sizes = QuickFull(
+        # Adaptive with one repeat: the same measurements as a fixed run, through the default
+        # run's rounds (so the quick tests drive them with real servers).
         quick=AppSizes(
-            seconds=1.0, repeats=1, all_levels=False, measure_requests=20, measure_seconds=5.0
+            seconds=1.0,
+            repeats=1,
+            all_levels=False,
+            measure_requests=20,
+            measure_seconds=5.0,
+            adaptive=True,
         ),
+        # 3 s per load, half the thorough run's, so the default fits about 10 minutes. Its
+        # repeats spread wider (on /io below saturation: beyond +-5% in 8 of 24 layout-levels,
+        # against 0 of 18 at 6 s on a quieter day; docs/benchmarks.md): wider ranges make the
+        # verdict read "no clear difference" sooner; they do not hide noise.
         full=AppSizes(
+            seconds=3.0,
+            repeats=3,
+            all_levels=True,
+            measure_requests=200,
+            measure_seconds=30.0,
+            adaptive=True,
+        ),
+        thorough=AppSizes(
             seconds=6.0, repeats=3, all_levels=True, measure_requests=200, measure_seconds=30.0
         ),
     )
@@ -488,6 +511,33 @@ class AppBench(BaseScenario[AppSizes]):
             return [Level(role="unloaded"), *closed, Level(role="overload")]
         return closed
 
+    def rounds(self, run: Run[AppSizes], order: list[tuple[str, list[Level]]]) -> Rounds:
+        """The default run: only what the verdict still needs (`AdaptiveRounds`): the climb
+        stops where every candidate has saturated, candidates clearly behind are dropped after
+        the first round, a level is repeated until its verdict is settled. --thorough and
+        --quick: every candidate at every level, every repeat."""
+        if not run.size.adaptive:
+            return super().rounds(run, order)
+        return AdaptiveRounds(
+            list(order),
+            side={c: (self.interface_of(c), self._side_of(c)) for c, _ in order},
+            ranked=lambda level: level.role != "unloaded",
+            climb=lambda level: level.concurrency is not None,
+            value=lambda level, row: float(row["good_rps" if level.role == "overload" else "rps"]),
+            # The unloaded p99 is the overload target's baseline: measured again with overload.
+            paired=lambda level: level.role == "overload",
+            max_repeats=run.repeats,
+            band=NOISE_BAND,
+        )
+
+    def _side_of(self, config: str) -> str:
+        """ "ours", "copied" (what the verdict compares against) or "user" (--against on WSGI)."""
+        if config in OURS or (config in self.layouts and self.layouts[config].ours):
+            return "ours"
+        if self.interface_of(config) == "wsgi" and config not in NAIVE:
+            return "user"
+        return "copied"
+
     def start(self, run: Run[AppSizes], config: str) -> Any:
         """Prove the ports free, start the candidate behind nginx, prove 200 on every path."""
         from servertune.bench.harness.deployments import wait_answer
@@ -676,6 +726,9 @@ class AppBench(BaseScenario[AppSizes]):
         from servertune.bench.harness.wrk import REFUSED_LUA, run_wrk
 
         self._use(self.interface_of(config))
+        # Every load starts on an idle app, not behind what the last level left queued (as in
+        # bench balance: a few hundred ms in the next level's p99 otherwise).
+        served.wait_idle()
         if level.concurrency is None:
             return self._measure_open(run, config, served, level.role)
         paths = self.input.paths
@@ -823,6 +876,7 @@ class AppBench(BaseScenario[AppSizes]):
                     tagged.append(f"{tag}: {note}")
             report.versions.update(side.versions)
             report.commands.update(side.commands)
+            report.verdicts.extend({**v, "level": f"{tag} {v['level']}"} for v in side.verdicts)
         report.notes = [*self._entry_verdicts(report), *tagged]
         return report
 
@@ -842,7 +896,10 @@ class AppBench(BaseScenario[AppSizes]):
                     and r.get("concurrency") == level
                     and r["config"] in self._ours_known(interface)
                 ]  # fmt: skip
-                best[interface] = max(rows, key=lambda r: r["rps"])
+                if rows:
+                    best[interface] = max(rows, key=lambda r: r["rps"])
+            if len(best) < 2:
+                continue  # above where every candidate saturated
             w, a = best["wsgi"], best["asgi"]
             verdict = verdict_of(w, a)
             winner = {"servertune faster": "WSGI", "naive faster": "ASGI"}.get(verdict, "none")
@@ -900,6 +957,8 @@ class AppBench(BaseScenario[AppSizes]):
         for level in self.level_counts:
             rows = {}
             for config in self._side_configs(run):
+                if (config, Level(level)) not in results.samples:
+                    continue  # above where every candidate saturated, or dropped as behind
                 samples = results.rows(config, Level(level))
                 row = results.median(config, Level(level))
                 for key in ("repeat", "other_cpu_cores", "requests"):  # kept under `repeats`
@@ -910,8 +969,14 @@ class AppBench(BaseScenario[AppSizes]):
                 low, high = spread([s["rps"] for s in samples])
                 row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
                 rows[config] = row
-            best_naive = max(self._naive(run), key=lambda c: rows[c]["rps"])
-            best_ours = max(self._ours(run), key=lambda c: rows[c]["rps"])
+            if not any(c in rows for c in self._naive(run)) or not any(
+                c in rows for c in self._ours(run)
+            ):
+                continue
+            best_naive = max(
+                (c for c in self._naive(run) if c in rows), key=lambda c: rows[c]["rps"]
+            )
+            best_ours = max((c for c in self._ours(run) if c in rows), key=lambda c: rows[c]["rps"])
             base = rows[best_naive]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -920,6 +985,11 @@ class AppBench(BaseScenario[AppSizes]):
                 runs.append(row)
             ours, theirs = rows[best_ours], rows[best_naive]
             verdict = verdict_of(ours, theirs)
+            report.verdicts.append(
+                verdict_record(
+                    f"c={level}", "req/s", best_ours, ours, best_naive, theirs, "rps", verdict
+                )
+            )
             report.ratios[f"{best_ours}/{best_naive} req/s at c={level}"] = (
                 ours["x_best_naive"] or 0.0
             )
@@ -940,7 +1010,7 @@ class AppBench(BaseScenario[AppSizes]):
             or self.input.paths[0][0]
         )
         plan = self.plan
-        top = [r for r in runs if r["concurrency"] == self.level_counts[-1]]
+        top = [r for r in runs if r["concurrency"] == max(r["concurrency"] for r in runs)]
         measured = max((r for r in top if r["config"] in OURS), key=lambda r: r["rps"])
         report.ceiling_rps = measured.get("ceiling_rps")
         report.notes = [
@@ -956,7 +1026,7 @@ class AppBench(BaseScenario[AppSizes]):
             ),
             (
                 f"load by {self.tool}; {run.size.seconds:g} s per measurement; medians of "
-                f"{run.repeats} interleaved run(s); errors = answers >= 400 + socket errors, summed "
+                f"{_repeats_said(run)} interleaved run(s); errors = answers >= 400 + socket errors, summed "
                 "over the repeats; rps counts successful answers only"
             ),
             (
@@ -987,7 +1057,7 @@ class AppBench(BaseScenario[AppSizes]):
     def _summarize_asgi(self, run: Run[AppSizes], results: Results) -> Report:
         """Per level (unloaded, closed, overload): medians with the repeats' spread, the best
         servertune layout against the best copied one in words; overload's targets."""
-        from servertune.bench.harness.versions import dist_version, tool_versions
+        from servertune.bench.harness.versions import app_stack, dist_version, tool_versions
         from servertune.bench.scenarios.app_asgi import (
             GOOD_WITHIN_MS,
             MAX_OVERLOAD_P99_RATIO,
@@ -1005,6 +1075,8 @@ class AppBench(BaseScenario[AppSizes]):
         for level in self.levels(run, configs[0]):
             rows = {}
             for config in configs:
+                if (config, level) not in results.samples:
+                    continue  # above where every candidate saturated, or dropped as behind
                 samples = results.rows(config, level)
                 row = results.median(config, level)
                 for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
@@ -1021,12 +1093,16 @@ class AppBench(BaseScenario[AppSizes]):
             # Under overload what counts is the answers in time: an unbounded queue answers
             # many requests only just before the client gives up.
             key = "good_rps" if level.role == "overload" else "rps"
+            here_copied = [c for c in copied if c in rows]
+            here_ours = [c for c in ours if c in rows]
+            if not here_copied or not here_ours:
+                continue
             if level.role == "unloaded":  # every layout serves the offered rate: compare tails
-                best_copied = min(copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
-                best_ours = min(ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
+                best_copied = min(here_copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
+                best_ours = min(here_ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
             else:
-                best_copied = max(copied, key=lambda c: rows[c][key])
-                best_ours = max(ours, key=lambda c: rows[c][key])
+                best_copied = max(here_copied, key=lambda c: rows[c][key])
+                best_ours = max(here_ours, key=lambda c: rows[c][key])
             base = rows[best_copied]["rps"]
             for row in rows.values():
                 row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
@@ -1040,6 +1116,15 @@ class AppBench(BaseScenario[AppSizes]):
                 {"rps_low": mine[f"{key}_low"], "rps_high": mine[f"{key}_high"]},
                 {"rps_low": theirs[f"{key}_low"], "rps_high": theirs[f"{key}_high"]},
             ).replace("naive", "copied")
+            what_short = (
+                f"req/s within {GOOD_WITHIN_MS / 1000:g} s" if key == "good_rps" else "req/s"
+            )
+            if level.role != "unloaded":
+                report.verdicts.append(
+                    verdict_record(
+                        named, what_short, best_ours, mine, best_copied, theirs, key, verdict
+                    )
+                )
             if level.role == "unloaded":
                 verdict = "the latency of a request on its own (no winner is named here)"
             what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
@@ -1123,7 +1208,7 @@ class AppBench(BaseScenario[AppSizes]):
                 f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
                 f"connections; {run.size.seconds:g} s per measurement (overload twice that); "
-                f"medians of {run.repeats} interleaved run(s)"
+                f"medians of {_repeats_said(run)} interleaved run(s)"
             ),
             (
                 "errors = answers >= 400 other than 503, failed connections and timeouts (summed "
@@ -1143,14 +1228,16 @@ class AppBench(BaseScenario[AppSizes]):
                 "the numbers are noisy"
             )
         module = self.app.split(":")[0].split(".")[0]
+        # The servers the candidates ran, and the app's own stack only (what its module
+        # imports: FastAPI and Starlette for a FastAPI app, not a Django installed beside it).
+        servers = {self.layouts[c].server if c in self.layouts else self.user_commands[c].server
+                   for c in configs}  # fmt: skip
+        dists = {"uvicorn": ("uvicorn",), "gunicorn-asgi": ("gunicorn", "uvicorn-worker"),
+                 "granian": ("granian",)}  # fmt: skip
         report.versions = {
             **tool_versions(["nginx", self.tool]),
-            **{d: dist_version(d) for d in ("uvicorn", "uvicorn-worker", "gunicorn", "granian")},
-            **{
-                d: dist_version(d)
-                for d in ("fastapi", "starlette", "django")
-                if dist_version(d) != "not installed"
-            },
+            **{d: dist_version(d) for s in sorted(servers) for d in dists.get(s, (s,))},
+            **{d: dist_version(d) for d in app_stack(self.app, Path(str(self.workload.app_dir)))},
         }
         if dist_version(module) != "not installed":  # an app from PyPI, not a local module
             report.versions[module] = dist_version(module)
@@ -1311,10 +1398,43 @@ def cpu_per_request(
 
 def spread(values: list[float]) -> tuple[float, float]:
     """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
-    from servertune.bench.harness.stats import median
+    return band_range(values, NOISE_BAND)
 
-    middle = median(values)
-    return min(min(values), middle * (1 - NOISE_BAND)), max(max(values), middle * (1 + NOISE_BAND))
+
+def _repeats_said(run: Run[AppSizes]) -> str:
+    """How many repeats each median has: all of them, or up to them in the adaptive run."""
+    return f"up to {run.repeats}" if run.size.adaptive and run.repeats > 1 else str(run.repeats)
+
+
+def verdict_record(
+    level: str,
+    metric: str,
+    ours: str,
+    mine: dict[str, Any],
+    copied: str,
+    theirs: dict[str, Any],
+    key: str,
+    verdict: str,
+) -> dict[str, Any]:
+    """One level's verdict as data (the report's headline reads it)."""
+    winner = {"servertune faster": "servertune", "naive faster": "copied"}.get(
+        verdict.replace("copied faster", "naive faster")
+    )
+    return {
+        "level": level,
+        "metric": metric,
+        "ours": ours,
+        "ours_value": mine[key],
+        "ours_range": [mine[f"{key}_low"], mine[f"{key}_high"]],
+        "copied": copied,
+        "copied_value": theirs[key],
+        "copied_range": [theirs[f"{key}_low"], theirs[f"{key}_high"]],
+        "ratio": round(mine[key] / theirs[key], 2) if theirs[key] else None,
+        "winner": winner,
+        "repeats": min(len(mine.get("repeats") or [1]), len(theirs.get("repeats") or [1])),
+        "offered_rps": mine.get("offered_rps"),
+        "p99_ms": [mine.get("p99_ms"), theirs.get("p99_ms")],
+    }
 
 
 def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:

@@ -216,7 +216,11 @@ def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any])
     send lag and the CPU other work took meanwhile: on a shared machine a busy minute shows as
     one (the target's median can hide a repeat that met it, or one that did not)."""
     parts = []
-    for unloaded, loaded in zip(calm.get("repeats", []), over.get("repeats", []), strict=False):
+    calm_by_repeat = {r.get("repeat"): r for r in calm.get("repeats", [])}
+    for loaded in over.get("repeats", []):
+        unloaded = calm_by_repeat.get(loaded.get("repeat"))
+        if unloaded is None:
+            continue
         ratio = _p99_ratio(loaded, unloaded, digits=2)
         parts.append(
             f"{ratio} ({loaded['rps']:.0f} req/s admitted, the load generator's send lag p99 "
