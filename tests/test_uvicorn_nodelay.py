@@ -19,6 +19,7 @@ import pytest
 from servertune.check import check_files
 from servertune.render import render_target
 from servertune.sizing import Machine, make_plan
+from servertune.targets.asgi_servers import UVICORN_NODELAY_LAUNCHER
 from servertune.workload import Workload
 
 from .support import free_port, running, wait_for
@@ -128,6 +129,7 @@ def test_launcher_only_where_uvicorn_binds_a_tcp_port_for_several_workers(
     assert plan.processes == processes
     assert plan.uvicorn_listener_nodelay is launcher
     text = render_target("uvicorn", plan)
+    assert (f"nodelay='{UVICORN_NODELAY_LAUNCHER}'" in text) is launcher
     assert ("exec python -c \"$nodelay\" uvicorn 'nodelayapp:app'" in text) is launcher
     assert ("exec uvicorn 'nodelayapp:app'" in text) is not launcher
 
@@ -163,3 +165,19 @@ def test_check_flags_a_launcher_that_does_not_set_nodelay(tmp_path: Path) -> Non
     line = "exec python -c 'import sys; from uvicorn.main import main; main(sys.argv[2:])' "
     found = _check(tmp_path, line + "uvicorn main:app --port 8000 --workers 2")
     assert "uvicorn-workers-nagle" in found
+
+
+def test_bench_app_against_keeps_the_launcher(tmp_path: Path) -> None:
+    """`bench app --against uvicorn.sh` (gen uvicorn's) runs uvicorn through the same launcher,
+    so the benchmark measures the file as it runs."""
+    from servertune.bench.scenarios.app_asgi import read_user_command
+
+    script = tmp_path / "uvicorn.sh"
+    script.write_text(render_target("uvicorn", make_plan(_workload(tmp_path, 18000))))
+    command = read_user_command(script, 18000)
+    assert command.nodelay
+    argv = command.argv("127.0.0.1", 18001)
+    assert argv[1:4] == ["-c", UVICORN_NODELAY_LAUNCHER, "uvicorn"]
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/sh\nexec uvicorn main:app --port 8000 --workers 2\n")
+    assert read_user_command(plain, 18000).argv("127.0.0.1", 18001)[1:3] == ["-m", "uvicorn"]
