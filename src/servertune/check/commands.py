@@ -106,6 +106,8 @@ class ServerCommand:
     program: Word
     args: tuple[Word, ...]
     assignments: tuple[tuple[str, Word], ...] = ()
+    #: The code of a `python -c CODE SERVER ...` launcher, None when the server runs directly.
+    launcher: Word | None = None
 
 
 @dataclass(frozen=True)
@@ -202,8 +204,19 @@ def _server_of(words: Sequence[Word]) -> int | None:
         if name.startswith("python") and index + 2 < len(words):
             if words[index + 1].text == "-m" and words[index + 2].text in SERVERS:
                 return index + 2
+            # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
+            # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
+            launcher = words[index + 1].text == "-c" and index + 3 < len(words)
+            if launcher and words[index + 3].text in SERVERS:
+                return index + 3
             return None  # python runs a script or other module: not a server check reads
     return None
+
+
+def _launcher(words: Sequence[Word], index: int) -> Word | None:
+    """The CODE of `python -c CODE SERVER` when `index` is that server's word, else None."""
+    launched = index >= 3 and words[index - 2].text == "-c"
+    return words[index - 1] if launched else None
 
 
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
@@ -214,6 +227,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """
     words = list(words)
     assignments: list[tuple[str, Word]] = []
+    launcher: Word | None = None
     while words:
         first = words[0]
         match = _ASSIGNMENT.match(first.text)
@@ -245,6 +259,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                     words = rest
                     continue
                 return None
+            launcher = _launcher(words[1:], index)
             words = words[1 + index :]
             break
         break
@@ -258,6 +273,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         program=words[index],
         args=tuple(words[index + 1 :]),
         assignments=tuple(assignments),
+        launcher=launcher or _launcher(words, index),
     )
 
 
@@ -390,6 +406,9 @@ def read_command(
         app = _uwsgi(reading, args, find_config)
     else:
         app = asgi_server(file, command.server, [args], environment, where, command.program.at)
+    if command.launcher is not None:
+        code = expand_shell(command.launcher.text, environment)
+        app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
     return replace(app, unresolved=tuple(reading.unresolved), command_line=True)
 
 

@@ -163,6 +163,9 @@ class AppServer:
     #: listens in each worker once the app is loaded) nor granian 2.8 on Linux (each worker
     #: opens its own socket after loading the app).
     listens_before_app: bool = False
+    #: Started through a launcher that sets TCP_NODELAY on the listening socket before the
+    #: server binds (servertune's uvicorn.sh: `python -c CODE uvicorn ...`).
+    listener_nodelay: bool = False
 
 
 @dataclass(frozen=True)

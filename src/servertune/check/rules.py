@@ -413,6 +413,36 @@ def _granian_shared(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+@_rule(
+    "uvicorn-workers-nagle",
+    Severity.warning,
+    "uvicorn --workers N on a TCP port leaves Nagle's algorithm on",
+    "a loopback capture (tcpdump) of uvicorn 0.54 --workers 2: each answer's body left 44 ms "
+    "after its headers, when the client's delayed ACK came; with --workers 1 0.3 ms. "
+    "Kludex/uvicorn#3149 (open): Config.bind_socket() leaves the socket's protocol at 0, and "
+    "asyncio sets TCP_NODELAY only on sockets that read IPPROTO_TCP; docs/benchmarks.md "
+    "(`app`, FastAPI /io: p50 96 ms against 55 ms)",
+)
+def _uvicorn_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uvicorn" or app.workers.value < 2 or app.mapped_sockets:
+            continue
+        tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
+        if not tcp or app.listener_nodelay:
+            continue
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} uvicorn workers on {tcp[0].value}: uvicorn binds the port in "
+            "its supervisor and never turns TCP_NODELAY on for the connections its workers "
+            "accept, so every answer's body waits up to 40 ms for the peer's delayed ACK after "
+            "its headers (`fastapi run --workers N` and `uvicorn.run(workers=N)` do the same)",
+            "a unix socket (--uds), one single-worker uvicorn per port "
+            "(servertune gen uvicorn-per-worker), gunicorn with uvicorn's worker (gunicorn sets "
+            "TCP_NODELAY on its listener), or servertune gen uvicorn's launcher",
+            (tcp[0].at,),
+        )
+
+
 def _cores(c: Context) -> tuple[int, str]:
     machine = c.plan.machine if c.plan else c.machine
     where = "the workload's" if c.plan else f"the server's ({machine.cores_source}):"

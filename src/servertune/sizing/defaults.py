@@ -10,11 +10,13 @@ from servertune.machine import DEFAULT_SOMAXCONN
 __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
-    "ADMISSION_HEADROOM",
+    "ADMISSION_MIN_WAIT_MS",
+    "ADMISSION_WAIT_SHARE",
     "ASGI_NORMAL_RPS",
     "ASGI_OVERLOAD_FACTOR",
     "ASGI_OVERLOAD_P99",
     "ASGI_OVERLOAD_P99_TARGET",
+    "ASGI_SERVER_MS_PER_REQUEST",
     "ASGI_THROUGHPUT_NOISE",
     "BACKLOG_BURST_S",
     "BALANCE_AT_CORES_P99",
@@ -46,6 +48,7 @@ __all__ = [
     "NATIVE_SLEEP_K8S_VERSION",
     "NGINX_CPU_MILLICORES",
     "NGINX_MEMORY_MB",
+    "NGINX_MS_PER_REQUEST",
     "PRESTOP_MARGIN_S",
     "PROBE_TIMEOUT_S",
     "READINESS_FAILURE_THRESHOLD",
@@ -201,15 +204,32 @@ LB_RETRY_ON = ("conn-failure", "empty-response")
 #: The first Kubernetes minor version with the preStop `sleep` action GA (KEP-3960: alpha 1.29,
 #: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
 NATIVE_SLEEP_K8S_VERSION = (1, 34)
-#: An ASGI process admits this many times the requests Little's law puts in flight at its
-#: capacity (capacity x time each request is held). Once the loop is saturated every admitted
-#: request waits for the others, so an admitted request takes about ADMISSION_HEADROOM x its
-#: own time. Measured with `servertune bench asgi` (2 cores, requests awaiting 0-200 ms and
-#: blocking 10 ms): at 1.0 the p99 of admitted requests under 4 x overload was 1.7 x the unloaded
-#: p99 with uvicorn per worker behind least_conn (median of 3); at 2.0 it reached 2.6-3.3 x in a
-#: shorter run, past the 2 x target. The excess gets a quick 503 from nginx instead of a place in
-#: an unbounded queue.
-ADMISSION_HEADROOM = 1.0
+#: What an ASGI server's own handling of a request costs its event loop, on top of the app's
+#: time that `servertune measure` reports in process: reading and parsing the request, the ASGI
+#: messages, writing the answer. `bench app` on a FastAPI path that measures 0.16 ms in process
+#: (2026-11-26, 2 cores, CPU per request from /proc, so other work on the machine does not
+#: count): uvicorn (h11) used 0.31-0.45 ms of app CPU per request, gunicorn + uvicorn's worker
+#: 0.31-0.39, granian 0.15-0.25. The plan takes uvicorn's (the default server, and the
+#: costliest): without it the plan put that path at 12,500 req/s where the layouts served 1,700-
+#: 3,400, and admitted 2 requests.
+ASGI_SERVER_MS_PER_REQUEST = 0.15
+#: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
+#: the same cores as the app's loops, so the plan's capacity counts it.
+NGINX_MS_PER_REQUEST = 0.05
+#: nginx admits what the loops serve at capacity for as long as a request is held plus this
+#: share of that time again waiting for its turn (Little's law: capacity x (held + wait)).
+#: A request's answer is late when its wait is long next to its own time; at 0.5, an admitted
+#: request takes at most about 1.5 x its unloaded time once the loops are saturated (under the
+#: 2 x overload target), and a capacity the plan underestimates by up to 1.5 x still admits
+#: enough to reach the real one. The earlier rule (exactly Little's law, no wait) shed load the
+#: copied layouts served: `bench app` on FastAPI /io at 128 connections served 1037-1786 req/s
+#: and shed 1.24-1.39 million requests where gunicorn + uvicorn served 2372 req/s at p99 70 ms.
+ADMISSION_WAIT_SHARE = 0.5
+#: ...and never less than this wait: for a sub-millisecond path a wait of half its time is
+#: microseconds, less than the scheduler's own noise (the load generator's send lag alone was
+#: 2-30 ms at p99 on these 2 cores), and a limit that small sheds at a few connections what
+#: every copied layout answers within a few ms (nginx admitted 2 for a 0.16 ms path).
+ADMISSION_MIN_WAIT_MS = 25.0
 #: Most requests one ASGI process admits: each holds a connection from nginx, and a process's
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
 #: needs more processes (or a raised limit and a deliberate choice).

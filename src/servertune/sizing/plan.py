@@ -168,6 +168,7 @@ class Plan(BaseModel):
     gunicorn_asgi_worker: str | None = derived("worker class")
     asgi_keepalive_s: int | None = derived("s")
     asgi_max_requests: int | None = derived("requests")
+    uvicorn_listener_nodelay: bool | None = derived("yes/no")
     granian_blocking_threads: int = derived("threads per process")
     granian_backpressure: int = derived("requests")
     granian_max_rss_mb: int | None = derived("MiB")

@@ -26,6 +26,7 @@ from servertune.templating import render_template
 
 __all__ = [
     "PER_WORKER_FILES",
+    "UVICORN_NODELAY_LAUNCHER",
     "prefers_per_worker",
     "recommended_per_worker",
     "render_granian",
@@ -42,6 +43,22 @@ PER_WORKER_FILES: dict[str, tuple[str, str]] = {
     "gunicorn-asgi": ("gunicorn-asgi-per-worker", "gunicorn-asgi-per-worker.conf.py"),
     "granian": ("granian-per-worker", "granian-per-worker.sh"),
 }
+
+
+#: uvicorn.sh's launcher for 2+ workers on a TCP port (plan.uvicorn_listener_nodelay): set
+#: TCP_NODELAY on the socket uvicorn's supervisor binds (Linux copies it to every accepted
+#: connection; uvicorn leaves it off: Kludex/uvicorn#3149), then run uvicorn's own CLI with the
+#: words after `python -c CODE uvicorn`. One line with no single quote: it sits in '...' in sh.
+#: uvicorn.sh.j2 holds the same text (no value with spaces passes the render allow-list);
+#: tests/test_uvicorn_nodelay.py pins the two equal. `bench app --against` reuses it.
+UVICORN_NODELAY_LAUNCHER = (
+    "import socket, sys, uvicorn.config as c; from uvicorn.main import main; "
+    "bind = c.Config.bind_socket; "
+    "on = lambda s: (s.family == socket.AF_UNIX or "
+    "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1), s)[1]; "
+    "c.Config.bind_socket = lambda config: on(bind(config)); "
+    "main(sys.argv[2:], prog_name=sys.argv[1])"
+)
 
 
 def recommended_per_worker(server: str) -> str:

@@ -245,14 +245,19 @@ class UserCommand:
     server: AsgiServer
     args: tuple[str, ...]
     workers: int
+    #: Started through gen uvicorn's TCP_NODELAY launcher (`python -c CODE uvicorn ...`).
+    nodelay: bool = False
 
     def argv(self, host: str, port: int) -> list[str]:
         """The command, bound to `host:port` (the last --host/--port wins in both CLIs)."""
-        start = (
-            [sys.executable, "-m", "uvicorn"]
-            if self.server == "uvicorn"
-            else [str(Path(sys.executable).parent / "granian")]
-        )
+        from servertune.targets.asgi_servers import UVICORN_NODELAY_LAUNCHER
+
+        if self.server == "uvicorn" and self.nodelay:
+            start = [sys.executable, "-c", UVICORN_NODELAY_LAUNCHER, "uvicorn"]
+        elif self.server == "uvicorn":
+            start = [sys.executable, "-m", "uvicorn"]
+        else:
+            start = [str(Path(sys.executable).parent / "granian")]
         return [*start, *self.args, "--host", host, "--port", str(port)]
 
 
@@ -307,4 +312,4 @@ def read_user_command(path: Path, port: int) -> UserCommand:
             "the server to its TCP port (drop it)"
         )
     kind: AsgiServer = "uvicorn" if server == "uvicorn" else "granian"
-    return UserCommand(kind, tuple(args), int(parsed.workers.value))
+    return UserCommand(kind, tuple(args), int(parsed.workers.value), parsed.listener_nodelay)

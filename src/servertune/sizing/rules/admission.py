@@ -1,12 +1,13 @@
 """Admission for ASGI apps: what one event loop serves, and how many requests it lets in.
 
 An ASGI process runs every request on one event loop. Awaiting costs the loop nothing; the time
-a request blocks the loop (Python CPU, or a sync call made without `await`) is served one at a
-time, and CPU run off the loop still needs the GIL. So a process serves at most
-1 / (service time x the larger of the two shares) requests per second, and by Little's law that
-rate keeps rate x (time a request is held) requests in flight. Admitting more only queues them on
-the loop: each admitted request then waits for all the others. nginx admits a bounded multiple
-and answers the excess with 503 at once.
+a request blocks the loop (Python CPU, or a sync call made without `await`, plus the server's own
+parsing and writing) is served one at a time, and CPU run off the loop still needs the GIL. So a
+process serves at most 1 / (that time + nginx's share of a core) requests per second, and by
+Little's law that rate keeps rate x (time a request is held) requests in flight. Admitting more
+only queues them on the loop: each admitted request then waits for the others. nginx admits
+what the loops serve for as long as a request is held plus a bounded wait for its turn, so a 503
+goes out only for a request whose answer would come late; the excess gets it at once.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ import math
 
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
-    ADMISSION_HEADROOM,
+    ADMISSION_MIN_WAIT_MS,
+    ADMISSION_WAIT_SHARE,
+    ASGI_SERVER_MS_PER_REQUEST,
     MAX_ADMITTED_PER_PROCESS,
     MIN_CPU_MS_PER_REQUEST,
+    NGINX_MS_PER_REQUEST,
 )
 from servertune.sizing.plan import Derivation
 from servertune.sizing.queueing import arrival_rate, held_s, in_flight
@@ -78,6 +82,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "default: not given), and CPU run off the loop still holds the GIL, so the plan "
             f"sizes for {share:g}; give the app's cpu_fraction too (`servertune measure` writes both)"
         )
+    app_ms = max(w.service_time_ms * share, MIN_CPU_MS_PER_REQUEST)
     loop_reason = (
         f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its process's "
         "loop (or the GIL) from every other request"
@@ -87,19 +92,27 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             f"; at least {MIN_CPU_MS_PER_REQUEST:g} ms, what a bare call through a Python "
             "server costs"
         )
-    loop_ms = d.put("loop_ms", max(w.service_time_ms * share, MIN_CPU_MS_PER_REQUEST), loop_reason)
+    loop_reason += (
+        f"; + {ASGI_SERVER_MS_PER_REQUEST:g} ms the ASGI server's own parsing and writing "
+        "(measured in-process times leave it out)"
+    )
+    loop_ms = d.put("loop_ms", app_ms + ASGI_SERVER_MS_PER_REQUEST, loop_reason)
     capacity = d.put(
         "asgi_capacity_rps",
-        processes * 1000 / loop_ms,
-        f"{processes} processes x 1000 / {loop_ms:.1f} ms: awaiting costs the loop nothing, "
-        "blocking time is served one request at a time",
+        processes * 1000 / (loop_ms + NGINX_MS_PER_REQUEST),
+        f"{processes} processes x 1000 / ({loop_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
+        "nginx on the same cores): awaiting costs the loop nothing, blocking time is served one "
+        "request at a time",
     )
-    hold = held_s(w)
-    mean = in_flight(capacity / processes, hold)
-    admitted = max(1, math.ceil(mean * ADMISSION_HEADROOM - 1e-9))
+    hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    wait = max(hold * ADMISSION_WAIT_SHARE, ADMISSION_MIN_WAIT_MS / 1000)
+    mean = in_flight(capacity / processes, hold + wait)
+    admitted = max(1, math.ceil(mean - 1e-9))
     reason = (
-        f"{ADMISSION_HEADROOM:g} x Little's law at capacity: {capacity / processes:.1f} req/s x "
-        f"{hold * 1000:.0f} ms held = {mean:.1f} in flight; more only wait for the loop"
+        f"Little's law at capacity: {capacity / processes:.1f} req/s x ({hold * 1000:.1f} ms "
+        f"held + {wait * 1000:.1f} ms of wait for its turn) = {mean:.1f} in flight; the wait "
+        f"is {ADMISSION_WAIT_SHARE:g} x the time held, at least {ADMISSION_MIN_WAIT_MS:g} ms: "
+        "a request admitted past it would only answer late"
     )
     # (The 1e-9 above: float noise, 100.0 x 0.11 = 11.000000000000002, must not add a request.)
     if admitted > MAX_ADMITTED_PER_PROCESS:

@@ -53,6 +53,25 @@ def gunicorn_asgi_worker(w: Workload, m: Machine) -> tuple[str, str]:
     )
 
 
+def listener_nodelay(processes: int, d: Derivation) -> tuple[bool, str]:
+    """Whether uvicorn.sh turns TCP_NODELAY on for its listening socket itself, and why."""
+    if processes == 1:
+        return False, (
+            "one worker: uvicorn hands asyncio the host and port, and asyncio turns TCP_NODELAY "
+            "on for every connection it accepts"
+        )
+    if d.values["shared_socket"].kind == "unix":
+        return False, "a unix socket: no Nagle's algorithm to turn off"
+    return True, (
+        f"{processes} workers on a TCP port: uvicorn's supervisor binds the port itself with "
+        "the socket's protocol left at 0, and asyncio turns TCP_NODELAY on only for sockets "
+        "whose protocol reads IPPROTO_TCP, so each answer's body waits for nginx's delayed ACK "
+        "after its headers (+44 ms per request, captured on loopback: Kludex/uvicorn#3149, open). "
+        "uvicorn.sh sets TCP_NODELAY on the listening socket, which Linux copies to every "
+        "accepted connection, as gunicorn does"
+    )
+
+
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """uvicorn's limit and keep-alive, gunicorn's ASGI worker class, recycling only under a
     supervisor, granian's pools."""
@@ -91,12 +110,14 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
                 ),
             )
         d.put("asgi_max_requests", recycle, reason)
+        d.put("uvicorn_listener_nodelay", *listener_nodelay(processes, d))
     else:
         for name in (
             "limit_concurrency",
             "gunicorn_asgi_worker",
             "asgi_keepalive_s",
             "asgi_max_requests",
+            "uvicorn_listener_nodelay",
         ):
             d.put(name, None, "interface is 'wsgi': no ASGI server")
 
