@@ -71,7 +71,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "reused connection nginx closes as the request crosses it (an nginx reload closes its "
         "idle ones) or a try past the per-try timeout is answered by sending the request again, "
         "not by a 502 (bench hosts: without it GETs failed at the reloads of a rolling restart). "
-        "Every other method goes to a backend of its own (`servertune_once`): a new connection "
+        "Every other method goes to a backend of its own (`..._once`): a new connection "
         "for each request, the long timeout, never resent, since it may have run; on a reused "
         "connection nginx closed at a reload HAProxy closed the client's connection without an "
         "answer (bench hosts: 1 POST in ~300 through a drained rolling restart)",
