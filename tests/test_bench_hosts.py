@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,35 @@ def test_a_cut_link_drops_packets_instead_of_refusing(tmp_path: Path) -> None:
             net.connect("a", (HOSTS["b"], 8000), 0.5)
         net.mend("b")
         net.connect("a", (HOSTS["b"], 8000), 5.0).close()
+
+
+def test_a_server_started_in_a_cgroup_runs_under_its_quota_and_weight(tmp_path: Path) -> None:
+    """`cgroup_procs`: the server (and what it forks) joins the cgroup before `ip netns exec`
+    remounts /sys; the quota and the weight are the kernel's own files; all removed after."""
+    from servertune.bench.harness.cgroups import ChildCgroup
+
+    with ChildCgroup.create(prefix="servertune-test-hosts") as cgroup:
+        cgroup.set_cores(0.25)
+        cgroup.set_weight(0.25)
+        if cgroup.version == "v2":
+            assert (cgroup.directory / "cpu.max").read_text().split() == ["25000", "100000"]
+            assert (cgroup.directory / "cpu.weight").read_text().strip() == "25"
+        else:
+            assert (cgroup.directory / "cpu.cfs_quota_us").read_text().strip() == "25000"
+            assert (cgroup.directory / "cpu.shares").read_text().strip() == "256"
+        with Network(HOSTS, what="test") as net:
+            server = net.start(
+                "b", "shell", "sh", ["sh", "-c", "sleep 60 & sleep 60"], ports=[],
+                log_dir=tmp_path, cgroup_procs=cgroup.directory / "cgroup.procs",
+            )  # fmt: skip
+            deadline = time.monotonic() + 10
+            while len(group_members(server.pgid)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)  # the shell forks its first sleep right after it starts
+            members = group_members(server.pgid)
+            assert len(members) >= 2, members
+            assert set(members) <= set(cgroup.pids()), (members, cgroup.pids())
+        assert cgroup.pids() == []
+    assert not cgroup.directory.exists()
 
 
 def test_sigterm_removes_the_network(tmp_path: Path) -> None:
