@@ -72,11 +72,14 @@ def test_words_follow_haproxys_quoting_escaping_and_comments() -> None:
 
 
 def test_generated_config_reads_as_a_cloud_load_balancer(tmp_path: Path) -> None:
-    """`gen haproxy`: one backend to nginx's address, idle time = the workload's LB idle timeout."""
+    """`gen haproxy`: two backends to nginx's address; the idempotent requests' keeps idle
+    connections for the workload's LB idle timeout, the other methods' (a connection each) none."""
     plan = make_plan(Workload(cores=2, lb_idle_timeout_s=60), MACHINE)
-    (balancer,) = _balancers(tmp_path, render_haproxy(plan))
+    balancer, once = _balancers(tmp_path, render_haproxy(plan))
     assert [s.value for s in balancer.servers] == ["127.0.0.1:8000"]  # type: ignore[attr-defined]
     assert balancer.idle.value == 60  # type: ignore[attr-defined]
+    assert [s.value for s in once.servers] == ["127.0.0.1:8000"]  # type: ignore[attr-defined]
+    assert once.idle is None  # type: ignore[attr-defined]
 
 
 def test_client_keepalive_falls_back_to_http_request_then_client(tmp_path: Path) -> None:
@@ -200,7 +203,7 @@ def test_generated_haproxy_and_nginx_check_clean_together(tmp_path: Path) -> Non
     (tmp_path / "haproxy.cfg").write_text(render_haproxy(plan))
     (tmp_path / "nginx.conf").write_text(render_nginx(plan, "gunicorn"))
     result = check_files([tmp_path / "haproxy.cfg", tmp_path / "nginx.conf"], machine=MACHINE)
-    assert len(result.balancer_links) == 1
+    assert len(result.balancer_links) == 2  # both backends reach nginx
     assert not [f for f in result.findings if f.rule.startswith("lb-idle")]
     slow = make_plan(Workload(cores=2, lb_idle_timeout_s=90), MACHINE)
     (tmp_path / "haproxy.cfg").write_text(render_haproxy(slow))

@@ -27,6 +27,8 @@ __all__ = [
     "GIL_SATURATION",
     "HPA_MAX_TARGET_PERCENT",
     "KEEPALIVE_MARGIN_S",
+    "LB_MAX_WEIGHT",
+    "LB_PER_TRY_FACTOR",
     "LB_RETRY_ON",
     "LB_REUSE",
     "LIMIT_REQUEST_FIELDS",
@@ -200,7 +202,15 @@ LB_REUSE = "always"
 #: nginx reload (a drained host going down and back) closes the old workers' idle connections,
 #: and a GET HAProxy sent into one as it closed failed (3 GETs in one full run, 0 POSTs) - the
 #: keep-alive race the `retry-on` keyword was made for (HAProxy 2.0, "L7 retries").
-LB_RETRY_ON = ("conn-failure", "empty-response")
+LB_RETRY_ON = ("conn-failure", "empty-response", "response-timeout")
+#: An idempotent request gets this many times the longest legitimate request (plus the connect
+#: timeout of nginx's own retry) before HAProxy gives up on the try and sends it again: one that
+#: takes twice the longest the app ever needs is stuck on a dead link, not slow. Envoy's
+#: `per_try_timeout` is the same bound; `bench hosts` measured the need (a GET on a cut link
+#: waited 13.8 s, until the link came back).
+LB_PER_TRY_FACTOR = 2.0
+#: HAProxy's largest server `weight` (its configuration manual: "between 0 and 256").
+LB_MAX_WEIGHT = 256
 #: The first Kubernetes minor version with the preStop `sleep` action GA (KEP-3960: alpha 1.29,
 #: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
 NATIVE_SLEEP_K8S_VERSION = (1, 34)

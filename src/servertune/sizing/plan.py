@@ -135,6 +135,9 @@ class Plan(BaseModel):
     lb_connect_timeout_s: int = derived("s")
     lb_reuse: str = derived("strategy")
     lb_retry_on: tuple[str, ...] = derived("conditions")
+    lb_per_try_timeout_s: int = derived("s")
+    lb_maxconn: int = derived("connections")
+    lb_weights: tuple[int, ...] = derived("weights")
     # Kubernetes (rules/cluster.py).
     cpu_limit_cores: int = derived("cores")
     python_cpu_count: int = derived("cores")

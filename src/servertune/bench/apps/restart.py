@@ -1,6 +1,8 @@
 """The app `bench restart` and the multi-host tests serve: quick GETs, slow GETs, counted POSTs.
 
-`GET /quick` answers after a few ms of work, `GET /slow` after a slow call, `POST /order?id=X`
+`GET /quick` answers after a few ms of waiting, `GET /cpu` after as long, half of it spent on the
+CPU (its thread's own CPU time, so a host under a CPU quota serves it more slowly), `GET /slow`
+after a slow call, `POST /order?id=X`
 writes X to a ledger (with `SERVERTUNE_BENCH_HOST` set every answer names the host in `X-Served-By`) (one line per arrival, one file per process, O_APPEND) before answering: a
 POST that arrives twice anywhere (a replay) shows as an id written twice across the ledgers.
 """
@@ -30,6 +32,13 @@ def _record(order_id: str) -> None:
         os.close(fd)
 
 
+def _spin(cpu_s: float) -> None:
+    """Hold the CPU (and the GIL) for `cpu_s` of this thread's CPU time."""
+    end = time.thread_time() + cpu_s
+    while time.thread_time() < end:
+        pass
+
+
 def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
     """Route by method and path; every answer is 200 with a short body."""
     path = environ.get("PATH_INFO", "/")
@@ -41,6 +50,10 @@ def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable
             _record(order_id)
         time.sleep(QUICK_S)
         body = b"created"
+    elif path == "/cpu":
+        _spin(QUICK_S / 2)
+        time.sleep(QUICK_S / 2)
+        body = b"ok"
     elif path == "/slow":
         time.sleep(SLOW_S)
         body = b"slow"

@@ -91,6 +91,15 @@ class ChildCgroup:
             (self.directory / "cpu.cfs_period_us").write_text(str(PERIOD_US))
             (self.directory / "cpu.cfs_quota_us").write_text(str(quota))
 
+    def set_weight(self, cores: float) -> None:
+        """CPU weight in proportion to `cores` (cgroup v2 `cpu.weight` 100 per core, v1
+        `cpu.shares` 1024 per core): what the cgroup gets, beside its siblings, when CPUs are
+        contended below its quota."""
+        if self.version == "v2":
+            (self.directory / "cpu.weight").write_text(str(max(1, min(10_000, round(100 * cores)))))
+        else:
+            (self.directory / "cpu.shares").write_text(str(max(2, round(1024 * cores))))
+
     def enter_command(self, command: str) -> list[str]:
         """A shell command line that joins this cgroup, then execs `command` (whose children,
         forked later, are in it too)."""

@@ -255,13 +255,19 @@ class Network:
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         wait: bool = True,
+        cgroup_procs: Path | None = None,
     ) -> Server:
-        """Start `argv` inside `host` in a process group of its own; wait until `ports` listen
-        on `host` (read with `ss`)."""
+        """Start `argv` inside `host` in a process group of its own (and in the cgroup whose
+        `cgroup.procs` is given); wait until `ports` listen on `host` (read with `ss`)."""
         log = log_dir / f"{name}.log"
+        command = ["ip", "netns", "exec", self.namespace(host), *argv]
+        if cgroup_procs is not None:
+            # Joined before `ip netns exec`, which mounts a /sys of the namespace's own (no
+            # cgroup tree in it); every process the server forks later inherits the cgroup.
+            command = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup_procs), *command]
         with log.open("ab") as handle:
             process = subprocess.Popen(
-                ["ip", "netns", "exec", self.namespace(host), *argv],
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=subprocess.STDOUT,

@@ -1,7 +1,8 @@
 """Closed-loop users in threads, each on its own keep-alive connection: the load of the scenarios
 that count which requests failed through an event (`restart`, `hosts`).
 
-Every user sends the bundled `restart` app's requests: `get` is GET /quick, `slow` is GET /slow
+Every user sends the bundled `restart` app's requests: `get` is GET /quick, `cpu` is GET /cpu
+(half of it CPU time), `slow` is GET /slow
 and `post` is POST /order with a fresh id (the ledger tells whether the app received it twice).
 """
 
@@ -20,7 +21,7 @@ from typing import Generic, TypeVar
 __all__ = ["KeepAliveUsers", "Outcome", "dropped"]
 
 #: The path each kind of user asks for; a `post` user posts a fresh order instead.
-PATHS = {"get": "/quick", "slow": "/slow"}
+PATHS = {"get": "/quick", "cpu": "/cpu", "slow": "/slow"}
 
 S = TypeVar("S")
 

@@ -9,8 +9,12 @@ balancer's idle timeout; these numbers make the balancer the one the chain assum
 
 from __future__ import annotations
 
+import math
+
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
+    LB_MAX_WEIGHT,
+    LB_PER_TRY_FACTOR,
     LB_RETRY_ON,
     LB_REUSE,
     READ_TIMEOUT_MARGIN_S,
@@ -21,7 +25,8 @@ from servertune.workload import Workload
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
-    """Client idle, idle connections to nginx, connect and response timeouts, connection reuse."""
+    """Client idle, idle connections to nginx, connect, response and per-try timeouts, connection
+    reuse, retries, the connection limit."""
     idle = w.lb_idle_timeout_s
     nginx_keepalive = d.get_int("nginx_keepalive_timeout_s")
     d.put(
@@ -62,8 +67,60 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     d.put(
         "lb_retry_on",
         LB_RETRY_ON,
-        f"`retry-on {' '.join(LB_RETRY_ON)}` for GET, HEAD, PUT, DELETE and OPTIONS only (POST and PATCH: "
-        "`disable-l7-retry`): a reused connection nginx closes as the request crosses it (an "
-        "nginx reload closes its idle ones) is answered by resending the request, not by a 502 "
-        "(bench hosts: without it GETs failed at the reloads of a rolling restart); a POST may have run",
+        f"`retry-on {' '.join(LB_RETRY_ON)}` for GET, HEAD, PUT, DELETE and OPTIONS only: a "
+        "reused connection nginx closes as the request crosses it (an nginx reload closes its "
+        "idle ones) or a try past the per-try timeout is answered by sending the request again, "
+        "not by a 502 (bench hosts: without it GETs failed at the reloads of a rolling restart). "
+        "Every other method goes to a backend of its own (`..._once`): a new connection "
+        "for each request, the long timeout, never resent, since it may have run; on a reused "
+        "connection nginx closed at a reload HAProxy closed the client's connection without an "
+        "answer (bench hosts: 1 POST in ~300 through a drained rolling restart)",
     )
+    server_s = d.get_int("lb_server_timeout_s")
+    connect_s = d.get_int("upstream_connect_timeout_s")
+    slow = w.slow_call_ratio > 0
+    longest_s = (w.service_time_ms + (w.slow_call_ms if slow else 0.0)) / 1000
+    d.put(
+        "lb_per_try_timeout_s",
+        min(server_s, connect_s + math.ceil(LB_PER_TRY_FACTOR * longest_s)),
+        f"min(the server timeout {server_s} s, nginx's connect timeout {connect_s} s + "
+        f"{LB_PER_TRY_FACTOR:g} x the longest legitimate request "
+        + (
+            f"(service + slow call = {longest_s:g} s)"
+            if slow
+            else f"({longest_s:g} s, no slow calls)"
+        )
+        + "): HAProxy's `http-request set-timeout server` for idempotent requests, then "
+        "`retry-on response-timeout` sends them again; a request stuck on a cut link waits at "
+        "most this twice, not until the link returns (bench hosts: 13.8 s without it); POSTs keep "
+        "the server timeout and are never resent",
+    )
+    processes = d.get_int("nginx_worker_processes")
+    connections = d.get_int("nginx_worker_connections")
+    d.put(
+        "lb_maxconn",
+        processes * connections // 2,
+        f"nginx's {processes} worker(s) x {connections} connections / 2 (each proxied request "
+        "holds a client and an upstream connection): HAProxy's global and frontend `maxconn`, so "
+        "it takes no more clients at once than the stack behind it can proxy and leaves the rest "
+        "in the kernel's accept queue; HAProxy's own default follows `ulimit -n`, not the plan",
+    )
+    weights = d.values["upstream_weights"]
+    assert isinstance(weights, tuple)
+    top = max(weights, default=0)
+    if top <= LB_MAX_WEIGHT:
+        d.put(
+            "lb_weights",
+            weights,
+            "= the hosts' nginx weights (their cores): HAProxy's `weight`, balanced by least "
+            "connections per weight"
+            if weights
+            else "none: HAProxy sends every request to nginx",
+        )
+    else:
+        d.put(
+            "lb_weights",
+            tuple(max(1, round(weight * LB_MAX_WEIGHT / top)) for weight in weights),
+            f"the hosts' cores scaled so the largest is {LB_MAX_WEIGHT}, HAProxy's largest "
+            "`weight` (nginx takes them as they are)",
+        )

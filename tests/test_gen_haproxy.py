@@ -1,0 +1,257 @@
+"""`gen haproxy`: the hosts named in `--upstream` balanced by their cores, a per-try timeout for
+idempotent requests, a connection of its own for every other request, `maxconn` from the plan,
+and a listen port that would loop back refused in one line. Behaviour on a real HAProxy."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.bench.harness.loopback import KeepAliveServer
+from servertune.cli import app
+from servertune.render import render_haproxy
+from servertune.sizing import plan_for
+from servertune.sizing.plan import PlanError
+from servertune.workload import Workload
+from tests.support import free_port, tool
+
+
+def _lines(text: str, start: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith(start)]
+
+
+def _check(text: str, tmp_path: Path) -> None:
+    conf = tmp_path / "haproxy.cfg"
+    conf.write_text(text)
+    checked = subprocess.run(
+        [tool("haproxy"), "-c", "-f", str(conf)], capture_output=True, text=True, timeout=30
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_upstream_hosts_are_balanced_by_their_cores(tmp_path: Path) -> None:
+    """With `upstream` HAProxy balances the hosts named (least connections, weight = cores,
+    health-checked), not nginx on 127.0.0.1; haproxy -c accepts it."""
+    w = Workload(cores=2, upstream=("10.0.0.2:8001=4", "10.0.0.3:8001", "[fd00::3]:8001=8"))
+    text = render_haproxy(plan_for(w))
+    assert "127.0.0.1" not in text
+    assert _lines(text, "server host") == [
+        "server host1 10.0.0.2:8001 weight 4 check pool-purge-delay 60s",
+        "server host2 10.0.0.3:8001 weight 2 check pool-purge-delay 60s",
+        "server host3 [fd00::3]:8001 weight 8 check pool-purge-delay 60s",
+        "server host1 10.0.0.2:8001 weight 4 track servertune_hosts/host1",
+        "server host2 10.0.0.3:8001 weight 2 track servertune_hosts/host2",
+        "server host3 [fd00::3]:8001 weight 8 track servertune_hosts/host3",
+    ]
+    assert _lines(text, "balance") == ["balance leastconn", "balance leastconn"]
+    _check(text, tmp_path)
+
+
+def test_weights_above_haproxys_limit_keep_their_ratio(tmp_path: Path) -> None:
+    """HAProxy takes weights up to 256: 1024 and 512 cores become 256 and 128."""
+    plan = plan_for(Workload(cores=2, upstream=("10.0.0.2:8001=1024", "10.0.0.3:8001=512")))
+    assert plan.lb_weights == (256, 128)
+    assert plan.upstream_weights == (1024, 512)
+    _check(render_haproxy(plan), tmp_path)
+
+
+def test_without_upstream_it_fronts_nginx(tmp_path: Path) -> None:
+    """No `upstream`: one server, nginx at its listen address, in both backends."""
+    text = render_haproxy(plan_for(Workload(cores=2)))
+    assert _lines(text, "server") == [
+        "server nginx 127.0.0.1:8000 pool-purge-delay 60s",
+        "server nginx 127.0.0.1:8000",
+    ]
+    _check(text, tmp_path)
+
+
+def test_idempotent_requests_get_a_per_try_timeout_and_the_rest_a_connection_each() -> None:
+    """GET, HEAD, PUT, DELETE, OPTIONS: per-try timeout, retried on a response timeout; every
+    other method: a backend with a new connection per request and no L7 retry."""
+    plan = plan_for(Workload(cores=2))
+    text = render_haproxy(plan)
+    default, once = text.split("\nbackend servertune_nginx_once\n")
+    assert f"http-request set-timeout server {plan.lb_per_try_timeout_s}s" in default
+    assert "response-timeout" in _lines(default, "retry-on")[0]
+    assert "use_backend servertune_nginx_once unless { method GET HEAD PUT DELETE OPTIONS }" in text
+    assert "option http-server-close" in once
+    assert "retry-on" not in once
+    assert "set-timeout" not in once
+    assert "http-reuse" not in once
+
+
+def test_the_per_try_timeout_follows_the_slow_calls() -> None:
+    """Derived from the workload's longest legitimate request, never above the server timeout."""
+    quick = plan_for(Workload(cores=2, service_time_ms=5))
+    slow = plan_for(Workload(cores=2, service_time_ms=5, slow_call_ratio=0.1, slow_call_ms=4000))
+    assert quick.lb_per_try_timeout_s == quick.upstream_connect_timeout_s + 1
+    assert slow.lb_per_try_timeout_s == slow.upstream_connect_timeout_s + 9  # ceil(2 x 4.005)
+    huge = plan_for(Workload(cores=2, slow_call_ratio=0.1, slow_call_ms=600_000))
+    assert huge.lb_per_try_timeout_s == huge.upstream_connect_timeout_s + 1201
+    assert huge.lb_per_try_timeout_s <= huge.lb_server_timeout_s
+
+
+def test_maxconn_comes_from_the_plan() -> None:
+    """`maxconn` in `global` and `defaults`: what nginx behind it can proxy at once."""
+    plan = plan_for(Workload(cores=4))
+    assert plan.lb_maxconn == plan.nginx_worker_processes * plan.nginx_worker_connections // 2
+    text = render_haproxy(plan)
+    assert _lines(text, "maxconn") == [f"maxconn {plan.lb_maxconn}"] * 2
+
+
+def test_explain_gives_the_per_try_timeout_and_maxconn() -> None:
+    """Each new number has its row and reason in `explain`."""
+    result = CliRunner().invoke(app, ["explain", "--cores", "2", "--service-time-ms", "5"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0] for line in result.output.splitlines() if line.strip()}
+    assert {"lb_per_try_timeout_s", "lb_maxconn", "lb_weights"} <= rows
+
+
+@pytest.mark.parametrize(
+    ("flags", "reason"),
+    [
+        (["--lb-listen-port", "8080", "--listen-port", "8080"], "nginx's listen port too"),
+        (["--lb-listen-port", "8001"], "an app server socket's port"),
+        (["--lb-listen-port", "8002", "--cores", "2"], "an app server socket's port"),
+        (["--upstream", "127.0.0.1:9000,10.0.0.2:9000", "--lb-listen-port", "9000"], "upstream"),
+        (["--upstream", "localhost:9000", "--lb-listen-port", "9000"], "upstream"),
+    ],
+)
+def test_a_listen_port_haproxy_would_forward_to_is_refused(flags: list[str], reason: str) -> None:
+    """One `error:` line naming --lb-listen-port, exit 2, nothing written."""
+    result = CliRunner().invoke(app, ["gen", "haproxy", *flags])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: lb_listen_port (--lb-listen-port)")
+    assert reason in lines[0]
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--lb-listen-port", "8080", "--listen-port", "8080", "--listen-host", "10.0.0.3"],
+        ["--lb-listen-port", "8001", "--lb-listen-host", "10.0.0.1"],
+        ["--upstream", "10.0.0.2:80,10.0.0.3:80"],
+    ],
+)
+def test_the_same_port_on_another_address_is_accepted(flags: list[str]) -> None:
+    """nginx or the hosts on another machine, or HAProxy on another address: nothing loops."""
+    result = CliRunner().invoke(app, ["gen", "haproxy", *flags])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_collision_is_a_plan_error_for_library_callers() -> None:
+    with pytest.raises(PlanError, match=r"^lb_listen_port: "):
+        render_haproxy(plan_for(Workload(cores=1, lb_listen_port=8000)))
+
+
+# --- a real HAProxy ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _silent_host() -> Iterator[int]:
+    """A host whose link is cut under a request: it accepts and reads, and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.05)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError, OSError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        for sock in held:
+            sock.close()
+        listener.close()
+
+
+@contextlib.contextmanager
+def _haproxy(tmp_path: Path, upstream: tuple[str, ...]) -> Iterator[tuple[int, Workload]]:
+    port = free_port()
+    w = Workload(cores=1, service_time_ms=5, upstream=upstream, lb_listen_host="127.0.0.1",
+                 lb_listen_port=port)  # fmt: skip
+    conf = tmp_path / "haproxy.cfg"
+    conf.write_text(render_haproxy(plan_for(w)))
+    process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            assert process.poll() is None, "haproxy exited"
+            assert time.monotonic() < deadline, "haproxy did not listen"
+            time.sleep(0.05)
+        yield port, w
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _send(port: int, method: str, timeout_s: float = 30.0) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout_s)
+    try:
+        conn.request(method, "/", body=b"{}" if method == "POST" else None)
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def test_a_get_dropped_by_one_host_is_answered_by_the_other_and_a_post_never_twice(
+    tmp_path: Path,
+) -> None:
+    """A host closing without an answer: every GET is answered 200 (sent again to the other
+    host); a POST it dropped is answered 502 and reached that host once, never the other."""
+    with (
+        KeepAliveServer(30, drop_methods=("GET",)) as dropping,
+        KeepAliveServer(30) as good,
+        _haproxy(tmp_path, (f"127.0.0.1:{dropping.port}", f"127.0.0.1:{good.port}")) as (port, _),
+    ):
+        statuses = [_send(port, "GET") for _ in range(8)]
+        assert statuses == [200] * 8
+        assert dropping.stats.count("GET") > 0  # some GETs went there first and were resent
+    with (
+        KeepAliveServer(30, drop_methods=("POST",)) as dropping,
+        _haproxy(tmp_path, (f"127.0.0.1:{dropping.port}",)) as (port, _),
+    ):
+        assert _send(port, "POST") == 502
+        assert dropping.stats.count("POST") == 1
+
+
+def test_a_get_on_a_silent_host_is_answered_within_two_tries(tmp_path: Path) -> None:
+    """A host that never answers holds a GET for one per-try timeout; the retry on the other
+    host answers it: 200, in less than twice the per-try timeout."""
+    with (
+        _silent_host() as silent,
+        KeepAliveServer(30) as good,
+        _haproxy(tmp_path, (f"127.0.0.1:{silent}", f"127.0.0.1:{good.port}")) as (port, w),
+    ):
+        per_try = plan_for(w).lb_per_try_timeout_s
+        slowest = 0.0
+        for _ in range(4):
+            began = time.monotonic()
+            assert _send(port, "GET") == 200
+            slowest = max(slowest, time.monotonic() - began)
+        assert per_try * 0.9 <= slowest < 2 * per_try, (slowest, per_try)
