@@ -626,8 +626,11 @@ MEASURE_FLAGS = {
 @app.command(cls=NoRepeatedOptions)
 def measure(
     app_spec: Annotated[
-        str, typer.Argument(metavar="APP", help="the WSGI or ASGI app, as module:callable")
-    ],
+        str,
+        typer.Argument(
+            metavar="[APP]", help="the WSGI or ASGI app, as module:callable (not with --log)"
+        ),
+    ] = "",
     path: Annotated[
         Optional[list[str]],  # noqa: UP045
         typer.Option(
@@ -685,16 +688,51 @@ def measure(
             "--out", help="write a workload TOML that `gen --workload` reads", dir_okay=False
         ),
     ] = None,
+    log: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(
+            "--log",
+            help="read the workload from access logs instead (plain or .gz, - for stdin; "
+            "repeat for a rotated set)",
+            dir_okay=False,
+        ),
+    ] = None,
+    log_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--log-format",
+            metavar="NAME[:SPEC]",
+            help="nginx, gunicorn, uwsgi, haproxy or alb; nginx:'<log_format>' or "
+            "gunicorn:'<access_log_format>' (default: told from the lines)",
+        ),
+    ] = None,
+    log_conf: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--log-conf", help="the nginx.conf whose log_format wrote --log", dir_okay=False
+        ),
+    ] = None,
 ) -> None:
     """Measure an app's service time and cpu_fraction in process, and write a workload file.
 
     Several --path options are measured in turn and mixed by weight; the mix feeds --out.
-    Exit 2: bad input or an app that cannot be imported; exit 1: the app raised.
+    With --log, the workload comes from access logs: arrival rate, service time per route,
+    slow calls and statuses. Exit 2: bad input or an app that cannot be imported; exit 1: the
+    app raised.
     """
     from servertune import measure as m
     from servertune.bench.harness.progress import Progress
 
     check_output_path("--out", out)
+    if log:
+        if app_spec:
+            raise fail("APP: give an app or --log, not both")
+        _measure_log(log, log_format, log_conf, out)
+        return
+    if log_format is not None or log_conf is not None:
+        raise fail(f"{'--log-format' if log_format is not None else '--log-conf'}: goes with --log")
+    if not app_spec:
+        raise fail("APP: name the app (module:callable) or give --log FILE")
     headers: list[tuple[str, str]] = []
     for item in header or []:
         name, sep, value = item.partition(":")
@@ -736,6 +774,44 @@ def measure(
         except OSError as error:
             raise fail(f"--out: cannot write {out}: {error.strerror}") from None
         typer.echo(f"wrote {out}", err=True)
+
+
+def _measure_log(
+    logs: list[Path], log_format: str | None, log_conf: Path | None, out: Path | None
+) -> None:
+    """`measure --log`: read the logs, print what they show, write the workload file."""
+    from servertune.bench.harness.progress import Progress
+    from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.choose import choose_format
+    from servertune.logs.report import format_traffic
+
+    try:
+        fmt = choose_format(log_format, log_conf, logs[0])
+    except LogFormatError as error:
+        raise fail(f"--log-format: {error}") from None
+    except LogError as error:
+        raise fail(f"--log: {error}") from None
+    # A step per MiB read (a chunk), on a terminal only: a log of gigabytes takes minutes.
+    sizes = [p.stat().st_size for p in logs if str(p) != "-" and p.is_file()]
+    progress = Progress(sum(sizes) >> 20, enabled=sys.stderr.isatty())
+    try:
+        traffic = read_traffic(logs, fmt, on_chunk=lambda _: progress.advance("MiB read"))
+    except LogError as error:
+        raise fail(f"--log: {error}") from None
+    finally:
+        progress.close()
+    typer.echo(format_traffic(traffic))
+    if out is None:
+        return
+    try:
+        text = traffic.to_toml()
+    except LogError as error:
+        raise fail(f"--log: {error}") from None
+    try:
+        write_atomically({out.name: text}, out.parent)
+    except OSError as error:
+        raise fail(f"--out: cannot write {out}: {error.strerror}") from None
+    typer.echo(f"wrote {out}", err=True)
 
 
 @app.command()

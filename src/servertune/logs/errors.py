@@ -1,0 +1,9 @@
+"""The one error the log readers raise: a line naming the file (or flag) and the reason."""
+
+from __future__ import annotations
+
+__all__ = ["LogError"]
+
+
+class LogError(ValueError):
+    """A log or a log format cannot be used: one line naming it and the reason."""
