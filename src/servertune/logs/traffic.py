@@ -315,10 +315,9 @@ class _Accumulator:
             return
         rows = self.fmt.pattern.findall(text)
         count = text.count("\n")
-        blank = text.count("\n\n") + text.startswith("\n")
         traffic.lines += count
-        if len(rows) != count - blank:
-            blank = self._slow_path(chunk)
+        # Every line matched: no blank, no unparsable one. Else count them line by line.
+        blank = 0 if len(rows) == count else self._slow_path(chunk)
         traffic.blank += blank
         traffic.unparsable += count - blank - len(rows)
         if not rows:
