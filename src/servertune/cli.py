@@ -954,6 +954,24 @@ def check(
             "--kind", help="read every file as this kind, instead of telling it by name and content"
         ),
     ] = None,
+    log: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(
+            "--log",
+            help="an access log (plain or .gz; repeat for a rotated set): also the findings "
+            "only traffic shows (timeouts hit, 499s, queueing, bodies near the limit)",
+            dir_okay=False,
+        ),
+    ] = None,
+    log_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--log-format",
+            metavar="NAME[:SPEC]",
+            help="the --log's format, as `measure --log-format` (default: told from the lines, "
+            "or the log_format of an nginx config given)",
+        ),
+    ] = None,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check import (
@@ -990,6 +1008,9 @@ def check(
     machine = Machine.read()
     if cores is not None:
         machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
+    traffic = _check_traffic(log, log_format, files) if log else None
+    if log_format is not None and not log:
+        raise fail("--log-format: goes with --log")
     try:
         env = None
         if env_file is not None:
@@ -1004,6 +1025,7 @@ def check(
             env=env,
             rss_mb=rss_mb,
             kind=kind and kind.value,
+            traffic=traffic,
         )
     except CheckInputError as error:
         raise fail(str(error)) from None
@@ -1011,3 +1033,24 @@ def check(
     worst = result.worst()
     if worst is not None and worst >= Severity[fail_on.value]:
         raise typer.Exit(code=1)
+
+
+def _check_traffic(logs: list[Path], log_format: str | None, files: list[Path]) -> Any:
+    """`check --log`: the log read (its format from --log-format, its lines, or an nginx
+    config among FILES), or one `error:` line."""
+    from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.choose import choose_format, format_from_configs
+
+    try:
+        try:
+            fmt = choose_format(log_format, None, logs[0])
+        except LogError:
+            found = format_from_configs(files) if log_format is None else None
+            if found is None:
+                raise
+            fmt = found
+        return read_traffic(logs, fmt)
+    except LogFormatError as error:
+        raise fail(f"--log-format: {error}") from None
+    except LogError as error:
+        raise fail(f"--log: {error}") from None

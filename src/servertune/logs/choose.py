@@ -15,7 +15,7 @@ from servertune.logs.detect import detect_format
 from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat, LogFormatError, build_format, format_names
 
-__all__ = ["MAX_CONF_BYTES", "choose_format"]
+__all__ = ["MAX_CONF_BYTES", "choose_format", "format_from_configs"]
 
 #: Largest nginx.conf read for its log_format (a config is a few KiB; includes are not followed).
 MAX_CONF_BYTES = 1024 * 1024
@@ -50,3 +50,21 @@ def choose_format(option: str | None, conf: Path | None, first_log: Path) -> Log
     if chosen not in formats:
         raise LogError(f"{conf} defines no log_format {chosen!r} (it has: {', '.join(formats)})")
     return build_format("nginx", formats[chosen])
+
+
+def format_from_configs(paths: list[Path]) -> LogFormat | None:
+    """The log_format of the first nginx config among `paths` that defines one of its own."""
+    from servertune.logs.formats.nginx import formats_in_conf
+
+    for path in paths:
+        try:
+            text = read_text(path, max_bytes=MAX_CONF_BYTES, what="nginx config")
+        except InputFileError:
+            continue
+        if "log_format" not in text:
+            continue
+        formats, used = formats_in_conf(text)
+        named = [u for u in used if u != "combined"] or [n for n in formats if n != "combined"]
+        if named and named[0] in formats:
+            return build_format("nginx", formats[named[0]])
+    return None
