@@ -359,6 +359,21 @@ def bench(
         Optional[Path],  # noqa: UP045
         typer.Option("--report", help="write a self-contained HTML report", dir_okay=False),
     ] = None,
+    replay: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(
+            "--replay",
+            help="`bench app`: the route mix of this access log instead of --path (repeat for "
+            "a rotated set)",
+            dir_okay=False,
+        ),
+    ] = None,
+    replay_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--replay-format", metavar="NAME[:SPEC]", help="`bench app`: --replay's format"
+        ),
+    ] = None,
     corpus: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option(
@@ -390,9 +405,16 @@ def bench(
     app_flags = {"--path": path, "--workload": workload_file, "--against": against,
                  "--chdir": chdir, "--pythonpath": pythonpath, "--static": static,
                  "--interface": interface, "--concurrency": concurrency, "--only": only,
+                 "--replay": replay, "--replay-format": replay_format,
                  "APP": app_spec}  # fmt: skip
     extra: dict[str, object] = {"command": shlex.join(["servertune", *sys.argv[1:]])}
     if scenario == "app":
+        if replay:
+            if path:
+                raise fail("--replay: give --path or --replay, not both")
+            path = _replay_paths(replay, replay_format)
+        elif replay_format is not None:
+            raise fail("--replay-format: goes with --replay")
         extra["app"] = _app_input(
             app_spec, path, workload_file, against, chdir, pythonpath, static,
             interface, concurrency, only,
@@ -439,6 +461,28 @@ def bench(
             typer.echo(f"wrote {report_file}", err=True)
     except OSError as error:
         raise fail(f"cannot write the results: {error}") from None
+
+
+def _replay_paths(logs: list[Path], log_format: str | None) -> list[str]:
+    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values."""
+    from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.choose import choose_format
+    from servertune.logs.replay import route_mix
+
+    try:
+        traffic = read_traffic(logs, choose_format(log_format, None, logs[0]))
+        traffic.require_timing()
+        mix, covered = route_mix(traffic)
+    except LogFormatError as error:
+        raise fail(f"--replay-format: {error}") from None
+    except LogError as error:
+        raise fail(f"--replay: {error}") from None
+    typer.echo(
+        f"replaying {len(mix)} routes of {traffic.source}: {covered:.1%} of its "
+        f"{traffic.timed:,} requests",
+        err=True,
+    )
+    return [f"{p}={w:g}" for p, w in mix]
 
 
 def _app_input(

@@ -18,7 +18,7 @@ from typing import Any
 from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat
 from servertune.logs.reader import Chunk, chunks, rotation_order
-from servertune.logs.routes import Routes, template_lines
+from servertune.logs.routes import MAX_ROUTES, Routes, template_lines
 from servertune.logs.sketch import new_sketch
 
 __all__ = [
@@ -126,6 +126,8 @@ class Traffic:
     peak_rps: int = 0
     peak_second: int | None = None
     late_lines: int = 0
+    #: A path seen for each route (its first), as logged without the query string.
+    examples: dict[str, str] = field(default_factory=dict)
 
     # --- Numbers -------------------------------------------------------------------------------
 
@@ -302,6 +304,7 @@ class _Accumulator:
         self.open_seconds: dict[int, int] = {}
         self.routes = Routes()
         self.last_closed = 0  # the last second folded into the arrival sketch
+        self.examples = traffic.examples
 
     def add(self, chunk: Chunk) -> None:
         traffic = self.traffic
@@ -333,6 +336,11 @@ class _Accumulator:
             if i["path"] is not None
             else none
         )
+        if i["path"] is not None:
+            # One requestable path per route (what `bench app --replay` sends): a dict built in C.
+            for route, path in dict(zip(routes, columns[i["path"]], strict=True)).items():
+                if route not in self.examples and len(self.examples) <= MAX_ROUTES:
+                    self.examples[route] = path
         self.pairs.update(
             zip(
                 routes,
