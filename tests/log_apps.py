@@ -10,8 +10,8 @@ import os
 import time
 from collections.abc import Callable, Iterable
 
-#: Seconds each route sleeps: /fast, /items/<id> and /slow (the first path segment).
-DELAYS = {"fast": 0.025, "items": 0.040, "slow": 0.150}
+#: Seconds each route sleeps: /fast, /items/<id>, /slow and /export (the first path segment).
+DELAYS = {"fast": 0.025, "items": 0.040, "slow": 0.150, "export": 1.2}
 
 
 def app(environ: dict[str, object], start_response: Callable[..., object]) -> Iterable[bytes]:

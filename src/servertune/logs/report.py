@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from servertune.logs.traffic import SLOW_CALL_FACTOR, Traffic
+from servertune.logs.traffic import SLOW_CALL_FACTOR, SLOW_CALL_FLOOR_MS, Traffic
 
 __all__ = ["SHOWN_ROUTES", "format_traffic"]
 
@@ -55,7 +55,7 @@ def format_traffic(traffic: Traffic) -> str:
                 f"({t.timed:,} requests timed by {t.format.service_field})"
             ),
             f"slow calls     {share:.2%} of requests at >= {_ms(t.slow_threshold_ms)} "
-            f"({SLOW_CALL_FACTOR:g}x the median), {t.slow_time_share():.1%} of the time"
+            f"({SLOW_CALL_FACTOR:g}x the median, at least {SLOW_CALL_FLOOR_MS:g} ms), {t.slow_time_share():.1%} of the time"
             + (f"; their p99 {_ms(t.slow_call_ms)}" if share else ""),
             (
                 f"concurrency    {t.concurrency(t.mean_rps):,.2f} mean, "

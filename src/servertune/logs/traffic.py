@@ -383,9 +383,8 @@ class _Accumulator:
         traffic = self.traffic
         fmt = self.fmt
         read = fmt.service_ms
-        i_path = self.index["path"]
         for (path, service), n in self.pairs.items():
-            route = self.routes(path or "/") if i_path is not None else "(no path)"
+            route = self.routes(path) if path else "(no path)"
             ms = self._ms(service, read) if service else None
             if ms is None:
                 continue
@@ -411,6 +410,8 @@ class _Accumulator:
                 traffic.connect_sketch.add(ms, n)
         self.connects.clear()
         for text, n in self.lengths.items():
+            if not text.isdigit():  # `-`: not recorded (an ALB request it did not forward)
+                continue
             size = int(text)
             traffic.length_sketch.add(max(size, 1), n)
             traffic.max_length = max(traffic.max_length, size)

@@ -16,8 +16,8 @@ __all__ = ["build"]
 
 _PATTERN = (
     r"^(?:https?|h2|grpcs|ws|wss) (?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.?\d*Z \S+ \S+ \S+ "
-    r"-?[\d.]+ (?P<service>-?[\d.]+) -?[\d.]+ (?P<status>\d{3}|-) \S+ (?P<length>\d+) \d+ "
-    r"\"(?:(?P<method>[A-Z]{1,20}|-) (?:[a-z]+://[^/ \"\n]*)?(?P<path>/?[^ ?\"\n]*)[^ \"\n]* "
+    r"-?[\d.]+ (?P<service>-?[\d.]+) -?[\d.]+ (?P<status>\d{3}|-) \S+ (?P<length>\d+|-) \S+ "
+    r"\"(?:(?P<method>[A-Z]{1,20}|-) (?:[a-z]+://[^/ \"\n]*)?(?P<path>/[^ ?\"\n]*)[^ \"\n]* "
     r"[^\"\n]*|[^\"\n]*)\"[^\n]*$"
 )
 
