@@ -288,3 +288,7 @@ def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> Non
     assert traffic.slow_time_share() == pytest.approx(500 / 518, rel=0.02)
     text = traffic.to_toml()
     assert "slow calls of 1,000 requests timed by $upstream_response_time in access.log" in text
+    (tmp_path / "w.toml").write_text(text)
+    explained = CliRunner().invoke(cli, ["explain", "--workload", str(tmp_path / "w.toml")])
+    assert explained.exit_code == 0, explained.output
+    assert "\nsources:\n  service_time_ms = 19.89: p50 of the " in explained.output

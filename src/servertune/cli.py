@@ -259,11 +259,22 @@ def gen(
 
 @app.command()
 @with_workload
-def explain(*, workload: Workload) -> None:
+def explain(ctx: typer.Context, *, workload: Workload) -> None:
     """Print every derived number with its unit and the reason it has."""
     from servertune.explain import format_plan
 
     typer.echo(format_plan(_plan(workload)))
+    # A workload file `measure --log` wrote says where each of its numbers came from.
+    source = ctx.params.get("workload_file")
+    if source is not None:
+        try:
+            sources = read_workload_file(source).sources
+        except WorkloadFileError as error:
+            raise fail(f"--workload: {error}") from None
+        if sources:
+            typer.echo("\nsources:")
+            for name, text in sources.items():
+                typer.echo(f"  {name} = {getattr(workload, name)}: {text}")
 
 
 @app.command()

@@ -274,10 +274,15 @@ class Traffic:
 
         values = self.workload_values()
         sources = self.sources_of()
-        comments = [f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}"]
-        comments += [f"{name}: {sources[name]}" for name in values if name in sources]
-        comments.append("cpu_fraction: not in a log; `servertune measure APP` measures it")
-        return dumps(values, comments=comments)
+        comments = [
+            f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}",
+            "cpu_fraction: not in a log; `servertune measure APP` measures it",
+        ]
+        return dumps(
+            values,
+            comments=comments,
+            sources={name: sources[name] for name in values if name in sources},
+        )
 
     def status_rows(self) -> list[tuple[str, int, str]]:
         """Each status seen: code, count, and what it says about a timeout (where it says one)."""
