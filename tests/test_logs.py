@@ -245,6 +245,14 @@ def test_format_option_errors_are_one_line(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert message in result.output, result.output
         assert result.output.count("\n") == 1, result.output
+    for args, message in (
+        (["--log-conf", str(tmp_path / "none.conf")], "error: --log-conf: cannot read"),
+        (["--log-format", "nginx:x", "--log-conf", str(log)], "error: --log-conf: "),
+        (["--path", "/x"], "error: --path: measures an app; --log reads a log instead"),
+    ):
+        result = CliRunner().invoke(cli, ["measure", "--log", str(log), *args])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(message), result.output
     both = CliRunner().invoke(cli, ["measure", "m:app", "--log", str(log)])
     assert both.exit_code == 2
     assert "not both" in both.output

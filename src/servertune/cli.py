@@ -782,6 +782,11 @@ def measure(
     if log:
         if app_spec:
             raise fail("APP: give an app or --log, not both")
+        app_only = {"--path": path, "--requests": requests, "--warmup": warmup,
+                    "--max-seconds": max_seconds, "--header": header, "--data": data,
+                    "--app-dir": app_dir}  # fmt: skip
+        if given := [flag for flag, value in app_only.items() if value]:
+            raise fail(f"{given[0]}: measures an app; --log reads a log instead")
         _measure_log(log, log_format, log_conf, out)
         return
     if log_format is not None or log_conf is not None:
@@ -838,12 +843,15 @@ def _measure_log(
     from servertune.bench.harness.progress import Progress
     from servertune.logs import LogError, LogFormatError, read_traffic
     from servertune.logs.choose import choose_format
+    from servertune.logs.errors import LogConfError
     from servertune.logs.report import format_traffic
 
     try:
         fmt = choose_format(log_format, log_conf, logs[0])
     except LogFormatError as error:
         raise fail(f"--log-format: {error}") from None
+    except LogConfError as error:
+        raise fail(f"--log-conf: {error}") from None
     except LogError as error:
         raise fail(f"--log: {error}") from None
     # A step per MiB read (a chunk), on a terminal only: a log of gigabytes takes minutes.

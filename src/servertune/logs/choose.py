@@ -12,7 +12,7 @@ from pathlib import Path
 
 from servertune.inputfile import InputFileError, read_text
 from servertune.logs.detect import detect_format
-from servertune.logs.errors import LogError
+from servertune.logs.errors import LogConfError
 from servertune.logs.formats import LogFormat, LogFormatError, build_format, format_names
 
 __all__ = ["MAX_CONF_BYTES", "choose_format", "format_from_configs"]
@@ -39,7 +39,7 @@ def choose_format(option: str | None, conf: Path | None, first_log: Path) -> Log
     try:
         text = read_text(conf, max_bytes=MAX_CONF_BYTES, what="nginx config")
     except InputFileError as error:
-        raise LogError(str(error)) from None
+        raise LogConfError(str(error)) from None
     formats, used = formats_in_conf(text)
     if sep:
         chosen = spec
@@ -48,7 +48,9 @@ def choose_format(option: str | None, conf: Path | None, first_log: Path) -> Log
         named = [n for n in formats if n != "combined"]
         chosen = (custom or named or used or ["combined"])[0]
     if chosen not in formats:
-        raise LogError(f"{conf} defines no log_format {chosen!r} (it has: {', '.join(formats)})")
+        raise LogConfError(
+            f"{conf} defines no log_format {chosen!r} (it has: {', '.join(formats)})"
+        )
     return build_format("nginx", formats[chosen])
 
 

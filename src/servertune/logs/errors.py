@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["LogError"]
+__all__ = ["LogConfError", "LogError"]
 
 
 class LogError(ValueError):
     """A log or a log format cannot be used: one line naming it and the reason."""
+
+
+class LogConfError(LogError):
+    """The nginx.conf named for its log_format cannot be used."""
