@@ -3,8 +3,9 @@ plain `re` loop and GoAccess (where installed), for 1, 10 and 50 million lines.
 
 The log is generated (nginx, a timed `log_format`: ids, UUIDs and query strings in the paths, a
 status mix, 50 requests a second) and written once per size; each reader then runs in its own
-process, one at a time, and the harness reads its CPU time and peak resident memory from the
-kernel (`wait4`'s rusage). Lines per second are per CPU second of that one process, so a busy
+process, one at a time (in a process group the harness kills whatever ends the run), and
+reports its CPU time and peak resident memory from the kernel (`getrusage`: its own, or
+GoAccess's as its child). Lines per second are per CPU second of that one process, so a busy
 machine slows the wall clock more than the number. The `re` loop is what a short script does:
 match each line, keep every time in a list, sort it at the end for the percentiles.
 
@@ -15,7 +16,6 @@ Targets: 500,000 lines per CPU second for servertune at the largest size, and me
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -140,29 +140,25 @@ class LogRead(BaseScenario[LogReadSizes]):
     ) -> dict[str, Any]:
         """Run one reader over one log in a child process: CPU seconds and peak RSS."""
         lines, path = self.logs[level.role]
+        argv = [sys.executable, "-m", "servertune.bench.scenarios.log_read", config, str(path)]
         if config == GOACCESS:
             assert self.goaccess is not None
             out = run.stack.dir / "log-read" / "goaccess.json"
-            argv = [
+            argv += [
                 self.goaccess, str(path), "--no-global-config", "--no-progress",
                 f"--log-format={GOACCESS_FORMAT}", "--date-format=%d/%b/%Y",
                 "--time-format=%T", "-o", str(out),
             ]  # fmt: skip
-        else:
-            argv = [sys.executable, "-m", "servertune.bench.scenarios.log_read", config, str(path)]
         started = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert child.stdout is not None
-        output = child.stdout.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
+        # The stack runs it in a process group of its own, killed whatever ends the run.
+        done = run.stack.run(f"{config} {lines:,}", argv, timeout_s=3600)
         wall = time.perf_counter() - started
-        if child.returncode != 0:
-            raise RuntimeError(f"{config} exited {child.returncode} on {path.name}")
-        cpu = usage.ru_utime + usage.ru_stime
-        answer: dict[str, Any] = json.loads(output) if config != GOACCESS else {}
+        if done.returncode != 0:
+            raise RuntimeError(f"{config} exited {done.returncode} on {path.name}")
+        answer: dict[str, Any] = json.loads(done.stdout)
         if config == GOACCESS:
-            answer = {"lines": json.loads(out.read_text())["general"]["total_requests"]}
+            answer["lines"] = json.loads(out.read_text())["general"]["total_requests"]
+        cpu = answer["cpu_s"]
         return {
             "config": config,
             "lines": lines,
@@ -171,7 +167,7 @@ class LogRead(BaseScenario[LogReadSizes]):
             "cpu_s": round(cpu, 3),
             "wall_s": round(wall, 3),
             "lines_per_cpu_s": round(lines / cpu) if cpu else None,
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # KiB on Linux
+            "peak_rss_mb": answer["peak_rss_mb"],
         }
 
     def summarize(self, run: Run[LogReadSizes], results: Results) -> Report:
@@ -228,7 +224,7 @@ class LogRead(BaseScenario[LogReadSizes]):
             notes=[
                 (
                     "each reader in its own process, one at a time; CPU seconds and peak RSS from "
-                    "wait4(); the re loop keeps every time in a list and sorts it (what a script "
+                    "getrusage(); the re loop keeps every time in a list and sorts it (what a script "
                     "does for a percentile), so its memory grows with the log"
                 ),
                 (
@@ -263,11 +259,30 @@ def _read_re_loop(path: Path) -> dict[str, Any]:
     return {"lines": len(times), "p99_ms": times[int(0.99 * (len(times) - 1))] if times else None}
 
 
+def _usage(who: int) -> dict[str, float]:
+    """CPU seconds and peak RSS (MiB) of this process (RUSAGE_SELF) or its waited-for children."""
+    import resource
+
+    usage = resource.getrusage(who)
+    return {
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # KiB on Linux
+    }
+
+
 def main(argv: list[str]) -> int:
-    """`python -m servertune.bench.scenarios.log_read CONFIG LOG`: read, print JSON."""
+    """`python -m servertune.bench.scenarios.log_read CONFIG LOG [GOACCESS ARGS...]`: read the
+    log, print JSON with the reader's own CPU time and peak RSS (GoAccess: its, as a child)."""
+    import resource
+
     config, path = argv[0], Path(argv[1])
+    if config == GOACCESS:
+        subprocess.run(argv[2:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(json.dumps(_usage(resource.RUSAGE_CHILDREN)))
+        return 0
     reader = _read_servertune if config == SERVERTUNE else _read_re_loop
-    print(json.dumps(reader(path)))
+    answer = reader(path)
+    print(json.dumps({**answer, **_usage(resource.RUSAGE_SELF)}))
     return 0
 
 
