@@ -46,7 +46,11 @@ def format_traffic(traffic: Traffic) -> str:
             )
     if t.format.service_field is None:
         out.append(f"service time   not in this log: {t.format.timing_hint}")
-    elif t.timed:
+    elif not t.timed:
+        out.append(
+            f"service time   none of the {t.requests:,} requests has a time ({t.format.service_field})"
+        )
+    else:
         quantiles = ", ".join(f"{n} {_ms(t.quantile(q))}" for n, q in _QUANTILES)
         share = t.slow_share
         out += [

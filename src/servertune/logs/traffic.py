@@ -265,7 +265,7 @@ class Traffic:
         if not self.timed:
             raise LogError(
                 f"{self.source}: none of its {self.requests:,} requests has a time "
-                f"({self.format.service_field} is '-' on every line)"
+                f"({self.format.service_field} is '-' or -1 on every line)"
             )
 
     def to_toml(self) -> str:
