@@ -142,8 +142,9 @@ def test_each_servers_log_recovers_the_apps_own_percentiles(chain: dict[str, Pat
             "/fast": 84, "/items/{id}": 120, "/slow": 36,
         }  # fmt: skip
     assert gunicorn.unparsable == nginx.unparsable == 0
-    # nginx and HAProxy time the app from outside, to the millisecond: 1 ms more is allowed.
-    _assert_close(gunicorn.quantile, truth)
+    # Each server times the app from outside it (gunicorn also parses the request and writes
+    # the response; nginx and HAProxy log whole milliseconds): 1 ms beyond the 5 % is allowed.
+    _assert_close(gunicorn.quantile, truth, extra_ms=1.0)
     _assert_close(nginx.quantile, truth, extra_ms=1.0)
     _assert_close(haproxy.quantile, truth, extra_ms=1.0)
     for route, stats in nginx.routes.items():
