@@ -1,5 +1,6 @@
-"""`bench log-read`: how fast servertune reads an access log, and in how much memory, beside a
-plain `re` loop and GoAccess (where installed), for 1, 10 and 50 million lines.
+"""Access-log reading: lines per CPU second and peak memory of servertune's reader, a re loop, GoAccess.
+
+For 1, 10 and 50 million lines (GoAccess, where installed, up to GOACCESS_MAX_LINES).
 
 The log is generated (nginx, a timed `log_format`: ids, UUIDs and query strings in the paths, a
 status mix, 50 requests a second) and written once per size; each reader then runs in its own
