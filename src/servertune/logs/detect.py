@@ -8,6 +8,7 @@ shape; `combined` is named, and a log of either has no timing until its format a
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from servertune.logs.errors import LogError
@@ -32,14 +33,20 @@ def detect_format(path: Path) -> LogFormat:
     if not lines:
         raise LogError(f"{path} is empty")
     best: tuple[int, LogFormat] | None = None
+    tied: list[LogFormat] = []
     for name in format_names():
         fmt = build_format(name)
         hits = sum(1 for line in lines if fmt.pattern.match(line))
+        if hits and best is not None and hits == best[0]:
+            tied.append(fmt)
         if hits and (best is None or hits > best[0]):
-            best = (hits, fmt)
+            best, tied = (hits, fmt), []
     if best is None or best[0] * 2 < len(lines):
         raise LogError(
             f"{path}: not one of the default formats ({', '.join(format_names())}); name it with "
             "--log-format (nginx:'<log_format string>', gunicorn:'<access_log_format>')"
         )
+    if tied:  # nginx `combined` and gunicorn's default look alike: name both fixes
+        hints = " / ".join(f"{f.name}: {f.timing_hint}" for f in (best[1], *tied))
+        return dataclasses.replace(best[1], timing_hint=hints)
     return best[1]
