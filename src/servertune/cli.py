@@ -294,11 +294,22 @@ def gen(
 
 @app.command()
 @with_workload
-def explain(*, workload: Workload) -> None:
+def explain(ctx: typer.Context, *, workload: Workload) -> None:
     """Print every derived number with its unit and the reason it has."""
     from servertune.explain import format_plan
 
     typer.echo(format_plan(_plan(workload)))
+    # A workload file `measure --log` wrote says where each of its numbers came from.
+    source = ctx.params.get("workload_file")
+    if source is not None:
+        try:
+            sources = read_workload_file(source).sources
+        except WorkloadFileError as error:
+            raise fail(f"--workload: {error}") from None
+        if sources:
+            typer.echo("\nsources:")
+            for name, text in sources.items():
+                typer.echo(f"  {name} = {getattr(workload, name)}: {text}")
 
 
 @app.command()
@@ -402,6 +413,21 @@ def bench(
         Optional[Path],  # noqa: UP045
         typer.Option("--report", help="write a self-contained HTML report", dir_okay=False),
     ] = None,
+    replay: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(
+            "--replay",
+            help="`bench app`: the route mix of this access log instead of --path (repeat for "
+            "a rotated set)",
+            dir_okay=False,
+        ),
+    ] = None,
+    replay_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--replay-format", metavar="NAME[:SPEC]", help="`bench app`: --replay's format"
+        ),
+    ] = None,
     corpus: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option(
@@ -433,9 +459,16 @@ def bench(
     app_flags = {"--path": path, "--workload": workload_file, "--against": against,
                  "--chdir": chdir, "--pythonpath": pythonpath, "--static": static,
                  "--interface": interface, "--concurrency": concurrency, "--only": only,
+                 "--replay": replay, "--replay-format": replay_format,
                  "APP": app_spec}  # fmt: skip
     extra: dict[str, object] = {"command": shlex.join(["servertune", *sys.argv[1:]])}
     if scenario == "app":
+        if replay:
+            if path:
+                raise fail("--replay: give --path or --replay, not both")
+            path = _replay_paths(replay, replay_format)
+        elif replay_format is not None:
+            raise fail("--replay-format: goes with --replay")
         extra["app"] = _app_input(
             app_spec, path, workload_file, against, chdir, pythonpath, static,
             interface, concurrency, only,
@@ -495,6 +528,28 @@ def bench(
             typer.echo(f"wrote {report_file}", err=True)
     except OSError as error:
         raise fail(f"cannot write the results: {error}") from None
+
+
+def _replay_paths(logs: list[Path], log_format: str | None) -> list[str]:
+    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values."""
+    from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.choose import choose_format
+    from servertune.logs.replay import route_mix
+
+    try:
+        traffic = read_traffic(logs, choose_format(log_format, None, logs[0]))
+        traffic.require_timing()
+        mix, covered = route_mix(traffic)
+    except LogFormatError as error:
+        raise fail(f"--replay-format: {error}") from None
+    except LogError as error:
+        raise fail(f"--replay: {error}") from None
+    typer.echo(
+        f"replaying {len(mix)} routes of {traffic.source}: {covered:.1%} of its "
+        f"{traffic.timed:,} requests",
+        err=True,
+    )
+    return [f"{p}={w:g}" for p, w in mix]
 
 
 def _app_input(
@@ -695,8 +750,11 @@ MEASURE_FLAGS = {
 @app.command(cls=NoRepeatedOptions)
 def measure(
     app_spec: Annotated[
-        str, typer.Argument(metavar="APP", help="the WSGI or ASGI app, as module:callable")
-    ],
+        str,
+        typer.Argument(
+            metavar="[APP]", help="the WSGI or ASGI app, as module:callable (not with --log)"
+        ),
+    ] = "",
     path: Annotated[
         Optional[list[str]],  # noqa: UP045
         typer.Option(
@@ -754,16 +812,56 @@ def measure(
             "--out", help="write a workload TOML that `gen --workload` reads", dir_okay=False
         ),
     ] = None,
+    log: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(
+            "--log",
+            help="read the workload from access logs instead (plain or .gz, - for stdin; "
+            "repeat for a rotated set)",
+            dir_okay=False,
+        ),
+    ] = None,
+    log_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--log-format",
+            metavar="NAME[:SPEC]",
+            help="nginx, gunicorn, uwsgi, haproxy or alb; nginx:'<log_format>' or "
+            "gunicorn:'<access_log_format>' (default: told from the lines)",
+        ),
+    ] = None,
+    log_conf: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--log-conf", help="the nginx.conf whose log_format wrote --log", dir_okay=False
+        ),
+    ] = None,
 ) -> None:
     """Measure an app's service time and cpu_fraction in process, and write a workload file.
 
     Several --path options are measured in turn and mixed by weight; the mix feeds --out.
-    Exit 2: bad input or an app that cannot be imported; exit 1: the app raised.
+    With --log, the workload comes from access logs: arrival rate, service time per route,
+    slow calls and statuses. Exit 2: bad input or an app that cannot be imported; exit 1: the
+    app raised.
     """
     from servertune import measure as m
     from servertune.bench.harness.progress import Progress
 
     check_output_path("--out", out)
+    if log:
+        if app_spec:
+            raise fail("APP: give an app or --log, not both")
+        app_only = {"--path": path, "--requests": requests, "--warmup": warmup,
+                    "--max-seconds": max_seconds, "--header": header, "--data": data,
+                    "--app-dir": app_dir}  # fmt: skip
+        if given := [flag for flag, value in app_only.items() if value]:
+            raise fail(f"{given[0]}: measures an app; --log reads a log instead")
+        _measure_log(log, log_format, log_conf, out)
+        return
+    if log_format is not None or log_conf is not None:
+        raise fail(f"{'--log-format' if log_format is not None else '--log-conf'}: goes with --log")
+    if not app_spec:
+        raise fail("APP: name the app (module:callable) or give --log FILE")
     headers: list[tuple[str, str]] = []
     for item in header or []:
         name, sep, value = item.partition(":")
@@ -805,6 +903,47 @@ def measure(
         except OSError as error:
             raise fail(f"--out: cannot write {out}: {error.strerror}") from None
         typer.echo(f"wrote {out}", err=True)
+
+
+def _measure_log(
+    logs: list[Path], log_format: str | None, log_conf: Path | None, out: Path | None
+) -> None:
+    """`measure --log`: read the logs, print what they show, write the workload file."""
+    from servertune.bench.harness.progress import Progress
+    from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.choose import choose_format
+    from servertune.logs.errors import LogConfError
+    from servertune.logs.report import format_traffic
+
+    try:
+        fmt = choose_format(log_format, log_conf, logs[0])
+    except LogFormatError as error:
+        raise fail(f"--log-format: {error}") from None
+    except LogConfError as error:
+        raise fail(f"--log-conf: {error}") from None
+    except LogError as error:
+        raise fail(f"--log: {error}") from None
+    # A step per MiB read (a chunk), on a terminal only: a log of gigabytes takes minutes.
+    sizes = [p.stat().st_size for p in logs if str(p) != "-" and p.is_file()]
+    progress = Progress(sum(sizes) >> 20, enabled=sys.stderr.isatty())
+    try:
+        traffic = read_traffic(logs, fmt, on_chunk=lambda _: progress.advance("MiB read"))
+    except LogError as error:
+        raise fail(f"--log: {error}") from None
+    finally:
+        progress.close()
+    typer.echo(format_traffic(traffic))
+    if out is None:
+        return
+    try:
+        text = traffic.to_toml()
+    except LogError as error:
+        raise fail(f"--log: {error}") from None
+    try:
+        write_atomically({out.name: text}, out.parent)
+    except OSError as error:
+        raise fail(f"--out: cannot write {out}: {error.strerror}") from None
+    typer.echo(f"wrote {out}", err=True)
 
 
 @app.command()
@@ -947,6 +1086,24 @@ def check(
             "--kind", help="read every file as this kind, instead of telling it by name and content"
         ),
     ] = None,
+    log: Annotated[
+        Optional[list[Path]],  # noqa: UP045
+        typer.Option(
+            "--log",
+            help="an access log (plain or .gz; repeat for a rotated set): also the findings "
+            "only traffic shows (timeouts hit, 499s, queueing, bodies near the limit)",
+            dir_okay=False,
+        ),
+    ] = None,
+    log_format: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--log-format",
+            metavar="NAME[:SPEC]",
+            help="the --log's format, as `measure --log-format` (default: told from the lines, "
+            "or the log_format of an nginx config given)",
+        ),
+    ] = None,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check import (
@@ -983,6 +1140,9 @@ def check(
     machine = Machine.read()
     if cores is not None:
         machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
+    traffic = _check_traffic(log, log_format, files) if log else None
+    if log_format is not None and not log:
+        raise fail("--log-format: goes with --log")
     try:
         env = None
         if env_file is not None:
@@ -997,6 +1157,7 @@ def check(
             env=env,
             rss_mb=rss_mb,
             kind=kind and kind.value,
+            traffic=traffic,
         )
     except CheckInputError as error:
         raise fail(str(error)) from None
@@ -1004,3 +1165,24 @@ def check(
     worst = result.worst()
     if worst is not None and worst >= Severity[fail_on.value]:
         raise typer.Exit(code=1)
+
+
+def _check_traffic(logs: list[Path], log_format: str | None, files: list[Path]) -> Any:
+    """`check --log`: the log read (its format from --log-format, its lines, or an nginx
+    config among FILES), or one `error:` line."""
+    from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.choose import choose_format, format_from_configs
+
+    try:
+        try:
+            fmt = choose_format(log_format, None, logs[0])
+        except LogError:
+            found = format_from_configs(files) if log_format is None else None
+            if found is None:
+                raise
+            fmt = found
+        return read_traffic(logs, fmt)
+    except LogFormatError as error:
+        raise fail(f"--log-format: {error}") from None
+    except LogError as error:
+        raise fail(f"--log: {error}") from None

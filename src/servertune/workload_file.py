@@ -47,7 +47,9 @@ MAX_WORKLOAD_FILE_BYTES = 256 * 1024
 #: described by its heaviest paths.
 MAX_PATHS = 32
 #: The tables a workload file may hold.
-TABLES = ("workload", "measured")
+TABLES = ("workload", "measured", "sources")
+#: Longest `[sources]` entry: a sentence naming where one number came from.
+MAX_SOURCE_CHARS = 500
 #: The per-request numbers a measurement summarizes as a spread, in the order they are written.
 SPREADS = ("service_time_ms", "wall_ms", "cpu_ms", "runqueue_ms", "cpu_fraction")
 #: Decimals written per number: ratios carry a fourth (threads = ceil(1/cpu_fraction) turns on
@@ -132,6 +134,9 @@ class WorkloadFile:
     path: Path
     values: dict[str, Any] = field(default_factory=dict)
     measured: Measured | None = None
+    #: `[sources]`: where each workload number came from, in words (`measure --log` writes it,
+    #: `explain` prints it); ignored by `gen`.
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def read_workload_file(path: Path) -> WorkloadFile:
@@ -160,7 +165,7 @@ def read_workload_file(path: Path) -> WorkloadFile:
             if key not in TABLES:
                 raise WorkloadFileError(f"{path}: {_what(key, data[key])}")
     else:  # the flat form: workload fields at the top
-        values = {k: v for k, v in data.items() if k != "measured"}
+        values = {k: v for k, v in data.items() if k not in ("measured", "sources")}
         for key, value in values.items():
             if isinstance(value, dict) or (
                 isinstance(value, list) and value and isinstance(value[0], dict)
@@ -175,7 +180,22 @@ def read_workload_file(path: Path) -> WorkloadFile:
             measured = Measured.model_validate(table)
         except ValidationError as error:
             raise WorkloadFileError(f"{path}: [measured] {_one_line(error)}") from None
-    return WorkloadFile(path=path, values=values, measured=measured)
+    sources = _sources(path, data.get("sources", {}))
+    return WorkloadFile(path=path, values=values, measured=measured, sources=sources)
+
+
+def _sources(path: Path, table: object) -> dict[str, str]:
+    """The `[sources]` table: a Workload field name to a line of text."""
+    if not isinstance(table, dict):
+        raise WorkloadFileError(f"{path}: [sources] must be a table")
+    for key, value in table.items():
+        if key not in Workload.model_fields:
+            raise WorkloadFileError(f"{path}: [sources] {key}: not a workload field")
+        if not isinstance(value, str) or len(value) > MAX_SOURCE_CHARS:
+            raise WorkloadFileError(
+                f"{path}: [sources] {key}: must be text of at most {MAX_SOURCE_CHARS} characters"
+            )
+    return dict(table)
 
 
 def _what(key: str, value: object) -> str:
@@ -242,9 +262,13 @@ def measured_warnings(measured: Measured | None, workload: Workload) -> list[str
 
 
 def dumps(
-    values: Mapping[str, Any], measured: Measured | None = None, comments: Sequence[str] = ()
+    values: Mapping[str, Any],
+    measured: Measured | None = None,
+    comments: Sequence[str] = (),
+    sources: Mapping[str, str] | None = None,
 ) -> str:
-    """A workload file: `comments` as `#` lines, `[workload]` with `values`, then `[measured]`.
+    """A workload file: `comments` as `#` lines, `[workload]` with `values`, then `[measured]`
+    and `[sources]` (where each number came from).
 
     The values are validated as a Workload first, so the file written is one `gen` accepts.
     """
@@ -264,6 +288,13 @@ def dumps(
         for one in measured.paths:
             lines += ["", "[[measured.paths]]"]
             lines.extend(_table_lines(one, ("path", "weight")))
+    if sources:
+        lines += [
+            "",
+            "# Where each number came from (printed by `servertune explain`).",
+            "[sources]",
+        ]
+        lines.extend(f"{name} = {_toml_value(_comment(text))}" for name, text in sources.items())
     return "\n".join(lines) + "\n"
 
 

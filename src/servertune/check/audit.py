@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link, link, link_balancers
@@ -22,6 +23,9 @@ from servertune.check.source import read_text
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
+
+if TYPE_CHECKING:
+    from servertune.logs.traffic import Traffic
 
 __all__ = [
     "CheckResult",
@@ -106,6 +110,7 @@ def check_files(
     env: Mapping[str, str] | None = None,
     rss_mb: float | None = None,
     kind: str | None = None,
+    traffic: Traffic | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -114,7 +119,8 @@ def check_files(
     (default: this process's for a config read on its own; a container's own variables for a
     Dockerfile, compose file or manifest, which `env` adds to). `rss_mb` is one worker's
     resident memory (default: the plan's workload's `memory_per_worker_mb`, when it has one).
-    `kind` reads every file with that reader instead of the one that claims it.
+    `kind` reads every file with that reader instead of the one that claims it. `traffic`
+    (an access log read by servertune.logs) adds the findings only traffic shows.
     """
     reading = Reading()
     idle: list[str] = []  # each file that brought no server, as what it was read as
@@ -152,6 +158,12 @@ def check_files(
         rss_source=rss_source,
         balancer_links=fronts,
     )
+    findings = run_rules(context)
+    if traffic is not None:  # the log's rules import the log reader: only when given one
+        from servertune.check.traffic import traffic_findings
+
+        findings += traffic_findings(context, traffic)
+        findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
     files = (
         [b.file for b in reading.balancers]
         + [p for n in nginx for p in n.files]
@@ -164,7 +176,7 @@ def check_files(
         apps=tuple(apps),
         nginx=tuple(nginx),
         links=tuple(links),
-        findings=tuple(run_rules(context)),
+        findings=tuple(findings),
         lb=lb,
         plan=plan,
         balancer_links=tuple(fronts),

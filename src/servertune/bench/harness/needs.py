@@ -34,6 +34,7 @@ EXTRA_OF = {
     "urllib3": "urllib3",
     "niquests": "niquests",
     "aiohttp": "aiohttp",
+    "ddsketch": "logs",
 }
 #: Needs met by a command on PATH (or beside this interpreter), not by an importable module:
 #: uWSGI is its own program (pyuwsgi's wheel or a source build both install `uwsgi`).

@@ -22,6 +22,7 @@ SCENARIOS: dict[str, str] = {
     "hosts": "servertune.bench.scenarios.hosts:Hosts",
     "idle-race": "servertune.bench.scenarios.idle_race:IdleRace",
     "keepalive-chain": "servertune.bench.scenarios.keepalive_chain:KeepaliveChain",
+    "log-read": "servertune.bench.scenarios.log_read:LogRead",
     "method-cache": "servertune.bench.scenarios.method_cache:MethodCache",
     "parallel": "servertune.bench.scenarios.parallel:Parallel",
     "resize": "servertune.bench.scenarios.resize:Resize",

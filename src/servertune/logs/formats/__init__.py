@@ -1,0 +1,155 @@
+"""Access-log formats: one module per server, each building a `LogFormat`, and their registry.
+
+A `LogFormat` is one regular expression over whole lines (MULTILINE, never crossing a newline)
+whose named groups are the columns servertune reads, plus converters that turn one column's
+text into a number. The reader matches a whole chunk of lines at once (`findall`, in C) and
+counts the distinct values of each column before converting them, so the Python work per line is
+a few C-level counter updates, and each distinct timestamp, time or path is converted once.
+
+Columns (named groups; a format has the ones its log holds):
+  ts       the request's second, in the format's own spelling (`LogFormat.second` reads it)
+  method   the request method
+  path     the request path, without its query (and without scheme and host in a URL)
+  status   the status code sent to the client
+  service  the time the app took (`LogFormat.service_ms` reads it; None: not recorded)
+  connect  the time to connect to the app (ms, same reader as `service` unless said otherwise)
+  length   the request's length in bytes (nginx $request_length, ALB received_bytes)
+  term     HAProxy's termination state (`sH--`: the server timed out before its headers)
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from servertune.logs.errors import LogError
+
+__all__ = [
+    "COLUMNS",
+    "FORMATS",
+    "LogFormat",
+    "LogFormatError",
+    "build_format",
+    "format_names",
+]
+
+COLUMNS = ("ts", "method", "path", "status", "service", "connect", "length", "term")
+
+MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+
+
+class LogFormatError(LogError):
+    """A format spec (nginx log_format, gunicorn access_log_format) that cannot be read."""
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    """One compiled access-log format: the line pattern and how to read its columns."""
+
+    name: str
+    pattern: re.Pattern[str]
+    #: Reads a `ts` column value into a Unix second (the zone applied where the log has one).
+    second: Callable[[str], int]
+    #: Reads a `service` (or `connect`) column value into milliseconds; None when not recorded.
+    service_ms: Callable[[str], float | None]
+    #: Which field the `service` column is, as the server names it (shown as the number's source).
+    service_field: str | None
+    #: The directive (or flag) that would add the missing timing field, when `service_field` is None.
+    timing_hint: str = ""
+    #: Extra words on what the format reads, for `--log-format` errors and the docs.
+    notes: tuple[str, ...] = field(default=())
+
+    def column(self, name: str) -> int | None:
+        """The index of a column in `findall`'s tuples, or None when this format lacks it."""
+        index = self.pattern.groupindex.get(name)
+        return None if index is None else index - 1
+
+
+# --- Shared readers ------------------------------------------------------------------------------
+
+
+def clf_second(text: str) -> int:
+    """`10/Oct/2000:13:55:36 -0700` (nginx $time_local, gunicorn %(t)s) as a Unix second."""
+    try:
+        seconds = calendar.timegm(
+            (int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
+             int(text[12:14]), int(text[15:17]), int(text[18:20]), 0, 0, 0)
+        )  # fmt: skip
+        zone = text[21:26]
+        if zone:
+            offset = int(zone[1:3]) * 3600 + int(zone[3:5]) * 60
+            seconds -= offset if zone[0] == "+" else -offset
+    except (KeyError, ValueError, IndexError):
+        raise ValueError(f"not a time: {text!r}") from None
+    return seconds
+
+
+def iso_second(text: str) -> int:
+    """`2026-11-26T13:15:46` (the zone, if any, already cut by the pattern) as a Unix second."""
+    try:
+        return calendar.timegm(
+            (int(text[0:4]), int(text[5:7]), int(text[8:10]),
+             int(text[11:13]), int(text[14:16]), int(text[17:19]), 0, 0, 0)
+        )  # fmt: skip
+    except (ValueError, IndexError):
+        raise ValueError(f"not a time: {text!r}") from None
+
+
+def epoch_second(text: str) -> int:
+    """`1732627000` (the integer part of nginx $msec) as a Unix second."""
+    return int(text)
+
+
+def seconds_to_ms(text: str) -> float | None:
+    """`0.123` seconds as ms; `-` (not recorded) as None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value * 1000.0 if value >= 0 else None
+
+
+# --- The registry --------------------------------------------------------------------------------
+
+#: Every format, by the name `--log-format` takes: a builder from the optional spec (nginx's
+#: log_format string, gunicorn's access_log_format) to a LogFormat.
+FORMATS: dict[str, Callable[[str | None], LogFormat]] = {}
+
+
+def _register() -> None:
+    from servertune.logs.formats import alb, gunicorn, haproxy, nginx, uwsgi
+
+    FORMATS.update(
+        {
+            "nginx": nginx.build,
+            "gunicorn": gunicorn.build,
+            "uwsgi": uwsgi.build,
+            "haproxy": haproxy.build,
+            "alb": alb.build,
+        }
+    )
+
+
+def format_names() -> list[str]:
+    """The names `--log-format` takes."""
+    if not FORMATS:
+        _register()
+    return list(FORMATS)
+
+
+def build_format(name: str, spec: str | None = None) -> LogFormat:
+    """The LogFormat called `name`, built from `spec` where the format takes one."""
+    if not FORMATS:
+        _register()
+    try:
+        builder = FORMATS[name]
+    except KeyError:
+        raise LogFormatError(f"unknown log format {name!r} (known: {', '.join(FORMATS)})") from None
+    return builder(spec)

@@ -1,0 +1,53 @@
+"""HAProxy's HTTP log (`option httplog`), with or without a syslog prefix.
+
+`... 10.0.1.2:33317 [06/Feb/2009:12:14:14.655] http-in static/srv1 10/0/30/69/109 200 2750 - -
+---- 1/1/1/1/0 0/0 {..} {..} "GET /index.html HTTP/1.1"` (HAProxy configuration manual,
+"HTTP log format"). The timers are TR/Tw/Tc/Tr/Ta in ms (Tq/Tw/Tc/Tr/Tt before 1.9); Tr, the
+server's time to send its response headers, is the app's time; -1 means it never answered. The
+termination state's first two characters say who ended the session and when: `sH` is the server
+timeout before headers (the 504), `cD`/`CD` the client leaving during the data.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+
+from servertune.logs.formats import MONTHS, LogFormat, LogFormatError
+
+__all__ = ["build"]
+
+_PATTERN = (
+    r"^[^\n]*?\[(?P<ts>\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d)(?:\.\d+)?\] \S+ \S+ "
+    r"-?\d+/-?\d+/(?P<connect>-?\d+)/(?P<service>-?\d+)/\+?-?\d+ (?P<status>-?\d+) \+?\d+ \S+ \S+ "
+    r"(?P<term>\S{4}) \S+ \S+(?: \{[^}\n]*\})* "
+    r"\"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*)[^ \"\n]*(?: [^\"\n]*)?|[^\"\n]*)\"?$"
+)
+
+
+def _second(text: str) -> int:
+    try:
+        return calendar.timegm(
+            (int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
+             int(text[12:14]), int(text[15:17]), int(text[18:20]), 0, 0, 0)
+        )  # fmt: skip
+    except (KeyError, ValueError):
+        raise ValueError(f"not a time: {text!r}") from None
+
+
+def _ms(text: str) -> float | None:
+    value = int(text)
+    return float(value) if value >= 0 else None
+
+
+def build(spec: str | None) -> LogFormat:
+    """HAProxy's HTTP log format (it takes no spec)."""
+    if spec is not None:
+        raise LogFormatError("haproxy: only HAProxy's `option httplog` format is read (no spec)")
+    return LogFormat(
+        name="haproxy",
+        pattern=re.compile(_PATTERN, re.MULTILINE),
+        second=_second,
+        service_ms=_ms,
+        service_field="Tr",
+    )

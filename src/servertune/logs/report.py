@@ -1,0 +1,103 @@
+"""What `measure --log` prints: the traffic a log shows, each number with its evidence."""
+
+from __future__ import annotations
+
+import time
+
+from servertune.logs.traffic import SLOW_CALL_FACTOR, SLOW_CALL_FLOOR_MS, Traffic
+
+__all__ = ["SHOWN_ROUTES", "format_traffic"]
+
+#: Routes listed, the most total time first.
+SHOWN_ROUTES = 10
+_QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999))
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.1f} ms" if value < 100 else f"{value:,.0f} ms"
+
+
+def format_traffic(traffic: Traffic) -> str:
+    """The report of one log: lines, arrivals, service time, routes, statuses, unparsable lines."""
+    t = traffic
+    out = [
+        f"log            {', '.join(t.sources)} ({t.format.name})",
+        (
+            f"lines          {t.lines:,}: {t.requests:,} requests, {t.unparsable:,} unparsable, "
+            f"{t.blank:,} blank"
+        ),
+    ]
+    for bad in t.bad_lines:
+        out.append(f"  unparsable   {bad}")
+    if t.unparsable > len(t.bad_lines):
+        out.append(f"  unparsable   ... and {t.unparsable - len(t.bad_lines):,} more")
+    if t.span_s:
+        start = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t.first_second or 0))
+        out += [
+            f"span           {t.span_s:,} s from {start} UTC",
+            (
+                f"arrivals/s     median {t.arrival_quantile(0.5):,.1f}, p95 {t.arrival_quantile(0.95):,.1f}, "
+                f"peak {t.peak_rps:,} (mean {t.mean_rps:,.2f})"
+            ),
+        ]
+        if t.late_lines:
+            out.append(
+                f"  late lines   {t.late_lines:,} logged over the arrival window after their second"
+            )
+    if t.format.service_field is None:
+        out.append(f"service time   not in this log: {t.format.timing_hint}")
+    elif not t.timed:
+        out.append(
+            f"service time   none of the {t.requests:,} requests has a time ({t.format.service_field})"
+        )
+    else:
+        quantiles = ", ".join(f"{n} {_ms(t.quantile(q))}" for n, q in _QUANTILES)
+        share = t.slow_share
+        out += [
+            (
+                f"service time   {quantiles}; mean {_ms(t.mean_ms)} "
+                f"({t.timed:,} requests timed by {t.format.service_field})"
+            ),
+            f"slow calls     {share:.2%} of requests at >= {_ms(t.slow_threshold_ms)} "
+            f"({SLOW_CALL_FACTOR:g}x the median, at least {SLOW_CALL_FLOOR_MS:g} ms), {t.slow_time_share():.1%} of the time"
+            + (f"; their p99 {_ms(t.slow_call_ms)}" if share else ""),
+            (
+                f"concurrency    {t.concurrency(t.mean_rps):,.2f} mean, "
+                f"{t.concurrency(t.peak_rps):,.2f} at the peak second (Little's law: rate x mean time)"
+            ),
+        ]
+        if t.connect_sketch.count:
+            out.append(
+                f"connect time   p50 {_ms(t.connect_sketch.get_quantile_value(0.5))}, "
+                f"p99 {_ms(t.connect_sketch.get_quantile_value(0.99))}"
+            )
+    if t.length_sketch.count:
+        out.append(
+            f"request size   p99 {t.length_sketch.get_quantile_value(0.99):,.0f} B, "
+            f"max {t.max_length:,} B"
+        )
+    if t.routes and t.timed:
+        out.append("routes (most total time first):")
+        out.append(
+            f"  {'route':40} {'requests':>10} {'share':>6} {'p50':>10} {'p99':>10} {'time':>6}"
+        )
+        for row in t.route_rows()[:SHOWN_ROUTES]:
+            out.append(
+                f"  {row.route[:40]:40} {row.count:>10,} {row.count / t.timed:>6.1%} "
+                f"{_ms(row.quantile(0.5)):>10} {_ms(row.quantile(0.99)):>10} "
+                f"{row.total_ms / t.total_ms if t.total_ms else 0:>6.1%}"
+            )
+        if len(t.routes) > SHOWN_ROUTES:
+            out.append(f"  ... and {len(t.routes) - SHOWN_ROUTES:,} more routes")
+    if t.statuses:
+        out.append("statuses:")
+        for code, count, meaning in t.status_rows():
+            line = f"  {code:>5} {count:>10,} {count / t.requests:>7.2%}"
+            out.append(line + (f"  {meaning}" if meaning else ""))
+    if t.terminations:
+        ended = ", ".join(
+            f"{key} x{n:,}" for key, n in t.terminations.most_common(5) if not key.startswith("--")
+        )
+        if ended:
+            out.append(f"terminations   {ended} (HAProxy termination state and status)")
+    return "\n".join(out)

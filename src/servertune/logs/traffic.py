@@ -1,0 +1,499 @@
+"""A log read into traffic: arrival rate, service-time percentiles overall and per route, the slow
+calls, concurrency by Little's law and the status mix, each with the evidence behind it.
+
+`read_traffic` streams the logs chunk by chunk (`servertune.logs.reader`), matches a chunk's
+lines at once and counts each column's distinct values; every `FLUSH_DISTINCT` distinct values,
+the counts are converted and folded into sketches (`servertune.logs.sketch`) and per-second
+arrival counts. Memory is bounded by those constants, not by the log's length.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servertune.logs.errors import LogError
+from servertune.logs.formats import LogFormat
+from servertune.logs.reader import Chunk, chunks, rotation_order
+from servertune.logs.routes import MAX_ROUTES, Routes, template_lines
+from servertune.logs.sketch import new_sketch
+
+__all__ = [
+    "ARRIVAL_WINDOW_S",
+    "FLUSH_DISTINCT",
+    "SHOWN_BAD_LINES",
+    "SLOW_CALL_FACTOR",
+    "SLOW_CALL_FLOOR_MS",
+    "BadLine",
+    "RouteStats",
+    "Traffic",
+    "read_traffic",
+]
+
+#: Distinct (path, time) pairs counted before they are folded into the sketches: the counters'
+#: memory bound (about 200 bytes a pair).
+FLUSH_DISTINCT = 100_000
+#: Seconds an arrival count stays open for lines logged out of order (nginx writes a line when
+#: the request ends, so a 60 s request is logged a minute after requests that started with it).
+ARRIVAL_WINDOW_S = 600
+#: Unparsable lines shown with their line numbers; the rest are only counted.
+SHOWN_BAD_LINES = 5
+#: A request is a slow call when it takes SLOW_CALL_FACTOR times the median or more (and at
+#: least SLOW_CALL_FLOOR_MS): the sizing rules treat such a request as a thread held by a wait
+#: (Workload.slow_call_*), not as a longer typical request.
+SLOW_CALL_FACTOR = 10.0
+SLOW_CALL_FLOOR_MS = 500.0
+
+#: What a status code says about the timeouts, per format (the server that wrote the status).
+STATUS_MEANINGS: dict[str, dict[str, str]] = {
+    "nginx": {
+        "499": "clients closed the connection before nginx answered: their timeout is shorter "
+        "than the time these requests took",
+        "502": "the app closed or refused the connection: a worker killed (by its timeout or "
+        "memory) or not running",
+        "504": "proxy_read_timeout (uwsgi_read_timeout) expired waiting for the app",
+    },
+    "alb": {
+        "460": "clients closed the connection before the ALB's idle timeout",
+        "502": "the target closed or reset the connection: an app keep-alive shorter than the "
+        "ALB idle timeout, or a worker killed",
+        "504": "the ALB idle timeout expired waiting for the target",
+    },
+    "haproxy": {
+        "502": "the server closed or answered garbage: a worker killed or not running",
+        "503": "no server available, or the queue timeout (timeout queue) expired",
+        "504": "timeout server expired waiting for the response headers (termination sH)",
+    },
+}
+STATUS_MEANINGS["gunicorn"] = STATUS_MEANINGS["uwsgi"] = {
+    "500": "the app raised",
+}
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """An unparsable line: where it is and how it starts."""
+
+    source: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
+        return f"{self.source}:{self.line}: {shown!a}"
+
+
+@dataclass
+class RouteStats:
+    """One route's requests and service time."""
+
+    route: str
+    sketch: Any
+    count: int = 0
+    total_ms: float = 0.0
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile (0..1) of this route's service time, in ms."""
+        return float(self.sketch.get_quantile_value(q) or 0.0)
+
+
+@dataclass
+class Traffic:
+    """What a log says about the traffic it recorded."""
+
+    format: LogFormat
+    sources: tuple[str, ...]
+    lines: int = 0
+    blank: int = 0
+    unparsable: int = 0
+    bad_lines: list[BadLine] = field(default_factory=list)
+    requests: int = 0
+    timed: int = 0
+    total_ms: float = 0.0
+    sketch: Any = None
+    routes: dict[str, RouteStats] = field(default_factory=dict)
+    statuses: Counter[str] = field(default_factory=Counter)
+    terminations: Counter[str] = field(default_factory=Counter)
+    connect_sketch: Any = None
+    length_sketch: Any = None
+    max_length: int = 0
+    arrival_sketch: Any = None
+    first_second: int | None = None
+    last_second: int | None = None
+    peak_rps: int = 0
+    peak_second: int | None = None
+    late_lines: int = 0
+    #: A path seen for each route (its first), as logged without the query string.
+    examples: dict[str, str] = field(default_factory=dict)
+
+    # --- Numbers -------------------------------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """The logs read, as a phrase: `access.log` or `access.log.1 and 2 more`."""
+        if len(self.sources) == 1:
+            return Path(self.sources[0]).name if self.sources[0] != "stdin" else "stdin"
+        return f"{Path(self.sources[0]).name} and {len(self.sources) - 1} more"
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile (0..1) of the service time over all timed requests, in ms."""
+        if not self.timed:
+            return 0.0
+        return float(self.sketch.get_quantile_value(q) or 0.0)
+
+    @property
+    def mean_ms(self) -> float:
+        """The mean service time, in ms (exact: the sum of the logged times)."""
+        return self.total_ms / self.timed if self.timed else 0.0
+
+    @property
+    def span_s(self) -> int:
+        """Seconds from the first request to the last, both counted."""
+        if self.first_second is None or self.last_second is None:
+            return 0
+        return self.last_second - self.first_second + 1
+
+    @property
+    def mean_rps(self) -> float:
+        """Requests over the span of the log, per second."""
+        return self.requests / self.span_s if self.span_s else 0.0
+
+    def arrival_quantile(self, q: float) -> float:
+        """The q-quantile of requests per second, over every second of the span (idle ones too)."""
+        if not self.span_s:
+            return 0.0
+        return float(self.arrival_sketch.get_quantile_value(q) or 0.0)
+
+    @property
+    def slow_threshold_ms(self) -> float:
+        """Where slow calls start: SLOW_CALL_FACTOR x the median, at least SLOW_CALL_FLOOR_MS."""
+        return max(SLOW_CALL_FACTOR * self.quantile(0.5), SLOW_CALL_FLOOR_MS)
+
+    @property
+    def slow_share(self) -> float:
+        """The share of timed requests at or above the slow-call threshold."""
+        if not self.timed:
+            return 0.0
+        threshold = self.slow_threshold_ms
+        if self.quantile(1.0) < threshold:
+            return 0.0
+        low, high = 0.0, 1.0  # the smallest q whose quantile reaches the threshold
+        for _ in range(40):
+            middle = (low + high) / 2
+            if self.quantile(middle) >= threshold:
+                high = middle
+            else:
+                low = middle
+        return 1.0 - high
+
+    def slow_time_share(self) -> float:
+        """The share of all service time spent in slow calls (integrated over the sketch)."""
+        share = self.slow_share
+        if not share or not self.total_ms:
+            return 0.0
+        steps = 200
+        slow_ms = sum(
+            self.quantile(1.0 - share + share * (i + 0.5) / steps) for i in range(steps)
+        ) * (share * self.timed / steps)
+        return min(1.0, slow_ms / self.total_ms)
+
+    @property
+    def typical_ms(self) -> float:
+        """The median of the requests under the slow-call threshold: Workload.service_time_ms."""
+        return self.quantile((1.0 - self.slow_share) / 2)
+
+    @property
+    def slow_call_ms(self) -> float:
+        """The p99 of the slow calls: Workload.slow_call_ms."""
+        return self.quantile(1.0 - 0.01 * self.slow_share)
+
+    def concurrency(self, rate: float) -> float:
+        """Requests in the app at once at `rate` req/s, by Little's law (L = rate x mean time)."""
+        return rate * self.mean_ms / 1000.0
+
+    def route_rows(self) -> list[RouteStats]:
+        """The routes, the most total time first."""
+        return sorted(self.routes.values(), key=lambda r: (-r.total_ms, -r.count, r.route))
+
+    # --- What the rest of servertune reads -----------------------------------------------------
+
+    def workload_values(self) -> dict[str, Any]:
+        """The Workload fields this log sets (service time, slow calls, peak arrival rate)."""
+        self.require_timing()
+        values: dict[str, Any] = {"service_time_ms": max(0.01, round(self.typical_ms, 2))}
+        share = self.slow_share
+        if share > 0:
+            values["slow_call_ratio"] = max(0.0001, round(share, 4))
+            values["slow_call_ms"] = min(600_000.0, max(0.01, round(self.slow_call_ms, 1)))
+        if self.peak_rps:
+            values["peak_rps"] = float(min(self.peak_rps, 1_000_000))
+        return values
+
+    def sources_of(self) -> dict[str, str]:
+        """Each workload number's source, in words (`explain`'s and the file's comments)."""
+        timed = f"{self.timed:,} requests timed by {self.format.service_field} in {self.source}"
+        share = self.slow_share
+        under = self.timed - round(share * self.timed)
+        out = {
+            "service_time_ms": (
+                f"p50 of the {under:,} requests under the slow-call line "
+                f"({self.slow_threshold_ms:,.0f} ms) of {timed}"
+            ),
+        }
+        if share > 0:
+            out["slow_call_ratio"] = (
+                f"requests at or above {self.slow_threshold_ms:,.0f} ms of {timed}"
+            )
+            out["slow_call_ms"] = f"p99 of the {self.timed - under:,} slow calls of {timed}"
+        if self.peak_rps and self.peak_second is not None:
+            import time
+
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.peak_second))
+            out["peak_rps"] = (
+                f"busiest second ({when} UTC) of {self.span_s:,} s, {self.requests:,} requests "
+                f"in {self.source}"
+            )
+        return out
+
+    def require_timing(self) -> None:
+        """LogError when the log has no timing: which directive adds it."""
+        if self.format.service_field is None:
+            raise LogError(f"{self.source} has no request timing: {self.format.timing_hint}")
+        if not self.timed:
+            raise LogError(
+                f"{self.source}: none of its {self.requests:,} requests has a time "
+                f"({self.format.service_field} is '-' or -1 on every line)"
+            )
+
+    def to_toml(self) -> str:
+        """A workload file that `gen --workload` reads, each number's source as a comment."""
+        from servertune.workload_file import dumps
+
+        values = self.workload_values()
+        sources = self.sources_of()
+        comments = [
+            f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}",
+            "cpu_fraction: not in a log; `servertune measure APP` measures it",
+        ]
+        return dumps(
+            values,
+            comments=comments,
+            sources={name: sources[name] for name in values if name in sources},
+        )
+
+    def status_rows(self) -> list[tuple[str, int, str]]:
+        """Each status seen: code, count, and what it says about a timeout (where it says one)."""
+        meanings = STATUS_MEANINGS.get(self.format.name, {})
+        return [
+            (code, count, meanings.get(code, "")) for code, count in sorted(self.statuses.items())
+        ]
+
+
+class _Accumulator:
+    """Counts of distinct column values, folded into a Traffic every FLUSH_DISTINCT."""
+
+    def __init__(self, fmt: LogFormat, traffic: Traffic) -> None:
+        self.fmt = fmt
+        self.traffic = traffic
+        self.index = {name: fmt.column(name) for name in ("ts", "path", "service", "status",
+                                                           "connect", "length", "term")}  # fmt: skip
+        self.pairs: Counter[tuple[str, str]] = Counter()
+        self.seconds: Counter[str] = Counter()
+        self.statuses: Counter[str] = Counter()
+        self.connects: Counter[str] = Counter()
+        self.lengths: Counter[str] = Counter()
+        self.terms: Counter[tuple[str, str]] = Counter()
+        self.open_seconds: dict[int, int] = {}
+        self.routes = Routes()
+        self.last_closed = 0  # the last second folded into the arrival sketch
+        self.examples = traffic.examples
+
+    def add(self, chunk: Chunk) -> None:
+        traffic = self.traffic
+        text = chunk.text
+        for line in chunk.oversize:
+            traffic.unparsable += 1
+            traffic.lines += 1
+            if len(traffic.bad_lines) < SHOWN_BAD_LINES:
+                traffic.bad_lines.append(BadLine(chunk.source, line, "(longer than 64 KiB)"))
+        if not text:
+            return
+        rows = self.fmt.pattern.findall(text)
+        count = text.count("\n")
+        traffic.lines += count
+        # Every line matched: no blank, no unparsable one. Else count them line by line.
+        blank = 0 if len(rows) == count else self._slow_path(chunk)
+        traffic.blank += blank
+        traffic.unparsable += count - blank - len(rows)
+        if not rows:
+            return
+        traffic.requests += len(rows)
+        columns = list(zip(*rows, strict=True))
+        i = self.index
+        none = ("",) * len(rows)
+        # Paths become routes here, a chunk at a time in C: the counts are then per route, and
+        # a log of a million distinct ids is a handful of distinct (route, time) pairs.
+        routes = (
+            template_lines("\n".join(columns[i["path"]])).split("\n")
+            if i["path"] is not None
+            else none
+        )
+        if i["path"] is not None:
+            # One requestable path per route (what `bench app --replay` sends): a dict built in C.
+            for route, path in dict(zip(routes, columns[i["path"]], strict=True)).items():
+                if route not in self.examples and len(self.examples) <= MAX_ROUTES:
+                    self.examples[route] = path
+        self.pairs.update(
+            zip(
+                routes,
+                columns[i["service"]] if i["service"] is not None else none,
+                strict=True,
+            )
+        )
+        if i["ts"] is not None:
+            self.seconds.update(columns[i["ts"]])
+        if i["status"] is not None:
+            self.statuses.update(columns[i["status"]])
+        if i["connect"] is not None:
+            self.connects.update(columns[i["connect"]])
+        if i["length"] is not None:
+            self.lengths.update(columns[i["length"]])
+        if i["term"] is not None and i["status"] is not None:
+            self.terms.update(zip(columns[i["term"]], columns[i["status"]], strict=True))
+        if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
+            self.flush()
+
+    def _slow_path(self, chunk: Chunk) -> int:
+        """Count the blank lines of a chunk that has unparsable ones, and keep the first few."""
+        match = self.fmt.pattern.match
+        blank = 0
+        bad = self.traffic.bad_lines
+        for offset, line in enumerate(chunk.text.split("\n")[:-1]):
+            if not line:
+                blank += 1
+            elif len(bad) < SHOWN_BAD_LINES and match(line) is None:
+                bad.append(BadLine(chunk.source, chunk.first_line + offset, line))
+        return blank
+
+    def _ms(self, text: str, reader: Callable[[str], float | None]) -> float | None:
+        try:
+            return reader(text)
+        except (ValueError, OverflowError):
+            return None
+
+    def flush(self, final: bool = False) -> None:
+        traffic = self.traffic
+        fmt = self.fmt
+        read = fmt.service_ms
+        for (path, service), n in self.pairs.items():
+            route = self.routes(path) if path else "(no path)"
+            ms = self._ms(service, read) if service else None
+            if ms is None:
+                continue
+            stats = traffic.routes.get(route)
+            if stats is None:
+                stats = traffic.routes[route] = RouteStats(route, new_sketch())
+            stats.sketch.add(ms, n)
+            stats.count += n
+            stats.total_ms += ms * n
+            traffic.sketch.add(ms, n)
+            traffic.timed += n
+            traffic.total_ms += ms * n
+        self.pairs.clear()
+        for text, n in self.statuses.items():
+            traffic.statuses[text] += n
+        self.statuses.clear()
+        for (term, status), n in self.terms.items():
+            traffic.terminations[f"{term[:2]} {status}"] += n
+        self.terms.clear()
+        for text, n in self.connects.items():
+            ms = self._ms(text, read if fmt.name != "nginx" else _nginx_times)
+            if ms is not None:
+                traffic.connect_sketch.add(ms, n)
+        self.connects.clear()
+        for text, n in self.lengths.items():
+            if not text.isdigit():  # `-`: not recorded (an ALB request it did not forward)
+                continue
+            size = int(text)
+            traffic.length_sketch.add(max(size, 1), n)
+            traffic.max_length = max(traffic.max_length, size)
+        self.lengths.clear()
+        self._arrivals(final)
+
+    def _arrivals(self, final: bool) -> None:
+        traffic = self.traffic
+        open_seconds = self.open_seconds
+        for text, n in self.seconds.items():
+            try:
+                second = self.fmt.second(text)
+            except ValueError:
+                continue
+            closed = traffic.last_second is not None and second <= self.last_closed
+            if closed and second not in open_seconds:  # counted, not profiled
+                traffic.late_lines += n
+                continue
+            open_seconds[second] = open_seconds.get(second, 0) + n
+            if traffic.last_second is None or second > traffic.last_second:
+                traffic.last_second = second
+        self.seconds.clear()
+        if traffic.last_second is None:
+            return
+        horizon = traffic.last_second + 1 if final else traffic.last_second - ARRIVAL_WINDOW_S
+        closing = sorted(s for s in open_seconds if s < horizon)
+        for second in closing:
+            n = open_seconds.pop(second)
+            if traffic.first_second is None:
+                traffic.first_second = second
+            elif second > self.last_closed + 1:
+                traffic.arrival_sketch.add(0, second - self.last_closed - 1)
+            traffic.arrival_sketch.add(n)
+            self.last_closed = second
+            if n > traffic.peak_rps:
+                traffic.peak_rps, traffic.peak_second = n, second
+
+
+def _nginx_times(text: str) -> float | None:
+    from servertune.logs.formats.nginx import upstream_ms
+
+    return upstream_ms(text)
+
+
+def read_traffic(
+    paths: Sequence[Path],
+    fmt: LogFormat,
+    on_chunk: Callable[[int], None] | None = None,
+) -> Traffic:
+    """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`."""
+    ordered = rotation_order(paths)
+    traffic = Traffic(
+        format=fmt,
+        sources=tuple("stdin" if str(p) == "-" else str(p) for p in ordered),
+        sketch=new_sketch(),
+        connect_sketch=new_sketch(),
+        length_sketch=new_sketch(),
+        arrival_sketch=new_sketch(),
+    )
+    accumulator = _Accumulator(fmt, traffic)
+    for path in ordered:
+        for chunk in chunks(path):
+            accumulator.add(chunk)
+            if on_chunk is not None:
+                on_chunk(len(chunk.text))
+    accumulator.flush(final=True)
+    if traffic.lines == 0:
+        raise LogError(f"{traffic.source} is empty")
+    if traffic.requests == 0:
+        shown = f"; line {traffic.bad_lines[0]}" if traffic.bad_lines else ""
+        hint = ""
+        if fmt.name in ("nginx", "gunicorn"):
+            hint = f" (a log_format of its own? give --log-format {fmt.name}:'<format>'" + (
+                " or --log-conf nginx.conf)" if fmt.name == "nginx" else ")"
+            )
+        raise LogError(
+            f"{traffic.source}: none of its {traffic.lines:,} lines matches the {fmt.name} "
+            f"format{hint}{shown}"
+        )
+    return traffic

@@ -1,0 +1,30 @@
+"""A WSGI app with known service times per route, timing itself, for the access-log tests.
+
+Each request sleeps its route's time and appends `path ms` (its own perf_counter time) to the
+file named by $LOG_APP_TIMES: the truth a log-derived workload is compared with.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+
+#: Seconds each route sleeps: /fast, /items/<id>, /slow and /export (the first path segment).
+DELAYS = {"fast": 0.025, "items": 0.040, "slow": 0.150, "export": 1.2}
+
+
+def app(environ: dict[str, object], start_response: Callable[..., object]) -> Iterable[bytes]:
+    """Sleep the route's time, answer `ok`, and log the app's own time."""
+    start = time.perf_counter()
+    path = str(environ.get("PATH_INFO", "/"))
+    time.sleep(DELAYS.get(path.strip("/").split("/")[0], DELAYS["fast"]))
+    body = b"ok\n"
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    elapsed_ms = (time.perf_counter() - start) * 1000
+    times = os.environ.get("LOG_APP_TIMES")
+    if times:
+        # O_APPEND: a short write from each worker lands whole.
+        with open(times, "a") as handle:
+            handle.write(f"{path} {elapsed_ms:.3f}\n")
+    return [body]

@@ -1,0 +1,304 @@
+"""Reading access logs: each format's fields, `a, b : c` upstream times, gzip, rotated sets,
+stdin, hostile bytes, the timing hint, and `measure --log`'s one-line errors."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.cli import app as cli
+from servertune.logs import LogError, LogFormatError, build_format, detect_format, read_traffic
+from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
+from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
+from servertune.logs.routes import MAX_ROUTES, OTHER, template
+from servertune.logs.traffic import SHOWN_BAD_LINES
+
+TIMED = (
+    '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
+    '"$http_referer" "$http_user_agent" $request_length $request_time $upstream_response_time'
+)
+
+
+def _nginx_line(second: int, path: str, status: int, upstream: str, request_time: str = "") -> str:
+    return (
+        f'10.0.0.1 - - [26/Nov/2026:13:{second // 60:02d}:{second % 60:02d} +0000] "GET {path} '
+        f'HTTP/1.1" {status} 12 "-" "Mozilla/5.0 (X11; \\x22quoted\\x22)" 230 '
+        f"{request_time or upstream.split(',')[0]} {upstream}\n"
+    )
+
+
+def test_nginx_upstream_times_sum_retries_and_redirects() -> None:
+    """`a, b : c` is every upstream tried (retries, internal redirects); `-` counts nothing."""
+    assert upstream_ms("0.012") == pytest.approx(12)
+    assert upstream_ms("0.010, 0.020 : 0.005") == pytest.approx(35)
+    assert upstream_ms("-, 0.020") == pytest.approx(20)
+    assert upstream_ms("-") is None
+
+
+def test_nginx_log_format_columns_routes_and_statuses(tmp_path: Path) -> None:
+    """A custom log_format: every field read, ids collapsed, a retry's times summed."""
+    log = tmp_path / "access.log"
+    log.write_text(
+        _nginx_line(0, "/users/17/orders?page=2", 200, "0.020")
+        + _nginx_line(0, "/users/8812/orders", 200, "0.010, 0.030")
+        + _nginx_line(1, "/a/123e4567-e89b-12d3-a456-426614174000", 504, "60.001")
+        + _nginx_line(3, "/", 499, "-", request_time="5.000")
+    )
+    traffic = read_traffic([log], build_format("nginx", TIMED))
+    assert (traffic.lines, traffic.requests, traffic.timed, traffic.unparsable) == (4, 4, 3, 0)
+    assert sorted(traffic.routes) == ["/a/{uuid}", "/users/{id}/orders"]
+    assert traffic.routes["/users/{id}/orders"].total_ms == pytest.approx(60)
+    assert traffic.statuses == {"200": 2, "504": 1, "499": 1}
+    assert traffic.span_s == 4
+    assert traffic.peak_rps == 2
+    assert traffic.arrival_quantile(0.5) == pytest.approx(1, abs=0.02)  # 2, 1, 0, 1
+    assert traffic.max_length == 230
+    assert traffic.format.service_field == "$upstream_response_time"
+    rows = {code: meaning for code, _, meaning in traffic.status_rows()}
+    assert "proxy_read_timeout" in rows["504"]
+    assert "before nginx answered" in rows["499"]
+
+
+def test_request_time_is_read_when_there_is_no_upstream_time(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    log.write_text('1.2.3.4 [26/Nov/2026:13:00:00 +0100] "POST /x HTTP/1.1" 201 0.250\n')
+    fmt = build_format("nginx", '$remote_addr [$time_local] "$request" $status $request_time')
+    traffic = read_traffic([log], fmt)
+    assert traffic.quantile(0.5) == pytest.approx(250, rel=0.01)
+    assert traffic.format.service_field == "$request_time"
+
+
+def test_a_log_without_timing_says_which_directive_adds_it(tmp_path: Path) -> None:
+    """nginx `combined` has no time: the error names $upstream_response_time and $request_time."""
+    log = tmp_path / "access.log"
+    log.write_text(
+        '1.2.3.4 - - [26/Nov/2026:13:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "curl/8.0"\n'
+    )
+    traffic = read_traffic([log], detect_format(log))
+    assert traffic.requests == 1
+    with pytest.raises(LogError, match=r"\$upstream_response_time.*\$request_time"):
+        traffic.workload_values()
+    result = CliRunner().invoke(cli, ["measure", "--log", str(log), "--out", str(tmp_path / "w")])
+    assert result.exit_code == 2
+    # nginx `combined` and gunicorn's default write alike: both fixes are named.
+    assert "has no request timing: nginx: add $upstream_response_time" in result.output
+    assert " / gunicorn: add %(D)s" in result.output
+    assert not (tmp_path / "w").exists()
+
+
+def test_nginx_conf_gives_the_format_its_access_log_uses(tmp_path: Path) -> None:
+    conf = (
+        "http {\n  log_format main escape=json '$remote_addr [$time_local] '\n"
+        "      '\"$request\" $status $upstream_response_time';  # two strings, joined\n"
+        "  access_log /var/log/nginx/access.log main buffer=32k;\n}\n"
+    )
+    formats, used = formats_in_conf(conf)
+    assert (
+        formats["main"] == '$remote_addr [$time_local] "$request" $status $upstream_response_time'
+    )
+    assert used == ["main"]
+    (tmp_path / "nginx.conf").write_text(conf)
+    log = tmp_path / "access.log"
+    log.write_text('::1 [26/Nov/2026:13:00:00 +0000] "GET /p HTTP/2.0" 200 0.004\n')
+    result = CliRunner().invoke(
+        cli, ["measure", "--log", str(log), "--log-conf", str(tmp_path / "nginx.conf")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "p50 4.0 ms" in result.output
+
+
+def test_gunicorn_timing_atoms(tmp_path: Path) -> None:
+    """%(D)s is microseconds, %(M)s milliseconds, %(L)s decimal seconds."""
+    for atom, text in (("D", "12500"), ("M", "12"), ("L", "0.012500")):
+        log = tmp_path / f"{atom}.log"
+        log.write_text(f'127.0.0.1 [26/Nov/2026:13:00:00 +0000] "GET /x HTTP/1.1" 200 {text}\n')
+        fmt = build_format("gunicorn", f'%(h)s %(t)s "%(r)s" %(s)s %({atom})s')
+        assert fmt.service_field == f"%({atom})s"
+        assert read_traffic([log], fmt).quantile(0.5) == pytest.approx(12.25, rel=0.03)
+
+
+HAPROXY = (
+    "Nov 26 13:00:00 lb haproxy[14389]: 10.0.1.2:33317 [26/Nov/2026:13:00:00.655] http-in "
+    "static/srv1 10/0/30/{tr}/{ta} {status} 2750 - - {term} 1/1/1/1/0 0/0 {{1wt.eu}} {{}} "
+    '"GET /index.html HTTP/1.1"\n'
+)
+
+
+def test_haproxy_timers_and_termination_state(tmp_path: Path) -> None:
+    """Tr is the server's time; -1 (no answer) is not a time; `sH` 504s are counted."""
+    log = tmp_path / "haproxy.log"
+    log.write_text(
+        HAPROXY.format(tr=69, ta=109, status=200, term="----")
+        + HAPROXY.format(tr=-1, ta=30001, status=504, term="sH--")
+    )
+    traffic = read_traffic([log], detect_format(log))
+    assert traffic.format.name == "haproxy"
+    assert (traffic.requests, traffic.timed) == (2, 1)
+    assert traffic.quantile(0.5) == pytest.approx(69, rel=0.01)
+    assert traffic.terminations == {"-- 200": 1, "sH 504": 1}
+
+
+ALB = (
+    "https 2026-11-26T13:00:00.186641Z app/my-lb/50dc6c495c0c9188 192.168.131.39:2817 "
+    '10.0.0.1:80 0.000 {target} 0.000 {status} {status} 34 366 "GET '
+    'https://www.example.com:443/api/{id}?x=1 HTTP/1.1" "curl/7.46.0" ECDHE-RSA-AES128-GCM-SHA256 '
+    "TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc "
+    '"Root=1-58337262-36d228ad5d99923122bbe354" "-" "-" 0 2026-11-26T13:00:00.186641Z "forward" '
+    '"-" "-" "10.0.0.1:80" "200" "-" "-"\n'
+)
+
+
+def test_alb_target_processing_time_and_url_paths(tmp_path: Path) -> None:
+    log = tmp_path / "alb.log"
+    log.write_text(
+        ALB.format(target="0.048", status=200, id=7) + ALB.format(target="-1", status=504, id=8)
+    )
+    traffic = read_traffic([log], detect_format(log))
+    assert traffic.format.name == "alb"
+    assert list(traffic.routes) == ["/api/{id}"]
+    assert traffic.quantile(0.5) == pytest.approx(48, rel=0.01)
+    assert traffic.statuses == {"200": 1, "504": 1}
+
+
+def test_uwsgi_request_log_msecs_and_micros(tmp_path: Path) -> None:
+    line = (
+        "[pid: 4711|app: 0|req: 3/9] 127.0.0.1 () {{34 vars in 604 bytes}} "
+        "[Thu Nov 26 13:00:00 2026] GET /items/5 => generated 3 bytes in {t} "
+        "(HTTP/1.1 200) 2 headers in 79 bytes (1 switches on core 0)\n"
+    )
+    log = tmp_path / "uwsgi.log"
+    log.write_text(
+        "*** Starting uWSGI ***\n" + line.format(t="42 msecs") + line.format(t="8000 micros")
+    )
+    traffic = read_traffic([log], detect_format(log))
+    assert (traffic.format.name, traffic.requests, traffic.unparsable) == ("uwsgi", 2, 1)
+    assert sorted([traffic.quantile(0), traffic.quantile(1)]) == pytest.approx([8, 42], rel=0.01)
+
+
+def test_gzip_rotated_sets_and_stdin(tmp_path: Path) -> None:
+    """access.log.2.gz, access.log.1, access.log: read oldest first, whatever order given."""
+    (tmp_path / "access.log").write_text(_nginx_line(20, "/c", 200, "0.003"))
+    (tmp_path / "access.log.1").write_text(_nginx_line(10, "/b", 200, "0.002"))
+    with gzip.open(tmp_path / "access.log.2.gz", "wt") as handle:
+        handle.write(_nginx_line(0, "/a", 200, "0.001"))
+    given = [tmp_path / n for n in ("access.log", "access.log.2.gz", "access.log.1")]
+    ordered = rotation_order(given)
+    assert [p.name for p in ordered] == ["access.log.2.gz", "access.log.1", "access.log"]
+    traffic = read_traffic(given, build_format("nginx", TIMED))
+    assert (traffic.requests, traffic.span_s, traffic.late_lines) == (3, 21, 0)
+    stdin = (tmp_path / "access.log.1").read_bytes()
+    result = CliRunner().invoke(
+        cli, ["measure", "--log", "-", "--log-format", f"nginx:{TIMED}"], input=stdin
+    )
+    assert result.exit_code == 0, result.output
+    assert "stdin" in result.output
+    assert "p50 2.0 ms" in result.output
+
+
+def test_hostile_bytes_huge_lines_and_corrupt_gzip(tmp_path: Path) -> None:
+    """Binary, non-UTF-8 and over-long lines are counted and shown escaped, never a traceback."""
+    log = tmp_path / "access.log"
+    good = _nginx_line(0, "/ok", 200, "0.010").encode()
+    bad = [
+        b"\x00\x01\xff\xfe binary\n",
+        b"GET /\xc3\x28 broken utf-8\n",
+        b"x" * (MAX_LINE_BYTES * 3) + b"\n",  # long, inside one block: read, does not match
+        b"y" * (CHUNK_BYTES + MAX_LINE_BYTES * 2) + b"\n",  # past a block: skipped unread
+    ]
+    log.write_bytes(good + b"".join(bad) + b"\n" + good * 3 + b"tail without newline")
+    traffic = read_traffic([log], build_format("nginx", TIMED))
+    assert (traffic.lines, traffic.requests, traffic.unparsable, traffic.blank) == (10, 4, 5, 1)
+    shown = [str(b) for b in traffic.bad_lines]
+    assert len(shown) == SHOWN_BAD_LINES
+    assert all(s.isascii() and s.isprintable() and len(s) < 400 for s in shown)
+    assert any(s.endswith(":5: '(longer than 64 KiB)'") for s in shown), shown
+    assert any(s.endswith(":10: 'tail without newline'") for s in shown), shown
+    (tmp_path / "bad.gz").write_bytes(gzip.compress(good * 100)[:-30])
+    result = CliRunner().invoke(
+        cli, ["measure", "--log", str(tmp_path / "bad.gz"), "--log-format", f"nginx:{TIMED}"]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --log: ")
+    assert result.output.count("\n") == 1
+    for bad_input, message in (
+        ([str(tmp_path / "missing.log")], "cannot read"),
+        (["/dev/null"], "not a regular file"),
+        ([str(tmp_path / "empty.log")], "is empty"),
+    ):
+        (tmp_path / "empty.log").write_text("")
+        out = CliRunner().invoke(cli, ["measure", "--log", *bad_input, "--log-format", "nginx"])
+        assert out.exit_code == 2, out.output
+        assert message in out.output
+
+
+def test_format_option_errors_are_one_line(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    log.write_text("x\n")
+    for args, message in (
+        (["--log-format", "apache"], "--log-format: must be one of nginx, gunicorn"),
+        (["--log-format", "nginx:no variables"], "--log-format: an nginx log_format names"),
+        (["--log-format", "haproxy:%x"], "--log-format: haproxy: only"),
+        ([], "not one of the default formats"),
+    ):
+        result = CliRunner().invoke(cli, ["measure", "--log", str(log), *args])
+        assert result.exit_code == 2, result.output
+        assert message in result.output, result.output
+        assert result.output.count("\n") == 1, result.output
+    for args, message in (
+        (["--log-conf", str(tmp_path / "none.conf")], "error: --log-conf: cannot read"),
+        (["--log-format", "nginx:x", "--log-conf", str(log)], "error: --log-conf: "),
+        (["--path", "/x"], "error: --path: measures an app; --log reads a log instead"),
+    ):
+        result = CliRunner().invoke(cli, ["measure", "--log", str(log), *args])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(message), result.output
+    both = CliRunner().invoke(cli, ["measure", "m:app", "--log", str(log)])
+    assert both.exit_code == 2
+    assert "not both" in both.output
+    with pytest.raises(LogFormatError):
+        build_format("nginx", "$a\n$b")
+
+
+def test_routes_collapse_ids_and_are_bounded() -> None:
+    assert template("/users/8812/orders/3f2b9a0c1d2e3f4a5b6c7d8e9f") == "/users/{id}/orders/{hash}"
+    assert template("/items/42.json?x=1") == "/items/{id}.json"
+    assert template("/s/abcDEF1234567890ghijKL") == "/s/{token}"
+    assert template("/static/site.css") == "/static/site.css"
+
+
+def test_distinct_routes_past_the_bound_share_one_row(tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    log.write_text(
+        "".join(
+            _nginx_line(0, f"/page-{chr(97 + i % 26)}{i}x", 200, "0.001")
+            for i in range(MAX_ROUTES + 50)
+        )
+    )
+    traffic = read_traffic([log], build_format("nginx", TIMED))
+    assert len(traffic.routes) == MAX_ROUTES + 1
+    assert traffic.routes[OTHER].count == 50
+
+
+def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> None:
+    """10 % of requests at 5 s beside 90 % at 20 ms: slow_call_ratio 0.1, slow_call_ms 5 s."""
+    log = tmp_path / "access.log"
+    log.write_text(
+        "".join(
+            _nginx_line(i % 60, "/x", 200, "5.000" if i % 10 == 0 else "0.020") for i in range(1000)
+        )
+    )
+    traffic = read_traffic([log], build_format("nginx", TIMED))
+    values = traffic.workload_values()
+    assert values["service_time_ms"] == pytest.approx(20, rel=0.01)
+    assert values["slow_call_ratio"] == pytest.approx(0.1, abs=0.002)
+    assert values["slow_call_ms"] == pytest.approx(5000, rel=0.01)
+    assert traffic.slow_time_share() == pytest.approx(500 / 518, rel=0.02)
+    text = traffic.to_toml()
+    assert "slow calls of 1,000 requests timed by $upstream_response_time in access.log" in text
+    (tmp_path / "w.toml").write_text(text)
+    explained = CliRunner().invoke(cli, ["explain", "--workload", str(tmp_path / "w.toml")])
+    assert explained.exit_code == 0, explained.output
+    assert "\nsources:\n  service_time_ms = 19.89: p50 of the " in explained.output
