@@ -149,11 +149,11 @@ def test_balance_baselines_are_forced_plans_with_their_reasons() -> None:
     slots = ours.processes * ours.threads
     for config in CONFIGS:
         plan, layout, thunder_lock = Balance().config_plan(_workload(), config)
-        assert plan.processes * plan.threads == slots, config
         assert thunder_lock == (config == "thunder-lock")
-        if config == "servertune":
-            assert (plan, layout) == (ours, "per-worker")
+        if config in ("servertune", "per-core", "memory-tight"):
+            assert layout == "per-worker"
             continue
+        assert plan.processes * plan.threads == slots, config
         forced = [r for r in plan.reasons.values() if r.startswith("forced by the benchmark")]
         assert forced, config
     shared, layout, _ = Balance().config_plan(_workload(), "shared-socket")
@@ -161,6 +161,27 @@ def test_balance_baselines_are_forced_plans_with_their_reasons() -> None:
     assert shared.reasons["sockets"].startswith("forced by the benchmark: shared socket")
     # Numbers derived from the forced socket list follow it (no stale zone size).
     assert shared.upstream_zone_kb < ours.upstream_zone_kb
+
+
+def test_balance_memory_rows_are_servertune_plans_for_their_budgets() -> None:
+    """servertune's row is the plan for the memory given (4 single-threaded processes), per-core
+    the plan without memory figures (2 x 2), memory-tight the plan under a limit that holds one
+    process more than the cores (3 x 2: threads for the rest); the baselines keep per-core's
+    4 slots; none of the three has a forced number."""
+    from servertune.bench.scenarios.balance import CONFIGS, Balance
+
+    roomy = _workload().model_copy(update={"memory_per_worker_mb": 40, "memory_limit_mb": 24000})
+    layouts = {name: Balance().config_plan(roomy, name)[0] for name in CONFIGS}
+    shapes = {name: (p.processes, p.threads) for name, p in layouts.items()}
+    assert shapes["servertune"] == (4, 1)
+    assert shapes["per-core"] == (2, 2)
+    assert shapes["memory-tight"] == (3, 2)
+    assert shapes["processes-only"] == (4, 1)
+    assert shapes["shared-socket"] == shapes["thunder-lock"] == (2, 2)
+    assert layouts["servertune"] == plan_for(roomy)
+    for name in ("servertune", "per-core", "memory-tight"):
+        assert not any(r.startswith("forced") for r in layouts[name].reasons.values()), name
+    assert "(bound: memory)" in layouts["memory-tight"].reasons["processes"]
 
 
 def test_hol_baselines_force_workers_and_threads() -> None:

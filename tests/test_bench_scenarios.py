@@ -30,7 +30,15 @@ REPORT_KEYS = {
 }  # fmt: skip
 
 EXPECTED_CONFIGS = {
-    "balance": ["threads-only", "processes-only", "shared-socket", "thunder-lock", "servertune"],
+    "balance": [
+        "threads-only",
+        "processes-only",
+        "shared-socket",
+        "thunder-lock",
+        "per-core",
+        "memory-tight",
+        "servertune",
+    ],
     "hol": ["naive", "2x2", "servertune-shared", "servertune"],
 }
 
@@ -110,6 +118,11 @@ def test_scenario_specific_numbers_are_present(
         assert any(run.get("role") == "single-request" for run in report["runs"])
         # Every load started on an idle app: at least one idle window was waited for.
         assert all(run["settle_s"] >= IDLE_WINDOW_S for run in report["runs"])
+        # The memory-aware plan says what it measured and which layout each row served.
+        notes = "\n".join(report["notes"])
+        assert "MiB a worker (servertune measure, warm RSS)" in notes
+        assert "(bound: memory)" in notes  # the tight budget fell back to threads
+        assert all("rps_spread" in run for run in runs)
     else:
         assert report["ceiling_rps"] is None
         assert all(run["over_1s"] >= 0 and run["slow_requests"] >= 1 for run in runs)
@@ -133,6 +146,8 @@ def test_balance_targets_compare_with_the_best_other_layout_at_every_level() -> 
         "processes-only": (19.0, 115.0),
         "shared-socket": (20.0, 130.0),
         "thunder-lock": (18.0, 140.0),
+        "per-core": (18.5, 125.0),
+        "memory-tight": (18.8, 118.0),
         "servertune": (19.6, 120.0),
     }
     assert set(numbers) == set(CONFIGS)
@@ -145,6 +160,10 @@ def test_balance_targets_compare_with_the_best_other_layout_at_every_level() -> 
     assert (rps.value, rps.met) == (0.98, True)
     assert p99.name == "servertune p99 / threads-only's (the lowest other) at c=2"
     assert (p99.value, p99.met) == (1.333, False)
+    # At concurrency = cores the memory-aware layout must win outright: 0.98 x is not enough.
+    at_cores, _ = _against_the_best(runs, [2], cores=2)
+    assert (at_cores.value, at_cores.met) == (0.98, False)
+    assert at_cores.threshold == 1.0
 
 
 def test_balance_verdicts_follow_the_numbers() -> None:

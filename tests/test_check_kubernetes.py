@@ -155,14 +155,17 @@ def test_configmap_env_and_var_expansion_reach_gunicorn(tmp_path: Path) -> None:
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("layout", ["sidecar", "ingress", "gateway"])
 def test_gen_kubernetes_checks_clean(case: str, layout: str, tmp_path: Path) -> None:
-    """servertune's own manifests draw no warning: the limits are the plan's cores."""
+    """servertune's own manifests draw no warning: the limits are the plan's cores. A plan whose
+    memory holds more single-threaded processes than cores is checked with its workload (as
+    `check --workload`), which is what tells check those processes were planned."""
     data = json.loads((GOLDEN / "cases" / f"{case}.json").read_text())
     if layout != "sidecar":
         data.pop("upstream", None)  # no nginx in the pod: nothing to balance across hosts
     plan = make_plan(Workload.model_validate({**data, "k8s_layout": layout}), MACHINE)
     path = tmp_path / "kubernetes.yaml"
     path.write_text(TARGETS["kubernetes"].render(plan))
-    result = check_files([path], machine=MACHINE)
+    planned = plan if plan.processes > plan.machine.cores else None
+    result = check_files([path], machine=MACHINE, plan=planned)
     assert len(result.apps) == 1
     assert result.apps[0].container is not None
     assert [f for f in result.findings if f.severity.name != "info"] == []

@@ -122,7 +122,11 @@ def test_workers_for_is_the_plans_count() -> None:
     fits = math.floor(1000 * MEMORY_HEADROOM_RATIO / 200)
     assert fits < 6
     assert workers_for(heavy, machine, _limit(6)) == fits
-    assert workers_for(heavy, machine, _limit(1.5)) == 2
+    # 2 cores and room for 4 single-threaded workers: the plan's 2 x 2 slots as 4 processes.
+    assert workers_for(heavy, machine, _limit(1.5)) == 4
+    assert (
+        workers_for(Workload(interface="asgi", memory_per_worker_mb=200), machine, _limit(1.5)) == 2
+    )
 
 
 def test_supervisor_reads_the_command() -> None:

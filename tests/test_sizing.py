@@ -13,6 +13,7 @@ from servertune.machine import Machine
 from servertune.sizing import (
     GIL_SATURATION,
     MAX_ADMITTED_PER_PROCESS,
+    MAX_PROCESSES_PER_CORE,
     MAX_REQUESTS_CAP,
     MAX_THREADS_PER_PROCESS,
     Forced,
@@ -31,9 +32,10 @@ from .strategies import workloads
 def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) -> None:
     """threads >= 1, one socket per process, backlog <= somaxconn, timeouts ordered across layers."""
     plan = make_plan(workload, Machine(cores=1, somaxconn=somaxconn))
-    cores_each = math.floor(plan.cores_per_process)
+    cores_each = max(1, math.floor(plan.cores_per_process))
     assert plan.threads in range(1, MAX_THREADS_PER_PROCESS * cores_each + 1)
-    assert plan.processes in range(1, workload.cores + 1)
+    # More processes than cores only where memory holds a process per GIL-share slot.
+    assert plan.processes in range(1, workload.cores * MAX_PROCESSES_PER_CORE + 1)
     assert len(plan.sockets) == plan.processes
     assert len({s.address for s in plan.sockets}) == plan.processes
     assert plan.backlog <= somaxconn
@@ -42,7 +44,7 @@ def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) 
     assert plan.upstream_keepalive_timeout_s < plan.gunicorn_keepalive_s
     assert workload.slow_call_ms / 1000 < plan.request_timeout_s < plan.nginx_read_timeout_s
     # Under the GIL a process computes on one core; without it, on its share of the cores.
-    computing = plan.processes if workload.gil == "enabled" else workload.cores
+    computing = min(plan.processes, workload.cores) if workload.gil == "enabled" else workload.cores
     assert plan.ceiling_rps == pytest.approx(
         computing / (workload.service_time_ms / 1000 * workload.cpu_fraction)
     )

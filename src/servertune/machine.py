@@ -20,6 +20,7 @@ __all__ = [
     "read_gil_enabled",
     "read_gunicorn_asgi_worker",
     "read_memory_limit_mb",
+    "read_memory_total_mb",
     "read_somaxconn",
 ]
 
@@ -45,6 +46,12 @@ class Machine(BaseModel):
     )
     memory_limit_mb: int | None = Field(
         default=None, ge=1, description="the cgroup's memory limit, None when unlimited"
+    )
+    memory_total_mb: int | None = Field(
+        default=None,
+        ge=1,
+        description="the host's RAM (/proc/meminfo MemTotal): the memory budget where no cgroup "
+        "limit and no memory_limit_mb is set; None when not read (a machine described by hand)",
     )
     gil_enabled: bool | None = Field(
         default=None,
@@ -74,6 +81,7 @@ def _read_once() -> Machine:
         cores_source=limits.source,
         somaxconn=read_somaxconn(),
         memory_limit_mb=read_memory_limit_mb(),
+        memory_total_mb=read_memory_total_mb(),
         gil_enabled=read_gil_enabled(),
         gunicorn_asgi_worker=read_gunicorn_asgi_worker(),
     )
@@ -116,14 +124,74 @@ def read_somaxconn(path: str = "/proc/sys/net/core/somaxconn") -> int:
         return DEFAULT_SOMAXCONN
 
 
-def read_memory_limit_mb(sys_fs_cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
-    """The memory limit of this cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`) in MiB."""
-    for name in ("memory.max", "memory/memory.limit_in_bytes"):
-        try:
-            text = (sys_fs_cgroup / name).read_text().strip()
-        except OSError:
+def read_memory_limit_mb(
+    sys_fs_cgroup: Path = Path("/sys/fs/cgroup"),
+    proc_self_cgroup: Path = Path("/proc/self/cgroup"),
+) -> int | None:
+    """The memory limit of this process's cgroup in MiB, None when unlimited.
+
+    Read like the CPU limit (`servertune.cores.read_limits`): the cgroup named in
+    /proc/self/cgroup and each of its ancestors up to the mount root, since a parent's limit
+    binds its children too; cgroup v2 `memory.max` (when the unified hierarchy is mounted
+    there) and v1 `memory/memory.limit_in_bytes`, the smallest wins. Without a cgroup
+    namespace a container's /proc/self/cgroup names a path (`/docker/<id>`) that its own
+    mount does not have; the walk then ends at the mount root, which is its cgroup.
+    """
+    from servertune.cores import _walk_up
+
+    v2_path, v1_path = _cgroup_paths(proc_self_cgroup)
+    found: list[int] = []
+    if (sys_fs_cgroup / "cgroup.controllers").exists():
+        found += _limits(_walk_up(sys_fs_cgroup, v2_path or "/"), "memory.max")
+    if (sys_fs_cgroup / "memory").is_dir():
+        found += _limits(
+            _walk_up(sys_fs_cgroup / "memory", v1_path or "/"), "memory.limit_in_bytes"
+        )
+    return max(1, min(found) // (1024 * 1024)) if found else None
+
+
+def _cgroup_paths(proc_self_cgroup: Path) -> tuple[str | None, str | None]:
+    """This process's cgroup v2 path and v1 memory-controller path, from /proc/self/cgroup."""
+    v2 = v1 = None
+    try:
+        lines = proc_self_cgroup.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
             continue
-        if text == "max" or not text.isdigit() or int(text) >= _NO_LIMIT_BYTES:
-            return None
-        return max(1, int(text) // (1024 * 1024))
+        hierarchy, controllers, path = parts
+        if hierarchy == "0" and controllers == "":
+            v2 = path
+        elif "memory" in controllers.split(","):
+            v1 = path
+    return v2, v1
+
+
+def _limits(directories: list[Path], name: str) -> list[int]:
+    """The byte limits set in `name` in these directories: v2 writes `max` and v1 a number
+    near 2**63 for "no limit"; a directory without the file (not that deep here) is skipped."""
+    limits = []
+    for directory in directories:
+        try:
+            text = (directory / name).read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text.isdigit() and int(text) < _NO_LIMIT_BYTES:
+            limits.append(int(text))
+    return limits
+
+
+def read_memory_total_mb(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """The host's RAM in MiB (MemTotal), None where /proc/meminfo cannot be read."""
+    try:
+        lines = meminfo.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines:
+        name, _, rest = line.partition(":")
+        words = rest.split()
+        if name == "MemTotal" and words and words[0].isdigit():
+            return max(1, int(words[0]) // 1024)
     return None

@@ -212,6 +212,14 @@ class Workload(BaseModel):
         description="memory the whole server may use (container limit)",
         json_schema_extra={"unit": "MiB"},
     )
+    memory_growth_kb_per_request: float | None = Field(
+        default=None,
+        ge=0,
+        le=1_048_576,
+        description="how much one worker's resident memory grows per request once warm "
+        "(servertune measure reports it); sets max_requests when above 0",
+        json_schema_extra={"unit": "KiB"},
+    )
     lb_idle_timeout_s: int = Field(
         default=60,
         ge=1,

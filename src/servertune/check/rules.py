@@ -449,6 +449,15 @@ def _cores(c: Context) -> tuple[int, str]:
     return machine.cores, where
 
 
+def _planned_processes(app: AppServer, c: Context) -> bool:
+    """The workload's plan itself runs this many single-threaded processes on its cores: its
+    memory holds a process for each slot the GIL share asks for (docs/sizing.md)."""
+    plan = c.plan
+    if plan is None or plan.processes <= plan.machine.cores:
+        return False
+    return app.workers.value <= plan.processes and app.threads.value <= plan.threads
+
+
 @_rule(
     "workers-over-cores",
     Severity.warning,
@@ -460,7 +469,7 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.container is not None:
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
-        if app.workers.value > cores:
+        if app.workers.value > cores and not _planned_processes(app, c):
             # A per-worker script starts one single-worker server per socket: its count is
             # the number of sockets, and so is the fix.
             per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
@@ -790,7 +799,7 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
         if box is None or box.cpu_limit is None:
             continue
         cores = round_cores(box.cpu_limit.value)
-        if app.workers.value > cores:
+        if app.workers.value > cores and not _planned_processes(app, c):
             yield rule.finding(
                 app.workers.at,
                 f"{_assign(app, 'workers', app.workers.value)} under a CPU limit of "
@@ -881,6 +890,39 @@ def _memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             f"{_assign(app, 'workers', max(1, fits))}   (or raise "
             f"{_limit_name(box, 'memory')} to {needed} MiB)",
             (box.memory_limit_mb.at,),
+        )
+
+
+@_rule(
+    "no-recycling-while-memory-grows",
+    Severity.warning,
+    "the workers' memory grows with every request and nothing recycles them",
+    "docs/sizing.md (recycling and memory: memory_growth_kb_per_request sets max_requests, "
+    "measured by servertune measure); a worker past the container's limit is OOM-killed "
+    "mid-request: https://docs.docker.com/engine/containers/resource_constraints/#memory, "
+    + _GUNICORN_DOCS
+    + "#max-requests",
+)
+def _growth_unrecycled(rule: Rule, c: Context) -> Iterator[Finding]:
+    plan = c.plan
+    growth = plan.workload.memory_growth_kb_per_request if plan is not None else None
+    if plan is None or not growth:
+        return
+    for app in c.apps:
+        if app.max_requests.value > 0 or "max_requests" not in _SPELLING[app.kind]:
+            continue
+        recycle = plan.asgi_max_requests if app.kind == "uvicorn" else plan.max_requests
+        if recycle is None or (app.kind == "uvicorn" and app.workers.value < 2):
+            continue  # one uvicorn worker cannot be recycled: its exit ends the server
+        per_million_mb = growth * 1_000_000 / 1024
+        yield rule.finding(
+            app.max_requests.at,
+            f"the workload's workers grow {growth:g} KiB a request "
+            f"(memory_growth_kb_per_request) and {_name(app, 'max_requests')} is unset: no "
+            f"worker ever restarts, so each holds {per_million_mb:.0f} MiB more after a million "
+            "requests, until the memory limit OOM-kills it mid-request",
+            _assign(app, "max_requests", recycle)
+            + f", {_assign(app, 'jitter', math.ceil(recycle * MAX_REQUESTS_JITTER_RATIO))}",
         )
 
 

@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["Clock"]
+__all__ = ["Clock", "rss_kb"]
 
 
 def schedstat_wait_s(tid: int | None) -> float | None:
@@ -27,6 +27,16 @@ def schedstat_wait_s(tid: int | None) -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return total / 1e9
+
+
+def rss_kb(statm: str = "/proc/self/statm") -> int | None:
+    """This process's resident memory now, in KiB (Linux statm's second field, in pages)."""
+    try:
+        with open(statm, encoding="ascii") as handle:
+            pages = int(handle.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 def _all_tids(pid: int) -> list[int]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from servertune.machine import free_threaded_build, read_gil_enabled
 from servertune.measure.asgi import LoopTimer, asgi_caller
-from servertune.measure.clocks import Clock
+from servertune.measure.clocks import Clock, rss_kb
 from servertune.measure.errors import AppFailed, MeasureError, describe_exception
 from servertune.measure.loading import Interface, detect_interface, load_app
 from servertune.measure.result import Measurement, Mix, Sample
@@ -157,9 +157,10 @@ def measure_mix(
     with _no_hard_exit(), _caller(func, kind, timer) as call:
         for one, target, query in targets:
             req = Request(method, target, query, tuple(headers), body)
+            rss: list[int | None] = []
             samples, early = _drive(
                 _guarded(call, req, where), clock, requests, warmup, budget, on_sample,
-                what=f"{method} {one.path}", timer=timer,
+                what=f"{method} {one.path}", timer=timer, rss=rss,
             )  # fmt: skip
             measurement = Measurement(
                 app=app_spec,
@@ -172,6 +173,8 @@ def measure_mix(
                 runqueue_known=runqueue_known,
                 gil_enabled=read_gil_enabled(),
                 free_threaded=free_threaded_build(),
+                rss_warm_kb=rss[0] if rss else None,
+                rss_end_kb=rss_kb(),
             )
             parts.append((measurement, one.weight))
     return Mix(tuple(parts))
@@ -239,6 +242,7 @@ def _drive(
     on_sample: Callable[[int], None] | None,
     what: str = "",
     timer: LoopTimer | None = None,
+    rss: list[int | None] | None = None,
 ) -> tuple[list[Sample], bool]:
     deadline = time.monotonic() + max_seconds
     hard = max(max_seconds * HARD_LIMIT_FACTOR, max_seconds + 1.0)
@@ -247,6 +251,9 @@ def _drive(
         with _alarm(hard):
             for _ in range(warmup):
                 call()
+            if rss is not None:
+                # The warm size: what a worker holds once imports and caches are in.
+                rss.append(rss_kb())
             for i in range(requests):
                 samples.append(_timed(call, clock, timer))
                 if on_sample is not None:

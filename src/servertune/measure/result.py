@@ -24,6 +24,7 @@ from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, du
 __all__ = [
     "CPU_FRACTION_DECIMALS",
     "MIN_CPU_FRACTION",
+    "RSS_GROWTH_NOISE_KB",
     "Measurement",
     "Mix",
     "Sample",
@@ -40,6 +41,12 @@ MIN_CPU_FRACTION = 0.01
 CPU_FRACTION_DECIMALS = 2
 #: Said when the measured cpu_fraction is below MIN_CPU_FRACTION and the floor is written.
 FLOOR_NOTE = f"cpu_fraction raised to the model's floor {MIN_CPU_FRACTION}"
+#: Growth of the resident memory below this over a whole measurement is not written as a
+#: leak: CPython's small-object allocator takes memory from the OS in 1 MiB arenas (256 KiB
+#: before 3.10, Objects/obmalloc.c), so a warm app that only fills its caches still steps up
+#: by an arena now and then. Measure a few thousand requests (`--requests 2000`) to see a
+#: leak of a few KiB a request over it.
+RSS_GROWTH_NOISE_KB = 1024
 #: Per-request numbers shown in the table, with their labels.
 _LABELS = {
     "service_time_ms": "service time (ms)",
@@ -90,6 +97,7 @@ def workload_values(
     cpu_fraction: float,
     loop_blocking_fraction: float | None = None,
     gil_enabled: bool = True,
+    memory: tuple[int, float] | None = None,
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges."""
     values: dict[str, Any] = {
@@ -105,9 +113,25 @@ def workload_values(
             values["loop_blocking_fraction"] = min(
                 1.0, max(0.0, round(loop_blocking_fraction, CPU_FRACTION_DECIMALS))
             )
+    if memory is not None:
+        # This process after warm-up is one worker: the app imported, its caches filled.
+        values["memory_per_worker_mb"] = max(1, memory[0])
+        values["memory_growth_kb_per_request"] = round(memory[1], 3)
     if re.match(APP_PATTERN, app):
         values["app"] = app
     return values
+
+
+def memory_figures(
+    warm_kb: int | None, end_kb: int | None, requests: int
+) -> tuple[int, float] | None:
+    """(warm MiB rounded up, growth KiB per request): growth under RSS_GROWTH_NOISE_KB over
+    the run is the allocator's arenas, not the app's, and is written as 0."""
+    if warm_kb is None or end_kb is None or requests < 1:
+        return None
+    grown = end_kb - warm_kb
+    growth = grown / requests if grown >= RSS_GROWTH_NOISE_KB else 0.0
+    return -(-warm_kb // 1024), growth
 
 
 @dataclass(frozen=True)
@@ -126,6 +150,10 @@ class Measurement:
     gil_enabled: bool = True
     #: Whether the Python that ran the app is a free-threaded build (python3.13t+).
     free_threaded: bool = False
+    #: This process's resident memory after the warm-up and after the measured requests (KiB);
+    #: None where /proc/self/statm cannot be read.
+    rss_warm_kb: int | None = None
+    rss_end_kb: int | None = None
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     @property
@@ -181,7 +209,13 @@ class Measurement:
             self.cpu_fraction,
             self.loop_blocking_fraction,
             self.gil_enabled,
+            self.memory,
         )
+
+    @property
+    def memory(self) -> tuple[int, float] | None:
+        """(warm MiB, growth KiB per request) of this process, None where not read."""
+        return memory_figures(self.rss_warm_kb, self.rss_end_kb, len(self.samples))
 
     def measured(self) -> Measured:
         """The `[measured]` table: the spread behind the estimate."""
@@ -228,6 +262,7 @@ class Measurement:
                 f"p10-p90 per request {spread['cpu_fraction'][0]:.3f}-{spread['cpu_fraction'][2]:.3f})"
             ),
         ]
+        lines += memory_lines(values, self.rss_warm_kb, self.rss_end_kb, len(self.samples))
         lines.extend(f"note: {note}" for note in self.notes())
         return "\n".join(lines)
 
@@ -361,7 +396,19 @@ class Mix:
             self.cpu_fraction,
             loop,
             self.gil_enabled,
+            self.memory,
         )
+
+    @property
+    def memory(self) -> tuple[int, float] | None:
+        """The largest warm size of any path, and the growth from the first path's warm-up to
+        the last path's end over every request measured in between."""
+        figures = [m.memory for m, _ in self.parts]
+        if any(f is None for f in figures):
+            return None
+        whole = memory_figures(self.first.rss_warm_kb, self.parts[-1][0].rss_end_kb, self.requests)
+        assert whole is not None
+        return max(f[0] for f in figures if f is not None), whole[1]
 
     @property
     def gil_enabled(self) -> bool:
@@ -434,6 +481,9 @@ class Mix:
                 "(CPU time / busy time over the mix, weighted by share)"
             ),
         ]
+        lines += memory_lines(
+            values, self.first.rss_warm_kb, self.parts[-1][0].rss_end_kb, self.requests
+        )
         free_threaded = any(m.free_threaded for m, _ in self.parts)
         mix_notes = {FLOOR_NOTE, *(gil_note(m.gil_enabled, m.free_threaded) for m, _ in self.parts)}
         for m, _ in self.parts:
@@ -461,6 +511,29 @@ class Mix:
                 ),
             ),
         )
+
+
+def memory_lines(
+    values: dict[str, Any], warm_kb: int | None, end_kb: int | None, requests: int
+) -> list[str]:
+    """The table's memory lines: the warm size and the growth, with what they came from."""
+    if "memory_per_worker_mb" not in values or warm_kb is None or end_kb is None:
+        return []
+    grown = end_kb - warm_kb
+    growth = values["memory_growth_kb_per_request"]
+    why = (
+        f"{grown} KiB over {requests} requests"
+        if growth
+        else f"{grown} KiB over {requests} requests, under the {RSS_GROWTH_NOISE_KB} KiB an "
+        "allocator arena takes: not counted"
+    )
+    return [
+        (
+            f"memory_per_worker_mb = {values['memory_per_worker_mb']}  (this process's RSS "
+            "after warm-up: the app imported, as in one worker)"
+        ),
+        f"memory_growth_kb_per_request = {growth:g}  ({why})",
+    ]
 
 
 def gil_note(gil_enabled: bool, free_threaded: bool) -> str:

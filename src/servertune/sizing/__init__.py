@@ -60,9 +60,14 @@ def resolve(workload: Workload, machine: Machine) -> tuple[Workload, Machine]:
         )
     assert isinstance(workload.cores, int)
     # A plan for a given core count is for a machine with those cores: this one's memory limit
-    # says nothing about it (its somaxconn is kept: a Linux default is the better guess).
+    # and RAM say nothing about it (its somaxconn is kept: a Linux default is the better guess).
     return workload, machine.model_copy(
-        update={"cores": workload.cores, "cores_source": "given", "memory_limit_mb": None}
+        update={
+            "cores": workload.cores,
+            "cores_source": "given",
+            "memory_limit_mb": None,
+            "memory_total_mb": None,
+        }
     )
 
 

@@ -38,10 +38,12 @@ __all__ = [
     "LOCAL_MAX_FAILS",
     "MAX_ADMITTED_PER_PROCESS",
     "MAX_FAILS",
+    "MAX_PROCESSES_PER_CORE",
     "MAX_REQUESTS",
     "MAX_REQUESTS_CAP",
     "MAX_REQUESTS_JITTER_RATIO",
     "MAX_THREADS_PER_PROCESS",
+    "MEMORY_GROWTH_ALLOWANCE",
     "MEMORY_HEADROOM_RATIO",
     "MIN_BACKLOG",
     "MIN_CPU_MS_PER_REQUEST",
@@ -138,6 +140,17 @@ LOCAL_MAX_FAILS = 0
 MEMORY_HEADROOM_RATIO = 0.9
 #: Without a memory limit, restart a worker whose RSS doubles its warm size (a leak, not load).
 RSS_GROWTH_FACTOR = 2.0
+#: When memory grows with requests (memory_growth_kb_per_request > 0), each process is budgeted
+#: at its warm size plus this share of it, and max_requests recycles it before it grows past
+#: that: a quarter of a warm worker is room for caches and fragmentation, while budgeting the
+#: doubling RSS_GROWTH_FACTOR allows would halve the processes the memory holds.
+MEMORY_GROWTH_ALLOWANCE = 0.25
+#: Most single-threaded processes per core when memory lets processes replace threads. bench
+#: balance measured 2 per core (requests holding the GIL half the time) with a lower p99 than
+#: 2 threads in each of 1 per core; past 4 a core (gunicorn's docs suggest 2 x cores + 1 sync
+#: workers) every process is one more import, connection pool and socket for nginx to balance,
+#: and threads take the rest of the concurrency.
+MAX_PROCESSES_PER_CORE = 4
 #: nginx connections per worker process: each proxied request holds two (client + upstream).
 MIN_NGINX_WORKER_CONNECTIONS = 1024
 #: Shared memory for the upstream `zone` (least_conn counts shared by all nginx workers): a base

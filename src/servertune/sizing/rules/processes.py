@@ -1,5 +1,6 @@
-"""Processes: one per core, unless memory holds fewer; the cores each one computes on (one
-under the GIL, its share of them without); and the CPU ceiling they give."""
+"""Processes: the concurrency the GIL share asks for, filled with single-threaded processes
+while memory holds them (threads only beyond), one per core when memory per process is unknown,
+fewer when memory holds fewer; the cores each one computes on; and the CPU ceiling they give."""
 
 from __future__ import annotations
 
@@ -7,20 +8,60 @@ import math
 import sys
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import MEMORY_HEADROOM_RATIO, MIN_CPU_MS_PER_REQUEST
+from servertune.sizing.defaults import (
+    MAX_PROCESSES_PER_CORE,
+    MEMORY_GROWTH_ALLOWANCE,
+    MEMORY_HEADROOM_RATIO,
+    MIN_CPU_MS_PER_REQUEST,
+)
 from servertune.sizing.plan import Derivation, PlanError
+from servertune.sizing.rules.threads import gil_threads
 from servertune.workload import Workload
 
 
-def workers_that_fit(w: Workload) -> int | None:
-    """How many warm workers the memory limit holds with headroom, None if either is unknown."""
-    if w.memory_per_worker_mb is None or w.memory_limit_mb is None:
+def process_memory_mb(w: Workload) -> float | None:
+    """What one process is budgeted at: its warm size, plus MEMORY_GROWTH_ALLOWANCE of it when
+    its memory grows with requests (max_requests recycles it before it outgrows that)."""
+    if w.memory_per_worker_mb is None:
         return None
-    return math.floor(w.memory_limit_mb * MEMORY_HEADROOM_RATIO / w.memory_per_worker_mb)
+    if w.memory_growth_kb_per_request:
+        return w.memory_per_worker_mb * (1 + MEMORY_GROWTH_ALLOWANCE)
+    return float(w.memory_per_worker_mb)
+
+
+def memory_budget(w: Workload, m: Machine) -> tuple[int | None, str]:
+    """The memory the workers share and where it comes from: memory_limit_mb (given, or the
+    cgroup's for cores 'auto'), else the host's RAM ('auto' only), else None."""
+    if w.memory_limit_mb is not None:
+        return w.memory_limit_mb, f"memory_limit_mb {w.memory_limit_mb} MiB"
+    if m.memory_total_mb is not None:
+        return m.memory_total_mb, f"the host's {m.memory_total_mb} MiB of RAM (no memory limit)"
+    return None, "no memory limit"
+
+
+def workers_that_fit(w: Workload, m: Machine | None = None) -> int | None:
+    """How many processes the memory budget holds with headroom, None if either is unknown."""
+    per = process_memory_mb(w)
+    budget, _ = memory_budget(w, m or Machine(cores=1))
+    if per is None or budget is None:
+        return None
+    return math.floor(budget * MEMORY_HEADROOM_RATIO / per + 1e-9)
+
+
+def _memory_text(w: Workload) -> str:
+    """`300 MiB` or `300 MiB + 25% for growth (0.5 KiB a request)`: what a process is budgeted."""
+    text = f"{w.memory_per_worker_mb} MiB"
+    if w.memory_growth_kb_per_request:
+        text += (
+            f" + {MEMORY_GROWTH_ALLOWANCE:.0%} for growth until recycling "
+            f"({w.memory_growth_kb_per_request:g} KiB a request)"
+        )
+    return text
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
-    """One per core, memory permitting; the cores each one's threads run on; the CPU ceiling."""
+    """Processes for the concurrency, memory permitting; the cores each one's threads run on;
+    the CPU ceiling."""
     assert isinstance(w.cores, int)
     count = w.cores
     if w.gil == "enabled":
@@ -31,22 +72,64 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "use several, but a socket per worker balanced by least_conn is what bench balance "
             "measured, and a crashed worker takes one core's share with it"
         )
-    fits = workers_that_fit(w)
-    if fits is not None:
-        if fits < 1:
-            raise PlanError(
-                f"memory_limit_mb: {w.memory_limit_mb} MiB cannot hold one worker of "
-                f"{w.memory_per_worker_mb} MiB (with {1 - MEMORY_HEADROOM_RATIO:.0%} headroom)"
+    budget, budget_name = memory_budget(w, m)
+    fits = workers_that_fit(w, m)
+    field = "memory_limit_mb" if w.memory_limit_mb is not None else "memory_per_worker_mb"
+    if fits is not None and fits < 1:
+        raise PlanError(
+            f"{field}: {budget_name} cannot hold one worker of {_memory_text(w)} "
+            f"(with {1 - MEMORY_HEADROOM_RATIO:.0%} headroom)"
+        )
+    # The concurrency the CPU work asks for: on each core, the threads that keep its GIL busy.
+    # Under the GIL a thread hands the GIL to another at every switch interval and I/O call;
+    # a process of its own has no one to hand it to, so bench balance measured single-threaded
+    # processes with a lower p99 than the same slots as threads. They cost memory instead.
+    per_core = gil_threads(w.cpu_fraction) if w.gil == "enabled" else 1
+    wanted = min(w.cores * per_core, w.cores * MAX_PROCESSES_PER_CORE)
+    if fits is not None and fits < count:
+        count = fits
+        reason = (
+            f"{fits}, fewer than the {w.cores} cores (bound: memory): "
+            f"{MEMORY_HEADROOM_RATIO:.0%} of {budget_name} holds {fits} processes of "
+            f"{_memory_text(w)}"
+        )
+    elif w.interface == "wsgi" and wanted > count:
+        slots = (
+            f"{w.cores} cores x {per_core} threads to keep each core's GIL busy (cpu_fraction "
+            f"{w.cpu_fraction:g})"
+        )
+        if per_core > MAX_PROCESSES_PER_CORE:
+            slots += f", at most {MAX_PROCESSES_PER_CORE} processes a core"
+        if fits is None:
+            missing = "memory_per_worker_mb" if budget is not None else "a memory limit"
+            reason += (
+                f" (bound: cores; the GIL share asks for {wanted} slots, threads here: given "
+                f"{missing} with room for {wanted}, each would be a process)"
             )
-        if fits < count:
+        elif fits >= wanted:
+            count = wanted
+            reason = (
+                f"{wanted} single-threaded processes (bound: GIL share): {slots}; "
+                f"{MEMORY_HEADROOM_RATIO:.0%} of {budget_name} holds {fits} of {_memory_text(w)}, "
+                "so each slot is a process, not a thread (no GIL hand-offs: bench balance)"
+            )
+        else:
             count = fits
             reason = (
-                f"{fits}, fewer than the {w.cores} cores: {MEMORY_HEADROOM_RATIO:.0%} of "
-                f"{w.memory_limit_mb} MiB holds {fits} workers of {w.memory_per_worker_mb} MiB"
+                f"{fits} processes (bound: memory): {slots}, but {MEMORY_HEADROOM_RATIO:.0%} of "
+                f"{budget_name} holds only {fits} of {_memory_text(w)}, so threads take the rest"
             )
     count = d.put("processes", count, reason)
 
-    if w.gil == "enabled":
+    if w.gil == "enabled" and count > w.cores:
+        cores_each, cores_reason = (
+            w.cores / count,
+            (
+                f"{w.cores} cores / {count} processes: under the GIL each process computes on at "
+                "most one core, and more processes than cores share them"
+            ),
+        )
+    elif w.gil == "enabled":
         cores_each, cores_reason = (
             1.0,
             (
@@ -74,7 +157,13 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
 
     given_cpu_s = w.service_time_ms / 1000 * w.cpu_fraction
     cpu_s = max(given_cpu_s, MIN_CPU_MS_PER_REQUEST / 1000)
-    if w.gil == "enabled":
+    if w.gil == "enabled" and count > w.cores:
+        ceiling_reason = (
+            f"{w.cores} cores shared by {count} processes / {cpu_s * 1000:.1f} ms of GIL time "
+            f"per request ({w.service_time_ms:g} ms x {w.cpu_fraction:g}): no thread count goes "
+            "past this"
+        )
+    elif w.gil == "enabled":
         ceiling_reason = (
             f"{count} processes / {cpu_s * 1000:.1f} ms of GIL time per request "
             f"({w.service_time_ms:g} ms x {w.cpu_fraction:g}): no thread count goes past this"

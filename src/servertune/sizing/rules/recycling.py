@@ -9,6 +9,7 @@ from servertune.sizing.defaults import (
     MAX_REQUESTS,
     MAX_REQUESTS_CAP,
     MAX_REQUESTS_JITTER_RATIO,
+    MEMORY_GROWTH_ALLOWANCE,
     MEMORY_HEADROOM_RATIO,
     RECYCLE_MIN_INTERVAL_S,
     RSS_GROWTH_FACTOR,
@@ -39,6 +40,33 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     if max_requests > MAX_REQUESTS_CAP:
         max_requests = MAX_REQUESTS_CAP
         reason += f"; capped at {MAX_REQUESTS_CAP}, past any Python worker's ten minutes"
+    growth = w.memory_growth_kb_per_request
+    if growth and w.memory_per_worker_mb is not None:
+        # The process is budgeted at its warm size + the allowance (rules/processes.py): it
+        # must recycle before it grows past that, however long the interval above.
+        allowance_kb = w.memory_per_worker_mb * MEMORY_GROWTH_ALLOWANCE * 1024
+        by_growth = max(1, math.floor(allowance_kb / growth))
+        if by_growth < max_requests:
+            max_requests = by_growth
+            reason = (
+                f"{MEMORY_GROWTH_ALLOWANCE:.0%} of the warm {w.memory_per_worker_mb} MiB / "
+                f"{growth:g} KiB a request (memory_growth_kb_per_request): a worker recycles "
+                "before it outgrows the memory the plan budgets it (bound: memory growth)"
+            )
+            every_s = max_requests / per_worker_rps
+            if every_s < RECYCLE_MIN_INTERVAL_S:
+                d.warn(
+                    f"memory_growth_kb_per_request {growth:g}: a worker must recycle every "
+                    f"{max_requests} requests (about every {every_s:.0f} s at the ceiling) to "
+                    "stay in its memory; each restart pauses its socket while the app imports. "
+                    "Find the leak, or give each worker more memory"
+                )
+        else:
+            reason += (
+                f"; memory growth ({growth:g} KiB a request) stays within the "
+                f"{MEMORY_GROWTH_ALLOWANCE:.0%} allowance of the warm {w.memory_per_worker_mb} "
+                f"MiB until then ({max_requests * growth / 1024:.0f} MiB)"
+            )
     max_requests = d.put("max_requests", max_requests, reason)
     d.put(
         "max_requests_jitter",

@@ -35,7 +35,13 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """cpu_threads + slow_call_threads, capped at MAX_THREADS_PER_PROCESS per core."""
     cores = d.get_float("cores_per_process")
     cap = thread_cap(cores)
-    if w.gil == "enabled":
+    if w.gil == "enabled" and cores < 1:
+        reason = (
+            f"ceil({GIL_SATURATION:g} x {cores:.3g} of a core per process / cpu_fraction "
+            f"{w.cpu_fraction:g}): the processes share the cores, so each keeps its share of a "
+            f"GIL busy {GIL_SATURATION:.0%} of the time with this many (1: every slot a process)"
+        )
+    elif w.gil == "enabled":
         reason = (
             f"ceil({GIL_SATURATION:g} / cpu_fraction {w.cpu_fraction:g}): the fewest threads that "
             f"keep the GIL busy {GIL_SATURATION:.0%} of the time; more would only queue for it "
