@@ -45,9 +45,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         # The process is budgeted at its warm size + the allowance (rules/processes.py): it
         # must recycle before it grows past that, however long the interval above.
         allowance_kb = w.memory_per_worker_mb * MEMORY_GROWTH_ALLOWANCE * 1024
-        by_growth = max(1, math.floor(allowance_kb / growth))
+        # Compared as a float: a growth of a few subnormal KiB gives an infinite quotient.
+        by_growth = allowance_kb / growth
         if by_growth < max_requests:
-            max_requests = by_growth
+            max_requests = max(1, math.floor(by_growth))
             reason = (
                 f"{MEMORY_GROWTH_ALLOWANCE:.0%} of the warm {w.memory_per_worker_mb} MiB / "
                 f"{growth:g} KiB a request (memory_growth_kb_per_request): a worker recycles "
