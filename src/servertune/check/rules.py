@@ -360,13 +360,31 @@ def _one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+#: The measured cost of a shared socket against one socket per worker behind nginx least_conn,
+#: at concurrency = cores, every load from an idle app (docs/benchmarks.md, "Every load from an
+#: idle app"): what a finding may promise, and no more.
+_BALANCE_MEASURED = "1.04-1.06x the req/s and 1.08-1.21x lower p99 at concurrency = cores"
+_UWSGI_THREADS = "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html"
+#: The app bench balance measured: half of each request's service time holds the GIL. For a
+#: workload that holds it less, the benchmark says nothing, and neither does the rule.
+BALANCE_CPU_FRACTION = 0.5
+
+
 @_rule(
     "shared-socket",
     Severity.info,
-    "several multi-threaded processes accept from one socket",
-    "servertune bench balance",
+    "several multi-threaded processes behind nginx accept from one socket",
+    "servertune bench balance (uWSGI behind nginx: per-worker sockets + least_conn measured "
+    f"{_BALANCE_MEASURED}); {_UWSGI_THREADS}; "
+    "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn",
 )
 def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
+    # Said only where it was measured and where its fix fits: an nginx of the same run passes
+    # to the shared socket, so one socket per worker behind that nginx's least_conn is a change
+    # of two files the user gave. Without nginx (uWSGI serving HTTP itself or through its HTTP
+    # router, gunicorn straight behind a cloud load balancer, servertune's gateway layout)
+    # there is no least_conn to move the choice to: nothing is said.
+    fronted = {id(link.app): link for link in c.links}
     for app in c.apps:
         if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
             continue
@@ -374,18 +392,38 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
             # an ASGI worker runs one event loop (gunicorn's `threads` is unused); granian's
             # blocking threads are its own pool, and gen-per-worker is no fix for it.
             continue
+        link = fronted.get(id(app))
+        if link is None:
+            continue
+        if c.plan is not None and c.plan.workload.cpu_fraction < BALANCE_CPU_FRACTION:
+            continue  # two requests in one process cost each other the GIL they share
+        nginx_at = link.upstream.at if link.upstream is not None else link.passing.at
         if app.kind == "uwsgi":
+            how = (
+                "uWSGI's threads accept only when idle, so a second request lands in a process "
+                "whose other thread is busy, and the two take turns on its GIL while another "
+                "process may idle"
+            )
             fix = (
-                "map-socket = 0:1 (one socket per worker, one `socket` line each), nginx least_conn"
+                "map-socket = 0:1 (one socket per worker, one `socket` line each), and nginx "
+                "`least_conn` over those sockets (servertune gen uwsgi + gen nginx)"
             )
         else:
-            fix = "one single-worker gunicorn per socket behind nginx least_conn (servertune gen gunicorn-per-worker)"
+            how = (
+                "a gthread worker accepts while its threads are busy (up to worker_connections), "
+                "so a request can queue behind a busy process while another idles"
+            )
+            fix = (
+                "one single-worker gunicorn per socket, and nginx `least_conn` over them "
+                "(servertune gen gunicorn-per-worker + gen nginx-gunicorn)"
+            )
         yield rule.finding(
             app.workers.at,
-            f"{app.workers.value} processes x {app.threads.value} threads accept from the same "
-            "socket: a process with a busy thread still takes requests an idle process could "
-            "serve (the balance benchmark measures the tail latency this costs)",
+            f"{app.workers.value} processes x {app.threads.value} threads accept from the one "
+            f"socket nginx passes to ({nginx_at}): {how}; per-worker sockets behind least_conn "
+            f"measured {_BALANCE_MEASURED} (servertune bench balance), less at saturation",
             fix,
+            (nginx_at,),
         )
 
 
@@ -542,24 +580,33 @@ def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+#: Up to this many processes on one socket, thunder-lock measured no gain worth a finding:
+#: bench balance's 2 processes, 3-8 % req/s within the machine's noise (docs/benchmarks.md,
+#: "thunder-lock against per-worker sockets"); uWSGI's own article is about many processes
+#: waking for one connection, a cost that grows with their number.
+THUNDER_LOCK_MIN_PROCESSES = 5
+
+
 @_rule(
     "thunder-lock",
     Severity.info,
-    "uWSGI processes sharing a socket wake together on every connection",
-    "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html",
+    "many uWSGI processes sharing a socket wake together on every connection",
+    f"{_UWSGI_THREADS}; servertune bench balance (2 processes: no measurable gain)",
 )
 def _thunder(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
-        if app.kind != "uwsgi" or app.workers.value < 2 or app.mapped_sockets:
+        if app.kind != "uwsgi" or app.workers.value < THUNDER_LOCK_MIN_PROCESSES:
+            continue
+        if app.mapped_sockets:
             continue
         if app.thunder_lock is not None and app.thunder_lock.value:
             continue
         yield rule.finding(
             app.workers.at,
             f"{app.workers.value} processes accept from the same socket without thunder-lock: "
-            "each connection wakes every process (thundering herd) and the kernel does not "
-            "spread them evenly",
-            "thunder-lock = true   (or map-socket: one socket per worker)",
+            "each connection wakes every process (thundering herd), which costs more the more "
+            "processes wait, and the kernel does not spread connections evenly",
+            "thunder-lock = true",
         )
 
 
