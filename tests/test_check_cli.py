@@ -175,9 +175,10 @@ def test_unknown_lb_name_is_a_usage_error() -> None:
 
 def test_exit_codes_follow_fail_on() -> None:
     """Findings at or above --fail-on exit 1; below it, 0; a clean stack exits 0."""
-    broken = DATA / "notifications-admin-keepalive-90" / "gunicorn.conf.py"  # info only
-    assert run(broken, "--lb", "aws-alb").returncode == 0
-    assert run(broken, "--lb", "aws-alb", "--fail-on", "info").returncode == 1
+    shared = DATA / "break-shared-socket"  # info only
+    broken = (shared / "uwsgi.ini", shared / "nginx.conf")
+    assert run(*broken, "--lb", "aws-alb").returncode == 0
+    assert run(*broken, "--lb", "aws-alb", "--fail-on", "info").returncode == 1
     fixed = DATA / "recipe-fixed"
     clean = run(fixed / "nginx.conf", fixed / "gunicorn.conf.py", "--lb", "aws-alb")
     assert clean.returncode == 0

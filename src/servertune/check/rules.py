@@ -559,25 +559,63 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+def _caps_requests(app: AppServer) -> bool:
+    """Whether the app server's `timeout` ends a request that runs longer: uWSGI's harakiri
+    does, and gunicorn's `timeout` for a sync worker (one request at a time, so a silent
+    worker is a stuck request). For gthread, gevent, eventlet, tornado and ASGI workers it is
+    a heartbeat the worker's main loop sends whatever its requests are doing: no cap."""
+    if app.kind == "uwsgi":
+        return True
+    if app.kind != "gunicorn" or app.interface == "asgi":
+        return False
+    worker = app.worker_class.value if app.worker_class is not None else "sync"
+    # gunicorn runs a sync worker with threads > 1 as gthread (its `threads` setting's docs).
+    return worker in ("sync", "gunicorn.workers.sync.SyncWorker") and app.threads.value == 1
+
+
+def _stop_grace_name(box: Container) -> str:
+    return "stop_grace_period" if box.platform == "compose" else "terminationGracePeriodSeconds"
+
+
 @_rule(
     "graceful-below-timeout",
     Severity.warning,
     "a reload kills requests the timeout still allows",
-    _GUNICORN_DOCS + "#graceful-timeout",
+    _GUNICORN_DOCS + "#graceful-timeout; " + _GUNICORN_DOCS + "#timeout (for sync workers "
+    "only: other worker classes send a heartbeat while their requests run)",
 )
 def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         graceful, timeout = app.graceful_timeout, app.request_timeout
-        if graceful is not None and timeout is not None and 0 < graceful.value < timeout.value:
-            yield rule.finding(
-                graceful.at,
-                f"graceful_timeout {_shown(graceful, ' s')} is below timeout {_shown(timeout, ' s')}: "
-                "every reload or deploy kills requests that were allowed to run longer",
-                f"--graceful-timeout {_n(timeout.value)}"
-                if app.command_line
-                else f"graceful_timeout = {_n(timeout.value)}",
-                (timeout.at,),
+        if graceful is None or timeout is None or not _caps_requests(app):
+            continue
+        if not 0 < graceful.value < timeout.value:
+            continue
+        fix = (
+            f"--graceful-timeout {_n(timeout.value)}"
+            if app.command_line
+            else f"graceful_timeout = {_n(timeout.value)}"
+        )
+        box = app.container
+        grace = box.grace_period_s if box is not None else None
+        bound = ""
+        if box is not None and grace is not None and grace.value < timeout.value:
+            # The platform's SIGKILL comes first whatever gunicorn waits: raise both.
+            name = _stop_grace_name(box)
+            bound = (
+                f"; the container's {name} {_shown(grace, ' s')} ({grace.at}) ends the wait "
+                "before either"
             )
+            wanted = math.ceil(timeout.value) + 5
+            fix += f", and {name}: " + (f"{wanted}s" if box.platform == "compose" else f"{wanted}")
+        yield rule.finding(
+            graceful.at,
+            f"graceful_timeout {_shown(graceful, ' s')} is below the sync workers' timeout "
+            f"{_shown(timeout, ' s')}{bound}: every reload or deploy kills requests that were "
+            "allowed to run longer",
+            fix,
+            (timeout.at,) + ((grace.at,) if bound and grace is not None else ()),
+        )
 
 
 #: Up to this many processes on one socket, thunder-lock measured no gain worth a finding:
@@ -1004,31 +1042,40 @@ def _config_missing(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+_COMPOSE_STOP = "https://docs.docker.com/reference/compose-file/services/#stop_grace_period"
+
+
 @_rule(
     "grace-period-below-shutdown",
     Severity.warning,
-    "the pod is killed before preStop and the app server's graceful shutdown have finished",
+    "the container is killed before preStop and the app server's graceful shutdown have finished",
     "terminationGracePeriodSeconds counts from the start of preStop; SIGKILL follows when it "
-    "ends: " + _K8S_TERMINATION,
+    f"ends: {_K8S_TERMINATION}; compose's stop_grace_period (10 s by default): {_COMPOSE_STOP}",
 )
 def _grace(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         box = app.container
         if box is None or box.grace_period_s is None or app.graceful_timeout is None:
             continue
+        grace = box.grace_period_s
+        if box.platform == "compose" and grace.default and app.graceful_timeout.default:
+            continue  # both left at their defaults: nobody chose a shutdown time to keep
         prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
         needed = prestop + app.graceful_timeout.value
-        if box.grace_period_s.value < needed:
+        if grace.value < needed:
             related = (app.graceful_timeout.at,) + (
                 (box.prestop_s.at,) if box.prestop_s is not None else ()
             )
+            name = _stop_grace_name(box)
+            wanted = math.ceil(needed) + 5
+            before = f"preStop {_n(prestop)} s + " if box.platform == "kubernetes" else ""
+            who = "the kubelet" if box.platform == "kubernetes" else "docker"
             yield rule.finding(
-                box.grace_period_s.at,
-                f"terminationGracePeriodSeconds {_shown(box.grace_period_s, ' s')} is below "
-                f"preStop {_n(prestop)} s + the graceful timeout "
-                f"{_shown(app.graceful_timeout, ' s')}: on every rollout the kubelet kills "
+                grace.at,
+                f"{name} {_shown(grace, ' s')} is below {before}the graceful timeout "
+                f"{_shown(app.graceful_timeout, ' s')}: on every rollout {who} kills "
                 "requests the server was still allowed to finish",
-                f"terminationGracePeriodSeconds: {math.ceil(needed) + 5}",
+                f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
                 related,
             )
 
