@@ -32,7 +32,9 @@ from servertune.sizing import (
     READ_TIMEOUT_MARGIN_S,
     Machine,
     Plan,
+    make_plan,
 )
+from servertune.workload import Workload
 
 __all__ = ["RULES", "Context", "Rule", "run_rules"]
 
@@ -148,6 +150,8 @@ def _shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
 _SPELLING: dict[str, dict[str, str]] = {
     "gunicorn": {
         "workers": "workers",
+        "threads": "threads",
+        "graceful": "graceful_timeout",
         "keepalive": "keepalive",
         "timeout": "timeout",
         "backlog": "backlog",
@@ -156,6 +160,7 @@ _SPELLING: dict[str, dict[str, str]] = {
     },
     "uwsgi": {
         "workers": "processes",
+        "threads": "threads",
         "timeout": "harakiri",
         "backlog": "listen",
         "max_requests": "max-requests",
@@ -177,6 +182,7 @@ _SPELLING: dict[str, dict[str, str]] = {
 _FLAGS: dict[str, dict[str, str]] = {
     "gunicorn": {
         "workers": "--workers",
+        "threads": "--threads",
         "keepalive": "--keep-alive",
         "timeout": "--timeout",
         "backlog": "--backlog",
@@ -186,6 +192,7 @@ _FLAGS: dict[str, dict[str, str]] = {
     },
     "uwsgi": {
         "workers": "--processes",
+        "threads": "--threads",
         "timeout": "--harakiri",
         "backlog": "--listen",
         "max_requests": "--max-requests",
@@ -194,9 +201,37 @@ _FLAGS: dict[str, dict[str, str]] = {
 }
 
 
+#: Where each concept's setting lives on an AppServer, to find the file it was written in.
+_WHERE: dict[str, Callable[[AppServer], Setting[float] | Setting[int] | None]] = {
+    "workers": lambda a: a.workers,
+    "threads": lambda a: a.threads,
+    "keepalive": lambda a: a.keepalive,
+    "timeout": lambda a: a.request_timeout,
+    "graceful": lambda a: a.graceful_timeout,
+    "backlog": lambda a: a.backlog,
+    "max_requests": lambda a: a.max_requests,
+    "jitter": lambda a: a.max_requests_jitter,
+}
+
+
+def _in_config_file(app: AppServer, concept: str) -> bool:
+    """The setting was written in a config file (a gunicorn `.py`, a uWSGI `.ini`), even when a
+    command line (a Dockerfile's CMD, `gunicorn -c`, `uwsgi --ini`) started the server: its fix
+    is a line of that file, in that file's language."""
+    setting = _WHERE[concept](app) if concept in _WHERE else None
+    if setting is None or setting.default:
+        return False
+    return setting.at.file.suffix in (".py", ".ini")
+
+
 def _name(app: AppServer, concept: str) -> str:
-    """What `app`'s server calls a setting: `workers`, `processes`, `--workers`, ..."""
-    if app.command_line and concept in _FLAGS.get(app.kind, {}):
+    """What `app`'s server calls a setting where it is written: `workers`, `processes`,
+    `--workers`, ..."""
+    if (
+        app.command_line
+        and concept in _FLAGS.get(app.kind, {})
+        and not _in_config_file(app, concept)
+    ):
         return _FLAGS[app.kind][concept]
     return _SPELLING[app.kind][concept]
 
@@ -457,11 +492,34 @@ def _cores(c: Context) -> tuple[int, str]:
     return machine.cores, where
 
 
+def _plan_for_cores(c: Context, cores: int) -> tuple[Plan, str]:
+    """The plan the worker findings follow, and in words which workload it was made for: the
+    workload given (`--workload`), or servertune's default one on these cores, named as an
+    assumption (an I/O-bound app's plan has more threads, never more processes)."""
+    if c.plan is not None:
+        return c.plan, "the workload given"
+    workload = Workload(cores=cores)
+    assumed = (
+        f"servertune's default workload ({_n(workload.service_time_ms)} ms per request, "
+        f"{workload.cpu_fraction:.0%} of it holding the GIL; give --workload for yours)"
+    )
+    return make_plan(workload, c.machine.model_copy(update={"cores": cores})), assumed
+
+
+def _workers_fix(app: AppServer, plan: Plan) -> str:
+    """The plan's processes (and threads, where the server has WSGI threads) in the file's words."""
+    fix = _assign(app, "workers", plan.processes)
+    if app.kind in ("gunicorn", "uwsgi") and app.interface == "wsgi" and plan.threads > 1:
+        fix += f" and {_assign(app, 'threads', plan.threads)}"
+    return fix
+
+
 @_rule(
     "workers-over-cores",
     Severity.warning,
     "more worker processes than the cores the server may use",
-    "docs/sizing.md (one process per core under the GIL); servertune bench balance",
+    "`servertune explain --cores N` (its `processes` and `threads` rows: one process per core "
+    "under the GIL; threads, not processes, for the waits); servertune bench balance",
 )
 def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = _cores(c)
@@ -469,6 +527,7 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
         if app.container is not None:
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
         if app.workers.value > cores:
+            plan, assumed = _plan_for_cores(c, cores)
             # A per-worker script starts one single-worker server per socket: its count is
             # the number of sockets, and so is the fix.
             per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
@@ -477,14 +536,25 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
                 if per_socket
                 else f"{_assign(app, 'workers', app.workers.value)} is"
             )
+            shape = f"{plan.processes} processes" + (
+                f" x {plan.threads} threads"
+                if app.interface == "wsgi" and app.kind in ("gunicorn", "uwsgi")
+                else ""
+            )
+            waits = (
+                "threads wait as well at a fraction of a process's memory"
+                if app.interface == "wsgi"
+                else "each process's event loop already waits on many at once"
+            )
             yield rule.finding(
                 app.workers.at,
-                f"{subject} more than {where} {cores} cores; the extra processes only take turns "
-                "on the same cores, multiply memory, and make each request's latency depend on "
-                "the scheduler",
-                f"{cores} sockets, one single-worker server each"
+                f"{subject} more than {where} {cores} cores: while requests hold the GIL the "
+                "extra processes only take turns on the same cores and multiply memory; for "
+                f"requests that wait on I/O, {waits}. servertune's plan for {assumed} is "
+                f"{shape}",
+                f"{plan.processes} sockets, one single-worker server each"
                 if per_socket
-                else _assign(app, "workers", cores),
+                else _workers_fix(app, plan),
             )
 
 
@@ -504,8 +574,8 @@ def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{name} is computed from the CPU count, which reports the host's cores, not the "
                 "cgroup's CPU quota: in a CPU-limited container this starts many times too many "
                 "workers",
-                f"{_assign(app, 'workers', cores)}   (or read the cgroup limit: `servertune explain` "
-                "shows it)",
+                f"{_workers_fix(app, _plan_for_cores(c, cores)[0])}   (or read the cgroup "
+                "limit: `servertune explain` shows it)",
             )
 
 
@@ -591,11 +661,7 @@ def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         if not 0 < graceful.value < timeout.value:
             continue
-        fix = (
-            f"--graceful-timeout {_n(timeout.value)}"
-            if app.command_line
-            else f"graceful_timeout = {_n(timeout.value)}"
-        )
+        fix = _assign(app, "graceful", _n(timeout.value))
         box = app.container
         grace = box.grace_period_s if box is not None else None
         bound = ""
@@ -854,8 +920,8 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{_n(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
                 "request's latency stretches by the throttled time, and every extra worker "
                 "costs memory towards an OOM kill",
-                f"{_assign(app, 'workers', cores)}   (or raise {_limit_name(box, 'cpu')} to "
-                f"{app.workers.value})",
+                f"{_workers_fix(app, _plan_for_cores(c, cores)[0])}   (or raise "
+                f"{_limit_name(box, 'cpu')} to {app.workers.value})",
                 (box.cpu_limit.at,),
             )
 
