@@ -75,3 +75,37 @@ def test_a_gunicorn_py_reached_through_a_dockerfile_is_fixed_in_python(tmp_path:
     flags = 'FROM python:3.12\nCMD ["gunicorn", "-w", "9", "app:app"]\n'
     finding = _one(_findings(tmp_path, {"Dockerfile": flags}), "workers-over-cores")
     assert finding.fix.startswith("--workers 4 and --threads ")
+
+
+# 36.8: nginx's default proxy_read_timeout under the app server's timeout, in one run.
+
+NGINX_TO_SERVICE = """\
+upstream app_server {
+    server web:8000 fail_timeout=0;
+}
+server {
+    listen 80;
+    location / {
+        proxy_pass http://app_server;
+    }
+}
+"""
+
+
+def test_nginx_reaching_a_container_by_name_is_linked_by_port(tmp_path: Path) -> None:
+    """nginx's `server web:8000` reaches the container named `web`, whatever its gunicorn's bind
+    line says about hosts (here gunicorn's default): the cross-layer rule fires on the
+    default 60 s proxy_read_timeout under a 300 s timeout. Before, the pair was never linked."""
+    dockerfile = 'FROM python:3.12\nCMD ["gunicorn", "--timeout", "300", "app:app"]\n'
+    files = {"nginx.conf": NGINX_TO_SERVICE, "Dockerfile": dockerfile}
+    finding = _one(_findings(tmp_path, files), "app-timeout-over-read-timeout")
+    assert (finding.at.file.name, finding.at.line) == ("nginx.conf", 7)  # the proxy_pass
+    assert finding.fix == "proxy_read_timeout 305s;"
+    assert "proxy_read_timeout 60 s (default)" in finding.message
+
+
+def test_a_name_links_only_the_app_on_its_port(tmp_path: Path) -> None:
+    """A name at port 8000 does not link an app server listening on 9000."""
+    conf = 'bind = "0.0.0.0:9000"\ntimeout = 300\n'
+    files = {"nginx.conf": NGINX_TO_SERVICE, "gunicorn.conf.py": conf}
+    assert not [f for f in _findings(tmp_path, files) if f.rule == "app-timeout-over-read-timeout"]
