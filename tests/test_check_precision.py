@@ -109,3 +109,81 @@ def test_a_name_links_only_the_app_on_its_port(tmp_path: Path) -> None:
     conf = 'bind = "0.0.0.0:9000"\ntimeout = 300\n'
     files = {"nginx.conf": NGINX_TO_SERVICE, "gunicorn.conf.py": conf}
     assert not [f for f in _findings(tmp_path, files) if f.rule == "app-timeout-over-read-timeout"]
+
+
+# 36.5: a single-value option given twice on one command line.
+
+
+def test_an_option_given_twice_names_both(tmp_path: Path) -> None:
+    """`-w $WORKERS -w $THREADS` (seen in a real entrypoint): the second replaces the first
+    whatever the variables hold; options that add up (`--bind` twice) are not a finding."""
+    script = (
+        "#!/bin/sh\nexec gunicorn app:app --bind 0.0.0.0:8000 --bind [::]:8000 \\\n"
+        "    -w $WORKERS \\\n    -w $THREADS --timeout 60\n"
+    )
+    findings = _findings(tmp_path, {"start.sh": script})
+    finding = _one(findings, "option-given-twice")
+    assert (finding.at.line, finding.related[0].line) == (3, 4)
+    assert "`-w $WORKERS` is overridden by `-w $THREADS`" in finding.message
+    assert "argparse" in finding.backing
+    clean = "#!/bin/sh\nexec gunicorn app:app --bind 0.0.0.0:8000 --bind [::]:8000 -w 2\n"
+    assert not [
+        f for f in _findings(tmp_path, {"start.sh": clean}) if f.rule == "option-given-twice"
+    ]
+
+
+def test_uwsgi_processes_and_workers_are_one_option(tmp_path: Path) -> None:
+    """uWSGI's --workers is its --processes: both on one line is a repeat."""
+    dockerfile = (
+        'FROM python:3.12\nCMD ["uwsgi", "--http", ":8000", "--processes", "4", '
+        '"--die-on-term", "--workers", "2", "--module", "app"]\n'
+    )
+    finding = _one(_findings(tmp_path, {"Dockerfile": dockerfile}), "option-given-twice")
+    assert "`--processes 4` is overridden by `--workers 2`" in finding.message
+
+
+# 36.6: a shell entrypoint that starts the server without exec.
+
+
+def test_a_script_without_exec_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
+    """`gunicorn ...` as the script's last line (no exec): the shell stays PID 1 and SIGTERM
+    never reaches gunicorn; the fix is the same line with `exec`."""
+    script = "#!/bin/bash\nset -e\npython manage.py migrate\ngunicorn app.wsgi -w 2 --bind :8000\n"
+    finding = _one(_findings(tmp_path, {"entrypoint.sh": script}), "entrypoint-without-exec")
+    assert finding.at.line == 4
+    assert finding.fix == "exec gunicorn app.wsgi -w 2 --bind :8000"
+    assert "docs.docker.com" in finding.backing
+
+
+def test_a_script_that_execs_or_traps_is_not_flagged(tmp_path: Path) -> None:
+    """`exec gunicorn`, `exec gosu app gunicorn`, or a script with a `trap`: no finding."""
+    for script in (
+        "#!/bin/sh\nexec gunicorn app.wsgi -w 2\n",
+        "#!/bin/sh\nexec gosu app gunicorn app.wsgi -w 2\n",
+        "#!/bin/sh\ntrap 'kill -TERM $child' TERM\ngunicorn app.wsgi -w 2 &\nchild=$!\nwait\n",
+    ):
+        findings = _findings(tmp_path, {"entrypoint.sh": script})
+        assert not [f for f in findings if f.rule == "entrypoint-without-exec"], script
+
+
+# 36.7: uWSGI 2.0 without die-on-term under a platform that stops with SIGTERM.
+
+
+def test_uwsgi_from_a_command_line_without_die_on_term(tmp_path: Path) -> None:
+    """A Dockerfile's `uwsgi --ini`: SIGTERM reloads; the fix goes in the ini file. With
+    die-on-term, or the documented SIGTERM hook, nothing; an ini read alone (systemd, the
+    Emperor) is not flagged."""
+    ini = "[uwsgi]\nmodule = app\nhttp-socket = :8000\nprocesses = 2\n"
+    dockerfile = 'FROM python:3.12\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": dockerfile, "uwsgi.ini": ini})
+    finding = _one(findings, "uwsgi-sigterm-reloads")
+    assert finding.fix == "die-on-term = true"
+    assert "ThingsToKnow" in finding.backing
+    for fixed in (
+        ini + "die-on-term = true\n",
+        ini + "hook-master-start = unix_signal:15 gracefully_kill_them_all\n",
+    ):
+        findings = _findings(tmp_path, {"Dockerfile": dockerfile, "uwsgi.ini": fixed})
+        assert not [f for f in findings if f.rule == "uwsgi-sigterm-reloads"], fixed
+    alone = _findings(tmp_path, {"uwsgi.ini": ini})
+    assert not [f for f in alone if f.rule == "uwsgi-sigterm-reloads"]

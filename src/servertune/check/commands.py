@@ -390,7 +390,92 @@ def read_command(
         app = _uwsgi(reading, args, find_config)
     else:
         app = asgi_server(file, command.server, [args], environment, where, command.program.at)
-    return replace(app, unresolved=tuple(reading.unresolved), command_line=True)
+    return replace(
+        app,
+        unresolved=tuple(reading.unresolved),
+        command_line=True,
+        repeated_options=repeated_options(command),
+    )
+
+
+#: Options that take one value, which the server's parser overwrites when given again
+#: (argparse's `store`, click's single-value options, uWSGI's scalar options); options that
+#: add up (`--bind`, `--socket`, `-e`, `--env`, `--header`, `--reload-dir`) are not here.
+SINGLE_VALUE: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        **dict.fromkeys(("-w", "--workers"), "workers"),
+        "--threads": "threads",
+        **dict.fromkeys(("-t", "--timeout"), "timeout"),
+        "--graceful-timeout": "graceful_timeout",
+        "--keep-alive": "keepalive",
+        "--max-requests": "max_requests",
+        "--max-requests-jitter": "max_requests_jitter",
+        "--backlog": "backlog",
+        **dict.fromkeys(("-k", "--worker-class"), "worker_class"),
+        "--worker-connections": "worker_connections",
+        **dict.fromkeys(("-c", "--config"), "config"),
+    },
+    "uvicorn": {
+        f"--{n}": n
+        for n in (
+            "workers",
+            "port",
+            "host",
+            "timeout-keep-alive",
+            "timeout-graceful-shutdown",
+            "limit-max-requests",
+            "limit-concurrency",
+            "backlog",
+            "loop",
+            "http",
+        )
+    },
+    "granian": {
+        **{
+            f"--{n}": n
+            for n in ("workers", "blocking-threads", "port", "host", "interface", "backlog")
+        },
+        "-w": "workers",
+    },
+    "uwsgi": {
+        **{
+            f"--{n}": n
+            for n in ("processes", "workers", "threads", "harakiri", "listen", "max-requests")
+        },
+        "-p": "processes",
+        "-t": "harakiri",
+        "-l": "listen",
+    },
+}
+#: uWSGI's aliases of one option.
+_SAME_OPTION = {"workers": "processes"}
+
+
+def repeated_options(command: ServerCommand) -> tuple[tuple[Setting[str], Setting[str]], ...]:
+    """Single-value options given twice on the command line, as written (before any shell
+    expansion: `-w $WORKERS -w $THREADS` is a repeat whatever the variables hold): (first,
+    last) with the value each one carries."""
+    options = SINGLE_VALUE.get(command.server, {})
+    first: dict[str, Setting[str]] = {}
+    last: dict[str, Setting[str]] = {}
+    args = list(command.args)
+    for index, word in enumerate(args):
+        flag, sep, value = word.text.partition("=")
+        if flag not in options:
+            continue
+        at = word.at
+        if not sep and index + 1 < len(args):
+            # The value's line: a flag as short as `-w` may be placed on an earlier line
+            # that also holds those characters.
+            value, at = args[index + 1].text, args[index + 1].at
+        name = options[flag]
+        name = _SAME_OPTION.get(name, name)
+        written = Setting(f"{flag}{'=' if sep else ' '}{value}".strip(), at)
+        if name in first:
+            last[name] = written
+        else:
+            first[name] = written
+    return tuple((first[name], last[name]) for name in last)
 
 
 def run_words(

@@ -633,7 +633,8 @@ def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> Ap
     ]
     body = "\n".join(lines)
     del server
-    return read_script(path, body + "\n", {**_BASE_ENV, **env})
+    app = read_script(path, body + "\n", {**_BASE_ENV, **env})
+    return replace(app, without_exec=None)  # the kubelet runs these words: no shell
 
 
 def read_manifests(

@@ -163,6 +163,15 @@ class AppServer:
     #: listens in each worker once the app is loaded) nor granian 2.8 on Linux (each worker
     #: opens its own socket after loading the app).
     listens_before_app: bool = False
+    #: Single-value options its command line gives twice, as (first, last) words: the server's
+    #: parser keeps the last, so whatever the first says is silently dropped.
+    repeated_options: tuple[tuple[Setting[str], Setting[str]], ...] = ()
+    #: The script line that starts the server as a child of the shell (no `exec`): the shell
+    #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
+    without_exec: Setting[str] | None = None
+    #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
+    #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
+    die_on_term: Setting[bool] | None = None
 
 
 @dataclass(frozen=True)

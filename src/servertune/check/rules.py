@@ -714,6 +714,98 @@ def _thunder(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+_ARGPARSE_STORE = "https://docs.python.org/3/library/argparse.html#action"
+
+
+@_rule(
+    "option-given-twice",
+    Severity.warning,
+    "a single-value option is given twice on the command line: the last one wins",
+    "gunicorn's command line is argparse's `store` action (each occurrence replaces the value: "
+    f"{_ARGPARSE_STORE}); uvicorn's and granian's are click options "
+    "(https://click.palletsprojects.com/en/stable/options/), uWSGI keeps the last value of a "
+    "scalar option (https://uwsgi-docs.readthedocs.io/en/latest/Configuration.html)",
+)
+def _twice(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for first, last in app.repeated_options:
+            yield rule.finding(
+                first.at,
+                f"`{first.value}` is overridden by `{last.value}` later on the same command "
+                f"line ({last.at}): {app.kind} keeps only the last, so whatever the first one "
+                "was meant to set is silently ignored",
+                f"keep one of them (if `{last.value}` was meant for another option, give it "
+                "that option's flag)",
+                (last.at,),
+            )
+
+
+_DOCKER_PID1 = (
+    "https://docs.docker.com/reference/dockerfile/#entrypoint (a starter script ensures the "
+    "final executable receives the Unix signals by using exec)"
+)
+_POD_TERMINATION = (
+    "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
+)
+
+
+@_rule(
+    "entrypoint-without-exec",
+    Severity.warning,
+    "a shell script starts the server without `exec`: SIGTERM never reaches it",
+    _DOCKER_PID1 + "; " + _POD_TERMINATION,
+)
+def _without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        line = app.without_exec
+        if line is None:
+            continue
+        yield rule.finding(
+            line.at,
+            f"the script runs {app.kind} as a child of the shell ({line.value!r}): the shell "
+            "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
+            f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
+            "in-flight requests are cut by the SIGKILL at the end of the grace period",
+            f"exec {line.value}",
+        )
+
+
+_UWSGI_THINGS_TO_KNOW = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/ThingsToKnow.html (till uWSGI 2.1, SIGTERM "
+    "brutally reloads the stack; enable die-on-term); "
+    "https://uwsgi-docs.readthedocs.io/en/latest/Management.html (the signal table)"
+)
+
+
+@_rule(
+    "uwsgi-sigterm-reloads",
+    Severity.warning,
+    "uWSGI 2.0 under a container platform reloads on SIGTERM instead of stopping",
+    _UWSGI_THINGS_TO_KNOW + "; " + _POD_TERMINATION,
+)
+def _die_on_term(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
+            continue  # an ini on its own: started by systemd or the Emperor, who send others
+        if app.die_on_term is not None:
+            continue
+        platform = (
+            {"compose": "docker compose", "kubernetes": "Kubernetes"}[app.container.platform]
+            if app.container is not None
+            else "the container or dyno that runs this command"
+        )
+        yield rule.finding(
+            app.workers.at,
+            f"uWSGI started by a command line, stopped by {platform} with SIGTERM: in every "
+            "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
+            "the workers instead of stopping, so the stop waits out the grace period and ends "
+            "in SIGKILL, with in-flight requests cut twice",
+            "die-on-term = true"
+            if app.workers.at.file.suffix == ".ini"
+            else "--die-on-term   (or die-on-term = true in its ini file)",
+        )
+
+
 @_rule(
     "include-not-found",
     Severity.info,

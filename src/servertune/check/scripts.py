@@ -36,7 +36,7 @@ from servertune.check.commands import (
     run_words,
     server_command,
 )
-from servertune.check.model import AppServer, CheckInputError, Location
+from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -302,4 +302,21 @@ def read_script(
         command = replace(
             command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
         )
-    return read_command(path, command, environment, env_at, shell=True, find_config=find_config)
+    app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
+    return replace(app, without_exec=_without_exec(line, lines, command, physical))
+
+
+def _without_exec(
+    line: _Line, lines: list[_Line], command: ServerCommand, physical: list[str]
+) -> Setting[str] | None:
+    """The server's line when the shell runs it as a child (no `exec` before it), so the
+    shell stays the container's PID 1; None when it `exec`s, or when the script handles
+    signals itself (a `trap`)."""
+    program = line.words.index(command.program.text) if command.program.text in line.words else 0
+    if "exec" in line.words[:program]:
+        return None
+    if any(other.words[:1] == ["trap"] for other in lines):
+        return None  # the script forwards signals itself
+    text = " ".join(physical[line.first - 1 : line.last]).strip()
+    text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
+    return Setting(text[:120], Location(command.program.at.file, line.first))

@@ -357,7 +357,22 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         else Setting(0, start, default=True),
         backlog=number("listen"),
         thunder_lock=flag("thunder-lock"),
+        die_on_term=_sigterm_stops(options, flag("die-on-term")),
     )
+
+
+def _sigterm_stops(
+    options: list[tuple[str, str, Location]], die_on_term: Setting[bool] | None
+) -> Setting[bool] | None:
+    """How SIGTERM is handled when the config says: `die-on-term`, or a master hook that
+    makes SIGTERM (15) a graceful stop (`hook-master-start = unix_signal:15
+    gracefully_kill_them_all`, uWSGI's documented recipe). None: uWSGI 2.0's brutal reload."""
+    if die_on_term is not None:
+        return die_on_term
+    for key, value, at in options:
+        if key.startswith("hook-") and re.search(r"unix_signal:\s*15\b", value):
+            return Setting(True, at)
+    return None
 
 
 def _raw_value(at: Location) -> str:
