@@ -187,3 +187,72 @@ def test_uwsgi_from_a_command_line_without_die_on_term(tmp_path: Path) -> None:
         assert not [f for f in findings if f.rule == "uwsgi-sigterm-reloads"], fixed
     alone = _findings(tmp_path, {"uwsgi.ini": ini})
     assert not [f for f in alone if f.rule == "uwsgi-sigterm-reloads"]
+
+
+# 36.9: a day-long proxy timeout on `location /`; worker_connections below the proxied load.
+
+DAY_LONG = """\
+server {
+    listen 80;
+    location /ws/ {
+        proxy_pass http://127.0.0.1:8000;
+        proxy_read_timeout 86400s;
+    }
+    location / {
+        proxy_pass http://127.0.0.1:8000;
+        proxy_read_timeout 1d;
+        proxy_send_timeout 86400;
+    }
+}
+"""
+
+
+def test_a_day_long_timeout_on_location_slash(tmp_path: Path) -> None:
+    """proxy_read_timeout / proxy_send_timeout of a day on `location /`: two findings whose fix
+    keeps the app's timeout + 5 s; the same on the WebSocket's own location: none."""
+    conf = 'bind = "127.0.0.1:8000"\ntimeout = 120\ngraceful_timeout = 120\n'
+    findings = _findings(tmp_path, {"nginx.conf": DAY_LONG, "gunicorn.conf.py": conf})
+    found = [f for f in findings if f.rule == "proxy-timeout-never-gives-up"]
+    assert [(f.at.line, f.fix.split(";")[0]) for f in found] == [
+        (9, "proxy_read_timeout 125s"),
+        (10, "proxy_send_timeout 125s"),
+    ]
+
+
+def test_a_long_timeout_the_app_needs_is_not_flagged(tmp_path: Path) -> None:
+    """An app server that lets requests run two hours: nginx waiting that long is the chain."""
+    conf = 'bind = "127.0.0.1:8000"\ntimeout = 90000\ngraceful_timeout = 90000\n'
+    findings = _findings(tmp_path, {"nginx.conf": DAY_LONG, "gunicorn.conf.py": conf})
+    assert not [f for f in findings if f.rule == "proxy-timeout-never-gives-up"]
+
+
+SMALL_EVENTS = """\
+worker_processes 1;
+events {
+    worker_connections 24;
+}
+http {
+    server {
+        listen 80;
+        location / {
+            proxy_pass http://127.0.0.1:8000;
+        }
+    }
+}
+"""
+
+
+def test_worker_connections_below_twice_the_app_slots(tmp_path: Path) -> None:
+    """4 gunicorn processes x 4 threads = 16 requests at once hold 32 connections in nginx:
+    worker_connections 24 with one worker process is a finding; 32 is not; gevent workers
+    (concurrency not bounded by the files) say nothing."""
+    conf = 'bind = "127.0.0.1:8000"\nworkers = 4\nthreads = 4\n'
+    findings = _findings(tmp_path, {"nginx.conf": SMALL_EVENTS, "gunicorn.conf.py": conf})
+    finding = _one(findings, "worker-connections-below-proxied-load")
+    assert (finding.at.line, finding.fix) == (3, "worker_connections 32;")
+    enough = SMALL_EVENTS.replace("24", "32")
+    findings = _findings(tmp_path, {"nginx.conf": enough, "gunicorn.conf.py": conf})
+    assert not [f for f in findings if f.rule == "worker-connections-below-proxied-load"]
+    gevent = conf + 'worker_class = "gevent"\n'
+    findings = _findings(tmp_path, {"nginx.conf": SMALL_EVENTS, "gunicorn.conf.py": gevent})
+    assert not [f for f in findings if f.rule == "worker-connections-below-proxied-load"]

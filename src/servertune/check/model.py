@@ -185,6 +185,10 @@ class PassTarget:
     read_timeout: Setting[float]
     #: `proxy_http_version 1.1` in effect: only then does nginx reuse pooled upstream connections.
     http11: bool = False
+    #: The location it is in, as written (`/`, `~ ^/ws/`, `@proxy_to_app`); "" outside one.
+    location: str = ""
+    #: proxy_send_timeout / uwsgi_send_timeout in effect (nginx's default 60 s).
+    send_timeout: Setting[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,11 @@ class NginxConfig:
     listens: tuple[Setting[str], ...] = ()
     #: Includes that name a file not present here (e.g. `proxy_params` beside a lone site file).
     missing_includes: tuple[Setting[str], ...] = ()
+    #: `events { worker_connections N; }` (nginx's default 512 when the events block leaves
+    #: it out); None for a site file with no events block: set elsewhere.
+    worker_connections: Setting[int] | None = None
+    #: `worker_processes N` (nginx's default 1); None for `auto` (one per core).
+    worker_processes: Setting[int] | None = None
 
 
 @dataclass(frozen=True)

@@ -281,20 +281,31 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     default_keepalive = Setting(NGINX_DEFAULTS["keepalive_timeout"], Location(path), default=True)
 
     def walk_locations(
-        block: list[_Node], proxy: Setting[float], uwsgi: Setting[float], http11: bool
+        block: list[_Node],
+        proxy: Setting[float],
+        uwsgi: Setting[float],
+        http11: bool,
+        sends: tuple[Setting[float], Setting[float]],
+        where: str = "",
     ) -> None:
         proxy = _setting(block, "proxy_read_timeout", proxy)
         uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
+        sends = (
+            _setting(block, "proxy_send_timeout", sends[0]),
+            _setting(block, "uwsgi_send_timeout", sends[1]),
+        )
         versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
         http11 = versions[-1].args[0] == "1.1" if versions else http11
         for node in block:
             if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
                 target = _pass_target(node.args[0])
-                passes.append(PassTarget("http", target, node.at, proxy, http11))
+                passes.append(PassTarget("http", target, node.at, proxy, http11, where, sends[0]))
             elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
-                passes.append(PassTarget("uwsgi", _pass_target(node.args[0]), node.at, uwsgi))
+                target = _pass_target(node.args[0])
+                passes.append(PassTarget("uwsgi", target, node.at, uwsgi, False, where, sends[1]))
             elif node.block is not None and node.directive in ("location", "if", "limit_except"):
-                walk_locations(node.block, proxy, uwsgi, http11)
+                inner = " ".join(node.args) if node.directive == "location" else where
+                walk_locations(node.block, proxy, uwsgi, http11, sends, inner)
 
     for context in contexts:
         http_keepalive = _setting(context, "keepalive_timeout", default_keepalive)
@@ -335,6 +346,10 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
                     _setting(context, "proxy_read_timeout", default_read),
                     _setting(context, "uwsgi_read_timeout", default_read),
                     bool(versions) and versions[-1].args[0] == "1.1",
+                    (
+                        _setting(context, "proxy_send_timeout", default_read),
+                        _setting(context, "uwsgi_send_timeout", default_read),
+                    ),
                 )
     return NginxConfig(
         file=path,
@@ -345,4 +360,31 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
         listen_backlogs=tuple(backlogs),
         listens=tuple(listens),
         missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
+        worker_connections=_worker_connections(nodes, path),
+        worker_processes=_worker_processes(nodes, path),
     )
+
+
+#: nginx's compiled-in defaults: https://nginx.org/en/docs/ngx_core_module.html
+NGINX_DEFAULT_WORKER_CONNECTIONS = 512
+
+
+def _worker_connections(nodes: list[_Node], path: Path) -> Setting[int] | None:
+    """`events { worker_connections N; }`; the default where an events block leaves it out;
+    None where there is no events block (a site file: set in the main config)."""
+    events = [n for n in nodes if n.directive == "events" and n.block is not None]
+    if not events:
+        return None
+    found = [n for e in events for n in e.block or [] if n.directive == "worker_connections"]
+    if found and found[-1].args and found[-1].args[0].isdigit():
+        return Setting(int(found[-1].args[0]), found[-1].at)
+    return Setting(NGINX_DEFAULT_WORKER_CONNECTIONS, events[-1].at, default=True)
+
+
+def _worker_processes(nodes: list[_Node], path: Path) -> Setting[int] | None:
+    """`worker_processes N` (1 by default); None for `auto`, one per core."""
+    found = [n for n in nodes if n.directive == "worker_processes" and n.args]
+    if not found:
+        return Setting(1, Location(path), default=True)
+    value = found[-1].args[0]
+    return Setting(int(value), found[-1].at) if value.isdigit() else None

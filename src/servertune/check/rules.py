@@ -806,6 +806,101 @@ def _die_on_term(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+#: A proxy timeout this long on the catch-all location is no timeout: a backend that hangs
+#: holds the client (and an nginx connection) until it dies. An hour is far past any request
+#: timeout servertune plans, and short of the day-long values meant for WebSockets.
+NEVER_GIVES_UP_S = 3600.0
+_NGINX_PROXY = "https://nginx.org/en/docs/http/ngx_http_proxy_module.html"
+
+
+@_rule(
+    "proxy-timeout-never-gives-up",
+    Severity.warning,
+    "the catch-all location waits an hour or more on a backend that does not answer",
+    f"{_NGINX_PROXY}#proxy_read_timeout, {_NGINX_PROXY}#proxy_send_timeout (the timeout is "
+    "between two successive reads or writes); WebSocket proxying sets a long read timeout on "
+    "its own location: https://nginx.org/en/docs/http/websocket.html",
+)
+def _never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
+    allowed: dict[Location, float] = {}
+    for link in c.links:
+        timeout = link.app.request_timeout
+        if timeout is not None and timeout.value > 0:
+            allowed[link.passing.at] = max(allowed.get(link.passing.at, 0.0), timeout.value)
+    seen: set[Location] = set()
+    for nginx in c.nginx:
+        for passing in nginx.passes:
+            if passing.location != "/":
+                continue
+            prefix = passing.protocol.replace("http", "proxy")
+            timeouts = [(f"{prefix}_read_timeout", passing.read_timeout)]
+            if passing.send_timeout is not None:
+                timeouts.append((f"{prefix}_send_timeout", passing.send_timeout))
+            for name, timeout in timeouts:
+                if timeout.default or timeout.value < NEVER_GIVES_UP_S or timeout.at in seen:
+                    continue
+                if timeout.value < allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S:
+                    continue  # the app server given lets requests run that long
+                seen.add(timeout.at)
+                wanted = allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S
+                value = f"{_n(wanted)}s" if wanted > READ_TIMEOUT_MARGIN_S else "60s"
+                yield rule.finding(
+                    timeout.at,
+                    f"{name} {_n(timeout.value)} s on `location /`: every request, not only "
+                    "a WebSocket's, waits that long on a backend that has stopped answering, "
+                    "so a hung worker is never given up on and its clients never get a 504",
+                    f"{name} {value}; here, and the long value only in the WebSocket's own "
+                    "location (e.g. `location /ws/`)",
+                    (passing.at,),
+                )
+
+
+_NGINX_WORKER_CONNECTIONS = "https://nginx.org/en/docs/ngx_core_module.html#worker_connections"
+
+
+def _slots(app: AppServer) -> int | None:
+    """Requests the app server runs at once, where that is its processes x threads (None for
+    an event loop or green threads, whose concurrency the files do not bound)."""
+    if app.interface != "wsgi" or app.kind not in ("gunicorn", "uwsgi"):
+        return None
+    if app.worker_class is not None and app.worker_class.value in _ASYNC_WORKERS:
+        return None
+    return app.workers.value * app.threads.value
+
+
+@_rule(
+    "worker-connections-below-proxied-load",
+    Severity.warning,
+    "nginx's connections cannot hold the requests the app servers behind it run at once",
+    f"{_NGINX_WORKER_CONNECTIONS} (the limit counts every connection, those with proxied "
+    "servers too); servertune explain (nginx_worker_connections: 2 x every app slot)",
+)
+def _worker_connections(rule: Rule, c: Context) -> Iterator[Finding]:
+    cores, _ = _cores(c)
+    for nginx in c.nginx:
+        limit = nginx.worker_connections
+        if limit is None:
+            continue
+        apps = {id(link.app): link.app for link in c.links if link.nginx is nginx}
+        counts = [_slots(a) for a in apps.values()]
+        if not counts or any(n is None for n in counts):
+            continue
+        slots = sum(n for n in counts if n is not None)
+        processes = nginx.worker_processes.value if nginx.worker_processes else cores
+        if limit.value * processes >= 2 * slots:
+            continue
+        wanted = math.ceil(2 * slots / processes)
+        yield rule.finding(
+            limit.at,
+            f"worker_connections {_shown(limit)} x {processes} worker process(es) = "
+            f"{limit.value * processes} connections, but the app servers behind it run {slots} "
+            f"requests at once, and each proxied request holds two (the client's and the "
+            f"upstream's): at full load nginx logs 'worker_connections are not enough' and "
+            "drops connections while the app servers still have free slots",
+            f"worker_connections {wanted};",
+        )
+
+
 @_rule(
     "include-not-found",
     Severity.info,
