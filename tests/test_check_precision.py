@@ -256,3 +256,59 @@ def test_worker_connections_below_twice_the_app_slots(tmp_path: Path) -> None:
     gevent = conf + 'worker_class = "gevent"\n'
     findings = _findings(tmp_path, {"nginx.conf": SMALL_EVENTS, "gunicorn.conf.py": gevent})
     assert not [f for f in findings if f.rule == "worker-connections-below-proxied-load"]
+
+
+# 29.7: a Deployment with no command runs its image's CMD; a LoadBalancer in front of a bare pod.
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/web:1.0
+          ports:
+            - {name: http, containerPort: 8000}
+RESOURCES---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  type: LoadBalancer
+  selector: {app: web}
+  ports:
+    - {port: 80, targetPort: http}
+"""
+IMAGE = 'FROM python:3.12\nCMD ["gunicorn", "-w", "4", "--bind", "0.0.0.0:8000", "app:app"]\n'
+
+
+def test_a_deployment_without_command_runs_the_dockerfile_given(tmp_path: Path) -> None:
+    """The container sets no command: the Dockerfile's gunicorn is what it runs, so its four
+    workers are judged against the container's CPU limit of 1."""
+    limited = "          resources: {limits: {cpu: '1', memory: 512Mi}}\n"
+    files = {"deploy.yaml": DEPLOYMENT.replace("RESOURCES", limited), "Dockerfile": IMAGE}
+    finding = _one(_findings(tmp_path, files), "workers-over-cpu-limit")
+    assert finding.at.file.name == "Dockerfile"
+    assert finding.related[0].file.name == "deploy.yaml"
+
+
+def test_a_loadbalancer_in_front_of_a_pod_with_no_resources_and_no_probes(tmp_path: Path) -> None:
+    """A LoadBalancer Service exposes a pod with neither resources nor probes: one warning at
+    the container (not three infos), its fix naming the container's own port."""
+    files = {"deploy.yaml": DEPLOYMENT.replace("RESOURCES", ""), "Dockerfile": IMAGE}
+    findings = _findings(tmp_path, files)
+    finding = _one(findings, "exposed-without-resources-or-probes")
+    assert (finding.at.file.name, finding.at.line) == ("deploy.yaml", 14)
+    assert "port: 8000" in finding.fix
+    assert "`web`" in finding.message
+    assert not {"no-readiness-probe", "no-cpu-limit"} & {f.rule for f in findings}

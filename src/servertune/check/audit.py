@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,20 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
     return kept
 
 
+def _run_images(reading: Reading) -> list[AppServer]:
+    """Every app server, with a Kubernetes container that sets no command bound to the server
+    its image's CMD starts, when the run gives exactly one Dockerfile that starts one (with
+    several, which image a container runs is not in these files)."""
+    apps = list(reading.apps)
+    if not reading.image_containers or len(reading.image_apps) != 1:
+        return apps
+    (image,) = reading.image_apps
+    if image.container is not None:
+        return apps
+    bound = [dataclasses.replace(image, container=box) for box in reading.image_containers]
+    return [a for a in apps if a is not image] + bound
+
+
 def check_files(
     paths: Sequence[Path],
     *,
@@ -132,7 +147,7 @@ def check_files(
                 "nginx config: nothing to check"
             )
         reading += one
-    apps, nginx = _once(reading.apps), list(reading.nginx)
+    apps, nginx = _once(_run_images(reading)), list(reading.nginx)
     if idle and not apps and not nginx and not reading.balancers:
         others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
         raise NothingToCheck(idle[0] + others)

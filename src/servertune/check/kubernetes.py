@@ -684,7 +684,12 @@ def read_manifests(
                 if _selects(svc, labels) and _reaches(svc, container, app)
                 for b in balanced.get(_name(svc), [])
             ]
-            box = replace(box, route_timeouts=tuple(timeouts), load_balancers=tuple(fronts))
+            box = replace(
+                box,
+                route_timeouts=tuple(timeouts),
+                load_balancers=tuple(fronts),
+                exposed_by=_exposed_by(services, labels),
+            )
             app = replace(app, unresolved=app.unresolved + unresolved)
             apps.append(_with_container(app, box))
     return tuple(apps), ()
@@ -719,6 +724,38 @@ def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ..
 
 def _with_container(app: AppServer, container: Container) -> AppServer:
     return replace(app, container=container)
+
+
+def _exposed_by(services: list[_Node], labels: _Node | None) -> Setting[str] | None:
+    """The first Service of type LoadBalancer that selects the pod."""
+    for service in services:
+        kind = service.get("spec", "type")
+        if kind is not None and kind.text() == "LoadBalancer" and _selects(service, labels):
+            return Setting(_name(service), service.at)
+    return None
+
+
+def image_containers(path: Path, text: str) -> tuple[Container, ...]:
+    """The containers that set neither `command` nor `args`: each runs its image's own
+    ENTRYPOINT and CMD, which a Dockerfile given in the same run says (check links the two)."""
+    objects = list(_objects(_documents(path, text)))
+    services = [o for o in objects if _kind(o) == "Service"]
+    boxes: list[Container] = []
+    for obj in objects:
+        kind = obj.get("kind")
+        pod_path = WORKLOAD_KINDS.get((kind.text() if kind else None) or "")
+        pod = obj.get(*pod_path) if pod_path is not None else None
+        if pod_path is None or pod is None:
+            continue
+        labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
+        if labels is None:
+            labels = obj.get("metadata", "labels")
+        for container in pod.each("containers"):
+            if container.get("command") is not None or container.get("args") is not None:
+                continue
+            box = _container(container, pod, obj, obj.get("spec", "replicas"))
+            boxes.append(replace(box, exposed_by=_exposed_by(services, labels)))
+    return tuple(boxes)
 
 
 #: ingress-nginx's per-Ingress timeouts to the backend, in seconds without a unit (its

@@ -115,6 +115,8 @@ class Container:
     #: Cloud load balancers in front of the pod (a Service's or an Ingress's annotations),
     #: each as (what it is, its idle timeout in seconds where the annotation sets it).
     load_balancers: tuple[tuple[str, Setting[float]], ...] = ()
+    #: A Service of type LoadBalancer that selects the pod: its name, where it is written.
+    exposed_by: Setting[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the registry is imported for its kinds alone (the CLI's --kind choices)
-    from servertune.check.model import AppServer, Balancer, NginxConfig
+    from servertune.check.model import AppServer, Balancer, Container, NginxConfig
 
 __all__ = ["READERS", "Reader", "Reading", "read_with", "reader_for"]
 
@@ -29,6 +29,11 @@ class Reading:
     balancers: tuple[Balancer, ...] = ()
     #: Files read along the way (includes, env files), for the report's list of files.
     files: tuple[Path, ...] = field(default=())
+    #: Kubernetes containers with no command or args: they run their image's CMD.
+    image_containers: tuple[Container, ...] = ()
+    #: The app servers an image's CMD starts (read from a Dockerfile), which such a
+    #: container runs when it is the image's.
+    image_apps: tuple[AppServer, ...] = ()
 
     def __add__(self, other: Reading) -> Reading:
         return Reading(
@@ -36,6 +41,8 @@ class Reading:
             nginx=self.nginx + other.nginx,
             balancers=self.balancers + other.balancers,
             files=self.files + other.files,
+            image_containers=self.image_containers + other.image_containers,
+            image_apps=self.image_apps + other.image_apps,
         )
 
 
@@ -77,7 +84,9 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
     from servertune.check.kubernetes import read_manifests
 
     apps, nginx = read_manifests(path, text, env)
-    return Reading(apps=apps, nginx=nginx)
+    from servertune.check.kubernetes import image_containers
+
+    return Reading(apps=apps, nginx=nginx, image_containers=image_containers(path, text))
 
 
 def _is_manifest(path: Path, text: str) -> bool:
@@ -91,7 +100,8 @@ def _is_manifest(path: Path, text: str) -> bool:
 def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.dockerfile import read_dockerfile
 
-    return Reading(apps=(read_dockerfile(path, text, env),))
+    app = read_dockerfile(path, text, env)
+    return Reading(apps=(app,), image_apps=(app,))
 
 
 def _is_dockerfile(path: Path, text: str) -> bool:

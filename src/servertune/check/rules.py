@@ -1124,6 +1124,8 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
         box = app.container
         if box is None or box.cpu_limit is not None:
             continue
+        if box.platform == "kubernetes" and _exposed_bare(box):
+            continue  # exposed-without-resources-or-probes says it, and more
         request = _limit_name(box, "cpu-request")
         if box.cpu_request is not None:
             cores = round_cores(box.cpu_request.value)
@@ -1407,13 +1409,68 @@ def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
         box = app.container
         if box is None or box.platform != "kubernetes" or not app.sockets or box.pod_ready_probe:
             continue  # a pod is Ready when all its containers are: a sidecar's probe counts
+        if _exposed_bare(box):
+            continue  # exposed-without-resources-or-probes says it, and more
         if not any(p.kind == "readiness" for p in box.probes):
             yield rule.finding(
                 box.at,
                 f"container {box.name!r} has no readiness probe: the Service sends it requests "
                 "while the workers are still importing the app, and those connections wait or fail",
-                "readinessProbe: {httpGet: {path: /health, port: http}}",
+                f"readinessProbe: {{httpGet: {{path: /health, port: {_probe_port(app)}}}}}",
             )
+
+
+def _probe_port(app: AppServer) -> str:
+    """The port a probe of this app server should name: one it listens on (a container port
+    named `http` may not exist)."""
+    ports = [normalise(s.value)[1] for s in app.sockets if normalise(s.value)[0] != "unix"]
+    return next((p for p in ports if p.isdigit()), "http")
+
+
+def _exposed_bare(box: Container) -> bool:
+    """A pod a LoadBalancer Service exposes, with no resources and no probe at all."""
+    bare = (
+        box.cpu_limit is None
+        and box.cpu_request is None
+        and box.memory_limit_mb is None
+        and box.memory_request_mb is None
+    )
+    return box.exposed_by is not None and bare and not box.probes and not box.pod_ready_probe
+
+
+_K8S_QOS = "https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#besteffort"
+
+
+@_rule(
+    "exposed-without-resources-or-probes",
+    Severity.warning,
+    "a pod behind a LoadBalancer Service has no resources and no probes",
+    f"{_K8S_PROBES}; {_K8S_QOS} (a pod with no requests or limits is BestEffort: the first "
+    "evicted under node pressure); " + _K8S_RESOURCES,
+)
+def _exposed(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[Location] = set()
+    for app in c.apps:
+        box = app.container
+        if box is None or box.platform != "kubernetes" or not _exposed_bare(box):
+            continue
+        if box.at in seen or box.exposed_by is None:
+            continue
+        seen.add(box.at)
+        port = _probe_port(app)
+        yield rule.finding(
+            box.at,
+            f"container {box.name!r} is exposed by the LoadBalancer Service "
+            f"`{box.exposed_by.value}` with no readiness or liveness probe and no CPU or memory "
+            "request or limit: the balancer sends it requests while the workers are still "
+            "starting and keeps sending them to a pod that hangs, and as a BestEffort pod it "
+            f"is the first evicted when its node runs short, with its {app.workers.value} "
+            "workers sized for no number of cores",
+            f"readinessProbe: {{httpGet: {{path: /health, port: {port}}}}} and "
+            f'resources: {{requests: {{cpu: "{app.workers.value}", memory: ...}}, limits: '
+            f'{{cpu: "{app.workers.value}", memory: ...}}}}',
+            (box.exposed_by.at,),
+        )
 
 
 _GUNICORN_ARBITER = (
