@@ -312,3 +312,17 @@ def test_a_loadbalancer_in_front_of_a_pod_with_no_resources_and_no_probes(tmp_pa
     assert "port: 8000" in finding.fix
     assert "`web`" in finding.message
     assert not {"no-readiness-probe", "no-cpu-limit"} & {f.rule for f in findings}
+
+
+def test_uwsgi_whose_image_stops_it_with_sigint_is_not_flagged(tmp_path: Path) -> None:
+    """`STOPSIGNAL SIGINT` in the image: docker stop never sends SIGTERM to uWSGI."""
+    dockerfile = (
+        'FROM python:3.12\nSTOPSIGNAL SIGINT\nCMD ["uwsgi", "--http-socket", ":8000", '
+        '"--processes", "2", "--module", "app"]\n'
+    )
+    findings = _findings(tmp_path, {"Dockerfile": dockerfile})
+    assert not [f for f in findings if f.rule == "uwsgi-sigterm-reloads"]
+    findings = _findings(tmp_path, {"Dockerfile": dockerfile.replace("SIGINT", "SIGTERM")})
+    assert [f.rule for f in findings if f.rule == "uwsgi-sigterm-reloads"] == [
+        "uwsgi-sigterm-reloads"
+    ]

@@ -499,7 +499,28 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
         )
-    return app
+    return _stop_signal(app, path, text)
+
+
+#: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),
+#: as a Dockerfile's STOPSIGNAL may name them: `docker stop` sends this, not SIGTERM.
+_UWSGI_STOPS = frozenset({"SIGINT", "INT", "2", "SIGQUIT", "QUIT", "3"})
+_STOPSIGNAL = re.compile(r"^[ \t]*STOPSIGNAL[ \t]+(\S+)", re.I | re.M)
+
+
+def _stop_signal(app: AppServer, path: Path, text: str) -> AppServer:
+    """uWSGI whose image's STOPSIGNAL stops it: SIGTERM is never sent, so its handling of
+    SIGTERM does not matter (`die_on_term` set from that line)."""
+    from dataclasses import replace
+
+    found = list(_STOPSIGNAL.finditer(text))
+    if app.kind != "uwsgi" or app.die_on_term is not None or not found:
+        return app
+    signal = found[-1]
+    if signal[1].upper() not in _UWSGI_STOPS:
+        return app
+    line = text.count("\n", 0, signal.start()) + 1
+    return replace(app, die_on_term=Setting(True, Location(path, line)))
 
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
