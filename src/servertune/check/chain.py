@@ -102,10 +102,15 @@ def link(nginx_configs: list[NginxConfig], apps: list[AppServer]) -> list[Link]:
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             for server in servers:
+                # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
+                # the same address is another deployment's, as in `gen all`'s alternatives).
+                speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
                 reached = [
-                    app for app in apps if any(_serves(s.value, server.value) for s in app.sockets)
+                    app
+                    for app in speaking
+                    if any(_serves(s.value, server.value) for s in app.sockets)
                 ]
-                for app in reached or _by_name(server.value, apps):
+                for app in reached or _by_name(server.value, speaking):
                     links.append(Link(config, passing, upstream, server, app))
     return links
 
