@@ -792,11 +792,12 @@ def _die_on_term(rule: Rule, c: Context) -> Iterator[Finding]:
         platform = (
             {"compose": "docker compose", "kubernetes": "Kubernetes"}[app.container.platform]
             if app.container is not None
-            else "the container or dyno that runs this command"
+            else "whatever runs this command (docker stop, Kubernetes, Heroku and "
+            "supervisord's default stopsignal all send SIGTERM)"
         )
         yield rule.finding(
             app.workers.at,
-            f"uWSGI started by a command line, stopped by {platform} with SIGTERM: in every "
+            f"uWSGI started by a command line is stopped with SIGTERM by {platform}: in every "
             "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
             "the workers instead of stopping, so the stop waits out the grace period and ends "
             "in SIGKILL, with in-flight requests cut twice",
