@@ -77,6 +77,16 @@ WRAPPERS: dict[str, int] = {
     "pdm": 1,
     "hatch": 1,
     "rye": 1,
+    # s6-overlay's privilege drop and environment loaders (paperless-ngx's run scripts).
+    "s6-setuidgid": 1,
+    "s6-envuidgid": 1,
+    "with-contenv": 0,
+    "s6-env": 0,
+    # runit's `chpst -u user cmd` (options only; -u's value is skipped with them).
+    "chpst": 0,
+    # heroku-buildpack-nginx: starts nginx, then runs the command after it (the app server).
+    "start-nginx": 0,
+    "start-nginx-debug": 0,
 }
 #: The shells a `sh -c "script"` runs: their script's commands are searched for the server.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "busybox"})
@@ -84,7 +94,9 @@ _ASSIGNMENT = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
 #: POSIX parameter expansion as `sh` does it on a word: `$NAME`, `${NAME}`, `${NAME:-word}`,
 #: `${NAME-word}` (and `:=`/`=`, which also default); `$$` and `$1` are left to the shell.
 _PARAMETER = re.compile(
-    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=+?])(?P<word>[^}]*))?\}"
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=+?])"
+    # the word may hold one nested expansion: `${A:-${B:-8000}}` (paperless-ngx's run script)
+    r"(?P<word>(?:[^}$]|\$(?!\{)|\$\{[^{}]*\})*))?\}"
     r"|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
 )
 
@@ -200,7 +212,10 @@ def _server_of(words: Sequence[Word]) -> int | None:
         if name in SERVERS:
             return index
         if name.startswith("python") and index + 2 < len(words):
-            if words[index + 1].text == "-m" and words[index + 2].text in SERVERS:
+            # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
+            # (what its console script imports), `uvicorn.main`, `granian.cli`.
+            module = words[index + 2].text.split(".")[0]
+            if words[index + 1].text == "-m" and module in SERVERS:
                 return index + 2
             return None  # python runs a script or other module: not a server check reads
     return None
@@ -252,6 +267,8 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     if index is None or (index > 0 and not _name(words[0].text).startswith("python")):
         return None
     server = _name(words[index].text)
+    if index >= 2 and words[index - 1].text == "-m":
+        server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
     return ServerCommand(
         server=server,  # type: ignore[arg-type]

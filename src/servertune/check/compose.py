@@ -43,6 +43,7 @@ from servertune.check.model import (
     Location,
     NothingToCheck,
     Setting,
+    note,
 )
 from servertune.check.source import read_text
 
@@ -229,7 +230,15 @@ def _environment(
         if not env_path.is_file():
             if required is not None and (required.text() or "").lower() == "false":
                 continue
-            raise CheckInputError(f"{name.at}: env_file {name.text()}: no such file")
+            # Usually a gitignored `.env` each deployment writes: read the service without it,
+            # and say so (compose itself would refuse to start, but the file is not wrong).
+            note(
+                "env-file-not-found",
+                name.at,
+                f"env_file {name.text()}: not here (a deployment's own file?); the service "
+                "was read without its variables",
+            )
+            continue
         values, at = read_env_file(env_path, lookup, interpolated)
         env.update(values)
         where.update(at)

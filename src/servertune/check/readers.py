@@ -9,6 +9,7 @@ one line saying which kinds were tried, never guessed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,9 +157,59 @@ def _is_haproxy(path: Path, text: str) -> bool:
     return looks_like_haproxy(path, text)
 
 
+#: Top-level assignments of the settings nearly every gunicorn config sets.
+_GUNICORN_ASSIGNMENT = re.compile(
+    r"^(bind|workers|worker_class|threads|timeout|graceful_timeout|keepalive|wsgi_app)\s*=", re.M
+)
+
+
 def _is_python(path: Path, text: str) -> bool:
+    """A `.py` file; or a gunicorn config without the suffix (`gunicorn.conf`, `gunicorn_conf`):
+    named for gunicorn, valid Python, assigning a gunicorn setting at its top level."""
+    if path.suffix == ".py":
+        return True
+    if not path.name.lower().startswith("gunicorn") or not _GUNICORN_ASSIGNMENT.search(text):
+        return False
+    import ast
+
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _supervisord(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.supervisord import read_supervisord
+
+    return Reading(apps=read_supervisord(path, text, env))
+
+
+def _is_supervisord(path: Path, text: str) -> bool:
+    from servertune.check.supervisord import looks_like_supervisord
+
+    return looks_like_supervisord(path, text)
+
+
+def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
+    del env
+    from servertune.check.model import NotSupported
+
+    if path.suffix == ".json" and re.search(r'"(listeners|applications)"\s*:', text):
+        raise NotSupported(
+            f"{path}: an NGINX Unit config (listeners / applications): check does not read "
+            "NGINX Unit; its Python applications' processes and threads were not checked"
+        )
+    raise NotSupported(
+        f"{path}: {path.suffix[1:].upper()} that is neither Kubernetes manifests nor a compose "
+        "file (a kustomize patch, a values file?): not checked"
+    )
+
+
+def _is_data(path: Path, text: str) -> bool:
     del text
-    return path.suffix == ".py"
+    return path.suffix in (".json", ".yaml", ".yml")
 
 
 def _is_script(path: Path, text: str) -> bool:
@@ -227,12 +278,15 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
 READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),
+    # Before nginx, which claims any file in an `nginx/` directory by its place.
+    Reader("data", "YAML or JSON check does not read", _is_data, _unsupported_data),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),
 )
 

@@ -1,0 +1,366 @@
+"""`check` on real repositories (issue 29): read what is there without running it, tell files by
+content, follow the command lines real projects write, and keep going past one bad file.
+
+Every fixture here is written for the test and reproduces one pattern seen in a public
+project's deployment files (named in each test's docstring); none is a copy of one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servertune.check import check_files
+from servertune.check.model import AppServer
+from servertune.sizing import Machine
+
+MACHINE = Machine(cores=4, cores_source="--cores")
+
+
+def run(*argv: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m servertune check ARGV...` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "servertune", "check", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def only_app(paths: list[Path], machine: Machine = MACHINE) -> AppServer:
+    result = check_files(paths, machine=machine, env={})
+    assert result.errors == ()
+    assert len(result.apps) == 1, result
+    return result.apps[0]
+
+
+# -- 29.1: a gunicorn config is read, never run ------------------------------------------------
+
+
+def side_effect_config(tmp_path: Path) -> tuple[Path, Path]:
+    """A config whose top level writes a file (and runs a shell command doing the same)."""
+    marker = tmp_path / "PWNED"
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text(
+        "import os\n"
+        f"os.system('touch {marker}-system')\n"
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "workers = 3\n"
+        'bind = "0.0.0.0:8000"\n'
+    )
+    return config, marker
+
+
+def test_a_config_with_a_side_effect_is_read_without_it(tmp_path: Path) -> None:
+    """The issue's PWNED config: its settings are read, its `os.system` and `open` never run."""
+    config, marker = side_effect_config(tmp_path)
+    result = run(config, "--cores", "4", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert not marker.exists()
+    assert not Path(f"{marker}-system").exists()
+    assert only_app([config]).workers.value == 3
+
+
+def test_no_check_path_runs_a_config_without_the_flag(tmp_path: Path) -> None:
+    """Reached through every reader that names a gunicorn config (a Procfile's `-c`, a
+    script's, a Dockerfile's CMD, a compose command, a supervisord program), the config is read
+    and never run; `--execute-gunicorn-config` runs it, and says so."""
+    config, marker = side_effect_config(tmp_path)
+    (tmp_path / "Procfile").write_text("web: gunicorn -c gunicorn.conf.py app:app\n")
+    (tmp_path / "start.sh").write_text("#!/bin/sh\nexec gunicorn -c gunicorn.conf.py app:app\n")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n"
+        'CMD ["gunicorn", "-c", "gunicorn.conf.py", "app:app"]\n'
+    )
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    build: .\n    command: gunicorn -c gunicorn.conf.py app:app\n"
+    )
+    (tmp_path / "web.conf").write_text(
+        "[program:web]\ncommand=gunicorn -c gunicorn.conf.py app:app\n"
+    )
+    for name in ("Procfile", "start.sh", "Dockerfile", "compose.yaml", "web.conf"):
+        result = run(tmp_path / name, "--cores", "4", "--format", "json", cwd=tmp_path)
+        assert result.returncode in (0, 1), (name, result.stderr)
+        assert not marker.exists(), name
+        assert json.loads(result.stdout)["files"], name
+    executed = run(config, "--cores", "4", "--execute-gunicorn-config", cwd=tmp_path)
+    assert executed.returncode in (0, 1), executed.stderr
+    assert marker.exists()
+    assert "[executed]" in executed.stdout
+
+
+def test_static_read_knows_environment_arithmetic_and_cpu_count(tmp_path: Path) -> None:
+    """What real configs compute (tiangolo's, InvenTree's, Heroku's): os.getenv with defaults,
+    int(), arithmetic, cpu_count() as the cores being judged, f-strings; a django-environ or
+    project import is an unresolved-variable note, with gunicorn's default kept."""
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text(
+        "import multiprocessing\nimport os\nfrom myproject.settings import env\n"
+        "cores = multiprocessing.cpu_count()\n"
+        'workers = int(os.getenv("WEB_CONCURRENCY", cores * 2 + 1))\n'
+        'port = os.environ.get("PORT", "8000")\n'
+        'bind = f"0.0.0.0:{port}"\n'
+        'timeout = env.int("TIMEOUT", 60)\n'
+        "threads = 2 if workers > 4 else 1\n"
+    )
+    result = check_files([config], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert app.workers.value == 9
+    assert app.workers.at.line == 5
+    assert app.workers_follow_cpu_count
+    assert app.threads.value == 2
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    # Unknown: gunicorn's default, placed at the line that sets it.
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 30
+    assert app.request_timeout.at.line == 8
+    notes = [(n.kind, n.at.line) for n in result.notes]
+    assert ("unresolved-variable", 8) in notes
+    assert result.cores == (4, "--cores")
+
+
+def test_cpu_count_is_evaluated_for_the_cores_named_not_the_runner(tmp_path: Path) -> None:
+    """Issue 36.3: `cpu_count() * 2 + 1` with --cores 4 is 9 on any machine running check; with
+    no --cores, the compose file's CPU limit decides, and the summary says so."""
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text("import multiprocessing\nworkers = multiprocessing.cpu_count() * 2 + 1\n")
+    for cores in (1, 4, 64):
+        machine = Machine(cores=cores, cores_source="--cores")
+        assert only_app([config], machine).workers.value == cores * 2 + 1
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    build: .\n    cpus: 2\n"
+        "    command: gunicorn -c gunicorn.conf.py app:app\n"
+    )
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12\nCOPY . /app\nWORKDIR /app\n")
+    host = Machine(cores=64, cores_source="cgroup")
+    result = check_files([tmp_path / "compose.yaml"], machine=host, env={})
+    assert result.errors == ()
+    assert result.apps[0].workers.value == 5
+    assert result.cores is not None
+    assert result.cores[0] == 2
+    assert "CPU limit" in result.cores[1]
+
+
+def test_a_utf8_bom_is_read_and_utf16_is_named(tmp_path: Path) -> None:
+    """Windows editors' files: a UTF-8 BOM is read past (Python does); UTF-16 is one line
+    saying what it is, not "binary"."""
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_bytes(b"\xef\xbb\xbfworkers = 2\n")
+    assert only_app([config]).workers.value == 2
+    wide = tmp_path / "nginx.conf"
+    wide.write_bytes("events {}\n".encode("utf-16"))
+    result = run(wide)
+    assert result.returncode == 2
+    assert "UTF-16" in result.stderr
+    assert "binary" not in result.stderr
+
+
+def test_gunicorn_conf_without_py_is_read_as_gunicorn(tmp_path: Path) -> None:
+    """`gunicorn.conf` (no .py, as some projects name it) is a gunicorn config, not nginx."""
+    config = tmp_path / "gunicorn.conf"
+    config.write_text('bind = "0.0.0.0:8000"\nworkers = 2\ntimeout = 60\n')
+    assert only_app([config]).workers.value == 2
+
+
+# -- 29.2: kind by content ----------------------------------------------------------------------
+
+
+def test_supervisord_programs_are_command_lines(tmp_path: Path) -> None:
+    """mediacms / pretix / hypothesis: `[program:x] command=gunicorn ...` is read as the
+    command line it is, `environment=` its variables; nginx and celery programs start none."""
+    conf = tmp_path / "supervisord.conf"
+    conf.write_text(
+        "[supervisord]\nnodaemon=true\n\n[program:web]\n"
+        'environment=WEB_CONCURRENCY="3"\n'
+        "command=/usr/local/bin/gunicorn --bind unix:/tmp/app.sock\n"
+        "  --timeout 90 app.wsgi\n"
+        "autorestart=true\n\n[program:nginx]\ncommand=/usr/sbin/nginx -g 'daemon off;'\n"
+    )
+    app = only_app([conf])
+    assert (app.kind, app.workers.value, app.request_timeout) == (
+        "gunicorn",
+        3,
+        app.request_timeout,
+    )
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 90
+    only_nginx = tmp_path / "nginx-program.conf"
+    only_nginx.write_text("[program:nginx]\ncommand=nginx -g 'daemon off;'\n")
+    result = check_files([only_nginx], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [n.kind for n in result.notes] == ["starts-no-server"]
+
+
+def test_nginx_unit_and_kustomize_patches_are_one_note(tmp_path: Path) -> None:
+    """PostHog's NGINX Unit json: one "not supported" note; a kustomize JSON patch in a
+    `nginx/` directory is not parsed as nginx. Neither changes the exit status."""
+    unit = tmp_path / "unit.json"
+    unit.write_text('{"listeners": {"*:8000": {"pass": "applications/web"}}, "applications": {}}')
+    patch_dir = tmp_path / "nginx"
+    patch_dir.mkdir()
+    patch = patch_dir / "patch.yaml"
+    patch.write_text("- op: replace\n  path: /spec/replicas\n  value: 3\n")
+    result = run(unit, patch, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    coverage = json.loads(result.stdout)["coverage"]
+    assert [c["kind"] for c in coverage] == ["not-supported", "not-supported"]
+    assert "NGINX Unit" in coverage[1]["message"] + coverage[0]["message"]
+
+
+# -- 29.3: command lines ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "server", "workers"),
+    [
+        ("python -m gunicorn.app.wsgiapp -w 3 app:app", "gunicorn", 3),
+        ("bin/start-nginx gunicorn -w 2 -b unix:/tmp/nginx.socket app:app", "gunicorn", 2),
+        ("s6-setuidgid app granian --interface asgi --workers 2 app:app", "granian", 2),
+        ("exec chpst -u app uvicorn --workers 2 app:app", "uvicorn", 2),
+    ],
+)
+def test_wrappers_and_entry_modules(tmp_path: Path, line: str, server: str, workers: int) -> None:
+    """Heroku's nginx buildpack, s6-overlay, runit, gunicorn's own entry module."""
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/sh\n{line}\n")
+    app = only_app([script])
+    assert (app.kind, app.workers.value) == (server, workers)
+
+
+def test_the_same_server_in_both_branches_is_one(tmp_path: Path) -> None:
+    """paperless-ngx's run script: `if root; exec granian ...; else exec s6-setuidgid user
+    granian ...` is one server, with `${A:-${B:-8000}}` defaults expanded."""
+    script = tmp_path / "run"
+    script.write_text(
+        "#!/command/with-contenv /usr/bin/bash\n"
+        "export GRANIAN_PORT=${GRANIAN_PORT:-${APP_PORT:-8000}}\n"
+        "export GRANIAN_WORKERS=${GRANIAN_WORKERS:-${APP_WORKERS:-2}}\n"
+        'if [[ -n "${NON_ROOT}" ]]; then\n'
+        '  exec granian --interface asgi "app.asgi:application"\n'
+        "else\n"
+        '  exec s6-setuidgid app granian --interface asgi "app.asgi:application"\n'
+        "fi\n"
+    )
+    result = check_files([script], machine=MACHINE, env={})
+    assert result.errors == ()
+    (app,) = result.apps
+    assert (app.kind, app.workers.value) == ("granian", 2)
+    assert next(s.value for s in app.sockets).endswith(":8000")
+    assert result.notes == ()
+
+
+def test_different_servers_in_branches_read_the_last_with_a_note(tmp_path: Path) -> None:
+    """A dev branch with uvicorn and a production one with gunicorn: the last is read, the
+    other named in a coverage note (not an error)."""
+    script = tmp_path / "start.sh"
+    script.write_text(
+        '#!/bin/sh\nif [ "$DEV" = 1 ]; then\n  exec uvicorn --reload app:app\nelse\n'
+        "  exec gunicorn -w 4 app:app\nfi\n"
+    )
+    result = check_files([script], machine=MACHINE, env={})
+    assert [a.kind for a in result.apps] == ["gunicorn"]
+    assert [n.kind for n in result.notes] == ["server-chosen"]
+
+
+def test_a_quoted_string_over_several_lines(tmp_path: Path) -> None:
+    """mealie's entry script: `echo "` ... `"` over lines is one command, not a split error."""
+    script = tmp_path / "entry.sh"
+    script.write_text('#!/bin/bash\necho "\n  User uid: $PUID\n  "\nexec gunicorn -w 2 app:app\n')
+    assert only_app([script]).workers.value == 2
+
+
+# -- 29.4: uWSGI --------------------------------------------------------------------------------
+
+
+def test_uwsgi_placeholder_math_and_unset_variables(tmp_path: Path) -> None:
+    """`processes = %(%k * 2)` is evaluated for the cores judged (and flagged as following the
+    CPU count); an unset `$(UWSGI_WORKERS)` is an unresolved-variable note with the default."""
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text(
+        "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\nprocesses = %(%k * 2)\n"
+    )
+    app = only_app([ini])
+    assert app.workers.value == 8
+    assert app.workers_follow_cpu_count
+    unset = tmp_path / "env.ini"
+    unset.write_text("[uwsgi]\nmodule = app:application\nprocesses = $(UWSGI_WORKERS)\n")
+    result = check_files([unset], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert result.apps[0].workers.default
+    assert [(n.kind, n.at.line) for n in result.notes] == [("unresolved-variable", 3)]
+
+
+# -- 29.5 / 36.1: every file reported, coverage apart ------------------------------------------
+
+
+def test_one_bad_file_does_not_hide_the_others(tmp_path: Path) -> None:
+    """A broken file is one `error:` line with its line number, exit 2, and the other files'
+    findings are still printed."""
+    bad = tmp_path / "bad.conf.py"
+    bad.write_text("workers = 2\ntimeout = (\n")
+    good = tmp_path / "gunicorn.conf.py"
+    good.write_text("workers = 4\ntimeout = 120\n")
+    result = run(bad, good, "--cores", "2")
+    assert result.returncode == 2
+    assert "graceful-below-timeout" in result.stdout
+    errors = result.stderr.splitlines()
+    assert len(errors) == 1
+    assert errors[0].startswith(f"error: {bad}:2: Python syntax error")
+
+
+def test_compose_without_its_env_file_and_files_that_start_no_server(tmp_path: Path) -> None:
+    """A compose file whose `env_file: .env` is gitignored is read with a note; a compose file
+    of postgres and redis, a builder Dockerfile: exit 0 with a note, never exit 2."""
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text(
+        "services:\n  web:\n    image: app\n    env_file: .env\n"
+        "    command: gunicorn -w 2 --timeout 30 app:app\n"
+    )
+    data = tmp_path / "compose.db.yaml"
+    data.write_text("services:\n  db:\n    image: postgres:16\n  cache:\n    image: redis:7\n")
+    builder = tmp_path / "Dockerfile"
+    builder.write_text("FROM node:20 AS assets\nRUN npm ci\n")
+    result = run(compose, data, builder, "--cores", "4", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    kinds = sorted(c["kind"] for c in document["coverage"])
+    assert kinds == ["env-file-not-found", "starts-no-server", "starts-no-server"]
+    assert document["errors"] == []
+    alone = run(data, builder)
+    assert alone.returncode == 0
+    assert "no server to check in 2 files" in alone.stdout
+
+
+def test_coverage_never_changes_the_exit_and_is_apart_in_every_format(tmp_path: Path) -> None:
+    """include-not-found (the stock mime.types, once however many times included) and
+    unresolved-variable are notes: exit 0 even with --fail-on info; SARIF carries them as
+    notifications, not results."""
+    site = tmp_path / "sites-available"
+    site.mkdir()
+    conf = site / "app"
+    conf.write_text(
+        "server {\n  listen 80;\n  include snippets/common.conf;\n"
+        "  location / { include proxy_params; proxy_pass http://127.0.0.1:8000; }\n"
+        "  location /api { include proxy_params; proxy_pass http://127.0.0.1:8000; }\n}\n"
+    )
+    text = run(conf, "--fail-on", "info")
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert "[include-not-found]" in text.stdout
+    assert "(and 1 more lines)" in text.stdout
+    sarif = json.loads(run(conf, "--format", "sarif").stdout)["runs"][0]
+    assert sarif["results"] == []
+    notified = sarif["invocations"][0]["toolExecutionNotifications"]
+    assert {n["descriptor"]["id"] for n in notified} == {"include-not-found"}
+    # nginx resolves `snippets/common.conf` against its prefix (the directory above
+    # sites-available), as nginx does, not against the site file's own directory.
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "common.conf").write_text("keepalive_timeout 5s;\n")
+    (tmp_path / "proxy_params").write_text("proxy_set_header Host $host;\n")
+    resolved = json.loads(run(conf, "--format", "json").stdout)
+    assert resolved["coverage"] == []
