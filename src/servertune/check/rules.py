@@ -329,7 +329,7 @@ def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
         if link.passing.protocol != "http" or not link.passing.http11:
             continue  # nginx only pools HTTP/1.1 upstream connections
         wanted = upstream.keepalive_timeout.value + KEEPALIVE_MARGIN_S
-        key = (upstream.name, str(app.file))
+        key = (upstream.name, f"{app.kind} {app.keepalive.value}")  # one server, several files
         if app.keepalive.value < wanted and key not in seen:
             seen.add(key)
             yield rule.finding(
@@ -350,23 +350,33 @@ def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
     "the Plan's timeout chain (docs/sizing.md); https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
 )
 def _read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
-    seen: set[tuple[Location, str]] = set()
+    # One server read through several files (its config, the supervisord or Dockerfile line
+    # that starts it) is one finding: keyed by the nginx location and the timeout's value.
+    seen: set[tuple[Location, str, float]] = set()
     for link in c.links:
         timeout, read = link.app.request_timeout, link.passing.read_timeout
         if timeout is None:
             continue  # a server without a request timeout (uvicorn, granian): nothing to order
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
-        key = (link.passing.at, str(link.app.file))
+        at = read.at if not read.default else link.passing.at
+        key = (at, link.app.kind, timeout.value)
         if timeout.value > 0 and read.value < wanted and key not in seen:
             seen.add(key)
             name = _name(link.app, "timeout")
             directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
+            if timeout.default and not read.default and read.value > READ_TIMEOUT_MARGIN_S:
+                # nginx's timeout was chosen, the app server's was not: the app's default is
+                # what to bring under it, not the chosen one to raise.
+                shorter = math.floor(read.value - READ_TIMEOUT_MARGIN_S)
+                fix = f"{_assign(link.app, 'timeout', shorter)}   (or {directive} {_n(wanted)}s;)"
+            else:
+                fix = f"{directive} {_n(wanted)}s;"
             yield rule.finding(
-                read.at if not read.default else link.passing.at,
+                at,
                 f"{directive} {_shown(read, ' s')} is not above the app server's {name} "
                 f"{_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
                 "worker keeps running the request, and the worker is busy for nothing",
-                f"{directive} {_n(wanted)}s;",
+                fix,
                 (timeout.at,),
             )
 
@@ -524,7 +534,8 @@ def _workers_fix(app: AppServer, plan: Plan) -> str:
 def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = _cores(c)
     for app in c.apps:
-        if app.container is not None:
+        box = app.container
+        if box is not None and (box.platform != "compose" or box.cpu_limit is not None):
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
         if app.workers.value > cores:
             plan, assumed = _plan_for_cores(c, cores)
@@ -1142,14 +1153,10 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 (app.workers.at,),
             )
         elif box.platform == "compose":
-            yield rule.finding(
-                box.at,
-                f"service {box.name!r} sets no CPU limit (cpus, deploy.resources.limits.cpus): "
-                f"its workers ({app.workers.value}) are sized for no number of cores and compete "
-                "for all of the host's with every other container on it",
-                f'cpus: "{app.workers.value}"   (the cores its workers are sized for)',
-                (app.workers.at,),
-            )
+            # A compose service without `cpus` runs on the host's cores, like a process
+            # started by hand: workers-over-cores judges it against them. A limit nobody set
+            # for a file every user runs on another host is not a finding to send.
+            continue
         else:
             yield rule.finding(
                 box.at,
