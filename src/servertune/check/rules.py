@@ -347,7 +347,8 @@ def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
     "app-timeout-over-read-timeout",
     Severity.warning,
     "nginx gives up on a request the app server is still running",
-    "the Plan's timeout chain (docs/sizing.md); https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
+    "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
+    "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
 )
 def _read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     # One server read through several files (its config, the supervisord or Dockerfile line
@@ -934,7 +935,7 @@ def _missing(rule: Rule, c: Context) -> Iterator[Finding]:
     "plan-interface-differs",
     Severity.info,
     "the app server calls the app through another interface than the workload's",
-    "servertune explain (interface); docs/check.md",
+    "servertune explain (interface)",
 )
 def _plan_interface(rule: Rule, c: Context) -> Iterator[Finding]:
     plan = c.plan
@@ -1100,7 +1101,8 @@ def _limit_name(box: Container, what: str) -> str:
     "workers-over-cpu-limit",
     Severity.warning,
     "more worker processes than the container's CPU limit",
-    "docs/sizing.md (one process per core under the GIL); a CPU limit is a CFS quota: past it "
+    "`servertune explain --cores N` (processes: one per core under the GIL); a CPU limit is a "
+    "CFS quota: past it "
     f"the container is throttled for the rest of each 100 ms period: {_K8S_RESOURCES}, "
     f"{_DOCKER_RESOURCES}",
 )
@@ -1173,7 +1175,8 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     "workers-over-memory-limit",
     Severity.warning,
     "the workers' resident memory does not fit the container's memory limit",
-    "docs/sizing.md (processes: memory_limit_mb x MEMORY_HEADROOM_RATIO / memory_per_worker_mb); "
+    "`servertune explain` (processes: memory_limit_mb x MEMORY_HEADROOM_RATIO / "
+    "memory_per_worker_mb); "
     "past the limit the kernel's OOM killer ends a worker mid-request: "
     "https://docs.docker.com/engine/containers/resource_constraints/#memory, " + _K8S_RESOURCES,
 )
@@ -1534,7 +1537,8 @@ def _tcp_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     "route-timeout-below-app-timeout",
     Severity.warning,
     "the Ingress or HTTPRoute gives up on a request the app server is still running",
-    "the Plan's timeout chain (docs/sizing.md); ingress-nginx's annotations (proxy-read-timeout, "
+    "the plan's timeout chain (`servertune explain`); ingress-nginx's annotations "
+    "(proxy-read-timeout, "
     "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
     "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
 )
