@@ -326,3 +326,17 @@ def test_uwsgi_whose_image_stops_it_with_sigint_is_not_flagged(tmp_path: Path) -
     assert [f.rule for f in findings if f.rule == "uwsgi-sigterm-reloads"] == [
         "uwsgi-sigterm-reloads"
     ]
+
+
+def test_the_read_timeout_chain_needs_a_timeout_that_ends_requests(tmp_path: Path) -> None:
+    """nginx's default 60 s under gunicorn's `timeout = 120`: a finding for sync workers, none
+    for gthread, whose `timeout` is a heartbeat that ends no request (issue 36.4's class)."""
+    nginx = "server {\n    listen 80;\n    location / {\n        proxy_pass http://127.0.0.1:8000;\n    }\n}\n"
+    sync = 'bind = "127.0.0.1:8000"\ntimeout = 120\ngraceful_timeout = 120\n'
+    findings = _findings(tmp_path, {"nginx.conf": nginx, "gunicorn.conf.py": sync})
+    assert [f.rule for f in findings if f.rule == "app-timeout-over-read-timeout"] == [
+        "app-timeout-over-read-timeout"
+    ]
+    gthread = sync + "threads = 3\n"
+    findings = _findings(tmp_path, {"nginx.conf": nginx, "gunicorn.conf.py": gthread})
+    assert not [f for f in findings if f.rule == "app-timeout-over-read-timeout"]

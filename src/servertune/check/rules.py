@@ -356,8 +356,10 @@ def _read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[Location, str, float]] = set()
     for link in c.links:
         timeout, read = link.app.request_timeout, link.passing.read_timeout
-        if timeout is None:
-            continue  # a server without a request timeout (uvicorn, granian): nothing to order
+        if timeout is None or not _caps_requests(link.app):
+            # A server without a request timeout (uvicorn, granian), or gunicorn's heartbeat
+            # for gthread, gevent and ASGI workers: no request ends there, nothing to order.
+            continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         at = read.at if not read.default else link.passing.at
         key = (at, link.app.kind, timeout.value)
@@ -1546,7 +1548,7 @@ def _route_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[Location, str]] = set()
     for app in c.apps:
         box, timeout = app.container, app.request_timeout
-        if box is None or timeout is None or timeout.value <= 0:
+        if box is None or timeout is None or timeout.value <= 0 or not _caps_requests(app):
             continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         for name, route in box.route_timeouts:
