@@ -581,6 +581,12 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
 def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, _ = _cores(c)
     for app in c.apps:
+        if app.container is None and not app.command_line:
+            # A config file read on its own may be a host's (searxng's uWSGI template for a
+            # systemd install): there the CPU count is the right one. Its count is judged
+            # against the cores by workers-over-cores; the container case needs the files
+            # that say it runs in one (a Dockerfile, compose file, manifest, Procfile).
+            continue
         if app.workers_follow_cpu_count:
             name = _name(app, "workers")
             yield rule.finding(

@@ -31,7 +31,7 @@ import os
 import re
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from servertune.check.model import (
@@ -354,9 +354,6 @@ def read_uwsgi_files(
     options = state.options
     app = uwsgi_app(path, options, Location(path))
     files = tuple(dict.fromkeys(f for f in state.files if f != path))
-    processes = [at for k, _, at in options if k == "processes"]
-    if processes and "%k" in _raw_value(processes[-1]):
-        app = replace(app, workers_follow_cpu_count=True)
     return app, files
 
 
@@ -416,6 +413,9 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         backlog=number("listen"),
         thunder_lock=flag("thunder-lock"),
         die_on_term=_sigterm_stops(options, flag("die-on-term")),
+        # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
+        # an ini on its own, or one a Dockerfile's `uwsgi --ini` names.
+        workers_follow_cpu_count="processes" in last and "%k" in _written(last["processes"][1]),
     )
 
 
