@@ -340,3 +340,16 @@ def test_the_read_timeout_chain_needs_a_timeout_that_ends_requests(tmp_path: Pat
     gthread = sync + "threads = 3\n"
     findings = _findings(tmp_path, {"nginx.conf": nginx, "gunicorn.conf.py": gthread})
     assert not [f for f in findings if f.rule == "app-timeout-over-read-timeout"]
+
+
+def test_a_sidecar_without_command_is_not_the_dockerfile_s_server(tmp_path: Path) -> None:
+    """An nginx sidecar with no command beside the app container: only the app container runs
+    the Dockerfile's CMD (the sidecar's image is nginx), so one finding, not two."""
+    limited = "          resources: {limits: {cpu: '1', memory: 512Mi}}\n"
+    sidecar = (
+        "        - name: proxy\n          image: nginx:1.27\n"
+        "          resources: {limits: {cpu: '1', memory: 64Mi}}\n"
+    )
+    manifest = DEPLOYMENT.replace("RESOURCES", limited + sidecar)
+    findings = _findings(tmp_path, {"deploy.yaml": manifest, "Dockerfile": IMAGE})
+    assert [f.rule for f in findings].count("workers-over-cpu-limit") == 1

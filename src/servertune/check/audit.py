@@ -138,12 +138,13 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
 
 
 def _run_images(reading: Reading) -> list[AppServer]:
-    """Every app server, with a Kubernetes container that sets no command bound to the server
-    its image's CMD starts, when the run gives exactly one Dockerfile that starts one (with
-    several, which image a container runs is not in these files)."""
+    """Every app server, with the one Kubernetes container that sets no command (and runs no
+    proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
+    gives exactly one Dockerfile that starts one (with several of either, which container runs
+    which image is not in these files)."""
     apps = list(reading.apps)
-    if not reading.image_containers or len(reading.image_apps) != 1:
-        return apps
+    if len(reading.image_containers) != 1 or len(reading.image_apps) != 1:
+        return apps  # which container runs which image is not in these files
     (image,) = reading.image_apps
     if image.container is not None:
         return apps

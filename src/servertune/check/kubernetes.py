@@ -735,6 +735,30 @@ def _exposed_by(services: list[_Node], labels: _Node | None) -> Setting[str] | N
     return None
 
 
+#: Images that are never the app's own build: proxies, sidecars, databases, caches, shells.
+_NOT_APP_IMAGES = frozenset(
+    {
+        "nginx",
+        "nginx-unprivileged",
+        "haproxy",
+        "envoy",
+        "proxyv2",
+        "traefik",
+        "redis",
+        "memcached",
+        "postgres",
+        "mysql",
+        "mariadb",
+        "mongo",
+        "rabbitmq",
+        "busybox",
+        "alpine",
+        "cloud-sql-proxy",
+        "pgbouncer",
+    }
+)
+
+
 def image_containers(path: Path, text: str) -> tuple[Container, ...]:
     """The containers that set neither `command` nor `args`: each runs its image's own
     ENTRYPOINT and CMD, which a Dockerfile given in the same run says (check links the two)."""
@@ -753,6 +777,10 @@ def image_containers(path: Path, text: str) -> tuple[Container, ...]:
         for container in pod.each("containers"):
             if container.get("command") is not None or container.get("args") is not None:
                 continue
+            image = container.get("image")
+            name = ((image.text() if image is not None else None) or "").rsplit("/", 1)[-1]
+            if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:
+                continue  # a sidecar or a database: not the image a Dockerfile of the app builds
             box = _container(container, pod, obj, obj.get("spec", "replicas"))
             boxes.append(replace(box, exposed_by=_exposed_by(services, labels)))
     return tuple(boxes)
