@@ -353,3 +353,12 @@ def test_a_sidecar_without_command_is_not_the_dockerfile_s_server(tmp_path: Path
     manifest = DEPLOYMENT.replace("RESOURCES", limited + sidecar)
     findings = _findings(tmp_path, {"deploy.yaml": manifest, "Dockerfile": IMAGE})
     assert [f.rule for f in findings].count("workers-over-cpu-limit") == 1
+
+
+def test_a_daemonized_server_beside_another_foreground_process_is_not_told_to_exec(
+    tmp_path: Path,
+) -> None:
+    """`gunicorn --daemon` then `exec nginx`: exec on the gunicorn line is no fix: not flagged."""
+    script = "#!/bin/sh\ngunicorn app.wsgi -w 2 --daemon\nexec nginx -g 'daemon off;'\n"
+    findings = _findings(tmp_path, {"entrypoint.sh": script})
+    assert not [f for f in findings if f.rule == "entrypoint-without-exec"]

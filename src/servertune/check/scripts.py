@@ -375,6 +375,11 @@ def _without_exec(
         return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
+    words = line.words
+    if any(w in ("-D", "--daemon") for w in words) or (words and words[-1].endswith("&")):
+        # Backgrounded or daemonized beside another foreground process (`exec nginx`): a
+        # container of two processes, whose fix is not `exec` on this line.
+        return None
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
     return Setting(text[:120], Location(command.program.at.file, line.first))
