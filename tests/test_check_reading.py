@@ -364,3 +364,48 @@ def test_coverage_never_changes_the_exit_and_is_apart_in_every_format(tmp_path: 
     (tmp_path / "proxy_params").write_text("proxy_set_header Host $host;\n")
     resolved = json.loads(run(conf, "--format", "json").stdout)
     assert resolved["coverage"] == []
+
+
+def test_fastapi_run_is_uvicorn_with_its_production_defaults(tmp_path: Path) -> None:
+    """FastAPI's own template: `fastapi run --workers 4 app/main.py` is uvicorn on 0.0.0.0:8000
+    with 4 workers (fastapi-cli's `run` defaults), from a script and from a Dockerfile CMD."""
+    script = tmp_path / "start.sh"
+    script.write_text("#!/bin/sh\nexec fastapi run --workers 4 app/main.py\n")
+    app = only_app([script])
+    assert (app.kind, app.workers.value) == ("uvicorn", 4)
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        'FROM python:3.12\nCMD ["fastapi", "run", "app/main.py", "--port", "80", "--workers", "2"]\n'
+    )
+    app = only_app([dockerfile])
+    assert (app.kind, app.workers.value) == ("uvicorn", 2)
+    assert [s.value for s in app.sockets] == ["0.0.0.0:80"]
+
+
+def test_an_image_running_supervisord_reads_its_programs(tmp_path: Path) -> None:
+    """hypothesis/h: `CMD ["init-env", "supervisord", "-c", "conf/supervisord.conf"]` after
+    `COPY . .`: the programs' gunicorn and its `--config` are found through the image's files,
+    and a setting from an unset variable is noted at the config's own line, not a temp copy."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "supervisord.conf").write_text(
+        "[supervisord]\nnodaemon=true\n\n[program:web]\n"
+        "command=gunicorn --paste conf/app.ini --config conf/gunicorn.conf.py\n"
+    )
+    (tmp_path / "conf" / "gunicorn.conf.py").write_text(
+        'from os import environ\nbind = "unix:/tmp/web.sock"\nworkers = environ["WEB_WORKERS"]\n'
+        "timeout = 120\n"
+    )
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
+        'CMD ["init-env", "supervisord", "-c", "conf/supervisord.conf"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert result.errors == ()
+    (app,) = result.apps
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 120
+    assert [(n.kind, n.at.file.name, n.at.line) for n in result.notes] == [
+        ("unresolved-variable", "gunicorn.conf.py", 3)
+    ]
