@@ -409,3 +409,46 @@ def test_an_image_running_supervisord_reads_its_programs(tmp_path: Path) -> None
     assert [(n.kind, n.at.file.name, n.at.line) for n in result.notes] == [
         ("unresolved-variable", "gunicorn.conf.py", 3)
     ]
+
+
+def test_a_default_of_several_words_is_split_as_the_shell_splits_it(tmp_path: Path) -> None:
+    """openlibrary: `${GUNICORN_OPTS:- --workers 4 --timeout 180}` unquoted is four words."""
+    script = tmp_path / "start.sh"
+    script.write_text(
+        "#!/bin/bash\nexec gunicorn -k gthread ${GUNICORN_OPTS:- --workers 4 --timeout 180} "
+        "--bind :8080 app:app\n"
+    )
+    app = only_app([script])
+    assert app.workers.value == 4
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 180
+
+
+def test_dockerfile_errors_name_their_line_and_a_builder_is_said_plainly(tmp_path: Path) -> None:
+    """An unterminated heredoc names the line that opens it; an image with no CMD is "sets no
+    CMD or ENTRYPOINT", not "runs 'nothing'"."""
+    broken = tmp_path / "Dockerfile"
+    broken.write_text("FROM python:3.12\nRUN <<EOF\necho hi\n")
+    result = run(broken)
+    assert result.returncode == 2
+    assert f"{broken}:2: Dockerfile syntax error" in result.stderr
+    builder = tmp_path / "builder.Dockerfile"
+    builder.write_text("FROM python:3.12 AS build\nRUN pip wheel -w /wheels .\n")
+    (note,) = check_files([builder], machine=MACHINE, env={}).notes
+    assert "sets no CMD or ENTRYPOINT" in note.message
+    assert "'nothing'" not in note.message
+
+
+def test_one_core_is_one_core(tmp_path: Path) -> None:
+    """ "a CPU limit of 1 core", never "1 cores"."""
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(
+        "services:\n  web:\n    image: app\n    cpus: 1\n    command: gunicorn -w 3 app:app\n"
+    )
+    (finding,) = [
+        f
+        for f in check_files([compose], machine=MACHINE, env={}).findings
+        if f.rule == "workers-over-cpu-limit"
+    ]
+    assert "1 core " in finding.message
+    assert "1 cores" not in finding.message

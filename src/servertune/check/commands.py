@@ -399,7 +399,12 @@ def _resolve(reading: _Reading) -> list[Word]:
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
         expanded = None if special else expand_shell(word.text, reading.env)
         if expanded is not None:
-            words.append(Word(expanded, word.at))
+            if word.text.startswith("${") and word.text.endswith("}") and " " in word.text:
+                # `${OPTS:- --workers 4 --timeout 180}`: a default of several words, which
+                # the shell splits into fields after expanding it (openlibrary's start script).
+                words += [Word(part, word.at) for part in expanded.split()]
+            else:
+                words.append(Word(expanded, word.at))
             continue
         reading.unresolved.append(Setting(word.text, word.at))
         previous = args[index - 1].text if index else ""
