@@ -452,3 +452,21 @@ def test_one_core_is_one_core(tmp_path: Path) -> None:
     ]
     assert "1 core " in finding.message
     assert "1 cores" not in finding.message
+
+
+def test_many_aliases_of_shared_defaults_are_read(tmp_path: Path) -> None:
+    """getsentry/self-hosted shares `x-defaults: &defaults` among dozens of services (over 100
+    aliases): read. What is bounded is the expanded size (a billion-laughs bomb is still
+    refused: tests/test_check_hostile.py)."""
+    services = "".join(
+        f"  worker{i}:\n    <<: *defaults\n    command: run-worker {i}\n    environment: *env\n"
+        for i in range(80)
+    )
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text(
+        "x-env: &env\n  A: '1'\nx-defaults: &defaults\n  image: app\n  restart: always\n"
+        "services:\n  web:\n    <<: *defaults\n    command: gunicorn -w 2 app:app\n" + services
+    )
+    result = check_files([compose], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [a.kind for a in result.apps] == ["gunicorn"]
