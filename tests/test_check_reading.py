@@ -470,3 +470,16 @@ def test_many_aliases_of_shared_defaults_are_read(tmp_path: Path) -> None:
     result = check_files([compose], machine=MACHINE, env={})
     assert result.errors == ()
     assert [a.kind for a in result.apps] == ["gunicorn"]
+
+
+def test_an_image_runs_its_script_through_a_process_wrapper(tmp_path: Path) -> None:
+    """Tandoor: `ENTRYPOINT ["/sbin/tini", "--", "/opt/recipes/boot.sh"]` after `COPY . ./`:
+    the script tini runs is read, and its gunicorn found."""
+    (tmp_path / "boot.sh").write_text("#!/bin/sh\nexec gunicorn --workers 3 app.wsgi\n")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nWORKDIR /opt/recipes\nCOPY . ./\n"
+        'ENTRYPOINT ["/sbin/tini", "--", "/opt/recipes/boot.sh"]\n'
+    )
+    app = only_app([dockerfile])
+    assert (app.kind, app.workers.value) == ("gunicorn", 3)

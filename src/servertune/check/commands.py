@@ -493,8 +493,16 @@ def run_words(
     if supervised is not None:
         return supervised
     rest = words
-    if _name(words[0].text) in SHELLS:
-        rest = words[1:]
+    # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
+    # the script is what it runs.
+    while rest and _name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[_name(rest[0].text)]
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    if rest and _name(rest[0].text) in SHELLS:
+        rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
             rest = rest[1:]
     if not rest:
