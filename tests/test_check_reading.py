@@ -483,3 +483,19 @@ def test_an_image_runs_its_script_through_a_process_wrapper(tmp_path: Path) -> N
     )
     app = only_app([dockerfile])
     assert (app.kind, app.workers.value) == ("gunicorn", 3)
+
+
+def test_one_setting_inherited_by_many_locations_is_one_finding(tmp_path: Path) -> None:
+    """hypothesis/h: an http-level `proxy_read_timeout 10s` inherited by five locations that
+    pass to one gunicorn is one line to change: one finding, not five."""
+    nginx = tmp_path / "nginx.conf"
+    locations = "".join(f"    location /{name} {{ proxy_pass http://web; }}\n" for name in "abcde")
+    nginx.write_text(
+        "events {}\nhttp {\n  proxy_read_timeout 10s;\n"
+        "  upstream web { server unix:/tmp/web.sock; }\n"
+        "  server {\n    listen 80;\n" + locations + "  }\n}\n"
+    )
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text('bind = "unix:/tmp/web.sock"\nworkers = 2\ntimeout = 30\n')
+    result = check_files([nginx, config], machine=MACHINE, env={})
+    assert [f.rule for f in result.findings] == ["app-timeout-over-read-timeout"]
