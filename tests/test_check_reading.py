@@ -499,3 +499,22 @@ def test_one_setting_inherited_by_many_locations_is_one_finding(tmp_path: Path) 
     config.write_text('bind = "unix:/tmp/web.sock"\nworkers = 2\ntimeout = 30\n')
     result = check_files([nginx, config], machine=MACHINE, env={})
     assert [f.rule for f in result.findings] == ["app-timeout-over-read-timeout"]
+
+
+def test_a_manifest_running_fastapi_run_is_uvicorn(tmp_path: Path) -> None:
+    """FastAPI's Kubernetes guidance: `command: ["fastapi", "run", "app/main.py", "--port",
+    "80"]` is uvicorn on port 80 (and `python -m gunicorn.app.wsgiapp` is gunicorn)."""
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: api\n          image: api\n"
+        '          command: ["fastapi", "run", "app/main.py", "--port", "80", "--workers", "2"]\n'
+        "        - name: legacy\n          image: api\n"
+        '          command: ["python", "-m", "gunicorn.app.wsgiapp", "-w", "3", "app:app"]\n'
+    )
+    result = check_files([manifest], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert sorted((a.kind, a.workers.value) for a in result.apps) == [
+        ("gunicorn", 3),
+        ("uvicorn", 2),
+    ]

@@ -508,6 +508,8 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
             started = _runs([_Word(w, script.at) for w in command])
             if started and PurePosixPath(started[0].text).name in _SERVERS:
                 return started
+            if started and _fastapi(started):
+                return _as_uvicorn(started)
         return []
     return _runs(words)
 
@@ -522,7 +524,29 @@ def _runs(words: list[_Word]) -> list[_Word]:
         and words[1].text == "-m"
     ):
         words = words[2:]
+    # `-m gunicorn.app.wsgiapp`, gunicorn's own entry module, is gunicorn.
+    if words and words[0].text.split(".")[0] in _SERVERS and "." in words[0].text:
+        words = [replace(words[0], text=words[0].text.split(".")[0]), *words[1:]]
+    if _fastapi(words):
+        return _as_uvicorn(words)
     return words
+
+
+def _fastapi(words: list[_Word]) -> bool:
+    """`fastapi run ...`: FastAPI's CLI running uvicorn (its template's container command)."""
+    return (
+        len(words) >= 2
+        and PurePosixPath(words[0].text).name == "fastapi"
+        and words[1].text == "run"
+    )
+
+
+def _as_uvicorn(words: list[_Word]) -> list[_Word]:
+    """The uvicorn command line `fastapi run` amounts to (commands._fastapi_run's reading)."""
+    from servertune.check.commands import Word, _fastapi_run
+
+    command = _fastapi_run([Word(w.text, w.at) for w in words], ())
+    return [_Word("uvicorn", words[0].at)] + [_Word(w.text, w.at) for w in command.args]
 
 
 def _config_file(
