@@ -364,3 +364,157 @@ def test_coverage_never_changes_the_exit_and_is_apart_in_every_format(tmp_path: 
     (tmp_path / "proxy_params").write_text("proxy_set_header Host $host;\n")
     resolved = json.loads(run(conf, "--format", "json").stdout)
     assert resolved["coverage"] == []
+
+
+def test_fastapi_run_is_uvicorn_with_its_production_defaults(tmp_path: Path) -> None:
+    """FastAPI's own template: `fastapi run --workers 4 app/main.py` is uvicorn on 0.0.0.0:8000
+    with 4 workers (fastapi-cli's `run` defaults), from a script and from a Dockerfile CMD."""
+    script = tmp_path / "start.sh"
+    script.write_text("#!/bin/sh\nexec fastapi run --workers 4 app/main.py\n")
+    app = only_app([script])
+    assert (app.kind, app.workers.value) == ("uvicorn", 4)
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        'FROM python:3.12\nCMD ["fastapi", "run", "app/main.py", "--port", "80", "--workers", "2"]\n'
+    )
+    app = only_app([dockerfile])
+    assert (app.kind, app.workers.value) == ("uvicorn", 2)
+    assert [s.value for s in app.sockets] == ["0.0.0.0:80"]
+
+
+def test_an_image_running_supervisord_reads_its_programs(tmp_path: Path) -> None:
+    """hypothesis/h: `CMD ["init-env", "supervisord", "-c", "conf/supervisord.conf"]` after
+    `COPY . .`: the programs' gunicorn and its `--config` are found through the image's files,
+    and a setting from an unset variable is noted at the config's own line, not a temp copy."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "supervisord.conf").write_text(
+        "[supervisord]\nnodaemon=true\n\n[program:web]\n"
+        "command=gunicorn --paste conf/app.ini --config conf/gunicorn.conf.py\n"
+    )
+    (tmp_path / "conf" / "gunicorn.conf.py").write_text(
+        'from os import environ\nbind = "unix:/tmp/web.sock"\nworkers = environ["WEB_WORKERS"]\n'
+        "timeout = 120\n"
+    )
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
+        'CMD ["init-env", "supervisord", "-c", "conf/supervisord.conf"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert result.errors == ()
+    (app,) = result.apps
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 120
+    assert [(n.kind, n.at.file.name, n.at.line) for n in result.notes] == [
+        ("unresolved-variable", "gunicorn.conf.py", 3)
+    ]
+
+
+def test_a_default_of_several_words_is_split_as_the_shell_splits_it(tmp_path: Path) -> None:
+    """openlibrary: `${GUNICORN_OPTS:- --workers 4 --timeout 180}` unquoted is four words."""
+    script = tmp_path / "start.sh"
+    script.write_text(
+        "#!/bin/bash\nexec gunicorn -k gthread ${GUNICORN_OPTS:- --workers 4 --timeout 180} "
+        "--bind :8080 app:app\n"
+    )
+    app = only_app([script])
+    assert app.workers.value == 4
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 180
+
+
+def test_dockerfile_errors_name_their_line_and_a_builder_is_said_plainly(tmp_path: Path) -> None:
+    """An unterminated heredoc names the line that opens it; an image with no CMD is "sets no
+    CMD or ENTRYPOINT", not "runs 'nothing'"."""
+    broken = tmp_path / "Dockerfile"
+    broken.write_text("FROM python:3.12\nRUN <<EOF\necho hi\n")
+    result = run(broken)
+    assert result.returncode == 2
+    assert f"{broken}:2: Dockerfile syntax error" in result.stderr
+    builder = tmp_path / "builder.Dockerfile"
+    builder.write_text("FROM python:3.12 AS build\nRUN pip wheel -w /wheels .\n")
+    (note,) = check_files([builder], machine=MACHINE, env={}).notes
+    assert "sets no CMD or ENTRYPOINT" in note.message
+    assert "'nothing'" not in note.message
+
+
+def test_one_core_is_one_core(tmp_path: Path) -> None:
+    """ "a CPU limit of 1 core", never "1 cores"."""
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(
+        "services:\n  web:\n    image: app\n    cpus: 1\n    command: gunicorn -w 3 app:app\n"
+    )
+    (finding,) = [
+        f
+        for f in check_files([compose], machine=MACHINE, env={}).findings
+        if f.rule == "workers-over-cpu-limit"
+    ]
+    assert "1 core " in finding.message
+    assert "1 cores" not in finding.message
+
+
+def test_many_aliases_of_shared_defaults_are_read(tmp_path: Path) -> None:
+    """getsentry/self-hosted shares `x-defaults: &defaults` among dozens of services (over 100
+    aliases): read. What is bounded is the expanded size (a billion-laughs bomb is still
+    refused: tests/test_check_hostile.py)."""
+    services = "".join(
+        f"  worker{i}:\n    <<: *defaults\n    command: run-worker {i}\n    environment: *env\n"
+        for i in range(80)
+    )
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text(
+        "x-env: &env\n  A: '1'\nx-defaults: &defaults\n  image: app\n  restart: always\n"
+        "services:\n  web:\n    <<: *defaults\n    command: gunicorn -w 2 app:app\n" + services
+    )
+    result = check_files([compose], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [a.kind for a in result.apps] == ["gunicorn"]
+
+
+def test_an_image_runs_its_script_through_a_process_wrapper(tmp_path: Path) -> None:
+    """Tandoor: `ENTRYPOINT ["/sbin/tini", "--", "/opt/recipes/boot.sh"]` after `COPY . ./`:
+    the script tini runs is read, and its gunicorn found."""
+    (tmp_path / "boot.sh").write_text("#!/bin/sh\nexec gunicorn --workers 3 app.wsgi\n")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nWORKDIR /opt/recipes\nCOPY . ./\n"
+        'ENTRYPOINT ["/sbin/tini", "--", "/opt/recipes/boot.sh"]\n'
+    )
+    app = only_app([dockerfile])
+    assert (app.kind, app.workers.value) == ("gunicorn", 3)
+
+
+def test_one_setting_inherited_by_many_locations_is_one_finding(tmp_path: Path) -> None:
+    """hypothesis/h: an http-level `proxy_read_timeout 10s` inherited by five locations that
+    pass to one gunicorn is one line to change: one finding, not five."""
+    nginx = tmp_path / "nginx.conf"
+    locations = "".join(f"    location /{name} {{ proxy_pass http://web; }}\n" for name in "abcde")
+    nginx.write_text(
+        "events {}\nhttp {\n  proxy_read_timeout 10s;\n"
+        "  upstream web { server unix:/tmp/web.sock; }\n"
+        "  server {\n    listen 80;\n" + locations + "  }\n}\n"
+    )
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text('bind = "unix:/tmp/web.sock"\nworkers = 2\ntimeout = 30\n')
+    result = check_files([nginx, config], machine=MACHINE, env={})
+    assert [f.rule for f in result.findings] == ["app-timeout-over-read-timeout"]
+
+
+def test_a_manifest_running_fastapi_run_is_uvicorn(tmp_path: Path) -> None:
+    """FastAPI's Kubernetes guidance: `command: ["fastapi", "run", "app/main.py", "--port",
+    "80"]` is uvicorn on port 80 (and `python -m gunicorn.app.wsgiapp` is gunicorn)."""
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: api\n          image: api\n"
+        '          command: ["fastapi", "run", "app/main.py", "--port", "80", "--workers", "2"]\n'
+        "        - name: legacy\n          image: api\n"
+        '          command: ["python", "-m", "gunicorn.app.wsgiapp", "-w", "3", "app:app"]\n'
+    )
+    result = check_files([manifest], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert sorted((a.kind, a.workers.value) for a in result.apps) == [
+        ("gunicorn", 3),
+        ("uvicorn", 2),
+    ]

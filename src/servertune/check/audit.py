@@ -225,7 +225,9 @@ def check_files(
     for finding in run_rules(context):
         if finding.rule in COVERAGE_RULES:
             notes.append(Note(finding.rule, finding.at, finding.message, finding.fix))
-        else:
+        elif finding not in findings:
+            # The same finding once: five `location`s inheriting one http-level
+            # proxy_read_timeout in front of one app are one line to change, not five.
             findings.append(finding)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),

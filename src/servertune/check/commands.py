@@ -211,6 +211,8 @@ def _server_of(words: Sequence[Word]) -> int | None:
         name = _name(word.text)
         if name in SERVERS:
             return index
+        if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
+            return index  # FastAPI's CLI running uvicorn (`_fastapi_run`)
         if name.startswith("python") and index + 2 < len(words):
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
             # (what its console script imports), `uvicorn.main`, `granian.cli`.
@@ -266,6 +268,8 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     index = _server_of(words)
     if index is None or (index > 0 and not _name(words[0].text).startswith("python")):
         return None
+    if _name(words[index].text) == "fastapi":
+        return _fastapi_run(words[index:], tuple(assignments))
     server = _name(words[index].text)
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
@@ -275,6 +279,53 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         program=words[index],
         args=tuple(words[index + 1 :]),
         assignments=tuple(assignments),
+    )
+
+
+#: `fastapi run`'s options that are uvicorn's too (fastapi-cli's `run` passes them to
+#: `uvicorn.run`); what else it takes (`--app`, `--entrypoint`, `--reload`) sets nothing checked.
+_FASTAPI_UVICORN_OPTIONS = frozenset(
+    {"--host", "--port", "--workers", "--root-path", "--forwarded-allow-ips"}
+)
+
+
+def _fastapi_run(words: Sequence[Word], assignments: tuple[tuple[str, Word], ...]) -> ServerCommand:
+    """`fastapi run [PATH] [--workers N] ...` (FastAPI's own CLI, its templates' CMD): uvicorn,
+    run by fastapi-cli with its production defaults: host 0.0.0.0, port 8000, proxy headers
+    on. Read as the uvicorn command line it amounts to."""
+    program, rest = words[0], list(words[2:])
+    args: list[Word] = []
+    app = Word("main:app", program.at)  # the app fastapi-cli discovers in PATH: not imported
+    given: set[str] = set()
+    proxy = True
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        name, sep, _ = word.text.partition("=")
+        if name in _FASTAPI_UVICORN_OPTIONS:
+            given.add(name)
+            if sep:
+                args.append(word)
+            elif index + 1 < len(rest):
+                args += [word, rest[index + 1]]
+                index += 1
+        elif word.text in ("--proxy-headers", "--no-proxy-headers"):
+            proxy = word.text == "--proxy-headers"
+        elif word.text in ("--app", "--entrypoint", "-e"):
+            index += 1  # its value names the app, not a setting
+        elif not word.text.startswith("-"):
+            app = Word("main:app", word.at)  # PATH: the app's module, found at run time
+        index += 1
+    defaults = [("--host", "0.0.0.0"), ("--port", "8000")]
+    args += [
+        w
+        for flag, value in defaults
+        if flag not in given
+        for w in (Word(flag, program.at), Word(value, program.at))
+    ]
+    args.append(Word("--proxy-headers" if proxy else "--no-proxy-headers", program.at))
+    return ServerCommand(
+        server="uvicorn", program=program, args=(*args, app), assignments=assignments
     )
 
 
@@ -348,7 +399,12 @@ def _resolve(reading: _Reading) -> list[Word]:
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
         expanded = None if special else expand_shell(word.text, reading.env)
         if expanded is not None:
-            words.append(Word(expanded, word.at))
+            if word.text.startswith("${") and word.text.endswith("}") and " " in word.text:
+                # `${OPTS:- --workers 4 --timeout 180}`: a default of several words, which
+                # the shell splits into fields after expanding it (openlibrary's start script).
+                words += [Word(part, word.at) for part in expanded.split()]
+            else:
+                words.append(Word(expanded, word.at))
             continue
         reading.unresolved.append(Setting(word.text, word.at))
         previous = args[index - 1].text if index else ""
@@ -518,9 +574,20 @@ def run_words(
         )
     if not words or find_config is None or depth > 4:
         return None
+    supervised = _supervisord_config(words, find_config)
+    if supervised is not None:
+        return supervised
     rest = words
-    if _name(words[0].text) in SHELLS:
-        rest = words[1:]
+    # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
+    # the script is what it runs.
+    while rest and _name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[_name(rest[0].text)]
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    if rest and _name(rest[0].text) in SHELLS:
+        rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
             rest = rest[1:]
     if not rest:
@@ -541,6 +608,29 @@ def run_words(
         if "command line in this script" in str(error):
             return None  # a script that starts no server check reads (migrations, a worker)
         raise
+
+
+def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
+    """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
+    conf/supervisord.conf`): the first server its programs start, when FILE is here."""
+    from servertune.check.model import NothingToCheck
+    from servertune.check.supervisord import read_supervisord
+
+    names = [_name(w.text) for w in words]
+    if "supervisord" not in names:
+        return None
+    args = list(words[names.index("supervisord") + 1 :])
+    named, _ = _config_argument(args, ("-c", "--configuration"))
+    if named is None:
+        return None  # its default path is the image's (/etc/supervisord.conf): not here
+    config = find_config(named.text)
+    if config is None:
+        return None
+    try:
+        apps = read_supervisord(config.file, config.text, find_config=find_config)
+    except NothingToCheck:
+        return None
+    return apps[0]
 
 
 def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:

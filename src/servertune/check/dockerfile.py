@@ -306,6 +306,19 @@ def _words(command: Any, lines: list[str]) -> list[Word]:
     return words
 
 
+def _error_line(reason: str, text: str) -> str:
+    """`:N` for BuildKit's parse error: the line it names (`... on line 3`), or for an
+    unterminated heredoc the line that opens the last one; empty when neither is known."""
+    named = re.search(r"\bline (\d+)", reason)
+    if named is not None:
+        return f":{named[1]}"
+    if "heredoc" in reason:
+        openings = [n for n, line in enumerate(text.splitlines(), start=1) if "<<" in line]
+        if openings:
+            return f":{openings[-1]}"
+    return ""
+
+
 def read_image(path: Path, text: str, context: Path | None = None) -> Image:
     """The final stage of the Dockerfile: what the image runs and with which environment."""
     import dockerfile
@@ -314,7 +327,9 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
         commands = dockerfile.parse_string(text)
     except dockerfile.GoParseError as error:
         reason = " ".join(str(error).split())
-        raise CheckInputError(f"{path}: Dockerfile syntax error: {reason[:200]}") from None
+        raise CheckInputError(
+            f"{path}{_error_line(reason, text)}: Dockerfile syntax error: {reason[:200]}"
+        ) from None
     escape = _escape_character(text)
     lines = text.splitlines()
     stages: dict[str, _Stage] = {}
@@ -494,7 +509,12 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     environment = {**image.env, **(env or {})}
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
-        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:]) or "nothing"
+        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        if not shown:  # a builder stage, a base image: the base image's own command runs
+            raise NothingToCheck(
+                f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
+                "so it starts no server check reads (gunicorn, uvicorn, granian, uWSGI)"
+            )
         raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"

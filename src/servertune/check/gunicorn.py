@@ -113,12 +113,16 @@ def executing_configs(execute: bool = True) -> Iterator[None]:
 
 
 def _evaluate(
-    path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...] = ()
+    path: Path,
+    env: Mapping[str, str] | None,
+    argv: tuple[str, ...] = (),
+    locate: Locate | None = None,
 ) -> dict[str, Any]:
     """gunicorn's view of the config at `path` plus the command line `argv`: read statically,
-    or loaded by gunicorn in a child interpreter when the user opted in."""
+    or loaded by gunicorn in a child interpreter when the user opted in. `locate` places a
+    setting in the user's file when `path` is a temporary copy (a command line's config)."""
     if not _EXECUTE.get():
-        return _static(path, env, argv)
+        return _static(path, env, argv, locate)
     note(
         "executed",
         Location(path),
@@ -158,7 +162,9 @@ def _worker_class_names(value: Any) -> list[str]:
     return [str(value)]
 
 
-def _static(path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...]) -> dict[str, Any]:
+def _static(
+    path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...], locate: Locate | None = None
+) -> dict[str, Any]:
     """The settings of the config at `path`, read without running it, then `GUNICORN_CMD_ARGS`
     and `argv` parsed by gunicorn's own parser, in gunicorn's order (file, environment, flags)."""
     from servertune.check.pystatic import ClassValue, Refused, evaluate_config
@@ -210,7 +216,7 @@ def _static(path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...]) ->
             set_in_file.append(name)
             note(
                 "unresolved-variable",
-                Location(path, line),
+                Location(path, line) if locate is None else locate(name)[0],
                 f"{name}: {found.unresolved[name]} is known only when gunicorn runs the file; "
                 "read with gunicorn's default",
             )
@@ -493,7 +499,7 @@ def read_gunicorn_command(
     argument parser; `locate` says where each setting was written (a manifest's line). `config`
     is a copy in a temporary directory: an error names `at`, the command's own line."""
     try:
-        values = _evaluate(config, env, argv)
+        values = _evaluate(config, env, argv, locate)
     except CheckInputError as error:
         reason = str(error).removeprefix(f"{config}: ")
         raise CheckInputError(f"{at or file}: {reason}") from None

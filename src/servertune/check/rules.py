@@ -562,7 +562,7 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
             )
             yield rule.finding(
                 app.workers.at,
-                f"{subject} more than {where} {cores} cores: while requests hold the GIL the "
+                f"{subject} more than {where} {cores} core{'' if cores == 1 else 's'}: while requests hold the GIL the "
                 "extra processes only take turns on the same cores and multiply memory; for "
                 f"requests that wait on I/O, {waits}. servertune's plan for {assumed} is "
                 f"{shape}",
@@ -1124,7 +1124,8 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             yield rule.finding(
                 app.workers.at,
                 f"{_assign(app, 'workers', app.workers.value)} under a CPU limit of "
-                f"{_n(box.cpu_limit.value)} cores ({box.cpu_limit.at}): {app.workers.value} "
+                f"{_n(box.cpu_limit.value)} core{'' if box.cpu_limit.value == 1 else 's'} "
+                f"({box.cpu_limit.at}): {app.workers.value} "
                 "processes share a quota of "
                 f"{_n(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
                 "request's latency stretches by the throttled time, and every extra worker "

@@ -30,6 +30,7 @@ from servertune.check.commands import (
     FindConfig,
     ServerCommand,
     Word,
+    _braced,
     asgi_server,
     expand_shell,
     read_command,
@@ -114,7 +115,7 @@ def _split(path: Path, start: int, text: str) -> list[list[str]]:
     except ValueError as error:  # an unclosed quote
         raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
     commands: list[list[str]] = [[]]
-    for token in tokens:
+    for token in _braced(tokens):
         if token and set(token) <= set(";&|"):
             commands.append([])
         else:

@@ -15,7 +15,14 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from servertune.check.commands import Word, beside, read_command, server_command, shell_commands
+from servertune.check.commands import (
+    FindConfig,
+    Word,
+    beside,
+    read_command,
+    server_command,
+    shell_commands,
+)
 from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
 
 __all__ = ["looks_like_supervisord", "read_supervisord"]
@@ -54,9 +61,14 @@ def _environment(value: str) -> dict[str, str]:
 
 
 def read_supervisord(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    find_config: FindConfig | None = None,
 ) -> tuple[AppServer, ...]:
-    """The app servers the file's programs start."""
+    """The app servers the file's programs start; `find_config` finds the files their command
+    lines name (default: beside the file; an image's, through its COPYs, when an image's
+    command runs supervisord)."""
     section = ""
     programs: dict[str, dict[str, tuple[str, int]]] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -99,7 +111,14 @@ def read_supervisord(
             found = server_command(one)
             if found is not None:
                 apps.append(
-                    read_command(path, found, process_env, {}, shell=True, find_config=beside(path))
+                    read_command(
+                        path,
+                        found,
+                        process_env,
+                        {},
+                        shell=True,
+                        find_config=find_config or beside(path),
+                    )
                 )
                 break
     if not apps:
