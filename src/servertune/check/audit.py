@@ -44,7 +44,7 @@ __all__ = [
 
 
 #: Rules that say what check could not see rather than what is wrong: their results are
-#: coverage notes, printed apart and never changing the exit status (issue 36, item 1).
+#: coverage notes, printed apart and never changing the exit status.
 COVERAGE_RULES = frozenset({"include-not-found", "unresolved-variable", "config-not-found"})
 
 
@@ -175,7 +175,7 @@ def check_files(
     judged = plan.machine if plan is not None else machine
     # CPU-count expressions in the files are evaluated for the cores the user named (--cores,
     # the workload's machine); else for the CPU limit the deployment files declare; else for
-    # this machine's, and the report says which (issue 29, item 9).
+    # this machine's, and the report says which.
     named = plan is not None or machine.cores_source == "--cores"
     where = "the workload's machine" if plan is not None else judged.cores_source
     with collect_notes() as notes, evaluating_for(judged.cores if named else None):

@@ -276,7 +276,7 @@ class Finding:
 
 
 #: The kinds of coverage note: what check could not see, and why. A note is not a finding: it
-#: never changes the exit status (issue 36: a team removes a hook that fails on what it could
+#: never changes the exit status (a team removes a hook that fails on what it could
 #: not read). Each kind's title, for the summary and for SARIF's notifications.
 NOTE_KINDS = {
     "include-not-found": "an nginx include names a file that is not here: not checked",
@@ -335,7 +335,7 @@ def collect_notes() -> Iterator[list[Note]]:
 
 #: The core count a config's own CPU-count expressions (`multiprocessing.cpu_count()` in a
 #: gunicorn config, `%k` in uWSGI) are evaluated for: `--cores` when given, else the CPU limit
-#: the deployment files declare, else this machine's (issue 29/36: a finding must not flip with
+#: the deployment files declare, else this machine's (a finding must not flip with
 #: the machine that runs check). Set by `check_files` for the run in progress.
 _CORES: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "servertune_check_cores", default=None

@@ -35,7 +35,7 @@ def format_text(result: CheckResult) -> str:
         lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in result.notes)
     files = _plural(len(result.files), "file")
     if result.cores is not None and result.apps:
-        # Which cores the CPU-count rules judged by, and why (issue 29: a finding must not
+        # Which cores the CPU-count rules judged by, and why (a finding must not
         # silently depend on the machine that runs check).
         files += f", judged for {_plural(result.cores[0], 'core')} ({result.cores[1]})"
     if result.findings:

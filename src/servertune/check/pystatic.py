@@ -1,7 +1,7 @@
 """A gunicorn config file read as Python source, never run: the values its top level assigns.
 
 `check` runs in pre-commit hooks on contributors' pull requests, so it must not execute what
-it reads (issue 29: a config holding `os.system(...)` ran it). This evaluator walks the file's
+it reads (a config holding `os.system(...)` ran it). This evaluator walks the file's
 syntax tree the way the interpreter would run its top level, and knows only what cannot have a
 side effect: literals, names it assigned, arithmetic and comparisons, f-strings, `int()` /
 `float()` / `str()` / `min()` / `max()` / `len()` / `round()` / `abs()`, a few string methods,

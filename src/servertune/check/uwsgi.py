@@ -155,7 +155,7 @@ def _magic(path: Path) -> dict[str, str]:
         "e": absolute.suffix,
         "c": absolute.parent.name,
         # The cores being judged (--cores, the deployment's CPU limit, else this host's), not
-        # always the machine running check (issue 36: a finding must not flip with it).
+        # always the machine running check (a finding must not flip with it).
         "k": str(evaluation_cores()),
         "h": socket.gethostname(),
         "%": "%",
