@@ -412,7 +412,9 @@ def _one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
 #: at concurrency = cores, every load from an idle app (docs/benchmarks.md, "Every load from an
 #: idle app"): what a finding may promise, and no more.
 _BALANCE_MEASURED = "1.04-1.06x the req/s and 1.08-1.21x lower p99 at concurrency = cores"
-_UWSGI_THREADS = "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html"
+_UWSGI_SERIALIZING_ACCEPT = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html"
+)
 #: The app bench balance measured: half of each request's service time holds the GIL. For a
 #: workload that holds it less, the benchmark says nothing, and neither does the rule.
 BALANCE_CPU_FRACTION = 0.5
@@ -423,7 +425,7 @@ BALANCE_CPU_FRACTION = 0.5
     Severity.info,
     "several multi-threaded processes behind nginx accept from one socket",
     "servertune bench balance (uWSGI behind nginx: per-worker sockets + least_conn measured "
-    f"{_BALANCE_MEASURED}); {_UWSGI_THREADS}; "
+    f"{_BALANCE_MEASURED}); {_UWSGI_SERIALIZING_ACCEPT}; "
     "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn",
 )
 def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -715,7 +717,7 @@ THUNDER_LOCK_MIN_PROCESSES = 5
     "thunder-lock",
     Severity.info,
     "many uWSGI processes sharing a socket wake together on every connection",
-    f"{_UWSGI_THREADS}; servertune bench balance (2 processes: no measurable gain)",
+    f"{_UWSGI_SERIALIZING_ACCEPT}; servertune bench balance (2 processes: no measurable gain)",
 )
 def _thunder(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
