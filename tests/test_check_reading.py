@@ -518,3 +518,22 @@ def test_a_manifest_running_fastapi_run_is_uvicorn(tmp_path: Path) -> None:
         ("gunicorn", 3),
         ("uvicorn", 2),
     ]
+
+
+def test_an_exec_entrypoint_beside_its_dockerfile(tmp_path: Path) -> None:
+    """The common `entrypoint.sh` ending in `exec "$@"`, given beside the Dockerfile whose CMD
+    it runs: the server is read through the Dockerfile (its CMD as the script's "$@"), and the
+    script alone is a note saying it runs its caller's command, not an error."""
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/sh\nset -e\npython manage.py migrate\nexec "$@"\n'
+    )
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+        'ENTRYPOINT ["/entrypoint.sh"]\nCMD ["gunicorn", "-w", "2", "app.wsgi"]\n'
+    )
+    result = check_files([dockerfile, tmp_path / "entrypoint.sh"], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [(a.kind, a.workers.value) for a in result.apps] == [("gunicorn", 2)]
+    (note,) = result.notes
+    assert 'exec "$@"' in note.message
