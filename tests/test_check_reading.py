@@ -537,3 +537,15 @@ def test_an_exec_entrypoint_beside_its_dockerfile(tmp_path: Path) -> None:
     assert [(a.kind, a.workers.value) for a in result.apps] == [("gunicorn", 2)]
     (note,) = result.notes
     assert 'exec "$@"' in note.message
+
+
+def test_nautobot_server_start_is_uwsgi(tmp_path: Path) -> None:
+    """nautobot's image: `nautobot-server start --ini uwsgi.ini` runs uWSGI embedded with those
+    arguments, so the ini beside it is read as uWSGI's."""
+    (tmp_path / "uwsgi.ini").write_text(
+        "[uwsgi]\nhttp = 0.0.0.0:8080\nprocesses = 3\nthreads = 2\nthunder-lock = true\n"
+    )
+    script = tmp_path / "start.sh"
+    script.write_text("#!/bin/sh\nexec nautobot-server start --ini uwsgi.ini\n")
+    app = only_app([script])
+    assert (app.kind, app.workers.value, app.threads.value) == ("uwsgi", 3, 2)
