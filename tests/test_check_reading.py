@@ -549,3 +549,18 @@ def test_nautobot_server_start_is_uwsgi(tmp_path: Path) -> None:
     script.write_text("#!/bin/sh\nexec nautobot-server start --ini uwsgi.ini\n")
     app = only_app([script])
     assert (app.kind, app.workers.value, app.threads.value) == ("uwsgi", 3, 2)
+
+
+def test_a_word_on_a_continued_line_is_placed_on_its_own_line(tmp_path: Path) -> None:
+    """Issue 36.1: a shell-form CMD over continued lines: `--http-to $UPSTREAM` on line 6 is
+    noted at line 6, not at the instruction's first line, and the continued lines are one
+    command."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nENV A=1\nCMD uwsgi \\\n    --master \\\n    --processes 2 \\\n"
+        "    --http-to $UPSTREAM \\\n    --module app\n"
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [a.workers.value for a in result.apps] == [2]
+    assert [(n.kind, n.at.line) for n in result.notes] == [("unresolved-variable", 6)]

@@ -362,10 +362,15 @@ def _braced(tokens: list[str]) -> list[str]:
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
-    lines = script.text.replace("\\\n", " \n").split("\n")
+    lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
-    for offset, line in enumerate(lines):
+    for offset, raw in enumerate(lines):
         at = Location(script.at.file, script.at.line + offset)
+        # A backslash at the end continues the command on the next line (an even run of
+        # them is literal): the words go on, each on its own line.
+        trailing = len(raw) - len(raw.rstrip("\\"))
+        continued = trailing % 2 == 1
+        line = raw[:-1] if continued else raw
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         lexer.commenters = "#"
@@ -380,7 +385,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
                 commands.append([])
             else:
                 commands[-1].append(Word(token, at))
-        if not line.rstrip().endswith("\\") and commands[-1]:
+        if not continued and commands[-1]:
             commands.append([])
     return [c for c in commands if c]
 
