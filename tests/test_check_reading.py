@@ -518,3 +518,49 @@ def test_a_manifest_running_fastapi_run_is_uvicorn(tmp_path: Path) -> None:
         ("gunicorn", 3),
         ("uvicorn", 2),
     ]
+
+
+def test_an_exec_entrypoint_beside_its_dockerfile(tmp_path: Path) -> None:
+    """The common `entrypoint.sh` ending in `exec "$@"`, given beside the Dockerfile whose CMD
+    it runs: the server is read through the Dockerfile (its CMD as the script's "$@"), and the
+    script alone is a note saying it runs its caller's command, not an error."""
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/sh\nset -e\npython manage.py migrate\nexec "$@"\n'
+    )
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+        'ENTRYPOINT ["/entrypoint.sh"]\nCMD ["gunicorn", "-w", "2", "app.wsgi"]\n'
+    )
+    result = check_files([dockerfile, tmp_path / "entrypoint.sh"], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [(a.kind, a.workers.value) for a in result.apps] == [("gunicorn", 2)]
+    (note,) = result.notes
+    assert 'exec "$@"' in note.message
+
+
+def test_nautobot_server_start_is_uwsgi(tmp_path: Path) -> None:
+    """nautobot's image: `nautobot-server start --ini uwsgi.ini` runs uWSGI embedded with those
+    arguments, so the ini beside it is read as uWSGI's."""
+    (tmp_path / "uwsgi.ini").write_text(
+        "[uwsgi]\nhttp = 0.0.0.0:8080\nprocesses = 3\nthreads = 2\nthunder-lock = true\n"
+    )
+    script = tmp_path / "start.sh"
+    script.write_text("#!/bin/sh\nexec nautobot-server start --ini uwsgi.ini\n")
+    app = only_app([script])
+    assert (app.kind, app.workers.value, app.threads.value) == ("uwsgi", 3, 2)
+
+
+def test_a_word_on_a_continued_line_is_placed_on_its_own_line(tmp_path: Path) -> None:
+    """Issue 36.1: a shell-form CMD over continued lines: `--http-to $UPSTREAM` on line 6 is
+    noted at line 6, not at the instruction's first line, and the continued lines are one
+    command."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nENV A=1\nCMD uwsgi \\\n    --master \\\n    --processes 2 \\\n"
+        "    --http-to $UPSTREAM \\\n    --module app\n"
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [a.workers.value for a in result.apps] == [2]
+    assert [(n.kind, n.at.line) for n in result.notes] == [("unresolved-variable", 6)]

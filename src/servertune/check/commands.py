@@ -88,6 +88,10 @@ WRAPPERS: dict[str, int] = {
     "start-nginx": 0,
     "start-nginx-debug": 0,
 }
+#: A project's own command that runs a server in-process with the arguments after it, as
+#: that server's command line: Nautobot's `nautobot-server start` is django-webserver's
+#: `start`, uWSGI embedded (pyuwsgi), documented as `nautobot-server start --ini uwsgi.ini`.
+LAUNCHERS: dict[tuple[str, str], Literal["uwsgi"]] = {("nautobot-server", "start"): "uwsgi"}
 #: The shells a `sh -c "script"` runs: their script's commands are searched for the server.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "busybox"})
 _ASSIGNMENT = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
@@ -213,6 +217,8 @@ def _server_of(words: Sequence[Word]) -> int | None:
             return index
         if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
             return index  # FastAPI's CLI running uvicorn (`_fastapi_run`)
+        if index + 1 < len(words) and (name, words[index + 1].text) in LAUNCHERS:
+            return index
         if name.startswith("python") and index + 2 < len(words):
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
             # (what its console script imports), `uvicorn.main`, `granian.cli`.
@@ -270,6 +276,18 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         return None
     if _name(words[index].text) == "fastapi":
         return _fastapi_run(words[index:], tuple(assignments))
+    launcher = (
+        LAUNCHERS.get((_name(words[index].text), words[index + 1].text))
+        if index + 1 < len(words)
+        else None
+    )
+    if launcher is not None:
+        return ServerCommand(
+            server=launcher,
+            program=words[index],
+            args=tuple(words[index + 2 :]),
+            assignments=tuple(assignments),
+        )
     server = _name(words[index].text)
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
@@ -344,10 +362,15 @@ def _braced(tokens: list[str]) -> list[str]:
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
-    lines = script.text.replace("\\\n", " \n").split("\n")
+    lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
-    for offset, line in enumerate(lines):
+    for offset, raw in enumerate(lines):
         at = Location(script.at.file, script.at.line + offset)
+        # A backslash at the end continues the command on the next line (an even run of
+        # them is literal): the words go on, each on its own line.
+        trailing = len(raw) - len(raw.rstrip("\\"))
+        continued = trailing % 2 == 1
+        line = raw[:-1] if continued else raw
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         lexer.commenters = "#"
@@ -362,7 +385,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
                 commands.append([])
             else:
                 commands[-1].append(Word(token, at))
-        if not line.rstrip().endswith("\\") and commands[-1]:
+        if not continued and commands[-1]:
             commands.append([])
     return [c for c in commands if c]
 

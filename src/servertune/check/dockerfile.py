@@ -387,6 +387,13 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
             elif name in ("CMD", "ENTRYPOINT"):
                 if command.json:
                     words = located(_words(command, lines))
+                elif command.end_line > command.start_line and escape == "\\":
+                    # A shell form over continued lines: its text as written, so each word
+                    # keeps its own line (`--http-to $X` on line 45 is reported at 45, not at
+                    # the instruction's first line); the shell joins the continuations.
+                    written = "\n".join(lines[command.start_line - 1 : command.end_line])
+                    written = re.sub(r"\A\s*\w+\s+", "", written)
+                    words = [Word(written, at(command.start_line))]
                 else:
                     words = [Word(" ".join(command.value), at(command.start_line))]
                 if name == "CMD":

@@ -325,6 +325,14 @@ def read_script(
             found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
             if found_app is not None:
                 return found_app
+        if passes:
+            # An entrypoint: what it starts is its caller's command (the image's CMD), read
+            # when the Dockerfile or compose file that runs it is checked.
+            raise NothingToCheck(
+                f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
+                "image's CMD, read with the Dockerfile or compose file that runs it); "
+                f"{_NO_SERVER}"
+            )
         raise NothingToCheck(f"{path}: {_NO_SERVER}")
     if len(commands) > 1:
         commands = _one_server(path, commands)
