@@ -362,3 +362,11 @@ def test_a_daemonized_server_beside_another_foreground_process_is_not_told_to_ex
     script = "#!/bin/sh\ngunicorn app.wsgi -w 2 --daemon\nexec nginx -g 'daemon off;'\n"
     findings = _findings(tmp_path, {"entrypoint.sh": script})
     assert not [f for f in findings if f.rule == "entrypoint-without-exec"]
+
+
+def test_a_setting_missing_from_a_config_file_not_read_is_not_a_finding(tmp_path: Path) -> None:
+    """`uwsgi --ini /opt/app/uwsgi.ini` whose file is not among those given: its die-on-term may
+    be there, so no uwsgi-sigterm-reloads (nautobot's image sets it in that file)."""
+    dockerfile = 'FROM python:3.12\nCMD ["uwsgi", "--ini", "/opt/app/uwsgi.ini"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": dockerfile})
+    assert not [f for f in findings if f.rule == "uwsgi-sigterm-reloads"]

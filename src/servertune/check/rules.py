@@ -638,6 +638,8 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.max_requests.value <= 0 or app.max_requests_jitter.value > 0:
             continue
+        if app.missing_config is not None:
+            continue  # the config file the command names, not read, may set the jitter
         replicas = app.container.replicas if app.container is not None else None
         if app.workers.value * (replicas.value if replicas is not None else 1) < 2:
             continue  # one process in all: no restarts to keep apart
@@ -727,6 +729,8 @@ def _thunder(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         if app.thunder_lock is not None and app.thunder_lock.value:
             continue
+        if app.missing_config is not None:
+            continue  # the config file the command names, not read, may set it
         yield rule.finding(
             app.workers.at,
             f"{app.workers.value} processes accept from the same socket without thunder-lock: "
@@ -809,8 +813,8 @@ def _die_on_term(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
             continue  # an ini on its own: started by systemd or the Emperor, who send others
-        if app.die_on_term is not None:
-            continue
+        if app.die_on_term is not None or app.missing_config is not None:
+            continue  # set, or perhaps set in the config file the command names but was not read
         platform = (
             {"compose": "docker compose", "kubernetes": "Kubernetes"}[app.container.platform]
             if app.container is not None
