@@ -564,3 +564,16 @@ def test_a_word_on_a_continued_line_is_placed_on_its_own_line(tmp_path: Path) ->
     assert result.errors == ()
     assert [a.workers.value for a in result.apps] == [2]
     assert [(n.kind, n.at.line) for n in result.notes] == [("unresolved-variable", 6)]
+
+
+def test_an_entrypoint_script_that_is_not_here_is_not_a_variable(tmp_path: Path) -> None:
+    """Issue 36.1: `ENTRYPOINT ["/docker-entrypoint.sh"]` not in the context is a
+    config-not-found note naming the script, not an unresolved variable."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        'FROM python:3.12\nENTRYPOINT ["/docker-entrypoint.sh"]\n'
+        'CMD ["gunicorn", "-w", "2", "app.wsgi"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert [(n.kind, n.at.line) for n in result.notes] == [("config-not-found", 2)]
+    assert "ENTRYPOINT /docker-entrypoint.sh" in result.notes[0].message
