@@ -430,6 +430,8 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.container is not None:
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
+        if app.workers_follow_cpu_count:
+            continue  # one cause, one finding: workers-from-cpu-count says it at this line
         if app.workers.value > cores:
             # A per-worker script starts one single-worker server per socket: its count is
             # the number of sockets, and so is the fix.
