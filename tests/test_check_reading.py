@@ -577,3 +577,32 @@ def test_an_entrypoint_script_that_is_not_here_is_not_a_variable(tmp_path: Path)
     result = check_files([dockerfile], machine=MACHINE, env={})
     assert [(n.kind, n.at.line) for n in result.notes] == [("config-not-found", 2)]
     assert "ENTRYPOINT /docker-entrypoint.sh" in result.notes[0].message
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("workers = " + "(" * 5000 + "1" + ")" * 5000 + "\n", ("gunicorn.conf.py",)),
+        ("workers = 1" + " + 1" * 30000 + "\n", ("gunicorn.conf.py",)),
+        ('bind = f"{1:>999999999}"\nworkers = 2\n', ()),
+        ("workers = round(5, -10**9)\n", ()),
+        ("workers = 2 ** 10 ** 10\n", ()),
+        ('bind = "x" * 10**9\nworkers = 2\n', ()),
+    ],
+    ids=["deep-parens", "long-sum", "huge-width", "huge-round", "huge-power", "huge-repeat"],
+)
+def test_hostile_python_is_read_without_hanging(
+    tmp_path: Path, body: str, words: tuple[str, ...]
+) -> None:
+    """A config built to make the static reader hang, eat memory or crash: one `error:` line
+    (exit 2) or an unresolved value (exit 0/1), never a traceback, never a long run."""
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text(body)
+    result = run(config, "--cores", "2")
+    assert "Traceback" not in result.stderr
+    assert result.returncode in (0, 1, 2), result.stderr
+    if result.returncode == 2:
+        assert result.stderr.startswith("error: ")
+        assert result.stderr.count("\n") == 1
+        for word in words:
+            assert word in result.stderr

@@ -164,7 +164,7 @@ def _is_python(path: Path, text: str) -> bool:
 
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 
