@@ -606,3 +606,12 @@ def test_hostile_python_is_read_without_hanging(
         assert result.stderr.count("\n") == 1
         for word in words:
             assert word in result.stderr
+
+
+def test_nginx_with_a_bom_is_refused_as_nginx_would(tmp_path: Path) -> None:
+    """nginx takes a UTF-8 BOM as part of its first directive: refused with line 1, not passed."""
+    conf = tmp_path / "nginx.conf"
+    conf.write_bytes(b"\xef\xbb\xbfevents {}\nhttp { server { listen 8080; } }\n")
+    result = run(conf)
+    assert result.returncode == 2
+    assert f"{conf}:1: starts with a UTF-8 byte-order mark" in result.stderr
