@@ -324,6 +324,11 @@ class _Evaluator:
             owner = self.expr(function.value)
             if isinstance(owner, str) and function.attr in _STR_METHODS:
                 return getattr(owner, function.attr)(*args, **kwargs)
+            if isinstance(owner, str) and function.attr == "format" and not kwargs:
+                # `"0.0.0.0:{}".format(port)`; a width of 1000+ would only eat memory.
+                if re.search(r"\d{4,}", owner):
+                    raise Unresolved(f"`{ast.unparse(node)}`")
+                return owner.format(*args)
             if isinstance(owner, dict) and function.attr == "get":
                 return owner.get(*args)
             raise Unresolved(f"`{ast.unparse(node)}`")
