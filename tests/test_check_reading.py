@@ -564,3 +564,54 @@ def test_a_word_on_a_continued_line_is_placed_on_its_own_line(tmp_path: Path) ->
     assert result.errors == ()
     assert [a.workers.value for a in result.apps] == [2]
     assert [(n.kind, n.at.line) for n in result.notes] == [("unresolved-variable", 6)]
+
+
+def test_an_entrypoint_script_that_is_not_here_is_not_a_variable(tmp_path: Path) -> None:
+    """Issue 36.1: `ENTRYPOINT ["/docker-entrypoint.sh"]` not in the context is a
+    config-not-found note naming the script, not an unresolved variable."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        'FROM python:3.12\nENTRYPOINT ["/docker-entrypoint.sh"]\n'
+        'CMD ["gunicorn", "-w", "2", "app.wsgi"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert [(n.kind, n.at.line) for n in result.notes] == [("config-not-found", 2)]
+    assert "ENTRYPOINT /docker-entrypoint.sh" in result.notes[0].message
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("workers = " + "(" * 5000 + "1" + ")" * 5000 + "\n", ("gunicorn.conf.py",)),
+        ("workers = 1" + " + 1" * 30000 + "\n", ("gunicorn.conf.py",)),
+        ('bind = f"{1:>999999999}"\nworkers = 2\n', ()),
+        ("workers = round(5, -10**9)\n", ()),
+        ("workers = 2 ** 10 ** 10\n", ()),
+        ('bind = "x" * 10**9\nworkers = 2\n', ()),
+    ],
+    ids=["deep-parens", "long-sum", "huge-width", "huge-round", "huge-power", "huge-repeat"],
+)
+def test_hostile_python_is_read_without_hanging(
+    tmp_path: Path, body: str, words: tuple[str, ...]
+) -> None:
+    """A config built to make the static reader hang, eat memory or crash: one `error:` line
+    (exit 2) or an unresolved value (exit 0/1), never a traceback, never a long run."""
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text(body)
+    result = run(config, "--cores", "2")
+    assert "Traceback" not in result.stderr
+    assert result.returncode in (0, 1, 2), result.stderr
+    if result.returncode == 2:
+        assert result.stderr.startswith("error: ")
+        assert result.stderr.count("\n") == 1
+        for word in words:
+            assert word in result.stderr
+
+
+def test_nginx_with_a_bom_is_refused_as_nginx_would(tmp_path: Path) -> None:
+    """nginx takes a UTF-8 BOM as part of its first directive: refused with line 1, not passed."""
+    conf = tmp_path / "nginx.conf"
+    conf.write_bytes(b"\xef\xbb\xbfevents {}\nhttp { server { listen 8080; } }\n")
+    result = run(conf)
+    assert result.returncode == 2
+    assert f"{conf}:1: starts with a UTF-8 byte-order mark" in result.stderr

@@ -178,7 +178,9 @@ def check_files(
     # this machine's, and the report says which.
     named = plan is not None or machine.cores_source == "--cores"
     where = "the workload's machine" if plan is not None else judged.cores_source
-    with collect_notes() as notes, evaluating_for(judged.cores if named else None):
+    # This machine's cores (cgroup and affinity included) until the files name a limit, so
+    # the count evaluated is the count the summary reports.
+    with collect_notes() as notes, evaluating_for(judged.cores):
         reading, errors = _read_all(paths, env, kind)
     if not named:
         limits = [

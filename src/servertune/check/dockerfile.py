@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from servertune.check import model
 from servertune.check.commands import (
     ConfigFile,
     Word,
@@ -41,7 +42,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
 from servertune.check.source import read_text
 
 __all__ = [
@@ -490,21 +491,15 @@ def find_server(
     app = run_words(path, cmd, env, env_at, find_config=find)
     if app is None:
         return None
-    note = Setting(
-        f"ENTRYPOINT {program} (not among the files read; CMD read as what it runs)",
+    # A script that is not here is not a variable: a config-not-found note naming it.
+    model.note(
+        "config-not-found",
         entrypoint[0].at,
+        f"ENTRYPOINT {program}: not in the build context or the files given; the CMD was read "
+        'as what it runs (an entrypoint ending in `exec "$@"` runs it); what the script does '
+        "before it was not checked",
     )
-    return _with_note(app, note)
-
-
-def _is_shell(words: list[Word]) -> bool:
-    return bool(words) and PurePosixPath(words[0].text).name in ("sh", "bash", "dash", "ash")
-
-
-def _with_note(app: AppServer, note: Setting[str]) -> AppServer:
-    from dataclasses import replace
-
-    return replace(app, unresolved=(*app.unresolved, note))
+    return app
 
 
 def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
@@ -539,6 +534,8 @@ def _stop_signal(app: AppServer, path: Path, text: str) -> AppServer:
     """uWSGI whose image's STOPSIGNAL stops it: SIGTERM is never sent, so its handling of
     SIGTERM does not matter (`die_on_term` set from that line)."""
     from dataclasses import replace
+
+    from servertune.check.model import Setting
 
     found = list(_STOPSIGNAL.finditer(text))
     if app.kind != "uwsgi" or app.die_on_term is not None or not found:

@@ -82,6 +82,8 @@ def _lines(text: str, path: Path) -> dict[str, int]:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as error:
         raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
+        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
     lines: dict[str, int] = {}
     for node in tree.body:
         targets: list[ast.expr] = []
@@ -181,6 +183,8 @@ def _static(
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as error:
         raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
+        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
     environment = dict(os.environ if env is None else env)
     names = {setting.name for setting in KNOWN_SETTINGS}
     binds: list[str] = []
@@ -441,7 +445,7 @@ def application_module(text: str, path: Path) -> str | None:
         return None
     try:
         tree = ast.parse(text, filename=str(path))
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         return None  # _lines says where
     names = _bound_names(tree.body)
     if names is None or names & {setting.name for setting in KNOWN_SETTINGS}:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,14 +107,14 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
     "len": len,
-    "round": round,
+    "round": lambda number, digits=None: round(number, _bounded(digits)),
     "abs": abs,
     "list": list,
     "tuple": tuple,
 }
 #: Methods of str without side effects.
 _STR_METHODS = frozenset(
-    {"lower", "upper", "strip", "lstrip", "rstrip", "split", "isdigit", "isnumeric", "format"}
+    {"lower", "upper", "strip", "lstrip", "rstrip", "split", "isdigit", "isnumeric"}
 )
 #: Dotted names that read the host's CPU count.
 _CPU_COUNT = frozenset(
@@ -121,6 +122,14 @@ _CPU_COUNT = frozenset(
 )
 #: Above this, a power or a repeated string is an attack on the reader, not a config.
 _MAX_NUMBER = 10**12
+
+
+def _bounded(digits: Any) -> Any:
+    """`round()`'s digits, refused past what a setting could need (`round(5, -10**9)` would
+    compute a power of ten with a billion digits)."""
+    if isinstance(digits, int) and abs(digits) > 20:
+        raise Unresolved("round() to more than 20 digits")
+    return digits
 
 
 class _Evaluator:
@@ -315,6 +324,11 @@ class _Evaluator:
             owner = self.expr(function.value)
             if isinstance(owner, str) and function.attr in _STR_METHODS:
                 return getattr(owner, function.attr)(*args, **kwargs)
+            if isinstance(owner, str) and function.attr == "format" and not kwargs:
+                # `"0.0.0.0:{}".format(port)`; a width of 1000+ would only eat memory.
+                if re.search(r"\d{4,}", owner):
+                    raise Unresolved(f"`{ast.unparse(node)}`")
+                return owner.format(*args)
             if isinstance(owner, dict) and function.attr == "get":
                 return owner.get(*args)
             raise Unresolved(f"`{ast.unparse(node)}`")
@@ -391,6 +405,8 @@ class _Evaluator:
                 if isinstance(part, ast.FormattedValue):
                     value = self.expr(part.value)
                     spec = self.expr(part.format_spec) if part.format_spec else ""
+                    if re.search(r"\d{4,}", str(spec)):  # a width of 1000+: not a setting
+                        raise Unresolved(f"`{ast.unparse(part)}`")
                     value = repr(value) if part.conversion == ord("r") else value
                     parts.append(format(value, spec))
                 else:
@@ -438,7 +454,11 @@ def _stored(node: ast.AST) -> set[str]:
 def evaluate_config(
     tree: ast.Module, env: Mapping[str, str], cpus: int, module: str = "gunicorn_conf"
 ) -> StaticConfig:
-    """The top level of `tree` evaluated under `env` with `cpus` CPUs: Refused when it raises."""
+    """The top level of `tree` evaluated under `env` with `cpus` CPUs: Refused when it raises
+    (also when an expression nests deeper than Python's recursion allows: no config does)."""
     evaluator = _Evaluator(env, cpus, module)
-    evaluator.run(tree.body)
+    try:
+        evaluator.run(tree.body)
+    except RecursionError:
+        raise Refused("an expression nested too deeply to evaluate") from None
     return StaticConfig(evaluator.names, evaluator.unknown, evaluator.lines)

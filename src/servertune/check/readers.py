@@ -140,7 +140,17 @@ def _is_procfile(path: Path, text: str) -> bool:
 
 def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     del env  # nginx reads no environment
+    from servertune.check.model import CheckInputError
     from servertune.check.nginx import read_nginx
+
+    with path.open("rb") as head:
+        if head.read(3) == b"\xef\xbb\xbf":
+            # Python reads past a UTF-8 byte-order mark; nginx does not (ngx_conf_file.c
+            # takes it as part of the first directive's name, which is then unknown).
+            raise CheckInputError(
+                f"{path}:1: starts with a UTF-8 byte-order mark, which nginx reads as part of "
+                "its first directive (unknown directive): save it without the BOM"
+            )
 
     return Reading(nginx=(read_nginx(path, text),))
 
@@ -174,7 +184,7 @@ def _is_python(path: Path, text: str) -> bool:
 
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 

@@ -542,6 +542,8 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
         box = app.container
         if box is not None and (box.platform != "compose" or box.cpu_limit is not None):
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
+        if app.workers_follow_cpu_count and _runs_in_container(app):
+            continue  # one cause, one finding: workers-from-cpu-count says it at this line
         if app.workers.value > cores:
             plan, assumed = _plan_for_cores(c, cores)
             # A per-worker script starts one single-worker server per socket: its count is
@@ -574,6 +576,12 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+def _runs_in_container(app: AppServer) -> bool:
+    """The files say the server runs in a container or dyno: a manifest or compose service
+    holds it, or a command line (a Dockerfile's CMD, a Procfile, a manifest's args) starts it."""
+    return app.container is not None or app.command_line
+
+
 @_rule(
     "workers-from-cpu-count",
     Severity.warning,
@@ -583,7 +591,7 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
 def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, _ = _cores(c)
     for app in c.apps:
-        if app.container is None and not app.command_line:
+        if not _runs_in_container(app):
             # A config file read on its own may be a host's (searxng's uWSGI template for a
             # systemd install): there the CPU count is the right one. Its count is judged
             # against the cores by workers-over-cores; the container case needs the files
