@@ -111,7 +111,9 @@ def test_gunicorn_config_that_raises(tmp_path: Path) -> None:
     """An exception in gunicorn.conf.py is reported with its message, from the child process."""
     path = tmp_path / "gunicorn.conf.py"
     path.write_text("workers = 2\nraise RuntimeError('no DATABASE_URL')\n")
-    assert_one_error_line(run(path), "gunicorn.conf.py", "RuntimeError: no DATABASE_URL")
+    assert_one_error_line(run(path), "gunicorn.conf.py", "line 2 raises RuntimeError(")
+    executed = run(path, "--execute-gunicorn-config")
+    assert_one_error_line(executed, "gunicorn.conf.py", "RuntimeError: no DATABASE_URL")
 
 
 def test_gunicorn_config_that_loops_is_stopped(tmp_path: Path) -> None:
@@ -129,7 +131,9 @@ def test_gunicorn_config_that_loops_is_stopped(tmp_path: Path) -> None:
         "while True:\n    pass\n"
     )
     started = time.monotonic()
-    assert_one_error_line(run(path), "gunicorn.conf.py", "did not finish loading")
+    assert_one_error_line(
+        run(path, "--execute-gunicorn-config"), "gunicorn.conf.py", "did not finish loading"
+    )
     assert time.monotonic() - started < GUNICORN_EVAL_TIMEOUT_S + 20
     time.sleep(max(0.0, started + late + 2 - time.monotonic()))
     assert not marker.exists(), "a process the config started outlived the check"
@@ -139,7 +143,7 @@ def test_gunicorn_syntax_error(tmp_path: Path) -> None:
     """A Python syntax error names the line, without running anything."""
     path = tmp_path / "gunicorn.conf.py"
     path.write_text("workers = 2\nthreads = = 4\n")
-    assert_one_error_line(run(path), "gunicorn.conf.py", "line 2")
+    assert_one_error_line(run(path), "gunicorn.conf.py:2:", "syntax error")
 
 
 def test_uwsgi_without_section(tmp_path: Path) -> None:
@@ -175,13 +179,14 @@ def test_unknown_lb_name_is_a_usage_error() -> None:
 
 def test_exit_codes_follow_fail_on() -> None:
     """Findings at or above --fail-on exit 1; below it, 0; a clean stack exits 0."""
-    broken = DATA / "notifications-admin-keepalive-90" / "gunicorn.conf.py"  # info only
-    assert run(broken, "--lb", "aws-alb").returncode == 0
-    assert run(broken, "--lb", "aws-alb", "--fail-on", "info").returncode == 1
+    shared = DATA / "break-shared-socket"  # info only
+    broken = (shared / "uwsgi.ini", shared / "nginx.conf")
+    assert run(*broken, "--lb", "aws-alb").returncode == 0
+    assert run(*broken, "--lb", "aws-alb", "--fail-on", "info").returncode == 1
     fixed = DATA / "recipe-fixed"
     clean = run(fixed / "nginx.conf", fixed / "gunicorn.conf.py", "--lb", "aws-alb")
     assert clean.returncode == 0
-    assert clean.stdout.strip() == "no findings in 2 files"
+    assert clean.stdout.strip() == "no findings in 2 files, judged for 4 cores (--cores)"
     error = DATA / "alb-default-keepalive" / "gunicorn.conf.py"
     assert run(error, "--lb", "aws-alb", "--fail-on", "error").returncode == 1
 

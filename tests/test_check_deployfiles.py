@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from servertune.check import NothingToCheck, check_files
+from servertune.check import check_files
 from servertune.sizing import Machine
 
 MACHINE = Machine(cores=64, somaxconn=4096)
@@ -24,6 +24,7 @@ services:
   web:
     build: .
     cpus: "0.5"
+    stop_grace_period: 2m10s
 """
 WORKER_DOCKERFILE = """\
 FROM python:3.12-slim
@@ -58,7 +59,60 @@ def test_a_file_that_starts_no_server_is_read_beside_one_that_does(stack: Path) 
 
 
 def test_alone_it_is_nothing_to_check_in_its_own_words(stack: Path) -> None:
-    with pytest.raises(NothingToCheck) as error:
-        check_files([stack / "worker.Dockerfile"], machine=MACHINE)
-    assert str(error.value).startswith(f"{stack / 'worker.Dockerfile'}: the image runs ")
-    assert str(error.value).endswith("nothing to check")
+    # A coverage note, exit 0: a worker's Dockerfile committed alone passes the hook (issue 29).
+    result = check_files([stack / "worker.Dockerfile"], machine=MACHINE)
+    assert (result.findings, result.errors, result.apps) == ((), (), ())
+    (nothing,) = result.notes
+    assert nothing.message.startswith(f"{stack / 'worker.Dockerfile'}: the image runs ")
+
+
+def _compose_stack(tmp_path: Path, command: str, extra: str = "") -> list[str]:
+    (tmp_path / "compose.yaml").write_text(
+        f"services:\n  web:\n    image: web\n    cpus: '4'\n    command: {command}\n{extra}"
+    )
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE)
+    return sorted(f.rule for f in result.findings)
+
+
+def test_docker_stop_grace_is_the_bound_on_a_graceful_timeout_the_user_chose(
+    tmp_path: Path,
+) -> None:
+    """graceful_timeout 120 under compose's default 10 s stop_grace_period: docker kills
+    at 10 s; a stop_grace_period above it (125s) passes; both at their defaults say nothing."""
+    command = "gunicorn -w 4 --timeout 120 --graceful-timeout 120 app:app"
+    assert _compose_stack(tmp_path, command) == ["grace-period-below-shutdown"]
+    assert _compose_stack(tmp_path, command, "    stop_grace_period: 2m5s\n") == []
+    assert _compose_stack(tmp_path, "gunicorn -w 4 app:app") == []
+
+
+def test_graceful_below_timeout_only_where_timeout_caps_a_request(tmp_path: Path) -> None:
+    """gunicorn's `timeout` ends a request only for a sync worker; for gthread and gevent it
+    is a heartbeat, so a graceful_timeout below it loses nothing (issue 36.4)."""
+    stop = "    stop_grace_period: 5m\n"
+    sync = "gunicorn -w 4 --timeout 120 app:app"
+    assert _compose_stack(tmp_path, sync, stop) == ["graceful-below-timeout"]
+    for other in ("--threads 4", "-k gthread --threads 4", "-k gevent"):
+        assert _compose_stack(tmp_path, f"{sync} {other}", stop) == [], other
+
+
+def test_graceful_fix_raises_the_stop_grace_period_when_it_is_the_bound(tmp_path: Path) -> None:
+    """Under compose's default 10 s the fix names stop_grace_period as well as graceful_timeout."""
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    image: web\n    cpus: '4'\n"
+        "    command: gunicorn -w 4 --timeout 120 app:app\n"
+    )
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE)
+    (finding,) = [f for f in result.findings if f.rule == "graceful-below-timeout"]
+    assert finding.fix == "--graceful-timeout 120, and stop_grace_period: 125s"
+    assert "stop_grace_period 10 s (default)" in finding.message
+
+
+def test_a_stop_grace_period_that_is_not_a_duration_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    image: web\n    stop_grace_period: soon\n"
+        "    command: gunicorn app:app\n"
+    )
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE)
+    (error,) = result.errors
+    assert error.line == 4
+    assert "stop_grace_period 'soon' is not a duration" in error.message

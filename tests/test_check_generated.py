@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from servertune.check import LoadBalancer, check_files
+from servertune.check.rules import BALANCE_CPU_FRACTION
 from servertune.render import TARGETS
 from servertune.sizing import Machine, Plan, make_plan
 from servertune.workload import Workload
@@ -63,8 +64,14 @@ def _check(plan: Plan, stack: tuple[str, str], directory: Path) -> set[str]:
 
 def _expected(plan: Plan, stack: tuple[str, str]) -> set[str]:
     """shared-socket is advice for the one-socket layouts, once 2+ processes of 2+ threads share
-    it; granian's one-port layout with 2+ workers gets the same advice in granian's words."""
-    shared = stack in SHARED_SOCKET_STACKS and plan.processes >= 2 and plan.threads >= 2
+    the socket the nginx given passes to, for an app holding the GIL as much as the benchmark's; granian's one-port layout with 2+ workers gets the same advice in granian's words."""
+    shared = (
+        stack in SHARED_SOCKET_STACKS
+        and plan.processes >= 2
+        and plan.threads >= 2
+        and plan.workload.cpu_fraction >= BALANCE_CPU_FRACTION
+        and not plan.workload.upstream  # said only where the nginx given passes to the socket
+    )
     granian = stack[0] == "granian" and plan.processes >= 2
     return ({"shared-socket"} if shared else set()) | (
         {"granian-workers-share-a-port"} if granian else set()

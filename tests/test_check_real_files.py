@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from servertune.check import CheckInputError, check_files
+from servertune.check import check_files
 from servertune.sizing import Machine
 
 MACHINE = Machine(cores=64, somaxconn=4096)
@@ -50,8 +48,10 @@ def test_the_build_context_is_never_looked_for_above_a_repository(tmp_path: Path
     inner = repo / "docker"
     inner.mkdir()
     (inner / "Dockerfile").write_text(dockerfile.read_text())
-    with pytest.raises(CheckInputError, match="starts no server check reads"):
-        check_files([inner / "Dockerfile"], machine=MACHINE, env={})
+    result = check_files([inner / "Dockerfile"], machine=MACHINE, env={})
+    assert result.apps == ()
+    (nothing,) = result.notes
+    assert "starts no server check reads" in nothing.message
 
 
 def test_a_lone_dash_is_a_value_and_the_callers_arguments_are_named(tmp_path: Path) -> None:
@@ -60,8 +60,9 @@ def test_a_lone_dash_is_a_value_and_the_callers_arguments_are_named(tmp_path: Pa
     script = tmp_path / "entrypoint.sh"
     script.write_text(ENTRYPOINT)
     result = check_files([script], machine=MACHINE, env={})
-    assert [f.rule for f in result.findings] == ["unresolved-variable"]
-    assert "'$@'" in result.findings[0].message
+    assert result.findings == ()
+    assert [n.rule for n in result.notes] == ["unresolved-variable"]
+    assert "'$@'" in result.notes[0].message
     assert result.apps[0].workers.value == 3
 
 
@@ -99,7 +100,7 @@ def test_a_kubelet_variable_no_manifest_here_defines_is_left_out_and_named(
     (app,) = result.apps
     assert app.request_timeout is not None
     assert app.request_timeout.value == 90
-    unresolved = [f for f in result.findings if f.rule == "unresolved-variable"]
+    unresolved = [n for n in result.notes if n.rule == "unresolved-variable"]
     assert [(f.at.line, f.message.split("'")[1]) for f in unresolved] == [
         (14, "--workers=$(GUNICORN_WORKERS)"),
         (18, "--graceful-timeout $(GRACE)"),
@@ -116,14 +117,14 @@ def test_a_prefix_the_script_makes_empty_is_dropped_as_the_shell_drops_it(tmp_pa
     (app,) = check_files([script], machine=MACHINE, env={}).apps
     assert app.workers.value == 3
     script.write_text('#!/bin/bash\nCMDPREFIX="/usr/local/bin/profile-me"\n' + body)
-    with pytest.raises(CheckInputError, match="no gunicorn, uvicorn, granian or uWSGI command"):
-        check_files([script], machine=MACHINE, env={})
+    (nothing,) = check_files([script], machine=MACHINE, env={}).notes
+    assert "no gunicorn, uvicorn, granian or uWSGI command" in nothing.message
 
 
 def test_a_python_module_config_is_named_by_its_file(tmp_path: Path) -> None:
     """gunicorn's `-c python:pkg.settings` is a module: the fix names `pkg/settings.py`."""
     script = tmp_path / "run.sh"
     script.write_text("#!/bin/sh\nexec gunicorn -c python:pkg.settings app:app\n")
-    (finding,) = check_files([script], machine=MACHINE, env={}).findings
+    (finding,) = check_files([script], machine=MACHINE, env={}).notes
     assert finding.rule == "config-not-found"
     assert finding.fix.startswith("servertune check pkg/settings.py ")

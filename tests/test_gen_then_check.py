@@ -45,3 +45,23 @@ def test_every_file_gen_all_writes_checks_clean(case: str, tmp_path: Path) -> No
     read = {Path(f).name for f in report["files"]}
     assert {f.name for f in files} <= read
     assert [f for f in report["findings"] if f["severity"] in ("warning", "error")] == []
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.startswith("k8s-")])
+def test_kubernetes_layouts_are_not_told_to_add_an_nginx(case: str, tmp_path: Path) -> None:
+    """The gateway and ingress manifests `gen` writes have no nginx in front of the app pod's
+    socket: no finding tells them to go "behind nginx least_conn" (issue 36.2)."""
+    workload = tmp_path / "workload.toml"
+    workload.write_text(_toml(json.loads((GOLDEN / "cases" / f"{case}.json").read_text())))
+    out = tmp_path / "out"
+    runner = CliRunner()
+    generated = runner.invoke(app, ["gen", "all", "--workload", str(workload), "--out", str(out)])
+    assert generated.exit_code == 0, generated.output
+    manifest = out / "kubernetes.yaml"
+    checked = runner.invoke(
+        app, ["check", "--workload", str(workload), "--format", "json", str(manifest)]
+    )
+    assert checked.exit_code == 0, checked.output
+    rules = {f["rule"] for f in json.loads(checked.stdout)["findings"]}
+    assert "shared-socket" not in rules
+    assert not any("least_conn" in f["fix"] for f in json.loads(checked.stdout)["findings"])

@@ -1104,6 +1104,14 @@ def check(
             "or the log_format of an nginx config given)",
         ),
     ] = None,
+    execute_gunicorn_config: Annotated[
+        bool,
+        typer.Option(
+            "--execute-gunicorn-config",
+            help="load gunicorn configs through gunicorn, which RUNS their Python code (only for "
+            "files you trust; by default they are read without running them)",
+        ),
+    ] = False,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check import (
@@ -1149,19 +1157,29 @@ def check(
             from servertune.check.envfile import read_env_file
 
             env, _ = read_env_file(env_file)
-        result = check_files(
-            files,
-            lb=balancer,
-            machine=machine,
-            plan=plan,
-            env=env,
-            rss_mb=rss_mb,
-            kind=kind and kind.value,
-            traffic=traffic,
-        )
+        from servertune.check.gunicorn import executing_configs
+
+        with executing_configs(execute_gunicorn_config):
+            result = check_files(
+                files,
+                lb=balancer,
+                machine=machine,
+                plan=plan,
+                env=env,
+                rss_mb=rss_mb,
+                kind=kind and kind.value,
+                traffic=traffic,
+            )
     except CheckInputError as error:
         raise fail(str(error)) from None
-    typer.echo(FORMATS[output_format.value](result))
+    if len(result.errors) < len(files):  # a report when at least one file was read
+        typer.echo(FORMATS[output_format.value](result))
+    # Every file that could not be read, one line each, after the others' findings: exit 2,
+    # as linters do, so one unreadable file never hides the rest.
+    for unread in result.errors:
+        typer.echo(f"error: {unread.message}", err=True)
+    if result.errors:
+        raise typer.Exit(code=2)
     worst = result.worst()
     if worst is not None and worst >= Severity[fail_on.value]:
         raise typer.Exit(code=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +15,15 @@ from servertune.check.model import (
     AppServer,
     CheckInputError,
     Finding,
+    Location,
     NginxConfig,
+    Note,
     NothingToCheck,
+    NotSupported,
     Severity,
+    collect_notes,
+    evaluating_for,
+    note,
 )
 from servertune.check.readers import Reading, read_with, reader_for
 from servertune.check.rules import Context, run_rules
@@ -28,13 +36,39 @@ if TYPE_CHECKING:
     from servertune.logs.traffic import Traffic
 
 __all__ = [
+    "COVERAGE_RULES",
     "CheckResult",
+    "FileError",
     "check_files",
     "config_kind",
     "plan_for_check",
     "read_config",
     "read_file",
 ]
+
+
+#: Rules that say what check could not see rather than what is wrong: their results are
+#: coverage notes, printed apart and never changing the exit status.
+COVERAGE_RULES = frozenset({"include-not-found", "unresolved-variable", "config-not-found"})
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file check could not read: the one-line reason (naming the file, and its line where
+    there is one). The other files are still read and checked."""
+
+    file: Path
+    line: int | None
+    message: str
+
+
+def _file_error(path: Path, error: CheckInputError) -> FileError:
+    message = str(error)
+    line = None
+    head, sep, _ = message.partition(": ")
+    if sep and head.rpartition(":")[2].isdigit():
+        line = int(head.rpartition(":")[2])
+    return FileError(path, line, message)
 
 
 @dataclass(frozen=True)
@@ -50,6 +84,12 @@ class CheckResult:
     plan: Plan | None
     #: Load balancer configs read (HAProxy backends) and what each one sends to.
     balancer_links: tuple[BalancerLink, ...] = ()
+    #: Coverage: what was not followed or not known, and why (never a finding).
+    notes: tuple[Note, ...] = ()
+    #: Files that could not be read (exit 2), each with its one-line reason.
+    errors: tuple[FileError, ...] = ()
+    #: The core count the rules judged by, and where it came from.
+    cores: tuple[int, str] | None = None
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -101,6 +141,21 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
     return kept
 
 
+def _run_images(reading: Reading) -> list[AppServer]:
+    """Every app server, with the one Kubernetes container that sets no command (and runs no
+    proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
+    gives exactly one Dockerfile that starts one (with several of either, which container runs
+    which image is not in these files)."""
+    apps = list(reading.apps)
+    if len(reading.image_containers) != 1 or len(reading.image_apps) != 1:
+        return apps  # which container runs which image is not in these files
+    (image,) = reading.image_apps
+    if image.container is not None:
+        return apps
+    bound = [dataclasses.replace(image, container=box) for box in reading.image_containers]
+    return [a for a in apps if a is not image] + bound
+
+
 def check_files(
     paths: Sequence[Path],
     *,
@@ -122,26 +177,34 @@ def check_files(
     `kind` reads every file with that reader instead of the one that claims it. `traffic`
     (an access log read by servertune.logs) adds the findings only traffic shows.
     """
-    reading = Reading()
-    idle: list[str] = []  # each file that brought no server, as what it was read as
-    for path in paths:
-        text = read_text(path)
-        reader = reader_for(path, text, kind)
-        try:
-            one = read_with(reader, path, text, env)
-        except NothingToCheck as nothing:
-            idle.append(str(nothing))
-            continue
-        if not one.apps and not one.nginx and not one.balancers:
-            idle.append(
-                f"{path}: read as {reader.described}, but it starts no app server and holds no "
-                "nginx config: nothing to check"
-            )
-        reading += one
-    apps, nginx = _once(reading.apps), list(reading.nginx)
-    if idle and not apps and not nginx and not reading.balancers:
-        others = f" (and {len(idle) - 1} more files like it)" if len(idle) > 1 else ""
-        raise NothingToCheck(idle[0] + others)
+    machine = machine or Machine.read()
+    judged = plan.machine if plan is not None else machine
+    # CPU-count expressions in the files are evaluated for the cores the user named (--cores,
+    # the workload's machine); else for the CPU limit the deployment files declare; else for
+    # this machine's, and the report says which.
+    named = plan is not None or machine.cores_source == "--cores"
+    where = "the workload's machine" if plan is not None else judged.cores_source
+    # This machine's cores (cgroup and affinity included) until the files name a limit, so
+    # the count evaluated is the count the summary reports.
+    with collect_notes() as notes, evaluating_for(judged.cores):
+        reading, errors = _read_all(paths, env, kind)
+    if not named:
+        limits = [
+            a.container.cpu_limit
+            for a in reading.apps
+            if a.container is not None and a.container.cpu_limit is not None
+        ]
+        if limits:
+            limit = max(limits, key=lambda s: s.value)
+            cores = max(1, math.ceil(limit.value))
+            where = f"the CPU limit at {limit.at}"
+            machine = machine.model_copy(update={"cores": cores, "cores_source": where})
+            with collect_notes() as notes, evaluating_for(cores):
+                reading, errors = _read_all(paths, env, kind)
+        else:
+            where = f"this machine ({machine.cores_source})"
+    judged = plan.machine if plan is not None else machine
+    apps, nginx = _once(_run_images(reading)), list(reading.nginx)
     links = link(nginx, apps)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
@@ -152,25 +215,33 @@ def check_files(
         nginx,
         links,
         lb,
-        machine or Machine.read(),
+        machine,
         plan,
         rss_mb=rss_mb,
         rss_source=rss_source,
         balancer_links=fronts,
     )
-    findings = run_rules(context)
-    if traffic is not None:  # the log's rules import the log reader: only when given one
-        from servertune.check.traffic import traffic_findings
-
-        findings += traffic_findings(context, traffic)
-        findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
     files = (
         [b.file for b in reading.balancers]
         + [p for n in nginx for p in n.files]
         + [a.file for a in apps]
         + list(reading.files)
     )
-    files += paths  # a file that brought nothing still counts as read
+    failed = {e.file for e in errors}
+    files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
+    findings: list[Finding] = []
+    for finding in run_rules(context):
+        if finding.rule in COVERAGE_RULES:
+            notes.append(Note(finding.rule, finding.at, finding.message, finding.fix))
+        elif finding not in findings:
+            # The same finding once: five `location`s inheriting one http-level
+            # proxy_read_timeout in front of one app are one line to change, not five.
+            findings.append(finding)
+    if traffic is not None:  # the log's rules import the log reader: only when given one
+        from servertune.check.traffic import traffic_findings
+
+        findings += traffic_findings(context, traffic)
+        findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -180,4 +251,56 @@ def check_files(
         lb=lb,
         plan=plan,
         balancer_links=tuple(fronts),
+        notes=_deduplicated(notes),
+        errors=tuple(errors),
+        cores=(judged.cores, where),
+    )
+
+
+def _read_all(
+    paths: Sequence[Path], env: Mapping[str, str] | None, kind: str | None
+) -> tuple[Reading, list[FileError]]:
+    """Every file's reading; a file that cannot be read is an error of its own and the rest are
+    still read (as linters do: one template must not hide the other files' findings)."""
+    reading = Reading()
+    errors: list[FileError] = []
+    for path in paths:
+        try:
+            text = read_text(path)
+            reader = reader_for(path, text, kind)
+            one = read_with(reader, path, text, env)
+        except NothingToCheck as nothing:
+            note("starts-no-server", Location(path), str(nothing))
+            continue
+        except NotSupported as unsupported:
+            note("not-supported", Location(path), str(unsupported))
+            continue
+        except CheckInputError as error:
+            errors.append(_file_error(path, error))
+            continue
+        if not one.apps and not one.nginx and not one.balancers:
+            note(
+                "starts-no-server",
+                Location(path),
+                f"{path}: read as {reader.described}; it starts no app server and holds no "
+                "nginx or HAProxy config",
+            )
+        reading += one
+    return reading, errors
+
+
+def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
+    """Each note once: the same thing not followed at several lines (one include in every
+    server block) is one note at its first line, counting the others."""
+    first: dict[tuple[str, Path, str], Note] = {}
+    more: dict[tuple[str, Path, str], int] = {}
+    for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
+        key = (one.kind, one.at.file, one.message)
+        if key in first:
+            more[key] = more.get(key, 0) + 1
+        else:
+            first[key] = one
+    return tuple(
+        Note(n.kind, n.at, n.message + (f" (and {more[k]} more lines)" if k in more else ""), n.fix)
+        for k, n in first.items()
     )

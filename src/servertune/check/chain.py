@@ -8,6 +8,7 @@ socket is its path.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from servertune.check.model import (
@@ -60,17 +61,57 @@ def _serves(app_socket: str, target: str) -> bool:
     return app_port == port and (app_host in _WILDCARDS or app_host == host)
 
 
+_IPV4 = re.compile(r"\A[0-9]+(\.[0-9]+){3}\Z")
+
+
+def _host_name(target: str) -> str | None:
+    """The host name a target names (`web` of `web:8000`, a compose service or a Kubernetes
+    Service), None for an address (an IP, localhost, a unix socket, a wildcard)."""
+    host, port = normalise(target)
+    if host == "unix" or host in _WILDCARDS or host == "127.0.0.1" or not port.isdigit():
+        return None
+    if _IPV4.match(host) or host.startswith("["):
+        return None
+    return host
+
+
+def _by_name(target: str, apps: list[AppServer]) -> list[AppServer]:
+    """The app servers a host name at a port reaches: another container's (or pod's) name
+    resolves to that container's address, never to the nginx's own loopback, so what the
+    app's bind line says about its host is not what decides; its port is. One whose
+    container has that name is it; otherwise every app on the port."""
+    name = _host_name(target)
+    if name is None:
+        return []
+    _, port = normalise(target)
+    on_port = [
+        a
+        for a in apps
+        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
+    ]
+    named = [a for a in on_port if a.container is not None and a.container.name == name]
+    return named or on_port
+
+
 def link(nginx_configs: list[NginxConfig], apps: list[AppServer]) -> list[Link]:
-    """Every (nginx pass, upstream server, app server) triple whose addresses meet."""
+    """Every (nginx pass, upstream server, app server) triple whose addresses meet: the same
+    address as the kernel routes it, or a host name (another container's) at the app's port."""
     links: list[Link] = []
     for config in nginx_configs:
         for passing in config.passes:
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             for server in servers:
-                for app in apps:
-                    if any(_serves(s.value, server.value) for s in app.sockets):
-                        links.append(Link(config, passing, upstream, server, app))
+                # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
+                # the same address is another deployment's, as in `gen all`'s alternatives).
+                speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
+                reached = [
+                    app
+                    for app in speaking
+                    if any(_serves(s.value, server.value) for s in app.sockets)
+                ]
+                for app in reached or _by_name(server.value, speaking):
+                    links.append(Link(config, passing, upstream, server, app))
     return links
 
 

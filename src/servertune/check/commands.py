@@ -77,14 +77,30 @@ WRAPPERS: dict[str, int] = {
     "pdm": 1,
     "hatch": 1,
     "rye": 1,
+    # s6-overlay's privilege drop and environment loaders (paperless-ngx's run scripts).
+    "s6-setuidgid": 1,
+    "s6-envuidgid": 1,
+    "with-contenv": 0,
+    "s6-env": 0,
+    # runit's `chpst -u user cmd` (options only; -u's value is skipped with them).
+    "chpst": 0,
+    # heroku-buildpack-nginx: starts nginx, then runs the command after it (the app server).
+    "start-nginx": 0,
+    "start-nginx-debug": 0,
 }
+#: A project's own command that runs a server in-process with the arguments after it, as
+#: that server's command line: Nautobot's `nautobot-server start` is django-webserver's
+#: `start`, uWSGI embedded (pyuwsgi), documented as `nautobot-server start --ini uwsgi.ini`.
+LAUNCHERS: dict[tuple[str, str], Literal["uwsgi"]] = {("nautobot-server", "start"): "uwsgi"}
 #: The shells a `sh -c "script"` runs: their script's commands are searched for the server.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "busybox"})
 _ASSIGNMENT = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
 #: POSIX parameter expansion as `sh` does it on a word: `$NAME`, `${NAME}`, `${NAME:-word}`,
 #: `${NAME-word}` (and `:=`/`=`, which also default); `$$` and `$1` are left to the shell.
 _PARAMETER = re.compile(
-    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=+?])(?P<word>[^}]*))?\}"
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-=+?])"
+    # the word may hold one nested expansion: `${A:-${B:-8000}}` (paperless-ngx's run script)
+    r"(?P<word>(?:[^}$]|\$(?!\{)|\$\{[^{}]*\})*))?\}"
     r"|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
 )
 
@@ -201,8 +217,15 @@ def _server_of(words: Sequence[Word]) -> int | None:
         name = _name(word.text)
         if name in SERVERS:
             return index
+        if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
+            return index  # FastAPI's CLI running uvicorn (`_fastapi_run`)
+        if index + 1 < len(words) and (name, words[index + 1].text) in LAUNCHERS:
+            return index
         if name.startswith("python") and index + 2 < len(words):
-            if words[index + 1].text == "-m" and words[index + 2].text in SERVERS:
+            # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
+            # (what its console script imports), `uvicorn.main`, `granian.cli`.
+            module = words[index + 2].text.split(".")[0]
+            if words[index + 1].text == "-m" and module in SERVERS:
                 return index + 2
             # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
             # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
@@ -266,7 +289,23 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     index = _server_of(words)
     if index is None or (index > 0 and not _name(words[0].text).startswith("python")):
         return None
+    if _name(words[index].text) == "fastapi":
+        return _fastapi_run(words[index:], tuple(assignments))
+    launched = (
+        LAUNCHERS.get((_name(words[index].text), words[index + 1].text))
+        if index + 1 < len(words)
+        else None
+    )
+    if launched is not None:
+        return ServerCommand(
+            server=launched,
+            program=words[index],
+            args=tuple(words[index + 2 :]),
+            assignments=tuple(assignments),
+        )
     server = _name(words[index].text)
+    if index >= 2 and words[index - 1].text == "-m":
+        server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
     return ServerCommand(
         server=server,  # type: ignore[arg-type]
@@ -274,6 +313,53 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         args=tuple(words[index + 1 :]),
         assignments=tuple(assignments),
         launcher=launcher or _launcher(words, index),
+    )
+
+
+#: `fastapi run`'s options that are uvicorn's too (fastapi-cli's `run` passes them to
+#: `uvicorn.run`); what else it takes (`--app`, `--entrypoint`, `--reload`) sets nothing checked.
+_FASTAPI_UVICORN_OPTIONS = frozenset(
+    {"--host", "--port", "--workers", "--root-path", "--forwarded-allow-ips"}
+)
+
+
+def _fastapi_run(words: Sequence[Word], assignments: tuple[tuple[str, Word], ...]) -> ServerCommand:
+    """`fastapi run [PATH] [--workers N] ...` (FastAPI's own CLI, its templates' CMD): uvicorn,
+    run by fastapi-cli with its production defaults: host 0.0.0.0, port 8000, proxy headers
+    on. Read as the uvicorn command line it amounts to."""
+    program, rest = words[0], list(words[2:])
+    args: list[Word] = []
+    app = Word("main:app", program.at)  # the app fastapi-cli discovers in PATH: not imported
+    given: set[str] = set()
+    proxy = True
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        name, sep, _ = word.text.partition("=")
+        if name in _FASTAPI_UVICORN_OPTIONS:
+            given.add(name)
+            if sep:
+                args.append(word)
+            elif index + 1 < len(rest):
+                args += [word, rest[index + 1]]
+                index += 1
+        elif word.text in ("--proxy-headers", "--no-proxy-headers"):
+            proxy = word.text == "--proxy-headers"
+        elif word.text in ("--app", "--entrypoint", "-e"):
+            index += 1  # its value names the app, not a setting
+        elif not word.text.startswith("-"):
+            app = Word("main:app", word.at)  # PATH: the app's module, found at run time
+        index += 1
+    defaults = [("--host", "0.0.0.0"), ("--port", "8000")]
+    args += [
+        w
+        for flag, value in defaults
+        if flag not in given
+        for w in (Word(flag, program.at), Word(value, program.at))
+    ]
+    args.append(Word("--proxy-headers" if proxy else "--no-proxy-headers", program.at))
+    return ServerCommand(
+        server="uvicorn", program=program, args=(*args, app), assignments=assignments
     )
 
 
@@ -292,10 +378,15 @@ def _braced(tokens: list[str]) -> list[str]:
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
-    lines = script.text.replace("\\\n", " \n").split("\n")
+    lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
-    for offset, line in enumerate(lines):
+    for offset, raw in enumerate(lines):
         at = Location(script.at.file, script.at.line + offset)
+        # A backslash at the end continues the command on the next line (an even run of
+        # them is literal): the words go on, each on its own line.
+        trailing = len(raw) - len(raw.rstrip("\\"))
+        continued = trailing % 2 == 1
+        line = raw[:-1] if continued else raw
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         lexer.commenters = "#"
@@ -310,7 +401,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
                 commands.append([])
             else:
                 commands[-1].append(Word(token, at))
-        if not line.rstrip().endswith("\\") and commands[-1]:
+        if not continued and commands[-1]:
             commands.append([])
     return [c for c in commands if c]
 
@@ -347,7 +438,12 @@ def _resolve(reading: _Reading) -> list[Word]:
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
         expanded = None if special else expand_shell(word.text, reading.env)
         if expanded is not None:
-            words.append(Word(expanded, word.at))
+            if word.text.startswith("${") and word.text.endswith("}") and " " in word.text:
+                # `${OPTS:- --workers 4 --timeout 180}`: a default of several words, which
+                # the shell splits into fields after expanding it (openlibrary's start script).
+                words += [Word(part, word.at) for part in expanded.split()]
+            else:
+                words.append(Word(expanded, word.at))
             continue
         reading.unresolved.append(Setting(word.text, word.at))
         previous = args[index - 1].text if index else ""
@@ -409,7 +505,92 @@ def read_command(
     if command.launcher is not None:
         code = expand_shell(command.launcher.text, environment)
         app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
-    return replace(app, unresolved=tuple(reading.unresolved), command_line=True)
+    return replace(
+        app,
+        unresolved=tuple(reading.unresolved),
+        command_line=True,
+        repeated_options=repeated_options(command),
+    )
+
+
+#: Options that take one value, which the server's parser overwrites when given again
+#: (argparse's `store`, click's single-value options, uWSGI's scalar options); options that
+#: add up (`--bind`, `--socket`, `-e`, `--env`, `--header`, `--reload-dir`) are not here.
+SINGLE_VALUE: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        **dict.fromkeys(("-w", "--workers"), "workers"),
+        "--threads": "threads",
+        **dict.fromkeys(("-t", "--timeout"), "timeout"),
+        "--graceful-timeout": "graceful_timeout",
+        "--keep-alive": "keepalive",
+        "--max-requests": "max_requests",
+        "--max-requests-jitter": "max_requests_jitter",
+        "--backlog": "backlog",
+        **dict.fromkeys(("-k", "--worker-class"), "worker_class"),
+        "--worker-connections": "worker_connections",
+        **dict.fromkeys(("-c", "--config"), "config"),
+    },
+    "uvicorn": {
+        f"--{n}": n
+        for n in (
+            "workers",
+            "port",
+            "host",
+            "timeout-keep-alive",
+            "timeout-graceful-shutdown",
+            "limit-max-requests",
+            "limit-concurrency",
+            "backlog",
+            "loop",
+            "http",
+        )
+    },
+    "granian": {
+        **{
+            f"--{n}": n
+            for n in ("workers", "blocking-threads", "port", "host", "interface", "backlog")
+        },
+        "-w": "workers",
+    },
+    "uwsgi": {
+        **{
+            f"--{n}": n
+            for n in ("processes", "workers", "threads", "harakiri", "listen", "max-requests")
+        },
+        "-p": "processes",
+        "-t": "harakiri",
+        "-l": "listen",
+    },
+}
+#: uWSGI's aliases of one option.
+_SAME_OPTION = {"workers": "processes"}
+
+
+def repeated_options(command: ServerCommand) -> tuple[tuple[Setting[str], Setting[str]], ...]:
+    """Single-value options given twice on the command line, as written (before any shell
+    expansion: `-w $WORKERS -w $THREADS` is a repeat whatever the variables hold): (first,
+    last) with the value each one carries."""
+    options = SINGLE_VALUE.get(command.server, {})
+    first: dict[str, Setting[str]] = {}
+    last: dict[str, Setting[str]] = {}
+    args = list(command.args)
+    for index, word in enumerate(args):
+        flag, sep, value = word.text.partition("=")
+        if flag not in options:
+            continue
+        at = word.at
+        if not sep and index + 1 < len(args):
+            # The value's line: a flag as short as `-w` may be placed on an earlier line
+            # that also holds those characters.
+            value, at = args[index + 1].text, args[index + 1].at
+        name = options[flag]
+        name = _SAME_OPTION.get(name, name)
+        written = Setting(f"{flag}{'=' if sep else ' '}{value}".strip(), at)
+        if name in first:
+            last[name] = written
+        else:
+            first[name] = written
+    return tuple((first[name], last[name]) for name in last)
 
 
 def run_words(
@@ -435,9 +616,20 @@ def run_words(
         )
     if not words or find_config is None or depth > 4:
         return None
+    supervised = _supervisord_config(words, find_config)
+    if supervised is not None:
+        return supervised
     rest = words
-    if _name(words[0].text) in SHELLS:
-        rest = words[1:]
+    # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
+    # the script is what it runs.
+    while rest and _name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[_name(rest[0].text)]
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    if rest and _name(rest[0].text) in SHELLS:
+        rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
             rest = rest[1:]
     if not rest:
@@ -458,6 +650,29 @@ def run_words(
         if "command line in this script" in str(error):
             return None  # a script that starts no server check reads (migrations, a worker)
         raise
+
+
+def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
+    """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
+    conf/supervisord.conf`): the first server its programs start, when FILE is here."""
+    from servertune.check.model import NothingToCheck
+    from servertune.check.supervisord import read_supervisord
+
+    names = [_name(w.text) for w in words]
+    if "supervisord" not in names:
+        return None
+    args = list(words[names.index("supervisord") + 1 :])
+    named, _ = _config_argument(args, ("-c", "--configuration"))
+    if named is None:
+        return None  # its default path is the image's (/etc/supervisord.conf): not here
+    config = find_config(named.text)
+    if config is None:
+        return None
+    try:
+        apps = read_supervisord(config.file, config.text, find_config=find_config)
+    except NothingToCheck:
+        return None
+    return apps[0]
 
 
 def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:

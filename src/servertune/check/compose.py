@@ -43,6 +43,7 @@ from servertune.check.model import (
     Location,
     NothingToCheck,
     Setting,
+    note,
 )
 from servertune.check.source import read_text
 
@@ -229,7 +230,15 @@ def _environment(
         if not env_path.is_file():
             if required is not None and (required.text() or "").lower() == "false":
                 continue
-            raise CheckInputError(f"{name.at}: env_file {name.text()}: no such file")
+            # Usually a gitignored `.env` each deployment writes: read the service without it,
+            # and say so (compose itself would refuse to start, but the file is not wrong).
+            note(
+                "env-file-not-found",
+                name.at,
+                f"env_file {name.text()}: not here (a deployment's own file?); the service "
+                "was read without its variables",
+            )
+            continue
         values, at = read_env_file(env_path, lookup, interpolated)
         env.update(values)
         where.update(at)
@@ -279,6 +288,29 @@ def _memory(node: _Node | None, field: str) -> Setting[float] | None:
     return Setting(value / 1024**2, node.at)
 
 
+#: `docker compose stop` / `docker stop` wait this long after SIGTERM before SIGKILL when the
+#: service sets no stop_grace_period: https://docs.docker.com/reference/compose-file/services/#stop_grace_period
+DOCKER_STOP_GRACE_S = 10.0
+#: A compose duration (`1m30s`, `10s`, `500ms`, `1.5h`), Go's time.ParseDuration units.
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?)(us|ms|s|m|h)")
+_DURATION_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _stop_grace(service: _Node, at: Location) -> Setting[float]:
+    """The service's stop_grace_period in seconds (Docker's 10 s default when unset)."""
+    node = service.get("stop_grace_period")
+    text = node.text() if node is not None else None
+    if node is None or text is None:
+        return Setting(DOCKER_STOP_GRACE_S, at, default=True)
+    text = text.strip()
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise CheckInputError(
+            f"{node.at}: stop_grace_period {text[:40]!r} is not a duration (e.g. 30s, 1m30s)"
+        )
+    return Setting(sum(float(n) * _DURATION_UNITS[u] for n, u in parts), node.at)
+
+
 def _container(name: str, key_at: Location, service: _Node) -> Container:
     limits = service.get("deploy", "resources", "limits")
     reservations = service.get("deploy", "resources", "reservations")
@@ -306,6 +338,7 @@ def _container(name: str, key_at: Location, service: _Node) -> Container:
         replicas=Setting(int(count), replicas.at)  # type: ignore[union-attr]
         if count is not None
         else None,
+        grace_period_s=_stop_grace(service, key_at),
     )
 
 

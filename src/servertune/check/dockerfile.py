@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from servertune.check import model
 from servertune.check.commands import (
     ConfigFile,
     Word,
@@ -41,7 +42,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
 from servertune.check.source import read_text
 
 __all__ = [
@@ -306,6 +307,19 @@ def _words(command: Any, lines: list[str]) -> list[Word]:
     return words
 
 
+def _error_line(reason: str, text: str) -> str:
+    """`:N` for BuildKit's parse error: the line it names (`... on line 3`), or for an
+    unterminated heredoc the line that opens the last one; empty when neither is known."""
+    named = re.search(r"\bline (\d+)", reason)
+    if named is not None:
+        return f":{named[1]}"
+    if "heredoc" in reason:
+        openings = [n for n, line in enumerate(text.splitlines(), start=1) if "<<" in line]
+        if openings:
+            return f":{openings[-1]}"
+    return ""
+
+
 def read_image(path: Path, text: str, context: Path | None = None) -> Image:
     """The final stage of the Dockerfile: what the image runs and with which environment."""
     import dockerfile
@@ -314,7 +328,9 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
         commands = dockerfile.parse_string(text)
     except dockerfile.GoParseError as error:
         reason = " ".join(str(error).split())
-        raise CheckInputError(f"{path}: Dockerfile syntax error: {reason[:200]}") from None
+        raise CheckInputError(
+            f"{path}{_error_line(reason, text)}: Dockerfile syntax error: {reason[:200]}"
+        ) from None
     escape = _escape_character(text)
     lines = text.splitlines()
     stages: dict[str, _Stage] = {}
@@ -372,6 +388,13 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
             elif name in ("CMD", "ENTRYPOINT"):
                 if command.json:
                     words = located(_words(command, lines))
+                elif command.end_line > command.start_line and escape == "\\":
+                    # A shell form over continued lines: its text as written, so each word
+                    # keeps its own line (`--http-to $X` on line 45 is reported at 45, not at
+                    # the instruction's first line); the shell joins the continuations.
+                    written = "\n".join(lines[command.start_line - 1 : command.end_line])
+                    written = re.sub(r"\A\s*\w+\s+", "", written)
+                    words = [Word(written, at(command.start_line))]
                 else:
                     words = [Word(" ".join(command.value), at(command.start_line))]
                 if name == "CMD":
@@ -468,21 +491,15 @@ def find_server(
     app = run_words(path, cmd, env, env_at, find_config=find)
     if app is None:
         return None
-    note = Setting(
-        f"ENTRYPOINT {program} (not among the files read; CMD read as what it runs)",
+    # A script that is not here is not a variable: a config-not-found note naming it.
+    model.note(
+        "config-not-found",
         entrypoint[0].at,
+        f"ENTRYPOINT {program}: not in the build context or the files given; the CMD was read "
+        'as what it runs (an entrypoint ending in `exec "$@"` runs it); what the script does '
+        "before it was not checked",
     )
-    return _with_note(app, note)
-
-
-def _is_shell(words: list[Word]) -> bool:
-    return bool(words) and PurePosixPath(words[0].text).name in ("sh", "bash", "dash", "ash")
-
-
-def _with_note(app: AppServer, note: Setting[str]) -> AppServer:
-    from dataclasses import replace
-
-    return replace(app, unresolved=(*app.unresolved, note))
+    return app
 
 
 def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
@@ -494,12 +511,40 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     environment = {**image.env, **(env or {})}
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
-        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:]) or "nothing"
+        shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        if not shown:  # a builder stage, a base image: the base image's own command runs
+            raise NothingToCheck(
+                f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
+                "so it starts no server check reads (gunicorn, uvicorn, granian, uWSGI)"
+            )
         raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
         )
-    return app
+    return _stop_signal(app, path, text)
+
+
+#: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),
+#: as a Dockerfile's STOPSIGNAL may name them: `docker stop` sends this, not SIGTERM.
+_UWSGI_STOPS = frozenset({"SIGINT", "INT", "2", "SIGQUIT", "QUIT", "3"})
+_STOPSIGNAL = re.compile(r"^[ \t]*STOPSIGNAL[ \t]+(\S+)", re.I | re.M)
+
+
+def _stop_signal(app: AppServer, path: Path, text: str) -> AppServer:
+    """uWSGI whose image's STOPSIGNAL stops it: SIGTERM is never sent, so its handling of
+    SIGTERM does not matter (`die_on_term` set from that line)."""
+    from dataclasses import replace
+
+    from servertune.check.model import Setting
+
+    found = list(_STOPSIGNAL.finditer(text))
+    if app.kind != "uwsgi" or app.die_on_term is not None or not found:
+        return app
+    signal = found[-1]
+    if signal[1].upper() not in _UWSGI_STOPS:
+        return app
+    line = text.count("\n", 0, signal.start()) + 1
+    return replace(app, die_on_term=Setting(True, Location(path, line)))
 
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.

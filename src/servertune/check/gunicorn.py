@@ -1,31 +1,47 @@
-"""gunicorn.conf.py, read by gunicorn itself in a child interpreter with a time limit.
+"""gunicorn.conf.py, read as source and never run, unless the user asks for it to be run.
 
 A gunicorn config is Python: its numbers may come from the environment, GUNICORN_CMD_ARGS or
-`multiprocessing.cpu_count()`. Only gunicorn's own loader gives the values gunicorn will use,
-and running someone's Python inside servertune's process would let it hang or crash `check`;
-so a child interpreter loads it (`_gunicorn_probe.py`), and is killed after
-GUNICORN_EVAL_TIMEOUT_S. Line numbers come from the file's syntax tree (never executed here).
+`multiprocessing.cpu_count()`. `check` runs in pre-commit hooks on other people's pull
+requests, so by default it reads the file without running it (`pystatic`: literals, arithmetic,
+the environment, the CPU count), then hands the values to gunicorn's own `Config` (its
+validators, its command-line parser for GUNICORN_CMD_ARGS and the command's flags), so every
+value is gunicorn's type. What the static read cannot know is reported as unresolved.
+`--execute-gunicorn-config` loads it through gunicorn itself instead, in a child interpreter
+killed after GUNICORN_EVAL_TIMEOUT_S (`_gunicorn_probe.py`): that runs the file's code.
+Line numbers come from the file's syntax tree.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import contextvars
+import io
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    Setting,
+    evaluation_cores,
+    note,
+)
 
 __all__ = [
     "ASGI_WORKER_CLASSES",
     "GUNICORN_DEFAULTS",
     "GUNICORN_EVAL_TIMEOUT_S",
     "GUNICORN_FLAGS",
+    "executing_configs",
     "gunicorn_app",
     "interface_of",
     "read_gunicorn",
@@ -65,9 +81,9 @@ def _lines(text: str, path: Path) -> dict[str, int]:
     try:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as error:
-        raise CheckInputError(
-            f"{path}: Python syntax error at line {error.lineno}: {error.msg}"
-        ) from None
+        raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
+        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
     lines: dict[str, int] = {}
     for node in tree.body:
         targets: list[ast.expr] = []
@@ -81,9 +97,204 @@ def _lines(text: str, path: Path) -> dict[str, int]:
     return lines
 
 
+#: Whether gunicorn configs are loaded through gunicorn (running them) in the run in progress:
+#: only when the user asked (`check --execute-gunicorn-config`).
+_EXECUTE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "servertune_execute_gunicorn", default=False
+)
+
+
+@contextlib.contextmanager
+def executing_configs(execute: bool = True) -> Iterator[None]:
+    """Load gunicorn configs through gunicorn (which runs their code) while the block runs."""
+    token = _EXECUTE.set(execute)
+    try:
+        yield
+    finally:
+        _EXECUTE.reset(token)
+
+
 def _evaluate(
+    path: Path,
+    env: Mapping[str, str] | None,
+    argv: tuple[str, ...] = (),
+    locate: Locate | None = None,
+) -> dict[str, Any]:
+    """gunicorn's view of the config at `path` plus the command line `argv`: read statically,
+    or loaded by gunicorn in a child interpreter when the user opted in. `locate` places a
+    setting in the user's file when `path` is a temporary copy (a command line's config)."""
+    if not _EXECUTE.get():
+        return _static(path, env, argv, locate)
+    note(
+        "executed",
+        Location(path),
+        f"{path}: loaded through gunicorn (--execute-gunicorn-config): its code ran",
+    )
+    return _executed(path, env, argv)
+
+
+#: Two CPU counts no real host reports together: if `workers` differs between them, the file
+#: computes it from the CPU count (the same pair as the child probe's).
+_PROBE_CPUS = (3, 61)
+#: The settings the rules read (the child probe reports the same).
+_READ = (
+    "workers",
+    "threads",
+    "bind",
+    "keepalive",
+    "timeout",
+    "graceful_timeout",
+    "max_requests",
+    "max_requests_jitter",
+    "backlog",
+    "preload_app",
+)
+
+
+#: Settings gunicorn validates against the machine it starts on (the directory exists, the
+#: account exists): they name the production host, which the machine running check need not be.
+_HOST_SETTINGS = frozenset({"chdir", "user", "group"})
+
+
+def _worker_class_names(value: Any) -> list[str]:
+    from servertune.check.pystatic import ClassValue
+
+    if isinstance(value, ClassValue):
+        return [value.name, *value.bases]
+    return [str(value)]
+
+
+def _static(
+    path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...], locate: Locate | None = None
+) -> dict[str, Any]:
+    """The settings of the config at `path`, read without running it, then `GUNICORN_CMD_ARGS`
+    and `argv` parsed by gunicorn's own parser, in gunicorn's order (file, environment, flags)."""
+    from servertune.check.pystatic import ClassValue, Refused, evaluate_config
+
+    try:
+        from gunicorn.config import KNOWN_SETTINGS, Config  # type: ignore[import-untyped]
+    except ModuleNotFoundError:
+        raise CheckInputError(
+            f"{path}: reading it needs gunicorn, which is not installed here: "
+            "pip install 'servertune[check]'"
+        ) from None
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
+        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
+    environment = dict(os.environ if env is None else env)
+    names = {setting.name for setting in KNOWN_SETTINGS}
+    binds: list[str] = []
+    instances = 1
+    numbered = environment.pop("SERVERTUNE_CHECK_INSTANCES", "")
+    if numbered:
+        for index in range(1024):
+            try:
+                one = evaluate_config(tree, {**environment, numbered: str(index)}, 1)
+            except Refused:
+                if index == 0:
+                    raise CheckInputError(f"{path}: refuses {numbered}=0") from None
+                break
+            bind = one.values.get("bind", [])
+            binds += [str(b) for b in ([bind] if isinstance(bind, str) else bind)]
+            instances = index + 1
+        environment[numbered] = "0"
+    cores = evaluation_cores()
+    try:
+        found = evaluate_config(tree, environment, cores)
+        probes = [evaluate_config(tree, environment, cpus) for cpus in _PROBE_CPUS]
+    except Refused as why:
+        raise CheckInputError(
+            f"{path}: {why} on the path its top level takes here (read without running it; "
+            "--env-file gives the environment it expects)"
+        ) from None
+    cfg = Config()
+    set_in_file: list[str] = []
+    class_names: list[str] | None = None
+    for name in sorted(names & (set(found.values) | set(found.unresolved))):
+        line = found.lines.get(name, 1)
+        if name in found.unresolved:
+            set_in_file.append(name)
+            note(
+                "unresolved-variable",
+                Location(path, line) if locate is None else locate(name)[0],
+                f"{name}: {found.unresolved[name]} is known only when gunicorn runs the file; "
+                "read with gunicorn's default",
+            )
+            continue
+        value = found.values[name]
+        if name in _HOST_SETTINGS:
+            set_in_file.append(name)
+            continue
+        if name == "worker_class":
+            class_names = _worker_class_names(value)
+            value = class_names[0]
+        elif isinstance(value, ClassValue) or not isinstance(
+            value, (str, int, float, bool, list, tuple, dict, type(None))
+        ):
+            set_in_file.append(name)  # a hook or an object: set, and nothing the rules read
+            continue
+        try:
+            cfg.set(name, value)
+        except Exception as error:  # gunicorn's validators raise ValueError / TypeError
+            raise CheckInputError(
+                f"{path}:{line}: {name} = {value!r}: gunicorn refuses it ({error})"
+            ) from None
+        set_in_file.append(name)
+    if "workers" not in found.values and "WEB_CONCURRENCY" in environment:
+        with contextlib.suppress(ValueError):  # gunicorn's default reads it the same way
+            cfg.set("workers", int(environment["WEB_CONCURRENCY"]))
+    _parse_flags(
+        cfg, path, shlex.split(environment.get("GUNICORN_CMD_ARGS", "")), "GUNICORN_CMD_ARGS"
+    )
+    _parse_flags(cfg, path, list(argv), "the command line")
+    values: dict[str, Any] = {name: cfg.settings[name].get() for name in _READ}
+    values["worker_class"] = cfg.worker_class_str
+    flagged = cfg.settings["worker_class"].get()
+    if class_names is None or (isinstance(flagged, str) and flagged != class_names[0]):
+        class_names = _worker_class_names(flagged)
+    values["worker_class_names"] = class_names
+    counts = [p.values.get("workers") for p in probes]
+    values["workers_follow_cpu_count"] = (
+        "workers" in found.values and counts[0] is not None and counts[0] != counts[1]
+    )
+    values["bind"] = binds or [str(b) for b in values["bind"]]
+    values["instances"] = instances
+    values["set_in_file"] = set_in_file
+    return values
+
+
+def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
+    """gunicorn's own argument parser on `words`, each flag given set in `cfg` (as gunicorn's
+    `load_config` does for GUNICORN_CMD_ARGS and the command line)."""
+    if not words:
+        return
+    parser = cfg.parser()
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+            parsed = parser.parse_args(words)
+    except SystemExit:
+        reason = errors.getvalue().strip().splitlines()[-1:] or ["cannot parse"]
+        raise CheckInputError(f"{path}: {where}: gunicorn: {reason[0]}") from None
+    for key, value in vars(parsed).items():
+        if value is None or key == "args" or key not in cfg.settings or key in _HOST_SETTINGS:
+            continue
+        try:
+            cfg.set(key.lower(), value)
+        except Exception as error:
+            raise CheckInputError(
+                f"{path}: {where}: {key}: gunicorn refuses it ({error})"
+            ) from None
+
+
+def _executed(
     path: Path, env: Mapping[str, str] | None, argv: tuple[str, ...] = ()
 ) -> dict[str, Any]:
+    """The child probe: gunicorn's loader runs the file (only with --execute-gunicorn-config)."""
     child_env = dict(os.environ if env is None else env)
     try:
         process = subprocess.Popen(
@@ -229,12 +440,12 @@ def application_module(text: str, path: Path) -> str | None:
     (`application`, `app`) or imports a web framework. None when it may be a config (also
     when a `*` import or `globals()` could set settings unseen, or gunicorn is absent)."""
     try:
-        from gunicorn.config import KNOWN_SETTINGS  # type: ignore[import-untyped]
+        from gunicorn.config import KNOWN_SETTINGS
     except ModuleNotFoundError:  # loading it then says which extra to install
         return None
     try:
         tree = ast.parse(text, filename=str(path))
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         return None  # _lines says where
     names = _bound_names(tree.body)
     if names is None or names & {setting.name for setting in KNOWN_SETTINGS}:
@@ -292,7 +503,7 @@ def read_gunicorn_command(
     argument parser; `locate` says where each setting was written (a manifest's line). `config`
     is a copy in a temporary directory: an error names `at`, the command's own line."""
     try:
-        values = _evaluate(config, env, argv)
+        values = _evaluate(config, env, argv, locate)
     except CheckInputError as error:
         reason = str(error).removeprefix(f"{config}: ")
         raise CheckInputError(f"{at or file}: {reason}") from None

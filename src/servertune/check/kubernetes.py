@@ -45,6 +45,7 @@ __all__ = [
     "INGRESS_NGINX_TIMEOUTS",
     "MAX_ALIASES",
     "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
     "WORKLOAD_KINDS",
     "looks_like_manifest",
     "parse_gateway_duration",
@@ -52,9 +53,13 @@ __all__ = [
     "read_manifests",
 ]
 
-#: Real manifests use a handful of anchors (Helm renders none); a file with more is refused
-#: before anything walks it, so an alias bomb never expands.
-MAX_ALIASES = 100
+#: Real files use anchors (Helm renders none; a compose file may share `x-defaults: &d` among
+#: dozens of services: getsentry/self-hosted's has over 100 aliases): what is bounded is the
+#: size the document would have with every alias expanded, which a billion-laughs bomb
+#: multiplies at each level. Counted while composing, so a bomb never expands.
+MAX_EXPANDED_NODES = 200_000
+#: Kept for callers that name the old bound; the expansion bound is what is enforced.
+MAX_ALIASES = MAX_EXPANDED_NODES
 #: Deeper than any pod spec (a container's probe's httpGet header is ~12 levels).
 MAX_DEPTH = 64
 #: The kinds that hold a pod template, and the path to it.
@@ -119,28 +124,38 @@ class _Loader(yaml.SafeLoader):
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self.aliases = 0
         self.depth = 0
+        #: Each composed node's size with its aliases expanded (by id: nodes are shared).
+        self.sizes: dict[int, int] = {}
+
+    def _size(self, node: Any) -> int:
+        if isinstance(node, yaml.SequenceNode):
+            return 1 + sum(self.sizes.get(id(item), 1) for item in node.value)
+        if isinstance(node, yaml.MappingNode):
+            return 1 + sum(
+                self.sizes.get(id(k), 1) + self.sizes.get(id(v), 1) for k, v in node.value
+            )
+        return 1
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise CheckInputError(
-                    f"line {mark.line + 1}: more than {MAX_ALIASES} YAML aliases; refused "
-                    "(an alias bomb expands to gigabytes)"
-                )
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise CheckInputError(
                     f"line {mark.line + 1}: YAML nested deeper than {MAX_DEPTH} levels; refused"
                 )
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self.depth -= 1
+        size = self._size(node)
+        if size > MAX_EXPANDED_NODES:
+            raise CheckInputError(
+                f"line {mark.line + 1}: YAML aliases expand to more than {MAX_EXPANDED_NODES} "
+                "nodes; refused (an alias bomb expands to gigabytes)"
+            )
+        self.sizes[id(node)] = max(size, self.sizes.get(id(node), 0))
+        return node
 
 
 @dataclass(frozen=True)
@@ -493,6 +508,8 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
             started = _runs([_Word(w, script.at) for w in command])
             if started and PurePosixPath(started[0].text).name in _SERVERS:
                 return started
+            if started and _fastapi(started):
+                return _as_uvicorn(started)
         return []
     return _runs(words)
 
@@ -507,7 +524,29 @@ def _runs(words: list[_Word]) -> list[_Word]:
         and words[1].text == "-m"
     ):
         words = words[2:]
+    # `-m gunicorn.app.wsgiapp`, gunicorn's own entry module, is gunicorn.
+    if words and words[0].text.split(".")[0] in _SERVERS and "." in words[0].text:
+        words = [replace(words[0], text=words[0].text.split(".")[0]), *words[1:]]
+    if _fastapi(words):
+        return _as_uvicorn(words)
     return words
+
+
+def _fastapi(words: list[_Word]) -> bool:
+    """`fastapi run ...`: FastAPI's CLI running uvicorn (its template's container command)."""
+    return (
+        len(words) >= 2
+        and PurePosixPath(words[0].text).name == "fastapi"
+        and words[1].text == "run"
+    )
+
+
+def _as_uvicorn(words: list[_Word]) -> list[_Word]:
+    """The uvicorn command line `fastapi run` amounts to (commands._fastapi_run's reading)."""
+    from servertune.check.commands import Word, _fastapi_run
+
+    command = _fastapi_run([Word(w.text, w.at) for w in words], ())
+    return [_Word("uvicorn", words[0].at)] + [_Word(w.text, w.at) for w in command.args]
 
 
 def _config_file(
@@ -633,7 +672,8 @@ def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> Ap
     ]
     body = "\n".join(lines)
     del server
-    return read_script(path, body + "\n", {**_BASE_ENV, **env})
+    app = read_script(path, body + "\n", {**_BASE_ENV, **env})
+    return replace(app, without_exec=None)  # the kubelet runs these words: no shell
 
 
 def read_manifests(
@@ -683,7 +723,12 @@ def read_manifests(
                 if _selects(svc, labels) and _reaches(svc, container, app)
                 for b in balanced.get(_name(svc), [])
             ]
-            box = replace(box, route_timeouts=tuple(timeouts), load_balancers=tuple(fronts))
+            box = replace(
+                box,
+                route_timeouts=tuple(timeouts),
+                load_balancers=tuple(fronts),
+                exposed_by=_exposed_by(services, labels),
+            )
             app = replace(app, unresolved=app.unresolved + unresolved)
             apps.append(_with_container(app, box))
     return tuple(apps), ()
@@ -718,6 +763,66 @@ def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ..
 
 def _with_container(app: AppServer, container: Container) -> AppServer:
     return replace(app, container=container)
+
+
+def _exposed_by(services: list[_Node], labels: _Node | None) -> Setting[str] | None:
+    """The first Service of type LoadBalancer that selects the pod."""
+    for service in services:
+        kind = service.get("spec", "type")
+        if kind is not None and kind.text() == "LoadBalancer" and _selects(service, labels):
+            return Setting(_name(service), service.at)
+    return None
+
+
+#: Images that are never the app's own build: proxies, sidecars, databases, caches, shells.
+_NOT_APP_IMAGES = frozenset(
+    {
+        "nginx",
+        "nginx-unprivileged",
+        "haproxy",
+        "envoy",
+        "proxyv2",
+        "traefik",
+        "redis",
+        "memcached",
+        "postgres",
+        "mysql",
+        "mariadb",
+        "mongo",
+        "rabbitmq",
+        "busybox",
+        "alpine",
+        "cloud-sql-proxy",
+        "pgbouncer",
+    }
+)
+
+
+def image_containers(path: Path, text: str) -> tuple[Container, ...]:
+    """The containers that set neither `command` nor `args`: each runs its image's own
+    ENTRYPOINT and CMD, which a Dockerfile given in the same run says (check links the two)."""
+    objects = list(_objects(_documents(path, text)))
+    services = [o for o in objects if _kind(o) == "Service"]
+    boxes: list[Container] = []
+    for obj in objects:
+        kind = obj.get("kind")
+        pod_path = WORKLOAD_KINDS.get((kind.text() if kind else None) or "")
+        pod = obj.get(*pod_path) if pod_path is not None else None
+        if pod_path is None or pod is None:
+            continue
+        labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
+        if labels is None:
+            labels = obj.get("metadata", "labels")
+        for container in pod.each("containers"):
+            if container.get("command") is not None or container.get("args") is not None:
+                continue
+            image = container.get("image")
+            name = ((image.text() if image is not None else None) or "").rsplit("/", 1)[-1]
+            if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:
+                continue  # a sidecar or a database: not the image a Dockerfile of the app builds
+            box = _container(container, pod, obj, obj.get("spec", "replicas"))
+            boxes.append(replace(box, exposed_by=_exposed_by(services, labels)))
+    return tuple(boxes)
 
 
 #: ingress-nginx's per-Ingress timeouts to the backend, in seconds without a unit (its

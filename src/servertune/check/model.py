@@ -6,7 +6,10 @@ these values, so a rule never knows which parser produced a number.
 
 from __future__ import annotations
 
+import contextvars
 import enum
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
@@ -19,11 +22,17 @@ __all__ = [
     "Finding",
     "Location",
     "NginxConfig",
+    "NotSupported",
+    "Note",
     "PassTarget",
     "Probe",
     "Setting",
     "Severity",
     "Upstream",
+    "collect_notes",
+    "evaluating_for",
+    "evaluation_cores",
+    "note",
 ]
 
 T = TypeVar("T")
@@ -37,6 +46,11 @@ class NothingToCheck(CheckInputError):
     """A file read as what it is that starts no server check reads (a worker's Dockerfile, a
     Procfile of background processes). Beside files that do, it is just one more file read;
     alone, there is nothing to check."""
+
+
+class NotSupported(CheckInputError):
+    """A file of a kind check knows and does not read (an NGINX Unit config): one coverage
+    note, not an error."""
 
 
 class Severity(enum.IntEnum):
@@ -115,6 +129,8 @@ class Container:
     #: Cloud load balancers in front of the pod (a Service's or an Ingress's annotations),
     #: each as (what it is, its idle timeout in seconds where the annotation sets it).
     load_balancers: tuple[tuple[str, Setting[float]], ...] = ()
+    #: A Service of type LoadBalancer that selects the pod: its name, where it is written.
+    exposed_by: Setting[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +182,15 @@ class AppServer:
     #: Started through a launcher that sets TCP_NODELAY on the listening socket before the
     #: server binds (servertune's uvicorn.sh: `python -c CODE uvicorn ...`).
     listener_nodelay: bool = False
+    #: Single-value options its command line gives twice, as (first, last) words: the server's
+    #: parser keeps the last, so whatever the first says is silently dropped.
+    repeated_options: tuple[tuple[Setting[str], Setting[str]], ...] = ()
+    #: The script line that starts the server as a child of the shell (no `exec`): the shell
+    #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
+    without_exec: Setting[str] | None = None
+    #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
+    #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
+    die_on_term: Setting[bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +204,10 @@ class PassTarget:
     read_timeout: Setting[float]
     #: `proxy_http_version 1.1` in effect: only then does nginx reuse pooled upstream connections.
     http11: bool = False
+    #: The location it is in, as written (`/`, `~ ^/ws/`, `@proxy_to_app`); "" outside one.
+    location: str = ""
+    #: proxy_send_timeout / uwsgi_send_timeout in effect (nginx's default 60 s).
+    send_timeout: Setting[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +238,11 @@ class NginxConfig:
     listens: tuple[Setting[str], ...] = ()
     #: Includes that name a file not present here (e.g. `proxy_params` beside a lone site file).
     missing_includes: tuple[Setting[str], ...] = ()
+    #: `events { worker_connections N; }` (nginx's default 512 when the events block leaves
+    #: it out); None for a site file with no events block: set elsewhere.
+    worker_connections: Setting[int] | None = None
+    #: `worker_processes N` (nginx's default 1); None for `auto` (one per core).
+    worker_processes: Setting[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -242,3 +276,90 @@ class Finding:
     backing: str
     #: Other places involved (the other side of a cross-layer comparison).
     related: tuple[Location, ...] = field(default=())
+
+
+#: The kinds of coverage note: what check could not see, and why. A note is not a finding: it
+#: never changes the exit status (a team removes a hook that fails on what it could
+#: not read). Each kind's title, for the summary and for SARIF's notifications.
+NOTE_KINDS = {
+    "include-not-found": "an nginx include names a file that is not here: not checked",
+    "unresolved-variable": "a value known only when it runs (the container's variables): not checked",
+    "config-not-found": "a command line names a config file not among the files read: not checked",
+    "env-file-not-found": "a compose env_file is not here (often a gitignored .env): read without it",
+    "not-supported": "a file of a kind check does not read",
+    "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",
+    "server-chosen": "a script that starts different servers on different paths: one was read",
+    "executed": "a gunicorn config loaded through gunicorn (--execute-gunicorn-config)",
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    """Coverage: one thing check could not see (or chose not to), where, and why."""
+
+    kind: str
+    at: Location
+    message: str
+    #: How to let check see it (a rule's fix, for the notes that come from rules).
+    fix: str = ""
+
+    @property
+    def rule(self) -> str:
+        """The kind, under the name a finding's is read by (a note and a finding list alike)."""
+        return self.kind
+
+
+#: The notes of the `check` run in progress; readers deep in a file (an env_file, a `%(...)`)
+#: add to it through `note()` without every reader's return type carrying them.
+_NOTES: contextvars.ContextVar[list[Note] | None] = contextvars.ContextVar(
+    "servertune_check_notes", default=None
+)
+
+
+def note(kind: str, at: Location, message: str) -> None:
+    """Record a coverage note in the run in progress (none: a reader called on its own)."""
+    if kind not in NOTE_KINDS:
+        raise ValueError(f"unknown note kind {kind!r}")
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(Note(kind, at, message))
+
+
+@contextmanager
+def collect_notes() -> Iterator[list[Note]]:
+    """Collect the notes `note()` records while the block runs."""
+    notes: list[Note] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+#: The core count a config's own CPU-count expressions (`multiprocessing.cpu_count()` in a
+#: gunicorn config, `%k` in uWSGI) are evaluated for: `--cores` when given, else the CPU limit
+#: the deployment files declare, else this machine's (a finding must not flip with
+#: the machine that runs check). Set by `check_files` for the run in progress.
+_CORES: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "servertune_check_cores", default=None
+)
+
+
+def evaluation_cores() -> int:
+    """The cores CPU-count expressions evaluate to in the run in progress (else this host's)."""
+    cores = _CORES.get()
+    if cores is not None:
+        return cores
+    import os
+
+    return os.cpu_count() or 1
+
+
+@contextmanager
+def evaluating_for(cores: int | None) -> Iterator[None]:
+    """Evaluate CPU-count expressions for `cores` while the block runs (None: this host's)."""
+    token = _CORES.set(cores)
+    try:
+        yield
+    finally:
+        _CORES.reset(token)

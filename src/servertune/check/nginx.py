@@ -4,8 +4,9 @@ crossplane tokenises and checks the syntax exactly as nginx's own lexer does (qu
 braces, argument counts); servertune only walks the tree it returns. Includes are resolved here
 rather than by crossplane, so that a file is refused when it is too big, not UTF-8, outside the
 tree of the main file (a symlink pointing elsewhere) or part of an include cycle, before it is
-parsed. Relative include paths are resolved against the main file's directory, as crossplane
-and `nginx -p DIR -c DIR/nginx.conf` do.
+parsed. Relative include paths are resolved against nginx's configuration prefix, as nginx
+does: the main file's directory (`nginx -c DIR/nginx.conf`), or, for a server file in
+`conf.d/` / `sites-available/`, the directory above it, where its nginx.conf is.
 """
 
 from __future__ import annotations
@@ -197,6 +198,24 @@ def _build(
     return nodes
 
 
+#: Directories nginx's packages include server files from; their files are not the main
+#: config, and their relative includes name files of the prefix above them.
+_SERVER_DIRECTORIES = frozenset({"conf.d", "sites-available", "sites-enabled", "http.d"})
+
+
+def _prefix(path: Path) -> Path:
+    """The directory nginx resolves the file's relative includes against: its configuration
+    prefix (the main nginx.conf's directory, `/etc/nginx/` in the packages and the official
+    image), not the directory of the file that says `include` (ngx_conf_file.c resolves every
+    relative name with ngx_conf_full_name against cycle->conf_prefix). A site file in
+    `sites-available/` or `conf.d/` is included from the nginx.conf one directory up."""
+    if path.parent.name in _SERVER_DIRECTORIES and (path.parent.parent / "nginx.conf").is_file():
+        return path.parent.parent
+    if path.parent.name in _SERVER_DIRECTORIES and path.name != "nginx.conf":
+        return path.parent.parent
+    return path.parent
+
+
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
     if pattern.startswith("/") and not Path(pattern).is_relative_to(tree.root):
@@ -209,8 +228,9 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
         target = Path(name)
         if not target.exists() and not glob.has_magic(full):
             # A site file checked on its own often includes `proxy_params` from /etc/nginx:
-            # nginx would find it, so the rest of the file is still worth checking.
-            nodes.append(_Node("#missing-include", [name], at))
+            # nginx would find it, so the rest of the file is still worth checking. Named as
+            # written (one note however many server blocks include it).
+            nodes.append(_Node("#missing-include", [pattern], at))
             continue
         real = target.resolve()
         if not real.is_relative_to(tree.root):
@@ -265,7 +285,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     """The chain-relevant numbers of an nginx config and everything it includes."""
     del text  # read again (with its includes) by the walk; the caller already validated it
     _refuse_what_is_not_nginx(path)
-    tree = _Tree(root=path.resolve().parent, main_dir=path.parent)
+    prefix = _prefix(path)
+    tree = _Tree(root=prefix.resolve(), main_dir=prefix)
     nodes = _build(path, tree, ())
     http = [n for n in nodes if n.directive == "http" and n.block is not None]
     # A file with no `http` block is a site snippet: its top level is the http context.
@@ -281,20 +302,31 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     default_keepalive = Setting(NGINX_DEFAULTS["keepalive_timeout"], Location(path), default=True)
 
     def walk_locations(
-        block: list[_Node], proxy: Setting[float], uwsgi: Setting[float], http11: bool
+        block: list[_Node],
+        proxy: Setting[float],
+        uwsgi: Setting[float],
+        http11: bool,
+        sends: tuple[Setting[float], Setting[float]],
+        where: str = "",
     ) -> None:
         proxy = _setting(block, "proxy_read_timeout", proxy)
         uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
+        sends = (
+            _setting(block, "proxy_send_timeout", sends[0]),
+            _setting(block, "uwsgi_send_timeout", sends[1]),
+        )
         versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
         http11 = versions[-1].args[0] == "1.1" if versions else http11
         for node in block:
             if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
                 target = _pass_target(node.args[0])
-                passes.append(PassTarget("http", target, node.at, proxy, http11))
+                passes.append(PassTarget("http", target, node.at, proxy, http11, where, sends[0]))
             elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
-                passes.append(PassTarget("uwsgi", _pass_target(node.args[0]), node.at, uwsgi))
+                target = _pass_target(node.args[0])
+                passes.append(PassTarget("uwsgi", target, node.at, uwsgi, False, where, sends[1]))
             elif node.block is not None and node.directive in ("location", "if", "limit_except"):
-                walk_locations(node.block, proxy, uwsgi, http11)
+                inner = " ".join(node.args) if node.directive == "location" else where
+                walk_locations(node.block, proxy, uwsgi, http11, sends, inner)
 
     for context in contexts:
         http_keepalive = _setting(context, "keepalive_timeout", default_keepalive)
@@ -335,6 +367,10 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
                     _setting(context, "proxy_read_timeout", default_read),
                     _setting(context, "uwsgi_read_timeout", default_read),
                     bool(versions) and versions[-1].args[0] == "1.1",
+                    (
+                        _setting(context, "proxy_send_timeout", default_read),
+                        _setting(context, "uwsgi_send_timeout", default_read),
+                    ),
                 )
     return NginxConfig(
         file=path,
@@ -345,4 +381,31 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
         listen_backlogs=tuple(backlogs),
         listens=tuple(listens),
         missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
+        worker_connections=_worker_connections(nodes, path),
+        worker_processes=_worker_processes(nodes, path),
     )
+
+
+#: nginx's compiled-in defaults: https://nginx.org/en/docs/ngx_core_module.html
+NGINX_DEFAULT_WORKER_CONNECTIONS = 512
+
+
+def _worker_connections(nodes: list[_Node], path: Path) -> Setting[int] | None:
+    """`events { worker_connections N; }`; the default where an events block leaves it out;
+    None where there is no events block (a site file: set in the main config)."""
+    events = [n for n in nodes if n.directive == "events" and n.block is not None]
+    if not events:
+        return None
+    found = [n for e in events for n in e.block or [] if n.directive == "worker_connections"]
+    if found and found[-1].args and found[-1].args[0].isdigit():
+        return Setting(int(found[-1].args[0]), found[-1].at)
+    return Setting(NGINX_DEFAULT_WORKER_CONNECTIONS, events[-1].at, default=True)
+
+
+def _worker_processes(nodes: list[_Node], path: Path) -> Setting[int] | None:
+    """`worker_processes N` (1 by default); None for `auto`, one per core."""
+    found = [n for n in nodes if n.directive == "worker_processes" and n.args]
+    if not found:
+        return Setting(1, Location(path), default=True)
+    value = found[-1].args[0]
+    return Setting(int(value), found[-1].at) if value.isdigit() else None

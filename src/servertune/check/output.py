@@ -7,7 +7,7 @@ from typing import Any
 
 from servertune import __version__
 from servertune.check import CheckResult
-from servertune.check.model import Finding, Location, Severity
+from servertune.check.model import Finding, Location, Note, Severity
 from servertune.check.rules import RULES
 
 __all__ = ["FORMATS", "format_json", "format_sarif", "format_text"]
@@ -30,7 +30,14 @@ def format_text(result: CheckResult) -> str:
         for other in f.related:
             lines.append(f"    see: {other}")
         lines.append(f"    why: {f.backing}")
+    if result.notes:
+        lines.append("not checked (coverage, not findings; the exit status ignores them):")
+        lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in result.notes)
     files = _plural(len(result.files), "file")
+    if result.cores is not None and result.apps:
+        # Which cores the CPU-count rules judged by, and why (a finding must not
+        # silently depend on the machine that runs check).
+        files += f", judged for {_plural(result.cores[0], 'core')} ({result.cores[1]})"
     if result.findings:
         counts = ", ".join(
             _plural(sum(f.severity == s for f in result.findings), s.name)
@@ -38,9 +45,29 @@ def format_text(result: CheckResult) -> str:
             if any(f.severity == s for f in result.findings)
         )
         lines.append(f"{_plural(len(result.findings), 'finding')} ({counts}) in {files}")
+    elif not result.apps and not result.nginx and not result.balancer_links:
+        lines.append(f"no server to check in {files} (see the notes above)")
     else:
         lines.append(f"no findings in {files}")
     return "\n".join(lines)
+
+
+def _without_file(n: Note) -> str:
+    """The note's message without its own leading `file:` (the line already starts with it)."""
+    for prefix in (f"{n.at}: ", f"{n.at.file}: "):
+        if n.message.startswith(prefix):
+            return n.message[len(prefix) :]
+    return n.message
+
+
+def _note_json(n: Note) -> dict[str, Any]:
+    return {
+        "kind": n.kind,
+        "file": str(n.at.file),
+        "line": n.at.line,
+        "message": _without_file(n),
+        "fix": n.fix,
+    }
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
@@ -73,6 +100,15 @@ def format_json(result: CheckResult) -> str:
             for link in result.links
         ],
         "findings": [_finding_json(f) for f in result.findings],
+        # Coverage: what was not followed or not known; never a finding, never in the exit.
+        "coverage": [_note_json(n) for n in result.notes],
+        # Files not read at all (the exit status is 2 when there is one).
+        "errors": [
+            {"file": str(e.file), "line": e.line, "message": e.message} for e in result.errors
+        ],
+        "cores": None
+        if result.cores is None
+        else {"count": result.cores[0], "source": result.cores[1]},
     }
     return json.dumps(document, indent=2)
 
@@ -127,6 +163,31 @@ def format_sarif(result: CheckResult) -> str:
                 },
                 "artifacts": [{"location": {"uri": p.as_posix()}} for p in result.files],
                 "results": results,
+                # SARIF's place for what the tool could not do: coverage notes are
+                # notifications of level "note", files not read of level "error" (3.58).
+                "invocations": [
+                    {
+                        "executionSuccessful": not result.errors,
+                        "toolExecutionNotifications": [
+                            {
+                                "descriptor": {"id": n.kind},
+                                "level": "note",
+                                "message": {"text": _without_file(n)},
+                                "locations": [_location(n.at)],
+                            }
+                            for n in result.notes
+                        ]
+                        + [
+                            {
+                                "descriptor": {"id": "file-not-read"},
+                                "level": "error",
+                                "message": {"text": e.message},
+                                "locations": [_location(Location(e.file, e.line or 1))],
+                            }
+                            for e in result.errors
+                        ],
+                    }
+                ],
             }
         ],
     }

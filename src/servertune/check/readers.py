@@ -9,13 +9,14 @@ one line saying which kinds were tried, never guessed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the registry is imported for its kinds alone (the CLI's --kind choices)
-    from servertune.check.model import AppServer, Balancer, NginxConfig
+    from servertune.check.model import AppServer, Balancer, Container, NginxConfig
 
 __all__ = ["READERS", "Reader", "Reading", "read_with", "reader_for"]
 
@@ -29,6 +30,11 @@ class Reading:
     balancers: tuple[Balancer, ...] = ()
     #: Files read along the way (includes, env files), for the report's list of files.
     files: tuple[Path, ...] = field(default=())
+    #: Kubernetes containers with no command or args: they run their image's CMD.
+    image_containers: tuple[Container, ...] = ()
+    #: The app servers an image's CMD starts (read from a Dockerfile), which such a
+    #: container runs when it is the image's.
+    image_apps: tuple[AppServer, ...] = ()
 
     def __add__(self, other: Reading) -> Reading:
         return Reading(
@@ -36,6 +42,8 @@ class Reading:
             nginx=self.nginx + other.nginx,
             balancers=self.balancers + other.balancers,
             files=self.files + other.files,
+            image_containers=self.image_containers + other.image_containers,
+            image_apps=self.image_apps + other.image_apps,
         )
 
 
@@ -77,7 +85,9 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
     from servertune.check.kubernetes import read_manifests
 
     apps, nginx = read_manifests(path, text, env)
-    return Reading(apps=apps, nginx=nginx)
+    from servertune.check.kubernetes import image_containers
+
+    return Reading(apps=apps, nginx=nginx, image_containers=image_containers(path, text))
 
 
 def _is_manifest(path: Path, text: str) -> bool:
@@ -91,7 +101,8 @@ def _is_manifest(path: Path, text: str) -> bool:
 def _dockerfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.dockerfile import read_dockerfile
 
-    return Reading(apps=(read_dockerfile(path, text, env),))
+    app = read_dockerfile(path, text, env)
+    return Reading(apps=(app,), image_apps=(app,))
 
 
 def _is_dockerfile(path: Path, text: str) -> bool:
@@ -129,7 +140,17 @@ def _is_procfile(path: Path, text: str) -> bool:
 
 def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     del env  # nginx reads no environment
+    from servertune.check.model import CheckInputError
     from servertune.check.nginx import read_nginx
+
+    with path.open("rb") as head:
+        if head.read(3) == b"\xef\xbb\xbf":
+            # Python reads past a UTF-8 byte-order mark; nginx does not (ngx_conf_file.c
+            # takes it as part of the first directive's name, which is then unknown).
+            raise CheckInputError(
+                f"{path}:1: starts with a UTF-8 byte-order mark, which nginx reads as part of "
+                "its first directive (unknown directive): save it without the BOM"
+            )
 
     return Reading(nginx=(read_nginx(path, text),))
 
@@ -146,9 +167,59 @@ def _is_haproxy(path: Path, text: str) -> bool:
     return looks_like_haproxy(path, text)
 
 
+#: Top-level assignments of the settings nearly every gunicorn config sets.
+_GUNICORN_ASSIGNMENT = re.compile(
+    r"^(bind|workers|worker_class|threads|timeout|graceful_timeout|keepalive|wsgi_app)\s*=", re.M
+)
+
+
 def _is_python(path: Path, text: str) -> bool:
+    """A `.py` file; or a gunicorn config without the suffix (`gunicorn.conf`, `gunicorn_conf`):
+    named for gunicorn, valid Python, assigning a gunicorn setting at its top level."""
+    if path.suffix == ".py":
+        return True
+    if not path.name.lower().startswith("gunicorn") or not _GUNICORN_ASSIGNMENT.search(text):
+        return False
+    import ast
+
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _supervisord(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.supervisord import read_supervisord
+
+    return Reading(apps=read_supervisord(path, text, env))
+
+
+def _is_supervisord(path: Path, text: str) -> bool:
+    from servertune.check.supervisord import looks_like_supervisord
+
+    return looks_like_supervisord(path, text)
+
+
+def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
+    del env
+    from servertune.check.model import NotSupported
+
+    if path.suffix == ".json" and re.search(r'"(listeners|applications)"\s*:', text):
+        raise NotSupported(
+            f"{path}: an NGINX Unit config (listeners / applications): check does not read "
+            "NGINX Unit; its Python applications' processes and threads were not checked"
+        )
+    raise NotSupported(
+        f"{path}: {path.suffix[1:].upper()} that is neither Kubernetes manifests nor a compose "
+        "file (a kustomize patch, a values file?): not checked"
+    )
+
+
+def _is_data(path: Path, text: str) -> bool:
     del text
-    return path.suffix == ".py"
+    return path.suffix in (".json", ".yaml", ".yml")
 
 
 def _is_script(path: Path, text: str) -> bool:
@@ -217,12 +288,15 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
 READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),
+    # Before nginx, which claims any file in an `nginx/` directory by its place.
+    Reader("data", "YAML or JSON check does not read", _is_data, _unsupported_data),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),
 )
 

@@ -32,7 +32,9 @@ from servertune.sizing import (
     READ_TIMEOUT_MARGIN_S,
     Machine,
     Plan,
+    make_plan,
 )
+from servertune.workload import Workload
 
 __all__ = ["RULES", "Context", "Rule", "run_rules"]
 
@@ -148,6 +150,8 @@ def _shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
 _SPELLING: dict[str, dict[str, str]] = {
     "gunicorn": {
         "workers": "workers",
+        "threads": "threads",
+        "graceful": "graceful_timeout",
         "keepalive": "keepalive",
         "timeout": "timeout",
         "backlog": "backlog",
@@ -156,6 +160,7 @@ _SPELLING: dict[str, dict[str, str]] = {
     },
     "uwsgi": {
         "workers": "processes",
+        "threads": "threads",
         "timeout": "harakiri",
         "backlog": "listen",
         "max_requests": "max-requests",
@@ -177,6 +182,7 @@ _SPELLING: dict[str, dict[str, str]] = {
 _FLAGS: dict[str, dict[str, str]] = {
     "gunicorn": {
         "workers": "--workers",
+        "threads": "--threads",
         "keepalive": "--keep-alive",
         "timeout": "--timeout",
         "backlog": "--backlog",
@@ -186,6 +192,7 @@ _FLAGS: dict[str, dict[str, str]] = {
     },
     "uwsgi": {
         "workers": "--processes",
+        "threads": "--threads",
         "timeout": "--harakiri",
         "backlog": "--listen",
         "max_requests": "--max-requests",
@@ -194,9 +201,37 @@ _FLAGS: dict[str, dict[str, str]] = {
 }
 
 
+#: Where each concept's setting lives on an AppServer, to find the file it was written in.
+_WHERE: dict[str, Callable[[AppServer], Setting[float] | Setting[int] | None]] = {
+    "workers": lambda a: a.workers,
+    "threads": lambda a: a.threads,
+    "keepalive": lambda a: a.keepalive,
+    "timeout": lambda a: a.request_timeout,
+    "graceful": lambda a: a.graceful_timeout,
+    "backlog": lambda a: a.backlog,
+    "max_requests": lambda a: a.max_requests,
+    "jitter": lambda a: a.max_requests_jitter,
+}
+
+
+def _in_config_file(app: AppServer, concept: str) -> bool:
+    """The setting was written in a config file (a gunicorn `.py`, a uWSGI `.ini`), even when a
+    command line (a Dockerfile's CMD, `gunicorn -c`, `uwsgi --ini`) started the server: its fix
+    is a line of that file, in that file's language."""
+    setting = _WHERE[concept](app) if concept in _WHERE else None
+    if setting is None or setting.default:
+        return False
+    return setting.at.file.suffix in (".py", ".ini")
+
+
 def _name(app: AppServer, concept: str) -> str:
-    """What `app`'s server calls a setting: `workers`, `processes`, `--workers`, ..."""
-    if app.command_line and concept in _FLAGS.get(app.kind, {}):
+    """What `app`'s server calls a setting where it is written: `workers`, `processes`,
+    `--workers`, ..."""
+    if (
+        app.command_line
+        and concept in _FLAGS.get(app.kind, {})
+        and not _in_config_file(app, concept)
+    ):
         return _FLAGS[app.kind][concept]
     return _SPELLING[app.kind][concept]
 
@@ -294,7 +329,7 @@ def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
         if link.passing.protocol != "http" or not link.passing.http11:
             continue  # nginx only pools HTTP/1.1 upstream connections
         wanted = upstream.keepalive_timeout.value + KEEPALIVE_MARGIN_S
-        key = (upstream.name, str(app.file))
+        key = (upstream.name, f"{app.kind} {app.keepalive.value}")  # one server, several files
         if app.keepalive.value < wanted and key not in seen:
             seen.add(key)
             yield rule.finding(
@@ -312,26 +347,39 @@ def _upstream_app(rule: Rule, c: Context) -> Iterator[Finding]:
     "app-timeout-over-read-timeout",
     Severity.warning,
     "nginx gives up on a request the app server is still running",
-    "the Plan's timeout chain (docs/sizing.md); https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
+    "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
+    "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
 )
 def _read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
-    seen: set[tuple[Location, str]] = set()
+    # One server read through several files (its config, the supervisord or Dockerfile line
+    # that starts it) is one finding: keyed by the nginx location and the timeout's value.
+    seen: set[tuple[Location, str, float]] = set()
     for link in c.links:
         timeout, read = link.app.request_timeout, link.passing.read_timeout
-        if timeout is None:
-            continue  # a server without a request timeout (uvicorn, granian): nothing to order
+        if timeout is None or not _caps_requests(link.app):
+            # A server without a request timeout (uvicorn, granian), or gunicorn's heartbeat
+            # for gthread, gevent and ASGI workers: no request ends there, nothing to order.
+            continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
-        key = (link.passing.at, str(link.app.file))
+        at = read.at if not read.default else link.passing.at
+        key = (at, link.app.kind, timeout.value)
         if timeout.value > 0 and read.value < wanted and key not in seen:
             seen.add(key)
             name = _name(link.app, "timeout")
             directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
+            if timeout.default and not read.default and read.value > READ_TIMEOUT_MARGIN_S:
+                # nginx's timeout was chosen, the app server's was not: the app's default is
+                # what to bring under it, not the chosen one to raise.
+                shorter = math.floor(read.value - READ_TIMEOUT_MARGIN_S)
+                fix = f"{_assign(link.app, 'timeout', shorter)}   (or {directive} {_n(wanted)}s;)"
+            else:
+                fix = f"{directive} {_n(wanted)}s;"
             yield rule.finding(
-                read.at if not read.default else link.passing.at,
+                at,
                 f"{directive} {_shown(read, ' s')} is not above the app server's {name} "
                 f"{_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
                 "worker keeps running the request, and the worker is busy for nothing",
-                f"{directive} {_n(wanted)}s;",
+                fix,
                 (timeout.at,),
             )
 
@@ -360,13 +408,33 @@ def _one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+#: The measured cost of a shared socket against one socket per worker behind nginx least_conn,
+#: at concurrency = cores, every load from an idle app (docs/benchmarks.md, "Every load from an
+#: idle app"): what a finding may promise, and no more.
+_BALANCE_MEASURED = "1.04-1.06x the req/s and 1.08-1.21x lower p99 at concurrency = cores"
+_UWSGI_SERIALIZING_ACCEPT = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html"
+)
+#: The app bench balance measured: half of each request's service time holds the GIL. For a
+#: workload that holds it less, the benchmark says nothing, and neither does the rule.
+BALANCE_CPU_FRACTION = 0.5
+
+
 @_rule(
     "shared-socket",
     Severity.info,
-    "several multi-threaded processes accept from one socket",
-    "servertune bench balance",
+    "several multi-threaded processes behind nginx accept from one socket",
+    "servertune bench balance (uWSGI behind nginx: per-worker sockets + least_conn measured "
+    f"{_BALANCE_MEASURED}); {_UWSGI_SERIALIZING_ACCEPT}; "
+    "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn",
 )
 def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
+    # Said only where it was measured and where its fix fits: an nginx of the same run passes
+    # to the shared socket, so one socket per worker behind that nginx's least_conn is a change
+    # of two files the user gave. Without nginx (uWSGI serving HTTP itself or through its HTTP
+    # router, gunicorn straight behind a cloud load balancer, servertune's gateway layout)
+    # there is no least_conn to move the choice to: nothing is said.
+    fronted = {id(link.app): link for link in c.links}
     for app in c.apps:
         if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
             continue
@@ -374,18 +442,38 @@ def _shared(rule: Rule, c: Context) -> Iterator[Finding]:
             # an ASGI worker runs one event loop (gunicorn's `threads` is unused); granian's
             # blocking threads are its own pool, and gen-per-worker is no fix for it.
             continue
+        link = fronted.get(id(app))
+        if link is None:
+            continue
+        if c.plan is not None and c.plan.workload.cpu_fraction < BALANCE_CPU_FRACTION:
+            continue  # two requests in one process cost each other the GIL they share
+        nginx_at = link.upstream.at if link.upstream is not None else link.passing.at
         if app.kind == "uwsgi":
+            how = (
+                "uWSGI's threads accept only when idle, so a second request lands in a process "
+                "whose other thread is busy, and the two take turns on its GIL while another "
+                "process may idle"
+            )
             fix = (
-                "map-socket = 0:1 (one socket per worker, one `socket` line each), nginx least_conn"
+                "map-socket = 0:1 (one socket per worker, one `socket` line each), and nginx "
+                "`least_conn` over those sockets (servertune gen uwsgi + gen nginx)"
             )
         else:
-            fix = "one single-worker gunicorn per socket behind nginx least_conn (servertune gen gunicorn-per-worker)"
+            how = (
+                "a gthread worker accepts while its threads are busy (up to worker_connections), "
+                "so a request can queue behind a busy process while another idles"
+            )
+            fix = (
+                "one single-worker gunicorn per socket, and nginx `least_conn` over them "
+                "(servertune gen gunicorn-per-worker + gen nginx-gunicorn)"
+            )
         yield rule.finding(
             app.workers.at,
-            f"{app.workers.value} processes x {app.threads.value} threads accept from the same "
-            "socket: a process with a busy thread still takes requests an idle process could "
-            "serve (the balance benchmark measures the tail latency this costs)",
+            f"{app.workers.value} processes x {app.threads.value} threads accept from the one "
+            f"socket nginx passes to ({nginx_at}): {how}; per-worker sockets behind least_conn "
+            f"measured {_BALANCE_MEASURED} (servertune bench balance), less at saturation",
             fix,
+            (nginx_at,),
         )
 
 
@@ -458,18 +546,45 @@ def _planned_processes(app: AppServer, c: Context) -> bool:
     return app.workers.value <= plan.processes and app.threads.value <= plan.threads
 
 
+def _plan_for_cores(c: Context, cores: int) -> tuple[Plan, str]:
+    """The plan the worker findings follow, and in words which workload it was made for: the
+    workload given (`--workload`), or servertune's default one on these cores, named as an
+    assumption (an I/O-bound app's plan has more threads, never more processes)."""
+    if c.plan is not None:
+        return c.plan, "the workload given"
+    workload = Workload(cores=cores)
+    assumed = (
+        f"servertune's default workload ({_n(workload.service_time_ms)} ms per request, "
+        f"{workload.cpu_fraction:.0%} of it holding the GIL; give --workload for yours)"
+    )
+    return make_plan(workload, c.machine.model_copy(update={"cores": cores})), assumed
+
+
+def _workers_fix(app: AppServer, plan: Plan) -> str:
+    """The plan's processes (and threads, where the server has WSGI threads) in the file's words."""
+    fix = _assign(app, "workers", plan.processes)
+    if app.kind in ("gunicorn", "uwsgi") and app.interface == "wsgi" and plan.threads > 1:
+        fix += f" and {_assign(app, 'threads', plan.threads)}"
+    return fix
+
+
 @_rule(
     "workers-over-cores",
     Severity.warning,
     "more worker processes than the cores the server may use",
-    "docs/sizing.md (one process per core under the GIL); servertune bench balance",
+    "`servertune explain --cores N` (its `processes` and `threads` rows: one process per core "
+    "under the GIL; threads, not processes, for the waits); servertune bench balance",
 )
 def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = _cores(c)
     for app in c.apps:
-        if app.container is not None:
+        box = app.container
+        if box is not None and (box.platform != "compose" or box.cpu_limit is not None):
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
+        if app.workers_follow_cpu_count and _runs_in_container(app):
+            continue  # one cause, one finding: workers-from-cpu-count says it at this line
         if app.workers.value > cores and not _planned_processes(app, c):
+            plan, assumed = _plan_for_cores(c, cores)
             # A per-worker script starts one single-worker server per socket: its count is
             # the number of sockets, and so is the fix.
             per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
@@ -478,15 +593,32 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
                 if per_socket
                 else f"{_assign(app, 'workers', app.workers.value)} is"
             )
+            shape = f"{plan.processes} processes" + (
+                f" x {plan.threads} threads"
+                if app.interface == "wsgi" and app.kind in ("gunicorn", "uwsgi")
+                else ""
+            )
+            waits = (
+                "threads wait as well at a fraction of a process's memory"
+                if app.interface == "wsgi"
+                else "each process's event loop already waits on many at once"
+            )
             yield rule.finding(
                 app.workers.at,
-                f"{subject} more than {where} {cores} cores; the extra processes only take turns "
-                "on the same cores, multiply memory, and make each request's latency depend on "
-                "the scheduler",
-                f"{cores} sockets, one single-worker server each"
+                f"{subject} more than {where} {cores} core{'' if cores == 1 else 's'}: while requests hold the GIL the "
+                "extra processes only take turns on the same cores and multiply memory; for "
+                f"requests that wait on I/O, {waits}. servertune's plan for {assumed} is "
+                f"{shape}",
+                f"{plan.processes} sockets, one single-worker server each"
                 if per_socket
-                else _assign(app, "workers", cores),
+                else _workers_fix(app, plan),
             )
+
+
+def _runs_in_container(app: AppServer) -> bool:
+    """The files say the server runs in a container or dyno: a manifest or compose service
+    holds it, or a command line (a Dockerfile's CMD, a Procfile, a manifest's args) starts it."""
+    return app.container is not None or app.command_line
 
 
 @_rule(
@@ -498,6 +630,12 @@ def _workers_cores(rule: Rule, c: Context) -> Iterator[Finding]:
 def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, _ = _cores(c)
     for app in c.apps:
+        if not _runs_in_container(app):
+            # A config file read on its own may be a host's (searxng's uWSGI template for a
+            # systemd install): there the CPU count is the right one. Its count is judged
+            # against the cores by workers-over-cores; the container case needs the files
+            # that say it runs in one (a Dockerfile, compose file, manifest, Procfile).
+            continue
         if app.workers_follow_cpu_count:
             name = _name(app, "workers")
             yield rule.finding(
@@ -505,8 +643,8 @@ def _cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{name} is computed from the CPU count, which reports the host's cores, not the "
                 "cgroup's CPU quota: in a CPU-limited container this starts many times too many "
                 "workers",
-                f"{_assign(app, 'workers', cores)}   (or read the cgroup limit: `servertune explain` "
-                "shows it)",
+                f"{_workers_fix(app, _plan_for_cores(c, cores)[0])}   (or read the cgroup "
+                "limit: `servertune explain` shows it)",
             )
 
 
@@ -547,6 +685,8 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.max_requests.value <= 0 or app.max_requests_jitter.value > 0:
             continue
+        if app.missing_config is not None:
+            continue  # the config file the command names, not read, may set the jitter
         replicas = app.container.replicas if app.container is not None else None
         if app.workers.value * (replicas.value if replicas is not None else 1) < 2:
             continue  # one process in all: no restarts to keep apart
@@ -560,45 +700,278 @@ def _jitter(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+def _caps_requests(app: AppServer) -> bool:
+    """Whether the app server's `timeout` ends a request that runs longer: uWSGI's harakiri
+    does, and gunicorn's `timeout` for a sync worker (one request at a time, so a silent
+    worker is a stuck request). For gthread, gevent, eventlet, tornado and ASGI workers it is
+    a heartbeat the worker's main loop sends whatever its requests are doing: no cap."""
+    if app.kind == "uwsgi":
+        return True
+    if app.kind != "gunicorn" or app.interface == "asgi":
+        return False
+    worker = app.worker_class.value if app.worker_class is not None else "sync"
+    # gunicorn runs a sync worker with threads > 1 as gthread (its `threads` setting's docs).
+    return worker in ("sync", "gunicorn.workers.sync.SyncWorker") and app.threads.value == 1
+
+
+def _stop_grace_name(box: Container) -> str:
+    return "stop_grace_period" if box.platform == "compose" else "terminationGracePeriodSeconds"
+
+
 @_rule(
     "graceful-below-timeout",
     Severity.warning,
     "a reload kills requests the timeout still allows",
-    _GUNICORN_DOCS + "#graceful-timeout",
+    _GUNICORN_DOCS + "#graceful-timeout; " + _GUNICORN_DOCS + "#timeout (for sync workers "
+    "only: other worker classes send a heartbeat while their requests run)",
 )
 def _graceful(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         graceful, timeout = app.graceful_timeout, app.request_timeout
-        if graceful is not None and timeout is not None and 0 < graceful.value < timeout.value:
-            yield rule.finding(
-                graceful.at,
-                f"graceful_timeout {_shown(graceful, ' s')} is below timeout {_shown(timeout, ' s')}: "
-                "every reload or deploy kills requests that were allowed to run longer",
-                f"--graceful-timeout {_n(timeout.value)}"
-                if app.command_line
-                else f"graceful_timeout = {_n(timeout.value)}",
-                (timeout.at,),
+        if graceful is None or timeout is None or not _caps_requests(app):
+            continue
+        if not 0 < graceful.value < timeout.value:
+            continue
+        fix = _assign(app, "graceful", _n(timeout.value))
+        box = app.container
+        grace = box.grace_period_s if box is not None else None
+        bound = ""
+        if box is not None and grace is not None and grace.value < timeout.value:
+            # The platform's SIGKILL comes first whatever gunicorn waits: raise both.
+            name = _stop_grace_name(box)
+            bound = (
+                f"; the container's {name} {_shown(grace, ' s')} ({grace.at}) ends the wait "
+                "before either"
             )
+            wanted = math.ceil(timeout.value) + 5
+            fix += f", and {name}: " + (f"{wanted}s" if box.platform == "compose" else f"{wanted}")
+        yield rule.finding(
+            graceful.at,
+            f"graceful_timeout {_shown(graceful, ' s')} is below the sync workers' timeout "
+            f"{_shown(timeout, ' s')}{bound}: every reload or deploy kills requests that were "
+            "allowed to run longer",
+            fix,
+            (timeout.at,) + ((grace.at,) if bound and grace is not None else ()),
+        )
+
+
+#: Up to this many processes on one socket, thunder-lock measured no gain worth a finding:
+#: bench balance's 2 processes, 3-8 % req/s within the machine's noise (docs/benchmarks.md,
+#: "thunder-lock against per-worker sockets"); uWSGI's own article is about many processes
+#: waking for one connection, a cost that grows with their number.
+THUNDER_LOCK_MIN_PROCESSES = 5
 
 
 @_rule(
     "thunder-lock",
     Severity.info,
-    "uWSGI processes sharing a socket wake together on every connection",
-    "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html",
+    "many uWSGI processes sharing a socket wake together on every connection",
+    f"{_UWSGI_SERIALIZING_ACCEPT}; servertune bench balance (2 processes: no measurable gain)",
 )
 def _thunder(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
-        if app.kind != "uwsgi" or app.workers.value < 2 or app.mapped_sockets:
+        if app.kind != "uwsgi" or app.workers.value < THUNDER_LOCK_MIN_PROCESSES:
+            continue
+        if app.mapped_sockets:
             continue
         if app.thunder_lock is not None and app.thunder_lock.value:
             continue
+        if app.missing_config is not None:
+            continue  # the config file the command names, not read, may set it
         yield rule.finding(
             app.workers.at,
             f"{app.workers.value} processes accept from the same socket without thunder-lock: "
-            "each connection wakes every process (thundering herd) and the kernel does not "
-            "spread them evenly",
-            "thunder-lock = true   (or map-socket: one socket per worker)",
+            "each connection wakes every process (thundering herd), which costs more the more "
+            "processes wait, and the kernel does not spread connections evenly",
+            "thunder-lock = true",
+        )
+
+
+_ARGPARSE_STORE = "https://docs.python.org/3/library/argparse.html#action"
+
+
+@_rule(
+    "option-given-twice",
+    Severity.warning,
+    "a single-value option is given twice on the command line: the last one wins",
+    "gunicorn's command line is argparse's `store` action (each occurrence replaces the value: "
+    f"{_ARGPARSE_STORE}); uvicorn's and granian's are click options "
+    "(https://click.palletsprojects.com/en/stable/options/), uWSGI keeps the last value of a "
+    "scalar option (https://uwsgi-docs.readthedocs.io/en/latest/Configuration.html)",
+)
+def _twice(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for first, last in app.repeated_options:
+            yield rule.finding(
+                first.at,
+                f"`{first.value}` is overridden by `{last.value}` later on the same command "
+                f"line ({last.at}): {app.kind} keeps only the last, so whatever the first one "
+                "was meant to set is silently ignored",
+                f"keep one of them (if `{last.value}` was meant for another option, give it "
+                "that option's flag)",
+                (last.at,),
+            )
+
+
+_DOCKER_PID1 = (
+    "https://docs.docker.com/reference/dockerfile/#entrypoint (a starter script ensures the "
+    "final executable receives the Unix signals by using exec)"
+)
+_POD_TERMINATION = (
+    "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
+)
+
+
+@_rule(
+    "entrypoint-without-exec",
+    Severity.warning,
+    "a shell script starts the server without `exec`: SIGTERM never reaches it",
+    _DOCKER_PID1 + "; " + _POD_TERMINATION,
+)
+def _without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        line = app.without_exec
+        if line is None:
+            continue
+        yield rule.finding(
+            line.at,
+            f"the script runs {app.kind} as a child of the shell ({line.value!r}): the shell "
+            "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
+            f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
+            "in-flight requests are cut by the SIGKILL at the end of the grace period",
+            f"exec {line.value}",
+        )
+
+
+_UWSGI_THINGS_TO_KNOW = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/ThingsToKnow.html (till uWSGI 2.1, SIGTERM "
+    "brutally reloads the stack; enable die-on-term); "
+    "https://uwsgi-docs.readthedocs.io/en/latest/Management.html (the signal table)"
+)
+
+
+@_rule(
+    "uwsgi-sigterm-reloads",
+    Severity.warning,
+    "uWSGI 2.0 under a container platform reloads on SIGTERM instead of stopping",
+    _UWSGI_THINGS_TO_KNOW + "; " + _POD_TERMINATION,
+)
+def _die_on_term(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
+            continue  # an ini on its own: started by systemd or the Emperor, who send others
+        if app.die_on_term is not None or app.missing_config is not None:
+            continue  # set, or perhaps set in the config file the command names but was not read
+        platform = (
+            {"compose": "docker compose", "kubernetes": "Kubernetes"}[app.container.platform]
+            if app.container is not None
+            else "whatever runs this command (docker stop, Kubernetes, Heroku and "
+            "supervisord's default stopsignal all send SIGTERM)"
+        )
+        yield rule.finding(
+            app.workers.at,
+            f"uWSGI started by a command line is stopped with SIGTERM by {platform}: in every "
+            "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
+            "the workers instead of stopping, so the stop waits out the grace period and ends "
+            "in SIGKILL, with in-flight requests cut twice",
+            "die-on-term = true"
+            if app.workers.at.file.suffix == ".ini"
+            else "--die-on-term   (or die-on-term = true in its ini file)",
+        )
+
+
+#: A proxy timeout this long on the catch-all location is no timeout: a backend that hangs
+#: holds the client (and an nginx connection) until it dies. An hour is far past any request
+#: timeout servertune plans, and short of the day-long values meant for WebSockets.
+NEVER_GIVES_UP_S = 3600.0
+_NGINX_PROXY = "https://nginx.org/en/docs/http/ngx_http_proxy_module.html"
+
+
+@_rule(
+    "proxy-timeout-never-gives-up",
+    Severity.warning,
+    "the catch-all location waits an hour or more on a backend that does not answer",
+    f"{_NGINX_PROXY}#proxy_read_timeout, {_NGINX_PROXY}#proxy_send_timeout (the timeout is "
+    "between two successive reads or writes); WebSocket proxying sets a long read timeout on "
+    "its own location: https://nginx.org/en/docs/http/websocket.html",
+)
+def _never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
+    allowed: dict[Location, float] = {}
+    for link in c.links:
+        timeout = link.app.request_timeout
+        if timeout is not None and timeout.value > 0:
+            allowed[link.passing.at] = max(allowed.get(link.passing.at, 0.0), timeout.value)
+    seen: set[Location] = set()
+    for nginx in c.nginx:
+        for passing in nginx.passes:
+            if passing.location != "/":
+                continue
+            prefix = passing.protocol.replace("http", "proxy")
+            timeouts = [(f"{prefix}_read_timeout", passing.read_timeout)]
+            if passing.send_timeout is not None:
+                timeouts.append((f"{prefix}_send_timeout", passing.send_timeout))
+            for name, timeout in timeouts:
+                if timeout.default or timeout.value < NEVER_GIVES_UP_S or timeout.at in seen:
+                    continue
+                if timeout.value < allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S:
+                    continue  # the app server given lets requests run that long
+                seen.add(timeout.at)
+                wanted = allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S
+                value = f"{_n(wanted)}s" if wanted > READ_TIMEOUT_MARGIN_S else "60s"
+                yield rule.finding(
+                    timeout.at,
+                    f"{name} {_n(timeout.value)} s on `location /`: every request, not only "
+                    "a WebSocket's, waits that long on a backend that has stopped answering, "
+                    "so a hung worker is never given up on and its clients never get a 504",
+                    f"{name} {value}; here, and the long value only in the WebSocket's own "
+                    "location (e.g. `location /ws/`)",
+                    (passing.at,),
+                )
+
+
+_NGINX_WORKER_CONNECTIONS = "https://nginx.org/en/docs/ngx_core_module.html#worker_connections"
+
+
+def _slots(app: AppServer) -> int | None:
+    """Requests the app server runs at once, where that is its processes x threads (None for
+    an event loop or green threads, whose concurrency the files do not bound)."""
+    if app.interface != "wsgi" or app.kind not in ("gunicorn", "uwsgi"):
+        return None
+    if app.worker_class is not None and app.worker_class.value in _ASYNC_WORKERS:
+        return None
+    return app.workers.value * app.threads.value
+
+
+@_rule(
+    "worker-connections-below-proxied-load",
+    Severity.warning,
+    "nginx's connections cannot hold the requests the app servers behind it run at once",
+    f"{_NGINX_WORKER_CONNECTIONS} (the limit counts every connection, those with proxied "
+    "servers too); servertune explain (nginx_worker_connections: 2 x every app slot)",
+)
+def _worker_connections(rule: Rule, c: Context) -> Iterator[Finding]:
+    cores, _ = _cores(c)
+    for nginx in c.nginx:
+        limit = nginx.worker_connections
+        if limit is None:
+            continue
+        apps = {id(link.app): link.app for link in c.links if link.nginx is nginx}
+        counts = [_slots(a) for a in apps.values()]
+        if not counts or any(n is None for n in counts):
+            continue
+        slots = sum(n for n in counts if n is not None)
+        processes = nginx.worker_processes.value if nginx.worker_processes else cores
+        if limit.value * processes >= 2 * slots:
+            continue
+        wanted = math.ceil(2 * slots / processes)
+        yield rule.finding(
+            limit.at,
+            f"worker_connections {_shown(limit)} x {processes} worker process(es) = "
+            f"{limit.value * processes} connections, but the app servers behind it run {slots} "
+            f"requests at once, and each proxied request holds two (the client's and the "
+            f"upstream's): at full load nginx logs 'worker_connections are not enough' and "
+            "drops connections while the app servers still have free slots",
+            f"worker_connections {wanted};",
         )
 
 
@@ -623,7 +996,7 @@ def _missing(rule: Rule, c: Context) -> Iterator[Finding]:
     "plan-interface-differs",
     Severity.info,
     "the app server calls the app through another interface than the workload's",
-    "servertune explain (interface); docs/check.md",
+    "servertune explain (interface)",
 )
 def _plan_interface(rule: Rule, c: Context) -> Iterator[Finding]:
     plan = c.plan
@@ -789,7 +1162,8 @@ def _limit_name(box: Container, what: str) -> str:
     "workers-over-cpu-limit",
     Severity.warning,
     "more worker processes than the container's CPU limit",
-    "docs/sizing.md (one process per core under the GIL); a CPU limit is a CFS quota: past it "
+    "`servertune explain --cores N` (processes: one per core under the GIL); a CPU limit is a "
+    "CFS quota: past it "
     f"the container is throttled for the rest of each 100 ms period: {_K8S_RESOURCES}, "
     f"{_DOCKER_RESOURCES}",
 )
@@ -803,13 +1177,14 @@ def _cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             yield rule.finding(
                 app.workers.at,
                 f"{_assign(app, 'workers', app.workers.value)} under a CPU limit of "
-                f"{_n(box.cpu_limit.value)} cores ({box.cpu_limit.at}): {app.workers.value} "
+                f"{_n(box.cpu_limit.value)} core{'' if box.cpu_limit.value == 1 else 's'} "
+                f"({box.cpu_limit.at}): {app.workers.value} "
                 "processes share a quota of "
                 f"{_n(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
                 "request's latency stretches by the throttled time, and every extra worker "
                 "costs memory towards an OOM kill",
-                f"{_assign(app, 'workers', cores)}   (or raise {_limit_name(box, 'cpu')} to "
-                f"{app.workers.value})",
+                f"{_workers_fix(app, _plan_for_cores(c, cores)[0])}   (or raise "
+                f"{_limit_name(box, 'cpu')} to {app.workers.value})",
                 (box.cpu_limit.at,),
             )
 
@@ -825,6 +1200,8 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
         box = app.container
         if box is None or box.cpu_limit is not None:
             continue
+        if box.platform == "kubernetes" and _exposed_bare(box):
+            continue  # exposed-without-resources-or-probes says it, and more
         request = _limit_name(box, "cpu-request")
         if box.cpu_request is not None:
             cores = round_cores(box.cpu_request.value)
@@ -840,14 +1217,10 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 (app.workers.at,),
             )
         elif box.platform == "compose":
-            yield rule.finding(
-                box.at,
-                f"service {box.name!r} sets no CPU limit (cpus, deploy.resources.limits.cpus): "
-                f"its workers ({app.workers.value}) are sized for no number of cores and compete "
-                "for all of the host's with every other container on it",
-                f'cpus: "{app.workers.value}"   (the cores its workers are sized for)',
-                (app.workers.at,),
-            )
+            # A compose service without `cpus` runs on the host's cores, like a process
+            # started by hand: workers-over-cores judges it against them. A limit nobody set
+            # for a file every user runs on another host is not a finding to send.
+            continue
         else:
             yield rule.finding(
                 box.at,
@@ -864,7 +1237,8 @@ def _no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     "workers-over-memory-limit",
     Severity.warning,
     "the workers' resident memory does not fit the container's memory limit",
-    "docs/sizing.md (processes: memory_limit_mb x MEMORY_HEADROOM_RATIO / memory_per_worker_mb); "
+    "`servertune explain` (processes: memory_limit_mb x MEMORY_HEADROOM_RATIO / "
+    "memory_per_worker_mb); "
     "past the limit the kernel's OOM killer ends a worker mid-request: "
     "https://docs.docker.com/engine/containers/resource_constraints/#memory, " + _K8S_RESOURCES,
 )
@@ -1029,31 +1403,40 @@ def _config_missing(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+_COMPOSE_STOP = "https://docs.docker.com/reference/compose-file/services/#stop_grace_period"
+
+
 @_rule(
     "grace-period-below-shutdown",
     Severity.warning,
-    "the pod is killed before preStop and the app server's graceful shutdown have finished",
+    "the container is killed before preStop and the app server's graceful shutdown have finished",
     "terminationGracePeriodSeconds counts from the start of preStop; SIGKILL follows when it "
-    "ends: " + _K8S_TERMINATION,
+    f"ends: {_K8S_TERMINATION}; compose's stop_grace_period (10 s by default): {_COMPOSE_STOP}",
 )
 def _grace(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         box = app.container
         if box is None or box.grace_period_s is None or app.graceful_timeout is None:
             continue
+        grace = box.grace_period_s
+        if box.platform == "compose" and grace.default and app.graceful_timeout.default:
+            continue  # both left at their defaults: nobody chose a shutdown time to keep
         prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
         needed = prestop + app.graceful_timeout.value
-        if box.grace_period_s.value < needed:
+        if grace.value < needed:
             related = (app.graceful_timeout.at,) + (
                 (box.prestop_s.at,) if box.prestop_s is not None else ()
             )
+            name = _stop_grace_name(box)
+            wanted = math.ceil(needed) + 5
+            before = f"preStop {_n(prestop)} s + " if box.platform == "kubernetes" else ""
+            who = "the kubelet" if box.platform == "kubernetes" else "docker"
             yield rule.finding(
-                box.grace_period_s.at,
-                f"terminationGracePeriodSeconds {_shown(box.grace_period_s, ' s')} is below "
-                f"preStop {_n(prestop)} s + the graceful timeout "
-                f"{_shown(app.graceful_timeout, ' s')}: on every rollout the kubelet kills "
+                grace.at,
+                f"{name} {_shown(grace, ' s')} is below {before}the graceful timeout "
+                f"{_shown(app.graceful_timeout, ' s')}: on every rollout {who} kills "
                 "requests the server was still allowed to finish",
-                f"terminationGracePeriodSeconds: {math.ceil(needed) + 5}",
+                f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
                 related,
             )
 
@@ -1132,13 +1515,68 @@ def _no_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
         box = app.container
         if box is None or box.platform != "kubernetes" or not app.sockets or box.pod_ready_probe:
             continue  # a pod is Ready when all its containers are: a sidecar's probe counts
+        if _exposed_bare(box):
+            continue  # exposed-without-resources-or-probes says it, and more
         if not any(p.kind == "readiness" for p in box.probes):
             yield rule.finding(
                 box.at,
                 f"container {box.name!r} has no readiness probe: the Service sends it requests "
                 "while the workers are still importing the app, and those connections wait or fail",
-                "readinessProbe: {httpGet: {path: /health, port: http}}",
+                f"readinessProbe: {{httpGet: {{path: /health, port: {_probe_port(app)}}}}}",
             )
+
+
+def _probe_port(app: AppServer) -> str:
+    """The port a probe of this app server should name: one it listens on (a container port
+    named `http` may not exist)."""
+    ports = [normalise(s.value)[1] for s in app.sockets if normalise(s.value)[0] != "unix"]
+    return next((p for p in ports if p.isdigit()), "http")
+
+
+def _exposed_bare(box: Container) -> bool:
+    """A pod a LoadBalancer Service exposes, with no resources and no probe at all."""
+    bare = (
+        box.cpu_limit is None
+        and box.cpu_request is None
+        and box.memory_limit_mb is None
+        and box.memory_request_mb is None
+    )
+    return box.exposed_by is not None and bare and not box.probes and not box.pod_ready_probe
+
+
+_K8S_QOS = "https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#besteffort"
+
+
+@_rule(
+    "exposed-without-resources-or-probes",
+    Severity.warning,
+    "a pod behind a LoadBalancer Service has no resources and no probes",
+    f"{_K8S_PROBES}; {_K8S_QOS} (a pod with no requests or limits is BestEffort: the first "
+    "evicted under node pressure); " + _K8S_RESOURCES,
+)
+def _exposed(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[Location] = set()
+    for app in c.apps:
+        box = app.container
+        if box is None or box.platform != "kubernetes" or not _exposed_bare(box):
+            continue
+        if box.at in seen or box.exposed_by is None:
+            continue
+        seen.add(box.at)
+        port = _probe_port(app)
+        yield rule.finding(
+            box.at,
+            f"container {box.name!r} is exposed by the LoadBalancer Service "
+            f"`{box.exposed_by.value}` with no readiness or liveness probe and no CPU or memory "
+            "request or limit: the balancer sends it requests while the workers are still "
+            "starting and keeps sending them to a pod that hangs, and as a BestEffort pod it "
+            f"is the first evicted when its node runs short, with its {app.workers.value} "
+            "workers sized for no number of cores",
+            f"readinessProbe: {{httpGet: {{path: /health, port: {port}}}}} and "
+            f'resources: {{requests: {{cpu: "{app.workers.value}", memory: ...}}, limits: '
+            f'{{cpu: "{app.workers.value}", memory: ...}}}}',
+            (box.exposed_by.at,),
+        )
 
 
 _GUNICORN_ARBITER = (
@@ -1194,7 +1632,8 @@ def _tcp_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     "route-timeout-below-app-timeout",
     Severity.warning,
     "the Ingress or HTTPRoute gives up on a request the app server is still running",
-    "the Plan's timeout chain (docs/sizing.md); ingress-nginx's annotations (proxy-read-timeout, "
+    "the plan's timeout chain (`servertune explain`); ingress-nginx's annotations "
+    "(proxy-read-timeout, "
     "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
     "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
 )
@@ -1202,7 +1641,7 @@ def _route_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[Location, str]] = set()
     for app in c.apps:
         box, timeout = app.container, app.request_timeout
-        if box is None or timeout is None or timeout.value <= 0:
+        if box is None or timeout is None or timeout.value <= 0 or not _caps_requests(app):
             continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         for name, route in box.route_timeouts:

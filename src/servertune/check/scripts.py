@@ -30,13 +30,21 @@ from servertune.check.commands import (
     FindConfig,
     ServerCommand,
     Word,
+    _braced,
     asgi_server,
     expand_shell,
     read_command,
     run_words,
     server_command,
 )
-from servertune.check.model import AppServer, CheckInputError, Location
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+    note,
+)
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -107,12 +115,60 @@ def _split(path: Path, start: int, text: str) -> list[list[str]]:
     except ValueError as error:  # an unclosed quote
         raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
     commands: list[list[str]] = [[]]
-    for token in tokens:
+    for token in _braced(tokens):
         if token and set(token) <= set(";&|"):
             commands.append([])
         else:
             commands[-1].append(token)
     return [c for c in commands if c]
+
+
+def _one_server(
+    path: Path, commands: list[tuple[_Line, ServerCommand, dict[str, str]]]
+) -> list[tuple[_Line, ServerCommand, dict[str, str]]]:
+    """The one server of a script with several server command lines: the same server with the
+    same arguments (the two branches of an `if`, one under `s6-setuidgid`) is one; different
+    ones (a development branch and a production one) are read as the last, which scripts put
+    in the `else` / fall-through, and the others named in a coverage note."""
+    first = commands[0][1]
+
+    def same(command: ServerCommand) -> bool:
+        return command.server == first.server and [w.text for w in command.args] == [
+            w.text for w in first.args
+        ]
+
+    if all(same(c) for _, c, _ in commands[1:]):
+        return commands[:1]
+    kept = commands[-1]
+    others = ", ".join(f"{c.server} at line {line.first}" for line, c, _ in commands[:-1])
+    note(
+        "server-chosen",
+        Location(path, kept[0].first),
+        f"starts a server on more than one path ({others}; {kept[1].server} at line "
+        f"{kept[0].first}): which runs depends on the script's tests at run time; read the "
+        f"one at line {kept[0].first}",
+    )
+    return [kept]
+
+
+def _open_quote(text: str) -> bool:
+    """Whether `text` ends inside a quoted string, as the shell reads quotes (a `'` inside
+    double quotes and a `"` inside single ones are literal; `\\"` outside single quotes too)."""
+    quote = ""
+    escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and not quote:
+            break  # a comment: quotes in it mean nothing (a `#` inside a word is rare)
+    return bool(quote)
 
 
 def _logical_lines(path: Path, text: str) -> list[_Line]:
@@ -137,6 +193,11 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             continue
         parts.append(raw)
         joined = " ".join(parts)
+        if _open_quote(joined) and number < len(physical):
+            # A quoted string that spans lines (`echo "...` then `..."`): the shell reads on
+            # to its closing quote, so the command goes on (newline kept inside the quotes).
+            parts = ["\n".join(parts)]
+            continue
         parts = []
         found = _HEREDOC.search(joined)
         if found is not None:
@@ -230,7 +291,7 @@ def command_line(path: Path, text: str) -> tuple[str, list[str]]:
         found = server_command(_words(line, physical, path))
         if found is not None:
             return found.server, [w.text for w in found.args]
-    raise CheckInputError(f"{path}: {_NO_SERVER}")
+    raise NothingToCheck(f"{path}: {_NO_SERVER}")
 
 
 _NO_SERVER = "no gunicorn, uvicorn, granian or uWSGI command line in this script"
@@ -264,11 +325,17 @@ def read_script(
             found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
             if found_app is not None:
                 return found_app
-        raise CheckInputError(f"{path}: {_NO_SERVER}")
+        if passes:
+            # An entrypoint: what it starts is its caller's command (the image's CMD), read
+            # when the Dockerfile or compose file that runs it is checked.
+            raise NothingToCheck(
+                f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
+                "image's CMD, read with the Dockerfile or compose file that runs it); "
+                f"{_NO_SERVER}"
+            )
+        raise NothingToCheck(f"{path}: {_NO_SERVER}")
     if len(commands) > 1:
-        raise CheckInputError(
-            f"{path}:{commands[1][0].first}: a second server command line; check one per script"
-        )
+        commands = _one_server(path, commands)
     line, command, environment = commands[0]
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
@@ -302,4 +369,26 @@ def read_script(
         command = replace(
             command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
         )
-    return read_command(path, command, environment, env_at, shell=True, find_config=find_config)
+    app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
+    return replace(app, without_exec=_without_exec(line, lines, command, physical))
+
+
+def _without_exec(
+    line: _Line, lines: list[_Line], command: ServerCommand, physical: list[str]
+) -> Setting[str] | None:
+    """The server's line when the shell runs it as a child (no `exec` before it), so the
+    shell stays the container's PID 1; None when it `exec`s, or when the script handles
+    signals itself (a `trap`)."""
+    program = line.words.index(command.program.text) if command.program.text in line.words else 0
+    if "exec" in line.words[:program]:
+        return None
+    if any(other.words[:1] == ["trap"] for other in lines):
+        return None  # the script forwards signals itself
+    words = line.words
+    if any(w in ("-D", "--daemon") for w in words) or (words and words[-1].endswith("&")):
+        # Backgrounded or daemonized beside another foreground process (`exec nginx`): a
+        # container of two processes, whose fix is not `exec` on this line.
+        return None
+    text = " ".join(physical[line.first - 1 : line.last]).strip()
+    text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
+    return Setting(text[:120], Location(command.program.at.file, line.first))

@@ -38,8 +38,16 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise CheckInputError(f"{path}: cannot read ({error.strerror})") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # UTF-16 (what some Windows editors save): text, not binary, but no server reads it.
+        raise CheckInputError(
+            f"{path}: UTF-16 text (byte-order mark {data[:2].hex(' ').upper()}); the servers "
+            "read UTF-8: save it as UTF-8"
+        )
     if b"\0" in data:
         raise CheckInputError(f"{path}: binary file (contains NUL bytes)")
+    # A UTF-8 byte-order mark is read past, as Python (a gunicorn config) and most editors do.
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -31,10 +31,17 @@ import os
 import re
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    Setting,
+    evaluation_cores,
+    note,
+)
 
 __all__ = [
     "UWSGI_DEFAULTS",
@@ -103,6 +110,41 @@ class _State:
     files: list[Path] = field(default_factory=list)
 
 
+#: uWSGI's placeholder math (1.9.20+, "Placeholders math" in its docs): `%(foo + 1)`,
+#: `%(%k * 2)`: operands and operators separated by spaces, applied left to right.
+_MATH = re.compile(r"\s[-+*/]\s")
+_OPERATORS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b if b else 0,
+}
+
+
+def _placeholder_math(
+    expression: str, placeholders: Mapping[str, str], magic: Mapping[str, str], at: Location
+) -> str:
+    """The value of `%(a op b op c)`, as uWSGI computes it (whole numbers, left to right)."""
+
+    def operand(word: str) -> int:
+        value = magic.get(word[1:], word) if word.startswith("%") and len(word) == 2 else word
+        value = placeholders.get(value, value)
+        try:
+            return int(value)
+        except ValueError:
+            raise CheckInputError(
+                f"{at}: %({expression}): {word!r} is not a number or an option set before"
+            ) from None
+
+    words = expression.split()
+    if len(words) % 2 == 0 or any(w not in _OPERATORS for w in words[1::2]):
+        raise CheckInputError(f"{at}: %({expression}): not uWSGI placeholder math (a op b ...)")
+    result = operand(words[0])
+    for op, word in zip(words[1::2], words[2::2], strict=True):
+        result = _OPERATORS[op](result, operand(word))
+    return str(result)
+
+
 def _magic(path: Path) -> dict[str, str]:
     absolute = path.absolute()
     return {
@@ -112,7 +154,9 @@ def _magic(path: Path) -> dict[str, str]:
         "n": absolute.stem,
         "e": absolute.suffix,
         "c": absolute.parent.name,
-        "k": str(os.cpu_count() or 1),
+        # The cores being judged (--cores, the deployment's CPU limit, else this host's), not
+        # always the machine running check (a finding must not flip with it).
+        "k": str(evaluation_cores()),
         "h": socket.gethostname(),
         "%": "%",
     }
@@ -174,6 +218,8 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             if option is not None:
                 if option in placeholders:
                     return placeholders[option]
+                if _MATH.search(option):
+                    return _placeholder_math(option, placeholders, magic, at)
                 raise CheckInputError(f"{at}: %({option}) names no option set before this line")
             if variable is not None:
                 return environ.get(variable, "")
@@ -308,9 +354,6 @@ def read_uwsgi_files(
     options = state.options
     app = uwsgi_app(path, options, Location(path))
     files = tuple(dict.fromkeys(f for f in state.files if f != path))
-    processes = [at for k, _, at in options if k == "processes"]
-    if processes and "%k" in _raw_value(processes[-1]):
-        app = replace(app, workers_follow_cpu_count=True)
     return app, files
 
 
@@ -330,6 +373,18 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         try:
             return Setting(int(value), at)
         except ValueError:
+            written = _written(at)
+            if not value.strip() or "$(" in written or "${" in written:
+                # `$(UWSGI_WORKERS)` unset where check runs (uWSGI expands it to ""), or a
+                # template's `${VAR}`: known only where it runs; read with the default.
+                note(
+                    "unresolved-variable",
+                    at,
+                    f"{key} = {written.strip()[:60] or value[:60]!r}: known only when uWSGI "
+                    f"starts (an environment variable or a template's); read with uWSGI's "
+                    f"default {UWSGI_DEFAULTS[key]}",
+                )
+                return Setting(UWSGI_DEFAULTS[key], at, default=True)
             raise CheckInputError(
                 f"{at}: {key} must be a whole number; got {value[:40]!r}"
             ) from None
@@ -357,7 +412,33 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         else Setting(0, start, default=True),
         backlog=number("listen"),
         thunder_lock=flag("thunder-lock"),
+        die_on_term=_sigterm_stops(options, flag("die-on-term")),
+        # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
+        # an ini on its own, or one a Dockerfile's `uwsgi --ini` names.
+        workers_follow_cpu_count="processes" in last and "%k" in _written(last["processes"][1]),
     )
+
+
+def _sigterm_stops(
+    options: list[tuple[str, str, Location]], die_on_term: Setting[bool] | None
+) -> Setting[bool] | None:
+    """How SIGTERM is handled when the config says: `die-on-term`, or a master hook that
+    makes SIGTERM (15) a graceful stop (`hook-master-start = unix_signal:15
+    gracefully_kill_them_all`, uWSGI's documented recipe). None: uWSGI 2.0's brutal reload."""
+    if die_on_term is not None:
+        return die_on_term
+    for key, value, at in options:
+        if key.startswith("hook-") and re.search(r"unix_signal:\s*15\b", value):
+            return Setting(True, at)
+    return None
+
+
+def _written(at: Location) -> str:
+    """The option's line as written (empty when it cannot be read back)."""
+    try:
+        return _raw_value(at)
+    except (CheckInputError, IndexError):
+        return ""
 
 
 def _raw_value(at: Location) -> str:

@@ -1,0 +1,130 @@
+"""supervisord configs: each `[program:x]` section's `command=` is a command line.
+
+supervisord's own grammar (supervisord.org/configuration.html): an ini file whose
+`[program:name]` sections each start one process from `command`, which supervisord splits
+with `shlex` (no shell, so no `$VAR` expansion except its own `%(ENV_NAME)s`, left out and
+named here as any unknown word). `environment=K="v",K2="v2"` is the process's environment. A
+command that starts gunicorn, uvicorn, granian or uWSGI is an app server, read by the same
+command-line readers as a Procfile's; a file of other programs (nginx, Celery) starts none.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+
+from servertune.check.commands import (
+    FindConfig,
+    Word,
+    beside,
+    read_command,
+    server_command,
+    shell_commands,
+)
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
+
+__all__ = ["looks_like_supervisord", "read_supervisord"]
+
+_SECTION = re.compile(r"\A\[([^\]]+)\]\s*(?:[;#].*)?\Z")
+_KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)\s*[=:]\s*(.*)\Z")
+#: supervisord's `%(ENV_X)s` and `%(program_name)s` expansions.
+_EXPANSION = re.compile(r"%\(([^)]*)\)s")
+
+
+def looks_like_supervisord(path: Path, text: str) -> bool:
+    """An ini file with a `[program:x]` (or `[supervisord]`) section, whatever its name."""
+    del path
+    for line in text.splitlines()[:400]:
+        match = _SECTION.match(line.strip())
+        if match and (match[1].startswith("program:") or match[1] == "supervisord"):
+            return True
+    return False
+
+
+def _environment(value: str) -> dict[str, str]:
+    """`K="v",K2=v2` as supervisord parses it (a comma-separated list of KEY=value)."""
+    env: dict[str, str] = {}
+    lexer = shlex.shlex(value, posix=True)
+    lexer.whitespace = ","
+    lexer.whitespace_split = True
+    try:
+        pairs = list(lexer)
+    except ValueError:
+        return env
+    for pair in pairs:
+        key, sep, val = pair.strip().partition("=")
+        if sep:
+            env[key.strip()] = val
+    return env
+
+
+def read_supervisord(
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    find_config: FindConfig | None = None,
+) -> tuple[AppServer, ...]:
+    """The app servers the file's programs start; `find_config` finds the files their command
+    lines name (default: beside the file; an image's, through its COPYs, when an image's
+    command runs supervisord)."""
+    section = ""
+    programs: dict[str, dict[str, tuple[str, int]]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith((";", "#")):
+            continue
+        match = _SECTION.match(line)
+        if match:
+            section = match[1]
+            if section.startswith("program:"):
+                programs[section] = {}
+            continue
+        key = _KEY.match(line)
+        if key and section in programs:
+            programs[section][key[1].lower()] = (key[2], number)
+        elif raw[:1] in (" ", "\t") and section in programs and programs[section]:
+            last = list(programs[section])[-1]  # a continuation line
+            value, at = programs[section][last]
+            programs[section][last] = (f"{value} {line}", at)
+        elif not key and not match:
+            raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
+    apps: list[AppServer] = []
+    for options in programs.values():
+        if "command" not in options:
+            continue
+        command, number = options["command"]
+        process_env = dict(env or {})
+        if "environment" in options:
+            process_env.update(_environment(options["environment"][0]))
+        # `%(ENV_X)s` is supervisord's spelling of the shell's $X: read it as one.
+        command = _EXPANSION.sub(
+            lambda m: (
+                "${" + m[1].removeprefix("ENV_") + "}"
+                if m[1].startswith("ENV_")
+                else "${" + m[1] + "}"
+            ),
+            command,
+        )
+        for one in shell_commands(Word(command, Location(path, number))):
+            found = server_command(one)
+            if found is not None:
+                apps.append(
+                    read_command(
+                        path,
+                        found,
+                        process_env,
+                        {},
+                        shell=True,
+                        find_config=find_config or beside(path),
+                    )
+                )
+                break
+    if not apps:
+        names = ", ".join(p.removeprefix("program:") for p in programs) or "none"
+        raise NothingToCheck(
+            f"{path}: supervisord programs ({names}) start no server check reads (gunicorn, "
+            "uvicorn, granian, uWSGI)"
+        )
+    return tuple(apps)
