@@ -508,8 +508,8 @@ def _granian_shared(rule: Rule, c: Context) -> Iterator[Finding]:
     "a loopback capture (tcpdump) of uvicorn 0.54 --workers 2: each answer's body left 44 ms "
     "after its headers, when the client's delayed ACK came; with --workers 1 0.3 ms. "
     "Kludex/uvicorn#3149 (open): Config.bind_socket() leaves the socket's protocol at 0, and "
-    "asyncio sets TCP_NODELAY only on sockets that read IPPROTO_TCP; docs/benchmarks.md "
-    "(`app`, FastAPI /io: p50 96 ms against 55 ms)",
+    "asyncio sets TCP_NODELAY only on sockets that read IPPROTO_TCP; `servertune bench app` "
+    "(FastAPI /io: p50 96 ms against 55 ms)",
 )
 def _uvicorn_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -1271,8 +1271,8 @@ def _memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     "no-recycling-while-memory-grows",
     Severity.warning,
     "the workers' memory grows with every request and nothing recycles them",
-    "docs/sizing.md (recycling and memory: memory_growth_kb_per_request sets max_requests, "
-    "measured by servertune measure); a worker past the container's limit is OOM-killed "
+    "`servertune explain` (max_requests: memory_growth_kb_per_request, measured by "
+    "`servertune measure`, sets it); a worker past the container's limit is OOM-killed "
     "mid-request: https://docs.docker.com/engine/containers/resource_constraints/#memory, "
     + _GUNICORN_DOCS
     + "#max-requests",

@@ -37,7 +37,7 @@ CLIENT_GAVE_UP_SHARE = 0.001
 BODY_NEAR_LIMIT_RATIO = 0.8
 #: nginx's client_max_body_size when none is written (ngx_http_core_module: 1m).
 NGINX_DEFAULT_BODY_BYTES = 1024 * 1024
-_BACKING = "servertune measure --log (docs/recipes/tune-from-access-logs.md)"
+_BACKING = "`servertune measure --log FILE` (the per-route percentiles and the status mix)"
 
 
 @dataclass(frozen=True)
