@@ -1177,7 +1177,7 @@ def check(
     # Every file that could not be read, one line each, after the others' findings: exit 2,
     # as linters do, so one unreadable file never hides the rest.
     for unread in result.errors:
-        typer.echo(f"error: {unread.message}", err=True)
+        typer.echo(f"error: {one_line(unread.message)}", err=True)
     if result.errors:
         raise typer.Exit(code=2)
     worst = result.worst()

@@ -51,7 +51,7 @@ TARGET_CEILING_FRACTION = 0.90
 TARGET_P99_OVER_SINGLE = 1.5
 #: Targets at every level against the other layouts: servertune's req/s at least this share of
 #: the highest other layout's, and its p99 at most this multiple of the lowest other p99
-#: (issue 32). At concurrency = cores the memory-aware layout must win outright on both; above
+#: (memory-aware sizing). At concurrency = cores the memory-aware layout must win outright on both; above
 #: it, where every layout spends the same CPU per request, it must not lose by more than the
 #: repeats' spread.
 TARGET_RPS_AT_CORES = 1.0
