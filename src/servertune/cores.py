@@ -69,12 +69,12 @@ class CoreLimits:
         return f"{name} {value:g}, {ROUNDING_RULE}"
 
 
-def cgroup_paths(proc_self_cgroup: Path) -> tuple[str | None, str | None]:
-    """This process's cgroup v2 path and v1 cpu-controller path, from /proc/self/cgroup."""
+def cgroup_paths(proc_self_cgroup: Path, controller: str = "cpu") -> tuple[str | None, str | None]:
+    """This process's cgroup v2 path and v1 path of `controller`, from /proc/self/cgroup."""
     v2 = v1 = None
     try:
         lines = proc_self_cgroup.read_text().splitlines()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None, None
     for line in lines:
         parts = line.split(":", 2)
@@ -83,7 +83,7 @@ def cgroup_paths(proc_self_cgroup: Path) -> tuple[str | None, str | None]:
         hierarchy, controllers, path = parts
         if hierarchy == "0" and controllers == "":
             v2 = path
-        elif "cpu" in controllers.split(","):
+        elif controller in controllers.split(","):
             v1 = path
     return v2, v1
 

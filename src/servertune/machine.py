@@ -137,9 +137,9 @@ def read_memory_limit_mb(
     namespace a container's /proc/self/cgroup names a path (`/docker/<id>`) that its own
     mount does not have; the walk then ends at the mount root, which is its cgroup.
     """
-    from servertune.cores import _walk_up
+    from servertune.cores import _walk_up, cgroup_paths
 
-    v2_path, v1_path = _cgroup_paths(proc_self_cgroup)
+    v2_path, v1_path = cgroup_paths(proc_self_cgroup, "memory")
     found: list[int] = []
     if (sys_fs_cgroup / "cgroup.controllers").exists():
         found += _limits(_walk_up(sys_fs_cgroup, v2_path or "/"), "memory.max")
@@ -148,25 +148,6 @@ def read_memory_limit_mb(
             _walk_up(sys_fs_cgroup / "memory", v1_path or "/"), "memory.limit_in_bytes"
         )
     return max(1, min(found) // (1024 * 1024)) if found else None
-
-
-def _cgroup_paths(proc_self_cgroup: Path) -> tuple[str | None, str | None]:
-    """This process's cgroup v2 path and v1 memory-controller path, from /proc/self/cgroup."""
-    v2 = v1 = None
-    try:
-        lines = proc_self_cgroup.read_text().splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None, None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        hierarchy, controllers, path = parts
-        if hierarchy == "0" and controllers == "":
-            v2 = path
-        elif "memory" in controllers.split(","):
-            v1 = path
-    return v2, v1
 
 
 def _limits(directories: list[Path], name: str) -> list[int]:
