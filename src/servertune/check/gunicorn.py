@@ -27,6 +27,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+# The static reader evaluates a file for the same two CPU counts as the child probe (no real
+# host reports both: a `workers` that differs between them follows the CPU count) and reads the
+# settings the probe reports: both declared once, in the probe, which imports nothing itself.
+from servertune.check._gunicorn_probe import NAMES as _READ
+from servertune.check._gunicorn_probe import PROBE_CPUS as _PROBE_CPUS
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -131,24 +136,6 @@ def _evaluate(
         f"{path}: loaded through gunicorn (--execute-gunicorn-config): its code ran",
     )
     return _executed(path, env, argv)
-
-
-#: Two CPU counts no real host reports together: if `workers` differs between them, the file
-#: computes it from the CPU count (the same pair as the child probe's).
-_PROBE_CPUS = (3, 61)
-#: The settings the rules read (the child probe reports the same).
-_READ = (
-    "workers",
-    "threads",
-    "bind",
-    "keepalive",
-    "timeout",
-    "graceful_timeout",
-    "max_requests",
-    "max_requests_jitter",
-    "backlog",
-    "preload_app",
-)
 
 
 #: Settings gunicorn validates against the machine it starts on (the directory exists, the
