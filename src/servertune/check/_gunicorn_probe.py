@@ -9,7 +9,6 @@ to learn whether `workers` follows the host's CPU count. It prints one JSON line
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sys
 from typing import Any
@@ -53,6 +52,9 @@ def _lenient_host_checks() -> None:
 
 def load(path: str, cpus: int | None = None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """gunicorn's view of the settings, with the CPU count patched to `cpus` when given."""
+    # Imported here: check.gunicorn imports this module for NAMES and PROBE_CPUS alone.
+    import multiprocessing
+
     from gunicorn.app.base import Application  # type: ignore[import-untyped]
 
     class Probe(Application):  # type: ignore[misc]
