@@ -17,7 +17,7 @@ import jinja2
 
 from servertune import __version__
 
-__all__ = ["RenderError", "render_template"]
+__all__ = ["RenderError", "Verbatim", "render_template"]
 
 # Characters a rendered value may contain. No whitespace, quotes, `;`, braces, `#`, `$`, `%`,
 # `@`, parentheses or backslashes: nothing that ends a directive or starts an expansion in nginx,
@@ -29,7 +29,16 @@ class RenderError(ValueError):
     """A value failed the render-time allow-list: a bug upstream of the template, never input."""
 
 
+class Verbatim(str):
+    """Text servertune declares as a constant in its own code (never built from input), rendered
+    as is: a line of code a script runs, which the allow-list above would refuse for its spaces."""
+
+    __slots__ = ()
+
+
 def _finalize(value: Any) -> Any:
+    if isinstance(value, Verbatim):
+        return value
     if isinstance(value, bool | int | float):
         return value
     if isinstance(value, ipaddress.IPv4Address | ipaddress.IPv6Address):

@@ -22,7 +22,7 @@ from servertune.sizing.defaults import (
     ASGI_OVERLOAD_P99_TARGET,
     ASGI_THROUGHPUT_NOISE,
 )
-from servertune.templating import render_template
+from servertune.templating import Verbatim, render_template
 
 __all__ = [
     "PER_WORKER_FILES",
@@ -49,9 +49,8 @@ PER_WORKER_FILES: dict[str, tuple[str, str]] = {
 #: TCP_NODELAY on the socket uvicorn's supervisor binds (Linux copies it to every accepted
 #: connection; uvicorn leaves it off: Kludex/uvicorn#3149), then run uvicorn's own CLI with the
 #: words after `python -c CODE uvicorn`. One line with no single quote: it sits in '...' in sh.
-#: uvicorn.sh.j2 holds the same text (no value with spaces passes the render allow-list);
-#: tests/test_uvicorn_nodelay.py pins the two equal. `bench app --against` reuses it.
-UVICORN_NODELAY_LAUNCHER = (
+#: uvicorn.sh.j2 prints it; `bench app --against` reuses it.
+UVICORN_NODELAY_LAUNCHER = Verbatim(
     "import socket, sys, uvicorn.config as c; from uvicorn.main import main; "
     "bind = c.Config.bind_socket; "
     "on = lambda s: (s.family == socket.AF_UNIX or "
@@ -137,6 +136,7 @@ def render_uvicorn(plan: Plan) -> str:
         plan=plan,
         w=plan.workload,
         overload=_overload_note(plan, "uvicorn"),
+        nodelay_launcher=UVICORN_NODELAY_LAUNCHER,
         **_bind(plan),
     )
 
