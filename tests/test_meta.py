@@ -132,7 +132,6 @@ KNOWN_LONG_FUNCTIONS = {
     "servertune/check/uwsgi.py::_read_ini": "check",
 }
 
-FORMAT_MODULES = ("alb", "gunicorn", "haproxy", "nginx", "uwsgi")
 #: Import circles another helper is breaking, as the modules in the circle, by area. Removed as
 #: its branch merges (the test fails on a circle that is no longer there).
 KNOWN_IMPORT_CIRCLES = {
@@ -142,9 +141,6 @@ KNOWN_IMPORT_CIRCLES = {
     # bench/scenarios/app.py imports it from there: the bench app package imports it from
     # servertune.workload_file, then the shim goes.
     frozenset({"workload", "workload_file"}): "bench app",
-    # The format modules import LogFormat from the package whose registry imports them: the
-    # shared part moves to a module beneath both (logs/formats is being rewritten for #31).
-    frozenset({"logs.formats", *(f"logs.formats.{n}" for n in FORMAT_MODULES)}): "logs",
 }
 
 
