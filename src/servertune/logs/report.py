@@ -90,6 +90,7 @@ def _service_time(t: Traffic) -> list[str]:
 
 
 def _request_size(t: Traffic) -> list[str]:
+    """The largest requests, where the log records their length."""
     if not t.length_sketch.count:
         return []
     return [
@@ -120,6 +121,7 @@ def _routes(t: Traffic) -> list[str]:
 
 
 def _statuses(t: Traffic) -> list[str]:
+    """Each status sent, with what it means for the stack where servertune knows."""
     out: list[str] = []
     if t.statuses:
         out.append("statuses:")
