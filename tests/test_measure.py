@@ -23,7 +23,7 @@ from servertune.measure import (
     measure_mix,
     parse_weighted_path,
 )
-from servertune.workload import load_workload
+from servertune.workload_file import load_workload
 from tests import measure_apps
 
 #: The repository root: the test apps import as `tests.measure_apps`.

@@ -12,7 +12,7 @@ from typing import Any
 
 from servertune.measure import measure_app
 from servertune.measure.result import RSS_GROWTH_NOISE_KB, memory_figures
-from servertune.workload import load_workload
+from servertune.workload_file import load_workload
 
 #: What the leaking app keeps per request: far above the allocator's arena steps.
 LEAK_KB = 256

@@ -12,8 +12,8 @@ from servertune.workload import (
     WorkloadError,
     build_workload,
     describe_allowed,
-    load_workload,
 )
+from servertune.workload_file import load_workload
 
 
 def test_every_field_has_a_default_that_validates() -> None:

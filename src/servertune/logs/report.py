@@ -19,7 +19,12 @@ def _ms(value: float) -> str:
 
 def format_traffic(traffic: Traffic) -> str:
     """The report of one log: lines, arrivals, service time, routes, statuses, unparsable lines."""
-    t = traffic
+    sections = (_lines, _arrivals, _service_time, _request_size, _routes, _statuses, _terminations)
+    return "\n".join(line for section in sections for line in section(traffic))
+
+
+def _lines(t: Traffic) -> list[str]:
+    """What was read, and the unparsable lines shown as evidence."""
     out = [
         f"log            {', '.join(t.sources)} ({t.format.name})",
         (
@@ -31,6 +36,12 @@ def format_traffic(traffic: Traffic) -> str:
         out.append(f"  unparsable   {bad}")
     if t.unparsable > len(t.bad_lines):
         out.append(f"  unparsable   ... and {t.unparsable - len(t.bad_lines):,} more")
+    return out
+
+
+def _arrivals(t: Traffic) -> list[str]:
+    """The span the log covers and the requests arriving per second."""
+    out: list[str] = []
     if t.span_s:
         start = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t.first_second or 0))
         out += [
@@ -44,38 +55,55 @@ def format_traffic(traffic: Traffic) -> str:
             out.append(
                 f"  late lines   {t.late_lines:,} logged over the arrival window after their second"
             )
+    return out
+
+
+def _service_time(t: Traffic) -> list[str]:
+    """Service time quantiles, slow calls, concurrency and connect time, where the log has them."""
     if t.format.service_field is None:
-        out.append(f"service time   not in this log: {t.format.timing_hint}")
-    elif not t.timed:
-        out.append(
+        return [f"service time   not in this log: {t.format.timing_hint}"]
+    if not t.timed:
+        return [
             f"service time   none of the {t.requests:,} requests has a time ({t.format.service_field})"
-        )
-    else:
-        quantiles = ", ".join(f"{n} {_ms(t.quantile(q))}" for n, q in _QUANTILES)
-        share = t.slow_share
-        out += [
-            (
-                f"service time   {quantiles}; mean {_ms(t.mean_ms)} "
-                f"({t.timed:,} requests timed by {t.format.service_field})"
-            ),
-            f"slow calls     {share:.2%} of requests at >= {_ms(t.slow_threshold_ms)} "
-            f"({SLOW_CALL_FACTOR:g}x the median, at least {SLOW_CALL_FLOOR_MS:g} ms), {t.slow_time_share():.1%} of the time"
-            + (f"; their p99 {_ms(t.slow_call_ms)}" if share else ""),
-            (
-                f"concurrency    {t.concurrency(t.mean_rps):,.2f} mean, "
-                f"{t.concurrency(t.peak_rps):,.2f} at the peak second (Little's law: rate x mean time)"
-            ),
         ]
-        if t.connect_sketch.count:
-            out.append(
-                f"connect time   p50 {_ms(t.connect_sketch.get_quantile_value(0.5))}, "
-                f"p99 {_ms(t.connect_sketch.get_quantile_value(0.99))}"
-            )
-    if t.length_sketch.count:
+    quantiles = ", ".join(f"{n} {_ms(t.quantile(q))}" for n, q in _QUANTILES)
+    share = t.slow_share
+    out = [
+        (
+            f"service time   {quantiles}; mean {_ms(t.mean_ms)} "
+            f"({t.timed:,} requests timed by {t.format.service_field})"
+        ),
+        f"slow calls     {share:.2%} of requests at >= {_ms(t.slow_threshold_ms)} "
+        f"({SLOW_CALL_FACTOR:g}x the median, at least {SLOW_CALL_FLOOR_MS:g} ms), {t.slow_time_share():.1%} of the time"
+        + (f"; their p99 {_ms(t.slow_call_ms)}" if share else ""),
+        (
+            f"concurrency    {t.concurrency(t.mean_rps):,.2f} mean, "
+            f"{t.concurrency(t.peak_rps):,.2f} at the peak second (Little's law: rate x mean time)"
+        ),
+    ]
+    if t.connect_sketch.count:
         out.append(
+            f"connect time   p50 {_ms(t.connect_sketch.get_quantile_value(0.5))}, "
+            f"p99 {_ms(t.connect_sketch.get_quantile_value(0.99))}"
+        )
+    return out
+
+
+def _request_size(t: Traffic) -> list[str]:
+    """The largest requests, where the log records their length."""
+    if not t.length_sketch.count:
+        return []
+    return [
+        (
             f"request size   p99 {t.length_sketch.get_quantile_value(0.99):,.0f} B, "
             f"max {t.max_length:,} B"
         )
+    ]
+
+
+def _routes(t: Traffic) -> list[str]:
+    """The routes taking the most total time, SHOWN_ROUTES of them."""
+    out: list[str] = []
     if t.routes and t.timed:
         out.append("routes (most total time first):")
         out.append(
@@ -89,15 +117,27 @@ def format_traffic(traffic: Traffic) -> str:
             )
         if len(t.routes) > SHOWN_ROUTES:
             out.append(f"  ... and {len(t.routes) - SHOWN_ROUTES:,} more routes")
+    return out
+
+
+def _statuses(t: Traffic) -> list[str]:
+    """Each status sent, with what it means for the stack where servertune knows."""
+    out: list[str] = []
     if t.statuses:
         out.append("statuses:")
         for code, count, meaning in t.status_rows():
             line = f"  {code:>5} {count:>10,} {count / t.requests:>7.2%}"
             out.append(line + (f"  {meaning}" if meaning else ""))
+    return out
+
+
+def _terminations(t: Traffic) -> list[str]:
+    """HAProxy's termination states, the five most common that are not normal."""
+    out: list[str] = []
     if t.terminations:
         ended = ", ".join(
             f"{key} x{n:,}" for key, n in t.terminations.most_common(5) if not key.startswith("--")
         )
         if ended:
             out.append(f"terminations   {ended} (HAProxy termination state and status)")
-    return "\n".join(out)
+    return out

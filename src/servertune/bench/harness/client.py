@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from servertune.bench.harness.load import LoadError, LoadResult
+from servertune.bench.harness.load_result import LoadError, LoadResult
 from servertune.bench.harness.stats import percentile, percentile_curve
 
 __all__ = ["MAX_REQUESTS", "Users", "run_builtin"]

@@ -1,73 +1,19 @@
-"""What a load run measured (`LoadResult`), and a closed loop by wrk or, without it, the built-in client.
+"""A closed loop by wrk or, without it, the built-in client; both return a `LoadResult`.
 
 `wrk.py` adapts wrk and `client.py` is the built-in asyncio client; both return a `LoadResult`
-with the same fields, so a scenario never cares which one ran.
+(declared in `load_result.py`, beneath all three) with the same fields, so a scenario never
+cares which one ran. `LoadError`, `LoadResult` and `Tool` stay importable from here.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from servertune.bench.harness.client import Users, run_builtin
+from servertune.bench.harness.load_result import LoadError, LoadResult, Tool
+from servertune.bench.harness.wrk import find_wrk, run_wrk
+
 __all__ = ["LoadError", "LoadResult", "Tool", "run_closed_loop"]
-
-Tool = Literal["auto", "wrk", "builtin"]
-
-
-class LoadError(RuntimeError):
-    """The load generator could not run or produced no result."""
-
-
-@dataclass(frozen=True)
-class LoadResult:
-    """One load run: throughput, latency percentiles (ms) and errors."""
-
-    tool: str
-    connections: int
-    duration_s: float
-    requests: int
-    errors: int
-    rps: float
-    p50_ms: float
-    p90_ms: float
-    p99_ms: float
-    max_ms: float
-    #: (percentile, latency ms) pairs for plots, ascending.
-    distribution: tuple[tuple[float, float], ...] = ()
-    #: Raw latencies (ms) where the tool keeps them (the built-in client does; wrk does not).
-    latencies_ms: tuple[float, ...] = field(default=(), repr=False)
-    #: `errors` split: answers with a status >= 400 (wrk: non-2xx/3xx) and failed connections,
-    #: reads, writes or timeouts.
-    non_2xx: int = 0
-    socket_errors: int = 0
-    #: Of `non_2xx`, the 503s (an admission limit shedding load), where the tool counts them
-    #: (wrk with `REFUSED_LUA` in its script); None when it does not.
-    refused_503: int | None = None
-
-    def metrics(self) -> dict[str, Any]:
-        """The JSON metrics of this run (without `config` and `concurrency`).
-
-        Latencies are None (JSON null) when no request succeeded: NaN is not JSON.
-        """
-        return {
-            "rps": round(self.rps, 2),
-            "p50_ms": _ms_or_none(self.p50_ms),
-            "p90_ms": _ms_or_none(self.p90_ms),
-            "p99_ms": _ms_or_none(self.p99_ms),
-            "max_ms": _ms_or_none(self.max_ms),
-            "errors": self.errors,
-            "requests": self.requests,
-        }
-
-    def count_over(self, threshold_ms: float) -> int:
-        """How many requests took longer than `threshold_ms` (needs raw latencies)."""
-        return sum(1 for value in self.latencies_ms if value > threshold_ms)
-
-
-def _ms_or_none(value: float) -> float | None:
-    return None if math.isnan(value) else round(value, 2)
 
 
 def run_closed_loop(
@@ -78,10 +24,6 @@ def run_closed_loop(
     tool: Tool = "auto",
 ) -> LoadResult:
     """`connections` users with no think time on `url`: wrk when available (or asked), else built-in."""
-    # Imported here: both adapters import LoadResult from this module.
-    from servertune.bench.harness.client import Users, run_builtin
-    from servertune.bench.harness.wrk import find_wrk, run_wrk
-
     if tool == "wrk" or (tool == "auto" and find_wrk() is not None):
         return run_wrk(url, connections=connections, duration_s=duration_s)
     path = urlsplit(url).path or "/"

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from servertune.bench.harness.load import LoadError, LoadResult
+from servertune.bench.harness.load_result import LoadError, LoadResult
 from servertune.bench.harness.stats import DISTRIBUTION_POINTS
 
 __all__ = ["REFUSED_LUA", "WRK_TIMEOUT_S", "find_wrk", "parse_wrk_output", "run_wrk"]

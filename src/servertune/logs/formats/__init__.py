@@ -19,102 +19,34 @@ Columns (named groups; a format has the ones its log holds):
 
 from __future__ import annotations
 
-import calendar
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from servertune.logs.errors import LogError
+# The shared part lives beneath the format modules (they import it, the registry imports them);
+# its names stay importable from here.
+from servertune.logs.formats.base import (
+    COLUMNS,
+    MONTHS,
+    LogFormat,
+    LogFormatError,
+    clf_second,
+    epoch_second,
+    iso_second,
+    seconds_to_ms,
+)
 
 __all__ = [
     "COLUMNS",
     "FORMATS",
+    "MONTHS",
     "LogFormat",
     "LogFormatError",
     "build_format",
+    "clf_second",
+    "epoch_second",
     "format_names",
+    "iso_second",
+    "seconds_to_ms",
 ]
-
-COLUMNS = ("ts", "method", "path", "status", "service", "connect", "length", "term")
-
-MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
-    )
-}
-
-
-class LogFormatError(LogError):
-    """A format spec (nginx log_format, gunicorn access_log_format) that cannot be read."""
-
-
-@dataclass(frozen=True)
-class LogFormat:
-    """One compiled access-log format: the line pattern and how to read its columns."""
-
-    name: str
-    pattern: re.Pattern[str]
-    #: Reads a `ts` column value into a Unix second (the zone applied where the log has one).
-    second: Callable[[str], int]
-    #: Reads a `service` (or `connect`) column value into milliseconds; None when not recorded.
-    service_ms: Callable[[str], float | None]
-    #: Which field the `service` column is, as the server names it (shown as the number's source).
-    service_field: str | None
-    #: The directive (or flag) that would add the missing timing field, when `service_field` is None.
-    timing_hint: str = ""
-    #: Extra words on what the format reads, for `--log-format` errors and the docs.
-    notes: tuple[str, ...] = field(default=())
-
-    def column(self, name: str) -> int | None:
-        """The index of a column in `findall`'s tuples, or None when this format lacks it."""
-        index = self.pattern.groupindex.get(name)
-        return None if index is None else index - 1
-
-
-# --- Shared readers ------------------------------------------------------------------------------
-
-
-def clf_second(text: str) -> int:
-    """`10/Oct/2000:13:55:36 -0700` (nginx $time_local, gunicorn %(t)s) as a Unix second."""
-    try:
-        seconds = calendar.timegm(
-            (int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
-             int(text[12:14]), int(text[15:17]), int(text[18:20]), 0, 0, 0)
-        )  # fmt: skip
-        zone = text[21:26]
-        if zone:
-            offset = int(zone[1:3]) * 3600 + int(zone[3:5]) * 60
-            seconds -= offset if zone[0] == "+" else -offset
-    except (KeyError, ValueError, IndexError):
-        raise ValueError(f"not a time: {text!r}") from None
-    return seconds
-
-
-def iso_second(text: str) -> int:
-    """`2026-11-26T13:15:46` (the zone, if any, already cut by the pattern) as a Unix second."""
-    try:
-        return calendar.timegm(
-            (int(text[0:4]), int(text[5:7]), int(text[8:10]),
-             int(text[11:13]), int(text[14:16]), int(text[17:19]), 0, 0, 0)
-        )  # fmt: skip
-    except (ValueError, IndexError):
-        raise ValueError(f"not a time: {text!r}") from None
-
-
-def epoch_second(text: str) -> int:
-    """`1732627000` (the integer part of nginx $msec) as a Unix second."""
-    return int(text)
-
-
-def seconds_to_ms(text: str) -> float | None:
-    """`0.123` seconds as ms; `-` (not recorded) as None."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value * 1000.0 if value >= 0 else None
-
 
 # --- The registry --------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from servertune.logs.formats import LogFormat, LogFormatError, iso_second, seconds_to_ms
+from servertune.logs.formats.base import LogFormat, LogFormatError, iso_second, seconds_to_ms
 
 __all__ = ["build"]
 

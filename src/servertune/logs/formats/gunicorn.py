@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from servertune.logs.formats import LogFormat, LogFormatError, clf_second, seconds_to_ms
+from servertune.logs.formats.base import LogFormat, LogFormatError, clf_second, seconds_to_ms
 
 __all__ = ["DEFAULT", "build"]
 

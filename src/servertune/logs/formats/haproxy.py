@@ -13,7 +13,7 @@ from __future__ import annotations
 import calendar
 import re
 
-from servertune.logs.formats import MONTHS, LogFormat, LogFormatError
+from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError
 
 __all__ = ["build"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from servertune.logs.formats import (
+from servertune.logs.formats.base import (
     LogFormat,
     LogFormatError,
     clf_second,

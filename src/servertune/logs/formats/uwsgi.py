@@ -9,7 +9,7 @@ from __future__ import annotations
 import calendar
 import re
 
-from servertune.logs.formats import MONTHS, LogFormat
+from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError
 
 __all__ = ["build"]
 
@@ -40,8 +40,6 @@ def _service_ms(text: str) -> float | None:
 def build(spec: str | None) -> LogFormat:
     """uWSGI's default request log (it takes no spec: a custom `log-format` is not read)."""
     if spec is not None:
-        from servertune.logs.formats import LogFormatError
-
         raise LogFormatError("uwsgi: only uWSGI's default request log is read (no spec)")
     return LogFormat(
         name="uwsgi",

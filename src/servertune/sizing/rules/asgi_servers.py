@@ -75,42 +75,8 @@ def listener_nodelay(processes: int, d: Derivation) -> tuple[bool, str]:
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """uvicorn's limit and keep-alive, gunicorn's ASGI worker class, recycling only under a
     supervisor, granian's pools."""
-    processes = d.get_int("processes")
-    asgi = w.interface == "asgi"
-    if asgi:
-        d.put("gunicorn_asgi_worker", *gunicorn_asgi_worker(w, m))
-        admission = d.values["admission_limit"]
-        idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
-        d.put(
-            "limit_concurrency",
-            None if admission is None else admission + idle,
-            "no admission limit: none for uvicorn either"
-            if admission is None
-            else f"nginx's admission ({admission}) + the {idle} idle connections its keep-alive "
-            "pools may hold: uvicorn counts open connections, idle ones included, and answers "
-            "503 to every request past the limit, so this bound trips only if traffic bypasses nginx",
-        )
-        d.put(
-            "asgi_keepalive_s",
-            d.get_int("gunicorn_keepalive_s"),
-            "--timeout-keep-alive = gunicorn's keepalive: above nginx's upstream idle limit, so "
-            "nginx closes an idle connection first (uvicorn's 5 s default is below it)",
-        )
-        if processes > 1:
-            recycle, reason = (
-                d.get_int("max_requests"),
-                "--limit-max-requests: uvicorn's supervisor restarts a worker that exits",
-            )
-        else:
-            recycle, reason = (
-                None,
-                (
-                    "one worker: uvicorn --limit-max-requests would exit the whole server (no "
-                    "supervisor process restarts it), so no recycling; gunicorn-asgi recycles safely"
-                ),
-            )
-        d.put("asgi_max_requests", recycle, reason)
-        d.put("uvicorn_listener_nodelay", *listener_nodelay(processes, d))
+    if w.interface == "asgi":
+        _uvicorn(w, m, d)
     else:
         for name in (
             "limit_concurrency",
@@ -120,7 +86,51 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "uvicorn_listener_nodelay",
         ):
             d.put(name, None, "interface is 'wsgi': no ASGI server")
+    _granian(w, d)
 
+
+def _uvicorn(w: Workload, m: Machine, d: Derivation) -> None:
+    """uvicorn's connection limit, keep-alive, recycling and listener; gunicorn's ASGI worker."""
+    processes = d.get_int("processes")
+    d.put("gunicorn_asgi_worker", *gunicorn_asgi_worker(w, m))
+    admission = d.values["admission_limit"]
+    idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
+    d.put(
+        "limit_concurrency",
+        None if admission is None else admission + idle,
+        "no admission limit: none for uvicorn either"
+        if admission is None
+        else f"nginx's admission ({admission}) + the {idle} idle connections its keep-alive "
+        "pools may hold: uvicorn counts open connections, idle ones included, and answers "
+        "503 to every request past the limit, so this bound trips only if traffic bypasses nginx",
+    )
+    d.put(
+        "asgi_keepalive_s",
+        d.get_int("gunicorn_keepalive_s"),
+        "--timeout-keep-alive = gunicorn's keepalive: above nginx's upstream idle limit, so "
+        "nginx closes an idle connection first (uvicorn's 5 s default is below it)",
+    )
+    if processes > 1:
+        recycle, reason = (
+            d.get_int("max_requests"),
+            "--limit-max-requests: uvicorn's supervisor restarts a worker that exits",
+        )
+    else:
+        recycle, reason = (
+            None,
+            (
+                "one worker: uvicorn --limit-max-requests would exit the whole server (no "
+                "supervisor process restarts it), so no recycling; gunicorn-asgi recycles safely"
+            ),
+        )
+    d.put("asgi_max_requests", recycle, reason)
+    d.put("uvicorn_listener_nodelay", *listener_nodelay(processes, d))
+
+
+def _granian(w: Workload, d: Derivation) -> None:
+    """granian's blocking threads, backpressure and RSS cap, for either interface."""
+    processes = d.get_int("processes")
+    asgi = w.interface == "asgi"
     d.put(
         "granian_blocking_threads",
         1 if asgi else d.get_int("threads"),

@@ -27,6 +27,14 @@ from servertune.workload import Workload
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Client idle, idle connections to nginx, connect, response and per-try timeouts, connection
     reuse, retries, the connection limit."""
+    _timeouts(w, d)
+    _reuse_and_retries(d)
+    _per_try_timeout(w, d)
+    _limits_and_weights(d)
+
+
+def _timeouts(w: Workload, d: Derivation) -> None:
+    """The client idle timeout, the idle pool to nginx, the server and connect timeouts."""
     idle = w.lb_idle_timeout_s
     nginx_keepalive = d.get_int("nginx_keepalive_timeout_s")
     d.put(
@@ -57,6 +65,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "up); HAProxy then retries, as it does by default, on a connection that failed before "
         "the request was sent",
     )
+
+
+def _reuse_and_retries(d: Derivation) -> None:
+    """Any idle connection to nginx reused; idempotent requests resent, the others never."""
     d.put(
         "lb_reuse",
         LB_REUSE,
@@ -76,6 +88,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "connection nginx closed at a reload HAProxy closed the client's connection without an "
         "answer (bench hosts: 1 POST in ~300 through a drained rolling restart)",
     )
+
+
+def _per_try_timeout(w: Workload, d: Derivation) -> None:
+    """How long one try of an idempotent request waits before it is sent again."""
     server_s = d.get_int("lb_server_timeout_s")
     connect_s = d.get_int("upstream_connect_timeout_s")
     slow = w.slow_call_ratio > 0
@@ -95,6 +111,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "most this twice, not until the link returns (bench hosts: 13.8 s without it); POSTs keep "
         "the server timeout and are never resent",
     )
+
+
+def _limits_and_weights(d: Derivation) -> None:
+    """The clients HAProxy takes at once, and each host's weight."""
     processes = d.get_int("nginx_worker_processes")
     connections = d.get_int("nginx_worker_connections")
     d.put(

@@ -118,6 +118,20 @@ def _resources(w: Workload, d: Derivation) -> None:
 def _replicas(w: Workload, d: Derivation) -> None:
     if w.max_replicas is not None and w.max_replicas < w.min_replicas:
         raise PlanError(f"max_replicas: {w.max_replicas} is below min_replicas {w.min_replicas}")
+    target = _hpa_target(w, d)
+    _container_metric(w, d)
+    most = _replica_range(w, d, target)
+    _disruptions(d)
+    if w.peak_rps is not None and d.get_int("slow_call_threads") > 0 and most > 1:
+        d.warn(
+            f"peak_rps: the threads were sized for all {w.peak_rps:g} req/s arriving at one "
+            f"pod, while the autoscaler also adds pods (up to {most}) as load grows: "
+            "both scale with load; give the per-pod peak (peak_rps / pods) to size threads"
+        )
+
+
+def _hpa_target(w: Workload, d: Derivation) -> int:
+    """The CPU utilisation the autoscaler aims at: what survives losing one of the fewest pods."""
     n = w.min_replicas
     if n >= 2:
         survivable = math.floor(100 * (n - 1) / n)
@@ -131,7 +145,12 @@ def _replicas(w: Workload, d: Derivation) -> None:
         target = HPA_MAX_TARGET_PERCENT
         reason = f"{HPA_MAX_TARGET_PERCENT}: with min_replicas 1 no target survives losing the pod"
         d.warn("min_replicas: 1 pod means a node drain or a crash is an outage; use 2 or more")
-    target = d.put("hpa_target_cpu_percent", target, reason)
+    derived: int = d.put("hpa_target_cpu_percent", target, reason)
+    return derived
+
+
+def _container_metric(w: Workload, d: Derivation) -> None:
+    """Whether the autoscaler reads the app container's CPU or the whole pod's."""
     floor = ".".join(str(v) for v in CONTAINER_METRIC_K8S_VERSION)
     container = w.k8s_layout == "sidecar" and _version(w) >= CONTAINER_METRIC_K8S_VERSION
     if w.k8s_layout != "sidecar":
@@ -152,6 +171,10 @@ def _replicas(w: Workload, d: Derivation) -> None:
             f"{w.k8s_version}"
         )
     d.put("hpa_container_metric", container, metric_reason)
+
+
+def _replica_range(w: Workload, d: Derivation, target: int) -> int:
+    """The pods the peak needs at the target, and the replica range that holds them."""
     ceiling = d.get_float("ceiling_rps")
     if w.peak_rps is None:
         pods = None
@@ -180,7 +203,12 @@ def _replicas(w: Workload, d: Derivation) -> None:
     else:
         most, most_reason = w.max_replicas, "max_replicas, from the workload"
     d.put("hpa_min_replicas", w.min_replicas, "min_replicas, from the workload")
-    most = d.put("hpa_max_replicas", most, most_reason)
+    derived: int = d.put("hpa_max_replicas", most, most_reason)
+    return derived
+
+
+def _disruptions(d: Derivation) -> None:
+    """One pod at a time out, for drains and for rolling deploys."""
     d.put(
         "pdb_max_unavailable",
         1,
@@ -193,12 +221,6 @@ def _replicas(w: Workload, d: Derivation) -> None:
         0,
         "and never stops an old pod before the new one is ready: capacity never drops",
     )
-    if w.peak_rps is not None and d.get_int("slow_call_threads") > 0 and most > 1:
-        d.warn(
-            f"peak_rps: the threads were sized for all {w.peak_rps:g} req/s arriving at one "
-            f"pod, while the autoscaler also adds pods (up to {most}) as load grows: "
-            "both scale with load; give the per-pod peak (peak_rps / pods) to size threads"
-        )
 
 
 def _probes(w: Workload, d: Derivation) -> None:

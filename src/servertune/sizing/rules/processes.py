@@ -62,6 +62,14 @@ def _memory_text(w: Workload) -> str:
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Processes for the concurrency, memory permitting; the cores each one's threads run on;
     the CPU ceiling."""
+    count = _processes(w, m, d)
+    cores_each = _cores_per_process(w, m, d, count)
+    _ceiling(w, d, count, cores_each)
+
+
+def _processes(w: Workload, m: Machine, d: Derivation) -> int:
+    """One per core, fewer when memory holds fewer, more (single-threaded) for the GIL share
+    when memory holds them."""
     assert isinstance(w.cores, int)
     count = w.cores
     if w.gil == "enabled":
@@ -119,8 +127,14 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
                 f"{fits} processes (bound: memory): {slots}, but {MEMORY_HEADROOM_RATIO:.0%} of "
                 f"{budget_name} holds only {fits} of {_memory_text(w)}, so threads take the rest"
             )
-    count = d.put("processes", count, reason)
+    derived: int = d.put("processes", count, reason)
+    return derived
 
+
+def _cores_per_process(w: Workload, m: Machine, d: Derivation, count: int) -> float:
+    """The cores one process computes on: one under the GIL (a share when processes outnumber
+    cores), its share of the cores without it."""
+    assert isinstance(w.cores, int)
     if w.gil == "enabled" and count > w.cores:
         cores_each, cores_reason = (
             w.cores / count,
@@ -153,8 +167,13 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
                 "serving with sys._is_gil_enabled() False; one extension module without "
                 "free-threading support turns the GIL back on, and then plan with gil = 'enabled'"
             )
-    cores_each = d.put("cores_per_process", cores_each, cores_reason)
+    derived: float = d.put("cores_per_process", cores_each, cores_reason)
+    return derived
 
+
+def _ceiling(w: Workload, d: Derivation, count: int, cores_each: float) -> None:
+    """The CPU ceiling: the processes' cores over the CPU time a request takes."""
+    assert isinstance(w.cores, int)
     given_cpu_s = w.service_time_ms / 1000 * w.cpu_fraction
     cpu_s = max(given_cpu_s, MIN_CPU_MS_PER_REQUEST / 1000)
     if w.gil == "enabled" and count > w.cores:

@@ -18,7 +18,16 @@ from servertune.workload import Workload
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """nginx workers, connections, zone, keep-alive pool, max_fails, body size, trust, log batching."""
-    assert isinstance(w.cores, int)
+    slots, pool_reason = _upstream_slots(d)
+    _connections(w, d, slots, pool_reason)
+    _failures_and_body(w, d)
+    _log_batching(d)
+    _trusted_proxy(w, d)
+
+
+def _upstream_slots(d: Derivation) -> tuple[int, str]:
+    """Every app slot behind nginx (threads, or admitted requests for ASGI), and why the
+    keep-alive pool is that size."""
     hosts = d.values["upstream_weights"]
     # Processes behind nginx: this machine's, or every upstream host's (weight = its cores =
     # its processes, one per core).
@@ -47,6 +56,13 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             f"= {counted}: the ASGI server speaks HTTP/1.1 to nginx, so each admitted request "
             "may reuse an idle connection instead of opening one"
         )
+    return slots, pool_reason
+
+
+def _connections(w: Workload, d: Derivation, slots: int, pool_reason: str) -> None:
+    """nginx's workers and connections, the shared upstream zone, the keep-alive pool."""
+    assert isinstance(w.cores, int)
+    hosts = d.values["upstream_weights"]
     d.put(
         "nginx_worker_processes",
         w.cores,
@@ -69,6 +85,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         slots,
         pool_reason,
     )
+
+
+def _failures_and_body(w: Workload, d: Derivation) -> None:
+    """How nginx treats a failing socket, and the largest request body it takes."""
     d.put(
         "max_fails",
         LOCAL_MAX_FAILS,
@@ -85,6 +105,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         w.max_body_mb,
         "client_max_body_size, from the workload (deliberate, not nginx's 1 MiB)",
     )
+
+
+def _log_batching(d: Derivation) -> None:
+    """The access log written in batches."""
     d.put(
         "access_log_buffer_kb",
         ACCESS_LOG_BUFFER_KB,
@@ -95,6 +119,10 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         ACCESS_LOG_FLUSH_S,
         "a batch is written at least this often: a second of log delay costs nothing",
     )
+
+
+def _trusted_proxy(w: Workload, d: Derivation) -> None:
+    """Whose X-Forwarded-* headers gunicorn believes: the proxy in front, never everyone."""
     host = w.bind_host
     trusted = "127.0.0.1,::1" if host.is_loopback or w.socket_dir else str(host)
     d.put(
