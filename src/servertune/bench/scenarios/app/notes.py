@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from servertune.bench.scenarios.app.load import CPU_KEYS, GOOD_WITHIN_MS
@@ -87,4 +88,40 @@ def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any])
     return (
         f"{name}: admitted p99 at overload / unloaded p99 per repeat: {'; '.join(parts)}; the "
         "load generator and any other work share the cores with the app"
+    )
+
+
+def measured_note(paths: tuple[tuple[str, float], ...], measured: list[dict[str, float]]) -> str:
+    """Each path's measured figures, `/x x3: 12.00 ms, cpu 0.10, ...` (`servertune measure`
+    lists each path only for a mix: one path is the mix itself, named alone)."""
+    return (
+        ", ".join(
+            f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
+            for (p, w), m in zip(paths, measured, strict=False)
+        )
+        or paths[0][0]
+    )
+
+
+def verdict_rule_note(noise_band: float) -> str:
+    """When the verdicts call a difference a difference."""
+    return (
+        f"verdict: a difference counts when the repeats' ranges of req/s (min-max, widened to "
+        f"at least +-{noise_band:.0%} of the median) do not overlap; otherwise "
+        "'no clear difference'"
+    )
+
+
+#: Other work's CPU (cores) during a measurement above which the report says it is noisy.
+BUSY_OTHER_CORES = 0.25
+
+
+def busy_note(rows: Iterable[dict[str, Any]]) -> str | None:
+    """A line when other work on the machine took CPU during some measurement, else None."""
+    busiest = max((float(s["other_cpu_cores"]) for s in rows), default=0.0)
+    if busiest <= BUSY_OTHER_CORES:
+        return None
+    return (
+        f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
+        "the numbers are noisy"
     )
