@@ -427,3 +427,26 @@ def test_verdict_needs_the_spreads_apart() -> None:
     assert verdict_of(ours, {"rps_low": 100.0, "rps_high": 110.0}) == "no clear difference"
     assert verdict_of(ours, {"rps_low": 50.0, "rps_high": 60.0}) == "servertune faster"
     assert verdict_of(ours, {"rps_low": 120.0, "rps_high": 130.0}) == "naive faster"
+
+
+def test_wsgi_layouts_are_data() -> None:
+    """The WSGI candidates are one line each of `wsgi_layouts.LAYOUTS`: the copied ones first
+    (table order), their command lines and worker counts from the cores."""
+    from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
+
+    assert NAIVE == ("gunicorn-default", "gunicorn-2n+1", "gunicorn-gthread-4", "uwsgi-shared")
+    assert OURS == ("servertune-uwsgi", "servertune-gunicorn", "servertune-gthread")
+    gthread = BY_NAME["gunicorn-gthread-4"]
+    assert gthread.flags is not None
+    assert gthread.workers is not None
+    assert gthread.flags(2) == ["--workers", "5", "--worker-class", "gthread", "--threads", "4"]
+    assert gthread.workers(2) == 5
+    default = BY_NAME["gunicorn-default"]
+    assert default.flags is not None
+    assert default.workers is not None
+    assert (default.flags(8), default.workers(8)) == ([], 1)
+    assert [(BY_NAME[n].rendered, BY_NAME[n].layout) for n in (*OURS, "uwsgi-shared")] == [
+        ("uwsgi", "per-worker"), ("gunicorn", "per-worker"), ("gunicorn", "shared"),
+        ("uwsgi", "shared"),
+    ]  # fmt: skip
+    assert BY_NAME["uwsgi-shared"].per_core

@@ -13,8 +13,8 @@ from servertune.bench.harness.scenario import Run
 from servertune.bench.scenarios.app.candidates import Candidates
 from servertune.bench.scenarios.app.inputs import AppSizes
 from servertune.bench.scenarios.app.static import static_probe
-from servertune.bench.scenarios.app.wsgi_layouts import naive_argv
-from servertune.targets.layout import Backend, Layout
+from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
+from servertune.targets.layout import Backend
 
 
 class Deploy(Candidates):
@@ -148,8 +148,9 @@ class Deploy(Candidates):
         workload = place(
             self.workload, run.stack, max(self.plan.processes, 2), app_dir=self.workload.app_dir
         )
+        layout = BY_NAME.get(config)
         forced = {}
-        if config == "uwsgi-shared":
+        if layout is not None and layout.per_core:
             why = "forced by the benchmark: processes = cores, one thread, one shared socket"
             forced = {"processes": Forced(self.cores, why), "threads": Forced(1, why)}
         plan = plan_for(workload, forced=forced)
@@ -157,29 +158,24 @@ class Deploy(Candidates):
         if taken := sorted(ports & listening_ports()):
             raise ServerError(f"port(s) {taken} already in use before the start")
         name = f"{config}-{run.repeat}"
-        if config == "servertune-uwsgi":
+        if layout is not None and layout.rendered == "uwsgi":
             return plan, deploy_uwsgi(
-                run.stack, name, plan, layout="per-worker", env=self.env, ready_path=None
+                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None
             )
-        if config == "uwsgi-shared":
-            return plan, deploy_uwsgi(
-                run.stack, name, plan, layout="shared", env=self.env, ready_path=None
-            )
-        if config in ("servertune-gunicorn", "servertune-gthread"):
-            layout: Layout = "per-worker" if config == "servertune-gunicorn" else "shared"
+        if layout is not None and layout.rendered == "gunicorn":
             return plan, deploy_gunicorn(
-                run.stack, name, plan, layout=layout, env=self.env, ready_path=None
+                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None
             )
         bind = plan.shared_socket.endpoint
         chdir = ["--chdir", str(self.workload.app_dir)]
         gunicorn = [sys.executable, "-m", "gunicorn", "--bind", bind, *chdir]
-        app = self.app
-        argv = naive_argv(config, gunicorn, app, self.cores)
         backend: Backend = "gunicorn"
-        if argv is None:  # the user's own file
+        if layout is not None and layout.flags is not None:
+            argv = [*gunicorn, *layout.flags(self.cores), self.app]
+        else:  # the user's own file
             file = self.input.against[self.input.against_names.index(config)].resolve()
             if file.suffix == ".py":
-                argv = [*gunicorn[:3], "-c", str(file), "--bind", bind, *chdir, app]
+                argv = [*gunicorn[:3], "-c", str(file), "--bind", bind, *chdir, self.app]
             else:
                 backend = "uwsgi"
                 argv = [tool_path("uwsgi"), "--ini", str(file), "--socket", bind]

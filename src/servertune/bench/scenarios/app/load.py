@@ -15,6 +15,7 @@ from servertune.bench.scenarios.app.levels import (
     QUICK_CLIENT_TIMEOUT_S,
     open_loop_rates,
 )
+from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
 
 #: The CPU figures of a run row (`cpu_per_request`), in table order.
 CPU_KEYS = (
@@ -176,11 +177,10 @@ class Load(Candidates):
         """Worker processes the candidate runs (None: set by the user's file)."""
         if self.interface == "asgi":
             return int(plan.processes)
-        if config.startswith("against-"):
+        layout = BY_NAME.get(config)
+        if layout is None:  # set by the user's file
             return None
-        if config == "gunicorn-default":
-            return 1
-        return 2 * self.cores + 1 if config.startswith("gunicorn-") else int(plan.processes)
+        return layout.workers(self.cores) if layout.workers else int(plan.processes)
 
 
 def cpu_per_request(
