@@ -10,6 +10,7 @@ from typing import Any
 
 from servertune.bench.harness.report import BenchAppError
 from servertune.bench.harness.scenario import Run
+from servertune.bench.scenarios.app.asgi_layouts import Copied, docs_workers
 from servertune.bench.scenarios.app.candidates import Candidates
 from servertune.bench.scenarios.app.inputs import AppSizes
 from servertune.bench.scenarios.app.static import static_probe
@@ -79,7 +80,6 @@ class Deploy(Candidates):
         from servertune.bench.harness.deployments import deploy_asgi, place
         from servertune.bench.harness.ports import listening_ports
         from servertune.bench.harness.supervision import ServerError
-        from servertune.bench.scenarios.app.asgi_layouts import Copied, docs_workers
         from servertune.sizing import Forced, plan_for
 
         workload = place(
