@@ -16,13 +16,15 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from servertune.bench.harness import client, open_loop, wrk
+from servertune.bench.harness.deployments import Deployment
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.report import BenchInputError
 from servertune.bench.harness.stats import group_members
@@ -212,11 +214,32 @@ def test_httpbin_leaves_no_process_and_no_port(
 DJANGO_ASGI = ("uvicorn-2n+1", "servertune-uvicorn-per-worker")
 
 
-def test_django_both_entry_points_in_one_run(tmp_path: Path) -> None:
+def _record_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The order of every `wait_idle()` ("idle") and every load started (the load function's
+    name), the real ones called through."""
+    events: list[str] = []
+
+    def recorded(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            events.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(Deployment, "wait_idle", recorded("idle", Deployment.wait_idle))
+    for module, name in ((wrk, "run_wrk"), (client, "run_builtin"), (open_loop, "run_open_loop")):
+        monkeypatch.setattr(module, name, recorded(name, getattr(module, name)))
+    return events
+
+
+def test_django_both_entry_points_in_one_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A `django-admin startproject` project's admin login page (templates, sessions, CSRF),
     given as its asgi.py: benched through its wsgi.py under every WSGI candidate and through
     its asgi.py under two ASGI ones, in one run; the first verdict names the entry point to
-    deploy (or says there is no clear difference) with the ratio and both spreads."""
+    deploy (or says there is no clear difference) with the ratio and both spreads. Every
+    load, closed or open loop, WSGI or ASGI, starts right after `wait_idle()`."""
     project = tmp_path / "site"
     project.mkdir()
     admin = Path(sys.executable).parent / "django-admin"
@@ -224,6 +247,7 @@ def test_django_both_entry_points_in_one_run(tmp_path: Path) -> None:
     manage = [sys.executable, str(project / "manage.py"), "migrate", "-v0"]
     subprocess.run(manage, check=True, cwd=project)
     page = tmp_path / "report.html"
+    events = _record_loads(monkeypatch)
     _, report = _run(
         ["mysite.asgi:application", "--chdir", str(project), "--path", "/admin/login/",
          "--only", ",".join([*NAIVE, *OURS, *DJANGO_ASGI]), "--report", str(page)],
@@ -238,6 +262,12 @@ def test_django_both_entry_points_in_one_run(tmp_path: Path) -> None:
         assert [run["config"] for run in rows] == list(DJANGO_ASGI), load
         assert all(run["rps"] > 0 for run in rows), load
     assert all(run["errors"] == 0 for run in asgi if run["load"] != "overload")
+    loads = [i for i, event in enumerate(events) if event != "idle"]
+    assert {events[i] for i in loads} >= {
+        "run_open_loop",
+        "run_wrk" if wrk.find_wrk() else "run_builtin",
+    }
+    assert all(i > 0 and events[i - 1] == "idle" for i in loads), events
     assert "mysite.wsgi:application" in report["commands"]["gunicorn-2n+1"]
     assert "mysite.asgi:application" in report["commands"]["uvicorn-2n+1"]
     assert report["versions"]["mysite"]
@@ -397,3 +427,26 @@ def test_verdict_needs_the_spreads_apart() -> None:
     assert verdict_of(ours, {"rps_low": 100.0, "rps_high": 110.0}) == "no clear difference"
     assert verdict_of(ours, {"rps_low": 50.0, "rps_high": 60.0}) == "servertune faster"
     assert verdict_of(ours, {"rps_low": 120.0, "rps_high": 130.0}) == "naive faster"
+
+
+def test_wsgi_layouts_are_data() -> None:
+    """The WSGI candidates are one line each of `wsgi_layouts.LAYOUTS`: the copied ones first
+    (table order), their command lines and worker counts from the cores."""
+    from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
+
+    assert NAIVE == ("gunicorn-default", "gunicorn-2n+1", "gunicorn-gthread-4", "uwsgi-shared")
+    assert OURS == ("servertune-uwsgi", "servertune-gunicorn", "servertune-gthread")
+    gthread = BY_NAME["gunicorn-gthread-4"]
+    assert gthread.flags is not None
+    assert gthread.workers is not None
+    assert gthread.flags(2) == ["--workers", "5", "--worker-class", "gthread", "--threads", "4"]
+    assert gthread.workers(2) == 5
+    default = BY_NAME["gunicorn-default"]
+    assert default.flags is not None
+    assert default.workers is not None
+    assert (default.flags(8), default.workers(8)) == ([], 1)
+    assert [(BY_NAME[n].rendered, BY_NAME[n].layout) for n in (*OURS, "uwsgi-shared")] == [
+        ("uwsgi", "per-worker"), ("gunicorn", "per-worker"), ("gunicorn", "shared"),
+        ("uwsgi", "shared"),
+    ]  # fmt: skip
+    assert BY_NAME["uwsgi-shared"].per_core

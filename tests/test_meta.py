@@ -118,11 +118,6 @@ KNOWN_LONG_FUNCTIONS = {
     "servertune/cli.py::bench": "cli",
     "servertune/cli.py::measure": "cli",
     "servertune/cli.py::check": "cli",
-    "servertune/bench/scenarios/app.py::AppBench._summarize_wsgi": "bench app",
-    "servertune/bench/scenarios/app.py::AppBench._summarize_asgi": "bench app",
-    "servertune/bench/harness/open_loop.py::_drive": "bench app",
-    "servertune/bench/scenarios/hosts.py::Hosts.summarize": "bench app",
-    "servertune/bench/scenarios/method_cache.py::MethodCache.summarize": "bench app",
     "servertune/bench/scenarios/asgi.py::AsgiServers.summarize": "wait_idle",
     "servertune/check/audit.py::check_files": "check",
     "servertune/check/commands.py::asgi_server": "check",
@@ -137,10 +132,6 @@ KNOWN_LONG_FUNCTIONS = {
 KNOWN_IMPORT_CIRCLES = {
     frozenset({"check.commands", "check.scripts", "check.supervisord"}): "check",
     frozenset({"asgi", "sizing", "sizing.rules", "sizing.rules.admission"}): "asgi/admission",
-    # `load_workload` in workload.py is a shim over workload_file's, kept while
-    # bench/scenarios/app.py imports it from there: the bench app package imports it from
-    # servertune.workload_file, then the shim goes.
-    frozenset({"workload", "workload_file"}): "bench app",
 }
 
 

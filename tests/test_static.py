@@ -12,7 +12,8 @@ import pytest
 from servertune.bench.harness.supervision import Stack
 from servertune.render import render_nginx
 from servertune.sizing import plan_for
-from servertune.workload import Workload, WorkloadError, load_workload
+from servertune.workload import Workload, WorkloadError
+from servertune.workload_file import load_workload
 from tests.support import free_ports, nginx_check, tool
 
 

@@ -20,7 +20,7 @@ from servertune.bench.harness import open_loop as ol
 from servertune.bench.harness.stats import percentile
 from servertune.sizing import Forced, plan_for
 from servertune.workload_file import read_workload_file
-from servertune.workload import load_workload
+from servertune.workload_file import load_workload
 
 async def drive(url, rate, dur, timeout):
     from urllib.parse import urlsplit

@@ -11,7 +11,6 @@ import keyword
 import re
 import typing
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -33,7 +32,6 @@ __all__ = [
     "WorkloadError",
     "describe_allowed",
     "describe_kind",
-    "load_workload",
 ]
 
 # Allow-lists for values that reach a config file. Anchored with \A ... \Z (never `$`, which
@@ -675,18 +673,3 @@ def build_workload(values: Mapping[str, Any], flags: Mapping[str, str] | None = 
         return Workload.model_validate(dict(values))
     except ValidationError as error:
         raise WorkloadError(_one_line(error, flags)) from None
-
-
-def load_workload(
-    path: Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    flags: Mapping[str, str] | None = None,
-) -> Workload:
-    """Read a workload TOML file (a flat table, or a `[workload]` table), then apply overrides.
-
-    The file format lives in `servertune.workload_file`; this name stays importable here.
-    """
-    # Imported on call: workload_file builds on this module.
-    from servertune.workload_file import load_workload as load
-
-    return load(path, overrides, flags)

@@ -126,9 +126,8 @@ def _start(body: bytes) -> str:
     return body[:BODY_CHARS].decode("latin-1").strip()
 
 
-async def _drive(
-    url: str, rate: float, duration_s: float, timeout_s: float, seed: int | None
-) -> OpenLoopResult:
+def _request(url: str) -> tuple[str, int, bytes]:
+    """The host, port and bytes of the one GET every arrival sends."""
     parts = urlsplit(url)
     assert parts.hostname is not None
     assert parts.port is not None
@@ -137,54 +136,91 @@ async def _drive(
         f"GET {target} HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\n"
         "User-Agent: servertune-bench\r\n\r\n"
     ).encode("ascii")
-    pool = _Pool(parts.hostname, parts.port)
-    rng = random.Random(seed)
-    ok: list[float] = []
-    refused: list[float] = []
-    bodies: list[str] = []
-    lags: list[float] = []
-    tally = {"errors": 0, "timeouts": 0}
+    return parts.hostname, parts.port, request
 
-    async def one(scheduled: float) -> None:
-        async with pool.slots:
-            try:
-                remaining = timeout_s - (time.perf_counter() - scheduled)
-                if remaining <= 0:
-                    raise TimeoutError
-                async with asyncio.timeout(remaining):
-                    reader, writer = await pool.take()
-                    written = time.perf_counter()
-                    try:
-                        status, keep, body = await _exchange(reader, writer, request)
-                    except BaseException:
-                        writer.close()
-                        raise
-            except TimeoutError:
-                tally["timeouts"] += 1
-                return
-            except (
-                OSError,
-                asyncio.IncompleteReadError,
-                asyncio.LimitOverrunError,
-                ValueError,
-                IndexError,
-            ):
-                tally["errors"] += 1
-                return
-            elapsed_ms = (time.perf_counter() - scheduled) * 1000
-            if keep:
-                pool.idle.append((reader, writer))
-            else:
-                writer.close()
+
+@dataclass
+class _Tally:
+    """Every answer sorted as it comes: admitted (2xx), refused (503), errors, timeouts."""
+
+    ok: list[float] = field(default_factory=list)
+    refused: list[float] = field(default_factory=list)
+    bodies: list[str] = field(default_factory=list)
+    lags: list[float] = field(default_factory=list)
+    errors: int = 0
+    timeouts: int = 0
+
+    def answer(self, status: int, elapsed_ms: float, body: str, lag_ms: float) -> None:
         if 200 <= status < 300:
-            ok.append(elapsed_ms)
-            bodies.append(body)
-            lags.append((written - scheduled) * 1000)
+            self.ok.append(elapsed_ms)
+            self.bodies.append(body)
+            self.lags.append(lag_ms)
         elif status == 503:
-            refused.append(elapsed_ms)
+            self.refused.append(elapsed_ms)
         else:
-            tally["errors"] += 1
+            self.errors += 1
 
+    def result(self, rate: float, duration_s: float, sent: int) -> OpenLoopResult:
+        return OpenLoopResult(
+            rate=rate,
+            duration_s=duration_s,
+            sent=sent,
+            ok=len(self.ok),
+            refused_503=len(self.refused),
+            errors=self.errors,
+            timeouts=self.timeouts,
+            ok_latencies_ms=tuple(self.ok),
+            refused_latencies_ms=tuple(self.refused),
+            ok_bodies=tuple(self.bodies),
+            ok_send_lag_ms=tuple(self.lags),
+        )
+
+
+async def _send(
+    pool: _Pool, request: bytes, scheduled: float, timeout_s: float, tally: _Tally
+) -> None:
+    """One arrival: a connection (waiting for a slot counts), the exchange, its answer tallied;
+    timed from `scheduled`, given up `timeout_s` after it."""
+    async with pool.slots:
+        try:
+            remaining = timeout_s - (time.perf_counter() - scheduled)
+            if remaining <= 0:
+                raise TimeoutError
+            async with asyncio.timeout(remaining):
+                reader, writer = await pool.take()
+                written = time.perf_counter()
+                try:
+                    status, keep, body = await _exchange(reader, writer, request)
+                except BaseException:
+                    writer.close()
+                    raise
+        except TimeoutError:
+            tally.timeouts += 1
+            return
+        except (
+            OSError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ValueError,
+            IndexError,
+        ):
+            tally.errors += 1
+            return
+        elapsed_ms = (time.perf_counter() - scheduled) * 1000
+        if keep:
+            pool.idle.append((reader, writer))
+        else:
+            writer.close()
+    tally.answer(status, elapsed_ms, body, (written - scheduled) * 1000)
+
+
+async def _drive(
+    url: str, rate: float, duration_s: float, timeout_s: float, seed: int | None
+) -> OpenLoopResult:
+    host, port, request = _request(url)
+    pool = _Pool(host, port)
+    rng = random.Random(seed)
+    tally = _Tally()
     start = time.perf_counter()
     next_at = start
     tasks: list[asyncio.Task[None]] = []
@@ -195,27 +231,15 @@ async def _drive(
         delay = next_at - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(next_at)))
+        tasks.append(asyncio.create_task(_send(pool, request, next_at, timeout_s, tally)))
     # Every request ends by its own timeout; this bound only guards against a bug.
     _, pending = await asyncio.wait(tasks, timeout=timeout_s + 5) if tasks else (set(), set())
     for task in pending:
         task.cancel()
-        tally["timeouts"] += 1
+        tally.timeouts += 1
     for reader_writer in pool.idle:
         reader_writer[1].close()
-    return OpenLoopResult(
-        rate=rate,
-        duration_s=duration_s,
-        sent=len(tasks),
-        ok=len(ok),
-        refused_503=len(refused),
-        errors=tally["errors"],
-        timeouts=tally["timeouts"],
-        ok_latencies_ms=tuple(ok),
-        refused_latencies_ms=tuple(refused),
-        ok_bodies=tuple(bodies),
-        ok_send_lag_ms=tuple(lags),
-    )
+    return tally.result(rate, duration_s, len(tasks))
 
 
 def run_open_loop(

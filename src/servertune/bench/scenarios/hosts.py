@@ -651,6 +651,17 @@ class Hosts(BaseScenario[HostsSizes]):
         rows = [w for c in CONFIGS for sample in results.rows(c, events) for w in sample["windows"]]
         report = Report(scenario=self.name, runs=list(rows))
         report.versions = tool_versions(["gunicorn", "nginx", "haproxy"])
+        self._event_targets(report, rows)
+        if run.size.full:
+            self._cut_targets(report, [r for r in rows if r["event"] == "cut"])
+            self._unequal_and_chain(report, results)
+        report.notes = [*self.notes, *self._method_notes(run)]
+        return report
+
+    @staticmethod
+    def _event_targets(report: Report, rows: list[dict[str, Any]]) -> None:
+        """The events' targets: servertune loses no GET through a restart or a kill (nor in any
+        event), replays no POST, drains a rolling restart; each config's failed GETs beside."""
 
         def total(config: str, key: str, names: Sequence[str]) -> int:
             return sum(int(r[key]) for r in rows if r["config"] == config and r["event"] in names)
@@ -670,54 +681,62 @@ class Hosts(BaseScenario[HostsSizes]):
             f"{c}: failed GETs through restart and kill": float(total(c, "get_failed", survive))
             for c in CONFIGS
         }
-        if run.size.full:
-            cut = [r for r in rows if r["event"] == "cut"]
-            ours = [r for r in cut if r["config"] == "servertune"]
+
+    def _cut_targets(self, report: Report, cut: list[dict[str, Any]]) -> None:
+        """The cut link's targets: no failed GET, and none slower than two per-try timeouts."""
+        ours = [r for r in cut if r["config"] == "servertune"]
+        report.targets.append(
+            Target(
+                "servertune: failed GETs while a link is cut",
+                sum(r["get_failed"] for r in ours),
+                "==",
+                0,
+            )
+        )
+        plan = self.plans.get("events")
+        if plan is not None:
+            # A GET stuck on the cut link: one try until the per-try timeout, one more.
+            bound_ms = 2 * plan.lb_per_try_timeout_s * 1000
             report.targets.append(
                 Target(
-                    "servertune: failed GETs while a link is cut",
-                    sum(r["get_failed"] for r in ours),
-                    "==",
-                    0,
+                    f"servertune: longest GET after the cut, ms (<= 2 x the "
+                    f"{plan.lb_per_try_timeout_s} s per-try timeout)",
+                    max((r["get_max_ms"] for r in ours), default=0.0),
+                    "<=",
+                    bound_ms,
                 )
             )
-            plan = self.plans.get("events")
-            if plan is not None:
-                # A GET stuck on the cut link: one try until the per-try timeout, one more.
-                bound_ms = 2 * plan.lb_per_try_timeout_s * 1000
-                report.targets.append(
-                    Target(
-                        f"servertune: longest GET after the cut, ms (<= 2 x the "
-                        f"{plan.lb_per_try_timeout_s} s per-try timeout)",
-                        max((r["get_max_ms"] for r in ours), default=0.0),
-                        "<=",
-                        bound_ms,
-                    )
-                )
-            for config in CONFIGS:
-                unequal = results.median(config, Level(role="unequal"))
-                report.runs.append(unequal)
-                chain = results.median(config, Level(role="chain"))
-                report.runs.append(chain)
-            ours_u = results.rows("servertune", Level(role="unequal"))
-            report.targets.append(
-                Target("servertune: unequal hosts, worst share off its cores' share",
-                       max(r["max_share_deviation"] for r in ours_u), "<=", SHARE_TOLERANCE)
-            )  # fmt: skip
-            report.targets.append(
-                Target("servertune: 502s in the LB -> nginx -> app chain",
-                       sum(r["502"] for r in results.rows("servertune", Level(role="chain"))),
-                       "==", 0)
-            )  # fmt: skip
-            report.targets.append(
-                Target("defaults: 502s in the chain (measured, not assumed)",
-                       sum(r["502"] for r in results.rows("defaults", Level(role="chain"))),
-                       ">", 0)
-            )  # fmt: skip
+
+    @staticmethod
+    def _unequal_and_chain(report: Report, results: Results) -> None:
+        """Unequal hosts (servertune's shares follow the cores) and the LB -> nginx -> app chain
+        (servertune's without 502s, the defaults' with them): rows and targets."""
+        for config in CONFIGS:
+            unequal = results.median(config, Level(role="unequal"))
+            report.runs.append(unequal)
+            chain = results.median(config, Level(role="chain"))
+            report.runs.append(chain)
+        ours_u = results.rows("servertune", Level(role="unequal"))
+        report.targets.append(
+            Target("servertune: unequal hosts, worst share off its cores' share",
+                   max(r["max_share_deviation"] for r in ours_u), "<=", SHARE_TOLERANCE)
+        )  # fmt: skip
+        report.targets.append(
+            Target("servertune: 502s in the LB -> nginx -> app chain",
+                   sum(r["502"] for r in results.rows("servertune", Level(role="chain"))),
+                   "==", 0)
+        )  # fmt: skip
+        report.targets.append(
+            Target("defaults: 502s in the chain (measured, not assumed)",
+                   sum(r["502"] for r in results.rows("defaults", Level(role="chain"))),
+                   ">", 0)
+        )  # fmt: skip
+
+    def _method_notes(self, run: Run[HostsSizes]) -> list[str]:
+        """How the run loaded the hosts and what its columns count."""
         plan = self.plans.get("events")
         size = run.size
-        report.notes = [
-            *self.notes,
+        return [
             (
                 f"{GET_USERS} GET users and {POST_USERS} POST users from the client host through "
                 f"HAProxy; {size.warm_s:g} s steady, {size.settle_s:g} s after each event"
@@ -731,7 +750,6 @@ class Hosts(BaseScenario[HostsSizes]):
             ),
             "servertune drains a host before its SIGTERM (down in nginx, reload); defaults do not",
         ]
-        return report
 
 
 def _lb_log(cfg: str) -> str:

@@ -207,6 +207,35 @@ class MethodCache(BaseScenario[MethodCacheSizes]):
 
     def summarize(self, run: Run[MethodCacheSizes], results: Results) -> Report:
         """Median costs, then the memory pass (a count, not a timing), ratios and targets."""
+        runs = self._rows(run, results)
+        by_name = {row["config"]: row for row in runs}
+        ours = by_name[OURS]
+        # The target compares samples taken back to back in the same pass (a noisy neighbour
+        # slows both alike), then takes the median of those paired ratios, spread in a note.
+        paired = sorted(
+            a["hit_ns"] / b["hit_ns"]
+            for a, b in zip(results.rows(OURS), results.rows(LEAKY), strict=True)
+        )
+        ratios = {
+            "servertune hit / lru_cache-method hit": median(paired),
+            "methodtools hit / servertune hit": by_name["methodtools"]["hit_ns"] / ours["hit_ns"],
+            "cachetools hit / servertune hit": by_name["cachetools"]["hit_ns"] / ours["hit_ns"],
+            "servertune hit / lru_cache-function hit": ours["hit_x_function"],
+        }
+        return Report(
+            scenario=self.name,
+            runs=runs,
+            ratios={k: round(v, 3) for k, v in ratios.items()},
+            targets=_targets(ratios, run.size.instances, float(ours["alive"])),
+            notes=self._notes(run, paired),
+            versions={
+                dist: dist_version(dist) for dist in ("servertune", "methodtools", "cachetools")
+            },
+        )
+
+    def _rows(self, run: Run[MethodCacheSizes], results: Results) -> list[dict[str, Any]]:
+        """Per cache: median hit and miss costs, the hit over a plain function's, and (but for
+        the function) what `instances` dropped instances leave behind."""
         instances = run.size.instances
         unbounded = _classes(None)
         runs: list[dict[str, Any]] = []
@@ -234,68 +263,55 @@ class MethodCache(BaseScenario[MethodCacheSizes]):
                     }
                 )
             runs.append(row)
-        by_name = {row["config"]: row for row in runs}
-        ours = by_name[OURS]
-        # The target compares samples taken back to back in the same pass (a noisy neighbour
-        # slows both alike), then takes the median of those paired ratios, spread in a note.
-        paired = sorted(
-            a["hit_ns"] / b["hit_ns"]
-            for a, b in zip(results.rows(OURS), results.rows(LEAKY), strict=True)
-        )
-        ratios = {
-            "servertune hit / lru_cache-method hit": median(paired),
-            "methodtools hit / servertune hit": by_name["methodtools"]["hit_ns"] / ours["hit_ns"],
-            "cachetools hit / servertune hit": by_name["cachetools"]["hit_ns"] / ours["hit_ns"],
-            "servertune hit / lru_cache-function hit": ours["hit_x_function"],
-        }
-        return Report(
-            scenario=self.name,
-            runs=runs,
-            ratios={k: round(v, 3) for k, v in ratios.items()},
-            targets=[
-                Target(
-                    "servertune hit <= lru_cache on a method",
-                    ratios["servertune hit / lru_cache-method hit"],
-                    "<=",
-                    1.0,
-                ),
-                Target(
-                    "methodtools hit / servertune hit",
-                    ratios["methodtools hit / servertune hit"],
-                    ">=",
-                    SEVERAL,
-                ),
-                Target(
-                    "cachetools hit / servertune hit",
-                    ratios["cachetools hit / servertune hit"],
-                    ">=",
-                    SEVERAL,
-                ),
-                Target(
-                    f"servertune instances alive after dropping {instances}",
-                    float(ours["alive"]),
-                    "==",
-                    0.0,
-                ),
-            ],
-            notes=[
-                (
-                    f"hit_ns/miss_ns: median of {run.repeats} interleaved samples of "
-                    f"{run.size.calls} calls; caches of {MAXSIZE} entries; misses include LRU "
-                    "eviction"
-                ),
-                (
-                    f"kept_kib/alive: {instances} instances created, called once and dropped, with "
-                    "unbounded caches; alive_no_gc counts survivors before the cycle collector "
-                    "runs (sampled 1 in 100)"
-                ),
-                (
-                    f"servertune hit / lru_cache-method hit: median of {len(paired)} same-pass "
-                    f"ratios, spread {paired[0]:.3f}-{paired[-1]:.3f}"
-                ),
-                f"took {time.perf_counter() - self.started:.1f} s",
-            ],
-            versions={
-                dist: dist_version(dist) for dist in ("servertune", "methodtools", "cachetools")
-            },
-        )
+        return runs
+
+    def _notes(self, run: Run[MethodCacheSizes], paired: list[float]) -> list[str]:
+        """How the costs and the memory were measured, the paired ratios' spread, the time."""
+        return [
+            (
+                f"hit_ns/miss_ns: median of {run.repeats} interleaved samples of "
+                f"{run.size.calls} calls; caches of {MAXSIZE} entries; misses include LRU "
+                "eviction"
+            ),
+            (
+                f"kept_kib/alive: {run.size.instances} instances created, called once and "
+                "dropped, with unbounded caches; alive_no_gc counts survivors before the cycle "
+                "collector runs (sampled 1 in 100)"
+            ),
+            (
+                f"servertune hit / lru_cache-method hit: median of {len(paired)} same-pass "
+                f"ratios, spread {paired[0]:.3f}-{paired[-1]:.3f}"
+            ),
+            f"took {time.perf_counter() - self.started:.1f} s",
+        ]
+
+
+def _targets(ratios: dict[str, float], instances: int, alive: float) -> list[Target]:
+    """servertune's cache hits no slower than lru_cache on a method, several times faster than
+    methodtools' and cachetools', and keeps no dropped instance alive."""
+    return [
+        Target(
+            "servertune hit <= lru_cache on a method",
+            ratios["servertune hit / lru_cache-method hit"],
+            "<=",
+            1.0,
+        ),
+        Target(
+            "methodtools hit / servertune hit",
+            ratios["methodtools hit / servertune hit"],
+            ">=",
+            SEVERAL,
+        ),
+        Target(
+            "cachetools hit / servertune hit",
+            ratios["cachetools hit / servertune hit"],
+            ">=",
+            SEVERAL,
+        ),
+        Target(
+            f"servertune instances alive after dropping {instances}",
+            alive,
+            "==",
+            0.0,
+        ),
+    ]

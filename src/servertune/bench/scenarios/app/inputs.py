@@ -1,0 +1,148 @@
+"""What `bench app` was asked to run: the app, its paths and levels, validated (errors name the flag)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from servertune.bench.harness.report import BenchInputError
+from servertune.bench.scenarios.app.user_commands import is_command_file
+
+Interface = Literal["wsgi", "asgi"]
+
+#: The most connections a --concurrency level may open: each is a file descriptor in the load
+#: generator and two in nginx, and the default open-file limit is 1024.
+MAX_CONCURRENCY = 1000
+
+
+@dataclass(frozen=True)
+class AppSizes:
+    """Load seconds, repeats, the levels used (all, or 2 x cores only), and how long to measure."""
+
+    seconds: float
+    repeats: int
+    all_levels: bool
+    measure_requests: int
+    measure_seconds: float
+    #: Measure only what the verdict still needs (`harness.rounds.AdaptiveRounds`); False
+    #: measures every candidate at every level `repeats` times.
+    adaptive: bool = False
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One way the project is served: its interface and callable, measured and planned."""
+
+    interface: Interface
+    app: str
+    workload: Any
+    plan: Any
+    #: Each path's median figures from `servertune measure`.
+    measured: list[dict[str, float]]
+
+
+@dataclass(frozen=True)
+class AppInput:
+    """What `bench app` was asked to run, validated (errors name the flag)."""
+
+    app: str
+    paths: tuple[tuple[str, float], ...] = (("/", 1.0),)
+    workload: Path | None = None
+    against: tuple[Path, ...] = ()
+    chdir: Path | None = None
+    pythonpath: tuple[Path, ...] = ()
+    #: `--static PREFIX=DIR`s, comma-joined: the Workload's `static` field.
+    static: str | None = None
+    #: `--interface`: None detects it as `servertune measure` does.
+    interface: Literal["wsgi", "asgi"] | None = None
+    #: `--concurrency`: the closed-loop levels (ascending); empty picks them from the plan.
+    concurrency: tuple[int, ...] = ()
+    #: `--only`: the candidates to run, by name; empty runs every one.
+    only: tuple[str, ...] = ()
+    #: A name per --against file: its stem, made unique.
+    against_names: tuple[str, ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        from servertune.workload import APP_PATTERN
+
+        if not re.match(APP_PATTERN, self.app):
+            raise BenchInputError(
+                f"APP: must be module:callable made of Python identifiers; got {self.app!r}"
+            )
+        if not self.paths:
+            raise BenchInputError("--path: give at least one")
+        for path in (self.chdir, *self.pythonpath):
+            if path is not None and not path.is_dir():
+                raise BenchInputError(f"--chdir/--pythonpath: {path} is not a directory")
+        names: list[str] = []
+        for file in self.against:
+            if not file.is_file() or (
+                file.suffix not in (".py", ".ini") and not is_command_file(file)
+            ):
+                raise BenchInputError(
+                    f"--against: {file} must be an existing gunicorn .py, uWSGI .ini, or a "
+                    "script or Procfile that starts uvicorn or granian"
+                )
+            stem = re.sub(r"[^A-Za-z0-9_-]", "-", file.stem)[:40] or "config"
+            name = f"against-{stem}"
+            while name in names:
+                name += "-2"
+            names.append(name)
+        object.__setattr__(self, "against_names", tuple(names))
+
+
+def parse_path(text: str) -> tuple[str, float]:
+    """`/x` or `/x=WEIGHT`, read as `servertune measure --path` reads it (one rule for both)."""
+    from servertune.measure.errors import MeasureError
+    from servertune.measure.target import parse_weighted_path
+
+    try:
+        weighted = parse_weighted_path(text)
+    except MeasureError as error:
+        raise BenchInputError(f"--path: {error.reason}") from None
+    return weighted.path, weighted.weight
+
+
+def parse_concurrency(text: str) -> tuple[int, ...]:
+    """`8,32,128`: distinct whole numbers of connections, 1 to MAX_CONCURRENCY, ascending."""
+    values: list[int] = []
+    for part in text.split(","):
+        word = part.strip()
+        shown = repr(word if len(word) <= 20 else word[:20] + "...")
+        if re.fullmatch(r"-[0-9]+", word) or re.fullmatch(r"0+", word):
+            raise BenchInputError(f"--concurrency: {shown} must be at least 1 connection")
+        if not re.fullmatch(r"[0-9]+", word):
+            raise BenchInputError(
+                f"--concurrency: {shown} is not a whole number of connections "
+                "(give them comma-separated, e.g. 8,32,128)"
+            )
+        if len(word) > 6 or int(word) > MAX_CONCURRENCY:
+            raise BenchInputError(
+                f"--concurrency: {shown} is more than {MAX_CONCURRENCY} connections "
+                "(each is an open file in the load generator and two in nginx)"
+            )
+        if int(word) in values:
+            raise BenchInputError(f"--concurrency: {int(word)} is given twice")
+        values.append(int(word))
+    return tuple(sorted(values))
+
+
+def sibling_entry_point(app: str, app_dir: Path) -> tuple[Interface, str] | None:
+    """The other entry point of a Django project: (`wsgi`, `PKG.wsgi:application`) for
+    `PKG.asgi:application` when the package's wsgi.py calls Django's `get_wsgi_application`
+    (`django-admin startproject` writes both files), and the reverse; else None."""
+    module, _, attr = app.partition(":")
+    package, _, leaf = module.rpartition(".")
+    if leaf not in ("asgi", "wsgi"):
+        return None
+    other: Interface = "wsgi" if leaf == "asgi" else "asgi"
+    folder = app_dir.joinpath(*package.split(".")) if package else app_dir
+    try:
+        text = (folder / f"{other}.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if f"get_{other}_application" not in text:
+        return None
+    return other, f"{package + '.' if package else ''}{other}:{attr}"

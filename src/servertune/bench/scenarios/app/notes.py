@@ -1,0 +1,127 @@
+"""The report's notes that explain a `bench app` run: the ceiling, the CPU split, overload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from servertune.bench.scenarios.app.load import CPU_KEYS, GOOD_WITHIN_MS
+
+
+def ceiling_note(row: dict[str, Any], cores: int, model_rps: float, tool: str) -> str:
+    """Which ceiling `ceiling_rps` is, measured on `row` (servertune's best at the highest load),
+    next to the one without nginx and the load generator and the plan's model."""
+    if row.get("ceiling_rps") is None:
+        return "ceiling: not measured (no request was answered at the highest load)"
+    app, proxy, load = (row[k] for k in CPU_KEYS[:3])
+    return (
+        f"ceiling_rps {row['ceiling_rps']:.1f} req/s is measured with nginx and {tool} on these "
+        f"{cores} cores: {cores} / ({app:.3f} app + {proxy:.3f} nginx + {load:.3f} {tool}) ms of "
+        f"CPU per request ({row['config']} at c={row['concurrency']}); with nginx and the load on "
+        f"other machines it would be {row['app_ceiling_rps']:.1f} req/s ({cores} / the app's "
+        f"CPU alone); the plan's model says {model_rps:.1f}. The verdicts compare candidates "
+        "with each other; x_ceiling is each row's req/s over its own on-host ceiling_rps, the "
+        "one these runs can reach"
+    )
+
+
+def cpu_split_note(runs: list[dict[str, Any]], tool: str) -> str:
+    """How much of the CPU per request nginx and the load generator took, over every row."""
+    from servertune.bench.harness.stats import median
+
+    shares: dict[str, list[float]] = {"proxy": [], "load": []}
+    for row in runs:
+        app, proxy, load = (row.get(k) for k in CPU_KEYS[:3])
+        if app is None or proxy is None or load is None or app + proxy + load <= 0:
+            continue
+        shares["proxy"].append(proxy / (app + proxy + load))
+        shares["load"].append(load / (app + proxy + load))
+    if not shares["proxy"]:
+        return "CPU per request: not measured"
+    proxy, load = shares["proxy"], shares["load"]
+    return (
+        f"of the CPU per request (app + nginx + {tool}), nginx took {median(proxy):.0%} "
+        f"({min(proxy):.0%}-{max(proxy):.0%}) and {tool} {median(load):.0%} "
+        f"({min(load):.0%}-{max(load):.0%}): median (range) over every candidate and level"
+    )
+
+
+def _p99_ratio(loaded: dict[str, Any], unloaded: dict[str, Any], *, digits: int) -> str:
+    """A row's p99 over another's, as `1.5x`; `-` where either has none (nothing admitted)."""
+    if not (loaded.get("p99_ms") and unloaded.get("p99_ms")):
+        return "-"
+    return f"{loaded['p99_ms'] / unloaded['p99_ms']:.{digits}f}x"
+
+
+def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) -> list[str]:
+    """One line per layout: admitted p99 under overload over its unloaded p99, and the shed."""
+    lines = []
+    for name, by_load in rows.items():
+        over, calm = by_load["overload"], by_load["unloaded"]
+        ratio = _p99_ratio(over, calm, digits=1)
+        lines.append(
+            f"{name}{' (servertune)' if name in ours else ''}: overload admitted p99 "
+            f"{over.get('p99_ms')} ms = {ratio} its unloaded p99 {calm.get('p99_ms')} ms (the "
+            f"load generator's own send lag: p99 {over.get('send_lag_p99_ms')} ms); "
+            f"{over['rps']:.0f} req/s admitted, {over['good_rps']:.0f} of them within "
+            f"{GOOD_WITHIN_MS:g} ms, {over['shed']:.0%} shed (503), "
+            f"{over['errors']} errors, {over['timeouts']} timed out"
+        )
+    return lines
+
+
+def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any]) -> str:
+    """The overload p99 target per repeat, each with its admitted req/s, the load generator's own
+    send lag and the CPU other work took meanwhile: on a shared machine a busy minute shows as
+    one (the target's median can hide a repeat that met it, or one that did not)."""
+    parts = []
+    calm_by_repeat = {r.get("repeat"): r for r in calm.get("repeats", [])}
+    for loaded in over.get("repeats", []):
+        unloaded = calm_by_repeat.get(loaded.get("repeat"))
+        if unloaded is None:
+            continue
+        ratio = _p99_ratio(loaded, unloaded, digits=2)
+        parts.append(
+            f"{ratio} ({loaded['rps']:.0f} req/s admitted, the load generator's send lag p99 "
+            f"{loaded.get('send_lag_p99_ms')} ms, other work {loaded.get('other_cpu_cores')} cores)"
+        )
+    return (
+        f"{name}: admitted p99 at overload / unloaded p99 per repeat: {'; '.join(parts)}; the "
+        "load generator and any other work share the cores with the app"
+    )
+
+
+def measured_note(paths: tuple[tuple[str, float], ...], measured: list[dict[str, float]]) -> str:
+    """Each path's measured figures, `/x x3: 12.00 ms, cpu 0.10, ...` (`servertune measure`
+    lists each path only for a mix: one path is the mix itself, named alone)."""
+    return (
+        ", ".join(
+            f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
+            for (p, w), m in zip(paths, measured, strict=False)
+        )
+        or paths[0][0]
+    )
+
+
+def verdict_rule_note(noise_band: float) -> str:
+    """When the verdicts call a difference a difference."""
+    return (
+        f"verdict: a difference counts when the repeats' ranges of req/s (min-max, widened to "
+        f"at least +-{noise_band:.0%} of the median) do not overlap; otherwise "
+        "'no clear difference'"
+    )
+
+
+#: Other work's CPU (cores) during a measurement above which the report says it is noisy.
+BUSY_OTHER_CORES = 0.25
+
+
+def busy_note(rows: Iterable[dict[str, Any]]) -> str | None:
+    """A line when other work on the machine took CPU during some measurement, else None."""
+    busiest = max((float(s["other_cpu_cores"]) for s in rows), default=0.0)
+    if busiest <= BUSY_OTHER_CORES:
+        return None
+    return (
+        f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
+        "the numbers are noisy"
+    )

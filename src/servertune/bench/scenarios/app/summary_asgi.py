@@ -1,0 +1,256 @@
+"""An ASGI app's `bench app` report: per level (unloaded, closed, overload) servertune's best
+layout against the best copied one, and overload's targets."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from servertune.bench.harness.report import Report, Target
+from servertune.bench.harness.scenario import Level, Results, Run
+from servertune.bench.scenarios.app.candidates import Candidates
+from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
+from servertune.bench.scenarios.app.levels import UNLOADED_FACTOR_TEXT, levels_for, open_loop_rates
+from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
+from servertune.bench.scenarios.app.notes import (
+    busy_note,
+    cpu_split_note,
+    measured_note,
+    overload_notes,
+    overload_repeats_note,
+    verdict_rule_note,
+)
+from servertune.bench.scenarios.app.verdicts import (
+    IO_BOUND_CPU_FRACTION,
+    IO_BOUND_TARGET,
+    MAX_OVERLOAD_P99_RATIO,
+    NOISE_BAND,
+    repeats_said,
+    spread,
+    verdict_of,
+    verdict_record,
+)
+
+
+class AsgiSummary(Candidates):
+    """The report of the ASGI entry point's candidates."""
+
+    def _summarize_asgi(self, run: Run[AppSizes], results: Results) -> Report:
+        """Per level (unloaded, closed, overload): medians with the repeats' spread, the best
+        servertune layout against the best copied one in words; overload's targets."""
+        configs = self._side_configs(run)
+        ours = [c for c in configs if c in self.layouts and self.layouts[c].ours]
+        copied = [c for c in configs if c not in ours]
+        runs: list[dict[str, Any]] = []
+        report = Report(scenario=self.name, runs=runs)
+        verdicts: list[str] = []
+        by_load: dict[str, dict[str, dict[str, Any]]] = {c: {} for c in configs}
+        for level in levels_for("asgi", self.level_counts):
+            rows = self._asgi_rows(configs, level, results)
+            for config, row in rows.items():
+                by_load[config][level.role or f"c={level.concurrency}"] = row
+            here_copied = [c for c in copied if c in rows]
+            here_ours = [c for c in ours if c in rows]
+            if here_copied and here_ours:
+                runs.extend(rows.values())
+                verdicts.append(self._asgi_verdict(report, level, rows, here_ours, here_copied))
+        over = {c: by_load[c]["overload"] for c in configs}
+        best_ours = max(ours, key=lambda c: over[c]["good_rps"])
+        best_copied = max(copied, key=lambda c: over[c]["good_rps"])
+        self._overload_targets(report, best_ours, best_copied, by_load)
+        report.notes = [
+            *[f"verdict {line}" for line in verdicts],
+            *overload_notes({c: by_load[c] for c in configs}, ours),
+            overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
+            cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
+            *self._asgi_method_notes(run),
+        ]
+        if busy := busy_note(results.all_rows()):
+            report.notes.append(busy)
+        report.versions = self._asgi_versions(configs)
+        other = sibling_entry_point(self.app, Path(str(self.workload.app_dir)))
+        if other and not self.dual:
+            report.notes.append(
+                f"this project also has {other[1]} (its {other[0].upper()} entry point): "
+                "without --interface (and with --only naming candidates of both) `servertune "
+                "bench app` benches both in one run, to compare which to deploy"
+            )
+        report.commands = {c: line for c, line in self.commands.items() if c in configs}
+        return report
+
+    @staticmethod
+    def _asgi_rows(configs: list[str], level: Level, results: Results) -> dict[str, Any]:
+        """Each candidate's row at `level`: medians, the errors, 503s, timeouts and requests
+        summed over the repeats, and the spread of req/s (and at overload of good_rps)."""
+        rows = {}
+        for config in configs:
+            if (config, level) not in results.samples:
+                continue  # above where every candidate saturated, or dropped as behind
+            samples = results.rows(config, level)
+            row = results.median(config, level)
+            for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
+                row.pop(key, None)
+            for key in ("errors", "refused_503", "timeouts", "requests"):
+                row[key] = sum(int(s.get(key) or 0) for s in samples)
+            low, high = spread([s["rps"] for s in samples])
+            row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
+            if level.role == "overload":
+                low, high = spread([s["good_rps"] for s in samples])
+                row["good_rps_low"], row["good_rps_high"] = round(low, 2), round(high, 2)
+            rows[config] = row
+        return rows
+
+    @staticmethod
+    def _asgi_verdict(
+        report: Report,
+        level: Level,
+        rows: dict[str, Any],
+        ours: list[str],
+        copied: list[str],
+    ) -> str:
+        """Servertune's best layout against the best copied one at `level`: each row's ratio to
+        the best copied, the verdict (recorded in `report`), and its line for the notes."""
+        # Under overload what counts is the answers in time: an unbounded queue answers
+        # many requests only just before the client gives up.
+        key = "good_rps" if level.role == "overload" else "rps"
+        if level.role == "unloaded":  # every layout serves the offered rate: compare tails
+            best_copied = min(copied, key=lambda c: rows[c]["p99_ms"] or math.inf)
+            best_ours = min(ours, key=lambda c: rows[c]["p99_ms"] or math.inf)
+        else:
+            best_copied = max(copied, key=lambda c: rows[c][key])
+            best_ours = max(ours, key=lambda c: rows[c][key])
+        base = rows[best_copied]["rps"]
+        for row in rows.values():
+            row["x_best_naive"] = round(row["rps"] / base, 2) if base else None
+        mine, theirs = rows[best_ours], rows[best_copied]
+        named = level.role or f"c={level.concurrency}"
+        report.ratios[f"{best_ours}/{best_copied} req/s at {named}"] = mine["x_best_naive"] or 0.0
+        verdict = verdict_of(
+            {"rps_low": mine[f"{key}_low"], "rps_high": mine[f"{key}_high"]},
+            {"rps_low": theirs[f"{key}_low"], "rps_high": theirs[f"{key}_high"]},
+        ).replace("naive", "copied")
+        if level.role == "unloaded":
+            verdict = "the latency of a request on its own (no winner is named here)"
+        else:
+            what_short = (
+                f"req/s within {GOOD_WITHIN_MS / 1000:g} s" if key == "good_rps" else "req/s"
+            )
+            report.verdicts.append(
+                verdict_record(
+                    named, what_short, best_ours, mine, best_copied, theirs, key, verdict
+                )
+            )
+        what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
+        return (
+            f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
+            f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {mine['p99_ms']} ms, "
+            f"{mine['errors']} errors, {mine['refused_503']} shed (503); best copied "
+            f"{best_copied} {theirs[key]:.1f} {what} "
+            f"({theirs[f'{key}_low']:.1f}-{theirs[f'{key}_high']:.1f}), p99 "
+            f"{theirs['p99_ms']} ms, {theirs['errors']} errors, {theirs['refused_503']} "
+            "shed (503)"
+        )
+
+    def _overload_targets(
+        self,
+        report: Report,
+        best_ours: str,
+        best_copied: str,
+        by_load: dict[str, dict[str, dict[str, Any]]],
+    ) -> None:
+        """Overload's ratio and targets: servertune's best answers more requests in time than
+        the best copied layout, keeps its admitted p99 near its unloaded one, and errs nowhere
+        beyond the 503s it sheds."""
+        over = {c: by_load[c]["overload"] for c in (best_ours, best_copied)}
+        ratio = (
+            round(over[best_ours]["good_rps"] / over[best_copied]["good_rps"], 3)
+            if over[best_copied]["good_rps"]
+            else None
+        )
+        report.ratios[f"{best_ours}/{best_copied} good_rps at overload"] = ratio or float("nan")
+        io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        report.targets.append(
+            Target(
+                f"{'I/O' if io_bound else 'CPU'}-bound: best servertune ({best_ours}) / best "
+                f"copied ({best_copied}) req/s answered within {GOOD_WITHIN_MS:g} ms at overload",
+                ratio,
+                ">=",
+                IO_BOUND_TARGET if io_bound else round(1 - NOISE_BAND, 2),
+            )
+        )
+        calm = by_load[best_ours]["unloaded"]["p99_ms"]
+        report.targets.append(
+            Target(
+                f"{best_ours}: admitted p99 at overload / its unloaded p99",
+                round(over[best_ours]["p99_ms"] / calm, 3)
+                if over[best_ours]["p99_ms"] and calm
+                else None,
+                "<=",
+                MAX_OVERLOAD_P99_RATIO,
+            )
+        )
+        report.targets.append(
+            Target(
+                f"{best_ours}: errors at overload besides the counted 503s",
+                float(over[best_ours]["errors"]),
+                "==",
+                0.0,
+            )
+        )
+
+    def _asgi_method_notes(self, run: Run[AppSizes]) -> list[str]:
+        """How the run measured: the app's figures, the plan, the load at each level, what
+        counts as an error, and when a difference counts."""
+        plan = self.plan
+        io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        rates = ", ".join(
+            f"{role} {rate:.0f} req/s"
+            for role, rate in open_loop_rates(float(plan.asgi_capacity_rps or 0)).items()
+        )
+        return [
+            (
+                f"measured per path ({measured_note(self.input.paths, self.measured)}); mixed: "
+                f"service_time_ms {self.workload.service_time_ms:g}, cpu_fraction "
+                f"{self.workload.cpu_fraction:g} ({'I/O' if io_bound else 'CPU'}-bound)"
+            ),
+            (
+                f"{self.cores} cores; ASGI; servertune's plan: {plan.processes} processes, "
+                f"capacity {plan.asgi_capacity_rps:.0f} req/s, nginx admits "
+                f"{plan.admission_limit}; the copied layouts sit behind the same nginx without "
+                "an admission limit"
+            ),
+            (
+                f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
+                f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
+                f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
+                f"connections; {run.size.seconds:g} s per measurement (overload twice that); "
+                f"medians of {repeats_said(run)} interleaved run(s)"
+            ),
+            (
+                "errors = answers >= 400 other than 503, failed connections and timeouts (summed "
+                "over the repeats); refused_503 = requests nginx shed on purpose, counted apart; "
+                "rps counts successful answers only"
+            ),
+            verdict_rule_note(NOISE_BAND),
+        ]
+
+    def _asgi_versions(self, configs: list[str]) -> dict[str, str]:
+        """The versions of nginx, the load generator, the servers the candidates ran, and the
+        app's own stack only (what its module imports: FastAPI and Starlette for a FastAPI app,
+        not a Django installed beside it)."""
+        from servertune.bench.harness.versions import app_stack, dist_version, tool_versions
+
+        module = self.app.split(":")[0].split(".")[0]
+        servers = {self.layouts[c].server if c in self.layouts else self.user_commands[c].server
+                   for c in configs}  # fmt: skip
+        dists = {"uvicorn": ("uvicorn",), "gunicorn-asgi": ("gunicorn", "uvicorn-worker"),
+                 "granian": ("granian",)}  # fmt: skip
+        versions = {
+            **tool_versions(["nginx", self.tool]),
+            **{d: dist_version(d) for s in sorted(servers) for d in dists.get(s, (s,))},
+            **{d: dist_version(d) for d in app_stack(self.app, Path(str(self.workload.app_dir)))},
+        }
+        if dist_version(module) != "not installed":  # an app from PyPI, not a local module
+            versions[module] = dist_version(module)
+        return versions

@@ -1,0 +1,73 @@
+"""How two candidates are compared: the repeats' spread widened to the noise band, which is
+faster, and the targets' thresholds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servertune.bench.harness.rounds import band_range
+from servertune.bench.harness.scenario import Run
+from servertune.bench.scenarios.app.inputs import AppSizes
+from servertune.sizing.defaults import ASGI_OVERLOAD_P99_TARGET
+
+#: A spread narrower than this fraction of the median is widened to it before two candidates'
+#: spreads are compared: bench balance measured run-to-run differences of about 5% in medians
+#: on a shared 2-core machine, so a single run (or repeats that happen to agree) is not trusted
+#: more closely than that.
+NOISE_BAND = 0.05
+#: The I/O-bound target: servertune's best >= 1.2x gunicorn's 2n+1 at >= 2 x cores.
+IO_BOUND_TARGET = 1.2
+#: Below this measured cpu_fraction the app counts as I/O-bound for that target.
+IO_BOUND_CPU_FRACTION = 0.5
+#: Target at overload: admitted p99 within this multiple of the unloaded p99.
+MAX_OVERLOAD_P99_RATIO = ASGI_OVERLOAD_P99_TARGET
+
+
+def spread(values: list[float]) -> tuple[float, float]:
+    """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
+    return band_range(values, NOISE_BAND)
+
+
+def repeats_said(run: Run[AppSizes]) -> str:
+    """How many repeats each median has: all of them, or up to them in the adaptive run."""
+    return f"up to {run.repeats}" if run.size.adaptive and run.repeats > 1 else str(run.repeats)
+
+
+def verdict_record(
+    level: str,
+    metric: str,
+    ours: str,
+    mine: dict[str, Any],
+    copied: str,
+    theirs: dict[str, Any],
+    key: str,
+    verdict: str,
+) -> dict[str, Any]:
+    """One level's verdict as data (the report's headline reads it)."""
+    winner = {"servertune faster": "servertune", "naive faster": "copied"}.get(
+        verdict.replace("copied faster", "naive faster")
+    )
+    return {
+        "level": level,
+        "metric": metric,
+        "ours": ours,
+        "ours_value": mine[key],
+        "ours_range": [mine[f"{key}_low"], mine[f"{key}_high"]],
+        "copied": copied,
+        "copied_value": theirs[key],
+        "copied_range": [theirs[f"{key}_low"], theirs[f"{key}_high"]],
+        "ratio": round(mine[key] / theirs[key], 2) if theirs[key] else None,
+        "winner": winner,
+        "repeats": min(len(mine.get("repeats") or [1]), len(theirs.get("repeats") or [1])),
+        "offered_rps": mine.get("offered_rps"),
+        "p99_ms": [mine.get("p99_ms"), theirs.get("p99_ms")],
+    }
+
+
+def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """ "servertune faster", "naive faster" or "no clear difference", from the rows' spreads."""
+    if ours["rps_low"] > theirs["rps_high"]:
+        return "servertune faster"
+    if theirs["rps_low"] > ours["rps_high"]:
+        return "naive faster"
+    return "no clear difference"
