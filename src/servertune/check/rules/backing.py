@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-_GUNICORN_DOCS = "https://docs.gunicorn.org/en/stable/settings.html"
+GUNICORN_DOCS = "https://docs.gunicorn.org/en/stable/settings.html"
 
 
-_K8S_RESOURCES = "https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/"
+K8S_RESOURCES = "https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/"
 
 
-_K8S_PROBES = (
+K8S_PROBES = (
     "https://kubernetes.io/docs/tasks/configure-pod-container/"
     "configure-liveness-readiness-startup-probes/"
 )
 
 
-_DOCKER_RESOURCES = "https://docs.docker.com/engine/containers/resource_constraints/#cpu"
+DOCKER_RESOURCES = "https://docs.docker.com/engine/containers/resource_constraints/#cpu"

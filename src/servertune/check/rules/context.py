@@ -10,15 +10,8 @@ from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.model import (
-    AppServer,
-    Location,
-    NginxConfig,
-)
-from servertune.sizing import (
-    Machine,
-    Plan,
-)
+from servertune.check.model import AppServer, Location, NginxConfig
+from servertune.sizing import Machine, Plan
 
 #: AWS: a load balancer reuses its connection to a target until the idle timeout, so the
 #: target's keep-alive must be longer (the Classic LB guide says so in these words).

@@ -8,20 +8,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    AppServer,
-    Finding,
-    Location,
-    NginxConfig,
-    Severity,
-)
-from servertune.check.rules.backing import _GUNICORN_DOCS
+from servertune.check.model import AppServer, Finding, Location, NginxConfig, Severity
+from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _assign, _n, _name, _shown
-from servertune.sizing import (
-    KEEPALIVE_MARGIN_S,
-)
+from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
+from servertune.sizing import KEEPALIVE_MARGIN_S
 
 _NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#keepalive_timeout"
 
@@ -47,7 +39,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                 yield rule.finding(
                     keepalive.at,
                     f"{lb.name} never closes an idle connection to nginx ({lb.summary} unset), "
-                    f"so nginx's keepalive_timeout {_shown(keepalive, ' s')} always closes it "
+                    f"so nginx's keepalive_timeout {as_shown(keepalive, ' s')} always closes it "
                     "first: the balancer may reuse a connection nginx is closing and answer 502",
                     "set HAProxy's `timeout client` / `timeout http-keep-alive` (and "
                     "`pool-purge-delay`) below nginx's keepalive_timeout",
@@ -58,10 +50,10 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
             if 0 < keepalive.value < wanted:
                 yield rule.finding(
                     keepalive.at,
-                    f"nginx keepalive_timeout {_shown(keepalive, ' s')} is not above the {lb.name} "
-                    f"idle timeout of {_n(lb.idle_timeout_s)} s by {KEEPALIVE_MARGIN_S} s: the load "
+                    f"nginx keepalive_timeout {as_shown(keepalive, ' s')} is not above the {lb.name} "
+                    f"idle timeout of {figure(lb.idle_timeout_s)} s by {KEEPALIVE_MARGIN_S} s: the load "
                     "balancer reuses a connection nginx is closing and answers 502",
-                    f"keepalive_timeout {_n(wanted)}s;",
+                    f"keepalive_timeout {figure(wanted)}s;",
                     related,
                 )
 
@@ -71,7 +63,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     Severity.error,
     "the app server closes idle connections before the load balancer in front of it",
     "servertune bench idle-race; conbench/conbench#1156, PostHog/posthog#17897; "
-    + _GUNICORN_DOCS
+    + GUNICORN_DOCS
     + "#keepalive",
 )
 def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -83,13 +75,13 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
         if app.keepalive.value < wanted:
             yield rule.finding(
                 app.keepalive.at,
-                f"{app.kind} {_name(app, 'keepalive')} {_shown(app.keepalive, ' s')} is below the "
-                f"{lb.name} idle timeout of {_n(lb.idle_timeout_s)} s (+{KEEPALIVE_MARGIN_S} s): "
+                f"{app.kind} {spelled(app, 'keepalive')} {as_shown(app.keepalive, ' s')} is below the "
+                f"{lb.name} idle timeout of {figure(lb.idle_timeout_s)} s (+{KEEPALIVE_MARGIN_S} s): "
                 f"the load balancer sends requests into connections {app.kind} is closing and "
                 "answers 502",
                 "raise the load balancer's idle limit past the app server's, or lower it"
                 if math.isinf(wanted)
-                else _assign(app, "keepalive", _n(wanted)),
+                else assignment(app, "keepalive", figure(wanted)),
                 related,
             )
 
@@ -114,10 +106,10 @@ def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Fi
             seen.add(key)
             yield rule.finding(
                 app.keepalive.at,
-                f"{_name(app, 'keepalive')} {_shown(app.keepalive, ' s')} is below nginx's upstream "
-                f"keepalive_timeout {_shown(upstream.keepalive_timeout, ' s')} for `{upstream.name}`: "
+                f"{spelled(app, 'keepalive')} {as_shown(app.keepalive, ' s')} is below nginx's upstream "
+                f"keepalive_timeout {as_shown(upstream.keepalive_timeout, ' s')} for `{upstream.name}`: "
                 "nginx sends requests on pooled connections the app server has closed, and the "
                 "client gets a 502",
-                _assign(app, "keepalive", _n(wanted)),
+                assignment(app, "keepalive", figure(wanted)),
                 (upstream.keepalive_timeout.at,),
             )

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    Finding,
-    Severity,
-)
+from servertune.check.model import Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 

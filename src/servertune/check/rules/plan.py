@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    AppServer,
-    Finding,
-    Location,
-    Setting,
-    Severity,
-)
+from servertune.check.model import AppServer, Finding, Location, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _shown
-from servertune.sizing import (
-    Plan,
-)
+from servertune.check.rules.spelling import as_shown
+from servertune.sizing import Plan
 
 
 @check_rule(
@@ -131,7 +123,7 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
                 )
             yield rule.finding(
                 setting.at,
-                f"{directive} is {_shown(setting)}; the plan says {wanted}: {plan.reasons[field]}",
+                f"{directive} is {as_shown(setting)}; the plan says {wanted}: {plan.reasons[field]}",
                 fix,
             )
 

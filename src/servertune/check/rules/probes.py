@@ -8,18 +8,12 @@ import math
 from collections.abc import Iterator
 
 from servertune.check.chain import normalise
-from servertune.check.model import (
-    AppServer,
-    Container,
-    Finding,
-    Location,
-    Severity,
-)
-from servertune.check.rules.backing import _K8S_PROBES, _K8S_RESOURCES
+from servertune.check.model import AppServer, Container, Finding, Location, Severity
+from servertune.check.rules.backing import K8S_PROBES, K8S_RESOURCES
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _shown
-from servertune.check.rules.workers import _ASYNC_WORKERS
+from servertune.check.rules.spelling import as_shown
+from servertune.check.rules.workers import ASYNC_WORKERS
 
 
 @check_rule(
@@ -27,7 +21,7 @@ from servertune.check.rules.workers import _ASYNC_WORKERS
     Severity.warning,
     "a liveness probe fails while every worker is busy on requests the timeout allows",
     "the probe is answered by the same workers; it fails after failureThreshold x periodSeconds: "
-    + _K8S_PROBES,
+    + K8S_PROBES,
 )
 def liveness_kills_busy_pod(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -35,7 +29,7 @@ def liveness_kills_busy_pod(rule: Rule, c: Context) -> Iterator[Finding]:
         if box is None or timeout is None or timeout.value <= 0:
             continue
         if app.interface == "asgi" or (
-            app.worker_class is not None and app.worker_class.value in _ASYNC_WORKERS
+            app.worker_class is not None and app.worker_class.value in ASYNC_WORKERS
         ):
             continue  # an event loop answers the probe beside slow requests
         for probe in box.probes:
@@ -47,7 +41,7 @@ def liveness_kills_busy_pod(rule: Rule, c: Context) -> Iterator[Finding]:
                     probe.at,
                     f"the liveness probe gives up after {probe.failure_threshold} x "
                     f"{probe.period_s} s = {window} s, less than the request timeout "
-                    f"{_shown(timeout, ' s')}: when every worker is busy on slow but legitimate "
+                    f"{as_shown(timeout, ' s')}: when every worker is busy on slow but legitimate "
                     "requests the kubelet restarts a healthy container and drops them all",
                     f"failureThreshold: {math.ceil(timeout.value / probe.period_s) + 1}",
                     (timeout.at,),
@@ -59,7 +53,7 @@ def liveness_kills_busy_pod(rule: Rule, c: Context) -> Iterator[Finding]:
     Severity.info,
     "liveness and readiness probe the same endpoint with the same settings",
     "a busy pod should leave the Service (readiness) long before it is restarted (liveness): "
-    + _K8S_PROBES,
+    + K8S_PROBES,
 )
 def liveness_same_as_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -85,14 +79,14 @@ def liveness_same_as_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     "no-readiness-probe",
     Severity.info,
     "traffic reaches the container before the app server answers",
-    "without a readiness probe a container is Ready as soon as it starts: " + _K8S_PROBES,
+    "without a readiness probe a container is Ready as soon as it starts: " + K8S_PROBES,
 )
 def no_readiness_probe(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         box = app.container
         if box is None or box.platform != "kubernetes" or not app.sockets or box.pod_ready_probe:
             continue  # a pod is Ready when all its containers are: a sidecar's probe counts
-        if _exposed_bare(box):
+        if exposed_bare(box):
             continue  # exposed-without-resources-or-probes says it, and more
         if not any(p.kind == "readiness" for p in box.probes):
             yield rule.finding(
@@ -110,7 +104,7 @@ def _probe_port(app: AppServer) -> str:
     return next((p for p in ports if p.isdigit()), "http")
 
 
-def _exposed_bare(box: Container) -> bool:
+def exposed_bare(box: Container) -> bool:
     """A pod a LoadBalancer Service exposes, with no resources and no probe at all."""
     bare = (
         box.cpu_limit is None
@@ -128,14 +122,14 @@ _K8S_QOS = "https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#besteffo
     "exposed-without-resources-or-probes",
     Severity.warning,
     "a pod behind a LoadBalancer Service has no resources and no probes",
-    f"{_K8S_PROBES}; {_K8S_QOS} (a pod with no requests or limits is BestEffort: the first "
-    "evicted under node pressure); " + _K8S_RESOURCES,
+    f"{K8S_PROBES}; {_K8S_QOS} (a pod with no requests or limits is BestEffort: the first "
+    "evicted under node pressure); " + K8S_RESOURCES,
 )
 def exposed_without_resources_or_probes(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[Location] = set()
     for app in c.apps:
         box = app.container
-        if box is None or box.platform != "kubernetes" or not _exposed_bare(box):
+        if box is None or box.platform != "kubernetes" or not exposed_bare(box):
             continue
         if box.at in seen or box.exposed_by is None:
             continue
@@ -170,7 +164,7 @@ _GUNICORN_ARBITER = (
     "worker can answer",
     "a tcpSocket probe succeeds when the TCP connection is established, which the kernel does "
     "for a listening socket whatever its processes are doing; an httpGet probe needs a "
-    f"response: {_K8S_PROBES}; {_GUNICORN_ARBITER}",
+    f"response: {K8S_PROBES}; {_GUNICORN_ARBITER}",
 )
 def readiness_tcp_before_workers(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

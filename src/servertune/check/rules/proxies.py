@@ -5,15 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    AppServer,
-    Finding,
-    Severity,
-)
+from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _shown
-from servertune.check.rules.workers import _ASYNC_WORKERS, _cores
+from servertune.check.rules.spelling import as_shown
+from servertune.check.rules.workers import ASYNC_WORKERS, judged_cores
 
 _NGINX_WORKER_CONNECTIONS = "https://nginx.org/en/docs/ngx_core_module.html#worker_connections"
 
@@ -23,7 +19,7 @@ def _slots(app: AppServer) -> int | None:
     an event loop or green threads, whose concurrency the files do not bound)."""
     if app.interface != "wsgi" or app.kind not in ("gunicorn", "uwsgi"):
         return None
-    if app.worker_class is not None and app.worker_class.value in _ASYNC_WORKERS:
+    if app.worker_class is not None and app.worker_class.value in ASYNC_WORKERS:
         return None
     return app.workers.value * app.threads.value
 
@@ -36,7 +32,7 @@ def _slots(app: AppServer) -> int | None:
     "servers too); servertune explain (nginx_worker_connections: 2 x every app slot)",
 )
 def worker_connections_below_proxied_load(rule: Rule, c: Context) -> Iterator[Finding]:
-    cores, _ = _cores(c)
+    cores, _ = judged_cores(c)
     for nginx in c.nginx:
         limit = nginx.worker_connections
         if limit is None:
@@ -52,7 +48,7 @@ def worker_connections_below_proxied_load(rule: Rule, c: Context) -> Iterator[Fi
         wanted = math.ceil(2 * slots / processes)
         yield rule.finding(
             limit.at,
-            f"worker_connections {_shown(limit)} x {processes} worker process(es) = "
+            f"worker_connections {as_shown(limit)} x {processes} worker process(es) = "
             f"{limit.value * processes} connections, but the app servers behind it run {slots} "
             f"requests at once, and each proxied request holds two (the client's and the "
             f"upstream's): at full load nginx logs 'worker_connections are not enough' and "

@@ -7,24 +7,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    Finding,
-    Severity,
-)
-from servertune.check.rules.backing import _GUNICORN_DOCS
+from servertune.check.model import Finding, Severity
+from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _SPELLING, _assign, _name
-from servertune.sizing import (
-    MAX_REQUESTS_JITTER_RATIO,
-)
+from servertune.check.rules.spelling import SPELLING, assignment, spelled
+from servertune.sizing import MAX_REQUESTS_JITTER_RATIO
 
 
 @check_rule(
     "max-requests-without-jitter",
     Severity.warning,
     "workers recycled after N requests all restart together",
-    "benoitc/gunicorn#3427; " + _GUNICORN_DOCS + "#max-requests-jitter",
+    "benoitc/gunicorn#3427; " + GUNICORN_DOCS + "#max-requests-jitter",
 )
 def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -38,10 +33,10 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
         jitter = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
         yield rule.finding(
             app.max_requests.at,
-            f"max requests {app.max_requests.value} with no {_name(app, 'jitter')}: workers that "
+            f"max requests {app.max_requests.value} with no {spelled(app, 'jitter')}: workers that "
             "share the load reach the limit at about the same time and restart together, leaving "
             "no worker to serve for the length of an application start",
-            _assign(app, "jitter", jitter),
+            assignment(app, "jitter", jitter),
         )
 
 
@@ -51,7 +46,7 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     "the recycling jitter is too small to keep the workers' restarts apart",
     "benoitc/gunicorn#3427 (max_requests 10240 with jitter 512: four workers restarted within "
     "four seconds); the plan's MAX_REQUESTS_JITTER_RATIO; "
-    + _GUNICORN_DOCS
+    + GUNICORN_DOCS
     + "#max-requests-jitter",
 )
 def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -60,8 +55,8 @@ def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
         if (
             limit <= 0
             or jitter <= 0
-            or app.kind not in _SPELLING
-            or "jitter" not in _SPELLING[app.kind]
+            or app.kind not in SPELLING
+            or "jitter" not in SPELLING[app.kind]
         ):
             continue  # no recycling, or no jitter at all (max-requests-without-jitter)
         replicas = app.container.replicas if app.container is not None else None
@@ -81,10 +76,10 @@ def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
         )
         yield rule.finding(
             app.max_requests_jitter.at,
-            f"{_name(app, 'jitter')} {jitter} is {jitter / limit:.1%} of "
-            f"{_name(app, 'max_requests')} {limit}: workers that share the load evenly reach "
+            f"{spelled(app, 'jitter')} {jitter} is {jitter / limit:.1%} of "
+            f"{spelled(app, 'max_requests')} {limit}: workers that share the load evenly reach "
             f"their limits within {jitter} requests of each other and restart almost together"
             f"{across}",
-            _assign(app, "jitter", wanted),
+            assignment(app, "jitter", wanted),
             (app.max_requests.at,) + ((replicas.at,) if replicas is not None else ()),
         )

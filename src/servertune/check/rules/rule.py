@@ -9,11 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from servertune.check.model import (
-    Finding,
-    Location,
-    Severity,
-)
+from servertune.check.model import Finding, Location, Severity
 from servertune.check.rules.context import Context
 
 

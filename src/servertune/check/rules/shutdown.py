@@ -7,16 +7,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    Container,
-    Finding,
-    Severity,
-)
-from servertune.check.rules.backing import _GUNICORN_DOCS
+from servertune.check.model import Container, Finding, Severity
+from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _assign, _n, _shown
-from servertune.check.rules.timeouts import _caps_requests
+from servertune.check.rules.spelling import as_shown, assignment, figure
+from servertune.check.rules.timeouts import caps_requests
 
 
 def _stop_grace_name(box: Container) -> str:
@@ -27,17 +23,17 @@ def _stop_grace_name(box: Container) -> str:
     "graceful-below-timeout",
     Severity.warning,
     "a reload kills requests the timeout still allows",
-    _GUNICORN_DOCS + "#graceful-timeout; " + _GUNICORN_DOCS + "#timeout (for sync workers "
+    GUNICORN_DOCS + "#graceful-timeout; " + GUNICORN_DOCS + "#timeout (for sync workers "
     "only: other worker classes send a heartbeat while their requests run)",
 )
 def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         graceful, timeout = app.graceful_timeout, app.request_timeout
-        if graceful is None or timeout is None or not _caps_requests(app):
+        if graceful is None or timeout is None or not caps_requests(app):
             continue
         if not 0 < graceful.value < timeout.value:
             continue
-        fix = _assign(app, "graceful", _n(timeout.value))
+        fix = assignment(app, "graceful", figure(timeout.value))
         box = app.container
         grace = box.grace_period_s if box is not None else None
         bound = ""
@@ -45,15 +41,15 @@ def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
             # The platform's SIGKILL comes first whatever gunicorn waits: raise both.
             name = _stop_grace_name(box)
             bound = (
-                f"; the container's {name} {_shown(grace, ' s')} ({grace.at}) ends the wait "
+                f"; the container's {name} {as_shown(grace, ' s')} ({grace.at}) ends the wait "
                 "before either"
             )
             wanted = math.ceil(timeout.value) + 5
             fix += f", and {name}: " + (f"{wanted}s" if box.platform == "compose" else f"{wanted}")
         yield rule.finding(
             graceful.at,
-            f"graceful_timeout {_shown(graceful, ' s')} is below the sync workers' timeout "
-            f"{_shown(timeout, ' s')}{bound}: every reload or deploy kills requests that were "
+            f"graceful_timeout {as_shown(graceful, ' s')} is below the sync workers' timeout "
+            f"{as_shown(timeout, ' s')}{bound}: every reload or deploy kills requests that were "
             "allowed to run longer",
             fix,
             (timeout.at,) + ((grace.at,) if bound and grace is not None else ()),
@@ -160,12 +156,12 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
             )
             name = _stop_grace_name(box)
             wanted = math.ceil(needed) + 5
-            before = f"preStop {_n(prestop)} s + " if box.platform == "kubernetes" else ""
+            before = f"preStop {figure(prestop)} s + " if box.platform == "kubernetes" else ""
             who = "the kubelet" if box.platform == "kubernetes" else "docker"
             yield rule.finding(
                 grace.at,
-                f"{name} {_shown(grace, ' s')} is below {before}the graceful timeout "
-                f"{_shown(app.graceful_timeout, ' s')}: on every rollout {who} kills "
+                f"{name} {as_shown(grace, ' s')} is below {before}the graceful timeout "
+                f"{as_shown(app.graceful_timeout, ' s')}: on every rollout {who} kills "
                 "requests the server was still allowed to finish",
                 f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
                 related,

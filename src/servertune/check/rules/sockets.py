@@ -6,14 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    Finding,
-    Setting,
-    Severity,
-)
+from servertune.check.model import Finding, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _assign, _name, _shown
+from servertune.check.rules.spelling import as_shown, assignment, spelled
 
 #: The measured cost of a shared socket against one socket per worker behind nginx least_conn,
 #: at concurrency = cores, every load from an idle app (docs/benchmarks.md, "Every load from an
@@ -153,8 +149,8 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
     # (setting, its name, the fix)
     settings: list[tuple[Setting[int], str, str]] = []
     for app in c.apps:
-        fix = f"{_assign(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
-        settings.append((app.backlog, _name(app, "backlog"), fix))
+        fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
+        settings.append((app.backlog, spelled(app, "backlog"), fix))
     for nginx in c.nginx:
         fix = f"listen ... backlog={somaxconn};"
         settings.extend((b, "listen ... backlog", fix) for b in nginx.listen_backlogs)
@@ -162,7 +158,7 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
         if backlog.value > somaxconn:
             yield rule.finding(
                 backlog.at,
-                f"{name} {_shown(backlog)} is above net.core.somaxconn {somaxconn}: the kernel "
+                f"{name} {as_shown(backlog)} is above net.core.somaxconn {somaxconn}: the kernel "
                 f"silently caps the queue at {somaxconn} (uWSGI refuses to start), so the queue "
                 "this number promises does not exist",
                 fix,

@@ -6,24 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servertune.check.model import (
-    AppServer,
-    Setting,
-)
+from servertune.check.model import AppServer, Setting
 
 
-def _n(value: float) -> str:
+def figure(value: float) -> str:
+    """A number as a message shows it: `3.0` is `3`, `0.5` stays `0.5`."""
     return f"{value:g}"
 
 
-def _shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
+def as_shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
     """`2 s (default)`: the value, its unit, and whether the file left it at the default."""
-    return f"{_n(setting.value)}{unit}" + (" (default)" if setting.default else "")
+    return f"{figure(setting.value)}{unit}" + (" (default)" if setting.default else "")
 
 
 #: How each app server spells a setting, for messages and fixes. A name starting with `--` is a
 #: command-line flag (`--flag VALUE`), any other a line of its config file (`name = VALUE`).
-_SPELLING: dict[str, dict[str, str]] = {
+SPELLING: dict[str, dict[str, str]] = {
     "gunicorn": {
         "workers": "workers",
         "threads": "threads",
@@ -100,7 +98,7 @@ def _in_config_file(app: AppServer, concept: str) -> bool:
     return setting.at.file.suffix in (".py", ".ini")
 
 
-def _name(app: AppServer, concept: str) -> str:
+def spelled(app: AppServer, concept: str) -> str:
     """What `app`'s server calls a setting where it is written: `workers`, `processes`,
     `--workers`, ..."""
     if (
@@ -109,10 +107,10 @@ def _name(app: AppServer, concept: str) -> str:
         and not _in_config_file(app, concept)
     ):
         return _FLAGS[app.kind][concept]
-    return _SPELLING[app.kind][concept]
+    return SPELLING[app.kind][concept]
 
 
-def _assign(app: AppServer, concept: str, value: object) -> str:
+def assignment(app: AppServer, concept: str, value: object) -> str:
     """The fix as the server's file spells it: `keepalive = 65` or `--timeout-keep-alive 65`."""
-    name = _name(app, concept)
+    name = spelled(app, concept)
     return f"{name} {value}" if name.startswith("--") else f"{name} = {value}"

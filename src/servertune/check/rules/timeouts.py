@@ -7,18 +7,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    AppServer,
-    Finding,
-    Location,
-    Severity,
-)
+from servertune.check.model import AppServer, Finding, Location, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _assign, _n, _name, _shown
-from servertune.sizing import (
-    READ_TIMEOUT_MARGIN_S,
-)
+from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
+from servertune.sizing import READ_TIMEOUT_MARGIN_S
 
 
 @check_rule(
@@ -34,7 +27,7 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[Location, str, float]] = set()
     for link in c.links:
         timeout, read = link.app.request_timeout, link.passing.read_timeout
-        if timeout is None or not _caps_requests(link.app):
+        if timeout is None or not caps_requests(link.app):
             # A server without a request timeout (uvicorn, granian), or gunicorn's heartbeat
             # for gthread, gevent and ASGI workers: no request ends there, nothing to order.
             continue
@@ -43,26 +36,26 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
         key = (at, link.app.kind, timeout.value)
         if timeout.value > 0 and read.value < wanted and key not in seen:
             seen.add(key)
-            name = _name(link.app, "timeout")
+            name = spelled(link.app, "timeout")
             directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
             if timeout.default and not read.default and read.value > READ_TIMEOUT_MARGIN_S:
                 # nginx's timeout was chosen, the app server's was not: the app's default is
                 # what to bring under it, not the chosen one to raise.
                 shorter = math.floor(read.value - READ_TIMEOUT_MARGIN_S)
-                fix = f"{_assign(link.app, 'timeout', shorter)}   (or {directive} {_n(wanted)}s;)"
+                fix = f"{assignment(link.app, 'timeout', shorter)}   (or {directive} {figure(wanted)}s;)"
             else:
-                fix = f"{directive} {_n(wanted)}s;"
+                fix = f"{directive} {figure(wanted)}s;"
             yield rule.finding(
                 at,
-                f"{directive} {_shown(read, ' s')} is not above the app server's {name} "
-                f"{_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
+                f"{directive} {as_shown(read, ' s')} is not above the app server's {name} "
+                f"{as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
                 "worker keeps running the request, and the worker is busy for nothing",
                 fix,
                 (timeout.at,),
             )
 
 
-def _caps_requests(app: AppServer) -> bool:
+def caps_requests(app: AppServer) -> bool:
     """Whether the app server's `timeout` ends a request that runs longer: uWSGI's harakiri
     does, and gunicorn's `timeout` for a sync worker (one request at a time, so a silent
     worker is a stuck request). For gthread, gevent, eventlet, tornado and ASGI workers it is
@@ -115,10 +108,10 @@ def proxy_timeout_never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
                     continue  # the app server given lets requests run that long
                 seen.add(timeout.at)
                 wanted = allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S
-                value = f"{_n(wanted)}s" if wanted > READ_TIMEOUT_MARGIN_S else "60s"
+                value = f"{figure(wanted)}s" if wanted > READ_TIMEOUT_MARGIN_S else "60s"
                 yield rule.finding(
                     timeout.at,
-                    f"{name} {_n(timeout.value)} s on `location /`: every request, not only "
+                    f"{name} {figure(timeout.value)} s on `location /`: every request, not only "
                     "a WebSocket's, waits that long on a backend that has stopped answering, "
                     "so a hung worker is never given up on and its clients never get a 504",
                     f"{name} {value}; here, and the long value only in the WebSocket's own "
@@ -140,17 +133,17 @@ def route_timeout_below_app_timeout(rule: Rule, c: Context) -> Iterator[Finding]
     seen: set[tuple[Location, str]] = set()
     for app in c.apps:
         box, timeout = app.container, app.request_timeout
-        if box is None or timeout is None or timeout.value <= 0 or not _caps_requests(app):
+        if box is None or timeout is None or timeout.value <= 0 or not caps_requests(app):
             continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         for name, route in box.route_timeouts:
             if 0 < route.value < wanted and (route.at, name) not in seen:
                 seen.add((route.at, name))
-                value = f'"{_n(wanted)}"' if name.startswith("nginx.") else f"{_n(wanted)}s"
+                value = f'"{figure(wanted)}"' if name.startswith("nginx.") else f"{figure(wanted)}s"
                 yield rule.finding(
                     route.at,
-                    f"{name} {_n(route.value)} s is not above the app server's "
-                    f"{_name(app, 'timeout')} {_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: "
+                    f"{name} {figure(route.value)} s is not above the app server's "
+                    f"{spelled(app, 'timeout')} {as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: "
                     "the client gets a 504 while the worker keeps running the request",
                     f"{name.rpartition(' ')[2]}: {value}",
                     (timeout.at,),

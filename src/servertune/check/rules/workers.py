@@ -6,18 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servertune.check.model import (
-    AppServer,
-    Finding,
-    Severity,
-)
+from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import _assign, _n, _name
-from servertune.sizing import (
-    Plan,
-    make_plan,
-)
+from servertune.check.rules.spelling import assignment, figure, spelled
+from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
 
 
@@ -45,13 +38,13 @@ def gthread_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
-def _cores(c: Context) -> tuple[int, str]:
+def judged_cores(c: Context) -> tuple[int, str]:
     machine = c.plan.machine if c.plan else c.machine
     where = "the workload's" if c.plan else f"the server's ({machine.cores_source}):"
     return machine.cores, where
 
 
-def _planned_processes(app: AppServer, c: Context) -> bool:
+def planned_processes(app: AppServer, c: Context) -> bool:
     """The workload's plan itself runs this many single-threaded processes on its cores: its
     memory holds a process for each slot the GIL share asks for (docs/sizing.md)."""
     plan = c.plan
@@ -60,7 +53,7 @@ def _planned_processes(app: AppServer, c: Context) -> bool:
     return app.workers.value <= plan.processes and app.threads.value <= plan.threads
 
 
-def _plan_for_cores(c: Context, cores: int) -> tuple[Plan, str]:
+def plan_for_cores(c: Context, cores: int) -> tuple[Plan, str]:
     """The plan the worker findings follow, and in words which workload it was made for: the
     workload given (`--workload`), or servertune's default one on these cores, named as an
     assumption (an I/O-bound app's plan has more threads, never more processes)."""
@@ -68,17 +61,17 @@ def _plan_for_cores(c: Context, cores: int) -> tuple[Plan, str]:
         return c.plan, "the workload given"
     workload = Workload(cores=cores)
     assumed = (
-        f"servertune's default workload ({_n(workload.service_time_ms)} ms per request, "
+        f"servertune's default workload ({figure(workload.service_time_ms)} ms per request, "
         f"{workload.cpu_fraction:.0%} of it holding the GIL; give --workload for yours)"
     )
     return make_plan(workload, c.machine.model_copy(update={"cores": cores})), assumed
 
 
-def _workers_fix(app: AppServer, plan: Plan) -> str:
+def workers_fix(app: AppServer, plan: Plan) -> str:
     """The plan's processes (and threads, where the server has WSGI threads) in the file's words."""
-    fix = _assign(app, "workers", plan.processes)
+    fix = assignment(app, "workers", plan.processes)
     if app.kind in ("gunicorn", "uwsgi") and app.interface == "wsgi" and plan.threads > 1:
-        fix += f" and {_assign(app, 'threads', plan.threads)}"
+        fix += f" and {assignment(app, 'threads', plan.threads)}"
     return fix
 
 
@@ -90,22 +83,22 @@ def _workers_fix(app: AppServer, plan: Plan) -> str:
     "under the GIL; threads, not processes, for the waits); servertune bench balance",
 )
 def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
-    cores, where = _cores(c)
+    cores, where = judged_cores(c)
     for app in c.apps:
         box = app.container
         if box is not None and (box.platform != "compose" or box.cpu_limit is not None):
             continue  # in a container the limit is what counts (workers-over-cpu-limit)
         if app.workers_follow_cpu_count and _runs_in_container(app):
             continue  # one cause, one finding: workers-from-cpu-count says it at this line
-        if app.workers.value > cores and not _planned_processes(app, c):
-            plan, assumed = _plan_for_cores(c, cores)
+        if app.workers.value > cores and not planned_processes(app, c):
+            plan, assumed = plan_for_cores(c, cores)
             # A per-worker script starts one single-worker server per socket: its count is
             # the number of sockets, and so is the fix.
             per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
             subject = (
                 f"{app.workers.value} single-worker servers (one per socket) are"
                 if per_socket
-                else f"{_assign(app, 'workers', app.workers.value)} is"
+                else f"{assignment(app, 'workers', app.workers.value)} is"
             )
             shape = f"{plan.processes} processes" + (
                 f" x {plan.threads} threads"
@@ -125,7 +118,7 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{shape}",
                 f"{plan.processes} sockets, one single-worker server each"
                 if per_socket
-                else _workers_fix(app, plan),
+                else workers_fix(app, plan),
             )
 
 
@@ -142,7 +135,7 @@ def _runs_in_container(app: AppServer) -> bool:
     "tiangolo/uvicorn-gunicorn-docker#43; https://docs.python.org/3/library/os.html#os.cpu_count",
 )
 def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
-    cores, _ = _cores(c)
+    cores, _ = judged_cores(c)
     for app in c.apps:
         if not _runs_in_container(app):
             # A config file read on its own may be a host's (searxng's uWSGI template for a
@@ -151,16 +144,16 @@ def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
             # that say it runs in one (a Dockerfile, compose file, manifest, Procfile).
             continue
         if app.workers_follow_cpu_count:
-            name = _name(app, "workers")
+            name = spelled(app, "workers")
             yield rule.finding(
                 app.workers.at,
                 f"{name} is computed from the CPU count, which reports the host's cores, not the "
                 "cgroup's CPU quota: in a CPU-limited container this starts many times too many "
                 "workers",
-                f"{_workers_fix(app, _plan_for_cores(c, cores)[0])}   (or read the cgroup "
+                f"{workers_fix(app, plan_for_cores(c, cores)[0])}   (or read the cgroup "
                 "limit: `servertune explain` shows it)",
             )
 
 
 #: gunicorn worker classes whose workers serve many requests at once on green threads.
-_ASYNC_WORKERS = {"gevent", "eventlet", "tornado"}
+ASYNC_WORKERS = {"gevent", "eventlet", "tornado"}
