@@ -207,14 +207,15 @@ def place_words(
     return placed
 
 
-def _name(word: str) -> str:
+def program_name(word: str) -> str:
+    """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path."""
     return PurePosixPath(word).name
 
 
 def _server_of(words: Sequence[Word]) -> int | None:
     """The index of the server's own word (`gunicorn`, `python -m` before it counted)."""
     for index, word in enumerate(words):
-        name = _name(word.text)
+        name = program_name(word.text)
         if name in SERVERS:
             return index
         if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
@@ -258,7 +259,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             assignments.append((match[1], Word(match[2], first.at)))
             words = words[1:]
             continue
-        name = _name(first.text)
+        name = program_name(first.text)
         if name in SHELLS:
             rest = words[1:]
             if name == "busybox" and rest and rest[0].text in SHELLS:
@@ -278,7 +279,9 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                 rest = words[1:]
                 while rest and rest[0].text.startswith("-"):
                     rest = rest[1:]
-                if rest and (_ASSIGNMENT.match(rest[0].text) or _name(rest[0].text) in SHELLS):
+                if rest and (
+                    _ASSIGNMENT.match(rest[0].text) or program_name(rest[0].text) in SHELLS
+                ):
                     words = rest
                     continue
                 return None
@@ -287,12 +290,12 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             break
         break
     index = _server_of(words)
-    if index is None or (index > 0 and not _name(words[0].text).startswith("python")):
+    if index is None or (index > 0 and not program_name(words[0].text).startswith("python")):
         return None
-    if _name(words[index].text) == "fastapi":
+    if program_name(words[index].text) == "fastapi":
         return _fastapi_run(words[index:], tuple(assignments))
     launched = (
-        LAUNCHERS.get((_name(words[index].text), words[index + 1].text))
+        LAUNCHERS.get((program_name(words[index].text), words[index + 1].text))
         if index + 1 < len(words)
         else None
     )
@@ -303,7 +306,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             args=tuple(words[index + 2 :]),
             assignments=tuple(assignments),
         )
-    server = _name(words[index].text)
+    server = program_name(words[index].text)
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
@@ -593,7 +596,7 @@ def repeated_options(command: ServerCommand) -> tuple[tuple[Setting[str], Settin
     return tuple((first[name], last[name]) for name in last)
 
 
-def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:
+def config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:
     """The value of the config flag (`-c X`, `--config=X`) and the other words."""
     rest: list[Word] = []
     found: Word | None = None
@@ -618,7 +621,7 @@ def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | N
 def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
     from servertune.check.gunicorn import GUNICORN_FLAGS, _lines, read_gunicorn_command
 
-    named, rest = _config_argument(args, ("-c", "--config"))
+    named, rest = config_argument(args, ("-c", "--config"))
     # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
     wanted = named.text if named is not None else "gunicorn.conf.py"
     config = find_config(wanted) if find_config is not None else None

@@ -29,10 +29,10 @@ from servertune.check.commands import (
     ServerCommand,
     Word,
     _braced,
-    _config_argument,
-    _name,
     asgi_server,
+    config_argument,
     expand_shell,
+    program_name,
     read_command,
     server_command,
 )
@@ -365,7 +365,7 @@ def run_words(
     words = list(words)
     found = server_command(words)
     if found is not None:
-        shell = bool(words) and _name(words[0].text) in SHELLS
+        shell = bool(words) and program_name(words[0].text) in SHELLS
         return read_command(
             file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
         )
@@ -377,13 +377,13 @@ def run_words(
     rest = words
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.
-    while rest and _name(rest[0].text) in WRAPPERS:
-        takes = WRAPPERS[_name(rest[0].text)]
+    while rest and program_name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[program_name(rest[0].text)]
         rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
             rest = rest[1:]
         rest = rest[takes:]
-    if rest and _name(rest[0].text) in SHELLS:
+    if rest and program_name(rest[0].text) in SHELLS:
         rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
             rest = rest[1:]
@@ -410,11 +410,11 @@ def run_words(
 def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
     """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
     conf/supervisord.conf`): the first server its programs start, when FILE is here."""
-    names = [_name(w.text) for w in words]
+    names = [program_name(w.text) for w in words]
     if "supervisord" not in names:
         return None
     args = list(words[names.index("supervisord") + 1 :])
-    named, _ = _config_argument(args, ("-c", "--configuration"))
+    named, _ = config_argument(args, ("-c", "--configuration"))
     if named is None:
         return None  # its default path is the image's (/etc/supervisord.conf): not here
     config = find_config(named.text)

@@ -7,6 +7,9 @@ production, the directive that fixes it, and the benchmark or documentation behi
 Adding a rule is one function with `@check_rule(...)` in its concern's module (or a new module
 here for a new concern) and one line in `RULES` below. `RULES`' order is the order SARIF lists
 the rules in; findings are sorted by file, line and rule id whatever the order.
+
+`check --log`'s rules are a registry of their own (`servertune.check.traffic.TRAFFIC_RULES`):
+they read the access log's `Traffic` too, and load the log reader only when a log is given.
 """
 
 from __future__ import annotations
