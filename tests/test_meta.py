@@ -119,18 +119,11 @@ KNOWN_LONG_FUNCTIONS = {
     "servertune/cli.py::measure": "cli",
     "servertune/cli.py::check": "cli",
     "servertune/bench/scenarios/asgi.py::AsgiServers.summarize": "wait_idle",
-    "servertune/check/audit.py::check_files": "check",
-    "servertune/check/commands.py::asgi_server": "check",
-    "servertune/check/dockerfile.py::read_image": "check",
-    "servertune/check/gunicorn.py::_static": "check",
-    "servertune/check/nginx.py::read_nginx": "check",
-    "servertune/check/uwsgi.py::_read_ini": "check",
 }
 
 #: Import circles another helper is breaking, as the modules in the circle, by area. Removed as
 #: its branch merges (the test fails on a circle that is no longer there).
 KNOWN_IMPORT_CIRCLES = {
-    frozenset({"check.commands", "check.scripts", "check.supervisord"}): "check",
     frozenset({"asgi", "sizing", "sizing.rules", "sizing.rules.admission"}): "asgi/admission",
 }
 

@@ -178,31 +178,7 @@ def check_files(
     (an access log read by servertune.logs) adds the findings only traffic shows.
     """
     machine = machine or Machine.read()
-    judged = plan.machine if plan is not None else machine
-    # CPU-count expressions in the files are evaluated for the cores the user named (--cores,
-    # the workload's machine); else for the CPU limit the deployment files declare; else for
-    # this machine's, and the report says which.
-    named = plan is not None or machine.cores_source == "--cores"
-    where = "the workload's machine" if plan is not None else judged.cores_source
-    # This machine's cores (cgroup and affinity included) until the files name a limit, so
-    # the count evaluated is the count the summary reports.
-    with collect_notes() as notes, evaluating_for(judged.cores):
-        reading, errors = _read_all(paths, env, kind)
-    if not named:
-        limits = [
-            a.container.cpu_limit
-            for a in reading.apps
-            if a.container is not None and a.container.cpu_limit is not None
-        ]
-        if limits:
-            limit = max(limits, key=lambda s: s.value)
-            cores = max(1, math.ceil(limit.value))
-            where = f"the CPU limit at {limit.at}"
-            machine = machine.model_copy(update={"cores": cores, "cores_source": where})
-            with collect_notes() as notes, evaluating_for(cores):
-                reading, errors = _read_all(paths, env, kind)
-        else:
-            where = f"this machine ({machine.cores_source})"
+    reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(_run_images(reading)), list(reading.nginx)
     links = link(nginx, apps)
@@ -229,19 +205,7 @@ def check_files(
     )
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
-    findings: list[Finding] = []
-    for finding in run_rules(context):
-        if finding.rule in COVERAGE_RULES:
-            notes.append(Note(finding.rule, finding.at, finding.message, finding.fix))
-        elif finding not in findings:
-            # The same finding once: five `location`s inheriting one http-level
-            # proxy_read_timeout in front of one app are one line to change, not five.
-            findings.append(finding)
-    if traffic is not None:  # the log's rules import the log reader: only when given one
-        from servertune.check.traffic import traffic_findings
-
-        findings += traffic_findings(context, traffic)
-        findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
+    findings = _findings(context, notes, traffic)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -255,6 +219,60 @@ def check_files(
         errors=tuple(errors),
         cores=(judged.cores, where),
     )
+
+
+def _read_for_cores(
+    paths: Sequence[Path],
+    env: Mapping[str, str] | None,
+    kind: str | None,
+    machine: Machine,
+    plan: Plan | None,
+) -> tuple[Reading, list[FileError], list[Note], Machine, str]:
+    """Every file read with CPU-count expressions evaluated for the cores the user named
+    (--cores, the workload's machine); else for the CPU limit the deployment files declare;
+    else for this machine's: the reading, its errors and notes, the machine judged and where
+    its cores came from, which the report says."""
+    judged = plan.machine if plan is not None else machine
+    named = plan is not None or machine.cores_source == "--cores"
+    where = "the workload's machine" if plan is not None else judged.cores_source
+    # This machine's cores (cgroup and affinity included) until the files name a limit, so
+    # the count evaluated is the count the summary reports.
+    with collect_notes() as notes, evaluating_for(judged.cores):
+        reading, errors = _read_all(paths, env, kind)
+    if not named:
+        limits = [
+            a.container.cpu_limit
+            for a in reading.apps
+            if a.container is not None and a.container.cpu_limit is not None
+        ]
+        if limits:
+            limit = max(limits, key=lambda s: s.value)
+            cores = max(1, math.ceil(limit.value))
+            where = f"the CPU limit at {limit.at}"
+            machine = machine.model_copy(update={"cores": cores, "cores_source": where})
+            with collect_notes() as notes, evaluating_for(cores):
+                reading, errors = _read_all(paths, env, kind)
+        else:
+            where = f"this machine ({machine.cores_source})"
+    return reading, errors, notes, machine, where
+
+
+def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> list[Finding]:
+    """Every rule's findings, each once; the coverage rules' findings become `notes`."""
+    findings: list[Finding] = []
+    for finding in run_rules(context):
+        if finding.rule in COVERAGE_RULES:
+            notes.append(Note(finding.rule, finding.at, finding.message, finding.fix))
+        elif finding not in findings:
+            # The same finding once: five `location`s inheriting one http-level
+            # proxy_read_timeout in front of one app are one line to change, not five.
+            findings.append(finding)
+    if traffic is not None:  # the log's rules import the log reader: only when given one
+        from servertune.check.traffic import traffic_findings
+
+        findings += traffic_findings(context, traffic)
+        findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
+    return findings
 
 
 def _read_all(

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from servertune.check.asgi_cli import parse_command_lines
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
@@ -46,7 +47,6 @@ __all__ = [
     "expand_shell",
     "place_words",
     "read_command",
-    "run_words",
     "server_command",
     "shell_commands",
 ]
@@ -207,14 +207,15 @@ def place_words(
     return placed
 
 
-def _name(word: str) -> str:
+def program_name(word: str) -> str:
+    """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path."""
     return PurePosixPath(word).name
 
 
 def _server_of(words: Sequence[Word]) -> int | None:
     """The index of the server's own word (`gunicorn`, `python -m` before it counted)."""
     for index, word in enumerate(words):
-        name = _name(word.text)
+        name = program_name(word.text)
         if name in SERVERS:
             return index
         if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
@@ -258,7 +259,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             assignments.append((match[1], Word(match[2], first.at)))
             words = words[1:]
             continue
-        name = _name(first.text)
+        name = program_name(first.text)
         if name in SHELLS:
             rest = words[1:]
             if name == "busybox" and rest and rest[0].text in SHELLS:
@@ -278,7 +279,9 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                 rest = words[1:]
                 while rest and rest[0].text.startswith("-"):
                     rest = rest[1:]
-                if rest and (_ASSIGNMENT.match(rest[0].text) or _name(rest[0].text) in SHELLS):
+                if rest and (
+                    _ASSIGNMENT.match(rest[0].text) or program_name(rest[0].text) in SHELLS
+                ):
                     words = rest
                     continue
                 return None
@@ -287,12 +290,12 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             break
         break
     index = _server_of(words)
-    if index is None or (index > 0 and not _name(words[0].text).startswith("python")):
+    if index is None or (index > 0 and not program_name(words[0].text).startswith("python")):
         return None
-    if _name(words[index].text) == "fastapi":
+    if program_name(words[index].text) == "fastapi":
         return _fastapi_run(words[index:], tuple(assignments))
     launched = (
-        LAUNCHERS.get((_name(words[index].text), words[index + 1].text))
+        LAUNCHERS.get((program_name(words[index].text), words[index + 1].text))
         if index + 1 < len(words)
         else None
     )
@@ -303,7 +306,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             args=tuple(words[index + 2 :]),
             assignments=tuple(assignments),
         )
-    server = _name(words[index].text)
+    server = program_name(words[index].text)
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
@@ -593,89 +596,7 @@ def repeated_options(command: ServerCommand) -> tuple[tuple[Setting[str], Settin
     return tuple((first[name], last[name]) for name in last)
 
 
-def run_words(
-    file: Path,
-    words: Sequence[Word],
-    env: Mapping[str, str] | None = None,
-    env_at: Mapping[str, Location] | None = None,
-    *,
-    find_config: FindConfig | None = None,
-    depth: int = 0,
-) -> AppServer | None:
-    """The server that `words` start, however directly: a server command line, or a shell
-    script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
-    `find_config` finds the script. None when nothing here starts a server."""
-    from servertune.check.scripts import read_script
-
-    words = list(words)
-    found = server_command(words)
-    if found is not None:
-        shell = bool(words) and _name(words[0].text) in SHELLS
-        return read_command(
-            file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
-        )
-    if not words or find_config is None or depth > 4:
-        return None
-    supervised = _supervisord_config(words, find_config)
-    if supervised is not None:
-        return supervised
-    rest = words
-    # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
-    # the script is what it runs.
-    while rest and _name(rest[0].text) in WRAPPERS:
-        takes = WRAPPERS[_name(rest[0].text)]
-        rest = rest[1:]
-        while rest and rest[0].text.startswith("-"):
-            rest = rest[1:]
-        rest = rest[takes:]
-    if rest and _name(rest[0].text) in SHELLS:
-        rest = rest[1:]
-        while rest and rest[0].text.startswith("-"):
-            rest = rest[1:]
-    if not rest:
-        return None
-    script = find_config(rest[0].text)
-    if script is None:
-        return None
-    try:
-        return read_script(
-            script.file,
-            script.text,
-            dict(env or {}),
-            arguments=rest[1:],
-            find_config=find_config,
-            env_at=env_at,
-        )
-    except CheckInputError as error:
-        if "command line in this script" in str(error):
-            return None  # a script that starts no server check reads (migrations, a worker)
-        raise
-
-
-def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
-    """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
-    conf/supervisord.conf`): the first server its programs start, when FILE is here."""
-    from servertune.check.model import NothingToCheck
-    from servertune.check.supervisord import read_supervisord
-
-    names = [_name(w.text) for w in words]
-    if "supervisord" not in names:
-        return None
-    args = list(words[names.index("supervisord") + 1 :])
-    named, _ = _config_argument(args, ("-c", "--configuration"))
-    if named is None:
-        return None  # its default path is the image's (/etc/supervisord.conf): not here
-    config = find_config(named.text)
-    if config is None:
-        return None
-    try:
-        apps = read_supervisord(config.file, config.text, find_config=find_config)
-    except NothingToCheck:
-        return None
-    return apps[0]
-
-
-def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:
+def config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | None, list[Word]]:
     """The value of the config flag (`-c X`, `--config=X`) and the other words."""
     rest: list[Word] = []
     found: Word | None = None
@@ -700,7 +621,7 @@ def _config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | N
 def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
     from servertune.check.gunicorn import GUNICORN_FLAGS, _lines, read_gunicorn_command
 
-    named, rest = _config_argument(args, ("-c", "--config"))
+    named, rest = config_argument(args, ("-c", "--config"))
     # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
     wanted = named.text if named is not None else "gunicorn.conf.py"
     config = find_config(wanted) if find_config is not None else None
@@ -840,8 +761,6 @@ def asgi_server(
     Several lists (with `arms`, where each was written) are a per-worker script: one
     single-worker server per list, each on its own socket.
     """
-    from servertune.check.scripts import parse_command_lines
-
     parsed = parse_command_lines(file, server, [[w.text for w in a] for a in argvs], child_env(env))
     args = argvs[0]
     prefix = "UVICORN_" if server == "uvicorn" else "GRANIAN_"
@@ -880,29 +799,59 @@ def asgi_server(
     else:
         workers = setting("--workers", values["workers"], int)
     if server == "uvicorn":
-        interface: Literal["wsgi", "asgi"] = "wsgi" if values.get("interface") == "wsgi" else "asgi"
-        jitter = values.get("limit_max_requests_jitter") or 0
-        graceful = values.get("timeout_graceful_shutdown")
-        return AppServer(
-            kind="uvicorn",
-            file=file,
-            workers=workers,
-            threads=Setting(1, at("--workers")[0], default=True),
-            sockets=tuple(sockets),
-            mapped_sockets=per_worker,
-            keepalive=setting("--timeout-keep-alive", values["timeout_keep_alive"]),
-            request_timeout=None,
-            graceful_timeout=None
-            if graceful is None
-            else setting("--timeout-graceful-shutdown", graceful),
-            max_requests=setting(
-                "--limit-max-requests", values.get("limit_max_requests") or 0, int
-            ),
-            max_requests_jitter=setting("--limit-max-requests-jitter", jitter, int),
-            backlog=setting("--backlog", values["backlog"], int),
-            interface=interface,
-        )
-    # granian: RSGI, like ASGI, runs each worker's requests on an event loop.
+        threads_at = at("--workers")[0]  # uvicorn has no threads: one, where workers is set
+        return _uvicorn(file, values, workers, tuple(sockets), per_worker, setting, threads_at)
+    return _granian(file, values, workers, tuple(sockets), per_worker, setting, start)
+
+
+#: A setting as a flag sets it: (flag, value, type) -> the Setting, at the flag or variable
+#: that set it, or at the command (a default) when neither did.
+_Flagged = Callable[..., Setting[Any]]
+
+
+def _uvicorn(
+    file: Path,
+    values: Mapping[str, Any],
+    workers: Setting[int],
+    sockets: tuple[Setting[str], ...],
+    per_worker: bool,
+    setting: _Flagged,
+    threads_at: Location,
+) -> AppServer:
+    """uvicorn's settings as its CLI read them."""
+    interface: Literal["wsgi", "asgi"] = "wsgi" if values.get("interface") == "wsgi" else "asgi"
+    jitter = values.get("limit_max_requests_jitter") or 0
+    graceful = values.get("timeout_graceful_shutdown")
+    return AppServer(
+        kind="uvicorn",
+        file=file,
+        workers=workers,
+        threads=Setting(1, threads_at, default=True),
+        sockets=sockets,
+        mapped_sockets=per_worker,
+        keepalive=setting("--timeout-keep-alive", values["timeout_keep_alive"]),
+        request_timeout=None,
+        graceful_timeout=None
+        if graceful is None
+        else setting("--timeout-graceful-shutdown", graceful),
+        max_requests=setting("--limit-max-requests", values.get("limit_max_requests") or 0, int),
+        max_requests_jitter=setting("--limit-max-requests-jitter", jitter, int),
+        backlog=setting("--backlog", values["backlog"], int),
+        interface=interface,
+    )
+
+
+def _granian(
+    file: Path,
+    values: Mapping[str, Any],
+    workers: Setting[int],
+    sockets: tuple[Setting[str], ...],
+    per_worker: bool,
+    setting: _Flagged,
+    start: Location,
+) -> AppServer:
+    """granian's settings as its CLI read them. RSGI, like ASGI, runs each worker's requests
+    on an event loop."""
     kill = values.get("workers_kill_timeout")
     blocking = values.get("blocking_threads")
     return AppServer(
@@ -910,7 +859,7 @@ def asgi_server(
         file=file,
         workers=workers,
         threads=setting("--blocking-threads", blocking if blocking is not None else 1, int),
-        sockets=tuple(sockets),
+        sockets=sockets,
         mapped_sockets=per_worker,
         keepalive=None,  # granian has no idle timeout to set: nothing to order against nginx
         request_timeout=None,

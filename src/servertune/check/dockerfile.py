@@ -34,15 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from servertune.check import model
 from servertune.check.commands import (
     ConfigFile,
     Word,
-    run_words,
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, note
+from servertune.check.scripts import run_words
 from servertune.check.source import read_text
 
 __all__ = [
@@ -337,13 +336,6 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
     global_args: dict[str, str] = {}
     stage: _Stage | None = None
     index = 0
-
-    def at(line: int) -> Location:
-        return Location(path, line)
-
-    def located(words: list[Word]) -> list[Word]:
-        return [Word(w.text, at(w.at.line)) for w in words]
-
     for command in commands:
         name = command.cmd.upper()
         if name not in INSTRUCTIONS:
@@ -351,82 +343,17 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
                 f"{path}:{command.start_line}: unknown instruction {command.cmd[:40]!r}"
             )
         if name == "FROM":
-            base = command.value[0].lower() if command.value else ""
-            stage = stages[base].inherit() if base in stages else _Stage()
-            stage.args = dict(global_args)
-            if len(command.value) >= 3 and command.value[1].upper() == "AS":
-                stages[command.value[2].lower()] = stage
-            stages[str(index)] = stage  # `COPY --from=0`: stages by number too
+            stage = _from(command, stages, global_args, index)
             index += 1
-            continue
-        if name == "ARG":
-            for item in command.value:
-                key, sep, value = item.partition("=")
-                variables = {
-                    **(stage.args if stage else global_args),
-                    **(stage.env if stage else {}),
-                }
-                resolved = process_word(value, variables, escape) if sep else ""
-                scope = stage.args if stage is not None else global_args
-                if sep or key not in scope:
-                    scope[key] = resolved if sep else global_args.get(key, "")
-            continue
-        if stage is None:
+        elif name == "ARG":
+            _arg(command, stage, global_args, escape)
+        elif stage is None:
             raise CheckInputError(f"{path}:{command.start_line}: {name} before the first FROM")
-        variables = {**stage.args, **stage.env}
-        try:
-            if name == "ENV":
-                values = list(command.value)
-                for key, value in zip(values[::2], values[1::2], strict=False):
-                    stage.env[key] = process_word(value, {**stage.args, **stage.env}, escape)
-                    stage.env_at[key] = at(command.start_line)
-            elif name == "WORKDIR" and command.value:
-                workdir = process_word(command.value[0], variables, escape)
-                stage.workdir = str(PurePosixPath(stage.workdir) / workdir)
-            elif name == "SHELL" and command.json:
-                stage.shell = tuple(command.value)
-            elif name in ("CMD", "ENTRYPOINT"):
-                if command.json:
-                    words = located(_words(command, lines))
-                elif command.end_line > command.start_line and escape == "\\":
-                    # A shell form over continued lines: its text as written, so each word
-                    # keeps its own line (`--http-to $X` on line 45 is reported at 45, not at
-                    # the instruction's first line); the shell joins the continuations.
-                    written = "\n".join(lines[command.start_line - 1 : command.end_line])
-                    written = re.sub(r"\A\s*\w+\s+", "", written)
-                    words = [Word(written, at(command.start_line))]
-                else:
-                    words = [Word(" ".join(command.value), at(command.start_line))]
-                if name == "CMD":
-                    stage.cmd, stage.cmd_shell = words, not command.json
-                else:
-                    stage.entrypoint, stage.entrypoint_shell = words, not command.json
-                    stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
-            elif name in ("COPY", "ADD"):
-                sources = [f.partition("=")[2] for f in command.flags if f.startswith("--from=")]
-                origin = stages.get(sources[-1].lower()) if sources else None
-                if sources and origin is None:
-                    continue  # from another image: nothing of it is here
-                values = [process_word(v, variables, escape) for v in command.value]
-                if command.heredocs:
-                    dest = values[-1]
-                    dest = dest if dest.startswith("/") else f"{stage.workdir}/{dest}"
-                    for heredoc in command.heredocs:
-                        target = dest
-                        if dest.endswith("/"):
-                            target = dest + heredoc.name
-                        first = command.start_line + 1
-                        stage.heredocs[str(PurePosixPath(target))] = (heredoc.content, first)
-                    continue
-                if len(values) < 2:
-                    continue
-                dest = values[-1]
-                is_dir = dest.endswith("/") or len(values) > 2
-                absolute = str(PurePosixPath(stage.workdir) / dest)
-                for source in values[:-1]:
-                    stage.copies.append((source, absolute, is_dir, origin))
-        except ValueError as error:
-            raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
+        else:
+            try:
+                _apply(name, command, stage, stages, _Source(path, lines, escape))
+            except ValueError as error:
+                raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
     if stage is None:
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     return Image(
@@ -444,6 +371,115 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
         copies=tuple(stage.copies),
         heredocs=stage.heredocs,
     )
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The Dockerfile being read: its path, its lines and its escape character."""
+
+    path: Path
+    lines: list[str]
+    escape: str
+
+
+def _from(
+    command: Any, stages: dict[str, _Stage], global_args: dict[str, str], index: int
+) -> _Stage:
+    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
+    base = command.value[0].lower() if command.value else ""
+    stage = stages[base].inherit() if base in stages else _Stage()
+    stage.args = dict(global_args)
+    if len(command.value) >= 3 and command.value[1].upper() == "AS":
+        stages[command.value[2].lower()] = stage
+    stages[str(index)] = stage  # `COPY --from=0`: stages by number too
+    return stage
+
+
+def _arg(command: Any, stage: _Stage | None, global_args: dict[str, str], escape: str) -> None:
+    """`ARG NAME[=default]`: before the first FROM a global, else the stage's; a bare `ARG
+    NAME` in a stage brings the global's value in."""
+    for item in command.value:
+        key, sep, value = item.partition("=")
+        variables = {
+            **(stage.args if stage else global_args),
+            **(stage.env if stage else {}),
+        }
+        resolved = process_word(value, variables, escape) if sep else ""
+        scope = stage.args if stage is not None else global_args
+        if sep or key not in scope:
+            scope[key] = resolved if sep else global_args.get(key, "")
+
+
+def _apply(
+    name: str, command: Any, stage: _Stage, stages: dict[str, _Stage], source: _Source
+) -> None:
+    """An instruction of a stage, applied to what the stage has set so far."""
+    variables = {**stage.args, **stage.env}
+    if name == "ENV":
+        values = list(command.value)
+        for key, value in zip(values[::2], values[1::2], strict=False):
+            stage.env[key] = process_word(value, {**stage.args, **stage.env}, source.escape)
+            stage.env_at[key] = Location(source.path, command.start_line)
+    elif name == "WORKDIR" and command.value:
+        workdir = process_word(command.value[0], variables, source.escape)
+        stage.workdir = str(PurePosixPath(stage.workdir) / workdir)
+    elif name == "SHELL" and command.json:
+        stage.shell = tuple(command.value)
+    elif name in ("CMD", "ENTRYPOINT"):
+        words = _command_words(command, source)
+        if name == "CMD":
+            stage.cmd, stage.cmd_shell = words, not command.json
+        else:
+            stage.entrypoint, stage.entrypoint_shell = words, not command.json
+            stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
+    elif name in ("COPY", "ADD"):
+        _copy(command, stage, stages, variables, source.escape)
+
+
+def _command_words(command: Any, source: _Source) -> list[Word]:
+    """A CMD's or ENTRYPOINT's words, each on the line it is written on."""
+    at = Location(source.path, command.start_line)
+    if command.json:
+        return [
+            Word(w.text, Location(source.path, w.at.line)) for w in _words(command, source.lines)
+        ]
+    if command.end_line > command.start_line and source.escape == "\\":
+        # A shell form over continued lines: its text as written, so each word
+        # keeps its own line (`--http-to $X` on line 45 is reported at 45, not at
+        # the instruction's first line); the shell joins the continuations.
+        written = "\n".join(source.lines[command.start_line - 1 : command.end_line])
+        written = re.sub(r"\A\s*\w+\s+", "", written)
+        return [Word(written, at)]
+    return [Word(" ".join(command.value), at)]
+
+
+def _copy(
+    command: Any, stage: _Stage, stages: dict[str, _Stage], variables: dict[str, str], escape: str
+) -> None:
+    """COPY / ADD: what goes where in the image, from the build context or a stage of this
+    file (another image's files are not here); a heredoc's text is kept as the file."""
+    sources = [f.partition("=")[2] for f in command.flags if f.startswith("--from=")]
+    origin = stages.get(sources[-1].lower()) if sources else None
+    if sources and origin is None:
+        return  # from another image: nothing of it is here
+    values = [process_word(v, variables, escape) for v in command.value]
+    if command.heredocs:
+        dest = values[-1]
+        dest = dest if dest.startswith("/") else f"{stage.workdir}/{dest}"
+        for heredoc in command.heredocs:
+            target = dest
+            if dest.endswith("/"):
+                target = dest + heredoc.name
+            first = command.start_line + 1
+            stage.heredocs[str(PurePosixPath(target))] = (heredoc.content, first)
+        return
+    if len(values) < 2:
+        return
+    dest = values[-1]
+    is_dir = dest.endswith("/") or len(values) > 2
+    absolute = str(PurePosixPath(stage.workdir) / dest)
+    for source in values[:-1]:
+        stage.copies.append((source, absolute, is_dir, origin))
 
 
 def container_words(
@@ -492,7 +528,7 @@ def find_server(
     if app is None:
         return None
     # A script that is not here is not a variable: a config-not-found note naming it.
-    model.note(
+    note(
         "config-not-found",
         entrypoint[0].at,
         f"ENTRYPOINT {program}: not in the build context or the files given; the CMD was read "

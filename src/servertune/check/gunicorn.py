@@ -25,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 # The static reader evaluates a file for the same two CPU counts as the child probe (no real
 # host reports both: a `workers` that differs between them follows the CPU count) and reads the
@@ -40,6 +40,9 @@ from servertune.check.model import (
     evaluation_cores,
     note,
 )
+
+if TYPE_CHECKING:
+    from servertune.check.pystatic import StaticConfig
 
 __all__ = [
     "ASGI_WORKER_CLASSES",
@@ -156,7 +159,7 @@ def _static(
 ) -> dict[str, Any]:
     """The settings of the config at `path`, read without running it, then `GUNICORN_CMD_ARGS`
     and `argv` parsed by gunicorn's own parser, in gunicorn's order (file, environment, flags)."""
-    from servertune.check.pystatic import ClassValue, Refused, evaluate_config
+    from servertune.check.pystatic import Refused, evaluate_config
 
     try:
         from gunicorn.config import KNOWN_SETTINGS, Config  # type: ignore[import-untyped]
@@ -174,6 +177,47 @@ def _static(
         raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
     environment = dict(os.environ if env is None else env)
     names = {setting.name for setting in KNOWN_SETTINGS}
+    binds, instances = _instances(path, tree, environment)
+    cores = evaluation_cores()
+    try:
+        found = evaluate_config(tree, environment, cores)
+        probes = [evaluate_config(tree, environment, cpus) for cpus in _PROBE_CPUS]
+    except Refused as why:
+        raise CheckInputError(
+            f"{path}: {why} on the path its top level takes here (read without running it; "
+            "--env-file gives the environment it expects)"
+        ) from None
+    cfg = Config()
+    set_in_file, class_names = _set_from_file(cfg, path, found, names, locate)
+    if "workers" not in found.values and "WEB_CONCURRENCY" in environment:
+        with contextlib.suppress(ValueError):  # gunicorn's default reads it the same way
+            cfg.set("workers", int(environment["WEB_CONCURRENCY"]))
+    _parse_flags(
+        cfg, path, shlex.split(environment.get("GUNICORN_CMD_ARGS", "")), "GUNICORN_CMD_ARGS"
+    )
+    _parse_flags(cfg, path, list(argv), "the command line")
+    values: dict[str, Any] = {name: cfg.settings[name].get() for name in _READ}
+    values["worker_class"] = cfg.worker_class_str
+    flagged = cfg.settings["worker_class"].get()
+    if class_names is None or (isinstance(flagged, str) and flagged != class_names[0]):
+        class_names = _worker_class_names(flagged)
+    values["worker_class_names"] = class_names
+    counts = [p.values.get("workers") for p in probes]
+    values["workers_follow_cpu_count"] = (
+        "workers" in found.values and counts[0] is not None and counts[0] != counts[1]
+    )
+    values["bind"] = binds or [str(b) for b in values["bind"]]
+    values["instances"] = instances
+    values["set_in_file"] = set_in_file
+    return values
+
+
+def _instances(path: Path, tree: ast.Module, environment: dict[str, str]) -> tuple[list[str], int]:
+    """A config that binds a port per instance (`SERVERTUNE_CHECK_INSTANCES` names the
+    variable it is numbered by): every instance's binds and how many instances; the config is
+    then read as instance 0. No such variable: no binds, one instance."""
+    from servertune.check.pystatic import Refused, evaluate_config
+
     binds: list[str] = []
     instances = 1
     numbered = environment.pop("SERVERTUNE_CHECK_INSTANCES", "")
@@ -189,16 +233,16 @@ def _static(
             binds += [str(b) for b in ([bind] if isinstance(bind, str) else bind)]
             instances = index + 1
         environment[numbered] = "0"
-    cores = evaluation_cores()
-    try:
-        found = evaluate_config(tree, environment, cores)
-        probes = [evaluate_config(tree, environment, cpus) for cpus in _PROBE_CPUS]
-    except Refused as why:
-        raise CheckInputError(
-            f"{path}: {why} on the path its top level takes here (read without running it; "
-            "--env-file gives the environment it expects)"
-        ) from None
-    cfg = Config()
+    return binds, instances
+
+
+def _set_from_file(
+    cfg: Any, path: Path, found: StaticConfig, names: set[str], locate: Locate | None
+) -> tuple[list[str], list[str] | None]:
+    """Each gunicorn setting the file assigns, set in `cfg` through gunicorn's validators: the
+    names set, and the worker class's name and bases when the file sets it."""
+    from servertune.check.pystatic import ClassValue
+
     set_in_file: list[str] = []
     class_names: list[str] | None = None
     for name in sorted(names & (set(found.values) | set(found.unresolved))):
@@ -231,27 +275,7 @@ def _static(
                 f"{path}:{line}: {name} = {value!r}: gunicorn refuses it ({error})"
             ) from None
         set_in_file.append(name)
-    if "workers" not in found.values and "WEB_CONCURRENCY" in environment:
-        with contextlib.suppress(ValueError):  # gunicorn's default reads it the same way
-            cfg.set("workers", int(environment["WEB_CONCURRENCY"]))
-    _parse_flags(
-        cfg, path, shlex.split(environment.get("GUNICORN_CMD_ARGS", "")), "GUNICORN_CMD_ARGS"
-    )
-    _parse_flags(cfg, path, list(argv), "the command line")
-    values: dict[str, Any] = {name: cfg.settings[name].get() for name in _READ}
-    values["worker_class"] = cfg.worker_class_str
-    flagged = cfg.settings["worker_class"].get()
-    if class_names is None or (isinstance(flagged, str) and flagged != class_names[0]):
-        class_names = _worker_class_names(flagged)
-    values["worker_class_names"] = class_names
-    counts = [p.values.get("workers") for p in probes]
-    values["workers_follow_cpu_count"] = (
-        "workers" in found.values and counts[0] is not None and counts[0] != counts[1]
-    )
-    values["bind"] = binds or [str(b) for b in values["bind"]]
-    values["instances"] = instances
-    values["set_in_file"] = set_in_file
-    return values
+    return set_in_file, class_names
 
 
 def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:

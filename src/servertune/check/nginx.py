@@ -281,6 +281,55 @@ def _every(nodes: list[_Node]) -> list[_Node]:
     return found
 
 
+def _walk_locations(
+    passes: list[PassTarget],
+    block: list[_Node],
+    proxy: Setting[float],
+    uwsgi: Setting[float],
+    http11: bool,
+    sends: tuple[Setting[float], Setting[float]],
+    where: str = "",
+) -> None:
+    """Append to `passes` each `proxy_pass` / `uwsgi_pass` of `block` and the locations in it,
+    with the read and send timeouts and HTTP version it inherits where it is written."""
+    proxy = _setting(block, "proxy_read_timeout", proxy)
+    uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
+    sends = (
+        _setting(block, "proxy_send_timeout", sends[0]),
+        _setting(block, "uwsgi_send_timeout", sends[1]),
+    )
+    versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
+    http11 = versions[-1].args[0] == "1.1" if versions else http11
+    for node in block:
+        if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
+            target = _pass_target(node.args[0])
+            passes.append(PassTarget("http", target, node.at, proxy, http11, where, sends[0]))
+        elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
+            target = _pass_target(node.args[0])
+            passes.append(PassTarget("uwsgi", target, node.at, uwsgi, False, where, sends[1]))
+        elif node.block is not None and node.directive in ("location", "if", "limit_except"):
+            inner = " ".join(node.args) if node.directive == "location" else where
+            _walk_locations(passes, node.block, proxy, uwsgi, http11, sends, inner)
+
+
+def _upstream(node: _Node, block: list[_Node]) -> Upstream:
+    """An `upstream NAME { ... }` block: its servers and its pool of idle connections."""
+    pool = [n for n in block if n.directive == "keepalive"]
+    return Upstream(
+        name=node.args[0],
+        at=node.at,
+        servers=tuple(
+            Setting(n.args[0], n.at) for n in block if n.directive == "server" and n.args
+        ),
+        keepalive=Setting(int(pool[-1].args[0]), pool[-1].at) if pool else None,
+        keepalive_timeout=_setting(
+            block,
+            "keepalive_timeout",
+            Setting(NGINX_DEFAULTS["upstream_keepalive_timeout"], node.at, default=True),
+        ),
+    )
+
+
 def read_nginx(path: Path, text: str) -> NginxConfig:
     """The chain-relevant numbers of an nginx config and everything it includes."""
     del text  # read again (with its includes) by the walk; the caller already validated it
@@ -301,55 +350,11 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     default_read = Setting(NGINX_DEFAULTS["read_timeout"], Location(path), default=True)
     default_keepalive = Setting(NGINX_DEFAULTS["keepalive_timeout"], Location(path), default=True)
 
-    def walk_locations(
-        block: list[_Node],
-        proxy: Setting[float],
-        uwsgi: Setting[float],
-        http11: bool,
-        sends: tuple[Setting[float], Setting[float]],
-        where: str = "",
-    ) -> None:
-        proxy = _setting(block, "proxy_read_timeout", proxy)
-        uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
-        sends = (
-            _setting(block, "proxy_send_timeout", sends[0]),
-            _setting(block, "uwsgi_send_timeout", sends[1]),
-        )
-        versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
-        http11 = versions[-1].args[0] == "1.1" if versions else http11
-        for node in block:
-            if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
-                target = _pass_target(node.args[0])
-                passes.append(PassTarget("http", target, node.at, proxy, http11, where, sends[0]))
-            elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
-                target = _pass_target(node.args[0])
-                passes.append(PassTarget("uwsgi", target, node.at, uwsgi, False, where, sends[1]))
-            elif node.block is not None and node.directive in ("location", "if", "limit_except"):
-                inner = " ".join(node.args) if node.directive == "location" else where
-                walk_locations(node.block, proxy, uwsgi, http11, sends, inner)
-
     for context in contexts:
         http_keepalive = _setting(context, "keepalive_timeout", default_keepalive)
         for node in context:
             if node.directive == "upstream" and node.block is not None and node.args:
-                pool = [n for n in node.block if n.directive == "keepalive"]
-                upstreams[node.args[0]] = Upstream(
-                    name=node.args[0],
-                    at=node.at,
-                    servers=tuple(
-                        Setting(n.args[0], n.at)
-                        for n in node.block
-                        if n.directive == "server" and n.args
-                    ),
-                    keepalive=Setting(int(pool[-1].args[0]), pool[-1].at) if pool else None,
-                    keepalive_timeout=_setting(
-                        node.block,
-                        "keepalive_timeout",
-                        Setting(
-                            NGINX_DEFAULTS["upstream_keepalive_timeout"], node.at, default=True
-                        ),
-                    ),
-                )
+                upstreams[node.args[0]] = _upstream(node, node.block)
             elif node.directive == "server" and node.block is not None:
                 keepalive = _setting(node.block, "keepalive_timeout", http_keepalive)
                 if keepalive.default:
@@ -362,7 +367,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
                         if arg.startswith("backlog=") and arg[8:].isdigit():
                             backlogs.append(Setting(int(arg[8:]), listen.at))
                 versions = [n for n in context if n.directive == "proxy_http_version" and n.args]
-                walk_locations(
+                _walk_locations(
+                    passes,
                     node.block,
                     _setting(context, "proxy_read_timeout", default_read),
                     _setting(context, "uwsgi_read_timeout", default_read),

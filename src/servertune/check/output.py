@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from servertune import __version__
-from servertune.check import CheckResult
+from servertune.check.audit import CheckResult
 from servertune.check.model import Finding, Location, Note, Severity
 from servertune.check.rules import RULES
 

@@ -14,27 +14,26 @@ single-worker server per `case` arm, each on its own socket. What only the runni
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
-import signal
-import subprocess
-import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
+    SHELLS,
+    WRAPPERS,
     FindConfig,
     ServerCommand,
     Word,
     _braced,
     asgi_server,
+    config_argument,
     expand_shell,
+    program_name,
     read_command,
-    run_words,
     server_command,
 )
 from servertune.check.model import (
@@ -45,6 +44,7 @@ from servertune.check.model import (
     Setting,
     note,
 )
+from servertune.check.supervisord import read_supervisord
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -53,14 +53,9 @@ __all__ = [
     "looks_like_script",
     "parse_command_lines",
     "read_script",
+    "run_words",
 ]
 
-#: Importing uvicorn or granian and parsing a few command lines takes well under a second.
-CLI_EVAL_TIMEOUT_S = 10.0
-#: The servers whose command lines `check` reads, and the package that holds each one's CLI.
-SERVERS = {"uvicorn": "uvicorn", "granian": "granian"}
-_PROBE = Path(__file__).with_name("_cli_probe.py")
-_MARK = "@@servertune-check@@"
 _ASSIGNMENT = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*=")
 _WORKER_ARM = re.compile(r"\A[0-9]+\)\Z")
 
@@ -221,45 +216,6 @@ def _arm(line: _Line) -> list[str] | None:
     return args
 
 
-def parse_command_lines(
-    path: Path, server: str, argvs: list[list[str]], env: Mapping[str, str] | None
-) -> list[dict[str, Any]]:
-    """Each argument list as the server's own CLI reads it (in a child, with a time limit)."""
-    request = json.dumps({"server": server, "argvs": argvs})
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-B", "-c", _PROBE.read_text()],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(os.environ if env is None else env),
-            start_new_session=True,
-        )
-    except OSError as error:
-        raise CheckInputError(f"{path}: cannot start Python to read it ({error})") from None
-    try:
-        out, err = process.communicate(request.encode(), timeout=CLI_EVAL_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise CheckInputError(
-            f"{path}: {server} did not finish reading its command line in {CLI_EVAL_TIMEOUT_S:g} s"
-        ) from None
-    text = out.decode("utf-8", "replace")
-    if process.returncode != 0 or _MARK not in text:
-        lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines()]
-        reasons = [line for line in lines if line]
-        reason = reasons[-1] if reasons else f"exit status {process.returncode}"
-        if f"No module named '{SERVERS[server]}'" in reason:
-            raise CheckInputError(
-                f"{path}: reading it needs {server}, which is not installed here: "
-                "pip install 'servertune[asgi-servers]'"
-            )
-        raise CheckInputError(f"{path}: {server} refuses its command line: {reason[:300]}")
-    parsed: list[dict[str, Any]] = json.loads(text.rpartition(_MARK)[2])
-    return parsed
-
-
 def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
     """The line's words, each on the first physical line (of those it spans) that holds it."""
     words = []
@@ -392,3 +348,80 @@ def _without_exec(
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
     return Setting(text[:120], Location(command.program.at.file, line.first))
+
+
+def run_words(
+    file: Path,
+    words: Sequence[Word],
+    env: Mapping[str, str] | None = None,
+    env_at: Mapping[str, Location] | None = None,
+    *,
+    find_config: FindConfig | None = None,
+    depth: int = 0,
+) -> AppServer | None:
+    """The server that `words` start, however directly: a server command line, or a shell
+    script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
+    `find_config` finds the script. None when nothing here starts a server."""
+    words = list(words)
+    found = server_command(words)
+    if found is not None:
+        shell = bool(words) and program_name(words[0].text) in SHELLS
+        return read_command(
+            file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
+        )
+    if not words or find_config is None or depth > 4:
+        return None
+    supervised = _supervisord_config(words, find_config)
+    if supervised is not None:
+        return supervised
+    rest = words
+    # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
+    # the script is what it runs.
+    while rest and program_name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[program_name(rest[0].text)]
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    if rest and program_name(rest[0].text) in SHELLS:
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+    if not rest:
+        return None
+    script = find_config(rest[0].text)
+    if script is None:
+        return None
+    try:
+        return read_script(
+            script.file,
+            script.text,
+            dict(env or {}),
+            arguments=rest[1:],
+            find_config=find_config,
+            env_at=env_at,
+        )
+    except CheckInputError as error:
+        if "command line in this script" in str(error):
+            return None  # a script that starts no server check reads (migrations, a worker)
+        raise
+
+
+def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
+    """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
+    conf/supervisord.conf`): the first server its programs start, when FILE is here."""
+    names = [program_name(w.text) for w in words]
+    if "supervisord" not in names:
+        return None
+    args = list(words[names.index("supervisord") + 1 :])
+    named, _ = config_argument(args, ("-c", "--configuration"))
+    if named is None:
+        return None  # its default path is the image's (/etc/supervisord.conf): not here
+    config = find_config(named.text)
+    if config is None:
+        return None
+    try:
+        apps = read_supervisord(config.file, config.text, find_config=find_config)
+    except NothingToCheck:
+        return None
+    return apps[0]

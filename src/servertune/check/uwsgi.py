@@ -193,6 +193,37 @@ def _read_included(target: Path, at: Location) -> str:
         raise CheckInputError(f"{at}: {error}") from None
 
 
+def _expand(
+    value: str, at: Location, state: _State, magic: dict[str, str], immediate: bool = False
+) -> str:
+    """`value` with uWSGI's `%(option)`, `$(VAR)`, `@(file)` and magic `%x` expanded as at
+    `at`; `immediate` (an option uWSGI applies as soon as it reads it): the magic ones only."""
+    placeholders, environ = state.placeholders, state.environ
+
+    def one(match: re.Match[str]) -> str:
+        option, variable, include, letter = match.groups()
+        if letter is not None:
+            return magic.get(letter, match.group(0))
+        if immediate:
+            return match.group(0)
+        if option is not None:
+            if option in placeholders:
+                return placeholders[option]
+            if _MATH.search(option):
+                return _placeholder_math(option, placeholders, magic, at)
+            raise CheckInputError(f"{at}: %({option}) names no option set before this line")
+        if variable is not None:
+            return environ.get(variable, "")
+        name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
+        target = _included(state, name, at, "@()")
+        content = _read_included(target, at)
+        state.files.append(target)
+        # uWSGI's @(file): the file's content without its one final newline.
+        return content[:-1] if content.endswith("\n") else content
+
+    return _PLACEHOLDER.sub(one, value)
+
+
 def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     """Append the options of `[section]` of `path` to state.options, following `ini =` where
     it appears, as uWSGI does ("expand asap"); True when the section was there."""
@@ -205,32 +236,6 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     current: str | None = None
     #: The `if-*` blocks around this line, each True when its condition holds.
     blocks: list[bool] = []
-
-    def expand(value: str, line: int, immediate: bool = False) -> str:
-        at = Location(path, line)
-
-        def one(match: re.Match[str]) -> str:
-            option, variable, include, letter = match.groups()
-            if letter is not None:
-                return magic.get(letter, match.group(0))
-            if immediate:
-                return match.group(0)
-            if option is not None:
-                if option in placeholders:
-                    return placeholders[option]
-                if _MATH.search(option):
-                    return _placeholder_math(option, placeholders, magic, at)
-                raise CheckInputError(f"{at}: %({option}) names no option set before this line")
-            if variable is not None:
-                return environ.get(variable, "")
-            name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
-            target = _included(state, name, at, "@()")
-            content = _read_included(target, at)
-            state.files.append(target)
-            # uWSGI's @(file): the file's content without its one final newline.
-            return content[:-1] if content.endswith("\n") else content
-
-        return _PLACEHOLDER.sub(one, value)
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -252,7 +257,7 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
                 blocks.pop()
             continue
         if key in _CONDITIONS:
-            tested = expand(value.strip(), number)
+            tested = _expand(value.strip(), Location(path, number), state, magic)
             active = all(blocks) and _CONDITIONS[key](tested, environ, placeholders)
             blocks.append(active)
             if active:
@@ -261,8 +266,8 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             continue
         if not all(blocks):
             continue
-        value = expand(value.strip(), number, key in _IMMEDIATE) if sep else "true"
         at = Location(path, number)
+        value = _expand(value.strip(), at, state, magic, key in _IMMEDIATE) if sep else "true"
         if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
             raise CheckInputError(
                 f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "

@@ -1,0 +1,95 @@
+"""The rules `servertune check` applies, one module per concern, registered in `RULES`.
+
+Every threshold is a sizing constant (`servertune.sizing.defaults`) or a number of the plan, so
+`check` flags exactly what `gen` would never write. Each rule says what goes wrong in
+production, the directive that fixes it, and the benchmark or documentation behind it.
+
+Adding a rule is one function with `@check_rule(...)` in its concern's module (or a new module
+here for a new concern) and one line in `RULES` below. `RULES`' order is the order SARIF lists
+the rules in; findings are sorted by file, line and rule id whatever the order.
+
+`check --log`'s rules are a registry of their own (`servertune.check.traffic.TRAFFIC_RULES`):
+they read the access log's `Traffic` too, and load the log reader only when a log is given.
+"""
+
+from __future__ import annotations
+
+from servertune.check.model import Finding
+from servertune.check.rules import (
+    coverage,
+    keepalive,
+    launchers,
+    limits,
+    memory,
+    plan,
+    probes,
+    proxies,
+    recycling,
+    shutdown,
+    sockets,
+    timeouts,
+    workers,
+)
+from servertune.check.rules.context import Context
+from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.sockets import BALANCE_CPU_FRACTION, THUNDER_LOCK_MIN_PROCESSES
+from servertune.check.rules.timeouts import NEVER_GIVES_UP_S
+
+__all__ = [
+    "BALANCE_CPU_FRACTION",
+    "NEVER_GIVES_UP_S",
+    "RULES",
+    "THUNDER_LOCK_MIN_PROCESSES",
+    "Context",
+    "Rule",
+    "check_rule",
+    "run_rules",
+]
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        keepalive.lb_idle_over_nginx_keepalive,
+        keepalive.lb_idle_over_app_keepalive,
+        keepalive.upstream_keepalive_over_app_keepalive,
+        timeouts.app_timeout_over_read_timeout,
+        workers.gthread_one_thread,
+        sockets.shared_socket,
+        sockets.granian_workers_share_a_port,
+        sockets.uvicorn_workers_nagle,
+        workers.workers_over_cores,
+        workers.workers_from_cpu_count,
+        sockets.backlog_over_somaxconn,
+        recycling.max_requests_without_jitter,
+        shutdown.graceful_below_timeout,
+        sockets.thunder_lock,
+        launchers.option_given_twice,
+        shutdown.entrypoint_without_exec,
+        shutdown.uwsgi_sigterm_reloads,
+        timeouts.proxy_timeout_never_gives_up,
+        proxies.worker_connections_below_proxied_load,
+        coverage.include_not_found,
+        plan.plan_interface_differs,
+        plan.plan_differs,
+        limits.workers_over_cpu_limit,
+        limits.no_cpu_limit,
+        memory.workers_over_memory_limit,
+        memory.no_recycling_while_memory_grows,
+        recycling.max_requests_jitter_small,
+        coverage.unresolved_variable,
+        coverage.config_not_found,
+        shutdown.grace_period_below_shutdown,
+        probes.liveness_kills_busy_pod,
+        probes.liveness_same_as_readiness,
+        probes.no_readiness_probe,
+        probes.exposed_without_resources_or_probes,
+        probes.readiness_tcp_before_workers,
+        timeouts.route_timeout_below_app_timeout,
+    )
+}
+
+
+def run_rules(context: Context) -> list[Finding]:
+    """Every rule's findings, sorted by file, line and rule id."""
+    findings = [f for rule in RULES.values() for f in rule.check(rule, context)]
+    return sorted(findings, key=lambda f: (str(f.at.file), f.at.line, f.rule))

@@ -1,0 +1,75 @@
+"""What every rule reads: the app servers, nginx configs and load balancers read and linked, the
+machine, and the plan `gen` would write for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from servertune.check.balancers import LoadBalancer
+from servertune.check.chain import BalancerLink, Link
+from servertune.check.model import AppServer, Location, NginxConfig
+from servertune.sizing import Machine, Plan
+
+#: AWS: a load balancer reuses its connection to a target until the idle timeout, so the
+#: target's keep-alive must be longer (the Classic LB guide says so in these words).
+_AWS_IDLE_DOCS = (
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-idle-timeout.html; "
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html"
+)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything read, linked and known about the machine, the load balancer and the plan."""
+
+    apps: list[AppServer]
+    nginx: list[NginxConfig]
+    links: list[Link]
+    lb: LoadBalancer | None
+    machine: Machine
+    plan: Plan | None
+    #: Resident memory of one warm worker (MiB) and where that number came from (`--rss-mb`,
+    #: the workload's memory_per_worker_mb); None: the memory rule has nothing to multiply.
+    rss_mb: float | None = None
+    rss_source: str = ""
+    #: Load balancer configs that were read (HAProxy), linked to the nginx or app server behind.
+    balancer_links: list[BalancerLink] = dataclasses.field(default_factory=list)
+
+    def balancers_in_front(self) -> list[tuple[LoadBalancer, Location | None, object]]:
+        """(load balancer, where its idle time is set, the nginx or app server behind it):
+        the configs read, each in front of what it links to; `--lb` (or the workload's) in
+        front of every nginx no config read fronts (every app server when there is no nginx)."""
+        pairs: list[tuple[LoadBalancer, Location | None, object]] = []
+        fronted: set[int] = set()
+        for link in self.balancer_links:
+            idle = link.balancer.idle
+            if idle is None:
+                continue
+            behind = link.nginx if link.nginx is not None else link.app
+            fronted.add(id(behind))
+            balancer = LoadBalancer(
+                f"HAProxy backend `{link.balancer.name}`",
+                idle.value if math.isinf(idle.value) else math.ceil(idle.value),
+                link.balancer.idle_source,
+                str(link.balancer.at),
+            )
+            pairs.append((balancer, idle.at, behind))
+        for app in self.apps:
+            # A cloud load balancer a manifest's annotations put in front of the pod.
+            for name, idle in app.container.load_balancers if app.container else ():
+                fronted.add(id(app))
+                summary = name + (" (default)" if idle.default else "")
+                pairs.append(
+                    (
+                        LoadBalancer(name, idle.value, summary, _AWS_IDLE_DOCS),
+                        idle.at,
+                        app,
+                    )
+                )
+        if self.lb is not None:
+            behind_lb: list[object] = list(self.nginx) or list(self.apps)
+            pairs.extend((self.lb, None, b) for b in behind_lb if id(b) not in fronted)
+        return pairs

@@ -1,0 +1,115 @@
+"""The keep-alive chain: each hop keeps an idle connection open longer than the hop in front of
+it (load balancer < nginx < app server), or the one behind closes a connection the one in front
+still reuses and the client gets a 502.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from servertune.check.model import AppServer, Finding, Location, NginxConfig, Severity
+from servertune.check.rules.backing import GUNICORN_DOCS
+from servertune.check.rules.context import Context
+from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
+from servertune.sizing import KEEPALIVE_MARGIN_S
+
+_NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#keepalive_timeout"
+
+
+@check_rule(
+    "lb-idle-over-nginx-keepalive",
+    Severity.error,
+    "nginx closes idle client connections before the load balancer does",
+    "servertune bench idle-race; the LB's documentation (e.g. "
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html)",
+)
+def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[str, Location]] = set()
+    for lb, idle_at, nginx in c.balancers_in_front():
+        if not isinstance(nginx, NginxConfig):
+            continue
+        related = () if idle_at is None else (idle_at,)
+        for keepalive in nginx.keepalive_timeouts:
+            if (lb.name, keepalive.at) in seen:
+                continue
+            seen.add((lb.name, keepalive.at))
+            if math.isinf(lb.idle_timeout_s) and keepalive.value > 0:
+                yield rule.finding(
+                    keepalive.at,
+                    f"{lb.name} never closes an idle connection to nginx ({lb.summary} unset), "
+                    f"so nginx's keepalive_timeout {as_shown(keepalive, ' s')} always closes it "
+                    "first: the balancer may reuse a connection nginx is closing and answer 502",
+                    "set HAProxy's `timeout client` / `timeout http-keep-alive` (and "
+                    "`pool-purge-delay`) below nginx's keepalive_timeout",
+                    related,
+                )
+                continue
+            wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
+            if 0 < keepalive.value < wanted:
+                yield rule.finding(
+                    keepalive.at,
+                    f"nginx keepalive_timeout {as_shown(keepalive, ' s')} is not above the {lb.name} "
+                    f"idle timeout of {figure(lb.idle_timeout_s)} s by {KEEPALIVE_MARGIN_S} s: the load "
+                    "balancer reuses a connection nginx is closing and answers 502",
+                    f"keepalive_timeout {figure(wanted)}s;",
+                    related,
+                )
+
+
+@check_rule(
+    "lb-idle-over-app-keepalive",
+    Severity.error,
+    "the app server closes idle connections before the load balancer in front of it",
+    "servertune bench idle-race; conbench/conbench#1156, PostHog/posthog#17897; "
+    + GUNICORN_DOCS
+    + "#keepalive",
+)
+def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
+    for lb, idle_at, app in c.balancers_in_front():
+        if not isinstance(app, AppServer) or app.keepalive is None:
+            continue
+        related = () if idle_at is None else (idle_at,)
+        wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
+        if app.keepalive.value < wanted:
+            yield rule.finding(
+                app.keepalive.at,
+                f"{app.kind} {spelled(app, 'keepalive')} {as_shown(app.keepalive, ' s')} is below the "
+                f"{lb.name} idle timeout of {figure(lb.idle_timeout_s)} s (+{KEEPALIVE_MARGIN_S} s): "
+                f"the load balancer sends requests into connections {app.kind} is closing and "
+                "answers 502",
+                "raise the load balancer's idle limit past the app server's, or lower it"
+                if math.isinf(wanted)
+                else assignment(app, "keepalive", figure(wanted)),
+                related,
+            )
+
+
+@check_rule(
+    "upstream-keepalive-over-app-keepalive",
+    Severity.error,
+    "nginx keeps idle upstream connections longer than the app server does",
+    "servertune bench keepalive-chain; lsst-sqre/phalanx#5103; " + _NGINX_UPSTREAM,
+)
+def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[str, str]] = set()
+    for link in c.links:
+        upstream, app = link.upstream, link.app
+        if upstream is None or upstream.keepalive is None or app.keepalive is None:
+            continue
+        if link.passing.protocol != "http" or not link.passing.http11:
+            continue  # nginx only pools HTTP/1.1 upstream connections
+        wanted = upstream.keepalive_timeout.value + KEEPALIVE_MARGIN_S
+        key = (upstream.name, f"{app.kind} {app.keepalive.value}")  # one server, several files
+        if app.keepalive.value < wanted and key not in seen:
+            seen.add(key)
+            yield rule.finding(
+                app.keepalive.at,
+                f"{spelled(app, 'keepalive')} {as_shown(app.keepalive, ' s')} is below nginx's upstream "
+                f"keepalive_timeout {as_shown(upstream.keepalive_timeout, ' s')} for `{upstream.name}`: "
+                "nginx sends requests on pooled connections the app server has closed, and the "
+                "client gets a 502",
+                assignment(app, "keepalive", figure(wanted)),
+                (upstream.keepalive_timeout.at,),
+            )

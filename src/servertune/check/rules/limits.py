@@ -1,0 +1,96 @@
+"""CPU limits: workers sized for the CPUs a container may use, and a container with no limit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from servertune.check.model import Container, Finding, Severity
+from servertune.check.rules.backing import DOCKER_RESOURCES, K8S_RESOURCES
+from servertune.check.rules.context import Context
+from servertune.check.rules.probes import exposed_bare
+from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.spelling import assignment, figure
+from servertune.check.rules.workers import plan_for_cores, planned_processes, workers_fix
+from servertune.cores import round_cores
+
+
+def limit_name(box: Container, what: str) -> str:
+    """How the container's platform spells its CPU or memory limit."""
+    if box.platform == "compose":
+        return {"cpu": "cpus", "memory": "mem_limit", "cpu-request": "reservations.cpus"}[what]
+    return {"cpu": "limits.cpu", "memory": "limits.memory", "cpu-request": "requests.cpu"}[what]
+
+
+@check_rule(
+    "workers-over-cpu-limit",
+    Severity.warning,
+    "more worker processes than the container's CPU limit",
+    "`servertune explain --cores N` (processes: one per core under the GIL); a CPU limit is a "
+    "CFS quota: past it "
+    f"the container is throttled for the rest of each 100 ms period: {K8S_RESOURCES}, "
+    f"{DOCKER_RESOURCES}",
+)
+def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.cpu_limit is None:
+            continue
+        cores = round_cores(box.cpu_limit.value)
+        if app.workers.value > cores and not planned_processes(app, c):
+            yield rule.finding(
+                app.workers.at,
+                f"{assignment(app, 'workers', app.workers.value)} under a CPU limit of "
+                f"{figure(box.cpu_limit.value)} core{'' if box.cpu_limit.value == 1 else 's'} "
+                f"({box.cpu_limit.at}): {app.workers.value} "
+                "processes share a quota of "
+                f"{figure(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
+                "request's latency stretches by the throttled time, and every extra worker "
+                "costs memory towards an OOM kill",
+                f"{workers_fix(app, plan_for_cores(c, cores)[0])}   (or raise "
+                f"{limit_name(box, 'cpu')} to {app.workers.value})",
+                (box.cpu_limit.at,),
+            )
+
+
+@check_rule(
+    "no-cpu-limit",
+    Severity.info,
+    "a container without a CPU limit: its worker count is not tied to any number of cores",
+    f"{K8S_RESOURCES}; {DOCKER_RESOURCES}",
+)
+def no_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.cpu_limit is not None:
+            continue
+        if box.platform == "kubernetes" and exposed_bare(box):
+            continue  # exposed-without-resources-or-probes says it, and more
+        request = limit_name(box, "cpu-request")
+        if box.cpu_request is not None:
+            cores = round_cores(box.cpu_request.value)
+            if app.workers.value <= cores:
+                continue
+            yield rule.finding(
+                box.cpu_request.at,
+                f"{request} {figure(box.cpu_request.value)} without a limit: the scheduler "
+                f"guarantees {figure(box.cpu_request.value)} CPU, but {app.workers.value} workers "
+                "count on more; on a busy node they share the request",
+                f'{limit_name(box, "cpu")}: "{cores}" and {assignment(app, "workers", cores)}, or '
+                f"{request} at the worker count ({app.workers.value})",
+                (app.workers.at,),
+            )
+        elif box.platform == "compose":
+            # A compose service without `cpus` runs on the host's cores, like a process
+            # started by hand: workers-over-cores judges it against them. A limit nobody set
+            # for a file every user runs on another host is not a finding to send.
+            continue
+        else:
+            yield rule.finding(
+                box.at,
+                f"container {box.name!r} sets no CPU request or limit: it is scheduled as if it "
+                f"needed no CPU, and its workers ({app.workers.value}) compete with every other pod "
+                "on the node",
+                f'resources: {{requests: {{cpu: "{app.workers.value}"}}, limits: '
+                f'{{cpu: "{app.workers.value}"}}}}',
+                (app.workers.at,),
+            )

@@ -1,0 +1,168 @@
+"""Shutdown: SIGTERM reaches the server, which finishes running requests before the platform kills
+it (graceful timeout, stop/termination grace period, uWSGI's SIGTERM).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from servertune.check.model import Container, Finding, Severity
+from servertune.check.rules.backing import GUNICORN_DOCS
+from servertune.check.rules.context import Context
+from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.spelling import as_shown, assignment, figure
+from servertune.check.rules.timeouts import caps_requests
+
+
+def _stop_grace_name(box: Container) -> str:
+    return "stop_grace_period" if box.platform == "compose" else "terminationGracePeriodSeconds"
+
+
+@check_rule(
+    "graceful-below-timeout",
+    Severity.warning,
+    "a reload kills requests the timeout still allows",
+    GUNICORN_DOCS + "#graceful-timeout; " + GUNICORN_DOCS + "#timeout (for sync workers "
+    "only: other worker classes send a heartbeat while their requests run)",
+)
+def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        graceful, timeout = app.graceful_timeout, app.request_timeout
+        if graceful is None or timeout is None or not caps_requests(app):
+            continue
+        if not 0 < graceful.value < timeout.value:
+            continue
+        fix = assignment(app, "graceful", figure(timeout.value))
+        box = app.container
+        grace = box.grace_period_s if box is not None else None
+        bound = ""
+        if box is not None and grace is not None and grace.value < timeout.value:
+            # The platform's SIGKILL comes first whatever gunicorn waits: raise both.
+            name = _stop_grace_name(box)
+            bound = (
+                f"; the container's {name} {as_shown(grace, ' s')} ({grace.at}) ends the wait "
+                "before either"
+            )
+            wanted = math.ceil(timeout.value) + 5
+            fix += f", and {name}: " + (f"{wanted}s" if box.platform == "compose" else f"{wanted}")
+        yield rule.finding(
+            graceful.at,
+            f"graceful_timeout {as_shown(graceful, ' s')} is below the sync workers' timeout "
+            f"{as_shown(timeout, ' s')}{bound}: every reload or deploy kills requests that were "
+            "allowed to run longer",
+            fix,
+            (timeout.at,) + ((grace.at,) if bound and grace is not None else ()),
+        )
+
+
+_DOCKER_PID1 = (
+    "https://docs.docker.com/reference/dockerfile/#entrypoint (a starter script ensures the "
+    "final executable receives the Unix signals by using exec)"
+)
+
+
+_POD_TERMINATION = (
+    "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
+)
+
+
+@check_rule(
+    "entrypoint-without-exec",
+    Severity.warning,
+    "a shell script starts the server without `exec`: SIGTERM never reaches it",
+    _DOCKER_PID1 + "; " + _POD_TERMINATION,
+)
+def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        line = app.without_exec
+        if line is None:
+            continue
+        yield rule.finding(
+            line.at,
+            f"the script runs {app.kind} as a child of the shell ({line.value!r}): the shell "
+            "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
+            f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
+            "in-flight requests are cut by the SIGKILL at the end of the grace period",
+            f"exec {line.value}",
+        )
+
+
+_UWSGI_THINGS_TO_KNOW = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/ThingsToKnow.html (till uWSGI 2.1, SIGTERM "
+    "brutally reloads the stack; enable die-on-term); "
+    "https://uwsgi-docs.readthedocs.io/en/latest/Management.html (the signal table)"
+)
+
+
+@check_rule(
+    "uwsgi-sigterm-reloads",
+    Severity.warning,
+    "uWSGI 2.0 under a container platform reloads on SIGTERM instead of stopping",
+    _UWSGI_THINGS_TO_KNOW + "; " + _POD_TERMINATION,
+)
+def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
+            continue  # an ini on its own: started by systemd or the Emperor, who send others
+        if app.die_on_term is not None or app.missing_config is not None:
+            continue  # set, or perhaps set in the config file the command names but was not read
+        platform = (
+            {"compose": "docker compose", "kubernetes": "Kubernetes"}[app.container.platform]
+            if app.container is not None
+            else "whatever runs this command (docker stop, Kubernetes, Heroku and "
+            "supervisord's default stopsignal all send SIGTERM)"
+        )
+        yield rule.finding(
+            app.workers.at,
+            f"uWSGI started by a command line is stopped with SIGTERM by {platform}: in every "
+            "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
+            "the workers instead of stopping, so the stop waits out the grace period and ends "
+            "in SIGKILL, with in-flight requests cut twice",
+            "die-on-term = true"
+            if app.workers.at.file.suffix == ".ini"
+            else "--die-on-term   (or die-on-term = true in its ini file)",
+        )
+
+
+_K8S_TERMINATION = (
+    "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
+)
+
+
+_COMPOSE_STOP = "https://docs.docker.com/reference/compose-file/services/#stop_grace_period"
+
+
+@check_rule(
+    "grace-period-below-shutdown",
+    Severity.warning,
+    "the container is killed before preStop and the app server's graceful shutdown have finished",
+    "terminationGracePeriodSeconds counts from the start of preStop; SIGKILL follows when it "
+    f"ends: {_K8S_TERMINATION}; compose's stop_grace_period (10 s by default): {_COMPOSE_STOP}",
+)
+def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        box = app.container
+        if box is None or box.grace_period_s is None or app.graceful_timeout is None:
+            continue
+        grace = box.grace_period_s
+        if box.platform == "compose" and grace.default and app.graceful_timeout.default:
+            continue  # both left at their defaults: nobody chose a shutdown time to keep
+        prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
+        needed = prestop + app.graceful_timeout.value
+        if grace.value < needed:
+            related = (app.graceful_timeout.at,) + (
+                (box.prestop_s.at,) if box.prestop_s is not None else ()
+            )
+            name = _stop_grace_name(box)
+            wanted = math.ceil(needed) + 5
+            before = f"preStop {figure(prestop)} s + " if box.platform == "kubernetes" else ""
+            who = "the kubelet" if box.platform == "kubernetes" else "docker"
+            yield rule.finding(
+                grace.at,
+                f"{name} {as_shown(grace, ' s')} is below {before}the graceful timeout "
+                f"{as_shown(app.graceful_timeout, ' s')}: on every rollout {who} kills "
+                "requests the server was still allowed to finish",
+                f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
+                related,
+            )

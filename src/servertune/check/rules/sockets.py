@@ -1,0 +1,197 @@
+"""Sockets and accepting: how workers share (or each own) their listening socket, the listen queue
+against the kernel's cap, and the accept lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from servertune.check.model import Finding, Setting, Severity
+from servertune.check.rules.context import Context
+from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.spelling import as_shown, assignment, spelled
+
+#: The measured cost of a shared socket against one socket per worker behind nginx least_conn,
+#: at concurrency = cores, every load from an idle app (docs/benchmarks.md, "Every load from an
+#: idle app"): what a finding may promise, and no more.
+_BALANCE_MEASURED = "1.04-1.06x the req/s and 1.08-1.21x lower p99 at concurrency = cores"
+
+
+_UWSGI_SERIALIZING_ACCEPT = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/articles/SerializingAccept.html"
+)
+
+
+#: The app bench balance measured: half of each request's service time holds the GIL. For a
+#: workload that holds it less, the benchmark says nothing, and neither does the rule.
+BALANCE_CPU_FRACTION = 0.5
+
+
+@check_rule(
+    "shared-socket",
+    Severity.info,
+    "several multi-threaded processes behind nginx accept from one socket",
+    "servertune bench balance (uWSGI behind nginx: per-worker sockets + least_conn measured "
+    f"{_BALANCE_MEASURED}); {_UWSGI_SERIALIZING_ACCEPT}; "
+    "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn",
+)
+def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
+    # Said only where it was measured and where its fix fits: an nginx of the same run passes
+    # to the shared socket, so one socket per worker behind that nginx's least_conn is a change
+    # of two files the user gave. Without nginx (uWSGI serving HTTP itself or through its HTTP
+    # router, gunicorn straight behind a cloud load balancer, servertune's gateway layout)
+    # there is no least_conn to move the choice to: nothing is said.
+    fronted = {id(link.app): link for link in c.links}
+    for app in c.apps:
+        if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
+            continue
+        if app.interface == "asgi" or app.kind not in ("gunicorn", "uwsgi"):
+            # an ASGI worker runs one event loop (gunicorn's `threads` is unused); granian's
+            # blocking threads are its own pool, and gen-per-worker is no fix for it.
+            continue
+        link = fronted.get(id(app))
+        if link is None:
+            continue
+        if c.plan is not None and c.plan.workload.cpu_fraction < BALANCE_CPU_FRACTION:
+            continue  # two requests in one process cost each other the GIL they share
+        nginx_at = link.upstream.at if link.upstream is not None else link.passing.at
+        if app.kind == "uwsgi":
+            how = (
+                "uWSGI's threads accept only when idle, so a second request lands in a process "
+                "whose other thread is busy, and the two take turns on its GIL while another "
+                "process may idle"
+            )
+            fix = (
+                "map-socket = 0:1 (one socket per worker, one `socket` line each), and nginx "
+                "`least_conn` over those sockets (servertune gen uwsgi + gen nginx)"
+            )
+        else:
+            how = (
+                "a gthread worker accepts while its threads are busy (up to worker_connections), "
+                "so a request can queue behind a busy process while another idles"
+            )
+            fix = (
+                "one single-worker gunicorn per socket, and nginx `least_conn` over them "
+                "(servertune gen gunicorn-per-worker + gen nginx-gunicorn)"
+            )
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} processes x {app.threads.value} threads accept from the one "
+            f"socket nginx passes to ({nginx_at}): {how}; per-worker sockets behind least_conn "
+            f"measured {_BALANCE_MEASURED} (servertune bench balance), less at saturation",
+            fix,
+            (nginx_at,),
+        )
+
+
+@check_rule(
+    "granian-workers-share-a-port",
+    Severity.info,
+    "several granian workers accept from one port",
+    "servertune bench asgi (busiest process's share of requests: 0.50-0.53 with a socket per "
+    "worker, up to 0.80 with one shared socket); emmett-framework/granian#544, #843, #849 "
+    "(uneven load between workers on one port, closed upstream as expected behaviour); since "
+    "granian 2.8 each worker binds its own SO_REUSEPORT socket on Linux (granian#897), which "
+    "the kernel fills by a hash of each connection's addresses, whatever the worker's load",
+)
+def granian_workers_share_a_port(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "granian" or app.workers.value < 2 or app.mapped_sockets:
+            continue
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} granian workers accept from one port: the kernel, not their "
+            "load, decides which worker gets a connection, and granian's users report some "
+            "workers busy while others idle",
+            "one single-worker granian per socket behind nginx least_conn "
+            "(servertune gen granian-per-worker and gen nginx-asgi-per-worker)",
+        )
+
+
+@check_rule(
+    "uvicorn-workers-nagle",
+    Severity.warning,
+    "uvicorn --workers N on a TCP port leaves Nagle's algorithm on",
+    "a loopback capture (tcpdump) of uvicorn 0.54 --workers 2: each answer's body left 44 ms "
+    "after its headers, when the client's delayed ACK came; with --workers 1 0.3 ms. "
+    "Kludex/uvicorn#3149 (open): Config.bind_socket() leaves the socket's protocol at 0, and "
+    "asyncio sets TCP_NODELAY only on sockets that read IPPROTO_TCP; `servertune bench app` "
+    "(FastAPI /io: p50 96 ms against 55 ms)",
+)
+def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uvicorn" or app.workers.value < 2 or app.mapped_sockets:
+            continue
+        tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
+        if not tcp or app.listener_nodelay:
+            continue
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} uvicorn workers on {tcp[0].value}: uvicorn binds the port in "
+            "its supervisor and never turns TCP_NODELAY on for the connections its workers "
+            "accept, so every answer's body waits up to 40 ms for the peer's delayed ACK after "
+            "its headers (`fastapi run --workers N` and `uvicorn.run(workers=N)` do the same)",
+            "a unix socket (--uds), one single-worker uvicorn per port "
+            "(servertune gen uvicorn-per-worker), gunicorn with uvicorn's worker (gunicorn sets "
+            "TCP_NODELAY on its listener), or servertune gen uvicorn's launcher",
+            (tcp[0].at,),
+        )
+
+
+@check_rule(
+    "backlog-over-somaxconn",
+    Severity.warning,
+    "a listen backlog above net.core.somaxconn is silently truncated",
+    "https://man7.org/linux/man-pages/man2/listen.2.html",
+)
+def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
+    somaxconn = (c.plan.machine if c.plan else c.machine).somaxconn
+    # (setting, its name, the fix)
+    settings: list[tuple[Setting[int], str, str]] = []
+    for app in c.apps:
+        fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
+        settings.append((app.backlog, spelled(app, "backlog"), fix))
+    for nginx in c.nginx:
+        fix = f"listen ... backlog={somaxconn};"
+        settings.extend((b, "listen ... backlog", fix) for b in nginx.listen_backlogs)
+    for backlog, name, fix in settings:
+        if backlog.value > somaxconn:
+            yield rule.finding(
+                backlog.at,
+                f"{name} {as_shown(backlog)} is above net.core.somaxconn {somaxconn}: the kernel "
+                f"silently caps the queue at {somaxconn} (uWSGI refuses to start), so the queue "
+                "this number promises does not exist",
+                fix,
+            )
+
+
+#: Up to this many processes on one socket, thunder-lock measured no gain worth a finding:
+#: bench balance's 2 processes, 3-8 % req/s within the machine's noise (docs/benchmarks.md,
+#: "thunder-lock against per-worker sockets"); uWSGI's own article is about many processes
+#: waking for one connection, a cost that grows with their number.
+THUNDER_LOCK_MIN_PROCESSES = 5
+
+
+@check_rule(
+    "thunder-lock",
+    Severity.info,
+    "many uWSGI processes sharing a socket wake together on every connection",
+    f"{_UWSGI_SERIALIZING_ACCEPT}; servertune bench balance (2 processes: no measurable gain)",
+)
+def thunder_lock(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or app.workers.value < THUNDER_LOCK_MIN_PROCESSES:
+            continue
+        if app.mapped_sockets:
+            continue
+        if app.thunder_lock is not None and app.thunder_lock.value:
+            continue
+        if app.missing_config is not None:
+            continue  # the config file the command names, not read, may set it
+        yield rule.finding(
+            app.workers.at,
+            f"{app.workers.value} processes accept from the same socket without thunder-lock: "
+            "each connection wakes every process (thundering herd), which costs more the more "
+            "processes wait, and the kernel does not spread connections evenly",
+            "thunder-lock = true",
+        )

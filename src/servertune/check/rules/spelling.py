@@ -1,0 +1,116 @@
+"""How each app server spells a setting (`workers`, `processes`, `--workers`), so a message names
+it as the user's file does and a fix is a line that file takes; and how a number is shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from servertune.check.model import AppServer, Setting
+
+
+def figure(value: float) -> str:
+    """A number as a message shows it: `3.0` is `3`, `0.5` stays `0.5`."""
+    return f"{value:g}"
+
+
+def as_shown(setting: Setting[float] | Setting[int], unit: str = "") -> str:
+    """`2 s (default)`: the value, its unit, and whether the file left it at the default."""
+    return f"{figure(setting.value)}{unit}" + (" (default)" if setting.default else "")
+
+
+#: How each app server spells a setting, for messages and fixes. A name starting with `--` is a
+#: command-line flag (`--flag VALUE`), any other a line of its config file (`name = VALUE`).
+SPELLING: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        "workers": "workers",
+        "threads": "threads",
+        "graceful": "graceful_timeout",
+        "keepalive": "keepalive",
+        "timeout": "timeout",
+        "backlog": "backlog",
+        "max_requests": "max_requests",
+        "jitter": "max_requests_jitter",
+    },
+    "uwsgi": {
+        "workers": "processes",
+        "threads": "threads",
+        "timeout": "harakiri",
+        "backlog": "listen",
+        "max_requests": "max-requests",
+        "jitter": "max-requests-delta",
+    },
+    "uvicorn": {
+        "workers": "--workers",
+        "keepalive": "--timeout-keep-alive",
+        "backlog": "--backlog",
+        "max_requests": "--limit-max-requests",
+        "jitter": "--limit-max-requests-jitter",
+    },
+    "granian": {"workers": "--workers", "backlog": "--backlog"},
+}
+
+
+#: gunicorn's and uWSGI's command-line flags for the same settings, for an app server started
+#: by a command line (a Dockerfile's CMD, a compose command, a Procfile, a manifest's args).
+_FLAGS: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        "workers": "--workers",
+        "threads": "--threads",
+        "keepalive": "--keep-alive",
+        "timeout": "--timeout",
+        "backlog": "--backlog",
+        "max_requests": "--max-requests",
+        "jitter": "--max-requests-jitter",
+        "graceful": "--graceful-timeout",
+    },
+    "uwsgi": {
+        "workers": "--processes",
+        "threads": "--threads",
+        "timeout": "--harakiri",
+        "backlog": "--listen",
+        "max_requests": "--max-requests",
+        "jitter": "--max-requests-delta",
+    },
+}
+
+
+#: Where each concept's setting lives on an AppServer, to find the file it was written in.
+_WHERE: dict[str, Callable[[AppServer], Setting[float] | Setting[int] | None]] = {
+    "workers": lambda a: a.workers,
+    "threads": lambda a: a.threads,
+    "keepalive": lambda a: a.keepalive,
+    "timeout": lambda a: a.request_timeout,
+    "graceful": lambda a: a.graceful_timeout,
+    "backlog": lambda a: a.backlog,
+    "max_requests": lambda a: a.max_requests,
+    "jitter": lambda a: a.max_requests_jitter,
+}
+
+
+def _in_config_file(app: AppServer, concept: str) -> bool:
+    """The setting was written in a config file (a gunicorn `.py`, a uWSGI `.ini`), even when a
+    command line (a Dockerfile's CMD, `gunicorn -c`, `uwsgi --ini`) started the server: its fix
+    is a line of that file, in that file's language."""
+    setting = _WHERE[concept](app) if concept in _WHERE else None
+    if setting is None or setting.default:
+        return False
+    return setting.at.file.suffix in (".py", ".ini")
+
+
+def spelled(app: AppServer, concept: str) -> str:
+    """What `app`'s server calls a setting where it is written: `workers`, `processes`,
+    `--workers`, ..."""
+    if (
+        app.command_line
+        and concept in _FLAGS.get(app.kind, {})
+        and not _in_config_file(app, concept)
+    ):
+        return _FLAGS[app.kind][concept]
+    return SPELLING[app.kind][concept]
+
+
+def assignment(app: AppServer, concept: str, value: object) -> str:
+    """The fix as the server's file spells it: `keepalive = 65` or `--timeout-keep-alive 65`."""
+    name = spelled(app, concept)
+    return f"{name} {value}" if name.startswith("--") else f"{name} = {value}"

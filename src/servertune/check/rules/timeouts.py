@@ -1,0 +1,150 @@
+"""The timeout chain: each hop waits longer than the one behind it (app server < nginx < Ingress),
+so a request is given up where it runs, not in front of a worker still running it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from servertune.check.model import AppServer, Finding, Location, Severity
+from servertune.check.rules.context import Context
+from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
+from servertune.sizing import READ_TIMEOUT_MARGIN_S
+
+
+@check_rule(
+    "app-timeout-over-read-timeout",
+    Severity.warning,
+    "nginx gives up on a request the app server is still running",
+    "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
+    "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
+)
+def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
+    # One server read through several files (its config, the supervisord or Dockerfile line
+    # that starts it) is one finding: keyed by the nginx location and the timeout's value.
+    seen: set[tuple[Location, str, float]] = set()
+    for link in c.links:
+        timeout, read = link.app.request_timeout, link.passing.read_timeout
+        if timeout is None or not caps_requests(link.app):
+            # A server without a request timeout (uvicorn, granian), or gunicorn's heartbeat
+            # for gthread, gevent and ASGI workers: no request ends there, nothing to order.
+            continue
+        wanted = timeout.value + READ_TIMEOUT_MARGIN_S
+        at = read.at if not read.default else link.passing.at
+        key = (at, link.app.kind, timeout.value)
+        if timeout.value > 0 and read.value < wanted and key not in seen:
+            seen.add(key)
+            name = spelled(link.app, "timeout")
+            directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
+            if timeout.default and not read.default and read.value > READ_TIMEOUT_MARGIN_S:
+                # nginx's timeout was chosen, the app server's was not: the app's default is
+                # what to bring under it, not the chosen one to raise.
+                shorter = math.floor(read.value - READ_TIMEOUT_MARGIN_S)
+                fix = f"{assignment(link.app, 'timeout', shorter)}   (or {directive} {figure(wanted)}s;)"
+            else:
+                fix = f"{directive} {figure(wanted)}s;"
+            yield rule.finding(
+                at,
+                f"{directive} {as_shown(read, ' s')} is not above the app server's {name} "
+                f"{as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
+                "worker keeps running the request, and the worker is busy for nothing",
+                fix,
+                (timeout.at,),
+            )
+
+
+def caps_requests(app: AppServer) -> bool:
+    """Whether the app server's `timeout` ends a request that runs longer: uWSGI's harakiri
+    does, and gunicorn's `timeout` for a sync worker (one request at a time, so a silent
+    worker is a stuck request). For gthread, gevent, eventlet, tornado and ASGI workers it is
+    a heartbeat the worker's main loop sends whatever its requests are doing: no cap."""
+    if app.kind == "uwsgi":
+        return True
+    if app.kind != "gunicorn" or app.interface == "asgi":
+        return False
+    worker = app.worker_class.value if app.worker_class is not None else "sync"
+    # gunicorn runs a sync worker with threads > 1 as gthread (its `threads` setting's docs).
+    return worker in ("sync", "gunicorn.workers.sync.SyncWorker") and app.threads.value == 1
+
+
+#: A proxy timeout this long on the catch-all location is no timeout: a backend that hangs
+#: holds the client (and an nginx connection) until it dies. An hour is far past any request
+#: timeout servertune plans, and short of the day-long values meant for WebSockets.
+NEVER_GIVES_UP_S = 3600.0
+
+
+_NGINX_PROXY = "https://nginx.org/en/docs/http/ngx_http_proxy_module.html"
+
+
+@check_rule(
+    "proxy-timeout-never-gives-up",
+    Severity.warning,
+    "the catch-all location waits an hour or more on a backend that does not answer",
+    f"{_NGINX_PROXY}#proxy_read_timeout, {_NGINX_PROXY}#proxy_send_timeout (the timeout is "
+    "between two successive reads or writes); WebSocket proxying sets a long read timeout on "
+    "its own location: https://nginx.org/en/docs/http/websocket.html",
+)
+def proxy_timeout_never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
+    allowed: dict[Location, float] = {}
+    for link in c.links:
+        timeout = link.app.request_timeout
+        if timeout is not None and timeout.value > 0:
+            allowed[link.passing.at] = max(allowed.get(link.passing.at, 0.0), timeout.value)
+    seen: set[Location] = set()
+    for nginx in c.nginx:
+        for passing in nginx.passes:
+            if passing.location != "/":
+                continue
+            prefix = passing.protocol.replace("http", "proxy")
+            timeouts = [(f"{prefix}_read_timeout", passing.read_timeout)]
+            if passing.send_timeout is not None:
+                timeouts.append((f"{prefix}_send_timeout", passing.send_timeout))
+            for name, timeout in timeouts:
+                if timeout.default or timeout.value < NEVER_GIVES_UP_S or timeout.at in seen:
+                    continue
+                if timeout.value < allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S:
+                    continue  # the app server given lets requests run that long
+                seen.add(timeout.at)
+                wanted = allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S
+                value = f"{figure(wanted)}s" if wanted > READ_TIMEOUT_MARGIN_S else "60s"
+                yield rule.finding(
+                    timeout.at,
+                    f"{name} {figure(timeout.value)} s on `location /`: every request, not only "
+                    "a WebSocket's, waits that long on a backend that has stopped answering, "
+                    "so a hung worker is never given up on and its clients never get a 504",
+                    f"{name} {value}; here, and the long value only in the WebSocket's own "
+                    "location (e.g. `location /ws/`)",
+                    (passing.at,),
+                )
+
+
+@check_rule(
+    "route-timeout-below-app-timeout",
+    Severity.warning,
+    "the Ingress or HTTPRoute gives up on a request the app server is still running",
+    "the plan's timeout chain (`servertune explain`); ingress-nginx's annotations "
+    "(proxy-read-timeout, "
+    "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
+    "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
+)
+def route_timeout_below_app_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[Location, str]] = set()
+    for app in c.apps:
+        box, timeout = app.container, app.request_timeout
+        if box is None or timeout is None or timeout.value <= 0 or not caps_requests(app):
+            continue
+        wanted = timeout.value + READ_TIMEOUT_MARGIN_S
+        for name, route in box.route_timeouts:
+            if 0 < route.value < wanted and (route.at, name) not in seen:
+                seen.add((route.at, name))
+                value = f'"{figure(wanted)}"' if name.startswith("nginx.") else f"{figure(wanted)}s"
+                yield rule.finding(
+                    route.at,
+                    f"{name} {figure(route.value)} s is not above the app server's "
+                    f"{spelled(app, 'timeout')} {as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: "
+                    "the client gets a 504 while the worker keeps running the request",
+                    f"{name.rpartition(' ')[2]}: {value}",
+                    (timeout.at,),
+                )
