@@ -234,6 +234,36 @@ def test_hostile_bytes_huge_lines_and_corrupt_gzip(tmp_path: Path) -> None:
         assert message in out.output
 
 
+def test_a_line_cut_short_never_takes_the_next_line_with_it(tmp_path: Path) -> None:
+    """The reader's fast pattern may match across a newline; a chunk where it does (a line cut
+    after its path, then good lines) is matched again with the strict pattern, so the lines
+    around the cut one are read as they are, and the cut one is counted and shown."""
+    log = tmp_path / "access.log"
+    log.write_text("/users/1 200 0.010\n/cut/9\n/users/2 200 0.020\n/a/b 404 0.030\n")
+    fmt = build_format("nginx", "$uri $status $request_time")
+    # The fast pattern alone does take the next line into the cut one's match:
+    fast = fmt.scanner(["path", "status"], strict=False).findall(log.read_bytes())
+    assert fast[1] == (b"/cut/9\n/users/2", b"200")
+    traffic = read_traffic([log], fmt)
+    assert (traffic.lines, traffic.requests, traffic.unparsable) == (4, 3, 1)
+    assert sorted(traffic.routes) == ["/a/b", "/users/{id}"]
+    assert traffic.routes["/users/{id}"].count == 2
+    assert traffic.routes["/users/{id}"].total_ms == pytest.approx(30)
+    assert traffic.statuses == {"200": 2, "404": 1}
+    assert [b.line for b in traffic.bad_lines] == [2]
+
+
+def test_the_scanner_captures_only_the_columns_asked_for() -> None:
+    """`$request` fills method and path; asked for path only, method's group is not captured."""
+    fmt = build_format("nginx", TIMED)
+    assert {"method", "path", "status"} <= set(fmt.pattern.groupindex)
+    for strict in (True, False):
+        scan = fmt.scanner(["path", "status"], strict=strict)
+        assert set(scan.groupindex) == {"path", "status"}
+        line = _nginx_line(0, "/x?y=1", 200, "0.010").encode()
+        assert scan.findall(line) == [(b"/x", b"200")]
+
+
 def test_format_option_errors_are_one_line(tmp_path: Path) -> None:
     log = tmp_path / "a.log"
     log.write_text("x\n")

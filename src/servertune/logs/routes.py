@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_ROUTES", "OTHER", "Routes", "template", "template_lines"]
+__all__ = ["MAX_ROUTES", "OTHER", "Routes", "template", "template_block", "template_lines"]
 
 #: Routes kept apart; the rest share OTHER. A log of a crawler or a scanner can hold millions of
 #: distinct paths, and a per-route table is read for its top rows anyway.
@@ -28,11 +28,20 @@ _KINDS = (
 )
 #: Each starts at its literal `/`, which the engine finds fast (a look-behind is tried everywhere).
 _SUBS = tuple((f"/{name}", re.compile(f"/{pattern}{_END}")) for name, pattern in _KINDS)
+#: The same over bytes, for the log reader (which matches bytes: `LogFormat.scanner`).
+_BYTE_SUBS = tuple((name.encode(), re.compile(pattern.pattern.encode())) for name, pattern in _SUBS)
 
 
 def template_lines(paths: str) -> str:
     """`template` of each line of `paths` at once (one pass per kind, in C: the reader's way)."""
     for name, pattern in _SUBS:
+        paths = pattern.sub(name, paths)
+    return paths
+
+
+def template_block(paths: bytes) -> bytes:
+    """`template_lines` over bytes (the log reader's columns)."""
+    for name, pattern in _BYTE_SUBS:
         paths = pattern.sub(name, paths)
     return paths
 
