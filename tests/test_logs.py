@@ -14,7 +14,7 @@ from servertune.logs import LogError, LogFormatError, build_format, detect_forma
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
 from servertune.logs.routes import MAX_ROUTES, OTHER, template
-from servertune.logs.traffic import SHOWN_BAD_LINES
+from servertune.logs.traffic import PROGRESS_BYTES, SHOWN_BAD_LINES
 
 TIMED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
@@ -205,7 +205,7 @@ def test_hostile_bytes_huge_lines_and_corrupt_gzip(tmp_path: Path) -> None:
     bad = [
         b"\x00\x01\xff\xfe binary\n",
         b"GET /\xc3\x28 broken utf-8\n",
-        b"x" * (MAX_LINE_BYTES * 3) + b"\n",  # long, inside one block: read, does not match
+        b"x" * (MAX_LINE_BYTES - 100) + b"\n",  # long, under the limit: read, does not match
         b"y" * (CHUNK_BYTES + MAX_LINE_BYTES * 2) + b"\n",  # past a block: skipped unread
     ]
     log.write_bytes(good + b"".join(bad) + b"\n" + good * 3 + b"tail without newline")
@@ -251,6 +251,19 @@ def test_a_line_cut_short_never_takes_the_next_line_with_it(tmp_path: Path) -> N
     assert traffic.routes["/users/{id}"].total_ms == pytest.approx(30)
     assert traffic.statuses == {"200": 2, "404": 1}
     assert [b.line for b in traffic.bad_lines] == [2]
+
+
+def test_progress_is_called_each_mib_whatever_the_chunk_size(tmp_path: Path) -> None:
+    """`measure --log` advances "MiB read" once a call: a call per MiB, not per (smaller) chunk."""
+    log = tmp_path / "access.log"
+    line = _nginx_line(0, "/x", 200, "0.010")
+    log.write_text(line * (3 * PROGRESS_BYTES // len(line) + 10))
+    calls: list[int] = []
+    read_traffic([log], build_format("nginx", TIMED), on_chunk=calls.append)
+    assert CHUNK_BYTES < PROGRESS_BYTES
+    assert len(calls) >= 2
+    assert log.stat().st_size - PROGRESS_BYTES < sum(calls) <= log.stat().st_size
+    assert all(PROGRESS_BYTES <= n < PROGRESS_BYTES + 2 * CHUNK_BYTES for n in calls)
 
 
 def test_the_scanner_captures_only_the_columns_asked_for() -> None:

@@ -28,8 +28,11 @@ from servertune.logs.errors import LogError
 __all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "Chunk", "chunks", "rotation_order"]
 
 #: Bytes read at a time: large enough that the per-block work (a findall, a few counter updates)
-#: is spread over thousands of lines, small enough to keep memory flat (measured: bench log-read).
-CHUNK_BYTES = 1 << 20
+#: is spread over hundreds of lines, small enough that a block's matched columns (a few objects a
+#: line) stay in the CPU's caches while they are counted. Measured on the bench log-read log
+#: (1 M lines, CPU seconds, this machine): 1.64 s with 1 MiB blocks, 1.44 s with 256 KiB, 1.30-1.37
+#: s with 64 KiB, 1.37-1.38 s with 32 KiB, 1.43 s with 16 KiB.
+CHUNK_BYTES = 64 * 1024
 #: Longest line read: a request line is capped by the servers themselves at a few KiB (nginx
 #: large_client_header_buffers 8k, gunicorn limit_request_line 4094); anything longer is not a
 #: request a server logged.

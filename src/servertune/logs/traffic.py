@@ -24,6 +24,7 @@ from servertune.logs.sketch import new_sketch
 __all__ = [
     "ARRIVAL_WINDOW_S",
     "FLUSH_DISTINCT",
+    "PROGRESS_BYTES",
     "SHOWN_BAD_LINES",
     "SLOW_CALL_FACTOR",
     "SLOW_CALL_FLOOR_MS",
@@ -39,6 +40,9 @@ FLUSH_DISTINCT = 100_000
 #: Seconds an arrival count stays open for lines logged out of order (nginx writes a line when
 #: the request ends, so a 60 s request is logged a minute after requests that started with it).
 ARRIVAL_WINDOW_S = 600
+#: Bytes read between two progress calls: a MiB (`measure --log` shows "MiB read"), whatever
+#: the reader's chunk size.
+PROGRESS_BYTES = 1 << 20
 #: Unparsable lines shown with their line numbers; the rest are only counted.
 SHOWN_BAD_LINES = 5
 #: A request is a slow call when it takes SLOW_CALL_FACTOR times the median or more (and at
@@ -490,7 +494,8 @@ def read_traffic(
     fmt: LogFormat,
     on_chunk: Callable[[int], None] | None = None,
 ) -> Traffic:
-    """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`."""
+    """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`;
+    `on_chunk(n)` each PROGRESS_BYTES (or more) read, with the bytes read since its last call."""
     ordered = rotation_order(paths)
     traffic = Traffic(
         format=fmt,
@@ -501,11 +506,14 @@ def read_traffic(
         arrival_sketch=new_sketch(),
     )
     accumulator = _Accumulator(fmt, traffic)
+    unreported = 0
     for path in ordered:
         for chunk in chunks(path):
             accumulator.add(chunk)
-            if on_chunk is not None:
-                on_chunk(len(chunk.data))
+            unreported += len(chunk.data)
+            if on_chunk is not None and unreported >= PROGRESS_BYTES:
+                on_chunk(unreported)
+                unreported = 0
     accumulator.flush(final=True)
     if traffic.lines == 0:
         raise LogError(f"{traffic.source} is empty")
