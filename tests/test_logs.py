@@ -14,7 +14,7 @@ from servertune.logs import LogError, LogFormatError, build_format, detect_forma
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
 from servertune.logs.routes import MAX_ROUTES, OTHER, template
-from servertune.logs.traffic import PROGRESS_BYTES, SHOWN_BAD_LINES
+from servertune.logs.traffic import FAST_RETRY_CHUNKS, PROGRESS_BYTES, SHOWN_BAD_LINES
 
 TIMED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
@@ -264,6 +264,29 @@ def test_progress_is_called_each_mib_whatever_the_chunk_size(tmp_path: Path) -> 
     assert len(calls) >= 2
     assert log.stat().st_size - PROGRESS_BYTES < sum(calls) <= log.stat().st_size
     assert all(PROGRESS_BYTES <= n < PROGRESS_BYTES + 2 * CHUNK_BYTES for n in calls)
+
+
+def test_unparsable_and_blank_lines_all_through_a_log_are_all_counted(tmp_path: Path) -> None:
+    """A bad line in every chunk: the fast pattern is mostly set aside (`FAST_RETRY_CHUNKS`),
+    and every good, blank and bad line is still counted, over many chunks."""
+    log = tmp_path / "access.log"
+    lines, good, blank = [], 0, 0
+    for n in range(100_000):
+        if n % 300 == 7:
+            lines.append("/cut/9\n")
+        elif n % 700 == 3:
+            lines.append("\n")
+            blank += 1
+        else:
+            lines.append(f"/users/{n} 200 0.010\n")
+            good += 1
+    log.write_text("".join(lines))
+    assert log.stat().st_size > 3 * FAST_RETRY_CHUNKS * CHUNK_BYTES
+    traffic = read_traffic([log], build_format("nginx", "$uri $status $request_time"))
+    assert (traffic.lines, traffic.requests, traffic.blank) == (100_000, good, blank)
+    assert traffic.unparsable == 100_000 - good - blank
+    assert dict(traffic.routes).keys() == {"/users/{id}"}
+    assert [b.line for b in traffic.bad_lines] == [8, 308, 608, 908, 1208]
 
 
 def test_the_scanner_captures_only_the_columns_asked_for() -> None:

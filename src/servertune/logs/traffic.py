@@ -9,6 +9,7 @@ arrival counts. Memory is bounded by those constants, not by the log's length.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from servertune.logs.sketch import new_sketch
 
 __all__ = [
     "ARRIVAL_WINDOW_S",
+    "FAST_RETRY_CHUNKS",
     "FLUSH_DISTINCT",
     "PROGRESS_BYTES",
     "SHOWN_BAD_LINES",
@@ -300,6 +302,12 @@ class Traffic:
 _READ = ("ts", "path", "service", "status", "connect", "length", "term")
 
 
+#: A newline followed by another: the line after it is blank.
+_BLANK_AFTER = re.compile(rb"\n(?=\n)")
+#: One chunk in this many is tried with the fast pattern while it keeps failing (see `add`).
+FAST_RETRY_CHUNKS = 8
+
+
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
 
@@ -313,6 +321,8 @@ class _Accumulator:
         self.traffic = traffic
         self.scan = fmt.scanner(_READ)
         self.fast_scan = fmt.scanner(_READ, strict=False)
+        self.chunks = 0
+        self.fast_misses = 0  # chunks the fast pattern did not match whole
         groups = self.scan.groupindex
         self.index = {name: groups[name] - 1 if name in groups else None for name in _READ}
         self.pairs: Counter[tuple[bytes, bytes]] = Counter()
@@ -338,8 +348,14 @@ class _Accumulator:
         if not data:
             return
         count = chunk.lines
-        rows = self.fast_scan.findall(data)
-        if len(rows) != count:  # a line without a match: the fast pattern's rows are not trusted
+        # The fast pattern while it matches nearly every chunk whole; a log with unparsable lines
+        # all through it would pay for both patterns on every chunk, so there it is tried only
+        # on one chunk in FAST_RETRY_CHUNKS (and again on every chunk once they match whole).
+        self.chunks += 1
+        fast = self.fast_misses * FAST_RETRY_CHUNKS <= self.chunks
+        rows = (self.fast_scan if fast else self.scan).findall(data)
+        if fast and len(rows) != count:  # a line without a match: fast rows are not trusted
+            self.fast_misses += 1
             rows = self.scan.findall(data)
         traffic.lines += count
         # Every line matched: no blank, no unparsable one. Else count them line by line.
@@ -392,15 +408,19 @@ class _Accumulator:
                 self.examples[name] = _text(path)
 
     def _slow_path(self, chunk: Chunk) -> int:
-        """Count the blank lines of a chunk that has unparsable ones, and keep the first few."""
-        match = self.scan.match
-        blank = 0
+        """Count the blank lines of a chunk that has unparsable ones (in C), and keep the first
+        few unparsable ones (line by line, until SHOWN_BAD_LINES are kept)."""
+        data = chunk.data
+        blank = len(_BLANK_AFTER.findall(data)) + data.startswith(b"\n")
         bad = self.traffic.bad_lines
-        for offset, line in enumerate(chunk.data.split(b"\n")[:-1]):
-            if not line:
-                blank += 1
-            elif len(bad) < SHOWN_BAD_LINES and match(line) is None:
+        if len(bad) >= SHOWN_BAD_LINES:
+            return blank
+        match = self.scan.match
+        for offset, line in enumerate(data.split(b"\n")[:-1]):
+            if line and match(line) is None:
                 bad.append(BadLine(chunk.source, chunk.first_line + offset, _text(line)))
+                if len(bad) >= SHOWN_BAD_LINES:
+                    break
         return blank
 
     def _ms(self, text: str, reader: Callable[[str], float | None]) -> float | None:
