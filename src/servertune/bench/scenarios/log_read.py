@@ -5,8 +5,8 @@ For 1, 10 and 50 million lines (GoAccess, where installed, up to GOACCESS_MAX_LI
 The log is generated (nginx, a timed `log_format`: ids, UUIDs and query strings in the paths, a
 status mix, 50 requests a second) and written once per size; each reader then runs in its own
 process, one at a time (in a process group the harness kills whatever ends the run), and
-reports its CPU time and peak resident memory from the kernel (`getrusage`: its own, or
-GoAccess's as its child). Lines per second are per CPU second of that one process, so a busy
+reports its CPU time and peak resident memory from the kernel (`getrusage` for CPU; its own
+VmHWM for memory, or GoAccess's ru_maxrss as its child). Lines per second are per CPU second of that one process, so a busy
 machine slows the wall clock more than the number. The `re` loop is what a short script does:
 match each line, keep every time in a list, sort it at the end for the percentiles.
 
@@ -224,9 +224,10 @@ class LogRead(BaseScenario[LogReadSizes]):
             ],
             notes=[
                 (
-                    "each reader in its own process, one at a time; CPU seconds and peak RSS from "
-                    "getrusage(); the re loop keeps every time in a list and sorts it (what a script "
-                    "does for a percentile), so its memory grows with the log"
+                    "each reader in its own process, one at a time; CPU seconds from getrusage(), "
+                    "peak RSS from VmHWM (GoAccess: ru_maxrss); the re loop keeps every time in a "
+                    "list and sorts it (what a script does for a percentile), so its memory grows "
+                    "with the log"
                 ),
                 (
                     f"the log: nginx, {RATE} requests a second, ids and UUIDs in the paths; GoAccess "
