@@ -4,7 +4,10 @@ targets and ratios (the numbers themselves are the full run's, in docs/benchmark
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,25 @@ def test_generated_log_parses_whole_with_ids_collapsed(tmp_path: Path) -> None:
     assert "/a/{uuid}" in traffic.routes
     assert traffic.span_s == 20
     assert traffic.peak_rps == 50
+
+
+def test_a_readers_peak_memory_is_its_own_not_its_parents(tmp_path: Path) -> None:
+    """ru_maxrss survives fork and exec: a reader started by a process holding 200 MiB still
+    reports its own peak (the servertune reader holds about 20 MiB)."""
+    log = tmp_path / "access.log"
+    write_log(log, 1000)
+    held = bytearray(200 << 20)
+    held[:: 1 << 12] = b"x" * len(held[:: 1 << 12])  # touched: resident
+    done = subprocess.run(
+        [sys.executable, "-m", "servertune.bench.scenarios.log_read", "servertune", str(log)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert len(held) == 200 << 20
+    answer = json.loads(done.stdout)
+    assert answer["lines"] == 1000
+    assert 0 < answer["peak_rss_mb"] < 150, answer
 
 
 def test_quick_run_reads_every_line_with_every_reader() -> None:

@@ -14,7 +14,7 @@ from servertune.logs import LogError, LogFormatError, build_format, detect_forma
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
 from servertune.logs.routes import MAX_ROUTES, OTHER, template
-from servertune.logs.traffic import SHOWN_BAD_LINES
+from servertune.logs.traffic import FAST_RETRY_CHUNKS, PROGRESS_BYTES, SHOWN_BAD_LINES
 
 TIMED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
@@ -205,7 +205,7 @@ def test_hostile_bytes_huge_lines_and_corrupt_gzip(tmp_path: Path) -> None:
     bad = [
         b"\x00\x01\xff\xfe binary\n",
         b"GET /\xc3\x28 broken utf-8\n",
-        b"x" * (MAX_LINE_BYTES * 3) + b"\n",  # long, inside one block: read, does not match
+        b"x" * (MAX_LINE_BYTES - 100) + b"\n",  # long, under the limit: read, does not match
         b"y" * (CHUNK_BYTES + MAX_LINE_BYTES * 2) + b"\n",  # past a block: skipped unread
     ]
     log.write_bytes(good + b"".join(bad) + b"\n" + good * 3 + b"tail without newline")
@@ -232,6 +232,72 @@ def test_hostile_bytes_huge_lines_and_corrupt_gzip(tmp_path: Path) -> None:
         out = CliRunner().invoke(cli, ["measure", "--log", *bad_input, "--log-format", "nginx"])
         assert out.exit_code == 2, out.output
         assert message in out.output
+
+
+def test_a_line_cut_short_never_takes_the_next_line_with_it(tmp_path: Path) -> None:
+    """The reader's fast pattern may match across a newline; a chunk where it does (a line cut
+    after its path, then good lines) is matched again with the strict pattern, so the lines
+    around the cut one are read as they are, and the cut one is counted and shown."""
+    log = tmp_path / "access.log"
+    log.write_text("/users/1 200 0.010\n/cut/9\n/users/2 200 0.020\n/a/b 404 0.030\n")
+    fmt = build_format("nginx", "$uri $status $request_time")
+    # The fast pattern alone does take the next line into the cut one's match:
+    fast = fmt.scanner(["path", "status"], strict=False).findall(log.read_bytes())
+    assert fast[1] == (b"/cut/9\n/users/2", b"200")
+    traffic = read_traffic([log], fmt)
+    assert (traffic.lines, traffic.requests, traffic.unparsable) == (4, 3, 1)
+    assert sorted(traffic.routes) == ["/a/b", "/users/{id}"]
+    assert traffic.routes["/users/{id}"].count == 2
+    assert traffic.routes["/users/{id}"].total_ms == pytest.approx(30)
+    assert traffic.statuses == {"200": 2, "404": 1}
+    assert [b.line for b in traffic.bad_lines] == [2]
+
+
+def test_progress_is_called_each_mib_whatever_the_chunk_size(tmp_path: Path) -> None:
+    """`measure --log` advances "MiB read" once a call: a call per MiB, not per (smaller) chunk."""
+    log = tmp_path / "access.log"
+    line = _nginx_line(0, "/x", 200, "0.010")
+    log.write_text(line * (3 * PROGRESS_BYTES // len(line) + 10))
+    calls: list[int] = []
+    read_traffic([log], build_format("nginx", TIMED), on_chunk=calls.append)
+    assert CHUNK_BYTES < PROGRESS_BYTES
+    assert len(calls) >= 2
+    assert log.stat().st_size - PROGRESS_BYTES < sum(calls) <= log.stat().st_size
+    assert all(PROGRESS_BYTES <= n < PROGRESS_BYTES + 2 * CHUNK_BYTES for n in calls)
+
+
+def test_unparsable_and_blank_lines_all_through_a_log_are_all_counted(tmp_path: Path) -> None:
+    """A bad line in every chunk: the fast pattern is mostly set aside (`FAST_RETRY_CHUNKS`),
+    and every good, blank and bad line is still counted, over many chunks."""
+    log = tmp_path / "access.log"
+    lines, good, blank = [], 0, 0
+    for n in range(100_000):
+        if n % 300 == 7:
+            lines.append("/cut/9\n")
+        elif n % 700 == 3:
+            lines.append("\n")
+            blank += 1
+        else:
+            lines.append(f"/users/{n} 200 0.010\n")
+            good += 1
+    log.write_text("".join(lines))
+    assert log.stat().st_size > 3 * FAST_RETRY_CHUNKS * CHUNK_BYTES
+    traffic = read_traffic([log], build_format("nginx", "$uri $status $request_time"))
+    assert (traffic.lines, traffic.requests, traffic.blank) == (100_000, good, blank)
+    assert traffic.unparsable == 100_000 - good - blank
+    assert dict(traffic.routes).keys() == {"/users/{id}"}
+    assert [b.line for b in traffic.bad_lines] == [8, 308, 608, 908, 1208]
+
+
+def test_the_scanner_captures_only_the_columns_asked_for() -> None:
+    """`$request` fills method and path; asked for path only, method's group is not captured."""
+    fmt = build_format("nginx", TIMED)
+    assert {"method", "path", "status"} <= set(fmt.pattern.groupindex)
+    for strict in (True, False):
+        scan = fmt.scanner(["path", "status"], strict=strict)
+        assert set(scan.groupindex) == {"path", "status"}
+        line = _nginx_line(0, "/x?y=1", 200, "0.010").encode()
+        assert scan.findall(line) == [(b"/x", b"200")]
 
 
 def test_format_option_errors_are_one_line(tmp_path: Path) -> None:

@@ -1,8 +1,11 @@
 """Reading log files as chunks of whole lines: streamed, plain or gzip, files or stdin.
 
 A log is read in blocks of `CHUNK_BYTES` and cut at the last newline, so memory holds one block
-whatever the log's size, and each block is decoded once (UTF-8, undecodable bytes replaced: a log
-of someone's hostile requests is still read). A line still open `MAX_LINE_BYTES` past the end of a
+whatever the log's size. A chunk stays bytes: the traffic reader matches bytes (cheaper than
+text: each captured column is a bytes object, not a str checked for its widest character) and
+decodes only the distinct values it keeps; `Chunk.text` decodes the whole chunk for the readers
+that want lines (UTF-8, undecodable bytes replaced: a log of someone's hostile requests is still
+read). A line still open `MAX_LINE_BYTES` past the end of a
 block is skipped and reported, never held: memory stays within a block and a line. Rotated sets are read oldest first (`access.log.2.gz`, `access.log.1`,
 `access.log`), so the arrival profile runs forward in time.
 """
@@ -25,8 +28,11 @@ from servertune.logs.errors import LogError
 __all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "Chunk", "chunks", "rotation_order"]
 
 #: Bytes read at a time: large enough that the per-block work (a findall, a few counter updates)
-#: is spread over thousands of lines, small enough to keep memory flat (measured: bench log-read).
-CHUNK_BYTES = 1 << 20
+#: is spread over hundreds of lines, small enough that a block's matched columns (a few objects a
+#: line) stay in the CPU's caches while they are counted. Measured on the bench log-read log
+#: (1 M lines, CPU seconds, this machine): 1.64 s with 1 MiB blocks, 1.44 s with 256 KiB, 1.30-1.37
+#: s with 64 KiB, 1.37-1.38 s with 32 KiB, 1.43 s with 16 KiB.
+CHUNK_BYTES = 64 * 1024
 #: Longest line read: a request line is capped by the servers themselves at a few KiB (nginx
 #: large_client_header_buffers 8k, gunicorn limit_request_line 4094); anything longer is not a
 #: request a server logged.
@@ -36,13 +42,21 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 @dataclass(frozen=True)
 class Chunk:
-    """Whole lines of one log: `text` starts at line `first_line` (1-based) of `source`."""
+    """Whole lines of one log: `data` starts at line `first_line` (1-based) of `source`."""
 
     source: str
     first_line: int
-    text: str
+    #: The lines, each ending in `\n` (`\r\n` made `\n`), as read.
+    data: bytes
+    #: How many lines `data` holds (its newlines: counted once, here).
+    lines: int = 0
     #: Line numbers (in `source`) of lines skipped for being longer than MAX_LINE_BYTES.
     oversize: tuple[int, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The lines decoded (UTF-8, undecodable bytes replaced)."""
+        return self.data.decode("utf-8", "replace")
 
 
 _ROTATED = re.compile(
@@ -137,20 +151,19 @@ def _chunks(blocks: Iterator[bytes], name: str) -> Iterator[Chunk]:
                 oversize.append(line)
                 skipping = True
                 pending = b""
-                yield Chunk(name, line, "", tuple(oversize))
+                yield Chunk(name, line, b"", 0, tuple(oversize))
             else:
                 pending = data
             continue
         whole, pending = data[: end + 1], data[end + 1 :]
+        count = whole.count(b"\n")
         if len(pending) > MAX_LINE_BYTES:
             skipping = True
             pending = b""
-            oversize.append(line + whole.count(b"\n"))
-        text = whole.decode("utf-8", "replace")
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        yield Chunk(name, line, text, tuple(sorted(oversize)))
-        line += whole.count(b"\n")
+            oversize.append(line + count)
+        if b"\r" in whole:
+            whole = whole.replace(b"\r\n", b"\n")
+        yield Chunk(name, line, whole, count, tuple(sorted(oversize)))
+        line += count
     if pending and not skipping:
-        text = pending.decode("utf-8", "replace").replace("\r\n", "\n")
-        yield Chunk(name, line, text + "\n")
+        yield Chunk(name, line, pending.replace(b"\r\n", b"\n") + b"\n", 1)

@@ -9,6 +9,7 @@ arrival counts. Memory is bounded by those constants, not by the log's length.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,12 +19,14 @@ from typing import Any
 from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat
 from servertune.logs.reader import Chunk, chunks, rotation_order
-from servertune.logs.routes import MAX_ROUTES, Routes, template_lines
+from servertune.logs.routes import MAX_ROUTES, Routes, template_block
 from servertune.logs.sketch import new_sketch
 
 __all__ = [
     "ARRIVAL_WINDOW_S",
+    "FAST_RETRY_CHUNKS",
     "FLUSH_DISTINCT",
+    "PROGRESS_BYTES",
     "SHOWN_BAD_LINES",
     "SLOW_CALL_FACTOR",
     "SLOW_CALL_FLOOR_MS",
@@ -39,6 +42,9 @@ FLUSH_DISTINCT = 100_000
 #: Seconds an arrival count stays open for lines logged out of order (nginx writes a line when
 #: the request ends, so a 60 s request is logged a minute after requests that started with it).
 ARRIVAL_WINDOW_S = 600
+#: Bytes read between two progress calls: a MiB (`measure --log` shows "MiB read"), whatever
+#: the reader's chunk size.
+PROGRESS_BYTES = 1 << 20
 #: Unparsable lines shown with their line numbers; the rest are only counted.
 SHOWN_BAD_LINES = 5
 #: A request is a slow call when it takes SLOW_CALL_FACTOR times the median or more (and at
@@ -292,37 +298,65 @@ class Traffic:
         ]
 
 
+#: The columns the accumulator reads (not `method`): the only groups `LogFormat.scanner` captures.
+_READ = ("ts", "path", "service", "status", "connect", "length", "term")
+
+
+#: A newline followed by another: the line after it is blank.
+_BLANK_AFTER = re.compile(rb"\n(?=\n)")
+#: One chunk in this many is tried with the fast pattern while it keeps failing (see `add`).
+FAST_RETRY_CHUNKS = 8
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
 class _Accumulator:
-    """Counts of distinct column values, folded into a Traffic every FLUSH_DISTINCT."""
+    """Counts of distinct column values (bytes, as matched), folded into a Traffic every
+    FLUSH_DISTINCT; a value is decoded and converted once, when its count is folded."""
 
     def __init__(self, fmt: LogFormat, traffic: Traffic) -> None:
         self.fmt = fmt
         self.traffic = traffic
-        self.index = {name: fmt.column(name) for name in ("ts", "path", "service", "status",
-                                                           "connect", "length", "term")}  # fmt: skip
-        self.pairs: Counter[tuple[str, str]] = Counter()
-        self.seconds: Counter[str] = Counter()
-        self.statuses: Counter[str] = Counter()
-        self.connects: Counter[str] = Counter()
-        self.lengths: Counter[str] = Counter()
-        self.terms: Counter[tuple[str, str]] = Counter()
+        self.scan = fmt.scanner(_READ)
+        self.fast_scan = fmt.scanner(_READ, strict=False)
+        self.chunks = 0
+        self.fast_misses = 0  # chunks the fast pattern did not match whole
+        groups = self.scan.groupindex
+        self.index = {name: groups[name] - 1 if name in groups else None for name in _READ}
+        self.pairs: Counter[tuple[bytes, bytes]] = Counter()
+        self.seconds: Counter[bytes] = Counter()
+        self.statuses: Counter[bytes] = Counter()
+        self.connects: Counter[bytes] = Counter()
+        self.lengths: Counter[bytes] = Counter()
+        self.terms: Counter[tuple[bytes, bytes]] = Counter()
         self.open_seconds: dict[int, int] = {}
         self.routes = Routes()
         self.last_closed = 0  # the last second folded into the arrival sketch
         self.examples = traffic.examples
+        self.example_routes: set[bytes] = set()  # routes that have their example (or never will)
 
     def add(self, chunk: Chunk) -> None:
         traffic = self.traffic
-        text = chunk.text
+        data = chunk.data
         for line in chunk.oversize:
             traffic.unparsable += 1
             traffic.lines += 1
             if len(traffic.bad_lines) < SHOWN_BAD_LINES:
                 traffic.bad_lines.append(BadLine(chunk.source, line, "(longer than 64 KiB)"))
-        if not text:
+        if not data:
             return
-        rows = self.fmt.pattern.findall(text)
-        count = text.count("\n")
+        count = chunk.lines
+        # The fast pattern while it matches nearly every chunk whole; a log with unparsable lines
+        # all through it would pay for both patterns on every chunk, so there it is tried only
+        # on one chunk in FAST_RETRY_CHUNKS (and again on every chunk once they match whole).
+        self.chunks += 1
+        fast = self.fast_misses * FAST_RETRY_CHUNKS <= self.chunks
+        rows = (self.fast_scan if fast else self.scan).findall(data)
+        if fast and len(rows) != count:  # a line without a match: fast rows are not trusted
+            self.fast_misses += 1
+            rows = self.scan.findall(data)
         traffic.lines += count
         # Every line matched: no blank, no unparsable one. Else count them line by line.
         blank = 0 if len(rows) == count else self._slow_path(chunk)
@@ -331,27 +365,22 @@ class _Accumulator:
         if not rows:
             return
         traffic.requests += len(rows)
-        columns = list(zip(*rows, strict=True))
         i = self.index
-        none = ("",) * len(rows)
+        if self.scan.groups <= 1:  # one group: findall gives its values, not tuples
+            columns: list[Any] = [rows]
+        else:
+            columns = list(zip(*rows, strict=True))
+        none = (b"",) * len(rows)
+        path = i["path"]
         # Paths become routes here, a chunk at a time in C: the counts are then per route, and
         # a log of a million distinct ids is a handful of distinct (route, time) pairs.
         routes = (
-            template_lines("\n".join(columns[i["path"]])).split("\n")
-            if i["path"] is not None
-            else none
+            template_block(b"\n".join(columns[path])).split(b"\n") if path is not None else none
         )
-        if i["path"] is not None:
-            # One requestable path per route (what `bench app --replay` sends): a dict built in C.
-            for route, path in dict(zip(routes, columns[i["path"]], strict=True)).items():
-                if route not in self.examples and len(self.examples) <= MAX_ROUTES:
-                    self.examples[route] = path
+        if path is not None:
+            self._examples(routes, columns[path])
         self.pairs.update(
-            zip(
-                routes,
-                columns[i["service"]] if i["service"] is not None else none,
-                strict=True,
-            )
+            zip(routes, columns[i["service"]] if i["service"] is not None else none, strict=True)
         )
         if i["ts"] is not None:
             self.seconds.update(columns[i["ts"]])
@@ -366,16 +395,32 @@ class _Accumulator:
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
 
+    def _examples(self, routes: Sequence[bytes], paths: Sequence[bytes]) -> None:
+        """One requestable path per route (what `bench app --replay` sends)."""
+        if set(routes) <= self.example_routes:  # the usual chunk: no new route (a C-level test)
+            return
+        for route, path in dict(zip(routes, paths, strict=True)).items():
+            if route in self.example_routes:
+                continue
+            self.example_routes.add(route)
+            name = _text(route)
+            if name not in self.examples and len(self.examples) <= MAX_ROUTES:
+                self.examples[name] = _text(path)
+
     def _slow_path(self, chunk: Chunk) -> int:
-        """Count the blank lines of a chunk that has unparsable ones, and keep the first few."""
-        match = self.fmt.pattern.match
-        blank = 0
+        """Count the blank lines of a chunk that has unparsable ones (in C), and keep the first
+        few unparsable ones (line by line, until SHOWN_BAD_LINES are kept)."""
+        data = chunk.data
+        blank = len(_BLANK_AFTER.findall(data)) + data.startswith(b"\n")
         bad = self.traffic.bad_lines
-        for offset, line in enumerate(chunk.text.split("\n")[:-1]):
-            if not line:
-                blank += 1
-            elif len(bad) < SHOWN_BAD_LINES and match(line) is None:
-                bad.append(BadLine(chunk.source, chunk.first_line + offset, line))
+        if len(bad) >= SHOWN_BAD_LINES:
+            return blank
+        match = self.scan.match
+        for offset, line in enumerate(data.split(b"\n")[:-1]):
+            if line and match(line) is None:
+                bad.append(BadLine(chunk.source, chunk.first_line + offset, _text(line)))
+                if len(bad) >= SHOWN_BAD_LINES:
+                    break
         return blank
 
     def _ms(self, text: str, reader: Callable[[str], float | None]) -> float | None:
@@ -388,9 +433,12 @@ class _Accumulator:
         traffic = self.traffic
         fmt = self.fmt
         read = fmt.service_ms
+        names: dict[bytes, str] = {}  # each route decoded once a flush
         for (path, service), n in self.pairs.items():
-            route = self.routes(path) if path else "(no path)"
-            ms = self._ms(service, read) if service else None
+            route = names.get(path)
+            if route is None:
+                route = names[path] = self.routes(_text(path)) if path else "(no path)"
+            ms = self._ms(_text(service), read) if service else None
             if ms is None:
                 continue
             stats = traffic.routes.get(route)
@@ -403,21 +451,21 @@ class _Accumulator:
             traffic.timed += n
             traffic.total_ms += ms * n
         self.pairs.clear()
-        for text, n in self.statuses.items():
-            traffic.statuses[text] += n
+        for value, n in self.statuses.items():
+            traffic.statuses[_text(value)] += n
         self.statuses.clear()
         for (term, status), n in self.terms.items():
-            traffic.terminations[f"{term[:2]} {status}"] += n
+            traffic.terminations[f"{_text(term[:2])} {_text(status)}"] += n
         self.terms.clear()
-        for text, n in self.connects.items():
-            ms = self._ms(text, read if fmt.name != "nginx" else _nginx_times)
+        for value, n in self.connects.items():
+            ms = self._ms(_text(value), read if fmt.name != "nginx" else _nginx_times)
             if ms is not None:
                 traffic.connect_sketch.add(ms, n)
         self.connects.clear()
-        for text, n in self.lengths.items():
-            if not text.isdigit():  # `-`: not recorded (an ALB request it did not forward)
+        for value, n in self.lengths.items():
+            if not value.isdigit():  # `-`: not recorded (an ALB request it did not forward)
                 continue
-            size = int(text)
+            size = int(value)
             traffic.length_sketch.add(max(size, 1), n)
             traffic.max_length = max(traffic.max_length, size)
         self.lengths.clear()
@@ -426,9 +474,9 @@ class _Accumulator:
     def _arrivals(self, final: bool) -> None:
         traffic = self.traffic
         open_seconds = self.open_seconds
-        for text, n in self.seconds.items():
+        for value, n in self.seconds.items():
             try:
-                second = self.fmt.second(text)
+                second = self.fmt.second(_text(value))
             except ValueError:
                 continue
             closed = traffic.last_second is not None and second <= self.last_closed
@@ -466,7 +514,8 @@ def read_traffic(
     fmt: LogFormat,
     on_chunk: Callable[[int], None] | None = None,
 ) -> Traffic:
-    """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`."""
+    """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`;
+    `on_chunk(n)` each PROGRESS_BYTES (or more) read, with the bytes read since its last call."""
     ordered = rotation_order(paths)
     traffic = Traffic(
         format=fmt,
@@ -477,11 +526,14 @@ def read_traffic(
         arrival_sketch=new_sketch(),
     )
     accumulator = _Accumulator(fmt, traffic)
+    unreported = 0
     for path in ordered:
         for chunk in chunks(path):
             accumulator.add(chunk)
-            if on_chunk is not None:
-                on_chunk(len(chunk.text))
+            unreported += len(chunk.data)
+            if on_chunk is not None and unreported >= PROGRESS_BYTES:
+                on_chunk(unreported)
+                unreported = 0
     accumulator.flush(final=True)
     if traffic.lines == 0:
         raise LogError(f"{traffic.source} is empty")

@@ -2,9 +2,10 @@
 
 A `LogFormat` is one regular expression over whole lines (MULTILINE, never crossing a newline)
 whose named groups are the columns servertune reads, plus converters that turn one column's
-text into a number. The reader matches a whole chunk of lines at once (`findall`, in C) and
-counts the distinct values of each column before converting them, so the Python work per line is
-a few C-level counter updates, and each distinct timestamp, time or path is converted once.
+text into a number. The reader matches a whole chunk of lines at once (`findall`, in C, over
+bytes: `LogFormat.scanner`, which captures only the columns it is asked for) and counts the
+distinct values of each column before converting them, so the Python work per line is a few
+C-level counter updates, and each distinct timestamp, time or path is decoded and converted once.
 
 Columns (named groups; a format has the ones its log holds):
   ts       the request's second, in the format's own spelling (`LogFormat.second` reads it)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from servertune.logs.errors import LogError
@@ -25,6 +25,11 @@ __all__ = [
 ]
 
 COLUMNS = ("ts", "method", "path", "status", "service", "connect", "length", "term")
+
+#: A named group's opening (a literal `(?P<` in a format string is escaped: `\(\?P<`).
+_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>")
+#: A negated set that excludes a newline and something else: `[^ ?"\n]` (the set's text in 1).
+_NEWLINE_IN_SET = re.compile(r"\[\^((?:[^\]\\]|\\.)+?)\\n\]")
 
 MONTHS = {
     name: number
@@ -59,6 +64,28 @@ class LogFormat:
         """The index of a column in `findall`'s tuples, or None when this format lacks it."""
         index = self.pattern.groupindex.get(name)
         return None if index is None else index - 1
+
+    def scanner(self, columns: Collection[str], *, strict: bool = True) -> re.Pattern[bytes]:
+        """`pattern` over bytes, capturing only `columns` (the others' groups made
+        non-capturing): every captured group costs an object per line, and a bytes object is
+        cheaper to make than a str (measured on the bench log-read log: 1.06 us a line against
+        1.30 us for the str pattern with all its groups). Character classes become ASCII ones
+        (`\\d` is 0-9), which is what the servers write; a non-ASCII character of a user's
+        log_format is matched as its UTF-8 bytes.
+
+        `strict=False` drops the newline from the negated classes (`[^"\\n]*` becomes `[^"]*`):
+        a run of one excluded byte is a tight loop in the regex engine where a set is a lookup
+        a byte (0.90 us a line against 1.06). Such a pattern may match across lines, so its
+        `findall` over a chunk is only trusted when it found one match per line: each match
+        starts at a line start, so a match over two lines leaves a line without one. Then every
+        match is within its line and the same as the strict pattern's; else the chunk is
+        matched again with the strict pattern."""
+        text = _NAMED_GROUP.sub(
+            lambda m: m.group(0) if m.group(1) in columns else "(?:", self.pattern.pattern
+        )
+        if not strict:
+            text = _NEWLINE_IN_SET.sub(r"[^\1]", text)
+        return re.compile(text.encode("utf-8"), self.pattern.flags & ~re.UNICODE)
 
 
 # --- Shared readers ------------------------------------------------------------------------------
