@@ -24,7 +24,7 @@ from servertune.sizing.defaults import (
     NGINX_MS_PER_REQUEST,
 )
 from servertune.sizing.plan import Derivation
-from servertune.sizing.queueing import arrival_rate, held_s, in_flight
+from servertune.sizing.queueing import arrival_rate, held_s, in_flight, pool_threads
 from servertune.workload import Workload
 
 #: The numbers this rule owns, None for a WSGI app (a thread per request: no loop to protect).
@@ -131,8 +131,6 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue",
     )
     if w.sync_views:
-        from servertune.asgi import pool_threads
-
         rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
         calls = in_flight(rate / processes, hold)
         threads = pool_threads(calls, d.get_int("cpu_threads"))
