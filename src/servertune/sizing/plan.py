@@ -164,6 +164,8 @@ class Plan(BaseModel):
     # ASGI apps (interface = 'asgi'): an event loop per process. None where a WSGI plan has none.
     loop_ms: float | None = derived("ms", explain_only=True)
     asgi_capacity_rps: float | None = derived("req/s", explain_only=True)
+    granian_capacity_rps: float | None = derived("req/s", explain_only=True)
+    admission_wait_ms: float | None = derived("ms", explain_only=True)
     admitted_per_process: int | None = derived("requests", explain_only=True)
     admission_limit: int | None = derived("requests")
     executor_threads: int | None = derived("threads per process", explain_only=True)

@@ -6,8 +6,11 @@ parsing and writing) is served one at a time, and CPU run off the loop still nee
 process serves at most 1 / (that time + nginx's share of a core) requests per second, and by
 Little's law that rate keeps rate x (time a request is held) requests in flight. Admitting more
 only queues them on the loop: each admitted request then waits for the others. nginx admits
-what the loops serve for as long as a request is held plus a bounded wait for its turn, so a 503
-goes out only for a request whose answer would come late; the excess gets it at once.
+what the loops serve for as long as a request is held plus a bounded wait for its turn
+(`admission_wait_ms`), so a 503 goes out only for a request whose answer would come late; the
+excess gets it at once. The servers differ in their own cost per request (uvicorn parses HTTP in
+Python on the loop, granian in Rust off it), so each gets its capacity; the one nginx file fronts
+any of them, so it admits for the fastest, and sheds nothing any of them would answer in time.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from servertune.machine import Machine
 from servertune.sizing.defaults import (
     ADMISSION_MIN_WAIT_MS,
     ADMISSION_WAIT_SHARE,
+    ASGI_OVERLOAD_P99_TARGET,
     ASGI_SERVER_MS_PER_REQUEST,
+    GRANIAN_SERVER_MS_PER_REQUEST,
     MAX_ADMITTED_PER_PROCESS,
     MIN_CPU_MS_PER_REQUEST,
     NGINX_MS_PER_REQUEST,
@@ -31,6 +36,8 @@ from servertune.workload import Workload
 OWNED = (
     "loop_ms",
     "asgi_capacity_rps",
+    "granian_capacity_rps",
+    "admission_wait_ms",
     "admitted_per_process",
     "admission_limit",
     "executor_threads",
@@ -102,17 +109,41 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         processes * 1000 / (loop_ms + NGINX_MS_PER_REQUEST),
         f"{processes} processes x 1000 / ({loop_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
         "nginx on the same cores): awaiting costs the loop nothing, blocking time is served one "
-        "request at a time",
+        "request at a time (uvicorn's, and gunicorn's ASGI workers')",
+    )
+    granian_loop_ms = app_ms + GRANIAN_SERVER_MS_PER_REQUEST
+    fastest = d.put(
+        "granian_capacity_rps",
+        processes * 1000 / (granian_loop_ms + NGINX_MS_PER_REQUEST),
+        f"{processes} processes x 1000 / ({app_ms:.2f} ms of the app + "
+        f"{GRANIAN_SERVER_MS_PER_REQUEST:g} ms of granian's own (it parses HTTP in Rust, off "
+        f"the GIL) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops serve more than "
+        "uvicorn's, so it gets its own capacity",
     )
     hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
-    wait = max(hold * ADMISSION_WAIT_SHARE, ADMISSION_MIN_WAIT_MS / 1000)
-    mean = in_flight(capacity / processes, hold + wait)
+    wait = (
+        d.put(
+            "admission_wait_ms",
+            max(hold * 1000 * ADMISSION_WAIT_SHARE, ADMISSION_MIN_WAIT_MS),
+            f"max({ADMISSION_WAIT_SHARE:g} x the {hold * 1000:.1f} ms a request is held, "
+            f"{ADMISSION_MIN_WAIT_MS:g} ms): the longest an admitted request may wait for its turn "
+            "before its answer counts as late: for a request held "
+            f"{ADMISSION_MIN_WAIT_MS / ADMISSION_WAIT_SHARE:g} ms or more, held + wait is "
+            f"{1 + ADMISSION_WAIT_SHARE:g} x its own time, under the overload target of "
+            f"{ASGI_OVERLOAD_P99_TARGET:g} x; below, the floor keeps the scheduler's noise from "
+            "counting as lateness",
+        )
+        / 1000
+    )
+    mean = in_flight(fastest / processes, hold + wait)
     admitted = max(1, math.ceil(mean - 1e-9))
+    slowest_wait_ms = (admitted / (capacity / processes) - hold) * 1000
     reason = (
-        f"Little's law at capacity: {capacity / processes:.1f} req/s x ({hold * 1000:.1f} ms "
-        f"held + {wait * 1000:.1f} ms of wait for its turn) = {mean:.1f} in flight; the wait "
-        f"is {ADMISSION_WAIT_SHARE:g} x the time held, at least {ADMISSION_MIN_WAIT_MS:g} ms: "
-        "a request admitted past it would only answer late"
+        f"Little's law at the fastest server's capacity (granian's): {fastest / processes:.1f} "
+        f"req/s x ({hold * 1000:.1f} ms held + {wait * 1000:.1f} ms of wait) = {mean:.1f} in "
+        "flight, so nginx, which fronts any of the servers, sheds nothing a server behind it "
+        f"answers in time; uvicorn's loops ({capacity / processes:.1f} req/s each) work "
+        f"through that many with {slowest_wait_ms:.1f} ms of wait"
     )
     # (The 1e-9 above: float noise, 100.0 x 0.11 = 11.000000000000002, must not add a request.)
     if admitted > MAX_ADMITTED_PER_PROCESS:
