@@ -137,6 +137,8 @@ class Plan(BaseModel):
     lb_retry_on: tuple[str, ...] = derived("conditions")
     lb_per_try_timeout_s: int = derived("s")
     lb_maxconn: int = derived("connections")
+    lb_server_maxconn: tuple[int, ...] | None = derived("requests per server")
+    lb_queue_timeout_ms: int | None = derived("ms")
     lb_weights: tuple[int, ...] = derived("weights")
     # Kubernetes (rules/cluster.py).
     cpu_limit_cores: int = derived("cores")
