@@ -237,11 +237,10 @@ NATIVE_SLEEP_K8S_VERSION = (1, 34)
 #: parse HTTP in Python too): without it the plan put that path at 12,500 req/s where the
 #: layouts served 1,700-3,400, and admitted 2 requests.
 ASGI_SERVER_MS_PER_REQUEST = 0.15
-#: granian's own work per request on its event loop: none measurable. Same run, at 32 and 128
-#: connections (where the loops were saturated and the CPU per request is least diluted by idle
-#: polling): granian used 0.10-0.14 ms of app CPU per request, at or below the 0.14-0.16 ms the
-#: in-process measure gives the app alone, while uvicorn used 0.23 ms: granian parses and writes
-#: HTTP in Rust, off the GIL. So the plan gives granian its own capacity, not uvicorn's
+#: granian's own work per request on its event loop: none measurable. `bench app --quick` on that
+#: path, two runs (2026-11-26), at 8-128 connections: granian used 0.09-0.14 ms of app CPU per
+#: request, at or below the 0.12-0.16 ms the in-process measure gives the app alone, while one
+#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL. So the plan gives granian its own capacity, not uvicorn's
 #: (one number for both was 0.76 x granian's measured saturation and 1.87 x uvicorn's).
 GRANIAN_SERVER_MS_PER_REQUEST = 0.0
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
