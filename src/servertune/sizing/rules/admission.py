@@ -79,6 +79,25 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             d.put(name, None, "interface is 'wsgi': a thread per request, nothing to admit")
         return
     processes = d.get_int("processes")
+    capacity, fastest = _capacities(w, d, processes)
+    hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    _admit(d, processes, hold, capacity, fastest)
+    if w.sync_views:
+        rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
+        calls = in_flight(rate / processes, hold)
+        threads = pool_threads(calls, d.get_int("cpu_threads"))
+        reason = (
+            f"sync_to_async pool: {rate / processes:.1f} req/s per process ({rate_name}) x "
+            f"{hold * 1000:.0f} ms = {calls:.1f} calls in flight, Poisson tail => {threads} "
+            "(servertune.asgi.executor_threads gives the same number)"
+        )
+    else:
+        threads, reason = None, "no sync views (sync_views = false): no sync_to_async pool"
+    d.put("executor_threads", threads, reason)
+
+
+def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, float]:
+    """The time a request holds its loop, and uvicorn's and granian's capacity (req/s)."""
     share, share_reason = loop_share(w, d.get_float("cores_per_process"))
     lbf = w.loop_blocking_fraction
     if lbf is not None and share > lbf and "cpu_fraction" not in w.model_fields_set:
@@ -120,7 +139,11 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         f"the GIL) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops serve more than "
         "uvicorn's, so it gets its own capacity",
     )
-    hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    return capacity, fastest
+
+
+def _admit(d: Derivation, processes: int, hold: float, capacity: float, fastest: float) -> None:
+    """The wait budget, and what nginx admits: Little's law at the fastest server's capacity."""
     wait = (
         d.put(
             "admission_wait_ms",
@@ -161,15 +184,3 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         f"{processes} processes x {admitted}: nginx's limit_conn answers request "
         f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue",
     )
-    if w.sync_views:
-        rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
-        calls = in_flight(rate / processes, hold)
-        threads = pool_threads(calls, d.get_int("cpu_threads"))
-        reason = (
-            f"sync_to_async pool: {rate / processes:.1f} req/s per process ({rate_name}) x "
-            f"{hold * 1000:.0f} ms = {calls:.1f} calls in flight, Poisson tail => {threads} "
-            "(servertune.asgi.executor_threads gives the same number)"
-        )
-    else:
-        threads, reason = None, "no sync views (sync_views = false): no sync_to_async pool"
-    d.put("executor_threads", threads, reason)
