@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import http.server
+import math
 import socket
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -255,3 +258,139 @@ def test_a_get_on_a_silent_host_is_answered_within_two_tries(tmp_path: Path) -> 
             assert _send(port, "GET") == 200
             slowest = max(slowest, time.monotonic() - began)
         assert per_try * 0.9 <= slowest < 2 * per_try, (slowest, per_try)
+
+
+class _HeldHost:
+    """An app host that holds every request until released: it counts the requests it got."""
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self.changed = threading.Condition()
+        self.release = threading.Semaphore(0)
+        host = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                with host.changed:
+                    host.arrived += 1
+                    host.changed.notify_all()
+                host.release.acquire(timeout=30)
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def handle(self) -> None:
+                # A client gone at teardown (HAProxy stopped first) is no failure of the host.
+                with contextlib.suppress(ConnectionError):
+                    super().handle()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def wait_arrived(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.arrived >= count, timeout=30), self.arrived
+
+    def __enter__(self) -> _HeldHost:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _ in range(64):
+            self.release.release()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+def _queued(stats: Path) -> int:
+    """Requests waiting in HAProxy's queues for the app host (`show stat`'s qcur)."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(5)
+        sock.connect(str(stats))
+        sock.sendall(b"show stat\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    header, *rows = data.decode().splitlines()
+    names = header.lstrip("# ").split(",")
+    queued = 0  # a request no server could take waits in the backend's queue, else the server's
+    for row in rows:
+        values = dict(zip(names, row.split(","), strict=False))
+        if values.get("pxname") == "servertune_hosts" and values.get("svname") != "FRONTEND":
+            queued += int(values.get("qcur") or 0)
+    return queued
+
+
+def test_an_asgi_host_gets_its_maxconn_and_the_excess_waits_at_most_the_queue_timeout(
+    tmp_path: Path,
+) -> None:
+    """Admission by time on a real HAProxy: an ASGI host gets the plan's maxconn at once; one
+    more request waits in HAProxy's queue and is served when a slot frees within the plan's
+    admission wait, and answered 503 once it has waited that long without one."""
+    port, stats = free_port(), tmp_path / "stats.sock"
+    with _HeldHost() as host:
+        w = Workload(cores=1, interface="asgi", service_time_ms=2000, cpu_fraction=0.5,
+                     upstream=(f"127.0.0.1:{host.port}",), lb_listen_host="127.0.0.1",
+                     lb_listen_port=port)  # fmt: skip
+        plan = plan_for(w)
+        assert plan.lb_server_maxconn is not None
+        assert plan.lb_queue_timeout_ms is not None
+        (maxconn,) = plan.lb_server_maxconn
+        assert maxconn == plan.admitted_per_process
+        assert plan.lb_queue_timeout_ms == math.ceil(plan.admission_wait_ms or 0) == 1001
+        text = render_haproxy(plan)
+        assert f"timeout queue {plan.lb_queue_timeout_ms}ms" in text
+        assert f" maxconn {maxconn} " in text
+        conf = tmp_path / "haproxy.cfg"
+        # The stats socket is the test's window into the queue; the rest is the file as generated.
+        conf.write_text(text.replace("global\n", f"global\n    stats socket {stats}\n", 1))
+        process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 10
+            while not stats.exists() or not _listening(port):
+                assert process.poll() is None, "haproxy exited"
+                assert time.monotonic() < deadline, "haproxy did not listen"
+                time.sleep(0.05)
+            with ThreadPoolExecutor(maxconn + 2) as pool:
+                held = [pool.submit(_send, port, "GET") for _ in range(maxconn)]
+                host.wait_arrived(maxconn)
+                # One more: no slot, so it waits in the queue; a slot freed in time serves it.
+                held.append(pool.submit(_send, port, "GET"))
+                _wait_queued(stats, 1)
+                host.release.release()
+                host.wait_arrived(maxconn + 1)
+                # Another, while every slot stays taken: after the queue timeout, a 503.
+                began = time.monotonic()
+                assert _send(port, "GET") == 503
+                waited = time.monotonic() - began
+                # Without `timeout queue` HAProxy waits `timeout connect` (2 s) instead.
+                assert plan.lb_queue_timeout_ms / 1000 <= waited < plan.lb_connect_timeout_s
+                assert host.arrived == maxconn + 1  # the host never saw the shed request
+                for _ in held:
+                    host.release.release()
+                assert [f.result(30) for f in held] == [200] * (maxconn + 1)
+        finally:
+            process.terminate()
+            process.wait(10)
+
+
+def _listening(port: int) -> bool:
+    with contextlib.suppress(OSError):
+        socket.create_connection(("127.0.0.1", port), 0.2).close()
+        return True
+    return False
+
+
+def _wait_queued(stats: Path, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while _queued(stats) < count:
+        assert time.monotonic() < deadline, "the request never reached HAProxy's queue"
+        time.sleep(0.01)

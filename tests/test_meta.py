@@ -121,12 +121,6 @@ KNOWN_LONG_FUNCTIONS = {
     "servertune/bench/scenarios/asgi.py::AsgiServers.summarize": "wait_idle",
 }
 
-#: Import circles another helper is breaking, as the modules in the circle, by area. Removed as
-#: its branch merges (the test fails on a circle that is no longer there).
-KNOWN_IMPORT_CIRCLES = {
-    frozenset({"asgi", "sizing", "sizing.rules", "sizing.rules.admission"}): "asgi/admission",
-}
-
 
 def _functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
     """Every function and method under `tree`, nested ones too, by qualified name."""
@@ -256,10 +250,7 @@ def test_no_import_circle_between_src_modules() -> None:
     """No two modules of servertune import each other, directly or round a longer circle, at
     module level or inside a function: the modules form layers, each importing only below it."""
     found = import_circles(import_graph(SRC))
-    new = [" -> ".join(cycle) for knot, cycle in found.items() if knot not in KNOWN_IMPORT_CIRCLES]
-    assert not new, f"import circles: {new}"
-    fixed = [sorted(knot) for knot in KNOWN_IMPORT_CIRCLES if knot not in found]
-    assert not fixed, f"circles no longer there: drop from the known list {fixed}"
+    assert not found, f"import circles: {[' -> '.join(cycle) for cycle in found.values()]}"
 
 
 def test_the_layer_checks_see_circles_and_long_functions(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from servertune.machine import Machine
 from servertune.sizing import (
+    ADMISSION_MIN_WAIT_MS,
+    ASGI_SERVER_MS_PER_REQUEST,
     GIL_SATURATION,
     MAX_ADMITTED_PER_PROCESS,
     MAX_PROCESSES_PER_CORE,
@@ -23,6 +25,7 @@ from servertune.sizing import (
     plan_for,
     poisson_quantile,
 )
+from servertune.sizing.queueing import held_s
 from servertune.workload import MIN_SERVICE_TIME_MS, Workload
 
 from .strategies import workloads
@@ -310,6 +313,22 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
     assert plan.asgi_keepalive_s > plan.upstream_keepalive_timeout_s
     assert (plan.executor_threads is not None) == workload.sync_views
     assert (plan.asgi_max_requests is None) == (plan.processes == 1)
+    # Each server its own capacity: granian's loops do no HTTP work, so they serve at least
+    # uvicorn's; nginx fronts either, so it admits for the faster, for held + the wait budget.
+    assert plan.asgi_capacity_rps is not None
+    assert plan.granian_capacity_rps is not None
+    assert plan.admission_wait_ms is not None
+    assert plan.granian_capacity_rps >= plan.asgi_capacity_rps
+    assert plan.admission_wait_ms >= ADMISSION_MIN_WAIT_MS
+    held_ms = held_s(workload) * 1000 + ASGI_SERVER_MS_PER_REQUEST
+    fastest = plan.granian_capacity_rps / plan.processes
+    admitted = math.ceil(fastest * (held_ms + plan.admission_wait_ms) / 1000 - 1e-9)
+    assert plan.admitted_per_process == max(1, min(admitted, MAX_ADMITTED_PER_PROCESS))
+    # HAProxy in front: one server line (nginx) or one per host, and a queue of the same wait.
+    assert plan.lb_server_maxconn is not None
+    assert plan.lb_queue_timeout_ms == math.ceil(plan.admission_wait_ms)
+    if not plan.upstream_hosts:
+        assert plan.lb_server_maxconn == (plan.admission_limit,)
 
 
 def test_a_fast_workers_recycling_waits_ten_minutes_at_the_ceiling() -> None:

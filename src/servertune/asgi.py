@@ -37,6 +37,8 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
+from servertune.pool_limits import DEFAULT_MAX_THREADS, MAX_THREADS
+
 if TYPE_CHECKING:
     from servertune.workload import Workload
 
@@ -52,15 +54,6 @@ __all__ = [
     "sync_to_async",
 ]
 
-#: Threads of the shared pool when neither a workload nor `max_threads` is given. asyncio's
-#: default (min(32, cpus + 4)) serves ~3% of native async throughput under 200 connections of
-#: 0-200 ms blocking calls (bench `sync-to-async`); 200 covers that benchmark's
-#: concurrency. Threads start only when a call finds none idle, so an idle pool costs nothing.
-DEFAULT_MAX_THREADS = 200
-#: Upper bound on any pool's size. Threads parked in blocking I/O cost no CPU, but each has a
-#: stack (8 MiB of address space) and a share of GIL hand-offs; a load needing more than this per
-#: process should move the blocking call to async code (or more processes).
-MAX_THREADS = 512
 #: Prefix of the pool's thread names: what `ps -L`, py-spy and thread dumps show.
 THREAD_NAME_PREFIX = "servertune-sync"
 
@@ -113,11 +106,12 @@ def executor_threads(workload: Workload, *, processes: int | None = None) -> int
 def pool_threads(mean_in_flight: float, cpu_threads: int) -> int:
     """A pool for `mean_in_flight` calls: the Poisson tail above it, at least `cpu_threads`.
 
-    The one formula behind `executor_threads` and the plan's `executor_threads` number.
+    The formula lives in `servertune.sizing.queueing.pool_threads`, the layer the plan's
+    `executor_threads` number is derived in (so sizing never imports this module).
     """
-    from servertune.sizing.queueing import threads_for
+    from servertune.sizing.queueing import pool_threads as formula
 
-    return max(min(cpu_threads, MAX_THREADS), threads_for(mean_in_flight, MAX_THREADS))
+    return formula(mean_in_flight, cpu_threads)
 
 
 class BoundedExecutor(ThreadPoolExecutor):

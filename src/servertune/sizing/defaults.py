@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_SOMAXCONN",
     "FAIL_TIMEOUT_S",
     "GIL_SATURATION",
+    "GRANIAN_SERVER_MS_PER_REQUEST",
     "HPA_MAX_TARGET_PERCENT",
     "KEEPALIVE_MARGIN_S",
     "LB_MAX_WEIGHT",
@@ -232,10 +233,16 @@ NATIVE_SLEEP_K8S_VERSION = (1, 34)
 #: messages, writing the answer. `bench app` on a FastAPI path that measures 0.16 ms in process
 #: (2026-11-26, 2 cores, CPU per request from /proc, so other work on the machine does not
 #: count): uvicorn (h11) used 0.31-0.45 ms of app CPU per request, gunicorn + uvicorn's worker
-#: 0.31-0.39, granian 0.15-0.25. The plan takes uvicorn's (the default server, and the
-#: costliest): without it the plan put that path at 12,500 req/s where the layouts served 1,700-
-#: 3,400, and admitted 2 requests.
+#: 0.31-0.39, granian 0.15-0.25. This is uvicorn's (also used for gunicorn's ASGI workers, which
+#: parse HTTP in Python too): without it the plan put that path at 12,500 req/s where the
+#: layouts served 1,700-3,400, and admitted 2 requests.
 ASGI_SERVER_MS_PER_REQUEST = 0.15
+#: granian's own work per request on its event loop: none measurable. `bench app --quick` on that
+#: path, two runs (2026-11-26), at 8-128 connections: granian used 0.09-0.14 ms of app CPU per
+#: request, at or below the 0.12-0.16 ms the in-process measure gives the app alone, while one
+#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL. So the plan gives granian its own capacity, not uvicorn's
+#: (one number for both was 0.76 x granian's measured saturation and 1.87 x uvicorn's).
+GRANIAN_SERVER_MS_PER_REQUEST = 0.0
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
 #: the same cores as the app's loops, so the plan's capacity counts it.
 NGINX_MS_PER_REQUEST = 0.05

@@ -137,6 +137,8 @@ class Plan(BaseModel):
     lb_retry_on: tuple[str, ...] = derived("conditions")
     lb_per_try_timeout_s: int = derived("s")
     lb_maxconn: int = derived("connections")
+    lb_server_maxconn: tuple[int, ...] | None = derived("requests per server")
+    lb_queue_timeout_ms: int | None = derived("ms")
     lb_weights: tuple[int, ...] = derived("weights")
     # Kubernetes (rules/cluster.py).
     cpu_limit_cores: int = derived("cores")
@@ -164,6 +166,8 @@ class Plan(BaseModel):
     # ASGI apps (interface = 'asgi'): an event loop per process. None where a WSGI plan has none.
     loop_ms: float | None = derived("ms", explain_only=True)
     asgi_capacity_rps: float | None = derived("req/s", explain_only=True)
+    granian_capacity_rps: float | None = derived("req/s", explain_only=True)
+    admission_wait_ms: float | None = derived("ms", explain_only=True)
     admitted_per_process: int | None = derived("requests", explain_only=True)
     admission_limit: int | None = derived("requests")
     executor_threads: int | None = derived("threads per process", explain_only=True)

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import math
 
+from servertune.pool_limits import MAX_THREADS
 from servertune.sizing.defaults import SLOW_CALL_QUANTILE
 from servertune.workload import Workload
 
-__all__ = ["arrival_rate", "held_s", "in_flight", "poisson_quantile", "threads_for"]
+__all__ = [
+    "arrival_rate",
+    "held_s",
+    "in_flight",
+    "poisson_quantile",
+    "pool_threads",
+    "threads_for",
+]
 
 
 def arrival_rate(workload: Workload, ceiling_rps: float) -> tuple[float, str]:
@@ -36,6 +44,15 @@ def threads_for(mean_in_flight: float, cap: int, quantile: float = SLOW_CALL_QUA
     if mean_in_flight >= cap:  # the quantile is above the mean: the cap decides
         return cap
     return min(cap, poisson_quantile(mean_in_flight, quantile, cap=cap))
+
+
+def pool_threads(mean_in_flight: float, cpu_threads: int) -> int:
+    """A sync_to_async pool for `mean_in_flight` calls: the Poisson tail above it, at least
+    `cpu_threads`, at most `MAX_THREADS`.
+
+    The one formula behind `servertune.asgi.executor_threads` and the plan's `executor_threads`.
+    """
+    return max(min(cpu_threads, MAX_THREADS), threads_for(mean_in_flight, MAX_THREADS))
 
 
 def poisson_quantile(mean: float, q: float, cap: int | None = None) -> int:

@@ -29,6 +29,8 @@ class _Server:
     name: str
     address: str
     weight: int
+    #: The requests it takes at once (an ASGI app's admission); the rest wait in HAProxy's queue.
+    maxconn: int | None = None
 
 
 def render_haproxy(plan: Plan) -> str:
@@ -48,6 +50,11 @@ def render_haproxy(plan: Plan) -> str:
             loopback = "::1" if isinstance(nginx_host, ipaddress.IPv6Address) else "127.0.0.1"
             nginx_host = ipaddress.ip_address(loopback)
         servers = [_Server("nginx", host_port(nginx_host, w.listen_port), 1)]
+    if plan.lb_server_maxconn is not None:
+        servers = [
+            _Server(server.name, server.address, server.weight, maxconn)
+            for server, maxconn in zip(servers, plan.lb_server_maxconn, strict=True)
+        ]
     _refuse_own_port(plan)
     return render_template(
         "haproxy.cfg.j2",

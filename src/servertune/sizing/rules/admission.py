@@ -6,8 +6,11 @@ parsing and writing) is served one at a time, and CPU run off the loop still nee
 process serves at most 1 / (that time + nginx's share of a core) requests per second, and by
 Little's law that rate keeps rate x (time a request is held) requests in flight. Admitting more
 only queues them on the loop: each admitted request then waits for the others. nginx admits
-what the loops serve for as long as a request is held plus a bounded wait for its turn, so a 503
-goes out only for a request whose answer would come late; the excess gets it at once.
+what the loops serve for as long as a request is held plus a bounded wait for its turn
+(`admission_wait_ms`), so a 503 goes out only for a request whose answer would come late; the
+excess gets it at once. The servers differ in their own cost per request (uvicorn parses HTTP in
+Python on the loop, granian in Rust off it), so each gets its capacity; the one nginx file fronts
+any of them, so it admits for the fastest, and sheds nothing any of them would answer in time.
 """
 
 from __future__ import annotations
@@ -18,19 +21,23 @@ from servertune.machine import Machine
 from servertune.sizing.defaults import (
     ADMISSION_MIN_WAIT_MS,
     ADMISSION_WAIT_SHARE,
+    ASGI_OVERLOAD_P99_TARGET,
     ASGI_SERVER_MS_PER_REQUEST,
+    GRANIAN_SERVER_MS_PER_REQUEST,
     MAX_ADMITTED_PER_PROCESS,
     MIN_CPU_MS_PER_REQUEST,
     NGINX_MS_PER_REQUEST,
 )
 from servertune.sizing.plan import Derivation
-from servertune.sizing.queueing import arrival_rate, held_s, in_flight
+from servertune.sizing.queueing import arrival_rate, held_s, in_flight, pool_threads
 from servertune.workload import Workload
 
 #: The numbers this rule owns, None for a WSGI app (a thread per request: no loop to protect).
 OWNED = (
     "loop_ms",
     "asgi_capacity_rps",
+    "granian_capacity_rps",
+    "admission_wait_ms",
     "admitted_per_process",
     "admission_limit",
     "executor_threads",
@@ -72,6 +79,25 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             d.put(name, None, "interface is 'wsgi': a thread per request, nothing to admit")
         return
     processes = d.get_int("processes")
+    capacity, fastest = _capacities(w, d, processes)
+    hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    _admit(d, processes, hold, capacity, fastest)
+    if w.sync_views:
+        rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
+        calls = in_flight(rate / processes, hold)
+        threads = pool_threads(calls, d.get_int("cpu_threads"))
+        reason = (
+            f"sync_to_async pool: {rate / processes:.1f} req/s per process ({rate_name}) x "
+            f"{hold * 1000:.0f} ms = {calls:.1f} calls in flight, Poisson tail => {threads} "
+            "(servertune.asgi.executor_threads gives the same number)"
+        )
+    else:
+        threads, reason = None, "no sync views (sync_views = false): no sync_to_async pool"
+    d.put("executor_threads", threads, reason)
+
+
+def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, float]:
+    """The time a request holds its loop, and uvicorn's and granian's capacity (req/s)."""
     share, share_reason = loop_share(w, d.get_float("cores_per_process"))
     lbf = w.loop_blocking_fraction
     if lbf is not None and share > lbf and "cpu_fraction" not in w.model_fields_set:
@@ -102,17 +128,45 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         processes * 1000 / (loop_ms + NGINX_MS_PER_REQUEST),
         f"{processes} processes x 1000 / ({loop_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
         "nginx on the same cores): awaiting costs the loop nothing, blocking time is served one "
-        "request at a time",
+        "request at a time (uvicorn's, and gunicorn's ASGI workers')",
     )
-    hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
-    wait = max(hold * ADMISSION_WAIT_SHARE, ADMISSION_MIN_WAIT_MS / 1000)
-    mean = in_flight(capacity / processes, hold + wait)
+    granian_loop_ms = app_ms + GRANIAN_SERVER_MS_PER_REQUEST
+    fastest = d.put(
+        "granian_capacity_rps",
+        processes * 1000 / (granian_loop_ms + NGINX_MS_PER_REQUEST),
+        f"{processes} processes x 1000 / ({app_ms:.2f} ms of the app + "
+        f"{GRANIAN_SERVER_MS_PER_REQUEST:g} ms of granian's own (it parses HTTP in Rust, off "
+        f"the GIL) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops serve more than "
+        "uvicorn's, so it gets its own capacity",
+    )
+    return capacity, fastest
+
+
+def _admit(d: Derivation, processes: int, hold: float, capacity: float, fastest: float) -> None:
+    """The wait budget, and what nginx admits: Little's law at the fastest server's capacity."""
+    wait = (
+        d.put(
+            "admission_wait_ms",
+            max(hold * 1000 * ADMISSION_WAIT_SHARE, ADMISSION_MIN_WAIT_MS),
+            f"max({ADMISSION_WAIT_SHARE:g} x the {hold * 1000:.1f} ms a request is held, "
+            f"{ADMISSION_MIN_WAIT_MS:g} ms): the longest an admitted request may wait for its turn "
+            "before its answer counts as late: for a request held "
+            f"{ADMISSION_MIN_WAIT_MS / ADMISSION_WAIT_SHARE:g} ms or more, held + wait is "
+            f"{1 + ADMISSION_WAIT_SHARE:g} x its own time, under the overload target of "
+            f"{ASGI_OVERLOAD_P99_TARGET:g} x; below, the floor keeps the scheduler's noise from "
+            "counting as lateness",
+        )
+        / 1000
+    )
+    mean = in_flight(fastest / processes, hold + wait)
     admitted = max(1, math.ceil(mean - 1e-9))
+    slowest_wait_ms = (admitted / (capacity / processes) - hold) * 1000
     reason = (
-        f"Little's law at capacity: {capacity / processes:.1f} req/s x ({hold * 1000:.1f} ms "
-        f"held + {wait * 1000:.1f} ms of wait for its turn) = {mean:.1f} in flight; the wait "
-        f"is {ADMISSION_WAIT_SHARE:g} x the time held, at least {ADMISSION_MIN_WAIT_MS:g} ms: "
-        "a request admitted past it would only answer late"
+        f"Little's law at the fastest server's capacity (granian's): {fastest / processes:.1f} "
+        f"req/s x ({hold * 1000:.1f} ms held + {wait * 1000:.1f} ms of wait) = {mean:.1f} in "
+        "flight, so nginx, which fronts any of the servers, sheds nothing a server behind it "
+        f"answers in time; uvicorn's loops ({capacity / processes:.1f} req/s each) work "
+        f"through that many with {slowest_wait_ms:.1f} ms of wait"
     )
     # (The 1e-9 above: float noise, 100.0 x 0.11 = 11.000000000000002, must not add a request.)
     if admitted > MAX_ADMITTED_PER_PROCESS:
@@ -130,17 +184,3 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         f"{processes} processes x {admitted}: nginx's limit_conn answers request "
         f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue",
     )
-    if w.sync_views:
-        from servertune.asgi import pool_threads
-
-        rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
-        calls = in_flight(rate / processes, hold)
-        threads = pool_threads(calls, d.get_int("cpu_threads"))
-        reason = (
-            f"sync_to_async pool: {rate / processes:.1f} req/s per process ({rate_name}) x "
-            f"{hold * 1000:.0f} ms = {calls:.1f} calls in flight, Poisson tail => {threads} "
-            "(servertune.asgi.executor_threads gives the same number)"
-        )
-    else:
-        threads, reason = None, "no sync views (sync_views = false): no sync_to_async pool"
-    d.put("executor_threads", threads, reason)

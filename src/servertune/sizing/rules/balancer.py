@@ -26,7 +26,7 @@ from servertune.workload import Workload
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Client idle, idle connections to nginx, connect, response and per-try timeouts, connection
-    reuse, retries, the connection limit."""
+    reuse, retries, the connection limit, the time-bounded queue of an ASGI app."""
     _timeouts(w, d)
     _reuse_and_retries(d)
     _per_try_timeout(w, d)
@@ -127,6 +127,7 @@ def _limits_and_weights(d: Derivation) -> None:
     )
     weights = d.values["upstream_weights"]
     assert isinstance(weights, tuple)
+    _queue(d, weights)
     top = max(weights, default=0)
     if top <= LB_MAX_WEIGHT:
         d.put(
@@ -144,3 +145,45 @@ def _limits_and_weights(d: Derivation) -> None:
             f"the hosts' cores scaled so the largest is {LB_MAX_WEIGHT}, HAProxy's largest "
             "`weight` (nginx takes them as they are)",
         )
+
+
+def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
+    """For an ASGI app, each server's `maxconn` and HAProxy's `timeout queue`: admission by time.
+
+    nginx open source can only count (`limit_conn`): past the count it answers 503 at once, or
+    queues without bound. HAProxy keeps a request past a server's `maxconn` in a queue and
+    answers 503 only once it has waited `timeout queue` (its configuration manual: "it is
+    considered that the request will almost never be served"), so a burst the loops work
+    through in time is answered, and only a request that would come late is shed.
+    """
+    admitted, per_process = d.values["admission_limit"], d.values["admitted_per_process"]
+    if admitted is None or per_process is None:
+        reason = "no admission (a WSGI app: a thread per request): no server maxconn, no queue"
+        d.put("lb_server_maxconn", None, reason)
+        d.put("lb_queue_timeout_ms", None, reason)
+        return
+    assert isinstance(admitted, int)
+    assert isinstance(per_process, int)
+    if weights:
+        d.put(
+            "lb_server_maxconn",
+            tuple(per_process * weight for weight in weights),
+            f"{per_process} admitted requests per process x each host's processes (its weight, "
+            "one process per core): each host's loops take what they serve in time",
+        )
+    else:
+        d.put(
+            "lb_server_maxconn",
+            (admitted,),
+            f"= nginx's admission ({admitted}): HAProxy sends nginx no more requests at once than "
+            "nginx admits, so nginx's limit_conn trips only for traffic that bypasses HAProxy; "
+            "the rest wait in HAProxy's queue",
+        )
+    wait_ms = d.get_float("admission_wait_ms")
+    d.put(
+        "lb_queue_timeout_ms",
+        math.ceil(wait_ms),
+        f"the plan's admission wait ({wait_ms:.1f} ms, rounded up): a request HAProxy holds "
+        "that long without a free slot would answer late, so it gets HAProxy's 503 then; "
+        "each backend (idempotent requests; the rest) counts its own maxconn",
+    )
