@@ -82,7 +82,8 @@ class Load(Candidates):
         self._use(self.interface_of(config))
         # Every load starts on an idle app, not behind what the last level left queued (as in
         # bench balance: a few hundred ms in the next level's p99 otherwise).
-        served.wait_idle()
+        with run.spent.phase("wait idle"):
+            served.wait_idle()
         if level.concurrency is None:
             return self._measure_open(run, config, served, level.role)
         paths = self.input.paths

@@ -83,6 +83,11 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         ),
     )
     has_plot = True
+    # A candidate is stopped once its last load is over: what it still holds queued (the
+    # copied layouts after overload) has no client waiting, and nothing measured depends on
+    # how it stops. Each kind's own grace (1-2 s) made a stop take 1.0-3.6 s per copied
+    # layout (--quick, /io, 2026-11-26); servertune's, with a short queue, stop in 0.2-0.3 s.
+    stop_grace_s = 0.5
 
     # --- setup: measure, plan -------------------------------------------------------------
 
