@@ -450,3 +450,21 @@ def test_wsgi_layouts_are_data() -> None:
         ("uwsgi", "shared"),
     ]  # fmt: skip
     assert BY_NAME["uwsgi-shared"].per_core
+
+
+def test_the_notes_say_each_kind_of_measurement_s_length() -> None:
+    """The default run's closed loads are shorter than its open-loop ones, and its notes say
+    both; a size with one length says it once."""
+    from servertune.bench.scenarios.app.inputs import AppSizes
+    from servertune.bench.scenarios.app.scenario import AppBench
+    from servertune.bench.scenarios.app.summary_asgi import _seconds_said
+
+    full = AppBench.sizes.full
+    assert full.open_seconds is not None
+    assert full.seconds < full.open_seconds
+    assert _seconds_said(full) == (
+        f"{full.seconds:g} s per closed-loop measurement, {full.open_seconds:g} s unloaded, "
+        f"{2 * full.open_seconds:g} s overload"
+    )
+    one = AppSizes(seconds=6.0, repeats=3, all_levels=True, measure_requests=1, measure_seconds=1)
+    assert _seconds_said(one) == "6 s per measurement (overload twice that)"

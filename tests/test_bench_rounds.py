@@ -211,3 +211,26 @@ def test_a_side_of_its_own_is_never_dropped_nor_decides() -> None:
     assert rounds.dropped == []
     assert rounds.settled("a", OVERLOAD)
     assert {r for r, c, _ in taken if c == "u"} == {0, 1}
+
+
+def test_the_notes_say_which_levels_were_skipped_and_why_repeats_stopped() -> None:
+    """The climb levels never measured are named, and each level's repeats with the rule that
+    stopped them: ranges apart, medians close, or still open at the most repeats."""
+    rounds = adaptive({"a": "ours", "b": "copied"})
+
+    def wide(
+        level: Level, repeat: int
+    ) -> float:  # b swings from -20% to +30% of a at 8 connections
+        base = saturating(300)(level, repeat)
+        return base * (1.3 if repeat % 2 else 0.8) if level == Level(8) else base
+
+    def fast(level: Level, repeat: int) -> float:  # a serves twice b's req/s at overload
+        return saturating(300)(level, repeat) * (2 if level == OVERLOAD else 1)
+
+    drive(rounds, {"a": fast, "b": wide})
+    notes = "\n".join(rounds.notes())
+    assert "not measured, every candidate had saturated below" in notes
+    assert "64 connections" in notes
+    assert "2 connections: 2 (the leaders within 2%)" in notes
+    assert "8 connections: 3 (still open at the most repeats)" in notes
+    assert "overload: 2 (the leaders' ranges apart)" in notes

@@ -26,7 +26,7 @@ from servertune.cli import app
 #: The top-level keys of every report (bench/report.py).
 REPORT_KEYS = {
     "scenario", "machine", "versions", "ceiling_rps", "runs", "ratios", "targets", "notes",
-    "servers", "elapsed_s",
+    "servers", "elapsed_s", "time_spent",
 }  # fmt: skip
 
 EXPECTED_CONFIGS = {

@@ -127,3 +127,43 @@ def test_interrupting_the_harness_stops_its_servers(sig: signal.Signals) -> None
     assert harness.returncode != 0
     assert group_members(pgid) == []
     assert port not in listening_ports()
+
+
+# A master that ignores SIGTERM (as a server draining a long queue does) and forks a worker.
+STUBBORN_SERVER = textwrap.dedent(
+    """
+    import os, signal, socket, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", int(sys.argv[1])))
+    sock.listen()
+    if os.fork() == 0:
+        time.sleep(600)
+    print("forked", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_a_grace_cap_kills_a_server_that_ignores_its_stop_signal() -> None:
+    """`grace_s` cuts a kind's grace (10 s for a python server): the stop SIGKILLs the group,
+    returns long before that grace, and leaves no live process nor listening port."""
+    from servertune.bench.harness.supervision import STOP_TIMEOUT_S
+
+    port = free_port()
+    with Stack("test") as stack:
+        server = stack.start(
+            "stubborn", "python", [sys.executable, "-c", STUBBORN_SERVER, str(port)], ports=[port]
+        )
+        deadline = time.monotonic() + 10
+        while len(group_members(server.pgid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        members = group_members(server.pgid)
+        assert len(members) == 2
+        began = time.monotonic()
+        stack.stop_together([server], grace_s=0.0)
+        took = time.monotonic() - began
+        assert server.stopped
+    assert took < STOP_TIMEOUT_S / 2
+    assert not any(_alive(pid) for pid in members)
+    assert port not in listening_ports()

@@ -118,6 +118,9 @@ class Report:
     commands: dict[str, str] = field(default_factory=dict)
     #: How long the run took, setup to summary (seconds).
     elapsed_s: float | None = None
+    #: Where that time went: per phase (setup, start, each kind of load, stop, ...), its total
+    #: seconds and count (bench/harness/timing.py).
+    time_spent: dict[str, dict[str, float]] = field(default_factory=dict)
     #: Per load level, servertune's best against the best other layout, as data (the report's
     #: headline): level, metric, ours/copied names, values and ranges, ratio, winner, repeats.
     verdicts: list[dict[str, Any]] = field(default_factory=list)
@@ -136,6 +139,7 @@ class Report:
             "servers": self.servers,
             **({"commands": self.commands} if self.commands else {}),
             **({"elapsed_s": self.elapsed_s} if self.elapsed_s is not None else {}),
+            **({"time_spent": self.time_spent} if self.time_spent else {}),
             **({"verdicts": self.verdicts} if self.verdicts else {}),
         }
 

@@ -246,18 +246,24 @@ class AdaptiveRounds:
 
     def settled(self, config: str, level: Any) -> bool:
         """Whether the verdict at `level` (in `config`'s group) needs no more samples."""
+        return self._settled_by(config, level) is not None
+
+    def _settled_by(self, config: str, level: Any) -> str | None:
+        """Why the verdict at `level` needs no more samples ("apart", "close"); None: it does."""
         leaders = self.leaders(config, level)
         if not {"ours", "copied"} <= leaders.keys():
-            return False
+            return None
         # The verdict compares servertune's best with the best copied layout; a side of its own
         # (the user's --against file on WSGI) is measured alongside, never the verdict.
         a, b = (self.samples[(leaders[side], level)] for side in ("ours", "copied"))
         if min(len(a), len(b)) < self.min_repeats:
-            return False
+            return None
         (a_low, a_high), (b_low, b_high) = band_range(a, self.band), band_range(b, self.band)
-        apart = a_low > b_high or b_low > a_high
-        close = abs(median(a) - median(b)) <= CLOSE_MARGIN * max(median(a), median(b))
-        return apart or close
+        if a_low > b_high or b_low > a_high:
+            return "apart"
+        if abs(median(a) - median(b)) <= CLOSE_MARGIN * max(median(a), median(b)):
+            return "close"
+        return None
 
     def _needs(self, config: str, level: Any) -> bool:
         if not self.in_play(level):
@@ -284,4 +290,43 @@ class AdaptiveRounds:
                 f"{DROP_MARGIN:.0%} below their side's best at every level): "
                 + ", ".join(self.dropped)
             )
+        lines.extend(self._skipped_notes())
+        return lines
+
+    def _skipped_notes(self) -> list[str]:
+        """Per group: the climb levels never measured, and each level's repeats and why they
+        stopped there."""
+        lines = []
+        for group in dict.fromkeys(g for g, _ in self.side.values()):
+            first = next(c for c, _ in self.order if self.side[c][0] == group)
+            levels = self._levels(first)
+            unused = [str(lv) for lv in levels if not self.in_play(lv)]
+            if unused:
+                lines.append(
+                    f"adaptive run ({group}): not measured, every candidate had saturated below "
+                    "(less than "
+                    f"{SATURATION_GAIN:.0%} more req/s from doubling its connections): "
+                    + ", ".join(unused)
+                )
+            stops = []
+            for level in levels:
+                if not self.ranked(level) or not self.in_play(level):
+                    continue
+                leaders = self.leaders(first, level)
+                counts = [len(self.samples[(c, level)]) for c in leaders.values()]
+                if not counts:
+                    continue
+                why = {
+                    "apart": "the leaders' ranges apart",
+                    "close": f"the leaders within {CLOSE_MARGIN:.0%}",
+                    None: "still open at the most repeats"
+                    if max(counts) >= self.max_repeats
+                    else "left open",
+                }[self._settled_by(first, level)]
+                stops.append(f"{level}: {max(counts)} ({why})")
+            if stops:
+                lines.append(
+                    f"adaptive run ({group}): repeats per level, and why no more: "
+                    + "; ".join(stops)
+                )
         return lines

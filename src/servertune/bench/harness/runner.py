@@ -44,7 +44,8 @@ def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
         run = Run(options=options, size=size, repeats=repeats, stack=stack, progress=progress)
         try:
             with run.resources:
-                scenario.setup(run)
+                with run.spent.phase("setup"):
+                    scenario.setup(run)
                 order = [(c, list(scenario.levels(run, c))) for c in scenario.configs(run)]
                 rounds = scenario.rounds(run, order)
                 while (planned := rounds.next_round()) is not None:
@@ -54,10 +55,14 @@ def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
                     run.repeat += 1
         finally:
             progress.close()
-    report = scenario.summarize(run, Results(samples))
+    with run.spent.phase("summary"):
+        report = scenario.summarize(run, Results(samples))
     report.notes.extend(rounds.notes())
     report.servers = stack.record()
-    report.elapsed_s = round(time.monotonic() - began, 1)
+    elapsed = time.monotonic() - began
+    report.elapsed_s = round(elapsed, 1)
+    report.time_spent = run.spent.to_json()
+    report.notes.append(run.spent.note(elapsed))
     return report
 
 
@@ -75,15 +80,20 @@ def _measure_config(
     first = len(run.stack.servers)
     run.progress.show(f"{config}: starting ({of_run})")
     try:
-        served = scenario.start(run, config)
+        with run.spent.phase("start"):
+            served = scenario.start(run, config)
         for level in levels:
             if not rounds.wanted(config, level):
                 continue
             at = f"{config}, {level}" if str(level) else config
             run.progress.show(f"{at} ({of_run})")
-            row = scenario.measure(run, config, served, level)
+            with run.spent.phase(f"load {level.role or 'closed'}"):
+                row = scenario.measure(run, config, served, level)
             samples.setdefault((config, level), []).append(row)
             rounds.record(config, level, row)
             run.progress.advance(f"{at}: {describe(row)}")
     finally:
-        run.stack.stop_together(list(reversed(run.stack.servers[first:])))
+        with run.spent.phase("stop"):
+            run.stack.stop_together(
+                list(reversed(run.stack.servers[first:])), grace_s=scenario.stop_grace_s
+            )

@@ -28,6 +28,7 @@ from servertune.bench.harness.report import BenchOptions, Report
 from servertune.bench.harness.rounds import FixedRounds, Rounds
 from servertune.bench.harness.stats import median, median_run
 from servertune.bench.harness.supervision import Stack
+from servertune.bench.harness.timing import TimeSpent
 
 __all__ = [
     "NO_LEVEL",
@@ -104,6 +105,8 @@ class Run(Generic[S]):
     resources: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     #: The repeat being measured (from 0).
     repeat: int = 0
+    #: Where the run's wall time went (the runner's steps; a scenario may nest its own).
+    spent: TimeSpent = field(default_factory=TimeSpent)
 
     def enter(self, manager: contextlib.AbstractContextManager[T]) -> T:
         """Enter `manager` for the rest of the run (left when the run ends, even on error)."""
@@ -145,6 +148,9 @@ class Scenario(Protocol):
     has_plot: ClassVar[bool]
     #: What it needs installed, checked before anything starts (`harness.needs`).
     needs: ClassVar[tuple[str, ...]]
+    #: At most this long for a config's servers to stop on their own before SIGKILL (None:
+    #: each kind's own grace, `supervision.STOP_GRACE_S`).
+    stop_grace_s: ClassVar[float | None]
 
     @property
     def summary(self) -> str:
@@ -195,6 +201,7 @@ class BaseScenario(Generic[S]):
     #: Modules (or the uwsgi command) it starts or imports: checked before anything starts,
     #: each missing one named with its extra (`servertune.bench.harness.needs`).
     needs: ClassVar[tuple[str, ...]] = ()
+    stop_grace_s: ClassVar[float | None] = None
 
     @property
     def summary(self) -> str:

@@ -29,6 +29,9 @@ class AppSizes:
     #: Measure only what the verdict still needs (`harness.rounds.AdaptiveRounds`); False
     #: measures every candidate at every level `repeats` times.
     adaptive: bool = False
+    #: An ASGI app's open-loop levels' seconds (overload twice that), where they differ from
+    #: the closed-loop `seconds`.
+    open_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,8 @@ class Load(Candidates):
         self._use(self.interface_of(config))
         # Every load starts on an idle app, not behind what the last level left queued (as in
         # bench balance: a few hundred ms in the next level's p99 otherwise).
-        served.wait_idle()
+        with run.spent.phase("wait idle"):
+            served.wait_idle()
         if level.concurrency is None:
             return self._measure_open(run, config, served, level.role)
         paths = self.input.paths
@@ -149,7 +150,7 @@ class Load(Candidates):
         rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
         # Full runs: overload twice as long (its queue must build); quick: both half as long.
         if run.size.all_levels:
-            seconds = run.size.seconds * (2 if role == "overload" else 1)
+            seconds = (run.size.open_seconds or run.size.seconds) * (2 if role == "overload" else 1)
         else:  # a smoke run: at 4 x capacity half a second is hundreds of requests
             seconds = run.size.seconds * 0.5
         parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}

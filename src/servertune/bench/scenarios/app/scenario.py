@@ -66,23 +66,32 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             measure_seconds=5.0,
             adaptive=True,
         ),
-        # 3 s per load, half the thorough run's, so the default fits about 10 minutes. Its
-        # repeats spread wider (on /io below saturation: beyond +-5% in 8 of 24 layout-levels,
-        # against 0 of 18 at 6 s on a quieter day; docs/benchmarks.md): wider ranges make the
-        # verdict read "no clear difference" sooner; they do not hide noise.
+        # Closed-loop loads of 2 s (wrk takes whole seconds), a third of the thorough run's, so
+        # the default ends within 10 minutes; the open-loop levels keep 3 s (6 s overload: its
+        # queue must build, and the unloaded p99 needs its few hundred requests). Measured
+        # interleaved on /io, 6 repeats each at 4 and 16 connections, 2 layouts (2026-11-26,
+        # docs/benchmarks.md): 2 s loads spread no wider than 3 s ones (mean CV 18.7% against
+        # 21.0%; beyond +-5% of the median 14 of 24 samples against 16 of 24); the machine's
+        # other work, not the load's length, made the spread.
         full=AppSizes(
-            seconds=3.0,
+            seconds=2.0,
             repeats=3,
             all_levels=True,
             measure_requests=200,
             measure_seconds=30.0,
             adaptive=True,
+            open_seconds=3.0,
         ),
         thorough=AppSizes(
             seconds=6.0, repeats=3, all_levels=True, measure_requests=200, measure_seconds=30.0
         ),
     )
     has_plot = True
+    # A candidate is stopped once its last load is over: what it still holds queued (the
+    # copied layouts after overload) has no client waiting, and nothing measured depends on
+    # how it stops. Each kind's own grace (1-2 s) made a stop take 1.0-3.6 s per copied
+    # layout (--quick, /io, 2026-11-26); servertune's, with a short queue, stop in 0.2-0.3 s.
+    stop_grace_s = 0.5
 
     # --- setup: measure, plan -------------------------------------------------------------
 

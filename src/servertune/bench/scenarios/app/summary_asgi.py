@@ -224,7 +224,7 @@ class AsgiSummary(Candidates):
                 f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
                 f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
-                f"connections; {run.size.seconds:g} s per measurement (overload twice that); "
+                f"connections; {_seconds_said(run.size)}; "
                 f"medians of {repeats_said(run)} interleaved run(s)"
             ),
             (
@@ -254,3 +254,13 @@ class AsgiSummary(Candidates):
         if dist_version(module) != "not installed":  # an app from PyPI, not a local module
             versions[module] = dist_version(module)
         return versions
+
+
+def _seconds_said(size: AppSizes) -> str:
+    """How long each measurement ran, as the notes say it."""
+    if size.open_seconds is None or size.open_seconds == size.seconds:
+        return f"{size.seconds:g} s per measurement (overload twice that)"
+    return (
+        f"{size.seconds:g} s per closed-loop measurement, {size.open_seconds:g} s unloaded, "
+        f"{2 * size.open_seconds:g} s overload"
+    )
