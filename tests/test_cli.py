@@ -297,10 +297,11 @@ def test_help_shows_each_workload_option_kind_not_str() -> None:
 
 
 def test_cli_models_skip_pydantic_plugin_scan_and_restore_the_switch() -> None:
-    """Importing the CLI builds its models without Pydantic's entry-point scan, then unsets the switch."""
+    """Importing a command (`gen`: the Workload, Plan and Machine models) builds its models without
+    Pydantic's entry-point scan, then unsets the switch."""
     code = (
         "import os\n"
-        "import servertune.cli\n"
+        "import servertune.cli.gen\n"
         "from pydantic.plugin import _loader\n"
         "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), _loader._plugins)\n"
     )

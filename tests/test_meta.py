@@ -36,9 +36,11 @@ def test_exported_members_are_pinned() -> None:
 
 
 def test_importing_servertune_stays_light() -> None:
-    """`import servertune` and the CLI import no HTTP client, no server and no benchmark code."""
+    """`import servertune` and the CLI (every command's module) import no HTTP client, no server
+    and no benchmark code."""
     code = (
         "import sys, servertune, servertune.cli\n"
+        "servertune.cli.app\n"
         "heavy = {'requests', 'httpx', 'httpx2', 'urllib3', 'niquests', 'gunicorn', 'uvicorn',"
         " 'asgiref',"
         " 'matplotlib', 'servertune.bench', 'servertune.http'}\n"
