@@ -8,10 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from servertune.cli.options import fail
+from servertune.cli.options import fail, without_pydantic_plugins
 from servertune.cli.workload_options import plan_or_fail, with_workload
 from servertune.workload import Workload
-from servertune.workload_file import WorkloadFileError, read_workload_file
 
 __all__ = ["advise"]
 
@@ -32,6 +31,9 @@ def advise(
     from servertune.advise import read_parallel
 
     # The [measured] spread lives beside [workload] in the file `measure --out` wrote.
+    with without_pydantic_plugins():
+        from servertune.workload_file import WorkloadFileError, read_workload_file
+
     source = ctx.params.get("workload_file")
     try:
         measured = read_workload_file(source).measured if source is not None else None

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from servertune.cli.options import fail
+from servertune.cli.options import fail, without_pydantic_plugins
 from servertune.cli.workload_options import plan_or_fail, with_workload
 from servertune.workload import Workload
-from servertune.workload_file import WorkloadFileError, read_workload_file
 
 __all__ = ["explain"]
 
@@ -19,6 +18,9 @@ def explain(ctx: typer.Context, *, workload: Workload) -> None:
 
     typer.echo(format_plan(plan_or_fail(workload)))
     # A workload file `measure --log` wrote says where each of its numbers came from.
+    with without_pydantic_plugins():
+        from servertune.workload_file import WorkloadFileError, read_workload_file
+
     source = ctx.params.get("workload_file")
     if source is not None:
         try:

@@ -18,12 +18,12 @@ from servertune.cli.options import fail, without_pydantic_plugins
 
 with without_pydantic_plugins():
     from servertune.sizing import Plan, PlanError, plan_for
-    from servertune.workload import Workload, WorkloadError, describe_allowed, describe_kind
-    from servertune.workload_file import (
-        WorkloadFileError,
-        load_workload,
-        measured_warnings,
-        read_workload_file,
+    from servertune.workload import (
+        Workload,
+        WorkloadError,
+        build_workload,
+        describe_allowed,
+        describe_kind,
     )
 
 __all__ = ["FLAGS", "field_sources", "plan_or_fail", "with_flag", "with_workload"]
@@ -93,21 +93,17 @@ def with_workload(func: F) -> F:
         # the file is reported against the file's field, not a flag the user never gave.
         in_file = dict.fromkeys(Workload.model_fields, f"--workload {path}") if path else {}
         _FIELD_SOURCES.set({**FLAGS, **in_file, **given})
-        try:
-            workload = load_workload(
-                path,
-                overrides,
-                flags={n: f"{n} ({f})" for n, f in given.items()},
-                file_label=f"--workload {path}",
-            )
-        except WorkloadFileError as error:
-            raise fail(f"--workload: {error}") from None
-        except WorkloadError as error:
-            raise fail(str(error)) from None
-        if path is not None:
-            # The file read cleanly just above; its [measured] table may contradict the workload.
-            for warning in measured_warnings(read_workload_file(path).measured, workload):
-                typer.echo(f"warning: {warning}", err=True)
+        flags = {n: f"{n} ({f})" for n, f in given.items()}
+        if path is None:
+            # Flags alone: what `load_workload` does without a file, without importing the
+            # workload-file models (bench cold-start).
+            values = {n: v for n, v in overrides.items() if v is not None}
+            try:
+                workload = build_workload(values, flags or None)
+            except WorkloadError as error:
+                raise fail(str(error)) from None
+        else:
+            workload = _from_file(path, overrides, flags)
         return func(*args, workload=workload, **kwargs)
 
     # Resolve the string annotations (PEP 563) so typer sees the Annotated[..., Option] metadata.
@@ -126,6 +122,27 @@ def with_workload(func: F) -> F:
 _FIELD_SOURCES: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar(
     "_FIELD_SOURCES", default=FLAGS
 )
+
+
+def _from_file(path: Path, overrides: dict[str, Any], flags: dict[str, str]) -> Workload:
+    """`--workload FILE` with the flags over it; its [measured] table's warnings on stderr."""
+    with without_pydantic_plugins():
+        from servertune.workload_file import (
+            WorkloadFileError,
+            load_workload,
+            measured_warnings,
+            read_workload_file,
+        )
+    try:
+        workload = load_workload(path, overrides, flags=flags, file_label=f"--workload {path}")
+    except WorkloadFileError as error:
+        raise fail(f"--workload: {error}") from None
+    except WorkloadError as error:
+        raise fail(str(error)) from None
+    # The file read cleanly just above; its [measured] table may contradict the workload.
+    for warning in measured_warnings(read_workload_file(path).measured, workload):
+        typer.echo(f"warning: {warning}", err=True)
+    return workload
 
 
 def field_sources() -> dict[str, str]:
