@@ -123,6 +123,19 @@ def _note(text: str) -> None:
     typer.echo(text, err=True)
 
 
+def _check_outputs(
+    json_file: Path | None, plot_file: Path | None, report_file: Path | None
+) -> None:
+    """A run takes minutes: refuse an output that cannot be written before it starts, not after."""
+    if plot_file is not None and plot_file.suffix.lower() != ".png":
+        raise fail(f"--plot: must name a .png file; got {str(plot_file)!r}")
+    check_output_path("--json", json_file)
+    check_output_path("--plot", plot_file)
+    if report_file is not None and report_file.suffix.lower() not in (".html", ".htm"):
+        raise fail(f"--report: must name an .html file; got {str(report_file)!r}")
+    check_output_path("--report", report_file)
+
+
 def bench(
     scenario: Scenario = "",
     app_spec: AppSpec = "",
@@ -161,14 +174,7 @@ def bench(
         return
     if scenario not in names:
         raise fail(f"scenario: must be one of {', '.join(names)}; got {scenario!r}")
-    if plot_file is not None and plot_file.suffix.lower() != ".png":
-        raise fail(f"--plot: must name a .png file; got {str(plot_file)!r}")
-    # A run takes minutes: refuse an output that cannot be written before it starts, not after.
-    check_output_path("--json", json_file)
-    check_output_path("--plot", plot_file)
-    if report_file is not None and report_file.suffix.lower() not in (".html", ".htm"):
-        raise fail(f"--report: must name an .html file; got {str(report_file)!r}")
-    check_output_path("--report", report_file)
+    _check_outputs(json_file, plot_file, report_file)
     given = {"--path": path, "--workload": workload_file, "--against": against, "--chdir": chdir,
              "--pythonpath": pythonpath, "--static": static, "--interface": interface,
              "--concurrency": concurrency, "--only": only, "--replay": replay,
