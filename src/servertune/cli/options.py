@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from typer import _adapters
 from typer.core import TyperOption
+from typer.models import ParameterInfo
 
 __all__ = [
     "check_output_path",
@@ -34,6 +36,27 @@ def _switch_shows_no_type(self: TyperOption, ctx: Any) -> str | None:
 
 
 TyperOption.display_type_rich = _switch_shows_no_type  # type: ignore[method-assign]
+
+_build_leaf_adapter = _adapters.build_leaf_adapter
+#: One adapter per plain `str` or `bool` option, shared (see `_shared_leaf_adapter`).
+_SHARED_ADAPTERS: dict[type, Any] = {}
+
+
+def _shared_leaf_adapter(annotation: Any, parameter_info: ParameterInfo) -> Any:
+    """Typer 0.29 builds a Pydantic `TypeAdapter` for every option of the command it runs, given
+    or not: `gen` has ~25, ~20 of them plain `str` or `bool` (the Workload fields, validated by
+    the model). For those, without a `parser`, Typer's adapter reads nothing of the option
+    (`typer._adapters.build_leaf_adapter`: `Annotated[str | bool, BeforeValidator(...)]`), so
+    one is built per type and shared: 3.5 ms of `gen`'s run (bench cold-start). Every other
+    option gets its own, as Typer builds it."""
+    if parameter_info.parser is None and (annotation is str or annotation is bool):
+        if annotation not in _SHARED_ADAPTERS:
+            _SHARED_ADAPTERS[annotation] = _build_leaf_adapter(annotation, parameter_info)
+        return _SHARED_ADAPTERS[annotation]
+    return _build_leaf_adapter(annotation, parameter_info)
+
+
+_adapters.build_leaf_adapter = _shared_leaf_adapter
 
 #: Pydantic's switch for its plugins (docs: "Pydantic plugins"); "__all__" disables them all.
 PYDANTIC_PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
