@@ -1,4 +1,4 @@
-"""Cold start of `servertune gen uwsgi --cores 4` against importing its three dependencies.
+"""Cold start of `servertune gen uwsgi --cores 4` against a one-option Typer command and its imports.
 
 The target: within 1.15x of a one-command Typer app with one option that imports pydantic and
 jinja2 (the last baseline below): what any Typer CLI pays to parse an option, whatever its own
