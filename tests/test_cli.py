@@ -297,10 +297,11 @@ def test_help_shows_each_workload_option_kind_not_str() -> None:
 
 
 def test_cli_models_skip_pydantic_plugin_scan_and_restore_the_switch() -> None:
-    """Importing the CLI builds its models without Pydantic's entry-point scan, then unsets the switch."""
+    """Importing a command (`gen`: the Workload, Plan and Machine models) builds its models without
+    Pydantic's entry-point scan, then unsets the switch."""
     code = (
         "import os\n"
-        "import servertune.cli\n"
+        "import servertune.cli.gen\n"
         "from pydantic.plugin import _loader\n"
         "print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'), _loader._plugins)\n"
     )
@@ -323,3 +324,23 @@ def test_switches_show_no_value_type_in_help() -> None:
         result = runner.invoke(app, command, env={"COLUMNS": "160"})
         assert result.exit_code == 0
         assert "<bool>" not in result.output
+
+
+def test_plain_str_and_bool_options_share_one_adapter_each() -> None:
+    """Typer builds a Pydantic adapter per option it runs; `gen`'s ~20 plain `str`/`bool`
+    workload options share one per type (servertune.cli.options), parsing exactly as Typer's."""
+    from typer import _adapters
+    from typer.models import OptionInfo
+
+    from servertune.cli import options
+
+    assert runner.invoke(app, ["gen", "uwsgi", "--cores", "4", "--sync-views"]).exit_code == 0
+    assert set(options._SHARED_ADAPTERS) == {str, bool}
+    first = _adapters.build_leaf_adapter(str, OptionInfo(help="a"))
+    assert first is _adapters.build_leaf_adapter(str, OptionInfo(metavar="<x>"))
+    assert first.validate_python(b"caf\xc3\xa9") == "café"
+    assert _adapters.build_leaf_adapter(bool, OptionInfo()).validate_python("yes") is True
+    # A parser, a number or an enum: Typer's own adapter, built for that option.
+    with_parser = OptionInfo(parser=int)
+    assert _adapters.build_leaf_adapter(str, with_parser) is not first
+    assert _adapters.build_leaf_adapter(int, OptionInfo(min=1)).validate_python("3") == 3

@@ -1,7 +1,9 @@
-"""Cold start of `servertune gen uwsgi --cores 4` against importing its three dependencies.
+"""Cold start of `servertune gen uwsgi --cores 4` against a one-option Typer command and its imports.
 
-The target: within 1.25x of `python -c "import pydantic, jinja2, typer"`. Both are run
-alternately in fresh interpreters, so a noisy neighbour slows both alike; medians are compared.
+The target: within 1.15x of a one-command Typer app with one option that imports pydantic and
+jinja2 (the last baseline below): what any Typer CLI pays to parse an option, whatever its own
+code does. All are run alternately in fresh interpreters, so a noisy neighbour slows each alike;
+medians are compared. The first baseline is `python -c "import pydantic, jinja2, typer"`.
 `import pydantic` is lazy (BaseModel is not loaded until used), so a second, fairer baseline also
 loads BaseModel, and a third builds and validates one one-field model: the least any CLI that
 validates its input with Pydantic pays before its own code runs. A fourth runs a one-command
@@ -11,12 +13,14 @@ each, that is what any Typer CLI with an option pays, whatever its own code does
 Every command reads its modules from bytecode, as an installed package does (pip compiles a
 wheel's modules when it installs them): the scenario gives its children a private bytecode cache
 (`PYTHONPYCACHEPREFIX`, a temporary directory filled by the untimed warm-up run and removed at
-the end) and drops `PYTHONDONTWRITEBYTECODE`. Without that, a caller that sets the variable and
+the end) and drops `PYTHONDONTWRITEBYTECODE`. The same directory is their `XDG_CACHE_HOME`, so
+`gen` loads its templates compiled (servertune.templating) as every run after a user's first
+does, and the user's own cache is neither read nor filled. Without that, a caller that sets the variable and
 runs servertune from a source checkout would time servertune compiling the ~40 modules `gen`
 imports on every run, while its installed dependencies load theirs compiled.
 
 Where the difference goes is read once, untimed, from `python -X importtime`: the modules the
-command imports that the first baseline does not, summed by top-level package (servertune's
+command imports that the one-option Typer command does not, summed by top-level package (servertune's
 own by subpackage), in the report's notes. The timed ratio above is what the target judges.
 """
 
@@ -36,7 +40,7 @@ from servertune.bench.harness.versions import dist_version
 
 __all__ = ["ColdStart", "ColdStartSizes"]
 
-TARGET_RATIO = 1.25
+TARGET_RATIO = 1.15
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,10 @@ def gen(cores: int = 1) -> None:
 app(["--cores", "4"])
 """
 
+#: The target's denominator, and what it judges.
+TYPER_FLOOR = "+ a one-option Typer command"
+GEN = "servertune gen uwsgi --cores 4"
+
 COMMANDS = {
     "import pydantic, jinja2, typer": [sys.executable, "-c", "import pydantic, jinja2, typer"],
     "+ pydantic.BaseModel": [
@@ -74,12 +82,12 @@ COMMANDS = {
     ],
     # The least any Typer CLI pays to parse one option: Typer 0.29 builds a Pydantic TypeAdapter
     # per option it parses, which loads the same schema machinery a model build does.
-    "+ a one-option Typer command": [
+    TYPER_FLOOR: [
         sys.executable,
         "-c",
         ONE_OPTION_TYPER_APP,
     ],
-    "servertune gen uwsgi --cores 4": [
+    GEN: [
         sys.executable,
         "-m",
         "servertune",
@@ -101,9 +109,11 @@ IMPORTTIME_TOP = 8
 
 
 def bytecode_environ(cache: str) -> dict[str, str]:
-    """This process's environment, with bytecode written to and read from `cache` only."""
+    """This process's environment, with bytecode (and compiled templates) written to and read
+    from `cache` only."""
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     environ["PYTHONPYCACHEPREFIX"] = cache
+    environ["XDG_CACHE_HOME"] = cache
     return environ
 
 
@@ -163,14 +173,13 @@ class ColdStart(BaseScenario[ColdStartSizes]):
         self.environ = bytecode_environ(cache)
         for argv in COMMANDS.values():
             _time(argv, self.environ)
-        names = list(COMMANDS)
         self.extra = importtime_extra(
-            _importtime(COMMANDS[names[0]], self.environ),
-            _importtime(COMMANDS[names[-1]], self.environ),
+            _importtime(COMMANDS[TYPER_FLOOR], self.environ),
+            _importtime(COMMANDS[GEN], self.environ),
         )
 
     def configs(self, run: Run[ColdStartSizes]) -> list[str]:
-        """The two import baselines, then servertune's command."""
+        """The four baselines, then servertune's command."""
         return list(COMMANDS)
 
     def measure(
@@ -195,23 +204,23 @@ class ColdStart(BaseScenario[ColdStartSizes]):
                 }
             )
         base, fair, model, typer_floor, ours = (medians[name] for name in COMMANDS)
-        ratio = ours / base
+        ratio = ours / typer_floor
         return Report(
             scenario=self.name,
             runs=rows,
             ratios={
-                "gen / import pydantic, jinja2, typer": ratio,
+                "gen / import pydantic, jinja2, typer": ours / base,
                 "gen / + BaseModel": ours / fair,
                 "gen / + one validated model": ours / model,
-                "gen / + a one-option Typer command": ours / typer_floor,
+                "gen / + a one-option Typer command": ratio,
                 "one validated model / import pydantic, jinja2, typer": model / base,
                 "one-option Typer command / import pydantic, jinja2, typer": typer_floor / base,
             },
-            targets=[Target("cold start vs imports", ratio, "<=", TARGET_RATIO)],
+            targets=[Target("cold start vs a one-option Typer command", ratio, "<=", TARGET_RATIO)],
             notes=[
                 f"{run.repeats} alternating runs per command; medians compared",
                 BYTECODE_NOTE,
-                "-X importtime, one untimed run: imported beyond the first baseline, self ms: "
+                "-X importtime, one untimed run: imported beyond the one-option Typer command, self ms: "
                 + ", ".join(
                     f"{group} {us / 1000:.1f}"
                     for group, us in list(self.extra.items())[:IMPORTTIME_TOP]
