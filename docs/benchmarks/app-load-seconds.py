@@ -2,11 +2,12 @@
 
 Same candidates, same level, interleaved (the two lengths alternate which goes first, round by
 round); every round restarts each candidate, as the default run does. Run from the recipe's
-directory (docs/recipes/bench-your-fastapi-app) with its delay server listening, under the lock:
+directory (docs/recipes/bench-your-fastapi-app) with its delay server listening, on a machine
+running nothing else:
 
     python delay_server.py 18777 50 &
-    UPSTREAM_URL=http://127.0.0.1:18777/ flock /tmp/servertune-bench.lock python \
-        app-load-seconds.py 4,16 6 servertune-uvicorn-per-worker,gunicorn-uvicorn-2n+1 out.json
+    UPSTREAM_URL=http://127.0.0.1:18777/ python app-load-seconds.py \
+        4,16 6 servertune-uvicorn-per-worker,gunicorn-uvicorn-2n+1 out.json
 
 Arguments: connections, rounds, candidates, output JSON. wrk takes whole seconds: the "2.5s"
 loads ran 2 s (`bench/harness/wrk.py` rounds the length), which is what the default run uses.
