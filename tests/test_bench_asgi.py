@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from servertune.bench.harness.deployments import IDLE_WINDOW_S
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.asgi import CONFIGS, DEFAULTS, QUICK_SKIPS
@@ -49,6 +50,18 @@ def test_every_config_ran_every_load(quick_report: tuple[dict[str, Any], Path]) 
     for run in report["runs"]:
         assert run["requests"] > 0, run
         assert run["rps"] >= 0
+
+
+def test_every_load_started_on_an_idle_app(quick_report: tuple[dict[str, Any], Path]) -> None:
+    """Before each load (the unloaded one after the warm-up or start, the normal and overload ones
+    after the load before them) the app was waited for until a whole window passed idle, and
+    the report says how long the waits took."""
+    report, _ = quick_report
+    waits = [repeat["settle_s"] for run in report["runs"] for repeat in run["repeats"]]
+    assert len(waits) == len(QUICK) * len(LOADS)
+    assert all(wait >= IDLE_WINDOW_S for wait in waits)
+    note = next(n for n in report["notes"] if n.startswith("settle_s: every load started"))
+    assert f"{min(waits):.2f}-{max(waits):.2f} s" in note
 
 
 def test_only_servertunes_admission_answers_503(quick_report: tuple[dict[str, Any], Path]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from servertune.bench.harness.deployments import IDLE_WINDOW_S
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.stats import group_members
 from servertune.bench.scenarios.granian_threads import CONFIGS
@@ -15,7 +16,8 @@ from servertune.cli import app
 
 def test_quick_run_measures_each_pool_and_leaves_nothing(tmp_path: Path) -> None:
     """Each config has a row with requests; granian's default pool shows more threads than the
-    plan's; every server was stopped and no port or process is left."""
+    plan's; each level waited for an idle app; every server was stopped and no port or process
+    is left."""
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
         app, ["bench", "granian-threads", "--quick", "--no-progress", "--json", str(out)]
@@ -26,6 +28,9 @@ def test_quick_run_measures_each_pool_and_leaves_nothing(tmp_path: Path) -> None
     assert list(rows) == list(CONFIGS)
     assert all(r["requests"] > 0 for r in rows.values())
     assert rows["granian-default"]["peak_threads"] > rows["servertune"]["peak_threads"]
+    # Every level started on an idle app, after at least one idle window; the report says so.
+    assert all(r["settle_s"] >= IDLE_WINDOW_S for r in rows.values())
+    assert any(note.startswith("settle_s: every load started") for note in report["notes"])
     servers = report["servers"]
     assert {s["kind"] for s in servers} == {"granian", "nginx"}
     assert all(s["stopped"] for s in servers)

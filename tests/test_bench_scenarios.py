@@ -126,6 +126,9 @@ def test_scenario_specific_numbers_are_present(
     else:
         assert report["ceiling_rps"] is None
         assert all(run["over_1s"] >= 0 and run["slow_requests"] >= 1 for run in runs)
+        # The load started on an idle app (gunicorn done importing it), and the report says so.
+        assert all(run["settle_s"] >= IDLE_WINDOW_S for run in runs)
+        assert any(note.startswith("settle_s: every load started") for note in report["notes"])
 
 
 def test_table_and_plot_are_written(quick_run: tuple[str, dict[str, Any], Path, str]) -> None:

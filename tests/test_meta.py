@@ -114,12 +114,6 @@ SRC = REPO / "src"
 #: The longest a function in src/ may be, decorators to last line: past it, split it by meaning.
 MAX_FUNCTION_LINES = 80
 
-#: Functions over MAX_FUNCTION_LINES that another helper of the #35 round is splitting, by area.
-#: Each entry is removed as its branch merges (the test fails on an entry that is no longer long).
-KNOWN_LONG_FUNCTIONS = {
-    "servertune/bench/scenarios/asgi.py::AsgiServers.summarize": "wait_idle",
-}
-
 
 def _functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
     """Every function and method under `tree`, nested ones too, by qualified name."""
@@ -239,10 +233,7 @@ def test_no_function_in_src_is_over_80_lines() -> None:
     """No function in src/ is over 80 lines: a longer one does several things, so it is split
     into functions named for them (decorators to last line counted)."""
     found = long_functions(SRC)
-    new = {name: lines for name, lines in found.items() if name not in KNOWN_LONG_FUNCTIONS}
-    assert not new, f"functions over {MAX_FUNCTION_LINES} lines: {new}"
-    fixed = sorted(set(KNOWN_LONG_FUNCTIONS) - set(found))
-    assert not fixed, f"no longer over {MAX_FUNCTION_LINES} lines: drop from the known list {fixed}"
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines: {found}"
 
 
 def test_no_import_circle_between_src_modules() -> None:

@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -42,7 +42,9 @@ __all__ = [
     "http_get",
     "place",
     "reload_nginx",
+    "settle_note",
     "wait_answer",
+    "wait_idle",
 ]
 
 
@@ -77,6 +79,42 @@ IDLE_CPU_S = 0.02
 IDLE_LIMIT_S = 10.0
 
 
+def wait_idle(cpu_seconds: Callable[[], float]) -> float:
+    """Wait until the servers whose CPU seconds `cpu_seconds` sums have nothing left to serve
+    (a whole IDLE_WINDOW_S using less than IDLE_CPU_S); the seconds it took.
+
+    Every scenario that measures loads one after another on the same running servers calls
+    this before each load (a `Deployment` through its own `wait_idle`), and records the wait as
+    `settle_s` (`settle_note` sums them up). wrk closes its connections when its time is up, but
+    the app still serves every request it had accepted or had queued in its listen backlog: up
+    to one per connection of the load that just ended. Measured without this wait, the next
+    load's first requests queue behind them, which puts a few hundred milliseconds into its p99
+    (and only into the first level after a heavy one, so not alike for every layout). A server
+    just started is still importing its app: that is waited out too.
+    """
+    start = time.monotonic()
+    before = cpu_seconds()
+    while time.monotonic() - start < IDLE_LIMIT_S:
+        time.sleep(IDLE_WINDOW_S)
+        now = cpu_seconds()
+        if now - before < IDLE_CPU_S:
+            break
+        before = now
+    return time.monotonic() - start
+
+
+def settle_note(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The report's line on how long the loads waited for an idle app (their `settle_s`)."""
+    waits = [float(row["settle_s"]) for row in rows if "settle_s" in row]
+    if not waits:
+        return "settle_s: no load waited for an idle app"
+    return (
+        f"settle_s: every load started on an idle app (less than {IDLE_CPU_S:g} s of app CPU "
+        f"in {IDLE_WINDOW_S:g} s, waited at most {IDLE_LIMIT_S:g} s); the waits took "
+        f"{min(waits):.2f}-{max(waits):.2f} s"
+    )
+
+
 @dataclass
 class Deployment:
     """One configuration under test: app server process groups and the nginx in front."""
@@ -96,23 +134,8 @@ class Deployment:
         return self.app_cpu_seconds() + self.nginx.cpu_seconds()
 
     def wait_idle(self) -> float:
-        """Wait until the app servers have nothing left to serve; the seconds it took.
-
-        wrk closes its connections when its time is up, but the app still serves every request it
-        had accepted or had queued in its listen backlog: up to one per connection of the load
-        that just ended. Measured without this wait, the next load's first requests queue behind
-        them, which puts a few hundred milliseconds into its p99 (and only into the first level
-        after a heavy one, so not alike for every layout).
-        """
-        start = time.monotonic()
-        before = self.app_cpu_seconds()
-        while time.monotonic() - start < IDLE_LIMIT_S:
-            time.sleep(IDLE_WINDOW_S)
-            now = self.app_cpu_seconds()
-            if now - before < IDLE_CPU_S:
-                break
-            before = now
-        return time.monotonic() - start
+        """Wait until the app servers have nothing left to serve (`wait_idle`); the seconds it took."""
+        return wait_idle(self.app_cpu_seconds)
 
     def stop(self, stack: Stack) -> None:
         """Stop nginx, then the app servers."""

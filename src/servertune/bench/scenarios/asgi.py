@@ -187,6 +187,86 @@ def normal_connections(plan: Any) -> int:
     return max(1, round(float(plan.asgi_capacity_rps) * held_s(plan.workload)))
 
 
+class _Table:
+    """The median rows of one run, looked up by config and load."""
+
+    def __init__(self, runs: list[dict[str, Any]]) -> None:
+        self.runs = runs
+
+    def row(self, name: str, load: str) -> dict[str, Any]:
+        return next(r for r in self.runs if r["config"] == name and r["load"] == load)
+
+    def mark_overload_ratios(self, names: tuple[str, ...]) -> None:
+        """Each config's overload row gets its admitted p99 over its own unloaded p99."""
+        for name in names:
+            unloaded_p99 = self.row(name, "unloaded")["p99_ms"]
+            over = self.row(name, "overload")
+            over["p99_over_unloaded"] = (
+                round(over["p99_ms"] / unloaded_p99, 3) if over["p99_ms"] and unloaded_p99 else None
+            )
+
+
+def _ours(names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if name.startswith("servertune")]
+
+
+def _ratios(table: _Table, names: tuple[str, ...]) -> dict[str, float]:
+    """servertune's layouts against the best default, per-worker against one socket, and
+    gunicorn's native worker against uvicorn's."""
+    ratios: dict[str, float] = {}
+    row = table.row
+    best_default = max(row(name, "normal")["rps"] for name in DEFAULTS)
+    for name in _ours(names):
+        ratios[f"{name} normal req/s / best default"] = round(
+            row(name, "normal")["rps"] / best_default, 3
+        )
+    for name in names:
+        ratios[f"{name} overload p99 / unloaded p99"] = row(name, "overload")[
+            "p99_over_unloaded"
+        ] or float("nan")
+    for server in ("uvicorn", "gunicorn-asgi", "granian"):
+        shared, per_worker = (
+            row(f"servertune-{server}", "normal"),
+            row(f"servertune-{server}-per-worker", "normal"),
+        )
+        ratios[f"per-worker / shared {server} normal req/s"] = (
+            round(per_worker["rps"] / shared["rps"], 3) if shared["rps"] else float("nan")
+        )
+    for native, uvicorn in NATIVE_PAIRS:
+        if native not in names:
+            continue
+        for load, key in (("normal", "rps"), ("unloaded", "p99_ms"), ("overload", "p99_ms")):
+            theirs, mine = row(uvicorn, load)[key], row(native, load)[key]
+            what = "req/s" if key == "rps" else "p99"
+            ratios[f"{native} / {uvicorn} {load} {what}"] = (
+                round(mine / theirs, 3) if theirs else float("nan")
+            )
+    return ratios
+
+
+def _targets(table: _Table, ratios: dict[str, float], names: tuple[str, ...]) -> list[Target]:
+    """Each servertune layout: admitted p99 under overload, and req/s against the defaults."""
+    targets = [
+        Target(
+            f"{name}: overload p99 of admitted / unloaded p99",
+            table.row(name, "overload")["p99_over_unloaded"],
+            "<=",
+            MAX_OVERLOAD_P99_RATIO,
+        )
+        for name in _ours(names)
+    ]
+    targets += [
+        Target(
+            f"{name}: normal req/s / best default's",
+            ratios[f"{name} normal req/s / best default"],
+            ">=",
+            1 - THROUGHPUT_NOISE,
+        )
+        for name in _ours(names)
+    ]
+    return targets
+
+
 class AsgiServers(BaseScenario[AsgiSizes]):
     """servertune's ASGI layouts and the defaults, each at unloaded, normal and overload."""
 
@@ -253,6 +333,9 @@ class AsgiServers(BaseScenario[AsgiSizes]):
         from servertune.bench.harness.open_loop import run_open_loop
 
         capacity = float(self.plan.asgi_capacity_rps)
+        # Every load starts on an idle app: not behind what the warm-up or the last load left
+        # (the overload's admitted requests, the normal load's last awaits).
+        settled = round(served.wait_idle(), 2)
         if level.role == "normal":
             assert level.concurrency is not None
             normal = run_closed_loop(
@@ -260,7 +343,8 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             )
             return {
                 "config": config, "load": "normal", "concurrency": level.concurrency,
-                **normal.metrics(), "distribution": [list(p) for p in normal.distribution],
+                **normal.metrics(), "settle_s": settled,
+                "distribution": [list(p) for p in normal.distribution],
             }  # fmt: skip
         factor, seconds = (
             (UNLOADED_FACTOR, run.size.unloaded_s)
@@ -270,12 +354,14 @@ class AsgiServers(BaseScenario[AsgiSizes]):
         result = run_open_loop(
             served.url, rate=capacity * factor, duration_s=seconds, timeout_s=CLIENT_TIMEOUT_S
         )
-        row = {"config": config, "load": level.role, **result.metrics()}
+        row = {"config": config, "load": level.role, **result.metrics(), "settle_s": settled}
         if level.role == "overload":
             row.update(_spread(result.by_body()))
         return row
 
     def summarize(self, run: Run[AsgiSizes], results: Results) -> Report:
+        """Medians per config and load; the ratios, the targets and the notes built on them."""
+        from servertune.bench.harness.deployments import settle_note
         from servertune.bench.harness.versions import dist_version
         from servertune.bench.harness.wrk import find_wrk
 
@@ -289,62 +375,17 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             for dist in ("servertune", "uvicorn", "uvicorn-worker", "gunicorn", "granian")
         }
         report.versions["load"] = "wrk" if find_wrk() else "builtin"
+        table = _Table(runs)
+        table.mark_overload_ratios(names)
+        report.ratios = _ratios(table, names)
+        report.targets = _targets(table, report.ratios, names)
+        report.notes = [*self._notes(run), settle_note(results.all_rows())]
+        return report
 
-        def row(name: str, load: str) -> dict[str, Any]:
-            return next(r for r in runs if r["config"] == name and r["load"] == load)
-
-        for name in names:
-            unloaded_p99 = row(name, "unloaded")["p99_ms"]
-            over = row(name, "overload")
-            over["p99_over_unloaded"] = (
-                round(over["p99_ms"] / unloaded_p99, 3) if over["p99_ms"] and unloaded_p99 else None
-            )
-        best_default = max(row(name, "normal")["rps"] for name in DEFAULTS)
-        ours = [name for name in names if name.startswith("servertune")]
-        for name in ours:
-            report.ratios[f"{name} normal req/s / best default"] = round(
-                row(name, "normal")["rps"] / best_default, 3
-            )
-        for name in names:
-            report.ratios[f"{name} overload p99 / unloaded p99"] = row(name, "overload")[
-                "p99_over_unloaded"
-            ] or float("nan")
-        for server in ("uvicorn", "gunicorn-asgi", "granian"):
-            shared, per_worker = (
-                row(f"servertune-{server}", "normal"),
-                row(f"servertune-{server}-per-worker", "normal"),
-            )
-            report.ratios[f"per-worker / shared {server} normal req/s"] = (
-                round(per_worker["rps"] / shared["rps"], 3) if shared["rps"] else float("nan")
-            )
-        for native, uvicorn in NATIVE_PAIRS:
-            if native not in names:
-                continue
-            for load, key in (("normal", "rps"), ("unloaded", "p99_ms"), ("overload", "p99_ms")):
-                theirs, mine = row(uvicorn, load)[key], row(native, load)[key]
-                what = "req/s" if key == "rps" else "p99"
-                report.ratios[f"{native} / {uvicorn} {load} {what}"] = (
-                    round(mine / theirs, 3) if theirs else float("nan")
-                )
-        for name in ours:
-            report.targets.append(
-                Target(
-                    f"{name}: overload p99 of admitted / unloaded p99",
-                    row(name, "overload")["p99_over_unloaded"],
-                    "<=",
-                    MAX_OVERLOAD_P99_RATIO,
-                )
-            )
-        for name in ours:
-            report.targets.append(
-                Target(
-                    f"{name}: normal req/s / best default's",
-                    report.ratios[f"{name} normal req/s / best default"],
-                    ">=",
-                    1 - THROUGHPUT_NOISE,
-                )
-            )
-        report.notes = [
+    def _notes(self, run: Run[AsgiSizes]) -> list[str]:
+        """What was measured and how to read the columns."""
+        plan = self.plan
+        return [
             (
                 f"{self.cores} cores; the app awaits uniform(0, {AWAIT_MS:g}) ms then blocks its "
                 f"loop {BLOCK_MS:g} ms; plan: {plan.processes} processes, capacity "
@@ -371,7 +412,6 @@ class AsgiServers(BaseScenario[AsgiSizes]):
             ),
             f"medians of {run.repeats} interleaved run(s)",
         ]
-        return report
 
     def plot(self, report: Report, path: Path) -> None:
         """Latency by percentile at normal load and of admitted requests under overload."""

@@ -136,6 +136,8 @@ class GranianThreads(BaseScenario[GranianSizes]):
         from servertune.bench.harness.threads import ThreadPeak
 
         assert level.concurrency is not None
+        # Every load starts on an idle app: not behind what the warm-up or the last level left.
+        settled = served.wait_idle()
         pgid = served.app_servers[0].pgid
         with ThreadPeak(lambda: group_members(pgid), SAMPLE_S) as peak:
             result = run_closed_loop(
@@ -143,10 +145,12 @@ class GranianThreads(BaseScenario[GranianSizes]):
             )
         return {
             "config": config, "concurrency": level.concurrency, **result.metrics(),
-            "peak_threads": peak.peak, "distribution": [list(p) for p in result.distribution],
+            "peak_threads": peak.peak, "settle_s": round(settled, 2),
+            "distribution": [list(p) for p in result.distribution],
         }  # fmt: skip
 
     def summarize(self, run: Run[GranianSizes], results: Results) -> Report:
+        from servertune.bench.harness.deployments import settle_note
         from servertune.bench.harness.versions import dist_version
         from servertune.bench.harness.wrk import find_wrk
 
@@ -188,6 +192,7 @@ class GranianThreads(BaseScenario[GranianSizes]):
                 "interleaved run(s)"
             ),
             "peak_threads: all threads of the granian process group (workers, runtime, pool)",
+            settle_note(results.all_rows()),
         ]
         return report
 

@@ -137,6 +137,8 @@ class HeadOfLine(BaseScenario[HolSizes]):
         from servertune.bench.harness.stats import CpuWatch
 
         groups = [Users("/quick", QUICK_USERS, THINK_S), Users("/slow", SLOW_USERS, THINK_S)]
+        # The load starts on an idle app: gunicorn's workers have imported it and sit waiting.
+        settled = served.wait_idle()
         with CpuWatch(served.cpu_seconds) as watch:
             results = run_builtin(
                 served.url, groups, duration_s=run.size.seconds, grace_s=run.size.slow_s + 10
@@ -156,11 +158,13 @@ class HeadOfLine(BaseScenario[HolSizes]):
             "layout": "per-worker" if config == "servertune" else "shared",
             "cpu_s": round(watch.server_seconds, 3),
             "other_cpu_cores": round(watch.other_cores, 2),
+            "settle_s": round(settled, 2),
             "distribution": [list(point) for point in quick.distribution],
         }
 
     def summarize(self, run: Run[HolSizes], results: Results) -> Report:
         """Medians per config, the stall targets, and naive's max over each other's."""
+        from servertune.bench.harness.deployments import settle_note
         from servertune.bench.harness.versions import tool_versions
 
         runs = [results.median(name) for name in CONFIGS]
@@ -192,6 +196,7 @@ class HeadOfLine(BaseScenario[HolSizes]):
                 f"medians of {run.repeats} interleaved run(s)"
             ),
             "every config runs behind the nginx `servertune gen` renders for its layout",
+            settle_note(results.all_rows()),
         ]
         return report
 
