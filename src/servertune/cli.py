@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import enum
 import errno
 import functools
@@ -428,6 +429,15 @@ def bench(
             "--replay-format", metavar="NAME[:SPEC]", help="`bench app`: --replay's format"
         ),
     ] = None,
+    keep_log: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--keep-log",
+            help="`bench app`: keep each candidate's nginx access log (with "
+            "$upstream_response_time) in this directory",
+            file_okay=False,
+        ),
+    ] = None,
     corpus: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option(
@@ -460,19 +470,21 @@ def bench(
                  "--chdir": chdir, "--pythonpath": pythonpath, "--static": static,
                  "--interface": interface, "--concurrency": concurrency, "--only": only,
                  "--replay": replay, "--replay-format": replay_format,
-                 "APP": app_spec}  # fmt: skip
+                 "--keep-log": keep_log, "APP": app_spec}  # fmt: skip
     extra: dict[str, object] = {"command": shlex.join(["servertune", *sys.argv[1:]])}
     if scenario == "app":
+        profile = None
         if replay:
             if path:
                 raise fail("--replay: give --path or --replay, not both")
-            path = _replay_paths(replay, replay_format)
+            path, profile = _replay_paths(replay, replay_format)
         elif replay_format is not None:
             raise fail("--replay-format: goes with --replay")
-        extra["app"] = _app_input(
+        given: Any = _app_input(
             app_spec, path, workload_file, against, chdir, pythonpath, static,
             interface, concurrency, only,
         )  # fmt: skip
+        extra["app"] = dataclasses.replace(given, replay=profile, keep_log=keep_log)
     elif given := [flag for flag, value in app_flags.items() if value]:
         raise fail(f"{given[0]}: only `servertune bench app` takes it")
     if corpus is not None:
@@ -530,26 +542,28 @@ def bench(
         raise fail(f"cannot write the results: {error}") from None
 
 
-def _replay_paths(logs: list[Path], log_format: str | None) -> list[str]:
-    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values."""
+def _replay_paths(logs: list[Path], log_format: str | None) -> tuple[list[str], Any]:
+    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values, and its
+    arrival profile."""
     from servertune.logs import LogError, LogFormatError, read_traffic
     from servertune.logs.choose import choose_format
-    from servertune.logs.replay import route_mix
+    from servertune.logs.replay import arrival_profile, route_mix
 
     try:
         traffic = read_traffic(logs, choose_format(log_format, None, logs[0]))
         traffic.require_timing()
         mix, covered = route_mix(traffic)
+        profile = arrival_profile(traffic)
     except LogFormatError as error:
         raise fail(f"--replay-format: {error}") from None
     except LogError as error:
         raise fail(f"--replay: {error}") from None
     typer.echo(
         f"replaying {len(mix)} routes of {traffic.source}: {covered:.1%} of its "
-        f"{traffic.timed:,} requests",
+        f"{traffic.timed:,} requests, at the arrival profile of {profile.describe()}",
         err=True,
     )
-    return [f"{p}={w:g}" for p, w in mix]
+    return [f"{p}={w:g}" for p, w in mix], profile
 
 
 def _app_input(
