@@ -484,7 +484,10 @@ def bench(
             app_spec, path, workload_file, against, chdir, pythonpath, static,
             interface, concurrency, only,
         )  # fmt: skip
-        extra["app"] = dataclasses.replace(given, replay=profile, keep_log=keep_log)
+        try:
+            extra["app"] = dataclasses.replace(given, replay=profile, keep_log=keep_log)
+        except BenchInputError as error:
+            raise fail(str(error)) from None
     elif given := [flag for flag, value in app_flags.items() if value]:
         raise fail(f"{given[0]}: only `servertune bench app` takes it")
     if corpus is not None:
