@@ -157,14 +157,17 @@ class Load(Candidates):
         """Open-loop Poisson arrivals on the heaviest path at the role's rate (a share or a
         multiple of the plan's capacity); for the replay, the log's arrival profile scaled to
         the plan's capacity, on every path by weight (`app.replay`)."""
-        from servertune.bench.harness.open_loop import run_schedule
+        from servertune.bench.harness.open_loop import run_open_loop, run_schedule
         from servertune.bench.harness.stats import CpuWatch
 
         timeout_s = CLIENT_TIMEOUT_S if run.size.all_levels else QUICK_CLIENT_TIMEOUT_S
+        parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
         if role == "replay":
-            paths = self.input.paths
             steps = self.input.replay.steps(self.replay_peak_rps, replay_seconds(run.size))
-            seed: int | None = REPLAY_SEED
+            with CpuWatch(served.cpu_seconds, parts) as watch:
+                result = run_schedule(
+                    served.url, self.input.paths, steps, timeout_s=timeout_s, seed=REPLAY_SEED
+                )
         else:
             rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
             # Full runs: overload twice as long (its queue must build); quick: both half as long.
@@ -172,10 +175,11 @@ class Load(Candidates):
                 seconds = run.size.seconds * (2 if role == "overload" else 1)
             else:  # a smoke run: at 4 x capacity half a second is hundreds of requests
                 seconds = run.size.seconds * 0.5
-            paths, steps, seed = ((self.open_path, 1.0),), ((seconds, rate),), None
-        parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
-        with CpuWatch(served.cpu_seconds, parts) as watch:
-            result = run_schedule(served.url, paths, steps, timeout_s=timeout_s, seed=seed)
+            with CpuWatch(served.cpu_seconds, parts) as watch:
+                result = run_open_loop(
+                    served.url.rstrip("/") + self.open_path, rate=rate, duration_s=seconds,
+                    timeout_s=timeout_s,
+                )  # fmt: skip
         row = {
             "config": config,
             "load": role,
