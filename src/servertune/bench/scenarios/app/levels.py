@@ -5,7 +5,8 @@ Each layout gets an unloaded level (open-loop Poisson arrivals at UNLOADED_FACTO
 capacity: a request's latency on its own), the closed-loop levels, and an overload level (open
 loop at ASGI_OVERLOAD_FACTOR x capacity). 503s are counted apart from errors: they are the load
 nginx shed on purpose; an admitted request's p99 under overload is compared with the layout's
-unloaded p99.
+unloaded p99. With `--replay`, a last open-loop level plays the log's arrival profile, its
+busiest second at REPLAY_PEAK_FACTOR x the plan's capacity (why: `app.replay`).
 """
 
 from __future__ import annotations
