@@ -1,7 +1,8 @@
 """A WSGI app with known service times per route, timing itself, for the access-log tests.
 
-Each request sleeps its route's time and appends `path ms` (its own perf_counter time) to the
-file named by $LOG_APP_TIMES: the truth a log-derived workload is compared with.
+Each request sleeps its route's time and appends `path ms via` (its own perf_counter time; via
+is `server` when a server called it, `in-process` when `servertune measure` did) to the file
+named by $LOG_APP_TIMES: the truth a log-derived workload is compared with.
 """
 
 from __future__ import annotations
@@ -26,5 +27,8 @@ def app(environ: dict[str, object], start_response: Callable[..., object]) -> It
     if times:
         # O_APPEND: a short write from each worker lands whole.
         with open(times, "a") as handle:
-            handle.write(f"{path} {elapsed_ms:.3f}\n")
+            # gunicorn names itself in SERVER_SOFTWARE, uWSGI in uwsgi.version; measure neither.
+            served = "SERVER_SOFTWARE" in environ or "uwsgi.version" in environ
+            via = "server" if served else "in-process"
+            handle.write(f"{path} {elapsed_ms:.3f} {via}\n")
     return [body]

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from servertune.cli import app as cli
 from servertune.logs import LogError, build_format, read_traffic
-from servertune.logs.replay import route_mix
+from servertune.logs.replay import ArrivalProfile, arrival_profile, route_mix
+from servertune.logs.traffic import PROFILE_WINDOW_S
 from tests.support import REPO
 
 FORMAT = '%(h)s %(t)s "%(r)s" %(s)s %(D)s'
@@ -56,10 +57,24 @@ def test_bench_app_replays_the_logs_route_mix(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "replaying 3 routes of access.log: 100.0% of its 300 requests" in result.output
-    notes = " ".join(json.loads(out.read_text())["notes"])
+    report = json.loads(out.read_text())
+    notes = " ".join(report["notes"])
     assert "/fast x75" in notes
     assert "/slow x75" in notes
     assert "x150" in notes
+    # The arrival profile: the log's 15 s of 20 requests each, its peak at the plan's capacity.
+    assert "at the arrival profile of the busiest 15 s of access.log" in result.output
+    assert "replay: the busiest 15 s of access.log (from 2026-11-26 13:00:00 UTC): 300 " in notes
+    replayed = {r["config"]: r for r in report["runs"] if r.get("load") == "replay"}
+    assert set(replayed) == {"servertune-gthread", "gunicorn-default"}
+    # The same arrivals for every layout (one schedule, one seed).
+    assert replayed["servertune-gthread"]["requests"] == replayed["gunicorn-default"]["requests"]
+    for config, row in replayed.items():
+        assert row["requests"] > 0
+        assert 0.0 <= row["in_time"] <= 1.0
+        assert f"replay {config}: {row['in_time']:.1%} of {row['requests']} requests" in notes
+    assert [v["level"] for v in report["verdicts"]].count("replay") == 1
+    assert "verdict replay: " in notes
 
 
 def test_replay_errors_are_one_line(tmp_path: Path) -> None:
@@ -69,6 +84,7 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
         (["--replay-format", "nginx"], "error: --replay-format: goes with --replay"),
         (["--replay", str(tmp_path / "none.log")], "error: --replay: cannot read"),
         (["--replay", str(log)], "error: --replay: "),  # combined: no timing
+        (["--path", "/x", "--keep-log", str(tmp_path / "a b")], "error: --keep-log: "),
     ):
         result = CliRunner().invoke(cli, ["bench", "app", "m:app", *args, "--quick"])
         assert result.exit_code == 2, result.output
@@ -76,3 +92,63 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
     other = CliRunner().invoke(cli, ["bench", "hol", "--replay", str(log), "--quick"])
     assert other.exit_code == 2
     assert "only `servertune bench app` takes it" in other.output
+
+
+def _timed_log(tmp_path: Path, counts: dict[int, int]) -> Path:
+    """A gunicorn log with `counts[s]` requests in second s after 13:00:00 (none elsewhere)."""
+    lines = []
+    for second, n in sorted(counts.items()):
+        stamp = f"26/Nov/2026:{13 + second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+        lines += [f'127.0.0.1 [{stamp} +0000] "GET /x HTTP/1.1" 200 1000\n'] * n
+    log = tmp_path / "timed.log"
+    log.write_text("".join(lines))
+    return log
+
+
+def test_the_busiest_window_is_kept_with_its_idle_seconds(tmp_path: Path) -> None:
+    """A quiet hour with one busy minute: the window is that minute, idle seconds as 0."""
+    counts = dict.fromkeys(range(0, 3600, 10), 1)  # one request every 10 s for an hour
+    burst = {1800 + s: 5 + s for s in range(0, 60, 2)}  # a ramp every other second
+    log = _timed_log(tmp_path, {**counts, **burst})
+    traffic = read_traffic([log], build_format("gunicorn", FORMAT))
+    assert len(traffic.busiest) == PROFILE_WINDOW_S
+    # The burst's seconds hold the quiet ones too (every 10th second is even): the first
+    # window holding all of it, from the idle second before it.
+    assert sum(traffic.busiest) == sum(burst.values())
+    profile = arrival_profile(traffic)
+    start = profile.start - (traffic.first_second or 0)
+    window = {start + i: n for i, n in enumerate(profile.counts)}
+    assert start == 1799
+    for second, n in window.items():
+        assert n == burst.get(second, counts.get(second, 0)), second
+    assert profile.peak == 5 + 58
+    assert "the busiest 60 s of timed.log (from 2026-11-26 13:" in profile.describe()
+
+
+def test_a_log_shorter_than_the_window_is_its_whole_span(tmp_path: Path) -> None:
+    traffic = read_traffic([_log(tmp_path)], build_format("gunicorn", FORMAT))
+    profile = arrival_profile(traffic)
+    assert profile.counts == (20,) * 15
+    assert "1,200" not in profile.describe()
+    assert "300 requests, 20 to 20 per second" in profile.describe()
+
+
+def test_a_gap_longer_than_the_window_leaves_only_zeros_between(tmp_path: Path) -> None:
+    log = _timed_log(tmp_path, {0: 3, 1: 4, 500: 2})
+    traffic = read_traffic([log], build_format("gunicorn", FORMAT))
+    assert traffic.busiest[:2] == (3, 4)
+    assert sum(traffic.busiest) == 7
+    assert traffic.busiest_start == traffic.first_second
+
+
+def test_the_profile_as_steps_scales_its_peak() -> None:
+    profile = ArrivalProfile("a.log", 0, (10, 0, 40, 20))
+    steps = profile.steps(peak_rps=200.0, seconds=2.0)
+    assert steps == ((0.5, 50.0), (0.5, 0.0), (0.5, 200.0), (0.5, 100.0))
+
+
+def test_a_log_without_time_stamps_has_no_profile(tmp_path: Path) -> None:
+    traffic = read_traffic([_log(tmp_path)], build_format("gunicorn", FORMAT))
+    traffic.busiest, traffic.busiest_start = (), None
+    with pytest.raises(LogError, match="no arrival profile"):
+        arrival_profile(traffic)

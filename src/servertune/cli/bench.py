@@ -109,6 +109,15 @@ ReplayFormat = Annotated[
     Optional[str],  # noqa: UP045
     typer.Option("--replay-format", metavar="NAME[:SPEC]", help="`bench app`: --replay's format"),
 ]
+KeepLog = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--keep-log",
+        help="`bench app`: keep each candidate's nginx access log (with "
+        "$upstream_response_time) in this directory",
+        file_okay=False,
+    ),
+]
 Corpus = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option(
@@ -159,6 +168,7 @@ def bench(
     report_file: ReportFile = None,
     replay: Replay = None,
     replay_format: ReplayFormat = None,
+    keep_log: KeepLog = None,
     corpus: Corpus = None,
 ) -> None:
     """Run a bundled benchmark: servertune's default side by side with the naive one."""
@@ -178,7 +188,8 @@ def bench(
     given = {"--path": path, "--workload": workload_file, "--against": against, "--chdir": chdir,
              "--pythonpath": pythonpath, "--static": static, "--interface": interface,
              "--concurrency": concurrency, "--only": only, "--replay": replay,
-             "--replay-format": replay_format, "APP": app_spec, "--corpus": corpus}  # fmt: skip
+             "--replay-format": replay_format, "--keep-log": keep_log, "APP": app_spec,
+             "--corpus": corpus}  # fmt: skip
     command = shlex.join(["servertune", *sys.argv[1:]])
     chosen = load_scenario(scenario)
     try:

@@ -10,7 +10,7 @@ arrival counts. Memory is bounded by those constants, not by the log's length.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,7 @@ __all__ = [
     "ARRIVAL_WINDOW_S",
     "FAST_RETRY_CHUNKS",
     "FLUSH_DISTINCT",
+    "PROFILE_WINDOW_S",
     "PROGRESS_BYTES",
     "SHOWN_BAD_LINES",
     "SLOW_CALL_FACTOR",
@@ -45,6 +46,12 @@ ARRIVAL_WINDOW_S = 600
 #: Bytes read between two progress calls: a MiB (`measure --log` shows "MiB read"), whatever
 #: the reader's chunk size.
 PROGRESS_BYTES = 1 << 20
+#: Seconds of the arrival profile kept: the busiest window of this many consecutive seconds
+#: (`Traffic.busiest`), which `bench app --replay` offers at its shape. The busiest window rather
+#: than the whole span downsampled: a day squeezed into a minute averages its bursts away, and
+#: the bursts (the busiest second and the seconds around it) are what fills a queue. A minute holds
+#: the peak and its build-up and decay at one-second resolution, in 60 integers whatever the log.
+PROFILE_WINDOW_S = 60
 #: Unparsable lines shown with their line numbers; the rest are only counted.
 SHOWN_BAD_LINES = 5
 #: A request is a slow call when it takes SLOW_CALL_FACTOR times the median or more (and at
@@ -132,6 +139,10 @@ class Traffic:
     peak_rps: int = 0
     peak_second: int | None = None
     late_lines: int = 0
+    #: Requests per second over the busiest PROFILE_WINDOW_S consecutive seconds (idle seconds
+    #: as 0; the whole span when shorter), and the first of those seconds (epoch).
+    busiest: tuple[int, ...] = ()
+    busiest_start: int | None = None
     #: A path seen for each route (its first), as logged without the query string.
     examples: dict[str, str] = field(default_factory=dict)
 
@@ -334,6 +345,9 @@ class _Accumulator:
         self.open_seconds: dict[int, int] = {}
         self.routes = Routes()
         self.last_closed = 0  # the last second folded into the arrival sketch
+        self.window: deque[int] = deque(maxlen=PROFILE_WINDOW_S)  # the last seconds closed
+        self.window_sum = 0
+        self.busiest_sum = -1
         self.examples = traffic.examples
         self.example_routes: set[bytes] = set()  # routes that have their example (or never will)
 
@@ -497,10 +511,25 @@ class _Accumulator:
                 traffic.first_second = second
             elif second > self.last_closed + 1:
                 traffic.arrival_sketch.add(0, second - self.last_closed - 1)
+                for idle in range(max(self.last_closed + 1, second - PROFILE_WINDOW_S), second):
+                    self._profile(0, idle)
             traffic.arrival_sketch.add(n)
+            self._profile(n, second)
             self.last_closed = second
             if n > traffic.peak_rps:
                 traffic.peak_rps, traffic.peak_second = n, second
+
+    def _profile(self, n: int, second: int) -> None:
+        """One more closed second (`n` requests) in the sliding window; kept when the busiest."""
+        window = self.window
+        if len(window) == window.maxlen:
+            self.window_sum -= window[0]
+        window.append(n)
+        self.window_sum += n
+        if self.window_sum > self.busiest_sum:
+            self.busiest_sum = self.window_sum
+            self.traffic.busiest = tuple(window)
+            self.traffic.busiest_start = second - len(window) + 1
 
 
 def _nginx_times(text: str) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import signal
 import sys
 import time
@@ -263,6 +264,42 @@ def _gunicorn_env(home: Path, instance: str, env: Mapping[str, str]) -> dict[str
     return {**env, "XDG_RUNTIME_DIR": str(runtime)}
 
 
+#: A path nginx can be given unquoted in its config: nothing it would read as syntax.
+SAFE_LOG_PATH = re.compile(r"\A/[A-Za-z0-9._/+@=,:-]{1,1000}\Z")
+#: The access_log line servertune's nginx.conf has (templates/nginx.conf.j2).
+_ACCESS_LOG = re.compile(r"^( *)access_log access\.log combined[^;\n]*;$", re.MULTILINE)
+
+
+def _with_log(nginx_text: str, access_log: Path | None) -> str:
+    """`nginx_text`, with `access_log` given: nginx logs to that file (absolute, of letters,
+    digits and `._/+@=,:-` only: it is written into the config unquoted) in
+    `logs.formats.nginx.TIMED`, unbuffered (a line is in the file once its answer is): what
+    `measure --log` reads.
+
+    A load generator hangs up on the requests in flight when its time is up; nginx would log
+    each as a 499 with the app's time cut short where the client left (the app still serves it
+    whole). With the timed log, nginx waits for the app's answer instead (`*_ignore_client_abort`),
+    so every line holds the app's whole time: the benchmark's own hang-ups are not the traffic."""
+    if access_log is None:
+        return nginx_text
+    from servertune.logs.formats.nginx import TIMED
+
+    if not SAFE_LOG_PATH.match(str(access_log)):
+        raise ValueError(f"access_log: {str(access_log)!r} is not a plain absolute path")
+
+    def timed_line(match: re.Match[str]) -> str:
+        pad = match.group(1)
+        return (
+            f"{pad}log_format timed '{TIMED}';\n{pad}access_log {access_log} timed;\n"
+            f"{pad}proxy_ignore_client_abort on;\n{pad}uwsgi_ignore_client_abort on;"
+        )
+
+    text, count = _ACCESS_LOG.subn(timed_line, nginx_text)
+    if count != 1:
+        raise RuntimeError("gen nginx's access_log line changed: update deployments._ACCESS_LOG")
+    return text
+
+
 def deploy_command(
     stack: Stack,
     name: str,
@@ -272,13 +309,14 @@ def deploy_command(
     *,
     env: Mapping[str, str] | None = None,
     ready_path: str | None = "/",
+    access_log: Path | None = None,
 ) -> Deployment:
     """An app server started by its own command line (gunicorn flags, a user's config file),
     bound to the plan's shared socket, behind `render_nginx(plan, backend, "shared")`: the same
     nginx servertune's shared-socket layout gets."""
     home = stack.dir / name
     home.mkdir()
-    nginx_text = render_nginx(plan, backend, "shared")
+    nginx_text = _with_log(render_nginx(plan, backend, "shared"), access_log)
     port = plan.shared_socket.port
     assert port is not None
     server_env = _gunicorn_env(home, name, env or {}) if backend == "gunicorn" else dict(env or {})
@@ -297,12 +335,13 @@ def deploy_uwsgi(
     thunder_lock: bool = False,
     env: Mapping[str, str] | None = None,
     ready_path: str | None = "/",
+    access_log: Path | None = None,
 ) -> Deployment:
     """uWSGI from `render_uwsgi(plan, layout, thunder_lock=)`, nginx from `render_nginx(plan, "uwsgi", layout)`."""
     home = stack.dir / name
     home.mkdir()
     ini_text = render_uwsgi(plan, layout, thunder_lock=thunder_lock)
-    nginx_text = render_nginx(plan, "uwsgi", layout)
+    nginx_text = _with_log(render_nginx(plan, "uwsgi", layout), access_log)
     ini = home / "uwsgi.ini"
     ini.write_text(ini_text)
     ports = [s.port for s in (plan.sockets if layout == "per-worker" else [plan.shared_socket])]
@@ -331,13 +370,14 @@ def deploy_gunicorn(
     env: Mapping[str, str] | None = None,
     python: str | None = None,
     ready_path: str | None = "/",
+    access_log: Path | None = None,
 ) -> Deployment:
     """gunicorn from `render_gunicorn(plan, layout)` (one instance per socket when per-worker),
     nginx from `render_nginx(plan, "gunicorn", layout)`."""
     home = stack.dir / name
     home.mkdir()
     conf_text = render_gunicorn(plan, layout)
-    nginx_text = render_nginx(plan, "gunicorn", layout)
+    nginx_text = _with_log(render_nginx(plan, "gunicorn", layout), access_log)
     conf = home / "gunicorn.conf.py"
     conf.write_text(conf_text)
     argv = [python or sys.executable, "-m", "gunicorn", "-c", str(conf)]
@@ -396,6 +436,7 @@ def deploy_asgi(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     ready_path: str | None = "/",
+    access_log: Path | None = None,
 ) -> Deployment:
     """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
     `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
@@ -409,7 +450,7 @@ def deploy_asgi(
     home = stack.dir / name
     home.mkdir()
     layout: Literal["per-worker", "shared"] = "per-worker" if per_worker else "shared"
-    nginx_text = render_nginx(plan, "asgi", layout)
+    nginx_text = _with_log(render_nginx(plan, "asgi", layout), access_log)
     # The launch scripts exec the server by name: this interpreter's environment comes first.
     path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     files = {"nginx.conf": nginx_text}

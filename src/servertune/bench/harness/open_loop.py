@@ -7,21 +7,29 @@ wait: at 4 x capacity the excess piles up somewhere. This generator sends Poisso
 coordinated omission: time spent waiting for a free client connection counts), and sorts every
 answer into admitted (2xx), refused (503), other errors and timeouts (no answer within
 `timeout_s`). Every loop is bounded by the request count and the deadline.
+
+`run_schedule` is the general form: a schedule of (seconds, rate) steps played in order, Poisson
+within each step (arrivals are memoryless, so a step starts afresh at its boundary), each arrival
+sent to one of several paths by weight. `bench app --replay` plays an access log's arrival
+profile with it; a constant rate (`run_open_loop`) is a schedule of one step.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import itertools
 import math
 import random
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from servertune.bench.harness.stats import percentile, percentile_curve
 
-__all__ = ["OpenLoopResult", "run_open_loop"]
+__all__ = ["OpenLoopResult", "Steps", "run_open_loop", "run_schedule"]
 
 #: Connections the client may hold at once: arrivals beyond it wait for one (and that wait counts).
 MAX_CONNECTIONS = 512
@@ -31,6 +39,9 @@ MAX_HEAD_BYTES = 65536
 MAX_REQUESTS = 200_000
 #: Characters kept of each admitted answer's body (the bench apps name their process in it).
 BODY_CHARS = 64
+
+#: A schedule: (seconds, mean arrivals per second) steps, played in order.
+Steps = Sequence[tuple[float, float]]
 
 
 @dataclass(frozen=True)
@@ -126,17 +137,34 @@ def _start(body: bytes) -> str:
     return body[:BODY_CHARS].decode("latin-1").strip()
 
 
-def _request(url: str) -> tuple[str, int, bytes]:
-    """The host, port and bytes of the one GET every arrival sends."""
+def _request(host: str, port: int, target: str) -> bytes:
+    """The bytes of the GET an arrival sends to `target` (a path, with its query if any)."""
+    return (
+        f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: servertune-bench\r\n\r\n"
+    ).encode("ascii")
+
+
+def _split(url: str) -> tuple[str, int, str]:
+    """The host, port and request target of `url`."""
     parts = urlsplit(url)
     assert parts.hostname is not None
     assert parts.port is not None
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    request = (
-        f"GET {target} HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\n"
-        "User-Agent: servertune-bench\r\n\r\n"
-    ).encode("ascii")
-    return parts.hostname, parts.port, request
+    return parts.hostname, parts.port, target
+
+
+def _arrival_times(steps: Steps, rng: random.Random) -> Iterator[float]:
+    """Seconds from the start of each arrival: Poisson at each step's rate within the step."""
+    begin = 0.0
+    for seconds, rate in steps:
+        end = begin + seconds
+        at = begin
+        while rate > 0:
+            at += rng.expovariate(rate)
+            if at >= end:
+                break
+            yield at
+        begin = end
 
 
 @dataclass
@@ -215,22 +243,31 @@ async def _send(
 
 
 async def _drive(
-    url: str, rate: float, duration_s: float, timeout_s: float, seed: int | None
+    url: str,
+    paths: Sequence[tuple[str, float]],
+    steps: Steps,
+    timeout_s: float,
+    seed: int | None,
 ) -> OpenLoopResult:
-    host, port, request = _request(url)
+    host, port, _ = _split(url)
+    requests = [_request(host, port, path) for path, _ in paths]
+    total = sum(weight for _, weight in paths)
+    cumulative = list(itertools.accumulate(weight / total for _, weight in paths))
     pool = _Pool(host, port)
     rng = random.Random(seed)
     tally = _Tally()
     start = time.perf_counter()
-    next_at = start
     tasks: list[asyncio.Task[None]] = []
-    while len(tasks) < MAX_REQUESTS:
-        next_at += rng.expovariate(rate)
-        if next_at - start >= duration_s:
+    for offset in _arrival_times(steps, rng):
+        if len(tasks) >= MAX_REQUESTS:
             break
+        next_at = start + offset
         delay = next_at - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
+        # One path: no draw (the arrival times stay those of the seed alone).
+        pick = 0 if len(requests) == 1 else bisect.bisect_left(cumulative, rng.random())
+        request = requests[min(pick, len(requests) - 1)]
         tasks.append(asyncio.create_task(_send(pool, request, next_at, timeout_s, tally)))
     # Every request ends by its own timeout; this bound only guards against a bug.
     _, pending = await asyncio.wait(tasks, timeout=timeout_s + 5) if tasks else (set(), set())
@@ -239,7 +276,9 @@ async def _drive(
         tally.timeouts += 1
     for reader_writer in pool.idle:
         reader_writer[1].close()
-    return tally.result(rate, duration_s, len(tasks))
+    duration_s = sum(seconds for seconds, _ in steps)
+    offered = sum(seconds * rate for seconds, rate in steps) / duration_s
+    return tally.result(offered, duration_s, len(tasks))
 
 
 def run_open_loop(
@@ -249,4 +288,28 @@ def run_open_loop(
     `timeout_s` from its scheduled start. Returns once every request is answered or timed out."""
     if not (rate > 0 and math.isfinite(rate)):
         raise ValueError(f"rate: must be a positive number; got {rate!r}")
-    return asyncio.run(_drive(url, rate, duration_s, timeout_s, seed))
+    return run_schedule(
+        url, [(_split(url)[2], 1.0)], [(duration_s, rate)], timeout_s=timeout_s, seed=seed
+    )
+
+
+def run_schedule(
+    url: str,
+    paths: Sequence[tuple[str, float]],
+    steps: Steps,
+    *,
+    timeout_s: float = 5.0,
+    seed: int | None = None,
+) -> OpenLoopResult:
+    """Arrivals on the host and port of `url` following `steps` ((seconds, rate) in order,
+    Poisson within each), each sent to one of `paths` ((path, weight)) by weight; each request
+    times out `timeout_s` after its scheduled start. The result's rate is the mean offered."""
+    if not paths or any(not (w > 0 and math.isfinite(w)) for _, w in paths):
+        raise ValueError(f"paths: give at least one, each with a positive weight; got {paths!r}")
+    if not steps or any(
+        not (s > 0 and math.isfinite(s) and r >= 0 and math.isfinite(r)) for s, r in steps
+    ):
+        raise ValueError(f"steps: positive seconds, rates >= 0; got {list(steps)[:3]!r}...")
+    if not any(rate > 0 for _, rate in steps):
+        raise ValueError("steps: at least one step with a positive rate")
+    return asyncio.run(_drive(url, paths, steps, timeout_s, seed))

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servertune.bench.harness.report import BenchInputError
+
+if TYPE_CHECKING:
+    from servertune.logs.replay import ArrivalProfile
 
 __all__ = ["APP_FLAGS", "app_extra", "replay_paths"]
 
 #: Every flag only `bench app` takes, in the order a misplaced one is reported.
 APP_FLAGS = ("--path", "--workload", "--against", "--chdir", "--pythonpath", "--static",
              "--interface", "--concurrency", "--only", "--replay", "--replay-format",
-             "APP")  # fmt: skip
+             "--keep-log", "APP")  # fmt: skip
 
 
 def app_extra(given: Mapping[str, Any], note: Callable[[str], None]) -> dict[str, object]:
@@ -26,39 +29,44 @@ def app_extra(given: Mapping[str, Any], note: Callable[[str], None]) -> dict[str
     paths: list[str] | None = given.get("--path")
     replay: list[Path] | None = given.get("--replay")
     replay_format: str | None = given.get("--replay-format")
+    profile = None
     if replay:
         if paths:
             raise BenchInputError("--replay: give --path or --replay, not both")
-        paths = replay_paths(replay, replay_format, note)
+        paths, profile = replay_paths(replay, replay_format, note)
     elif replay_format is not None:
         raise BenchInputError("--replay-format: goes with --replay")
-    return {"app": _app_input(given, paths)}
+    return {"app": _app_input(given, paths, profile)}
 
 
 def replay_paths(
     logs: list[Path], log_format: str | None, note: Callable[[str], None]
-) -> list[str]:
-    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values."""
+) -> tuple[list[str], ArrivalProfile]:
+    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values, and its
+    arrival profile."""
     from servertune.logs import LogError, LogFormatError, read_traffic
     from servertune.logs.choose import choose_format
-    from servertune.logs.replay import route_mix
+    from servertune.logs.replay import arrival_profile, route_mix
 
     try:
         traffic = read_traffic(logs, choose_format(log_format, None, logs[0]))
         traffic.require_timing()
         mix, covered = route_mix(traffic)
+        profile = arrival_profile(traffic)
     except LogFormatError as error:
         raise BenchInputError(f"--replay-format: {error}") from None
     except LogError as error:
         raise BenchInputError(f"--replay: {error}") from None
     note(
         f"replaying {len(mix)} routes of {traffic.source}: {covered:.1%} of its "
-        f"{traffic.timed:,} requests"
+        f"{traffic.timed:,} requests, at the arrival profile of {profile.describe()}"
     )
-    return [f"{p}={w:g}" for p, w in mix]
+    return [f"{p}={w:g}" for p, w in mix], profile
 
 
-def _app_input(given: Mapping[str, Any], paths: list[str] | None) -> object:
+def _app_input(
+    given: Mapping[str, Any], paths: list[str] | None, replay: ArrivalProfile | None
+) -> object:
     """`bench app`'s validated `AppInput`."""
     from servertune.bench.scenarios.app import AppInput, parse_concurrency, parse_path
 
@@ -85,4 +93,6 @@ def _app_input(given: Mapping[str, Any], paths: list[str] | None) -> object:
         interface=interface,  # type: ignore[arg-type]
         concurrency=parse_concurrency(concurrency) if concurrency is not None else (),
         only=tuple(dict.fromkeys(n.strip() for n in (only or "").split(",") if n.strip())),
+        replay=replay,
+        keep_log=given.get("--keep-log"),
     )

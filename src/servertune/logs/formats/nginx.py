@@ -25,13 +25,17 @@ from servertune.logs.formats.base import (
     seconds_to_ms,
 )
 
-__all__ = ["COMBINED", "build", "formats_in_conf", "upstream_ms"]
+__all__ = ["COMBINED", "TIMED", "build", "formats_in_conf", "upstream_ms"]
 
 #: nginx's predefined format (ngx_http_log_module: `log_format combined ...`).
 COMBINED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
     '"$http_referer" "$http_user_agent"'
 )
+
+#: combined with the timing `measure --log` reads: what `bench app --keep-log` writes, and a
+#: format to give your own nginx (`log_format timed '...'; access_log ... timed;`).
+TIMED = COMBINED + " $request_length $request_time $upstream_response_time $upstream_connect_time"
 
 TIMING_HINT = (
     "add $upstream_response_time (the app's time) or $request_time to the log_format, e.g. "

@@ -3,6 +3,7 @@ part of the scenario reads (set by `AppBench.setup`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from servertune.bench.harness.report import BenchInputError
@@ -47,6 +48,15 @@ class Candidates:
     static_served: dict[str, tuple[str, int] | None]
     #: The --against command lines, by candidate name.
     user_commands: dict[str, UserCommand]
+    #: --replay: the rate its busiest second is offered at, and that over the log's own rate.
+    replay_peak_rps: float
+    replay_scale: float
+
+    def _log_path(self, run: Run[AppSizes], config: str) -> Path | None:
+        """--keep-log DIR: the file this candidate's nginx logs to (None without it)."""
+        if self.input.keep_log is None:
+            return None
+        return self.input.keep_log / f"{config}-{run.repeat}.access.log"
 
     @property
     def dual(self) -> bool:

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from servertune.bench.harness.report import BenchAppError
+from servertune.bench.harness.report import BenchAppError, BenchInputError
 from servertune.bench.harness.scenario import Run
 from servertune.bench.scenarios.app.asgi_layouts import Copied, docs_workers
 from servertune.bench.scenarios.app.candidates import Candidates
-from servertune.bench.scenarios.app.inputs import AppSizes
+from servertune.bench.scenarios.app.inputs import AppSizes, write_regular
 from servertune.bench.scenarios.app.static import static_probe
 from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
 from servertune.targets.layout import Backend
@@ -47,6 +47,9 @@ class Deploy(Candidates):
                     "(the app failed: see its own log)"
                 )
         self._prove_static(config, deployment.url)
+        if self.input.keep_log is not None:  # whose log_format `measure --log-conf` reads
+            conf = self.input.keep_log / f"{config}-{run.repeat}.nginx.conf"
+            write_regular(conf, deployment.files["nginx.conf"], "--keep-log")
         assert deployment.nginx.ports[0] in listening_ports()
         return deployment
 
@@ -111,7 +114,7 @@ class Deploy(Candidates):
         deployment = deploy_asgi(
             run.stack, f"{config}-{run.repeat}", plan, server, argv=argv,
             per_worker=bool(layout and layout.per_worker), env=self.env,
-            cwd=Path(str(self.workload.app_dir)), ready_path=None,
+            cwd=Path(str(self.workload.app_dir)), ready_path=None, access_log=self._log_file(run, config),
         )  # fmt: skip
         self.commands.setdefault(config, (argv and shlex.join(argv)) or self._gen_command(layout))
         return plan, deployment
@@ -160,12 +163,14 @@ class Deploy(Candidates):
         name = f"{config}-{run.repeat}"
         if layout is not None and layout.rendered == "uwsgi":
             return plan, deploy_uwsgi(
-                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None
-            )
+                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None,
+                access_log=self._log_file(run, config),
+            )  # fmt: skip
         if layout is not None and layout.rendered == "gunicorn":
             return plan, deploy_gunicorn(
-                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None
-            )
+                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None,
+                access_log=self._log_file(run, config),
+            )  # fmt: skip
         bind = plan.shared_socket.endpoint
         chdir = ["--chdir", str(self.workload.app_dir)]
         gunicorn = [sys.executable, "-m", "gunicorn", "--bind", bind, *chdir]
@@ -182,8 +187,26 @@ class Deploy(Candidates):
         self.commands.setdefault(config, shlex.join(argv))
         # ready_path=None: start() checks every path itself, so a 500 is named, not waited out.
         return plan, deploy_command(
-            run.stack, name, plan, backend, argv, env=self.env, ready_path=None
+            run.stack,
+            name,
+            plan,
+            backend,
+            argv,
+            env=self.env,
+            ready_path=None,
+            access_log=self._log_file(run, config),
         )
+
+    def _log_file(self, run: Run[AppSizes], config: str) -> Path | None:
+        """--keep-log DIR: where nginx logs this candidate's requests, `<candidate>-<round>.
+        access.log` (a regular file there is replaced; anything else is refused)."""
+        log = self._log_path(run, config)
+        if log is None:
+            return None
+        if log.is_symlink() or (log.exists() and not log.is_file()):
+            raise BenchInputError(f"--keep-log: {log} exists and is not a regular file")
+        log.unlink(missing_ok=True)
+        return log
 
 
 def _first_line(error: BaseException) -> str:

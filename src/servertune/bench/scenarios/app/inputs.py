@@ -64,6 +64,11 @@ class AppInput:
     concurrency: tuple[int, ...] = ()
     #: `--only`: the candidates to run, by name; empty runs every one.
     only: tuple[str, ...] = ()
+    #: `--replay`: the log's arrival profile (`logs.replay.ArrivalProfile`), offered open loop
+    #: to every layout after the closed levels; None without --replay.
+    replay: Any = None
+    #: `--keep-log DIR`: each candidate's nginx writes its access log there (timed).
+    keep_log: Path | None = None
     #: A name per --against file: its stem, made unique.
     against_names: tuple[str, ...] = field(default=(), init=False)
 
@@ -94,6 +99,18 @@ class AppInput:
                 name += "-2"
             names.append(name)
         object.__setattr__(self, "against_names", tuple(names))
+        if self.keep_log is not None:
+            from servertune.bench.harness.deployments import SAFE_LOG_PATH
+
+            where = self.keep_log.resolve()
+            if not SAFE_LOG_PATH.match(str(where / "x")):
+                raise BenchInputError(
+                    f"--keep-log: {str(where)[:200]!r}: nginx is given this path in its config; "
+                    "use a directory whose path has only letters, digits and ._/+@=,:-"
+                )
+            if where.exists() and not where.is_dir():
+                raise BenchInputError(f"--keep-log: {where} is not a directory")
+            object.__setattr__(self, "keep_log", where)
 
 
 def parse_path(text: str) -> tuple[str, float]:
@@ -149,3 +166,17 @@ def sibling_entry_point(app: str, app_dir: Path) -> tuple[Interface, str] | None
     if f"get_{other}_application" not in text:
         return None
     return other, f"{package + '.' if package else ''}{other}:{attr}"
+
+
+def write_regular(path: Path, text: str, flag: str) -> None:
+    """`text` written beside `path` and renamed over it: a reader never sees half a file, and
+    only a regular file is ever replaced (BenchInputError naming `flag` otherwise)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise BenchInputError(f"{flag}: {path} exists and is not a regular file")
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        raise BenchInputError(f"{flag}: cannot write {path}: {error.strerror}") from None

@@ -5,13 +5,16 @@ Each layout gets an unloaded level (open-loop Poisson arrivals at UNLOADED_FACTO
 capacity: a request's latency on its own), the closed-loop levels, and an overload level (open
 loop at ASGI_OVERLOAD_FACTOR x capacity). 503s are counted apart from errors: they are the load
 nginx shed on purpose; an admitted request's p99 under overload is compared with the layout's
-unloaded p99.
+unloaded p99. With `--replay`, a last open-loop level plays the log's arrival profile, its
+busiest second at REPLAY_PEAK_FACTOR x the plan's capacity (why: `app.replay`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from servertune.bench.harness.scenario import Level
-from servertune.bench.scenarios.app.inputs import MAX_CONCURRENCY, Interface
+from servertune.bench.scenarios.app.inputs import MAX_CONCURRENCY, AppSizes, Interface
 from servertune.sizing.defaults import ASGI_OVERLOAD_FACTOR
 
 #: Overload: this many times the plan's capacity, open loop (as `bench asgi`).
@@ -24,6 +27,34 @@ MIN_UNLOADED_RPS = 20.0
 CLIENT_TIMEOUT_S = 5.0
 #: ... in a --quick smoke run (a timed-out request still counts as one; the run ends sooner).
 QUICK_CLIENT_TIMEOUT_S = 1.0
+
+#: `--replay`: the log's arrival profile, after the other levels (`app.replay`).
+REPLAY_LEVEL = Level(role="replay")
+
+#: The log's busiest second is offered at this multiple of the plan's capacity.
+REPLAY_PEAK_FACTOR = 1.0
+#: Seconds the log's busiest window is played in (60 log seconds at 3 x speed: every layout
+#: gets it, so a longer replay costs that much per layout).
+REPLAY_SECONDS = 20.0
+#: ... with --quick (the tests): the shape compressed 30 x, still every step played.
+QUICK_REPLAY_SECONDS = 2.0
+#: The arrivals' seed: every layout gets the same arrival times and paths.
+REPLAY_SEED = 31
+
+
+def capacity_rps(plan: Any, interface: Interface) -> float:
+    """The req/s the plan says this machine serves: an ASGI plan's capacity; a WSGI plan's
+    request slots over the service time, at most its CPU ceiling."""
+    if interface == "asgi" and plan.asgi_capacity_rps:
+        return float(plan.asgi_capacity_rps)
+    slots = plan.processes * plan.threads
+    return float(min(float(plan.ceiling_rps), slots * 1000.0 / plan.workload.service_time_ms))
+
+
+def replay_seconds(size: AppSizes) -> float:
+    """How long the replay plays: REPLAY_SECONDS, QUICK_REPLAY_SECONDS with --quick."""
+    return REPLAY_SECONDS if size.all_levels else QUICK_REPLAY_SECONDS
+
 
 #: How the unloaded rate is chosen, for the notes.
 UNLOADED_FACTOR_TEXT = "unloaded: a tenth of the plan's capacity; overload: 4 x it"
@@ -39,12 +70,13 @@ def default_levels(cores: int, ceiling: int) -> list[int]:
     return levels
 
 
-def levels_for(interface: Interface, counts: list[int]) -> list[Level]:
-    """The closed-loop levels; an ASGI app's also unloaded and overload (open loop) around them."""
+def levels_for(interface: Interface, counts: list[int], replay: bool = False) -> list[Level]:
+    """The closed-loop levels; an ASGI app's also unloaded and overload (open loop) around them;
+    with `replay`, the log's arrival profile (open loop) last."""
     closed = [Level(n) for n in counts]
     if interface == "asgi":
-        return [Level(role="unloaded"), *closed, Level(role="overload")]
-    return closed
+        closed = [Level(role="unloaded"), *closed, Level(role="overload")]
+    return [*closed, REPLAY_LEVEL] if replay else closed
 
 
 def open_loop_rates(capacity_rps: float) -> dict[str, float]:

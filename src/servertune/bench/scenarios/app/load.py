@@ -5,6 +5,7 @@ each run a row with the CPU each part used per request."""
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 from servertune.bench.harness.scenario import Level, Run
@@ -13,7 +14,9 @@ from servertune.bench.scenarios.app.inputs import AppSizes
 from servertune.bench.scenarios.app.levels import (
     CLIENT_TIMEOUT_S,
     QUICK_CLIENT_TIMEOUT_S,
+    REPLAY_SEED,
     open_loop_rates,
+    replay_seconds,
 )
 from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
 
@@ -68,6 +71,14 @@ def split_connections(paths: tuple[tuple[str, float], ...], connections: int) ->
     return counts
 
 
+#: --keep-log: a log is settled when it has not grown for this many times the slowest path's
+#: time (each request left in flight answers within about its time: nothing queues behind it
+#: once the load stopped), at least LOG_QUIET_MIN_S, waiting LOG_SETTLE_S at most.
+LOG_QUIET_S = 2.0
+LOG_QUIET_MIN_S = 0.2
+LOG_SETTLE_S = 10.0
+
+
 class Load(Candidates):
     """`measure()`: one run of load on a served candidate, as a row."""
 
@@ -85,7 +96,9 @@ class Load(Candidates):
         with run.spent.phase("wait idle"):
             served.wait_idle()
         if level.concurrency is None:
-            return self._measure_open(run, config, served, level.role)
+            opened = self._measure_open(run, config, served, level.role)
+            self._settle_log(run, config)
+            return opened
         paths = self.input.paths
         result: LoadResult
         parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
@@ -136,30 +149,41 @@ class Load(Candidates):
             row["shed"] = round(refused / result.requests, 3) if result.requests else 0.0
             row["errors"] = row["errors"] - refused
             row["non_2xx"] = row["non_2xx"] - refused
+        self._settle_log(run, config)
         return row
 
     def _measure_open(
         self, run: Run[AppSizes], config: str, served: Any, role: str
     ) -> dict[str, Any]:
         """Open-loop Poisson arrivals on the heaviest path at the role's rate (a share or a
-        multiple of the plan's capacity)."""
-        from servertune.bench.harness.open_loop import run_open_loop
+        multiple of the plan's capacity); for the replay, the log's arrival profile scaled to
+        the plan's capacity, on every path by weight (`app.replay`)."""
+        from servertune.bench.harness.open_loop import run_open_loop, run_schedule
         from servertune.bench.harness.stats import CpuWatch
 
-        path = self.open_path
-        rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
-        # Full runs: overload twice as long (its queue must build); quick: both half as long.
-        if run.size.all_levels:
-            seconds = (run.size.open_seconds or run.size.seconds) * (2 if role == "overload" else 1)
-        else:  # a smoke run: at 4 x capacity half a second is hundreds of requests
-            seconds = run.size.seconds * 0.5
+        timeout_s = CLIENT_TIMEOUT_S if run.size.all_levels else QUICK_CLIENT_TIMEOUT_S
         parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
-        with CpuWatch(served.cpu_seconds, parts) as watch:
-            result = run_open_loop(
-                served.url.rstrip("/") + path, rate=rate, duration_s=seconds,
-                timeout_s=CLIENT_TIMEOUT_S if run.size.all_levels else QUICK_CLIENT_TIMEOUT_S,
-            )  # fmt: skip
-        return {
+        if role == "replay":
+            steps = self.input.replay.steps(self.replay_peak_rps, replay_seconds(run.size))
+            with CpuWatch(served.cpu_seconds, parts) as watch:
+                result = run_schedule(
+                    served.url, self.input.paths, steps, timeout_s=timeout_s, seed=REPLAY_SEED
+                )
+        else:
+            rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
+            # Full runs: overload twice as long (its queue must build); quick: both half as long.
+            if run.size.all_levels:
+                seconds = (run.size.open_seconds or run.size.seconds) * (
+                    2 if role == "overload" else 1
+                )
+            else:  # a smoke run: at 4 x capacity half a second is hundreds of requests
+                seconds = run.size.seconds * 0.5
+            with CpuWatch(served.cpu_seconds, parts) as watch:
+                result = run_open_loop(
+                    served.url.rstrip("/") + self.open_path, rate=rate, duration_s=seconds,
+                    timeout_s=timeout_s,
+                )  # fmt: skip
+        row = {
             "config": config,
             "load": role,
             "concurrency": None,
@@ -173,6 +197,31 @@ class Load(Candidates):
             ),
             "other_cpu_cores": round(watch.other_cores, 2),
         }  # fmt: skip
+        if role == "replay":
+            # Answered 2xx within GOOD_WITHIN_MS, of the requests sent: the replay's verdict.
+            row["in_time_count"] = sum(1 for ms in result.ok_latencies_ms if ms <= GOOD_WITHIN_MS)
+        return row
+
+    def _settle_log(self, run: Run[AppSizes], config: str) -> None:
+        """--keep-log: after a load, wait until the requests the client left in flight are
+        logged (nginx writes a line when the app answers; the candidate may be stopped next,
+        and a request nginx still waited for would be missing from the log). Done when the
+        file has not grown for LOG_QUIET_S x the slowest path's time, at most LOG_SETTLE_S."""
+        log = self._log_path(run, config)
+        if log is None:
+            return
+        slowest_s = max((m["service_time_ms"] for m in self.measured), default=0.0) / 1000
+        quiet = max(LOG_QUIET_MIN_S, LOG_QUIET_S * slowest_s)
+        start = time.monotonic()
+        size, changed = -1, start
+        while time.monotonic() - start < LOG_SETTLE_S:
+            now_size = log.stat().st_size if log.exists() else 0
+            now = time.monotonic()
+            if now_size != size:
+                size, changed = now_size, now
+            elif now - changed >= quiet:
+                return
+            time.sleep(0.05)  # polling a file nginx appends to; bounded by LOG_SETTLE_S
 
     def _processes(self, config: str, plan: Any) -> int | None:
         """Worker processes the candidate runs (None: set by the user's file)."""

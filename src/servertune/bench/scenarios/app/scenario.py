@@ -41,7 +41,12 @@ from servertune.bench.scenarios.app.inputs import (
     Interface,
     sibling_entry_point,
 )
-from servertune.bench.scenarios.app.levels import default_levels, levels_for
+from servertune.bench.scenarios.app.levels import (
+    REPLAY_PEAK_FACTOR,
+    capacity_rps,
+    default_levels,
+    levels_for,
+)
 from servertune.bench.scenarios.app.load import Load
 from servertune.bench.scenarios.app.summary_dual import DualSummary
 from servertune.bench.scenarios.app.verdicts import NOISE_BAND
@@ -160,6 +165,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         self._setup_against()
         #: The open-loop levels' path: the heaviest by weight (the first of equals).
         self.open_path = max(given.paths, key=lambda p: p[1])[0]
+        self._setup_logs(given)
         #: The plan each candidate last served with (for the rows' workers and threads).
         self.served_plans = {}
         #: Each candidate's server command line (for the report's "reproduce" section).
@@ -167,6 +173,21 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         #: Per --static prefix: the file nginx served before every candidate's load (path,
         #: bytes), or None when its directory has no file to ask for.
         self.static_served = {}
+
+    def _setup_logs(self, given: AppInput) -> None:
+        """--replay: the rate the log's busiest second is offered at; --keep-log: its directory."""
+        if given.replay is not None:
+            # The slower entry point's capacity: one schedule for every layout of both.
+            capacity = min(capacity_rps(e.plan, i) for i, e in self.entries.items())
+            self.replay_peak_rps = REPLAY_PEAK_FACTOR * capacity
+            self.replay_scale = self.replay_peak_rps / given.replay.peak
+        if given.keep_log is not None:
+            try:
+                given.keep_log.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise BenchInputError(
+                    f"--keep-log: cannot make {given.keep_log}: {error.strerror}"
+                ) from None
 
     def _server_env(self) -> dict[str, str]:
         """PYTHONPATH for --pythonpath; uWSGI told about a virtualenv the harness runs in."""
@@ -218,7 +239,9 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
     def levels(self, run: Run[AppSizes], config: str) -> list[Level]:
         """--concurrency, else doubling from cores past the plan's ceiling (2 x cores only with
         --quick); an ASGI app's also unloaded and overload (open loop) around them."""
-        return levels_for(self.interface_of(config), self.level_counts)
+        return levels_for(
+            self.interface_of(config), self.level_counts, replay=self.input.replay is not None
+        )
 
     def rounds(self, run: Run[AppSizes], order: list[tuple[str, list[Level]]]) -> Rounds:
         """The default run: only what the verdict still needs (`AdaptiveRounds`): the climb
@@ -230,9 +253,11 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         return AdaptiveRounds(
             list(order),
             side={c: (self.interface_of(c), self._side_of(c)) for c, _ in order},
-            ranked=lambda level: level.role != "unloaded",
+            ranked=lambda level: level.role not in ("unloaded", "replay"),
             climb=lambda level: level.concurrency is not None,
-            value=lambda level, row: float(row["good_rps" if level.role == "overload" else "rps"]),
+            value=lambda level, row: float(
+                row["good_rps" if level.role in ("overload", "replay") else "rps"]
+            ),
             # The unloaded p99 is the overload target's baseline: measured again with overload.
             paired=lambda level: level.role == "overload",
             max_repeats=run.repeats,

@@ -9,7 +9,6 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
-from servertune.bench.scenarios.app.candidates import Candidates
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import UNLOADED_FACTOR_TEXT, levels_for, open_loop_rates
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
@@ -21,6 +20,7 @@ from servertune.bench.scenarios.app.notes import (
     overload_repeats_note,
     verdict_rule_note,
 )
+from servertune.bench.scenarios.app.replay import ReplaySummary
 from servertune.bench.scenarios.app.verdicts import (
     IO_BOUND_CPU_FRACTION,
     IO_BOUND_TARGET,
@@ -33,7 +33,7 @@ from servertune.bench.scenarios.app.verdicts import (
 )
 
 
-class AsgiSummary(Candidates):
+class AsgiSummary(ReplaySummary):
     """The report of the ASGI entry point's candidates."""
 
     def _summarize_asgi(self, run: Run[AppSizes], results: Results) -> Report:
@@ -77,6 +77,7 @@ class AsgiSummary(Candidates):
                 "bench app` benches both in one run, to compare which to deploy"
             )
         report.commands = {c: line for c, line in self.commands.items() if c in configs}
+        report.notes.extend(self._replay_notes(run, results, report))
         return report
 
     @staticmethod

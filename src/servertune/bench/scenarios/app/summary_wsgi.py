@@ -7,7 +7,6 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
-from servertune.bench.scenarios.app.candidates import Candidates
 from servertune.bench.scenarios.app.inputs import AppSizes
 from servertune.bench.scenarios.app.notes import (
     busy_note,
@@ -16,6 +15,7 @@ from servertune.bench.scenarios.app.notes import (
     measured_note,
     verdict_rule_note,
 )
+from servertune.bench.scenarios.app.replay import ReplaySummary
 from servertune.bench.scenarios.app.static import static_note
 from servertune.bench.scenarios.app.verdicts import (
     IO_BOUND_CPU_FRACTION,
@@ -29,7 +29,7 @@ from servertune.bench.scenarios.app.verdicts import (
 from servertune.bench.scenarios.app.wsgi_layouts import OURS
 
 
-class WsgiSummary(Candidates):
+class WsgiSummary(ReplaySummary):
     """The report of the WSGI entry point's candidates."""
 
     def _summarize_wsgi(self, run: Run[AppSizes], results: Results) -> Report:
@@ -70,6 +70,7 @@ class WsgiSummary(Candidates):
         }
         side = self._side_configs(run)
         report.commands = {c: line for c, line in self.commands.items() if c in side}
+        report.notes.extend(self._replay_notes(run, results, report))
         return report
 
     def _wsgi_rows(self, run: Run[AppSizes], level: int, results: Results) -> dict[str, Any]:

@@ -1,0 +1,88 @@
+"""The open-loop client's schedules: Poisson arrivals at each step's rate within the step, each
+sent to a path by weight, against a real nginx on 127.0.0.1."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from servertune.bench.harness.open_loop import _arrival_times, run_open_loop, run_schedule
+from tests.support import accepts, free_ports, running, tool, wait_for
+
+
+def test_arrivals_follow_each_steps_rate() -> None:
+    """Counts per step within 5 standard deviations of a Poisson count (sqrt of its mean)."""
+    steps = ((1.0, 2000.0), (0.5, 0.0), (1.0, 500.0), (0.25, 4000.0))
+    times = list(_arrival_times(steps, random.Random(7)))
+    assert times == sorted(times)
+    edges = [0.0, 1.0, 1.5, 2.5, 2.75]
+    for (seconds, rate), low, high in zip(steps, edges, edges[1:], strict=False):
+        n = sum(1 for t in times if low <= t < high)
+        mean = seconds * rate
+        assert abs(n - mean) <= 5 * math.sqrt(mean), (low, n, mean)
+    assert times[-1] < 2.75
+
+
+@pytest.fixture
+def nginx(tmp_path: Path) -> Iterator[str]:
+    """nginx answering every path with the path itself."""
+    (port,) = free_ports(1)
+    (tmp_path / "nginx.conf").write_text(
+        "pid nginx.pid;\nerror_log error.log warn;\nevents { worker_connections 512; }\n"
+        "http {\n  access_log off;\n"
+        "  client_body_temp_path body; proxy_temp_path proxy; fastcgi_temp_path fcgi;\n"
+        "  uwsgi_temp_path uwsgi; scgi_temp_path scgi;\n"
+        f'  server {{ listen 127.0.0.1:{port}; location / {{ return 200 "$uri"; }} }}\n'
+        "}\n"
+    )
+    argv = [tool("nginx"), "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
+            "-g", "daemon off;"]  # fmt: skip
+    with running(argv, tmp_path):
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="nginx")
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_a_schedule_sends_every_path_by_weight(nginx: str) -> None:
+    result = run_schedule(
+        nginx + "/ignored", [("/a", 3.0), ("/b", 1.0)], [(0.5, 400.0), (0.3, 0.0), (0.5, 200.0)],
+        timeout_s=2.0, seed=1,
+    )  # fmt: skip
+    assert result.duration_s == pytest.approx(1.3)
+    assert result.rate == pytest.approx((200 + 100) / 1.3)
+    assert abs(result.sent - 300) <= 5 * math.sqrt(300)
+    assert result.ok == result.sent
+    assert result.errors == result.timeouts == result.refused_503 == 0
+    bodies = {body: n for body, n, _ in result.by_body()}
+    assert set(bodies) == {"/a", "/b"}
+    share = bodies["/a"] / result.ok
+    assert abs(share - 0.75) <= 5 * math.sqrt(0.75 * 0.25 / result.ok), share
+
+
+def test_a_constant_rate_is_one_step_on_the_urls_path(nginx: str) -> None:
+    result = run_open_loop(nginx + "/c?x=1", rate=200.0, duration_s=0.5, seed=3)
+    assert result.ok == result.sent > 50
+    assert {body for body, _, _ in result.by_body()} == {"/c"}
+    assert result.rate == 200.0
+
+
+@pytest.mark.parametrize(
+    ("paths", "steps", "message"),
+    [
+        ([], [(1.0, 1.0)], "paths"),
+        ([("/a", 0.0)], [(1.0, 1.0)], "paths"),
+        ([("/a", 1.0)], [], "steps"),
+        ([("/a", 1.0)], [(1.0, -1.0)], "steps"),
+        ([("/a", 1.0)], [(0.0, 1.0)], "steps"),
+        ([("/a", 1.0)], [(1.0, math.inf)], "steps"),
+        ([("/a", 1.0)], [(1.0, 0.0)], "positive rate"),
+    ],
+)
+def test_a_bad_schedule_is_refused(
+    paths: list[tuple[str, float]], steps: list[tuple[float, float]], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        run_schedule("http://127.0.0.1:9", paths, steps)
