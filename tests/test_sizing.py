@@ -25,6 +25,7 @@ from servertune.sizing import (
     plan_for,
     poisson_quantile,
 )
+from servertune.sizing.plan import Socket
 from servertune.sizing.queueing import held_s
 from servertune.workload import MIN_SERVICE_TIME_MS, Workload
 
@@ -381,3 +382,22 @@ def test_extreme_inputs_derive_only_numbers_a_server_accepts(**fields: Any) -> N
             assert math.isfinite(item), name
             assert abs(item) < 2**31, (name, item)
     assert plan.max_requests <= MAX_REQUESTS_CAP
+
+
+@given(workloads(), st.integers(1, 64), st.booleans())
+def test_a_plan_needs_no_validation(workload: Workload, cores: int, unix: bool) -> None:
+    """make_plan builds the Plan unvalidated (cold start): validating it would change nothing.
+
+    Every value a rule derives already has its field's type (a float field a float, a tuple a
+    tuple), so `Plan.model_validate` gives back the same values of the same types, sockets too.
+    """
+    if unix:
+        workload = workload.model_copy(update={"socket_dir": "/run/app"})
+    plan = make_plan(workload, Machine(cores=cores))
+    validated = Plan.model_validate({name: getattr(plan, name) for name in Plan.model_fields})
+    for name in Plan.model_fields:
+        ours, theirs = getattr(plan, name), getattr(validated, name)
+        assert (type(ours), repr(ours)) == (type(theirs), repr(theirs)), name
+    for ours in (*plan.sockets, plan.shared_socket):
+        theirs = Socket.model_validate(ours.model_dump())
+        assert (repr(ours), hash(ours)) == (repr(theirs), hash(theirs))

@@ -57,7 +57,7 @@ def gen(
     # One consistent behaviour for an option the chosen files do not use: a `note:` on stderr
     # (docs/reference.md, "Options a target does not use"); the files are written all the same.
     given = [n for n, source in field_sources().items() if source == FLAGS.get(n)]
-    for name in unused_fields(workload, plan, given, render):
+    for name in unused_fields(workload, plan, given, render, files):
         typer.echo(
             f"note: {FLAGS[name]} changes nothing in {', '.join(files)}; it applies to other targets",
             err=True,

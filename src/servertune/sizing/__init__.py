@@ -21,6 +21,7 @@ The model, in short (docs/sizing.md has the full derivation and sources):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from servertune.machine import DEFAULT_SOMAXCONN, Machine, read_somaxconn
 from servertune.sizing.defaults import *  # noqa: F403 - the tuned defaults are part of the API
@@ -103,13 +104,16 @@ def make_plan(
         machine = Machine(cores=workload.cores)
     w, m = resolve(workload, machine)
     derivation = derive(w, m, forced)
-    return Plan(
-        workload=w,
-        machine=m,
-        reasons={name: derivation.reasons[name] for name in Plan.derived_names()},
-        warnings=tuple(derivation.warnings),
+    values: dict[str, Any] = {
+        "workload": w,
+        "machine": m,
+        "reasons": {name: derivation.reasons[name] for name in Plan.derived_names()},
+        "warnings": tuple(derivation.warnings),
         **derivation.values,
-    )
+    }
+    # The rules' own values already have their fields' types, so they are not validated again
+    # (see Plan); a forced value comes from outside the rules and is.
+    return Plan(**values) if forced else Plan.model_construct(**values)
 
 
 def plan_for(

@@ -42,14 +42,29 @@ def host_port(host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) ->
 
 
 class Socket(BaseModel):
-    """One app-server socket: a loopback/private TCP port or a unix socket path."""
+    """One app-server socket: a loopback/private TCP port or a unix socket path.
 
-    model_config = ConfigDict(frozen=True)
+    Built by the sizing rules from a validated Workload, so they build it with `tcp()`/`unix()`
+    (no validation) and its validator is deferred (`defer_build`) to a first `Socket(...)`:
+    a cold `gen` never pays for it.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["tcp", "unix"]
     host: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
     port: int | None = None
     path: str | None = None
+
+    @classmethod
+    def tcp(cls, host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> Socket:
+        """A TCP socket from already-validated parts (the Workload's `bind_host`, a port)."""
+        return cls.model_construct(kind="tcp", host=host, port=port)
+
+    @classmethod
+    def unix(cls, path: str) -> Socket:
+        """A unix socket from an already-validated path (under the Workload's `socket_dir`)."""
+        return cls.model_construct(kind="unix", path=path)
 
     @property
     def address(self) -> str:
@@ -77,9 +92,16 @@ def derived(unit: str, *, explain_only: bool = False) -> Any:
 
 
 class Plan(BaseModel):
-    """Every number servertune derives, in display order, each with a unit and a reason."""
+    """Every number servertune derives, in display order, each with a unit and a reason.
 
-    model_config = ConfigDict(frozen=True)
+    Only `make_plan` builds one, from values the rules derived from a validated Workload and
+    Machine, with `model_construct`: validating them again changed nothing (every value already
+    has its field's type; tests/test_sizing.py re-validates plans to keep it so) and building
+    this model's validator was the largest part of a cold `gen`'s own import. `defer_build`
+    leaves that build to whoever validates or dumps a Plan.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     workload: Workload
     machine: Machine

@@ -6,24 +6,63 @@ real server's own check of what it renders. Adding one is a module and a line in
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from servertune.sizing import Plan, PlanError
-from servertune.targets.asgi_servers import (
-    render_granian,
-    render_granian_per_worker,
-    render_gunicorn_asgi,
-    render_gunicorn_asgi_per_worker,
-    render_uvicorn,
-    render_uvicorn_per_worker,
-)
-from servertune.targets.gunicorn import render_gunicorn
-from servertune.targets.haproxy import render_haproxy
-from servertune.targets.kubernetes import render_kubernetes
 from servertune.targets.layout import Backend, Interface, Layout
-from servertune.targets.nginx import render_nginx
-from servertune.targets.uwsgi import render_uwsgi
+
+if TYPE_CHECKING:
+    from servertune.targets.asgi_servers import (
+        render_granian,
+        render_granian_per_worker,
+        render_gunicorn_asgi,
+        render_gunicorn_asgi_per_worker,
+        render_uvicorn,
+        render_uvicorn_per_worker,
+    )
+    from servertune.targets.gunicorn import render_gunicorn
+    from servertune.targets.haproxy import render_haproxy
+    from servertune.targets.kubernetes import render_kubernetes
+    from servertune.targets.nginx import render_nginx
+    from servertune.targets.uwsgi import render_uwsgi
+
+#: Where each renderer lives. A renderer's module is imported when it is first used (PEP 562's
+#: module `__getattr__`), so `gen uwsgi` does not import the other targets' modules on every
+#: cold start; `from servertune.targets import render_nginx` works as before.
+_RENDERERS: Mapping[str, str] = {
+    "render_granian": "asgi_servers",
+    "render_granian_per_worker": "asgi_servers",
+    "render_gunicorn": "gunicorn",
+    "render_gunicorn_asgi": "asgi_servers",
+    "render_gunicorn_asgi_per_worker": "asgi_servers",
+    "render_haproxy": "haproxy",
+    "render_kubernetes": "kubernetes",
+    "render_nginx": "nginx",
+    "render_uvicorn": "asgi_servers",
+    "render_uvicorn_per_worker": "asgi_servers",
+    "render_uwsgi": "uwsgi",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _RENDERERS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def _lazy(renderer: str, *args: Any, **kwargs: Any) -> Callable[[Plan], str]:
+    """`renderer(plan, *args, **kwargs)`, its module imported at the first render."""
+
+    def render(plan: Plan) -> str:
+        function: Callable[..., str] = __getattr__(renderer)
+        return function(plan, *args, **kwargs)
+
+    return render
+
 
 __all__ = [
     "TARGETS",
@@ -67,94 +106,102 @@ class Target:
 
 
 TARGETS: Mapping[str, Target] = {
-    "uwsgi": Target("uwsgi.ini", render_uwsgi, "uWSGI, one socket per worker (map-socket)"),
-    "nginx": Target("nginx-uwsgi.conf", render_nginx, "complete nginx.conf in front of uWSGI"),
+    "uwsgi": Target(
+        "uwsgi.ini", _lazy("render_uwsgi"), "uWSGI, one socket per worker (map-socket)"
+    ),
+    "nginx": Target(
+        "nginx-uwsgi.conf", _lazy("render_nginx"), "complete nginx.conf in front of uWSGI"
+    ),
     "nginx-snippet": Target(
         "nginx-uwsgi-site.conf",
-        lambda p: render_nginx(p, snippet=True),
+        _lazy("render_nginx", snippet=True),
         "upstream + server for an existing nginx (http context)",
     ),
-    "gunicorn": Target("gunicorn.conf.py", render_gunicorn, "gunicorn gthread, one shared socket"),
+    "gunicorn": Target(
+        "gunicorn.conf.py", _lazy("render_gunicorn"), "gunicorn gthread, one shared socket"
+    ),
     "gunicorn-per-worker": Target(
         "gunicorn-per-worker.conf.py",
-        lambda p: render_gunicorn(p, "per-worker"),
+        _lazy("render_gunicorn", "per-worker"),
         "one single-worker gunicorn per socket (SERVERTUNE_WORKER=0..N-1)",
     ),
     "nginx-gunicorn": Target(
         "nginx-gunicorn.conf",
-        lambda p: render_nginx(p, "gunicorn"),
+        _lazy("render_nginx", "gunicorn"),
         "complete nginx.conf in front of the per-worker gunicorns",
     ),
     "nginx-gunicorn-shared": Target(
         "nginx-gunicorn-shared.conf",
-        lambda p: render_nginx(p, "gunicorn", "shared"),
+        _lazy("render_nginx", "gunicorn", "shared"),
         "complete nginx.conf in front of the shared-socket gunicorn.conf.py",
     ),
     "nginx-gunicorn-snippet": Target(
         "nginx-gunicorn-site.conf",
-        lambda p: render_nginx(p, "gunicorn", snippet=True),
+        _lazy("render_nginx", "gunicorn", snippet=True),
         "upstream + server over the per-worker gunicorns",
     ),
     "haproxy": Target(
         "haproxy.cfg",
-        render_haproxy,
+        _lazy("render_haproxy"),
         "HAProxy in front of nginx, set up like a cloud load balancer (idle timeout, reuse)",
         WSGI | ASGI,
     ),
     "kubernetes": Target(
-        "kubernetes.yaml", render_kubernetes, "Deployment (nginx + gunicorn pod), Service, HPA, PDB"
+        "kubernetes.yaml",
+        _lazy("render_kubernetes"),
+        "Deployment (nginx + gunicorn pod), Service, HPA, PDB",
     ),
     "uvicorn": Target(
         "uvicorn.sh",
-        render_uvicorn,
+        _lazy("render_uvicorn"),
         "uvicorn --workers N on one socket, admission and timeouts from the plan",
         ASGI,
     ),
     "uvicorn-per-worker": Target(
         "uvicorn-per-worker.sh",
-        render_uvicorn_per_worker,
+        _lazy("render_uvicorn_per_worker"),
         "one one-worker uvicorn per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
         ASGI,
     ),
     "gunicorn-asgi": Target(
         "gunicorn-asgi.conf.py",
-        render_gunicorn_asgi,
+        _lazy("render_gunicorn_asgi"),
         "gunicorn with its native asgi worker or uvicorn's, one shared socket",
         ASGI,
     ),
     "gunicorn-asgi-per-worker": Target(
         "gunicorn-asgi-per-worker.conf.py",
-        render_gunicorn_asgi_per_worker,
+        _lazy("render_gunicorn_asgi_per_worker"),
         "one gunicorn with one ASGI worker per socket (SERVERTUNE_WORKER=0..N-1)",
         ASGI,
     ),
     "granian": Target(
         "granian.sh",
-        render_granian,
+        _lazy("render_granian"),
         "granian for an ASGI or WSGI app: workers, blocking threads, backpressure",
         WSGI | ASGI,
     ),
     "granian-per-worker": Target(
         "granian-per-worker.sh",
-        render_granian_per_worker,
+        _lazy("render_granian_per_worker"),
         "one one-worker granian per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
         ASGI,
     ),
     "nginx-asgi": Target(
         "nginx-asgi.conf",
-        lambda p: render_nginx(p, "asgi", "shared"),
+        _lazy("render_nginx", "asgi", "shared"),
         "complete nginx.conf in front of uvicorn, gunicorn-asgi or granian, with admission",
         ASGI,
     ),
     "nginx-asgi-per-worker": Target(
         "nginx-asgi-per-worker.conf",
-        lambda p: render_nginx(p, "asgi", "per-worker"),
+        _lazy("render_nginx", "asgi", "per-worker"),
         "complete nginx.conf, least_conn over the per-worker uvicorn, granian or gunicorn-asgi",
         ASGI,
     ),
     "nginx-asgi-snippet": Target(
         "nginx-asgi-site.conf",
-        lambda p: render_nginx(p, "asgi", "shared", snippet=True),
+        _lazy("render_nginx", "asgi", "shared", snippet=True),
         "upstream + server (with admission) over the ASGI server's socket",
         ASGI,
     ),

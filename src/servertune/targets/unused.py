@@ -10,7 +10,7 @@ still writes the files (the field may be meant for another target of the same wo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from pydantic import ValidationError
 
@@ -25,12 +25,14 @@ def unused_fields(
     plan: Plan,
     names: Iterable[str],
     render: Callable[[Plan], dict[str, str]],
+    files: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The fields of `names` (given by the user) whose value changes nothing `render` writes.
 
     A field given at its default value is skipped: dropping it changes nothing by definition.
+    `files` is what `render(plan)` gave, when the caller has it (gen does: not rendered twice).
     """
-    files = render(plan)
+    files = render(plan) if files is None else files
     unused = []
     for name in names:
         if name not in workload.model_fields_set or getattr(workload, name) == _default(name):

@@ -31,16 +31,14 @@ def _per_worker(w: Workload, count: int) -> tuple[tuple[Socket, ...], Socket]:
                 f"socket_dir: {longest!r} is {len(longest.encode())} bytes; unix socket paths "
                 f"must be at most {UNIX_PATH_MAX}: choose a shorter directory"
             )
-        workers = tuple(Socket(kind="unix", path=f"{base}/worker-{i}.sock") for i in range(count))
-        return workers, Socket(kind="unix", path=f"{base}/shared.sock")
+        workers = tuple(Socket.unix(f"{base}/worker-{i}.sock") for i in range(count))
+        return workers, Socket.unix(f"{base}/shared.sock")
     if w.base_port + count > 65536:
         raise PlanError(
             f"base_port: {w.base_port} + {count} workers runs past port 65535; choose a lower base_port"
         )
-    workers = tuple(
-        Socket(kind="tcp", host=w.bind_host, port=w.base_port + i) for i in range(count)
-    )
-    return workers, Socket(kind="tcp", host=w.bind_host, port=w.base_port)
+    workers = tuple(Socket.tcp(w.bind_host, w.base_port + i) for i in range(count))
+    return workers, Socket.tcp(w.bind_host, w.base_port)
 
 
 def _same_address(a: _Host, b: _Host) -> bool:
