@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+from servertune.bench.harness.ports import PORT_SHARE_VARIABLE
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each parallel worker (pytest-xdist) hands out ports from a slice of its own: a test that
+    proves its run left nothing listening on its ports must not find another worker's server,
+    started a moment later on a port the run had let go of (seen once in a full run)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... in a worker
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if worker.startswith("gw") and worker[2:].isdigit() and count.isdigit():
+        os.environ[PORT_SHARE_VARIABLE] = f"{worker[2:]}/{count}"
+
 
 PID_APP = '''\
 import os

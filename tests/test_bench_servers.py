@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from servertune.bench.harness.ports import free_port, free_port_block, listening_ports
+from servertune.bench.harness.ports import (
+    PORT_FLOOR,
+    PORT_SHARE_VARIABLE,
+    free_port,
+    free_port_block,
+    listening_ports,
+)
 from servertune.bench.harness.stats import group_members
 from servertune.bench.harness.supervision import ServerError, Stack
 
@@ -46,6 +52,30 @@ def test_free_port_block_is_consecutive_and_free() -> None:
     """A block of per-worker ports is N consecutive ports nothing listens on."""
     first = free_port_block(4)
     assert not {first, first + 1, first + 2, first + 3} & listening_ports()
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_each_share_of_the_ports_keeps_to_its_slice(
+    index: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With SERVERTUNE_PORT_SHARE=I/3, every block lies inside the I-th third of its span, so
+    three runs side by side never hand out the same port."""
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("32768\t60999\n")
+    monkeypatch.setattr("servertune.bench.harness.ports.EPHEMERAL_RANGE_FILE", str(ranges))
+    monkeypatch.setenv(PORT_SHARE_VARIABLE, f"{index}/3")
+    low_third = (32767 - PORT_FLOOR + 1) // 3
+    high_third = (65000 - 61000 + 1) // 3
+    for _ in range(40):
+        first = free_port_block(8)
+        if first < 32768:
+            start = PORT_FLOOR + index * low_third
+            assert start <= first
+            assert first + 7 < start + low_third
+        else:
+            start = 61000 + index * high_third
+            assert start <= first
+            assert first + 7 < start + high_third
 
 
 def test_listening_ports_sees_a_listening_socket() -> None:

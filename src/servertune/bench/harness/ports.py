@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import time
@@ -25,6 +26,11 @@ PORT_FLOOR = 20000
 #: Where Linux keeps the ephemeral port range, and its default when it cannot be read.
 EPHEMERAL_RANGE_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
 DEFAULT_EPHEMERAL_RANGE = (32768, 60999)
+#: `I/N`: this process takes ports only from the I-th of N equal slices of each span (0-based).
+#: Benchmarks that run side by side on one machine (a test suite's parallel workers) each set
+#: their own slice, so one never hands out a port another's server has just let go of, and a
+#: run's "nothing left listening on my ports" check never sees another run's server.
+PORT_SHARE_VARIABLE = "SERVERTUNE_PORT_SHARE"
 
 
 class PortError(RuntimeError):
@@ -58,8 +64,8 @@ def free_port_block(count: int, host: str = LOOPBACK, attempts: int = 200) -> in
     So blocks come from below (or above) that range, at a random place, each port checked by a bind.
     """
     low, high = _ephemeral_range()
-    spans = [(PORT_FLOOR, low - count), (high + 1, MAX_BLOCK_PORT - count + 1)]
-    bases = [range(a, b + 1) for a, b in spans if b >= a]
+    spans = [(PORT_FLOOR, low - 1), (high + 1, MAX_BLOCK_PORT)]
+    bases = [range(a, b - count + 2) for a, b in map(_share, spans) if b - count + 1 >= a]
     if not bases:
         raise PortError(f"no room for {count} ports outside the ephemeral range {low}-{high}")
     pick = random.SystemRandom()
@@ -68,6 +74,18 @@ def free_port_block(count: int, host: str = LOOPBACK, attempts: int = 200) -> in
         if all(_bindable(first + i, host) for i in range(count)):
             return first
     raise PortError(f"no block of {count} consecutive free ports found in {attempts} attempts")
+
+
+def _share(span: tuple[int, int]) -> tuple[int, int]:
+    """The part of `span` (first, last port) that PORT_SHARE_VARIABLE gives this process."""
+    given = os.environ.get(PORT_SHARE_VARIABLE, "")
+    index, _, parts = given.partition("/")
+    if not (index.isdigit() and parts.isdigit() and int(index) < int(parts)):
+        return span
+    first, last = span
+    size = (last - first + 1) // int(parts)
+    start = first + int(index) * size
+    return start, start + size - 1
 
 
 def free_port(host: str = LOOPBACK) -> int:
