@@ -5,8 +5,9 @@ is the field order, and the reason is whatever the one rule that derives it said
 (`servertune.sizing.rules`). Nothing else lists the names.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Pydantic would evaluate each of the Plan's ~95
+# string annotations when the class is created, on every run (0.5 ms of `servertune gen`'s
+# import, -X importtime, bytecode cached).
 import ipaddress
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
@@ -56,12 +57,12 @@ class Socket(BaseModel):
     path: str | None = None
 
     @classmethod
-    def tcp(cls, host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> Socket:
+    def tcp(cls, host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> "Socket":
         """A TCP socket from already-validated parts (the Workload's `bind_host`, a port)."""
         return cls.model_construct(kind="tcp", host=host, port=port)
 
     @classmethod
-    def unix(cls, path: str) -> Socket:
+    def unix(cls, path: str) -> "Socket":
         """A unix socket from an already-validated path (under the Workload's `socket_dir`)."""
         return cls.model_construct(kind="unix", path=path)
 
