@@ -5,12 +5,12 @@ is the field order, and the reason is whatever the one rule that derives it said
 (`servertune.sizing.rules`). Nothing else lists the names.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Pydantic would evaluate each of the Plan's ~95
+# string annotations when the class is created, on every run (0.5 ms of `servertune gen`'s
+# import, -X importtime, bytecode cached).
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,12 +57,12 @@ class Socket(BaseModel):
     path: str | None = None
 
     @classmethod
-    def tcp(cls, host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> Socket:
+    def tcp(cls, host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> "Socket":
         """A TCP socket from already-validated parts (the Workload's `bind_host`, a port)."""
         return cls.model_construct(kind="tcp", host=host, port=port)
 
     @classmethod
-    def unix(cls, path: str) -> Socket:
+    def unix(cls, path: str) -> "Socket":
         """A unix socket from an already-validated path (under the Workload's `socket_dir`)."""
         return cls.model_construct(kind="unix", path=path)
 
@@ -271,8 +271,9 @@ def _unit_of(info: Any) -> str | None:
     return extra.get("unit") if isinstance(extra, dict) else None
 
 
-@dataclass(frozen=True)
-class Forced:
+# A NamedTuple, not a frozen dataclass: every `servertune` run creates this class, and a
+# dataclass execs its generated methods at creation, ~0.5 ms more each (bench cold-start).
+class Forced(NamedTuple):
     """A value imposed on one derived number, with its own reason ("forced by the benchmark: ...").
 
     The rules still run: every number derived *from* a forced one (zone sizes, connection
