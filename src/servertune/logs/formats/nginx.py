@@ -35,12 +35,12 @@ COMBINED = (
 
 #: combined with the timing `measure --log` reads: what `bench app --keep-log` writes, and a
 #: format to give your own nginx (`log_format timed '...'; access_log ... timed;`).
-TIMED = COMBINED + " $request_length $request_time $upstream_response_time $upstream_connect_time"
+_TIMING = "$request_length $request_time $upstream_response_time $upstream_connect_time"
+TIMED = f"{COMBINED} {_TIMING}"
 
 TIMING_HINT = (
     "add $upstream_response_time (the app's time) or $request_time to the log_format, e.g. "
-    'log_format timed \'$remote_addr [$time_local] "$request" $status $body_bytes_sent '
-    "$request_length $request_time $upstream_response_time $upstream_connect_time';"
+    f"log_format timed '$remote_addr [$time_local] \"$request\" $status $body_bytes_sent {_TIMING}';"
 )
 
 _TIMES = r"[-\d.]+(?:(?:, | : )[-\d.]+)*"
