@@ -171,6 +171,9 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     (per_repeat,) = [n for n in report["notes"] if "at overload / unloaded p99 per repeat: " in n]
     assert per_repeat.startswith("servertune-")
     assert [t["op"] for t in report["targets"]] == [">=", "<=", "=="]
+    # The open-loop client was calibrated, and no open-loop level offered more than it sends.
+    (client,) = [n for n in report["notes"] if n.startswith("the open-loop client used ")]
+    assert "overload" in client
     _assert_nothing_left(report)
 
 
@@ -423,3 +426,53 @@ def test_overload_target_is_shown_per_repeat_with_what_shared_the_cores() -> Non
         in note
     )
     assert "; 7.00x (480 req/s admitted, the load generator's send lag p99 226.0 ms" in note
+
+
+def test_open_loop_rates_stay_within_what_the_client_sends() -> None:
+    """Overload is 4 x the plan's capacity unless the calibrated client sends less: then capped
+    there, and named not measurable once the cap falls below 1.5 x the capacity."""
+    from servertune.bench.scenarios.app.levels import (
+        MIN_OVERLOAD_FACTOR,
+        OVERLOAD_FACTOR,
+        open_loop_rates,
+        overload_unmeasurable,
+    )
+
+    assert open_loop_rates(1000.0) == {"unloaded": 100.0, "overload": 1000.0 * OVERLOAD_FACTOR}
+    assert open_loop_rates(1000.0, 10_000.0) == open_loop_rates(1000.0)
+    assert open_loop_rates(1000.0, 2500.0)["overload"] == 2500.0
+    assert overload_unmeasurable(1000.0, None) is None
+    assert overload_unmeasurable(1000.0, MIN_OVERLOAD_FACTOR * 1000.0) is None
+    why = overload_unmeasurable(6545.0, 5000.0)
+    assert why is not None
+    assert why.startswith("not measurable here: the open-loop client sends at most 5000 req/s")
+    assert "0.76 x the plan's capacity (6545 req/s)" in why
+
+
+def test_a_client_lag_past_the_unloaded_p99_makes_overload_unmeasurable() -> None:
+    """The admitted p99 is judged only where the client's own send lag stayed within the
+    layout's unloaded p99: the /fast run's 980 ms lag against 4.12 ms is the client's tail."""
+    from servertune.bench.scenarios.app.verdicts import client_lag_unmeasurable
+
+    assert client_lag_unmeasurable({"send_lag_p99_ms": 3.0}, 50.0) is None
+    assert client_lag_unmeasurable({"send_lag_p99_ms": None}, 50.0) is None
+    why = client_lag_unmeasurable({"send_lag_p99_ms": 980.0}, 4.12)
+    assert why is not None
+    assert "send lag p99 980 ms exceeds the unloaded p99 4.12 ms" in why
+
+
+def test_the_client_note_says_what_its_ceiling_did_to_overload() -> None:
+    """Offered as asked, capped at the client's ceiling, or not an overload at all."""
+    from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+    from servertune.bench.scenarios.app.notes import client_note
+
+    # 0.1 ms per request on 2 cores: 5000 req/s within a quarter of them.
+    client = ClientCeiling(cpu_ms_per_request=0.1, cores=2, sent=2000, answered=2000)
+    assert client.rps == pytest.approx(5000.0)
+    assert client_note(client, 600.0).endswith("overload offered as asked (2400 req/s)")
+    assert "overload offered 5000 req/s, capped at that ceiling (2.50 x the plan's" in (
+        client_note(client, 2000.0)
+    )
+    assert "overload not measurable here: the open-loop client sends at most 5000" in (
+        client_note(client, 6545.0)
+    )

@@ -170,7 +170,8 @@ class Load(Candidates):
                     served.url, self.input.paths, steps, timeout_s=timeout_s, seed=REPLAY_SEED
                 )
         else:
-            rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
+            client_rps = self.client.rps if self.client else None
+            rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0), client_rps)[role]
             # Full runs: overload twice as long (its queue must build); quick: both half as long.
             if run.size.all_levels:
                 seconds = (run.size.open_seconds or run.size.seconds) * (

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+from servertune.bench.scenarios.app.levels import (
+    OVERLOAD_FACTOR,
+    open_loop_rates,
+    overload_unmeasurable,
+)
 from servertune.bench.scenarios.app.load import CPU_KEYS, GOOD_WITHIN_MS
 
 
@@ -125,3 +131,21 @@ def busy_note(rows: Iterable[dict[str, Any]]) -> str | None:
         f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
         "the numbers are noisy"
     )
+
+
+def client_note(client: ClientCeiling, capacity_rps: float) -> str:
+    """What the open-loop client can send here, and what that did to the overload level:
+    offered as asked, capped at the client's ceiling, or not an overload at all."""
+    asked = capacity_rps * OVERLOAD_FACTOR
+    offered = open_loop_rates(capacity_rps, client.rps)["overload"]
+    if why := overload_unmeasurable(capacity_rps, client.rps):
+        said = f"overload {why}; its rows are the layouts at {offered:.0f} req/s offered"
+    elif offered < asked:
+        said = (
+            f"overload offered {offered:.0f} req/s, capped at that ceiling "
+            f"({offered / capacity_rps:.2f} x the plan's capacity; {OVERLOAD_FACTOR:g} x would "
+            f"be {asked:.0f} req/s)"
+        )
+    else:
+        said = f"overload offered as asked ({asked:.0f} req/s)"
+    return f"{client.said()}: {said}"

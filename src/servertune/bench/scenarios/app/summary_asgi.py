@@ -10,10 +10,16 @@ from typing import Any
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
-from servertune.bench.scenarios.app.levels import UNLOADED_FACTOR_TEXT, levels_for, open_loop_rates
+from servertune.bench.scenarios.app.levels import (
+    UNLOADED_FACTOR_TEXT,
+    levels_for,
+    open_loop_rates,
+    overload_unmeasurable,
+)
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
 from servertune.bench.scenarios.app.notes import (
     busy_note,
+    client_note,
     cpu_split_note,
     measured_note,
     overload_notes,
@@ -26,6 +32,7 @@ from servertune.bench.scenarios.app.verdicts import (
     IO_BOUND_TARGET,
     MAX_OVERLOAD_P99_RATIO,
     NOISE_BAND,
+    client_lag_unmeasurable,
     repeats_said,
     spread,
     verdict_of,
@@ -54,7 +61,12 @@ class AsgiSummary(ReplaySummary):
             here_ours = [c for c in ours if c in rows]
             if here_copied and here_ours:
                 runs.extend(rows.values())
-                verdicts.append(self._asgi_verdict(report, level, rows, here_ours, here_copied))
+                verdicts.append(
+                    self._asgi_verdict(
+                        report, level, rows, here_ours, here_copied,
+                        self._unmeasurable() if level.role == "overload" else None,
+                    )
+                )  # fmt: skip
         over = {c: by_load[c]["overload"] for c in configs}
         best_ours = max(ours, key=lambda c: over[c]["good_rps"])
         best_copied = max(copied, key=lambda c: over[c]["good_rps"])
@@ -109,6 +121,7 @@ class AsgiSummary(ReplaySummary):
         rows: dict[str, Any],
         ours: list[str],
         copied: list[str],
+        unmeasurable: str | None = None,
     ) -> str:
         """Servertune's best layout against the best copied one at `level`: each row's ratio to
         the best copied, the verdict (recorded in `report`), and its line for the notes."""
@@ -133,6 +146,8 @@ class AsgiSummary(ReplaySummary):
         ).replace("naive", "copied")
         if level.role == "unloaded":
             verdict = "the latency of a request on its own (no winner is named here)"
+        elif unmeasurable:  # the level measured the load generator: no winner either
+            verdict = f"overload {unmeasurable}"
         else:
             what_short = (
                 f"req/s within {GOOD_WITHIN_MS / 1000:g} s" if key == "good_rps" else "req/s"
@@ -171,43 +186,57 @@ class AsgiSummary(ReplaySummary):
         )
         report.ratios[f"{best_ours}/{best_copied} good_rps at overload"] = ratio or float("nan")
         io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        calm = by_load[best_ours]["unloaded"]["p99_ms"]
+        level_why = self._unmeasurable()
+        lag_why = client_lag_unmeasurable(over[best_ours], calm)
+        why = level_why or lag_why
         report.targets.append(
             Target(
                 f"{'I/O' if io_bound else 'CPU'}-bound: best servertune ({best_ours}) / best "
-                f"copied ({best_copied}) req/s answered within {GOOD_WITHIN_MS:g} ms at overload",
-                ratio,
+                f"copied ({best_copied}) req/s answered within {GOOD_WITHIN_MS:g} ms at overload"
+                + (f": {level_why}" if level_why else ""),
+                None if level_why else ratio,
                 ">=",
                 IO_BOUND_TARGET if io_bound else round(1 - NOISE_BAND, 2),
             )
         )
-        calm = by_load[best_ours]["unloaded"]["p99_ms"]
+        p99_ratio = over[best_ours]["p99_ms"] / calm if over[best_ours]["p99_ms"] and calm else None
         report.targets.append(
             Target(
-                f"{best_ours}: admitted p99 at overload / its unloaded p99",
-                round(over[best_ours]["p99_ms"] / calm, 3)
-                if over[best_ours]["p99_ms"] and calm
-                else None,
+                f"{best_ours}: admitted p99 at overload / its unloaded p99"
+                + (f": {why}" if why else ""),
+                None if why or p99_ratio is None else round(p99_ratio, 3),
                 "<=",
                 MAX_OVERLOAD_P99_RATIO,
             )
         )
         report.targets.append(
             Target(
-                f"{best_ours}: errors at overload besides the counted 503s",
-                float(over[best_ours]["errors"]),
+                f"{best_ours}: errors at overload besides the counted 503s"
+                + (f": {why}" if why else ""),
+                None if why else float(over[best_ours]["errors"]),
                 "==",
                 0.0,
             )
         )
+
+    def _unmeasurable(self) -> str | None:
+        """Why this run's overload level cannot overload the layouts (the calibrated client
+        sends too little next to the plan's capacity), or None."""
+        client_rps = self.client.rps if self.client else None
+        return overload_unmeasurable(float(self.plan.asgi_capacity_rps or 0), client_rps)
 
     def _asgi_method_notes(self, run: Run[AppSizes]) -> list[str]:
         """How the run measured: the app's figures, the plan, the load at each level, what
         counts as an error, and when a difference counts."""
         plan = self.plan
         io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        client_rps = self.client.rps if self.client else None
         rates = ", ".join(
             f"{role} {rate:.0f} req/s"
-            for role, rate in open_loop_rates(float(plan.asgi_capacity_rps or 0)).items()
+            for role, rate in open_loop_rates(
+                float(plan.asgi_capacity_rps or 0), client_rps
+            ).items()
         )
         return [
             (
@@ -234,6 +263,11 @@ class AsgiSummary(ReplaySummary):
                 "rps counts successful answers only"
             ),
             verdict_rule_note(NOISE_BAND),
+            *(
+                [client_note(self.client, float(plan.asgi_capacity_rps or 0))]
+                if self.client
+                else []
+            ),
         ]
 
     def _asgi_versions(self, configs: list[str]) -> dict[str, str]:

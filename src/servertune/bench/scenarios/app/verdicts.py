@@ -71,3 +71,18 @@ def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     if theirs["rps_low"] > ours["rps_high"]:
         return "naive faster"
     return "no clear difference"
+
+
+def client_lag_unmeasurable(over: dict[str, Any], unloaded_p99_ms: float | None) -> str | None:
+    """Why a layout's admitted p99 under overload says nothing about the layout, or None: the
+    open-loop client's own send lag (scheduled send -> request written) reached more at p99
+    than the layout's whole unloaded p99, so the client, not the layout, set the tail it is
+    judged by (and its late sends are the timeouts)."""
+    lag = over.get("send_lag_p99_ms")
+    if lag is None or not unloaded_p99_ms or lag <= unloaded_p99_ms:
+        return None
+    return (
+        f"not measurable here: the open-loop client's own send lag p99 {lag:g} ms exceeds the "
+        f"unloaded p99 {unloaded_p99_ms:g} ms it is judged against (the client fell behind "
+        "its schedule on these shared cores)"
+    )
