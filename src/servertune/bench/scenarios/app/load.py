@@ -301,6 +301,8 @@ def open_loop_row(result: Any) -> dict[str, Any]:
         "errors": result.errors + result.timeouts,
         "refused_503": result.refused_503,
         "timeouts": result.timeouts,
+        # Of them, never written (the client's own lag, or a connection not opened in time).
+        "timeouts_unsent": result.timeouts_unsent,
         "shed": round(result.refused_503 / result.sent, 3) if result.sent else 0.0,
         "requests": result.sent,
     }

@@ -71,7 +71,8 @@ def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) 
             f"load generator's own send lag: p99 {over.get('send_lag_p99_ms')} ms); "
             f"{over['rps']:.0f} req/s admitted, {over['good_rps']:.0f} of them within "
             f"{GOOD_WITHIN_MS:g} ms, {over['shed']:.0%} shed (503), "
-            f"{over['errors']} errors, {over['timeouts']} timed out"
+            f"{over['errors']} errors, {over['timeouts']} timed out ("
+            f"{over.get('timeouts_unsent') or 0} of them before the client wrote them)"
         )
     return lines
 
@@ -115,6 +116,16 @@ def verdict_rule_note(noise_band: float) -> str:
         f"verdict: a difference counts when the repeats' ranges of req/s (min-max, widened to "
         f"at least +-{noise_band:.0%} of the median) do not overlap; otherwise "
         "'no clear difference'"
+    )
+
+
+def p99_rule_note(band: float) -> str:
+    """When the closed-loop verdicts call a p99 difference a difference."""
+    return (
+        "p99 at a closed level: servertune's best against the copied best, each the median "
+        f"of its repeats; a difference counts when the repeats' p99 ranges (widened to at "
+        f"least +-{band:.0%} of the median: one stall sets the p99 of a short load on a shared "
+        "machine) do not overlap; otherwise 'within noise'"
     )
 
 

@@ -24,6 +24,7 @@ from servertune.bench.scenarios.app.notes import (
     measured_note,
     overload_notes,
     overload_repeats_note,
+    p99_rule_note,
     verdict_rule_note,
 )
 from servertune.bench.scenarios.app.replay import ReplaySummary
@@ -32,7 +33,10 @@ from servertune.bench.scenarios.app.verdicts import (
     IO_BOUND_TARGET,
     MAX_OVERLOAD_P99_RATIO,
     NOISE_BAND,
+    P99_NOISE_BAND,
     client_lag_unmeasurable,
+    p99_spread,
+    p99_verdict,
     repeats_said,
     spread,
     verdict_of,
@@ -104,10 +108,13 @@ class AsgiSummary(ReplaySummary):
             row = results.median(config, level)
             for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
                 row.pop(key, None)
-            for key in ("errors", "refused_503", "timeouts", "requests"):
+            for key in ("errors", "refused_503", "timeouts", "timeouts_unsent", "requests"):
                 row[key] = sum(int(s.get(key) or 0) for s in samples)
             low, high = spread([s["rps"] for s in samples])
             row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
+            if p99s := [float(s["p99_ms"]) for s in samples if s.get("p99_ms") is not None]:
+                low, high = p99_spread(p99s)
+                row["p99_ms_low"], row["p99_ms_high"] = round(low, 3), round(high, 3)
             if level.role == "overload":
                 low, high = spread([s["good_rps"] for s in samples])
                 row["good_rps_low"], row["good_rps_high"] = round(low, 2), round(high, 2)
@@ -160,11 +167,11 @@ class AsgiSummary(ReplaySummary):
         what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
         return (
             f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
-            f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {mine['p99_ms']} ms, "
+            f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {_p99_said(mine, theirs)}, "
             f"{mine['errors']} errors, {mine['refused_503']} shed (503); best copied "
             f"{best_copied} {theirs[key]:.1f} {what} "
             f"({theirs[f'{key}_low']:.1f}-{theirs[f'{key}_high']:.1f}), p99 "
-            f"{theirs['p99_ms']} ms, {theirs['errors']} errors, {theirs['refused_503']} "
+            f"{_p99_range(theirs)}, {theirs['errors']} errors, {theirs['refused_503']} "
             "shed (503)"
         )
 
@@ -263,6 +270,7 @@ class AsgiSummary(ReplaySummary):
                 "rps counts successful answers only"
             ),
             verdict_rule_note(NOISE_BAND),
+            p99_rule_note(P99_NOISE_BAND),
             *(
                 [client_note(self.client, float(plan.asgi_capacity_rps or 0))]
                 if self.client
@@ -289,6 +297,22 @@ class AsgiSummary(ReplaySummary):
         if dist_version(module) != "not installed":  # an app from PyPI, not a local module
             versions[module] = dist_version(module)
         return versions
+
+
+def _p99_range(row: dict[str, Any]) -> str:
+    """A row's p99 with its repeats' spread, `3.2 ms (2.4-4.0)`."""
+    if "p99_ms_low" not in row or row.get("p99_ms") is None:
+        return f"{row.get('p99_ms')} ms"
+    return f"{row['p99_ms']} ms ({row['p99_ms_low']:g}-{row['p99_ms_high']:g})"
+
+
+def _p99_said(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """servertune's p99 with its spread, its ratio to the copied one and whether the two
+    spreads are apart (`p99_verdict`): a 1-2 s load's p99 is one stall on a shared machine."""
+    if not (mine.get("p99_ms") and theirs.get("p99_ms") and "p99_ms_low" in mine):
+        return _p99_range(mine)
+    ratio = mine["p99_ms"] / theirs["p99_ms"]
+    return f"{_p99_range(mine)}, {ratio:.2f} x the copied p99, {p99_verdict(mine, theirs)}"
 
 
 def _seconds_said(size: AppSizes) -> str:
