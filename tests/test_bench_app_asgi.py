@@ -503,3 +503,18 @@ def test_p99s_differ_only_when_their_widened_ranges_are_apart() -> None:
     edge = (1 + P99_NOISE_BAND) / (1 - P99_NOISE_BAND)
     assert p99_verdict(row(10.0), row(10.0 * edge * 0.99)) == "within noise"
     assert p99_verdict(row(10.0), row(10.0 * edge * 1.01)) == "servertune lower"
+
+
+def test_the_headline_says_when_overload_was_not_measurable() -> None:
+    """An overload the client could not send is neither a win nor a tie: the headline says why."""
+    from servertune.bench.harness.html_report import headline
+    from servertune.bench.harness.report import Report
+    from servertune.bench.scenarios.app.levels import overload_unmeasurable
+
+    why = overload_unmeasurable(6545.0, 5000.0)
+    tie = {"level": "c=8", "winner": None, "ours": "servertune-granian", "ratio": 1.0}
+    report = Report(scenario="app", runs=[], verdicts=[tie])
+    report.notes = [f"verdict overload: overload {why}: best servertune servertune-granian ..."]
+    lines = headline(report)
+    assert lines[-1] == f"Overload: {why}."
+    assert "No clear difference at: c=8." in lines
