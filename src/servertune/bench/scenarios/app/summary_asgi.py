@@ -259,7 +259,9 @@ class AsgiSummary(ReplaySummary):
             ),
             (
                 f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
-                f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
+                f"({rates}; {UNLOADED_FACTOR_TEXT}"
+                f"{', at most what the client sends' if self.client else ''}), latencies of "
+                "admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
                 f"connections; {_seconds_said(run.size)}; "
                 f"medians of {repeats_said(run)} interleaved run(s)"
