@@ -518,3 +518,36 @@ def test_the_headline_says_when_overload_was_not_measurable() -> None:
     lines = headline(report)
     assert lines[-1] == f"Overload: {why}."
     assert "No clear difference at: c=8." in lines
+
+
+def test_overload_targets_are_not_measured_where_the_client_could_not_overload() -> None:
+    """The /fast case: the calibrated client sends less than 1.5 x the plan's capacity, so the
+    three overload targets carry the reason and no value (neither met nor missed); with a
+    client that can, a send lag past the unloaded p99 still leaves the p99 and errors unjudged."""
+    from types import SimpleNamespace
+
+    from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+    from servertune.bench.harness.report import Report
+    from servertune.bench.scenarios.app.scenario import AppBench
+
+    bench = object.__new__(AppBench)
+    bench.plan = SimpleNamespace(asgi_capacity_rps=6545.0)
+    bench.workload = SimpleNamespace(cpu_fraction=0.96)
+    row = {"good_rps": 6000.0, "p99_ms": 9.8, "errors": 0, "send_lag_p99_ms": 2.0}
+    by_load = {name: {"overload": dict(row), "unloaded": {"p99_ms": 2.6}} for name in "ab"}
+    bench.client = ClientCeiling(cpu_ms_per_request=0.084, cores=2, sent=2000, answered=2000)
+    report = Report(scenario="app", runs=[])
+    bench._overload_targets(report, "a", "b", by_load)
+    assert [t.met for t in report.targets] == [None, None, None]
+    assert all("not measurable here: the open-loop client sends at most" in t.name
+               for t in report.targets)  # fmt: skip
+    bench.client = ClientCeiling(cpu_ms_per_request=0.01, cores=2, sent=2000, answered=2000)
+    report = Report(scenario="app", runs=[])
+    by_load["a"]["overload"]["send_lag_p99_ms"] = 40.0
+    bench._overload_targets(report, "a", "b", by_load)
+    assert [t.met for t in report.targets] == [True, None, None]
+    assert "send lag p99 40 ms exceeds the unloaded p99 2.6 ms" in report.targets[1].name
+    by_load["a"]["overload"]["send_lag_p99_ms"] = 1.0
+    report = Report(scenario="app", runs=[])
+    bench._overload_targets(report, "a", "b", by_load)
+    assert [t.met for t in report.targets] == [True, False, True]  # 9.8 / 2.6 = 3.8 > 2
