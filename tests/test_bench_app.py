@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from servertune.bench.harness import client, open_loop, wrk
+from servertune.bench.harness import client, open_loop, open_loop_ceiling, wrk
 from servertune.bench.harness.deployments import Deployment
 from servertune.bench.harness.ports import listening_ports
 from servertune.bench.harness.report import BenchInputError
@@ -227,7 +227,9 @@ def _record_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return call
 
     monkeypatch.setattr(Deployment, "wait_idle", recorded("idle", Deployment.wait_idle))
-    for module, name in ((wrk, "run_wrk"), (client, "run_builtin"), (open_loop, "run_open_loop")):
+    loads = ((wrk, "run_wrk"), (client, "run_builtin"), (open_loop, "run_open_loop"),
+             (open_loop_ceiling, "calibrate_client"))  # fmt: skip
+    for module, name in loads:
         monkeypatch.setattr(module, name, recorded(name, getattr(module, name)))
     return events
 
@@ -262,6 +264,9 @@ def test_django_both_entry_points_in_one_run(
         assert [run["config"] for run in rows] == list(DJANGO_ASGI), load
         assert all(run["rps"] > 0 for run in rows), load
     assert all(run["errors"] == 0 for run in asgi if run["load"] != "overload")
+    # The open-loop client is calibrated once, before any candidate starts (its own nginx).
+    assert events[:2] == ["calibrate_client", "run_open_loop"], events
+    events = events[2:]
     loads = [i for i, event in enumerate(events) if event != "idle"]
     assert {events[i] for i in loads} >= {
         "run_open_loop",

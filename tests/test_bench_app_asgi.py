@@ -171,6 +171,14 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     (per_repeat,) = [n for n in report["notes"] if "at overload / unloaded p99 per repeat: " in n]
     assert per_repeat.startswith("servertune-")
     assert [t["op"] for t in report["targets"]] == [">=", "<=", "=="]
+    # The open-loop client was calibrated, and no open-loop level offered more than it sends.
+    closed_verdicts = [v for v in report["verdicts"] if v["level"].startswith("c=")]
+    assert all(v["p99_verdict"] in P99_VERDICTS for v in closed_verdicts)
+    for verdict in closed_verdicts:  # each side's p99 inside its own repeats' range
+        for p99, (low, high) in zip(verdict["p99_ms"], verdict["p99_ranges"], strict=True):
+            assert low <= p99 <= high, verdict
+    (client,) = [n for n in report["notes"] if n.startswith("the open-loop client used ")]
+    assert "overload" in client
     _assert_nothing_left(report)
 
 
@@ -423,3 +431,123 @@ def test_overload_target_is_shown_per_repeat_with_what_shared_the_cores() -> Non
         in note
     )
     assert "; 7.00x (480 req/s admitted, the load generator's send lag p99 226.0 ms" in note
+
+
+def test_open_loop_rates_stay_within_what_the_client_sends() -> None:
+    """Overload is 4 x the plan's capacity unless the calibrated client sends less: then capped
+    there, and named not measurable once the cap falls below 1.5 x the capacity."""
+    from servertune.bench.scenarios.app.levels import (
+        MIN_OVERLOAD_FACTOR,
+        OVERLOAD_FACTOR,
+        open_loop_rates,
+        overload_unmeasurable,
+    )
+
+    assert open_loop_rates(1000.0) == {"unloaded": 100.0, "overload": 1000.0 * OVERLOAD_FACTOR}
+    assert open_loop_rates(1000.0, 10_000.0) == open_loop_rates(1000.0)
+    assert open_loop_rates(1000.0, 2500.0)["overload"] == 2500.0
+    assert overload_unmeasurable(1000.0, None) is None
+    assert overload_unmeasurable(1000.0, MIN_OVERLOAD_FACTOR * 1000.0) is None
+    why = overload_unmeasurable(6545.0, 5000.0)
+    assert why is not None
+    assert why.startswith("not measurable here: the open-loop client sends at most 5000 req/s")
+    assert "0.76 x the plan's capacity (6545 req/s)" in why
+
+
+def test_a_client_lag_past_the_unloaded_p99_makes_overload_unmeasurable() -> None:
+    """The admitted p99 is judged only where the client's own send lag stayed within the
+    layout's unloaded p99: the /fast run's 980 ms lag against 4.12 ms is the client's tail."""
+    from servertune.bench.scenarios.app.verdicts import client_lag_unmeasurable
+
+    assert client_lag_unmeasurable({"send_lag_p99_ms": 3.0}, 50.0) is None
+    assert client_lag_unmeasurable({"send_lag_p99_ms": None}, 50.0) is None
+    why = client_lag_unmeasurable({"send_lag_p99_ms": 980.0}, 4.12)
+    assert why is not None
+    assert "send lag p99 980 ms exceeds the unloaded p99 4.12 ms" in why
+
+
+def test_the_client_note_says_what_its_ceiling_did_to_overload() -> None:
+    """Offered as asked, capped at the client's ceiling, or not an overload at all."""
+    from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+    from servertune.bench.scenarios.app.notes import client_note
+
+    # 0.1 ms per request on 2 cores: 5000 req/s within a quarter of them.
+    client = ClientCeiling(cpu_ms_per_request=0.1, cores=2, sent=2000, answered=2000)
+    assert client.rps == pytest.approx(5000.0)
+    assert client_note(client, 600.0).endswith("overload offered as asked (2400 req/s)")
+    assert "overload offered 5000 req/s, capped at that ceiling (2.50 x the plan's" in (
+        client_note(client, 2000.0)
+    )
+    assert "overload not measurable here: the open-loop client sends at most 5000" in (
+        client_note(client, 6545.0)
+    )
+
+
+#: What a closed level's p99 comparison may say.
+P99_VERDICTS = ("servertune lower", "copied lower", "within noise")
+
+
+def test_p99s_differ_only_when_their_widened_ranges_are_apart() -> None:
+    """The /fast run's 15.4 ms against 3.26 ms at 8 connections was one stall in one of two
+    1 s loads (27.8 and 3.0 ms): ranges that overlap are 'within noise', whatever the ratio."""
+    from servertune.bench.scenarios.app.verdicts import P99_NOISE_BAND, p99_spread, p99_verdict
+
+    def row(*p99s: float) -> dict[str, float]:
+        low, high = p99_spread(list(p99s))
+        return {"p99_ms_low": low, "p99_ms_high": high}
+
+    assert p99_verdict(row(27.8, 3.0), row(3.2, 3.3)) == "within noise"
+    assert p99_verdict(row(3.0, 3.4), row(12.0, 14.0)) == "servertune lower"
+    assert p99_verdict(row(12.0, 14.0), row(3.0, 3.4)) == "copied lower"
+    # One load each: apart only beyond the band's reach on both sides.
+    edge = (1 + P99_NOISE_BAND) / (1 - P99_NOISE_BAND)
+    assert p99_verdict(row(10.0), row(10.0 * edge * 0.99)) == "within noise"
+    assert p99_verdict(row(10.0), row(10.0 * edge * 1.01)) == "servertune lower"
+
+
+def test_the_headline_says_when_overload_was_not_measurable() -> None:
+    """An overload the client could not send is neither a win nor a tie: the headline says why."""
+    from servertune.bench.harness.html_report import headline
+    from servertune.bench.harness.report import Report
+    from servertune.bench.scenarios.app.levels import overload_unmeasurable
+
+    why = overload_unmeasurable(6545.0, 5000.0)
+    tie = {"level": "c=8", "winner": None, "ours": "servertune-granian", "ratio": 1.0}
+    report = Report(scenario="app", runs=[], verdicts=[tie])
+    report.notes = [f"verdict overload: overload {why}: best servertune servertune-granian ..."]
+    lines = headline(report)
+    assert lines[-1] == f"Overload: {why}."
+    assert "No clear difference at: c=8." in lines
+
+
+def test_overload_targets_are_not_measured_where_the_client_could_not_overload() -> None:
+    """The /fast case: the calibrated client sends less than 1.5 x the plan's capacity, so the
+    three overload targets carry the reason and no value (neither met nor missed); with a
+    client that can, a send lag past the unloaded p99 still leaves the p99 and errors unjudged."""
+    from types import SimpleNamespace
+
+    from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+    from servertune.bench.harness.report import Report
+    from servertune.bench.scenarios.app.scenario import AppBench
+
+    bench = object.__new__(AppBench)
+    bench.plan = SimpleNamespace(asgi_capacity_rps=6545.0)
+    bench.workload = SimpleNamespace(cpu_fraction=0.96)
+    row = {"good_rps": 6000.0, "p99_ms": 9.8, "errors": 0, "send_lag_p99_ms": 2.0}
+    by_load = {name: {"overload": dict(row), "unloaded": {"p99_ms": 2.6}} for name in "ab"}
+    bench.client = ClientCeiling(cpu_ms_per_request=0.084, cores=2, sent=2000, answered=2000)
+    report = Report(scenario="app", runs=[])
+    bench._overload_targets(report, "a", "b", by_load)
+    assert [t.met for t in report.targets] == [None, None, None]
+    assert all("not measurable here: the open-loop client sends at most" in t.name
+               for t in report.targets)  # fmt: skip
+    bench.client = ClientCeiling(cpu_ms_per_request=0.01, cores=2, sent=2000, answered=2000)
+    report = Report(scenario="app", runs=[])
+    by_load["a"]["overload"]["send_lag_p99_ms"] = 40.0
+    bench._overload_targets(report, "a", "b", by_load)
+    assert [t.met for t in report.targets] == [True, None, None]
+    assert "send lag p99 40 ms exceeds the unloaded p99 2.6 ms" in report.targets[1].name
+    by_load["a"]["overload"]["send_lag_p99_ms"] = 1.0
+    report = Report(scenario="app", runs=[])
+    bench._overload_targets(report, "a", "b", by_load)
+    assert [t.met for t in report.targets] == [True, False, True]  # 9.8 / 2.6 = 3.8 > 2

@@ -86,3 +86,53 @@ def test_a_bad_schedule_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         run_schedule("http://127.0.0.1:9", paths, steps)
+
+
+def test_the_client_is_calibrated_against_a_real_nginx(tmp_path: Path) -> None:
+    """Its CPU per request is read from its own process time while nginx answers every GET;
+    nginx is stopped after and its port free; the ceiling is CLIENT_CPU_SHARE of the cores."""
+    from servertune.bench.harness.open_loop_ceiling import (
+        CALIBRATION_RPS,
+        CALIBRATION_S,
+        CLIENT_CPU_SHARE,
+        calibrate_client,
+    )
+    from servertune.bench.harness.ports import listening_ports
+    from servertune.bench.harness.supervision import Stack
+
+    with Stack("test-calibration") as stack:
+        ceiling = calibrate_client(stack, tmp_path / "cal", cores=2)
+        (server,) = stack.servers
+        assert server.stopped
+        assert not set(server.ports) & listening_ports()
+    mean = CALIBRATION_RPS * CALIBRATION_S
+    assert abs(ceiling.sent - mean) <= 5 * math.sqrt(mean)
+    assert ceiling.answered == ceiling.sent
+    # A Python client cannot send a GET for less than a microsecond of CPU, nor spend a whole
+    # second on each.
+    assert 0.001 < ceiling.cpu_ms_per_request < 1000
+    assert ceiling.rps == pytest.approx(CLIENT_CPU_SHARE * 2 * 1000 / ceiling.cpu_ms_per_request)
+    assert f"{ceiling.cpu_ms_per_request:.3f} ms of CPU per request" in ceiling.said()
+
+
+@pytest.mark.parametrize("backlog", [0, 1024])
+def test_timeouts_say_whether_the_request_was_ever_written(backlog: int) -> None:
+    """A listener that never accepts: with room in its accept queue every connection opens and
+    every GET is written, then times out waiting for the answer; with a queue of one most
+    connections never open, and those requests time out unsent (the client's side)."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(backlog)
+        port = listener.getsockname()[1]
+        result = run_open_loop(
+            f"http://127.0.0.1:{port}/", rate=200.0, duration_s=0.2, timeout_s=0.5, seed=2
+        )
+    assert result.sent > 10
+    assert result.timeouts == result.sent
+    assert result.metrics()["timeouts_unsent"] == result.timeouts_unsent
+    if backlog:
+        assert result.timeouts_unsent == 0
+    else:
+        assert 0 < result.timeouts_unsent < result.sent

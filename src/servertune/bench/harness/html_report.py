@@ -127,6 +127,11 @@ def headline(report: Report) -> list[str]:
         lines.append("servertune's layouts were also faster at: " + ", ".join(others) + ".")
     if ties:
         lines.append("No clear difference at: " + ", ".join(v["level"] for v in ties) + ".")
+    # An overload the load generator could not send names no winner and says why (bench app).
+    unmeasured = next((n for n in report.notes if n.startswith(UNMEASURED_OVERLOAD)), None)
+    if unmeasured is not None:
+        why = unmeasured.removeprefix(UNMEASURED_OVERLOAD).partition(": best servertune")[0]
+        lines.append(f"Overload: {why}.")
     for v in losses:
         lines.append(
             f"The other layouts did better at {v['level']}: {v['copied']} "
@@ -134,6 +139,10 @@ def headline(report: Report) -> list[str]:
             f"{_num(v['ours_value'])} ({_ratio(v['ratio'])}; {_sure(v)})."
         )
     return lines
+
+
+#: The start of `bench app`'s overload verdict note when the level measured the load generator.
+UNMEASURED_OVERLOAD = "verdict overload: overload "
 
 
 def _ratio(value: Any) -> str:

@@ -55,6 +55,9 @@ class OpenLoopResult:
     refused_503: int
     errors: int
     timeouts: int
+    #: Of the timeouts, those never written: the client's own lag or a connection it waited
+    #: for or could not open in time (the rest timed out waiting for the server's answer).
+    timeouts_unsent: int = 0
     #: Latencies (ms) of the admitted (2xx) requests, from their scheduled send time.
     ok_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
     refused_latencies_ms: tuple[float, ...] = field(default=(), repr=False)
@@ -94,6 +97,7 @@ class OpenLoopResult:
             "refused_p99_ms": pct(refused, 99),
             "send_lag_p99_ms": pct(self.ok_send_lag_ms, 99),
             "timeouts": self.timeouts,
+            "timeouts_unsent": self.timeouts_unsent,
             "errors": self.errors + self.timeouts + self.refused_503,
             "requests": self.sent,
             "distribution": [list(p) for p in percentile_curve(ok)] if ok else [],
@@ -177,6 +181,7 @@ class _Tally:
     lags: list[float] = field(default_factory=list)
     errors: int = 0
     timeouts: int = 0
+    timeouts_unsent: int = 0
 
     def answer(self, status: int, elapsed_ms: float, body: str, lag_ms: float) -> None:
         if 200 <= status < 300:
@@ -197,6 +202,7 @@ class _Tally:
             refused_503=len(self.refused),
             errors=self.errors,
             timeouts=self.timeouts,
+            timeouts_unsent=self.timeouts_unsent,
             ok_latencies_ms=tuple(self.ok),
             refused_latencies_ms=tuple(self.refused),
             ok_bodies=tuple(self.bodies),
@@ -209,6 +215,7 @@ async def _send(
 ) -> None:
     """One arrival: a connection (waiting for a slot counts), the exchange, its answer tallied;
     timed from `scheduled`, given up `timeout_s` after it."""
+    written: float | None = None
     async with pool.slots:
         try:
             remaining = timeout_s - (time.perf_counter() - scheduled)
@@ -224,6 +231,7 @@ async def _send(
                     raise
         except TimeoutError:
             tally.timeouts += 1
+            tally.timeouts_unsent += int(written is None)
             return
         except (
             OSError,
@@ -239,6 +247,7 @@ async def _send(
             pool.idle.append((reader, writer))
         else:
             writer.close()
+    assert written is not None  # an answer was read, so the request was written
     tally.answer(status, elapsed_ms, body, (written - scheduled) * 1000)
 
 
@@ -274,6 +283,7 @@ async def _drive(
     for task in pending:
         task.cancel()
         tally.timeouts += 1
+        tally.timeouts_unsent += 1
     for reader_writer in pool.idle:
         reader_writer[1].close()
     duration_s = sum(seconds for seconds, _ in steps)

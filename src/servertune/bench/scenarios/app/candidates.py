@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from servertune.bench.harness.open_loop_ceiling import ClientCeiling
 from servertune.bench.harness.report import BenchInputError
 from servertune.bench.harness.scenario import Run
 from servertune.bench.scenarios.app.asgi_layouts import AsgiLayout
@@ -51,6 +52,9 @@ class Candidates:
     #: --replay: the rate its busiest second is offered at, and that over the log's own rate.
     replay_peak_rps: float
     replay_scale: float
+    #: An ASGI entry point's open-loop client, calibrated once per run (`open_loop_ceiling`):
+    #: no open-loop level offers more than it sends without measuring itself. None: no ASGI.
+    client: ClientCeiling | None
 
     def _log_path(self, run: Run[AppSizes], config: str) -> Path | None:
         """--keep-log DIR: the file this candidate's nginx logs to (None without it)."""

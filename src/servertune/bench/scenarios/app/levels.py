@@ -11,6 +11,7 @@ busiest second at REPLAY_PEAK_FACTOR x the plan's capacity (why: `app.replay`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from servertune.bench.harness.scenario import Level
@@ -79,9 +80,31 @@ def levels_for(interface: Interface, counts: list[int], replay: bool = False) ->
     return [*closed, REPLAY_LEVEL] if replay else closed
 
 
-def open_loop_rates(capacity_rps: float) -> dict[str, float]:
-    """The unloaded and overload arrival rates (req/s) from the plan's capacity."""
+#: The overload level measures overload only when it offers at least this multiple of the
+#: plan's capacity: the plan's capacity is meant to be within +-20 % of the saturation `bench
+#: app` measures, so 1.5 x is past saturation even where the plan is 20 % low, with room to spare.
+MIN_OVERLOAD_FACTOR = 1.5
+
+
+def open_loop_rates(capacity_rps: float, client_rps: float | None = None) -> dict[str, float]:
+    """The unloaded and overload arrival rates (req/s) from the plan's capacity; with
+    `client_rps` (what the open-loop client sends without measuring itself:
+    `open_loop_ceiling`), neither offered above it."""
+    ceiling = math.inf if client_rps is None else client_rps
     return {
-        "unloaded": max(MIN_UNLOADED_RPS, capacity_rps * UNLOADED_FACTOR),
-        "overload": capacity_rps * OVERLOAD_FACTOR,
+        "unloaded": min(ceiling, max(MIN_UNLOADED_RPS, capacity_rps * UNLOADED_FACTOR)),
+        "overload": min(ceiling, capacity_rps * OVERLOAD_FACTOR),
     }
+
+
+def overload_unmeasurable(capacity_rps: float, client_rps: float | None) -> str | None:
+    """Why the overload level cannot overload the layouts here (the client sends less than
+    MIN_OVERLOAD_FACTOR x the plan's capacity), or None when it can."""
+    if client_rps is None or client_rps >= MIN_OVERLOAD_FACTOR * capacity_rps:
+        return None
+    return (
+        f"not measurable here: the open-loop client sends at most {client_rps:.0f} req/s on "
+        f"these cores, {client_rps / capacity_rps:.2f} x the plan's capacity "
+        f"({capacity_rps:.0f} req/s); overload needs {MIN_OVERLOAD_FACTOR:g} x it at least "
+        f"({OVERLOAD_FACTOR:g} x asked: {OVERLOAD_FACTOR * capacity_rps:.0f} req/s)"
+    )

@@ -170,7 +170,8 @@ class Load(Candidates):
                     served.url, self.input.paths, steps, timeout_s=timeout_s, seed=REPLAY_SEED
                 )
         else:
-            rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0))[role]
+            client_rps = self.client.rps if self.client else None
+            rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0), client_rps)[role]
             # Full runs: overload twice as long (its queue must build); quick: both half as long.
             if run.size.all_levels:
                 seconds = (run.size.open_seconds or run.size.seconds) * (
@@ -300,6 +301,8 @@ def open_loop_row(result: Any) -> dict[str, Any]:
         "errors": result.errors + result.timeouts,
         "refused_503": result.refused_503,
         "timeouts": result.timeouts,
+        # Of them, never written (the client's own lag, or a connection not opened in time).
+        "timeouts_unsent": result.timeouts_unsent,
         "shed": round(result.refused_503 / result.sent, 3) if result.sent else 0.0,
         "requests": result.sent,
     }

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+from servertune.bench.scenarios.app.levels import (
+    OVERLOAD_FACTOR,
+    open_loop_rates,
+    overload_unmeasurable,
+)
 from servertune.bench.scenarios.app.load import CPU_KEYS, GOOD_WITHIN_MS
 
 
@@ -65,7 +71,8 @@ def overload_notes(rows: dict[str, dict[str, dict[str, Any]]], ours: list[str]) 
             f"load generator's own send lag: p99 {over.get('send_lag_p99_ms')} ms); "
             f"{over['rps']:.0f} req/s admitted, {over['good_rps']:.0f} of them within "
             f"{GOOD_WITHIN_MS:g} ms, {over['shed']:.0%} shed (503), "
-            f"{over['errors']} errors, {over['timeouts']} timed out"
+            f"{over['errors']} errors, {over['timeouts']} timed out ("
+            f"{over.get('timeouts_unsent') or 0} of them before the client wrote them)"
         )
     return lines
 
@@ -112,6 +119,16 @@ def verdict_rule_note(noise_band: float) -> str:
     )
 
 
+def p99_rule_note(band: float) -> str:
+    """When the closed-loop verdicts call a p99 difference a difference."""
+    return (
+        "p99 at a closed level: servertune's best against the copied best, each the median "
+        f"of its repeats; a difference counts when the repeats' p99 ranges (widened to at "
+        f"least +-{band:.0%} of the median: one stall sets the p99 of a short load on a shared "
+        "machine) do not overlap; otherwise 'within noise'"
+    )
+
+
 #: Other work's CPU (cores) during a measurement above which the report says it is noisy.
 BUSY_OTHER_CORES = 0.25
 
@@ -125,3 +142,21 @@ def busy_note(rows: Iterable[dict[str, Any]]) -> str | None:
         f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
         "the numbers are noisy"
     )
+
+
+def client_note(client: ClientCeiling, capacity_rps: float) -> str:
+    """What the open-loop client can send here, and what that did to the overload level:
+    offered as asked, capped at the client's ceiling, or not an overload at all."""
+    asked = capacity_rps * OVERLOAD_FACTOR
+    offered = open_loop_rates(capacity_rps, client.rps)["overload"]
+    if why := overload_unmeasurable(capacity_rps, client.rps):
+        said = f"overload {why}; its rows are the layouts at {offered:.0f} req/s offered"
+    elif offered < asked:
+        said = (
+            f"overload offered {offered:.0f} req/s, capped at that ceiling "
+            f"({offered / capacity_rps:.2f} x the plan's capacity; {OVERLOAD_FACTOR:g} x would "
+            f"be {asked:.0f} req/s)"
+        )
+    else:
+        said = f"overload offered as asked ({asked:.0f} req/s)"
+    return f"{client.said()}: {said}"

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from servertune.bench.harness.open_loop_ceiling import ClientCeiling
 from servertune.bench.harness.report import BenchAppError, BenchInputError, Report
 from servertune.bench.harness.rounds import AdaptiveRounds, Rounds
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
@@ -166,6 +167,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         #: The open-loop levels' path: the heaviest by weight (the first of equals).
         self.open_path = max(given.paths, key=lambda p: p[1])[0]
         self._setup_logs(given)
+        self.client = self._calibrate_client(run) if "asgi" in self.entries else None
         #: The plan each candidate last served with (for the rows' workers and threads).
         self.served_plans = {}
         #: Each candidate's server command line (for the report's "reproduce" section).
@@ -173,6 +175,16 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         #: Per --static prefix: the file nginx served before every candidate's load (path,
         #: bytes), or None when its directory has no file to ask for.
         self.static_served = {}
+
+    def _calibrate_client(self, run: Run[AppSizes]) -> ClientCeiling:
+        """The open-loop client's ceiling on these cores, once per run (`open_loop_ceiling`)."""
+        from servertune.bench.harness.open_loop_ceiling import calibrate_client
+
+        with run.spent.phase("calibrate the open-loop client"):
+            try:
+                return calibrate_client(run.stack, run.stack.dir / "calibration", self.cores)
+            except RuntimeError as error:
+                raise BenchAppError(str(error)) from None
 
     def _setup_logs(self, given: AppInput) -> None:
         """--replay: the rate the log's busiest second is offered at; --keep-log: its directory."""

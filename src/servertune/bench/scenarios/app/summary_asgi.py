@@ -10,14 +10,21 @@ from typing import Any
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
-from servertune.bench.scenarios.app.levels import UNLOADED_FACTOR_TEXT, levels_for, open_loop_rates
+from servertune.bench.scenarios.app.levels import (
+    UNLOADED_FACTOR_TEXT,
+    levels_for,
+    open_loop_rates,
+    overload_unmeasurable,
+)
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
 from servertune.bench.scenarios.app.notes import (
     busy_note,
+    client_note,
     cpu_split_note,
     measured_note,
     overload_notes,
     overload_repeats_note,
+    p99_rule_note,
     verdict_rule_note,
 )
 from servertune.bench.scenarios.app.replay import ReplaySummary
@@ -26,6 +33,10 @@ from servertune.bench.scenarios.app.verdicts import (
     IO_BOUND_TARGET,
     MAX_OVERLOAD_P99_RATIO,
     NOISE_BAND,
+    P99_NOISE_BAND,
+    client_lag_unmeasurable,
+    p99_spread,
+    p99_verdict,
     repeats_said,
     spread,
     verdict_of,
@@ -54,7 +65,12 @@ class AsgiSummary(ReplaySummary):
             here_ours = [c for c in ours if c in rows]
             if here_copied and here_ours:
                 runs.extend(rows.values())
-                verdicts.append(self._asgi_verdict(report, level, rows, here_ours, here_copied))
+                verdicts.append(
+                    self._asgi_verdict(
+                        report, level, rows, here_ours, here_copied,
+                        self._unmeasurable() if level.role == "overload" else None,
+                    )
+                )  # fmt: skip
         over = {c: by_load[c]["overload"] for c in configs}
         best_ours = max(ours, key=lambda c: over[c]["good_rps"])
         best_copied = max(copied, key=lambda c: over[c]["good_rps"])
@@ -92,10 +108,13 @@ class AsgiSummary(ReplaySummary):
             row = results.median(config, level)
             for key in ("repeat", "other_cpu_cores"):  # kept under `repeats`
                 row.pop(key, None)
-            for key in ("errors", "refused_503", "timeouts", "requests"):
+            for key in ("errors", "refused_503", "timeouts", "timeouts_unsent", "requests"):
                 row[key] = sum(int(s.get(key) or 0) for s in samples)
             low, high = spread([s["rps"] for s in samples])
             row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
+            if p99s := [float(s["p99_ms"]) for s in samples if s.get("p99_ms") is not None]:
+                low, high = p99_spread(p99s)
+                row["p99_ms_low"], row["p99_ms_high"] = round(low, 3), round(high, 3)
             if level.role == "overload":
                 low, high = spread([s["good_rps"] for s in samples])
                 row["good_rps_low"], row["good_rps_high"] = round(low, 2), round(high, 2)
@@ -109,6 +128,7 @@ class AsgiSummary(ReplaySummary):
         rows: dict[str, Any],
         ours: list[str],
         copied: list[str],
+        unmeasurable: str | None = None,
     ) -> str:
         """Servertune's best layout against the best copied one at `level`: each row's ratio to
         the best copied, the verdict (recorded in `report`), and its line for the notes."""
@@ -133,6 +153,8 @@ class AsgiSummary(ReplaySummary):
         ).replace("naive", "copied")
         if level.role == "unloaded":
             verdict = "the latency of a request on its own (no winner is named here)"
+        elif unmeasurable:  # the level measured the load generator: no winner either
+            verdict = f"overload {unmeasurable}"
         else:
             what_short = (
                 f"req/s within {GOOD_WITHIN_MS / 1000:g} s" if key == "good_rps" else "req/s"
@@ -145,11 +167,11 @@ class AsgiSummary(ReplaySummary):
         what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
         return (
             f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
-            f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {mine['p99_ms']} ms, "
+            f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {_p99_said(mine, theirs)}, "
             f"{mine['errors']} errors, {mine['refused_503']} shed (503); best copied "
             f"{best_copied} {theirs[key]:.1f} {what} "
             f"({theirs[f'{key}_low']:.1f}-{theirs[f'{key}_high']:.1f}), p99 "
-            f"{theirs['p99_ms']} ms, {theirs['errors']} errors, {theirs['refused_503']} "
+            f"{_p99_range(theirs)}, {theirs['errors']} errors, {theirs['refused_503']} "
             "shed (503)"
         )
 
@@ -171,43 +193,57 @@ class AsgiSummary(ReplaySummary):
         )
         report.ratios[f"{best_ours}/{best_copied} good_rps at overload"] = ratio or float("nan")
         io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        calm = by_load[best_ours]["unloaded"]["p99_ms"]
+        level_why = self._unmeasurable()
+        lag_why = client_lag_unmeasurable(over[best_ours], calm)
+        why = level_why or lag_why
         report.targets.append(
             Target(
                 f"{'I/O' if io_bound else 'CPU'}-bound: best servertune ({best_ours}) / best "
-                f"copied ({best_copied}) req/s answered within {GOOD_WITHIN_MS:g} ms at overload",
-                ratio,
+                f"copied ({best_copied}) req/s answered within {GOOD_WITHIN_MS:g} ms at overload"
+                + (f": {level_why}" if level_why else ""),
+                None if level_why else ratio,
                 ">=",
                 IO_BOUND_TARGET if io_bound else round(1 - NOISE_BAND, 2),
             )
         )
-        calm = by_load[best_ours]["unloaded"]["p99_ms"]
+        p99_ratio = over[best_ours]["p99_ms"] / calm if over[best_ours]["p99_ms"] and calm else None
         report.targets.append(
             Target(
-                f"{best_ours}: admitted p99 at overload / its unloaded p99",
-                round(over[best_ours]["p99_ms"] / calm, 3)
-                if over[best_ours]["p99_ms"] and calm
-                else None,
+                f"{best_ours}: admitted p99 at overload / its unloaded p99"
+                + (f": {why}" if why else ""),
+                None if why or p99_ratio is None else round(p99_ratio, 3),
                 "<=",
                 MAX_OVERLOAD_P99_RATIO,
             )
         )
         report.targets.append(
             Target(
-                f"{best_ours}: errors at overload besides the counted 503s",
-                float(over[best_ours]["errors"]),
+                f"{best_ours}: errors at overload besides the counted 503s"
+                + (f": {why}" if why else ""),
+                None if why else float(over[best_ours]["errors"]),
                 "==",
                 0.0,
             )
         )
+
+    def _unmeasurable(self) -> str | None:
+        """Why this run's overload level cannot overload the layouts (the calibrated client
+        sends too little next to the plan's capacity), or None."""
+        client_rps = self.client.rps if self.client else None
+        return overload_unmeasurable(float(self.plan.asgi_capacity_rps or 0), client_rps)
 
     def _asgi_method_notes(self, run: Run[AppSizes]) -> list[str]:
         """How the run measured: the app's figures, the plan, the load at each level, what
         counts as an error, and when a difference counts."""
         plan = self.plan
         io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
+        client_rps = self.client.rps if self.client else None
         rates = ", ".join(
             f"{role} {rate:.0f} req/s"
-            for role, rate in open_loop_rates(float(plan.asgi_capacity_rps or 0)).items()
+            for role, rate in open_loop_rates(
+                float(plan.asgi_capacity_rps or 0), client_rps
+            ).items()
         )
         return [
             (
@@ -223,7 +259,9 @@ class AsgiSummary(ReplaySummary):
             ),
             (
                 f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
-                f"({rates}; {UNLOADED_FACTOR_TEXT}), latencies of admitted (2xx) answers from "
+                f"({rates}; {UNLOADED_FACTOR_TEXT}"
+                f"{', at most what the client sends' if self.client else ''}), latencies of "
+                "admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
                 f"connections; {_seconds_said(run.size)}; "
                 f"medians of {repeats_said(run)} interleaved run(s)"
@@ -234,6 +272,12 @@ class AsgiSummary(ReplaySummary):
                 "rps counts successful answers only"
             ),
             verdict_rule_note(NOISE_BAND),
+            p99_rule_note(P99_NOISE_BAND),
+            *(
+                [client_note(self.client, float(plan.asgi_capacity_rps or 0))]
+                if self.client
+                else []
+            ),
         ]
 
     def _asgi_versions(self, configs: list[str]) -> dict[str, str]:
@@ -255,6 +299,22 @@ class AsgiSummary(ReplaySummary):
         if dist_version(module) != "not installed":  # an app from PyPI, not a local module
             versions[module] = dist_version(module)
         return versions
+
+
+def _p99_range(row: dict[str, Any]) -> str:
+    """A row's p99 with its repeats' spread, `3.2 ms (2.4-4.0)`."""
+    if "p99_ms_low" not in row or row.get("p99_ms") is None:
+        return f"{row.get('p99_ms')} ms"
+    return f"{row['p99_ms']} ms ({row['p99_ms_low']:g}-{row['p99_ms_high']:g})"
+
+
+def _p99_said(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """servertune's p99 with its spread, its ratio to the copied one and whether the two
+    spreads are apart (`p99_verdict`): a 1-2 s load's p99 is one stall on a shared machine."""
+    if not (mine.get("p99_ms") and theirs.get("p99_ms") and "p99_ms_low" in mine):
+        return _p99_range(mine)
+    ratio = mine["p99_ms"] / theirs["p99_ms"]
+    return f"{_p99_range(mine)}, {ratio:.2f} x the copied p99, {p99_verdict(mine, theirs)}"
 
 
 def _seconds_said(size: AppSizes) -> str:

@@ -15,6 +15,15 @@ from servertune.sizing.defaults import ASGI_OVERLOAD_P99_TARGET
 #: on a shared 2-core machine, so a single run (or repeats that happen to agree) is not trusted
 #: more closely than that.
 NOISE_BAND = 0.05
+#: The same for p99, wider: a closed-loop level's p99 is set by its slowest 1 % of requests,
+#: and on a shared 2-core machine one scheduling stall of another process moves it. Measured
+#: (2026-11-26, load average 5.8-6.9, the same granian layouts behind nginx, 10 interleaved
+#: 1 s wrk loads each at 8 and 32 connections): one layout's p99 spread 1.6-107 x from its
+#: lowest to its highest load, and two layouts whose median p99s were within 20 % of each
+#: other were called apart by 2 repeats widened to +-25 % in 16-21 % of draws, to +-50 % in
+#: 0-9 % (3 repeats: 0-1 %). So two p99s count as different only when their repeats' ranges,
+#: widened to at least +-50 % of their median, do not overlap.
+P99_NOISE_BAND = 0.5
 #: The I/O-bound target: servertune's best >= 1.2x gunicorn's 2n+1 at >= 2 x cores.
 IO_BOUND_TARGET = 1.2
 #: Below this measured cpu_fraction the app counts as I/O-bound for that target.
@@ -26,6 +35,21 @@ MAX_OVERLOAD_P99_RATIO = ASGI_OVERLOAD_P99_TARGET
 def spread(values: list[float]) -> tuple[float, float]:
     """The repeats' min-max, widened to at least +-NOISE_BAND of their median."""
     return band_range(values, NOISE_BAND)
+
+
+def p99_spread(values: list[float]) -> tuple[float, float]:
+    """The repeats' p99 min-max, widened to at least +-P99_NOISE_BAND of their median."""
+    return band_range(values, P99_NOISE_BAND)
+
+
+def p99_verdict(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """ "servertune lower", "copied lower" or "within noise": the two rows' p99 spreads
+    (`p99_ms_low`/`p99_ms_high`) apart or overlapping, like `verdict_of` for req/s."""
+    if mine["p99_ms_high"] < theirs["p99_ms_low"]:
+        return "servertune lower"
+    if theirs["p99_ms_high"] < mine["p99_ms_low"]:
+        return "copied lower"
+    return "within noise"
 
 
 def repeats_said(run: Run[AppSizes]) -> str:
@@ -61,6 +85,11 @@ def verdict_record(
         "repeats": min(len(mine.get("repeats") or [1]), len(theirs.get("repeats") or [1])),
         "offered_rps": mine.get("offered_rps"),
         "p99_ms": [mine.get("p99_ms"), theirs.get("p99_ms")],
+        "p99_ranges": [
+            [mine.get("p99_ms_low"), mine.get("p99_ms_high")],
+            [theirs.get("p99_ms_low"), theirs.get("p99_ms_high")],
+        ],
+        "p99_verdict": p99_verdict(mine, theirs) if "p99_ms_low" in mine else None,
     }
 
 
@@ -71,3 +100,18 @@ def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     if theirs["rps_low"] > ours["rps_high"]:
         return "naive faster"
     return "no clear difference"
+
+
+def client_lag_unmeasurable(over: dict[str, Any], unloaded_p99_ms: float | None) -> str | None:
+    """Why a layout's admitted p99 under overload says nothing about the layout, or None: the
+    open-loop client's own send lag (scheduled send -> request written) reached more at p99
+    than the layout's whole unloaded p99, so the client, not the layout, set the tail it is
+    judged by (and its late sends are the timeouts)."""
+    lag = over.get("send_lag_p99_ms")
+    if lag is None or not unloaded_p99_ms or lag <= unloaded_p99_ms:
+        return None
+    return (
+        f"not measurable here: the open-loop client's own send lag p99 {lag:g} ms exceeds the "
+        f"unloaded p99 {unloaded_p99_ms:g} ms it is judged against (the client fell behind "
+        "its schedule on these shared cores)"
+    )
