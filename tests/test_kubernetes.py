@@ -286,7 +286,7 @@ def test_every_template_value_in_the_manifest_is_quoted_or_an_integer() -> None:
     """YAML injection by construction: each `{{ }}` in kubernetes.yaml.j2 sits inside double quotes
     (and the render allow-list refuses quotes and backslashes) or prints an integer plan field."""
     text = (REPO / "templates" / "kubernetes.yaml.j2").read_text()
-    integers = {n for n, f in Plan.model_fields.items() if f.annotation in (int, int | None)}
+    integers = {n for n, f in Plan.fields().items() if f.annotation in (int, int | None)}
     for line in text.splitlines():
         if line.lstrip().startswith("#"):
             continue  # a comment ends at the line's end, and no value may carry a newline

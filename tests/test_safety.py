@@ -107,7 +107,7 @@ def test_renderer_backstop_refuses_unvalidated_values(value: str) -> None:
     sneaky = Workload.model_construct(
         **{**Workload(cores=2).model_dump(), "app": value, "cores": 2}
     )
-    plan = make_plan(Workload(cores=2)).model_copy(update={"workload": sneaky})
+    plan = make_plan(Workload(cores=2)).replace(workload=sneaky)
     for target in ("uwsgi", "gunicorn"):
         with pytest.raises(RenderError, match="refusing to render"):
             TARGETS[target].render(plan)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from servertune.machine import Machine
 from servertune.sizing import (
@@ -60,7 +61,7 @@ def test_every_number_has_a_reason(workload: Workload) -> None:
     """Every derived field of the Plan is explained (nothing but the workload and the bookkeeping)."""
     plan = make_plan(workload)
     bookkeeping = {"workload", "machine", "reasons", "warnings"}
-    assert set(Plan.model_fields) - bookkeeping == set(plan.reasons) == set(Plan.derived_names())
+    assert set(Plan.fields()) - bookkeeping == set(plan.reasons) == set(Plan.derived_names())
     assert list(plan.reasons) == Plan.derived_names(), "reasons come in display (field) order"
     assert all(len(reason) > 15 for reason in plan.reasons.values())
 
@@ -275,6 +276,21 @@ def test_forced_numbers_carry_their_own_reason_and_move_what_depends_on_them() -
         make_plan(Workload(cores=2), forced={"nonsense": Forced(1, "x")})
 
 
+def test_a_forced_value_is_validated_and_a_plan_is_a_frozen_value() -> None:
+    """A forced value comes from outside the rules, so it is checked against its field's type
+    (a Pydantic error naming the field); a plan compares by its values and cannot be changed."""
+    with pytest.raises(ValidationError, match=r"(?s)for Plan\nlb_reuse\n.*valid string"):
+        make_plan(Workload(cores=2), forced={"lb_reuse": Forced(3, "x")})
+    coerced = make_plan(Workload(cores=2), forced={"cores_per_process": Forced(1, "x")})
+    assert type(coerced.cores_per_process) is float
+    plan = make_plan(Workload(cores=2))
+    assert plan == make_plan(Workload(cores=2)) != coerced
+    with pytest.raises(AttributeError, match="frozen"):
+        plan.threads = 3
+    with pytest.raises(TypeError, match=r"missing \['processes'"):
+        Plan(**{name: getattr(plan, name) for name in Plan.fields() if name != "processes"})
+
+
 def test_auto_cores_need_the_machine() -> None:
     """make_plan is pure: 'auto' cores without a Machine is refused; plan_for reads the machine."""
     with pytest.raises(PlanError, match=r"^cores: 'auto'"):
@@ -389,14 +405,17 @@ def test_a_plan_needs_no_validation(workload: Workload, cores: int, unix: bool) 
     """make_plan builds the Plan unvalidated (cold start): validating it would change nothing.
 
     Every value a rule derives already has its field's type (a float field a float, a tuple a
-    tuple), so `Plan.model_validate` gives back the same values of the same types, sockets too.
+    tuple), so Pydantic validating them against the declared field types (`Plan.validated`,
+    which make_plan uses for forced values) gives back the same values of the same types,
+    sockets too.
     """
     if unix:
         workload = workload.model_copy(update={"socket_dir": "/run/app"})
     plan = make_plan(workload, Machine(cores=cores))
-    validated = Plan.model_validate({name: getattr(plan, name) for name in Plan.model_fields})
-    for name in Plan.model_fields:
-        ours, theirs = getattr(plan, name), getattr(validated, name)
+    values = {name: getattr(plan, name) for name in Plan.fields()}
+    validated = Plan.validated(values, Plan.fields())
+    for name in Plan.fields():
+        ours, theirs = values[name], validated[name]
         assert (type(ours), repr(ours)) == (type(theirs), repr(theirs)), name
     for ours in (*plan.sockets, plan.shared_socket):
         theirs = Socket.model_validate(ours.model_dump())

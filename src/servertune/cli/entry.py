@@ -58,8 +58,13 @@ def _root(
     """Tuned, measured uWSGI / gunicorn / nginx configuration from a few workload numbers."""
 
 
-def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
-    """The app with the commands `names` registered (each command's module imported now)."""
+def build_app(names: Iterable[str] = COMMANDS, args: list[str] | None = None) -> typer.Typer:
+    """The app with the commands `names` registered (each command's module imported now).
+
+    With `args` (the words after the command's name), a command that takes the workload options
+    declares only those `args` names (`servertune.cli.workload_options`): the app is for
+    parsing these `args` once.
+    """
     app = typer.Typer(
         name="servertune",
         help=HELP,
@@ -72,7 +77,9 @@ def build_app(names: Iterable[str] = COMMANDS) -> typer.Typer:
     for name in names:
         module = importlib.import_module(f"servertune.cli.{name}")
         settings = {key: getattr(module, value) for key, value in COMMANDS[name].items()}
-        app.command(**settings)(getattr(module, name))
+        command = getattr(module, name)
+        narrowed = getattr(command, "narrowed", None)
+        app.command(**settings)(command if args is None or narrowed is None else narrowed(args))
     return app
 
 
@@ -109,7 +116,9 @@ def main() -> None:
     # Typer turns every registered command into a click command (all ~20 workload options of
     # each) before parsing, and each command's module imports what it needs: when argv names a
     # command, build the app with only that one for this run.
-    app = build_app([sys.argv[1]] if sys.argv[1] in COMMANDS else COMMANDS)
+    # The same for the workload options a command declares: only those argv names.
+    known = sys.argv[1] in COMMANDS
+    app = build_app([sys.argv[1]], sys.argv[2:]) if known else build_app(COMMANDS)
     try:
         code = app(standalone_mode=False, prog_name="servertune")
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at the exit

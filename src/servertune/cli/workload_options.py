@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional, TypeVar
 
 import typer
+from typer.models import ArgumentInfo, ParameterInfo
 
 from servertune.cli.options import fail, without_pydantic_plugins
 
@@ -87,7 +88,8 @@ def with_workload(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         path = kwargs.pop("workload_file")
-        overrides = {name: kwargs.pop(name) for name in Workload.model_fields}
+        # A field whose option this run did not build (`narrowed`) was not given: None.
+        overrides = {name: kwargs.pop(name, None) for name in Workload.model_fields}
         given = {name: FLAGS[name] for name, value in overrides.items() if value is not None}
         # Where each field came from, for errors the plan raises later: a min/max conflict in
         # the file is reported against the file's field, not a flag the user never gave.
@@ -113,8 +115,69 @@ def with_workload(func: F) -> F:
         for p in inspect.signature(func).parameters.values()
         if p.name != "workload"
     ]
-    wrapper.__signature__ = inspect.Signature([*own, *extra_params])  # type: ignore[attr-defined]
+    signature = inspect.Signature([*own, *extra_params])
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    own_flags = _option_flags(own) | {"--workload"}
+    wrapper.narrowed = lambda args: _narrowed(wrapper, signature, own_flags, args)  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+#: Every flag of a workload field (a switch's `--no-` form too), and the field it sets.
+_FIELD_OF_FLAG: dict[str, str] = {
+    **{flag: name for name, flag in FLAGS.items()},
+    **{
+        f"--no-{flag[2:]}": name
+        for name, flag in FLAGS.items()
+        if Workload.model_fields[name].annotation is bool
+    },
+}
+
+
+def _option_flags(params: list[inspect.Parameter]) -> set[str]:
+    """Flags Typer surely gives a command's own options: the declared ones (`--out`,
+    `--json/--no-json`), else `--name`. One it may add beyond these only keeps every option."""
+    flags: set[str] = set()
+    for param in params:
+        infos = [*typing.get_args(param.annotation)[1:], param.default]
+        info = next((i for i in infos if isinstance(i, ParameterInfo)), None)
+        if isinstance(info, ArgumentInfo) or (
+            info is None and param.default is inspect.Parameter.empty
+        ):
+            continue
+        decls = getattr(info, "param_decls", None) or ()
+        named = [part.strip() for decl in decls for part in decl.split("/")]
+        flags.update(named or [f"--{param.name.replace('_', '-')}"])
+    return flags
+
+
+def _narrowed(
+    command: Callable[..., Any],
+    signature: inspect.Signature,
+    own_flags: set[str],
+    args: list[str],
+) -> Callable[..., Any]:
+    """`command` declaring only the workload options `args` names, for a run that parses `args`.
+
+    Typer turns every declared option into a click option and runs each through its parser on
+    every run, given or not: 44 workload options, about 4 ms of `servertune gen`'s cold start
+    (bench cold-start). An option `args` does not name parses to None, which is what the command
+    gets for it either way. Click's parser treats each word of `args` by whether it is a
+    declared option, and every option word of `args` stays declared, so the parse is the same.
+    Anything else (help, a word Typer may answer with suggestions, no arguments) keeps every
+    option, so help and errors are unchanged (tests/test_cli_narrowed.py compares them).
+    """
+    words = {arg.split("=", 1)[0] for arg in args if arg.startswith("-")}
+    if not args or not words <= own_flags | _FIELD_OF_FLAG.keys():
+        return command
+    named = {_FIELD_OF_FLAG[word] for word in words if word in _FIELD_OF_FLAG}
+    kept = [p for p in signature.parameters.values() if p.name not in FLAGS or p.name in named]
+
+    @functools.wraps(command)
+    def narrowed(*a: Any, **kw: Any) -> Any:
+        return command(*a, **kw)
+
+    narrowed.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    return narrowed
 
 
 #: Each workload field's source in this command: its flag, or `--workload FILE` for a field the

@@ -113,7 +113,7 @@ def make_plan(
     }
     # The rules' own values already have their fields' types, so they are not validated again
     # (see Plan); a forced value comes from outside the rules and is.
-    return Plan(**values) if forced else Plan.model_construct(**values)
+    return Plan(**(Plan.validated(values, forced) if forced else values))
 
 
 def plan_for(

@@ -9,10 +9,10 @@ is the field order, and the reason is whatever the one rule that derives it said
 # string annotations when the class is created, on every run (0.5 ms of `servertune gen`'s
 # import, -X importtime, bytecode cached).
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from servertune.machine import Machine
 from servertune.workload import Workload
@@ -22,6 +22,7 @@ __all__ = [
     "Forced",
     "Plan",
     "PlanError",
+    "PlanField",
     "Socket",
     "derived",
     "host_port",
@@ -82,26 +83,53 @@ class Socket(BaseModel):
         return f"unix:{self.path}" if self.kind == "unix" else self.address
 
 
+# Plain classes, not NamedTuples: `typing.NamedTuple` execs a generated `__new__` when the
+# class is created, on every run (0.1 ms each, bench cold-start).
+class PlanField:
+    """One Plan field as `Plan.fields()` lists it: `unit` is None for the bookkeeping fields
+    (workload, machine, reasons, warnings), which are not derived numbers."""
+
+    __slots__ = ("annotation", "explain_only", "name", "unit")
+
+    def __init__(self, name: str, annotation: Any, unit: str | None, explain_only: bool) -> None:
+        self.name = name
+        self.annotation = annotation
+        self.unit = unit
+        self.explain_only = explain_only
+
+
+class _Derived:
+    """What `derived()` leaves in the class body until `_declare` turns it into a PlanField."""
+
+    __slots__ = ("explain_only", "unit")
+
+    def __init__(self, unit: str, explain_only: bool) -> None:
+        self.unit = unit
+        self.explain_only = explain_only
+
+
 def derived(unit: str, *, explain_only: bool = False) -> Any:
     """Declare a derived Plan field: its unit is metadata, its reason comes from its rule.
 
     `explain_only` marks a number no config prints (an intermediate or a bound): `explain` shows
     it, and the meta-tests check that every other derived number reaches some target.
     """
-    return Field(json_schema_extra={"unit": unit, "explain_only": explain_only})
+    return _Derived(unit, explain_only)
 
 
-class Plan(BaseModel):
+_REQUIRED = object()
+
+
+class Plan:
     """Every number servertune derives, in display order, each with a unit and a reason.
 
-    Only `make_plan` builds one, from values the rules derived from a validated Workload and
-    Machine, with `model_construct`: validating them again changed nothing (every value already
-    has its field's type; tests/test_sizing.py re-validates plans to keep it so) and building
-    this model's validator was the largest part of a cold `gen`'s own import. `defer_build`
-    leaves that build to whoever validates or dumps a Plan.
+    A plain frozen class, not a Pydantic model: only `make_plan` builds one, from values the
+    rules derived from a validated Workload and Machine, which already have their fields' types
+    (tests/test_sizing.py validates plans against the declared types to keep it so; a forced
+    value, which comes from outside the rules, is validated by `make_plan`). As a model, its
+    ~95 fields cost 3-5 ms of every `servertune` run to collect, even with the validator
+    deferred (bench cold-start). The field table is `Plan.fields()`, read from the class body.
     """
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     workload: Workload
     machine: Machine
@@ -205,24 +233,69 @@ class Plan(BaseModel):
     reasons: dict[str, str]
     warnings: tuple[str, ...] = ()
 
+    def __init__(self, **values: Any) -> None:
+        unknown = sorted(set(values) - set(_FIELDS))
+        missing = [n for n in _FIELDS if n not in values and _DEFAULTS[n] is _REQUIRED]
+        if unknown or missing:
+            raise TypeError(f"Plan: unknown {unknown}, missing {missing}")
+        state = self.__dict__
+        for name in _FIELDS:
+            state[name] = values[name] if name in values else _DEFAULTS[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Plan is frozen: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Plan is frozen: cannot delete {name}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Plan and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # reasons is a dict, as in the model it was
+
+    def __repr__(self) -> str:
+        return f"Plan({', '.join(f'{n}={v!r}' for n, v in self.__dict__.items())})"
+
+    def replace(self, **changes: Any) -> "Plan":
+        """A copy with `changes` (unvalidated, as `model_copy(update=...)` was for the model)."""
+        return Plan(**{**self.__dict__, **changes})
+
+    @classmethod
+    def fields(cls) -> Mapping[str, PlanField]:
+        """Every field, in declaration order: the derived numbers and the bookkeeping."""
+        return _FIELDS
+
     @classmethod
     def derived_names(cls) -> list[str]:
         """The derived fields, in display order."""
-        return [name for name, info in cls.model_fields.items() if _unit_of(info) is not None]
+        return _DERIVED_NAMES
 
     @classmethod
     def explain_only(cls, name: str) -> bool:
         """Whether a derived number is shown by `explain` only, never printed into a config."""
-        extra = cls.model_fields[name].json_schema_extra
-        return bool(isinstance(extra, dict) and extra.get("explain_only"))
+        return _FIELDS[name].explain_only
 
     @classmethod
     def unit(cls, name: str) -> str:
         """The unit a derived field is declared with."""
-        unit = _unit_of(cls.model_fields[name])
+        unit = _FIELDS[name].unit
         if unit is None:
             raise KeyError(name)
         return unit
+
+    @classmethod
+    def validated(cls, values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+        """`values` with those of `names` validated against their fields' types (by Pydantic,
+        errors and coercions as a model of these fields gives them)."""
+        from pydantic import create_model
+
+        model = create_model(  # type: ignore[call-overload]
+            "Plan",
+            __config__=ConfigDict(arbitrary_types_allowed=True),
+            **{name: (_FIELDS[name].annotation, ...) for name in names},
+        )
+        checked = model.model_validate({name: values[name] for name in names})
+        return {**values, **dict(checked)}
 
     @property
     def units(self) -> dict[str, str]:
@@ -266,9 +339,27 @@ class Plan(BaseModel):
         }
 
 
-def _unit_of(info: Any) -> str | None:
-    extra = info.json_schema_extra
-    return extra.get("unit") if isinstance(extra, dict) else None
+def _declare(cls: type) -> tuple[dict[str, PlanField], dict[str, Any]]:
+    """The field table from the class body (annotations in order, `derived()` or a default),
+    and each field's default (`_REQUIRED` for none); the class keeps no field attributes, so
+    a field never set is an AttributeError, not its declaration."""
+    fields: dict[str, PlanField] = {}
+    defaults: dict[str, Any] = {}
+    for name, annotation in cls.__annotations__.items():
+        declared = cls.__dict__.get(name, _REQUIRED)
+        if isinstance(declared, _Derived):
+            fields[name] = PlanField(name, annotation, declared.unit, declared.explain_only)
+            defaults[name] = _REQUIRED
+        else:
+            fields[name] = PlanField(name, annotation, None, False)
+            defaults[name] = declared
+        if name in cls.__dict__:
+            delattr(cls, name)
+    return fields, defaults
+
+
+_FIELDS, _DEFAULTS = _declare(Plan)
+_DERIVED_NAMES = [name for name, field in _FIELDS.items() if field.unit is not None]
 
 
 # A NamedTuple, not a frozen dataclass: every `servertune` run creates this class, and a
@@ -303,7 +394,7 @@ class Derivation:
         """Record `name` and return the value later rules must use (the forced one, if any)."""
         if name in self.values:
             raise RuntimeError(f"{name} is derived by two rules")
-        if name not in Plan.model_fields:
+        if name not in Plan.fields():
             raise RuntimeError(f"{name} is not a Plan field")
         if name in self.forced:
             forced = self.forced[name]
