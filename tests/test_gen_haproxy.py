@@ -23,7 +23,7 @@ from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.cli import app
 from servertune.render import render_haproxy
 from servertune.sizing import plan_for
-from servertune.sizing.plan import PlanError
+from servertune.sizing.plan import PlanError, host_port
 from servertune.workload import Workload
 from tests.support import free_port, tool
 
@@ -394,3 +394,53 @@ def _wait_queued(stats: Path, count: int) -> None:
     while _queued(stats) < count:
         assert time.monotonic() < deadline, "the request never reached HAProxy's queue"
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        Workload(cores=2, interface="asgi", service_time_ms=50, cpu_fraction=0.05),
+        Workload(
+            cores=3,
+            interface="asgi",
+            socket_dir="/tmp/servertune-check",
+            listen_host="::1",
+            service_time_ms=5,
+            cpu_fraction=0.5,
+        ),
+    ],  # fmt: skip
+    ids=["tcp", "unix-ipv6"],
+)
+def test_haproxy_in_nginx_place_fronts_each_asgi_worker(workload: Workload, tmp_path: Path) -> None:
+    """`gen haproxy-asgi-per-worker`: HAProxy on nginx's listen address, least connections over
+    one server per worker socket, each with the requests one process admits as its maxconn, and
+    the plan's wait as the queue's bound; haproxy -c accepts it."""
+    plan = plan_for(workload)
+    text = render_haproxy(plan, "app")
+    assert plan.admitted_per_process is not None
+    assert plan.lb_queue_timeout_ms == math.ceil(plan.admission_wait_ms or 0)
+    assert _lines(text, "bind") == [f"bind {host_port(workload.listen_host, workload.listen_port)}"]
+    served = _lines(text, "server worker")
+    assert len(served) == 2 * plan.processes  # the idempotent backend and the other one
+    for index, sock in enumerate(plan.sockets):
+        for line in (served[index], served[plan.processes + index]):
+            assert line.startswith(f"server worker{index} {sock.address} ")
+            assert f" maxconn {plan.admitted_per_process}" in line
+    assert _lines(text, "timeout queue") == [f"timeout queue {plan.lb_queue_timeout_ms}ms"] * 2
+    assert _lines(text, "balance") == ["balance leastconn"] * 2
+    assert "nginx" not in text.split("global")[1]  # nothing in front of nginx: it is not there
+    _check(text, tmp_path)
+
+
+def test_haproxy_in_nginx_place_refuses_what_it_cannot_front() -> None:
+    """App hosts (`upstream`) are `gen haproxy`'s; a WSGI app has no admission to queue past:
+    each a one-line error naming the field, exit 2, no file."""
+    hosts = Workload(cores=2, interface="asgi", upstream=("10.0.0.2:8001",))
+    with pytest.raises(PlanError, match=r"^upstream: .*gen haproxy --upstream"):
+        render_haproxy(plan_for(hosts), "app")
+    result = CliRunner().invoke(
+        app, ["gen", "haproxy-asgi-per-worker", "--cores", "2", "--interface", "wsgi"]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("error: interface (--interface): haproxy-asgi-per-worker")
+    assert len(result.output.strip().splitlines()) == 1
