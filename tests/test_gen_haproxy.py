@@ -408,7 +408,7 @@ def _wait_queued(stats: Path, count: int) -> None:
             service_time_ms=5,
             cpu_fraction=0.5,
         ),
-    ],  # fmt: skip
+    ],
     ids=["tcp", "unix-ipv6"],
 )
 def test_haproxy_in_nginx_place_fronts_each_asgi_worker(workload: Workload, tmp_path: Path) -> None:
