@@ -89,7 +89,12 @@ class AsgiLayout:
     front: AsgiFront = "nginx"
 
 
-#: servertune's layouts last, the copied ones first (table order).
+#: servertune's layouts last, the copied ones first (table order). servertune's first two are
+#: its recommended ASGI front, HAProxy in nginx's place over one server per socket; the nginx
+#: rows stay to show what `limit_conn` does past admission. HAProxy in front of nginx
+#: (`front="haproxy-nginx"`) was measured and is no row: one hop more for the same queue, 0.66 x
+#: the answers of HAProxy alone at 128 connections on FastAPI `/io` (docs/benchmarks.md, "HAProxy
+#: in nginx's place").
 LAYOUTS: tuple[AsgiLayout, ...] = (
     AsgiLayout("uvicorn-1-worker", "uvicorn", command=_uvicorn, workers=lambda c: 1),
     AsgiLayout(
@@ -113,13 +118,6 @@ LAYOUTS: tuple[AsgiLayout, ...] = (
     ),
     AsgiLayout(
         "servertune-granian-haproxy", "granian", ours=True, per_worker=True, front="haproxy"
-    ),
-    AsgiLayout(
-        "servertune-uvicorn-haproxy-nginx",
-        "uvicorn",
-        ours=True,
-        per_worker=True,
-        front="haproxy-nginx",
     ),
     AsgiLayout("servertune-uvicorn-per-worker", "uvicorn", ours=True, per_worker=True),
     AsgiLayout("servertune-uvicorn", "uvicorn", ours=True),
