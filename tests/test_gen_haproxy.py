@@ -432,12 +432,13 @@ def test_haproxy_in_nginx_place_fronts_each_asgi_worker(workload: Workload, tmp_
     _check(text, tmp_path)
 
 
-def test_haproxy_in_nginx_place_refuses_what_it_cannot_front() -> None:
-    """App hosts (`upstream`) are `gen haproxy`'s; a WSGI app has no admission to queue past:
-    each a one-line error naming the field, exit 2, no file."""
-    hosts = Workload(cores=2, interface="asgi", upstream=("10.0.0.2:8001",))
-    with pytest.raises(PlanError, match=r"^upstream: .*gen haproxy --upstream"):
-        render_haproxy(plan_for(hosts), "app")
+def test_haproxy_in_nginx_place_over_app_hosts_and_for_a_wsgi_app() -> None:
+    """With app hosts (`upstream`) the app servers are the hosts': the file is `gen haproxy
+    --upstream`'s (so `gen all` still writes every file). A WSGI app has no admission to queue
+    past: a one-line error naming the field, exit 2, no file."""
+    hosts = plan_for(Workload(cores=2, interface="asgi", upstream=("10.0.0.2:8001",)))
+    assert render_haproxy(hosts, "app") == render_haproxy(hosts)
+    assert "server host1 10.0.0.2:8001 " in render_haproxy(hosts, "app")
     result = CliRunner().invoke(
         app, ["gen", "haproxy-asgi-per-worker", "--cores", "2", "--interface", "wsgi"]
     )

@@ -13,7 +13,8 @@ With `upstream` it balances the app hosts named there itself, weighted by their 
 With `front="app"` (`gen haproxy-asgi-per-worker`) it takes nginx's place on this host, on
 nginx's listen address, in front of the per-worker ASGI servers (`gen uvicorn-per-worker`,
 `granian-per-worker`, `gunicorn-asgi-per-worker`): least connections, each server's `maxconn` =
-the requests one process admits, and past them HAProxy's queue bounded by the plan's wait. One
+the requests one process admits, and past them HAProxy's queue bounded by the plan's wait (with
+`upstream`, the app servers are the hosts': the file is `gen haproxy --upstream`'s). One
 hop where nginx's `limit_conn` can only count: measured in `bench app` (docs/benchmarks.md,
 "HAProxy in front of the per-worker ASGI servers"), a 503 then goes out only once a request has
 waited its budget, instead of at once to a client that resends at once.
@@ -85,11 +86,8 @@ def render_haproxy(plan: Plan, front: Front = "nginx") -> str:
 def _render_app_front(plan: Plan) -> str:
     """HAProxy in nginx's place in front of the per-worker ASGI servers (one per socket)."""
     w = plan.workload
-    if plan.upstream_hosts:
-        raise PlanError(
-            "upstream: haproxy-asgi-per-worker fronts this host's per-worker app servers; "
-            "to balance app hosts use `gen haproxy --upstream`"
-        )
+    if plan.upstream_hosts:  # the app servers are on the hosts: HAProxy balances those
+        return render_haproxy(plan)
     if plan.admitted_per_process is None or plan.lb_queue_timeout_ms is None:
         raise PlanError(
             "admission_limit: haproxy-asgi-per-worker queues past each server's admission, and "
