@@ -101,7 +101,7 @@ LAYOUTS: dict[str, tuple[AsgiServer, bool, str]] = {
 def test_every_asgi_server_target_is_started_below() -> None:
     """The burst test covers every ASGI target that starts an app server (all but the proxies':
     nginx's and the load balancer's)."""
-    servers = [n for n in fitting("asgi") if not n.startswith("nginx") and n != "haproxy"]
+    servers = [n for n in fitting("asgi") if not n.startswith(("nginx", "haproxy"))]
     assert sorted(servers) == sorted(LAYOUTS)
 
 

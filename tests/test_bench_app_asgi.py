@@ -52,11 +52,12 @@ CHROMIUM_FLAGS = [
 
 #: One candidate per server kind of each side (the suite's time is bounded; the full run in the
 #: recipe runs every layout): granian, gunicorn's uvicorn worker, the user's Procfile (uvicorn
-#: --workers), and servertune's per-worker uvicorn and gunicorn-asgi. The Django run in
-#: test_bench_app.py has the copied `uvicorn --workers (2 x cores) + 1`.
+#: --workers), and servertune's per-worker uvicorn behind nginx and behind HAProxy in nginx's
+#: place, and gunicorn-asgi. The Django run in test_bench_app.py has the copied `uvicorn
+#: --workers (2 x cores) + 1`.
 ONLY = (
     "granian-default", "gunicorn-uvicorn-2n+1", "against-Procfile",
-    "servertune-uvicorn-per-worker", "servertune-gunicorn-asgi",
+    "servertune-uvicorn-haproxy", "servertune-uvicorn-per-worker", "servertune-gunicorn-asgi",
 )  # fmt: skip
 
 
@@ -167,6 +168,12 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     assert report["commands"]["servertune-uvicorn-per-worker"].startswith(
         "servertune gen uvicorn-per-worker --cores"
     )
+    # HAProxy in nginx's place, started from `gen haproxy-asgi-per-worker`, really in front.
+    assert (
+        " && servertune gen haproxy-asgi-per-worker --cores"
+        in (report["commands"]["servertune-uvicorn-haproxy"])
+    )
+    assert "haproxy" in {server["kind"] for server in report["servers"]}
     assert any(note.startswith("verdict overload: ") for note in report["notes"])
     (per_repeat,) = [n for n in report["notes"] if "at overload / unloaded p99 per repeat: " in n]
     assert per_repeat.startswith("servertune-")
@@ -397,12 +404,16 @@ def test_against_reads_procfiles_and_scripts(tmp_path: Path) -> None:
 
 
 def test_layout_list_is_data() -> None:
-    """servertune's four layouts, and the copied ones with their workers on 2 cores."""
-    ours = [layout.name for layout in LAYOUTS if layout.ours]
+    """servertune's six layouts (HAProxy in nginx's place first), and the copied ones with their
+    workers on 2 cores."""
+    ours = [(layout.name, layout.front) for layout in LAYOUTS if layout.ours]
     assert ours == [
-        "servertune-uvicorn-per-worker", "servertune-uvicorn", "servertune-granian",
-        "servertune-gunicorn-asgi",
+        ("servertune-uvicorn-haproxy", "haproxy"), ("servertune-granian-haproxy", "haproxy"),
+        ("servertune-uvicorn-per-worker", "nginx"), ("servertune-uvicorn", "nginx"),
+        ("servertune-granian", "nginx"), ("servertune-gunicorn-asgi", "nginx"),
     ]  # fmt: skip
+    # HAProxy takes nginx's place only in front of one server per socket.
+    assert all(layout.per_worker for layout in LAYOUTS if layout.front == "haproxy")
     copied = [layout for layout in layouts_for(2) if not layout.ours]
     assert [(layout.name, layout.workers(2)) for layout in copied] == [  # type: ignore[misc]
         ("uvicorn-1-worker", 1), ("uvicorn-2n+1", 5), ("fastapi-run-4", 4),

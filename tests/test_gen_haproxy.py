@@ -23,9 +23,9 @@ from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.cli import app
 from servertune.render import render_haproxy
 from servertune.sizing import plan_for
-from servertune.sizing.plan import PlanError
+from servertune.sizing.plan import PlanError, host_port
 from servertune.workload import Workload
-from tests.support import free_port, tool
+from tests.support import free_base_port, free_port, tool
 
 
 def _lines(text: str, start: str) -> list[str]:
@@ -263,7 +263,7 @@ def test_a_get_on_a_silent_host_is_answered_within_two_tries(tmp_path: Path) -> 
 class _HeldHost:
     """An app host that holds every request until released: it counts the requests it got."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.arrived = 0
         self.changed = threading.Condition()
         self.release = threading.Semaphore(0)
@@ -288,7 +288,7 @@ class _HeldHost:
                 with contextlib.suppress(ConnectionError):
                     super().handle()
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -309,8 +309,8 @@ class _HeldHost:
         self.thread.join(10)
 
 
-def _queued(stats: Path) -> int:
-    """Requests waiting in HAProxy's queues for the app host (`show stat`'s qcur)."""
+def _queued(stats: Path, backend: str = "servertune_hosts") -> int:
+    """Requests waiting in HAProxy's queues for the backend's servers (`show stat`'s qcur)."""
     with socket.socket(socket.AF_UNIX) as sock:
         sock.settimeout(5)
         sock.connect(str(stats))
@@ -323,7 +323,7 @@ def _queued(stats: Path) -> int:
     queued = 0  # a request no server could take waits in the backend's queue, else the server's
     for row in rows:
         values = dict(zip(names, row.split(","), strict=False))
-        if values.get("pxname") == "servertune_hosts" and values.get("svname") != "FRONTEND":
+        if values.get("pxname") == backend and values.get("svname") != "FRONTEND":
             queued += int(values.get("qcur") or 0)
     return queued
 
@@ -389,8 +389,104 @@ def _listening(port: int) -> bool:
     return False
 
 
-def _wait_queued(stats: Path, count: int) -> None:
+def _wait_queued(stats: Path, count: int, backend: str = "servertune_hosts") -> None:
     deadline = time.monotonic() + 10
-    while _queued(stats) < count:
+    while _queued(stats, backend) < count:
         assert time.monotonic() < deadline, "the request never reached HAProxy's queue"
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        Workload(cores=2, interface="asgi", service_time_ms=50, cpu_fraction=0.05),
+        Workload(
+            cores=3,
+            interface="asgi",
+            socket_dir="/tmp/servertune-check",
+            listen_host="::1",
+            service_time_ms=5,
+            cpu_fraction=0.5,
+        ),
+    ],
+    ids=["tcp", "unix-ipv6"],
+)
+def test_haproxy_in_nginx_place_fronts_each_asgi_worker(workload: Workload, tmp_path: Path) -> None:
+    """`gen haproxy-asgi-per-worker`: HAProxy on nginx's listen address, least connections over
+    one server per worker socket, each with the requests one process admits as its maxconn, and
+    the plan's wait as the queue's bound; haproxy -c accepts it."""
+    plan = plan_for(workload)
+    text = render_haproxy(plan, "app")
+    assert plan.admitted_per_process is not None
+    assert plan.lb_queue_timeout_ms == math.ceil(plan.admission_wait_ms or 0)
+    assert _lines(text, "bind") == [f"bind {host_port(workload.listen_host, workload.listen_port)}"]
+    served = _lines(text, "server worker")
+    assert len(served) == 2 * plan.processes  # the idempotent backend and the other one
+    for index, sock in enumerate(plan.sockets):
+        for line in (served[index], served[plan.processes + index]):
+            assert line.startswith(f"server worker{index} {sock.address} ")
+            assert f" maxconn {plan.admitted_per_process}" in line
+    assert _lines(text, "timeout queue") == [f"timeout queue {plan.lb_queue_timeout_ms}ms"] * 2
+    assert _lines(text, "balance") == ["balance leastconn"] * 2
+    assert "nginx" not in text.split("global")[1]  # nothing in front of nginx: it is not there
+    _check(text, tmp_path)
+
+
+def test_haproxy_in_nginx_place_over_app_hosts_and_for_a_wsgi_app() -> None:
+    """With app hosts (`upstream`) the app servers are the hosts': the file is `gen haproxy
+    --upstream`'s (so `gen all` still writes every file). A WSGI app has no admission to queue
+    past: a one-line error naming the field, exit 2, no file."""
+    hosts = plan_for(Workload(cores=2, interface="asgi", upstream=("10.0.0.2:8001",)))
+    assert render_haproxy(hosts, "app") == render_haproxy(hosts)
+    assert "server host1 10.0.0.2:8001 " in render_haproxy(hosts, "app")
+    result = CliRunner().invoke(
+        app, ["gen", "haproxy-asgi-per-worker", "--cores", "2", "--interface", "wsgi"]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("error: interface (--interface): haproxy-asgi-per-worker")
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_haproxy_in_nginx_place_gives_each_worker_its_maxconn_and_queues_the_rest(
+    tmp_path: Path,
+) -> None:
+    """The generated file on a real HAProxy in front of two held workers on the plan's sockets:
+    each worker gets exactly its maxconn (least connections), one more request waits in the
+    queue and gets a 503 after the plan's wait without reaching a worker, and every request
+    admitted is answered once the workers answer."""
+    listen, stats = free_port(), tmp_path / "stats.sock"
+    w = Workload(cores=2, interface="asgi", service_time_ms=2000, cpu_fraction=0.5,
+                 base_port=free_base_port(2), listen_port=listen)  # fmt: skip
+    plan = plan_for(w)
+    assert plan.processes == 2
+    maxconn, queue_ms = plan.admitted_per_process, plan.lb_queue_timeout_ms
+    assert maxconn is not None
+    assert queue_ms is not None
+    ports = [sock.port for sock in plan.sockets]
+    conf = tmp_path / "haproxy.cfg"
+    text = render_haproxy(plan, "app")
+    conf.write_text(text.replace("global\n", f"global\n    stats socket {stats}\n", 1))
+    with _HeldHost(ports[0]) as first, _HeldHost(ports[1]) as second:
+        process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 10
+            while not stats.exists() or not _listening(listen):
+                assert process.poll() is None, "haproxy exited"
+                assert time.monotonic() < deadline, "haproxy did not listen"
+                time.sleep(0.05)
+            with ThreadPoolExecutor(2 * maxconn + 1) as pool:
+                held = [pool.submit(_send, listen, "GET") for _ in range(2 * maxconn)]
+                first.wait_arrived(maxconn)
+                second.wait_arrived(maxconn)
+                began = time.monotonic()
+                assert _send(listen, "GET") == 503  # no slot on either worker within the wait
+                assert queue_ms / 1000 <= time.monotonic() - began < plan.lb_connect_timeout_s
+                assert (first.arrived, second.arrived) == (maxconn, maxconn)
+                for _ in held:
+                    first.release.release()
+                    second.release.release()
+                assert [f.result(30) for f in held] == [200] * (2 * maxconn)
+        finally:
+            process.terminate()
+            process.wait(10)

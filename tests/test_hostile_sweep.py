@@ -255,6 +255,7 @@ CHECKED = (
     "nginx-asgi.conf",
     "nginx-asgi-per-worker.conf",
     "haproxy.cfg",
+    "haproxy-asgi-per-worker.cfg",
     "gunicorn.conf.py",
 )
 #: An app gunicorn --check-config can import (the config's own wsgi_app is the user's).
@@ -316,7 +317,7 @@ def test_every_accepted_value_renders_configs_the_real_servers_accept(
     assert kinds == set(CHECKED), kinds
     refused = []
     for conf in rendered.values():
-        if conf.name == "haproxy.cfg":
+        if conf.suffix == ".cfg":
             checked = subprocess.run(
                 [tool("haproxy"), "-c", "-q", "-f", str(conf)],
                 capture_output=True, text=True, timeout=30, check=False,

@@ -146,6 +146,13 @@ TARGETS: Mapping[str, Target] = {
         "HAProxy in front of nginx, set up like a cloud load balancer (idle timeout, reuse)",
         WSGI | ASGI,
     ),
+    "haproxy-asgi-per-worker": Target(
+        "haproxy-asgi-per-worker.cfg",
+        _lazy("render_haproxy", "app"),
+        "HAProxy in nginx's place over the per-worker ASGI servers: per-server maxconn, a "
+        "queue bounded by time",
+        ASGI,
+    ),
     "kubernetes": Target(
         "kubernetes.yaml",
         _lazy("render_kubernetes"),

@@ -1,4 +1,5 @@
-"""haproxy.cfg: HAProxy set up like a cloud load balancer, in front of nginx or of the app hosts.
+"""haproxy.cfg: HAProxy set up like a cloud load balancer, in front of nginx, of the app hosts,
+or (an ASGI app) of the per-worker app servers themselves.
 
 Without `upstream` the balancer listens on `lb_listen_host:lb_listen_port` and sends every
 request to the nginx of the same plan, at nginx's listen address. nginx listening on every
@@ -8,12 +9,22 @@ another host, set `listen_host` to nginx's own address.
 
 With `upstream` it balances the app hosts named there itself, weighted by their cores, as
 `gen nginx-gunicorn --upstream` does: HAProxy in nginx's place.
+
+With `front="app"` (`gen haproxy-asgi-per-worker`) it takes nginx's place on this host, on
+nginx's listen address, in front of the per-worker ASGI servers (`gen uvicorn-per-worker`,
+`granian-per-worker`, `gunicorn-asgi-per-worker`): least connections, each server's `maxconn` =
+the requests one process admits, and past them HAProxy's queue bounded by the plan's wait (with
+`upstream`, the app servers are the hosts': the file is `gen haproxy --upstream`'s). One
+hop where nginx's `limit_conn` can only count: measured in `bench app` (docs/benchmarks.md,
+"HAProxy in front of the per-worker ASGI servers"), a 503 then goes out only once a request has
+waited its budget, instead of at once to a client that resends at once.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Literal
 
 from servertune.sizing import Plan
 from servertune.sizing.plan import PlanError, host_port
@@ -22,6 +33,8 @@ from servertune.templating import render_template
 __all__ = ["render_haproxy"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+#: What HAProxy forwards to: nginx (or the app hosts named by `upstream`), or the app servers.
+Front = Literal["nginx", "app"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +46,10 @@ class _Server:
     maxconn: int | None = None
 
 
-def render_haproxy(plan: Plan) -> str:
+def render_haproxy(plan: Plan, front: Front = "nginx") -> str:
     """The frontend, the backends (idempotent requests; the rest) and the timeouts."""
+    if front == "app":
+        return _render_app_front(plan)
     w = plan.workload
     hosts = bool(plan.upstream_hosts)
     if hosts:
@@ -64,6 +79,33 @@ def render_haproxy(plan: Plan) -> str:
         backend="servertune_hosts" if hosts else "servertune_nginx",
         listen=host_port(w.lb_listen_host, w.lb_listen_port),
         servers=servers,
+        direct=False,
+    )
+
+
+def _render_app_front(plan: Plan) -> str:
+    """HAProxy in nginx's place in front of the per-worker ASGI servers (one per socket)."""
+    w = plan.workload
+    if plan.upstream_hosts:  # the app servers are on the hosts: HAProxy balances those
+        return render_haproxy(plan)
+    if plan.admitted_per_process is None or plan.lb_queue_timeout_ms is None:
+        raise PlanError(
+            "admission_limit: haproxy-asgi-per-worker queues past each server's admission, and "
+            "this plan admits without a limit"
+        )
+    servers = [
+        _Server(f"worker{index}", socket.address, 1, plan.admitted_per_process)
+        for index, socket in enumerate(plan.sockets)
+    ]
+    return render_template(
+        "haproxy.cfg.j2",
+        plan=plan,
+        w=w,
+        hosts=True,
+        backend="servertune_workers",
+        listen=host_port(w.listen_host, w.listen_port),
+        servers=servers,
+        direct=True,
     )
 
 

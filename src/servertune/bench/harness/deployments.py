@@ -118,29 +118,36 @@ def settle_note(rows: Iterable[Mapping[str, Any]]) -> str:
 
 @dataclass
 class Deployment:
-    """One configuration under test: app server process groups and the nginx in front."""
+    """One configuration under test: app server process groups and the proxy in front."""
 
     name: str
     url: str
     app_servers: list[Server]
+    #: The proxy in front of the app servers: nginx, or HAProxy where it takes nginx's place.
     nginx: Server
     files: dict[str, str]
+    #: HAProxy in front of nginx, when the clients reach it first.
+    front: Server | None = None
 
     def app_cpu_seconds(self) -> float:
         """CPU seconds used so far by the app servers (not nginx)."""
         return sum(s.cpu_seconds() for s in self.app_servers)
 
+    def proxy_cpu_seconds(self) -> float:
+        """CPU seconds used so far by the proxies in front of the app servers."""
+        return self.nginx.cpu_seconds() + (self.front.cpu_seconds() if self.front else 0.0)
+
     def cpu_seconds(self) -> float:
         """CPU seconds used so far by every server of the deployment, nginx included."""
-        return self.app_cpu_seconds() + self.nginx.cpu_seconds()
+        return self.app_cpu_seconds() + self.proxy_cpu_seconds()
 
     def wait_idle(self) -> float:
         """Wait until the app servers have nothing left to serve (`wait_idle`); the seconds it took."""
         return wait_idle(self.app_cpu_seconds)
 
     def stop(self, stack: Stack) -> None:
-        """Stop nginx, then the app servers."""
-        for server in [self.nginx, *self.app_servers]:
+        """Stop the proxies, then the app servers."""
+        for server in [*([self.front] if self.front else []), self.nginx, *self.app_servers]:
             stack.stop(server)
 
 
@@ -411,6 +418,11 @@ def deploy_gunicorn(
 #: The ASGI servers `deploy_asgi` starts from servertune's files, and how each is started.
 AsgiServer = Literal["uvicorn", "gunicorn-asgi", "granian"]
 
+#: What the clients reach in front of the ASGI servers: nginx with its `limit_conn` admission;
+#: HAProxy in nginx's place (`gen haproxy-asgi-per-worker`: per-server maxconn and a queue
+#: bounded by time); or HAProxy (`gen haproxy`) in front of that nginx.
+AsgiFront = Literal["nginx", "haproxy", "haproxy-nginx"]
+
 #: Each server's targets: (shared socket, per worker).
 _ASGI_TARGETS: dict[AsgiServer, tuple[str, str]] = {
     "uvicorn": ("uvicorn", "uvicorn-per-worker"),
@@ -437,6 +449,7 @@ def deploy_asgi(
     cwd: Path | None = None,
     ready_path: str | None = "/",
     access_log: Path | None = None,
+    front: AsgiFront = "nginx",
 ) -> Deployment:
     """An ASGI server from servertune's file for it (`uvicorn.sh`, `granian.sh`,
     `gunicorn-asgi.conf.py`) on the plan's shared socket, nginx from `render_nginx(plan, "asgi")`.
@@ -446,14 +459,14 @@ def deploy_asgi(
     `gunicorn-asgi-per-worker.conf.py`) once per socket (SERVERTUNE_WORKER=i) behind nginx's
     per-worker layout instead. `cwd` is where the servers start (a user's command line may name
     files relative to its project); `ready_path` None leaves the readiness check to the caller.
+    `front` is what the clients reach (`AsgiFront`); `access_log` needs nginx there.
     """
     home = stack.dir / name
     home.mkdir()
     layout: Literal["per-worker", "shared"] = "per-worker" if per_worker else "shared"
-    nginx_text = _with_log(render_nginx(plan, "asgi", layout), access_log)
+    files = _front_files(plan, layout, front, access_log)
     # The launch scripts exec the server by name: this interpreter's environment comes first.
     path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
-    files = {"nginx.conf": nginx_text}
     starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
     if argv is not None:
         instance = f"{name}-{server}"
@@ -493,4 +506,62 @@ def deploy_asgi(
                 cwd=cwd,
             )
         )
-    return _behind_nginx(stack, name, plan, home, nginx_text, app_servers, files, ready_path)
+    if front == "nginx":
+        return _behind_nginx(
+            stack, name, plan, home, files["nginx.conf"], app_servers, files, ready_path
+        )
+    return _behind_haproxy(stack, name, plan, home, app_servers, files, ready_path)
+
+
+def _front_files(
+    plan: Plan, layout: Layout, front: AsgiFront, access_log: Path | None
+) -> dict[str, str]:
+    """The proxies' files for `front`: nginx.conf and/or haproxy.cfg, as `servertune gen`
+    renders them for the plan."""
+    from servertune.targets.haproxy import render_haproxy
+
+    if front == "haproxy":
+        if access_log is not None:
+            raise ServerError("an access log is nginx's: this layout has HAProxy in its place")
+        if layout != "per-worker":
+            raise ServerError("HAProxy in nginx's place fronts the per-worker servers only")
+        return {"haproxy.cfg": render_haproxy(plan, "app")}
+    files = {"nginx.conf": _with_log(render_nginx(plan, "asgi", layout), access_log)}
+    if front == "haproxy-nginx":
+        files["haproxy.cfg"] = render_haproxy(plan)
+    return files
+
+
+def _behind_haproxy(
+    stack: Stack,
+    name: str,
+    plan: Plan,
+    home: Path,
+    app_servers: list[Server],
+    files: dict[str, str],
+    ready_path: str | None,
+) -> Deployment:
+    """Start HAProxy (and nginx behind it, when its file is there) in front of the started app
+    servers and wait until the app answers 200 through it."""
+    w = plan.workload
+    conf = home / "haproxy.cfg"
+    conf.write_text(files["haproxy.cfg"])
+    nginx = (
+        _start_nginx(stack, name, plan, files["nginx.conf"], home)
+        if "nginx.conf" in files
+        else None
+    )
+    port = w.lb_listen_port if nginx else w.listen_port
+    haproxy = stack.start(
+        f"{name}-haproxy", "haproxy", [tool_path("haproxy"), "-db", "-f", str(conf)], ports=[port]
+    )
+    deployment = Deployment(
+        name=name,
+        url=f"http://{LOOPBACK}:{port}/",
+        app_servers=app_servers,
+        nginx=nginx or haproxy,
+        files=files,
+        front=haproxy if nginx else None,
+    )
+    _wait_http(deployment.url, ready_path)
+    return deployment

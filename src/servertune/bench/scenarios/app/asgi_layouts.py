@@ -2,8 +2,10 @@
 
 The layouts are data: one `AsgiLayout` per line of `LAYOUTS`. servertune's are started from
 the files `servertune gen` writes for them (`deploy_asgi` renders them from the plan), each
-behind the generated nginx with its admission limit; the copied ones are the commands the
-servers' and FastAPI's docs show, behind the same nginx without an admission limit:
+behind its front: the generated nginx with its admission limit, the generated HAProxy in
+nginx's place (`gen haproxy-asgi-per-worker`: a queue bounded by time past each server's
+admission), or the generated HAProxy in front of that nginx; the copied ones are the commands
+the servers' and FastAPI's docs show, behind the same nginx without an admission limit:
 
 * `uvicorn-1-worker`: `uvicorn APP` (one process: uvicorn's default);
 * `uvicorn-2n+1`: `uvicorn APP --workers (2 x cores) + 1`, gunicorn's worker rule carried over;
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from servertune.bench.harness.deployments import AsgiServer
+from servertune.bench.harness.deployments import AsgiFront, AsgiServer
 
 #: The workers FastAPI's "Server Workers" page passes to `fastapi run --workers`.
 FASTAPI_DOCS_WORKERS = 4
@@ -82,9 +84,17 @@ class AsgiLayout:
     #: Whether the layout is run on a machine with this many cores (a copied advice that
     #: would repeat another row is left out).
     applies: Callable[[int], bool] = lambda cores: True
+    #: What the clients reach: nginx (limit_conn admission), HAProxy in its place (per-server
+    #: maxconn, a queue bounded by the plan's wait), or HAProxy in front of nginx.
+    front: AsgiFront = "nginx"
 
 
-#: servertune's layouts last, the copied ones first (table order).
+#: servertune's layouts last, the copied ones first (table order). servertune's first two are
+#: its recommended ASGI front, HAProxy in nginx's place over one server per socket; the nginx
+#: rows stay to show what `limit_conn` does past admission. HAProxy in front of nginx
+#: (`front="haproxy-nginx"`) was measured and is no row: one hop more for the same queue, 0.66 x
+#: the answers of HAProxy alone at 128 connections on FastAPI `/io` (docs/benchmarks.md, "HAProxy
+#: in nginx's place").
 LAYOUTS: tuple[AsgiLayout, ...] = (
     AsgiLayout("uvicorn-1-worker", "uvicorn", command=_uvicorn, workers=lambda c: 1),
     AsgiLayout(
@@ -102,6 +112,12 @@ LAYOUTS: tuple[AsgiLayout, ...] = (
     AsgiLayout("granian-default", "granian", command=_granian, workers=lambda c: 1),
     AsgiLayout(
         "gunicorn-uvicorn-2n+1", "gunicorn-asgi", command=_gunicorn_uvicorn, workers=docs_workers
+    ),
+    AsgiLayout(
+        "servertune-uvicorn-haproxy", "uvicorn", ours=True, per_worker=True, front="haproxy"
+    ),
+    AsgiLayout(
+        "servertune-granian-haproxy", "granian", ours=True, per_worker=True, front="haproxy"
     ),
     AsgiLayout("servertune-uvicorn-per-worker", "uvicorn", ours=True, per_worker=True),
     AsgiLayout("servertune-uvicorn", "uvicorn", ours=True),

@@ -47,7 +47,8 @@ class Deploy(Candidates):
                     "(the app failed: see its own log)"
                 )
         self._prove_static(config, deployment.url)
-        if self.input.keep_log is not None:  # whose log_format `measure --log-conf` reads
+        # whose log_format `measure --log-conf` reads (HAProxy in nginx's place logs nothing)
+        if self.input.keep_log is not None and "nginx.conf" in deployment.files:
             conf = self.input.keep_log / f"{config}-{run.repeat}.nginx.conf"
             write_regular(conf, deployment.files["nginx.conf"], "--keep-log")
         assert deployment.nginx.ports[0] in listening_ports()
@@ -81,15 +82,17 @@ class Deploy(Candidates):
         """servertune's ASGI file for the layout, a copied command line or the user's, behind
         nginx (the copied ones and the user's without an admission limit)."""
         from servertune.bench.harness.deployments import deploy_asgi, place
-        from servertune.bench.harness.ports import listening_ports
+        from servertune.bench.harness.ports import free_port, listening_ports
         from servertune.bench.harness.supervision import ServerError
         from servertune.sizing import Forced, plan_for
 
+        layout = self.layouts.get(config)
+        front = layout.front if layout is not None else "nginx"
         workload = place(
             self.workload, run.stack, max(self.plan.processes, docs_workers(self.cores)),
             app_dir=self.workload.app_dir,
+            **({"lb_listen_port": free_port()} if front == "haproxy-nginx" else {}),
         )  # fmt: skip
-        layout = self.layouts.get(config)
         argv: list[str] | None = None
         if layout is not None and layout.ours:
             plan = plan_for(workload)
@@ -108,13 +111,16 @@ class Deploy(Candidates):
             copied = Copied(self.app, str(self.workload.app_dir), "127.0.0.1", port, self.cores)
             argv = user.argv("127.0.0.1", port) if user else layout.command(copied)  # type: ignore[union-attr,misc]
         ports = {workload.listen_port, *(s.port for s in plan.sockets if s.port is not None)}
+        if front == "haproxy-nginx":
+            ports.add(workload.lb_listen_port)
         if taken := sorted(ports & listening_ports()):
             raise ServerError(f"port(s) {taken} already in use before the start")
         server = layout.server if layout else self.user_commands[config].server
         deployment = deploy_asgi(
             run.stack, f"{config}-{run.repeat}", plan, server, argv=argv,
             per_worker=bool(layout and layout.per_worker), env=self.env,
-            cwd=Path(str(self.workload.app_dir)), ready_path=None, access_log=self._log_file(run, config),
+            cwd=Path(str(self.workload.app_dir)), ready_path=None, front=front,
+            access_log=self._log_file(run, config) if front != "haproxy" else None,
         )  # fmt: skip
         self.commands.setdefault(config, (argv and shlex.join(argv)) or self._gen_command(layout))
         return plan, deployment
@@ -124,6 +130,11 @@ class Deploy(Candidates):
         w = self.workload
         target = {"gunicorn-asgi": "gunicorn-asgi"}.get(layout.server, layout.server)
         suffix = "-per-worker" if layout.per_worker else ""
+        fronts = {
+            "nginx": [f"nginx-asgi{suffix}"],
+            "haproxy": ["haproxy-asgi-per-worker"],
+            "haproxy-nginx": [f"nginx-asgi{suffix}", "haproxy"],
+        }[layout.front]
         flags = [
             "--cores", str(w.cores), "--interface", "asgi",
             "--service-time-ms", f"{w.service_time_ms:g}", "--cpu-fraction", f"{w.cpu_fraction:g}",
@@ -133,7 +144,7 @@ class Deploy(Candidates):
         ]  # fmt: skip
         return " && ".join(
             shlex.join(["servertune", "gen", name, *flags])
-            for name in (f"{target}{suffix}", f"nginx-asgi{suffix}")
+            for name in (f"{target}{suffix}", *fronts)
         )
 
     def _deploy(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:

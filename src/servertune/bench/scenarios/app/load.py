@@ -101,7 +101,7 @@ class Load(Candidates):
             return opened
         paths = self.input.paths
         result: LoadResult
-        parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
+        parts = {"app": served.app_cpu_seconds, "proxy": served.proxy_cpu_seconds}
         with CpuWatch(served.cpu_seconds, parts) as watch:
             if self.tool == "wrk":
                 result = run_wrk(
@@ -162,7 +162,7 @@ class Load(Candidates):
         from servertune.bench.harness.stats import CpuWatch
 
         timeout_s = CLIENT_TIMEOUT_S if run.size.all_levels else QUICK_CLIENT_TIMEOUT_S
-        parts = {"app": served.app_cpu_seconds, "proxy": served.nginx.cpu_seconds}
+        parts = {"app": served.app_cpu_seconds, "proxy": served.proxy_cpu_seconds}
         if role == "replay":
             steps = self.input.replay.steps(self.replay_peak_rps, replay_seconds(run.size))
             with CpuWatch(served.cpu_seconds, parts) as watch:
