@@ -126,24 +126,32 @@ class Slots(NamedTuple):
 
 def slots_for(cores: int, cpu_fraction: float, cap: int) -> Slots:
     """The fewest slots, at least the perfect-interleaving floor and at most `cap`, whose
-    `core_utilisation` reaches SLOT_UTILISATION (a bisection: utilisation grows with slots)."""
+    `core_utilisation` reaches SLOT_UTILISATION.
+
+    Utilisation grows with the slots, and the answer is rarely far above the floor: steps that
+    double from the floor find an interval holding it, a bisection the count, so the sums stay
+    near the answer's size rather than the cap's.
+    """
     per_core = max(1, math.ceil(GIL_SATURATION / cpu_fraction - 1e-9))
     floor = min(cap, cores * per_core)
-    low = floor
-    if core_utilisation(cap, cores, cpu_fraction) < SLOT_UTILISATION:
-        low = cap
-    else:
-        high = cap
-        while low < high:
-            middle = (low + high) // 2
-            if core_utilisation(middle, cores, cpu_fraction) >= SLOT_UTILISATION:
-                high = middle
-            else:
-                low = middle + 1
+
+    def enough(slots: int) -> bool:
+        return core_utilisation(slots, cores, cpu_fraction) >= SLOT_UTILISATION
+
+    low, high, step = floor, floor, 1
+    while not enough(high) and high < cap:
+        low, high, step = high + 1, min(cap, high + step), step * 2
+    while low < high:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle + 1
+    reached = core_utilisation(high, cores, cpu_fraction)
     return Slots(
-        slots=low,
-        utilisation=core_utilisation(low, cores, cpu_fraction),
+        slots=high,
+        utilisation=reached,
         floor=floor,
         floor_utilisation=core_utilisation(floor, cores, cpu_fraction),
-        capped=core_utilisation(low, cores, cpu_fraction) < SLOT_UTILISATION,
+        capped=reached < SLOT_UTILISATION,
     )
