@@ -91,10 +91,11 @@ GIL_SATURATION = 0.95
 #: interleave perfectly leave a core idle whenever too many wait at once, so GIL_SATURATION's
 #: `cores / cpu_fraction` slots keep the cores busy less than it says (2 cores, cpu_fraction 0.5:
 #: 4 slots, U = 0.85; bench balance measured 0.82 of the CPU ceiling). The same 95% as
-#: GIL_SATURATION, now reached in the model rather than assumed: bench balance on 2 cores measured
-#: 6 slots at 0.895 of the ceiling against 0.82 for 4 (docs/benchmarks.md, "The memory-aware
-#: layout"), and the ceiling there is never 1.0 because nginx and the load generator share the
-#: cores, so a lower target would leave measured headroom unused.
+#: GIL_SATURATION, now reached in the model rather than assumed: bench balance on 2 cores at 8
+#: connections measured the 6 slots it gives at 0.93 of the CPU ceiling against 0.81-0.83 for
+#: the old 4 (1.12 x the req/s, the model says 1.15 x; p99 1.27-1.29 x on per-worker sockets
+#: past the slots: docs/benchmarks.md, "Request slots with headroom"). The ceiling is never 1.0
+#: there (nginx and the load generator share the cores), and 0.9 would give 5 slots.
 SLOT_UTILISATION = 0.95
 #: Smallest listen backlog: the Linux default somaxconn before 5.4, and plenty for a loopback hop.
 MIN_BACKLOG = 128
