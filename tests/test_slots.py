@@ -150,3 +150,12 @@ def assert_slots_keep_the_cores_busy(plan: Plan, cap: int | None = None) -> None
     assert (
         plan.cpu_threads == 1 or fewer < floor or core_utilisation(fewer, s, f) < SLOT_UTILISATION
     )
+
+
+def test_a_capped_slot_count_says_the_workload_asks_for_more() -> None:
+    """cpu_fraction 0.05 on 4 cores wants 83 slots, past 4 processes a core: the processes
+    reason says "more than 16", not that 16 is what the workload asks for."""
+    plan = make_plan(Workload(cores=4, cpu_fraction=0.05), Machine(cores=4))
+    assert "the GIL share asks for more than 16 slots" in plan.reasons["processes"]
+    assert "16 of them would be processes" in plan.reasons["processes"]
+    assert plan.processes * plan.cpu_threads >= 83

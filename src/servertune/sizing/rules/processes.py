@@ -109,9 +109,14 @@ def _processes(w: Workload, m: Machine, d: Derivation) -> int:
             slots += f", at most {MAX_PROCESSES_PER_CORE} processes a core"
         if fits is None:
             missing = "memory_per_worker_mb" if budget is not None else "a memory limit"
+            asks, which = (
+                (f"more than {wanted}", f"{wanted} of them would be processes")
+                if need.capped
+                else (wanted, "each would be a process")
+            )
             reason += (
-                f" (bound: cores; the GIL share asks for {wanted} slots, threads here: given "
-                f"{missing} with room for {wanted}, each would be a process)"
+                f" (bound: cores; the GIL share asks for {asks} slots, threads here: given "
+                f"{missing} with room for {wanted}, {which})"
             )
         elif fits >= wanted:
             count = wanted
