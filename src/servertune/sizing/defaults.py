@@ -92,8 +92,8 @@ GIL_SATURATION = 0.95
 #: `cores / cpu_fraction` slots keep the cores busy less than it says (2 cores, cpu_fraction 0.5:
 #: 4 slots, U = 0.85; bench balance measured 0.82 of the CPU ceiling). The same 95% as
 #: GIL_SATURATION, now reached in the model rather than assumed: bench balance on 2 cores at 8
-#: connections measured the 6 slots it gives at 0.93 of the CPU ceiling against 0.81-0.83 for
-#: the old 4 (1.12 x the req/s, the model says 1.15 x; p99 1.27-1.29 x on per-worker sockets
+#: connections measured the 6 slots it gives at 0.92-0.93 of the CPU ceiling against 0.80-0.83
+#: for the old 4 (1.12 x the req/s, the model says 1.15 x; p99 1.21-1.29 x on per-worker sockets
 #: past the slots: docs/benchmarks.md, "Request slots with headroom"). The ceiling is never 1.0
 #: there (nginx and the load generator share the cores), and 0.9 would give 5 slots.
 SLOT_UTILISATION = 0.95
