@@ -232,7 +232,7 @@ def test_workload_compares_with_the_plan(tmp_path: Path) -> None:
     case = DATA / "recipe-fixed"
     result = run(case / "nginx.conf", case / "gunicorn.conf.py", "--workload", workload)
     assert "plan-differs" in result.stdout
-    assert "threads is 4; the plan says 3" in result.stdout
+    assert "threads is 4; the plan says 2" in result.stdout
     # 20 req/s a worker at the ceiling x 600 s: recycled at most every ten minutes.
     assert "max_requests is 0 (default); the plan says 12000" in result.stdout
 

@@ -18,12 +18,10 @@ from servertune.cli import app
 from servertune.explain import format_plan
 from servertune.machine import Machine
 from servertune.measure.result import Measurement, Sample, gil_note
-from servertune.sizing import MAX_THREADS_PER_PROCESS, make_plan
+from servertune.sizing import GIL_SATURATION, MAX_THREADS_PER_PROCESS, make_plan
 from servertune.sizing.defaults import ASGI_SERVER_MS_PER_REQUEST
 from servertune.workload import Workload
 from servertune.workload_file import dumps, measured_warnings, read_workload_file
-
-from .test_slots import assert_slots_keep_the_cores_busy
 
 runner = CliRunner()
 
@@ -41,25 +39,23 @@ def test_the_gil_is_enabled_unless_the_workload_says_otherwise() -> None:
 
 def test_with_one_process_per_core_the_bound_moves_but_the_count_stays() -> None:
     """Without the GIL one process per core still has one core's worth of CPU: the same
-    threads (the 20 slots that keep 4 cores busy 95% of the time), now bounded by the cores
-    rather than the GIL."""
+    ceil(0.95 / cpu_fraction) threads, now bounded by the core rather than the GIL."""
     on = make_plan(Workload(cores=4, cpu_fraction=0.25), Machine(cores=4))
     off = make_plan(Workload(cores=4, cpu_fraction=0.25, gil="disabled"), Machine(cores=4))
-    assert (on.processes, on.cpu_threads, on.ceiling_rps) == (4, 5, 160.0)
-    assert (off.processes, off.cpu_threads, off.ceiling_rps) == (4, 5, 160.0)
+    assert (on.processes, on.cpu_threads, on.ceiling_rps) == (4, 4, 160.0)
+    assert (off.processes, off.cpu_threads, off.ceiling_rps) == (4, 4, 160.0)
     assert "GIL" in on.reasons["cpu_threads"]
     assert "cores" in off.reasons["cpu_threads"]
 
 
 def test_without_the_gil_fewer_processes_than_cores_still_use_every_core() -> None:
     """Memory for 2 workers on 4 cores: under the GIL the plan computes on 2 cores (ceiling
-    2 / 50 ms = 40 req/s; the 6 slots that keep 2 cores busy, 3 threads each); without it the
-    processes' threads cover all 4 cores (10 slots, 5 threads each) and the ceiling is
-    4 cores / 50 ms = 80 req/s."""
+    2 / 50 ms = 40 req/s, 2 threads each); without it each process's threads cover its 2 cores
+    (ceil(0.95 x 2 / 0.5) = 4 threads) and the ceiling is 4 cores / 50 ms = 80 req/s."""
     on = make_plan(Workload(**MEMORY_BOUND), Machine(cores=4))
     off = make_plan(Workload(**MEMORY_BOUND, gil="disabled"), Machine(cores=4))
-    assert (on.processes, on.cores_per_process, on.cpu_threads, on.ceiling_rps) == (2, 1, 3, 40)
-    assert (off.processes, off.cores_per_process, off.cpu_threads, off.ceiling_rps) == (2, 2, 5, 80)
+    assert (on.processes, on.cores_per_process, on.cpu_threads, on.ceiling_rps) == (2, 1, 2, 40)
+    assert (off.processes, off.cores_per_process, off.cpu_threads, off.ceiling_rps) == (2, 2, 4, 80)
     assert off.threads == off.cpu_threads + off.slow_call_threads
 
 
@@ -72,8 +68,8 @@ def test_without_the_gil_fewer_processes_than_cores_still_use_every_core() -> No
 def test_without_the_gil_cpu_threads_saturate_the_process_cores(
     cores: int, fraction: float, per_worker: int, workers: int
 ) -> None:
-    """The processes' cpu_threads keep the cores busy SLOT_UTILISATION of the time in the
-    finite-source queue; one fewer a process would not."""
+    """cpu_threads x cpu_fraction keeps the process's cores busy GIL_SATURATION of the time;
+    one fewer would not."""
     workload = Workload(
         cores=cores,
         cpu_fraction=fraction,
@@ -82,10 +78,15 @@ def test_without_the_gil_cpu_threads_saturate_the_process_cores(
         gil="disabled",
     )
     plan = make_plan(workload, Machine(cores=cores))
+    busy = GIL_SATURATION * plan.cores_per_process
     assert plan.cores_per_process == cores / plan.processes
     cap = MAX_THREADS_PER_PROCESS * max(1, math.floor(plan.cores_per_process))
-    assert plan.threads <= cap
-    assert_slots_keep_the_cores_busy(plan, cap)
+    if plan.cpu_threads == cap:  # more wanted than a process may have: capped, with a warning
+        assert cap * fraction < busy
+        return
+    assert plan.cpu_threads * fraction >= busy - 1e-6
+    assert plan.cpu_threads == 1 or (plan.cpu_threads - 1) * fraction < busy + 1e-9
+    assert plan.threads <= MAX_THREADS_PER_PROCESS * math.floor(plan.cores_per_process)
 
 
 def test_the_thread_cap_grows_with_the_cores_a_process_computes_on() -> None:

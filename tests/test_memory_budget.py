@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from servertune.machine import Machine
 from servertune.sizing import (
+    GIL_SATURATION,
     MAX_PROCESSES_PER_CORE,
     MAX_THREADS_PER_PROCESS,
     MEMORY_GROWTH_ALLOWANCE,
@@ -21,8 +22,6 @@ from servertune.sizing import (
 from servertune.sizing.rules.processes import workers_that_fit
 from servertune.workload import Workload
 
-from .test_slots import assert_slots_keep_the_cores_busy
-
 #: The bench balance request: 100 ms, half of it holding the GIL (2 threads saturate a core).
 HALF_GIL = {"cores": 2, "service_time_ms": 100.0, "cpu_fraction": 0.5}
 
@@ -31,7 +30,7 @@ def test_without_memory_per_worker_one_process_per_core_and_threads() -> None:
     """No memory figures: one process per core, the GIL share as threads; the reason says the
     cores bound it and names what to measure."""
     plan = make_plan(Workload(**HALF_GIL))
-    assert (plan.processes, plan.threads) == (2, 3)
+    assert (plan.processes, plan.threads) == (2, 2)
     assert "(bound: cores; the GIL share asks for 6 slots" in plan.reasons["processes"]
     assert "given a memory limit with room for 6" in plan.reasons["processes"]
 
@@ -59,10 +58,10 @@ def test_a_tight_budget_falls_back_to_threads() -> None:
 
 
 def test_memory_for_fewer_processes_than_cores() -> None:
-    """Memory for one 300 MiB worker on 2 cores: one process, bound by memory, as before; its
-    threads keep its one core busy (4: 98.5%, where 2 reach 80%)."""
+    """Memory for one 300 MiB worker on 2 cores: one process, bound by memory, as before, with the
+    threads its one GIL keeps busy."""
     plan = make_plan(Workload(**HALF_GIL, memory_per_worker_mb=300, memory_limit_mb=500))
-    assert (plan.processes, plan.threads) == (1, 4)
+    assert (plan.processes, plan.threads) == (1, 2)
     assert "fewer than the 2 cores (bound: memory)" in plan.reasons["processes"]
 
 
@@ -181,7 +180,13 @@ def test_the_layout_never_outgrows_memory_or_the_slots(
     slots = slots_for(cores, cpu_fraction, cores * MAX_PROCESSES_PER_CORE).slots
     assert plan.processes <= fits
     assert plan.processes <= max(cores, slots)
-    # The threads in flight keep the cores busy SLOT_UTILISATION of the time.
-    assert_slots_keep_the_cores_busy(plan, MAX_THREADS_PER_PROCESS)
+    # Each process's threads stop at what its GIL keeps busy; the slots past them are processes.
+    gil = max(1, math.ceil(GIL_SATURATION * plan.cores_per_process / cpu_fraction - 1e-9))
+    assert 1 <= plan.cpu_threads <= min(gil, MAX_THREADS_PER_PROCESS)
+    servers = min(cores, plan.processes)
+    wanted = slots_for(servers, cpu_fraction, plan.processes * MAX_THREADS_PER_PROCESS).slots
+    assert plan.cpu_threads in (gil, MAX_THREADS_PER_PROCESS) or (
+        plan.processes * plan.cpu_threads >= wanted
+    )
     if plan.processes > cores:
         assert plan.ceiling_rps == pytest.approx(cores / (0.1 * cpu_fraction))

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from servertune.machine import Machine
-from servertune.sizing import GIL_SATURATION, SLOT_UTILISATION, Plan, make_plan
+from servertune.sizing import GIL_SATURATION, SLOT_UTILISATION, make_plan
 from servertune.sizing.queueing import core_utilisation, slots_for
 from servertune.workload import Workload
 
@@ -98,25 +98,42 @@ def test_slots_are_the_fewest_that_reach_the_target(cores: int, f: float, cap: i
         (1.0, 1, (1, 1)),
         (1.0, 2, (2, 1)),
         (1.0, 8, (8, 1)),
-        # The floor (2 a core for 0.9) already reaches 99.9%: unchanged.
         (0.9, 2, (2, 2)),
-        # Half the time on the GIL: 6 slots for 2 cores (97.6%) where 4 reached 85%.
-        (0.5, 1, (1, 4)),
-        (0.5, 2, (2, 3)),
-        (0.5, 4, (4, 3)),
-        # Mostly waiting: the floor plus a few slots, far under the caps.
-        (0.2, 2, (2, 7)),
-        (0.05, 2, (2, 22)),
-        (0.05, 8, (8, 20)),
+        # Half the time on the GIL: the 6 slots of 2 cores would be 2 x 3, but a process's
+        # threads past ceil(0.95 / f) queue for its one GIL: 2 x 2.
+        (0.5, 1, (1, 2)),
+        (0.5, 2, (2, 2)),
+        (0.5, 4, (4, 2)),
+        (0.2, 2, (2, 5)),
+        (0.05, 2, (2, 19)),
+        (0.05, 8, (8, 19)),
     ],
 )
 def test_plans_without_memory_figures(
     cpu_fraction: float, cores: int, layout: tuple[int, int]
 ) -> None:
-    """One process per core and the slots as threads, for pure-CPU to I/O-bound requests."""
+    """One process per core and the GIL's count of threads: the finite-source queue's extra
+    slots are taken as processes, which need the memory figures."""
     plan = make_plan(Workload(cores=cores, cpu_fraction=cpu_fraction), Machine(cores=cores))
     assert (plan.processes, plan.threads) == layout
-    assert_slots_keep_the_cores_busy(plan)
+    assert plan.cpu_threads == max(1, math.ceil(GIL_SATURATION / cpu_fraction - 1e-9))
+
+
+@pytest.mark.parametrize(
+    ("limit_mb", "layout"),
+    # 38 MiB a worker with 10% headroom: room for all 6 slots, for 3, for 2.
+    [(4000, (6, 1)), (127, (3, 2)), (90, (2, 2))],
+)
+def test_memory_turns_the_extra_slots_into_processes(
+    limit_mb: int, layout: tuple[int, int]
+) -> None:
+    """With the memory for them the 6 slots of 2 cores at cpu_fraction 0.5 are 6 single-threaded
+    processes; with less, threads fill each process up to the GIL's count, never past it."""
+    workload = Workload(
+        cores=2, cpu_fraction=0.5, memory_per_worker_mb=38, memory_limit_mb=limit_mb
+    )
+    plan = make_plan(workload, Machine(cores=2))
+    assert (plan.processes, plan.threads) == layout
 
 
 def test_explain_gives_the_utilisation_behind_the_count() -> None:
@@ -128,34 +145,10 @@ def test_explain_gives_the_utilisation_behind_the_count() -> None:
     assert "reach 85.0%" in reason
 
 
-def servers(plan: Plan) -> int:
-    """The cores the plan's threads compute on: under the GIL no more than its processes."""
-    cores = plan.workload.cores
-    assert isinstance(cores, int)
-    return min(cores, plan.processes) if plan.workload.gil == "enabled" else cores
-
-
-def assert_slots_keep_the_cores_busy(plan: Plan, cap: int | None = None) -> None:
-    """processes x cpu_threads keep the plan's cores busy SLOT_UTILISATION of the time in the
-    finite-source queue (or the threads are capped), and one thread fewer a process would not
-    (unless that falls below the perfect-interleaving floor)."""
-    f = plan.workload.cpu_fraction
-    s = servers(plan)
-    slots = plan.processes * plan.cpu_threads
-    if cap is not None and plan.cpu_threads == cap:  # the cap per process decides
-        return
-    assert core_utilisation(slots, s, f) >= SLOT_UTILISATION - 1e-12
-    fewer = (plan.cpu_threads - 1) * plan.processes
-    floor = s * max(1, math.ceil(GIL_SATURATION / f - 1e-9))
-    assert (
-        plan.cpu_threads == 1 or fewer < floor or core_utilisation(fewer, s, f) < SLOT_UTILISATION
-    )
-
-
 def test_a_capped_slot_count_says_the_workload_asks_for_more() -> None:
     """cpu_fraction 0.05 on 4 cores wants 83 slots, past 4 processes a core: the processes
     reason says "more than 16", not that 16 is what the workload asks for."""
     plan = make_plan(Workload(cores=4, cpu_fraction=0.05), Machine(cores=4))
     assert "the GIL share asks for more than 16 slots" in plan.reasons["processes"]
     assert "16 of them would be processes" in plan.reasons["processes"]
-    assert plan.processes * plan.cpu_threads >= 83
+    assert (plan.processes, plan.cpu_threads) == (4, 19)

@@ -45,8 +45,8 @@ def test_nginx_accepts_a_multi_host_upstream(tmp_path: Path) -> None:
 
 def test_the_keepalive_pool_counts_every_upstream_hosts_slots() -> None:
     """With `upstream`, nginx's idle pool and its zone count every host's processes (their weights)
-    x threads and every host, not this machine's sockets: 3 hosts of 4, 2 and 8 cores at 3
-    threads keep 42 connections."""
+    x threads and every host, not this machine's sockets: 3 hosts of 4, 2 and 8 cores at 2
+    threads keep 28 connections."""
     one = make_plan(Workload(cores=2, service_time_ms=100, cpu_fraction=0.5), MACHINE)
     many = make_plan(
         Workload(
@@ -55,10 +55,10 @@ def test_the_keepalive_pool_counts_every_upstream_hosts_slots() -> None:
         ),
         MACHINE,
     )  # fmt: skip
-    assert (one.threads, many.threads) == (3, 3)
-    assert one.upstream_keepalive_connections == 2 * 3
+    assert (one.threads, many.threads) == (2, 2)
+    assert one.upstream_keepalive_connections == 2 * 2
     assert many.upstream_weights == (4, 2, 8)
-    assert many.upstream_keepalive_connections == (4 + 2 + 8) * 3
+    assert many.upstream_keepalive_connections == (4 + 2 + 8) * 2
     assert "3 upstream hosts' 14 processes" in many.reasons["upstream_keepalive_connections"]
     assert many.upstream_zone_kb == one.upstream_zone_kb + 1  # 3 servers instead of 2 sockets
     assert f"keepalive {many.upstream_keepalive_connections};" in render_nginx(many, "gunicorn")

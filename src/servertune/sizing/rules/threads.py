@@ -25,9 +25,21 @@ def cpu_slots(w: Workload, processes: int, cap: int) -> Slots:
     rest stay idle. The slots are split over the processes (the processes rule decides how
     many of them memory holds).
     """
+    return slots_for(cpu_slots_servers(w, processes), w.cpu_fraction, processes * cap)
+
+
+def cpu_slots_servers(w: Workload, processes: int) -> int:
+    """The cores the processes' threads compute on: under the GIL no more than the processes."""
     assert isinstance(w.cores, int)
-    servers = min(w.cores, processes) if w.gil == "enabled" else w.cores
-    return slots_for(servers, w.cpu_fraction, processes * cap)
+    return min(w.cores, processes) if w.gil == "enabled" else w.cores
+
+
+def gil_threads(cpu_fraction: float, cores: float, cap: int) -> int:
+    """The fewest threads that keep a process's `cores` (under the GIL its share of one) busy
+    GIL_SATURATION of the time if their CPU and waits interleaved perfectly (Goetz: 1 +
+    wait/compute a core): the most a process gets, at most `cap`."""
+    wanted = GIL_SATURATION * cores / cpu_fraction - 1e-9
+    return max(1, min(cap, math.ceil(wanted)))
 
 
 def thread_cap(cores: float) -> int:
@@ -49,6 +61,21 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     cpu_threads = math.ceil(slots.slots / processes - 1e-9)
     cpu_capped = slots.capped
     reason = _cpu_reason(w, cores, processes, slots)
+    gil = gil_threads(w.cpu_fraction, cores, cap)
+    if cpu_threads > gil:
+        # The headroom the finite-source queue adds is taken as processes (processes rule), not
+        # as threads: a process's threads share one GIL, and bench balance measured a third
+        # thread a process (2 x 3) at 0.82-0.85 of the CPU ceiling against 0.77-0.79 for 2 x 2,
+        # for p99 373-417 ms against 311-324 ms at 8 connections, where 3 processes x 2
+        # threads (the same 6 slots) reached 0.90 and 6 processes 0.92-0.93.
+        held = "its one GIL" if w.gil == "enabled" else f"its {cores:g} cores (no GIL)"
+        reason = (
+            f"{utilisation_text(w, slots, f'{cpu_slots_servers(w, processes)} cores')}; as "
+            f"threads {gil} a process, ceil({GIL_SATURATION:g} x {cores:.3g} of a core / "
+            f"cpu_fraction {w.cpu_fraction:g}): past that a process's threads queue for {held}, "
+            "so the other slots are processes where memory holds them (bench balance)"
+        )
+        cpu_threads = gil
     if cpu_capped:
         reason += f", at most {cap} (the cap per process)"
     cpu_threads = d.put("cpu_threads", cpu_threads, reason)
@@ -91,7 +118,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
 def _cpu_reason(w: Workload, cores: float, processes: int, slots: Slots) -> str:
     """Why cpu_threads: the slots the finite-source queue asks for, split over the processes."""
     assert isinstance(w.cores, int)
-    servers = min(w.cores, processes) if w.gil == "enabled" else w.cores
+    servers = cpu_slots_servers(w, processes)
     held = utilisation_text(w, slots, f"{servers} cores")
     if w.gil == "enabled" and cores >= 1:
         why = (
