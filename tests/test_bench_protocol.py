@@ -150,7 +150,7 @@ def test_balance_baselines_are_forced_plans_with_their_reasons() -> None:
     for config in CONFIGS:
         plan, layout, thunder_lock = Balance().config_plan(_workload(), config)
         assert thunder_lock == (config == "thunder-lock")
-        if config in ("servertune", "per-core", "memory-tight"):
+        if config in ("servertune", "per-core", "memory-tight", "no-headroom"):
             assert layout == "per-worker"
             continue
         assert plan.processes * plan.threads == slots, config
@@ -164,20 +164,25 @@ def test_balance_baselines_are_forced_plans_with_their_reasons() -> None:
 
 
 def test_balance_memory_rows_are_servertune_plans_for_their_budgets() -> None:
-    """servertune's row is the plan for the memory given (4 single-threaded processes), per-core
-    the plan without memory figures (2 x 2), memory-tight the plan under a limit that holds one
-    process more than the cores (3 x 2: threads for the rest); the baselines keep per-core's
-    4 slots; none of the three has a forced number."""
+    """servertune's row is the plan for the memory given (6 single-threaded processes: the
+    slots the finite-source queue asks for), per-core the plan without memory figures (2 x 2:
+    threads stop at what a process's GIL keeps busy),
+    memory-tight the plan under a limit that holds one process more than the cores (3 x 2:
+    threads for the rest); the baselines keep per-core's 4 slots; none of the three has a
+    forced number. no-headroom forces the perfect-interleaving count, 4 x 1."""
     from servertune.bench.scenarios.balance import CONFIGS, Balance
 
     roomy = _workload().model_copy(update={"memory_per_worker_mb": 40, "memory_limit_mb": 24000})
     layouts = {name: Balance().config_plan(roomy, name)[0] for name in CONFIGS}
     shapes = {name: (p.processes, p.threads) for name, p in layouts.items()}
-    assert shapes["servertune"] == (4, 1)
+    assert shapes["servertune"] == (6, 1)
     assert shapes["per-core"] == (2, 2)
     assert shapes["memory-tight"] == (3, 2)
     assert shapes["processes-only"] == (4, 1)
     assert shapes["shared-socket"] == shapes["thunder-lock"] == (2, 2)
+    assert shapes["no-headroom"] == (4, 1)
+    assert layouts["no-headroom"].reasons["processes"].startswith("forced by the benchmark: 4")
+    assert "85.0% of the cores" in layouts["no-headroom"].reasons["processes"]
     assert layouts["servertune"] == plan_for(roomy)
     for name in ("servertune", "per-core", "memory-tight"):
         assert not any(r.startswith("forced") for r in layouts[name].reasons.values()), name

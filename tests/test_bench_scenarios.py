@@ -37,6 +37,7 @@ EXPECTED_CONFIGS = {
         "thunder-lock",
         "per-core",
         "memory-tight",
+        "no-headroom",
         "servertune",
     ],
     "hol": ["naive", "2x2", "servertune-shared", "servertune"],
@@ -151,6 +152,7 @@ def test_balance_targets_compare_with_the_best_other_layout_at_every_level() -> 
         "thunder-lock": (18.0, 140.0),
         "per-core": (18.5, 125.0),
         "memory-tight": (18.8, 118.0),
+        "no-headroom": (19.1, 121.0),
         "servertune": (19.6, 120.0),
     }
     assert set(numbers) == set(CONFIGS)

@@ -116,18 +116,18 @@ def test_no_max_requests_while_memory_grows(
 
 
 def test_more_workers_than_cores_pass_only_when_the_plan_has_them(tmp_path: Path) -> None:
-    """4 single-threaded workers on 2 cores: the plan for a workload whose memory holds them
-    counts 4 and check agrees; without that plan, more workers than cores is flagged."""
+    """6 single-threaded workers on 2 cores: the plan for a workload whose memory holds them
+    counts 6 and check agrees; without that plan, more workers than cores is flagged."""
     path = tmp_path / "gunicorn.conf.py"
-    path.write_text('bind = "127.0.0.1:8001"\nworkers = 4\nthreads = 1\n')
+    path.write_text('bind = "127.0.0.1:8001"\nworkers = 6\nthreads = 1\n')
     roomy = make_plan(Workload(cores=2, memory_per_worker_mb=100, memory_limit_mb=2048))
-    assert (roomy.processes, roomy.threads) == (4, 1)
+    assert (roomy.processes, roomy.threads) == (6, 1)
     planned = check_files([path], machine=MACHINE, plan=roomy)
     assert not [f for f in planned.findings if f.rule == "workers-over-cores"]
     unknown = make_plan(Workload(cores=2))
     flagged = check_files([path], machine=MACHINE, plan=unknown)
     assert [f for f in flagged.findings if f.rule == "workers-over-cores"]
     # Threads on top of the plan's processes are not what it planned.
-    path.write_text('bind = "127.0.0.1:8001"\nworkers = 4\nthreads = 2\n')
+    path.write_text('bind = "127.0.0.1:8001"\nworkers = 6\nthreads = 2\n')
     threaded = check_files([path], machine=MACHINE, plan=roomy)
     assert [f for f in threaded.findings if f.rule == "workers-over-cores"]

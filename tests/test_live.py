@@ -122,7 +122,8 @@ def test_workers_for_is_the_plans_count() -> None:
     fits = math.floor(1000 * MEMORY_HEADROOM_RATIO / 200)
     assert fits < 6
     assert workers_for(heavy, machine, _limit(6)) == fits
-    # 2 cores and room for 4 single-threaded workers: the plan's 2 x 2 slots as 4 processes.
+    # 2 cores and room for 4 single-threaded workers: 4 of the plan's 6 slots as processes
+    # (bound: memory), threads for the rest.
     assert workers_for(heavy, machine, _limit(1.5)) == 4
     assert (
         workers_for(Workload(interface="asgi", memory_per_worker_mb=200), machine, _limit(1.5)) == 2

@@ -31,24 +31,25 @@ def test_without_memory_per_worker_one_process_per_core_and_threads() -> None:
     cores bound it and names what to measure."""
     plan = make_plan(Workload(**HALF_GIL))
     assert (plan.processes, plan.threads) == (2, 2)
-    assert "(bound: cores; the GIL share asks for 4 slots" in plan.reasons["processes"]
-    assert "given a memory limit with room for 4" in plan.reasons["processes"]
+    assert "(bound: cores; the GIL share asks for 6 slots" in plan.reasons["processes"]
+    assert "given a memory limit with room for 6" in plan.reasons["processes"]
 
 
 def test_memory_for_every_slot_makes_each_a_process() -> None:
-    """Memory for 4 workers of 100 MiB: 4 single-threaded processes, bound by the GIL share."""
+    """Memory for 6 workers of 100 MiB: 6 single-threaded processes (the slots that keep 2
+    cores busy 95% of the time), bound by the GIL share."""
     plan = make_plan(Workload(**HALF_GIL, memory_per_worker_mb=100, memory_limit_mb=2048))
-    assert (plan.processes, plan.threads) == (4, 1)
+    assert (plan.processes, plan.threads) == (6, 1)
     assert "(bound: GIL share)" in plan.reasons["processes"]
     assert "2048 MiB holds 18 of 100 MiB" in plan.reasons["processes"]
-    assert plan.cores_per_process == 0.5
+    assert plan.cores_per_process == pytest.approx(1 / 3)
     # The same CPU ceiling: the processes share the two cores.
     assert plan.ceiling_rps == pytest.approx(2 / 0.05)
-    assert len(plan.sockets) == 4
+    assert len(plan.sockets) == 6
 
 
 def test_a_tight_budget_falls_back_to_threads() -> None:
-    """Memory for 3 processes of a 4-slot workload: 3 processes, threads for the rest."""
+    """Memory for 3 processes of a 6-slot workload: 3 processes, threads for the rest."""
     plan = make_plan(Workload(**HALF_GIL, memory_per_worker_mb=100, memory_limit_mb=340))
     assert plan.processes == 3
     assert plan.threads == 2
@@ -57,7 +58,8 @@ def test_a_tight_budget_falls_back_to_threads() -> None:
 
 
 def test_memory_for_fewer_processes_than_cores() -> None:
-    """Memory for one 300 MiB worker on 2 cores: one process, bound by memory, as before."""
+    """Memory for one 300 MiB worker on 2 cores: one process, bound by memory, as before, with the
+    threads its one GIL keeps busy."""
     plan = make_plan(Workload(**HALF_GIL, memory_per_worker_mb=300, memory_limit_mb=500))
     assert (plan.processes, plan.threads) == (1, 2)
     assert "fewer than the 2 cores (bound: memory)" in plan.reasons["processes"]
@@ -159,7 +161,7 @@ def test_the_layout_never_outgrows_memory_or_the_slots(
     """For every workload that fits one worker: processes never exceed what memory holds nor
     the slots the GIL share asks for, and their threads keep the cores busy."""
     from servertune.sizing import PlanError
-    from servertune.sizing.rules.threads import gil_threads
+    from servertune.sizing.queueing import slots_for
 
     workload = Workload(
         cores=cores,
@@ -175,12 +177,16 @@ def test_the_layout_never_outgrows_memory_or_the_slots(
             make_plan(workload)
         return
     plan = make_plan(workload)
-    slots = min(cores * gil_threads(cpu_fraction), cores * MAX_PROCESSES_PER_CORE)
+    slots = slots_for(cores, cpu_fraction, cores * MAX_PROCESSES_PER_CORE).slots
     assert plan.processes <= fits
     assert plan.processes <= max(cores, slots)
-    if plan.processes >= cores and plan.cpu_threads < MAX_THREADS_PER_PROCESS:
-        # The threads in flight keep the cores' GILs busy GIL_SATURATION of the time.
-        busy = plan.processes * plan.cpu_threads * cpu_fraction
-        assert busy >= GIL_SATURATION * cores - 1e-6
+    # Each process's threads stop at what its GIL keeps busy; the slots past them are processes.
+    gil = max(1, math.ceil(GIL_SATURATION * plan.cores_per_process / cpu_fraction - 1e-9))
+    assert 1 <= plan.cpu_threads <= min(gil, MAX_THREADS_PER_PROCESS)
+    servers = min(cores, plan.processes)
+    wanted = slots_for(servers, cpu_fraction, plan.processes * MAX_THREADS_PER_PROCESS).slots
+    assert plan.cpu_threads in (gil, MAX_THREADS_PER_PROCESS) or (
+        plan.processes * plan.cpu_threads >= wanted
+    )
     if plan.processes > cores:
         assert plan.ceiling_rps == pytest.approx(cores / (0.1 * cpu_fraction))

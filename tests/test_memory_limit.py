@@ -157,10 +157,10 @@ def test_auto_cores_budget_the_host_ram_without_a_limit() -> None:
     """cores 'auto' with no limit anywhere: the host's RAM is the budget the processes fit in."""
     machine = Machine(cores=2, memory_total_mb=250)
     plan = plan_for(Workload(cores="auto", memory_per_worker_mb=100), machine)
-    assert (plan.processes, plan.threads) == (2, 2)  # 90% of 250 MiB holds 2, not 4
+    assert (plan.processes, plan.threads) == (2, 2)  # 90% of 250 MiB holds 2, not 6
     assert "the host's 250 MiB of RAM" in plan.reasons["processes"]
-    roomy = plan_for(Workload(cores="auto", memory_per_worker_mb=50), machine)
-    assert (roomy.processes, roomy.threads) == (4, 1)
+    roomy = plan_for(Workload(cores="auto", memory_per_worker_mb=35), machine)
+    assert (roomy.processes, roomy.threads) == (6, 1)
 
 
 def test_given_cores_ignore_this_hosts_ram() -> None:

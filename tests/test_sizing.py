@@ -79,7 +79,8 @@ def test_cpu_fraction_one_without_slow_calls_gives_one_thread(
 # 0.015064: 64 threads are exactly what the GIL needs (63 x f < 0.95 <= 64 x f), not a cap.
 @example(0.015064)
 def test_cpu_threads_saturate_the_gil(fraction: float) -> None:
-    """cpu_threads x cpu_fraction keeps the GIL busy GIL_SATURATION of the time; one fewer would not."""
+    """cpu_threads x cpu_fraction keeps the GIL busy GIL_SATURATION of the time; one fewer would
+    not: the finite-source queue's headroom is taken as processes, never as threads."""
     plan = make_plan(Workload(cores=2, cpu_fraction=fraction))
     if MAX_THREADS_PER_PROCESS * fraction < GIL_SATURATION:  # more wanted than a process may have
         assert plan.cpu_threads == MAX_THREADS_PER_PROCESS
@@ -131,7 +132,8 @@ def test_any_slow_call_reserves_at_least_one_thread(workload: Workload) -> None:
 
 
 def test_seed_000_half_gil_gives_two_threads_per_core() -> None:
-    """Seed 000: 50% of the request holds the GIL => 2 threads per process, one process per core."""
+    """Seed 000: 50% of the request holds the GIL => 2 threads per process, one process per core
+    (the finite-source queue's 10 slots would be processes, given the memory for them)."""
     plan = make_plan(Workload(cores=4, service_time_ms=100, cpu_fraction=0.5))
     assert (plan.processes, plan.threads) == (4, 2)
     assert plan.ceiling_rps == pytest.approx(80.0)

@@ -6,9 +6,11 @@ No I/O happens here: the machine's facts come in as a `Machine` (`Machine.read()
 The model, in short (docs/sizing.md has the full derivation and sources):
 
 * One process per core: under the GIL a process can use at most one core.
-* Threads that saturate a process: the fewest that keep the GIL busy `GIL_SATURATION` of the
-  time (Goetz, `1 + wait/compute`). A request holding the GIL half the time scales to exactly
-  2 threads; more threads only queue (bench `balance`).
+* Request slots that keep the cores busy: the fewest whose utilisation in the finite-source
+  (machine-repairman) queue reaches `SLOT_UTILISATION`, never fewer than Goetz's
+  `1 + wait/compute` a core. A request holding the GIL half the time needs 6 slots on 2 cores
+  (97.6%), not the 4 perfect interleaving would (85%); they are single-threaded processes
+  while memory holds them, threads beyond (bench `balance`).
 * Headroom for threads parked on slow calls: by Little's law a process receiving `x` req/s of
   which a share `r` waits `S` seconds keeps `x*r*S` threads busy on average. We reserve the
   `SLOW_CALL_QUANTILE` of a Poisson with that mean, and at least one thread whenever slow calls

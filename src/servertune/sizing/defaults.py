@@ -62,6 +62,7 @@ __all__ = [
     "RECYCLE_MIN_INTERVAL_S",
     "REQUEST_TIMEOUT_FACTOR",
     "RSS_GROWTH_FACTOR",
+    "SLOT_UTILISATION",
     "SLOW_CALL_QUANTILE",
     "SOCKET_MODE",
     "SOCKET_UMASK",
@@ -85,6 +86,17 @@ MAX_THREADS_PER_PROCESS = 64
 #: a few hundredths on a quiet machine, so 5% absorbs that noise (bench `balance`: 2 threads
 #: saturate a process whose requests hold the GIL half the time).
 GIL_SATURATION = 0.95
+#: The core utilisation the request slots must reach in the finite-source queue (machine
+#: repairman, `servertune.sizing.queueing.core_utilisation`): slots whose CPU and waits do not
+#: interleave perfectly leave a core idle whenever too many wait at once, so GIL_SATURATION's
+#: `cores / cpu_fraction` slots keep the cores busy less than it says (2 cores, cpu_fraction 0.5:
+#: 4 slots, U = 0.85; bench balance measured 0.82 of the CPU ceiling). The same 95% as
+#: GIL_SATURATION, now reached in the model rather than assumed: bench balance on 2 cores at 8
+#: connections measured the 6 slots it gives at 0.92-0.93 of the CPU ceiling against 0.80-0.83
+#: for the old 4 (1.12 x the req/s, the model says 1.15 x; p99 1.21-1.29 x on per-worker sockets
+#: past the slots: docs/benchmarks.md, "Request slots with headroom"). The ceiling is never 1.0
+#: there (nginx and the load generator share the cores), and 0.9 would give 5 slots.
+SLOT_UTILISATION = 0.95
 #: Smallest listen backlog: the Linux default somaxconn before 5.4, and plenty for a loopback hop.
 MIN_BACKLOG = 128
 #: Seconds of peak arrivals the kernel queue of one socket should absorb while a worker restarts.

@@ -1,9 +1,11 @@
 """uWSGI layouts for a half-GIL app: per-worker sockets + least_conn vs a shared socket (+ thunder-lock).
 
 A request is 5 x (sleep 10 ms + about 10 ms of Python CPU), so it holds the GIL half the time
-and one process saturates its core with 2 threads (the uWSGI/nginx article in
-docs/references.md measured this shape). Five layouts with the same number of request slots
-(processes x threads = servertune's plan) serve it behind the same generated nginx:
+and 2 threads would saturate a process's core if their CPU and sleeps interleaved perfectly
+(the uWSGI/nginx article in docs/references.md measured this shape; they do not, and the
+finite-source queue gives 2 cores 6 slots, not 4). Four baselines with the same number of request slots
+(processes x threads = servertune's per-core plan) and servertune's plans serve it behind the
+same generated nginx:
 
 * `threads-only`: one process with every slot as a thread (GIL-bound to one core);
 * `processes-only`: one single-threaded process per slot, all on one shared socket;
@@ -14,6 +16,9 @@ docs/references.md measured this shape). Five layouts with the same number of re
   threads for the rest, one socket per worker behind nginx `least_conn` + `zone`;
 * `memory-tight`: servertune's plan under a memory limit that holds one process more than the
   cores: it falls back to threads for what the processes cannot take;
+* `no-headroom`: servertune's memory-aware plan with the request slots forced down to the
+  count if CPU and waits interleaved perfectly (`cores x ceil(0.95 / cpu_fraction)`, single-
+  threaded processes on per-worker sockets): the slot count the finite-source queue replaced;
 * `servertune`: exactly `servertune gen uwsgi` + `servertune gen nginx` for this machine's memory
   (its cgroup limit, else its RAM) and the app's memory per worker as `servertune measure`
   reports it: the concurrency as single-threaded processes, one socket each.
@@ -77,6 +82,7 @@ CONFIGS = (
     "thunder-lock",
     "per-core",
     "memory-tight",
+    "no-headroom",
     "servertune",
 )
 #: Requests `servertune measure` runs to find the app's memory per worker (full runs; quick runs
@@ -110,7 +116,7 @@ def calibrate_loops(target_s: float = CPU_ROUND_S, probe: int = 200_000) -> int:
 
 
 class Balance(BaseScenario[BalanceSizes]):
-    """The five layouts at cores, 2 x cores (and 4 x cores) connections; servertune's targets."""
+    """The layouts at cores, 2 x cores (and 4 x cores) connections; servertune's targets."""
 
     name = "balance"
     needs = ("uwsgi",)
@@ -188,6 +194,8 @@ class Balance(BaseScenario[BalanceSizes]):
         per_core = plan_for(bare)
         if config == "servertune":
             return plan_for(workload), "per-worker", False
+        if config == "no-headroom":
+            return plan_for(workload, forced=_no_headroom(workload)), "per-worker", False
         if config == "per-core":
             return per_core, "per-worker", False
         if config == "memory-tight":
@@ -353,6 +361,24 @@ class Balance(BaseScenario[BalanceSizes]):
             panel_title=lambda value: f"{value} connections",
             select=lambda run: "role" not in run,
         )
+
+
+def _no_headroom(workload: Any) -> dict[str, Any]:
+    """The slots if CPU and waits interleaved perfectly, each a single-threaded process."""
+    from servertune.sizing import GIL_SATURATION, Forced
+    from servertune.sizing.queueing import core_utilisation
+
+    cores, fraction = workload.cores, workload.cpu_fraction
+    floor = cores * max(1, math.ceil(GIL_SATURATION / fraction - 1e-9))
+    why = (
+        f"forced by the benchmark: {floor} slots, cores x ceil({GIL_SATURATION:g} / "
+        "cpu_fraction), the count if CPU and waits interleaved perfectly (the finite-source "
+        f"queue gives them {core_utilisation(floor, cores, fraction):.1%} of the cores)"
+    )
+    return {
+        "processes": Forced(floor, why),
+        "threads": Forced(1, "forced by the benchmark: single-threaded processes"),
+    }
 
 
 def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from servertune.sizing.defaults import (
     MIN_CPU_MS_PER_REQUEST,
 )
 from servertune.sizing.plan import Derivation, PlanError
-from servertune.sizing.rules.threads import gil_threads
+from servertune.sizing.queueing import slots_for
+from servertune.sizing.rules.threads import utilisation_text
 from servertune.workload import Workload
 
 
@@ -88,12 +89,13 @@ def _processes(w: Workload, m: Machine, d: Derivation) -> int:
             f"{field}: {budget_name} cannot hold one worker of {_memory_text(w)} "
             f"(with {1 - MEMORY_HEADROOM_RATIO:.0%} headroom)"
         )
-    # The concurrency the CPU work asks for: on each core, the threads that keep its GIL busy.
-    # Under the GIL a thread hands the GIL to another at every switch interval and I/O call;
-    # a process of its own has no one to hand it to, so bench balance measured single-threaded
-    # processes with a lower p99 than the same slots as threads. They cost memory instead.
-    per_core = gil_threads(w.cpu_fraction) if w.gil == "enabled" else 1
-    wanted = min(w.cores * per_core, w.cores * MAX_PROCESSES_PER_CORE)
+    # The concurrency the CPU work asks for: the slots that keep the cores busy in the
+    # finite-source queue. Under the GIL a thread hands the GIL to another at every switch
+    # interval and I/O call; a process of its own has no one to hand it to, so bench balance
+    # measured single-threaded processes with a lower p99 than the same slots as threads.
+    # They cost memory instead.
+    need = slots_for(w.cores, w.cpu_fraction, w.cores * MAX_PROCESSES_PER_CORE)
+    wanted = need.slots if w.gil == "enabled" else w.cores
     if fits is not None and fits < count:
         count = fits
         reason = (
@@ -102,17 +104,19 @@ def _processes(w: Workload, m: Machine, d: Derivation) -> int:
             f"{_memory_text(w)}"
         )
     elif w.interface == "wsgi" and wanted > count:
-        slots = (
-            f"{w.cores} cores x {per_core} threads to keep each core's GIL busy (cpu_fraction "
-            f"{w.cpu_fraction:g})"
-        )
-        if per_core > MAX_PROCESSES_PER_CORE:
+        slots = utilisation_text(w, need, f"the {w.cores} cores")
+        if need.capped:
             slots += f", at most {MAX_PROCESSES_PER_CORE} processes a core"
         if fits is None:
             missing = "memory_per_worker_mb" if budget is not None else "a memory limit"
+            asks, which = (
+                (f"more than {wanted}", f"{wanted} of them would be processes")
+                if need.capped
+                else (wanted, "each would be a process")
+            )
             reason += (
-                f" (bound: cores; the GIL share asks for {wanted} slots, threads here: given "
-                f"{missing} with room for {wanted}, each would be a process)"
+                f" (bound: cores; the GIL share asks for {asks} slots, threads here: given "
+                f"{missing} with room for {wanted}, {which})"
             )
         elif fits >= wanted:
             count = wanted

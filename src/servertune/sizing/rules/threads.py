@@ -1,24 +1,45 @@
-"""Threads: enough to keep the GIL (or, without one, the process's cores) busy, plus headroom
-for threads parked on slow calls."""
+"""Threads: enough to keep the GIL (or, without one, the process's cores) busy SLOT_UTILISATION
+of the time in the finite-source queue, plus headroom for threads parked on slow calls."""
 
 from __future__ import annotations
 
 import math
 
 from servertune.machine import Machine
-from servertune.sizing.defaults import GIL_SATURATION, MAX_THREADS_PER_PROCESS, SLOW_CALL_QUANTILE
+from servertune.sizing.defaults import (
+    GIL_SATURATION,
+    MAX_THREADS_PER_PROCESS,
+    SLOT_UTILISATION,
+    SLOW_CALL_QUANTILE,
+)
 from servertune.sizing.plan import Derivation
-from servertune.sizing.queueing import arrival_rate, in_flight, threads_for
+from servertune.sizing.queueing import Slots, arrival_rate, in_flight, slots_for, threads_for
 from servertune.workload import Workload
 
 
-def gil_threads(cpu_fraction: float, cores: float = 1.0, cap: int | None = None) -> int:
-    """The fewest threads that keep `cores` busy GIL_SATURATION of the time (Goetz:
-    cores x (1 + wait/compute)); under the GIL a process has one core's worth, the GIL itself.
-    At most `cap` (default: the cap for `cores`), however small cpu_fraction is."""
-    cap = thread_cap(cores) if cap is None else cap
+def cpu_slots(w: Workload, processes: int, cap: int) -> Slots:
+    """The CPU-saturating request slots the processes' threads share (`slots_for`).
+
+    The cores they compute on are the servers of the finite-source queue: all of them, except
+    under the GIL with fewer processes than cores, where each process computes on one and the
+    rest stay idle. The slots are split over the processes (the processes rule decides how
+    many of them memory holds).
+    """
+    return slots_for(cpu_slots_servers(w, processes), w.cpu_fraction, processes * cap)
+
+
+def cpu_slots_servers(w: Workload, processes: int) -> int:
+    """The cores the processes' threads compute on: under the GIL no more than the processes."""
+    assert isinstance(w.cores, int)
+    return min(w.cores, processes) if w.gil == "enabled" else w.cores
+
+
+def gil_threads(cpu_fraction: float, cores: float, cap: int) -> int:
+    """The fewest threads that keep a process's `cores` (under the GIL its share of one) busy
+    GIL_SATURATION of the time if their CPU and waits interleaved perfectly (Goetz: 1 +
+    wait/compute a core): the most a process gets, at most `cap`."""
     wanted = GIL_SATURATION * cores / cpu_fraction - 1e-9
-    return max(1, min(cap, math.ceil(wanted))) if wanted < cap else cap
+    return max(1, min(cap, math.ceil(wanted)))
 
 
 def thread_cap(cores: float) -> int:
@@ -35,35 +56,30 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """cpu_threads + slow_call_threads, capped at MAX_THREADS_PER_PROCESS per core."""
     cores = d.get_float("cores_per_process")
     cap = thread_cap(cores)
-    if w.gil == "enabled" and cores < 1:
+    processes = d.get_int("processes")
+    slots = cpu_slots(w, processes, cap)
+    cpu_threads = math.ceil(slots.slots / processes - 1e-9)
+    cpu_capped = slots.capped
+    reason = _cpu_reason(w, cores, processes, slots)
+    gil = gil_threads(w.cpu_fraction, cores, cap)
+    if cpu_threads > gil:
+        # The headroom the finite-source queue adds is taken as processes (processes rule), not
+        # as threads: a process's threads share one GIL, and bench balance measured a third
+        # thread a process (2 x 3) at 0.82-0.85 of the CPU ceiling against 0.77-0.79 for 2 x 2,
+        # for p99 373-417 ms against 311-324 ms at 8 connections, where 3 processes x 2
+        # threads (the same 6 slots) reached 0.90 and 6 processes 0.92-0.93.
+        held = "its one GIL" if w.gil == "enabled" else f"its {cores:g} cores (no GIL)"
         reason = (
-            f"ceil({GIL_SATURATION:g} x {cores:.3g} of a core per process / cpu_fraction "
-            f"{w.cpu_fraction:g}): the processes share the cores, so each keeps its share of a "
-            f"GIL busy {GIL_SATURATION:.0%} of the time with this many (1: every slot a process)"
+            f"{utilisation_text(w, slots, f'{cpu_slots_servers(w, processes)} cores')}; as "
+            f"threads {gil} a process, ceil({GIL_SATURATION:g} x {cores:.3g} of a core / "
+            f"cpu_fraction {w.cpu_fraction:g}): past that a process's threads queue for {held}, "
+            "so the other slots are processes where memory holds them (bench balance)"
         )
-    elif w.gil == "enabled":
-        reason = (
-            f"ceil({GIL_SATURATION:g} / cpu_fraction {w.cpu_fraction:g}): the fewest threads that "
-            f"keep the GIL busy {GIL_SATURATION:.0%} of the time; more would only queue for it "
-            "(bench balance: requests holding the GIL half the time saturate a process with 2 "
-            "threads)"
-        )
-    else:
-        reason = (
-            f"gil = 'disabled': ceil({GIL_SATURATION:g} x {cores:g} cores per process / "
-            f"cpu_fraction {w.cpu_fraction:g}), Little's law at the CPU ceiling (the process's "
-            "cores / CPU time per request x the service time each request holds a thread): the "
-            f"fewest threads that keep its cores busy {GIL_SATURATION:.0%} of the time; more "
-            "would only queue for a core. No GIL caps it at ~1 / cpu_fraction: the cores do "
-            "(derived, not measured here)"
-        )
-    cpu_threads = gil_threads(w.cpu_fraction, cores, cap)
-    cpu_capped = GIL_SATURATION * cores / w.cpu_fraction - 1e-9 > cap
+        cpu_threads = gil
     if cpu_capped:
         reason += f", at most {cap} (the cap per process)"
     cpu_threads = d.put("cpu_threads", cpu_threads, reason)
 
-    processes = d.get_int("processes")
     rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
     per_process = rate / processes
     if w.slow_call_ratio > 0:
@@ -97,3 +113,39 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         total = cap
         reason += f", capped at {cap}"
     d.put("threads", total, reason)
+
+
+def _cpu_reason(w: Workload, cores: float, processes: int, slots: Slots) -> str:
+    """Why cpu_threads: the slots the finite-source queue asks for, split over the processes."""
+    assert isinstance(w.cores, int)
+    servers = cpu_slots_servers(w, processes)
+    held = utilisation_text(w, slots, f"{servers} cores")
+    if w.gil == "enabled" and cores >= 1:
+        why = (
+            "under the GIL a process computes on one core, and more threads would only queue for it"
+        )
+    elif w.gil == "enabled":
+        why = f"the processes share the cores, each computing on {cores:.3g} of one"
+    else:
+        why = (
+            "gil = 'disabled': a process's threads run Python on several cores at once "
+            "(derived, not measured here)"
+        )
+    return f"{held}; split over {processes} processes: {why}"
+
+
+def utilisation_text(w: Workload, slots: Slots, what: str) -> str:
+    """`6 slots keep the 2 cores busy 97.6% ... (4 ... 85.0%)`: the model's numbers behind a
+    slot count."""
+    text = (
+        f"{slots.slots} slots keep {what} busy {slots.utilisation:.1%} of the time "
+        f"(finite-source queue, cpu_fraction {w.cpu_fraction:g}; target "
+        f"{SLOT_UTILISATION:.0%})"
+    )
+    if slots.slots > slots.floor:
+        text += (
+            f"; {slots.floor}, the count if CPU and waits interleaved perfectly "
+            f"(ceil({GIL_SATURATION:g} / {w.cpu_fraction:g}) a core), reach "
+            f"{slots.floor_utilisation:.1%}"
+        )
+    return text
