@@ -8,15 +8,16 @@ same and leave the same files.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 import typer.main
 
-from servertune.cli import entry, main
+from servertune.cli import entry
 from servertune.cli.workload_options import FLAGS
+
+from .test_cli_broken_files import _run
 
 CASES = [
     ["gen", "uwsgi", "--cores", "4"],
@@ -48,16 +49,6 @@ CASES = [
     ["plan", "--json", "--cores", "2", "--no-json"],
     ["advise", "--cores", "4"],
 ]
-
-
-def _run(
-    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["servertune", *argv])
-    with pytest.raises(SystemExit) as exit_:
-        main()
-    out, err = capsys.readouterr()
-    return int(exit_.value.code or 0), out, err
 
 
 BUILD_APP = entry.build_app
