@@ -152,3 +152,13 @@ def test_a_capped_slot_count_says_the_workload_asks_for_more() -> None:
     assert "the GIL share asks for more than 16 slots" in plan.reasons["processes"]
     assert "16 of them would be processes" in plan.reasons["processes"]
     assert (plan.processes, plan.cpu_threads) == (4, 19)
+
+
+@pytest.mark.parametrize("cpu_fraction", [0.016, 0.0155, 0.015064])
+def test_the_gils_count_under_the_cap_is_no_cap(cpu_fraction: float) -> None:
+    """Near the cap the finite-source slots can ask for more threads than a process may have
+    while the GIL's own count (ceil(0.95 / f): 60, 62, 64) is within it: the threads are that
+    count, with no "capped" warning and nothing added beyond the reason's count."""
+    plan = make_plan(Workload(cores=2, cpu_fraction=cpu_fraction), Machine(cores=2))
+    assert plan.threads == plan.cpu_threads == math.ceil(0.95 / cpu_fraction - 1e-9)
+    assert not plan.warnings

@@ -76,6 +76,9 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "so the other slots are processes where memory holds them (bench balance)"
         )
         cpu_threads = gil
+    if cpu_threads == gil:
+        # Bound by the GIL's count: capped only if that count itself is past the cap.
+        cpu_capped = GIL_SATURATION * cores / w.cpu_fraction - 1e-9 > cap
     if cpu_capped:
         reason += f", at most {cap} (the cap per process)"
     cpu_threads = d.put("cpu_threads", cpu_threads, reason)
