@@ -123,6 +123,8 @@ class BalancerLink:
     server: Setting[str]
     nginx: NginxConfig | None = None
     app: AppServer | None = None
+    #: The server line's `maxconn` (None: no limit of its own).
+    maxconn: Setting[int] | None = None
 
 
 def link_balancers(
@@ -132,7 +134,8 @@ def link_balancers(
     address nginx listens on is nginx's even when an app server there would also match."""
     links: list[BalancerLink] = []
     for balancer in balancers:
-        for server in balancer.servers:
+        limits = balancer.maxconns or (None,) * len(balancer.servers)
+        for server, maxconn in zip(balancer.servers, limits, strict=True):
             fronted = [
                 n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)
             ]
@@ -141,5 +144,5 @@ def link_balancers(
                 continue
             for app in apps:
                 if any(_serves(s.value, server.value) for s in app.sockets):
-                    links.append(BalancerLink(balancer, server, app=app))
+                    links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn))
     return links
