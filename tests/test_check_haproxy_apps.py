@@ -169,3 +169,18 @@ def test_a_maxconn_that_is_not_a_number_is_one_error_line(tmp_path: Path, value:
     (line,) = [x for x in result.output.splitlines() if x.startswith("error:")]
     assert "haproxy.cfg:15: maxconn: not a number of connections" in line
     assert "Traceback" not in result.output
+
+
+def test_unconditional_set_timeout_server_is_the_timeout_compared(tmp_path: Path) -> None:
+    """`http-request set-timeout server 3s` (gen's per-try timeout) replaces `timeout server`
+    for every request: it is what HAProxy waits on a 30 s gunicorn; a conditional one is not."""
+    gunicorn = ("gunicorn.conf.py", 'bind = "127.0.0.1:8001"\nkeepalive = 75\ntimeout = 30\n')
+    haproxy = _haproxy(server="60s").replace(
+        "    timeout queue", "    http-request set-timeout server 3s{cond}\n    timeout queue"
+    )
+    result = _check(tmp_path, haproxy.format(cond=""), gunicorn)
+    (finding,) = _rule(result, "app-timeout-over-read-timeout")
+    assert finding.at.line == 14  # type: ignore[attr-defined]
+    assert finding.fix == "http-request set-timeout server 35s"  # type: ignore[attr-defined]
+    conditional = haproxy.format(cond=" if { path_beg /fast }")
+    assert _check(tmp_path, conditional, gunicorn).findings == ()

@@ -158,6 +158,9 @@ def _key(args: list[str]) -> str:
         return f"{args[0]} {args[1]}"
     if args[0] == "no" and len(args) > 2 and args[1] == "option":
         return f"option {args[2]}"
+    if args[:2] == ["http-request", "set-timeout"] and len(args) == 4:
+        # Unconditional only: one with `if` / `unless` sets the time for some requests.
+        return f"http-request set-timeout {args[2]}"
     return args[0]
 
 
@@ -329,6 +332,17 @@ def _servers(section: _Section) -> list[tuple[Setting[str], Setting[int] | None]
     return found
 
 
+def _server_timeout(section: _Section) -> tuple[Setting[float] | None, str]:
+    """How long it waits for a server's answer, and the statement that says so: an
+    unconditional `http-request set-timeout server T` (section 4.4) replaces `timeout server`
+    for every request of the backend."""
+    found = section.settings.get("http-request set-timeout server")
+    seconds = None if found is None else parse_time(found[0][3])
+    if found is not None and seconds is not None:
+        return Setting(seconds, found[1]), "http-request set-timeout server"
+    return _time(section, "timeout server"), "timeout server"
+
+
 def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
     """A backend (or listen) section with the frontends that route to it."""
     servers = _servers(section)
@@ -366,6 +380,7 @@ def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
                 "the longer of the client's keep-alive (`timeout http-keep-alive`, else "
                 f"`http-request`, else `client`) and `pool-purge-delay` (http-reuse {reuse})"
             )
+    server_timeout, server_timeout_directive = _server_timeout(section)
     return Balancer(
         kind="haproxy",
         file=section.at.file,
@@ -374,7 +389,8 @@ def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
         servers=tuple(address for address, _ in servers),
         idle=idle,
         idle_source=how,
-        server_timeout=_time(section, "timeout server"),
+        server_timeout=server_timeout,
+        server_timeout_directive=server_timeout_directive,
         maxconns=tuple(limit for _, limit in servers),
     )
 

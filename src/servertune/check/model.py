@@ -266,8 +266,11 @@ class Balancer:
     idle: Setting[float] | None
     #: Which settings that idle time comes from, in words.
     idle_source: str
-    #: `timeout server`: how long it waits for a server's answer (None: unset, forever).
+    #: `timeout server` (or an unconditional `http-request set-timeout server`): how long it
+    #: waits for a server's answer (None: unset, forever).
     server_timeout: Setting[float] | None = None
+    #: The statement that sets it, as a fix writes it.
+    server_timeout_directive: str = "timeout server"
     #: Each server's `maxconn` (its own, else `default-server`'s), in `servers`' order;
     #: None: no limit of its own.
     maxconns: tuple[Setting[int] | None, ...] = ()

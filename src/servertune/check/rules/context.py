@@ -91,7 +91,8 @@ class Context:
     def waits(self) -> list[Wait]:
         """Every proxy timeout for an app server's answer, in front of that app server: each
         nginx `*_read_timeout` (at the directive, or the pass when left at the default) and
-        each HAProxy backend's `timeout server` (unset: it waits forever, nothing to order)."""
+        each HAProxy backend's `timeout server` or unconditional `http-request set-timeout server`
+        (unset: it waits forever, nothing to order)."""
         found = [
             Wait(
                 "nginx",
@@ -106,7 +107,10 @@ class Context:
             for link in self.links
         ]
         for link in self.balancer_links:
-            timeout = link.balancer.server_timeout
+            timeout, directive = (
+                link.balancer.server_timeout,
+                link.balancer.server_timeout_directive,
+            )
             if link.app is not None and timeout is not None:
-                found.append(Wait("HAProxy", "timeout server", "", timeout, timeout.at, link.app))
+                found.append(Wait("HAProxy", directive, "", timeout, timeout.at, link.app))
         return found
