@@ -4,6 +4,7 @@ app's keep-alive, and each server's `maxconn` against the app's own concurrency 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,20 @@ def test_unconditional_set_timeout_server_is_the_timeout_compared(tmp_path: Path
     assert finding.fix == "http-request set-timeout server 35s"  # type: ignore[attr-defined]
     conditional = haproxy.format(cond=" if { path_beg /fast }")
     assert _check(tmp_path, conditional, gunicorn).findings == ()
+
+
+def test_json_lists_the_haproxy_links(tmp_path: Path) -> None:
+    """`check --format json` names each HAProxy server line, its maxconn and the app behind it."""
+    _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 8"))
+    files = [str(tmp_path / "haproxy.cfg"), str(tmp_path / "start.sh"), "--format", "json"]
+    result = CliRunner().invoke(app, ["check", *files])
+    assert result.exit_code == 0, result.output
+    (link,) = json.loads(result.stdout)["balancer_links"]
+    assert link == {
+        "balancer": f"{tmp_path / 'haproxy.cfg'}:15",
+        "backend": "workers",
+        "server": "127.0.0.1:8001",
+        "maxconn": 8,
+        "nginx": None,
+        "app": str(tmp_path / "start.sh"),
+    }
