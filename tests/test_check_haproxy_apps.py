@@ -202,3 +202,19 @@ def test_json_lists_the_haproxy_links(tmp_path: Path) -> None:
         "nginx": None,
         "app": str(tmp_path / "start.sh"),
     }
+
+
+def test_a_compose_service_name_links_like_an_address(tmp_path: Path) -> None:
+    """In compose, `server w0 web:8000` reaches the `web` service's uvicorn on port 8000 (not
+    HAProxy's loopback): linked by name and port, and its maxconn compared."""
+    compose = (
+        "services:\n  web:\n    image: web\n    cpus: '1'\n"
+        "    command: uvicorn app:app --host 0.0.0.0 --port 8000 --workers 1"
+        " --timeout-keep-alive 65 --limit-concurrency 8\n"
+    )
+    result = _check(tmp_path, _haproxy("maxconn 20", address="web:8000"), ("compose.yaml", compose))
+    assert [b.app.kind for b in result.balancer_links if b.app is not None] == ["uvicorn"]
+    (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
+    assert finding.fix == "maxconn 8"  # type: ignore[attr-defined]
+    elsewhere = _haproxy("maxconn 20", address="web:9000")
+    assert _check(tmp_path, elsewhere, ("compose.yaml", compose)).balancer_links == ()
