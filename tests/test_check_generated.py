@@ -42,9 +42,6 @@ ASGI_STACKS = [stack for stack in STACKS if TARGETS[stack[0]].interfaces == {"as
 #: The one layout servertune writes but does not recommend (its own header says so): the
 #: shared-socket gunicorn is flagged by exactly the rule that explains why, as advice.
 SHARED_SOCKET_STACKS = {("gunicorn", "nginx-gunicorn-shared")}
-#: HAProxy in nginx's place: check reads it as the balancer (its idle timeouts, its servers), and
-#: does not yet follow it to the app servers, so nothing links the two files.
-UNLINKED = {("uvicorn-per-worker", "haproxy-asgi-per-worker")}
 #: The per-worker gunicorn config needs to know which worker it is.
 ENV = {**os.environ, "SERVERTUNE_WORKER": "0"}
 
@@ -58,8 +55,10 @@ def _check(plan: Plan, stack: tuple[str, str], directory: Path) -> set[str]:
     lb = LoadBalancer("workload", plan.workload.lb_idle_timeout_s, "test", "")
     result = check_files(paths, lb=lb, machine=plan.machine, plan=plan, env=ENV)
     # With several app hosts nginx proxies to other machines: nothing here to link it to.
-    linked = not plan.workload.upstream and stack not in UNLINKED
-    assert bool(result.links) == linked, "the app server and the nginx in front were not linked"
+    linked = not plan.workload.upstream
+    # nginx links through its passes; HAProxy in nginx's place through its server lines.
+    fronted = bool(result.links) or any(b.app is not None for b in result.balancer_links)
+    assert fronted == linked, "the app server and the proxy in front were not linked"
     for finding in result.findings:
         # Advice only: never a warning or an error about servertune's own output.
         assert finding.severity.name == "info", finding

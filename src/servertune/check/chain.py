@@ -123,23 +123,28 @@ class BalancerLink:
     server: Setting[str]
     nginx: NginxConfig | None = None
     app: AppServer | None = None
+    #: The server line's `maxconn` (None: no limit of its own).
+    maxconn: Setting[int] | None = None
 
 
 def link_balancers(
     balancers: list[Balancer], nginx_configs: list[NginxConfig], apps: list[AppServer]
 ) -> list[BalancerLink]:
-    """Every (balancer, server, nginx or app server) whose addresses meet; nginx first: an
-    address nginx listens on is nginx's even when an app server there would also match."""
+    """Every (balancer, server, nginx or app server) whose addresses meet (or a host name,
+    another container's, at the app's port); nginx first: an address nginx listens on is
+    nginx's even when an app server there would also match."""
     links: list[BalancerLink] = []
     for balancer in balancers:
-        for server in balancer.servers:
+        limits = balancer.maxconns or (None,) * len(balancer.servers)
+        for server, maxconn in zip(balancer.servers, limits, strict=True):
             fronted = [
                 n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)
             ]
             links.extend(BalancerLink(balancer, server, nginx=n) for n in fronted)
             if fronted:
                 continue
-            for app in apps:
-                if any(_serves(s.value, server.value) for s in app.sockets):
-                    links.append(BalancerLink(balancer, server, app=app))
+            reached = [a for a in apps if any(_serves(s.value, server.value) for s in a.sockets)]
+            # `server web1 web:8000` in a compose file's HAProxy: another container's name.
+            for app in reached or _by_name(server.value, apps):
+                links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn))
     return links

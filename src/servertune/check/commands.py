@@ -822,6 +822,7 @@ def _uvicorn(
     interface: Literal["wsgi", "asgi"] = "wsgi" if values.get("interface") == "wsgi" else "asgi"
     jitter = values.get("limit_max_requests_jitter") or 0
     graceful = values.get("timeout_graceful_shutdown")
+    limit = values.get("limit_concurrency")
     return AppServer(
         kind="uvicorn",
         file=file,
@@ -838,6 +839,7 @@ def _uvicorn(
         max_requests_jitter=setting("--limit-max-requests-jitter", jitter, int),
         backlog=setting("--backlog", values["backlog"], int),
         interface=interface,
+        concurrency_limit=None if limit is None else setting("--limit-concurrency", limit, int),
     )
 
 
@@ -854,6 +856,11 @@ def _granian(
     on an event loop."""
     kill = values.get("workers_kill_timeout")
     blocking = values.get("blocking_threads")
+    # granian's own default: its backlog shared among one process's workers
+    # (granian/server/common.py: `max(1, backpressure or backlog // workers)`).
+    backpressure = values.get("backpressure") or max(
+        1, int(values["backlog"]) // max(1, int(values.get("workers") or 1))
+    )
     return AppServer(
         kind="granian",
         file=file,
@@ -868,6 +875,7 @@ def _granian(
         max_requests_jitter=Setting(0, start, default=True),
         backlog=setting("--backlog", values["backlog"], int),
         interface="wsgi" if values.get("interface") == "wsgi" else "asgi",
+        concurrency_limit=setting("--backpressure", backpressure, int),
     )
 
 

@@ -158,6 +158,9 @@ def _key(args: list[str]) -> str:
         return f"{args[0]} {args[1]}"
     if args[0] == "no" and len(args) > 2 and args[1] == "option":
         return f"option {args[2]}"
+    if args[:2] == ["http-request", "set-timeout"] and len(args) == 4:
+        # Unconditional only: one with `if` / `unless` sets the time for some requests.
+        return f"http-request set-timeout {args[2]}"
     return args[0]
 
 
@@ -302,13 +305,47 @@ def _word(section: _Section, key: str, default: str) -> str:
     return args[1] if len(args) > 1 else default
 
 
+def _maxconn(args: list[str], at: Location) -> Setting[int] | None:
+    """A `server` / `default-server` line's `maxconn N` (section 5.2), None when it has none."""
+    if "maxconn" not in args[:-1]:
+        return None
+    text = args[args.index("maxconn") + 1]
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise CheckInputError(f"{at}: maxconn: not a number of connections: {text!r}")
+    return Setting(int(text), at)
+
+
+def _servers(section: _Section) -> list[tuple[Setting[str], Setting[int] | None]]:
+    """Each `server`'s address and its `maxconn`: its own, else the `default-server` line's
+    before it (0 is HAProxy's "no limit")."""
+    found: list[tuple[Setting[str], Setting[int] | None]] = []
+    default: Setting[int] | None = None
+    for args, at in section.servers:
+        own = _maxconn(args, at)
+        if args[0] == "default-server":
+            default = own
+            continue
+        address = _address(args, at)
+        if address is not None:
+            limit = own if own is not None else default
+            found.append((address, None if limit is None or limit.value == 0 else limit))
+    return found
+
+
+def _server_timeout(section: _Section) -> tuple[Setting[float] | None, str]:
+    """How long it waits for a server's answer, and the statement that says so: an
+    unconditional `http-request set-timeout server T` (section 4.4) replaces `timeout server`
+    for every request of the backend."""
+    found = section.settings.get("http-request set-timeout server")
+    seconds = None if found is None else parse_time(found[0][3])
+    if found is not None and seconds is not None:
+        return Setting(seconds, found[1]), "http-request set-timeout server"
+    return _time(section, "timeout server"), "timeout server"
+
+
 def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
     """A backend (or listen) section with the frontends that route to it."""
-    servers = tuple(
-        address
-        for args, at in section.servers
-        if args[0] == "server" and (address := _address(args, at)) is not None
-    )
+    servers = _servers(section)
     # The client side is the frontends' (a listen section's own); with none found, the
     # backend's own inherited settings are what HAProxy would use.
     clients = fronts or [section]
@@ -343,14 +380,18 @@ def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
                 "the longer of the client's keep-alive (`timeout http-keep-alive`, else "
                 f"`http-request`, else `client`) and `pool-purge-delay` (http-reuse {reuse})"
             )
+    server_timeout, server_timeout_directive = _server_timeout(section)
     return Balancer(
         kind="haproxy",
         file=section.at.file,
         name=section.name,
         at=section.at,
-        servers=servers,
+        servers=tuple(address for address, _ in servers),
         idle=idle,
         idle_source=how,
+        server_timeout=server_timeout,
+        server_timeout_directive=server_timeout_directive,
+        maxconns=tuple(limit for _, limit in servers),
     )
 
 

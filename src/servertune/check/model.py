@@ -191,6 +191,10 @@ class AppServer:
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None
+    #: How many connections one process takes before it pushes back: uvicorn's
+    #: `--limit-concurrency` (past it, a 503; idle keep-alive connections count), granian's
+    #: `--backpressure` (past it, connections wait unaccepted). None: no limit.
+    concurrency_limit: Setting[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +266,14 @@ class Balancer:
     idle: Setting[float] | None
     #: Which settings that idle time comes from, in words.
     idle_source: str
+    #: `timeout server` (or an unconditional `http-request set-timeout server`): how long it
+    #: waits for a server's answer (None: unset, forever).
+    server_timeout: Setting[float] | None = None
+    #: The statement that sets it, as a fix writes it.
+    server_timeout_directive: str = "timeout server"
+    #: Each server's `maxconn` (its own, else `default-server`'s), in `servers`' order;
+    #: None: no limit of its own.
+    maxconns: tuple[Setting[int] | None, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,18 @@ def format_json(result: CheckResult) -> str:
             }
             for link in result.links
         ],
+        # HAProxy backends' server lines and the nginx or app server listening there.
+        "balancer_links": [
+            {
+                "balancer": str(link.server.at),
+                "backend": link.balancer.name,
+                "server": link.server.value,
+                "maxconn": None if link.maxconn is None else link.maxconn.value,
+                "nginx": None if link.nginx is None else str(link.nginx.file),
+                "app": None if link.app is None else str(link.app.file),
+            }
+            for link in result.balancer_links
+        ],
         "findings": [_finding_json(f) for f in result.findings],
         # Coverage: what was not followed or not known; never a finding, never in the exit.
         "coverage": [_note_json(n) for n in result.notes],

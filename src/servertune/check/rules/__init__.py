@@ -24,6 +24,7 @@ from servertune.check.rules import (
     plan,
     probes,
     proxies,
+    queueing,
     recycling,
     shutdown,
     sockets,
@@ -85,6 +86,7 @@ RULES: dict[str, Rule] = {
         probes.exposed_without_resources_or_probes,
         probes.readiness_tcp_before_workers,
         timeouts.route_timeout_below_app_timeout,
+        queueing.balancer_maxconn_over_app_limit,
     )
 }
 

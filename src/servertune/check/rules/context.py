@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.model import AppServer, Location, NginxConfig
+from servertune.check.model import AppServer, Location, NginxConfig, Setting
 from servertune.sizing import Machine, Plan
 
 #: AWS: a load balancer reuses its connection to a target until the idle timeout, so the
@@ -19,6 +19,20 @@ _AWS_IDLE_DOCS = (
     "https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-idle-timeout.html; "
     "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html"
 )
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A proxy waiting on an app server's answer: which proxy, the directive that sets how
+    long (as the proxy writes it), that time, where a finding about it goes, and the app."""
+
+    proxy: str
+    directive: str
+    #: What ends the directive's line in the proxy's file (`;` for nginx).
+    end: str
+    timeout: Setting[float]
+    at: Location
+    app: AppServer
 
 
 @dataclass(frozen=True)
@@ -73,3 +87,30 @@ class Context:
             behind_lb: list[object] = list(self.nginx) or list(self.apps)
             pairs.extend((self.lb, None, b) for b in behind_lb if id(b) not in fronted)
         return pairs
+
+    def waits(self) -> list[Wait]:
+        """Every proxy timeout for an app server's answer, in front of that app server: each
+        nginx `*_read_timeout` (at the directive, or the pass when left at the default) and
+        each HAProxy backend's `timeout server` or unconditional `http-request set-timeout server`
+        (unset: it waits forever, nothing to order)."""
+        found = [
+            Wait(
+                "nginx",
+                f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout",
+                ";",
+                link.passing.read_timeout,
+                link.passing.read_timeout.at
+                if not link.passing.read_timeout.default
+                else link.passing.at,
+                link.app,
+            )
+            for link in self.links
+        ]
+        for link in self.balancer_links:
+            timeout, directive = (
+                link.balancer.server_timeout,
+                link.balancer.server_timeout_directive,
+            )
+            if link.app is not None and timeout is not None:
+                found.append(Wait("HAProxy", directive, "", timeout, timeout.at, link.app))
+        return found

@@ -17,39 +17,44 @@ from servertune.sizing import READ_TIMEOUT_MARGIN_S
 @check_rule(
     "app-timeout-over-read-timeout",
     Severity.warning,
-    "nginx gives up on a request the app server is still running",
+    "the proxy (nginx, HAProxy) gives up on a request the app server is still running",
     "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
-    "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout",
+    "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout; HAProxy's "
+    "configuration manual, 4.2 `timeout server` (the server's processing time for the request): "
+    "https://docs.haproxy.org/3.0/configuration.html#4.2-timeout%20server",
 )
 def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     # One server read through several files (its config, the supervisord or Dockerfile line
-    # that starts it) is one finding: keyed by the nginx location and the timeout's value.
+    # that starts it) is one finding: keyed by the proxy's line and the timeout's value.
     seen: set[tuple[Location, str, float]] = set()
-    for link in c.links:
-        timeout, read = link.app.request_timeout, link.passing.read_timeout
-        if timeout is None or not caps_requests(link.app):
+    for wait in c.waits():
+        timeout, read = wait.app.request_timeout, wait.timeout
+        if timeout is None or not caps_requests(wait.app):
             # A server without a request timeout (uvicorn, granian), or gunicorn's heartbeat
             # for gthread, gevent and ASGI workers: no request ends there, nothing to order.
             continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
-        at = read.at if not read.default else link.passing.at
-        key = (at, link.app.kind, timeout.value)
+        key = (wait.at, wait.app.kind, timeout.value)
         if timeout.value > 0 and read.value < wanted and key not in seen:
             seen.add(key)
-            name = spelled(link.app, "timeout")
-            directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
+            name = spelled(wait.app, "timeout")
+            directive = wait.directive
             if timeout.default and not read.default and read.value > READ_TIMEOUT_MARGIN_S:
-                # nginx's timeout was chosen, the app server's was not: the app's default is
-                # what to bring under it, not the chosen one to raise.
+                # The proxy's timeout was chosen, the app server's was not: the app's default
+                # is what to bring under it, not the chosen one to raise.
                 shorter = math.floor(read.value - READ_TIMEOUT_MARGIN_S)
-                fix = f"{assignment(link.app, 'timeout', shorter)}   (or {directive} {figure(wanted)}s;)"
+                fix = (
+                    f"{assignment(wait.app, 'timeout', shorter)}   "
+                    f"(or {directive} {figure(wanted)}s{wait.end})"
+                )
             else:
-                fix = f"{directive} {figure(wanted)}s;"
+                fix = f"{directive} {figure(wanted)}s{wait.end}"
             yield rule.finding(
-                at,
-                f"{directive} {as_shown(read, ' s')} is not above the app server's {name} "
-                f"{as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: nginx answers 504 while the "
-                "worker keeps running the request, and the worker is busy for nothing",
+                wait.at,
+                f"{directive} {as_shown(read, ' s')} is not above the app server's "
+                f"{name} {as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: {wait.proxy} "
+                "answers 504 while the worker keeps running the request, and the worker is busy "
+                "for nothing",
                 fix,
                 (timeout.at,),
             )
