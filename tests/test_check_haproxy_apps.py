@@ -62,8 +62,9 @@ def _rule(result: CheckResult, rule: str) -> list[object]:
 
 
 def test_maxconn_above_uvicorn_limit_concurrency_is_found(tmp_path: Path) -> None:
-    """maxconn 10 to a uvicorn that answers 503 past 8: a warning at HAProxy's server line, the
-    uvicorn flag as the other side, fix maxconn 8; maxconn 8 is clean and the pair is linked."""
+    """maxconn 10 to a uvicorn under --limit-concurrency 8, which serves 7 at once (its 8th open
+    connection, the request's own, gets a 503): a warning at HAProxy's server line, the uvicorn
+    flag as the other side, fix maxconn 7; maxconn 7 is clean and the pair is linked."""
     result = _check(tmp_path, _haproxy("maxconn 10"), _uvicorn("--limit-concurrency 8"))
     assert [b.app.kind for b in result.balancer_links if b.app is not None] == ["uvicorn"]
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
@@ -71,11 +72,14 @@ def test_maxconn_above_uvicorn_limit_concurrency_is_found(tmp_path: Path) -> Non
     assert "maxconn 10" in finding.message  # type: ignore[attr-defined]
     assert "--limit-concurrency 8" in finding.message  # type: ignore[attr-defined]
     assert "503" in finding.message  # type: ignore[attr-defined]
-    assert finding.fix == "maxconn 8"  # type: ignore[attr-defined]
+    assert "serves 7 at once" in finding.message  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 7"  # type: ignore[attr-defined]
     assert [r.file.name for r in finding.related] == ["start.sh"]  # type: ignore[attr-defined]
     assert "5.2-maxconn" in finding.backing  # type: ignore[attr-defined]
-    clean = _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 8"))
+    clean = _check(tmp_path, _haproxy("maxconn 7"), _uvicorn("--limit-concurrency 8"))
     assert clean.findings == ()
+    at_the_limit = _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 8"))
+    assert len(_rule(at_the_limit, "balancer-maxconn-over-app-limit")) == 1
 
 
 def test_maxconn_of_every_backend_to_one_server_adds_up(tmp_path: Path) -> None:
@@ -87,19 +91,19 @@ def test_maxconn_of_every_backend_to_one_server_adds_up(tmp_path: Path) -> None:
     result = _check(tmp_path, two.format(first=4, second=6), _uvicorn("--limit-concurrency 8"))
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
     assert "maxconn 10 (4, 6 on 2 server lines)" in finding.message  # type: ignore[attr-defined]
-    assert finding.fix == "maxconn 4 on each server line to it"  # type: ignore[attr-defined]
-    clean = _check(tmp_path, two.format(first=4, second=4), _uvicorn("--limit-concurrency 8"))
+    assert finding.fix == "maxconn 3 on each server line to it"  # type: ignore[attr-defined]
+    clean = _check(tmp_path, two.format(first=4, second=4), _uvicorn("--limit-concurrency 9"))
     assert _rule(clean, "balancer-maxconn-over-app-limit") == []
 
 
 def test_server_without_maxconn_in_front_of_a_chosen_limit_is_found(tmp_path: Path) -> None:
-    """No maxconn: HAProxy sends everything, uvicorn sheds past 8. `default-server maxconn 8`
+    """No maxconn: HAProxy sends everything, uvicorn sheds from 8. `default-server maxconn 7`
     gives the server line its limit; a uvicorn with no limit of its own draws nothing."""
     result = _check(tmp_path, _haproxy(), _uvicorn("--limit-concurrency 8"))
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
     assert "no maxconn" in finding.message  # type: ignore[attr-defined]
-    assert finding.fix.startswith("maxconn 8")  # type: ignore[attr-defined]
-    defaulted = _haproxy().replace("    server w0", "    default-server maxconn 8\n    server w0")
+    assert finding.fix.startswith("maxconn 7")  # type: ignore[attr-defined]
+    defaulted = _haproxy().replace("    server w0", "    default-server maxconn 7\n    server w0")
     assert _check(tmp_path, defaulted, _uvicorn("--limit-concurrency 8")).findings == ()
     assert _check(tmp_path, _haproxy(), _uvicorn("--no-access-log")).findings == ()
 
@@ -132,7 +136,7 @@ def test_unix_socket_servers_link_to_uvicorn_uds(tmp_path: Path) -> None:
     )
     assert [b.server.value for b in result.balancer_links] == ["unix:/run/app.sock"]
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
-    assert finding.fix == "maxconn 8"  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 7"  # type: ignore[attr-defined]
 
 
 def test_timeout_server_below_gunicorn_timeout_is_found(tmp_path: Path) -> None:
@@ -189,7 +193,7 @@ def test_unconditional_set_timeout_server_is_the_timeout_compared(tmp_path: Path
 
 def test_json_lists_the_haproxy_links(tmp_path: Path) -> None:
     """`check --format json` names each HAProxy server line, its maxconn and the app behind it."""
-    _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 8"))
+    _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 9"))
     files = [str(tmp_path / "haproxy.cfg"), str(tmp_path / "start.sh"), "--format", "json"]
     result = CliRunner().invoke(app, ["check", *files])
     assert result.exit_code == 0, result.output
@@ -215,6 +219,6 @@ def test_a_compose_service_name_links_like_an_address(tmp_path: Path) -> None:
     result = _check(tmp_path, _haproxy("maxconn 20", address="web:8000"), ("compose.yaml", compose))
     assert [b.app.kind for b in result.balancer_links if b.app is not None] == ["uvicorn"]
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
-    assert finding.fix == "maxconn 8"  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 7"  # type: ignore[attr-defined]
     elsewhere = _haproxy("maxconn 20", address="web:9000")
     assert _check(tmp_path, elsewhere, ("compose.yaml", compose)).balancer_links == ()

@@ -27,6 +27,12 @@ _PAST_LIMIT = {
 }
 
 
+#: How many connections an app server serves at once under a limit of N: uvicorn counts the
+#: request's own connection (`len(self.connections) >= self.limit_concurrency` when a request
+#: arrives, uvicorn/protocols/http), so it answers 503 at its N-th open connection.
+_SERVED_UNDER = {"uvicorn": -1, "granian": 0}
+
+
 @check_rule(
     "balancer-maxconn-over-app-limit",
     Severity.warning,
@@ -55,11 +61,14 @@ def balancer_maxconn_over_app_limit(rule: Rule, c: Context) -> Iterator[Finding]
             f"{app.kind}'s {'--backpressure' if app.kind == 'granian' else '--limit-concurrency'}"
         )
         shown = f"{limit.value}" + (" (its default)" if limit.default else "")
+        served = limit.value + _SERVED_UNDER[app.kind]
+        if served != limit.value:
+            shown += f", which serves {served} at once (the request's own connection counts)"
         unlimited = [s for s, m in zip(servers, limits, strict=True) if m is None]
         if unlimited:
             if limit.default:
                 continue  # nobody chose either number: nothing to compare a choice against
-            rest = limit.value - sum(m.value for m in limits if m is not None)
+            rest = served - sum(m.value for m in limits if m is not None)
             yield rule.finding(
                 unlimited[0].at,
                 f"this server line has no maxconn, so HAProxy sends {app.kind} on "
@@ -71,15 +80,15 @@ def balancer_maxconn_over_app_limit(rule: Rule, c: Context) -> Iterator[Finding]
             )
             continue
         total = sum(m.value for m in limits if m is not None)
-        if total > limit.value:
+        if total > served:
             each = ", ".join(f"{m.value}" for m in limits if m is not None)
             several = f" ({each} on {len(limits)} server lines)" if len(limits) > 1 else ""
             yield rule.finding(
                 servers[0].at,
                 f"HAProxy's maxconn {total}{several} to {app.kind} on {servers[0].value} is above "
                 f"{name} {shown}: {app.kind} {_PAST_LIMIT[app.kind]}",
-                f"maxconn {max(1, limit.value // len(limits))} on each server line to it"
+                f"maxconn {max(1, served // len(limits))} on each server line to it"
                 if len(limits) > 1
-                else f"maxconn {limit.value}",
+                else f"maxconn {served}",
                 (*(s.at for s in servers[1:]), limit.at),
             )

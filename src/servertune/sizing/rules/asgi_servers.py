@@ -97,12 +97,13 @@ def _uvicorn(w: Workload, m: Machine, d: Derivation) -> None:
     idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
     d.put(
         "limit_concurrency",
-        None if admission is None else admission + idle,
+        None if admission is None else admission + idle + 1,
         "no admission limit: none for uvicorn either"
         if admission is None
         else f"nginx's admission ({admission}) + the {idle} idle connections its keep-alive "
-        "pools may hold: uvicorn counts open connections, idle ones included, and answers "
-        "503 to every request past the limit, so this bound trips only if traffic bypasses nginx",
+        "pools may hold + 1: uvicorn counts open connections, idle ones and the request's own "
+        "included, and answers 503 once they reach the limit, so this bound trips only if "
+        "traffic bypasses the front",
     )
     d.put(
         "asgi_keepalive_s",
