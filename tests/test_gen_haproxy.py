@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -23,7 +24,9 @@ from servertune.bench.harness.loopback import KeepAliveServer
 from servertune.cli import app
 from servertune.render import render_haproxy
 from servertune.sizing import plan_for
+from servertune.sizing.defaults import LB_THREAD_RPS
 from servertune.sizing.plan import PlanError, host_port
+from servertune.targets.haproxy import Front
 from servertune.workload import Workload
 from tests.support import free_base_port, free_port, tool
 
@@ -116,7 +119,7 @@ def test_explain_gives_the_per_try_timeout_and_maxconn() -> None:
     result = CliRunner().invoke(app, ["explain", "--cores", "2", "--service-time-ms", "5"])
     assert result.exit_code == 0, result.output
     rows = {line.split()[0] for line in result.output.splitlines() if line.strip()}
-    assert {"lb_per_try_timeout_s", "lb_maxconn", "lb_weights"} <= rows
+    assert {"lb_per_try_timeout_s", "lb_maxconn", "lb_weights", "lb_threads"} <= rows
 
 
 @pytest.mark.parametrize(
@@ -490,3 +493,58 @@ def test_haproxy_in_nginx_place_gives_each_worker_its_maxconn_and_queues_the_res
         finally:
             process.terminate()
             process.wait(10)
+
+
+def _fast_path(cores: int, **settings: Any) -> Workload:
+    """A FastAPI-like path of 0.12 ms, all of it CPU."""
+    return Workload(
+        cores=cores, interface="asgi", service_time_ms=0.12, cpu_fraction=1.0, **settings
+    )
+
+
+def test_haproxy_runs_the_threads_the_apps_rate_needs(tmp_path: Path) -> None:
+    """`nbthread` = ceil(the app's ceiling / what one thread forwards), at most the cores HAProxy
+    shares with the app: 1 for a fast path on 2 cores (in front of nginx or of the workers),
+    more on a large host, the cores when the rate would need more; balancing app hosts from a
+    machine of its own, HAProxy's default. haproxy -c accepts each, and a real HAProxy runs
+    exactly the one thread the file names."""
+    small = plan_for(_fast_path(2))
+    assert small.lb_threads == 1
+    fronts: tuple[Front, ...] = ("nginx", "app")
+    for front in fronts:
+        text = render_haproxy(small, front)
+        assert _lines(text, "nbthread") == ["nbthread 1"]
+        _check(text, tmp_path)
+    large = plan_for(_fast_path(64))
+    assert large.lb_threads == math.ceil(large.ceiling_rps / LB_THREAD_RPS)
+    assert large.lb_threads is not None
+    assert 1 < large.lb_threads < 64
+    assert _lines(render_haproxy(large, "app"), "nbthread") == [f"nbthread {large.lb_threads}"]
+    _check(render_haproxy(large, "app"), tmp_path)
+    capped = plan_for(Workload(cores=2, service_time_ms=0.01, cpu_fraction=1.0))
+    assert capped.ceiling_rps > 2 * LB_THREAD_RPS
+    assert capped.lb_threads == 2
+    hosts = plan_for(Workload(cores=2, upstream=("10.0.0.2:8001",)))
+    assert hosts.lb_threads is None
+    assert _lines(render_haproxy(hosts), "nbthread") == []
+    _check(render_haproxy(hosts), tmp_path)
+
+    port = free_port()
+    w = _fast_path(2, lb_listen_host="127.0.0.1", lb_listen_port=port)
+    conf = tmp_path / "haproxy.cfg"
+    conf.write_text(render_haproxy(plan_for(w)))
+    process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # listening means its threads are started
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            assert process.poll() is None, "haproxy exited"
+            assert time.monotonic() < deadline, "haproxy did not listen"
+            time.sleep(0.05)
+        assert len(list(Path(f"/proc/{process.pid}/task").iterdir())) == 1
+    finally:
+        process.terminate()
+        process.wait(10)

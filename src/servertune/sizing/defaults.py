@@ -237,6 +237,15 @@ LB_RETRY_ON = ("conn-failure", "empty-response", "response-timeout")
 LB_PER_TRY_FACTOR = 2.0
 #: HAProxy's largest server `weight` (its configuration manual: "between 0 and 256").
 LB_MAX_WEIGHT = 256
+#: The requests a second one HAProxy thread forwards, HTTP keep-alive to the client and reused
+#: connections to the servers: 1 / 0.033 ms of CPU per request, above the most one thread used
+#: in `bench app` (FastAPI fast path, 2 shared cores, 8-128 connections: 0.022-0.031 ms with
+#: `nbthread 1`, 0.031-0.046 with HAProxy's default 2 threads; docs/benchmarks.md, "HAProxy's
+#: threads"). HAProxy's own figure is 97,000-243,000 req/s on one dedicated core (its
+#: intro.txt, "Performance": server-close and end-to-end keep-alive). `nbthread` defaults to one
+#: thread per CPU HAProxy may run on, and on the cores the app's processes use a thread the rate
+#: does not need only costs them CPU: the plan gives HAProxy the threads its rate needs.
+LB_THREAD_RPS = 30_000
 #: The first Kubernetes minor version with the preStop `sleep` action GA (KEP-3960: alpha 1.29,
 #: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
 NATIVE_SLEEP_K8S_VERSION = (1, 34)

@@ -190,6 +190,7 @@ class Plan:
     lb_server_maxconn: tuple[int, ...] | None = derived("requests per server")
     lb_queue_timeout_ms: int | None = derived("ms")
     lb_weights: tuple[int, ...] = derived("weights")
+    lb_threads: int | None = derived("threads")
     # Kubernetes (rules/cluster.py).
     cpu_limit_cores: int = derived("cores")
     python_cpu_count: int = derived("cores")
