@@ -451,9 +451,10 @@ def test_wsgi_layouts_are_data() -> None:
     assert default.workers is not None
     assert (default.flags(8), default.workers(8)) == ([], 1)
     assert [(BY_NAME[n].rendered, BY_NAME[n].layout) for n in (*OURS, "uwsgi-shared")] == [
-        ("uwsgi", "per-worker"), ("gunicorn", "per-worker"), ("gunicorn", "shared"),
+        ("uwsgi", None), ("gunicorn", "per-worker"), ("gunicorn", "shared"),
         ("uwsgi", "shared"),
     ]  # fmt: skip
+    # servertune-uwsgi takes the plan's layout, as `gen uwsgi` writes it (None: the plan's).
     assert BY_NAME["uwsgi-shared"].per_core
 
 

@@ -151,7 +151,12 @@ def test_balance_baselines_are_forced_plans_with_their_reasons() -> None:
         plan, layout, thunder_lock = Balance().config_plan(_workload(), config)
         assert thunder_lock == (config == "thunder-lock")
         if config in ("servertune", "per-core", "memory-tight", "no-headroom"):
-            assert layout == "per-worker"
+            assert layout == "per-worker"  # the plan without memory figures: 2 x 2
+            continue
+        if config in ("servertune-per-worker", "servertune-no-lock"):
+            # servertune's own plan, unforced, on the layout the row names.
+            assert plan == ours
+            assert layout == ("per-worker" if config == "servertune-per-worker" else "shared")
             continue
         assert plan.processes * plan.threads == slots, config
         forced = [r for r in plan.reasons.values() if r.startswith("forced by the benchmark")]
@@ -184,6 +189,13 @@ def test_balance_memory_rows_are_servertune_plans_for_their_budgets() -> None:
     assert layouts["no-headroom"].reasons["processes"].startswith("forced by the benchmark: 4")
     assert "85.0% of the cores" in layouts["no-headroom"].reasons["processes"]
     assert layouts["servertune"] == plan_for(roomy)
+    # servertune's 6 single-threaded processes share one socket, taking turns in accept();
+    # the two ablation rows undo one choice each.
+    rows = {name: Balance().config_plan(roomy, name)[1:] for name in CONFIGS}
+    assert rows["servertune"] == ("shared", True)
+    assert rows["servertune-per-worker"] == ("per-worker", False)
+    assert rows["servertune-no-lock"] == ("shared", False)
+    assert layouts["servertune-per-worker"] == layouts["servertune-no-lock"] == plan_for(roomy)
     for name in ("servertune", "per-core", "memory-tight"):
         assert not any(r.startswith("forced") for r in layouts[name].reasons.values()), name
     assert "(bound: memory)" in layouts["memory-tight"].reasons["processes"]

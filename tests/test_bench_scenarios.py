@@ -38,6 +38,8 @@ EXPECTED_CONFIGS = {
         "per-core",
         "memory-tight",
         "no-headroom",
+        "servertune-per-worker",
+        "servertune-no-lock",
         "servertune",
     ],
     "hol": ["naive", "2x2", "servertune-shared", "servertune"],
@@ -153,6 +155,9 @@ def test_balance_targets_compare_with_the_best_other_layout_at_every_level() -> 
         "per-core": (18.5, 125.0),
         "memory-tight": (18.8, 118.0),
         "no-headroom": (19.1, 121.0),
+        # servertune's own plan with a socket choice undone: reported, never "the best other".
+        "servertune-per-worker": (25.0, 60.0),
+        "servertune-no-lock": (25.0, 60.0),
         "servertune": (19.6, 120.0),
     }
     assert set(numbers) == set(CONFIGS)

@@ -67,6 +67,7 @@ __all__ = [
     "SOCKET_MODE",
     "SOCKET_UMASK",
     "TERMINATION_MARGIN_S",
+    "THUNDER_LOCK_MIN_PROCESSES",
     "UNIX_PATH_MAX",
     "UPSTREAM_CONNECT_TIMEOUT_S",
     "UPSTREAM_ZONE_BASE_KB",
@@ -142,6 +143,11 @@ FAIL_TIMEOUT_S = 5
 #: per-worker sockets at any load.
 BALANCE_AT_CORES_RPS = (1.04, 1.06)
 BALANCE_AT_CORES_P99 = (1.08, 1.21)
+#: From this many processes on one socket, uWSGI's workers take turns in accept()
+#: (`thunder-lock`): uWSGI's own article is about many idle processes waking for one connection,
+#: a cost that grows with their number; bench balance's 2 processes measured no gain (3-8 % req/s,
+#: within the machine's noise: docs/benchmarks.md, "thunder-lock against per-worker sockets").
+THUNDER_LOCK_MIN_PROCESSES = 5
 #: A per-worker socket on this machine is never marked down (max_fails=0): a stopped worker's
 #: socket refuses in microseconds and nginx passes the request to the next socket, so marking it
 #: down saves nothing, while two workers restarting within fail_timeout would leave no live

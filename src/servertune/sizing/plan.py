@@ -24,6 +24,7 @@ __all__ = [
     "PlanError",
     "PlanField",
     "Socket",
+    "SocketLayout",
     "derived",
     "host_port",
 ]
@@ -40,6 +41,11 @@ def host_port(host: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) ->
     """`127.0.0.1:8001` or `[::1]:8001`: IPv6 needs brackets wherever a port follows."""
     shown = f"[{host}]" if isinstance(host, ipaddress.IPv6Address) else str(host)
     return f"{shown}:{port}"
+
+
+#: `per-worker`: one socket per worker behind nginx least_conn; `shared`: every worker accepts
+#: from one socket. Which one uWSGI gets is the plan's `socket_layout`.
+SocketLayout = Literal["per-worker", "shared"]
 
 
 class Socket(BaseModel):
@@ -142,6 +148,8 @@ class Plan:
     ceiling_rps: float = derived("req/s", explain_only=True)
     sockets: tuple[Socket, ...] = derived("sockets")
     shared_socket: Socket = derived("socket")
+    socket_layout: SocketLayout = derived("layout")
+    thunder_lock: bool = derived("yes/no")
     backlog: int = derived("connections")
     shared_backlog: int = derived("connections")
     somaxconn: int = derived("connections", explain_only=True)

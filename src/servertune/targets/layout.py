@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-#: `per-worker`: one socket per worker behind nginx least_conn (servertune's); `shared`: every
-#: worker accepts from one socket (the layout servertune's benchmarks compare against).
-Layout = Literal["per-worker", "shared"]
+from servertune.sizing.plan import SocketLayout
+
+#: `per-worker`: one socket per worker behind nginx least_conn; `shared`: every worker accepts
+#: from one socket. uWSGI's comes from the plan (`socket_layout`); the other targets name theirs.
+Layout = SocketLayout
 #: Who nginx talks to: uWSGI's protocol, or HTTP/1.1 to gunicorn or an ASGI server (`asgi`: the
 #: upstream also gets the plan's admission limit).
 Backend = Literal["uwsgi", "gunicorn", "asgi"]

@@ -13,7 +13,7 @@ from servertune.templating import render_template
 def render_nginx(
     plan: Plan,
     backend: Backend = "uwsgi",
-    layout: Layout = "per-worker",
+    layout: Layout | None = None,
     *,
     snippet: bool = False,
     down: Collection[int] = (),
@@ -21,10 +21,15 @@ def render_nginx(
     """least_conn over the per-worker sockets (or the one shared socket) of `backend`, or over the
     app hosts of `upstream` when given.
 
+    `layout` defaults to the plan's for uWSGI (`socket_layout`), and to per-worker for the other
+    backends, whose layout is in the target's name (gunicorn-per-worker, uvicorn-per-worker, ...).
+
     `down` holds indices of local sockets (of the app hosts, with `upstream`) to mark `down`: an
     instance or host being drained before it is stopped (nginx sends it nothing new after a
     reload; the old workers finish what they sent).
     """
+    if layout is None:
+        layout = plan.socket_layout if backend == "uwsgi" else "per-worker"
     servers = list(plan.sockets) if layout == "per-worker" else [plan.shared_socket]
     endpoints = list(plan.upstream_hosts) or [s.endpoint for s in servers]
     if any(not 0 <= i < len(endpoints) for i in down):

@@ -1,4 +1,8 @@
-"""uwsgi.ini: one socket per worker mapped to it (map-socket), or every worker on one socket."""
+"""uwsgi.ini: one socket per worker mapped to it (map-socket), or every worker on one socket.
+
+Which one is the plan's `socket_layout` (one socket once a process has one thread); a benchmark
+may name the other to compare them.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,18 @@ from servertune.targets.layout import Layout
 from servertune.templating import render_template
 
 
-def render_uwsgi(plan: Plan, layout: Layout = "per-worker", *, thunder_lock: bool = False) -> str:
-    """servertune's layout maps socket i to worker i+1; `shared` is the naive one-socket layout.
+def render_uwsgi(
+    plan: Plan, layout: Layout | None = None, *, thunder_lock: bool | None = None
+) -> str:
+    """`per-worker` maps socket i to worker i+1; `shared` puts every worker on one socket.
 
-    `thunder_lock` (shared layout only) serializes accept() on the shared socket with uWSGI's
-    `thunder-lock`, the usual fix tried for a shared socket (`servertune bench balance` measures
-    it against per-worker sockets).
+    Both default to the plan's (`socket_layout`, `thunder_lock`). `thunder_lock` (shared layout
+    only) serializes accept() on the shared socket with uWSGI's `thunder-lock`
+    (`servertune bench balance` measures it against per-worker sockets).
     """
+    layout = plan.socket_layout if layout is None else layout
+    if thunder_lock is None:
+        thunder_lock = plan.thunder_lock and layout == "shared"
     if thunder_lock and layout != "shared":
         raise ValueError("thunder_lock: only the shared-socket layout has one socket to lock")
     if layout == "per-worker":

@@ -338,15 +338,17 @@ def deploy_uwsgi(
     name: str,
     plan: Plan,
     *,
-    layout: Layout = "per-worker",
-    thunder_lock: bool = False,
+    layout: Layout | None = None,
+    thunder_lock: bool | None = None,
     env: Mapping[str, str] | None = None,
     ready_path: str | None = "/",
     access_log: Path | None = None,
 ) -> Deployment:
-    """uWSGI from `render_uwsgi(plan, layout, thunder_lock=)`, nginx from `render_nginx(plan, "uwsgi", layout)`."""
+    """uWSGI from `render_uwsgi(plan, layout, thunder_lock=)`, nginx from `render_nginx(plan, "uwsgi", layout)`
+    (both default to the plan's layout, as `servertune gen uwsgi` and `gen nginx` write it)."""
     home = stack.dir / name
     home.mkdir()
+    layout = plan.socket_layout if layout is None else layout
     ini_text = render_uwsgi(plan, layout, thunder_lock=thunder_lock)
     nginx_text = _with_log(render_nginx(plan, "uwsgi", layout), access_log)
     ini = home / "uwsgi.ini"

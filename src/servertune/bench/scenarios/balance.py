@@ -19,9 +19,13 @@ same generated nginx:
 * `no-headroom`: servertune's memory-aware plan with the request slots forced down to the
   count if CPU and waits interleaved perfectly (`cores x ceil(0.95 / cpu_fraction)`, single-
   threaded processes on per-worker sockets): the slot count the finite-source queue replaced;
+* `servertune-per-worker`: servertune's plan with one socket per worker behind least_conn (what
+  servertune wrote for single-threaded processes before it gave them one socket);
+* `servertune-no-lock`: servertune's plan on its one socket without `thunder-lock`;
 * `servertune`: exactly `servertune gen uwsgi` + `servertune gen nginx` for this machine's memory
   (its cgroup limit, else its RAM) and the app's memory per worker as `servertune measure`
-  reports it: the concurrency as single-threaded processes, one socket each.
+  reports it: the concurrency as single-threaded processes on one socket (`socket_layout`),
+  taking turns in accept() from 5 processes (`thunder_lock`).
 
 Baselines are plans derived by the same rules with the changed number forced (its reason says
 "forced by the benchmark: ..."), rendered by the same targets (`render_uwsgi(plan, "shared")`).
@@ -83,6 +87,8 @@ CONFIGS = (
     "per-core",
     "memory-tight",
     "no-headroom",
+    "servertune-per-worker",
+    "servertune-no-lock",
     "servertune",
 )
 #: Requests `servertune measure` runs to find the app's memory per worker (full runs; quick runs
@@ -90,6 +96,10 @@ CONFIGS = (
 MEASURE_REQUESTS = 20
 #: The layouts servertune's per-worker sockets are compared with in ratios and verdicts.
 SHARED = ("shared-socket", "thunder-lock")
+#: servertune's own plan with one of its two socket choices undone: each is reported as a ratio
+#: against servertune's row (what that choice bought in this run), not counted among the other
+#: layouts the targets compare with (they are the same plan).
+ABLATIONS = ("servertune-per-worker", "servertune-no-lock")
 #: servertune's 1-connection run: the single-request latency p99s are compared with.
 SINGLE = "single-request"
 
@@ -193,7 +203,12 @@ class Balance(BaseScenario[BalanceSizes]):
         bare = workload.model_copy(update={"memory_per_worker_mb": None, "memory_limit_mb": None})
         per_core = plan_for(bare)
         if config == "servertune":
+            ours = plan_for(workload)
+            return ours, ours.socket_layout, ours.thunder_lock
+        if config == "servertune-per-worker":
             return plan_for(workload), "per-worker", False
+        if config == "servertune-no-lock":
+            return plan_for(workload), "shared", False
         if config == "no-headroom":
             return plan_for(workload, forced=_no_headroom(workload)), "per-worker", False
         if config == "per-core":
@@ -308,7 +323,7 @@ class Balance(BaseScenario[BalanceSizes]):
                    ours["p99_over_single"], "<=", TARGET_P99_OVER_SINGLE),
         ]  # fmt: skip
         report.targets += _against_the_best(runs, levels, cores)
-        for other in SHARED:
+        for other in (*SHARED, *ABLATIONS):
             for level in levels:
                 theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
                 report.ratios[f"servertune/{other} req/s at c={level}"] = round(
@@ -399,7 +414,11 @@ def _against_the_best(
         want_rps = TARGET_RPS_AT_CORES if at_cores else TARGET_RPS_VS_BEST
         want_p99 = TARGET_P99_AT_CORES if at_cores else TARGET_P99_VS_BEST
         mine = _row(runs, "servertune", level)
-        others = [_row(runs, name, level) for name in CONFIGS if name != "servertune"]
+        others = [
+            _row(runs, name, level)
+            for name in CONFIGS
+            if name != "servertune" and name not in ABLATIONS
+        ]
         best_rps = max(others, key=lambda row: row["rps"])
         best_p99 = min(others, key=lambda row: row["p99_ms"])
         targets += [

@@ -33,8 +33,9 @@ from servertune.check.rules import (
 )
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.sockets import BALANCE_CPU_FRACTION, THUNDER_LOCK_MIN_PROCESSES
+from servertune.check.rules.sockets import BALANCE_CPU_FRACTION
 from servertune.check.rules.timeouts import NEVER_GIVES_UP_S
+from servertune.sizing.defaults import THUNDER_LOCK_MIN_PROCESSES
 
 __all__ = [
     "BALANCE_CPU_FRACTION",

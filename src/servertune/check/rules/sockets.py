@@ -10,6 +10,7 @@ from servertune.check.model import Finding, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown, assignment, spelled
+from servertune.sizing.defaults import THUNDER_LOCK_MIN_PROCESSES
 
 #: The measured cost of a shared socket against one socket per worker behind nginx least_conn,
 #: at concurrency = cores, every load from an idle app (docs/benchmarks.md, "Every load from an
@@ -163,13 +164,6 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
                 "this number promises does not exist",
                 fix,
             )
-
-
-#: Up to this many processes on one socket, thunder-lock measured no gain worth a finding:
-#: bench balance's 2 processes, 3-8 % req/s within the machine's noise (docs/benchmarks.md,
-#: "thunder-lock against per-worker sockets"); uWSGI's own article is about many processes
-#: waking for one connection, a cost that grows with their number.
-THUNDER_LOCK_MIN_PROCESSES = 5
 
 
 @check_rule(

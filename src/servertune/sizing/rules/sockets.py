@@ -14,9 +14,10 @@ from servertune.sizing.defaults import (
     BALANCE_AT_CORES_RPS,
     SOCKET_MODE,
     SOCKET_UMASK,
+    THUNDER_LOCK_MIN_PROCESSES,
     UNIX_PATH_MAX,
 )
-from servertune.sizing.plan import Derivation, PlanError, Socket
+from servertune.sizing.plan import Derivation, PlanError, Socket, SocketLayout
 from servertune.workload import Workload
 
 _Host = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -84,6 +85,10 @@ def _asgi_layouts(per_worker: bool) -> str:
     )
 
 
+#: What bench balance measured for single-threaded processes on one socket (filled from the run).
+BALANCE_SINGLE_MEASURED = ""
+
+
 def _span(low_high: tuple[float, float]) -> str:
     """A measured range as the reasons print it: 0.97-1.2."""
     return f"{low_high[0]:g}-{low_high[1]:g}"
@@ -94,6 +99,49 @@ _ASGI_MEASURED = (
     f"`servertune bench asgi` measured (p99 of admitted requests under {ASGI_OVERLOAD_FACTOR:g} x "
     f"the plan's capacity / unloaded p99; target <= {ASGI_OVERLOAD_P99_TARGET:g}):"
 )
+
+
+def _layout(w: Workload, d: Derivation) -> None:
+    """uWSGI's layout: per-worker sockets while a process has threads, one socket when it has one."""
+    processes, threads = d.get_int("processes"), d.get_int("threads")
+    layout: SocketLayout = "per-worker"
+    if w.interface == "asgi":
+        why = "an event loop accepts while it is busy: see sockets"
+    elif threads > 1:
+        why = (
+            f"{threads} threads a process: a second request accepted by a process whose other "
+            "thread is busy takes turns with it on the GIL while another process may idle, so "
+            "each worker gets its own socket and nginx least_conn picks the least busy (see "
+            "sockets)"
+        )
+    elif processes == 1:
+        why = "one process: its one socket is the only queue either way"
+    else:
+        layout = "shared"
+        why = (
+            "1 thread a process: a single-threaded uWSGI worker accepts a connection only when "
+            f"it is idle, so one socket for all {processes} is one queue that the first idle "
+            "worker serves; with a socket each, once connections outnumber the workers, a "
+            "request waits behind a busy worker while another idles" + BALANCE_SINGLE_MEASURED
+        )
+    d.put("socket_layout", layout, why)
+    lock = layout == "shared" and processes >= THUNDER_LOCK_MIN_PROCESSES
+    d.put(
+        "thunder_lock",
+        lock,
+        (
+            f"{processes} processes on one socket: they take turns in accept() instead of all "
+            f"waking for every connection (uWSGI's thunder-lock, from {THUNDER_LOCK_MIN_PROCESSES} "
+            "processes; uWSGI's article on serializing accept)"
+        )
+        if lock
+        else (
+            f"{processes} processes on one socket: few enough to wake together (from "
+            f"{THUNDER_LOCK_MIN_PROCESSES})"
+            if layout == "shared"
+            else "a socket per worker: no accept() to share"
+        ),
+    )
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
@@ -119,7 +167,8 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         d.put(
             "sockets",
             workers,
-            "one per worker (uWSGI map-socket / one gunicorn per socket) behind nginx least_conn: "
+            "one per worker (uWSGI map-socket while a process has threads, see socket_layout / "
+            "one gunicorn per socket) behind nginx least_conn: "
             "a shared socket lets a busy process take requests an idle one could serve; bench "
             "balance (2 cores, requests holding the GIL half the time) measured "
             f"{_span(BALANCE_AT_CORES_RPS)} x a shared socket's req/s (plain or thunder-lock) with "
@@ -127,6 +176,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             "difference from 2 x cores up, where every layout spends the same CPU per request",
         )
         d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
+    _layout(w, d)
 
     unix = w.socket_dir is not None
     mode = f"{SOCKET_MODE:o}" if unix else None

@@ -178,8 +178,10 @@ class Deploy(Candidates):
                 access_log=self._log_file(run, config),
             )  # fmt: skip
         if layout is not None and layout.rendered == "gunicorn":
+            # (No layout is the plan's uWSGI layout; gunicorn's own target is the shared one.)
             return plan, deploy_gunicorn(
-                run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None,
+                run.stack, name, plan, layout=layout.layout or "shared", env=self.env,
+                ready_path=None,
                 access_log=self._log_file(run, config),
             )  # fmt: skip
         bind = plan.shared_socket.endpoint

@@ -41,9 +41,10 @@ class WsgiLayout:
 
     name: str
     ours: bool = False
-    #: The server whose file servertune renders from the plan, in `layout`.
+    #: The server whose file servertune renders from the plan, in `layout` (None: the plan's
+    #: `socket_layout`, as `gen uwsgi` writes it).
     rendered: Backend | None = None
-    layout: Layout = "shared"
+    layout: Layout | None = "shared"
     #: A copied gunicorn line's flags before the app, from the cores.
     flags: Callable[[int], list[str]] | None = None
     #: The worker processes a copied line runs, from the cores (None: the plan's).
@@ -62,7 +63,7 @@ LAYOUTS: tuple[WsgiLayout, ...] = (
         workers=docs_workers,
     ),
     WsgiLayout("uwsgi-shared", rendered="uwsgi", layout="shared", per_core=True),
-    WsgiLayout("servertune-uwsgi", ours=True, rendered="uwsgi", layout="per-worker"),
+    WsgiLayout("servertune-uwsgi", ours=True, rendered="uwsgi", layout=None),
     WsgiLayout("servertune-gunicorn", ours=True, rendered="gunicorn", layout="per-worker"),
     WsgiLayout("servertune-gthread", ours=True, rendered="gunicorn", layout="shared"),
 )
