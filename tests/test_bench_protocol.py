@@ -209,6 +209,11 @@ def test_hol_baselines_force_workers_and_threads() -> None:
     naive, layout = HeadOfLine().config_plan(slow, "naive")
     assert (naive.threads, layout) == (1, "shared")
     assert naive.reasons["threads"].startswith("forced by the benchmark")
+    assert naive.gunicorn_worker_class == "gthread"  # the copied setup, forced
+    # naive-sync: the same one thread, with the worker class the plan gives one thread.
+    sync, _ = HeadOfLine().config_plan(slow, "naive-sync")
+    assert (sync.threads, sync.gunicorn_worker_class) == (1, "sync")
+    assert "accepts only when it is idle" in sync.reasons["gunicorn_worker_class"]
     two, _ = HeadOfLine().config_plan(slow, "2x2")
     assert (two.processes, two.threads) == (2, 2)
 

@@ -42,7 +42,7 @@ EXPECTED_CONFIGS = {
         "servertune-no-lock",
         "servertune",
     ],
-    "hol": ["naive", "2x2", "servertune-shared", "servertune"],
+    "hol": ["naive", "naive-sync", "2x2", "servertune-shared", "servertune"],
 }
 
 

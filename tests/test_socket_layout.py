@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from servertune.render import render_nginx, render_uwsgi
+from servertune.render import render_gunicorn, render_nginx, render_uwsgi
 from servertune.sizing import THUNDER_LOCK_MIN_PROCESSES, Forced, make_plan
 from servertune.workload import Workload
 
@@ -101,3 +101,16 @@ def test_a_forced_thread_count_moves_the_layout() -> None:
         Workload(**HALF_GIL, memory_per_worker_mb=100, memory_limit_mb=2048), forced=forced
     )
     assert (plan.threads, plan.socket_layout) == (2, "per-worker")
+
+
+def test_gunicorn_gets_the_worker_class_that_accepts_only_when_free() -> None:
+    """One thread a process: sync (one queue on the shared socket); threads: gthread."""
+    single = make_plan(Workload(**HALF_GIL, memory_per_worker_mb=100, memory_limit_mb=2048))
+    assert single.gunicorn_worker_class == "sync"
+    assert 'worker_class = "sync"' in render_gunicorn(single)
+    assert 'worker_class = "sync"' in render_gunicorn(single, "per-worker")
+    threaded = make_plan(Workload(**HALF_GIL))
+    assert threaded.gunicorn_worker_class == "gthread"
+    assert 'worker_class = "gthread"' in render_gunicorn(threaded)
+    asgi = make_plan(Workload(cores=2, service_time_ms=50.0, interface="asgi"))
+    assert asgi.gunicorn_worker_class is None

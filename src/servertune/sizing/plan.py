@@ -150,6 +150,7 @@ class Plan:
     shared_socket: Socket = derived("socket")
     socket_layout: SocketLayout = derived("layout")
     thunder_lock: bool = derived("yes/no")
+    gunicorn_worker_class: str | None = derived("worker class")
     backlog: int = derived("connections")
     shared_backlog: int = derived("connections")
     somaxconn: int = derived("connections", explain_only=True)

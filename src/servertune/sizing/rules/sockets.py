@@ -12,6 +12,7 @@ from servertune.sizing.defaults import (
     ASGI_OVERLOAD_P99_TARGET,
     BALANCE_AT_CORES_P99,
     BALANCE_AT_CORES_RPS,
+    BALANCE_SINGLE_SHARED_P99,
     SOCKET_MODE,
     SOCKET_UMASK,
     THUNDER_LOCK_MIN_PROCESSES,
@@ -85,10 +86,6 @@ def _asgi_layouts(per_worker: bool) -> str:
     )
 
 
-#: What bench balance measured for single-threaded processes on one socket (filled from the run).
-BALANCE_SINGLE_MEASURED = ""
-
-
 def _span(low_high: tuple[float, float]) -> str:
     """A measured range as the reasons print it: 0.97-1.2."""
     return f"{low_high[0]:g}-{low_high[1]:g}"
@@ -99,6 +96,29 @@ _ASGI_MEASURED = (
     f"`servertune bench asgi` measured (p99 of admitted requests under {ASGI_OVERLOAD_FACTOR:g} x "
     f"the plan's capacity / unloaded p99; target <= {ASGI_OVERLOAD_P99_TARGET:g}):"
 )
+
+
+def _gunicorn_worker(w: Workload, d: Derivation, threads: int) -> None:
+    """gunicorn's worker class: the one that accepts only when a thread is free."""
+    if w.interface == "asgi":
+        d.put("gunicorn_worker_class", None, "an ASGI app: gunicorn-asgi runs an ASGI worker")
+    elif threads == 1:
+        d.put(
+            "gunicorn_worker_class",
+            "sync",
+            "1 thread a process: a sync worker accepts only when it is idle, so on one socket the "
+            "workers are one queue; gthread with 1 thread keeps accepting while its thread is "
+            "busy (up to worker_connections, gunicorn/workers/gthread.py) and queues them behind "
+            "it (bench hol's naive row); a sync worker closes each connection after its answer, "
+            "so nginx opens one per request",
+        )
+    else:
+        d.put(
+            "gunicorn_worker_class",
+            "gthread",
+            f"{threads} threads a process: gunicorn's threaded worker (a sync worker given "
+            "threads runs as gthread anyway)",
+        )
 
 
 def _layout(w: Workload, d: Derivation) -> None:
@@ -122,9 +142,12 @@ def _layout(w: Workload, d: Derivation) -> None:
             "1 thread a process: a single-threaded uWSGI worker accepts a connection only when "
             f"it is idle, so one socket for all {processes} is one queue that the first idle "
             "worker serves; with a socket each, once connections outnumber the workers, a "
-            "request waits behind a busy worker while another idles" + BALANCE_SINGLE_MEASURED
+            "request waits behind a busy worker while another idles; bench balance (6 x 1 on 2 "
+            f"cores, 8 connections) measured {_span(BALANCE_SINGLE_SHARED_P99)} x lower p99 on "
+            "one socket than on a socket each, at the same req/s"
         )
     d.put("socket_layout", layout, why)
+    _gunicorn_worker(w, d, threads)
     lock = layout == "shared" and processes >= THUNDER_LOCK_MIN_PROCESSES
     d.put(
         "thunder_lock",
