@@ -109,7 +109,8 @@ def _gunicorn_worker(w: Workload, d: Derivation, threads: int) -> None:
             "1 thread a process: a sync worker accepts only when it is idle, so on one socket the "
             "workers are one queue; gthread with 1 thread keeps accepting while its thread is "
             "busy (up to worker_connections, gunicorn/workers/gthread.py) and queues them behind "
-            "it (bench hol's naive row); a sync worker closes each connection after its answer, "
+            "it (bench hol, 2 x 1 behind a 10 s call: 13-24 quick requests a run over 1 s with "
+            "gthread, none with sync); a sync worker closes each connection after its answer, "
             "so nginx opens one per request",
         )
     else:
