@@ -46,12 +46,17 @@ K8S_NAMES = st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z")
 
 @st.composite
 def cluster_workloads(draw: st.DrawFn) -> Workload:
-    """A valid workload with the Kubernetes inputs drawn too (names, versions, replica ranges)."""
+    """A valid workload with the Kubernetes inputs drawn too (names, versions, replica ranges).
+
+    A WSGI app: the kubernetes target runs gunicorn's WSGI workers (`gen kubernetes` refuses an
+    ASGI app), so an ASGI plan has no worker class for it.
+    """
     base = draw(workloads())
     minimum = draw(st.integers(1, 20))
     return Workload.model_validate(
         {
             **base.model_dump(),
+            "interface": "wsgi",
             "app_name": draw(K8S_NAMES),
             "namespace": draw(K8S_NAMES),
             "app_image": draw(
