@@ -149,3 +149,26 @@ def body_of(response: bytes) -> bytes:
     head, _, body = response.partition(b"\r\n\r\n")
     assert head.split(b" ", 2)[1] == b"200", head
     return body
+
+
+#: The golden workloads (tests/golden/cases/*.json), one per rendered case.
+GOLDEN_CASES = Path(__file__).parent / "golden" / "cases"
+
+
+def golden_cases(target: str | None = None) -> list[str]:
+    """The golden workloads' names; with a target, only the apps it serves (its interfaces, as
+    `gen` refuses the others)."""
+    import json
+
+    from servertune.render import TARGETS
+
+    names = sorted(p.stem for p in GOLDEN_CASES.glob("*.json"))
+    if target is None:
+        return names
+    serves = TARGETS[target].interfaces
+    return [
+        name
+        for name in names
+        if json.loads((GOLDEN_CASES / f"{name}.json").read_text()).get("interface", "wsgi")
+        in serves
+    ]

@@ -16,8 +16,9 @@ from servertune.render import TARGETS
 from servertune.sizing import Machine, make_plan
 from servertune.workload import Workload
 
+from .support import golden_cases
+
 GOLDEN = Path(__file__).parent / "golden"
-CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.json"))
 MACHINE = Machine(cores=1, somaxconn=4096)
 
 DEPLOYMENT = """\
@@ -152,7 +153,7 @@ def test_configmap_env_and_var_expansion_reach_gunicorn(tmp_path: Path) -> None:
     assert server.request_timeout.value == 90
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", golden_cases("kubernetes"))
 @pytest.mark.parametrize("layout", ["sidecar", "ingress", "gateway"])
 def test_gen_kubernetes_checks_clean(case: str, layout: str, tmp_path: Path) -> None:
     """servertune's own manifests draw no warning: the limits are the plan's cores. A plan whose

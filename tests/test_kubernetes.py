@@ -28,18 +28,12 @@ from servertune.targets import render_kubernetes
 from servertune.workload import Workload
 
 from .strategies import cluster_workloads
-from .support import REPO
+from .support import REPO, golden_cases
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden"
-CASES = sorted(p.stem for p in (GOLDEN / "cases").glob("*.json"))
 #: The golden workloads the kubernetes target serves: WSGI apps (`gen kubernetes` refuses ASGI).
-WSGI_CASES = [
-    case
-    for case in CASES
-    if json.loads((GOLDEN / "cases" / f"{case}.json").read_text()).get("interface", "wsgi")
-    == "wsgi"
-]
+WSGI_CASES = golden_cases("kubernetes")
 MACHINE = Machine(cores=1, somaxconn=4096)
 
 
