@@ -606,6 +606,12 @@ def test_saturation_is_the_best_closed_level_once_the_top_level_sheds_or_stops_g
     assert shed.saturated is not None
     assert shed.saturated.startswith("shed 9000 (503) at c=128")
     assert saturation_target(shed).met is False  # 1100 / 600 = 1.83
+    # Still growing, but 128 connections at 1300 req/s and 56 ms unloaded: 73 in flight, so
+    # the rest waited for a loop (the 50 ms /io app at 128 connections).
+    queued = saturation("q", "uvicorn", 1800.0, [_closed(32, 580.0), _closed(128, 1300.0)], 56.0)
+    assert queued.saturated is not None
+    assert "1300 req/s x the unloaded p50 56 ms = 73 in flight" in queued.saturated
+    assert saturation("q", "uvicorn", 1800.0, [_closed(32, 580.0)], 56.0).saturated is None
     growing = saturation("c", "uvicorn", 900.0, [_closed(8, 200.0), _closed(32, 700.0)])
     assert growing.saturated is None
     target = saturation_target(growing)

@@ -8,9 +8,11 @@ below, it sheds what they would have answered. So each servertune row's measured
 highest median req/s over the closed levels) is set against its server's planned capacity, and
 the tool judges the ratio itself (`CAPACITY_TOLERANCE`).
 
-A row has saturated when its highest level shed (503: admission was full) or its req/s grew by
-less than `SATURATION_GROWTH` from the level below while the connections at least doubled;
-otherwise its best req/s is a floor of what it serves, and the target is not judged.
+A row has saturated when its highest level shed (503: admission was full), when its req/s grew
+by less than `SATURATION_GROWTH` from the level below while the connections at least doubled, or
+when its connections outnumber what its req/s keeps in flight at its unloaded latency by
+`QUEUED_SHARE` (Little's law: the rest were queued, waiting for a loop); otherwise its best
+req/s is a floor of what it serves, and the target is not judged.
 
 The note beside each ratio splits the CPU per answered request at that level (the app's
 servers, the proxy, the load generator) and the cores other work took meanwhile: on a shared
@@ -30,6 +32,9 @@ CAPACITY_TOLERANCE = 0.20
 #: A row whose req/s grew by less than this factor from one closed level to the next, while
 #: the connections at least doubled, has saturated: more connections only queue.
 SATURATION_GROWTH = 1.25
+#: ...or whose req/s x its unloaded p50 (the requests in flight if none waited) is under this
+#: share of the connections: a fifth of them or more were waiting for a loop, not served.
+QUEUED_SHARE = 0.8
 
 
 def planned_rps(plan: Any, server: str) -> float:
@@ -61,7 +66,11 @@ class Saturation:
 
 
 def saturation(
-    config: str, server: str, planned: float, closed: list[dict[str, Any]]
+    config: str,
+    server: str,
+    planned: float,
+    closed: list[dict[str, Any]],
+    unloaded_p50_ms: float | None = None,
 ) -> Saturation:
     """`config`'s best closed-level row, and whether its highest level shows saturation."""
     levels = sorted(closed, key=lambda r: int(r["concurrency"]))
@@ -70,7 +79,7 @@ def saturation(
     why = None
     if int(top.get("refused_503") or 0) > 0:
         why = f"shed {top['refused_503']} (503) at c={top['concurrency']}: admission was full"
-    elif len(levels) > 1:
+    if why is None and len(levels) > 1:
         below = levels[-2]
         grew = float(top["rps"]) / float(below["rps"]) if float(below["rps"]) > 0 else None
         doubled = int(top["concurrency"]) >= 2 * int(below["concurrency"])
@@ -78,6 +87,13 @@ def saturation(
             why = (
                 f"req/s {grew:.2f} x from c={below['concurrency']} to c={top['concurrency']}: "
                 "more connections only queued"
+            )
+    if why is None and unloaded_p50_ms:
+        held = float(top["rps"]) * unloaded_p50_ms / 1000
+        if held < QUEUED_SHARE * int(top["concurrency"]):
+            why = (
+                f"at c={top['concurrency']} {float(top['rps']):.0f} req/s x the unloaded p50 "
+                f"{unloaded_p50_ms:g} ms = {held:.0f} in flight: the other connections waited"
             )
     return Saturation(
         config, server, planned, float(best["rps"]), int(best["concurrency"]), why, best

@@ -248,7 +248,10 @@ class AsgiSummary(ReplaySummary):
             if not closed:
                 continue
             layout = self.layouts[config]
-            sat = saturation(config, layout.server, planned_rps(self.plan, layout.server), closed)
+            sat = saturation(
+                config, layout.server, planned_rps(self.plan, layout.server), closed,
+                by_load[config].get("unloaded", {}).get("p50_ms"),
+            )  # fmt: skip
             report.targets.append(saturation_target(sat))
             notes.append(saturation_note(sat, self.cores, self.tool, fronts[layout.front]))
         return notes
