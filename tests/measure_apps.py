@@ -149,22 +149,3 @@ def hard_exits(environ: dict[str, Any], start_response: StartResponse) -> Iterab
     import os
 
     os._exit(0)
-
-
-#: The most requests `asgi_counts_in_flight` had at once (reset by the test).
-IN_FLIGHT = {"now": 0, "most": 0}
-
-
-async def asgi_counts_in_flight(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Awaits 5 ms and answers, counting how many requests it holds at once."""
-    if scope["type"] != "http":
-        raise RuntimeError("lifespan not supported")
-    await receive()
-    IN_FLIGHT["now"] += 1
-    IN_FLIGHT["most"] = max(IN_FLIGHT["most"], IN_FLIGHT["now"])
-    try:
-        await asyncio.sleep(0.005)
-    finally:
-        IN_FLIGHT["now"] -= 1
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b"ok"})

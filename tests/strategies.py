@@ -35,7 +35,6 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         max_body_mb=draw(st.integers(0, 10_240)),
         interface=draw(st.sampled_from(["wsgi", "asgi"])),
         loop_blocking_fraction=draw(st.none() | st.floats(0.0, 1.0, allow_nan=False)),
-        loop_cpu_ms=draw(st.none() | st.floats(0.001, 50.0, allow_nan=False)),
         sync_views=draw(st.booleans()),
         gil=draw(st.sampled_from(["enabled", "disabled"])),
         gunicorn_asgi_worker=draw(st.sampled_from(["auto", "native", "uvicorn"])),

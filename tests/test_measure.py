@@ -23,7 +23,6 @@ from servertune.measure import (
     measure_mix,
     parse_weighted_path,
 )
-from servertune.workload import Workload
 from servertune.workload_file import load_workload
 from tests import measure_apps
 
@@ -102,38 +101,6 @@ def test_an_awaiting_asgi_app_barely_blocks_its_loop() -> None:
     """An ASGI app that only awaits keeps its loop busy a small share of its time."""
     values = _measure("asgi_pure_sleep", requests=5).workload_values()
     assert values["loop_blocking_fraction"] < 0.2
-
-
-def test_asgi_cpu_at_capacity_is_measured_with_requests_in_flight() -> None:
-    """After the one-at-a-time requests, an ASGI app gets LOADED_IN_FLIGHT requests at once on
-    its loop (the app saw that many), and the CPU per request there is written as loop_cpu_ms
-    and said in a note; a WSGI app has no loop, and no such figure."""
-    from servertune.measure.driver import LOADED_IN_FLIGHT
-
-    measure_apps.IN_FLIGHT.update(now=0, most=0)
-    m = _measure("asgi_counts_in_flight", requests=40)
-    assert measure_apps.IN_FLIGHT["most"] == LOADED_IN_FLIGHT
-    assert m.loaded_cpu_ms is not None
-    assert m.loaded_in_flight == LOADED_IN_FLIGHT
-    values = m.workload_values()
-    assert values["loop_cpu_ms"] == max(0.001, round(m.loaded_cpu_ms, 3))
-    assert 0 < values["loop_cpu_ms"] < 5.0  # a 5 ms sleep costs no more than its own time
-    assert any(
-        n.startswith(f"ASGI: with {LOADED_IN_FLIGHT} requests at once on the loop a request cost ")
-        for n in m.notes()
-    )
-    assert load_workload_text(m.to_toml()).loop_cpu_ms == values["loop_cpu_ms"]
-    assert _measure("pure_cpu", requests=2).loaded_cpu_ms is None
-
-
-def test_no_time_left_means_no_loaded_figure_and_a_note() -> None:
-    """A path whose one-at-a-time requests used its whole time gets no loaded round: nothing
-    is written for it, and the note says the plan sizes from one request alone."""
-    m = _measure("asgi_pure_sleep", requests=50, max_seconds=0.1)
-    assert m.stopped_early
-    assert m.loaded_cpu_ms is None
-    assert "loop_cpu_ms" not in m.workload_values()
-    assert any("loop_cpu_ms not written" in n for n in m.notes())
 
 
 def test_wsgi_toml_has_no_loop_share() -> None:
@@ -364,13 +331,3 @@ def test_a_stuck_request_after_good_ones_ends_the_path_early() -> None:
     )
     assert len(m.samples) == 2
     assert m.stopped_early
-
-
-def load_workload_text(text: str) -> Workload:
-    """The Workload a workload file's text gives."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "w.toml"
-        path.write_text(text, encoding="utf-8")
-        return load_workload(path)

@@ -350,35 +350,6 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
         assert plan.lb_server_maxconn == (plan.admission_limit,)
 
 
-def test_measured_cpu_at_capacity_sizes_the_loop() -> None:
-    """With `loop_cpu_ms` (what `measure` times with requests in flight) the loop's time per
-    request is that CPU plus the server's own, not service time x share; explain says which."""
-    from servertune.sizing.defaults import (
-        ASGI_SERVER_MS_PER_REQUEST,
-        GRANIAN_SERVER_MS_PER_REQUEST,
-        NGINX_MS_PER_REQUEST,
-    )
-
-    fields: dict[str, Any] = {"cores": 2, "interface": "asgi", "service_time_ms": 52.0,
-                              "cpu_fraction": 0.04}  # fmt: skip
-    alone = make_plan(Workload(**fields))
-    loaded = make_plan(Workload(**fields, loop_cpu_ms=0.95))
-    assert alone.loop_ms == pytest.approx(52.0 * 0.04 + ASGI_SERVER_MS_PER_REQUEST)
-    assert loaded.loop_ms == pytest.approx(0.95 + ASGI_SERVER_MS_PER_REQUEST)
-    assert loaded.asgi_capacity_rps == pytest.approx(
-        2 * 1000 / (0.95 + ASGI_SERVER_MS_PER_REQUEST + NGINX_MS_PER_REQUEST)
-    )
-    assert loaded.granian_capacity_rps == pytest.approx(
-        2 * 1000 / (0.95 + GRANIAN_SERVER_MS_PER_REQUEST + NGINX_MS_PER_REQUEST)
-    )
-    assert loaded.admitted_per_process is not None
-    assert alone.admitted_per_process is not None
-    assert loaded.admitted_per_process > alone.admitted_per_process
-    assert "loop_cpu_ms 0.95: the CPU one request costs" in loaded.reasons["loop_ms"]
-    free = make_plan(Workload(**fields, loop_cpu_ms=0.95, gil="disabled"))
-    assert free.loop_ms == pytest.approx(0.95 / free.cores_per_process + ASGI_SERVER_MS_PER_REQUEST)
-
-
 def test_a_fast_workers_recycling_waits_ten_minutes_at_the_ceiling() -> None:
     """A worker serving hundreds of req/s recycles after ten minutes' worth of them, not 5000."""
     fast = make_plan(Workload(cores=2, service_time_ms=25.7, cpu_fraction=0.03))

@@ -350,15 +350,6 @@ class Workload(BaseModel):
         "the loop, or a sync call not awaited); unset means cpu_fraction",
         json_schema_extra={"unit": "ratio"},
     )
-    loop_cpu_ms: float | None = Field(
-        default=None,
-        gt=0,
-        le=600_000,
-        description="ASGI: CPU one request costs its process while other requests are in "
-        "flight on the loop, as in a server at capacity (`measure` times requests run at "
-        "once); unset means service_time_ms x the loop's share",
-        json_schema_extra={"unit": "ms"},
-    )
     sync_views: bool = Field(
         default=False,
         description="ASGI: sync views run through sync_to_async on a thread pool, off the loop "

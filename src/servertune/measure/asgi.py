@@ -16,7 +16,7 @@ from servertune.measure.target import Request
 if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
     import asyncio
 
-__all__ = ["LIFESPAN_TIMEOUT_S", "AsgiCall", "LoopTimer", "asgi_caller", "asgi_scope"]
+__all__ = ["LIFESPAN_TIMEOUT_S", "LoopTimer", "asgi_caller", "asgi_scope"]
 
 #: How long an ASGI app may take to answer lifespan startup before measuring gives up.
 LIFESPAN_TIMEOUT_S = 10.0
@@ -166,47 +166,10 @@ class LoopTimer:
             handle._run = original  # type: ignore[method-assign]
 
 
-class AsgiCall:
-    """A blocking `call(req) -> status` for an ASGI app on one event loop, and `loaded_cpu_s`:
-    the CPU a request costs while others are in flight on that loop."""
-
-    def __init__(self, runner: asyncio.Runner, app: Callable[..., Any], state: dict[str, Any]):
-        self._runner, self._app, self._state = runner, app, state
-
-    def __call__(self, req: Request) -> int:
-        return self._runner.run(call_asgi(self._app, req, self._state))
-
-    def loaded_cpu_s(self, req: Request, in_flight: int, count: int, seconds: float) -> float:
-        """Process CPU seconds per request with `in_flight` requests running at once on the
-        loop, `count` requests in all (each caller stops starting new ones after `seconds`).
-
-        A server at capacity has many requests on its loop: one wake-up of the loop serves
-        several, and the caches stay warm. One request at a time pays all of that alone (and
-        `call`'s own loop entry per request): for an app awaiting a 50 ms upstream, 1.75-2.0 ms
-        of CPU alone against 0.90-1.04 ms with 4-32 in flight (docs/sizing.md)."""
-        import asyncio
-
-        deadline = time.monotonic() + seconds
-        done = [0]
-
-        async def caller(share: int) -> None:
-            for _ in range(share):
-                if time.monotonic() > deadline:
-                    return
-                await call_asgi(self._app, req, self._state)
-                done[0] += 1
-
-        async def all_callers() -> None:
-            shares = [count // in_flight + (i < count % in_flight) for i in range(in_flight)]
-            await asyncio.gather(*(caller(n) for n in shares if n))
-
-        start = time.process_time()
-        self._runner.run(all_callers())
-        return (time.process_time() - start) / max(done[0], 1)
-
-
 @contextlib.contextmanager
-def asgi_caller(app: Callable[..., Any], timer: LoopTimer | None = None) -> Iterator[AsgiCall]:
+def asgi_caller(
+    app: Callable[..., Any], timer: LoopTimer | None = None
+) -> Iterator[Callable[[Request], int]]:
     """A blocking `call(req) -> status` for `app`, inside its lifespan, on one event loop.
 
     One loop for the whole run, as a server has: connection pools and caches the app keeps on
@@ -217,7 +180,11 @@ def asgi_caller(app: Callable[..., Any], timer: LoopTimer | None = None) -> Iter
     with asyncio.Runner() as runner, (timer or LoopTimer()).installed():
         lifespan = _Lifespan(app)
         runner.run(lifespan.startup())
+
+        def call(req: Request) -> int:
+            return runner.run(call_asgi(app, req, lifespan.state))
+
         try:
-            yield AsgiCall(runner, app, lifespan.state)
+            yield call
         finally:
             runner.run(lifespan.shutdown())

@@ -8,10 +8,10 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from servertune.machine import free_threaded_build, read_gil_enabled
-from servertune.measure.asgi import AsgiCall, LoopTimer, asgi_caller
+from servertune.measure.asgi import LoopTimer, asgi_caller
 from servertune.measure.clocks import Clock, rss_kb
 from servertune.measure.errors import AppFailed, MeasureError, describe_exception
 from servertune.measure.loading import Interface, detect_interface, load_app
@@ -52,16 +52,6 @@ MAX_MAX_SECONDS = 86_400.0
 #: slice (at least 1 s more); then it is interrupted, so an app that never answers cannot hang
 #: the command. Twice the slice lets the slowest request a slice allows still count.
 HARD_LIMIT_FACTOR = 2.0
-#: ASGI: requests run at once on the loop for the CPU a request costs in a server at capacity
-#: (`loop_cpu_ms`). The plan admits 15-40 a process on the apps `bench app` measured; on the
-#: recipe's /io app (awaits 50 ms) the CPU per request was 1.04 ms with 4 in flight, 0.95 with
-#: 16 and 0.90 with 32, against 1.75-2.0 one at a time: by 16 most of the drop is in.
-LOADED_IN_FLIGHT = 16
-#: ...at least this many requests in all (time allowing), so that every caller runs one after
-#: its first, when the others are already in flight.
-LOADED_MIN_REQUESTS = 2 * LOADED_IN_FLIGHT
-
-_T = TypeVar("_T")
 
 
 class _NoAnswer(BaseException):
@@ -168,17 +158,10 @@ def measure_mix(
         for one, target, query in targets:
             req = Request(method, target, query, tuple(headers), body)
             rss: list[int | None] = []
-            started = time.monotonic()
             samples, early = _drive(
                 _guarded(call, req, where), clock, requests, warmup, budget, on_sample,
                 what=f"{method} {one.path}", timer=timer, rss=rss,
             )  # fmt: skip
-            rss_end = rss_kb()
-            # The loaded round takes no longer than the one-at-a-time round did, within the
-            # path's time: measuring never takes much more than twice what it did before.
-            took = time.monotonic() - started
-            seconds = min(budget - took, took)
-            loaded = _loaded(call, req, requests, seconds, where) if kind == "asgi" else None
             measurement = Measurement(
                 app=app_spec,
                 interface=kind,
@@ -191,9 +174,7 @@ def measure_mix(
                 gil_enabled=read_gil_enabled(),
                 free_threaded=free_threaded_build(),
                 rss_warm_kb=rss[0] if rss else None,
-                rss_end_kb=rss_end,
-                loaded_cpu_ms=None if loaded is None else loaded * 1000,
-                loaded_in_flight=LOADED_IN_FLIGHT,
+                rss_end_kb=rss_kb(),
             )
             parts.append((measurement, one.weight))
     return Mix(tuple(parts))
@@ -210,23 +191,8 @@ def _caller(
         yield lambda req: call_wsgi(func, req)
 
 
-def _loaded(call: Any, req: Request, requests: int, seconds: float, app_dir: str) -> float | None:
-    """ASGI: CPU seconds per request with LOADED_IN_FLIGHT requests at once on the loop, within
-    what is left of the path's time (None where nothing is left, or the round outlived it)."""
-    if not isinstance(call, AsgiCall) or seconds <= 0:
-        return None
-    count = max(requests, LOADED_MIN_REQUESTS)
-    hard = max(seconds * HARD_LIMIT_FACTOR, seconds + 1.0)
-    run = _guarded(lambda r: call.loaded_cpu_s(r, LOADED_IN_FLIGHT, count, seconds), req, app_dir)
-    try:
-        with _alarm(hard):
-            return run()
-    except _NoAnswer:
-        return None
-
-
-def _guarded(call: Callable[[Request], _T], req: Request, app_dir: str) -> Callable[[], _T]:
-    def one() -> _T:
+def _guarded(call: Callable[[Request], int], req: Request, app_dir: str) -> Callable[[], int]:
+    def one() -> int:
         try:
             return call(req)
         except MeasureError:

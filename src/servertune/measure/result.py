@@ -39,9 +39,6 @@ MIN_CPU_FRACTION = 0.01
 #: noise, and noise that matters: threads = ceil(1/cpu_fraction) makes 0.499 three threads
 #: where 0.50 is two.
 CPU_FRACTION_DECIMALS = 2
-#: The least `loop_cpu_ms` written (the Workload field must be above 0): a microsecond, as
-#: sizing's MIN_CPU_MS_PER_REQUEST.
-LOOP_CPU_MS_FLOOR = 0.001
 #: Said when the measured cpu_fraction is below MIN_CPU_FRACTION and the floor is written.
 FLOOR_NOTE = f"cpu_fraction raised to the model's floor {MIN_CPU_FRACTION}"
 #: Growth of the resident memory below this over a whole measurement is not written as a
@@ -101,7 +98,6 @@ def workload_values(
     loop_blocking_fraction: float | None = None,
     gil_enabled: bool = True,
     memory: tuple[int, float] | None = None,
-    loop_cpu_ms: float | None = None,
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges."""
     values: dict[str, Any] = {
@@ -117,8 +113,6 @@ def workload_values(
             values["loop_blocking_fraction"] = min(
                 1.0, max(0.0, round(loop_blocking_fraction, CPU_FRACTION_DECIMALS))
             )
-        if loop_cpu_ms is not None:
-            values["loop_cpu_ms"] = max(LOOP_CPU_MS_FLOOR, round(loop_cpu_ms, 3))
     if memory is not None:
         # This process after warm-up is one worker: the app imported, its caches filled.
         values["memory_per_worker_mb"] = max(1, memory[0])
@@ -160,10 +154,6 @@ class Measurement:
     #: None where /proc/self/statm cannot be read.
     rss_warm_kb: int | None = None
     rss_end_kb: int | None = None
-    #: ASGI: CPU ms per request with `loaded_in_flight` requests at once on the loop, as in a
-    #: server at capacity (None for WSGI, or where the path's time ran out first).
-    loaded_cpu_ms: float | None = None
-    loaded_in_flight: int = 0
     date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
 
     @property
@@ -220,7 +210,6 @@ class Measurement:
             self.loop_blocking_fraction,
             self.gil_enabled,
             self.memory,
-            self.loaded_cpu_ms,
         )
 
     @property
@@ -302,18 +291,6 @@ class Measurement:
             notes.append(
                 f"ASGI: requests kept the event loop busy {loop:.3f} of their time (loop-blocking) "
                 f"and awaited the rest: written as loop_blocking_fraction"
-            )
-        if self.loaded_cpu_ms is not None:
-            alone = statistics.fmean(s.cpu_s for s in self.samples) * 1000
-            notes.append(
-                f"ASGI: with {self.loaded_in_flight} requests at once on the loop a request cost "
-                f"{self.loaded_cpu_ms:.3f} ms of CPU ({alone:.3f} ms alone): written as "
-                "loop_cpu_ms, what a server at capacity spends on it"
-            )
-        elif self.interface == "asgi":
-            notes.append(
-                "ASGI: no time was left to run requests at once (loop_cpu_ms not written): "
-                "the plan sizes the loop from the CPU of one request alone"
             )
         notes.append(gil_note(self.gil_enabled, self.free_threaded))
         return notes
@@ -412,14 +389,6 @@ class Mix:
                 for (m, w), f in zip(self.parts, loops, strict=True)
             )
             loop = min(1.0, loop_ms / self.total_weight / self._weighted_mean("service_time_ms"))
-        loaded = [m.loaded_cpu_ms for m, _ in self.parts]
-        loop_cpu: float | None = None
-        if all(value is not None for value in loaded):
-            # The CPU of a request drawn from the mix: each path's by its share of requests.
-            loop_cpu = (
-                sum((c or 0.0) * w for (_, w), c in zip(self.parts, loaded, strict=True))
-                / self.total_weight
-            )
         return workload_values(
             first.app,
             first.interface,
@@ -428,7 +397,6 @@ class Mix:
             loop,
             self.gil_enabled,
             self.memory,
-            loop_cpu,
         )
 
     @property

@@ -250,24 +250,24 @@ LB_THREAD_RPS = 30_000
 #: beta 1.30, stable 1.34); older versions get an exec of /bin/sleep.
 NATIVE_SLEEP_K8S_VERSION = (1, 34)
 #: What an ASGI server's own handling of a request costs its event loop, on top of the app's
-#: CPU that `servertune measure` reports in process: reading and parsing the request, the ASGI
-#: messages, writing the answer. Measured by `bench app` (2 cores, CPU per request from /proc,
-#: so other work on the machine does not count) against `loop_cpu_ms`, the app's CPU with 16
-#: requests in flight (2026-11-26, docs/sizing.md "What a request costs at capacity"): on a
-#: FastAPI path of 0.045 ms, one uvicorn per socket used 0.167-0.192 ms a request at 8-128
-#: connections (0.12-0.15 of its own); on the recipe's /io (0.91-0.95 ms) 1.02-1.10 at 32
-#: connections (0.07-0.19). Against the one-at-a-time figure measure gave before `loop_cpu_ms`
-#: (0.16 ms on that path), uvicorn (h11) used 0.31-0.45 and gunicorn + uvicorn's worker
-#: 0.31-0.39. This is uvicorn's (also used for gunicorn's ASGI workers, which parse HTTP in
-#: Python too).
-ASGI_SERVER_MS_PER_REQUEST = 0.15
-#: granian's own work per request in its process, on top of `loop_cpu_ms`: it parses and writes
-#: HTTP in Rust, off the GIL, but on the same cores. Same runs: 0.086-0.139 ms a request on the
-#: 0.045 ms path (0.04-0.09 of its own), 1.06-1.08 on /io at 32 connections (0.1-0.17). It was
-#: 0.0 while the plan sized from the one-at-a-time figure, which already held that much more
-#: (granian used 0.09-0.14 ms against measure's 0.12-0.16 then); with the CPU at capacity, 0.0
-#: put granian's capacity on the fast path at 21,000 req/s where it served 9,400-12,000.
-GRANIAN_SERVER_MS_PER_REQUEST = 0.07
+#: time that `servertune measure` reports in process: reading and parsing the request, the ASGI
+#: messages, writing the answer. Measured at saturation, where the capacity is decided:
+#: `bench app` on a FastAPI path that measures 0.097-0.105 ms in process (2026-11-26, 2 cores,
+#: CPU per request from /proc, so other work on the machine does not count), one uvicorn (h11)
+#: per socket used 0.156-0.192 ms of app CPU per request at 8-128 connections, in two full runs
+#: (docs/benchmarks.md, "The plan's ASGI capacity against the saturation `bench app`
+#: measures"): 0.06-0.095 ms of its own. The earlier 0.15 came from rows at light load, where
+#: every request pays a wake-up of the loop alone (0.32-0.35 ms a request at a tenth of the
+#: capacity in the same runs), and put the path's capacity at 0.64-0.70 x what the CPU per
+#: request at saturation gives. Also used for gunicorn's ASGI workers, which parse HTTP in
+#: Python too.
+ASGI_SERVER_MS_PER_REQUEST = 0.08
+#: granian's own work per request on its event loop: none measurable. `bench app --quick` on that
+#: path, two runs (2026-11-26), at 8-128 connections: granian used 0.09-0.14 ms of app CPU per
+#: request, at or below the 0.12-0.16 ms the in-process measure gives the app alone, while one
+#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL. So the plan gives granian its own capacity, not uvicorn's
+#: (one number for both was 0.76 x granian's measured saturation and 1.87 x uvicorn's).
+GRANIAN_SERVER_MS_PER_REQUEST = 0.0
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
 #: the same cores as the app's loops, so the plan's capacity counts it.
 NGINX_MS_PER_REQUEST = 0.05

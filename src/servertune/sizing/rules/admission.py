@@ -100,12 +100,7 @@ def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, floa
     """The time a request holds its loop, and uvicorn's and granian's capacity (req/s)."""
     share, share_reason = loop_share(w, d.get_float("cores_per_process"))
     lbf = w.loop_blocking_fraction
-    if (
-        lbf is not None
-        and share > lbf
-        and "cpu_fraction" not in w.model_fields_set
-        and w.loop_cpu_ms is None
-    ):
+    if lbf is not None and share > lbf and "cpu_fraction" not in w.model_fields_set:
         # The user set the loop's share, and the default cpu_fraction (never given) outranks it:
         # said aloud, since the plan then sizes for a number the user did not write.
         d.warn(
@@ -113,13 +108,16 @@ def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, floa
             "default: not given), and CPU run off the loop still holds the GIL, so the plan "
             f"sizes for {share:g}; give the app's cpu_fraction too (`servertune measure` writes both)"
         )
-    app_ms, loop_reason = _app_ms(w, share, share_reason, d.get_float("cores_per_process"))
-    if app_ms < MIN_CPU_MS_PER_REQUEST:
+    app_ms = max(w.service_time_ms * share, MIN_CPU_MS_PER_REQUEST)
+    loop_reason = (
+        f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its process's "
+        "loop (or the GIL) from every other request"
+    )
+    if w.service_time_ms * share < MIN_CPU_MS_PER_REQUEST:
         loop_reason += (
             f"; at least {MIN_CPU_MS_PER_REQUEST:g} ms, what a bare call through a Python "
             "server costs"
         )
-        app_ms = MIN_CPU_MS_PER_REQUEST
     loop_reason += (
         f"; + {ASGI_SERVER_MS_PER_REQUEST:g} ms the ASGI server's own parsing and writing "
         "(measured in-process times leave it out)"
@@ -142,30 +140,6 @@ def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, floa
         "uvicorn's, so it gets its own capacity",
     )
     return capacity, fastest
-
-
-def _app_ms(
-    w: Workload, share: float, share_reason: str, cores_per_process: float
-) -> tuple[float, str]:
-    """The app's own time on the loop per request (ms), and why: `loop_cpu_ms` where measured
-    (CPU with other requests in flight, as in a server at capacity), else service time x share.
-    """
-    if w.loop_cpu_ms is None:
-        return w.service_time_ms * share, (
-            f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its "
-            "process's loop (or the GIL) from every other request"
-        )
-    if w.gil == "disabled" and cores_per_process > 1:
-        return w.loop_cpu_ms / cores_per_process, (
-            f"loop_cpu_ms {w.loop_cpu_ms:g} / {cores_per_process:g} cores per process (gil = "
-            "'disabled'): the CPU a request costs with others in flight on the loop"
-        )
-    return w.loop_cpu_ms, (
-        f"loop_cpu_ms {w.loop_cpu_ms:g}: the CPU one request costs its process with others in "
-        f"flight on the loop, as at capacity (alone it holds {w.service_time_ms:g} ms x "
-        f"{share_reason} = {w.service_time_ms * share:.3g} ms: one request alone pays each "
-        "wake-up of the loop by itself)"
-    )
 
 
 def _admit(d: Derivation, processes: int, hold: float, capacity: float, fastest: float) -> None:

@@ -140,7 +140,6 @@ class Deploy(Candidates):
             "--service-time-ms", f"{w.service_time_ms:g}", "--cpu-fraction", f"{w.cpu_fraction:g}",
             *(["--loop-blocking-fraction", f"{w.loop_blocking_fraction:g}"]
               if w.loop_blocking_fraction is not None else []),
-            *(["--loop-cpu-ms", f"{w.loop_cpu_ms:g}"] if w.loop_cpu_ms is not None else []),
             "--app", w.app, "--app-dir", str(w.app_dir),
         ]  # fmt: skip
         return " && ".join(

@@ -137,7 +137,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
                 "service_time_ms": mix["service_time_ms"],
                 "cpu_fraction": mix["cpu_fraction"],
                 "interface": chosen,
-                **{k: mix[k] for k in ("loop_blocking_fraction", "loop_cpu_ms", "gil") if k in mix},
+                **{k: mix[k] for k in ("loop_blocking_fraction", "gil") if k in mix},
                 "app": app_name,
                 # Where the app is imported from: --chdir, else here (as `servertune measure` does).
                 "app_dir": str(app_dir),
