@@ -265,7 +265,10 @@ ASGI_SERVER_MS_PER_REQUEST = 0.08
 #: granian's own work per request on its event loop: none measurable. `bench app --quick` on that
 #: path, two runs (2026-11-26), at 8-128 connections: granian used 0.09-0.14 ms of app CPU per
 #: request, at or below the 0.12-0.16 ms the in-process measure gives the app alone, while one
-#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL. So the plan gives granian its own capacity, not uvicorn's
+#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL.
+#: Held again at saturation in three full runs (2026-11-26, docs/benchmarks.md "The plan's ASGI
+#: capacity against the saturation `bench app` measures"): 0.086-0.099 ms a request on a path
+#: measuring 0.097-0.105 ms. So the plan gives granian its own capacity, not uvicorn's
 #: (one number for both was 0.76 x granian's measured saturation and 1.87 x uvicorn's).
 GRANIAN_SERVER_MS_PER_REQUEST = 0.0
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
