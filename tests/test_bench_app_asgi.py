@@ -177,7 +177,14 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     assert any(note.startswith("verdict overload: ") for note in report["notes"])
     (per_repeat,) = [n for n in report["notes"] if "at overload / unloaded p99 per repeat: " in n]
     assert per_repeat.startswith("servertune-")
-    assert [t["op"] for t in report["targets"]] == [">=", "<=", "=="]
+    assert [t["op"] for t in report["targets"]][:3] == [">=", "<=", "=="]
+    # Then one capacity target per servertune row: the plan's capacity for its server against
+    # the saturation the row measured, with a note splitting the CPU per answered request.
+    capacity = [t for t in report["targets"] if "the saturation measured" in t["name"]]
+    assert sorted(t["name"].split(":")[0] for t in capacity) == sorted(ours)
+    capacity_notes = [n for n in report["notes"] if n.startswith("capacity servertune-")]
+    assert len(capacity_notes) == len(ours)
+    assert all("per answered request: app servers " in n for n in capacity_notes)
     # The open-loop client was calibrated, and no open-loop level offered more than it sends.
     closed_verdicts = [v for v in report["verdicts"] if v["level"].startswith("c=")]
     assert all(v["p99_verdict"] in P99_VERDICTS for v in closed_verdicts)
@@ -562,3 +569,70 @@ def test_overload_targets_are_not_measured_where_the_client_could_not_overload()
     report = Report(scenario="app", runs=[])
     bench._overload_targets(report, "a", "b", by_load)
     assert [t.met for t in report.targets] == [True, False, True]  # 9.8 / 2.6 = 3.8 > 2
+
+
+def _closed(concurrency: int, rps: float, refused: int = 0, **cpu: float) -> dict[str, Any]:
+    row: dict[str, Any] = {"concurrency": concurrency, "rps": rps, "refused_503": refused,
+                           "requests": 1000 + refused}  # fmt: skip
+    row.update(cpu)
+    return row
+
+
+def test_saturation_is_the_best_closed_level_once_the_top_level_sheds_or_stops_growing() -> None:
+    """A row has saturated where its highest level shed or its req/s grew under 1.25 x while the
+    connections doubled; its best req/s is then set against the plan's capacity for its server
+    (+-20 %). A row still growing is only a floor: its target is not judged."""
+    from types import SimpleNamespace
+
+    from servertune.bench.scenarios.app.capacity import (
+        planned_rps,
+        saturation,
+        saturation_target,
+    )
+
+    plan = SimpleNamespace(asgi_capacity_rps=900.0, granian_capacity_rps=1100.0)
+    assert planned_rps(plan, "granian") == 1100.0
+    assert planned_rps(plan, "uvicorn") == planned_rps(plan, "gunicorn-asgi") == 900.0
+    flat = saturation("a", "uvicorn", 900.0, [_closed(32, 1000.0), _closed(8, 500.0),
+                                               _closed(128, 1100.0)])  # fmt: skip
+    assert (flat.measured_rps, flat.concurrency) == (1100.0, 128)
+    assert flat.saturated is not None
+    assert "1.10 x from c=32 to c=128" in flat.saturated
+    target = saturation_target(flat)
+    assert target.value == round(abs(900 / 1100 - 1), 3)
+    assert target.met is True
+    shed = saturation("b", "granian", 1100.0, [_closed(32, 600.0), _closed(128, 450.0, 9000)])
+    assert (shed.measured_rps, shed.concurrency) == (600.0, 32)
+    assert shed.saturated is not None
+    assert shed.saturated.startswith("shed 9000 (503) at c=128")
+    assert saturation_target(shed).met is False  # 1100 / 600 = 1.83
+    # Still growing, but 128 connections at 1300 req/s and 56 ms unloaded: 73 in flight, so
+    # the rest waited for a loop (the 50 ms /io app at 128 connections).
+    queued = saturation("q", "uvicorn", 1800.0, [_closed(32, 580.0), _closed(128, 1300.0)], 56.0)
+    assert queued.saturated is not None
+    assert "1300 req/s x the unloaded p50 56 ms = 73 in flight" in queued.saturated
+    assert saturation("q", "uvicorn", 1800.0, [_closed(32, 580.0)], 56.0).saturated is None
+    growing = saturation("c", "uvicorn", 900.0, [_closed(8, 200.0), _closed(32, 700.0)])
+    assert growing.saturated is None
+    target = saturation_target(growing)
+    assert target.value is None
+    assert target.met is None
+    assert "not saturated at the highest level" in target.name
+
+
+def test_the_capacity_note_splits_the_cpu_per_answered_request() -> None:
+    """The note's CPU figures are per answered request (503s cost the app nothing), and the
+    req/s they give on the cores other work left is said beside the plan's ratio."""
+    from servertune.bench.scenarios.app.capacity import saturation, saturation_note
+
+    row = _closed(128, 500.0, 3000, app_cpu_ms_per_req=0.25, proxy_cpu_ms_per_req=0.1,
+                  load_cpu_ms_per_req=0.025)  # fmt: skip
+    row["repeats"] = [{"other_cpu_cores": 0.4}, {"other_cpu_cores": 0.6}]
+    sat = saturation("servertune-x", "uvicorn", 800.0, [_closed(32, 400.0), row])
+    note = saturation_note(sat, 2, "wrk", "HAProxy")
+    assert note.startswith("capacity servertune-x: the plan's 800 req/s (uvicorn's) against 500 ")
+    assert "= 1.60 x;" in note
+    # 4000 sent, 1000 answered: 4 x each figure per answered request.
+    assert "app servers 1.000 ms, HAProxy 0.400 ms, wrk 0.100 ms of CPU" in note
+    assert "other work took 0.50 of the 2 cores; (2 - 0.50) cores / 1.500 ms = 1000 req/s" in note
+    assert "other work) would serve 2 / 1.400 ms = 1429 req/s" in note

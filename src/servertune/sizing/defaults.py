@@ -264,17 +264,24 @@ LB_THREAD_RPS = 30_000
 NATIVE_SLEEP_K8S_VERSION = (1, 34)
 #: What an ASGI server's own handling of a request costs its event loop, on top of the app's
 #: time that `servertune measure` reports in process: reading and parsing the request, the ASGI
-#: messages, writing the answer. `bench app` on a FastAPI path that measures 0.16 ms in process
-#: (2026-11-26, 2 cores, CPU per request from /proc, so other work on the machine does not
-#: count): uvicorn (h11) used 0.31-0.45 ms of app CPU per request, gunicorn + uvicorn's worker
-#: 0.31-0.39, granian 0.15-0.25. This is uvicorn's (also used for gunicorn's ASGI workers, which
-#: parse HTTP in Python too): without it the plan put that path at 12,500 req/s where the
-#: layouts served 1,700-3,400, and admitted 2 requests.
-ASGI_SERVER_MS_PER_REQUEST = 0.15
+#: messages, writing the answer. Measured at saturation, where the capacity is decided:
+#: `bench app` on a FastAPI path that measures 0.097-0.105 ms in process (2026-11-26, 2 cores,
+#: CPU per request from /proc, so other work on the machine does not count), one uvicorn (h11)
+#: per socket used 0.156-0.192 ms of app CPU per request at 8-128 connections, in two full runs
+#: (docs/benchmarks.md, "The plan's ASGI capacity against the saturation `bench app`
+#: measures"): 0.06-0.095 ms of its own. The earlier 0.15 came from rows at light load, where
+#: every request pays a wake-up of the loop alone (0.32-0.35 ms a request at a tenth of the
+#: capacity in the same runs), and put the path's capacity at 0.64-0.70 x what the CPU per
+#: request at saturation gives. Also used for gunicorn's ASGI workers, which parse HTTP in
+#: Python too.
+ASGI_SERVER_MS_PER_REQUEST = 0.08
 #: granian's own work per request on its event loop: none measurable. `bench app --quick` on that
 #: path, two runs (2026-11-26), at 8-128 connections: granian used 0.09-0.14 ms of app CPU per
 #: request, at or below the 0.12-0.16 ms the in-process measure gives the app alone, while one
-#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL. So the plan gives granian its own capacity, not uvicorn's
+#: uvicorn per socket used 0.20-0.26 ms: granian parses and writes HTTP in Rust, off the GIL.
+#: Held again at saturation in three full runs (2026-11-26, docs/benchmarks.md "The plan's ASGI
+#: capacity against the saturation `bench app` measures"): 0.086-0.099 ms a request on a path
+#: measuring 0.097-0.105 ms. So the plan gives granian its own capacity, not uvicorn's
 #: (one number for both was 0.76 x granian's measured saturation and 1.87 x uvicorn's).
 GRANIAN_SERVER_MS_PER_REQUEST = 0.0
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on

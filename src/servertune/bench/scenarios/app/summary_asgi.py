@@ -9,6 +9,12 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
+from servertune.bench.scenarios.app.capacity import (
+    planned_rps,
+    saturation,
+    saturation_note,
+    saturation_target,
+)
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import (
     UNLOADED_FACTOR_TEXT,
@@ -75,9 +81,11 @@ class AsgiSummary(ReplaySummary):
         best_ours = max(ours, key=lambda c: over[c]["good_rps"])
         best_copied = max(copied, key=lambda c: over[c]["good_rps"])
         self._overload_targets(report, best_ours, best_copied, by_load)
+        capacity = self._capacity_targets(report, ours, by_load)
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
             *overload_notes({c: by_load[c] for c in configs}, ours),
+            *capacity,
             overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
             cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
             *self._asgi_method_notes(run),
@@ -226,6 +234,27 @@ class AsgiSummary(ReplaySummary):
                 0.0,
             )
         )
+
+    def _capacity_targets(
+        self, report: Report, ours: list[str], by_load: dict[str, dict[str, dict[str, Any]]]
+    ) -> list[str]:
+        """Per servertune row, the plan's capacity for its server against the saturation it
+        measured (a target each, `capacity.saturation_target`), and the notes that split the
+        CPU per answered request at that level."""
+        fronts = {"nginx": "nginx", "haproxy": "HAProxy", "haproxy-nginx": "HAProxy + nginx"}
+        notes = []
+        for config in ours:
+            closed = [row for key, row in by_load[config].items() if key.startswith("c=")]
+            if not closed:
+                continue
+            layout = self.layouts[config]
+            sat = saturation(
+                config, layout.server, planned_rps(self.plan, layout.server), closed,
+                by_load[config].get("unloaded", {}).get("p50_ms"),
+            )  # fmt: skip
+            report.targets.append(saturation_target(sat))
+            notes.append(saturation_note(sat, self.cores, self.tool, fronts[layout.front]))
+        return notes
 
     def _unmeasurable(self) -> str | None:
         """Why this run's overload level cannot overload the layouts (the calibrated client

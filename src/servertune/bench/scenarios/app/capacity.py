@@ -1,0 +1,155 @@
+"""The plan's ASGI capacity against the saturation `bench app` measures, per servertune row.
+
+The plan says what one machine's loops serve (`asgi_capacity_rps` for uvicorn and gunicorn's
+ASGI workers, `granian_capacity_rps` for granian), and admission is derived from it: HAProxy's
+`maxconn` and nginx's `limit_conn` let in what the loops serve for as long as a request is held.
+A capacity far above what the layout serves admits requests that then queue in the servers; far
+below, it sheds what they would have answered. So each servertune row's measured saturation (its
+highest median req/s over the closed levels) is set against its server's planned capacity, and
+the tool judges the ratio itself (`CAPACITY_TOLERANCE`).
+
+A row has saturated when its highest level shed (503: admission was full), when its req/s grew
+by less than `SATURATION_GROWTH` from the level below while the connections at least doubled, or
+when its connections outnumber what its req/s keeps in flight at its unloaded latency by
+`QUEUED_SHARE` (Little's law: the rest were queued, waiting for a loop); otherwise its best
+req/s is a floor of what it serves, and the target is not judged.
+
+The note beside each ratio splits the CPU per answered request at that level (the app's
+servers, the proxy, the load generator) and the cores other work took meanwhile: on a shared
+machine the load generator, an upstream stand-in and other processes take cores the plan gives
+the app's loops, and the note says how much, instead of folding it into the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from servertune.bench.harness.report import Target
+
+#: The plan's capacity should be within this share of the saturation measured (issue #30).
+CAPACITY_TOLERANCE = 0.20
+#: A row whose req/s grew by less than this factor from one closed level to the next, while
+#: the connections at least doubled, has saturated: more connections only queue.
+SATURATION_GROWTH = 1.25
+#: ...or whose req/s x its unloaded p50 (the requests in flight if none waited) is under this
+#: share of the connections: a fifth of them or more were waiting for a loop, not served.
+QUEUED_SHARE = 0.8
+
+
+def planned_rps(plan: Any, server: str) -> float:
+    """The plan's capacity for `server`: granian's own, else uvicorn's (also gunicorn's ASGI
+    workers', which parse HTTP in Python as uvicorn does)."""
+    if server == "granian" and plan.granian_capacity_rps:
+        return float(plan.granian_capacity_rps)
+    return float(plan.asgi_capacity_rps or 0.0)
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """One servertune row's best closed-level req/s, where, and whether it had saturated."""
+
+    config: str
+    server: str
+    planned_rps: float
+    measured_rps: float
+    concurrency: int
+    #: Why the row counts as saturated, or None (its best req/s is then only a floor).
+    saturated: str | None
+    #: The closed-level row (medians) the best req/s comes from.
+    row: dict[str, Any]
+
+    @property
+    def ratio(self) -> float | None:
+        """The plan's capacity over the measured saturation, None where nothing was served."""
+        return self.planned_rps / self.measured_rps if self.measured_rps > 0 else None
+
+
+def saturation(
+    config: str,
+    server: str,
+    planned: float,
+    closed: list[dict[str, Any]],
+    unloaded_p50_ms: float | None = None,
+) -> Saturation:
+    """`config`'s best closed-level row, and whether its highest level shows saturation."""
+    levels = sorted(closed, key=lambda r: int(r["concurrency"]))
+    best = max(levels, key=lambda r: float(r["rps"]))
+    top = levels[-1]
+    why = None
+    if int(top.get("refused_503") or 0) > 0:
+        why = f"shed {top['refused_503']} (503) at c={top['concurrency']}: admission was full"
+    if why is None and len(levels) > 1:
+        below = levels[-2]
+        grew = float(top["rps"]) / float(below["rps"]) if float(below["rps"]) > 0 else None
+        doubled = int(top["concurrency"]) >= 2 * int(below["concurrency"])
+        if grew is not None and doubled and grew < SATURATION_GROWTH:
+            why = (
+                f"req/s {grew:.2f} x from c={below['concurrency']} to c={top['concurrency']}: "
+                "more connections only queued"
+            )
+    if why is None and unloaded_p50_ms:
+        held = float(top["rps"]) * unloaded_p50_ms / 1000
+        if held < QUEUED_SHARE * int(top["concurrency"]):
+            why = (
+                f"at c={top['concurrency']} {float(top['rps']):.0f} req/s x the unloaded p50 "
+                f"{unloaded_p50_ms:g} ms = {held:.0f} in flight: the other connections waited"
+            )
+    return Saturation(
+        config, server, planned, float(best["rps"]), int(best["concurrency"]), why, best
+    )
+
+
+def cpu_said(sat: Saturation, cores: int, tool: str, front: str) -> str:
+    """The CPU per answered request at the row's best level, each part's, the cores other work
+    took, and the req/s those figures give: what the cores really went to."""
+    from servertune.bench.harness.stats import median
+
+    row = sat.row
+    app, proxy, load = (row.get(k) for k in ("app_cpu_ms_per_req", "proxy_cpu_ms_per_req",
+                                             "load_cpu_ms_per_req"))  # fmt: skip
+    if app is None or proxy is None or load is None:
+        return "CPU per request not measured"
+    sent = int(row.get("requests") or 0)
+    answered = sent - int(row.get("refused_503") or 0)
+    per = sent / answered if answered > 0 else 1.0  # the 503s cost the app nothing
+    app, proxy, load = app * per, proxy * per, load * per
+    others = [float(r["other_cpu_cores"]) for r in row.get("repeats", [])
+              if r.get("other_cpu_cores") is not None]  # fmt: skip
+    other = median(others) if others else 0.0
+    total = app + proxy + load
+    fits = 1000 * max(cores - other, 0.0) / total if total > 0 else 0.0
+    alone = 1000 * cores / (app + proxy) if app + proxy > 0 else 0.0
+    return (
+        f"per answered request: app servers {app:.3f} ms, {front} {proxy:.3f} ms, {tool} "
+        f"{load:.3f} ms of CPU; other work took {other:.2f} of the {cores} cores; "
+        f"({cores} - {other:.2f}) cores / {total:.3f} ms = {fits:.0f} req/s; the servers and "
+        f"{front} alone on the {cores} cores (the plan's machine: no load generator, no other "
+        f"work) would serve {cores} / {app + proxy:.3f} ms = {alone:.0f} req/s"
+    )
+
+
+def saturation_note(sat: Saturation, cores: int, tool: str, front: str) -> str:
+    """One line: the plan's capacity, the measured saturation, their ratio, and the CPU split."""
+    ratio = f"{sat.ratio:.2f} x" if sat.ratio is not None else "-"
+    state = f"saturated: {sat.saturated}" if sat.saturated else "not saturated: a floor"
+    return (
+        f"capacity {sat.config}: the plan's {sat.planned_rps:.0f} req/s ({sat.server}'s) against "
+        f"{sat.measured_rps:.0f} measured at c={sat.concurrency} ({state}) = {ratio}; "
+        + cpu_said(sat, cores, tool, front)
+    )
+
+
+def saturation_target(sat: Saturation) -> Target:
+    """The +-CAPACITY_TOLERANCE target on |plan / measured - 1|; not judged (None) where the
+    row had not saturated or served nothing."""
+    judged = sat.saturated is not None and sat.ratio is not None
+    name = (
+        f"{sat.config}: the plan's capacity ({sat.server}'s, {sat.planned_rps:.0f} req/s) / the "
+        f"saturation measured ({sat.measured_rps:.0f} req/s at c={sat.concurrency}) = "
+        + (f"{sat.ratio:.2f}" if sat.ratio is not None else "-")
+        + ", |ratio - 1|"
+        + ("" if judged else ": not saturated at the highest level, so only a floor")
+    )
+    value = round(abs(sat.ratio - 1), 3) if judged and sat.ratio is not None else None
+    return Target(name, value, "<=", CAPACITY_TOLERANCE)
