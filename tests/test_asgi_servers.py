@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -40,6 +41,8 @@ APP = "servertune.bench.apps.asgi_mix:app"
 #: fastest server nginx may front) and admits 19.98 x (100.15 ms held + 50.1 ms of wait) = 3.0009,
 #: so 4 requests (Little's law, rounded up); nginx admits 8.
 LOOP_HEAVY = Workload(cores=2, interface="asgi", service_time_ms=100, cpu_fraction=0.5, app=APP)
+#: A fast path (0.12 ms, nearly all CPU): hundreds admitted per process, a 25 ms queue floor.
+FAST_PATH = Workload(cores=2, interface="asgi", service_time_ms=0.12, cpu_fraction=0.96, app=APP)
 #: The app's requests wait this long (awaiting): long enough that a burst is all in flight at once,
 #: even on a busy 2-core CI machine.
 HOLD_MS = 3000
@@ -314,3 +317,30 @@ def test_gunicorn_asgi_per_worker_config_refuses_a_worker_it_has_no_socket_for(
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize(
+    "target", ["uvicorn-per-worker", "granian-per-worker", "gunicorn-asgi-per-worker"]
+)
+@pytest.mark.parametrize("workload", [LOOP_HEAVY, FAST_PATH], ids=["loop-heavy", "fast-path"])
+def test_per_worker_file_describes_both_fronts_with_their_own_numbers(
+    target: str, workload: Workload
+) -> None:
+    """A per-worker file's header names both fronts servertune writes for it, each with the
+    number that front's own file holds: nginx's limit_conn, HAProxy's maxconn and timeout queue."""
+    plan = make_plan(workload)
+    header = render_target(target, plan).split("\nimport os", 1)[0].split("\ncase ", 1)[0]
+    nginx = render_target("nginx-asgi-per-worker", plan)
+    haproxy = render_target("haproxy-asgi-per-worker", plan)
+    limit = re.search(r"limit_conn servertune_asgi_admission (\d+);", nginx)
+    maxconn = set(re.findall(r" maxconn (\d+)", haproxy.split("\nbackend ", 1)[1]))
+    queue = re.search(r"timeout queue (\d+)ms", haproxy)
+    assert limit
+    assert queue
+    assert len(maxconn) == 1
+    assert "behind nginx" not in header
+    assert (
+        f"nginx-asgi-per-worker.conf (nginx least_conn) admits {limit.group(1)} requests" in header
+    )
+    assert f"gives each instance {maxconn.pop()} at" in header
+    assert f"waited {queue.group(1)} ms for a free one" in header

@@ -292,3 +292,41 @@ def test_measure_log_on_a_bench_app_run_recovers_the_apps_own_percentiles(
     assert scaled <= {"ceiling_rps", "max_requests", "max_requests_jitter"}, scaled
     for name in scaled:
         assert float(from_log[name]) == pytest.approx(float(declared_values[name]), rel=TOLERANCE)
+
+
+def test_keep_log_keeps_haproxys_log_where_haproxy_takes_nginxs_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench app --keep-log DIR` on an ASGI app keeps the HAProxy row's request log beside the
+    nginx row's: HAProxy's HTTP log, which `measure --log` reads as `haproxy`, with every
+    request the app answered through it once, timed from the app's answer (whole ms)."""
+    times = tmp_path / "app-times.txt"
+    kept = tmp_path / "kept"
+    monkeypatch.setenv("LOG_APP_TIMES", str(times))
+    result = CliRunner().invoke(
+        cli,
+        ["bench", "app", "tests.log_apps:asgi_app", "--chdir", str(REPO), "--quick",
+         "--no-progress", "--path", "/fast", "--concurrency", "1,2",
+         "--only", "servertune-uvicorn-haproxy,uvicorn-1-worker", "--keep-log", str(kept)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    haproxy_log = kept / "servertune-uvicorn-haproxy-0.access.log"
+    nginx_log = kept / "uvicorn-1-worker-0.access.log"
+    assert sorted(p.name for p in kept.glob("*.access.log")) == [haproxy_log.name, nginx_log.name]
+    detected = CliRunner().invoke(cli, ["measure", "--log", str(haproxy_log)])
+    assert detected.exit_code == 0, detected.output
+    assert "haproxy" in detected.output
+    traffic = read_traffic([haproxy_log], build_format("haproxy"))
+    assert traffic.unparsable == 0  # no readiness probe, no HAProxy notice among the requests
+    answered = read_traffic([nginx_log], build_format("nginx", TIMED))
+    # Every request an app server answered came through one of the two fronts, and was logged
+    # there once (503s past HAProxy's queue never reached the app).
+    truth = _app_times(times)
+    assert traffic.statuses["200"] + answered.statuses["200"] == len(truth)
+    assert traffic.statuses["200"] >= 100
+    assert set(traffic.statuses) <= {"200", "503"}
+    # Tr holds the app's time: at least its 25 ms (whole ms, cut down), and in the closed levels,
+    # where nothing waits in front of the handler, as low as the app's own fastest answers. (The
+    # open-loop level queues requests inside uvicorn, which HAProxy times and the app does not.)
+    assert traffic.quantile(0.01) >= DELAYS["fast"] * 1000 - 1
+    assert traffic.quantile(0.01) <= _quantile(truth, 0.01) + 3  # 3 ms: a busy shared machine

@@ -113,8 +113,8 @@ KeepLog = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option(
         "--keep-log",
-        help="`bench app`: keep each candidate's nginx access log (with "
-        "$upstream_response_time) in this directory",
+        help="`bench app`: keep each candidate's access log (nginx's, with "
+        "$upstream_response_time, or HAProxy's HTTP log) in this directory",
         file_okay=False,
     ),
 ]

@@ -167,7 +167,7 @@ TARGETS: Mapping[str, Target] = {
     "uvicorn-per-worker": Target(
         "uvicorn-per-worker.sh",
         _lazy("render_uvicorn_per_worker"),
-        "one one-worker uvicorn per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
+        "one one-worker uvicorn per socket (SERVERTUNE_WORKER=0..N-1), for nginx or HAProxy",
         ASGI,
     ),
     "gunicorn-asgi": Target(
@@ -191,7 +191,7 @@ TARGETS: Mapping[str, Target] = {
     "granian-per-worker": Target(
         "granian-per-worker.sh",
         _lazy("render_granian_per_worker"),
-        "one one-worker granian per socket (SERVERTUNE_WORKER=0..N-1), for nginx least_conn",
+        "one one-worker granian per socket (SERVERTUNE_WORKER=0..N-1), for nginx or HAProxy",
         ASGI,
     ),
     "nginx-asgi": Target(

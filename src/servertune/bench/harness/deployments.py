@@ -307,6 +307,27 @@ def _with_log(nginx_text: str, access_log: Path | None) -> str:
     return text
 
 
+#: The frontend of servertune's HAProxy file (templates/haproxy.cfg.j2): its requests are logged.
+_HAPROXY_FRONTEND = re.compile(r"^frontend servertune_lb\n", re.MULTILINE)
+
+
+def _haproxy_with_log(haproxy_text: str) -> str:
+    """`haproxy_text` with its frontend logging every request in HAProxy's HTTP log format
+    (`option httplog`: the `haproxy` format `measure --log` reads; Tr is the app's time) to
+    HAProxy's standard output, which the harness points at the --keep-log file. HAProxy writes
+    no file of its own, only to syslog or a file descriptor, one unbuffered write per line (its
+    configuration manual, `log`): as nginx's timed log, a line is in the file once its answer
+    is. Without `option abortonclose` (off by default) a request the load generator hangs up on
+    still goes to the app and is logged with the app's whole time, as nginx's
+    `proxy_ignore_client_abort` does for the nginx rows. `dontlognull`: a connection that sent
+    nothing (the harness's readiness probe) is no request, and nginx logs none either."""
+    lines = "    log stdout format raw local0 info\n    option httplog\n    option dontlognull\n"
+    text, count = _HAPROXY_FRONTEND.subn(lambda match: match.group(0) + lines, haproxy_text)
+    if count != 1:
+        raise RuntimeError("gen haproxy's frontend line changed: update _HAPROXY_FRONTEND")
+    return text
+
+
 def deploy_command(
     stack: Stack,
     name: str,
@@ -461,7 +482,9 @@ def deploy_asgi(
     `gunicorn-asgi-per-worker.conf.py`) once per socket (SERVERTUNE_WORKER=i) behind nginx's
     per-worker layout instead. `cwd` is where the servers start (a user's command line may name
     files relative to its project); `ready_path` None leaves the readiness check to the caller.
-    `front` is what the clients reach (`AsgiFront`); `access_log` needs nginx there.
+    `front` is what the clients reach (`AsgiFront`); `access_log` is its request log (nginx's
+    timed log, or HAProxy's HTTP log where HAProxy is in nginx's place; with HAProxy in front of
+    nginx, nginx's).
     """
     home = stack.dir / name
     home.mkdir()
@@ -512,7 +535,7 @@ def deploy_asgi(
         return _behind_nginx(
             stack, name, plan, home, files["nginx.conf"], app_servers, files, ready_path
         )
-    return _behind_haproxy(stack, name, plan, home, app_servers, files, ready_path)
+    return _behind_haproxy(stack, name, plan, home, app_servers, files, ready_path, access_log)
 
 
 def _front_files(
@@ -523,11 +546,10 @@ def _front_files(
     from servertune.targets.haproxy import render_haproxy
 
     if front == "haproxy":
-        if access_log is not None:
-            raise ServerError("an access log is nginx's: this layout has HAProxy in its place")
         if layout != "per-worker":
             raise ServerError("HAProxy in nginx's place fronts the per-worker servers only")
-        return {"haproxy.cfg": render_haproxy(plan, "app")}
+        text = render_haproxy(plan, "app")
+        return {"haproxy.cfg": text if access_log is None else _haproxy_with_log(text)}
     files = {"nginx.conf": _with_log(render_nginx(plan, "asgi", layout), access_log)}
     if front == "haproxy-nginx":
         files["haproxy.cfg"] = render_haproxy(plan)
@@ -542,9 +564,11 @@ def _behind_haproxy(
     app_servers: list[Server],
     files: dict[str, str],
     ready_path: str | None,
+    access_log: Path | None = None,
 ) -> Deployment:
     """Start HAProxy (and nginx behind it, when its file is there) in front of the started app
-    servers and wait until the app answers 200 through it."""
+    servers and wait until the app answers 200 through it; HAProxy in nginx's place writes its
+    request log (`_haproxy_with_log`) to `access_log`."""
     w = plan.workload
     conf = home / "haproxy.cfg"
     conf.write_text(files["haproxy.cfg"])
@@ -555,8 +579,9 @@ def _behind_haproxy(
     )
     port = w.lb_listen_port if nginx else w.listen_port
     haproxy = stack.start(
-        f"{name}-haproxy", "haproxy", [tool_path("haproxy"), "-db", "-f", str(conf)], ports=[port]
-    )
+        f"{name}-haproxy", "haproxy", [tool_path("haproxy"), "-db", "-f", str(conf)], ports=[port],
+        stdout=access_log if nginx is None else None,
+    )  # fmt: skip
     deployment = Deployment(
         name=name,
         url=f"http://{LOOPBACK}:{port}/",

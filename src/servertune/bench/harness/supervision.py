@@ -153,22 +153,31 @@ class Stack:
         ports: Sequence[int],
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        stdout: Path | None = None,
     ) -> Server:
-        """Start `argv` in its own process group, wait until every port listens."""
+        """Start `argv` in its own process group, wait until every port listens. `stdout`: its
+        standard output goes to that file (appended to, created if missing, never through a
+        symlink) and only its standard error to the stack's log."""
         log = self.dir / f"{name}.log"
         handle = log.open("wb")
+        out: int | None = None
         try:
+            if stdout is not None:
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                out = os.open(stdout, flags, 0o644)
             process = subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
+                stdout=handle if out is None else out,
+                stderr=subprocess.STDOUT if out is None else handle,
                 cwd=cwd or self.dir,
                 env={**os.environ, **(env or {})},
                 start_new_session=True,
             )
         finally:
             handle.close()
+            if out is not None:
+                os.close(out)
         server = Server(
             name=name,
             kind=kind,

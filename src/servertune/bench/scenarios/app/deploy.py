@@ -47,7 +47,8 @@ class Deploy(Candidates):
                     "(the app failed: see its own log)"
                 )
         self._prove_static(config, deployment.url)
-        # whose log_format `measure --log-conf` reads (HAProxy in nginx's place logs nothing)
+        # whose log_format `measure --log-conf` reads (HAProxy in nginx's place logs in its own
+        # HTTP log format, which `measure --log` knows without a file)
         if self.input.keep_log is not None and "nginx.conf" in deployment.files:
             conf = self.input.keep_log / f"{config}-{run.repeat}.nginx.conf"
             write_regular(conf, deployment.files["nginx.conf"], "--keep-log")
@@ -120,7 +121,7 @@ class Deploy(Candidates):
             run.stack, f"{config}-{run.repeat}", plan, server, argv=argv,
             per_worker=bool(layout and layout.per_worker), env=self.env,
             cwd=Path(str(self.workload.app_dir)), ready_path=None, front=front,
-            access_log=self._log_file(run, config) if front != "haproxy" else None,
+            access_log=self._log_file(run, config),
         )  # fmt: skip
         self.commands.setdefault(config, (argv and shlex.join(argv)) or self._gen_command(layout))
         return plan, deployment

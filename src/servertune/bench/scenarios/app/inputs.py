@@ -67,7 +67,8 @@ class AppInput:
     #: `--replay`: the log's arrival profile (`logs.replay.ArrivalProfile`), offered open loop
     #: to every layout after the closed levels; None without --replay.
     replay: Any = None
-    #: `--keep-log DIR`: each candidate's nginx writes its access log there (timed).
+    #: `--keep-log DIR`: each candidate's front writes its access log there (timed): nginx,
+    #: or HAProxy where it takes nginx's place.
     keep_log: Path | None = None
     #: A name per --against file: its stem, made unique.
     against_names: tuple[str, ...] = field(default=(), init=False)
