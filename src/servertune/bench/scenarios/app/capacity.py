@@ -27,7 +27,8 @@ from typing import Any
 
 from servertune.bench.harness.report import Target
 
-#: The plan's capacity should be within this share of the saturation measured: a plan that far off admits the wrong number of requests.
+#: The plan's capacity should be within this share of the saturation measured: a plan further
+#: off admits the wrong number of requests.
 CAPACITY_TOLERANCE = 0.20
 #: A row whose req/s grew by less than this factor from one closed level to the next, while
 #: the connections at least doubled, has saturated: more connections only queue.
