@@ -114,9 +114,9 @@ def test_asyncio_advice_names_the_asgi_targets_and_when_threads_run_out() -> Non
     reasons = next(f for f in advise(workload).fits if f.model == "asyncio").reasons
     # 64 threads x 2 processes / (20 ms + 0.5 x 2000 ms held) = 125 req/s.
     assert any("threads serve up to 125 req/s" in r for r in reasons)
-    # Each request holds the loop 0.4 ms + 0.15 ms of the server's own work, and nginx takes
-    # 0.05 ms of a core: 2 loops serve 2 x 1000 / 0.6 = 3333 req/s.
-    assert any("2 loops serve 3333 req/s" in r for r in reasons)
+    # Each request holds the loop 0.4 ms + 0.08 ms of the server's own work, and nginx takes
+    # 0.05 ms of a core: 2 loops serve 2 x 1000 / 0.53 = 3774 req/s.
+    assert any("2 loops serve 3774 req/s" in r for r in reasons)
     assert any("gen uvicorn-per-worker --interface asgi" in r for r in reasons)
 
 
@@ -167,5 +167,5 @@ def test_waiting_without_slow_calls_is_not_blamed_on_slow_calls() -> None:
     assert "parked on slow calls" not in text
     assert "waits outside the GIL" in text
     # The loop time is floored at what a bare call and the server's own work cost: no absurd
-    # capacity (2 x 1000 / (0.001 + 0.15 + 0.05 ms)).
-    assert any("2 loops serve 9950 req/s" in r for f in advice.fits for r in f.reasons)
+    # capacity (2 x 1000 / (0.001 + 0.08 + 0.05 ms)).
+    assert any("2 loops serve 15267 req/s" in r for f in advice.fits for r in f.reasons)
