@@ -197,21 +197,8 @@ def _haproxy(tmp_path: Path, upstream: tuple[str, ...]) -> Iterator[tuple[int, W
                  lb_listen_port=port)  # fmt: skip
     conf = tmp_path / "haproxy.cfg"
     conf.write_text(render_haproxy(plan_for(w)))
-    process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            assert process.poll() is None, "haproxy exited"
-            assert time.monotonic() < deadline, "haproxy did not listen"
-            time.sleep(0.05)
+    with _running_haproxy(conf, port):
         yield port, w
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def _send(port: int, method: str, timeout_s: float = 30.0) -> int:
@@ -354,35 +341,42 @@ def test_an_asgi_host_gets_its_maxconn_and_the_excess_waits_at_most_the_queue_ti
         conf = tmp_path / "haproxy.cfg"
         # The stats socket is the test's window into the queue; the rest is the file as generated.
         conf.write_text(text.replace("global\n", f"global\n    stats socket {stats}\n", 1))
-        process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        try:
-            deadline = time.monotonic() + 10
-            while not stats.exists() or not _listening(port):
-                assert process.poll() is None, "haproxy exited"
-                assert time.monotonic() < deadline, "haproxy did not listen"
-                time.sleep(0.05)
-            with ThreadPoolExecutor(maxconn + 2) as pool:
-                held = [pool.submit(_send, port, "GET") for _ in range(maxconn)]
-                host.wait_arrived(maxconn)
-                # One more: no slot, so it waits in the queue; a slot freed in time serves it.
-                held.append(pool.submit(_send, port, "GET"))
-                _wait_queued(stats, 1)
+        with _running_haproxy(conf, port, stats), ThreadPoolExecutor(maxconn + 2) as pool:
+            held = [pool.submit(_send, port, "GET") for _ in range(maxconn)]
+            host.wait_arrived(maxconn)
+            # One more: no slot, so it waits in the queue; a slot freed in time serves it.
+            held.append(pool.submit(_send, port, "GET"))
+            _wait_queued(stats, 1)
+            host.release.release()
+            host.wait_arrived(maxconn + 1)
+            # Another, while every slot stays taken: after the queue timeout, a 503.
+            began = time.monotonic()
+            assert _send(port, "GET") == 503
+            waited = time.monotonic() - began
+            # Without `timeout queue` HAProxy waits `timeout connect` (2 s) instead.
+            assert plan.lb_queue_timeout_ms / 1000 <= waited < plan.lb_connect_timeout_s
+            assert host.arrived == maxconn + 1  # the host never saw the shed request
+            for _ in held:
                 host.release.release()
-                host.wait_arrived(maxconn + 1)
-                # Another, while every slot stays taken: after the queue timeout, a 503.
-                began = time.monotonic()
-                assert _send(port, "GET") == 503
-                waited = time.monotonic() - began
-                # Without `timeout queue` HAProxy waits `timeout connect` (2 s) instead.
-                assert plan.lb_queue_timeout_ms / 1000 <= waited < plan.lb_connect_timeout_s
-                assert host.arrived == maxconn + 1  # the host never saw the shed request
-                for _ in held:
-                    host.release.release()
-                assert [f.result(30) for f in held] == [200] * (maxconn + 1)
-        finally:
-            process.terminate()
-            process.wait(10)
+            assert [f.result(30) for f in held] == [200] * (maxconn + 1)
+
+
+@contextlib.contextmanager
+def _running_haproxy(conf: Path, port: int, stats: Path | None = None) -> Iterator[None]:
+    """HAProxy run in the foreground from `conf` until it listens on `port` (and has made its
+    stats socket, when the test reads one); stopped on the way out."""
+    process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while (stats is not None and not stats.exists()) or not _listening(port):
+            assert process.poll() is None, "haproxy exited"
+            assert time.monotonic() < deadline, "haproxy did not listen"
+            time.sleep(0.05)
+        yield
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def _listening(port: int) -> bool:
@@ -469,30 +463,23 @@ def test_haproxy_in_nginx_place_gives_each_worker_its_maxconn_and_queues_the_res
     conf = tmp_path / "haproxy.cfg"
     text = render_haproxy(plan, "app")
     conf.write_text(text.replace("global\n", f"global\n    stats socket {stats}\n", 1))
-    with _HeldHost(ports[0]) as first, _HeldHost(ports[1]) as second:
-        process = subprocess.Popen([tool("haproxy"), "-db", "-f", str(conf)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        try:
-            deadline = time.monotonic() + 10
-            while not stats.exists() or not _listening(listen):
-                assert process.poll() is None, "haproxy exited"
-                assert time.monotonic() < deadline, "haproxy did not listen"
-                time.sleep(0.05)
-            with ThreadPoolExecutor(2 * maxconn + 1) as pool:
-                held = [pool.submit(_send, listen, "GET") for _ in range(2 * maxconn)]
-                first.wait_arrived(maxconn)
-                second.wait_arrived(maxconn)
-                began = time.monotonic()
-                assert _send(listen, "GET") == 503  # no slot on either worker within the wait
-                assert queue_ms / 1000 <= time.monotonic() - began < plan.lb_connect_timeout_s
-                assert (first.arrived, second.arrived) == (maxconn, maxconn)
-                for _ in held:
-                    first.release.release()
-                    second.release.release()
-                assert [f.result(30) for f in held] == [200] * (2 * maxconn)
-        finally:
-            process.terminate()
-            process.wait(10)
+    with (
+        _HeldHost(ports[0]) as first,
+        _HeldHost(ports[1]) as second,
+        _running_haproxy(conf, listen, stats),
+        ThreadPoolExecutor(2 * maxconn + 1) as pool,
+    ):
+        held = [pool.submit(_send, listen, "GET") for _ in range(2 * maxconn)]
+        first.wait_arrived(maxconn)
+        second.wait_arrived(maxconn)
+        began = time.monotonic()
+        assert _send(listen, "GET") == 503  # no slot on either worker within the wait
+        assert queue_ms / 1000 <= time.monotonic() - began < plan.lb_connect_timeout_s
+        assert (first.arrived, second.arrived) == (maxconn, maxconn)
+        for _ in held:
+            first.release.release()
+            second.release.release()
+        assert [f.result(30) for f in held] == [200] * (2 * maxconn)
 
 
 def _fast_path(cores: int, **settings: Any) -> Workload:
