@@ -1,4 +1,5 @@
-"""Sockets: one per worker behind nginx least_conn, their permissions, and no address twice."""
+"""Sockets: one per worker behind nginx least_conn (one shared by single-threaded processes),
+who accepts from them, their permissions, and no address twice."""
 
 from __future__ import annotations
 
@@ -148,24 +149,22 @@ def _layout(w: Workload, d: Derivation) -> None:
             "one socket than on a socket each, at the same req/s"
         )
     d.put("socket_layout", layout, why)
-    _gunicorn_worker(w, d, threads)
     lock = layout == "shared" and processes >= THUNDER_LOCK_MIN_PROCESSES
-    d.put(
-        "thunder_lock",
-        lock,
-        (
+    if lock:
+        why = (
             f"{processes} processes on one socket: they take turns in accept() instead of all "
             f"waking for every connection (uWSGI's thunder-lock, from {THUNDER_LOCK_MIN_PROCESSES} "
-            "processes; uWSGI's article on serializing accept)"
+            "processes, as uWSGI's article on serializing accept advises; bench balance measured "
+            "it a wash at 6 processes on 2 cores)"
         )
-        if lock
-        else (
-            f"{processes} processes on one socket: few enough to wake together (from "
-            f"{THUNDER_LOCK_MIN_PROCESSES})"
-            if layout == "shared"
-            else "a socket per worker: no accept() to share"
-        ),
-    )
+    elif layout == "shared":
+        why = (
+            f"{processes} processes on one socket: few enough to wake together (thunder-lock "
+            f"from {THUNDER_LOCK_MIN_PROCESSES})"
+        )
+    else:
+        why = "a socket per worker: no accept() to share"
+    d.put("thunder_lock", lock, why)
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
@@ -199,8 +198,14 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             f"{_span(BALANCE_AT_CORES_P99)} x lower p99 at concurrency = cores, and no clear "
             "difference from 2 x cores up, where every layout spends the same CPU per request",
         )
-        d.put("shared_socket", shared, "the single socket of the shared-socket gunicorn layout")
+        d.put(
+            "shared_socket",
+            shared,
+            "the single socket of gen gunicorn's layout, and of uWSGI's for single-threaded "
+            "processes (socket_layout)",
+        )
     _layout(w, d)
+    _gunicorn_worker(w, d, d.get_int("threads"))
 
     unix = w.socket_dir is not None
     mode = f"{SOCKET_MODE:o}" if unix else None
