@@ -25,7 +25,7 @@ same generated nginx:
 * `servertune`: exactly `servertune gen uwsgi` + `servertune gen nginx` for this machine's memory
   (its cgroup limit, else its RAM) and the app's memory per worker as `servertune measure`
   reports it: the concurrency as single-threaded processes on one socket (`socket_layout`),
-  taking turns in accept() from 5 processes (`thunder_lock`).
+  taking turns in accept() from `THUNDER_LOCK_MIN_PROCESSES` processes (`thunder_lock`).
 
 Baselines are plans derived by the same rules with the changed number forced (its reason says
 "forced by the benchmark: ..."), rendered by the same targets (`render_uwsgi(plan, "shared")`).
