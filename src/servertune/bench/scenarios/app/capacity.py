@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servertune.bench.harness.report import Target
+from servertune.bench.scenarios.app.load import CPU_KEYS
 
 #: The plan's capacity should be within this share of the saturation measured: a plan further
 #: off admits the wrong number of requests.
@@ -107,8 +108,7 @@ def cpu_said(sat: Saturation, cores: int, tool: str, front: str) -> str:
     from servertune.bench.harness.stats import median
 
     row = sat.row
-    app, proxy, load = (row.get(k) for k in ("app_cpu_ms_per_req", "proxy_cpu_ms_per_req",
-                                             "load_cpu_ms_per_req"))  # fmt: skip
+    app, proxy, load = (row.get(k) for k in CPU_KEYS[:3])
     if app is None or proxy is None or load is None:
         return "CPU per request not measured"
     sent = int(row.get("requests") or 0)
