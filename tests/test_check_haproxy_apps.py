@@ -73,25 +73,82 @@ def test_maxconn_above_uvicorn_limit_concurrency_is_found(tmp_path: Path) -> Non
     assert "--limit-concurrency 8" in finding.message  # type: ignore[attr-defined]
     assert "503" in finding.message  # type: ignore[attr-defined]
     assert "serves 7 at once" in finding.message  # type: ignore[attr-defined]
-    assert finding.fix == "maxconn 7"  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 7 pool-max-conn 0"  # type: ignore[attr-defined]
     assert [r.file.name for r in finding.related] == ["start.sh"]  # type: ignore[attr-defined]
     assert "5.2-maxconn" in finding.backing  # type: ignore[attr-defined]
-    clean = _check(tmp_path, _haproxy("maxconn 7"), _uvicorn("--limit-concurrency 8"))
-    assert clean.findings == ()
+    fixed = _haproxy("maxconn 7 pool-max-conn 0")
+    assert _check(tmp_path, fixed, _uvicorn("--limit-concurrency 8")).findings == ()
     at_the_limit = _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 8"))
     assert len(_rule(at_the_limit, "balancer-maxconn-over-app-limit")) == 1
 
 
+@pytest.mark.parametrize(
+    ("backend", "options", "fix", "why"),
+    [
+        ("http-reuse always", "maxconn 7", "pool-max-conn 0", "before the connection"),
+        ("http-reuse safe", "maxconn 4", "pool-max-conn 3", "first request over a new"),
+        ("", "maxconn 4", "pool-max-conn 3", "http-reuse safe"),
+        ("http-reuse always", "maxconn 4 pool-max-conn 4", "pool-max-conn 3", "up to 8"),
+        ("http-reuse never", "maxconn 4", "option http-server-close", "same client"),
+    ],
+)
+def test_idle_connections_past_uvicorn_limit_are_found(
+    tmp_path: Path, backend: str, options: str, fix: str, why: str
+) -> None:
+    """In HTTP mode maxconn counts requests; the connections HAProxy keeps open after the
+    answers count against uvicorn's limit too (8, serving 7): an unbounded idle pool, one
+    that with maxconn passes 7, or connections kept per client are found, and the fix bounds
+    the pool to what maxconn leaves."""
+    haproxy = _haproxy(options).replace("    http-reuse always\n", f"    {backend}\n")
+    result = _check(tmp_path, haproxy, _uvicorn("--limit-concurrency 8"))
+    (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
+    assert "counts requests, not connections" in finding.message  # type: ignore[attr-defined]
+    assert why in finding.message  # type: ignore[attr-defined]
+    assert fix in finding.fix  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("backend", "options"),
+    [
+        ("http-reuse safe", "maxconn 4 pool-max-conn 3"),
+        ("http-reuse always", "maxconn 3"),
+        ("option http-server-close", "maxconn 7"),
+        ("http-reuse never\n    option http-server-close", "maxconn 7"),
+    ],
+)
+def test_idle_connections_within_uvicorn_limit_are_clean(
+    tmp_path: Path, backend: str, options: str
+) -> None:
+    """maxconn plus the idle connections HAProxy may keep stay within the 7 uvicorn serves:
+    a bounded pool, `always` at half the limit, or connections closed after each answer."""
+    haproxy = _haproxy(options).replace("    http-reuse always\n", f"    {backend}\n")
+    assert _check(tmp_path, haproxy, _uvicorn("--limit-concurrency 8")).findings == ()
+
+
+def test_tcp_mode_holds_only_maxconn_connections(tmp_path: Path) -> None:
+    """In TCP mode the client's connection is the server's: maxconn 7 is 7 connections."""
+    haproxy = (
+        _haproxy("maxconn 7")
+        .replace("mode http", "mode tcp")
+        .replace("    http-reuse always\n", "")
+    )
+    result = _check(tmp_path, haproxy, _uvicorn("--limit-concurrency 8"))
+    assert [b.app.kind for b in result.balancer_links if b.app is not None] == ["uvicorn"]
+    assert _rule(result, "balancer-maxconn-over-app-limit") == []
+    unbounded = haproxy.replace("maxconn 7", "maxconn 7 pool-max-conn -1")
+    assert _check(tmp_path, unbounded, _uvicorn("--limit-concurrency 8")).findings == ()
+
+
 def test_maxconn_of_every_backend_to_one_server_adds_up(tmp_path: Path) -> None:
     """Two backends to one uvicorn (gen's idempotent / once pair): 4 + 6 is above 8, 4 + 4 is not."""
-    two = _haproxy("maxconn {first}") + (
+    two = _haproxy("maxconn {first} pool-max-conn 0") + (
         "\nbackend once\n    option http-server-close\n"
         "    server w0 127.0.0.1:8001 track workers/w0 maxconn {second}\n"
     )
     result = _check(tmp_path, two.format(first=4, second=6), _uvicorn("--limit-concurrency 8"))
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
     assert "maxconn 10 (4, 6 on 2 server lines)" in finding.message  # type: ignore[attr-defined]
-    assert finding.fix == "maxconn 3 on each server line to it"  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 3 pool-max-conn 0 on each server line to it"  # type: ignore[attr-defined]
     clean = _check(tmp_path, two.format(first=4, second=4), _uvicorn("--limit-concurrency 9"))
     assert _rule(clean, "balancer-maxconn-over-app-limit") == []
 
@@ -103,7 +160,9 @@ def test_server_without_maxconn_in_front_of_a_chosen_limit_is_found(tmp_path: Pa
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
     assert "no maxconn" in finding.message  # type: ignore[attr-defined]
     assert finding.fix.startswith("maxconn 7")  # type: ignore[attr-defined]
-    defaulted = _haproxy().replace("    server w0", "    default-server maxconn 7\n    server w0")
+    defaulted = _haproxy().replace(
+        "    server w0", "    default-server maxconn 7 pool-max-conn 0\n    server w0"
+    )
     assert _check(tmp_path, defaulted, _uvicorn("--limit-concurrency 8")).findings == ()
     assert _check(tmp_path, _haproxy(), _uvicorn("--no-access-log")).findings == ()
 
@@ -136,7 +195,7 @@ def test_unix_socket_servers_link_to_uvicorn_uds(tmp_path: Path) -> None:
     )
     assert [b.server.value for b in result.balancer_links] == ["unix:/run/app.sock"]
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
-    assert finding.fix == "maxconn 7"  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 7 pool-max-conn 0"  # type: ignore[attr-defined]
 
 
 def test_timeout_server_below_gunicorn_timeout_is_found(tmp_path: Path) -> None:
@@ -165,14 +224,23 @@ def test_haproxy_pool_longer_than_uvicorn_keepalive_is_found(tmp_path: Path) -> 
     assert _check(tmp_path, _haproxy("pool-purge-delay 60s"), _uvicorn("")).findings == ()
 
 
-@pytest.mark.parametrize("value", ["ten", "-1", "1e3", "\u00b2", "9" * 5000])
-def test_a_maxconn_that_is_not_a_number_is_one_error_line(tmp_path: Path, value: str) -> None:
-    """`maxconn ten`: exit 2, one `error:` line naming the file, line and the word."""
-    (tmp_path / "haproxy.cfg").write_text(_haproxy(f"maxconn {value}"))
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        *(("maxconn", v) for v in ["ten", "-1", "1e3", "\u00b2", "9" * 5000]),
+        *(("pool-max-conn", v) for v in ["ten", "-2", "--1", "1e3", "\u00b2", "9" * 5000]),
+    ],
+)
+def test_a_server_number_that_is_not_a_number_is_one_error_line(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    """`maxconn ten`, `pool-max-conn -2`: exit 2, one `error:` line naming the file, line and
+    the word (-1 is pool-max-conn's "unbounded")."""
+    (tmp_path / "haproxy.cfg").write_text(_haproxy(f"{key} {value}"))
     result = CliRunner().invoke(app, ["check", str(tmp_path / "haproxy.cfg")])
     assert result.exit_code == 2, result.output
     (line,) = [x for x in result.output.splitlines() if x.startswith("error:")]
-    assert "haproxy.cfg:15: maxconn: not a number of connections" in line
+    assert f"haproxy.cfg:15: {key}: not a number of connections" in line
     assert "Traceback" not in result.output
 
 
@@ -193,7 +261,7 @@ def test_unconditional_set_timeout_server_is_the_timeout_compared(tmp_path: Path
 
 def test_json_lists_the_haproxy_links(tmp_path: Path) -> None:
     """`check --format json` names each HAProxy server line, its maxconn and the app behind it."""
-    _check(tmp_path, _haproxy("maxconn 8"), _uvicorn("--limit-concurrency 9"))
+    _check(tmp_path, _haproxy("maxconn 8 pool-max-conn 0"), _uvicorn("--limit-concurrency 9"))
     files = [str(tmp_path / "haproxy.cfg"), str(tmp_path / "start.sh"), "--format", "json"]
     result = CliRunner().invoke(app, ["check", *files])
     assert result.exit_code == 0, result.output
@@ -203,6 +271,7 @@ def test_json_lists_the_haproxy_links(tmp_path: Path) -> None:
         "backend": "workers",
         "server": "127.0.0.1:8001",
         "maxconn": 8,
+        "pool_max_conn": 0,
         "nginx": None,
         "app": str(tmp_path / "start.sh"),
     }
@@ -219,6 +288,6 @@ def test_a_compose_service_name_links_like_an_address(tmp_path: Path) -> None:
     result = _check(tmp_path, _haproxy("maxconn 20", address="web:8000"), ("compose.yaml", compose))
     assert [b.app.kind for b in result.balancer_links if b.app is not None] == ["uvicorn"]
     (finding,) = _rule(result, "balancer-maxconn-over-app-limit")
-    assert finding.fix == "maxconn 7"  # type: ignore[attr-defined]
+    assert finding.fix == "maxconn 7 pool-max-conn 0"  # type: ignore[attr-defined]
     elsewhere = _haproxy("maxconn 20", address="web:9000")
     assert _check(tmp_path, elsewhere, ("compose.yaml", compose)).balancer_links == ()

@@ -125,6 +125,8 @@ class BalancerLink:
     app: AppServer | None = None
     #: The server line's `maxconn` (None: no limit of its own).
     maxconn: Setting[int] | None = None
+    #: The server line's `pool-max-conn` (None: unbounded).
+    pool: Setting[int] | None = None
 
 
 def link_balancers(
@@ -136,7 +138,8 @@ def link_balancers(
     links: list[BalancerLink] = []
     for balancer in balancers:
         limits = balancer.maxconns or (None,) * len(balancer.servers)
-        for server, maxconn in zip(balancer.servers, limits, strict=True):
+        pools = balancer.pools or (None,) * len(balancer.servers)
+        for server, maxconn, pool in zip(balancer.servers, limits, pools, strict=True):
             fronted = [
                 n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)
             ]
@@ -146,5 +149,5 @@ def link_balancers(
             reached = [a for a in apps if any(_serves(s.value, server.value) for s in a.sockets)]
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
             for app in reached or _by_name(server.value, apps):
-                links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn))
+                links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links

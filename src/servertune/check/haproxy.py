@@ -315,20 +315,51 @@ def _maxconn(args: list[str], at: Location) -> Setting[int] | None:
     return Setting(int(text), at)
 
 
-def _servers(section: _Section) -> list[tuple[Setting[str], Setting[int] | None]]:
-    """Each `server`'s address and its `maxconn`: its own, else the `default-server` line's
-    before it (0 is HAProxy's "no limit")."""
-    found: list[tuple[Setting[str], Setting[int] | None]] = []
-    default: Setting[int] | None = None
+def _pool(args: list[str], at: Location) -> Setting[int] | None:
+    """A `server` / `default-server` line's `pool-max-conn N` (section 5.2; -1: unbounded),
+    None when it has none."""
+    if "pool-max-conn" not in args[:-1]:
+        return None
+    text = args[args.index("pool-max-conn") + 1]
+    digits = "1" if text == "-1" else text
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
+        raise CheckInputError(f"{at}: pool-max-conn: not a number of connections: {text!r}")
+    return Setting(int(text), at)
+
+
+@dataclass(frozen=True)
+class _Server:
+    address: Setting[str]
+    #: Its `maxconn`; None: no limit (none written, or 0).
+    maxconn: Setting[int] | None
+    #: Its `pool-max-conn`; None: unbounded (none written, or -1).
+    pool: Setting[int] | None
+
+
+def _servers(section: _Section) -> list[_Server]:
+    """Each `server`'s address, `maxconn` and `pool-max-conn`: its own, else the
+    `default-server` line's before it (a maxconn of 0 is HAProxy's "no limit", a pool of -1
+    is unbounded)."""
+    found: list[_Server] = []
+    default_limit: Setting[int] | None = None
+    default_pool: Setting[int] | None = None
     for args, at in section.servers:
-        own = _maxconn(args, at)
+        own_limit, own_pool = _maxconn(args, at), _pool(args, at)
         if args[0] == "default-server":
-            default = own
+            default_limit, default_pool = own_limit, own_pool
             continue
         address = _address(args, at)
-        if address is not None:
-            limit = own if own is not None else default
-            found.append((address, None if limit is None or limit.value == 0 else limit))
+        if address is None:
+            continue
+        limit = own_limit if own_limit is not None else default_limit
+        pool = own_pool if own_pool is not None else default_pool
+        found.append(
+            _Server(
+                address,
+                None if limit is None or limit.value == 0 else limit,
+                None if pool is None or pool.value < 0 else pool,
+            )
+        )
     return found
 
 
@@ -351,7 +382,9 @@ def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
     clients = fronts or [section]
     reuse = _word(section, "http-reuse", DEFAULT_REUSE)
     idle: Setting[float] | None
+    keeps = "session" if reuse == "never" else reuse
     if _word(section, "mode", DEFAULT_MODE) != "http":
+        keeps = "closed"
         tunnel = _time(section, "timeout tunnel")
         if tunnel is not None:
             idle, how = (
@@ -369,6 +402,7 @@ def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
         _option_on(s, o) for s in (section, *clients) for o in ("http-server-close", "httpclose")
     ):
         idle, how = None, "`option http-server-close` / `httpclose`: no idle connection to a server"
+        keeps = "closed"
     else:
         client_idle = _longest(section.at, *(_client_idle(c) for c in clients))
         if reuse == "never":
@@ -386,12 +420,14 @@ def _balancer(section: _Section, fronts: list[_Section]) -> Balancer:
         file=section.at.file,
         name=section.name,
         at=section.at,
-        servers=tuple(address for address, _ in servers),
+        servers=tuple(s.address for s in servers),
         idle=idle,
         idle_source=how,
         server_timeout=server_timeout,
         server_timeout_directive=server_timeout_directive,
-        maxconns=tuple(limit for _, limit in servers),
+        maxconns=tuple(s.maxconn for s in servers),
+        keeps=keeps,
+        pools=tuple(s.pool for s in servers),
     )
 
 

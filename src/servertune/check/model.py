@@ -274,6 +274,15 @@ class Balancer:
     #: Each server's `maxconn` (its own, else `default-server`'s), in `servers`' order;
     #: None: no limit of its own.
     maxconns: tuple[Setting[int] | None, ...] = ()
+    #: What HAProxy does with a server connection once its request is answered: "closed"
+    #: (TCP mode, where the client's connection is the server's, or `option http-server-close`
+    #: / `httpclose`), "session" (`http-reuse never`: kept for the same client's next request),
+    #: else the `http-reuse` strategy under which it joins the server's idle pool ("safe",
+    #: "aggressive", "always").
+    keeps: str = "closed"
+    #: Each server's `pool-max-conn` (its own, else `default-server`'s), in `servers`' order:
+    #: how many idle connections its pool may hold; None: unbounded (-1, HAProxy's default).
+    pools: tuple[Setting[int] | None, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ def format_json(result: CheckResult) -> str:
                 "backend": link.balancer.name,
                 "server": link.server.value,
                 "maxconn": None if link.maxconn is None else link.maxconn.value,
+                "pool_max_conn": None if link.pool is None else link.pool.value,
                 "nginx": None if link.nginx is None else str(link.nginx.file),
                 "app": None if link.app is None else str(link.app.file),
             }

@@ -197,6 +197,7 @@ class Plan:
     lb_per_try_timeout_s: int = derived("s")
     lb_maxconn: int = derived("connections")
     lb_server_maxconn: tuple[int, ...] | None = derived("requests per server")
+    lb_server_pool: int | None = derived("connections")
     lb_queue_timeout_ms: int | None = derived("ms")
     lb_weights: tuple[int, ...] = derived("weights")
     lb_threads: int | None = derived("threads")

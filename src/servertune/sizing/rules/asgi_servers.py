@@ -95,16 +95,23 @@ def _uvicorn(w: Workload, m: Machine, d: Derivation) -> None:
     d.put("gunicorn_asgi_worker", *gunicorn_asgi_worker(w, m))
     admission = d.values["admission_limit"]
     idle = d.get_int("nginx_worker_processes") * d.get_int("upstream_keepalive_connections")
-    d.put(
-        "limit_concurrency",
-        None if admission is None else admission + idle + 1,
-        "no admission limit: none for uvicorn either"
-        if admission is None
-        else f"nginx's admission ({admission}) + the {idle} idle connections its keep-alive "
-        "pools may hold + 1: uvicorn counts open connections, idle ones and the request's own "
-        "included, and answers 503 once they reach the limit, so this bound trips only if "
-        "traffic bypasses the front",
-    )
+    if admission is None:
+        d.put("limit_concurrency", None, "no admission limit: none for uvicorn either")
+    else:
+        nginx = admission + idle
+        # HAProxy in nginx's place: maxconn on each of its two backends (the reusing one and
+        # the one that closes after each answer) and the reusing one's idle pool.
+        haproxy = 2 * d.get_int("admitted_per_process") + d.get_int("lb_server_pool")
+        d.put(
+            "limit_concurrency",
+            max(nginx, haproxy) + 1,
+            f"the most connections a front may hold open to one process + 1: nginx's admission "
+            f"({admission}) + the {idle} idle connections its keep-alive pools may hold = "
+            f"{nginx}; HAProxy in nginx's place, maxconn on its two backends + its idle pool = "
+            f"{haproxy}. uvicorn counts open connections, idle ones and the request's own "
+            "included, and answers 503 once they reach the limit, so this bound trips only if "
+            "traffic bypasses the front",
+        )
     d.put(
         "asgi_keepalive_s",
         d.get_int("gunicorn_keepalive_s"),

@@ -186,6 +186,7 @@ def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
     if admitted is None or per_process is None:
         reason = "no admission (a WSGI app: a thread per request): no server maxconn, no queue"
         d.put("lb_server_maxconn", None, reason)
+        d.put("lb_server_pool", None, reason)
         d.put("lb_queue_timeout_ms", None, reason)
         return
     assert isinstance(admitted, int)
@@ -205,6 +206,15 @@ def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
             "nginx admits, so nginx's limit_conn trips only for traffic that bypasses HAProxy; "
             "the rest wait in HAProxy's queue",
         )
+    d.put(
+        "lb_server_pool",
+        per_process,
+        f"`pool-max-conn {per_process}` on each app server line when HAProxy takes nginx's "
+        "place: in HTTP mode maxconn counts requests, not connections, and HAProxy keeps "
+        "answered connections idle for reuse (unbounded by default); uvicorn counts idle "
+        "connections against --limit-concurrency, so the pool keeps no more than a process "
+        "serves at once",
+    )
     wait_ms = d.get_float("admission_wait_ms")
     d.put(
         "lb_queue_timeout_ms",
