@@ -350,6 +350,15 @@ class Workload(BaseModel):
         "the loop, or a sync call not awaited); unset means cpu_fraction",
         json_schema_extra={"unit": "ratio"},
     )
+    in_flight_limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="ASGI: the most requests one process holds at once before the loop's time "
+        "per request climbs (`measure` drives the app at 1, 2, 4, ... in flight and writes it "
+        "when it finds one); each process admits no more; unset means no such limit",
+        json_schema_extra={"unit": "requests"},
+    )
     sync_views: bool = Field(
         default=False,
         description="ASGI: sync views run through sync_to_async on a thread pool, off the loop "

@@ -118,6 +118,15 @@ AppDir = Annotated[
         file_okay=False,
     ),
 ]
+Sweep = Annotated[
+    bool,
+    typer.Option(
+        "--sweep/--no-sweep",
+        help="ASGI: after the paths, drive the mix at 1, 2, 4, ... requests in flight (up to "
+        "256, about 10 s at most) and write in_flight_limit where the loop's time per request "
+        "climbs (default: on)",
+    ),
+]
 Out = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option("--out", help="write a workload TOML that `gen --workload` reads", dir_okay=False),
@@ -153,6 +162,7 @@ def measure(
     data: Data = None,
     interface: Interface = MeasureInterface.auto,
     app_dir: AppDir = None,
+    sweep: Sweep = True,
     out: Out = None,
     log: Log = None,
     log_format: LogFormat = None,
@@ -174,7 +184,7 @@ def measure(
             raise fail("APP: give an app or --log, not both")
         app_only = {"--path": path, "--requests": requests, "--warmup": warmup,
                     "--max-seconds": max_seconds, "--header": header, "--data": data,
-                    "--app-dir": app_dir}  # fmt: skip
+                    "--app-dir": app_dir, "--no-sweep": not sweep}  # fmt: skip
         if given := [flag for flag, value in app_only.items() if value]:
             raise fail(f"{given[0]}: measures an app; --log reads a log instead")
         _write(out, _measure_log(log, log_format, log_conf, out is not None))
@@ -201,6 +211,7 @@ def measure(
             interface=None if interface is MeasureInterface.auto else interface.value,  # type: ignore[arg-type]
             app_dir=None if app_dir is None else str(app_dir),
             on_sample=lambda _: progress.advance("requests measured"),
+            in_flight_sweep=sweep,
             **{k: v for k, v in defaults.items() if v is not None},  # type: ignore[arg-type]
         )
     except m.MeasureError as error:

@@ -11,12 +11,19 @@ from urllib.parse import unquote
 
 from servertune.measure.errors import MeasureError
 from servertune.measure.loading import detect_interface
+from servertune.measure.sweep import LevelFailed
 from servertune.measure.target import Request
 
 if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
     import asyncio
 
-__all__ = ["LIFESPAN_TIMEOUT_S", "LoopTimer", "asgi_caller", "asgi_scope"]
+__all__ = [
+    "LIFESPAN_TIMEOUT_S",
+    "AsgiCaller",
+    "LoopTimer",
+    "asgi_caller",
+    "asgi_scope",
+]
 
 #: How long an ASGI app may take to answer lifespan startup before measuring gives up.
 LIFESPAN_TIMEOUT_S = 10.0
@@ -166,10 +173,61 @@ class LoopTimer:
             handle._run = original  # type: ignore[method-assign]
 
 
+#: After a sweep level stops issuing, its requests in flight get this long to finish.
+DRAIN_SECONDS = 10.0
+
+
+class AsgiCaller:
+    """Calls into one ASGI app on one event loop: a request at a time, or many at once."""
+
+    def __init__(self, runner: asyncio.Runner, app: Callable[..., Any], state: dict[str, Any],
+                 timer: LoopTimer) -> None:  # fmt: skip
+        self._runner, self._app, self._state, self._timer = runner, app, state, timer
+
+    def __call__(self, req: Request) -> int:
+        return self._runner.run(call_asgi(self._app, req, self._state))
+
+    def level(
+        self, requests: list[Request], in_flight: int, count: int, seconds: float
+    ) -> tuple[int, float, float]:
+        """Up to `count` requests (cycling through `requests`), `in_flight` at a time, issued
+        for at most `seconds`: (answered, wall seconds, loop seconds)."""
+        return self._runner.run(self._level(requests, in_flight, count, seconds))
+
+    async def _level(
+        self, requests: list[Request], in_flight: int, count: int, seconds: float
+    ) -> tuple[int, float, float]:
+        import asyncio
+
+        issued = answered = 0
+        start = time.perf_counter()
+        loop0 = self._timer.seconds
+
+        async def slot() -> None:
+            nonlocal issued, answered
+            while issued < count and time.perf_counter() - start < seconds:
+                req = requests[issued % len(requests)]
+                issued += 1
+                try:
+                    await call_asgi(self._app, req, self._state)
+                except Exception as error:  # the app's own: this level cannot be measured
+                    raise LevelFailed(f"{req.method} {req.path} raised {error!r}") from None
+                answered += 1
+
+        tasks = [asyncio.ensure_future(slot()) for _ in range(in_flight)]
+        _, pending = await asyncio.wait(tasks, timeout=seconds + DRAIN_SECONDS)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+            raise LevelFailed(f"requests did not finish within {seconds + DRAIN_SECONDS:g} s")
+        for task in tasks:
+            task.result()  # LevelFailed, if a slot's request raised
+        return answered, time.perf_counter() - start, self._timer.seconds - loop0
+
+
 @contextlib.contextmanager
-def asgi_caller(
-    app: Callable[..., Any], timer: LoopTimer | None = None
-) -> Iterator[Callable[[Request], int]]:
+def asgi_caller(app: Callable[..., Any], timer: LoopTimer | None = None) -> Iterator[AsgiCaller]:
     """A blocking `call(req) -> status` for `app`, inside its lifespan, on one event loop.
 
     One loop for the whole run, as a server has: connection pools and caches the app keeps on
@@ -177,14 +235,11 @@ def asgi_caller(
     """
     import asyncio
 
-    with asyncio.Runner() as runner, (timer or LoopTimer()).installed():
+    timer = timer or LoopTimer()
+    with asyncio.Runner() as runner, timer.installed():
         lifespan = _Lifespan(app)
         runner.run(lifespan.startup())
-
-        def call(req: Request) -> int:
-            return runner.run(call_asgi(app, req, lifespan.state))
-
         try:
-            yield call
+            yield AsgiCaller(runner, app, lifespan.state, timer)
         finally:
             runner.run(lifespan.shutdown())

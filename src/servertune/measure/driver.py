@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from servertune.machine import free_threaded_build, read_gil_enabled
-from servertune.measure.asgi import LoopTimer, asgi_caller
+from servertune.measure.asgi import AsgiCaller, LoopTimer, asgi_caller
 from servertune.measure.clocks import Clock, rss_kb
 from servertune.measure.errors import AppFailed, MeasureError, describe_exception
 from servertune.measure.loading import Interface, detect_interface, load_app
 from servertune.measure.result import Measurement, Mix, Sample
+from servertune.measure.sweep import Sweep, sweep
 from servertune.measure.target import (
     Request,
     WeightedPath,
@@ -131,8 +132,10 @@ def measure_mix(
     max_seconds: float = DEFAULT_MAX_SECONDS,
     app: Callable[..., Any] | None = None,
     on_sample: Callable[[int], None] | None = None,
+    in_flight_sweep: bool = True,
 ) -> Mix:
-    """Measure each of `paths` in turn (`warmup` + `requests` each) and weigh them into a Mix."""
+    """Measure each of `paths` in turn (`warmup` + `requests` each) and weigh them into a Mix;
+    an ASGI app's mix is then driven at 1, 2, 4, ... requests in flight (`sweep`)."""
     if requests < 1:
         raise MeasureError("requests", f"must be at least 1; got {requests}")
     if warmup < 0:
@@ -177,13 +180,35 @@ def measure_mix(
                 rss_end_kb=rss_kb(),
             )
             parts.append((measurement, one.weight))
-    return Mix(tuple(parts))
+        found = None
+        if in_flight_sweep and isinstance(call, AsgiCaller):
+            found = _sweep(call, [(Request(method, t, q, tuple(headers), body), one.weight)
+                                  for one, t, q in targets])  # fmt: skip
+    return Mix(tuple(parts), found)
+
+
+#: The sweep cycles through the paths in this many slots, each path's share by its weight.
+SWEEP_SLOTS = 20
+
+
+def _sweep(call: AsgiCaller, weighted: list[tuple[Request, float]]) -> Sweep:
+    """The mix at 1, 2, 4, ... in flight on the app's one loop: each path gets its share of
+    the slots the requests cycle through (at least one)."""
+    total = sum(weight for _, weight in weighted)
+    cycle = [
+        req for req, weight in weighted for _ in range(max(1, round(SWEEP_SLOTS * weight / total)))
+    ]
+    return sweep(
+        lambda in_flight, count, seconds: call.level(cycle, in_flight, count, seconds),
+        time.monotonic,
+    )
 
 
 @contextlib.contextmanager
 def _caller(
     func: Callable[..., Any], kind: Interface, timer: LoopTimer | None = None
 ) -> Iterator[Callable[[Request], int]]:
+    """An ASGI app's AsgiCaller (it also drives requests at once), or a WSGI call."""
     if kind == "asgi":
         with asgi_caller(func, timer) as call:
             yield call

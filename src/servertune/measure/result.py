@@ -18,6 +18,7 @@ from typing import Any
 
 from servertune.bench.harness.stats import percentile
 from servertune.measure.loading import Interface
+from servertune.measure.sweep import Sweep
 from servertune.workload import APP_PATTERN, MIN_SERVICE_TIME_MS
 from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, dumps
 
@@ -295,10 +296,10 @@ class Measurement:
         notes.append(gil_note(self.gil_enabled, self.free_threaded))
         return notes
 
-    def to_toml(self) -> str:
+    def to_toml(self, values: dict[str, Any] | None = None) -> str:
         """A workload file `servertune gen --workload` reads; the spread goes in `[measured]`."""
         return dumps(
-            self.workload_values(),
+            self.workload_values() if values is None else values,
             self.measured(),
             comments=(
                 f"servertune measure {self.app} {self.method} {self.path} ({self.date})",
@@ -321,6 +322,8 @@ class Mix:
     """
 
     parts: tuple[tuple[Measurement, float], ...]
+    #: An ASGI app's in-flight sweep over the mix (None: not run).
+    sweep: Sweep | None = None
 
     def __post_init__(self) -> None:
         if not self.parts:
@@ -389,7 +392,7 @@ class Mix:
                 for (m, w), f in zip(self.parts, loops, strict=True)
             )
             loop = min(1.0, loop_ms / self.total_weight / self._weighted_mean("service_time_ms"))
-        return workload_values(
+        values = workload_values(
             first.app,
             first.interface,
             self.service_time_ms,
@@ -398,6 +401,16 @@ class Mix:
             self.gil_enabled,
             self.memory,
         )
+        return self._with_sweep(values)
+
+    def _with_sweep(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The values, with the in-flight limit the sweep found (if it found one)."""
+        if self.sweep is not None and self.sweep.limit is not None:
+            values = {**values, "in_flight_limit": self.sweep.limit}
+        return values
+
+    def _sweep_lines(self) -> list[str]:
+        return [] if self.sweep is None else ["", *self.sweep.lines()]
 
     @property
     def memory(self) -> tuple[int, float] | None:
@@ -436,7 +449,7 @@ class Mix:
     def table(self) -> str:
         """Per path, then the mix: service time spread, cpu_fraction, share; then the estimate."""
         if len(self.parts) == 1:
-            return self.first.table()
+            return "\n".join([self.first.table(), *self._sweep_lines()])
         first = self.first
         statuses: Counter[int] = Counter()
         for m, _ in self.parts:
@@ -492,12 +505,12 @@ class Mix:
         if self.cpu_fraction < MIN_CPU_FRACTION:
             lines.append(f"note: {FLOOR_NOTE}")
         lines.append(f"note: {gil_note(self.gil_enabled, free_threaded)}")
-        return "\n".join(lines)
+        return "\n".join([*lines, *self._sweep_lines()])
 
     def to_toml(self) -> str:
         """A workload file with the mix's estimate, and each path's spread under `[measured]`."""
         if len(self.parts) == 1:
-            return self.first.to_toml()
+            return self.first.to_toml(self._with_sweep(self.first.workload_values()))
         first = self.first
         mixed = ", ".join(f"{m.path}={w:g}" for m, w in self.parts)
         return dumps(

@@ -79,9 +79,9 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             d.put(name, None, "interface is 'wsgi': a thread per request, nothing to admit")
         return
     processes = d.get_int("processes")
-    capacity, fastest = _capacities(w, d, processes)
     hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
-    _admit(d, processes, hold, capacity, fastest)
+    capacity, fastest = _capacities(w, d, processes, hold)
+    _admit(d, processes, hold, capacity, fastest, w.in_flight_limit)
     if w.sync_views:
         rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
         calls = in_flight(rate / processes, hold)
@@ -96,8 +96,9 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     d.put("executor_threads", threads, reason)
 
 
-def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, float]:
-    """The time a request holds its loop, and uvicorn's and granian's capacity (req/s)."""
+def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tuple[float, float]:
+    """The time a request holds its loop, and uvicorn's and granian's capacity (req/s): what
+    the loops serve, or what `in_flight_limit` requests held `hold` s each are, if fewer."""
     share, share_reason = loop_share(w, d.get_float("cores_per_process"))
     lbf = w.loop_blocking_fraction
     if lbf is not None and share > lbf and "cpu_fraction" not in w.model_fields_set:
@@ -123,26 +124,44 @@ def _capacities(w: Workload, d: Derivation, processes: int) -> tuple[float, floa
         "(measured in-process times leave it out)"
     )
     loop_ms = d.put("loop_ms", app_ms + ASGI_SERVER_MS_PER_REQUEST, loop_reason)
+    held, held_reason = math.inf, ""
+    if w.in_flight_limit is not None:
+        held = processes * w.in_flight_limit / hold
+        held_reason = (
+            f"; at most {processes} x in_flight_limit {w.in_flight_limit} / {hold * 1000:.1f} ms "
+            f"held = {held:.1f} req/s (past that many in flight the app's loop time per request "
+            "climbs)"
+        )
+    served = processes * 1000 / (loop_ms + NGINX_MS_PER_REQUEST)
     capacity = d.put(
         "asgi_capacity_rps",
-        processes * 1000 / (loop_ms + NGINX_MS_PER_REQUEST),
+        min(served, held),
         f"{processes} processes x 1000 / ({loop_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
         "nginx on the same cores): awaiting costs the loop nothing, blocking time is served one "
-        "request at a time (uvicorn's, and gunicorn's ASGI workers')",
+        "request at a time (uvicorn's, and gunicorn's ASGI workers')"
+        + (held_reason if held < served else ""),
     )
     granian_loop_ms = app_ms + GRANIAN_SERVER_MS_PER_REQUEST
+    served = processes * 1000 / (granian_loop_ms + NGINX_MS_PER_REQUEST)
     fastest = d.put(
         "granian_capacity_rps",
-        processes * 1000 / (granian_loop_ms + NGINX_MS_PER_REQUEST),
+        min(served, held),
         f"{processes} processes x 1000 / ({app_ms:.2f} ms of the app + "
         f"{GRANIAN_SERVER_MS_PER_REQUEST:g} ms of granian's own (it parses HTTP in Rust, off "
         f"the GIL) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops serve more than "
-        "uvicorn's, so it gets its own capacity",
+        "uvicorn's, so it gets its own capacity" + (held_reason if held < served else ""),
     )
     return capacity, fastest
 
 
-def _admit(d: Derivation, processes: int, hold: float, capacity: float, fastest: float) -> None:
+def _admit(
+    d: Derivation,
+    processes: int,
+    hold: float,
+    capacity: float,
+    fastest: float,
+    in_flight_limit: int | None = None,
+) -> None:
     """The wait budget, and what nginx admits: Little's law at the fastest server's capacity."""
     wait = (
         d.put(
@@ -177,6 +196,12 @@ def _admit(d: Derivation, processes: int, hold: float, capacity: float, fastest:
         )
         admitted = MAX_ADMITTED_PER_PROCESS
         reason += f", capped at {MAX_ADMITTED_PER_PROCESS} (open files per process)"
+    if in_flight_limit is not None and admitted > in_flight_limit:
+        admitted = in_flight_limit
+        reason += (
+            f", capped at in_flight_limit {in_flight_limit}: past that many in flight the app's "
+            "loop time per request climbs, so admitting more serves fewer, later"
+        )
     admitted = d.put("admitted_per_process", admitted, reason)
     d.put(
         "admission_limit",

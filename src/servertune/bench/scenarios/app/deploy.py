@@ -141,6 +141,8 @@ class Deploy(Candidates):
             "--service-time-ms", f"{w.service_time_ms:g}", "--cpu-fraction", f"{w.cpu_fraction:g}",
             *(["--loop-blocking-fraction", f"{w.loop_blocking_fraction:g}"]
               if w.loop_blocking_fraction is not None else []),
+            *(["--in-flight-limit", str(w.in_flight_limit)]
+              if w.in_flight_limit is not None else []),
             "--app", w.app, "--app-dir", str(w.app_dir),
         ]  # fmt: skip
         return " && ".join(

@@ -51,6 +51,8 @@ from servertune.bench.scenarios.app.levels import (
 from servertune.bench.scenarios.app.load import Load
 from servertune.bench.scenarios.app.summary_dual import DualSummary
 from servertune.bench.scenarios.app.verdicts import NOISE_BAND
+from servertune.measure.asgi import DRAIN_SECONDS
+from servertune.measure.sweep import SWEEP_SECONDS
 
 #: Extra seconds a `servertune measure` process gets beyond its own time limit.
 MEASURE_GRACE_S = 15.0
@@ -137,7 +139,11 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
                 "service_time_ms": mix["service_time_ms"],
                 "cpu_fraction": mix["cpu_fraction"],
                 "interface": chosen,
-                **{k: mix[k] for k in ("loop_blocking_fraction", "gil") if k in mix},
+                **{
+                    k: mix[k]
+                    for k in ("loop_blocking_fraction", "in_flight_limit", "gil")
+                    if k in mix
+                },
                 "app": app_name,
                 # Where the app is imported from: --chdir, else here (as `servertune measure` does).
                 "app_dir": str(app_dir),
@@ -233,7 +239,13 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         if interface:
             argv += ["--interface", interface]
         # measure interrupts a request at twice its time budget; this bounds the whole process.
-        timeout = len(self.input.paths) * 2 * run.size.measure_seconds + MEASURE_GRACE_S
+        # (and an ASGI app's in-flight sweep after them, bounded by its own budget and drain).
+        timeout = (
+            len(self.input.paths) * 2 * run.size.measure_seconds
+            + SWEEP_SECONDS
+            + DRAIN_SECONDS
+            + MEASURE_GRACE_S
+        )
         run.progress.show(f"measuring {app} on {len(self.input.paths)} path(s)")
         try:
             done = run.stack.run("measure", argv, timeout_s=timeout, env=self.env)
