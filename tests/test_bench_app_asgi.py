@@ -606,6 +606,21 @@ def test_saturation_is_the_best_closed_level_once_the_top_level_sheds_or_stops_g
     assert shed.saturated is not None
     assert shed.saturated.startswith("shed 9000 (503) at c=128")
     assert saturation_target(shed).met is False  # 1100 / 600 = 1.83
+    # With the unloaded p50 known: 600 req/s x 56 ms = 34 of 32 connections in flight at c=32,
+    # so c=32 was bound by its connections and c=128 shed past admission: only a floor.
+    between = saturation("b", "granian", 1100.0, [_closed(32, 600.0), _closed(128, 450.0, 9000)],
+                         56.0)  # fmt: skip
+    assert between.saturated is None
+    assert between.floor is not None
+    assert "c=32 kept its connections in flight" in between.floor
+    assert saturation_target(between).met is None
+    assert "kept its connections in flight" in saturation_target(between).name
+    # 400 req/s x 56 ms = 22 of 32 in flight: c=32 already queued, so the shed counts.
+    queued_then_shed = saturation(
+        "b", "granian", 1100.0, [_closed(32, 400.0), _closed(128, 350.0, 9000)], 56.0
+    )
+    assert queued_then_shed.saturated is not None
+    assert queued_then_shed.saturated.startswith("shed 9000 (503) at c=128")
     # Still growing, but 128 connections at 1300 req/s and 56 ms unloaded: 73 in flight, so
     # the rest waited for a loop (the 50 ms /io app at 128 connections).
     queued = saturation("q", "uvicorn", 1800.0, [_closed(32, 580.0), _closed(128, 1300.0)], 56.0)

@@ -12,7 +12,11 @@ A row has saturated when its highest level shed (503: admission was full), when 
 by less than `SATURATION_GROWTH` from the level below while the connections at least doubled, or
 when its connections outnumber what its req/s keeps in flight at its unloaded latency by
 `QUEUED_SHARE` (Little's law: the rest were queued, waiting for a loop); otherwise its best
-req/s is a floor of what it serves, and the target is not judged.
+req/s is a floor of what it serves, and the target is not judged. A shed at the highest level
+does not make a lower best level its saturation when that level still kept its connections in
+flight: the closed loop bounded it there (connections / latency), and past the admission limit
+nginx's quick 503s send wrk's connections straight back, so the answered req/s there measures
+that churn; the saturation lies between the two levels, unmeasured.
 
 The note beside each ratio splits the CPU per answered request at that level (the app's
 servers, the proxy, the load generator) and the cores other work took meanwhile: on a shared
@@ -60,6 +64,8 @@ class Saturation:
     saturated: str | None
     #: The closed-level row (medians) the best req/s comes from.
     row: dict[str, Any]
+    #: Why the best req/s is only a floor, where the levels say more than "still growing".
+    floor: str | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -79,8 +85,14 @@ def saturation(
     best = max(levels, key=lambda r: float(r["rps"]))
     top = levels[-1]
     why = None
-    if int(top.get("refused_503") or 0) > 0:
+    if int(top.get("refused_503") or 0) > 0 and not _bound_by_connections(best, unloaded_p50_ms):
         why = f"shed {top['refused_503']} (503) at c={top['concurrency']}: admission was full"
+    elif int(top.get("refused_503") or 0) > 0:
+        return Saturation(
+            config, server, planned, float(best["rps"]), int(best["concurrency"]), None, best,
+            floor=f"c={best['concurrency']} kept its connections in flight and c="
+            f"{top['concurrency']} shed past the admission limit: the saturation lies between",
+        )  # fmt: skip
     if why is None and len(levels) > 1:
         below = levels[-2]
         grew = float(top["rps"]) / float(below["rps"]) if float(below["rps"]) > 0 else None
@@ -100,6 +112,18 @@ def saturation(
     return Saturation(
         config, server, planned, float(best["rps"]), int(best["concurrency"]), why, best
     )
+
+
+def _bound_by_connections(row: dict[str, Any], unloaded_p50_ms: float | None) -> bool:
+    """Whether a level kept at least QUEUED_SHARE of its connections in flight at the unloaded
+    latency (its req/s was then the closed loop's, not the servers'); False when the unloaded
+    latency is unknown or the level is past the closed loop's bound."""
+    if not unloaded_p50_ms:
+        return False
+    if int(row.get("refused_503") or 0) > 0:
+        return False
+    held = float(row["rps"]) * unloaded_p50_ms / 1000
+    return held >= QUEUED_SHARE * int(row["concurrency"])
 
 
 def cpu_said(sat: Saturation, cores: int, tool: str, front: str) -> str:
@@ -133,7 +157,11 @@ def cpu_said(sat: Saturation, cores: int, tool: str, front: str) -> str:
 def saturation_note(sat: Saturation, cores: int, tool: str, front: str) -> str:
     """One line: the plan's capacity, the measured saturation, their ratio, and the CPU split."""
     ratio = f"{sat.ratio:.2f} x" if sat.ratio is not None else "-"
-    state = f"saturated: {sat.saturated}" if sat.saturated else "not saturated: a floor"
+    state = (
+        f"saturated: {sat.saturated}"
+        if sat.saturated
+        else "not saturated: a floor" + (f" ({sat.floor})" if sat.floor else "")
+    )
     return (
         f"capacity {sat.config}: the plan's {sat.planned_rps:.0f} req/s ({sat.server}'s) against "
         f"{sat.measured_rps:.0f} measured at c={sat.concurrency} ({state}) = {ratio}; "
@@ -150,7 +178,13 @@ def saturation_target(sat: Saturation) -> Target:
         f"saturation measured ({sat.measured_rps:.0f} req/s at c={sat.concurrency}) = "
         + (f"{sat.ratio:.2f}" if sat.ratio is not None else "-")
         + ", |ratio - 1|"
-        + ("" if judged else ": not saturated at the highest level, so only a floor")
+        + (
+            ""
+            if judged
+            else f": not saturated ({sat.floor}), so only a floor"
+            if sat.floor
+            else ": not saturated at the highest level, so only a floor"
+        )
     )
     value = round(abs(sat.ratio - 1), 3) if judged and sat.ratio is not None else None
     return Target(name, value, "<=", CAPACITY_TOLERANCE)
