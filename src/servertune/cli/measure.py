@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperCommand
 
 from servertune.cli.options import check_output_path, fail, log_format_option, log_option
+from servertune.measure.sweep import MAX_IN_FLIGHT, SWEEP_SECONDS
 
 __all__ = ["MEASURE_FLAGS", "MeasureInterface", "NoRepeatedOptions", "measure"]
 
@@ -123,8 +124,8 @@ Sweep = Annotated[
     typer.Option(
         "--sweep/--no-sweep",
         help="ASGI: after the paths, drive the mix at 1, 2, 4, ... requests in flight (up to "
-        "256, about 10 s at most) and write in_flight_limit where the loop's time per request "
-        "climbs (default: on)",
+        f"{MAX_IN_FLIGHT}, within {SWEEP_SECONDS:g} s) and write in_flight_limit where the "
+        "loop's time per request climbs (default: on)",
     ),
 ]
 Out = Annotated[
