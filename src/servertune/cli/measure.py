@@ -13,7 +13,6 @@ import typer
 from typer.core import TyperCommand
 
 from servertune.cli.options import check_output_path, fail, log_format_option, log_option
-from servertune.measure.sweep import MAX_IN_FLIGHT, SWEEP_SECONDS
 
 __all__ = ["MEASURE_FLAGS", "MeasureInterface", "NoRepeatedOptions", "measure"]
 
@@ -123,9 +122,11 @@ Sweep = Annotated[
     bool,
     typer.Option(
         "--sweep/--no-sweep",
-        help="ASGI: after the paths, drive the mix at 1, 2, 4, ... requests in flight (up to "
-        f"{MAX_IN_FLIGHT}, within {SWEEP_SECONDS:g} s) and write in_flight_limit where the "
-        "loop's time per request climbs (default: on)",
+        # No numbers here: the sweep's bounds live in servertune.measure.sweep, which the CLI
+        # does not import until `measure` runs.
+        help="ASGI: after the paths, drive the mix at 1, 2, 4, ... requests in flight (bounded "
+        "in count and in seconds) and write in_flight_limit where the loop's time per request "
+        "climbs (default: on)",
     ),
 ]
 Out = Annotated[
