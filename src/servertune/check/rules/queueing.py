@@ -103,26 +103,36 @@ def balancer_maxconn_over_app_limit(rule: Rule, c: Context) -> Iterator[Finding]
                 (*(s.at for s in servers[1:]), limit.at),
             )
             continue
-        if not counts_idle:
-            continue
-        held = [_held_open(link) for link in links]
-        bounds = [bound for bound, _ in held]
-        if all(b is not None for b in bounds) and sum(b or 0 for b in bounds) <= served:
-            continue
-        why = next((reason for bound, reason in held if bound is None), held[0][1])
-        at_most = (
-            "no bound" if any(b is None for b in bounds) else f"up to {sum(b or 0 for b in bounds)}"
-        )
-        spare = max(0, (served - total) // len(links))
-        yield rule.finding(
-            servers[0].at,
-            f"HAProxy's maxconn {total} to {app.kind} on {servers[0].value} counts requests, not "
-            f"connections (HTTP mode): {why}, so it may hold {at_most} connections open there "
-            f"against {name} {shown}; {app.kind} {_PAST_LIMIT[app.kind]}",
-            _idle_fix(links, spare).strip()
-            + ("   (on each server line to it)" if len(links) > 1 else ""),
-            (*(s.at for s in servers[1:]), limit.at),
-        )
+        if counts_idle:
+            yield from _idle_past_limit(rule, app, links, f"{name} {shown}", served)
+
+
+def _idle_past_limit(
+    rule: Rule, app: AppServer, links: list[BalancerLink], limit_said: str, served: int
+) -> Iterator[Finding]:
+    """A finding where maxconn is within what the app serves but the connections HAProxy keeps
+    open after their answers may take it past (or nothing bounds them)."""
+    held = [_held_open(link) for link in links]
+    bounds = [bound for bound, _ in held]
+    if all(b is not None for b in bounds) and sum(b or 0 for b in bounds) <= served:
+        return
+    total = sum(link.maxconn.value for link in links if link.maxconn is not None)
+    why = next((reason for bound, reason in held if bound is None), held[0][1])
+    at_most = (
+        "no bound" if any(b is None for b in bounds) else f"up to {sum(b or 0 for b in bounds)}"
+    )
+    spare = max(0, (served - total) // len(links))
+    servers = [link.server for link in links]
+    assert app.concurrency_limit is not None
+    yield rule.finding(
+        servers[0].at,
+        f"HAProxy's maxconn {total} to {app.kind} on {servers[0].value} counts requests, not "
+        f"connections (HTTP mode): {why}, so it may hold {at_most} connections open there "
+        f"against {limit_said}; {app.kind} {_PAST_LIMIT[app.kind]}",
+        _idle_fix(links, spare).strip()
+        + ("   (on each server line to it)" if len(links) > 1 else ""),
+        (*(s.at for s in servers[1:]), app.concurrency_limit.at),
+    )
 
 
 #: The app servers that count idle connections against their limit: uvicorn counts every
