@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from servertune.measure.errors import MeasureError
 from servertune.measure.loading import detect_interface
-from servertune.measure.sweep import LevelFailed
+from servertune.measure.sweep import DRAIN_SECONDS, LevelFailed
 from servertune.measure.target import Request
 
 if TYPE_CHECKING:  # asyncio costs ~35 ms to import; only ASGI measurement needs it
@@ -171,10 +171,6 @@ class LoopTimer:
             yield self
         finally:
             handle._run = original  # type: ignore[method-assign]
-
-
-#: After a sweep level stops issuing, its requests in flight get this long to finish.
-DRAIN_SECONDS = 10.0
 
 
 class AsgiCaller:

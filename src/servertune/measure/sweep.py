@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "COST_RISE",
+    "DRAIN_SECONDS",
     "LEVEL_SECONDS",
     "MAX_IN_FLIGHT",
     "SWEEP_SECONDS",
@@ -47,7 +48,10 @@ LEVEL_SECONDS = 0.5
 ROUNDS = 8
 #: The whole sweep stops issuing after this long.
 SWEEP_SECONDS = 12.0
-#: The highest level measured: past it admission is bounded by open files anyway.
+#: After a level stops issuing, its requests in flight get this long to finish.
+DRAIN_SECONDS = 10.0
+#: The highest level measured, to bound the sweep's time: an app whose cost has not climbed by
+#: then gets no limit, and Little's law alone sizes its admission.
 MAX_IN_FLIGHT = 256
 
 

@@ -51,8 +51,7 @@ from servertune.bench.scenarios.app.levels import (
 from servertune.bench.scenarios.app.load import Load
 from servertune.bench.scenarios.app.summary_dual import DualSummary
 from servertune.bench.scenarios.app.verdicts import NOISE_BAND
-from servertune.measure.asgi import DRAIN_SECONDS
-from servertune.measure.sweep import SWEEP_SECONDS
+from servertune.measure.sweep import DRAIN_SECONDS, SWEEP_SECONDS
 
 #: Extra seconds a `servertune measure` process gets beyond its own time limit.
 MEASURE_GRACE_S = 15.0
