@@ -521,6 +521,9 @@ def test_p99s_differ_only_when_their_widened_ranges_are_apart() -> None:
     edge = (1 + P99_NOISE_BAND) / (1 - P99_NOISE_BAND)
     assert p99_verdict(row(10.0), row(10.0 * edge * 0.99)) == "within noise"
     assert p99_verdict(row(10.0), row(10.0 * edge * 1.01)) == "servertune lower"
+    # A row with no 2xx in any repeat has no p99 spread: no verdict, on either side.
+    assert p99_verdict(row(10.0), {}) is None
+    assert p99_verdict({}, row(10.0)) is None
 
 
 def test_the_headline_says_when_overload_was_not_measurable() -> None:

@@ -340,10 +340,11 @@ def _p99_range(row: dict[str, Any]) -> str:
 def _p99_said(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     """servertune's p99 with its spread, its ratio to the copied one and whether the two
     spreads are apart (`p99_verdict`): a 1-2 s load's p99 is one stall on a shared machine."""
-    if not (mine.get("p99_ms") and theirs.get("p99_ms") and "p99_ms_low" in mine):
+    verdict = p99_verdict(mine, theirs)
+    if not (mine.get("p99_ms") and theirs.get("p99_ms") and verdict):
         return _p99_range(mine)
     ratio = mine["p99_ms"] / theirs["p99_ms"]
-    return f"{_p99_range(mine)}, {ratio:.2f} x the copied p99, {p99_verdict(mine, theirs)}"
+    return f"{_p99_range(mine)}, {ratio:.2f} x the copied p99, {verdict}"
 
 
 def _seconds_said(size: AppSizes) -> str:

@@ -42,9 +42,12 @@ def p99_spread(values: list[float]) -> tuple[float, float]:
     return band_range(values, P99_NOISE_BAND)
 
 
-def p99_verdict(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+def p99_verdict(mine: dict[str, Any], theirs: dict[str, Any]) -> str | None:
     """ "servertune lower", "copied lower" or "within noise": the two rows' p99 spreads
-    (`p99_ms_low`/`p99_ms_high`) apart or overlapping, like `verdict_of` for req/s."""
+    (`p99_ms_low`/`p99_ms_high`) apart or overlapping, like `verdict_of` for req/s; None when
+    either row has no spread (no repeat answered a request with a 2xx)."""
+    if "p99_ms_low" not in mine or "p99_ms_low" not in theirs:
+        return None
     if mine["p99_ms_high"] < theirs["p99_ms_low"]:
         return "servertune lower"
     if theirs["p99_ms_high"] < mine["p99_ms_low"]:
@@ -89,7 +92,7 @@ def verdict_record(
             [mine.get("p99_ms_low"), mine.get("p99_ms_high")],
             [theirs.get("p99_ms_low"), theirs.get("p99_ms_high")],
         ],
-        "p99_verdict": p99_verdict(mine, theirs) if "p99_ms_low" in mine else None,
+        "p99_verdict": p99_verdict(mine, theirs),
     }
 
 
