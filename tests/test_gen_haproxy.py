@@ -410,11 +410,11 @@ def _wait_queued(stats: Path, count: int, backend: str = "servertune_hosts") -> 
 )
 def test_haproxy_in_nginx_place_fronts_each_asgi_worker(workload: Workload, tmp_path: Path) -> None:
     """`gen haproxy-asgi-per-worker`: HAProxy on nginx's listen address, least connections over
-    one server per worker socket, each with the requests one process admits as its maxconn, and
+    one server per worker socket, each with the requests one process serves at once as its maxconn, and
     the plan's wait as the queue's bound; haproxy -c accepts it."""
     plan = plan_for(workload)
     text = render_haproxy(plan, "app")
-    assert plan.admitted_per_process is not None
+    assert plan.in_service_per_process is not None
     assert plan.lb_queue_timeout_ms == math.ceil(plan.admission_wait_ms or 0)
     assert _lines(text, "bind") == [f"bind {host_port(workload.listen_host, workload.listen_port)}"]
     served = _lines(text, "server worker")
@@ -422,7 +422,7 @@ def test_haproxy_in_nginx_place_fronts_each_asgi_worker(workload: Workload, tmp_
     for index, sock in enumerate(plan.sockets):
         for line in (served[index], served[plan.processes + index]):
             assert line.startswith(f"server worker{index} {sock.address} ")
-            assert f" maxconn {plan.admitted_per_process}" in line
+            assert f" maxconn {plan.in_service_per_process}" in line
     assert _lines(text, "timeout queue") == [f"timeout queue {plan.lb_queue_timeout_ms}ms"] * 2
     assert _lines(text, "balance") == ["balance leastconn"] * 2
     assert "nginx" not in text.split("global")[1]  # nothing in front of nginx: it is not there
@@ -456,7 +456,7 @@ def test_haproxy_in_nginx_place_gives_each_worker_its_maxconn_and_queues_the_res
                  base_port=free_base_port(2), listen_port=listen)  # fmt: skip
     plan = plan_for(w)
     assert plan.processes == 2
-    maxconn, queue_ms = plan.admitted_per_process, plan.lb_queue_timeout_ms
+    maxconn, queue_ms = plan.in_service_per_process, plan.lb_queue_timeout_ms
     assert maxconn is not None
     assert queue_ms is not None
     ports = [sock.port for sock in plan.sockets]

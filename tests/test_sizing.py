@@ -348,6 +348,27 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
     assert plan.lb_queue_timeout_ms == math.ceil(plan.admission_wait_ms)
     if not plan.upstream_hosts:
         assert plan.lb_server_maxconn == (plan.admission_limit,)
+    # HAProxy in nginx's place queues the wait itself: each app server takes only what its loop
+    # serves in the time a request is held (the wait floor for a sub-floor path), never more
+    # than nginx would admit, and its idle pool no more than that.
+    window_ms = max(held_ms, ADMISSION_MIN_WAIT_MS)
+    serving = max(1, math.ceil(fastest * window_ms / 1000 - 1e-9))
+    assert plan.in_service_per_process == min(serving, plan.admitted_per_process)
+    assert plan.lb_server_pool == plan.in_service_per_process
+    assert plan.limit_concurrency > 3 * plan.in_service_per_process
+
+
+def test_haproxy_in_nginx_place_takes_the_wait_in_its_queue_not_on_the_loop() -> None:
+    """A 52.6 ms path (the recipe app's /io): nginx admits 32 a process (capacity x held + wait,
+    within in_flight_limit 32); HAProxy, which queues, gives each process 25 at once: the same
+    capacity, with the wait spent where `timeout queue` bounds it."""
+    w = Workload(cores=2, interface="asgi", service_time_ms=52.58, cpu_fraction=0.04,
+                 loop_blocking_fraction=0.04, in_flight_limit=32)  # fmt: skip
+    plan = make_plan(w)
+    assert plan.admitted_per_process == 32
+    assert plan.in_service_per_process == 25
+    assert plan.in_service_per_process < plan.admitted_per_process
+    assert "HAProxy's queue" in plan.reasons["in_service_per_process"]
 
 
 def test_a_fast_workers_recycling_waits_ten_minutes_at_the_ceiling() -> None:

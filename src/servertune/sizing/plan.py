@@ -230,6 +230,7 @@ class Plan:
     granian_capacity_rps: float | None = derived("req/s", explain_only=True)
     admission_wait_ms: float | None = derived("ms", explain_only=True)
     admitted_per_process: int | None = derived("requests")
+    in_service_per_process: int | None = derived("requests")
     admission_limit: int | None = derived("requests")
     executor_threads: int | None = derived("threads per process", explain_only=True)
     limit_concurrency: int | None = derived("connections")

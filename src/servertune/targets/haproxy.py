@@ -88,13 +88,13 @@ def _render_app_front(plan: Plan) -> str:
     w = plan.workload
     if plan.upstream_hosts:  # the app servers are on the hosts: HAProxy balances those
         return render_haproxy(plan)
-    if plan.admitted_per_process is None or plan.lb_queue_timeout_ms is None:
+    if plan.in_service_per_process is None or plan.lb_queue_timeout_ms is None:
         raise PlanError(
             "admission_limit: haproxy-asgi-per-worker queues past each server's admission, and "
             "this plan admits without a limit"
         )
     servers = [
-        _Server(f"worker{index}", socket.address, 1, plan.admitted_per_process)
+        _Server(f"worker{index}", socket.address, 1, plan.in_service_per_process)
         for index, socket in enumerate(plan.sockets)
     ]
     return render_template(

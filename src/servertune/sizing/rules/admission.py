@@ -39,6 +39,7 @@ OWNED = (
     "granian_capacity_rps",
     "admission_wait_ms",
     "admitted_per_process",
+    "in_service_per_process",
     "admission_limit",
     "executor_threads",
 )
@@ -203,9 +204,33 @@ def _admit(
             "loop time per request climbs, so admitting more serves fewer, later"
         )
     admitted = d.put("admitted_per_process", admitted, reason)
+    _in_service(d, processes, hold, fastest, admitted)
     d.put(
         "admission_limit",
         processes * admitted,
         f"{processes} processes x {admitted}: nginx's limit_conn answers request "
         f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue",
     )
+
+
+def _in_service(d: Derivation, processes: int, hold: float, fastest: float, admitted: int) -> None:
+    """What a process takes at once when HAProxy, which queues, fronts it: Little's law at the
+    time a request is held, without the wait, since the wait is spent in HAProxy's queue."""
+    window = max(hold * 1000, ADMISSION_MIN_WAIT_MS)
+    serving = min(admitted, max(1, math.ceil(fastest / processes * window / 1000 - 1e-9)))
+    reason = (
+        f"Little's law at the fastest server's capacity: {fastest / processes:.1f} req/s x "
+        + (
+            f"{hold * 1000:.1f} ms held"
+            if hold * 1000 >= ADMISSION_MIN_WAIT_MS
+            else f"{ADMISSION_MIN_WAIT_MS:g} ms (the wait floor: a request held "
+            f"{hold * 1000:.2f} ms, under the scheduler's noise)"
+        )
+        + f" = {fastest / processes * window / 1000:.1f}"
+        + (f", at most admitted_per_process {admitted}" if serving == admitted else "")
+        + ": HAProxy's `maxconn` on each app server. A request past it waits in HAProxy's "
+        "queue, where `timeout queue` bounds the wait, instead of on the loop, where nothing "
+        "does; admitting the wait's share onto the loop as well (nginx's count, which has no "
+        "queue) only adds to every request's time"
+    )
+    d.put("in_service_per_process", serving, reason)

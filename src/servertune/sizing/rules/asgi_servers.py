@@ -101,7 +101,7 @@ def _uvicorn(w: Workload, m: Machine, d: Derivation) -> None:
         nginx = admission + idle
         # HAProxy in nginx's place: maxconn on each of its two backends (the reusing one and
         # the one that closes after each answer) and the reusing one's idle pool.
-        haproxy = 2 * d.get_int("admitted_per_process") + d.get_int("lb_server_pool")
+        haproxy = 2 * d.get_int("in_service_per_process") + d.get_int("lb_server_pool")
         d.put(
             "limit_concurrency",
             max(nginx, haproxy) + 1,

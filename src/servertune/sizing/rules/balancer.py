@@ -206,11 +206,13 @@ def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
             "nginx admits, so nginx's limit_conn trips only for traffic that bypasses HAProxy; "
             "the rest wait in HAProxy's queue",
         )
+    serving = d.get_int("in_service_per_process")
     d.put(
         "lb_server_pool",
-        per_process,
-        f"`pool-max-conn {per_process}` on each app server line when HAProxy takes nginx's "
-        "place: in HTTP mode maxconn counts requests, not connections, and HAProxy keeps "
+        serving,
+        f"`pool-max-conn {serving}` on each app server line when HAProxy takes nginx's "
+        "place (its `maxconn` there is in_service_per_process): in HTTP mode maxconn counts "
+        "requests, not connections, and HAProxy keeps "
         "answered connections idle for reuse (unbounded by default); uvicorn counts idle "
         "connections against --limit-concurrency, so the pool keeps no more than a process "
         "serves at once",
