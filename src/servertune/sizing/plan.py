@@ -229,7 +229,7 @@ class Plan:
     asgi_capacity_rps: float | None = derived("req/s", explain_only=True)
     granian_capacity_rps: float | None = derived("req/s", explain_only=True)
     admission_wait_ms: float | None = derived("ms", explain_only=True)
-    admitted_per_process: int | None = derived("requests")
+    admitted_per_process: int | None = derived("requests", explain_only=True)
     in_service_per_process: int | None = derived("requests")
     admission_limit: int | None = derived("requests")
     executor_threads: int | None = derived("threads per process", explain_only=True)
