@@ -217,7 +217,9 @@ def _in_service(d: Derivation, processes: int, hold: float, fastest: float, admi
     """What a process takes at once when HAProxy, which queues, fronts it: Little's law at the
     time a request is held, without the wait, since the wait is spent in HAProxy's queue."""
     window = max(hold * 1000, ADMISSION_MIN_WAIT_MS)
-    serving = min(admitted, max(1, math.ceil(fastest / processes * window / 1000 - 1e-9)))
+    mean = fastest / processes * window / 1000
+    little = max(1, math.ceil(mean - 1e-9))
+    serving = min(admitted, little)
     reason = (
         f"Little's law at the fastest server's capacity: {fastest / processes:.1f} req/s x "
         + (
@@ -226,8 +228,8 @@ def _in_service(d: Derivation, processes: int, hold: float, fastest: float, admi
             else f"{ADMISSION_MIN_WAIT_MS:g} ms (the wait floor: a request held "
             f"{hold * 1000:.2f} ms, under the scheduler's noise)"
         )
-        + f" = {fastest / processes * window / 1000:.1f}"
-        + (f", at most admitted_per_process {admitted}" if serving == admitted else "")
+        + f" = {mean:.1f}"
+        + (f", at most admitted_per_process {admitted}" if little > admitted else "")
         + ": HAProxy's `maxconn` on each app server. A request past it waits in HAProxy's "
         "queue, where `timeout queue` bounds the wait, instead of on the loop, where nothing "
         "does; admitting the wait's share onto the loop as well (nginx's count, which has no "
