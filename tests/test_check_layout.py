@@ -11,8 +11,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import pytest
+
 import servertune.check.rules
-from servertune.check.rules import RULES, Rule
+from servertune.check.audit import COVERAGE_RULES
+from servertune.check.model import Severity
+from servertune.check.rules import RULES, Rule, check_rule
 
 
 def test_every_rule_a_rule_module_defines_is_registered_once() -> None:
@@ -24,3 +28,28 @@ def test_every_rule_a_rule_module_defines_is_registered_once() -> None:
     assert len({r.id for r in defined}) == len(defined), "two rules share an id"
     assert sorted(r.id for r in defined) == sorted(RULES)
     assert all(RULES[r.id] is r for r in defined)
+
+
+def test_every_rule_declares_a_kind_its_severity_agrees_with() -> None:
+    """A fault is graded error/warning/info, advice is always severity advice, coverage is
+    info (a note): the kind declared with each rule, and no advice graded as a fault."""
+    allowed = {
+        "fault": {Severity.error, Severity.warning, Severity.info},
+        "advice": {Severity.advice},
+        "coverage": {Severity.info},
+    }
+    assert {r.kind for r in RULES.values()} == set(allowed)
+    for rule in RULES.values():
+        assert rule.severity in allowed[rule.kind], rule.id
+
+
+def test_a_rule_declared_with_a_severity_its_kind_forbids_is_refused() -> None:
+    """`check_rule(..., kind="advice")` with warning fails where it is declared."""
+    with pytest.raises(ValueError, match="advice rule cannot have severity warning"):
+        check_rule("x", Severity.warning, "t", "b", kind="advice")
+
+
+def test_coverage_rules_are_the_rules_of_kind_coverage() -> None:
+    """The coverage notes come from the rules that declare it, not from a list kept apart."""
+    assert {r.id for r in RULES.values() if r.kind == "coverage"} == COVERAGE_RULES
+    assert COVERAGE_RULES == {"include-not-found", "unresolved-variable", "config-not-found"}

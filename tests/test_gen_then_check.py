@@ -27,7 +27,8 @@ def _toml(values: dict[str, object]) -> str:
 @pytest.mark.parametrize("case", CASES)
 def test_every_file_gen_all_writes_checks_clean(case: str, tmp_path: Path) -> None:
     """Each golden case: `gen all` writes its files, and `check` on all of them, compared with
-    the same workload's plan, exits 0 with nothing at warning or above."""
+    the same workload's plan, exits 0 with no fault at all (not even info), and no advice that
+    contradicts the plan the files were written from (plan-differs, workers-over-cores)."""
     workload = tmp_path / "workload.toml"
     workload.write_text(_toml(json.loads((GOLDEN / "cases" / f"{case}.json").read_text())))
     out = tmp_path / "out"
@@ -44,7 +45,9 @@ def test_every_file_gen_all_writes_checks_clean(case: str, tmp_path: Path) -> No
     report = json.loads(checked.stdout)
     read = {Path(f).name for f in report["files"]}
     assert {f.name for f in files} <= read
-    assert [f for f in report["findings"] if f["severity"] in ("warning", "error")] == []
+    assert [f for f in report["findings"] if f["severity"] != "advice"] == []
+    contradicting = {"plan-differs", "plan-interface-differs", "workers-over-cores"}
+    assert [f for f in report["findings"] if f["rule"] in contradicting] == []
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.startswith("k8s-")])

@@ -26,7 +26,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.readers import Reading, read_with, reader_for
-from servertune.check.rules import Context, run_rules
+from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -47,9 +47,10 @@ __all__ = [
 ]
 
 
-#: Rules that say what check could not see rather than what is wrong: their results are
-#: coverage notes, printed apart and never changing the exit status.
-COVERAGE_RULES = frozenset({"include-not-found", "unresolved-variable", "config-not-found"})
+#: Rules that say what check could not see rather than what is wrong (each declares
+#: `kind="coverage"`): their results are coverage notes, printed apart and never changing
+#: the exit status.
+COVERAGE_RULES = frozenset(rule.id for rule in RULES.values() if rule.kind == "coverage")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ __all__ = [
     "Note",
     "PassTarget",
     "Probe",
+    "RuleKind",
     "Setting",
     "Severity",
     "Upstream",
@@ -54,11 +55,23 @@ class NotSupported(CheckInputError):
 
 
 class Severity(enum.IntEnum):
-    """How bad a finding is; `--fail-on` compares with this order."""
+    """How bad a finding is; `--fail-on` compares with this order.
 
+    `error`, `warning` and `info` grade faults: a mechanism by which requests or a graceful
+    stop are lost, by the server's or platform's own documentation. `advice` is below them all:
+    servertune's plan for a workload, which the files are free to differ from; it is printed
+    apart and fails a build only with `--fail-on advice`."""
+
+    advice = 0
     info = 1
     warning = 2
     error = 3
+
+
+#: What a rule is, declared once with it (`check_rule(..., kind=...)`): a fault it finds
+#: (graded error / warning / info), servertune's advice (always `Severity.advice`), or
+#: coverage (what check could not see: a note, never a finding).
+RuleKind = Literal["fault", "advice", "coverage"]
 
 
 @dataclass(frozen=True)

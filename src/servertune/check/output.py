@@ -13,7 +13,12 @@ from servertune.check.rules import RULES
 __all__ = ["FORMATS", "format_json", "format_sarif", "format_text"]
 
 #: SARIF's result levels for our severities.
-_SARIF_LEVEL = {Severity.error: "error", Severity.warning: "warning", Severity.info: "note"}
+_SARIF_LEVEL = {
+    Severity.error: "error",
+    Severity.warning: "warning",
+    Severity.info: "note",
+    Severity.advice: "note",
+}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -22,14 +27,20 @@ def _plural(count: int, word: str) -> str:
 
 
 def format_text(result: CheckResult) -> str:
-    """One block per finding (file:line, severity, rule, what, fix, why), then a summary line."""
+    """One block per fault (file:line, severity, rule, what, fix, why), then servertune's
+    advice in a section of its own, then the coverage notes and a summary line."""
     lines: list[str] = []
-    for f in result.findings:
-        lines.append(f"{f.at}: {f.severity.name} [{f.rule}] {f.message}")
-        lines.append(f"    fix: {f.fix}")
-        for other in f.related:
-            lines.append(f"    see: {other}")
-        lines.append(f"    why: {f.backing}")
+    faults = [f for f in result.findings if f.severity > Severity.advice]
+    advice = [f for f in result.findings if f.severity == Severity.advice]
+    for f in faults:
+        lines.extend(_block(f))
+    if advice:
+        lines.append(
+            "advice (servertune's plan, not a fault; the exit status ignores it unless "
+            "--fail-on advice):"
+        )
+        for f in advice:
+            lines.extend(_block(f))
     if result.notes:
         lines.append("not checked (coverage, not findings; the exit status ignores them):")
         lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in result.notes)
@@ -38,18 +49,27 @@ def format_text(result: CheckResult) -> str:
         # Which cores the CPU-count rules judged by, and why (a finding must not
         # silently depend on the machine that runs check).
         files += f", judged for {_plural(result.cores[0], 'core')} ({result.cores[1]})"
-    if result.findings:
+    counted = f" and {_plural(len(advice), 'piece')} of advice" if advice else ""
+    if faults:
         counts = ", ".join(
-            _plural(sum(f.severity == s for f in result.findings), s.name)
+            _plural(sum(f.severity == s for f in faults), s.name)
             for s in sorted(Severity, reverse=True)
-            if any(f.severity == s for f in result.findings)
+            if any(f.severity == s for f in faults)
         )
-        lines.append(f"{_plural(len(result.findings), 'finding')} ({counts}) in {files}")
+        lines.append(f"{_plural(len(faults), 'finding')} ({counts}){counted} in {files}")
     elif not result.apps and not result.nginx and not result.balancer_links:
         lines.append(f"no server to check in {files} (see the notes above)")
     else:
-        lines.append(f"no findings in {files}")
+        lines.append(f"no findings{counted} in {files}")
     return "\n".join(lines)
+
+
+def _block(f: Finding) -> list[str]:
+    """A finding as its lines: where, severity, rule and what; then fix, see and why."""
+    lines = [f"{f.at}: {f.severity.name} [{f.rule}] {f.message}", f"    fix: {f.fix}"]
+    lines.extend(f"    see: {other}" for other in f.related)
+    lines.append(f"    why: {f.backing}")
+    return lines
 
 
 def _without_file(n: Note) -> str:
@@ -70,10 +90,18 @@ def _note_json(n: Note) -> dict[str, Any]:
     }
 
 
+def _kind(f: Finding) -> str:
+    """The kind its rule declares (a traffic rule's finding is a fault)."""
+    rule = RULES.get(f.rule)
+    return rule.kind if rule is not None else "fault"
+
+
 def _finding_json(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,
+        # advice below info: servertune's plan, not a fault (docs/check.md).
         "severity": f.severity.name,
+        "kind": _kind(f),
         "file": str(f.at.file),
         "line": f.at.line,
         "message": f.message,
@@ -144,6 +172,7 @@ def format_sarif(result: CheckResult) -> str:
             "shortDescription": {"text": rule.title},
             "help": {"text": f"Backed by: {rule.backing}"},
             "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+            "properties": {"kind": rule.kind, "severity": rule.severity.name},
         }
         for rule in RULES.values()
     ]
@@ -158,7 +187,12 @@ def format_sarif(result: CheckResult) -> str:
             "relatedLocations": [
                 {"id": i, **_location(r)} for i, r in enumerate(f.related, start=1)
             ],
-            "properties": {"fix": f.fix, "backing": f.backing},
+            "properties": {
+                "fix": f.fix,
+                "backing": f.backing,
+                "severity": f.severity.name,
+                "kind": _kind(f),
+            },
         }
         for f in result.findings
     ]

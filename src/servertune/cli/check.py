@@ -50,6 +50,7 @@ class FailOn(enum.StrEnum):
     error = "error"
     warning = "warning"
     info = "info"
+    advice = "advice"
 
 
 LoadBalancerName = enum.Enum(  # type: ignore[misc]
@@ -95,7 +96,10 @@ OutputFormat = Annotated[
     CheckFormat, typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations")
 ]
 FailOnOption = Annotated[
-    FailOn, typer.Option("--fail-on", help="exit 1 on findings of this severity or worse")
+    FailOn, typer.Option(
+        "--fail-on",
+        help="exit 1 on findings of this severity or worse (advice, below info, only when named)",
+    )
 ]
 EnvFile = Annotated[
     Optional[Path],  # noqa: UP045

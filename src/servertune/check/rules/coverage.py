@@ -17,6 +17,7 @@ from servertune.check.rules.rule import Rule, check_rule
     Severity.info,
     "an nginx include names a file that is not here, so its settings were not checked",
     "https://nginx.org/en/docs/ngx_core_module.html#include",
+    kind="coverage",
 )
 def include_not_found(rule: Rule, c: Context) -> Iterator[Finding]:
     for nginx in c.nginx:
@@ -35,6 +36,7 @@ def include_not_found(rule: Rule, c: Context) -> Iterator[Finding]:
     "a command-line word only the running container can expand: not checked",
     "the shell expands $VAR from the container's environment when it starts; "
     "check reads the files, never runs them (docs/check.md)",
+    kind="coverage",
 )
 def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -64,6 +66,7 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
     "the command line names a config file that is not among the files read",
     "https://docs.gunicorn.org/en/stable/settings.html#config; "
     "https://uwsgi-docs.readthedocs.io/en/latest/Configuration.html",
+    kind="coverage",
 )
 def config_not_found(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

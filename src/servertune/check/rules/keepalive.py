@@ -24,6 +24,7 @@ _NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#
     "nginx closes idle client connections before the load balancer does",
     "servertune bench idle-race; the LB's documentation (e.g. "
     "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html)",
+    kind="fault",
 )
 def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[str, Location]] = set()
@@ -65,6 +66,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     "servertune bench idle-race; conbench/conbench#1156, PostHog/posthog#17897; "
     + GUNICORN_DOCS
     + "#keepalive",
+    kind="fault",
 )
 def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     for lb, idle_at, app in c.balancers_in_front():
@@ -91,6 +93,7 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     Severity.error,
     "nginx keeps idle upstream connections longer than the app server does",
     "servertune bench keepalive-chain; lsst-sqre/phalanx#5103; " + _NGINX_UPSTREAM,
+    kind="fault",
 )
 def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[str, str]] = set()

@@ -19,6 +19,7 @@ _ARGPARSE_STORE = "https://docs.python.org/3/library/argparse.html#action"
     f"{_ARGPARSE_STORE}); uvicorn's and granian's are click options "
     "(https://click.palletsprojects.com/en/stable/options/), uWSGI keeps the last value of a "
     "scalar option (https://uwsgi-docs.readthedocs.io/en/latest/Configuration.html)",
+    kind="fault",
 )
 def option_given_twice(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

@@ -29,6 +29,7 @@ def limit_name(box: Container, what: str) -> str:
     "CFS quota: past it "
     f"the container is throttled for the rest of each 100 ms period: {K8S_RESOURCES}, "
     f"{DOCKER_RESOURCES}",
+    kind="fault",
 )
 def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -57,6 +58,7 @@ def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     Severity.info,
     "a container without a CPU limit: its worker count is not tied to any number of cores",
     f"{K8S_RESOURCES}; {DOCKER_RESOURCES}",
+    kind="fault",
 )
 def no_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

@@ -24,6 +24,7 @@ from servertune.sizing import MAX_REQUESTS_JITTER_RATIO, MEMORY_HEADROOM_RATIO
     "memory_per_worker_mb); "
     "past the limit the kernel's OOM killer ends a worker mid-request: "
     "https://docs.docker.com/engine/containers/resource_constraints/#memory, " + K8S_RESOURCES,
+    kind="fault",
 )
 def workers_over_memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     if c.rss_mb is None:
@@ -59,6 +60,7 @@ def workers_over_memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     "mid-request: https://docs.docker.com/engine/containers/resource_constraints/#memory, "
     + GUNICORN_DOCS
     + "#max-requests",
+    kind="fault",
 )
 def no_recycling_while_memory_grows(rule: Rule, c: Context) -> Iterator[Finding]:
     plan = c.plan

@@ -13,9 +13,10 @@ from servertune.sizing import Plan
 
 @check_rule(
     "plan-interface-differs",
-    Severity.info,
+    Severity.advice,
     "the app server calls the app through another interface than the workload's",
     "servertune explain (interface)",
+    kind="advice",
 )
 def plan_interface_differs(rule: Rule, c: Context) -> Iterator[Finding]:
     plan = c.plan
@@ -52,9 +53,10 @@ def _keepalive_field(plan: Plan, app: AppServer) -> str:
 
 @check_rule(
     "plan-differs",
-    Severity.info,
+    Severity.advice,
     "a number differs from the plan for the given workload",
     "servertune explain (the plan's reason, quoted in each finding)",
+    kind="advice",
 )
 def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
     plan = c.plan

@@ -22,6 +22,7 @@ from servertune.check.rules.workers import ASYNC_WORKERS
     "a liveness probe fails while every worker is busy on requests the timeout allows",
     "the probe is answered by the same workers; it fails after failureThreshold x periodSeconds: "
     + K8S_PROBES,
+    kind="fault",
 )
 def liveness_kills_busy_pod(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -54,6 +55,7 @@ def liveness_kills_busy_pod(rule: Rule, c: Context) -> Iterator[Finding]:
     "liveness and readiness probe the same endpoint with the same settings",
     "a busy pod should leave the Service (readiness) long before it is restarted (liveness): "
     + K8S_PROBES,
+    kind="fault",
 )
 def liveness_same_as_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -80,6 +82,7 @@ def liveness_same_as_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
     Severity.info,
     "traffic reaches the container before the app server answers",
     "without a readiness probe a container is Ready as soon as it starts: " + K8S_PROBES,
+    kind="fault",
 )
 def no_readiness_probe(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -124,6 +127,7 @@ _K8S_QOS = "https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#besteffo
     "a pod behind a LoadBalancer Service has no resources and no probes",
     f"{K8S_PROBES}; {_K8S_QOS} (a pod with no requests or limits is BestEffort: the first "
     "evicted under node pressure); " + K8S_RESOURCES,
+    kind="fault",
 )
 def exposed_without_resources_or_probes(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[Location] = set()
@@ -165,6 +169,7 @@ _GUNICORN_ARBITER = (
     "a tcpSocket probe succeeds when the TCP connection is established, which the kernel does "
     "for a listening socket whatever its processes are doing; an httpGet probe needs a "
     f"response: {K8S_PROBES}; {_GUNICORN_ARBITER}",
+    kind="fault",
 )
 def readiness_tcp_before_workers(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

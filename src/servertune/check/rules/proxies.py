@@ -30,6 +30,7 @@ def _slots(app: AppServer) -> int | None:
     "nginx's connections cannot hold the requests the app servers behind it run at once",
     f"{_NGINX_WORKER_CONNECTIONS} (the limit counts every connection, those with proxied "
     "servers too); servertune explain (nginx_worker_connections: 2 x every app slot)",
+    kind="fault",
 )
 def worker_connections_below_proxied_load(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, _ = judged_cores(c)

@@ -46,6 +46,7 @@ _SERVED_UNDER = {"uvicorn": -1, "granian": 0}
     f"wait in HAProxy's queue) and 4.2 `timeout queue` ({_HAPROXY}#4.2-timeout%20queue); "
     "uvicorn's --limit-concurrency (https://www.uvicorn.org/settings/#resource-limits; "
     "encode/uvicorn#3029); granian's --backpressure (https://github.com/emmett-framework/granian)",
+    kind="fault",
 )
 def balancer_maxconn_over_app_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     # Every backend's server lines that reach one app server add up: HAProxy counts each

@@ -20,6 +20,7 @@ from servertune.sizing import MAX_REQUESTS_JITTER_RATIO
     Severity.warning,
     "workers recycled after N requests all restart together",
     "benoitc/gunicorn#3427; " + GUNICORN_DOCS + "#max-requests-jitter",
+    kind="fault",
 )
 def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -42,12 +43,13 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
 
 @check_rule(
     "max-requests-jitter-small",
-    Severity.warning,
+    Severity.advice,
     "the recycling jitter is too small to keep the workers' restarts apart",
     "benoitc/gunicorn#3427 (max_requests 10240 with jitter 512: four workers restarted within "
     "four seconds); the plan's MAX_REQUESTS_JITTER_RATIO; "
     + GUNICORN_DOCS
     + "#max-requests-jitter",
+    kind="advice",
 )
 def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

@@ -25,6 +25,7 @@ def _stop_grace_name(box: Container) -> str:
     "a reload kills requests the timeout still allows",
     GUNICORN_DOCS + "#graceful-timeout; " + GUNICORN_DOCS + "#timeout (for sync workers "
     "only: other worker classes send a heartbeat while their requests run)",
+    kind="fault",
 )
 def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -72,6 +73,7 @@ _POD_TERMINATION = (
     Severity.warning,
     "a shell script starts the server without `exec`: SIGTERM never reaches it",
     _DOCKER_PID1 + "; " + _POD_TERMINATION,
+    kind="fault",
 )
 def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -100,6 +102,7 @@ _UWSGI_THINGS_TO_KNOW = (
     Severity.warning,
     "uWSGI 2.0 under a container platform reloads on SIGTERM instead of stopping",
     _UWSGI_THINGS_TO_KNOW + "; " + _POD_TERMINATION,
+    kind="fault",
 )
 def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -139,6 +142,7 @@ _COMPOSE_STOP = "https://docs.docker.com/reference/compose-file/services/#stop_g
     "the container is killed before preStop and the app server's graceful shutdown have finished",
     "terminationGracePeriodSeconds counts from the start of preStop; SIGKILL follows when it "
     f"ends: {_K8S_TERMINATION}; compose's stop_grace_period (10 s by default): {_COMPOSE_STOP}",
+    kind="fault",
 )
 def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

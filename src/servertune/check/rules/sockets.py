@@ -30,11 +30,12 @@ BALANCE_CPU_FRACTION = 0.5
 
 @check_rule(
     "shared-socket",
-    Severity.info,
+    Severity.advice,
     "several multi-threaded processes behind nginx accept from one socket",
     "servertune bench balance (uWSGI behind nginx: per-worker sockets + least_conn measured "
     f"{_BALANCE_MEASURED}); {_UWSGI_SERIALIZING_ACCEPT}; "
     "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn",
+    kind="advice",
 )
 def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
     # Said only where it was measured and where its fix fits: an nginx of the same run passes
@@ -87,13 +88,14 @@ def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
 
 @check_rule(
     "granian-workers-share-a-port",
-    Severity.info,
+    Severity.advice,
     "several granian workers accept from one port",
     "servertune bench asgi (busiest process's share of requests: 0.50-0.53 with a socket per "
     "worker, up to 0.80 with one shared socket); emmett-framework/granian#544, #843, #849 "
     "(uneven load between workers on one port, closed upstream as expected behaviour); since "
     "granian 2.8 each worker binds its own SO_REUSEPORT socket on Linux (granian#897), which "
     "the kernel fills by a hash of each connection's addresses, whatever the worker's load",
+    kind="advice",
 )
 def granian_workers_share_a_port(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -118,6 +120,7 @@ def granian_workers_share_a_port(rule: Rule, c: Context) -> Iterator[Finding]:
     "Kludex/uvicorn#3149 (open): Config.bind_socket() leaves the socket's protocol at 0, and "
     "asyncio sets TCP_NODELAY only on sockets that read IPPROTO_TCP; `servertune bench app` "
     "(FastAPI /io: p50 96 ms against 55 ms)",
+    kind="fault",
 )
 def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -144,6 +147,7 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
     Severity.warning,
     "a listen backlog above net.core.somaxconn is silently truncated",
     "https://man7.org/linux/man-pages/man2/listen.2.html",
+    kind="fault",
 )
 def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
     somaxconn = (c.plan.machine if c.plan else c.machine).somaxconn
@@ -168,9 +172,10 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
 
 @check_rule(
     "thunder-lock",
-    Severity.info,
+    Severity.advice,
     "many uWSGI processes sharing a socket wake together on every connection",
     f"{_UWSGI_SERIALIZING_ACCEPT}; servertune bench balance (2 processes: no measurable gain)",
+    kind="advice",
 )
 def thunder_lock(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:

@@ -22,6 +22,7 @@ from servertune.sizing import READ_TIMEOUT_MARGIN_S
     "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout; HAProxy's "
     "configuration manual, 4.2 `timeout server` (the server's processing time for the request): "
     "https://docs.haproxy.org/3.0/configuration.html#4.2-timeout%20server",
+    kind="fault",
 )
 def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     # One server read through several files (its config, the supervisord or Dockerfile line
@@ -90,6 +91,7 @@ _NGINX_PROXY = "https://nginx.org/en/docs/http/ngx_http_proxy_module.html"
     f"{_NGINX_PROXY}#proxy_read_timeout, {_NGINX_PROXY}#proxy_send_timeout (the timeout is "
     "between two successive reads or writes); WebSocket proxying sets a long read timeout on "
     "its own location: https://nginx.org/en/docs/http/websocket.html",
+    kind="fault",
 )
 def proxy_timeout_never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
     allowed: dict[Location, float] = {}
@@ -133,6 +135,7 @@ def proxy_timeout_never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
     "(proxy-read-timeout, "
     "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
     "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
+    kind="fault",
 )
 def route_timeout_below_app_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[Location, str]] = set()

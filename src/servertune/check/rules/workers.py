@@ -19,6 +19,7 @@ from servertune.workload import Workload
     Severity.warning,
     "a gthread worker with one thread accepts requests while it is busy",
     "servertune bench hol; benoitc/gunicorn#2191",
+    kind="fault",
 )
 def gthread_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
     if c.plan is not None and c.plan.workload.slow_call_ratio == 0:
@@ -77,10 +78,11 @@ def workers_fix(app: AppServer, plan: Plan) -> str:
 
 @check_rule(
     "workers-over-cores",
-    Severity.warning,
+    Severity.advice,
     "more worker processes than the cores the server may use",
     "`servertune explain --cores N` (its `processes` and `threads` rows: one process per core "
     "under the GIL; threads, not processes, for the waits); servertune bench balance",
+    kind="advice",
 )
 def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, where = judged_cores(c)
@@ -133,6 +135,7 @@ def _runs_in_container(app: AppServer) -> bool:
     Severity.warning,
     "the worker count follows the host's CPU count, not the container's CPU limit",
     "tiangolo/uvicorn-gunicorn-docker#43; https://docs.python.org/3/library/os.html#os.cpu_count",
+    kind="fault",
 )
 def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
     cores, _ = judged_cores(c)
