@@ -234,9 +234,9 @@ def test_workload_compares_with_the_plan(tmp_path: Path) -> None:
     case = DATA / "recipe-fixed"
     result = run(case / "nginx.conf", case / "gunicorn.conf.py", "--workload", workload)
     assert "plan-differs" in result.stdout
-    assert "threads is 4; the plan says 2" in result.stdout
+    assert "for the workload given the plan is threads 2, not 4" in result.stdout
     # 20 req/s a worker at the ceiling x 600 s: recycled at most every ten minutes.
-    assert "max_requests is 0 (default); the plan says 12000" in result.stdout
+    assert "for the workload given the plan is max_requests 12000, not 0 (default)" in result.stdout
 
 
 def test_an_asgi_gunicorn_config_is_compared_with_the_asgi_plan(tmp_path: Path) -> None:
@@ -248,7 +248,10 @@ def test_an_asgi_gunicorn_config_is_compared_with_the_asgi_plan(tmp_path: Path) 
     asgi.write_text('cores = 2\ninterface = "asgi"\n')
     result = run(config, "--workload", asgi)
     assert "threads" not in result.stdout
-    assert "keepalive is 5; the plan says 65: --timeout-keep-alive" in result.stdout
+    assert (
+        "for the workload given the plan is keepalive 65, not 5: --timeout-keep-alive"
+        in result.stdout
+    )
     assert "plan-interface-differs" not in result.stdout
     wsgi = tmp_path / "wsgi.toml"
     wsgi.write_text("cores = 2\n")
@@ -263,9 +266,12 @@ def test_a_uvicorn_script_is_compared_with_the_plan_in_its_own_flags(tmp_path: P
     asgi = tmp_path / "asgi.toml"
     asgi.write_text('cores = 4\ninterface = "asgi"\n')
     result = run(DATA / "uvicorn-script-default-keepalive" / "start.sh", "--workload", asgi)
-    assert "--workers is 8; the plan says 4" in result.stdout
+    assert "for the workload given the plan is --workers 4, not 8" in result.stdout
     assert "fix: --workers 4" in result.stdout
-    assert "--timeout-keep-alive is 5 (default); the plan says 65" in result.stdout
+    assert (
+        "for the workload given the plan is --timeout-keep-alive 65, not 5 (default)"
+        in result.stdout
+    )
     assert "fix: --timeout-keep-alive 65" in result.stdout
 
 

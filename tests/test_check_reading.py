@@ -443,7 +443,7 @@ def test_one_core_is_one_core(tmp_path: Path) -> None:
     """ "a CPU limit of 1 core", never "1 cores"."""
     compose = tmp_path / "compose.yaml"
     compose.write_text(
-        "services:\n  web:\n    image: app\n    cpus: 1\n    command: gunicorn -w 3 app:app\n"
+        "services:\n  web:\n    image: app\n    cpus: 1\n    command: gunicorn -w 5 app:app\n"
     )
     (finding,) = [
         f

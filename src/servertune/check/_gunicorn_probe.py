@@ -34,9 +34,9 @@ INSTANCES_VARIABLE = "SERVERTUNE_CHECK_INSTANCES"
 MAX_INSTANCES = 1024
 #: The gunicorn settings the file itself defines (a file defining none is not a config).
 SET_IN_FILE: list[str] = []
-#: Two CPU counts no real host reports together: if `workers` differs between them, the file
-#: computes it from the CPU count.
-PROBE_CPUS = (3, 61)
+#: Two CPU counts: if `workers` differs between them, the file computes it from the CPU count,
+#: and what it computes on these typical nodes (16 and 64 cores) is what a finding shows.
+PROBE_CPUS = (16, 64)
 
 
 def _lenient_host_checks() -> None:
@@ -147,6 +147,7 @@ def main() -> None:
         probes.append(load(path, cpus, extra)["workers"])
         os.chdir(here)
     values["workers_follow_cpu_count"] = probes[0] != probes[1]
+    values["workers_on_nodes"] = list(zip(PROBE_CPUS, probes, strict=True))
     values["bind"] = binds or [str(b) for b in values["bind"]]
     values["instances"] = instances
     values["set_in_file"] = list(SET_IN_FILE)

@@ -180,6 +180,10 @@ def check_files(
     """
     machine = machine or Machine.read()
     reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
+    # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
+    # the files), not only those of the machine running check: a worker count is judged
+    # against them, never against the checker's own.
+    cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(_run_images(reading)), list(reading.nginx)
     links = link(nginx, apps)
@@ -197,6 +201,7 @@ def check_files(
         rss_mb=rss_mb,
         rss_source=rss_source,
         balancer_links=fronts,
+        cores_named=cores_named,
     )
     files = (
         [b.file for b in reading.balancers]
@@ -254,7 +259,11 @@ def _read_for_cores(
             with collect_notes() as notes, evaluating_for(cores):
                 reading, errors = _read_all(paths, env, kind)
         else:
-            where = f"this machine ({machine.cores_source})"
+            where = (
+                "the machine given"  # a library caller's own Machine: named, not probed
+                if machine.cores_source == "given"
+                else f"this machine ({machine.cores_source})"
+            )
     return reading, errors, notes, machine, where
 
 

@@ -33,7 +33,13 @@ from pathlib import Path
 import yaml
 
 from servertune.check.commands import Word, place_words
-from servertune.check.dockerfile import Image, container_words, find_server, read_image
+from servertune.check.dockerfile import (
+    Image,
+    container_words,
+    find_server,
+    read_image,
+    shell_form,
+)
 from servertune.check.envfile import read_env_file
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import (
@@ -430,7 +436,9 @@ def read_compose(
         app = find_server(path, first, rest, environment, where, image)
         if app is None:
             continue
-        apps.append(replace(app, container=_container(name, key_at, service)))
+        # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
+        started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
+        apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
     if not apps:
         raise NothingToCheck(
             f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -40,7 +41,14 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, note
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+    note,
+)
 from servertune.check.scripts import run_words
 from servertune.check.source import read_text
 
@@ -557,7 +565,10 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
         )
-    return _stop_signal(app, path, text)
+    started = shell_form(
+        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+    )
+    return _stop_signal(replace(app, shell_form=started), path, text)
 
 
 #: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),
@@ -583,5 +594,39 @@ def _stop_signal(app: AppServer, path: Path, text: str) -> AppServer:
     return replace(app, die_on_term=Setting(True, Location(path, line)))
 
 
+def shell_form(
+    image: Image | None,
+    entrypoint: tuple[Word, ...] | None,
+    entrypoint_shell: bool,
+    cmd: tuple[Word, ...] | None,
+    cmd_shell: bool,
+) -> Setting[str] | None:
+    """The shell-form instruction that starts a server as the child of `SHELL` (`/bin/sh -c`,
+    which stays PID 1), as `CMD <text>` at its line; None when the server gets the signals:
+    exec form, `exec` first, or bash running one simple command (bash execs it; dash, the
+    /bin/sh of Debian-based images, does not)."""
+    if entrypoint and entrypoint_shell:
+        instruction, words = "ENTRYPOINT", entrypoint
+    elif not entrypoint and cmd and cmd_shell:
+        instruction, words = "CMD", cmd
+    else:
+        return None
+    text = " ".join(w.text for w in words)
+    shell = image.shell if image is not None else ("/bin/sh", "-c")
+    if PurePosixPath(shell[0]).name == "bash" and not re.search(r"[;&|]", text):
+        return None
+    try:
+        split = shlex.split(text, comments=True)
+    except ValueError:
+        return None
+    if (
+        not split
+        or split[0] == "exec"
+        or server_command([Word(w, words[0].at) for w in split]) is None
+    ):
+        return None
+    return Setting(f"{instruction} {text}", words[0].at)
+
+
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
-__all__ += ["container_words", "find_server", "shell_commands"]
+__all__ += ["container_words", "find_server", "shell_commands", "shell_form"]

@@ -206,6 +206,7 @@ def _static(
     values["workers_follow_cpu_count"] = (
         "workers" in found.values and counts[0] is not None and counts[0] != counts[1]
     )
+    values["workers_on_nodes"] = list(zip(_PROBE_CPUS, counts, strict=True))
     values["bind"] = binds or [str(b) for b in values["bind"]]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
@@ -549,6 +550,13 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         backlog=setting("backlog", int),
         worker_class=setting("worker_class", str),
         workers_follow_cpu_count=bool(values["workers_follow_cpu_count"]),
+        workers_on_nodes=tuple(
+            (int(cores), int(count))
+            for cores, count in values.get("workers_on_nodes", ())
+            if count is not None
+        )
+        if values["workers_follow_cpu_count"]
+        else (),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
         # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
         # master), then run() forks the workers, and each worker imports the app in

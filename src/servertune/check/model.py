@@ -172,6 +172,9 @@ class AppServer:
     worker_class: Setting[str] | None = None
     #: The file computes `workers` from the CPU count the host reports (not the cgroup's quota).
     workers_follow_cpu_count: bool = False
+    #: When it does: the count it computes on typical nodes, as (node cores, workers), e.g.
+    #: ((16, 33), (64, 129)) for `cpu_count() * 2 + 1`; () when not known.
+    workers_on_nodes: tuple[tuple[int, int], ...] = ()
     thunder_lock: Setting[bool] | None = None
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
@@ -201,6 +204,10 @@ class AppServer:
     #: The script line that starts the server as a child of the shell (no `exec`): the shell
     #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
     without_exec: Setting[str] | None = None
+    #: The image's shell-form CMD / ENTRYPOINT that starts the server (`CMD gunicorn ...`),
+    #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
+    #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).
+    shell_form: Setting[str] | None = None
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None

@@ -421,6 +421,10 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
         # an ini on its own, or one a Dockerfile's `uwsgi --ini` names.
         workers_follow_cpu_count="processes" in last and "%k" in _written(last["processes"][1]),
+        # `processes = %k` itself is the node's count; arithmetic on it is not evaluated here.
+        workers_on_nodes=((16, 16), (64, 64))
+        if "processes" in last and _written(last["processes"][1]).strip() == "%k"
+        else (),
     )
 
 

@@ -96,10 +96,11 @@ OutputFormat = Annotated[
     CheckFormat, typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations")
 ]
 FailOnOption = Annotated[
-    FailOn, typer.Option(
+    FailOn,
+    typer.Option(
         "--fail-on",
         help="exit 1 on findings of this severity or worse (advice, below info, only when named)",
-    )
+    ),
 ]
 EnvFile = Annotated[
     Optional[Path],  # noqa: UP045

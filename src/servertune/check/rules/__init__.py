@@ -67,6 +67,7 @@ RULES: dict[str, Rule] = {
         sockets.thunder_lock,
         launchers.option_given_twice,
         shutdown.entrypoint_without_exec,
+        shutdown.shell_form_command,
         shutdown.uwsgi_sigterm_reloads,
         timeouts.proxy_timeout_never_gives_up,
         proxies.worker_connections_below_proxied_load,

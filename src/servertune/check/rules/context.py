@@ -51,6 +51,9 @@ class Context:
     rss_source: str = ""
     #: Load balancer configs that were read (HAProxy), linked to the nginx or app server behind.
     balancer_links: list[BalancerLink] = dataclasses.field(default_factory=list)
+    #: The cores judged by were named (`--workload`, `--cores`, a CPU limit the files declare),
+    #: not just those of the machine running check: only then is a worker count compared.
+    cores_named: bool = False
 
     def balancers_in_front(self) -> list[tuple[LoadBalancer, Location | None, object]]:
         """(load balancer, where its idle time is set, the nginx or app server behind it):

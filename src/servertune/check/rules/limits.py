@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from servertune.check.model import Container, Finding, Severity
-from servertune.check.rules.backing import DOCKER_RESOURCES, K8S_RESOURCES
+from servertune.check.rules.backing import DOCKER_RESOURCES, GUNICORN_DOCS, K8S_RESOURCES
 from servertune.check.rules.context import Context
 from servertune.check.rules.probes import exposed_bare
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import assignment, figure
-from servertune.check.rules.workers import plan_for_cores, planned_processes, workers_fix
+from servertune.check.rules.workers import (
+    DOCUMENTED_WORKERS_PER_CORE,
+    plan_for_cores,
+    planned_processes,
+    workers_fix,
+)
 from servertune.cores import round_cores
 
 
@@ -24,11 +30,10 @@ def limit_name(box: Container, what: str) -> str:
 @check_rule(
     "workers-over-cpu-limit",
     Severity.warning,
-    "more worker processes than the container's CPU limit",
-    "`servertune explain --cores N` (processes: one per core under the GIL); a CPU limit is a "
-    "CFS quota: past it "
-    f"the container is throttled for the rest of each 100 ms period: {K8S_RESOURCES}, "
-    f"{DOCKER_RESOURCES}",
+    "more worker processes than the documented range for the container's CPU limit",
+    "a CPU limit is a CFS quota: past it the container is throttled for the rest of each "
+    f"100 ms period: {K8S_RESOURCES}, {DOCKER_RESOURCES}; for gunicorn, its `workers` setting "
+    "(generally 2-4 x $(NUM_CORES))",
     kind="fault",
 )
 def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -37,20 +42,34 @@ def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
         if box is None or box.cpu_limit is None:
             continue
         cores = round_cores(box.cpu_limit.value)
-        if app.workers.value > cores and not planned_processes(app, c):
-            yield rule.finding(
-                app.workers.at,
-                f"{assignment(app, 'workers', app.workers.value)} under a CPU limit of "
-                f"{figure(box.cpu_limit.value)} core{'' if box.cpu_limit.value == 1 else 's'} "
-                f"({box.cpu_limit.at}): {app.workers.value} "
-                "processes share a quota of "
-                f"{figure(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
-                "request's latency stretches by the throttled time, and every extra worker "
-                "costs memory towards an OOM kill",
-                f"{workers_fix(app, plan_for_cores(c, cores)[0])}   (or raise "
-                f"{limit_name(box, 'cpu')} to {app.workers.value})",
-                (box.cpu_limit.at,),
+        # Of the CPUs the quota gives (a quarter CPU is no whole core).
+        bound = DOCUMENTED_WORKERS_PER_CORE * box.cpu_limit.value
+        if app.workers.value <= bound or planned_processes(app, c):
+            continue  # up to 4 x the limit: advice at most (workers-over-cores)
+        if app.workers_follow_cpu_count:
+            continue  # one cause, one finding: workers-from-cpu-count names the CPU count
+        gunicorn = app.kind == "gunicorn"
+        yield rule.finding(
+            app.workers.at,
+            f"{assignment(app, 'workers', app.workers.value)} under a CPU limit of "
+            f"{figure(box.cpu_limit.value)} core{'' if box.cpu_limit.value == 1 else 's'} "
+            f"({box.cpu_limit.at}) is more than {DOCUMENTED_WORKERS_PER_CORE} per CPU"
+            + (" (gunicorn's documented 2-4 x cores)" if gunicorn else "")
+            + f": {app.workers.value} processes share a quota of "
+            f"{figure(box.cpu_limit.value)} CPU, so under load the container is throttled, each "
+            "request's latency stretches by the throttled time, and every extra worker "
+            "costs memory towards an OOM kill",
+            f"{workers_fix(app, plan_for_cores(c, cores)[0])}   (servertune's plan for "
+            f"{cores} core{'' if cores == 1 else 's'}; or raise {limit_name(box, 'cpu')} to "
+            f"{figure(math.ceil(4 * app.workers.value / DOCUMENTED_WORKERS_PER_CORE) / 4)})",
+            (box.cpu_limit.at,),
+            backing=(
+                f"{GUNICORN_DOCS}#workers (generally in the 2-4 x $(NUM_CORES) range); "
+                if gunicorn
+                else ""
             )
+            + f"{K8S_RESOURCES}; {DOCKER_RESOURCES} (a CPU limit is a CFS quota: throttling)",
+        )
 
 
 @check_rule(

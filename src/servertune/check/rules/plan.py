@@ -125,7 +125,8 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
                 )
             yield rule.finding(
                 setting.at,
-                f"{directive} is {as_shown(setting)}; the plan says {wanted}: {plan.reasons[field]}",
+                f"for the workload given the plan is {directive} {wanted}, not "
+                f"{as_shown(setting)}: {plan.reasons[field]}",
                 fix,
             )
 

@@ -41,6 +41,15 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+#: Each server's own word on spreading restarts: a finding cites its server's, never another's.
+_JITTER_BACKING = {
+    "gunicorn": "benoitc/gunicorn#3427 (max_requests 10240 with jitter 512: four workers "
+    f"restarted within four seconds); {GUNICORN_DOCS}#max-requests-jitter",
+    "uwsgi": "https://uwsgi-docs.readthedocs.io/en/latest/Options.html#max-requests-delta",
+    "uvicorn": "https://www.uvicorn.org/settings/#resource-limits (--limit-max-requests-jitter)",
+}
+
+
 @check_rule(
     "max-requests-jitter-small",
     Severity.advice,
@@ -78,10 +87,12 @@ def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
         )
         yield rule.finding(
             app.max_requests_jitter.at,
-            f"{spelled(app, 'jitter')} {jitter} is {jitter / limit:.1%} of "
-            f"{spelled(app, 'max_requests')} {limit}: workers that share the load evenly reach "
-            f"their limits within {jitter} requests of each other and restart almost together"
-            f"{across}",
+            f"for any workload servertune's plan is a jitter of "
+            f"{MAX_REQUESTS_JITTER_RATIO:.0%} of the limit ({assignment(app, 'jitter', wanted)}"
+            f"), not {jitter}, {jitter / limit:.1%} of {spelled(app, 'max_requests')} {limit}: "
+            f"workers that share the load evenly reach their limits within {jitter} requests "
+            f"of each other and restart almost together{across}",
             assignment(app, "jitter", wanted),
             (app.max_requests.at,) + ((replicas.at,) if replicas is not None else ()),
+            backing=_JITTER_BACKING.get(app.kind, _JITTER_BACKING["gunicorn"]),
         )

@@ -4,7 +4,10 @@ it (graceful timeout, stop/termination grace period, uWSGI's SIGTERM).
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import shlex
 from collections.abc import Iterator
 
 from servertune.check.model import Container, Finding, Severity
@@ -87,6 +90,49 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
             "in-flight requests are cut by the SIGKILL at the end of the grace period",
             f"exec {line.value}",
+        )
+
+
+_DOCKER_SHELL_FORM = (
+    "https://docs.docker.com/reference/build-checks/json-args-recommended/ (shell form: the "
+    "executable runs as a child process to a shell, which doesn't pass signals); "
+    "https://docs.docker.com/reference/dockerfile/#entrypoint (shell form: the executable "
+    "will not be the container's PID 1 and will not receive a SIGTERM from docker stop)"
+)
+
+
+@check_rule(
+    "shell-form-command",
+    Severity.warning,
+    "a shell-form CMD or ENTRYPOINT starts the server under /bin/sh: SIGTERM never reaches it",
+    _DOCKER_SHELL_FORM + "; " + _POD_TERMINATION,
+    kind="fault",
+)
+def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        written = app.shell_form
+        if written is None:
+            continue
+        instruction, _, text = written.value.partition(" ")
+        try:
+            words = shlex.split(text, comments=True)
+        except ValueError:  # the reader split it already; kept for the type checker
+            continue
+        # Exec form when the shell has nothing to expand; else `exec` keeps the shell's
+        # expansion and hands PID 1 to the server.
+        fix = (
+            f"{instruction} exec {text}"
+            if re.search(r"[$`*?~]", text)
+            else f"{instruction} {json.dumps(words)}"
+        )
+        yield rule.finding(
+            written.at,
+            f"{instruction} in shell form runs `/bin/sh -c '{text[:80]}'`: /bin/sh (dash in "
+            f"Debian-based images) stays PID 1 with {app.kind} as its child, and a shell that "
+            "is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a rollout "
+            f"never reaches {app.kind}: it is SIGKILLed at the end of the grace period (10 s "
+            "by default), with requests in flight",
+            fix,
         )
 
 

@@ -23,6 +23,13 @@ _UWSGI_SERIALIZING_ACCEPT = (
 )
 
 
+#: gunicorn's own measurement of the same choice (docs/benchmarks.md, `hol`): gthread behind
+#: nginx, medians of 3 runs with a 10 s call in flight.
+_HOL_MEASURED = "/quick p99 14.4 ms and max 18.1 ms, against 18.4 ms and 23.1 ms on one socket"
+
+_NGINX_LEAST_CONN = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn"
+
+
 #: The app bench balance measured: half of each request's service time holds the GIL. For a
 #: workload that holds it less, the benchmark says nothing, and neither does the rule.
 BALANCE_CPU_FRACTION = 0.5
@@ -32,9 +39,9 @@ BALANCE_CPU_FRACTION = 0.5
     "shared-socket",
     Severity.advice,
     "several multi-threaded processes behind nginx accept from one socket",
-    "servertune bench balance (uWSGI behind nginx: per-worker sockets + least_conn measured "
-    f"{_BALANCE_MEASURED}); {_UWSGI_SERIALIZING_ACCEPT}; "
-    "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#least_conn",
+    "servertune bench balance for uWSGI (per-worker sockets + least_conn measured "
+    f"{_BALANCE_MEASURED}), {_UWSGI_SERIALIZING_ACCEPT}; servertune bench hol for gunicorn "
+    f"({_HOL_MEASURED}); {_NGINX_LEAST_CONN}",
     kind="advice",
 )
 def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -67,6 +74,11 @@ def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
                 "map-socket = 0:1 (one socket per worker, one `socket` line each), and nginx "
                 "`least_conn` over those sockets (servertune gen uwsgi + gen nginx)"
             )
+            measured = f"per-worker uWSGI sockets behind least_conn measured {_BALANCE_MEASURED}"
+            backing = (
+                f"servertune bench balance (uWSGI behind nginx: {_BALANCE_MEASURED}); "
+                f"{_UWSGI_SERIALIZING_ACCEPT}; {_NGINX_LEAST_CONN}"
+            )
         else:
             how = (
                 "a gthread worker accepts while its threads are busy (up to worker_connections), "
@@ -76,13 +88,21 @@ def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
                 "one single-worker gunicorn per socket, and nginx `least_conn` over them "
                 "(servertune gen gunicorn-per-worker + gen nginx-gunicorn)"
             )
+            measured = f"gunicorn per socket behind least_conn measured {_HOL_MEASURED}"
+            backing = f"servertune bench hol ({_HOL_MEASURED}); {_NGINX_LEAST_CONN}"
+        workload = (
+            "the workload given"
+            if c.plan is not None
+            else "an app holding the GIL half of each request (the benchmark's)"
+        )
         yield rule.finding(
             app.workers.at,
-            f"{app.workers.value} processes x {app.threads.value} threads accept from the one "
-            f"socket nginx passes to ({nginx_at}): {how}; per-worker sockets behind least_conn "
-            f"measured {_BALANCE_MEASURED} (servertune bench balance), less at saturation",
+            f"for {workload} servertune's plan is one socket per process behind nginx "
+            f"least_conn, not {app.workers.value} processes x {app.threads.value} threads "
+            f"accepting from the one socket nginx passes to ({nginx_at}): {how}; {measured}",
             fix,
             (nginx_at,),
+            backing=backing,
         )
 
 
@@ -103,9 +123,11 @@ def granian_workers_share_a_port(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         yield rule.finding(
             app.workers.at,
-            f"{app.workers.value} granian workers accept from one port: the kernel, not their "
-            "load, decides which worker gets a connection, and granian's users report some "
-            "workers busy while others idle",
+            "for any workload servertune's plan is one single-worker granian per socket behind "
+            f"nginx least_conn, not {app.workers.value} workers on one port: the kernel, not "
+            "their load, decides which worker gets a connection (servertune bench asgi: the "
+            "busiest process took up to 0.80 of the requests on one port, 0.50-0.53 with a "
+            "socket each)",
             "one single-worker granian per socket behind nginx least_conn "
             "(servertune gen granian-per-worker and gen nginx-asgi-per-worker)",
         )
@@ -189,8 +211,10 @@ def thunder_lock(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # the config file the command names, not read, may set it
         yield rule.finding(
             app.workers.at,
-            f"{app.workers.value} processes accept from the same socket without thunder-lock: "
-            "each connection wakes every process (thundering herd), which costs more the more "
-            "processes wait, and the kernel does not spread connections evenly",
+            f"for {THUNDER_LOCK_MIN_PROCESSES} or more processes on one socket servertune's plan "
+            f"is thunder-lock (with 2 bench balance measured no gain; uWSGI's article names "
+            f"the cost): {app.workers.value} processes accept from the same socket without it, "
+            "so each connection wakes every process (thundering herd), which costs more the "
+            "more processes wait",
             "thunder-lock = true",
         )

@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from servertune.check.model import AppServer, Finding, Severity
+from servertune.check.rules.backing import DOCKER_RESOURCES, K8S_RESOURCES
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import assignment, figure, spelled
+from servertune.cores import round_cores
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
 
@@ -76,52 +78,94 @@ def workers_fix(app: AppServer, plan: Plan) -> str:
     return fix
 
 
+#: The most worker processes per core any of these servers' documentation suggests: gunicorn's
+#: `workers` setting, "generally in the 2-4 x $(NUM_CORES) range". Past it, a count is a fault
+#: (workers-over-cpu-limit); up to it, a count above servertune's plan is advice.
+DOCUMENTED_WORKERS_PER_CORE = 4
+
+#: What servertune measured for each server's worker layout (docs/benchmarks.md): a finding
+#: about one server cites that server's measurement, never another's.
+_MEASURED = {
+    "gunicorn": "servertune bench hol (gunicorn gthread behind nginx, 2 processes x 7 threads "
+    "on 2 cores: /quick p99 18.4 ms, no stall over 1 s with a 10 s call in flight; one thread "
+    "per process: 28 stalls of 10 s)",
+    "uwsgi": "servertune bench balance (uWSGI behind nginx on 2 cores: processes = cores with "
+    "threads for the waits)",
+    "uvicorn": "servertune bench asgi (one event loop per core)",
+    "granian": "servertune bench asgi (one event loop per core)",
+}
+
+
+def cores_for(app: AppServer, c: Context) -> tuple[int, str] | None:
+    """The cores `app` runs on and where that number comes from: its container's CPU limit,
+    else the cores named for the run (`--cores`, the workload, a limit the files declare);
+    None when only the machine running check is known, where no count is judged."""
+    box = app.container
+    if box is not None and box.cpu_limit is not None:
+        return round_cores(box.cpu_limit.value), f"the CPU limit at {box.cpu_limit.at}"
+    if not c.cores_named:
+        return None
+    machine = c.plan.machine if c.plan else c.machine
+    return machine.cores, "the workload's" if c.plan else machine.cores_source
+
+
 @check_rule(
     "workers-over-cores",
     Severity.advice,
-    "more worker processes than the cores the server may use",
+    "more worker processes than servertune's plan for the cores the server may use",
     "`servertune explain --cores N` (its `processes` and `threads` rows: one process per core "
-    "under the GIL; threads, not processes, for the waits); servertune bench balance",
+    "under the GIL; threads, not processes, for the waits); the benchmark of the server's own "
+    "layout (servertune bench hol for gunicorn, balance for uWSGI, asgi for uvicorn and granian)",
     kind="advice",
 )
 def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
-    cores, where = judged_cores(c)
     for app in c.apps:
-        box = app.container
-        if box is not None and (box.platform != "compose" or box.cpu_limit is not None):
-            continue  # in a container the limit is what counts (workers-over-cpu-limit)
+        known = cores_for(app, c)
+        if known is None:
+            continue  # no cores named: the checker's own machine decides nothing
+        cores, where = known
         if app.workers_follow_cpu_count and _runs_in_container(app):
             continue  # one cause, one finding: workers-from-cpu-count says it at this line
-        if app.workers.value > cores and not planned_processes(app, c):
-            plan, assumed = plan_for_cores(c, cores)
-            # A per-worker script starts one single-worker server per socket: its count is
-            # the number of sockets, and so is the fix.
-            per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
-            subject = (
-                f"{app.workers.value} single-worker servers (one per socket) are"
-                if per_socket
-                else f"{assignment(app, 'workers', app.workers.value)} is"
-            )
-            shape = f"{plan.processes} processes" + (
-                f" x {plan.threads} threads"
-                if app.interface == "wsgi" and app.kind in ("gunicorn", "uwsgi")
-                else ""
-            )
-            waits = (
-                "threads wait as well at a fraction of a process's memory"
-                if app.interface == "wsgi"
-                else "each process's event loop already waits on many at once"
-            )
-            yield rule.finding(
-                app.workers.at,
-                f"{subject} more than {where} {cores} core{'' if cores == 1 else 's'}: while requests hold the GIL the "
-                "extra processes only take turns on the same cores and multiply memory; for "
-                f"requests that wait on I/O, {waits}. servertune's plan for {assumed} is "
-                f"{shape}",
-                f"{plan.processes} sockets, one single-worker server each"
-                if per_socket
-                else workers_fix(app, plan),
-            )
+        if app.workers.value <= cores or planned_processes(app, c):
+            continue
+        box = app.container
+        if (
+            box is not None
+            and box.cpu_limit is not None
+            and app.workers.value > DOCUMENTED_WORKERS_PER_CORE * box.cpu_limit.value
+        ):
+            continue  # a fault past the documented range: workers-over-cpu-limit says it
+        plan, assumed = plan_for_cores(c, cores)
+        # A per-worker script starts one single-worker server per socket: its count is
+        # the number of sockets, and so is the fix.
+        per_socket = app.mapped_sockets and app.kind in ("uvicorn", "granian")
+        subject = (
+            f"{app.workers.value} single-worker servers (one per socket)"
+            if per_socket
+            else assignment(app, "workers", app.workers.value)
+        )
+        shape = f"{plan.processes} processes" + (
+            f" x {plan.threads} threads"
+            if app.interface == "wsgi" and app.kind in ("gunicorn", "uwsgi")
+            else ""
+        )
+        waits = (
+            "threads wait as well at a fraction of a process's memory"
+            if app.interface == "wsgi"
+            else "each process's event loop already waits on many at once"
+        )
+        yield rule.finding(
+            app.workers.at,
+            f"for {assumed} on {cores} core{'' if cores == 1 else 's'} ({where}), "
+            f"servertune's plan is {shape}, not {subject}: while requests hold the GIL the "
+            "extra processes only take turns on the same cores and multiply memory; for "
+            f"requests that wait on I/O, {waits}",
+            f"{plan.processes} sockets, one single-worker server each"
+            if per_socket
+            else workers_fix(app, plan),
+            (box.cpu_limit.at,) if box is not None and box.cpu_limit is not None else (),
+            backing=f"{_MEASURED[app.kind]}; `servertune explain --cores {cores}`",
+        )
 
 
 def _runs_in_container(app: AppServer) -> bool:
@@ -130,32 +174,111 @@ def _runs_in_container(app: AppServer) -> bool:
     return app.container is not None or app.command_line
 
 
+#: Where each server's CPU count comes from, in its own documentation.
+_CPU_COUNT_SOURCE = {
+    "uwsgi": "https://uwsgi-docs.readthedocs.io/en/latest/Configuration.html#magic-variables "
+    "(%k: the detected CPU cores)",
+}
+_PYTHON_CPU_COUNT = (
+    "https://docs.python.org/3/library/os.html#os.cpu_count (the number of logical CPUs in "
+    "the system; not the CPUs the process can use), "
+    "https://docs.python.org/3/library/multiprocessing.html#multiprocessing.cpu_count"
+)
+_CPU_LIMIT_IS_A_QUOTA = (
+    f"a CPU limit is a CFS quota, not fewer CPUs: {K8S_RESOURCES}, {DOCKER_RESOURCES}"
+)
+_CPU_COUNT_DOCS = f"{_PYTHON_CPU_COUNT}; {_CPU_LIMIT_IS_A_QUOTA}"
+
+
+def limit_aware_fix(app: AppServer, processes: int) -> str:
+    """The worker count read from the environment the platform sets, in the file's own words
+    (gunicorn reads WEB_CONCURRENCY itself when `workers` is not set)."""
+    if app.kind == "gunicorn" and app.workers.at.file.suffix == ".py":
+        return f'workers = int(os.environ.get("WEB_CONCURRENCY", {processes}))'
+    if app.kind == "uwsgi" and app.workers.at.file.suffix == ".ini":
+        return f"processes = {processes}"
+    return assignment(app, "workers", processes)
+
+
+#: gunicorn's design page: "Gunicorn should only need 4-12 worker processes to handle
+#: hundreds or thousands of requests per second." With no CPU limit the node decides the
+#: count; past this on a typical node, the count is a fault, not a size.
+DOCUMENTED_MAX_WORKERS = 12
+
+_GUNICORN_DESIGN = (
+    "https://docs.gunicorn.org/en/stable/design.html#how-many-workers (only 4-12 worker "
+    "processes needed for hundreds or thousands of requests per second)"
+)
+
+
 @check_rule(
     "workers-from-cpu-count",
     Severity.warning,
-    "the worker count follows the host's CPU count, not the container's CPU limit",
-    "tiangolo/uvicorn-gunicorn-docker#43; https://docs.python.org/3/library/os.html#os.cpu_count",
+    "in a container, the worker count follows the node's CPU count, not the container's limit",
+    _CPU_COUNT_DOCS + "; for gunicorn " + _GUNICORN_DESIGN,
     kind="fault",
 )
 def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
-    cores, _ = judged_cores(c)
     for app in c.apps:
-        if not _runs_in_container(app):
-            # A config file read on its own may be a host's (searxng's uWSGI template for a
-            # systemd install): there the CPU count is the right one. Its count is judged
-            # against the cores by workers-over-cores; the container case needs the files
-            # that say it runs in one (a Dockerfile, compose file, manifest, Procfile).
+        if not app.workers_follow_cpu_count or not _runs_in_container(app):
+            # A config file read on its own may be a host's (a systemd install): there the
+            # CPU count is the right one.
             continue
-        if app.workers_follow_cpu_count:
-            name = spelled(app, "workers")
-            yield rule.finding(
-                app.workers.at,
-                f"{name} is computed from the CPU count, which reports the host's cores, not the "
-                "cgroup's CPU quota: in a CPU-limited container this starts many times too many "
-                "workers",
-                f"{workers_fix(app, plan_for_cores(c, cores)[0])}   (or read the cgroup "
-                "limit: `servertune explain` shows it)",
+        box = app.container
+        limit = box.cpu_limit if box is not None else None
+        cores = round_cores(limit.value) if limit is not None else None
+        # What the count may reach before it is a fault: the documented range for the limit,
+        # or with no limit (the node decides) gunicorn's 4-12 processes.
+        bound = (
+            DOCUMENTED_WORKERS_PER_CORE * limit.value
+            if limit is not None
+            else DOCUMENTED_MAX_WORKERS
+        )
+        nodes = app.workers_on_nodes
+        if nodes and all(count <= bound for _, count in nodes):
+            continue  # on any typical node it stays within the documented range
+        if not nodes and cores is not None and cores >= 16:
+            continue
+        planned = cores if cores is not None else (cores_for(app, c) or (2, ""))[0]
+        plan, _ = plan_for_cores(c, planned)
+        on_nodes = (
+            ": on a " + " and on a ".join(f"{n}-core node {w} workers" for n, w in nodes)
+            if nodes
+            else ": on a 16- or 64-core node that many"
+        )
+        if limit is not None:
+            where = f"not the container's CPU limit of {figure(limit.value)} ({limit.at})"
+            cost = (
+                f", all sharing {figure(limit.value)} CPU: throttled under load, and each "
+                "worker's memory counts towards the container's"
             )
+        else:
+            where = "and no CPU limit is declared, so the node the container lands on decides"
+            cost = ", each holding the app's memory, where " + (
+                "gunicorn documents 4-12 as enough" if app.kind == "gunicorn" else "a few do"
+            )
+        plural = "" if planned == 1 else "s"
+        yield rule.finding(
+            app.workers.at,
+            f"{spelled(app, 'workers')} is computed from the CPU count, which is the node's, "
+            f"{where}{on_nodes}{cost}",
+            f"{limit_aware_fix(app, plan.processes)}   ({plan.processes}: servertune's plan "
+            f"for {planned} core{plural}"
+            + (
+                ""
+                if limit is not None
+                else "; give the container that CPU limit, or --cores N for the one it has"
+            )
+            + (
+                "; WEB_CONCURRENCY set beside the limit overrides it)"
+                if app.kind == "gunicorn"
+                else ")"
+            ),
+            (limit.at,) if limit is not None else (),
+            backing=_CPU_COUNT_SOURCE.get(app.kind, _PYTHON_CPU_COUNT)
+            + f"; {_CPU_LIMIT_IS_A_QUOTA}"
+            + ("; " + _GUNICORN_DESIGN if app.kind == "gunicorn" else ""),
+        )
 
 
 #: gunicorn worker classes whose workers serve many requests at once on green threads.

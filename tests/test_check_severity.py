@@ -1,0 +1,149 @@
+"""Issue 45: a warning is a fault, servertune's sizing preference is advice, and the CPUs a
+container really has. Each test writes the few files of one pattern seen in public projects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.model import Finding, Severity
+from servertune.machine import Machine
+
+#: The machine running check, as the CLI reads it: its cores name nothing about production.
+THIS_MACHINE = Machine.read()
+
+GUNICORN_DOCUMENTED = "import multiprocessing\n\nworkers = multiprocessing.cpu_count() * 2 + 1\n"
+IMAGE = 'FROM python:3.12-slim\nCOPY . .\nCMD ["gunicorn", "-c", "gunicorn.conf.py", "app:app"]\n'
+
+
+def _write(directory: Path, files: dict[str, str]) -> list[Path]:
+    paths = []
+    for name, text in files.items():
+        path = directory / name
+        path.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def _findings(directory: Path, files: dict[str, str], **kwargs: object) -> list[Finding]:
+    kwargs.setdefault("machine", THIS_MACHINE)
+    kwargs.setdefault("env", {})
+    return list(check_files(_write(directory, files), **kwargs).findings)  # type: ignore[arg-type]
+
+
+def _compose(cpus: str) -> str:
+    return f"services:\n  web:\n    build: .\n    cpus: {cpus}\n    ports: ['8000:8000']\n"
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "servertune", "check", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_gunicorns_documented_cpu_count_formula_on_its_own_is_not_a_fault(tmp_path: Path) -> None:
+    """`workers = cpu_count() * 2 + 1` in a config read alone, no container, no --cores:
+    gunicorn's own starting point draws nothing at all."""
+    assert _findings(tmp_path, {"gunicorn.conf.py": GUNICORN_DOCUMENTED}) == []
+
+
+def test_cpu_count_under_a_compose_cpu_limit_names_the_node_counts_and_the_limit(
+    tmp_path: Path,
+) -> None:
+    """cpu_count() inside a container limited to 2 CPUs: one warning at the workers line,
+    naming what it becomes on 16- and 64-core nodes, the limit's line, and a fix in Python."""
+    files = {
+        "compose.yaml": _compose('"2"'),
+        "Dockerfile": IMAGE,
+        "gunicorn.conf.py": GUNICORN_DOCUMENTED,
+    }
+    (finding,) = [f for f in _findings(tmp_path, files) if f.severity > Severity.advice]
+    assert finding.rule == "workers-from-cpu-count"
+    assert finding.severity == Severity.warning
+    assert (finding.at.file.name, finding.at.line) == ("gunicorn.conf.py", 3)
+    assert "16-core node 33 workers" in finding.message
+    assert "64-core node 129 workers" in finding.message
+    assert "CPU limit of 2 (" in finding.message
+    assert finding.related[0].file.name == "compose.yaml"
+    assert finding.fix.startswith('workers = int(os.environ.get("WEB_CONCURRENCY", ')
+    assert "docs.python.org" in finding.backing
+
+
+def test_uwsgi_percent_k_cites_uwsgi_not_python(tmp_path: Path) -> None:
+    """`processes = %k` under a limit: the same fault, backed by uWSGI's own docs on %k."""
+    ini = "[uwsgi]\nhttp-socket = :8000\nmodule = app\nprocesses = %k\ndie-on-term = true\n"
+    image = 'FROM python:3.12-slim\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    files = {"compose.yaml": _compose('"1"'), "Dockerfile": image, "uwsgi.ini": ini}
+    (finding,) = [f for f in _findings(tmp_path, files) if f.rule == "workers-from-cpu-count"]
+    assert "uwsgi-docs" in finding.backing
+    assert "docs.python.org" not in finding.backing
+    assert finding.fix.startswith("processes = ")
+
+
+def test_a_hard_coded_count_without_a_limit_or_cores_is_not_judged(tmp_path: Path) -> None:
+    """`-w 9` in a Dockerfile, no limit declared, no --cores: no worker-count finding of any
+    kind (the checker's machine says nothing about production)."""
+    image = 'FROM python:3.12-slim\nCMD ["gunicorn", "-w", "9", "app:app"]\n'
+    rules = {f.rule for f in _findings(tmp_path, {"Dockerfile": image})}
+    assert not rules & {"workers-over-cores", "workers-over-cpu-limit", "workers-from-cpu-count"}
+
+
+def test_a_count_within_the_documented_range_of_the_limit_is_advice(tmp_path: Path) -> None:
+    """`-w 5` under `cpus: 2`: within gunicorn's documented 2-4 x cores, advice phrased as the
+    plan for a workload; `-w 9` is past it: a warning."""
+    image = 'FROM python:3.12-slim\nCMD ["gunicorn", "-w", "WORKERS", "app:app"]\n'
+    files = {"compose.yaml": _compose('"2"'), "Dockerfile": image.replace("WORKERS", "5")}
+    (advice,) = _findings(tmp_path, files)
+    assert (advice.rule, advice.severity) == ("workers-over-cores", Severity.advice)
+    assert advice.message.startswith("for servertune's default workload")
+    assert "servertune's plan is" in advice.message
+    assert "bench hol" in advice.backing  # gunicorn's own measurement, not uWSGI's
+    files["Dockerfile"] = image.replace("WORKERS", "9")
+    (fault,) = _findings(tmp_path, files)
+    assert (fault.rule, fault.severity) == ("workers-over-cpu-limit", Severity.warning)
+    assert "gunicorn's documented 2-4 x cores" in fault.message
+
+
+def test_advice_is_printed_apart_and_fails_only_when_asked(tmp_path: Path) -> None:
+    """Text: advice after the faults under its own heading, counted apart in the summary;
+    exit 0 by default and with --fail-on info, 1 with --fail-on advice; JSON and SARIF carry
+    the severity and kind (advice is SARIF `note`)."""
+    image = 'FROM python:3.12-slim\nCMD ["gunicorn", "-w", "5", "app:app"]\n'
+    paths = _write(tmp_path, {"compose.yaml": _compose('"2"'), "Dockerfile": image})
+    text = _run(*paths)
+    assert text.returncode == 0
+    lines = text.stdout.splitlines()
+    heading = lines.index(
+        "advice (servertune's plan, not a fault; the exit status ignores it unless "
+        "--fail-on advice):"
+    )
+    assert ": advice [workers-over-cores] for " in lines[heading + 1]
+    assert lines[-1].startswith("no findings and 1 piece of advice in ")
+    assert _run(*paths, "--fail-on", "info").returncode == 0
+    assert _run(*paths, "--fail-on", "advice").returncode == 1
+    (found,) = json.loads(_run(*paths, "--format", "json").stdout)["findings"]
+    assert (found["severity"], found["kind"]) == ("advice", "advice")
+    sarif = json.loads(_run(*paths, "--format", "sarif").stdout)["runs"][0]
+    (result,) = sarif["results"]
+    assert result["level"] == "note"
+    assert result["properties"]["severity"] == "advice"
+    rule = next(r for r in sarif["tool"]["driver"]["rules"] if r["id"] == "workers-over-cores")
+    assert rule["defaultConfiguration"]["level"] == "note"
+    assert rule["properties"]["kind"] == "advice"
+
+
+def test_faults_come_before_advice_in_the_text(tmp_path: Path) -> None:
+    """A fault and a piece of advice in one run: the fault's block first, the advice after
+    its heading, whatever their files and lines."""
+    conf = "workers = 5\nmax_requests = 1000\nmax_requests_jitter = 10\ngraceful_timeout = 5\n"
+    paths = _write(tmp_path, {"gunicorn.conf.py": conf})
+    out = _run(*paths, "--cores", "2").stdout
+    assert out.index("warning [graceful-below-timeout]") < out.index("advice (servertune's")
+    assert out.index("advice (servertune's") < out.index("advice [max-requests-jitter-small]")
+    assert out.index("advice (servertune's") < out.index("advice [workers-over-cores]")

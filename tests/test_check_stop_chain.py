@@ -1,0 +1,92 @@
+"""Issue 45.3: the stop and signal chain. A graceful timeout works only if SIGTERM reaches the
+server: each link that drops it is one finding at the line to change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.model import Finding
+from servertune.machine import Machine
+
+MACHINE = Machine(cores=2, somaxconn=4096)
+
+
+def _findings(directory: Path, files: dict[str, str]) -> list[Finding]:
+    paths = []
+    for name, text in files.items():
+        path = directory / name
+        path.write_text(text)
+        paths.append(path)
+    return list(check_files(paths, machine=MACHINE, env={}).findings)
+
+
+def _rules(findings: list[Finding], rule: str) -> list[Finding]:
+    return [f for f in findings if f.rule == rule]
+
+
+def test_a_shell_form_cmd_is_one_finding_at_its_line_with_the_exec_form(tmp_path: Path) -> None:
+    """`CMD gunicorn ...`: /bin/sh is PID 1; the fix is the exec form of the same words."""
+    image = "FROM python:3.12-slim\nRUN pip install gunicorn\nCMD gunicorn -w 2 -b :8000 app:app\n"
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    assert finding.at.line == 3
+    assert finding.fix == 'CMD ["gunicorn", "-w", "2", "-b", ":8000", "app:app"]'
+    assert "docs.docker.com/reference/build-checks/json-args-recommended" in finding.backing
+
+
+def test_a_shell_form_cmd_that_expands_a_variable_is_fixed_with_exec(tmp_path: Path) -> None:
+    """`$PORT` needs the shell: the fix keeps it and hands PID 1 over with `exec`."""
+    image = "FROM python:3.12-slim\nCMD gunicorn -w 2 -b 0.0.0.0:$PORT app:app\n"
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    assert finding.fix == "CMD exec gunicorn -w 2 -b 0.0.0.0:$PORT app:app"
+
+
+def test_exec_form_exec_first_and_bash_with_one_command_are_not_flagged(tmp_path: Path) -> None:
+    """The signal arrives: exec form, `exec` in the shell form, or a bash SHELL running one
+    simple command (bash execs it)."""
+    for image in (
+        'FROM python:3.12-slim\nCMD ["gunicorn", "-w", "2", "app:app"]\n',
+        "FROM python:3.12-slim\nCMD exec gunicorn -w 2 app:app\n",
+        'FROM python:3.12-slim\nSHELL ["/bin/bash", "-c"]\nCMD gunicorn -w 2 app:app\n',
+    ):
+        assert not _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command"), image
+
+
+def test_a_compose_service_running_the_images_shell_form_is_flagged_once(tmp_path: Path) -> None:
+    """compose builds the image and runs its CMD: one finding, at the Dockerfile's line; a
+    compose `command:` string runs no shell and is not flagged."""
+    image = "FROM python:3.12-slim\nCMD gunicorn -w 2 -b :8000 app:app\n"
+    compose = "services:\n  web:\n    build: .\n"
+    findings = _findings(tmp_path, {"compose.yaml": compose, "Dockerfile": image})
+    (finding,) = _rules(findings, "shell-form-command")
+    assert (finding.at.file.name, finding.at.line) == ("Dockerfile", 2)
+    own = compose + "    command: gunicorn -w 2 -b :8000 app:app\n"
+    (tmp_path / "compose.yaml").write_text(own)  # the Dockerfile stays beside it, its build
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE, env={})
+    assert [a.kind for a in result.apps] == ["gunicorn"]
+    assert not _rules(list(result.findings), "shell-form-command")
+
+
+def test_dash_as_sh_keeps_itself_between_the_signal_and_the_server() -> None:
+    """The premise, on dash (Debian's /bin/sh, so python:3.x-slim's): `dash -c 'python ...'`
+    (one command) leaves dash as the parent, so docker stop's SIGTERM to PID 1 is the shell's,
+    not the server's. bash, for contrast, execs a lone command."""
+    child = (
+        "import os, sys; sys.stdout.write(json.dumps([os.getpid(), os.getppid()]) + '\\n'); "
+        "sys.stdout.flush(); sys.stdin.read()"
+    )
+    for shell, execs in (("dash", False), ("bash", True)):
+        command = f"{sys.executable} -c \"import json; {child}\""
+        process = subprocess.Popen(
+            [shell, "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert process.stdout is not None and process.stdin is not None
+        pid, parent = json.loads(process.stdout.readline())
+        assert (pid == process.pid) == execs, shell
+        if not execs:
+            assert parent == process.pid  # the shell is the server's parent, not the server
+        process.stdin.close()
+        process.wait(timeout=10)
