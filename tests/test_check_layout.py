@@ -52,4 +52,4 @@ def test_a_rule_declared_with_a_severity_its_kind_forbids_is_refused() -> None:
 def test_coverage_rules_are_the_rules_of_kind_coverage() -> None:
     """The coverage notes come from the rules that declare it, not from a list kept apart."""
     assert {r.id for r in RULES.values() if r.kind == "coverage"} == COVERAGE_RULES
-    assert COVERAGE_RULES == {"include-not-found", "unresolved-variable", "config-not-found"}
+    assert {"include-not-found", "unresolved-variable", "config-not-found"} == COVERAGE_RULES

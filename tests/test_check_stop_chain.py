@@ -79,7 +79,7 @@ def test_dash_as_sh_keeps_itself_between_the_signal_and_the_server() -> None:
         "sys.stdout.flush(); sys.stdin.read()"
     )
     for shell, execs in (("dash", False), ("bash", True)):
-        command = f"{sys.executable} -c \"import json; {child}\""
+        command = f'{sys.executable} -c "import json; {child}"'
         process = subprocess.Popen(
             [shell, "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
