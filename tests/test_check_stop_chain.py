@@ -83,7 +83,8 @@ def test_dash_as_sh_keeps_itself_between_the_signal_and_the_server() -> None:
         process = subprocess.Popen(
             [shell, "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout is not None
+        assert process.stdin is not None
         pid, parent = json.loads(process.stdout.readline())
         assert (pid == process.pid) == execs, shell
         if not execs:
