@@ -313,7 +313,14 @@ def test_a_malformed_idle_timeout_is_one_error_line(tmp_path: Path) -> None:
 
 
 def test_every_rule_has_its_row_in_the_docs() -> None:
-    """docs/check.md's rules table names each rule check runs, and no other."""
+    """docs/check.md's rules table names each rule check runs, and no other, with the
+    severity and kind the rule declares."""
     text = (Path(__file__).parents[1] / "docs" / "check.md").read_text()
-    rows = set(re.findall(r"^\| `([a-z0-9-]+)` \| (?:error|warning|info) \|", text, re.M))
-    assert rows == set(RULES)
+    rows = re.findall(
+        r"^\| `([a-z0-9-]+)` \| (error|warning|info|advice) \| (fault|advice|coverage) \|",
+        text,
+        re.M,
+    )
+    assert {rule_id for rule_id, _, _ in rows} == set(RULES)
+    for rule_id, severity, kind in rows:
+        assert (RULES[rule_id].severity.name, RULES[rule_id].kind) == (severity, kind), rule_id
