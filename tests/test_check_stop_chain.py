@@ -91,3 +91,47 @@ def test_dash_as_sh_keeps_itself_between_the_signal_and_the_server() -> None:
             assert parent == process.pid  # the shell is the server's parent, not the server
         process.stdin.close()
         process.wait(timeout=10)
+
+
+def test_supervisord_stopwaitsecs_below_the_graceful_timeout(tmp_path: Path) -> None:
+    """`stopwaitsecs = 5` under gunicorn's 30 s graceful timeout: one finding at that line,
+    the fix a wait past it, backed by supervisord's docs and gunicorn's own."""
+    conf = "[program:web]\ncommand=gunicorn -w 2 app:app\nstopwaitsecs = 5\n"
+    (finding,) = _rules(_findings(tmp_path, {"supervisord.conf": conf}), "stop-wait-below-graceful")
+    assert finding.at.line == 3
+    assert finding.fix == "stopwaitsecs = 35"
+    assert "supervisord.org" in finding.backing
+    assert "graceful-timeout" in finding.backing
+
+
+def test_supervisord_defaults_on_both_sides_are_not_a_finding(tmp_path: Path) -> None:
+    """supervisord's 10 s and gunicorn's 30 s both left at their defaults: nobody chose a
+    shutdown time; a graceful timeout someone set (60 s) under the default 10 s is one."""
+    conf = "[program:web]\ncommand=gunicorn -w 2 app:app\n"
+    assert not _findings(tmp_path, {"supervisord.conf": conf})
+    chosen = "[program:web]\ncommand=gunicorn -w 2 --threads 4 --graceful-timeout 60 app:app\n"
+    (finding,) = _rules(
+        _findings(tmp_path, {"supervisord.conf": chosen}), "stop-wait-below-graceful"
+    )
+    assert "graceful timeout 60 s" in finding.message  # gthread: timeout is a heartbeat
+    assert finding.fix == "stopwaitsecs = 65"
+
+
+def test_a_quick_shutdown_signal_for_gunicorn_is_one_finding(tmp_path: Path) -> None:
+    """supervisord `stopsignal=QUIT` or a Dockerfile `STOPSIGNAL SIGINT` in front of gunicorn:
+    its quick shutdown; one finding at the signal's line (not a second about the wait)."""
+    conf = "[program:web]\ncommand=gunicorn --graceful-timeout 60 app:app\nstopsignal=QUIT\n"
+    findings = _findings(tmp_path, {"supervisord.conf": conf})
+    assert [(f.rule, f.at.line, f.fix) for f in findings] == [
+        ("stop-signal-quick-shutdown", 3, "stopsignal = TERM")
+    ]
+    image = 'FROM python:3.12-slim\nSTOPSIGNAL SIGINT\nCMD ["gunicorn", "app:app"]\n'
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "stop-signal-quick-shutdown")
+    assert (finding.at.line, finding.fix) == (2, "STOPSIGNAL SIGTERM")
+    assert "docs.gunicorn.org/en/stable/signals.html" in finding.backing
+
+
+def test_uvicorn_stopped_with_sigint_is_graceful(tmp_path: Path) -> None:
+    """uvicorn shuts down gracefully on SIGINT as on SIGTERM: nothing to say."""
+    image = 'FROM python:3.12-slim\nSTOPSIGNAL SIGINT\nCMD ["uvicorn", "app:app"]\n'
+    assert not _rules(_findings(tmp_path, {"Dockerfile": image}), "stop-signal-quick-shutdown")

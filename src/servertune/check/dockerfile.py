@@ -585,12 +585,20 @@ def _stop_signal(app: AppServer, path: Path, text: str) -> AppServer:
     from servertune.check.model import Setting
 
     found = list(_STOPSIGNAL.finditer(text))
-    if app.kind != "uwsgi" or app.die_on_term is not None or not found:
+    if not found:
         return app
     signal = found[-1]
+    line = text.count("\n", 0, signal.start()) + 1
+    # What `docker stop` sends, for every server (gunicorn quits at once on INT and QUIT).
+    app = replace(
+        app,
+        stop_signal=Setting(signal[1].upper().removeprefix("SIG"), Location(path, line)),
+        stop_signal_fix="STOPSIGNAL SIGTERM",
+    )
+    if app.kind != "uwsgi" or app.die_on_term is not None:
+        return app
     if signal[1].upper() not in _UWSGI_STOPS:
         return app
-    line = text.count("\n", 0, signal.start()) + 1
     return replace(app, die_on_term=Setting(True, Location(path, line)))
 
 

@@ -208,6 +208,15 @@ class AppServer:
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
     #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).
     shell_form: Setting[str] | None = None
+    #: A process manager's wait between its stop signal and SIGKILL, where no container
+    #: holds it (supervisord's `stopwaitsecs`, 10 s by default), and how it is spelled there.
+    stop_wait: Setting[float] | None = None
+    stop_wait_name: str = ""
+    #: The signal it is stopped with when the files name one (supervisord's `stopsignal`, a
+    #: Dockerfile's `STOPSIGNAL`), as written without `SIG`: `TERM`, `INT`, `QUIT`, ...
+    stop_signal: Setting[str] | None = None
+    #: The line that makes it SIGTERM, as that file writes it (`stopsignal = TERM`).
+    stop_signal_fix: str = ""
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.commands import (
@@ -23,7 +24,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
 
 __all__ = ["looks_like_supervisord", "read_supervisord"]
 
@@ -58,6 +59,37 @@ def _environment(value: str) -> dict[str, str]:
         if sep:
             env[key.strip()] = val
     return env
+
+
+#: supervisord's defaults: stop with SIGTERM, SIGKILL 10 s later (its configuration docs).
+_STOPWAITSECS = 10.0
+
+
+def _stopping(
+    path: Path, app: AppServer, options: dict[str, tuple[str, int]], number: int
+) -> AppServer:
+    """The program's `stopwaitsecs` (or supervisord's 10 s, at the command's line) and its
+    `stopsignal` when it names one."""
+    wait = Setting(_STOPWAITSECS, Location(path, number), default=True)
+    if "stopwaitsecs" in options:
+        value, at = options["stopwaitsecs"]
+        try:
+            wait = Setting(float(int(value.strip())), Location(path, at))
+        except ValueError:
+            raise CheckInputError(
+                f"{path}:{at}: stopwaitsecs {value.strip()!r} is not a whole number of seconds"
+            ) from None
+    signal = None
+    if "stopsignal" in options:
+        value, at = options["stopsignal"]
+        signal = Setting(value.strip().upper().removeprefix("SIG"), Location(path, at))
+    return replace(
+        app,
+        stop_wait=wait,
+        stop_wait_name="stopwaitsecs",
+        stop_signal=signal,
+        stop_signal_fix="stopsignal = TERM",
+    )
 
 
 def read_supervisord(
@@ -110,16 +142,15 @@ def read_supervisord(
         for one in shell_commands(Word(command, Location(path, number))):
             found = server_command(one)
             if found is not None:
-                apps.append(
-                    read_command(
-                        path,
-                        found,
-                        process_env,
-                        {},
-                        shell=True,
-                        find_config=find_config or beside(path),
-                    )
+                app = read_command(
+                    path,
+                    found,
+                    process_env,
+                    {},
+                    shell=True,
+                    find_config=find_config or beside(path),
                 )
+                apps.append(_stopping(path, app, options, number))
                 break
     if not apps:
         names = ", ".join(p.removeprefix("program:") for p in programs) or "none"

@@ -68,6 +68,8 @@ RULES: dict[str, Rule] = {
         launchers.option_given_twice,
         shutdown.entrypoint_without_exec,
         shutdown.shell_form_command,
+        shutdown.stop_wait_below_graceful,
+        shutdown.stop_signal_quick_shutdown,
         shutdown.uwsgi_sigterm_reloads,
         timeouts.proxy_timeout_never_gives_up,
         proxies.worker_connections_below_proxied_load,

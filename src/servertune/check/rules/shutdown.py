@@ -10,7 +10,7 @@ import re
 import shlex
 from collections.abc import Iterator
 
-from servertune.check.model import Container, Finding, Severity
+from servertune.check.model import AppServer, Container, Finding, Severity
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -216,3 +216,100 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
                 related,
             )
+
+
+_SUPERVISORD_STOP = (
+    "http://supervisord.org/configuration.html#program-x-section-settings (stopsignal: TERM "
+    "by default; stopwaitsecs: 10 by default, then a final SIGKILL)"
+)
+
+#: Each server's own word on what it waits for after SIGTERM.
+_GRACEFUL_DOCS = {
+    "gunicorn": f"{GUNICORN_DOCS}#graceful-timeout",
+    "uvicorn": "https://www.uvicorn.org/settings/#timeouts (--timeout-graceful-shutdown)",
+    "granian": "https://github.com/emmett-framework/granian#options (--workers-kill-timeout)",
+}
+
+
+@check_rule(
+    "stop-wait-below-graceful",
+    Severity.warning,
+    "the process manager SIGKILLs the server before its graceful shutdown may end",
+    _SUPERVISORD_STOP + "; the server's graceful timeout (" + GUNICORN_DOCS + "#graceful-timeout)",
+    kind="fault",
+)
+def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        wait, graceful = app.stop_wait, app.graceful_timeout
+        if wait is None or graceful is None or graceful.value <= 0:
+            continue
+        if wait.default and graceful.default:
+            continue  # both left at their defaults: nobody chose a shutdown time to keep
+        if _quick_stop(app):
+            continue  # no graceful wait at all: stop-signal-quick-shutdown says it
+        # What the server still finishes after SIGTERM: its graceful timeout, or less when
+        # its request timeout ends every request sooner.
+        bound, why = graceful.value, f"graceful timeout {as_shown(graceful, ' s')}"
+        timeout = app.request_timeout
+        if timeout is not None and caps_requests(app) and 0 < timeout.value < bound:
+            bound, why = timeout.value, f"request timeout {as_shown(timeout, ' s')}"
+        if wait.value >= bound:
+            continue
+        yield rule.finding(
+            wait.at,
+            f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
+            f"every stop or restart the process manager SIGKILLs {app.kind} {figure(wait.value)} "
+            f"s after the stop signal, cutting requests {app.kind} was still allowed to finish",
+            f"{app.stop_wait_name} = {math.ceil(bound) + 5}",
+            (graceful.at,),
+            backing=_SUPERVISORD_STOP
+            + "; "
+            + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout"),
+        )
+
+
+_GUNICORN_SIGNALS = (
+    "https://docs.gunicorn.org/en/stable/signals.html (TERM: graceful shutdown, waiting for "
+    "workers to finish their requests up to graceful_timeout; INT, QUIT: quick shutdown)"
+)
+
+
+#: Signals written by number (`STOPSIGNAL 3`), by name.
+_SIGNAL_NAMES = {"2": "INT", "3": "QUIT"}
+
+
+def _quick_stop(app: AppServer) -> bool:
+    """gunicorn stopped with INT or QUIT: its quick shutdown, no graceful wait."""
+    signal = app.stop_signal
+    return (
+        app.kind == "gunicorn"
+        and signal is not None
+        and _SIGNAL_NAMES.get(signal.value, signal.value) in ("INT", "QUIT")
+    )
+
+
+@check_rule(
+    "stop-signal-quick-shutdown",
+    Severity.warning,
+    "gunicorn is stopped with a signal it answers with a quick shutdown",
+    _GUNICORN_SIGNALS + "; " + _SUPERVISORD_STOP + "; https://docs.docker.com/reference/"
+    "dockerfile/#stopsignal",
+    kind="fault",
+)
+def stop_signal_quick_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        signal = app.stop_signal
+        if (
+            app.kind != "gunicorn"
+            or signal is None
+            or signal.value not in ("INT", "QUIT", "2", "3")
+        ):
+            continue
+        yield rule.finding(
+            signal.at,
+            f"SIG{_SIGNAL_NAMES.get(signal.value, signal.value)} stops gunicorn with its quick "
+            "shutdown: the "
+            "workers exit at once, without waiting for their requests (graceful_timeout "
+            "applies to SIGTERM only), so every stop or deploy cuts requests in flight",
+            app.stop_signal_fix or "stop it with SIGTERM",
+        )
