@@ -217,6 +217,9 @@ class AppServer:
     stop_signal: Setting[str] | None = None
     #: The line that makes it SIGTERM, as that file writes it (`stopsignal = TERM`).
     stop_signal_fix: str = ""
+    #: `${VAR:word}` in its command line with a word that is not a number: the shell's
+    #: substring expansion (bash) or an error (dash), not the default `${VAR:-word}` means.
+    substrings: tuple[Setting[str], ...] = ()
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None

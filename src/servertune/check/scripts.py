@@ -326,7 +326,25 @@ def read_script(
             command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
         )
     app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
-    return replace(app, without_exec=_without_exec(line, lines, command, physical))
+    return replace(
+        app,
+        without_exec=_without_exec(line, lines, command, physical),
+        substrings=_substrings(command),
+    )
+
+
+#: `${NAME:word}` whose word starts with a letter: bash reads it as `${NAME:offset}`, an
+#: arithmetic offset (`info` is the variable info, 0 when unset), not a default.
+_SUBSTRING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):([A-Za-z_][^}]*)\}")
+
+
+def _substrings(command: ServerCommand) -> tuple[Setting[str], ...]:
+    """Each `${NAME:word}` in the server's words, as written, where it is written."""
+    return tuple(
+        Setting(m[0], word.at)
+        for word in (command.program, *command.args)
+        for m in _SUBSTRING.finditer(word.text)
+    )
 
 
 def _without_exec(
@@ -347,7 +365,8 @@ def _without_exec(
         return None
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
-    return Setting(text[:120], Location(command.program.at.file, line.first))
+    # Whole: the fix is this line with `exec`, never cut mid-quote (a message shortens it).
+    return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 
 def run_words(

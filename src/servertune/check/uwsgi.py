@@ -67,6 +67,8 @@ _ALIASES = {
 _SOCKET_OPTIONS = ("socket", "http-socket")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
 _TRUE = {"true", "1", "yes", "on", "y", "t"}
+#: uWSGI options that make a process serve many requests at once on its own loop.
+_ASYNC_ENGINES = frozenset({"gevent", "async", "ugreen", "greenlet", "asyncio", "tornado"})
 #: uWSGI's configuration logic ("Configuration logic" in its docs): a block up to `endif` is
 #: read only when its condition holds, with `%(_)` the tested value. Paths are tested on the
 #: machine running check (uWSGI tests them where it starts).
@@ -357,7 +359,13 @@ def read_uwsgi_files(
     """The settings uWSGI would run `path` with, and the files it chained to get them."""
     state = _settings(path, text, env)
     options = state.options
-    app = uwsgi_app(path, options, Location(path))
+    # A default is cited at the `[uwsgi]` line, the section it is missing from, never at
+    # line 1 (a licence comment).
+    header = next(
+        (n for n, line in enumerate(text.splitlines(), 1) if line.strip().lower() == "[uwsgi]"),
+        1,
+    )
+    app = uwsgi_app(path, options, Location(path, header))
     files = tuple(dict.fromkeys(f for f in state.files if f != path))
     return app, files
 
@@ -417,6 +425,11 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         else Setting(0, start, default=True),
         backlog=number("listen"),
         thunder_lock=flag("thunder-lock"),
+        # An async engine (`gevent = 100`, `async = 10`): many requests per process at once,
+        # whatever processes and threads say.
+        worker_class=next(
+            (Setting(k, at) for k, _, at in reversed(options) if k in _ASYNC_ENGINES), None
+        ),
         die_on_term=_sigterm_stops(options, flag("die-on-term")),
         # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
         # an ini on its own, or one a Dockerfile's `uwsgi --ini` names.

@@ -33,3 +33,33 @@ def option_given_twice(rule: Rule, c: Context) -> Iterator[Finding]:
                 "that option's flag)",
                 (last.at,),
             )
+
+
+_SHELL_EXPANSION = (
+    "https://www.gnu.org/software/bash/manual/html_node/Shell-Parameter-Expansion.html "
+    "(${parameter:offset}: substring expansion, offset an arithmetic expression); "
+    "https://pubs.opengroup.org/onlinepubs/9799919799/utilities/V3_chap02.html#tag_19_06_02 "
+    "(POSIX sh: ${parameter:-word} is the default)"
+)
+
+
+@check_rule(
+    "substring-not-default",
+    Severity.warning,
+    "`${VAR:word}` is a substring expansion, not a default: unset, the option gets nothing",
+    _SHELL_EXPANSION,
+    kind="fault",
+)
+def substring_not_default(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for written in app.substrings:
+            name, _, word = written.value[2:-1].partition(":")
+            yield rule.finding(
+                written.at,
+                f"`{written.value}` is bash's substring expansion (from offset `{word}`, an "
+                f"arithmetic expression: 0 while no variable `{word}` is set), not a default: "
+                f"with {name} unset the word is empty, and {app.kind} gets an option with no "
+                "value or the next word as its value; dash (/bin/sh on Debian) stops the "
+                "script with `Bad substitution`",
+                f"${{{name}:-{word}}}",
+            )

@@ -15,6 +15,9 @@ from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown
 from servertune.check.rules.workers import ASYNC_WORKERS
 
+#: The files do not say which path the app answers: a fix says so rather than promise one.
+_PATH_UNKNOWN = "(/health: put a path your app answers; the files do not say which)"
+
 
 @check_rule(
     "liveness-kills-busy-pod",
@@ -96,7 +99,8 @@ def no_readiness_probe(rule: Rule, c: Context) -> Iterator[Finding]:
                 box.at,
                 f"container {box.name!r} has no readiness probe: the Service sends it requests "
                 "while the workers are still importing the app, and those connections wait or fail",
-                f"readinessProbe: {{httpGet: {{path: /health, port: {_probe_port(app)}}}}}",
+                f"readinessProbe: {{httpGet: {{path: /health, port: {_probe_port(app)}}}}}"
+                f"   {_PATH_UNKNOWN}",
             )
 
 
@@ -149,7 +153,7 @@ def exposed_without_resources_or_probes(rule: Rule, c: Context) -> Iterator[Find
             "workers sized for no number of cores",
             f"readinessProbe: {{httpGet: {{path: /health, port: {port}}}}} and "
             f'resources: {{requests: {{cpu: "{app.workers.value}", memory: ...}}, limits: '
-            f'{{cpu: "{app.workers.value}", memory: ...}}}}',
+            f'{{cpu: "{app.workers.value}", memory: ...}}}}   {_PATH_UNKNOWN}',
             (box.exposed_by.at,),
         )
 

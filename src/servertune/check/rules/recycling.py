@@ -14,6 +14,14 @@ from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import SPELLING, assignment, spelled
 from servertune.sizing import MAX_REQUESTS_JITTER_RATIO
 
+#: Each server's own word on spreading restarts: a finding cites its server's, never another's.
+_JITTER_BACKING = {
+    "gunicorn": "benoitc/gunicorn#3427 (max_requests 10240 with jitter 512: four workers "
+    f"restarted within four seconds); {GUNICORN_DOCS}#max-requests-jitter",
+    "uwsgi": "https://uwsgi-docs.readthedocs.io/en/latest/Options.html#max-requests-delta",
+    "uvicorn": "https://www.uvicorn.org/settings/#resource-limits (--limit-max-requests-jitter)",
+}
+
 
 @check_rule(
     "max-requests-without-jitter",
@@ -38,16 +46,8 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
             "share the load reach the limit at about the same time and restart together, leaving "
             "no worker to serve for the length of an application start",
             assignment(app, "jitter", jitter),
+            backing=_JITTER_BACKING.get(app.kind, _JITTER_BACKING["gunicorn"]),
         )
-
-
-#: Each server's own word on spreading restarts: a finding cites its server's, never another's.
-_JITTER_BACKING = {
-    "gunicorn": "benoitc/gunicorn#3427 (max_requests 10240 with jitter 512: four workers "
-    f"restarted within four seconds); {GUNICORN_DOCS}#max-requests-jitter",
-    "uwsgi": "https://uwsgi-docs.readthedocs.io/en/latest/Options.html#max-requests-delta",
-    "uvicorn": "https://www.uvicorn.org/settings/#resource-limits (--limit-max-requests-jitter)",
-}
 
 
 @check_rule(

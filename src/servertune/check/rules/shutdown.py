@@ -60,6 +60,12 @@ def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+def _shown(text: str) -> str:
+    """A command in a message: whole up to 100 characters, else its start and an ellipsis
+    outside the quotes (the fix always carries it whole)."""
+    return repr(text) if len(text) <= 100 else repr(text[:97]) + "..."
+
+
 _DOCKER_PID1 = (
     "https://docs.docker.com/reference/dockerfile/#entrypoint (a starter script ensures the "
     "final executable receives the Unix signals by using exec)"
@@ -85,7 +91,7 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         yield rule.finding(
             line.at,
-            f"the script runs {app.kind} as a child of the shell ({line.value!r}): the shell "
+            f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): the shell "
             "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
             f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
             "in-flight requests are cut by the SIGKILL at the end of the grace period",
@@ -127,7 +133,7 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         )
         yield rule.finding(
             written.at,
-            f"{instruction} in shell form runs `/bin/sh -c '{text[:80]}'`: /bin/sh (dash in "
+            f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash in "
             f"Debian-based images) stays PID 1 with {app.kind} as its child, and a shell that "
             "is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a rollout "
             f"never reaches {app.kind}: it is SIGKILLed at the end of the grace period (10 s "

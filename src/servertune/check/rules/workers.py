@@ -283,3 +283,43 @@ def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
 
 #: gunicorn worker classes whose workers serve many requests at once on green threads.
 ASYNC_WORKERS = {"gevent", "eventlet", "tornado"}
+
+
+_UWSGI_QUICKSTART = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/WSGIquickstart.html#adding-concurrency-and-"
+    "monitoring (uWSGI starts a single process and a single thread by default); "
+    "https://uwsgi-docs.readthedocs.io/en/latest/Options.html#listen (a listen queue of 100)"
+)
+
+
+@check_rule(
+    "one-process-one-thread",
+    Severity.warning,
+    "one uWSGI process with one thread serves every request in turn",
+    _UWSGI_QUICKSTART,
+    kind="fault",
+)
+def one_process_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or app.mapped_sockets or app.missing_config is not None:
+            continue
+        if app.workers.value != 1 or app.threads.value != 1 or app.worker_class is not None:
+            continue  # more than one at a time, or an async engine (gevent, async)
+        if c.plan is not None and c.plan.processes * c.plan.threads == 1:
+            continue  # the plan for the workload given is this
+        cores = (cores_for(app, c) or (2, ""))[0]
+        plan, _ = plan_for_cores(c, cores)
+        shown = (
+            "processes and threads left at uWSGI's default of 1"
+            if app.workers.default and app.threads.default
+            else f"{spelled(app, 'workers')} = 1 and {spelled(app, 'threads')} = 1"
+        )
+        yield rule.finding(
+            app.workers.at,
+            f"{shown}: uWSGI serves one request at a time, so one slow request (a slow "
+            "upstream call, a large upload) holds every other one in the listen queue, and "
+            "once the queue is full (100 by default) new connections are refused: 502s "
+            "behind nginx",
+            f"{workers_fix(app, plan)}   (servertune's plan for {cores} core"
+            f"{'' if cores == 1 else 's'}; `servertune explain --cores {cores}`)",
+        )
