@@ -4,6 +4,8 @@ server: each link that drops it is one finding at the line to change."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 from servertune.check import check_files
 from servertune.check.model import Finding
 from servertune.machine import Machine
+from tests.support import wait_for
 
 MACHINE = Machine(cores=2, somaxconn=4096)
 
@@ -135,3 +138,63 @@ def test_uvicorn_stopped_with_sigint_is_graceful(tmp_path: Path) -> None:
     """uvicorn shuts down gracefully on SIGINT as on SIGTERM: nothing to say."""
     image = 'FROM python:3.12-slim\nSTOPSIGNAL SIGINT\nCMD ["uvicorn", "app:app"]\n'
     assert not _rules(_findings(tmp_path, {"Dockerfile": image}), "stop-signal-quick-shutdown")
+
+
+def test_a_backgrounded_server_without_trap_is_one_finding(tmp_path: Path) -> None:
+    """`gunicorn ... &` then `nginx -g 'daemon off;'`, no trap: one finding at the gunicorn
+    line (not "add exec", which is no fix for a backgrounded line); with a trap, none."""
+    script = "#!/bin/bash\ngunicorn app.wsgi -w 2 -b :8000 &\nnginx -g 'daemon off;'\n"
+    findings = _findings(tmp_path, {"entrypoint.sh": script})
+    (finding,) = _rules(findings, "background-server-without-trap")
+    assert finding.at.line == 2
+    assert finding.fix.startswith("gunicorn app.wsgi -w 2 -b :8000 & APP_PID=$!")
+    assert not _rules(findings, "entrypoint-without-exec")
+    daemon = "#!/bin/sh\ngunicorn app.wsgi -w 2 --daemon\nexec nginx -g 'daemon off;'\n"
+    (finding,) = _rules(
+        _findings(tmp_path, {"entrypoint.sh": daemon}), "background-server-without-trap"
+    )
+    assert "--daemon" not in finding.fix  # `$!` must be the server's own pid
+    trapped = script.replace("#!/bin/bash\n", "#!/bin/bash\ntrap 'kill -TERM $APP_PID' TERM\n")
+    assert not _findings(tmp_path, {"entrypoint.sh": trapped})
+
+
+CHILD = (
+    "import os, signal, sys\n"
+    "def stop(*_):\n"
+    "    open(os.environ['GOT'], 'w').close()\n"
+    "    sys.exit(0)\n"
+    "signal.signal(signal.SIGTERM, stop)\n"
+    "print(os.getpid(), flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def test_sigterm_to_a_shell_does_not_reach_its_background_server_without_a_trap(
+    tmp_path: Path,
+) -> None:
+    """The premise on the real bash: SIGTERM to a script waiting on a backgrounded child ends
+    the script and leaves the child running, never signalled; with `trap 'kill -TERM $P'`
+    the child gets it."""
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    for trap, reaches in (("", False), ("trap 'kill -TERM $P' TERM; ", True)):
+        got = tmp_path / f"got-{reaches}"
+        shell = subprocess.Popen(
+            ["bash", "-c", f"{trap}{sys.executable} {child} & P=$!; wait $P"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "GOT": str(got)},
+        )
+        assert shell.stdout is not None
+        assert shell.stdin is not None
+        pid = int(shell.stdout.readline())  # printed once the child's handler is installed
+        shell.send_signal(signal.SIGTERM)
+        shell.wait(timeout=10)
+        if reaches:
+            wait_for(got.exists, timeout=10, what="the child's SIGTERM handler")
+        else:
+            os.kill(pid, 0)  # still running: SIGTERM never reached it
+            assert not got.exists()
+            os.kill(pid, signal.SIGKILL)
+        shell.stdin.close()

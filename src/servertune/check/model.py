@@ -217,6 +217,10 @@ class AppServer:
     stop_signal: Setting[str] | None = None
     #: The line that makes it SIGTERM, as that file writes it (`stopsignal = TERM`).
     stop_signal_fix: str = ""
+    #: The script line that starts the server in the background (`&`) or daemonized
+    #: (`--daemon`) with no `trap` in the script: the shell or the foreground process is PID 1
+    #: and gets SIGTERM; the server never does, and dies with the container by SIGKILL.
+    backgrounded: Setting[str] | None = None
     #: `${VAR:word}` in its command line with a word that is not a number: the shell's
     #: substring expansion (bash) or an error (dash), not the default `${VAR:-word}` means.
     substrings: tuple[Setting[str], ...] = ()

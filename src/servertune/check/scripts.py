@@ -94,14 +94,17 @@ class _Line:
     words: list[str]
     first: int
     last: int
+    #: Ended by a lone `&`: the shell runs it in the background and goes on.
+    background: bool = False
 
 
 #: A here-document (`python << END`, `cat <<-'EOF'`): its body is data, not commands.
 _HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 
 
-def _split(path: Path, start: int, text: str) -> list[list[str]]:
-    """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`)."""
+def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
+    """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`), each
+    with whether a lone `&` ends it (run in the background)."""
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -110,12 +113,15 @@ def _split(path: Path, start: int, text: str) -> list[list[str]]:
     except ValueError as error:  # an unclosed quote
         raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
     commands: list[list[str]] = [[]]
+    background: list[bool] = [False]
     for token in _braced(tokens):
         if token and set(token) <= set(";&|"):
+            background[-1] = token == "&"
             commands.append([])
+            background.append(False)
         else:
             commands[-1].append(token)
-    return [c for c in commands if c]
+    return [(c, b) for c, b in zip(commands, background, strict=True) if c]
 
 
 def _one_server(
@@ -198,8 +204,8 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
         if found is not None:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
-        for words in _split(path, start, joined):
-            lines.append(_Line(words, start, number))
+        for words, background in _split(path, start, joined):
+            lines.append(_Line(words, start, number, background))
     return lines
 
 
@@ -329,6 +335,7 @@ def read_script(
     return replace(
         app,
         without_exec=_without_exec(line, lines, command, physical),
+        backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
 
@@ -359,13 +366,28 @@ def _without_exec(
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     words = line.words
-    if any(w in ("-D", "--daemon") for w in words) or (words and words[-1].endswith("&")):
+    if line.background or any(w in ("-D", "--daemon") for w in words):
         # Backgrounded or daemonized beside another foreground process (`exec nginx`): a
         # container of two processes, whose fix is not `exec` on this line.
         return None
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
     # Whole: the fix is this line with `exec`, never cut mid-quote (a message shortens it).
+    return Setting(text[:2000], Location(command.program.at.file, line.first))
+
+
+def _backgrounded(
+    line: _Line, lines: list[_Line], command: ServerCommand, physical: list[str]
+) -> Setting[str] | None:
+    """The server's line when the script starts it in the background (`&`) or daemonized and
+    has no `trap` to pass SIGTERM on; None otherwise."""
+    words = line.words
+    if not (line.background or any(w in ("-D", "--daemon") for w in words)):
+        return None
+    if any(other.words[:1] == ["trap"] for other in lines):
+        return None  # the script forwards signals itself
+    text = " ".join(physical[line.first - 1 : line.last]).strip()
+    text = re.sub(r"\s*\\\s+", " ", text)
     return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 

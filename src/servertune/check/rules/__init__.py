@@ -70,6 +70,7 @@ RULES: dict[str, Rule] = {
         launchers.substring_not_default,
         shutdown.entrypoint_without_exec,
         shutdown.shell_form_command,
+        shutdown.background_server_without_trap,
         shutdown.stop_wait_below_graceful,
         shutdown.stop_signal_quick_shutdown,
         shutdown.uwsgi_sigterm_reloads,

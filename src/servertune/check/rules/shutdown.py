@@ -142,6 +142,39 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+_DOCKER_MULTI_SERVICE = (
+    "https://docs.docker.com/engine/containers/multi-service_container/ (several processes "
+    "in one container: a wrapper script or a process manager that passes signals on)"
+)
+
+
+@check_rule(
+    "background-server-without-trap",
+    Severity.warning,
+    "a script starts the server in the background with no trap: SIGTERM never reaches it",
+    _DOCKER_PID1 + "; " + _DOCKER_MULTI_SERVICE + "; " + _POD_TERMINATION,
+    kind="fault",
+)
+def background_server_without_trap(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        line = app.backgrounded
+        if line is None:
+            continue
+        # In the foreground of its own `&`, not daemonized: `$!` is then the server's pid.
+        started = " ".join(w for w in line.value.rstrip("&").split() if w not in ("-D", "--daemon"))
+        yield rule.finding(
+            line.at,
+            f"the script starts {app.kind} in the background ({_shown(line.value)}) and has no "
+            "`trap`: SIGTERM from `docker stop` or a rollout goes to PID 1 (the shell, or the "
+            f"process it execs last), never to {app.kind}, which is SIGKILLed with the "
+            "container, cutting its requests in flight",
+            f"{started} & APP_PID=$!   then   trap 'kill -TERM $APP_PID' TERM INT   and the "
+            "other process in the background too, with `wait` last (bash runs a trap only "
+            "between commands, and `wait` returns for it); or a process manager (supervisord) "
+            "that stops each program with its own signal",
+        )
+
+
 _UWSGI_THINGS_TO_KNOW = (
     "https://uwsgi-docs.readthedocs.io/en/latest/ThingsToKnow.html (till uWSGI 2.1, SIGTERM "
     "brutally reloads the stack; enable die-on-term); "
