@@ -95,15 +95,23 @@ def test_graceful_below_timeout_only_where_timeout_caps_a_request(tmp_path: Path
         assert _compose_stack(tmp_path, f"{sync} {other}", stop) == [], other
 
 
-def test_graceful_fix_raises_the_stop_grace_period_when_it_is_the_bound(tmp_path: Path) -> None:
-    """Under compose's default 10 s the fix names stop_grace_period as well as graceful_timeout."""
+def test_under_compose_default_stop_the_platform_is_what_to_raise(tmp_path: Path) -> None:
+    """Under compose's default 10 s a longer graceful_timeout changes nothing (docker kills
+    first): no graceful-below-timeout; a graceful timeout someone set past the 10 s is
+    grace-period-below-shutdown's, at the service, its fix the stop_grace_period."""
     (tmp_path / "compose.yaml").write_text(
         "services:\n  web:\n    image: web\n    cpus: '4'\n"
         "    command: gunicorn -w 4 --timeout 120 app:app\n"
     )
     result = check_files([tmp_path / "compose.yaml"], machine=MACHINE)
-    (finding,) = [f for f in result.findings if f.rule == "graceful-below-timeout"]
-    assert finding.fix == "--graceful-timeout 120, and stop_grace_period: 125s"
+    assert not [f for f in result.findings if f.rule == "graceful-below-timeout"]
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    image: web\n    cpus: '4'\n"
+        "    command: gunicorn -w 4 --timeout 120 --graceful-timeout 120 app:app\n"
+    )
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE)
+    (finding,) = [f for f in result.findings if f.rule == "grace-period-below-shutdown"]
+    assert finding.fix == "stop_grace_period: 125s"
     assert "stop_grace_period 10 s (default)" in finding.message
 
 

@@ -305,10 +305,10 @@ def test_one_bad_file_does_not_hide_the_others(tmp_path: Path) -> None:
     bad = tmp_path / "bad.conf.py"
     bad.write_text("workers = 2\ntimeout = (\n")
     good = tmp_path / "gunicorn.conf.py"
-    good.write_text("workers = 4\ntimeout = 120\n")
+    good.write_text('workers = 4\nworker_class = "gthread"\nthreads = 1\n')
     result = run(bad, good, "--cores", "2")
     assert result.returncode == 2
-    assert "graceful-below-timeout" in result.stdout
+    assert "gthread-one-thread" in result.stdout
     errors = result.stderr.splitlines()
     assert len(errors) == 1
     assert errors[0].startswith(f"error: {bad}:2: Python syntax error")

@@ -141,9 +141,9 @@ def test_advice_is_printed_apart_and_fails_only_when_asked(tmp_path: Path) -> No
 def test_faults_come_before_advice_in_the_text(tmp_path: Path) -> None:
     """A fault and a piece of advice in one run: the fault's block first, the advice after
     its heading, whatever their files and lines."""
-    conf = "workers = 5\nmax_requests = 1000\nmax_requests_jitter = 10\ngraceful_timeout = 5\n"
+    conf = 'workers = 5\nmax_requests = 1000\nmax_requests_jitter = 10\nworker_class = "gthread"\n'
     paths = _write(tmp_path, {"gunicorn.conf.py": conf})
     out = _run(*paths, "--cores", "2").stdout
-    assert out.index("warning [graceful-below-timeout]") < out.index("advice (servertune's")
+    assert out.index("warning [gthread-one-thread]") < out.index("advice (servertune's")
     assert out.index("advice (servertune's") < out.index("advice [max-requests-jitter-small]")
     assert out.index("advice (servertune's") < out.index("advice [workers-over-cores]")

@@ -165,7 +165,8 @@ CHILD = (
     "    sys.exit(0)\n"
     "signal.signal(signal.SIGTERM, stop)\n"
     "print(os.getpid(), flush=True)\n"
-    "sys.stdin.read()\n"
+    "while True:\n"  # not stdin: bash gives a background job /dev/null
+    "    signal.pause()\n"
 )
 
 
@@ -173,11 +174,12 @@ def test_sigterm_to_a_shell_does_not_reach_its_background_server_without_a_trap(
     tmp_path: Path,
 ) -> None:
     """The premise on the real bash: SIGTERM to a script waiting on a backgrounded child ends
-    the script and leaves the child running, never signalled; with `trap 'kill -TERM $P'`
+    the script and leaves the child running, never signalled; with a trap that passes it on
+    (`kill -TERM $(jobs -p)`: the job exists once the child printed, whatever bash ran since)
     the child gets it."""
     child = tmp_path / "child.py"
     child.write_text(CHILD)
-    for trap, reaches in (("", False), ("trap 'kill -TERM $P' TERM; ", True)):
+    for trap, reaches in (("", False), ("trap 'kill -TERM $(jobs -p)' TERM; ", True)):
         got = tmp_path / f"got-{reaches}"
         shell = subprocess.Popen(
             ["bash", "-c", f"{trap}{sys.executable} {child} & P=$!; wait $P"],

@@ -281,6 +281,8 @@ def _cpus(node: _Node | None, field: str) -> Setting[float] | None:
         raise CheckInputError(
             f"{node.at}: {field} {node.text()!r} is not a number of CPUs"
         ) from None
+    if value <= 0:
+        return None  # Docker's `--cpus 0`: no limit (`${DOCKER_WEB_CPUS:-0}` left unset)
     return Setting(value, node.at)
 
 

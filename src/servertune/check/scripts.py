@@ -114,9 +114,14 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
         raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
     commands: list[list[str]] = [[]]
     background: list[bool] = [False]
-    for token in _braced(tokens):
+    braced = list(_braced(tokens))
+    for index, token in enumerate(braced):
         if token and set(token) <= set(";&|"):
-            background[-1] = token == "&"
+            after = braced[index + 1] if index + 1 < len(braced) else ""
+            before = braced[index - 1] if index else ""
+            # `2>&1`, `>&2`, `&>file` are redirections, not a background `&`.
+            redirect = token == "&" and (before.endswith((">", "<")) or after.startswith(">"))
+            background[-1] = token == "&" and not redirect
             commands.append([])
             background.append(False)
         else:

@@ -25,10 +25,10 @@ _JITTER_BACKING = {
 
 @check_rule(
     "max-requests-without-jitter",
-    Severity.warning,
+    Severity.advice,
     "workers recycled after N requests all restart together",
     "benoitc/gunicorn#3427; " + GUNICORN_DOCS + "#max-requests-jitter",
-    kind="fault",
+    kind="advice",
 )
 def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
@@ -42,9 +42,11 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
         jitter = math.ceil(app.max_requests.value * MAX_REQUESTS_JITTER_RATIO)
         yield rule.finding(
             app.max_requests.at,
-            f"max requests {app.max_requests.value} with no {spelled(app, 'jitter')}: workers that "
-            "share the load reach the limit at about the same time and restart together, leaving "
-            "no worker to serve for the length of an application start",
+            f"for any workload servertune's plan spreads recycling with a jitter of "
+            f"{MAX_REQUESTS_JITTER_RATIO:.0%} of the limit ({assignment(app, 'jitter', jitter)}): "
+            f"max requests {app.max_requests.value} with no {spelled(app, 'jitter')}, workers "
+            "that share the load reach the limit at about the same time and may restart "
+            "together, leaving fewer to serve while an application starts",
             assignment(app, "jitter", jitter),
             backing=_JITTER_BACKING.get(app.kind, _JITTER_BACKING["gunicorn"]),
         )

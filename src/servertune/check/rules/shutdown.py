@@ -37,27 +37,64 @@ def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         if not 0 < graceful.value < timeout.value:
             continue
+        if not _signal_arrives(app):
+            continue  # no graceful stop at all: the rule about the signal says it
+        waits = _platform_wait(app)
+        if waits is None or waits <= graceful.value:
+            # The platform kills first (a pod's grace, compose's 10 s), or the files do not
+            # say what stops it (Docker's 10 s, Heroku's 30 s, systemd's 90 s): a longer
+            # graceful_timeout would change nothing a user sees.
+            continue
         fix = assignment(app, "graceful", figure(timeout.value))
         box = app.container
         grace = box.grace_period_s if box is not None else None
-        bound = ""
+        where = grace.at if grace is not None else app.stop_wait.at if app.stop_wait else None
+        bound = f"; the platform would wait {figure(waits)} s ({where}) after SIGTERM"
         if box is not None and grace is not None and grace.value < timeout.value:
             # The platform's SIGKILL comes first whatever gunicorn waits: raise both.
             name = _stop_grace_name(box)
-            bound = (
-                f"; the container's {name} {as_shown(grace, ' s')} ({grace.at}) ends the wait "
-                "before either"
-            )
+            bound += f", but its {name} {as_shown(grace, ' s')} ends before the timeout"
             wanted = math.ceil(timeout.value) + 5
             fix += f", and {name}: " + (f"{wanted}s" if box.platform == "compose" else f"{wanted}")
+        # At the line that sets a value: graceful_timeout's when written, else the timeout's
+        # (a default has no line of its own; line 1 may be a licence comment).
+        at = timeout.at if graceful.default else graceful.at
+        other = timeout.at
         yield rule.finding(
-            graceful.at,
+            at,
             f"graceful_timeout {as_shown(graceful, ' s')} is below the sync workers' timeout "
             f"{as_shown(timeout, ' s')}{bound}: every reload or deploy kills requests that were "
             "allowed to run longer",
             fix,
-            (timeout.at,) + ((grace.at,) if bound and grace is not None else ()),
+            ((other,) if not graceful.default else ()) + ((where,) if where is not None else ()),
         )
+
+
+def _exec_fix(line: str) -> str:
+    """The line with `exec`; a pipeline (`gunicorn ... 2>&1 | tee LOG`) cannot be exec'ed (the
+    server runs in the pipeline's subshell), so its output goes through a process
+    substitution first."""
+    server, bar, rest = line.partition(" | ")
+    if not bar:
+        return f"exec {line}"
+    server = re.sub(r"\s*2>&1\s*$", "", server)
+    return f"exec > >({rest.strip()}) 2>&1   then   exec {server}   (bash)"
+
+
+def _signal_arrives(app: AppServer) -> bool:
+    """SIGTERM reaches the server and it stops gracefully on it, as far as the files say."""
+    return not (app.without_exec or app.shell_form or app.backgrounded or _quick_stop(app))
+
+
+def _platform_wait(app: AppServer) -> float | None:
+    """How long the platform waits after SIGTERM before SIGKILL, as the files declare it (or
+    its documented default): the pod's grace less its preStop sleep, compose's
+    stop_grace_period, supervisord's stopwaitsecs; None when the files do not say."""
+    box = app.container
+    if box is not None and box.grace_period_s is not None:
+        prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
+        return box.grace_period_s.value - prestop
+    return app.stop_wait.value if app.stop_wait is not None else None
 
 
 def _shown(text: str) -> str:
@@ -95,7 +132,7 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
             f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
             "in-flight requests are cut by the SIGKILL at the end of the grace period",
-            f"exec {line.value}",
+            _exec_fix(line.value),
         )
 
 
@@ -235,8 +272,12 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
         if box is None or box.grace_period_s is None or app.graceful_timeout is None:
             continue
         grace = box.grace_period_s
-        if box.platform == "compose" and grace.default and app.graceful_timeout.default:
-            continue  # both left at their defaults: nobody chose a shutdown time to keep
+        if box.platform == "compose" and app.graceful_timeout.default:
+            # Both at their defaults: nobody chose a shutdown time to keep; a stop_grace_period
+            # written shorter than the default graceful timeout is a chosen fast stop.
+            continue
+        if not _signal_arrives(app):
+            continue  # no graceful stop to wait for: the rule about the signal says it
         prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
         needed = prestop + app.graceful_timeout.value
         if grace.value < needed:
