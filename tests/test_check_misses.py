@@ -63,20 +63,41 @@ def test_the_shells_read_a_colon_word_as_a_substring_not_a_default() -> None:
 INI = "# Licence: MIT, line 1\n\n[uwsgi]\nhttp-socket = :8000\nmodule = app\ndie-on-term = true\n"
 
 
+IMAGE = 'FROM python:3.12-slim\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+
+
 def test_one_uwsgi_process_with_one_thread_is_found_at_its_section(tmp_path: Path) -> None:
-    """uWSGI's defaults (1 process, 1 thread): one finding at the `[uwsgi]` line (not the
-    licence comment on line 1), fixed with the plan's processes and threads."""
-    (finding,) = _rules(_findings(tmp_path, {"uwsgi.ini": INI}), "one-process-one-thread")
-    assert finding.at.line == 3
-    assert finding.fix.startswith("processes = 2 and threads = ")
+    """An image running uWSGI with its defaults (1 process, 1 thread): one finding at the
+    command line that starts it (flags), or at the `[uwsgi]` line of an ini a Procfile's
+    command names (not the licence comment on line 1), fixed with the plan's processes and
+    threads in that file's words."""
+    files = {"Dockerfile": IMAGE, "uwsgi.ini": INI}
+    (finding,) = _rules(_findings(tmp_path, files), "one-process-one-thread")
+    assert (finding.at.file.name, finding.at.line) == ("Dockerfile", 3)
+    assert finding.fix.startswith("--processes 2 and --threads ")
     assert "uwsgi-docs.readthedocs.io" in finding.backing
+    written = INI.replace("die-on-term", "processes = 1\ndie-on-term")
+    (finding,) = _rules(
+        _findings(tmp_path, {"Dockerfile": IMAGE, "uwsgi.ini": written}), "one-process-one-thread"
+    )
+    assert (finding.at.file.name, finding.at.line) == ("uwsgi.ini", 6)
+    assert finding.fix.startswith("processes = 2 and threads = ")
 
 
-def test_more_processes_threads_or_an_async_engine_are_not_one_at_a_time(tmp_path: Path) -> None:
-    """`processes = 2`, `threads = 4` or `gevent = 100`: more than one request at once."""
+def test_more_processes_threads_an_async_engine_or_the_images_env_are_not_one_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """`processes = 2`, `threads = 4`, `gevent = 100`, or the image's `ENV UWSGI_PROCESSES`:
+    more than one request at once; an ini read alone, whose image may set UWSGI_PROCESSES, is
+    not judged."""
     for extra in ("processes = 2\n", "threads = 4\n", "gevent = 100\n"):
-        findings = _findings(tmp_path, {"uwsgi.ini": INI + extra})
+        findings = _findings(tmp_path, {"Dockerfile": IMAGE, "uwsgi.ini": INI + extra})
         assert not _rules(findings, "one-process-one-thread"), extra
+    image = IMAGE.replace("COPY", "ENV UWSGI_PROCESSES=16 UWSGI_CHEAPER=2\nCOPY")
+    findings = _findings(tmp_path, {"Dockerfile": image, "uwsgi.ini": INI})
+    assert not _rules(findings, "one-process-one-thread")
+    (tmp_path / "Dockerfile").unlink()
+    assert not _rules(_findings(tmp_path, {"uwsgi.ini": INI}), "one-process-one-thread")
 
 
 APP = """\

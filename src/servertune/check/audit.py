@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,10 +271,17 @@ def _read_for_cores(
 def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> list[Finding]:
     """Every rule's findings, each once; the coverage rules' findings become `notes`."""
     findings: list[Finding] = []
+    # One script read through two paths (`docker/run.sh` and `docker/../docker/run.sh`, a
+    # Dockerfile's COPY resolved from another directory) is one line to change.
+    seen: set[tuple[str, str, int]] = set()
     for finding in run_rules(context):
+        where = (finding.rule, os.path.normpath(finding.at.file), finding.at.line)
         if finding.rule in COVERAGE_RULES:
             notes.append(Note(finding.rule, finding.at, finding.message, finding.fix))
+        elif where in seen:
+            continue
         elif finding not in findings:
+            seen.add(where)
             # The same finding once: five `location`s inheriting one http-level
             # proxy_read_timeout in front of one app are one line to change, not five.
             findings.append(finding)

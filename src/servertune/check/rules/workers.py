@@ -10,7 +10,7 @@ from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.backing import DOCKER_RESOURCES, K8S_RESOURCES
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import assignment, figure, spelled
+from servertune.check.rules.spelling import SPELLING, assignment, figure, spelled
 from servertune.cores import round_cores
 from servertune.sizing import Plan, make_plan
 from servertune.workload import Workload
@@ -74,7 +74,11 @@ def workers_fix(app: AppServer, plan: Plan) -> str:
     """The plan's processes (and threads, where the server has WSGI threads) in the file's words."""
     fix = assignment(app, "workers", plan.processes)
     if app.kind in ("gunicorn", "uwsgi") and app.interface == "wsgi" and plan.threads > 1:
-        fix += f" and {assignment(app, 'threads', plan.threads)}"
+        # In the language of the line the workers are fixed on: a config file's line, or flags.
+        if fix.startswith("--") or app.threads.at.file == app.workers.at.file:
+            fix += f" and {assignment(app, 'threads', plan.threads)}"
+        else:
+            fix += f" and {SPELLING[app.kind]['threads']} = {plan.threads}"
     return fix
 
 
@@ -303,6 +307,8 @@ def one_process_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.kind != "uwsgi" or app.mapped_sockets or app.missing_config is not None:
             continue
+        if not _runs_in_container(app):
+            continue  # an ini read alone: UWSGI_PROCESSES / UWSGI_CHEAPER may come from the image
         if app.workers.value != 1 or app.threads.value != 1 or app.worker_class is not None:
             continue  # more than one at a time, or an async engine (gevent, async)
         if c.plan is not None and c.plan.processes * c.plan.threads == 1:
