@@ -147,3 +147,21 @@ def test_faults_come_before_advice_in_the_text(tmp_path: Path) -> None:
     assert out.index("warning [gthread-one-thread]") < out.index("advice (servertune's")
     assert out.index("advice (servertune's") < out.index("advice [max-requests-jitter-small]")
     assert out.index("advice (servertune's") < out.index("advice [workers-over-cores]")
+
+
+def test_cpu_count_in_a_config_beside_the_image_that_runs_it_is_the_nodes(tmp_path: Path) -> None:
+    """`gunicorn -c python:config.gunicorn` in a Dockerfile, its config beside it computing
+    `cpu_count() * 2` (no CPU limit declared): the count is the node's, one warning naming a
+    16- and a 64-core node; read alone, the same config draws nothing."""
+    config = tmp_path / "config"
+    config.mkdir()
+    conf = "import multiprocessing\nworkers = multiprocessing.cpu_count() * 2\n"
+    image = 'FROM python:3.12-slim\nCMD ["gunicorn", "-c", "python:config.gunicorn", "app:app"]\n'
+    (config / "gunicorn.py").write_text(conf)
+    (tmp_path / "Dockerfile").write_text(image)
+    result = check_files([tmp_path / "Dockerfile", config / "gunicorn.py"], machine=THIS_MACHINE)
+    (finding,) = [f for f in result.findings if f.rule == "workers-from-cpu-count"]
+    assert "on a 16-core node 32 workers and on a 64-core node 128 workers" in finding.message
+    assert "no CPU limit is declared" in finding.message
+    alone = check_files([config / "gunicorn.py"], machine=THIS_MACHINE)
+    assert not [f for f in alone.findings if f.rule == "workers-from-cpu-count"]

@@ -223,8 +223,11 @@ _GUNICORN_DESIGN = (
     kind="fault",
 )
 def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
+    # A config file beside the Dockerfile or compose file that runs it, where the two were
+    # not linked (`gunicorn -c python:config.gunicorn`, a volume): the run is a container's.
+    containers = any(_runs_in_container(a) for a in c.apps)
     for app in c.apps:
-        if not app.workers_follow_cpu_count or not _runs_in_container(app):
+        if not app.workers_follow_cpu_count or not (_runs_in_container(app) or containers):
             # A config file read on its own may be a host's (a systemd install): there the
             # CPU count is the right one.
             continue
