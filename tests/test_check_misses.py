@@ -143,3 +143,29 @@ def test_uwsgi_with_its_defaults_holds_a_request_behind_a_slow_one(tmp_path: Pat
             answer = quick.recv(4096)
         assert held
         assert answer.startswith((b"HTTP/1.0 200", b"HTTP/1.1 200"))
+
+
+BACKEND = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: default-http-backend}
+spec:
+  selector: {matchLabels: {app: default-http-backend}}
+  template:
+    metadata: {labels: {app: default-http-backend}}
+    spec:
+      containers:
+        - name: default-http-backend
+          image: gcr.io/google_containers/defaultbackend:1.0
+          resources: {limits: {cpu: 10m, memory: 20Mi}}
+"""
+
+
+def test_ingress_nginx_default_backend_does_not_run_the_apps_image(tmp_path: Path) -> None:
+    """ingress-nginx's default-http-backend (no command) is not the app's Dockerfile: its 10m
+    CPU limit is not held against the app's gunicorn (a wrong link seen in a public project)."""
+    image = 'FROM python:3.12-slim\nCMD ["gunicorn", "-w", "4", "-b", ":8000", "app:app"]\n'
+    findings = _findings(tmp_path, {"backend.yaml": BACKEND, "Dockerfile": image})
+    assert "workers-over-cpu-limit" not in {f.rule for f in findings}
+    places = {loc.file.name for f in findings for loc in (f.at, *f.related)}
+    assert "backend.yaml" not in places

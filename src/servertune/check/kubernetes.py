@@ -794,6 +794,9 @@ _NOT_APP_IMAGES = frozenset(
         "alpine",
         "cloud-sql-proxy",
         "pgbouncer",
+        # ingress-nginx's default backend (gcr.io/google_containers/defaultbackend, ...-amd64)
+        "defaultbackend",
+        "defaultbackend-amd64",
     }
 )
 
