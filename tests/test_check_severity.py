@@ -165,3 +165,33 @@ def test_cpu_count_in_a_config_beside_the_image_that_runs_it_is_the_nodes(tmp_pa
     assert "no CPU limit is declared" in finding.message
     alone = check_files([config / "gunicorn.py"], machine=THIS_MACHINE)
     assert not [f for f in alone.findings if f.rule == "workers-from-cpu-count"]
+
+
+def test_nproc_on_a_containers_command_line_is_the_nodes_count(tmp_path: Path) -> None:
+    """`gunicorn -w $(($(nproc)*2+1))` in the image's entrypoint under `cpus: 2`: one
+    warning naming 33 and 129 workers on 16- and 64-core nodes, the flag fixed with
+    WEB_CONCURRENCY; `-w $(nproc)` with no limit (16 and 64) passes gunicorn's 4-12 too."""
+    script = "#!/bin/sh\nexec gunicorn -w $(($(nproc)*2+1)) -b :8000 app:app\n"
+    image = 'FROM python:3.12-slim\nCOPY start.sh /start.sh\nCMD ["/start.sh"]\n'
+    files = {"compose.yaml": _compose('"2"'), "Dockerfile": image, "start.sh": script}
+    (finding,) = [f for f in _findings(tmp_path, files) if f.rule == "workers-from-cpu-count"]
+    assert (finding.at.file.name, finding.at.line) == ("start.sh", 2)
+    assert "16-core node 33 workers and on a 64-core node 129 workers" in finding.message
+    assert finding.fix.startswith("-w ${WEB_CONCURRENCY:-")
+    assert "nproc-invocation" in finding.backing
+    plain = {"Dockerfile": image, "start.sh": script.replace("$(($(nproc)*2+1))", "$(nproc)")}
+    (tmp_path / "compose.yaml").unlink()
+    (finding,) = [f for f in _findings(tmp_path, plain) if f.rule == "workers-from-cpu-count"]
+    assert "no CPU limit is declared" in finding.message
+
+
+def test_shell_arithmetic_on_nproc_is_read_never_run() -> None:
+    """`$(( $(nproc) * 2 + 1 ))` is computed from its syntax tree for a node's count; a power,
+    a division by zero or anything but integer arithmetic is not computed."""
+    from servertune.check.rules.workers import nproc_count
+
+    assert nproc_count("$(( $(nproc) * 2 + 1 ))", 64) == 129
+    assert nproc_count("$(( ($(nproc) - 1) / 2 ))", 16) == 7
+    assert nproc_count("$((2**99))", 16) is None
+    assert nproc_count("$(( $(nproc) / 0 ))", 4) is None
+    assert nproc_count("$(rm -rf /)", 4) is None

@@ -4,7 +4,9 @@ where the server runs (a container's CPUs, not the host's).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
+import re
+from collections.abc import Callable, Iterator
 
 from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.backing import DOCKER_RESOURCES, K8S_RESOURCES
@@ -223,6 +225,7 @@ _GUNICORN_DESIGN = (
     kind="fault",
 )
 def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
+    yield from _nproc_on_the_command_line(rule, c)
     # A config file beside the Dockerfile or compose file that runs it, where the two were
     # not linked (`gunicorn -c python:config.gunicorn`, a volume): the run is a container's.
     containers = any(_runs_in_container(a) for a in c.apps)
@@ -332,3 +335,87 @@ def one_process_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             f"{workers_fix(app, plan)}   (servertune's plan for {cores} core"
             f"{'' if cores == 1 else 's'}; `servertune explain --cores {cores}`)",
         )
+
+
+#: A worker-count flag whose value the shell computes from `nproc` (or getconf's count): the
+#: node's CPUs, left unresolved by the reader (`-w $(nproc)`, `--workers=$(( $(nproc) * 2 + 1 ))`).
+_NPROC_FLAG = re.compile(
+    r"^(?P<flag>-w|--workers|-p|--processes)[ =](?P<value>.*(?:\$\(\s*nproc\s*\)|"
+    r"`\s*nproc\s*`|_NPROCESSORS_ONLN).*)$"
+)
+_NPROC = re.compile(r"\$\(\s*nproc\s*\)|`\s*nproc\s*`|\$\(\s*getconf\s+_NPROCESSORS_ONLN\s*\)")
+
+
+def nproc_count(value: str, cores: int) -> int | None:
+    """What the shell makes of `value` on a node of `cores` CPUs: `$(nproc)`, or shell
+    arithmetic on it (`$(( $(nproc) * 2 + 1 ))`, integers only); None for anything else."""
+    text = _NPROC.sub(str(cores), value.strip())
+    arithmetic = re.fullmatch(r"\$\(\((.*)\)\)", text)
+    expression = arithmetic[1] if arithmetic else text
+    if not re.fullmatch(r"[0-9+\-*/() ]{1,80}", expression):
+        return None
+    try:
+        tree = ast.parse(expression.strip().replace("/", "//"), mode="eval").body
+    except SyntaxError:
+        return None
+    return _integer(tree)
+
+
+_OPERATORS: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+}
+
+
+def _integer(node: ast.expr) -> int | None:
+    """Shell integer arithmetic on small numbers, read from its syntax tree (never run)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value < 10**6:
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _integer(node.left), _integer(node.right)
+        if left is None or right is None or (isinstance(node.op, ast.FloorDiv) and right == 0):
+            return None
+        return _OPERATORS[type(node.op)](left, right)
+    return None
+
+
+def _nproc_on_the_command_line(rule: Rule, c: Context) -> Iterator[Finding]:
+    """`-w $(nproc)` in a container: the node's CPUs, whatever the container's limit."""
+    for app in c.apps:
+        if not _runs_in_container(app):
+            continue
+        for word in app.unresolved:
+            found = _NPROC_FLAG.match(word.value)
+            if found is None:
+                continue
+            nodes = [(n, nproc_count(found["value"], n)) for n in (16, 64)]
+            box = app.container
+            limit = box.cpu_limit if box is not None else None
+            bound = (
+                DOCUMENTED_WORKERS_PER_CORE * limit.value
+                if limit is not None
+                else DOCUMENTED_MAX_WORKERS
+            )
+            if all(w is not None and w <= bound for _, w in nodes):
+                continue  # within the documented range on any typical node
+            shown = " and on a ".join(f"{n}-core node {w} workers" for n, w in nodes if w)
+            cores = round_cores(limit.value) if limit is not None else 2
+            plan, _ = plan_for_cores(c, cores)
+            where = (
+                f"not the container's CPU limit of {figure(limit.value)} ({limit.at})"
+                if limit is not None
+                else "and no CPU limit is declared, so the node the container lands on decides"
+            )
+            yield rule.finding(
+                word.at,
+                f"`{word.value}`: nproc counts the node's CPUs, {where}"
+                + (f": on a {shown}" if shown else ""),
+                f"{found['flag']} ${{WEB_CONCURRENCY:-{plan.processes}}}   ({plan.processes}: "
+                f"servertune's plan for {cores} core{'' if cores == 1 else 's'}; set "
+                "WEB_CONCURRENCY where the container's CPU limit is set)",
+                (limit.at,) if limit is not None else (),
+                backing="https://www.gnu.org/software/coreutils/manual/html_node/nproc-invocation.html "
+                f"(the processing units available); {_CPU_LIMIT_IS_A_QUOTA}",
+            )
