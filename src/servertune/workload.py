@@ -11,6 +11,7 @@ import ipaddress
 import keyword
 import re
 import typing
+import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -37,7 +38,9 @@ __all__ = [
 # Allow-lists for values that reach a config file. Anchored with \A ... \Z (never `$`, which
 # also matches before a trailing newline) and kept to characters that mean nothing to uWSGI's
 # ini expansion (`$(`, `%(`, `@(`), nginx (`;`, `{`, `#`, quotes) or Python.
-APP_PATTERN = r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
+# Python identifiers, Unicode ones included (`módulo:app` imports: PEP 3131); `\w` is Unicode
+# here, and `_no_keywords` holds each part to str.isidentifier (which refuses `²`, a `\w`).
+APP_PATTERN = r"\A[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*\Z"
 PATH_PATTERN = r"\A(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+/?\Z|\A/\Z"
 USER_PATTERN = r"\A[a-z_][a-z0-9_-]{0,31}\Z"
 # `/static/=/srv/app/static[,/media/=/srv/app/media]`: URL prefixes (ending in /) and the
@@ -79,6 +82,14 @@ class AllowList:
 
 
 AppPath = Annotated[str, AllowList(APP_PATTERN, max_length=200)]
+
+
+def _scripts(word: str) -> set[str]:
+    """The scripts of a word's letters, by the first word of each one's Unicode name (LATIN,
+    CYRILLIC, GREEK, ...); `_` and digits belong to none."""
+    return {unicodedata.name(c, "?").split()[0] for c in word if c.isalpha()}
+
+
 DirPath = Annotated[str, AllowList(PATH_PATTERN, max_length=200)]
 UserName = Annotated[str, AllowList(USER_PATTERN)]
 ServerName = Annotated[str, AllowList(SERVER_NAME_PATTERN, max_length=253)]
@@ -622,6 +633,12 @@ class Workload(BaseModel):
         words = re.split(r"[.:]", value)
         if any(keyword.iskeyword(word) for word in words):
             raise ValueError("a Python keyword")
+        if not all(word.isidentifier() for word in words):
+            raise ValueError("not a Python identifier")
+        # `wsgi:\u0430pp` (a Cyrillic a) is an identifier too, and reads as `app`: a name that
+        # mixes the letters of two scripts is a look-alike (Unicode TS #39), never a real module.
+        if any(len(_scripts(word)) > 1 for word in words):
+            raise ValueError("letters of two scripts in one name (a look-alike)")
         return value
 
     @field_validator("static")

@@ -196,12 +196,6 @@ class AppServer:
     #: `--backpressure` (past it, connections wait unaccepted). None: no limit.
     concurrency_limit: Setting[int] | None = None
 
-    def __post_init__(self) -> None:
-        # Every reader builds its servers here: one gate for values no server runs with.
-        from servertune.check.values import refuse_nonsense
-
-        refuse_nonsense(self)
-
 
 @dataclass(frozen=True)
 class PassTarget:

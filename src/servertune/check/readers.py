@@ -269,11 +269,13 @@ EXTRA_OF_MODULE = {
 
 
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
-    """`reader.read`, with a missing optional extra said in one line naming it."""
+    """`reader.read`, with a missing optional extra said in one line naming it, and a value no
+    app server runs with refused."""
     from servertune.check.model import CheckInputError
+    from servertune.check.values import refuse_nonsense
 
     try:
-        return reader.read(path, text, env)
+        reading = reader.read(path, text, env)
     except ModuleNotFoundError as error:
         module = (error.name or "").split(".")[0]
         extra = EXTRA_OF_MODULE.get(module)
@@ -282,6 +284,10 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
         raise CheckInputError(
             f"{path}: reading {reader.described} needs {module}: pip install 'servertune[{extra}]'"
         ) from None
+    # Every reader's servers pass here: one gate for values no server runs with (issue 47).
+    for server in (*reading.apps, *reading.image_apps):
+        refuse_nonsense(server)
+    return reading
 
 
 #: In order: the first reader that claims a file reads it.
