@@ -47,3 +47,88 @@ def test_gunicorn_loads_a_generated_config_for_a_unicode_module(tmp_path: Path) 
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stderr
+
+
+def _parallel_report(tmp_path: Path, **changes: object) -> Path:
+    """docs/results/parallel-3.13.json with `changes` made to its top level."""
+    import json
+
+    from tests.support import REPO
+
+    data = json.loads((REPO / "docs" / "results" / "parallel-3.13.json").read_text())
+    data.update(changes)
+    path = tmp_path / "parallel.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"machine": {}}, "machine.measured_python is None"),
+        ({"machine": {"measured_python": "abc"}}, "machine.measured_python is 'abc'"),
+        ({"ratios": {"fib: asyncio / loop": -1}}, "a time ratio is a positive number"),
+        ({"ratios": {"fib: asyncio / loop": "fast"}}, "not a number"),
+        ({"ratios": {}}, "no `ratios` table"),
+        (
+            {"runs": [{"config": "subinterpreters", "task": "fib", "first_start_s": -3}]},
+            "first_start_s",
+        ),
+    ],
+)
+def test_a_wrong_parallel_report_is_refused_not_cited(
+    changes: dict[str, object], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 10: `advise --parallel` on a wrong report says what is wrong, never "Python ?" or
+    "took -1.00 x the serial time"."""
+    from tests.test_hostile_sweep import run_cli
+
+    report = _parallel_report(tmp_path, **changes)
+    outcome = run_cli(["advise", "--cores", "2", "--parallel", str(report)], capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert outcome.err.startswith("error: --parallel: "), outcome.err
+    assert words in outcome.err, outcome.err
+    assert outcome.err.count("\n") == 1
+
+
+def test_a_real_parallel_report_is_still_cited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 10: the checks refuse no report `bench parallel --json` writes."""
+    from tests.test_hostile_sweep import run_cli
+
+    outcome = run_cli(
+        ["advise", "--cores", "2", "--parallel", str(_parallel_report(tmp_path))], capsys, tmp_path
+    )
+    assert outcome.code == 0, outcome
+    assert "bench parallel, Python 3.13.0:" in outcome.out
+
+
+def test_advise_on_a_log_workload_says_cpu_fraction_is_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 11: a workload from `measure --log` has no cpu_fraction; advise does not judge
+    asyncio "poor" from the default 0.5, it says the number is assumed and how to measure it."""
+    from tests.support import REPO
+    from tests.test_hostile_sweep import run_cli
+
+    logs = REPO / "docs" / "recipes" / "tune-from-access-logs"
+    made = run_cli(
+        ["measure", "--log", str(logs / "access.log"), "--log-conf", str(logs / "nginx.conf"),
+         "--out", "workload.toml"],
+        capsys, tmp_path,
+    )  # fmt: skip
+    assert made.code == 0, made
+    assert "cpu_fraction" not in (tmp_path / "workload.toml").read_text().split("[workload]")[1]
+    outcome = run_cli(["advise", "--workload", "workload.toml", "--cores", "2"], capsys, tmp_path)
+    assert outcome.code == 0, outcome
+    assert "asyncio: unknown" in outcome.out
+    assert "asyncio: poor" not in outcome.out
+    assert "cpu_fraction 0.5 is assumed, not measured" in outcome.out
+    assert "`servertune measure APP" in outcome.out
+    measured = run_cli(
+        ["advise", "--workload", "workload.toml", "--cores", "2", "--cpu-fraction", "0.5"],
+        capsys, tmp_path,
+    )  # fmt: skip
+    assert "asyncio: poor" in measured.out
+    assert "assumed" not in measured.out
