@@ -132,3 +132,113 @@ def test_advise_on_a_log_workload_says_cpu_fraction_is_assumed(
     )  # fmt: skip
     assert "asyncio: poor" in measured.out
     assert "assumed" not in measured.out
+
+
+def test_the_fix_a_log_finding_suggests_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: `check --log`'s fix for too few workers is two commands that both run (it said
+    `servertune gen --workload workload.toml`, with no target: exit 2)."""
+    import shlex
+    import shutil
+
+    from tests.support import REPO
+    from tests.test_hostile_sweep import run_cli
+
+    for name in ("access.log", "nginx.conf"):
+        shutil.copy(REPO / "docs" / "recipes" / "tune-from-access-logs" / name, tmp_path / name)
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 1\nthreads = 1\n")
+    argv = ["check", "--log", "access.log", "nginx.conf", "gunicorn.conf.py", "--cores", "2"]
+    found = run_cli(argv, capsys, tmp_path)
+    fixes = [line for line in found.out.splitlines() if "fix: servertune measure --log" in line]
+    assert fixes, found.out
+    for command in fixes[0].split("fix: ", 1)[1].split(", then "):
+        words = shlex.split(command)
+        assert words[0] == "servertune"
+        extra = ["--cores", "2"] if words[1] == "gen" else []
+        ran = run_cli([*words[1:], *extra], capsys, tmp_path)
+        assert ran.code == 0, (command, ran.err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "named", "not_named"),
+    [
+        (["check", "--log", "odd.log", "n.conf"], "--log-format", "--log-conf"),
+        (["check", "--log", "odd.log", "--log-format", "nginx", "n.conf"], "--log-format", "--log-conf"),
+        (["bench", "app", "app:application", "--replay", "odd.log", "--no-progress"], "--replay-format", "--log-format"),
+        (["bench", "app", "app:application", "--replay", "odd.log", "--replay-format", "nginx", "--no-progress"], "--replay-format", "--log-format"),
+    ],
+)  # fmt: skip
+def test_a_log_error_names_only_the_commands_own_flags(
+    argv: list[str], named: str, not_named: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Item 14: `check --log` suggested `--log-conf` (only `measure` has it); `bench app
+    --replay` said `--log-format` for its `--replay-format`."""
+    from tests.test_hostile_sweep import run_cli
+
+    (tmp_path / "odd.log").write_text("hello world\nfoo bar\n")
+    (tmp_path / "n.conf").write_text("events {}\nhttp { server { listen 80; } }\n")
+    (tmp_path / "app.py").write_text("def application(e, s):\n    return []\n")
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert named in outcome.err, outcome.err
+    assert not_named not in outcome.err, outcome.err
+
+
+def test_bench_app_names_the_workload_flag_of_a_file_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: "binary.log is not UTF-8 text" said nothing of `--workload`."""
+    from tests.test_hostile_sweep import run_cli
+
+    (tmp_path / "binary.log").write_bytes(b"abc\xff\n")
+    (tmp_path / "app.py").write_text(
+        'def application(e, s):\n    s("200 OK", [])\n    return [b"ok"]\n'
+    )
+    argv = ["bench", "app", "app:application", "--workload", "binary.log", "--no-progress"]
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert outcome.err.startswith("error: --workload: binary.log is not UTF-8 text"), outcome.err
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_gen_out_on_a_link_to_nothing_says_so(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: a symlink loop as --out said "cannot write to loop1: File exists"."""
+    from tests.test_hostile_sweep import run_cli
+
+    if kind == "loop":
+        (tmp_path / "out").symlink_to("other")
+        (tmp_path / "other").symlink_to("out")
+    else:
+        (tmp_path / "out").symlink_to("missing")
+    outcome = run_cli(["gen", "all", "--out", "out"], capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert "--out: out is a symbolic link to nothing" in outcome.err, outcome.err
+    assert "File exists" not in outcome.err
+
+
+def test_quick_rounds_never_say_at_least_2_at_most_1() -> None:
+    """Item 14: `bench app --quick` measures each level once; its note said "at least 2, at
+    most 1 times"."""
+    from servertune.bench.harness.rounds import AdaptiveRounds
+
+    rounds = AdaptiveRounds(
+        [("a", [1])], side={"a": ("g", "ours")}, ranked=lambda level: True,
+        climb=lambda level: True, value=lambda level, row: 1.0, max_repeats=1,
+    )  # fmt: skip
+    note = rounds.notes()[0]
+    assert "at least 2, at most 1" not in note
+    assert "each level is measured once" in note
+
+
+def test_a_target_not_measured_reads_as_such() -> None:
+    """Item 14: a target without a value printed "- <= 2 -> not measured"."""
+    from servertune.bench.harness.report import Report, Target
+
+    report = Report(scenario="x", runs=[], machine={}, targets=[Target("p99 ratio", None, "<=", 2)])
+    text = report.table()
+    assert "target p99 ratio (<= 2): not measured" in text
+    assert "- <= 2" not in text

@@ -75,6 +75,20 @@ def traffic_findings(context: Context, traffic: Traffic | None) -> list[Finding]
     return [f for rule in TRAFFIC_RULES.values() for f in rule.check(rule, context, traffic)]
 
 
+def _log_conf(c: Context) -> str:
+    """` --log-conf FILE` when an nginx config checked here defines a log_format (check read
+    the log with it; `measure` needs it named), else nothing (issue 47: the fix's `measure`
+    failed on a log of a format of its own)."""
+    for site in c.nginx:
+        for file in (site.file, *site.files):
+            try:
+                if "log_format" in file.read_text(errors="replace"):
+                    return f" --log-conf {file}"
+            except OSError:
+                continue
+    return ""
+
+
 def _log(traffic: Traffic) -> Location:
     return Location(Path(traffic.sources[-1]), 1)
 
@@ -167,8 +181,8 @@ def _queueing(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
                 f"requests at once, but the log's busiest second brought {t.peak_rps:,} "
                 f"requests of {_s(t.mean_ms)} on average: {needed:,.1f} at once by Little's law "
                 f"({t.source}); the rest wait in the listen queue",
-                f"servertune measure --log {t.sources[-1]} --out workload.toml, then "
-                "servertune gen --workload workload.toml",
+                f"servertune measure --log {t.sources[-1]}{_log_conf(c)} --out workload.toml, "
+                f"then servertune gen {app.kind} --workload workload.toml",
                 (app.threads.at, _log(t)),
             )
 

@@ -235,9 +235,12 @@ def _machine(cores: int | None) -> Machine:
 
 def _traffic(logs: list[Path], log_format: str | None, files: list[Path]) -> Any:
     """`check --log`: the log read (`servertune.logs.flags`), or one `error:` line."""
-    from servertune.logs.flags import LogFlagError, read_logs
+    from servertune.logs.flags import LogFlagError, in_flags_of, read_logs
 
     try:
         return read_logs(logs, log_format, configs=files)
     except LogFlagError as error:
-        raise fail(str(error)) from None
+        # check has no --log-conf: it reads the log_format of an nginx config it checks.
+        raise fail(
+            in_flags_of(str(error), "--log-format", " or check its nginx.conf with it")
+        ) from None

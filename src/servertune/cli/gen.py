@@ -71,6 +71,13 @@ def gen(
     try:
         written = write_atomically(files, out)
     except OSError as error:
-        raise fail(f"--out: cannot write to {error.filename or out}: {error.strerror}") from None
+        where = Path(error.filename or out)
+        if where.is_symlink() and not where.exists():
+            # mkdir says "File exists" for a link that leads nowhere (issue 47): say what it is.
+            raise fail(
+                f"--out: {where} is a symbolic link to nothing (a missing target, or links in a "
+                "loop): not a directory to write into"
+            ) from None
+        raise fail(f"--out: cannot write to {where}: {error.strerror}") from None
     for path in written:
         typer.echo(f"wrote {path}", err=True)

@@ -108,7 +108,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         from servertune.machine import Machine
         from servertune.sizing import plan_for
         from servertune.workload import WorkloadError
-        from servertune.workload_file import load_workload
+        from servertune.workload_file import WorkloadFileError, load_workload
 
         given = run.options.extra.get("app")
         if not isinstance(given, AppInput):
@@ -150,8 +150,13 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             }
             try:
                 workload = load_workload(
-                    given.workload, overrides, flags={"static": "--static", "app_dir": "--chdir"}
+                    given.workload,
+                    overrides,
+                    flags={"static": "--static", "app_dir": "--chdir"},
+                    file_label=f"--workload {given.workload}",
                 )
+            except WorkloadFileError as error:  # the file itself: named by its flag, as in gen
+                raise BenchInputError(f"--workload: {error}") from None
             except WorkloadError as error:
                 raise BenchInputError(str(error)) from None
             self.entries[chosen] = EntryPoint(
