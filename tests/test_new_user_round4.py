@@ -242,3 +242,24 @@ def test_a_target_not_measured_reads_as_such() -> None:
     text = report.table()
     assert "target p99 ratio (<= 2): not measured" in text
     assert "- <= 2" not in text
+
+
+def test_the_readme_install_table_names_every_extra_and_what_needs_logs() -> None:
+    """Item 12: every extra of pyproject.toml has its row in the README's install table, and
+    `measure --log` is listed under `logs` (ddsketch), not under the base install."""
+    import re
+    import tomllib
+
+    from tests.support import REPO
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    readme = (REPO / "README.md").read_text()
+    rows = re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \|$", readme, re.M)
+    named = {name.strip("`") for first, _, _ in rows for name in first.split(", ")}
+    assert set(extras) <= named, set(extras) - named
+    by_extra = {first.strip("`"): (adds, use) for first, adds, use in rows}
+    assert "measure --log" in by_extra["logs"][1]
+    assert "ddsketch" in by_extra["logs"][0]
+    assert "measure --log" not in by_extra["(none)"][1]

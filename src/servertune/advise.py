@@ -131,7 +131,7 @@ def read_parallel(path: Path) -> dict[str, Any]:
 
 
 def _report_problem(data: Mapping[str, Any]) -> str | None:
-    """What keeps a report's figures from being cited (issue 47: a hand-edited one printed
+    """What keeps a report's figures from being cited (a hand-edited one printed
     "Python ?" and "took -1.00 x the serial time"), or None."""
     machine = data.get("machine")
     version = machine.get("measured_python") if isinstance(machine, dict) else None

@@ -284,7 +284,7 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
         raise CheckInputError(
             f"{path}: reading {reader.described} needs {module}: pip install 'servertune[{extra}]'"
         ) from None
-    # Every reader's servers pass here: one gate for values no server runs with (issue 47).
+    # Every reader's servers pass here: one gate for values no server runs with.
     for server in (*reading.apps, *reading.image_apps):
         refuse_nonsense(server)
     return reading

@@ -77,7 +77,7 @@ def traffic_findings(context: Context, traffic: Traffic | None) -> list[Finding]
 
 def _log_conf(c: Context) -> str:
     """` --log-conf FILE` when an nginx config checked here defines a log_format (check read
-    the log with it; `measure` needs it named), else nothing (issue 47: the fix's `measure`
+    the log with it; `measure` needs it named), else nothing (without it the fix's `measure`
     failed on a log of a format of its own)."""
     for site in c.nginx:
         for file in (site.file, *site.files):

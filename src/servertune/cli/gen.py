@@ -73,7 +73,7 @@ def gen(
     except OSError as error:
         where = Path(error.filename or out)
         if _links_to_nothing(where):
-            # mkdir says "File exists" for a link that leads nowhere (issue 47): say what it is.
+            # mkdir says "File exists" for a link that leads nowhere: say what it is.
             raise fail(
                 f"--out: {where} is a symbolic link to nothing (a missing target, or links in a "
                 "loop): not a directory to write into"

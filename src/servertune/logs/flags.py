@@ -68,7 +68,7 @@ _CONF_HINT = " or --log-conf nginx.conf"
 
 
 def in_flags_of(message: str, format_flag: str, conf_hint: str = "") -> str:
-    """A log error worded in another command's flags (issue 47: `check --log` suggested
+    """A log error worded in another command's flags (`check --log` suggested
     `--log-conf`, which only `measure` has; `bench app --replay` said `--log-format` for its
     `--replay-format`). `conf_hint` replaces measure's `or --log-conf nginx.conf`."""
     return message.replace(_CONF_HINT, conf_hint).replace("--log-format", format_flag)

@@ -173,7 +173,7 @@ class Report:
         if self.targets:
             lines.append("")
             for t in self.targets:
-                if t.value is None:  # not "- <= 2 -> not measured" (issue 47)
+                if t.value is None:  # not "- <= 2 -> not measured"
                     lines.append(f"target {t.name} ({t.op} {t.threshold:g}): not measured")
                     continue
                 verdict = "MET" if t.met else "not met"

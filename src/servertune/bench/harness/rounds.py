@@ -275,7 +275,7 @@ class AdaptiveRounds:
     def notes(self) -> list[str]:
         """The adaptive run in words: what was dropped, where the climb stopped."""
         times = "once" if self.max_repeats == 1 else f"{self.max_repeats} times"
-        # --quick measures each level once: there is no "at least 2, at most 1" (issue 47).
+        # --quick measures each level once: there is no "at least 2, at most 1".
         repeated = (
             f"each level is measured {times}"
             if self.max_repeats <= self.min_repeats
