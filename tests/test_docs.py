@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -225,6 +226,28 @@ def _bindable(port: int) -> bool:
     return True
 
 
+def _wait_for_ports(ports: Iterable[int], within_s: float = 20) -> None:
+    """Return once every port has a listening socket (or `within_s` passed). Read from
+    /proc/net/tcp, not by connecting: a connection would occupy a worker, and a graceful stop
+    waits for it."""
+    deadline = time.monotonic() + within_s
+    wanted = set(ports)
+    while wanted - _listening() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _listening() -> set[int]:
+    """The TCP ports something listens on (state 0A in /proc/net/tcp and tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A":
+                    found.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return found
+
+
 def _swap(text: str, mapping: dict[str, str]) -> str:
     """`text` with each key replaced by its value, all at once (a port never becomes another)."""
     if not mapping:
@@ -250,7 +273,7 @@ def _processes_under(folder: Path) -> list[int]:
     return found
 
 
-def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]], list[int]]:
+def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]], list[str]]:
     """Run a page's console commands in order in `folder` (fresh, outside the repository).
 
     Returns how many commands ran, the (command, shown, printed) that differ, and the processes
@@ -316,6 +339,10 @@ def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]]
                 r"(--out|--pidfile2?|--json|>)\s+/",
                 _swap(command, to_run).replace(str(folder), "."),
             ), f"{page.name}: {command!r} writes outside its folder"
+            if serves and re.search(r"\bkill\b|--stop|-s (stop|quit)", command):
+                # A reader stops servers after using them (the page's load ran meanwhile):
+                # stop them once they answer, not while they are still starting.
+                _wait_for_ports(port_map.values())
             result = subprocess.run(
                 ["bash", "-c", _swap(command, to_run)], cwd=folder, capture_output=True, text=True,
                 timeout=120, check=False, env=env,
@@ -330,10 +357,13 @@ def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]]
         deadline = time.monotonic() + 15
         while (left := _processes_under(folder)) and time.monotonic() < deadline:
             time.sleep(0.1)
+        named = []
         for pid in left:
+            with contextlib.suppress(OSError):
+                named.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:80])
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-    return rerun, mismatches, left
+    return rerun, mismatches, [n.decode(errors="replace") for n in named]
 
 
 #: Commands that need something a fresh folder cannot give in seconds: an app's measurement, a
@@ -393,7 +423,7 @@ def test_page_runs_in_order_in_a_fresh_folder(
         page.write_text(text)
         return
     assert [(c, e) for c, e, _ in mismatches] == [(c, a) for c, _, a in mismatches]
-    assert left == [], f"{page.name} leaves processes running after its own stop commands"
+    assert left == [], f"{page.name} leaves processes running after its own stop commands: {left}"
 
 
 def test_a_page_that_serves_is_run_with_its_servers(tmp_path: Path) -> None:

@@ -263,3 +263,31 @@ def test_the_readme_install_table_names_every_extra_and_what_needs_logs() -> Non
     assert "measure --log" in by_extra["logs"][1]
     assert "ddsketch" in by_extra["logs"][0]
     assert "measure --log" not in by_extra["(none)"][1]
+
+
+def test_one_line_is_never_given_two_different_read_timeouts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: `check --log` gave nginx.conf:15 `proxy_read_timeout 35s` (the timeout chain)
+    and `proxy_read_timeout 3s` (the log's tail) in one run; the log's fix now asks at least
+    what the chain asks, so the two agree."""
+    import shutil
+
+    from tests.support import REPO
+    from tests.test_hostile_sweep import run_cli
+
+    for name in ("access.log", "nginx.conf"):
+        shutil.copy(REPO / "docs" / "recipes" / "tune-from-access-logs" / name, tmp_path / name)
+    assert "proxy_read_timeout 1s;" in (tmp_path / "nginx.conf").read_text()
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 1\nthreads = 1\n")
+    argv = ["check", "--log", "access.log", "nginx.conf", "gunicorn.conf.py", "--cores", "2"]
+    out = run_cli(argv, capsys, tmp_path).out
+    fixes: dict[str, set[str]] = {}
+    where = ""
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            where = line.split(": ", 1)[0]
+        elif line.strip().startswith("fix: proxy_read_timeout"):
+            fixes.setdefault(where, set()).add(line.split()[2])
+    assert fixes, out
+    assert all(len(values) == 1 for values in fixes.values()), fixes

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from servertune.check.model import Finding, Location, Severity
+from servertune.check.model import AppServer, Finding, Location, Severity
 from servertune.check.rules import Context
 from servertune.logs.traffic import Traffic
 
@@ -75,6 +75,18 @@ def traffic_findings(context: Context, traffic: Traffic | None) -> list[Finding]
     return [f for rule in TRAFFIC_RULES.values() for f in rule.check(rule, context, traffic)]
 
 
+def _chain_s(app: AppServer) -> int:
+    """The read timeout the timeout chain asks in front of `app` (its request timeout + the
+    margin), 0 when its timeout ends no request."""
+    from servertune.check.rules.timeouts import caps_requests
+    from servertune.sizing import READ_TIMEOUT_MARGIN_S
+
+    timeout = app.request_timeout
+    if timeout is None or timeout.value <= 0 or not caps_requests(app):
+        return 0
+    return math.ceil(timeout.value + READ_TIMEOUT_MARGIN_S)
+
+
 def _log_conf(c: Context) -> str:
     """` --log-conf FILE` when an nginx config checked here defines a log_format (check read
     the log with it; `measure` needs it named), else nothing (without it the fix's `measure`
@@ -114,12 +126,15 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
         directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
         if tail_ms >= read.value * 1000 and where not in seen:
             seen.add(where)
+            # One line, one fix: never below what the timeout chain asks of the same directive
+            # (app-timeout-over-read-timeout: the app server's timeout + the margin).
+            wanted = max(math.ceil(tail_ms / 1000 * 2), _chain_s(link.app))
             yield rule.finding(
                 where,
                 f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}, so about one "
                 "request in a thousand (or more) runs into it and is answered 504",
-                f"{directive} {math.ceil(tail_ms / 1000 * 2)}s; and find why the slowest routes "
-                "are that slow (measure --log lists them)",
+                f"{directive} {wanted}s; and find why the slowest routes are that slow "
+                "(measure --log lists them)",
                 (_log(t),),
             )
     for app in c.apps:
