@@ -291,3 +291,14 @@ def test_one_line_is_never_given_two_different_read_timeouts(
             fixes.setdefault(where, set()).add(line.split()[2])
     assert fixes, out
     assert all(len(values) == 1 for values in fixes.values()), fixes
+
+
+def test_a_report_names_no_version_for_a_local_app() -> None:
+    """Item 14: a report of a local app's run listed "myapp: not installed"; an app from a
+    distribution (httpbin) keeps its version."""
+    from importlib.metadata import version
+
+    from servertune.bench.harness.versions import app_version
+
+    assert app_version("myapp_that_is_local:app") == {}
+    assert app_version("httpbin:app") == {"httpbin": version("httpbin")}
