@@ -271,9 +271,11 @@ EXTRA_OF_MODULE = {
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """`reader.read`, with a missing optional extra said in one line naming it."""
     from servertune.check.model import CheckInputError
+    from servertune.check.resolve import within_default
 
     try:
-        return reader.read(path, text, env)
+        with within_default(path):  # the files it names are read inside the run's tree only
+            return reader.read(path, text, env)
     except ModuleNotFoundError as error:
         module = (error.name or "").split(".")[0]
         extra = EXTRA_OF_MODULE.get(module)

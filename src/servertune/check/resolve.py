@@ -1,0 +1,128 @@
+"""Which files `check` may read: the tree it was given, and nothing outside it.
+
+`check` runs in CI on contributors' pull requests, and its output is public: a file it reads
+must never steer it into reading the runner's own files (`env_file: ../../secrets.env`, a
+symlink to `/etc`, `include /home/runner/...`). Every reader asks this module before it opens
+a file another file names, and gets either the path to read (inside the root after following
+symlinks) or None, with a coverage note naming the reference as written and the line that
+wrote it. The root is the repository's in folder mode, else the common folder of the files
+given on the command line; the files the user names (`--env-file`, `--log`, `--workload`, and
+the configs themselves) are the user's own choice and are read without asking.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from servertune.check.model import Location, note
+
+__all__ = [
+    "admit",
+    "confined_to",
+    "default_root",
+    "glob_prefix",
+    "inside",
+    "root",
+    "within_default",
+]
+
+_ROOT: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
+    "servertune_check_root", default=None
+)
+
+
+def _home(path: Path) -> Path:
+    """The folder a given file's references are relative to: its own, or for an nginx server
+    file in `conf.d/` / `sites-available/` the configuration prefix above it (nginx resolves
+    its relative includes there)."""
+    from servertune.check.nginx import SERVER_DIRECTORIES
+
+    parent = path.absolute().parent
+    return parent.parent if parent.name in SERVER_DIRECTORIES else parent
+
+
+def default_root(paths: Sequence[Path]) -> Path:
+    """The common folder of the files given (after following symlinks), the root `check`
+    reads within when it is given files rather than a repository."""
+    homes = [str(_home(p).resolve()) for p in paths] or [str(Path.cwd().resolve())]
+    return Path(os.path.commonpath(homes))
+
+
+@contextmanager
+def confined_to(folder: Path) -> Iterator[Path]:
+    """Read nothing outside `folder` (symlinks followed) while the block runs."""
+    resolved = folder.resolve()
+    token = _ROOT.set(resolved)
+    try:
+        yield resolved
+    finally:
+        _ROOT.reset(token)
+
+
+@contextmanager
+def within_default(path: Path) -> Iterator[Path]:
+    """The run's root when one is set; else (a reader called on its own) the given file's."""
+    current = _ROOT.get()
+    if current is not None:
+        yield current
+        return
+    with confined_to(default_root([path])) as folder:
+        yield folder
+
+
+def root() -> Path | None:
+    """The root of the run in progress (None: a reader called on its own)."""
+    return _ROOT.get()
+
+
+def inside(path: Path, referrer: Path | None = None) -> bool:
+    """Whether `path`, symlinks followed, lies inside the root (with no run in progress: inside
+    the folder of `referrer`, the file that names it)."""
+    folder = _ROOT.get()
+    if folder is None:
+        folder = default_root([referrer]) if referrer is not None else Path.cwd().resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: nothing to read
+        return False
+    return real.is_relative_to(folder)
+
+
+def admit(target: Path, reference: str, at: Location, what: str) -> Path | None:
+    """`target` (the file `what` names as `reference` at `at`) when it may be read: inside the
+    root after following symlinks; else None, and a coverage note naming the reference and its
+    line (never where it resolves to: that would print the runner's own layout)."""
+    if inside(target, at.file):
+        return target
+    folder = _ROOT.get() or default_root([at.file])
+    how = "a symlink out of" if _through_symlink(target, folder) else "outside"
+    note(
+        "outside-tree",
+        at,
+        f"{what} {reference!r}: {how} the tree check reads ({_shown(folder)}): not read",
+    )
+    return None
+
+
+def _shown(folder: Path) -> str:
+    """The root as the user would write it: relative to the working folder when under it."""
+    here = Path.cwd().resolve()
+    if folder.is_relative_to(here):
+        return os.path.relpath(folder, here)
+    return str(folder)
+
+
+def glob_prefix(pattern: str) -> str:
+    """The part of a glob before its first wildcard: where listing it starts (a folder outside
+    the tree is not listed either, its names being the runner's)."""
+    return re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+
+
+def _through_symlink(target: Path, folder: Path) -> bool:
+    """Whether `target` is written inside `folder` and only a symlink takes it out."""
+    return os.path.normpath(target.absolute()).startswith(str(folder) + os.sep)
