@@ -21,7 +21,8 @@ The build context is the Dockerfile's directory (a compose file's `build.context
 otherwise). A Dockerfile kept in a subdirectory is often built from the repository's root
 (`docker build -f docker/Dockerfile .`): a file the image needs that is not found from the
 Dockerfile's directory is looked for from its parent, then its grandparent
-(`CONTEXT_ANCESTORS`), never above a directory holding `.git`. Build arguments given with
+(`CONTEXT_ANCESTORS`), never above a directory holding `.git` nor outside the tree check
+reads (`servertune.check.resolve`: a `COPY` source outside it is a note, never read). Build arguments given with
 `--build-arg` are not known here: `ARG` defaults are used.
 """
 
@@ -56,8 +57,9 @@ __all__ = [
 
 #: How many directories above a Dockerfile a file it copies is looked for when no build context
 #: is given: `docker/Dockerfile` and `contrib/container/Dockerfile` built from the repository's
-#: root (taiga-back, InvenTree) are one and two levels down.
-CONTEXT_ANCESTORS = 2
+#: root (taiga-back, InvenTree) are one and two levels down. The tree check reads reaches as
+#: far up to take in their repository, no further.
+CONTEXT_ANCESTORS = resolve.REPOSITORY_LEVELS
 
 #: Every instruction of the Dockerfile reference; anything else is refused, as `docker build`
 #: refuses it ("unknown instruction").

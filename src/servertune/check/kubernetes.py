@@ -682,10 +682,6 @@ def read_manifests(
     """The app servers the manifests' containers start, each with its container."""
     del env  # a container's environment is the manifest's, not this shell's
     objects = list(_objects(_documents(path, text)))
-    from servertune.check.kustomization import check_references, is_kustomization
-
-    for kustomization in filter(is_kustomization, objects):
-        check_references(kustomization)  # never followed; outside the tree, never read
     maps = _config_maps(objects)
     routed = _route_timeouts(objects)
     balanced = _load_balancers(objects)

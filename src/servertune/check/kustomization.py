@@ -10,12 +10,10 @@ so that a base pulled in from `../../` is a known gap, never a read.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from servertune.check import resolve
-
-if TYPE_CHECKING:
-    from servertune.check.kubernetes import _Node
+from servertune.check.kubernetes import _documents, _Node, _objects
 
 __all__ = ["check_references", "is_kustomization"]
 
@@ -56,11 +54,13 @@ def _named(obj: _Node) -> Iterator[tuple[str, _Node]]:
                 yield f"{field} env", env
 
 
-def check_references(obj: _Node) -> None:
-    """A coverage note for each file `obj` names outside the tree check reads; none is read."""
-    for field, node in _named(obj):
-        text = node.text()
-        if not text or "://" in text or text.startswith(("github.com/", "git@")):
-            continue  # a remote base: not a file of this tree, and never fetched
-        name = text.rpartition("=")[2] if field.endswith("files") else text
-        resolve.admit(node.path.parent / name, text, node.at, f"kustomization {field}")
+def check_references(path: Path, text: str) -> None:
+    """A coverage note for each file a kustomization in `path` names outside the tree check
+    reads; none is read."""
+    for obj in filter(is_kustomization, _objects(_documents(path, text))):
+        for field, node in _named(obj):
+            name = node.text()
+            if not name or "://" in name or name.startswith(("github.com/", "git@")):
+                continue  # a remote base: not a file of this tree, and never fetched
+            local = name.rpartition("=")[2] if field.endswith("files") else name
+            resolve.admit(node.path.parent / local, name, node.at, f"kustomization {field}")

@@ -29,7 +29,7 @@ from servertune.check.model import (
 )
 from servertune.check.source import read_text
 
-__all__ = ["NGINX_DEFAULTS", "SERVER_DIRECTORIES", "parse_duration", "read_nginx"]
+__all__ = ["NGINX_DEFAULTS", "parse_duration", "read_nginx"]
 
 #: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
 #: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
@@ -199,20 +199,18 @@ def _build(
     return nodes
 
 
-#: Directories nginx's packages include server files from; their files are not the main
-#: config, and their relative includes name files of the prefix above them.
-SERVER_DIRECTORIES = frozenset({"conf.d", "sites-available", "sites-enabled", "http.d"})
-
-
 def _prefix(path: Path) -> Path:
     """The directory nginx resolves the file's relative includes against: its configuration
     prefix (the main nginx.conf's directory, `/etc/nginx/` in the packages and the official
     image), not the directory of the file that says `include` (ngx_conf_file.c resolves every
     relative name with ngx_conf_full_name against cycle->conf_prefix). A site file in
     `sites-available/` or `conf.d/` is included from the nginx.conf one directory up."""
-    if path.parent.name in SERVER_DIRECTORIES and (path.parent.parent / "nginx.conf").is_file():
+    if (
+        path.parent.name in resolve.NGINX_SERVER_DIRECTORIES
+        and (path.parent.parent / "nginx.conf").is_file()
+    ):
         return path.parent.parent
-    if path.parent.name in SERVER_DIRECTORIES and path.name != "nginx.conf":
+    if path.parent.name in resolve.NGINX_SERVER_DIRECTORIES and path.name != "nginx.conf":
         return path.parent.parent
     return path.parent
 

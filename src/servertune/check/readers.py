@@ -83,7 +83,9 @@ def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.kubernetes import read_manifests
+    from servertune.check.kustomization import check_references
 
+    check_references(path, text)  # a kustomization's files: never followed, outside never read
     apps, nginx = read_manifests(path, text, env)
     from servertune.check.kubernetes import image_containers
 

@@ -22,6 +22,8 @@ from pathlib import Path
 from servertune.check.model import Location, note
 
 __all__ = [
+    "NGINX_SERVER_DIRECTORIES",
+    "REPOSITORY_LEVELS",
     "admit",
     "confined_to",
     "default_root",
@@ -36,21 +38,34 @@ _ROOT: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
 )
 
 
+#: Directories nginx's packages include server files from: their relative includes name
+#: files of the configuration prefix above them (nginx.py resolves them there).
+NGINX_SERVER_DIRECTORIES = frozenset({"conf.d", "sites-available", "sites-enabled", "http.d"})
+#: How far above the files' common folder the repository holding them is looked for: as far
+#: as a Dockerfile's build context is (dockerfile.CONTEXT_ANCESTORS: `docker/Dockerfile` built
+#: from the root), and no further, so a home folder kept in git is never taken for it.
+REPOSITORY_LEVELS = 2
+
+
 def _home(path: Path) -> Path:
     """The folder a given file's references are relative to: its own, or for an nginx server
     file in `conf.d/` / `sites-available/` the configuration prefix above it (nginx resolves
     its relative includes there)."""
-    from servertune.check.nginx import SERVER_DIRECTORIES
-
     parent = path.absolute().parent
-    return parent.parent if parent.name in SERVER_DIRECTORIES else parent
+    return parent.parent if parent.name in NGINX_SERVER_DIRECTORIES else parent
 
 
 def default_root(paths: Sequence[Path]) -> Path:
-    """The common folder of the files given (after following symlinks), the root `check`
-    reads within when it is given files rather than a repository."""
+    """The tree `check` reads within when given files rather than a repository: their common
+    folder (symlinks followed), or the repository holding it (the folder with `.git`) when
+    that is at most REPOSITORY_LEVELS above: `check docker/Dockerfile` may read what the
+    Dockerfile copies from the repository's root, never anything outside the repository."""
     homes = [str(_home(p).resolve()) for p in paths] or [str(Path.cwd().resolve())]
-    return Path(os.path.commonpath(homes))
+    common = Path(os.path.commonpath(homes))
+    for folder in [common, *common.parents][: REPOSITORY_LEVELS + 1]:
+        if (folder / ".git").exists():
+            return folder
+    return common
 
 
 @contextmanager

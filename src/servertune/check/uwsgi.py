@@ -249,7 +249,6 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     it appears, as uWSGI does ("expand asap"); True when the section was there."""
 
     magic = _magic(path)
-    environ = state.environ
     placeholders = state.placeholders
     state.last_file = path
     found = False
@@ -276,32 +275,8 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             if blocks:
                 blocks.pop()
             continue
-        if key == "for-glob":
-            # A loop over a folder's names: one outside the tree is not listed, and its body
-            # (about names check cannot know) is not read.
-            at = Location(path, number)
-            blocks.append(all(blocks) and not _outside(value.strip(), at, key))
-            if blocks[-1]:
-                state.options.append((key, value.strip(), at))
-            continue
-        if key in _CONDITIONS:
-            try:
-                tested = _expand(value.strip(), Location(path, number), state, magic)
-            except _Unread:
-                blocks.append(False)
-                continue
-            if key in _PATH_CONDITIONS and all(blocks):
-                where = Location(path, number)
-                if _outside(tested, where, key):
-                    blocks.append(False)  # what is there is not this tree's to say
-                    continue
-                if not tested.startswith("/"):
-                    tested = str(path.parent / tested)  # from the ini's directory, as `ini =`
-            active = all(blocks) and _CONDITIONS[key](tested, environ, placeholders)
-            blocks.append(active)
-            if active:
-                # `%(_)` is the tested value: the variable's value, or the path that exists
-                placeholders["_"] = environ.get(tested, "") if "env" in key else tested
+        if key == "for-glob" or key in _CONDITIONS:
+            blocks.append(_block(key, value.strip(), Location(path, number), state, magic, blocks))
             continue
         if not all(blocks):
             continue
@@ -330,6 +305,35 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
         placeholders[key] = value
         state.options.append((key, value, at))
     return found
+
+
+def _block(
+    key: str, value: str, at: Location, state: _State, magic: dict[str, str], blocks: list[bool]
+) -> bool:
+    """Whether the lines of an `if-*` or `for-glob` block starting at `at` are read. One about
+    a path outside the tree check reads is not (a note says so): what is there is the
+    machine's, not this tree's, to say."""
+    if key == "for-glob":
+        # A loop over a folder's names; its body (about names check cannot know) is read as
+        # it is written when the folder is the tree's.
+        active = all(blocks) and not _outside(value, at, key)
+        if active:
+            state.options.append((key, value, at))
+        return active
+    try:
+        tested = _expand(value, at, state, magic)
+    except _Unread:
+        return False
+    if key in _PATH_CONDITIONS and all(blocks):
+        if _outside(tested, at, key):
+            return False
+        if not tested.startswith("/"):
+            tested = str(at.file.parent / tested)  # from the ini's directory, as `ini =`
+    active = all(blocks) and _CONDITIONS[key](tested, state.environ, state.placeholders)
+    if active:
+        # `%(_)` is the tested value: the variable's value, or the path that exists
+        state.placeholders["_"] = state.environ.get(tested, "") if "env" in key else tested
+    return active
 
 
 def _chain(value: str, at: Location, state: _State) -> None:
