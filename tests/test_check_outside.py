@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from servertune.check import check_files
 from servertune.check.output import FORMATS
+from servertune.check.resolve import default_root
 from servertune.cli import app
 from servertune.sizing import Machine
 
@@ -509,3 +510,30 @@ def test_the_same_reference_is_followed_when_the_tree_holds_it(
     if spec.followed:
         assert SECRET in report, report
     assert not any(n.kind == "outside-tree" for n in result.notes), result.notes
+
+
+def test_the_tree_is_the_files_folder_or_their_repository_close_above(tmp_path: Path) -> None:
+    """The default root: the files' common folder (an nginx site file's prefix above
+    `sites-available/`); the repository holding it when its `.git` is at most two levels up,
+    never one further up (a home folder kept in git)."""
+    files = [tmp_path / "a" / "b" / "c.yaml", tmp_path / "a" / "d" / "e.yaml"]
+    assert default_root(files) == tmp_path / "a"
+    assert default_root([tmp_path / "etc" / "sites-available" / "app"]) == tmp_path / "etc"
+    (tmp_path / "repo" / "contrib" / "container").mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    inner = tmp_path / "repo" / "contrib" / "container" / "Dockerfile"
+    assert default_root([inner]) == tmp_path / "repo"
+    (tmp_path / ".git").mkdir()
+    deep = tmp_path / "p" / "q" / "r" / "Dockerfile"
+    assert default_root([deep]) == tmp_path / "p" / "q" / "r"
+
+
+def test_a_file_given_outside_the_others_widens_the_tree(tmp_path: Path) -> None:
+    """A file the user names is the user's choice: giving the outside file too makes the common
+    folder take it in, and the reference is then read (no outside-tree note)."""
+    given = _write(tmp_path, CASES["uwsgi-ini"])
+    result = CliRunner().invoke(
+        app, ["check", str(given), str(tmp_path / "outside" / "base.ini"), "--cores", "2"]
+    )
+    assert "[outside-tree]" not in result.output
+    assert SECRET in result.output
