@@ -317,7 +317,11 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     server block) is one note at its first line, counting the others."""
     first: dict[tuple[str, Path, str], Note] = {}
     more: dict[tuple[str, Path, str], int] = {}
+    seen: set[Note] = set()
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
+        if one in seen:
+            continue  # the same line noted twice (a COPY looked through for two files)
+        seen.add(one)
         key = (one.kind, one.at.file, one.message)
         if key in first:
             more[key] = more.get(key, 0) + 1
