@@ -333,6 +333,20 @@ CASES: dict[str, Case] = {
         "conf.d/*.conf",
         also=("repo/Procfile",),
     ),
+    "nginx-glob-through-symlinked-folder": Case(
+        {
+            "repo/nginx.conf": "events {}\nhttp {\n    include sites/*/*.conf;\n}\n",
+            "outside/site.conf": NGINX_SITE,
+            "repo/sites/ok/empty.conf": "# nothing\n",
+            "repo/sites/elsewhere": Path("outside"),
+            "repo/Procfile": PROCFILE,
+        },
+        "repo/nginx.conf",
+        "outside-tree",
+        ("repo/nginx.conf", 3),
+        "sites/*/*.conf",
+        also=("repo/Procfile",),
+    ),
     "gunicorn-c-in-script": Case(
         {
             "repo/start.sh": "#!/bin/sh\nexec gunicorn -c ../outside/gunicorn.conf.py app:app\n",

@@ -12,7 +12,6 @@ does: the main file's directory (`nginx -c DIR/nginx.conf`), or, for a server fi
 from __future__ import annotations
 
 import glob
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,15 +220,12 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
         # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
         # not this tree's. Reported (include-not-found), never read from this machine.
         return [_Node("#missing-include", [pattern], at)]
-    if glob.has_magic(full):
-        # Listing a folder outside the tree is reading it too: the glob's fixed part first.
-        fixed = Path(os.path.dirname(resolve.glob_prefix(full)))
-        if resolve.admit(fixed, pattern, at, "include") is None:
-            return []
-    matches = sorted(glob.glob(full)) if glob.has_magic(full) else [full]
+    # Listing a folder outside the tree is reading it too: globbed inside it only.
+    matches = (
+        resolve.glob_inside(full, pattern, at, "include") if glob.has_magic(full) else [Path(full)]
+    )
     nodes: list[_Node] = []
-    for name in matches:
-        target = Path(name)
+    for target in matches:
         if not target.exists() and not target.is_symlink() and not glob.has_magic(full):
             # A site file checked on its own often includes `proxy_params` from /etc/nginx:
             # nginx would find it, so the rest of the file is still worth checking. Named as

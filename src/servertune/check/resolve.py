@@ -13,10 +13,13 @@ the configs themselves) are the user's own choice and are read without asking.
 from __future__ import annotations
 
 import contextvars
+import fnmatch
+import glob
 import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 
 from servertune.check.model import Location, note
@@ -27,6 +30,7 @@ __all__ = [
     "admit",
     "confined_to",
     "default_root",
+    "glob_inside",
     "glob_prefix",
     "inside",
     "root",
@@ -130,6 +134,28 @@ def _shown(folder: Path) -> str:
     if folder.is_relative_to(here):
         return os.path.relpath(folder, here)
     return str(folder)
+
+
+def glob_inside(pattern: str, reference: str, at: Location, what: str) -> list[Path]:
+    """The paths `pattern` (absolute, with `*`, `?`, `[...]` in any part) matches, sorted, as
+    glob(3) finds them, listing only folders inside the tree: a folder outside it (the glob's
+    fixed part, or a symlink to a folder met on the way) is a note, never listed."""
+    parts = Path(pattern).parts
+    fixed = len(list(takewhile(lambda part: not glob.has_magic(part), parts)))
+    found = [Path(*parts[:fixed])]
+    for part in parts[fixed:]:
+        if not glob.has_magic(part):
+            found = [folder / part for folder in found]
+            continue
+        matched: list[Path] = []
+        for folder in found:
+            if not folder.is_dir() or admit(folder, reference, at, what) is None:
+                continue
+            with os.scandir(folder) as entries:
+                names = [e.name for e in entries if not e.name.startswith(".") or part[0] == "."]
+            matched += [folder / name for name in sorted(names) if fnmatch.fnmatchcase(name, part)]
+        found = matched
+    return [path for path in found if os.path.lexists(path)]
 
 
 def glob_prefix(pattern: str) -> str:
