@@ -5,9 +5,11 @@ must never steer it into reading the runner's own files (`env_file: ../../secret
 symlink to `/etc`, `include /home/runner/...`). Every reader asks this module before it opens
 a file another file names, and gets either the path to read (inside the root after following
 symlinks) or None, with a coverage note naming the reference as written and the line that
-wrote it. The root is the repository's in folder mode, else the common folder of the files
-given on the command line; the files the user names (`--env-file`, `--log`, `--workload`, and
-the configs themselves) are the user's own choice and are read without asking.
+wrote it. The root is passed in (`check_files(root=)`: the repository in folder mode), else
+the common folder of the files given, taken up to the repository holding it when that is
+close above (`default_root`); the files the user names (`--env-file`, `--log`, `--workload`,
+and the configs themselves) are the user's own choice and are read without asking. A folder
+walk asks `inside` of each path it finds (a symlink out of the tree is not the tree's).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ __all__ = [
     "glob_inside",
     "glob_prefix",
     "inside",
-    "root",
     "within_default",
 ]
 
@@ -92,11 +93,6 @@ def within_default(path: Path) -> Iterator[Path]:
         return
     with confined_to(default_root([path])) as folder:
         yield folder
-
-
-def root() -> Path | None:
-    """The root of the run in progress (None: a reader called on its own)."""
-    return _ROOT.get()
 
 
 def inside(path: Path, referrer: Path | None = None) -> bool:
