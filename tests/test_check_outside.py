@@ -553,3 +553,15 @@ def test_a_file_given_outside_the_others_widens_the_tree(tmp_path: Path) -> None
     )
     assert "[outside-tree]" not in result.output
     assert SECRET in result.output
+
+
+def test_the_users_own_env_file_is_read_wherever_it_is(tmp_path: Path) -> None:
+    """`--env-file` is the user's choice, read wherever it is; the compose file's own
+    reference to the same file is still not followed, and said so."""
+    given = _write(tmp_path, CASES["compose-env_file"])
+    env_file = tmp_path / "outside" / "secrets.env"
+    result = CliRunner().invoke(
+        app, ["check", str(given), "--env-file", str(env_file), "--cores", "2"]
+    )
+    assert SECRET in result.output
+    assert f"{given}:5: [outside-tree] env_file '../outside/secrets.env'" in result.output
