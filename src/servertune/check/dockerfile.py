@@ -22,8 +22,8 @@ otherwise). A Dockerfile kept in a subdirectory is often built from the reposito
 (`docker build -f docker/Dockerfile .`): a file the image needs that is not found from the
 Dockerfile's directory is looked for from its parent, then its grandparent
 (`CONTEXT_ANCESTORS`), never above a directory holding `.git` nor outside the tree check
-reads (`servertune.check.resolve`: a `COPY` source outside it is a note, never read). Build arguments given with
-`--build-arg` are not known here: `ARG` defaults are used.
+reads (`servertune.check.resolve`: a `COPY` source outside it is a note, never read). Build
+arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 """
 
 from __future__ import annotations
