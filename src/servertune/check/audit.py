@@ -26,6 +26,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.readers import Reading, read_with, reader_for
+from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import Context, run_rules
 from servertune.check.source import read_text
 from servertune.machine import Machine
@@ -166,6 +167,7 @@ def check_files(
     rss_mb: float | None = None,
     kind: str | None = None,
     traffic: Traffic | None = None,
+    root: Path | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -175,10 +177,13 @@ def check_files(
     Dockerfile, compose file or manifest, which `env` adds to). `rss_mb` is one worker's
     resident memory (default: the plan's workload's `memory_per_worker_mb`, when it has one).
     `kind` reads every file with that reader instead of the one that claims it. `traffic`
-    (an access log read by servertune.logs) adds the findings only traffic shows.
+    (an access log read by servertune.logs) adds the findings only traffic shows. `root` is
+    the tree the files may name other files in (default: the files' common folder); a file
+    named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
+    with confined_to(root if root is not None else default_root(paths)):
+        reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(_run_images(reading)), list(reading.nginx)
     links = link(nginx, apps)
@@ -312,7 +317,11 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     server block) is one note at its first line, counting the others."""
     first: dict[tuple[str, Path, str], Note] = {}
     more: dict[tuple[str, Path, str], int] = {}
+    seen: set[Note] = set()
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
+        if one in seen:
+            continue  # the same line noted twice (a COPY looked through for two files)
+        seen.add(one)
         key = (one.kind, one.at.file, one.message)
         if key in first:
             more[key] = more.get(key, 0) + 1

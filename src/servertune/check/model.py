@@ -307,6 +307,7 @@ NOTE_KINDS = {
     "unresolved-variable": "a value known only when it runs (the container's variables): not checked",
     "config-not-found": "a command line names a config file not among the files read: not checked",
     "env-file-not-found": "a compose env_file is not here (often a gitignored .env): read without it",
+    "outside-tree": "a file named by another lies outside the tree check was given: never read",
     "not-supported": "a file of a kind check does not read",
     "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",
     "server-chosen": "a script that starts different servers on different paths: one was read",

@@ -83,7 +83,9 @@ def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.kubernetes import read_manifests
+    from servertune.check.kustomization import check_references
 
+    check_references(path, text)  # a kustomization's files: never followed, outside never read
     apps, nginx = read_manifests(path, text, env)
     from servertune.check.kubernetes import image_containers
 
@@ -271,9 +273,11 @@ EXTRA_OF_MODULE = {
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """`reader.read`, with a missing optional extra said in one line naming it."""
     from servertune.check.model import CheckInputError
+    from servertune.check.resolve import within_default
 
     try:
-        return reader.read(path, text, env)
+        with within_default(path):  # the files it names are read inside the run's tree only
+            return reader.read(path, text, env)
     except ModuleNotFoundError as error:
         module = (error.name or "").split(".")[0]
         extra = EXTRA_OF_MODULE.get(module)
