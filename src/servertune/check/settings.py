@@ -181,11 +181,13 @@ def _per_file_ignores(value: Any, root: Path) -> dict[str, tuple[str, ...]]:
 
 
 def _relative(path: Path) -> Path:
-    """`path` relative to the working directory when it is under it (as the user wrote paths)."""
+    """`path` relative to the working directory when it is under it (as the user wrote paths),
+    else as it is."""
     try:
-        return Path(os.path.relpath(path))
+        relative = Path(os.path.relpath(path))
     except ValueError:  # another drive (Windows)
         return path
+    return path if relative.parts[:1] == ("..",) else relative
 
 
 #: Keys that are one choice: a flag for one of them sets aside the file's value of the others.
@@ -243,8 +245,8 @@ class CheckSettings:
 
 
 def _table(document: dict[str, Any], path: Path) -> tuple[tuple[str, ...], Any] | None:
-    names = SERVERTUNE_TABLE if path.name == "servertune.toml" else PYPROJECT_TABLE
-    if path.name == "servertune.toml":
+    names = PYPROJECT_TABLE if path.name == "pyproject.toml" else SERVERTUNE_TABLE
+    if path.name != "pyproject.toml":
         unknown = sorted(set(document) - {names[0]})
         if unknown:
             raise SettingsError(
@@ -264,7 +266,7 @@ def load_settings(path: Path) -> CheckSettings | None:
         text = read_text(path)
     except CheckInputError as error:
         raise SettingsError(str(error)) from None
-    if path.name != "servertune.toml" and "servertune" not in text:
+    if path.name == "pyproject.toml" and "servertune" not in text:
         return None  # a pyproject.toml that cannot be configuring check: not parsed
     try:
         document = tomllib.loads(text)
@@ -272,7 +274,7 @@ def load_settings(path: Path) -> CheckSettings | None:
         raise SettingsError(f"{path}: not valid TOML: {error}") from None
     found = _table(document, path)
     if found is None:
-        if path.name == "servertune.toml":
+        if path.name != "pyproject.toml":
             return CheckSettings(path, "[check]", {})
         return None
     names, table = found
@@ -310,11 +312,6 @@ def settings_for(paths: Sequence[Path], explicit: Path | None = None) -> CheckSe
     """The settings of a run: the file named (`--settings`), else the one found upwards from
     the checked files' common directory (the working directory when none is named)."""
     if explicit is not None:
-        if (
-            explicit.name not in ("servertune.toml", "pyproject.toml")
-            and explicit.suffix != ".toml"
-        ):
-            raise SettingsError(f"--settings {explicit}: not a .toml file")
         settings = load_settings(explicit)
         if settings is None:
             raise SettingsError(f"--settings {explicit}: has no [tool.servertune.check] table")
