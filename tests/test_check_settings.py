@@ -55,7 +55,8 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
     _project(tmp_path, "cores = 8\n", "servertune.toml")
     (tmp_path / "deploy" / "pyproject.toml").write_text("[project]\nname = 'servertune-user'\n")
     settings = find_settings(tmp_path / "deploy")
-    assert settings.file is not None and settings.file.name == "servertune.toml"
+    assert settings.file is not None
+    assert settings.file.name == "servertune.toml"
     assert settings.get("cores") == 8
 
 
@@ -83,9 +84,8 @@ def test_show_settings_says_what_applied_and_from_where(tmp_path: Path) -> None:
     shown = {line.split(" = ")[0]: line for line in lines[1:]}
     assert list(shown) == [key.name for key in KEYS]
     assert shown["cores"].split("#")[1].strip() == str(tmp_path / "pyproject.toml")
-    assert shown["fail-on"].startswith('fail-on = "info"') and shown["fail-on"].endswith(
-        "# --fail-on"
-    )
+    assert shown["fail-on"].startswith('fail-on = "info"')
+    assert shown["fail-on"].endswith("# --fail-on")
     assert shown["rss-mb"].endswith("# default")
     assert 'severity = { shared-socket = "off", graceful-below-timeout = "error" }' in output
     assert 'per-file-ignores = { "legacy/*" = ["thunder-lock"] }' in output
@@ -187,6 +187,7 @@ def test_per_file_ignores_ignore_those_rules_in_the_files_a_glob_matches(tmp_pat
     other = tmp_path / "gunicorn.conf.py"
     other.write_text(GUNICORN)
     status, output = check(config, other, "--format", "json")
+    assert status == 1
     document = json.loads(output)
     [ignored] = document["suppressed"]
     assert ignored["file"] == str(config)
@@ -228,7 +229,8 @@ def test_env_files_are_read_relative_to_the_settings_file(
     (tmp_path / "one.env").write_text("WORKERS=1\n")
     monkeypatch.chdir(tmp_path / "deploy")
     status, output = check("gunicorn.conf.py")
-    assert status == 1 and "workers = 6 is more than" in output, output
+    assert status == 1, output
+    assert "workers = 6 is more than" in output
     status, output = check("gunicorn.conf.py", "--env-file", tmp_path / "one.env")
     assert status == 0, output
 
