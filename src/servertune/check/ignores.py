@@ -36,7 +36,7 @@ __all__ = [
 ANNOTATION = "servertune.io/ignore"
 MISSING_REASON = "ignore-without-reason"
 UNUSED_IGNORE = "unused-ignore"
-_BACKING = 'docs/check.md, "Ignoring a finding" (ruff\'s RUF100 for unused ignores)'
+_BACKING = 'docs/check.md, "Ignoring a finding"'
 IGNORE_RULES: dict[str, RuleInfo] = {
     MISSING_REASON: RuleInfo(
         MISSING_REASON,
@@ -48,7 +48,7 @@ IGNORE_RULES: dict[str, RuleInfo] = {
         UNUSED_IGNORE,
         Severity.info,
         "an ignore that matches no finding (fixed, moved, a rule id mistyped or turned off)",
-        _BACKING,
+        f"{_BACKING}; ruff's RUF100 (unused-noqa)",
     ),
 }
 

@@ -65,7 +65,7 @@ def _ignored_text(result: CheckResult) -> list[str]:
         for s in result.suppressed:
             f, how = s.finding, s.suppression
             lines.append(
-                f"  {f.at}: {f.severity.name} [{f.rule}] by {how.at} ({how.by}): {how.reason}"
+                f"  {f.at}: {f.severity.name} [{f.rule}] by {how.at} ({how.by}): {how.reason or '(no reason given)'}"
             )
     if result.baseline is not None and result.baseline.stale:
         lines.append(

@@ -135,7 +135,8 @@ def _about_ignores(
             found.append(finding(
                 MISSING_REASON, ignore,
                 f"ignore[{', '.join(ignore.rules)}] gives no reason",
-                f"say why after the brackets: {written} is read as the team's answer",
+                "say why: `rule-id: reason`" if ignore.form == "annotation"
+                else "say why after the brackets: `ignore[rule-id] reason`",
             ))  # fmt: skip
         if ignore.malformed:
             found.append(finding(
