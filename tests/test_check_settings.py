@@ -4,6 +4,7 @@ servertune.toml, found upwards from the checked files; flags win; bad settings a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,26 @@ def test_the_settings_file_can_be_named(tmp_path: Path) -> None:
 def test_the_docs_settings_table_is_generated_from_the_keys() -> None:
     """docs/check.md shows the table `settings_table()` writes from KEYS (one declaration)."""
     assert settings_table() in (REPO / "docs" / "check.md").read_text()
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", (REPO / "docs" / "check.md").read_text(), re.S)
+
+
+def test_the_ci_recipes_repeat_no_flag_the_settings_hold() -> None:
+    """docs/check.md's pre-commit entry and GitHub workflow run `servertune check` with no flag
+    a settings key stands for: they read them from pyproject.toml."""
+    flags = {key.flag for key in KEYS if key.flag is not None}
+    [hook] = [b for b in _blocks("yaml") if "# .pre-commit-config.yaml" in b]
+    assert "args:" not in hook
+    [workflow] = [b for b in _blocks("yaml") if "# .github/workflows/" in b]
+    [command] = [line for line in workflow.splitlines() if "servertune check" in line]
+    assert not flags & set(command.split()), command
+
+
+@pytest.mark.parametrize("block", [b for b in _blocks("toml") if "[tool.servertune.check]" in b])
+def test_the_docs_settings_examples_are_valid_settings(block: str, tmp_path: Path) -> None:
+    """Each pyproject.toml example the page shows is read without an error."""
+    (tmp_path / "pyproject.toml").write_text(block)
+    settings = find_settings(tmp_path)
+    assert settings.values
