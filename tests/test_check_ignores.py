@@ -15,7 +15,8 @@ import pytest
 
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
-from servertune.check.ignores import MISSING_REASON, UNUSED_IGNORE, ignores_in
+from servertune.check.catalog import MISSING_REASON, UNUSED_IGNORE
+from servertune.check.ignores import ignores_in
 from servertune.check.model import Location
 from servertune.check.settings import CheckSettings
 from servertune.check.suppress import suppress

@@ -33,7 +33,7 @@ from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 if TYPE_CHECKING:
-    from servertune.check.suppress import BaselineReport, Suppressed
+    from servertune.check.ignored import BaselineReport, Suppressed
     from servertune.logs.traffic import Traffic
 
 __all__ = [

@@ -18,14 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from servertune.check.catalog import RuleInfo
-from servertune.check.model import Location, Severity
+from servertune.check.model import Location
 
 __all__ = [
     "ANNOTATION",
-    "IGNORE_RULES",
-    "MISSING_REASON",
-    "UNUSED_IGNORE",
     "Ignore",
     "Syntax",
     "ignores_in",
@@ -34,24 +30,6 @@ __all__ = [
 
 #: The annotation a Kubernetes object carries (as kube-score's `kube-score/ignore`).
 ANNOTATION = "servertune.io/ignore"
-MISSING_REASON = "ignore-without-reason"
-UNUSED_IGNORE = "unused-ignore"
-_BACKING = 'docs/check.md, "Ignoring a finding"'
-IGNORE_RULES: dict[str, RuleInfo] = {
-    MISSING_REASON: RuleInfo(
-        MISSING_REASON,
-        Severity.warning,
-        "an ignore comment or annotation that gives no reason: say why the finding does not apply",
-        _BACKING,
-    ),
-    UNUSED_IGNORE: RuleInfo(
-        UNUSED_IGNORE,
-        Severity.info,
-        "an ignore that matches no finding (fixed, moved, a rule id mistyped or turned off)",
-        f"{_BACKING}; ruff's RUF100 (unused-noqa)",
-    ),
-}
-
 #: `servertune: ignore[rule-a, rule-b] reason`; the reason may follow a `:` or a dash.
 _DIRECTIVE = re.compile(r"servertune:\s*ignore(?:\[(?P<rules>[^\]]*)\])?(?P<reason>.*)$")
 _RULE_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")

@@ -8,8 +8,8 @@ from typing import Any
 from servertune import __version__
 from servertune.check.audit import CheckResult
 from servertune.check.catalog import catalog
+from servertune.check.ignored import Suppressed
 from servertune.check.model import Finding, Location, Note, Severity
-from servertune.check.suppress import Suppressed
 
 __all__ = ["FORMATS", "format_json", "format_sarif", "format_text"]
 

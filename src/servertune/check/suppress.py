@@ -12,49 +12,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from servertune.check.catalog import catalog
-from servertune.check.ignores import IGNORE_RULES, MISSING_REASON, UNUSED_IGNORE, Ignore, ignores_in
+from servertune.check.catalog import IGNORE_RULES, MISSING_REASON, UNUSED_IGNORE, catalog
+from servertune.check.ignored import BaselineReport, Suppressed, Suppression
+from servertune.check.ignores import Ignore, ignores_in
 from servertune.check.model import CheckInputError, Finding, Location
 from servertune.check.settings import CheckSettings, glob_matches
 from servertune.check.source import read_text
 
 if TYPE_CHECKING:
     from servertune.check.audit import CheckResult
-    from servertune.check.baseline import Baseline, Entry
+    from servertune.check.baseline import Baseline
 
-__all__ = ["BaselineReport", "Suppressed", "Suppression", "suppress"]
-
-
-@dataclass(frozen=True)
-class Suppression:
-    """How a finding was ignored: SARIF's kind, the reason given, where the ignore is written."""
-
-    kind: Literal["inSource", "external"]
-    #: "comment", "annotation", "severity", "per-file-ignores" or "baseline".
-    by: str
-    reason: str
-    at: Location
-
-
-@dataclass(frozen=True)
-class Suppressed:
-    """A finding and how it was ignored."""
-
-    finding: Finding
-    suppression: Suppression
-
-
-@dataclass(frozen=True)
-class BaselineReport:
-    """A `--baseline` run: the file, how many of its entries matched, and the stale ones."""
-
-    file: Path
-    matched: int
-    stale: tuple[Entry, ...]
+__all__ = ["suppress"]
 
 
 def _line_of(path: Path | None, needle: str) -> Location:
