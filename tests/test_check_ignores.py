@@ -269,3 +269,11 @@ def test_a_uwsgi_value_keeps_a_trailing_semicolon(tmp_path: Path) -> None:
     path = tmp_path / "uwsgi.ini"
     text = f"[uwsgi]\nmodule = app ; servertune: ignore[{JITTER}] {WHY}\n"
     assert ignores_in(path, text) == []
+
+
+def test_a_reasons_control_characters_are_escaped(tmp_path: Path) -> None:
+    """An escape sequence in a reason cannot recolour a terminal or a CI log: it is shown escaped."""
+    text = f"workers = 2\nmax_requests = 1000  # servertune: ignore[{JITTER}] ok \x1b[31mred\x07\n"
+    result = _check(tmp_path, {"gunicorn.conf.py": text}, ["gunicorn.conf.py"])
+    [ignored] = result.suppressed
+    assert ignored.suppression.reason == "ok \\x1b[31mred\\x07"

@@ -274,3 +274,11 @@ def test_the_docs_settings_examples_are_valid_settings(block: str, tmp_path: Pat
     (tmp_path / "pyproject.toml").write_text(block)
     settings = find_settings(tmp_path)
     assert settings.values
+
+
+def test_settings_nested_past_the_parsers_depth_are_one_error_line(tmp_path: Path) -> None:
+    """100,000 nested arrays: one `error:` line, no RecursionError traceback."""
+    config = _project(tmp_path, "exclude = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    status, output = check(config)
+    assert status == 2
+    assert output == f"error: {tmp_path / 'pyproject.toml'}: not valid TOML: nested too deeply\n"

@@ -210,8 +210,15 @@ def _parsed(body: str) -> tuple[tuple[str, ...], str, str] | None:
     malformed = ", ".join(r for r in written if not _RULE_ID.fullmatch(r))
     if directive.group("rules") is None:
         malformed = "no [rule-id]"
-    reason = directive.group("reason").strip().lstrip(":-—").strip()
+    reason = _printable(directive.group("reason").strip().lstrip(":-—").strip())
     return rules, reason, malformed
+
+
+def _printable(text: str) -> str:
+    """The reason with control characters escaped as Python writes them: a reason travels into
+    terminals, SARIF viewers and CI logs, where an escape sequence must not recolour or rewrite
+    lines."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _is_code(line: str, syntax: Syntax) -> bool:
@@ -280,7 +287,7 @@ def _annotations(path: Path, text: str) -> list[Ignore]:
                 malformed = ", ".join(n for n in written if not _RULE_ID.fullmatch(n))
                 line = key.start_mark.line + 1 + (offset + 1 if block else 0)
                 found.append(
-                    Ignore(rules, reason.strip(), Location(path, line), first, last,
+                    Ignore(rules, _printable(reason.strip()), Location(path, line), first, last,
                            "annotation", malformed)
                 )  # fmt: skip
     return found

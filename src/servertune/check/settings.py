@@ -272,6 +272,8 @@ def load_settings(path: Path) -> CheckSettings | None:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SettingsError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: not valid TOML: nested too deeply") from None
     found = _table(document, path)
     if found is None:
         if path.name != "pyproject.toml":
