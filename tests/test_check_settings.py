@@ -282,3 +282,18 @@ def test_settings_nested_past_the_parsers_depth_are_one_error_line(tmp_path: Pat
     status, output = check(config)
     assert status == 2
     assert output == f"error: {tmp_path / 'pyproject.toml'}: not valid TOML: nested too deeply\n"
+
+
+def test_the_pre_commit_hook_reads_the_settings_of_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook's own entry (.pre-commit-hooks.yaml), run as pre-commit runs it (from the
+    repository's root, the changed files by relative name, no `args:`), applies pyproject.toml."""
+    [entry] = re.findall(r"^\s+entry: (.+)$", (REPO / ".pre-commit-hooks.yaml").read_text(), re.M)
+    assert entry.split() == ["servertune", "check"]
+    _project(tmp_path, 'cores = 8\nseverity = { max-requests-without-jitter = "error" }\n')
+    monkeypatch.chdir(tmp_path)
+    status, output = check(*entry.split()[2:], "deploy/gunicorn.conf.py")
+    assert status == 1
+    assert "deploy/gunicorn.conf.py:2: error [max-requests-without-jitter]" in output
+    assert "workers-over-cores" not in output
