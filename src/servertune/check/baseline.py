@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,7 +83,8 @@ def _entry(finding: Finding, root: Path, lines: _Lines) -> Entry:
 
 
 def write_baseline(path: Path, findings: Sequence[Finding]) -> int:
-    """Record `findings` in `path` (written whole or not at all); the count recorded."""
+    """Record `findings` in `path` (written whole or not at all, never over a special file);
+    the count recorded."""
     lines = _Lines()
     entries = [_entry(f, path.parent, lines) for f in findings]
     document = {
@@ -95,12 +95,9 @@ def write_baseline(path: Path, findings: Sequence[Finding]) -> int:
             for e in entries
         ],
     }  # fmt: skip
-    directory = path.parent if str(path.parent) else Path()
-    with tempfile.NamedTemporaryFile(
-        "w", dir=directory, prefix=f".{path.name}.", delete=False, encoding="utf-8"
-    ) as out:
-        out.write(json.dumps(document, indent=2) + "\n")
-    os.replace(out.name, path)
+    from servertune.files import write_atomically
+
+    write_atomically({path.name: json.dumps(document, indent=2) + "\n"}, path.parent)
     return len(entries)
 
 

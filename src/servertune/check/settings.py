@@ -303,11 +303,26 @@ def find_settings(start: Path) -> CheckSettings:
     for directory in (start, *start.parents):
         for name in ("servertune.toml", "pyproject.toml"):
             candidate = directory / name
-            if candidate.is_file():
+            if _is_file(candidate):
                 settings = load_settings(_relative(candidate))
                 if settings is not None:
                     return settings
     return CheckSettings()
+
+
+def _is_dir(path: Path) -> bool:
+    """A directory (a name too long or a loop of symlinks is none: the reader says why)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def settings_for(paths: Sequence[Path], explicit: Path | None = None) -> CheckSettings:
@@ -318,7 +333,7 @@ def settings_for(paths: Sequence[Path], explicit: Path | None = None) -> CheckSe
         if settings is None:
             raise SettingsError(f"--settings {explicit}: has no [tool.servertune.check] table")
         return settings
-    directories = [(p if p.is_dir() else p.parent).absolute() for p in paths] or [Path.cwd()]
+    directories = [(p if _is_dir(p) else p.parent).absolute() for p in paths] or [Path.cwd()]
     common = Path(os.path.commonpath([str(d) for d in directories]))
     return find_settings(common)
 

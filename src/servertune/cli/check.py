@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from servertune.cli.options import (
+    check_output_path,
     fail,
     log_format_option,
     log_option,
@@ -204,6 +205,7 @@ def check(
         raise fail("--lb and --lb-idle-timeout: give one of them, not both")
     if baseline is not None and baseline_write is not None:
         raise fail("--baseline and --baseline-write: give one of them, not both")
+    check_output_path("--baseline-write", baseline_write)
     flags = {
         "cores": cores, "fail-on": fail_on and fail_on.value, "lb": lb and lb.value,
         "lb-idle-timeout": lb_idle_timeout, "rss-mb": rss_mb,
