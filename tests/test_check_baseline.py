@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.baseline import read_baseline, write_baseline
+from servertune.check.settings import CheckSettings
+from servertune.check.suppress import suppress
 from servertune.cli import app
+from servertune.sizing import Machine
 
 #: On 2 cores: workers-over-cores (line 1) and max-requests-without-jitter (line 2).
 GUNICORN = "workers = 4\nmax_requests = 1000\n"
@@ -135,3 +141,65 @@ def test_baseline_and_baseline_write_together_are_refused(recorded: tuple[Path, 
     assert (status, output) == (
         2, "error: --baseline and --baseline-write: give one of them, not both\n"
     )  # fmt: skip
+
+
+def _kinds() -> list[tuple[str, dict[str, str], list[str]]]:
+    """Every file kind check reads, as the ignore tests write them, without their ignores."""
+    from .test_check_ignores import CASES, _without_ignores
+
+    seen: dict[str, tuple[str, dict[str, str], list[str]]] = {}
+    for name, files, named, _, _ in CASES:
+        kind = name.split(",")[0]
+        seen.setdefault(kind, (kind, {n: _without_ignores(t) for n, t in files.items()}, named))
+    return list(seen.values())
+
+
+def _run(root: Path, files: dict[str, str], named: list[str], **options: object) -> CheckResult:
+    for name, text in files.items():
+        (root / name).write_text(text)
+    machine = Machine.read().model_copy(update={"cores": 2, "cores_source": "--cores"})
+    result = check_files([root / n for n in named], machine=machine)
+    settings = options.get("settings", CheckSettings())
+    assert isinstance(settings, CheckSettings)
+    baseline = options.get("baseline")
+    return suppress(
+        result, settings, read_baseline(baseline) if isinstance(baseline, Path) else None
+    )
+
+
+KINDS = _kinds()
+
+
+@pytest.mark.parametrize(("files", "named"), [k[1:] for k in KINDS], ids=[k[0] for k in KINDS])
+def test_in_every_file_kind_a_baseline_survives_lines_added_above(
+    files: dict[str, str], named: list[str], tmp_path: Path
+) -> None:
+    """Record, then add a blank line at the top of every file: every finding still matches its
+    entry (none new, none fixed), though each moved down a line."""
+    before = _run(tmp_path, files, named)
+    assert before.findings
+    baseline = tmp_path / "baseline.json"
+    write_baseline(baseline, before.findings)
+    after = _run(tmp_path, {n: "\n" + t for n, t in files.items()}, named, baseline=baseline)
+    assert after.findings == ()
+    assert after.baseline is not None
+    assert (after.baseline.matched, after.baseline.stale) == (len(before.findings), ())
+    moved = {(s.finding.rule, s.finding.at.line) for s in after.suppressed}
+    assert moved != {(f.rule, f.at.line) for f in before.findings}
+
+
+@pytest.mark.parametrize(("files", "named"), [k[1:] for k in KINDS], ids=[k[0] for k in KINDS])
+def test_in_every_file_kind_per_file_ignores_apply(
+    files: dict[str, str], named: list[str], tmp_path: Path
+) -> None:
+    """`per-file-ignores` naming each file's rules: nothing left, each finding ignored
+    `external`ly with the glob as its reason."""
+    before = _run(tmp_path, files, named)
+    table: dict[str, tuple[str, ...]] = {}
+    for finding in before.findings:
+        table[finding.at.file.name] = (*table.get(finding.at.file.name, ()), finding.rule)
+    settings = CheckSettings(tmp_path / "servertune.toml", "[check]", {"per-file-ignores": table})
+    after = _run(tmp_path, files, named, settings=settings)
+    assert after.findings == ()
+    assert len(after.suppressed) == len(before.findings)
+    assert {s.suppression.kind for s in after.suppressed} == {"external"}

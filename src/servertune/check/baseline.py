@@ -3,9 +3,9 @@
 A team adopting `check` on a repository with findings records them once
 (`check --baseline-write FILE`) and fixes them over time, while every new finding fails the build
 at once. An entry is its rule, its file (relative to the baseline's directory, so the file is
-read the same from any working directory) and a hash of the written line it points at, never
-the line number: a finding moved by an edit above it is still the same finding; the line
-changed or the rule fixed, it is not. Entries that match no finding any more are reported as
+read the same from any working directory) and a hash of the written line it points at (or,
+failing that, its message), never the line number: a finding moved by an edit above it is still
+the same finding; its line and message changed, or the rule fixed, it is not. Entries that match no finding any more are reported as
 fixed, so the baseline can be rewritten smaller.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -146,22 +145,36 @@ def match(
     baseline: Baseline, findings: Sequence[Finding]
 ) -> tuple[list[Finding], list[Finding], list[Entry]]:
     """(findings the baseline records, new findings, entries no finding matches any more).
-    Entries are counted: two recorded findings of one rule on equal lines excuse two, not
-    three."""
+
+    A finding matches an entry of its rule and file whose line text is the same; failing that,
+    one whose message is the same (a finding about a value the file leaves at its default
+    points at line 1, whatever is written there now). Entries are counted: two recorded
+    findings of one rule on equal lines excuse two, not three."""
     lines = _Lines()
-    left = Counter(e.key() for e in baseline.entries)
+    left = list(baseline.entries)
     known: list[Finding] = []
     new: list[Finding] = []
+    unmatched: list[tuple[Finding, Entry]] = []
     for finding in findings:
-        key = _entry(finding, baseline.file.parent, lines).key()
-        if left[key] > 0:
-            left[key] -= 1
-            known.append(finding)
+        entry = _entry(finding, baseline.file.parent, lines)
+        same = next((e for e in left if e.key() == entry.key()), None)
+        if same is None:
+            unmatched.append((finding, entry))
         else:
+            left.remove(same)
+            known.append(finding)
+    for finding, entry in unmatched:
+        same = next(
+            (
+                e
+                for e in left
+                if (e.rule, e.file, e.message) == (entry.rule, entry.file, entry.message)
+            ),
+            None,
+        )
+        if same is None:
             new.append(finding)
-    stale: list[Entry] = []
-    for entry in baseline.entries:
-        if left[entry.key()] > 0:
-            left[entry.key()] -= 1
-            stale.append(entry)
-    return known, new, stale
+        else:
+            left.remove(same)
+            known.append(finding)
+    return known, new, left
