@@ -297,3 +297,26 @@ def test_the_pre_commit_hook_reads_the_settings_of_the_repository(
     assert status == 1
     assert "deploy/gunicorn.conf.py:2: error [max-requests-without-jitter]" in output
     assert "workers-over-cores" not in output
+
+
+def test_an_ignore_of_a_rule_turned_off_is_reported_as_such(tmp_path: Path) -> None:
+    """`severity = { rule = "off" }` and an inline ignore of that rule: the ignore is unused, and
+    says the rule is off in the settings file."""
+    config = _project(tmp_path, 'cores = 4\nseverity = { max-requests-without-jitter = "off" }\n')
+    config.write_text(
+        "workers = 2\nmax_requests = 1000  # servertune: ignore[max-requests-without-jitter] ok\n"
+    )
+    status, output = check(config, "--format", "json")
+    assert status == 0
+    [unused] = json.loads(output)["findings"]
+    assert unused["rule"] == "unused-ignore"
+    assert unused["message"].endswith(
+        f"max-requests-without-jitter is off in {tmp_path / 'pyproject.toml'}"
+    )
+
+
+def test_a_named_settings_file_that_is_missing_is_one_error_line(tmp_path: Path) -> None:
+    """`--settings nowhere.toml`: one `error:` line naming it."""
+    config = _project(tmp_path, "cores = 4\n")
+    status, output = check(config, "--settings", tmp_path / "nowhere.toml")
+    assert (status, output) == (2, f"error: {tmp_path / 'nowhere.toml'}: no such file\n")
