@@ -26,9 +26,12 @@ from servertune.check.model import CheckInputError, Severity
 from servertune.check.source import read_text
 
 __all__ = [
+    "CORES_RANGE",
     "KEYS",
+    "LB_IDLE_TIMEOUT_RANGE",
     "OFF",
     "PYPROJECT_TABLE",
+    "RSS_MB_RANGE",
     "SERVERTUNE_TABLE",
     "Applied",
     "CheckSettings",
@@ -47,6 +50,10 @@ __all__ = [
 #: The table in pyproject.toml, and in servertune.toml.
 PYPROJECT_TABLE = ("tool", "servertune", "check")
 SERVERTUNE_TABLE = ("check",)
+#: The ranges `check` takes, for a key here and its flag alike.
+CORES_RANGE = (1, 1024)
+LB_IDLE_TIMEOUT_RANGE = (1, 4000)
+RSS_MB_RANGE = (1, 1048576)
 #: A rule's severity that turns it off (its findings are listed as ignored, never counted).
 OFF = "off"
 
@@ -195,16 +202,16 @@ _ONE_CHOICE = ("lb", "lb-idle-timeout")
 
 #: Every key, in the order `--show-settings` and the docs list them.
 KEYS: tuple[Key, ...] = (
-    Key("cores", "--cores", "integer, 1 to 1024",
-        "cores of the server that runs these configs", _int_in(1, 1024)),
-    Key("fail-on", "--fail-on", " or ".join(s.name for s in sorted(Severity, reverse=True)), "exit 1 on findings of this severity or worse",
+    Key("cores", "--cores", "integer, {} to {}".format(*CORES_RANGE),
+        "cores of the server that runs these configs", _int_in(*CORES_RANGE)),
+    Key("fail-on", "--fail-on", "one of: " + ", ".join(_severities()), "exit 1 on findings of this severity or worse",
         _one_of(_severities), "warning"),
     Key("lb", "--lb", "a name: `aws-alb`, `gcp-https`, ... (as `--lb`)",
         "the load balancer in front (its documented idle timeout)", _one_of(_balancers)),
-    Key("lb-idle-timeout", "--lb-idle-timeout", "integer, 1 to 4000",
-        "the load balancer's idle timeout (s)", _int_in(1, 4000)),
-    Key("rss-mb", "--rss-mb", "number, 1 to 1048576",
-        "resident memory of one warm worker (MiB)", _number_in(1, 1048576)),
+    Key("lb-idle-timeout", "--lb-idle-timeout", "integer, {} to {}".format(*LB_IDLE_TIMEOUT_RANGE),
+        "the load balancer's idle timeout (s)", _int_in(*LB_IDLE_TIMEOUT_RANGE)),
+    Key("rss-mb", "--rss-mb", "number, {} to {}".format(*RSS_MB_RANGE),
+        "resident memory of one warm worker (MiB)", _number_in(*RSS_MB_RANGE)),
     Key("env-files", "--env-file", "list of paths",
         "KEY=value files the servers run with, read in order (a later one wins)", _paths, ()),
     Key("exclude", None, "list of globs",

@@ -31,6 +31,7 @@ with without_pydantic_plugins():
         plan_for_check,
     )
     from servertune.check.readers import READERS
+    from servertune.check.settings import CORES_RANGE, LB_IDLE_TIMEOUT_RANGE, RSS_MB_RANGE
     from servertune.sizing import Machine, Plan, PlanError
     from servertune.workload import WorkloadError
     from servertune.workload_file import load_workload
@@ -85,14 +86,19 @@ Lb = Annotated[
 ]
 LbIdleTimeout = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--lb-idle-timeout", min=1, max=4000, help="the load balancer's idle timeout (s)"),
+    typer.Option(
+        "--lb-idle-timeout",
+        min=LB_IDLE_TIMEOUT_RANGE[0],
+        max=LB_IDLE_TIMEOUT_RANGE[1],
+        help="the load balancer's idle timeout (s)",
+    ),
 ]
 Cores = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option(
         "--cores",
-        min=1,
-        max=1024,
+        min=CORES_RANGE[0],
+        max=CORES_RANGE[1],
         help="cores of the server that runs these configs (default: this machine's limit)",
     ),
 ]
@@ -143,8 +149,8 @@ RssMb = Annotated[
     Optional[float],  # noqa: UP045
     typer.Option(
         "--rss-mb",
-        min=1,
-        max=1048576,
+        min=RSS_MB_RANGE[0],
+        max=RSS_MB_RANGE[1],
         help="resident memory of one warm worker (MiB), to compare with memory limits",
     ),
 ]
