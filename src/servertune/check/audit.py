@@ -34,6 +34,7 @@ from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 if TYPE_CHECKING:
+    from servertune.check.ignored import BaselineReport, Suppressed
     from servertune.logs.traffic import Traffic
 
 __all__ = [
@@ -91,6 +92,11 @@ class CheckResult:
     errors: tuple[FileError, ...] = ()
     #: The core count the rules judged by, and where it came from.
     cores: tuple[int, str] | None = None
+    #: Findings ignored (settings, an ignore comment or annotation, a baseline), with how and
+    #: why: counted in every report, never in the exit status (`check.suppress`).
+    suppressed: tuple[Suppressed, ...] = ()
+    #: The `--baseline` run's matched and stale entries.
+    baseline: BaselineReport | None = None
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -238,7 +244,8 @@ def _read_for_cores(
     else for this machine's: the reading, its errors and notes, the machine judged and where
     its cores came from, which the report says."""
     judged = plan.machine if plan is not None else machine
-    named = plan is not None or machine.cores_source == "--cores"
+    # Named by the user: `--cores`, or `cores` in the settings file (`cores in pyproject.toml`).
+    named = plan is not None or machine.cores_source.startswith(("--cores", "cores in "))
     where = "the workload's machine" if plan is not None else judged.cores_source
     # This machine's cores (cgroup and affinity included) until the files name a limit, so
     # the count evaluated is the count the summary reports.
