@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from servertune.logs.sketch import quantile
 from servertune.logs.traffic import SLOW_CALL_FACTOR, SLOW_CALL_FLOOR_MS, Traffic
 
 __all__ = ["SHOWN_ROUTES", "format_traffic"]
@@ -67,7 +68,8 @@ def _service_time(t: Traffic) -> list[str]:
             f"service time   none of the {t.requests:,} requests has a time ({t.format.service_field})"
         ]
     quantiles = ", ".join(f"{n} {_ms(t.quantile(q))}" for n, q in _QUANTILES)
-    share = t.slow_share
+    split = t.split()
+    share = split.share
     out = [
         (
             f"service time   {quantiles}; mean {_ms(t.mean_ms)} "
@@ -75,7 +77,11 @@ def _service_time(t: Traffic) -> list[str]:
         ),
         f"slow calls     {share:.2%} of requests at >= {_ms(t.slow_threshold_ms)} "
         f"({SLOW_CALL_FACTOR:g}x the median, at least {SLOW_CALL_FLOOR_MS:g} ms), {t.slow_time_share():.1%} of the time"
-        + (f"; their p99 {_ms(t.slow_call_ms)}" if share else ""),
+        + (
+            f"; their mean {_ms(split.slow_mean_ms)}, the others' {_ms(split.fast_mean_ms)}"
+            if share
+            else ""
+        ),
         (
             f"concurrency    {t.concurrency(t.mean_rps):,.2f} mean, "
             f"{t.concurrency(t.peak_rps):,.2f} at the peak second (Little's law: rate x mean time)"
@@ -83,8 +89,8 @@ def _service_time(t: Traffic) -> list[str]:
     ]
     if t.connect_sketch.count:
         out.append(
-            f"connect time   p50 {_ms(t.connect_sketch.get_quantile_value(0.5))}, "
-            f"p99 {_ms(t.connect_sketch.get_quantile_value(0.99))}"
+            f"connect time   p50 {_ms(quantile(t.connect_sketch, 0.5))}, "
+            f"p99 {_ms(quantile(t.connect_sketch, 0.99))}"
         )
     return out
 
@@ -94,10 +100,7 @@ def _request_size(t: Traffic) -> list[str]:
     if not t.length_sketch.count:
         return []
     return [
-        (
-            f"request size   p99 {t.length_sketch.get_quantile_value(0.99):,.0f} B, "
-            f"max {t.max_length:,} B"
-        )
+        (f"request size   p99 {quantile(t.length_sketch, 0.99):,.0f} B, max {t.max_length:,} B")
     ]
 
 

@@ -9,6 +9,7 @@ arrival counts. Memory is bounded by those constants, not by the log's length.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -20,7 +21,9 @@ from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat
 from servertune.logs.reader import Chunk, chunks, rotation_order
 from servertune.logs.routes import MAX_ROUTES, Routes, template_block
-from servertune.logs.sketch import new_sketch
+from servertune.logs.sketch import new_sketch, quantile
+from servertune.logs.sketch import split as split_sketch
+from servertune.workload import MIN_SERVICE_TIME_MS
 
 __all__ = [
     "ARRIVAL_WINDOW_S",
@@ -31,8 +34,10 @@ __all__ = [
     "SHOWN_BAD_LINES",
     "SLOW_CALL_FACTOR",
     "SLOW_CALL_FLOOR_MS",
+    "TAIL_QUANTILE",
     "BadLine",
     "RouteStats",
+    "Split",
     "Traffic",
     "read_traffic",
 ]
@@ -54,6 +59,8 @@ PROGRESS_BYTES = 1 << 20
 PROFILE_WINDOW_S = 60
 #: Unparsable lines shown with their line numbers; the rest are only counted.
 SHOWN_BAD_LINES = 5
+#: The tail the timeouts let finish (Workload.request_tail_ms; check --log's timeout rule).
+TAIL_QUANTILE = 0.999
 #: A request is a slow call when it takes SLOW_CALL_FACTOR times the median or more (and at
 #: least SLOW_CALL_FLOOR_MS): the sizing rules treat such a request as a thread held by a wait
 #: (Workload.slow_call_*), not as a longer typical request.
@@ -110,7 +117,73 @@ class RouteStats:
 
     def quantile(self, q: float) -> float:
         """The q-quantile (0..1) of this route's service time, in ms."""
-        return float(self.sketch.get_quantile_value(q) or 0.0)
+        return quantile(self.sketch, q)
+
+
+def _round(value: float, digits: int) -> float:
+    return round(value, digits)
+
+
+def _significant(value: float, digits: int = 4) -> float:
+    """`value` to `digits` significant digits: a share of 0.00004 stays one, not 0."""
+    return float(f"{value:.{digits}g}")
+
+
+@dataclass(frozen=True)
+class Split:
+    """Timed requests split at the slow-call line, as the Workload reads them.
+
+    The workload says a request takes `service_time_ms` and a `slow_call_ratio` share of them
+    wait `slow_call_ms` more: held on average service + ratio x slow, which Little's law turns
+    into requests in flight. So both are means: the others' mean, and the slow calls' mean less
+    it. With the split's two sums adding up to the log's exact total, the workload's mean time
+    per request is the log's mean (before rounding), whatever the mix.
+    """
+
+    count: float
+    total_ms: float
+    threshold_ms: float
+    slow_count: float
+    fast_sum_ms: float
+
+    @classmethod
+    def of(cls, sketch: Any, total_ms: float, threshold_ms: float) -> Split:
+        """Split what `sketch` holds (whose exact sum is `total_ms`) at `threshold_ms`."""
+        count = float(sketch.count)
+        slow, fast_sum = split_sketch(sketch, threshold_ms) if count else (0.0, 0.0)
+        if not slow:  # no slow call: the exact sum is all the others'
+            fast_sum = total_ms
+        return cls(count, total_ms, threshold_ms, slow, min(fast_sum, total_ms))
+
+    @property
+    def fast_count(self) -> float:
+        return self.count - self.slow_count
+
+    @property
+    def share(self) -> float:
+        return self.slow_count / self.count if self.count else 0.0
+
+    @property
+    def fast_mean_ms(self) -> float:
+        return self.fast_sum_ms / self.fast_count if self.fast_count else 0.0
+
+    @property
+    def slow_sum_ms(self) -> float:
+        return self.total_ms - self.fast_sum_ms
+
+    @property
+    def slow_mean_ms(self) -> float:
+        return self.slow_sum_ms / self.slow_count if self.slow_count else 0.0
+
+    def workload_values(self) -> dict[str, Any]:
+        """service_time_ms, and slow_call_ratio / slow_call_ms when there are slow calls."""
+        service = max(MIN_SERVICE_TIME_MS, _round(self.fast_mean_ms, 2))
+        values: dict[str, Any] = {"service_time_ms": min(600_000.0, service)}
+        if self.slow_count:
+            values["slow_call_ratio"] = _significant(self.share)
+            extra = self.slow_mean_ms - self.fast_mean_ms
+            values["slow_call_ms"] = min(600_000.0, max(MIN_SERVICE_TIME_MS, _round(extra, 1)))
+        return values
 
 
 @dataclass
@@ -133,7 +206,9 @@ class Traffic:
     connect_sketch: Any = None
     length_sketch: Any = None
     max_length: int = 0
-    arrival_sketch: Any = None
+    #: Seconds of the span by how many requests arrived in them (idle ones under 0): exact,
+    #: since a count per second takes at most as many distinct values as the peak.
+    arrivals: Counter[int] = field(default_factory=Counter)
     first_second: int | None = None
     last_second: int | None = None
     peak_rps: int = 0
@@ -159,7 +234,7 @@ class Traffic:
         """The q-quantile (0..1) of the service time over all timed requests, in ms."""
         if not self.timed:
             return 0.0
-        return float(self.sketch.get_quantile_value(q) or 0.0)
+        return quantile(self.sketch, q)
 
     @property
     def mean_ms(self) -> float:
@@ -182,50 +257,48 @@ class Traffic:
         """The q-quantile of requests per second, over every second of the span (idle ones too)."""
         if not self.span_s:
             return 0.0
-        return float(self.arrival_sketch.get_quantile_value(q) or 0.0)
+        rank = max(1, math.ceil(q * self.span_s - 1e-9))  # nearest rank, 1-based
+        seen = 0
+        for count in sorted(self.arrivals):
+            seen += self.arrivals[count]
+            if seen >= rank:
+                return float(count)
+        return float(self.peak_rps)
 
     @property
     def slow_threshold_ms(self) -> float:
         """Where slow calls start: SLOW_CALL_FACTOR x the median, at least SLOW_CALL_FLOOR_MS."""
         return max(SLOW_CALL_FACTOR * self.quantile(0.5), SLOW_CALL_FLOOR_MS)
 
+    def split(self, route: str | None = None) -> Split:
+        """The timed requests (of one route, or all) split at the slow-call line."""
+        if route is None:
+            return Split.of(self.sketch, self.total_ms, self.slow_threshold_ms)
+        stats = self.routes[route]
+        return Split.of(stats.sketch, stats.total_ms, self.slow_threshold_ms)
+
     @property
     def slow_share(self) -> float:
         """The share of timed requests at or above the slow-call threshold."""
-        if not self.timed:
-            return 0.0
-        threshold = self.slow_threshold_ms
-        if self.quantile(1.0) < threshold:
-            return 0.0
-        low, high = 0.0, 1.0  # the smallest q whose quantile reaches the threshold
-        for _ in range(40):
-            middle = (low + high) / 2
-            if self.quantile(middle) >= threshold:
-                high = middle
-            else:
-                low = middle
-        return 1.0 - high
+        return self.split().share
 
     def slow_time_share(self) -> float:
-        """The share of all service time spent in slow calls (integrated over the sketch)."""
-        share = self.slow_share
-        if not share or not self.total_ms:
-            return 0.0
-        steps = 200
-        slow_ms = sum(
-            self.quantile(1.0 - share + share * (i + 0.5) / steps) for i in range(steps)
-        ) * (share * self.timed / steps)
-        return min(1.0, slow_ms / self.total_ms)
+        """The share of all service time spent in slow calls."""
+        split = self.split()
+        return split.slow_sum_ms / split.total_ms if split.total_ms else 0.0
 
     @property
-    def typical_ms(self) -> float:
-        """The median of the requests under the slow-call threshold: Workload.service_time_ms."""
-        return self.quantile((1.0 - self.slow_share) / 2)
+    def tail_ms(self) -> float:
+        """The p99.9 (TAIL_QUANTILE) of all timed requests: Workload.request_tail_ms."""
+        return self.quantile(TAIL_QUANTILE)
 
-    @property
-    def slow_call_ms(self) -> float:
-        """The p99 of the slow calls: Workload.slow_call_ms."""
-        return self.quantile(1.0 - 0.01 * self.slow_share)
+    def share_at_or_above(self, ms: float) -> float:
+        """The share of timed requests that took `ms` or longer."""
+        return self.split_at(ms).share
+
+    def split_at(self, ms: float) -> Split:
+        """The timed requests split at `ms`."""
+        return Split.of(self.sketch, self.total_ms, ms)
 
     def concurrency(self, rate: float) -> float:
         """Requests in the app at once at `rate` req/s, by Little's law (L = rate x mean time)."""
@@ -237,34 +310,41 @@ class Traffic:
 
     # --- What the rest of servertune reads -----------------------------------------------------
 
-    def workload_values(self) -> dict[str, Any]:
-        """The Workload fields this log sets (service time, slow calls, peak arrival rate)."""
+    def workload_values(self, route: str | None = None) -> dict[str, Any]:
+        """The Workload fields this log (or one route of it) sets: the means Little's law needs
+        (service time, slow calls), the tail the timeouts need, the peak arrival rate."""
         self.require_timing()
-        values: dict[str, Any] = {"service_time_ms": max(0.01, round(self.typical_ms, 2))}
-        share = self.slow_share
-        if share > 0:
-            values["slow_call_ratio"] = max(0.0001, round(share, 4))
-            values["slow_call_ms"] = min(600_000.0, max(0.01, round(self.slow_call_ms, 1)))
-        if self.peak_rps:
+        split = self.split(route)
+        values = split.workload_values()
+        tail = (
+            self.quantile(TAIL_QUANTILE)
+            if route is None
+            else self.routes[route].quantile(TAIL_QUANTILE)
+        )
+        values["request_tail_ms"] = min(600_000.0, max(values["service_time_ms"], _round(tail, 1)))
+        if self.peak_rps and route is None:
             values["peak_rps"] = float(min(self.peak_rps, 1_000_000))
         return values
 
     def sources_of(self) -> dict[str, str]:
-        """Each workload number's source, in words (`explain`'s and the file's comments)."""
+        """Each workload number's source, in words, each named a mean or a tail (`explain`'s
+        and the file's comments)."""
         timed = f"{self.timed:,} requests timed by {self.format.service_field} in {self.source}"
-        share = self.slow_share
-        under = self.timed - round(share * self.timed)
+        split = self.split()
+        line = f"{self.slow_threshold_ms:,.0f} ms"
         out = {
             "service_time_ms": (
-                f"p50 of the {under:,} requests under the slow-call line "
-                f"({self.slow_threshold_ms:,.0f} ms) of {timed}"
+                f"mean of the {split.fast_count:,.0f} requests under the slow-call line "
+                f"({line}) of {timed}"
             ),
+            "request_tail_ms": f"tail: p99.9 of {timed}; what the timeouts let finish",
         }
-        if share > 0:
-            out["slow_call_ratio"] = (
-                f"requests at or above {self.slow_threshold_ms:,.0f} ms of {timed}"
+        if split.slow_count:
+            out["slow_call_ratio"] = f"share of requests at or above {line} of {timed}"
+            out["slow_call_ms"] = (
+                f"mean: the {split.slow_count:,.0f} slow calls' mean "
+                f"{split.slow_mean_ms:,.1f} ms less the others' mean, of {timed}"
             )
-            out["slow_call_ms"] = f"p99 of the {self.timed - under:,} slow calls of {timed}"
         if self.peak_rps and self.peak_second is not None:
             import time
 
@@ -510,10 +590,10 @@ class _Accumulator:
             if traffic.first_second is None:
                 traffic.first_second = second
             elif second > self.last_closed + 1:
-                traffic.arrival_sketch.add(0, second - self.last_closed - 1)
+                traffic.arrivals[0] += second - self.last_closed - 1
                 for idle in range(max(self.last_closed + 1, second - PROFILE_WINDOW_S), second):
                     self._profile(0, idle)
-            traffic.arrival_sketch.add(n)
+            traffic.arrivals[n] += 1
             self._profile(n, second)
             self.last_closed = second
             if n > traffic.peak_rps:
@@ -552,7 +632,6 @@ def read_traffic(
         sketch=new_sketch(),
         connect_sketch=new_sketch(),
         length_sketch=new_sketch(),
-        arrival_sketch=new_sketch(),
     )
     accumulator = _Accumulator(fmt, traffic)
     unreported = 0
