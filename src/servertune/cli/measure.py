@@ -263,7 +263,7 @@ def _measure_log(
     typer.echo(format_traffic(traffic))
     try:
         return traffic.to_toml() if toml else ""
-    except LogError as error:
+    except LogError as error:  # a log without timing writes the rest: only a bug gets here
         raise fail(f"--log: {error}") from None
 
 

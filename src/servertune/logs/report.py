@@ -20,7 +20,16 @@ def _ms(value: float) -> str:
 
 def format_traffic(traffic: Traffic) -> str:
     """The report of one log: lines, arrivals, service time, routes, statuses, unparsable lines."""
-    sections = (_lines, _arrivals, _service_time, _request_size, _routes, _statuses, _terminations)
+    sections = (
+        _lines,
+        _arrivals,
+        _service_time,
+        _request_size,
+        _routes,
+        _statuses,
+        _terminations,
+        _cautions,
+    )
     return "\n".join(line for section in sections for line in section(traffic))
 
 
@@ -61,12 +70,8 @@ def _arrivals(t: Traffic) -> list[str]:
 
 def _service_time(t: Traffic) -> list[str]:
     """Service time quantiles, slow calls, concurrency and connect time, where the log has them."""
-    if t.format.service_field is None:
-        return [f"service time   not in this log: {t.format.timing_hint}"]
-    if not t.timed:
-        return [
-            f"service time   none of the {t.requests:,} requests has a time ({t.format.service_field})"
-        ]
+    if t.timing_missing is not None:
+        return [f"service time   {t.timing_missing}"]
     quantiles = ", ".join(f"{n} {_ms(t.quantile(q))}" for n, q in _QUANTILES)
     split = t.split()
     share = split.share
@@ -107,6 +112,16 @@ def _request_size(t: Traffic) -> list[str]:
 def _routes(t: Traffic) -> list[str]:
     """The routes taking the most total time, SHOWN_ROUTES of them."""
     out: list[str] = []
+    if t.routes and not t.timed:  # no timing: the routes by their requests
+        out.append("routes (most requests first; no timing in this log):")
+        out.append(f"  {'route':40} {'requests':>10} {'share':>6}")
+        rows = sorted(t.routes.values(), key=lambda r: (-r.requests, r.route))
+        for row in rows[:SHOWN_ROUTES]:
+            out.append(
+                f"  {row.route[:40]:40} {row.requests:>10,} {row.requests / t.requests:>6.1%}"
+            )
+        if len(t.routes) > SHOWN_ROUTES:
+            out.append(f"  ... and {len(t.routes) - SHOWN_ROUTES:,} more routes")
     if t.routes and t.timed:
         out.append("routes (most total time first):")
         out.append(
@@ -118,8 +133,17 @@ def _routes(t: Traffic) -> list[str]:
                 f"{_ms(row.quantile(0.5)):>10} {_ms(row.quantile(0.99)):>10} "
                 f"{row.total_ms / t.total_ms if t.total_ms else 0:>6.1%}"
             )
-        if len(t.routes) > SHOWN_ROUTES:
-            out.append(f"  ... and {len(t.routes) - SHOWN_ROUTES:,} more routes")
+        rows = t.route_rows()
+        if len(rows) > SHOWN_ROUTES:
+            out.append(f"  ... and {len(rows) - SHOWN_ROUTES:,} more routes")
+        untimed, routes = t.untimed()
+        if untimed:
+            shown = ", ".join(f"{r.route} x{r.requests - r.count:,}" for r in routes[:3])
+            out.append(
+                f"  not timed    {untimed:,} requests ({untimed / t.requests:.1%}) without "
+                f"{t.format.service_field}, left out of the app's load: {shown}"
+                + (f" and {len(routes) - 3:,} more routes" if len(routes) > 3 else "")
+            )
     return out
 
 
@@ -144,3 +168,8 @@ def _terminations(t: Traffic) -> list[str]:
         if ended:
             out.append(f"terminations   {ended} (HAProxy termination state and status)")
     return out
+
+
+def _cautions(t: Traffic) -> list[str]:
+    """What the numbers should be read with (a log given twice, too little traffic)."""
+    return [f"caution        {text}" for text in t.cautions()]

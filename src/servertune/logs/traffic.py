@@ -27,7 +27,10 @@ from servertune.workload import MIN_SERVICE_TIME_MS
 
 __all__ = [
     "ARRIVAL_WINDOW_S",
+    "DUPLICATE_PROBE_BYTES",
     "FAST_RETRY_CHUNKS",
+    "FEW_REQUESTS",
+    "FEW_SECONDS",
     "FLUSH_DISTINCT",
     "PROFILE_WINDOW_S",
     "PROGRESS_BYTES",
@@ -57,6 +60,13 @@ PROGRESS_BYTES = 1 << 20
 #: the bursts (the busiest second and the seconds around it) are what fills a queue. A minute holds
 #: the peak and its build-up and decay at one-second resolution, in 60 integers whatever the log.
 PROFILE_WINDOW_S = 60
+#: Bytes of a log's start compared, with its size, to tell a copy of a log given twice.
+DUPLICATE_PROBE_BYTES = 64 * 1024
+#: Under this many timed requests, or this many seconds, a workload from a log is a guess, and
+#: the report and the workload file say so: a p99.9 needs a thousand requests to be more than the
+#: largest one, and a minute is the shortest stretch whose busiest second means something.
+FEW_REQUESTS = 1000
+FEW_SECONDS = 60
 #: Unparsable lines shown with their line numbers; the rest are only counted.
 SHOWN_BAD_LINES = 5
 #: The tail the timeouts let finish (Workload.request_tail_ms; check --log's timeout rule).
@@ -112,8 +122,10 @@ class RouteStats:
 
     route: str
     sketch: Any
+    #: Requests timed (the sketch's count) and all requests, timed or not.
     count: int = 0
     total_ms: float = 0.0
+    requests: int = 0
 
     def quantile(self, q: float) -> float:
         """The q-quantile (0..1) of this route's service time, in ms."""
@@ -218,6 +230,9 @@ class Traffic:
     #: as 0; the whole span when shorter), and the first of those seconds (epoch).
     busiest: tuple[int, ...] = ()
     busiest_start: int | None = None
+    #: What the reader saw that the numbers should be read with (a log given twice, how
+    #: little a log holds): printed under the report and written into the workload file.
+    notes: list[str] = field(default_factory=list)
     #: A path seen for each route (its first), as logged without the query string.
     examples: dict[str, str] = field(default_factory=dict)
 
@@ -305,15 +320,28 @@ class Traffic:
         return rate * self.mean_ms / 1000.0
 
     def route_rows(self) -> list[RouteStats]:
-        """The routes, the most total time first."""
-        return sorted(self.routes.values(), key=lambda r: (-r.total_ms, -r.count, r.route))
+        """The routes with timed requests, the most total time first."""
+        timed = (r for r in self.routes.values() if r.count)
+        return sorted(timed, key=lambda r: (-r.total_ms, -r.count, r.route))
+
+    def untimed(self) -> tuple[int, list[RouteStats]]:
+        """Requests without a time (nginx answered them itself: static files, a cache, a
+        redirect; or the balancer never reached a target) and their routes, most first."""
+        rows = [r for r in self.routes.values() if r.requests > r.count]
+        rows.sort(key=lambda r: (-(r.requests - r.count), r.route))
+        return sum(r.requests - r.count for r in rows), rows
 
     # --- What the rest of servertune reads -----------------------------------------------------
 
     def workload_values(self, route: str | None = None) -> dict[str, Any]:
         """The Workload fields this log (or one route of it) sets: the means Little's law needs
-        (service time, slow calls), the tail the timeouts need, the peak arrival rate."""
-        self.require_timing()
+        (service time, slow calls), the tail the timeouts need, the peak arrival rate.
+
+        A log without timing sets the peak arrival rate only (`timing_missing` says why)."""
+        if route is not None or self.timed:
+            self.require_timing()
+        else:
+            return {"peak_rps": float(min(self.peak_rps, 1_000_000))} if self.peak_rps else {}
         split = self.split(route)
         values = split.workload_values()
         tail = (
@@ -365,16 +393,48 @@ class Traffic:
                 f"({self.format.service_field} is '-' or -1 on every line)"
             )
 
+    @property
+    def timing_missing(self) -> str | None:
+        """Why the log gives no service time (None when it gives one)."""
+        if self.format.service_field is None:
+            return f"not in this log: {self.format.timing_hint}"
+        if not self.timed:
+            return (
+                f"none of the {self.requests:,} requests has a time "
+                f"({self.format.service_field} is '-' or -1 on every line)"
+            )
+        return None
+
+    def cautions(self) -> list[str]:
+        """What the numbers should be read with: the reader's notes, and how little a short or
+        small log shows."""
+        out = list(self.notes)
+        seen = self.timed or self.requests
+        if seen < FEW_REQUESTS or self.span_s < FEW_SECONDS:
+            kind = "timed requests" if self.timed else "requests"
+            out.append(
+                f"only {seen:,} {kind} over {self.span_s:,} s: every number from "
+                f"so little traffic is a guess (a p99.9 needs {FEW_REQUESTS:,} requests, a peak "
+                f"second {FEW_SECONDS} s of them); read a longer log"
+            )
+        return out
+
     def to_toml(self) -> str:
         """A workload file that `gen --workload` reads, each number's source as a comment."""
         from servertune.workload_file import dumps
 
         values = self.workload_values()
-        sources = self.sources_of()
+        sources = self.sources_of() if self.timed else {}
         comments = [
             f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}",
             "cpu_fraction: not in a log; `servertune measure APP` measures it",
         ]
+        if self.timing_missing is not None:
+            comments.append(
+                "service_time_ms, slow calls, request_tail_ms: timing missing (the service time "
+                "is not in this log; see `servertune measure --log`'s report)"
+            )
+        comments += [f"caution: {text}" for text in self.cautions()]
         return dumps(
             values,
             comments=comments,
@@ -532,12 +592,13 @@ class _Accumulator:
             route = names.get(path)
             if route is None:
                 route = names[path] = self.routes(_text(path)) if path else "(no path)"
-            ms = self._ms(_text(service), read) if service else None
-            if ms is None:
-                continue
             stats = traffic.routes.get(route)
             if stats is None:
                 stats = traffic.routes[route] = RouteStats(route, new_sketch())
+            stats.requests += n
+            ms = self._ms(_text(service), read) if service else None
+            if ms is None:
+                continue
             stats.sketch.add(ms, n)
             stats.count += n
             stats.total_ms += ms * n
@@ -571,8 +632,8 @@ class _Accumulator:
         for value, n in self.seconds.items():
             try:
                 second = self.fmt.second(_text(value))
-            except ValueError:
-                continue
+            except ValueError as error:
+                raise _BadTime(value, str(error)) from None
             closed = traffic.last_second is not None and second <= self.last_closed
             if closed and second not in open_seconds:  # counted, not profiled
                 traffic.late_lines += n
@@ -612,6 +673,61 @@ class _Accumulator:
             self.traffic.busiest_start = second - len(window) + 1
 
 
+class _BadTime(Exception):
+    """A time no clock shows, as logged: `read_traffic` finds its line."""
+
+    def __init__(self, value: bytes, reason: str) -> None:
+        super().__init__(reason)
+        self.value = value
+        self.reason = reason
+
+
+def _locate(paths: Sequence[Path], value: bytes) -> str:
+    """`file:line` of the first line holding `value` (the error path only: a second read)."""
+    for path in paths:
+        if str(path) == "-":
+            continue
+        for chunk in chunks(path):
+            at = chunk.data.find(value)
+            if at >= 0:
+                line = chunk.first_line + chunk.data.count(b"\n", 0, at)
+                return f"{path}:{line}"
+    return "stdin" if any(str(p) == "-" for p in paths) else str(paths[0])
+
+
+def _distinct(paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """The paths with each file once (the same file named twice, by a link or a copy of the
+    same bytes), and a note for each left out: read twice, its requests would count twice."""
+    import hashlib
+
+    kept: list[Path] = []
+    notes: list[str] = []
+    seen: dict[tuple[int, int] | tuple[int, str], Path] = {}
+    for path in paths:
+        if str(path) == "-":
+            kept.append(path)
+            continue
+        try:
+            stat = path.stat()
+            with path.open("rb") as handle:
+                head = hashlib.sha256(handle.read(DUPLICATE_PROBE_BYTES)).hexdigest()
+        except OSError:
+            kept.append(path)  # the reader names the error
+            continue
+        for key in ((stat.st_dev, stat.st_ino), (stat.st_size, head)):
+            if key in seen:
+                notes.append(
+                    f"{path} is the same log as {seen[key]} (the same "
+                    + ("file" if isinstance(key[1], int) else "size and first bytes")
+                    + "): read once, not counted twice"
+                )
+                break
+        else:
+            seen[(stat.st_dev, stat.st_ino)] = seen[(stat.st_size, head)] = path
+            kept.append(path)
+    return kept, notes
+
+
 def _nginx_times(text: str) -> float | None:
     from servertune.logs.formats.nginx import upstream_ms
 
@@ -625,7 +741,8 @@ def read_traffic(
 ) -> Traffic:
     """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`;
     `on_chunk(n)` each PROGRESS_BYTES (or more) read, with the bytes read since its last call."""
-    ordered = rotation_order(paths)
+    kept, notes = _distinct(paths)
+    ordered = rotation_order(kept)
     traffic = Traffic(
         format=fmt,
         sources=tuple("stdin" if str(p) == "-" else str(p) for p in ordered),
@@ -633,16 +750,23 @@ def read_traffic(
         connect_sketch=new_sketch(),
         length_sketch=new_sketch(),
     )
+    traffic.notes.extend(notes)
     accumulator = _Accumulator(fmt, traffic)
     unreported = 0
-    for path in ordered:
-        for chunk in chunks(path):
-            accumulator.add(chunk)
-            unreported += len(chunk.data)
-            if on_chunk is not None and unreported >= PROGRESS_BYTES:
-                on_chunk(unreported)
-                unreported = 0
-    accumulator.flush(final=True)
+    try:
+        for path in ordered:
+            for chunk in chunks(path):
+                accumulator.add(chunk)
+                unreported += len(chunk.data)
+                if on_chunk is not None and unreported >= PROGRESS_BYTES:
+                    on_chunk(unreported)
+                    unreported = 0
+        accumulator.flush(final=True)
+    except _BadTime as bad:
+        raise LogError(
+            f"{_locate(ordered, bad.value)}: {bad.reason}: a time no clock shows; fix or drop "
+            "the line"
+        ) from None
     if traffic.lines == 0:
         raise LogError(f"{traffic.source} is empty")
     if traffic.requests == 0:
