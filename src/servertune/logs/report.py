@@ -61,10 +61,6 @@ def _arrivals(t: Traffic) -> list[str]:
                 f"peak {t.peak_rps:,} (mean {t.mean_rps:,.2f})"
             ),
         ]
-        if t.late_lines:
-            out.append(
-                f"  late lines   {t.late_lines:,} logged over the arrival window after their second"
-            )
     return out
 
 
@@ -136,6 +132,16 @@ def _routes(t: Traffic) -> list[str]:
         rows = t.route_rows()
         if len(rows) > SHOWN_ROUTES:
             out.append(f"  ... and {len(rows) - SHOWN_ROUTES:,} more routes")
+        for kind in sorted(t.left_out):
+            rows_of = sorted(
+                (r for r in t.routes.values() if r.kind == kind), key=lambda r: -r.requests
+            )
+            shown = ", ".join(f"{r.route} x{r.requests:,}" for r in rows_of[:3])
+            out.append(
+                f"  left out     {t.left_out[kind]:,} requests for {kind} "
+                f"({t.left_out[kind] / t.requests:.1%}), not the app's load: {shown}"
+                + (f" and {len(rows_of) - 3:,} more routes" if len(rows_of) > 3 else "")
+            )
         untimed, routes = t.untimed()
         if untimed:
             shown = ", ".join(f"{r.route} x{r.requests - r.count:,}" for r in routes[:3])

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, deque
+import time
+from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,18 +22,18 @@ from typing import Any
 from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat
 from servertune.logs.reader import Chunk, chunks, rotation_order
-from servertune.logs.routes import MAX_ROUTES, Routes, template_block
+from servertune.logs.routes import MAX_ROUTES, Routes, not_the_apps, template_block
 from servertune.logs.sketch import new_sketch, quantile
 from servertune.logs.sketch import split as split_sketch
 from servertune.workload import MIN_SERVICE_TIME_MS
 
 __all__ = [
-    "ARRIVAL_WINDOW_S",
     "DUPLICATE_PROBE_BYTES",
     "FAST_RETRY_CHUNKS",
     "FEW_REQUESTS",
     "FEW_SECONDS",
     "FLUSH_DISTINCT",
+    "MAX_SPAN_S",
     "PROFILE_WINDOW_S",
     "PROGRESS_BYTES",
     "SHOWN_BAD_LINES",
@@ -48,9 +50,9 @@ __all__ = [
 #: Distinct (path, time) pairs counted before they are folded into the sketches: the counters'
 #: memory bound (about 200 bytes a pair).
 FLUSH_DISTINCT = 100_000
-#: Seconds an arrival count stays open for lines logged out of order (nginx writes a line when
-#: the request ends, so a 60 s request is logged a minute after requests that started with it).
-ARRIVAL_WINDOW_S = 600
+#: The longest span one read covers: the per-second series costs 4 bytes a second (400 days,
+#: 132 MiB); a log past it is one with a time from another year written in, not traffic.
+MAX_SPAN_S = 400 * 86400
 #: Bytes read between two progress calls: a MiB (`measure --log` shows "MiB read"), whatever
 #: the reader's chunk size.
 PROGRESS_BYTES = 1 << 20
@@ -126,6 +128,8 @@ class RouteStats:
     count: int = 0
     total_ms: float = 0.0
     requests: int = 0
+    #: 'static files' or 'health checks': requests counted, left out of the app's load.
+    kind: str | None = None
 
     def quantile(self, q: float) -> float:
         """The q-quantile (0..1) of this route's service time, in ms."""
@@ -225,11 +229,12 @@ class Traffic:
     last_second: int | None = None
     peak_rps: int = 0
     peak_second: int | None = None
-    late_lines: int = 0
     #: Requests per second over the busiest PROFILE_WINDOW_S consecutive seconds (idle seconds
     #: as 0; the whole span when shorter), and the first of those seconds (epoch).
     busiest: tuple[int, ...] = ()
     busiest_start: int | None = None
+    #: Requests left out of the app's load, by kind ('static files', 'health checks').
+    left_out: Counter[str] = field(default_factory=Counter)
     #: What the reader saw that the numbers should be read with (a log given twice, how
     #: little a log holds): printed under the report and written into the workload file.
     notes: list[str] = field(default_factory=list)
@@ -264,9 +269,14 @@ class Traffic:
         return self.last_second - self.first_second + 1
 
     @property
+    def app_requests(self) -> int:
+        """The requests that are the app's load: all but static files and health checks."""
+        return self.requests - sum(self.left_out.values())
+
+    @property
     def mean_rps(self) -> float:
-        """Requests over the span of the log, per second."""
-        return self.requests / self.span_s if self.span_s else 0.0
+        """The app's requests over the span of the log, per second."""
+        return self.app_requests / self.span_s if self.span_s else 0.0
 
     def arrival_quantile(self, q: float) -> float:
         """The q-quantile of requests per second, over every second of the span (idle ones too)."""
@@ -321,13 +331,13 @@ class Traffic:
 
     def route_rows(self) -> list[RouteStats]:
         """The routes with timed requests, the most total time first."""
-        timed = (r for r in self.routes.values() if r.count)
+        timed = (r for r in self.routes.values() if r.count and r.kind is None)
         return sorted(timed, key=lambda r: (-r.total_ms, -r.count, r.route))
 
     def untimed(self) -> tuple[int, list[RouteStats]]:
         """Requests without a time (nginx answered them itself: static files, a cache, a
         redirect; or the balancer never reached a target) and their routes, most first."""
-        rows = [r for r in self.routes.values() if r.requests > r.count]
+        rows = [r for r in self.routes.values() if r.requests > r.count and r.kind is None]
         rows.sort(key=lambda r: (-(r.requests - r.count), r.route))
         return sum(r.requests - r.count for r in rows), rows
 
@@ -374,8 +384,6 @@ class Traffic:
                 f"{split.slow_mean_ms:,.1f} ms less the others' mean, of {timed}"
             )
         if self.peak_rps and self.peak_second is not None:
-            import time
-
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.peak_second))
             out["peak_rps"] = (
                 f"busiest second ({when} UTC) of {self.span_s:,} s, {self.requests:,} requests "
@@ -482,12 +490,14 @@ class _Accumulator:
         self.connects: Counter[bytes] = Counter()
         self.lengths: Counter[bytes] = Counter()
         self.terms: Counter[tuple[bytes, bytes]] = Counter()
-        self.open_seconds: dict[int, int] = {}
         self.routes = Routes()
-        self.last_closed = 0  # the last second folded into the arrival sketch
-        self.window: deque[int] = deque(maxlen=PROFILE_WINDOW_S)  # the last seconds closed
-        self.window_sum = 0
-        self.busiest_sum = -1
+        self.kinds: dict[bytes, str | None] = {}
+        self.left_out = traffic.left_out
+        # Requests a second from `base` on, the whole span: 4 bytes a second (a day 338 KiB),
+        # so lines out of order, and logs of several hosts over the same hours, add up in their
+        # own seconds whatever order they are read in.
+        self.series = array("I")
+        self.base: int | None = None
         self.examples = traffic.examples
         self.example_routes: set[bytes] = set()  # routes that have their example (or never will)
 
@@ -536,8 +546,17 @@ class _Accumulator:
         self.pairs.update(
             zip(routes, columns[i["service"]] if i["service"] is not None else none, strict=True)
         )
+        kinds = self._kinds(routes) if path is not None else {}
+        if kinds:  # static files or probes: counted apart, not in the app's arrivals
+            self.left_out.update(kinds[r] for r in routes if r in kinds)
         if i["ts"] is not None:
-            self.seconds.update(columns[i["ts"]])
+            if kinds:
+                stamps = columns[i["ts"]]
+                self.seconds.update(
+                    t for t, r in zip(stamps, routes, strict=True) if r not in kinds
+                )
+            else:
+                self.seconds.update(columns[i["ts"]])
         if i["status"] is not None:
             self.statuses.update(columns[i["status"]])
         if i["connect"] is not None:
@@ -548,6 +567,20 @@ class _Accumulator:
             self.terms.update(zip(columns[i["term"]], columns[i["status"]], strict=True))
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
+
+    def _kinds(self, routes: Sequence[bytes]) -> dict[bytes, str]:
+        """The chunk's routes that are not the app's load (`not_the_apps`), with their kind."""
+        known = self.kinds
+        out: dict[bytes, str] = {}
+        for route in set(routes):
+            kind = known.get(route, "")
+            if kind == "":
+                if len(known) > FLUSH_DISTINCT:  # a crawler's million paths: bounded memory
+                    known.clear()
+                kind = known[route] = not_the_apps(_text(route))
+            if kind:
+                out[route] = kind
+        return out
 
     def _examples(self, routes: Sequence[bytes], paths: Sequence[bytes]) -> None:
         """One requestable path per route (what `bench app --replay` sends)."""
@@ -594,10 +627,11 @@ class _Accumulator:
                 route = names[path] = self.routes(_text(path)) if path else "(no path)"
             stats = traffic.routes.get(route)
             if stats is None:
-                stats = traffic.routes[route] = RouteStats(route, new_sketch())
+                kind = not_the_apps(route)
+                stats = traffic.routes[route] = RouteStats(route, new_sketch(), kind=kind)
             stats.requests += n
             ms = self._ms(_text(service), read) if service else None
-            if ms is None:
+            if ms is None or stats.kind is not None:  # no time, or not the app's
                 continue
             stats.sketch.add(ms, n)
             stats.count += n
@@ -627,50 +661,55 @@ class _Accumulator:
         self._arrivals(final)
 
     def _arrivals(self, final: bool) -> None:
-        traffic = self.traffic
-        open_seconds = self.open_seconds
+        """Fold the seconds counted into the per-second series; at the end, read it."""
+        series = self.series
         for value, n in self.seconds.items():
             try:
                 second = self.fmt.second(_text(value))
             except ValueError as error:
                 raise _BadTime(value, str(error)) from None
-            closed = traffic.last_second is not None and second <= self.last_closed
-            if closed and second not in open_seconds:  # counted, not profiled
-                traffic.late_lines += n
-                continue
-            open_seconds[second] = open_seconds.get(second, 0) + n
-            if traffic.last_second is None or second > traffic.last_second:
-                traffic.last_second = second
+            if self.base is None:
+                self.base = second
+            low = min(self.base, second)
+            high = max(self.base + len(series), second + 1)
+            if high - low > MAX_SPAN_S:
+                first = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.base))
+                raise _BadTime(
+                    value,
+                    f"{(high - low) / 86400:,.0f} days from the log's time {first} UTC, past "
+                    f"the {MAX_SPAN_S // 86400} days one read covers",
+                )
+            if second < self.base:  # a second before the first seen: another host, or late
+                series[0:0] = array("I", bytes(4 * (self.base - second)))
+                self.base = second
+            index = second - self.base
+            if index >= len(series):
+                series.extend(array("I", bytes(4 * (index + 1 - len(series)))))
+            series[index] += n
         self.seconds.clear()
-        if traffic.last_second is None:
-            return
-        horizon = traffic.last_second + 1 if final else traffic.last_second - ARRIVAL_WINDOW_S
-        closing = sorted(s for s in open_seconds if s < horizon)
-        for second in closing:
-            n = open_seconds.pop(second)
-            if traffic.first_second is None:
-                traffic.first_second = second
-            elif second > self.last_closed + 1:
-                traffic.arrivals[0] += second - self.last_closed - 1
-                for idle in range(max(self.last_closed + 1, second - PROFILE_WINDOW_S), second):
-                    self._profile(0, idle)
-            traffic.arrivals[n] += 1
-            self._profile(n, second)
-            self.last_closed = second
-            if n > traffic.peak_rps:
-                traffic.peak_rps, traffic.peak_second = n, second
+        if final and self.base is not None:
+            self._read_series()
 
-    def _profile(self, n: int, second: int) -> None:
-        """One more closed second (`n` requests) in the sliding window; kept when the busiest."""
-        window = self.window
-        if len(window) == window.maxlen:
-            self.window_sum -= window[0]
-        window.append(n)
-        self.window_sum += n
-        if self.window_sum > self.busiest_sum:
-            self.busiest_sum = self.window_sum
-            self.traffic.busiest = tuple(window)
-            self.traffic.busiest_start = second - len(window) + 1
+    def _read_series(self) -> None:
+        """The span, the exact count of seconds by their requests, the busiest second and the
+        busiest PROFILE_WINDOW_S seconds, from the per-second series."""
+        traffic = self.traffic
+        series = self.series
+        assert self.base is not None
+        traffic.first_second = self.base
+        traffic.last_second = self.base + len(series) - 1
+        traffic.arrivals = Counter(series)
+        traffic.peak_rps = max(series)
+        traffic.peak_second = self.base + series.index(traffic.peak_rps)
+        width = min(PROFILE_WINDOW_S, len(series))
+        window = best = sum(series[:width])
+        start = 0
+        for i in range(width, len(series)):  # the first window with the most requests
+            window += series[i] - series[i - width]
+            if window > best:
+                best, start = window, i - width + 1
+        traffic.busiest = tuple(series[start : start + width])
+        traffic.busiest_start = self.base + start
 
 
 class _BadTime(Exception):
