@@ -140,10 +140,11 @@ def test_a_tiny_log_writes_a_workload_with_a_caution(tmp_path: Path) -> None:
         cli, ["measure", "--log", str(log), "--log-format", f"nginx:{FORMAT}", "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert "caution        only 3 timed requests over 3 s: every number from so little" in (
-        result.output
+    assert (
+        "caution        only 3 timed requests (a p99.9 needs 1,000) over only 3 s (a busiest "
+        in (result.output)
     )
-    assert "# caution: only 3 timed requests over 3 s" in out.read_text()
+    assert "# caution: only 3 timed requests (a p99.9 needs 1,000) over only 3 s" in out.read_text()
 
 
 def test_a_long_log_has_no_caution(tmp_path: Path) -> None:

@@ -227,3 +227,69 @@ def test_a_measured_workload_holds_the_apps_mean_time_not_its_median() -> None:
     workload = Workload(**measured.workload_values())
     rate = 50.0
     assert rate * held_s(workload) == pytest.approx(rate * truth_s, rel=WITHIN)
+
+
+def test_a_route_that_takes_most_of_the_time_is_named_with_a_pool_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """The issue's mix: /report is ~10 % of the requests and ~80 % of the time. The report says
+    so with the log's numbers and the commands for a pool of its own; `--route` writes that
+    route's workload (its Little's law count the route's own), which `gen` takes."""
+    generated = generate(tmp_path, MIXES["fast-and-report"], requests=20_000, rate=500)
+    traffic = read(generated)
+    top = traffic.dominant_route()
+    assert top is not None
+    assert top.route == "/report/{id}"
+    out = tmp_path / "route.toml"
+    fmt = f"nginx:{FORMAT}"
+    args = ["measure", "--log", str(generated.path), "--log-format", fmt]
+    result = CliRunner().invoke(cli, [*args, "--route", "/report/{id}", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    share = top.count / traffic.timed
+    time_share = top.total_ms / traffic.total_ms
+    line = next(x for x in result.output.splitlines() if x.startswith("one route "))
+    assert f"/report/{{id}} is {share:.1%} of the requests and {time_share:.1%} of the time" in line
+    assert f"{generated.in_flight('/report'):,.2f} of the " in line
+    assert "--route '/report/{id}' --out route.toml" in line
+    assert "servertune gen gunicorn --workload route.toml --base-port 9001" in line
+    written = out.read_text()
+    assert "route /report/{id} alone" in written
+    from servertune.workload_file import load_workload
+
+    workload = load_workload(out)
+    rate = top.count / traffic.span_s
+    assert rate * held_s(workload) == pytest.approx(generated.in_flight("/report"), rel=WITHIN)
+    gen = CliRunner().invoke(
+        cli, ["gen", "gunicorn", "--workload", str(out), "--base-port", "9001", "--cores", "2"]
+    )
+    assert gen.exit_code == 0, gen.output
+    assert 'bind = ["127.0.0.1:9001"]' in gen.output
+
+
+def test_no_route_is_named_when_the_time_is_spread(tmp_path: Path) -> None:
+    """Three routes, none taking most of the time with few requests: no `one route` line."""
+    generated = generate(tmp_path, MIXES["three-routes"], requests=3_000, rate=300)
+    assert read(generated).dominant_route() is None
+    result = CliRunner().invoke(
+        cli, ["measure", "--log", str(generated.path), "--log-format", f"nginx:{FORMAT}"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "one route " not in result.output
+
+
+def test_an_unknown_route_is_one_error_line(tmp_path: Path) -> None:
+    """`--route /nope`: one line naming the flag and the log's routes, exit 2, nothing written."""
+    generated = generate(tmp_path, MIXES["fast-and-report"], requests=1_000, rate=100)
+    out = tmp_path / "w.toml"
+    result = CliRunner().invoke(
+        cli,
+        ["measure", "--log", str(generated.path), "--log-format", f"nginx:{FORMAT}",
+         "--route", "/nope", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --route: no route '/nope' in access.log (its routes: ")
+    assert result.output.count("\n") == 1
+    assert not out.exists()
+    without_log = CliRunner().invoke(cli, ["measure", "app:app", "--route", "/x"])
+    assert without_log.exit_code == 2
+    assert "error: --route: goes with --log" in without_log.output

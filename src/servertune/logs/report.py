@@ -26,6 +26,7 @@ def format_traffic(traffic: Traffic) -> str:
         _service_time,
         _request_size,
         _routes,
+        _dominant,
         _statuses,
         _terminations,
         _cautions,
@@ -179,3 +180,23 @@ def _terminations(t: Traffic) -> list[str]:
 def _cautions(t: Traffic) -> list[str]:
     """What the numbers should be read with (a log given twice, too little traffic)."""
     return [f"caution        {text}" for text in t.cautions()]
+
+
+def _dominant(t: Traffic) -> list[str]:
+    """A route that takes most of the time with few of the requests, and a pool of its own."""
+    row = t.dominant_route()
+    if row is None:
+        return []
+    mean = row.total_ms / row.count
+    held = row.count / t.span_s * mean / 1000 if t.span_s else 0.0
+    return [
+        f"one route      {row.route} is {row.count / t.timed:.1%} of the requests and "
+        f"{row.total_ms / t.total_ms:.1%} of the time (mean {_ms(mean)}, p99.9 "
+        f"{_ms(row.quantile(0.999))}; {held:,.2f} of the {t.concurrency(t.mean_rps):,.2f} "
+        "requests in flight): in one pool its requests hold the threads the others need, and "
+        "its timeouts are everyone's. A pool of its own, with its own timeouts and admission: "
+        f"`servertune measure --log {' '.join(t.sources)} --route '{row.route}' --out "
+        "route.toml` (with the same --log-format or --log-conf), then `servertune gen gunicorn "
+        "--workload route.toml --base-port 9001`, and an nginx `location` for the route passing "
+        "to it"
+    ]

@@ -28,6 +28,8 @@ from servertune.logs.sketch import split as split_sketch
 from servertune.workload import MIN_SERVICE_TIME_MS
 
 __all__ = [
+    "DOMINANT_REQUEST_SHARE",
+    "DOMINANT_TIME_SHARE",
     "DUPLICATE_PROBE_BYTES",
     "FAST_RETRY_CHUNKS",
     "FEW_REQUESTS",
@@ -62,6 +64,11 @@ PROGRESS_BYTES = 1 << 20
 #: the bursts (the busiest second and the seconds around it) are what fills a queue. A minute holds
 #: the peak and its build-up and decay at one-second resolution, in 60 integers whatever the log.
 PROFILE_WINDOW_S = 60
+#: A route is offered a pool of its own when it takes this share of the app's time or more
+#: with at most DOMINANT_REQUEST_SHARE of its requests: a report or an export that holds most
+#: threads while most requests wait behind it.
+DOMINANT_TIME_SHARE = 0.5
+DOMINANT_REQUEST_SHARE = 0.25
 #: Bytes of a log's start compared, with its size, to tell a copy of a log given twice.
 DUPLICATE_PROBE_BYTES = 64 * 1024
 #: Under this many timed requests, or this many seconds, a workload from a log is a guess, and
@@ -360,15 +367,34 @@ class Traffic:
             else self.routes[route].quantile(TAIL_QUANTILE)
         )
         values["request_tail_ms"] = min(600_000.0, max(values["service_time_ms"], _round(tail, 1)))
-        if self.peak_rps and route is None:
-            values["peak_rps"] = float(min(self.peak_rps, 1_000_000))
+        peak = self.peak_rps if route is None else self.route_peak_rps(route)
+        if peak:
+            values["peak_rps"] = float(min(max(0.01, round(peak, 2)), 1_000_000))
         return values
 
-    def sources_of(self) -> dict[str, str]:
+    def route_peak_rps(self, route: str) -> float:
+        """A route's share of the busiest second: the log's peak x the route's share of the app's
+        requests (the reader counts arrivals for the app, not per route)."""
+        app = self.app_requests
+        return self.peak_rps * self.routes[route].requests / app if app else 0.0
+
+    def dominant_route(self) -> RouteStats | None:
+        """The route that takes DOMINANT_TIME_SHARE of the app's time or more with at most
+        DOMINANT_REQUEST_SHARE of its requests (a report or an export), if one does."""
+        rows = self.route_rows()
+        if len(rows) < 2 or not self.total_ms:
+            return None
+        top = rows[0]
+        heavy = top.total_ms / self.total_ms >= DOMINANT_TIME_SHARE
+        return top if heavy and top.count / self.timed <= DOMINANT_REQUEST_SHARE else None
+
+    def sources_of(self, route: str | None = None) -> dict[str, str]:
         """Each workload number's source, in words, each named a mean or a tail (`explain`'s
         and the file's comments)."""
         timed = f"{self.timed:,} requests timed by {self.format.service_field} in {self.source}"
-        split = self.split()
+        if route is not None:
+            timed = f"the {self.routes[route].count:,} of route {route} of {timed}"
+        split = self.split(route)
         line = f"{self.slow_threshold_ms:,.0f} ms"
         out = {
             "service_time_ms": (
@@ -389,6 +415,11 @@ class Traffic:
                 f"busiest second ({when} UTC) of {self.span_s:,} s, {self.requests:,} requests "
                 f"in {self.source}"
             )
+            if route is not None:
+                share = self.routes[route].requests / self.app_requests
+                out["peak_rps"] = f"{share:.1%} (the route's share of requests) of the " + out[
+                    "peak_rps"
+                ].replace("busiest second", "log's busiest second", 1)
         return out
 
     def require_timing(self) -> None:
@@ -418,23 +449,34 @@ class Traffic:
         small log shows."""
         out = list(self.notes)
         seen = self.timed or self.requests
-        if seen < FEW_REQUESTS or self.span_s < FEW_SECONDS:
-            kind = "timed requests" if self.timed else "requests"
+        kind = "timed requests" if self.timed else "requests"
+        little = []
+        if seen < FEW_REQUESTS:
+            little.append(f"only {seen:,} {kind} (a p99.9 needs {FEW_REQUESTS:,})")
+        if self.span_s < FEW_SECONDS:
+            little.append(
+                f"only {self.span_s:,} s (a busiest second means little under {FEW_SECONDS} s)"
+            )
+        if little:
             out.append(
-                f"only {seen:,} {kind} over {self.span_s:,} s: every number from "
-                f"so little traffic is a guess (a p99.9 needs {FEW_REQUESTS:,} requests, a peak "
-                f"second {FEW_SECONDS} s of them); read a longer log"
+                f"{' over '.join(little)}: every number from so little traffic is a guess; "
+                "read a longer log"
             )
         return out
 
-    def to_toml(self) -> str:
-        """A workload file that `gen --workload` reads, each number's source as a comment."""
+    def to_toml(self, route: str | None = None) -> str:
+        """A workload file that `gen --workload` reads (of one route, or of the whole log),
+        each number's source as a comment."""
         from servertune.workload_file import dumps
 
-        values = self.workload_values()
-        sources = self.sources_of() if self.timed else {}
+        if route is not None and route not in self.routes:
+            known = ", ".join(r.route for r in self.route_rows()[:5])
+            raise LogError(f"no route {route!r} in {self.source} (its routes: {known})")
+        values = self.workload_values(route)
+        sources = self.sources_of(route) if self.timed else {}
         comments = [
-            f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}",
+            f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}"
+            + (f", route {route} alone" if route is not None else ""),
             "cpu_fraction: not in a log; `servertune measure APP` measures it",
         ]
         if self.timing_missing is not None:
