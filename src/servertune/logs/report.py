@@ -189,7 +189,7 @@ def _dominant(t: Traffic) -> list[str]:
         return []
     mean = row.total_ms / row.count
     held = row.count / t.span_s * mean / 1000 if t.span_s else 0.0
-    return [
+    text = (
         f"one route      {row.route} is {row.count / t.timed:.1%} of the requests and "
         f"{row.total_ms / t.total_ms:.1%} of the time (mean {_ms(mean)}, p99.9 "
         f"{_ms(row.quantile(0.999))}; {held:,.2f} of the {t.concurrency(t.mean_rps):,.2f} "
@@ -199,4 +199,5 @@ def _dominant(t: Traffic) -> list[str]:
         "route.toml` (with the same --log-format or --log-conf), then `servertune gen gunicorn "
         "--workload route.toml --base-port 9001`, and an nginx `location` for the route passing "
         "to it"
-    ]
+    )
+    return [text]
