@@ -153,3 +153,18 @@ def test_a_long_log_has_no_caution(tmp_path: Path) -> None:
         [_write(tmp_path, [_line(i // 16, "/a", 0.01) for i in range(2000)])], NGINX
     )
     assert traffic.cautions() == []
+
+
+def test_a_span_past_what_one_read_covers_is_refused_at_the_line(tmp_path: Path) -> None:
+    """Two valid times 109 years apart (1990 and 2099): refused at the later line, not a
+    workload over 3.4 billion seconds; the same from stdin names stdin."""
+    lines = [_line(0, "/a", 0.01, day="26/Nov/1990"), _line(0, "/a", 0.01, day="26/Nov/2099")]
+    log = _write(tmp_path, lines)
+    with pytest.raises(LogError, match=rf"{log}:2: .* days from the log's time 1990-11-26"):
+        read_traffic([log], NGINX)
+    result = CliRunner().invoke(
+        cli, ["measure", "--log", "-", "--log-format", f"nginx:{FORMAT}"], input="".join(lines)
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --log: stdin: ")
+    assert result.output.count("\n") == 1
