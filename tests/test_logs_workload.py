@@ -293,3 +293,13 @@ def test_an_unknown_route_is_one_error_line(tmp_path: Path) -> None:
     without_log = CliRunner().invoke(cli, ["measure", "app:app", "--route", "/x"])
     assert without_log.exit_code == 2
     assert "error: --route: goes with --log" in without_log.output
+
+
+def test_the_offered_command_quotes_a_route_for_the_shell(tmp_path: Path) -> None:
+    """A route with a quote (/it's/{id}) is offered as one shell word."""
+    mix = [Route("/a", 0.9, constant(5)), Route("/it's", 0.1, constant(900))]
+    generated = generate(tmp_path, mix, requests=2_000, rate=100)
+    from servertune.logs.report import format_traffic
+
+    line = next(x for x in format_traffic(read(generated)).splitlines() if "one route" in x)
+    assert "--route '/it'\"'\"'s/{id}' --out route.toml" in line

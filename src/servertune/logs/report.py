@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 
 from servertune.logs.sketch import quantile
@@ -195,7 +196,8 @@ def _dominant(t: Traffic) -> list[str]:
         f"{_ms(row.quantile(0.999))}; {held:,.2f} of the {t.concurrency(t.mean_rps):,.2f} "
         "requests in flight): in one pool its requests hold the threads the others need, and "
         "its timeouts are everyone's. A pool of its own, with its own timeouts and admission: "
-        f"`servertune measure --log {' '.join(t.sources)} --route '{row.route}' --out "
+        f"`servertune measure --log {' --log '.join(map(shlex.quote, t.sources))} --route "
+        f"{shlex.quote(row.route)} --out "
         "route.toml` (with the same --log-format or --log-conf), then `servertune gen gunicorn "
         "--workload route.toml --base-port 9001`, and an nginx `location` for the route passing "
         "to it"
