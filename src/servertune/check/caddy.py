@@ -187,8 +187,11 @@ def _parse(lines: list[list[_Token]], path: Path) -> list[_Directive]:
     return block(0)
 
 
-def _load(path: Path, text: str, depth: int, snippets: dict[str, _Directive]) -> list[_Directive]:
-    """The file's top-level directives, its snippets recorded, its file imports pasted in."""
+def _load(
+    path: Path, text: str, depth: int, snippets: dict[str, _Directive], read: list[Path]
+) -> list[_Directive]:
+    """The file's top-level directives, its snippets recorded, its file imports pasted in
+    (each imported file added to `read`)."""
     if depth > MAX_IMPORT_DEPTH:
         raise CheckInputError(
             f"{path}: imports nested more than {MAX_IMPORT_DEPTH} deep (a cycle?)"
@@ -197,25 +200,29 @@ def _load(path: Path, text: str, depth: int, snippets: dict[str, _Directive]) ->
     for d in directives:
         if d.name.text.startswith("(") and d.name.text.endswith(")") and d.block is not None:
             snippets[d.name.text[1:-1]] = d
-    return _expand_imports(directives, path, depth, snippets)
+    return _expand_imports(directives, path, depth, snippets, read)
 
 
 def _expand_imports(
-    directives: list[_Directive], path: Path, depth: int, snippets: dict[str, _Directive]
+    directives: list[_Directive],
+    path: Path,
+    depth: int,
+    snippets: dict[str, _Directive],
+    read: list[Path],
 ) -> list[_Directive]:
     out: list[_Directive] = []
     for d in directives:
         if d.name.text == "import" and d.args:
-            out.extend(_imported(d, path, depth, snippets))
+            out.extend(_imported(d, path, depth, snippets, read))
             continue
         if d.block is not None and not d.name.text.startswith("("):
-            d.block = _expand_imports(d.block, path, depth, snippets)
+            d.block = _expand_imports(d.block, path, depth, snippets, read)
         out.append(d)
     return out
 
 
 def _imported(
-    d: _Directive, path: Path, depth: int, snippets: dict[str, _Directive]
+    d: _Directive, path: Path, depth: int, snippets: dict[str, _Directive], read: list[Path]
 ) -> list[_Directive]:
     """What `import NAME|FILE` pastes: a snippet's directives, or the directives of the files
     a path (or glob) names, each asked of check's resolver first."""
@@ -228,7 +235,7 @@ def _imported(
         )
     if name in snippets:
         body = snippets[name].block or []
-        return _expand_imports(_copy(body), path, depth + 1, snippets)
+        return _expand_imports(_copy(body), path, depth + 1, snippets, read)
     if _ENV.search(name) or "{" in name:
         note("unresolved-variable", d.at, f"import {name!r}: a path known only when Caddy runs")
         return []
@@ -249,7 +256,8 @@ def _imported(
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise CheckInputError(f"{d.at}: import {name!r}: cannot be read ({error})") from None
-        found.extend(_load(file, text, depth + 1, snippets))
+        read.append(file)
+        found.extend(_load(file, text, depth + 1, snippets, read))
     return found
 
 
@@ -431,7 +439,8 @@ def read_caddyfile(
     """Every `reverse_proxy` of the Caddyfile (its imports pasted in), and the files read."""
     values = _Values(env or {})
     snippets: dict[str, _Directive] = {}
-    directives = _load(path, text, 0, snippets)
+    read: list[Path] = []
+    directives = _load(path, text, 0, snippets, read)
     if not directives:
         return (), ()
     servers = _Servers()
@@ -439,8 +448,9 @@ def read_caddyfile(
     if directives[0].name.text == "" and directives[0].block is not None:
         servers = _global(directives[0].block, values)
         directives = directives[1:]
-    blocks = [d for d in directives if d.block is not None and not d.name.text.startswith("(")]
-    if directives and directives[0].block is None and not blocks:
+    directives = [d for d in directives if not d.name.text.startswith("(")]  # snippets
+    blocks = [d for d in directives if d.block is not None]
+    if directives and directives[0].block is None:
         # One site written without braces: its address line, then its directives.
         first = directives[0]
         sites.append((" ".join([first.name.text, *(a.text for a in first.args)]), directives[1:]))
@@ -451,5 +461,4 @@ def read_caddyfile(
     balancers = tuple(
         _balancer(proxy, site, servers, values) for site, body in sites for proxy in _proxies(body)
     )
-    files = tuple(dict.fromkeys(b.file for b in balancers if b.file != path))
-    return balancers, files
+    return balancers, tuple(dict.fromkeys(f for f in read if f != path))
