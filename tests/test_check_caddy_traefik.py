@@ -236,6 +236,18 @@ def test_malformed_caddyfiles_are_one_line_naming_file_and_line(
         _caddy(tmp_path, text)
 
 
+def test_caddy_heredocs_are_one_token_and_keep_line_numbers(tmp_path: Path) -> None:
+    """A `respond <<HTML` body (Caddy 2.7+; Debian's caddy 2.6 predates heredocs, so not
+    adapted here) with braces inside is one value, and the lines after it keep their numbers."""
+    text = (
+        "a.example.com {\n\trespond <<HTML\n\t\t<style>body { color: red }</style>\n"
+        "\t\t}\n\t\tHTML 200\n\treverse_proxy /api/* 127.0.0.1:8000\n}\n"
+    )
+    (balancer,) = _caddy(tmp_path, text)
+    assert balancer.at.line == 6
+    assert [s.value for s in balancer.servers] == ["127.0.0.1:8000"]
+
+
 def test_caddyfile_claimed_by_its_names(tmp_path: Path) -> None:
     """`Caddyfile`, `Caddyfile.prod`, `site.caddyfile` are Caddyfiles; a `caddy.json` is not."""
     for name in ("Caddyfile", "Caddyfile.prod", "Caddyfile-dev", "site.caddyfile"):

@@ -77,6 +77,11 @@ class _Directive:
         return self.name.at
 
 
+#: A heredoc's opening (Caddy 2.7+: `respond <<HTML`, its lines, then `HTML` alone on a line,
+#: which may carry the directive's next tokens: `HTML 200`).
+_HEREDOC = re.compile(r"<<([A-Za-z0-9_-]+)[ \t]*\n")
+
+
 def _tokens(path: Path, text: str) -> list[list[_Token]]:
     """The file's lines of tokens, as Caddy's lexer cuts them."""
     lines: list[list[_Token]] = []
@@ -113,6 +118,18 @@ def _tokens(path: Path, text: str) -> list[list[_Token]]:
         if char == "#" and word is None:
             while i < n and text[i] != "\n":
                 i += 1
+            continue
+        heredoc = _HEREDOC.match(text, i) if char == "<" and word is None else None
+        if heredoc is not None:
+            close = re.compile(rf"^[ \t]*{re.escape(heredoc.group(1))}(?=[ \t]|$)", re.M)
+            end = close.search(text, heredoc.end())
+            if end is None:
+                raise CheckInputError(
+                    f"{path}:{line_no}: heredoc {heredoc.group(1)} is never closed"
+                )
+            current.append(_Token("heredoc", Location(path, line_no), quoted=True))
+            line_no += text.count("\n", i, end.end())
+            i = end.end()  # the closing line's other tokens stay on the directive's line
             continue
         if char in '"`' and word is None:
             close = char
