@@ -121,8 +121,8 @@ def _tokens(path: Path, text: str) -> list[list[_Token]]:
             continue
         heredoc = _HEREDOC.match(text, i) if char == "<" and word is None else None
         if heredoc is not None:
-            close = re.compile(rf"^[ \t]*{re.escape(heredoc.group(1))}(?=[ \t]|$)", re.M)
-            end = close.search(text, heredoc.end())
+            marker = re.compile(rf"^[ \t]*{re.escape(heredoc.group(1))}(?=[ \t]|$)", re.M)
+            end = marker.search(text, heredoc.end())
             if end is None:
                 raise CheckInputError(
                     f"{path}:{line_no}: heredoc {heredoc.group(1)} is never closed"
