@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from servertune.check import CheckInputError, check_files
-from servertune.check.caddy import DEFAULT_KEEPALIVE_S, read_caddyfile
+from servertune.check.caddy import CADDY_PROXY_DOCS, DEFAULT_KEEPALIVE_S, read_caddyfile
 from servertune.check.durations import parse_go_duration
 from servertune.check.model import Balancer, collect_notes
 from servertune.check.readers import reader_for
@@ -309,6 +309,24 @@ def test_caddy_keeping_idle_connections_past_uvicorns_keepalive_is_found(tmp_pat
         {"Caddyfile": CADDY_TO_8000 % "", "Procfile": UVICORN % " --timeout-keep-alive 130"},
     )
     assert not [f for f in found if f[0] == "lb-idle-over-app-keepalive"]
+
+
+def test_findings_about_a_front_cite_that_proxys_documented_defaults(tmp_path: Path) -> None:
+    """A Caddy finding's `why` quotes Caddy's reverse_proxy reference, a Traefik one Traefik's
+    serversTransport reference; the rule's own backing comes first."""
+    for files, cited in (
+        ({"Caddyfile": CADDY_TO_8000 % "", "Procfile": UVICORN % ""}, CADDY_PROXY_DOCS),
+        ({"dynamic/app.yml": TRAEFIK_DYNAMIC, "Procfile": UVICORN % ""}, "serverstransport_1"),
+    ):
+        for name, text in files.items():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(text)
+        result = check_files([tmp_path / n for n in files], machine=MACHINE, env={}, root=tmp_path)
+        (finding,) = [f for f in result.findings if f.rule == "lb-idle-over-app-keepalive"]
+        assert finding.backing.startswith("servertune bench idle-race")
+        assert cited in finding.backing
+        for other in files:
+            (tmp_path / other).unlink()
 
 
 def test_caddy_giving_up_before_the_app_servers_timeout_is_found(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from servertune.check.durations import parse_go_duration
 from servertune.check.model import Balancer, CheckInputError, Location, Setting, note
 
 __all__ = [
+    "CADDY_DOCS",
     "CADDY_PROXY_DOCS",
     "DEFAULT_KEEPALIVE_S",
     "looks_like_caddyfile",
@@ -43,7 +44,14 @@ CADDY_PROXY_DOCS = (
 #: `response_header_timeout`, `read_timeout`, `write_timeout`: "Default: No timeout".
 DEFAULT_KEEPALIVE_S = 120.0
 #: Caddy's global `servers { timeouts { write } }` has no default (no timeout): Caddy's global
-#: options, https://caddyserver.com/docs/caddyfile/options#timeouts.
+#: options.
+CADDY_OPTIONS_DOCS = "https://caddyserver.com/docs/caddyfile/options#timeouts"
+#: What a finding about a Caddy front cites for these defaults.
+CADDY_DOCS = (
+    "Caddy's reverse_proxy http transport: keepalive 2m, response_header_timeout and "
+    f"read_timeout none by default ({CADDY_PROXY_DOCS}); servers timeouts write: none by "
+    f"default ({CADDY_OPTIONS_DOCS})"
+)
 #: How deep `import` may nest before the file is refused (Caddy itself refuses a cycle).
 MAX_IMPORT_DEPTH = 10
 #: What the transport's waits for the upstream's answer are called, in the order a fix names them.
@@ -447,6 +455,7 @@ def _balancer(proxy: _Directive, site: str, servers: _Servers, values: _Values) 
         server_timeout=None if shortest is None else shortest[1],
         server_timeout_directive="" if shortest is None else shortest[0],
         label=f"Caddy reverse_proxy{where} in `{site}`",
+        docs=CADDY_DOCS,
     )
 
 

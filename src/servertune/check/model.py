@@ -287,6 +287,8 @@ class Balancer:
     #: What it is in a finding's words (`Caddy reverse_proxy in site example.com`); "" for an
     #: HAProxy backend, named `HAProxy backend `NAME``.
     label: str = ""
+    #: Where its defaults are documented, for a finding's `why` (Caddy's, Traefik's docs).
+    docs: str = ""
 
     @property
     def title(self) -> str:

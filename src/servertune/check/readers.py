@@ -118,14 +118,15 @@ def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.model import NothingToCheck
     from servertune.check.traefik import read_compose_labels
 
-    balancers = read_compose_labels(path, text, env)  # Traefik's labels: fronts of services
     try:
         apps, files = read_compose(path, text, env)
     except NothingToCheck:
+        # Traefik's labels on a service that runs no server check reads still front it.
+        balancers = read_compose_labels(path, text, env)
         if not balancers:
             raise
-        apps, files = (), ()
-    return Reading(apps=apps, files=files, balancers=balancers)
+        return Reading(balancers=balancers)
+    return Reading(apps=apps, files=files, balancers=read_compose_labels(path, text, env))
 
 
 def _is_compose(path: Path, text: str) -> bool:

@@ -31,6 +31,7 @@ from servertune.check.model import Balancer, CheckInputError, Location, Setting,
 
 __all__ = [
     "DEFAULT_IDLE_CONN_TIMEOUT_S",
+    "TRAEFIK_DOCS",
     "TRAEFIK_ENTRYPOINT_DOCS",
     "TRAEFIK_TRANSPORT_DOCS",
     "looks_like_traefik",
@@ -52,6 +53,12 @@ TRAEFIK_ENTRYPOINT_DOCS = "https://doc.traefik.io/traefik/routing/entrypoints/#r
 #: from the end of the request header read to the end of the response write. If zero, no
 #: timeout exists." (TRAEFIK_ENTRYPOINT_DOCS, Traefik v2.11 and v3).
 DEFAULT_IDLE_CONN_TIMEOUT_S = 90.0
+#: What a finding about a Traefik front cites for these defaults.
+TRAEFIK_DOCS = (
+    "Traefik's serversTransport forwardingTimeouts: idleConnTimeout 90s, responseHeaderTimeout "
+    f"0s (none) by default ({TRAEFIK_TRANSPORT_DOCS}); entry points' respondingTimeouts: "
+    f"writeTimeout 0s (none) by default ({TRAEFIK_ENTRYPOINT_DOCS})"
+)
 #: The file names Traefik looks for its static configuration under (`/etc/traefik/`, `$HOME/
 #: .config/`, the working directory), and the ones projects keep it under.
 STATIC_NAMES = ("traefik.yml", "traefik.yaml", "traefik.toml")
@@ -328,6 +335,7 @@ def _services(root: _Node, static: _Static, env: Mapping[str, str]) -> list[Bala
                 server_timeout=timeout,
                 server_timeout_directive=directive,
                 label=f"Traefik service `{name}`",
+                docs=TRAEFIK_DOCS,
             )
         )
     return balancers
@@ -518,6 +526,7 @@ def read_compose_labels(
                     server_timeout=timeout,
                     server_timeout_directive=directive,
                     label=f"Traefik service `{match.group(1)}` (labels of `{name}`)",
+                    docs=TRAEFIK_DOCS,
                 )
             )
     return tuple(balancers)

@@ -33,6 +33,8 @@ class Wait:
     timeout: Setting[float]
     at: Location
     app: AppServer
+    #: The proxy's documentation of its defaults (Caddy's, Traefik's), for the finding's `why`.
+    docs: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Context:
                 idle.value if math.isinf(idle.value) else math.ceil(idle.value),
                 link.balancer.idle_source,
                 str(link.balancer.at),
+                link.balancer.docs,
             )
             pairs.append((balancer, idle.at, behind))
         for app in self.apps:
@@ -116,5 +119,7 @@ class Context:
                 proxy = {"haproxy": "HAProxy", "caddy": "Caddy", "traefik": "Traefik"}[
                     link.balancer.kind
                 ]
-                found.append(Wait(proxy, directive, "", timeout, timeout.at, link.app))
+                found.append(
+                    Wait(proxy, directive, "", timeout, timeout.at, link.app, link.balancer.docs)
+                )
         return found

@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterator
 
 from servertune.check.model import AppServer, Finding, Location, NginxConfig, Severity
-from servertune.check.rules.backing import FRONT_IDLE_DOCS, GUNICORN_DOCS
+from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
@@ -23,9 +23,7 @@ _NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#
     Severity.error,
     "nginx closes idle client connections before the load balancer does",
     "servertune bench idle-race; the LB's documentation (e.g. "
-    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html; "
-    + FRONT_IDLE_DOCS
-    + ")",
+    "https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html)",
 )
 def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[str, Location]] = set()
@@ -47,6 +45,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     "`timeout client` / `timeout http-keep-alive` and `pool-purge-delay`; Caddy: "
                     "the http transport's `keepalive`; Traefik: `idleConnTimeout`)",
                     related,
+                    lb.docs,
                 )
                 continue
             wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
@@ -58,6 +57,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     "balancer reuses a connection nginx is closing and answers 502",
                     f"keepalive_timeout {figure(wanted)}s;",
                     related,
+                    lb.docs,
                 )
 
 
@@ -67,8 +67,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     "the app server closes idle connections before the load balancer in front of it",
     "servertune bench idle-race; conbench/conbench#1156, PostHog/posthog#17897; "
     + GUNICORN_DOCS
-    + "#keepalive; "
-    + FRONT_IDLE_DOCS,
+    + "#keepalive",
 )
 def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     for lb, idle_at, app in c.balancers_in_front():
@@ -87,6 +86,7 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                 if math.isinf(wanted)
                 else assignment(app, "keepalive", figure(wanted)),
                 related,
+                lb.docs,
             )
 
 

@@ -8,7 +8,6 @@ import math
 from collections.abc import Iterator
 
 from servertune.check.model import AppServer, Finding, Location, Severity
-from servertune.check.rules.backing import FRONT_WAIT_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
@@ -22,7 +21,7 @@ from servertune.sizing import READ_TIMEOUT_MARGIN_S
     "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
     "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout; HAProxy's "
     "configuration manual, 4.2 `timeout server` (the server's processing time for the request): "
-    "https://docs.haproxy.org/3.0/configuration.html#4.2-timeout%20server; " + FRONT_WAIT_DOCS,
+    "https://docs.haproxy.org/3.0/configuration.html#4.2-timeout%20server",
 )
 def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     # One server read through several files (its config, the supervisord or Dockerfile line
@@ -58,6 +57,7 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 "for nothing",
                 fix,
                 (timeout.at,),
+                docs=wait.docs,
             )
 
 
