@@ -314,7 +314,7 @@ def _read_all(
                 "starts-no-server",
                 Location(path),
                 f"{path}: read as {reader.described}; it starts no app server and holds no "
-                "nginx or HAProxy config",
+                "proxy in front of one (nginx, HAProxy, a Caddy reverse_proxy, a Traefik service)",
             )
         reading += one
     return reading, errors
