@@ -571,6 +571,30 @@ def test_malformed_traefik_configs_are_one_line_naming_file_and_line(
         read_traefik(path, text)
 
 
+def test_check_cli_refuses_broken_traefik_configs_in_one_line(tmp_path: Path) -> None:
+    """A bad duration and an alias bomb (never expanded): exit 2, one `error:` line each."""
+    (tmp_path / "traefik.yml").write_text(
+        "serversTransport:\n  forwardingTimeouts:\n    idleConnTimeout: forever\n"
+    )
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    )
+    (tmp_path / "dynamic").mkdir()
+    (tmp_path / "dynamic" / "traefik.yaml").write_text("entryPoints:\n  web: {}\n" + bomb)
+    result = CliRunner().invoke(
+        app, ["check", str(tmp_path / "traefik.yml"), str(tmp_path / "dynamic" / "traefik.yaml")]
+    )
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2
+    assert (
+        "traefik.yml:3: forwardingTimeouts.idleconntimeout 'forever' is not a duration" in errors[0]
+    )
+    assert "too many or too deeply nested values; refused" in errors[1]
+
+
 def test_traefik_configs_claimed_by_name_and_content(tmp_path: Path) -> None:
     """traefik.yml/.toml by name; a dynamic YAML by its `http:` routers/services; a compose file
     stays a compose file; a plain YAML stays YAML check does not read."""
