@@ -534,6 +534,25 @@ def test_traefik_labels_link_the_front_to_their_compose_service(tmp_path: Path) 
     assert not [f for f in found if f[0] == "lb-idle-over-app-keepalive"]
 
 
+def test_traefik_labels_without_a_port_use_the_one_exposed_port(tmp_path: Path) -> None:
+    """A routed service with no port label: Traefik takes its one exposed port (`expose`), so
+    it is linked as well; with two exposed ports nothing is guessed."""
+    text = (
+        (COMPOSE % "")
+        .replace(
+            "      - traefik.http.services.api.loadbalancer.server.port=8000\n",
+            "",
+        )
+        .replace("    labels:\n", "    expose: ['8000']\n    labels:\n")
+    )
+    found = _rules(tmp_path, {"compose.yaml": text})
+    assert ("lb-idle-over-app-keepalive", "compose.yaml", 10) in found
+    two = text.replace("expose: ['8000']", "expose: ['8000', '9000']")
+    (tmp_path / "compose.yaml").write_text(two)
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE, env={}, root=tmp_path)
+    assert not result.balancer_links
+
+
 def test_traefik_label_port_from_the_environment_is_a_note(tmp_path: Path) -> None:
     """`server.port=${PORT}` is known only when compose runs: a coverage note, no refusal."""
     text = COMPOSE.replace("server.port=8000", "server.port=${API_PORT}") % ""

@@ -473,6 +473,21 @@ def _static_named_beside(path: Path, env: Mapping[str, str]) -> _Static:
     return _Static()
 
 
+def _exposed_ports(service: _Node) -> list[_Node]:
+    """The container ports a compose service exposes (`expose`, and `ports`' container side:
+    `8000`, `8080:8000`, `127.0.0.1:8080:8000/tcp`, `{target: 8000}`), each once."""
+    found: dict[str, _Node] = {}
+    for key in ("expose", "ports"):
+        listed = service.get(key)
+        for item in listed.value if listed is not None and isinstance(listed.value, list) else []:
+            target = item.get("target") if isinstance(item.value, dict) else item
+            if target is None or not isinstance(target.value, str):
+                continue
+            port = target.value.split("/")[0].rpartition(":")[2]
+            found.setdefault(port, _Node(port, item.at))
+    return list(found.values())
+
+
 def read_compose_labels(
     path: Path, text: str, env: Mapping[str, str] | None = None
 ) -> tuple[Balancer, ...]:
@@ -501,15 +516,26 @@ def read_compose_labels(
         enabled = labels.get("traefik.enable")
         if enabled is not None and enabled.value == "false":
             continue
-        for key, value in labels.items():
-            match = _LABEL_PORT.match(key)
-            if match is None or not isinstance(value.value, str):
-                continue
-            if not value.value.isdigit():
+        ports = [
+            (match.group(1), value)
+            for key, value in labels.items()
+            if (match := _LABEL_PORT.match(key))
+        ]
+        routed = (enabled is not None and enabled.value == "true") or any(
+            k.startswith("traefik.http.routers.") for k in labels
+        )
+        if not ports and routed:
+            # No port label: Traefik takes the container's one exposed port, in a service
+            # named after the compose service (its docker provider's documentation).
+            exposed = _exposed_ports(service)
+            if len(exposed) == 1:
+                ports = [(name, exposed[0])]
+        for service_name, value in ports:
+            if not isinstance(value.value, str) or not value.value.isdigit():
                 note(
                     "unresolved-variable",
                     value.at,
-                    f"label {key}={value.value!r}: not a port known here",
+                    f"Traefik port {value.value!r} of `{name}`: not a port known here",
                 )
                 continue
             timeout, directive = _waits(static.transport, static)
@@ -517,7 +543,7 @@ def read_compose_labels(
                 Balancer(
                     kind="traefik",
                     file=path,
-                    name=match.group(1),
+                    name=service_name,
                     at=value.at,
                     servers=(Setting(f"{name}:{value.value}", value.at),),
                     idle=static.transport.idle
@@ -525,7 +551,7 @@ def read_compose_labels(
                     idle_source=static.transport.idle_source,
                     server_timeout=timeout,
                     server_timeout_directive=directive,
-                    label=f"Traefik service `{match.group(1)}` (labels of `{name}`)",
+                    label=f"Traefik service `{service_name}` (labels of `{name}`)",
                     docs=TRAEFIK_DOCS,
                 )
             )
