@@ -437,7 +437,9 @@ def test_traefik_dynamic_services_take_the_static_config_that_names_them(tmp_pat
     )
     assert app_.server_timeout is not None
     assert app_.server_timeout.value == 20
-    assert app_.server_timeout_directive == "respondingTimeouts.writeTimeout"
+    assert (
+        app_.server_timeout_directive == "entryPoints.web.transport.respondingTimeouts.writeTimeout"
+    )
     assert [s.value for s in slow.servers] == ["web:8001"]
     assert slow.idle is not None
     assert math.isinf(slow.idle.value)
@@ -448,6 +450,17 @@ def test_traefik_dynamic_services_take_the_static_config_that_names_them(tmp_pat
     through, files = read_traefik(static_path, static_path.read_text())
     assert list(through) == [app_, slow]
     assert files == (tmp_path / "dynamic" / "app.yml",)
+
+
+def test_traefik_write_timeout_is_that_of_the_routers_entry_points(tmp_path: Path) -> None:
+    """The `app` router takes only `websecure`, which sets no writeTimeout: `web`'s 20 s does
+    not bound the service's answers."""
+    dynamic = TRAEFIK_DYNAMIC.replace("entryPoints: [web]", "entryPoints: [websecure]")
+    static = TRAEFIK_STATIC % ("20s", "30s")
+    static = static.replace("providers:", '  websecure:\n    address: ":443"\nproviders:')
+    with confined_to(tmp_path):
+        app_, _ = _traefik(tmp_path, static, dynamic)
+    assert app_.server_timeout is None
 
 
 def test_traefik_dynamic_file_alone_takes_traefiks_defaults(tmp_path: Path) -> None:

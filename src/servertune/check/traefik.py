@@ -237,8 +237,8 @@ class _Static:
     """The static configuration's numbers the services use."""
 
     transport: _Transport = field(default_factory=_Transport)
-    #: The shortest non-zero entry point `respondingTimeouts.writeTimeout`.
-    write: Setting[float] | None = None
+    #: Each entry point's non-zero `respondingTimeouts.writeTimeout`, by lower-cased name.
+    writes: dict[str, Setting[float]] = field(default_factory=dict)
     #: The file provider's file and folder, as written, and where.
     provided: list[tuple[str, Location]] = field(default_factory=list)
 
@@ -255,13 +255,8 @@ def _static(root: _Node, env: Mapping[str, str]) -> _Static:
             seconds = _duration(
                 value, f"entryPoints.{name}.transport.respondingTimeouts.{key}", env
             )
-            if (
-                key == "writetimeout"
-                and seconds is not None
-                and seconds.value > 0
-                and (static.write is None or seconds.value < static.write.value)
-            ):
-                static.write = seconds
+            if key == "writetimeout" and seconds is not None and seconds.value > 0:
+                static.writes[name] = seconds
     provider = root.get("providers", "file")
     for key in ("filename", "directory"):
         given = provider.get(key) if provider is not None else None
@@ -286,14 +281,50 @@ def _address(url: _Node) -> Setting[str] | None:
     return Setting(host, url.at)
 
 
-def _waits(transport: _Transport, static: _Static) -> tuple[Setting[float] | None, str]:
+def _waits(
+    transport: _Transport, static: _Static, entry_points: set[str] | None = None
+) -> tuple[Setting[float] | None, str]:
+    """The shortest wait for a server's answer: the transport's responseHeaderTimeout, and the
+    writeTimeout of the entry points its routers take (None: every entry point, Traefik's
+    default for a router that names none)."""
     waits = [(transport.header_name, transport.header)] if transport.header is not None else []
-    if static.write is not None:
-        waits.append(("respondingTimeouts.writeTimeout", static.write))
+    waits += [
+        (f"entryPoints.{name}.transport.respondingTimeouts.writeTimeout", write)
+        for name, write in static.writes.items()
+        if entry_points is None or name in entry_points
+    ]
     if not waits:
         return None, ""
     name, shortest = min(waits, key=lambda w: w[1].value if w[1] is not None else math.inf)
     return shortest, name
+
+
+def _names(node: _Node | None) -> list[str]:
+    """A list of names, written as a YAML / TOML list or as `a,b` (labels, flags)."""
+    if node is None:
+        return []
+    if isinstance(node.value, list):
+        return [str(n.value).lower() for n in node.value if isinstance(n.value, str)]
+    if isinstance(node.value, str):
+        return [n.strip().lower() for n in node.value.split(",") if n.strip()]
+    return []
+
+
+def _entry_points(http: _Node, service: str) -> set[str] | None:
+    """The entry points of the routers that send to `service` (None: every one, when a router
+    names none or no router names the service)."""
+    found: set[str] = set()
+    for _, router in (http.get("routers") or _Node({}, http.at)).items():
+        target = router.get("service")
+        if target is None or not isinstance(target.value, str):
+            continue
+        if target.value.split("@")[0] != service:
+            continue
+        names = _names(router.get("entryPoints"))
+        if not names:
+            return None
+        found.update(names)
+    return found or None
 
 
 def _services(root: _Node, static: _Static, env: Mapping[str, str]) -> list[Balancer]:
@@ -321,7 +352,7 @@ def _services(root: _Node, static: _Static, env: Mapping[str, str]) -> list[Bala
         transport = static.transport
         if chosen is not None and isinstance(chosen.value, str):
             transport = named.get(chosen.value.split("@")[0], static.transport)
-        timeout, directive = _waits(transport, static)
+        timeout, directive = _waits(transport, static, _entry_points(http, name))
         idle = transport.idle or Setting(DEFAULT_IDLE_CONN_TIMEOUT_S, balancer.at, default=True)
         balancers.append(
             Balancer(
@@ -530,6 +561,18 @@ def read_compose_labels(
             exposed = _exposed_ports(service)
             if len(exposed) == 1:
                 ports = [(name, exposed[0])]
+        routers: dict[str, list[str]] = {}
+        for key, value in labels.items():
+            parts = key.split(".")
+            if len(parts) >= 5 and parts[:3] == ["traefik", "http", "routers"]:
+                names = routers.setdefault(parts[3], [])
+                if parts[4] == "entrypoints":
+                    names.extend(_names(value))
+        entry_points = (
+            {n for names in routers.values() for n in names}
+            if routers and all(routers.values())
+            else None
+        )
         for service_name, value in ports:
             if not isinstance(value.value, str) or not value.value.isdigit():
                 note(
@@ -538,7 +581,7 @@ def read_compose_labels(
                     f"Traefik port {value.value!r} of `{name}`: not a port known here",
                 )
                 continue
-            timeout, directive = _waits(static.transport, static)
+            timeout, directive = _waits(static.transport, static, entry_points)
             balancers.append(
                 Balancer(
                     kind="traefik",
