@@ -457,7 +457,10 @@ def test_traefik_write_timeout_is_that_of_the_routers_entry_points(tmp_path: Pat
     not bound the service's answers."""
     dynamic = TRAEFIK_DYNAMIC.replace("entryPoints: [web]", "entryPoints: [websecure]")
     static = TRAEFIK_STATIC % ("20s", "30s")
-    static = static.replace("providers:", '  websecure:\n    address: ":443"\nproviders:')
+    static = static.replace(
+        "serversTransport:", '  websecure:\n    address: ":443"\nserversTransport:'
+    )
+    assert "websecure" in static
     with confined_to(tmp_path):
         app_, _ = _traefik(tmp_path, static, dynamic)
     assert app_.server_timeout is None
