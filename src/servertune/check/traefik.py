@@ -13,8 +13,8 @@ digits are seconds.
 Each HTTP service becomes a `Balancer`: its servers' addresses, the idle time of its
 serversTransport (`forwardingTimeouts.idleConnTimeout`, 90 s by default; 0 never closes), and
 the shorter of `forwardingTimeouts.responseHeaderTimeout` and the
-`respondingTimeouts.writeTimeout` of the entry points its routers take (neither set by default: Traefik then waits as long as the
-server takes). A dynamic file read on its own takes the static settings of a `traefik.yml` /
+`respondingTimeouts.writeTimeout` of the entry points its routers take (neither set by
+default: Traefik then waits as long as the server takes). A dynamic file read on its own takes the static settings of a `traefik.yml` /
 `traefik.toml` beside it (or one folder up) whose file provider names it, as Traefik would.
 """
 
