@@ -196,7 +196,8 @@ def check_files(
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
-    fronts = link_balancers(list(reading.balancers), nginx, apps)
+    # A Traefik service is read through its static config and on its own: once.
+    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps)
     context = Context(
         apps,
         nginx,
@@ -313,7 +314,7 @@ def _read_all(
                 "starts-no-server",
                 Location(path),
                 f"{path}: read as {reader.described}; it starts no app server and holds no "
-                "nginx or HAProxy config",
+                "proxy in front of one (nginx, HAProxy, a Caddy reverse_proxy, a Traefik service)",
             )
         reading += one
     return reading, errors

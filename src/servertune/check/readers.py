@@ -115,9 +115,18 @@ def _is_dockerfile(path: Path, text: str) -> bool:
 
 def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.compose import read_compose
+    from servertune.check.model import NothingToCheck
+    from servertune.check.traefik import read_compose_labels
 
-    apps, files = read_compose(path, text, env)
-    return Reading(apps=apps, files=files)
+    try:
+        apps, files = read_compose(path, text, env)
+    except NothingToCheck:
+        # Traefik's labels on a service that runs no server check reads still front it.
+        balancers = read_compose_labels(path, text, env)
+        if not balancers:
+            raise
+        return Reading(balancers=balancers)
+    return Reading(apps=apps, files=files, balancers=read_compose_labels(path, text, env))
 
 
 def _is_compose(path: Path, text: str) -> bool:
@@ -189,6 +198,32 @@ def _is_python(path: Path, text: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _traefik(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.traefik import read_traefik
+
+    balancers, files = read_traefik(path, text, env)
+    return Reading(balancers=balancers, files=files)
+
+
+def _is_traefik(path: Path, text: str) -> bool:
+    from servertune.check.traefik import looks_like_traefik
+
+    return looks_like_traefik(path, text)
+
+
+def _caddy(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.caddy import read_caddyfile
+
+    balancers, files = read_caddyfile(path, text, env)
+    return Reading(balancers=balancers, files=files)
+
+
+def _is_caddy(path: Path, text: str) -> bool:
+    from servertune.check.caddy import looks_like_caddyfile
+
+    return looks_like_caddyfile(path, text)
 
 
 def _supervisord(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -292,8 +327,10 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
 READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
+    Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
