@@ -210,7 +210,8 @@ class Workload(BaseModel):
         default=100.0,
         ge=MIN_SERVICE_TIME_MS,
         le=600_000,
-        description="wall time of a typical request inside the app, excluding slow calls",
+        description="mean wall time of a request inside the app, excluding slow calls (a "
+        "mean: Little's law turns it into requests in flight)",
         json_schema_extra={"unit": "ms"},
     )
     cpu_fraction: float = Field(
@@ -231,7 +232,16 @@ class Workload(BaseModel):
         default=10_000.0,
         gt=0,
         le=600_000,
-        description="how long a slow call holds its thread (a tail value, e.g. the p99)",
+        description="mean time a slow call adds to its request, holding its thread (a mean: "
+        "Little's law turns it into threads parked)",
+        json_schema_extra={"unit": "ms"},
+    )
+    request_tail_ms: float | None = Field(
+        default=None,
+        gt=0,
+        le=600_000,
+        description="the longest a legitimate request takes, a tail such as the p99.9: the "
+        "timeouts let it finish; unset means service_time_ms + slow_call_ms",
         json_schema_extra={"unit": "ms"},
     )
     peak_rps: float | None = Field(
@@ -548,6 +558,18 @@ class Workload(BaseModel):
                 "upstream",
                 f"k8s_layout '{self.k8s_layout}' runs no nginx in the pod, so no upstream hosts to "
                 "balance; drop upstream, or use k8s_layout 'sidecar'",
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _tail_not_below_the_mean(self) -> Workload:
+        # A tail under the mean of the requests it bounds is a mean given as a tail (or the
+        # two fields swapped): timeouts sized from it would cut the typical request.
+        if self.request_tail_ms is not None and self.request_tail_ms < self.service_time_ms:
+            raise _exact(
+                "request_tail_ms",
+                f"{_num(self.request_tail_ms)} is below service_time_ms "
+                f"{_num(self.service_time_ms)}: a tail (p99.9) is at least the mean",
             )
         return self
 

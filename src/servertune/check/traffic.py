@@ -17,7 +17,7 @@ from pathlib import Path
 
 from servertune.check.model import AppServer, Finding, Location, Severity
 from servertune.check.rules import Context
-from servertune.logs.traffic import Traffic
+from servertune.logs.traffic import TAIL_QUANTILE, Traffic
 
 __all__ = [
     "BODY_NEAR_LIMIT_RATIO",
@@ -28,9 +28,6 @@ __all__ = [
     "traffic_findings",
 ]
 
-#: The tail compared with a timeout: p99.9, one request in a thousand (a timeout met that often
-#: is a steady trickle of 504s and killed workers, not a fluke).
-TAIL_QUANTILE = 0.999
 #: 499s (nginx) / 460s (ALB) above this share of requests are a pattern, not a stray tab closed.
 CLIENT_GAVE_UP_SHARE = 0.001
 #: A request body at this share of client_max_body_size or more is one upload away from a 413.
@@ -105,6 +102,12 @@ def _log(traffic: Traffic) -> Location:
     return Location(Path(traffic.sources[-1]), 1)
 
 
+def _share(t: Traffic, ms: float) -> str:
+    """The share of the log's timed requests at or above `ms`, as the log shows it."""
+    split = t.split_at(ms)
+    return f"{split.share:.2%} ({split.slow_count:,.0f} of {t.timed:,})"
+
+
 def _s(ms: float) -> str:
     return f"{ms / 1000:,.1f} s" if ms >= 1000 else f"{ms:,.0f} ms"
 
@@ -131,8 +134,9 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
             wanted = max(math.ceil(tail_ms / 1000 * 2), _chain_s(link.app))
             yield rule.finding(
                 where,
-                f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}, so about one "
-                "request in a thousand (or more) runs into it and is answered 504",
+                f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}; "
+                f"{_share(t, read.value * 1000)} of the log's requests took that long or longer, "
+                "and each would run into it and be answered 504",
                 f"{directive} {wanted}s; and find why the slowest routes are that slow "
                 "(measure --log lists them)",
                 (_log(t),),

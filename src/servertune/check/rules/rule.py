@@ -24,10 +24,17 @@ class Rule:
     check: Check
 
     def finding(
-        self, at: Location, message: str, fix: str, related: tuple[Location, ...] = ()
+        self,
+        at: Location,
+        message: str,
+        fix: str,
+        related: tuple[Location, ...] = (),
+        docs: str = "",
     ) -> Finding:
-        """A finding of this rule."""
-        return Finding(self.id, self.severity, at, message, fix, self.backing, related)
+        """A finding of this rule; `docs`: the documentation of the proxy it is about (Caddy's,
+        Traefik's defaults), after the rule's own backing."""
+        backing = f"{self.backing}; {docs}" if docs else self.backing
+        return Finding(self.id, self.severity, at, message, fix, backing, related)
 
 
 #: What a rule runs: its findings in what was read.
