@@ -171,3 +171,16 @@ async def asgi_crowded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         _CROWD["held"] -= 1
     await send({"type": "http.response.start", "status": 200, "headers": []})
     await send({"type": "http.response.body", "body": b"ok"})
+
+
+#: one_in_five_slow's requests so far: every fifth waits SLOW_ONE_S, the others FAST_ONE_S.
+_served = [0]
+FAST_ONE_S = 0.010
+SLOW_ONE_S = 0.100
+
+
+def one_in_five_slow(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    """Four requests in five wait 10 ms, the fifth 100 ms: median 10 ms, mean 28 ms."""
+    _served[0] += 1
+    time.sleep(SLOW_ONE_S if _served[0] % 5 == 0 else FAST_ONE_S)
+    return _ok(start_response)

@@ -82,8 +82,9 @@ def test_corpus_file_findings(project: str, name: str) -> None:
         return
     # `with`: files checked together with it (an nginx site and the app server behind it).
     together = [root / other for other in spec.get("with", [])]
+    # The project's folder is its repository: the tree check reads (folder mode's root).
     result = check_files(
-        [root / name, *together], machine=MACHINE, env=env, rss_mb=spec.get("rss_mb")
+        [root / name, *together], machine=MACHINE, env=env, rss_mb=spec.get("rss_mb"), root=root
     )
     assert result.errors == ()
     # Findings and coverage notes (`unresolved-variable`, `config-not-found`), each at its line.

@@ -66,14 +66,13 @@ def test_uwsgi_comments_other_sections_and_flags(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("[uwsgi]\nsocket = @(/etc/sock)\n", "outside the config's directory"),
         ("[uwsgi]\nini = base.ini\n", "no such file"),
         ("[uwsgi\nprocesses = 2\n", "unterminated section"),
     ],
 )
 def test_uwsgi_refuses_what_it_cannot_resolve(tmp_path: Path, text: str, reason: str) -> None:
-    """@(file) outside the tree, a chained file that is not there and a broken header are
-    refused with a reason, not guessed."""
+    """A chained file that is not there and a broken header are refused with a reason, not
+    guessed (a file outside the tree is a note: tests/test_check_outside.py)."""
     with pytest.raises(CheckInputError, match=reason):
         _uwsgi(tmp_path, text)
 

@@ -31,7 +31,9 @@ def test_a_dockerfile_in_a_subdirectory_finds_its_entrypoint_from_the_repository
     tmp_path: Path,
 ) -> None:
     """`COPY . /srv` + `ENTRYPOINT ["./docker/entrypoint.sh"]` in docker/Dockerfile: the script
-    is found one directory up (where `docker build -f docker/Dockerfile .` takes it from)."""
+    is found one directory up (where `docker build -f docker/Dockerfile .` takes it from),
+    the repository's root: check reads within the repository holding the files given."""
+    (tmp_path / ".git").mkdir()
     result = check_files([_subdir_image(tmp_path)], machine=MACHINE, env={})
     (app,) = result.apps
     assert (app.kind, app.workers.value) == ("gunicorn", 3)

@@ -1,11 +1,15 @@
 """Docs cannot drift: the reference page is regenerated from the model, and every shown `servertune` command is rerun.
 
-A page whose commands build on each other (measure, then generate into a directory, then read
-the files) declares `<!-- docs-test: session -->`: its console commands then run in order, in one
-directory, through bash, and each one's shown output is compared. Commands that start servers,
+Every recipe (docs/recipes/*.md), and any page that declares `<!-- docs-test: session -->`, is
+run as a reader would: its console commands in order, in one fresh folder outside the
+repository, through bash, and each one's shown output is compared (issue 47: checked command by
+command, a recipe hid a later step overwriting an earlier one's file). `<!-- docs-test: root
+/tmp/demo -->` maps a page's absolute folder onto the fresh one; `<!-- docs-test: ports 8080
+9001 -->` runs the page's server commands on free ports in place of those, and the run then
+fails if the page's own stop commands leave a process behind. Commands that start servers,
 time things or take minutes (SESSION_SKIPPED) are shown as run, not rerun; a file such a command
 wrote and the page shows with `$ cat FILE` is recreated from the shown text,
-`<!-- docs-test: file NAME from PATH -->` copies a file of the repository into the directory,
+`<!-- docs-test: file NAME from PATH -->` copies a file or folder of the repository into it,
 and `<!-- docs-test: write NAME -->` above a code block writes the block as NAME (an app the
 page shows, so the page imports only what it creates).
 
@@ -15,12 +19,17 @@ After a reviewed change of output, refresh the pages on purpose with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -79,12 +88,13 @@ def _commands(text: str) -> list[tuple[str, str]]:
 def _examples() -> list[tuple[str, str, str]]:
     """(page, command, expected output) for every `$ servertune ...` line in a console block."""
     found = []
-    sessions = set(_session_pages())
+    sessions = {*_session_pages(), *(DOCS / "recipes").glob("*.md")}
     for page in sorted(DOCS.rglob("*.md")):
         if page in sessions:
-            continue  # rerun in order by test_session_page_reruns_in_order
+            continue  # run as a whole by test_page_runs_in_order_in_a_fresh_folder
         for block in re.findall(r"```console\n(.*?)```", page.read_text(), re.S):
-            command, output = None, []
+            command: str | None = None
+            output: list[str] = []
             for line in [*block.splitlines(), "$ "]:
                 if line.startswith("$ "):
                     if (
@@ -156,15 +166,18 @@ def test_an_absolute_out_is_moved_inside_the_test_directory(tmp_path: Path) -> N
 
 
 def test_commands_with_out_are_rerun() -> None:
-    """Every shown `servertune gen ... --out` is among the commands the docs test reruns."""
+    """Every shown `servertune gen ... --out` is among the commands the docs test reruns (alone,
+    or in its page's run)."""
     shown = {c for p, c, _ in EXAMPLES}
-    assert any("--out" in c for c in shown)
+    seen = 0
     for page in sorted(DOCS.rglob("*.md")):
-        if page in set(_session_pages()):
-            continue
         for command, _ in _commands(page.read_text()):
             if command.startswith("servertune gen") and "--out" in command:
-                assert command in shown, (page, command)
+                seen += 1
+                assert command in shown or (
+                    page in RUN_PAGES and not _skipped_in_a_run(command, serves=False)
+                ), (page, command)
+    assert seen >= 3
 
 
 def test_relative_links_in_docs_resolve() -> None:
@@ -183,20 +196,112 @@ def test_relative_links_in_docs_resolve() -> None:
 SESSIONS = _session_pages()
 
 
-def test_session_pages_exist() -> None:
-    """The worked example (measure, then generate) is a session page, so its steps are rerun."""
-    assert DOCS / "recipes" / "measure-then-generate.md" in SESSIONS
+def _free_ports(wanted: list[int]) -> dict[int, int]:
+    """A free port for each port a page names, consecutive where the page's are (a base port and
+    the ones `gen` derives from it): bind port 0, read it, close, then check the run is free."""
+    mapping: dict[int, int] = {}
+    runs: list[list[int]] = []
+    for port in sorted(wanted):
+        if runs and port == runs[-1][-1] + 1:
+            runs[-1].append(port)
+        else:
+            runs.append([port])
+    for run in runs:
+        while True:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                base = probe.getsockname()[1]
+            if base + len(run) < 65536 and all(_bindable(base + i) for i in range(len(run))):
+                break
+        mapping.update({port: base + i for i, port in enumerate(run)})
+    return mapping
 
 
-@pytest.mark.parametrize("page", SESSIONS, ids=[p.name for p in SESSIONS])
-def test_session_page_reruns_in_order(page: Path, tmp_path: Path) -> None:
-    """Each command of a session page prints what the page shows, run in order in one directory."""
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _wait_for_ports(ports: Iterable[int], within_s: float = 20) -> None:
+    """Return once every port has a listening socket (or `within_s` passed). Read from
+    /proc/net/tcp, not by connecting: a connection would occupy a worker, and a graceful stop
+    waits for it."""
+    deadline = time.monotonic() + within_s
+    wanted = set(ports)
+    while wanted - _listening() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _listening() -> set[int]:
+    """The TCP ports something listens on (state 0A in /proc/net/tcp and tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A":
+                    found.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return found
+
+
+def _swap(text: str, mapping: dict[str, str]) -> str:
+    """`text` with each key replaced by its value, all at once (a port never becomes another)."""
+    if not mapping:
+        return text
+    pattern = "|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True))
+    return re.sub(rf"(?<![\w.]){'(?:' + pattern + ')'}(?![\w])", lambda m: mapping[m[0]], text)
+
+
+def _processes_under(folder: Path) -> list[int]:
+    """Processes whose working directory or command line is inside `folder`: the servers a page
+    started there (uWSGI daemonized in its app directory, nginx with its prefix)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd")
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == str(folder) or cwd.startswith(f"{folder}/") or str(folder) in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
+def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]], list[str]]:
+    """Run a page's console commands in order in `folder` (fresh, outside the repository).
+
+    Returns how many commands ran, the (command, shown, printed) that differ, and the processes
+    the page left running (each then ended, so a failing page leaves nothing behind).
+    """
     text = page.read_text()
     for name, source in re.findall(r"<!-- docs-test: file (\S+) from (\S+) -->", text):
-        shutil.copy(REPO / source, tmp_path / name)
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        if (REPO / source).is_dir():
+            shutil.copytree(REPO / source, folder / name)
+        else:
+            shutil.copy(REPO / source, folder / name)
     # A file the page itself shows (an app the reader saves): written from the block below it.
     for name, body in re.findall(r"<!-- docs-test: write (\S+) -->\n```\w*\n(.*?)```", text, re.S):
-        (tmp_path / name).write_text(body)
+        (folder / name).write_text(body)
+    # `<!-- docs-test: root /tmp/demo -->`: the page works in /tmp/demo; the run works in `folder`.
+    roots = re.findall(r"<!-- docs-test: root (\S+) -->", text)
+    # `<!-- docs-test: ports 8080 9001 9002 -->`: the page's servers listen there; the run starts
+    # them on free ports instead, and prints the page's numbers back.
+    ports = [
+        int(p)
+        for line in re.findall(r"<!-- docs-test: ports ([\d ]+) -->", text)
+        for p in line.split()
+    ]
+    port_map = _free_ports(ports)
+    to_run = {**{r: str(folder) for r in roots}, **{str(a): str(b) for a, b in port_map.items()}}
+    to_shown = {str(b): str(a) for a, b in port_map.items()}
+    serves = bool(port_map)
     env = {
         **os.environ,
         "COLUMNS": "100",
@@ -210,24 +315,107 @@ def test_session_page_reruns_in_order(page: Path, tmp_path: Path) -> None:
     }
     mismatches = []
     rerun = 0
-    for command, shown in _commands(text):
-        expected = shown.rstrip("\n")
-        cat = re.fullmatch(r"cat (\S+)", command)
-        if cat and not (tmp_path / cat.group(1)).exists():
-            (tmp_path / cat.group(1)).write_text(expected + "\n")  # written by a skipped command
-            continue
-        if command.startswith(SESSION_SKIPPED) and not _reads_a_log(command):
-            continue
-        result = subprocess.run(
-            ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
-            timeout=120, check=False, env=env,
-        )  # fmt: skip
-        rerun += 1
-        actual = (result.stdout + result.stderr).rstrip("\n").replace(str(tmp_path), "$PWD")
-        if actual != expected:
-            mismatches.append((command, expected, actual))
-    assert rerun >= 3, "a session page reruns its generation steps"
+    try:
+        for command, shown in _commands(text):
+            expected = shown.rstrip("\n")
+            cat = re.fullmatch(r"cat (\S+)", command)
+            if cat and not (folder / _swap(cat.group(1), to_run)).exists():
+                (folder / cat.group(1)).write_text(expected + "\n")  # written by a skipped command
+                continue
+            # A log only a skipped server writes (`grep ready uwsgi.log`): shown as run.
+            read = re.fullmatch(r"grep .* (\S+)", command)
+            if read and not (folder / read.group(1)).exists() and not serves:
+                continue
+            if _skipped_in_a_run(command, serves):
+                # A command shown as run must not replace a file the run goes on with: a reader
+                # would go on with its file, the run with the old one (issue 47: a second
+                # `measure --out workload.toml` made steps 2-3 print another plan).
+                written = re.search(r"--out (\S+)", command)
+                if written and (folder / written.group(1)).exists():
+                    mismatches.append((command, expected, f"overwrites {written.group(1)}"))
+                continue
+            # A page works in its own folder: an absolute path elsewhere needs `docs-test: root`.
+            assert not re.search(
+                r"(--out|--pidfile2?|--json|>)\s+/",
+                _swap(command, to_run).replace(str(folder), "."),
+            ), f"{page.name}: {command!r} writes outside its folder"
+            if serves and re.search(r"\bkill\b|--stop|-s (stop|quit)", command):
+                # A reader stops servers after using them (the page's load ran meanwhile):
+                # stop them once they answer, not while they are still starting.
+                _wait_for_ports(port_map.values())
+            result = subprocess.run(
+                ["bash", "-c", _swap(command, to_run)], cwd=folder, capture_output=True, text=True,
+                timeout=120, check=False, env=env,
+            )  # fmt: skip
+            rerun += 1
+            actual = _swap((result.stdout + result.stderr).rstrip("\n"), to_shown)
+            actual = actual.replace(str(folder), roots[0] if roots else "$PWD")
+            if actual != expected:
+                mismatches.append((command, expected, actual))
+    finally:
+        # A stopped server takes a moment to exit: wait for that, not for a fixed time.
+        deadline = time.monotonic() + 15
+        while (left := _processes_under(folder)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        named = []
+        for pid in left:
+            with contextlib.suppress(OSError):
+                named.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:80])
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    return rerun, mismatches, [n.decode(errors="replace") for n in named]
+
+
+#: Commands that need something a fresh folder cannot give in seconds: an app's measurement, a
+#: benchmark, load, the network, a program test_docs_programs.py already reruns, another tool.
+RUN_SKIPPED = (
+    "servertune bench", "servertune measure", "flock ", "wrk ", "curl ", "python ", "ruff ",
+    "cd ", "for i in",
+)  # fmt: skip
+#: Commands that start or stop servers: run when the page names its ports (`docs-test: ports`),
+#: so a page that starts a server shows how to stop it, and the runner sees it stopped.
+SERVER_COMMANDS = ("uwsgi ", "nginx ", "(cd deploy && uwsgi", "gunicorn ", "uvicorn ")
+
+
+def _skipped_in_a_run(command: str, serves: bool) -> bool:
+    bare = re.sub(r"^(\w+=\S+ )+", "", command)  # `SERVERTUNE_WORKER=0 gunicorn ...`
+    if bare.startswith(RUN_SKIPPED) and not _reads_a_log(bare):
+        return True
+    return bare.startswith(SERVER_COMMANDS) and not serves
+
+
+RECIPES = sorted((DOCS / "recipes").glob("*.md"))
+#: The README's three questions are answered with real output too (issue 47), run as a recipe is.
+README = REPO / "README.md"
+RUN_PAGES = sorted({*RECIPES, *SESSIONS, README})
+
+
+def test_session_pages_exist() -> None:
+    """The worked example (measure, then generate) is a session page, so its steps are rerun."""
+    assert DOCS / "recipes" / "measure-then-generate.md" in SESSIONS
+
+
+def test_every_recipe_is_run_as_a_whole() -> None:
+    """Every recipe is run in order in a fresh folder (issue 47: a recipe checked command by
+    command, in the repository, hid an overwritten workload.toml and a kill that killed nothing)."""
+    assert len(RECIPES) >= 10
+    assert set(RECIPES) <= set(RUN_PAGES)
+    assert not {page for page, _, _ in EXAMPLES} & {str(p.relative_to(REPO)) for p in RECIPES}
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=[p.name for p in RUN_PAGES])
+def test_page_runs_in_order_in_a_fresh_folder(
+    page: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Each command of a recipe (or session page) prints what the page shows, run in order in one
+    fresh folder outside the repository, and the servers it starts are stopped by its own commands."""
+    folder = tmp_path_factory.mktemp(page.stem)
+    assert REPO not in folder.parents
+    rerun, mismatches, left = _run_page(page, folder)
+    if SESSION_MARK in page.read_text():
+        assert rerun >= 3, "a session page reruns its generation steps"
     if REGENERATE and mismatches:
+        text = page.read_text()
         for command, expected, actual in mismatches:
             shown = f"$ {command}\n{expected}".rstrip("\n")
             assert text.count(shown) == 1, f"cannot locate the example in {page}"
@@ -235,6 +423,22 @@ def test_session_page_reruns_in_order(page: Path, tmp_path: Path) -> None:
         page.write_text(text)
         return
     assert [(c, e) for c, e, _ in mismatches] == [(c, a) for c, _, a in mismatches]
+    assert left == [], f"{page.name} leaves processes running after its own stop commands: {left}"
+
+
+def test_a_page_that_serves_is_run_with_its_servers(tmp_path: Path) -> None:
+    """A page that names its ports runs its server commands, on free ports, and prints the page's
+    ports back; one that does not shows them as run."""
+    assert not _skipped_in_a_run("(cd deploy && uwsgi --ini uwsgi.ini)", serves=True)
+    assert _skipped_in_a_run("(cd deploy && uwsgi --ini uwsgi.ini)", serves=False)
+    assert _skipped_in_a_run("SERVERTUNE_WORKER=0 gunicorn -c x.py", serves=False)
+    assert _skipped_in_a_run("wrk -t1 http://127.0.0.1:8080/", serves=True)
+    assert not _skipped_in_a_run("servertune measure --log a.log", serves=False)
+    mapping = _free_ports([58139, 58140, 54379])
+    assert mapping[58140] == mapping[58139] + 1
+    assert _swap(
+        "socket = 127.0.0.1:58139 and 58140, not 581390", {"58139": "1", "58140": "2"}
+    ) == ("socket = 127.0.0.1:1 and 2, not 581390")
 
 
 @pytest.mark.parametrize("page", SESSIONS, ids=[p.name for p in SESSIONS])

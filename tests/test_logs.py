@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from servertune.cli import app as cli
-from servertune.logs import LogError, LogFormatError, build_format, detect_format, read_traffic
+from servertune.logs import LogFormatError, build_format, detect_format, read_traffic
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
 from servertune.logs.routes import MAX_ROUTES, OTHER, template
@@ -49,7 +49,9 @@ def test_nginx_log_format_columns_routes_and_statuses(tmp_path: Path) -> None:
     )
     traffic = read_traffic([log], build_format("nginx", TIMED))
     assert (traffic.lines, traffic.requests, traffic.timed, traffic.unparsable) == (4, 4, 3, 0)
-    assert sorted(traffic.routes) == ["/a/{uuid}", "/users/{id}/orders"]
+    # The 499 nginx answered itself (upstream `-`) is a request of its route, not a timed one.
+    assert sorted(traffic.routes) == ["/", "/a/{uuid}", "/users/{id}/orders"]
+    assert (traffic.routes["/"].requests, traffic.routes["/"].count) == (1, 0)
     assert traffic.routes["/users/{id}/orders"].total_ms == pytest.approx(60)
     assert traffic.statuses == {"200": 2, "504": 1, "499": 1}
     assert traffic.span_s == 4
@@ -71,22 +73,33 @@ def test_request_time_is_read_when_there_is_no_upstream_time(tmp_path: Path) -> 
     assert traffic.format.service_field == "$request_time"
 
 
-def test_a_log_without_timing_says_which_directive_adds_it(tmp_path: Path) -> None:
-    """nginx `combined` has no time: the error names $upstream_response_time and $request_time."""
+def test_a_log_without_timing_is_read_for_rate_routes_and_statuses(tmp_path: Path) -> None:
+    """nginx `combined` has no time: the rate, routes and statuses are read, the timing is marked
+    missing with the directive that adds it (printed once), and the workload file holds the peak
+    rate only, saying the timing is missing."""
     log = tmp_path / "access.log"
     log.write_text(
-        '1.2.3.4 - - [26/Nov/2026:13:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "curl/8.0"\n'
+        "".join(
+            f'1.2.3.4 - - [26/Nov/2026:13:00:0{i // 2} +0000] "GET /users/{i} HTTP/1.1" '
+            f'{404 if i == 3 else 200} 5 "-" "curl/8.0"\n'
+            for i in range(6)
+        )
     )
     traffic = read_traffic([log], detect_format(log))
-    assert traffic.requests == 1
-    with pytest.raises(LogError, match=r"\$upstream_response_time.*\$request_time"):
-        traffic.workload_values()
+    assert traffic.requests == 6
+    assert traffic.routes["/users/{id}"].requests == 6
+    assert traffic.workload_values() == {"peak_rps": 2.0}
     result = CliRunner().invoke(cli, ["measure", "--log", str(log), "--out", str(tmp_path / "w")])
-    assert result.exit_code == 2
-    # nginx `combined` and gunicorn's default write alike: both fixes are named.
-    assert "has no request timing: nginx: add $upstream_response_time" in result.output
+    assert result.exit_code == 0, result.output
+    # nginx `combined` and gunicorn's default write alike: both fixes are named, once.
+    assert result.output.count("add $upstream_response_time") == 1
+    assert "service time   not in this log: nginx: add $upstream_response_time" in result.output
     assert " / gunicorn: add %(D)s" in result.output
-    assert not (tmp_path / "w").exists()
+    assert "  /users/{id}                                       6 100.0%" in result.output
+    assert "  404          1  16.67%" in result.output
+    written = (tmp_path / "w").read_text()
+    assert "# service_time_ms, slow calls, request_tail_ms: timing missing" in written
+    assert "[workload]\npeak_rps = 2.0\n" in written
 
 
 def test_nginx_conf_gives_the_format_its_access_log_uses(tmp_path: Path) -> None:
@@ -188,7 +201,7 @@ def test_gzip_rotated_sets_and_stdin(tmp_path: Path) -> None:
     ordered = rotation_order(given)
     assert [p.name for p in ordered] == ["access.log.2.gz", "access.log.1", "access.log"]
     traffic = read_traffic(given, build_format("nginx", TIMED))
-    assert (traffic.requests, traffic.span_s, traffic.late_lines) == (3, 21, 0)
+    assert (traffic.requests, traffic.span_s) == (3, 21)
     stdin = (tmp_path / "access.log.1").read_bytes()
     result = CliRunner().invoke(
         cli, ["measure", "--log", "-", "--log-format", f"nginx:{TIMED}"], input=stdin
@@ -349,7 +362,8 @@ def test_distinct_routes_past_the_bound_share_one_row(tmp_path: Path) -> None:
 
 
 def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> None:
-    """10 % of requests at 5 s beside 90 % at 20 ms: slow_call_ratio 0.1, slow_call_ms 5 s."""
+    """10 % of requests at 5 s beside 90 % at 20 ms: slow_call_ratio 0.1, and slow_call_ms the
+    4.98 s a slow call adds to a 20 ms request (both means), p99.9 5 s the tail."""
     log = tmp_path / "access.log"
     log.write_text(
         "".join(
@@ -360,11 +374,12 @@ def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> Non
     values = traffic.workload_values()
     assert values["service_time_ms"] == pytest.approx(20, rel=0.01)
     assert values["slow_call_ratio"] == pytest.approx(0.1, abs=0.002)
-    assert values["slow_call_ms"] == pytest.approx(5000, rel=0.01)
+    assert values["slow_call_ms"] == pytest.approx(4980, rel=0.01)
+    assert values["request_tail_ms"] == pytest.approx(5000, rel=0.01)
     assert traffic.slow_time_share() == pytest.approx(500 / 518, rel=0.02)
     text = traffic.to_toml()
-    assert "slow calls of 1,000 requests timed by $upstream_response_time in access.log" in text
+    assert "slow calls' mean 5,000.0 ms less the others' mean, of 1,000 requests timed by " in text
     (tmp_path / "w.toml").write_text(text)
     explained = CliRunner().invoke(cli, ["explain", "--workload", str(tmp_path / "w.toml")])
     assert explained.exit_code == 0, explained.output
-    assert "\nsources:\n  service_time_ms = 19.89: p50 of the " in explained.output
+    assert "\nsources:\n  service_time_ms = 20.0: mean of the " in explained.output

@@ -101,3 +101,29 @@ def test_check_log_errors_are_one_line(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert result.output.startswith(message), result.output
         assert result.output.count("\n") == 1, result.output
+
+
+def test_a_timeout_finding_states_the_share_of_requests_the_log_shows_past_it(
+    tmp_path: Path,
+) -> None:
+    """One request in ten takes 6 s under a 5 s proxy_read_timeout: the finding says 10.00 %
+    (120 of 1,200), not "about one request in a thousand (or more)"."""
+    files = _configs(tmp_path)
+    lines = [
+        f"10.0.0.1 [26/Nov/2026:13:{i // 20 // 60:02d}:{i // 20 % 60:02d} +0000] "
+        f'"GET /report/{i} HTTP/1.1" 200 300 {"6.000" if i % 10 == 0 else "0.010"}\n'
+        for i in range(1200)
+    ]
+    log = tmp_path / "access.log"
+    log.write_text("".join(lines))
+    result = CliRunner().invoke(
+        cli, ["check", "--log", str(log), "--format", "json", "--cores", "2", *map(str, files)]
+    )
+    tail = [
+        f for f in json.loads(result.output)["findings"] if f["rule"] == "traffic-tail-over-timeout"
+    ]
+    nginx = next(f for f in tail if Path(f["file"]).name == "nginx.conf")
+    assert (
+        "10.00% (120 of 1,200) of the log's requests took that long or longer" in (nginx["message"])
+    )
+    assert "one request in a thousand" not in nginx["message"]

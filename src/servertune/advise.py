@@ -18,6 +18,8 @@ when supplied, a `servertune bench parallel --json` report from the same machine
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,7 +56,8 @@ SUBINTERPRETER_MIN_CPU_MS = 250.0
 #: First Python whose sub-interpreters each have their own GIL (PEP 684).
 SUBINTERPRETER_PYTHON = (3, 12)
 
-Verdict = Literal["recommended", "fits", "poor"]
+#: "unknown": the deciding number is not known (cpu_fraction assumed, not measured).
+Verdict = Literal["recommended", "fits", "poor", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,37 @@ def read_parallel(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path} nests too deeply to be a bench report") from None
     if not isinstance(data, dict) or data.get("scenario") != "parallel":
         raise ValueError(f"{path} is not a `servertune bench parallel --json` report")
+    problem = _report_problem(data)
+    if problem is not None:
+        raise ValueError(f"{path} is not a `servertune bench parallel --json` report: {problem}")
     return data
+
+
+def _report_problem(data: Mapping[str, Any]) -> str | None:
+    """What keeps a report's figures from being cited (a hand-edited one printed
+    "Python ?" and "took -1.00 x the serial time"), or None."""
+    machine = data.get("machine")
+    version = machine.get("measured_python") if isinstance(machine, dict) else None
+    if not isinstance(version, str) or not re.fullmatch(r"3\.\d{1,2}(\.\d{1,3})?\w*", version):
+        return f"machine.measured_python is {version!r}, not a Python version such as '3.13.0'"
+    ratios = data.get("ratios")
+    if not isinstance(ratios, dict) or not ratios:
+        return "it has no `ratios` table"
+    for key, value in ratios.items():
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return f"ratios[{str(key)[:40]!r}] is {str(value)[:40]!r}, not a number"
+        if not math.isfinite(value) or value <= 0:
+            return f"ratios[{str(key)[:40]!r}] = {value}: a time ratio is a positive number"
+    runs = data.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
+        return "`runs` is not a list of runs"
+    for run in runs:
+        start = run.get("first_start_s")
+        if start is not None and (
+            not isinstance(start, int | float) or not math.isfinite(start) or start < 0
+        ):
+            return f"a run's first_start_s is {str(start)[:40]!r}, not a time in seconds"
+    return None
 
 
 def _python_of(parallel: Mapping[str, Any] | None) -> tuple[int, int]:
@@ -166,13 +199,26 @@ def advise(
         measured = Measured.model_validate(dict(measured))
     facts = _Facts.of(plan or plan_for(workload), parallel)
     c = facts.plan.workload.cpu_fraction
-    asyncio_first = facts.too_many and c <= ASYNC_MAX_CPU_FRACTION
+    asyncio_first = facts.too_many and c <= ASYNC_MAX_CPU_FRACTION and not facts.cpu_assumed
     aio_verdict: Verdict = (
-        "recommended" if asyncio_first else "fits" if c <= ASYNC_MAX_CPU_FRACTION else "poor"
+        "unknown"
+        if facts.cpu_assumed
+        else "recommended"
+        if asyncio_first
+        else "fits"
+        if c <= ASYNC_MAX_CPU_FRACTION
+        else "poor"
     )
     hints: tuple[str, ...] = ()
+    if facts.cpu_assumed:
+        hints += (
+            (
+                "cpu_fraction decides between threads and asyncio and was not given (an access "
+                "log holds no CPU time): `servertune measure APP --out workload.toml` measures it"
+            ),
+        )
     if parallel is None:
-        hints = (
+        hints += (
             (
                 "run `servertune bench parallel --json parallel.json` on the serving machine and "
                 "pass `--parallel parallel.json` to cite its measured ratios"
@@ -204,6 +250,8 @@ class _Facts:
     inflight: float
     saturating: float
     cap: int
+    #: cpu_fraction is the model's default, given by no flag or file (a log-derived workload).
+    cpu_assumed: bool
 
     @classmethod
     def of(cls, plan: Plan, parallel: Mapping[str, Any] | None) -> _Facts:
@@ -217,6 +265,7 @@ class _Facts:
             inflight=in_flight(rate / plan.processes, held_s(w)),
             saturating=plan.cores_per_process / w.cpu_fraction,
             cap=thread_cap(plan.cores_per_process),
+            cpu_assumed="cpu_fraction" not in w.model_fields_set,
         )
 
     @property
@@ -232,9 +281,10 @@ class _Facts:
 def _processes_threads(f: _Facts) -> list[str]:
     """Processes x threads: fill each core's GIL with threads, size for slow calls."""
     plan, c = f.plan, f.plan.workload.cpu_fraction
+    assumed = " (assumed: not measured)" if f.cpu_assumed else ""
     if plan.workload.gil == "enabled":
         fills = (
-            f"cpu_fraction {c:g}: a process fills its core at 1/{c:g} = {f.saturating:.1f} threads "
+            f"cpu_fraction {c:g}{assumed}: a process fills its core at 1/{c:g} = {f.saturating:.1f} threads "
             f"(servertune bench balance); one process per core, as the GIL allows one core per process"
         )
     else:
@@ -268,7 +318,13 @@ def _asyncio(f: _Facts) -> list[str]:
     """asyncio: one loop interleaves waits; a request that computes holds it."""
     c = f.plan.workload.cpu_fraction
     aio: list[str] = []
-    if c <= ASYNC_MAX_CPU_FRACTION:
+    if f.cpu_assumed:
+        aio.append(
+            f"cpu_fraction {c:g} is assumed, not measured: asyncio fits when requests mostly "
+            f"wait (cpu_fraction <= {ASYNC_MAX_CPU_FRACTION}) and is poor when they compute; "
+            "only a measurement of the app says which"
+        )
+    elif c <= ASYNC_MAX_CPU_FRACTION:
         aio.append(
             f"requests mostly wait (cpu_fraction {c:g} <= {ASYNC_MAX_CPU_FRACTION}): one event "
             f"loop per process interleaves them without {f.saturating:.0f}+ threads"

@@ -27,8 +27,9 @@ __all__ = ["RenderError", "Verbatim", "render_template", "template_cache_dir"]
 
 # Characters a rendered value may contain. No whitespace, quotes, `;`, braces, `#`, `$`, `%`,
 # `@`, parentheses or backslashes: nothing that ends a directive or starts an expansion in nginx,
-# uWSGI ini files or Python source.
-_SAFE_VALUE = re.compile(r"\A[A-Za-z0-9_.:/\[\]*,-]*\Z")
+# uWSGI ini files or Python source. Letters and digits of any script (`\w`: what str.isalnum
+# takes, never a space, separator or punctuation) so a Unicode module name (`módulo:app`) renders.
+_SAFE_VALUE = re.compile(r"\A[\w.:/\[\]*,-]*\Z")
 
 
 class RenderError(ValueError):

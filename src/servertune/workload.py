@@ -11,6 +11,7 @@ import ipaddress
 import keyword
 import re
 import typing
+import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -37,7 +38,9 @@ __all__ = [
 # Allow-lists for values that reach a config file. Anchored with \A ... \Z (never `$`, which
 # also matches before a trailing newline) and kept to characters that mean nothing to uWSGI's
 # ini expansion (`$(`, `%(`, `@(`), nginx (`;`, `{`, `#`, quotes) or Python.
-APP_PATTERN = r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
+# Python identifiers, Unicode ones included (`módulo:app` imports: PEP 3131); `\w` is Unicode
+# here, and `_no_keywords` holds each part to str.isidentifier (which refuses `²`, a `\w`).
+APP_PATTERN = r"\A[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*\Z"
 PATH_PATTERN = r"\A(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+/?\Z|\A/\Z"
 USER_PATTERN = r"\A[a-z_][a-z0-9_-]{0,31}\Z"
 # `/static/=/srv/app/static[,/media/=/srv/app/media]`: URL prefixes (ending in /) and the
@@ -79,6 +82,14 @@ class AllowList:
 
 
 AppPath = Annotated[str, AllowList(APP_PATTERN, max_length=200)]
+
+
+def _scripts(word: str) -> set[str]:
+    """The scripts of a word's letters, by the first word of each one's Unicode name (LATIN,
+    CYRILLIC, GREEK, ...); `_` and digits belong to none."""
+    return {unicodedata.name(c, "?").split()[0] for c in word if c.isalpha()}
+
+
 DirPath = Annotated[str, AllowList(PATH_PATTERN, max_length=200)]
 UserName = Annotated[str, AllowList(USER_PATTERN)]
 ServerName = Annotated[str, AllowList(SERVER_NAME_PATTERN, max_length=253)]
@@ -199,7 +210,8 @@ class Workload(BaseModel):
         default=100.0,
         ge=MIN_SERVICE_TIME_MS,
         le=600_000,
-        description="wall time of a typical request inside the app, excluding slow calls",
+        description="mean wall time of a request inside the app, excluding slow calls (a "
+        "mean: Little's law turns it into requests in flight)",
         json_schema_extra={"unit": "ms"},
     )
     cpu_fraction: float = Field(
@@ -220,7 +232,16 @@ class Workload(BaseModel):
         default=10_000.0,
         gt=0,
         le=600_000,
-        description="how long a slow call holds its thread (a tail value, e.g. the p99)",
+        description="mean time a slow call adds to its request, holding its thread (a mean: "
+        "Little's law turns it into threads parked)",
+        json_schema_extra={"unit": "ms"},
+    )
+    request_tail_ms: float | None = Field(
+        default=None,
+        gt=0,
+        le=600_000,
+        description="the longest a legitimate request takes, a tail such as the p99.9: the "
+        "timeouts let it finish; unset means service_time_ms + slow_call_ms",
         json_schema_extra={"unit": "ms"},
     )
     peak_rps: float | None = Field(
@@ -540,6 +561,18 @@ class Workload(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _tail_not_below_the_mean(self) -> Workload:
+        # A tail under the mean of the requests it bounds is a mean given as a tail (or the
+        # two fields swapped): timeouts sized from it would cut the typical request.
+        if self.request_tail_ms is not None and self.request_tail_ms < self.service_time_ms:
+            raise _exact(
+                "request_tail_ms",
+                f"{_num(self.request_tail_ms)} is below service_time_ms "
+                f"{_num(self.service_time_ms)}: a tail (p99.9) is at least the mean",
+            )
+        return self
+
     @field_validator("*", mode="before")
     @classmethod
     @_signature_read_once
@@ -622,6 +655,12 @@ class Workload(BaseModel):
         words = re.split(r"[.:]", value)
         if any(keyword.iskeyword(word) for word in words):
             raise ValueError("a Python keyword")
+        if not all(word.isidentifier() for word in words):
+            raise ValueError("not a Python identifier")
+        # `wsgi:\u0430pp` (a Cyrillic a) is an identifier too, and reads as `app`: a name that
+        # mixes the letters of two scripts is a look-alike (Unicode TS #39), never a real module.
+        if any(len(_scripts(word)) > 1 for word in words):
+            raise ValueError("letters of two scripts in one name (a look-alike)")
         return value
 
     @field_validator("static")

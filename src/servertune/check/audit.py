@@ -27,6 +27,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.readers import Reading, read_with, reader_for
+from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
 from servertune.machine import Machine
@@ -34,6 +35,7 @@ from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 if TYPE_CHECKING:
+    from servertune.check.ignored import BaselineReport, Suppressed
     from servertune.logs.traffic import Traffic
 
 __all__ = [
@@ -92,6 +94,11 @@ class CheckResult:
     errors: tuple[FileError, ...] = ()
     #: The core count the rules judged by, and where it came from.
     cores: tuple[int, str] | None = None
+    #: Findings ignored (settings, an ignore comment or annotation, a baseline), with how and
+    #: why: counted in every report, never in the exit status (`check.suppress`).
+    suppressed: tuple[Suppressed, ...] = ()
+    #: The `--baseline` run's matched and stale entries.
+    baseline: BaselineReport | None = None
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -168,6 +175,7 @@ def check_files(
     rss_mb: float | None = None,
     kind: str | None = None,
     traffic: Traffic | None = None,
+    root: Path | None = None,
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -177,10 +185,13 @@ def check_files(
     Dockerfile, compose file or manifest, which `env` adds to). `rss_mb` is one worker's
     resident memory (default: the plan's workload's `memory_per_worker_mb`, when it has one).
     `kind` reads every file with that reader instead of the one that claims it. `traffic`
-    (an access log read by servertune.logs) adds the findings only traffic shows.
+    (an access log read by servertune.logs) adds the findings only traffic shows. `root` is
+    the tree the files may name other files in (default: the files' common folder); a file
+    named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
+    with confined_to(root if root is not None else default_root(paths)):
+        reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
@@ -191,7 +202,8 @@ def check_files(
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
-    fronts = link_balancers(list(reading.balancers), nginx, apps)
+    # A Traefik service is read through its static config and on its own: once.
+    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps)
     context = Context(
         apps,
         nginx,
@@ -240,7 +252,8 @@ def _read_for_cores(
     else for this machine's: the reading, its errors and notes, the machine judged and where
     its cores came from, which the report says."""
     judged = plan.machine if plan is not None else machine
-    named = plan is not None or machine.cores_source == "--cores"
+    # Named by the user: `--cores`, or `cores` in the settings file (`cores in pyproject.toml`).
+    named = plan is not None or machine.cores_source.startswith(("--cores", "cores in "))
     where = "the workload's machine" if plan is not None else judged.cores_source
     # This machine's cores (cgroup and affinity included) until the files name a limit, so
     # the count evaluated is the count the summary reports.
@@ -319,7 +332,7 @@ def _read_all(
                 "starts-no-server",
                 Location(path),
                 f"{path}: read as {reader.described}; it starts no app server and holds no "
-                "nginx or HAProxy config",
+                "proxy in front of one (nginx, HAProxy, a Caddy reverse_proxy, a Traefik service)",
             )
         reading += one
     return reading, errors
@@ -330,7 +343,11 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     server block) is one note at its first line, counting the others."""
     first: dict[tuple[str, Path, str], Note] = {}
     more: dict[tuple[str, Path, str], int] = {}
+    seen: set[Note] = set()
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
+        if one in seen:
+            continue  # the same line noted twice (a COPY looked through for two files)
+        seen.add(one)
         key = (one.kind, one.at.file, one.message)
         if key in first:
             more[key] = more.get(key, 0) + 1

@@ -20,6 +20,8 @@ class LoadBalancer:
     idle_timeout_s: float
     summary: str
     source: str
+    #: The documentation of its defaults, for a config read by `check` (Caddy's, Traefik's).
+    docs: str = ""
 
 
 LOAD_BALANCERS: dict[str, LoadBalancer] = {

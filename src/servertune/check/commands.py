@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from servertune.check.asgi_cli import parse_command_lines
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
@@ -137,21 +137,27 @@ class ConfigFile:
     first_line: int = 1
 
 
-#: Finds the file a command line names (the path as written, relative to the working directory
-#: the server runs in); None when it is not among the files check was given.
-FindConfig = Callable[[str], ConfigFile | None]
+class FindConfig(Protocol):
+    """Finds the file a command line names (the path as written, relative to the working
+    directory the server runs in, named at `at`); None when it is not among the files here."""
+
+    def __call__(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None: ...
 
 
 def beside(file: Path) -> FindConfig:
     """Finds a relative path in `file`'s directory (a config a script or Procfile names, in
-    the repository it lives in); an absolute path names the server's filesystem: not here."""
+    the repository it lives in), inside the tree check reads; an absolute path names the
+    server's filesystem: not here."""
 
-    def find(wanted: str) -> ConfigFile | None:
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        from servertune.check.resolve import admit
         from servertune.check.source import read_text
 
         if wanted.startswith("/"):
             return None
         candidate = file.parent / wanted
+        if admit(candidate, wanted, at or Location(file), "file") is None:
+            return None
         if not candidate.is_file():
             return None
         return ConfigFile(read_text(candidate), candidate, 1)
@@ -624,7 +630,11 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
     named, rest = config_argument(args, ("-c", "--config"))
     # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
     wanted = named.text if named is not None else "gunicorn.conf.py"
-    config = find_config(wanted) if find_config is not None else None
+    config = (
+        find_config(wanted, named.at if named is not None else None)
+        if find_config is not None
+        else None
+    )
     missing: Setting[str] | None = None
     if named is not None and config is None:
         missing = Setting(named.text, named.at)
@@ -733,7 +743,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     missing: Setting[str] | None = None
     for option, value, at in uwsgi_command_options(args):
         if option in ("ini", "config"):
-            found = find_config(value) if find_config is not None else None
+            found = find_config(value, at) if find_config is not None else None
             if found is None:
                 missing = Setting(value, at)
                 continue

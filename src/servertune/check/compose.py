@@ -32,6 +32,7 @@ from pathlib import Path
 
 import yaml
 
+from servertune.check import resolve
 from servertune.check.commands import Word, place_words
 from servertune.check.dockerfile import (
     Image,
@@ -233,6 +234,8 @@ def _environment(
         if name is None or name.text() is None:
             continue
         env_path = path.parent / (name.text() or "")
+        if resolve.admit(env_path, name.text() or "", name.at, "env_file") is None:
+            continue
         if not env_path.is_file():
             if required is not None and (required.text() or "").lower() == "false":
                 continue
@@ -355,12 +358,16 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
     build = service.get("build")
     if build is None:
         return None, ()
+    file_node: _Node | None = None
+    context_at = build.at
     if isinstance(build.node, yaml.MappingNode):
         context_node, file_node = build.get("context"), build.get("dockerfile")
         context = (context_node.text() if context_node else None) or "."
+        context_at = context_node.at if context_node is not None else build.at
         name = (file_node.text() if file_node else None) or "Dockerfile"
         if build.get("dockerfile_inline") is not None:
             inline = build.get("dockerfile_inline")
+            # Its COPY sources are each read inside the tree only (dockerfile.Image.find).
             return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
     else:
         context, name = build.text() or ".", "Dockerfile"
@@ -368,13 +375,47 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         return None, ()  # a git URL: not here
     directory = path.parent / context
     dockerfile = directory / name
+    named_at = file_node.at if file_node is not None else build.at
+    if resolve.admit(directory, context, context_at, "build context") is None:
+        return None, ()
+    if resolve.admit(dockerfile, name, named_at, "build dockerfile") is None:
+        return None, ()
     if not dockerfile.is_file():
         return None, ()
     return read_image(dockerfile, read_text(dockerfile), directory), (dockerfile,)
 
 
+def _outside_references(root: _Node, services: _Node, path: Path) -> None:
+    """`include` and `extends: {file}` name other compose files, which check does not follow
+    (give them on the command line to have them read): one outside the tree check reads is
+    said to be never read, at its line."""
+    included = root.get("include")
+    for entry in included.list() if included is not None else []:
+        paths = entry.get("path") if isinstance(entry.node, yaml.MappingNode) else entry
+        for one in (
+            paths.list()
+            if paths is not None and isinstance(paths.node, yaml.SequenceNode)
+            else [paths]
+        ):
+            if one is not None and one.text():
+                resolve.admit(path.parent / (one.text() or ""), one.text() or "", one.at, "include")
+    for _, service in services.items():
+        extended = service.get("extends") if isinstance(service.node, yaml.MappingNode) else None
+        named = (
+            extended.get("file")
+            if extended is not None and isinstance(extended.node, yaml.MappingNode)
+            else None
+        )
+        if named is not None and named.text():
+            resolve.admit(
+                path.parent / (named.text() or ""), named.text() or "", named.at, "extends file"
+            )
+
+
 def _dotenv(path: Path) -> dict[str, str]:
     dotenv = path.parent / ".env"
+    if resolve.admit(dotenv, ".env", Location(path), "the .env beside it") is None:
+        return {}  # a symlink out of the tree
     if not dotenv.is_file():
         return {}
     values, _ = read_env_file(dotenv)
@@ -404,6 +445,7 @@ def read_compose(
     def interpolated(value: str, at: Location) -> str:
         return interpolate(value, lookup, at)
 
+    _outside_references(root, services, path)
     apps: list[AppServer] = []
     files: list[Path] = []
     for key, value in services.node.value:

@@ -21,8 +21,9 @@ The build context is the Dockerfile's directory (a compose file's `build.context
 otherwise). A Dockerfile kept in a subdirectory is often built from the repository's root
 (`docker build -f docker/Dockerfile .`): a file the image needs that is not found from the
 Dockerfile's directory is looked for from its parent, then its grandparent
-(`CONTEXT_ANCESTORS`), never above a directory holding `.git`. Build arguments given with
-`--build-arg` are not known here: `ARG` defaults are used.
+(`CONTEXT_ANCESTORS`), never above a directory holding `.git` nor outside the tree check
+reads (`servertune.check.resolve`: a `COPY` source outside it is a note, never read). Build
+arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from servertune.check import resolve
 from servertune.check.commands import (
     ConfigFile,
     Word,
@@ -63,8 +65,9 @@ __all__ = [
 
 #: How many directories above a Dockerfile a file it copies is looked for when no build context
 #: is given: `docker/Dockerfile` and `contrib/container/Dockerfile` built from the repository's
-#: root (taiga-back, InvenTree) are one and two levels down.
-CONTEXT_ANCESTORS = 2
+#: root (taiga-back, InvenTree) are one and two levels down. The tree check reads reaches as
+#: far up to take in their repository, no further.
+CONTEXT_ANCESTORS = resolve.REPOSITORY_LEVELS
 
 #: Every instruction of the Dockerfile reference; anything else is refused, as `docker build`
 #: refuses it ("unknown instruction").
@@ -193,8 +196,8 @@ class _Stage:
     cmd: list[Word] | None = None
     cmd_shell: bool = False
     #: (source, absolute destination, destination is a directory, the stage copied from or
-    #: None for the build context), in COPY order.
-    copies: list[tuple[str, str, bool, _Stage | None]] = field(default_factory=list)
+    #: None for the build context, the COPY's line), in COPY order.
+    copies: list[tuple[str, str, bool, _Stage | None, Location]] = field(default_factory=list)
     #: Image path -> heredoc text and its first line (COPY <<EOF /path).
     heredocs: dict[str, tuple[str, int]] = field(default_factory=dict)
 
@@ -228,16 +231,18 @@ class Image:
     env_at: dict[str, Location]
     workdir: str
     shell: tuple[str, ...]
-    copies: tuple[tuple[str, str, bool, _Stage | None], ...]
+    copies: tuple[tuple[str, str, bool, _Stage | None, Location], ...]
     heredocs: dict[str, tuple[str, int]]
     #: The build context was given (a compose file's `build.context`), not assumed.
     context_given: bool = False
 
-    def find(self, wanted: str) -> ConfigFile | None:
+    def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
         (through `COPY`, and `COPY --from` an earlier stage) or a heredoc; None when it is not
         among them. Without a given context, the Dockerfile's directory and then up to
-        `CONTEXT_ANCESTORS` directories above it, nearest first."""
+        `CONTEXT_ANCESTORS` directories above it, nearest first, never above the tree check
+        reads. A source outside that tree is never read (a note names its COPY)."""
+        del at  # the COPY that brings a file in is what names it
         target = PurePosixPath(self.workdir) / wanted
         for context in self._contexts():
             found = _locate(self.path, context, list(self.copies), self.heredocs, target)
@@ -250,16 +255,21 @@ class Image:
         if self.context_given:
             return contexts
         for _ in range(CONTEXT_ANCESTORS):
-            if (contexts[-1] / ".git").exists() or contexts[-1].parent == contexts[-1]:
+            above = contexts[-1].parent
+            if (
+                (contexts[-1] / ".git").exists()
+                or above == contexts[-1]
+                or not resolve.inside(above, self.path)
+            ):
                 break
-            contexts.append(contexts[-1].parent)
+            contexts.append(above)
         return contexts
 
 
 def _locate(
     path: Path,
     context: Path,
-    copies: list[tuple[str, str, bool, _Stage | None]],
+    copies: list[tuple[str, str, bool, _Stage | None, Location]],
     heredocs: Mapping[str, tuple[str, int]],
     target: PurePosixPath,
     depth: int = 0,
@@ -270,7 +280,7 @@ def _locate(
         return ConfigFile(text, path, first)
     if depth > 8:
         return None
-    for source, dest, is_dir_dest, stage in reversed(copies):
+    for source, dest, is_dir_dest, stage, copied_at in reversed(copies):
         try:
             relative = target.relative_to(PurePosixPath(dest))
         except ValueError:
@@ -292,7 +302,9 @@ def _locate(
             candidate = local
         else:
             candidate = None
-        if candidate is not None and candidate.is_file():
+        if candidate is None or resolve.admit(candidate, source, copied_at, "COPY") is None:
+            continue
+        if candidate.is_file():
             return ConfigFile(read_text(candidate), candidate, 1)
     return None
 
@@ -441,7 +453,7 @@ def _apply(
             stage.entrypoint, stage.entrypoint_shell = words, not command.json
             stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
     elif name in ("COPY", "ADD"):
-        _copy(command, stage, stages, variables, source.escape)
+        _copy(command, stage, stages, variables, source)
 
 
 def _command_words(command: Any, source: _Source) -> list[Word]:
@@ -462,10 +474,15 @@ def _command_words(command: Any, source: _Source) -> list[Word]:
 
 
 def _copy(
-    command: Any, stage: _Stage, stages: dict[str, _Stage], variables: dict[str, str], escape: str
+    command: Any,
+    stage: _Stage,
+    stages: dict[str, _Stage],
+    variables: dict[str, str],
+    source: _Source,
 ) -> None:
     """COPY / ADD: what goes where in the image, from the build context or a stage of this
     file (another image's files are not here); a heredoc's text is kept as the file."""
+    escape = source.escape
     sources = [f.partition("=")[2] for f in command.flags if f.startswith("--from=")]
     origin = stages.get(sources[-1].lower()) if sources else None
     if sources and origin is None:
@@ -486,8 +503,9 @@ def _copy(
     dest = values[-1]
     is_dir = dest.endswith("/") or len(values) > 2
     absolute = str(PurePosixPath(stage.workdir) / dest)
-    for source in values[:-1]:
-        stage.copies.append((source, absolute, is_dir, origin))
+    copied_at = Location(source.path, command.start_line)
+    for name in values[:-1]:
+        stage.copies.append((name, absolute, is_dir, origin, copied_at))
 
 
 def container_words(

@@ -287,10 +287,11 @@ class NginxConfig:
 
 @dataclass(frozen=True)
 class Balancer:
-    """A load balancer config (an HAProxy backend) reduced to the chain's numbers: where it
-    sends requests, and how long it may keep an idle connection to those servers open."""
+    """A load balancer or reverse proxy config (an HAProxy backend, a Caddy `reverse_proxy`, a
+    Traefik service) reduced to the chain's numbers: where it sends requests, and how long it
+    may keep an idle connection to those servers open."""
 
-    kind: Literal["haproxy"]
+    kind: Literal["haproxy", "caddy", "traefik"]
     file: Path
     #: The backend's (or listen section's) name.
     name: str
@@ -319,6 +320,16 @@ class Balancer:
     #: Each server's `pool-max-conn` (its own, else `default-server`'s), in `servers`' order:
     #: how many idle connections its pool may hold; None: unbounded (-1, HAProxy's default).
     pools: tuple[Setting[int] | None, ...] = ()
+    #: What it is in a finding's words (`Caddy reverse_proxy in site example.com`); "" for an
+    #: HAProxy backend, named `HAProxy backend `NAME``.
+    label: str = ""
+    #: Where its defaults are documented, for a finding's `why` (Caddy's, Traefik's docs).
+    docs: str = ""
+
+    @property
+    def title(self) -> str:
+        """What it is, as a finding names it."""
+        return self.label or f"HAProxy backend `{self.name}`"
 
 
 @dataclass(frozen=True)
@@ -343,6 +354,7 @@ NOTE_KINDS = {
     "unresolved-variable": "a value known only when it runs (the container's variables): not checked",
     "config-not-found": "a command line names a config file not among the files read: not checked",
     "env-file-not-found": "a compose env_file is not here (often a gitignored .env): read without it",
+    "outside-tree": "a file named by another lies outside the tree check was given: never read",
     "not-supported": "a file of a kind check does not read",
     "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",
     "server-chosen": "a script that starts different servers on different paths: one was read",

@@ -2,9 +2,9 @@
 
 crossplane tokenises and checks the syntax exactly as nginx's own lexer does (quotes, escapes,
 braces, argument counts); servertune only walks the tree it returns. Includes are resolved here
-rather than by crossplane, so that a file is refused when it is too big, not UTF-8, outside the
-tree of the main file (a symlink pointing elsewhere) or part of an include cycle, before it is
-parsed. Relative include paths are resolved against nginx's configuration prefix, as nginx
+rather than by crossplane, so that a file is refused when it is too big, not UTF-8 or part of
+an include cycle, before it is parsed, and one outside the tree check reads (`..`, a symlink
+pointing elsewhere: `servertune.check.resolve`) is never opened, a coverage note naming it. Relative include paths are resolved against nginx's configuration prefix, as nginx
 does: the main file's directory (`nginx -c DIR/nginx.conf`), or, for a server file in
 `conf.d/` / `sites-available/`, the directory above it, where its nginx.conf is.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from servertune.check import resolve
 from servertune.check.model import (
     CheckInputError,
     Location,
@@ -72,7 +73,6 @@ class _Node:
 
 @dataclass
 class _Tree:
-    root: Path
     main_dir: Path
     files: list[Path] = field(default_factory=list)
     cache: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
@@ -198,45 +198,42 @@ def _build(
     return nodes
 
 
-#: Directories nginx's packages include server files from; their files are not the main
-#: config, and their relative includes name files of the prefix above them.
-_SERVER_DIRECTORIES = frozenset({"conf.d", "sites-available", "sites-enabled", "http.d"})
-
-
 def _prefix(path: Path) -> Path:
     """The directory nginx resolves the file's relative includes against: its configuration
     prefix (the main nginx.conf's directory, `/etc/nginx/` in the packages and the official
     image), not the directory of the file that says `include` (ngx_conf_file.c resolves every
     relative name with ngx_conf_full_name against cycle->conf_prefix). A site file in
     `sites-available/` or `conf.d/` is included from the nginx.conf one directory up."""
-    if path.parent.name in _SERVER_DIRECTORIES and (path.parent.parent / "nginx.conf").is_file():
+    if (
+        path.parent.name in resolve.NGINX_SERVER_DIRECTORIES
+        and (path.parent.parent / "nginx.conf").is_file()
+    ):
         return path.parent.parent
-    if path.parent.name in _SERVER_DIRECTORIES and path.name != "nginx.conf":
+    if path.parent.name in resolve.NGINX_SERVER_DIRECTORIES and path.name != "nginx.conf":
         return path.parent.parent
     return path.parent
 
 
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
-    if pattern.startswith("/") and not Path(pattern).is_relative_to(tree.root):
+    if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file):
         # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
         # not this tree's. Reported (include-not-found), never read from this machine.
         return [_Node("#missing-include", [pattern], at)]
-    matches = sorted(glob.glob(full)) if glob.has_magic(full) else [full]
+    # Listing a folder outside the tree is reading it too: globbed inside it only.
+    matches = (
+        resolve.glob_inside(full, pattern, at, "include") if glob.has_magic(full) else [Path(full)]
+    )
     nodes: list[_Node] = []
-    for name in matches:
-        target = Path(name)
-        if not target.exists() and not glob.has_magic(full):
+    for target in matches:
+        if not target.exists() and not target.is_symlink() and not glob.has_magic(full):
             # A site file checked on its own often includes `proxy_params` from /etc/nginx:
             # nginx would find it, so the rest of the file is still worth checking. Named as
             # written (one note however many server blocks include it).
             nodes.append(_Node("#missing-include", [pattern], at))
             continue
-        real = target.resolve()
-        if not real.is_relative_to(tree.root):
-            raise CheckInputError(
-                f"{at}: include {name} resolves to {real}, outside the config tree {tree.root}"
-            )
+        if resolve.admit(target, pattern, at, "include") is None:
+            continue
         nodes.extend(_build(target, tree, stack))
     return nodes
 
@@ -335,7 +332,7 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     del text  # read again (with its includes) by the walk; the caller already validated it
     _refuse_what_is_not_nginx(path)
     prefix = _prefix(path)
-    tree = _Tree(root=prefix.resolve(), main_dir=prefix)
+    tree = _Tree(main_dir=prefix)
     nodes = _build(path, tree, ())
     http = [n for n in nodes if n.directive == "http" and n.block is not None]
     # A file with no `http` block is a site snippet: its top level is the http context.

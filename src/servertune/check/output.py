@@ -7,6 +7,8 @@ from typing import Any
 
 from servertune import __version__
 from servertune.check.audit import CheckResult
+from servertune.check.catalog import catalog
+from servertune.check.ignored import Suppressed
 from servertune.check.model import Finding, Location, Note, Severity
 from servertune.check.rules import RULES
 
@@ -44,6 +46,7 @@ def format_text(result: CheckResult) -> str:
     if result.notes:
         lines.append("not checked (coverage, not findings; the exit status ignores them):")
         lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in result.notes)
+    lines += _ignored_text(result)
     files = _plural(len(result.files), "file")
     if result.cores is not None and result.apps:
         # Which cores the CPU-count rules judged by, and why (a finding must not
@@ -61,6 +64,8 @@ def format_text(result: CheckResult) -> str:
         lines.append(f"no server to check in {files} (see the notes above)")
     else:
         lines.append(f"no findings{counted} in {files}")
+    if result.suppressed:
+        lines[-1] += f"; {_plural(len(result.suppressed), 'finding')} ignored (listed above)"
     return "\n".join(lines)
 
 
@@ -69,6 +74,25 @@ def _block(f: Finding) -> list[str]:
     lines = [f"{f.at}: {f.severity.name} [{f.rule}] {f.message}", f"    fix: {f.fix}"]
     lines.extend(f"    see: {other}" for other in f.related)
     lines.append(f"    why: {f.backing}")
+    return lines
+
+
+def _ignored_text(result: CheckResult) -> list[str]:
+    """The ignored findings, each with the line that ignores it and why; the baseline's stale
+    entries."""
+    lines: list[str] = []
+    if result.suppressed:
+        lines.append("ignored (counted here, not in the exit status):")
+        for s in result.suppressed:
+            f, how = s.finding, s.suppression
+            lines.append(
+                f"  {f.at}: {f.severity.name} [{f.rule}] by {how.at} ({how.by}): {how.reason or '(no reason given)'}"
+            )
+    if result.baseline is not None and result.baseline.stale:
+        lines.append(
+            f"fixed since {result.baseline.file} was written (rewrite it with --baseline-write):"
+        )
+        lines.extend(f"  {e.file}:{e.line}: [{e.rule}] {e.message}" for e in result.baseline.stale)
     return lines
 
 
@@ -90,10 +114,15 @@ def _note_json(n: Note) -> dict[str, Any]:
     }
 
 
-def _kind(f: Finding) -> str:
-    """The kind its rule declares (a traffic rule's finding is a fault)."""
-    rule = RULES.get(f.rule)
+def _kind_of(rule_id: str) -> str:
+    """The kind a rule declares (a traffic rule, or an ignore's own rule, is a fault)."""
+    rule = RULES.get(rule_id)
     return rule.kind if rule is not None else "fault"
+
+
+def _kind(f: Finding) -> str:
+    """The kind its finding's rule declares."""
+    return _kind_of(f.rule)
 
 
 def _finding_json(f: Finding) -> dict[str, Any]:
@@ -108,6 +137,15 @@ def _finding_json(f: Finding) -> dict[str, Any]:
         "fix": f.fix,
         "backing": f.backing,
         "related": [{"file": str(r.file), "line": r.line} for r in f.related],
+    }
+
+
+def _suppressed_json(s: Suppressed) -> dict[str, Any]:
+    how = s.suppression
+    where = {"file": str(how.at.file), "line": how.at.line}
+    return {
+        **_finding_json(s.finding),
+        "suppressed": {"kind": how.kind, "by": how.by, "reason": how.reason, "location": where},
     }
 
 
@@ -141,6 +179,8 @@ def format_json(result: CheckResult) -> str:
             for link in result.balancer_links
         ],
         "findings": [_finding_json(f) for f in result.findings],
+        # Ignored findings (settings, ignore comments, a baseline): never in the exit status.
+        "suppressed": [_suppressed_json(s) for s in result.suppressed],
         # Coverage: what was not followed or not known; never a finding, never in the exit.
         "coverage": [_note_json(n) for n in result.notes],
         # Files not read at all (the exit status is 2 when there is one).
@@ -151,6 +191,15 @@ def format_json(result: CheckResult) -> str:
         if result.cores is None
         else {"count": result.cores[0], "source": result.cores[1]},
     }
+    if result.baseline is not None:
+        document["baseline"] = {
+            "file": str(result.baseline.file),
+            "matched": result.baseline.matched,
+            "fixed": [
+                {"rule": e.rule, "file": e.file, "line": e.line, "message": e.message}
+                for e in result.baseline.stale
+            ],
+        }
     return json.dumps(document, indent=2)
 
 
@@ -163,8 +212,26 @@ def _location(at: Location) -> dict[str, Any]:
     }
 
 
+def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+    return {
+        "ruleId": f.rule,
+        "ruleIndex": index[f.rule],
+        "level": _SARIF_LEVEL[f.severity],
+        "message": {"text": f"{f.message}. Fix: {f.fix}"},
+        "locations": [_location(f.at)],
+        "relatedLocations": [{"id": i, **_location(r)} for i, r in enumerate(f.related, start=1)],
+        "properties": {
+            "fix": f.fix,
+            "backing": f.backing,
+            "severity": f.severity.name,
+            "kind": _kind(f),
+        },
+    }
+
+
 def format_sarif(result: CheckResult) -> str:
     """A SARIF 2.1.0 log with one run: every rule in the driver, every finding a result."""
+    known = catalog()
     rules = [
         {
             "id": rule.id,
@@ -172,30 +239,23 @@ def format_sarif(result: CheckResult) -> str:
             "shortDescription": {"text": rule.title},
             "help": {"text": f"Backed by: {rule.backing}"},
             "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-            "properties": {"kind": rule.kind, "severity": rule.severity.name},
+            "properties": {"kind": _kind_of(rule.id), "severity": rule.severity.name},
         }
-        for rule in RULES.values()
+        for rule in known.values()
     ]
-    index = {rule_id: i for i, rule_id in enumerate(RULES)}
-    results = [
-        {
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": _SARIF_LEVEL[f.severity],
-            "message": {"text": f"{f.message}. Fix: {f.fix}"},
-            "locations": [_location(f.at)],
-            "relatedLocations": [
-                {"id": i, **_location(r)} for i, r in enumerate(f.related, start=1)
-            ],
-            "properties": {
-                "fix": f.fix,
-                "backing": f.backing,
-                "severity": f.severity.name,
-                "kind": _kind(f),
-            },
+    index = {rule_id: i for i, rule_id in enumerate(known)}
+    results = [_sarif_result(f, index) for f in result.findings]
+    for s in result.suppressed:
+        # SARIF 3.35: kind inSource (a comment in the file), external (settings, a baseline);
+        # code-scanning UIs show the result as dismissed, with the justification.
+        how = s.suppression
+        suppression = {
+            "kind": how.kind,
+            "status": "accepted",
+            "justification": how.reason,
+            "location": _location(how.at),
         }
-        for f in result.findings
-    ]
+        results.append({**_sarif_result(s.finding, index), "suppressions": [suppression]})
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",

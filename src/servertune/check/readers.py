@@ -83,7 +83,9 @@ def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.kubernetes import read_manifests
+    from servertune.check.kustomization import check_references
 
+    check_references(path, text)  # a kustomization's files: never followed, outside never read
     apps, nginx = read_manifests(path, text, env)
     from servertune.check.kubernetes import image_containers
 
@@ -113,9 +115,18 @@ def _is_dockerfile(path: Path, text: str) -> bool:
 
 def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.compose import read_compose
+    from servertune.check.model import NothingToCheck
+    from servertune.check.traefik import read_compose_labels
 
-    apps, files = read_compose(path, text, env)
-    return Reading(apps=apps, files=files)
+    try:
+        apps, files = read_compose(path, text, env)
+    except NothingToCheck:
+        # Traefik's labels on a service that runs no server check reads still front it.
+        balancers = read_compose_labels(path, text, env)
+        if not balancers:
+            raise
+        return Reading(balancers=balancers)
+    return Reading(apps=apps, files=files, balancers=read_compose_labels(path, text, env))
 
 
 def _is_compose(path: Path, text: str) -> bool:
@@ -187,6 +198,32 @@ def _is_python(path: Path, text: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _traefik(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.traefik import read_traefik
+
+    balancers, files = read_traefik(path, text, env)
+    return Reading(balancers=balancers, files=files)
+
+
+def _is_traefik(path: Path, text: str) -> bool:
+    from servertune.check.traefik import looks_like_traefik
+
+    return looks_like_traefik(path, text)
+
+
+def _caddy(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.caddy import read_caddyfile
+
+    balancers, files = read_caddyfile(path, text, env)
+    return Reading(balancers=balancers, files=files)
+
+
+def _is_caddy(path: Path, text: str) -> bool:
+    from servertune.check.caddy import looks_like_caddyfile
+
+    return looks_like_caddyfile(path, text)
 
 
 def _supervisord(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -269,11 +306,15 @@ EXTRA_OF_MODULE = {
 
 
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
-    """`reader.read`, with a missing optional extra said in one line naming it."""
+    """`reader.read`, with a missing optional extra said in one line naming it, and a value no
+    app server runs with refused."""
     from servertune.check.model import CheckInputError
+    from servertune.check.resolve import within_default
+    from servertune.check.values import refuse_nonsense
 
     try:
-        return reader.read(path, text, env)
+        with within_default(path):  # the files it names are read inside the run's tree only
+            reading = reader.read(path, text, env)
     except ModuleNotFoundError as error:
         module = (error.name or "").split(".")[0]
         extra = EXTRA_OF_MODULE.get(module)
@@ -282,14 +323,20 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
         raise CheckInputError(
             f"{path}: reading {reader.described} needs {module}: pip install 'servertune[{extra}]'"
         ) from None
+    # Every reader's servers pass here: one gate for values no server runs with.
+    for server in (*reading.apps, *reading.image_apps):
+        refuse_nonsense(server)
+    return reading
 
 
 #: In order: the first reader that claims a file reads it.
 READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
+    Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),

@@ -435,7 +435,7 @@ def run_words(
             rest = rest[1:]
     if not rest:
         return None
-    script = find_config(rest[0].text)
+    script = find_config(rest[0].text, rest[0].at)
     if script is None:
         return None
     try:
@@ -463,7 +463,7 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
     named, _ = config_argument(args, ("-c", "--configuration"))
     if named is None:
         return None  # its default path is the image's (/etc/supervisord.conf): not here
-    config = find_config(named.text)
+    config = find_config(named.text, named.at)
     if config is None:
         return None
     try:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from servertune.check import resolve
 from servertune.check.commands import (
     FindConfig,
     Word,
@@ -92,6 +93,16 @@ def _stopping(
     )
 
 
+def _included(path: Path, value: str, at: Location) -> None:
+    """`[include] files = a/*.conf b.ini`: globs relative to this file, which check does not
+    follow (give the included files to have them read); one outside the tree check reads is
+    said to be never read, at its line."""
+    for pattern in value.split():
+        fixed = resolve.glob_prefix(pattern)
+        target = Path(fixed) if fixed.startswith("/") else path.parent / fixed
+        resolve.admit(target, pattern, at, "[include] files")
+
+
 def read_supervisord(
     path: Path,
     text: str,
@@ -114,7 +125,9 @@ def read_supervisord(
                 programs[section] = {}
             continue
         key = _KEY.match(line)
-        if key and section in programs:
+        if key and section == "include" and key[1].lower() == "files":
+            _included(path, key[2], Location(path, number))
+        elif key and section in programs:
             programs[section][key[1].lower()] = (key[2], number)
         elif raw[:1] in (" ", "\t") and section in programs and programs[section]:
             last = list(programs[section])[-1]  # a continuation line

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from servertune.check.model import Finding, Location, Severity
+from servertune.check.model import AppServer, Finding, Location, Severity
 from servertune.check.rules import Context
-from servertune.logs.traffic import Traffic
+from servertune.logs.traffic import TAIL_QUANTILE, Traffic
 
 __all__ = [
     "BODY_NEAR_LIMIT_RATIO",
@@ -28,9 +28,6 @@ __all__ = [
     "traffic_findings",
 ]
 
-#: The tail compared with a timeout: p99.9, one request in a thousand (a timeout met that often
-#: is a steady trickle of 504s and killed workers, not a fluke).
-TAIL_QUANTILE = 0.999
 #: 499s (nginx) / 460s (ALB) above this share of requests are a pattern, not a stray tab closed.
 CLIENT_GAVE_UP_SHARE = 0.001
 #: A request body at this share of client_max_body_size or more is one upload away from a 413.
@@ -75,8 +72,40 @@ def traffic_findings(context: Context, traffic: Traffic | None) -> list[Finding]
     return [f for rule in TRAFFIC_RULES.values() for f in rule.check(rule, context, traffic)]
 
 
+def _chain_s(app: AppServer) -> int:
+    """The read timeout the timeout chain asks in front of `app` (its request timeout + the
+    margin), 0 when its timeout ends no request."""
+    from servertune.check.rules.timeouts import caps_requests
+    from servertune.sizing import READ_TIMEOUT_MARGIN_S
+
+    timeout = app.request_timeout
+    if timeout is None or timeout.value <= 0 or not caps_requests(app):
+        return 0
+    return math.ceil(timeout.value + READ_TIMEOUT_MARGIN_S)
+
+
+def _log_conf(c: Context) -> str:
+    """` --log-conf FILE` when an nginx config checked here defines a log_format (check read
+    the log with it; `measure` needs it named), else nothing (without it the fix's `measure`
+    failed on a log of a format of its own)."""
+    for site in c.nginx:
+        for file in (site.file, *site.files):
+            try:
+                if "log_format" in file.read_text(errors="replace"):
+                    return f" --log-conf {file}"
+            except OSError:
+                continue
+    return ""
+
+
 def _log(traffic: Traffic) -> Location:
     return Location(Path(traffic.sources[-1]), 1)
+
+
+def _share(t: Traffic, ms: float) -> str:
+    """The share of the log's timed requests at or above `ms`, as the log shows it."""
+    split = t.split_at(ms)
+    return f"{split.share:.2%} ({split.slow_count:,.0f} of {t.timed:,})"
 
 
 def _s(ms: float) -> str:
@@ -100,12 +129,16 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
         directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
         if tail_ms >= read.value * 1000 and where not in seen:
             seen.add(where)
+            # One line, one fix: never below what the timeout chain asks of the same directive
+            # (app-timeout-over-read-timeout: the app server's timeout + the margin).
+            wanted = max(math.ceil(tail_ms / 1000 * 2), _chain_s(link.app))
             yield rule.finding(
                 where,
-                f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}, so about one "
-                "request in a thousand (or more) runs into it and is answered 504",
-                f"{directive} {math.ceil(tail_ms / 1000 * 2)}s; and find why the slowest routes "
-                "are that slow (measure --log lists them)",
+                f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}; "
+                f"{_share(t, read.value * 1000)} of the log's requests took that long or longer, "
+                "and each would run into it and be answered 504",
+                f"{directive} {wanted}s; and find why the slowest routes are that slow "
+                "(measure --log lists them)",
                 (_log(t),),
             )
     for app in c.apps:
@@ -167,8 +200,8 @@ def _queueing(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
                 f"requests at once, but the log's busiest second brought {t.peak_rps:,} "
                 f"requests of {_s(t.mean_ms)} on average: {needed:,.1f} at once by Little's law "
                 f"({t.source}); the rest wait in the listen queue",
-                f"servertune measure --log {t.sources[-1]} --out workload.toml, then "
-                "servertune gen --workload workload.toml",
+                f"servertune measure --log {t.sources[-1]}{_log_conf(c)} --out workload.toml, "
+                f"then servertune gen {app.kind} --workload workload.toml",
                 (app.threads.at, _log(t)),
             )
 

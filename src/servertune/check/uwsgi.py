@@ -20,13 +20,18 @@ uWSGI keeps every `key = value` line of the `[uwsgi]` section in order: options 
 
 A chained or `@()` file is read like the main one (size, NUL bytes, UTF-8), relative to the
 ini's directory (uWSGI opens it from its working directory: the ini's, when started there),
-and refused when it resolves outside that directory (a symlink, `..`, an absolute path), when it
-is missing (uWSGI stops too), or when chaining loops. Not supported: `@(exec://...)` and other
-schemes (uWSGI would run or fetch them; check never does).
+and refused when it is missing (uWSGI stops too) or when chaining loops. One outside the tree
+check reads (a symlink, `..`, an absolute path: `servertune.check.resolve`) is never read: a
+coverage note names it and the option it would set is left out; so is an `include` or
+`inherit` naming a path outside it, and the body of a `for-glob` over one or of an
+`if-exists` / `if-file` / `if-dir` about one (check does not look at the machine it runs on).
+Not supported: `@(exec://...)` and other schemes (uWSGI would run or fetch them; check never
+does).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -34,6 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from servertune.check import resolve
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -92,6 +98,11 @@ MAX_INCLUDE_DEPTH = 16
 #: `$(VAR)`, `%(option)` and `@(file)` are expanded: only the magic variables (expanded as the
 #: file is read) reach them. uWSGI 2.0 reads `listen = %(x)` as 0 (C's atoi of the text).
 _IMMEDIATE = frozenset({"ini", "listen"})
+#: Conditions that look at a path on the machine check runs on: only inside the tree.
+_PATH_CONDITIONS = frozenset(k for k in _CONDITIONS if k.endswith(("exists", "file", "dir")))
+#: Options naming files check does not follow (`include` and `inherit` load another config):
+#: one outside the tree is left out, with a note.
+_NAMES_FILES = frozenset({"include", "inherit"})
 #: A value naming a source by scheme (`exec://`, `http://`, `sym://`, `fd://`, ...): uWSGI runs
 #: or fetches it; check never does.
 _SCHEME = re.compile(r"\A[a-z]+://")
@@ -103,7 +114,6 @@ class _State:
     options in the order read, the file `ini = :section` means, and the chain of includes."""
 
     environ: Mapping[str, str]
-    root: Path
     placeholders: dict[str, str] = field(default_factory=dict)
     options: list[tuple[str, str, Location]] = field(default_factory=list)
     last_file: Path | None = None
@@ -164,24 +174,34 @@ def _magic(path: Path) -> dict[str, str]:
     }
 
 
-def _included(state: _State, name: str, at: Location, what: str) -> Path:
+class _Unread(Exception):
+    """A file a line names lies outside the tree (a coverage note says so): the line's option
+    is left out rather than read with a value check could not see."""
+
+
+def _included(name: str, at: Location, what: str) -> Path:
     """The file an `ini =` or `@(...)` names, read as uWSGI opens it from the ini's directory
     (uWSGI opens a relative name from its working directory: the ini's, in the usual `cd app
-    && uwsgi --ini app.ini`), or CheckInputError when it is not a local file inside the tree."""
+    && uwsgi --ini app.ini`); _Unread when it lies outside the tree check reads (a note says
+    so), CheckInputError when it is not a local file."""
     if _SCHEME.match(name):
         raise CheckInputError(
             f"{at}: {what} {name!r} reads from a scheme uWSGI fetches or runs; check reads files only"
         )
     target = Path(name) if name.startswith("/") else at.file.parent / name
-    real = target.resolve()
-    if not real.is_relative_to(state.root):
-        raise CheckInputError(
-            f"{at}: {what} {name!r} resolves to {real}, outside the config's directory "
-            f"{state.root}: not read"
-        )
+    if resolve.admit(target, name, at, what) is None:
+        raise _Unread(name)
     if not target.exists():
         raise CheckInputError(f"{at}: {what} {name!r}: no such file (uWSGI stops here too)")
     return target
+
+
+def _outside(value: str, at: Location, what: str) -> bool:
+    """Whether the path or glob `value` (relative to the ini's directory) leaves the tree;
+    a note then says so. uWSGI would look there on its own machine; check never does."""
+    fixed = resolve.glob_prefix(value)
+    target = Path(fixed) if fixed.startswith("/") else at.file.parent / fixed
+    return resolve.admit(target, value, at, what) is None
 
 
 def _read_included(target: Path, at: Location) -> str:
@@ -217,7 +237,7 @@ def _expand(
         if variable is not None:
             return environ.get(variable, "")
         name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
-        target = _included(state, name, at, "@()")
+        target = _included(name, at, "@()")
         content = _read_included(target, at)
         state.files.append(target)
         # uWSGI's @(file): the file's content without its one final newline.
@@ -231,7 +251,6 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     it appears, as uWSGI does ("expand asap"); True when the section was there."""
 
     magic = _magic(path)
-    environ = state.environ
     placeholders = state.placeholders
     state.last_file = path
     found = False
@@ -254,22 +273,22 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
         key, sep, value = line.partition("=")
         key = key.strip()
         key = _ALIASES.get(key, key)
-        if key == "endif" or key.startswith("end-if"):
+        if key in ("endif", "endfor") or key.startswith("end-if"):
             if blocks:
                 blocks.pop()
             continue
-        if key in _CONDITIONS:
-            tested = _expand(value.strip(), Location(path, number), state, magic)
-            active = all(blocks) and _CONDITIONS[key](tested, environ, placeholders)
-            blocks.append(active)
-            if active:
-                # `%(_)` is the tested value: the variable's value, or the path that exists
-                placeholders["_"] = environ.get(tested, "") if "env" in key else tested
+        if key == "for-glob" or key in _CONDITIONS:
+            blocks.append(_block(key, value.strip(), Location(path, number), state, magic, blocks))
             continue
         if not all(blocks):
             continue
         at = Location(path, number)
-        value = _expand(value.strip(), at, state, magic, key in _IMMEDIATE) if sep else "true"
+        try:
+            value = _expand(value.strip(), at, state, magic, key in _IMMEDIATE) if sep else "true"
+        except _Unread:
+            continue
+        if key in _NAMES_FILES and _outside(value, at, key):
+            continue
         if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
             raise CheckInputError(
                 f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "
@@ -278,7 +297,8 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             )
         if key == "ini":
             state.options.append((key, value, at))
-            _chain(value, at, state)
+            with contextlib.suppress(_Unread):  # outside the tree: its note says so
+                _chain(value, at, state)
             continue
         if key == "set-placeholder":
             name, _, ph_value = value.partition("=")
@@ -287,6 +307,35 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
         placeholders[key] = value
         state.options.append((key, value, at))
     return found
+
+
+def _block(
+    key: str, value: str, at: Location, state: _State, magic: dict[str, str], blocks: list[bool]
+) -> bool:
+    """Whether the lines of an `if-*` or `for-glob` block starting at `at` are read. One about
+    a path outside the tree check reads is not (a note says so): what is there is the
+    machine's, not this tree's, to say."""
+    if key == "for-glob":
+        # A loop over a folder's names; its body (about names check cannot know) is read as
+        # it is written when the folder is the tree's.
+        active = all(blocks) and not _outside(value, at, key)
+        if active:
+            state.options.append((key, value, at))
+        return active
+    try:
+        tested = _expand(value, at, state, magic)
+    except _Unread:
+        return False
+    if key in _PATH_CONDITIONS and all(blocks):
+        if _outside(tested, at, key):
+            return False
+        if not tested.startswith("/"):
+            tested = str(at.file.parent / tested)  # from the ini's directory, as `ini =`
+    active = all(blocks) and _CONDITIONS[key](tested, state.environ, state.placeholders)
+    if active:
+        # `%(_)` is the tested value: the variable's value, or the path that exists
+        state.placeholders["_"] = state.environ.get(tested, "") if "env" in key else tested
+    return active
 
 
 def _chain(value: str, at: Location, state: _State) -> None:
@@ -298,9 +347,7 @@ def _chain(value: str, at: Location, state: _State) -> None:
     if not colon:
         name, section = value, ""
     section = section or "uwsgi"
-    target = (
-        (state.last_file or at.file) if colon and not name else _included(state, name, at, "ini")
-    )
+    target = (state.last_file or at.file) if colon and not name else _included(name, at, "ini")
     key = (target.resolve(), section)
     if key in state.stack:
         chain = " -> ".join(f"{p}:{s}" for p, s in (*state.stack, key))
@@ -324,9 +371,11 @@ def uwsgi_settings(
 
 
 def _settings(path: Path, text: str, env: Mapping[str, str] | None) -> _State:
-    state = _State(environ=os.environ if env is None else env, root=path.resolve().parent)
+    state = _State(environ=os.environ if env is None else env)
     state.stack = ((path.resolve(), "uwsgi"),)
-    if not _read_ini(path, text, "uwsgi", state):
+    with resolve.within_default(path):
+        found = _read_ini(path, text, "uwsgi", state)
+    if not found:
         raise CheckInputError(f"{path}: no [uwsgi] section (is this a uWSGI ini file?)")
     return state
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from servertune.cli.options import (
+    check_output_path,
     fail,
     log_format_option,
     log_option,
@@ -23,15 +24,20 @@ with without_pydantic_plugins():
     from servertune.check import (
         LOAD_BALANCERS,
         CheckInputError,
+        CheckResult,
         LoadBalancer,
         Severity,
         check_files,
         plan_for_check,
     )
     from servertune.check.readers import READERS
+    from servertune.check.settings import CORES_RANGE, LB_IDLE_TIMEOUT_RANGE, RSS_MB_RANGE
     from servertune.sizing import Machine, Plan, PlanError
     from servertune.workload import WorkloadError
     from servertune.workload_file import load_workload
+
+if TYPE_CHECKING:
+    from servertune.check.settings import Applied, CheckSettings
 
 __all__ = ["check"]
 
@@ -81,14 +87,19 @@ Lb = Annotated[
 ]
 LbIdleTimeout = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--lb-idle-timeout", min=1, max=4000, help="the load balancer's idle timeout (s)"),
+    typer.Option(
+        "--lb-idle-timeout",
+        min=LB_IDLE_TIMEOUT_RANGE[0],
+        max=LB_IDLE_TIMEOUT_RANGE[1],
+        help="the load balancer's idle timeout (s)",
+    ),
 ]
 Cores = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option(
         "--cores",
-        min=1,
-        max=1024,
+        min=CORES_RANGE[0],
+        max=CORES_RANGE[1],
         help="cores of the server that runs these configs (default: this machine's limit)",
     ),
 ]
@@ -96,10 +107,35 @@ OutputFormat = Annotated[
     CheckFormat, typer.Option("--format", help="text, json, or sarif (2.1.0) for CI annotations")
 ]
 FailOnOption = Annotated[
-    FailOn,
+    Optional[FailOn],  # noqa: UP045
     typer.Option(
         "--fail-on",
-        help="exit 1 on findings of this severity or worse (advice, below info, only when named)",
+        help="exit 1 on findings of this severity or worse (default: warning; advice, below info, only when named)",
+    ),
+]
+SettingsFile = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--settings",
+        help="the settings file (default: [tool.servertune.check] in the nearest pyproject.toml, "
+        "or servertune.toml, upwards from the files checked)",
+        dir_okay=False,
+    ),
+]
+ShowSettings = Annotated[
+    bool,
+    typer.Option("--show-settings", help="print each setting, its value and where it came from"),
+]
+BaselineFile = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--baseline", help="fail only on findings this baseline does not record", dir_okay=False
+    ),
+]
+BaselineWrite = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--baseline-write", help="record today's findings in this file (exit 0)", dir_okay=False
     ),
 ]
 EnvFile = Annotated[
@@ -115,8 +151,8 @@ RssMb = Annotated[
     Optional[float],  # noqa: UP045
     typer.Option(
         "--rss-mb",
-        min=1,
-        max=1048576,
+        min=RSS_MB_RANGE[0],
+        max=RSS_MB_RANGE[1],
         help="resident memory of one warm worker (MiB), to compare with memory limits",
     ),
 ]
@@ -157,52 +193,131 @@ def check(
     lb_idle_timeout: LbIdleTimeout = None,
     cores: Cores = None,
     output_format: OutputFormat = CheckFormat.text,
-    fail_on: FailOnOption = FailOn.warning,
+    fail_on: FailOnOption = None,
     env_file: EnvFile = None,
     rss_mb: RssMb = None,
     kind: Kind = None,
     log: Log = None,
     log_format: LogFormat = None,
     execute_gunicorn_config: ExecuteGunicornConfig = False,
+    settings_file: SettingsFile = None,
+    show_settings: ShowSettings = False,
+    baseline: BaselineFile = None,
+    baseline_write: BaselineWrite = None,
 ) -> None:
     """Audit existing configs across layers: exit 0 clean, 1 findings, 2 unreadable input."""
     from servertune.check.gunicorn import executing_configs
     from servertune.check.output import FORMATS
 
-    if not files:
-        raise fail("check: name at least one config file")
     if lb is not None and lb_idle_timeout is not None:
         raise fail("--lb and --lb-idle-timeout: give one of them, not both")
+    if baseline is not None and baseline_write is not None:
+        raise fail("--baseline and --baseline-write: give one of them, not both")
+    check_output_path("--baseline-write", baseline_write)
+    flags = {
+        "cores": cores, "fail-on": fail_on and fail_on.value, "lb": lb and lb.value,
+        "lb-idle-timeout": lb_idle_timeout, "rss-mb": rss_mb,
+        "env-files": None if env_file is None else (env_file,), "baseline": baseline,
+    }  # fmt: skip
+    settings, values = _settings(files or [], settings_file, flags)
+    if show_settings:
+        from servertune.check.settings import show_settings as shown
+
+        typer.echo(shown(settings, values))
+        return
+    if not files:
+        raise fail("check: name at least one config file")
+    files = _not_excluded(files, settings)
     plan = _plan(workload_file)
-    balancer = _balancer(lb and lb.value, lb_idle_timeout, plan)
-    machine = _machine(cores)
+    balancer = _balancer(values["lb"].value, values["lb-idle-timeout"].value, plan)
+    machine = _machine(values["cores"].value, values["cores"].source)
     traffic = _traffic(log, log_format, files) if log else None
     if log_format is not None and not log:
         raise fail("--log-format: goes with --log")
     try:
-        env = None
-        if env_file is not None:
-            from servertune.check.envfile import read_env_file
-
-            env, _ = read_env_file(env_file)
+        env = _env(values["env-files"].value)
         with executing_configs(execute_gunicorn_config):
             result = check_files(
-                files, lb=balancer, machine=machine, plan=plan, env=env, rss_mb=rss_mb,
-                kind=kind and kind.value, traffic=traffic,
+                files, lb=balancer, machine=machine, plan=plan, env=env,
+                rss_mb=values["rss-mb"].value, kind=kind and kind.value, traffic=traffic,
             )  # fmt: skip
+        result = _suppressed(result, settings, values["baseline"].value, baseline_write)
     except CheckInputError as error:
         raise fail(str(error)) from None
     if len(result.errors) < len(files):  # a report when at least one file was read
         typer.echo(FORMATS[output_format.value](result))
+    _exit(result, values["fail-on"].value, baseline_write)
+
+
+def _exit(result: CheckResult, fail_on: str, baseline_write: Path | None) -> None:
+    """Exit 2 on unreadable files, else write the baseline asked for, else 1 on findings at
+    `fail_on` or worse."""
     # Every file that could not be read, one line each, after the others' findings: exit 2,
     # as linters do, so one unreadable file never hides the rest.
     for unread in result.errors:
         typer.echo(f"error: {one_line(unread.message)}", err=True)
     if result.errors:
         raise typer.Exit(code=2)
+    if baseline_write is not None:
+        from servertune.check.baseline import write_baseline
+
+        try:
+            count = write_baseline(baseline_write, result.findings)
+        except OSError as error:
+            raise fail(f"--baseline-write {baseline_write}: {error.strerror}") from None
+        typer.echo(f"recorded {count} findings in {baseline_write}", err=True)
+        return
     worst = result.worst()
-    if worst is not None and worst >= Severity[fail_on.value]:
+    if worst is not None and worst >= Severity[fail_on]:
         raise typer.Exit(code=1)
+
+
+def _settings(
+    files: list[Path], settings_file: Path | None, flags: dict[str, Any]
+) -> tuple[CheckSettings, dict[str, Applied]]:
+    """The settings file that applies, and each setting's value with the flags winning."""
+    from servertune.check.settings import applied, settings_for
+
+    try:
+        settings = settings_for(files, settings_file)
+    except CheckInputError as error:
+        raise fail(str(error)) from None
+    return settings, applied(settings, flags)
+
+
+def _not_excluded(files: list[Path], settings: CheckSettings) -> list[Path]:
+    """The files the settings' `exclude` leaves; exit 0 saying so when it leaves none."""
+    from servertune.check.settings import excluded
+
+    kept = [f for f in files if not excluded(f, settings)]
+    if not kept:
+        typer.echo(f"no file to check: all {len(files)} excluded by {settings.where}")
+        raise typer.Exit(code=0)
+    return kept
+
+
+def _env(env_files: tuple[Path, ...]) -> dict[str, str] | None:
+    """The environment of the env files, in order (a later file wins); None without one."""
+    if not env_files:
+        return None
+    from servertune.check.envfile import read_env_file
+
+    env: dict[str, str] = {}
+    for path in env_files:
+        env.update(read_env_file(path)[0])
+    return env
+
+
+def _suppressed(
+    result: CheckResult, settings: CheckSettings, baseline: Path | None, writing: Path | None
+) -> CheckResult:
+    """The result with the settings, the ignores and the baseline applied (none when writing
+    one: a baseline records every finding the ignores leave)."""
+    from servertune.check.baseline import read_baseline
+    from servertune.check.suppress import suppress
+
+    recorded = None if baseline is None or writing is not None else read_baseline(baseline)
+    return suppress(result, settings, recorded)
 
 
 def _plan(workload_file: Path | None) -> Plan | None:
@@ -230,19 +345,23 @@ def _balancer(name: str | None, idle_timeout: int | None, plan: Plan | None) -> 
     return None
 
 
-def _machine(cores: int | None) -> Machine:
-    """This machine, with `--cores` in place of its own count when given."""
+def _machine(cores: int | None, source: str) -> Machine:
+    """This machine, with `--cores` (or the settings' `cores`) in place of its own count."""
     machine = Machine.read()
     if cores is not None:
-        machine = machine.model_copy(update={"cores": cores, "cores_source": "--cores"})
+        where = source if source.startswith("--") else f"cores in {source}"
+        machine = machine.model_copy(update={"cores": cores, "cores_source": where})
     return machine
 
 
 def _traffic(logs: list[Path], log_format: str | None, files: list[Path]) -> Any:
     """`check --log`: the log read (`servertune.logs.flags`), or one `error:` line."""
-    from servertune.logs.flags import LogFlagError, read_logs
+    from servertune.logs.flags import LogFlagError, in_flags_of, read_logs
 
     try:
         return read_logs(logs, log_format, configs=files)
     except LogFlagError as error:
-        raise fail(str(error)) from None
+        # check has no --log-conf: it reads the log_format of an nginx config it checks.
+        raise fail(
+            in_flags_of(str(error), "--log-format", " or check its nginx.conf with it")
+        ) from None

@@ -71,6 +71,22 @@ def gen(
     try:
         written = write_atomically(files, out)
     except OSError as error:
-        raise fail(f"--out: cannot write to {error.filename or out}: {error.strerror}") from None
+        where = Path(error.filename or out)
+        if _links_to_nothing(where):
+            # mkdir says "File exists" for a link that leads nowhere: say what it is.
+            raise fail(
+                f"--out: {where} is a symbolic link to nothing (a missing target, or links in a "
+                "loop): not a directory to write into"
+            ) from None
+        raise fail(f"--out: cannot write to {where}: {error.strerror}") from None
     for path in written:
         typer.echo(f"wrote {path}", err=True)
+
+
+def _links_to_nothing(path: Path) -> bool:
+    """A symbolic link whose target is missing or loops; False for anything the OS refuses to
+    look at (a name too long)."""
+    try:
+        return path.is_symlink() and not path.exists()
+    except OSError:
+        return False

@@ -151,6 +151,14 @@ LogConf = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option("--log-conf", help="the nginx.conf whose log_format wrote --log", dir_okay=False),
 ]
+Route = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--route",
+        help="with --log: the workload of this route alone, as the report names it (e.g. "
+        "'/export/{id}.csv'), for a pool of its own",
+    ),
+]
 
 
 def measure(
@@ -169,6 +177,7 @@ def measure(
     log: Log = None,
     log_format: LogFormat = None,
     log_conf: LogConf = None,
+    route: Route = None,
 ) -> None:
     """Measure an app's service time and cpu_fraction in process, and write a workload file.
 
@@ -189,10 +198,13 @@ def measure(
                     "--app-dir": app_dir, "--no-sweep": not sweep}  # fmt: skip
         if given := [flag for flag, value in app_only.items() if value]:
             raise fail(f"{given[0]}: measures an app; --log reads a log instead")
-        _write(out, _measure_log(log, log_format, log_conf, out is not None))
+        _write(out, _measure_log(log, log_format, log_conf, out is not None, route))
         return
-    if log_format is not None or log_conf is not None:
-        raise fail(f"{'--log-format' if log_format is not None else '--log-conf'}: goes with --log")
+    if log_format is not None or log_conf is not None or route is not None:
+        given_flag = (
+            "--log-format" if log_format is not None else "--log-conf" if log_conf else "--route"
+        )
+        raise fail(f"{given_flag}: goes with --log")
     if not app_spec:
         raise fail("APP: name the app (module:callable) or give --log FILE")
     headers = _headers(header or [])
@@ -241,7 +253,11 @@ def _headers(items: list[str]) -> list[tuple[str, str]]:
 
 
 def _measure_log(
-    logs: list[Path], log_format: str | None, log_conf: Path | None, toml: bool
+    logs: list[Path],
+    log_format: str | None,
+    log_conf: Path | None,
+    toml: bool,
+    route: str | None = None,
 ) -> str:
     """`measure --log`: read the logs, print what they show; the workload TOML if `toml`."""
     from servertune.bench.harness.progress import Progress
@@ -260,11 +276,14 @@ def _measure_log(
         raise fail(str(error)) from None
     finally:
         progress.close()
+    if route is not None and route not in traffic.routes:
+        known = ", ".join(r.route for r in traffic.route_rows()[:5])
+        raise fail(f"--route: no route {route!r} in {traffic.source} (its routes: {known})")
     typer.echo(format_traffic(traffic))
     try:
-        return traffic.to_toml() if toml else ""
-    except LogError as error:
-        raise fail(f"--log: {error}") from None
+        return traffic.to_toml(route) if toml else ""
+    except LogError as error:  # a route without timing
+        raise fail(f"--route: {error}") from None
 
 
 def _write(out: Path | None, text: str) -> None:

@@ -15,7 +15,7 @@ from servertune.logs.errors import LogConfError, LogError
 from servertune.logs.formats import LogFormat, LogFormatError
 from servertune.logs.traffic import Traffic, read_traffic
 
-__all__ = ["LogFlagError", "read_logs"]
+__all__ = ["LogFlagError", "in_flags_of", "read_logs"]
 
 
 class LogFlagError(ValueError):
@@ -61,3 +61,14 @@ def _choose(
         if found is None:
             raise
         return found
+
+
+#: The hint a log error gives for a format of its own, in `measure`'s flags.
+_CONF_HINT = " or --log-conf nginx.conf"
+
+
+def in_flags_of(message: str, format_flag: str, conf_hint: str = "") -> str:
+    """A log error worded in another command's flags (`check --log` suggested
+    `--log-conf`, which only `measure` has; `bench app --replay` said `--log-format` for its
+    `--replay-format`). `conf_hint` replaces measure's `or --log-conf nginx.conf`."""
+    return message.replace(_CONF_HINT, conf_hint).replace("--log-format", format_flag)

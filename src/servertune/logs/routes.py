@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_ROUTES", "OTHER", "Routes", "template", "template_block", "template_lines"]
+__all__ = [
+    "MAX_ROUTES",
+    "OTHER",
+    "Routes",
+    "not_the_apps",
+    "template",
+    "template_block",
+    "template_lines",
+]
 
 #: Routes kept apart; the rest share OTHER. A log of a crawler or a scanner can hold millions of
 #: distinct paths, and a per-route table is read for its top rows anyway.
@@ -35,6 +43,30 @@ _KINDS = (
 _SUBS = tuple((f"/{name}", re.compile(f"/{pattern}{_END}")) for name, pattern in _KINDS)
 #: The same over bytes, for the log reader (which matches bytes: `LogFormat.scanner`).
 _BYTE_SUBS = tuple((name.encode(), re.compile(pattern.pattern.encode())) for name, pattern in _SUBS)
+
+
+#: Routes that are not the app's load: files a front serves (by their extension, or under the
+#: prefixes frameworks collect them to) and probes (the paths load balancers and orchestrators
+#: poll). A log of mostly these would otherwise size the app for a CDN's or a probe's traffic.
+STATIC = re.compile(
+    r"\A/(?:static|media|assets|_next/static|favicon\.ico|robots\.txt)(?:/|\Z)"
+    r"|\.(?:css|js|mjs|map|png|jpe?g|gif|svg|ico|webp|avif|woff2?|ttf|eot|otf|mp4|webm)\Z",
+    re.IGNORECASE,
+)
+HEALTH = re.compile(
+    r"\A/(?:health|healthz|healthcheck|health-check|_health|ready|readyz|readiness|live|livez"
+    r"|liveness|ping|status|up|lbcheck|elb-status)/?\Z",
+    re.IGNORECASE,
+)
+
+
+def not_the_apps(route: str) -> str | None:
+    """'static files' or 'health checks' for a route that is not the app's load, else None."""
+    if STATIC.search(route):
+        return "static files"
+    if HEALTH.match(route):
+        return "health checks"
+    return None
 
 
 def template_lines(paths: str) -> str:

@@ -9,8 +9,11 @@ arrival counts. Memory is bounded by those constants, not by the log's length.
 
 from __future__ import annotations
 
+import math
 import re
-from collections import Counter, deque
+import time
+from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,20 +22,29 @@ from typing import Any
 from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat
 from servertune.logs.reader import Chunk, chunks, rotation_order
-from servertune.logs.routes import MAX_ROUTES, Routes, template_block
-from servertune.logs.sketch import new_sketch
+from servertune.logs.routes import MAX_ROUTES, Routes, not_the_apps, template_block
+from servertune.logs.sketch import new_sketch, quantile
+from servertune.logs.sketch import split as split_sketch
+from servertune.workload import MIN_SERVICE_TIME_MS
 
 __all__ = [
-    "ARRIVAL_WINDOW_S",
+    "DOMINANT_REQUEST_SHARE",
+    "DOMINANT_TIME_SHARE",
+    "DUPLICATE_PROBE_BYTES",
     "FAST_RETRY_CHUNKS",
+    "FEW_REQUESTS",
+    "FEW_SECONDS",
     "FLUSH_DISTINCT",
+    "MAX_SPAN_S",
     "PROFILE_WINDOW_S",
     "PROGRESS_BYTES",
     "SHOWN_BAD_LINES",
     "SLOW_CALL_FACTOR",
     "SLOW_CALL_FLOOR_MS",
+    "TAIL_QUANTILE",
     "BadLine",
     "RouteStats",
+    "Split",
     "Traffic",
     "read_traffic",
 ]
@@ -40,9 +52,9 @@ __all__ = [
 #: Distinct (path, time) pairs counted before they are folded into the sketches: the counters'
 #: memory bound (about 200 bytes a pair).
 FLUSH_DISTINCT = 100_000
-#: Seconds an arrival count stays open for lines logged out of order (nginx writes a line when
-#: the request ends, so a 60 s request is logged a minute after requests that started with it).
-ARRIVAL_WINDOW_S = 600
+#: The longest span one read covers: the per-second series costs 4 bytes a second (400 days,
+#: 132 MiB); a log past it is one with a time from another year written in, not traffic.
+MAX_SPAN_S = 400 * 86400
 #: Bytes read between two progress calls: a MiB (`measure --log` shows "MiB read"), whatever
 #: the reader's chunk size.
 PROGRESS_BYTES = 1 << 20
@@ -52,8 +64,22 @@ PROGRESS_BYTES = 1 << 20
 #: the bursts (the busiest second and the seconds around it) are what fills a queue. A minute holds
 #: the peak and its build-up and decay at one-second resolution, in 60 integers whatever the log.
 PROFILE_WINDOW_S = 60
+#: A route is offered a pool of its own when it takes this share of the app's time or more
+#: with at most DOMINANT_REQUEST_SHARE of its requests: a report or an export that holds most
+#: threads while most requests wait behind it.
+DOMINANT_TIME_SHARE = 0.5
+DOMINANT_REQUEST_SHARE = 0.25
+#: Bytes of a log's start compared, with its size, to tell a copy of a log given twice.
+DUPLICATE_PROBE_BYTES = 64 * 1024
+#: Under this many timed requests, or this many seconds, a workload from a log is a guess, and
+#: the report and the workload file say so: a p99.9 needs a thousand requests to be more than the
+#: largest one, and a minute is the shortest stretch whose busiest second means something.
+FEW_REQUESTS = 1000
+FEW_SECONDS = 60
 #: Unparsable lines shown with their line numbers; the rest are only counted.
 SHOWN_BAD_LINES = 5
+#: The tail the timeouts let finish (Workload.request_tail_ms; check --log's timeout rule).
+TAIL_QUANTILE = 0.999
 #: A request is a slow call when it takes SLOW_CALL_FACTOR times the median or more (and at
 #: least SLOW_CALL_FLOOR_MS): the sizing rules treat such a request as a thread held by a wait
 #: (Workload.slow_call_*), not as a longer typical request.
@@ -105,12 +131,82 @@ class RouteStats:
 
     route: str
     sketch: Any
+    #: Requests timed (the sketch's count) and all requests, timed or not.
     count: int = 0
     total_ms: float = 0.0
+    requests: int = 0
+    #: 'static files' or 'health checks': requests counted, left out of the app's load.
+    kind: str | None = None
 
     def quantile(self, q: float) -> float:
         """The q-quantile (0..1) of this route's service time, in ms."""
-        return float(self.sketch.get_quantile_value(q) or 0.0)
+        return quantile(self.sketch, q)
+
+
+def _round(value: float, digits: int) -> float:
+    return round(value, digits)
+
+
+def _significant(value: float, digits: int = 4) -> float:
+    """`value` to `digits` significant digits: a share of 0.00004 stays one, not 0."""
+    return float(f"{value:.{digits}g}")
+
+
+@dataclass(frozen=True)
+class Split:
+    """Timed requests split at the slow-call line, as the Workload reads them.
+
+    The workload says a request takes `service_time_ms` and a `slow_call_ratio` share of them
+    wait `slow_call_ms` more: held on average service + ratio x slow, which Little's law turns
+    into requests in flight. So both are means: the others' mean, and the slow calls' mean less
+    it. With the split's two sums adding up to the log's exact total, the workload's mean time
+    per request is the log's mean (before rounding), whatever the mix.
+    """
+
+    count: float
+    total_ms: float
+    threshold_ms: float
+    slow_count: float
+    fast_sum_ms: float
+
+    @classmethod
+    def of(cls, sketch: Any, total_ms: float, threshold_ms: float) -> Split:
+        """Split what `sketch` holds (whose exact sum is `total_ms`) at `threshold_ms`."""
+        count = float(sketch.count)
+        slow, fast_sum = split_sketch(sketch, threshold_ms) if count else (0.0, 0.0)
+        if not slow:  # no slow call: the exact sum is all the others'
+            fast_sum = total_ms
+        return cls(count, total_ms, threshold_ms, slow, min(fast_sum, total_ms))
+
+    @property
+    def fast_count(self) -> float:
+        return self.count - self.slow_count
+
+    @property
+    def share(self) -> float:
+        return self.slow_count / self.count if self.count else 0.0
+
+    @property
+    def fast_mean_ms(self) -> float:
+        return self.fast_sum_ms / self.fast_count if self.fast_count else 0.0
+
+    @property
+    def slow_sum_ms(self) -> float:
+        return self.total_ms - self.fast_sum_ms
+
+    @property
+    def slow_mean_ms(self) -> float:
+        return self.slow_sum_ms / self.slow_count if self.slow_count else 0.0
+
+    def workload_values(self) -> dict[str, Any]:
+        """service_time_ms, and slow_call_ratio / slow_call_ms when there are slow calls."""
+        service = max(MIN_SERVICE_TIME_MS, _round(self.fast_mean_ms, 2))
+        values: dict[str, Any] = {"service_time_ms": min(600_000.0, service)}
+        if self.slow_count:
+            values["slow_call_ratio"] = _significant(self.share)
+            extra = self.slow_mean_ms - self.fast_mean_ms
+            values["slow_call_ms"] = min(600_000.0, max(MIN_SERVICE_TIME_MS, _round(extra, 1)))
+        return values
 
 
 @dataclass
@@ -133,16 +229,22 @@ class Traffic:
     connect_sketch: Any = None
     length_sketch: Any = None
     max_length: int = 0
-    arrival_sketch: Any = None
+    #: Seconds of the span by how many requests arrived in them (idle ones under 0): exact,
+    #: since a count per second takes at most as many distinct values as the peak.
+    arrivals: Counter[int] = field(default_factory=Counter)
     first_second: int | None = None
     last_second: int | None = None
     peak_rps: int = 0
     peak_second: int | None = None
-    late_lines: int = 0
     #: Requests per second over the busiest PROFILE_WINDOW_S consecutive seconds (idle seconds
     #: as 0; the whole span when shorter), and the first of those seconds (epoch).
     busiest: tuple[int, ...] = ()
     busiest_start: int | None = None
+    #: Requests left out of the app's load, by kind ('static files', 'health checks').
+    left_out: Counter[str] = field(default_factory=Counter)
+    #: What the reader saw that the numbers should be read with (a log given twice, how
+    #: little a log holds): printed under the report and written into the workload file.
+    notes: list[str] = field(default_factory=list)
     #: A path seen for each route (its first), as logged without the query string.
     examples: dict[str, str] = field(default_factory=dict)
 
@@ -159,7 +261,7 @@ class Traffic:
         """The q-quantile (0..1) of the service time over all timed requests, in ms."""
         if not self.timed:
             return 0.0
-        return float(self.sketch.get_quantile_value(q) or 0.0)
+        return quantile(self.sketch, q)
 
     @property
     def mean_ms(self) -> float:
@@ -174,105 +276,150 @@ class Traffic:
         return self.last_second - self.first_second + 1
 
     @property
+    def app_requests(self) -> int:
+        """The requests that are the app's load: all but static files and health checks."""
+        return self.requests - sum(self.left_out.values())
+
+    @property
     def mean_rps(self) -> float:
-        """Requests over the span of the log, per second."""
-        return self.requests / self.span_s if self.span_s else 0.0
+        """The app's requests over the span of the log, per second."""
+        return self.app_requests / self.span_s if self.span_s else 0.0
 
     def arrival_quantile(self, q: float) -> float:
         """The q-quantile of requests per second, over every second of the span (idle ones too)."""
         if not self.span_s:
             return 0.0
-        return float(self.arrival_sketch.get_quantile_value(q) or 0.0)
+        rank = max(1, math.ceil(q * self.span_s - 1e-9))  # nearest rank, 1-based
+        seen = 0
+        for count in sorted(self.arrivals):
+            seen += self.arrivals[count]
+            if seen >= rank:
+                return float(count)
+        return float(self.peak_rps)
 
     @property
     def slow_threshold_ms(self) -> float:
         """Where slow calls start: SLOW_CALL_FACTOR x the median, at least SLOW_CALL_FLOOR_MS."""
         return max(SLOW_CALL_FACTOR * self.quantile(0.5), SLOW_CALL_FLOOR_MS)
 
+    def split(self, route: str | None = None) -> Split:
+        """The timed requests (of one route, or all) split at the slow-call line."""
+        if route is None:
+            return Split.of(self.sketch, self.total_ms, self.slow_threshold_ms)
+        stats = self.routes[route]
+        return Split.of(stats.sketch, stats.total_ms, self.slow_threshold_ms)
+
     @property
     def slow_share(self) -> float:
         """The share of timed requests at or above the slow-call threshold."""
-        if not self.timed:
-            return 0.0
-        threshold = self.slow_threshold_ms
-        if self.quantile(1.0) < threshold:
-            return 0.0
-        low, high = 0.0, 1.0  # the smallest q whose quantile reaches the threshold
-        for _ in range(40):
-            middle = (low + high) / 2
-            if self.quantile(middle) >= threshold:
-                high = middle
-            else:
-                low = middle
-        return 1.0 - high
+        return self.split().share
 
     def slow_time_share(self) -> float:
-        """The share of all service time spent in slow calls (integrated over the sketch)."""
-        share = self.slow_share
-        if not share or not self.total_ms:
-            return 0.0
-        steps = 200
-        slow_ms = sum(
-            self.quantile(1.0 - share + share * (i + 0.5) / steps) for i in range(steps)
-        ) * (share * self.timed / steps)
-        return min(1.0, slow_ms / self.total_ms)
+        """The share of all service time spent in slow calls."""
+        split = self.split()
+        return split.slow_sum_ms / split.total_ms if split.total_ms else 0.0
 
     @property
-    def typical_ms(self) -> float:
-        """The median of the requests under the slow-call threshold: Workload.service_time_ms."""
-        return self.quantile((1.0 - self.slow_share) / 2)
+    def tail_ms(self) -> float:
+        """The p99.9 (TAIL_QUANTILE) of all timed requests: Workload.request_tail_ms."""
+        return self.quantile(TAIL_QUANTILE)
 
-    @property
-    def slow_call_ms(self) -> float:
-        """The p99 of the slow calls: Workload.slow_call_ms."""
-        return self.quantile(1.0 - 0.01 * self.slow_share)
+    def share_at_or_above(self, ms: float) -> float:
+        """The share of timed requests that took `ms` or longer."""
+        return self.split_at(ms).share
+
+    def split_at(self, ms: float) -> Split:
+        """The timed requests split at `ms`."""
+        return Split.of(self.sketch, self.total_ms, ms)
 
     def concurrency(self, rate: float) -> float:
         """Requests in the app at once at `rate` req/s, by Little's law (L = rate x mean time)."""
         return rate * self.mean_ms / 1000.0
 
     def route_rows(self) -> list[RouteStats]:
-        """The routes, the most total time first."""
-        return sorted(self.routes.values(), key=lambda r: (-r.total_ms, -r.count, r.route))
+        """The routes with timed requests, the most total time first."""
+        timed = (r for r in self.routes.values() if r.count and r.kind is None)
+        return sorted(timed, key=lambda r: (-r.total_ms, -r.count, r.route))
+
+    def untimed(self) -> tuple[int, list[RouteStats]]:
+        """Requests without a time (nginx answered them itself: static files, a cache, a
+        redirect; or the balancer never reached a target) and their routes, most first."""
+        rows = [r for r in self.routes.values() if r.requests > r.count and r.kind is None]
+        rows.sort(key=lambda r: (-(r.requests - r.count), r.route))
+        return sum(r.requests - r.count for r in rows), rows
 
     # --- What the rest of servertune reads -----------------------------------------------------
 
-    def workload_values(self) -> dict[str, Any]:
-        """The Workload fields this log sets (service time, slow calls, peak arrival rate)."""
-        self.require_timing()
-        values: dict[str, Any] = {"service_time_ms": max(0.01, round(self.typical_ms, 2))}
-        share = self.slow_share
-        if share > 0:
-            values["slow_call_ratio"] = max(0.0001, round(share, 4))
-            values["slow_call_ms"] = min(600_000.0, max(0.01, round(self.slow_call_ms, 1)))
-        if self.peak_rps:
-            values["peak_rps"] = float(min(self.peak_rps, 1_000_000))
+    def workload_values(self, route: str | None = None) -> dict[str, Any]:
+        """The Workload fields this log (or one route of it) sets: the means Little's law needs
+        (service time, slow calls), the tail the timeouts need, the peak arrival rate.
+
+        A log without timing sets the peak arrival rate only (`timing_missing` says why)."""
+        if route is not None or self.timed:
+            self.require_timing()
+        else:
+            return {"peak_rps": float(min(self.peak_rps, 1_000_000))} if self.peak_rps else {}
+        split = self.split(route)
+        values = split.workload_values()
+        tail = (
+            self.quantile(TAIL_QUANTILE)
+            if route is None
+            else self.routes[route].quantile(TAIL_QUANTILE)
+        )
+        values["request_tail_ms"] = min(600_000.0, max(values["service_time_ms"], _round(tail, 1)))
+        peak = self.peak_rps if route is None else self.route_peak_rps(route)
+        if peak:
+            values["peak_rps"] = float(min(max(0.01, round(peak, 2)), 1_000_000))
         return values
 
-    def sources_of(self) -> dict[str, str]:
-        """Each workload number's source, in words (`explain`'s and the file's comments)."""
+    def route_peak_rps(self, route: str) -> float:
+        """A route's share of the busiest second: the log's peak x the route's share of the app's
+        requests (the reader counts arrivals for the app, not per route)."""
+        app = self.app_requests
+        return self.peak_rps * self.routes[route].requests / app if app else 0.0
+
+    def dominant_route(self) -> RouteStats | None:
+        """The route that takes DOMINANT_TIME_SHARE of the app's time or more with at most
+        DOMINANT_REQUEST_SHARE of its requests (a report or an export), if one does."""
+        rows = self.route_rows()
+        if len(rows) < 2 or not self.total_ms:
+            return None
+        top = rows[0]
+        heavy = top.total_ms / self.total_ms >= DOMINANT_TIME_SHARE
+        return top if heavy and top.count / self.timed <= DOMINANT_REQUEST_SHARE else None
+
+    def sources_of(self, route: str | None = None) -> dict[str, str]:
+        """Each workload number's source, in words, each named a mean or a tail (`explain`'s
+        and the file's comments)."""
         timed = f"{self.timed:,} requests timed by {self.format.service_field} in {self.source}"
-        share = self.slow_share
-        under = self.timed - round(share * self.timed)
+        if route is not None:
+            timed = f"the {self.routes[route].count:,} of route {route} of {timed}"
+        split = self.split(route)
+        line = f"{self.slow_threshold_ms:,.0f} ms"
         out = {
             "service_time_ms": (
-                f"p50 of the {under:,} requests under the slow-call line "
-                f"({self.slow_threshold_ms:,.0f} ms) of {timed}"
+                f"mean of the {split.fast_count:,.0f} requests under the slow-call line "
+                f"({line}) of {timed}"
             ),
+            "request_tail_ms": f"tail: p99.9 of {timed}; what the timeouts let finish",
         }
-        if share > 0:
-            out["slow_call_ratio"] = (
-                f"requests at or above {self.slow_threshold_ms:,.0f} ms of {timed}"
+        if split.slow_count:
+            out["slow_call_ratio"] = f"share of requests at or above {line} of {timed}"
+            out["slow_call_ms"] = (
+                f"mean: the {split.slow_count:,.0f} slow calls' mean "
+                f"{split.slow_mean_ms:,.1f} ms less the others' mean, of {timed}"
             )
-            out["slow_call_ms"] = f"p99 of the {self.timed - under:,} slow calls of {timed}"
         if self.peak_rps and self.peak_second is not None:
-            import time
-
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.peak_second))
             out["peak_rps"] = (
                 f"busiest second ({when} UTC) of {self.span_s:,} s, {self.requests:,} requests "
                 f"in {self.source}"
             )
+            if route is not None:
+                share = self.routes[route].requests / self.app_requests
+                out["peak_rps"] = f"{share:.1%} (the route's share of requests) of the " + out[
+                    "peak_rps"
+                ].replace("busiest second", "log's busiest second", 1)
         return out
 
     def require_timing(self) -> None:
@@ -285,16 +432,59 @@ class Traffic:
                 f"({self.format.service_field} is '-' or -1 on every line)"
             )
 
-    def to_toml(self) -> str:
-        """A workload file that `gen --workload` reads, each number's source as a comment."""
+    @property
+    def timing_missing(self) -> str | None:
+        """Why the log gives no service time (None when it gives one)."""
+        if self.format.service_field is None:
+            return f"not in this log: {self.format.timing_hint}"
+        if not self.timed:
+            return (
+                f"none of the {self.requests:,} requests has a time "
+                f"({self.format.service_field} is '-' or -1 on every line)"
+            )
+        return None
+
+    def cautions(self) -> list[str]:
+        """What the numbers should be read with: the reader's notes, and how little a short or
+        small log shows."""
+        out = list(self.notes)
+        seen = self.timed or self.requests
+        kind = "timed requests" if self.timed else "requests"
+        little = []
+        if seen < FEW_REQUESTS:
+            little.append(f"only {seen:,} {kind} (a p99.9 needs {FEW_REQUESTS:,})")
+        if self.span_s < FEW_SECONDS:
+            little.append(
+                f"only {self.span_s:,} s (a busiest second means little under {FEW_SECONDS} s)"
+            )
+        if little:
+            out.append(
+                f"{' over '.join(little)}: every number from so little traffic is a guess; "
+                "read a longer log"
+            )
+        return out
+
+    def to_toml(self, route: str | None = None) -> str:
+        """A workload file that `gen --workload` reads (of one route, or of the whole log),
+        each number's source as a comment."""
         from servertune.workload_file import dumps
 
-        values = self.workload_values()
-        sources = self.sources_of()
+        if route is not None and route not in self.routes:
+            known = ", ".join(r.route for r in self.route_rows()[:5])
+            raise LogError(f"no route {route!r} in {self.source} (its routes: {known})")
+        values = self.workload_values(route)
+        sources = self.sources_of(route) if self.timed else {}
         comments = [
-            f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}",
+            f"servertune measure --log: {self.format.name} log {', '.join(self.sources)}"
+            + (f", route {route} alone" if route is not None else ""),
             "cpu_fraction: not in a log; `servertune measure APP` measures it",
         ]
+        if self.timing_missing is not None:
+            comments.append(
+                "service_time_ms, slow calls, request_tail_ms: timing missing (the service time "
+                "is not in this log; see `servertune measure --log`'s report)"
+            )
+        comments += [f"caution: {text}" for text in self.cautions()]
         return dumps(
             values,
             comments=comments,
@@ -342,12 +532,14 @@ class _Accumulator:
         self.connects: Counter[bytes] = Counter()
         self.lengths: Counter[bytes] = Counter()
         self.terms: Counter[tuple[bytes, bytes]] = Counter()
-        self.open_seconds: dict[int, int] = {}
         self.routes = Routes()
-        self.last_closed = 0  # the last second folded into the arrival sketch
-        self.window: deque[int] = deque(maxlen=PROFILE_WINDOW_S)  # the last seconds closed
-        self.window_sum = 0
-        self.busiest_sum = -1
+        self.kinds: dict[bytes, str | None] = {}
+        self.left_out = traffic.left_out
+        # Requests a second from `base` on, the whole span: 4 bytes a second (a day 338 KiB),
+        # so lines out of order, and logs of several hosts over the same hours, add up in their
+        # own seconds whatever order they are read in.
+        self.series = array("I")
+        self.base: int | None = None
         self.examples = traffic.examples
         self.example_routes: set[bytes] = set()  # routes that have their example (or never will)
 
@@ -396,8 +588,17 @@ class _Accumulator:
         self.pairs.update(
             zip(routes, columns[i["service"]] if i["service"] is not None else none, strict=True)
         )
+        kinds = self._kinds(routes) if path is not None else {}
+        if kinds:  # static files or probes: counted apart, not in the app's arrivals
+            self.left_out.update(kinds[r] for r in routes if r in kinds)
         if i["ts"] is not None:
-            self.seconds.update(columns[i["ts"]])
+            if kinds:
+                stamps = columns[i["ts"]]
+                self.seconds.update(
+                    t for t, r in zip(stamps, routes, strict=True) if r not in kinds
+                )
+            else:
+                self.seconds.update(columns[i["ts"]])
         if i["status"] is not None:
             self.statuses.update(columns[i["status"]])
         if i["connect"] is not None:
@@ -408,6 +609,20 @@ class _Accumulator:
             self.terms.update(zip(columns[i["term"]], columns[i["status"]], strict=True))
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
+
+    def _kinds(self, routes: Sequence[bytes]) -> dict[bytes, str]:
+        """The chunk's routes that are not the app's load (`not_the_apps`), with their kind."""
+        known = self.kinds
+        out: dict[bytes, str] = {}
+        for route in set(routes):
+            kind = known.get(route, "")
+            if kind == "":
+                if len(known) > FLUSH_DISTINCT:  # a crawler's million paths: bounded memory
+                    known.clear()
+                kind = known[route] = not_the_apps(_text(route))
+            if kind:
+                out[route] = kind
+        return out
 
     def _examples(self, routes: Sequence[bytes], paths: Sequence[bytes]) -> None:
         """One requestable path per route (what `bench app --replay` sends)."""
@@ -452,12 +667,14 @@ class _Accumulator:
             route = names.get(path)
             if route is None:
                 route = names[path] = self.routes(_text(path)) if path else "(no path)"
-            ms = self._ms(_text(service), read) if service else None
-            if ms is None:
-                continue
             stats = traffic.routes.get(route)
             if stats is None:
-                stats = traffic.routes[route] = RouteStats(route, new_sketch())
+                kind = not_the_apps(route)
+                stats = traffic.routes[route] = RouteStats(route, new_sketch(), kind=kind)
+            stats.requests += n
+            ms = self._ms(_text(service), read) if service else None
+            if ms is None or stats.kind is not None:  # no time, or not the app's
+                continue
             stats.sketch.add(ms, n)
             stats.count += n
             stats.total_ms += ms * n
@@ -486,50 +703,110 @@ class _Accumulator:
         self._arrivals(final)
 
     def _arrivals(self, final: bool) -> None:
-        traffic = self.traffic
-        open_seconds = self.open_seconds
+        """Fold the seconds counted into the per-second series; at the end, read it."""
+        series = self.series
         for value, n in self.seconds.items():
             try:
                 second = self.fmt.second(_text(value))
-            except ValueError:
-                continue
-            closed = traffic.last_second is not None and second <= self.last_closed
-            if closed and second not in open_seconds:  # counted, not profiled
-                traffic.late_lines += n
-                continue
-            open_seconds[second] = open_seconds.get(second, 0) + n
-            if traffic.last_second is None or second > traffic.last_second:
-                traffic.last_second = second
+            except ValueError as error:
+                raise _BadTime(value, str(error)) from None
+            if self.base is None:
+                self.base = second
+            low = min(self.base, second)
+            high = max(self.base + len(series), second + 1)
+            if high - low > MAX_SPAN_S:
+                first = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.base))
+                raise _BadTime(
+                    value,
+                    f"{(high - low) / 86400:,.0f} days from the log's time {first} UTC, past "
+                    f"the {MAX_SPAN_S // 86400} days one read covers",
+                )
+            if second < self.base:  # a second before the first seen: another host, or late
+                series[0:0] = array("I", bytes(4 * (self.base - second)))
+                self.base = second
+            index = second - self.base
+            if index >= len(series):
+                series.extend(array("I", bytes(4 * (index + 1 - len(series)))))
+            series[index] += n
         self.seconds.clear()
-        if traffic.last_second is None:
-            return
-        horizon = traffic.last_second + 1 if final else traffic.last_second - ARRIVAL_WINDOW_S
-        closing = sorted(s for s in open_seconds if s < horizon)
-        for second in closing:
-            n = open_seconds.pop(second)
-            if traffic.first_second is None:
-                traffic.first_second = second
-            elif second > self.last_closed + 1:
-                traffic.arrival_sketch.add(0, second - self.last_closed - 1)
-                for idle in range(max(self.last_closed + 1, second - PROFILE_WINDOW_S), second):
-                    self._profile(0, idle)
-            traffic.arrival_sketch.add(n)
-            self._profile(n, second)
-            self.last_closed = second
-            if n > traffic.peak_rps:
-                traffic.peak_rps, traffic.peak_second = n, second
+        if final and self.base is not None:
+            self._read_series()
 
-    def _profile(self, n: int, second: int) -> None:
-        """One more closed second (`n` requests) in the sliding window; kept when the busiest."""
-        window = self.window
-        if len(window) == window.maxlen:
-            self.window_sum -= window[0]
-        window.append(n)
-        self.window_sum += n
-        if self.window_sum > self.busiest_sum:
-            self.busiest_sum = self.window_sum
-            self.traffic.busiest = tuple(window)
-            self.traffic.busiest_start = second - len(window) + 1
+    def _read_series(self) -> None:
+        """The span, the exact count of seconds by their requests, the busiest second and the
+        busiest PROFILE_WINDOW_S seconds, from the per-second series."""
+        traffic = self.traffic
+        series = self.series
+        assert self.base is not None
+        traffic.first_second = self.base
+        traffic.last_second = self.base + len(series) - 1
+        traffic.arrivals = Counter(series)
+        traffic.peak_rps = max(series)
+        traffic.peak_second = self.base + series.index(traffic.peak_rps)
+        width = min(PROFILE_WINDOW_S, len(series))
+        window = best = sum(series[:width])
+        start = 0
+        for i in range(width, len(series)):  # the first window with the most requests
+            window += series[i] - series[i - width]
+            if window > best:
+                best, start = window, i - width + 1
+        traffic.busiest = tuple(series[start : start + width])
+        traffic.busiest_start = self.base + start
+
+
+class _BadTime(Exception):
+    """A time no clock shows, as logged: `read_traffic` finds its line."""
+
+    def __init__(self, value: bytes, reason: str) -> None:
+        super().__init__(reason)
+        self.value = value
+        self.reason = reason
+
+
+def _locate(paths: Sequence[Path], value: bytes) -> str:
+    """`file:line` of the first line holding `value` (the error path only: a second read)."""
+    for path in paths:
+        if str(path) == "-":
+            continue
+        for chunk in chunks(path):
+            at = chunk.data.find(value)
+            if at >= 0:
+                line = chunk.first_line + chunk.data.count(b"\n", 0, at)
+                return f"{path}:{line}"
+    return "stdin" if any(str(p) == "-" for p in paths) else str(paths[0])
+
+
+def _distinct(paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """The paths with each file once (the same file named twice, by a link or a copy of the
+    same bytes), and a note for each left out: read twice, its requests would count twice."""
+    import hashlib
+
+    kept: list[Path] = []
+    notes: list[str] = []
+    seen: dict[tuple[int, int] | tuple[int, str], Path] = {}
+    for path in paths:
+        if str(path) == "-":
+            kept.append(path)
+            continue
+        try:
+            stat = path.stat()
+            with path.open("rb") as handle:
+                head = hashlib.sha256(handle.read(DUPLICATE_PROBE_BYTES)).hexdigest()
+        except OSError:
+            kept.append(path)  # the reader names the error
+            continue
+        for key in ((stat.st_dev, stat.st_ino), (stat.st_size, head)):
+            if key in seen:
+                notes.append(
+                    f"{path} is the same log as {seen[key]} (the same "
+                    + ("file" if isinstance(key[1], int) else "size and first bytes")
+                    + "): read once, not counted twice"
+                )
+                break
+        else:
+            seen[(stat.st_dev, stat.st_ino)] = seen[(stat.st_size, head)] = path
+            kept.append(path)
+    return kept, notes
 
 
 def _nginx_times(text: str) -> float | None:
@@ -545,25 +822,32 @@ def read_traffic(
 ) -> Traffic:
     """Read the logs at `paths` (rotated sets oldest first; "-" is stdin) in `fmt`;
     `on_chunk(n)` each PROGRESS_BYTES (or more) read, with the bytes read since its last call."""
-    ordered = rotation_order(paths)
+    kept, notes = _distinct(paths)
+    ordered = rotation_order(kept)
     traffic = Traffic(
         format=fmt,
         sources=tuple("stdin" if str(p) == "-" else str(p) for p in ordered),
         sketch=new_sketch(),
         connect_sketch=new_sketch(),
         length_sketch=new_sketch(),
-        arrival_sketch=new_sketch(),
     )
+    traffic.notes.extend(notes)
     accumulator = _Accumulator(fmt, traffic)
     unreported = 0
-    for path in ordered:
-        for chunk in chunks(path):
-            accumulator.add(chunk)
-            unreported += len(chunk.data)
-            if on_chunk is not None and unreported >= PROGRESS_BYTES:
-                on_chunk(unreported)
-                unreported = 0
-    accumulator.flush(final=True)
+    try:
+        for path in ordered:
+            for chunk in chunks(path):
+                accumulator.add(chunk)
+                unreported += len(chunk.data)
+                if on_chunk is not None and unreported >= PROGRESS_BYTES:
+                    on_chunk(unreported)
+                    unreported = 0
+        accumulator.flush(final=True)
+    except _BadTime as bad:
+        raise LogError(
+            f"{_locate(ordered, bad.value)}: {bad.reason}: a time no clock shows; fix or drop "
+            "the line"
+        ) from None
     if traffic.lines == 0:
         raise LogError(f"{traffic.source} is empty")
     if traffic.requests == 0:

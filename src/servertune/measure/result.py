@@ -164,8 +164,9 @@ class Measurement:
 
     @property
     def service_time_ms(self) -> float:
-        """The typical request: median busy time, in ms."""
-        return statistics.median(s.busy_s for s in self.samples) * 1000
+        """The mean busy time, in ms: Little's law turns the mean (not the median, which a tail
+        of slow requests leaves below it) into the requests the plan holds in flight."""
+        return statistics.fmean(s.busy_s for s in self.samples) * 1000
 
     @property
     def cpu_fraction(self) -> float:
@@ -257,7 +258,7 @@ class Measurement:
         values = self.workload_values()
         lines += [
             "",
-            f"service_time_ms = {values['service_time_ms']:g}  (median busy time)",
+            f"service_time_ms = {values['service_time_ms']:g}  (mean busy time)",
             (
                 f"cpu_fraction    = {values['cpu_fraction']:g}  (CPU time / busy time; "
                 f"p10-p90 per request {spread['cpu_fraction'][0]:.3f}-{spread['cpu_fraction'][2]:.3f})"
@@ -315,9 +316,8 @@ class Measurement:
 class Mix:
     """Several paths of one app measured in turn, each weighted by its share of the traffic.
 
-    The mix's service time is the weighted mean of each path's service time (its median busy
-    time): capacity follows the mean time a request takes, and each path's median keeps its
-    outliers out. Its cpu_fraction is CPU time over busy time across the mix, each path counted
+    The mix's service time is the weighted mean of each path's service time (its mean busy
+    time): capacity and Little's law follow the mean time a request takes. Its cpu_fraction is CPU time over busy time across the mix, each path counted
     by its weight, so a heavy path weighs by both its share and its length, as the GIL sees it.
     """
 
@@ -487,7 +487,7 @@ class Mix:
             "",
             (
                 f"service_time_ms = {values['service_time_ms']:g}  "
-                "(each path's median busy time, weighted by its share)"
+                "(each path's mean busy time, weighted by its share)"
             ),
             (
                 f"cpu_fraction    = {values['cpu_fraction']:g}  "

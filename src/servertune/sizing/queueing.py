@@ -22,6 +22,7 @@ __all__ = [
     "core_utilisation",
     "held_s",
     "in_flight",
+    "longest_s",
     "poisson_quantile",
     "pool_threads",
     "slots_for",
@@ -39,6 +40,18 @@ def arrival_rate(workload: Workload, ceiling_rps: float) -> tuple[float, str]:
 def held_s(workload: Workload) -> float:
     """Mean seconds a request holds its thread: its service time plus its share of slow calls."""
     return (workload.service_time_ms + workload.slow_call_ratio * workload.slow_call_ms) / 1000
+
+
+def longest_s(workload: Workload, slow_calls: bool = True) -> tuple[float, str]:
+    """The longest legitimate request, in seconds, and what it is in words: `request_tail_ms`
+    (a tail, what the log's p99.9 gives) when set, else the mean service time plus the slow
+    call's (`slow_calls`: False leaves the slow call out where the workload has none)."""
+    if workload.request_tail_ms is not None:
+        return workload.request_tail_ms / 1000, "request_tail_ms, a tail"
+    slow_ms = workload.slow_call_ms if slow_calls else 0.0
+    return (workload.service_time_ms + slow_ms) / 1000, (
+        "service + slow call" if slow_calls else "no slow calls"
+    )
 
 
 def in_flight(rate_per_s: float, hold_s: float) -> float:

@@ -239,7 +239,7 @@ def render_html(report: Report, *, command: str = "") -> str:
             targets=[
                 {
                     "name": t.name,
-                    "shown": "-" if t.value is None else f"{t.value:.3g}",
+                    "shown": None if t.value is None else f"{t.value:.3g}",
                     "op": t.op,
                     "threshold": f"{t.threshold:g}",
                     "met": t.met,

@@ -173,9 +173,11 @@ class Report:
         if self.targets:
             lines.append("")
             for t in self.targets:
-                verdict = "MET" if t.met else ("not met" if t.met is False else "not measured")
-                shown = "-" if t.value is None else f"{t.value:.3g}"
-                lines.append(f"target {t.name}: {shown} {t.op} {t.threshold:g} -> {verdict}")
+                if t.value is None:  # not "- <= 2 -> not measured"
+                    lines.append(f"target {t.name} ({t.op} {t.threshold:g}): not measured")
+                    continue
+                verdict = "MET" if t.met else "not met"
+                lines.append(f"target {t.name}: {t.value:.3g} {t.op} {t.threshold:g} -> {verdict}")
         if self.notes:
             lines.append("")
             lines.extend(f"note: {n}" for n in self.notes)

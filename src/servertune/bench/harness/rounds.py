@@ -274,12 +274,21 @@ class AdaptiveRounds:
 
     def notes(self) -> list[str]:
         """The adaptive run in words: what was dropped, where the climb stopped."""
+        times = "once" if self.max_repeats == 1 else f"{self.max_repeats} times"
+        # --quick measures each level once: there is no "at least 2, at most 1".
+        repeated = (
+            f"each level is measured {times}"
+            if self.max_repeats <= self.min_repeats
+            else (
+                f"a level is repeated (at least {self.min_repeats}, at most {self.max_repeats} "
+                f"times) until the best of each side are apart or within {CLOSE_MARGIN:.0%} of "
+                "each other"
+            )
+        )
         lines = [
             (
                 f"adaptive run: {self.measured} measurements in {self.rounds} round(s) (--thorough: "
-                f"every candidate at every level, {self.max_repeats} times); a level is repeated "
-                f"(at least {self.min_repeats}, at most {self.max_repeats} times) until the best of "
-                f"each side are apart or within {CLOSE_MARGIN:.0%} of each other; the climb stops "
+                f"every candidate at every level, {times}); {repeated}; the climb stops "
                 f"where doubling the connections gained every candidate less than "
                 f"{SATURATION_GAIN:.0%}"
             )

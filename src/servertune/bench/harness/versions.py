@@ -10,7 +10,7 @@ from pathlib import Path
 
 from servertune import __version__
 
-__all__ = ["app_stack", "dist_version", "tool_versions"]
+__all__ = ["app_stack", "app_version", "dist_version", "tool_versions"]
 
 _COMMANDS: dict[str, list[str]] = {
     "uwsgi": ["--version"],
@@ -18,6 +18,15 @@ _COMMANDS: dict[str, list[str]] = {
     "wrk": ["-v"],
     "gunicorn": ["--version"],
 }
+
+
+def app_version(app: str) -> dict[str, str]:
+    """The version of the distribution an app's top module comes from, when it is one (an app
+    from PyPI, such as httpbin); nothing for a local module, which no "not installed" line
+    describes (`myapp not installed` in a report of myapp's own run)."""
+    module = app.split(":")[0].split(".")[0]
+    found = dist_version(module)
+    return {} if found == "not installed" else {module: found}
 
 
 def dist_version(dist: str) -> str:

@@ -46,6 +46,7 @@ def replay_paths(
     arrival profile."""
     from servertune.logs import LogError, LogFormatError, read_traffic
     from servertune.logs.choose import choose_format
+    from servertune.logs.flags import in_flags_of
     from servertune.logs.replay import arrival_profile, route_mix
 
     try:
@@ -54,9 +55,9 @@ def replay_paths(
         mix, covered = route_mix(traffic)
         profile = arrival_profile(traffic)
     except LogFormatError as error:
-        raise BenchInputError(f"--replay-format: {error}") from None
+        raise BenchInputError(in_flags_of(f"--replay-format: {error}", "--replay-format")) from None
     except LogError as error:
-        raise BenchInputError(f"--replay: {error}") from None
+        raise BenchInputError(in_flags_of(f"--replay: {error}", "--replay-format")) from None
     note(
         f"replaying {len(mix)} routes of {traffic.source}: {covered:.1%} of its "
         f"{traffic.timed:,} requests, at the arrival profile of {profile.describe()}"

@@ -33,6 +33,8 @@ class Wait:
     timeout: Setting[float]
     at: Location
     app: AppServer
+    #: The proxy's documentation of its defaults (Caddy's, Traefik's), for the finding's `why`.
+    docs: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,11 @@ class Context:
             behind = link.nginx if link.nginx is not None else link.app
             fronted.add(id(behind))
             balancer = LoadBalancer(
-                f"HAProxy backend `{link.balancer.name}`",
+                link.balancer.title,
                 idle.value if math.isinf(idle.value) else math.ceil(idle.value),
                 link.balancer.idle_source,
                 str(link.balancer.at),
+                link.balancer.docs,
             )
             pairs.append((balancer, idle.at, behind))
         for app in self.apps:
@@ -94,8 +97,9 @@ class Context:
     def waits(self) -> list[Wait]:
         """Every proxy timeout for an app server's answer, in front of that app server: each
         nginx `*_read_timeout` (at the directive, or the pass when left at the default) and
-        each HAProxy backend's `timeout server` or unconditional `http-request set-timeout server`
-        (unset: it waits forever, nothing to order)."""
+        each HAProxy backend's `timeout server` or unconditional `http-request set-timeout server`,
+        each Caddy or Traefik front's shortest wait for the answer (unset: it waits forever,
+        nothing to order)."""
         found = [
             Wait(
                 "nginx",
@@ -115,5 +119,10 @@ class Context:
                 link.balancer.server_timeout_directive,
             )
             if link.app is not None and timeout is not None:
-                found.append(Wait("HAProxy", directive, "", timeout, timeout.at, link.app))
+                proxy = {"haproxy": "HAProxy", "caddy": "Caddy", "traefik": "Traefik"}[
+                    link.balancer.kind
+                ]
+                found.append(
+                    Wait(proxy, directive, "", timeout, timeout.at, link.app, link.balancer.docs)
+                )
         return found

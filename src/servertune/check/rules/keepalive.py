@@ -42,9 +42,11 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     f"{lb.name} never closes an idle connection to nginx ({lb.summary} unset), "
                     f"so nginx's keepalive_timeout {as_shown(keepalive, ' s')} always closes it "
                     "first: the balancer may reuse a connection nginx is closing and answer 502",
-                    "set HAProxy's `timeout client` / `timeout http-keep-alive` (and "
-                    "`pool-purge-delay`) below nginx's keepalive_timeout",
+                    "give the balancer an idle limit below nginx's keepalive_timeout (HAProxy: "
+                    "`timeout client` / `timeout http-keep-alive` and `pool-purge-delay`; Caddy: "
+                    "the http transport's `keepalive`; Traefik: `idleConnTimeout`)",
                     related,
+                    lb.docs,
                 )
                 continue
             wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
@@ -56,6 +58,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     "balancer reuses a connection nginx is closing and answers 502",
                     f"keepalive_timeout {figure(wanted)}s;",
                     related,
+                    lb.docs,
                 )
 
 
@@ -85,6 +88,7 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                 if math.isinf(wanted)
                 else assignment(app, "keepalive", figure(wanted)),
                 related,
+                lb.docs,
             )
 
 

@@ -54,6 +54,8 @@ def balancer_maxconn_over_app_limit(rule: Rule, c: Context) -> Iterator[Finding]
     by_app: dict[int, tuple[AppServer, list[BalancerLink]]] = {}
     for link in c.balancer_links:
         app = link.app
+        if link.balancer.kind != "haproxy":
+            continue  # maxconn and its queue are HAProxy's
         if app is None or app.concurrency_limit is None or app.kind not in _PAST_LIMIT:
             continue
         _, links = by_app.setdefault(id(app), (app, []))

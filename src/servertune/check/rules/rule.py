@@ -34,12 +34,17 @@ class Rule:
         message: str,
         fix: str,
         related: tuple[Location, ...] = (),
+        docs: str = "",
         *,
         backing: str | None = None,
     ) -> Finding:
         """A finding of this rule; `backing` when this finding's evidence is narrower than the
-        rule's (the one server's documentation, never another server's)."""
-        return Finding(self.id, self.severity, at, message, fix, backing or self.backing, related)
+        rule's (the one server's documentation, never another server's); `docs`: the
+        documentation of the proxy it is about (Caddy's, Traefik's defaults), after it."""
+        base = backing or self.backing
+        return Finding(
+            self.id, self.severity, at, message, fix, f"{base}; {docs}" if docs else base, related
+        )
 
 
 #: What a rule runs: its findings in what was read.

@@ -17,7 +17,7 @@ from servertune.sizing import READ_TIMEOUT_MARGIN_S
 @check_rule(
     "app-timeout-over-read-timeout",
     Severity.warning,
-    "the proxy (nginx, HAProxy) gives up on a request the app server is still running",
+    "the proxy (nginx, HAProxy, Caddy, Traefik) gives up on a request the app server is still running",
     "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
     "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout; HAProxy's "
     "configuration manual, 4.2 `timeout server` (the server's processing time for the request): "
@@ -58,6 +58,7 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 "for nothing",
                 fix,
                 (timeout.at,),
+                docs=wait.docs,
             )
 
 

@@ -91,36 +91,65 @@ class LogFormat:
 # --- Shared readers ------------------------------------------------------------------------------
 
 
+#: The years a log's time may fall in: before the first of these servers wrote a log, or past
+#: the century, a time is a parse of garbage (`+9999`, a year 9999), not a request; a span
+#: between the two would turn the log's requests into a rate of nothing.
+FIRST_YEAR, LAST_YEAR = 1990, 2100
+
+
+def unix_second(
+    year: int, month: int, day: int, hour: int, minute: int, second: int, offset_s: int = 0
+) -> int:
+    """A civil time as a Unix second; ValueError for one no clock shows (31 Feb, 25:61:61, a
+    zone past +14:00, a year outside FIRST_YEAR..LAST_YEAR), which `timegm` would roll over."""
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise ValueError(f"year {year} is not between {FIRST_YEAR} and {LAST_YEAR}")
+    if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        raise ValueError(f"{year}-{month:02d}-{day:02d} is not a date")
+    if hour > 23 or minute > 59 or second > 60:  # 60: a leap second
+        raise ValueError(f"{hour:02d}:{minute:02d}:{second:02d} is not a time of day")
+    if abs(offset_s) > 14 * 3600:
+        raise ValueError("a zone offset past 14 hours")
+    return calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)) - offset_s
+
+
 def clf_second(text: str) -> int:
     """`10/Oct/2000:13:55:36 -0700` (nginx $time_local, gunicorn %(t)s) as a Unix second."""
     try:
-        seconds = calendar.timegm(
-            (int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
-             int(text[12:14]), int(text[15:17]), int(text[18:20]), 0, 0, 0)
-        )  # fmt: skip
         zone = text[21:26]
+        offset = 0
         if zone:
+            if zone[0] not in "+-" or int(zone[3:5]) > 59:
+                raise ValueError(f"{zone} is not a zone")
             offset = int(zone[1:3]) * 3600 + int(zone[3:5]) * 60
-            seconds -= offset if zone[0] == "+" else -offset
-    except (KeyError, ValueError, IndexError):
-        raise ValueError(f"not a time: {text!r}") from None
-    return seconds
+            offset = offset if zone[0] == "+" else -offset
+        return unix_second(
+            int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
+            int(text[12:14]), int(text[15:17]), int(text[18:20]), offset,
+        )  # fmt: skip
+    except (KeyError, ValueError, IndexError) as error:
+        raise ValueError(f"not a time: {text!r} ({error})") from None
 
 
 def iso_second(text: str) -> int:
     """`2026-11-26T13:15:46` (the zone, if any, already cut by the pattern) as a Unix second."""
     try:
-        return calendar.timegm(
-            (int(text[0:4]), int(text[5:7]), int(text[8:10]),
-             int(text[11:13]), int(text[14:16]), int(text[17:19]), 0, 0, 0)
+        return unix_second(
+            int(text[0:4]), int(text[5:7]), int(text[8:10]),
+            int(text[11:13]), int(text[14:16]), int(text[17:19]),
         )  # fmt: skip
-    except (ValueError, IndexError):
-        raise ValueError(f"not a time: {text!r}") from None
+    except (ValueError, IndexError) as error:
+        raise ValueError(f"not a time: {text!r} ({error})") from None
 
 
 def epoch_second(text: str) -> int:
     """`1732627000` (the integer part of nginx $msec) as a Unix second."""
-    return int(text)
+    second = int(text)
+    low = calendar.timegm((FIRST_YEAR, 1, 1, 0, 0, 0, 0, 0, 0))
+    high = calendar.timegm((LAST_YEAR + 1, 1, 1, 0, 0, 0, 0, 0, 0))
+    if not low <= second < high:
+        raise ValueError(f"not a time: {text!r} (not between {FIRST_YEAR} and {LAST_YEAR})")
+    return second
 
 
 def seconds_to_ms(text: str) -> float | None:

@@ -10,10 +10,9 @@ timeout before headers (the 504), `cD`/`CD` the client leaving during the data.
 
 from __future__ import annotations
 
-import calendar
 import re
 
-from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError
+from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError, unix_second
 
 __all__ = ["build"]
 
@@ -27,12 +26,12 @@ _PATTERN = (
 
 def _second(text: str) -> int:
     try:
-        return calendar.timegm(
-            (int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
-             int(text[12:14]), int(text[15:17]), int(text[18:20]), 0, 0, 0)
+        return unix_second(
+            int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
+             int(text[12:14]), int(text[15:17]), int(text[18:20]),
         )  # fmt: skip
-    except (KeyError, ValueError):
-        raise ValueError(f"not a time: {text!r}") from None
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"not a time: {text!r} ({error})") from None
 
 
 def _ms(text: str) -> float | None:

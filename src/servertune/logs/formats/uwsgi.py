@@ -6,10 +6,9 @@ inside the worker. The timestamp has no zone (the server's local time): only dif
 
 from __future__ import annotations
 
-import calendar
 import re
 
-from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError
+from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError, unix_second
 
 __all__ = ["build"]
 
@@ -24,12 +23,12 @@ _PATTERN = (
 def _second(text: str) -> int:
     """`Nov 26 13:15:46 2026` as a second (the log's local time read as UTC)."""
     try:
-        return calendar.timegm(
-            (int(text[16:20]), MONTHS[text[0:3]], int(text[4:6]),
-             int(text[7:9]), int(text[10:12]), int(text[13:15]), 0, 0, 0)
+        return unix_second(
+            int(text[16:20]), MONTHS[text[0:3]], int(text[4:6]),
+             int(text[7:9]), int(text[10:12]), int(text[13:15]),
         )  # fmt: skip
-    except (KeyError, ValueError):
-        raise ValueError(f"not a time: {text!r}") from None
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"not a time: {text!r} ({error})") from None
 
 
 def _service_ms(text: str) -> float | None:

@@ -22,6 +22,7 @@ from servertune.sizing.defaults import (
     UPSTREAM_CONNECT_TIMEOUT_S,
 )
 from servertune.sizing.plan import Derivation
+from servertune.sizing.queueing import longest_s
 from servertune.workload import Workload
 
 
@@ -120,17 +121,16 @@ def _per_try_timeout(w: Workload, d: Derivation) -> None:
     """How long one try of an idempotent request waits before it is sent again."""
     server_s = d.get_int("lb_server_timeout_s")
     connect_s = d.get_int("upstream_connect_timeout_s")
-    slow = w.slow_call_ratio > 0
-    longest_s = (w.service_time_ms + (w.slow_call_ms if slow else 0.0)) / 1000
+    longest, what = longest_s(w, slow_calls=w.slow_call_ratio > 0)
     d.put(
         "lb_per_try_timeout_s",
-        min(server_s, connect_s + math.ceil(LB_PER_TRY_FACTOR * longest_s)),
+        min(server_s, connect_s + math.ceil(LB_PER_TRY_FACTOR * longest)),
         f"min(the server timeout {server_s} s, nginx's connect timeout {connect_s} s + "
         f"{LB_PER_TRY_FACTOR:g} x the longest legitimate request "
         + (
-            f"(service + slow call = {longest_s:g} s)"
-            if slow
-            else f"({longest_s:g} s, no slow calls)"
+            f"({longest:g} s, no slow calls)"
+            if what == "no slow calls"
+            else f"({what} = {longest:g} s)"
         )
         + "): HAProxy's `http-request set-timeout server` for idempotent requests, then "
         "`retry-on response-timeout` sends them again; a request stuck on a cut link waits at "

@@ -91,9 +91,9 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         slow = max(1, threads_for(parked, cap))
         slow_reason = (
             f"Little's law: {per_process:.1f} req/s per process ({rate_name}) x "
-            f"{w.slow_call_ratio:g} slow x {slow_s:g} s = {parked:.2f} threads parked on average; "
-            f"p{SLOW_CALL_QUANTILE * 100:g} of Poisson => {slow} (at least 1, so one slow call "
-            "never blocks quick requests: bench hol)"
+            f"{w.slow_call_ratio:g} slow x {slow_s:g} s (slow_call_ms, a mean) = {parked:.2f} "
+            f"threads parked on average; the tail: p{SLOW_CALL_QUANTILE * 100:g} of Poisson => "
+            f"{slow} (at least 1, so one slow call never blocks quick requests: bench hol)"
         )
     else:
         slow, slow_reason = 0, "no slow calls (slow_call_ratio = 0)"

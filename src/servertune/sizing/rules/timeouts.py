@@ -12,6 +12,7 @@ from servertune.sizing.defaults import (
     REQUEST_TIMEOUT_FACTOR,
 )
 from servertune.sizing.plan import Derivation
+from servertune.sizing.queueing import longest_s
 from servertune.workload import Workload
 
 
@@ -24,12 +25,13 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
         "idle connection before nginx does, or it may send a request into a closing socket "
         "(bench idle-race)",
     )
-    longest_s = (w.service_time_ms + w.slow_call_ms) / 1000
+    longest, what = longest_s(w)
     request_timeout = d.put(
         "request_timeout_s",
-        max(MIN_REQUEST_TIMEOUT_S, math.ceil(longest_s * REQUEST_TIMEOUT_FACTOR)),
+        max(MIN_REQUEST_TIMEOUT_S, math.ceil(longest * REQUEST_TIMEOUT_FACTOR)),
         f"max({MIN_REQUEST_TIMEOUT_S}, {REQUEST_TIMEOUT_FACTOR:g} x the longest legitimate request "
-        f"service + slow call = {longest_s:g} s): uWSGI harakiri / gunicorn timeout, above slow_call_ms",
+        f"{what} = {longest:g} s): uWSGI harakiri / gunicorn timeout, above "
+        + ("the tail" if w.request_tail_ms is not None else "slow_call_ms"),
     )
     d.put(
         "graceful_timeout_s",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servertune.bench.harness.open_loop_ceiling import ClientCeiling
 from servertune.bench.harness.report import BenchAppError, BenchInputError, Report
@@ -52,6 +52,9 @@ from servertune.bench.scenarios.app.load import Load
 from servertune.bench.scenarios.app.summary_dual import DualSummary
 from servertune.bench.scenarios.app.verdicts import NOISE_BAND
 from servertune.measure.sweep import DRAIN_SECONDS, SWEEP_SECONDS
+
+if TYPE_CHECKING:
+    from servertune.workload import Workload
 
 #: Extra seconds a `servertune measure` process gets beyond its own time limit.
 MEASURE_GRACE_S = 15.0
@@ -107,8 +110,6 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         from servertune.bench.harness.wrk import find_wrk
         from servertune.machine import Machine
         from servertune.sizing import plan_for
-        from servertune.workload import WorkloadError
-        from servertune.workload_file import load_workload
 
         given = run.options.extra.get("app")
         if not isinstance(given, AppInput):
@@ -148,12 +149,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
                 "app_dir": str(app_dir),
                 "static": given.static,
             }
-            try:
-                workload = load_workload(
-                    given.workload, overrides, flags={"static": "--static", "app_dir": "--chdir"}
-                )
-            except WorkloadError as error:
-                raise BenchInputError(str(error)) from None
+            workload = _workload(given.workload, overrides)
             self.entries[chosen] = EntryPoint(
                 chosen, app_name, workload, plan_for(workload), measured
             )
@@ -311,3 +307,21 @@ def _measure_error(app: str, code: int, stderr: bytes) -> Exception:
     if code == 2:
         return BenchInputError(last if last.startswith("APP") else f"APP: {last}")
     return BenchAppError(f"measure: {app} failed: {last}")
+
+
+def _workload(path: Path | None, overrides: dict[str, Any]) -> Workload:
+    """`--workload` with the measured figures over it; one `error:` line naming the flag."""
+    from servertune.workload import WorkloadError
+    from servertune.workload_file import WorkloadFileError, load_workload
+
+    try:
+        return load_workload(
+            path,
+            overrides,
+            flags={"static": "--static", "app_dir": "--chdir"},
+            file_label=f"--workload {path}",
+        )
+    except WorkloadFileError as error:  # the file itself: named by its flag, as in gen
+        raise BenchInputError(f"--workload: {error}") from None
+    except WorkloadError as error:
+        raise BenchInputError(str(error)) from None

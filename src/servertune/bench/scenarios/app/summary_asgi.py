@@ -313,9 +313,13 @@ class AsgiSummary(ReplaySummary):
         """The versions of nginx, the load generator, the servers the candidates ran, and the
         app's own stack only (what its module imports: FastAPI and Starlette for a FastAPI app,
         not a Django installed beside it)."""
-        from servertune.bench.harness.versions import app_stack, dist_version, tool_versions
+        from servertune.bench.harness.versions import (
+            app_stack,
+            app_version,
+            dist_version,
+            tool_versions,
+        )
 
-        module = self.app.split(":")[0].split(".")[0]
         servers = {self.layouts[c].server if c in self.layouts else self.user_commands[c].server
                    for c in configs}  # fmt: skip
         dists = {"uvicorn": ("uvicorn",), "gunicorn-asgi": ("gunicorn", "uvicorn-worker"),
@@ -325,9 +329,7 @@ class AsgiSummary(ReplaySummary):
             **{d: dist_version(d) for s in sorted(servers) for d in dists.get(s, (s,))},
             **{d: dist_version(d) for d in app_stack(self.app, Path(str(self.workload.app_dir)))},
         }
-        if dist_version(module) != "not installed":  # an app from PyPI, not a local module
-            versions[module] = dist_version(module)
-        return versions
+        return {**versions, **app_version(self.app)}
 
 
 def _p99_range(row: dict[str, Any]) -> str:

@@ -1,0 +1,95 @@
+"""The numbers an app server can be given at all: one rule for every reader's settings.
+
+gunicorn's own validators refuse a negative `workers`; uWSGI refuses `processes = -4` and reads
+`threads = 99999999999999999999` as a negative C int ("must be > 0"), but starts with
+`processes = 0` (its no-workers mode: it serves nothing) and `listen = 0` (a backlog of no
+connections). A reader hands over what the file says; this module refuses, for every server
+alike, a count that is negative, zero where the server then serves or queues nothing, beyond the
+C int every one of them stores it in, or a time that is negative or not finite. Refused input is
+exit 2 with the file:line and the option as the server spells it, never "no findings".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from servertune.check.model import CheckInputError
+
+if TYPE_CHECKING:
+    from servertune.check.model import AppServer, Setting
+
+__all__ = ["refuse_nonsense"]
+
+#: The largest count a server takes: uWSGI parses options into a C int (core/uwsgi.c
+#: uwsgi_opt_set_int), the kernel's listen() takes an int backlog.
+C_INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The smallest value a field can take, and what a smaller one would mean."""
+
+    least: float
+    below: str
+
+
+#: Each AppServer number: its least sensible value and why (counts also at most C_INT_MAX).
+BOUNDS: dict[str, Bound] = {
+    "workers": Bound(1, "a server with no worker process serves nothing"),
+    "threads": Bound(1, "a worker with no thread serves nothing"),
+    "backlog": Bound(1, "a listen backlog of no connection refuses every burst"),
+    "max_requests": Bound(0, "a count of requests cannot be negative (0: never recycle)"),
+    "max_requests_jitter": Bound(0, "a count of requests cannot be negative"),
+    "concurrency_limit": Bound(1, "a limit of no connection refuses every request"),
+    "request_timeout": Bound(0, "a time cannot be negative (0: never)"),
+    "graceful_timeout": Bound(0, "a time cannot be negative"),
+    "keepalive": Bound(0, "a time cannot be negative"),
+}
+
+#: How each server spells a field, for the error line (gunicorn's own names otherwise).
+SPELLED: dict[str, dict[str, str]] = {
+    "workers": {"uwsgi": "processes", "uvicorn": "--workers", "granian": "--workers"},
+    "threads": {"granian": "--blocking-threads"},
+    "backlog": {"uwsgi": "listen", "uvicorn": "--backlog", "granian": "--backlog"},
+    "max_requests": {"uwsgi": "max-requests", "uvicorn": "--limit-max-requests"},
+    "max_requests_jitter": {
+        "uwsgi": "max-requests-delta",
+        "uvicorn": "--limit-max-requests-jitter",
+    },
+    "request_timeout": {"gunicorn": "timeout", "uwsgi": "harakiri"},
+    "graceful_timeout": {
+        "uvicorn": "--timeout-graceful-shutdown",
+        "granian": "--workers-kill-timeout",
+    },
+    "keepalive": {"uvicorn": "--timeout-keep-alive"},
+    "concurrency_limit": {"uvicorn": "--limit-concurrency", "granian": "--backpressure"},
+}
+
+
+def _spelled(server: AppServer, field: str) -> str:
+    name = SPELLED.get(field, {}).get(server.kind, field)
+    if server.kind == "gunicorn" and server.command_line:
+        return "--" + name.replace("_", "-")
+    return name
+
+
+def refuse_nonsense(server: AppServer) -> None:
+    """Raise CheckInputError for the first setting of `server` no server could run with."""
+    for field, bound in BOUNDS.items():
+        setting: Setting[float] | None = getattr(server, field)
+        if setting is None:
+            continue
+        value = setting.value
+        reason = None
+        if isinstance(value, float) and not math.isfinite(value):
+            reason = "not a finite number"
+        elif value < bound.least:
+            reason = f"must be at least {bound.least:g}: {bound.below}"
+        elif isinstance(value, int) and value > C_INT_MAX:
+            reason = f"more than {C_INT_MAX}, the largest a server stores (a C int)"
+        if reason is not None:
+            raise CheckInputError(
+                f"{setting.at}: {_spelled(server, field)} = {value!r:.40}: {reason}"
+            )

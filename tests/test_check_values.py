@@ -1,0 +1,79 @@
+"""Nonsense numbers in a server's config are refused the same way by every reader (issue 47:
+uWSGI `processes = -4`, `threads = 99999999999999999999`, `listen = 0` were "no findings").
+
+One rule (servertune.check.values) gates every AppServer a reader builds: exit 2, one `error:`
+line with file:line, the option as that server spells it and why, no finding printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servertune.check.values import BOUNDS, C_INT_MAX
+from tests.test_hostile_sweep import run_cli
+
+#: (file name, text, the option as its server spells it): one per reader that builds a server.
+CASES = [
+    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nprocesses = -4\n", "processes = -4"),
+    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nprocesses = 0\n", "processes = 0"),
+    (
+        "uwsgi.ini",
+        "[uwsgi]\nmodule = app:application\nthreads = 99999999999999999999\n",
+        f"threads = 99999999999999999999: more than {C_INT_MAX}",
+    ),
+    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nlisten = 0\n", "listen = 0"),
+    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nmax-requests = -1\n", "max-requests = -1"),
+    ("gunicorn.conf.py", "workers = 0\n", "workers = 0"),
+    ("gunicorn.conf.py", "backlog = 0\n", "backlog = 0"),
+    ("gunicorn.conf.py", f"threads = {C_INT_MAX + 1}\n", "threads"),
+    ("Procfile", "web: gunicorn app:app --workers 0\n", "workers = 0"),
+    ("Procfile", "web: uvicorn app:app --workers 0\n", "--workers = 0"),
+    ("Procfile", "web: uvicorn app:app --backlog 0\n", "--backlog = 0"),
+    ("Procfile", "web: uvicorn app:app --limit-concurrency 0\n", "--limit-concurrency = 0"),
+    # granian's own parser refuses these first, and says so in its words.
+    ("Procfile", "web: granian --interface asgi app:app --workers 0\n", "'--workers': 0"),
+    ("Procfile", "web: granian --interface asgi app:app --backlog 0\n", "'--backlog': 0"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "words"), CASES, ids=[c[2] for c in CASES])
+def test_a_value_no_server_runs_with_is_refused(
+    name: str, text: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """exit 2 and one `error:` line naming the file, its line and the server's own option."""
+    (tmp_path / name).write_text(text)
+    outcome = run_cli(["check", name], capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert outcome.out == ""
+    assert outcome.err.startswith(f"error: {name}:"), outcome.err
+    assert outcome.err.count("\n") == 1, outcome.err
+    assert words in outcome.err, outcome.err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nprocesses = 1\nlisten = 1\n"),
+        ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nmax-requests = 0\nharakiri = 0\n"),
+        ("gunicorn.conf.py", "workers = 1\nthreads = 1\ntimeout = 0\nmax_requests = 0\n"),
+        ("Procfile", f"web: uvicorn app:app --workers 1 --backlog {C_INT_MAX}\n"),
+    ],
+)
+def test_the_smallest_and_largest_sensible_values_are_read(
+    name: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bounds are not off by one: 1 worker, a backlog of 1, 0 for never are read."""
+    (tmp_path / name).write_text(text)
+    outcome = run_cli(["check", name], capsys, tmp_path)
+    assert outcome.code in (0, 1), outcome
+    assert "error:" not in outcome.err
+
+
+def test_every_bounded_field_is_a_field_of_the_app_server() -> None:
+    """The rule's table names real AppServer fields (a renamed field would be gated no more)."""
+    from dataclasses import fields
+
+    from servertune.check.model import AppServer
+
+    assert set(BOUNDS) <= {f.name for f in fields(AppServer)}
