@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link, link, link_balancers
+from servertune.check.discover import Discovery
+from servertune.check.graph import one_reading_each
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -90,6 +92,10 @@ class CheckResult:
     errors: tuple[FileError, ...] = ()
     #: The core count the rules judged by, and where it came from.
     cores: tuple[int, str] | None = None
+    #: Env files read, each with the files that load it (none: nothing found here loads it).
+    env_files: tuple[tuple[Path, tuple[Path, ...]], ...] = ()
+    #: Folders walked: what was found in each and what was skipped (the coverage summary).
+    discovered: tuple[Discovery, ...] = ()
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -166,6 +172,7 @@ def check_files(
     rss_mb: float | None = None,
     kind: str | None = None,
     traffic: Traffic | None = None,
+    discovered: Sequence[Discovery] = (),
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -180,7 +187,7 @@ def check_files(
     machine = machine or Machine.read()
     reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
     judged = plan.machine if plan is not None else machine
-    apps, nginx = _once(_run_images(reading)), list(reading.nginx)
+    apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
     links = link(nginx, apps)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
@@ -206,6 +213,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
+    notes += _walk_notes(discovered)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -218,7 +226,54 @@ def check_files(
         notes=_deduplicated(notes),
         errors=tuple(errors),
         cores=(judged.cores, where),
+        env_files=_env_files(reading, apps),
+        discovered=tuple(discovered),
     )
+
+
+def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
+    """What each folder walk skipped, said once: templates at their first template line, and
+    the files named like a kind check reads that no reader claims, in one note per folder."""
+    notes: list[Note] = []
+    for walk in discovered:
+        for path, line in walk.templates:
+            notes.append(
+                Note(
+                    "template",
+                    Location(path, line),
+                    f"{path}:{line}: a template (Jinja / Helm): what it renders to is not in "
+                    "the repository, so it was not read",
+                    "check the rendered file (helm template, the Jinja render) instead",
+                )
+            )
+        if walk.unclaimed:
+            shown = ", ".join(str(p) for p in walk.unclaimed[:8])
+            more = len(walk.unclaimed) - 8
+            notes.append(
+                Note(
+                    "not-read",
+                    Location(walk.unclaimed[0]),
+                    f"{len(walk.unclaimed)} file(s) found in {walk.root} named like a kind check "
+                    f"reads that no reader claims: {shown}"
+                    + (f" and {more} more" if more > 0 else ""),
+                    "name one with --kind to read it as that kind",
+                )
+            )
+    return notes
+
+
+def _env_files(
+    reading: Reading, apps: Sequence[AppServer]
+) -> tuple[tuple[Path, tuple[Path, ...]], ...]:
+    """Each env file read, with the files that load it: a compose file whose `env_file` (or
+    `.env`) it is."""
+    del apps
+    loaded_by: dict[Path, list[Path]] = {}
+    for path in reading.env_files:
+        loaded_by.setdefault(path, [])
+    for loader, path in reading.env_loads:
+        loaded_by.setdefault(path, []).append(loader)
+    return tuple((path, tuple(dict.fromkeys(by))) for path, by in loaded_by.items())
 
 
 def _read_for_cores(
@@ -296,7 +351,9 @@ def _read_all(
         except CheckInputError as error:
             errors.append(_file_error(path, error))
             continue
-        if not one.apps and not one.nginx and not one.balancers:
+        if reader.kind == "env":
+            one = Reading(files=one.files, env_files=(path,))
+        elif not one.apps and not one.nginx and not one.balancers:
             note(
                 "starts-no-server",
                 Location(path),

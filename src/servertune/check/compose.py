@@ -135,8 +135,15 @@ def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
         return "" if unset else interpolate(word, lookup, at)
     if operator == "?":
         if unset:
+            # Set where the deployment runs (its shell, CI, a `.env` not committed): a value
+            # check cannot know, said in coverage; the rest of the file is still judged.
             reason = interpolate(word, lookup, at) or "not set"
-            raise CheckInputError(f"{at}: required variable {name} is missing a value: {reason}")
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: ${{{name}:?}} is not set here ({reason}): what depends on it was "
+                "read as empty",
+            )
         return value or ""
     raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
 
@@ -397,7 +404,8 @@ def read_compose(
         return interpolate(value, lookup, at)
 
     apps: list[AppServer] = []
-    files: list[Path] = []
+    # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
+    files: list[Path] = [path.parent / ".env"] if (path.parent / ".env").is_file() else []
     for key, value in services.node.value:
         name = str(key.value)
         service = _Node(value, path)

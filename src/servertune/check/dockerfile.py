@@ -27,6 +27,7 @@ Dockerfile's directory is looked for from its parent, then its grandparent
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -87,12 +88,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def looks_like_dockerfile(path: Path, text: str) -> bool:
-    """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `web.Dockerfile`, `*.dockerfile`."""
+    """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
+    `*.dockerfile`."""
     del text
     name = path.name.lower()
     return (
         name in ("dockerfile", "containerfile")
-        or name.startswith(("dockerfile.", "containerfile."))
+        or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
         or name.endswith((".dockerfile", ".containerfile"))
     )
 
@@ -519,7 +521,7 @@ def find_server(
     find = image.find if image is not None else None
     app = run_words(path, entrypoint + cmd, env, env_at, find_config=find)
     if app is not None or not entrypoint or not cmd or server_command(entrypoint):
-        return app
+        return _launched(app, entrypoint[:1] + cmd[:1])
     program = entrypoint[0].text
     if find is not None and find(program) is not None:
         return None
@@ -535,7 +537,16 @@ def find_server(
         'as what it runs (an entrypoint ending in `exec "$@"` runs it); what the script does '
         "before it was not checked",
     )
-    return app
+    return _launched(app, entrypoint[:1] + cmd[:1])
+
+
+def _launched(app: AppServer | None, words: list[Word]) -> AppServer | None:
+    """The app with the lines that start it (ENTRYPOINT, CMD, a compose `command`) first in
+    its launch chain."""
+    if app is None:
+        return None
+    steps = tuple(dict.fromkeys(w.at for w in words))
+    return dataclasses.replace(app, launched_by=steps + app.launched_by)
 
 
 def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:

@@ -142,8 +142,9 @@ def _evaluate(
 
 
 #: Settings gunicorn validates against the machine it starts on (the directory exists, the
-#: account exists): they name the production host, which the machine running check need not be.
-_HOST_SETTINGS = frozenset({"chdir", "user", "group"})
+#: account exists, `--reload-extra-file`'s files exist): they name the production host, which
+#: the machine running check need not be, so they are taken as set, never validated here.
+_HOST_SETTINGS = frozenset({"chdir", "user", "group", "reload_extra_files"})
 
 
 def _worker_class_names(value: Any) -> list[str]:

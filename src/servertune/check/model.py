@@ -195,6 +195,9 @@ class AppServer:
     #: `--limit-concurrency` (past it, a 503; idle keep-alive connections count), granian's
     #: `--backpressure` (past it, connections wait unaccepted). None: no limit.
     concurrency_limit: Setting[int] | None = None
+    #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
+    #: compose `command`), in launch order: the launch graph's first steps.
+    launched_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)

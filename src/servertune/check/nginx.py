@@ -24,6 +24,7 @@ from servertune.check.model import (
     PassTarget,
     Setting,
     Upstream,
+    note,
 )
 from servertune.check.source import read_text
 
@@ -168,6 +169,22 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     return parsed
 
 
+#: Directives the rules read numbers from; none of them takes an nginx variable.
+_NUMERIC = frozenset(
+    {
+        "proxy_read_timeout",
+        "uwsgi_read_timeout",
+        "proxy_send_timeout",
+        "uwsgi_send_timeout",
+        "keepalive_timeout",
+        "keepalive",
+        "worker_connections",
+        "worker_processes",
+        "client_max_body_size",
+    }
+)
+
+
 def _build(
     path: Path, tree: _Tree, stack: tuple[Path, ...], items: list[dict[str, Any]] | None = None
 ) -> list[_Node]:
@@ -183,6 +200,18 @@ def _build(
     nodes: list[_Node] = []
     for item in items:
         at = Location(path, int(item.get("line", 1)))
+        if item["directive"] in _NUMERIC and any("$" in arg for arg in item["args"]):
+            # These directives take no nginx variables: `${PROXY_READ_TIMEOUT}` is a template
+            # placeholder (the official image's envsubst of /etc/nginx/templates), known only
+            # where the container starts. Left out, so its default or inherited value stands.
+            written = " ".join(item["args"])[:60]
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: {item['directive']} {written}: a template placeholder (envsubst), "
+                "known only where nginx starts; read as if the line were absent",
+            )
+            continue
         if item["directive"] == "include" and item["args"]:
             nodes.extend(_include(item["args"][0], at, tree, stack))
             continue

@@ -28,8 +28,9 @@ from servertune.check.model import AppServer, CheckInputError, Location, Nothing
 __all__ = ["looks_like_supervisord", "read_supervisord"]
 
 _SECTION = re.compile(r"\A\[([^\]]+)\]\s*(?:[;#].*)?\Z")
-_KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)\s*[=:]\s*(.*)\Z")
-#: supervisord's `%(ENV_X)s` and `%(program_name)s` expansions.
+_KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]\s*(.*)\Z")
+#: supervisord's `%(ENV_X)s` and `%(program_name)s` expansions. (Keys may hold dots and dashes:
+#: `supervisor.rpcinterface_factory`, `stdout_logfile-maxbytes` in some forks.)
 _EXPANSION = re.compile(r"%\(([^)]*)\)s")
 
 

@@ -1,5 +1,6 @@
-"""`servertune check FILES`: audit existing configs across layers.
+"""`servertune check [FILES OR FOLDERS]`: audit existing configs across layers.
 
+With no argument the current folder is checked, as a repository (`check/discover.py`).
 Exit 0 clean, 1 findings at `--fail-on` or worse, 2 unreadable input.
 """
 
@@ -62,8 +63,10 @@ ReaderKind = enum.Enum(  # type: ignore[misc]
 Files = Annotated[
     Optional[list[Path]],  # noqa: UP045
     typer.Argument(
-        help="gunicorn *.py, uWSGI *.ini, shell scripts, Dockerfiles, compose files, "
-        "Procfiles, Kubernetes manifests and nginx configs (includes are followed)"
+        help="files or folders (default: the current folder, walked as a repository, "
+        ".gitignore respected): gunicorn *.py, uWSGI *.ini, shell scripts, Dockerfiles, "
+        "compose files, Procfiles, env files, Kubernetes manifests and nginx configs "
+        "(includes are followed)"
     ),
 ]
 WorkloadFile = Annotated[
@@ -164,14 +167,13 @@ def check(
     from servertune.check.gunicorn import executing_configs
     from servertune.check.output import FORMATS
 
-    if not files:
-        raise fail("check: name at least one config file")
+    paths, walks = _targets(files or [Path(".")])
     if lb is not None and lb_idle_timeout is not None:
         raise fail("--lb and --lb-idle-timeout: give one of them, not both")
     plan = _plan(workload_file)
     balancer = _balancer(lb and lb.value, lb_idle_timeout, plan)
     machine = _machine(cores)
-    traffic = _traffic(log, log_format, files) if log else None
+    traffic = _traffic(log, log_format, paths) if log else None
     if log_format is not None and not log:
         raise fail("--log-format: goes with --log")
     try:
@@ -182,12 +184,12 @@ def check(
             env, _ = read_env_file(env_file)
         with executing_configs(execute_gunicorn_config):
             result = check_files(
-                files, lb=balancer, machine=machine, plan=plan, env=env, rss_mb=rss_mb,
-                kind=kind and kind.value, traffic=traffic,
+                paths, lb=balancer, machine=machine, plan=plan, env=env, rss_mb=rss_mb,
+                kind=kind and kind.value, traffic=traffic, discovered=walks,
             )  # fmt: skip
     except CheckInputError as error:
         raise fail(str(error)) from None
-    if len(result.errors) < len(files):  # a report when at least one file was read
+    if len(result.errors) < len(paths) or not paths:  # a report when a file was read
         typer.echo(FORMATS[output_format.value](result))
     # Every file that could not be read, one line each, after the others' findings: exit 2,
     # as linters do, so one unreadable file never hides the rest.
@@ -198,6 +200,23 @@ def check(
     worst = result.worst()
     if worst is not None and worst >= Severity[fail_on.value]:
         raise typer.Exit(code=1)
+
+
+def _targets(targets: list[Path]) -> tuple[list[Path], list[Any]]:
+    """The files to read: each file named, and each folder's files as its walk finds them
+    (a found file no reader claims is skipped; a named one is read, or refused with exit 2)."""
+    from servertune.check.discover import discover
+
+    paths: list[Path] = []
+    walks = []
+    for target in targets:
+        if target.is_dir():
+            walk = discover(target)
+            walks.append(walk)
+            paths += walk.files
+        else:
+            paths.append(target)
+    return list(dict.fromkeys(paths)), walks
 
 
 def _plan(workload_file: Path | None) -> Plan | None:

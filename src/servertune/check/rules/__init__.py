@@ -62,6 +62,7 @@ RULES: dict[str, Rule] = {
         workers.workers_over_cores,
         workers.workers_from_cpu_count,
         sockets.backlog_over_somaxconn,
+        sockets.listen_queue_zero,
         recycling.max_requests_without_jitter,
         shutdown.graceful_below_timeout,
         sockets.thunder_lock,
