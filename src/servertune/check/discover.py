@@ -190,7 +190,7 @@ def _claims(path: Path, text: str) -> bool:
     """Whether the file, opened, is of a kind check reads (the content decides what the name
     only suggested: YAML that is compose or Kubernetes, a `.conf` that is nginx or supervisord,
     a script with a shebang)."""
-    from servertune.check.readers import NGINX_DIRECTORIES, reader_for
+    from servertune.check.readers import reader_for
 
     suffix = path.suffix.lower()
     try:
@@ -202,11 +202,24 @@ def _claims(path: Path, text: str) -> bool:
     if reader.kind == "uwsgi":  # `.ini` is also pytest's, tox's, alembic's, mypy's
         return any(line.strip() == "[uwsgi]" for line in text.splitlines())
     if reader.kind == "nginx":
-        in_place = any(p.name in NGINX_DIRECTORIES or "nginx" in p.name for p in path.parents)
-        return "nginx" in path.name or in_place or bool(_NGINX_CONTENT.search(text))
+        # By content only: `.conf` is every daemon's suffix, and a file in `nginx/` may be notes.
+        return bool(_NGINX_CONTENT.search(text)) or _starts_with_nginx_directive(text)
     if reader.kind == "script" and suffix not in (".sh", ".bash"):
         return text.startswith("#!") and bool(re.match(r"#!.*\b(ba|da|z|k)?sh\b", text))
     return True
+
+
+def _starts_with_nginx_directive(text: str) -> bool:
+    """The first statement is a directive of nginx or its modules (crossplane's table), ending
+    in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet."""
+    from crossplane.analyzer import DIRECTIVES
+
+    for line in text.splitlines():
+        statement = line.split("#", 1)[0].strip()
+        if statement:
+            words = statement.split()
+            return words[0].rstrip(";{") in DIRECTIVES and statement.endswith((";", "{", "}"))
+    return False
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:

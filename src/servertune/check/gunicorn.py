@@ -193,19 +193,24 @@ def _static(
     if "workers" not in found.values and "WEB_CONCURRENCY" in environment:
         with contextlib.suppress(ValueError):  # gunicorn's default reads it the same way
             cfg.set("workers", int(environment["WEB_CONCURRENCY"]))
-    _parse_flags(
+    flagged = _parse_flags(
         cfg, path, shlex.split(environment.get("GUNICORN_CMD_ARGS", "")), "GUNICORN_CMD_ARGS"
     )
-    _parse_flags(cfg, path, list(argv), "the command line")
+    flagged |= _parse_flags(cfg, path, list(argv), "the command line")
     values: dict[str, Any] = {name: cfg.settings[name].get() for name in _READ}
     values["worker_class"] = cfg.worker_class_str
-    flagged = cfg.settings["worker_class"].get()
-    if class_names is None or (isinstance(flagged, str) and flagged != class_names[0]):
-        class_names = _worker_class_names(flagged)
+    flagged_class = cfg.settings["worker_class"].get()
+    if class_names is None or (isinstance(flagged_class, str) and flagged_class != class_names[0]):
+        class_names = _worker_class_names(flagged_class)
     values["worker_class_names"] = class_names
     counts = [p.values.get("workers") for p in probes]
+    # A `--workers 12` on the command line (or in GUNICORN_CMD_ARGS) wins over the file's
+    # `workers = cpu_count()`: then the count the server runs with follows nothing.
     values["workers_follow_cpu_count"] = (
-        "workers" in found.values and counts[0] is not None and counts[0] != counts[1]
+        "workers" in found.values
+        and "workers" not in flagged
+        and counts[0] is not None
+        and counts[0] != counts[1]
     )
     values["bind"] = binds or [str(b) for b in values["bind"]]
     values["instances"] = instances
@@ -279,11 +284,11 @@ def _set_from_file(
     return set_in_file, class_names
 
 
-def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
+def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> set[str]:
     """gunicorn's own argument parser on `words`, each flag given set in `cfg` (as gunicorn's
-    `load_config` does for GUNICORN_CMD_ARGS and the command line)."""
+    `load_config` does for GUNICORN_CMD_ARGS and the command line): the settings they set."""
     if not words:
-        return
+        return set()
     parser = cfg.parser()
     errors = io.StringIO()
     try:
@@ -292,6 +297,7 @@ def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
     except SystemExit:
         reason = errors.getvalue().strip().splitlines()[-1:] or ["cannot parse"]
         raise CheckInputError(f"{path}: {where}: gunicorn: {reason[0]}") from None
+    given: set[str] = set()
     for key, value in vars(parsed).items():
         if value is None or key == "args" or key not in cfg.settings or key in _HOST_SETTINGS:
             continue
@@ -301,6 +307,8 @@ def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
             raise CheckInputError(
                 f"{path}: {where}: {key}: gunicorn refuses it ({error})"
             ) from None
+        given.add(key.lower())
+    return given
 
 
 def _executed(
