@@ -430,16 +430,19 @@ def _resolve(reading: _Reading) -> list[Word]:
     """The arguments with shell expansions done; a word (and the flag before it) needing a
     variable nobody here knows is left out and remembered. A lone `-` (stdout, stdin) is a
     flag's value, never a flag; the caller's `"$@"` never takes the flag before it."""
-    if not reading.shell:
-        return list(reading.command.args)
     words: list[Word] = []
     args = list(reading.command.args)
     for index, word in enumerate(args):
+        if not reading.shell and "${" not in word.text:
+            # No shell: the words are the arguments, except a `${NAME}` compose left for a
+            # `${NAME:?}` it could not fill here (noted where it is written).
+            words.append(word)
+            continue
         if "$" not in word.text and "`" not in word.text:
             words.append(word)
             continue
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
-        expanded = None if special else expand_shell(word.text, reading.env)
+        expanded = None if special or not reading.shell else expand_shell(word.text, reading.env)
         if expanded is not None:
             if word.text.startswith("${") and word.text.endswith("}") and " " in word.text:
                 # `${OPTS:- --workers 4 --timeout 180}`: a default of several words, which

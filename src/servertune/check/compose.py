@@ -142,8 +142,11 @@ def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
                 "unresolved-variable",
                 at,
                 f"{at}: ${{{name}:?}} is not set here ({reason}): what depends on it was "
-                "read as empty",
+                "not checked",
             )
+            # Left as the variable, as the shell that runs the command would see it unset:
+            # the command readers and the numbers below take `${NAME}` as unknown.
+            return "${" + name + "}"
         return value or ""
     raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
 
@@ -273,8 +276,13 @@ def _environment(
     return env, where, tuple(files)
 
 
+def _unknown(node: _Node | None) -> bool:
+    """No value here: absent, or a `${VAR:?}` compose could not fill (noted where it is)."""
+    return node is None or node.text() is None or "${" in (node.text() or "")
+
+
 def _cpus(node: _Node | None, field: str) -> Setting[float] | None:
-    if node is None or node.text() is None:
+    if node is None or _unknown(node):
         return None
     try:
         value = float(node.text() or "")
@@ -286,7 +294,7 @@ def _cpus(node: _Node | None, field: str) -> Setting[float] | None:
 
 
 def _memory(node: _Node | None, field: str) -> Setting[float] | None:
-    if node is None or node.text() is None:
+    if node is None or _unknown(node):
         return None
     try:
         value = parse_bytes(node.text() or "")
@@ -307,7 +315,7 @@ def _stop_grace(service: _Node, at: Location) -> Setting[float]:
     """The service's stop_grace_period in seconds (Docker's 10 s default when unset)."""
     node = service.get("stop_grace_period")
     text = node.text() if node is not None else None
-    if node is None or text is None:
+    if node is None or text is None or _unknown(node):
         return Setting(DOCKER_STOP_GRACE_S, at, default=True)
     text = text.strip()
     parts = _DURATION_PART.findall(text)
