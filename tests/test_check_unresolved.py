@@ -31,14 +31,18 @@ def kinds(result: CheckResult) -> list[tuple[str, int]]:
 UNRESOLVED = {
     "compose-required": (
         "compose.yaml",
-        "services:\n  web:\n    image: x\n"
-        "    command: gunicorn -w ${WORKERS:?set WORKERS} --bind 0.0.0.0:8000 app:app\n",
+        (
+            "services:\n  web:\n    image: x\n"
+            "    command: gunicorn -w ${WORKERS:?set WORKERS} --bind 0.0.0.0:8000 app:app\n"
+        ),
         4,
     ),
     "nginx-envsubst-template": (
         "templates/default.conf.template",
-        "server {\n    listen 80;\n    location / {\n        proxy_pass http://app:8000;\n"
-        "        proxy_read_timeout ${PROXY_READ_TIMEOUT};\n    }\n}\n",
+        (
+            "server {\n    listen 80;\n    location / {\n        proxy_pass http://app:8000;\n"
+            "        proxy_read_timeout ${PROXY_READ_TIMEOUT};\n    }\n}\n"
+        ),
         5,
     ),
     "supervisord-env": (
@@ -88,8 +92,10 @@ def test_nginx_placeholder_leaves_the_default_to_be_judged(tmp_path: Path) -> No
 VALID = {
     "uwsgi-log-format": (
         "uwsgi.ini",
-        "[uwsgi]\nmodule = app:app\nhttp-socket = :8000\n"
-        'log-format = %(addr) - %(user) [%(ltime)] "%(method) %(uri) %(proto)" %(status) %(size)\n',
+        (
+            "[uwsgi]\nmodule = app:app\nhttp-socket = :8000\n"
+            'log-format = %(addr) - %(user) [%(ltime)] "%(method) %(uri) %(proto)" %(status) %(size)\n'
+        ),
     ),
     "gunicorn-flags-after-app": (
         "start.sh",
@@ -101,9 +107,11 @@ VALID = {
     ),
     "supervisord-dotted-key": (
         "supervisord.conf",
-        "[rpcinterface:supervisor]\n"
-        "supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface\n\n"
-        "[program:web]\ncommand=gunicorn --bind 0.0.0.0:8000 app:app\n",
+        (
+            "[rpcinterface:supervisor]\n"
+            "supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface\n\n"
+            "[program:web]\ncommand=gunicorn --bind 0.0.0.0:8000 app:app\n"
+        ),
     ),
     "gunicorn-logging-only": (
         "gunicorn.conf.py",
