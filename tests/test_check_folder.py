@@ -80,7 +80,7 @@ def test_new_user_repository_links_one_gunicorn_through_its_chain() -> None:
     starts gunicorn with the config the image holds at /app/config: one server, its chain in
     launch order, nginx's proxy_pass as its front, its workers sized for the CPU limit."""
     result = check_folder(NEW_USER)
-    (launch,) = launches(result)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
     chain = [(at.file.relative_to(NEW_USER).as_posix(), at.line) for at in launch.chain]
     assert [f for f, _ in chain] == [
         "compose.yaml",

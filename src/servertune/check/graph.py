@@ -14,12 +14,10 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from servertune.check.chain import BalancerLink, Link
 from servertune.check.model import AppServer, Location, Note, Setting
-
-if TYPE_CHECKING:
-    from servertune.check.audit import CheckResult
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each"]
 
@@ -99,19 +97,21 @@ class Launch:
     fronts: tuple[Location, ...]
 
 
-def launches(result: CheckResult) -> list[Launch]:
+def launches(
+    apps: Sequence[AppServer], links: Sequence[Link], balancer_links: Sequence[BalancerLink] = ()
+) -> list[Launch]:
     """Each app server with its chain (each file at the first line a setting was read at) and
-    its fronts."""
+    its fronts (the nginx passes and load balancer server lines linked to it)."""
     out: list[Launch] = []
-    for app in result.apps:
+    for app in apps:
         lines: dict[Path, int] = {}
         for at in _locations(app)[1 if app.container is None else 2 :]:
             lines[at.file] = min(lines.get(at.file, at.line), at.line)
         if app.container is not None:
             lines[app.container.at.file] = app.container.at.line
         chain = tuple(Location(p, lines.get(p, 1)) for p in chain_files(app))
-        fronts = [link.passing.at for link in result.links if link.app is app]
-        fronts += [link.server.at for link in result.balancer_links if link.app is app]
+        fronts = [link.passing.at for link in links if link.app is app]
+        fronts += [link.server.at for link in balancer_links if link.app is app]
         out.append(Launch(app, chain, tuple(dict.fromkeys(fronts))))
     return out
 

@@ -59,7 +59,9 @@ def _graph_text(result: CheckResult) -> list[str]:
     """What starts each server and what fronts it; which env files are loaded; what each walk
     read and skipped."""
     lines = ["how the servers start (launch graph):"]
-    lines += [f"  {describe(one)}" for one in launches(result)] or ["  no app server found"]
+    lines += [
+        f"  {describe(one)}" for one in launches(result.apps, result.links, result.balancer_links)
+    ] or ["  no app server found"]
     for path, loaders in result.env_files:
         by = ", ".join(str(p) for p in loaders) or "nothing found here"
         lines.append(f"  env file {path}: loaded by {by}")
@@ -95,7 +97,9 @@ def _walks_json(result: CheckResult) -> list[dict[str, Any]]:
 def _graph_json(result: CheckResult) -> dict[str, Any]:
     """The launch graph, env files and walks, the same in JSON and in SARIF's properties."""
     return {
-        "launches": [launch_json(one) for one in launches(result)],
+        "launches": [
+            launch_json(one) for one in launches(result.apps, result.links, result.balancer_links)
+        ],
         "env_files": [
             {"file": str(path), "loaded_by": [str(p) for p in by]} for path, by in result.env_files
         ],
