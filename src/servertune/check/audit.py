@@ -20,6 +20,7 @@ from servertune.check.model import (
     Location,
     NginxConfig,
     Note,
+    NotFollowed,
     NothingToCheck,
     NotSupported,
     Severity,
@@ -342,6 +343,14 @@ def _read_all(
             text = read_text(path)
             reader = reader_for(path, text, kind)
             one = read_with(reader, path, text, env)
+        except NotFollowed as why:
+            # At the link that could not be followed (the script's line, the CMD's), which
+            # the message starts with, once however many files reach it.
+            head = str(why).partition(": ")[0]
+            file, _, line = head.rpartition(":")
+            at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
+            note("not-followed", at, str(why))
+            continue
         except NothingToCheck as nothing:
             note("starts-no-server", Location(path), str(nothing))
             continue
@@ -372,7 +381,8 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
         key = (one.kind, one.at.file, one.message)
         if key in first:
-            more[key] = more.get(key, 0) + 1
+            if one.at != first[key].at:  # the same line reached twice is one line
+                more[key] = more.get(key, 0) + 1
         else:
             first[key] = one
     return tuple(

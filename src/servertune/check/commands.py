@@ -421,6 +421,11 @@ class _Reading:
     unresolved: list[Setting[str]] = field(default_factory=list)
 
 
+#: A word that is one variable and nothing else (`$EXTRA`, `${EXTRA}`, `${EXTRA:-}`).
+_LONE_EXPANSION = re.compile(
+    r"\A\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
+)
+
 #: Words that stand for the caller's own arguments (`exec gunicorn ... "$@"`): words of their
 #: own, never the value of the flag before them.
 CALLER_ARGUMENTS = frozenset({"$@", "$*"})
@@ -443,10 +448,22 @@ def _resolve(reading: _Reading) -> list[Word]:
             continue
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
         expanded = None if special or not reading.shell else expand_shell(word.text, reading.env)
+        if expanded is not None and ("$(" in expanded or "`" in expanded):
+            expanded = None  # `$((2 * $(nproc)))` in a variable: only the running shell knows
         if expanded is not None:
+            previous = args[index - 1].text if index else ""
+            takes_value = previous.startswith("-") and "=" not in previous
             if word.text.startswith("${") and word.text.endswith("}") and " " in word.text:
                 # `${OPTS:- --workers 4 --timeout 180}`: a default of several words, which
                 # the shell splits into fields after expanding it (openlibrary's start script).
+                words += [Word(part, word.at) for part in expanded.split()]
+            elif (
+                _LONE_EXPANSION.match(word.text)
+                and not takes_value
+                and (not expanded.strip() or expanded.lstrip().startswith("-"))
+            ):
+                # `gunicorn ${EXTRA_ARGS} app` with EXTRA_ARGS="" or "--preload --threads=4":
+                # a variable of options, split into fields by the shell (empty: no word).
                 words += [Word(part, word.at) for part in expanded.split()]
             else:
                 words.append(Word(expanded, word.at))

@@ -108,10 +108,11 @@ def interpolate(text: str, lookup: Mapping[str, str], at: Location) -> str:
             continue
         match = _NAME.match(text, index + 1)
         if match is None:
-            raise CheckInputError(
-                f"{at}: invalid interpolation format {text[index : index + 10]!r} "
-                "(a literal $ is written $$)"
-            )
+            # `$(redis-cli ping)`, `HostRegexp(`^.+$`)`: compose's pattern matches only
+            # `$$`, `$NAME` and `${...}`, so any other `$` is kept as written.
+            out.append(char)
+            index += 1
+            continue
         out.append(lookup.get(match[0], ""))
         index = match.end()
     return "".join(out)

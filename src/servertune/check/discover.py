@@ -169,10 +169,23 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
         stack.extend((folder, specs) for folder in reversed(folders))
 
 
+#: Suffixes a deployment file is kept under as a template or an example of itself
+#: (`default.conf.template`, `nginx.conf.tpl`, `site.conf.sample`, `uwsgi.ini.example`).
+_COPY_SUFFIXES = (".template", ".tpl", ".tmpl", ".sample", ".example", ".dist", ".j2", ".jinja")
+
+
 def _candidate(path: Path) -> bool:
-    """Whether the name alone makes the file worth opening: a kind check reads is named so."""
+    """Whether the name alone makes the file worth opening: a kind check reads is named so
+    (or so before a template's suffix), an executable without a suffix (an s6 `run`, a
+    `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
+    if path.suffix.lower() in _COPY_SUFFIXES and path.stem and "." in path.stem:
+        return _candidate(path.with_name(path.stem)) or path.suffix.lower() == ".template"
     name = path.name.lower()
     suffix = path.suffix.lower()
+    if suffix == ".py" and any("gunicorn" in p.name.lower() for p in path.parents):
+        return True
+    if not suffix and os.access(path, os.X_OK):
+        return True
     if _ENV_NAME.match(path.name):
         return True
     if name.startswith(("dockerfile", "containerfile", "procfile")) or name.endswith(
@@ -197,6 +210,11 @@ def _claims(path: Path, text: str) -> bool:
         reader = reader_for(path, text)
     except CheckInputError:
         return False
+    if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
+        # By content: a top-level `services:` that maps names (render.com's is a list).
+        return bool(
+            re.search(r"^services:[ \t]*(#.*)?\n(?:[ \t]*(#.*)?\n)*[ \t]+[\w.-]+:", text, re.M)
+        )
     if reader.kind == "data":
         return False  # YAML / JSON that is neither compose nor Kubernetes: not a deployment file
     if reader.kind == "uwsgi":  # `.ini` is also pytest's, tox's, alembic's, mypy's
@@ -245,7 +263,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         except (OSError, CheckInputError):
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
-        line = template_line(text) if not _ENV_NAME.match(item.name) else None
+        line = template_line(text)
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
         elif _claims(item, text):

@@ -41,7 +41,14 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, note
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NotFollowed,
+    NothingToCheck,
+    note,
+)
 from servertune.check.scripts import run_words
 from servertune.check.source import read_text
 
@@ -564,11 +571,34 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
                 "so it starts no server check reads (gunicorn, uvicorn, granian, uWSGI)"
             )
+        _not_followed(path, image, entrypoint + cmd)
         raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
         )
     return _stop_signal(app, path, text)
+
+
+#: A word that names a script to run: a path, or a file name with a script's suffix.
+_SCRIPT_WORD = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
+
+
+#: Where a base image keeps its own programs, never the build context's scripts.
+_SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/")
+
+
+def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
+    """NotFollowed when the command runs a script the image does not hold here (not in the
+    build context, not written by a heredoc): what it starts is unknown, not nothing."""
+    for word in words:
+        if word.text.startswith(_SYSTEM_PATHS):
+            continue  # the base image's programs (/bin/bash, /usr/local/bin/gunicorn)
+        if _SCRIPT_WORD.match(word.text) and image.find(word.text) is None:
+            raise NotFollowed(
+                f"{word.at}: not followed: the image runs {word.text}, which is not in the "
+                "build context (its COPY sources) or written by the Dockerfile, so the server "
+                "it starts is not known"
+            )
 
 
 #: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),

@@ -497,7 +497,16 @@ def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -
     if PER_WORKER_VARIABLE in text and PER_WORKER_VARIABLE not in environment:
         environment["SERVERTUNE_CHECK_INSTANCES"] = PER_WORKER_VARIABLE
     values = _evaluate(path, environment)
-    if not values.get("set_in_file") and not environment.get("GUNICORN_CMD_ARGS"):
+    named_for_gunicorn = "gunicorn" in path.name.lower() and not re.search(
+        r"^(app|application)\s*[:=]", text, re.M
+    )
+    if (
+        not values.get("set_in_file")
+        and not environment.get("GUNICORN_CMD_ARGS")
+        and not named_for_gunicorn
+    ):
+        # A `gunicorn.conf.py` that only configures logging is gunicorn's config all the
+        # same (gunicorn loads ./gunicorn.conf.py by default): read, with gunicorn's defaults.
         raise CheckInputError(
             f"{path}: read as a gunicorn config file (a .py file), but it defines no gunicorn "
             "setting (workers, bind, timeout, ...): an application module is not a config; "

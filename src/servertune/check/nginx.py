@@ -137,13 +137,18 @@ def _refuse_what_nginx_refuses(path: Path) -> None:
     these words.
     """
     after_a_word = False  # a file starts where a statement may start
+    statement: list[str] = []
     for token in _tokens(path) or ():
         # `;` and `{` end a directive's words; `}` closes a block after a statement ended.
-        if token.punctuation and after_a_word == (token.text == "}"):
+        # A statement that is one envsubst placeholder (`${SCHEMAS_INCLUDE}` on its own line,
+        # rendered to whole directives where the container starts) is not a missing `;`.
+        placeholder = len(statement) == 1 and bool(_PLACEHOLDER.match(statement[0].strip()))
+        if token.punctuation and after_a_word == (token.text == "}") and not placeholder:
             raise CheckInputError(
                 f'{path}:{token.line}: nginx syntax error: unexpected "{token.text}"'
             )
         after_a_word = not token.punctuation
+        statement = [] if token.punctuation else [*statement, token.text]
 
 
 def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
@@ -168,6 +173,9 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     tree.files.append(path)
     return parsed
 
+
+#: A template placeholder that is a whole word: `${NAME}` (envsubst renders it at start).
+_PLACEHOLDER = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}\Z")
 
 #: Directives the rules read numbers from; none of them takes an nginx variable.
 _NUMERIC = frozenset(
@@ -200,6 +208,14 @@ def _build(
     nodes: list[_Node] = []
     for item in items:
         at = Location(path, int(item.get("line", 1)))
+        if _PLACEHOLDER.match(item["directive"].strip()):
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: {item['directive'].strip()}: a template placeholder for whole directives "
+                "(envsubst), known only where nginx starts; what it renders to was not checked",
+            )
+            continue
         if item["directive"] in _NUMERIC and any("$" in arg for arg in item["args"]):
             # These directives take no nginx variables: `${PROXY_READ_TIMEOUT}` is a template
             # placeholder (the official image's envsubst of /etc/nginx/templates), known only
