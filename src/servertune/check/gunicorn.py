@@ -19,6 +19,7 @@ import contextvars
 import io
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
