@@ -276,3 +276,26 @@ def test_one_gunicorn_once_and_cpu_count_at_its_line(tmp_path: Path) -> None:
     assert len(result.apps) == 1
     cpu = [f for f in result.findings if f.rule == "workers-from-cpu-count"]
     assert [(f.at.file.name, f.at.line) for f in cpu] == [("gunicorn.conf.py", 3)]
+
+
+def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: Path) -> None:
+    """`default.conf.sample` and `site.conf.tpl` (nginx by content), an executable s6 `run`
+    without a suffix, a `.py` in a `gunicorn/` folder are read; render.com's `render.yaml`
+    (a list of services, not compose's mapping) is not."""
+    write(
+        tmp_path,
+        {
+            "nginx/site-confs/default.conf.sample": "server {\n    listen 80;\n}\n",
+            "docker/site.conf.tpl": "upstream app { server web:8000; }\n",
+            "s6/web/run": GUNICORN_EXEC,
+            "etc/gunicorn/marsha.py": "bind = '0.0.0.0:8000'\nworkers = 3\n",
+            "render.yaml": "services:\n  - type: web\n    name: x\n",
+        },
+    )
+    (tmp_path / "s6/web/run").chmod(0o755)
+    assert found(tmp_path) == {
+        "nginx/site-confs/default.conf.sample",
+        "docker/site.conf.tpl",
+        "s6/web/run",
+        "etc/gunicorn/marsha.py",
+    }

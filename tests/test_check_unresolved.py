@@ -142,3 +142,85 @@ def test_uwsgi_listen_placeholder_is_a_finding_not_a_refusal(tmp_path: Path) -> 
     found = {(f.rule, f.at.line) for f in result.findings}
     assert ("listen-queue-zero", 5) in found
     assert ("workers-over-cores", 4) in found
+
+
+#: Scripts and compose files from the corpus's causes, each read: (file name, text)
+CORPUS_CAUSES = {
+    "compose-literal-dollar": (
+        "compose.yaml",
+        ("services:\n  web:\n    image: x\n"
+        "    command: gunicorn --bind 0.0.0.0:8000 app:app\n"
+        "    healthcheck:\n      test: ['CMD-SHELL', 'test $(cat /tmp/ok) = 1']\n"
+        "    labels:\n      - traefik.http.routers.web.rule=HostRegexp(`^.+$`)\n"),
+    ),
+    "unknown-prefix": (
+        "run_web.sh",
+        "#!/bin/sh\n${CMD_PREFIX} gunicorn --bind 0.0.0.0:8000 app:app\n",
+    ),
+    "empty-option-variable": (
+        "boot.sh",
+        '#!/bin/sh\nadditional_args=""\nexec gunicorn ${additional_args} --bind 0.0.0.0:8000 app:app\n',
+    ),
+    "options-in-a-variable": (
+        "run",
+        ('#!/bin/bash\nexport EXTRA="--preload --threads=4 "\n'
+        "exec gunicorn wsgi ${EXTRA} --bind 0.0.0.0:8000\n"),
+    ),
+    "arithmetic-in-a-variable": (
+        "start.sh",
+        '#!/bin/bash\nW="${W:-$((2 * $(nproc)))}"\nexec gunicorn app:app --workers "${W}" -b :8000\n',
+    ),
+    "logging-only-gunicorn-conf": (
+        "gunicorn.conf.py",
+        "import logging.config\nCONFIG = {'version': 1}\nlogging.config.dictConfig(CONFIG)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CORPUS_CAUSES)
+def test_corpus_cause_is_read(tmp_path: Path, case: str) -> None:
+    """Each general cause the corpus showed is read, one app server, no error."""
+    name, text = CORPUS_CAUSES[case]
+    result = check(tmp_path, name, text)
+    assert not result.errors, result.errors
+    assert len(result.apps) == 1
+
+
+def test_option_variable_is_split_into_fields(tmp_path: Path) -> None:
+    """`gunicorn wsgi ${EXTRA}` with EXTRA="--preload --threads=4": the shell's field
+    splitting, so gunicorn gets two flags (threads 4), not one unknown argument."""
+    name, text = CORPUS_CAUSES["options-in-a-variable"]
+    (app,) = check(tmp_path, name, text).apps
+    assert app.threads.value == 4
+
+
+def test_unknown_values_are_coverage_notes(tmp_path: Path) -> None:
+    """An unknown prefix and `$((...))` in a variable are unresolved-variable notes."""
+    for case in ("unknown-prefix", "arithmetic-in-a-variable"):
+        name, text = CORPUS_CAUSES[case]
+        result = check(tmp_path / case, name, text)
+        assert "unresolved-variable" in {kind for kind, _ in kinds(result)}, case
+
+
+def test_nginx_whole_directive_placeholder(tmp_path: Path) -> None:
+    """A line that is only `${INCLUDES}` (envsubst renders whole directives there) is a note
+    at its line, not a syntax error."""
+    result = check(
+        tmp_path,
+        "site.conf.tmpl",
+        "server {\n    listen 80;\n    location / { proxy_pass http://app:8000; }\n"
+        "    ${EXTRA_DIRECTIVES}\n}\n",
+    )
+    assert not result.errors
+    assert ("unresolved-variable", 4) in kinds(result)
+
+
+def test_a_link_not_followed_is_said_so_not_starts_no_server(tmp_path: Path) -> None:
+    """A CMD running a script the build context lacks, and a script running `exec "$SERVER"`
+    set nowhere: `not-followed` at that line, never `starts-no-server`."""
+    image = check(
+        tmp_path / "a", "Dockerfile", 'FROM python:3.12\nCOPY . /app\nCMD ["/app/boot.sh"]\n'
+    )
+    assert kinds(image) == [("not-followed", 3)]
+    script = check(tmp_path / "b", "start.sh", '#!/bin/sh\nmigrate\nexec "$APP_SERVER" "$@"\n')
+    assert kinds(script) == [("not-followed", 3)]
