@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
+import functools
 import io
 import json
 import os
@@ -285,12 +286,22 @@ def _set_from_file(
     return set_in_file, class_names
 
 
+@functools.cache
+def _flag_parser() -> Any:
+    """gunicorn's argument parser, built once: it is the same for every `Config` (each option's
+    default is None; values are set on the config afterwards), and building it is most of the
+    cost of reading a command line (180 options through argparse)."""
+    from gunicorn.config import Config
+
+    return Config().parser()
+
+
 def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> set[str]:
     """gunicorn's own argument parser on `words`, each flag given set in `cfg` (as gunicorn's
     `load_config` does for GUNICORN_CMD_ARGS and the command line): the settings they set."""
     if not words:
         return set()
-    parser = cfg.parser()
+    parser = _flag_parser()
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
