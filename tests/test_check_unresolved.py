@@ -148,10 +148,12 @@ def test_uwsgi_listen_placeholder_is_a_finding_not_a_refusal(tmp_path: Path) -> 
 CORPUS_CAUSES = {
     "compose-literal-dollar": (
         "compose.yaml",
-        ("services:\n  web:\n    image: x\n"
-        "    command: gunicorn --bind 0.0.0.0:8000 app:app\n"
-        "    healthcheck:\n      test: ['CMD-SHELL', 'test $(cat /tmp/ok) = 1']\n"
-        "    labels:\n      - traefik.http.routers.web.rule=HostRegexp(`^.+$`)\n"),
+        (
+            "services:\n  web:\n    image: x\n"
+            "    command: gunicorn --bind 0.0.0.0:8000 app:app\n"
+            "    healthcheck:\n      test: ['CMD-SHELL', 'test $(cat /tmp/ok) = 1']\n"
+            "    labels:\n      - traefik.http.routers.web.rule=HostRegexp(`^.+$`)\n"
+        ),
     ),
     "unknown-prefix": (
         "run_web.sh",
@@ -163,12 +165,28 @@ CORPUS_CAUSES = {
     ),
     "options-in-a-variable": (
         "run",
-        ('#!/bin/bash\nexport EXTRA="--preload --threads=4 "\n'
-        "exec gunicorn wsgi ${EXTRA} --bind 0.0.0.0:8000\n"),
+        (
+            '#!/bin/bash\nexport EXTRA="--preload --threads=4 "\n'
+            "exec gunicorn wsgi ${EXTRA} --bind 0.0.0.0:8000\n"
+        ),
     ),
     "arithmetic-in-a-variable": (
         "start.sh",
         '#!/bin/bash\nW="${W:-$((2 * $(nproc)))}"\nexec gunicorn app:app --workers "${W}" -b :8000\n',
+    ),
+    "redirection-and-pipe": (
+        "start.sh",
+        "#!/bin/sh\nuvicorn app:app --host 0.0.0.0 --port 8080 2>&1 | tee server.log\n",
+    ),
+    "supervisord-fcgi-program-continued": (
+        "server.conf",
+        "[fcgi-program:uvicorn]\nsocket=unix:///tmp/uvicorn.sock\n"
+        "command=%(ENV_HOME)s/wait_for_deps.sh\n    python3 -m uvicorn\n        --fd 0\n"
+        "        cvat.asgi:application\nautorestart=true\n",
+    ),
+    "wait-for-it-launcher": (
+        "Procfile",
+        "web: ./bin/wait-for-it.sh db:5432 -- gunicorn --bind 0.0.0.0:8000 app:app\n",
     ),
     "logging-only-gunicorn-conf": (
         "gunicorn.conf.py",

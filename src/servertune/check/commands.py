@@ -243,6 +243,26 @@ def _launcher(words: Sequence[Word], index: int) -> Word | None:
     return words[index - 1] if launched else None
 
 
+#: A project's own launcher script: `wait_for_deps.sh`, `/app/bin/wait-for-it.sh`.
+_LAUNCHER_SCRIPT = re.compile(r"\A(\S*/)?[\w.-]+\.(sh|bash)\Z")
+
+
+def _after_thin_launcher(words: list[Word]) -> list[Word]:
+    """The words after a project's launcher script that runs its arguments (`wait_for_deps.sh
+    python3 -m uvicorn ...`, `wait-for-it.sh db:5432 -- gunicorn ...`, as thin scripts ending
+    in `exec "$@"` do): the server command itself; `words` when there is none."""
+    if len(words) < 2 or not _LAUNCHER_SCRIPT.match(words[0].text):
+        return words
+    rest = words[1:]
+    separator = next((i for i, w in enumerate(rest) if w.text == "--"), None)
+    if separator is not None:
+        rest = rest[separator + 1 :]
+    index = _server_of(rest)
+    if index == 0 or (index is not None and program_name(rest[0].text).startswith("python")):
+        return rest
+    return words
+
+
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """The server `words` start, or None when they start no server check reads.
 
@@ -289,6 +309,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             words = words[1 + index :]
             break
         break
+    words = _after_thin_launcher(words)
     index = _server_of(words)
     if index is None or (index > 0 and not program_name(words[0].text).startswith("python")):
         return None
@@ -378,6 +399,30 @@ def _braced(tokens: list[str]) -> list[str]:
     return joined
 
 
+#: A redirection word: `>`, `2>`, `>>`, `<`, `&>`, alone or with its target (`2>/dev/null`).
+_REDIRECTION = re.compile(r"\A[0-9]*(>>?|<|&>)(\S*)\Z")
+
+
+def _without_redirections(tokens: list[str]) -> list[str]:
+    """The tokens without the shell's redirections, which are no argument of the command:
+    `cmd 2>&1 | tee log` (shlex cuts `2>&1` into `2>`, `&`, `1`), `> out`, `2>/dev/null`."""
+    kept: list[str] = []
+    index = 0
+    while index < len(tokens):
+        match = _REDIRECTION.match(tokens[index])
+        if match is None:
+            kept.append(tokens[index])
+            index += 1
+            continue
+        index += 1
+        if match[2]:
+            continue  # `2>/dev/null`: its target is in the word
+        if index < len(tokens) and tokens[index] == "&":
+            index += 1  # `2>&1`: the descriptor follows the `&`
+        index += 1  # the target
+    return kept
+
+
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
@@ -399,7 +444,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
             raise CheckInputError(
                 f"{at}: cannot split the shell script as sh does (an unclosed quote)"
             ) from None
-        for token in _braced(tokens):
+        for token in _without_redirections(_braced(tokens)):
             if token and set(token) <= set(";&|"):
                 commands.append([])
             else:

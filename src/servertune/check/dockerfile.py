@@ -526,10 +526,14 @@ def find_server(
     """The server `entrypoint` + `cmd` start, read by its own parser; a script from the image
     (an entrypoint ending in `exec "$@"`, `bash /app/start`) is read as a shell script."""
     find = image.find if image is not None else None
-    app = run_words(path, entrypoint + cmd, env, env_at, find_config=find)
+    program = entrypoint[0].text if entrypoint else ""
+    # An ENTRYPOINT script the image does not hold here: its CMD is read as what it runs.
+    script = bool(_SCRIPT_WORD.match(program)) and not program.startswith(_SYSTEM_PATHS)
+    absent = script and bool(cmd) and not server_command(entrypoint)
+    absent = absent and find is not None and find(program) is None
+    app = None if absent else run_words(path, entrypoint + cmd, env, env_at, find_config=find)
     if app is not None or not entrypoint or not cmd or server_command(entrypoint):
         return _launched(app, entrypoint[:1] + cmd[:1])
-    program = entrypoint[0].text
     if find is not None and find(program) is not None:
         return None
     # An entrypoint script that is not here: images' entrypoints end in `exec "$@"`.

@@ -29,6 +29,7 @@ from servertune.check.commands import (
     ServerCommand,
     Word,
     _braced,
+    _without_redirections,
     asgi_server,
     config_argument,
     expand_shell,
@@ -120,7 +121,7 @@ def _split(path: Path, start: int, text: str) -> list[list[str]]:
     except ValueError as error:  # an unclosed quote
         raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
     commands: list[list[str]] = [[]]
-    for token in _braced(tokens):
+    for token in _without_redirections(_braced(tokens)):
         if token and set(token) <= set(";&|"):
             commands.append([])
         else:

@@ -35,11 +35,14 @@ _EXPANSION = re.compile(r"%\(([^)]*)\)s")
 
 
 def looks_like_supervisord(path: Path, text: str) -> bool:
-    """An ini file with a `[program:x]` (or `[supervisord]`) section, whatever its name."""
+    """An ini file with a `[program:x]`, `[fcgi-program:x]` or `[supervisord]` section,
+    whatever its name."""
     del path
     for line in text.splitlines()[:400]:
         match = _SECTION.match(line.strip())
-        if match and (match[1].startswith("program:") or match[1] == "supervisord"):
+        if match and (
+            match[1].startswith(("program:", "fcgi-program:")) or match[1] == "supervisord"
+        ):
             return True
     return False
 
@@ -79,16 +82,21 @@ def read_supervisord(
         match = _SECTION.match(line)
         if match:
             section = match[1]
-            if section.startswith("program:"):
+            if section.startswith(("program:", "fcgi-program:")):
                 programs[section] = {}
             continue
         key = _KEY.match(line)
-        if key and section in programs:
-            programs[section][key[1].lower()] = (key[2], number)
-        elif raw[:1] in (" ", "\t") and section in programs and programs[section]:
-            last = list(programs[section])[-1]  # a continuation line
+        # An indented line continues the value before it (configparser's rule, which
+        # supervisord uses), whatever it holds (`cvat.asgi:application` looks like a key).
+        indented = raw[:1] in (" ", "\t")
+        if indented and section in programs and programs[section]:
+            last = list(programs[section])[-1]
             value, at = programs[section][last]
             programs[section][last] = (f"{value} {line}", at)
+        elif indented:
+            continue  # a continuation line of another section's value
+        elif key and section in programs:
+            programs[section][key[1].lower()] = (key[2], number)
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
     apps: list[AppServer] = []
