@@ -299,3 +299,18 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
         "s6/web/run",
         "etc/gunicorn/marsha.py",
     }
+
+
+def test_gunicorn_python_module_config_is_its_file(tmp_path: Path) -> None:
+    """`gunicorn -c python:config.gunicorn` (a module config) is config/gunicorn.py of the
+    image's working directory: one server, its workers from that file, not two readings."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
+            'CMD ["gunicorn", "-c", "python:config.gunicorn", "app:create_app()"]\n',
+            "config/gunicorn.py": "bind = '0.0.0.0:8000'\nworkers = 3\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [(a.workers.value, a.workers.at.file.name) for a in result.apps] == [(3, "gunicorn.py")]

@@ -689,6 +689,10 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
     named, rest = config_argument(args, ("-c", "--config"))
     # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
     wanted = named.text if named is not None else "gunicorn.conf.py"
+    if wanted.startswith("python:"):
+        # gunicorn's `-c python:config.gunicorn`: a module, imported from the working
+        # directory (its docs, "config"): the file `config/gunicorn.py` there.
+        wanted = wanted.removeprefix("python:").replace(".", "/") + ".py"
     config = find_config(wanted) if find_config is not None else None
     missing: Setting[str] | None = None
     if named is not None and config is None:
