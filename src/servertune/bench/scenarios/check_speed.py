@@ -94,7 +94,7 @@ def build_tree(root: Path, files: int = NGINX_FILES) -> Path:
 #: A repository walked as `servertune check .` walks it: this many files, half of them the
 #: deployment files of its services (Dockerfile, entrypoint, gunicorn config, nginx site,
 #: compose file), half source and docs the walk passes over. The target a pre-commit hook or CI
-#: step over a whole repository can live with (issue 44).
+#: step over a whole repository can live with.
 REPOSITORY_FILES = 300
 REPOSITORY_TARGET_S = 5.0
 REPOSITORY = "repository"
