@@ -280,8 +280,9 @@ def test_one_gunicorn_once_and_cpu_count_at_its_line(tmp_path: Path) -> None:
 
 def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: Path) -> None:
     """`default.conf.sample` and `site.conf.tpl` (nginx by content), an executable s6 `run`
-    without a suffix, a `.py` in a `gunicorn/` folder are read; render.com's `render.yaml`
-    (a list of services, not compose's mapping) is not."""
+    without a suffix, a suffixless file with a shell shebang, a `.py` in a `gunicorn/` folder
+    and a comments-only `.env.example` are read; render.com's `render.yaml` (a list of
+    services, not compose's mapping) is not."""
     write(
         tmp_path,
         {
@@ -290,6 +291,8 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
             "s6/web/run": GUNICORN_EXEC,
             "etc/gunicorn/marsha.py": "bind = '0.0.0.0:8000'\nworkers = 3\n",
             "render.yaml": "services:\n  - type: web\n    name: x\n",
+            "httpd-foreground": "#!/bin/bash\nexec gunicorn --bind 0.0.0.0:8000 app:app\n",
+            "docker/.env.example": "# Copy to .env and set:\n# SECRET_KEY=\n",
         },
     )
     (tmp_path / "s6/web/run").chmod(0o755)
@@ -298,7 +301,10 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
         "docker/site.conf.tpl",
         "s6/web/run",
         "etc/gunicorn/marsha.py",
+        "httpd-foreground",  # a shell shebang, its mode bits lost in a copy
+        "docker/.env.example",  # comments only: an env file all the same
     }
+    assert not check_folder(tmp_path).errors
 
 
 def test_gunicorn_python_module_config_is_its_file(tmp_path: Path) -> None:

@@ -174,6 +174,17 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
 _COPY_SUFFIXES = (".template", ".tpl", ".tmpl", ".sample", ".example", ".dist", ".j2", ".jinja")
 
 
+def _has_shell_shebang(path: Path) -> bool:
+    """The file starts with `#!` naming a shell (a launcher copied without its mode bits:
+    `httpd-foreground`, `docker-entrypoint`)."""
+    try:
+        with path.open("rb") as head:
+            first = head.read(80)
+    except OSError:
+        return False
+    return bool(re.match(rb"#!.*\b(ba|da|z|k)?sh\b", first))
+
+
 def _candidate(path: Path) -> bool:
     """Whether the name alone makes the file worth opening: a kind check reads is named so
     (or so before a template's suffix), an executable without a suffix (an s6 `run`, a
@@ -184,7 +195,7 @@ def _candidate(path: Path) -> bool:
     suffix = path.suffix.lower()
     if suffix == ".py" and any("gunicorn" in p.name.lower() for p in path.parents):
         return True
-    if not suffix and os.access(path, os.X_OK):
+    if not suffix and (os.access(path, os.X_OK) or _has_shell_shebang(path)):
         return True
     if _ENV_NAME.match(path.name):
         return True

@@ -334,7 +334,9 @@ def reader_for(path: Path, text: str, kind: str | None = None) -> Reader:
 
     if not any(
         line.strip() and not line.lstrip().startswith(("#", ";")) for line in text.splitlines()
-    ):
+    ) and not (kind in (None, "env") and _is_env(path, text)):
+        # (An env file of comments only, `.env.example` listing what to set, is read: no
+        # variables, loaded or not by what the launch graph shows.)
         raise CheckInputError(
             f"{path}: empty (nothing but blank lines and comments): nothing to check"
         )
