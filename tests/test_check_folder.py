@@ -148,6 +148,8 @@ def test_kinds_told_by_name_and_content(tmp_path: Path) -> None:
             "Procfile.sh": GUNICORN_EXEC,
             "deploy/gunicorn.conf": "GUNICORN_BIND=0.0.0.0:8000\nexport GUNICORN_WORKERS=3\n",
             "app/views.py": "def index():\n    return 'hi'\n",
+            "tests/test_gunicorn_app.py": "app = object()\n",
+            "src/dockerfile.py": "def parse():\n    pass\n",
             "README.md": "# hi\n",
             ".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n",
             "pytest.ini": "[pytest]\naddopts = -q\n",
@@ -198,23 +200,25 @@ def test_env_file_linked_to_the_compose_file_that_loads_it(tmp_path: Path) -> No
 
 def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: Path) -> None:
     """Files named like deployment files that no reader claims (a Python launcher named `run`,
-    notes named for nginx) are skipped and named in one coverage line in a walk; named on the
-    command line, such a file is still an error (exit 2)."""
+    a `.cfg` of notes named for uWSGI) are skipped and named in one coverage line in a walk
+    (documentation is not even named); named on the command line, such a file is still an
+    error (exit 2)."""
     write(
         tmp_path,
         {
             "start.sh": GUNICORN_EXEC,
             "run": "#!/usr/bin/env python\nprint('hi')\n",
-            "nginx-notes.txt": "see nginx.conf\n",
+            "uwsgi-notes.cfg": "see uwsgi.ini\n",
+            "docs/gunicorn-behind-nginx.md": "# notes\n",  # documentation: not even named
         },
     )
     walked = run("--cores", "4", cwd=tmp_path)
     assert walked.returncode == 0, walked
     assert walked.stdout.count("[not-read]") == 1
-    assert "no reader claims: nginx-notes.txt, run" in walked.stdout
-    named = run("nginx-notes.txt", "--cores", "4", cwd=tmp_path)
+    assert "no reader claims: run, uwsgi-notes.cfg" in walked.stdout
+    named = run("uwsgi-notes.cfg", "--cores", "4", cwd=tmp_path)
     assert named.returncode == 2
-    assert named.stderr.startswith("error: nginx-notes.txt:")
+    assert named.stderr.startswith("error: uwsgi-notes.cfg: not a file check reads")
 
 
 def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:

@@ -169,6 +169,12 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
         stack.extend((folder, specs) for folder in reversed(folders))
 
 
+#: Documentation, data and sources of other languages: never a deployment file, whatever the
+#: name says (`docs/gunicorn-behind-nginx.md`, `uwsgi-notes.txt`).
+_NOT_CONFIG_SUFFIXES = frozenset(
+    {".md", ".rst", ".txt", ".html", ".json", ".lock", ".png", ".svg", ".js", ".ts", ".go"}
+)
+
 #: Suffixes a deployment file is kept under as a template or an example of itself
 #: (`default.conf.template`, `nginx.conf.tpl`, `site.conf.sample`, `uwsgi.ini.example`).
 _COPY_SUFFIXES = (".template", ".tpl", ".tmpl", ".sample", ".example", ".dist", ".j2", ".jinja")
@@ -193,8 +199,10 @@ def _candidate(path: Path) -> bool:
         return _candidate(path.with_name(path.stem)) or path.suffix.lower() == ".template"
     name = path.name.lower()
     suffix = path.suffix.lower()
-    if suffix == ".py" and any("gunicorn" in p.name.lower() for p in path.parents):
-        return True
+    if suffix == ".py":  # Python is a gunicorn config only when named or placed for gunicorn
+        return "gunicorn" in name or any("gunicorn" in p.name.lower() for p in path.parents)
+    if suffix in _NOT_CONFIG_SUFFIXES:
+        return False
     if not suffix and (os.access(path, os.X_OK) or _has_shell_shebang(path)):
         return True
     if _ENV_NAME.match(path.name):
@@ -205,8 +213,8 @@ def _candidate(path: Path) -> bool:
         return True
     if suffix in (".yaml", ".yml", ".sh", ".bash", ".ini", ".conf", ".cfg", ".template"):
         return True
-    if suffix == ".py" or "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
-        return "gunicorn" in name or suffix != ".py"
+    if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
+        return True
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
 
 
@@ -228,6 +236,10 @@ def _claims(path: Path, text: str) -> bool:
         )
     if reader.kind == "data":
         return False  # YAML / JSON that is neither compose nor Kubernetes: not a deployment file
+    if reader.kind == "gunicorn" and path.suffix == ".py":
+        # A config assigns a setting at its top level (or is gunicorn's default file name,
+        # which may set only logging); a test or an app module named for gunicorn does not.
+        return bool(_GUNICORN_SETTING.search(text)) or path.name in _GUNICORN_NAMES
     if reader.kind == "uwsgi":  # `.ini` is also pytest's, tox's, alembic's, mypy's
         return any(line.strip() == "[uwsgi]" for line in text.splitlines())
     if reader.kind == "nginx":
@@ -236,6 +248,16 @@ def _claims(path: Path, text: str) -> bool:
     if reader.kind == "script" and suffix not in (".sh", ".bash"):
         return text.startswith("#!") and bool(re.match(r"#!.*\b(ba|da|z|k)?sh\b", text))
     return True
+
+
+#: A top-level assignment of a gunicorn setting (the ones nearly every config sets).
+_GUNICORN_SETTING = re.compile(
+    r"^(bind|workers|worker_class|threads|timeout|graceful_timeout|keepalive|wsgi_app|"
+    r"max_requests|accesslog|errorlog|loglevel|logconfig_dict|preload_app|backlog)\s*=",
+    re.M,
+)
+#: The names gunicorn's docs and images give its config file.
+_GUNICORN_NAMES = frozenset({"gunicorn.conf.py", "gunicorn_conf.py", "gunicorn_config.py"})
 
 
 def _starts_with_nginx_directive(text: str) -> bool:
