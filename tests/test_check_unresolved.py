@@ -180,9 +180,11 @@ CORPUS_CAUSES = {
     ),
     "supervisord-fcgi-program-continued": (
         "server.conf",
-        "[fcgi-program:uvicorn]\nsocket=unix:///tmp/uvicorn.sock\n"
-        "command=%(ENV_HOME)s/wait_for_deps.sh\n    python3 -m uvicorn\n        --fd 0\n"
-        "        cvat.asgi:application\nautorestart=true\n",
+        (
+            "[fcgi-program:uvicorn]\nsocket=unix:///tmp/uvicorn.sock\n"
+            "command=%(ENV_HOME)s/wait_for_deps.sh\n    python3 -m uvicorn\n        --fd 0\n"
+            "        cvat.asgi:application\nautorestart=true\n"
+        ),
     ),
     "wait-for-it-launcher": (
         "Procfile",
