@@ -68,11 +68,28 @@ def test_check_speed_tree_has_fifty_files(tmp_path: Path) -> None:
 
 
 def test_check_speed_quick_run() -> None:
-    """The benchmark reports both configurations and its target (the number is not asserted here)."""
+    """The benchmark reports its configurations and targets (the numbers are not asserted here)."""
     report = run_scenario(load_scenario("check-speed"), BenchOptions(quick=True, progress=False))
-    assert [row["files"] for row in report.runs] == [50, 51]
-    assert [row["runs"] for row in report.runs] == [check_speed.SIZES.quick.repeats] * 2
+    assert [row["files"] for row in report.runs] == [50, 51, 150]
+    assert [row["runs"] for row in report.runs] == [check_speed.SIZES.quick.repeats] * 3
     assert report.targets[0].value is not None
+    assert report.targets[1].threshold == check_speed.REPOSITORY_TARGET_S
+
+
+def test_check_speed_repository_is_300_files_half_of_them_read(tmp_path: Path) -> None:
+    """The walked repository holds 300 files; the walk reads its 150 deployment files and
+    links each service's compose -> Dockerfile -> entrypoint -> gunicorn config."""
+    from servertune.check import check_files
+    from servertune.check.discover import discover
+    from servertune.machine import Machine
+
+    root = check_speed.build_repository(tmp_path / "repo")
+    assert sum(1 for p in root.rglob("*") if p.is_file()) == check_speed.REPOSITORY_FILES
+    walk = discover(root)
+    assert len(walk.files) == check_speed.REPOSITORY_FILES // 2
+    result = check_files(list(walk.files), machine=Machine(cores=2), discovered=[walk])
+    assert len(result.apps) == check_speed.REPOSITORY_FILES // 10
+    assert all(app.container is not None for app in result.apps)
 
 
 def test_check_speed_corpus_files_follow_expected_json(tmp_path: Path) -> None:

@@ -47,11 +47,6 @@ def test_missing_file(tmp_path: Path) -> None:
     assert_one_error_line(run(tmp_path / "nope.conf"), "nope.conf", "no such file")
 
 
-def test_directory(tmp_path: Path) -> None:
-    """A directory is refused as a config file."""
-    assert_one_error_line(run(tmp_path), str(tmp_path), "directory")
-
-
 def test_binary_file(tmp_path: Path) -> None:
     """A binary file (NUL bytes) is not parsed."""
     path = tmp_path / "nginx.conf"
@@ -145,11 +140,6 @@ def test_uwsgi_unknown_placeholder(tmp_path: Path) -> None:
     path = tmp_path / "uwsgi.ini"
     path.write_text("[uwsgi]\nsocket = %(base)/app.sock\n")
     assert_one_error_line(run(path), "uwsgi.ini:2", "%(base)")
-
-
-def test_no_files_is_a_usage_error() -> None:
-    """`servertune check` alone says what it needs."""
-    assert_one_error_line(run(), "config file")
 
 
 def test_lb_flags_exclude_each_other() -> None:

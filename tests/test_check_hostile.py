@@ -44,12 +44,6 @@ CASES: dict[str, tuple[str, str | bytes, str, tuple[str, ...]]] = {
     ),
     "compose-10mb": ("compose.yaml", COMPOSE + "# pad\n" * (TEN_MB // 6), "larger than", ()),
     "compose-binary": ("compose.yaml", COMPOSE.encode() + b"\0\x01", "binary file", ()),
-    "compose-required-variable": (
-        "compose.yaml",
-        COMPOSE.replace("-w 2", "-w ${WORKERS:?set WORKERS to the worker count}"),
-        "set WORKERS to the worker count",  # compose's rule: the message is the error
-        (),
-    ),
     "procfile-10mb": ("Procfile", PROCFILE + "# pad\n" * (TEN_MB // 6), "larger than", ()),
     "procfile-binary": ("Procfile", PROCFILE.encode() + b"\0\xff", "binary file", ()),
     "procfile-not-utf8": ("Procfile", PROCFILE.encode() + b"# caf\xe9\n", "not UTF-8", ()),

@@ -53,7 +53,9 @@ def test_the_build_context_is_never_looked_for_above_a_repository(tmp_path: Path
     result = check_files([inner / "Dockerfile"], machine=MACHINE, env={})
     assert result.apps == ()
     (nothing,) = result.notes
-    assert "starts no server check reads" in nothing.message
+    # Issue 44: a link that cannot be followed is said so, never "starts no server".
+    assert nothing.kind == "not-followed"
+    assert "not in the build context" in nothing.message
 
 
 def test_a_lone_dash_is_a_value_and_the_callers_arguments_are_named(tmp_path: Path) -> None:

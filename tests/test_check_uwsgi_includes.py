@@ -118,10 +118,6 @@ HOSTILE: dict[str, tuple[dict[str, str | bytes], str]] = {
         {"conf/app.ini": "[uwsgi]\nini = latin.ini\n", "conf/latin.ini": b"[uwsgi]\n\xe9\n"},
         "not UTF-8",
     ),
-    "listen-placeholder": (
-        {"conf/app.ini": "[uwsgi]\nq = 64\nlisten = %(q)\n"},
-        "a listen queue of 0",
-    ),
 }
 
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link, link, link_balancers
+from servertune.check.discover import Discovery
+from servertune.check.graph import one_reading_each
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -19,6 +21,7 @@ from servertune.check.model import (
     Location,
     NginxConfig,
     Note,
+    NotFollowed,
     NothingToCheck,
     NotSupported,
     Severity,
@@ -99,6 +102,10 @@ class CheckResult:
     suppressed: tuple[Suppressed, ...] = ()
     #: The `--baseline` run's matched and stale entries.
     baseline: BaselineReport | None = None
+    #: Env files read, each with the files that load it (none: nothing found here loads it).
+    env_files: tuple[tuple[Path, tuple[Path, ...]], ...] = ()
+    #: Folders walked: what was found in each and what was skipped (the coverage summary).
+    discovered: tuple[Discovery, ...] = ()
 
     def worst(self) -> Severity | None:
         """The highest severity found, None when clean."""
@@ -176,6 +183,7 @@ def check_files(
     kind: str | None = None,
     traffic: Traffic | None = None,
     root: Path | None = None,
+    discovered: Sequence[Discovery] = (),
 ) -> CheckResult:
     """Read every file, link the chain and run every rule.
 
@@ -197,7 +205,7 @@ def check_files(
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
-    apps, nginx = _once(_run_images(reading)), list(reading.nginx)
+    apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
     links = link(nginx, apps)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
@@ -225,6 +233,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
+    notes += _walk_notes(discovered)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -237,7 +246,54 @@ def check_files(
         notes=_deduplicated(notes),
         errors=tuple(errors),
         cores=(judged.cores, where),
+        env_files=_env_files(reading, apps),
+        discovered=tuple(discovered),
     )
+
+
+def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
+    """What each folder walk skipped, said once: templates at their first template line, and
+    the files named like a kind check reads that no reader claims, in one note per folder."""
+    notes: list[Note] = []
+    for walk in discovered:
+        for path, line in walk.templates:
+            notes.append(
+                Note(
+                    "template",
+                    Location(path, line),
+                    f"{path}:{line}: a template (Jinja / Helm): what it renders to is not in "
+                    "the repository, so it was not read",
+                    "check the rendered file (helm template, the Jinja render) instead",
+                )
+            )
+        if walk.unclaimed:
+            shown = ", ".join(str(p) for p in walk.unclaimed[:8])
+            more = len(walk.unclaimed) - 8
+            notes.append(
+                Note(
+                    "not-read",
+                    Location(walk.unclaimed[0]),
+                    f"{len(walk.unclaimed)} file(s) found in {walk.root} named like a kind check "
+                    f"reads that no reader claims: {shown}"
+                    + (f" and {more} more" if more > 0 else ""),
+                    "name one with --kind to read it as that kind",
+                )
+            )
+    return notes
+
+
+def _env_files(
+    reading: Reading, apps: Sequence[AppServer]
+) -> tuple[tuple[Path, tuple[Path, ...]], ...]:
+    """Each env file read, with the files that load it: a compose file whose `env_file` (or
+    `.env`) it is."""
+    del apps
+    loaded_by: dict[Path, list[Path]] = {}
+    for path in reading.env_files:
+        loaded_by.setdefault(path, [])
+    for loader, path in reading.env_loads:
+        loaded_by.setdefault(path, []).append(loader)
+    return tuple((path, tuple(dict.fromkeys(by))) for path, by in loaded_by.items())
 
 
 def _read_for_cores(
@@ -318,6 +374,14 @@ def _read_all(
             text = read_text(path)
             reader = reader_for(path, text, kind)
             one = read_with(reader, path, text, env)
+        except NotFollowed as why:
+            # At the link that could not be followed (the script's line, the CMD's), which
+            # the message starts with, once however many files reach it.
+            head = str(why).partition(": ")[0]
+            file, _, line = head.rpartition(":")
+            at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
+            note("not-followed", at, str(why))
+            continue
         except NothingToCheck as nothing:
             note("starts-no-server", Location(path), str(nothing))
             continue
@@ -327,7 +391,9 @@ def _read_all(
         except CheckInputError as error:
             errors.append(_file_error(path, error))
             continue
-        if not one.apps and not one.nginx and not one.balancers:
+        if reader.kind == "env":
+            one = Reading(files=one.files, env_files=(path,))
+        elif not one.apps and not one.nginx and not one.balancers:
             note(
                 "starts-no-server",
                 Location(path),
@@ -350,7 +416,8 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
         seen.add(one)
         key = (one.kind, one.at.file, one.message)
         if key in first:
-            more[key] = more.get(key, 0) + 1
+            if one.at != first[key].at:  # the same line reached twice is one line
+                more[key] = more.get(key, 0) + 1
         else:
             first[key] = one
     return tuple(

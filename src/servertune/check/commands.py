@@ -249,6 +249,26 @@ def _launcher(words: Sequence[Word], index: int) -> Word | None:
     return words[index - 1] if launched else None
 
 
+#: A project's own launcher script: `wait_for_deps.sh`, `/app/bin/wait-for-it.sh`.
+_LAUNCHER_SCRIPT = re.compile(r"\A(\S*/)?[\w.-]+\.(sh|bash)\Z")
+
+
+def _after_thin_launcher(words: list[Word]) -> list[Word]:
+    """The words after a project's launcher script that runs its arguments (`wait_for_deps.sh
+    python3 -m uvicorn ...`, `wait-for-it.sh db:5432 -- gunicorn ...`, as thin scripts ending
+    in `exec "$@"` do): the server command itself; `words` when there is none."""
+    if len(words) < 2 or not _LAUNCHER_SCRIPT.match(words[0].text):
+        return words
+    rest = words[1:]
+    separator = next((i for i, w in enumerate(rest) if w.text == "--"), None)
+    if separator is not None:
+        rest = rest[separator + 1 :]
+    index = _server_of(rest)
+    if index == 0 or (index is not None and program_name(rest[0].text).startswith("python")):
+        return rest
+    return words
+
+
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """The server `words` start, or None when they start no server check reads.
 
@@ -295,6 +315,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             words = words[1 + index :]
             break
         break
+    words = _after_thin_launcher(words)
     index = _server_of(words)
     if index is None or (index > 0 and not program_name(words[0].text).startswith("python")):
         return None
@@ -384,6 +405,30 @@ def _braced(tokens: list[str]) -> list[str]:
     return joined
 
 
+#: A redirection word: `>`, `2>`, `>>`, `<`, `&>`, alone or with its target (`2>/dev/null`).
+_REDIRECTION = re.compile(r"\A[0-9]*(>>?|<|&>)(\S*)\Z")
+
+
+def _without_redirections(tokens: list[str]) -> list[str]:
+    """The tokens without the shell's redirections, which are no argument of the command:
+    `cmd 2>&1 | tee log` (shlex cuts `2>&1` into `2>`, `&`, `1`), `> out`, `2>/dev/null`."""
+    kept: list[str] = []
+    index = 0
+    while index < len(tokens):
+        match = _REDIRECTION.match(tokens[index])
+        if match is None:
+            kept.append(tokens[index])
+            index += 1
+            continue
+        index += 1
+        if match[2]:
+            continue  # `2>/dev/null`: its target is in the word
+        if index < len(tokens) and tokens[index] == "&":
+            index += 1  # `2>&1`: the descriptor follows the `&`
+        index += 1  # the target
+    return kept
+
+
 def shell_commands(script: Word) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
     newlines), each word on the line of the script's word plus its own line in the script."""
@@ -405,7 +450,7 @@ def shell_commands(script: Word) -> list[list[Word]]:
             raise CheckInputError(
                 f"{at}: cannot split the shell script as sh does (an unclosed quote)"
             ) from None
-        for token in _braced(tokens):
+        for token in _without_redirections(_braced(tokens)):
             if token and set(token) <= set(";&|"):
                 commands.append([])
             else:
@@ -427,6 +472,11 @@ class _Reading:
     unresolved: list[Setting[str]] = field(default_factory=list)
 
 
+#: A word that is one variable and nothing else (`$EXTRA`, `${EXTRA}`, `${EXTRA:-}`).
+_LONE_EXPANSION = re.compile(
+    r"\A\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
+)
+
 #: Words that stand for the caller's own arguments (`exec gunicorn ... "$@"`): words of their
 #: own, never the value of the flag before them.
 CALLER_ARGUMENTS = frozenset({"$@", "$*"})
@@ -436,20 +486,35 @@ def _resolve(reading: _Reading) -> list[Word]:
     """The arguments with shell expansions done; a word (and the flag before it) needing a
     variable nobody here knows is left out and remembered. A lone `-` (stdout, stdin) is a
     flag's value, never a flag; the caller's `"$@"` never takes the flag before it."""
-    if not reading.shell:
-        return list(reading.command.args)
     words: list[Word] = []
     args = list(reading.command.args)
     for index, word in enumerate(args):
+        if not reading.shell and "${" not in word.text:
+            # No shell: the words are the arguments, except a `${NAME}` compose left for a
+            # `${NAME:?}` it could not fill here (noted where it is written).
+            words.append(word)
+            continue
         if "$" not in word.text and "`" not in word.text:
             words.append(word)
             continue
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
-        expanded = None if special else expand_shell(word.text, reading.env)
+        expanded = None if special or not reading.shell else expand_shell(word.text, reading.env)
+        if expanded is not None and ("$(" in expanded or "`" in expanded):
+            expanded = None  # `$((2 * $(nproc)))` in a variable: only the running shell knows
         if expanded is not None:
+            previous = args[index - 1].text if index else ""
+            takes_value = previous.startswith("-") and "=" not in previous
             if word.text.startswith("${") and word.text.endswith("}") and " " in word.text:
                 # `${OPTS:- --workers 4 --timeout 180}`: a default of several words, which
                 # the shell splits into fields after expanding it (openlibrary's start script).
+                words += [Word(part, word.at) for part in expanded.split()]
+            elif (
+                _LONE_EXPANSION.match(word.text)
+                and not takes_value
+                and (not expanded.strip() or expanded.lstrip().startswith("-"))
+            ):
+                # `gunicorn ${EXTRA_ARGS} app` with EXTRA_ARGS="" or "--preload --threads=4":
+                # a variable of options, split into fields by the shell (empty: no word).
                 words += [Word(part, word.at) for part in expanded.split()]
             else:
                 words.append(Word(expanded, word.at))
@@ -630,6 +695,10 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
     named, rest = config_argument(args, ("-c", "--config"))
     # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
     wanted = named.text if named is not None else "gunicorn.conf.py"
+    if wanted.startswith("python:"):
+        # gunicorn's `-c python:config.gunicorn`: a module, imported from the working
+        # directory (its docs, "config"): the file `config/gunicorn.py` there.
+        wanted = wanted.removeprefix("python:").replace(".", "/") + ".py"
     config = (
         find_config(wanted, named.at if named is not None else None)
         if find_config is not None

@@ -115,10 +115,11 @@ def interpolate(text: str, lookup: Mapping[str, str], at: Location) -> str:
             continue
         match = _NAME.match(text, index + 1)
         if match is None:
-            raise CheckInputError(
-                f"{at}: invalid interpolation format {text[index : index + 10]!r} "
-                "(a literal $ is written $$)"
-            )
+            # `$(redis-cli ping)`, `HostRegexp(`^.+$`)`: compose's pattern matches only
+            # `$$`, `$NAME` and `${...}`, so any other `$` is kept as written.
+            out.append(char)
+            index += 1
+            continue
         out.append(lookup.get(match[0], ""))
         index = match.end()
     return "".join(out)
@@ -142,8 +143,18 @@ def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
         return "" if unset else interpolate(word, lookup, at)
     if operator == "?":
         if unset:
+            # Set where the deployment runs (its shell, CI, a `.env` not committed): a value
+            # check cannot know, said in coverage; the rest of the file is still judged.
             reason = interpolate(word, lookup, at) or "not set"
-            raise CheckInputError(f"{at}: required variable {name} is missing a value: {reason}")
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: ${{{name}:?}} is not set here ({reason}): what depends on it was "
+                "not checked",
+            )
+            # Left as the variable, as the shell that runs the command would see it unset:
+            # the command readers and the numbers below take `${NAME}` as unknown.
+            return "${" + name + "}"
         return value or ""
     raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
 
@@ -275,8 +286,13 @@ def _environment(
     return env, where, tuple(files)
 
 
+def _unknown(node: _Node | None) -> bool:
+    """No value here: absent, or a `${VAR:?}` compose could not fill (noted where it is)."""
+    return node is None or node.text() is None or "${" in (node.text() or "")
+
+
 def _cpus(node: _Node | None, field: str) -> Setting[float] | None:
-    if node is None or node.text() is None:
+    if node is None or _unknown(node):
         return None
     try:
         value = float(node.text() or "")
@@ -290,7 +306,7 @@ def _cpus(node: _Node | None, field: str) -> Setting[float] | None:
 
 
 def _memory(node: _Node | None, field: str) -> Setting[float] | None:
-    if node is None or node.text() is None:
+    if node is None or _unknown(node):
         return None
     try:
         value = parse_bytes(node.text() or "")
@@ -311,7 +327,7 @@ def _stop_grace(service: _Node, at: Location) -> Setting[float]:
     """The service's stop_grace_period in seconds (Docker's 10 s default when unset)."""
     node = service.get("stop_grace_period")
     text = node.text() if node is not None else None
-    if node is None or text is None:
+    if node is None or text is None or _unknown(node):
         return Setting(DOCKER_STOP_GRACE_S, at, default=True)
     text = text.strip()
     parts = _DURATION_PART.findall(text)
@@ -447,7 +463,8 @@ def read_compose(
 
     _outside_references(root, services, path)
     apps: list[AppServer] = []
-    files: list[Path] = []
+    # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
+    files: list[Path] = [path.parent / ".env"] if (path.parent / ".env").is_file() else []
     for key, value in services.node.value:
         name = str(key.value)
         service = _Node(value, path)

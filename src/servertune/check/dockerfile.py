@@ -28,6 +28,7 @@ arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -47,6 +48,7 @@ from servertune.check.model import (
     AppServer,
     CheckInputError,
     Location,
+    NotFollowed,
     NothingToCheck,
     Setting,
     note,
@@ -98,12 +100,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def looks_like_dockerfile(path: Path, text: str) -> bool:
-    """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `web.Dockerfile`, `*.dockerfile`."""
+    """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
+    `*.dockerfile`."""
     del text
     name = path.name.lower()
     return (
         name in ("dockerfile", "containerfile")
-        or name.startswith(("dockerfile.", "containerfile."))
+        or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
         or name.endswith((".dockerfile", ".containerfile"))
     )
 
@@ -543,10 +546,14 @@ def find_server(
     """The server `entrypoint` + `cmd` start, read by its own parser; a script from the image
     (an entrypoint ending in `exec "$@"`, `bash /app/start`) is read as a shell script."""
     find = image.find if image is not None else None
-    app = run_words(path, entrypoint + cmd, env, env_at, find_config=find)
+    program = entrypoint[0].text if entrypoint else ""
+    # An ENTRYPOINT script the image does not hold here: its CMD is read as what it runs.
+    script = bool(_SCRIPT_WORD.match(program)) and not program.startswith(_SYSTEM_PATHS)
+    absent = script and bool(cmd) and not server_command(entrypoint)
+    absent = absent and find is not None and find(program) is None
+    app = None if absent else run_words(path, entrypoint + cmd, env, env_at, find_config=find)
     if app is not None or not entrypoint or not cmd or server_command(entrypoint):
-        return app
-    program = entrypoint[0].text
+        return _launched(app, entrypoint[:1] + cmd[:1])
     if find is not None and find(program) is not None:
         return None
     # An entrypoint script that is not here: images' entrypoints end in `exec "$@"`.
@@ -561,7 +568,16 @@ def find_server(
         'as what it runs (an entrypoint ending in `exec "$@"` runs it); what the script does '
         "before it was not checked",
     )
-    return app
+    return _launched(app, entrypoint[:1] + cmd[:1])
+
+
+def _launched(app: AppServer | None, words: list[Word]) -> AppServer | None:
+    """The app with the lines that start it (ENTRYPOINT, CMD, a compose `command`) first in
+    its launch chain."""
+    if app is None:
+        return None
+    steps = tuple(dict.fromkeys(w.at for w in words))
+    return dataclasses.replace(app, launched_by=steps + app.launched_by)
 
 
 def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
@@ -579,6 +595,7 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
                 "so it starts no server check reads (gunicorn, uvicorn, granian, uWSGI)"
             )
+        _not_followed(path, image, entrypoint + cmd)
         raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
@@ -587,6 +604,28 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     return _stop_signal(replace(app, shell_form=started), path, text)
+
+
+#: A word that names a script to run: a path, or a file name with a script's suffix.
+_SCRIPT_WORD = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
+
+
+#: Where a base image keeps its own programs, never the build context's scripts.
+_SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/")
+
+
+def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
+    """NotFollowed when the command runs a script the image does not hold here (not in the
+    build context, not written by a heredoc): what it starts is unknown, not nothing."""
+    for word in words:
+        if word.text.startswith(_SYSTEM_PATHS):
+            continue  # the base image's programs (/bin/bash, /usr/local/bin/gunicorn)
+        if _SCRIPT_WORD.match(word.text) and image.find(word.text) is None:
+            raise NotFollowed(
+                f"{word.at}: not followed: the image runs {word.text}, which is not in the "
+                "build context (its COPY sources) or written by the Dockerfile, so the server "
+                "it starts is not known"
+            )
 
 
 #: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),

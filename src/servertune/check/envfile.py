@@ -12,13 +12,34 @@ unquoted and double-quoted values.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["read_env_file"]
+__all__ = ["looks_like_env_file", "read_env_file"]
+
+#: Env files by name: `.env`, `.env.prod`, `prod.env`, `.env.example`, `env.sample`.
+ENV_FILE_NAME = re.compile(r"\A(\.env(\..+)?|.+\.env|env\.(sample|example|template|dist))\Z", re.I)
+
+#: A `KEY=value` line, as an env file or a shell file of variables writes it.
+_BINDING = re.compile(r"\A(export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def looks_like_env_file(path: Path, text: str) -> bool:
+    """Named as an env file; or a server's settings written as shell variables (a
+    `gunicorn.conf` of `GUNICORN_BIND=...` lines that an entrypoint sources): named for a
+    server, every line a comment or `KEY=value`."""
+    if ENV_FILE_NAME.match(path.name):
+        return True
+    name = path.name.lower()
+    if path.suffix == ".py" or not any(s in name for s in ("gunicorn", "uwsgi", "uvicorn")):
+        return False
+    lines = [line.strip() for line in text.splitlines()]
+    bindings = [line for line in lines if line and not line.startswith("#")]
+    return bool(bindings) and all(_BINDING.match(line) for line in bindings)
 
 
 def read_env_file(

@@ -16,9 +16,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
+import functools
 import io
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -142,8 +144,9 @@ def _evaluate(
 
 
 #: Settings gunicorn validates against the machine it starts on (the directory exists, the
-#: account exists): they name the production host, which the machine running check need not be.
-_HOST_SETTINGS = frozenset({"chdir", "user", "group"})
+#: account exists, `--reload-extra-file`'s files exist): they name the production host, which
+#: the machine running check need not be, so they are taken as set, never validated here.
+_HOST_SETTINGS = frozenset({"chdir", "user", "group", "reload_extra_files"})
 
 
 def _worker_class_names(value: Any) -> list[str]:
@@ -192,19 +195,24 @@ def _static(
     if "workers" not in found.values and "WEB_CONCURRENCY" in environment:
         with contextlib.suppress(ValueError):  # gunicorn's default reads it the same way
             cfg.set("workers", int(environment["WEB_CONCURRENCY"]))
-    _parse_flags(
+    flagged = _parse_flags(
         cfg, path, shlex.split(environment.get("GUNICORN_CMD_ARGS", "")), "GUNICORN_CMD_ARGS"
     )
-    _parse_flags(cfg, path, list(argv), "the command line")
+    flagged |= _parse_flags(cfg, path, list(argv), "the command line")
     values: dict[str, Any] = {name: cfg.settings[name].get() for name in _READ}
     values["worker_class"] = cfg.worker_class_str
-    flagged = cfg.settings["worker_class"].get()
-    if class_names is None or (isinstance(flagged, str) and flagged != class_names[0]):
-        class_names = _worker_class_names(flagged)
+    flagged_class = cfg.settings["worker_class"].get()
+    if class_names is None or (isinstance(flagged_class, str) and flagged_class != class_names[0]):
+        class_names = _worker_class_names(flagged_class)
     values["worker_class_names"] = class_names
     counts = [p.values.get("workers") for p in probes]
+    # A `--workers 12` on the command line (or in GUNICORN_CMD_ARGS) wins over the file's
+    # `workers = cpu_count()`: then the count the server runs with follows nothing.
     values["workers_follow_cpu_count"] = (
-        "workers" in found.values and counts[0] is not None and counts[0] != counts[1]
+        "workers" in found.values
+        and "workers" not in flagged
+        and counts[0] is not None
+        and counts[0] != counts[1]
     )
     values["workers_on_nodes"] = list(zip(_PROBE_CPUS, counts, strict=True))
     values["bind"] = binds or [str(b) for b in values["bind"]]
@@ -279,12 +287,22 @@ def _set_from_file(
     return set_in_file, class_names
 
 
-def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
+@functools.cache
+def _flag_parser() -> Any:
+    """gunicorn's argument parser, built once: it is the same for every `Config` (each option's
+    default is None; values are set on the config afterwards), and building it is most of the
+    cost of reading a command line (180 options through argparse)."""
+    from gunicorn.config import Config
+
+    return Config().parser()
+
+
+def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> set[str]:
     """gunicorn's own argument parser on `words`, each flag given set in `cfg` (as gunicorn's
-    `load_config` does for GUNICORN_CMD_ARGS and the command line)."""
+    `load_config` does for GUNICORN_CMD_ARGS and the command line): the settings they set."""
     if not words:
-        return
-    parser = cfg.parser()
+        return set()
+    parser = _flag_parser()
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
@@ -292,6 +310,7 @@ def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
     except SystemExit:
         reason = errors.getvalue().strip().splitlines()[-1:] or ["cannot parse"]
         raise CheckInputError(f"{path}: {where}: gunicorn: {reason[0]}") from None
+    given: set[str] = set()
     for key, value in vars(parsed).items():
         if value is None or key == "args" or key not in cfg.settings or key in _HOST_SETTINGS:
             continue
@@ -301,6 +320,8 @@ def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> None:
             raise CheckInputError(
                 f"{path}: {where}: {key}: gunicorn refuses it ({error})"
             ) from None
+        given.add(key.lower())
+    return given
 
 
 def _executed(
@@ -489,7 +510,16 @@ def read_gunicorn(path: Path, text: str, env: Mapping[str, str] | None = None) -
     if PER_WORKER_VARIABLE in text and PER_WORKER_VARIABLE not in environment:
         environment["SERVERTUNE_CHECK_INSTANCES"] = PER_WORKER_VARIABLE
     values = _evaluate(path, environment)
-    if not values.get("set_in_file") and not environment.get("GUNICORN_CMD_ARGS"):
+    named_for_gunicorn = "gunicorn" in path.name.lower() and not re.search(
+        r"^(app|application)\s*[:=]", text, re.M
+    )
+    if (
+        not values.get("set_in_file")
+        and not environment.get("GUNICORN_CMD_ARGS")
+        and not named_for_gunicorn
+    ):
+        # A `gunicorn.conf.py` that only configures logging is gunicorn's config all the
+        # same (gunicorn loads ./gunicorn.conf.py by default): read, with gunicorn's defaults.
         raise CheckInputError(
             f"{path}: read as a gunicorn config file (a .py file), but it defines no gunicorn "
             "setting (workers, bind, timeout, ...): an application module is not a config; "

@@ -49,6 +49,12 @@ class NothingToCheck(CheckInputError):
     alone, there is nothing to check."""
 
 
+class NotFollowed(NothingToCheck):
+    """A launch whose next link is not in the files read (a script the image does not hold, a
+    program named by a variable set nowhere here): what it starts is not known, which is not
+    the same as starting no server. One `not-followed` coverage note saying why."""
+
+
 class NotSupported(CheckInputError):
     """A file of a kind check knows and does not read (an NGINX Unit config): one coverage
     note, not an error."""
@@ -231,6 +237,9 @@ class AppServer:
     #: `--limit-concurrency` (past it, a 503; idle keep-alive connections count), granian's
     #: `--backpressure` (past it, connections wait unaccepted). None: no limit.
     concurrency_limit: Setting[int] | None = None
+    #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
+    #: compose `command`), in launch order: the launch graph's first steps.
+    launched_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -359,6 +368,9 @@ NOTE_KINDS = {
     "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",
     "server-chosen": "a script that starts different servers on different paths: one was read",
     "executed": "a gunicorn config loaded through gunicorn (--execute-gunicorn-config)",
+    "not-followed": "a launch whose next link is not here (a script the image lacks): unknown",
+    "template": "a Jinja / Helm template found in a folder: what it renders to is not here",
+    "not-read": "files found in a folder, named like a kind check reads, that no reader claims",
 }
 
 

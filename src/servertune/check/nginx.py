@@ -25,6 +25,7 @@ from servertune.check.model import (
     PassTarget,
     Setting,
     Upstream,
+    note,
 )
 from servertune.check.source import read_text
 
@@ -136,13 +137,18 @@ def _refuse_what_nginx_refuses(path: Path) -> None:
     these words.
     """
     after_a_word = False  # a file starts where a statement may start
+    statement: list[str] = []
     for token in _tokens(path) or ():
         # `;` and `{` end a directive's words; `}` closes a block after a statement ended.
-        if token.punctuation and after_a_word == (token.text == "}"):
+        # A statement that is one envsubst placeholder (`${SCHEMAS_INCLUDE}` on its own line,
+        # rendered to whole directives where the container starts) is not a missing `;`.
+        placeholder = len(statement) == 1 and bool(_PLACEHOLDER.match(statement[0].strip()))
+        if token.punctuation and after_a_word == (token.text == "}") and not placeholder:
             raise CheckInputError(
                 f'{path}:{token.line}: nginx syntax error: unexpected "{token.text}"'
             )
         after_a_word = not token.punctuation
+        statement = [] if token.punctuation else [*statement, token.text]
 
 
 def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
@@ -168,6 +174,25 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     return parsed
 
 
+#: A template placeholder that is a whole word: `${NAME}` (envsubst renders it at start).
+_PLACEHOLDER = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}\Z")
+
+#: Directives the rules read numbers from; none of them takes an nginx variable.
+_NUMERIC = frozenset(
+    {
+        "proxy_read_timeout",
+        "uwsgi_read_timeout",
+        "proxy_send_timeout",
+        "uwsgi_send_timeout",
+        "keepalive_timeout",
+        "keepalive",
+        "worker_connections",
+        "worker_processes",
+        "client_max_body_size",
+    }
+)
+
+
 def _build(
     path: Path, tree: _Tree, stack: tuple[Path, ...], items: list[dict[str, Any]] | None = None
 ) -> list[_Node]:
@@ -183,6 +208,26 @@ def _build(
     nodes: list[_Node] = []
     for item in items:
         at = Location(path, int(item.get("line", 1)))
+        if _PLACEHOLDER.match(item["directive"].strip()):
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: {item['directive'].strip()}: a template placeholder for whole directives "
+                "(envsubst), known only where nginx starts; what it renders to was not checked",
+            )
+            continue
+        if item["directive"] in _NUMERIC and any("$" in arg for arg in item["args"]):
+            # These directives take no nginx variables: `${PROXY_READ_TIMEOUT}` is a template
+            # placeholder (the official image's envsubst of /etc/nginx/templates), known only
+            # where the container starts. Left out, so its default or inherited value stands.
+            written = " ".join(item["args"])[:60]
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: {item['directive']} {written}: a template placeholder (envsubst), "
+                "known only where nginx starts; read as if the line were absent",
+            )
+            continue
         if item["directive"] == "include" and item["args"]:
             nodes.extend(_include(item["args"][0], at, tree, stack))
             continue

@@ -8,6 +8,7 @@ from typing import Any
 from servertune import __version__
 from servertune.check.audit import CheckResult
 from servertune.check.catalog import catalog
+from servertune.check.graph import describe, launch_json, launches
 from servertune.check.ignored import Suppressed
 from servertune.check.model import Finding, Location, Note, Severity
 from servertune.check.rules import RULES
@@ -43,6 +44,8 @@ def format_text(result: CheckResult) -> str:
         )
         for f in advice:
             lines.extend(_block(f))
+    if result.discovered:  # a folder walked: what was found and how it links
+        lines += _graph_text(result)
     if result.notes:
         lines.append("not checked (coverage, not findings; the exit status ignores them):")
         lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in result.notes)
@@ -94,6 +97,58 @@ def _ignored_text(result: CheckResult) -> list[str]:
         )
         lines.extend(f"  {e.file}:{e.line}: [{e.rule}] {e.message}" for e in result.baseline.stale)
     return lines
+
+
+def _graph_text(result: CheckResult) -> list[str]:
+    """What starts each server and what fronts it; which env files are loaded; what each walk
+    read and skipped."""
+    lines = ["how the servers start (launch graph):"]
+    lines += [
+        f"  {describe(one)}" for one in launches(result.apps, result.links, result.balancer_links)
+    ] or ["  no app server found"]
+    for path, loaders in result.env_files:
+        by = ", ".join(str(p) for p in loaders) or "nothing found here"
+        lines.append(f"  env file {path}: loaded by {by}")
+    for walk in result.discovered:
+        lines.append(f"  {_coverage_line(walk)}")
+    return lines
+
+
+def _coverage_line(walk: Any) -> str:
+    """One walk's summary: files read, templates and unclaimed files skipped, paths ignored."""
+    parts = [f"{_plural(len(walk.files), 'file')} read"]
+    if walk.templates:
+        parts.append(f"{_plural(len(walk.templates), 'template')} skipped")
+    if walk.unclaimed:
+        parts.append(f"{_plural(len(walk.unclaimed), 'file')} no reader claims")
+    parts.append(f"{walk.ignored} ignored (.gitignore, vendored or generated)")
+    return f"found in {walk.root}: " + ", ".join(parts)
+
+
+def _walks_json(result: CheckResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "root": str(walk.root),
+            "read": [str(p) for p in walk.files],
+            "templates": [{"file": str(p), "line": line} for p, line in walk.templates],
+            "unclaimed": [str(p) for p in walk.unclaimed],
+            "ignored": walk.ignored,
+        }
+        for walk in result.discovered
+    ]
+
+
+def _graph_json(result: CheckResult) -> dict[str, Any]:
+    """The launch graph, env files and walks, the same in JSON and in SARIF's properties."""
+    return {
+        "launches": [
+            launch_json(one) for one in launches(result.apps, result.links, result.balancer_links)
+        ],
+        "env_files": [
+            {"file": str(path), "loaded_by": [str(p) for p in by]} for path, by in result.env_files
+        ],
+        "walks": _walks_json(result),
+    }
 
 
 def _without_file(n: Note) -> str:
@@ -178,6 +233,8 @@ def format_json(result: CheckResult) -> str:
             }
             for link in result.balancer_links
         ],
+        # What starts each server, through which files, behind which front (`check/graph.py`).
+        **_graph_json(result),
         "findings": [_finding_json(f) for f in result.findings],
         # Ignored findings (settings, ignore comments, a baseline): never in the exit status.
         "suppressed": [_suppressed_json(s) for s in result.suppressed],
@@ -270,6 +327,8 @@ def format_sarif(result: CheckResult) -> str:
                 },
                 "artifacts": [{"location": {"uri": p.as_posix()}} for p in result.files],
                 "results": results,
+                # The launch graph and the walks' coverage summary (SARIF 3.8: property bag).
+                "properties": _graph_json(result),
                 # SARIF's place for what the tool could not do: coverage notes are
                 # notifications of level "note", files not read of level "error" (3.58).
                 "invocations": [

@@ -28,8 +28,10 @@ _PROCESS = re.compile(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z")
 
 
 def looks_like_procfile(path: Path, text: str) -> bool:
-    """`Procfile`, or `Procfile.dev`, `Procfile.web`, ..."""
+    """`Procfile`, or `Procfile.dev`, `Procfile.web`, ...; not `Procfile.sh`, a shell script."""
     del text
+    if path.suffix in (".sh", ".bash"):
+        return False
     return path.name == "Procfile" or path.name.startswith("Procfile.")
 
 

@@ -35,6 +35,10 @@ class Reading:
     #: The app servers an image's CMD starts (read from a Dockerfile), which such a
     #: container runs when it is the image's.
     image_apps: tuple[AppServer, ...] = ()
+    #: Env files read as files of their own (`.env`, `prod.env`), for the launch graph.
+    env_files: tuple[Path, ...] = ()
+    #: (loader, env file): a compose file's `env_file` / `.env`, which the graph links.
+    env_loads: tuple[tuple[Path, Path], ...] = ()
 
     def __add__(self, other: Reading) -> Reading:
         return Reading(
@@ -44,6 +48,8 @@ class Reading:
             files=self.files + other.files,
             image_containers=self.image_containers + other.image_containers,
             image_apps=self.image_apps + other.image_apps,
+            env_files=self.env_files + other.env_files,
+            env_loads=self.env_loads + other.env_loads,
         )
 
 
@@ -126,7 +132,12 @@ def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
         if not balancers:
             raise
         return Reading(balancers=balancers)
-    return Reading(apps=apps, files=files, balancers=read_compose_labels(path, text, env))
+    from servertune.check.envfile import ENV_FILE_NAME
+
+    loads = tuple((path, f) for f in files if ENV_FILE_NAME.match(f.name))
+    return Reading(
+        apps=apps, files=files, balancers=read_compose_labels(path, text, env), env_loads=loads
+    )
 
 
 def _is_compose(path: Path, text: str) -> bool:
@@ -238,6 +249,22 @@ def _is_supervisord(path: Path, text: str) -> bool:
     return looks_like_supervisord(path, text)
 
 
+def _env(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    """An env file: read (a line the parser cannot read is refused with its line), starting
+    nothing of its own; the link says which compose service or script loads it."""
+    del text, env
+    from servertune.check.envfile import read_env_file
+
+    read_env_file(path)
+    return Reading(files=(path,))
+
+
+def _is_env(path: Path, text: str) -> bool:
+    from servertune.check.envfile import looks_like_env_file
+
+    return looks_like_env_file(path, text)
+
+
 def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
     del env
@@ -334,6 +361,7 @@ READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
+    Reader("env", "an env file (KEY=value lines)", _is_env, _env),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
@@ -355,7 +383,9 @@ def reader_for(path: Path, text: str, kind: str | None = None) -> Reader:
 
     if not any(
         line.strip() and not line.lstrip().startswith(("#", ";")) for line in text.splitlines()
-    ):
+    ) and not (kind in (None, "env") and _is_env(path, text)):
+        # (An env file of comments only, `.env.example` listing what to set, is read: no
+        # variables, loaded or not by what the launch graph shows.)
         raise CheckInputError(
             f"{path}: empty (nothing but blank lines and comments): nothing to check"
         )

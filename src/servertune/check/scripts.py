@@ -29,6 +29,7 @@ from servertune.check.commands import (
     ServerCommand,
     Word,
     _braced,
+    _without_redirections,
     asgi_server,
     config_argument,
     expand_shell,
@@ -40,6 +41,7 @@ from servertune.check.model import (
     AppServer,
     CheckInputError,
     Location,
+    NotFollowed,
     NothingToCheck,
     Setting,
     note,
@@ -76,9 +78,18 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
     while (
         start < len(words)
         and _LONE_EXPANSION.match(words[start].text)
-        and expand_shell(words[start].text, env) == ""
+        and not expand_shell(words[start].text, env)
     ):
         start += 1
+    if start and any(expand_shell(w.text, env) is None for w in words[:start]):
+        # A prefix no file read sets (`${CMD_PREFIX} gunicorn ...`: a profiler, ddtrace-run):
+        # the server after it is what serves; the prefix is named as not known.
+        note(
+            "unresolved-variable",
+            words[0].at,
+            f"{words[0].text} before the server's command: set where it runs, so what it "
+            "wraps the server with was not checked",
+        )
     return words[start:]
 
 
@@ -114,7 +125,7 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
         raise CheckInputError(f"{path}:{start}: cannot split as the shell does: {error}") from None
     commands: list[list[str]] = [[]]
     background: list[bool] = [False]
-    braced = list(_braced(tokens))
+    braced = _without_redirections(list(_braced(tokens)))
     for index, token in enumerate(braced):
         if token and set(token) <= set(";&|"):
             after = braced[index + 1] if index + 1 < len(braced) else ""
@@ -300,6 +311,7 @@ def read_script(
                 "image's CMD, read with the Dockerfile or compose file that runs it); "
                 f"{_NO_SERVER}"
             )
+        _not_followed(path, lines, environment)
         raise NothingToCheck(f"{path}: {_NO_SERVER}")
     if len(commands) > 1:
         commands = _one_server(path, commands)
@@ -357,6 +369,22 @@ def _substrings(command: ServerCommand) -> tuple[Setting[str], ...]:
         for word in (command.program, *command.args)
         for m in _SUBSTRING.finditer(word.text)
     )
+
+
+#: A program word that is a variable: `exec "$APP_SERVER" "$@"`, `$CMD --port 80`.
+_VARIABLE_PROGRAM = re.compile(r"\A\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\Z")
+
+
+def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> None:
+    """NotFollowed when a line runs a program named by a variable the files read do not set:
+    the server it starts is not known, which is not the same as starting none."""
+    for line in lines:
+        words = line.words[1:] if line.words[:1] == ["exec"] else line.words
+        if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
+            raise NotFollowed(
+                f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
+                "variable no file read sets, so the server it starts is not known"
+            )
 
 
 def _without_exec(

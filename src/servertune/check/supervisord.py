@@ -30,17 +30,21 @@ from servertune.check.model import AppServer, CheckInputError, Location, Nothing
 __all__ = ["looks_like_supervisord", "read_supervisord"]
 
 _SECTION = re.compile(r"\A\[([^\]]+)\]\s*(?:[;#].*)?\Z")
-_KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)\s*[=:]\s*(.*)\Z")
-#: supervisord's `%(ENV_X)s` and `%(program_name)s` expansions.
+_KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]\s*(.*)\Z")
+#: supervisord's `%(ENV_X)s` and `%(program_name)s` expansions. (Keys may hold dots and dashes:
+#: `supervisor.rpcinterface_factory`, `stdout_logfile-maxbytes` in some forks.)
 _EXPANSION = re.compile(r"%\(([^)]*)\)s")
 
 
 def looks_like_supervisord(path: Path, text: str) -> bool:
-    """An ini file with a `[program:x]` (or `[supervisord]`) section, whatever its name."""
+    """An ini file with a `[program:x]`, `[fcgi-program:x]` or `[supervisord]` section,
+    whatever its name."""
     del path
     for line in text.splitlines()[:400]:
         match = _SECTION.match(line.strip())
-        if match and (match[1].startswith("program:") or match[1] == "supervisord"):
+        if match and (
+            match[1].startswith(("program:", "fcgi-program:")) or match[1] == "supervisord"
+        ):
             return True
     return False
 
@@ -121,18 +125,23 @@ def read_supervisord(
         match = _SECTION.match(line)
         if match:
             section = match[1]
-            if section.startswith("program:"):
+            if section.startswith(("program:", "fcgi-program:")):
                 programs[section] = {}
             continue
         key = _KEY.match(line)
-        if key and section == "include" and key[1].lower() == "files":
+        # An indented line continues the value before it (configparser's rule, which
+        # supervisord uses), whatever it holds (`cvat.asgi:application` looks like a key).
+        indented = raw[:1] in (" ", "\t")
+        if indented and section in programs and programs[section]:
+            last = list(programs[section])[-1]
+            value, at = programs[section][last]
+            programs[section][last] = (f"{value} {line}", at)
+        elif indented:
+            continue  # a continuation line of another section's value
+        elif key and section == "include" and key[1].lower() == "files":
             _included(path, key[2], Location(path, number))
         elif key and section in programs:
             programs[section][key[1].lower()] = (key[2], number)
-        elif raw[:1] in (" ", "\t") and section in programs and programs[section]:
-            last = list(programs[section])[-1]  # a continuation line
-            value, at = programs[section][last]
-            programs[section][last] = (f"{value} {line}", at)
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
     apps: list[AppServer] = []

@@ -215,11 +215,25 @@ def _read_included(target: Path, at: Location) -> str:
         raise CheckInputError(f"{at}: {error}") from None
 
 
+#: `listen` written with a placeholder: uWSGI reads it before expanding it, as the number 0.
+_LISTEN_AS_WRITTEN = "listen (as written)"
+
+#: Options whose value is a log format: there `%(status)`, `%(uri)`, ... are the request's log
+#: variables, filled in per request, not references to options.
+_LOG_FORMATS = frozenset({"log-format", "logformat", "log-format-strftime", "log-req-format"})
+
+
 def _expand(
-    value: str, at: Location, state: _State, magic: dict[str, str], immediate: bool = False
+    value: str,
+    at: Location,
+    state: _State,
+    magic: dict[str, str],
+    immediate: bool = False,
+    log_format: bool = False,
 ) -> str:
     """`value` with uWSGI's `%(option)`, `$(VAR)`, `@(file)` and magic `%x` expanded as at
-    `at`; `immediate` (an option uWSGI applies as soon as it reads it): the magic ones only."""
+    `at`; `immediate` (an option uWSGI applies as soon as it reads it): the magic ones only;
+    `log_format`: a `%(name)` no option sets is a log variable, kept as written."""
     placeholders, environ = state.placeholders, state.environ
 
     def one(match: re.Match[str]) -> str:
@@ -231,6 +245,8 @@ def _expand(
         if option is not None:
             if option in placeholders:
                 return placeholders[option]
+            if log_format:
+                return str(match.group(0))
             if _MATH.search(option):
                 return _placeholder_math(option, placeholders, magic, at)
             raise CheckInputError(f"{at}: %({option}) names no option set before this line")
@@ -284,8 +300,17 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             continue
         at = Location(path, number)
         try:
-            value = _expand(value.strip(), at, state, magic, key in _IMMEDIATE) if sep else "true"
+            value = (
+                _expand(value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS)
+                if sep
+                else "true"
+            )
         except _Unread:
+            continue
+        if key == "listen" and re.search(r"[%$@]\(", value):
+            # What uWSGI does with it is a fault of the file (the rules judge the queue it
+            # gets), not a reason to refuse the rest of the file.
+            state.options.append((_LISTEN_AS_WRITTEN, value, at))
             continue
         if key in _NAMES_FILES and _outside(value, at, key):
             continue
@@ -472,7 +497,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         max_requests_jitter=number("max-requests-delta")
         if "max-requests-delta" in last
         else Setting(0, start, default=True),
-        backlog=number("listen"),
+        backlog=_backlog(options, number),
         thunder_lock=flag("thunder-lock"),
         # An async engine (`gevent = 100`, `async = 10`): many requests per process at once,
         # whatever processes and threads say.
@@ -488,6 +513,17 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         if "processes" in last and _written(last["processes"][1]).strip() == "%k"
         else (),
     )
+
+
+def _backlog(
+    options: list[tuple[str, str, Location]], number: Callable[[str], Setting[int]]
+) -> Setting[int]:
+    """`listen`, or 0 where the last `listen` is written with a placeholder: uWSGI applies it
+    as soon as it reads it, before expanding it, and its atoi reads the text as 0."""
+    listens = [(k, at) for k, _, at in options if k in ("listen", _LISTEN_AS_WRITTEN)]
+    if listens and listens[-1][0] == _LISTEN_AS_WRITTEN:
+        return Setting(0, listens[-1][1])
+    return number("listen")
 
 
 def _sigterm_stops(

@@ -1,5 +1,6 @@
-"""`servertune check FILES`: audit existing configs across layers.
+"""`servertune check [FILES OR FOLDERS]`: audit existing configs across layers.
 
+With no argument the current folder is checked, as a repository (`check/discover.py`).
 Exit 0 clean, 1 findings at `--fail-on` or worse, 2 unreadable input.
 """
 
@@ -69,8 +70,10 @@ ReaderKind = enum.Enum(  # type: ignore[misc]
 Files = Annotated[
     Optional[list[Path]],  # noqa: UP045
     typer.Argument(
-        help="gunicorn *.py, uWSGI *.ini, shell scripts, Dockerfiles, compose files, "
-        "Procfiles, Kubernetes manifests and nginx configs (includes are followed)"
+        help="files or folders (default: the current folder, walked as a repository, "
+        ".gitignore respected): gunicorn *.py, uWSGI *.ini, shell scripts, Dockerfiles, "
+        "compose files, Procfiles, env files, Kubernetes manifests and nginx configs "
+        "(includes are followed)"
     ),
 ]
 WorkloadFile = Annotated[
@@ -209,6 +212,7 @@ def check(
     from servertune.check.gunicorn import executing_configs
     from servertune.check.output import FORMATS
 
+    targets = files or [Path(".")]
     if lb is not None and lb_idle_timeout is not None:
         raise fail("--lb and --lb-idle-timeout: give one of them, not both")
     if baseline is not None and baseline_write is not None:
@@ -219,32 +223,33 @@ def check(
         "lb-idle-timeout": lb_idle_timeout, "rss-mb": rss_mb,
         "env-files": None if env_file is None else (env_file,), "baseline": baseline,
     }  # fmt: skip
-    settings, values = _settings(files or [], settings_file, flags)
+    settings, values = _settings(targets, settings_file, flags)
     if show_settings:
         from servertune.check.settings import show_settings as shown
 
         typer.echo(shown(settings, values))
         return
-    if not files:
-        raise fail("check: name at least one config file")
-    files = _not_excluded(files, settings)
+    paths, walks = _targets(targets)
+    if paths:
+        paths = _not_excluded(paths, settings)
     plan = _plan(workload_file)
     balancer = _balancer(values["lb"].value, values["lb-idle-timeout"].value, plan)
     machine = _machine(values["cores"].value, values["cores"].source)
-    traffic = _traffic(log, log_format, files) if log else None
+    traffic = _traffic(log, log_format, paths) if log else None
     if log_format is not None and not log:
         raise fail("--log-format: goes with --log")
     try:
         env = _env(values["env-files"].value)
         with executing_configs(execute_gunicorn_config):
             result = check_files(
-                files, lb=balancer, machine=machine, plan=plan, env=env,
+                paths, lb=balancer, machine=machine, plan=plan, env=env,
                 rss_mb=values["rss-mb"].value, kind=kind and kind.value, traffic=traffic,
+                discovered=walks, root=_root(targets),
             )  # fmt: skip
         result = _suppressed(result, settings, values["baseline"].value, baseline_write)
     except CheckInputError as error:
         raise fail(str(error)) from None
-    if len(result.errors) < len(files):  # a report when at least one file was read
+    if len(result.errors) < len(paths) or not paths:  # a report when a file was read
         typer.echo(FORMATS[output_format.value](result))
     _exit(result, values["fail-on"].value, baseline_write)
 
@@ -318,6 +323,31 @@ def _suppressed(
 
     recorded = None if baseline is None or writing is not None else read_baseline(baseline)
     return suppress(result, settings, recorded)
+
+
+def _targets(targets: list[Path]) -> tuple[list[Path], list[Any]]:
+    """The files to read: each file named, and each folder's files as its walk finds them
+    (a found file no reader claims is skipped; a named one is read, or refused with exit 2)."""
+    from servertune.check.discover import discover
+
+    paths: list[Path] = []
+    walks = []
+    for target in targets:
+        if target.is_dir():
+            walk = discover(target)
+            walks.append(walk)
+            paths += walk.files
+        else:
+            paths.append(target)
+    return list(dict.fromkeys(paths)), walks
+
+
+def _root(targets: list[Path]) -> Path | None:
+    """The tree a folder run may read in: the one folder given (the repository in folder
+    mode); else None, the files' common folder (`check.resolve.default_root`)."""
+    if len(targets) == 1 and targets[0].is_dir():
+        return targets[0].resolve()
+    return None
 
 
 def _plan(workload_file: Path | None) -> Plan | None:

@@ -63,6 +63,7 @@ RULES: dict[str, Rule] = {
         workers.workers_from_cpu_count,
         workers.one_process_one_thread,
         sockets.backlog_over_somaxconn,
+        sockets.listen_queue_zero,
         recycling.max_requests_without_jitter,
         shutdown.graceful_below_timeout,
         sockets.thunder_lock,

@@ -193,6 +193,29 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 @check_rule(
+    "listen-queue-zero",
+    Severity.warning,
+    "a listen queue of 0 keeps no connection waiting for a busy worker",
+    "https://uwsgi-docs.readthedocs.io/en/latest/Options.html#listen (applied as soon as it is "
+    "read, before placeholders are expanded); https://man7.org/linux/man-pages/man2/listen.2.html",
+    kind="fault",
+)
+def listen_queue_zero(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.backlog.value != 0 or app.backlog.default:
+            continue
+        yield rule.finding(
+            app.backlog.at,
+            f"{spelled(app, 'backlog')} is 0 as the server reads it (uWSGI reads `listen` "
+            "before it expands $(VAR), %(option) and @(file), so a placeholder there is 0): "
+            "the kernel keeps almost no connection waiting, and a burst while every worker is "
+            "busy is refused",
+            f"{assignment(app, 'backlog', (c.plan.machine if c.plan else c.machine).somaxconn)}"
+            "   (the number itself, not a placeholder)",
+        )
+
+
+@check_rule(
     "thunder-lock",
     Severity.advice,
     "many uWSGI processes sharing a socket wake together on every connection",

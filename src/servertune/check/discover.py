@@ -1,0 +1,325 @@
+"""A folder -> the files `servertune check` reads in it, told by name and content.
+
+Discovery is apart from reading (as ruff's resolver is): one walk honours `.gitignore` files
+(each at its own level, with git's own pattern rules through `pathspec`) and skips the trees no
+one deploys from (virtualenvs, `node_modules`, `site-packages`, build output, VCS folders), then
+each file that *could* be a deployment file by its name is offered to the readers' registry.
+
+A found file no reader claims is skipped and named in the coverage summary (the same file named
+on the command line is an error: the user said to read it). Source code, documentation and data
+are not candidates at all: a `views.py` is not a gunicorn config because it is Python, so a `.py`
+file is a candidate only when its name says gunicorn; YAML only when it is a compose file or has
+Kubernetes' `apiVersion:` and `kind:`; a `.conf` only when it is an nginx or supervisord config
+by its place or its content. A template (Jinja `{{ }}` / `{% %}`, a Helm chart's manifests) is
+skipped with one line naming its first template line: what it renders to is not in the
+repository.
+
+The root is a value passed in, never the process's working directory looked up inside.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
+from servertune.check.model import CheckInputError
+
+__all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
+
+#: Folders no deployment is read from: dependencies, virtualenvs, caches, build output, VCS data.
+#: (A folder holding `pyvenv.cfg` is a virtualenv whatever its name.)
+SKIPPED_DIRECTORIES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        "site-packages",
+        "dist-packages",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        "build",
+        "dist",
+        "_build",
+        "htmlcov",
+        ".next",
+        ".terraform",
+        "vendor",
+        "third_party",
+    }
+)
+
+#: Files larger than this are not deployment files (the readers' own bound refuses them when
+#: named); a walk does not even open them.
+_MAX_CANDIDATE_BYTES = 2 * 1024 * 1024
+
+#: Jinja / Helm / Go template markers: `{{ x }}`, `{%- if %}`, `{{- include ... }}`.
+_TEMPLATE = re.compile(r"\{\{-?\s*[^}]|\{%-?\s*\w")
+
+#: nginx blocks and proxy directives: content that is an nginx config whatever the name.
+_NGINX_CONTENT = re.compile(
+    r"^\s*(server|http|upstream|events|location\s[^{]*)\s*\{|^\s*(proxy_pass|uwsgi_pass)\s", re.M
+)
+
+
+#: Names a shell script that starts the app is given without a suffix.
+_SCRIPT_NAMES = re.compile(
+    r"\A(docker-)?(entrypoint|start|run|boot|serve|server|launch|cmd|web)([-_.].*)?\Z", re.I
+)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What a walk of one folder found."""
+
+    root: Path
+    #: The files to read, in walk order (each claimed by a reader).
+    files: tuple[Path, ...]
+    #: Files that look like deployment files by name but that no reader claims.
+    unclaimed: tuple[Path, ...] = ()
+    #: Templates skipped, each with its first template line (1-based).
+    templates: tuple[tuple[Path, int], ...] = ()
+    #: Files and folders left out by `.gitignore` or by being vendored / generated trees.
+    ignored: int = 0
+
+
+def template_line(text: str) -> int | None:
+    """The first line holding a Jinja / Helm template marker, None when there is none."""
+    match = _TEMPLATE.search(text)
+    if match is None:
+        return None
+    return text.count("\n", 0, match.start()) + 1
+
+
+def _ignore_spec(directory: Path) -> object | None:
+    """The directory's own `.gitignore`, compiled with git's pattern rules; None without one."""
+    gitignore = directory / ".gitignore"
+    try:
+        lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(specs: Sequence[tuple[Path, object]], path: Path, is_dir: bool) -> bool:
+    """Whether a `.gitignore` of an enclosing folder ignores `path` (later, deeper files win,
+    as git reads them)."""
+    import pathspec
+
+    verdict = False
+    for base, spec in specs:
+        assert isinstance(spec, pathspec.GitIgnoreSpec)
+        relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        result = spec.check_file(relative)
+        if result.include is not None:
+            verdict = result.include
+    return verdict
+
+
+def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
+    """Every file under `root` not ignored, in a stable order; an int for each ignored entry."""
+    import pathspec
+
+    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    stack: list[tuple[Path, list[tuple[Path, object]]]] = [(root, [])]
+    while stack:
+        directory, inherited = stack.pop()
+        spec = _ignore_spec(directory)
+        specs = [*inherited, (directory, spec)] if spec is not None else inherited
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        folders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if not (is_dir or is_file):
+                continue  # symlinks, sockets, devices: a walk does not follow them
+            relative = path.relative_to(root).as_posix() + ("/" if is_dir else "")
+            if (
+                (is_dir and (entry.name in SKIPPED_DIRECTORIES or (path / "pyvenv.cfg").exists()))
+                or _ignored(specs, path, is_dir)
+                or (excluded is not None and excluded.match_file(relative))
+            ):
+                yield 1
+                continue
+            if is_dir:
+                folders.append(path)
+            else:
+                yield path
+        stack.extend((folder, specs) for folder in reversed(folders))
+
+
+#: Documentation, data and sources of other languages: never a deployment file, whatever the
+#: name says (`docs/gunicorn-behind-nginx.md`, `uwsgi-notes.txt`).
+_NOT_CONFIG_SUFFIXES = frozenset(
+    {".md", ".rst", ".txt", ".html", ".json", ".lock", ".png", ".svg", ".js", ".ts", ".go"}
+)
+
+#: Suffixes a deployment file is kept under as a template or an example of itself
+#: (`default.conf.template`, `nginx.conf.tpl`, `site.conf.sample`, `uwsgi.ini.example`).
+_COPY_SUFFIXES = (".template", ".tpl", ".tmpl", ".sample", ".example", ".dist", ".j2", ".jinja")
+
+
+def _has_shell_shebang(path: Path) -> bool:
+    """The file starts with `#!` naming a shell (a launcher copied without its mode bits:
+    `httpd-foreground`, `docker-entrypoint`)."""
+    try:
+        with path.open("rb") as head:
+            first = head.read(80)
+    except OSError:
+        return False
+    return bool(re.match(rb"#!.*\b(ba|da|z|k)?sh\b", first))
+
+
+def _candidate(path: Path) -> bool:
+    """Whether the name alone makes the file worth opening: a kind check reads is named so
+    (or so before a template's suffix), an executable without a suffix (an s6 `run`, a
+    `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
+    if path.suffix.lower() in _COPY_SUFFIXES and path.stem and "." in path.stem:
+        return _candidate(path.with_name(path.stem)) or path.suffix.lower() == ".template"
+    name = path.name.lower()
+    suffix = path.suffix.lower()
+    if suffix == ".py":  # Python is a gunicorn config only when named or placed for gunicorn
+        return "gunicorn" in name or any("gunicorn" in p.name.lower() for p in path.parents)
+    if suffix in _NOT_CONFIG_SUFFIXES:
+        return False
+    if not suffix and (os.access(path, os.X_OK) or _has_shell_shebang(path)):
+        return True
+    if _ENV_NAME.match(path.name):
+        return True
+    if name.startswith(("dockerfile", "containerfile", "procfile")) or name.endswith(
+        (".dockerfile", ".containerfile")
+    ):
+        return True
+    if suffix in (".yaml", ".yml", ".sh", ".bash", ".ini", ".conf", ".cfg", ".template"):
+        return True
+    if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
+        return True
+    return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
+
+
+def _claims(path: Path, text: str) -> bool:
+    """Whether the file, opened, is of a kind check reads (the content decides what the name
+    only suggested: YAML that is compose or Kubernetes, a `.conf` that is nginx or supervisord,
+    a script with a shebang)."""
+    from servertune.check.readers import reader_for
+
+    suffix = path.suffix.lower()
+    try:
+        reader = reader_for(path, text)
+    except CheckInputError:
+        return False
+    if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
+        # By content: a top-level `services:` that maps names (render.com's is a list).
+        return bool(
+            re.search(r"^services:[ \t]*(#.*)?\n(?:[ \t]*(#.*)?\n)*[ \t]+[\w.-]+:", text, re.M)
+        )
+    if reader.kind == "data":
+        return False  # YAML / JSON that is neither compose nor Kubernetes: not a deployment file
+    if reader.kind == "gunicorn" and path.suffix == ".py":
+        # A config assigns a setting at its top level (or is gunicorn's default file name,
+        # which may set only logging); a test or an app module named for gunicorn does not.
+        return bool(_GUNICORN_SETTING.search(text)) or path.name in _GUNICORN_NAMES
+    if reader.kind == "uwsgi":  # `.ini` is also pytest's, tox's, alembic's, mypy's
+        return any(line.strip() == "[uwsgi]" for line in text.splitlines())
+    if reader.kind == "nginx":
+        # By content only: `.conf` is every daemon's suffix, and a file in `nginx/` may be notes.
+        return bool(_NGINX_CONTENT.search(text)) or _starts_with_nginx_directive(text)
+    if reader.kind == "script" and suffix not in (".sh", ".bash"):
+        return text.startswith("#!") and bool(re.match(r"#!.*\b(ba|da|z|k)?sh\b", text))
+    return True
+
+
+#: A top-level assignment of a gunicorn setting (the ones nearly every config sets).
+_GUNICORN_SETTING = re.compile(
+    r"^(bind|workers|worker_class|threads|timeout|graceful_timeout|keepalive|wsgi_app|"
+    r"max_requests|accesslog|errorlog|loglevel|logconfig_dict|preload_app|backlog)\s*=",
+    re.M,
+)
+#: The names gunicorn's docs and images give its config file.
+_GUNICORN_NAMES = frozenset({"gunicorn.conf.py", "gunicorn_conf.py", "gunicorn_config.py"})
+
+
+def _starts_with_nginx_directive(text: str) -> bool:
+    """The first statement is a directive of nginx or its modules (crossplane's table), ending
+    in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet."""
+    from crossplane.analyzer import DIRECTIVES
+
+    for line in text.splitlines():
+        statement = line.split("#", 1)[0].strip()
+        if statement:
+            words = statement.split()
+            return words[0].rstrip(";{") in DIRECTIVES and statement.endswith((";", "{", "}"))
+    return False
+
+
+def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
+    """The files to read in the folder `root` (and those skipped, for the coverage summary).
+    `exclude` is more gitignore-style patterns, relative to `root`."""
+    from servertune.check.source import read_text
+
+    files: list[Path] = []
+    unclaimed: list[Path] = []
+    templates: list[tuple[Path, int]] = []
+    ignored = 0
+    for item in _walk(root, exclude):
+        if isinstance(item, int):
+            ignored += item
+            continue
+        if not _candidate(item):
+            continue
+        try:
+            if item.stat().st_size > _MAX_CANDIDATE_BYTES:
+                unclaimed.append(item)
+                continue
+            text = read_text(item)
+        except (OSError, CheckInputError):
+            unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
+            continue
+        line = template_line(text)
+        if line is not None and _candidate_kind_known(item, text):
+            templates.append((item, line))
+        elif _claims(item, text):
+            files.append(item)
+        elif _named_for_check(item):
+            unclaimed.append(item)
+    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored)
+
+
+def _candidate_kind_known(path: Path, text: str) -> bool:
+    """A template worth a line: one a reader would have claimed, or a deployment file by name
+    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`)."""
+    return _named_for_check(path) or _claims(path, text)
+
+
+def _named_for_check(path: Path) -> bool:
+    """Named as a file kind check reads (so skipping it is worth saying), not merely a YAML,
+    `.ini` or `.conf` of some other tool."""
+    name = path.name.lower()
+    return bool(
+        name.startswith(("dockerfile", "containerfile", "procfile"))
+        or name.endswith((".dockerfile", ".containerfile"))
+        or any(word in name for word in ("gunicorn", "uwsgi", "nginx", "haproxy", "supervisor"))
+        or "compose" in name
+        or _SCRIPT_NAMES.match(path.name)
+    )

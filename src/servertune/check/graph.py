@@ -1,0 +1,152 @@
+"""The deployment as one value: what starts each app server, through which files, with which
+config, and which front passes to it.
+
+Every `AppServer` carries the file:line of each setting it was read with, and its container;
+the files those locations name, in launch order (the platform file, the Dockerfile, the scripts,
+the server's own config), are the chain that starts it. The same chain decides when two readings
+are one process: a `gunicorn.conf.py` or an `entrypoint.sh` found in a folder is also reached
+through the Dockerfile that copies it, and the server is the one the Dockerfile starts, once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servertune.check.chain import BalancerLink, Link
+from servertune.check.model import AppServer, Location, Note, Setting
+
+__all__ = ["Launch", "chain_files", "launches", "one_reading_each"]
+
+#: The order a launch goes through files, by the kind of file: the platform (compose,
+#: Kubernetes, Procfile, supervisord), the image, the scripts, the server's own config.
+_PLATFORM, _IMAGE, _SCRIPT, _CONFIG = range(4)
+
+
+def _rank(path: Path) -> int:
+    from servertune.check.dockerfile import looks_like_dockerfile
+
+    name = path.name.lower()
+    if looks_like_dockerfile(path, ""):
+        return _IMAGE
+    if name.startswith("procfile") and path.suffix != ".sh":
+        return _PLATFORM
+    if path.suffix in (".yaml", ".yml", ".json") or "supervisor" in name:
+        return _PLATFORM
+    if path.suffix in (".py", ".ini", ".toml", ".xml"):
+        return _CONFIG
+    return _SCRIPT
+
+
+def _locations(app: AppServer) -> list[Location]:
+    """Every file:line the app's settings were read at, its container's first."""
+    found: list[Location] = [app.container.at] if app.container is not None else []
+    found.append(Location(app.file))
+    found += app.launched_by
+    for field in dataclasses.fields(app):
+        value = getattr(app, field.name)
+        values = value if isinstance(value, tuple) else (value,)
+        for one in values:
+            pairs = one if isinstance(one, tuple) else (one,)
+            found += [s.at for s in pairs if isinstance(s, Setting)]
+    return found
+
+
+def chain_files(app: AppServer) -> tuple[Path, ...]:
+    """The files that start the app, in launch order (platform, image, scripts, config)."""
+    files = dict.fromkeys(at.file for at in _locations(app))
+    return tuple(sorted(files, key=lambda p: (_rank(p), list(files).index(p))))
+
+
+def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppServer]:
+    """Each process once: a server read from a file (a script, a config) that a longer reading
+    of the same server reaches through its launch chain is that reading's; the shorter reading
+    goes, with its config-not-found note (the longer chain found the config)."""
+    chains = [set(chain_files(a)) for a in apps]
+
+    def reached(index: int) -> bool:
+        app = apps[index]
+        return app.container is None and any(
+            j != index
+            and other.kind == app.kind
+            and app.file in chains[j]
+            and (
+                len(chains[j]) > len(chains[index])
+                or (len(chains[j]) == len(chains[index]) and other.container is not None)
+            )
+            for j, other in enumerate(apps)
+        )
+
+    dropped = {i for i in range(len(apps)) if reached(i)}
+    files = {apps[i].file for i in dropped}
+    notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
+    return [a for i, a in enumerate(apps) if i not in dropped]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One app server and what starts it."""
+
+    app: AppServer
+    #: The files that start it, in launch order, each at its first line read.
+    chain: tuple[Location, ...]
+    #: Fronts that pass to it: nginx `*_pass` lines and load balancer server lines.
+    fronts: tuple[Location, ...]
+
+
+def launches(
+    apps: Sequence[AppServer], links: Sequence[Link], balancer_links: Sequence[BalancerLink] = ()
+) -> list[Launch]:
+    """Each app server with its chain (each file at the first line a setting was read at) and
+    its fronts (the nginx passes and load balancer server lines linked to it)."""
+    out: list[Launch] = []
+    for app in apps:
+        lines: dict[Path, int] = {}
+        for at in _locations(app)[1 if app.container is None else 2 :]:
+            lines[at.file] = min(lines.get(at.file, at.line), at.line)
+        if app.container is not None:
+            lines[app.container.at.file] = app.container.at.line
+        chain = tuple(Location(p, lines.get(p, 1)) for p in chain_files(app))
+        fronts = [link.passing.at for link in links if link.app is app]
+        fronts += [link.server.at for link in balancer_links if link.app is app]
+        out.append(Launch(app, chain, tuple(dict.fromkeys(fronts))))
+    return out
+
+
+def _started_by(app: AppServer) -> str:
+    box = app.container
+    if box is None:
+        return ""
+    what = "service" if box.platform == "compose" else "container"
+    return f"{box.platform} {what} {box.name}"
+
+
+def describe(launch: Launch) -> str:
+    """One line: `compose service web -> Dockerfile:7 -> entrypoint.sh:4 -> gunicorn 5 x 1 on
+    0.0.0.0:8000 (config gunicorn.conf.py), behind nginx.conf:5`."""
+    app = launch.app
+    steps = [str(at) for at in launch.chain]
+    if app.container is not None:
+        steps[0] = f"{_started_by(app)} ({launch.chain[0]})"
+    sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
+    server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
+    fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"
+    return " -> ".join([*steps, server]) + f"; behind {fronts}"
+
+
+def launch_json(launch: Launch) -> dict[str, Any]:
+    """The launch as JSON: the chain of file:line, the server, its fronts."""
+    app = launch.app
+    return {
+        "started_by": _started_by(app) or None,
+        "chain": [{"file": str(at.file), "line": at.line} for at in launch.chain],
+        "server": app.kind,
+        "workers": app.workers.value,
+        "threads": app.threads.value,
+        "sockets": [s.value for s in app.sockets],
+        "config": next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),
+        "fronts": [{"file": str(at.file), "line": at.line} for at in launch.fronts],
+    }

@@ -1,0 +1,326 @@
+"""`servertune check` on a folder: the repository is walked, each file read by its kind, the
+launch chain linked, and a value check cannot know is a coverage note, never a refusal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+REPOS = Path(__file__).parent / "data" / "repos"
+NEW_USER = REPOS / "new-user"
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+
+def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m servertune check ARGV...` run in `cwd`, as a user runs it there."""
+    return subprocess.run(
+        [sys.executable, "-m", "servertune", "check", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Each relative path written with its text under `root`; `root` back."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def check_folder(root: Path) -> CheckResult:
+    """The library's run on a walked folder, for a 4-core machine."""
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk])
+
+
+def found(root: Path) -> set[str]:
+    """The files a walk of `root` reads, relative to it."""
+    return {p.relative_to(root).as_posix() for p in discover(root).files}
+
+
+GUNICORN_EXEC = "#!/bin/sh\nexec gunicorn --bind 0.0.0.0:8000 --workers 2 app:app\n"
+BROKEN_DOCKERFILE = "FROM python:3.12\nCMD gunicorn --workers 'unterminated\n"
+
+
+def test_no_argument_checks_the_current_folder() -> None:
+    """`servertune check` alone, at the new-user repository's root, reads the repository and
+    names each fault at the repository file and line (exit 1: findings)."""
+    result = run("--cores", "4", cwd=NEW_USER)
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    for where, rule in [
+        ("docker/entrypoint.sh:4", "entrypoint-without-exec"),
+        ("config/gunicorn.conf.py:4", "workers-from-cpu-count"),
+        ("config/gunicorn.conf.py:4", "workers-over-cpu-limit"),
+        ("nginx/templates/default.conf.template:8", "app-timeout-over-read-timeout"),
+    ]:
+        assert f"{where}: warning [{rule}]" in out, (where, rule, out)
+    # The template's placeholder and compose's `${NGINX_HOST:?}` are coverage, not refusals.
+    assert "compose.yaml:15: [unresolved-variable]" in out
+    assert "nginx/templates/default.conf.template:5: [unresolved-variable]" in out
+    assert result.stderr == ""
+
+
+def test_new_user_repository_links_one_gunicorn_through_its_chain() -> None:
+    """The compose service builds the Dockerfile, whose ENTRYPOINT is the copied script, which
+    starts gunicorn with the config the image holds at /app/config: one server, its chain in
+    launch order, nginx's proxy_pass as its front, its workers sized for the CPU limit."""
+    result = check_folder(NEW_USER)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    chain = [(at.file.relative_to(NEW_USER).as_posix(), at.line) for at in launch.chain]
+    assert [f for f, _ in chain] == [
+        "compose.yaml",
+        "Dockerfile",
+        "docker/entrypoint.sh",
+        "config/gunicorn.conf.py",
+    ]
+    assert ("Dockerfile", 7) in chain  # the ENTRYPOINT line
+    assert [f.file.name for f in launch.fronts] == ["default.conf.template"]
+    assert launch.app.workers.value == 5  # cpu_count() * 2 + 1 for the limit of 2
+    assert result.cores is not None
+    assert "compose.yaml:7" in result.cores[1]
+    assert not result.errors
+
+
+def test_empty_folder_is_checked_and_clean(tmp_path: Path) -> None:
+    """A folder with nothing check reads: exit 0, said in one line, no error."""
+    result = run(cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert "no server to check in 0 files" in result.stdout
+    assert result.stderr == ""
+
+
+def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
+    """A broken Dockerfile under node_modules, .venv, site-packages, a folder holding
+    pyvenv.cfg, build/ or a path .gitignore names is never read (it would exit 2)."""
+    write(
+        tmp_path,
+        {
+            ".gitignore": "ignored/\n*.local.sh\n",
+            "start.sh": GUNICORN_EXEC,
+            "node_modules/pkg/Dockerfile": BROKEN_DOCKERFILE,
+            ".venv/Dockerfile": BROKEN_DOCKERFILE,
+            "lib/python3.12/site-packages/x/Dockerfile": BROKEN_DOCKERFILE,
+            "env/pyvenv.cfg": "home = /usr/bin\n",
+            "env/Dockerfile": BROKEN_DOCKERFILE,
+            "build/Dockerfile": BROKEN_DOCKERFILE,
+            "ignored/Dockerfile": BROKEN_DOCKERFILE,
+            "run.local.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
+        },
+    )
+    assert found(tmp_path) == {"start.sh"}
+    result = run("--cores", "4", cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert result.stderr == ""
+
+
+def test_kinds_told_by_name_and_content(tmp_path: Path) -> None:
+    """Dockerfile.prod, Dockerfile-prod, prod.Dockerfile and *.dockerfile are Dockerfiles;
+    .env, prod.env, .env.example and env.sample are env files; Procfile.sh is a shell script;
+    a gunicorn config written as shell variables is an env file; source code, docs, CI YAML,
+    pytest.ini and redis.conf are not deployment files."""
+    image = "FROM python:3.12\nCMD exec gunicorn --bind 0.0.0.0:8000 app:app\n"
+    write(
+        tmp_path,
+        {
+            "Dockerfile.prod": image,
+            "Dockerfile-prod": image,
+            "prod.Dockerfile": image,
+            "docker/web.dockerfile": image,
+            ".env": "A=1\n",
+            "prod.env": "A=1\n",
+            ".env.example": "A=\n",
+            "env.sample": "A=1\n",
+            "Procfile.sh": GUNICORN_EXEC,
+            "deploy/gunicorn.conf": "GUNICORN_BIND=0.0.0.0:8000\nexport GUNICORN_WORKERS=3\n",
+            "app/views.py": "def index():\n    return 'hi'\n",
+            "tests/test_gunicorn_app.py": "app = object()\n",
+            "src/dockerfile.py": "def parse():\n    pass\n",
+            "README.md": "# hi\n",
+            ".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n",
+            "pytest.ini": "[pytest]\naddopts = -q\n",
+            "redis.conf": "maxmemory 100mb\n",
+        },
+    )
+    assert found(tmp_path) == {
+        "Dockerfile.prod",
+        "Dockerfile-prod",
+        "prod.Dockerfile",
+        "docker/web.dockerfile",
+        ".env",
+        "prod.env",
+        ".env.example",
+        "env.sample",
+        "Procfile.sh",
+        "deploy/gunicorn.conf",
+    }
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert {a.file.name for a in result.apps} >= {"Procfile.sh", "Dockerfile.prod"}
+    assert {p.name for p, _ in result.env_files} == {
+        ".env",
+        "prod.env",
+        ".env.example",
+        "env.sample",
+        "gunicorn.conf",
+    }
+
+
+def test_env_file_linked_to_the_compose_file_that_loads_it(tmp_path: Path) -> None:
+    """A compose file's `.env` and `env_file:` are linked to it; an env file nothing loads
+    says so."""
+    write(
+        tmp_path,
+        {
+            "compose.yaml": "services:\n  web:\n    image: x\n    env_file: web.env\n"
+            "    command: gunicorn --bind 0.0.0.0:8000 app:app\n",
+            ".env": "A=1\n",
+            "web.env": "WEB_CONCURRENCY=2\n",
+            "unused.env": "B=1\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    loaded = {p.name: [q.name for q in by] for p, by in result.env_files}
+    assert loaded == {".env": ["compose.yaml"], "web.env": ["compose.yaml"], "unused.env": []}
+
+
+def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: Path) -> None:
+    """Files named like deployment files that no reader claims (a Python launcher named `run`,
+    a `.cfg` of notes named for uWSGI) are skipped and named in one coverage line in a walk
+    (documentation is not even named); named on the command line, such a file is still an
+    error (exit 2)."""
+    write(
+        tmp_path,
+        {
+            "start.sh": GUNICORN_EXEC,
+            "run": "#!/usr/bin/env python\nprint('hi')\n",
+            "uwsgi-notes.cfg": "see uwsgi.ini\n",
+            "docs/gunicorn-behind-nginx.md": "# notes\n",  # documentation: not even named
+        },
+    )
+    walked = run("--cores", "4", cwd=tmp_path)
+    assert walked.returncode == 0, walked
+    assert walked.stdout.count("[not-read]") == 1
+    assert "no reader claims: run, uwsgi-notes.cfg" in walked.stdout
+    named = run("uwsgi-notes.cfg", "--cores", "4", cwd=tmp_path)
+    assert named.returncode == 2
+    assert named.stderr.startswith("error: uwsgi-notes.cfg: not a file check reads")
+
+
+def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
+    """A Helm chart's manifest and a Jinja nginx config are skipped with one coverage line
+    each, at the first template line; the other files are judged."""
+    write(
+        tmp_path,
+        {
+            "chart/templates/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\n"
+            "metadata:\n  name: {{ .Release.Name }}\n",
+            "deploy/nginx.conf.j2": "server {\n    listen 80;\n"
+            "    {% if tls %}listen 443 ssl;{% endif %}\n}\n",
+            "start.sh": GUNICORN_EXEC,
+        },
+    )
+    result = check_folder(tmp_path)
+    templates = {(n.at.file.name, n.at.line) for n in result.notes if n.kind == "template"}
+    assert templates == {("deployment.yaml", 4), ("nginx.conf.j2", 3)}
+    assert len(result.apps) == 1
+    assert not result.errors
+
+
+def test_json_and_sarif_carry_the_launch_graph_and_coverage() -> None:
+    """`--format json` has the launches (chain, server, config, fronts), env files and walks;
+    SARIF carries the same in its run's properties, and the coverage as notifications."""
+    document = json.loads(run("--format", "json", "--cores", "4", cwd=NEW_USER).stdout)
+    (launch,) = document["launches"]
+    assert launch["started_by"] == "compose service web"
+    assert [step["file"] for step in launch["chain"]][-1] == "config/gunicorn.conf.py"
+    assert launch["config"] == "config/gunicorn.conf.py"
+    assert launch["fronts"] == [{"file": "nginx/templates/default.conf.template", "line": 7}]
+    assert document["walks"][0]["root"] == "."
+    assert "compose.yaml" in document["walks"][0]["read"]
+    sarif = json.loads(run("--format", "sarif", "--cores", "4", cwd=NEW_USER).stdout)
+    (sarif_run,) = sarif["runs"]
+    assert sarif_run["properties"]["launches"] == document["launches"]
+    notes = sarif_run["invocations"][0]["toolExecutionNotifications"]
+    assert any(n["descriptor"]["id"] == "unresolved-variable" for n in notes)
+
+
+def test_one_gunicorn_once_and_cpu_count_at_its_line(tmp_path: Path) -> None:
+    """#47 item 5: an entrypoint passing `--workers 12` to gunicorn with a config whose
+    `workers = cpu_count()` is one server (12 workers: the flag wins), not also the config read
+    on its own, and the CPU count is not reported at the entrypoint's literal; without the flag
+    the finding is at the config's own line."""
+    conf = (
+        "import multiprocessing\nbind = '0.0.0.0:8000'\n"
+        "workers = multiprocessing.cpu_count() * 2 + 1\n"
+    )
+    entry = "#!/bin/sh\nexec gunicorn -c gunicorn.conf.py --workers 12 app:app\n"
+    write(tmp_path, {"gunicorn.conf.py": conf, "entrypoint.sh": entry, "Dockerfile": (
+        "FROM python:3.12\nCOPY . /app\nWORKDIR /app\nENTRYPOINT [\"/app/entrypoint.sh\"]\n"
+    )})  # fmt: skip
+    result = check_folder(tmp_path)
+    assert [(a.kind, a.workers.value) for a in result.apps] == [("gunicorn", 12)]
+    assert not [f for f in result.findings if f.rule == "workers-from-cpu-count"]
+    (tmp_path / "entrypoint.sh").write_text(entry.replace("--workers 12 ", ""))
+    result = check_folder(tmp_path)
+    assert len(result.apps) == 1
+    cpu = [f for f in result.findings if f.rule == "workers-from-cpu-count"]
+    assert [(f.at.file.name, f.at.line) for f in cpu] == [("gunicorn.conf.py", 3)]
+
+
+def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: Path) -> None:
+    """`default.conf.sample` and `site.conf.tpl` (nginx by content), an executable s6 `run`
+    without a suffix, a suffixless file with a shell shebang, a `.py` in a `gunicorn/` folder
+    and a comments-only `.env.example` are read; render.com's `render.yaml` (a list of
+    services, not compose's mapping) is not."""
+    write(
+        tmp_path,
+        {
+            "nginx/site-confs/default.conf.sample": "server {\n    listen 80;\n}\n",
+            "docker/site.conf.tpl": "upstream app { server web:8000; }\n",
+            "s6/web/run": GUNICORN_EXEC,
+            "etc/gunicorn/marsha.py": "bind = '0.0.0.0:8000'\nworkers = 3\n",
+            "render.yaml": "services:\n  - type: web\n    name: x\n",
+            "httpd-foreground": "#!/bin/bash\nexec gunicorn --bind 0.0.0.0:8000 app:app\n",
+            "docker/.env.example": "# Copy to .env and set:\n# SECRET_KEY=\n",
+        },
+    )
+    (tmp_path / "s6/web/run").chmod(0o755)
+    assert found(tmp_path) == {
+        "nginx/site-confs/default.conf.sample",
+        "docker/site.conf.tpl",
+        "s6/web/run",
+        "etc/gunicorn/marsha.py",
+        "httpd-foreground",  # a shell shebang, its mode bits lost in a copy
+        "docker/.env.example",  # comments only: an env file all the same
+    }
+    assert not check_folder(tmp_path).errors
+
+
+def test_gunicorn_python_module_config_is_its_file(tmp_path: Path) -> None:
+    """`gunicorn -c python:config.gunicorn` (a module config) is config/gunicorn.py of the
+    image's working directory: one server, its workers from that file, not two readings."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
+            'CMD ["gunicorn", "-c", "python:config.gunicorn", "app:create_app()"]\n',
+            "config/gunicorn.py": "bind = '0.0.0.0:8000'\nworkers = 3\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [(a.workers.value, a.workers.at.file.name) for a in result.apps] == [(3, "gunicorn.py")]
