@@ -22,14 +22,14 @@ CASES = [
         "[uwsgi]\nmodule = app:application\nthreads = 99999999999999999999\n",
         f"threads = 99999999999999999999: more than {C_INT_MAX}",
     ),
-    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nlisten = 0\n", "listen = 0"),
+    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nlisten = -5\n", "listen = -5"),
     ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nmax-requests = -1\n", "max-requests = -1"),
+    ("gunicorn.conf.py", "backlog = -1\n", "backlog = -1"),
+    ("Procfile", "web: uvicorn app:app --backlog -1\n", "--backlog = -1"),
     ("gunicorn.conf.py", "workers = 0\n", "workers = 0"),
-    ("gunicorn.conf.py", "backlog = 0\n", "backlog = 0"),
     ("gunicorn.conf.py", f"threads = {C_INT_MAX + 1}\n", "threads"),
     ("Procfile", "web: gunicorn app:app --workers 0\n", "workers = 0"),
     ("Procfile", "web: uvicorn app:app --workers 0\n", "--workers = 0"),
-    ("Procfile", "web: uvicorn app:app --backlog 0\n", "--backlog = 0"),
     ("Procfile", "web: uvicorn app:app --limit-concurrency 0\n", "--limit-concurrency = 0"),
     # granian's own parser refuses these first, and says so in its words.
     ("Procfile", "web: granian --interface asgi app:app --workers 0\n", "'--workers': 0"),
@@ -68,6 +68,28 @@ def test_the_smallest_and_largest_sensible_values_are_read(
     outcome = run_cli(["check", name], capsys, tmp_path)
     assert outcome.code in (0, 1), outcome
     assert "error:" not in outcome.err
+
+
+#: A backlog of 0 is one the servers run with (uWSGI starts with `listen = 0`): a fault judged
+#: at its line, not a file refused.
+ZERO_BACKLOGS = [
+    ("uwsgi.ini", "[uwsgi]\nmodule = app:application\nlisten = 0\n", "uwsgi.ini:3"),
+    ("gunicorn.conf.py", "backlog = 0\n", "gunicorn.conf.py:1"),
+    ("Procfile", "web: uvicorn app:app --backlog 0\n", "Procfile:1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"), ZERO_BACKLOGS, ids=[c[0] for c in ZERO_BACKLOGS]
+)
+def test_a_backlog_of_zero_is_the_listen_queue_zero_fault(
+    name: str, text: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """exit 1 with a `listen-queue-zero` warning at the line that sets it, never "no findings"."""
+    (tmp_path / name).write_text(text)
+    outcome = run_cli(["check", "--cores", "2", name], capsys, tmp_path)
+    assert outcome.code == 1, outcome
+    assert f"{where}: warning [listen-queue-zero]" in outcome.out, outcome.out
 
 
 def test_every_bounded_field_is_a_field_of_the_app_server() -> None:

@@ -464,7 +464,9 @@ def read_compose(
     _outside_references(root, services, path)
     apps: list[AppServer] = []
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
-    files: list[Path] = [path.parent / ".env"] if (path.parent / ".env").is_file() else []
+    # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
+    dotenv = path.parent / ".env"
+    files: list[Path] = [dotenv] if resolve.inside(dotenv, path) and dotenv.is_file() else []
     for key, value in services.node.value:
         name = str(key.value)
         service = _Node(value, path)

@@ -25,6 +25,7 @@ from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command
 from servertune.check.commands import (
     SHELLS,
     WRAPPERS,
+    ConfigFile,
     FindConfig,
     ServerCommand,
     Word,
@@ -424,6 +425,11 @@ def _backgrounded(
     return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 
+#: A word that runs a script by its path (`/start`, `./run`, `bin/boot.sh`), not a program on
+#: the PATH (`gunicorn`, `python`): when the script is here, it decides what runs.
+_SCRIPT_PATH = re.compile(r"\A\.{0,2}/\S+\Z|\A\S+\.(sh|bash)\Z")
+
+
 def run_words(
     file: Path,
     words: Sequence[Word],
@@ -437,6 +443,12 @@ def run_words(
     script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
     `find_config` finds the script. None when nothing here starts a server."""
     words = list(words)
+    if find_config is not None and depth <= 4 and len(words) >= 2:
+        # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
+        # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
+        here = find_config(words[0].text, words[0].at)
+        if here is not None and _SCRIPT_PATH.match(words[0].text):
+            return _script_server(here, words[1:], env, env_at, find_config)
     found = server_command(words)
     if found is not None:
         shell = bool(words) and program_name(words[0].text) in SHELLS
@@ -466,18 +478,30 @@ def run_words(
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         return None
+    return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _script_server(
+    script: ConfigFile,
+    arguments: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a script found here starts, `arguments` as its "$@"; None when it starts
+    none check reads (migrations, a worker)."""
     try:
         return read_script(
             script.file,
             script.text,
             dict(env or {}),
-            arguments=rest[1:],
+            arguments=list(arguments),
             find_config=find_config,
             env_at=env_at,
         )
     except CheckInputError as error:
         if "command line in this script" in str(error):
-            return None  # a script that starts no server check reads (migrations, a worker)
+            return None
         raise
 
 

@@ -3,7 +3,7 @@
 gunicorn's own validators refuse a negative `workers`; uWSGI refuses `processes = -4` and reads
 `threads = 99999999999999999999` as a negative C int ("must be > 0"), but starts with
 `processes = 0` (its no-workers mode: it serves nothing) and `listen = 0` (a backlog of no
-connections). A reader hands over what the file says; this module refuses, for every server
+connections: the `listen-queue-zero` finding, since the server runs with it). A reader hands over what the file says; this module refuses, for every server
 alike, a count that is negative, zero where the server then serves or queues nothing, beyond the
 C int every one of them stores it in, or a time that is negative or not finite. Refused input is
 exit 2 with the file:line and the option as the server spells it, never "no findings".
@@ -39,7 +39,9 @@ class Bound:
 BOUNDS: dict[str, Bound] = {
     "workers": Bound(1, "a server with no worker process serves nothing"),
     "threads": Bound(1, "a worker with no thread serves nothing"),
-    "backlog": Bound(1, "a listen backlog of no connection refuses every burst"),
+    # 0 is a backlog the servers take (uWSGI starts with `listen = 0`): it is the
+    # listen-queue-zero fault, judged at its line, not a file refused.
+    "backlog": Bound(0, "a listen backlog cannot be negative"),
     "max_requests": Bound(0, "a count of requests cannot be negative (0: never recycle)"),
     "max_requests_jitter": Bound(0, "a count of requests cannot be negative"),
     "concurrency_limit": Bound(1, "a limit of no connection refuses every request"),

@@ -333,7 +333,7 @@ def _targets(targets: list[Path]) -> tuple[list[Path], list[Any]]:
     paths: list[Path] = []
     walks = []
     for target in targets:
-        if target.is_dir():
+        if _is_folder(target):
             walk = discover(target)
             walks.append(walk)
             paths += walk.files
@@ -342,10 +342,19 @@ def _targets(targets: list[Path]) -> tuple[list[Path], list[Any]]:
     return list(dict.fromkeys(paths)), walks
 
 
+def _is_folder(target: Path) -> bool:
+    """Whether `target` is a folder to walk (a name the system refuses, too long say, is not:
+    it is read as a file, and refused as one)."""
+    try:
+        return target.is_dir()
+    except OSError:
+        return False
+
+
 def _root(targets: list[Path]) -> Path | None:
     """The tree a folder run may read in: the one folder given (the repository in folder
     mode); else None, the files' common folder (`check.resolve.default_root`)."""
-    if len(targets) == 1 and targets[0].is_dir():
+    if len(targets) == 1 and _is_folder(targets[0]):
         return targets[0].resolve()
     return None
 

@@ -206,10 +206,15 @@ def listen_queue_zero(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         yield rule.finding(
             app.backlog.at,
-            f"{spelled(app, 'backlog')} is 0 as the server reads it (uWSGI reads `listen` "
-            "before it expands $(VAR), %(option) and @(file), so a placeholder there is 0): "
-            "the kernel keeps almost no connection waiting, and a burst while every worker is "
-            "busy is refused",
+            f"{spelled(app, 'backlog')} is 0 as the server reads it"
+            + (
+                " (uWSGI reads `listen` before it expands $(VAR), %(option) and @(file), so a "
+                "placeholder there is 0)"
+                if app.kind == "uwsgi"
+                else ""
+            )
+            + ": the kernel keeps almost no connection waiting, and a burst while every "
+            "worker is busy is refused",
             f"{assignment(app, 'backlog', (c.plan.machine if c.plan else c.machine).somaxconn)}"
             "   (the number itself, not a placeholder)",
         )
