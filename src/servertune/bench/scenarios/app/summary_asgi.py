@@ -10,10 +10,12 @@ from typing import Any
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
 from servertune.bench.scenarios.app.capacity import (
+    Saturation,
     planned_rps,
     saturation,
     saturation_note,
     saturation_target,
+    without_admission,
 )
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import (
@@ -44,6 +46,7 @@ from servertune.bench.scenarios.app.verdicts import (
     p99_spread,
     p99_verdict,
     repeats_said,
+    shed_cause,
     spread,
     verdict_of,
     verdict_record,
@@ -173,6 +176,8 @@ class AsgiSummary(ReplaySummary):
                 )
             )
         what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
+        if verdict == "copied faster":
+            verdict += shed_cause(mine, theirs)
         return (
             f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
             f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {_p99_said(mine, theirs)}, "
@@ -243,17 +248,32 @@ class AsgiSummary(ReplaySummary):
         CPU per answered request at that level."""
         fronts = {"nginx": "nginx", "haproxy": "HAProxy", "haproxy-nginx": "HAProxy + nginx"}
         notes = []
-        for config in ours:
+
+        def measured(config: str) -> Saturation | None:
             closed = [row for key, row in by_load[config].items() if key.startswith("c=")]
             if not closed:
-                continue
+                return None
             layout = self.layouts[config]
-            sat = saturation(
+            return saturation(
                 config, layout.server, planned_rps(self.plan, layout.server), closed,
                 by_load[config].get("unloaded", {}).get("p50_ms"),
             )  # fmt: skip
+
+        copied = [c for c in by_load if c in self.layouts and not self.layouts[c].ours]
+        for config in ours:
+            own = measured(config)
+            if own is None:
+                continue
+            same = [
+                one
+                for c in copied
+                if self.layouts[c].server == own.server and (one := measured(c)) is not None
+            ]
+            sat = without_admission(own, same)
+            # The CPU split is of the row judged: a copied layout sits behind plain nginx.
+            front = "nginx" if sat.against else self.layouts[config].front
             report.targets.append(saturation_target(sat))
-            notes.append(saturation_note(sat, self.cores, self.tool, fronts[layout.front]))
+            notes.append(saturation_note(sat, self.cores, self.tool, fronts[front]))
         return notes
 
     def _unmeasurable(self) -> str | None:
