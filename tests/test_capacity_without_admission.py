@@ -4,7 +4,11 @@ from servertune's own 503s."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
+from typer.testing import CliRunner
 
 from servertune.bench.scenarios.app.capacity import (
     saturation,
@@ -12,7 +16,12 @@ from servertune.bench.scenarios.app.capacity import (
     saturation_target,
     without_admission,
 )
+from servertune.bench.scenarios.app.correction import correct, write_correction
 from servertune.bench.scenarios.app.verdicts import shed_cause
+from servertune.cli import app
+from servertune.sizing import plan_for
+from servertune.workload import Workload
+from servertune.workload_file import load_workload
 
 
 def _closed(concurrency: int, rps: float, refused: int = 0) -> dict[str, Any]:
@@ -77,3 +86,40 @@ def test_copied_faster_because_of_servertune_s_503s_says_so() -> None:
     assert "caused by servertune's own admission" in said
     assert "226107" in said
     assert shed_cause({"refused_503": 0}, {"refused_503": 0}) == ""
+
+
+def test_a_capacity_off_by_more_than_20_percent_writes_the_workload_it_measured(
+    tmp_path: Path,
+) -> None:
+    """The plan (cpu_ms 1.0: 1,737 req/s) against uvicorn copied saturating at 4,300 req/s:
+    the verdict names cpu_ms as the number that was off, writes the corrected workload, and
+    `gen --workload` on it plans 4,300 req/s."""
+    workload = Workload(cores=2, interface="asgi", service_time_ms=51.07, cpu_ms=1.0, app="m:app")
+    plan = plan_for(workload)
+    ours = saturation(
+        "servertune-uvicorn-haproxy", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(128, 1700.0), _closed(256, 1800.0, refused=226107)],
+    )  # fmt: skip
+    copied = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(128, 4100.0), _closed(256, 4300.0)],
+    )  # fmt: skip
+    fix = correct(without_admission(ours, [copied]), workload, plan.processes)
+    assert fix is not None
+    path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
+    said = fix.said(path)
+    assert "the number that was off is cpu_ms, 1 planned" in said
+    assert str(path) in said
+    result = CliRunner().invoke(app, ["explain", "--workload", str(path)])
+    assert result.exit_code == 0, result.output
+    corrected = plan_for(load_workload(path))
+    assert corrected.asgi_capacity_rps == pytest.approx(4300.0, rel=0.001)
+
+
+def test_a_capacity_within_20_percent_writes_nothing() -> None:
+    """Within tolerance, or judged against itself, there is nothing to correct."""
+    workload = Workload(cores=2, interface="asgi", service_time_ms=50, cpu_ms=0.3)
+    ours = saturation("servertune-uvicorn", "uvicorn", 4000.0, [_closed(32, 600), _closed(64, 650)])
+    close = saturation("uvicorn-2n+1", "uvicorn", 4000.0, [_closed(128, 3600), _closed(256, 3700)])
+    assert correct(without_admission(ours, [close]), workload, 2) is None
+    assert correct(without_admission(ours, []), workload, 2) is None

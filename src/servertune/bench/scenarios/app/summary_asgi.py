@@ -17,6 +17,7 @@ from servertune.bench.scenarios.app.capacity import (
     saturation_target,
     without_admission,
 )
+from servertune.bench.scenarios.app.correction import Correction, correct, write_correction
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import (
     UNLOADED_FACTOR_TEXT,
@@ -84,7 +85,15 @@ class AsgiSummary(ReplaySummary):
         best_ours = max(ours, key=lambda c: over[c]["good_rps"])
         best_copied = max(copied, key=lambda c: over[c]["good_rps"])
         self._overload_targets(report, best_ours, best_copied, by_load)
-        capacity = self._capacity_targets(report, ours, by_load)
+        capacity, corrections = self._capacity_targets(report, ours, by_load)
+        if corrections:
+            # One file: the row furthest off names the number, the others say the same.
+            worst = max(corrections, key=lambda c: abs(c.planned_rps / c.measured_rps - 1))
+            given = run.options.extra.get("json_file")
+            where = Path(str(given)).resolve().parent if given else Path.cwd()
+            command = str(run.options.extra.get("command", "servertune bench app"))
+            written = write_correction(self.workload, worst, where, command)
+            verdicts.append(worst.said(written))
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
             *overload_notes({c: by_load[c] for c in configs}, ours),
@@ -242,12 +251,13 @@ class AsgiSummary(ReplaySummary):
 
     def _capacity_targets(
         self, report: Report, ours: list[str], by_load: dict[str, dict[str, dict[str, Any]]]
-    ) -> list[str]:
+    ) -> tuple[list[str], list[Correction]]:
         """Per servertune row, the plan's capacity for its server against the saturation it
         measured (a target each, `capacity.saturation_target`), and the notes that split the
         CPU per answered request at that level."""
         fronts = {"nginx": "nginx", "haproxy": "HAProxy", "haproxy-nginx": "HAProxy + nginx"}
         notes = []
+        corrections = []
 
         def measured(config: str) -> Saturation | None:
             closed = [row for key, row in by_load[config].items() if key.startswith("c=")]
@@ -274,7 +284,9 @@ class AsgiSummary(ReplaySummary):
             front = "nginx" if sat.against else self.layouts[config].front
             report.targets.append(saturation_target(sat))
             notes.append(saturation_note(sat, self.cores, self.tool, fronts[front]))
-        return notes
+            if (fix := correct(sat, self.workload, int(self.plan.processes))) is not None:
+                corrections.append(fix)
+        return notes, corrections
 
     def _unmeasurable(self) -> str | None:
         """Why this run's overload level cannot overload the layouts (the calibrated client
