@@ -309,8 +309,9 @@ class AsgiSummary(ReplaySummary):
         return [
             (
                 f"measured per path ({measured_note(self.input.paths, self.measured)}); mixed: "
-                f"service_time_ms {self.workload.service_time_ms:g}, cpu_fraction "
-                f"{self.workload.cpu_fraction:g} ({'I/O' if io_bound else 'CPU'}-bound)"
+                f"service_time_ms {self.workload.service_time_ms:g}, cpu_ms "
+                f"{self.workload.cpu_ms_per_request:.4g} (cpu_fraction "
+                f"{self.workload.cpu_fraction:.4g}, {'I/O' if io_bound else 'CPU'}-bound)"
             ),
             (
                 f"{self.cores} cores; ASGI; servertune's plan: {plan.processes} processes, "
