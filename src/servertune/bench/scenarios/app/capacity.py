@@ -9,7 +9,8 @@ highest median req/s over the closed levels) is set against its server's planned
 the tool judges the ratio itself (`CAPACITY_TOLERANCE`).
 
 The saturation a plan is judged against is the same server's WITHOUT servertune's admission: the
-copied layouts of that server in the same run (`without_admission`), the best of them. Behind
+copied layouts of that server in the same run with at least the plan's processes
+(`without_admission`), the best of them. Behind
 its own admission a row stops at the plan (nginx sheds past it, HAProxy queues), so its own
 saturation would confirm any capacity, too low included. Only where the run has no copied layout
 of that server is a row judged against itself, and the target says so.
@@ -201,8 +202,8 @@ def _whose(sat: Saturation) -> str:
     if sat.against is not None:
         return f"by {sat.against} (the same server without servertune's admission)"
     return (
-        f"by {sat.config} itself (no copied layout of {sat.server} in this run: behind its own "
-        "admission, which stops at the plan)"
+        f"by {sat.config} itself (no copied layout of {sat.server} with as many processes in "
+        "this run: behind its own admission, which stops at the plan)"
     )
 
 

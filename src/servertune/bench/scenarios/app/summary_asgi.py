@@ -274,10 +274,14 @@ class AsgiSummary(ReplaySummary):
             own = measured(config)
             if own is None:
                 continue
+            # The same server, with at least the plan's processes: one process on 2 cores
+            # (uvicorn's default) saturates at a core, which says nothing of a 2-core plan.
             same = [
                 one
                 for c in copied
-                if self.layouts[c].server == own.server and (one := measured(c)) is not None
+                if self.layouts[c].server == own.server
+                and self._workers(c) >= int(self.plan.processes)
+                and (one := measured(c)) is not None
             ]
             sat = without_admission(own, same)
             # The CPU split is of the row judged: a copied layout sits behind plain nginx.
@@ -287,6 +291,11 @@ class AsgiSummary(ReplaySummary):
             if (fix := correct(sat, self.workload, int(self.plan.processes))) is not None:
                 corrections.append(fix)
         return notes, corrections
+
+    def _workers(self, config: str) -> int:
+        """The processes a layout runs on this machine (0: not known)."""
+        workers = self.layouts[config].workers
+        return workers(self.cores) if workers is not None else 0
 
     def _unmeasurable(self) -> str | None:
         """Why this run's overload level cannot overload the layouts (the calibrated client
