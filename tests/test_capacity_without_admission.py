@@ -104,11 +104,19 @@ def test_a_capacity_off_by_more_than_20_percent_writes_the_workload_it_measured(
         "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
         [_closed(128, 4100.0), _closed(256, 4300.0)],
     )  # fmt: skip
+    busy = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(128, 4100.0), {**_closed(256, 4300.0), "repeats": [{"other_cpu_cores": 0.9}]}],
+    )  # fmt: skip
+    busy_fix = correct(without_admission(ours, [busy]), workload, plan.processes)
+    assert busy_fix is not None
+    assert "other work took 0.90 cores meanwhile" in busy_fix.said(tmp_path / "w.toml")
     fix = correct(without_admission(ours, [copied]), workload, plan.processes)
     assert fix is not None
     path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
     said = fix.said(path)
     assert "the number that was off is cpu_ms, 1 planned" in said
+    assert "other work" not in said  # none recorded here
     assert str(path) in said
     result = CliRunner().invoke(app, ["explain", "--workload", str(path)])
     assert result.exit_code == 0, result.output

@@ -26,6 +26,8 @@ from servertune.workload import MIN_CPU_MS, Workload
 
 __all__ = ["CORRECTED_NAME", "Correction", "correct", "write_correction"]
 
+#: Other work on the machine, in cores, past which the correction says it shared the gap.
+OTHER_WORK_SAID = 0.1
 #: The corrected workload's file name, beside --json's file (else in the current directory).
 CORRECTED_NAME = "servertune-bench-workload.toml"
 
@@ -40,6 +42,8 @@ class Correction:
     measured_cpu_ms: float
     planned_rps: float
     measured_rps: float
+    #: Cores other work took during that level (median of its repeats), 0 when not recorded.
+    other_cores: float = 0.0
 
     def said(self, path: Path) -> str:
         """The verdict's line: which number was off, by how much, and where the fix went."""
@@ -47,8 +51,15 @@ class Correction:
             f"capacity off by more than {CAPACITY_TOLERANCE:.0%}: {self.config}'s plan said "
             f"{self.planned_rps:.0f} req/s, {self.against} (no admission) served "
             f"{self.measured_rps:.0f}; the number that was off is cpu_ms, {self.planned_cpu_ms:g} "
-            f"planned against {self.measured_cpu_ms:g} that saturation implies; wrote {path} "
-            f"with it: `servertune gen --workload {path}` gives the configs for what was measured"
+            f"planned against {self.measured_cpu_ms:g} that saturation implies"
+            + (
+                f" (other work took {self.other_cores:.2f} cores meanwhile: that share is the "
+                "machine's, not the app's)"
+                if self.other_cores >= OTHER_WORK_SAID
+                else ""
+            )
+            + f"; wrote {path} with it: `servertune gen --workload {path}` gives the configs "
+            "for what was measured"
         )
 
 
@@ -67,9 +78,14 @@ def correct(sat: Saturation, workload: Workload, processes: int) -> Correction |
     ms = processes * 1000 / sat.measured_rps - _server_ms(sat.server) - NGINX_MS_PER_REQUEST
     if ms < max(MIN_CPU_MS, MIN_CPU_MS_PER_REQUEST):
         return None
+    others = sorted(
+        float(r["other_cpu_cores"])
+        for r in sat.row.get("repeats", [])
+        if r.get("other_cpu_cores") is not None
+    )
     return Correction(
         sat.config, sat.against, round(workload.cpu_ms_per_request, 3), round(ms, 3),
-        sat.planned_rps, sat.measured_rps,
+        sat.planned_rps, sat.measured_rps, others[len(others) // 2] if others else 0.0,
     )  # fmt: skip
 
 
