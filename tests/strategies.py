@@ -18,10 +18,15 @@ def workloads(draw: st.DrawFn, *, base_port: int = 20000) -> Workload:
         if memory_per_worker is None
         else st.none() | st.integers(memory_per_worker * 2, memory_per_worker * 200)
     )
+    # The CPU per request as `measure` writes it (ms), or as a share of the time (older files).
+    cpu = draw(
+        st.fixed_dictionaries({"cpu_fraction": st.floats(0.01, 1.0, allow_nan=False)})
+        | st.fixed_dictionaries({"cpu_ms": st.floats(0.001, 60_000, allow_nan=False)})
+    )
     return Workload(
         cores=draw(st.integers(1, 64)),
         service_time_ms=draw(st.floats(0.5, 60_000, allow_nan=False)),
-        cpu_fraction=draw(st.floats(0.01, 1.0, allow_nan=False)),
+        **cpu,
         slow_call_ratio=draw(st.sampled_from([0.0, 0.001, 0.01, 0.1, 0.5, 1.0])),
         slow_call_ms=draw(st.floats(1, 120_000, allow_nan=False)),
         peak_rps=draw(st.none() | st.floats(0.1, 10_000, allow_nan=False)),

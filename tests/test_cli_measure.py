@@ -28,7 +28,7 @@ def test_measure_writes_a_workload_gen_reads(tmp_path: Path) -> None:
               "--warmup", "0", "--out", str(out)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "cpu_fraction" in result.output
+    assert "cpu_ms" in result.output
     gen = runner.invoke(app, ["gen", "uwsgi", "--workload", str(out)])
     assert gen.exit_code == 0, gen.output
     assert "module = tests.measure_apps:pure_cpu" in gen.output
@@ -113,7 +113,14 @@ def test_every_path_is_measured_and_mixed_on_httpbin(tmp_path: Path) -> None:
     assert mixed == pytest.approx(
         (slow.service_time_ms.mean + 3 * fast.service_time_ms.mean) / 4, abs=0.02
     )
-    assert slow.cpu_fraction.p50 < written.values["cpu_fraction"] < fast.cpu_fraction.p50
+    # CPU per request is a mean over the mix, each path by its share.
+    assert slow.cpu_ms is not None
+    assert fast.cpu_ms is not None
+    assert slow.cpu_ms.mean is not None
+    assert fast.cpu_ms.mean is not None
+    assert written.values["cpu_ms"] == pytest.approx(
+        (slow.cpu_ms.mean + 3 * fast.cpu_ms.mean) / 4, abs=0.002
+    )
     gen = runner.invoke(app, ["gen", "uwsgi", "--workload", str(out), "--cores", "2"])
     assert gen.exit_code == 0, gen.output
     assert "module = httpbin:app" in gen.stdout

@@ -1,4 +1,4 @@
-"""`servertune measure`: in-process service time and cpu_fraction of apps with known ratios."""
+"""`servertune measure`: in-process service time and CPU per request of apps with known ratios."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from servertune.measure import (
-    MIN_CPU_FRACTION,
     AppFailed,
     MeasureError,
     Measurement,
@@ -23,6 +22,7 @@ from servertune.measure import (
     measure_mix,
     parse_weighted_path,
 )
+from servertune.workload import MIN_CPU_MS
 from servertune.workload_file import load_workload
 from tests import measure_apps
 
@@ -39,18 +39,21 @@ def _measure(name: str, requests: int = 8, **kwargs: object) -> Measurement:
 
 
 def test_seed000_app_measures_half_cpu() -> None:
-    """Seed 000's app (10 ms sleep + 10 ms CPU, five times) measures cpu_fraction 0.5 +- 0.1."""
+    """Seed 000's app (10 ms sleep + 10 ms CPU, five times) measures cpu_fraction 0.5 +- 0.1,
+    written as cpu_ms, half its service time."""
     m = _measure("seed000")
     assert abs(m.cpu_fraction - 0.5) <= TOLERANCE
-    assert abs(m.workload_values()["cpu_fraction"] - 0.5) <= TOLERANCE
+    values = m.workload_values()
+    assert abs(values["cpu_ms"] / values["service_time_ms"] - 0.5) <= TOLERANCE
     assert m.service_time_ms >= 100  # five 10 ms sleeps and 50 ms of CPU at the least
 
 
 def test_pure_sleep_measures_about_zero() -> None:
-    """An app that only sleeps measures cpu_fraction near 0, written as the model's floor."""
+    """An app that only sleeps measures cpu_fraction near 0, written as its CPU in ms (a
+    fraction of a millisecond, not a share floored at 0.01 of its 20 ms)."""
     m = _measure("pure_sleep")
     assert m.cpu_fraction < TOLERANCE
-    assert m.workload_values()["cpu_fraction"] == pytest.approx(MIN_CPU_FRACTION, abs=0.05)
+    assert MIN_CPU_MS <= m.workload_values()["cpu_ms"] < 0.01 * m.service_time_ms
 
 
 def test_pure_cpu_measures_about_one() -> None:
@@ -79,7 +82,8 @@ def test_toml_is_a_workload_gen_reads(tmp_path: Path) -> None:
     path = tmp_path / "workload.toml"
     path.write_text(m.to_toml(), encoding="utf-8")
     workload = load_workload(path)
-    assert workload.cpu_fraction == m.workload_values()["cpu_fraction"]
+    assert workload.cpu_ms == m.workload_values()["cpu_ms"]
+    assert workload.cpu_fraction == pytest.approx(workload.cpu_ms / workload.service_time_ms)
     assert workload.service_time_ms == m.workload_values()["service_time_ms"]
     assert workload.app == "tests.measure_apps:pure_cpu"
 
@@ -93,7 +97,7 @@ def test_asgi_toml_names_the_app_its_interface_and_loop_share() -> None:
     assert values["interface"] == "asgi"
     assert values["app"] == "tests.measure_apps:asgi_seed000"
     assert 0.3 <= values["loop_blocking_fraction"] <= 1.0
-    assert values["loop_blocking_fraction"] >= values["cpu_fraction"] - 0.05
+    assert values["loop_blocking_fraction"] >= values["cpu_ms"] / values["service_time_ms"] - 0.05
     assert m.gil_enabled is (getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
@@ -309,8 +313,8 @@ def test_exported_members() -> None:
 
 
 def test_mix_notes_the_floor_once_for_the_written_value() -> None:
-    """The cpu_fraction floor is about the value written (the mix's), so it is noted once, not per path."""
-    mix = Mix(((_fixed("/a", 20, 0.01), 1.0), (_fixed("/b", 20, 0.01), 1.0)))
+    """The cpu_ms floor is about the value written (the mix's), so it is noted once, not per path."""
+    mix = Mix(((_fixed("/a", 20, 0.0001), 1.0), (_fixed("/b", 20, 0.0001), 1.0)))
     assert mix.table().count("floor") == 1
 
 

@@ -38,10 +38,10 @@ def _scripted(levels: Mapping[int, tuple[float, float]]) -> tuple[list[int], Run
     """A run function answering each level's (req/s, loop ms per request) over 1 s."""
     asked: list[int] = []
 
-    def run(in_flight: int, count: int, seconds: float) -> tuple[int, float, float]:
+    def run(in_flight: int, count: int, seconds: float) -> tuple[int, float, float, float]:
         asked.append(in_flight)
         rps, loop_ms = levels[in_flight]
-        return int(rps), 1.0, int(rps) * loop_ms / 1000
+        return int(rps), 1.0, int(rps) * loop_ms / 1000, int(rps) * loop_ms / 1000
 
     return asked, run
 

@@ -50,9 +50,8 @@ def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) 
     assert workload.slow_call_ms / 1000 < plan.request_timeout_s < plan.nginx_read_timeout_s
     # Under the GIL a process computes on one core; without it, on its share of the cores.
     computing = min(plan.processes, workload.cores) if workload.gil == "enabled" else workload.cores
-    assert plan.ceiling_rps == pytest.approx(
-        computing / (workload.service_time_ms / 1000 * workload.cpu_fraction)
-    )
+    # The CPU per request in ms (cpu_ms, or the share of the service time), even past it.
+    assert plan.ceiling_rps == pytest.approx(computing / (workload.cpu_ms_per_request / 1000))
     assert set(plan.reasons) == set(plan.units)
 
 

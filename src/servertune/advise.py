@@ -275,7 +275,7 @@ class _Facts:
 
     @property
     def cpu_ms(self) -> float:
-        return self.plan.workload.cpu_fraction * self.plan.workload.service_time_ms
+        return self.plan.workload.cpu_ms_per_request
 
 
 def _processes_threads(f: _Facts) -> list[str]:

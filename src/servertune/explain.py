@@ -31,6 +31,7 @@ def format_plan(plan: Plan, width: int | None = None) -> str:
     peak = "unset" if w.peak_rps is None else f"{w.peak_rps:g}"
     summary = (
         f"workload: cores={w.cores} service_time_ms={w.service_time_ms:g} "
+        f"cpu_ms={w.cpu_ms_per_request:.4g} "
         f"cpu_fraction={w.cpu_fraction:g} slow_call_ratio={w.slow_call_ratio:g} "
         f"slow_call_ms={w.slow_call_ms:g} peak_rps={peak} gil={w.gil}"
     )

@@ -49,7 +49,7 @@ def workload_reference() -> str:
         "[workload]",
         "cores = 4",
         "service_time_ms = 120",
-        "cpu_fraction = 0.4",
+        "cpu_ms = 48",
         "slow_call_ratio = 0.02",
         "slow_call_ms = 3000",
         'app = "mysite.wsgi:application"',

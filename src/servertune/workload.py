@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import ipaddress
 import keyword
+import math
 import re
 import typing
 import unicodedata
@@ -167,6 +168,10 @@ NUMBER_TEXT = re.compile(r"\A([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 #: server costs ~10 us, and `measure` never writes less. Below it (1e-300 ms) the plan's
 #: ceiling was 2,000,000 req/s and max_requests 600,000,000: numbers no server reaches.
 MIN_SERVICE_TIME_MS = 0.01
+#: service_time_ms when not given (the field's default, for deriving cpu_fraction from cpu_ms).
+DEFAULT_SERVICE_TIME_MS = 100.0
+#: The least CPU per request cpu_ms takes: a microsecond, under any call through a server.
+MIN_CPU_MS = 0.001
 
 
 class WorkloadError(ValueError):
@@ -207,7 +212,7 @@ class Workload(BaseModel):
         json_schema_extra={"unit": "cores", "ge": 1, "le": 1024},
     )
     service_time_ms: float = Field(
-        default=100.0,
+        default=DEFAULT_SERVICE_TIME_MS,
         ge=MIN_SERVICE_TIME_MS,
         le=600_000,
         description="mean wall time of a request inside the app, excluding slow calls (a "
@@ -218,8 +223,18 @@ class Workload(BaseModel):
         default=0.5,
         gt=0,
         le=1,
-        description="share of the service time that holds the GIL (CPU in Python code)",
+        description="share of the service time that holds the GIL (CPU in Python code); "
+        "with cpu_ms set, derived from it (cpu_ms / service_time_ms)",
         json_schema_extra={"unit": "ratio"},
+    )
+    cpu_ms: float | None = Field(
+        default=None,
+        ge=MIN_CPU_MS,
+        le=600_000,
+        description="CPU time one request spends in Python, holding the GIL (`measure` writes "
+        "it, taken at concurrency); when set, cpu_fraction is derived from it; unset means "
+        "cpu_fraction x service_time_ms",
+        json_schema_extra={"unit": "ms"},
     )
     slow_call_ratio: float = Field(
         default=0.0,
@@ -526,6 +541,47 @@ class Workload(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _one_cpu_figure(cls, data: Any) -> Any:
+        # Both given only as a dumped Workload has them: the share derived from the same ms.
+        if not isinstance(data, dict) or data.get("cpu_ms") is None:
+            return data
+        cpu, given = _as_number(data["cpu_ms"]), data.get("cpu_fraction")
+        service = _as_number(data.get("service_time_ms", DEFAULT_SERVICE_TIME_MS))
+        if given is None or cpu is None or service is None or service <= 0:
+            return data
+        if not math.isclose(_as_number(given) or -1.0, min(1.0, cpu / service)):
+            raise _exact(
+                "cpu_ms",
+                "give cpu_ms or cpu_fraction, not both (cpu_fraction is derived from cpu_ms)",
+            )
+        return {k: v for k, v in data.items() if k != "cpu_fraction"}
+
+    @model_validator(mode="after")
+    def _share_from_cpu_ms(self) -> Workload:
+        # CPU per request is the measured quantity; the GIL share every rule reads is derived
+        # from it, unrounded (0.3 ms of a 51 ms request is 0.0059, which two decimals cannot
+        # hold). Above the service time (threads, or noise at concurrency) the share is 1. Set
+        # past the frozen model's guard, and not marked as given: the user gave cpu_ms.
+        if self.cpu_ms is not None:
+            object.__setattr__(self, "cpu_fraction", min(1.0, self.cpu_ms / self.service_time_ms))
+        return self
+
+    @property
+    def cpu_ms_per_request(self) -> float:
+        """CPU ms one request holds the GIL: cpu_ms, or cpu_fraction x service_time_ms."""
+        if self.cpu_ms is not None:
+            return self.cpu_ms
+        return self.cpu_fraction * self.service_time_ms
+
+    @property
+    def cpu_named(self) -> str:
+        """The CPU per request as it was given, for a reason's text."""
+        if self.cpu_ms is not None:
+            return f"cpu_ms {self.cpu_ms:g}"
+        return f"{self.service_time_ms:g} ms x cpu_fraction {self.cpu_fraction:g}"
+
+    @model_validator(mode="before")
+    @classmethod
     def _app_of_the_interface(cls, data: Any) -> Any:
         # Django's convention for both: wsgi.py and asgi.py beside settings.py export
         # `application`. An ASGI server started on the WSGI module would not serve at all.
@@ -684,6 +740,17 @@ class Workload(BaseModel):
         if value is not None and any(part in {".", ".."} for part in value.split("/")):
             raise ValueError("dot segment")
         return value
+
+
+def _as_number(value: object) -> float | None:
+    """A finite number, from a number or a flag's text; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _numeric_kind(annotation: Any) -> type | None:

@@ -234,6 +234,9 @@ def load_workload(
         if file_label is not None:
             labels.update({name: f"{name} ({file_label})" for name in values})
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    for one, other in (("cpu_ms", "cpu_fraction"), ("cpu_fraction", "cpu_ms")):
+        if one in given and other not in given:
+            values.pop(other, None)  # one CPU figure: the flag's replaces the file's
     values.update(given)
     for name in given:
         labels.pop(name, None)

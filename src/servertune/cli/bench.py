@@ -194,6 +194,8 @@ def bench(
     chosen = load_scenario(scenario)
     try:
         extra = {"command": command, **scenario_extra(scenario, given, _note)}
+        if json_file is not None:  # bench app writes a corrected workload beside it
+            extra["json_file"] = str(json_file)
         require_plotting(chosen, plot_file, report_file)
     except BenchInputError as error:
         raise fail(str(error)) from None

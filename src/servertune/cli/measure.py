@@ -1,4 +1,4 @@
-"""`servertune measure APP` (or `--log FILE`): an app's service time and cpu_fraction measured in
+"""`servertune measure APP` (or `--log FILE`): an app's service time and CPU per request measured in
 process, or the workload an access log shows, printed and written as a workload file."""
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def measure(
     log_conf: LogConf = None,
     route: Route = None,
 ) -> None:
-    """Measure an app's service time and cpu_fraction in process, and write a workload file.
+    """Measure an app's service time and CPU ms per request in process; write a workload file.
 
     Several --path options are measured in turn and mixed by weight; the mix feeds --out.
     With --log, the workload comes from access logs: arrival rate, service time per route,

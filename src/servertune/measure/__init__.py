@@ -1,7 +1,8 @@
-"""In-process measurement of an app's service time and GIL fraction (`servertune measure`).
+"""In-process measurement of an app's service time and CPU per request (`servertune measure`).
 
 Every sizing rule starts from two numbers users rarely know: how long a request takes inside
-the app (`service_time_ms`) and which share of that time holds the GIL (`cpu_fraction`). This
+the app (`service_time_ms`) and how much of it holds the GIL (`cpu_ms`, from which the Workload
+derives the share `cpu_fraction`). This
 package imports a WSGI or ASGI app, drives requests through it one at a time in this process
 (no server, no socket), and for each request records
 
@@ -16,7 +17,11 @@ app look I/O-bound. It is subtracted from the wall time to give the request's *b
 
 Requests run one at a time, so the CPU time of the thread is the CPU time of the request. CPU
 time in C code that releases the GIL (zlib, hashlib on large buffers, numpy) is counted as GIL
-time, so `cpu_fraction` errs high for such apps: a safe error, it sizes fewer threads.
+time, so `cpu_ms` errs high for such apps: a safe error, it sizes fewer threads.
+
+An ASGI app is then driven at 1, 2, 4, ... requests in flight (`sweep`), and the CPU per
+request written is the busiest level's: one request at a time pays the loop's whole wake-up
+alone, several times what a loaded loop pays a request, and capacity is decided under load.
 
 A real app is a mix of endpoints: `measure_mix` measures several weighted paths in turn and
 weighs them into one estimate (`Mix`), keeping each path's own figures.

@@ -185,18 +185,19 @@ class AsgiCaller:
 
     def level(
         self, requests: list[Request], in_flight: int, count: int, seconds: float
-    ) -> tuple[int, float, float]:
+    ) -> tuple[int, float, float, float]:
         """Up to `count` requests (cycling through `requests`), `in_flight` at a time, issued
-        for at most `seconds`: (answered, wall seconds, loop seconds)."""
+        for at most `seconds`: (answered, wall seconds, loop seconds, process CPU seconds)."""
         return self._runner.run(self._level(requests, in_flight, count, seconds))
 
     async def _level(
         self, requests: list[Request], in_flight: int, count: int, seconds: float
-    ) -> tuple[int, float, float]:
+    ) -> tuple[int, float, float, float]:
         import asyncio
 
         issued = answered = 0
         start = time.perf_counter()
+        cpu0 = time.process_time()
         loop0 = self._timer.seconds
 
         async def slot() -> None:
@@ -219,7 +220,12 @@ class AsgiCaller:
             raise LevelFailed(f"requests did not finish within {seconds + DRAIN_SECONDS:g} s")
         for task in tasks:
             task.result()  # LevelFailed, if a slot's request raised
-        return answered, time.perf_counter() - start, self._timer.seconds - loop0
+        return (
+            answered,
+            time.perf_counter() - start,
+            self._timer.seconds - loop0,
+            time.process_time() - cpu0,
+        )
 
 
 @contextlib.contextmanager

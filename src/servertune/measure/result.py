@@ -19,7 +19,7 @@ from typing import Any
 from servertune.bench.harness.stats import percentile
 from servertune.measure.loading import Interface
 from servertune.measure.sweep import Sweep
-from servertune.workload import APP_PATTERN, MIN_SERVICE_TIME_MS
+from servertune.workload import APP_PATTERN, MIN_CPU_MS, MIN_SERVICE_TIME_MS
 from servertune.workload_file import SPREADS, Measured, MeasuredPath, Spread, dumps
 
 __all__ = [
@@ -32,16 +32,15 @@ __all__ = [
     "gil_note",
 ]
 
-#: The Workload model requires cpu_fraction > 0; a pure sleep measures ~0.005. Any floor below
-#: 1/64 gives the same plan (sizing caps threads at MAX_THREADS_PER_PROCESS).
-MIN_CPU_FRACTION = 0.01
-#: Decimals of cpu_fraction written to the workload: the per-request p10-p90 band of the
-#: 10 ms sleep + 10 ms CPU test app is ~0.01 wide on a busy 2-core box, so a third decimal is
-#: noise, and noise that matters: threads = ceil(1/cpu_fraction) makes 0.499 three threads
-#: where 0.50 is two.
-CPU_FRACTION_DECIMALS = 2
-#: Said when the measured cpu_fraction is below MIN_CPU_FRACTION and the floor is written.
-FLOOR_NOTE = f"cpu_fraction raised to the model's floor {MIN_CPU_FRACTION}"
+#: The least loop_blocking_fraction written above 0: a share, like the GIL's, but of the loop.
+MIN_CPU_FRACTION = 0.0001
+#: Decimals of loop_blocking_fraction written: a fourth, since an await-bound request blocks
+#: its loop for 0.1-0.4 ms of 50 (0.002-0.008), which two decimals round to 0.01 or 0.
+CPU_FRACTION_DECIMALS = 4
+#: Decimals of cpu_ms written: a microsecond, under the noise of any measured request.
+CPU_MS_DECIMALS = 3
+#: Said when the measured CPU per request is below the model's floor and the floor is written.
+FLOOR_NOTE = f"cpu_ms raised to the model's floor {MIN_CPU_MS}"
 #: Growth of the resident memory below this over a whole measurement is not written as a
 #: leak: CPython's small-object allocator takes memory from the OS in 1 MiB arenas (256 KiB
 #: before 3.10, Objects/obmalloc.c), so a warm app that only fills its caches still steps up
@@ -95,15 +94,16 @@ def workload_values(
     app: str,
     interface: Interface,
     service_time_ms: float,
-    cpu_fraction: float,
+    cpu_ms: float,
     loop_blocking_fraction: float | None = None,
     gil_enabled: bool = True,
     memory: tuple[int, float] | None = None,
 ) -> dict[str, Any]:
-    """The Workload fields a measurement sets, rounded and within the model's ranges."""
+    """The Workload fields a measurement sets, rounded and within the model's ranges: the
+    CPU per request in ms (the model derives the GIL share from it)."""
     values: dict[str, Any] = {
         "service_time_ms": max(MIN_SERVICE_TIME_MS, round(service_time_ms, 2)),
-        "cpu_fraction": min(1.0, max(MIN_CPU_FRACTION, round(cpu_fraction, CPU_FRACTION_DECIMALS))),
+        "cpu_ms": max(MIN_CPU_MS, round(cpu_ms, CPU_MS_DECIMALS)),
         # What the app ran with, written either way: the plan then says which case it sized for.
         "gil": "enabled" if gil_enabled else "disabled",
     }
@@ -175,6 +175,11 @@ class Measurement:
         return min(1.0, sum(s.cpu_s for s in self.samples) / busy)
 
     @property
+    def cpu_ms(self) -> float:
+        """Mean CPU time per request, in ms (one at a time)."""
+        return statistics.fmean(s.cpu_s for s in self.samples) * 1000
+
+    @property
     def raw_cpu_fraction(self) -> float:
         """CPU time over wall time, without removing the time spent waiting for a core."""
         wall = sum(s.wall_s for s in self.samples)
@@ -208,7 +213,7 @@ class Measurement:
             self.app,
             self.interface,
             self.service_time_ms,
-            self.cpu_fraction,
+            self.cpu_ms,
             self.loop_blocking_fraction,
             self.gil_enabled,
             self.memory,
@@ -260,8 +265,8 @@ class Measurement:
             "",
             f"service_time_ms = {values['service_time_ms']:g}  (mean busy time)",
             (
-                f"cpu_fraction    = {values['cpu_fraction']:g}  (CPU time / busy time; "
-                f"p10-p90 per request {spread['cpu_fraction'][0]:.3f}-{spread['cpu_fraction'][2]:.3f})"
+                f"cpu_ms          = {values['cpu_ms']:g}  (mean CPU time per request, one at a time; "
+                f"p10-p90 {spread['cpu_ms'][0]:.3f}-{spread['cpu_ms'][2]:.3f})"
             ),
         ]
         lines += memory_lines(values, self.rss_warm_kb, self.rss_end_kb, len(self.samples))
@@ -286,7 +291,7 @@ class Measurement:
         errors = sum(n for code, n in self.statuses.items() if code >= 400)
         if errors:
             notes.append(f"{errors} requests answered >= 400: the route may not do its real work")
-        if self.cpu_fraction < MIN_CPU_FRACTION:
+        if self.cpu_ms < MIN_CPU_MS:
             notes.append(FLOOR_NOTE)
         loop = self.loop_blocking_fraction
         if loop is not None:
@@ -357,6 +362,11 @@ class Mix:
         return min(1.0, self._weighted_mean("cpu_ms") / self._weighted_mean("service_time_ms"))
 
     @property
+    def cpu_ms(self) -> float:
+        """Mean CPU time per request of the weighted mix, in ms (one at a time)."""
+        return self._weighted_mean("cpu_ms")
+
+    @property
     def raw_cpu_fraction(self) -> float:
         """CPU time / wall time of the weighted mix, core waits included."""
         wall = self._weighted_mean("wall_ms")
@@ -396,7 +406,7 @@ class Mix:
             first.app,
             first.interface,
             self.service_time_ms,
-            self.cpu_fraction,
+            self.cpu_ms,
             loop,
             self.gil_enabled,
             self.memory,
@@ -404,9 +414,26 @@ class Mix:
         return self._with_sweep(values)
 
     def _with_sweep(self, values: dict[str, Any]) -> dict[str, Any]:
-        """The values, with the in-flight limit the sweep found (if it found one)."""
-        if self.sweep is not None and self.sweep.limit is not None:
+        """The values, with the in-flight limit the sweep found (if it found one), and the CPU
+        and loop time per request at its busiest level: one request at a time pays the loop's
+        whole wake-up alone (0.6 ms of CPU for a FastAPI route awaiting 50 ms, against 0.15 ms
+        at 256 in flight), while capacity depends on what a loaded loop pays per request."""
+        if self.sweep is None:
+            return values
+        if self.sweep.limit is not None:
             values = {**values, "in_flight_limit": self.sweep.limit}
+        busiest = self.sweep.busiest
+        if busiest is not None and busiest.requests > 0 and busiest.cpu_seconds > 0:
+            values = {**values, "cpu_ms": max(MIN_CPU_MS, round(busiest.cpu_ms, CPU_MS_DECIMALS))}
+            if "loop_blocking_fraction" in values:
+                # The loop's time is wall time: a busy machine stretches it at either level, so
+                # the lower of the two is the app's.
+                share = min(
+                    values["loop_blocking_fraction"], busiest.loop_ms / values["service_time_ms"]
+                )
+                values["loop_blocking_fraction"] = min(
+                    1.0, max(0.0, round(share, CPU_FRACTION_DECIMALS))
+                )
         return values
 
     def _sweep_lines(self) -> list[str]:
@@ -490,8 +517,8 @@ class Mix:
                 "(each path's mean busy time, weighted by its share)"
             ),
             (
-                f"cpu_fraction    = {values['cpu_fraction']:g}  "
-                "(CPU time / busy time over the mix, weighted by share)"
+                f"cpu_ms          = {values['cpu_ms']:g}  "
+                "(mean CPU time per request over the mix, weighted by share)"
             ),
         ]
         lines += memory_lines(
@@ -502,7 +529,7 @@ class Mix:
         for m, _ in self.parts:
             # The floor and the GIL apply to the mix's values, the only ones written: said once.
             lines.extend(f"note: {m.path}: {note}" for note in m.notes() if note not in mix_notes)
-        if self.cpu_fraction < MIN_CPU_FRACTION:
+        if self.cpu_ms < MIN_CPU_MS:
             lines.append(f"note: {FLOOR_NOTE}")
         lines.append(f"note: {gil_note(self.gil_enabled, free_threaded)}")
         return "\n".join([*lines, *self._sweep_lines()])

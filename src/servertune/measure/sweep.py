@@ -61,12 +61,14 @@ class LevelFailed(Exception):
 
 @dataclass(frozen=True)
 class InFlightLevel:
-    """One level: requests held at once, requests answered, wall seconds, loop seconds."""
+    """One level: requests held at once, requests answered, wall seconds, loop seconds, and
+    the process's CPU seconds over the level."""
 
     in_flight: int
     requests: int
     seconds: float
     loop_seconds: float
+    cpu_seconds: float = 0.0
 
     @property
     def rps(self) -> float:
@@ -77,6 +79,11 @@ class InFlightLevel:
         """The loop's time per request."""
         return self.loop_seconds * 1000 / self.requests if self.requests else 0.0
 
+    @property
+    def cpu_ms(self) -> float:
+        """The process's CPU time per request at this level."""
+        return self.cpu_seconds * 1000 / self.requests if self.requests else 0.0
+
 
 @dataclass(frozen=True)
 class Sweep:
@@ -86,23 +93,39 @@ class Sweep:
     limit: int | None
     stopped: str
 
+    @property
+    def busiest(self) -> InFlightLevel | None:
+        """The level that answered the most requests a second (within the limit, if one was
+        found): where a request's CPU and loop time are what a loaded server pays, the loop's
+        fixed cost per wake-up shared by every request it holds."""
+        within = [x for x in self.levels if self.limit is None or x.in_flight <= self.limit]
+        return max(within, key=lambda x: x.rps, default=None)
+
     def lines(self) -> list[str]:
         """The table's lines: each level, then the verdict."""
         cells = ", ".join(
             f"{x.in_flight}: {x.rps:.0f} req/s {x.loop_ms:.2f} ms" for x in self.levels
         )
+        busiest = self.busiest
         found = (
             f"in_flight_limit = {self.limit}  (the best level before the loop's time per "
             "request climbed)"
             if self.limit is not None
             else "in_flight_limit: none"
         )
-        return [f"in flight (req/s, loop ms per request): {cells}", f"{found}; {self.stopped}"]
+        lines = [f"in flight (req/s, loop ms per request): {cells}", f"{found}; {self.stopped}"]
+        if busiest is not None:
+            lines.append(
+                f"at {busiest.in_flight} in flight ({busiest.rps:.0f} req/s, the most answered): "
+                f"{busiest.cpu_ms:.3f} ms of CPU and {busiest.loop_ms:.3f} ms of loop a request, "
+                "written as cpu_ms and loop_blocking_fraction (what a loaded loop pays)"
+            )
+        return lines
 
 
 #: Run `requests` at most, `in_flight` at a time, issuing for at most `seconds`:
-#: (requests answered, wall seconds, loop seconds).
-RunLevel = Callable[[int, int, float], tuple[int, float, float]]
+#: (requests answered, wall seconds, loop seconds, the process's CPU seconds).
+RunLevel = Callable[[int, int, float], tuple[int, float, float, float]]
 
 
 def sweep(run: RunLevel, clock: Callable[[], float]) -> Sweep:
@@ -117,10 +140,10 @@ def sweep(run: RunLevel, clock: Callable[[], float]) -> Sweep:
         if left <= 0:
             return Sweep(tuple(levels), None, f"stopped at the {SWEEP_SECONDS:g} s budget")
         try:
-            done, seconds, loop = run(in_flight, ROUNDS * in_flight, min(LEVEL_SECONDS, left))
+            done, seconds, loop, cpu = run(in_flight, ROUNDS * in_flight, min(LEVEL_SECONDS, left))
         except LevelFailed as error:
             return Sweep(tuple(levels), None, f"stopped at {in_flight} in flight: {error}")
-        level = InFlightLevel(in_flight, done, seconds, loop)
+        level = InFlightLevel(in_flight, done, seconds, loop, cpu)
         if level.requests == 0:
             return Sweep(tuple(levels), None, f"no answer at {in_flight} in flight")
         best = max(levels, key=lambda x: x.rps, default=None)

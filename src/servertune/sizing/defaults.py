@@ -273,8 +273,13 @@ NATIVE_SLEEP_K8S_VERSION = (1, 34)
 #: every request pays a wake-up of the loop alone (0.32-0.35 ms a request at a tenth of the
 #: capacity in the same runs), and put the path's capacity at 0.64-0.70 x what the CPU per
 #: request at saturation gives. Also used for gunicorn's ASGI workers, which parse HTTP in
-#: Python too.
-ASGI_SERVER_MS_PER_REQUEST = 0.08
+#: Python too. Since `measure` takes its CPU per request at concurrency (the sweep's busiest
+#: level, with no clock read per request), its in-process figure left out part of what those
+#: 0.06-0.095 ms counted: one uvicorn (h11) per socket, wrk at 8-128 connections (2026-11-28,
+#: 2 cores, tests/test_cpu_ms.py's apps and FastAPI awaits of 5 and 50 ms and a bare route),
+#: used 0.177-0.228 ms a request against 0.061-0.107 ms measured in process: 0.12-0.15 ms of
+#: its own.
+ASGI_SERVER_MS_PER_REQUEST = 0.14
 #: granian's own work per request on its event loop: none measurable. `bench app --quick` on that
 #: path, two runs (2026-11-26), at 8-128 connections: granian used 0.09-0.14 ms of app CPU per
 #: request, at or below the 0.12-0.16 ms the in-process measure gives the app alone, while one

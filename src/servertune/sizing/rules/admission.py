@@ -45,32 +45,33 @@ OWNED = (
 )
 
 
-def loop_share(w: Workload, cores_per_process: float = 1.0) -> tuple[float, str]:
-    """The share of the service time a request holds its process's loop or GIL, and why.
+def blocking_ms(w: Workload, cores_per_process: float = 1.0) -> tuple[float, str]:
+    """The ms a request holds its process's loop or GIL, and why.
 
     Under the GIL, CPU run off the loop (a sync_to_async thread) still holds the process's one
     GIL. With the GIL disabled it holds one of the process's `cores_per_process` cores instead,
-    so it counts for cpu_fraction / cores_per_process of the process's time.
+    so it counts for cpu_ms / cores_per_process of the process's time.
     """
-    blocking = w.cpu_fraction if w.loop_blocking_fraction is None else w.loop_blocking_fraction
-    named = "cpu_fraction" if w.loop_blocking_fraction is None else "loop_blocking_fraction"
+    cpu = w.cpu_ms_per_request
+    lbf = w.loop_blocking_fraction
+    blocking = cpu if lbf is None else w.service_time_ms * lbf
+    named = (
+        w.cpu_named if lbf is None else f"{w.service_time_ms:g} ms x loop_blocking_fraction {lbf:g}"
+    )
     if w.gil == "enabled":
-        if w.cpu_fraction > blocking:
-            return (
-                w.cpu_fraction,
-                f"cpu_fraction {w.cpu_fraction:g} (the GIL, above {named} {blocking:g})",
-            )
-        return blocking, f"{named} {blocking:g}"
-    cpu = w.cpu_fraction / cores_per_process
+        if cpu > blocking:
+            return cpu, f"{w.cpu_named} (the GIL, above {named})"
+        return blocking, named
+    cpu /= cores_per_process
     if cpu > blocking:
         return (
             cpu,
             (
-                f"cpu_fraction {w.cpu_fraction:g} / {cores_per_process:g} cores per process "
-                f"(gil = 'disabled': the process's cores, above {named} {blocking:g})"
+                f"{w.cpu_named} / {cores_per_process:g} cores per process "
+                f"(gil = 'disabled': the process's cores, above {named})"
             ),
         )
-    return blocking, f"{named} {blocking:g} (gil = 'disabled': CPU off the loop needs no GIL)"
+    return blocking, f"{named} (gil = 'disabled': CPU off the loop needs no GIL)"
 
 
 def rule(w: Workload, m: Machine, d: Derivation) -> None:
@@ -100,22 +101,24 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
 def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tuple[float, float]:
     """The time a request holds its loop, and uvicorn's and granian's capacity (req/s): what
     the loops serve, or what `in_flight_limit` requests held `hold` s each are, if fewer."""
-    share, share_reason = loop_share(w, d.get_float("cores_per_process"))
+    held_ms, held_reason_text = blocking_ms(w, d.get_float("cores_per_process"))
     lbf = w.loop_blocking_fraction
-    if lbf is not None and share > lbf and "cpu_fraction" not in w.model_fields_set:
+    given = {"cpu_fraction", "cpu_ms"} & w.model_fields_set
+    if lbf is not None and held_ms > w.service_time_ms * lbf and not given:
         # The user set the loop's share, and the default cpu_fraction (never given) outranks it:
         # said aloud, since the plan then sizes for a number the user did not write.
         d.warn(
             f"loop_blocking_fraction {lbf:g} is below cpu_fraction {w.cpu_fraction:g} (the "
             "default: not given), and CPU run off the loop still holds the GIL, so the plan "
-            f"sizes for {share:g}; give the app's cpu_fraction too (`servertune measure` writes both)"
+            f"sizes for {held_ms / w.service_time_ms:g}; give the app's cpu_ms too "
+            "(`servertune measure` writes both)"
         )
-    app_ms = max(w.service_time_ms * share, MIN_CPU_MS_PER_REQUEST)
+    app_ms = max(held_ms, MIN_CPU_MS_PER_REQUEST)
     loop_reason = (
-        f"{w.service_time_ms:g} ms x {share_reason}: the time one request keeps its process's "
-        "loop (or the GIL) from every other request"
+        f"{held_reason_text}: the time one request keeps its process's loop (or the GIL) from "
+        "every other request"
     )
-    if w.service_time_ms * share < MIN_CPU_MS_PER_REQUEST:
+    if held_ms < MIN_CPU_MS_PER_REQUEST:
         loop_reason += (
             f"; at least {MIN_CPU_MS_PER_REQUEST:g} ms, what a bare call through a Python "
             "server costs"
@@ -124,7 +127,7 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
         f"; + {ASGI_SERVER_MS_PER_REQUEST:g} ms the ASGI server's own parsing and writing "
         "(measured in-process times leave it out)"
     )
-    loop_ms = d.put("loop_ms", app_ms + ASGI_SERVER_MS_PER_REQUEST, loop_reason)
+    served_ms = d.put("loop_ms", app_ms + ASGI_SERVER_MS_PER_REQUEST, loop_reason)
     held, held_reason = math.inf, ""
     if w.in_flight_limit is not None:
         held = processes * w.in_flight_limit / hold
@@ -133,11 +136,11 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
             f"held = {held:.1f} req/s (past that many in flight the app's loop time per request "
             "climbs)"
         )
-    served = processes * 1000 / (loop_ms + NGINX_MS_PER_REQUEST)
+    served = processes * 1000 / (served_ms + NGINX_MS_PER_REQUEST)
     capacity = d.put(
         "asgi_capacity_rps",
         min(served, held),
-        f"{processes} processes x 1000 / ({loop_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
+        f"{processes} processes x 1000 / ({served_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
         "nginx on the same cores): awaiting costs the loop nothing, blocking time is served one "
         "request at a time (uvicorn's, and gunicorn's ASGI workers')"
         + (held_reason if held < served else ""),
@@ -209,7 +212,8 @@ def _admit(
         "admission_limit",
         processes * admitted,
         f"{processes} processes x {admitted}: nginx's limit_conn answers request "
-        f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue",
+        f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue"
+        + _lets_through(d, processes, admitted, hold),
     )
 
 
@@ -233,6 +237,19 @@ def _in_service(d: Derivation, processes: int, hold: float, fastest: float, admi
         + ": HAProxy's `maxconn` on each app server. A request past it waits in HAProxy's "
         "queue, where `timeout queue` bounds the wait, instead of on the loop, where nothing "
         "does; admitting the wait's share onto the loop as well (nginx's count, which has no "
-        "queue) only adds to every request's time"
+        "queue) only adds to every request's time" + _lets_through(d, processes, serving, hold)
     )
     d.put("in_service_per_process", serving, reason)
+
+
+def _lets_through(d: Derivation, processes: int, per_process: int, hold: float) -> str:
+    """What an admission count lets through against what the same uvicorn processes serve
+    with nothing in front: the count must never shed what they would have answered."""
+    through = processes * per_process / hold
+    alone = processes * 1000 / d.get_float("loop_ms")
+    verdict = "at least" if through >= alone else "below"
+    return (
+        f". {processes} x {per_process} lets through {through:.0f} req/s ({per_process} / "
+        f"{hold * 1000:.1f} ms held), {verdict} the {alone:.0f} req/s one uvicorn per process "
+        f"serves without admission ({processes} x 1000 / loop_ms)"
+    )

@@ -178,24 +178,23 @@ def _cores_per_process(w: Workload, m: Machine, d: Derivation, count: int) -> fl
 def _ceiling(w: Workload, d: Derivation, count: int, cores_each: float) -> None:
     """The CPU ceiling: the processes' cores over the CPU time a request takes."""
     assert isinstance(w.cores, int)
-    given_cpu_s = w.service_time_ms / 1000 * w.cpu_fraction
+    given_cpu_s = w.cpu_ms_per_request / 1000
     cpu_s = max(given_cpu_s, MIN_CPU_MS_PER_REQUEST / 1000)
     if w.gil == "enabled" and count > w.cores:
         ceiling_reason = (
-            f"{w.cores} cores shared by {count} processes / {cpu_s * 1000:.1f} ms of GIL time "
-            f"per request ({w.service_time_ms:g} ms x {w.cpu_fraction:g}): no thread count goes "
-            "past this"
+            f"{w.cores} cores shared by {count} processes / {cpu_s * 1000:.3g} ms of GIL time "
+            f"per request ({w.cpu_named}): no thread count goes past this"
         )
     elif w.gil == "enabled":
         ceiling_reason = (
-            f"{count} processes / {cpu_s * 1000:.1f} ms of GIL time per request "
-            f"({w.service_time_ms:g} ms x {w.cpu_fraction:g}): no thread count goes past this"
+            f"{count} processes / {cpu_s * 1000:.3g} ms of GIL time per request "
+            f"({w.cpu_named}): no thread count goes past this"
         )
     else:
         ceiling_reason = (
-            f"{count} processes x {cores_each:g} cores each / {cpu_s * 1000:.1f} ms of CPU time "
-            f"per request ({w.service_time_ms:g} ms x {w.cpu_fraction:g}): the cores, not a GIL, "
-            "bound it; no thread count goes past this"
+            f"{count} processes x {cores_each:g} cores each / {cpu_s * 1000:.3g} ms of CPU time "
+            f"per request ({w.cpu_named}): the cores, not a GIL, bound it; no thread count goes "
+            "past this"
         )
     if cpu_s > given_cpu_s:
         ceiling_reason += (

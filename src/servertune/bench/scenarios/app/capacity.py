@@ -8,6 +8,13 @@ below, it sheds what they would have answered. So each servertune row's measured
 highest median req/s over the closed levels) is set against its server's planned capacity, and
 the tool judges the ratio itself (`CAPACITY_TOLERANCE`).
 
+The saturation a plan is judged against is the same server's WITHOUT servertune's admission: the
+copied layouts of that server in the same run with at least the plan's processes
+(`without_admission`), the best of them. Behind
+its own admission a row stops at the plan (nginx sheds past it, HAProxy queues), so its own
+saturation would confirm any capacity, too low included. Only where the run has no copied layout
+of that server is a row judged against itself, and the target says so.
+
 A row has saturated when its highest level shed (503: admission was full), when its req/s grew
 by less than `SATURATION_GROWTH` from the level below while the connections at least doubled, or
 when its connections outnumber what its req/s keeps in flight at its unloaded latency by
@@ -26,7 +33,7 @@ the app's loops, and the note says how much, instead of folding it into the plan
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from servertune.bench.harness.report import Target
@@ -66,6 +73,9 @@ class Saturation:
     row: dict[str, Any]
     #: Why the best req/s is only a floor, where the levels say more than "still growing".
     floor: str | None = None
+    #: The copied layout of the same server (no admission) whose saturation this is; None:
+    #: the row's own, behind servertune's admission.
+    against: str | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -111,6 +121,24 @@ def saturation(
             )
     return Saturation(
         config, server, planned, float(best["rps"]), int(best["concurrency"]), why, best
+    )
+
+
+def without_admission(ours: Saturation, copied: list[Saturation]) -> Saturation:
+    """`ours` judged against the best of `copied` (the same server's copied layouts, with no
+    admission, from the same run): their saturation, and whether it was one; `ours` itself
+    when the run has none."""
+    if not copied:
+        return ours
+    best = max(copied, key=lambda c: c.measured_rps)
+    return replace(
+        ours,
+        measured_rps=best.measured_rps,
+        concurrency=best.concurrency,
+        saturated=best.saturated,
+        row=best.row,
+        floor=best.floor,
+        against=best.config,
     )
 
 
@@ -164,8 +192,18 @@ def saturation_note(sat: Saturation, cores: int, tool: str, front: str) -> str:
     )
     return (
         f"capacity {sat.config}: the plan's {sat.planned_rps:.0f} req/s ({sat.server}'s) against "
-        f"{sat.measured_rps:.0f} measured at c={sat.concurrency} ({state}) = {ratio}; "
-        + cpu_said(sat, cores, tool, front)
+        f"{sat.measured_rps:.0f} measured at c={sat.concurrency} {_whose(sat)} ({state}) = "
+        f"{ratio}; " + cpu_said(sat, cores, tool, front)
+    )
+
+
+def _whose(sat: Saturation) -> str:
+    """Whose saturation the plan is set against."""
+    if sat.against is not None:
+        return f"by {sat.against} (the same server without servertune's admission)"
+    return (
+        f"by {sat.config} itself (no copied layout of {sat.server} with as many processes in "
+        "this run: behind its own admission, which stops at the plan)"
     )
 
 
@@ -175,7 +213,8 @@ def saturation_target(sat: Saturation) -> Target:
     judged = sat.saturated is not None and sat.ratio is not None
     name = (
         f"{sat.config}: the plan's capacity ({sat.server}'s, {sat.planned_rps:.0f} req/s) / the "
-        f"saturation measured ({sat.measured_rps:.0f} req/s at c={sat.concurrency}) = "
+        f"saturation measured ({sat.measured_rps:.0f} req/s at c={sat.concurrency} "
+        f"{_whose(sat)}) = "
         + (f"{sat.ratio:.2f}" if sat.ratio is not None else "-")
         + ", |ratio - 1|"
         + (

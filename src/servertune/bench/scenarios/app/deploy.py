@@ -138,7 +138,9 @@ class Deploy(Candidates):
         }[layout.front]
         flags = [
             "--cores", str(w.cores), "--interface", "asgi",
-            "--service-time-ms", f"{w.service_time_ms:g}", "--cpu-fraction", f"{w.cpu_fraction:g}",
+            "--service-time-ms", f"{w.service_time_ms:g}",
+            *(["--cpu-ms", f"{w.cpu_ms:g}"] if w.cpu_ms is not None
+              else ["--cpu-fraction", f"{w.cpu_fraction:g}"]),
             *(["--loop-blocking-fraction", f"{w.loop_blocking_fraction:g}"]
               if w.loop_blocking_fraction is not None else []),
             *(["--in-flight-limit", str(w.in_flight_limit)]

@@ -99,11 +99,11 @@ def overload_repeats_note(name: str, calm: dict[str, Any], over: dict[str, Any])
 
 
 def measured_note(paths: tuple[tuple[str, float], ...], measured: list[dict[str, float]]) -> str:
-    """Each path's measured figures, `/x x3: 12.00 ms, cpu 0.10, ...` (`servertune measure`
+    """Each path's measured figures, `/x x3: 12.00 ms, cpu 1.200 ms, ...` (`servertune measure`
     lists each path only for a mix: one path is the mix itself, named alone)."""
     return (
         ", ".join(
-            f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_fraction']:.2f}"
+            f"{p} x{w:g}: {m['service_time_ms']:.2f} ms, cpu {m['cpu_ms']:.3f} ms"
             for (p, w), m in zip(paths, measured, strict=False)
         )
         or paths[0][0]

@@ -137,7 +137,8 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             overrides: dict[str, Any] = {
                 "cores": self.cores,
                 "service_time_ms": mix["service_time_ms"],
-                "cpu_fraction": mix["cpu_fraction"],
+                # CPU per request in ms, as `measure` writes it (the GIL share derives from it).
+                **{k: mix[k] for k in ("cpu_ms", "cpu_fraction") if k in mix},
                 "interface": chosen,
                 **{
                     k: mix[k]
@@ -250,7 +251,10 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             raise _measure_error(app, done.returncode, done.stderr)
         measured = read_workload_file(out)
         per_path = [
-            {"service_time_ms": p.service_time_ms.p50, "cpu_fraction": p.cpu_fraction.p50}
+            {
+                "service_time_ms": p.service_time_ms.p50,
+                "cpu_ms": p.cpu_ms.p50 if p.cpu_ms else p.cpu_fraction.p50 * p.service_time_ms.p50,
+            }
             for p in (measured.measured.paths if measured.measured else ())
         ]
         return measured.values, per_path

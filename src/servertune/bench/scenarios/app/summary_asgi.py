@@ -10,11 +10,14 @@ from typing import Any
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import Level, Results, Run
 from servertune.bench.scenarios.app.capacity import (
+    Saturation,
     planned_rps,
     saturation,
     saturation_note,
     saturation_target,
+    without_admission,
 )
+from servertune.bench.scenarios.app.correction import Correction, correct, write_correction
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import (
     UNLOADED_FACTOR_TEXT,
@@ -44,6 +47,7 @@ from servertune.bench.scenarios.app.verdicts import (
     p99_spread,
     p99_verdict,
     repeats_said,
+    shed_cause,
     spread,
     verdict_of,
     verdict_record,
@@ -81,7 +85,15 @@ class AsgiSummary(ReplaySummary):
         best_ours = max(ours, key=lambda c: over[c]["good_rps"])
         best_copied = max(copied, key=lambda c: over[c]["good_rps"])
         self._overload_targets(report, best_ours, best_copied, by_load)
-        capacity = self._capacity_targets(report, ours, by_load)
+        capacity, corrections = self._capacity_targets(report, ours, by_load)
+        if corrections:
+            # One file: the row furthest off names the number, the others say the same.
+            worst = max(corrections, key=lambda c: abs(c.planned_rps / c.measured_rps - 1))
+            given = run.options.extra.get("json_file")
+            where = Path(str(given)).resolve().parent if given else Path.cwd()
+            command = str(run.options.extra.get("command", "servertune bench app"))
+            written = write_correction(self.workload, worst, where, command)
+            verdicts.append(worst.said(written))
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
             *overload_notes({c: by_load[c] for c in configs}, ours),
@@ -173,6 +185,8 @@ class AsgiSummary(ReplaySummary):
                 )
             )
         what = f"req/s within {GOOD_WITHIN_MS:g} ms" if key == "good_rps" else "req/s"
+        if verdict == "copied faster":
+            verdict += shed_cause(mine, theirs)
         return (
             f"{named}: {verdict}: best servertune {best_ours} {mine[key]:.1f} {what} "
             f"({mine[f'{key}_low']:.1f}-{mine[f'{key}_high']:.1f}), p99 {_p99_said(mine, theirs)}, "
@@ -237,24 +251,51 @@ class AsgiSummary(ReplaySummary):
 
     def _capacity_targets(
         self, report: Report, ours: list[str], by_load: dict[str, dict[str, dict[str, Any]]]
-    ) -> list[str]:
+    ) -> tuple[list[str], list[Correction]]:
         """Per servertune row, the plan's capacity for its server against the saturation it
         measured (a target each, `capacity.saturation_target`), and the notes that split the
         CPU per answered request at that level."""
         fronts = {"nginx": "nginx", "haproxy": "HAProxy", "haproxy-nginx": "HAProxy + nginx"}
         notes = []
-        for config in ours:
+        corrections = []
+
+        def measured(config: str) -> Saturation | None:
             closed = [row for key, row in by_load[config].items() if key.startswith("c=")]
             if not closed:
-                continue
+                return None
             layout = self.layouts[config]
-            sat = saturation(
+            return saturation(
                 config, layout.server, planned_rps(self.plan, layout.server), closed,
                 by_load[config].get("unloaded", {}).get("p50_ms"),
             )  # fmt: skip
+
+        copied = [c for c in by_load if c in self.layouts and not self.layouts[c].ours]
+        for config in ours:
+            own = measured(config)
+            if own is None:
+                continue
+            # The same server, with at least the plan's processes: one process on 2 cores
+            # (uvicorn's default) saturates at a core, which says nothing of a 2-core plan.
+            same = [
+                one
+                for c in copied
+                if self.layouts[c].server == own.server
+                and self._workers(c) >= int(self.plan.processes)
+                and (one := measured(c)) is not None
+            ]
+            sat = without_admission(own, same)
+            # The CPU split is of the row judged: a copied layout sits behind plain nginx.
+            front = "nginx" if sat.against else self.layouts[config].front
             report.targets.append(saturation_target(sat))
-            notes.append(saturation_note(sat, self.cores, self.tool, fronts[layout.front]))
-        return notes
+            notes.append(saturation_note(sat, self.cores, self.tool, fronts[front]))
+            if (fix := correct(sat, self.workload, int(self.plan.processes))) is not None:
+                corrections.append(fix)
+        return notes, corrections
+
+    def _workers(self, config: str) -> int:
+        """The processes a layout runs on this machine (0: not known)."""
+        workers = self.layouts[config].workers
+        return workers(self.cores) if workers is not None else 0
 
     def _unmeasurable(self) -> str | None:
         """Why this run's overload level cannot overload the layouts (the calibrated client
@@ -277,8 +318,9 @@ class AsgiSummary(ReplaySummary):
         return [
             (
                 f"measured per path ({measured_note(self.input.paths, self.measured)}); mixed: "
-                f"service_time_ms {self.workload.service_time_ms:g}, cpu_fraction "
-                f"{self.workload.cpu_fraction:g} ({'I/O' if io_bound else 'CPU'}-bound)"
+                f"service_time_ms {self.workload.service_time_ms:g}, cpu_ms "
+                f"{self.workload.cpu_ms_per_request:.4g} (cpu_fraction "
+                f"{self.workload.cpu_fraction:.4g}, {'I/O' if io_bound else 'CPU'}-bound)"
             ),
             (
                 f"{self.cores} cores; ASGI; servertune's plan: {plan.processes} processes, "

@@ -127,7 +127,8 @@ class WsgiSummary(ReplaySummary):
             (
                 f"measured per path ({measured_note(self.input.paths, self.measured)}); mixed: "
                 f"service_time_ms {self.workload.service_time_ms:g}, "
-                f"cpu_fraction {self.workload.cpu_fraction:g}"
+                f"cpu_ms {self.workload.cpu_ms_per_request:.4g} "
+                f"(cpu_fraction {self.workload.cpu_fraction:.4g})"
             ),
             (
                 f"{self.cores} cores; servertune's plan: {plan.processes} processes x {plan.threads} "

@@ -96,6 +96,18 @@ def verdict_record(
     }
 
 
+def shed_cause(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """Where servertune's row lost because its own admission shed (503) what the copied layout
+    answered, that cause, said after the verdict; else nothing."""
+    shed, served = int(mine.get("refused_503") or 0), int(theirs.get("refused_503") or 0)
+    if shed <= served:
+        return ""
+    return (
+        f" (caused by servertune's own admission: it shed {shed - served} more requests with "
+        "503 than the copied layout, which answered them)"
+    )
+
+
 def verdict_of(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     """ "servertune faster", "naive faster" or "no clear difference", from the rows' spreads."""
     if ours["rps_low"] > theirs["rps_high"]:

@@ -1,0 +1,126 @@
+"""`bench app` closes the loop: a plan whose capacity was off writes the workload it measured.
+
+When a servertune row's planned capacity differs from the saturation its server reached without
+servertune's admission (`capacity.without_admission`) by more than `CAPACITY_TOLERANCE`, the
+number that was off is the CPU one request costs its loop: the plan's capacity is
+`processes x 1000 / (cpu_ms + the server's own ms + nginx's ms)`, every other term a declared
+constant. Solving that for the saturation measured gives the cpu_ms the run saw; the workload
+the run planned from, with that cpu_ms (and a loop share no larger), is written as a workload
+file, so `servertune gen --workload FILE` writes the configs for what was just measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from servertune.bench.scenarios.app.capacity import CAPACITY_TOLERANCE, Saturation
+from servertune.sizing.defaults import (
+    ASGI_SERVER_MS_PER_REQUEST,
+    GRANIAN_SERVER_MS_PER_REQUEST,
+    MIN_CPU_MS_PER_REQUEST,
+    NGINX_MS_PER_REQUEST,
+)
+from servertune.workload import MIN_CPU_MS, Workload
+
+__all__ = ["CORRECTED_NAME", "Correction", "correct", "write_correction"]
+
+#: Other work on the machine, in cores, past which the correction says it shared the gap.
+OTHER_WORK_SAID = 0.1
+#: The corrected workload's file name, beside --json's file (else in the current directory).
+CORRECTED_NAME = "servertune-bench-workload.toml"
+
+
+@dataclass(frozen=True)
+class Correction:
+    """The cpu_ms a row's measured saturation implies, against the one the plan used."""
+
+    config: str
+    against: str
+    planned_cpu_ms: float
+    measured_cpu_ms: float
+    planned_rps: float
+    measured_rps: float
+    #: Cores other work took during that level (median of its repeats), 0 when not recorded.
+    other_cores: float = 0.0
+
+    def said(self, path: Path) -> str:
+        """The verdict's line: which number was off, by how much, and where the fix went."""
+        return (
+            f"capacity off by more than {CAPACITY_TOLERANCE:.0%}: {self.config}'s plan said "
+            f"{self.planned_rps:.0f} req/s, {self.against} (no admission) served "
+            f"{self.measured_rps:.0f}; the number that was off is cpu_ms, {self.planned_cpu_ms:g} "
+            f"planned against {self.measured_cpu_ms:g} that saturation implies"
+            + (
+                f" (other work took {self.other_cores:.2f} cores meanwhile: that share is the "
+                "machine's, not the app's)"
+                if self.other_cores >= OTHER_WORK_SAID
+                else ""
+            )
+            + f"; wrote {path} with it: `servertune gen --workload {path}` gives the configs "
+            "for what was measured"
+        )
+
+
+def _server_ms(server: str) -> float:
+    return GRANIAN_SERVER_MS_PER_REQUEST if server == "granian" else ASGI_SERVER_MS_PER_REQUEST
+
+
+def correct(sat: Saturation, workload: Workload, processes: int) -> Correction | None:
+    """The correction for one judged row, or None: within tolerance, not judged against a
+    saturated copied layout, or a saturation no CPU per request explains (above what the
+    loops serve at the least cost, the bound was elsewhere)."""
+    if sat.against is None or sat.saturated is None or sat.ratio is None:
+        return None
+    if abs(sat.ratio - 1) <= CAPACITY_TOLERANCE:
+        return None
+    ms = processes * 1000 / sat.measured_rps - _server_ms(sat.server) - NGINX_MS_PER_REQUEST
+    if ms < max(MIN_CPU_MS, MIN_CPU_MS_PER_REQUEST):
+        return None
+    others = sorted(
+        float(r["other_cpu_cores"])
+        for r in sat.row.get("repeats", [])
+        if r.get("other_cpu_cores") is not None
+    )
+    return Correction(
+        sat.config, sat.against, round(workload.cpu_ms_per_request, 3), round(ms, 3),
+        sat.planned_rps, sat.measured_rps, others[len(others) // 2] if others else 0.0,
+    )  # fmt: skip
+
+
+def corrected_values(workload: Workload, correction: Correction) -> dict[str, Any]:
+    """The workload the run planned from, with the measured cpu_ms (and no larger loop share)."""
+    values = {
+        name: getattr(workload, name)
+        for name in workload.model_fields_set
+        if name != "cpu_fraction" and getattr(workload, name) is not None
+    }
+    values["cpu_ms"] = correction.measured_cpu_ms
+    share = correction.measured_cpu_ms / workload.service_time_ms
+    lbf = workload.loop_blocking_fraction
+    if lbf is not None and lbf > share:
+        values["loop_blocking_fraction"] = round(min(1.0, share), 6)
+    return {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
+
+
+def write_correction(
+    workload: Workload, correction: Correction, directory: Path, command: str
+) -> Path:
+    """Write the corrected workload file into `directory`; its path."""
+    from servertune.files import write_atomically
+    from servertune.workload_file import dumps
+
+    text = dumps(
+        corrected_values(workload, correction),
+        comments=(
+            f"written by {command}",
+            (
+                f"cpu_ms corrected from {correction.planned_cpu_ms:g} to "
+                f"{correction.measured_cpu_ms:g}: {correction.against} saturated at "
+                f"{correction.measured_rps:.0f} req/s without servertune's admission"
+            ),
+        ),
+    )
+    (path,) = write_atomically({CORRECTED_NAME: text}, directory)
+    return path

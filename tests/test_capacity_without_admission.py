@@ -1,0 +1,133 @@
+"""`bench app` judges a plan's capacity against the same server without servertune's
+admission (its copied layouts in the same run), and says when a "copied faster" verdict came
+from servertune's own 503s."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from servertune.bench.scenarios.app.capacity import (
+    saturation,
+    saturation_note,
+    saturation_target,
+    without_admission,
+)
+from servertune.bench.scenarios.app.correction import correct, write_correction
+from servertune.bench.scenarios.app.verdicts import shed_cause
+from servertune.cli import app
+from servertune.sizing import plan_for
+from servertune.workload import Workload
+from servertune.workload_file import load_workload
+
+
+def _closed(concurrency: int, rps: float, refused: int = 0) -> dict[str, Any]:
+    return {"concurrency": concurrency, "rps": rps, "refused_503": refused, "requests": 1000}
+
+
+def test_a_plan_stopped_by_its_own_admission_is_judged_against_the_copied_server() -> None:
+    """The issue's run: the plan said 1,737 req/s, servertune's uvicorn behind its admission
+    shed at 256 connections having served 1,800 (1.04 x: 'met' against itself), while uvicorn
+    copied with no admission served 4,300 and stopped growing: judged against 4,300, the plan
+    is 0.40 x and the target fails."""
+    ours = saturation(
+        "servertune-uvicorn-haproxy", "uvicorn", 1737.0,
+        [_closed(128, 1700.0), _closed(256, 1800.0, refused=226107)],
+    )  # fmt: skip
+    assert ours.saturated is not None
+    assert saturation_target(ours).met
+    copied = saturation(
+        "uvicorn-2n+1", "uvicorn", 1737.0, [_closed(128, 2500.0), _closed(256, 4300.0)]
+    )
+    flat = saturation(
+        "uvicorn-1-worker", "uvicorn", 1737.0, [_closed(128, 2400.0), _closed(256, 2500.0)]
+    )
+    judged = without_admission(ours, [flat, copied])
+    assert judged.against == "uvicorn-2n+1"
+    assert judged.measured_rps == 4300.0
+    assert judged.planned_rps == 1737.0
+    target = saturation_target(judged)
+    assert "uvicorn-2n+1 (the same server without servertune's admission)" in target.name
+    assert "0.40" in target.name
+
+
+def test_the_best_copied_layout_that_only_floors_leaves_the_target_unjudged() -> None:
+    """A copied layout still growing at its top level is a floor, as a row's own would be."""
+    ours = saturation("servertune-uvicorn", "uvicorn", 5000.0, [_closed(64, 1000.0, refused=5)])
+    growing = saturation(
+        "uvicorn-2n+1", "uvicorn", 5000.0, [_closed(32, 600.0), _closed(64, 1200.0)]
+    )
+    judged = without_admission(ours, [growing])
+    assert judged.saturated is None
+    assert saturation_target(judged).value is None
+
+
+def test_without_a_copied_layout_of_the_server_the_row_is_judged_against_itself_and_says_so() -> (
+    None
+):
+    """--only with no copied granian: the granian row's own saturation, named as such."""
+    ours = saturation(
+        "servertune-granian", "granian", 900.0, [_closed(32, 850.0), _closed(64, 880.0)]
+    )
+    judged = without_admission(ours, [])
+    assert judged.against is None
+    note = saturation_note(judged, 2, "wrk", "nginx")
+    assert "by servertune-granian itself" in note
+    assert "behind its own admission" in note
+
+
+def test_copied_faster_because_of_servertune_s_503s_says_so() -> None:
+    """A level servertune lost while its admission shed what the copied layout answered says
+    that cause; one where neither shed says nothing more."""
+    said = shed_cause({"refused_503": 226107}, {"refused_503": 0})
+    assert "caused by servertune's own admission" in said
+    assert "226107" in said
+    assert shed_cause({"refused_503": 0}, {"refused_503": 0}) == ""
+
+
+def test_a_capacity_off_by_more_than_20_percent_writes_the_workload_it_measured(
+    tmp_path: Path,
+) -> None:
+    """The plan (cpu_ms 1.0: 1,737 req/s) against uvicorn copied saturating at 4,300 req/s:
+    the verdict names cpu_ms as the number that was off, writes the corrected workload, and
+    `gen --workload` on it plans 4,300 req/s."""
+    workload = Workload(cores=2, interface="asgi", service_time_ms=51.07, cpu_ms=1.0, app="m:app")
+    plan = plan_for(workload)
+    ours = saturation(
+        "servertune-uvicorn-haproxy", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(128, 1700.0), _closed(256, 1800.0, refused=226107)],
+    )  # fmt: skip
+    copied = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(128, 4100.0), _closed(256, 4300.0)],
+    )  # fmt: skip
+    busy = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(128, 4100.0), {**_closed(256, 4300.0), "repeats": [{"other_cpu_cores": 0.9}]}],
+    )  # fmt: skip
+    busy_fix = correct(without_admission(ours, [busy]), workload, plan.processes)
+    assert busy_fix is not None
+    assert "other work took 0.90 cores meanwhile" in busy_fix.said(tmp_path / "w.toml")
+    fix = correct(without_admission(ours, [copied]), workload, plan.processes)
+    assert fix is not None
+    path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
+    said = fix.said(path)
+    assert "the number that was off is cpu_ms, 1 planned" in said
+    assert "other work" not in said  # none recorded here
+    assert str(path) in said
+    result = CliRunner().invoke(app, ["explain", "--workload", str(path)])
+    assert result.exit_code == 0, result.output
+    corrected = plan_for(load_workload(path))
+    assert corrected.asgi_capacity_rps == pytest.approx(4300.0, rel=0.001)
+
+
+def test_a_capacity_within_20_percent_writes_nothing() -> None:
+    """Within tolerance, or judged against itself, there is nothing to correct."""
+    workload = Workload(cores=2, interface="asgi", service_time_ms=50, cpu_ms=0.3)
+    ours = saturation("servertune-uvicorn", "uvicorn", 4000.0, [_closed(32, 600), _closed(64, 650)])
+    close = saturation("uvicorn-2n+1", "uvicorn", 4000.0, [_closed(128, 3600), _closed(256, 3700)])
+    assert correct(without_admission(ours, [close]), workload, 2) is None
+    assert correct(without_admission(ours, []), workload, 2) is None

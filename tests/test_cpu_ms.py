@@ -1,0 +1,111 @@
+"""`measure`'s CPU per request in milliseconds against what a real server spends per request.
+
+Each app is measured in process (a quick run), then served by a real server (one uvicorn, or
+one gunicorn sync worker) while wrk drives it for two seconds; the server's CPU per answered
+request comes from /proc, as `bench app` takes it. What the plan counts for the server (the
+measured `cpu_ms`, plus the ASGI server's own declared cost for an ASGI app) must be within
+20 % of it: the quantity capacity depends on, which a share of the service time written with
+two decimals could not hold (0.3 ms of 51 ms).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from servertune.bench.harness.ports import free_port
+from servertune.bench.harness.stats import group_cpu_seconds
+from servertune.measure.driver import measure_mix
+from servertune.measure.target import WeightedPath
+from servertune.sizing.defaults import ASGI_SERVER_MS_PER_REQUEST
+from servertune.workload import Workload
+
+HERE = Path(__file__).resolve().parent
+TOLERANCE = 0.2
+WRK_SECONDS = 2
+
+pytestmark = pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk")
+
+
+def _server(argv: list[str], port: int) -> Iterator[int]:
+    proc = subprocess.Popen(
+        argv, cwd=HERE, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/cpu", timeout=2):
+                    break
+            except OSError as error:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stderr.read() if proc.stderr else "") from error
+                time.sleep(0.1)  # polling a server that is starting, bounded by the deadline
+        yield proc.pid
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def _server_ms_per_request(argv: list[str], port: int, path: str, connections: int) -> float:
+    """CPU ms per answered request of the server's process group under wrk."""
+    for pid in _server(argv, port):
+        url = f"http://127.0.0.1:{port}{path}"
+        subprocess.run(["wrk", "-t1", "-c2", "-d1s", url], check=True, capture_output=True)
+        before = group_cpu_seconds(pid)
+        done = subprocess.run(
+            ["wrk", "-t1", f"-c{connections}", f"-d{WRK_SECONDS}s", url],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        spent = group_cpu_seconds(pid) - before
+        match = re.search(r"(\d+) requests in", done.stdout)
+        assert match is not None, done.stdout
+        assert "Non-2xx" not in done.stdout, done.stdout
+        assert "Socket errors" not in done.stdout, done.stdout
+        return 1000 * spent / int(match[1])
+    raise AssertionError("the server did not start")
+
+
+def _measured(spec: str, path: str) -> Workload:
+    mix = measure_mix(spec, [WeightedPath(path)], requests=10, app_dir=str(HERE))
+    return Workload(**{k: v for k, v in mix.workload_values().items() if k != "app"})
+
+
+@pytest.mark.parametrize(
+    ("path", "connections"),
+    [("/io", 64), ("/cpu", 4)],
+    ids=["awaiting-io", "cpu-bound"],
+)
+def test_asgi_cpu_ms_matches_what_one_uvicorn_spends(path: str, connections: int) -> None:
+    """An ASGI app's measured cpu_ms plus uvicorn's own declared cost is within 20 % of the CPU
+    one uvicorn process spends per request under load."""
+    w = _measured("cpu_ms_apps:app", path)
+    assert w.cpu_ms is not None
+    port = free_port()
+    argv = [sys.executable, "-m", "uvicorn", "cpu_ms_apps:app", "--port", str(port),
+            "--log-level", "warning", "--no-access-log"]  # fmt: skip
+    served = _server_ms_per_request(argv, port, path, connections)
+    planned = w.cpu_ms + ASGI_SERVER_MS_PER_REQUEST
+    assert abs(planned / served - 1) <= TOLERANCE, (w.cpu_ms, planned, served)
+
+
+def test_wsgi_cpu_ms_matches_what_one_gunicorn_worker_spends() -> None:
+    """A WSGI app's measured cpu_ms is within 20 % of the CPU one gunicorn sync worker (and
+    its arbiter) spends per request."""
+    w = _measured("cpu_ms_apps:wsgi", "/cpu")
+    assert w.cpu_ms is not None
+    port = free_port()
+    argv = [sys.executable, "-m", "gunicorn", "cpu_ms_apps:wsgi", "-b", f"127.0.0.1:{port}",
+            "-w", "1", "--log-level", "warning"]  # fmt: skip
+    served = _server_ms_per_request(argv, port, "/cpu", 2)
+    assert abs(w.cpu_ms / served - 1) <= TOLERANCE, (w.cpu_ms, served)
