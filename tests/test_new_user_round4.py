@@ -132,6 +132,14 @@ def test_advise_on_a_log_workload_says_cpu_fraction_is_assumed(
     )  # fmt: skip
     assert "asyncio: poor" in measured.out
     assert "assumed" not in measured.out
+    # CPU per request in milliseconds (what `measure APP` writes) is a measurement too.
+    in_ms = run_cli(
+        ["advise", "--workload", "workload.toml", "--cores", "2", "--cpu-ms", "40"],
+        capsys, tmp_path,
+    )  # fmt: skip
+    assert in_ms.code == 0, in_ms
+    assert "asyncio: unknown" not in in_ms.out
+    assert "assumed" not in in_ms.out
 
 
 def test_the_fix_a_log_finding_suggests_runs(

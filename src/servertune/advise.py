@@ -265,7 +265,7 @@ class _Facts:
             inflight=in_flight(rate / plan.processes, held_s(w)),
             saturating=plan.cores_per_process / w.cpu_fraction,
             cap=thread_cap(plan.cores_per_process),
-            cpu_assumed="cpu_fraction" not in w.model_fields_set,
+            cpu_assumed=not ({"cpu_fraction", "cpu_ms"} & w.model_fields_set),
         )
 
     @property
