@@ -146,6 +146,10 @@ class Container:
     exposed_by: Setting[str] | None = None
 
 
+#: gunicorn's sync worker as `worker_class` / `-k` may name it.
+SYNC_WORKER_CLASSES = frozenset({"sync", "egg:gunicorn#sync", "gunicorn.workers.sync.SyncWorker"})
+
+
 @dataclass(frozen=True)
 class AppServer:
     """One app-server config (gunicorn, its ASGI workers, uWSGI, or a uvicorn / granian command
@@ -231,6 +235,16 @@ class AppServer:
     #: `--limit-concurrency` (past it, a 503; idle keep-alive connections count), granian's
     #: `--backpressure` (past it, connections wait unaccepted). None: no limit.
     concurrency_limit: Setting[int] | None = None
+
+    @property
+    def sync_worker(self) -> bool:
+        """gunicorn's default sync worker: one request at a time, and the connection closed
+        after each response (it sends `Connection: close`, so `keepalive` does nothing). With
+        threads > 1 gunicorn runs gthread instead (its `threads` setting's docs)."""
+        if self.kind != "gunicorn" or self.interface == "asgi":
+            return False
+        worker = self.worker_class.value if self.worker_class is not None else "sync"
+        return worker in SYNC_WORKER_CLASSES and self.threads.value == 1
 
 
 @dataclass(frozen=True)
