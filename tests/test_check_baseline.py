@@ -17,13 +17,16 @@ from servertune.check.suppress import suppress
 from servertune.cli import app
 from servertune.sizing import Machine
 
-#: On 2 cores: workers-over-cores (line 1) and max-requests-without-jitter (line 2).
+#: On 2 cores: workers-over-cores (line 1) and max-requests-without-jitter (line 2), both advice.
 GUNICORN = "workers = 4\nmax_requests = 1000\n"
 
 
 def check(*argv: str | Path) -> tuple[int, str]:
-    """`servertune check ARGV --cores 2` in process: (exit status, stdout and stderr)."""
-    result = CliRunner().invoke(app, ["check", *map(str, argv), "--cores", "2"])
+    """`servertune check ARGV --cores 2 --fail-on advice` in process: (exit status, stdout and
+    stderr). The run fails on advice, so an exit 0 says the baseline took the findings."""
+    result = CliRunner().invoke(
+        app, ["check", *map(str, argv), "--cores", "2", "--fail-on", "advice"]
+    )
     return result.exit_code, result.output
 
 
@@ -71,7 +74,7 @@ def test_line_moves_are_tolerated(recorded: tuple[Path, Path]) -> None:
     config.write_text('"""The web tier."""\n\nimport os\n\n' + GUNICORN)
     status, output = check(config, "--baseline", baseline)
     assert status == 0, output
-    assert "gunicorn.conf.py:6: warning [max-requests-without-jitter]" in output
+    assert "gunicorn.conf.py:6: advice [max-requests-without-jitter]" in output
 
 
 def test_only_a_new_finding_fails(recorded: tuple[Path, Path]) -> None:
@@ -81,9 +84,12 @@ def test_only_a_new_finding_fails(recorded: tuple[Path, Path]) -> None:
     config.write_text("workers = 4\nmax_requests = 2000\n")
     status, output = check(config, "--baseline", baseline)
     assert status == 1, output
-    assert "gunicorn.conf.py:2: warning [max-requests-without-jitter] max requests 2000" in output
+    assert "gunicorn.conf.py:2: advice [max-requests-without-jitter] " in output
+    assert "max_requests_jitter = 200): max requests 2000 with no" in output
     assert f"fixed since {baseline} was written" in output
-    assert "  gunicorn.conf.py:2: [max-requests-without-jitter] max requests 1000" in output
+    [fixed] = [line for line in output.splitlines() if line.startswith("  gunicorn.conf.py:2: [")]
+    assert fixed.startswith("  gunicorn.conf.py:2: [max-requests-without-jitter] ")
+    assert "max requests 1000 with no" in fixed
     status, output = check(config, "--baseline", baseline, "--format", "json")
     document = json.loads(output)
     assert [f["rule"] for f in document["findings"]] == ["max-requests-without-jitter"]

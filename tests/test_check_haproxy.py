@@ -4,6 +4,7 @@ balancer in front of nginx (or an app server): its idle time is compared with ng
 from __future__ import annotations
 
 import math
+import socket
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from servertune.cli import app
 from servertune.render import render_haproxy, render_nginx
 from servertune.sizing import Machine, make_plan
 from servertune.workload import Workload
+from tests.support import accepts, free_ports, running, tool, wait_for
 
 MACHINE = Machine(cores=2)
 NGINX = """events {}
@@ -213,17 +215,40 @@ def test_generated_haproxy_and_nginx_check_clean_together(tmp_path: Path) -> Non
     ]
 
 
-def test_haproxy_straight_to_gunicorn_checks_its_keepalive(tmp_path: Path) -> None:
-    """With no nginx, HAProxy's servers link to the app server: gunicorn's 2 s default is found."""
+def _straight_to_gunicorn(tmp_path: Path, gunicorn: str) -> list[str]:
+    """The fixes of lb-idle-over-app-keepalive for HAProxy (60 s) in front of `gunicorn`."""
     (tmp_path / "haproxy.cfg").write_text(
         "defaults\n    mode http\n    timeout client 60s\nbackend b\n    server g 127.0.0.1:8001\n"
     )
-    (tmp_path / "gunicorn.conf.py").write_text('bind = "127.0.0.1:8001"\n')
+    (tmp_path / "gunicorn.conf.py").write_text('bind = "127.0.0.1:8001"\n' + gunicorn)
     result = check_files(
         [tmp_path / "haproxy.cfg", tmp_path / "gunicorn.conf.py"], machine=MACHINE, env={}
     )
-    (finding,) = [f for f in result.findings if f.rule == "lb-idle-over-app-keepalive"]
-    assert finding.fix == "keepalive = 65"
+    assert len(result.balancer_links) == 1  # linked: a silence below is the rule's
+    return [f.fix for f in result.findings if f.rule == "lb-idle-over-app-keepalive"]
+
+
+@pytest.mark.parametrize(
+    "gunicorn",
+    ['worker_class = "gthread"\nthreads = 4\n', "threads = 4\n", 'worker_class = "gevent"\n'],
+    ids=["gthread", "sync-with-threads-is-gthread", "gevent"],
+)
+def test_haproxy_straight_to_gunicorn_checks_its_keepalive(gunicorn: str, tmp_path: Path) -> None:
+    """With no nginx, HAProxy's servers link to the app server: gunicorn's 2 s default on a
+    worker that keeps idle connections open is found."""
+    assert _straight_to_gunicorn(tmp_path, gunicorn) == ["keepalive = 65"]
+
+
+@pytest.mark.parametrize(
+    "gunicorn",
+    ["", 'worker_class = "sync"\n', "keepalive = 2\n", 'worker_class = "egg:gunicorn#sync"\n'],
+    ids=["default", "named", "keepalive-written", "egg"],
+)
+def test_a_sync_gunicorn_has_no_keepalive_to_race(gunicorn: str, tmp_path: Path) -> None:
+    """gunicorn's sync worker closes the connection after each response (`Connection: close`;
+    its settings docs: it "does not support persistent connections and will ignore" keepalive):
+    HAProxy holds no idle connection to it, so no race is claimed."""
+    assert _straight_to_gunicorn(tmp_path, gunicorn) == []
 
 
 def test_check_cli_reads_haproxy(tmp_path: Path) -> None:
@@ -238,3 +263,47 @@ def test_check_cli_reads_haproxy(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1, result.output
     assert f"{tmp_path / 'nginx.conf'}:3: error [lb-idle-over-nginx-keepalive]" in result.stdout
+
+
+_OK_APP = """\
+def application(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+    return [b"ok"]
+"""
+
+
+def _answer(connection: socket.socket) -> bytes:
+    """One response read off `connection`: headers and the two-byte body."""
+    data = b""
+    while not data.endswith(b"\r\n\r\nok"):
+        chunk = connection.recv(4096)
+        assert chunk, f"closed mid-response: {data!r}"
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize(
+    ("worker", "reused"), [(["-k", "sync"], False), (["-k", "gthread", "--threads", "2"], True)],
+    ids=["sync", "gthread"],
+)  # fmt: skip
+def test_the_premise_on_a_real_gunicorn_sync_closes_gthread_keeps(
+    worker: list[str], reused: bool, tmp_path: Path
+) -> None:
+    """The premise of the sync exemption, on a real gunicorn with its default keepalive: the
+    sync worker answers an HTTP/1.1 request with `Connection: close` and closes the connection
+    (nothing idle for a balancer to reuse); gthread answers a second request on it."""
+    (tmp_path / "okapp.py").write_text(_OK_APP)
+    (port,) = free_ports(1)
+    argv = [tool("gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1", *worker, "okapp:application"]
+    with running(argv, tmp_path, env={"PYTHONPATH": str(tmp_path)}):
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="gunicorn")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+            request = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+            connection.sendall(request)
+            first = _answer(connection).lower()
+            assert (b"connection: close" in first) == (not reused), first
+            if reused:
+                connection.sendall(request)
+                assert _answer(connection).startswith(b"HTTP/1.1 200")
+            else:
+                assert connection.recv(1) == b""  # gunicorn closed it

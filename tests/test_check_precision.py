@@ -372,3 +372,33 @@ def test_a_setting_missing_from_a_config_file_not_read_is_not_a_finding(tmp_path
     dockerfile = 'FROM python:3.12\nCMD ["uwsgi", "--ini", "/opt/app/uwsgi.ini"]\n'
     findings = _findings(tmp_path, {"Dockerfile": dockerfile})
     assert not [f for f in findings if f.rule == "uwsgi-sigterm-reloads"]
+
+
+_POOLED_NGINX = """\
+events {}
+http {
+    upstream app {
+        server 127.0.0.1:8001;
+        keepalive 16;
+    }
+    server {
+        listen 8000;
+        location / {
+            proxy_pass http://app;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+"""
+
+
+def test_an_upstream_pool_races_a_gthread_keepalive_not_a_sync_worker(tmp_path: Path) -> None:
+    """nginx's upstream pool (60 s) over gunicorn's 2 s default: found for gthread; the sync
+    worker closes each connection after its response, so nginx pools none to race."""
+    files = {"nginx.conf": _POOLED_NGINX, "gunicorn.conf.py": 'bind = "127.0.0.1:8001"\n'}
+    quiet = _findings(tmp_path, files)
+    assert not [f for f in quiet if f.rule == "upstream-keepalive-over-app-keepalive"]
+    files["gunicorn.conf.py"] += 'worker_class = "gthread"\nthreads = 4\n'
+    found = _one(_findings(tmp_path, files), "upstream-keepalive-over-app-keepalive")
+    assert found.fix == "keepalive = 65"

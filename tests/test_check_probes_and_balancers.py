@@ -39,6 +39,9 @@ spec:
 
 
 GUNICORN = '["gunicorn", "-w", "2", "-b", "0.0.0.0:8000", "proj.wsgi"]'
+#: gunicorn with a worker that keeps idle connections open (gthread): the sync worker closes
+#: each one after its response, so no load balancer can race its keep-alive.
+THREADED = GUNICORN.replace('"-w"', '"-k", "gthread", "--threads", "4", "-w"')
 TCP_READY = "          readinessProbe: {tcpSocket: {port: http}}\n"
 
 
@@ -236,7 +239,7 @@ def test_an_annotated_aws_load_balancer_is_the_one_in_front(
     """gunicorn's default 2 s keep-alive behind the Service's Classic LB (HTTP listener) or the
     Ingress's ALB: flagged at the keep-alive, with the annotation (or, for an ALB at AWS's
     default 60 s, its ingressClassName) as the other side."""
-    text = _deployment(GUNICORN, READY) + front
+    text = _deployment(THREADED, READY) + front
     (finding,) = _findings(tmp_path, text, "lb-idle-over-app-keepalive")
     assert finding.at.line == 12  # the command: gunicorn's default keepalive
     assert [r.line for r in finding.related] == [idle_line]
@@ -247,22 +250,22 @@ def test_an_annotated_aws_load_balancer_is_the_one_in_front(
     ("command", "front"),
     [
         (
-            GUNICORN.replace('"-w"', '"--keep-alive", "125", "-w"'),
+            THREADED.replace('"-w"', '"--keep-alive", "125", "-w"'),
             _service(IDLE_120 + HTTP_LISTENER),
         ),
-        (GUNICORN, _service(IDLE_120)),  # TCP listener: one back-end connection per client
+        (THREADED, _service(IDLE_120)),  # TCP listener: one back-end connection per client
         (
-            GUNICORN,
+            THREADED,
             _service(
                 IDLE_120
                 + HTTP_LISTENER
                 + "    service.beta.kubernetes.io/aws-load-balancer-type: nlb\n"
             ),
         ),
-        (GUNICORN, _service(IDLE_120 + HTTP_LISTENER, kind="ClusterIP")),
-        (GUNICORN, _service(IDLE_120 + HTTP_LISTENER, target="8080")),
+        (THREADED, _service(IDLE_120 + HTTP_LISTENER, kind="ClusterIP")),
+        (THREADED, _service(IDLE_120 + HTTP_LISTENER, target="8080")),
         (
-            GUNICORN,
+            THREADED,
             _ingress("    nginx.ingress.kubernetes.io/proxy-read-timeout: '60'\n", "nginx")
             + NODE_PORT,
         ),
@@ -290,7 +293,7 @@ def test_the_annotation_wins_over_lb_for_the_pod_it_fronts(tmp_path: Path) -> No
     """`--lb gcp-https` (600 s) is not also applied to a pod whose ALB the manifest declares."""
     path = tmp_path / "deploy.yaml"
     path.write_text(
-        _deployment(GUNICORN.replace('"-w"', '"--keep-alive", "305", "-w"'), READY)
+        _deployment(THREADED.replace('"-w"', '"--keep-alive", "305", "-w"'), READY)
         + _ingress(ALB_300)
         + NODE_PORT
     )

@@ -16,8 +16,12 @@ from servertune.cli import app
 
 from .support import REPO
 
-#: Two findings on 2 cores: workers-over-cores (line 1) and max-requests-without-jitter (line 2).
+#: Two pieces of advice on 2 cores: workers-over-cores (line 1) and max-requests-without-jitter
+#: (line 2); they fail the run only with `--fail-on advice`.
 GUNICORN = "workers = 4\nmax_requests = 1000\n"
+
+#: A fault whatever the cores: gthread-one-thread (a warning, line 2).
+FAULT = 'worker_class = "gthread"\nthreads = 1\n'
 
 
 def check(*argv: str | Path) -> tuple[int, str]:
@@ -41,11 +45,13 @@ def test_settings_are_found_upwards_from_the_checked_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`cores = 8` in the repository's pyproject.toml applies to deploy/gunicorn.conf.py: 4
-    workers are not over 8 cores; the summary says where the count came from."""
+    workers are not over 8 cores; the summary says where the count came from. `--fail-on
+    advice`: the run still fails, on max-requests-without-jitter alone."""
     config = _project(tmp_path, "cores = 8\n")
     monkeypatch.chdir(tmp_path / "deploy")
-    status, output = check(config.name)
+    status, output = check(config.name, "--fail-on", "advice")
     assert status == 1, output
+    assert "[max-requests-without-jitter]" in output
     assert "workers-over-cores" not in output
     assert f"judged for 8 cores (cores in {tmp_path / 'pyproject.toml'})" in output
 
@@ -62,9 +68,9 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
 
 
 def test_a_flag_wins_over_the_settings_file(tmp_path: Path) -> None:
-    """`--cores 2` beats `cores = 8`: workers-over-cores is found again."""
+    """`--cores 2` beats `cores = 8`: workers-over-cores (advice) is found again."""
     config = _project(tmp_path, "cores = 8\n")
-    status, output = check(config, "--cores", "2")
+    status, output = check(config, "--cores", "2", "--fail-on", "advice")
     assert status == 1
     assert "[workers-over-cores]" in output
     assert "judged for 2 cores (--cores)" in output
@@ -180,13 +186,13 @@ def test_every_severity_level_can_be_set_and_off_lists_the_findings_as_ignored(
 
 def test_per_file_ignores_ignore_those_rules_in_the_files_a_glob_matches(tmp_path: Path) -> None:
     """`"deploy/*.py" = [rule]` ignores the rule there (reason: the glob and the file), and not
-    in a file the glob does not match."""
+    in a file the glob does not match, whose finding fails the run."""
     config = _project(
-        tmp_path,
-        'cores = 2\nper-file-ignores = { "deploy/*.py" = ["max-requests-without-jitter"] }\n',
+        tmp_path, 'cores = 2\nper-file-ignores = { "deploy/*.py" = ["gthread-one-thread"] }\n'
     )
+    config.write_text(FAULT)
     other = tmp_path / "gunicorn.conf.py"
-    other.write_text(GUNICORN)
+    other.write_text(FAULT)
     status, output = check(config, other, "--format", "json")
     assert status == 1
     document = json.loads(output)
@@ -195,7 +201,8 @@ def test_per_file_ignores_ignore_those_rules_in_the_files_a_glob_matches(tmp_pat
     assert ignored["suppressed"]["reason"] == (
         f'per-file-ignores "deploy/*.py" in {tmp_path / "pyproject.toml"}'
     )
-    assert ("max-requests-without-jitter", str(other)) in {
+    assert ignored["rule"] == "gthread-one-thread"
+    assert ("gthread-one-thread", str(other)) in {
         (f["rule"], f["file"]) for f in document["findings"]
     }
 
@@ -204,6 +211,7 @@ def test_exclude_drops_a_named_file(tmp_path: Path) -> None:
     """`exclude = ["legacy"]`: a file under legacy/ named by a hook is not checked; when every
     file named is excluded, exit 0 saying so."""
     config = _project(tmp_path, 'cores = 2\nexclude = ["legacy", "*.old.py"]\n')
+    config.write_text(FAULT)  # the one file checked: its fault is the exit 1
     legacy = tmp_path / "legacy"
     legacy.mkdir()
     (legacy / "gunicorn.conf.py").write_text("this is not python (\n")
@@ -223,16 +231,18 @@ def test_env_files_are_read_relative_to_the_settings_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`env-files = ["deploy/prod.env"]` is the servers' environment, whatever the working
-    directory; `--env-file` replaces it."""
+    directory; `--env-file` replaces it. 6 workers on 2 cores is advice: `--fail-on advice`."""
     config = _project(tmp_path, 'cores = 2\nenv-files = ["deploy/prod.env"]\n')
     config.write_text("import os\nworkers = int(os.environ.get('WORKERS', '1'))\n")
     (tmp_path / "deploy" / "prod.env").write_text("WORKERS=6\n")
     (tmp_path / "one.env").write_text("WORKERS=1\n")
     monkeypatch.chdir(tmp_path / "deploy")
-    status, output = check("gunicorn.conf.py")
+    status, output = check("gunicorn.conf.py", "--fail-on", "advice")
     assert status == 1, output
-    assert "workers = 6 is more than" in output
-    status, output = check("gunicorn.conf.py", "--env-file", tmp_path / "one.env")
+    assert "not workers = 6:" in output
+    status, output = check(
+        "gunicorn.conf.py", "--env-file", tmp_path / "one.env", "--fail-on", "advice"
+    )
     assert status == 0, output
 
 

@@ -18,17 +18,21 @@ from servertune.cli import app
 WHY = "the load balancer retries on another instance"
 
 
-def _repository(root: Path) -> Path:
-    """A gunicorn config with one finding ignored inline and one by per-file-ignores."""
+def _repository(root: Path) -> tuple[Path, Path]:
+    """Two faults (warnings: each would fail the run): a gunicorn config's gthread-one-thread
+    (line 2) ignored by per-file-ignores, a Procfile's option-given-twice ignored inline."""
     (root / "pyproject.toml").write_text(
         '[tool.servertune.check]\ncores = 2\nper-file-ignores = { "gunicorn.conf.py" = '
-        '["workers-over-cores"] }\n'
+        '["gthread-one-thread"] }\n'
     )
     config = root / "gunicorn.conf.py"
-    config.write_text(
-        f"workers = 4\nmax_requests = 1000  # servertune: ignore[max-requests-without-jitter] {WHY}\n"
+    config.write_text('worker_class = "gthread"\nthreads = 1\n')
+    procfile = root / "Procfile"
+    procfile.write_text(
+        "web: gunicorn app:app --timeout 30 --timeout 60"
+        f"  # servertune: ignore[option-given-twice] {WHY}\n"
     )
-    return config
+    return config, procfile
 
 
 def check(*argv: str | Path) -> tuple[int, str]:
@@ -39,19 +43,19 @@ def check(*argv: str | Path) -> tuple[int, str]:
 
 def test_the_text_report_says_how_many_were_ignored_and_by_which_line(tmp_path: Path) -> None:
     """Each ignored finding with the line that ignores it and the reason; the summary counts them."""
-    config = _repository(tmp_path)
-    status, output = check(config)
+    config, procfile = _repository(tmp_path)
+    status, output = check(config, procfile)
     assert status == 0, output
     settings = tmp_path / "pyproject.toml"
     assert output.splitlines() == [
         "ignored (counted here, not in the exit status):",
+        f"  {procfile}:1: warning [option-given-twice] by {procfile}:1 (comment): {WHY}",
         (
-            f"  {config}:1: warning [workers-over-cores] by {settings}:3 (per-file-ignores): "
+            f"  {config}:2: warning [gthread-one-thread] by {settings}:3 (per-file-ignores): "
             f'per-file-ignores "gunicorn.conf.py" in {settings}'
         ),
-        f"  {config}:2: warning [max-requests-without-jitter] by {config}:2 (comment): {WHY}",
         (
-            "no findings in 1 file, judged for 2 cores (cores in "
+            "no findings in 2 files, judged for 2 cores (cores in "
             f"{settings}); 2 findings ignored (listed above)"
         ),
     ]
@@ -59,34 +63,34 @@ def test_the_text_report_says_how_many_were_ignored_and_by_which_line(tmp_path: 
 
 def test_json_carries_ignored_findings_with_kind_reason_and_location(tmp_path: Path) -> None:
     """`suppressed`: the finding as `findings` writes it, plus {kind, by, reason, location}."""
-    config = _repository(tmp_path)
-    document = json.loads(check(config, "--format", "json")[1])
+    config, procfile = _repository(tmp_path)
+    document = json.loads(check(config, procfile, "--format", "json")[1])
     assert document["findings"] == []
-    inline = document["suppressed"][1]
-    assert inline["rule"] == "max-requests-without-jitter"
+    inline = document["suppressed"][0]
+    assert inline["rule"] == "option-given-twice"
     assert inline["suppressed"] == {
         "kind": "inSource",
         "by": "comment",
         "reason": WHY,
-        "location": {"file": str(config), "line": 2},
+        "location": {"file": str(procfile), "line": 1},
     }
-    assert document["suppressed"][0]["suppressed"]["kind"] == "external"
+    assert document["suppressed"][1]["suppressed"]["kind"] == "external"
 
 
 def test_sarif_marks_ignored_results_with_suppressions(tmp_path: Path) -> None:
     """SARIF 2.1.0 §3.35: an inline ignore is kind `inSource`, a settings file's `external`,
     each with its justification; code scanning then shows them as dismissed."""
-    config = _repository(tmp_path)
-    log = json.loads(check(config, "--format", "sarif")[1])
+    config, procfile = _repository(tmp_path)
+    log = json.loads(check(config, procfile, "--format", "sarif")[1])
     [run] = log["runs"]
     rules = run["tool"]["driver"]["rules"]
     by_rule = {r["ruleId"]: r for r in run["results"]}
     assert {rules[r["ruleIndex"]]["id"] for r in run["results"]} == set(by_rule)
-    [inline] = by_rule["max-requests-without-jitter"]["suppressions"]
+    [inline] = by_rule["option-given-twice"]["suppressions"]
     assert inline["kind"] == "inSource"
     assert inline["justification"] == WHY
-    assert inline["location"]["physicalLocation"]["region"]["startLine"] == 2
-    [external] = by_rule["workers-over-cores"]["suppressions"]
+    assert inline["location"]["physicalLocation"]["region"]["startLine"] == 1
+    [external] = by_rule["gthread-one-thread"]["suppressions"]
     assert external["kind"] == "external"
     assert external["justification"].startswith('per-file-ignores "gunicorn.conf.py"')
 

@@ -1,3 +1,4 @@
 bind = "127.0.0.1:9000"
-workers = 8
+worker_class = "gthread"
+threads = 1
 keepalive = 75

@@ -152,6 +152,10 @@ class Container:
     exposed_by: Setting[str] | None = None
 
 
+#: gunicorn's sync worker as `worker_class` / `-k` may name it.
+SYNC_WORKER_CLASSES = frozenset({"sync", "egg:gunicorn#sync", "gunicorn.workers.sync.SyncWorker"})
+
+
 @dataclass(frozen=True)
 class AppServer:
     """One app-server config (gunicorn, its ASGI workers, uWSGI, or a uvicorn / granian command
@@ -240,6 +244,16 @@ class AppServer:
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()
+
+    @property
+    def sync_worker(self) -> bool:
+        """gunicorn's default sync worker: one request at a time, and the connection closed
+        after each response (it sends `Connection: close`, so `keepalive` does nothing). With
+        threads > 1 gunicorn runs gthread instead (its `threads` setting's docs)."""
+        if self.kind != "gunicorn" or self.interface == "asgi":
+            return False
+        worker = self.worker_class.value if self.worker_class is not None else "sync"
+        return worker in SYNC_WORKER_CLASSES and self.threads.value == 1
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,11 @@
 """The keep-alive chain: each hop keeps an idle connection open longer than the hop in front of
 it (load balancer < nginx < app server), or the one behind closes a connection the one in front
 still reuses and the client gets a 502.
+
+gunicorn's sync worker is no hop of that chain: it answers every request with `Connection:
+close` and closes the connection itself, so the one in front never holds an idle connection to
+it to reuse, and its `keepalive` does nothing (gunicorn's settings docs, `keepalive`: "sync
+worker does not support persistent connections and will ignore this option").
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
 )
 def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     for lb, idle_at, app in c.balancers_in_front():
-        if not isinstance(app, AppServer) or app.keepalive is None:
+        if not isinstance(app, AppServer) or app.keepalive is None or app.sync_worker:
             continue
         related = () if idle_at is None else (idle_at,)
         wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
@@ -105,6 +110,8 @@ def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Fi
         upstream, app = link.upstream, link.app
         if upstream is None or upstream.keepalive is None or app.keepalive is None:
             continue
+        if app.sync_worker:
+            continue  # it closes after each response: nginx pools no connection to it
         if link.passing.protocol != "http" or not link.passing.http11:
             continue  # nginx only pools HTTP/1.1 upstream connections
         wanted = upstream.keepalive_timeout.value + KEEPALIVE_MARGIN_S

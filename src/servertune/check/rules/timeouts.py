@@ -67,13 +67,7 @@ def caps_requests(app: AppServer) -> bool:
     does, and gunicorn's `timeout` for a sync worker (one request at a time, so a silent
     worker is a stuck request). For gthread, gevent, eventlet, tornado and ASGI workers it is
     a heartbeat the worker's main loop sends whatever its requests are doing: no cap."""
-    if app.kind == "uwsgi":
-        return True
-    if app.kind != "gunicorn" or app.interface == "asgi":
-        return False
-    worker = app.worker_class.value if app.worker_class is not None else "sync"
-    # gunicorn runs a sync worker with threads > 1 as gthread (its `threads` setting's docs).
-    return worker in ("sync", "gunicorn.workers.sync.SyncWorker") and app.threads.value == 1
+    return app.kind == "uwsgi" or app.sync_worker
 
 
 #: A proxy timeout this long on the catch-all location is no timeout: a backend that hangs
