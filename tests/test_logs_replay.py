@@ -47,13 +47,14 @@ def test_route_mix_is_the_busiest_routes_with_real_paths(tmp_path: Path) -> None
         route_mix(traffic)
 
 
-def test_bench_app_replays_the_logs_route_mix(tmp_path: Path) -> None:
+def test_bench_app_replays_the_logs_routes_at_its_arrival_times(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
         cli,
         ["bench", "app", "tests.log_apps:app", "--chdir", str(REPO), "--replay",
          str(_log(tmp_path)), "--replay-format", f"gunicorn:{FORMAT}", "--quick", "--no-progress",
-         "--only", "servertune-gthread,gunicorn-default", "--json", str(out)],
+         "--only", "servertune-gthread,gunicorn-default", "--json", str(out),
+         "--report", str(tmp_path / "report.html")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "replaying 3 routes of access.log: 100.0% of its 300 requests" in result.output
@@ -90,6 +91,10 @@ def test_bench_app_replays_the_logs_route_mix(tmp_path: Path) -> None:
         assert f"{level} ({speed} x, {20 * speed:.1f} req/s mean, one log second every" in notes
         assert [v["level"] for v in report["verdicts"]].count(level) == 1
         assert f"verdict {level}: " in notes
+        # The HTML report draws it: the log's rate over time beside each layout's answers.
+        page = (tmp_path / "report.html").read_text()
+        assert f"{level}: the log" in page
+        assert "s rate over time beside what each layout answered in time" in page
 
 
 def test_replay_errors_are_one_line(tmp_path: Path) -> None:
