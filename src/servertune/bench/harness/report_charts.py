@@ -174,14 +174,19 @@ def replay_chart(rows: list[dict[str, Any]], ours: Sequence[str], level: str) ->
     fig, axis = _figure(plt)
     first = rows[0]["timeline"]
     step = float(first["log_second_s"])
-    x = [i * step for i in range(len(first["offered_rps"]))]
-    axis.step(x, first["offered_rps"], where="post", color="#777777", linewidth=3,
+    # Each log second drawn over its whole played span: one more edge, the last value repeated.
+    x = [i * step for i in range(len(first["offered_rps"]) + 1)]
+
+    def held(values: list[float]) -> list[float]:
+        return [*values, values[-1]]
+
+    axis.step(x, held(first["offered_rps"]), where="post", color="#777777", linewidth=3,
               alpha=0.6, label="the log's rate (played)")  # fmt: skip
     for index, row in enumerate(rows):
         name = str(row["config"])
         style = _style(index, name in ours)
         style.pop("marker")
-        axis.step(x, row["timeline"]["in_time_rps"], where="post", label=name, **style)
+        axis.step(x, held(row["timeline"]["in_time_rps"]), where="post", label=name, **style)
     axis.set_xlabel(f"seconds played (one log second every {step:g} s)")
     axis.set_ylabel("req/s answered within 1 s")
     axis.set_ylim(bottom=0)
