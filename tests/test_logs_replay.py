@@ -104,6 +104,7 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
         (["--replay-format", "nginx"], "error: --replay-format: goes with --replay"),
         (["--replay", str(tmp_path / "none.log")], "error: --replay: cannot read"),
         (["--replay", str(log)], "error: --replay: "),  # combined: no timing
+        (["--replay", "-"], "error: --replay: give a file, not stdin (-)"),
         (["--path", "/x", "--keep-log", str(tmp_path / "a b")], "error: --keep-log: "),
     ):
         result = CliRunner().invoke(cli, ["bench", "app", "m:app", *args, "--quick"])

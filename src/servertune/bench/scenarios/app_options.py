@@ -49,6 +49,11 @@ def replay_paths(
     from servertune.logs.choose import choose_format
     from servertune.logs.replay import arrival_profile, route_mix
 
+    if any(str(log) == "-" for log in logs):
+        raise BenchInputError(
+            "--replay: give a file, not stdin (-): the log is read twice, for its route mix "
+            "and then for the arrival times of its busiest seconds"
+        )
     try:
         fmt = choose_format(log_format, None, logs[0])
         traffic = read_traffic(logs, fmt)
