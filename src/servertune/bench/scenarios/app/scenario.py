@@ -287,6 +287,8 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             ),
             # The unloaded p99 is the overload target's baseline: measured again with overload.
             paired=lambda level: level.role == "overload",
+            # The replay's levels: once, in the first round (not a baseline to re-measure).
+            once=lambda level: replay_speed(level.role) is not None,
             max_repeats=run.repeats,
             band=NOISE_BAND,
         )
