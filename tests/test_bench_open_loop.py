@@ -203,3 +203,27 @@ def test_given_arrivals_end_by_their_timeout_when_nothing_answers() -> None:
 def test_bad_arrival_times_are_refused(offsets: list[float], duration: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         run_arrivals("http://127.0.0.1:9", [("/a", 1.0)], offsets, duration_s=duration)
+
+
+def test_chunked_answers_are_read_and_their_connection_kept(tmp_path: Path) -> None:
+    """An app that sets no Content-Length (Django without CommonMiddleware) is answered chunked
+    by a real gunicorn: every arrival is answered, none waits for the connection to close."""
+    import sys
+
+    (tmp_path / "chunky.py").write_text(
+        "def app(environ, start_response):\n"
+        "    start_response('200 OK', [('Content-Type', 'text/plain')])\n"
+        "    return [b'chunky ', environ['PATH_INFO'].encode(), b' ' * 100]\n"
+    )
+    (port,) = free_ports(1)
+    argv = [sys.executable, "-m", "gunicorn", "--chdir", str(tmp_path), "-w", "1", "-k",
+            "gthread", "--threads", "4", "-b", f"127.0.0.1:{port}", "chunky:app"]  # fmt: skip
+    with running(argv, tmp_path):
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="gunicorn")
+        result = run_arrivals(
+            f"http://127.0.0.1:{port}", [("/c", 1.0)], [0.01 * i for i in range(20)],
+            duration_s=0.3, timeout_s=2.0,
+        )  # fmt: skip
+    assert result.ok == result.sent == 20, result
+    assert result.timeouts == 0
+    assert {body for body, _, _ in result.by_body()} == {"chunky /c"}
