@@ -3,14 +3,21 @@ sent to a path by weight, against a real nginx on 127.0.0.1."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from servertune.bench.harness.open_loop import _arrival_times, run_open_loop, run_schedule
+from servertune.bench.harness.open_loop import (
+    _arrival_times,
+    run_arrivals,
+    run_open_loop,
+    run_schedule,
+)
 from tests.support import accepts, free_ports, running, tool, wait_for
 
 
@@ -136,3 +143,87 @@ def test_timeouts_say_whether_the_request_was_ever_written(backlog: int) -> None
         assert result.timeouts_unsent == 0
     else:
         assert 0 < result.timeouts_unsent < result.sent
+
+
+def test_given_arrival_times_are_sent_as_scheduled_bursts_kept(nginx: str) -> None:
+    """A log's bursts (20 requests within 100 ms, every second) played against a real nginx at
+    1, 2 and 4 x their pace: the requests are written when scheduled (the bursts' 5 ms gaps and
+    the quiet between them seen on the wire), every one answered, in the played time."""
+    burst = [s + 0.005 * i for s in range(3) for i in range(20)]
+    for pace in (1.0, 2.0, 4.0):
+        offsets = [at / pace for at in burst]
+        started = time.perf_counter()
+        result = run_arrivals(
+            nginx, [("/a", 1.0)], offsets, duration_s=3.0 / pace, timeout_s=2.0, seed=1
+        )
+        took = time.perf_counter() - started
+        assert result.sent == result.ok == 60
+        assert result.rate == pytest.approx(20.0 * pace)
+        assert sorted(result.ok_offsets_s) == pytest.approx(offsets)
+        written = sorted(
+            at + lag / 1000
+            for at, lag in zip(result.ok_offsets_s, result.ok_send_lag_ms, strict=True)
+        )
+        gaps = [b - a for a, b in itertools.pairwise(written)]
+        quiet = [g for g in gaps if g > 0.5 / pace]
+        assert len(quiet) == 2, gaps  # the two pauses between the three bursts, nothing else
+        for g in quiet:
+            assert g == pytest.approx(0.905 / pace, abs=0.03)
+        # Each burst spans its 95 ms / pace, give or take the client's own lag.
+        for k in range(3):
+            span = written[20 * k + 19] - written[20 * k]
+            assert span == pytest.approx(0.095 / pace, abs=0.03), (pace, k)
+        assert took < 3.0 / pace + 1.0
+
+
+def test_given_arrivals_end_by_their_timeout_when_nothing_answers() -> None:
+    """A listener that never accepts: the run still ends by itself, at the last arrival plus the
+    client's timeout, every request counted as a timeout."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1024)
+        port = listener.getsockname()[1]
+        started = time.perf_counter()
+        result = run_arrivals(
+            f"http://127.0.0.1:{port}", [("/", 1.0)], [0.0, 0.01, 0.2], duration_s=0.3,
+            timeout_s=0.5,
+        )  # fmt: skip
+        took = time.perf_counter() - started
+    assert result.sent == result.timeouts == 3
+    assert took < 0.2 + 0.5 + 1.0
+
+
+@pytest.mark.parametrize(
+    ("offsets", "duration", "message"),
+    [([], 1.0, "offsets"), ([0.5, 0.1], 1.0, "ascending"), ([1.5], 1.0, "offsets"),
+     ([0.1], 0.0, "duration_s")],
+)  # fmt: skip
+def test_bad_arrival_times_are_refused(offsets: list[float], duration: float, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run_arrivals("http://127.0.0.1:9", [("/a", 1.0)], offsets, duration_s=duration)
+
+
+def test_chunked_answers_are_read_and_their_connection_kept(tmp_path: Path) -> None:
+    """An app that sets no Content-Length (Django without CommonMiddleware) is answered chunked
+    by a real gunicorn: every arrival is answered, none waits for the connection to close."""
+    import sys
+
+    (tmp_path / "chunky.py").write_text(
+        "def app(environ, start_response):\n"
+        "    start_response('200 OK', [('Content-Type', 'text/plain')])\n"
+        "    return [b'chunky ', environ['PATH_INFO'].encode(), b' ' * 100]\n"
+    )
+    (port,) = free_ports(1)
+    argv = [sys.executable, "-m", "gunicorn", "--chdir", str(tmp_path), "-w", "1", "-k",
+            "gthread", "--threads", "4", "-b", f"127.0.0.1:{port}", "chunky:app"]  # fmt: skip
+    with running(argv, tmp_path):
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="gunicorn")
+        result = run_arrivals(
+            f"http://127.0.0.1:{port}", [("/c", 1.0)], [0.01 * i for i in range(20)],
+            duration_s=0.3, timeout_s=2.0,
+        )  # fmt: skip
+    assert result.ok == result.sent == 20, result
+    assert result.timeouts == 0
+    assert {body for body, _, _ in result.by_body()} == {"chunky /c"}

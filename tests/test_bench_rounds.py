@@ -203,6 +203,31 @@ def test_a_baseline_is_measured_only_with_the_levels_it_pairs_with() -> None:
     assert (2, "a", UNLOADED) in taken
 
 
+def test_a_once_level_is_measured_in_the_first_round_only() -> None:
+    """`bench app --replay`'s levels: unranked like the baseline, but not measured again with a
+    repeated overload (the baseline is)."""
+    replay = Level(role="replay-1x")
+    rounds = AdaptiveRounds(
+        [(c, [*LEVELS, replay]) for c in ("a", "b")],
+        side={"a": ("asgi", "ours"), "b": ("asgi", "copied")},
+        ranked=lambda level: level.role not in ("unloaded", "replay-1x"),
+        climb=lambda level: level.concurrency is not None,
+        value=lambda level, row: float(row["good_rps" if level.role == "overload" else "rps"]),
+        paired=lambda level: level == OVERLOAD,
+        once=lambda level: level == replay,
+    )
+
+    def swing_overload(level: Level, repeat: int) -> float:
+        return saturating(300)(level, repeat) * (1.1 if repeat and level == OVERLOAD else 1.0)
+
+    taken = drive(rounds, {"a": swing_overload, "b": saturating(300)})
+    assert (0, "a", replay) in taken
+    assert (0, "b", replay) in taken
+    assert (2, "a", OVERLOAD) in taken
+    assert (2, "a", UNLOADED) in taken
+    assert [r for r, _, lv in taken if lv == replay] == [0, 0]
+
+
 def test_a_side_of_its_own_is_never_dropped_nor_decides() -> None:
     """The user's own config (a side of its own) is repeated where the verdict is open, is never
     dropped, and does not stop a level being settled between ours and copied."""

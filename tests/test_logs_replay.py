@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from servertune.cli import app as cli
 from servertune.logs import LogError, build_format, read_traffic
-from servertune.logs.replay import ArrivalProfile, arrival_profile, route_mix
+from servertune.logs.replay import arrival_profile, route_mix
 from servertune.logs.traffic import PROFILE_WINDOW_S
 from tests.support import REPO
 
@@ -47,13 +47,14 @@ def test_route_mix_is_the_busiest_routes_with_real_paths(tmp_path: Path) -> None
         route_mix(traffic)
 
 
-def test_bench_app_replays_the_logs_route_mix(tmp_path: Path) -> None:
+def test_bench_app_replays_the_logs_routes_at_its_arrival_times(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
         cli,
         ["bench", "app", "tests.log_apps:app", "--chdir", str(REPO), "--replay",
          str(_log(tmp_path)), "--replay-format", f"gunicorn:{FORMAT}", "--quick", "--no-progress",
-         "--only", "servertune-gthread,gunicorn-default", "--json", str(out)],
+         "--only", "servertune-gthread,gunicorn-default", "--json", str(out),
+         "--report", str(tmp_path / "report.html")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "replaying 3 routes of access.log: 100.0% of its 300 requests" in result.output
@@ -62,19 +63,38 @@ def test_bench_app_replays_the_logs_route_mix(tmp_path: Path) -> None:
     assert "/fast x75" in notes
     assert "/slow x75" in notes
     assert "x150" in notes
-    # The arrival profile: the log's 15 s of 20 requests each, its peak at the plan's capacity.
-    assert "at the arrival profile of the busiest 15 s of access.log" in result.output
-    assert "replay: the busiest 15 s of access.log (from 2026-11-26 13:00:00 UTC): 300 " in notes
-    replayed = {r["config"]: r for r in report["runs"] if r.get("load") == "replay"}
-    assert set(replayed) == {"servertune-gthread", "gunicorn-default"}
-    # The same arrivals for every layout (one schedule, one seed).
-    assert replayed["servertune-gthread"]["requests"] == replayed["gunicorn-default"]["requests"]
-    for config, row in replayed.items():
-        assert row["requests"] > 0
-        assert 0.0 <= row["in_time"] <= 1.0
-        assert f"replay {config}: {row['in_time']:.1%} of {row['requests']} requests" in notes
-    assert [v["level"] for v in report["verdicts"]].count("replay") == 1
-    assert "verdict replay: " in notes
+    # The arrival times: the busiest 10 s of the log's 15 s of 20 requests each (whole-second
+    # stamps, spread within each second), --quick plays 2 of them at 1, 2 and 4 x their pace.
+    assert "at the arrival times of the busiest 10 s of access.log from 2026-11-26" in (
+        result.output
+    )
+    assert "200 requests, mean 20.0 req/s, 20 to 20 per second; the log's stamps are whole" in (
+        result.output
+    )
+    assert "replay: the arrival times of 2 s of access.log from 2026-11-26 13:00:00 UTC: 40 " in (
+        notes
+    )
+    for speed in (1, 2, 4):
+        level = f"replay-{speed}x"
+        replayed = {r["config"]: r for r in report["runs"] if r.get("load") == level}
+        assert set(replayed) == {"servertune-gthread", "gunicorn-default"}
+        for config, row in replayed.items():
+            # The same 40 arrivals for every layout, `speed` x faster: the log's rate over time
+            # beside what the layout answered in time, per log second.
+            assert row["requests"] == 40
+            assert row["timeline"]["offered_rps"] == [20.0 * speed] * 2
+            assert row["timeline"]["log_second_s"] == pytest.approx(1 / speed)
+            in_time = row["timeline"]["in_time_rps"]
+            assert sum(in_time) / speed == row["in_time_count"] <= 40
+            assert 0.0 <= row["in_time"] <= 1.0
+            assert f"{level} {config}: {row['in_time']:.1%} of 40 requests" in notes
+        assert f"{level} ({speed} x, {20 * speed:.1f} req/s mean, one log second every" in notes
+        assert [v["level"] for v in report["verdicts"]].count(level) == 1
+        assert f"verdict {level}: " in notes
+        # The HTML report draws it: the log's rate over time beside each layout's answers.
+        page = (tmp_path / "report.html").read_text()
+        assert f"{level}: the log" in page
+        assert "s rate over time beside what each layout answered in time" in page
 
 
 def test_replay_errors_are_one_line(tmp_path: Path) -> None:
@@ -84,6 +104,7 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
         (["--replay-format", "nginx"], "error: --replay-format: goes with --replay"),
         (["--replay", str(tmp_path / "none.log")], "error: --replay: cannot read"),
         (["--replay", str(log)], "error: --replay: "),  # combined: no timing
+        (["--replay", "-"], "error: --replay: give a file, not stdin (-)"),
         (["--path", "/x", "--keep-log", str(tmp_path / "a b")], "error: --keep-log: "),
     ):
         result = CliRunner().invoke(cli, ["bench", "app", "m:app", *args, "--quick"])
@@ -139,12 +160,6 @@ def test_a_gap_longer_than_the_window_leaves_only_zeros_between(tmp_path: Path) 
     assert traffic.busiest[:2] == (3, 4)
     assert sum(traffic.busiest) == 7
     assert traffic.busiest_start == traffic.first_second
-
-
-def test_the_profile_as_steps_scales_its_peak() -> None:
-    profile = ArrivalProfile("a.log", 0, (10, 0, 40, 20))
-    steps = profile.steps(peak_rps=200.0, seconds=2.0)
-    assert steps == ((0.5, 50.0), (0.5, 0.0), (0.5, 200.0), (0.5, 100.0))
 
 
 def test_a_log_without_time_stamps_has_no_profile(tmp_path: Path) -> None:

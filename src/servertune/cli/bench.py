@@ -100,8 +100,8 @@ Replay = Annotated[
     Optional[list[Path]],  # noqa: UP045
     typer.Option(
         "--replay",
-        help="`bench app`: the route mix of this access log instead of --path (repeat for "
-        "a rotated set)",
+        help="`bench app`: the route mix of this access log instead of --path, and its arrival "
+        "times replayed at 1, 2 and 4 x its pace (repeat for a rotated set)",
         dir_okay=False,
     ),
 ]

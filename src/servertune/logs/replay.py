@@ -6,8 +6,8 @@ then measures, plans and loads the app with that mix, so its verdict is about th
 log recorded rather than a path someone picked.
 
 The arrival profile is the log's busiest `PROFILE_WINDOW_S` seconds, request counts per second
-(`Traffic.busiest`): `bench app` scales it to the machine and offers it, open loop, to every
-layout (`ArrivalProfile.steps`).
+(`Traffic.busiest`): where in the log `bench app` reads the arrival times it plays
+(`servertune.logs.arrivals`).
 """
 
 from __future__ import annotations
@@ -61,12 +61,6 @@ class ArrivalProfile:
     def peak(self) -> int:
         """The busiest second's requests."""
         return max(self.counts)
-
-    def steps(self, peak_rps: float, seconds: float) -> tuple[tuple[float, float], ...]:
-        """The profile as open-loop (seconds, rate) steps: `seconds` long in all, one equal step
-        per log second, each at its count's share of the peak times `peak_rps`."""
-        step = seconds / len(self.counts)
-        return tuple((step, peak_rps * n / self.peak) for n in self.counts)
 
     def describe(self) -> str:
         """Where the window is and what it holds, in words (the report's notes)."""

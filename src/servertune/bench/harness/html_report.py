@@ -183,7 +183,7 @@ def _columns(report: Report, columns: tuple[tuple[str, str], ...]) -> list[tuple
 
 
 def _charts(report: Report) -> list[tuple[str, str]]:
-    from servertune.bench.harness.report_charts import closed_charts, overload_chart
+    from servertune.bench.harness.report_charts import closed_charts, overload_chart, replay_chart
 
     names = list(dict.fromkeys(str(r["config"]) for r in report.runs))
     ours = [n for n in names if _is_ours(n)]
@@ -201,6 +201,11 @@ def _charts(report: Report) -> list[tuple[str, str]]:
         over = [r for r in runs if r.get("load") == "overload"]
         if over:
             caption, svg = overload_chart(over, ours)
+            charts.append((tag + caption, svg))
+        # bench app --replay: each level's rate over time (rows with a `timeline`).
+        for level in dict.fromkeys(str(r.get("load")) for r in runs if r.get("timeline")):
+            played = [r for r in runs if r.get("load") == level and r.get("timeline")]
+            caption, svg = replay_chart(played, ours, level)
             charts.append((tag + caption, svg))
     return charts
 

@@ -11,7 +11,8 @@ answer into admitted (2xx), refused (503), other errors and timeouts (no answer 
 `run_schedule` is the general form: a schedule of (seconds, rate) steps played in order, Poisson
 within each step (arrivals are memoryless, so a step starts afresh at its boundary), each arrival
 sent to one of several paths by weight. `bench app --replay` plays an access log's arrival
-profile with it; a constant rate (`run_open_loop`) is a schedule of one step.
+profile with it; a constant rate (`run_open_loop`) is a schedule of one step. `run_arrivals`
+plays given arrival times as they are (`bench app --replay`: an access log's own).
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ import itertools
 import math
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from servertune.bench.harness.stats import percentile, percentile_curve
 
-__all__ = ["OpenLoopResult", "Steps", "run_open_loop", "run_schedule"]
+__all__ = ["OpenLoopResult", "Steps", "run_arrivals", "run_open_loop", "run_schedule"]
 
 #: Connections the client may hold at once: arrivals beyond it wait for one (and that wait counts).
 MAX_CONNECTIONS = 512
@@ -66,6 +67,9 @@ class OpenLoopResult:
     #: Of each admitted request's latency, the part before it was written (ms): the client's
     #: own lag (its loop busy, or a connection to open or wait for), not the server's.
     ok_send_lag_ms: tuple[float, ...] = field(default=(), repr=False)
+    #: When each admitted request was scheduled (s from the run's start), in the same order:
+    #: what was answered when, beside what arrived when.
+    ok_offsets_s: tuple[float, ...] = field(default=(), repr=False)
 
     def by_body(self) -> list[tuple[str, int, float]]:
         """Admitted answers grouped by body (the answering process, for the bench apps): body,
@@ -134,7 +138,25 @@ async def _exchange(
     if "content-length" in headers:
         body = await reader.readexactly(int(headers["content-length"]))
         return status, headers.get("connection") != "close", _start(body)
+    if headers.get("transfer-encoding", "").endswith("chunked"):
+        # An app that sets no Content-Length (Django without CommonMiddleware, a streamed
+        # body) is answered chunked through nginx: read to the last chunk, the connection kept.
+        return status, headers.get("connection") != "close", _start(await _chunked(reader))
     return status, False, _start(await reader.read())
+
+
+async def _chunked(reader: asyncio.StreamReader) -> bytes:
+    """A chunked body (RFC 9112 section 7.1): its chunks joined, the trailers read past."""
+    body = b""
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                pass  # trailer fields: nothing the bench needs
+            return body
+        chunk = await reader.readexactly(size + 2)
+        if len(body) < BODY_CHARS:
+            body += chunk[:size]
 
 
 def _start(body: bytes) -> str:
@@ -179,15 +201,19 @@ class _Tally:
     refused: list[float] = field(default_factory=list)
     bodies: list[str] = field(default_factory=list)
     lags: list[float] = field(default_factory=list)
+    offsets: list[float] = field(default_factory=list)
     errors: int = 0
     timeouts: int = 0
     timeouts_unsent: int = 0
 
-    def answer(self, status: int, elapsed_ms: float, body: str, lag_ms: float) -> None:
+    def answer(
+        self, status: int, elapsed_ms: float, body: str, lag_ms: float, offset_s: float
+    ) -> None:
         if 200 <= status < 300:
             self.ok.append(elapsed_ms)
             self.bodies.append(body)
             self.lags.append(lag_ms)
+            self.offsets.append(offset_s)
         elif status == 503:
             self.refused.append(elapsed_ms)
         else:
@@ -207,11 +233,12 @@ class _Tally:
             refused_latencies_ms=tuple(self.refused),
             ok_bodies=tuple(self.bodies),
             ok_send_lag_ms=tuple(self.lags),
+            ok_offsets_s=tuple(self.offsets),
         )
 
 
 async def _send(
-    pool: _Pool, request: bytes, scheduled: float, timeout_s: float, tally: _Tally
+    pool: _Pool, request: bytes, scheduled: float, timeout_s: float, tally: _Tally, offset: float
 ) -> None:
     """One arrival: a connection (waiting for a slot counts), the exchange, its answer tallied;
     timed from `scheduled`, given up `timeout_s` after it."""
@@ -248,26 +275,27 @@ async def _send(
         else:
             writer.close()
     assert written is not None  # an answer was read, so the request was written
-    tally.answer(status, elapsed_ms, body, (written - scheduled) * 1000)
+    tally.answer(status, elapsed_ms, body, (written - scheduled) * 1000, offset)
 
 
 async def _drive(
     url: str,
     paths: Sequence[tuple[str, float]],
-    steps: Steps,
+    arrivals: Iterable[float],
+    duration_s: float,
     timeout_s: float,
-    seed: int | None,
+    rng: random.Random,
+    offered: float | None = None,
 ) -> OpenLoopResult:
     host, port, _ = _split(url)
     requests = [_request(host, port, path) for path, _ in paths]
     total = sum(weight for _, weight in paths)
     cumulative = list(itertools.accumulate(weight / total for _, weight in paths))
     pool = _Pool(host, port)
-    rng = random.Random(seed)
     tally = _Tally()
     start = time.perf_counter()
     tasks: list[asyncio.Task[None]] = []
-    for offset in _arrival_times(steps, rng):
+    for offset in arrivals:
         if len(tasks) >= MAX_REQUESTS:
             break
         next_at = start + offset
@@ -277,7 +305,7 @@ async def _drive(
         # One path: no draw (the arrival times stay those of the seed alone).
         pick = 0 if len(requests) == 1 else bisect.bisect_left(cumulative, rng.random())
         request = requests[min(pick, len(requests) - 1)]
-        tasks.append(asyncio.create_task(_send(pool, request, next_at, timeout_s, tally)))
+        tasks.append(asyncio.create_task(_send(pool, request, next_at, timeout_s, tally, offset)))
     # Every request ends by its own timeout; this bound only guards against a bug.
     _, pending = await asyncio.wait(tasks, timeout=timeout_s + 5) if tasks else (set(), set())
     for task in pending:
@@ -286,9 +314,8 @@ async def _drive(
         tally.timeouts_unsent += 1
     for reader_writer in pool.idle:
         reader_writer[1].close()
-    duration_s = sum(seconds for seconds, _ in steps)
-    offered = sum(seconds * rate for seconds, rate in steps) / duration_s
-    return tally.result(offered, duration_s, len(tasks))
+    rate = len(tasks) / duration_s if offered is None else offered
+    return tally.result(rate, duration_s, len(tasks))
 
 
 def run_open_loop(
@@ -322,4 +349,34 @@ def run_schedule(
         raise ValueError(f"steps: positive seconds, rates >= 0; got {list(steps)[:3]!r}...")
     if not any(rate > 0 for _, rate in steps):
         raise ValueError("steps: at least one step with a positive rate")
-    return asyncio.run(_drive(url, paths, steps, timeout_s, seed))
+    rng = random.Random(seed)
+    duration_s = sum(seconds for seconds, _ in steps)
+    offered = sum(seconds * rate for seconds, rate in steps) / duration_s
+    return asyncio.run(
+        _drive(url, paths, _arrival_times(steps, rng), duration_s, timeout_s, rng, offered)
+    )
+
+
+def run_arrivals(
+    url: str,
+    paths: Sequence[tuple[str, float]],
+    offsets: Sequence[float],
+    *,
+    duration_s: float,
+    timeout_s: float = 5.0,
+    seed: int | None = None,
+) -> OpenLoopResult:
+    """Arrivals at the given `offsets` (seconds from the start, ascending, each below
+    `duration_s`), each sent to one of `paths` by weight (seeded); at most MAX_REQUESTS of them.
+    The result's rate is what was sent over `duration_s`."""
+    if not paths or any(not (w > 0 and math.isfinite(w)) for _, w in paths):
+        raise ValueError(f"paths: give at least one, each with a positive weight; got {paths!r}")
+    if not (duration_s > 0 and math.isfinite(duration_s)):
+        raise ValueError(f"duration_s: must be a positive number; got {duration_s!r}")
+    if not offsets or any(not (0 <= at < duration_s) for at in offsets):
+        raise ValueError("offsets: at least one, each in [0, duration_s)")
+    if any(b < a for a, b in itertools.pairwise(offsets)):
+        raise ValueError("offsets: must be in ascending order")
+    return asyncio.run(
+        _drive(url, paths, iter(offsets), duration_s, timeout_s, random.Random(seed))
+    )

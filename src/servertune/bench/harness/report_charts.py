@@ -16,7 +16,7 @@ from typing import Any
 
 from servertune.bench.harness.plotting import pyplot
 
-__all__ = ["closed_charts", "overload_chart"]
+__all__ = ["closed_charts", "overload_chart", "replay_chart"]
 
 #: Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
@@ -163,4 +163,34 @@ def overload_chart(rows: list[dict[str, Any]], ours: Sequence[str]) -> tuple[str
     axis.grid(True, axis="x", alpha=0.3)
     fig.legend(loc="outside lower center", ncol=2, frameon=False)
     caption = "overload: what became of the offered requests, per layout (req/s)"
+    return caption, _svg(plt, fig, caption)
+
+
+def replay_chart(rows: list[dict[str, Any]], ours: Sequence[str], level: str) -> tuple[str, str]:
+    """One `bench app --replay` level over time: the log's rate as played (steps, grey) and,
+    a line per layout, the req/s it answered within 1 s, per log second (`timeline` of each
+    row). Returns (caption, svg)."""
+    plt = pyplot()
+    fig, axis = _figure(plt)
+    first = rows[0]["timeline"]
+    step = float(first["log_second_s"])
+    # Each log second drawn over its whole played span: one more edge, the last value repeated.
+    x = [i * step for i in range(len(first["offered_rps"]) + 1)]
+
+    def held(values: list[float]) -> list[float]:
+        return [*values, values[-1]]
+
+    axis.step(x, held(first["offered_rps"]), where="post", color="#777777", linewidth=3,
+              alpha=0.6, label="the log's rate (played)")  # fmt: skip
+    for index, row in enumerate(rows):
+        name = str(row["config"])
+        style = _style(index, name in ours)
+        style.pop("marker")
+        axis.step(x, held(row["timeline"]["in_time_rps"]), where="post", label=name, **style)
+    axis.set_xlabel(f"seconds played (one log second every {step:g} s)")
+    axis.set_ylabel("req/s answered within 1 s")
+    axis.set_ylim(bottom=0)
+    axis.grid(True, alpha=0.3)
+    fig.legend(loc="outside lower center", ncol=2, frameon=False, handlelength=2.6)
+    caption = f"{level}: the log's rate over time beside what each layout answered in time"
     return caption, _svg(plt, fig, caption)

@@ -124,7 +124,10 @@ class AdaptiveRounds:
     verdict (else it is a baseline), `climb(level)` whether it is a closed-loop level of the
     climb (they come in ascending order in `order`), and `value(level, row)` reads the number a
     ranked level compares (higher is better) from a sample row. `paired(level)`: whether a
-    round that measures this ranked level measures the baselines too.
+    round that measures this ranked level measures the baselines too. `once(level)`: an
+    unranked level that is no baseline, measured in the first round only (`bench app
+    --replay`'s levels: their verdict is read from that one sample, and a replay repeated with
+    every overload round would cost its whole played time again).
     """
 
     order: list[tuple[str, list[Any]]]
@@ -133,6 +136,7 @@ class AdaptiveRounds:
     climb: Callable[[Any], bool]
     value: Callable[[Any, dict[str, Any]], float]
     paired: Callable[[Any], bool] = lambda level: True
+    once: Callable[[Any], bool] = lambda level: False
     min_repeats: int = 2
     max_repeats: int = 3
     band: float = 0.05
@@ -199,7 +203,12 @@ class AdaptiveRounds:
                     plan.append(
                         (
                             config,
-                            [lv for lv in levels if lv in needed or (base and not self.ranked(lv))],
+                            [
+                                lv
+                                for lv in levels
+                                if lv in needed
+                                or (base and not self.ranked(lv) and not self.once(lv))
+                            ],
                         )
                     )
         if not plan:

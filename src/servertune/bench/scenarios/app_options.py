@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from servertune.bench.harness.report import BenchInputError
 
 if TYPE_CHECKING:
-    from servertune.logs.replay import ArrivalProfile
+    from servertune.logs.arrivals import Arrivals
 
 __all__ = ["APP_FLAGS", "app_extra", "replay_paths"]
 
@@ -41,32 +41,41 @@ def app_extra(given: Mapping[str, Any], note: Callable[[str], None]) -> dict[str
 
 def replay_paths(
     logs: list[Path], log_format: str | None, note: Callable[[str], None]
-) -> tuple[list[str], ArrivalProfile]:
-    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values, and its
-    arrival profile."""
+) -> tuple[list[str], Arrivals]:
+    """`bench app --replay`: the log's busiest routes as `--path P=WEIGHT` values, and the
+    arrival times of its busiest REPLAY_LOG_SECONDS (a second pass over the log, bounded)."""
     from servertune.logs import LogError, LogFormatError, read_traffic
+    from servertune.logs.arrivals import REPLAY_LOG_SECONDS, busiest_seconds, read_arrivals
     from servertune.logs.choose import choose_format
     from servertune.logs.flags import in_flags_of
     from servertune.logs.replay import arrival_profile, route_mix
 
+    if any(str(log) == "-" for log in logs):
+        raise BenchInputError(
+            "--replay: give a file, not stdin (-): the log is read twice, for its route mix "
+            "and then for the arrival times of its busiest seconds"
+        )
     try:
-        traffic = read_traffic(logs, choose_format(log_format, None, logs[0]))
+        fmt = choose_format(log_format, None, logs[0])
+        traffic = read_traffic(logs, fmt)
         traffic.require_timing()
         mix, covered = route_mix(traffic)
         profile = arrival_profile(traffic)
+        start = profile.start + busiest_seconds(profile.counts, REPLAY_LOG_SECONDS)
+        arrivals = read_arrivals(logs, fmt, start, min(REPLAY_LOG_SECONDS, len(profile.counts)))
     except LogFormatError as error:
         raise BenchInputError(in_flags_of(f"--replay-format: {error}", "--replay-format")) from None
     except LogError as error:
         raise BenchInputError(in_flags_of(f"--replay: {error}", "--replay-format")) from None
     note(
         f"replaying {len(mix)} routes of {traffic.source}: {covered:.1%} of its "
-        f"{traffic.timed:,} requests, at the arrival profile of {profile.describe()}"
+        f"{traffic.timed:,} requests, at the arrival times of the busiest {arrivals.describe()}"
     )
-    return [f"{p}={w:g}" for p, w in mix], profile
+    return [f"{p}={w:g}" for p, w in mix], arrivals
 
 
 def _app_input(
-    given: Mapping[str, Any], paths: list[str] | None, replay: ArrivalProfile | None
+    given: Mapping[str, Any], paths: list[str] | None, replay: Arrivals | None
 ) -> object:
     """`bench app`'s validated `AppInput`."""
     from servertune.bench.scenarios.app import AppInput, parse_concurrency, parse_path

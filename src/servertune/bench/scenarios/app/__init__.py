@@ -11,7 +11,7 @@ One concept per module, read top-down (each imports only those above it):
 * `deploy`: a candidate started behind nginx and proved ready;
 * `load`: one run of load on it, as a row;
 * `verdicts`, `notes`, `static`: how rows are compared, and what the report says about them;
-* `replay`: `--replay`'s arrival profile scaled to the machine, and its verdict;
+* `replay`: `--replay`'s arrival times at 1, 2 and 4 x the log's pace, and their verdicts;
 * `summary_wsgi`, `summary_asgi`, `summary_dual`: the report of each entry point, and of both;
 * `scenario`: `AppBench`, the scenario `run_scenario()` drives (registered in `SCENARIOS`).
 

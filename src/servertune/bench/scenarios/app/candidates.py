@@ -49,8 +49,9 @@ class Candidates:
     static_served: dict[str, tuple[str, int] | None]
     #: The --against command lines, by candidate name.
     user_commands: dict[str, UserCommand]
-    #: --replay: the rate its busiest second is offered at, and that over the log's own rate.
-    replay_peak_rps: float
+    #: --replay: the plan's capacity (req/s), and the pace 1 x plays the log at (1.0: its own;
+    #: below 1 when the log's mean rate is past that capacity, `levels.replay_base`).
+    replay_capacity_rps: float
     replay_scale: float
     #: An ASGI entry point's open-loop client, calibrated once per run (`open_loop_ceiling`):
     #: no open-loop level offers more than it sends without measuring itself. None: no ASGI.

@@ -64,8 +64,8 @@ class AppInput:
     concurrency: tuple[int, ...] = ()
     #: `--only`: the candidates to run, by name; empty runs every one.
     only: tuple[str, ...] = ()
-    #: `--replay`: the log's arrival profile (`logs.replay.ArrivalProfile`), offered open loop
-    #: to every layout after the closed levels; None without --replay.
+    #: `--replay`: the log's arrival times (`logs.arrivals.Arrivals`), played open loop to
+    #: every layout after the other levels; None without --replay.
     replay: Any = None
     #: `--keep-log DIR`: each candidate's front writes its access log there (timed): nginx,
     #: or HAProxy where it takes nginx's place.

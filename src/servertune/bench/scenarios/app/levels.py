@@ -5,8 +5,8 @@ Each layout gets an unloaded level (open-loop Poisson arrivals at UNLOADED_FACTO
 capacity: a request's latency on its own), the closed-loop levels, and an overload level (open
 loop at ASGI_OVERLOAD_FACTOR x capacity). 503s are counted apart from errors: they are the load
 nginx shed on purpose; an admitted request's p99 under overload is compared with the layout's
-unloaded p99. With `--replay`, a last open-loop level plays the log's arrival profile, its
-busiest second at REPLAY_PEAK_FACTOR x the plan's capacity (why: `app.replay`).
+unloaded p99. With `--replay`, last open-loop levels play the log's own arrival times at 1 x,
+2 x and 4 x its pace (REPLAY_SPEEDS; why: `app.replay`).
 """
 
 from __future__ import annotations
@@ -29,18 +29,32 @@ CLIENT_TIMEOUT_S = 5.0
 #: ... in a --quick smoke run (a timed-out request still counts as one; the run ends sooner).
 QUICK_CLIENT_TIMEOUT_S = 1.0
 
-#: `--replay`: the log's arrival profile, after the other levels (`app.replay`).
-REPLAY_LEVEL = Level(role="replay")
-
-#: The log's busiest second is offered at this multiple of the plan's capacity.
-REPLAY_PEAK_FACTOR = 1.0
-#: Seconds the log's busiest window is played in (60 log seconds at 3 x speed: every layout
-#: gets it, so a longer replay costs that much per layout).
-REPLAY_SECONDS = 20.0
-#: ... with --quick (the tests): the shape compressed 30 x, still every step played.
-QUICK_REPLAY_SECONDS = 2.0
-#: The arrivals' seed: every layout gets the same arrival times and paths.
+#: `--replay`: the log's own arrival times, played at each of these multiples of its pace
+#: (its gaps divided by it), after the other levels (`app.replay`): the traffic as it is, and
+#: as it would be at twice and four times the rate, burst for burst.
+REPLAY_SPEEDS = (1.0, 2.0, 4.0)
+REPLAY_LEVELS = tuple(Level(role=f"replay-{speed:g}x") for speed in REPLAY_SPEEDS)
+#: With --quick (the tests): this many log seconds played (the default: REPLAY_LOG_SECONDS).
+QUICK_REPLAY_LOG_SECONDS = 2
+#: The arrivals' seed (the paths drawn by weight): every layout gets the same requests.
 REPLAY_SEED = 31
+
+
+_SPEED_OF = {level.role: speed for level, speed in zip(REPLAY_LEVELS, REPLAY_SPEEDS, strict=True)}
+
+
+def replay_speed(role: str) -> float | None:
+    """The multiple of the log's pace a level's `role` plays it at; None: not a replay level."""
+    return _SPEED_OF.get(role)
+
+
+def replay_base(log_rps: float, capacity_rps: float) -> float:
+    """The pace 1 x plays the log at: its own (1.0), unless its mean rate is past the plan's
+    capacity on this machine (a fleet's log): then slowed to that capacity, so 1 x is still a
+    load this machine is meant to carry and 2 x, 4 x are past it."""
+    if log_rps <= capacity_rps or capacity_rps <= 0:
+        return 1.0
+    return capacity_rps / log_rps
 
 
 def capacity_rps(plan: Any, interface: Interface) -> float:
@@ -52,9 +66,11 @@ def capacity_rps(plan: Any, interface: Interface) -> float:
     return float(min(float(plan.ceiling_rps), slots * 1000.0 / plan.workload.service_time_ms))
 
 
-def replay_seconds(size: AppSizes) -> float:
-    """How long the replay plays: REPLAY_SECONDS, QUICK_REPLAY_SECONDS with --quick."""
-    return REPLAY_SECONDS if size.all_levels else QUICK_REPLAY_SECONDS
+def replay_log_seconds(size: AppSizes) -> int:
+    """Log seconds the replay plays: REPLAY_LOG_SECONDS, QUICK_REPLAY_LOG_SECONDS with --quick."""
+    from servertune.logs.arrivals import REPLAY_LOG_SECONDS
+
+    return REPLAY_LOG_SECONDS if size.all_levels else QUICK_REPLAY_LOG_SECONDS
 
 
 #: How the unloaded rate is chosen, for the notes.
@@ -73,11 +89,11 @@ def default_levels(cores: int, ceiling: int) -> list[int]:
 
 def levels_for(interface: Interface, counts: list[int], replay: bool = False) -> list[Level]:
     """The closed-loop levels; an ASGI app's also unloaded and overload (open loop) around them;
-    with `replay`, the log's arrival profile (open loop) last."""
+    with `replay`, the log's arrivals at each of REPLAY_SPEEDS (open loop) last."""
     closed = [Level(n) for n in counts]
     if interface == "asgi":
         closed = [Level(role="unloaded"), *closed, Level(role="overload")]
-    return [*closed, REPLAY_LEVEL] if replay else closed
+    return [*closed, *REPLAY_LEVELS] if replay else closed
 
 
 #: The overload level measures overload only when it offers at least this multiple of the

@@ -16,7 +16,8 @@ from servertune.bench.scenarios.app.levels import (
     QUICK_CLIENT_TIMEOUT_S,
     REPLAY_SEED,
     open_loop_rates,
-    replay_seconds,
+    replay_log_seconds,
+    replay_speed,
 )
 from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
 
@@ -156,19 +157,22 @@ class Load(Candidates):
         self, run: Run[AppSizes], config: str, served: Any, role: str
     ) -> dict[str, Any]:
         """Open-loop Poisson arrivals on the heaviest path at the role's rate (a share or a
-        multiple of the plan's capacity); for the replay, the log's arrival profile scaled to
-        the plan's capacity, on every path by weight (`app.replay`)."""
-        from servertune.bench.harness.open_loop import run_open_loop, run_schedule
+        multiple of the plan's capacity); for a replay level, the log's own arrival times at its
+        multiple of the log's pace, on every path by weight (`app.replay`)."""
+        from servertune.bench.harness.open_loop import run_arrivals, run_open_loop
         from servertune.bench.harness.stats import CpuWatch
 
         timeout_s = CLIENT_TIMEOUT_S if run.size.all_levels else QUICK_CLIENT_TIMEOUT_S
         parts = {"app": served.app_cpu_seconds, "proxy": served.proxy_cpu_seconds}
-        if role == "replay":
-            steps = self.input.replay.steps(self.replay_peak_rps, replay_seconds(run.size))
+        speed = replay_speed(role)
+        if speed is not None:
+            arrivals = self.input.replay.head(replay_log_seconds(run.size))
+            pace = speed * self.replay_scale
             with CpuWatch(served.cpu_seconds, parts) as watch:
-                result = run_schedule(
-                    served.url, self.input.paths, steps, timeout_s=timeout_s, seed=REPLAY_SEED
-                )
+                result = run_arrivals(
+                    served.url, self.input.paths, arrivals.schedule(pace),
+                    duration_s=arrivals.seconds / pace, timeout_s=timeout_s, seed=REPLAY_SEED,
+                )  # fmt: skip
         else:
             client_rps = self.client.rps if self.client else None
             rate = open_loop_rates(float(self.plan.asgi_capacity_rps or 0), client_rps)[role]
@@ -198,9 +202,11 @@ class Load(Candidates):
             ),
             "other_cpu_cores": round(watch.other_cores, 2),
         }  # fmt: skip
-        if role == "replay":
+        if speed is not None:
             # Answered 2xx within GOOD_WITHIN_MS, of the requests sent: the replay's verdict.
             row["in_time_count"] = sum(1 for ms in result.ok_latencies_ms if ms <= GOOD_WITHIN_MS)
+            row["pace"] = round(pace, 4)
+            row["timeline"] = replay_timeline(arrivals, pace, result)
         return row
 
     def _settle_log(self, run: Run[AppSizes], config: str) -> None:
@@ -232,6 +238,21 @@ class Load(Candidates):
         if layout is None:  # set by the user's file
             return None
         return layout.workers(self.cores) if layout.workers else int(plan.processes)
+
+
+def replay_timeline(arrivals: Any, pace: float, result: Any) -> dict[str, Any]:
+    """Per log second of a replay: the requests the log holds, and those the layout answered 2xx
+    within GOOD_WITHIN_MS, each as req/s of the time it was played in (the log's rate over
+    time beside what the layout kept up with)."""
+    in_time = [0] * arrivals.seconds
+    for offset, ms in zip(result.ok_offsets_s, result.ok_latencies_ms, strict=True):
+        if ms <= GOOD_WITHIN_MS:
+            in_time[min(int(offset * pace), arrivals.seconds - 1)] += 1
+    return {
+        "log_second_s": round(1 / pace, 4),
+        "offered_rps": [round(n * pace, 1) for n in arrivals.per_second()],
+        "in_time_rps": [round(n * pace, 1) for n in in_time],
+    }
 
 
 def cpu_per_request(

@@ -1,19 +1,16 @@
-"""`bench app --replay`: the access log's arrival profile, scaled to this machine, offered open
-loop to every layout (the schedule's numbers live with the other levels', in `levels`); each
-layout's verdict on it.
+"""`bench app --replay`: the access log's own arrival times offered open loop to every layout at
+1 x, 2 x and 4 x the log's pace (`levels.REPLAY_SPEEDS`); each layout's verdict on each, and the
+log's rate over time beside what each layout answered in time.
 
-The log's busiest minute (`logs.replay.ArrivalProfile`) keeps its shape; its rates are scaled so
-that the log's busiest second arrives at REPLAY_PEAK_FACTOR x the plan's capacity (the req/s the
-plan says this machine serves: the ASGI plan's `asgi_capacity_rps`, a WSGI plan's request slots
-over the service time, at most its CPU ceiling). The capacity is known before any load runs, so
-every layout gets the same schedule (same steps, same seed), whatever order the rounds take; a
-measured saturation would be known only after every layout's closed levels ran. At 1 x, the
-user's own peak is exactly what servertune's plan says it serves: the seconds around it show
-which layouts keep up and which queue or shed, the quieter seconds how each behaves below it.
-
-The window is played in REPLAY_SECONDS (QUICK_REPLAY_SECONDS with --quick), one equal step per
-log second, Poisson within each, the paths mixed by the log's route weights: bounded in count
-(`open_loop.MAX_REQUESTS`) and time (the steps plus the client's timeout).
+The log's busiest REPLAY_LOG_SECONDS (`logs.arrivals`: the times to the millisecond where the
+log has them) keep their gaps: at 1 x they are played as logged, at 2 x and 4 x every gap is
+halved and quartered, so a burst of twenty requests within 100 ms stays a burst, twice and four
+times as tight. The log's own pace rather than a rate fitted to the machine: the question is the
+traffic the user has, and that traffic grown. Only when the log's mean rate is past the plan's
+capacity on this machine (a log of a fleet) is 1 x slowed to that capacity (`levels.replay_base`,
+said in the notes). Every layout gets the same arrivals and paths (one seed). Each level is
+bounded in count (`open_loop.MAX_REQUESTS`, `logs.arrivals.MAX_ARRIVALS`) and time (its played
+seconds plus the client's timeout).
 """
 
 from __future__ import annotations
@@ -26,29 +23,58 @@ from servertune.bench.harness.scenario import Results, Run
 from servertune.bench.scenarios.app.candidates import Candidates
 from servertune.bench.scenarios.app.inputs import AppSizes
 from servertune.bench.scenarios.app.levels import (
-    REPLAY_LEVEL,
-    REPLAY_PEAK_FACTOR,
-    replay_seconds,
+    REPLAY_LEVELS,
+    replay_log_seconds,
+    replay_speed,
 )
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
 from servertune.bench.scenarios.app.verdicts import spread, verdict_of, verdict_record
 
+#: Log seconds shown per line of the rate-over-time notes (the JSON rows hold every one).
+TIMELINE_SHOWN_S = 20
+
 
 class ReplaySummary(Candidates):
-    """The replay's rows and verdict in a side's report."""
+    """The replay's rows, rate over time and verdicts in a side's report."""
 
     def _replay_notes(self, run: Run[AppSizes], results: Results, report: Report) -> list[str]:
-        """Each layout's replay row (answers within GOOD_WITHIN_MS, p99, errors, shed) added to
-        `report`, servertune's best against the best copied one; the lines for the notes."""
-        profile = self.input.replay
-        if profile is None:
+        """Each layout's row at each replay level (answers within GOOD_WITHIN_MS, p99, errors,
+        shed, the rate over time) added to `report`, servertune's best against the best copied
+        one per level; the lines for the notes."""
+        arrivals = self.input.replay
+        if arrivals is None:
             return []
+        played = arrivals.head(replay_log_seconds(run.size))
+        base = (
+            "the log's own pace"
+            if self.replay_scale == 1.0
+            else (
+                f"{self.replay_scale:.3g} x the log's pace: its mean rate "
+                f"{played.mean_rps:.1f} req/s is past the plan's capacity on this machine "
+                f"({self.replay_capacity_rps:.1f} req/s), so 1 x is slowed to that capacity"
+            )
+        )
+        lines = [
+            (
+                f"replay: the arrival times of {played.describe()}; played at 1 x, 2 x and 4 x "
+                f"{base} (every gap divided by it), the paths drawn by weight; the same "
+                "arrivals for every layout"
+            )
+        ]
+        for level in REPLAY_LEVELS:
+            lines += self._level_notes(level, results, report, run)
+        return lines
+
+    def _level_notes(
+        self, level: Any, results: Results, report: Report, run: Run[AppSizes]
+    ) -> list[str]:
+        """One replay level's rows, timeline lines and verdict."""
         rows: dict[str, dict[str, Any]] = {}
         for config in self._side_configs(run):
-            if (config, REPLAY_LEVEL) not in results.samples:
+            if (config, level) not in results.samples:
                 continue
-            samples = results.rows(config, REPLAY_LEVEL)
-            row = results.median(config, REPLAY_LEVEL)
+            samples = results.rows(config, level)
+            row = results.median(config, level)
             for key in ("repeat", "other_cpu_cores"):
                 row.pop(key, None)
             for key in ("errors", "refused_503", "timeouts", "requests", "in_time_count"):
@@ -62,20 +88,21 @@ class ReplaySummary(Candidates):
         if not rows:
             return []
         report.runs.extend(rows.values())
+        speed = replay_speed(level.role)
         within = f"{GOOD_WITHIN_MS / 1000:g} s"
+        first = next(iter(rows.values()))
+        timeline = first["timeline"]
         lines = [
-            (
-                f"replay: {profile.describe()}, played in {replay_seconds(run.size):g} s (one step "
-                f"per log second, Poisson within it), its busiest second at {REPLAY_PEAK_FACTOR:g} x "
-                f"the plan's capacity ({self.replay_peak_rps:.1f} req/s, scale {self.replay_scale:.3g} "
-                "x the log's rates); the same arrivals (seed) for every layout"
-            )
+            f"{level.role} ({speed:g} x, {first['offered_rps']} req/s mean, one log second every "
+            f"{timeline['log_second_s']:g} s) log req/s over time: "
+            + _series(timeline["offered_rps"])
         ]
         for config, row in rows.items():
             lines.append(
-                f"replay {config}: {row['in_time']:.1%} of {row['requests']} requests answered "
-                f"within {within}, p99 {row['p99_ms']} ms, {row['errors']} errors, "
-                f"{row['refused_503']} shed (503)"
+                f"{level.role} {config}: {row['in_time']:.1%} of {row['requests']} requests "
+                f"answered within {within}, p99 {row['p99_ms']} ms, {row['errors']} errors, "
+                f"{row['refused_503']} shed (503); answered in time, req/s over time: "
+                + _series(row["timeline"]["in_time_rps"])
             )
         ours = [c for c in rows if self._side_of(c) == "ours"]
         copied = [c for c in rows if self._side_of(c) == "copied"]
@@ -90,17 +117,24 @@ class ReplaySummary(Candidates):
             ).replace("naive", "copied")
             report.verdicts.append(
                 verdict_record(
-                    "replay", f"req/s within {within}", best_ours, mine, best_copied, theirs,
+                    level.role, f"req/s within {within}", best_ours, mine, best_copied, theirs,
                     key, verdict,
                 )
             )  # fmt: skip
             ratio = mine[key] / theirs[key] if theirs[key] else math.inf
-            report.ratios[f"{best_ours}/{best_copied} req/s within {within} at replay"] = (
+            report.ratios[f"{best_ours}/{best_copied} req/s within {within} at {level.role}"] = (
                 round(ratio, 2) if math.isfinite(ratio) else 0.0
             )
             lines.append(
-                f"verdict replay: {verdict}: best servertune {best_ours} {mine[key]:.1f} req/s "
-                f"within {within} ({mine['in_time']:.1%} of the requests); best copied "
+                f"verdict {level.role}: {verdict}: best servertune {best_ours} {mine[key]:.1f} "
+                f"req/s within {within} ({mine['in_time']:.1%} of the requests); best copied "
                 f"{best_copied} {theirs[key]:.1f} ({theirs['in_time']:.1%})"
             )
         return lines
+
+
+def _series(values: list[float]) -> str:
+    """The first TIMELINE_SHOWN_S values, space-separated (and how many more there are)."""
+    shown = " ".join(f"{v:g}" for v in values[:TIMELINE_SHOWN_S])
+    more = len(values) - TIMELINE_SHOWN_S
+    return shown + (f" (+{more} more in the JSON)" if more > 0 else "")

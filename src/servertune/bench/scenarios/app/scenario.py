@@ -43,10 +43,11 @@ from servertune.bench.scenarios.app.inputs import (
     sibling_entry_point,
 )
 from servertune.bench.scenarios.app.levels import (
-    REPLAY_PEAK_FACTOR,
     capacity_rps,
     default_levels,
     levels_for,
+    replay_base,
+    replay_speed,
 )
 from servertune.bench.scenarios.app.load import Load
 from servertune.bench.scenarios.app.summary_dual import DualSummary
@@ -189,12 +190,11 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
                 raise BenchAppError(str(error)) from None
 
     def _setup_logs(self, given: AppInput) -> None:
-        """--replay: the rate the log's busiest second is offered at; --keep-log: its directory."""
+        """--replay: the pace 1 x plays the log at; --keep-log: its directory."""
         if given.replay is not None:
             # The slower entry point's capacity: one schedule for every layout of both.
-            capacity = min(capacity_rps(e.plan, i) for i, e in self.entries.items())
-            self.replay_peak_rps = REPLAY_PEAK_FACTOR * capacity
-            self.replay_scale = self.replay_peak_rps / given.replay.peak
+            self.replay_capacity_rps = min(capacity_rps(e.plan, i) for i, e in self.entries.items())
+            self.replay_scale = replay_base(given.replay.mean_rps, self.replay_capacity_rps)
         if given.keep_log is not None:
             try:
                 given.keep_log.mkdir(parents=True, exist_ok=True)
@@ -276,13 +276,19 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         return AdaptiveRounds(
             list(order),
             side={c: (self.interface_of(c), self._side_of(c)) for c, _ in order},
-            ranked=lambda level: level.role not in ("unloaded", "replay"),
+            ranked=lambda level: level.role != "unloaded" and replay_speed(level.role) is None,
             climb=lambda level: level.concurrency is not None,
             value=lambda level, row: float(
-                row["good_rps" if level.role in ("overload", "replay") else "rps"]
+                row[
+                    "good_rps"
+                    if level.role == "overload" or replay_speed(level.role) is not None
+                    else "rps"
+                ]
             ),
             # The unloaded p99 is the overload target's baseline: measured again with overload.
             paired=lambda level: level.role == "overload",
+            # The replay's levels: once, in the first round (not a baseline to re-measure).
+            once=lambda level: replay_speed(level.role) is not None,
             max_repeats=run.repeats,
             band=NOISE_BAND,
         )
