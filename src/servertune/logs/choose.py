@@ -17,7 +17,7 @@ from servertune.logs.formats import LogFormat, LogFormatError, build_format, for
 
 __all__ = ["MAX_CONF_BYTES", "choose_format", "format_from_configs"]
 
-#: Largest nginx.conf read for its log_format (a config is a few KiB; includes are not followed).
+#: Largest nginx.conf (and each file it includes) read for its log_format: a config is a few KiB.
 MAX_CONF_BYTES = 1024 * 1024
 
 
@@ -36,22 +36,82 @@ def choose_format(option: str | None, conf: Path | None, first_log: Path) -> Log
         raise LogFormatError(f"--log-conf reads an nginx.conf: it goes with nginx, not {name}")
     from servertune.logs.formats.nginx import formats_in_conf
 
-    try:
-        text = read_text(conf, max_bytes=MAX_CONF_BYTES, what="nginx config")
-    except InputFileError as error:
-        raise LogConfError(str(error)) from None
-    formats, used = formats_in_conf(text)
+    formats, used = formats_in_conf(_with_includes(conf))
     if sep:
         chosen = spec
     else:
-        custom = [u for u in used if u != "combined"]
+        custom = list(dict.fromkeys(u for u in used if u != "combined"))
         named = [n for n in formats if n != "combined"]
-        chosen = (custom or named or used or ["combined"])[0]
+        candidates = [c for c in (custom or named) if c in formats]
+        chosen = (
+            _best_match(candidates, formats, first_log)
+            if len(candidates) > 1
+            else (custom or named or used or ["combined"])[0]
+        )
     if chosen not in formats:
         raise LogConfError(
             f"{conf} defines no log_format {chosen!r} (it has: {', '.join(formats)})"
         )
     return build_format("nginx", formats[chosen])
+
+
+#: How deep `include`s of an nginx.conf are followed for its log_format (nginx has no limit;
+#: a real tree nests two or three).
+MAX_INCLUDE_DEPTH = 8
+
+
+def _with_includes(conf: Path) -> str:
+    """The text of `conf` with the files its `include` directives name appended (globs
+    relative to its folder, as nginx resolves them from its prefix), at most MAX_CONF_BYTES
+    each and MAX_INCLUDE_DEPTH deep; an include outside the conf's folder, missing or a cycle
+    is passed over: the log_format is what is looked for, the config is nginx's to check."""
+    import glob
+    import re
+
+    root = conf.resolve().parent
+    seen: set[Path] = set()
+    parts: list[str] = []
+
+    def read(path: Path, depth: int) -> None:
+        real = path.resolve()
+        if real in seen or depth > MAX_INCLUDE_DEPTH:
+            return
+        seen.add(real)
+        try:
+            text = read_text(path, max_bytes=MAX_CONF_BYTES, what="nginx config")
+        except InputFileError as error:
+            if depth == 0:
+                raise LogConfError(str(error)) from None
+            return
+        parts.append(text)
+        for match in re.finditer(r"(?m)^\s*include\s+['\"]?([^;'\"]+)['\"]?\s*;", text):
+            pattern = match.group(1).strip()
+            full = pattern if pattern.startswith("/") else str(root / pattern)
+            for name in sorted(glob.glob(full)):
+                found = Path(name)
+                if found.is_file() and found.resolve().is_relative_to(root):
+                    read(found, depth + 1)
+
+    read(conf, 0)
+    return "\n".join(parts)
+
+
+def _best_match(candidates: list[str], formats: dict[str, str], first_log: Path) -> str:
+    """Of several log_formats the config uses, the one most of the log's first lines match
+    (the first on a tie, or when the log cannot be read twice)."""
+    from servertune.logs.detect import sniffed_lines
+
+    lines = sniffed_lines(first_log) if str(first_log) != "-" else []
+    best, best_hits = candidates[0], -1
+    for name in candidates:
+        try:
+            pattern = build_format("nginx", formats[name]).pattern
+        except LogFormatError:
+            continue
+        hits = sum(1 for line in lines if pattern.match(line))
+        if hits > best_hits:
+            best, best_hits = name, hits
+    return best
 
 
 def format_from_configs(paths: list[Path]) -> LogFormat | None:

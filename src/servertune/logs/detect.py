@@ -15,21 +15,27 @@ from servertune.logs.errors import LogError
 from servertune.logs.formats import LogFormat, build_format, format_names
 from servertune.logs.reader import chunks
 
-__all__ = ["SNIFF_LINES", "detect_format"]
+__all__ = ["SNIFF_LINES", "detect_format", "sniffed_lines"]
 
 #: Lines looked at; a format must match most of them.
 SNIFF_LINES = 200
+
+
+def sniffed_lines(path: Path) -> list[str]:
+    """The first SNIFF_LINES non-empty lines of `path` (of the first file of a rotated set)."""
+    lines: list[str] = []
+    for chunk in chunks(path):
+        lines += [line for line in chunk.text.split("\n") if line][: SNIFF_LINES - len(lines)]
+        if len(lines) >= SNIFF_LINES:
+            break
+    return lines
 
 
 def detect_format(path: Path) -> LogFormat:
     """The default format that matches most of the first SNIFF_LINES lines of `path`."""
     if str(path) == "-":
         raise LogError("stdin: name the format with --log-format (it cannot be read twice)")
-    lines: list[str] = []
-    for chunk in chunks(path):
-        lines += [line for line in chunk.text.split("\n") if line][: SNIFF_LINES - len(lines)]
-        if len(lines) >= SNIFF_LINES:
-            break
+    lines = sniffed_lines(path)
     if not lines:
         raise LogError(f"{path} is empty")
     best: tuple[int, LogFormat] | None = None
