@@ -326,3 +326,27 @@ def test_gunicorn_python_module_config_is_its_file(tmp_path: Path) -> None:
     )
     result = check_folder(tmp_path)
     assert [(a.workers.value, a.workers.at.file.name) for a in result.apps] == [(3, "gunicorn.py")]
+
+
+def test_walk_reads_caddy_and_traefik_fronts(tmp_path: Path) -> None:
+    """A Caddyfile, a `*.caddyfile` and Traefik's static and dynamic files (TOML or YAML) are
+    found by name and read as fronts: Caddy's 2 min idle keep-alive before uvicorn's 5 s is
+    found through the walk, as when the files are named."""
+    write(
+        tmp_path,
+        {
+            "Caddyfile": "example.com {\n    reverse_proxy 127.0.0.1:8000\n}\n",
+            "docker/caddy/site.caddyfile": "example.org {\n    reverse_proxy 127.0.0.1:8000\n}\n",
+            "traefik.prod.toml": '[entryPoints.web]\n  address = ":80"\n',
+            "start.sh": "#!/bin/sh\nexec uvicorn app:app --host 127.0.0.1 --port 8000\n",
+        },
+    )
+    assert found(tmp_path) == {
+        "Caddyfile",
+        "docker/caddy/site.caddyfile",
+        "traefik.prod.toml",
+        "start.sh",
+    }
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert any(f.rule == "lb-idle-over-app-keepalive" for f in result.findings), result.findings

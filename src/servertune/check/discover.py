@@ -207,9 +207,11 @@ def _candidate(path: Path) -> bool:
         return True
     if _ENV_NAME.match(path.name):
         return True
-    if name.startswith(("dockerfile", "containerfile", "procfile")) or name.endswith(
-        (".dockerfile", ".containerfile")
+    if name.startswith(("dockerfile", "containerfile", "procfile", "caddyfile")) or name.endswith(
+        (".dockerfile", ".containerfile", ".caddyfile")
     ):
+        return True
+    if "traefik" in name and suffix in (".toml", ".yaml", ".yml"):
         return True
     if suffix in (".yaml", ".yml", ".sh", ".bash", ".ini", ".conf", ".cfg", ".template"):
         return True
@@ -319,7 +321,12 @@ def _named_for_check(path: Path) -> bool:
     return bool(
         name.startswith(("dockerfile", "containerfile", "procfile"))
         or name.endswith((".dockerfile", ".containerfile"))
-        or any(word in name for word in ("gunicorn", "uwsgi", "nginx", "haproxy", "supervisor"))
+        or name.startswith("caddyfile")
+        or name.endswith(".caddyfile")
+        or any(
+            word in name
+            for word in ("gunicorn", "uwsgi", "nginx", "haproxy", "supervisor", "traefik")
+        )
         or "compose" in name
         or _SCRIPT_NAMES.match(path.name)
     )
