@@ -319,10 +319,8 @@ def _named_for_check(path: Path) -> bool:
     `.ini` or `.conf` of some other tool."""
     name = path.name.lower()
     return bool(
-        name.startswith(("dockerfile", "containerfile", "procfile"))
-        or name.endswith((".dockerfile", ".containerfile"))
-        or name.startswith("caddyfile")
-        or name.endswith(".caddyfile")
+        name.startswith(("dockerfile", "containerfile", "procfile", "caddyfile"))
+        or name.endswith((".dockerfile", ".containerfile", ".caddyfile"))
         or any(
             word in name
             for word in ("gunicorn", "uwsgi", "nginx", "haproxy", "supervisor", "traefik")
