@@ -145,6 +145,12 @@ def test_timeouts_say_whether_the_request_was_ever_written(backlog: int) -> None
         assert 0 < result.timeouts_unsent < result.sent
 
 
+#: How late the client may write a request beside the rest of the suite on 2 cores (a
+#: descheduled moment, not a schedule kept wrongly): the bursts' 905 ms pauses and 95 ms spans
+#: stay apart at every pace.
+SCHEDULING_SLACK_S = 0.06
+
+
 def test_given_arrival_times_are_sent_as_scheduled_bursts_kept(nginx: str) -> None:
     """A log's bursts (20 requests within 100 ms, every second) played against a real nginx at
     1, 2 and 4 x their pace: the requests are written when scheduled (the bursts' 5 ms gaps and
@@ -168,11 +174,11 @@ def test_given_arrival_times_are_sent_as_scheduled_bursts_kept(nginx: str) -> No
         quiet = [g for g in gaps if g > 0.5 / pace]
         assert len(quiet) == 2, gaps  # the two pauses between the three bursts, nothing else
         for g in quiet:
-            assert g == pytest.approx(0.905 / pace, abs=0.03)
+            assert g == pytest.approx(0.905 / pace, abs=SCHEDULING_SLACK_S)
         # Each burst spans its 95 ms / pace, give or take the client's own lag.
         for k in range(3):
             span = written[20 * k + 19] - written[20 * k]
-            assert span == pytest.approx(0.095 / pace, abs=0.03), (pace, k)
+            assert span == pytest.approx(0.095 / pace, abs=SCHEDULING_SLACK_S), (pace, k)
         assert took < 3.0 / pace + 1.0
 
 
