@@ -200,3 +200,20 @@ def test_sigterm_to_a_shell_does_not_reach_its_background_server_without_a_trap(
             assert not got.exists()
             os.kill(pid, signal.SIGKILL)
         shell.stdin.close()
+
+
+def test_the_exec_fix_keeps_the_assignments_before_exec_and_runs_in_sh(tmp_path: Path) -> None:
+    """`KEY=v PORT=8080 uvicorn ...` without `exec`: the fix puts `exec` after the assignments
+    (`exec KEY=v uvicorn` would ask the shell for a program named `KEY=v`); the real sh runs the
+    fixed line, passing the variables to the command it becomes."""
+    script = '#!/bin/sh\nWEBUI_KEY="s e" PORT=8080 uvicorn main:app --port 8080\n'
+    image = 'FROM python:3.12-slim\nCOPY start.sh /start.sh\nENTRYPOINT ["/start.sh"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == 'WEBUI_KEY="s e" PORT=8080 exec uvicorn main:app --port 8080'
+    ran = subprocess.run(
+        ["sh", "-c", finding.fix.replace("uvicorn main:app --port 8080", "env")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "WEBUI_KEY=s e\n" in ran.stdout
+    assert "PORT=8080\n" in ran.stdout

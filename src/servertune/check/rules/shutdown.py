@@ -76,9 +76,22 @@ def _exec_fix(line: str) -> str:
     substitution first."""
     server, bar, rest = line.partition(" | ")
     if not bar:
-        return f"exec {line}"
+        return _with_exec(line)
     server = re.sub(r"\s*2>&1\s*$", "", server)
-    return f"exec > >({rest.strip()}) 2>&1   then   exec {server}   (bash)"
+    return f"exec > >({rest.strip()}) 2>&1   then   {_with_exec(server)}   (bash)"
+
+
+#: `VAR=value` words before a command (quoted values kept whole): the shell's assignments.
+_ASSIGNMENTS = re.compile(r"\A((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"])*\s+)+)")
+
+
+def _with_exec(command: str) -> str:
+    """`exec` before the command, after its `VAR=value` assignments: `VAR=1 exec cmd` passes
+    VAR to cmd, where `exec VAR=1 cmd` asks the shell to run a program named `VAR=1`."""
+    assignments = _ASSIGNMENTS.match(command)
+    if assignments is None:
+        return f"exec {command}"
+    return f"{assignments[1]}exec {command[assignments.end() :]}"
 
 
 def _signal_arrives(app: AppServer) -> bool:
