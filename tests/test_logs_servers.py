@@ -358,11 +358,16 @@ def test_keep_log_keeps_haproxys_log_where_haproxy_takes_nginxs_place(
     assert traffic.unparsable == 0  # no readiness probe, no HAProxy notice among the requests
     answered = read_traffic([nginx_log], build_format("nginx", TIMED))
     # Every request an app server answered came through one of the two fronts, and was logged
-    # there once (503s past HAProxy's queue never reached the app).
+    # there once (503s past HAProxy's queue never reached the app). A client that gave up as a
+    # level ended (nginx 499, HAProxy -1: seen on a loaded machine, 7 of 7,567) leaves a request
+    # the app still answered but no front answered with a 200.
     truth = _app_times(times)
-    assert traffic.statuses["200"] + answered.statuses["200"] == len(truth)
+    given_up = answered.statuses["499"] + traffic.statuses["-1"]
+    answered_200 = traffic.statuses["200"] + answered.statuses["200"]
+    assert answered_200 <= len(truth) <= answered_200 + given_up
     assert traffic.statuses["200"] >= 100
-    assert set(traffic.statuses) <= {"200", "503"}
+    assert set(traffic.statuses) <= {"200", "503", "-1"}
+    assert set(answered.statuses) <= {"200", "499"}
     # Tr holds the app's time: at least its 25 ms (whole ms, cut down), and in the closed levels,
     # where nothing waits in front of the handler, as low as the app's own fastest answers. (The
     # open-loop level queues requests inside uvicorn, which HAProxy times and the app does not.)
