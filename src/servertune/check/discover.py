@@ -191,6 +191,12 @@ def _has_shell_shebang(path: Path) -> bool:
     return bool(re.match(rb"#!.*\b(ba|da|z|k)?sh\b", first))
 
 
+#: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and
+#: Containerfile families, Procfiles, Caddyfiles.
+_KIND_PREFIXES = ("dockerfile", "containerfile", "procfile", "caddyfile")
+_KIND_SUFFIXES = (".dockerfile", ".containerfile", ".caddyfile")
+
+
 def _candidate(path: Path) -> bool:
     """Whether the name alone makes the file worth opening: a kind check reads is named so
     (or so before a template's suffix), an executable without a suffix (an s6 `run`, a
@@ -207,9 +213,7 @@ def _candidate(path: Path) -> bool:
         return True
     if _ENV_NAME.match(path.name):
         return True
-    if name.startswith(("dockerfile", "containerfile", "procfile", "caddyfile")) or name.endswith(
-        (".dockerfile", ".containerfile", ".caddyfile")
-    ):
+    if name.startswith(_KIND_PREFIXES) or name.endswith(_KIND_SUFFIXES):
         return True
     if "traefik" in name and suffix in (".toml", ".yaml", ".yml"):
         return True
@@ -319,8 +323,8 @@ def _named_for_check(path: Path) -> bool:
     `.ini` or `.conf` of some other tool."""
     name = path.name.lower()
     return bool(
-        name.startswith(("dockerfile", "containerfile", "procfile", "caddyfile"))
-        or name.endswith((".dockerfile", ".containerfile", ".caddyfile"))
+        name.startswith(_KIND_PREFIXES)
+        or name.endswith(_KIND_SUFFIXES)
         or any(
             word in name
             for word in ("gunicorn", "uwsgi", "nginx", "haproxy", "supervisor", "traefik")

@@ -446,8 +446,11 @@ def run_words(
     if find_config is not None and depth <= 4 and len(words) >= 2:
         # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
         # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
-        here = find_config(words[0].text, words[0].at)
-        if here is not None and _SCRIPT_PATH.match(words[0].text):
+        # (Only a path is looked up: `gunicorn app:app` is no file of the image's.)
+        here = (
+            find_config(words[0].text, words[0].at) if _SCRIPT_PATH.match(words[0].text) else None
+        )
+        if here is not None:
             return _script_server(here, words[1:], env, env_at, find_config)
     found = server_command(words)
     if found is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "excluded",
     "find_settings",
     "glob_matches",
+    "is_folder",
     "load_settings",
     "settings_for",
     "settings_table",
@@ -317,7 +318,7 @@ def find_settings(start: Path) -> CheckSettings:
     return CheckSettings()
 
 
-def _is_dir(path: Path) -> bool:
+def is_folder(path: Path) -> bool:
     """A directory (a name too long or a loop of symlinks is none: the reader says why)."""
     try:
         return path.is_dir()
@@ -340,7 +341,7 @@ def settings_for(paths: Sequence[Path], explicit: Path | None = None) -> CheckSe
         if settings is None:
             raise SettingsError(f"--settings {explicit}: has no [tool.servertune.check] table")
         return settings
-    directories = [(p if _is_dir(p) else p.parent).absolute() for p in paths] or [Path.cwd()]
+    directories = [(p if is_folder(p) else p.parent).absolute() for p in paths] or [Path.cwd()]
     common = Path(os.path.commonpath([str(d) for d in directories]))
     return find_settings(common)
 

@@ -329,11 +329,12 @@ def _targets(targets: list[Path]) -> tuple[list[Path], list[Any]]:
     """The files to read: each file named, and each folder's files as its walk finds them
     (a found file no reader claims is skipped; a named one is read, or refused with exit 2)."""
     from servertune.check.discover import discover
+    from servertune.check.settings import is_folder
 
     paths: list[Path] = []
     walks = []
     for target in targets:
-        if _is_folder(target):
+        if is_folder(target):
             walk = discover(target)
             walks.append(walk)
             paths += walk.files
@@ -342,19 +343,12 @@ def _targets(targets: list[Path]) -> tuple[list[Path], list[Any]]:
     return list(dict.fromkeys(paths)), walks
 
 
-def _is_folder(target: Path) -> bool:
-    """Whether `target` is a folder to walk (a name the system refuses, too long say, is not:
-    it is read as a file, and refused as one)."""
-    try:
-        return target.is_dir()
-    except OSError:
-        return False
-
-
 def _root(targets: list[Path]) -> Path | None:
     """The tree a folder run may read in: the one folder given (the repository in folder
     mode); else None, the files' common folder (`check.resolve.default_root`)."""
-    if len(targets) == 1 and _is_folder(targets[0]):
+    from servertune.check.settings import is_folder
+
+    if len(targets) == 1 and is_folder(targets[0]):
         return targets[0].resolve()
     return None
 

@@ -8,6 +8,8 @@ nginx.conf (`--log-conf`), `nginx` is the format its `access_log` uses, and `ngi
 
 from __future__ import annotations
 
+import glob
+import re
 from pathlib import Path
 
 from servertune.inputfile import InputFileError, read_text
@@ -65,9 +67,6 @@ def _with_includes(conf: Path) -> str:
     relative to its folder, as nginx resolves them from its prefix), at most MAX_CONF_BYTES
     each and MAX_INCLUDE_DEPTH deep; an include outside the conf's folder, missing or a cycle
     is passed over: the log_format is what is looked for, the config is nginx's to check."""
-    import glob
-    import re
-
     root = conf.resolve().parent
     seen: set[Path] = set()
     parts: list[str] = []
