@@ -101,9 +101,12 @@ def workload_values(
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges: the
     CPU per request in ms (the model derives the GIL share from it)."""
+    service = max(MIN_SERVICE_TIME_MS, round(service_time_ms, 2))
     values: dict[str, Any] = {
-        "service_time_ms": max(MIN_SERVICE_TIME_MS, round(service_time_ms, 2)),
-        "cpu_ms": max(MIN_CPU_MS, round(cpu_ms, CPU_MS_DECIMALS)),
+        "service_time_ms": service,
+        # A request served alone holds the GIL no longer than it took: rounding the two to
+        # different decimals must not write a CPU time past the service time (1.0001 of it).
+        "cpu_ms": min(service, max(MIN_CPU_MS, round(cpu_ms, CPU_MS_DECIMALS))),
         # What the app ran with, written either way: the plan then says which case it sized for.
         "gil": "enabled" if gil_enabled else "disabled",
     }
@@ -424,7 +427,8 @@ class Mix:
             values = {**values, "in_flight_limit": self.sweep.limit}
         busiest = self.sweep.busiest
         if busiest is not None and busiest.requests > 0 and busiest.cpu_seconds > 0:
-            values = {**values, "cpu_ms": max(MIN_CPU_MS, round(busiest.cpu_ms, CPU_MS_DECIMALS))}
+            cpu_ms = max(MIN_CPU_MS, round(busiest.cpu_ms, CPU_MS_DECIMALS))
+            values = {**values, "cpu_ms": min(values["service_time_ms"], cpu_ms)}
             if "loop_blocking_fraction" in values:
                 # The loop's time is wall time: a busy machine stretches it at either level, so
                 # the lower of the two is the app's.
