@@ -131,3 +131,59 @@ def test_a_capacity_within_20_percent_writes_nothing() -> None:
     close = saturation("uvicorn-2n+1", "uvicorn", 4000.0, [_closed(128, 3600), _closed(256, 3700)])
     assert correct(without_admission(ours, [close]), workload, 2) is None
     assert correct(without_admission(ours, []), workload, 2) is None
+
+
+def _costed(concurrency: int, rps: float, app_ms: float, proxy_ms: float) -> dict[str, Any]:
+    return {**_closed(concurrency, rps), "app_cpu_ms_per_req": app_ms,
+            "proxy_cpu_ms_per_req": proxy_ms, "load_cpu_ms_per_req": 0.018}  # fmt: skip
+
+
+def test_capacity_is_judged_by_what_the_server_costs_on_the_plan_s_cores_not_beside_wrk() -> None:
+    """As on FastAPI `/io` (2026-11-29): uvicorn copied with 4 processes answered 3,467 req/s at
+    512 connections while wrk and other work shared the 2 cores; 0.263 ms of app-server CPU and
+    0.035 ms of nginx per answered request give 2,000 / 0.298 = 6,711 req/s on the plan's 2
+    cores. The plan's 7,905 is judged against that (1.18, met), not against 3,467 (2.28)."""
+    ours = saturation(
+        "servertune-uvicorn", "uvicorn", 7905.0,
+        [_costed(256, 4412.0, 0.211, 0.042), _costed(512, 6733.0, 0.202, 0.041)], 51.8, cores=2,
+    )  # fmt: skip
+    copied = saturation(
+        "fastapi-run-4", "uvicorn", 7905.0,
+        [_costed(256, 3300.0, 0.27, 0.04), _costed(512, 3467.0, 0.263, 0.035)], 94.3, cores=2,
+    )  # fmt: skip
+    judged = without_admission(ours, [copied])
+    assert judged.machine_rps == pytest.approx(2000 / 0.298)
+    assert judged.ratio == pytest.approx(7905 / (2000 / 0.298))
+    target = saturation_target(judged)
+    assert target.met
+    assert "on the plan's 2 cores" in target.name
+    assert "answered 3467 req/s beside the load generator" in target.name
+    # Without the cores (or the CPU) it falls back to the raw saturation, and fails.
+    raw = without_admission(ours, [saturation(
+        "fastapi-run-4", "uvicorn", 7905.0, [_closed(256, 3300.0), _closed(512, 3467.0)], 94.3,
+    )])  # fmt: skip
+    assert raw.machine_rps is None
+    assert saturation_target(raw).met is False
+
+
+def test_a_correction_by_cpu_per_request_names_the_cpu_ms_the_server_paid() -> None:
+    """A plan whose cpu_ms was 1.0 against a copied uvicorn paying 0.45 ms of app-server and
+    0.05 ms of nginx CPU per answered request: the corrected cpu_ms is 0.45 + 0.05 - uvicorn's
+    own 0.14 - nginx's 0.05 = 0.31, and the other work's cores are not blamed (they are out of
+    a CPU per request)."""
+    workload = Workload(cores=2, interface="asgi", service_time_ms=51.07, cpu_ms=1.0, app="m:app")
+    plan = plan_for(workload)
+    ours = saturation(
+        "servertune-uvicorn", "uvicorn", float(plan.asgi_capacity_rps),
+        [_costed(128, 1700.0, 1.1, 0.05), _costed(256, 1750.0, 1.1, 0.05)], 51.0, cores=2,
+    )  # fmt: skip
+    busy = {**_costed(256, 2600.0, 0.45, 0.05), "repeats": [{"other_cpu_cores": 0.9}]}
+    copied = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_costed(128, 2500.0, 0.46, 0.05), busy], 51.0, cores=2,
+    )  # fmt: skip
+    fix = correct(without_admission(ours, [copied]), workload, plan.processes)
+    assert fix is not None
+    assert fix.measured_cpu_ms == pytest.approx(0.31, abs=0.001)
+    assert fix.other_cores == 0.0
+    assert fix.measured_rps == pytest.approx(2000 / 0.5)

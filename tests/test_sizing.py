@@ -359,13 +359,13 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
 
 def test_haproxy_in_nginx_place_takes_the_wait_in_its_queue_not_on_the_loop() -> None:
     """A 52.6 ms path (the recipe app's /io): nginx admits 32 a process (capacity x held + wait,
-    within in_flight_limit 32); HAProxy, which queues, gives each process 25 at once: the same
+    within in_flight_limit 32); HAProxy, which queues, gives each process 24 at once: the same
     capacity, with the wait spent where `timeout queue` bounds it."""
     w = Workload(cores=2, interface="asgi", service_time_ms=52.58, cpu_fraction=0.04,
                  loop_blocking_fraction=0.04, in_flight_limit=32)  # fmt: skip
     plan = make_plan(w)
     assert plan.admitted_per_process == 32
-    assert plan.in_service_per_process == 25
+    assert plan.in_service_per_process == 24
     assert plan.in_service_per_process < plan.admitted_per_process
     assert "HAProxy's queue" in plan.reasons["in_service_per_process"]
 

@@ -288,7 +288,13 @@ ASGI_SERVER_MS_PER_REQUEST = 0.14
 #: capacity against the saturation `bench app` measures"): 0.086-0.099 ms a request on a path
 #: measuring 0.097-0.105 ms. So the plan gives granian its own capacity, not uvicorn's
 #: (one number for both was 0.76 x granian's measured saturation and 1.87 x uvicorn's).
-GRANIAN_SERVER_MS_PER_REQUEST = 0.0
+#: Those runs set it against the in-process figure taken one request at a time, which carried
+#: the loop's wake-up (0.1-0.16 ms). Since `measure` takes its CPU per request at concurrency
+#: (0.063 ms on FastAPI `/io`), granian's Rust work shows: its processes used 0.141-0.175 ms a
+#: request at 256-512 connections and the open-loop top rate (default `bench app` run,
+#: 2026-11-29, quiet 2 cores, granian-default and both servertune granian rows): 0.08-0.11 ms
+#: of its own. Off the GIL, not off the cores: each process is one core's worth of capacity.
+GRANIAN_SERVER_MS_PER_REQUEST = 0.09
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
 #: the same cores as the app's loops, so the plan's capacity counts it.
 NGINX_MS_PER_REQUEST = 0.05

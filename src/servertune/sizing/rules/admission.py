@@ -151,9 +151,10 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
         "granian_capacity_rps",
         min(served, held),
         f"{processes} processes x 1000 / ({app_ms:.2f} ms of the app + "
-        f"{GRANIAN_SERVER_MS_PER_REQUEST:g} ms of granian's own (it parses HTTP in Rust, off "
-        f"the GIL) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops serve more than "
-        "uvicorn's, so it gets its own capacity" + (held_reason if held < served else ""),
+        f"{GRANIAN_SERVER_MS_PER_REQUEST:g} ms of granian's own (it parses HTTP in Rust: off "
+        f"the GIL, on the same cores) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops "
+        "serve more than uvicorn's, so it gets its own capacity"
+        + (held_reason if held < served else ""),
     )
     return capacity, fastest
 

@@ -4,7 +4,8 @@ When a servertune row's planned capacity differs from the saturation its server 
 servertune's admission (`capacity.without_admission`) by more than `CAPACITY_TOLERANCE`, the
 number that was off is the CPU one request costs its loop: the plan's capacity is
 `processes x 1000 / (cpu_ms + the server's own ms + nginx's ms)`, every other term a declared
-constant. Solving that for the saturation measured gives the cpu_ms the run saw; the workload
+constant. Solving that for the capacity measured (the app servers' and the front's CPU per
+answered request on the plan's cores, `Saturation.judged_rps`) gives the cpu_ms the run saw; the workload
 the run planned from, with that cpu_ms (and a loop share no larger), is written as a workload
 file, so `servertune gen --workload FILE` writes the configs for what was just measured.
 """
@@ -49,7 +50,7 @@ class Correction:
         """The verdict's line: which number was off, by how much, and where the fix went."""
         return (
             f"capacity off by more than {CAPACITY_TOLERANCE:.0%}: {self.config}'s plan said "
-            f"{self.planned_rps:.0f} req/s, {self.against} (no admission) served "
+            f"{self.planned_rps:.0f} req/s, {self.against} (no admission) serves "
             f"{self.measured_rps:.0f}; the number that was off is cpu_ms, {self.planned_cpu_ms:g} "
             f"planned against {self.measured_cpu_ms:g} that saturation implies"
             + (
@@ -75,7 +76,7 @@ def correct(sat: Saturation, workload: Workload, processes: int) -> Correction |
         return None
     if abs(sat.ratio - 1) <= CAPACITY_TOLERANCE:
         return None
-    ms = processes * 1000 / sat.measured_rps - _server_ms(sat.server) - NGINX_MS_PER_REQUEST
+    ms = processes * 1000 / sat.judged_rps - _server_ms(sat.server) - NGINX_MS_PER_REQUEST
     if ms < max(MIN_CPU_MS, MIN_CPU_MS_PER_REQUEST):
         return None
     others = sorted(
@@ -85,7 +86,9 @@ def correct(sat: Saturation, workload: Workload, processes: int) -> Correction |
     )
     return Correction(
         sat.config, sat.against, round(workload.cpu_ms_per_request, 3), round(ms, 3),
-        sat.planned_rps, sat.measured_rps, others[len(others) // 2] if others else 0.0,
+        sat.planned_rps, sat.judged_rps,
+        # Judged by its CPU per request, the other work's cores are already out of it.
+        0.0 if sat.machine_rps is not None else others[len(others) // 2] if others else 0.0,
     )  # fmt: skip
 
 

@@ -267,6 +267,8 @@ class AsgiSummary(ReplaySummary):
             return saturation(
                 config, layout.server, planned_rps(self.plan, layout.server), closed,
                 by_load[config].get("unloaded", {}).get("p50_ms"),
+                # A loop uses a core at most: the plan's processes bound it below the cores.
+                min(self.cores, int(self.plan.processes)),
             )  # fmt: skip
 
         copied = [c for c in by_load if c in self.layouts and not self.layouts[c].ours]
@@ -275,15 +277,19 @@ class AsgiSummary(ReplaySummary):
             if own is None:
                 continue
             # The same server, with at least the plan's processes: one process on 2 cores
-            # (uvicorn's default) saturates at a core, which says nothing of a 2-core plan.
+            # (uvicorn's default) saturates at a core, which says nothing of a 2-core plan's
+            # req/s. Its CPU per answered request, though, is the server's cost per request
+            # with nothing in front, so where no copied layout runs as many processes (granian's
+            # default is one) it is the capacity judged, and it beats the row's own behind its
+            # admission.
             same = [
-                one
+                (one, self._workers(c) >= int(self.plan.processes))
                 for c in copied
-                if self.layouts[c].server == own.server
-                and self._workers(c) >= int(self.plan.processes)
-                and (one := measured(c)) is not None
+                if self.layouts[c].server == own.server and (one := measured(c)) is not None
             ]
-            sat = without_admission(own, same)
+            many = [one for one, enough in same if enough]
+            few = [one for one, _ in same if one.machine_rps is not None]
+            sat = without_admission(own, many or few)
             # The CPU split is of the row judged: a copied layout sits behind plain nginx.
             front = "nginx" if sat.against else self.layouts[config].front
             report.targets.append(saturation_target(sat))
