@@ -149,6 +149,8 @@ def test_timeouts_say_whether_the_request_was_ever_written(backlog: int) -> None
 #: descheduled moment, not a schedule kept wrongly): the bursts' 905 ms pauses and 95 ms spans
 #: stay apart at every pace.
 SCHEDULING_SLACK_S = 0.06
+#: How many times a pace is played when the client's own send lag passed the slack.
+DESCHEDULED_TRIES = 3
 
 
 def test_given_arrival_times_are_sent_as_scheduled_bursts_kept(nginx: str) -> None:
@@ -158,11 +160,16 @@ def test_given_arrival_times_are_sent_as_scheduled_bursts_kept(nginx: str) -> No
     burst = [s + 0.005 * i for s in range(3) for i in range(20)]
     for pace in (1.0, 2.0, 4.0):
         offsets = [at / pace for at in burst]
-        started = time.perf_counter()
-        result = run_arrivals(
-            nginx, [("/a", 1.0)], offsets, duration_s=3.0 / pace, timeout_s=2.0, seed=1
-        )
-        took = time.perf_counter() - started
+        for _ in range(DESCHEDULED_TRIES):
+            started = time.perf_counter()
+            result = run_arrivals(
+                nginx, [("/a", 1.0)], offsets, duration_s=3.0 / pace, timeout_s=2.0, seed=1
+            )
+            took = time.perf_counter() - started
+            # A client descheduled past the slack (its own lag says so) measured the machine,
+            # not the schedule: that pace is played again.
+            if max(result.ok_send_lag_ms, default=0.0) / 1000 < SCHEDULING_SLACK_S:
+                break
         assert result.sent == result.ok == 60
         assert result.rate == pytest.approx(20.0 * pace)
         assert sorted(result.ok_offsets_s) == pytest.approx(offsets)
