@@ -61,6 +61,7 @@ RULES: dict[str, Rule] = {
         sockets.uvicorn_workers_nagle,
         workers.workers_over_cores,
         workers.workers_from_cpu_count,
+        workers.workers_from_cpu_count_no_limit,
         workers.one_process_one_thread,
         sockets.backlog_over_somaxconn,
         sockets.listen_queue_zero,
