@@ -377,3 +377,21 @@ def test_honcho_running_one_process_waits_for_it(tmp_path: Path) -> None:
     assert [a.kind for a in result.apps] == ["gunicorn"]
     rules = {f.rule for f in result.findings}
     assert not rules & {"stop-wait-below-graceful", "entrypoint-without-exec"}
+
+
+def test_a_scripts_colon_default_assignments_are_its_variables(tmp_path: Path) -> None:
+    """`: "${GUNICORN_GRACEFUL_TIMEOUT:=900}"` sets the variable when the environment leaves it
+    unset (the shell's assign-default expansion), so the server's flags read 900; a value the
+    environment gives wins."""
+    script = (
+        '#!/bin/bash\n: "${PORT:=8000}"\n: "${GRACEFUL:=900}"\n'
+        'exec gunicorn --graceful-timeout "${GRACEFUL}" -b 0.0.0.0:"${PORT}" app.wsgi\n'
+    )
+    path = tmp_path / "run_web.sh"
+    path.write_text(script)
+    (app,) = check_files([path], machine=MACHINE, env={}).apps
+    assert app.graceful_timeout is not None
+    assert (app.graceful_timeout.value, [s.value for s in app.sockets]) == (900.0, ["0.0.0.0:8000"])
+    (given,) = check_files([path], machine=MACHINE, env={"GRACEFUL": "60"}).apps
+    assert given.graceful_timeout is not None
+    assert given.graceful_timeout.value == 60.0

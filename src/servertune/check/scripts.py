@@ -251,8 +251,25 @@ def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
     return words
 
 
+#: `${NAME:=word}` / `${NAME=word}`: the shell assigns `word` to NAME when it is unset (with
+#: `:`, also when empty); a script's `: "${PORT:=8000}"` line sets its defaults so.
+_ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
+
+
 def _assignments(line: _Line, env: dict[str, str]) -> None:
-    """`VAR=value` / `export VAR=value` lines: the script's own variables, for what follows."""
+    """`VAR=value` / `export VAR=value` lines, and `: "${VAR:=value}"` ones: the script's own
+    variables, for what follows."""
+    if line.words[:1] == [":"]:
+        for word in line.words[1:]:
+            found = _ASSIGN_DEFAULT.match(word)
+            if found is None:
+                continue
+            name, colon, value = found.groups()
+            if name not in env or (colon and not env[name]):
+                expanded = expand_shell(value, env)
+                if expanded is not None:
+                    env[name] = expanded
+        return
     words = line.words[1:] if line.words[:1] == ["export"] else line.words
     if not words or not all(_ASSIGNMENT.match(w) for w in words):
         return
