@@ -229,6 +229,9 @@ def test_a_cpu_count_fix_keeps_the_projects_own_variable(tmp_path: Path) -> None
     assert advice.fix.startswith('workers = int(os.environ.get("APP_WORKER_COUNT", ')
     assert "WEB_CONCURRENCY" not in advice.fix + advice.message
     assert "set APP_WORKER_COUNT with it" in advice.message
+    # One cause, one finding: with cores named, no workers-over-cores beside it.
+    named = _findings(tmp_path, files, machine=TWO_CORES)
+    assert [f.rule for f in named if f.at.line == 5] == ["workers-from-cpu-count-no-limit"]
     files["compose.yaml"] = _compose('"2"')
     (fault,) = [f for f in _findings(tmp_path, files) if f.rule.startswith("workers-from-cpu")]
     assert (fault.rule, fault.severity) == ("workers-from-cpu-count", Severity.warning)

@@ -150,8 +150,8 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
         if known is None:
             continue  # no cores named: the checker's own machine decides nothing
         cores, where = known
-        if app.workers_follow_cpu_count and _runs_in_container(app):
-            continue  # one cause, one finding: workers-from-cpu-count says it at this line
+        if _cpu_count_in_a_container(app, c):
+            continue  # one cause, one finding: workers-from-cpu-count(-no-limit) says it here
         if app.workers.value <= cores or planned_processes(app, c):
             continue
         box = app.container
@@ -190,6 +190,15 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
             (box.cpu_limit.at,) if box is not None and box.cpu_limit is not None else (),
             backing=f"{_MEASURED[app.kind]}; `servertune explain --cores {cores}`",
         )
+
+
+def _cpu_count_in_a_container(app: AppServer, c: Context) -> bool:
+    """`app` computes its workers from the CPU count, and runs in a container: its own, or
+    (a config file beside the Dockerfile or compose file that runs it, where the two were not
+    linked: `gunicorn -c python:config.gunicorn`, a volume) one of the files read."""
+    return app.workers_follow_cpu_count and (
+        _runs_in_container(app) or any(_runs_in_container(a) for a in c.apps)
+    )
 
 
 def _runs_in_container(app: AppServer) -> bool:
@@ -271,11 +280,8 @@ def _cpu_count_findings(rule: Rule, c: Context, *, limited: bool) -> Iterator[Fi
     """The worker counts computed from the CPU count in a container: those under a CPU limit
     (`limited`: the fault, the count ignores the limit), or those with none declared."""
     yield from _nproc_on_the_command_line(rule, c, limited=limited)
-    # A config file beside the Dockerfile or compose file that runs it, where the two were
-    # not linked (`gunicorn -c python:config.gunicorn`, a volume): the run is a container's.
-    containers = any(_runs_in_container(a) for a in c.apps)
     for app in c.apps:
-        if not app.workers_follow_cpu_count or not (_runs_in_container(app) or containers):
+        if not _cpu_count_in_a_container(app, c):
             # A config file read on its own may be a host's (a systemd install): there the
             # CPU count is the right one.
             continue
