@@ -9,12 +9,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from servertune.check import check_files
 from servertune.check.model import Finding
 from servertune.machine import Machine
-from tests.support import wait_for
+from tests.support import BIN, accepts, free_port, http_get, running, wait_for
 
 MACHINE = Machine(cores=2, somaxconn=4096)
 
@@ -395,3 +396,58 @@ def test_a_scripts_colon_default_assignments_are_its_variables(tmp_path: Path) -
     (given,) = check_files([path], machine=MACHINE, env={"GRACEFUL": "60"}).apps
     assert given.graceful_timeout is not None
     assert given.graceful_timeout.value == 60.0
+
+
+_SLOW_APP = """\
+import pathlib, time
+def application(environ, start_response):
+    pathlib.Path("started").touch()
+    time.sleep(1.5)
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"done"]
+"""
+
+
+def _stopped_mid_request(tmp_path: Path, extra: str) -> bytes:
+    """What a request in flight gets from a real uWSGI whose master is sent SIGTERM."""
+    (tmp_path / "app.py").write_text(_SLOW_APP)
+    (tmp_path / "started").unlink(missing_ok=True)
+    port = free_port()
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text(
+        f"[uwsgi]\nhttp-socket = 127.0.0.1:{port}\nwsgi-file = app.py\nmaster = true\n"
+        f"processes = 1\n{extra}"
+    )
+    answer: list[bytes] = []
+
+    def ask() -> None:
+        try:
+            answer.append(http_get(f"127.0.0.1:{port}"))
+        except OSError:
+            answer.append(b"")
+
+    with running([str(BIN / "uwsgi"), "--ini", str(ini)], cwd=tmp_path) as master:
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="uwsgi")
+        client = threading.Thread(target=ask)
+        client.start()
+        wait_for(lambda: (tmp_path / "started").exists(), what="the request")
+        os.kill(master.pid, signal.SIGTERM)
+        client.join(timeout=20)
+        master.wait(timeout=20)
+    return answer[0]
+
+
+def test_the_uwsgi_fix_drains_the_request_in_flight_where_die_on_term_alone_cuts_it(
+    tmp_path: Path,
+) -> None:
+    """The fix uwsgi-sigterm-reloads writes, run in the real uWSGI 2.0: SIGTERM mid-request
+    with die-on-term alone kills the worker (nothing answered); with the fix's hook as well the
+    request is answered 200 before uWSGI exits."""
+    image = 'FROM python:3.12\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    ini = "[uwsgi]\nmodule = app\nhttp-socket = :8000\nprocesses = 2\n"
+    (finding,) = _rules(
+        _findings(tmp_path, {"Dockerfile": image, "uwsgi.ini": ini}), "uwsgi-sigterm-reloads"
+    )
+    fixed = "".join(line.strip() + "\n" for line in finding.fix.split("   and   "))
+    assert b" 200 " not in _stopped_mid_request(tmp_path, "die-on-term = true\n")
+    assert b" 200 " in _stopped_mid_request(tmp_path, fixed)

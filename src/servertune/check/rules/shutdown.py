@@ -238,6 +238,8 @@ def background_server_without_trap(rule: Rule, c: Context) -> Iterator[Finding]:
 _UWSGI_THINGS_TO_KNOW = (
     "https://uwsgi-docs.readthedocs.io/en/latest/ThingsToKnow.html (till uWSGI 2.1, SIGTERM "
     "brutally reloads the stack; enable die-on-term); "
+    "https://github.com/unbit/uwsgi/issues/849 (a graceful stop on SIGTERM: hook-master-start "
+    "= unix_signal:15 gracefully_kill_them_all); "
     "https://uwsgi-docs.readthedocs.io/en/latest/Management.html (the signal table)"
 )
 
@@ -267,10 +269,20 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
             "the workers instead of stopping, so the stop waits out the grace period and ends "
             "in SIGKILL, with in-flight requests cut twice",
-            "die-on-term = true"
+            _UWSGI_GRACEFUL_STOP
             if app.workers.at.file.suffix == ".ini"
-            else "--die-on-term   (or die-on-term = true in its ini file)",
+            else f"--die-on-term --hook-master-start 'unix_signal:15 {_GRACEFULLY}'   (or "
+            f"in its ini file: {_UWSGI_GRACEFUL_STOP})",
         )
+
+
+#: uWSGI 2.0's graceful stop on SIGTERM: die-on-term alone stops at once (SIGTERM is then
+#: SIGINT's "kill the entire stack", cutting requests in flight: seen on uWSGI 2.0.30); the
+#: master hook makes SIGTERM drain them within worker-reload-mercy (60 s by default).
+_GRACEFULLY = "gracefully_kill_them_all"
+_UWSGI_GRACEFUL_STOP = (
+    f"die-on-term = true   and   hook-master-start = unix_signal:15 {_GRACEFULLY}"
+)
 
 
 _K8S_TERMINATION = (
