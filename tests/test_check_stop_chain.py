@@ -451,3 +451,22 @@ def test_the_uwsgi_fix_drains_the_request_in_flight_where_die_on_term_alone_cuts
     fixed = "".join(line.strip() + "\n" for line in finding.fix.split("   and   "))
     assert b" 200 " not in _stopped_mid_request(tmp_path, "die-on-term = true\n")
     assert b" 200 " in _stopped_mid_request(tmp_path, fixed)
+
+
+def test_die_on_term_without_the_graceful_hook_is_one_finding_at_its_line(tmp_path: Path) -> None:
+    """`die-on-term = true` alone in a container's uWSGI: SIGTERM kills the workers mid-request
+    (the test above runs it): one finding at that line whose fix is the hook; with the hook,
+    or an image stopping it with another signal, none."""
+    image = 'FROM python:3.12\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    ini = "[uwsgi]\nmodule = app\nhttp-socket = :8000\nprocesses = 2\ndie-on-term = true\n"
+    files = {"Dockerfile": image, "uwsgi.ini": ini}
+    (finding,) = _rules(_findings(tmp_path, files), "uwsgi-sigterm-cuts-requests")
+    assert (finding.at.file.name, finding.at.line) == ("uwsgi.ini", 5)
+    assert finding.fix.startswith("hook-master-start = unix_signal:15 gracefully_kill_them_all")
+    hooked = ini + "hook-master-start = unix_signal:15 gracefully_kill_them_all\n"
+    assert not _rules(
+        _findings(tmp_path, {"Dockerfile": image, "uwsgi.ini": hooked}),
+        "uwsgi-sigterm-cuts-requests",
+    )
+    alone = check_files([tmp_path / "uwsgi.ini"], machine=MACHINE, env={})
+    assert not _rules(list(alone.findings), "uwsgi-sigterm-cuts-requests")

@@ -248,6 +248,10 @@ class AppServer:
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None
+    #: uWSGI's master hook that makes SIGTERM a graceful stop (`hook-master-start =
+    #: unix_signal:15 gracefully_kill_them_all`): the workers finish their requests first.
+    #: None without it, where die-on-term's SIGTERM kills them at once.
+    sigterm_drains: Setting[bool] | None = None
     #: How many connections one process takes before it pushes back: uvicorn's
     #: `--limit-concurrency` (past it, a 503; idle keep-alive connections count), granian's
     #: `--backpressure` (past it, connections wait unaccepted). None: no limit.

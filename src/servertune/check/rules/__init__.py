@@ -76,6 +76,7 @@ RULES: dict[str, Rule] = {
         shutdown.stop_wait_below_graceful,
         shutdown.stop_signal_quick_shutdown,
         shutdown.uwsgi_sigterm_reloads,
+        shutdown.uwsgi_sigterm_cuts_requests,
         timeouts.proxy_timeout_never_gives_up,
         proxies.worker_connections_below_proxied_load,
         coverage.include_not_found,

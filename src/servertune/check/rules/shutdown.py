@@ -285,6 +285,33 @@ _UWSGI_GRACEFUL_STOP = (
 )
 
 
+@check_rule(
+    "uwsgi-sigterm-cuts-requests",
+    Severity.warning,
+    "uWSGI 2.0 with die-on-term stops at once on SIGTERM, killing requests in flight",
+    _UWSGI_THINGS_TO_KNOW + "; " + _POD_TERMINATION,
+    kind="fault",
+)
+def uwsgi_sigterm_cuts_requests(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
+            continue  # an ini on its own: started by systemd or the Emperor, who send others
+        if app.die_on_term is None or not app.die_on_term.value or app.stop_signal is not None:
+            continue  # no die-on-term (uwsgi-sigterm-reloads), or stopped with another signal
+        if app.sigterm_drains is not None or app.reloads is not None:
+            continue
+        yield rule.finding(
+            app.die_on_term.at,
+            "die-on-term makes SIGTERM uWSGI 2.0's immediate stop (the signal table's \"kill "
+            'the entire uWSGI stack", as SIGINT): the workers are killed with their requests '
+            "in flight, so every deploy or rollout cuts them (a 502 behind nginx) instead of "
+            "letting them finish",
+            f"hook-master-start = unix_signal:15 {_GRACEFULLY}   (beside die-on-term: SIGTERM "
+            "then lets each worker finish its request, within worker-reload-mercy, 60 s by "
+            "default)",
+        )
+
+
 _K8S_TERMINATION = (
     "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
 )
