@@ -470,3 +470,21 @@ def test_die_on_term_without_the_graceful_hook_is_one_finding_at_its_line(tmp_pa
     )
     alone = check_files([tmp_path / "uwsgi.ini"], machine=MACHINE, env={})
     assert not _rules(list(alone.findings), "uwsgi-sigterm-cuts-requests")
+
+
+def test_foreman_waits_its_t_timeout_and_is_fixed_with_it(tmp_path: Path) -> None:
+    """`exec foreman start -f /app/Procfile -t 60`: foreman's wait is its `-t` (5 s unless
+    given), held against gunicorn's 900 s graceful timeout, and fixed with `-t`."""
+    paths = _honcho_image(tmp_path, "web: /app/bin/run_web.sh\nworker: /app/bin/worker.sh\n")
+    entry = tmp_path / "bin" / "entrypoint.sh"
+    entry.write_text(
+        entry.read_text().replace(
+            "honcho -f /app/Procfile --no-prefix start", "foreman start -f /app/Procfile -t 60"
+        )
+    )
+    (finding,) = _rules(
+        list(check_files(paths, machine=MACHINE, env={}).findings), "stop-wait-below-graceful"
+    )
+    assert finding.message.startswith("foreman's -t timeout 60 s is below gunicorn's")
+    assert finding.fix == "foreman start -t 905"
+    assert "ddollar.github.io/foreman" in finding.backing

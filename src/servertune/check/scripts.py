@@ -600,7 +600,7 @@ def _procfile_manager(
     procfile = find_config(named.text if named is not None else "Procfile", words[0].at)
     if procfile is None:
         return None
-    chosen = [t for t in texts[texts.index("start") + 1 :] if not t.startswith("-")]
+    chosen = _chosen_processes(texts[texts.index("start") + 1 :])
     processes: list[tuple[Setting[str], str]] = []
     for number, raw in enumerate(procfile.text.splitlines(), start=procfile.first_line):
         found = re.match(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z", raw.strip())
@@ -631,6 +631,28 @@ def _procfile_manager(
                 launched_by=(words[0].at, line.at, *app.launched_by),
             )
     return None
+
+
+#: honcho's and foreman's `start` options that take a value (`-f Procfile`, `-t 60`).
+_RUNNER_VALUE_OPTIONS = frozenset(
+    {"-e", "--env", "-d", "--app-root", "--root", "-f", "--procfile", "-p", "--port",
+     "-c", "--concurrency", "-m", "--formation", "-q", "--quiet", "-t", "--timeout"}
+)  # fmt: skip
+
+
+def _chosen_processes(after_start: list[str]) -> list[str]:
+    """The process names `start` is given (`honcho start web`), its options and their values
+    left out; [] for every process of the Procfile."""
+    chosen: list[str] = []
+    skip = False
+    for text in after_start:
+        if skip:
+            skip = False
+        elif text in _RUNNER_VALUE_OPTIONS:
+            skip = True
+        elif not text.startswith("-"):
+            chosen.append(text)
+    return chosen
 
 
 def _runner_wait_name(runner: str) -> str:
