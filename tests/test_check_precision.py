@@ -177,7 +177,9 @@ def test_uwsgi_from_a_command_line_without_die_on_term(tmp_path: Path) -> None:
     dockerfile = 'FROM python:3.12\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
     findings = _findings(tmp_path, {"Dockerfile": dockerfile, "uwsgi.ini": ini})
     finding = _one(findings, "uwsgi-sigterm-reloads")
-    assert finding.fix == "die-on-term = true"
+    assert finding.fix == (
+        "die-on-term = true   and   hook-master-start = unix_signal:15 gracefully_kill_them_all"
+    )
     assert "ThingsToKnow" in finding.backing
     for fixed in (
         ini + "die-on-term = true\n",

@@ -14,6 +14,8 @@ from servertune.machine import Machine
 
 #: The machine running check, as the CLI reads it: its cores name nothing about production.
 THIS_MACHINE = Machine.read()
+#: Cores named for the run, as `--cores 2` names them.
+TWO_CORES = Machine(cores=2, somaxconn=4096)
 
 GUNICORN_DOCUMENTED = "import multiprocessing\n\nworkers = multiprocessing.cpu_count() * 2 + 1\n"
 IMAGE = 'FROM python:3.12-slim\nCOPY . .\nCMD ["gunicorn", "-c", "gunicorn.conf.py", "app:app"]\n'
@@ -91,7 +93,12 @@ def test_a_hard_coded_count_without_a_limit_or_cores_is_not_judged(tmp_path: Pat
     kind (the checker's machine says nothing about production)."""
     image = 'FROM python:3.12-slim\nCMD ["gunicorn", "-w", "9", "app:app"]\n'
     rules = {f.rule for f in _findings(tmp_path, {"Dockerfile": image})}
-    assert not rules & {"workers-over-cores", "workers-over-cpu-limit", "workers-from-cpu-count"}
+    assert not rules & {
+        "workers-over-cores",
+        "workers-over-cpu-limit",
+        "workers-from-cpu-count",
+        "workers-from-cpu-count-no-limit",
+    }
 
 
 def test_a_count_within_the_documented_range_of_the_limit_is_advice(tmp_path: Path) -> None:
@@ -151,8 +158,9 @@ def test_faults_come_before_advice_in_the_text(tmp_path: Path) -> None:
 
 def test_cpu_count_in_a_config_beside_the_image_that_runs_it_is_the_nodes(tmp_path: Path) -> None:
     """`gunicorn -c python:config.gunicorn` in a Dockerfile, its config beside it computing
-    `cpu_count() * 2` (no CPU limit declared): the count is the node's, one warning naming a
-    16- and a 64-core node; read alone, the same config draws nothing."""
+    `cpu_count() * 2` (no CPU limit declared): the count is the node's, which with no limit is
+    the CPUs the container may use: advice (not a warning) naming a 16- and a 64-core node;
+    read alone, the same config draws nothing."""
     config = tmp_path / "config"
     config.mkdir()
     conf = "import multiprocessing\nworkers = multiprocessing.cpu_count() * 2\n"
@@ -160,11 +168,16 @@ def test_cpu_count_in_a_config_beside_the_image_that_runs_it_is_the_nodes(tmp_pa
     (config / "gunicorn.py").write_text(conf)
     (tmp_path / "Dockerfile").write_text(image)
     result = check_files([tmp_path / "Dockerfile", config / "gunicorn.py"], machine=THIS_MACHINE)
-    (finding,) = [f for f in result.findings if f.rule == "workers-from-cpu-count"]
+    assert not [f for f in result.findings if f.severity > Severity.advice]
+    (finding,) = [f for f in result.findings if f.rule == "workers-from-cpu-count-no-limit"]
+    assert finding.severity == Severity.advice
     assert "on a 16-core node 32 workers and on a 64-core node 128 workers" in finding.message
     assert "no CPU limit is declared" in finding.message
+    # The trap it warns of: a limit set later, the count still following the node.
+    assert "If a CPU limit is set later" in finding.message
+    assert "set WEB_CONCURRENCY with it" in finding.message
     alone = check_files([config / "gunicorn.py"], machine=THIS_MACHINE)
-    assert not [f for f in alone.findings if f.rule == "workers-from-cpu-count"]
+    assert not [f for f in alone.findings if f.rule.startswith("workers-from-cpu-count")]
 
 
 def test_nproc_on_a_containers_command_line_is_the_nodes_count(tmp_path: Path) -> None:
@@ -181,8 +194,11 @@ def test_nproc_on_a_containers_command_line_is_the_nodes_count(tmp_path: Path) -
     assert "nproc-invocation" in finding.backing
     plain = {"Dockerfile": image, "start.sh": script.replace("$(($(nproc)*2+1))", "$(nproc)")}
     (tmp_path / "compose.yaml").unlink()
-    (finding,) = [f for f in _findings(tmp_path, plain) if f.rule == "workers-from-cpu-count"]
+    found = _findings(tmp_path, plain)
+    assert not [f for f in found if f.rule == "workers-from-cpu-count"]
+    (finding,) = [f for f in found if f.rule == "workers-from-cpu-count-no-limit"]
     assert "no CPU limit is declared" in finding.message
+    assert finding.severity == Severity.advice
 
 
 def test_shell_arithmetic_on_nproc_is_read_never_run() -> None:
@@ -195,3 +211,44 @@ def test_shell_arithmetic_on_nproc_is_read_never_run() -> None:
     assert nproc_count("$((2**99))", 16) is None
     assert nproc_count("$(( $(nproc) / 0 ))", 4) is None
     assert nproc_count("$(rm -rf /)", 4) is None
+
+
+APPRISE_LIKE = (
+    "import multiprocessing\nimport os\n\nworker_class = 'gevent'\n"
+    'workers = int(os.environ.get("APP_WORKER_COUNT", multiprocessing.cpu_count() * 2 + 1))\n'
+)
+
+
+def test_a_cpu_count_fix_keeps_the_projects_own_variable(tmp_path: Path) -> None:
+    """`workers = int(os.environ.get("APP_WORKER_COUNT", cpu_count() * 2 + 1))`: the fix keeps
+    APP_WORKER_COUNT (the project's documented knob), never swaps it for WEB_CONCURRENCY;
+    under a CPU limit the same config is a warning with the same variable."""
+    files = {"Dockerfile": IMAGE, "gunicorn.conf.py": APPRISE_LIKE}
+    (advice,) = [f for f in _findings(tmp_path, files) if f.rule.startswith("workers-from-cpu")]
+    assert advice.rule == "workers-from-cpu-count-no-limit"
+    assert advice.fix.startswith('workers = int(os.environ.get("APP_WORKER_COUNT", ')
+    assert "WEB_CONCURRENCY" not in advice.fix + advice.message
+    assert "set APP_WORKER_COUNT with it" in advice.message
+    # One cause, one finding: with cores named, no workers-over-cores beside it.
+    named = _findings(tmp_path, files, machine=TWO_CORES)
+    assert [f.rule for f in named if f.at.line == 5] == ["workers-from-cpu-count-no-limit"]
+    files["compose.yaml"] = _compose('"2"')
+    (fault,) = [f for f in _findings(tmp_path, files) if f.rule.startswith("workers-from-cpu")]
+    assert (fault.rule, fault.severity) == ("workers-from-cpu-count", Severity.warning)
+    assert fault.fix.startswith('workers = int(os.environ.get("APP_WORKER_COUNT", ')
+    assert "APP_WORKER_COUNT set beside the limit overrides it" in fault.fix
+
+
+def test_advice_for_an_async_worker_never_suggests_threads(tmp_path: Path) -> None:
+    """gunicorn's `threads` only applies to gthread (and sync, which becomes gthread): a
+    `worker_class = "gevent"` config over the plan's processes is advised processes alone;
+    a sync config is advised processes and threads."""
+    gevent = "worker_class = 'gevent'\nworkers = 9\n"
+    (advice,) = _findings(tmp_path, {"gunicorn.conf.py": gevent}, machine=TWO_CORES)
+    assert advice.rule == "workers-over-cores"
+    assert "threads" not in advice.fix
+    assert " x " not in advice.message.split(", not ")[0]
+    assert "event loop" in advice.message
+    (sync,) = _findings(tmp_path, {"gunicorn.conf.py": "workers = 9\n"}, machine=TWO_CORES)
+    assert sync.rule == "workers-over-cores"
+    assert "threads = " in sync.fix

@@ -3,17 +3,19 @@ server: each link that drops it is one finding at the line to change."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from servertune.check import check_files
 from servertune.check.model import Finding
 from servertune.machine import Machine
-from tests.support import wait_for
+from tests.support import BIN, accepts, free_port, http_get, running, wait_for
 
 MACHINE = Machine(cores=2, somaxconn=4096)
 
@@ -217,3 +219,272 @@ def test_the_exec_fix_keeps_the_assignments_before_exec_and_runs_in_sh(tmp_path:
     )  # fmt: skip
     assert "WEBUI_KEY=s e\n" in ran.stdout
     assert "PORT=8080\n" in ran.stdout
+
+
+GUNICORN_SCRIPT = "#!/bin/bash\npython manage.py migrate\ngunicorn app.wsgi --timeout 30\n"
+
+
+def test_a_script_a_procfile_runs_needs_no_exec(tmp_path: Path) -> None:
+    """`web: bash start.sh` (Heroku, honcho, foreman): the runner signals the script's whole
+    group, so gunicorn as the shell's child still gets SIGTERM: no `entrypoint-without-exec`,
+    read alone or with the Procfile. The same script with no Procfile naming it is flagged."""
+    (tmp_path / ".git").mkdir()  # a repository: the tree check reads
+    files = {"Procfile": "release: python manage.py migrate\nweb: bash start.sh\n"}
+    files["start.sh"] = GUNICORN_SCRIPT
+    assert not _rules(_findings(tmp_path, files), "entrypoint-without-exec")
+    alone = check_files([tmp_path / "start.sh"], machine=MACHINE, env={})
+    assert not _rules(list(alone.findings), "entrypoint-without-exec")
+    (app,) = alone.apps
+    assert app.group_signalled is not None
+    assert (app.group_signalled.at.file.name, app.group_signalled.at.line) == ("Procfile", 2)
+    (tmp_path / "Procfile").write_text("web: bash other.sh\n")
+    (finding,) = _rules(
+        _findings(tmp_path, {"start.sh": GUNICORN_SCRIPT}), "entrypoint-without-exec"
+    )
+    assert finding.fix == "exec gunicorn app.wsgi --timeout 30"
+
+
+def test_a_procfile_naming_the_images_copy_of_the_script_is_found_above_it(tmp_path: Path) -> None:
+    """The repository's Procfile runs `/app/bin/run_web.sh` (honcho in the image, which
+    `COPY . /app`): the script `bin/run_web.sh`, read on its own, is that process."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "Procfile").write_text("web: /app/bin/run_web.sh\nworker: /app/bin/worker.sh\n")
+    script = tmp_path / "bin" / "run_web.sh"
+    script.write_text(GUNICORN_SCRIPT)
+    result = check_files([script], machine=MACHINE, env={})
+    assert not _rules(list(result.findings), "entrypoint-without-exec")
+    (app,) = result.apps
+    assert app.group_signalled is not None
+    assert app.group_signalled.value == "web: /app/bin/run_web.sh"
+
+
+def test_a_process_group_signal_reaches_the_server_under_a_shell_without_exec() -> None:
+    """The premise, on the real bash: a script in its own session (honcho's `start_new_session`,
+    a dyno) running the server as its child, stopped with killpg(SIGTERM) as honcho and
+    foreman stop it: the server itself gets SIGTERM (it answers 143 by its own handler)."""
+    server = (
+        "import os, signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda *_: (print('TERM', flush=True), sys.exit(0)))\n"
+        "print(os.getpid(), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    shell = subprocess.Popen(
+        ["bash", "-c", f"{sys.executable} -c \"$SERVER\"; echo after"],
+        env={**os.environ, "SERVER": server},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert shell.stdout is not None
+    try:
+        pid = int(shell.stdout.readline())
+        assert pid != shell.pid  # bash did not exec it: the server is the shell's child
+        os.killpg(shell.pid, signal.SIGTERM)
+        assert shell.stdout.readline() == "TERM\n"  # the server's own handler ran
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait(timeout=10)
+
+
+def test_a_pipeline_is_never_fixed_with_exec_before_it(tmp_path: Path) -> None:
+    """`gunicorn ... 2>&1 | tee LOG` under bash as PID 1: the fix drops the pipe and execs
+    gunicorn, or sends the shell's output through `tee` first; never `exec gunicorn ... |`,
+    which would exec in the pipeline's subshell. The whole command, never cut."""
+    line = "gunicorn app.wsgi --bind 0.0.0.0:8001 --log-level info 2>&1 | tee /logs/gunicorn.log"
+    script = f"#!/bin/bash\n{line}\n"
+    image = 'FROM python:3.12-slim\nCOPY start.sh /start.sh\nCMD ["/start.sh"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    server = "exec gunicorn app.wsgi --bind 0.0.0.0:8001 --log-level info"
+    assert finding.fix.startswith(f"{server}   (without `| tee /logs/gunicorn.log`")
+    assert f"exec > >(tee /logs/gunicorn.log) 2>&1   then   {server}" in finding.fix
+    assert f"{server} |" not in finding.fix
+    assert f"{server} 2>&1 |" not in finding.fix
+
+
+def test_the_bash_alternative_for_a_pipeline_makes_the_server_pid_1_of_the_shell(
+    tmp_path: Path,
+) -> None:
+    """`exec > >(tee LOG) 2>&1` then `exec SERVER`, run in the real bash: the server is the
+    process the shell was (what `docker stop` signals), and its output still reaches LOG."""
+    log = tmp_path / "server.log"
+    fixed = (
+        f"exec > >(tee {log}) 2>&1\n"
+        f"exec {sys.executable} -c 'import os; print(os.getpid(), flush=True)'\n"
+    )
+    shell = subprocess.Popen(["bash", "-c", fixed], stdout=subprocess.PIPE, text=True)
+    out, _ = shell.communicate(timeout=10)
+    assert int(out.split()[0]) == shell.pid
+    wait_for(lambda: log.exists() and log.read_text().strip() == str(shell.pid))
+
+
+def test_a_reloading_development_server_draws_no_stop_chain_fault(tmp_path: Path) -> None:
+    """`CMD gunicorn ... --reload` (a local-development image: gunicorn restarts on every code
+    change) in shell form: no deploy's requests to drain, so no `shell-form-command`; the same
+    image without `--reload` is flagged."""
+    image = "FROM python:3.12-slim\nCMD gunicorn proj.wsgi --log-file - -b 0.0.0.0:8000 --reload\n"
+    assert not _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    production = image.replace(" --reload", "")
+    assert _rules(_findings(tmp_path, {"Dockerfile": production}), "shell-form-command")
+
+
+def _honcho_image(tmp_path: Path, procfile: str) -> list[Path]:
+    """An image whose entrypoint dispatches `web` to honcho running the repository's
+    Procfile, whose `web` entry is a script starting gunicorn as the shell's child."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    files = {
+        "Dockerfile": (
+            "FROM python:3.12-slim\nCOPY . /app\nWORKDIR /app\n"
+            'ENTRYPOINT ["/bin/bash", "/app/bin/entrypoint.sh"]\nCMD ["web"]\n'
+        ),
+        "bin/entrypoint.sh": (
+            "#!/bin/bash\nSERVICE=$1\nshift\ncase ${SERVICE} in\nweb)\n"
+            "    exec honcho -f /app/Procfile --no-prefix start\n    ;;\nesac\n"
+        ),
+        "Procfile": procfile,
+        "bin/run_web.sh": (
+            "#!/bin/bash\ngunicorn --graceful-timeout 900 --timeout 900 -b 0.0.0.0:8000 app.wsgi\n"
+        ),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return [tmp_path / name for name in files]
+
+
+def test_honcho_as_pid_1_says_its_five_seconds_not_a_missing_exec(tmp_path: Path) -> None:
+    """entrypoint -> `exec honcho -f /app/Procfile start` -> `web: /app/bin/run_web.sh` ->
+    gunicorn without exec: honcho killpg's the entry, so no `entrypoint-without-exec`; with a
+    second process, honcho SIGKILLs what still runs 5 s after the first exits, below the
+    900 s graceful timeout: one `stop-wait-below-graceful` whose fix says honcho has no knob."""
+    paths = _honcho_image(tmp_path, "web: /app/bin/run_web.sh\nworker: /app/bin/worker.sh\n")
+    result = check_files(paths, machine=MACHINE, env={})
+    (app,) = result.apps
+    assert app.group_signalled is not None
+    assert app.group_signalled.value == "web: /app/bin/run_web.sh"
+    assert not _rules(list(result.findings), "entrypoint-without-exec")
+    (finding,) = _rules(list(result.findings), "stop-wait-below-graceful")
+    assert finding.message.startswith("honcho's KILL_WAIT 5 s")
+    assert (finding.at.file.name, finding.at.line) == ("entrypoint.sh", 6)
+    assert "honcho has no setting for it" in finding.fix
+
+
+def test_honcho_running_one_process_waits_for_it(tmp_path: Path) -> None:
+    """A Procfile of one process: honcho's 5 s only start once a process has exited, so it
+    waits for gunicorn's own drain; no stop-wait finding, and still no missing exec."""
+    result = check_files(
+        _honcho_image(tmp_path, "web: /app/bin/run_web.sh\n"), machine=MACHINE, env={}
+    )
+    assert [a.kind for a in result.apps] == ["gunicorn"]
+    rules = {f.rule for f in result.findings}
+    assert not rules & {"stop-wait-below-graceful", "entrypoint-without-exec"}
+
+
+def test_a_scripts_colon_default_assignments_are_its_variables(tmp_path: Path) -> None:
+    """`: "${GUNICORN_GRACEFUL_TIMEOUT:=900}"` sets the variable when the environment leaves it
+    unset (the shell's assign-default expansion), so the server's flags read 900; a value the
+    environment gives wins."""
+    script = (
+        '#!/bin/bash\n: "${PORT:=8000}"\n: "${GRACEFUL:=900}"\n'
+        'exec gunicorn --graceful-timeout "${GRACEFUL}" -b 0.0.0.0:"${PORT}" app.wsgi\n'
+    )
+    path = tmp_path / "run_web.sh"
+    path.write_text(script)
+    (app,) = check_files([path], machine=MACHINE, env={}).apps
+    assert app.graceful_timeout is not None
+    assert (app.graceful_timeout.value, [s.value for s in app.sockets]) == (900.0, ["0.0.0.0:8000"])
+    (given,) = check_files([path], machine=MACHINE, env={"GRACEFUL": "60"}).apps
+    assert given.graceful_timeout is not None
+    assert given.graceful_timeout.value == 60.0
+
+
+_SLOW_APP = """\
+import pathlib, time
+def application(environ, start_response):
+    pathlib.Path("started").touch()
+    time.sleep(1.5)
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"done"]
+"""
+
+
+def _stopped_mid_request(tmp_path: Path, extra: str) -> bytes:
+    """What a request in flight gets from a real uWSGI whose master is sent SIGTERM."""
+    (tmp_path / "app.py").write_text(_SLOW_APP)
+    (tmp_path / "started").unlink(missing_ok=True)
+    port = free_port()
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text(
+        f"[uwsgi]\nhttp-socket = 127.0.0.1:{port}\nwsgi-file = app.py\nmaster = true\n"
+        f"processes = 1\n{extra}"
+    )
+    answer: list[bytes] = []
+
+    def ask() -> None:
+        try:
+            answer.append(http_get(f"127.0.0.1:{port}"))
+        except OSError:
+            answer.append(b"")
+
+    with running([str(BIN / "uwsgi"), "--ini", str(ini)], cwd=tmp_path) as master:
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), what="uwsgi")
+        client = threading.Thread(target=ask)
+        client.start()
+        wait_for(lambda: (tmp_path / "started").exists(), what="the request")
+        os.kill(master.pid, signal.SIGTERM)
+        client.join(timeout=20)
+        master.wait(timeout=20)
+    return answer[0]
+
+
+def test_the_uwsgi_fix_drains_the_request_in_flight_where_die_on_term_alone_cuts_it(
+    tmp_path: Path,
+) -> None:
+    """The fix uwsgi-sigterm-reloads writes, run in the real uWSGI 2.0: SIGTERM mid-request
+    with die-on-term alone kills the worker (nothing answered); with the fix's hook as well the
+    request is answered 200 before uWSGI exits."""
+    image = 'FROM python:3.12\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    ini = "[uwsgi]\nmodule = app\nhttp-socket = :8000\nprocesses = 2\n"
+    (finding,) = _rules(
+        _findings(tmp_path, {"Dockerfile": image, "uwsgi.ini": ini}), "uwsgi-sigterm-reloads"
+    )
+    fixed = "".join(line.strip() + "\n" for line in finding.fix.split("   and   "))
+    assert b" 200 " not in _stopped_mid_request(tmp_path, "die-on-term = true\n")
+    assert b" 200 " in _stopped_mid_request(tmp_path, fixed)
+
+
+def test_die_on_term_without_the_graceful_hook_is_one_finding_at_its_line(tmp_path: Path) -> None:
+    """`die-on-term = true` alone in a container's uWSGI: SIGTERM kills the workers mid-request
+    (the test above runs it): one finding at that line whose fix is the hook; with the hook,
+    or an image stopping it with another signal, none."""
+    image = 'FROM python:3.12\nCOPY . .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    ini = "[uwsgi]\nmodule = app\nhttp-socket = :8000\nprocesses = 2\ndie-on-term = true\n"
+    files = {"Dockerfile": image, "uwsgi.ini": ini}
+    (finding,) = _rules(_findings(tmp_path, files), "uwsgi-sigterm-cuts-requests")
+    assert (finding.at.file.name, finding.at.line) == ("uwsgi.ini", 5)
+    assert finding.fix.startswith("hook-master-start = unix_signal:15 gracefully_kill_them_all")
+    hooked = ini + "hook-master-start = unix_signal:15 gracefully_kill_them_all\n"
+    assert not _rules(
+        _findings(tmp_path, {"Dockerfile": image, "uwsgi.ini": hooked}),
+        "uwsgi-sigterm-cuts-requests",
+    )
+    alone = check_files([tmp_path / "uwsgi.ini"], machine=MACHINE, env={})
+    assert not _rules(list(alone.findings), "uwsgi-sigterm-cuts-requests")
+
+
+def test_foreman_waits_its_t_timeout_and_is_fixed_with_it(tmp_path: Path) -> None:
+    """`exec foreman start -f /app/Procfile -t 60`: foreman's wait is its `-t` (5 s unless
+    given), held against gunicorn's 900 s graceful timeout, and fixed with `-t`."""
+    paths = _honcho_image(tmp_path, "web: /app/bin/run_web.sh\nworker: /app/bin/worker.sh\n")
+    entry = tmp_path / "bin" / "entrypoint.sh"
+    entry.write_text(
+        entry.read_text().replace(
+            "honcho -f /app/Procfile --no-prefix start", "foreman start -f /app/Procfile -t 60"
+        )
+    )
+    (finding,) = _rules(
+        list(check_files(paths, machine=MACHINE, env={}).findings), "stop-wait-below-graceful"
+    )
+    assert finding.message.startswith("foreman's -t timeout 60 s is below gunicorn's")
+    assert finding.fix == "foreman start -t 905"
+    assert "ddollar.github.io/foreman" in finding.backing

@@ -181,3 +181,15 @@ def test_bench_app_against_keeps_the_launcher(tmp_path: Path) -> None:
     plain = tmp_path / "plain.sh"
     plain.write_text("#!/bin/sh\nexec uvicorn main:app --port 8000 --workers 2\n")
     assert read_user_command(plain, 18000).argv("127.0.0.1", 18001)[1:3] == ["-m", "uvicorn"]
+
+
+def test_the_nagle_finding_is_a_fault_graded_info(tmp_path: Path) -> None:
+    """An answer's body waiting up to 40 ms is latency, not a lost request or a lost graceful
+    stop: the finding is a fault (uvicorn's own bug) graded info, never a warning."""
+    from servertune.check.model import Severity
+
+    script = tmp_path / "start.sh"
+    script.write_text("#!/bin/sh\nexec uvicorn main:app --port 8000 --workers 2\n")
+    result = check_files([script], machine=Machine(cores=2, somaxconn=4096))
+    (finding,) = [f for f in result.findings if f.rule == "uvicorn-workers-nagle"]
+    assert finding.severity == Severity.info

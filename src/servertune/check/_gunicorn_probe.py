@@ -25,6 +25,7 @@ NAMES = (
     "max_requests_jitter",
     "backlog",
     "preload_app",
+    "reload",
 )
 #: Set by `check` to the name of a variable that numbers a config's instances (servertune's
 #: per-worker config, started once per socket with SERVERTUNE_WORKER=0, 1, ...): the file is then

@@ -215,10 +215,32 @@ def _static(
         and counts[0] != counts[1]
     )
     values["workers_on_nodes"] = list(zip(_PROBE_CPUS, counts, strict=True))
+    values["workers_env"] = _environment_name(tree, found.lines.get("workers"))
     values["bind"] = binds or [str(b) for b in values["bind"]]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
     return values
+
+
+def _environment_name(tree: ast.Module, line: int | None) -> str:
+    """The first environment variable the assignment at `line` reads (`os.environ.get("X",
+    ...)`, `os.getenv("X")`, `os.environ["X"]`): the project's own knob for that setting."""
+    if line is None:
+        return ""
+    for statement in ast.walk(tree):
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.lineno != line:
+            continue
+        for node in ast.walk(statement):
+            name: ast.expr | None = None
+            if isinstance(node, ast.Call) and node.args:
+                called = ast.unparse(node.func)
+                if called.endswith(("environ.get", "getenv")):
+                    name = node.args[0]
+            elif isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("environ"):
+                name = node.slice
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                return name.value
+    return ""
 
 
 def _instances(path: Path, tree: ast.Module, environment: dict[str, str]) -> tuple[list[str], int]:
@@ -587,6 +609,8 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         )
         if values["workers_follow_cpu_count"]
         else (),
+        workers_env=str(values.get("workers_env", "")),
+        reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
         # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
         # master), then run() forks the workers, and each worker imports the app in

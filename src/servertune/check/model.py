@@ -185,6 +185,10 @@ class AppServer:
     #: When it does: the count it computes on typical nodes, as (node cores, workers), e.g.
     #: ((16, 33), (64, 129)) for `cpu_count() * 2 + 1`; () when not known.
     workers_on_nodes: tuple[tuple[int, int], ...] = ()
+    #: The environment variable the file reads its worker count from first
+    #: (`int(os.environ.get("APPRISE_WORKER_COUNT", cpu_count() * 2 + 1))`): the project's own
+    #: knob, which a fix keeps; "" when the count reads none.
+    workers_env: str = ""
     thunder_lock: Setting[bool] | None = None
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
@@ -214,6 +218,11 @@ class AppServer:
     #: The script line that starts the server as a child of the shell (no `exec`): the shell
     #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
     without_exec: Setting[str] | None = None
+    #: The line of a process manager that runs the script and signals every process of the
+    #: script's group, not only the shell (a Procfile's `web:` line: Heroku's dyno manager
+    #: signals every process of the dyno, honcho and foreman kill each entry's process group):
+    #: SIGTERM reaches the server without `exec`. None when nothing read says so.
+    group_signalled: Setting[str] | None = None
     #: The image's shell-form CMD / ENTRYPOINT that starts the server (`CMD gunicorn ...`),
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
     #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).
@@ -222,6 +231,8 @@ class AppServer:
     #: holds it (supervisord's `stopwaitsecs`, 10 s by default), and how it is spelled there.
     stop_wait: Setting[float] | None = None
     stop_wait_name: str = ""
+    #: How that wait is raised where it is set, `{}` for the seconds ("" : `NAME = {}`).
+    stop_wait_fix: str = ""
     #: The signal it is stopped with when the files name one (supervisord's `stopsignal`, a
     #: Dockerfile's `STOPSIGNAL`), as written without `SIG`: `TERM`, `INT`, `QUIT`, ...
     stop_signal: Setting[str] | None = None
@@ -237,10 +248,17 @@ class AppServer:
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None
+    #: uWSGI's master hook that makes SIGTERM a graceful stop (`hook-master-start =
+    #: unix_signal:15 gracefully_kill_them_all`): the workers finish their requests first.
+    #: None without it, where die-on-term's SIGTERM kills them at once.
+    sigterm_drains: Setting[bool] | None = None
     #: How many connections one process takes before it pushes back: uvicorn's
     #: `--limit-concurrency` (past it, a 503; idle keep-alive connections count), granian's
     #: `--backpressure` (past it, connections wait unaccepted). None: no limit.
     concurrency_limit: Setting[int] | None = None
+    #: It restarts on every code change (gunicorn `reload` / `--reload`): a development
+    #: server, whose stop is a developer's `docker compose down`, not a deploy's.
+    reloads: Setting[bool] | None = None
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()

@@ -20,9 +20,15 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+)
 
-__all__ = ["looks_like_procfile", "read_procfile"]
+__all__ = ["looks_like_procfile", "procfile_running", "read_procfile"]
 
 _PROCESS = re.compile(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z")
 
@@ -63,3 +69,60 @@ def read_procfile(
             "uWSGI): nothing to check"
         )
     return tuple(apps)
+
+
+#: How many folders above a script a Procfile that runs it is looked for (`bin/run_web.sh`
+#: run by the repository's `Procfile` as `/app/bin/run_web.sh`): as far as a Dockerfile's
+#: build context reaches (resolve.REPOSITORY_LEVELS), never outside the tree check reads.
+_PROCFILE_LEVELS = 2
+
+
+def procfile_running(script: Path) -> Setting[str] | None:
+    """The Procfile process line that runs `script` (`web: bash Procfile.sh`, `web:
+    /app/bin/run_web.sh`), in the script's folder or up to _PROCFILE_LEVELS above it, inside
+    the tree check reads; None when no Procfile there names it.
+
+    What runs a Procfile signals the whole process, not only its shell: Heroku's dyno manager
+    sends SIGTERM to every process of the dyno, honcho puts each entry in its own session and
+    stops it with `os.killpg`, foreman signals each entry's process group. A script a
+    Procfile runs needs no `exec` for the server to get SIGTERM."""
+    from servertune.check.resolve import inside
+    from servertune.check.source import read_text
+
+    start = script.absolute().parent
+    for folder in [start, *start.parents][: _PROCFILE_LEVELS + 1]:
+        try:
+            names = sorted(p.name for p in folder.iterdir() if looks_like_procfile(p, ""))
+        except OSError:
+            continue
+        wanted = script.absolute().relative_to(folder).as_posix()
+        for name in names:
+            procfile = folder / name
+            if not inside(procfile, script) or not procfile.is_file():
+                continue
+            try:
+                text = read_text(procfile)
+            except CheckInputError:
+                continue  # not a file the user named: one that cannot be read names nothing
+            found = _line_running(procfile, text, wanted)
+            if found is not None:
+                return found
+    return None
+
+
+def _line_running(procfile: Path, text: str, wanted: str) -> Setting[str] | None:
+    """The process line of `procfile` whose command runs the script at `wanted` (its path
+    relative to the Procfile's folder): a word that is that path, `./` before it or an
+    absolute path ending in it (the image's copy of the repository)."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        match = _PROCESS.match(raw.strip())
+        if match is None:
+            continue
+        try:
+            commands = shell_commands(Word(match[2], Location(procfile, number)))
+        except CheckInputError:
+            continue
+        for word in (w.text for command in commands for w in command):
+            if word.removeprefix("./") == wanted or word.endswith("/" + wanted):
+                return Setting(raw.strip(), Location(procfile, number))
+    return None

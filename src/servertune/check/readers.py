@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,9 +82,12 @@ def _uwsgi(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.commands import beside
+    from servertune.check.procfile import procfile_running
     from servertune.check.scripts import read_script
 
-    return Reading(apps=(read_script(path, text, env, find_config=beside(path)),))
+    app = read_script(path, text, env, find_config=beside(path))
+    # Read on its own: a Procfile beside it may be what runs it (and signals its group).
+    return Reading(apps=(replace(app, group_signalled=procfile_running(path)),))
 
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -249,6 +252,18 @@ def _is_supervisord(path: Path, text: str) -> bool:
     return looks_like_supervisord(path, text)
 
 
+def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.systemd import read_systemd
+
+    return Reading(apps=(read_systemd(path, text, env),))
+
+
+def _is_systemd(path: Path, text: str) -> bool:
+    from servertune.check.systemd import looks_like_systemd
+
+    return looks_like_systemd(path, text)
+
+
 def _env(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """An env file: read (a line the parser cannot read is refused with its line), starting
     nothing of its own; the link says which compose service or script loads it."""
@@ -363,6 +378,7 @@ READERS: Sequence[Reader] = (
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
+    Reader("systemd", "a systemd service unit", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),

@@ -37,6 +37,7 @@ from servertune.check.commands import (
     program_name,
     read_command,
     server_command,
+    shell_commands,
 )
 from servertune.check.model import (
     AppServer,
@@ -250,8 +251,25 @@ def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
     return words
 
 
+#: `${NAME:=word}` / `${NAME=word}`: the shell assigns `word` to NAME when it is unset (with
+#: `:`, also when empty); a script's `: "${PORT:=8000}"` line sets its defaults so.
+_ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
+
+
 def _assignments(line: _Line, env: dict[str, str]) -> None:
-    """`VAR=value` / `export VAR=value` lines: the script's own variables, for what follows."""
+    """`VAR=value` / `export VAR=value` lines, and `: "${VAR:=value}"` ones: the script's own
+    variables, for what follows."""
+    if line.words[:1] == [":"]:
+        for word in line.words[1:]:
+            found = _ASSIGN_DEFAULT.match(word)
+            if found is None:
+                continue
+            name, colon, value = found.groups()
+            if name not in env or (colon and not env[name]):
+                expanded = expand_shell(value, env)
+                if expanded is not None:
+                    env[name] = expanded
+        return
     words = line.words[1:] if line.words[:1] == ["export"] else line.words
     if not words or not all(_ASSIGNMENT.match(w) for w in words):
         return
@@ -298,22 +316,7 @@ def read_script(
         else:
             _assignments(line, environment)
     if not commands:
-        passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
-        if passes and arguments:
-            # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
-            found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
-            if found_app is not None:
-                return found_app
-        if passes:
-            # An entrypoint: what it starts is its caller's command (the image's CMD), read
-            # when the Dockerfile or compose file that runs it is checked.
-            raise NothingToCheck(
-                f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
-                "image's CMD, read with the Dockerfile or compose file that runs it); "
-                f"{_NO_SERVER}"
-            )
-        _not_followed(path, lines, environment)
-        raise NothingToCheck(f"{path}: {_NO_SERVER}")
+        return _no_server_line(path, lines, physical, environment, arguments, env_at, find_config)
     if len(commands) > 1:
         commands = _one_server(path, commands)
     line, command, environment = commands[0]
@@ -356,6 +359,42 @@ def read_script(
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
+
+
+def _no_server_line(
+    path: Path,
+    lines: list[_Line],
+    physical: list[str],
+    environment: dict[str, str],
+    arguments: list[Word] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig | None,
+) -> AppServer:
+    """The server of a script with no server command line of its own: the one a Procfile
+    runner it starts runs (`exec honcho -f /app/Procfile start`), or its `"$@"`'s; else
+    NothingToCheck (or NotFollowed) saying why."""
+    if find_config is not None:
+        for line in lines:
+            words = _words(line, physical, path)
+            managed = _procfile_manager(words, environment, env_at, find_config, 1)
+            if managed is not None:
+                return managed
+    passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
+    if passes and arguments:
+        # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
+        found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
+        if found_app is not None:
+            return found_app
+    if passes:
+        # An entrypoint: what it starts is its caller's command (the image's CMD), read
+        # when the Dockerfile or compose file that runs it is checked.
+        raise NothingToCheck(
+            f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
+            "image's CMD, read with the Dockerfile or compose file that runs it); "
+            f"{_NO_SERVER}"
+        )
+    _not_followed(path, lines, environment)
+    raise NothingToCheck(f"{path}: {_NO_SERVER}")
 
 
 #: `${NAME:word}` whose word starts with a letter: bash reads it as `${NAME:offset}`, an
@@ -463,6 +502,9 @@ def run_words(
     supervised = _supervisord_config(words, find_config)
     if supervised is not None:
         return supervised
+    managed = _procfile_manager(words, env, env_at, find_config, depth)
+    if managed is not None:
+        return managed
     rest = words
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.
@@ -526,3 +568,102 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
     except NothingToCheck:
         return None
     return apps[0]
+
+
+#: How long each Procfile runner waits, once it stops its processes, before SIGKILL:
+#: honcho's KILL_WAIT (5 s, not a setting: honcho/manager.py), foreman's `-t` (5 s default).
+PROCFILE_RUNNER_WAIT_S = 5.0
+#: The Procfile runners: the option that names the Procfile, and the one that sets the wait.
+_PROCFILE_RUNNERS = {"honcho": None, "foreman": ("-t", "--timeout")}
+
+
+def _procfile_manager(
+    words: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """`honcho -f /app/Procfile start` (or foreman's): the first server its Procfile's
+    processes start, when the Procfile is here. The runner signals each entry's process
+    group, then SIGKILLs what still runs 5 s after the first process exits: with two
+    processes or more that is the server's stop wait."""
+    names = [program_name(w.text) for w in words]
+    runner = next((n for n in _PROCFILE_RUNNERS if n in names), None)
+    if runner is None or depth > 4:
+        return None
+    args = list(words[names.index(runner) + 1 :])
+    texts = [w.text for w in args]
+    if "start" not in texts:
+        return None
+    named, _ = config_argument(args, ("-f", "--procfile"))
+    procfile = find_config(named.text if named is not None else "Procfile", words[0].at)
+    if procfile is None:
+        return None
+    chosen = _chosen_processes(texts[texts.index("start") + 1 :])
+    processes: list[tuple[Setting[str], str]] = []
+    for number, raw in enumerate(procfile.text.splitlines(), start=procfile.first_line):
+        found = re.match(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z", raw.strip())
+        if found is not None and (not chosen or found[1] in chosen):
+            processes.append((Setting(raw.strip(), Location(procfile.file, number)), found[2]))
+    wait: Setting[float] | None = None
+    options = _PROCFILE_RUNNERS[runner]
+    if len(processes) > 1:
+        timeout, _ = config_argument(args, options) if options else (None, None)
+        value = float(timeout.text) if timeout is not None and timeout.text.isdigit() else None
+        at = timeout.at if timeout is not None and value is not None else words[0].at
+        wait = Setting(value or PROCFILE_RUNNER_WAIT_S, at, default=value is None)
+    for line, command in processes:
+        for simple in shell_commands(Word(command, line.at)):
+            app = run_words(
+                procfile.file, simple, env, env_at, find_config=find_config, depth=depth + 1
+            )
+            if app is None:
+                continue
+            return replace(
+                app,
+                group_signalled=line,
+                stop_wait=wait if wait is not None else app.stop_wait,
+                stop_wait_name=_runner_wait_name(runner)
+                if wait is not None
+                else app.stop_wait_name,
+                stop_wait_fix=_runner_wait_fix(runner) if wait is not None else app.stop_wait_fix,
+                launched_by=(words[0].at, line.at, *app.launched_by),
+            )
+    return None
+
+
+#: honcho's and foreman's `start` options that take a value (`-f Procfile`, `-t 60`).
+_RUNNER_VALUE_OPTIONS = frozenset(
+    {"-e", "--env", "-d", "--app-root", "--root", "-f", "--procfile", "-p", "--port",
+     "-c", "--concurrency", "-m", "--formation", "-q", "--quiet", "-t", "--timeout"}
+)  # fmt: skip
+
+
+def _chosen_processes(after_start: list[str]) -> list[str]:
+    """The process names `start` is given (`honcho start web`), its options and their values
+    left out; [] for every process of the Procfile."""
+    chosen: list[str] = []
+    skip = False
+    for text in after_start:
+        if skip:
+            skip = False
+        elif text in _RUNNER_VALUE_OPTIONS:
+            skip = True
+        elif not text.startswith("-"):
+            chosen.append(text)
+    return chosen
+
+
+def _runner_wait_name(runner: str) -> str:
+    return "honcho's KILL_WAIT" if runner == "honcho" else "foreman's -t timeout"
+
+
+def _runner_wait_fix(runner: str) -> str:
+    """How the runner's wait is raised, in its own words ({} is the seconds wanted)."""
+    if runner == "honcho":
+        return (
+            "honcho has no setting for it (KILL_WAIT is 5 s): run the server as the container's "
+            "own process (`exec` it, one process per container), or under foreman `start -t {}`"
+        )
+    return "foreman start -t {}"

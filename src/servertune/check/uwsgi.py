@@ -505,6 +505,15 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
             (Setting(k, at) for k, _, at in reversed(options) if k in _ASYNC_ENGINES), None
         ),
         die_on_term=_sigterm_stops(options, flag("die-on-term")),
+        sigterm_drains=next(
+            (
+                Setting(True, at)
+                for key, value, at in options
+                if key.startswith("hook-")
+                and re.search(r"unix_signal:\s*15\s+gracefully_kill_them_all", value)
+            ),
+            None,
+        ),
         # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
         # an ini on its own, or one a Dockerfile's `uwsgi --ini` names.
         workers_follow_cpu_count="processes" in last and "%k" in _written(last["processes"][1]),

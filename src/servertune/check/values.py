@@ -50,31 +50,22 @@ BOUNDS: dict[str, Bound] = {
     "keepalive": Bound(0, "a time cannot be negative"),
 }
 
-#: How each server spells a field, for the error line (gunicorn's own names otherwise).
-SPELLED: dict[str, dict[str, str]] = {
-    "workers": {"uwsgi": "processes", "uvicorn": "--workers", "granian": "--workers"},
-    "threads": {"granian": "--blocking-threads"},
-    "backlog": {"uwsgi": "listen", "uvicorn": "--backlog", "granian": "--backlog"},
-    "max_requests": {"uwsgi": "max-requests", "uvicorn": "--limit-max-requests"},
-    "max_requests_jitter": {
-        "uwsgi": "max-requests-delta",
-        "uvicorn": "--limit-max-requests-jitter",
-    },
-    "request_timeout": {"gunicorn": "timeout", "uwsgi": "harakiri"},
-    "graceful_timeout": {
-        "uvicorn": "--timeout-graceful-shutdown",
-        "granian": "--workers-kill-timeout",
-    },
-    "keepalive": {"uvicorn": "--timeout-keep-alive"},
-    "concurrency_limit": {"uvicorn": "--limit-concurrency", "granian": "--backpressure"},
+#: The concept each field is spelled by (servertune.check.rules.spelling.SPELLING, the one
+#: table of how each server spells a setting); a field not here is its own concept.
+_CONCEPT = {
+    "request_timeout": "timeout",
+    "graceful_timeout": "graceful",
+    "max_requests_jitter": "jitter",
+    "concurrency_limit": "concurrency",
 }
 
 
 def _spelled(server: AppServer, field: str) -> str:
-    name = SPELLED.get(field, {}).get(server.kind, field)
-    if server.kind == "gunicorn" and server.command_line:
-        return "--" + name.replace("_", "-")
-    return name
+    # Imported when a value is refused, after every reader and rule module is loaded: the
+    # rules package imports the readers, which import this module.
+    from servertune.check.rules.spelling import spelled_or
+
+    return spelled_or(server, _CONCEPT.get(field, field), field)
 
 
 def refuse_nonsense(server: AppServer) -> None:

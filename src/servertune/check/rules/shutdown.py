@@ -71,14 +71,20 @@ def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
 
 
 def _exec_fix(line: str) -> str:
-    """The line with `exec`; a pipeline (`gunicorn ... 2>&1 | tee LOG`) cannot be exec'ed (the
-    server runs in the pipeline's subshell), so its output goes through a process
-    substitution first."""
+    """The line with `exec`. A pipeline (`gunicorn ... 2>&1 | tee LOG`) is never exec'ed:
+    `exec` would run in the pipeline's own subshell, and the shell would stay PID 1. Its fix
+    drops the pipe (the container keeps the output), or, in bash, sends the shell's output
+    through a process substitution first. (A `trap` would not do: `$!` of a background
+    pipeline is its last command, `tee`, not the server.)"""
     server, bar, rest = line.partition(" | ")
     if not bar:
         return _with_exec(line)
     server = re.sub(r"\s*2>&1\s*$", "", server)
-    return f"exec > >({rest.strip()}) 2>&1   then   {_with_exec(server)}   (bash)"
+    return (
+        f"{_with_exec(server)}   (without `| {rest.strip()}`: the container's log keeps the "
+        f"output); or, to keep the file too, in bash: exec > >({rest.strip()}) 2>&1   then   "
+        f"{_with_exec(server)}"
+    )
 
 
 #: `VAR=value` words before a command (quoted values kept whole): the shell's assignments.
@@ -96,7 +102,8 @@ def _with_exec(command: str) -> str:
 
 def _signal_arrives(app: AppServer) -> bool:
     """SIGTERM reaches the server and it stops gracefully on it, as far as the files say."""
-    return not (app.without_exec or app.shell_form or app.backgrounded or _quick_stop(app))
+    without_exec = app.without_exec is not None and app.group_signalled is None
+    return not (without_exec or app.shell_form or app.backgrounded or _quick_stop(app))
 
 
 def _platform_wait(app: AppServer) -> float | None:
@@ -137,7 +144,10 @@ _POD_TERMINATION = (
 def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         line = app.without_exec
-        if line is None:
+        if line is None or app.group_signalled is not None or app.reloads is not None:
+            # A Procfile's runner signals the script's whole group: SIGTERM reaches the
+            # server through the shell (Heroku's dyno manager, honcho, foreman). A --reload
+            # server is a developer's: no deploy's requests to drain.
             continue
         yield rule.finding(
             line.at,
@@ -167,8 +177,8 @@ _DOCKER_SHELL_FORM = (
 def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         written = app.shell_form
-        if written is None:
-            continue
+        if written is None or app.reloads is not None:
+            continue  # (a --reload server is a developer's: no deploy's requests to drain)
         instruction, _, text = written.value.partition(" ")
         try:
             words = shlex.split(text, comments=True)
@@ -208,7 +218,7 @@ _DOCKER_MULTI_SERVICE = (
 def background_server_without_trap(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         line = app.backgrounded
-        if line is None:
+        if line is None or app.reloads is not None:
             continue
         # In the foreground of its own `&`, not daemonized: `$!` is then the server's pid.
         started = " ".join(w for w in line.value.rstrip("&").split() if w not in ("-D", "--daemon"))
@@ -228,6 +238,8 @@ def background_server_without_trap(rule: Rule, c: Context) -> Iterator[Finding]:
 _UWSGI_THINGS_TO_KNOW = (
     "https://uwsgi-docs.readthedocs.io/en/latest/ThingsToKnow.html (till uWSGI 2.1, SIGTERM "
     "brutally reloads the stack; enable die-on-term); "
+    "https://github.com/unbit/uwsgi/issues/849 (a graceful stop on SIGTERM: hook-master-start "
+    "= unix_signal:15 gracefully_kill_them_all); "
     "https://uwsgi-docs.readthedocs.io/en/latest/Management.html (the signal table)"
 )
 
@@ -257,9 +269,46 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
             "the workers instead of stopping, so the stop waits out the grace period and ends "
             "in SIGKILL, with in-flight requests cut twice",
-            "die-on-term = true"
+            _UWSGI_GRACEFUL_STOP
             if app.workers.at.file.suffix == ".ini"
-            else "--die-on-term   (or die-on-term = true in its ini file)",
+            else f"--die-on-term --hook-master-start 'unix_signal:15 {_GRACEFULLY}'   (or "
+            f"in its ini file: {_UWSGI_GRACEFUL_STOP})",
+        )
+
+
+#: uWSGI 2.0's graceful stop on SIGTERM: die-on-term alone stops at once (SIGTERM is then
+#: SIGINT's "kill the entire stack", cutting requests in flight: seen on uWSGI 2.0.30); the
+#: master hook makes SIGTERM drain them within worker-reload-mercy (60 s by default).
+_GRACEFULLY = "gracefully_kill_them_all"
+_UWSGI_GRACEFUL_STOP = (
+    f"die-on-term = true   and   hook-master-start = unix_signal:15 {_GRACEFULLY}"
+)
+
+
+@check_rule(
+    "uwsgi-sigterm-cuts-requests",
+    Severity.warning,
+    "uWSGI 2.0 with die-on-term stops at once on SIGTERM, killing requests in flight",
+    _UWSGI_THINGS_TO_KNOW + "; " + _POD_TERMINATION,
+    kind="fault",
+)
+def uwsgi_sigterm_cuts_requests(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
+            continue  # an ini on its own: started by systemd or the Emperor, who send others
+        if app.die_on_term is None or not app.die_on_term.value or app.stop_signal is not None:
+            continue  # no die-on-term (uwsgi-sigterm-reloads), or stopped with another signal
+        if app.sigterm_drains is not None or app.reloads is not None:
+            continue
+        yield rule.finding(
+            app.die_on_term.at,
+            "die-on-term makes SIGTERM uWSGI 2.0's immediate stop (the signal table's \"kill "
+            'the entire uWSGI stack", as SIGINT): the workers are killed with their requests '
+            "in flight, so every deploy or rollout cuts them (a 502 behind nginx) instead of "
+            "letting them finish",
+            f"hook-master-start = unix_signal:15 {_GRACEFULLY}   (beside die-on-term: SIGTERM "
+            "then lets each worker finish its request, within worker-reload-mercy, 60 s by "
+            "default)",
         )
 
 
@@ -316,6 +365,19 @@ _SUPERVISORD_STOP = (
     "by default; stopwaitsecs: 10 by default, then a final SIGKILL)"
 )
 
+#: Each process manager's word on its wait after the stop signal, by the name of its setting
+#: (supervisord's otherwise).
+_STOP_WAIT_DOCS = {
+    "TimeoutStopSec": "https://www.freedesktop.org/software/systemd/man/latest/systemd.service."
+    "html#TimeoutStopSec= (then SIGKILL; DefaultTimeoutStopSec 90 s); "
+    "https://www.freedesktop.org/software/systemd/man/latest/systemd.kill.html#KillSignal=",
+    "honcho's KILL_WAIT": "https://github.com/nickstenning/honcho/blob/main/honcho/manager.py "
+    "(KILL_WAIT = 5: once a process exits, the others get SIGTERM, then SIGKILL 5 s later; "
+    "each process runs in its own process group, signalled with killpg)",
+    "foreman's -t timeout": "https://ddollar.github.io/foreman/ (start -t, --timeout: how long "
+    "processes have to shut down gracefully before SIGKILL, 5 s by default)",
+}
+
 #: Each server's own word on what it waits for after SIGTERM.
 _GRACEFUL_DOCS = {
     "gunicorn": f"{GUNICORN_DOCS}#graceful-timeout",
@@ -353,9 +415,9 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
             f"every stop or restart the process manager SIGKILLs {app.kind} {figure(wait.value)} "
             f"s after the stop signal, cutting requests {app.kind} was still allowed to finish",
-            f"{app.stop_wait_name} = {math.ceil(bound) + 5}",
+            (app.stop_wait_fix or f"{app.stop_wait_name} = {{}}").format(math.ceil(bound) + 5),
             (graceful.at,),
-            backing=_SUPERVISORD_STOP
+            backing=_STOP_WAIT_DOCS.get(app.stop_wait_name, _SUPERVISORD_STOP)
             + "; "
             + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout"),
         )

@@ -135,7 +135,8 @@ def granian_workers_share_a_port(rule: Rule, c: Context) -> Iterator[Finding]:
 
 @check_rule(
     "uvicorn-workers-nagle",
-    Severity.warning,
+    # Latency (an answer's body waits up to 40 ms), not a lost request: a fault graded info.
+    Severity.info,
     "uvicorn --workers N on a TCP port leaves Nagle's algorithm on",
     "a loopback capture (tcpdump) of uvicorn 0.54 --workers 2: each answer's body left 44 ms "
     "after its headers, when the client's delayed ACK came; with --workers 1 0.3 ms. "

@@ -46,8 +46,16 @@ SPELLING: dict[str, dict[str, str]] = {
         "backlog": "--backlog",
         "max_requests": "--limit-max-requests",
         "jitter": "--limit-max-requests-jitter",
+        "graceful": "--timeout-graceful-shutdown",
+        "concurrency": "--limit-concurrency",
     },
-    "granian": {"workers": "--workers", "backlog": "--backlog"},
+    "granian": {
+        "workers": "--workers",
+        "threads": "--blocking-threads",
+        "backlog": "--backlog",
+        "graceful": "--workers-kill-timeout",
+        "concurrency": "--backpressure",
+    },
 }
 
 
@@ -108,6 +116,12 @@ def spelled(app: AppServer, concept: str) -> str:
     ):
         return _FLAGS[app.kind][concept]
     return SPELLING[app.kind][concept]
+
+
+def spelled_or(app: AppServer, concept: str, otherwise: str) -> str:
+    """`spelled`, or `otherwise` for a setting the server has no spelling of here (an error
+    line naming a value every server's reader refuses)."""
+    return spelled(app, concept) if concept in SPELLING.get(app.kind, {}) else otherwise
 
 
 def assignment(app: AppServer, concept: str, value: object) -> str:

@@ -8,7 +8,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from servertune.check.model import AppServer, Finding, Severity
+from servertune.check.model import SYNC_WORKER_CLASSES, AppServer, Finding, Severity
 from servertune.check.rules.backing import DOCKER_RESOURCES, K8S_RESOURCES
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -72,10 +72,30 @@ def plan_for_cores(c: Context, cores: int) -> tuple[Plan, str]:
     return make_plan(workload, c.machine.model_copy(update={"cores": cores})), assumed
 
 
+#: gunicorn worker classes its `threads` setting applies to: gthread, and sync (which runs
+#: as gthread with threads > 1). gevent, eventlet and tornado workers ignore it.
+_THREADED_GUNICORN = SYNC_WORKER_CLASSES | {
+    "gthread",
+    "egg:gunicorn#gthread",
+    "gunicorn.workers.gthread.ThreadWorker",
+}
+
+
+def takes_threads(app: AppServer) -> bool:
+    """Whether the server's `threads` setting gives its workers threads: gunicorn's sync and
+    gthread workers (its docs: threads "only affects the Gthread worker type"), uWSGI's
+    default engine; not an async worker (gevent, eventlet, an ASGI event loop)."""
+    if app.kind not in ("gunicorn", "uwsgi") or app.interface != "wsgi":
+        return False
+    if app.worker_class is None:
+        return True
+    return app.kind == "gunicorn" and app.worker_class.value in _THREADED_GUNICORN
+
+
 def workers_fix(app: AppServer, plan: Plan) -> str:
     """The plan's processes (and threads, where the server has WSGI threads) in the file's words."""
     fix = assignment(app, "workers", plan.processes)
-    if app.kind in ("gunicorn", "uwsgi") and app.interface == "wsgi" and plan.threads > 1:
+    if takes_threads(app) and plan.threads > 1:
         # In the language of the line the workers are fixed on: a config file's line, or flags.
         if fix.startswith("--") or app.threads.at.file == app.workers.at.file:
             fix += f" and {assignment(app, 'threads', plan.threads)}"
@@ -130,8 +150,8 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
         if known is None:
             continue  # no cores named: the checker's own machine decides nothing
         cores, where = known
-        if app.workers_follow_cpu_count and _runs_in_container(app):
-            continue  # one cause, one finding: workers-from-cpu-count says it at this line
+        if _cpu_count_in_a_container(app, c):
+            continue  # one cause, one finding: workers-from-cpu-count(-no-limit) says it here
         if app.workers.value <= cores or planned_processes(app, c):
             continue
         box = app.container
@@ -151,13 +171,11 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
             else assignment(app, "workers", app.workers.value)
         )
         shape = f"{plan.processes} processes" + (
-            f" x {plan.threads} threads"
-            if app.interface == "wsgi" and app.kind in ("gunicorn", "uwsgi")
-            else ""
+            f" x {plan.threads} threads" if takes_threads(app) else ""
         )
         waits = (
             "threads wait as well at a fraction of a process's memory"
-            if app.interface == "wsgi"
+            if takes_threads(app)
             else "each process's event loop already waits on many at once"
         )
         yield rule.finding(
@@ -172,6 +190,15 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
             (box.cpu_limit.at,) if box is not None and box.cpu_limit is not None else (),
             backing=f"{_MEASURED[app.kind]}; `servertune explain --cores {cores}`",
         )
+
+
+def _cpu_count_in_a_container(app: AppServer, c: Context) -> bool:
+    """`app` computes its workers from the CPU count, and runs in a container: its own, or
+    (a config file beside the Dockerfile or compose file that runs it, where the two were not
+    linked: `gunicorn -c python:config.gunicorn`, a volume) one of the files read."""
+    return app.workers_follow_cpu_count and (
+        _runs_in_container(app) or any(_runs_in_container(a) for a in c.apps)
+    )
 
 
 def _runs_in_container(app: AppServer) -> bool:
@@ -196,11 +223,18 @@ _CPU_LIMIT_IS_A_QUOTA = (
 _CPU_COUNT_DOCS = f"{_PYTHON_CPU_COUNT}; {_CPU_LIMIT_IS_A_QUOTA}"
 
 
+def count_variable(app: AppServer) -> str:
+    """The environment variable the worker count is read from: the file's own
+    (`APPRISE_WORKER_COUNT`), else WEB_CONCURRENCY (gunicorn reads it itself when `workers`
+    is not set)."""
+    return app.workers_env or "WEB_CONCURRENCY"
+
+
 def limit_aware_fix(app: AppServer, processes: int) -> str:
-    """The worker count read from the environment the platform sets, in the file's own words
-    (gunicorn reads WEB_CONCURRENCY itself when `workers` is not set)."""
+    """The worker count read from the environment the platform sets, in the file's own words,
+    under the file's own variable when it has one."""
     if app.kind == "gunicorn" and app.workers.at.file.suffix == ".py":
-        return f'workers = int(os.environ.get("WEB_CONCURRENCY", {processes}))'
+        return f'workers = int(os.environ.get("{count_variable(app)}", {processes}))'
     if app.kind == "uwsgi" and app.workers.at.file.suffix == ".ini":
         return f"processes = {processes}"
     return assignment(app, "workers", processes)
@@ -220,22 +254,41 @@ _GUNICORN_DESIGN = (
 @check_rule(
     "workers-from-cpu-count",
     Severity.warning,
-    "in a container, the worker count follows the node's CPU count, not the container's limit",
+    "in a container with a CPU limit, the worker count follows the node's CPU count, not the limit",
     _CPU_COUNT_DOCS + "; for gunicorn " + _GUNICORN_DESIGN,
     kind="fault",
 )
 def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
-    yield from _nproc_on_the_command_line(rule, c)
-    # A config file beside the Dockerfile or compose file that runs it, where the two were
-    # not linked (`gunicorn -c python:config.gunicorn`, a volume): the run is a container's.
-    containers = any(_runs_in_container(a) for a in c.apps)
+    yield from _cpu_count_findings(rule, c, limited=True)
+
+
+@check_rule(
+    "workers-from-cpu-count-no-limit",
+    Severity.advice,
+    "in a container with no CPU limit, the worker count follows the CPU count of whichever "
+    "node it lands on",
+    _CPU_COUNT_DOCS + "; for gunicorn " + _GUNICORN_DESIGN,
+    kind="advice",
+)
+def workers_from_cpu_count_no_limit(rule: Rule, c: Context) -> Iterator[Finding]:
+    # With no limit the CPU count is the CPUs the container may use: a deliberate, documented
+    # default (gunicorn's own 2n+1), whose cost is memory on a large node, not a fault.
+    yield from _cpu_count_findings(rule, c, limited=False)
+
+
+def _cpu_count_findings(rule: Rule, c: Context, *, limited: bool) -> Iterator[Finding]:
+    """The worker counts computed from the CPU count in a container: those under a CPU limit
+    (`limited`: the fault, the count ignores the limit), or those with none declared."""
+    yield from _nproc_on_the_command_line(rule, c, limited=limited)
     for app in c.apps:
-        if not app.workers_follow_cpu_count or not (_runs_in_container(app) or containers):
+        if not _cpu_count_in_a_container(app, c):
             # A config file read on its own may be a host's (a systemd install): there the
             # CPU count is the right one.
             continue
         box = app.container
         limit = box.cpu_limit if box is not None else None
+        if (limit is not None) != limited:
+            continue
         cores = round_cores(limit.value) if limit is not None else None
         # What the count may reach before it is a fault: the documented range for the limit,
         # or with no limit (the node decides) gunicorn's 4-12 processes.
@@ -250,40 +303,48 @@ def workers_from_cpu_count(rule: Rule, c: Context) -> Iterator[Finding]:
         if not nodes and cores is not None and cores >= 16:
             continue
         planned = cores if cores is not None else (cores_for(app, c) or (2, ""))[0]
-        plan, _ = plan_for_cores(c, planned)
+        plan, assumed = plan_for_cores(c, planned)
         on_nodes = (
             ": on a " + " and on a ".join(f"{n}-core node {w} workers" for n, w in nodes)
             if nodes
             else ": on a 16- or 64-core node that many"
         )
+        variable = count_variable(app) if app.kind == "gunicorn" else ""
+        plural = "" if planned == 1 else "s"
         if limit is not None:
-            where = f"not the container's CPU limit of {figure(limit.value)} ({limit.at})"
-            cost = (
-                f", all sharing {figure(limit.value)} CPU: throttled under load, and each "
-                "worker's memory counts towards the container's"
+            message = (
+                f"{spelled(app, 'workers')} is computed from the CPU count, which is the "
+                f"node's, not the container's CPU limit of {figure(limit.value)} ({limit.at})"
+                f"{on_nodes}, all sharing {figure(limit.value)} CPU: throttled under load, and "
+                "each worker's memory counts towards the container's"
+            )
+            fix = (
+                f"{limit_aware_fix(app, plan.processes)}   ({plan.processes}: servertune's plan "
+                f"for {planned} core{plural}"
+                + (f"; {variable} set beside the limit overrides it)" if variable else ")")
             )
         else:
-            where = "and no CPU limit is declared, so the node the container lands on decides"
-            cost = ", each holding the app's memory, where " + (
-                "gunicorn documents 4-12 as enough" if app.kind == "gunicorn" else "a few do"
+            # The count is what the container may use; the trap is a limit set later with
+            # the count left to follow the node.
+            message = (
+                f"{spelled(app, 'workers')} follows the CPU count and no CPU limit is declared, "
+                f"so the node the container lands on decides{on_nodes}, each holding the app's "
+                "memory, where "
+                + ("gunicorn documents 4-12 as enough" if app.kind == "gunicorn" else "a few do")
+                + f"; for {assumed} on {planned} core{plural} servertune's plan is "
+                f"{plan.processes} processes. If a CPU limit is set later, the count still "
+                "follows the node's CPUs, not the limit"
+                + (f": set {variable} with it" if variable else "")
             )
-        plural = "" if planned == 1 else "s"
+            fix = (
+                f"{limit_aware_fix(app, plan.processes)}   (or keep the CPU count and set "
+                + (f"{variable}" if variable else "the count")
+                + " wherever a CPU limit is given; --cores N judges it for the node you run on)"
+            )
         yield rule.finding(
             app.workers.at,
-            f"{spelled(app, 'workers')} is computed from the CPU count, which is the node's, "
-            f"{where}{on_nodes}{cost}",
-            f"{limit_aware_fix(app, plan.processes)}   ({plan.processes}: servertune's plan "
-            f"for {planned} core{plural}"
-            + (
-                ""
-                if limit is not None
-                else "; give the container that CPU limit, or --cores N for the one it has"
-            )
-            + (
-                "; WEB_CONCURRENCY set beside the limit overrides it)"
-                if app.kind == "gunicorn"
-                else ")"
-            ),
+            message,
+            fix,
             (limit.at,) if limit is not None else (),
             backing=_CPU_COUNT_SOURCE.get(app.kind, _PYTHON_CPU_COUNT)
             + f"; {_CPU_LIMIT_IS_A_QUOTA}"
@@ -381,10 +442,13 @@ def _integer(node: ast.expr) -> int | None:
     return None
 
 
-def _nproc_on_the_command_line(rule: Rule, c: Context) -> Iterator[Finding]:
-    """`-w $(nproc)` in a container: the node's CPUs, whatever the container's limit."""
+def _nproc_on_the_command_line(rule: Rule, c: Context, *, limited: bool) -> Iterator[Finding]:
+    """`-w $(nproc)` in a container: the node's CPUs, whatever the container's limit (a CPU
+    limit declared: `limited`; none: the node's CPUs are the container's)."""
     for app in c.apps:
         if not _runs_in_container(app):
+            continue
+        if (app.container is not None and app.container.cpu_limit is not None) != limited:
             continue
         for word in app.unresolved:
             found = _NPROC_FLAG.match(word.value)

@@ -1,0 +1,156 @@
+"""systemd service units that start an app server (`gunicorn.service`): what `ExecStart=` runs,
+with the unit's `Environment=`, and how systemd stops it.
+
+systemd stops a service with `KillSignal=` (SIGTERM by default) and waits `TimeoutStopSec=`
+(DefaultTimeoutStopSec, 90 s, by default) before SIGKILL: the stop wait and signal the shutdown
+rules compare with the server's graceful timeout, as they do for supervisord's. The unit is read
+as systemd.syntax(7) and systemd.service(5) write it: `[Section]` headers, `Key=value` lines,
+`#` / `;` comments, a backslash continuing a line; `ExecStart=`'s command is split as systemd
+splits it (shell-like quoting) after its `@-:+!` prefixes, and read like any command line
+(`commands.run_words`): a server, or a script beside the unit that starts one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from servertune.check.commands import Word, beside
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+)
+
+__all__ = ["DEFAULT_TIMEOUT_STOP_S", "looks_like_systemd", "read_systemd"]
+
+#: systemd-system.conf(5): DefaultTimeoutStopSec=90s, what TimeoutStopSec= is when a unit
+#: leaves it out.
+DEFAULT_TIMEOUT_STOP_S = 90.0
+
+#: systemd.time(7): the time span units, in seconds (a bare number is seconds).
+_UNITS = {
+    "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3,
+    "s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0,
+    "m": 60.0, "min": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hr": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "d": 86400.0, "day": 86400.0, "days": 86400.0,
+}  # fmt: skip
+_SPAN_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)")
+
+#: Signals that stop uWSGI 2.0 at once (SIGINT, SIGQUIT): with them, SIGTERM's reload never
+#: happens (uWSGI's systemd page recommends KillSignal=SIGQUIT).
+_UWSGI_STOPS = frozenset({"INT", "QUIT", "2", "3"})
+
+
+def looks_like_systemd(path: Path, text: str) -> bool:
+    """A `.service` unit, or any file with a `[Service]` section holding `ExecStart=`."""
+    if path.suffix == ".service":
+        return True
+    return bool(re.search(r"^\[Service\]", text, re.M)) and bool(
+        re.search(r"^\s*ExecStart\s*=", text, re.M)
+    )
+
+
+def _entries(path: Path, text: str) -> list[tuple[str, str, str, int]]:
+    """(section, key, value, line) of every `Key=value`, continued lines joined."""
+    entries: list[tuple[str, str, str, int]] = []
+    section, pending, start = "", "", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not pending:
+            start = number
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                section = line[1:-1]
+                continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line, pending = pending + line, ""
+        key, equals, value = line.partition("=")
+        if not equals:
+            raise CheckInputError(f"{path}:{start}: not a `Key=value` line: {line[:60]!r}")
+        entries.append((section, key.strip(), value.strip(), start))
+    return entries
+
+
+def _span(value: str, at: Location, key: str) -> float:
+    """A systemd time span in seconds (`90`, `90s`, `5min 30s`, `infinity`)."""
+    text = value.strip().lower()
+    if text == "infinity":
+        return math.inf
+    parts = _SPAN_PART.findall(text)
+    if not parts or re.sub(r"\s+", "", "".join(n + u for n, u in parts)) != re.sub(
+        r"\s+", "", text
+    ):
+        raise CheckInputError(f"{at}: {key}={value[:40]!r} is not a time span (e.g. 90s, 5min)")
+    total = 0.0
+    for number, unit in parts:
+        if unit not in _UNITS and unit != "":
+            raise CheckInputError(f"{at}: {key}={value[:40]!r}: unknown time unit {unit!r}")
+        total += float(number) * _UNITS.get(unit, 1.0)
+    return total
+
+
+def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
+    """The app server the unit's `ExecStart=` starts, with systemd's stop wait and signal."""
+    from servertune.check.scripts import run_words
+
+    service = [(k, v, n) for section, k, v, n in _entries(path, text) if section == "Service"]
+    environment = dict(env or {})
+    env_at: dict[str, Location] = {}
+    start: tuple[str, int] | None = None
+    stop: Setting[float] | None = None
+    signal: Setting[str] | None = None
+    for key, value, number in service:
+        at = Location(path, number)
+        if key == "Environment":
+            for word in shlex.split(value):
+                name, equals, assigned = word.partition("=")
+                if equals:
+                    environment[name], env_at[name] = assigned, at
+        elif key == "ExecStart":
+            # An empty ExecStart= resets the list (a drop-in's override); the last one runs.
+            start = (value, number) if value else None
+        elif key in ("TimeoutStopSec", "TimeoutSec"):
+            stop = Setting(_span(value, at, key), at)
+        elif key == "KillSignal":
+            signal = Setting(value.upper().removeprefix("SIG"), at)
+    if start is None:
+        raise NothingToCheck(f"{path}: no ExecStart= in its [Service] section: nothing to check")
+    command, number = start
+    at = Location(path, number)
+    try:
+        words = shlex.split(command.lstrip("@-:+!"))
+    except ValueError:
+        raise CheckInputError(f"{at}: ExecStart= cannot be split (an unclosed quote)") from None
+    app = run_words(
+        path, [Word(w, at) for w in words], environment, env_at, find_config=beside(path)
+    )
+    if app is None:
+        raise NothingToCheck(
+            f"{at}: ExecStart= starts no server check reads (gunicorn, uvicorn, granian, "
+            "uWSGI): nothing to check"
+        )
+    if stop is None:
+        stop = Setting(DEFAULT_TIMEOUT_STOP_S, at, default=True)
+    app = replace(
+        app,
+        stop_wait=stop,
+        stop_wait_name="TimeoutStopSec",
+        stop_wait_fix="TimeoutStopSec={}",
+        launched_by=(at, *app.launched_by),
+    )
+    if signal is not None:
+        app = replace(app, stop_signal=signal, stop_signal_fix="KillSignal=SIGTERM")
+        if app.kind == "uwsgi" and app.die_on_term is None and signal.value in _UWSGI_STOPS:
+            app = replace(app, die_on_term=Setting(True, signal.at))
+    return app
