@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
-from servertune.check.chain import BalancerLink, Link, link, link_balancers
+from servertune.check.chain import BalancerLink, Link, Stacks, link, link_balancers
 from servertune.check.discover import Discovery
 from servertune.check.graph import one_reading_each
 from servertune.check.model import (
@@ -206,12 +206,13 @@ def check_files(
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    links = link(nginx, apps)
+    stacks = _stacks(paths)
+    links = link(nginx, apps, stacks)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
     # A Traefik service is read through its static config and on its own: once.
-    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps)
+    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     context = Context(
         apps,
         nginx,
@@ -249,6 +250,22 @@ def check_files(
         env_files=_env_files(reading, apps),
         discovered=tuple(discovered),
     )
+
+
+def _stacks(paths: Sequence[Path]) -> Stacks:
+    """The compose services of the compose files given, whether or not they start a server:
+    which stack each front belongs to (`chain.Stacks`)."""
+    from servertune.check.compose import services_of
+
+    services = []
+    for path in paths:
+        try:
+            text = read_text(path)
+            if reader_for(path, text).kind == "compose":
+                services += services_of(path, text)
+        except (CheckInputError, OSError):
+            continue  # its reading says why
+    return Stacks(tuple(services))
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
@@ -367,6 +384,15 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
+    from servertune.check.images import images_of_run, read_images
+
+    with images_of_run(read_images(paths)):
+        return _read_each(paths, env, kind)
+
+
+def _read_each(
+    paths: Sequence[Path], env: Mapping[str, str] | None, kind: str | None
+) -> tuple[Reading, list[FileError]]:
     reading = Reading()
     errors: list[FileError] = []
     for path in paths:

@@ -88,6 +88,8 @@ WRAPPERS: dict[str, int] = {
     "start-nginx": 0,
     "start-nginx-debug": 0,
 }
+#: Programs that run a command string as another user, through that user's shell.
+_SWITCH_USER = frozenset({"su", "runuser"})
 #: A project's own command that runs a server in-process with the arguments after it, as
 #: that server's command line: Nautobot's `nautobot-server start` is django-webserver's
 #: `start`, uWSGI embedded (pyuwsgi), documented as `nautobot-server start --ini uwsgi.ini`.
@@ -146,21 +148,23 @@ class FindConfig(Protocol):
 
 def beside(file: Path) -> FindConfig:
     """Finds a relative path in `file`'s directory (a config a script or Procfile names, in
-    the repository it lives in), inside the tree check reads; an absolute path names the
-    server's filesystem: not here."""
+    the repository it lives in), inside the tree check reads; else (and for an absolute path,
+    which names the server's filesystem) in the image of the run that copies `file`."""
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        from servertune.check.images import found_in_images
         from servertune.check.resolve import admit
         from servertune.check.source import read_text
 
-        if wanted.startswith("/"):
-            return None
-        candidate = file.parent / wanted
-        if admit(candidate, wanted, at or Location(file), "file") is None:
-            return None
-        if not candidate.is_file():
-            return None
-        return ConfigFile(read_text(candidate), candidate, 1)
+        if not wanted.startswith("/"):
+            candidate = file.parent / wanted
+            if admit(candidate, wanted, at or Location(file), "file") is None:
+                return None
+            if candidate.is_file():
+                return ConfigFile(read_text(candidate), candidate, 1)
+        # Not beside it (an absolute path names the server's filesystem): the image of this
+        # run that copies the file may hold it (`servertune.check.images`).
+        return found_in_images(file, wanted, at)
 
     return find
 
@@ -298,6 +302,17 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                     if found is not None:
                         return replace(found, assignments=(*assignments, *found.assignments))
             return None
+        if name in _SWITCH_USER:
+            # `su - app -c 'exec gunicorn ...'`, `runuser -u app -c CMD`: the user's shell
+            # runs the command string.
+            texts = [w.text for w in words]
+            if "-c" in texts[1:-1]:
+                script = words[texts.index("-c", 1) + 1]
+                for command in shell_commands(script):
+                    found = server_command(command)
+                    if found is not None:
+                        return replace(found, assignments=(*assignments, *found.assignments))
+            return None
         if name in WRAPPERS:
             index = _server_of(words[1:])
             if index is None:
@@ -306,7 +321,8 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                 while rest and rest[0].text.startswith("-"):
                     rest = rest[1:]
                 if rest and (
-                    _ASSIGNMENT.match(rest[0].text) or program_name(rest[0].text) in SHELLS
+                    _ASSIGNMENT.match(rest[0].text)
+                    or program_name(rest[0].text) in SHELLS | _SWITCH_USER
                 ):
                     words = rest
                     continue
@@ -743,7 +759,8 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         app = read_gunicorn_command(
             conf, tuple(w.text for w in rest), child_env(env), reading.file, locate, start
         )
-    return replace(app, missing_config=missing)
+    found_at = Location(config.file, config.first_line) if config is not None else None
+    return replace(app, missing_config=missing, config_file=found_at)
 
 
 #: uWSGI's short options (uwsgi.c's option table): which take a value.
@@ -810,12 +827,14 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             at = reading.env_at.get(name, reading.command.program.at)
             options.append((option, value, at))
     missing: Setting[str] | None = None
+    config_file: Location | None = None
     for option, value, at in uwsgi_command_options(args):
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
             if found is None:
                 missing = Setting(value, at)
                 continue
+            config_file = config_file or Location(found.file, found.first_line)
             for key, resolved, where in uwsgi_settings(found.file, found.text, reading.env):
                 if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
                     where = Location(found.file, found.first_line + where.line - 1)
@@ -823,7 +842,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             continue
         options.append((option, value, at))
     app = uwsgi_app(reading.file, options, reading.command.program.at)
-    return replace(app, missing_config=missing)
+    return replace(app, missing_config=missing, config_file=config_file)
 
 
 def asgi_server(
