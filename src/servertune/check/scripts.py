@@ -221,9 +221,18 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
         if found is not None:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
+        joined = _LOOKUP.sub(lambda m: m["name"] or m["tick"], joined)
         for words, background in _split(path, start, joined):
             lines.append(_Line(words, start, number, background))
     return lines
+
+
+#: A command word the shell finds on the PATH first: `$(command -v uwsgi)`, `$(which
+#: gunicorn)`, `` `which uwsgi` ``: it runs that program, as the name alone would.
+_LOOKUP = re.compile(
+    r"\$\(\s*(?:command\s+-v|which)\s+(?P<name>[\w.-]+)\s*\)"
+    r"|`\s*(?:command\s+-v|which)\s+(?P<tick>[\w.-]+)\s*`"
+)
 
 
 def _arm(line: _Line) -> list[str] | None:
@@ -292,11 +301,18 @@ def read_script(
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
-        found = server_command(_without_empty_prefix(_words(line, physical, path), environment))
+        words = _evaluated(_words(line, physical, path), environment)
+        found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
+            if line.words[:1] == ["eval"]:  # what runs is the evaluated text (`exec` or not)
+                line = replace(line, words=[w.text for w in words])
             commands.append((line, found, dict(environment)))
         else:
             _assignments(line, environment)
+    if not commands and find_config is not None:
+        managed = _managed(path, lines, physical, environment, env_at, find_config)
+        if managed is not None:
+            return managed
     if not commands:
         passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
         if passes and arguments:
@@ -358,6 +374,80 @@ def read_script(
     )
 
 
+def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`eval "$cmd"`: the words the shell runs after expanding and splitting its arguments
+    again, from the script's own variables (`cmd="exec gunicorn ..."` set above it); the
+    words as written when the value is not known here."""
+    if len(words) < 2 or words[0].text != "eval":
+        return words
+    text = expand_shell(" ".join(w.text for w in words[1:]), env)
+    if text is None:
+        return words
+    try:
+        split = shlex.split(text, comments=True)
+    except ValueError:
+        return words
+    return [Word(w, words[0].at) for w in split]
+
+
+#: Process managers a script hands the container to, and how each stops its children:
+#: honcho stops the processes of its Procfile with a signal to each one's process group
+#: (`os.killpg`), so a server under a shell of its own still gets SIGTERM.
+_MANAGERS = ("supervisord", "honcho")
+
+
+def _managed(
+    path: Path,
+    lines: list[_Line],
+    physical: list[str],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a process manager the script runs starts (`exec supervisord -c FILE`,
+    `exec honcho -f Procfile start`), with the script's line first in its chain; None when no
+    line runs one whose config is here."""
+    for line in lines:
+        words = _words(line, physical, path)
+        if not any(program_name(w.text) in _MANAGERS for w in words):
+            continue
+        try:
+            app = run_words(path, words, env, env_at, find_config=find_config, depth=1)
+        except CheckInputError:  # its config is refused: said when it is read on its own
+            continue
+        if app is not None:
+            return replace(app, launched_by=(Location(path, line.first), *app.launched_by))
+    return None
+
+
+def _honcho_procfile(
+    words: Sequence[Word], env: Mapping[str, str] | None, find_config: FindConfig
+) -> AppServer | None:
+    """`honcho [-f PROCFILE] start [PROCESS]`: the server of the named process (else the
+    first that starts one) of the Procfile (default `./Procfile`), when it is here. honcho
+    signals each process's group, so a script of the Procfile that runs the server without
+    `exec` still passes SIGTERM on: no `without_exec` for it."""
+    from servertune.check.procfile import read_procfile_entries
+
+    names = [program_name(w.text) for w in words]
+    args = list(words[names.index("honcho") + 1 :])
+    named, rest = config_argument(args, ("-f", "--procfile"))
+    config = find_config(named.text if named is not None else "Procfile", (named or words[0]).at)
+    if config is None:
+        return None
+    texts = [w.text for w in rest]
+    wanted = texts[texts.index("start") + 1 :] if "start" in texts else []
+    wanted = [t for t in wanted if not t.startswith("-")]
+    try:
+        entries = read_procfile_entries(config.file, config.text, env)
+    except (NothingToCheck, CheckInputError):
+        return None
+    chosen = [app for name, app in entries if not wanted or name in wanted]
+    if not chosen:
+        return None
+    return replace(chosen[0], without_exec=None)
+
+
 #: `${NAME:word}` whose word starts with a letter: bash reads it as `${NAME:offset}`, an
 #: arithmetic offset (`info` is the variable info, 0 when unset), not a default.
 _SUBSTRING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):([A-Za-z_][^}]*)\}")
@@ -397,6 +487,12 @@ def _without_exec(
     program = line.words.index(command.program.text) if command.program.text in line.words else 0
     if "exec" in line.words[:program]:
         return None
+    if command.program.text not in line.words and line.words[:1] == ["exec"]:
+        # Inside a `-c` string (`exec su app -c "exec gunicorn ..."`): each program execs the
+        # next, so the server ends up as the container's PID 1.
+        inner = next((w for w in line.words if command.program.text in w.split()), "")
+        if re.match(r"\s*exec\s", inner):
+            return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     words = line.words
@@ -463,6 +559,8 @@ def run_words(
     supervised = _supervisord_config(words, find_config)
     if supervised is not None:
         return supervised
+    if "honcho" in (program_name(w.text) for w in words):
+        return _honcho_procfile(words, env, find_config)
     rest = words
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.
