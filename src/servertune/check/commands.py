@@ -25,6 +25,7 @@ left out, and the AppServer says which (`unresolved`) so a finding can name it.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import tempfile
@@ -88,6 +89,8 @@ WRAPPERS: dict[str, int] = {
     "start-nginx": 0,
     "start-nginx-debug": 0,
 }
+#: How many folders above the file naming it a `-c python:module` config is looked for.
+_MODULE_LEVELS = 3
 #: Programs that run a command string as another user, through that user's shell.
 _SWITCH_USER = frozenset({"su", "runuser"})
 #: A project's own command that runs a server in-process with the arguments after it, as
@@ -157,7 +160,7 @@ def beside(file: Path) -> FindConfig:
         from servertune.check.source import read_text
 
         if not wanted.startswith("/"):
-            candidate = file.parent / wanted
+            candidate = Path(os.path.normpath(file.parent / wanted))  # `a/../b`: `b`, once
             if admit(candidate, wanted, at or Location(file), "file") is None:
                 return None
             if candidate.is_file():
@@ -720,6 +723,16 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         if find_config is not None
         else None
     )
+    if config is None and find_config is not None and named is not None:
+        if named.text.startswith("python:"):
+            # The module is imported from the working directory, often the project's root
+            # above the script that names it: its dotted path is specific enough to look for
+            # in the folders above (`docker/django/gunicorn.sh` naming
+            # `python:docker.django.gunicorn_config`).
+            for up in range(1, _MODULE_LEVELS + 1):
+                config = find_config("../" * up + wanted, named.at)
+                if config is not None:
+                    break
     missing: Setting[str] | None = None
     if named is not None and config is None:
         missing = Setting(named.text, named.at)

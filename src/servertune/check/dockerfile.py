@@ -256,8 +256,10 @@ class Image:
         targets = [PurePosixPath(self.workdir) / wanted]
         if "/" not in wanted:
             # A bare name run as a command (`CMD ["start.sh"]`) is looked up on the PATH.
-            path = self.env.get("PATH", _DEFAULT_PATH)
-            targets += [PurePosixPath(d) / wanted for d in path.split(":") if d.startswith("/")]
+            # (`ENV PATH=/x/bin:${PATH}` extends the base image's PATH, which is not known
+            # here: Docker's default stands for it.)
+            path = f"{self.env.get('PATH', '')}:{_DEFAULT_PATH}".split(":")
+            targets += [PurePosixPath(d) / wanted for d in dict.fromkeys(path) if d.startswith("/")]
         for target in targets:
             for context in self._contexts():
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
