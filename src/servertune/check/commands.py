@@ -723,16 +723,19 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         if find_config is not None
         else None
     )
-    if config is None and find_config is not None and named is not None:
-        if named.text.startswith("python:"):
-            # The module is imported from the working directory, often the project's root
-            # above the script that names it: its dotted path is specific enough to look for
-            # in the folders above (`docker/django/gunicorn.sh` naming
-            # `python:docker.django.gunicorn_config`).
-            for up in range(1, _MODULE_LEVELS + 1):
-                config = find_config("../" * up + wanted, named.at)
-                if config is not None:
-                    break
+    if (
+        config is None
+        and find_config is not None
+        and named is not None
+        and named.text.startswith("python:")
+    ):
+        # The module is imported from the working directory, often the project's root above
+        # the script that names it: its dotted path is specific enough to look for in the
+        # folders above (`docker/django/gunicorn.sh` naming `python:docker.django.gunicorn_config`).
+        for up in range(1, _MODULE_LEVELS + 1):
+            config = find_config("../" * up + wanted, named.at)
+            if config is not None:
+                break
     missing: Setting[str] | None = None
     if named is not None and config is None:
         missing = Setting(named.text, named.at)

@@ -188,7 +188,12 @@ def _has_shell_shebang(path: Path) -> bool:
             first = head.read(80)
     except OSError:
         return False
-    return bool(re.match(rb"#!.*\b(ba|da|z|k)?sh\b", first))
+    return bool(_SHEBANG.match(first.decode("utf-8", "replace")))
+
+
+#: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
+#: a chain of words the script reader follows to the program it ends in).
+_SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
 
 
 #: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and
@@ -252,7 +257,7 @@ def _claims(path: Path, text: str) -> bool:
         # By content only: `.conf` is every daemon's suffix, and a file in `nginx/` may be notes.
         return bool(_NGINX_CONTENT.search(text)) or _starts_with_nginx_directive(text)
     if reader.kind == "script" and suffix not in (".sh", ".bash"):
-        return text.startswith("#!") and bool(re.match(r"#!.*\b(ba|da|z|k)?sh\b", text))
+        return bool(_SHEBANG.match(text))
     return True
 
 

@@ -46,14 +46,14 @@ def _locations(app: AppServer) -> list[Location]:
     found: list[Location] = [app.container.at] if app.container is not None else []
     found.append(Location(app.file))
     found += app.launched_by
-    if app.config_file is not None:
-        found.append(app.config_file)
     for field in dataclasses.fields(app):
         value = getattr(app, field.name)
         values = value if isinstance(value, tuple) else (value,)
         for one in values:
             pairs = one if isinstance(one, tuple) else (one,)
             found += [s.at for s in pairs if isinstance(s, Setting)]
+    if app.config_file is not None and all(at.file != app.config_file.file for at in found):
+        found.append(app.config_file)  # a config that sets nothing read: at its first line
     return found
 
 

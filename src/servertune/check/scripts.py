@@ -366,9 +366,12 @@ def read_script(
             command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
         )
     app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
+    # execline (s6-overlay's run scripts) chain-loads: each program execs into the rest of the
+    # line, so the server is the process s6 signals, never a shell's child.
+    chained = bool(_EXECLINE.match(text))
     return replace(
         app,
-        without_exec=_without_exec(line, lines, command, physical),
+        without_exec=None if chained else _without_exec(line, lines, command, physical),
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
@@ -389,6 +392,8 @@ def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
         return words
     return [Word(w, words[0].at) for w in split]
 
+
+_EXECLINE = re.compile(r"#!\S*\bexeclineb\b")
 
 #: Process managers a script hands the container to, and how each stops its children:
 #: honcho stops the processes of its Procfile with a signal to each one's process group

@@ -1,0 +1,5 @@
+#!/bin/sh
+set -e
+PORT=8100
+cmd="exec gunicorn app.wsgi:application -b 0.0.0.0:$PORT --workers 5"
+eval "$cmd"
