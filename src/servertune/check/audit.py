@@ -200,13 +200,13 @@ def check_files(
     machine = machine or Machine.read()
     with confined_to(root if root is not None else default_root(paths)):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
+        stacks = _stacks(paths)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    stacks = _stacks(paths)
     links = link(nginx, apps, stacks)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
@@ -265,7 +265,9 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                 services += services_of(path, text)
         except (CheckInputError, OSError):
             continue  # its reading says why
-    return Stacks(tuple(services))
+    from servertune.check.images import read_images
+
+    return Stacks(tuple(services), read_images(paths))
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:

@@ -26,6 +26,7 @@ from servertune.check.model import (
 
 if TYPE_CHECKING:
     from servertune.check.compose import Service
+    from servertune.check.dockerfile import Image
 
 __all__ = ["BalancerLink", "Link", "Stacks", "link", "link_balancers", "normalise"]
 
@@ -111,6 +112,8 @@ class Stacks:
     holding it), a compose file's Traefik labels to that file's."""
 
     services: tuple[Service, ...] = ()
+    #: The images the run's Dockerfiles build: a file one copies is that image's, never left out.
+    images: tuple[Image, ...] = ()
 
     def project(self, compose: Path) -> frozenset[Path]:
         """The compose files `docker compose` reads together with `compose` by default."""
@@ -161,9 +164,11 @@ class Stacks:
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
     def _left_out(self, file: Path) -> bool:
-        """A service mounts files of `file`'s folder one by one, and not this one: the
-        stacks read deploy its siblings, and this file (a test's or another setup's) is none
-        of theirs."""
+        """A service mounts files of `file`'s folder one by one, and not this one, and no image
+        copies it: the stacks read deploy its siblings, and this file (a test's or another
+        setup's) is none of theirs."""
+        if any(image.holds(file) is not None for image in self.images):
+            return False
         folder = _real(file.parent)
         return any(
             os.path.dirname(_real(m)) == folder and not os.path.isdir(m)
