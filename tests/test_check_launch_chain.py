@@ -187,3 +187,10 @@ def test_s6_execline_run_script_is_walked_and_its_server_is_pid_1() -> None:
     assert files == ["root/etc/s6-overlay/s6-rc.d/svc-web/run"]
     assert launch.app.workers.value == 3
     assert launch.app.without_exec is None
+
+
+def test_gunicorn_config_not_named_for_gunicorn_is_read_by_its_settings() -> None:
+    """wsgi/config.py assigns bind, workers, timeout and accesslog at its top level: a gunicorn
+    config a walk reads; app/config.py, an app's settings with one `timeout`, is not."""
+    root = REPOS / "chain-unnamed-config"
+    assert [p.relative_to(root).as_posix() for p in discover(root).files] == ["wsgi/config.py"]
