@@ -194,3 +194,13 @@ def test_gunicorn_config_not_named_for_gunicorn_is_read_by_its_settings() -> Non
     config a walk reads; app/config.py, an app's settings with one `timeout`, is not."""
     root = REPOS / "chain-unnamed-config"
     assert [p.relative_to(root).as_posix() for p in discover(root).files] == ["wsgi/config.py"]
+
+
+def test_script_handing_over_to_supervisord_through_its_own_variable() -> None:
+    """The image's CMD runs start.sh, which sets SUPERVISORD_CONF and `exec supervisord -c
+    "$SUPERVISORD_CONF"`: the chain goes on through that file to the uvicorn it starts."""
+    root = REPOS / "chain-supervisord-var"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Dockerfile", "start.sh", "etc/supervisord.conf"]
+    assert launch.app.kind == "uvicorn"
+    assert launch.app.workers.value == 2

@@ -416,6 +416,8 @@ def _managed(
         words = _words(line, physical, path)
         if not any(program_name(w.text) in _MANAGERS for w in words):
             continue
+        # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
+        words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
         try:
             app = run_words(path, words, env, env_at, find_config=find_config, depth=1)
         except CheckInputError:  # its config is refused: said when it is read on its own
