@@ -204,3 +204,18 @@ def test_script_handing_over_to_supervisord_through_its_own_variable() -> None:
     assert files == ["Dockerfile", "start.sh", "etc/supervisord.conf"]
     assert launch.app.kind == "uvicorn"
     assert launch.app.workers.value == 2
+
+
+def test_compose_image_service_is_the_one_unbuilt_image_with_a_command() -> None:
+    """The example compose file runs `app` from `image: example/app:1.0` (no build) behind an
+    nginx it mounts: the one Dockerfile here that no service builds and that sets a command
+    (proxy/Dockerfile, `FROM nginx` and a config, sets none) is that image, so its gunicorn
+    is behind `proxy_pass http://app:8080`. Its ENTRYPOINT `exec gosu app "$@"` runs the CMD."""
+    root = REPOS / "chain-image-service"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["Dockerfile", "docker/entrypoint.sh", "docker/serve.sh"]
+    assert fronts == ["examples/nginx.conf"]
+    result = check_folder(root)
+    assert [(f.rule, f.at.file.name) for f in result.findings] == [
+        ("app-timeout-over-read-timeout", "nginx.conf")
+    ]

@@ -163,6 +163,27 @@ class Stacks:
             return None
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
+    def unbuilt_image_apps(self, apps: Sequence[AppServer]) -> list[AppServer]:
+        """The apps of `apps` read from the one Dockerfile of the run that no compose service
+        builds and that sets a command of its own (a proxy's image, `FROM nginx` plus its
+        config, sets none); [] when there are several such Dockerfiles, or none: which one a
+        service's `image:` names is not in these files."""
+        built = {_real(s.dockerfile) for s in self.services if s.dockerfile is not None}
+        unbuilt = [
+            image
+            for image in self.images
+            if _real(image.path) not in built and (image.entrypoint or image.cmd)
+        ]
+        if len(unbuilt) != 1:
+            return []
+        path = _real(unbuilt[0].path)
+        return [
+            a
+            for a in apps
+            if a.container is None
+            and path in {_real(p) for p in (a.file, *(at.file for at in a.launched_by))}
+        ]
+
     def _left_out(self, file: Path) -> bool:
         """A service mounts files of `file`'s folder one by one, and not this one, and no image
         copies it: the stacks read deploy its siblings, and this file (a test's or another
@@ -212,8 +233,14 @@ def _by_name(
         if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
     ]
     if project is not None and stacks is not None:
-        if any(s.name == name and s.file in project for s in stacks.services):
-            return [a for a in on_port if _in_project(a, project) and a.container.name == name]  # type: ignore[union-attr]
+        services = [s for s in stacks.services if s.name == name and s.file in project]
+        if services:
+            found = [a for a in on_port if _in_project(a, project) and a.container.name == name]  # type: ignore[union-attr]
+            if found or any(s.dockerfile is not None for s in services):
+                return found
+            # The service runs an image named by `image:`: the project's own only when one
+            # Dockerfile here builds an image no service builds (then it is that one).
+            return stacks.unbuilt_image_apps(on_port)
         on_port = [a for a in on_port if not _elsewhere(a, project)]
     named = [a for a in on_port if a.container is not None and a.container.name == name]
     if named:

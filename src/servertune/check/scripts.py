@@ -314,12 +314,14 @@ def read_script(
         if managed is not None:
             return managed
     if not commands:
-        passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
-        if passes and arguments:
+        passing = next((line for line in lines if _runs_arguments(line.words)), None)
+        passes = passing is not None
+        if passing is not None and arguments:
             # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
             found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
             if found_app is not None:
-                return found_app
+                step = Location(path, passing.first)
+                return replace(found_app, launched_by=(step, *found_app.launched_by))
         if passes:
             # An entrypoint: what it starts is its caller's command (the image's CMD), read
             # when the Dockerfile or compose file that runs it is checked.
@@ -375,6 +377,19 @@ def read_script(
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
+
+
+def _runs_arguments(words: list[str]) -> bool:
+    """The line runs the script's arguments: `exec "$@"`, also behind a process wrapper that
+    runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`)."""
+    rest = [w for w in words if w != "exec"]
+    while rest and program_name(rest[0]) in WRAPPERS:
+        takes = WRAPPERS[program_name(rest[0])]
+        rest = rest[1:]
+        while rest and rest[0].startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    return rest in (["$@"], ["$*"])
 
 
 def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
