@@ -219,3 +219,13 @@ def test_compose_image_service_is_the_one_unbuilt_image_with_a_command() -> None
     assert [(f.rule, f.at.file.name) for f in result.findings] == [
         ("app-timeout-over-read-timeout", "nginx.conf")
     ]
+
+
+def test_supervisord_fcgi_socket_and_script_programs_are_followed() -> None:
+    """An `[fcgi-program:uvicorn]` listens on its `socket=` (uvicorn `--fd 0`), where nginx's
+    upstream passes; a `[program:web]` running `/bin/sh serve.sh` is that script's gunicorn,
+    the supervisord line first in its chain."""
+    root = REPOS / "chain-fcgi"
+    by_kind = {launch.app.kind: (files, fronts) for files, fronts, launch in chains(root)}
+    assert by_kind["uvicorn"] == (["supervisord.conf"], ["nginx.conf"])
+    assert by_kind["gunicorn"][0] == ["supervisord-web.conf", "serve.sh"]

@@ -97,6 +97,22 @@ def _stopping(
     )
 
 
+def _fcgi_socket(
+    path: Path, section: str, options: dict[str, tuple[str, int]], app: AppServer
+) -> AppServer:
+    """An `[fcgi-program:x]`'s `socket=`: supervisord binds it and hands it to the program as
+    fd 0 (`uvicorn --fd 0`), so it is where the server listens."""
+    if not section.startswith("fcgi-program:") or "socket" not in options or app.sockets:
+        return app
+    value, number = options["socket"]
+    address = value.strip()
+    if address.startswith("tcp://"):
+        address = address.removeprefix("tcp://")
+    elif address.startswith("unix://"):  # `unix:///tmp/x.sock`, as nginx writes `unix:/tmp/x.sock`
+        address = "unix:/" + address.removeprefix("unix://").lstrip("/")
+    return replace(app, sockets=(Setting(address, Location(path, number)),))
+
+
 def _included(path: Path, value: str, at: Location) -> None:
     """`[include] files = a/*.conf b.ini`: globs relative to this file, which check does not
     follow (give the included files to have them read); one outside the tree check reads is
@@ -145,7 +161,7 @@ def read_supervisord(
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
     apps: list[AppServer] = []
-    for options in programs.values():
+    for section, options in programs.items():
         if "command" not in options:
             continue
         command, number = options["command"]
@@ -163,6 +179,7 @@ def read_supervisord(
         )
         for one in shell_commands(Word(command, Location(path, number))):
             found = server_command(one)
+            app: AppServer | None = None
             if found is not None:
                 app = read_command(
                     path,
@@ -172,6 +189,19 @@ def read_supervisord(
                     shell=True,
                     find_config=find_config or beside(path),
                 )
+            else:  # a script of the project's that starts the server (`bash /app/serve.sh`)
+                from servertune.check.scripts import run_words
+
+                try:
+                    app = run_words(
+                        path, one, process_env, {}, find_config=find_config or beside(path)
+                    )
+                except CheckInputError:
+                    app = None
+                if app is not None:
+                    app = replace(app, launched_by=(Location(path, number), *app.launched_by))
+            if app is not None:
+                app = _fcgi_socket(path, section, options, app)
                 apps.append(_stopping(path, app, options, number))
                 break
     if not apps:
