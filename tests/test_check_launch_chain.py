@@ -109,8 +109,9 @@ def test_dev_compose_labels_do_not_front_the_prod_service() -> None:
 
 def test_example_stack_nginx_does_not_reach_another_stack_on_the_same_port() -> None:
     """The example compose file mounts proxy/nginx.conf into its `front` and runs `api` from
-    an image not here: `proxy_pass http://api:8080` is that service, so the contrib image's
-    gunicorn on 8080 is not behind it (no timeout finding joins the two)."""
+    `image:`, which may be the root Dockerfile's (its supervisord config is generated at run
+    time) or the contrib one's: not in these files, so the contrib image's gunicorn on 8080
+    is not put behind `proxy_pass http://api:8080` (no timeout finding joins the two)."""
     root = REPOS / "chain-example-stack"
     ((files, fronts, _),) = chains(root)
     assert files == ["contrib/backend/Dockerfile", "contrib/backend/gunicorn.conf.py"]
