@@ -255,9 +255,9 @@ def check_files(
 def _stacks(paths: Sequence[Path]) -> Stacks:
     """The compose services of the compose files given, whether or not they start a server:
     which stack each front belongs to (`chain.Stacks`)."""
-    from servertune.check.compose import services_of
+    from servertune.check.compose import Service, services_of
 
-    services = []
+    services: list[Service] = []
     for path in paths:
         try:
             text = read_text(path)
