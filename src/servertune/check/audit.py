@@ -38,6 +38,7 @@ from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 if TYPE_CHECKING:
+    from servertune.check.compose import Service
     from servertune.check.ignored import BaselineReport, Suppressed
     from servertune.logs.traffic import Traffic
 
@@ -255,16 +256,16 @@ def check_files(
 def _stacks(paths: Sequence[Path]) -> Stacks:
     """The compose services of the compose files given, whether or not they start a server:
     which stack each front belongs to (`chain.Stacks`)."""
-    from servertune.check.compose import Service, services_of
-
     services: list[Service] = []
     for path in paths:
         try:
             text = read_text(path)
             if reader_for(path, text).kind == "compose":
+                from servertune.check.compose import services_of
+
                 services += services_of(path, text)
-        except (CheckInputError, OSError):
-            continue  # its reading says why
+        except (CheckInputError, OSError, ModuleNotFoundError):
+            continue  # its reading says why (a missing extra too, in one line)
     from servertune.check.images import read_images
 
     return Stacks(tuple(services), read_images(paths))

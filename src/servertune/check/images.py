@@ -43,8 +43,8 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
         try:
             with collect_notes():  # the Dockerfile's own reading says what it notes
                 images.append(read_image(path, read_text(path)))
-        except (CheckInputError, OSError):
-            continue
+        except (CheckInputError, OSError, ModuleNotFoundError):
+            continue  # a missing extra is said in one line when the Dockerfile is read
     return tuple(images)
 
 
