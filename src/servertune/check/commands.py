@@ -732,7 +732,13 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         # The module is imported from the working directory, often the project's root above
         # the script that names it: its dotted path is specific enough to look for in the
         # folders above (`docker/django/gunicorn.sh` naming `python:docker.django.gunicorn_config`).
+        from servertune.check.resolve import inside
+
         for up in range(1, _MODULE_LEVELS + 1):
+            if not inside(
+                reading.file.parents[min(up, len(reading.file.parents) - 1)], named.at.file
+            ):
+                break  # never above the tree check reads (nor a note that it was looked at)
             config = find_config("../" * up + wanted, named.at)
             if config is not None:
                 break
