@@ -230,3 +230,13 @@ def test_supervisord_fcgi_socket_and_script_programs_are_followed() -> None:
     by_kind = {launch.app.kind: (files, fronts) for files, fronts, launch in chains(root)}
     assert by_kind["uvicorn"] == (["supervisord.conf"], ["nginx.conf"])
     assert by_kind["gunicorn"][0] == ["supervisord-web.conf", "serve.sh"]
+
+
+def test_a_mounted_repository_and_a_multiline_sh_c_script_are_no_file_name() -> None:
+    """`.:/code` mounts the repository and `command` is `sh -c` with a script of several
+    lines: its text is never looked up as a file (a name too long for the system), the service
+    starts no server check reads, and the run ends normally."""
+    root = REPOS / "chain-mount-script"
+    result = check_folder(root)
+    assert not result.errors
+    assert not result.apps

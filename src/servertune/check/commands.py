@@ -159,12 +159,17 @@ def beside(file: Path) -> FindConfig:
         from servertune.check.resolve import admit
         from servertune.check.source import read_text
 
+        if "\n" in wanted or len(wanted) > 4096:
+            return None  # a script's whole text (`sh -c "..."`), not a file's name
         if not wanted.startswith("/"):
             candidate = Path(os.path.normpath(file.parent / wanted))  # `a/../b`: `b`, once
             if admit(candidate, wanted, at or Location(file), "file") is None:
                 return None
-            if candidate.is_file():
-                return ConfigFile(read_text(candidate), candidate, 1)
+            try:
+                if candidate.is_file():
+                    return ConfigFile(read_text(candidate), candidate, 1)
+            except OSError:
+                return None
         # Not beside it (an absolute path names the server's filesystem): the image of this
         # run that copies the file may hold it (`servertune.check.images`).
         return found_in_images(file, wanted, at)

@@ -440,6 +440,8 @@ def _finder(
         return image.find if image is not None else None
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        if not _path_like(wanted):
+            return None
         target = PurePosixPath(os.path.normpath(PurePosixPath(workdir or "/") / wanted))
         for host, inside, mounted_at in reversed(mounts):
             try:
@@ -449,8 +451,11 @@ def _finder(
             candidate = host if str(relative) == "." else host / relative
             if resolve.admit(candidate, str(host), mounted_at, "volume") is None:
                 continue
-            if candidate.is_file():
-                return ConfigFile(read_text(candidate), candidate, 1)
+            try:
+                if candidate.is_file():
+                    return ConfigFile(read_text(candidate), candidate, 1)
+            except OSError:
+                continue
         if image is None:
             return None
         # From the service's working_dir when it sets one, not the image's WORKDIR.
@@ -497,6 +502,15 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         found.append(Service(path, str(key.value), mounts, dockerfile))
     return tuple(found)
+
+
+def _path_like(wanted: str) -> bool:
+    """A word that can name a file (a `sh -c` script's whole text cannot: several lines)."""
+    return bool(wanted) and "\n" not in wanted and len(wanted) <= _PATH_MAX
+
+
+#: Linux's PATH_MAX: a longer word names no file.
+_PATH_MAX = 4096
 
 
 def _outside_references(root: _Node, services: _Node, path: Path) -> None:

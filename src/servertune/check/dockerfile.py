@@ -253,6 +253,8 @@ class Image:
         `CONTEXT_ANCESTORS` directories above it, nearest first, never above the tree check
         reads. A source outside that tree is never read (a note names its COPY)."""
         del at  # the COPY that brings a file in is what names it
+        if not wanted or "\n" in wanted or len(wanted) > 4096:
+            return None  # a script's whole text (`sh -c "..."`), not a file's name
         targets = [PurePosixPath(self.workdir) / wanted]
         if "/" not in wanted:
             # A bare name run as a command (`CMD ["start.sh"]`) is looked up on the PATH.
