@@ -240,3 +240,13 @@ def test_a_mounted_repository_and_a_multiline_sh_c_script_are_no_file_name() -> 
     result = check_folder(root)
     assert not result.errors
     assert not result.apps
+
+
+def test_entrypoint_on_the_path_runs_the_cmd_past_a_commented_heredoc() -> None:
+    """ENTRYPOINT ["docker-entrypoint.sh"] is the script COPY'd to /usr/local/bin (on the
+    PATH); a `# python << END` in a comment opens no here-document, so its last line, `exec
+    $@`, runs the CMD's uwsgi with the ini the image holds."""
+    root = REPOS / "chain-commented-heredoc"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Dockerfile", "docker-entrypoint.sh", "web/uwsgi.ini"]
+    assert launch.app.workers.value == 3

@@ -217,7 +217,8 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             parts = ["\n".join(parts)]
             continue
         parts = []
-        found = _HEREDOC.search(joined)
+        # (A comment line's `<< END`, `# python << END`, opens no here-document.)
+        found = None if joined.lstrip().startswith("#") else _HEREDOC.search(joined)
         if found is not None:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
