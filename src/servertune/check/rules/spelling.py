@@ -93,11 +93,10 @@ def _in_config_file(app: AppServer, concept: str) -> bool:
     command line (a Dockerfile's CMD, `gunicorn -c`, `uwsgi --ini`) started the server: its fix
     is a line of that file, in that file's language."""
     setting = _WHERE[concept](app) if concept in _WHERE else None
-    config = app.config_file.file if app.config_file is not None else None
     if setting is None or setting.default:
-        # Unset: the line goes where the server's other settings are, the file `-c` /
-        # `--ini` names (a uWSGI `.conf` too), when the command line names one.
-        return config is not None
+        return False
+    # The file `-c` / `--ini` names is a config file whatever its suffix (a uWSGI `.conf`).
+    config = app.config_file.file if app.config_file is not None else None
     return setting.at.file == config or setting.at.file.suffix in (".py", ".ini")
 
 
