@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
-from servertune.check.chain import BalancerLink, Link, Stacks, link, link_balancers
+from servertune.check.chain import BalancerLink, Link, Service, Stacks, link, link_balancers
 from servertune.check.discover import Discovery
 from servertune.check.graph import one_reading_each
 from servertune.check.model import (
@@ -38,7 +38,6 @@ from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
 
 if TYPE_CHECKING:
-    from servertune.check.compose import Service
     from servertune.check.ignored import BaselineReport, Suppressed
     from servertune.logs.traffic import Traffic
 

@@ -25,10 +25,9 @@ from servertune.check.model import (
 )
 
 if TYPE_CHECKING:
-    from servertune.check.compose import Service
     from servertune.check.dockerfile import Image
 
-__all__ = ["BalancerLink", "Link", "Stacks", "link", "link_balancers", "normalise"]
+__all__ = ["BalancerLink", "Link", "Service", "Stacks", "link", "link_balancers", "normalise"]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
 
@@ -96,6 +95,17 @@ _COMPOSE_OVERRIDES = frozenset(
         "docker-compose.override.yml",
     }
 )
+
+
+@dataclass(frozen=True)
+class Service:
+    """A compose service as the linking needs it, whether or not it starts a server: its
+    file and name, the files it bind-mounts and the Dockerfile it is built from."""
+
+    file: Path
+    name: str
+    mounts: tuple[Path, ...] = ()
+    dockerfile: Path | None = None
 
 
 def _real(path: Path) -> str:

@@ -25,6 +25,7 @@ left out, and the AppServer says which (`unresolved`) so a finding can name it.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import shlex
@@ -38,9 +39,11 @@ from servertune.check.asgi_cli import parse_command_lines
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
+    "IN_IMAGES",
     "SERVERS",
     "ConfigFile",
     "FindConfig",
+    "FollowWords",
     "ServerCommand",
     "Word",
     "beside",
@@ -149,13 +152,24 @@ class FindConfig(Protocol):
     def __call__(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None: ...
 
 
+#: How a process manager's entry that runs a script of the project (`web: bash Procfile.sh`)
+#: is followed to the server the script starts: `scripts.follow_words`, which the readers
+#: hand to the Procfile and supervisord readers (they cannot import it: it reads them).
+FollowWords = Callable[[Path, Sequence["Word"], Mapping[str, str], FindConfig], "AppServer | None"]
+
+#: How a file read on its own finds what it names in the images of the run in progress:
+#: (the file, the path it names, where) -> the file, set by `images.images_of_run`.
+IN_IMAGES: contextvars.ContextVar[
+    Callable[[Path, str, Location | None], ConfigFile | None] | None
+] = contextvars.ContextVar("servertune_check_in_images", default=None)
+
+
 def beside(file: Path) -> FindConfig:
     """Finds a relative path in `file`'s directory (a config a script or Procfile names, in
     the repository it lives in), inside the tree check reads; else (and for an absolute path,
     which names the server's filesystem) in the image of the run that copies `file`."""
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
-        from servertune.check.images import found_in_images
         from servertune.check.resolve import admit
         from servertune.check.source import read_text
 
@@ -171,8 +185,9 @@ def beside(file: Path) -> FindConfig:
             except OSError:
                 return None
         # Not beside it (an absolute path names the server's filesystem): the image of this
-        # run that copies the file may hold it (`servertune.check.images`).
-        return found_in_images(file, wanted, at)
+        # run that copies the file may hold it (`servertune.check.images` sets the lookup).
+        lookup = IN_IMAGES.get()
+        return lookup(file, wanted, at) if lookup is not None else None
 
     return find
 
@@ -281,6 +296,19 @@ def _after_thin_launcher(words: list[Word]) -> list[Word]:
     return words
 
 
+def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> ServerCommand | None:
+    """`su - app -c 'exec gunicorn ...'`, `runuser -u app -c CMD`: the server the user's shell
+    runs from the command string."""
+    texts = [w.text for w in words]
+    if "-c" not in texts[1:-1]:
+        return None
+    for command in shell_commands(words[texts.index("-c", 1) + 1]):
+        found = server_command(command)
+        if found is not None:
+            return replace(found, assignments=(*assignments, *found.assignments))
+    return None
+
+
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """The server `words` start, or None when they start no server check reads.
 
@@ -311,16 +339,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                         return replace(found, assignments=(*assignments, *found.assignments))
             return None
         if name in _SWITCH_USER:
-            # `su - app -c 'exec gunicorn ...'`, `runuser -u app -c CMD`: the user's shell
-            # runs the command string.
-            texts = [w.text for w in words]
-            if "-c" in texts[1:-1]:
-                script = words[texts.index("-c", 1) + 1]
-                for command in shell_commands(script):
-                    found = server_command(command)
-                    if found is not None:
-                        return replace(found, assignments=(*assignments, *found.assignments))
-            return None
+            return _as_user(words, assignments)
         if name in WRAPPERS:
             index = _server_of(words[1:])
             if index is None:

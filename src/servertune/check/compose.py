@@ -27,12 +27,13 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 import yaml
 
 from servertune.check import resolve
+from servertune.check.chain import Service
 from servertune.check.commands import ConfigFile, FindConfig, Word, place_words
 from servertune.check.dockerfile import (
     Image,
@@ -57,7 +58,6 @@ from servertune.check.source import read_text
 __all__ = [
     "BYTE_UNITS",
     "MAX_EXPANDED_NODES",
-    "Service",
     "interpolate",
     "looks_like_compose",
     "parse_bytes",
@@ -464,17 +464,6 @@ def _finder(
     return find
 
 
-@dataclass(frozen=True)
-class Service:
-    """A compose service as the linking needs it, whether or not it starts a server: its
-    file and name, the files it bind-mounts and the Dockerfile it is built from."""
-
-    file: Path
-    name: str
-    mounts: tuple[Path, ...] = ()
-    dockerfile: Path | None = None
-
-
 def services_of(path: Path, text: str) -> tuple[Service, ...]:
     """Every service of a compose file, for linking (which stack a front belongs to); () when
     the file does not parse (its reading says why). Values are taken as written: a mount whose
@@ -502,6 +491,22 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         found.append(Service(path, str(key.value), mounts, dockerfile))
     return tuple(found)
+
+
+def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConfig | None:
+    """How the service finds the files its command names: its bind mounts, then its image's
+    files. A service with no `build` here runs an image named by `image:`: when a Dockerfile
+    of the run copies this very compose file (`COPY . /app`), its files are the ones here."""
+    files_from = image
+    if files_from is None and service.get("build") is None:
+        from servertune.check.images import image_holding
+
+        files_from = image_holding(path)
+    working = service.get("working_dir")
+    workdir = (working.text() if working is not None else None) or (
+        files_from.workdir if files_from is not None else "/"
+    )
+    return _finder(_mounts(service, path), workdir, files_from)
 
 
 def _path_like(wanted: str) -> bool:
@@ -608,18 +613,7 @@ def read_compose(
         files += env_files
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
-        # A service with no `build` here runs an image named by `image:`: when a Dockerfile of
-        # the run copies this very compose file (`COPY . /app`), its files are the ones here.
-        files_from = image
-        if files_from is None and service.get("build") is None:
-            from servertune.check.images import image_holding
-
-            files_from = image_holding(path)
-        working = service.get("working_dir")
-        workdir = (working.text() if working is not None else None) or (
-            files_from.workdir if files_from is not None else "/"
-        )
-        find = _finder(_mounts(service, path), workdir, files_from)
+        find = _service_finder(service, path, image)
         app = find_server(path, first, rest, environment, where, image, find=find)
         if app is None:
             continue

@@ -50,11 +50,16 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
 
 @contextmanager
 def images_of_run(images: Sequence[Image]) -> Iterator[None]:
-    """The images of the run in progress, for `found_in_images`, while the block runs."""
+    """The images of the run in progress, for `found_in_images` (which `commands.beside`
+    asks), while the block runs."""
+    from servertune.check.commands import IN_IMAGES
+
     token = _IMAGES.set(tuple(images))
+    hook = IN_IMAGES.set(found_in_images)
     try:
         yield
     finally:
+        IN_IMAGES.reset(hook)
         _IMAGES.reset(token)
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.commands import (
+    FollowWords,
     Word,
     beside,
     read_command,
@@ -37,22 +38,26 @@ def looks_like_procfile(path: Path, text: str) -> bool:
 
 
 def read_procfile(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    follow: FollowWords | None = None,
 ) -> tuple[AppServer, ...]:
-    """The app servers the Procfile's processes start."""
-    return tuple(app for _, app in read_procfile_entries(path, text, env))
+    """The app servers the Procfile's processes start (`follow` reads a script an entry runs)."""
+    return tuple(app for _, app in read_procfile_entries(path, text, env, follow))
 
 
 def read_procfile_entries(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    follow: FollowWords | None = None,
 ) -> tuple[tuple[str, AppServer], ...]:
     """Each process type that starts an app server, with it. A process that runs a script
     here (`web: bash Procfile.sh`, `web: bin/run_web.sh`) is that script's server, with the
     Procfile's line first in its chain; its `without_exec` is dropped: the platforms that run
     a Procfile signal every process of it (Heroku sends SIGTERM to all the dyno's processes;
     honcho and foreman signal each process group), not only the shell."""
-    from servertune.check.scripts import run_words
-
     apps: list[tuple[str, AppServer]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -77,7 +82,7 @@ def read_procfile_entries(
                 )
                 break
             try:
-                started = run_words(path, command, env or {}, {}, find_config=beside(path))
+                started = follow(path, command, env or {}, beside(path)) if follow else None
             except CheckInputError:  # a script here that is not one (`./manage.py migrate`)
                 started = None
             if started is not None:

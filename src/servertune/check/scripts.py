@@ -53,6 +53,7 @@ __all__ = [
     "CLI_EVAL_TIMEOUT_S",
     "SERVERS",
     "command_line",
+    "follow_words",
     "looks_like_script",
     "parse_command_lines",
     "read_script",
@@ -310,29 +311,8 @@ def read_script(
             commands.append((line, found, dict(environment)))
         else:
             _assignments(line, environment)
-    if not commands and find_config is not None:
-        managed = _managed(path, lines, physical, environment, env_at, find_config)
-        if managed is not None:
-            return managed
     if not commands:
-        passing = next((line for line in lines if _runs_arguments(line.words)), None)
-        passes = passing is not None
-        if passing is not None and arguments:
-            # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
-            found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
-            if found_app is not None:
-                step = Location(path, passing.first)
-                return replace(found_app, launched_by=(step, *found_app.launched_by))
-        if passes:
-            # An entrypoint: what it starts is its caller's command (the image's CMD), read
-            # when the Dockerfile or compose file that runs it is checked.
-            raise NothingToCheck(
-                f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
-                "image's CMD, read with the Dockerfile or compose file that runs it); "
-                f"{_NO_SERVER}"
-            )
-        _not_followed(path, lines, environment)
-        raise NothingToCheck(f"{path}: {_NO_SERVER}")
+        return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
     if len(commands) > 1:
         commands = _one_server(path, commands)
     line, command, environment = commands[0]
@@ -378,6 +358,40 @@ def read_script(
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
+
+
+def _handed_over(
+    path: Path,
+    lines: list[_Line],
+    physical: list[str],
+    environment: dict[str, str],
+    env_at: Mapping[str, Location] | None,
+    arguments: list[Word] | None,
+    find_config: FindConfig | None,
+) -> AppServer:
+    """The server of a script with no server line of its own: the one a process manager it
+    runs starts, or its arguments' (`exec "$@"`); NothingToCheck (or NotFollowed) otherwise."""
+    if find_config is not None:
+        managed = _managed(path, lines, physical, environment, env_at, find_config)
+        if managed is not None:
+            return managed
+    passing = next((line for line in lines if _runs_arguments(line.words)), None)
+    if passing is not None and arguments:
+        # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
+        found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
+        if found_app is not None:
+            step = Location(path, passing.first)
+            return replace(found_app, launched_by=(step, *found_app.launched_by))
+    if passing is not None:
+        # An entrypoint: what it starts is its caller's command (the image's CMD), read
+        # when the Dockerfile or compose file that runs it is checked.
+        raise NothingToCheck(
+            f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
+            "image's CMD, read with the Dockerfile or compose file that runs it); "
+            f"{_NO_SERVER}"
+        )
+    _not_followed(path, lines, environment)
+    raise NothingToCheck(f"{path}: {_NO_SERVER}")
 
 
 def _runs_arguments(words: list[str]) -> bool:
@@ -443,6 +457,14 @@ def _managed(
     return None
 
 
+def follow_words(
+    file: Path, words: Sequence[Word], env: Mapping[str, str], find_config: FindConfig
+) -> AppServer | None:
+    """`run_words` as the Procfile and supervisord readers follow an entry that runs a
+    script (`commands.FollowWords`)."""
+    return run_words(file, words, env, {}, find_config=find_config)
+
+
 def _honcho_procfile(
     words: Sequence[Word], env: Mapping[str, str] | None, find_config: FindConfig
 ) -> AppServer | None:
@@ -462,7 +484,7 @@ def _honcho_procfile(
     wanted = texts[texts.index("start") + 1 :] if "start" in texts else []
     wanted = [t for t in wanted if not t.startswith("-")]
     try:
-        entries = read_procfile_entries(config.file, config.text, env)
+        entries = read_procfile_entries(config.file, config.text, env, follow_words)
     except (NothingToCheck, CheckInputError):
         return None
     chosen = [app for name, app in entries if not wanted or name in wanted]
@@ -643,7 +665,9 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
     if config is None:
         return None
     try:
-        apps = read_supervisord(config.file, config.text, find_config=find_config)
+        apps = read_supervisord(
+            config.file, config.text, find_config=find_config, follow=follow_words
+        )
     except NothingToCheck:
         return None
     return apps[0]

@@ -19,6 +19,7 @@ from pathlib import Path
 from servertune.check import resolve
 from servertune.check.commands import (
     FindConfig,
+    FollowWords,
     Word,
     beside,
     read_command,
@@ -97,6 +98,29 @@ def _stopping(
     )
 
 
+def _started(
+    path: Path,
+    words: list[Word],
+    env: dict[str, str],
+    find_config: FindConfig,
+    follow: FollowWords | None,
+) -> AppServer | None:
+    """The server a program's command starts: a server command line, or a script of the
+    project's it runs (`bash /app/serve.sh`), its line first in the chain."""
+    found = server_command(words)
+    if found is not None:
+        return read_command(path, found, env, {}, shell=True, find_config=find_config)
+    if follow is None:
+        return None
+    try:
+        app = follow(path, words, env, find_config)
+    except CheckInputError:  # a script here that is not one: said when it is read
+        return None
+    if app is None:
+        return None
+    return replace(app, launched_by=(words[0].at, *app.launched_by))
+
+
 def _fcgi_socket(
     path: Path, section: str, options: dict[str, tuple[str, int]], app: AppServer
 ) -> AppServer:
@@ -128,6 +152,7 @@ def read_supervisord(
     text: str,
     env: Mapping[str, str] | None = None,
     find_config: FindConfig | None = None,
+    follow: FollowWords | None = None,
 ) -> tuple[AppServer, ...]:
     """The app servers the file's programs start; `find_config` finds the files their command
     lines name (default: beside the file; an image's, through its COPYs, when an image's
@@ -178,28 +203,7 @@ def read_supervisord(
             command,
         )
         for one in shell_commands(Word(command, Location(path, number))):
-            found = server_command(one)
-            app: AppServer | None = None
-            if found is not None:
-                app = read_command(
-                    path,
-                    found,
-                    process_env,
-                    {},
-                    shell=True,
-                    find_config=find_config or beside(path),
-                )
-            else:  # a script of the project's that starts the server (`bash /app/serve.sh`)
-                from servertune.check.scripts import run_words
-
-                try:
-                    app = run_words(
-                        path, one, process_env, {}, find_config=find_config or beside(path)
-                    )
-                except CheckInputError:
-                    app = None
-                if app is not None:
-                    app = replace(app, launched_by=(Location(path, number), *app.launched_by))
+            app = _started(path, one, process_env, find_config or beside(path), follow)
             if app is not None:
                 app = _fcgi_socket(path, section, options, app)
                 apps.append(_stopping(path, app, options, number))
