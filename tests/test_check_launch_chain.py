@@ -69,6 +69,8 @@ def test_file_read_alone_finds_what_it_names_in_the_image_that_copies_it() -> No
     uwsgi = [at.file.relative_to(root).as_posix() for at in found["uwsgi"].chain]
     assert uwsgi == ["deploy/worker.sh", "deploy/app.ini"]
     assert found["uwsgi"].app.workers.value == 2
+    # ... under the image's ENV: `UWSGI_THREADS=3` is uWSGI's `threads` option.
+    assert found["uwsgi"].app.threads.value == 3
 
 
 def test_compose_bind_mount_is_the_config_the_service_reads() -> None:
@@ -161,6 +163,12 @@ def test_shell_forms_that_start_a_server_are_followed() -> None:
     assert by_first["bin/serve.sh"][0] == ["bin/serve.sh", "conf/gunicorn_web.py"]
     result = check_folder(root)
     assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    # `--ini ${SRC_DIR}/docker/uwsgi.ini`: a config not known here, not uWSGI's defaults.
+    assert not [f for f in result.findings if f.at.file.name == "unresolved-ini.sh"]
+    assert [n.kind for n in result.notes if n.at.file.name == "unresolved-ini.sh"] == [
+        "config-not-found",
+        "unresolved-variable",
+    ]
 
 
 def test_nginx_file_the_stack_leaves_out_fronts_nothing() -> None:

@@ -401,7 +401,7 @@ def _read_each(
         try:
             text = read_text(path)
             reader = reader_for(path, text, kind)
-            one = read_with(reader, path, text, env)
+            one = read_with(reader, path, text, _env_for(path, reader.kind, env))
         except NotFollowed as why:
             # At the link that could not be followed (the script's line, the CMD's), which
             # the message starts with, once however many files reach it.
@@ -430,6 +430,21 @@ def _read_each(
             )
         reading += one
     return reading, errors
+
+
+#: Kinds that set their server's environment themselves (an image's ENV, a service's).
+_OWN_ENVIRONMENT = frozenset({"dockerfile", "compose", "kubernetes", "env"})
+
+
+def _env_for(path: Path, kind: str, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    """The environment a file is read in: an image of the run that copies it runs it under
+    its `ENV` (then `--env-file`'s values); else `env` as given."""
+    from servertune.check.images import env_of_image
+
+    if kind in _OWN_ENVIRONMENT:
+        return env
+    held = env_of_image(path)
+    return env if held is None else {**held, **(env or {})}
 
 
 def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:

@@ -625,9 +625,27 @@ def read_command(
     return replace(
         app,
         unresolved=tuple(reading.unresolved),
+        missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),
     )
+
+
+#: The options that name a server's config file (gunicorn's, uWSGI's).
+_CONFIG_FLAGS = frozenset({"-c", "--config", "--ini", "--yaml", "--json", "--xml"})
+
+
+def _unresolved_config(app: AppServer, unresolved: Sequence[Setting[str]]) -> Setting[str] | None:
+    """A config file named through a variable no file read sets (`--ini
+    ${SRC_DIR}/uwsgi.ini`): its settings are not known, as for a file not here, so the rules
+    that need them do not judge the server's defaults."""
+    if app.config_file is not None:
+        return None
+    for word in unresolved:
+        flag, _, value = word.value.partition(" ")
+        if flag.partition("=")[0] in _CONFIG_FLAGS or (not value and flag.endswith(".ini")):
+            return word
+    return None
 
 
 #: Options that take one value, which the server's parser overwrites when given again

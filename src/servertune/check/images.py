@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
     from servertune.check.dockerfile import Image
 
-__all__ = ["found_in_images", "image_holding", "images_of_run", "read_images"]
+__all__ = ["env_of_image", "found_in_images", "image_holding", "images_of_run", "read_images"]
 
 _IMAGES: contextvars.ContextVar[tuple[Image, ...]] = contextvars.ContextVar(
     "servertune_check_images", default=()
@@ -81,3 +81,11 @@ def image_holding(file: Path) -> Image | None:
     an image copies whole: its `image:` services with no `build` of their own run that image's
     files, `entrypoint: ./docker/entrypoints/uwsgi.sh` relative to its WORKDIR), else None."""
     return next((image for image in _IMAGES.get() if image.holds(file) is not None), None)
+
+
+def env_of_image(file: Path) -> dict[str, str] | None:
+    """The `ENV` of the first image of the run that copies `file` (what a supervisord config
+    or a script it holds runs under: `ENV UWSGI_PROCESSES 16` is uWSGI's option), None when no
+    image of the run holds it."""
+    image = image_holding(file)
+    return dict(image.env) if image is not None else None
