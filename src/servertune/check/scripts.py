@@ -306,8 +306,6 @@ def read_script(
         words = _evaluated(_words(line, physical, path), environment)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
-            if line.words[:1] == ["eval"]:  # what runs is the evaluated text (`exec` or not)
-                line = replace(line, words=[w.text for w in words])
             commands.append((line, found, dict(environment)))
         else:
             _assignments(line, environment)
@@ -351,7 +349,9 @@ def read_script(
     app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
     # execline (s6-overlay's run scripts) chain-loads: each program execs into the rest of the
     # line, so the server is the process s6 signals, never a shell's child.
-    chained = bool(_EXECLINE.match(text))
+    # An `eval "$cmd"` runs text built in variables, often in branches (`cmd="su app -c
+    # '$cmd'"` under an `if`): whether it execs is not known here, and `exec eval` is no fix.
+    chained = bool(_EXECLINE.match(text)) or line.words[:1] == ["eval"]
     return replace(
         app,
         without_exec=None if chained else _without_exec(line, lines, command, physical),
