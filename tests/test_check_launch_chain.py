@@ -50,7 +50,11 @@ def test_copy_with_a_wildcard_brings_the_config_into_the_image() -> None:
     assert fronts == ["etc/nginx.conf"]
     assert launch.app.workers.value == 3
     assert launch_json(launch)["config"] == str(root / "etc" / "uwsgi.conf")
-    assert not not_found(check_folder(root))
+    result = check_folder(root)
+    assert not not_found(result)
+    # The ini's own words, though a command line names it and its suffix is `.conf`.
+    (jitter,) = [f for f in result.findings if f.rule == "max-requests-without-jitter"]
+    assert (jitter.at.file.name, jitter.fix) == ("uwsgi.conf", "max-requests-delta = 100")
 
 
 def test_file_read_alone_finds_what_it_names_in_the_image_that_copies_it() -> None:
