@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
-from servertune.check.chain import BalancerLink, Link, link, link_balancers
+from servertune.check.chain import BalancerLink, Link, Service, Stacks, link, link_balancers
 from servertune.check.discover import Discovery
 from servertune.check.graph import one_reading_each
 from servertune.check.model import (
@@ -200,18 +200,19 @@ def check_files(
     machine = machine or Machine.read()
     with confined_to(root if root is not None else default_root(paths)):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
+        stacks = _stacks(paths)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    links = link(nginx, apps)
+    links = link(nginx, apps, stacks)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
     # A Traefik service is read through its static config and on its own: once.
-    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps)
+    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     context = Context(
         apps,
         nginx,
@@ -249,6 +250,24 @@ def check_files(
         env_files=_env_files(reading, apps),
         discovered=tuple(discovered),
     )
+
+
+def _stacks(paths: Sequence[Path]) -> Stacks:
+    """The compose services of the compose files given, whether or not they start a server:
+    which stack each front belongs to (`chain.Stacks`)."""
+    services: list[Service] = []
+    for path in paths:
+        try:
+            text = read_text(path)
+            if reader_for(path, text).kind == "compose":
+                from servertune.check.compose import services_of
+
+                services += services_of(path, text)
+        except (CheckInputError, OSError, ModuleNotFoundError):
+            continue  # its reading says why (a missing extra too, in one line)
+    from servertune.check.images import read_images
+
+    return Stacks(tuple(services), read_images(paths))
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
@@ -367,13 +386,22 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
+    from servertune.check.images import images_of_run, read_images
+
+    with images_of_run(read_images(paths)):
+        return _read_each(paths, env, kind)
+
+
+def _read_each(
+    paths: Sequence[Path], env: Mapping[str, str] | None, kind: str | None
+) -> tuple[Reading, list[FileError]]:
     reading = Reading()
     errors: list[FileError] = []
     for path in paths:
         try:
             text = read_text(path)
             reader = reader_for(path, text, kind)
-            one = read_with(reader, path, text, env)
+            one = read_with(reader, path, text, _env_for(path, reader.kind, env))
         except NotFollowed as why:
             # At the link that could not be followed (the script's line, the CMD's), which
             # the message starts with, once however many files reach it.
@@ -402,6 +430,21 @@ def _read_all(
             )
         reading += one
     return reading, errors
+
+
+#: Kinds that set their server's environment themselves (an image's ENV, a service's).
+_OWN_ENVIRONMENT = frozenset({"dockerfile", "compose", "kubernetes", "env"})
+
+
+def _env_for(path: Path, kind: str, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    """The environment a file is read in: an image of the run that copies it runs it under
+    its `ENV` (then `--env-file`'s values); else `env` as given."""
+    from servertune.check.images import env_of_image
+
+    if kind in _OWN_ENVIRONMENT:
+        return env
+    held = env_of_image(path)
+    return env if held is None else {**held, **(env or {})}
 
 
 def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:

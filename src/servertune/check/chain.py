@@ -8,8 +8,12 @@ socket is its path.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from servertune.check.model import (
     AppServer,
@@ -20,7 +24,10 @@ from servertune.check.model import (
     Upstream,
 )
 
-__all__ = ["BalancerLink", "Link", "link", "link_balancers", "normalise"]
+if TYPE_CHECKING:
+    from servertune.check.dockerfile import Image
+
+__all__ = ["BalancerLink", "Link", "Service", "Stacks", "link", "link_balancers", "normalise"]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
 
@@ -75,29 +82,207 @@ def _host_name(target: str) -> str | None:
     return host
 
 
-def _by_name(target: str, apps: list[AppServer]) -> list[AppServer]:
+#: The file names compose merges by default: `docker compose up` reads the first base file it
+#: finds with its override beside it (the Compose Specification, "Merge and override").
+_COMPOSE_BASES = frozenset(
+    {"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"}
+)
+_COMPOSE_OVERRIDES = frozenset(
+    {
+        "compose.override.yaml",
+        "compose.override.yml",
+        "docker-compose.override.yaml",
+        "docker-compose.override.yml",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Service:
+    """A compose service as the linking needs it, whether or not it starts a server: its
+    file and name, the files it bind-mounts and the Dockerfile it is built from."""
+
+    file: Path
+    name: str
+    mounts: tuple[Path, ...] = ()
+    dockerfile: Path | None = None
+
+
+def _real(path: Path) -> str:
+    return os.path.normpath(path.absolute())
+
+
+@dataclass(frozen=True)
+class Stacks:
+    """The compose projects of the files read, so that a host name a front passes to is
+    resolved as Docker's DNS resolves it: to a service of the front's own project, never to a
+    same-named service of another stack (a dev file beside the prod one, an example beside the
+    deployment). A project is a compose file and the override compose merges with it by
+    default; a front belongs to the projects whose services bind-mount it (or a folder
+    holding it), a compose file's Traefik labels to that file's."""
+
+    services: tuple[Service, ...] = ()
+    #: The images the run's Dockerfiles build: a file one copies is that image's, never left out.
+    images: tuple[Image, ...] = ()
+
+    def project(self, compose: Path) -> frozenset[Path]:
+        """The compose files `docker compose` reads together with `compose` by default."""
+        name = compose.name.lower()
+        partners = (
+            _COMPOSE_OVERRIDES
+            if name in _COMPOSE_BASES
+            else _COMPOSE_BASES
+            if name in _COMPOSE_OVERRIDES
+            else frozenset()
+        )
+        return frozenset(
+            {compose}
+            | {s.file for s in self.services if s.file.parent == compose.parent}
+            & {compose.parent / p for p in partners}
+        )
+
+    def mounting(self, files: Sequence[Path], *, folders: bool = True) -> tuple[Service, ...]:
+        """The services that bind-mount one of `files` (or, with `folders`, a folder holding
+        one)."""
+        wanted = [_real(f) for f in files]
+        return tuple(
+            s
+            for s in self.services
+            if any(
+                w == m or (folders and w.startswith(m + os.sep))
+                for m in map(_real, s.mounts)
+                for w in wanted
+            )
+        )
+
+    def of_front(self, files: Sequence[Path]) -> frozenset[Path] | None:
+        """The compose files of the projects a front (its files) belongs to; None when no
+        compose file read says (then a host name is resolved among every app read); empty when
+        the stacks read leave it out (`_left_out`)."""
+        composes = {s.file for s in self.services}
+        if files and files[0] in composes:
+            return self.project(files[0])
+        # The file itself first, by its own name (a folder mount may be another container's
+        # copy of the whole configuration); then by its folder; then the files it includes
+        # (`locations.conf`, shared by several).
+        mounted = self.mounting(files[:1], folders=False)
+        if not mounted and self._left_out(files[0]):
+            return frozenset()
+        mounted = mounted or self.mounting(files[:1]) or self.mounting(files[1:])
+        if not mounted:
+            return None
+        return frozenset().union(*(self.project(s.file) for s in mounted))
+
+    def unbuilt_image_apps(self, apps: Sequence[AppServer]) -> list[AppServer]:
+        """The apps of `apps` read from the one Dockerfile of the run that no compose service
+        builds and that sets a command of its own (a proxy's image, `FROM nginx` plus its
+        config, sets none); [] when there are several such Dockerfiles, or none: which one a
+        service's `image:` names is not in these files."""
+        built = {_real(s.dockerfile) for s in self.services if s.dockerfile is not None}
+        unbuilt = [
+            image
+            for image in self.images
+            if _real(image.path) not in built and (image.entrypoint or image.cmd)
+        ]
+        if len(unbuilt) != 1:
+            return []
+        path = _real(unbuilt[0].path)
+        return [
+            a
+            for a in apps
+            if a.container is None
+            and path in {_real(p) for p in (a.file, *(at.file for at in a.launched_by))}
+        ]
+
+    def _left_out(self, file: Path) -> bool:
+        """A service mounts files of `file`'s folder one by one, and not this one, and no image
+        copies it: the stacks read deploy its siblings, and this file (a test's or another
+        setup's) is none of theirs."""
+        if any(image.holds(file) is not None for image in self.images):
+            return False
+        folder = _real(file.parent)
+        return any(
+            os.path.dirname(_real(m)) == folder and not os.path.isdir(m)
+            for s in self.services
+            for m in s.mounts
+        )
+
+
+def _in_project(app: AppServer, project: frozenset[Path]) -> bool:
+    box = app.container
+    return box is not None and box.platform == "compose" and box.at.file in project
+
+
+def _elsewhere(app: AppServer, project: frozenset[Path]) -> bool:
+    box = app.container
+    return box is not None and box.platform == "compose" and box.at.file not in project
+
+
+def _by_name(
+    target: str,
+    apps: list[AppServer],
+    project: frozenset[Path] | None = None,
+    stacks: Stacks | None = None,
+) -> list[AppServer]:
     """The app servers a host name at a port reaches: another container's (or pod's) name
     resolves to that container's address, never to the nginx's own loopback, so what the
-    app's bind line says about its host is not what decides; its port is. One whose
-    container has that name is it; otherwise every app on the port."""
+    app's bind line says about its host is not what decides; its port is.
+
+    Within the front's compose project (`project`) the name is that project's service, and
+    only its app (none when the service runs an image whose command is not here); a
+    container of another project is never reached. Otherwise one whose container has that
+    name is it; else the apps started from a folder of that name (`backend/Dockerfile` for
+    `backend:8001`, compose's build-context convention); else every app on the port."""
     name = _host_name(target)
-    if name is None:
-        return []
+    if name is None or project == frozenset():
+        return []  # a front no stack read deploys resolves no container's name
     _, port = normalise(target)
     on_port = [
         a
         for a in apps
         if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
     ]
+    if project is not None and stacks is not None:
+        services = [s for s in stacks.services if s.name == name and s.file in project]
+        if services:
+            found = [a for a in on_port if _in_project(a, project) and a.container.name == name]  # type: ignore[union-attr]
+            if found or any(s.dockerfile is not None for s in services):
+                return found
+            # The service runs an image named by `image:`: the project's own only when one
+            # Dockerfile here builds an image no service builds (then it is that one).
+            return stacks.unbuilt_image_apps(on_port)
+        on_port = [a for a in on_port if not _elsewhere(a, project)]
     named = [a for a in on_port if a.container is not None and a.container.name == name]
-    return named or on_port
+    if named:
+        return named
+    foldered = [
+        a
+        for a in on_port
+        if a.container is None
+        and name in {p.parent.name for p in (a.file, *(at.file for at in a.launched_by))}
+    ]
+    return foldered or on_port
 
 
-def link(nginx_configs: list[NginxConfig], apps: list[AppServer]) -> list[Link]:
+def _reached(
+    address: str, apps: list[AppServer], project: frozenset[Path] | None, stacks: Stacks | None
+) -> list[AppServer]:
+    """The apps an address reaches: a host name (another container's) by name within the
+    front's project (`_by_name`); an address as the kernel routes it."""
+    if _host_name(address) is not None:
+        return _by_name(address, apps, project, stacks)
+    return [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
+
+
+def link(
+    nginx_configs: list[NginxConfig], apps: list[AppServer], stacks: Stacks | None = None
+) -> list[Link]:
     """Every (nginx pass, upstream server, app server) triple whose addresses meet: the same
-    address as the kernel routes it, or a host name (another container's) at the app's port."""
+    address as the kernel routes it, or a host name (another container's, of the nginx's own
+    compose project when `stacks` says which) at the app's port."""
     links: list[Link] = []
     for config in nginx_configs:
+        project = stacks.of_front(config.files or (config.file,)) if stacks else None
         for passing in config.passes:
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
@@ -105,12 +290,7 @@ def link(nginx_configs: list[NginxConfig], apps: list[AppServer]) -> list[Link]:
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
-                reached = [
-                    app
-                    for app in speaking
-                    if any(_serves(s.value, server.value) for s in app.sockets)
-                ]
-                for app in reached or _by_name(server.value, speaking):
+                for app in _reached(server.value, speaking, project, stacks):
                     links.append(Link(config, passing, upstream, server, app))
     return links
 
@@ -130,7 +310,10 @@ class BalancerLink:
 
 
 def link_balancers(
-    balancers: list[Balancer], nginx_configs: list[NginxConfig], apps: list[AppServer]
+    balancers: list[Balancer],
+    nginx_configs: list[NginxConfig],
+    apps: list[AppServer],
+    stacks: Stacks | None = None,
 ) -> list[BalancerLink]:
     """Every (balancer, server, nginx or app server) whose addresses meet (or a host name,
     another container's, at the app's port); nginx first: an address nginx listens on is
@@ -139,15 +322,23 @@ def link_balancers(
     for balancer in balancers:
         limits = balancer.maxconns or (None,) * len(balancer.servers)
         pools = balancer.pools or (None,) * len(balancer.servers)
+        project = stacks.of_front((balancer.file,)) if stacks else None
         for server, maxconn, pool in zip(balancer.servers, limits, pools, strict=True):
             fronted = [
                 n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)
             ]
+            name = _host_name(server.value)
+            if stacks is not None and name is not None:
+                # `nginx:80`: the nginx configs the service of that name mounts, when some are
+                # (a config in the same folder that no service mounts is another setup's).
+                mounted = [
+                    n for n in fronted if any(s.name == name for s in stacks.mounting([n.file]))
+                ]
+                fronted = mounted or fronted
             links.extend(BalancerLink(balancer, server, nginx=n) for n in fronted)
             if fronted:
                 continue
-            reached = [a for a in apps if any(_serves(s.value, server.value) for s in a.sockets)]
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
-            for app in reached or _by_name(server.value, apps):
+            for app in _reached(server.value, apps, project, stacks):
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links

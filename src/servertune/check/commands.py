@@ -25,6 +25,8 @@ left out, and the AppServer says which (`unresolved`) so a finding can name it.
 
 from __future__ import annotations
 
+import contextvars
+import os
 import re
 import shlex
 import tempfile
@@ -37,9 +39,11 @@ from servertune.check.asgi_cli import parse_command_lines
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
+    "IN_IMAGES",
     "SERVERS",
     "ConfigFile",
     "FindConfig",
+    "FollowWords",
     "ServerCommand",
     "Word",
     "beside",
@@ -88,6 +92,10 @@ WRAPPERS: dict[str, int] = {
     "start-nginx": 0,
     "start-nginx-debug": 0,
 }
+#: How many folders above the file naming it a `-c python:module` config is looked for.
+_MODULE_LEVELS = 3
+#: Programs that run a command string as another user, through that user's shell.
+_SWITCH_USER = frozenset({"su", "runuser"})
 #: A project's own command that runs a server in-process with the arguments after it, as
 #: that server's command line: Nautobot's `nautobot-server start` is django-webserver's
 #: `start`, uWSGI embedded (pyuwsgi), documented as `nautobot-server start --ini uwsgi.ini`.
@@ -144,23 +152,42 @@ class FindConfig(Protocol):
     def __call__(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None: ...
 
 
+#: How a process manager's entry that runs a script of the project (`web: bash Procfile.sh`)
+#: is followed to the server the script starts: `scripts.follow_words`, which the readers
+#: hand to the Procfile and supervisord readers (they cannot import it: it reads them).
+FollowWords = Callable[[Path, Sequence["Word"], Mapping[str, str], FindConfig], "AppServer | None"]
+
+#: How a file read on its own finds what it names in the images of the run in progress:
+#: (the file, the path it names, where) -> the file, set by `images.images_of_run`.
+IN_IMAGES: contextvars.ContextVar[
+    Callable[[Path, str, Location | None], ConfigFile | None] | None
+] = contextvars.ContextVar("servertune_check_in_images", default=None)
+
+
 def beside(file: Path) -> FindConfig:
     """Finds a relative path in `file`'s directory (a config a script or Procfile names, in
-    the repository it lives in), inside the tree check reads; an absolute path names the
-    server's filesystem: not here."""
+    the repository it lives in), inside the tree check reads; else (and for an absolute path,
+    which names the server's filesystem) in the image of the run that copies `file`."""
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         from servertune.check.resolve import admit
         from servertune.check.source import read_text
 
-        if wanted.startswith("/"):
-            return None
-        candidate = file.parent / wanted
-        if admit(candidate, wanted, at or Location(file), "file") is None:
-            return None
-        if not candidate.is_file():
-            return None
-        return ConfigFile(read_text(candidate), candidate, 1)
+        if "\n" in wanted or len(wanted) > 4096:
+            return None  # a script's whole text (`sh -c "..."`), not a file's name
+        if not wanted.startswith("/"):
+            candidate = Path(os.path.normpath(file.parent / wanted))  # `a/../b`: `b`, once
+            if admit(candidate, wanted, at or Location(file), "file") is None:
+                return None
+            try:
+                if candidate.is_file():
+                    return ConfigFile(read_text(candidate), candidate, 1)
+            except OSError:
+                return None
+        # Not beside it (an absolute path names the server's filesystem): the image of this
+        # run that copies the file may hold it (`servertune.check.images` sets the lookup).
+        lookup = IN_IMAGES.get()
+        return lookup(file, wanted, at) if lookup is not None else None
 
     return find
 
@@ -269,6 +296,19 @@ def _after_thin_launcher(words: list[Word]) -> list[Word]:
     return words
 
 
+def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> ServerCommand | None:
+    """`su - app -c 'exec gunicorn ...'`, `runuser -u app -c CMD`: the server the user's shell
+    runs from the command string."""
+    texts = [w.text for w in words]
+    if "-c" not in texts[1:-1]:
+        return None
+    for command in shell_commands(words[texts.index("-c", 1) + 1]):
+        found = server_command(command)
+        if found is not None:
+            return replace(found, assignments=(*assignments, *found.assignments))
+    return None
+
+
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """The server `words` start, or None when they start no server check reads.
 
@@ -298,6 +338,8 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                     if found is not None:
                         return replace(found, assignments=(*assignments, *found.assignments))
             return None
+        if name in _SWITCH_USER:
+            return _as_user(words, assignments)
         if name in WRAPPERS:
             index = _server_of(words[1:])
             if index is None:
@@ -306,7 +348,8 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                 while rest and rest[0].text.startswith("-"):
                     rest = rest[1:]
                 if rest and (
-                    _ASSIGNMENT.match(rest[0].text) or program_name(rest[0].text) in SHELLS
+                    _ASSIGNMENT.match(rest[0].text)
+                    or program_name(rest[0].text) in SHELLS | _SWITCH_USER
                 ):
                     words = rest
                     continue
@@ -582,9 +625,27 @@ def read_command(
     return replace(
         app,
         unresolved=tuple(reading.unresolved),
+        missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),
     )
+
+
+#: The options that name a server's config file (gunicorn's, uWSGI's).
+_CONFIG_FLAGS = frozenset({"-c", "--config", "--ini", "--yaml", "--json", "--xml"})
+
+
+def _unresolved_config(app: AppServer, unresolved: Sequence[Setting[str]]) -> Setting[str] | None:
+    """A config file named through a variable no file read sets (`--ini
+    ${SRC_DIR}/uwsgi.ini`): its settings are not known, as for a file not here, so the rules
+    that need them do not judge the server's defaults."""
+    if app.config_file is not None:
+        return None
+    for word in unresolved:
+        flag, _, value = word.value.partition(" ")
+        if flag.partition("=")[0] in _CONFIG_FLAGS or (not value and flag.endswith(".ini")):
+            return word
+    return None
 
 
 #: Options that take one value, which the server's parser overwrites when given again
@@ -704,6 +765,25 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         if find_config is not None
         else None
     )
+    if (
+        config is None
+        and find_config is not None
+        and named is not None
+        and named.text.startswith("python:")
+    ):
+        # The module is imported from the working directory, often the project's root above
+        # the script that names it: its dotted path is specific enough to look for in the
+        # folders above (`docker/django/gunicorn.sh` naming `python:docker.django.gunicorn_config`).
+        from servertune.check.resolve import inside
+
+        for up in range(1, _MODULE_LEVELS + 1):
+            if not inside(
+                reading.file.parents[min(up, len(reading.file.parents) - 1)], named.at.file
+            ):
+                break  # never above the tree check reads (nor a note that it was looked at)
+            config = find_config("../" * up + wanted, named.at)
+            if config is not None:
+                break
     missing: Setting[str] | None = None
     if named is not None and config is None:
         missing = Setting(named.text, named.at)
@@ -743,7 +823,8 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         app = read_gunicorn_command(
             conf, tuple(w.text for w in rest), child_env(env), reading.file, locate, start
         )
-    return replace(app, missing_config=missing)
+    found_at = Location(config.file, config.first_line) if config is not None else None
+    return replace(app, missing_config=missing, config_file=found_at)
 
 
 #: uWSGI's short options (uwsgi.c's option table): which take a value.
@@ -810,12 +891,14 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             at = reading.env_at.get(name, reading.command.program.at)
             options.append((option, value, at))
     missing: Setting[str] | None = None
+    config_file: Location | None = None
     for option, value, at in uwsgi_command_options(args):
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
             if found is None:
                 missing = Setting(value, at)
                 continue
+            config_file = config_file or Location(found.file, found.first_line)
             for key, resolved, where in uwsgi_settings(found.file, found.text, reading.env):
                 if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
                     where = Location(found.file, found.first_line + where.line - 1)
@@ -823,7 +906,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             continue
         options.append((option, value, at))
     app = uwsgi_app(reading.file, options, reading.command.program.at)
-    return replace(app, missing_config=missing)
+    return replace(app, missing_config=missing, config_file=config_file)
 
 
 def asgi_server(

@@ -28,12 +28,13 @@ import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
 from servertune.check import resolve
-from servertune.check.commands import Word, place_words
+from servertune.check.chain import Service
+from servertune.check.commands import ConfigFile, FindConfig, Word, place_words
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -61,6 +62,7 @@ __all__ = [
     "looks_like_compose",
     "parse_bytes",
     "read_compose",
+    "services_of",
 ]
 
 #: Compose's byte units (docker/go-units RAMInBytes): binary multiples, case-insensitive.
@@ -389,7 +391,7 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         context, name = build.text() or ".", "Dockerfile"
     if "://" in context:
         return None, ()  # a git URL: not here
-    directory = path.parent / context
+    directory = Path(os.path.normpath(path.parent / context))  # `..`: one path for one file
     dockerfile = directory / name
     named_at = file_node.at if file_node is not None else build.at
     if resolve.admit(directory, context, context_at, "build context") is None:
@@ -399,6 +401,121 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
     if not dockerfile.is_file():
         return None, ()
     return read_image(dockerfile, read_text(dockerfile), directory), (dockerfile,)
+
+
+def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:
+    """The service's bind mounts of files here, as (host path, container path, line): the
+    short syntax `./nginx.conf:/etc/nginx/nginx.conf:ro` and the long one (`type: bind`,
+    `source`, `target`); a named volume (no `/` or `.` first) holds nothing of the repository."""
+    volumes = service.get("volumes")
+    if volumes is None or not isinstance(volumes.node, yaml.SequenceNode):
+        return []
+    found: list[tuple[Path, PurePosixPath, Location]] = []
+    for entry in volumes.list():
+        if isinstance(entry.node, yaml.MappingNode):
+            kind, source, target = entry.get("type"), entry.get("source"), entry.get("target")
+            if kind is None or kind.text() != "bind" or source is None or target is None:
+                continue
+            host, inside = source.text() or "", target.text() or ""
+        else:
+            parts = (entry.text() or "").split(":")
+            if len(parts) < 2:
+                continue  # an anonymous volume: a container path only
+            host, inside = parts[0], parts[1]
+        if not host.startswith((".", "/", "~")) or not inside.startswith("/"):
+            continue
+        if host.startswith("~"):
+            continue  # the user's home on the Docker host: not the repository
+        host_path = Path(os.path.normpath(path.parent / host))  # `../configuration` as one path
+        found.append((host_path, PurePosixPath(os.path.normpath(inside)), entry.at))
+    return found
+
+
+def _finder(
+    mounts: list[tuple[Path, PurePosixPath, Location]], workdir: str, image: Image | None
+) -> FindConfig | None:
+    """Finds a file the service's command names: in a bind mount first (it hides what the
+    image holds there), then in the image (its COPYs)."""
+    if not mounts and (image is None or image.workdir == workdir):
+        return image.find if image is not None else None
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        if not _path_like(wanted):
+            return None
+        target = PurePosixPath(os.path.normpath(PurePosixPath(workdir or "/") / wanted))
+        for host, inside, mounted_at in reversed(mounts):
+            try:
+                relative = target.relative_to(inside)
+            except ValueError:
+                continue
+            candidate = host if str(relative) == "." else host / relative
+            if resolve.admit(candidate, str(host), mounted_at, "volume") is None:
+                continue
+            try:
+                if candidate.is_file():
+                    return ConfigFile(read_text(candidate), candidate, 1)
+            except OSError:
+                continue
+        if image is None:
+            return None
+        # From the service's working_dir when it sets one, not the image's WORKDIR.
+        return image.find(wanted if workdir == image.workdir else str(target), at)
+
+    return find
+
+
+def services_of(path: Path, text: str) -> tuple[Service, ...]:
+    """Every service of a compose file, for linking (which stack a front belongs to); () when
+    the file does not parse (its reading says why). Values are taken as written: a mount whose
+    host path needs a variable is not one of the repository's files here."""
+    try:
+        documents = _documents(path, text)
+    except CheckInputError:
+        return ()
+    services = documents[0].get("services") if documents else None
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        return ()
+    found: list[Service] = []
+    for key, value in services.node.value:
+        if not isinstance(value, yaml.MappingNode):
+            continue
+        service = _Node(value, path)
+        mounts = tuple(host for host, _, _ in _mounts(service, path) if "$" not in str(host))
+        build = service.get("build")
+        dockerfile: Path | None = None
+        if build is not None and isinstance(build.node, yaml.MappingNode):
+            context, named = build.get("context"), build.get("dockerfile")
+            folder = path.parent / ((context.text() if context else None) or ".")
+            dockerfile = folder / ((named.text() if named else None) or "Dockerfile")
+        elif build is not None and build.text():
+            dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
+        found.append(Service(path, str(key.value), mounts, dockerfile))
+    return tuple(found)
+
+
+def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConfig | None:
+    """How the service finds the files its command names: its bind mounts, then its image's
+    files. A service with no `build` here runs an image named by `image:`: when a Dockerfile
+    of the run copies this very compose file (`COPY . /app`), its files are the ones here."""
+    files_from = image
+    if files_from is None and service.get("build") is None:
+        from servertune.check.images import image_holding
+
+        files_from = image_holding(path)
+    working = service.get("working_dir")
+    workdir = (working.text() if working is not None else None) or (
+        files_from.workdir if files_from is not None else "/"
+    )
+    return _finder(_mounts(service, path), workdir, files_from)
+
+
+def _path_like(wanted: str) -> bool:
+    """A word that can name a file (a `sh -c` script's whole text cannot: several lines)."""
+    return bool(wanted) and "\n" not in wanted and len(wanted) <= _PATH_MAX
+
+
+#: Linux's PATH_MAX: a longer word names no file.
+_PATH_MAX = 4096
 
 
 def _outside_references(root: _Node, services: _Node, path: Path) -> None:
@@ -496,7 +613,8 @@ def read_compose(
         files += env_files
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
-        app = find_server(path, first, rest, environment, where, image)
+        find = _service_finder(service, path, image)
+        app = find_server(path, first, rest, environment, where, image, find=find)
         if app is None:
             continue
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.

@@ -188,7 +188,12 @@ def _has_shell_shebang(path: Path) -> bool:
             first = head.read(80)
     except OSError:
         return False
-    return bool(re.match(rb"#!.*\b(ba|da|z|k)?sh\b", first))
+    return bool(_SHEBANG.match(first.decode("utf-8", "replace")))
+
+
+#: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
+#: a chain of words the script reader follows to the program it ends in).
+_SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
 
 
 #: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and
@@ -205,8 +210,12 @@ def _candidate(path: Path) -> bool:
         return _candidate(path.with_name(path.stem)) or path.suffix.lower() == ".template"
     name = path.name.lower()
     suffix = path.suffix.lower()
-    if suffix == ".py":  # Python is a gunicorn config only when named or placed for gunicorn
-        return "gunicorn" in name or any("gunicorn" in p.name.lower() for p in path.parents)
+    if suffix == ".py":  # Python is a gunicorn config only when named or placed for it
+        return (
+            "gunicorn" in name
+            or any("gunicorn" in p.name.lower() for p in path.parents)
+            or "conf" in path.stem.lower()  # `config.py`, `wsgi_conf.py`: by its settings
+        )
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False
     if not suffix and (os.access(path, os.X_OK) or _has_shell_shebang(path)):
@@ -245,14 +254,18 @@ def _claims(path: Path, text: str) -> bool:
     if reader.kind == "gunicorn" and path.suffix == ".py":
         # A config assigns a setting at its top level (or is gunicorn's default file name,
         # which may set only logging); a test or an app module named for gunicorn does not.
-        return bool(_GUNICORN_SETTING.search(text)) or path.name in _GUNICORN_NAMES
+        # One not named for gunicorn (`wsgi/config.py`) assigns several of its settings.
+        settings = {m[1] for m in _GUNICORN_SETTING.finditer(text)}
+        if "gunicorn" not in str(path).lower():
+            return len(settings) >= _UNNAMED_SETTINGS
+        return bool(settings) or path.name in _GUNICORN_NAMES
     if reader.kind == "uwsgi":  # `.ini` is also pytest's, tox's, alembic's, mypy's
         return any(line.strip() == "[uwsgi]" for line in text.splitlines())
     if reader.kind == "nginx":
         # By content only: `.conf` is every daemon's suffix, and a file in `nginx/` may be notes.
         return bool(_NGINX_CONTENT.search(text)) or _starts_with_nginx_directive(text)
     if reader.kind == "script" and suffix not in (".sh", ".bash"):
-        return text.startswith("#!") and bool(re.match(r"#!.*\b(ba|da|z|k)?sh\b", text))
+        return bool(_SHEBANG.match(text))
     return True
 
 
@@ -262,6 +275,9 @@ _GUNICORN_SETTING = re.compile(
     r"max_requests|accesslog|errorlog|loglevel|logconfig_dict|preload_app|backlog)\s*=",
     re.M,
 )
+#: How many gunicorn settings a Python file not named for gunicorn assigns at its top level
+#: to be read as its config (`bind`, `workers` and `timeout`; an app's `config.py` may set one).
+_UNNAMED_SETTINGS = 3
 #: The names gunicorn's docs and images give its config file.
 _GUNICORN_NAMES = frozenset({"gunicorn.conf.py", "gunicorn_conf.py", "gunicorn_config.py"})
 

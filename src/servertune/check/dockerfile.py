@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ from typing import Any
 from servertune.check import resolve
 from servertune.check.commands import (
     ConfigFile,
+    FindConfig,
     Word,
     server_command,
     shell_commands,
@@ -51,6 +53,7 @@ from servertune.check.model import (
     NotFollowed,
     NothingToCheck,
     Setting,
+    collect_notes,
     note,
 )
 from servertune.check.scripts import run_words
@@ -219,6 +222,10 @@ class _Stage:
         )
 
 
+#: The PATH of an image that sets none (Docker's default for Linux containers).
+_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
 @dataclass(frozen=True)
 class Image:
     """What an image runs: its entrypoint and command words, environment and where to find
@@ -246,11 +253,41 @@ class Image:
         `CONTEXT_ANCESTORS` directories above it, nearest first, never above the tree check
         reads. A source outside that tree is never read (a note names its COPY)."""
         del at  # the COPY that brings a file in is what names it
-        target = PurePosixPath(self.workdir) / wanted
+        if not wanted or "\n" in wanted or len(wanted) > 4096:
+            return None  # a script's whole text (`sh -c "..."`), not a file's name
+        targets = [PurePosixPath(self.workdir) / wanted]
+        if "/" not in wanted:
+            # A bare name run as a command (`CMD ["start.sh"]`) is looked up on the PATH.
+            # (`ENV PATH=/x/bin:${PATH}` extends the base image's PATH, which is not known
+            # here: Docker's default stands for it.)
+            path = f"{self.env.get('PATH', '')}:{_DEFAULT_PATH}".split(":")
+            targets += [PurePosixPath(d) / wanted for d in dict.fromkeys(path) if d.startswith("/")]
+        for target in targets:
+            for context in self._contexts():
+                found = _locate(self.path, context, list(self.copies), self.heredocs, target)
+                if found is not None:
+                    return found
+        return None
+
+    def holds(self, file: Path) -> str | None:
+        """Where the image keeps the build-context file `file` (its COPY destination, a
+        folder's or a wildcard's included), None when no COPY of the final stage brings it in.
+        The last COPY that does wins, as the later layer does."""
+        real = os.path.normpath(file.absolute())
         for context in self._contexts():
-            found = _locate(self.path, context, list(self.copies), self.heredocs, target)
-            if found is not None:
-                return found
+            for source, dest, is_dir_dest, stage, copied_at in reversed(self.copies):
+                if stage is not None:
+                    continue  # another stage's file: its context path is that stage's COPY's
+                with collect_notes():  # looking, not reading: the reading notes what it names
+                    locals_ = _sources(context, source, copied_at)
+                for local in locals_:
+                    here = os.path.normpath(local.absolute())
+                    if real == here:
+                        name = PurePosixPath(dest) / file.name if is_dir_dest else dest
+                        return str(name)
+                    if (local.is_dir() or source in (".", "./")) and real.startswith(here + os.sep):
+                        inner = PurePosixPath(Path(real).relative_to(here).as_posix())
+                        return str(PurePosixPath(dest) / inner)
         return None
 
     def _contexts(self) -> list[Path]:
@@ -296,20 +333,43 @@ def _locate(
             if found is not None:
                 return found
             continue
-        local = context / source
-        if str(relative) == ".":
-            candidate = local if not local.is_dir() else None
-        elif local.is_dir() or source in (".", "./"):
-            candidate = local / relative
-        elif is_dir_dest and str(relative) == PurePosixPath(source).name:
-            candidate = local
-        else:
-            candidate = None
-        if candidate is None or resolve.admit(candidate, source, copied_at, "COPY") is None:
-            continue
-        if candidate.is_file():
-            return ConfigFile(read_text(candidate), candidate, 1)
+        for local in _sources(context, source, copied_at):
+            if str(relative) == ".":
+                candidate = local if not local.is_dir() else None
+            elif local.is_dir() or source in (".", "./"):
+                candidate = local / relative  # a folder's contents go into the destination
+            elif is_dir_dest and str(relative) == local.name:
+                candidate = local
+            else:
+                candidate = None
+            if candidate is None or resolve.admit(candidate, source, copied_at, "COPY") is None:
+                continue
+            candidate = Path(os.path.normpath(candidate))  # `docker/../run.sh`: `run.sh`
+            if candidate.is_file():
+                return ConfigFile(read_text(candidate), candidate, 1)
     return None
+
+
+def _sources(context: Path, source: str, copied_at: Location) -> list[Path]:
+    """The build-context paths a COPY source names: itself, or for a wildcard (`*.conf`,
+    `etc/uwsgi*.ini`, as Go's filepath.Match reads it) each match, sorted; a match that is a
+    folder stands for its contents, as COPY copies them."""
+    import fnmatch
+    import glob
+
+    if not glob.has_magic(source):
+        return [context / source]
+    written = PurePosixPath(source)
+    if any(glob.has_magic(part) for part in written.parent.parts):
+        return []  # a wildcard in a folder part: rare, not followed
+    folder = context / written.parent
+    if resolve.admit(folder, source, copied_at, "COPY") is None or not folder.is_dir():
+        return []
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder))
+    except OSError:
+        return []
+    return [folder / name for name in names if fnmatch.fnmatchcase(name, written.name)]
 
 
 def _words(command: Any, lines: list[str]) -> list[Word]:
@@ -542,10 +602,14 @@ def find_server(
     env: Mapping[str, str],
     env_at: Mapping[str, Location],
     image: Image | None,
+    *,
+    find: FindConfig | None = None,
 ) -> AppServer | None:
     """The server `entrypoint` + `cmd` start, read by its own parser; a script from the image
-    (an entrypoint ending in `exec "$@"`, `bash /app/start`) is read as a shell script."""
-    find = image.find if image is not None else None
+    (an entrypoint ending in `exec "$@"`, `bash /app/start`) is read as a shell script.
+    `find` finds the files they name (default: the image's, through its COPYs)."""
+    if find is None:
+        find = image.find if image is not None else None
     program = entrypoint[0].text if entrypoint else ""
     # An ENTRYPOINT script the image does not hold here: its CMD is read as what it runs.
     script = bool(_SCRIPT_WORD.match(program)) and not program.startswith(_SYSTEM_PATHS)

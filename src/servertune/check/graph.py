@@ -52,13 +52,27 @@ def _locations(app: AppServer) -> list[Location]:
         for one in values:
             pairs = one if isinstance(one, tuple) else (one,)
             found += [s.at for s in pairs if isinstance(s, Setting)]
+    if app.config_file is not None and all(at.file != app.config_file.file for at in found):
+        found.append(app.config_file)  # a config that sets nothing read: at its first line
     return found
 
 
 def chain_files(app: AppServer) -> tuple[Path, ...]:
-    """The files that start the app, in launch order (platform, image, scripts, config)."""
+    """The files that start the app, in launch order: its container's, then the lines that
+    start it in the order they run (a Dockerfile's ENTRYPOINT, a script's `honcho` line, the
+    Procfile's entry), then the rest by kind (platform, image, scripts, config)."""
     files = dict.fromkeys(at.file for at in _locations(app))
-    return tuple(sorted(files, key=lambda p: (_rank(p), list(files).index(p))))
+    config = app.config_file.file if app.config_file is not None else None
+
+    def rank(path: Path) -> int:  # a uWSGI `.conf` or `.cfg` is a config by being named so
+        return _CONFIG if path == config else _rank(path)
+
+    first = [app.container.at.file] if app.container is not None else []
+    first = list(dict.fromkeys([*first, *(at.file for at in app.launched_by)]))
+    rest = sorted(
+        (p for p in files if p not in first), key=lambda p: (rank(p), list(files).index(p))
+    )
+    return (*first, *rest)
 
 
 def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppServer]:
@@ -147,6 +161,8 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         "workers": app.workers.value,
         "threads": app.threads.value,
         "sockets": [s.value for s in app.sockets],
-        "config": next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),
+        "config": str(app.config_file.file)
+        if app.config_file is not None
+        else next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),
         "fronts": [{"file": str(at.file), "line": at.line} for at in launch.fronts],
     }

@@ -201,6 +201,9 @@ class AppServer:
     #: A config file the command line names (`gunicorn -c`, `uwsgi --ini`) that is not among
     #: the files read: its settings were not checked.
     missing_config: Setting[str] | None = None
+    #: The config file its command line names (or gunicorn's default `./gunicorn.conf.py`),
+    #: found and read: a step of its launch chain even when it sets nothing the rules read.
+    config_file: Location | None = None
     #: Started by a command line (its settings are spelled as flags in a fix: `--workers 2`).
     command_line: bool = False
     #: A supervisor process listens on the sockets before the workers have imported the app

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.commands import (
+    FollowWords,
     Word,
     beside,
     read_command,
@@ -28,7 +30,7 @@ from servertune.check.model import (
     Setting,
 )
 
-__all__ = ["looks_like_procfile", "procfile_running", "read_procfile"]
+__all__ = ["looks_like_procfile", "procfile_running", "read_procfile", "read_procfile_entries"]
 
 _PROCESS = re.compile(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z")
 
@@ -42,10 +44,27 @@ def looks_like_procfile(path: Path, text: str) -> bool:
 
 
 def read_procfile(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    follow: FollowWords | None = None,
 ) -> tuple[AppServer, ...]:
-    """The app servers the Procfile's processes start."""
-    apps: list[AppServer] = []
+    """The app servers the Procfile's processes start (`follow` reads a script an entry runs)."""
+    return tuple(app for _, app in read_procfile_entries(path, text, env, follow))
+
+
+def read_procfile_entries(
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    follow: FollowWords | None = None,
+) -> tuple[tuple[str, AppServer], ...]:
+    """Each process type that starts an app server, with it. A process that runs a script
+    here (`web: bash Procfile.sh`, `web: bin/run_web.sh`) is that script's server, with the
+    Procfile's line first in its chain; its `without_exec` is dropped: the platforms that run
+    a Procfile signal every process of it (Heroku sends SIGTERM to all the dyno's processes;
+    honcho and foreman signal each process group), not only the shell."""
+    apps: list[tuple[str, AppServer]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -60,8 +79,21 @@ def read_procfile(
             found = server_command(command)
             if found is not None:
                 apps.append(
-                    read_command(path, found, env or {}, {}, shell=True, find_config=beside(path))
+                    (
+                        match[1],
+                        read_command(
+                            path, found, env or {}, {}, shell=True, find_config=beside(path)
+                        ),
+                    )
                 )
+                break
+            try:
+                started = follow(path, command, env or {}, beside(path)) if follow else None
+            except CheckInputError:  # a script here that is not one (`./manage.py migrate`)
+                started = None
+            if started is not None:
+                steps = (Location(path, number), *started.launched_by)
+                apps.append((match[1], replace(started, without_exec=None, launched_by=steps)))
                 break
     if not apps:
         raise NothingToCheck(

@@ -153,8 +153,9 @@ def _is_compose(path: Path, text: str) -> bool:
 
 def _procfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.procfile import read_procfile
+    from servertune.check.scripts import follow_words
 
-    return Reading(apps=read_procfile(path, text, env))
+    return Reading(apps=read_procfile(path, text, env, follow_words))
 
 
 def _is_procfile(path: Path, text: str) -> bool:
@@ -241,9 +242,10 @@ def _is_caddy(path: Path, text: str) -> bool:
 
 
 def _supervisord(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.scripts import follow_words
     from servertune.check.supervisord import read_supervisord
 
-    return Reading(apps=read_supervisord(path, text, env))
+    return Reading(apps=read_supervisord(path, text, env, follow=follow_words))
 
 
 def _is_supervisord(path: Path, text: str) -> bool:

@@ -54,6 +54,7 @@ __all__ = [
     "CLI_EVAL_TIMEOUT_S",
     "SERVERS",
     "command_line",
+    "follow_words",
     "looks_like_script",
     "parse_command_lines",
     "read_script",
@@ -218,13 +219,23 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             parts = ["\n".join(parts)]
             continue
         parts = []
-        found = _HEREDOC.search(joined)
+        # (A comment line's `<< END`, `# python << END`, opens no here-document.)
+        found = None if joined.lstrip().startswith("#") else _HEREDOC.search(joined)
         if found is not None:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
+        joined = _LOOKUP.sub(lambda m: m["name"] or m["tick"], joined)
         for words, background in _split(path, start, joined):
             lines.append(_Line(words, start, number, background))
     return lines
+
+
+#: A command word the shell finds on the PATH first: `$(command -v uwsgi)`, `$(which
+#: gunicorn)`, `` `which uwsgi` ``: it runs that program, as the name alone would.
+_LOOKUP = re.compile(
+    r"\$\(\s*(?:command\s+-v|which)\s+(?P<name>[\w.-]+)\s*\)"
+    r"|`\s*(?:command\s+-v|which)\s+(?P<tick>[\w.-]+)\s*`"
+)
 
 
 def _arm(line: _Line) -> list[str] | None:
@@ -310,13 +321,14 @@ def read_script(
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
-        found = server_command(_without_empty_prefix(_words(line, physical, path), environment))
+        words = _evaluated(_words(line, physical, path), environment)
+        found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             commands.append((line, found, dict(environment)))
         else:
             _assignments(line, environment)
     if not commands:
-        return _no_server_line(path, lines, physical, environment, arguments, env_at, find_config)
+        return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
     if len(commands) > 1:
         commands = _one_server(path, commands)
     line, command, environment = commands[0]
@@ -353,39 +365,42 @@ def read_script(
             command, args=(*command.args[:hole], *arguments, *command.args[hole + 1 :])
         )
     app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
+    # execline (s6-overlay's run scripts) chain-loads: each program execs into the rest of the
+    # line, so the server is the process s6 signals, never a shell's child.
+    # An `eval "$cmd"` runs text built in variables, often in branches (`cmd="su app -c
+    # '$cmd'"` under an `if`): whether it execs is not known here, and `exec eval` is no fix.
+    chained = bool(_EXECLINE.match(text)) or line.words[:1] == ["eval"]
     return replace(
         app,
-        without_exec=_without_exec(line, lines, command, physical),
+        without_exec=None if chained else _without_exec(line, lines, command, physical),
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
 
 
-def _no_server_line(
+def _handed_over(
     path: Path,
     lines: list[_Line],
     physical: list[str],
     environment: dict[str, str],
-    arguments: list[Word] | None,
     env_at: Mapping[str, Location] | None,
+    arguments: list[Word] | None,
     find_config: FindConfig | None,
 ) -> AppServer:
-    """The server of a script with no server command line of its own: the one a Procfile
-    runner it starts runs (`exec honcho -f /app/Procfile start`), or its `"$@"`'s; else
-    NothingToCheck (or NotFollowed) saying why."""
+    """The server of a script with no server line of its own: the one a process manager it
+    runs starts, or its arguments' (`exec "$@"`); NothingToCheck (or NotFollowed) otherwise."""
     if find_config is not None:
-        for line in lines:
-            words = _words(line, physical, path)
-            managed = _procfile_manager(words, environment, env_at, find_config, 1)
-            if managed is not None:
-                return managed
-    passes = any([w for w in line.words if w != "exec"] in (["$@"], ["$*"]) for line in lines)
-    if passes and arguments:
+        managed = _managed(path, lines, physical, environment, env_at, find_config)
+        if managed is not None:
+            return managed
+    passing = next((line for line in lines if _runs_arguments(line.words)), None)
+    if passing is not None and arguments:
         # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
         found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
         if found_app is not None:
-            return found_app
-    if passes:
+            step = Location(path, passing.first)
+            return replace(found_app, launched_by=(step, *found_app.launched_by))
+    if passing is not None:
         # An entrypoint: what it starts is its caller's command (the image's CMD), read
         # when the Dockerfile or compose file that runs it is checked.
         raise NothingToCheck(
@@ -395,6 +410,80 @@ def _no_server_line(
         )
     _not_followed(path, lines, environment)
     raise NothingToCheck(f"{path}: {_NO_SERVER}")
+
+
+def _runs_arguments(words: list[str]) -> bool:
+    """The line runs the script's arguments: `exec "$@"`, also behind a process wrapper that
+    runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`)."""
+    rest = [w for w in words if w != "exec"]
+    while rest and program_name(rest[0]) in WRAPPERS:
+        takes = WRAPPERS[program_name(rest[0])]
+        rest = rest[1:]
+        while rest and rest[0].startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    return rest in (["$@"], ["$*"])
+
+
+def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`eval "$cmd"`: the words the shell runs after expanding and splitting its arguments
+    again, from the script's own variables (`cmd="exec gunicorn ..."` set above it); the
+    words as written when the value is not known here."""
+    if len(words) < 2 or words[0].text != "eval":
+        return words
+    text = expand_shell(" ".join(w.text for w in words[1:]), env)
+    if text is None:
+        return words
+    try:
+        split = shlex.split(text, comments=True)
+    except ValueError:
+        return words
+    return [Word(w, words[0].at) for w in split]
+
+
+_EXECLINE = re.compile(r"#!\S*\bexeclineb\b")
+
+#: Process managers a script hands the container to, and how each stops its children:
+#: honcho stops the processes of its Procfile with a signal to each one's process group
+#: (`os.killpg`), so a server under a shell of its own still gets SIGTERM.
+_MANAGERS = ("supervisord", "honcho", "foreman")
+
+
+def _managed(
+    path: Path,
+    lines: list[_Line],
+    physical: list[str],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a process manager the script runs starts (`exec supervisord -c FILE`,
+    `exec honcho -f Procfile start`), with the script's line first in its chain; None when no
+    line runs one whose config is here."""
+    for line in lines:
+        words = _words(line, physical, path)
+        if not any(program_name(w.text) in _MANAGERS for w in words):
+            continue
+        # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
+        words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
+        try:
+            app = run_words(path, words, env, env_at, find_config=find_config, depth=1)
+        except CheckInputError:  # its config is refused: said when it is read on its own
+            continue
+        if app is not None:
+            step = Location(path, line.first)
+            if app.launched_by[:1] == (step,):  # a Procfile runner names the line itself
+                return app
+            return replace(app, launched_by=(step, *app.launched_by))
+    return None
+
+
+def follow_words(
+    file: Path, words: Sequence[Word], env: Mapping[str, str], find_config: FindConfig
+) -> AppServer | None:
+    """`run_words` as the Procfile and supervisord readers follow an entry that runs a
+    script (`commands.FollowWords`)."""
+    return run_words(file, words, env, {}, find_config=find_config)
 
 
 #: `${NAME:word}` whose word starts with a letter: bash reads it as `${NAME:offset}`, an
@@ -436,6 +525,12 @@ def _without_exec(
     program = line.words.index(command.program.text) if command.program.text in line.words else 0
     if "exec" in line.words[:program]:
         return None
+    if command.program.text not in line.words and line.words[:1] == ["exec"]:
+        # Inside a `-c` string (`exec su app -c "exec gunicorn ..."`): each program execs the
+        # next, so the server ends up as the container's PID 1.
+        inner = next((w for w in line.words if command.program.text in w.split()), "")
+        if re.match(r"\s*exec\s", inner):
+            return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     words = line.words
@@ -564,7 +659,9 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
     if config is None:
         return None
     try:
-        apps = read_supervisord(config.file, config.text, find_config=find_config)
+        apps = read_supervisord(
+            config.file, config.text, find_config=find_config, follow=follow_words
+        )
     except NothingToCheck:
         return None
     return apps[0]

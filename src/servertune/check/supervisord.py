@@ -19,6 +19,7 @@ from pathlib import Path
 from servertune.check import resolve
 from servertune.check.commands import (
     FindConfig,
+    FollowWords,
     Word,
     beside,
     read_command,
@@ -97,6 +98,45 @@ def _stopping(
     )
 
 
+def _started(
+    path: Path,
+    words: list[Word],
+    env: dict[str, str],
+    find_config: FindConfig,
+    follow: FollowWords | None,
+) -> AppServer | None:
+    """The server a program's command starts: a server command line, or a script of the
+    project's it runs (`bash /app/serve.sh`), its line first in the chain."""
+    found = server_command(words)
+    if found is not None:
+        return read_command(path, found, env, {}, shell=True, find_config=find_config)
+    if follow is None:
+        return None
+    try:
+        app = follow(path, words, env, find_config)
+    except CheckInputError:  # a script here that is not one: said when it is read
+        return None
+    if app is None:
+        return None
+    return replace(app, launched_by=(words[0].at, *app.launched_by))
+
+
+def _fcgi_socket(
+    path: Path, section: str, options: dict[str, tuple[str, int]], app: AppServer
+) -> AppServer:
+    """An `[fcgi-program:x]`'s `socket=`: supervisord binds it and hands it to the program as
+    fd 0 (`uvicorn --fd 0`), so it is where the server listens."""
+    if not section.startswith("fcgi-program:") or "socket" not in options or app.sockets:
+        return app
+    value, number = options["socket"]
+    address = value.strip()
+    if address.startswith("tcp://"):
+        address = address.removeprefix("tcp://")
+    elif address.startswith("unix://"):  # `unix:///tmp/x.sock`, as nginx writes `unix:/tmp/x.sock`
+        address = "unix:/" + address.removeprefix("unix://").lstrip("/")
+    return replace(app, sockets=(Setting(address, Location(path, number)),))
+
+
 def _included(path: Path, value: str, at: Location) -> None:
     """`[include] files = a/*.conf b.ini`: globs relative to this file, which check does not
     follow (give the included files to have them read); one outside the tree check reads is
@@ -112,6 +152,7 @@ def read_supervisord(
     text: str,
     env: Mapping[str, str] | None = None,
     find_config: FindConfig | None = None,
+    follow: FollowWords | None = None,
 ) -> tuple[AppServer, ...]:
     """The app servers the file's programs start; `find_config` finds the files their command
     lines name (default: beside the file; an image's, through its COPYs, when an image's
@@ -145,7 +186,7 @@ def read_supervisord(
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
     apps: list[AppServer] = []
-    for options in programs.values():
+    for section, options in programs.items():
         if "command" not in options:
             continue
         command, number = options["command"]
@@ -162,16 +203,9 @@ def read_supervisord(
             command,
         )
         for one in shell_commands(Word(command, Location(path, number))):
-            found = server_command(one)
-            if found is not None:
-                app = read_command(
-                    path,
-                    found,
-                    process_env,
-                    {},
-                    shell=True,
-                    find_config=find_config or beside(path),
-                )
+            app = _started(path, one, process_env, find_config or beside(path), follow)
+            if app is not None:
+                app = _fcgi_socket(path, section, options, app)
                 apps.append(_stopping(path, app, options, number))
                 break
     if not apps:

@@ -96,14 +96,23 @@ _WHERE: dict[str, Callable[[AppServer], Setting[float] | Setting[int] | None]] =
 }
 
 
+#: A setting whose fix is written beside another one's line (the finding points there).
+_WRITTEN_BESIDE = {"jitter": "max_requests"}
+
+
 def _in_config_file(app: AppServer, concept: str) -> bool:
     """The setting was written in a config file (a gunicorn `.py`, a uWSGI `.ini`), even when a
     command line (a Dockerfile's CMD, `gunicorn -c`, `uwsgi --ini`) started the server: its fix
     is a line of that file, in that file's language."""
     setting = _WHERE[concept](app) if concept in _WHERE else None
+    if (setting is None or setting.default) and concept in _WRITTEN_BESIDE:
+        # `max-requests-delta` unset: its line goes beside `max-requests`, where that is.
+        setting = _WHERE[_WRITTEN_BESIDE[concept]](app)
     if setting is None or setting.default:
         return False
-    return setting.at.file.suffix in (".py", ".ini")
+    # The file `-c` / `--ini` names is a config file whatever its suffix (a uWSGI `.conf`).
+    config = app.config_file.file if app.config_file is not None else None
+    return setting.at.file == config or setting.at.file.suffix in (".py", ".ini")
 
 
 def spelled(app: AppServer, concept: str) -> str:

@@ -1,0 +1,91 @@
+"""The images a run's Dockerfiles build, for the files read on their own that they hold.
+
+A supervisord config, an entrypoint or a Procfile found in a folder is read on its own, but it
+runs inside the image a Dockerfile of the same repository copies it into: what it names (a
+container path such as `/opt/app/gunicorn.conf.py`, or a path relative to the image's WORKDIR,
+the working directory its command starts in) is that image's file, found through the image's
+COPYs. Each run sets the images once (`images_of_run`); `found_in_images` is asked only after
+the file's own folder, and only of the images that copy that very file, so one stack's file is
+never taken for another's.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from servertune.check.model import CheckInputError, Location, collect_notes
+
+if TYPE_CHECKING:
+    from servertune.check.commands import ConfigFile
+    from servertune.check.dockerfile import Image
+
+__all__ = ["env_of_image", "found_in_images", "image_holding", "images_of_run", "read_images"]
+
+_IMAGES: contextvars.ContextVar[tuple[Image, ...]] = contextvars.ContextVar(
+    "servertune_check_images", default=()
+)
+
+
+def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
+    """The final image of every Dockerfile among `paths` that parses (one that does not is the
+    Dockerfile reader's error to report, once, when it is read)."""
+    from servertune.check.dockerfile import looks_like_dockerfile, read_image
+    from servertune.check.source import read_text
+
+    images: list[Image] = []
+    for path in paths:
+        if not looks_like_dockerfile(path, ""):
+            continue
+        try:
+            with collect_notes():  # the Dockerfile's own reading says what it notes
+                images.append(read_image(path, read_text(path)))
+        except (CheckInputError, OSError, ModuleNotFoundError):
+            continue  # a missing extra is said in one line when the Dockerfile is read
+    return tuple(images)
+
+
+@contextmanager
+def images_of_run(images: Sequence[Image]) -> Iterator[None]:
+    """The images of the run in progress, for `found_in_images` (which `commands.beside`
+    asks), while the block runs."""
+    from servertune.check.commands import IN_IMAGES
+
+    token = _IMAGES.set(tuple(images))
+    hook = IN_IMAGES.set(found_in_images)
+    try:
+        yield
+    finally:
+        IN_IMAGES.reset(hook)
+        _IMAGES.reset(token)
+
+
+def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile | None:
+    """The file `wanted` names (absolute, or relative to the WORKDIR) in the first image of the
+    run that copies `file`, the file that names it; None when no image of the run holds `file`
+    or that image does not hold `wanted`."""
+    for image in _IMAGES.get():
+        if image.holds(file) is None:
+            continue
+        found = image.find(wanted, at)
+        if found is not None:
+            return found
+    return None
+
+
+def image_holding(file: Path) -> Image | None:
+    """The first image of the run that copies `file` (a compose file inside the build context
+    an image copies whole: its `image:` services with no `build` of their own run that image's
+    files, `entrypoint: ./docker/entrypoints/uwsgi.sh` relative to its WORKDIR), else None."""
+    return next((image for image in _IMAGES.get() if image.holds(file) is not None), None)
+
+
+def env_of_image(file: Path) -> dict[str, str] | None:
+    """The `ENV` of the first image of the run that copies `file` (what a supervisord config
+    or a script it holds runs under: `ENV UWSGI_PROCESSES 16` is uWSGI's option), None when no
+    image of the run holds it."""
+    image = image_holding(file)
+    return dict(image.env) if image is not None else None

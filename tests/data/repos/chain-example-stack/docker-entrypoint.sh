@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+jinja2 /app/supervisord.conf.j2 > /app/supervisord.conf
+exec "$@"

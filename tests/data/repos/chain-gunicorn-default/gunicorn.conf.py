@@ -1,0 +1,2 @@
+accesslog = "-"
+loglevel = "info"

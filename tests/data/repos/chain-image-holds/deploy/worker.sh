@@ -1,0 +1,2 @@
+#!/bin/sh
+exec uwsgi --ini etc/app.ini

@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+python manage.py migrate --noinput
+exec supervisord -n

@@ -1,0 +1,2 @@
+#!/bin/sh
+exec gunicorn -c python:conf.gunicorn_web app.wsgi

@@ -1,0 +1,2 @@
+#!/bin/sh
+exec uwsgi --ini ${SRC_DIR}/docker/uwsgi.ini

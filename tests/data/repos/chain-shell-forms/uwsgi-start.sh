@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+exec $(command -v uwsgi) --ini /srv/uwsgi.ini

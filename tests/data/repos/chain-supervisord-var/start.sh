@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+SUPERVISORD_CONF="/srv/etc/supervisord.conf"
+exec /usr/local/bin/supervisord -c "$SUPERVISORD_CONF"

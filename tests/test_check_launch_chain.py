@@ -1,0 +1,265 @@
+"""The launch chain in a folder: what a config is reached through (COPY folders and wildcards,
+WORKDIR-relative paths, compose bind mounts, gunicorn's default config file), and which front a
+host name reaches (its own compose project only). Each fixture under tests/data/repos/chain-*
+is a small repository written for the cause it pins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import Launch, launch_json, launches
+from servertune.machine import Machine
+
+REPOS = Path(__file__).parent / "data" / "repos"
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+
+def check_folder(root: Path) -> CheckResult:
+    """The library's run on a walked folder, for a 4-core machine."""
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root)
+
+
+def chains(root: Path) -> list[tuple[list[str], list[str], Launch]]:
+    """Each launch as (its chain's files, its fronts' files), relative to `root`."""
+    result = check_folder(root)
+    return [
+        (
+            [at.file.relative_to(root).as_posix() for at in launch.chain],
+            [at.file.relative_to(root).as_posix() for at in launch.fronts],
+            launch,
+        )
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+def not_found(result: CheckResult) -> list[str]:
+    return [n.message for n in result.notes if n.kind == "config-not-found"]
+
+
+def test_copy_with_a_wildcard_brings_the_config_into_the_image() -> None:
+    """`COPY ./etc/*.conf /srv/etc/` puts etc/uwsgi.conf at /srv/etc/uwsgi.conf: the CMD's
+    `--ini` is that file, read once, joined to the nginx that passes to it."""
+    root = REPOS / "chain-copy-glob"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "etc/uwsgi.conf"]
+    assert fronts == ["etc/nginx.conf"]
+    assert launch.app.workers.value == 3
+    assert launch_json(launch)["config"] == str(root / "etc" / "uwsgi.conf")
+    result = check_folder(root)
+    assert not not_found(result)
+    # The ini's own words, though a command line names it and its suffix is `.conf`.
+    (jitter,) = [f for f in result.findings if f.rule == "max-requests-without-jitter"]
+    assert (jitter.at.file.name, jitter.fix) == ("uwsgi.conf", "max-requests-delta = 100")
+
+
+def test_file_read_alone_finds_what_it_names_in_the_image_that_copies_it() -> None:
+    """A supervisord config the image copies (its CMD runs supervisord from its default path,
+    so the walk reads the config on its own) names /opt/app/conf/gunicorn.conf.py: the image
+    that copies the config holds that file through `COPY deploy/ conf` under WORKDIR /opt/app.
+    A script it copies runs `uwsgi --ini etc/app.ini`, relative to the WORKDIR: found through
+    `COPY deploy/app.ini etc/`."""
+    root = REPOS / "chain-image-holds"
+    result = check_folder(root)
+    assert not not_found(result)
+    found = {launch.app.kind: launch for launch in launches(result.apps, result.links)}
+    gunicorn = [at.file.relative_to(root).as_posix() for at in found["gunicorn"].chain]
+    assert gunicorn == ["deploy/supervisord.conf", "deploy/gunicorn.conf.py"]
+    assert found["gunicorn"].app.workers.value == 3
+    uwsgi = [at.file.relative_to(root).as_posix() for at in found["uwsgi"].chain]
+    assert uwsgi == ["deploy/worker.sh", "deploy/app.ini"]
+    assert found["uwsgi"].app.workers.value == 2
+    # ... under the image's ENV: `UWSGI_THREADS=3` is uWSGI's `threads` option.
+    assert found["uwsgi"].app.threads.value == 3
+
+
+def test_compose_bind_mount_is_the_config_the_service_reads() -> None:
+    """`./config/app.ini:/etc/uwsgi/app.ini` mounts the ini the service's command names, and
+    the front service mounts the nginx folder (long syntax): one chain from the compose
+    service through the mounted ini, behind the mounted nginx file."""
+    root = REPOS / "chain-compose-volumes"
+    result = check_folder(root)
+    assert not not_found(result)
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["compose.yaml", "config/app.ini"]
+    assert fronts == ["nginx/default.conf"]
+    assert launch.app.workers.value == 4
+    assert launch.app.container is not None
+    assert launch.app.container.name == "app"
+
+
+def test_gunicorn_default_config_beside_the_procfile_is_in_its_chain() -> None:
+    """gunicorn started without -c reads ./gunicorn.conf.py from its working directory (the
+    Procfile's folder on Heroku): one launch whose chain ends in that file, even when it sets
+    only logging, not a second launch of the config alone."""
+    root = REPOS / "chain-gunicorn-default"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Procfile", "gunicorn.conf.py"]
+    assert launch_json(launch)["config"] == str(root / "gunicorn.conf.py")
+
+
+def test_dev_compose_labels_do_not_front_the_prod_service() -> None:
+    """docker-compose.yml (dev: runserver) and docker-compose.prod.yml (gunicorn) both name a
+    service `web` with Traefik labels: each file's Traefik passes to its own `web`, so the dev
+    labels front nothing read (runserver is not a server check reads) and the prod gunicorn is
+    behind the prod labels only."""
+    root = REPOS / "chain-two-stacks"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["docker-compose.prod.yml"]
+    assert fronts == ["docker-compose.prod.yml"]
+
+
+def test_example_stack_nginx_does_not_reach_another_stack_on_the_same_port() -> None:
+    """The example compose file mounts proxy/nginx.conf into its `front` and runs `api` from
+    `image:`, which may be the root Dockerfile's (its supervisord config is generated at run
+    time) or the contrib one's: not in these files, so the contrib image's gunicorn on 8080
+    is not put behind `proxy_pass http://api:8080` (no timeout finding joins the two)."""
+    root = REPOS / "chain-example-stack"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["contrib/backend/Dockerfile", "contrib/backend/gunicorn.conf.py"]
+    assert fronts == []
+    result = check_folder(root)
+    assert not [f for f in result.findings if f.at.file.name == "nginx.conf"]
+
+
+def test_host_name_of_no_container_reaches_the_image_built_from_that_folder() -> None:
+    """nginx passes to `backend:8001`, no compose file names the containers, and two images
+    listen on 8001: the one built from backend/ is that host (compose's build-context
+    convention), not unified/'s, whose 3600 s timeout would be a finding about nothing."""
+    root = REPOS / "chain-folder-name"
+    by_folder = {files[0].split("/")[0]: fronts for files, fronts, _ in chains(root)}
+    assert by_folder == {"backend": ["proxy/nginx.conf"], "unified": []}
+    result = check_folder(root)
+    assert not [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+
+
+def test_honcho_runs_the_procfile_whose_script_starts_gunicorn() -> None:
+    """ENTRYPOINT script -> `exec honcho -f /app/Procfile start` -> `web: bin/run_web.sh` ->
+    gunicorn: one chain in launch order; honcho signals each process group, so gunicorn under
+    the script's shell still gets SIGTERM (no entrypoint-without-exec)."""
+    root = REPOS / "chain-honcho"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Dockerfile", "bin/entrypoint.sh", "Procfile", "bin/run_web.sh"]
+    assert launch.app.workers.value == 2
+    result = check_folder(root)
+    assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+
+
+def test_shell_forms_that_start_a_server_are_followed() -> None:
+    """`web: bash Procfile.sh` is the script's gunicorn (Heroku signals every process of the
+    dyno: no entrypoint-without-exec); `eval "$cmd"` runs the command the script built (in a
+    branch or not: whether it execs is not known, so no entrypoint-without-exec either);
+    `exec $(command -v uwsgi) --ini ...` runs uwsgi, and `CMD ["uwsgi-start.sh"]` is the script
+    the image copied onto the PATH; `exec su app -c "exec gunicorn ..."` is gunicorn; `-c python:conf.gunicorn_web` in a script
+    of bin/ is conf/gunicorn_web.py of the folder above."""
+    root = REPOS / "chain-shell-forms"
+    by_first = {files[0]: (files, launch) for files, _, launch in chains(root)}
+    assert by_first["Procfile"][0] == ["Procfile", "Procfile.sh"]
+    assert by_first["eval-start.sh"][1].app.workers.value == 5
+    assert by_first["Dockerfile"][0] == ["Dockerfile", "uwsgi-start.sh", "uwsgi.ini"]
+    assert by_first["Dockerfile"][1].app.workers.value == 6
+    assert by_first["su-start.sh"][1].app.workers.value == 2
+    # `-c python:conf.gunicorn_web` from bin/serve.sh: the module is imported from the
+    # working directory, the project's root above the script.
+    assert by_first["bin/serve.sh"][0] == ["bin/serve.sh", "conf/gunicorn_web.py"]
+    result = check_folder(root)
+    assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    # `--ini ${SRC_DIR}/docker/uwsgi.ini`: a config not known here, not uWSGI's defaults.
+    assert not [f for f in result.findings if f.at.file.name == "unresolved-ini.sh"]
+    assert [n.kind for n in result.notes if n.at.file.name == "unresolved-ini.sh"] == [
+        "config-not-found",
+        "unresolved-variable",
+    ]
+
+
+def test_nginx_file_the_stack_leaves_out_fronts_nothing() -> None:
+    """The compose project mounts nginx/site.conf into its `nginx` service by name (and the app
+    container mounts the whole folder, not as nginx's): nginx/test_site.conf beside it is
+    another setup's, so neither the app's `app:8000` nor the Traefik labels of `nginx` (in the
+    default override, merged with compose.yaml) reach it, and its defaults make no finding."""
+    root = REPOS / "chain-left-out"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["deploy/compose.yaml"]
+    assert fronts == ["deploy/nginx/site.conf"]
+    result = check_folder(root)
+    assert [link.nginx.file.name for link in result.balancer_links] == ["site.conf"]
+    assert not result.findings
+
+
+def test_s6_execline_run_script_is_walked_and_its_server_is_pid_1() -> None:
+    """An s6-overlay `run` script in execline (`#!/command/execlineb -P`) is read in a folder
+    walk, not skipped as a file no reader claims; execline chain-loads each program into the
+    next, so gunicorn is never a shell's child (no entrypoint-without-exec)."""
+    root = REPOS / "chain-s6"
+    result = check_folder(root)
+    assert not [n for n in result.notes if n.kind == "not-read"]
+    ((files, _, launch),) = chains(root)
+    assert files == ["root/etc/s6-overlay/s6-rc.d/svc-web/run"]
+    assert launch.app.workers.value == 3
+    assert launch.app.without_exec is None
+
+
+def test_gunicorn_config_not_named_for_gunicorn_is_read_by_its_settings() -> None:
+    """wsgi/config.py assigns bind, workers, timeout and accesslog at its top level: a gunicorn
+    config a walk reads; app/config.py, an app's settings with one `timeout`, is not."""
+    root = REPOS / "chain-unnamed-config"
+    assert [p.relative_to(root).as_posix() for p in discover(root).files] == ["wsgi/config.py"]
+
+
+def test_script_handing_over_to_supervisord_through_its_own_variable() -> None:
+    """The image's CMD runs start.sh, which sets SUPERVISORD_CONF and `exec supervisord -c
+    "$SUPERVISORD_CONF"`: the chain goes on through that file to the uvicorn it starts."""
+    root = REPOS / "chain-supervisord-var"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Dockerfile", "start.sh", "etc/supervisord.conf"]
+    assert launch.app.kind == "uvicorn"
+    assert launch.app.workers.value == 2
+
+
+def test_compose_image_service_is_the_one_unbuilt_image_with_a_command() -> None:
+    """The example compose file runs `app` from `image: example/app:1.0` (no build) behind an
+    nginx it mounts: the one Dockerfile here that no service builds and that sets a command
+    (proxy/Dockerfile, `FROM nginx` and a config, sets none) is that image, so its gunicorn
+    is behind `proxy_pass http://app:8080`. Its ENTRYPOINT `exec gosu app "$@"` runs the CMD."""
+    root = REPOS / "chain-image-service"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["Dockerfile", "docker/entrypoint.sh", "docker/serve.sh"]
+    assert fronts == ["examples/nginx.conf"]
+    result = check_folder(root)
+    assert [(f.rule, f.at.file.name) for f in result.findings] == [
+        ("app-timeout-over-read-timeout", "nginx.conf")
+    ]
+
+
+def test_supervisord_fcgi_socket_and_script_programs_are_followed() -> None:
+    """An `[fcgi-program:uvicorn]` listens on its `socket=` (uvicorn `--fd 0`), where nginx's
+    upstream passes; a `[program:web]` running `/bin/sh serve.sh` is that script's gunicorn,
+    the supervisord line first in its chain."""
+    root = REPOS / "chain-fcgi"
+    by_kind = {launch.app.kind: (files, fronts) for files, fronts, launch in chains(root)}
+    assert by_kind["uvicorn"] == (["supervisord.conf"], ["nginx.conf"])
+    assert by_kind["gunicorn"][0] == ["supervisord-web.conf", "serve.sh"]
+
+
+def test_a_mounted_repository_and_a_multiline_sh_c_script_are_no_file_name() -> None:
+    """`.:/code` mounts the repository and `command` is `sh -c` with a script of several
+    lines: its text is never looked up as a file (a name too long for the system), the service
+    starts no server check reads, and the run ends normally."""
+    root = REPOS / "chain-mount-script"
+    result = check_folder(root)
+    assert not result.errors
+    assert not result.apps
+
+
+def test_entrypoint_on_the_path_runs_the_cmd_past_a_commented_heredoc() -> None:
+    """ENTRYPOINT ["docker-entrypoint.sh"] is the script COPY'd to /usr/local/bin (on the
+    PATH); a `# python << END` in a comment opens no here-document, so its last line, `exec
+    $@`, runs the CMD's uwsgi with the ini the image holds."""
+    root = REPOS / "chain-commented-heredoc"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Dockerfile", "docker-entrypoint.sh", "web/uwsgi.ini"]
+    assert launch.app.workers.value == 3
