@@ -39,7 +39,7 @@ from servertune.bench.scenarios.app_asgi import (
 )
 from servertune.cli import app
 
-from .support import REPO
+from .support import REPO, assert_reproduce_section
 
 RECIPE = REPO / "docs" / "recipes" / "bench-your-fastapi-app"
 CHROMIUM = "/usr/bin/chromium"
@@ -234,6 +234,19 @@ def _chromium(tmp: Path, page: Path, width: int, *extra: str) -> subprocess.Comp
          f"--window-size={width},2400", *extra, page.as_uri()],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
+
+
+def test_fastapi_report_reproduces_every_candidate_that_ran(
+    fastapi_run: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    """Every candidate of the run (the copied ones, the Procfile's, servertune's behind nginx
+    and behind HAProxy) is in the Reproduce section with a line to paste and its files; the
+    local app (main:app) is never said to be "not installed"."""
+    report, tmp = fastapi_run
+    assert set(report["commands"]) == set(ONLY)
+    assert_reproduce_section(report, (tmp / "report.html").read_text(), tmp_path)
+    assert "haproxy.cfg" in report["files"]["servertune-uvicorn-haproxy"]
+    assert "main" not in report["versions"]
 
 
 def test_html_report_renders_in_chromium(fastapi_run: tuple[dict[str, Any], Path]) -> None:
