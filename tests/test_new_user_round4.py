@@ -228,6 +228,33 @@ def test_gen_out_on_a_link_to_nothing_says_so(
     assert "File exists" not in outcome.err
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["bench", "app", "nosuch:app", "--keep-log", "out", "--no-progress"],
+         "error: --keep-log: out is a symbolic link to nothing"),
+        (["measure", "--log", "x.log", "--log-conf", "out"],
+         "error: --log-conf: cannot read out: Too many levels of symbolic links"),
+    ],
+)  # fmt: skip
+def test_a_loop_of_links_is_one_error_line_everywhere(
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: besides `gen --out`, `bench app --keep-log` and `measure --log-conf` met a loop
+    of links with Python's RuntimeError traceback ("Symlink loop from ...")."""
+    from tests.test_hostile_sweep import run_cli
+
+    (tmp_path / "out").symlink_to("other")
+    (tmp_path / "other").symlink_to("out")
+    (tmp_path / "x.log").write_text(
+        '1.2.3.4 - - [26/Nov/2026:13:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "-"\n'
+    )
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert outcome.err.startswith(said), outcome.err
+    assert outcome.err.count("\n") == 1, outcome.err
+
+
 def test_quick_rounds_never_say_at_least_2_at_most_1() -> None:
     """Item 14: `bench app --quick` measures each level once; its note said "at least 2, at
     most 1 times"."""

@@ -102,7 +102,13 @@ class AppInput:
         object.__setattr__(self, "against_names", tuple(names))
         if self.keep_log is not None:
             from servertune.bench.harness.deployments import SAFE_LOG_PATH
+            from servertune.files import links_to_nothing
 
+            if links_to_nothing(self.keep_log):  # resolve() raises on a loop of links
+                raise BenchInputError(
+                    f"--keep-log: {self.keep_log} is a symbolic link to nothing (a missing "
+                    "target, or links in a loop): not a directory to write into"
+                )
             where = self.keep_log.resolve()
             if not SAFE_LOG_PATH.match(str(where / "x")):
                 raise BenchInputError(
