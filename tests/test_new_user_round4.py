@@ -328,6 +328,47 @@ def test_one_line_is_never_given_two_different_read_timeouts(
     assert all(len(values) == 1 for values in fixes.values()), fixes
 
 
+def test_a_tail_past_both_timeouts_gets_fixes_that_agree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: with 10 % of a log's requests at 31 s behind nginx's 30 s and gunicorn's 30 s,
+    nginx.conf:15 was told `proxy_read_timeout 35s` (the chain, or `timeout = 25`) and `62s`
+    (the tail), and gunicorn both `timeout = 25` and "above 62 s". Now the app server's fix is
+    one timeout, and every fix of the nginx line is that timeout + the 5 s margin."""
+    import re
+    import shutil
+
+    from tests.support import REPO
+    from tests.test_hostile_sweep import run_cli
+
+    shutil.copy(REPO / "docs" / "recipes" / "tune-from-access-logs" / "nginx.conf", tmp_path)
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(conf.read_text().replace("proxy_read_timeout 1s;", "proxy_read_timeout 30s;"))
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 4\n")
+    (tmp_path / "access.log").write_text(
+        "".join(
+            f'127.0.0.1 - - [26/Nov/2026:13:{i // 120:02d}:{i // 2 % 60:02d} +0000] "GET /a '
+            f'HTTP/1.1" 200 5 "-" "curl" 100 {t} {t} 0.000\n'
+            for i, t in ((i, "31.000" if i % 10 == 0 else "0.050") for i in range(400))
+        )
+    )
+    argv = ["check", "--log", "access.log", "nginx.conf", "gunicorn.conf.py", "--cores", "2"]
+    out = run_cli(argv, capsys, tmp_path).out
+    fixes: dict[str, list[str]] = {}
+    where = ""
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            where = line.split(": ", 1)[0]
+        elif line.strip().startswith("fix: "):
+            fixes.setdefault(where, []).append(line.strip())
+    app = {int(n) for f in fixes["gunicorn.conf.py:1"] for n in re.findall(r"timeout = (\d+)", f)}
+    read = {int(n) for f in fixes["nginx.conf:15"] for n in re.findall(r"read_timeout (\d+)s", f)}
+    assert len(app) == 1, fixes
+    assert len(read) == 1, fixes
+    assert read == {app.pop() + 5}, fixes
+    assert not any("timeout = " in f for f in fixes["nginx.conf:15"]), fixes
+
+
 def test_a_report_names_no_version_for_a_local_app() -> None:
     """Item 14: a report of a local app's run listed "myapp: not installed"; an app from a
     distribution (httpbin) keeps its version."""
