@@ -255,6 +255,26 @@ def test_a_loop_of_links_is_one_error_line_everywhere(
     assert outcome.err.count("\n") == 1, outcome.err
 
 
+@pytest.mark.parametrize("directory", ["missing", "loop"])
+def test_bench_app_refuses_a_static_directory_that_is_not_here(
+    directory: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench app --static /s/=DIR` with DIR missing (or a loop of links) ran a whole benchmark
+    whose note said only that DIR had no file to ask for: now one error line, before any run."""
+    from tests.test_hostile_sweep import run_cli
+
+    (tmp_path / "loop").symlink_to("other")
+    (tmp_path / "other").symlink_to("loop")
+    where = tmp_path / directory
+    argv = ["bench", "app", "nosuch:app", "--static", f"/s/={where}", "--no-progress"]
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert (
+        outcome.err
+        == f"error: --static: {where} is not a directory here (nginx serves /s/ from it)\n"
+    )
+
+
 def test_quick_rounds_never_say_at_least_2_at_most_1() -> None:
     """Item 14: `bench app --quick` measures each level once; its note said "at least 2, at
     most 1 times"."""

@@ -85,6 +85,13 @@ class AppInput:
         for path in (self.chdir, *self.pythonpath):
             if path is not None and not path.is_dir():
                 raise BenchInputError(f"--chdir/--pythonpath: {path} is not a directory")
+        # The Workload checks the syntax; a benchmark serves the files, so they must be here
+        # (a missing directory ran a whole benchmark whose --static note said only "no file").
+        for prefix, _, directory in (e.partition("=") for e in (self.static or "").split(",")):
+            if directory and not Path(directory).is_dir():
+                raise BenchInputError(
+                    f"--static: {directory} is not a directory here (nginx serves {prefix} from it)"
+                )
         names: list[str] = []
         for file in self.against:
             if not file.is_file() or (
