@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from servertune.bench.harness.ports import free_port, free_port_block
 
@@ -172,3 +173,48 @@ def golden_cases(target: str | None = None) -> list[str]:
         if json.loads((GOLDEN_CASES / f"{name}.json").read_text()).get("interface", "wsgi")
         in serves
     ]
+
+
+def assert_reproduce_section(report: dict[str, Any], page: str, where: Path) -> None:
+    """`bench app`'s Reproduce section names every candidate that ran (its table rows), each
+    with a line to paste and the files it ran with, a front among them (nginx.conf or
+    haproxy.cfg); servertune's lines are `servertune gen` commands that really write their
+    server's file and their front's into `where`; a copied line starts a program that is here.
+    The report never says a program it ran is "not installed"."""
+    import json
+    import shlex
+
+    from markupsafe import escape
+    from typer.testing import CliRunner
+
+    from servertune.cli import app
+
+    ran = list(dict.fromkeys(str(run["config"]) for run in report["runs"]))
+    assert ran
+    assert set(report["commands"]) == set(ran), (ran, list(report["commands"]))
+    assert set(report["files"]) == set(ran), (ran, list(report["files"]))
+    section = page.partition("<h2>Reproduce</h2>")[2]
+    assert section, "no Reproduce section"
+    for name in ran:
+        line, files = report["commands"][name], report["files"][name]
+        assert {"nginx.conf", "haproxy.cfg"} & files.keys(), (name, list(files))
+        assert f"<dt>{escape(name)}</dt><dd><code>{escape(line)}</code>" in section, name
+        for filename in files:
+            assert f"<summary>{escape(name)}: {escape(filename)}</summary>" in section
+        if not name.startswith("servertune"):
+            program = shlex.split(line)[0]
+            assert Path(program).is_file() or shutil.which(program), (name, line)
+            continue
+        written: set[str] = set()
+        for one in line.split(" && "):
+            words = shlex.split(one)
+            assert words[:2] == ["servertune", "gen"], (name, one)
+            out = where / words[words.index("--out") + 1]
+            words[words.index("--out") + 1] = str(out)
+            result = CliRunner().invoke(app, words[1:])
+            assert result.exit_code == 0, (name, one, result.output)
+            written |= {p.name for p in out.iterdir()}
+        assert any(f.startswith(("nginx", "haproxy")) for f in written), (name, written)
+        assert any(not f.startswith(("nginx", "haproxy")) for f in written), (name, written)
+    assert "not installed" not in page
+    assert "not installed" not in json.dumps(report["versions"])

@@ -43,6 +43,8 @@ from servertune.bench.scenarios.app import (
 )
 from servertune.cli import app
 
+from .support import assert_reproduce_section
+
 #: A gunicorn config that answers 500 to every other request once a worker has served a few:
 #: it passes the readiness checks, then its errors must show in the table.
 BROKEN_CONF = textwrap.dedent(
@@ -96,12 +98,28 @@ def httpbin_run(
     try:
         result, report = _run(
             ["httpbin:app", "--path", "/delay/0.05", "--path", "/get", "--against", str(broken),
-             "--static", f"/assets/={public}", "--plot", str(tmp / "plot.png")],
+             "--static", f"/assets/={public}", "--plot", str(tmp / "plot.png"),
+             "--report", str(tmp / "report.html")],
             tmp,
         )  # fmt: skip
         yield result.stdout, report, tmp
     finally:
         shutil.rmtree(public, ignore_errors=True)
+
+
+def test_httpbin_report_reproduces_every_candidate_that_ran(
+    httpbin_run: tuple[str, dict[str, Any], Path], tmp_path: Path
+) -> None:
+    """The report's Reproduce section has all 8 candidates (servertune's 3, the 4 copied, the
+    --against file), each with a line to paste and its nginx.conf; servertune's `gen` lines
+    write their files; the text output has the same lines."""
+    stdout, report, tmp = httpbin_run
+    assert len(report["commands"]) == len([*NAIVE, *OURS]) + 1
+    assert_reproduce_section(report, (tmp / "report.html").read_text(), tmp_path)
+    assert report["commands"]["uwsgi-shared"].endswith(" --ini uwsgi.ini")
+    assert "processes = " in report["files"]["uwsgi-shared"]["uwsgi.ini"]
+    for name, line in report["commands"].items():
+        assert f"reproduce {name}: {line}" in stdout
 
 
 def test_httpbin_table_has_every_candidate_with_its_numbers(

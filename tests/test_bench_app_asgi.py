@@ -39,7 +39,7 @@ from servertune.bench.scenarios.app_asgi import (
 )
 from servertune.cli import app
 
-from .support import REPO
+from .support import REPO, assert_reproduce_section
 
 RECIPE = REPO / "docs" / "recipes" / "bench-your-fastapi-app"
 CHROMIUM = "/usr/bin/chromium"
@@ -236,14 +236,29 @@ def _chromium(tmp: Path, page: Path, width: int, *extra: str) -> subprocess.Comp
     )  # fmt: skip
 
 
+def test_fastapi_report_reproduces_every_candidate_that_ran(
+    fastapi_run: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    """Every candidate of the run (the copied ones, the Procfile's, servertune's behind nginx
+    and behind HAProxy) is in the Reproduce section with a line to paste and its files; the
+    local app (main:app) is never said to be "not installed"."""
+    report, tmp = fastapi_run
+    assert set(report["commands"]) == set(ONLY)
+    assert_reproduce_section(report, (tmp / "report.html").read_text(), tmp_path)
+    assert "haproxy.cfg" in report["files"]["servertune-uvicorn-haproxy"]
+    assert "main" not in report["versions"]
+
+
 def test_html_report_renders_in_chromium(fastapi_run: tuple[dict[str, Any], Path]) -> None:
     """Headless Chromium opens the report with no console message and no failed load; the
     screenshot (a phone's width) is kept next to it."""
     _, tmp = fastapi_run
     page = tmp / "report.html"
     text = page.read_text()
+    # What a <pre> shows is text, not a load: the Reproduce section's nginx.conf `proxy_pass http://`.
+    markup = re.sub(r"<pre>.*?</pre>", "", text, flags=re.S)
     for remote in ("https://", "http://", "<script", "<link", "<img", "@import"):
-        assert remote not in text.replace('"http://www.w3.org/', '"'), remote
+        assert remote not in markup.replace('"http://www.w3.org/', '"'), remote
     assert "url(" not in text.replace("url(#", "")  # only the charts' own clip paths
     assert text.index("Verdict") < text.index("<svg") < text.index('<table class="results"')
     shot = tmp / "report.png"

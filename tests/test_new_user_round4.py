@@ -228,6 +228,53 @@ def test_gen_out_on_a_link_to_nothing_says_so(
     assert "File exists" not in outcome.err
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["bench", "app", "nosuch:app", "--keep-log", "out", "--no-progress"],
+         "error: --keep-log: out is a symbolic link to nothing"),
+        (["measure", "--log", "x.log", "--log-conf", "out"],
+         "error: --log-conf: cannot read out: Too many levels of symbolic links"),
+    ],
+)  # fmt: skip
+def test_a_loop_of_links_is_one_error_line_everywhere(
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: besides `gen --out`, `bench app --keep-log` and `measure --log-conf` met a loop
+    of links with Python's RuntimeError traceback ("Symlink loop from ...")."""
+    from tests.test_hostile_sweep import run_cli
+
+    (tmp_path / "out").symlink_to("other")
+    (tmp_path / "other").symlink_to("out")
+    (tmp_path / "x.log").write_text(
+        '1.2.3.4 - - [26/Nov/2026:13:00:00 +0000] "GET / HTTP/1.1" 200 5 "-" "-"\n'
+    )
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert outcome.err.startswith(said), outcome.err
+    assert outcome.err.count("\n") == 1, outcome.err
+
+
+@pytest.mark.parametrize("directory", ["missing", "loop"])
+def test_bench_app_refuses_a_static_directory_that_is_not_here(
+    directory: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench app --static /s/=DIR` with DIR missing (or a loop of links) ran a whole benchmark
+    whose note said only that DIR had no file to ask for: now one error line, before any run."""
+    from tests.test_hostile_sweep import run_cli
+
+    (tmp_path / "loop").symlink_to("other")
+    (tmp_path / "other").symlink_to("loop")
+    where = tmp_path / directory
+    argv = ["bench", "app", "nosuch:app", "--static", f"/s/={where}", "--no-progress"]
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    assert (
+        outcome.err
+        == f"error: --static: {where} is not a directory here (nginx serves /s/ from it)\n"
+    )
+
+
 def test_quick_rounds_never_say_at_least_2_at_most_1() -> None:
     """Item 14: `bench app --quick` measures each level once; its note said "at least 2, at
     most 1 times"."""
@@ -299,6 +346,47 @@ def test_one_line_is_never_given_two_different_read_timeouts(
             fixes.setdefault(where, set()).add(line.split()[2])
     assert fixes, out
     assert all(len(values) == 1 for values in fixes.values()), fixes
+
+
+def test_a_tail_past_both_timeouts_gets_fixes_that_agree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 14: with 10 % of a log's requests at 31 s behind nginx's 30 s and gunicorn's 30 s,
+    nginx.conf:15 was told `proxy_read_timeout 35s` (the chain, or `timeout = 25`) and `62s`
+    (the tail), and gunicorn both `timeout = 25` and "above 62 s". Now the app server's fix is
+    one timeout, and every fix of the nginx line is that timeout + the 5 s margin."""
+    import re
+    import shutil
+
+    from tests.support import REPO
+    from tests.test_hostile_sweep import run_cli
+
+    shutil.copy(REPO / "docs" / "recipes" / "tune-from-access-logs" / "nginx.conf", tmp_path)
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(conf.read_text().replace("proxy_read_timeout 1s;", "proxy_read_timeout 30s;"))
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 4\n")
+    (tmp_path / "access.log").write_text(
+        "".join(
+            f'127.0.0.1 - - [26/Nov/2026:13:{i // 120:02d}:{i // 2 % 60:02d} +0000] "GET /a '
+            f'HTTP/1.1" 200 5 "-" "curl" 100 {t} {t} 0.000\n'
+            for i, t in ((i, "31.000" if i % 10 == 0 else "0.050") for i in range(400))
+        )
+    )
+    argv = ["check", "--log", "access.log", "nginx.conf", "gunicorn.conf.py", "--cores", "2"]
+    out = run_cli(argv, capsys, tmp_path).out
+    fixes: dict[str, list[str]] = {}
+    where = ""
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            where = line.split(": ", 1)[0]
+        elif line.strip().startswith("fix: "):
+            fixes.setdefault(where, []).append(line.strip())
+    app = {int(n) for f in fixes["gunicorn.conf.py:1"] for n in re.findall(r"timeout = (\d+)", f)}
+    read = {int(n) for f in fixes["nginx.conf:15"] for n in re.findall(r"read_timeout (\d+)s", f)}
+    assert len(app) == 1, fixes
+    assert len(read) == 1, fixes
+    assert read == {app.pop() + 5}, fixes
+    assert not any("timeout = " in f for f in fixes["nginx.conf:15"]), fixes
 
 
 def test_a_report_names_no_version_for_a_local_app() -> None:

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["SpecialFileError", "refuse_special_file", "write_atomically"]
+__all__ = ["SpecialFileError", "links_to_nothing", "refuse_special_file", "write_atomically"]
 
 #: What each kind of file that is neither regular nor a directory is called in an error.
 _KINDS = (
@@ -115,3 +115,13 @@ def _remove_empty(directories: list[Path]) -> None:
             directory.rmdir()
         except OSError:
             return
+
+
+def links_to_nothing(path: Path) -> bool:
+    """A symbolic link whose target is missing or loops (where mkdir says "File exists" and
+    Python 3.11's resolve() raises); False for anything the OS refuses to look at (a name too
+    long)."""
+    try:
+        return path.is_symlink() and not path.exists()
+    except OSError:
+        return False

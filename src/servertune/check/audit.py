@@ -374,9 +374,9 @@ def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> l
             # proxy_read_timeout in front of one app are one line to change, not five.
             findings.append(finding)
     if traffic is not None:  # the log's rules import the log reader: only when given one
-        from servertune.check.traffic import traffic_findings
+        from servertune.check.traffic import one_fix_per_line, traffic_findings
 
-        findings += traffic_findings(context, traffic)
+        findings = one_fix_per_line([*findings, *traffic_findings(context, traffic)])
         findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
     return findings
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from servertune.check.model import AppServer, Finding, Location, Severity
 from servertune.check.rules import Context
+from servertune.check.rules.spelling import assignment
 from servertune.logs.traffic import TAIL_QUANTILE, Traffic
 
 __all__ = [
@@ -84,6 +85,28 @@ def _chain_s(app: AppServer) -> int:
     return math.ceil(timeout.value + READ_TIMEOUT_MARGIN_S)
 
 
+def _with_timeout(app: AppServer, tail_ms: float, asked_s: int) -> AppServer:
+    """`app` with the timeout `_tail` asks of it (`asked_s`) when the log's tail runs into its
+    own; `app` as it is otherwise."""
+    timeout = app.request_timeout
+    if timeout is None or timeout.value <= 0 or tail_ms < timeout.value * 1000:
+        return app
+    return replace(app, request_timeout=replace(timeout, value=float(asked_s)))
+
+
+def one_fix_per_line(findings: list[Finding]) -> list[Finding]:
+    """A proxy line the log's tail and the timeout chain both judge gets the tail's read
+    timeout as the chain's fix too: the chain alone asks less (or to shorten the app server's
+    timeout, which the tail forbids), and two fixes for one line leave the user to guess."""
+    tails = {f.at: f.fix.split(";")[0] for f in findings if f.rule == "traffic-tail-over-timeout"}
+    return [
+        replace(f, fix=tails[f.at] + ";")
+        if f.rule == "app-timeout-over-read-timeout" and f.at in tails
+        else f
+        for f in findings
+    ]
+
+
 def _log_conf(c: Context) -> str:
     """` --log-conf FILE` when an nginx config checked here defines a log_format (check read
     the log with it; `measure` needs it named), else nothing (without it the fix's `measure`
@@ -122,6 +145,9 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
         return
     tail_ms = t.quantile(TAIL_QUANTILE)
     evidence = f"p99.9 of the {t.timed:,} requests timed by {t.format.service_field} in {t.source}"
+    # The app server's timeout this finding asks where the tail runs into it: the proxy's
+    # fix in front is then that timeout + the margin, so the two fixes agree.
+    asked_s = math.ceil(tail_ms / 1000 * 2)
     seen: set[Location] = set()
     for link in c.links:
         read = link.passing.read_timeout
@@ -130,8 +156,9 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
         if tail_ms >= read.value * 1000 and where not in seen:
             seen.add(where)
             # One line, one fix: never below what the timeout chain asks of the same directive
-            # (app-timeout-over-read-timeout: the app server's timeout + the margin).
-            wanted = max(math.ceil(tail_ms / 1000 * 2), _chain_s(link.app))
+            # (app-timeout-over-read-timeout: the app server's timeout + the margin), with
+            # the app server's timeout as this finding asks it where the tail runs into it.
+            wanted = max(asked_s, _chain_s(_with_timeout(link.app, tail_ms, asked_s)))
             yield rule.finding(
                 where,
                 f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}; "
@@ -151,8 +178,7 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
                 timeout.at,
                 f"the app server's timeout {timeout.value:g} s: the {evidence} is {_s(tail_ms)}; "
                 "a worker running such a request is killed, and nginx answers 502",
-                f"a timeout above {math.ceil(tail_ms / 1000 * 2)} s, or move that work out of "
-                "the request",
+                f"{assignment(app, 'timeout', asked_s)}, or move that work out of the request",
                 (_log(t),),
             )
 

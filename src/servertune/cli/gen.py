@@ -17,6 +17,7 @@ from servertune.cli.workload_options import (
     with_flag,
     with_workload,
 )
+from servertune.files import links_to_nothing
 from servertune.sizing import Plan, PlanError
 from servertune.workload import Workload
 
@@ -72,7 +73,7 @@ def gen(
         written = write_atomically(files, out)
     except OSError as error:
         where = Path(error.filename or out)
-        if _links_to_nothing(where):
+        if links_to_nothing(where):
             # mkdir says "File exists" for a link that leads nowhere: say what it is.
             raise fail(
                 f"--out: {where} is a symbolic link to nothing (a missing target, or links in a "
@@ -81,12 +82,3 @@ def gen(
         raise fail(f"--out: cannot write to {where}: {error.strerror}") from None
     for path in written:
         typer.echo(f"wrote {path}", err=True)
-
-
-def _links_to_nothing(path: Path) -> bool:
-    """A symbolic link whose target is missing or loops; False for anything the OS refuses to
-    look at (a name too long)."""
-    try:
-        return path.is_symlink() and not path.exists()
-    except OSError:
-        return False

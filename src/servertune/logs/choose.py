@@ -67,21 +67,24 @@ def _with_includes(conf: Path) -> str:
     relative to its folder, as nginx resolves them from its prefix), at most MAX_CONF_BYTES
     each and MAX_INCLUDE_DEPTH deep; an include outside the conf's folder, missing or a cycle
     is passed over: the log_format is what is looked for, the config is nginx's to check."""
+    try:
+        first = read_text(conf, max_bytes=MAX_CONF_BYTES, what="nginx config")
+    except InputFileError as error:  # a loop of links too, before resolve() meets it
+        raise LogConfError(str(error)) from None
     root = conf.resolve().parent
     seen: set[Path] = set()
     parts: list[str] = []
 
-    def read(path: Path, depth: int) -> None:
+    def read(path: Path, depth: int, text: str | None = None) -> None:
         real = path.resolve()
         if real in seen or depth > MAX_INCLUDE_DEPTH:
             return
         seen.add(real)
-        try:
-            text = read_text(path, max_bytes=MAX_CONF_BYTES, what="nginx config")
-        except InputFileError as error:
-            if depth == 0:
-                raise LogConfError(str(error)) from None
-            return
+        if text is None:
+            try:
+                text = read_text(path, max_bytes=MAX_CONF_BYTES, what="nginx config")
+            except InputFileError:
+                return
         parts.append(text)
         for match in re.finditer(r"(?m)^\s*include\s+['\"]?([^;'\"]+)['\"]?\s*;", text):
             pattern = match.group(1).strip()
@@ -91,7 +94,7 @@ def _with_includes(conf: Path) -> str:
                 if found.is_file() and found.resolve().is_relative_to(root):
                     read(found, depth + 1)
 
-    read(conf, 0)
+    read(conf, 0, first)
     return "\n".join(parts)
 
 

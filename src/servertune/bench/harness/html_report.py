@@ -264,6 +264,7 @@ def render_html(report: Report, *, command: str = "") -> str:
             versions=report.versions,
             command=command,
             commands=report.commands,
+            files=report.files,
             num=_num,
         )
     )

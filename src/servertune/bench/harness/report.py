@@ -114,8 +114,12 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)
     #: Every server the scenario started: name, kind, pgid, ports, stopped (harness invariants).
     servers: list[dict[str, Any]] = field(default_factory=list)
-    #: Each configuration's server command line, where the scenario records them.
+    #: Each configuration's line to paste (`bench app`: the copied command line, or the
+    #: `servertune gen` lines of servertune's files), where the scenario records them.
     commands: dict[str, str] = field(default_factory=dict)
+    #: Each configuration's files as the run wrote them (file name -> text): its server's and
+    #: its fronts' (nginx.conf, haproxy.cfg), where the scenario records them.
+    files: dict[str, dict[str, str]] = field(default_factory=dict)
     #: How long the run took, setup to summary (seconds).
     elapsed_s: float | None = None
     #: Where that time went: per phase (setup, start, each kind of load, stop, ...), its total
@@ -138,6 +142,7 @@ class Report:
             "notes": self.notes,
             "servers": self.servers,
             **({"commands": self.commands} if self.commands else {}),
+            **({"files": self.files} if self.files else {}),
             **({"elapsed_s": self.elapsed_s} if self.elapsed_s is not None else {}),
             **({"time_spent": self.time_spent} if self.time_spent else {}),
             **({"verdicts": self.verdicts} if self.verdicts else {}),
@@ -181,6 +186,9 @@ class Report:
         if self.notes:
             lines.append("")
             lines.extend(f"note: {n}" for n in self.notes)
+        if self.commands:
+            lines.append("")
+            lines.extend(f"reproduce {name}: {line}" for name, line in self.commands.items())
         return "\n".join(lines)
 
 

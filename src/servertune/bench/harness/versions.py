@@ -10,7 +10,10 @@ from pathlib import Path
 
 from servertune import __version__
 
-__all__ = ["app_stack", "app_version", "dist_version", "tool_versions"]
+__all__ = ["NOT_INSTALLED", "app_stack", "app_version", "dist_version", "ran", "tool_versions"]
+
+#: What a version is when its program or distribution is not here.
+NOT_INSTALLED = "not installed"
 
 _COMMANDS: dict[str, list[str]] = {
     "uwsgi": ["--version"],
@@ -26,7 +29,7 @@ def app_version(app: str) -> dict[str, str]:
     describes (`myapp not installed` in a report of myapp's own run)."""
     module = app.split(":")[0].split(".")[0]
     found = dist_version(module)
-    return {} if found == "not installed" else {module: found}
+    return {} if found == NOT_INSTALLED else {module: found}
 
 
 def dist_version(dist: str) -> str:
@@ -36,7 +39,7 @@ def dist_version(dist: str) -> str:
     try:
         return version(dist)
     except PackageNotFoundError:
-        return "not installed"
+        return NOT_INSTALLED
 
 
 #: Web frameworks a report names by version when the app imports them, each with the
@@ -90,11 +93,11 @@ def _version_of(name: str) -> str:
         try:
             argv = [tool_path(name), *_COMMANDS.get(name, ["--version"])]
         except ServerError:
-            return "not installed"
+            return NOT_INSTALLED
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
     except OSError:
-        return "not installed"
+        return NOT_INSTALLED
     text = (done.stdout + done.stderr).strip()
     # nginx: "nginx version: nginx/1.22.1"; wrk: "wrk debian/4.1.0-3 [epoll] ..."
     found = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)
@@ -107,3 +110,10 @@ def tool_versions(names: Iterable[str]) -> dict[str, str]:
     for name in names:
         versions[name] = _version_of(name)
     return versions
+
+
+def ran(versions: dict[str, str]) -> dict[str, str]:
+    """A run's versions without what is not installed: a program the run started is here, so
+    such a line can only name one it did not run (uWSGI beside `--only` gunicorn candidates,
+    uvicorn-worker beside gunicorn's native ASGI worker), which the report need not list."""
+    return {name: found for name, found in versions.items() if found != NOT_INSTALLED}

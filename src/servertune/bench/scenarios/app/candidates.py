@@ -42,8 +42,10 @@ class Candidates:
     open_path: str
     #: The plan each candidate last served with (for the rows' workers and threads).
     served_plans: dict[str, Any]
-    #: Each candidate's server command line (for the report's "reproduce" section).
+    #: Each candidate's line to paste (the report's "Reproduce" section, `reproduce.py`).
     commands: dict[str, str]
+    #: Each candidate's files as the run wrote them (its server's, its nginx's, HAProxy's).
+    files: dict[str, dict[str, str]]
     #: Per --static prefix: the file nginx served before every candidate's load (path,
     #: bytes), or None when its directory has no file to ask for.
     static_served: dict[str, tuple[str, int] | None]
@@ -56,6 +58,12 @@ class Candidates:
     #: An ASGI entry point's open-loop client, calibrated once per run (`open_loop_ceiling`):
     #: no open-loop level offers more than it sends without measuring itself. None: no ASGI.
     client: ClientCeiling | None
+
+    def _reproduce(self, report: Any, configs: list[str]) -> None:
+        """The report's Reproduce section: every candidate of `configs` that ran, its line
+        and its files, in table order."""
+        report.commands = {c: self.commands[c] for c in configs if c in self.commands}
+        report.files = {c: self.files[c] for c in configs if c in self.files}
 
     def _log_path(self, run: Run[AppSizes], config: str) -> Path | None:
         """--keep-log DIR: the file this candidate's nginx logs to (None without it)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from servertune.bench.harness.scenario import Run
 from servertune.bench.scenarios.app.asgi_layouts import Copied, docs_workers
 from servertune.bench.scenarios.app.candidates import Candidates
 from servertune.bench.scenarios.app.inputs import AppSizes, write_regular
+from servertune.bench.scenarios.app.reproduce import asgi_gen, gen_line
 from servertune.bench.scenarios.app.static import static_probe
 from servertune.bench.scenarios.app.wsgi_layouts import BY_NAME
 from servertune.targets.layout import Backend
@@ -36,6 +38,8 @@ class Deploy(Candidates):
         except ServerError as error:
             raise BenchAppError(f"candidate {config}: {_first_line(error)}") from None
         self.served_plans[config] = plan
+        # What the report's Reproduce section shows the candidate ran with (its fronts too).
+        self.files.setdefault(config, dict(deployment.files))
         for path, _ in self.input.paths:
             try:
                 status = wait_answer(deployment.url, path)
@@ -123,34 +127,17 @@ class Deploy(Candidates):
             cwd=Path(str(self.workload.app_dir)), ready_path=None, front=front,
             access_log=self._log_file(run, config),
         )  # fmt: skip
-        self.commands.setdefault(config, (argv and shlex.join(argv)) or self._gen_command(layout))
+        if argv is None:  # servertune's layout: its files, as `gen` writes them
+            assert layout is not None
+            self.commands.setdefault(config, self._gen_command(config, asgi_gen(layout)))
+        else:
+            self.commands.setdefault(config, shlex.join(argv))
         return plan, deployment
 
-    def _gen_command(self, layout: Any) -> str:
-        """The `servertune gen` lines that write a servertune layout's files for this workload."""
-        w = self.workload
-        target = {"gunicorn-asgi": "gunicorn-asgi"}.get(layout.server, layout.server)
-        suffix = "-per-worker" if layout.per_worker else ""
-        fronts = {
-            "nginx": [f"nginx-asgi{suffix}"],
-            "haproxy": ["haproxy-asgi-per-worker"],
-            "haproxy-nginx": [f"nginx-asgi{suffix}", "haproxy"],
-        }[layout.front]
-        flags = [
-            "--cores", str(w.cores), "--interface", "asgi",
-            "--service-time-ms", f"{w.service_time_ms:g}",
-            *(["--cpu-ms", f"{w.cpu_ms:g}"] if w.cpu_ms is not None
-              else ["--cpu-fraction", f"{w.cpu_fraction:g}"]),
-            *(["--loop-blocking-fraction", f"{w.loop_blocking_fraction:g}"]
-              if w.loop_blocking_fraction is not None else []),
-            *(["--in-flight-limit", str(w.in_flight_limit)]
-              if w.in_flight_limit is not None else []),
-            "--app", w.app, "--app-dir", str(w.app_dir),
-        ]  # fmt: skip
-        return " && ".join(
-            shlex.join(["servertune", "gen", name, *flags])
-            for name in (f"{target}{suffix}", *fronts)
-        )
+    def _gen_command(self, config: str, targets: Sequence[str]) -> str:
+        """The `servertune gen` lines that write a servertune layout's files for this
+        workload, into a folder named after the candidate."""
+        return gen_line(self.workload, targets, config)
 
     def _deploy(self, run: Run[AppSizes], config: str) -> tuple[Any, Any]:
         from servertune.bench.harness.deployments import (
@@ -177,6 +164,18 @@ class Deploy(Candidates):
         if taken := sorted(ports & listening_ports()):
             raise ServerError(f"port(s) {taken} already in use before the start")
         name = f"{config}-{run.repeat}"
+        if layout is not None and layout.rendered is not None:
+            self.commands.setdefault(
+                config,
+                self._gen_command(config, layout.gen)
+                if layout.gen
+                # a copied layout rendered with forced sizes: its file is in the report
+                else shlex.join(
+                    [tool_path("uwsgi"), "--ini", "uwsgi.ini"]
+                    if layout.rendered == "uwsgi"
+                    else [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
+                ),
+            )
         if layout is not None and layout.rendered == "uwsgi":
             return plan, deploy_uwsgi(
                 run.stack, name, plan, layout=layout.layout, env=self.env, ready_path=None,

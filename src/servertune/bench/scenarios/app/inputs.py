@@ -85,6 +85,13 @@ class AppInput:
         for path in (self.chdir, *self.pythonpath):
             if path is not None and not path.is_dir():
                 raise BenchInputError(f"--chdir/--pythonpath: {path} is not a directory")
+        # The Workload checks the syntax; a benchmark serves the files, so they must be here
+        # (a missing directory ran a whole benchmark whose --static note said only "no file").
+        for prefix, _, directory in (e.partition("=") for e in (self.static or "").split(",")):
+            if directory and not Path(directory).is_dir():
+                raise BenchInputError(
+                    f"--static: {directory} is not a directory here (nginx serves {prefix} from it)"
+                )
         names: list[str] = []
         for file in self.against:
             if not file.is_file() or (
@@ -102,7 +109,13 @@ class AppInput:
         object.__setattr__(self, "against_names", tuple(names))
         if self.keep_log is not None:
             from servertune.bench.harness.deployments import SAFE_LOG_PATH
+            from servertune.files import links_to_nothing
 
+            if links_to_nothing(self.keep_log):  # resolve() raises on a loop of links
+                raise BenchInputError(
+                    f"--keep-log: {self.keep_log} is a symbolic link to nothing (a missing "
+                    "target, or links in a loop): not a directory to write into"
+                )
             where = self.keep_log.resolve()
             if not SAFE_LOG_PATH.match(str(where / "x")):
                 raise BenchInputError(

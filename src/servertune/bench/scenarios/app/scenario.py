@@ -173,8 +173,8 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         self.client = self._calibrate_client(run) if "asgi" in self.entries else None
         #: The plan each candidate last served with (for the rows' workers and threads).
         self.served_plans = {}
-        #: Each candidate's server command line (for the report's "reproduce" section).
         self.commands = {}
+        self.files = {}
         #: Per --static prefix: the file nginx served before every candidate's load (path,
         #: bytes), or None when its directory has no file to ask for.
         self.static_served = {}

@@ -112,7 +112,7 @@ class AsgiSummary(ReplaySummary):
                 "without --interface (and with --only naming candidates of both) `servertune "
                 "bench app` benches both in one run, to compare which to deploy"
             )
-        report.commands = {c: line for c, line in self.commands.items() if c in configs}
+        self._reproduce(report, configs)
         report.notes.extend(self._replay_notes(run, results, report))
         return report
 
@@ -365,6 +365,7 @@ class AsgiSummary(ReplaySummary):
             app_stack,
             app_version,
             dist_version,
+            ran,
             tool_versions,
         )
 
@@ -377,7 +378,7 @@ class AsgiSummary(ReplaySummary):
             **{d: dist_version(d) for s in sorted(servers) for d in dists.get(s, (s,))},
             **{d: dist_version(d) for d in app_stack(self.app, Path(str(self.workload.app_dir)))},
         }
-        return {**versions, **app_version(self.app)}
+        return ran({**versions, **app_version(self.app)})
 
 
 def _p99_range(row: dict[str, Any]) -> str:

@@ -46,6 +46,7 @@ class DualSummary(WsgiSummary, AsgiSummary):
                     tagged.append(f"{tag}: {note}")
             report.versions.update(side.versions)
             report.commands.update(side.commands)
+            report.files.update(side.files)
             report.verdicts.extend({**v, "level": f"{tag} {v['level']}"} for v in side.verdicts)
         report.notes = [*self._entry_verdicts(report), *tagged]
         return report

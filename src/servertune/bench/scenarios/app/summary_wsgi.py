@@ -35,7 +35,7 @@ class WsgiSummary(ReplaySummary):
     def _summarize_wsgi(self, run: Run[AppSizes], results: Results) -> Report:
         """Per closed level: medians with the repeats' spread, the best servertune layout
         against the best naive one in words; the ceiling and CPU split."""
-        from servertune.bench.harness.versions import app_version, tool_versions
+        from servertune.bench.harness.versions import app_version, ran, tool_versions
 
         runs: list[dict[str, Any]] = []
         report = Report(scenario=self.name, runs=runs)
@@ -63,12 +63,10 @@ class WsgiSummary(ReplaySummary):
             report.notes.append(static_note(self.static_served))
         if busy := busy_note(results.all_rows()):
             report.notes.append(busy)
-        report.versions = {
-            **tool_versions(["uwsgi", "gunicorn", "nginx", self.tool]),
-            **app_version(self.app),
-        }
-        side = self._side_configs(run)
-        report.commands = {c: line for c, line in self.commands.items() if c in side}
+        report.versions = ran(
+            {**tool_versions(["uwsgi", "gunicorn", "nginx", self.tool]), **app_version(self.app)}
+        )
+        self._reproduce(report, self._side_configs(run))
         report.notes.extend(self._replay_notes(run, results, report))
         return report
 

@@ -51,6 +51,9 @@ class WsgiLayout:
     workers: Callable[[int], int] | None = None
     #: The plan forced to `processes = cores` and one thread (a rendered copied layout).
     per_core: bool = False
+    #: servertune's layouts: the `servertune gen` targets that write its files, server first,
+    #: then its nginx (the report's "Reproduce" lines).
+    gen: tuple[str, ...] = ()
 
 
 #: The copied layouts first, servertune's last (table order).
@@ -63,9 +66,23 @@ LAYOUTS: tuple[WsgiLayout, ...] = (
         workers=docs_workers,
     ),
     WsgiLayout("uwsgi-shared", rendered="uwsgi", layout="shared", per_core=True),
-    WsgiLayout("servertune-uwsgi", ours=True, rendered="uwsgi", layout=None),
-    WsgiLayout("servertune-gunicorn", ours=True, rendered="gunicorn", layout="per-worker"),
-    WsgiLayout("servertune-gthread", ours=True, rendered="gunicorn", layout="shared"),
+    WsgiLayout(
+        "servertune-uwsgi", ours=True, rendered="uwsgi", layout=None, gen=("uwsgi", "nginx")
+    ),
+    WsgiLayout(
+        "servertune-gunicorn",
+        ours=True,
+        rendered="gunicorn",
+        layout="per-worker",
+        gen=("gunicorn-per-worker", "nginx-gunicorn"),
+    ),
+    WsgiLayout(
+        "servertune-gthread",
+        ours=True,
+        rendered="gunicorn",
+        layout="shared",
+        gen=("gunicorn", "nginx-gunicorn-shared"),
+    ),
 )
 #: servertune's candidates, and the layouts people copy from docs (table order: naive first).
 OURS = tuple(layout.name for layout in LAYOUTS if layout.ours)
