@@ -10,7 +10,10 @@ traffic the user has, and that traffic grown. Only when the log's mean rate is p
 capacity on this machine (a log of a fleet) is 1 x slowed to that capacity (`levels.replay_base`,
 said in the notes). Every layout gets the same arrivals and paths (one seed). Each level is
 bounded in count (`open_loop.MAX_REQUESTS`, `logs.arrivals.MAX_ARRIVALS`) and time (its played
-seconds plus the client's timeout).
+seconds plus the client's timeout). The default run measures every level once and an ASGI app
+without its overload level (`levels.REPLAY_REPEATS`: within 10 minutes); --thorough keeps both.
+A level whose mean rate is past what the calibrated open-loop client sends here is said to be
+not measurable, not judged.
 """
 
 from __future__ import annotations
@@ -106,7 +109,10 @@ class ReplaySummary(Candidates):
             )
         ours = [c for c in rows if self._side_of(c) == "ours"]
         copied = [c for c in rows if self._side_of(c) == "copied"]
-        if ours and copied:
+        if ours and copied and (why := self._unsendable(first["offered_rps"])):
+            # The level measured the client, not the layouts: no winner is named.
+            lines.append(f"verdict {level.role}: {why}")
+        elif ours and copied:
             key = "good_rps"
             best_ours = max(ours, key=lambda c: rows[c][key])
             best_copied = max(copied, key=lambda c: rows[c][key])
@@ -131,6 +137,18 @@ class ReplaySummary(Candidates):
                 f"{best_copied} {theirs[key]:.1f} ({theirs['in_time']:.1%})"
             )
         return lines
+
+    def _unsendable(self, offered_rps: float) -> str | None:
+        """Why a replay level's mean rate is past what the calibrated open-loop client sends on
+        these cores (an ASGI run calibrates it; None: within it, or not calibrated)."""
+        client = self.client
+        if client is None or offered_rps <= client.rps:
+            return None
+        return (
+            f"not measurable here: it offers {offered_rps:g} req/s mean, past the "
+            f"{client.rps:.0f} req/s the open-loop client sends on these cores (each row's "
+            "send_lag_p99_ms shows how late it sent)"
+        )
 
 
 def _series(values: list[float]) -> str:

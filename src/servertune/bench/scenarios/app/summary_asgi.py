@@ -24,6 +24,7 @@ from servertune.bench.scenarios.app.levels import (
     levels_for,
     open_loop_rates,
     overload_unmeasurable,
+    replay_trimmed,
 )
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
 from servertune.bench.scenarios.app.notes import (
@@ -81,10 +82,17 @@ class AsgiSummary(ReplaySummary):
                         self._unmeasurable() if level.role == "overload" else None,
                     )
                 )  # fmt: skip
-        over = {c: by_load[c]["overload"] for c in configs}
-        best_ours = max(ours, key=lambda c: over[c]["good_rps"])
-        best_copied = max(copied, key=lambda c: over[c]["good_rps"])
-        self._overload_targets(report, best_ours, best_copied, by_load)
+        # No overload level in --replay's default run (`levels.REPLAY_REPEATS`): no targets.
+        over = {c: by_load[c]["overload"] for c in configs if "overload" in by_load[c]}
+        overload: list[str] = []
+        if over:
+            best_ours = max((c for c in ours if c in over), key=lambda c: over[c]["good_rps"])
+            best_copied = max((c for c in copied if c in over), key=lambda c: over[c]["good_rps"])
+            self._overload_targets(report, best_ours, best_copied, by_load)
+            overload = [
+                *overload_notes({c: by_load[c] for c in configs if c in over}, ours),
+                overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
+            ]
         capacity, corrections = self._capacity_targets(report, ours, by_load)
         if corrections:
             # One file: the row furthest off names the number, the others say the same.
@@ -96,9 +104,9 @@ class AsgiSummary(ReplaySummary):
             verdicts.append(worst.said(written))
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
-            *overload_notes({c: by_load[c] for c in configs}, ours),
+            *overload[:-1],
             *capacity,
-            overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
+            *overload[-1:],
             cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
             *self._asgi_method_notes(run),
         ]
@@ -309,11 +317,19 @@ class AsgiSummary(ReplaySummary):
         plan = self.plan
         io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
         client_rps = self.client.rps if self.client else None
+        trimmed = replay_trimmed(run.size, self.input.replay is not None)
         rates = ", ".join(
             f"{role} {rate:.0f} req/s"
             for role, rate in open_loop_rates(
                 float(plan.asgi_capacity_rps or 0), client_rps
             ).items()
+            if not (trimmed and role == "overload")
+        )
+        open_levels = (
+            "unloaded (no overload level in --replay's default run: the replay's 2 x and 4 x "
+            "ask it of the log's own traffic; --thorough measures it)"
+            if trimmed
+            else "unloaded and overload"
         )
         return [
             (
@@ -329,12 +345,12 @@ class AsgiSummary(ReplaySummary):
                 "an admission limit"
             ),
             (
-                f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
+                f"{open_levels}: open-loop Poisson arrivals on {self.open_path} "
                 f"({rates}; {UNLOADED_FACTOR_TEXT}"
                 f"{', at most what the client sends' if self.client else ''}), latencies of "
                 "admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
-                f"connections; {_seconds_said(run.size)}; "
+                f"connections; {_seconds_said(run.size, overload=not trimmed)}; "
                 f"medians of {repeats_said(run)} interleaved run(s)"
             ),
             (
@@ -345,7 +361,11 @@ class AsgiSummary(ReplaySummary):
             verdict_rule_note(NOISE_BAND),
             p99_rule_note(P99_NOISE_BAND),
             *(
-                [client_note(self.client, float(plan.asgi_capacity_rps or 0))]
+                [
+                    self.client.said()
+                    if trimmed
+                    else client_note(self.client, float(plan.asgi_capacity_rps or 0))
+                ]
                 if self.client
                 else []
             ),
@@ -391,11 +411,12 @@ def _p99_said(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     return f"{_p99_range(mine)}, {ratio:.2f} x the copied p99, {verdict}"
 
 
-def _seconds_said(size: AppSizes) -> str:
-    """How long each measurement ran, as the notes say it."""
+def _seconds_said(size: AppSizes, *, overload: bool = True) -> str:
+    """How long each measurement ran, as the notes say it (`overload`: the run had that level)."""
     if size.open_seconds is None or size.open_seconds == size.seconds:
-        return f"{size.seconds:g} s per measurement (overload twice that)"
-    return (
-        f"{size.seconds:g} s per closed-loop measurement, {size.open_seconds:g} s unloaded, "
-        f"{2 * size.open_seconds:g} s overload"
+        return f"{size.seconds:g} s per measurement" + (
+            " (overload twice that)" if overload else ""
+        )
+    return f"{size.seconds:g} s per closed-loop measurement, {size.open_seconds:g} s unloaded" + (
+        f", {2 * size.open_seconds:g} s overload" if overload else ""
     )
