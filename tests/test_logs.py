@@ -7,13 +7,15 @@ import gzip
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from servertune.cli import app as cli
 from servertune.logs import LogFormatError, build_format, detect_format, read_traffic
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
-from servertune.logs.routes import MAX_ROUTES, OTHER, template
+from servertune.logs.routes import MAX_ROUTES, OTHER, template, template_block, template_lines
 from servertune.logs.traffic import FAST_RETRY_CHUNKS, PROGRESS_BYTES, SHOWN_BAD_LINES
 
 TIMED = (
@@ -346,6 +348,27 @@ def test_routes_collapse_ids_and_are_bounded() -> None:
     assert template("/items/42.json?x=1") == "/items/{id}.json"
     assert template("/s/abcDEF1234567890ghijKL") == "/s/{token}"
     assert template("/static/site.css") == "/static/site.css"
+
+
+_SEGMENTS = st.sampled_from(
+    [
+        "api", "items", "12", "0", "12345678901234567890123", "0123456789abcdef",
+        "0123456789ABCDEF0123456789", "3f2b9a0c-1d2e-3f4a-5b6c-7d8e9f001122",
+        "3f2b9a0c-1d2e-3f4a-5b6c-7d8e9f001122abc", "12345678-1234-1234-1234-123456789012",
+        "abcDEF1234567890ghijKL", "abcdefabcdef12345678==", "aaaaaaaaaaaaaaaaaaaaaaaa",
+        "deadbeefdeadbeef-x", "v1.json", "42.json", "x?y=1", "a_b-c", "{id}",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(st.lists(_SEGMENTS | st.text("0123456789abcdefXYZ-_=.", max_size=40), max_size=6),
+                max_size=20))  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_template_block_is_template_lines(paths: list[list[str]]) -> None:
+    """The reader's templating of a block of paths as bytes names every path's route exactly
+    as `template_lines` does over text: one rule, two spellings."""
+    block = "\n".join("/" + "/".join(segments) for segments in paths)
+    assert template_block(block.encode()).decode() == template_lines(block)
 
 
 def test_distinct_routes_past_the_bound_share_one_row(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ builds a `LogFormat`, so the format modules import from here and the registry im
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -116,19 +117,25 @@ def unix_second(
 def clf_second(text: str) -> int:
     """`10/Oct/2000:13:55:36 -0700` (nginx $time_local, gunicorn %(t)s) as a Unix second."""
     try:
-        zone = text[21:26]
-        offset = 0
-        if zone:
-            if zone[0] not in "+-" or int(zone[3:5]) > 59:
-                raise ValueError(f"{zone} is not a zone")
-            offset = int(zone[1:3]) * 3600 + int(zone[3:5]) * 60
-            offset = offset if zone[0] == "+" else -offset
-        return unix_second(
-            int(text[7:11]), MONTHS[text[3:6]], int(text[0:2]),
-            int(text[12:14]), int(text[15:17]), int(text[18:20]), offset,
-        )  # fmt: skip
+        hour, minute, second = int(text[12:14]), int(text[15:17]), int(text[18:20])
+        if hour > 23 or minute > 59 or second > 60:  # 60: a leap second
+            raise ValueError(f"{hour:02d}:{minute:02d}:{second:02d} is not a time of day")
+        return _clf_day(text[0:11], text[21:26]) + hour * 3600 + minute * 60 + second
     except (KeyError, ValueError, IndexError) as error:
         raise ValueError(f"not a time: {text!r} ({error})") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _clf_day(date: str, zone: str) -> int:
+    """The Unix second of `10/Oct/2000`'s midnight in `-0700`: read once a day and zone (a log
+    reads every second it holds, a day's seconds of one date: 1.8 us a second uncached)."""
+    offset = 0
+    if zone:
+        if zone[0] not in "+-" or int(zone[3:5]) > 59:
+            raise ValueError(f"{zone} is not a zone")
+        offset = int(zone[1:3]) * 3600 + int(zone[3:5]) * 60
+        offset = offset if zone[0] == "+" else -offset
+    return unix_second(int(date[7:11]), MONTHS[date[3:6]], int(date[0:2]), 0, 0, 0, offset)
 
 
 def iso_second(text: str) -> int:
