@@ -304,6 +304,25 @@ def test_unparsable_and_blank_lines_all_through_a_log_are_all_counted(tmp_path: 
     assert [b.line for b in traffic.bad_lines] == [8, 308, 608, 908, 1208]
 
 
+def test_a_time_of_the_right_width_that_is_no_time_is_an_unparsable_line(tmp_path: Path) -> None:
+    """The fast pattern reads `$time_local` by its 26 characters; a line whose 26 are no time
+    (the strict pattern rejects it) is still unparsable, in whichever chunk it falls, and the
+    good lines around it are all read."""
+    fmt = build_format("nginx", TIMED)
+    assert fmt.time_check is not None
+    assert b".{26}" in fmt.scanner(["ts"], strict=False).pattern
+    good = _nginx_line(5, "/users/7", 200, "0.010")
+    bad = good.replace("26/Nov/2026:13:00:05 +0000", "26/Nov/2026:13:00:05 +00x0")
+    assert len(bad) == len(good)
+    lines = [bad if n % 1000 == 999 else good for n in range(5000)]
+    log = tmp_path / "access.log"
+    log.write_text("".join(lines))
+    traffic = read_traffic([log], fmt)
+    assert (traffic.lines, traffic.requests, traffic.unparsable) == (5000, 4995, 5)
+    assert [b.line for b in traffic.bad_lines] == [1000, 2000, 3000, 4000, 5000]
+    assert traffic.statuses == {"200": 4995}
+
+
 def test_the_scanner_captures_only_the_columns_asked_for() -> None:
     """`$request` fills method and path; asked for path only, method's group is not captured."""
     fmt = build_format("nginx", TIMED)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -526,6 +527,7 @@ class _Accumulator:
         self.traffic = traffic
         self.scan = fmt.scanner(_READ)
         self.fast_scan = fmt.scanner(_READ, strict=False)
+        self.time_check = fmt.time_check
         self.chunks = 0
         self.fast_misses = 0  # chunks the fast pattern did not match whole
         groups = self.scan.groupindex
@@ -564,7 +566,9 @@ class _Accumulator:
         self.chunks += 1
         fast = self.fast_misses * FAST_RETRY_CHUNKS <= self.chunks
         rows = (self.fast_scan if fast else self.scan).findall(data)
-        if fast and len(rows) != count:  # a line without a match: fast rows are not trusted
+        # A line without a match, or a time the fast pattern read by its width only that is
+        # no time: the fast rows are not trusted.
+        if fast and (len(rows) != count or not self._times_valid(rows)):
             self.fast_misses += 1
             rows = self.scan.findall(data)
         traffic.lines += count
@@ -618,6 +622,15 @@ class _Accumulator:
             self.terms.update(zip(columns[i["term"]], columns[i["status"]], strict=True))
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
+
+    def _times_valid(self, rows: list[Any]) -> bool:
+        """Whether every distinct `ts` of the fast pattern's rows is one the strict pattern
+        reads (`LogFormat.time_check`; a handful a chunk, each checked once)."""
+        check, ts = self.time_check, self.index["ts"]
+        if check is None or ts is None:
+            return True
+        stamps = rows if self.scan.groups <= 1 else map(itemgetter(ts), rows)
+        return all(map(check, set(stamps)))
 
     def _kinds(self, distinct: set[bytes]) -> dict[bytes, str]:
         """The chunk's routes (`distinct`) that are not the app's load (`not_the_apps`), with
