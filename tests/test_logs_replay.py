@@ -123,6 +123,14 @@ def test_replay_on_an_asgi_app_measures_each_level_once_without_overload(tmp_pat
     assert "each level is measured once" in notes
     assert "(--thorough: every candidate at every level, 3 times)" in notes
     assert "overload admitted p99" not in notes
+    assert "overload: 4 x it" not in notes
+    assert "a closed level's one req/s is widened to +-25%" in notes
+    # The closed level's one sample, widened to +-25 %: no winner named from noise.
+    closed = [r for r in report["runs"] if r.get("load") == "closed"]
+    assert closed
+    for row in closed:
+        assert row["rps_low"] == pytest.approx(0.75 * row["rps"], rel=0.01)
+        assert row["rps_high"] == pytest.approx(1.25 * row["rps"], rel=0.01)
 
 
 def test_replay_default_run_levels() -> None:
@@ -229,3 +237,13 @@ def test_a_replay_pace_past_the_clients_ceiling_is_not_judged() -> None:
     assert said.startswith("not measurable here: it offers 6000 req/s mean, past the 5000 req/s")
     summary.client = None  # a WSGI run calibrates no client: nothing to say
     assert summary._unsendable(1e9) is None
+
+
+def test_one_sample_is_widened_by_its_band_and_repeats_by_their_range() -> None:
+    """A level measured once has no spread of its own: widened to the band it is given
+    (ONE_SAMPLE_BAND in --replay's default run); repeats keep their range (+-NOISE_BAND)."""
+    from servertune.bench.scenarios.app.verdicts import NOISE_BAND, ONE_SAMPLE_BAND, spread
+
+    assert spread([100.0]) == pytest.approx((100 * (1 - NOISE_BAND), 100 * (1 + NOISE_BAND)))
+    assert spread([100.0], ONE_SAMPLE_BAND) == pytest.approx((75.0, 125.0))
+    assert spread([90.0, 100.0, 130.0], ONE_SAMPLE_BAND) == (90.0, 130.0)

@@ -332,6 +332,8 @@ class AdaptiveRounds:
                 )
             stops = []
             for level in levels:
+                if self.max_repeats == 1:  # each level once: nothing was repeated or stopped
+                    break
                 if not self.ranked(level) or not self.in_play(level):
                     continue
                 leaders = self.leaders(first, level)

@@ -82,7 +82,8 @@ def replay_log_seconds(size: AppSizes) -> int:
 
 
 #: How the unloaded rate is chosen, for the notes.
-UNLOADED_FACTOR_TEXT = "unloaded: a tenth of the plan's capacity; overload: 4 x it"
+UNLOADED_TEXT = "unloaded: a tenth of the plan's capacity"
+UNLOADED_FACTOR_TEXT = f"{UNLOADED_TEXT}; overload: 4 x it"
 
 
 def default_levels(cores: int, ceiling: int) -> list[int]:

@@ -29,9 +29,16 @@ from servertune.bench.scenarios.app.levels import (
     REPLAY_LEVELS,
     replay_log_seconds,
     replay_speed,
+    replay_trimmed,
 )
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
-from servertune.bench.scenarios.app.verdicts import spread, verdict_of, verdict_record
+from servertune.bench.scenarios.app.verdicts import (
+    NOISE_BAND,
+    ONE_SAMPLE_BAND,
+    spread,
+    verdict_of,
+    verdict_record,
+)
 
 #: Log seconds shown per line of the rate-over-time notes (the JSON rows hold every one).
 TIMELINE_SHOWN_S = 20
@@ -64,9 +71,24 @@ class ReplaySummary(Candidates):
                 "arrivals for every layout"
             )
         ]
+        if replay_trimmed(run.size, replay=True):
+            lines.append(
+                "the default run with --replay measures every level once (--thorough: "
+                f"{(self.sizes.thorough or run.size).repeats} times, and an ASGI app's overload "
+                "level): a closed level's one req/s is widened to "
+                f"+-{ONE_SAMPLE_BAND:.0%} before two are called apart (the run-to-run move of one "
+                "load on a shared machine); a replay level's answers within 1 s of the same "
+                f"schedule to +-{NOISE_BAND:.0%}"
+            )
         for level in REPLAY_LEVELS:
             lines += self._level_notes(level, results, report, run)
         return lines
+
+    def _one_sample_band(self, run: Run[AppSizes]) -> float:
+        """How far a closed level's single req/s is widened: ONE_SAMPLE_BAND in --replay's
+        default run (each level once), else NOISE_BAND (a run of one repeat asked for)."""
+        trimmed = replay_trimmed(run.size, self.input.replay is not None)
+        return ONE_SAMPLE_BAND if trimmed else NOISE_BAND
 
     def _level_notes(
         self, level: Any, results: Results, report: Report, run: Run[AppSizes]

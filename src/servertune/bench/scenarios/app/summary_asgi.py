@@ -21,6 +21,7 @@ from servertune.bench.scenarios.app.correction import Correction, correct, write
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import (
     UNLOADED_FACTOR_TEXT,
+    UNLOADED_TEXT,
     levels_for,
     open_loop_rates,
     overload_unmeasurable,
@@ -69,7 +70,7 @@ class AsgiSummary(ReplaySummary):
         verdicts: list[str] = []
         by_load: dict[str, dict[str, dict[str, Any]]] = {c: {} for c in configs}
         for level in levels_for("asgi", self.level_counts):
-            rows = self._asgi_rows(configs, level, results)
+            rows = self._asgi_rows(configs, level, results, self._one_sample_band(run))
             for config, row in rows.items():
                 by_load[config][level.role or f"c={level.concurrency}"] = row
             here_copied = [c for c in copied if c in rows]
@@ -125,9 +126,12 @@ class AsgiSummary(ReplaySummary):
         return report
 
     @staticmethod
-    def _asgi_rows(configs: list[str], level: Level, results: Results) -> dict[str, Any]:
+    def _asgi_rows(
+        configs: list[str], level: Level, results: Results, one_sample_band: float = NOISE_BAND
+    ) -> dict[str, Any]:
         """Each candidate's row at `level`: medians, the errors, 503s, timeouts and requests
-        summed over the repeats, and the spread of req/s (and at overload of good_rps)."""
+        summed over the repeats, and the spread of req/s (and at overload of good_rps; a
+        closed level's single value widened to `one_sample_band`)."""
         rows = {}
         for config in configs:
             if (config, level) not in results.samples:
@@ -138,7 +142,8 @@ class AsgiSummary(ReplaySummary):
                 row.pop(key, None)
             for key in ("errors", "refused_503", "timeouts", "timeouts_unsent", "requests"):
                 row[key] = sum(int(s.get(key) or 0) for s in samples)
-            low, high = spread([s["rps"] for s in samples])
+            band = one_sample_band if level.concurrency is not None else NOISE_BAND
+            low, high = spread([s["rps"] for s in samples], band)
             row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
             if p99s := [float(s["p99_ms"]) for s in samples if s.get("p99_ms") is not None]:
                 low, high = p99_spread(p99s)
@@ -346,7 +351,7 @@ class AsgiSummary(ReplaySummary):
             ),
             (
                 f"{open_levels}: open-loop Poisson arrivals on {self.open_path} "
-                f"({rates}; {UNLOADED_FACTOR_TEXT}"
+                f"({rates}; {UNLOADED_TEXT if trimmed else UNLOADED_FACTOR_TEXT}"
                 f"{', at most what the client sends' if self.client else ''}), latencies of "
                 "admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
