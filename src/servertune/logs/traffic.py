@@ -568,9 +568,11 @@ class _Accumulator:
         rows = (self.fast_scan if fast else self.scan).findall(data)
         # A line without a match, or a time the fast pattern read by its width only that is
         # no time: the fast rows are not trusted.
-        if fast and (len(rows) != count or not self._times_valid(rows)):
+        stamps = self._stamps(rows)
+        if fast and (len(rows) != count or not self._times_valid(stamps)):
             self.fast_misses += 1
             rows = self.scan.findall(data)
+            stamps = self._stamps(rows)
         traffic.lines += count
         # Every line matched: no blank, no unparsable one. Else count them line by line.
         blank = 0 if len(rows) == count else self._slow_path(chunk)
@@ -605,13 +607,10 @@ class _Accumulator:
         # and probes) 0.13 CPU s a million lines, a tenth of the whole read.
         for route, kind in kinds.items():
             self.left_out[kind] += routes.count(route)
-        if i["ts"] is not None:
-            if kinds:
-                apps = dict.fromkeys(distinct - kinds.keys())
-                stamps = compress(columns[i["ts"]], map(apps.__contains__, routes))
-                self.seconds.update(stamps)
-            else:
-                self.seconds.update(columns[i["ts"]])
+        if kinds and i["ts"] is not None:
+            # Their lines counted in C; a second that holds only them is dropped (`-=`).
+            stamps -= Counter(compress(columns[i["ts"]], map(kinds.__contains__, routes)))
+        self.seconds.update(stamps)
         if i["status"] is not None:
             self.statuses.update(columns[i["status"]])
         if i["connect"] is not None:
@@ -623,14 +622,17 @@ class _Accumulator:
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
 
-    def _times_valid(self, rows: list[Any]) -> bool:
-        """Whether every distinct `ts` of the fast pattern's rows is one the strict pattern
-        reads (`LogFormat.time_check`; a handful a chunk, each checked once)."""
-        check, ts = self.time_check, self.index["ts"]
-        if check is None or ts is None:
-            return True
-        stamps = rows if self.scan.groups <= 1 else map(itemgetter(ts), rows)
-        return all(map(check, set(stamps)))
+    def _stamps(self, rows: list[Any]) -> Counter[bytes]:
+        """The chunk's requests by `ts` as logged (empty without a `ts` column)."""
+        ts = self.index["ts"]
+        if ts is None:
+            return Counter()
+        return Counter(rows if self.scan.groups <= 1 else map(itemgetter(ts), rows))
+
+    def _times_valid(self, stamps: Counter[bytes]) -> bool:
+        """Whether every distinct `ts` the fast pattern read is one the strict pattern reads
+        (`LogFormat.time_check`): a handful a chunk, each checked once, counted anyway."""
+        return self.time_check is None or all(map(self.time_check, stamps))
 
     def _kinds(self, distinct: set[bytes]) -> dict[bytes, str]:
         """The chunk's routes (`distinct`) that are not the app's load (`not_the_apps`), with
