@@ -66,6 +66,7 @@ def test_quick_run_reads_every_line_with_every_reader() -> None:
     for lines, row in ours.items():
         assert row["p99_ms"] == pytest.approx(exact[lines]["p99_ms"], rel=2 * RELATIVE_ACCURACY)
     assert [t.name.split(",")[0] for t in report.targets] == [
+        "servertune CPU s / the re loop's",
         "servertune lines per CPU second",
         "servertune peak RSS",
     ]

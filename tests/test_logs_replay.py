@@ -97,6 +97,59 @@ def test_bench_app_replays_the_logs_routes_at_its_arrival_times(tmp_path: Path) 
         assert "s rate over time beside what each layout answered in time" in page
 
 
+def test_replay_on_an_asgi_app_measures_each_level_once_without_overload(tmp_path: Path) -> None:
+    """--replay's default-sized run on an ASGI app (real uvicorn behind nginx): no overload
+    level (the replay's 2 x and 4 x ask it of the log's traffic), every level once, the replay's
+    verdicts at each pace; the notes say what was left out and how to get it."""
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        cli,
+        ["bench", "app", "tests.log_apps:asgi_app", "--chdir", str(REPO), "--replay",
+         str(_log(tmp_path)), "--replay-format", f"gunicorn:{FORMAT}", "--quick", "--no-progress",
+         "--only", "servertune-uvicorn,uvicorn-1-worker", "--json", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    loads = {(r["config"], r.get("load")) for r in report["runs"]}
+    assert not any(load == "overload" for _, load in loads)
+    assert {
+        (c, f"replay-{s}x") for c in ("servertune-uvicorn", "uvicorn-1-worker") for s in (1, 2, 4)
+    } <= loads
+    assert [v["level"] for v in report["verdicts"] if v["level"].startswith("replay")] == [
+        "replay-1x", "replay-2x", "replay-4x"
+    ]  # fmt: skip
+    notes = " ".join(report["notes"])
+    assert "no overload level in --replay's default run" in notes
+    assert "each level is measured once" in notes
+    assert "(--thorough: every candidate at every level, 3 times)" in notes
+    assert "overload admitted p99" not in notes
+    assert "overload: 4 x it" not in notes
+    assert "a closed level's one req/s is widened to +-25%" in notes
+    # The closed level's one sample, widened to +-25 %: no winner named from noise.
+    closed = [r for r in report["runs"] if r.get("load") == "closed"]
+    assert closed
+    for row in closed:
+        assert row["rps_low"] == pytest.approx(0.75 * row["rps"], rel=0.01)
+        assert row["rps_high"] == pytest.approx(1.25 * row["rps"], rel=0.01)
+
+
+def test_replay_default_run_levels() -> None:
+    """--replay's default (adaptive) run leaves out an ASGI app's overload level and measures
+    each level REPLAY_REPEATS times; --thorough, and a run without --replay, keep it."""
+    from servertune.bench.scenarios.app import AppBench
+    from servertune.bench.scenarios.app.levels import REPLAY_REPEATS, levels_for, replay_trimmed
+
+    roles = [lv.role for lv in levels_for("asgi", [2, 4], replay=True, overload=False)]
+    assert roles == ["unloaded", "", "", "replay-1x", "replay-2x", "replay-4x"]
+    assert "overload" in [lv.role for lv in levels_for("asgi", [2], replay=True)]
+    sizes = AppBench.sizes
+    assert replay_trimmed(sizes.full, replay=True)
+    assert not replay_trimmed(sizes.full, replay=False)
+    assert sizes.thorough is not None
+    assert not replay_trimmed(sizes.thorough, replay=True)
+    assert sizes.full.repeats > REPLAY_REPEATS
+
+
 def test_replay_errors_are_one_line(tmp_path: Path) -> None:
     log = _log(tmp_path)
     for args, message in (
@@ -167,3 +220,30 @@ def test_a_log_without_time_stamps_has_no_profile(tmp_path: Path) -> None:
     traffic.busiest, traffic.busiest_start = (), None
     with pytest.raises(LogError, match="no arrival profile"):
         arrival_profile(traffic)
+
+
+def test_a_replay_pace_past_the_clients_ceiling_is_not_judged() -> None:
+    """A replay level whose mean rate is past what the calibrated open-loop client sends on
+    these cores measured the client, not the layouts: it is said so, with both rates."""
+    from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+    from servertune.bench.scenarios.app.replay import ReplaySummary
+
+    summary = ReplaySummary()
+    # 0.25 of 2 cores at 0.1 ms a request: 5,000 req/s.
+    summary.client = ClientCeiling(cpu_ms_per_request=0.1, cores=2, sent=2000, answered=2000)
+    assert summary._unsendable(4999.0) is None
+    said = summary._unsendable(6000.0)
+    assert said is not None
+    assert said.startswith("not measurable here: it offers 6000 req/s mean, past the 5000 req/s")
+    summary.client = None  # a WSGI run calibrates no client: nothing to say
+    assert summary._unsendable(1e9) is None
+
+
+def test_one_sample_is_widened_by_its_band_and_repeats_by_their_range() -> None:
+    """A level measured once has no spread of its own: widened to the band it is given
+    (ONE_SAMPLE_BAND in --replay's default run); repeats keep their range (+-NOISE_BAND)."""
+    from servertune.bench.scenarios.app.verdicts import NOISE_BAND, ONE_SAMPLE_BAND, spread
+
+    assert spread([100.0]) == pytest.approx((100 * (1 - NOISE_BAND), 100 * (1 + NOISE_BAND)))
+    assert spread([100.0], ONE_SAMPLE_BAND) == pytest.approx((75.0, 125.0))
+    assert spread([90.0, 100.0, 130.0], ONE_SAMPLE_BAND) == (90.0, 130.0)

@@ -77,8 +77,11 @@ def template_lines(paths: str) -> str:
 
 
 def template_block(paths: bytes) -> bytes:
-    """`template_lines` over bytes (the log reader's columns)."""
+    """`template_lines` over bytes (the log reader's columns); the UUID pass is skipped for a
+    block without a `-` (a memchr, where the pass costs 38 ns a path on the bench log-read log)."""
     for name, pattern in _BYTE_SUBS:
+        if name == b"/{uuid}" and b"-" not in paths:
+            continue
         paths = pattern.sub(name, paths)
     return paths
 

@@ -16,6 +16,8 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,6 @@ from servertune.logs.reader import Chunk, chunks, rotation_order
 from servertune.logs.routes import MAX_ROUTES, Routes, not_the_apps, template_block
 from servertune.logs.sketch import new_sketch, quantile
 from servertune.logs.sketch import split as split_sketch
-from servertune.workload import MIN_SERVICE_TIME_MS
 
 __all__ = [
     "DOMINANT_REQUEST_SHARE",
@@ -200,6 +201,10 @@ class Split:
 
     def workload_values(self) -> dict[str, Any]:
         """service_time_ms, and slow_call_ratio / slow_call_ms when there are slow calls."""
+        # Here, not at the top: importing the Workload model (pydantic) cost a log read 0.05
+        # CPU s and 10 MiB (about 40,000 of its lines), and reading a log does not need it.
+        from servertune.workload import MIN_SERVICE_TIME_MS
+
         service = max(MIN_SERVICE_TIME_MS, _round(self.fast_mean_ms, 2))
         values: dict[str, Any] = {"service_time_ms": min(600_000.0, service)}
         if self.slow_count:
@@ -522,6 +527,7 @@ class _Accumulator:
         self.traffic = traffic
         self.scan = fmt.scanner(_READ)
         self.fast_scan = fmt.scanner(_READ, strict=False)
+        self.time_check = fmt.time_check
         self.chunks = 0
         self.fast_misses = 0  # chunks the fast pattern did not match whole
         groups = self.scan.groupindex
@@ -560,9 +566,13 @@ class _Accumulator:
         self.chunks += 1
         fast = self.fast_misses * FAST_RETRY_CHUNKS <= self.chunks
         rows = (self.fast_scan if fast else self.scan).findall(data)
-        if fast and len(rows) != count:  # a line without a match: fast rows are not trusted
+        # A line without a match, or a time the fast pattern read by its width only that is
+        # no time: the fast rows are not trusted.
+        stamps = self._stamps(rows)
+        if fast and (len(rows) != count or not self._times_valid(stamps)):
             self.fast_misses += 1
             rows = self.scan.findall(data)
+            stamps = self._stamps(rows)
         traffic.lines += count
         # Every line matched: no blank, no unparsable one. Else count them line by line.
         blank = 0 if len(rows) == count else self._slow_path(chunk)
@@ -583,22 +593,24 @@ class _Accumulator:
         routes = (
             template_block(b"\n".join(columns[path])).split(b"\n") if path is not None else none
         )
+        kinds: dict[bytes, str] = {}
+        distinct: set[bytes] = set()
         if path is not None:
-            self._examples(routes, columns[path])
+            distinct = set(routes)  # a chunk's few routes, for both (one pass in C)
+            self._examples(distinct, routes, columns[path])
+            kinds = self._kinds(distinct)
         self.pairs.update(
             zip(routes, columns[i["service"]] if i["service"] is not None else none, strict=True)
         )
-        kinds = self._kinds(routes) if path is not None else {}
-        if kinds:  # static files or probes: counted apart, not in the app's arrivals
-            self.left_out.update(kinds[r] for r in routes if r in kinds)
-        if i["ts"] is not None:
-            if kinds:
-                stamps = columns[i["ts"]]
-                self.seconds.update(
-                    t for t, r in zip(stamps, routes, strict=True) if r not in kinds
-                )
-            else:
-                self.seconds.update(columns[i["ts"]])
+        # Static files or probes: counted apart, not in the app's arrivals. In C, a pass a
+        # route: a generator a line here cost the bench log-read log (a quarter static files
+        # and probes) 0.13 CPU s a million lines, a tenth of the whole read.
+        for route, kind in kinds.items():
+            self.left_out[kind] += routes.count(route)
+        if kinds and i["ts"] is not None:
+            # Their lines counted in C; a second that holds only them is dropped (`-=`).
+            stamps -= Counter(compress(columns[i["ts"]], map(kinds.__contains__, routes)))
+        self.seconds.update(stamps)
         if i["status"] is not None:
             self.statuses.update(columns[i["status"]])
         if i["connect"] is not None:
@@ -610,11 +622,24 @@ class _Accumulator:
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
 
-    def _kinds(self, routes: Sequence[bytes]) -> dict[bytes, str]:
-        """The chunk's routes that are not the app's load (`not_the_apps`), with their kind."""
+    def _stamps(self, rows: list[Any]) -> Counter[bytes]:
+        """The chunk's requests by `ts` as logged (empty without a `ts` column)."""
+        ts = self.index["ts"]
+        if ts is None:
+            return Counter()
+        return Counter(rows if self.scan.groups <= 1 else map(itemgetter(ts), rows))
+
+    def _times_valid(self, stamps: Counter[bytes]) -> bool:
+        """Whether every distinct `ts` the fast pattern read is one the strict pattern reads
+        (`LogFormat.time_check`): a handful a chunk, each checked once, counted anyway."""
+        return self.time_check is None or all(map(self.time_check, stamps))
+
+    def _kinds(self, distinct: set[bytes]) -> dict[bytes, str]:
+        """The chunk's routes (`distinct`) that are not the app's load (`not_the_apps`), with
+        their kind."""
         known = self.kinds
         out: dict[bytes, str] = {}
-        for route in set(routes):
+        for route in distinct:
             kind = known.get(route, "")
             if kind == "":
                 if len(known) > FLUSH_DISTINCT:  # a crawler's million paths: bounded memory
@@ -624,9 +649,12 @@ class _Accumulator:
                 out[route] = kind
         return out
 
-    def _examples(self, routes: Sequence[bytes], paths: Sequence[bytes]) -> None:
-        """One requestable path per route (what `bench app --replay` sends)."""
-        if set(routes) <= self.example_routes:  # the usual chunk: no new route (a C-level test)
+    def _examples(
+        self, distinct: set[bytes], routes: Sequence[bytes], paths: Sequence[bytes]
+    ) -> None:
+        """One requestable path per route (what `bench app --replay` sends); `distinct`: the
+        chunk's routes."""
+        if distinct <= self.example_routes:  # the usual chunk: no new route (a C-level test)
             return
         for route, path in dict(zip(routes, paths, strict=True)).items():
             if route in self.example_routes:
@@ -704,30 +732,40 @@ class _Accumulator:
 
     def _arrivals(self, final: bool) -> None:
         """Fold the seconds counted into the per-second series; at the end, read it."""
-        series = self.series
+        # The series grows once a flush, not once a new second: a log of 50 requests a second
+        # brings a new second every 50 lines (3 us each to grow the array by one).
+        times: list[tuple[int, int]] = []
+        low = self.base
+        high = None if low is None else low + len(self.series)
         for value, n in self.seconds.items():
             try:
                 second = self.fmt.second(_text(value))
             except ValueError as error:
                 raise _BadTime(value, str(error)) from None
-            if self.base is None:
-                self.base = second
-            low = min(self.base, second)
-            high = max(self.base + len(series), second + 1)
-            if high - low > MAX_SPAN_S:
-                first = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.base))
+            if low is None or high is None:
+                low, high = second, second + 1
+            if max(high, second + 1) - min(low, second) > MAX_SPAN_S:
+                first = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(low))
                 raise _BadTime(
                     value,
-                    f"{(high - low) / 86400:,.0f} days from the log's time {first} UTC, past "
-                    f"the {MAX_SPAN_S // 86400} days one read covers",
+                    f"{(max(high, second + 1) - min(low, second)) / 86400:,.0f} days from the "
+                    f"log's time {first} UTC, past the {MAX_SPAN_S // 86400} days one read covers",
                 )
-            if second < self.base:  # a second before the first seen: another host, or late
-                series[0:0] = array("I", bytes(4 * (self.base - second)))
-                self.base = second
-            index = second - self.base
-            if index >= len(series):
-                series.extend(array("I", bytes(4 * (index + 1 - len(series)))))
-            series[index] += n
+            # Before the first seen: another host, or late.
+            low, high = min(low, second), max(high, second + 1)
+            times.append((second, n))
+        if low is not None and high is not None:
+            series = self.series
+            if self.base is None:
+                self.base = low
+            if low < self.base:
+                series[0:0] = array("I", bytes(4 * (self.base - low)))
+                self.base = low
+            if high - self.base > len(series):
+                series.extend(array("I", bytes(4 * (high - self.base - len(series)))))
+            base = self.base
+            for second, n in times:
+                series[second - base] += n
         self.seconds.clear()
         if final and self.base is not None:
             self._read_series()

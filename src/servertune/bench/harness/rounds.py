@@ -140,6 +140,8 @@ class AdaptiveRounds:
     min_repeats: int = 2
     max_repeats: int = 3
     band: float = 0.05
+    #: The repeats --thorough would measure, as the notes say them (0: max_repeats).
+    thorough_repeats: int = 0
     samples: dict[tuple[str, Any], list[float]] = field(default_factory=dict)
     #: The highest climb level (its index) any config measured in the first round.
     top: int = -1
@@ -284,6 +286,7 @@ class AdaptiveRounds:
     def notes(self) -> list[str]:
         """The adaptive run in words: what was dropped, where the climb stopped."""
         times = "once" if self.max_repeats == 1 else f"{self.max_repeats} times"
+        thorough = self.thorough_repeats or self.max_repeats
         # --quick measures each level once: there is no "at least 2, at most 1".
         repeated = (
             f"each level is measured {times}"
@@ -297,7 +300,8 @@ class AdaptiveRounds:
         lines = [
             (
                 f"adaptive run: {self.measured} measurements in {self.rounds} round(s) (--thorough: "
-                f"every candidate at every level, {times}); {repeated}; the climb stops "
+                f"every candidate at every level, {'once' if thorough == 1 else f'{thorough} times'}"
+                f"); {repeated}; the climb stops "
                 f"where doubling the connections gained every candidate less than "
                 f"{SATURATION_GAIN:.0%}"
             )
@@ -328,6 +332,8 @@ class AdaptiveRounds:
                 )
             stops = []
             for level in levels:
+                if self.max_repeats == 1:  # each level once: nothing was repeated or stopped
+                    break
                 if not self.ranked(level) or not self.in_play(level):
                     continue
                 leaders = self.leaders(first, level)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from servertune.bench.harness.open_loop_ceiling import ClientCeiling
 from servertune.bench.harness.report import BenchInputError
-from servertune.bench.harness.scenario import Run
+from servertune.bench.harness.scenario import QuickFull, Run
 from servertune.bench.scenarios.app.asgi_layouts import AsgiLayout
 from servertune.bench.scenarios.app.inputs import AppInput, AppSizes, EntryPoint, Interface
 from servertune.bench.scenarios.app.user_commands import (
@@ -23,6 +23,7 @@ class Candidates:
     """The run's candidates and entry points; the attributes `AppBench.setup` fills in."""
 
     name: ClassVar[str]
+    sizes: ClassVar[QuickFull[AppSizes]]
     input: AppInput
     #: "wrk", or "builtin" without it.
     tool: str

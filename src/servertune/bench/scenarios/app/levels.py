@@ -38,6 +38,14 @@ REPLAY_LEVELS = tuple(Level(role=f"replay-{speed:g}x") for speed in REPLAY_SPEED
 QUICK_REPLAY_LOG_SECONDS = 2
 #: The arrivals' seed (the paths drawn by weight): every layout gets the same requests.
 REPLAY_SEED = 31
+#: `--replay`'s default run (not --thorough) measures each level this many times (x --repeat),
+#: and an ASGI app's without its overload level: the replay's verdicts are read from one sample
+#: each anyway (`AdaptiveRounds.once`), and its 2 x and 4 x are the overload question asked of
+#: the user's own traffic. Measured on the FastAPI app of docs/benchmarks.md (11 layouts,
+#: 2026-11-29): the run with three repeats and overload took 14 min 48 s, of which the first
+#: round alone, overload in it, was about 10 minutes; the closed levels' repeats 150 s, overload
+#: 153 s. --thorough keeps every level and repeat.
+REPLAY_REPEATS = 1
 
 
 _SPEED_OF = {level.role: speed for level, speed in zip(REPLAY_LEVELS, REPLAY_SPEEDS, strict=True)}
@@ -74,7 +82,8 @@ def replay_log_seconds(size: AppSizes) -> int:
 
 
 #: How the unloaded rate is chosen, for the notes.
-UNLOADED_FACTOR_TEXT = "unloaded: a tenth of the plan's capacity; overload: 4 x it"
+UNLOADED_TEXT = "unloaded: a tenth of the plan's capacity"
+UNLOADED_FACTOR_TEXT = f"{UNLOADED_TEXT}; overload: 4 x it"
 
 
 def default_levels(cores: int, ceiling: int) -> list[int]:
@@ -87,13 +96,22 @@ def default_levels(cores: int, ceiling: int) -> list[int]:
     return levels
 
 
-def levels_for(interface: Interface, counts: list[int], replay: bool = False) -> list[Level]:
-    """The closed-loop levels; an ASGI app's also unloaded and overload (open loop) around them;
-    with `replay`, the log's arrivals at each of REPLAY_SPEEDS (open loop) last."""
+def levels_for(
+    interface: Interface, counts: list[int], replay: bool = False, overload: bool = True
+) -> list[Level]:
+    """The closed-loop levels; an ASGI app's also unloaded and (with `overload`) overload, open
+    loop, around them; with `replay`, the log's arrivals at each of REPLAY_SPEEDS (open loop)
+    last."""
     closed = [Level(n) for n in counts]
     if interface == "asgi":
-        closed = [Level(role="unloaded"), *closed, Level(role="overload")]
+        closed = [Level(role="unloaded"), *closed, *([Level(role="overload")] if overload else [])]
     return [*closed, *REPLAY_LEVELS] if replay else closed
+
+
+def replay_trimmed(size: AppSizes, replay: bool) -> bool:
+    """Whether this is `--replay`'s default run: each level REPLAY_REPEATS times, no overload
+    level (the adaptive run; --thorough measures them all)."""
+    return replay and size.adaptive
 
 
 #: The overload level measures overload only when it offers at least this multiple of the

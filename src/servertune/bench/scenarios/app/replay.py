@@ -10,7 +10,10 @@ traffic the user has, and that traffic grown. Only when the log's mean rate is p
 capacity on this machine (a log of a fleet) is 1 x slowed to that capacity (`levels.replay_base`,
 said in the notes). Every layout gets the same arrivals and paths (one seed). Each level is
 bounded in count (`open_loop.MAX_REQUESTS`, `logs.arrivals.MAX_ARRIVALS`) and time (its played
-seconds plus the client's timeout).
+seconds plus the client's timeout). The default run measures every level once and an ASGI app
+without its overload level (`levels.REPLAY_REPEATS`: within 10 minutes); --thorough keeps both.
+A level whose mean rate is past what the calibrated open-loop client sends here is said to be
+not measurable, not judged.
 """
 
 from __future__ import annotations
@@ -26,9 +29,16 @@ from servertune.bench.scenarios.app.levels import (
     REPLAY_LEVELS,
     replay_log_seconds,
     replay_speed,
+    replay_trimmed,
 )
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
-from servertune.bench.scenarios.app.verdicts import spread, verdict_of, verdict_record
+from servertune.bench.scenarios.app.verdicts import (
+    NOISE_BAND,
+    ONE_SAMPLE_BAND,
+    spread,
+    verdict_of,
+    verdict_record,
+)
 
 #: Log seconds shown per line of the rate-over-time notes (the JSON rows hold every one).
 TIMELINE_SHOWN_S = 20
@@ -61,9 +71,24 @@ class ReplaySummary(Candidates):
                 "arrivals for every layout"
             )
         ]
+        if replay_trimmed(run.size, replay=True):
+            lines.append(
+                "the default run with --replay measures every level once (--thorough: "
+                f"{(self.sizes.thorough or run.size).repeats} times, and an ASGI app's overload "
+                "level): a closed level's one req/s is widened to "
+                f"+-{ONE_SAMPLE_BAND:.0%} before two are called apart (the run-to-run move of one "
+                "load on a shared machine); a replay level's answers within 1 s of the same "
+                f"schedule to +-{NOISE_BAND:.0%}"
+            )
         for level in REPLAY_LEVELS:
             lines += self._level_notes(level, results, report, run)
         return lines
+
+    def _one_sample_band(self, run: Run[AppSizes]) -> float:
+        """How far a closed level's single req/s is widened: ONE_SAMPLE_BAND in --replay's
+        default run (each level once), else NOISE_BAND (a run of one repeat asked for)."""
+        trimmed = replay_trimmed(run.size, self.input.replay is not None)
+        return ONE_SAMPLE_BAND if trimmed else NOISE_BAND
 
     def _level_notes(
         self, level: Any, results: Results, report: Report, run: Run[AppSizes]
@@ -106,7 +131,10 @@ class ReplaySummary(Candidates):
             )
         ours = [c for c in rows if self._side_of(c) == "ours"]
         copied = [c for c in rows if self._side_of(c) == "copied"]
-        if ours and copied:
+        if ours and copied and (why := self._unsendable(first["offered_rps"])):
+            # The level measured the client, not the layouts: no winner is named.
+            lines.append(f"verdict {level.role}: {why}")
+        elif ours and copied:
             key = "good_rps"
             best_ours = max(ours, key=lambda c: rows[c][key])
             best_copied = max(copied, key=lambda c: rows[c][key])
@@ -131,6 +159,18 @@ class ReplaySummary(Candidates):
                 f"{best_copied} {theirs[key]:.1f} ({theirs['in_time']:.1%})"
             )
         return lines
+
+    def _unsendable(self, offered_rps: float) -> str | None:
+        """Why a replay level's mean rate is past what the calibrated open-loop client sends on
+        these cores (an ASGI run calibrates it; None: within it, or not calibrated)."""
+        client = self.client
+        if client is None or offered_rps <= client.rps:
+            return None
+        return (
+            f"not measurable here: it offers {offered_rps:g} req/s mean, past the "
+            f"{client.rps:.0f} req/s the open-loop client sends on these cores (each row's "
+            "send_lag_p99_ms shows how late it sent)"
+        )
 
 
 def _series(values: list[float]) -> str:

@@ -43,11 +43,13 @@ from servertune.bench.scenarios.app.inputs import (
     sibling_entry_point,
 )
 from servertune.bench.scenarios.app.levels import (
+    REPLAY_REPEATS,
     capacity_rps,
     default_levels,
     levels_for,
     replay_base,
     replay_speed,
+    replay_trimmed,
 )
 from servertune.bench.scenarios.app.load import Load
 from servertune.bench.scenarios.app.summary_dual import DualSummary
@@ -116,6 +118,9 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         if not isinstance(given, AppInput):
             raise BenchInputError("APP: `servertune bench app` needs the app to serve")
         self.input = given
+        if replay_trimmed(run.size, given.replay is not None):
+            # --replay's default run: the rounds, the notes and the report all read run.repeats.
+            run.repeats = REPLAY_REPEATS * run.options.repeat
         self.tool = "wrk" if find_wrk() else "builtin"
         self.cores = Machine.read().cores
         self.env = self._server_env()
@@ -261,9 +266,14 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
 
     def levels(self, run: Run[AppSizes], config: str) -> list[Level]:
         """--concurrency, else doubling from cores past the plan's ceiling (2 x cores only with
-        --quick); an ASGI app's also unloaded and overload (open loop) around them."""
+        --quick); an ASGI app's also unloaded and overload (open loop) around them, overload
+        left out in --replay's default run (`levels.REPLAY_REPEATS`)."""
+        replay = self.input.replay is not None
         return levels_for(
-            self.interface_of(config), self.level_counts, replay=self.input.replay is not None
+            self.interface_of(config),
+            self.level_counts,
+            replay=replay,
+            overload=not replay_trimmed(run.size, replay),
         )
 
     def rounds(self, run: Run[AppSizes], order: list[tuple[str, list[Level]]]) -> Rounds:
@@ -291,6 +301,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             once=lambda level: replay_speed(level.role) is not None,
             max_repeats=run.repeats,
             band=NOISE_BAND,
+            thorough_repeats=(self.sizes.thorough or run.size).repeats * run.options.repeat,
         )
 
     def summarize(self, run: Run[AppSizes], results: Results) -> Report:

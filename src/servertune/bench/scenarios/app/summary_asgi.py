@@ -21,9 +21,11 @@ from servertune.bench.scenarios.app.correction import Correction, correct, write
 from servertune.bench.scenarios.app.inputs import AppSizes, sibling_entry_point
 from servertune.bench.scenarios.app.levels import (
     UNLOADED_FACTOR_TEXT,
+    UNLOADED_TEXT,
     levels_for,
     open_loop_rates,
     overload_unmeasurable,
+    replay_trimmed,
 )
 from servertune.bench.scenarios.app.load import GOOD_WITHIN_MS
 from servertune.bench.scenarios.app.notes import (
@@ -68,7 +70,7 @@ class AsgiSummary(ReplaySummary):
         verdicts: list[str] = []
         by_load: dict[str, dict[str, dict[str, Any]]] = {c: {} for c in configs}
         for level in levels_for("asgi", self.level_counts):
-            rows = self._asgi_rows(configs, level, results)
+            rows = self._asgi_rows(configs, level, results, self._one_sample_band(run))
             for config, row in rows.items():
                 by_load[config][level.role or f"c={level.concurrency}"] = row
             here_copied = [c for c in copied if c in rows]
@@ -81,10 +83,17 @@ class AsgiSummary(ReplaySummary):
                         self._unmeasurable() if level.role == "overload" else None,
                     )
                 )  # fmt: skip
-        over = {c: by_load[c]["overload"] for c in configs}
-        best_ours = max(ours, key=lambda c: over[c]["good_rps"])
-        best_copied = max(copied, key=lambda c: over[c]["good_rps"])
-        self._overload_targets(report, best_ours, best_copied, by_load)
+        # No overload level in --replay's default run (`levels.REPLAY_REPEATS`): no targets.
+        over = {c: by_load[c]["overload"] for c in configs if "overload" in by_load[c]}
+        overload: list[str] = []
+        if over:
+            best_ours = max((c for c in ours if c in over), key=lambda c: over[c]["good_rps"])
+            best_copied = max((c for c in copied if c in over), key=lambda c: over[c]["good_rps"])
+            self._overload_targets(report, best_ours, best_copied, by_load)
+            overload = [
+                *overload_notes({c: by_load[c] for c in configs if c in over}, ours),
+                overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
+            ]
         capacity, corrections = self._capacity_targets(report, ours, by_load)
         if corrections:
             # One file: the row furthest off names the number, the others say the same.
@@ -96,9 +105,9 @@ class AsgiSummary(ReplaySummary):
             verdicts.append(worst.said(written))
         report.notes = [
             *[f"verdict {line}" for line in verdicts],
-            *overload_notes({c: by_load[c] for c in configs}, ours),
+            *overload[:-1],
             *capacity,
-            overload_repeats_note(best_ours, by_load[best_ours]["unloaded"], over[best_ours]),
+            *overload[-1:],
             cpu_split_note([r for r in runs if r.get("load") == "closed"], self.tool),
             *self._asgi_method_notes(run),
         ]
@@ -117,9 +126,12 @@ class AsgiSummary(ReplaySummary):
         return report
 
     @staticmethod
-    def _asgi_rows(configs: list[str], level: Level, results: Results) -> dict[str, Any]:
+    def _asgi_rows(
+        configs: list[str], level: Level, results: Results, one_sample_band: float = NOISE_BAND
+    ) -> dict[str, Any]:
         """Each candidate's row at `level`: medians, the errors, 503s, timeouts and requests
-        summed over the repeats, and the spread of req/s (and at overload of good_rps)."""
+        summed over the repeats, and the spread of req/s (and at overload of good_rps; a
+        closed level's single value widened to `one_sample_band`)."""
         rows = {}
         for config in configs:
             if (config, level) not in results.samples:
@@ -130,7 +142,8 @@ class AsgiSummary(ReplaySummary):
                 row.pop(key, None)
             for key in ("errors", "refused_503", "timeouts", "timeouts_unsent", "requests"):
                 row[key] = sum(int(s.get(key) or 0) for s in samples)
-            low, high = spread([s["rps"] for s in samples])
+            band = one_sample_band if level.concurrency is not None else NOISE_BAND
+            low, high = spread([s["rps"] for s in samples], band)
             row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
             if p99s := [float(s["p99_ms"]) for s in samples if s.get("p99_ms") is not None]:
                 low, high = p99_spread(p99s)
@@ -315,11 +328,19 @@ class AsgiSummary(ReplaySummary):
         plan = self.plan
         io_bound = self.workload.cpu_fraction < IO_BOUND_CPU_FRACTION
         client_rps = self.client.rps if self.client else None
+        trimmed = replay_trimmed(run.size, self.input.replay is not None)
         rates = ", ".join(
             f"{role} {rate:.0f} req/s"
             for role, rate in open_loop_rates(
                 float(plan.asgi_capacity_rps or 0), client_rps
             ).items()
+            if not (trimmed and role == "overload")
+        )
+        open_levels = (
+            "unloaded (no overload level in --replay's default run: the replay's 2 x and 4 x "
+            "ask it of the log's own traffic; --thorough measures it)"
+            if trimmed
+            else "unloaded and overload"
         )
         return [
             (
@@ -335,12 +356,12 @@ class AsgiSummary(ReplaySummary):
                 "an admission limit"
             ),
             (
-                f"unloaded and overload: open-loop Poisson arrivals on {self.open_path} "
-                f"({rates}; {UNLOADED_FACTOR_TEXT}"
+                f"{open_levels}: open-loop Poisson arrivals on {self.open_path} "
+                f"({rates}; {UNLOADED_TEXT if trimmed else UNLOADED_FACTOR_TEXT}"
                 f"{', at most what the client sends' if self.client else ''}), latencies of "
                 "admitted (2xx) answers from "
                 f"their scheduled send; closed: {self.tool} at {', '.join(map(str, self.level_counts))} "
-                f"connections; {_seconds_said(run.size)}; "
+                f"connections; {_seconds_said(run.size, overload=not trimmed)}; "
                 f"medians of {repeats_said(run)} interleaved run(s)"
             ),
             (
@@ -351,7 +372,11 @@ class AsgiSummary(ReplaySummary):
             verdict_rule_note(NOISE_BAND),
             p99_rule_note(P99_NOISE_BAND),
             *(
-                [client_note(self.client, float(plan.asgi_capacity_rps or 0))]
+                [
+                    self.client.said()
+                    if trimmed
+                    else client_note(self.client, float(plan.asgi_capacity_rps or 0))
+                ]
                 if self.client
                 else []
             ),
@@ -398,11 +423,12 @@ def _p99_said(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     return f"{_p99_range(mine)}, {ratio:.2f} x the copied p99, {verdict}"
 
 
-def _seconds_said(size: AppSizes) -> str:
-    """How long each measurement ran, as the notes say it."""
+def _seconds_said(size: AppSizes, *, overload: bool = True) -> str:
+    """How long each measurement ran, as the notes say it (`overload`: the run had that level)."""
     if size.open_seconds is None or size.open_seconds == size.seconds:
-        return f"{size.seconds:g} s per measurement (overload twice that)"
-    return (
-        f"{size.seconds:g} s per closed-loop measurement, {size.open_seconds:g} s unloaded, "
-        f"{2 * size.open_seconds:g} s overload"
+        return f"{size.seconds:g} s per measurement" + (
+            " (overload twice that)" if overload else ""
+        )
+    return f"{size.seconds:g} s per closed-loop measurement, {size.open_seconds:g} s unloaded" + (
+        f", {2 * size.open_seconds:g} s overload" if overload else ""
     )

@@ -84,7 +84,7 @@ class WsgiSummary(ReplaySummary):
             row["errors"] = sum(s["errors"] for s in samples)
             row["non_2xx"] = sum(s["non_2xx"] for s in samples)
             row["socket_errors"] = sum(s["socket_errors"] for s in samples)
-            low, high = spread([s["rps"] for s in samples])
+            low, high = spread([s["rps"] for s in samples], self._one_sample_band(run))
             row["rps_low"], row["rps_high"] = round(low, 2), round(high, 2)
             rows[config] = row
         return rows
