@@ -398,3 +398,34 @@ def test_a_report_names_no_version_for_a_local_app() -> None:
 
     assert app_version("myapp_that_is_local:app") == {}
     assert app_version("httpbin:app") == {"httpbin": version("httpbin")}
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["measure", "nosuch:app", "--out", "out"],
+        ["bench", "cold-start", "--quick", "--json", "out"],
+    ],
+    ids=["measure-out", "bench-json"],
+)
+def test_an_output_file_that_is_a_link_to_nothing_is_refused_before_any_work(
+    kind: str, argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --json or --out that is a link to nothing was accepted: the run's end would replace
+    the link itself (or, for bench app's corrected workload, raise on resolve())."""
+    from tests.test_hostile_sweep import run_cli
+
+    if kind == "loop":
+        (tmp_path / "out").symlink_to("other")
+        (tmp_path / "other").symlink_to("out")
+    else:
+        (tmp_path / "out").symlink_to("missing")
+    outcome = run_cli(argv, capsys, tmp_path)
+    assert outcome.code == 2, outcome
+    flag = argv[-2]
+    assert (
+        outcome.err
+        == f"error: {flag}: cannot write out: a symbolic link to nothing (a missing target, or links in a loop)\n"
+    ), outcome.err
+    assert (tmp_path / "out").is_symlink()

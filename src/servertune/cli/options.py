@@ -127,7 +127,15 @@ def _check_output_path(flag: str, path: Path) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise fail(f"{flag}: cannot write {path}: a directory is in the way")
-    from servertune.files import SpecialFileError, refuse_special_file
+    from servertune.files import SpecialFileError, links_to_nothing, refuse_special_file
+
+    if links_to_nothing(path):
+        # Writing would replace the link itself (a rename over it), not a regular file; and a
+        # path under a loop of links makes resolve() raise at the end of a long run.
+        raise fail(
+            f"{flag}: cannot write {path}: a symbolic link to nothing (a missing target, or "
+            "links in a loop)"
+        )
 
     try:
         refuse_special_file(path)
