@@ -425,3 +425,20 @@ def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> Non
     explained = CliRunner().invoke(cli, ["explain", "--workload", str(tmp_path / "w.toml")])
     assert explained.exit_code == 0, explained.output
     assert "\nsources:\n  service_time_ms = 20.0: mean of the " in explained.output
+
+
+def test_the_timed_nginx_format_bench_app_keeps_is_told_without_a_flag(tmp_path: Path) -> None:
+    """`bench app --keep-log` writes nginx's `timed` format (combined + the timing): `measure
+    --log` on it needs no --log-format, and reads the app's time from $upstream_response_time."""
+    from servertune.logs.formats.nginx import TIMED
+
+    line = (
+        '127.0.0.1 - - [29/Nov/2026:03:00:{s:02d} +0000] "GET /io HTTP/1.1" 200 12 "-" "wrk" '
+        "80 0.052 0.051 0.000"
+    )
+    log = tmp_path / "kept.access.log"
+    log.write_text("".join(line.format(s=s) + "\n" for s in range(50)), encoding="utf-8")
+    fmt = detect_format(log)
+    assert fmt.name == "nginx"
+    assert fmt.pattern.match(line.format(s=0))
+    assert fmt.pattern.pattern == build_format("nginx", TIMED).pattern.pattern

@@ -1,8 +1,9 @@
 """Which format a log is in, from its first lines, when `--log-format` does not say.
 
-Only the defaults are tried (nginx `combined`, gunicorn's default, uWSGI, HAProxy, ALB): a
-custom nginx `log_format` or gunicorn `access_log_format` has to be given, since any format
-string could have written any line. nginx `combined` and gunicorn's default write the same
+Only the defaults are tried (nginx `combined`, gunicorn's default, uWSGI, HAProxy, ALB), and
+servertune's own `timed` nginx format (`combined` + the timing, what `bench app --keep-log`
+writes and the timing hint offers): any other nginx `log_format` or gunicorn
+`access_log_format` has to be given, since any format string could have written any line. nginx `combined` and gunicorn's default write the same
 shape; `combined` is named, and a log of either has no timing until its format adds one.
 """
 
@@ -31,6 +32,13 @@ def sniffed_lines(path: Path) -> list[str]:
     return lines
 
 
+def _candidates() -> list[LogFormat]:
+    """Each default format, then nginx's `timed` (whose lines `combined` does not match)."""
+    from servertune.logs.formats.nginx import TIMED
+
+    return [*(build_format(name) for name in format_names()), build_format("nginx", TIMED)]
+
+
 def detect_format(path: Path) -> LogFormat:
     """The default format that matches most of the first SNIFF_LINES lines of `path`."""
     if str(path) == "-":
@@ -40,8 +48,7 @@ def detect_format(path: Path) -> LogFormat:
         raise LogError(f"{path} is empty")
     best: tuple[int, LogFormat] | None = None
     tied: list[LogFormat] = []
-    for name in format_names():
-        fmt = build_format(name)
+    for fmt in _candidates():
         hits = sum(1 for line in lines if fmt.pattern.match(line))
         if hits and best is not None and hits == best[0]:
             tied.append(fmt)
@@ -49,7 +56,8 @@ def detect_format(path: Path) -> LogFormat:
             best, tied = (hits, fmt), []
     if best is None or best[0] * 2 < len(lines):
         raise LogError(
-            f"{path}: not one of the default formats ({', '.join(format_names())}); name it with "
+            f"{path}: not one of the default formats ({', '.join(format_names())}, or nginx "
+            "`timed`); name it with "
             "--log-format (nginx:'<log_format string>', gunicorn:'<access_log_format>')"
         )
     if tied:  # nginx `combined` and gunicorn's default look alike: name both fixes
