@@ -302,3 +302,19 @@ def test_ingress_fronts_the_pods_its_service_selects_with_its_annotation_timeout
     assert (late.at.file.name, late.at.line) == ("ingress.yaml", 6)
     assert late.fix == 'nginx.ingress.kubernetes.io/proxy-read-timeout: "65"'
     assert "ingress-nginx answers 504" in late.message
+
+
+def test_gunicorn_a_procfile_starts_on_its_default_bind_is_on_the_platforms_port() -> None:
+    """`web: bash start.sh` runs gunicorn with no bind: the Procfile's runner sets PORT, and
+    then gunicorn binds 0.0.0.0:$PORT, not 127.0.0.1:8000. The nginx written for a manual
+    install (upstream 127.0.0.1:8000) is not its front, and its 60 s read timeout is not held
+    against this gunicorn's 120 s; the platform's port is named as known only when it runs."""
+    root = REPOS / "chain-heroku"
+    ((files, fronts, launch),) = chains(root)
+    assert (files, fronts) == (["Procfile", "start.sh"], [])
+    assert launch.app.sockets == ()
+    result = check_folder(root)
+    assert not [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+    assert any(
+        n.kind == "unresolved-variable" and "0.0.0.0:$PORT" in n.message for n in result.notes
+    )
