@@ -124,7 +124,8 @@ class KubeService:
 
     name: str
     selector: tuple[tuple[str, str], ...]
-    ports: tuple[tuple[str, str, str], ...]
+    #: (port, its name, targetPort) each where its entry is written.
+    ports: tuple[Setting[tuple[str, str, str]], ...]
 
 
 def _real(path: Path) -> str:
@@ -311,15 +312,14 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
-                if (
-                    passing.annotations
-                ):  # an Ingress: its backend is a Service, as the cluster routes
-                    reached = _through_service(
-                        server.value, speaking, stacks.kube_services if stacks else ()
-                    )
-                else:
-                    reached = _reached(server.value, speaking, project, stacks)
-                for app in reached:
+                if passing.annotations:
+                    # An Ingress: its backend is a Service, reached as the cluster routes it;
+                    # the Service's port line is the server it passes to.
+                    services = stacks.kube_services if stacks else ()
+                    for port, app in _through_service(server.value, speaking, services):
+                        links.append(Link(config, passing, upstream, port, app))
+                    continue
+                for app in _reached(server.value, speaking, project, stacks):
                     links.append(Link(config, passing, upstream, server, app))
     return links
 
@@ -375,16 +375,18 @@ def link_balancers(
 
 def _through_service(
     target: str, apps: Sequence[AppServer], services: Sequence[KubeService]
-) -> list[AppServer]:
-    """The app servers an Ingress backend `service:port` reaches: the Service of that name,
-    the port of that number or name, its targetPort in the pods its selector matches, the
-    container listening there. [] when no Service of that name was read."""
+) -> list[tuple[Setting[str], AppServer]]:
+    """The app servers an Ingress backend `service:port` reaches, each with the Service port
+    it goes through (`name:port` at its entry): the Service of that name, the port of that
+    number or name, its targetPort in the pods its selector matches, the container listening
+    there. [] when no Service of that name was read."""
     name, _, port = target.rpartition(":")
-    found: list[AppServer] = []
+    found: list[tuple[Setting[str], AppServer]] = []
     for service in services:
         if service.name != name or not service.selector:
             continue
-        for number, port_name, target_port in service.ports:
+        for entry in service.ports:
+            number, port_name, target_port = entry.value
             if port not in (number, port_name):
                 continue
             for app in apps:
@@ -396,7 +398,7 @@ def _through_service(
                     continue
                 listening = dict(box.named_ports).get(target_port, target_port)
                 if any(normalise(s.value)[1] == str(listening) for s in app.sockets) and all(
-                    app is not other for other in found
+                    app is not other for _, other in found
                 ):
-                    found.append(app)
+                    found.append((Setting(f"{name}:{number}", entry.at), app))
     return found

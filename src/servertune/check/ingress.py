@@ -153,12 +153,11 @@ def kube_services(path: Path, text: str) -> tuple[KubeService, ...]:
         for entry in obj.each("spec", "ports"):
             number, name = entry.get("port"), entry.get("name")
             target = entry.get("targetPort") or number
-            ports.append(
-                (
-                    (number.text() or "") if number is not None else "",
-                    (name.text() or "") if name is not None else "",
-                    (target.text() or "") if target is not None else "",
-                )
+            written = (
+                (number.text() or "") if number is not None else "",
+                (name.text() or "") if name is not None else "",
+                (target.text() or "") if target is not None else "",
             )
+            ports.append(Setting(written, entry.at))
         found.append(KubeService(_name(obj), pairs, tuple(ports)))
     return tuple(found)
