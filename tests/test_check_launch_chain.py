@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
@@ -318,3 +320,19 @@ def test_gunicorn_a_procfile_starts_on_its_default_bind_is_on_the_platforms_port
     assert any(
         n.kind == "unresolved-variable" and "0.0.0.0:$PORT" in n.message for n in result.notes
     )
+
+
+def test_gunicorn_default_bind_follows_the_images_port_not_checks_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gunicorn's default bind is `0.0.0.0:$PORT` when PORT is set: an image's `ENV PORT=5000`
+    makes `CMD ["gunicorn", "app:app"]` listen on 0.0.0.0:5000; without it, 127.0.0.1:8000,
+    whatever PORT the process running check has."""
+    monkeypatch.setenv("PORT", "7777")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text('FROM python:3.12\nENV PORT=5000\nCMD ["gunicorn", "app:app"]\n')
+    (app,) = check_files([dockerfile], machine=MACHINE, root=tmp_path).apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:5000"]
+    dockerfile.write_text('FROM python:3.12\nCMD ["gunicorn", "app:app"]\n')
+    (app,) = check_files([dockerfile], machine=MACHINE, root=tmp_path).apps
+    assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]

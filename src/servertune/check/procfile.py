@@ -105,8 +105,9 @@ def _on_platform_port(app: AppServer, at: Location) -> AppServer:
     `0.0.0.0:$PORT` (its `bind` setting's docs), not 127.0.0.1:8000. The port is the
     platform's, known only when it runs: no address is claimed, so no front of the repository
     is joined to the server by gunicorn's default address alone."""
-    if app.kind != "gunicorn" or not app.sockets or not all(s.default for s in app.sockets):
-        return app
+    defaults = [s for s in app.sockets if s.default and s.value == "127.0.0.1:8000"]
+    if app.kind != "gunicorn" or not defaults or len(defaults) != len(app.sockets):
+        return app  # its bind is written, or the environment read gives PORT
     if any(w.value.split()[0].partition("=")[0] in ("-b", "--bind") for w in app.unresolved):
         return replace(app, sockets=())  # its bind names the variable already (`-b :$PORT`)
     bound = Setting("--bind 0.0.0.0:$PORT (gunicorn's default once the platform sets PORT)", at)
