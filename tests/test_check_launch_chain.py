@@ -336,3 +336,19 @@ def test_gunicorn_default_bind_follows_the_images_port_not_checks_own(
     dockerfile.write_text('FROM python:3.12\nCMD ["gunicorn", "app:app"]\n')
     (app,) = check_files([dockerfile], machine=MACHINE, root=tmp_path).apps
     assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]
+
+
+def test_plan_advice_for_an_ingress_read_timeout_is_written_as_its_annotation() -> None:
+    """With a workload, the plan's read timeout for the Ingress is advised in the annotation's
+    words (a quoted number of seconds), not as nginx's `proxy_read_timeout 35s;`."""
+    from servertune.check.audit import plan_for_check
+    from servertune.workload import Workload
+
+    root = REPOS / "chain-ingress"
+    walk = discover(root)
+    plan = plan_for_check(Workload(cores=2, service_time_ms=100, cpu_fraction=0.5), MACHINE)
+    result = check_files(list(walk.files), machine=MACHINE, plan=plan, root=root)
+    (advice,) = [
+        f for f in result.findings if f.rule == "plan-differs" and f.at.file.name == "ingress.yaml"
+    ]
+    assert advice.fix.startswith('nginx.ingress.kubernetes.io/proxy-read-timeout: "')
