@@ -352,3 +352,26 @@ def test_plan_advice_for_an_ingress_read_timeout_is_written_as_its_annotation() 
         f for f in result.findings if f.rule == "plan-differs" and f.at.file.name == "ingress.yaml"
     ]
     assert advice.fix.startswith('nginx.ingress.kubernetes.io/proxy-read-timeout: "')
+
+
+def test_only_an_ingress_ingress_nginx_serves_is_read_as_its_nginx(tmp_path: Path) -> None:
+    """Class `nginx`, or no class (the cluster's default, minikube's and kind's ingress-nginx):
+    read as nginx. Class `alb`, or no class but another controller's annotations (Traefik's,
+    GKE's): not ingress-nginx's, so no nginx timeouts are made up for it."""
+    from servertune.check.ingress import ingress_fronts
+
+    def fronts(head: str, spec: str = "") -> int:
+        text = (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: x\n"
+            f"{head}spec:\n{spec}  defaultBackend: {{service: {{name: web, port: {{number: 80}}}}}}\n"
+        )
+        return len(ingress_fronts(tmp_path / "ingress.yaml", text))
+
+    assert fronts("") == 1
+    assert fronts("", "  ingressClassName: nginx\n") == 1
+    assert fronts("", "  ingressClassName: alb\n") == 0
+    assert fronts("  annotations: {nginx.ingress.kubernetes.io/proxy-read-timeout: '90'}\n") == 1
+    assert fronts("  annotations: {kubernetes.io/ingress.class: nginx}\n") == 1
+    assert fronts("  annotations: {kubernetes.io/ingress.class: alb}\n") == 0
+    assert fronts("  annotations: {traefik.ingress.kubernetes.io/router.tls: 'true'}\n") == 0
+    assert fronts("  annotations: {networking.gke.io/managed-certificates: web}\n") == 0

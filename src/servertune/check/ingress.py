@@ -64,8 +64,24 @@ def _is_ingress_nginx(ingress: _Node) -> bool:
     legacy = annotations.get("kubernetes.io/ingress.class") if annotations is not None else None
     named = spec_class if spec_class is not None else legacy
     if named is None or named.text() is None:
-        return not any(k.startswith("alb.ingress.kubernetes.io/") for k in keys)
+        return not any(_other_controllers(k) for k in keys)
     return "nginx" in (named.text() or "")
+
+
+#: Annotation namespaces of other Ingress controllers (GKE's, HAProxy's, Kong's), beside the
+#: `*.ingress.kubernetes.io` ones (`alb.`, `traefik.`): an Ingress naming no class that sets
+#: one is meant for that controller.
+_OTHER_NAMESPACES = frozenset(
+    {"networking.gke.io", "haproxy.org", "haproxy-ingress.github.io", "konghq.com"}
+)
+
+
+def _other_controllers(key: str) -> bool:
+    namespace = key.partition("/")[0] if "/" in key else ""
+    return namespace in _OTHER_NAMESPACES or (
+        namespace.endswith("ingress.kubernetes.io")
+        and namespace not in ("nginx.ingress.kubernetes.io", "ingress.kubernetes.io")
+    )
 
 
 def _timeout(ingress: _Node, which: str) -> Setting[float]:
