@@ -270,21 +270,26 @@ def test_entrypoint_on_the_path_runs_the_cmd_past_a_commented_heredoc() -> None:
 def test_systemd_unit_found_in_a_walk_starts_its_server_behind_the_nginx() -> None:
     """A walk reads `deploy/shop.service` (a `[Service]` section), not a D-Bus `.service`;
     its `ExecStart=` names `/srv/shop/deploy/gunicorn.conf.py` under `WorkingDirectory=/srv/shop`
-    (the checkout), which is the repository's `deploy/gunicorn.conf.py`: one launch, the unit
-    first, joined to the nginx site that passes to 127.0.0.1:8001."""
+    (the checkout), which is the repository's `deploy/gunicorn.conf.py`, and its
+    `EnvironmentFile=` the repository's `deploy/shop.env`: one launch, the unit first, with the
+    env file's variables, joined to the nginx site that passes to 127.0.0.1:8001."""
     root = REPOS / "chain-systemd"
     walk = discover(root)
     assert sorted(p.relative_to(root).as_posix() for p in walk.files) == [
         "deploy/gunicorn.conf.py",
         "deploy/nginx/shop.conf",
+        "deploy/shop.env",
         "deploy/shop.service",
     ]
     ((files, fronts, launch),) = chains(root)
     assert files == ["deploy/shop.service", "deploy/gunicorn.conf.py"]
     assert fronts == ["deploy/nginx/shop.conf"]
+    # SHOP_WORKERS=3 comes from the unit's EnvironmentFile= (the config's default is 2).
     assert (launch.app.workers.value, launch.app.stop_wait_name) == (3, "TimeoutStopSec")
     result = check_folder(root)
     assert not not_found(result)
+    env = root / "deploy" / "shop.env"
+    assert dict(result.env_files)[env] == (root / "deploy" / "shop.service",)
     assert ("app-timeout-over-read-timeout", "shop.conf") in [
         (f.rule, f.at.file.name) for f in result.findings
     ]

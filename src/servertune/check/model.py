@@ -419,7 +419,7 @@ NOTE_KINDS = {
     "include-not-found": "an nginx include names a file that is not here: not checked",
     "unresolved-variable": "a value known only when it runs (the container's variables): not checked",
     "config-not-found": "a command line names a config file not among the files read: not checked",
-    "env-file-not-found": "a compose env_file is not here (often a gitignored .env): read without it",
+    "env-file-not-found": "an env file a compose file or systemd unit loads is not here: read without it",
     "outside-tree": "a file named by another lies outside the tree check was given: never read",
     "not-supported": "a file of a kind check does not read",
     "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",

@@ -260,9 +260,11 @@ def _is_supervisord(path: Path, text: str) -> bool:
 
 
 def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
-    from servertune.check.systemd import read_systemd
+    from servertune.check.systemd import environment_files, read_systemd
 
-    return Reading(apps=(read_systemd(path, text, env),))
+    app = read_systemd(path, text, env)
+    loads = tuple((path, f) for f in environment_files(path, text))
+    return Reading(apps=(app,), files=tuple(f for _, f in loads), env_loads=loads)
 
 
 def _is_systemd(path: Path, text: str) -> bool:

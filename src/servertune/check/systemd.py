@@ -26,9 +26,15 @@ from servertune.check.model import (
     Location,
     NothingToCheck,
     Setting,
+    note,
 )
 
-__all__ = ["DEFAULT_TIMEOUT_STOP_S", "looks_like_systemd", "read_systemd"]
+__all__ = [
+    "DEFAULT_TIMEOUT_STOP_S",
+    "environment_files",
+    "looks_like_systemd",
+    "read_systemd",
+]
 
 #: systemd-system.conf(5): DefaultTimeoutStopSec=90s, what TimeoutStopSec= is when a unit
 #: leaves it out.
@@ -131,6 +137,46 @@ def _in_checkout(unit: Path, workdir: str) -> FindConfig:
     return find
 
 
+def _load_environment_file(
+    unit: Path,
+    workdir: str,
+    value: str,
+    at: Location,
+    environment: dict[str, str],
+    env_at: dict[str, Location],
+) -> None:
+    """An `EnvironmentFile=` (`-` before it: no error when missing) read into `environment`
+    when the repository holds it (under `WorkingDirectory=`, as a config is found); else one
+    `env-file-not-found` note: the unit is read without its variables."""
+    from servertune.check.envfile import read_env_file
+
+    name = value.removeprefix("-")
+    found = _in_checkout(unit, workdir)(name, at)
+    if found is None:
+        note(
+            "env-file-not-found",
+            at,
+            f"EnvironmentFile={name}: not here (a host's own file?); the unit was read without "
+            "its variables",
+        )
+        return
+    values, where = read_env_file(found.file)
+    environment.update(values)
+    env_at.update(where)
+
+
+def environment_files(path: Path, text: str) -> tuple[Path, ...]:
+    """The `EnvironmentFile=`s of the unit the repository holds, for the launch graph."""
+    service = [(k, v) for section, k, v, _ in _entries(path, text) if section == "Service"]
+    workdir = next((v.lstrip("-") for k, v in reversed(service) if k == "WorkingDirectory"), "")
+    found = [
+        _in_checkout(path, workdir)(v.removeprefix("-"), None)
+        for k, v in service
+        if k == "EnvironmentFile" and v
+    ]
+    return tuple(f.file for f in found if f is not None)
+
+
 def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The app server the unit's `ExecStart=` starts, with systemd's stop wait and signal."""
     from servertune.check.scripts import run_words
@@ -142,6 +188,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     stop: Setting[float] | None = None
     signal: Setting[str] | None = None
     workdir = ""
+    files: list[tuple[str, Location]] = []
     for key, value, number in service:
         at = Location(path, number)
         if key == "Environment":
@@ -158,6 +205,11 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
             workdir = value.lstrip("-")  # `-/srv/app`: not an error when missing
         elif key == "KillSignal":
             signal = Setting(value.upper().removeprefix("SIG"), at)
+        elif key == "EnvironmentFile" and value:
+            files.append((value, at))
+    # systemd.exec(5): the files' settings override Environment='s, later files earlier ones.
+    for value, at in files:
+        _load_environment_file(path, workdir, value, at, environment, env_at)
     if start is None:
         raise NothingToCheck(f"{path}: no ExecStart= in its [Service] section: nothing to check")
     command, number = start
