@@ -89,6 +89,7 @@ kind: Service
 metadata: {name: web}
 spec:
   selector: {app: web}
+  ports: [{port: 80, targetPort: 8000}]
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -112,14 +113,19 @@ spec:
 
 
 def test_ingress_and_httproute_timeouts_below_the_app_timeout(tmp_path: Path) -> None:
-    """Through the Service that selects the pod: the ingress annotation and the route's
-    backendRequest are below gunicorn's 120 s; the route's 3 m request is not."""
+    """Through the Service that selects the pod: the ingress annotation (judged as the nginx
+    ingress-nginx renders, by nginx's rule) and the route's backendRequest are below
+    gunicorn's 120 s; the route's 3 m request is not."""
     path = tmp_path / "deploy.yaml"
     path.write_text(DEPLOYMENT + ROUTES)
     result = check_files([path], machine=MACHINE)
     found = [(f.at.line, f.message.split(" ")[0]) for f in result.findings]
-    route = [f for f in result.findings if f.rule == "route-timeout-below-app-timeout"]
-    assert [(f.at.line, f.related[0].line) for f in route] == [(35, 17), (47, 17)], found
+    late = ("app-timeout-over-read-timeout", "route-timeout-below-app-timeout")
+    route = [f for f in result.findings if f.rule in late]
+    assert [(f.rule, f.at.line, f.related[0].line) for f in route] == [
+        ("app-timeout-over-read-timeout", 36, 17),
+        ("route-timeout-below-app-timeout", 48, 17),
+    ], found
 
 
 def test_nine_workers_under_half_a_cpu_are_flagged_at_both_lines(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
@@ -263,3 +265,118 @@ def test_entrypoint_on_the_path_runs_the_cmd_past_a_commented_heredoc() -> None:
     ((files, _, launch),) = chains(root)
     assert files == ["Dockerfile", "docker-entrypoint.sh", "web/uwsgi.ini"]
     assert launch.app.workers.value == 3
+
+
+def test_systemd_unit_found_in_a_walk_starts_its_server_behind_the_nginx() -> None:
+    """A walk reads `deploy/shop.service` (a `[Service]` section), not a D-Bus `.service`;
+    its `ExecStart=` names `/srv/shop/deploy/gunicorn.conf.py` under `WorkingDirectory=/srv/shop`
+    (the checkout), which is the repository's `deploy/gunicorn.conf.py`, and its
+    `EnvironmentFile=` the repository's `deploy/shop.env`: one launch, the unit first, with the
+    env file's variables, joined to the nginx site that passes to 127.0.0.1:8001."""
+    root = REPOS / "chain-systemd"
+    walk = discover(root)
+    assert sorted(p.relative_to(root).as_posix() for p in walk.files) == [
+        "deploy/gunicorn.conf.py",
+        "deploy/nginx/shop.conf",
+        "deploy/shop.env",
+        "deploy/shop.service",
+    ]
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["deploy/shop.service", "deploy/gunicorn.conf.py"]
+    assert fronts == ["deploy/nginx/shop.conf"]
+    # SHOP_WORKERS=3 comes from the unit's EnvironmentFile= (the config's default is 2).
+    assert (launch.app.workers.value, launch.app.stop_wait_name) == (3, "TimeoutStopSec")
+    result = check_folder(root)
+    assert not not_found(result)
+    env = root / "deploy" / "shop.env"
+    assert dict(result.env_files)[env] == (root / "deploy" / "shop.service",)
+    assert ("app-timeout-over-read-timeout", "shop.conf") in [
+        (f.rule, f.at.file.name) for f in result.findings
+    ]
+
+
+def test_ingress_fronts_the_pods_its_service_selects_with_its_annotation_timeout() -> None:
+    """An ingress-nginx Ingress (its own file) sends `/` to Service `shop-web` port `http`,
+    whose targetPort `web` is the `shop` pods' containerPort 8000: that gunicorn is behind the
+    Ingress and the Service's port, not the `reports` pods on the same port. Its `proxy-read-timeout: "30"` is judged
+    against gunicorn's 60 s by the rule that judges nginx's proxy_read_timeout, in the
+    annotation's words."""
+    root = REPOS / "chain-ingress"
+    fronted = {launch.app.container.at.line: fronts for _, fronts, launch in chains(root)}  # type: ignore[union-attr]
+    assert fronted == {16: ["k8s/ingress.yaml", "k8s/service.yaml"], 40: []}
+    result = check_folder(root)
+    (late,) = [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+    assert (late.at.file.name, late.at.line) == ("ingress.yaml", 6)
+    assert late.fix == 'nginx.ingress.kubernetes.io/proxy-read-timeout: "65"'
+    assert "ingress-nginx answers 504" in late.message
+
+
+def test_gunicorn_a_procfile_starts_on_its_default_bind_is_on_the_platforms_port() -> None:
+    """`web: bash start.sh` runs gunicorn with no bind: the Procfile's runner sets PORT, and
+    then gunicorn binds 0.0.0.0:$PORT, not 127.0.0.1:8000. The nginx written for a manual
+    install (upstream 127.0.0.1:8000) is not its front, and its 60 s read timeout is not held
+    against this gunicorn's 120 s; the platform's port is named as known only when it runs."""
+    root = REPOS / "chain-heroku"
+    ((files, fronts, launch),) = chains(root)
+    assert (files, fronts) == (["Procfile", "start.sh"], [])
+    assert launch.app.sockets == ()
+    result = check_folder(root)
+    assert not [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+    assert any(
+        n.kind == "unresolved-variable" and "0.0.0.0:$PORT" in n.message for n in result.notes
+    )
+
+
+def test_gunicorn_default_bind_follows_the_images_port_not_checks_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gunicorn's default bind is `0.0.0.0:$PORT` when PORT is set: an image's `ENV PORT=5000`
+    makes `CMD ["gunicorn", "app:app"]` listen on 0.0.0.0:5000; without it, 127.0.0.1:8000,
+    whatever PORT the process running check has."""
+    monkeypatch.setenv("PORT", "7777")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text('FROM python:3.12\nENV PORT=5000\nCMD ["gunicorn", "app:app"]\n')
+    (app,) = check_files([dockerfile], machine=MACHINE, root=tmp_path).apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:5000"]
+    dockerfile.write_text('FROM python:3.12\nCMD ["gunicorn", "app:app"]\n')
+    (app,) = check_files([dockerfile], machine=MACHINE, root=tmp_path).apps
+    assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]
+
+
+def test_plan_advice_for_an_ingress_read_timeout_is_written_as_its_annotation() -> None:
+    """With a workload, the plan's read timeout for the Ingress is advised in the annotation's
+    words (a quoted number of seconds), not as nginx's `proxy_read_timeout 35s;`."""
+    from servertune.check.audit import plan_for_check
+    from servertune.workload import Workload
+
+    root = REPOS / "chain-ingress"
+    walk = discover(root)
+    plan = plan_for_check(Workload(cores=2, service_time_ms=100, cpu_fraction=0.5), MACHINE)
+    result = check_files(list(walk.files), machine=MACHINE, plan=plan, root=root)
+    (advice,) = [
+        f for f in result.findings if f.rule == "plan-differs" and f.at.file.name == "ingress.yaml"
+    ]
+    assert advice.fix.startswith('nginx.ingress.kubernetes.io/proxy-read-timeout: "')
+
+
+def test_only_an_ingress_ingress_nginx_serves_is_read_as_its_nginx(tmp_path: Path) -> None:
+    """Class `nginx`, or no class (the cluster's default, minikube's and kind's ingress-nginx):
+    read as nginx. Class `alb`, or no class but another controller's annotations (Traefik's,
+    GKE's): not ingress-nginx's, so no nginx timeouts are made up for it."""
+    from servertune.check.ingress import ingress_fronts
+
+    def fronts(head: str, spec: str = "") -> int:
+        text = (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: x\n"
+            f"{head}spec:\n{spec}  defaultBackend: {{service: {{name: web, port: {{number: 80}}}}}}\n"
+        )
+        return len(ingress_fronts(tmp_path / "ingress.yaml", text))
+
+    assert fronts("") == 1
+    assert fronts("", "  ingressClassName: nginx\n") == 1
+    assert fronts("", "  ingressClassName: alb\n") == 0
+    assert fronts("  annotations: {nginx.ingress.kubernetes.io/proxy-read-timeout: '90'}\n") == 1
+    assert fronts("  annotations: {kubernetes.io/ingress.class: nginx}\n") == 1
+    assert fronts("  annotations: {kubernetes.io/ingress.class: alb}\n") == 0
+    assert fronts("  annotations: {traefik.ingress.kubernetes.io/router.tls: 'true'}\n") == 0
+    assert fronts("  annotations: {networking.gke.io/managed-certificates: web}\n") == 0

@@ -29,7 +29,7 @@ def _repository(root: Path) -> tuple[Path, Path]:
     config.write_text('worker_class = "gthread"\nthreads = 1\n')
     procfile = root / "Procfile"
     procfile.write_text(
-        "web: gunicorn app:app --timeout 30 --timeout 60"
+        "web: gunicorn app:app -b 0.0.0.0:8000 --timeout 30 --timeout 60"
         f"  # servertune: ignore[option-given-twice] {WHY}\n"
     )
     return config, procfile

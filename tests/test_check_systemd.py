@@ -122,3 +122,21 @@ def test_a_unit_that_starts_no_server_is_nothing_to_check(tmp_path: Path) -> Non
     result = check_files([path], machine=MACHINE, env={})
     assert not result.apps
     assert not result.findings
+
+
+def test_an_environment_file_not_here_is_a_note_and_the_unit_is_still_read(
+    tmp_path: Path,
+) -> None:
+    """`EnvironmentFile=-/etc/default/shop` is the host's own file: one `env-file-not-found`
+    note at its line; the unit's server is read without it."""
+    path = tmp_path / "gunicorn.service"
+    path.write_text(
+        GUNICORN_UNIT.replace(
+            "User=www-data\n", "User=www-data\nEnvironmentFile=-/etc/default/shop\n"
+        )
+    )
+    result = check_files([path], machine=MACHINE, env={})
+    assert [a.workers.value for a in result.apps] == [3]
+    (missing,) = [n for n in result.notes if n.kind == "env-file-not-found"]
+    assert missing.at.line == 7
+    assert "/etc/default/shop" in missing.message

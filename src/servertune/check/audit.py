@@ -11,9 +11,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check.balancers import LoadBalancer
-from servertune.check.chain import BalancerLink, Link, Service, Stacks, link, link_balancers
+from servertune.check.chain import (
+    BalancerLink,
+    KubeService,
+    Link,
+    Service,
+    Stacks,
+    link,
+    link_balancers,
+)
 from servertune.check.discover import Discovery
 from servertune.check.graph import one_reading_each
+from servertune.check.ingress import kube_services
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -256,18 +265,22 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     """The compose services of the compose files given, whether or not they start a server:
     which stack each front belongs to (`chain.Stacks`)."""
     services: list[Service] = []
+    kube: list[KubeService] = []
     for path in paths:
         try:
             text = read_text(path)
-            if reader_for(path, text).kind == "compose":
+            kind = reader_for(path, text).kind
+            if kind == "compose":
                 from servertune.check.compose import services_of
 
                 services += services_of(path, text)
+            elif kind == "kubernetes":
+                kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
     from servertune.check.images import read_images
 
-    return Stacks(tuple(services), read_images(paths))
+    return Stacks(tuple(services), read_images(paths), tuple(kube))
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:

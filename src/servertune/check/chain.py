@@ -27,7 +27,16 @@ from servertune.check.model import (
 if TYPE_CHECKING:
     from servertune.check.dockerfile import Image
 
-__all__ = ["BalancerLink", "Link", "Service", "Stacks", "link", "link_balancers", "normalise"]
+__all__ = [
+    "BalancerLink",
+    "KubeService",
+    "Link",
+    "Service",
+    "Stacks",
+    "link",
+    "link_balancers",
+    "normalise",
+]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
 
@@ -108,6 +117,17 @@ class Service:
     dockerfile: Path | None = None
 
 
+@dataclass(frozen=True)
+class KubeService:
+    """A Kubernetes Service as routing needs it: its name, the pod labels it selects, and
+    each port (its number and name) with the `targetPort` it sends to (a number or a name)."""
+
+    name: str
+    selector: tuple[tuple[str, str], ...]
+    #: (port, its name, targetPort) each where its entry is written.
+    ports: tuple[Setting[tuple[str, str, str]], ...]
+
+
 def _real(path: Path) -> str:
     return os.path.normpath(path.absolute())
 
@@ -124,6 +144,8 @@ class Stacks:
     services: tuple[Service, ...] = ()
     #: The images the run's Dockerfiles build: a file one copies is that image's, never left out.
     images: tuple[Image, ...] = ()
+    #: The Kubernetes Services of the manifests read: an Ingress's backend is one of them.
+    kube_services: tuple[KubeService, ...] = ()
 
     def project(self, compose: Path) -> frozenset[Path]:
         """The compose files `docker compose` reads together with `compose` by default."""
@@ -290,6 +312,13 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
+                if passing.annotations:
+                    # An Ingress: its backend is a Service, reached as the cluster routes it;
+                    # the Service's port line is the server it passes to.
+                    services = stacks.kube_services if stacks else ()
+                    for port, app in _through_service(server.value, speaking, services):
+                        links.append(Link(config, passing, upstream, port, app))
+                    continue
                 for app in _reached(server.value, speaking, project, stacks):
                     links.append(Link(config, passing, upstream, server, app))
     return links
@@ -342,3 +371,34 @@ def link_balancers(
             for app in _reached(server.value, apps, project, stacks):
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links
+
+
+def _through_service(
+    target: str, apps: Sequence[AppServer], services: Sequence[KubeService]
+) -> list[tuple[Setting[str], AppServer]]:
+    """The app servers an Ingress backend `service:port` reaches, each with the Service port
+    it goes through (`name:port` at its entry): the Service of that name, the port of that
+    number or name, its targetPort in the pods its selector matches, the container listening
+    there. [] when no Service of that name was read."""
+    name, _, port = target.rpartition(":")
+    found: list[tuple[Setting[str], AppServer]] = []
+    for service in services:
+        if service.name != name or not service.selector:
+            continue
+        for entry in service.ports:
+            number, port_name, target_port = entry.value
+            if port not in (number, port_name):
+                continue
+            for app in apps:
+                box = app.container
+                if box is None or box.platform != "kubernetes":
+                    continue
+                labels = dict(box.labels)
+                if any(labels.get(k) != v for k, v in service.selector):
+                    continue
+                listening = dict(box.named_ports).get(target_port, target_port)
+                if any(normalise(s.value)[1] == str(listening) for s in app.sockets) and all(
+                    app is not other for _, other in found
+                ):
+                    found.append((Setting(f"{name}:{number}", entry.at), app))
+    return found

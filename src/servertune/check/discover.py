@@ -226,6 +226,8 @@ def _candidate(path: Path) -> bool:
         return True
     if "traefik" in name and suffix in (".toml", ".yaml", ".yml"):
         return True
+    if suffix == ".service":  # a systemd unit; `_claims` keeps those with a [Service] section
+        return True
     if suffix in (".yaml", ".yml", ".sh", ".bash", ".ini", ".conf", ".cfg", ".template"):
         return True
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
@@ -264,10 +266,17 @@ def _claims(path: Path, text: str) -> bool:
     if reader.kind == "nginx":
         # By content only: `.conf` is every daemon's suffix, and a file in `nginx/` may be notes.
         return bool(_NGINX_CONTENT.search(text)) or _starts_with_nginx_directive(text)
+    if reader.kind == "systemd":
+        # `.service` is also a name of other tools' files (a D-Bus service, an Avahi one): a
+        # unit that starts something has a [Service] section (systemd.service(5)).
+        return bool(_SERVICE_SECTION.search(text))
     if reader.kind == "script" and suffix not in (".sh", ".bash"):
         return bool(_SHEBANG.match(text))
     return True
 
+
+#: A systemd unit's `[Service]` section header.
+_SERVICE_SECTION = re.compile(r"^[ \t]*\[Service\][ \t]*$", re.M)
 
 #: A top-level assignment of a gunicorn setting (the ones nearly every config sets).
 _GUNICORN_SETTING = re.compile(

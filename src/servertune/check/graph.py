@@ -125,6 +125,8 @@ def launches(
             lines[app.container.at.file] = app.container.at.line
         chain = tuple(Location(p, lines.get(p, 1)) for p in chain_files(app))
         fronts = [link.passing.at for link in links if link.app is app]
+        # An Ingress's pass goes through the Service whose port reaches the pod: a step too.
+        fronts += [link.server.at for link in links if link.app is app and link.passing.annotations]
         fronts += [link.server.at for link in balancer_links if link.app is app]
         out.append(Launch(app, chain, tuple(dict.fromkeys(fronts))))
     return out

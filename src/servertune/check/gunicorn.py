@@ -217,6 +217,12 @@ def _static(
     values["workers_on_nodes"] = list(zip(_PROBE_CPUS, counts, strict=True))
     values["workers_env"] = _environment_name(tree, found.lines.get("workers"))
     values["bind"] = binds or [str(b) for b in values["bind"]]
+    if not binds and "bind" not in found.values and "bind" not in flagged:
+        # gunicorn's default bind, for the environment the server runs in (gunicorn computes
+        # it from its own process's PORT, here check's): `0.0.0.0:$PORT` when PORT is set
+        # (its `bind` setting's docs), else 127.0.0.1:8000.
+        port = environment.get("PORT", "")
+        values["bind"] = [f"0.0.0.0:{port}" if port else "127.0.0.1:8000"]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
     return values

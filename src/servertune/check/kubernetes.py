@@ -42,7 +42,6 @@ __all__ = [
     "ALB_ATTRIBUTES",
     "CLB_IDLE_TIMEOUT",
     "GATEWAY_DURATION",
-    "INGRESS_NGINX_TIMEOUTS",
     "MAX_ALIASES",
     "MAX_DEPTH",
     "MAX_EXPANDED_NODES",
@@ -470,6 +469,13 @@ def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None)
         replicas=Setting(int(replicas_value), replicas.at)  # type: ignore[union-attr]
         if replicas_value is not None
         else None,
+        named_ports=tuple(
+            (name.text() or "", int(number.text() or ""))
+            for declared in node.each("ports")
+            if (name := declared.get("name")) is not None
+            and (number := declared.get("containerPort")) is not None
+            and (number.text() or "").isdigit()
+        ),
     )
 
 
@@ -725,6 +731,7 @@ def read_manifests(
             ]
             box = replace(
                 box,
+                labels=_label_pairs(labels),
                 route_timeouts=tuple(timeouts),
                 load_balancers=tuple(fronts),
                 exposed_by=_exposed_by(services, labels),
@@ -732,6 +739,10 @@ def read_manifests(
             app = replace(app, unresolved=app.unresolved + unresolved)
             apps.append(_with_container(app, box))
     return tuple(apps), ()
+
+
+def _label_pairs(labels: _Node | None) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v.text() or "") for k, v in labels.items()) if labels is not None else ()
 
 
 def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ...]]:
@@ -824,16 +835,12 @@ def image_containers(path: Path, text: str) -> tuple[Container, ...]:
             if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:
                 continue  # a sidecar or a database: not the image a Dockerfile of the app builds
             box = _container(container, pod, obj, obj.get("spec", "replicas"))
-            boxes.append(replace(box, exposed_by=_exposed_by(services, labels)))
+            boxes.append(
+                replace(box, exposed_by=_exposed_by(services, labels), labels=_label_pairs(labels))
+            )
     return tuple(boxes)
 
 
-#: ingress-nginx's per-Ingress timeouts to the backend, in seconds without a unit (its
-#: annotations reference: "All timeout values are unitless and in seconds").
-INGRESS_NGINX_TIMEOUTS = (
-    "nginx.ingress.kubernetes.io/proxy-read-timeout",
-    "nginx.ingress.kubernetes.io/proxy-send-timeout",
-)
 #: Gateway API Duration (GEP-2257): up to four <1-5 digits><h|m|s|ms> groups, e.g. "1h30m".
 GATEWAY_DURATION = re.compile(r"\A([0-9]{1,5}(h|m|s|ms)){1,4}\Z")
 _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
@@ -859,23 +866,13 @@ def _name(obj: _Node) -> str:
 
 
 def _route_timeouts(objects: list[_Node]) -> dict[str, list[tuple[str, Setting[float]]]]:
-    """Service name -> the timeouts of the Ingresses and HTTPRoutes that send to it."""
+    """Service name -> the timeouts of the HTTPRoutes that send to it (an Ingress is read as
+    the nginx ingress-nginx renders it to: `check.ingress`)."""
     found: dict[str, list[tuple[str, Setting[float]]]] = {}
     for obj in objects:
-        if _kind(obj) == "Ingress":
-            annotations = obj.get("metadata", "annotations")
-            timeouts: list[tuple[str, Setting[float]]] = []
-            for key in INGRESS_NGINX_TIMEOUTS:
-                value = annotations.get(key) if annotations is not None else None
-                if value is not None:
-                    seconds = value.number(key)
-                    if seconds is not None:
-                        timeouts.append((key, Setting(seconds, value.at)))
-            for service in _backends(obj):
-                found.setdefault(service, []).extend(timeouts)
-        elif _kind(obj) == "HTTPRoute":
+        if _kind(obj) == "HTTPRoute":
             for rule in obj.each("spec", "rules"):
-                timeouts = []
+                timeouts: list[tuple[str, Setting[float]]] = []
                 for field in ("request", "backendRequest"):
                     value = rule.get("timeouts", field)
                     if value is None or value.text() is None:

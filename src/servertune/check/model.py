@@ -150,6 +150,10 @@ class Container:
     load_balancers: tuple[tuple[str, Setting[float]], ...] = ()
     #: A Service of type LoadBalancer that selects the pod: its name, where it is written.
     exposed_by: Setting[str] | None = None
+    #: The pod's labels, which a Service's selector matches (an Ingress reaches the pod so).
+    labels: tuple[tuple[str, str], ...] = ()
+    #: The container's named ports (`name: http, containerPort: 8000`), a targetPort may name.
+    named_ports: tuple[tuple[str, int], ...] = ()
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -292,6 +296,24 @@ class PassTarget:
     location: str = ""
     #: proxy_send_timeout / uwsgi_send_timeout in effect (nginx's default 60 s).
     send_timeout: Setting[float] | None = None
+    #: Where its timeouts are written when not in an nginx file: the annotation prefix of the
+    #: Ingress it is read from (`nginx.ingress.kubernetes.io/`, ingress-nginx's, whose timeout
+    #: values are unitless seconds); its `target` is then a Kubernetes Service and its port.
+    annotations: str = ""
+
+    def timeout_name(self, which: Literal["read", "send"]) -> str:
+        """The read (or send) timeout as its file names it: `proxy_read_timeout`, or the
+        Ingress annotation `nginx.ingress.kubernetes.io/proxy-read-timeout`."""
+        if self.annotations:
+            return f"{self.annotations}proxy-{which}-timeout"
+        return f"{self.protocol.replace('http', 'proxy')}_{which}_timeout"
+
+    def timeout_written(self, which: Literal["read", "send"], seconds: str) -> str:
+        """That timeout set to `seconds` (a figure) as its file writes it: `proxy_read_timeout
+        125s;`, or `nginx.ingress.kubernetes.io/proxy-read-timeout: "125"`."""
+        if self.annotations:
+            return f'{self.timeout_name(which)}: "{seconds}"'
+        return f"{self.timeout_name(which)} {seconds}s;"
 
 
 @dataclass(frozen=True)
@@ -397,7 +419,7 @@ NOTE_KINDS = {
     "include-not-found": "an nginx include names a file that is not here: not checked",
     "unresolved-variable": "a value known only when it runs (the container's variables): not checked",
     "config-not-found": "a command line names a config file not among the files read: not checked",
-    "env-file-not-found": "a compose env_file is not here (often a gitignored .env): read without it",
+    "env-file-not-found": "an env file a compose file or systemd unit loads is not here: read without it",
     "outside-tree": "a file named by another lies outside the tree check was given: never read",
     "not-supported": "a file of a kind check does not read",
     "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",

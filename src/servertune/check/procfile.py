@@ -78,14 +78,8 @@ def read_procfile_entries(
         for command in shell_commands(script):
             found = server_command(command)
             if found is not None:
-                apps.append(
-                    (
-                        match[1],
-                        read_command(
-                            path, found, env or {}, {}, shell=True, find_config=beside(path)
-                        ),
-                    )
-                )
+                app = read_command(path, found, env or {}, {}, shell=True, find_config=beside(path))
+                apps.append((match[1], _on_platform_port(app, Location(path, number))))
                 break
             try:
                 started = follow(path, command, env or {}, beside(path)) if follow else None
@@ -93,7 +87,8 @@ def read_procfile_entries(
                 started = None
             if started is not None:
                 steps = (Location(path, number), *started.launched_by)
-                apps.append((match[1], replace(started, without_exec=None, launched_by=steps)))
+                started = replace(started, without_exec=None, launched_by=steps)
+                apps.append((match[1], _on_platform_port(started, Location(path, number))))
                 break
     if not apps:
         raise NothingToCheck(
@@ -101,6 +96,22 @@ def read_procfile_entries(
             "uWSGI): nothing to check"
         )
     return tuple(apps)
+
+
+def _on_platform_port(app: AppServer, at: Location) -> AppServer:
+    """A gunicorn whose bind is its default, as a Procfile's runner starts it: every one sets
+    PORT (Heroku's and Dokku's routers send the web process's traffic to `$PORT`; honcho and
+    foreman give each process its own from 5000), and with PORT set gunicorn's default bind is
+    `0.0.0.0:$PORT` (its `bind` setting's docs), not 127.0.0.1:8000. The port is the
+    platform's, known only when it runs: no address is claimed, so no front of the repository
+    is joined to the server by gunicorn's default address alone."""
+    defaults = [s for s in app.sockets if s.default and s.value == "127.0.0.1:8000"]
+    if app.kind != "gunicorn" or not defaults or len(defaults) != len(app.sockets):
+        return app  # its bind is written, or the environment read gives PORT
+    if any(w.value.split()[0].partition("=")[0] in ("-b", "--bind") for w in app.unresolved):
+        return replace(app, sockets=())  # its bind names the variable already (`-b :$PORT`)
+    bound = Setting("--bind 0.0.0.0:$PORT (gunicorn's default once the platform sets PORT)", at)
+    return replace(app, sockets=(), unresolved=(*app.unresolved, bound))
 
 
 #: How many folders above a script a Procfile that runs it is looked for (`bin/run_web.sh`

@@ -96,9 +96,14 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
 
     check_references(path, text)  # a kustomization's files: never followed, outside never read
     apps, nginx = read_manifests(path, text, env)
+    from servertune.check.ingress import ingress_fronts
     from servertune.check.kubernetes import image_containers
 
-    return Reading(apps=apps, nginx=nginx, image_containers=image_containers(path, text))
+    return Reading(
+        apps=apps,
+        nginx=nginx + ingress_fronts(path, text),
+        image_containers=image_containers(path, text),
+    )
 
 
 def _is_manifest(path: Path, text: str) -> bool:
@@ -255,9 +260,11 @@ def _is_supervisord(path: Path, text: str) -> bool:
 
 
 def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
-    from servertune.check.systemd import read_systemd
+    from servertune.check.systemd import environment_files, read_systemd
 
-    return Reading(apps=(read_systemd(path, text, env),))
+    app = read_systemd(path, text, env)
+    loads = tuple((path, f) for f in environment_files(path, text))
+    return Reading(apps=(app,), files=tuple(f for _, f in loads), env_loads=loads)
 
 
 def _is_systemd(path: Path, text: str) -> bool:

@@ -17,18 +17,24 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from servertune.check.commands import Word, beside
+from servertune.check.commands import ConfigFile, FindConfig, Word, beside
 from servertune.check.model import (
     AppServer,
     CheckInputError,
     Location,
     NothingToCheck,
     Setting,
+    note,
 )
 
-__all__ = ["DEFAULT_TIMEOUT_STOP_S", "looks_like_systemd", "read_systemd"]
+__all__ = [
+    "DEFAULT_TIMEOUT_STOP_S",
+    "environment_files",
+    "looks_like_systemd",
+    "read_systemd",
+]
 
 #: systemd-system.conf(5): DefaultTimeoutStopSec=90s, what TimeoutStopSec= is when a unit
 #: leaves it out.
@@ -100,6 +106,77 @@ def _span(value: str, at: Location, key: str) -> float:
     return total
 
 
+def _in_checkout(unit: Path, workdir: str) -> FindConfig:
+    """Finds a config the unit's command line names in the repository the unit is kept in: a
+    unit deployed from a checkout runs in it (`WorkingDirectory=/srv/app`), so
+    `/srv/app/deploy/gunicorn.conf.py`, or `deploy/gunicorn.conf.py` relative to it, is that
+    path from the checkout's root, looked for in the unit's folder and the folders above it up
+    to the tree check reads; else as any command line's (`commands.beside`)."""
+    from servertune.check.resolve import within_default
+
+    fallback = beside(unit)
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        relative = wanted
+        base = PurePosixPath(workdir) if workdir.startswith("/") else None
+        if wanted.startswith("/"):
+            if base is None or not PurePosixPath(wanted).is_relative_to(base):
+                return fallback(wanted, at)
+            relative = PurePosixPath(wanted).relative_to(base).as_posix()
+        if "\n" in relative or len(relative) > 4096 or ".." in PurePosixPath(relative).parts:
+            return fallback(wanted, at)
+        with within_default(unit) as root:
+            folder = unit.parent.absolute().resolve()
+            levels = len(folder.relative_to(root).parts) if folder.is_relative_to(root) else 0
+        for up in range(levels + 1):  # the unit's folder first, then each one above it
+            found = fallback("../" * up + relative, at)
+            if found is not None:
+                return found
+        return fallback(wanted, at)
+
+    return find
+
+
+def _load_environment_file(
+    unit: Path,
+    workdir: str,
+    value: str,
+    at: Location,
+    environment: dict[str, str],
+    env_at: dict[str, Location],
+) -> None:
+    """An `EnvironmentFile=` (`-` before it: no error when missing) read into `environment`
+    when the repository holds it (under `WorkingDirectory=`, as a config is found); else one
+    `env-file-not-found` note: the unit is read without its variables."""
+    from servertune.check.envfile import read_env_file
+
+    name = value.removeprefix("-")
+    found = _in_checkout(unit, workdir)(name, at)
+    if found is None:
+        note(
+            "env-file-not-found",
+            at,
+            f"EnvironmentFile={name}: not here (a host's own file?); the unit was read without "
+            "its variables",
+        )
+        return
+    values, where = read_env_file(found.file)
+    environment.update(values)
+    env_at.update(where)
+
+
+def environment_files(path: Path, text: str) -> tuple[Path, ...]:
+    """The `EnvironmentFile=`s of the unit the repository holds, for the launch graph."""
+    service = [(k, v) for section, k, v, _ in _entries(path, text) if section == "Service"]
+    workdir = next((v.lstrip("-") for k, v in reversed(service) if k == "WorkingDirectory"), "")
+    found = [
+        _in_checkout(path, workdir)(v.removeprefix("-"), None)
+        for k, v in service
+        if k == "EnvironmentFile" and v
+    ]
+    return tuple(f.file for f in found if f is not None)
+
+
 def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The app server the unit's `ExecStart=` starts, with systemd's stop wait and signal."""
     from servertune.check.scripts import run_words
@@ -110,6 +187,8 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     start: tuple[str, int] | None = None
     stop: Setting[float] | None = None
     signal: Setting[str] | None = None
+    workdir = ""
+    files: list[tuple[str, Location]] = []
     for key, value, number in service:
         at = Location(path, number)
         if key == "Environment":
@@ -122,8 +201,15 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
             start = (value, number) if value else None
         elif key in ("TimeoutStopSec", "TimeoutSec"):
             stop = Setting(_span(value, at, key), at)
+        elif key == "WorkingDirectory":
+            workdir = value.lstrip("-")  # `-/srv/app`: not an error when missing
         elif key == "KillSignal":
             signal = Setting(value.upper().removeprefix("SIG"), at)
+        elif key == "EnvironmentFile" and value:
+            files.append((value, at))
+    # systemd.exec(5): the files' settings override Environment='s, later files earlier ones.
+    for value, at in files:
+        _load_environment_file(path, workdir, value, at, environment, env_at)
     if start is None:
         raise NothingToCheck(f"{path}: no ExecStart= in its [Service] section: nothing to check")
     command, number = start
@@ -133,7 +219,11 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     except ValueError:
         raise CheckInputError(f"{at}: ExecStart= cannot be split (an unclosed quote)") from None
     app = run_words(
-        path, [Word(w, at) for w in words], environment, env_at, find_config=beside(path)
+        path,
+        [Word(w, at) for w in words],
+        environment,
+        env_at,
+        find_config=_in_checkout(path, workdir),
     )
     if app is None:
         raise NothingToCheck(

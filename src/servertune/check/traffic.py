@@ -152,7 +152,7 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
     for link in c.links:
         read = link.passing.read_timeout
         where = read.at if not read.default else link.passing.at
-        directive = f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout"
+        directive = link.passing.timeout_name("read")
         if tail_ms >= read.value * 1000 and where not in seen:
             seen.add(where)
             # One line, one fix: never below what the timeout chain asks of the same directive
@@ -164,7 +164,8 @@ def _tail(rule: TrafficRule, c: Context, t: Traffic) -> Iterator[Finding]:
                 f"{directive} {read.value:g} s: the {evidence} is {_s(tail_ms)}; "
                 f"{_share(t, read.value * 1000)} of the log's requests took that long or longer, "
                 "and each would run into it and be answered 504",
-                f"{directive} {wanted}s; and find why the slowest routes are that slow "
+                f"{link.passing.timeout_written('read', str(wanted))} and find why the slowest "
+                "routes are that slow "
                 "(measure --log lists them)",
                 (_log(t),),
             )

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.model import AppServer, Location, NginxConfig, Setting
+from servertune.check.ingress import INGRESS_NGINX_DOCS
+from servertune.check.model import AppServer, Location, NginxConfig, PassTarget, Setting
 from servertune.sizing import Machine, Plan
 
 #: AWS: a load balancer reuses its connection to a target until the idle timeout, so the
@@ -35,6 +36,14 @@ class Wait:
     app: AppServer
     #: The proxy's documentation of its defaults (Caddy's, Traefik's), for the finding's `why`.
     docs: str = ""
+    #: The pass it is of, when the proxy is nginx (its file's own spelling of the timeout).
+    passing: PassTarget | None = None
+
+    def written(self, seconds: str) -> str:
+        """The directive set to `seconds` (a figure), as the proxy's file writes it."""
+        if self.passing is not None:
+            return self.passing.timeout_written("read", seconds)
+        return f"{self.directive} {seconds}s{self.end}"
 
 
 @dataclass(frozen=True)
@@ -102,14 +111,16 @@ class Context:
         nothing to order)."""
         found = [
             Wait(
-                "nginx",
-                f"{link.passing.protocol.replace('http', 'proxy')}_read_timeout",
+                "ingress-nginx" if link.passing.annotations else "nginx",
+                link.passing.timeout_name("read"),
                 ";",
                 link.passing.read_timeout,
                 link.passing.read_timeout.at
                 if not link.passing.read_timeout.default
                 else link.passing.at,
                 link.app,
+                INGRESS_NGINX_DOCS if link.passing.annotations else "",
+                link.passing,
             )
             for link in self.links
         ]

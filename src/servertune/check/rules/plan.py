@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from servertune.check.ingress import INGRESS_NGINX_ANNOTATIONS
 from servertune.check.model import AppServer, Finding, Location, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -94,7 +95,7 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
         for keepalive in nginx.keepalive_timeouts:
             compared.append((keepalive, "nginx_keepalive_timeout_s", "keepalive_timeout", True))
         for passing in nginx.passes:
-            directive = f"{passing.protocol.replace('http', 'proxy')}_read_timeout"
+            directive = passing.timeout_name("read")  # an Ingress's: its annotation
             compared.append((passing.read_timeout, "nginx_read_timeout_s", directive, True))
         for upstream in nginx.upstreams.values():
             if upstream.keepalive is not None:
@@ -115,7 +116,9 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
         if wanted is None:
             wanted = _UNSET_AS.get(field)
         if setting.value != wanted:
-            if in_nginx:
+            if in_nginx and directive.startswith(INGRESS_NGINX_ANNOTATIONS):
+                fix = f'{directive}: "{wanted}"'  # unitless seconds, as a string
+            elif in_nginx:
                 fix = f"{directive} {wanted}s;"
             else:
                 fix = (

@@ -50,7 +50,8 @@ def shared_socket(rule: Rule, c: Context) -> Iterator[Finding]:
     # of two files the user gave. Without nginx (uWSGI serving HTTP itself or through its HTTP
     # router, gunicorn straight behind a cloud load balancer, servertune's gateway layout)
     # there is no least_conn to move the choice to: nothing is said.
-    fronted = {id(link.app): link for link in c.links}
+    # (An Ingress's nginx balances over pods, not over a pod's worker sockets: not it.)
+    fronted = {id(link.app): link for link in c.links if not link.passing.annotations}
     for app in c.apps:
         if app.workers.value < 2 or app.threads.value < 2 or app.mapped_sockets:
             continue

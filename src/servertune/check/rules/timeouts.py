@@ -46,10 +46,10 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 shorter = math.floor(read.value - READ_TIMEOUT_MARGIN_S)
                 fix = (
                     f"{assignment(wait.app, 'timeout', shorter)}   "
-                    f"(or {directive} {figure(wanted)}s{wait.end})"
+                    f"(or {wait.written(figure(wanted))})"
                 )
             else:
-                fix = f"{directive} {figure(wanted)}s{wait.end}"
+                fix = wait.written(figure(wanted))
             yield rule.finding(
                 wait.at,
                 f"{directive} {as_shown(read, ' s')} is not above the app server's "
@@ -99,25 +99,25 @@ def proxy_timeout_never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
         for passing in nginx.passes:
             if passing.location != "/":
                 continue
-            prefix = passing.protocol.replace("http", "proxy")
-            timeouts = [(f"{prefix}_read_timeout", passing.read_timeout)]
+            timeouts = [("read", passing.read_timeout)]
             if passing.send_timeout is not None:
-                timeouts.append((f"{prefix}_send_timeout", passing.send_timeout))
-            for name, timeout in timeouts:
+                timeouts.append(("send", passing.send_timeout))
+            for which, timeout in timeouts:
+                name = passing.timeout_name(which)  # type: ignore[arg-type]
                 if timeout.default or timeout.value < NEVER_GIVES_UP_S or timeout.at in seen:
                     continue
                 if timeout.value < allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S:
                     continue  # the app server given lets requests run that long
                 seen.add(timeout.at)
                 wanted = allowed.get(passing.at, 0.0) + READ_TIMEOUT_MARGIN_S
-                value = f"{figure(wanted)}s" if wanted > READ_TIMEOUT_MARGIN_S else "60s"
+                value = figure(wanted) if wanted > READ_TIMEOUT_MARGIN_S else "60"
                 yield rule.finding(
                     timeout.at,
                     f"{name} {figure(timeout.value)} s on `location /`: every request, not only "
                     "a WebSocket's, waits that long on a backend that has stopped answering, "
                     "so a hung worker is never given up on and its clients never get a 504",
-                    f"{name} {value}; here, and the long value only in the WebSocket's own "
-                    "location (e.g. `location /ws/`)",
+                    f"{passing.timeout_written(which, value)} here, and the long value only "  # type: ignore[arg-type]
+                    "in the WebSocket's own location (e.g. `location /ws/`)",
                     (passing.at,),
                 )
 
@@ -125,10 +125,9 @@ def proxy_timeout_never_gives_up(rule: Rule, c: Context) -> Iterator[Finding]:
 @check_rule(
     "route-timeout-below-app-timeout",
     Severity.warning,
-    "the Ingress or HTTPRoute gives up on a request the app server is still running",
-    "the plan's timeout chain (`servertune explain`); ingress-nginx's annotations "
-    "(proxy-read-timeout, "
-    "seconds), Gateway API HTTPRouteTimeouts (request, backendRequest; GEP-2257 durations): "
+    "the HTTPRoute gives up on a request the app server is still running",
+    "the plan's timeout chain (`servertune explain`); Gateway API HTTPRouteTimeouts (request, "
+    "backendRequest; GEP-2257 durations): "
     "https://gateway-api.sigs.k8s.io/guides/http-timeouts/",
     kind="fault",
 )
