@@ -123,9 +123,13 @@ def test_a_server_that_dies_at_start_raises_with_its_log() -> None:
     assert stack.record()[0]["stopped"] is True
 
 
+# Ctrl-C as a terminal sends it: Python leaves SIGINT ignored when its parent ignored it (an
+# xdist worker after some test in it did: the harness then slept its 60 s through the signal
+# in two full runs), so the harness takes the default handler a shell would have given it.
 HARNESS = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from servertune.bench.harness.supervision import Stack
     port = int(sys.argv[1])
     with Stack("test") as stack:
