@@ -488,3 +488,35 @@ def test_foreman_waits_its_t_timeout_and_is_fixed_with_it(tmp_path: Path) -> Non
     assert finding.message.startswith("foreman's -t timeout 60 s is below gunicorn's")
     assert finding.fix == "foreman start -t 905"
     assert "ddollar.github.io/foreman" in finding.backing
+
+
+def test_an_entrypoint_made_by_ln_s_is_followed_and_its_stopsignal_decides(
+    tmp_path: Path,
+) -> None:
+    """`RUN ln -s app/entrypoint.sh /entrypoint` then `ENTRYPOINT ["/entrypoint"]`: the link is
+    followed to the script (relative to the link's folder), so the image's `STOPSIGNAL SIGINT`
+    is what uWSGI gets: not a SIGTERM finding, but SIGINT's immediate stop, at its line."""
+    image = (
+        "FROM python:3.12-slim\n"
+        "WORKDIR /app\n"
+        "COPY entrypoint.sh uwsgi.ini ./\n"
+        "RUN chmod +x entrypoint.sh && ln -sf app/entrypoint.sh /entrypoint\n"
+        'ENTRYPOINT ["/entrypoint"]\n'
+        "STOPSIGNAL SIGINT\n"
+    )
+    script = "#!/bin/bash\nexec uwsgi --ini uwsgi.ini\n"
+    ini = "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\ndie-on-term = true\n"
+    files = {"Dockerfile": image, "entrypoint.sh": script, "uwsgi.ini": ini}
+    findings = _findings(tmp_path, files)
+    assert not _rules(findings, "uwsgi-sigterm-cuts-requests")
+    (finding,) = _rules(findings, "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line) == ("Dockerfile", 6)
+    # die-on-term is already set: the fix adds the hook only.
+    assert finding.fix == (
+        "STOPSIGNAL SIGTERM   and in uWSGI's config: hook-master-start = unix_signal:15 "
+        "gracefully_kill_them_all"
+    )
+    # Without the link, /entrypoint is not the script: nothing says what SIGINT does to it.
+    unlinked = image.replace(" && ln -sf app/entrypoint.sh /entrypoint", "")
+    findings = _findings(tmp_path, {**files, "Dockerfile": unlinked})
+    assert not _rules(findings, "stop-signal-quick-shutdown")

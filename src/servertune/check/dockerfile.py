@@ -206,6 +206,8 @@ class _Stage:
     copies: list[tuple[str, str, bool, _Stage | None, Location]] = field(default_factory=list)
     #: Image path -> heredoc text and its first line (COPY <<EOF /path).
     heredocs: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: Symbolic links a `RUN ln -s TARGET LINK` made: absolute link -> absolute target.
+    links: dict[str, str] = field(default_factory=dict)
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -219,6 +221,7 @@ class _Stage:
             cmd_shell=self.cmd_shell,
             copies=list(self.copies),
             heredocs=dict(self.heredocs),
+            links=dict(self.links),
         )
 
 
@@ -243,6 +246,8 @@ class Image:
     shell: tuple[str, ...]
     copies: tuple[tuple[str, str, bool, _Stage | None, Location], ...]
     heredocs: dict[str, tuple[str, int]]
+    #: Symbolic links made by `RUN ln -s`: absolute link -> absolute target.
+    links: Mapping[str, str] = field(default_factory=dict)
     #: The build context was given (a compose file's `build.context`), not assumed.
     context_given: bool = False
 
@@ -262,12 +267,25 @@ class Image:
             # here: Docker's default stands for it.)
             path = f"{self.env.get('PATH', '')}:{_DEFAULT_PATH}".split(":")
             targets += [PurePosixPath(d) / wanted for d in dict.fromkeys(path) if d.startswith("/")]
-        for target in targets:
+        for target in map(self._through_links, targets):
             for context in self._contexts():
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
         return None
+
+    def _through_links(self, target: PurePosixPath) -> PurePosixPath:
+        """Where `target` really is once the image's symbolic links are followed (a link to
+        a file, or to a folder `target` is inside), as the kernel follows them."""
+        for _ in range(8):  # a link to a link, never a loop
+            path = str(target)
+            for link, to in self.links.items():
+                if path == link or path.startswith(link + "/"):
+                    target = PurePosixPath(os.path.normpath(to + path[len(link) :]))
+                    break
+            else:
+                return target
+        return target
 
     def holds(self, file: Path) -> str | None:
         """Where the image keeps the build-context file `file` (its COPY destination, a
@@ -453,6 +471,7 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
         shell=stage.shell,
         copies=tuple(stage.copies),
         heredocs=stage.heredocs,
+        links=stage.links,
     )
 
 
@@ -517,6 +536,38 @@ def _apply(
             stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
     elif name in ("COPY", "ADD"):
         _copy(command, stage, stages, variables, source)
+    elif name == "RUN" and not command.json and command.value:
+        _links(process_word(" ".join(command.value), variables, source.escape), stage)
+
+
+#: `ln`'s options that take no value, any of which may be run together (`-sf`, `-snf`).
+_LN_FLAGS = frozenset("sfnrvTb")
+
+
+def _links(text: str, stage: _Stage) -> None:
+    """The symbolic links a RUN's `ln -s TARGET LINK` commands make (an ENTRYPOINT often
+    names one: `ln -s /app/entrypoint.sh /entrypoint`); a relative TARGET is relative to
+    the link's folder, as the kernel reads it. Other forms (several targets into a folder,
+    a link into an existing folder) are not followed."""
+    for part in re.split(r"&&|\|\||;|\n", text):
+        try:
+            words = shlex.split(part, comments=True)
+        except ValueError:
+            continue
+        if not words or PurePosixPath(words[0]).name != "ln":
+            continue
+        flags = [w for w in words[1:] if w.startswith("-")]
+        names = [w for w in words[1:] if not w.startswith("-")]
+        symbolic = any(
+            f in ("-s", "--symbolic") or (f[1:2] != "-" and "s" in f and set(f[1:]) <= _LN_FLAGS)
+            for f in flags
+        )
+        if not symbolic or len(names) != 2 or names[1].endswith("/"):
+            continue
+        target, link = names
+        link_path = PurePosixPath(stage.workdir) / link
+        target_path = link_path.parent / target
+        stage.links[os.path.normpath(str(link_path))] = os.path.normpath(str(target_path))
 
 
 def _command_words(command: Any, source: _Source) -> list[Word]:

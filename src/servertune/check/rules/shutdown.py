@@ -446,23 +446,38 @@ def _quick_stop(app: AppServer) -> bool:
 @check_rule(
     "stop-signal-quick-shutdown",
     Severity.warning,
-    "gunicorn is stopped with a signal it answers with a quick shutdown",
-    _GUNICORN_SIGNALS + "; " + _SUPERVISORD_STOP + "; https://docs.docker.com/reference/"
-    "dockerfile/#stopsignal",
+    "gunicorn or uWSGI is stopped with a signal it answers with a quick shutdown",
+    _GUNICORN_SIGNALS + "; " + _UWSGI_THINGS_TO_KNOW + "; " + _SUPERVISORD_STOP + "; "
+    "https://docs.docker.com/reference/dockerfile/#stopsignal",
     kind="fault",
 )
 def stop_signal_quick_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         signal = app.stop_signal
         if (
-            app.kind != "gunicorn"
+            app.kind not in ("gunicorn", "uwsgi")
             or signal is None
             or signal.value not in ("INT", "QUIT", "2", "3")
         ):
             continue
+        name = f"SIG{_SIGNAL_NAMES.get(signal.value, signal.value)}"
+        if app.kind == "uwsgi":
+            # uWSGI 2.0's signal table: INT and QUIT "kill the entire uWSGI stack" at once,
+            # die-on-term or not; only SIGTERM with the master hook drains.
+            hook = f"hook-master-start = unix_signal:15 {_GRACEFULLY}"
+            set_ = app.die_on_term is not None and app.die_on_term.value
+            yield rule.finding(
+                signal.at,
+                f"{name} stops uWSGI at once (the signal table's \"kill the entire uWSGI "
+                'stack", with or without die-on-term): the workers are killed with their '
+                "requests in flight, so every stop or deploy cuts them",
+                f"{app.stop_signal_fix or 'stop it with SIGTERM'}   and in uWSGI's "
+                f"config: {hook if set_ else _UWSGI_GRACEFUL_STOP}",
+            )
+            continue
         yield rule.finding(
             signal.at,
-            f"SIG{_SIGNAL_NAMES.get(signal.value, signal.value)} stops gunicorn with its quick "
+            f"{name} stops gunicorn with its quick "
             "shutdown: the "
             "workers exit at once, without waiting for their requests (graceful_timeout "
             "applies to SIGTERM only), so every stop or deploy cuts requests in flight",
