@@ -520,3 +520,26 @@ def test_an_entrypoint_made_by_ln_s_is_followed_and_its_stopsignal_decides(
     unlinked = image.replace(" && ln -sf app/entrypoint.sh /entrypoint", "")
     findings = _findings(tmp_path, {**files, "Dockerfile": unlinked})
     assert not _rules(findings, "stop-signal-quick-shutdown")
+
+
+def test_a_dev_compose_reload_does_not_hide_the_images_own_stop_fault(tmp_path: Path) -> None:
+    """A dev compose service adds `--reload` to the image's command through its environment;
+    the image's own run (its CMD, what a rollout of the published image stops) is still
+    checked: the backgrounded gunicorn without a trap is one finding, in the group as alone."""
+    image = (
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+        'ENV GUNICORN_CMD_ARGS="--workers 2"\nCMD ["bash", "run.sh"]\n'
+    )
+    script = "#!/bin/bash\nnginx &\ngunicorn app.wsgi -b :8001 $EXTRA_ARGS &\nwait -n\n"
+    compose = (
+        "services:\n  web:\n    build: .\n    environment:\n"
+        '      EXTRA_ARGS: "--reload"\n    ports: ["8000:8000"]\n'
+    )
+    files = {"Dockerfile": image, "run.sh": script}
+    alone = _rules(_findings(tmp_path, {"run.sh": script}), "background-server-without-trap")
+    group = _rules(
+        _findings(tmp_path, {**files, "docker-compose.yml": compose}),
+        "background-server-without-trap",
+    )
+    assert [(f.at.file.name, f.at.line) for f in alone] == [("run.sh", 3)]
+    assert [(f.at.file.name, f.at.line) for f in group] == [("run.sh", 3)]

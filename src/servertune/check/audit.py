@@ -153,7 +153,9 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
     the reading that knows its container, or the first."""
 
     def key(app: AppServer) -> tuple[object, ...]:
-        return (app.kind, app.workers.at)  # where its command or config sets the workers
+        # Where its command or config sets the workers; a dev compose file's `--reload` run
+        # of an image is not the image's own run (which rollouts stop), so both are kept.
+        return (app.kind, app.workers.at, app.reloads is not None)
 
     boxed = {key(a) for a in apps if a.container is not None}
     kept: list[AppServer] = []

@@ -87,6 +87,9 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             j != index
             and other.kind == app.kind
             and app.file in chains[j]
+            # A longer chain that makes it a developer's `--reload` server (a dev compose
+            # file's environment) is another run than the image's own, which is kept.
+            and (other.reloads is None or app.reloads is not None)
             and (
                 len(chains[j]) > len(chains[index])
                 or (len(chains[j]) == len(chains[index]) and other.container is not None)
