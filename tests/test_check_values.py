@@ -99,3 +99,47 @@ def test_every_bounded_field_is_a_field_of_the_app_server() -> None:
     from servertune.check.model import AppServer
 
     assert set(BOUNDS) <= {f.name for f in fields(AppServer)}
+
+
+def test_a_backlog_fix_never_exceeds_the_somaxconn_the_deployment_declares(
+    tmp_path: Path,
+) -> None:
+    """`listen = @(...)` fixed for a compose service with `sysctls: net.core.somaxconn: 2048`
+    (or a pod's securityContext sysctl): the fix is that 2048, never this machine's larger
+    value (uWSGI refuses to start above somaxconn); with none declared, the fix says the
+    bound; and a backlog of 3000 is over that 2048, so it is the over-somaxconn fault."""
+    from servertune.check import check_files
+    from servertune.machine import Machine
+
+    machine = Machine(cores=2, somaxconn=4096)
+    ini = "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\nlisten = @(/x)\n"
+    image = 'FROM python:3.12-slim\nWORKDIR /app\nCOPY uwsgi.ini .\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n'
+    compose = "services:\n  web:\n    build: .\n    sysctls:\n      net.core.somaxconn: 2048\n"
+    (tmp_path / "uwsgi.ini").write_text(ini)
+    (tmp_path / "Dockerfile").write_text(image)
+    (tmp_path / "docker-compose.yml").write_text(compose)
+
+    def fixes(*names: str) -> dict[str, str]:
+        paths = [tmp_path / n for n in names]
+        found = check_files(paths, machine=machine, env={}).findings
+        return {f.rule: f.fix for f in found if "somaxconn" in f.rule or "listen" in f.rule}
+
+    fix = fixes("uwsgi.ini", "docker-compose.yml", "Dockerfile")["listen-queue-zero"]
+    assert fix.startswith("listen = 2048   ") and "docker-compose.yml:5" in fix
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  securityContext:\n"
+        "    sysctls:\n      - name: net.core.somaxconn\n        value: '1024'\n"
+        "  containers:\n    - name: web\n      image: app\n"
+    )
+    (tmp_path / "pod.yaml").write_text(pod)
+    assert fixes("uwsgi.ini", "pod.yaml", "Dockerfile")["listen-queue-zero"].startswith(
+        "listen = 1024   "
+    )
+    alone = fixes("uwsgi.ini")["listen-queue-zero"]
+    assert alone.startswith("listen = 4096   ")
+    assert "at most net.core.somaxconn where it runs" in alone
+    assert "uWSGI refuses to start above it" in alone
+    (tmp_path / "uwsgi.ini").write_text(ini.replace("@(/x)", "3000"))
+    over = fixes("uwsgi.ini", "docker-compose.yml", "Dockerfile")
+    assert over["backlog-over-somaxconn"].startswith("listen = 2048")
+    assert "backlog-over-somaxconn" not in fixes("uwsgi.ini")  # 3000 <= this machine's 4096

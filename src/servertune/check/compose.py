@@ -368,7 +368,26 @@ def _container(name: str, key_at: Location, service: _Node) -> Container:
         if count is not None
         else None,
         grace_period_s=_stop_grace(service, key_at),
+        somaxconn=_somaxconn(service),
     )
+
+
+def _somaxconn(service: _Node) -> Setting[int] | None:
+    """`sysctls: {net.core.somaxconn: 2048}` (or the list form `- net.core.somaxconn=2048`):
+    the container's own somaxconn; None when the service sets none or a variable."""
+    sysctls = service.get("sysctls")
+    if sysctls is None:
+        return None
+    pairs: list[tuple[str, str | None, Location]] = [
+        (k, v.text(), v.at) for k, v in sysctls.items()
+    ]
+    for item in sysctls.list():
+        name, _, written = (item.text() or "").partition("=")
+        pairs.append((name.strip(), written.strip(), item.at))
+    for key, value, at in pairs:
+        if key == "net.core.somaxconn" and value is not None and value.isdigit():
+            return Setting(int(value), at)
+    return None
 
 
 def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:

@@ -615,7 +615,8 @@ def _copy(
     if len(values) < 2:
         return
     dest = values[-1]
-    is_dir = dest.endswith("/") or len(values) > 2
+    # `COPY app.ini .`: the WORKDIR, a folder that exists, as `..` and `/` do.
+    is_dir = dest.endswith(("/", "/.", "/..")) or dest in (".", "..") or len(values) > 2
     absolute = str(PurePosixPath(stage.workdir) / dest)
     copied_at = Location(source.path, command.start_line)
     for name in values[:-1]:

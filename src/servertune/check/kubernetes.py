@@ -441,6 +441,19 @@ def _prestop(container: _Node) -> Setting[float] | None:
     return None
 
 
+def _somaxconn(pod: _Node) -> Setting[int] | None:
+    """The pod's `securityContext.sysctls` entry for net.core.somaxconn (a namespaced sysctl,
+    each container's listen backlogs are capped by it); None when the pod sets none."""
+    for sysctl in pod.each("securityContext", "sysctls"):
+        name, value = sysctl.get("name"), sysctl.get("value")
+        if name is None or value is None or name.text() != "net.core.somaxconn":
+            continue
+        text = value.text() or ""
+        if text.isdigit():
+            return Setting(int(text), value.at)
+    return None
+
+
 def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None) -> Container:
     resources = node.get("resources")
     limits = resources.get("limits") if resources else None
@@ -464,6 +477,7 @@ def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None)
         if grace_value is not None
         else Setting(float(DEFAULT_GRACE_PERIOD_S), pod.at, default=True),
         prestop_s=_prestop(node),
+        somaxconn=_somaxconn(pod),
         probes=_probes(node),
         pod_ready_probe=any(c.get("readinessProbe") is not None for c in (pod.each("containers"))),
         replicas=Setting(int(replicas_value), replicas.at)  # type: ignore[union-attr]

@@ -154,6 +154,9 @@ class Container:
     labels: tuple[tuple[str, str], ...] = ()
     #: The container's named ports (`name: http, containerPort: 8000`), a targetPort may name.
     named_ports: tuple[tuple[str, int], ...] = ()
+    #: The `net.core.somaxconn` the container is given (compose `sysctls`, the pod's
+    #: `securityContext.sysctls`): the cap on every listen backlog inside it.
+    somaxconn: Setting[int] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

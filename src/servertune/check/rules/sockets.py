@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servertune.check.model import Finding, Setting, Severity
+from servertune.check.model import AppServer, Finding, Location, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown, assignment, spelled
@@ -174,16 +174,17 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
     kind="fault",
 )
 def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
-    somaxconn = (c.plan.machine if c.plan else c.machine).somaxconn
-    # (setting, its name, the fix)
-    settings: list[tuple[Setting[int], str, str]] = []
+    machine = (c.plan.machine if c.plan else c.machine).somaxconn
+    # (setting, its name, the fix, the somaxconn it runs under)
+    settings: list[tuple[Setting[int], str, str, int]] = []
     for app in c.apps:
+        somaxconn = _somaxconn(app, machine).value
         fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
-        settings.append((app.backlog, spelled(app, "backlog"), fix))
+        settings.append((app.backlog, spelled(app, "backlog"), fix, somaxconn))
     for nginx in c.nginx:
-        fix = f"listen ... backlog={somaxconn};"
-        settings.extend((b, "listen ... backlog", fix) for b in nginx.listen_backlogs)
-    for backlog, name, fix in settings:
+        fix = f"listen ... backlog={machine};"
+        settings.extend((b, "listen ... backlog", fix, machine) for b in nginx.listen_backlogs)
+    for backlog, name, fix, somaxconn in settings:
         if backlog.value > somaxconn:
             yield rule.finding(
                 backlog.at,
@@ -217,9 +218,30 @@ def listen_queue_zero(rule: Rule, c: Context) -> Iterator[Finding]:
             )
             + ": the kernel keeps almost no connection waiting, and a burst while every "
             "worker is busy is refused",
-            f"{assignment(app, 'backlog', (c.plan.machine if c.plan else c.machine).somaxconn)}"
-            "   (the number itself, not a placeholder)",
+            _backlog_fix(app, _somaxconn(app, (c.plan.machine if c.plan else c.machine).somaxconn)),
         )
+
+
+def _somaxconn(app: AppServer, machine: int) -> Setting[int]:
+    """The somaxconn the server's listen backlog is capped by: its container's own
+    (`sysctls`), else this machine's (default=True: the deployment's host may differ)."""
+    box = app.container
+    if box is not None and box.somaxconn is not None:
+        return box.somaxconn
+    return Setting(machine, Location(app.file), default=True)
+
+
+def _backlog_fix(app: AppServer, somaxconn: Setting[int]) -> str:
+    """A backlog to write: the container's declared somaxconn, or this machine's with the
+    bound said (uWSGI refuses to start with `listen` above the host's somaxconn)."""
+    fix = f"{assignment(app, 'backlog', somaxconn.value)}   (the number itself, not a placeholder"
+    if not somaxconn.default:
+        return f"{fix}; the container's net.core.somaxconn, {somaxconn.at})"
+    refuses = ": uWSGI refuses to start above it" if app.kind == "uwsgi" else ""
+    return (
+        f"{fix}; at most net.core.somaxconn where it runs, as `sysctl net.core.somaxconn` "
+        f"shows or the container's `sysctls` set it{refuses})"
+    )
 
 
 @check_rule(
