@@ -125,7 +125,8 @@ def test_a_backlog_fix_never_exceeds_the_somaxconn_the_deployment_declares(
         return {f.rule: f.fix for f in found if "somaxconn" in f.rule or "listen" in f.rule}
 
     fix = fixes("uwsgi.ini", "docker-compose.yml", "Dockerfile")["listen-queue-zero"]
-    assert fix.startswith("listen = 2048   ") and "docker-compose.yml:5" in fix
+    assert fix.startswith("listen = 2048   ")
+    assert "docker-compose.yml:5" in fix
     pod = (
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  securityContext:\n"
         "    sysctls:\n      - name: net.core.somaxconn\n        value: '1024'\n"
