@@ -543,3 +543,23 @@ def test_a_dev_compose_reload_does_not_hide_the_images_own_stop_fault(tmp_path: 
     )
     assert [(f.at.file.name, f.at.line) for f in alone] == [("run.sh", 3)]
     assert [(f.at.file.name, f.at.line) for f in group] == [("run.sh", 3)]
+
+
+def test_uwsgi_sigterm_reloads_sits_in_the_config_and_waits_for_the_exec(tmp_path: Path) -> None:
+    """uWSGI with a config file (`uwsgi.conf`, any suffix) and no die-on-term, started by a
+    script without `exec`: the finding sits at the config's first line (where its fix goes,
+    in the config's words), not on `processes`, and says it applies once the script passes
+    SIGTERM on, naming that line (the script's own finding)."""
+    image = 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["bash", "start.sh"]\n'
+    script = "#!/bin/bash\nuwsgi --ini /app/uwsgi.conf\n"
+    conf = "[uwsgi]\nmodule = app:application\nmaster = true\nprocesses = 4\nhttp-socket = :80\n"
+    files = {"Dockerfile": image, "start.sh": script, "uwsgi.conf": conf}
+    findings = _findings(tmp_path, files)
+    (finding,) = _rules(findings, "uwsgi-sigterm-reloads")
+    assert (finding.at.file.name, finding.at.line) == ("uwsgi.conf", 1)
+    assert finding.message.startswith(f"once the script ({tmp_path / 'start.sh'}:2) passes")
+    assert finding.fix.startswith("die-on-term = true   and   hook-master-start")
+    assert _rules(findings, "entrypoint-without-exec")
+    execs = script.replace("\nuwsgi", "\nexec uwsgi")
+    (finding,) = _rules(_findings(tmp_path, {**files, "start.sh": execs}), "uwsgi-sigterm-reloads")
+    assert finding.message.startswith("uWSGI started by a command line is stopped with SIGTERM")

@@ -263,17 +263,39 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             else "whatever runs this command (docker stop, Kubernetes, Heroku and "
             "supervisord's default stopsignal all send SIGTERM)"
         )
+        # The fix goes into the config file when there is one: at its first line (`[uwsgi]`),
+        # where die-on-term and the hook are added; else on the command line.
+        at = app.config_file or app.workers.at
+        dropped = _sigterm_dropped(app)
+        when = (
+            f"once {dropped} passes SIGTERM on (the finding there), uWSGI is stopped with it "
+            f"by {platform}, and "
+            if dropped
+            else f"uWSGI started by a command line is stopped with SIGTERM by {platform}: "
+        )
         yield rule.finding(
-            app.workers.at,
-            f"uWSGI started by a command line is stopped with SIGTERM by {platform}: in every "
-            "uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM brutally reloads "
-            "the workers instead of stopping, so the stop waits out the grace period and ends "
-            "in SIGKILL, with in-flight requests cut twice",
+            at,
+            f"{when}in every uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM "
+            "brutally reloads the workers instead of stopping, so the stop waits out the grace "
+            "period and ends in SIGKILL, with in-flight requests cut twice",
             _UWSGI_GRACEFUL_STOP
-            if app.workers.at.file.suffix == ".ini"
+            if app.config_file is not None or app.workers.at.file.suffix == ".ini"
             else f"--die-on-term --hook-master-start 'unix_signal:15 {_GRACEFULLY}'   (or "
             f"in its ini file: {_UWSGI_GRACEFUL_STOP})",
         )
+
+
+def _sigterm_dropped(app: AppServer) -> str:
+    """The link of the chain that keeps SIGTERM from the server, as `file:line` words (the
+    shell script without `exec`, the shell-form CMD, the backgrounded line); empty when
+    SIGTERM reaches it."""
+    if app.without_exec is not None and app.group_signalled is None:
+        return f"the script ({app.without_exec.at})"
+    if app.shell_form is not None:
+        return f"the shell-form command ({app.shell_form.at})"
+    if app.backgrounded is not None:
+        return f"the script ({app.backgrounded.at})"
+    return ""
 
 
 #: uWSGI 2.0's graceful stop on SIGTERM: die-on-term alone stops at once (SIGTERM is then
