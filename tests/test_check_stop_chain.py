@@ -563,3 +563,27 @@ def test_uwsgi_sigterm_reloads_sits_in_the_config_and_waits_for_the_exec(tmp_pat
     execs = script.replace("\nuwsgi", "\nexec uwsgi")
     (finding,) = _rules(_findings(tmp_path, {**files, "start.sh": execs}), "uwsgi-sigterm-reloads")
     assert finding.message.startswith("uWSGI started by a command line is stopped with SIGTERM")
+
+
+def test_a_compose_grace_fix_is_not_offered_alone_when_honcho_kills_first(tmp_path: Path) -> None:
+    """honcho (5 s KILL_WAIT) runs gunicorn inside a compose service whose stop_grace_period
+    is the default 10 s: raising the grace alone cannot help, so there is no
+    grace-period-below-shutdown finding; the honcho finding's fix carries the grace with it."""
+    image = 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["bash", "/app/run.sh"]\n'
+    files = {
+        "Dockerfile": image,
+        "run.sh": "#!/bin/bash\nexec honcho -f /app/Procfile start\n",
+        "Procfile": "web: gunicorn --graceful-timeout 60 -b :8000 app:app\nworker: python w.py\n",
+        "docker-compose.yml": "services:\n  web:\n    build: .\n",
+    }
+    findings = _findings(tmp_path, files)
+    assert not _rules(findings, "grace-period-below-shutdown")
+    (finding,) = _rules(findings, "stop-wait-below-graceful")
+    assert finding.fix.endswith(
+        f"`start -t 35`   and with it stop_grace_period: 40s ({tmp_path / 'docker-compose.yml'}:2)"
+    )
+    # Without honcho, the compose grace is what bounds the drain: its own finding.
+    alone = {**files, "run.sh": "#!/bin/bash\nexec gunicorn --graceful-timeout 60 app:app\n"}
+    (grace,) = _rules(_findings(tmp_path, alone), "grace-period-below-shutdown")
+    assert grace.fix == "stop_grace_period: 65s"
+    assert "on every stop or redeploy docker kills" in grace.message

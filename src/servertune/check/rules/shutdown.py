@@ -364,6 +364,12 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # no graceful stop to wait for: the rule about the signal says it
         prestop = box.prestop_s.value if box.prestop_s is not None else 0.0
         needed = prestop + app.graceful_timeout.value
+        wait = app.stop_wait
+        if wait is not None and wait.value < min(grace.value, needed):
+            # A process manager inside (honcho's 5 s KILL_WAIT, supervisord's stopwaitsecs)
+            # kills the server first: a longer grace alone cannot help, and
+            # stop-wait-below-graceful names the wait to change first.
+            continue
         if grace.value < needed:
             related = (app.graceful_timeout.at,) + (
                 (box.prestop_s.at,) if box.prestop_s is not None else ()
@@ -371,11 +377,15 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
             name = _stop_grace_name(box)
             wanted = math.ceil(needed) + 5
             before = f"preStop {figure(prestop)} s + " if box.platform == "kubernetes" else ""
-            who = "the kubelet" if box.platform == "kubernetes" else "docker"
+            when = (
+                "on every rollout the kubelet kills"
+                if box.platform == "kubernetes"
+                else "on every stop or redeploy docker kills"
+            )
             yield rule.finding(
                 grace.at,
                 f"{name} {as_shown(grace, ' s')} is below {before}the graceful timeout "
-                f"{as_shown(app.graceful_timeout, ' s')}: on every rollout {who} kills "
+                f"{as_shown(app.graceful_timeout, ' s')}: {when} "
                 "requests the server was still allowed to finish",
                 f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
                 related,
@@ -432,12 +442,23 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             bound, why = timeout.value, f"request timeout {as_shown(timeout, ' s')}"
         if wait.value >= bound:
             continue
+        fix = (app.stop_wait_fix or f"{app.stop_wait_name} = {{}}").format(math.ceil(bound) + 5)
+        box = app.container
+        if box is not None and box.grace_period_s is not None:
+            platform = _platform_wait(app)
+            if platform is not None and platform < bound:
+                # The container's own grace comes next: the two fixes go together
+                # (grace-period-below-shutdown holds back while this wait is the shorter).
+                name = _stop_grace_name(box)
+                extra = (box.prestop_s.value if box.prestop_s is not None else 0.0) + bound
+                wanted = f"{math.ceil(extra) + 10}{'s' if box.platform == 'compose' else ''}"
+                fix += f"   and with it {name}: {wanted} ({box.grace_period_s.at})"
         yield rule.finding(
             wait.at,
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
             f"every stop or restart the process manager SIGKILLs {app.kind} {figure(wait.value)} "
             f"s after the stop signal, cutting requests {app.kind} was still allowed to finish",
-            (app.stop_wait_fix or f"{app.stop_wait_name} = {{}}").format(math.ceil(bound) + 5),
+            fix,
             (graceful.at,),
             backing=_STOP_WAIT_DOCS.get(app.stop_wait_name, _SUPERVISORD_STOP)
             + "; "
