@@ -404,3 +404,30 @@ def test_an_upstream_pool_races_a_gthread_keepalive_not_a_sync_worker(tmp_path: 
     files["gunicorn.conf.py"] += 'worker_class = "gthread"\nthreads = 4\n'
     found = _one(_findings(tmp_path, files), "upstream-keepalive-over-app-keepalive")
     assert found.fix == "keepalive = 65"
+
+
+def test_a_default_keepalive_is_fixed_in_the_config_file_the_command_names(
+    tmp_path: Path,
+) -> None:
+    """supervisord runs `gunicorn -c gunicorn.conf.py` and the config leaves keepalive at its
+    default: the fix goes where the project keeps gunicorn's settings (`keepalive = 65` at
+    the config's first line), not as a flag on the supervisord command line; with no config
+    file named (nor gunicorn's default ./gunicorn.conf.py beside it), the flag."""
+    conf = 'bind = "127.0.0.1:8001"\nworker_class = "gthread"\nthreads = 4\n'
+    program = "[program:web]\ncommand=gunicorn -c gunicorn.conf.py app:app\n"
+    files = {"nginx.conf": _POOLED_NGINX, "gunicorn.conf.py": conf, "supervisord.conf": program}
+    found = _one(_findings(tmp_path, files), "upstream-keepalive-over-app-keepalive")
+    assert (found.at.file.name, found.at.line, found.fix) == (
+        "gunicorn.conf.py",
+        1,
+        "keepalive = 65",
+    )
+    assert found.message.startswith("keepalive 2 s (default)")
+    bare = "[program:web]\ncommand=gunicorn -k gthread --threads 4 -b 127.0.0.1:8001 app:app\n"
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    found = _one(
+        _findings(alone, {"nginx.conf": _POOLED_NGINX, "supervisord.conf": bare}),
+        "upstream-keepalive-over-app-keepalive",
+    )
+    assert (found.at.file.name, found.fix) == ("supervisord.conf", "--keep-alive 65")

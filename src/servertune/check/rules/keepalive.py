@@ -17,7 +17,7 @@ from servertune.check.model import AppServer, Finding, Location, NginxConfig, Se
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
+from servertune.check.rules.spelling import as_shown, figure, written_where
 from servertune.sizing import KEEPALIVE_MARGIN_S
 
 _NGINX_UPSTREAM = "https://nginx.org/en/docs/http/ngx_http_upstream_module.html#keepalive_timeout"
@@ -83,15 +83,16 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
         related = () if idle_at is None else (idle_at,)
         wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
         if app.keepalive.value < wanted:
+            at, name, fix = written_where(app, "keepalive", figure(wanted))
             yield rule.finding(
-                app.keepalive.at,
-                f"{app.kind} {spelled(app, 'keepalive')} {as_shown(app.keepalive, ' s')} is below the "
+                at,
+                f"{app.kind} {name} {as_shown(app.keepalive, ' s')} is below the "
                 f"{lb.name} idle timeout of {figure(lb.idle_timeout_s)} s (+{KEEPALIVE_MARGIN_S} s): "
                 f"the load balancer sends requests into connections {app.kind} is closing and "
                 "answers 502",
                 "raise the load balancer's idle limit past the app server's, or lower it"
                 if math.isinf(wanted)
-                else assignment(app, "keepalive", figure(wanted)),
+                else fix,
                 related,
                 lb.docs,
             )
@@ -118,12 +119,13 @@ def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Fi
         key = (upstream.name, f"{app.kind} {app.keepalive.value}")  # one server, several files
         if app.keepalive.value < wanted and key not in seen:
             seen.add(key)
+            at, name, fix = written_where(app, "keepalive", figure(wanted))
             yield rule.finding(
-                app.keepalive.at,
-                f"{spelled(app, 'keepalive')} {as_shown(app.keepalive, ' s')} is below nginx's upstream "
+                at,
+                f"{name} {as_shown(app.keepalive, ' s')} is below nginx's upstream "
                 f"keepalive_timeout {as_shown(upstream.keepalive_timeout, ' s')} for `{upstream.name}`: "
                 "nginx sends requests on pooled connections the app server has closed, and the "
                 "client gets a 502",
-                assignment(app, "keepalive", figure(wanted)),
+                fix,
                 (upstream.keepalive_timeout.at,),
             )

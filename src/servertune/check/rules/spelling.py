@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from servertune.check.model import AppServer, Setting
+from servertune.check.model import AppServer, Location, Setting
 
 
 def figure(value: float) -> str:
@@ -137,3 +137,20 @@ def assignment(app: AppServer, concept: str, value: object) -> str:
     """The fix as the server's file spells it: `keepalive = 65` or `--timeout-keep-alive 65`."""
     name = spelled(app, concept)
     return f"{name} {value}" if name.startswith("--") else f"{name} = {value}"
+
+
+def written_where(app: AppServer, concept: str, value: object) -> tuple[Location, str, str]:
+    """Where a fix of `concept` goes, its name there and the fix: its own line; or, for a
+    setting left at its default by a server whose command names a config file (`gunicorn -c
+    gunicorn.conf.py`, `uwsgi --ini`), that file at its first line, in its words, since the
+    project keeps the server's other settings there."""
+    setting = _WHERE[concept](app) if concept in _WHERE else None
+    if (
+        app.config_file is not None
+        and (setting is None or setting.default)
+        and concept in SPELLING.get(app.kind, {})
+    ):
+        name = SPELLING[app.kind][concept]
+        return app.config_file, name, f"{name} = {value}"
+    at = setting.at if setting is not None else Location(app.file)
+    return at, spelled(app, concept), assignment(app, concept, value)
