@@ -431,3 +431,28 @@ def test_a_default_keepalive_is_fixed_in_the_config_file_the_command_names(
         "upstream-keepalive-over-app-keepalive",
     )
     assert (found.at.file.name, found.fix) == ("supervisord.conf", "--keep-alive 65")
+
+
+def test_uwsgi_processes_from_the_images_env_are_fixed_there_and_cheaper_is_said(
+    tmp_path: Path,
+) -> None:
+    """An image sets `ENV UWSGI_PROCESSES 16` and `ENV UWSGI_CHEAPER 2` for the uWSGI its
+    supervisord runs: the worker advice sits at that ENV line and its fix is that variable
+    (not `--processes` on the supervisord command), and the thunder-lock advice says up to
+    16 processes, 2 at idle, and sits in the ini where its line goes."""
+    image = (
+        "FROM python:3.12-slim\nCOPY uwsgi.ini /etc/uwsgi/\n"
+        "COPY supervisord.conf /etc/supervisor/conf.d/supervisord.conf\n"
+        "ENV UWSGI_CHEAPER 2\nENV UWSGI_PROCESSES 16\n"
+        'CMD ["/usr/bin/supervisord"]\n'
+    )
+    program = "[program:uwsgi]\ncommand=/usr/local/bin/uwsgi --ini /etc/uwsgi/uwsgi.ini\n"
+    ini = "[uwsgi]\nsocket = /tmp/uwsgi.sock\nmodule = app:application\n"
+    files = {"Dockerfile": image, "supervisord.conf": program, "uwsgi.ini": ini}
+    found = _findings(tmp_path, files)  # 4 cores
+    workers = _one(found, "workers-over-cores")
+    assert (workers.at.file.name, workers.at.line) == ("Dockerfile", 5)
+    assert workers.fix == "ENV UWSGI_PROCESSES 4 and ENV UWSGI_THREADS 2"
+    lock = _one(found, "thunder-lock")
+    assert (lock.at.file.name, lock.fix) == ("uwsgi.ini", "thunder-lock = true")
+    assert "up to 16 processes (cheaper mode: 2 at idle, more under load)" in lock.message

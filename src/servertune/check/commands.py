@@ -880,16 +880,24 @@ def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
 
 
 def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
+    from servertune.check.images import env_at_of_image
     from servertune.check.uwsgi import uwsgi_app, uwsgi_settings
 
     # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
     # read before the command line, which repeats or overrides them.
     options: list[tuple[str, str, Location]] = []
+    #: The option each UWSGI_<NAME> variable sets, by the variable's name.
+    from_env: dict[str, str] = {}
     for name, value in reading.env.items():
         if name.startswith("UWSGI_") and name not in ("UWSGI_ORIGINAL_PROC_NAME",):
             option = name[len("UWSGI_") :].lower().replace("_", "-")
-            at = reading.env_at.get(name, reading.command.program.at)
+            at = (
+                reading.env_at.get(name)
+                or env_at_of_image(reading.file, name)  # a supervisord config in an image
+                or reading.command.program.at
+            )
             options.append((option, value, at))
+            from_env[option] = name
     missing: Setting[str] | None = None
     config_file: Location | None = None
     for option, value, at in uwsgi_command_options(args):
@@ -906,7 +914,11 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             continue
         options.append((option, value, at))
     app = uwsgi_app(reading.file, options, reading.command.program.at)
-    return replace(app, missing_config=missing, config_file=config_file)
+    # `processes` set last by UWSGI_PROCESSES (the image's documented knob): its fix is
+    # that variable, not a flag on the command line.
+    last = next((k for k, _, _ in reversed(options) if k in ("processes", "workers")), None)
+    named = from_env.get(last or "", "")
+    return replace(app, missing_config=missing, config_file=config_file, workers_env=named)
 
 
 def asgi_server(

@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
     from servertune.check.dockerfile import Image
 
-__all__ = ["env_of_image", "found_in_images", "image_holding", "images_of_run", "read_images"]
+__all__ = [
+    "env_at_of_image",
+    "env_of_image",
+    "found_in_images",
+    "image_holding",
+    "images_of_run",
+    "read_images",
+]
 
 _IMAGES: contextvars.ContextVar[tuple[Image, ...]] = contextvars.ContextVar(
     "servertune_check_images", default=()
@@ -89,3 +96,10 @@ def env_of_image(file: Path) -> dict[str, str] | None:
     image of the run holds it."""
     image = image_holding(file)
     return dict(image.env) if image is not None else None
+
+
+def env_at_of_image(file: Path, name: str) -> Location | None:
+    """The `ENV` line that sets `name` in the first image of the run that copies `file` (the
+    line a fix of that variable changes: `ENV UWSGI_PROCESSES 16`), None when none does."""
+    image = image_holding(file)
+    return image.env_at.get(name) if image is not None else None

@@ -197,6 +197,8 @@ class AppServer:
     #: knob, which a fix keeps; "" when the count reads none.
     workers_env: str = ""
     thunder_lock: Setting[bool] | None = None
+    #: uWSGI's `cheaper`: the processes kept at idle, `workers` being the most under load.
+    cheaper: Setting[int] | None = None
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
     interface: Literal["wsgi", "asgi"] = "wsgi"

@@ -499,6 +499,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         else Setting(0, start, default=True),
         backlog=_backlog(options, number),
         thunder_lock=flag("thunder-lock"),
+        cheaper=_cheaper(last),
         # An async engine (`gevent = 100`, `async = 10`): many requests per process at once,
         # whatever processes and threads say.
         worker_class=next(
@@ -522,6 +523,15 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         if "processes" in last and _written(last["processes"][1]).strip() == "%k"
         else (),
     )
+
+
+def _cheaper(last: Mapping[str, tuple[str, Location]]) -> Setting[int] | None:
+    """`cheaper = N` as a number (the processes at idle); None when unset or not a number
+    (a placeholder known where it runs)."""
+    if "cheaper" not in last:
+        return None
+    value, at = last["cheaper"]
+    return Setting(int(value), at) if value.strip().isdigit() and int(value) > 0 else None
 
 
 def _backlog(

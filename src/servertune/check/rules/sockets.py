@@ -261,12 +261,26 @@ def thunder_lock(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         if app.missing_config is not None:
             continue  # the config file the command names, not read, may set it
+        # Processes set by an environment variable (`ENV UWSGI_PROCESSES 16`): the line goes
+        # into the config file the command names, where uWSGI's other options are.
+        at = app.config_file if app.workers_env and app.config_file else app.workers.at
         yield rule.finding(
-            app.workers.at,
+            at,
             f"for {THUNDER_LOCK_MIN_PROCESSES} or more processes on one socket servertune's plan "
             f"is thunder-lock (with 2 bench balance measured no gain; uWSGI's article names "
-            f"the cost): {app.workers.value} processes accept from the same socket without it, "
+            f"the cost): {_how_many(app)} accept from the same socket without it, "
             "so each connection wakes every process (thundering herd), which costs more the "
             "more processes wait",
             "thunder-lock = true",
         )
+
+
+def _how_many(app: AppServer) -> str:
+    """The processes that accept: `16 processes`, or with uWSGI's cheaper mode `up to 16
+    processes (cheaper = 2 at idle, more under load)`."""
+    if app.cheaper is None or app.cheaper.value >= app.workers.value:
+        return f"{app.workers.value} processes"
+    return (
+        f"up to {app.workers.value} processes (cheaper mode: {app.cheaper.value} "
+        "at idle, more under load)"
+    )

@@ -133,8 +133,21 @@ def spelled_or(app: AppServer, concept: str, otherwise: str) -> str:
     return spelled(app, concept) if concept in SPELLING.get(app.kind, {}) else otherwise
 
 
+#: uWSGI's environment variables for the worker layout (UWSGI_<OPTION>, read as options).
+_UWSGI_LAYOUT_ENV = {"workers": "UWSGI_PROCESSES", "threads": "UWSGI_THREADS"}
+
+
 def assignment(app: AppServer, concept: str, value: object) -> str:
-    """The fix as the server's file spells it: `keepalive = 65` or `--timeout-keep-alive 65`."""
+    """The fix as the server's file spells it: `keepalive = 65` or `--timeout-keep-alive 65`;
+    for a uWSGI whose processes an environment variable sets (`ENV UWSGI_PROCESSES 16`, an
+    image's documented knob), that variable, as the line that sets it writes it."""
+    if app.kind == "uwsgi" and app.workers_env and concept in _UWSGI_LAYOUT_ENV:
+        variable = app.workers_env if concept == "workers" else _UWSGI_LAYOUT_ENV[concept]
+        from servertune.check.dockerfile import looks_like_dockerfile
+
+        if looks_like_dockerfile(app.workers.at.file, ""):
+            return f"ENV {variable} {value}"
+        return f"{variable}={value}"
     name = spelled(app, concept)
     return f"{name} {value}" if name.startswith("--") else f"{name} = {value}"
 

@@ -97,7 +97,11 @@ def workers_fix(app: AppServer, plan: Plan) -> str:
     fix = assignment(app, "workers", plan.processes)
     if takes_threads(app) and plan.threads > 1:
         # In the language of the line the workers are fixed on: a config file's line, or flags.
-        if fix.startswith("--") or app.threads.at.file == app.workers.at.file:
+        if (
+            fix.startswith("--")
+            or app.threads.at.file == app.workers.at.file
+            or (app.kind == "uwsgi" and app.workers_env)
+        ):
             fix += f" and {assignment(app, 'threads', plan.threads)}"
         else:
             fix += f" and {SPELLING[app.kind]['threads']} = {plan.threads}"
