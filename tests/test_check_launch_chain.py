@@ -73,7 +73,8 @@ def test_file_read_alone_finds_what_it_names_in_the_image_that_copies_it() -> No
     assert gunicorn == ["deploy/supervisord.conf", "deploy/gunicorn.conf.py"]
     assert found["gunicorn"].app.workers.value == 3
     uwsgi = [at.file.relative_to(root).as_posix() for at in found["uwsgi"].chain]
-    assert uwsgi == ["deploy/worker.sh", "deploy/app.ini"]
+    # The image's `ENV UWSGI_THREADS=3` sets an option: its Dockerfile is a link too.
+    assert uwsgi == ["Dockerfile", "deploy/worker.sh", "deploy/app.ini"]
     assert found["uwsgi"].app.workers.value == 2
     # ... under the image's ENV: `UWSGI_THREADS=3` is uWSGI's `threads` option.
     assert found["uwsgi"].app.threads.value == 3

@@ -39,6 +39,7 @@ from servertune.check.asgi_cli import parse_command_lines
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
+    "IMAGE_ENV_AT",
     "IN_IMAGES",
     "SERVERS",
     "ConfigFile",
@@ -162,6 +163,12 @@ FollowWords = Callable[[Path, Sequence["Word"], Mapping[str, str], FindConfig], 
 IN_IMAGES: contextvars.ContextVar[
     Callable[[Path, str, Location | None], ConfigFile | None] | None
 ] = contextvars.ContextVar("servertune_check_in_images", default=None)
+
+#: The `ENV` line that sets a variable in the image of the run that copies a file: (the
+#: file, the variable) -> its line, set by `images.images_of_run`.
+IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | None] = (
+    contextvars.ContextVar("servertune_check_image_env_at", default=None)
+)
 
 
 def beside(file: Path) -> FindConfig:
@@ -880,7 +887,6 @@ def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
 
 
 def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    from servertune.check.images import env_at_of_image
     from servertune.check.uwsgi import uwsgi_app, uwsgi_settings
 
     # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
@@ -891,9 +897,10 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     for name, value in reading.env.items():
         if name.startswith("UWSGI_") and name not in ("UWSGI_ORIGINAL_PROC_NAME",):
             option = name[len("UWSGI_") :].lower().replace("_", "-")
+            in_image = IMAGE_ENV_AT.get()  # a supervisord config in an image: its ENV line
             at = (
                 reading.env_at.get(name)
-                or env_at_of_image(reading.file, name)  # a supervisord config in an image
+                or (in_image(reading.file, name) if in_image is not None else None)
                 or reading.command.program.at
             )
             options.append((option, value, at))

@@ -59,13 +59,15 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
 def images_of_run(images: Sequence[Image]) -> Iterator[None]:
     """The images of the run in progress, for `found_in_images` (which `commands.beside`
     asks), while the block runs."""
-    from servertune.check.commands import IN_IMAGES
+    from servertune.check.commands import IMAGE_ENV_AT, IN_IMAGES
 
     token = _IMAGES.set(tuple(images))
     hook = IN_IMAGES.set(found_in_images)
+    env_hook = IMAGE_ENV_AT.set(env_at_of_image)
     try:
         yield
     finally:
+        IMAGE_ENV_AT.reset(env_hook)
         IN_IMAGES.reset(hook)
         _IMAGES.reset(token)
 
