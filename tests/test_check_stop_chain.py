@@ -587,3 +587,26 @@ def test_a_compose_grace_fix_is_not_offered_alone_when_honcho_kills_first(tmp_pa
     (grace,) = _rules(_findings(tmp_path, alone), "grace-period-below-shutdown")
     assert grace.fix == "stop_grace_period: 65s"
     assert "on every stop or redeploy docker kills" in grace.message
+
+
+def test_run_ln_s_links_resolve_as_the_kernel_reads_them(tmp_path: Path) -> None:
+    """`ln -s` in a RUN: a relative target is relative to the link's folder, a link written
+    onto a folder every image has is made inside it; the image finds the linked file."""
+    from servertune.check.dockerfile import read_image
+
+    (tmp_path / "start.sh").write_text("#!/bin/sh\nexec gunicorn app:app\n")
+    text = (
+        "FROM python:3.12\nWORKDIR /app\nCOPY start.sh .\n"
+        "RUN ln -sf /app/start.sh /usr/local/bin && ln -s ../conf /etc/app"
+        " ; ln -s app/start.sh /entrypoint\n"
+    )
+    image = read_image(tmp_path / "Dockerfile", text)
+    assert dict(image.links) == {
+        "/usr/local/bin/start.sh": "/app/start.sh",
+        "/etc/app": "/conf",
+        "/entrypoint": "/app/start.sh",
+    }
+    for name in ("/entrypoint", "start.sh", "/usr/local/bin/start.sh"):
+        found = image.find(name)
+        assert found is not None, name
+        assert found.file == tmp_path / "start.sh"

@@ -565,9 +565,19 @@ def _links(text: str, stage: _Stage) -> None:
         if not symbolic or len(names) != 2 or names[1].endswith("/"):
             continue
         target, link = names
-        link_path = PurePosixPath(stage.workdir) / link
+        link_path = PurePosixPath(os.path.normpath(str(PurePosixPath(stage.workdir) / link)))
+        if str(link_path) in _folders(stage):
+            # `ln -s /app/start.sh /usr/local/bin`: the link is made inside that folder.
+            link_path = link_path / PurePosixPath(target).name
         target_path = link_path.parent / target
-        stage.links[os.path.normpath(str(link_path))] = os.path.normpath(str(target_path))
+        stage.links[str(link_path)] = os.path.normpath(str(target_path))
+
+
+def _folders(stage: _Stage) -> set[str]:
+    """Folders every image has or this stage named: a link written onto one goes inside."""
+    path = f"{stage.env.get('PATH', '')}:{_DEFAULT_PATH}".split(":")
+    known = {"/", "/etc", "/opt", "/srv", "/tmp", "/usr", "/usr/local", stage.workdir}
+    return known | {os.path.normpath(d) for d in path if d.startswith("/")}
 
 
 def _command_words(command: Any, source: _Source) -> list[Word]:
