@@ -610,3 +610,28 @@ def test_run_ln_s_links_resolve_as_the_kernel_reads_them(tmp_path: Path) -> None
         found = image.find(name)
         assert found is not None, name
         assert found.file == tmp_path / "start.sh"
+
+
+def test_a_compose_service_is_stopped_with_its_stop_signal_or_its_images(tmp_path: Path) -> None:
+    """A compose service built from an image with `STOPSIGNAL SIGINT` is stopped with SIGINT
+    (gunicorn's quick shutdown, at the STOPSIGNAL line); the service's own `stop_signal`
+    wins over the image's, and its fix is in compose's words."""
+    image = 'FROM python:3.12-slim\nSTOPSIGNAL SIGINT\nCMD ["gunicorn", "app:app"]\n'
+    compose = "services:\n  web:\n    build: .\n"
+    files = {"Dockerfile": image, "compose.yaml": compose}
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line, finding.fix) == (
+        "Dockerfile",
+        2,
+        "STOPSIGNAL SIGTERM",
+    )
+    files["compose.yaml"] = compose + "    stop_signal: SIGQUIT\n"
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line, finding.fix) == (
+        "compose.yaml",
+        4,
+        "stop_signal: SIGTERM",
+    )
+    assert finding.message.startswith("SIGQUIT stops gunicorn")
+    files["compose.yaml"] = compose + "    stop_signal: SIGTERM\n"
+    assert not _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")

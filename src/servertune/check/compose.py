@@ -41,6 +41,7 @@ from servertune.check.dockerfile import (
     find_server,
     read_image,
     shell_form,
+    with_stop_signal,
 )
 from servertune.check.envfile import read_env_file
 from servertune.check.kubernetes import _documents, _Node
@@ -372,6 +373,18 @@ def _container(name: str, key_at: Location, service: _Node) -> Container:
     )
 
 
+def _stopped_with(app: AppServer, service: _Node, image: Image | None) -> AppServer:
+    """The app under the signal `docker compose stop` sends: the service's `stop_signal`,
+    else its image's STOPSIGNAL (SIGTERM when neither names one)."""
+    node = service.get("stop_signal")
+    written = node.text() if node is not None else None
+    if node is not None and written and not _unknown(node):
+        return with_stop_signal(app, written.strip(), node.at, "stop_signal: SIGTERM")
+    if image is not None and image.stop_signal is not None:
+        return with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
+    return app
+
+
 def _somaxconn(service: _Node) -> Setting[int] | None:
     """`sysctls: {net.core.somaxconn: 2048}` (or the list form `- net.core.somaxconn=2048`):
     the container's own somaxconn; None when the service sets none or a variable."""
@@ -638,6 +651,7 @@ def read_compose(
             continue
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
+        app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
     if not apps:
         raise NothingToCheck(

@@ -208,6 +208,8 @@ class _Stage:
     heredocs: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: Symbolic links a `RUN ln -s TARGET LINK` made: absolute link -> absolute target.
     links: dict[str, str] = field(default_factory=dict)
+    #: `STOPSIGNAL` as written, at its line.
+    stop_signal: tuple[str, Location] | None = None
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -222,6 +224,7 @@ class _Stage:
             copies=list(self.copies),
             heredocs=dict(self.heredocs),
             links=dict(self.links),
+            stop_signal=self.stop_signal,
         )
 
 
@@ -248,6 +251,8 @@ class Image:
     heredocs: dict[str, tuple[str, int]]
     #: Symbolic links made by `RUN ln -s`: absolute link -> absolute target.
     links: Mapping[str, str] = field(default_factory=dict)
+    #: `STOPSIGNAL` of the final stage as written, at its line: what `docker stop` sends.
+    stop_signal: tuple[str, Location] | None = None
     #: The build context was given (a compose file's `build.context`), not assumed.
     context_given: bool = False
 
@@ -472,6 +477,7 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
         copies=tuple(stage.copies),
         heredocs=stage.heredocs,
         links=stage.links,
+        stop_signal=stage.stop_signal,
     )
 
 
@@ -536,6 +542,9 @@ def _apply(
             stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
     elif name in ("COPY", "ADD"):
         _copy(command, stage, stages, variables, source)
+    elif name == "STOPSIGNAL" and command.value:
+        signal = process_word(command.value[0], variables, source.escape)
+        stage.stop_signal = (signal, Location(source.path, command.start_line))
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
 
@@ -761,28 +770,32 @@ _STOPSIGNAL = re.compile(r"^[ \t]*STOPSIGNAL[ \t]+(\S+)", re.I | re.M)
 
 
 def _stop_signal(app: AppServer, path: Path, text: str) -> AppServer:
-    """uWSGI whose image's STOPSIGNAL stops it: SIGTERM is never sent, so its handling of
-    SIGTERM does not matter (`die_on_term` set from that line)."""
-    from dataclasses import replace
-
-    from servertune.check.model import Setting
-
+    """The app under its image's last STOPSIGNAL (what `docker stop` sends)."""
     found = list(_STOPSIGNAL.finditer(text))
     if not found:
         return app
     signal = found[-1]
     line = text.count("\n", 0, signal.start()) + 1
+    return with_stop_signal(app, signal[1], Location(path, line), "STOPSIGNAL SIGTERM")
+
+
+def with_stop_signal(app: AppServer, signal: str, at: Location, fix: str) -> AppServer:
+    """The app stopped with `signal` (a Dockerfile's STOPSIGNAL, a compose `stop_signal`),
+    `fix` the line that makes it SIGTERM; uWSGI stopped with SIGINT or SIGQUIT stops at once
+    whatever its SIGTERM handling (`die_on_term` set from that line)."""
+    from servertune.check.model import Setting
+
     # What `docker stop` sends, for every server (gunicorn quits at once on INT and QUIT).
     app = replace(
         app,
-        stop_signal=Setting(signal[1].upper().removeprefix("SIG"), Location(path, line)),
-        stop_signal_fix="STOPSIGNAL SIGTERM",
+        stop_signal=Setting(signal.upper().removeprefix("SIG"), at),
+        stop_signal_fix=fix,
     )
     if app.kind != "uwsgi" or app.die_on_term is not None:
         return app
-    if signal[1].upper() not in _UWSGI_STOPS:
+    if signal.upper() not in _UWSGI_STOPS:
         return app
-    return replace(app, die_on_term=Setting(True, Location(path, line)))
+    return replace(app, die_on_term=Setting(True, at))
 
 
 def shell_form(
@@ -820,4 +833,4 @@ def shell_form(
 
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
-__all__ += ["container_words", "find_server", "shell_commands", "shell_form"]
+__all__ += ["container_words", "find_server", "shell_commands", "shell_form", "with_stop_signal"]
