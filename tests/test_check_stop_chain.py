@@ -516,6 +516,13 @@ def test_an_entrypoint_made_by_ln_s_is_followed_and_its_stopsignal_decides(
         "STOPSIGNAL SIGTERM   and in uWSGI's config: hook-master-start = unix_signal:15 "
         "gracefully_kill_them_all"
     )
+    # No die-on-term in the config: the fix adds both lines (SIGTERM alone would reload).
+    plain = {**files, "uwsgi.ini": ini.replace("die-on-term = true\n", "")}
+    (finding,) = _rules(_findings(tmp_path, plain), "stop-signal-quick-shutdown")
+    assert finding.fix.endswith(
+        "config: die-on-term = true   and   hook-master-start = "
+        "unix_signal:15 gracefully_kill_them_all"
+    )
     # Without the link, /entrypoint is not the script: nothing says what SIGINT does to it.
     unlinked = image.replace(" && ln -sf app/entrypoint.sh /entrypoint", "")
     findings = _findings(tmp_path, {**files, "Dockerfile": unlinked})

@@ -508,7 +508,13 @@ def stop_signal_quick_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
             # uWSGI 2.0's signal table: INT and QUIT "kill the entire uWSGI stack" at once,
             # die-on-term or not; only SIGTERM with the master hook drains.
             hook = f"hook-master-start = unix_signal:15 {_GRACEFULLY}"
-            set_ = app.die_on_term is not None and app.die_on_term.value
+            # (a die_on_term read from the stop signal's own line is that signal, not the
+            # config's option: SIGTERM would still reload without it)
+            set_ = (
+                app.die_on_term is not None
+                and app.die_on_term.value
+                and app.die_on_term.at != signal.at
+            )
             yield rule.finding(
                 signal.at,
                 f"{name} stops uWSGI at once (the signal table's \"kill the entire uWSGI "
