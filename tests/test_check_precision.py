@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from servertune.check import check_files
-from servertune.check.model import Finding
+from servertune.check.model import Finding, Severity
 from servertune.sizing import Machine, make_plan
 from servertune.workload import Workload
 
@@ -146,13 +146,25 @@ def test_uwsgi_processes_and_workers_are_one_option(tmp_path: Path) -> None:
 
 
 def test_a_script_without_exec_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
-    """`gunicorn ...` as the script's last line (no exec): the shell stays PID 1 and SIGTERM
-    never reaches gunicorn; the fix is the same line with `exec`."""
+    """`gunicorn ...` as the script's last line (no exec), the image's ENTRYPOINT: the shell
+    stays PID 1 and SIGTERM never reaches gunicorn; the fix is the same line with `exec`.
+    Given alone, nothing shows what starts the script (honcho or a Procfile would signal its
+    whole group): the same line and fix, as `info`, saying so."""
     script = "#!/bin/bash\nset -e\npython manage.py migrate\ngunicorn app.wsgi -w 2 --bind :8000\n"
-    finding = _one(_findings(tmp_path, {"entrypoint.sh": script}), "entrypoint-without-exec")
-    assert finding.at.line == 4
+    image = 'FROM python:3.12-slim\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n'
+    files = {"entrypoint.sh": script, "Dockerfile": image}
+    finding = _one(_findings(tmp_path, files), "entrypoint-without-exec")
+    assert (finding.at.file.name, finding.at.line) == ("entrypoint.sh", 4)
     assert finding.fix == "exec gunicorn app.wsgi -w 2 --bind :8000"
     assert "docs.docker.com" in finding.backing
+    (tmp_path / "alone").mkdir()
+    alone = _findings(tmp_path / "alone", {"entrypoint.sh": script})
+    assert not [f for f in alone if f.rule == "entrypoint-without-exec"]
+    guess = _one(alone, "entrypoint-without-exec-unlaunched")
+    assert guess.severity == Severity.info
+    assert guess.at.line == 4
+    assert guess.fix == "exec gunicorn app.wsgi -w 2 --bind :8000"
+    assert "no file given here starts the script" in guess.message
 
 
 def test_a_script_that_execs_or_traps_is_not_flagged(tmp_path: Path) -> None:

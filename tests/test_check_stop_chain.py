@@ -227,7 +227,8 @@ GUNICORN_SCRIPT = "#!/bin/bash\npython manage.py migrate\ngunicorn app.wsgi --ti
 def test_a_script_a_procfile_runs_needs_no_exec(tmp_path: Path) -> None:
     """`web: bash start.sh` (Heroku, honcho, foreman): the runner signals the script's whole
     group, so gunicorn as the shell's child still gets SIGTERM: no `entrypoint-without-exec`,
-    read alone or with the Procfile. The same script with no Procfile naming it is flagged."""
+    read alone or with the Procfile. The same script with nothing here starting it is said as
+    `info` (as an entrypoint, the shell would be PID 1)."""
     (tmp_path / ".git").mkdir()  # a repository: the tree check reads
     files = {"Procfile": "release: python manage.py migrate\nweb: bash start.sh\n"}
     files["start.sh"] = GUNICORN_SCRIPT
@@ -239,7 +240,7 @@ def test_a_script_a_procfile_runs_needs_no_exec(tmp_path: Path) -> None:
     assert (app.group_signalled.at.file.name, app.group_signalled.at.line) == ("Procfile", 2)
     (tmp_path / "Procfile").write_text("web: bash other.sh\n")
     (finding,) = _rules(
-        _findings(tmp_path, {"start.sh": GUNICORN_SCRIPT}), "entrypoint-without-exec"
+        _findings(tmp_path, {"start.sh": GUNICORN_SCRIPT}), "entrypoint-without-exec-unlaunched"
     )
     assert finding.fix == "exec gunicorn app.wsgi --timeout 30"
 

@@ -71,6 +71,7 @@ RULES: dict[str, Rule] = {
         launchers.option_given_twice,
         launchers.substring_not_default,
         shutdown.entrypoint_without_exec,
+        shutdown.entrypoint_without_exec_unlaunched,
         shutdown.shell_form_command,
         shutdown.background_server_without_trap,
         shutdown.stop_wait_below_graceful,

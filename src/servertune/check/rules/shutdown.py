@@ -142,6 +142,24 @@ _POD_TERMINATION = (
     kind="fault",
 )
 def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in _without_exec(c, started=True):
+        line = app.without_exec
+        assert line is not None  # (_without_exec keeps only those)
+        yield rule.finding(
+            line.at,
+            f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): the shell "
+            "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
+            f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
+            "in-flight requests are cut by the SIGKILL at the end of the grace period",
+            _exec_fix(line.value),
+        )
+
+
+def _without_exec(c: Context, *, started: bool) -> Iterator[AppServer]:
+    """The servers a script runs as its child, `started`: those whose script the files show
+    a container, pod, unit or process manager starting (else only the ones nothing shown
+    starts). The fault promises the shell is PID 1; with no launcher in the files that is a
+    guess: a script run by honcho or a Procfile has its whole group signalled."""
     for app in c.apps:
         line = app.without_exec
         if line is None or app.group_signalled is not None or app.reloads is not None:
@@ -149,12 +167,31 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             # server through the shell (Heroku's dyno manager, honcho, foreman). A --reload
             # server is a developer's: no deploy's requests to drain.
             continue
+        launched = any(step.file != line.at.file for step in app.launched_by)
+        if launched == started:
+            yield app
+
+
+@check_rule(
+    "entrypoint-without-exec-unlaunched",
+    Severity.info,
+    "a shell script nothing here starts runs the server without `exec`: as a container's "
+    "entrypoint, SIGTERM would never reach it",
+    _DOCKER_PID1 + "; " + _POD_TERMINATION,
+    kind="fault",
+)
+def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in _without_exec(c, started=False):
+        line = app.without_exec
+        assert line is not None  # (_without_exec keeps only those)
         yield rule.finding(
             line.at,
-            f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): the shell "
-            "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
-            f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
-            "in-flight requests are cut by the SIGKILL at the end of the grace period",
+            f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}), and no "
+            "file given here starts the script: if a container runs it as its entrypoint, the "
+            "shell is PID 1, which neither dies of SIGTERM nor passes it on, and `docker stop` "
+            f"never reaches {app.kind}; run by honcho, foreman or a Procfile, its whole group "
+            "is signalled and nothing is lost. Check it with the Dockerfile or manifest that "
+            "starts it",
             _exec_fix(line.value),
         )
 
