@@ -151,7 +151,9 @@ def test_a_script_without_exec_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
     Given alone, nothing shows what starts the script (honcho or a Procfile would signal its
     whole group): the same line and fix, as `info`, saying so."""
     script = "#!/bin/bash\nset -e\npython manage.py migrate\ngunicorn app.wsgi -w 2 --bind :8000\n"
-    image = 'FROM python:3.12-slim\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n'
+    image = (
+        'FROM python:3.12-slim\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n'
+    )
     files = {"entrypoint.sh": script, "Dockerfile": image}
     finding = _one(_findings(tmp_path, files), "entrypoint-without-exec")
     assert (finding.at.file.name, finding.at.line) == ("entrypoint.sh", 4)
