@@ -443,11 +443,6 @@ def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 
 _EXECLINE = re.compile(r"#!\S*\bexeclineb\b")
 
-#: Process managers a script hands the container to, and how each stops its children:
-#: honcho stops the processes of its Procfile with a signal to each one's process group
-#: (`os.killpg`), so a server under a shell of its own still gets SIGTERM.
-_MANAGERS = ("supervisord", "honcho", "foreman")
-
 
 def _managed(
     path: Path,
@@ -672,6 +667,10 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
 PROCFILE_RUNNER_WAIT_S = 5.0
 #: The Procfile runners: the option that names the Procfile, and the one that sets the wait.
 _PROCFILE_RUNNERS = {"honcho": None, "foreman": ("-t", "--timeout")}
+#: Process managers a script hands the container to: supervisord, and the Procfile runners,
+#: which signal each entry's process group (`os.killpg`), so a server under a shell of its own
+#: still gets SIGTERM.
+_MANAGERS = frozenset({"supervisord", *_PROCFILE_RUNNERS})
 
 
 def _procfile_manager(

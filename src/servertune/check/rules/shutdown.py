@@ -10,7 +10,7 @@ import re
 import shlex
 from collections.abc import Iterator
 
-from servertune.check.model import AppServer, Container, Finding, Severity
+from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -142,9 +142,7 @@ _POD_TERMINATION = (
     kind="fault",
 )
 def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in _without_exec(c, started=True):
-        line = app.without_exec
-        assert line is not None  # (_without_exec keeps only those)
+    for app, line in _without_exec(c, started=True):
         yield rule.finding(
             line.at,
             f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): the shell "
@@ -155,10 +153,10 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
-def _without_exec(c: Context, *, started: bool) -> Iterator[AppServer]:
-    """The servers a script runs as its child, `started`: those whose script the files show
-    a container, pod, unit or process manager starting (else only the ones nothing shown
-    starts). The fault promises the shell is PID 1; with no launcher in the files that is a
+def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Setting[str]]]:
+    """The servers a script runs as its child, with that line; `started`: those whose script
+    the files show a container, pod, unit or process manager starting (else only the ones
+    nothing shown starts). The fault promises the shell is PID 1; with no launcher in the files that is a
     guess: a script run by honcho or a Procfile has its whole group signalled."""
     for app in c.apps:
         line = app.without_exec
@@ -169,7 +167,7 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[AppServer]:
             continue
         launched = any(step.file != line.at.file for step in app.launched_by)
         if launched == started:
-            yield app
+            yield app, line
 
 
 @check_rule(
@@ -181,9 +179,7 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[AppServer]:
     kind="fault",
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in _without_exec(c, started=False):
-        line = app.without_exec
-        assert line is not None  # (_without_exec keeps only those)
+    for app, line in _without_exec(c, started=False):
         yield rule.finding(
             line.at,
             f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}), and no "

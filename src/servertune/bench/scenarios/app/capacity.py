@@ -84,7 +84,8 @@ class Saturation:
     #: The copied layout of the same server (no admission) whose saturation this is; None:
     #: the row's own, behind servertune's admission.
     against: str | None = None
-    #: The cores of the plan's machine; 0: unknown (the ratio is then the raw saturation's).
+    #: The cores the plan's processes use (a loop uses one at most, so the fewer of the
+    #: machine's cores and the processes); 0: unknown (the ratio is then the raw saturation's).
     cores: int = 0
 
     @property
@@ -94,10 +95,7 @@ class Saturation:
         app, proxy = self.row.get(CPU_KEYS[0]), self.row.get(CPU_KEYS[1])
         if app is None or proxy is None:
             return None
-        sent = int(self.row.get("requests") or 0)
-        answered = sent - int(self.row.get("refused_503") or 0)
-        per = sent / answered if answered > 0 else 1.0
-        total = (float(app) + float(proxy)) * per
+        total = (float(app) + float(proxy)) * _per_answered(self.row)
         return total if total > 0 else None
 
     @property
@@ -196,6 +194,14 @@ def _bound_by_connections(row: dict[str, Any], unloaded_p50_ms: float | None) ->
     return held >= QUEUED_SHARE * int(row["concurrency"])
 
 
+def _per_answered(row: dict[str, Any]) -> float:
+    """Requests sent per request answered: a row's CPU per request counted over the answered
+    ones (the 503s cost the app nothing)."""
+    sent = int(row.get("requests") or 0)
+    answered = sent - int(row.get("refused_503") or 0)
+    return sent / answered if answered > 0 else 1.0
+
+
 def cpu_said(sat: Saturation, cores: int, tool: str, front: str) -> str:
     """The CPU per answered request at the row's best level, each part's, the cores other work
     took, and the req/s those figures give: what the cores really went to."""
@@ -205,9 +211,7 @@ def cpu_said(sat: Saturation, cores: int, tool: str, front: str) -> str:
     app, proxy, load = (row.get(k) for k in CPU_KEYS[:3])
     if app is None or proxy is None or load is None:
         return "CPU per request not measured"
-    sent = int(row.get("requests") or 0)
-    answered = sent - int(row.get("refused_503") or 0)
-    per = sent / answered if answered > 0 else 1.0  # the 503s cost the app nothing
+    per = _per_answered(row)
     app, proxy, load = app * per, proxy * per, load * per
     others = [float(r["other_cpu_cores"]) for r in row.get("repeats", [])
               if r.get("other_cpu_cores") is not None]  # fmt: skip
