@@ -156,6 +156,25 @@ def test_haproxy_timers_and_termination_state(tmp_path: Path) -> None:
     assert traffic.terminations == {"-- 200": 1, "sH 504": 1}
 
 
+def test_haproxys_own_event_lines_are_neither_requests_nor_unparsable(tmp_path: Path) -> None:
+    """HAProxy writes its proxy and server events into the same log as the requests (raw or
+    behind syslog's prefix): they are counted apart and named in the report, not unparsable."""
+    log = tmp_path / "haproxy.log"
+    log.write_text(
+        HAPROXY.format(tr=69, ta=109, status=200, term="----")
+        + "Proxy servertune_lb stopped (cumulated conns: FE: 747, BE: 0).\n"
+        + "Nov 26 13:00:01 lb haproxy[14389]: Server be/app1 is DOWN, reason: Layer4 "
+        'connection problem, info: "Connection refused", check duration: 0ms.\n'
+        + "Nov 26 13:00:02 lb haproxy[14389]: Proxy fe started.\n"
+        + "this is not HAProxy\n"
+    )
+    traffic = read_traffic([log], build_format("haproxy"))
+    assert (traffic.requests, traffic.events, traffic.unparsable) == (1, 3, 1)
+    assert [bad.text for bad in traffic.bad_lines] == ["this is not HAProxy"]
+    result = CliRunner().invoke(cli, ["measure", "--log", str(log), "--log-format", "haproxy"])
+    assert "1 requests, 1 unparsable, 0 blank, 3 of haproxy's own events" in result.output
+
+
 ALB = (
     "https 2026-11-26T13:00:00.186641Z app/my-lb/50dc6c495c0c9188 192.168.131.39:2817 "
     '10.0.0.1:80 0.000 {target} 0.000 {status} {status} 34 366 "GET '

@@ -5,7 +5,6 @@ the app's own timing within 5 %, and the plan from the log is the plan from the 
 from __future__ import annotations
 
 import json
-import math
 import re
 import statistics
 import sys
@@ -361,25 +360,32 @@ def test_keep_log_keeps_haproxys_log_where_haproxy_takes_nginxs_place(
     assert detected.exit_code == 0, detected.output
     assert "haproxy" in detected.output
     traffic = read_traffic([haproxy_log], build_format("haproxy"))
-    assert traffic.unparsable == 0  # no readiness probe, no HAProxy notice among the requests
+    # No readiness probe among the requests; HAProxy's one line of its own, as its soft stop
+    # (the drain) ends: "Proxy servertune_lb stopped (...)", counted apart.
+    assert (traffic.unparsable, traffic.events) == (0, 1)
     answered = read_traffic([nginx_log], build_format("nginx", TIMED))
     # Every request an app server answered came through one of the two fronts, and was logged
     # there once (503s past HAProxy's queue never reached the app). A client that gave up as a
     # level ended (nginx 499, HAProxy -1: seen on a loaded machine, 7 of 7,567) leaves a request
     # the app still answered but no front answered with a 200.
-    # And a front stopped at a level's end with an answer still on its way writes no line for
-    # it (11,620 answered against 11,615 logged and none given up, once in a loaded run):
-    # a thousandth of the requests at most.
+    # The fronts stop once they have answered what they took in (`--keep-log` drains them). And
+    # HAProxy, with the plan's 2 threads, drops a line rather than wait for the other thread's
+    # write (haproxy/haproxy#1861): the report says how many (14 of 10,900 once, loaded).
+    assert "did not say how many" not in result.output
+    said = re.search(r"HAProxy dropped (\d+) log line", result.output)
+    dropped = int(said.group(1)) if said else 0
     truth = _app_times(times)
     given_up = answered.statuses["499"] + traffic.statuses["-1"]
     answered_200 = traffic.statuses["200"] + answered.statuses["200"]
-    stopped_mid_answer = math.ceil(len(truth) / 1000)
-    assert answered_200 <= len(truth) <= answered_200 + given_up + stopped_mid_answer
+    assert answered_200 <= len(truth) <= answered_200 + given_up + dropped
     assert traffic.statuses["200"] >= 100
     assert set(traffic.statuses) <= {"200", "503", "-1"}
     assert set(answered.statuses) <= {"200", "499"}
-    # Tr holds the app's time: at least its 25 ms (whole ms, cut down), and in the closed levels,
-    # where nothing waits in front of the handler, as low as the app's own fastest answers. (The
-    # open-loop level queues requests inside uvicorn, which HAProxy times and the app does not.)
-    assert traffic.quantile(0.01) >= DELAYS["fast"] * 1000 - 1
+    # Tr holds the app's time: its 25 ms (whole ms, cut down) at the median, and in the closed
+    # levels, where nothing waits in front of the handler, as low as the app's own fastest
+    # answers. (The open-loop level queues requests inside uvicorn, which HAProxy times and the
+    # app does not.) Not the lowest Tr: HAProxy's clock, kept from jumping, advances by its
+    # poll timeout while HAProxy is descheduled, so on a starved machine a few requests were
+    # timed short (16 ms at the 1st percentile under 3 busy loops on 2 cores).
+    assert traffic.quantile(0.5) >= DELAYS["fast"] * 1000 - 1
     assert traffic.quantile(0.01) <= _quantile(truth, 0.01) + 3  # 3 ms: a busy shared machine

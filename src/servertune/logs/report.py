@@ -42,6 +42,7 @@ def _lines(t: Traffic) -> list[str]:
         (
             f"lines          {t.lines:,}: {t.requests:,} requests, {t.unparsable:,} unparsable, "
             f"{t.blank:,} blank"
+            + (f", {t.events:,} of {t.format.name}'s own events" if t.events else "")
         ),
     ]
     for bad in t.bad_lines:

@@ -223,6 +223,8 @@ class Traffic:
     lines: int = 0
     blank: int = 0
     unparsable: int = 0
+    #: Lines the server wrote about itself (`LogFormat.events`): not requests, not unparsable.
+    events: int = 0
     bad_lines: list[BadLine] = field(default_factory=list)
     requests: int = 0
     timed: int = 0
@@ -575,9 +577,11 @@ class _Accumulator:
             stamps = self._stamps(rows)
         traffic.lines += count
         # Every line matched: no blank, no unparsable one. Else count them line by line.
-        blank = 0 if len(rows) == count else self._slow_path(chunk)
+        blank, events = (0, 0) if len(rows) == count else self._slow_path(chunk)
+        events = min(events, count - blank - len(rows))  # a request line is never an event
         traffic.blank += blank
-        traffic.unparsable += count - blank - len(rows)
+        traffic.events += events
+        traffic.unparsable += count - blank - events - len(rows)
         if not rows:
             return
         traffic.requests += len(rows)
@@ -664,21 +668,25 @@ class _Accumulator:
             if name not in self.examples and len(self.examples) <= MAX_ROUTES:
                 self.examples[name] = _text(path)
 
-    def _slow_path(self, chunk: Chunk) -> int:
-        """Count the blank lines of a chunk that has unparsable ones (in C), and keep the first
-        few unparsable ones (line by line, until SHOWN_BAD_LINES are kept)."""
+    def _slow_path(self, chunk: Chunk) -> tuple[int, int]:
+        """Count the blank lines and the server's own event lines of a chunk that has
+        unparsable ones (in C), and keep the first few unparsable ones (line by line, until
+        SHOWN_BAD_LINES are kept)."""
         data = chunk.data
         blank = len(_BLANK_AFTER.findall(data)) + data.startswith(b"\n")
+        own = self.fmt.events
+        events = 0 if own is None else len(own.findall(data))
         bad = self.traffic.bad_lines
         if len(bad) >= SHOWN_BAD_LINES:
-            return blank
+            return blank, events
         match = self.scan.match
         for offset, line in enumerate(data.split(b"\n")[:-1]):
-            if line and match(line) is None:
-                bad.append(BadLine(chunk.source, chunk.first_line + offset, _text(line)))
-                if len(bad) >= SHOWN_BAD_LINES:
-                    break
-        return blank
+            if not line or match(line) is not None or (own is not None and own.match(line)):
+                continue
+            bad.append(BadLine(chunk.source, chunk.first_line + offset, _text(line)))
+            if len(bad) >= SHOWN_BAD_LINES:
+                break
+        return blank, events
 
     def _ms(self, text: str, reader: Callable[[str], float | None]) -> float | None:
         try:

@@ -12,8 +12,10 @@ import http.client
 import os
 import re
 import signal
+import socket
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +130,8 @@ class Deployment:
     files: dict[str, str]
     #: HAProxy in front of nginx, when the clients reach it first.
     front: Server | None = None
+    #: The stats socket of a HAProxy that logs its requests (`haproxy_stats_name`).
+    log_stats: str | None = None
 
     def app_cpu_seconds(self) -> float:
         """CPU seconds used so far by the app servers (not nginx)."""
@@ -144,6 +148,16 @@ class Deployment:
     def wait_idle(self) -> float:
         """Wait until the app servers have nothing left to serve (`wait_idle`); the seconds it took."""
         return wait_idle(self.app_cpu_seconds)
+
+    def drain_fronts(self, stack: Stack, timeout_s: float) -> int | None:
+        """Stop the proxies once each has answered every request it took in, the outer one
+        first (`Stack.drain`): their request logs then hold every request the app servers
+        answered (a proxy stopped at once drops the line of an answer still on its way). The
+        log lines a logging HAProxy dropped meanwhile (`haproxy_dropped_logs`), if it has one."""
+        dropped = None if self.log_stats is None else haproxy_dropped_logs(self.log_stats)
+        for server in [*([self.front] if self.front else []), self.nginx]:
+            stack.drain(server, timeout_s)
+        return dropped
 
     def stop(self, stack: Stack) -> None:
         """Stop the proxies, then the app servers."""
@@ -309,9 +323,17 @@ def _with_log(nginx_text: str, access_log: Path | None) -> str:
 
 #: The frontend of servertune's HAProxy file (templates/haproxy.cfg.j2): its requests are logged.
 _HAPROXY_FRONTEND = re.compile(r"^frontend servertune_lb\n", re.MULTILINE)
+_HAPROXY_GLOBAL = re.compile(r"^global\n", re.MULTILINE)
 
 
-def _haproxy_with_log(haproxy_text: str) -> str:
+def haproxy_stats_name(name: str) -> str:
+    """The abstract Unix socket (Linux: no file, no path-length limit) on which the logged
+    HAProxy of deployment `name` answers `show info`: unique to this harness process, and short
+    whatever the name (an abstract name has the 107 bytes of a socket path at most)."""
+    return f"servertune-{os.getpid()}-{zlib.crc32(name.encode()):08x}-stats"
+
+
+def _haproxy_with_log(haproxy_text: str, stats: str) -> str:
     """`haproxy_text` with its frontend logging every request in HAProxy's HTTP log format
     (`option httplog`: the `haproxy` format `measure --log` reads; Tr is the app's time) to
     HAProxy's standard output, which the harness points at the --keep-log file. HAProxy writes
@@ -320,12 +342,41 @@ def _haproxy_with_log(haproxy_text: str) -> str:
     is. Without `option abortonclose` (off by default) a request the load generator hangs up on
     still goes to the app and is logged with the app's whole time, as nginx's
     `proxy_ignore_client_abort` does for the nginx rows. `dontlognull`: a connection that sent
-    nothing (the harness's readiness probe) is no request, and nginx logs none either."""
+    nothing (the harness's readiness probe) is no request, and nginx logs none either.
+
+    With several threads, one that finds another writing to the file descriptor drops its line
+    rather than wait (haproxy/haproxy#1861, "works as designed"), and counts it in `show info`'s
+    DroppedLogs: the stats socket (`stats`, read-only level `user`) is how the run says how
+    many (`haproxy_dropped_logs`)."""
     lines = "    log stdout format raw local0 info\n    option httplog\n    option dontlognull\n"
     text, count = _HAPROXY_FRONTEND.subn(lambda match: match.group(0) + lines, haproxy_text)
     if count != 1:
         raise RuntimeError("gen haproxy's frontend line changed: update _HAPROXY_FRONTEND")
+    stats_line = f"    stats socket abns@{stats} level user\n"
+    text, count = _HAPROXY_GLOBAL.subn(lambda match: match.group(0) + stats_line, text)
+    if count != 1:
+        raise RuntimeError("gen haproxy's global line changed: update _HAPROXY_GLOBAL")
     return text
+
+
+def haproxy_dropped_logs(stats: str, timeout_s: float = 2.0) -> int | None:
+    """The log lines HAProxy dropped so far (`show info`'s DroppedLogs on the abstract socket
+    `stats`), or None when it does not answer."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout_s)
+            # HAProxy binds an abstract name padded with NULs to the whole sun_path (108
+            # bytes; its `abnsz@`, 3.1 on, is the unpadded one): the client's must match.
+            name = b"\0" + stats.encode()
+            conn.connect(name.ljust(108, b"\0"))
+            conn.sendall(b"show info\n")
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+    except OSError:
+        return None
+    found = re.search(rb"^DroppedLogs: (\d+)$", answer, re.MULTILINE)
+    return int(found.group(1)) if found else None
 
 
 def deploy_command(
@@ -489,7 +540,7 @@ def deploy_asgi(
     home = stack.dir / name
     home.mkdir()
     layout: Literal["per-worker", "shared"] = "per-worker" if per_worker else "shared"
-    files = _front_files(plan, layout, front, access_log)
+    files = _front_files(name, plan, layout, front, access_log)
     # The launch scripts exec the server by name: this interpreter's environment comes first.
     path_env = {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     starts: list[tuple[str, list[str], int | None, dict[str, str]]] = []
@@ -539,7 +590,7 @@ def deploy_asgi(
 
 
 def _front_files(
-    plan: Plan, layout: Layout, front: AsgiFront, access_log: Path | None
+    name: str, plan: Plan, layout: Layout, front: AsgiFront, access_log: Path | None
 ) -> dict[str, str]:
     """The proxies' files for `front`: nginx.conf and/or haproxy.cfg, as `servertune gen`
     renders them for the plan."""
@@ -549,7 +600,9 @@ def _front_files(
         if layout != "per-worker":
             raise ServerError("HAProxy in nginx's place fronts the per-worker servers only")
         text = render_haproxy(plan, "app")
-        return {"haproxy.cfg": text if access_log is None else _haproxy_with_log(text)}
+        if access_log is not None:
+            text = _haproxy_with_log(text, haproxy_stats_name(name))
+        return {"haproxy.cfg": text}
     files = {"nginx.conf": _with_log(render_nginx(plan, "asgi", layout), access_log)}
     if front == "haproxy-nginx":
         files["haproxy.cfg"] = render_haproxy(plan)
@@ -589,6 +642,7 @@ def _behind_haproxy(
         nginx=nginx or haproxy,
         files=files,
         front=haproxy if nginx else None,
+        log_stats=haproxy_stats_name(name) if access_log is not None and nginx is None else None,
     )
     _wait_http(deployment.url, ready_path)
     return deployment

@@ -92,6 +92,7 @@ def _measure_config(
             samples.setdefault((config, level), []).append(row)
             rounds.record(config, level, row)
             run.progress.advance(f"{at}: {describe(row)}")
+        scenario.finish(run, config, served)
     finally:
         with run.spent.phase("stop"):
             run.stack.stop_together(

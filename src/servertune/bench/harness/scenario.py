@@ -182,6 +182,11 @@ class Scenario(Protocol):
         """One sample of `config` at `level`: a run row with `config` and its numbers."""
         ...
 
+    def finish(self, run: Run[Any], config: str, served: Any) -> None:
+        """After `config`'s last level, before the runner stops its servers: what must end
+        before they stop (a request log's last lines)."""
+        ...
+
     def summarize(self, run: Run[Any], results: Results) -> Report:
         """The report: rows (medians), ratios, targets, notes, versions."""
         ...
@@ -231,6 +236,9 @@ class BaseScenario(Generic[S]):
     def measure(self, run: Run[S], config: str, served: Any, level: Level) -> dict[str, Any]:
         """Every scenario measures."""
         raise NotImplementedError
+
+    def finish(self, run: Run[S], config: str, served: Any) -> None:
+        """Nothing to end before the servers stop."""
 
     def summarize(self, run: Run[S], results: Results) -> Report:
         """Every scenario summarizes."""

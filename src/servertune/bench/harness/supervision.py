@@ -55,6 +55,14 @@ STOP_SIGNALS: Mapping[str, signal.Signals] = {
 # against 2 s here) -- the clients of those requests have gone; a stop with none in flight is
 # quicker than the grace.
 STOP_GRACE_S: Mapping[str, float] = {"uvicorn": 1.0, "granian": 2.0, "gunicorn": 2.0}
+# The signal that stops a proxy once every request it took in is answered (and logged): nginx's
+# graceful shutdown (SIGQUIT) and HAProxy's soft stop (SIGUSR1) both close the listeners and idle
+# connections at once and exit when the last request in flight is done (their manuals:
+# nginx "Controlling nginx", HAProxy management guide "Stopping and restarting HAProxy").
+DRAIN_SIGNALS: Mapping[str, signal.Signals] = {
+    "nginx": signal.SIGQUIT,
+    "haproxy": signal.SIGUSR1,
+}
 
 
 class ServerError(RuntimeError):
@@ -217,6 +225,18 @@ class Stack:
                 errors.append(error)
         if errors:
             raise errors[0]
+
+    def drain(self, server: Server, timeout_s: float) -> None:
+        """Stop a proxy the way that lets it answer, and log, every request it took in
+        (DRAIN_SIGNALS), waiting up to `timeout_s` for it to exit; then `stop` it as usual
+        (SIGKILL if the drain did not finish)."""
+        if server.stopped:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            server.process.send_signal(DRAIN_SIGNALS[server.kind])
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.process.wait(timeout=timeout_s)
+        self.stop(server, grace_s=0.0)
 
     def stop(
         self, server: Server, *, signalled_at: float | None = None, grace_s: float | None = None

@@ -62,6 +62,9 @@ class LogFormat:
     timing_hint: str = ""
     #: Extra words on what the format reads, for `--log-format` errors and the docs.
     notes: tuple[str, ...] = field(default=())
+    #: The lines the server writes about itself among its requests (HAProxy's proxy and server
+    #: events), anchored at a line start: counted apart, neither requests nor unparsable.
+    events: re.Pattern[bytes] | None = None
 
     def column(self, name: str) -> int | None:
         """The index of a column in `findall`'s tuples, or None when this format lacks it."""

@@ -24,6 +24,18 @@ _PATTERN = (
 )
 
 
+#: HAProxy's own messages, which go to the same log as the requests (its configuration manual,
+#: "log"; the texts are its source's, proxy.c and server.c): a proxy started, paused, resumed
+#: or stopped (a soft stop writes "Proxy NAME stopped (cumulated conns: ...)"), a server going
+#: up or down, a backend left without servers. With or without a syslog prefix.
+_EVENTS = (
+    rb"^(?:[^\n]*?\]: )?(?:Proxy \S+ (?:started|stopped)|(?:Stopping|Pausing|Resuming) "
+    rb"(?:frontend|backend|proxy) |(?:Health check for )?(?:backup )?[Ss]erver \S+/\S+ "
+    rb"(?:is |was )?(?:UP|DOWN|going DOWN|succeeded|failed)|(?:backend|proxy) \S+ has no "
+    rb"server available)[^\n]*$"
+)
+
+
 def _second(text: str) -> int:
     try:
         return unix_second(
@@ -49,4 +61,5 @@ def build(spec: str | None) -> LogFormat:
         second=_second,
         service_ms=_ms,
         service_field="Tr",
+        events=re.compile(_EVENTS, re.MULTILINE),
     )

@@ -50,6 +50,8 @@ class Candidates:
     #: Per --static prefix: the file nginx served before every candidate's load (path,
     #: bytes), or None when its directory has no file to ask for.
     static_served: dict[str, tuple[str, int] | None]
+    #: --keep-log: the lines a logging HAProxy dropped, by kept log (None: it did not say).
+    dropped_log_lines: dict[str, int | None]
     #: The --against command lines, by candidate name.
     user_commands: dict[str, UserCommand]
     #: --replay: the plan's capacity (req/s), and the pace 1 x plays the log at (1.0: its own;

@@ -5,7 +5,6 @@ each run a row with the CPU each part used per request."""
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 from servertune.bench.harness.scenario import Level, Run
@@ -72,12 +71,10 @@ def split_connections(paths: tuple[tuple[str, float], ...], connections: int) ->
     return counts
 
 
-#: --keep-log: a log is settled when it has not grown for this many times the slowest path's
-#: time (each request left in flight answers within about its time: nothing queues behind it
-#: once the load stopped), at least LOG_QUIET_MIN_S, waiting LOG_SETTLE_S at most.
-LOG_QUIET_S = 2.0
-LOG_QUIET_MIN_S = 0.2
-LOG_SETTLE_S = 10.0
+#: --keep-log: the most a candidate's proxies may take, once its last load is over, to answer
+#: the requests the client left in flight before they stop (each answers within about its
+#: path's time: nothing queues behind it once the load stopped).
+LOG_DRAIN_S = 10.0
 
 
 class Load(Candidates):
@@ -97,9 +94,7 @@ class Load(Candidates):
         with run.spent.phase("wait idle"):
             served.wait_idle()
         if level.concurrency is None:
-            opened = self._measure_open(run, config, served, level.role)
-            self._settle_log(run, config)
-            return opened
+            return self._measure_open(run, config, served, level.role)
         paths = self.input.paths
         result: LoadResult
         parts = {"app": served.app_cpu_seconds, "proxy": served.proxy_cpu_seconds}
@@ -150,7 +145,6 @@ class Load(Candidates):
             row["shed"] = round(refused / result.requests, 3) if result.requests else 0.0
             row["errors"] = row["errors"] - refused
             row["non_2xx"] = row["non_2xx"] - refused
-        self._settle_log(run, config)
         return row
 
     def _measure_open(
@@ -209,26 +203,15 @@ class Load(Candidates):
             row["timeline"] = replay_timeline(arrivals, pace, result)
         return row
 
-    def _settle_log(self, run: Run[AppSizes], config: str) -> None:
-        """--keep-log: after a load, wait until the requests the client left in flight are
-        logged (nginx writes a line when the app answers; the candidate may be stopped next,
-        and a request nginx still waited for would be missing from the log). Done when the
-        file has not grown for LOG_QUIET_S x the slowest path's time, at most LOG_SETTLE_S."""
+    def finish(self, run: Run[AppSizes], config: str, served: Any) -> None:
+        """--keep-log: the proxies stop once every request the client left in flight is
+        answered, so the kept log holds every request the app answered (`drain_fronts`)."""
         log = self._log_path(run, config)
         if log is None:
             return
-        slowest_s = max((m["service_time_ms"] for m in self.measured), default=0.0) / 1000
-        quiet = max(LOG_QUIET_MIN_S, LOG_QUIET_S * slowest_s)
-        start = time.monotonic()
-        size, changed = -1, start
-        while time.monotonic() - start < LOG_SETTLE_S:
-            now_size = log.stat().st_size if log.exists() else 0
-            now = time.monotonic()
-            if now_size != size:
-                size, changed = now_size, now
-            elif now - changed >= quiet:
-                return
-            time.sleep(0.05)  # polling a file nginx appends to; bounded by LOG_SETTLE_S
+        dropped = served.drain_fronts(run.stack, LOG_DRAIN_S)
+        if served.log_stats is not None:
+            self.dropped_log_lines[log.name] = dropped
 
     def _processes(self, config: str, plan: Any) -> int | None:
         """Worker processes the candidate runs (None: set by the user's file)."""
@@ -238,6 +221,23 @@ class Load(Candidates):
         if layout is None:  # set by the user's file
             return None
         return layout.workers(self.cores) if layout.workers else int(plan.processes)
+
+
+def dropped_log_notes(dropped: dict[str, int | None]) -> list[str]:
+    """The report's words on the lines a logging HAProxy dropped from a kept log: with several
+    threads, one that finds another writing to its standard output drops its line rather than
+    wait (haproxy/haproxy#1861), and says so in `show info`'s DroppedLogs."""
+    notes = []
+    for name, lines in dropped.items():
+        if lines is None:
+            notes.append(f"--keep-log {name}: HAProxy did not say how many log lines it dropped")
+        elif lines:
+            notes.append(
+                f"--keep-log {name}: HAProxy dropped {lines} log line(s): with several threads, "
+                "one that finds another writing a line drops its own rather than wait (its "
+                "`show info` DroppedLogs; haproxy/haproxy#1861)"
+            )
+    return notes
 
 
 def replay_timeline(arrivals: Any, pace: float, result: Any) -> dict[str, Any]:

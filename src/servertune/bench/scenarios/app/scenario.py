@@ -51,7 +51,7 @@ from servertune.bench.scenarios.app.levels import (
     replay_speed,
     replay_trimmed,
 )
-from servertune.bench.scenarios.app.load import Load
+from servertune.bench.scenarios.app.load import Load, dropped_log_notes
 from servertune.bench.scenarios.app.summary_dual import DualSummary
 from servertune.bench.scenarios.app.verdicts import NOISE_BAND
 from servertune.measure.sweep import DRAIN_SECONDS, SWEEP_SECONDS
@@ -183,6 +183,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         #: Per --static prefix: the file nginx served before every candidate's load (path,
         #: bytes), or None when its directory has no file to ask for.
         self.static_served = {}
+        self.dropped_log_lines = {}
 
     def _calibrate_client(self, run: Run[AppSizes]) -> ClientCeiling:
         """The open-loop client's ceiling on these cores, once per run (`open_loop_ceiling`)."""
@@ -308,10 +309,13 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
         """Medians with the spread of repeats, ratios against the best naive, verdicts; with
         both entry points, each one's report and which of them to deploy."""
         if self.dual:
-            return self._summarize_dual(run, results)
-        if self.interface == "asgi":
-            return self._summarize_asgi(run, results)
-        return self._summarize_wsgi(run, results)
+            report = self._summarize_dual(run, results)
+        elif self.interface == "asgi":
+            report = self._summarize_asgi(run, results)
+        else:
+            report = self._summarize_wsgi(run, results)
+        report.notes.extend(dropped_log_notes(self.dropped_log_lines))
+        return report
 
     def plot(self, report: Report, path: Path) -> None:
         """req/s (with the repeats' range) and p99 against connections, one line per candidate."""
