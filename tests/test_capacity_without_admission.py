@@ -16,7 +16,7 @@ from servertune.bench.scenarios.app.capacity import (
     saturation_target,
     without_admission,
 )
-from servertune.bench.scenarios.app.correction import correct, write_correction
+from servertune.bench.scenarios.app.correction import correct, corrected_values, write_correction
 from servertune.bench.scenarios.app.verdicts import shed_cause
 from servertune.cli import app
 from servertune.sizing import plan_for
@@ -115,13 +115,38 @@ def test_a_capacity_off_by_more_than_20_percent_writes_the_workload_it_measured(
     assert fix is not None
     path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
     said = fix.said(path)
-    assert "the number that was off is cpu_ms, 1 planned" in said
+    assert "the number that was off is cpu_ms, 1 ms a request planned" in said
     assert "other work" not in said  # none recorded here
     assert str(path) in said
     result = CliRunner().invoke(app, ["explain", "--workload", str(path)])
     assert result.exit_code == 0, result.output
     corrected = plan_for(load_workload(path))
     assert corrected.asgi_capacity_rps == pytest.approx(4300.0, rel=0.001)
+
+
+def test_a_loop_share_the_plan_sized_from_is_the_number_named_off() -> None:
+    """As on a Django view measured while other work held the cores: cpu_ms 0.774 but a loop
+    share of 0.1132 of 24.91 ms (2.82 ms a request), which the plan sized from (664 req/s),
+    against uvicorn copied at 1,938: the verdict names loop_blocking_fraction and its ms, not
+    cpu_ms, and the corrected file lowers the share with the CPU."""
+    workload = Workload(cores=2, interface="asgi", service_time_ms=24.91, cpu_ms=0.774,
+                        loop_blocking_fraction=0.1132, app="m:app")  # fmt: skip
+    plan = plan_for(workload)
+    ours = saturation(
+        "servertune-uvicorn-haproxy", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(64, 550.0), _closed(128, 553.0, refused=6284)],
+    )  # fmt: skip
+    copied = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_closed(64, 1800.0), _closed(128, 1938.0)],
+    )  # fmt: skip
+    fix = correct(without_admission(ours, [copied]), workload, plan.processes)
+    assert fix is not None
+    said = fix.said(Path("w.toml"))
+    assert "off is loop_blocking_fraction (24.91 ms x 0.1132), 2.82 ms a request planned" in said
+    values = corrected_values(workload, fix)
+    assert values["cpu_ms"] == fix.measured_cpu_ms
+    assert values["loop_blocking_fraction"] <= fix.measured_cpu_ms / 24.91
 
 
 def test_a_capacity_within_20_percent_writes_nothing() -> None:

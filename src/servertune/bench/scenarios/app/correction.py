@@ -2,16 +2,20 @@
 
 When a servertune row's planned capacity differs from the saturation its server reached without
 servertune's admission (`capacity.without_admission`) by more than `CAPACITY_TOLERANCE`, the
-number that was off is the CPU one request costs its loop: the plan's capacity is
-`processes x 1000 / (cpu_ms + the server's own ms + nginx's ms)`, every other term a declared
-constant. Solving that for the capacity measured (the app servers' and the front's CPU per
-answered request on the plan's cores, `Saturation.judged_rps`) gives the cpu_ms the run saw; the workload
-the run planned from, with that cpu_ms (and a loop share no larger), is written as a workload
-file, so `servertune gen --workload FILE` writes the configs for what was just measured.
+number that was off is the time one request holds its loop: the plan's capacity is
+`processes x 1000 / (held ms + the server's own ms + nginx's ms)`, every other term a declared
+constant, and the held ms is `cpu_ms`, or `service_time_ms x loop_blocking_fraction` where
+that is more (a sync call made without `await` blocks the loop without CPU). The verdict names
+whichever the plan used. Solving the formula for the capacity measured (the app servers' and
+the front's CPU per answered request on the plan's cores, `Saturation.judged_rps`) gives the
+ms the run saw; the workload the run planned from, with that cpu_ms and a loop share no larger,
+is written as a workload file, so `servertune gen --workload FILE` writes the configs for what
+was just measured.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,20 +43,25 @@ class Correction:
 
     config: str
     against: str
+    #: The ms a request held its loop in the plan, and the ms the saturation implies.
     planned_cpu_ms: float
     measured_cpu_ms: float
     planned_rps: float
     measured_rps: float
     #: Cores other work took during that level (median of its repeats), 0 when not recorded.
     other_cores: float = 0.0
+    #: The workload number the planned ms came from, as the verdict names it: `cpu_ms`, or
+    #: `loop_blocking_fraction (<service> ms x <share>)` where the loop share gave more.
+    off: str = "cpu_ms"
 
     def said(self, path: Path) -> str:
         """The verdict's line: which number was off, by how much, and where the fix went."""
         return (
             f"capacity off by more than {CAPACITY_TOLERANCE:.0%}: {self.config}'s plan said "
             f"{self.planned_rps:.0f} req/s, {self.against} (no admission) serves "
-            f"{self.measured_rps:.0f}; the number that was off is cpu_ms, {self.planned_cpu_ms:g} "
-            f"planned against {self.measured_cpu_ms:g} that saturation implies"
+            f"{self.measured_rps:.0f}; the number that was off is {self.off}, "
+            f"{self.planned_cpu_ms:g} ms a request planned against {self.measured_cpu_ms:g} "
+            "that saturation implies"
             + (
                 f" (other work took {self.other_cores:.2f} cores meanwhile: that share is the "
                 "machine's, not the app's)"
@@ -84,12 +93,26 @@ def correct(sat: Saturation, workload: Workload, processes: int) -> Correction |
         for r in sat.row.get("repeats", [])
         if r.get("other_cpu_cores") is not None
     )
+    planned, off = planned_hold(workload)
     return Correction(
-        sat.config, sat.against, round(workload.cpu_ms_per_request, 3), round(ms, 3),
+        sat.config, sat.against, round(planned, 3), round(ms, 3),
         sat.planned_rps, sat.judged_rps,
         # Judged by its CPU per request, the other work's cores are already out of it.
         0.0 if sat.machine_rps is not None else others[len(others) // 2] if others else 0.0,
+        off,
     )  # fmt: skip
+
+
+def planned_hold(workload: Workload) -> tuple[float, str]:
+    """The ms a request holds its loop in the plan (`admission.blocking_ms`, one core per
+    process), and the workload number it came from."""
+    from servertune.sizing.rules.admission import blocking_ms
+
+    held, _ = blocking_ms(workload)
+    lbf = workload.loop_blocking_fraction
+    if lbf is not None and held > workload.cpu_ms_per_request:
+        return held, f"loop_blocking_fraction ({workload.service_time_ms:g} ms x {lbf:g})"
+    return held, "cpu_ms"
 
 
 def corrected_values(workload: Workload, correction: Correction) -> dict[str, Any]:
@@ -103,7 +126,8 @@ def corrected_values(workload: Workload, correction: Correction) -> dict[str, An
     share = correction.measured_cpu_ms / workload.service_time_ms
     lbf = workload.loop_blocking_fraction
     if lbf is not None and lbf > share:
-        values["loop_blocking_fraction"] = round(min(1.0, share), 6)
+        # Rounded down: a share rounded up would hold the loop a hair past the measured cpu_ms.
+        values["loop_blocking_fraction"] = math.floor(min(1.0, share) * 1e6) / 1e6
     return {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
 
 
@@ -119,8 +143,8 @@ def write_correction(
         comments=(
             f"written by {command}",
             (
-                f"cpu_ms corrected from {correction.planned_cpu_ms:g} to "
-                f"{correction.measured_cpu_ms:g}: {correction.against} saturated at "
+                f"{correction.off}: {correction.planned_cpu_ms:g} ms a request corrected to "
+                f"cpu_ms {correction.measured_cpu_ms:g}: {correction.against} saturated at "
                 f"{correction.measured_rps:.0f} req/s without servertune's admission"
             ),
         ),
