@@ -45,11 +45,11 @@ def test_a_callback_sharing_its_core_blocks_the_loop_for_its_cpu_not_its_wall_ti
         with timer.installed():
             loop = asyncio.new_event_loop()
             try:
-                wall0, blocking0 = timer.seconds, timer.blocking_seconds
+                wall0, mark = timer.seconds, timer.mark()
                 loop.call_soon(_compute, CALLBACK_CPU_S)
                 loop.call_soon(loop.stop)
                 loop.run_forever()
-                wall, blocking = timer.seconds - wall0, timer.blocking_seconds - blocking0
+                wall, blocking = timer.seconds - wall0, timer.blocked_since(mark)
             finally:
                 loop.close()
     finally:

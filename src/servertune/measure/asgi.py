@@ -152,23 +152,30 @@ class LoopTimer:
     A callback's wall time also holds the moments the loop's thread was runnable but another
     process had the core: on a busy machine that is most of it (a Django view measured 2.82 ms
     of loop a request for 0.77 ms of CPU while other work took 1.5 cores, and the plan admitted
-    a third of what the same server served). `blocking_seconds` takes that wait, the thread's
+    a third of what the same server served). `blocked_since` takes that wait, the thread's
     run-queue time from Linux's schedstat, back out; a sync call's sleep is no run-queue time,
-    so it stays counted.
+    so it stays counted. The wait is read over a window, so it also holds the waits of wake-ups
+    between callbacks; the CPU the callbacks used bounds the result from below.
     """
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        #: The loop thread's CPU seconds inside callbacks.
+        self.cpu_seconds = 0.0
         #: The loop's thread: the one that measures (asyncio.Runner runs the loop in it).
         self.tid = threading.get_native_id()
 
-    @property
-    def blocking_seconds(self) -> float:
-        """Callback seconds less the loop thread's run-queue seconds so far (where Linux gives
-        them): the difference over a window is the time the loop was blocked in it, and may be
-        below zero by the wake-ups' own waits (clamp it)."""
-        wait = schedstat_wait_s(self.tid)
-        return self.seconds - (wait or 0.0)
+    def mark(self) -> tuple[float, float, float]:
+        """A reading to time a window from (`blocked_since`): callback wall and CPU seconds,
+        and the loop thread's run-queue seconds (0 where Linux does not give them)."""
+        return self.seconds, self.cpu_seconds, schedstat_wait_s(self.tid) or 0.0
+
+    def blocked_since(self, mark: tuple[float, float, float]) -> float:
+        """Seconds the loop was blocked since `mark`: its callbacks' wall time less the run-queue
+        wait, never less than the CPU they used."""
+        wall0, cpu0, wait0 = mark
+        wall, cpu, wait = self.mark()
+        return max(cpu - cpu0, wall - wall0 - (wait - wait0))
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[LoopTimer]:
@@ -179,11 +186,12 @@ class LoopTimer:
         timer = self
 
         def timed(h: asyncio.events.Handle) -> None:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 original(h)
             finally:
                 timer.seconds += time.perf_counter() - start
+                timer.cpu_seconds += time.thread_time() - cpu
 
         handle._run = timed  # type: ignore[method-assign,assignment]
         try:
@@ -217,7 +225,7 @@ class AsgiCaller:
         issued = answered = 0
         start = time.perf_counter()
         cpu0 = time.process_time()
-        loop0 = self._timer.blocking_seconds
+        loop0 = self._timer.mark()
 
         async def slot() -> None:
             nonlocal issued, answered
@@ -242,7 +250,7 @@ class AsgiCaller:
         return (
             answered,
             time.perf_counter() - start,
-            max(0.0, self._timer.blocking_seconds - loop0),
+            self._timer.blocked_since(loop0),
             time.process_time() - cpu0,
         )
 

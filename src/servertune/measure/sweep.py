@@ -149,7 +149,8 @@ def sweep(run: RunLevel, clock: Callable[[], float]) -> Sweep:
         best = max(levels, key=lambda x: x.rps, default=None)
         cheapest = min((x.loop_ms for x in levels), default=level.loop_ms)
         levels.append(level)
-        if best is not None and level.loop_ms > COST_RISE * cheapest and level.rps < best.rps:
+        rose = level.loop_ms > COST_RISE * cheapest and cheapest > 0
+        if best is not None and rose and level.rps < best.rps:
             return Sweep(
                 tuple(levels),
                 best.in_flight,
