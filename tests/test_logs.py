@@ -4,6 +4,7 @@ stdin, hostile bytes, the timing hint, and `measure --log`'s one-line errors."""
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -351,6 +352,78 @@ def test_the_scanner_captures_only_the_columns_asked_for() -> None:
         assert set(scan.groupindex) == {"path", "status"}
         line = _nginx_line(0, "/x?y=1", 200, "0.010").encode()
         assert scan.findall(line) == [(b"/x", b"200")]
+
+
+#: Formats whose `$request` is quoted and whose time lists end the line or a quote: where the
+#: reader's patterns never give back a request's method and path, or a list of upstream times.
+_KEPT_FORMATS = (
+    TIMED,
+    f"{TIMED} $upstream_connect_time",
+    '"$request" "$upstream_response_time" $status',
+    '"$request" $upstream_response_time $upstream_connect_time',
+)
+#: A request line's pieces, with the characters that split one where a pattern could give
+#: some back (a space, `?`, a quote); and a list of upstream times, well or badly formed.
+_REQUESTS = st.tuples(
+    st.sampled_from(["GET", "PROPFIND", "", "get", "G" * 21]),
+    st.sampled_from([" ", "", "  "]),
+    st.text(alphabet='/ab1?= "', max_size=10),
+    st.text(alphabet=' ?"HTP/1.x', max_size=10),
+).map("".join)
+_TIME_LISTS = st.lists(st.sampled_from(["0.012", "-", "1", ""]), min_size=1, max_size=3).flatmap(
+    lambda items: st.sampled_from([", ", " : ", ",", " "]).map(lambda s: s.join(items))
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    fmt_text=st.sampled_from(_KEPT_FORMATS),
+    request=_REQUESTS,
+    upstream=_TIME_LISTS,
+    connect=_TIME_LISTS,
+)
+def test_the_kept_request_and_time_list_match_as_the_general_patterns(
+    fmt_text: str, request: str, upstream: str, connect: str
+) -> None:
+    """The reader's `?+` request and `*+` time list (nginx.py `_QUOTED_REQUEST`, `_TIMES_KEPT`)
+    match every line as the patterns that may give back do: the same lines, the same columns."""
+    from servertune.logs.formats import nginx
+
+    fmt = build_format("nginx", fmt_text)
+    kept = fmt.pattern.pattern
+    assert nginx._QUOTED_REQUEST in kept
+    general = re.compile(
+        kept.replace(nginx._QUOTED_REQUEST, nginx._REQUEST).replace(
+            nginx._TIMES_KEPT, nginx._TIMES
+        ),
+        re.MULTILINE,
+    )
+    line = (
+        fmt_text.replace("$remote_addr", "10.0.0.1")
+        .replace("$remote_user", "-")
+        .replace("$time_local", "26/Nov/2026:13:00:05 +0000")
+        .replace("$request_length", "230")
+        .replace("$request_time", "0.010")
+        .replace("$request", request)
+        .replace("$status", "200")
+        .replace("$body_bytes_sent", "12")
+        .replace("$http_referer", "-")
+        .replace("$http_user_agent", "curl/8")
+        .replace("$upstream_response_time", upstream)
+        .replace("$upstream_connect_time", connect)
+    )
+    for pattern, other in ((fmt.pattern, general), (fmt.scanner(["path", "service"]), None)):
+        if other is None:  # the reader's own scanner, over bytes, against the general one
+            other = re.compile(general.pattern.encode(), re.MULTILINE)
+            text: str | bytes = line.encode()
+        else:
+            text = line
+        ours, theirs = pattern.match(text), other.match(text)  # type: ignore[arg-type]
+        assert (ours is None) == (theirs is None), line
+        if ours is not None and theirs is not None:
+            assert [ours.group(g) for g in pattern.groupindex] == [
+                theirs.group(g) for g in pattern.groupindex
+            ], line
 
 
 def test_format_option_errors_are_one_line(tmp_path: Path) -> None:
