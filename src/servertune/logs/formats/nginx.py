@@ -73,7 +73,7 @@ _REQUEST = r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*)[^ \"\n]*(?: [^\"\n]
 #: quote. The same matches as `_REQUEST`'s: whichever way `_REQUEST` splits the request, it ends
 #: at the first `"` or newline, the only place a `"` follows. Without `_REQUEST`'s alternation,
 #: which the regex engine enters with a saved state a line: 0.06 us a line of the 0.43 the bench
-#: log-read line takes to match (tests/test_logs_quirks.py pins the two patterns' agreement).
+#: log-read line takes to match (tests/test_logs.py pins the two patterns' agreement).
 _QUOTED_REQUEST = r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*))?+[^\"\n]*"
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
 
