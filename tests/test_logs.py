@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -286,6 +287,33 @@ def test_a_line_cut_short_never_takes_the_next_line_with_it(tmp_path: Path) -> N
     assert traffic.routes["/users/{id}"].total_ms == pytest.approx(30)
     assert traffic.statuses == {"200": 2, "404": 1}
     assert [b.line for b in traffic.bad_lines] == [2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab \r", max_size=12), min_size=1, max_size=30),
+    crlf=st.booleans(),
+    cuts=st.lists(st.integers(0, 400), max_size=8),
+)
+def test_chunks_are_the_lines_whole_wherever_the_blocks_are_cut(
+    lines: list[str], crlf: bool, cuts: list[int]
+) -> None:
+    """However a log's bytes arrive in blocks (a line, a `\r\n`, cut anywhere), the chunks
+    hold its lines whole, in order, `\r\n` made `\n`, each numbered from the first."""
+    from servertune.logs.reader import _chunks
+
+    text = ("\r\n" if crlf else "\n").join(lines).encode()
+    bounds = sorted({0, len(text), *(c for c in cuts if c < len(text))})
+    blocks = [text[a:b] for a, b in pairwise(bounds)]
+    got = list(_chunks(iter(blocks), "x"))
+    expected = text.replace(b"\r\n", b"\n")
+    if expected and not expected.endswith(b"\n"):
+        expected += b"\n"
+    assert b"".join(c.data for c in got) == expected
+    assert [c.lines for c in got] == [c.data.count(b"\n") for c in got]
+    assert [c.first_line for c in got] == [
+        1 + sum(c.lines for c in got[:i]) for i in range(len(got))
+    ]
 
 
 def test_progress_is_called_each_mib_whatever_the_chunk_size(tmp_path: Path) -> None:
