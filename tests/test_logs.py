@@ -454,6 +454,23 @@ def test_the_kept_request_and_time_list_match_as_the_general_patterns(
             ], line
 
 
+@pytest.mark.parametrize(
+    "negated", [r"[^ ?\"\n]", r"[^\ \n]", r"[^/ \"\n]", r"[^\]\\x]", "[^é;]", r"[^\ ]", r"[^\n]"]
+)
+def test_the_scanners_byte_sets_match_the_bytes_the_negated_sets_do(negated: str) -> None:
+    """`LogFormat.scanner` writes a negated set of two or more bytes as the ranges of the bytes
+    it matches (a bitmap the regex engine reads at once): every byte matched as before."""
+    from servertune.logs.formats.base import _NEGATED_SET, _as_bitmap
+
+    written = _NEGATED_SET.sub(_as_bitmap, negated)
+    before = re.compile(negated.encode())
+    after = re.compile(written.encode())
+    for byte in (bytes((b,)) for b in range(256)):
+        assert bool(before.fullmatch(byte)) == bool(after.fullmatch(byte)), (written, byte)
+    one_byte = negated in (r"[^\ ]", r"[^\n]")  # a tight loop in the engine: kept as it is
+    assert (written == negated) == one_byte
+
+
 def test_format_option_errors_are_one_line(tmp_path: Path) -> None:
     log = tmp_path / "a.log"
     log.write_text("x\n")
