@@ -699,6 +699,10 @@ class _Accumulator:
         fmt = self.fmt
         read = fmt.service_ms
         names: dict[bytes, str] = {}  # each route decoded once a flush
+        # Each time read once a flush, and added to the log's sketch once with all its
+        # requests: a time is logged under many routes (a sketch's add is 1 us of Python).
+        times: dict[bytes, float | None] = {}
+        overall: Counter[float] = Counter()
         for (path, service), n in self.pairs.items():
             route = names.get(path)
             if route is None:
@@ -708,15 +712,20 @@ class _Accumulator:
                 kind = not_the_apps(route)
                 stats = traffic.routes[route] = RouteStats(route, new_sketch(), kind=kind)
             stats.requests += n
-            ms = self._ms(_text(service), read) if service else None
+            if service in times:
+                ms = times[service]
+            else:
+                ms = times[service] = self._ms(_text(service), read) if service else None
             if ms is None or stats.kind is not None:  # no time, or not the app's
                 continue
             stats.sketch.add(ms, n)
             stats.count += n
             stats.total_ms += ms * n
-            traffic.sketch.add(ms, n)
+            overall[ms] += n
             traffic.timed += n
             traffic.total_ms += ms * n
+        for ms, n in overall.items():
+            traffic.sketch.add(ms, n)
         self.pairs.clear()
         for value, n in self.statuses.items():
             traffic.statuses[_text(value)] += n
