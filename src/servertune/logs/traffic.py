@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -568,13 +567,15 @@ class _Accumulator:
         self.chunks += 1
         fast = self.fast_misses * FAST_RETRY_CHUNKS <= self.chunks
         rows = (self.fast_scan if fast else self.scan).findall(data)
+        columns = self._columns(rows)
         # A line without a match, or a time the fast pattern read by its width only that is
         # no time: the fast rows are not trusted.
-        stamps = self._stamps(rows)
+        stamps = self._stamps(columns)
         if fast and (len(rows) != count or not self._times_valid(stamps)):
             self.fast_misses += 1
             rows = self.scan.findall(data)
-            stamps = self._stamps(rows)
+            columns = self._columns(rows)
+            stamps = self._stamps(columns)
         traffic.lines += count
         # Every line matched: no blank, no unparsable one. Else count them line by line.
         blank, events = (0, 0) if len(rows) == count else self._slow_path(chunk)
@@ -586,12 +587,9 @@ class _Accumulator:
             return
         traffic.requests += len(rows)
         i = self.index
-        if self.scan.groups <= 1:  # one group: findall gives its values, not tuples
-            columns: list[Any] = [rows]
-        else:
-            columns = list(zip(*rows, strict=True))
-        none = (b"",) * len(rows)
         path = i["path"]
+        # A column the format lacks reads as empty values (made only then: a chunk's worth).
+        none = (b"",) * len(rows) if path is None or i["service"] is None else ()
         # Paths become routes here, a chunk at a time in C: the counts are then per route, and
         # a log of a million distinct ids is a handful of distinct (route, time) pairs.
         routes = (
@@ -626,12 +624,19 @@ class _Accumulator:
         if len(self.pairs) > FLUSH_DISTINCT or len(self.seconds) > FLUSH_DISTINCT // 10:
             self.flush()
 
-    def _stamps(self, rows: list[Any]) -> Counter[bytes]:
-        """The chunk's requests by `ts` as logged (empty without a `ts` column)."""
+    def _columns(self, rows: list[Any]) -> list[Any]:
+        """The chunk's rows as columns (none without rows)."""
+        if self.scan.groups <= 1:  # one group: findall gives its values, not tuples
+            return [rows]
+        return list(zip(*rows, strict=True))
+
+    def _stamps(self, columns: list[Any]) -> Counter[bytes]:
+        """The chunk's requests by `ts` as logged (empty without a `ts` column or rows); from
+        the column, not the rows (an `itemgetter` a line: 8 ns a line more)."""
         ts = self.index["ts"]
-        if ts is None:
+        if ts is None or not columns:
             return Counter()
-        return Counter(rows if self.scan.groups <= 1 else map(itemgetter(ts), rows))
+        return Counter(columns[ts])
 
     def _times_valid(self, stamps: Counter[bytes]) -> bool:
         """Whether every distinct `ts` the fast pattern read is one the strict pattern reads
