@@ -540,6 +540,24 @@ def test_distinct_routes_past_the_bound_share_one_row(tmp_path: Path) -> None:
     assert traffic.routes[OTHER].count == 50
 
 
+def test_static_files_past_the_route_bound_are_still_left_out_by_their_own_kind(
+    tmp_path: Path,
+) -> None:
+    """Static files and probes are told by their own route, even where the route table is
+    full and they share OTHER's row: every one is left out of the app's load, by its kind."""
+    log = tmp_path / "access.log"
+    app = [_nginx_line(1, f"/page-{chr(97 + i % 26)}{i}x", 200, "0.001") for i in range(MAX_ROUTES)]
+    static = [
+        _nginx_line(2, f"/assets/site-{chr(97 + i % 26)}{i}.css", 200, "0.001") for i in range(30)
+    ]
+    probes = [_nginx_line(3, "/healthz", 200, "0.001")] * 10
+    log.write_text("".join(app + static + probes))
+    traffic = read_traffic([log], build_format("nginx", TIMED))
+    assert traffic.left_out == {"static files": 30, "health checks": 10}
+    assert traffic.app_requests == MAX_ROUTES
+    assert traffic.routes[OTHER].requests == 30 + 10
+
+
 def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> None:
     """10 % of requests at 5 s beside 90 % at 20 ms: slow_call_ratio 0.1, and slow_call_ms the
     4.98 s a slow call adds to a 20 ms request (both means), p99.9 5 s the tail."""

@@ -604,11 +604,9 @@ class _Accumulator:
         self.pairs.update(
             zip(routes, columns[i["service"]] if i["service"] is not None else none, strict=True)
         )
-        # Static files or probes: counted apart, not in the app's arrivals. In C, a pass a
-        # route: a generator a line here cost the bench log-read log (a quarter static files
-        # and probes) 0.13 CPU s a million lines, a tenth of the whole read.
-        for route, kind in kinds.items():
-            self.left_out[kind] += routes.count(route)
+        # Static files or probes: not in the app's arrivals (counted by kind at the flush,
+        # from the pairs). In C: a generator a line here cost the bench log-read log (a
+        # quarter static files and probes) 0.13 CPU s a million lines, a tenth of the read.
         if kinds and i["ts"] is not None:
             # Their lines counted in C; a second that holds only them is dropped (`-=`).
             stamps -= Counter(compress(columns[i["ts"]], map(kinds.__contains__, routes)))
@@ -703,15 +701,25 @@ class _Accumulator:
         traffic = self.traffic
         fmt = self.fmt
         read = fmt.service_ms
-        names: dict[bytes, str] = {}  # each route decoded once a flush
+        # Each route decoded once a flush, with its kind where it is not the app's load.
+        names: dict[bytes, tuple[str, str | None]] = {}
         # Each time read once a flush, and added to the log's sketch once with all its
         # requests: a time is logged under many routes (a sketch's add is 1 us of Python).
         times: dict[bytes, float | None] = {}
         overall: Counter[float] = Counter()
         for (path, service), n in self.pairs.items():
-            route = names.get(path)
-            if route is None:
-                route = names[path] = self.routes(_text(path)) if path else "(no path)"
+            named = names.get(path)
+            if named is None:
+                text = _text(path)
+                kind = self.kinds.get(path, "")  # as `_kinds` found it, where it still holds it
+                named = names[path] = (
+                    (self.routes(text), not_the_apps(text) if kind == "" else kind)
+                    if path
+                    else ("(no path)", None)
+                )
+            route, left_out = named
+            if left_out is not None:
+                self.left_out[left_out] += n
             stats = traffic.routes.get(route)
             if stats is None:
                 kind = not_the_apps(route)
