@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from servertune.cli import app as cli
-from servertune.logs import LogFormatError, build_format, detect_format, read_traffic
+from servertune.logs import LogFormat, LogFormatError, build_format, detect_format, read_traffic
+from servertune.logs.formats.base import QUOTED_REQUEST_LINE, REQUEST_LINE
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
 from servertune.logs.routes import MAX_ROUTES, OTHER, template, template_block, template_lines
@@ -413,19 +414,13 @@ _TIME_LISTS = st.lists(st.sampled_from(["0.012", "-", "1", ""]), min_size=1, max
 def test_the_kept_request_and_time_list_match_as_the_general_patterns(
     fmt_text: str, request: str, upstream: str, connect: str
 ) -> None:
-    """The reader's `?+` request and `*+` time list (nginx.py `_QUOTED_REQUEST`, `_TIMES_KEPT`)
-    match every line as the patterns that may give back do: the same lines, the same columns."""
+    """nginx's `?+` request and `*+` time list (base.py `QUOTED_REQUEST_LINE`, nginx.py
+    `_TIMES_KEPT`) match every line as the patterns that may give back do: the same lines, the
+    same columns."""
     from servertune.logs.formats import nginx
 
     fmt = build_format("nginx", fmt_text)
-    kept = fmt.pattern.pattern
-    assert nginx._QUOTED_REQUEST in kept
-    general = re.compile(
-        kept.replace(nginx._QUOTED_REQUEST, nginx._REQUEST).replace(
-            nginx._TIMES_KEPT, nginx._TIMES
-        ),
-        re.MULTILINE,
-    )
+    assert QUOTED_REQUEST_LINE in fmt.pattern.pattern
     line = (
         fmt_text.replace("$remote_addr", "10.0.0.1")
         .replace("$remote_user", "-")
@@ -440,6 +435,44 @@ def test_the_kept_request_and_time_list_match_as_the_general_patterns(
         .replace("$upstream_response_time", upstream)
         .replace("$upstream_connect_time", connect)
     )
+    _match_as_the_general_pattern(fmt, line, (nginx._TIMES_KEPT, nginx._TIMES))
+
+
+#: gunicorn's and HAProxy's lines around a quoted request (`<request>`); HAProxy's also cut
+#: before the closing quote, as it logs a request line it truncated.
+_HAPROXY_HEAD = HAPROXY.format(tr=5, ta=9, status=200, term="----").split('"')[0]
+_OTHER_REQUESTS = (
+    ("gunicorn", None, '10.0.0.1 - - [26/Nov/2026:13:00:05 +0000] "<request>" 200 12 "-" "ua"'),
+    (
+        "gunicorn",
+        '%(h)s %(t)s "%(r)s" %(s)s %(D)s',
+        '1.2.3.4 [26/Nov/2026:13:00:05 +0000] "<request>" 200 9',
+    ),
+    ("haproxy", None, _HAPROXY_HEAD + '"<request>"'),
+    ("haproxy", None, _HAPROXY_HEAD + '"<request>'),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(_OTHER_REQUESTS), request=_REQUESTS)
+def test_gunicorn_and_haproxy_requests_match_as_the_general_pattern(
+    case: tuple[str, str | None, str], request: str
+) -> None:
+    """gunicorn's quoted `%(r)s` and HAProxy's request are read with the same `?+` pattern as
+    nginx's, and match every line as the general request pattern does."""
+    name, spec, template = case
+    fmt = build_format(name, spec)
+    assert QUOTED_REQUEST_LINE in fmt.pattern.pattern
+    _match_as_the_general_pattern(fmt, template.replace("<request>", request))
+
+
+def _match_as_the_general_pattern(fmt: LogFormat, line: str, *kept: tuple[str, str]) -> None:
+    """`fmt`'s pattern and its scanner match `line` as the pattern with `REQUEST_LINE` (and
+    each `kept` piece's general form) in place of `QUOTED_REQUEST_LINE` does."""
+    general_text = fmt.pattern.pattern.replace(QUOTED_REQUEST_LINE, REQUEST_LINE)
+    for piece, general_piece in kept:
+        general_text = general_text.replace(piece, general_piece)
+    general = re.compile(general_text, re.MULTILINE)
     for pattern, other in ((fmt.pattern, general), (fmt.scanner(["path", "service"]), None)):
         if other is None:  # the reader's own scanner, over bytes, against the general one
             other = re.compile(general.pattern.encode(), re.MULTILINE)

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import re
 
-from servertune.logs.formats.base import MONTHS, LogFormat, LogFormatError, unix_second
+from servertune.logs.formats.base import (
+    MONTHS,
+    QUOTED_REQUEST_LINE,
+    LogFormat,
+    LogFormatError,
+    unix_second,
+)
 
 __all__ = ["build"]
 
@@ -20,7 +26,7 @@ _PATTERN = (
     r"^[^\n]*?\[(?P<ts>\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d)(?:\.\d+)?\] \S+ \S+ "
     r"-?\d+/-?\d+/(?P<connect>-?\d+)/(?P<service>-?\d+)/\+?-?\d+ (?P<status>-?\d+) \+?\d+ \S+ \S+ "
     r"(?P<term>\S{4}) \S+ \S+(?: \{[^}\n]*\})* "
-    r"\"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*)[^ \"\n]*(?: [^\"\n]*)?|[^\"\n]*)\"?$"
+    rf"\"{QUOTED_REQUEST_LINE}\"?$"
 )
 
 

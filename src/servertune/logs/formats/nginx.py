@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 
 from servertune.logs.formats.base import (
+    QUOTED_REQUEST_LINE,
+    REQUEST_LINE,
     LogFormat,
     LogFormatError,
     clf_second,
@@ -65,16 +67,6 @@ _VARIABLES: dict[str, tuple[str, str]] = {
     "upstream_connect_time": ("connect", _TIMES),
     "request_length": ("length", r"\d+"),
 }
-#: `$request`, the request line: method and path as columns when it has the usual shape; nginx
-#: logs garbage (a TLS hello on a plain port) as escaped bytes, which still matches.
-_REQUEST = r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*)[^ \"\n]*(?: [^\"\n]*)?|[^\"\n]*)"
-#: The same, where a `"` follows `$request` (every format that quotes it: `combined`): the
-#: method and path taken when they are there, never given back (`?+`), then the line up to the
-#: quote. The same matches as `_REQUEST`'s: whichever way `_REQUEST` splits the request, it ends
-#: at the first `"` or newline, the only place a `"` follows. Without `_REQUEST`'s alternation,
-#: which the regex engine enters with a saved state a line: 0.06 us a line of the 0.43 the bench
-#: log-read line takes to match (tests/test_logs.py pins the two patterns' agreement).
-_QUOTED_REQUEST = r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*))?+[^\"\n]*"
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
 
 
@@ -98,7 +90,7 @@ def build(spec: str | None) -> LogFormat:
         if index + 1 < len(matches) and matches[index + 1].start() == position:
             following = ""  # two variables side by side: nothing to stop at
         if name == "request" and not {"method", "path"} & taken:
-            parts.append(_QUOTED_REQUEST if following == '"' else _REQUEST)
+            parts.append(QUOTED_REQUEST_LINE if following == '"' else REQUEST_LINE)
             taken |= {"method", "path"}
             continue
         column, pattern = _VARIABLES.get(name, ("", ""))
