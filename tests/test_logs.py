@@ -450,6 +450,13 @@ _OTHER_REQUESTS = (
     ),
     ("haproxy", None, _HAPROXY_HEAD + '"<request>"'),
     ("haproxy", None, _HAPROXY_HEAD + '"<request>'),
+    # No syslog prefix; a prefix whose first `[...]` reads as a time the rest does not follow.
+    ("haproxy", None, _HAPROXY_HEAD.split(": ", 1)[1] + '"<request>"'),
+    (
+        "haproxy",
+        None,
+        "x[1] [26/Nov/2026:13:00:00] b " + _HAPROXY_HEAD.split(": ", 1)[1] + '"<request>"',
+    ),
 )
 
 
@@ -459,11 +466,18 @@ def test_gunicorn_and_haproxy_requests_match_as_the_general_pattern(
     case: tuple[str, str | None, str], request: str
 ) -> None:
     """gunicorn's quoted `%(r)s` and HAProxy's request are read with the same `?+` pattern as
-    nginx's, and match every line as the general request pattern does."""
+    nginx's (and HAProxy's line up to its time a `[` at a time), and match every line as the
+    general patterns do."""
+    from servertune.logs.formats import haproxy
+
     name, spec, template = case
     fmt = build_format(name, spec)
     assert QUOTED_REQUEST_LINE in fmt.pattern.pattern
-    _match_as_the_general_pattern(fmt, template.replace("<request>", request))
+    # HAProxy's line up to its time, read a `[` at a time, against the lazy scan it replaces.
+    kept = [(haproxy._UP_TO_TIME, r"^[^\n]*?\[")] if name == "haproxy" else []
+    line = template.replace("<request>", request)
+    assert fmt.pattern.match(line) is not None or '"' in request or "\n" in request
+    _match_as_the_general_pattern(fmt, line, *kept)
 
 
 def _match_as_the_general_pattern(fmt: LogFormat, line: str, *kept: tuple[str, str]) -> None:
