@@ -4,6 +4,8 @@ stdin, hostile bytes, the timing hint, and `measure --log`'s one-line errors."""
 from __future__ import annotations
 
 import gzip
+import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from servertune.cli import app as cli
-from servertune.logs import LogFormatError, build_format, detect_format, read_traffic
+from servertune.logs import LogFormat, LogFormatError, build_format, detect_format, read_traffic
+from servertune.logs.formats.base import QUOTED_REQUEST_LINE, REQUEST_LINE
 from servertune.logs.formats.nginx import formats_in_conf, upstream_ms
 from servertune.logs.reader import CHUNK_BYTES, MAX_LINE_BYTES, rotation_order
 from servertune.logs.routes import MAX_ROUTES, OTHER, template, template_block, template_lines
@@ -287,6 +290,33 @@ def test_a_line_cut_short_never_takes_the_next_line_with_it(tmp_path: Path) -> N
     assert [b.line for b in traffic.bad_lines] == [2]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab \r", max_size=12), min_size=1, max_size=30),
+    crlf=st.booleans(),
+    cuts=st.lists(st.integers(0, 400), max_size=8),
+)
+def test_chunks_are_the_lines_whole_wherever_the_blocks_are_cut(
+    lines: list[str], crlf: bool, cuts: list[int]
+) -> None:
+    """However a log's bytes arrive in blocks (a line, a `\r\n`, cut anywhere), the chunks
+    hold its lines whole, in order, `\r\n` made `\n`, each numbered from the first."""
+    from servertune.logs.reader import _chunks
+
+    text = ("\r\n" if crlf else "\n").join(lines).encode()
+    bounds = sorted({0, len(text), *(c for c in cuts if c < len(text))})
+    blocks = [text[a:b] for a, b in pairwise(bounds)]
+    got = list(_chunks(iter(blocks), "x"))
+    expected = text.replace(b"\r\n", b"\n")
+    if expected and not expected.endswith(b"\n"):
+        expected += b"\n"
+    assert b"".join(c.data for c in got) == expected
+    assert [c.lines for c in got] == [c.data.count(b"\n") for c in got]
+    assert [c.first_line for c in got] == [
+        1 + sum(c.lines for c in got[:i]) for i in range(len(got))
+    ]
+
+
 def test_progress_is_called_each_mib_whatever_the_chunk_size(tmp_path: Path) -> None:
     """`measure --log` advances "MiB read" once a call: a call per MiB, not per (smaller) chunk."""
     log = tmp_path / "access.log"
@@ -351,6 +381,141 @@ def test_the_scanner_captures_only_the_columns_asked_for() -> None:
         assert set(scan.groupindex) == {"path", "status"}
         line = _nginx_line(0, "/x?y=1", 200, "0.010").encode()
         assert scan.findall(line) == [(b"/x", b"200")]
+
+
+#: Formats whose `$request` is quoted and whose time lists end the line or a quote: where the
+#: reader's patterns never give back a request's method and path, or a list of upstream times.
+_KEPT_FORMATS = (
+    TIMED,
+    f"{TIMED} $upstream_connect_time",
+    '"$request" "$upstream_response_time" $status',
+    '"$request" $upstream_response_time $upstream_connect_time',
+)
+#: A request line's pieces, with the characters that split one where a pattern could give
+#: some back (a space, `?`, a quote); and a list of upstream times, well or badly formed.
+_REQUESTS = st.tuples(
+    st.sampled_from(["GET", "PROPFIND", "", "get", "G" * 21]),
+    st.sampled_from([" ", "", "  "]),
+    st.text(alphabet='/ab1?= "', max_size=10),
+    st.text(alphabet=' ?"HTP/1.x', max_size=10),
+).map("".join)
+_TIME_LISTS = st.lists(st.sampled_from(["0.012", "-", "1", ""]), min_size=1, max_size=3).flatmap(
+    lambda items: st.sampled_from([", ", " : ", ",", " "]).map(lambda s: s.join(items))
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    fmt_text=st.sampled_from(_KEPT_FORMATS),
+    request=_REQUESTS,
+    upstream=_TIME_LISTS,
+    connect=_TIME_LISTS,
+)
+def test_the_kept_request_and_time_list_match_as_the_general_patterns(
+    fmt_text: str, request: str, upstream: str, connect: str
+) -> None:
+    """nginx's `?+` request and `*+` time list (base.py `QUOTED_REQUEST_LINE`, nginx.py
+    `_TIMES_KEPT`) match every line as the patterns that may give back do: the same lines, the
+    same columns."""
+    from servertune.logs.formats import nginx
+
+    fmt = build_format("nginx", fmt_text)
+    assert QUOTED_REQUEST_LINE in fmt.pattern.pattern
+    line = (
+        fmt_text.replace("$remote_addr", "10.0.0.1")
+        .replace("$remote_user", "-")
+        .replace("$time_local", "26/Nov/2026:13:00:05 +0000")
+        .replace("$request_length", "230")
+        .replace("$request_time", "0.010")
+        .replace("$request", request)
+        .replace("$status", "200")
+        .replace("$body_bytes_sent", "12")
+        .replace("$http_referer", "-")
+        .replace("$http_user_agent", "curl/8")
+        .replace("$upstream_response_time", upstream)
+        .replace("$upstream_connect_time", connect)
+    )
+    _match_as_the_general_pattern(fmt, line, (nginx._TIMES_KEPT, nginx._TIMES))
+
+
+#: gunicorn's and HAProxy's lines around a quoted request (`<request>`); HAProxy's also cut
+#: before the closing quote, as it logs a request line it truncated.
+_HAPROXY_HEAD = HAPROXY.format(tr=5, ta=9, status=200, term="----").split('"')[0]
+_OTHER_REQUESTS = (
+    ("gunicorn", None, '10.0.0.1 - - [26/Nov/2026:13:00:05 +0000] "<request>" 200 12 "-" "ua"'),
+    (
+        "gunicorn",
+        '%(h)s %(t)s "%(r)s" %(s)s %(D)s',
+        '1.2.3.4 [26/Nov/2026:13:00:05 +0000] "<request>" 200 9',
+    ),
+    ("haproxy", None, _HAPROXY_HEAD + '"<request>"'),
+    ("haproxy", None, _HAPROXY_HEAD + '"<request>'),
+    # No syslog prefix; a prefix whose first `[...]` reads as a time the rest does not follow.
+    ("haproxy", None, _HAPROXY_HEAD.split(": ", 1)[1] + '"<request>"'),
+    (
+        "haproxy",
+        None,
+        "x[1] [26/Nov/2026:13:00:00] b " + _HAPROXY_HEAD.split(": ", 1)[1] + '"<request>"',
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(_OTHER_REQUESTS), request=_REQUESTS)
+def test_gunicorn_and_haproxy_requests_match_as_the_general_pattern(
+    case: tuple[str, str | None, str], request: str
+) -> None:
+    """gunicorn's quoted `%(r)s` and HAProxy's request are read with the same `?+` pattern as
+    nginx's (and HAProxy's line up to its time a `[` at a time), and match every line as the
+    general patterns do."""
+    from servertune.logs.formats import haproxy
+
+    name, spec, template = case
+    fmt = build_format(name, spec)
+    assert QUOTED_REQUEST_LINE in fmt.pattern.pattern
+    # HAProxy's line up to its time, read a `[` at a time, against the lazy scan it replaces.
+    kept = [(haproxy._UP_TO_TIME, r"^[^\n]*?\[")] if name == "haproxy" else []
+    line = template.replace("<request>", request)
+    assert fmt.pattern.match(line) is not None or '"' in request or "\n" in request
+    _match_as_the_general_pattern(fmt, line, *kept)
+
+
+def _match_as_the_general_pattern(fmt: LogFormat, line: str, *kept: tuple[str, str]) -> None:
+    """`fmt`'s pattern and its scanner match `line` as the pattern with `REQUEST_LINE` (and
+    each `kept` piece's general form) in place of `QUOTED_REQUEST_LINE` does."""
+    general_text = fmt.pattern.pattern.replace(QUOTED_REQUEST_LINE, REQUEST_LINE)
+    for piece, general_piece in kept:
+        general_text = general_text.replace(piece, general_piece)
+    general = re.compile(general_text, re.MULTILINE)
+    for pattern, other in ((fmt.pattern, general), (fmt.scanner(["path", "service"]), None)):
+        if other is None:  # the reader's own scanner, over bytes, against the general one
+            other = re.compile(general.pattern.encode(), re.MULTILINE)
+            text: str | bytes = line.encode()
+        else:
+            text = line
+        ours, theirs = pattern.match(text), other.match(text)  # type: ignore[arg-type]
+        assert (ours is None) == (theirs is None), line
+        if ours is not None and theirs is not None:
+            assert [ours.group(g) for g in pattern.groupindex] == [
+                theirs.group(g) for g in pattern.groupindex
+            ], line
+
+
+@pytest.mark.parametrize(
+    "negated", [r"[^ ?\"\n]", r"[^\ \n]", r"[^/ \"\n]", r"[^\]\\x]", "[^é;]", r"[^\ ]", r"[^\n]"]
+)
+def test_the_scanners_byte_sets_match_the_bytes_the_negated_sets_do(negated: str) -> None:
+    """`LogFormat.scanner` writes a negated set of two or more bytes as the ranges of the bytes
+    it matches (a bitmap the regex engine reads at once): every byte matched as before."""
+    from servertune.logs.formats.base import _NEGATED_SET, _as_bitmap
+
+    written = _NEGATED_SET.sub(_as_bitmap, negated)
+    before = re.compile(negated.encode())
+    after = re.compile(written.encode())
+    for byte in (bytes((b,)) for b in range(256)):
+        assert bool(before.fullmatch(byte)) == bool(after.fullmatch(byte)), (written, byte)
+    one_byte = negated in (r"[^\ ]", r"[^\n]")  # a tight loop in the engine: kept as it is
+    assert (written == negated) == one_byte
 
 
 def test_format_option_errors_are_one_line(tmp_path: Path) -> None:
@@ -420,6 +585,24 @@ def test_distinct_routes_past_the_bound_share_one_row(tmp_path: Path) -> None:
     traffic = read_traffic([log], build_format("nginx", TIMED))
     assert len(traffic.routes) == MAX_ROUTES + 1
     assert traffic.routes[OTHER].count == 50
+
+
+def test_static_files_past_the_route_bound_are_still_left_out_by_their_own_kind(
+    tmp_path: Path,
+) -> None:
+    """Static files and probes are told by their own route, even where the route table is
+    full and they share OTHER's row: every one is left out of the app's load, by its kind."""
+    log = tmp_path / "access.log"
+    app = [_nginx_line(1, f"/page-{chr(97 + i % 26)}{i}x", 200, "0.001") for i in range(MAX_ROUTES)]
+    static = [
+        _nginx_line(2, f"/assets/site-{chr(97 + i % 26)}{i}.css", 200, "0.001") for i in range(30)
+    ]
+    probes = [_nginx_line(3, "/healthz", 200, "0.001")] * 10
+    log.write_text("".join(app + static + probes))
+    traffic = read_traffic([log], build_format("nginx", TIMED))
+    assert traffic.left_out == {"static files": 30, "health checks": 10}
+    assert traffic.app_requests == MAX_ROUTES
+    assert traffic.routes[OTHER].requests == 30 + 10
 
 
 def test_slow_calls_become_the_workloads_slow_call_fields(tmp_path: Path) -> None:

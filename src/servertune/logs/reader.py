@@ -144,9 +144,9 @@ def _chunks(blocks: Iterator[bytes], name: str) -> Iterator[Chunk]:
             block = block[cut + 1 :]
             skipping = False
             line += 1
-        data = pending + block
-        end = data.rfind(b"\n")
+        end = block.rfind(b"\n")
         if end < 0:
+            data = pending + block
             if len(data) > MAX_LINE_BYTES:
                 oversize.append(line)
                 skipping = True
@@ -155,7 +155,13 @@ def _chunks(blocks: Iterator[bytes], name: str) -> Iterator[Chunk]:
             else:
                 pending = data
             continue
-        whole, pending = data[: end + 1], data[end + 1 :]
+        # The lines copied once (the pending start of a line, then the block up to its last
+        # newline), not joined and then cut: a 64 KiB copy less a chunk.
+        if end + 1 == len(block) and not pending:
+            whole = block
+        else:
+            whole = b"".join((pending, memoryview(block)[: end + 1]))
+        pending = block[end + 1 :]
         count = whole.count(b"\n")
         if len(pending) > MAX_LINE_BYTES:
             skipping = True

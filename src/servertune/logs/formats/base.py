@@ -19,6 +19,8 @@ from servertune.logs.errors import LogError
 __all__ = [
     "COLUMNS",
     "MONTHS",
+    "QUOTED_REQUEST_LINE",
+    "REQUEST_LINE",
     "LogFormat",
     "LogFormatError",
     "clf_second",
@@ -29,10 +31,24 @@ __all__ = [
 
 COLUMNS = ("ts", "method", "path", "status", "service", "connect", "length", "term")
 
+#: A request line as servers log it (nginx `$request`, gunicorn `%(r)s`, HAProxy's `%r`): method
+#: and path as columns when it has the usual shape (`GET /path?q HTTP/1.1`); anything else up to
+#: a quote still matches (nginx logs a TLS hello on a plain port as escaped bytes).
+REQUEST_LINE = r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*)[^ \"\n]*(?: [^\"\n]*)?|[^\"\n]*)"
+#: The same, where only a `"` or the line's end may follow it (a format that quotes it): the
+#: method and path taken when they are there, never given back (`?+`), then the line up to the
+#: quote. The same matches as `REQUEST_LINE`'s: whichever way that splits the request, it ends
+#: at the first `"` or newline, the only place a `"` or the line's end follows. Without the
+#: alternation, which the regex engine enters with a saved state a line: 0.06 us a line of the
+#: 0.43 the bench log-read line takes to match (tests/test_logs.py pins the agreement).
+QUOTED_REQUEST_LINE = r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*))?+[^\"\n]*"
+
 #: A named group's opening (a literal `(?P<` in a format string is escaped: `\(\?P<`).
 _NAMED_GROUP = re.compile(r"\(\?P<(\w+)>")
 #: A negated set that excludes a newline and something else: `[^ ?"\n]` (the set's text in 1).
 _NEWLINE_IN_SET = re.compile(r"\[\^((?:[^\]\\]|\\.)+?)\\n\]")
+#: A negated set (`[^ ?"]`; its text in 1), not one inside an escaped `\[`.
+_NEGATED_SET = re.compile(r"(?<!\\)\[\^((?:[^\]\\]|\\.)+)\]")
 
 MONTHS = {
     name: number
@@ -99,6 +115,7 @@ class LogFormat:
             if (span := _fixed_time(text)) is not None:
                 start, end, width = span
                 text = f"{text[:start]}.{{{width}}}{text[end:]}"
+        text = _NEGATED_SET.sub(_as_bitmap, text)
         return re.compile(text.encode("utf-8"), self.pattern.flags & ~re.UNICODE)
 
     @property
@@ -111,6 +128,26 @@ class LogFormat:
         start, end, _ = span
         body = self.pattern.pattern[start:end]
         return re.compile(body.encode("utf-8"), self.pattern.flags & ~re.UNICODE).fullmatch
+
+
+def _as_bitmap(match: re.Match[str]) -> str:
+    """A negated set of two or more bytes (`[^ ?"]`) as the ranges of the bytes it matches
+    (`[\\x00-\\x1f\\x21\\x23-\\x3e\\x40-\\xff]`): the regex engine tests a byte against the ranges' bitmap
+    at once, where it tests a negated set's members one by one (the bench log-read path's
+    `[^ ?"]*`: 0.04 us a line less). One excluded byte stays a negated set: a tight loop."""
+    bytes_class = re.compile(f"[^{match.group(1)}]".encode())
+    members = [b for b in range(256) if bytes_class.fullmatch(bytes((b,)))]
+    if len(members) >= 255:
+        return match.group(0)
+    ranges: list[str] = []
+    last = -2
+    for byte in members:
+        if ranges and byte == last + 1:
+            ranges[-1] = f"{ranges[-1][:4]}-\\x{byte:02x}"
+        else:
+            ranges.append(f"\\x{byte:02x}")
+        last = byte
+    return "[" + "".join(ranges) + "]"
 
 
 def _fixed_time(text: str) -> tuple[int, int, int] | None:

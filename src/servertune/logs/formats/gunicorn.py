@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from servertune.logs.formats.base import LogFormat, LogFormatError, clf_second, seconds_to_ms
+from servertune.logs.formats.base import (
+    QUOTED_REQUEST_LINE,
+    REQUEST_LINE,
+    LogFormat,
+    LogFormatError,
+    clf_second,
+    seconds_to_ms,
+)
 
 __all__ = ["DEFAULT", "build"]
 
@@ -36,7 +43,7 @@ def _milli(text: str) -> float | None:
 _TIMING = (("D", _micro), ("M", _milli), ("L", seconds_to_ms), ("T", seconds_to_ms))
 _ATOMS: dict[str, tuple[str, str]] = {
     "t": ("ts", r"\[(?P<ts>\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\]"),
-    "r": ("", r"(?:(?P<method>[A-Z]{1,20}) (?P<path>[^ ?\"\n]*)[^ \"\n]*(?: [^\"\n]*)?|[^\"\n]*)"),
+    "r": ("", REQUEST_LINE),
     "m": ("method", r"(?P<method>[A-Z]{1,20})"),
     "U": ("path", r"(?P<path>[^ ?\"\n]*)"),
     "s": ("status", r"(?P<status>\d{3})"),
@@ -70,6 +77,8 @@ def build(spec: str | None) -> LogFormat:
         if column == "service" and (timing is None or atom != timing[0]):
             wanted = False
         if wanted:
+            if pattern == REQUEST_LINE and text[position : position + 1] == '"':
+                pattern = QUOTED_REQUEST_LINE
             parts.append(pattern)
             taken |= {column} if column else {"method", "path"}
             continue
