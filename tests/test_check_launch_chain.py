@@ -381,3 +381,62 @@ def test_only_an_ingress_ingress_nginx_serves_is_read_as_its_nginx(tmp_path: Pat
     assert fronts("  annotations: {kubernetes.io/ingress.class: alb}\n") == 0
     assert fronts("  annotations: {traefik.ingress.kubernetes.io/router.tls: 'true'}\n") == 0
     assert fronts("  annotations: {networking.gke.io/managed-certificates: web}\n") == 0
+
+
+def test_a_script_that_runs_another_script_here_is_followed_into_it() -> None:
+    """CMD `./boot.sh` -> `./checks.sh && exec ./serve.sh` -> `exec gunicorn ...`: a script run
+    by its path from the image's WORKDIR is read as the next link (checks.sh, which starts no
+    server, is passed over), and the nginx in front joins the chain."""
+    root = REPOS / "chain-script-runs-script"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "app/boot.sh", "app/serve.sh"]
+    assert fronts == ["nginx.conf"]
+    assert launch.app.workers.value == 3
+
+
+def test_a_script_handing_over_to_a_script_not_here_is_not_followed_not_serverless() -> None:
+    """`exec ./run-worker.sh` names a script the files read do not hold: what it starts is not
+    known, so the note says "not followed" and why, never that the script starts no server."""
+    result = check_folder(REPOS / "chain-script-runs-script")
+    (note,) = [n for n in result.notes if n.at.file.name == "worker.sh"]
+    assert note.kind == "not-followed"
+    assert "./run-worker.sh, a script not in the files read" in note.message
+
+
+def test_python_launcher_the_image_runs_is_read_for_the_command_it_hands_to_the_shell() -> None:
+    """CMD `/start.py` builds gunicorn's command line in a list and runs it with
+    `os.system(" ".join(cmdline))`: the script is parsed, never run, each option at the line
+    that writes it, its `os.environ.get` read from the image's ENV (`WEB_THREADS=4`)."""
+    root = REPOS / "chain-python-launcher"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "deploy/start.py"]
+    assert fronts == ["deploy/nginx.conf"]
+    assert launch.app.threads.value == 4
+    assert launch.app.threads.at.line == 11
+    # `'[::]' if os.environ.get('LISTEN_V6') else '0.0.0.0'`: unset in the image, so IPv4.
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:8080"]
+    assert launch.app.request_timeout is not None
+    assert launch.app.request_timeout.value == 120
+
+
+def test_python_launcher_is_never_run(tmp_path: Path) -> None:
+    """A launcher whose top level would write a file (and whose command depends on a function
+    of the project's) is parsed only: nothing is written, and the launch it hands over is
+    "not followed", with the line that builds it."""
+    marker = tmp_path / "ran"
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nCOPY start.py /start.py\nCMD /start.py\n"
+    )
+    (tmp_path / "start.py").write_text(
+        "#!/usr/bin/env python3\n"
+        "import os, subprocess\n"
+        "from shop.settings import workers\n"
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "subprocess.run(['gunicorn', '--workers', workers(), 'shop.wsgi'])\n"
+    )
+    result = check_folder(tmp_path)
+    assert not marker.exists()
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert "start.py: not followed" in note.message
+    assert "line 5" in note.message
