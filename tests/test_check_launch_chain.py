@@ -440,3 +440,39 @@ def test_python_launcher_is_never_run(tmp_path: Path) -> None:
     (note,) = [n for n in result.notes if n.kind == "not-followed"]
     assert "start.py: not followed" in note.message
     assert "line 5" in note.message
+
+
+def test_envsubst_template_upstream_is_rendered_with_the_proxy_containers_environment() -> None:
+    """`server ${APP_UPSTREAM};` in a template the nginx service mounts, whose compose
+    `environment` sets `APP_UPSTREAM: web:8000`: rendered as envsubst renders it at start, the
+    upstream is the `web` service's gunicorn, and the cross-layer rule judges the template."""
+    root = REPOS / "chain-envsubst-front"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["compose.yaml", "Dockerfile"]
+    assert fronts == ["nginx/default.conf.template"]
+    result = check_folder(root)
+    (late,) = [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+    assert (late.at.file.name, late.at.line) == ("default.conf.template", 9)
+
+
+def test_envsubst_placeholder_two_containers_set_differently_reaches_no_app(
+    tmp_path: Path,
+) -> None:
+    """The same template mounted by two services that set its placeholder to different
+    addresses: which one a request takes is not in the files, so nothing is joined."""
+    root = REPOS / "chain-envsubst-front"
+    (tmp_path / "nginx").mkdir()
+    for name in ("Dockerfile", "nginx/default.conf.template"):
+        (tmp_path / name).write_text((root / name).read_text())
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  web:\n    build: .\n"
+        "  proxy:\n    image: nginx:1.27\n"
+        "    volumes: ['./nginx/default.conf.template:/etc/nginx/templates/a.conf.template']\n"
+        "    environment: {APP_UPSTREAM: 'web:8000'}\n"
+        "  canary:\n    image: nginx:1.27\n"
+        "    volumes: ['./nginx/default.conf.template:/etc/nginx/templates/a.conf.template']\n"
+        "    environment: {APP_UPSTREAM: 'web-canary:8000'}\n"
+    )
+    ((_, fronts, _),) = chains(tmp_path)
+    assert fronts == []
