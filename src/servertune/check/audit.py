@@ -209,24 +209,23 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    tree = root if root is not None else default_root(paths)
-    with confined_to(tree):
+    with confined_to(root if root is not None else default_root(paths)):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
-        stacks = _stacks(paths)
+        # What each nginx template is rendered with, while an image's build context can be
+        # looked for up to the tree's root.
+        stacks = _stacks(paths).rendering(reading.nginx)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    with confined_to(tree):  # an image's build context is looked for up to the tree's root
-        links = link(nginx, apps, stacks)
+    links = link(nginx, apps, stacks)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
     # A Traefik service is read through its static config and on its own: once.
-    with confined_to(tree):
-        fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     context = Context(
         apps,
         nginx,

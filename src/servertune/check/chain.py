@@ -149,6 +149,23 @@ class Stacks:
     images: tuple[Image, ...] = ()
     #: The Kubernetes Services of the manifests read: an Ingress's backend is one of them.
     kube_services: tuple[KubeService, ...] = ()
+    #: Each nginx config's first file with the environment its containers render it with.
+    front_environments: tuple[tuple[Path, tuple[tuple[str, str], ...]], ...] = ()
+
+    def rendering(self, nginx_configs: Sequence[NginxConfig]) -> Stacks:
+        """These stacks with the environment each config's containers render it with
+        (`environment_of_front`), for `link`."""
+        found = []
+        for config in nginx_configs:
+            files = config.files or (config.file,)
+            found.append((files[0], tuple(sorted(self.environment_of_front(files).items()))))
+        return replace(self, front_environments=tuple(found))
+
+    def front_environment(self, files: Sequence[Path]) -> dict[str, str]:
+        """The environment `rendering` found for the config whose first file is `files[0]`."""
+        return next(
+            (dict(env) for file, env in self.front_environments if files[:1] == (file,)), {}
+        )
 
     def project(self, compose: Path) -> frozenset[Path]:
         """The compose files `docker compose` reads together with `compose` by default."""
@@ -359,7 +376,7 @@ def link(
                 if "${" in server.value and stacks is not None:
                     # `server ${BACKEND};` in a template envsubst renders where nginx starts.
                     if rendered is None:
-                        rendered = stacks.environment_of_front(config.files or (config.file,))
+                        rendered = stacks.front_environment(config.files or (config.file,))
                     server = replace(server, value=_render(server.value, rendered))
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
