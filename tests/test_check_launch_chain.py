@@ -476,3 +476,23 @@ def test_envsubst_placeholder_two_containers_set_differently_reaches_no_app(
     )
     ((_, fronts, _),) = chains(tmp_path)
     assert fronts == []
+
+
+def test_python_launcher_run_by_the_interpreter_that_execs_the_server(tmp_path: Path) -> None:
+    """`CMD ["python3", "-u", "launch.py"]` whose script replaces itself with uvicorn through
+    `os.execvp("uvicorn", [...])`: the interpreter's script is the next link, and the server's
+    options are read from the list it passes."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["python3", "-u", "launch.py"]\n'
+    )
+    (tmp_path / "launch.py").write_text(
+        "import os\n"
+        "port = os.getenv('PORT', '9000')\n"
+        "os.execvp('uvicorn', ['uvicorn', 'shop.asgi:app', '--host', '0.0.0.0',\n"
+        "                      '--port', port, '--workers', '3'])\n"
+    )
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "launch.py"]
+    assert launch.app.kind == "uvicorn"
+    assert launch.app.workers.value == 3
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:9000"]

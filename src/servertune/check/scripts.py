@@ -673,6 +673,13 @@ def run_words(
         rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
             rest = rest[1:]
+    elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
+        # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-") and rest[0].text not in ("-m", "-c"):
+            rest = rest[1:]
+        if not rest or not rest[0].text.endswith(".py"):
+            return None
     if not rest:
         return None
     script = find_config(rest[0].text, rest[0].at)
