@@ -496,3 +496,56 @@ def test_python_launcher_run_by_the_interpreter_that_execs_the_server(tmp_path: 
     assert launch.app.kind == "uvicorn"
     assert launch.app.workers.value == 3
     assert [s.value for s in launch.app.sockets] == ["0.0.0.0:9000"]
+
+
+def test_uvicorn_started_in_the_launchers_own_process_is_read_by_its_keywords(
+    tmp_path: Path,
+) -> None:
+    """`python main.py` whose `__main__` block calls `uvicorn.run("main:app", host=...,
+    port=int(os.getenv("PORT", "8080")), workers=2, timeout_keep_alive=30)`: the server runs
+    in the script's process with those settings, each at its keyword's line; the image's
+    `UVICORN_PORT` sets nothing (only uvicorn's command line reads it)."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nWORKDIR /app\nENV UVICORN_PORT=9999\nCOPY . .\n"
+        'CMD ["python", "main.py"]\n'
+    )
+    (tmp_path / "main.py").write_text(
+        "import os\n"
+        "import uvicorn\n"
+        "from fastapi import FastAPI\n"
+        "app = FastAPI()\n"
+        "if __name__ == '__main__':\n"
+        "    uvicorn.run(\n"
+        "        'main:app',\n"
+        "        host='0.0.0.0',\n"
+        "        port=int(os.getenv('PORT', '8080')),\n"
+        "        workers=2,\n"
+        "        timeout_keep_alive=30,\n"
+        "    )\n"
+    )
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "main.py"]
+    assert launch.app.kind == "uvicorn"
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:8080"]
+    assert (launch.app.workers.value, launch.app.workers.at.line) == (2, 10)
+    assert launch.app.keepalive is not None
+    assert (launch.app.keepalive.value, launch.app.keepalive.at.line) == (30, 11)
+
+
+def test_in_process_server_whose_port_only_the_running_code_knows_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`uvicorn.run(app, port=settings.port)` with `settings` the project's own: where it
+    listens is not known here, so the launch is "not followed", never uvicorn's default
+    127.0.0.1:8000."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["python", "serve.py"]\n'
+    )
+    (tmp_path / "serve.py").write_text(
+        "import uvicorn\nfrom shop.config import settings\nfrom shop.app import app\n"
+        "uvicorn.run(app, host='0.0.0.0', port=settings.port)\n"
+    )
+    result = check_folder(tmp_path)
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert "line 4: port=" in note.message

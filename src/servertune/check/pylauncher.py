@@ -1,5 +1,7 @@
-"""Python launcher scripts: a script an image runs (`CMD /start.py`) that builds the server's
-command line and hands it to `os.system`, `subprocess` or `os.exec*`.
+"""Python launcher scripts: a script an image runs (`CMD /start.py`, `python main.py`) that
+builds the server's command line and hands it to `os.system`, `subprocess` or `os.exec*`, or
+starts uvicorn in its own process (`uvicorn.run("main:app", port=8000)`, read as the uvicorn
+command line of the same settings).
 
 The script is parsed, never imported or run (`check` runs on contributors' pull requests). Its
 statements are walked in order by `pystatic`'s evaluator, which knows literals, the environment
@@ -44,6 +46,39 @@ _EXEC_LIST = frozenset({"os.execv", "os.execve", "os.execvp", "os.execvpe"})
 _EXEC_ARGS = frozenset({"os.execl", "os.execle", "os.execlp", "os.execlpe"})
 
 
+#: A server started in the script's own process: `uvicorn.run(app, host=..., port=...)`,
+#: `uvicorn.Config(...)` (run by `uvicorn.Server(config)`), read as the command line that sets
+#: the same: each keyword is the click option of the same name (uvicorn's `main` hands its
+#: options to `run` by these names).
+_IN_PROCESS = frozenset({"uvicorn.run", "uvicorn.Config", "uvicorn.config.Config"})
+#: The keywords of `uvicorn.run` whose option a check reads or prints, as uvicorn's CLI spells
+#: them; a flag pair for booleans (`proxy_headers=False` is `--no-proxy-headers`).
+_UVICORN_OPTIONS: dict[str, str | tuple[str, str | None]] = {
+    "host": "--host",
+    "port": "--port",
+    "uds": "--uds",
+    "fd": "--fd",
+    "workers": "--workers",
+    "backlog": "--backlog",
+    "limit_concurrency": "--limit-concurrency",
+    "limit_max_requests": "--limit-max-requests",
+    "timeout_keep_alive": "--timeout-keep-alive",
+    "timeout_graceful_shutdown": "--timeout-graceful-shutdown",
+    "forwarded_allow_ips": "--forwarded-allow-ips",
+    "root_path": "--root-path",
+    "loop": "--loop",
+    "http": "--http",
+    "lifespan": "--lifespan",
+    "interface": "--interface",
+    "log_level": "--log-level",
+    "proxy_headers": ("--proxy-headers", "--no-proxy-headers"),
+    "access_log": ("--access-log", "--no-access-log"),
+    "reload": ("--reload", None),
+}
+#: The keywords that decide where it listens and how many processes: not known, no launch.
+_DECISIVE = frozenset({"host", "port", "uds", "fd", "workers"})
+
+
 def looks_like_python(path: Path, text: str) -> bool:
     """A `.py` file, or one whose `#!` line names python."""
     first = text.split("\n", 1)[0]
@@ -59,6 +94,10 @@ class PythonLaunch:
     replaces: bool
     #: Run through a shell (`os.system`, `shell=True`), which expands `$NAME` in the words.
     shell: bool
+    #: The server runs in the script's own process (`uvicorn.run(...)`): the words are the
+    #: command line of its settings, and no `UVICORN_*` variable sets one (only its CLI reads
+    #: them).
+    in_process: bool = False
 
 
 class _Found(Exception):
@@ -136,6 +175,9 @@ class _Launcher(_Evaluator):
 
     def runner(self, call: ast.Call) -> None:
         name = self.dotted(call.func)
+        if name in _IN_PROCESS:
+            self.in_process(call)
+            return
         shell = name in _SHELL_RUNNERS or any(
             k.arg == "shell" and isinstance(k.value, ast.Constant) and k.value.value is True
             for k in call.keywords
@@ -156,6 +198,44 @@ class _Launcher(_Evaluator):
             return
         replaces = name in _EXEC_LIST | _EXEC_ARGS
         raise _Found(PythonLaunch(tuple(words), replaces=replaces, shell=shell))
+
+    def in_process(self, call: ast.Call) -> None:
+        """`uvicorn.run("shop:app", host="0.0.0.0", port=8000)`: the uvicorn command line of
+        the same settings, each word at its keyword's line."""
+        at = Location(self.path, call.lineno)
+        app = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg in ("app", "config")), None)
+        )
+        try:
+            target = self.expr(app) if app is not None else None
+        except (Unresolved, Refused):
+            target = None
+        if not isinstance(target, str):
+            # An app object (`uvicorn.run(app)`): the module's, by the name it is bound to.
+            written = ast.unparse(app) if app is not None else "app"
+            target = f"{self.path.stem}:{written}"
+        words = [Word("uvicorn", at), Word(target, at)]
+        for keyword in call.keywords:
+            option = _UVICORN_OPTIONS.get(keyword.arg or "")
+            if option is None:
+                continue
+            where = Location(self.path, keyword.value.lineno)
+            try:
+                value = self.expr(keyword.value)
+            except (Unresolved, Refused) as why:
+                if keyword.arg in _DECISIVE and self.unknown_command is None:
+                    self.unknown_command = f"line {keyword.value.lineno}: {keyword.arg}={why}"
+                    return
+                continue
+            if isinstance(option, tuple):
+                flag = option[0] if value else option[1]
+                if flag is not None:
+                    words.append(Word(flag, where))
+            elif value is not None:
+                words.extend([Word(option, where), Word(str(value), where)])
+        raise _Found(PythonLaunch(tuple(words), replaces=True, shell=False, in_process=True))
 
     def items_of(self, node: ast.expr, line: int) -> list[tuple[str, int]] | None:
         """The command's parts with their lines: a list's elements, or one string."""
@@ -234,7 +314,7 @@ def python_launch(path: Path, text: str, env: Mapping[str, str]) -> PythonLaunch
         return None
     if launcher.unknown_command is not None:
         raise NotFollowed(
-            f"{path}: not followed: the server command line is built from a value check does "
-            f"not evaluate ({launcher.unknown_command}), so how the server starts is not known"
+            f"{path}: not followed: the server it starts is set from a value check does not "
+            f"evaluate ({launcher.unknown_command}), so how the server starts is not known"
         )
     return None

@@ -702,8 +702,13 @@ def _script_server(
         found = server_command(launch.words) if launch is not None else None
         if launch is None or found is None:
             return None
+        environment = {
+            k: v
+            for k, v in (env or {}).items()
+            if not (launch.in_process and k.startswith("UVICORN_"))
+        }
         return read_command(
-            script.file, found, env, env_at, shell=launch.shell, find_config=find_config
+            script.file, found, environment, env_at, shell=launch.shell, find_config=find_config
         )
     try:
         return read_script(
