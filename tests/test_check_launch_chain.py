@@ -549,3 +549,33 @@ def test_in_process_server_whose_port_only_the_running_code_knows_is_not_followe
     assert not result.apps
     (note,) = [n for n in result.notes if n.kind == "not-followed"]
     assert "line 4: port=" in note.message
+
+
+def test_console_script_the_packaging_declares_is_followed_into_its_function() -> None:
+    """`sh -c "uv run shop-server --port $SHOP_PORT --workers 2"`: `shop-server` is the
+    project's console script (pyproject.toml `shop-server = "shop.server:main"`), whose click
+    options take the command's words (`$SHOP_PORT` from the image's ENV) and whose
+    `uvicorn.run(...)` is the server, behind the nginx that passes to its port."""
+    root = REPOS / "chain-console-script"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "pyproject.toml", "src/shop/server.py"]
+    assert fronts == ["nginx.conf"]
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:7000"]
+    assert launch.app.workers.value == 2
+    assert launch.app.keepalive is not None
+    assert launch.app.keepalive.value == 20
+
+
+def test_a_program_the_packaging_does_not_declare_is_not_read_as_its_console_script(
+    tmp_path: Path,
+) -> None:
+    """`shop-worker` is not among the console scripts of pyproject.toml: nothing is read for
+    it (a program of the image's), so no server is linked."""
+    root = REPOS / "chain-console-script"
+    for name in ("pyproject.toml", "src/shop/server.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text((root / name).read_text())
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["shop-worker", "--port", "7000"]\n'
+    )
+    assert chains(tmp_path) == []

@@ -19,6 +19,7 @@ import ast
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +107,18 @@ class _Found(Exception):
 
 
 class _Launcher(_Evaluator):
-    def __init__(self, path: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        env: Mapping[str, str],
+        entry: str | None = None,
+        argv: Sequence[str] = (),
+    ) -> None:
         super().__init__(env, 1, path.stem)
         self.path = path
+        #: The function a console script runs, and the words after the command.
+        self.entry = entry
+        self.argv = list(argv)
         #: The line of each element of a list the script builds, by the list's name.
         self.element_lines: dict[str, list[int]] = {}
         self.unknown_command: str | None = None
@@ -121,7 +131,11 @@ class _Launcher(_Evaluator):
             if isinstance(node, ast.Expr) and isinstance(value, ast.Call):
                 self.grow(value)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == self.entry:
+                self.bind_options(node)
             self.run(node.body)  # a launcher's `main()`: its calls are the launch
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            self.run(node.body)  # once, as written: a server started in a loop is started
         if isinstance(node, ast.Raise):
             return  # on a branch read only because its test is not known here
         super().statement(node)
@@ -133,6 +147,40 @@ class _Launcher(_Evaluator):
                         if isinstance(node.value, (ast.List, ast.Tuple))
                         else []
                     )
+
+    def bind_options(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """The console script's function: each parameter a `@click.option("--port", ...)`
+        declares takes its value from the command line's words (`--port 5000`,
+        `--port=5000`, a flag's presence), else the option's `default=`."""
+        parameters = {a.arg for a in (*function.args.args, *function.args.kwonlyargs)}
+        for decorator in function.decorator_list:
+            if not (
+                isinstance(decorator, ast.Call) and self.dotted(decorator.func).endswith("option")
+            ):
+                continue
+            flags = [
+                a.value
+                for a in decorator.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            named = [f for f in flags if not f.startswith("-")]
+            longest = max((f for f in flags if f.startswith("-")), key=len, default="")
+            parameter = named[0] if named else longest.lstrip("-").replace("-", "_")
+            if parameter not in parameters:
+                continue
+            keywords = {k.arg: k.value for k in decorator.keywords if k.arg}
+            flag = keywords.get("is_flag")
+            is_flag = isinstance(flag, ast.Constant) and flag.value is True
+            given = _given(self.argv, [f for f in flags if f.startswith("-")], is_flag)
+            if given is not None:
+                self.bind(parameter, given, decorator.lineno)
+                continue
+            default = keywords.get("default")
+            if default is None:
+                self.bind(parameter, None, decorator.lineno)
+            else:
+                target = ast.Name(parameter, ast.Store())
+                self.assign(target, partial(self.expr, default), decorator.lineno)
 
     def branch(
         self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], line: int
@@ -268,6 +316,22 @@ class _Launcher(_Evaluator):
         return None
 
 
+def _given(argv: Sequence[str], flags: Sequence[str], is_flag: bool) -> str | bool | None:
+    """The value the command line gives an option (`--port 5000`, `--port=5000`; True for a
+    flag that is present), None when it gives none."""
+    for index, word in enumerate(argv):
+        name, sep, value = word.partition("=")
+        if name not in flags:
+            continue
+        if is_flag:
+            return True
+        if sep:
+            return value
+        if index + 1 < len(argv):
+            return argv[index + 1]
+    return None
+
+
 def _element_lines(node: ast.expr, line: int, count: int) -> list[int]:
     if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == count:
         return [e.lineno for e in node.elts]
@@ -298,14 +362,21 @@ def _shell_words(path: Path, items: list[tuple[str, int]]) -> list[Word] | None:
     return words
 
 
-def python_launch(path: Path, text: str, env: Mapping[str, str]) -> PythonLaunch | None:
-    """The server command line the Python script at `path` runs, under `env`; None when it
-    runs none; NotFollowed when it runs one built from values only the running script knows."""
+def python_launch(
+    path: Path,
+    text: str,
+    env: Mapping[str, str],
+    entry: str | None = None,
+    argv: Sequence[str] = (),
+) -> PythonLaunch | None:
+    """The server command line the Python script at `path` runs, under `env` (its function
+    `entry` run by a console script with the words `argv`); None when it runs none;
+    NotFollowed when it runs one built from values only the running script knows."""
     try:
         tree = ast.parse(text, filename=str(path))
     except (SyntaxError, ValueError, RecursionError):
         return None
-    launcher = _Launcher(path, env)
+    launcher = _Launcher(path, env, entry, argv)
     try:
         launcher.run(tree.body)
     except _Found as found:

@@ -49,6 +49,7 @@ from servertune.check.model import (
     Setting,
     note,
 )
+from servertune.check.packaging import ConsoleScript, console_script
 from servertune.check.pylauncher import looks_like_python, python_launch
 from servertune.check.supervisord import read_supervisord
 
@@ -672,7 +673,17 @@ def run_words(
     if rest and program_name(rest[0].text) in SHELLS:
         rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
+            command_string = "c" in rest[0].text and len(rest) >= 2
             rest = rest[1:]
+            if command_string:
+                # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
+                for command in shell_commands(rest[0]):
+                    app = run_words(
+                        file, command, env, env_at, find_config=find_config, depth=depth + 1
+                    )
+                    if app is not None:
+                        return app
+                return None
     elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
         # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
         rest = rest[1:]
@@ -682,10 +693,37 @@ def run_words(
             return None
     if not rest:
         return None
+    if not _SCRIPT_PATH.match(rest[0].text):
+        entry = console_script(rest[0].text, find_config, rest[0].at)
+        if entry is not None:
+            return _console_server(entry, rest[1:], env, env_at, find_config)
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         return None
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _console_server(
+    entry: ConsoleScript,
+    arguments: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a project's console script starts (`lnbits --port $LNBITS_PORT`), read from
+    the function its packaging names, the command's words bound to that function's options;
+    its declaration is a link of the chain."""
+    environment = dict(env or {})
+    argv = [expand_shell(w.text, environment) or w.text for w in arguments]
+    module = entry.module
+    launch = python_launch(module.file, module.text, environment, entry.function, argv)
+    found = server_command(launch.words) if launch is not None else None
+    if launch is None or found is None:
+        return None
+    if launch.in_process:
+        environment = {k: v for k, v in environment.items() if not k.startswith("UVICORN_")}
+    app = read_command(module.file, found, environment, env_at, find_config=find_config)
+    return replace(app, launched_by=(entry.declared_at, *app.launched_by))
 
 
 def _script_server(
