@@ -8,8 +8,10 @@ os.system("flask db upgrade")
 
 cmdline = [
     "gunicorn",
-    "--threads", os.environ.get("WEB_THREADS", "1"),
-    "-b", f"{'[::]' if os.environ.get('LISTEN_V6') else '0.0.0.0'}:8080",
+    "--threads",
+    os.environ.get("WEB_THREADS", "1"),
+    "-b",
+    f"{'[::]' if os.environ.get('LISTEN_V6') else '0.0.0.0'}:8080",
     "--timeout 120",
 ]
 
