@@ -549,6 +549,12 @@ def test_in_process_server_whose_port_only_the_running_code_knows_is_not_followe
     assert not result.apps
     (note,) = [n for n in result.notes if n.kind == "not-followed"]
     assert "line 4: port=" in note.message
+    # Settings handed over as a mapping the code builds are not known either.
+    (tmp_path / "serve.py").write_text("import uvicorn\nargs = build_args()\nuvicorn.run(**args)\n")
+    result = check_folder(tmp_path)
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert "line 3: `uvicorn.run(**args)`" in note.message
 
 
 def test_console_script_the_packaging_declares_is_followed_into_its_function() -> None:

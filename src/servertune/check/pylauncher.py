@@ -251,6 +251,13 @@ class _Launcher(_Evaluator):
         """`uvicorn.run("shop:app", host="0.0.0.0", port=8000)`: the uvicorn command line of
         the same settings, each word at its keyword's line."""
         at = Location(self.path, call.lineno)
+        if any(k.arg is None for k in call.keywords) or any(
+            isinstance(a, ast.Starred) for a in call.args
+        ):
+            # `uvicorn.run(**uvicorn_args)`: the settings are a mapping the code builds.
+            if self.unknown_command is None:
+                self.unknown_command = f"line {call.lineno}: `{ast.unparse(call)[:80]}`"
+            return
         app = (
             call.args[0]
             if call.args
