@@ -585,3 +585,24 @@ def test_a_program_the_packaging_does_not_declare_is_not_read_as_its_console_scr
         'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["shop-worker", "--port", "7000"]\n'
     )
     assert chains(tmp_path) == []
+
+
+def test_a_script_run_as_a_child_keeps_its_shell_in_front_of_the_server(tmp_path: Path) -> None:
+    """CMD `./boot.sh` runs `./checks.sh && ./serve.sh` without `exec`: serve.sh execs
+    gunicorn, but boot.sh's shell stays PID 1 and waits, so SIGTERM never reaches gunicorn;
+    the fault is boot.sh's line, fixed with `exec ./serve.sh` (never `exec ./checks.sh && ...`).
+    With `exec` there (the fixture chain-script-runs-script) nothing is said."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /srv\nCOPY app .\nCMD ["./boot.sh"]\n'
+    )
+    (tmp_path / "app" / "boot.sh").write_text("#!/bin/sh\n./checks.sh && ./serve.sh\n")
+    (tmp_path / "app" / "checks.sh").write_text("#!/bin/sh\npython manage.py check\n")
+    (tmp_path / "app" / "serve.sh").write_text(
+        "#!/bin/sh\nexec gunicorn -w 2 -b 0.0.0.0:8000 shop.wsgi\n"
+    )
+    result = check_folder(tmp_path)
+    (fault,) = [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    assert (fault.at.file.name, fault.at.line, fault.fix) == ("boot.sh", 2, "exec ./serve.sh")
+    fixture = check_folder(REPOS / "chain-script-runs-script")
+    assert not [f for f in fixture.findings if f.rule.startswith("entrypoint-without-exec")]

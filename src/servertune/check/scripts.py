@@ -468,7 +468,12 @@ def _runs_script(
         finally:
             _FOLLOWING.reset(token)
         if app is not None:
-            return replace(app, launched_by=(Location(path, line.first), *app.launched_by))
+            step = Location(path, line.first)
+            if app.without_exec is None and not execs and app.command_line:
+                # `./serve.sh` run as a child: this shell stays in front of the server even
+                # when the script it runs execs it, so this line is the one to `exec`.
+                app = replace(app, without_exec=_child_line(line, lines, physical, path))
+            return replace(app, launched_by=(step, *app.launched_by))
     if missing is not None and not any(_runs_arguments(line.words) for line in lines):
         line, script = missing
         raise NotFollowed(
@@ -476,6 +481,23 @@ def _runs_script(
             "read, so the server it starts is not known"
         )
     return None
+
+
+def _child_line(
+    line: _Line, lines: list[_Line], physical: list[str], path: Path
+) -> Setting[str] | None:
+    """The line, as written, when the shell runs what it names as a child it waits for (no
+    `exec`, not in the background, no `trap` to pass signals on, not execline, which
+    chain-loads); None otherwise."""
+    if line.background or _EXECLINE.match(physical[0] if physical else ""):
+        return None
+    if any(other.words[:1] == ["trap"] for other in lines):
+        return None
+    # The simple command alone, as the shell splits it (`./checks.sh && ./serve.sh` is two).
+    words = list(line.words)
+    while words and words[0] in _KEYWORDS:
+        words = words[1:]
+    return Setting(" ".join(shlex.quote(w) for w in words)[:2000], Location(path, line.first))
 
 
 def _runs_arguments(words: list[str]) -> bool:
