@@ -381,3 +381,228 @@ def test_only_an_ingress_ingress_nginx_serves_is_read_as_its_nginx(tmp_path: Pat
     assert fronts("  annotations: {kubernetes.io/ingress.class: alb}\n") == 0
     assert fronts("  annotations: {traefik.ingress.kubernetes.io/router.tls: 'true'}\n") == 0
     assert fronts("  annotations: {networking.gke.io/managed-certificates: web}\n") == 0
+
+
+def test_a_script_that_runs_another_script_here_is_followed_into_it() -> None:
+    """CMD `./boot.sh` -> `./checks.sh && exec ./serve.sh` -> `exec gunicorn ...`: a script run
+    by its path from the image's WORKDIR is read as the next link (checks.sh, which starts no
+    server, is passed over), and the nginx in front joins the chain."""
+    root = REPOS / "chain-script-runs-script"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "app/boot.sh", "app/serve.sh"]
+    assert fronts == ["nginx.conf"]
+    assert launch.app.workers.value == 3
+
+
+def test_a_script_handing_over_to_a_script_not_here_is_not_followed_not_serverless() -> None:
+    """`exec ./run-worker.sh` names a script the files read do not hold: what it starts is not
+    known, so the note says "not followed" and why, never that the script starts no server."""
+    result = check_folder(REPOS / "chain-script-runs-script")
+    (note,) = [n for n in result.notes if n.at.file.name == "worker.sh"]
+    assert note.kind == "not-followed"
+    assert "./run-worker.sh, a script not in the files read" in note.message
+
+
+def test_python_launcher_the_image_runs_is_read_for_the_command_it_hands_to_the_shell() -> None:
+    """CMD `/start.py` builds gunicorn's command line in a list and runs it with
+    `os.system(" ".join(cmdline))`: the script is parsed, never run, each option at the line
+    that writes it, its `os.environ.get` read from the image's ENV (`WEB_THREADS=4`)."""
+    root = REPOS / "chain-python-launcher"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "deploy/start.py"]
+    assert fronts == ["deploy/nginx.conf"]
+    assert launch.app.threads.value == 4
+    assert launch.app.threads.at.line == 11
+    # `'[::]' if os.environ.get('LISTEN_V6') else '0.0.0.0'`: unset in the image, so IPv4.
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:8080"]
+    assert launch.app.request_timeout is not None
+    assert launch.app.request_timeout.value == 120
+
+
+def test_python_launcher_is_never_run(tmp_path: Path) -> None:
+    """A launcher whose top level would write a file (and whose command depends on a function
+    of the project's) is parsed only: nothing is written, and the launch it hands over is
+    "not followed", with the line that builds it."""
+    marker = tmp_path / "ran"
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nCOPY start.py /start.py\nCMD /start.py\n"
+    )
+    (tmp_path / "start.py").write_text(
+        "#!/usr/bin/env python3\n"
+        "import os, subprocess\n"
+        "from shop.settings import workers\n"
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "subprocess.run(['gunicorn', '--workers', workers(), 'shop.wsgi'])\n"
+    )
+    result = check_folder(tmp_path)
+    assert not marker.exists()
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert "start.py: not followed" in note.message
+    assert "line 5" in note.message
+
+
+def test_envsubst_template_upstream_is_rendered_with_the_proxy_containers_environment() -> None:
+    """`server ${APP_UPSTREAM};` in a template the nginx service mounts, whose compose
+    `environment` sets `APP_UPSTREAM: web:8000`: rendered as envsubst renders it at start, the
+    upstream is the `web` service's gunicorn, and the cross-layer rule judges the template."""
+    root = REPOS / "chain-envsubst-front"
+    ((files, fronts, _),) = chains(root)
+    assert files == ["compose.yaml", "Dockerfile"]
+    assert fronts == ["nginx/default.conf.template"]
+    result = check_folder(root)
+    (late,) = [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+    assert (late.at.file.name, late.at.line) == ("default.conf.template", 9)
+
+
+def test_envsubst_placeholder_two_containers_set_differently_reaches_no_app(
+    tmp_path: Path,
+) -> None:
+    """The same template mounted by two services that set its placeholder to different
+    addresses: which one a request takes is not in the files, so nothing is joined."""
+    root = REPOS / "chain-envsubst-front"
+    (tmp_path / "nginx").mkdir()
+    for name in ("Dockerfile", "nginx/default.conf.template"):
+        (tmp_path / name).write_text((root / name).read_text())
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  web:\n    build: .\n"
+        "  proxy:\n    image: nginx:1.27\n"
+        "    volumes: ['./nginx/default.conf.template:/etc/nginx/templates/a.conf.template']\n"
+        "    environment: {APP_UPSTREAM: 'web:8000'}\n"
+        "  canary:\n    image: nginx:1.27\n"
+        "    volumes: ['./nginx/default.conf.template:/etc/nginx/templates/a.conf.template']\n"
+        "    environment: {APP_UPSTREAM: 'web-canary:8000'}\n"
+    )
+    ((_, fronts, _),) = chains(tmp_path)
+    assert fronts == []
+
+
+def test_python_launcher_run_by_the_interpreter_that_execs_the_server(tmp_path: Path) -> None:
+    """`CMD ["python3", "-u", "launch.py"]` whose script replaces itself with uvicorn through
+    `os.execvp("uvicorn", [...])`: the interpreter's script is the next link, and the server's
+    options are read from the list it passes."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["python3", "-u", "launch.py"]\n'
+    )
+    (tmp_path / "launch.py").write_text(
+        "import os\n"
+        "port = os.getenv('PORT', '9000')\n"
+        "os.execvp('uvicorn', ['uvicorn', 'shop.asgi:app', '--host', '0.0.0.0',\n"
+        "                      '--port', port, '--workers', '3'])\n"
+    )
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "launch.py"]
+    assert launch.app.kind == "uvicorn"
+    assert launch.app.workers.value == 3
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:9000"]
+
+
+def test_uvicorn_started_in_the_launchers_own_process_is_read_by_its_keywords(
+    tmp_path: Path,
+) -> None:
+    """`python main.py` whose `__main__` block calls `uvicorn.run("main:app", host=...,
+    port=int(os.getenv("PORT", "8080")), workers=2, timeout_keep_alive=30)`: the server runs
+    in the script's process with those settings, each at its keyword's line; the image's
+    `UVICORN_PORT` sets nothing (only uvicorn's command line reads it)."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nWORKDIR /app\nENV UVICORN_PORT=9999\nCOPY . .\n"
+        'CMD ["python", "main.py"]\n'
+    )
+    (tmp_path / "main.py").write_text(
+        "import os\n"
+        "import uvicorn\n"
+        "from fastapi import FastAPI\n"
+        "app = FastAPI()\n"
+        "if __name__ == '__main__':\n"
+        "    uvicorn.run(\n"
+        "        'main:app',\n"
+        "        host='0.0.0.0',\n"
+        "        port=int(os.getenv('PORT', '8080')),\n"
+        "        workers=2,\n"
+        "        timeout_keep_alive=30,\n"
+        "    )\n"
+    )
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "main.py"]
+    assert launch.app.kind == "uvicorn"
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:8080"]
+    assert (launch.app.workers.value, launch.app.workers.at.line) == (2, 10)
+    assert launch.app.keepalive is not None
+    assert (launch.app.keepalive.value, launch.app.keepalive.at.line) == (30, 11)
+
+
+def test_in_process_server_whose_port_only_the_running_code_knows_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`uvicorn.run(app, port=settings.port)` with `settings` the project's own: where it
+    listens is not known here, so the launch is "not followed", never uvicorn's default
+    127.0.0.1:8000."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["python", "serve.py"]\n'
+    )
+    (tmp_path / "serve.py").write_text(
+        "import uvicorn\nfrom shop.config import settings\nfrom shop.app import app\n"
+        "uvicorn.run(app, host='0.0.0.0', port=settings.port)\n"
+    )
+    result = check_folder(tmp_path)
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert "line 4: port=" in note.message
+    # Settings handed over as a mapping the code builds are not known either.
+    (tmp_path / "serve.py").write_text("import uvicorn\nargs = build_args()\nuvicorn.run(**args)\n")
+    result = check_folder(tmp_path)
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert "line 3: `uvicorn.run(**args)`" in note.message
+
+
+def test_console_script_the_packaging_declares_is_followed_into_its_function() -> None:
+    """`sh -c "uv run shop-server --port $SHOP_PORT --workers 2"`: `shop-server` is the
+    project's console script (pyproject.toml `shop-server = "shop.server:main"`), whose click
+    options take the command's words (`$SHOP_PORT` from the image's ENV) and whose
+    `uvicorn.run(...)` is the server, behind the nginx that passes to its port."""
+    root = REPOS / "chain-console-script"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "pyproject.toml", "src/shop/server.py"]
+    assert fronts == ["nginx.conf"]
+    assert [s.value for s in launch.app.sockets] == ["0.0.0.0:7000"]
+    assert launch.app.workers.value == 2
+    assert launch.app.keepalive is not None
+    assert launch.app.keepalive.value == 20
+
+
+def test_a_program_the_packaging_does_not_declare_is_not_read_as_its_console_script(
+    tmp_path: Path,
+) -> None:
+    """`shop-worker` is not among the console scripts of pyproject.toml: nothing is read for
+    it (a program of the image's), so no server is linked."""
+    root = REPOS / "chain-console-script"
+    for name in ("pyproject.toml", "src/shop/server.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text((root / name).read_text())
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["shop-worker", "--port", "7000"]\n'
+    )
+    assert chains(tmp_path) == []
+
+
+def test_a_script_run_as_a_child_keeps_its_shell_in_front_of_the_server(tmp_path: Path) -> None:
+    """CMD `./boot.sh` runs `./checks.sh && ./serve.sh` without `exec`: serve.sh execs
+    gunicorn, but boot.sh's shell stays PID 1 and waits, so SIGTERM never reaches gunicorn;
+    the fault is boot.sh's line, fixed with `exec ./serve.sh` (never `exec ./checks.sh && ...`).
+    With `exec` there (the fixture chain-script-runs-script) nothing is said."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /srv\nCOPY app .\nCMD ["./boot.sh"]\n'
+    )
+    (tmp_path / "app" / "boot.sh").write_text("#!/bin/sh\n./checks.sh && ./serve.sh\n")
+    (tmp_path / "app" / "checks.sh").write_text("#!/bin/sh\npython manage.py check\n")
+    (tmp_path / "app" / "serve.sh").write_text(
+        "#!/bin/sh\nexec gunicorn -w 2 -b 0.0.0.0:8000 shop.wsgi\n"
+    )
+    result = check_folder(tmp_path)
+    (fault,) = [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    assert (fault.at.file.name, fault.at.line, fault.fix) == ("boot.sh", 2, "exec ./serve.sh")
+    fixture = check_folder(REPOS / "chain-script-runs-script")
+    assert not [f for f in fixture.findings if f.rule.startswith("entrypoint-without-exec")]

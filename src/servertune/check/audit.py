@@ -211,7 +211,9 @@ def check_files(
     machine = machine or Machine.read()
     with confined_to(root if root is not None else default_root(paths)):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
-        stacks = _stacks(paths)
+        # What each nginx template is rendered with, while an image's build context can be
+        # looked for up to the tree's root.
+        stacks = _stacks(paths).rendering(reading.nginx)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.

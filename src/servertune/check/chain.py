@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,6 +115,9 @@ class Service:
     name: str
     mounts: tuple[Path, ...] = ()
     dockerfile: Path | None = None
+    #: Its `environment` values written as literals (`BACKEND: backend:8000`): what an nginx
+    #: template it runs is rendered with (envsubst, at the container's start).
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,23 @@ class Stacks:
     images: tuple[Image, ...] = ()
     #: The Kubernetes Services of the manifests read: an Ingress's backend is one of them.
     kube_services: tuple[KubeService, ...] = ()
+    #: Each nginx config's first file with the environment its containers render it with.
+    front_environments: tuple[tuple[Path, tuple[tuple[str, str], ...]], ...] = ()
+
+    def rendering(self, nginx_configs: Sequence[NginxConfig]) -> Stacks:
+        """These stacks with the environment each config's containers render it with
+        (`environment_of_front`), for `link`."""
+        found = []
+        for config in nginx_configs:
+            files = config.files or (config.file,)
+            found.append((files[0], tuple(sorted(self.environment_of_front(files).items()))))
+        return replace(self, front_environments=tuple(found))
+
+    def front_environment(self, files: Sequence[Path]) -> dict[str, str]:
+        """The environment `rendering` found for the config whose first file is `files[0]`."""
+        return next(
+            (dict(env) for file, env in self.front_environments if files[:1] == (file,)), {}
+        )
 
     def project(self, compose: Path) -> frozenset[Path]:
         """The compose files `docker compose` reads together with `compose` by default."""
@@ -195,20 +215,53 @@ class Stacks:
             return None
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
-    def unbuilt_image_apps(self, apps: Sequence[AppServer]) -> list[AppServer]:
-        """The apps of `apps` read from the one Dockerfile of the run that no compose service
-        builds and that sets a command of its own (a proxy's image, `FROM nginx` plus its
-        config, sets none); [] when there are several such Dockerfiles, or none: which one a
-        service's `image:` names is not in these files."""
+    def _unbuilt_image(self) -> Image | None:
+        """The one Dockerfile of the run that no compose service builds and that sets a
+        command (what a service's `image:` runs, when the files say); None when several or
+        none."""
         built = {_real(s.dockerfile) for s in self.services if s.dockerfile is not None}
         unbuilt = [
             image
             for image in self.images
             if _real(image.path) not in built and (image.entrypoint or image.cmd)
         ]
-        if len(unbuilt) != 1:
+        return unbuilt[0] if len(unbuilt) == 1 else None
+
+    def environment_of_front(self, files: Sequence[Path]) -> dict[str, str]:
+        """The variables the containers that run a front (its first file) set to one value:
+        the services that bind-mount it, or run the image that holds it (built here, or the
+        one image a service's `image:` runs). An nginx template is rendered with them where
+        the container starts (envsubst; the official image's /etc/nginx/templates); a name
+        two of them set differently is not known."""
+        if not files:
+            return {}
+        first = files[0]
+        running = list(self.mounting([first]))
+        unbuilt = self._unbuilt_image()
+        for service in self.services:
+            if service.dockerfile is not None:
+                image = next(
+                    (i for i in self.images if _real(i.path) == _real(service.dockerfile)), None
+                )
+            else:
+                image = unbuilt
+            if image is not None and image.holds(first) is not None:
+                running.append(service)
+        values: dict[str, set[str]] = {}
+        for service in running:
+            for name, value in service.environment:
+                values.setdefault(name, set()).add(value)
+        return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
+
+    def unbuilt_image_apps(self, apps: Sequence[AppServer]) -> list[AppServer]:
+        """The apps of `apps` read from the one Dockerfile of the run that no compose service
+        builds and that sets a command of its own (a proxy's image, `FROM nginx` plus its
+        config, sets none); [] when there are several such Dockerfiles, or none: which one a
+        service's `image:` names is not in these files."""
+        unbuilt = self._unbuilt_image()
+        if unbuilt is None:
             return []
-        path = _real(unbuilt[0].path)
+        path = _real(unbuilt.path)
         return [
             a
             for a in apps
@@ -296,6 +349,16 @@ def _reached(
     return [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
 
 
+#: An envsubst placeholder: `${NAME}` (an nginx variable is `$name`, never braced so).
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _render(text: str, environment: Mapping[str, str]) -> str:
+    """`text` as envsubst renders it with `environment`; a name not in it is left as written
+    (then the address reaches no app: unknown, not guessed)."""
+    return _PLACEHOLDER.sub(lambda m: environment.get(m[1], m[0]), text)
+
+
 def link(
     nginx_configs: list[NginxConfig], apps: list[AppServer], stacks: Stacks | None = None
 ) -> list[Link]:
@@ -305,10 +368,16 @@ def link(
     links: list[Link] = []
     for config in nginx_configs:
         project = stacks.of_front(config.files or (config.file,)) if stacks else None
+        rendered: dict[str, str] | None = None
         for passing in config.passes:
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             for server in servers:
+                if "${" in server.value and stacks is not None:
+                    # `server ${BACKEND};` in a template envsubst renders where nginx starts.
+                    if rendered is None:
+                        rendered = stacks.front_environment(config.files or (config.file,))
+                    server = replace(server, value=_render(server.value, rendered))
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]

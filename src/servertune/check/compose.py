@@ -521,8 +521,27 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = folder / ((named.text() if named else None) or "Dockerfile")
         elif build is not None and build.text():
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
-        found.append(Service(path, str(key.value), mounts, dockerfile))
+        found.append(Service(path, str(key.value), mounts, dockerfile, _literal_env(service)))
     return tuple(found)
+
+
+def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:
+    """The service's `environment` entries written as literal values (no `$`: a value compose
+    interpolates from the deployment's shell is not known here)."""
+    environment = service.get("environment")
+    if environment is None:
+        return ()
+    if isinstance(environment.node, yaml.MappingNode):
+        pairs = [(key, value.text()) for key, value in environment.items()]
+    else:
+        pairs = [
+            (key, text)
+            for key, sep, text in (
+                (item.text() or "").partition("=") for item in environment.list()
+            )
+            if sep
+        ]
+    return tuple((k, v) for k, v in pairs if v is not None and "$" not in v)
 
 
 def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConfig | None:

@@ -361,7 +361,10 @@ def _upstream(node: _Node, block: list[_Node]) -> Upstream:
         name=node.args[0],
         at=node.at,
         servers=tuple(
-            Setting(n.args[0], n.at) for n in block if n.directive == "server" and n.args
+            # crossplane keeps `${BACKEND} fail_timeout=0` (a template placeholder) one word.
+            Setting(n.args[0].split()[0], n.at)
+            for n in block
+            if n.directive == "server" and n.args and n.args[0].strip()
         ),
         keepalive=Setting(int(pool[-1].args[0]), pool[-1].at) if pool else None,
         keepalive_timeout=_setting(

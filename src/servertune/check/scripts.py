@@ -14,6 +14,7 @@ single-worker server per `case` arm, each on its own socket. What only the runni
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import shlex
@@ -48,6 +49,8 @@ from servertune.check.model import (
     Setting,
     note,
 )
+from servertune.check.packaging import ConsoleScript, console_script
+from servertune.check.pylauncher import looks_like_python, python_launch
 from servertune.check.supervisord import read_supervisord
 
 __all__ = [
@@ -400,6 +403,10 @@ def _handed_over(
         if found_app is not None:
             step = Location(path, passing.first)
             return replace(found_app, launched_by=(step, *found_app.launched_by))
+    if find_config is not None:
+        handed = _runs_script(path, lines, physical, environment, env_at, find_config)
+        if handed is not None:
+            return handed
     if passing is not None:
         # An entrypoint: what it starts is its caller's command (the image's CMD), read
         # when the Dockerfile or compose file that runs it is checked.
@@ -410,6 +417,87 @@ def _handed_over(
         )
     _not_followed(path, lines, environment)
     raise NothingToCheck(f"{path}: {_NO_SERVER}")
+
+
+#: Shell keywords a command may follow on its line (`then exec ./serve.sh`, `else ./run`).
+_KEYWORDS = frozenset({"then", "else", "do", "{", "!"})
+#: A script path that names a script even when it is not here (`./webserver.sh`, `run.sh`,
+#: `bin/serve.bash`): `/usr/sbin/nginx` is a program of the image, not a missing script.
+_NAMED_SCRIPT = re.compile(r"\A\.{1,2}/\S+\Z|\A\S+\.(sh|bash)\Z")
+#: The scripts being read, outermost first: a script that runs one of them again (`a.sh`
+#: runs `b.sh` runs `a.sh`) is not read a second time.
+_FOLLOWING: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
+    "servertune_check_scripts_following", default=frozenset()
+)
+
+
+def _runs_script(
+    path: Path,
+    lines: list[_Line],
+    physical: list[str],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a script this one runs by its path starts (`exec ./webserver.sh`,
+    `./checks.sh && exec bin/serve.sh`), with this script's line first in its chain; None when
+    the scripts it runs start none. NotFollowed when it hands the process over (`exec`) to a
+    script that is not in the files read: what that starts is not known."""
+    missing: tuple[_Line, str] | None = None
+    following = _FOLLOWING.get() | {path.resolve()}
+    for line in lines:
+        words = _words(line, physical, path)
+        while words and words[0].text in _KEYWORDS:
+            words = words[1:]
+        execs = bool(words) and words[0].text == "exec"
+        rest = words[1:] if execs else words
+        if not rest or not _SCRIPT_PATH.match(rest[0].text):
+            continue
+        found = find_config(rest[0].text, rest[0].at)
+        if found is None:
+            if execs and missing is None and _NAMED_SCRIPT.match(rest[0].text):
+                missing = (line, rest[0].text)
+            continue
+        if found.file.resolve() in following or not looks_like_script(found.file, found.text):
+            continue
+        token = _FOLLOWING.set(following)
+        try:
+            app = _script_server(found, rest[1:], env, env_at, find_config)
+        except CheckInputError:  # refused on its own: said when it is read
+            continue
+        finally:
+            _FOLLOWING.reset(token)
+        if app is not None:
+            step = Location(path, line.first)
+            if app.without_exec is None and not execs and app.command_line:
+                # `./serve.sh` run as a child: this shell stays in front of the server even
+                # when the script it runs execs it, so this line is the one to `exec`.
+                app = replace(app, without_exec=_child_line(line, lines, physical, path))
+            return replace(app, launched_by=(step, *app.launched_by))
+    if missing is not None and not any(_runs_arguments(line.words) for line in lines):
+        line, script = missing
+        raise NotFollowed(
+            f"{path}:{line.first}: not followed: runs {script}, a script not in the files "
+            "read, so the server it starts is not known"
+        )
+    return None
+
+
+def _child_line(
+    line: _Line, lines: list[_Line], physical: list[str], path: Path
+) -> Setting[str] | None:
+    """The line, as written, when the shell runs what it names as a child it waits for (no
+    `exec`, not in the background, no `trap` to pass signals on, not execline, which
+    chain-loads); None otherwise."""
+    if line.background or _EXECLINE.match(physical[0] if physical else ""):
+        return None
+    if any(other.words[:1] == ["trap"] for other in lines):
+        return None
+    # The simple command alone, as the shell splits it (`./checks.sh && ./serve.sh` is two).
+    words = list(line.words)
+    while words and words[0] in _KEYWORDS:
+        words = words[1:]
+    return Setting(" ".join(shlex.quote(w) for w in words)[:2000], Location(path, line.first))
 
 
 def _runs_arguments(words: list[str]) -> bool:
@@ -607,13 +695,57 @@ def run_words(
     if rest and program_name(rest[0].text) in SHELLS:
         rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
+            command_string = "c" in rest[0].text and len(rest) >= 2
             rest = rest[1:]
+            if command_string:
+                # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
+                for command in shell_commands(rest[0]):
+                    app = run_words(
+                        file, command, env, env_at, find_config=find_config, depth=depth + 1
+                    )
+                    if app is not None:
+                        return app
+                return None
+    elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
+        # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-") and rest[0].text not in ("-m", "-c"):
+            rest = rest[1:]
+        if not rest or not rest[0].text.endswith(".py"):
+            return None
     if not rest:
         return None
+    if not _SCRIPT_PATH.match(rest[0].text):
+        entry = console_script(rest[0].text, find_config, rest[0].at)
+        if entry is not None:
+            return _console_server(entry, rest[1:], env, env_at, find_config)
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         return None
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _console_server(
+    entry: ConsoleScript,
+    arguments: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a project's console script starts (`lnbits --port $LNBITS_PORT`), read from
+    the function its packaging names, the command's words bound to that function's options;
+    its declaration is a link of the chain."""
+    environment = dict(env or {})
+    argv = [expand_shell(w.text, environment) or w.text for w in arguments]
+    module = entry.module
+    launch = python_launch(module.file, module.text, environment, entry.function, argv)
+    found = server_command(launch.words) if launch is not None else None
+    if launch is None or found is None:
+        return None
+    if launch.in_process:
+        environment = {k: v for k, v in environment.items() if not k.startswith("UVICORN_")}
+    app = read_command(module.file, found, environment, env_at, find_config=find_config)
+    return replace(app, launched_by=(entry.declared_at, *app.launched_by))
 
 
 def _script_server(
@@ -625,6 +757,19 @@ def _script_server(
 ) -> AppServer | None:
     """The server a script found here starts, `arguments` as its "$@"; None when it starts
     none check reads (migrations, a worker)."""
+    if looks_like_python(script.file, script.text):
+        launch = python_launch(script.file, script.text, dict(env or {}))
+        found = server_command(launch.words) if launch is not None else None
+        if launch is None or found is None:
+            return None
+        environment = {
+            k: v
+            for k, v in (env or {}).items()
+            if not (launch.in_process and k.startswith("UVICORN_"))
+        }
+        return read_command(
+            script.file, found, environment, env_at, shell=launch.shell, find_config=find_config
+        )
     try:
         return read_script(
             script.file,

@@ -1,0 +1,398 @@
+"""Python launcher scripts: a script an image runs (`CMD /start.py`, `python main.py`) that
+builds the server's command line and hands it to `os.system`, `subprocess` or `os.exec*`, or
+starts uvicorn in its own process (`uvicorn.run("main:app", port=8000)`, read as the uvicorn
+command line of the same settings).
+
+The script is parsed, never imported or run (`check` runs on contributors' pull requests). Its
+statements are walked in order by `pystatic`'s evaluator, which knows literals, the environment
+(`os.environ.get("CPU_COUNT", "1")` reads the image's ENV) and the names the script binds; a list
+the script grows (`cmdline.append(...)`, `cmdline.extend([...])`) keeps each element's line, so a
+finding on `--threads` points at the line that writes it. An `if` whose test is not known here
+(`if log.root.level <= log.INFO:`) is read branch after branch, as a shell script's lines are.
+The first call that runs a server command line is the launch; a command built from a value only
+the running script knows (a function of the project's) is NotFollowed, never guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from servertune.check.commands import Word, server_command
+from servertune.check.model import Location, NotFollowed
+from servertune.check.pystatic import Refused, Unresolved, _Evaluator
+
+__all__ = ["PythonLaunch", "looks_like_python", "python_launch"]
+
+#: The calls that run a command line through a shell (`os.system("gunicorn ...")`).
+_SHELL_RUNNERS = frozenset({"os.system", "os.popen"})
+#: The calls that run a program with its arguments as a list (a shell only with `shell=True`).
+_LIST_RUNNERS = frozenset(
+    {
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "subprocess.Popen",
+    }
+)
+#: `os.execvp(file, args)`: the program replaces the script (`args` is its whole argv).
+_EXEC_LIST = frozenset({"os.execv", "os.execve", "os.execvp", "os.execvpe"})
+#: `os.execlp(file, arg0, arg1, ...)`: the same with the argv written out.
+_EXEC_ARGS = frozenset({"os.execl", "os.execle", "os.execlp", "os.execlpe"})
+
+
+#: A server started in the script's own process: `uvicorn.run(app, host=..., port=...)`,
+#: `uvicorn.Config(...)` (run by `uvicorn.Server(config)`), read as the command line that sets
+#: the same: each keyword is the click option of the same name (uvicorn's `main` hands its
+#: options to `run` by these names).
+_IN_PROCESS = frozenset({"uvicorn.run", "uvicorn.Config", "uvicorn.config.Config"})
+#: The keywords of `uvicorn.run` whose option a check reads or prints, as uvicorn's CLI spells
+#: them; a flag pair for booleans (`proxy_headers=False` is `--no-proxy-headers`).
+_UVICORN_OPTIONS: dict[str, str | tuple[str, str | None]] = {
+    "host": "--host",
+    "port": "--port",
+    "uds": "--uds",
+    "fd": "--fd",
+    "workers": "--workers",
+    "backlog": "--backlog",
+    "limit_concurrency": "--limit-concurrency",
+    "limit_max_requests": "--limit-max-requests",
+    "timeout_keep_alive": "--timeout-keep-alive",
+    "timeout_graceful_shutdown": "--timeout-graceful-shutdown",
+    "forwarded_allow_ips": "--forwarded-allow-ips",
+    "root_path": "--root-path",
+    "loop": "--loop",
+    "http": "--http",
+    "lifespan": "--lifespan",
+    "interface": "--interface",
+    "log_level": "--log-level",
+    "proxy_headers": ("--proxy-headers", "--no-proxy-headers"),
+    "access_log": ("--access-log", "--no-access-log"),
+    "reload": ("--reload", None),
+}
+#: The keywords that decide where it listens and how many processes: not known, no launch.
+_DECISIVE = frozenset({"host", "port", "uds", "fd", "workers"})
+
+
+def looks_like_python(path: Path, text: str) -> bool:
+    """A `.py` file, or one whose `#!` line names python."""
+    first = text.split("\n", 1)[0]
+    return path.suffix == ".py" or (first.startswith("#!") and "python" in first)
+
+
+@dataclass(frozen=True)
+class PythonLaunch:
+    """The server command line a Python launcher runs, and whether it replaces the script
+    (`os.exec*`) or runs as its child (`os.system`, `subprocess`)."""
+
+    words: tuple[Word, ...]
+    replaces: bool
+    #: Run through a shell (`os.system`, `shell=True`), which expands `$NAME` in the words.
+    shell: bool
+    #: The server runs in the script's own process (`uvicorn.run(...)`): the words are the
+    #: command line of its settings, and no `UVICORN_*` variable sets one (only its CLI reads
+    #: them).
+    in_process: bool = False
+
+
+class _Found(Exception):
+    def __init__(self, launch: PythonLaunch) -> None:
+        self.launch = launch
+
+
+class _Launcher(_Evaluator):
+    def __init__(
+        self,
+        path: Path,
+        env: Mapping[str, str],
+        entry: str | None = None,
+        argv: Sequence[str] = (),
+    ) -> None:
+        super().__init__(env, 1, path.stem)
+        self.path = path
+        #: The function a console script runs, and the words after the command.
+        self.entry = entry
+        self.argv = list(argv)
+        #: The line of each element of a list the script builds, by the list's name.
+        self.element_lines: dict[str, list[int]] = {}
+        self.unknown_command: str | None = None
+
+    def statement(self, node: ast.stmt) -> None:
+        value = getattr(node, "value", None)
+        if isinstance(node, (ast.Expr, ast.Assign, ast.Return)) and isinstance(value, ast.expr):
+            for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)):
+                self.runner(call)
+            if isinstance(node, ast.Expr) and isinstance(value, ast.Call):
+                self.grow(value)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == self.entry:
+                self.bind_options(node)
+            self.run(node.body)  # a launcher's `main()`: its calls are the launch
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            self.run(node.body)  # once, as written: a server started in a loop is started
+        if isinstance(node, ast.Raise):
+            return  # on a branch read only because its test is not known here
+        super().statement(node)
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.element_lines[target.id] = (
+                        [e.lineno for e in node.value.elts]
+                        if isinstance(node.value, (ast.List, ast.Tuple))
+                        else []
+                    )
+
+    def bind_options(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """The console script's function: each parameter a `@click.option("--port", ...)`
+        declares takes its value from the command line's words (`--port 5000`,
+        `--port=5000`, a flag's presence), else the option's `default=`."""
+        parameters = {a.arg for a in (*function.args.args, *function.args.kwonlyargs)}
+        for decorator in function.decorator_list:
+            if not (
+                isinstance(decorator, ast.Call) and self.dotted(decorator.func).endswith("option")
+            ):
+                continue
+            flags = [
+                a.value
+                for a in decorator.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            named = [f for f in flags if not f.startswith("-")]
+            longest = max((f for f in flags if f.startswith("-")), key=len, default="")
+            parameter = named[0] if named else longest.lstrip("-").replace("-", "_")
+            if parameter not in parameters:
+                continue
+            keywords = {k.arg: k.value for k in decorator.keywords if k.arg}
+            flag = keywords.get("is_flag")
+            is_flag = isinstance(flag, ast.Constant) and flag.value is True
+            given = _given(self.argv, [f for f in flags if f.startswith("-")], is_flag)
+            if given is not None:
+                self.bind(parameter, given, decorator.lineno)
+                continue
+            default = keywords.get("default")
+            if default is None:
+                self.bind(parameter, None, decorator.lineno)
+            else:
+                target = ast.Name(parameter, ast.Store())
+                self.assign(target, partial(self.expr, default), decorator.lineno)
+
+    def branch(
+        self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], line: int
+    ) -> None:
+        try:
+            taken = bool(self.expr(test))
+        except Refused:
+            raise
+        except Exception:
+            self.run(body)  # not known here: both branches, in order, as a shell's lines
+            self.run(orelse)
+            return
+        self.run(body if taken else orelse)
+
+    def grow(self, call: ast.Call) -> None:
+        """`name.append(x)`, `name.extend([...])`, `name.insert(i, x)` on a list the script
+        bound: the list as it is after the call."""
+        function = call.func
+        if not (isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name)):
+            return
+        name = function.value.id
+        current = self.names.get(name)
+        if not isinstance(current, list) or function.attr not in ("append", "extend", "insert"):
+            return
+        lines = self.element_lines.setdefault(name, [])
+        try:
+            args = [self.expr(a) for a in call.args]
+        except (Unresolved, Refused) as why:
+            self.unbind(name, str(why), call.lineno)
+            return
+        if function.attr == "append" and len(args) == 1:
+            current.append(args[0])
+            lines.append(call.lineno)
+        elif function.attr == "extend" and len(args) == 1 and isinstance(args[0], list | tuple):
+            current.extend(args[0])
+            lines.extend(_element_lines(call.args[0], call.lineno, len(args[0])))
+        elif function.attr == "insert" and len(args) == 2 and isinstance(args[0], int):
+            current.insert(args[0], args[1])
+            lines.insert(args[0], call.lineno)
+
+    def runner(self, call: ast.Call) -> None:
+        name = self.dotted(call.func)
+        if name in _IN_PROCESS:
+            self.in_process(call)
+            return
+        shell = name in _SHELL_RUNNERS or any(
+            k.arg == "shell" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+        if name in _EXEC_ARGS:
+            argv: Sequence[ast.expr] = call.args[1:]
+            items = self.items_of(ast.List(elts=list(argv)), call.lineno)
+        elif name in (_SHELL_RUNNERS | _LIST_RUNNERS | _EXEC_LIST) and call.args:
+            items = self.items_of(
+                call.args[-1] if name in _EXEC_LIST else call.args[0], call.lineno
+            )
+        else:
+            return
+        if items is None:
+            return
+        words = _shell_words(self.path, items) if shell else _list_words(self.path, items)
+        if words is None or server_command(words) is None:
+            return
+        replaces = name in _EXEC_LIST | _EXEC_ARGS
+        raise _Found(PythonLaunch(tuple(words), replaces=replaces, shell=shell))
+
+    def in_process(self, call: ast.Call) -> None:
+        """`uvicorn.run("shop:app", host="0.0.0.0", port=8000)`: the uvicorn command line of
+        the same settings, each word at its keyword's line."""
+        at = Location(self.path, call.lineno)
+        if any(k.arg is None for k in call.keywords) or any(
+            isinstance(a, ast.Starred) for a in call.args
+        ):
+            # `uvicorn.run(**uvicorn_args)`: the settings are a mapping the code builds.
+            if self.unknown_command is None:
+                self.unknown_command = f"line {call.lineno}: `{ast.unparse(call)[:80]}`"
+            return
+        app = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg in ("app", "config")), None)
+        )
+        try:
+            target = self.expr(app) if app is not None else None
+        except (Unresolved, Refused):
+            target = None
+        if not isinstance(target, str):
+            # An app object (`uvicorn.run(app)`): the module's, by the name it is bound to.
+            written = ast.unparse(app) if app is not None else "app"
+            target = f"{self.path.stem}:{written}"
+        words = [Word("uvicorn", at), Word(target, at)]
+        for keyword in call.keywords:
+            option = _UVICORN_OPTIONS.get(keyword.arg or "")
+            if option is None:
+                continue
+            where = Location(self.path, keyword.value.lineno)
+            try:
+                value = self.expr(keyword.value)
+            except (Unresolved, Refused) as why:
+                if keyword.arg in _DECISIVE and self.unknown_command is None:
+                    self.unknown_command = f"line {keyword.value.lineno}: {keyword.arg}={why}"
+                    return
+                continue
+            if isinstance(option, tuple):
+                flag = option[0] if value else option[1]
+                if flag is not None:
+                    words.append(Word(flag, where))
+            elif value is not None:
+                words.extend([Word(option, where), Word(str(value), where)])
+        raise _Found(PythonLaunch(tuple(words), replaces=True, shell=False, in_process=True))
+
+    def items_of(self, node: ast.expr, line: int) -> list[tuple[str, int]] | None:
+        """The command's parts with their lines: a list's elements, or one string."""
+        lines: list[int] = []
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join"
+            and len(node.args) == 1
+        ):
+            source = node.args[0]
+        else:
+            source = node
+        if isinstance(source, ast.Name):
+            lines = self.element_lines.get(source.id, [])
+        elif isinstance(source, (ast.List, ast.Tuple)):
+            lines = [e.lineno for e in source.elts]
+        try:
+            value: Any = self.expr(source)
+        except (Unresolved, Refused) as why:
+            if self.unknown_command is None and _names_server(ast.unparse(source)):
+                self.unknown_command = f"line {line}: {why}"
+            return None
+        if isinstance(value, str):
+            return [(value, line)]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            if len(lines) != len(value):
+                lines = [line] * len(value)
+            return list(zip(value, lines, strict=True))
+        return None
+
+
+def _given(argv: Sequence[str], flags: Sequence[str], is_flag: bool) -> str | bool | None:
+    """The value the command line gives an option (`--port 5000`, `--port=5000`; True for a
+    flag that is present), None when it gives none."""
+    for index, word in enumerate(argv):
+        name, sep, value = word.partition("=")
+        if name not in flags:
+            continue
+        if is_flag:
+            return True
+        if sep:
+            return value
+        if index + 1 < len(argv):
+            return argv[index + 1]
+    return None
+
+
+def _element_lines(node: ast.expr, line: int, count: int) -> list[int]:
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == count:
+        return [e.lineno for e in node.elts]
+    return [line] * count
+
+
+def _names_server(text: str) -> bool:
+    return any(server in text for server in ("gunicorn", "uvicorn", "granian", "uwsgi"))
+
+
+def _list_words(path: Path, items: list[tuple[str, int]]) -> list[Word]:
+    return [Word(text, Location(path, line)) for text, line in items]
+
+
+def _shell_words(path: Path, items: list[tuple[str, int]]) -> list[Word] | None:
+    """The words a shell splits the joined command into, each at the line of its part (a
+    part that does not split alone, an open quote, splits with the whole line)."""
+    words: list[Word] = []
+    try:
+        for text, line in items:
+            words.extend(Word(w, Location(path, line)) for w in shlex.split(text))
+    except ValueError:
+        try:
+            joined = shlex.split(" ".join(text for text, _ in items))
+        except ValueError:
+            return None
+        return [Word(w, Location(path, items[0][1])) for w in joined]
+    return words
+
+
+def python_launch(
+    path: Path,
+    text: str,
+    env: Mapping[str, str],
+    entry: str | None = None,
+    argv: Sequence[str] = (),
+) -> PythonLaunch | None:
+    """The server command line the Python script at `path` runs, under `env` (its function
+    `entry` run by a console script with the words `argv`); None when it runs none;
+    NotFollowed when it runs one built from values only the running script knows."""
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    launcher = _Launcher(path, env, entry, argv)
+    try:
+        launcher.run(tree.body)
+    except _Found as found:
+        return found.launch
+    except (Refused, RecursionError):
+        return None
+    if launcher.unknown_command is not None:
+        raise NotFollowed(
+            f"{path}: not followed: the server it starts is set from a value check does not "
+            f"evaluate ({launcher.unknown_command}), so how the server starts is not known"
+        )
+    return None

@@ -1,0 +1,2 @@
+#!/bin/bash
+python manage.py migrate --noinput
