@@ -271,9 +271,11 @@ class Stacks:
 
     def _left_out(self, file: Path) -> bool:
         """A service mounts files of `file`'s folder one by one, and not this one, and no image
-        copies it: the stacks read deploy its siblings, and this file (a test's or another
-        setup's) is none of theirs."""
-        if any(image.holds(file) is not None for image in self.images):
+        copies it by name, folder or wildcard: the stacks read deploy its siblings, and this
+        file (a test's or another setup's) is none of theirs. An image that copies the whole
+        build context (`COPY . /app`) holds it as it holds every file of the repository, and
+        deploys it no more than the siblings the service mounts in nginx's place."""
+        if any(image.holds(file, whole_context=False) is not None for image in self.images):
             return False
         folder = _real(file.parent)
         return any(

@@ -292,12 +292,16 @@ class Image:
                 return target
         return target
 
-    def holds(self, file: Path) -> str | None:
+    def holds(self, file: Path, *, whole_context: bool = True) -> str | None:
         """Where the image keeps the build-context file `file` (its COPY destination, a
         folder's or a wildcard's included), None when no COPY of the final stage brings it in.
-        The last COPY that does wins, as the later layer does."""
+        The last COPY that does wins, as the later layer does. Without `whole_context`, a
+        copy of the whole build context (`COPY . /app`, which carries every file of the
+        repository, other setups' configs too) does not count: only a COPY that names the
+        file, its folder or a wildcard matching it."""
         real = os.path.normpath(file.absolute())
         for context in self._contexts():
+            root = os.path.normpath(context.absolute())
             for source, dest, is_dir_dest, stage, copied_at in reversed(self.copies):
                 if stage is not None:
                     continue  # another stage's file: its context path is that stage's COPY's
@@ -305,6 +309,8 @@ class Image:
                     locals_ = _sources(context, source, copied_at)
                 for local in locals_:
                     here = os.path.normpath(local.absolute())
+                    if here == root and not whole_context:
+                        continue
                     if real == here:
                         name = PurePosixPath(dest) / file.name if is_dir_dest else dest
                         return str(name)
