@@ -42,6 +42,7 @@ from servertune.check.readers import Reading, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
+from servertune.check.unfollowed import reading_one_file
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -418,7 +419,8 @@ def _read_each(
         try:
             text = read_text(path)
             reader = reader_for(path, text, kind)
-            one = read_with(reader, path, text, _env_for(path, reader.kind, env))
+            with reading_one_file():
+                one = read_with(reader, path, text, _env_for(path, reader.kind, env))
         except NotFollowed as why:
             # At the link that could not be followed (the script's line, the CMD's), which
             # the message starts with, once however many files reach it.

@@ -55,6 +55,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.source import read_text
+from servertune.check.unfollowed import nothing_started
 
 __all__ = [
     "BYTE_UNITS",
@@ -631,6 +632,7 @@ def read_compose(
 
     _outside_references(root, services, path)
     apps: list[AppServer] = []
+    unstarted: list[tuple[list[Word], FindConfig | None]] = []
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
@@ -667,12 +669,17 @@ def read_compose(
         find = _service_finder(service, path, image)
         app = find_server(path, first, rest, environment, where, image, find=find)
         if app is None:
+            unstarted.append((first + rest, find))
             continue
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
     if not apps:
+        for words, finder in unstarted:
+            launched = nothing_started([words], finder)
+            if launched is not None:
+                raise launched
         raise NothingToCheck(
             f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
             "uWSGI): nothing to check"

@@ -58,6 +58,7 @@ from servertune.check.model import (
 )
 from servertune.check.scripts import run_words
 from servertune.check.source import read_text
+from servertune.check.unfollowed import nothing_started
 
 __all__ = [
     "CONTEXT_ANCESTORS",
@@ -737,6 +738,9 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
                 "so it starts no server check reads (gunicorn, uvicorn, granian, uWSGI)"
             )
         _not_followed(path, image, entrypoint + cmd)
+        launched = nothing_started([entrypoint + cmd], image.find)
+        if launched is not None:
+            raise launched
         raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
             "(gunicorn, uvicorn, granian, uWSGI): nothing to check"

@@ -230,6 +230,10 @@ class AppServer:
     #: The script line that starts the server as a child of the shell (no `exec`): the shell
     #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
     without_exec: Setting[str] | None = None
+    #: When `without_exec` is a Python launcher's call (`os.system(...)`, `subprocess.run`),
+    #: the `os.execvp(...)` that replaces it: Python, not a shell, stays PID 1. None for a
+    #: shell's line, whose fix is `exec` before it.
+    without_exec_fix: str | None = None
     #: The line of a process manager that runs the script and signals every process of the
     #: script's group, not only the shell (a Procfile's `web:` line: Heroku's dyno manager
     #: signals every process of the dyno, honcho and foreman kill each entry's process group):

@@ -17,7 +17,7 @@ from typing import Any
 from servertune.check.commands import ConfigFile, FindConfig
 from servertune.check.model import Location
 
-__all__ = ["ConsoleScript", "console_script"]
+__all__ = ["ConsoleScript", "console_script", "declared_script"]
 
 #: A console script's object reference: `package.module:function`.
 _REFERENCE = re.compile(r"\A\s*([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_]\w*)\s*\Z")
@@ -83,4 +83,39 @@ def console_script(name: str, find_config: FindConfig, at: Location) -> ConsoleS
         found = find_config(candidate, at)
         if found is not None:
             return ConsoleScript(found, function, Location(meta.file, line))
+    return None
+
+
+#: A console script's declaration in setup.cfg's `console_scripts =` or setup.py's
+#: `entry_points`: `name = package.module:function`.
+_DECLARED = r"\A\s*['\"]?{name}\s*=\s*[A-Za-z_][\w.]*\s*:\s*[A-Za-z_]\w*"
+
+
+def declared_script(name: str, find_config: FindConfig, at: Location) -> Location | None:
+    """Where the project's packaging (pyproject.toml, setup.cfg, setup.py) declares `name` as
+    a console script, found as the launch finds its files; None when it does not."""
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name):
+        return None
+    meta = find_config("pyproject.toml", at)
+    if meta is not None:
+        try:
+            if name in _scripts(tomllib.loads(meta.text)):
+                declared = _line_of(meta, rf"\A\s*['\"]?{re.escape(name)}['\"]?\s*=")
+                return declared or Location(meta.file, meta.first_line)
+        except tomllib.TOMLDecodeError:
+            pass  # said when the file is read as what it is, if ever
+    for setup in ("setup.cfg", "setup.py"):
+        found = find_config(setup, at)
+        if found is not None:
+            line = _line_of(found, _DECLARED.format(name=re.escape(name)))
+            if line is not None:
+                return line
+    return None
+
+
+def _line_of(found: ConfigFile, pattern: str) -> Location | None:
+    """The first line of `found` that matches `pattern`, as a Location."""
+    for number, text in enumerate(found.text.splitlines(), start=found.first_line):
+        if re.match(pattern, text):
+            return Location(found.file, number)
     return None

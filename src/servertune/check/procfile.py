@@ -29,6 +29,7 @@ from servertune.check.model import (
     NothingToCheck,
     Setting,
 )
+from servertune.check.unfollowed import nothing_started
 
 __all__ = ["looks_like_procfile", "procfile_running", "read_procfile", "read_procfile_entries"]
 
@@ -65,6 +66,7 @@ def read_procfile_entries(
     a Procfile signal every process of it (Heroku sends SIGTERM to all the dyno's processes;
     honcho and foreman signal each process group), not only the shell."""
     apps: list[tuple[str, AppServer]] = []
+    unstarted: list[list[Word]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -76,6 +78,7 @@ def read_procfile_entries(
             )
         script = Word(match[2], Location(path, number))
         for command in shell_commands(script):
+            unstarted.append(command)
             found = server_command(command)
             if found is not None:
                 app = read_command(path, found, env or {}, {}, shell=True, find_config=beside(path))
@@ -91,6 +94,9 @@ def read_procfile_entries(
                 apps.append((match[1], _on_platform_port(started, Location(path, number))))
                 break
     if not apps:
+        launched = nothing_started(unstarted, beside(path))
+        if launched is not None:
+            raise launched
         raise NothingToCheck(
             f"{path}: no process starts a server check reads (gunicorn, uvicorn, granian, "
             "uWSGI): nothing to check"

@@ -16,6 +16,7 @@ the running script knows (a function of the project's) is NotFollowed, never gue
 from __future__ import annotations
 
 import ast
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.commands import Word, server_command
-from servertune.check.model import Location, NotFollowed
+from servertune.check.model import Location, NotFollowed, Setting
 from servertune.check.pystatic import Refused, Unresolved, _Evaluator
 
-__all__ = ["PythonLaunch", "looks_like_python", "python_launch"]
+__all__ = ["PythonLaunch", "child_launch", "looks_like_python", "python_launch"]
 
 #: The calls that run a command line through a shell (`os.system("gunicorn ...")`).
 _SHELL_RUNNERS = frozenset({"os.system", "os.popen"})
@@ -99,6 +100,11 @@ class PythonLaunch:
     #: command line of its settings, and no `UVICORN_*` variable sets one (only its CLI reads
     #: them).
     in_process: bool = False
+    #: The call that runs it (`os.system`, `subprocess.run`, `os.execvp`), at `line`, with
+    #: its command argument as written (`" ".join(cmdline)`): where a child is fixed.
+    call: str = ""
+    line: int = 0
+    argument: str = ""
 
 
 class _Found(Exception):
@@ -122,6 +128,8 @@ class _Launcher(_Evaluator):
         #: The line of each element of a list the script builds, by the list's name.
         self.element_lines: dict[str, list[int]] = {}
         self.unknown_command: str | None = None
+        #: The script's text, for the source of the call that runs the server.
+        self.text = ""
 
     def statement(self, node: ast.stmt) -> None:
         value = getattr(node, "value", None)
@@ -245,7 +253,17 @@ class _Launcher(_Evaluator):
         if words is None or server_command(words) is None:
             return
         replaces = name in _EXEC_LIST | _EXEC_ARGS
-        raise _Found(PythonLaunch(tuple(words), replaces=replaces, shell=shell))
+        written = ast.get_source_segment(self.text, call.args[0]) if call.args else None
+        raise _Found(
+            PythonLaunch(
+                tuple(words),
+                replaces=replaces,
+                shell=shell,
+                call=name,
+                line=call.lineno,
+                argument=written or "",
+            )
+        )
 
     def in_process(self, call: ast.Call) -> None:
         """`uvicorn.run("shop:app", host="0.0.0.0", port=8000)`: the uvicorn command line of
@@ -384,6 +402,7 @@ def python_launch(
     except (SyntaxError, ValueError, RecursionError):
         return None
     launcher = _Launcher(path, env, entry, argv)
+    launcher.text = text
     try:
         launcher.run(tree.body)
     except _Found as found:
@@ -396,3 +415,33 @@ def python_launch(
             f"evaluate ({launcher.unknown_command}), so how the server starts is not known"
         )
     return None
+
+
+#: A script that handles SIGTERM itself (`signal.signal(signal.SIGTERM, forward)`), as a
+#: shell script's `trap`: whether it passes the signal on is the script's own code.
+_HANDLES_SIGNALS = re.compile(r"\bsignal\.signal\s*\(|\bloop\.add_signal_handler\s*\(")
+
+
+def child_launch(path: Path, text: str, launch: PythonLaunch) -> tuple[Setting[str], str] | None:
+    """The line where the script runs the server as its child (`os.system`, `subprocess`),
+    with the `os.execvp` that makes the server replace it; None when it replaces itself
+    (`os.exec*`), runs the server in its own process, or handles signals itself."""
+    if launch.replaces or launch.in_process or not launch.call:
+        return None
+    if _HANDLES_SIGNALS.search(text):
+        return None
+    lines = text.splitlines()
+    shown = lines[launch.line - 1].strip() if 0 < launch.line <= len(lines) else launch.call
+    argument = launch.argument or "..."
+    if not launch.shell:
+        fix = (
+            f"os.execvp({argument}[0], {argument})"
+            if argument.isidentifier()
+            else f"argv = {argument}; os.execvp(argv[0], argv)"
+        )
+    elif any("$" in w.text for w in launch.words):
+        # The shell expands the variables: keep it, and let it exec the server.
+        fix = f'os.execvp("sh", ["sh", "-c", "exec " + {argument}])'
+    else:
+        fix = f"argv = shlex.split({argument}); os.execvp(argv[0], argv)"
+    return Setting(shown, Location(path, launch.line)), fix

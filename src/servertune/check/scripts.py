@@ -50,8 +50,14 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.packaging import ConsoleScript, console_script
-from servertune.check.pylauncher import looks_like_python, python_launch
+from servertune.check.pylauncher import (
+    PythonLaunch,
+    child_launch,
+    looks_like_python,
+    python_launch,
+)
 from servertune.check.supervisord import read_supervisord
+from servertune.check.unfollowed import nothing_started, remember
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -416,6 +422,11 @@ def _handed_over(
             f"{_NO_SERVER}"
         )
     _not_followed(path, lines, environment)
+    launched = nothing_started(
+        [_evaluated(_words(line, physical, path), environment) for line in lines], find_config
+    )
+    if launched is not None:
+        raise launched
     raise NothingToCheck(f"{path}: {_NO_SERVER}")
 
 
@@ -745,7 +756,19 @@ def _console_server(
     if launch.in_process:
         environment = {k: v for k, v in environment.items() if not k.startswith("UVICORN_")}
     app = read_command(module.file, found, environment, env_at, find_config=find_config)
+    app = _python_child(app, module, launch)
     return replace(app, launched_by=(entry.declared_at, *app.launched_by))
+
+
+def _python_child(app: AppServer, script: ConfigFile, launch: PythonLaunch) -> AppServer:
+    """The app with the launcher's line when Python runs the server as its child
+    (`os.system`, `subprocess.run`): Python stays the process signalled, as a shell without
+    `exec` does."""
+    child = child_launch(script.file, script.text, launch)
+    if child is None:
+        return app
+    line, fix = child
+    return replace(app, without_exec=line, without_exec_fix=fix)
 
 
 def _script_server(
@@ -767,9 +790,10 @@ def _script_server(
             for k, v in (env or {}).items()
             if not (launch.in_process and k.startswith("UVICORN_"))
         }
-        return read_command(
+        app = read_command(
             script.file, found, environment, env_at, shell=launch.shell, find_config=find_config
         )
+        return _python_child(app, script, launch)
     try:
         return read_script(
             script.file,
@@ -779,6 +803,9 @@ def _script_server(
             find_config=find_config,
             env_at=env_at,
         )
+    except NotFollowed as why:
+        remember(why)  # said for the file that runs it, if that starts no server at all
+        return None
     except CheckInputError as error:
         if "command line in this script" in str(error):
             return None

@@ -27,6 +27,7 @@ from servertune.check.commands import (
     shell_commands,
 )
 from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+from servertune.check.unfollowed import nothing_started
 
 __all__ = ["looks_like_supervisord", "read_supervisord"]
 
@@ -186,6 +187,7 @@ def read_supervisord(
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
     apps: list[AppServer] = []
+    unstarted: list[list[Word]] = []
     for section, options in programs.items():
         if "command" not in options:
             continue
@@ -203,12 +205,16 @@ def read_supervisord(
             command,
         )
         for one in shell_commands(Word(command, Location(path, number))):
+            unstarted.append(one)
             app = _started(path, one, process_env, find_config or beside(path), follow)
             if app is not None:
                 app = _fcgi_socket(path, section, options, app)
                 apps.append(_stopping(path, app, options, number))
                 break
     if not apps:
+        launched = nothing_started(unstarted, find_config or beside(path))
+        if launched is not None:
+            raise launched
         names = ", ".join(p.removeprefix("program:") for p in programs) or "none"
         raise NothingToCheck(
             f"{path}: supervisord programs ({names}) start no server check reads (gunicorn, "

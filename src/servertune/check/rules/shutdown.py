@@ -137,12 +137,24 @@ _POD_TERMINATION = (
 @check_rule(
     "entrypoint-without-exec",
     Severity.warning,
-    "a shell script starts the server without `exec`: SIGTERM never reaches it",
+    "a shell script (or Python launcher) starts the server as its child: SIGTERM never reaches it",
     _DOCKER_PID1 + "; " + _POD_TERMINATION,
     kind="fault",
 )
 def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
     for app, line in _without_exec(c, started=True):
+        if app.without_exec_fix is not None:
+            yield rule.finding(
+                line.at,
+                f"the Python launcher runs {app.kind} as its child ({_shown(line.value)}): "
+                "Python stays the process the container's stop signals (its PID 1), and a "
+                "Python that is PID 1 with no SIGTERM handler ignores SIGTERM and never passes "
+                f"it on, so `docker stop` or a rollout never reaches {app.kind}: no graceful "
+                "shutdown, in-flight requests are cut by the SIGKILL at the end of the grace "
+                "period",
+                app.without_exec_fix,
+            )
+            continue
         yield rule.finding(
             line.at,
             f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): the shell "
@@ -180,6 +192,17 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
     for app, line in _without_exec(c, started=False):
+        if app.without_exec_fix is not None:
+            yield rule.finding(
+                line.at,
+                f"the Python launcher runs {app.kind} as its child ({_shown(line.value)}), "
+                "and no file given here starts it: if a container runs it as its entrypoint, "
+                "Python is PID 1, which ignores SIGTERM with no handler and never passes it "
+                f"on, and `docker stop` never reaches {app.kind}. Check it with the Dockerfile "
+                "or manifest that starts it",
+                app.without_exec_fix,
+            )
+            continue
         yield rule.finding(
             line.at,
             f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}), and no "

@@ -1,0 +1,184 @@
+"""Launches check does not follow, told apart from launches of nothing.
+
+A command that starts none of the servers check reads (gunicorn, uvicorn, granian, uWSGI) is
+either a job (a worker, a migration) or a project's own launcher of a server built in its
+code (`kinto start --port 8888`, `archivebox server 0.0.0.0:8000`, `manage.py runserver`).
+The second is not "starts no server": it is a link check cannot follow. What tells them
+apart is in the files: the command names an address or a listening option, runs a
+server-like subcommand, or is a console script the project's own packaging declares.
+
+While one file is read, a link not followed deeper down (a script the image runs, whose
+last line is such a launcher) is remembered, so the file that would otherwise start "no
+server" says where the chain stopped instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from collections.abc import Iterator, Sequence
+
+from servertune.check.commands import (
+    SERVERS,
+    SHELLS,
+    WRAPPERS,
+    FindConfig,
+    Word,
+    program_name,
+    shell_commands,
+)
+from servertune.check.model import NotFollowed
+
+__all__ = [
+    "first_not_followed",
+    "not_followed_launcher",
+    "nothing_started",
+    "reading_one_file",
+    "remember",
+]
+
+#: An address to listen on: `0.0.0.0:8000`, `[::]:8000`, `:8000`, `localhost:8000`. A host
+#: name (`db:5432`) is where a dependency waits (`wait-for-it.sh db:5432`), not a listener.
+_ADDRESS = re.compile(
+    r"\A(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]*\]|localhost|\*)?:(?:\d{1,5}|\$\{?\w+\}?)\Z"
+)
+#: Options a program listens by (`--port 8000`, `--bind=0.0.0.0:80`); `-p` and `-b` are left
+#: out: other programs spell other things with them (`mkdir -p`, celery's `-b` broker).
+_LISTEN_OPTIONS = frozenset({"--port", "--bind", "--host", "--listen", "--address", "--http"})
+#: Subcommands that start a web server by their name (Django's `runserver`, `app server`).
+_SERVER_SUBCOMMANDS = frozenset({"runserver", "runserver_plus", "server", "serve", "webserver"})
+#: Programs that are not an app server whatever their arguments: the fronts and stores check
+#: reads apart (or has no need to), task queues' workers, and the shell's own tools.
+_NOT_APP_SERVERS = frozenset(
+    {
+        *("nginx", "haproxy", "caddy", "traefik", "envoy", "apache2", "httpd"),
+        *("redis-server", "postgres", "mysqld", "mongod", "memcached", "supervisord"),
+        *("celery", "rq", "dramatiq", "huey", "cron", "crond", "sleep", "tail", "echo"),
+        *("cat", "cp", "mkdir", "chown", "chmod", "ln", "rm", "test", "true", "printf"),
+        *("wait-for-it", "wait-for-it.sh", "dockerize", "nc", "curl", "wget"),
+    }
+)
+#: A word that names a script which runs the words after it (`/app/entrypoint.sh cmd`).
+_SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
+
+
+def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
+    """The simple commands `words` run, past assignments, process wrappers, `sh -c` strings
+    and thin launcher scripts that run their arguments (`entrypoint.sh cmd ...`)."""
+    rest = list(words)
+    while rest:
+        name = program_name(rest[0].text)
+        if re.match(r"\A[A-Za-z_]\w*=", rest[0].text) or rest[0].text == "--":
+            rest = rest[1:]
+        elif name in SHELLS or name in ("su", "runuser"):
+            texts = [w.text for w in rest]
+            flag = next((i for i, t in enumerate(texts[1:], 1) if re.match(r"\A-\w*c\Z", t)), 0)
+            if flag and flag + 1 < len(rest):
+                for command in shell_commands(rest[flag + 1]):
+                    yield from _commands(command)
+                return
+            rest = [w for w in rest[1:] if not w.text.startswith("-")]
+        elif name in WRAPPERS:
+            rest = rest[1:]
+            while rest and rest[0].text.startswith("-") and rest[0].text != "--":
+                rest = rest[1:]
+            rest = rest[WRAPPERS[name] :]
+        elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
+            rest = rest[1:]  # a launcher script running the command after it
+        else:
+            yield rest
+            return
+
+
+def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
+    """What in `command` says it starts a server; None when nothing does."""
+    program, args = command[0], command[1:]
+    name = program_name(program.text)
+    if name.startswith("python"):
+        while args and args[0].text.startswith("-") and args[0].text != "-m":
+            args = args[1:]
+        if args[:1] and args[0].text == "-m":
+            args = args[1:]
+        if not args:
+            return None
+        program, args = args[0], args[1:]
+        name = program_name(program.text).removesuffix(".py")
+    if name in _NOT_APP_SERVERS or name.split(".")[0] in SERVERS or "$" in name:
+        return None
+    for index, word in enumerate(args):
+        option = word.text.partition("=")[0]
+        if option in _LISTEN_OPTIONS:
+            return f"it takes {option}"
+        if _ADDRESS.match(word.text):
+            return f"it names the address {word.text}"
+        if index == 0 and word.text in _SERVER_SUBCOMMANDS:
+            return f"its subcommand {word.text!r} starts a server"
+    if find_config is not None:
+        from servertune.check.packaging import declared_script
+
+        declared = declared_script(name, find_config, program.at)
+        if declared is not None:
+            return f"it is the project's own console script, declared at {declared}"
+    return None
+
+
+def not_followed_launcher(
+    words: Sequence[Word], find_config: FindConfig | None = None
+) -> NotFollowed | None:
+    """Why `words` (a command line that starts no server check reads) are a launcher check
+    does not follow, at its program's line; None when nothing suggests a server."""
+    for command in _commands(words):
+        why = _why(command, find_config)
+        if why is not None:
+            shown = " ".join(w.text for w in command)[:80]
+            return NotFollowed(
+                f"{command[0].at}: not followed: {shown!r} looks like the project's own "
+                f"launcher of a server ({why}); check reads gunicorn, uvicorn, granian and "
+                "uWSGI command lines, not a server a program starts in its own code, so what "
+                "it starts is not known"
+            )
+    return None
+
+
+#: The links not followed while the current file is read, first met first; None outside a
+#: file's reading (nothing is remembered then).
+_MET: contextvars.ContextVar[list[NotFollowed] | None] = contextvars.ContextVar(
+    "servertune_check_not_followed", default=None
+)
+
+
+@contextlib.contextmanager
+def reading_one_file() -> Iterator[None]:
+    """A file's reading: the links not followed inside it are its own."""
+    token = _MET.set([])
+    try:
+        yield
+    finally:
+        _MET.reset(token)
+
+
+def remember(why: NotFollowed) -> None:
+    """A link not followed while reading a launch that goes on without it (a script a
+    compose service runs): said if the file it is read for ends up starting no server."""
+    met = _MET.get()
+    if met is not None:
+        met.append(why)
+
+
+def first_not_followed() -> NotFollowed | None:
+    """The first link not followed in the file being read, if any."""
+    met = _MET.get()
+    return met[0] if met else None
+
+
+def nothing_started(
+    words: Sequence[Sequence[Word]], find_config: FindConfig | None = None
+) -> NotFollowed | None:
+    """The NotFollowed to raise for a file whose commands `words` start no server check
+    reads: a launcher among them, else a link not followed deeper down; None when neither."""
+    for command in words:
+        found = not_followed_launcher(command, find_config)
+        if found is not None:
+            return found
+    return first_not_followed()

@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+shop collectstatic --noinput
+shop runserver 0.0.0.0:8000
