@@ -65,14 +65,15 @@ def test_files_reaching_a_launcher_through_others_do_not_say_starts_no_server() 
     """The compose service built from the Dockerfile and the supervisord program running
     bin/run.sh (held at /app/bin/run.sh through `COPY . /app`) stop where their chain does:
     no "starts no server" for them. The worker image, whose command names no address, no
-    listening option and no console script, still starts no server."""
+    listening option and no console script, still starts no server, as does the minio
+    service of deploy/storage.yaml (below)."""
     result = _folder(OWN)
     read = {p.relative_to(OWN).as_posix() for p in result.files}
     assert {"compose.yaml", "deploy/supervisord.conf"} <= read
     serverless = {
         n.at.file.relative_to(OWN).as_posix() for n in result.notes if n.kind == "starts-no-server"
     }
-    assert serverless == {"worker/Dockerfile"}
+    assert serverless == {"worker/Dockerfile", "deploy/storage.yaml"}
     assert not result.errors
     (alone,) = check_files([OWN / "compose.yaml"], machine=MACHINE).notes
     assert (alone.kind, alone.at) == ("not-followed", Location(OWN / "Dockerfile", 6))
@@ -96,4 +97,12 @@ def test_not_followed_launchers_are_in_json_and_sarif_coverage() -> None:
     (invocation,) = run["invocations"]
     ids = [n["descriptor"]["id"] for n in invocation["toolExecutionNotifications"]]
     assert ids.count("not-followed") == 3
-    assert ids.count("starts-no-server") == 1
+    assert ids.count("starts-no-server") == 2
+
+
+def test_service_of_an_image_not_built_here_runs_that_images_program() -> None:
+    """`image: minio/minio` with `command: server /data --console-address ":9001"`: the
+    command is the arguments of the image's own program, a third party's server, so the
+    compose file still starts no server check reads (no launcher of the project's)."""
+    (note,) = check_files([OWN / "deploy" / "storage.yaml"], machine=MACHINE).notes
+    assert note.kind == "starts-no-server"

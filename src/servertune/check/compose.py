@@ -669,19 +669,30 @@ def read_compose(
         find = _service_finder(service, path, image)
         app = find_server(path, first, rest, environment, where, image, find=find)
         if app is None:
-            unstarted.append((first + rest, find))
+            # An image not built here runs its own program, the command its arguments
+            # (`server /data` for minio's): a third party's server, not the project's.
+            if service.get("build") is not None:
+                unstarted.append((first + rest, find))
             continue
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
     if not apps:
-        for words, finder in unstarted:
-            launched = nothing_started([words], finder)
-            if launched is not None:
-                raise launched
-        raise NothingToCheck(
-            f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
-            "uWSGI): nothing to check"
-        )
+        raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
+
+
+def _nothing_started(
+    path: Path, unstarted: list[tuple[list[Word], FindConfig | None]]
+) -> NothingToCheck:
+    """Why a compose file starts no server check reads: a service's launcher not followed
+    (NotFollowed), else nothing to check."""
+    for words, finder in unstarted:
+        launched = nothing_started([words], finder)
+        if launched is not None:
+            return launched
+    return NothingToCheck(
+        f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
+        "uWSGI): nothing to check"
+    )

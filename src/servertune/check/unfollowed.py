@@ -69,6 +69,8 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
     rest = list(words)
     while rest:
         name = program_name(rest[0].text)
+        if re.match(r"\A[A-Za-z_]\w*=\(", rest[0].text):
+            return  # a bash array's elements (`ARGS=(gunicorn ...)`): data, not a command
         if re.match(r"\A[A-Za-z_]\w*=", rest[0].text) or rest[0].text == "--":
             rest = rest[1:]
         elif name in SHELLS or name in ("su", "runuser"):
@@ -133,10 +135,9 @@ def not_followed_launcher(
         if why is not None:
             shown = " ".join(w.text for w in command)[:80]
             return NotFollowed(
-                f"{command[0].at}: not followed: {shown!r} looks like the project's own "
-                f"launcher of a server ({why}); check reads gunicorn, uvicorn, granian and "
-                "uWSGI command lines, not a server a program starts in its own code, so what "
-                "it starts is not known"
+                f"{command[0].at}: not followed: {shown!r} looks like a launcher of a server "
+                f"({why}); check reads gunicorn, uvicorn, granian and uWSGI command lines, "
+                "not a server a program starts in its own code, so what it starts is not known"
             )
     return None
 
