@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
@@ -105,4 +107,42 @@ def test_service_of_an_image_not_built_here_runs_that_images_program() -> None:
     command is the arguments of the image's own program, a third party's server, so the
     compose file still starts no server check reads (no launcher of the project's)."""
     (note,) = check_files([OWN / "deploy" / "storage.yaml"], machine=MACHINE).notes
+    assert note.kind == "starts-no-server"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        (
+            "setup.py",
+            (
+                "from setuptools import setup\n\nsetup(\n    name='shop',\n"
+                "    entry_points={'console_scripts': [\n        'shopd = shop.main:run',\n"
+                "    ]},\n)\n"
+            ),
+            6,
+        ),
+        (
+            "pyproject.toml",
+            '[project]\nname = "shop"\n\n[project.scripts]\nshopd = "shop.main:run"\n',
+            5,
+        ),
+    ],
+)
+def test_console_script_is_found_in_each_packaging_file(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    """`web: shopd`, declared in setup.py's `entry_points` or pyproject.toml's
+    `[project.scripts]` (its module not here): not followed, naming the declaring line."""
+    (tmp_path / name).write_text(text)
+    (tmp_path / "Procfile").write_text("web: shopd\n")
+    (note,) = _folder(tmp_path).notes
+    assert note.kind == "not-followed"
+    assert f"declared at {tmp_path / name}:{line}" in note.message
+
+
+def test_undeclared_program_with_no_listening_sign_starts_no_server(tmp_path: Path) -> None:
+    """The same `web: shopd` with no packaging file declaring it: nothing says it serves."""
+    (tmp_path / "Procfile").write_text("web: shopd\n")
+    (note,) = _folder(tmp_path).notes
     assert note.kind == "starts-no-server"
