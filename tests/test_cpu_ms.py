@@ -32,12 +32,14 @@ from servertune.workload import Workload
 
 HERE = Path(__file__).resolve().parent
 TOLERANCE = 0.2
-#: For a route that only awaits, all the CPU is sub-millisecond (0.07 ms of the app's, 0.14 of
-#: uvicorn's own declared cost): the server's share moves with the core's speed and with what
-#: else runs (0.17-0.21 ms here, alone or beside the rest of the suite), so 20 % is noise
-#: there. 40 % still tells the cost apart from what a share of the service time implied
-#: (0.02 of 20 ms: 0.4 ms, 2x) and from nothing at all.
-TOLERANCE_SUB_MS = 0.4
+#: For a route that only awaits, all the CPU is sub-millisecond (0.06-0.09 ms of the app's, 0.14
+#: of uvicorn's own declared cost): the server's share moves with the core's speed and with what
+#: else runs (0.14-0.16 ms a request in all on a quiet machine, 0.17-0.21 beside the rest of the
+#: suite), so the plan's 0.20-0.23 ms is 1.0-1.45 x what one uvicorn spends, and at 40 % one run
+#: in four failed on a quiet machine (on the code of the last session too). 60 %
+#: still fails what a share of the service time implied (0.02 of 20 ms: 0.4 ms of the app's,
+#: 0.54 ms planned: 3.6 x).
+TOLERANCE_SUB_MS = 0.6
 WRK_SECONDS = 2
 
 pytestmark = pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk")
