@@ -27,6 +27,7 @@ from servertune.sizing.defaults import (
     MIN_CPU_MS_PER_REQUEST,
     NGINX_MS_PER_REQUEST,
 )
+from servertune.sizing.rules.admission import blocking_ms
 from servertune.workload import MIN_CPU_MS, Workload
 
 __all__ = ["CORRECTED_NAME", "Correction", "correct", "write_correction"]
@@ -106,8 +107,6 @@ def correct(sat: Saturation, workload: Workload, processes: int) -> Correction |
 def planned_hold(workload: Workload) -> tuple[float, str]:
     """The ms a request holds its loop in the plan (`admission.blocking_ms`, one core per
     process), and the workload number it came from."""
-    from servertune.sizing.rules.admission import blocking_ms
-
     held, _ = blocking_ms(workload)
     lbf = workload.loop_blocking_fraction
     if lbf is not None and held > workload.cpu_ms_per_request:

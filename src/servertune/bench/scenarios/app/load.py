@@ -223,23 +223,6 @@ class Load(Candidates):
         return layout.workers(self.cores) if layout.workers else int(plan.processes)
 
 
-def dropped_log_notes(dropped: dict[str, int | None]) -> list[str]:
-    """The report's words on the lines a logging HAProxy dropped from a kept log: with several
-    threads, one that finds another writing to its standard output drops its line rather than
-    wait (haproxy/haproxy#1861), and says so in `show info`'s DroppedLogs."""
-    notes = []
-    for name, lines in dropped.items():
-        if lines is None:
-            notes.append(f"--keep-log {name}: HAProxy did not say how many log lines it dropped")
-        elif lines:
-            notes.append(
-                f"--keep-log {name}: HAProxy dropped {lines} log line(s): with several threads, "
-                "one that finds another writing a line drops its own rather than wait (its "
-                "`show info` DroppedLogs; haproxy/haproxy#1861)"
-            )
-    return notes
-
-
 def replay_timeline(arrivals: Any, pace: float, result: Any) -> dict[str, Any]:
     """Per log second of a replay: the requests the log holds, and those the layout answered 2xx
     within GOOD_WITHIN_MS, each as req/s of the time it was played in (the log's rate over

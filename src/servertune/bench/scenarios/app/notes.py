@@ -1,4 +1,5 @@
-"""The report's notes that explain a `bench app` run: the ceiling, the CPU split, overload."""
+"""The report's notes that explain a `bench app` run: the ceiling, the CPU split, overload,
+the lines a kept log lacks."""
 
 from __future__ import annotations
 
@@ -160,3 +161,20 @@ def client_note(client: ClientCeiling, capacity_rps: float) -> str:
     else:
         said = f"overload offered as asked ({asked:.0f} req/s)"
     return f"{client.said()}: {said}"
+
+
+def dropped_log_notes(dropped: dict[str, int | None]) -> list[str]:
+    """The report's words on the lines a logging HAProxy dropped from a kept log: with several
+    threads, one that finds another writing to its standard output drops its line rather than
+    wait (haproxy/haproxy#1861), and says so in `show info`'s DroppedLogs."""
+    notes = []
+    for name, lines in dropped.items():
+        if lines is None:
+            notes.append(f"--keep-log {name}: HAProxy did not say how many log lines it dropped")
+        elif lines:
+            notes.append(
+                f"--keep-log {name}: HAProxy dropped {lines} log line(s): with several threads, "
+                "one that finds another writing a line drops its own rather than wait (its "
+                "`show info` DroppedLogs; haproxy/haproxy#1861)"
+            )
+    return notes

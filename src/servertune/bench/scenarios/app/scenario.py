@@ -51,7 +51,8 @@ from servertune.bench.scenarios.app.levels import (
     replay_speed,
     replay_trimmed,
 )
-from servertune.bench.scenarios.app.load import Load, dropped_log_notes
+from servertune.bench.scenarios.app.load import Load
+from servertune.bench.scenarios.app.notes import dropped_log_notes
 from servertune.bench.scenarios.app.summary_dual import DualSummary
 from servertune.bench.scenarios.app.verdicts import NOISE_BAND
 from servertune.measure.sweep import DRAIN_SECONDS, SWEEP_SECONDS
