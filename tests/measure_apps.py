@@ -94,6 +94,18 @@ async def asgi_half_gil(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"Hello, world"})
 
 
+async def asgi_half_in_a_thread(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Computes 4 ms on the loop and 4 ms in a thread (`asyncio.to_thread`, as sync_to_async
+    does), awaiting the thread: half its CPU runs off the loop."""
+    if scope["type"] != "http":
+        raise RuntimeError("lifespan not supported")
+    await receive()
+    burn_cpu(0.004)
+    await asyncio.to_thread(burn_cpu, 0.004)
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
 def raises(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
     """A WSGI app with a bug: every request divides by zero (the line `measure` must name)."""
     return [str(1 / len(environ.get("servertune.none", ""))).encode()]  # the failing line

@@ -107,11 +107,31 @@ def test_an_awaiting_asgi_app_barely_blocks_its_loop() -> None:
     assert values["loop_blocking_fraction"] < 0.2
 
 
+def test_an_asgi_app_computing_in_a_thread_writes_its_off_loop_share() -> None:
+    """Half of the app's CPU runs in a thread it awaits (`asyncio.to_thread`): measure reads the
+    process's CPU against the loop thread's and writes off_loop_fraction about 0.5, with a
+    note; the plan then gives each core two processes."""
+    m = _measure("asgi_half_in_a_thread", requests=20)
+    values = m.workload_values()
+    assert 0.35 <= values["off_loop_fraction"] <= 0.65
+    assert any("written as off_loop_fraction" in note for note in m.notes())
+    assert "off_loop_fraction" in m.to_toml()
+
+
+def test_an_asgi_app_on_its_loop_alone_writes_no_off_loop_share() -> None:
+    """An ASGI app whose CPU all runs on the loop (seed 000's, computing between awaits) writes
+    no off_loop_fraction: the two clocks agree within the noise the threshold leaves out."""
+    m = _measure("asgi_seed000", requests=3)
+    assert m.off_loop_fraction is not None and m.off_loop_fraction < 0.05
+    assert "off_loop_fraction" not in m.workload_values()
+
+
 def test_wsgi_toml_has_no_loop_share() -> None:
     """A WSGI app has no event loop: no interface or loop share is written (wsgi is the default)."""
     values = _measure("pure_cpu", requests=2).workload_values()
     assert "interface" not in values
     assert "loop_blocking_fraction" not in values
+    assert "off_loop_fraction" not in values
 
 
 def test_error_statuses_are_counted_and_flagged() -> None:

@@ -386,6 +386,16 @@ class Workload(BaseModel):
         "the loop, or a sync call not awaited); unset means cpu_fraction",
         json_schema_extra={"unit": "ratio"},
     )
+    off_loop_fraction: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="ASGI: share of a request's CPU run in threads other than the event loop's "
+        "(sync_to_async, run_in_executor, Django's per-request threads; `measure` writes it): "
+        "the GIL then changes hands within every request, and the plan gives each core more "
+        "than one process",
+        json_schema_extra={"unit": "ratio"},
+    )
     in_flight_limit: int | None = Field(
         default=None,
         ge=1,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from servertune.measure.clocks import schedstat_wait_s
+from servertune.measure.clocks import schedstat_run_s, schedstat_wait_s
 from servertune.measure.errors import MeasureError
 from servertune.measure.loading import detect_interface
 from servertune.measure.sweep import DRAIN_SECONDS, LevelFailed
@@ -170,6 +170,11 @@ class LoopTimer:
         """A reading to time a window from (`blocked_since`): callback seconds, the process's
         CPU seconds, and the loop thread's run-queue seconds (0 where Linux does not give them)."""
         return self.seconds, time.process_time(), schedstat_wait_s(self.tid) or 0.0
+
+    def loop_cpu(self) -> float | None:
+        """Seconds the loop's thread has computed (Linux schedstat; None where not given): the
+        process's CPU less this is what the requests ran in other threads."""
+        return schedstat_run_s(self.tid)
 
     def blocked_since(self, mark: tuple[float, float, float]) -> float:
         """Seconds the loop was blocked since `mark`: its callbacks' wall time less the run-queue

@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["Clock", "rss_kb"]
+__all__ = ["Clock", "rss_kb", "schedstat_run_s"]
 
 
 def schedstat_wait_s(tid: int | None) -> float | None:
@@ -27,6 +27,15 @@ def schedstat_wait_s(tid: int | None) -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return total / 1e9
+
+
+def schedstat_run_s(tid: int) -> float | None:
+    """Seconds a thread of this process has run on a CPU (schedstat's first field)."""
+    try:
+        with open(f"/proc/{os.getpid()}/task/{tid}/schedstat", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def rss_kb(statm: str = "/proc/self/statm") -> int | None:

@@ -248,14 +248,17 @@ def _ending(error: BaseException) -> str | None:
 
 def _timed(call: Callable[[], int], clock: Clock, timer: LoopTimer | None = None) -> Sample:
     loop0 = timer.mark() if timer is not None else None
+    thread0 = timer.loop_cpu() if timer is not None else None
     wall0, cpu0, wait0 = clock.read()
     status = call()
     wall1, cpu1, wait1 = clock.read()
     runqueue = 0.0 if wait0 is None or wait1 is None else max(0.0, wait1 - wait0)
     loop = None if timer is None or loop0 is None else timer.blocked_since(loop0)
+    thread1 = timer.loop_cpu() if timer is not None else None
     return Sample(
-        wall_s=wall1 - wall0, cpu_s=cpu1 - cpu0, runqueue_s=runqueue, status=status, loop_s=loop
-    )
+        wall_s=wall1 - wall0, cpu_s=cpu1 - cpu0, runqueue_s=runqueue, status=status, loop_s=loop,
+        loop_cpu_s=None if thread0 is None or thread1 is None else thread1 - thread0,
+    )  # fmt: skip
 
 
 def _drive(

@@ -37,6 +37,12 @@ MIN_CPU_FRACTION = 0.0001
 #: Decimals of loop_blocking_fraction written: a fourth, since an await-bound request blocks
 #: its loop for 0.1-0.4 ms of 50 (0.002-0.008), which two decimals round to 0.01 or 0.
 CPU_FRACTION_DECIMALS = 4
+#: The least off_loop_fraction written: below it the process's and the loop thread's clocks
+#: differ by their own reading noise (a pure-asyncio FastAPI route reads 0.00; Django 5.2's
+#: async view, which runs its request signals in two new threads a request, 0.29-0.35).
+MIN_OFF_LOOP_FRACTION = 0.05
+#: Decimals of off_loop_fraction written.
+OFF_LOOP_DECIMALS = 2
 #: Decimals of cpu_ms written: a microsecond, under the noise of any measured request.
 CPU_MS_DECIMALS = 3
 #: Said when the measured CPU per request is below the model's floor and the floor is written.
@@ -67,6 +73,8 @@ class Sample:
     status: int
     #: ASGI: seconds this request kept the event loop busy (None for WSGI).
     loop_s: float | None = None
+    #: ASGI: CPU seconds the loop's own thread ran during the request (None where not read).
+    loop_cpu_s: float | None = None
 
     @property
     def busy_s(self) -> float:
@@ -98,6 +106,7 @@ def workload_values(
     loop_blocking_fraction: float | None = None,
     gil_enabled: bool = True,
     memory: tuple[int, float] | None = None,
+    off_loop_fraction: float | None = None,
 ) -> dict[str, Any]:
     """The Workload fields a measurement sets, rounded and within the model's ranges: the
     CPU per request in ms (the model derives the GIL share from it)."""
@@ -117,6 +126,9 @@ def workload_values(
             values["loop_blocking_fraction"] = min(
                 1.0, max(0.0, round(loop_blocking_fraction, CPU_FRACTION_DECIMALS))
             )
+        # Written only where threads ran a visible share: a pure-asyncio app's is clock noise.
+        if off_loop_fraction is not None and off_loop_fraction >= MIN_OFF_LOOP_FRACTION:
+            values["off_loop_fraction"] = round(off_loop_fraction, OFF_LOOP_DECIMALS)
     if memory is not None:
         # This process after warm-up is one worker: the app imported, its caches filled.
         values["memory_per_worker_mb"] = max(1, memory[0])
@@ -210,6 +222,16 @@ class Measurement:
         busy = sum(s.busy_s for s in self.samples)
         return min(1.0, sum(loops) / busy) if busy > 0 else None
 
+    @property
+    def off_loop_fraction(self) -> float | None:
+        """ASGI: share of the requests' CPU run in threads other than the loop's (None for WSGI
+        or where Linux does not give a thread's CPU)."""
+        loops = [s.loop_cpu_s for s in self.samples if s.loop_cpu_s is not None]
+        if self.interface != "asgi" or not loops or len(loops) != len(self.samples):
+            return None
+        cpu = sum(s.cpu_s for s in self.samples)
+        return min(1.0, max(0.0, 1 - sum(loops) / cpu)) if cpu > 0 else None
+
     def workload_values(self) -> dict[str, Any]:
         """The Workload fields this measurement sets, rounded and within the model's ranges."""
         return workload_values(
@@ -220,6 +242,7 @@ class Measurement:
             self.loop_blocking_fraction,
             self.gil_enabled,
             self.memory,
+            self.off_loop_fraction,
         )
 
     @property
@@ -301,6 +324,13 @@ class Measurement:
             notes.append(
                 f"ASGI: requests kept the event loop busy {loop:.3f} of their time (loop-blocking) "
                 f"and awaited the rest: written as loop_blocking_fraction"
+            )
+        off_loop = self.off_loop_fraction
+        if off_loop is not None and off_loop >= MIN_OFF_LOOP_FRACTION:
+            notes.append(
+                f"ASGI: {off_loop:.2f} of the requests' CPU ran in threads other than the event "
+                "loop's (sync_to_async, run_in_executor): written as off_loop_fraction; the GIL "
+                "changes hands within every request, so the plan gives a core more than one process"
             )
         notes.append(gil_note(self.gil_enabled, self.free_threaded))
         return notes
@@ -405,6 +435,14 @@ class Mix:
                 for (m, w), f in zip(self.parts, loops, strict=True)
             )
             loop = min(1.0, loop_ms / self.total_weight / self._weighted_mean("service_time_ms"))
+        off_loops = [m.off_loop_fraction for m, _ in self.parts]
+        off_loop: float | None = None
+        if all(value is not None for value in off_loops):
+            # Off-loop CPU over CPU of the weighted mix.
+            cpu = [self._mean(m, "cpu_ms") * w for m, w in self.parts]
+            off_loop = sum((f or 0.0) * c for f, c in zip(off_loops, cpu, strict=True)) / max(
+                sum(cpu), 1e-12
+            )
         values = workload_values(
             first.app,
             first.interface,
@@ -413,6 +451,7 @@ class Mix:
             loop,
             self.gil_enabled,
             self.memory,
+            off_loop,
         )
         return self._with_sweep(values)
 

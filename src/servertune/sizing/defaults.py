@@ -17,6 +17,7 @@ __all__ = [
     "ASGI_OVERLOAD_P99",
     "ASGI_OVERLOAD_P99_TARGET",
     "ASGI_SERVER_MS_PER_REQUEST",
+    "ASGI_THREADED_PROCESSES_PER_CORE",
     "ASGI_THROUGHPUT_NOISE",
     "BACKLOG_BURST_S",
     "BALANCE_AT_CORES_P99",
@@ -177,6 +178,14 @@ MEMORY_GROWTH_ALLOWANCE = 0.25
 #: workers) every process is one more import, connection pool and socket for nginx to balance,
 #: and threads take the rest of the concurrency.
 MAX_PROCESSES_PER_CORE = 4
+#: ASGI processes a core gets when a request's work runs in threads besides the loop's
+#: (off_loop_fraction above 0, as `measure` writes it): each hand-off between the loop's thread and
+#: another waits for the GIL, the loop has work while it waits, and a second process keeps the
+#: core busy meanwhile. `bench app` on a Django 5.2 async view (20 ms awaited, 2 threads started
+#: a request) behind HAProxy, 2 cores: 4 processes served 1.5-1.9 x what 2 did at 64 and 128
+#: connections (1,250-1,404 against 656-738 req/s), 6 processes tied with 4, 8 fewer
+#: (docs/benchmarks.md, "Django's threads: two processes a core").
+ASGI_THREADED_PROCESSES_PER_CORE = 2
 #: nginx connections per worker process: each proxied request holds two (client + upstream).
 MIN_NGINX_WORKER_CONNECTIONS = 1024
 #: Shared memory for the upstream `zone` (least_conn counts shared by all nginx workers): a base

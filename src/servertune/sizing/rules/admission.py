@@ -83,7 +83,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     processes = d.get_int("processes")
     hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
     capacity, fastest = _capacities(w, d, processes, hold)
-    _admit(d, processes, hold, capacity, fastest, w.in_flight_limit)
+    _admit(w, d, processes, hold, capacity, fastest)
     if w.sync_views:
         rate, rate_name = arrival_rate(w, d.get_float("ceiling_rps"))
         calls = in_flight(rate / processes, hold)
@@ -136,38 +136,58 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
             f"held = {held:.1f} req/s (past that many in flight the app's loop time per request "
             "climbs)"
         )
+    cores_each = d.get_float("cores_per_process")
+    served_ms, shared = _on_shared_cores(w, served_ms, ASGI_SERVER_MS_PER_REQUEST, cores_each)
     served = processes * 1000 / (served_ms + NGINX_MS_PER_REQUEST)
     capacity = d.put(
         "asgi_capacity_rps",
         min(served, held),
-        f"{processes} processes x 1000 / ({served_ms:.2f} ms + {NGINX_MS_PER_REQUEST:g} ms of "
-        "nginx on the same cores): awaiting costs the loop nothing, blocking time is served one "
-        "request at a time (uvicorn's, and gunicorn's ASGI workers')"
-        + (held_reason if held < served else ""),
+        f"{processes} processes x 1000 / ({served_ms:.2f} ms{shared} + "
+        f"{NGINX_MS_PER_REQUEST:g} ms of nginx on the same cores): awaiting costs the loop "
+        "nothing, blocking time is served one request at a time (uvicorn's, and gunicorn's ASGI "
+        "workers')" + (held_reason if held < served else ""),
     )
-    granian_loop_ms = app_ms + GRANIAN_SERVER_MS_PER_REQUEST
+    granian_loop_ms, shared = _on_shared_cores(
+        w, app_ms + GRANIAN_SERVER_MS_PER_REQUEST, GRANIAN_SERVER_MS_PER_REQUEST, cores_each
+    )
     served = processes * 1000 / (granian_loop_ms + NGINX_MS_PER_REQUEST)
     fastest = d.put(
         "granian_capacity_rps",
         min(served, held),
-        f"{processes} processes x 1000 / ({app_ms:.2f} ms of the app + "
-        f"{GRANIAN_SERVER_MS_PER_REQUEST:g} ms of granian's own (it parses HTTP in Rust: off "
-        f"the GIL, on the same cores) + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops "
-        "serve more than uvicorn's, so it gets its own capacity"
-        + (held_reason if held < served else ""),
+        f"{processes} processes x 1000 / ("
+        + (
+            f"{granian_loop_ms:.2f} ms{shared}"
+            if shared
+            else f"{app_ms:.2f} ms of the app + {GRANIAN_SERVER_MS_PER_REQUEST:g} ms of "
+            "granian's own (it parses HTTP in Rust: off the GIL, on the same cores)"
+        )
+        + f" + {NGINX_MS_PER_REQUEST:g} ms of nginx): granian's loops serve more than "
+        "uvicorn's, so it gets its own capacity" + (held_reason if held < served else ""),
     )
     return capacity, fastest
 
 
+def _on_shared_cores(
+    w: Workload, loop_ms: float, server_ms: float, cores_each: float
+) -> tuple[float, str]:
+    """A process's time per request: its loop's, or, where processes outnumber the cores, its
+    share of the cores' CPU time per request when that is longer; and the words for it."""
+    if cores_each >= 1:
+        return loop_ms, ""
+    cpu_ms = (max(w.cpu_ms_per_request, MIN_CPU_MS_PER_REQUEST) + server_ms) / cores_each
+    if cpu_ms <= loop_ms:
+        return loop_ms, ""
+    return cpu_ms, (
+        f" ({w.cpu_named} + {server_ms:g} ms of the server's own CPU, on {cores_each:g} of a core "
+        "a process: more processes than cores share them)"
+    )
+
+
 def _admit(
-    d: Derivation,
-    processes: int,
-    hold: float,
-    capacity: float,
-    fastest: float,
-    in_flight_limit: int | None = None,
+    w: Workload, d: Derivation, processes: int, hold: float, capacity: float, fastest: float
 ) -> None:
     """The wait budget, and what nginx admits: Little's law at the fastest server's capacity."""
+    in_flight_limit = w.in_flight_limit
     wait = (
         d.put(
             "admission_wait_ms",
@@ -208,17 +228,19 @@ def _admit(
             "loop time per request climbs, so admitting more serves fewer, later"
         )
     admitted = d.put("admitted_per_process", admitted, reason)
-    _in_service(d, processes, hold, fastest, admitted)
+    _in_service(w, d, processes, hold, fastest, admitted)
     d.put(
         "admission_limit",
         processes * admitted,
         f"{processes} processes x {admitted}: nginx's limit_conn answers request "
         f"{processes * admitted + 1} and beyond with a quick 503 instead of an unbounded queue"
-        + _lets_through(d, processes, admitted, hold),
+        + _lets_through(w, d, processes, admitted, hold),
     )
 
 
-def _in_service(d: Derivation, processes: int, hold: float, fastest: float, admitted: int) -> None:
+def _in_service(
+    w: Workload, d: Derivation, processes: int, hold: float, fastest: float, admitted: int
+) -> None:
     """What a process takes at once when HAProxy, which queues, fronts it: Little's law at the
     time a request is held, without the wait, since the wait is spent in HAProxy's queue."""
     window = max(hold * 1000, ADMISSION_MIN_WAIT_MS)
@@ -238,19 +260,23 @@ def _in_service(d: Derivation, processes: int, hold: float, fastest: float, admi
         + ": HAProxy's `maxconn` on each app server. A request past it waits in HAProxy's "
         "queue, where `timeout queue` bounds the wait, instead of on the loop, where nothing "
         "does; admitting the wait's share onto the loop as well (nginx's count, which has no "
-        "queue) only adds to every request's time" + _lets_through(d, processes, serving, hold)
+        "queue) only adds to every request's time" + _lets_through(w, d, processes, serving, hold)
     )
     d.put("in_service_per_process", serving, reason)
 
 
-def _lets_through(d: Derivation, processes: int, per_process: int, hold: float) -> str:
+def _lets_through(w: Workload, d: Derivation, processes: int, per_process: int, hold: float) -> str:
     """What an admission count lets through against what the same uvicorn processes serve
     with nothing in front: the count must never shed what they would have answered."""
     through = processes * per_process / hold
-    alone = processes * 1000 / d.get_float("loop_ms")
+    served_ms, shared = _on_shared_cores(
+        w, d.get_float("loop_ms"), ASGI_SERVER_MS_PER_REQUEST, d.get_float("cores_per_process")
+    )
+    alone = processes * 1000 / served_ms
     verdict = "at least" if through >= alone else "below"
     return (
         f". {processes} x {per_process} lets through {through:.0f} req/s ({per_process} / "
         f"{hold * 1000:.1f} ms held), {verdict} the {alone:.0f} req/s one uvicorn per process "
-        f"serves without admission ({processes} x 1000 / loop_ms)"
+        f"serves without admission ({processes} x 1000 / "
+        + (f"{served_ms:.2f} ms{shared})" if shared else "loop_ms)")
     )

@@ -149,7 +149,12 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
                 "interface": chosen,
                 **{
                     k: mix[k]
-                    for k in ("loop_blocking_fraction", "in_flight_limit", "gil")
+                    for k in (
+                        "loop_blocking_fraction",
+                        "off_loop_fraction",
+                        "in_flight_limit",
+                        "gil",
+                    )
                     if k in mix
                 },
                 "app": app_name,
