@@ -42,7 +42,8 @@ def test_capacity_is_the_cores_cpu_when_processes_share_them() -> None:
     each process's time per request is its CPU over its half core, above its loop time."""
     plan = make_plan(Workload(**DJANGO, off_loop_fraction=0.3))
     per_request_ms = (0.8 + ASGI_SERVER_MS_PER_REQUEST) / 0.5
-    assert plan.loop_ms is not None and plan.loop_ms < per_request_ms
+    assert plan.loop_ms is not None
+    assert plan.loop_ms < per_request_ms
     assert plan.asgi_capacity_rps == pytest.approx(
         4 * 1000 / (per_request_ms + NGINX_MS_PER_REQUEST)
     )
@@ -58,8 +59,10 @@ def test_per_process_counts_follow_the_per_process_capacity() -> None:
     """Admission is per process: with twice the processes each admits about half as many."""
     four = make_plan(Workload(**DJANGO, off_loop_fraction=0.3))
     two = make_plan(Workload(**DJANGO))
-    assert four.admitted_per_process is not None and two.admitted_per_process is not None
-    assert four.admission_limit is not None and two.admission_limit is not None
+    assert four.admitted_per_process is not None
+    assert two.admitted_per_process is not None
+    assert four.admission_limit is not None
+    assert two.admission_limit is not None
     assert four.admitted_per_process < two.admitted_per_process
     assert four.admission_limit == pytest.approx(two.admission_limit, rel=0.2)
 

@@ -179,11 +179,12 @@ MEMORY_GROWTH_ALLOWANCE = 0.25
 #: and threads take the rest of the concurrency.
 MAX_PROCESSES_PER_CORE = 4
 #: ASGI processes a core gets when a request's work runs in threads besides the loop's
-#: (off_loop_fraction above 0, as `measure` writes it): each hand-off between the loop's thread and
-#: another waits for the GIL, the loop has work while it waits, and a second process keeps the
-#: core busy meanwhile. `bench app` on a Django 5.2 async view (20 ms awaited, 2 threads started
-#: a request) behind HAProxy, 2 cores: 4 processes served 1.5-1.9 x what 2 did at 64 and 128
-#: connections (1,250-1,404 against 656-738 req/s), 6 processes tied with 4, 8 fewer
+#: (off_loop_fraction above 0, as `measure` writes it): within every request the GIL goes from
+#: the loop's thread to another and back, each waiting for the other to let go, and one such
+#: process a core leaves the cores short of work. `bench app` on a Django 5.2 async view (20 ms
+#: awaited, 2 threads started a request) behind HAProxy, 2 cores, in one run: 4 processes served 1.83-1.91 x what 2 did at
+#: 64 and 128 connections (1,250 and 1,274 against 656 and 696 req/s), 3 served 1.37-1.52 x; in
+#: another, 6 and 8 served 0.96-1.16 x and 0.88-1.02 x what 4 did: no clear gain past 2 a core
 #: (docs/benchmarks.md, "Django's threads: two processes a core").
 ASGI_THREADED_PROCESSES_PER_CORE = 2
 #: nginx connections per worker process: each proxied request holds two (client + upstream).

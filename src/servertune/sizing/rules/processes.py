@@ -149,9 +149,9 @@ def _threaded_asgi(w: Workload, fits: int | None, budget_name: str) -> tuple[int
     )
     asks = (
         f"{why}: the GIL changes hands between the loop's thread and the others within every "
-        "request, and the loop waits for it while its core has work, so "
-        f"{ASGI_THREADED_PROCESSES_PER_CORE} processes a core keep it busy (bench app, Django's "
-        "async view: 1.5-1.9 x the req/s of one a core)"
+        "request, each waiting for the other to let go, and one such process a core leaves it "
+        f"short of work: {ASGI_THREADED_PROCESSES_PER_CORE} processes a core (bench app, Django's "
+        "async view: 1.83-1.91 x the req/s of one a core)"
     )
     if fits is None:
         # No thread pool takes the concurrency instead (the loop is it), and the factor is
