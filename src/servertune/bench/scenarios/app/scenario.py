@@ -64,6 +64,11 @@ if TYPE_CHECKING:
 MEASURE_GRACE_S = 15.0
 
 
+#: What `measure` writes that the run's plan takes as written (beside the service time and the
+#: CPU per request): the loop's share, the CPU run off the loop, the in-flight limit, the GIL.
+MEASURED_AS_IS = ("loop_blocking_fraction", "off_loop_fraction", "in_flight_limit", "gil")
+
+
 class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
     """Measure the app, plan it, and serve it under every candidate behind the same nginx."""
 
@@ -147,16 +152,7 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
                 # CPU per request in ms, as `measure` writes it (the GIL share derives from it).
                 **{k: mix[k] for k in ("cpu_ms", "cpu_fraction") if k in mix},
                 "interface": chosen,
-                **{
-                    k: mix[k]
-                    for k in (
-                        "loop_blocking_fraction",
-                        "off_loop_fraction",
-                        "in_flight_limit",
-                        "gil",
-                    )
-                    if k in mix
-                },
+                **{k: mix[k] for k in MEASURED_AS_IS if k in mix},
                 "app": app_name,
                 # Where the app is imported from: --chdir, else here (as `servertune measure` does).
                 "app_dir": str(app_dir),
