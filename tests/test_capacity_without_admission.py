@@ -212,3 +212,73 @@ def test_a_correction_by_cpu_per_request_names_the_cpu_ms_the_server_paid() -> N
     assert fix.measured_cpu_ms == pytest.approx(0.31, abs=0.001)
     assert fix.other_cores == 0.0
     assert fix.measured_rps == pytest.approx(2000 / 0.5)
+
+
+#: A Django async view as `measure` wrote it (docs/benchmarks.md, "Django's threads"): its
+#: requests run work in threads, so the plan runs 4 processes on the 2 cores.
+DJANGO = {"cores": 2, "interface": "asgi", "service_time_ms": 24.2, "cpu_ms": 0.922,
+          "loop_blocking_fraction": 0.0345, "off_loop_fraction": 0.27, "app": "m:app"}  # fmt: skip
+
+
+def test_a_correction_with_processes_sharing_the_cores_solves_for_their_cpu(
+    tmp_path: Path,
+) -> None:
+    """Four processes on two cores, each on half a core, planned at cpu_ms 1.4 (measured beside
+    other work): a copied uvicorn paying 0.984 ms of app-server and 0.062 ms of nginx CPU per
+    answered request serves 2,000 / 1.046 req/s on the cores; the corrected cpu_ms is that
+    time over the four processes' half cores, less uvicorn's own (0.88 ms, not the 1.9 ms four
+    whole loops would imply), and the file it writes plans that capacity."""
+    workload = Workload(**{**DJANGO, "cpu_ms": 1.4})  # type: ignore[arg-type]
+    plan = plan_for(workload)
+    assert plan.processes == 4
+    ours = saturation(
+        "servertune-uvicorn-haproxy", "uvicorn", float(plan.asgi_capacity_rps),
+        [_costed(32, 600.0, 1.0, 0.05), _costed(64, 620.0, 1.0, 0.05)], 24.0, cores=2,
+    )  # fmt: skip
+    copied = saturation(
+        "uvicorn-2n+1", "uvicorn", float(plan.asgi_capacity_rps),
+        [_costed(32, 600.0, 0.99, 0.062), _costed(64, 637.0, 0.984, 0.062)], 65.0, cores=2,
+    )  # fmt: skip
+    fix = correct(
+        without_admission(ours, [copied]), workload, plan.processes, plan.cores_per_process
+    )
+    assert fix is not None
+    judged = 2000 / 1.046
+    assert fix.measured_rps == pytest.approx(judged)
+    assert fix.measured_cpu_ms == pytest.approx((4000 / judged - 0.05) * 0.5 - 0.14, abs=0.001)
+    path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
+    assert plan_for(load_workload(path)).asgi_capacity_rps == pytest.approx(judged, rel=0.01)
+
+
+def test_an_in_flight_limit_the_capacity_came_from_is_the_number_named_off(
+    tmp_path: Path,
+) -> None:
+    """The in-process sweep found the loop's cost climbing past 8 in flight (a busy machine), so
+    the plan's capacity was 4 x 8 / the held time; a copied layout saturating at 2,235 req/s
+    on the cores held 14 a process: the verdict names in_flight_limit, in requests, and the
+    file it writes raises the limit and keeps cpu_ms."""
+    workload = Workload(**DJANGO, in_flight_limit=8)  # type: ignore[arg-type]
+    plan = plan_for(workload)
+    hold_s = (24.2 + 0.14) / 1000
+    assert plan.asgi_capacity_rps == pytest.approx(4 * 8 / hold_s)
+    ours = saturation(
+        "servertune-granian-haproxy", "granian", float(plan.asgi_capacity_rps),
+        [_costed(32, 900.0, 0.9, 0.04), _costed(64, 950.0, 0.9, 0.04)], 24.0, cores=2,
+    )  # fmt: skip
+    copied = saturation(
+        "granian-default", "granian", float(plan.asgi_capacity_rps),
+        [_costed(32, 420.0, 0.86, 0.035), _costed(64, 428.0, 0.86, 0.035)], 53.0, cores=2,
+    )  # fmt: skip
+    fix = correct(
+        without_admission(ours, [copied]), workload, plan.processes, plan.cores_per_process
+    )
+    assert fix is not None
+    assert fix.field == "in_flight_limit"
+    implied = -(-(2000 / 0.895) * hold_s // 4)
+    said = fix.said(tmp_path / "w.toml")
+    assert f"off is in_flight_limit, 8 requests a process planned against {implied:g}" in said
+    values = corrected_values(workload, fix)
+    assert values["in_flight_limit"] == implied
+    assert values["cpu_ms"] == workload.cpu_ms
+    path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
+    assert load_workload(path).in_flight_limit == implied

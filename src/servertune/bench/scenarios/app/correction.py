@@ -2,15 +2,22 @@
 
 When a servertune row's planned capacity differs from the saturation its server reached without
 servertune's admission (`capacity.without_admission`) by more than `CAPACITY_TOLERANCE`, the
-number that was off is the time one request holds its loop: the plan's capacity is
-`processes x 1000 / (held ms + the server's own ms + nginx's ms)`, every other term a declared
-constant, and the held ms is `cpu_ms`, or `service_time_ms x loop_blocking_fraction` where
-that is more (a sync call made without `await` blocks the loop without CPU). The verdict names
-whichever the plan used. Solving the formula for the capacity measured (the app servers' and
-the front's CPU per answered request on the plan's cores, `Saturation.judged_rps`) gives the
-ms the run saw; the workload the run planned from, with that cpu_ms and a loop share no larger,
-is written as a workload file, so `servertune gen --workload FILE` writes the configs for what
-was just measured.
+number that was off is the one the plan's capacity came from:
+
+- the time one request holds its loop: the capacity is `processes x 1000 / (held ms + the
+  server's own ms + nginx's ms)`, every other term a declared constant, and the held ms is
+  `cpu_ms`, or `service_time_ms x loop_blocking_fraction` where that is more (a sync call made
+  without `await` blocks the loop without CPU); where processes outnumber the cores (a
+  request's work in threads: `off_loop_fraction`), each process's time is its CPU over its
+  share of the cores (`cores_per_process`), and that is what is solved for;
+- or `in_flight_limit`, where the capacity was `processes x in_flight_limit / held s`: the
+  sweep's limit, measured in process, was below what the server held at its saturation.
+
+The verdict names whichever the plan used. Solving the formula for the capacity measured (the
+app servers' and the front's CPU per answered request on the plan's cores,
+`Saturation.judged_rps`) gives the number the run saw; the workload the run planned from, with
+that number (and a loop share no larger than the CPU), is written as a workload file, so
+`servertune gen --workload FILE` writes the configs for what was just measured.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from servertune.sizing.defaults import (
     MIN_CPU_MS_PER_REQUEST,
     NGINX_MS_PER_REQUEST,
 )
+from servertune.sizing.queueing import held_s
 from servertune.sizing.rules.admission import blocking_ms
 from servertune.workload import MIN_CPU_MS, Workload
 
@@ -54,6 +62,13 @@ class Correction:
     #: The workload number the planned ms came from, as the verdict names it: `cpu_ms`, or
     #: `loop_blocking_fraction (<service> ms x <share>)` where the loop share gave more.
     off: str = "cpu_ms"
+    #: The field corrected: `cpu_ms`, or `in_flight_limit` (then the two numbers above are
+    #: requests a process, not ms).
+    field: str = "cpu_ms"
+
+    @property
+    def unit(self) -> str:
+        return "requests a process" if self.field == "in_flight_limit" else "ms a request"
 
     def said(self, path: Path) -> str:
         """The verdict's line: which number was off, by how much, and where the fix went."""
@@ -61,7 +76,7 @@ class Correction:
             f"capacity off by more than {CAPACITY_TOLERANCE:.0%}: {self.config}'s plan said "
             f"{self.planned_rps:.0f} req/s, {self.against} (no admission) serves "
             f"{self.measured_rps:.0f}; the number that was off is {self.off}, "
-            f"{self.planned_cpu_ms:g} ms a request planned against {self.measured_cpu_ms:g} "
+            f"{self.planned_cpu_ms:g} {self.unit} planned against {self.measured_cpu_ms:g} "
             "that saturation implies"
             + (
                 f" (other work took {self.other_cores:.2f} cores meanwhile: that share is the "
@@ -78,7 +93,9 @@ def _server_ms(server: str) -> float:
     return GRANIAN_SERVER_MS_PER_REQUEST if server == "granian" else ASGI_SERVER_MS_PER_REQUEST
 
 
-def correct(sat: Saturation, workload: Workload, processes: int) -> Correction | None:
+def correct(
+    sat: Saturation, workload: Workload, processes: int, cores_per_process: float = 1.0
+) -> Correction | None:
     """The correction for one judged row, or None: within tolerance, not judged against a
     saturated copied layout, or a saturation no CPU per request explains (above what the
     loops serve at the least cost, the bound was elsewhere)."""
@@ -86,22 +103,42 @@ def correct(sat: Saturation, workload: Workload, processes: int) -> Correction |
         return None
     if abs(sat.ratio - 1) <= CAPACITY_TOLERANCE:
         return None
-    ms = processes * 1000 / sat.judged_rps - _server_ms(sat.server) - NGINX_MS_PER_REQUEST
-    if ms < max(MIN_CPU_MS, MIN_CPU_MS_PER_REQUEST):
-        return None
     others = sorted(
         float(r["other_cpu_cores"])
         for r in sat.row.get("repeats", [])
         if r.get("other_cpu_cores") is not None
     )
+    # Judged by its CPU per request, the other work's cores are already out of it.
+    other = 0.0 if sat.machine_rps is not None else others[len(others) // 2] if others else 0.0
+    if (limited := _in_flight_off(sat, workload, processes)) is not None:
+        limit, implied = limited
+        return Correction(
+            sat.config, sat.against, limit, implied, sat.planned_rps, sat.judged_rps, other,
+            "in_flight_limit", field="in_flight_limit",
+        )  # fmt: skip
+    per_process_ms = processes * 1000 / sat.judged_rps - NGINX_MS_PER_REQUEST
+    ms = per_process_ms * min(1.0, cores_per_process) - _server_ms(sat.server)
+    if ms < max(MIN_CPU_MS, MIN_CPU_MS_PER_REQUEST):
+        return None
     planned, off = planned_hold(workload)
     return Correction(
         sat.config, sat.against, round(planned, 3), round(ms, 3),
-        sat.planned_rps, sat.judged_rps,
-        # Judged by its CPU per request, the other work's cores are already out of it.
-        0.0 if sat.machine_rps is not None else others[len(others) // 2] if others else 0.0,
-        off,
+        sat.planned_rps, sat.judged_rps, other, off,
     )  # fmt: skip
+
+
+def _in_flight_off(sat: Saturation, workload: Workload, processes: int) -> tuple[int, int] | None:
+    """(the plan's in_flight_limit, the one the saturation implies) when the plan's capacity
+    was `processes x in_flight_limit / held s` and the server held more at its saturation."""
+    limit = workload.in_flight_limit
+    if limit is None:
+        return None
+    hold = held_s(workload) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    bound = processes * limit / hold
+    if abs(sat.planned_rps - bound) > 1e-6 * bound:
+        return None  # the capacity came from the loop's time, not from the limit
+    implied = math.ceil(sat.judged_rps * hold / processes - 1e-9)
+    return (limit, implied) if implied > limit else None
 
 
 def planned_hold(workload: Workload) -> tuple[float, str]:
@@ -121,6 +158,9 @@ def corrected_values(workload: Workload, correction: Correction) -> dict[str, An
         for name in workload.model_fields_set
         if name != "cpu_fraction" and getattr(workload, name) is not None
     }
+    if correction.field == "in_flight_limit":
+        values["in_flight_limit"] = int(correction.measured_cpu_ms)
+        return {k: v for k, v in values.items() if isinstance(v, str | int | float | bool)}
     values["cpu_ms"] = correction.measured_cpu_ms
     share = correction.measured_cpu_ms / workload.service_time_ms
     lbf = workload.loop_blocking_fraction
@@ -142,8 +182,9 @@ def write_correction(
         comments=(
             f"written by {command}",
             (
-                f"{correction.off}: {correction.planned_cpu_ms:g} ms a request corrected to "
-                f"cpu_ms {correction.measured_cpu_ms:g}: {correction.against} saturated at "
+                f"{correction.off}: {correction.planned_cpu_ms:g} {correction.unit} corrected "
+                f"to {correction.field} {correction.measured_cpu_ms:g}: {correction.against} "
+                "saturated at "
                 f"{correction.measured_rps:.0f} req/s without servertune's admission"
             ),
         ),

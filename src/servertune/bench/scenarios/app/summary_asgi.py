@@ -307,7 +307,10 @@ class AsgiSummary(ReplaySummary):
             front = "nginx" if sat.against else self.layouts[config].front
             report.targets.append(saturation_target(sat))
             notes.append(saturation_note(sat, self.cores, self.tool, fronts[front]))
-            if (fix := correct(sat, self.workload, int(self.plan.processes))) is not None:
+            fix = correct(
+                sat, self.workload, int(self.plan.processes), float(self.plan.cores_per_process)
+            )
+            if fix is not None:
                 corrections.append(fix)
         return notes, corrections
 
