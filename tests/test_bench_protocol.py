@@ -227,3 +227,44 @@ def test_thunder_lock_is_rendered_by_the_uwsgi_target() -> None:
     assert "thunder-lock" not in render_uwsgi(plan, "shared")
     with pytest.raises(ValueError, match="thunder_lock"):
         render_uwsgi(plan, "per-worker", thunder_lock=True)
+
+
+def test_a_time_budget_ends_the_repeats_after_the_first_round(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A scenario with a budget: the first round is measured whole, then no config starts past
+    the budget, and the report says the repeats left were not measured. The clock is the
+    runner's, moved 100 s by each measurement (no sleeping)."""
+    from servertune.bench.harness import runner
+
+    clock = [1000.0]
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+
+    class Budgeted(_Toy):
+        def budget_s(self, run: Run[_Sizes]) -> float | None:
+            return 450.0
+
+        def measure(
+            self, run: Run[_Sizes], config: str, served: Any, level: Level
+        ) -> dict[str, Any]:
+            clock[0] += 100.0
+            return super().measure(run, config, served, level)
+
+    toy = Budgeted()
+    report = run_scenario(toy, BenchOptions(quick=False, progress=False))
+    # Round 1: 2 configs x 2 levels (400 s); round 2: naive starts at 400 s (under 450 s),
+    # servertune would start at 600 s: cut. The full size plans 3 rounds.
+    assert [(r, c) for r, c, _ in toy.order[::2]] == [(0, "naive"), (0, "servertune"), (1, "naive")]
+    assert any(
+        note.startswith("time budget: the run had taken 7.5 min by round 2")
+        for note in report.notes
+    )
+    assert all(s["stopped"] for s in report.servers)
+
+
+def test_no_budget_measures_every_round() -> None:
+    """BaseScenario has no budget: the full size's three rounds, every config, every level."""
+    toy = _Toy()
+    report = run_scenario(toy, BenchOptions(quick=False, progress=False))
+    assert len(toy.order) == 3 * 2 * 2
+    assert not any(note.startswith("time budget") for note in report.notes)

@@ -48,9 +48,18 @@ def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
                     scenario.setup(run)
                 order = [(c, list(scenario.levels(run, c))) for c in scenario.configs(run)]
                 rounds = scenario.rounds(run, order)
-                while (planned := rounds.next_round()) is not None:
+                budget = scenario.budget_s(run)
+                cut: int | None = None
+                while cut is None and (planned := rounds.next_round()) is not None:
                     progress.total = max(1, rounds.planned)
                     for config, levels in planned:
+                        if (
+                            budget is not None
+                            and run.repeat > 0
+                            and time.monotonic() - began > budget
+                        ):
+                            cut = run.repeat + 1  # the round it stopped in, counted from 1
+                            break
                         _measure_config(scenario, run, config, levels, samples, rounds)
                     run.repeat += 1
         finally:
@@ -58,6 +67,12 @@ def run_scenario(scenario: Scenario, options: BenchOptions) -> Report:
     with run.spent.phase("summary"):
         report = scenario.summarize(run, Results(samples))
     report.notes.extend(rounds.notes())
+    if cut is not None and budget is not None:
+        report.notes.append(
+            f"time budget: the run had taken {budget / 60:g} min by round {cut}, so the "
+            "repeats left were not measured (their levels have the samples above; --thorough "
+            "measures every repeat)"
+        )
     report.servers = stack.record()
     elapsed = time.monotonic() - began
     report.elapsed_s = round(elapsed, 1)

@@ -173,6 +173,12 @@ class Scenario(Protocol):
         """Which configs and levels each round of repeats measures (`harness.rounds`)."""
         ...
 
+    def budget_s(self, run: Run[Any]) -> float | None:
+        """Seconds from the run's start after which the runner starts no further config once
+        the first round is done (the remaining repeats are left out, and the report says so);
+        None: every round the rounds plan."""
+        ...
+
     def start(self, run: Run[Any], config: str) -> Any:
         """Start what `config` serves with (servers go on `run.stack`; the runner stops them
         after the config's levels); returns whatever `measure` needs."""
@@ -228,6 +234,10 @@ class BaseScenario(Generic[S]):
     def rounds(self, run: Run[S], order: list[tuple[str, list[Level]]]) -> Rounds:
         """Every config at every level, `run.repeats` times, interleaved."""
         return FixedRounds(list(order), run.repeats)
+
+    def budget_s(self, run: Run[S]) -> float | None:
+        """No time budget: every round."""
+        return None
 
     def start(self, run: Run[S], config: str) -> Any:
         """Nothing to start."""

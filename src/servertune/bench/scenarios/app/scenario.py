@@ -64,6 +64,11 @@ if TYPE_CHECKING:
 MEASURE_GRACE_S = 15.0
 
 
+#: The default run starts no config's repeat past this many seconds from its start, so it gives
+#: its verdict within 10 minutes: the config in progress (its levels, about 40 s with eleven),
+#: and the summary come after. A 200 ms route's default run, whose closed loop never saturates
+#: below 512 connections, took 14 min 33 s without it (2026-11-29, docs/benchmarks.md).
+DEFAULT_RUN_BUDGET_S = 540.0
 #: What `measure` writes that the run's plan takes as written (beside the service time and the
 #: CPU per request): the loop's share, the CPU run off the loop, the in-flight limit, the GIL.
 MEASURED_AS_IS = ("loop_blocking_fraction", "off_loop_fraction", "in_flight_limit", "gil")
@@ -278,6 +283,11 @@ class AppBench(DualSummary, Load, Deploy, BaseScenario[AppSizes]):
             replay=replay,
             overload=not replay_trimmed(run.size, replay),
         )
+
+    def budget_s(self, run: Run[AppSizes]) -> float | None:
+        """The default run gives its verdict within 10 minutes: no config starts a repeat past
+        DEFAULT_RUN_BUDGET_S. --thorough and --quick measure all they plan."""
+        return DEFAULT_RUN_BUDGET_S if run.size.adaptive else None
 
     def rounds(self, run: Run[AppSizes], order: list[tuple[str, list[Level]]]) -> Rounds:
         """The default run: only what the verdict still needs (`AdaptiveRounds`): the climb
