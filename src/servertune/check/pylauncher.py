@@ -28,7 +28,13 @@ from servertune.check.commands import Word, server_command
 from servertune.check.model import Location, NotFollowed, Setting
 from servertune.check.pystatic import Refused, Unresolved, _Evaluator
 
-__all__ = ["PythonLaunch", "child_launch", "looks_like_python", "python_launch"]
+__all__ = [
+    "PythonLaunch",
+    "child_launch",
+    "looks_like_python",
+    "python_launch",
+    "starts_a_server",
+]
 
 #: The calls that run a command line through a shell (`os.system("gunicorn ...")`).
 _SHELL_RUNNERS = frozenset({"os.system", "os.popen"})
@@ -415,6 +421,18 @@ def python_launch(
             f"evaluate ({launcher.unknown_command}), so how the server starts is not known"
         )
     return None
+
+
+def starts_a_server(path: Path, text: str) -> bool:
+    """Whether the Python file at `path` is a launcher: its top level runs a server command
+    line (or one built from values only the running script knows). An application module,
+    which only defines what a server serves, is not."""
+    if not looks_like_python(path, text) or not _names_server(text):
+        return False
+    try:
+        return python_launch(path, text, {}) is not None
+    except NotFollowed:
+        return True
 
 
 #: A script that handles SIGTERM itself (`signal.signal(signal.SIGTERM, forward)`), as a

@@ -33,6 +33,7 @@ from servertune.check.commands import (
     _braced,
     _without_redirections,
     asgi_server,
+    beside,
     config_argument,
     expand_shell,
     program_name,
@@ -66,6 +67,7 @@ __all__ = [
     "follow_words",
     "looks_like_script",
     "parse_command_lines",
+    "read_python_launcher",
     "read_script",
     "run_words",
 ]
@@ -810,6 +812,16 @@ def _script_server(
         if "command line in this script" in str(error):
             return None
         raise
+
+
+def read_python_launcher(path: Path, text: str, env: Mapping[str, str] | None) -> AppServer:
+    """The server a Python launcher given on its own starts (`servertune check start.py`), as
+    when an image runs it: its command line read by the server's parser, and the launcher's
+    `os.system` line when the server is its child."""
+    app = _script_server(ConfigFile(text, path), [], env, None, beside(path))
+    if app is None:
+        raise NothingToCheck(f"{path}: read as a Python launcher; it starts no server check reads")
+    return app
 
 
 def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
