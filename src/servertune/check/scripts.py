@@ -224,7 +224,7 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             continue
         parts.append(raw)
         joined = " ".join(parts)
-        if _open_quote(joined) and number < len(physical):
+        if (_open_quote(joined) or _open_array(joined)) and number < len(physical):
             # A quoted string that spans lines (`echo "...` then `..."`): the shell reads on
             # to its closing quote, so the command goes on (newline kept inside the quotes).
             parts = ["\n".join(parts)]
@@ -236,9 +236,139 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
         joined = _LOOKUP.sub(lambda m: m["name"] or m["tick"], joined)
+        joined = _array_words(joined, physical[start - 1 : number], start)
         for words, background in _split(path, start, joined):
             lines.append(_Line(words, start, number, background))
     return lines
+
+
+#: A bash array assignment's start (`ARGS=(`, `ARGS+=(`, after `local`, `declare -a`, ...).
+_ARRAY_START = re.compile(
+    r"\A\s*(?:(?:export|local|readonly|declare|typeset)(?:\s+-[A-Za-z]+)*\s+)?"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<plus>\+?)=\("
+)
+#: The words a bash array assignment becomes (`ARGS[@]=<its elements, quoted>` and
+#: `ARGS[#]=<the line of each>`): names no shell variable can have, so the script's own
+#: variables and the environment never meet them.
+_ARRAY_WORD = re.compile(r"\A(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[(?P<part>[@#])\](?P<plus>\+?)=")
+#: A whole word expanding an array to its elements: `"${ARGS[@]}"`, `${ARGS[*]}`.
+_ARRAY_EXPANSION = re.compile(r"\A\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}\Z")
+
+
+def _array_end(text: str, start: int) -> int | None:
+    """Where the `)` closing the array opened before `start` is, reading quotes, comments and
+    `$(...)` as the shell does; None while it is still open."""
+    quote, escaped, depth, index = "", False, 0, start
+    while index < len(text):
+        char = text[index]
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == start or text[index - 1].isspace()):
+            newline = text.find("\n", index)
+            if newline < 0:
+                return None
+            index = newline
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            if not depth:
+                return index
+            depth -= 1
+        index += 1
+    return None
+
+
+def _open_array(text: str) -> bool:
+    """Whether `text` starts a bash array whose `)` is on a later line (one element a line)."""
+    found = _ARRAY_START.match(text)
+    return found is not None and _array_end(text, found.end()) is None
+
+
+def _array_words(text: str, physical: list[str], first: int) -> str:
+    """A bash array assignment (`ARGS=(--bind "$ADDR" --workers 4)`) as the two words
+    `_assignments` reads, the rest of the line kept; other text as it is. Bash keeps each
+    element one word, as quoted: the elements are split here, once."""
+    found = _ARRAY_START.match(text)
+    if found is None:
+        return text
+    end = _array_end(text, found.end())
+    if end is None:
+        return text
+    try:
+        elements = shlex.split(text[found.end() : end], comments=True)
+    except ValueError:
+        return text
+    lines = [
+        next((first + n for n, line in enumerate(physical) if element in line), first)
+        for element in elements
+    ]
+    name, plus = found["name"], found["plus"]
+    values = shlex.quote(f"{name}[@]{plus}=" + shlex.join(elements))
+    at = shlex.quote(f"{name}[#]{plus}=" + " ".join(map(str, lines)))
+    return f"{values} {at}{text[end + 1 :]}"
+
+
+def _assign_array(words: list[str], env: dict[str, str]) -> None:
+    """`ARGS=(...)` / `ARGS+=(...)` as `_array_words` wrote them: the elements, each expanded
+    from the variables known at that line (an element not known here makes the array not
+    known), kept under `ARGS[@]` and their lines under `ARGS[#]`; `$ARGS` is the first."""
+    for word in words:
+        found = _ARRAY_WORD.match(word)
+        if found is None:
+            continue
+        name, part, plus = found["name"], found["part"], found["plus"]
+        key = f"{name}[{part}]"
+        value = word[found.end() :]
+        if part == "#":
+            if f"{name}[@]" in env:
+                env[key] = f"{env[key]} {value}".strip() if plus and key in env else value
+            continue
+        expanded = [expand_shell(element, env) for element in shlex.split(value)]
+        if any(element is None for element in expanded):
+            for gone in (key, f"{name}[#]", name):
+                env.pop(gone, None)
+            return
+        before = shlex.split(env[key]) if plus and key in env else []
+        if plus and key not in env and name in env:
+            before = [env[name]]  # `+=` on a plain variable makes it the array's first element
+        elements = [*before, *(e for e in expanded if e is not None)]
+        env[key] = shlex.join(elements)
+        if elements:
+            env[name] = elements[0]
+
+
+def _expand_arrays(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`"${ARGS[@]}"` / `${ARGS[*]}` replaced by the array's elements, each at the line that
+    writes it, as bash expands them; `${ARGS}` when no array of that name is known here."""
+    expanded: list[Word] = []
+    for word in words:
+        found = _ARRAY_EXPANSION.match(word.text)
+        elements = env.get(f"{found['name']}[@]") if found is not None else None
+        if found is None:
+            expanded.append(word)
+            continue
+        if elements is None:
+            # Not an array here: a plain variable's value, or one only the running script
+            # knows (said as such, as `$NAME` would be).
+            expanded.append(Word(f"${{{found['name']}}}", word.at))
+            continue
+        lines = env.get(f"{found['name']}[#]", "").split()
+        for index, element in enumerate(shlex.split(elements)):
+            line = int(lines[index]) if index < len(lines) else word.at.line
+            expanded.append(Word(element, Location(word.at.file, line)))
+    return expanded
+
+
+def _own_variables(env: Mapping[str, str]) -> dict[str, str]:
+    """The script's environment without the arrays' bookkeeping (`ARGS[@]`), for the server."""
+    return {k: v for k, v in env.items() if "[" not in k}
 
 
 #: A command word the shell finds on the PATH first: `$(command -v uwsgi)`, `$(which
@@ -292,6 +422,9 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
                 if expanded is not None:
                     env[name] = expanded
         return
+    if line.words and all(_ARRAY_WORD.match(w) for w in line.words):
+        _assign_array(line.words, env)
+        return
     words = line.words[1:] if line.words[:1] == ["export"] else line.words
     if not words or not all(_ASSIGNMENT.match(w) for w in words):
         return
@@ -332,10 +465,10 @@ def read_script(
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
-        words = _evaluated(_words(line, physical, path), environment)
+        words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
-            commands.append((line, found, dict(environment)))
+            commands.append((line, found, _own_variables(environment)))
         else:
             _assignments(line, environment)
     if not commands:
@@ -425,7 +558,11 @@ def _handed_over(
         )
     _not_followed(path, lines, environment)
     launched = nothing_started(
-        [_evaluated(_words(line, physical, path), environment) for line in lines], find_config
+        [
+            _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
+            for line in lines
+        ],
+        find_config,
     )
     if launched is not None:
         raise launched
@@ -605,6 +742,13 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
     the server it starts is not known, which is not the same as starting none."""
     for line in lines:
         words = line.words[1:] if line.words[:1] == ["exec"] else line.words
+        array = _ARRAY_EXPANSION.match(words[0]) if words else None
+        if array is not None and f"{array['name']}[@]" not in env:
+            raise NotFollowed(
+                f"{path}:{line.first}: not followed: runs {words[0]}, an array whose elements "
+                "no file read sets all (one is known only where it runs), so the server it "
+                "starts is not known"
+            )
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
             raise NotFollowed(
                 f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
@@ -618,7 +762,13 @@ def _without_exec(
     """The server's line when the shell runs it as a child (no `exec` before it), so the
     shell stays the container's PID 1; None when it `exec`s, or when the script handles
     signals itself (a `trap`)."""
-    program = line.words.index(command.program.text) if command.program.text in line.words else 0
+    written = [
+        index
+        for index, word in enumerate(line.words)
+        if word == command.program.text or _ARRAY_EXPANSION.match(word)
+    ]
+    # (The program may come out of an array: `exec "${SERVER[@]}"` is that word.)
+    program = written[0] if written else 0
     if "exec" in line.words[:program]:
         return None
     if command.program.text not in line.words and line.words[:1] == ["exec"]:
