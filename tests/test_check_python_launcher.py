@@ -24,11 +24,11 @@ def test_launcher_alone_is_read_for_the_server_its_command_line_starts() -> None
     result = check_files([ROOT / "start.py"], machine=MACHINE, env={})
     (app,) = result.apps
     assert app.kind == "gunicorn"
-    assert (app.workers.value, app.workers.at.line) == (3, 8)
-    assert (app.threads.value, app.threads.at.line) == (4, 7)
+    assert (app.workers.value, app.workers.at.line) == (3, 10)
+    assert (app.threads.value, app.threads.at.line) == (4, 8)
     assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
     (child,) = [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
-    assert (child.rule, child.at.line) == ("entrypoint-without-exec-unlaunched", 14)
+    assert (child.rule, child.at.line) == ("entrypoint-without-exec-unlaunched", 19)
 
 
 def test_launcher_running_uvicorn_in_its_own_process_is_read_by_its_keywords() -> None:

@@ -228,10 +228,13 @@ def _launcher(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _is_launcher(path: Path, text: str) -> bool:
     """A Python file whose top level starts a server (`os.system("gunicorn ...")`,
-    `uvicorn.run(...)`); one that assigns a gunicorn setting stays gunicorn's config."""
+    `uvicorn.run(...)`); one named for gunicorn (`gunicorn.conf.py`, which gunicorn loads by
+    default) or assigning a gunicorn setting stays gunicorn's config."""
     from servertune.check.pylauncher import starts_a_server
 
-    return not _GUNICORN_ASSIGNMENT.search(text) and starts_a_server(path, text)
+    if path.name.lower().startswith("gunicorn") or _GUNICORN_ASSIGNMENT.search(text):
+        return False
+    return starts_a_server(path, text)
 
 
 def _traefik(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:

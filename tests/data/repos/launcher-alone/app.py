@@ -1,4 +1,5 @@
 """The shop's application: what a server serves, starting nothing (its docstring names gunicorn)."""
+
 from flask import Flask
 
 app = Flask(__name__)
