@@ -252,6 +252,10 @@ def program_name(word: str) -> str:
     return PurePosixPath(word).name
 
 
+#: The interpreter's options before `-m` / `-c` (`-u`, `-OO`, `-bB`, `-X dev`, `-W error`).
+_INTERPRETER_OPTION = re.compile(r"\A-(?![mc]\Z)[bBdEhiIOPqsSuvVxXW]+\Z")
+
+
 def _server_of(words: Sequence[Word]) -> int | None:
     """The index of the server's own word (`gunicorn`, `python -m` before it counted)."""
     for index, word in enumerate(words):
@@ -263,16 +267,22 @@ def _server_of(words: Sequence[Word]) -> int | None:
         if index + 1 < len(words) and (name, words[index + 1].text) in LAUNCHERS:
             return index
         if name.startswith("python") and index + 2 < len(words):
+            # The interpreter's own options first (`python -u -m gunicorn`, `-X dev`).
+            option = index + 1
+            while option < len(words) and _INTERPRETER_OPTION.match(words[option].text):
+                option += 2 if words[option].text in ("-X", "-W") else 1
+            if option + 1 >= len(words):
+                return None
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
             # (what its console script imports), `uvicorn.main`, `granian.cli`.
-            module = words[index + 2].text.split(".")[0]
-            if words[index + 1].text == "-m" and module in SERVERS:
-                return index + 2
+            module = words[option + 1].text.split(".")[0]
+            if words[option].text == "-m" and module in SERVERS:
+                return option + 1
             # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
             # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
-            launcher = words[index + 1].text == "-c" and index + 3 < len(words)
-            if launcher and words[index + 3].text in SERVERS:
-                return index + 3
+            launcher = words[option].text == "-c" and option + 2 < len(words)
+            if launcher and words[option + 2].text in SERVERS:
+                return option + 2
             return None  # python runs a script or other module: not a server check reads
     return None
 

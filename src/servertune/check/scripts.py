@@ -408,6 +408,10 @@ def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
 _ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
 
 
+#: The builtins that assign the variables written after them.
+_DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
+
+
 def _assignments(line: _Line, env: dict[str, str]) -> None:
     """`VAR=value` / `export VAR=value` lines, and `: "${VAR:=value}"` ones: the script's own
     variables, for what follows."""
@@ -425,7 +429,10 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
     if line.words and all(_ARRAY_WORD.match(w) for w in line.words):
         _assign_array(line.words, env)
         return
-    words = line.words[1:] if line.words[:1] == ["export"] else line.words
+    words = line.words
+    if words[:1] and words[0] in _DECLARING:
+        # `export`, and a function's `local workers=3`, `readonly`, `declare -x` alike.
+        words = [w for w in words[1:] if not w.startswith("-")]
     if not words or not all(_ASSIGNMENT.match(w) for w in words):
         return
     for word in words:
@@ -466,11 +473,14 @@ def read_script(
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
+        words = _command_variable(_after_keywords(words), environment)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             commands.append((line, found, _own_variables(environment)))
         else:
             _assignments(line, environment)
+            if line.words[:2] == ["set", "--"]:
+                arguments = _positional(words[2:], arguments, environment)
     if not commands:
         return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
     if len(commands) > 1:
@@ -650,6 +660,55 @@ def _child_line(
     return Setting(" ".join(shlex.quote(w) for w in words)[:2000], Location(path, line.first))
 
 
+#: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
+_CASE_PATTERN = re.compile(r"\A[^()\s]+\)\Z")
+
+
+def _after_keywords(words: list[Word]) -> list[Word]:
+    """The simple command after the shell's keywords on its line (`then`, `else`, `{`) and a
+    `case` arm's pattern: `web) exec gunicorn ... ;;` runs gunicorn."""
+    start = 0
+    while start < len(words) - 1 and (
+        words[start].text in _KEYWORDS or (start == 0 and _CASE_PATTERN.match(words[0].text))
+    ):
+        start += 1
+    return words[start:]
+
+
+def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`CMD="gunicorn --workers 3 app"` then `exec $CMD`: the unquoted variable in the
+    command's place, split into words as the shell splits it, from its value known here."""
+    first = 1 if words[:1] and words[0].text == "exec" else 0
+    if len(words) <= first or not _LONE_EXPANSION.match(words[first].text):
+        return words
+    value = expand_shell(words[first].text, env)
+    if not value or not value.strip():
+        return words  # empty: dropped as the shell drops it, by `_without_empty_prefix`
+    try:
+        split = shlex.split(value)
+    except ValueError:
+        return words
+    at = words[first].at
+    return [*words[:first], *(Word(w, at) for w in split), *words[first + 1 :]]
+
+
+def _positional(
+    words: list[Word], before: list[Word] | None, env: Mapping[str, str]
+) -> list[Word] | None:
+    """The script's arguments after `set -- WORDS` (`"$@"` from then on), each expanded from
+    the variables known at that line; `"$@"` among them is the arguments before (not known
+    when those are not)."""
+    arguments: list[Word] = []
+    for word in words:
+        if word.text in ("$@", "$*"):
+            if before is None:
+                return None
+            arguments.extend(before)
+            continue
+        arguments.append(Word(expand_shell(word.text, env) or word.text, word.at))
+    return arguments
+
+
 def _runs_arguments(words: list[str]) -> bool:
     """The line runs the script's arguments: `exec "$@"`, also behind a process wrapper that
     runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`)."""
@@ -765,9 +824,11 @@ def _without_exec(
     written = [
         index
         for index, word in enumerate(line.words)
-        if word == command.program.text or _ARRAY_EXPANSION.match(word)
+        if word == command.program.text
+        or _ARRAY_EXPANSION.match(word)
+        or _LONE_EXPANSION.match(word)
     ]
-    # (The program may come out of an array: `exec "${SERVER[@]}"` is that word.)
+    # (The program may come out of an array or a variable: `exec "${SERVER[@]}"`, `exec $CMD`.)
     program = written[0] if written else 0
     if "exec" in line.words[:program]:
         return None
