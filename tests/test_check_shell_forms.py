@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from servertune.check import check_files
+from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
-from servertune.check.graph import launches
+from servertune.check.graph import Launch, launches
 from servertune.machine import Machine
 
 ROOT = Path(__file__).parent / "data" / "repos" / "shell-forms"
@@ -69,3 +70,70 @@ def test_supervisord_include_glob_through_the_image_is_in_the_chain() -> None:
     assert not [
         n for n in result.notes if n.kind == "starts-no-server" and "Dockerfile" in str(n.at.file)
     ]
+
+
+def _one(name: str) -> CheckResult:
+    return check_files([ROOT / name], machine=MACHINE, env={})
+
+
+def _folder(name: str) -> CheckResult:
+    root = ROOT / name
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def test_gunicorn_entry_module_behind_a_wrapper_is_gunicorn_with_its_config() -> None:
+    """`web: ddtrace-run python -m gunicorn.app.wsgiapp -c gunicorn-prod.conf.py ...`: the
+    interpreter runs gunicorn's own entry module, whose `-c` file sets 5 workers."""
+    (launch,) = _launches(_folder("procfile-module"))
+    assert (launch.app.kind, launch.app.workers.value) == ("gunicorn", 5)
+
+
+def _launches(result: CheckResult) -> list[Launch]:
+    return launches(result.apps, result.links, result.balancer_links)
+
+
+def test_options_variable_known_in_part_splits_into_its_known_options() -> None:
+    """`sudo -u ckan -EH uwsgi $UWSGI_OPTS`, OPTS holding `-p 2 ... --harakiri
+    $UWSGI_HARAKIRI`: sudo runs uwsgi, with 2 processes; only `--harakiri` is not known."""
+    result = _one("sudo-options-variable.sh")
+    (app,) = result.apps
+    assert (app.kind, app.workers.value) == ("uwsgi", 2)
+    (unknown,) = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert "--harakiri $UWSGI_HARAKIRI" in unknown.message
+
+
+def test_test_operands_are_neither_programs_nor_prefixes() -> None:
+    """`[[ -z $service || ... ]]` and `if [[ -n ${X:-} && $X != 0 ]]`: a test's words, so no
+    "runs $service" and no "$X before the server's command"."""
+    result = _one("conditions.sh")
+    assert [a.workers.value for a in result.apps] == [2]
+    assert not result.notes
+
+
+def test_argument_slice_is_the_arguments_it_names() -> None:
+    """`set -- web --workers 4` then `"${@:2}"`: `--workers 4`; with the caller's arguments
+    not known, `"${@:2}"` is said unresolved, never a refused command line."""
+    (app,) = _one("argument-slice.sh").apps
+    assert app.workers.value == 4
+    result = _one("argument-slice-unknown.sh")
+    assert [a.workers.value for a in result.apps] == [2]
+    assert [n.kind for n in result.notes] == ["unresolved-variable"]
+
+
+def test_script_waiting_on_itself_is_no_launcher() -> None:
+    """wait-for-it's `timeout "$TIMEOUT" "$0" --child --host="$HOST" &`: the script runs
+    itself to wait on a host, which launches no server (not "not followed")."""
+    assert [n.kind for n in _one("wait-self.sh").notes] == ["starts-no-server"]
+
+
+def test_image_commands_that_are_no_script_of_the_context() -> None:
+    """`tail -f /dev/null` runs no script (starts no server, not "not followed");
+    `/tini` copied from a stage is the wrapper before the entrypoint the image copies;
+    `flask run` is Flask's development server: not followed, never "starts no server"."""
+    assert [n.kind for n in _folder("dev-null").notes] == ["starts-no-server"]
+    (launch,) = _launches(_folder("tini-stage"))
+    assert [at.file.name for at in launch.chain] == ["Dockerfile", "start.sh"]
+    (flask,) = _folder("flask-run").notes
+    assert flask.kind == "not-followed"
+    assert "development server" in flask.message

@@ -92,6 +92,10 @@ WRAPPERS: dict[str, int] = {
     # heroku-buildpack-nginx: starts nginx, then runs the command after it (the app server).
     "start-nginx": 0,
     "start-nginx-debug": 0,
+    # `sudo -u app -EH uwsgi ...` (its options' values are skipped as the server is searched);
+    # coreutils' `timeout DURATION cmd`.
+    "sudo": 0,
+    "timeout": 1,
 }
 #: How many folders above the file naming it a `-c python:module` config is looked for.
 _MODULE_LEVELS = 3
@@ -235,6 +239,17 @@ def expand_shell(text: str, env: Mapping[str, str]) -> str | None:
     return None if missing else expanded
 
 
+def expand_known(text: str, env: Mapping[str, str]) -> str:
+    """`text` with the expansions `env` knows done and the others kept as written
+    (`--harakiri $UWSGI_HARAKIRI` when only the running container sets it)."""
+
+    def one(match: re.Match[str]) -> str:
+        expanded = expand_shell(match[0], env)
+        return match[0] if expanded is None else expanded
+
+    return _PARAMETER.sub(one, text)
+
+
 def place_words(
     words: Sequence[str], lines: Sequence[str], file: Path, first: int, last: int
 ) -> list[Word]:
@@ -285,6 +300,18 @@ def _server_of(words: Sequence[Word]) -> int | None:
                 return option + 2
             return None  # python runs a script or other module: not a server check reads
     return None
+
+
+def _from_server(words: list[Word], index: int) -> list[Word]:
+    """The words from the server's own (at `index`) on; from its interpreter when Python runs
+    it by its module (`ddtrace-run python -m gunicorn.app.wsgiapp`), which names it so."""
+    interpreter = next(
+        (i for i in range(index - 1, -1, -1) if program_name(words[i].text).startswith("python")),
+        None,
+    )
+    if interpreter is not None and words[index - 1].text == "-m":
+        return words[interpreter:]
+    return words[index:]
 
 
 def _launcher(words: Sequence[Word], index: int) -> Word | None:
@@ -372,7 +399,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                     continue
                 return None
             launcher = _launcher(words[1:], index)
-            words = words[1 + index :]
+            words = _from_server(words[1:], index)
             break
         break
     words = _after_thin_launcher(words)

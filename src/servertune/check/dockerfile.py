@@ -40,9 +40,11 @@ from typing import Any
 
 from servertune.check import resolve
 from servertune.check.commands import (
+    WRAPPERS,
     ConfigFile,
     FindConfig,
     Word,
+    program_name,
     server_command,
     shell_commands,
 )
@@ -71,9 +73,10 @@ __all__ = [
 
 #: How many directories above a Dockerfile a file it copies is looked for when no build context
 #: is given: `docker/Dockerfile` and `contrib/container/Dockerfile` built from the repository's
-#: root (taiga-back, InvenTree) are one and two levels down. The tree check reads reaches as
-#: far up to take in their repository, no further.
-CONTEXT_ANCESTORS = resolve.REPOSITORY_LEVELS
+#: root (taiga-back, InvenTree) are one and two levels down, wger's
+#: `extras/docker/production/Dockerfile` three. Never above the tree check reads (a folder
+#: walk's root, or the repository `resolve.REPOSITORY_LEVELS` finds above the files given).
+CONTEXT_ANCESTORS = 3
 
 #: Every instruction of the Dockerfile reference; anything else is refused, as `docker build`
 #: refuses it ("unknown instruction").
@@ -644,6 +647,13 @@ def _copy(
     # `COPY app.ini .`: the WORKDIR, a folder that exists, as `..` and `/` do.
     is_dir = dest.endswith(("/", "/.", "/..")) or dest in (".", "..") or len(values) > 2
     absolute = str(PurePosixPath(stage.workdir) / dest)
+    # `WORKDIR /opt/app` then `COPY uwsgi.ini /opt/app`: a folder the image already has (the
+    # WORKDIR, one an earlier COPY filled) takes the file in, as Docker copies into it.
+    made = {PurePosixPath(stage.workdir)} | {
+        PurePosixPath(d) if folder else PurePosixPath(d).parent
+        for _, d, folder, _, _ in stage.copies
+    }
+    is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
     copied_at = Location(source.path, command.start_line)
     for name in values[:-1]:
         stage.copies.append((name, absolute, is_dir, origin, copied_at))
@@ -755,16 +765,19 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
 _SCRIPT_WORD = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 
 
-#: Where a base image keeps its own programs, never the build context's scripts.
-_SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/")
+#: Where a base image keeps its own programs, never the build context's scripts; and the
+#: kernel's files (`tail -f /dev/null`), never a script at all.
+_SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/dev/", "/proc/")
 
 
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
     """NotFollowed when the command runs a script the image does not hold here (not in the
     build context, not written by a heredoc): what it starts is unknown, not nothing."""
     for word in words:
-        if word.text.startswith(_SYSTEM_PATHS):
-            continue  # the base image's programs (/bin/bash, /usr/local/bin/gunicorn)
+        if word.text.startswith(_SYSTEM_PATHS) or program_name(word.text) in WRAPPERS:
+            # the base image's programs (/bin/bash, /usr/local/bin/gunicorn), and a process
+            # wrapper wherever the image puts it (`COPY --from=build /tini /tini`)
+            continue
         if _SCRIPT_WORD.match(word.text) and image.find(word.text) is None:
             raise NotFollowed(
                 f"{word.at}: not followed: the image runs {word.text}, which is not in the "

@@ -35,6 +35,7 @@ from servertune.check.commands import (
     asgi_server,
     beside,
     config_argument,
+    expand_known,
     expand_shell,
     program_name,
     read_command,
@@ -88,6 +89,8 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
     empty: `CMDPREFIX="${CMDPREFIX:-}"` then `${CMDPREFIX} gunicorn ...` runs gunicorn, as the
     shell's field splitting drops an unquoted word that expands to nothing (Socorro's webapp
     script). A prefix whose value is unknown or not empty is kept: the command is not guessed."""
+    if words[:1] and words[0].text in _CONDITIONS:
+        return words  # a test's operands, never a program's prefix
     start = 0
     while (
         start < len(words)
@@ -140,8 +143,11 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     commands: list[list[str]] = [[]]
     background: list[bool] = [False]
     braced = _without_redirections(list(_braced(tokens)))
+    test = False  # inside `[[ ... ]]`, whose `&&` / `||` join operands, not commands
     for index, token in enumerate(braced):
-        if token and set(token) <= set(";&|"):
+        if token in ("[[", "]]"):
+            test = token == "[["
+        if token and set(token) <= set(";&|") and not (test and token in ("&&", "||")):
             after = braced[index + 1] if index + 1 < len(braced) else ""
             before = braced[index - 1] if index else ""
             # `2>&1`, `>&2`, `&>file` are redirections, not a background `&`.
@@ -366,6 +372,47 @@ def _expand_arrays(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     return expanded
 
 
+def _known_fields(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """An unquoted `$OPTS` after the program, whose value the script sets from variables
+    known only when it runs (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): the fields the shell
+    splits it into, each unknown one kept as written (said unresolved, its option with it)."""
+    fields: list[Word] = []
+    for index, word in enumerate(words):
+        found = _LONE_EXPANSION.match(word.text) if index else None
+        name = word.text.strip("${}").partition(":")[0] if found else ""
+        partial = env.get(f"{name}[~]") if found and expand_shell(word.text, env) is None else None
+        try:
+            split = shlex.split(partial) if partial is not None else None
+        except ValueError:
+            split = None
+        if split is None:
+            fields.append(word)
+        else:
+            fields.extend(Word(w, word.at) for w in split)
+    return fields
+
+
+#: A slice of the script's arguments: `"${@:2}"`, `${*:1:3}`.
+_ARGUMENT_SLICE = re.compile(r"\A\$\{[@*]:(?P<start>\d+)(?::(?P<length>\d+))?\}\Z")
+
+
+def _argument_slices(words: list[Word], arguments: list[Word] | None) -> list[Word]:
+    """`"${@:2}"`: the script's arguments from the second on, when they are known; else
+    `"$@"`, the arguments only its caller knows (said so, never refused)."""
+    sliced: list[Word] = []
+    for word in words:
+        found = _ARGUMENT_SLICE.match(word.text)
+        if found is None:
+            sliced.append(word)
+        elif arguments is None:
+            sliced.append(Word("$@", word.at))
+        else:
+            start = max(int(found["start"]) - 1, 0)  # `${@:0}` starts with $0, not an argument
+            end = start + int(found["length"]) if found["length"] is not None else None
+            sliced.extend(arguments[start:end])
+    return sliced
+
+
 def _own_variables(env: Mapping[str, str]) -> dict[str, str]:
     """The script's environment without the arrays' bookkeeping (`ARGS[@]`), for the server."""
     return {k: v for k, v in env.items() if "[" not in k}
@@ -440,6 +487,12 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
         expanded = expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
+            env.pop(f"{name}[~]", None)
+        else:
+            # Known in part (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): kept apart, for the
+            # fields an unquoted `$OPTS` on a command line splits into (`_known_fields`).
+            env.pop(name, None)
+            env[f"{name}[~]"] = expand_known(value, env)
 
 
 def command_line(path: Path, text: str) -> tuple[str, list[str]]:
@@ -473,7 +526,8 @@ def read_script(
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
-        words = _command_variable(_after_keywords(words), environment)
+        words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
+        words = _argument_slices(words, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             commands.append((line, found, _own_variables(environment)))
@@ -793,6 +847,8 @@ def _substrings(command: ServerCommand) -> tuple[Setting[str], ...]:
 
 
 #: A program word that is a variable: `exec "$APP_SERVER" "$@"`, `$CMD --port 80`.
+#: Commands whose words are a test's operands (`[[ -n $X ]]`, `[ "$1" = web ]`, `test`).
+_CONDITIONS = frozenset({"[[", "[", "test", "if", "elif", "while", "until"})
 _VARIABLE_PROGRAM = re.compile(r"\A\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\Z")
 
 
@@ -801,6 +857,10 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
     the server it starts is not known, which is not the same as starting none."""
     for line in lines:
         words = line.words[1:] if line.words[:1] == ["exec"] else line.words
+        while words[:1] and words[0] in _KEYWORDS:
+            words = words[1:]
+        if words[:1] and words[0] in _CONDITIONS:
+            continue  # `[[ -z $service || ... ]]`: operands of a test, not a program
         array = _ARRAY_EXPANSION.match(words[0]) if words else None
         if array is not None and f"{array['name']}[@]" not in env:
             raise NotFollowed(

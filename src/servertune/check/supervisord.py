@@ -28,7 +28,14 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+    collect_notes,
+)
 from servertune.check.unfollowed import nothing_started
 
 __all__ = ["looks_like_supervisord", "read_supervisord"]
@@ -140,38 +147,46 @@ def _fcgi_socket(
     return replace(app, sockets=(Setting(address, Location(path, number)),))
 
 
-def _included(path: Path, value: str, at: Location) -> list[Path]:
+def _included(path: Path, value: str, at: Location, find_config: FindConfig) -> list[Path]:
     """`[include] files = a/*.conf b.ini`: the files its globs match, relative to this file
-    (supervisord's rule). An absolute glob names the image's files: in the image that copies
-    this file, it is the repository's folder at the same place relative to this file
-    (`COPY conf/ /etc/app/` puts conf/conf.d/web.conf at /etc/app/conf.d/web.conf). A glob
-    outside the tree check reads is said to be never read, at its line."""
+    (supervisord's rule). An absolute glob names the image's files: the repository's files
+    the image that runs this config holds there (`COPY conf/ /etc/app/` puts
+    conf/conf.d/web.conf at /etc/app/conf.d/web.conf). A glob outside the tree check reads is
+    said to be never read, at its line."""
     files: list[Path] = []
     for pattern in value.split():
-        local = _in_image(path, pattern) if pattern.startswith("/") else None
-        if pattern.startswith("/") and local is None:
-            resolve.admit(Path(resolve.glob_prefix(pattern)), pattern, at, "[include] files")
+        if pattern.startswith("/"):
+            held = _in_image(path, pattern, at, find_config)
+            if not held:
+                resolve.admit(Path(resolve.glob_prefix(pattern)), pattern, at, "[include] files")
+            files.extend(held)
             continue
-        wanted = local or os.path.normpath(path.parent / pattern)
+        wanted = os.path.normpath(path.parent / pattern)
         found = resolve.glob_inside(wanted, pattern, at, "[include] files")
         files.extend(f for f in found if f.is_file() and f.resolve() != path.resolve())
     return files
 
 
-def _in_image(path: Path, pattern: str) -> str | None:
-    """The repository glob an absolute `[include]` glob is, through the image of the run that
-    copies `path` (None when none does, or the glob is not beside where it puts `path`)."""
-    from servertune.check.images import image_holding
-
-    image = image_holding(path)
-    held = image.holds(path) if image is not None else None
-    if held is None:
-        return None
-    base = PurePosixPath(held).parent
-    wanted = PurePosixPath(os.path.normpath(pattern))
-    if not wanted.is_relative_to(base):
-        return None
-    return os.path.normpath(path.parent / wanted.relative_to(base))
+def _in_image(path: Path, pattern: str, at: Location, find_config: FindConfig) -> list[Path]:
+    """The repository files beside `path` that the image running it holds where the absolute
+    glob `pattern` looks: each glob tail (`conf.d/*.conf`, ...) matched here, kept when the
+    image's path for it is that very file."""
+    parts = PurePosixPath(pattern).parts[1:]
+    for cut in range(len(parts)):
+        with collect_notes():  # trying tails: only the one that holds counts
+            found = resolve.glob_inside(
+                os.path.normpath(path.parent.joinpath(*parts[cut:])), pattern, at, "[include]"
+            )
+        held = []
+        for file in found:
+            inside = file.relative_to(path.parent).as_posix() if file.is_file() else ""
+            image_path = "/" + "/".join((*parts[:cut], inside))
+            config = find_config(image_path, at) if inside else None
+            if config is not None and config.file.resolve() == file.resolve() != path.resolve():
+                held.append(file)
+        if held:
+            return held
+    return []
 
 
 #: The supervisord configs being read, outermost first: an `[include]` of one of them again
@@ -243,7 +258,8 @@ def read_supervisord(
             continue  # a continuation line of another section's value
         elif key and section == "include" and key[1].lower() == "files":
             written = Location(path, number)
-            includes.extend((file, written) for file in _included(path, key[2], written))
+            found = _included(path, key[2], written, find_config or beside(path))
+            includes.extend((file, written) for file in found)
         elif key and section in programs:
             programs[section][key[1].lower()] = (key[2], number)
         elif not key and not match:
