@@ -1,0 +1,53 @@
+"""Where a Dockerfile's COPY puts a file, as Docker does: from a build context up to three
+folders above the Dockerfile (`extras/docker/production/Dockerfile` built from the root), with
+its source and destination written through `ARG` defaults and `ENV` values; and into a folder
+the image already has (the WORKDIR) when the destination names it without a trailing slash.
+Fixture: tests/data/repos/copy-paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+ROOT = Path(__file__).parent / "data" / "repos" / "copy-paths"
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+
+def _folder(name: str) -> CheckResult:
+    root = ROOT / name
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def _chain(result: CheckResult, root: Path) -> list[list[str]]:
+    return [
+        [at.file.relative_to(root).as_posix() for at in launch.chain]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+def test_copy_from_a_context_three_folders_up_through_arg_and_env() -> None:
+    """`COPY ${DOCKER_DIR}/entrypoint.sh $APP_HOME/entrypoint.sh` then
+    `CMD ["/home/wger/entrypoint.sh"]`: the image's command is the repository's script, and
+    its gunicorn without `exec` is a warning (the launcher is shown), not an info."""
+    result = _folder("deep")
+    assert _chain(result, ROOT / "deep") == [
+        ["extras/docker/production/Dockerfile", "extras/docker/production/entrypoint.sh"]
+    ]
+    assert [f.rule for f in result.findings if f.rule.startswith("entrypoint")] == [
+        "entrypoint-without-exec"
+    ]
+
+
+def test_copy_onto_the_workdir_path_lands_inside_it() -> None:
+    """`WORKDIR /opt/nautobot` then `COPY docker/uwsgi.ini /opt/nautobot`: the ini is
+    /opt/nautobot/uwsgi.ini, the file the CMD's `--ini` names (no config-not-found)."""
+    result = _folder("into-workdir")
+    assert _chain(result, ROOT / "into-workdir") == [["docker/Dockerfile", "docker/uwsgi.ini"]]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]
+    assert [a.workers.value for a in result.apps] == [3]
