@@ -137,3 +137,28 @@ def test_image_commands_that_are_no_script_of_the_context() -> None:
     (flask,) = _folder("flask-run").notes
     assert flask.kind == "not-followed"
     assert "development server" in flask.message
+
+
+def test_waiting_script_runs_the_command_after_its_separator() -> None:
+    """compose `entrypoint: ['/wait-for-it.sh', 'db:5432', '-t', '30', '--',
+    '/entrypoint-uwsgi.sh']`: the service runs the script after `--` once the database
+    answers, so its uWSGI is the compose service's."""
+    root = ROOT / "wait-and-wrap"
+    result = _folder("wait-and-wrap")
+    chains = [[at.file.relative_to(root).as_posix() for at in x.chain] for x in _launches(result)]
+    assert ["docker-compose.yml", "entrypoint-uwsgi.sh"] in chains
+
+
+def test_shift_drops_the_arguments_a_wrapper_took() -> None:
+    """`CMD ["/wrapper.sh", "BLUE", "WEB", "/entrypoint-uwsgi.sh"]` whose wrapper reads
+    `$1`, `$2`, then `shift 2` and `exec "$@"`: it runs the entrypoint, uWSGI's 4 processes."""
+    root = ROOT / "wait-and-wrap"
+    files = [root / "Dockerfile", root / "wrapper.sh", root / "entrypoint-uwsgi.sh"]
+    result = check_files(files, machine=MACHINE, env={})
+    (launch,) = _launches(result)
+    assert [(at.file.name, at.line) for at in launch.chain] == [
+        ("Dockerfile", 5),
+        ("wrapper.sh", 5),
+        ("entrypoint-uwsgi.sh", 2),
+    ]
+    assert launch.app.workers.value == 4

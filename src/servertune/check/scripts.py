@@ -535,6 +535,10 @@ def read_script(
             _assignments(line, environment)
             if line.words[:2] == ["set", "--"]:
                 arguments = _positional(words[2:], arguments, environment)
+            elif line.words[:1] == ["shift"] and arguments is not None:
+                # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
+                count = line.words[1] if len(line.words) > 1 else "1"
+                arguments = arguments[int(count) :] if count.isdigit() else None
     if not commands:
         return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
     if len(commands) > 1:
@@ -952,7 +956,15 @@ def run_words(
             find_config(words[0].text, words[0].at) if _SCRIPT_PATH.match(words[0].text) else None
         )
         if here is not None:
-            return _script_server(here, words[1:], env, env_at, find_config)
+            app = _script_server(here, words[1:], env, env_at, find_config)
+            separator = next((i for i, w in enumerate(words) if w.text == "--"), 0)
+            if app is not None or not separator:
+                return app
+            # `wait-for-it.sh db:5432 -t 30 -- /entrypoint.sh`: a waiting script that runs
+            # the command after `--` once its dependency answers (wait-for-it, wait-for).
+            return run_words(
+                file, words[separator + 1 :], env, env_at, find_config=find_config, depth=depth + 1
+            )
     found = server_command(words)
     if found is not None:
         shell = bool(words) and program_name(words[0].text) in SHELLS
