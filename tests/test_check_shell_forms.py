@@ -162,3 +162,28 @@ def test_shift_drops_the_arguments_a_wrapper_took() -> None:
         ("entrypoint-uwsgi.sh", 2),
     ]
     assert launch.app.workers.value == 4
+
+
+def test_function_body_runs_where_it_is_called() -> None:
+    """`start_web() { local workers=4; gunicorn ...; }` called on the last line: its body,
+    with its `local`, runs there; without `exec` the shell stays its parent (at line 5)."""
+    result = _one("function-call.sh")
+    (app,) = result.apps
+    assert app.workers.value == 4
+    (child,) = [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
+    assert child.at.line == 5
+
+
+def test_case_on_the_first_argument_runs_the_arm_the_command_selects() -> None:
+    """An entrypoint `case "$1" in server) server ;; dev_server) ... runserver ;; worker) rq
+    worker ;;` under three compose services (`command: dev_server`, `worker`, `server`): only
+    the one whose command selects the gunicorn arm starts gunicorn."""
+    root = ROOT / "case-dispatch"
+    chains = [
+        [at.file.relative_to(root).as_posix() for at in x.chain]
+        for x in _launches(_folder("case-dispatch"))
+    ]
+    assert chains == [["compose.yaml", "Dockerfile", "docker-entrypoint"]]
+    (launch,) = _launches(_folder("case-dispatch"))
+    assert launch.app.workers.value == 4
+    assert launch.chain[0].line == 8  # the `web` service, whose command is `server`

@@ -15,6 +15,7 @@ single-worker server per `case` arm, each on its own socket. What only the runni
 from __future__ import annotations
 
 import contextvars
+import fnmatch
 import os
 import re
 import shlex
@@ -521,7 +522,7 @@ def read_script(
     by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
     an `ENTRYPOINT` script), unknown when None."""
     physical = text.splitlines()
-    lines = _logical_lines(path, text)
+    lines = _selected(_inline_functions(_logical_lines(path, text)), arguments)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
@@ -716,6 +717,101 @@ def _child_line(
     while words and words[0] in _KEYWORDS:
         words = words[1:]
     return Setting(" ".join(shlex.quote(w) for w in words)[:2000], Location(path, line.first))
+
+
+#: A function definition's head: `name() {`, `name () {`, `function name {`, `function name() {`.
+_FUNCTION = re.compile(r"\A(?:function\s+)?(?P<name>[A-Za-z_][\w-]*)\s*(?:\(\))?\s*\Z")
+
+
+def _function_head(words: list[str]) -> tuple[str, int] | None:
+    """The name a line defines a function by, and where its body starts on the line (after
+    its `{` or `(`); None for any other line."""
+    for opener in ("{", "("):
+        if opener in words[1:4]:
+            index = words.index(opener)
+            head = " ".join(words[:index])
+            found = _FUNCTION.match(head)
+            if found is not None and ("()" in head or words[0] == "function"):
+                return found["name"], index + 1
+    return None
+
+
+def _inline_functions(lines: list[_Line]) -> list[_Line]:
+    """The lines in the order they run: a function's body where a line calls it by name
+    (`server` after `server() { exec gunicorn ...; }`), not where it is defined; a function
+    no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written."""
+    bodies: dict[str, list[_Line]] = {}
+    outside: list[tuple[_Line, str | None]] = []
+    index = 0
+    while index < len(lines):
+        head = _function_head(lines[index].words)
+        if head is None:
+            outside.append((lines[index], None))
+            index += 1
+            continue
+        name, start = head
+        first = lines[index]
+        body = [replace(first, words=first.words[start:])] if first.words[start:] else []
+        closer = "}" if "{" in first.words[:start] else ")"
+        level, index = 1, index + 1
+        while index < len(lines) and level:
+            words = lines[index].words
+            level += words.count("{") - words.count("}") if closer == "}" else 0
+            if words == [closer] and (closer == ")" or level == 0):
+                level = 0
+            else:
+                body.append(lines[index])
+            index += 1
+        bodies[name] = body
+        outside.append((first, name))
+    every = [line for line, _ in outside] + [line for body in bodies.values() for line in body]
+    called = {line.words[0] for line in every if line.words and line.words[0] in bodies}
+
+    def run(line: _Line, depth: int) -> list[_Line]:
+        name = line.words[0] if line.words else ""
+        if name not in called or depth > 4:  # (a function calling itself: read once)
+            return [line]
+        return [inner for body_line in bodies[name] for inner in run(body_line, depth + 1)]
+
+    ordered: list[_Line] = []
+    for line, defined in outside:
+        if defined is None:
+            ordered.extend(run(line, 0))
+        elif defined not in called:
+            ordered.extend(bodies[defined])
+    return ordered
+
+
+def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
+    """The lines that run when the script's first argument is known (an image's CMD after
+    its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
+    whose pattern matches it (`dev_server)` is not `server)`); every line otherwise."""
+    if not arguments:
+        return lines
+    first = arguments[0].text
+    kept: list[_Line] = []
+    depth = 0  # `case` blocks open
+    chosen: int | None = None  # the depth of the `case "$1"` block being read
+    running = True
+    for line in lines:
+        words = line.words
+        if words[:1] == ["case"] and words[-1:] == ["in"]:
+            depth += 1
+            if chosen is None and len(words) == 3 and words[1] in ("$1", "${1}"):
+                chosen, running = depth, False
+                continue
+        elif words[:1] == ["esac"] and depth:
+            if depth == chosen:
+                chosen, running = None, True
+                depth -= 1
+                continue
+            depth -= 1
+        elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
+            patterns = words[0].lstrip("(").removesuffix(")").split("|")
+            running = any(fnmatch.fnmatchcase(first, p) for p in patterns)
+        if running:
+            kept.append(line)
+    return kept
 
 
 #: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
@@ -935,6 +1031,27 @@ def _backgrounded(
 _SCRIPT_PATH = re.compile(r"\A\.{0,2}/\S+\Z|\A\S+\.(sh|bash)\Z")
 
 
+def _here_script(
+    file: Path,
+    script: ConfigFile,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """The server a script found here starts, the rest of `words` its "$@"; past a waiting
+    script (`wait-for-it.sh db:5432 -t 30 -- /entrypoint.sh`, which runs the command after
+    `--` once its dependency answers), that command's."""
+    app = _script_server(script, words[1:], env, env_at, find_config)
+    separator = next((i for i, w in enumerate(words) if w.text == "--"), 0)
+    if app is not None or not separator:
+        return app
+    return run_words(
+        file, words[separator + 1 :], env, env_at, find_config=find_config, depth=depth + 1
+    )
+
+
 def run_words(
     file: Path,
     words: Sequence[Word],
@@ -956,15 +1073,7 @@ def run_words(
             find_config(words[0].text, words[0].at) if _SCRIPT_PATH.match(words[0].text) else None
         )
         if here is not None:
-            app = _script_server(here, words[1:], env, env_at, find_config)
-            separator = next((i for i, w in enumerate(words) if w.text == "--"), 0)
-            if app is not None or not separator:
-                return app
-            # `wait-for-it.sh db:5432 -t 30 -- /entrypoint.sh`: a waiting script that runs
-            # the command after `--` once its dependency answers (wait-for-it, wait-for).
-            return run_words(
-                file, words[separator + 1 :], env, env_at, find_config=find_config, depth=depth + 1
-            )
+            return _here_script(file, here, words, env, env_at, find_config, depth)
     found = server_command(words)
     if found is not None:
         shell = bool(words) and program_name(words[0].text) in SHELLS
