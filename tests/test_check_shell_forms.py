@@ -187,3 +187,10 @@ def test_case_on_the_first_argument_runs_the_arm_the_command_selects() -> None:
     (launch,) = _launches(_folder("case-dispatch"))
     assert launch.app.workers.value == 4
     assert launch.chain[0].line == 8  # the `web` service, whose command is `server`
+
+
+def test_variable_holding_the_arguments_is_not_their_text() -> None:
+    """`readonly cmd="$*"` then `exec $cmd`: the script's arguments, known only to its
+    caller, so the launch is not followed (never a program named `$*`, never "no server")."""
+    (note,) = _one("arguments-in-variable.sh").notes
+    assert (note.kind, note.at.line) == ("not-followed", 4)

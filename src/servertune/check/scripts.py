@@ -456,6 +456,9 @@ def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
 _ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
 
 
+#: Special parameters and substitutions a value may hold: the arguments (`$*`, `$1`), the
+#: last status or process (`$?`, `$!`), a command's output (`$(...)`, backquotes).
+_SPECIAL = re.compile(r"\$(?:[@*#?$!0-9]|\{[@*#?$!0-9]|\()|`")
 #: The builtins that assign the variables written after them.
 _DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
 
@@ -485,6 +488,12 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
         return
     for word in words:
         name, _, value = word.partition("=")
+        if _SPECIAL.search(value):
+            # `cmd="$*"`, `pid=$!`, `x=$(...)`: the script's arguments or a run's result,
+            # known only when it runs (never the text `$*`).
+            env.pop(name, None)
+            env.pop(f"{name}[~]", None)
+            continue
         expanded = expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
