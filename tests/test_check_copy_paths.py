@@ -1,8 +1,9 @@
 """Where a Dockerfile's COPY puts a file, as Docker does: from a build context up to three
 folders above the Dockerfile (`extras/docker/production/Dockerfile` built from the root), with
 its source and destination written through `ARG` defaults and `ENV` values; and into a folder
-the image already has (the WORKDIR) when the destination names it without a trailing slash.
-Fixture: tests/data/repos/copy-paths."""
+the image already has (the WORKDIR) when the destination names it without a trailing slash;
+and the service scripts s6-overlay's `/init` finds where the image's COPYs put them.
+Fixtures: tests/data/repos/copy-paths, tests/data/repos/s6-init."""
 
 from __future__ import annotations
 
@@ -51,3 +52,18 @@ def test_copy_onto_the_workdir_path_lands_inside_it() -> None:
     assert _chain(result, ROOT / "into-workdir") == [["docker/Dockerfile", "docker/uwsgi.ini"]]
     assert not [n for n in result.notes if n.kind == "config-not-found"]
     assert [a.workers.value for a in result.apps] == [3]
+
+
+def test_s6_overlay_init_starts_the_service_run_scripts_the_image_copies() -> None:
+    """`COPY ./docker/rootfs /` and `ENTRYPOINT ["/init"]`: s6-overlay runs each service's
+    `run`; the webserver's granian is the image's, read under its `ENV GRANIAN_WORKERS=3`
+    (the worker's celery starts no server)."""
+    root = ROOT.parent / "s6-init"
+    walk = discover(root)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+    assert _chain(result, root) == [
+        ["Dockerfile", "docker/rootfs/etc/s6-overlay/s6-rc.d/svc-webserver/run"]
+    ]
+    (app,) = result.apps
+    assert (app.kind, app.workers.value) == ("granian", 3)
+    assert not [n for n in result.notes if n.kind == "not-followed"]

@@ -283,6 +283,41 @@ class Image:
                     return found
         return None
 
+    def held_under(self, folder: str) -> list[tuple[str, Path]]:
+        """The build-context files the image keeps under `folder` (an absolute image path),
+        as (image path, repository file), from the final stage's COPYs, sorted."""
+        found: dict[str, Path] = {}
+        wanted = PurePosixPath(folder)
+        for context in self._contexts():
+            for source, dest, is_dir, stage, copied_at in self.copies:
+                if stage is not None:
+                    continue
+                with collect_notes():
+                    locals_ = _sources(context, source, copied_at)
+                for local in locals_:
+                    target = PurePosixPath(dest)
+                    if local.is_file():
+                        held = target / local.name if is_dir else target
+                        if held.is_relative_to(wanted):
+                            found.setdefault(str(held), local)
+                        continue
+                    if not local.is_dir() or not (
+                        wanted.is_relative_to(target) or target.is_relative_to(wanted)
+                    ):
+                        continue
+                    below = (
+                        local / wanted.relative_to(target)
+                        if wanted.is_relative_to(target)
+                        else local
+                    )
+                    if not below.is_dir() or not resolve.inside(below, self.path):
+                        continue
+                    for file in sorted(below.rglob("*"))[:_HELD_FILES]:
+                        if file.is_file():
+                            inner = PurePosixPath(file.relative_to(local).as_posix())
+                            found.setdefault(str(target / inner), file)
+        return sorted(found.items())
+
     def _through_links(self, target: PurePosixPath) -> PurePosixPath:
         """Where `target` really is once the image's symbolic links are followed (a link to
         a file, or to a folder `target` is inside), as the kernel follows them."""
@@ -741,6 +776,8 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     environment = {**image.env, **(env or {})}
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
+        app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
+    if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
         if not shown:  # a builder stage, a base image: the base image's own command runs
             raise NothingToCheck(
@@ -784,6 +821,35 @@ def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
                 "build context (its COPY sources) or written by the Dockerfile, so the server "
                 "it starts is not known"
             )
+
+
+#: How many files of one copied folder `Image.held_under` lists (a service folder holds a few).
+_HELD_FILES = 500
+#: Where s6-overlay's `/init` finds the services it starts: s6-rc's longruns and the legacy
+#: services.d folders (s6-overlay's README, "Writing a service script").
+_S6_SERVICES = ("/etc/s6-overlay/s6-rc.d", "/etc/services.d")
+
+
+def _s6_services(
+    path: Path,
+    image: Image,
+    words: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+) -> AppServer | None:
+    """`ENTRYPOINT ["/init"]` (s6-overlay): the server of the first service `run` script the
+    image holds, read under the image's ENV, the ENTRYPOINT's line first in its chain."""
+    if not words or words[0].text != "/init":
+        return None
+    for folder in _S6_SERVICES:
+        for held, _ in image.held_under(folder):
+            if PurePosixPath(held).name != "run":
+                continue
+            run = [Word(held, words[0].at)]
+            app = run_words(path, run, env, env_at, find_config=image.find)
+            if app is not None:
+                return replace(app, launched_by=(words[0].at, *app.launched_by))
+    return None
 
 
 #: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),
