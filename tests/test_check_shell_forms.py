@@ -194,3 +194,15 @@ def test_variable_holding_the_arguments_is_not_their_text() -> None:
     caller, so the launch is not followed (never a program named `$*`, never "no server")."""
     (note,) = _one("arguments-in-variable.sh").notes
     assert (note.kind, note.at.line) == ("not-followed", 4)
+
+
+@pytest.mark.parametrize("name", ["app-unknown.sh", "app-unknown-supervisord.conf"])
+def test_app_known_only_when_it_runs_never_refuses_the_file(name: str) -> None:
+    """`uvicorn $APP --workers 2`, and supervisord's `granian ... %(ENV_GRANIAN_APPLICATION)s`
+    (every option from the environment too): uvicorn's and granian's parsers require an app,
+    and the placeholder is it; the file is read, the unknown values said, no error."""
+    result = _one(name)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.kind in ("uvicorn", "granian")
+    assert {n.kind for n in result.notes} == {"unresolved-variable"}

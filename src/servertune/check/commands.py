@@ -557,6 +557,9 @@ class _Reading:
     env_at: dict[str, Location]
     shell: bool
     unresolved: list[Setting[str]] = field(default_factory=list)
+    #: Words left out that may be the app (`uvicorn $APP`): one stands for it when the
+    #: server's parser finds no app.
+    unknown_positional: list[Word] = field(default_factory=list)
 
 
 #: A word that is one variable and nothing else (`$EXTRA`, `${EXTRA}`, `${EXTRA:-}`).
@@ -618,6 +621,8 @@ def _resolve(reading: _Reading) -> list[Word]:
         ):
             reading.unresolved[-1] = Setting(f"{previous} {word.text}", word.at)
             words.pop()  # `--bind $ADDR`: the flag goes with its value
+        elif _LONE_EXPANSION.match(word.text):
+            reading.unknown_positional.append(word)
     return words
 
 
@@ -634,6 +639,28 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     code into the child, with a plain PATH."""
     safe = {k: v for k, v in env.items() if not k.startswith(CHILD_UNSAFE) and k != "PATH"}
     return {**safe, **BASE_ENV}
+
+
+def _asgi_app(reading: _Reading, args: list[Word]) -> AppServer:
+    """uvicorn's or granian's settings from `args`; when its parser finds no app and a word
+    left out could be it (`uvicorn $APP`, supervisord's `%(ENV_APP)s`), the last such word
+    stands for the app, whatever its name: a value not known never refuses the file."""
+    command = reading.command
+    try:
+        return asgi_server(
+            reading.file, command.server, [args], reading.env, reading.env_at, command.program.at
+        )
+    except CheckInputError as error:
+        if "Missing argument" not in str(error) or not reading.unknown_positional:
+            raise
+    return asgi_server(
+        reading.file,
+        command.server,
+        [[*args, reading.unknown_positional[-1]]],
+        reading.env,
+        reading.env_at,
+        command.program.at,
+    )
 
 
 def read_command(
@@ -662,7 +689,7 @@ def read_command(
     elif command.server == "uwsgi":
         app = _uwsgi(reading, args, find_config)
     else:
-        app = asgi_server(file, command.server, [args], environment, where, command.program.at)
+        app = _asgi_app(reading, args)
     if command.launcher is not None:
         code = expand_shell(command.launcher.text, environment)
         app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
