@@ -67,3 +67,20 @@ def test_s6_overlay_init_starts_the_service_run_scripts_the_image_copies() -> No
     (app,) = result.apps
     assert (app.kind, app.workers.value) == ("granian", 3)
     assert not [n for n in result.notes if n.kind == "not-followed"]
+
+
+def test_compose_image_named_for_the_repository_is_its_dockerfile() -> None:
+    """`image: shopco/shop:latest` with no `build:`, in the repository `shop-published-image`
+    whose one Dockerfile sets a command: that service runs it (its gunicorn, linked to the
+    service); `minio/minio` and `postgres:16` are other projects' images."""
+    root = ROOT.parent / "shop-published-image"
+    walk = discover(root)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert launch.app.container is not None
+    assert launch.app.container.name == "web"
+    assert [at.file.relative_to(root).as_posix() for at in launch.chain] == [
+        "compose.yaml",
+        "docker/Dockerfile",
+        "docker/start.sh",
+    ]

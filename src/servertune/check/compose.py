@@ -405,10 +405,17 @@ def _somaxconn(service: _Node) -> Setting[int] | None:
 
 
 def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
-    """The Dockerfile a service is built from, when it is here."""
+    """The Dockerfile a service is built from, when it is here; for a service that builds
+    none, the image of the run its `image:` names (`images.image_named`)."""
     build = service.get("build")
     if build is None:
-        return None, ()
+        named = service.get("image")
+        reference = named.text() if named is not None else None
+        if not reference:
+            return None, ()
+        from servertune.check.images import image_named
+
+        return image_named(reference, path), ()
     file_node: _Node | None = None
     context_at = build.at
     if isinstance(build.node, yaml.MappingNode):
