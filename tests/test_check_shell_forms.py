@@ -151,7 +151,8 @@ def test_waiting_script_runs_the_command_after_its_separator() -> None:
 
 def test_shift_drops_the_arguments_a_wrapper_took() -> None:
     """`CMD ["/wrapper.sh", "BLUE", "WEB", "/entrypoint-uwsgi.sh"]` whose wrapper reads
-    `$1`, `$2`, then `shift 2` and `exec "$@"`: it runs the entrypoint, uWSGI's 4 processes."""
+    `$1`, `$2`, then `shift 2` and `exec "$@"`: it runs the entrypoint, uWSGI's 4 processes;
+    no file of that chain is said to start no server."""
     root = ROOT / "wait-and-wrap"
     files = [root / "Dockerfile", root / "wrapper.sh", root / "entrypoint-uwsgi.sh"]
     result = check_files(files, machine=MACHINE, env={})
@@ -162,6 +163,9 @@ def test_shift_drops_the_arguments_a_wrapper_took() -> None:
         ("entrypoint-uwsgi.sh", 2),
     ]
     assert launch.app.workers.value == 4
+    # The wrapper's own reading (`exec "$@"` with no caller) is no "starts no server": the
+    # launch goes through it.
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
 
 
 def test_function_body_runs_where_it_is_called() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from servertune.check.chain import BalancerLink, Link
 from servertune.check.model import AppServer, Location, Note, Setting
 
-__all__ = ["Launch", "chain_files", "launches", "one_reading_each"]
+__all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
 
 #: The order a launch goes through files, by the kind of file: the platform (compose,
 #: Kubernetes, Procfile, supervisord), the image, the scripts, the server's own config.
@@ -101,6 +101,16 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
     return [a for i, a in enumerate(apps) if i not in dropped]
+
+
+def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:
+    """No `starts-no-server` note for a file a launch goes through (a compose file or
+    manifest whose container the chain starts at, a script an image runs): the launch graph
+    shows what it starts."""
+    linked = {p.resolve() for app in apps for p in chain_files(app)}
+    notes[:] = [
+        n for n in notes if not (n.kind == "starts-no-server" and n.at.file.resolve() in linked)
+    ]
 
 
 @dataclass(frozen=True)
