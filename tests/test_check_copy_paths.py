@@ -84,3 +84,14 @@ def test_compose_image_named_for_the_repository_is_its_dockerfile() -> None:
         "docker/Dockerfile",
         "docker/start.sh",
     ]
+
+
+def test_compose_build_target_runs_that_stages_command() -> None:
+    """`build: {target: dev}` runs the `dev` stage's `runserver`, not the final stage's
+    gunicorn: only the service building the final stage starts gunicorn."""
+    root = ROOT.parent / "build-target"
+    walk = discover(root)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert launch.app.container is not None
+    assert launch.app.container.name == "prod"

@@ -418,7 +418,10 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         return image_named(reference, path), ()
     file_node: _Node | None = None
     context_at = build.at
+    target: str | None = None
     if isinstance(build.node, yaml.MappingNode):
+        target_node = build.get("target")
+        target = target_node.text() if target_node is not None else None
         context_node, file_node = build.get("context"), build.get("dockerfile")
         context = (context_node.text() if context_node else None) or "."
         context_at = context_node.at if context_node is not None else build.at
@@ -440,7 +443,9 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         return None, ()
     if not dockerfile.is_file():
         return None, ()
-    return read_image(dockerfile, read_text(dockerfile), directory), (dockerfile,)
+    # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
+    # stage's server).
+    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
 
 
 def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:

@@ -470,8 +470,12 @@ def _error_line(reason: str, text: str) -> str:
     return ""
 
 
-def read_image(path: Path, text: str, context: Path | None = None) -> Image:
-    """The final stage of the Dockerfile: what the image runs and with which environment."""
+def read_image(
+    path: Path, text: str, context: Path | None = None, target: str | None = None
+) -> Image:
+    """The final stage of the Dockerfile (the stage `target` names, as `docker build
+    --target` and compose's `build.target` pick it): what the image runs and with which
+    environment."""
     import dockerfile
 
     try:
@@ -507,6 +511,8 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
                 raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
     if stage is None:
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
+    if target is not None and target.lower() in stages:
+        stage = stages[target.lower()]
     return Image(
         path=path,
         context=context if context is not None else path.parent,
