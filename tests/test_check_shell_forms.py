@@ -210,3 +210,14 @@ def test_app_known_only_when_it_runs_never_refuses_the_file(name: str) -> None:
     (app,) = result.apps
     assert app.kind in ("uvicorn", "granian")
     assert {n.kind for n in result.notes} == {"unresolved-variable"}
+
+
+def test_compose_sh_list_ending_in_the_server_without_exec_keeps_sh_as_pid_1() -> None:
+    """`command: /bin/sh -c "alembic upgrade head && ... && uvicorn ..."`: sh (dash) runs the
+    list's last command as its child, so the service's stop never reaches uvicorn: a warning
+    at the command, fixed by `exec uvicorn ...`; the service whose list execs it has none."""
+    path = ROOT.parent / "compose-sh-list" / "compose.yaml"
+    result = check_files([path], machine=MACHINE, env={})
+    (child,) = [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
+    assert (child.rule, child.at.line) == ("entrypoint-without-exec", 4)
+    assert child.fix == "exec uvicorn onyx.main:app --host 0.0.0.0 --port 8080"

@@ -34,7 +34,15 @@ import yaml
 
 from servertune.check import resolve
 from servertune.check.chain import Service
-from servertune.check.commands import ConfigFile, FindConfig, Word, place_words
+from servertune.check.commands import (
+    ConfigFile,
+    FindConfig,
+    Word,
+    place_words,
+    program_name,
+    server_command,
+    shell_commands,
+)
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -686,6 +694,8 @@ def read_compose(
             if service.get("build") is not None:
                 unstarted.append((first + rest, find))
             continue
+        if entrypoint is not None or command is not None:
+            app = replace(app, without_exec=_list_child(first + rest) or app.without_exec)
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
@@ -693,6 +703,29 @@ def read_compose(
     if not apps:
         raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
+
+
+#: The shells that run a `-c` list's last command as their child: dash (the `sh` of Debian's
+#: images, python:*-slim's included) and BusyBox's ash. bash 5.1 execs it; not counted.
+_FORKING_SHELLS = frozenset({"sh", "dash", "ash"})
+
+
+def _list_child(words: list[Word]) -> Setting[str] | None:
+    """`sh -c "alembic upgrade head && uvicorn app:app"`: the server's command, the last of
+    the list, which `sh` runs as its child (no `exec`), so the shell stays PID 1; None for any
+    other command."""
+    if len(words) < 3 or program_name(words[0].text) not in _FORKING_SHELLS:
+        return None
+    flag = next((i for i, w in enumerate(words[1:], 1) if re.fullmatch(r"-\w*c", w.text)), 0)
+    if not flag or flag + 1 >= len(words):
+        return None
+    commands = [c for c in shell_commands(words[flag + 1]) if c]
+    if len(commands) < 2 or commands[-1][0].text == "exec":
+        return None
+    last = commands[-1]
+    if server_command(last) is None or any(server_command(c) for c in commands[:-1]):
+        return None
+    return Setting(" ".join(w.text for w in last), last[0].at)
 
 
 def _nothing_started(

@@ -177,7 +177,10 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
             # server through the shell (Heroku's dyno manager, honcho, foreman). A --reload
             # server is a developer's: no deploy's requests to drain.
             continue
-        launched = any(step.file != line.at.file for step in app.launched_by)
+        # A compose service's or manifest's own `sh -c` list: its container is the launcher.
+        launched = app.container is not None or any(
+            step.file != line.at.file for step in app.launched_by
+        )
         if launched == started:
             yield app, line
 
