@@ -1085,6 +1085,7 @@ def _uvicorn(
         backlog=setting("--backlog", values["backlog"], int),
         interface=interface,
         concurrency_limit=None if limit is None else setting("--limit-concurrency", limit, int),
+        event_loop=setting("--loop", str(values.get("loop") or "auto"), str),
     )
 
 

@@ -202,6 +202,10 @@ class AppServer:
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
     interface: Literal["wsgi", "asgi"] = "wsgi"
+    #: uvicorn's `--loop` (auto, asyncio, uvloop): uvloop turns TCP_NODELAY on for every
+    #: connection it accepts, asyncio's loop does not on uvicorn's workers' sockets. None for
+    #: other servers.
+    event_loop: Setting[str] | None = None
     #: The container it runs in (a Kubernetes manifest, a compose service), None for a file
     #: read on its own.
     container: Container | None = None
