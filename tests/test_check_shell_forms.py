@@ -221,3 +221,18 @@ def test_compose_sh_list_ending_in_the_server_without_exec_keeps_sh_as_pid_1() -
     (child,) = [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
     assert (child.rule, child.at.line) == ("entrypoint-without-exec", 4)
     assert child.fix == "exec uvicorn onyx.main:app --host 0.0.0.0 --port 8080"
+
+
+def test_second_server_program_of_an_images_supervisord_is_kept() -> None:
+    """An image running `supervisord -c conf/supervisord.conf` with two gunicorn programs:
+    the image's chain reaches the first; the second, read from the same file on its own
+    lines, is another process and stays in the graph (never dropped without a word)."""
+    root = ROOT / "supervisord-two-servers"
+    chains = {
+        x.app.workers.value: [(at.file.relative_to(root).as_posix(), at.line) for at in x.chain]
+        for x in _launches(_folder("supervisord-two-servers"))
+    }
+    assert chains == {
+        3: [("Dockerfile", 4), ("conf/supervisord.conf", 5)],
+        1: [("conf/supervisord.conf", 8)],
+    }

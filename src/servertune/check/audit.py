@@ -21,7 +21,7 @@ from servertune.check.chain import (
     link_balancers,
 )
 from servertune.check.discover import Discovery
-from servertune.check.graph import one_reading_each, without_false_starts
+from servertune.check.graph import one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
     AppServer,
@@ -221,7 +221,6 @@ def check_files(
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    without_false_starts(apps, notes)
     links = link(nginx, apps, stacks)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
