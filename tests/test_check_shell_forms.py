@@ -236,3 +236,16 @@ def test_second_server_program_of_an_images_supervisord_is_kept() -> None:
         3: [("Dockerfile", 4), ("conf/supervisord.conf", 5)],
         1: [("conf/supervisord.conf", 8)],
     }
+
+
+def test_image_default_command_selects_no_arm() -> None:
+    """The image's own `CMD ["dev_server"]` is what a deployment's command replaces (the
+    production one passes `server`): every arm is read, so the image's gunicorn stays linked
+    to its Dockerfile (and its STOPSIGNAL)."""
+    root = ROOT / "case-image-default"
+    (launch,) = _launches(_folder("case-image-default"))
+    assert [at.file.relative_to(root).as_posix() for at in launch.chain] == [
+        "Dockerfile",
+        "docker-entrypoint",
+    ]
+    assert launch.app.workers.value == 4

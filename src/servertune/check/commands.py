@@ -262,6 +262,17 @@ def place_words(
     return placed
 
 
+def dockerfile_name(path: Path) -> bool:
+    """Named as a Dockerfile is (`dockerfile.looks_like_dockerfile`'s test, here for the
+    readers below it): `Dockerfile`, `Containerfile`, `Dockerfile.prod`, `web.Dockerfile`."""
+    name = path.name.lower()
+    return (
+        name in ("dockerfile", "containerfile")
+        or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
+        or name.endswith((".dockerfile", ".containerfile"))
+    )
+
+
 def program_name(word: str) -> str:
     """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path."""
     return PurePosixPath(word).name

@@ -44,6 +44,7 @@ from servertune.check.commands import (
     ConfigFile,
     FindConfig,
     Word,
+    dockerfile_name,
     program_name,
     server_command,
     shell_commands,
@@ -110,12 +111,7 @@ def looks_like_dockerfile(path: Path, text: str) -> bool:
     """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
     `*.dockerfile`."""
     del text
-    name = path.name.lower()
-    return (
-        name in ("dockerfile", "containerfile")
-        or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
-        or name.endswith((".dockerfile", ".containerfile"))
-    )
+    return dockerfile_name(path)
 
 
 def _escape_character(text: str) -> str:

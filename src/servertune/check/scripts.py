@@ -36,6 +36,7 @@ from servertune.check.commands import (
     asgi_server,
     beside,
     config_argument,
+    dockerfile_name,
     expand_known,
     expand_shell,
     program_name,
@@ -794,8 +795,10 @@ def _inline_functions(lines: list[_Line]) -> list[_Line]:
 def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
-    whose pattern matches it (`dev_server)` is not `server)`); every line otherwise."""
-    if not arguments:
+    whose pattern matches it (`dev_server)` is not `server)`); every line otherwise. An
+    image's own default CMD selects nothing: a deployment's command replaces it (peeringdb's
+    `CMD ["runserver"]` image is run as `uwsgi` in production), so every arm is read."""
+    if not arguments or dockerfile_name(arguments[0].at.file):
         return lines
     first = arguments[0].text
     kept: list[_Line] = []
