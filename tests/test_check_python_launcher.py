@@ -64,3 +64,22 @@ def test_app_module_alone_is_still_refused_with_one_error_line() -> None:
     assert result.stderr.startswith(f"error: {ROOT / 'app.py'}: ")
     assert result.stderr.count("\n") == 1
     assert "not a config" in result.stderr
+
+
+def test_image_running_a_development_server_in_its_own_code_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`CMD ["python3", "app.py"]` whose app.py calls `app.run(host=..., port=8000)` (Flask's
+    development server): not followed, at that call, never "starts no server"."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . /app\nCMD ["python3", "app.py"]\n'
+    )
+    (tmp_path / "app.py").write_text(
+        "from flask import Flask\napp = Flask(__name__)\n\n"
+        'if __name__ == "__main__":\n    app.run(host="0.0.0.0", port=8000)\n'
+    )
+    result = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}, root=tmp_path)
+    assert not result.apps
+    (note,) = result.notes
+    assert note.kind == "not-followed"
+    assert "line 5: `app.run(" in note.message

@@ -134,6 +134,9 @@ class _Launcher(_Evaluator):
         #: The line of each element of a list the script builds, by the list's name.
         self.element_lines: dict[str, list[int]] = {}
         self.unknown_command: str | None = None
+        #: A server the script runs in its own code (`app.run(host=..., port=...)`, Flask's
+        #: development server): not one check reads, and not "no server" either.
+        self.own_server: str | None = None
         #: The script's text, for the source of the call that runs the server.
         self.text = ""
 
@@ -237,6 +240,9 @@ class _Launcher(_Evaluator):
 
     def runner(self, call: ast.Call) -> None:
         name = self.dotted(call.func)
+        listens = {k.arg for k in call.keywords} & {"host", "port"}
+        if name.endswith(".run") and name not in _IN_PROCESS and listens and not self.own_server:
+            self.own_server = f"line {call.lineno}: `{ast.unparse(call)[:80]}`"
         if name in _IN_PROCESS:
             self.in_process(call)
             return
@@ -415,6 +421,12 @@ def python_launch(
         return found.launch
     except (Refused, RecursionError):
         return None
+    if launcher.unknown_command is None and launcher.own_server is not None:
+        raise NotFollowed(
+            f"{path}: not followed: it runs a server in its own code ({launcher.own_server}, "
+            "a framework's development server such as Flask's app.run): not a server check "
+            "reads (gunicorn, uvicorn, granian, uWSGI), so how it serves is not checked"
+        )
     if launcher.unknown_command is not None:
         raise NotFollowed(
             f"{path}: not followed: the server it starts is set from a value check does not "
