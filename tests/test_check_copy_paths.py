@@ -95,3 +95,13 @@ def test_compose_build_target_runs_that_stages_command() -> None:
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert launch.app.container is not None
     assert launch.app.container.name == "prod"
+
+
+def test_relative_copy_under_the_base_images_workdir_reaches_the_entrypoint() -> None:
+    """No WORKDIR here (the base image's is not known), `COPY ./container/ ./` and
+    `ENTRYPOINT ["/usr/local/searxng/entrypoint.sh"]`: the entrypoint is container/
+    entrypoint.sh, read under the image's ENV (granian on its GRANIAN_PORT)."""
+    result = _folder("base-workdir")
+    assert _chain(result, ROOT / "base-workdir") == [["dist.dockerfile", "container/entrypoint.sh"]]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["127.0.0.1:8080"]

@@ -210,6 +210,11 @@ class _Stage:
     links: dict[str, str] = field(default_factory=dict)
     #: `STOPSIGNAL` as written, at its line.
     stop_signal: tuple[str, Location] | None = None
+    #: Whether the working directory is known: a WORKDIR of this file (else the base
+    #: image's, not here, and "/" only stands for it).
+    workdir_known: bool = False
+    #: Where relative COPY destinations went while the WORKDIR was not known.
+    guessed: set[str] = field(default_factory=set)
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -225,6 +230,8 @@ class _Stage:
             heredocs=dict(self.heredocs),
             links=dict(self.links),
             stop_signal=self.stop_signal,
+            workdir_known=self.workdir_known,
+            guessed=set(self.guessed),
         )
 
 
@@ -255,6 +262,8 @@ class Image:
     stop_signal: tuple[str, Location] | None = None
     #: The build context was given (a compose file's `build.context`), not assumed.
     context_given: bool = False
+    #: Where relative COPY destinations went under a WORKDIR only the base image knows.
+    guessed: frozenset[str] = frozenset()
 
     def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
@@ -275,6 +284,23 @@ class Image:
         for target in map(self._through_links, targets):
             for context in self._contexts():
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
+                if found is not None:
+                    return found
+        return self._under_base_workdir(wanted)
+
+    def _under_base_workdir(self, wanted: str) -> ConfigFile | None:
+        """`COPY ./container/ ./` under the base image's WORKDIR (not known here) and
+        `ENTRYPOINT ["/usr/local/searxng/entrypoint.sh"]`: the absolute path whose end is a
+        file such a COPY brought, taken as the base image's WORKDIR plus that file."""
+        parts = PurePosixPath(wanted).parts
+        if not self.guessed or not wanted.startswith("/"):
+            return None
+        for cut in range(2, len(parts)):
+            tail = PurePosixPath("/", *parts[cut:])
+            if not any(tail.is_relative_to(g) for g in self.guessed):
+                continue
+            for context in self._contexts():
+                found = _locate(self.path, context, list(self.copies), self.heredocs, tail)
                 if found is not None:
                     return found
         return None
@@ -525,6 +551,7 @@ def read_image(
         heredocs=stage.heredocs,
         links=stage.links,
         stop_signal=stage.stop_signal,
+        guessed=frozenset(stage.guessed),
     )
 
 
@@ -578,6 +605,7 @@ def _apply(
     elif name == "WORKDIR" and command.value:
         workdir = process_word(command.value[0], variables, source.escape)
         stage.workdir = str(PurePosixPath(stage.workdir) / workdir)
+        stage.workdir_known = stage.workdir_known or workdir.startswith("/")
     elif name == "SHELL" and command.json:
         stage.shell = tuple(command.value)
     elif name in ("CMD", "ENTRYPOINT"):
@@ -692,6 +720,8 @@ def _copy(
     }
     is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
     copied_at = Location(source.path, command.start_line)
+    if not stage.workdir_known and not dest.startswith("/"):
+        stage.guessed.add(os.path.normpath(absolute))
     for name in values[:-1]:
         stage.copies.append((name, absolute, is_dir, origin, copied_at))
 
