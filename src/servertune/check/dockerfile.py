@@ -29,6 +29,7 @@ arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import re
@@ -334,7 +335,7 @@ class Image:
                     )
                     if not below.is_dir() or not resolve.inside(below, self.path):
                         continue
-                    for file in sorted(below.rglob("*"))[:_HELD_FILES]:
+                    for file in sorted(itertools.islice(below.rglob("*"), _HELD_FILES)):
                         if file.is_file():
                             inner = PurePosixPath(file.relative_to(local).as_posix())
                             found.setdefault(str(target / inner), file)
