@@ -249,3 +249,19 @@ def test_image_default_command_selects_no_arm() -> None:
         "docker-entrypoint",
     ]
     assert launch.app.workers.value == 4
+
+
+def test_functions_calling_each_other_many_times_are_inlined_within_a_budget(
+    tmp_path: Path,
+) -> None:
+    """Six functions each calling the next 50 times (50**5 bodies if inlined whole): read
+    within the inlining budget, and the server after them still found."""
+    lines = ["#!/bin/sh"]
+    for level in range(6):
+        calls = [f"  f{level + 1}"] * 50 if level < 5 else ["  true"]
+        lines += [f"f{level}() {{", *calls, "}"]
+    lines += ["f0", "exec gunicorn --workers 2 shop.wsgi"]
+    script = tmp_path / "bomb.sh"
+    script.write_text("\n".join(lines) + "\n")
+    (app,) = check_files([script], machine=MACHINE, env={}).apps
+    assert app.workers.value == 2

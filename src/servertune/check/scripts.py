@@ -746,6 +746,10 @@ def _function_head(words: list[str]) -> tuple[str, int] | None:
     return None
 
 
+#: The fewest lines function calls may add to a script as their bodies are inlined.
+_INLINED_LINES = 10_000
+
+
 def _inline_functions(lines: list[_Line]) -> list[_Line]:
     """The lines in the order they run: a function's body where a line calls it by name
     (`server` after `server() { exec gunicorn ...; }`), not where it is defined; a function
@@ -777,10 +781,15 @@ def _inline_functions(lines: list[_Line]) -> list[_Line]:
     every = [line for line, _ in outside] + [line for body in bodies.values() for line in body]
     called = {line.words[0] for line in every if line.words and line.words[0] in bodies}
 
+    # Lines inlined at most: a function calling others many times over must not multiply
+    # the script past what a reader reads (hostile input).
+    budget = [max(_INLINED_LINES, 10 * len(lines))]
+
     def run(line: _Line, depth: int) -> list[_Line]:
         name = line.words[0] if line.words else ""
-        if name not in called or depth > 4:  # (a function calling itself: read once)
+        if name not in called or depth > 4 or budget[0] <= 0:  # (recursion: read once)
             return [line]
+        budget[0] -= len(bodies[name])
         return [inner for body_line in bodies[name] for inner in run(body_line, depth + 1)]
 
     ordered: list[_Line] = []
