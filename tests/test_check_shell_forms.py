@@ -195,9 +195,13 @@ def test_case_on_the_first_argument_runs_the_arm_the_command_selects() -> None:
 
 def test_variable_holding_the_arguments_is_not_their_text() -> None:
     """`readonly cmd="$*"` then `exec $cmd`: the script's arguments, known only to its
-    caller, so the launch is not followed (never a program named `$*`, never "no server")."""
+    caller, so the launch is not followed (never a program named `$*`, never "no server");
+    `cmd="exec gunicorn ... $@"` then `eval "$cmd"` is gunicorn with them."""
     (note,) = _one("arguments-in-variable.sh").notes
     assert (note.kind, note.at.line) == ("not-followed", 4)
+    # Inside a longer command string, `$@` stays the caller's arguments it passes on.
+    (app,) = _one("eval-with-arguments.sh").apps
+    assert app.workers.value == 3
 
 
 @pytest.mark.parametrize("name", ["app-unknown.sh", "app-unknown-supervisord.conf"])

@@ -457,9 +457,8 @@ def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
 _ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
 
 
-#: Special parameters and substitutions a value may hold: the arguments (`$*`, `$1`), the
-#: last status or process (`$?`, `$!`), a command's output (`$(...)`, backquotes).
-_SPECIAL = re.compile(r"\$(?:[@*#?$!0-9]|\{[@*#?$!0-9]|\()|`")
+#: A value that is the script's arguments and nothing else: `$*`, `$@`, `${*}`, `${@}`.
+_ARGUMENTS_ONLY = re.compile(r"\A\$(?:[@*]|\{[@*]\})\Z")
 #: The builtins that assign the variables written after them.
 _DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
 
@@ -489,9 +488,10 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
         return
     for word in words:
         name, _, value = word.partition("=")
-        if _SPECIAL.search(value):
-            # `cmd="$*"`, `pid=$!`, `x=$(...)`: the script's arguments or a run's result,
-            # known only when it runs (never the text `$*`).
+        if _ARGUMENTS_ONLY.match(value):
+            # `cmd="$*"`: the script's arguments, known only to its caller (never the text
+            # `$*`). Inside a longer value (`cmd="exec gunicorn app $@"`) `$@` stays, as the
+            # caller's arguments a later line passes on.
             env.pop(name, None)
             env.pop(f"{name}[~]", None)
             continue
