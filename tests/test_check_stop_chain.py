@@ -49,6 +49,19 @@ def test_a_shell_form_cmd_that_expands_a_variable_is_fixed_with_exec(tmp_path: P
     assert finding.fix == "CMD exec gunicorn -w 2 -b 0.0.0.0:$PORT app:app"
 
 
+def test_a_shell_form_list_keeps_its_shell_and_execs_its_last_command(tmp_path: Path) -> None:
+    """`CMD a &&` continued on the server's line: exec form would hand `&&` to the first
+    program, so the fix keeps the shell and puts `exec` before the last command."""
+    image = (
+        "FROM python:3.12-slim\nCMD poetry run alembic upgrade head && \\\n"
+        "    poetry run uvicorn --host=0.0.0.0 app.main:app\n"
+    )
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    assert finding.fix == (
+        "CMD poetry run alembic upgrade head && exec poetry run uvicorn --host=0.0.0.0 app.main:app"
+    )
+
+
 def test_exec_form_exec_first_and_bash_with_one_command_are_not_flagged(tmp_path: Path) -> None:
     """The signal arrives: exec form, `exec` in the shell form, or a bash SHELL running one
     simple command (bash execs it)."""
