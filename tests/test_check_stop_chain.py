@@ -656,3 +656,17 @@ def test_a_compose_service_is_stopped_with_its_stop_signal_or_its_images(tmp_pat
     assert finding.message.startswith("SIGQUIT stops gunicorn")
     files["compose.yaml"] = compose + "    stop_signal: SIGTERM\n"
     assert not _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+
+
+def test_a_variable_in_an_exec_form_cmd_reaches_the_server_as_written(tmp_path: Path) -> None:
+    """`CMD ["gunicorn", ..., "--workers", "${GUNICORN_WORKERS:-4}"]`: no shell expands it, so
+    gunicorn gets the text (an error at that line); the same in shell form expands and is
+    none."""
+    image = (
+        'FROM python:3.12-slim\nCMD ["gunicorn", "shop.wsgi", "--bind", "0.0.0.0:8000", \\\n'
+        '     "--workers", "${GUNICORN_WORKERS:-4}"]\n'
+    )
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "exec-form-not-expanded")
+    assert (finding.at.line, finding.severity.name) == (3, "error")
+    shell = "FROM python:3.12-slim\nCMD exec gunicorn shop.wsgi --workers ${GUNICORN_WORKERS:-4}\n"
+    assert not _rules(_findings(tmp_path, {"Dockerfile": shell}), "exec-form-not-expanded")

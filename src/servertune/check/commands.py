@@ -568,6 +568,8 @@ class _Reading:
     env_at: dict[str, Location]
     shell: bool
     unresolved: list[Setting[str]] = field(default_factory=list)
+    #: Words of a Dockerfile's exec form holding `$`: passed as written, never expanded.
+    unexpanded: list[Setting[str]] = field(default_factory=list)
     #: Words left out that may be the app (`uvicorn $APP`): one stands for it when the
     #: server's parser finds no app.
     unknown_positional: list[Word] = field(default_factory=list)
@@ -590,6 +592,15 @@ def _resolve(reading: _Reading) -> list[Word]:
     words: list[Word] = []
     args = list(reading.command.args)
     for index, word in enumerate(args):
+        if not reading.shell and "$" in word.text and dockerfile_name(word.at.file):
+            # Docker's exec form runs no shell: the server gets `${W:-4}` as written (a
+            # fault of the file, said by its rule); read without it, as an unknown value.
+            reading.unexpanded.append(Setting(word.text, word.at))
+            previous = args[index - 1].text if index else ""
+            flag = previous.startswith("-") and "=" not in previous
+            if flag and words and words[-1].text == previous:
+                words.pop()  # `--workers ${W:-4}`: the flag goes with its value
+            continue
         if not reading.shell and "${" not in word.text:
             # No shell: the words are the arguments, except a `${NAME}` compose left for a
             # `${NAME:?}` it could not fill here (noted where it is written).
@@ -707,6 +718,7 @@ def read_command(
     return replace(
         app,
         unresolved=tuple(reading.unresolved),
+        unexpanded=tuple(reading.unexpanded),
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),

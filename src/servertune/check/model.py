@@ -211,6 +211,9 @@ class AppServer:
     container: Container | None = None
     #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
     unresolved: tuple[Setting[str], ...] = ()
+    #: Words a Dockerfile's exec-form CMD / ENTRYPOINT hands the server as written
+    #: (`"${GUNICORN_WORKERS:-4}"`): no shell runs, so nothing expands them.
+    unexpanded: tuple[Setting[str], ...] = ()
     #: A config file the command line names (`gunicorn -c`, `uwsgi --ini`) that is not among
     #: the files read: its settings were not checked.
     missing_config: Setting[str] | None = None
