@@ -997,11 +997,18 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     for option, value, at in uwsgi_command_options(args):
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
+            # `--ini wsgi.ini:web`: that section of the file (uWSGI splits at the last colon).
+            name, colon, section = value.rpartition(":")
+            if found is None and colon and name and find_config is not None:
+                found = find_config(name, at)
+            else:
+                section = "uwsgi"
             if found is None:
                 missing = Setting(value, at)
                 continue
             config_file = config_file or Location(found.file, found.first_line)
-            for key, resolved, where in uwsgi_settings(found.file, found.text, reading.env):
+            read = uwsgi_settings(found.file, found.text, reading.env, section or "uwsgi")
+            for key, resolved, where in read:
                 if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
                     where = Location(found.file, found.first_line + where.line - 1)
                 options.append((key, resolved, where))
