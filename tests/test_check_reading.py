@@ -615,3 +615,23 @@ def test_nginx_with_a_bom_is_refused_as_nginx_would(tmp_path: Path) -> None:
     result = run(conf)
     assert result.returncode == 2
     assert f"{conf}:1: starts with a UTF-8 byte-order mark" in result.stderr
+
+
+def test_a_cmd_written_before_the_entrypoint_of_its_stage_is_kept(tmp_path: Path) -> None:
+    """`CMD ["--workers", "3"]` then `ENTRYPOINT ["./start.sh"]` in the same stage: only a
+    base image's CMD is reset by an ENTRYPOINT (BuildKit keeps one set in the stage), so the
+    script runs with those arguments; a CMD of the stage it builds FROM is reset."""
+    (tmp_path / "start.sh").write_text('#!/bin/sh\nexec gunicorn shop.wsgi "$@"\n')
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12 AS base\nWORKDIR /app\nCOPY start.sh .\n"
+        'CMD ["--workers", "3"]\nENTRYPOINT ["./start.sh"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={}, root=tmp_path)
+    assert [a.workers.value for a in result.apps] == [3]
+    dockerfile.write_text(
+        "FROM python:3.12 AS base\nWORKDIR /app\nCOPY start.sh .\n"
+        'CMD ["--workers", "3"]\nFROM base\nENTRYPOINT ["./start.sh"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={}, root=tmp_path)
+    assert [a.workers.value for a in result.apps] == [1]

@@ -216,6 +216,9 @@ class _Stage:
     workdir_known: bool = False
     #: Where relative COPY destinations went while the WORKDIR was not known.
     guessed: set[str] = field(default_factory=set)
+    #: The CMD was written in this stage (an ENTRYPOINT after it keeps it: only a base's
+    #: CMD is reset by an ENTRYPOINT).
+    cmd_here: bool = False
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -612,10 +615,11 @@ def _apply(
     elif name in ("CMD", "ENTRYPOINT"):
         words = _command_words(command, source)
         if name == "CMD":
-            stage.cmd, stage.cmd_shell = words, not command.json
+            stage.cmd, stage.cmd_shell, stage.cmd_here = words, not command.json, True
         else:
             stage.entrypoint, stage.entrypoint_shell = words, not command.json
-            stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
+            if not stage.cmd_here:
+                stage.cmd = None  # an ENTRYPOINT resets the CMD of the base, not its own
     elif name in ("COPY", "ADD"):
         _copy(command, stage, stages, variables, source)
     elif name == "STOPSIGNAL" and command.value:
