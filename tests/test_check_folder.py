@@ -351,3 +351,25 @@ def test_walk_reads_caddy_and_traefik_fronts(tmp_path: Path) -> None:
     result = check_folder(tmp_path)
     assert not result.errors
     assert any(f.rule == "lb-idle-over-app-keepalive" for f in result.findings), result.findings
+
+
+def test_site_file_without_a_suffix_in_an_nginx_folder_is_walked(tmp_path: Path) -> None:
+    """`deployment/nginx/microblog` (a site named for itself, no suffix) is read in a folder
+    walk by its nginx content and fronts the supervisord gunicorn it passes to; a README
+    beside it is not an nginx file."""
+    (tmp_path / "deployment" / "nginx").mkdir(parents=True)
+    (tmp_path / "deployment" / "supervisor").mkdir()
+    (tmp_path / "deployment" / "nginx" / "microblog").write_text(
+        "server {\n    listen 80;\n    location / {\n"
+        "        proxy_pass http://localhost:8000;\n    }\n}\n"
+    )
+    (tmp_path / "deployment" / "nginx" / "README").write_text("how to deploy\n")
+    (tmp_path / "deployment" / "supervisor" / "microblog.conf").write_text(
+        "[program:microblog]\ncommand=gunicorn -b localhost:8000 -w 4 microblog:app\n"
+    )
+    walk = discover(tmp_path)
+    assert tmp_path / "deployment" / "nginx" / "microblog" in walk.files
+    assert tmp_path / "deployment" / "nginx" / "README" not in walk.files
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [at.file.name for at in launch.fronts] == ["microblog"]

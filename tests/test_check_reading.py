@@ -522,8 +522,8 @@ def test_a_manifest_running_fastapi_run_is_uvicorn(tmp_path: Path) -> None:
 
 def test_an_exec_entrypoint_beside_its_dockerfile(tmp_path: Path) -> None:
     """The common `entrypoint.sh` ending in `exec "$@"`, given beside the Dockerfile whose CMD
-    it runs: the server is read through the Dockerfile (its CMD as the script's "$@"), and the
-    script alone is a note saying it runs its caller's command, not an error."""
+    it runs: the server is read through the Dockerfile (its CMD as the script's "$@"), the
+    script a link of that launch, not an error, and not said to start no server."""
     (tmp_path / "entrypoint.sh").write_text(
         '#!/bin/sh\nset -e\npython manage.py migrate\nexec "$@"\n'
     )
@@ -535,8 +535,8 @@ def test_an_exec_entrypoint_beside_its_dockerfile(tmp_path: Path) -> None:
     result = check_files([dockerfile, tmp_path / "entrypoint.sh"], machine=MACHINE, env={})
     assert result.errors == ()
     assert [(a.kind, a.workers.value) for a in result.apps] == [("gunicorn", 2)]
-    (note,) = result.notes
-    assert 'exec "$@"' in note.message
+    assert tmp_path / "entrypoint.sh" in [at.file for at in result.apps[0].launched_by]
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
 
 
 def test_nautobot_server_start_is_uwsgi(tmp_path: Path) -> None:
@@ -615,3 +615,23 @@ def test_nginx_with_a_bom_is_refused_as_nginx_would(tmp_path: Path) -> None:
     result = run(conf)
     assert result.returncode == 2
     assert f"{conf}:1: starts with a UTF-8 byte-order mark" in result.stderr
+
+
+def test_a_cmd_written_before_the_entrypoint_of_its_stage_is_kept(tmp_path: Path) -> None:
+    """`CMD ["--workers", "3"]` then `ENTRYPOINT ["./start.sh"]` in the same stage: only a
+    base image's CMD is reset by an ENTRYPOINT (BuildKit keeps one set in the stage), so the
+    script runs with those arguments; a CMD of the stage it builds FROM is reset."""
+    (tmp_path / "start.sh").write_text('#!/bin/sh\nexec gunicorn shop.wsgi "$@"\n')
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12 AS base\nWORKDIR /app\nCOPY start.sh .\n"
+        'CMD ["--workers", "3"]\nENTRYPOINT ["./start.sh"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={}, root=tmp_path)
+    assert [a.workers.value for a in result.apps] == [3]
+    dockerfile.write_text(
+        "FROM python:3.12 AS base\nWORKDIR /app\nCOPY start.sh .\n"
+        'CMD ["--workers", "3"]\nFROM base\nENTRYPOINT ["./start.sh"]\n'
+    )
+    result = check_files([dockerfile], machine=MACHINE, env={}, root=tmp_path)
+    assert [a.workers.value for a in result.apps] == [1]

@@ -49,6 +49,19 @@ def test_a_shell_form_cmd_that_expands_a_variable_is_fixed_with_exec(tmp_path: P
     assert finding.fix == "CMD exec gunicorn -w 2 -b 0.0.0.0:$PORT app:app"
 
 
+def test_a_shell_form_list_keeps_its_shell_and_execs_its_last_command(tmp_path: Path) -> None:
+    """`CMD a &&` continued on the server's line: exec form would hand `&&` to the first
+    program, so the fix keeps the shell and puts `exec` before the last command."""
+    image = (
+        "FROM python:3.12-slim\nCMD poetry run alembic upgrade head && \\\n"
+        "    poetry run uvicorn --host=0.0.0.0 app.main:app\n"
+    )
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    assert finding.fix == (
+        "CMD poetry run alembic upgrade head && exec poetry run uvicorn --host=0.0.0.0 app.main:app"
+    )
+
+
 def test_exec_form_exec_first_and_bash_with_one_command_are_not_flagged(tmp_path: Path) -> None:
     """The signal arrives: exec form, `exec` in the shell form, or a bash SHELL running one
     simple command (bash execs it)."""
@@ -643,3 +656,17 @@ def test_a_compose_service_is_stopped_with_its_stop_signal_or_its_images(tmp_pat
     assert finding.message.startswith("SIGQUIT stops gunicorn")
     files["compose.yaml"] = compose + "    stop_signal: SIGTERM\n"
     assert not _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+
+
+def test_a_variable_in_an_exec_form_cmd_reaches_the_server_as_written(tmp_path: Path) -> None:
+    """`CMD ["gunicorn", ..., "--workers", "${GUNICORN_WORKERS:-4}"]`: no shell expands it, so
+    gunicorn gets the text (an error at that line); the same in shell form expands and is
+    none."""
+    image = (
+        'FROM python:3.12-slim\nCMD ["gunicorn", "shop.wsgi", "--bind", "0.0.0.0:8000", \\\n'
+        '     "--workers", "${GUNICORN_WORKERS:-4}"]\n'
+    )
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "exec-form-not-expanded")
+    assert (finding.at.line, finding.severity.name) == (3, "error")
+    shell = "FROM python:3.12-slim\nCMD exec gunicorn shop.wsgi --workers ${GUNICORN_WORKERS:-4}\n"
+    assert not _rules(_findings(tmp_path, {"Dockerfile": shell}), "exec-form-not-expanded")

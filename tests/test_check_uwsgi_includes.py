@@ -134,3 +134,28 @@ def test_chained_files_are_refused_in_one_error_line(name: str, tmp_path: Path) 
     assert lines[0].startswith("error: "), result.output
     assert lines[0].startswith(f"error: {path.parent}/"), lines  # the line that reads it
     assert reason in lines[0], lines[0]
+
+
+def test_ini_section_on_the_command_line_is_read_with_the_sections_it_chains(
+    tmp_path: Path,
+) -> None:
+    """`uwsgi --ini wsgi.ini:web --gevent 200`: the `[web]` section, whose `ini = :uwsgi`
+    pulls the same file's `[uwsgi]` (die-on-term, one process): read, not config-not-found,
+    and its 200 gevent cores make one process serve many requests (no one-process-one-thread)."""
+    (tmp_path / "wsgi.ini").write_text(
+        "[uwsgi]\nmodule = wsgi:app\nmaster = true\nprocesses = 1\ndie-on-term = true\n"
+        "socket = [::]:5000\n\n[web]\nini = :uwsgi\nhttp = [::]:8080\n"
+    )
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\nexec uwsgi --ini wsgi.ini:web --gevent 200 --max-fd 1048576\n"
+    )
+    machine = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+    result = check_files([tmp_path / "start.sh"], machine=machine, env={})
+    (app,) = result.apps
+    assert app.config_file is not None
+    assert app.config_file.file == tmp_path / "wsgi.ini"
+    assert not [n for n in result.notes if n.kind == "config-not-found"]
+    assert not [f for f in result.findings if f.rule == "one-process-one-thread"]
+    assert [f.rule for f in result.findings if f.rule.startswith("uwsgi-sigterm")] == [
+        "uwsgi-sigterm-cuts-requests"
+    ]

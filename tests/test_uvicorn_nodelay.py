@@ -142,12 +142,14 @@ def _check(tmp_path: Path, line: str) -> list[str]:
 
 
 def test_check_flags_uvicorn_workers_on_a_tcp_port(tmp_path: Path) -> None:
-    """`uvicorn --workers 2` on a port is flagged; one worker, a unix socket, and servertune's
-    launcher are not."""
+    """`uvicorn --workers 2` on a port is flagged; one worker, a unix socket, `--loop uvloop`
+    and servertune's launcher are not."""
     rule = "uvicorn-workers-nagle"
     assert rule in _check(tmp_path, "exec uvicorn main:app --port 8000 --workers 2")
     assert rule not in _check(tmp_path, "exec uvicorn main:app --port 8000 --workers 1")
     assert rule not in _check(tmp_path, "exec uvicorn main:app --uds /run/a.sock --workers 2")
+    # uvloop sets TCP_NODELAY on each connection it accepts.
+    assert rule not in _check(tmp_path, "exec uvicorn main:app --workers 2 --loop uvloop")
     plan = make_plan(_workload(tmp_path, 18000))
     generated = tmp_path / "uvicorn.sh"
     generated.write_text(render_target("uvicorn", plan))

@@ -92,6 +92,10 @@ WRAPPERS: dict[str, int] = {
     # heroku-buildpack-nginx: starts nginx, then runs the command after it (the app server).
     "start-nginx": 0,
     "start-nginx-debug": 0,
+    # `sudo -u app -EH uwsgi ...` (its options' values are skipped as the server is searched);
+    # coreutils' `timeout DURATION cmd`.
+    "sudo": 0,
+    "timeout": 1,
 }
 #: How many folders above the file naming it a `-c python:module` config is looked for.
 _MODULE_LEVELS = 3
@@ -235,6 +239,17 @@ def expand_shell(text: str, env: Mapping[str, str]) -> str | None:
     return None if missing else expanded
 
 
+def expand_known(text: str, env: Mapping[str, str]) -> str:
+    """`text` with the expansions `env` knows done and the others kept as written
+    (`--harakiri $UWSGI_HARAKIRI` when only the running container sets it)."""
+
+    def one(match: re.Match[str]) -> str:
+        expanded = expand_shell(match[0], env)
+        return match[0] if expanded is None else expanded
+
+    return _PARAMETER.sub(one, text)
+
+
 def place_words(
     words: Sequence[str], lines: Sequence[str], file: Path, first: int, last: int
 ) -> list[Word]:
@@ -247,9 +262,24 @@ def place_words(
     return placed
 
 
+def dockerfile_name(path: Path) -> bool:
+    """Named as a Dockerfile is (`dockerfile.looks_like_dockerfile`'s test, here for the
+    readers below it): `Dockerfile`, `Containerfile`, `Dockerfile.prod`, `web.Dockerfile`."""
+    name = path.name.lower()
+    return (
+        name in ("dockerfile", "containerfile")
+        or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
+        or name.endswith((".dockerfile", ".containerfile"))
+    )
+
+
 def program_name(word: str) -> str:
     """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path."""
     return PurePosixPath(word).name
+
+
+#: The interpreter's options before `-m` / `-c` (`-u`, `-OO`, `-bB`, `-X dev`, `-W error`).
+_INTERPRETER_OPTION = re.compile(r"\A-(?![mc]\Z)[bBdEhiIOPqsSuvVxXW]+\Z")
 
 
 def _server_of(words: Sequence[Word]) -> int | None:
@@ -263,18 +293,36 @@ def _server_of(words: Sequence[Word]) -> int | None:
         if index + 1 < len(words) and (name, words[index + 1].text) in LAUNCHERS:
             return index
         if name.startswith("python") and index + 2 < len(words):
+            # The interpreter's own options first (`python -u -m gunicorn`, `-X dev`).
+            option = index + 1
+            while option < len(words) and _INTERPRETER_OPTION.match(words[option].text):
+                option += 2 if words[option].text in ("-X", "-W") else 1
+            if option + 1 >= len(words):
+                return None
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
             # (what its console script imports), `uvicorn.main`, `granian.cli`.
-            module = words[index + 2].text.split(".")[0]
-            if words[index + 1].text == "-m" and module in SERVERS:
-                return index + 2
+            module = words[option + 1].text.split(".")[0]
+            if words[option].text == "-m" and module in SERVERS:
+                return option + 1
             # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
             # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
-            launcher = words[index + 1].text == "-c" and index + 3 < len(words)
-            if launcher and words[index + 3].text in SERVERS:
-                return index + 3
+            launcher = words[option].text == "-c" and option + 2 < len(words)
+            if launcher and words[option + 2].text in SERVERS:
+                return option + 2
             return None  # python runs a script or other module: not a server check reads
     return None
+
+
+def _from_server(words: list[Word], index: int) -> list[Word]:
+    """The words from the server's own (at `index`) on; from its interpreter when Python runs
+    it by its module (`ddtrace-run python -m gunicorn.app.wsgiapp`), which names it so."""
+    interpreter = next(
+        (i for i in range(index - 1, -1, -1) if program_name(words[i].text).startswith("python")),
+        None,
+    )
+    if interpreter is not None and words[index - 1].text == "-m":
+        return words[interpreter:]
+    return words[index:]
 
 
 def _launcher(words: Sequence[Word], index: int) -> Word | None:
@@ -362,7 +410,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                     continue
                 return None
             launcher = _launcher(words[1:], index)
-            words = words[1 + index :]
+            words = _from_server(words[1:], index)
             break
         break
     words = _after_thin_launcher(words)
@@ -520,6 +568,11 @@ class _Reading:
     env_at: dict[str, Location]
     shell: bool
     unresolved: list[Setting[str]] = field(default_factory=list)
+    #: Words of a Dockerfile's exec form holding `$`: passed as written, never expanded.
+    unexpanded: list[Setting[str]] = field(default_factory=list)
+    #: Words left out that may be the app (`uvicorn $APP`): one stands for it when the
+    #: server's parser finds no app.
+    unknown_positional: list[Word] = field(default_factory=list)
 
 
 #: A word that is one variable and nothing else (`$EXTRA`, `${EXTRA}`, `${EXTRA:-}`).
@@ -539,6 +592,15 @@ def _resolve(reading: _Reading) -> list[Word]:
     words: list[Word] = []
     args = list(reading.command.args)
     for index, word in enumerate(args):
+        if not reading.shell and "$" in word.text and dockerfile_name(word.at.file):
+            # Docker's exec form runs no shell: the server gets `${W:-4}` as written (a
+            # fault of the file, said by its rule); read without it, as an unknown value.
+            reading.unexpanded.append(Setting(word.text, word.at))
+            previous = args[index - 1].text if index else ""
+            flag = previous.startswith("-") and "=" not in previous
+            if flag and words and words[-1].text == previous:
+                words.pop()  # `--workers ${W:-4}`: the flag goes with its value
+            continue
         if not reading.shell and "${" not in word.text:
             # No shell: the words are the arguments, except a `${NAME}` compose left for a
             # `${NAME:?}` it could not fill here (noted where it is written).
@@ -581,6 +643,8 @@ def _resolve(reading: _Reading) -> list[Word]:
         ):
             reading.unresolved[-1] = Setting(f"{previous} {word.text}", word.at)
             words.pop()  # `--bind $ADDR`: the flag goes with its value
+        elif _LONE_EXPANSION.match(word.text):
+            reading.unknown_positional.append(word)
     return words
 
 
@@ -597,6 +661,28 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     code into the child, with a plain PATH."""
     safe = {k: v for k, v in env.items() if not k.startswith(CHILD_UNSAFE) and k != "PATH"}
     return {**safe, **BASE_ENV}
+
+
+def _asgi_app(reading: _Reading, args: list[Word]) -> AppServer:
+    """uvicorn's or granian's settings from `args`; when its parser finds no app and a word
+    left out could be it (`uvicorn $APP`, supervisord's `%(ENV_APP)s`), the last such word
+    stands for the app, whatever its name: a value not known never refuses the file."""
+    command = reading.command
+    try:
+        return asgi_server(
+            reading.file, command.server, [args], reading.env, reading.env_at, command.program.at
+        )
+    except CheckInputError as error:
+        if "Missing argument" not in str(error) or not reading.unknown_positional:
+            raise
+    return asgi_server(
+        reading.file,
+        command.server,
+        [[*args, reading.unknown_positional[-1]]],
+        reading.env,
+        reading.env_at,
+        command.program.at,
+    )
 
 
 def read_command(
@@ -625,13 +711,14 @@ def read_command(
     elif command.server == "uwsgi":
         app = _uwsgi(reading, args, find_config)
     else:
-        app = asgi_server(file, command.server, [args], environment, where, command.program.at)
+        app = _asgi_app(reading, args)
     if command.launcher is not None:
         code = expand_shell(command.launcher.text, environment)
         app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
     return replace(
         app,
         unresolved=tuple(reading.unresolved),
+        unexpanded=tuple(reading.unexpanded),
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),
@@ -910,11 +997,18 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     for option, value, at in uwsgi_command_options(args):
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
+            # `--ini wsgi.ini:web`: that section of the file (uWSGI splits at the last colon).
+            name, colon, section = value.rpartition(":")
+            if found is None and colon and name and find_config is not None:
+                found = find_config(name, at)
+            else:
+                section = "uwsgi"
             if found is None:
                 missing = Setting(value, at)
                 continue
             config_file = config_file or Location(found.file, found.first_line)
-            for key, resolved, where in uwsgi_settings(found.file, found.text, reading.env):
+            read = uwsgi_settings(found.file, found.text, reading.env, section or "uwsgi")
+            for key, resolved, where in read:
                 if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
                     where = Location(found.file, found.first_line + where.line - 1)
                 options.append((key, resolved, where))
@@ -1021,6 +1115,7 @@ def _uvicorn(
         backlog=setting("--backlog", values["backlog"], int),
         interface=interface,
         concurrency_limit=None if limit is None else setting("--limit-concurrency", limit, int),
+        event_loop=setting("--loop", str(values.get("loop") or "auto"), str),
     )
 
 

@@ -34,7 +34,15 @@ import yaml
 
 from servertune.check import resolve
 from servertune.check.chain import Service
-from servertune.check.commands import ConfigFile, FindConfig, Word, place_words
+from servertune.check.commands import (
+    ConfigFile,
+    FindConfig,
+    Word,
+    place_words,
+    program_name,
+    server_command,
+    shell_commands,
+)
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -405,13 +413,23 @@ def _somaxconn(service: _Node) -> Setting[int] | None:
 
 
 def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
-    """The Dockerfile a service is built from, when it is here."""
+    """The Dockerfile a service is built from, when it is here; for a service that builds
+    none, the image of the run its `image:` names (`images.image_named`)."""
     build = service.get("build")
     if build is None:
-        return None, ()
+        named = service.get("image")
+        reference = named.text() if named is not None else None
+        if not reference:
+            return None, ()
+        from servertune.check.images import image_named
+
+        return image_named(reference, path), ()
     file_node: _Node | None = None
     context_at = build.at
+    target: str | None = None
     if isinstance(build.node, yaml.MappingNode):
+        target_node = build.get("target")
+        target = target_node.text() if target_node is not None else None
         context_node, file_node = build.get("context"), build.get("dockerfile")
         context = (context_node.text() if context_node else None) or "."
         context_at = context_node.at if context_node is not None else build.at
@@ -433,7 +451,9 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         return None, ()
     if not dockerfile.is_file():
         return None, ()
-    return read_image(dockerfile, read_text(dockerfile), directory), (dockerfile,)
+    # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
+    # stage's server).
+    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
 
 
 def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:
@@ -674,6 +694,8 @@ def read_compose(
             if service.get("build") is not None:
                 unstarted.append((first + rest, find))
             continue
+        if entrypoint is not None or command is not None:
+            app = replace(app, without_exec=_list_child(first + rest) or app.without_exec)
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
@@ -681,6 +703,29 @@ def read_compose(
     if not apps:
         raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
+
+
+#: The shells that run a `-c` list's last command as their child: dash (the `sh` of Debian's
+#: images, python:*-slim's included) and BusyBox's ash. bash 5.1 execs it; not counted.
+_FORKING_SHELLS = frozenset({"sh", "dash", "ash"})
+
+
+def _list_child(words: list[Word]) -> Setting[str] | None:
+    """`sh -c "alembic upgrade head && uvicorn app:app"`: the server's command, the last of
+    the list, which `sh` runs as its child (no `exec`), so the shell stays PID 1; None for any
+    other command."""
+    if len(words) < 3 or program_name(words[0].text) not in _FORKING_SHELLS:
+        return None
+    flag = next((i for i, w in enumerate(words[1:], 1) if re.fullmatch(r"-\w*c", w.text)), 0)
+    if not flag or flag + 1 >= len(words):
+        return None
+    commands = [c for c in shell_commands(words[flag + 1]) if c]
+    if len(commands) < 2 or commands[-1][0].text == "exec":
+        return None
+    last = commands[-1]
+    if server_command(last) is None or any(server_command(c) for c in commands[:-1]):
+        return None
+    return Setting(" ".join(w.text for w in last), last[0].at)
 
 
 def _nothing_started(

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
+from servertune.check.readers import NGINX_DIRECTORIES
 
 __all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -219,6 +220,10 @@ def _candidate(path: Path) -> bool:
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False
     if not suffix and (os.access(path, os.X_OK) or _has_shell_shebang(path)):
+        return True
+    if not suffix and path.parent.name.lower() in NGINX_DIRECTORIES:
+        # A site named for itself (`sites-available/shop`, `nginx/microblog`): its content
+        # decides (`_claims`).
         return True
     if _ENV_NAME.match(path.name):
         return True

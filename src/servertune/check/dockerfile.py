@@ -29,6 +29,7 @@ arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import re
@@ -40,9 +41,12 @@ from typing import Any
 
 from servertune.check import resolve
 from servertune.check.commands import (
+    WRAPPERS,
     ConfigFile,
     FindConfig,
     Word,
+    dockerfile_name,
+    program_name,
     server_command,
     shell_commands,
 )
@@ -71,9 +75,10 @@ __all__ = [
 
 #: How many directories above a Dockerfile a file it copies is looked for when no build context
 #: is given: `docker/Dockerfile` and `contrib/container/Dockerfile` built from the repository's
-#: root (taiga-back, InvenTree) are one and two levels down. The tree check reads reaches as
-#: far up to take in their repository, no further.
-CONTEXT_ANCESTORS = resolve.REPOSITORY_LEVELS
+#: root (taiga-back, InvenTree) are one and two levels down, wger's
+#: `extras/docker/production/Dockerfile` three. Never above the tree check reads (a folder
+#: walk's root, or the repository `resolve.REPOSITORY_LEVELS` finds above the files given).
+CONTEXT_ANCESTORS = 3
 
 #: Every instruction of the Dockerfile reference; anything else is refused, as `docker build`
 #: refuses it ("unknown instruction").
@@ -107,12 +112,7 @@ def looks_like_dockerfile(path: Path, text: str) -> bool:
     """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
     `*.dockerfile`."""
     del text
-    name = path.name.lower()
-    return (
-        name in ("dockerfile", "containerfile")
-        or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
-        or name.endswith((".dockerfile", ".containerfile"))
-    )
+    return dockerfile_name(path)
 
 
 def _escape_character(text: str) -> str:
@@ -211,6 +211,14 @@ class _Stage:
     links: dict[str, str] = field(default_factory=dict)
     #: `STOPSIGNAL` as written, at its line.
     stop_signal: tuple[str, Location] | None = None
+    #: Whether the working directory is known: a WORKDIR of this file (else the base
+    #: image's, not here, and "/" only stands for it).
+    workdir_known: bool = False
+    #: Where relative COPY destinations went while the WORKDIR was not known.
+    guessed: set[str] = field(default_factory=set)
+    #: The CMD was written in this stage (an ENTRYPOINT after it keeps it: only a base's
+    #: CMD is reset by an ENTRYPOINT).
+    cmd_here: bool = False
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -226,6 +234,8 @@ class _Stage:
             heredocs=dict(self.heredocs),
             links=dict(self.links),
             stop_signal=self.stop_signal,
+            workdir_known=self.workdir_known,
+            guessed=set(self.guessed),
         )
 
 
@@ -256,6 +266,8 @@ class Image:
     stop_signal: tuple[str, Location] | None = None
     #: The build context was given (a compose file's `build.context`), not assumed.
     context_given: bool = False
+    #: Where relative COPY destinations went under a WORKDIR only the base image knows.
+    guessed: frozenset[str] = frozenset()
 
     def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
@@ -278,7 +290,59 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
+        return self._under_base_workdir(wanted)
+
+    def _under_base_workdir(self, wanted: str) -> ConfigFile | None:
+        """`COPY ./container/ ./` under the base image's WORKDIR (not known here) and
+        `ENTRYPOINT ["/usr/local/searxng/entrypoint.sh"]`: the absolute path whose end is a
+        file such a COPY brought, taken as the base image's WORKDIR plus that file."""
+        parts = PurePosixPath(wanted).parts
+        if not self.guessed or not wanted.startswith("/"):
+            return None
+        for cut in range(2, len(parts)):
+            tail = PurePosixPath("/", *parts[cut:])
+            if not any(tail.is_relative_to(g) for g in self.guessed):
+                continue
+            for context in self._contexts():
+                found = _locate(self.path, context, list(self.copies), self.heredocs, tail)
+                if found is not None:
+                    return found
         return None
+
+    def held_under(self, folder: str) -> list[tuple[str, Path]]:
+        """The build-context files the image keeps under `folder` (an absolute image path),
+        as (image path, repository file), from the final stage's COPYs, sorted."""
+        found: dict[str, Path] = {}
+        wanted = PurePosixPath(folder)
+        for context in self._contexts():
+            for source, dest, is_dir, stage, copied_at in self.copies:
+                if stage is not None:
+                    continue
+                with collect_notes():
+                    locals_ = _sources(context, source, copied_at)
+                for local in locals_:
+                    target = PurePosixPath(dest)
+                    if local.is_file():
+                        held = target / local.name if is_dir else target
+                        if held.is_relative_to(wanted):
+                            found.setdefault(str(held), local)
+                        continue
+                    if not local.is_dir() or not (
+                        wanted.is_relative_to(target) or target.is_relative_to(wanted)
+                    ):
+                        continue
+                    below = (
+                        local / wanted.relative_to(target)
+                        if wanted.is_relative_to(target)
+                        else local
+                    )
+                    if not below.is_dir() or not resolve.inside(below, self.path):
+                        continue
+                    for file in sorted(itertools.islice(below.rglob("*"), _HELD_FILES)):
+                        if file.is_file():
+                            inner = PurePosixPath(file.relative_to(local).as_posix())
+                            found.setdefault(str(target / inner), file)
+        return sorted(found.items())
 
     def _through_links(self, target: PurePosixPath) -> PurePosixPath:
         """Where `target` really is once the image's symbolic links are followed (a link to
@@ -432,8 +496,12 @@ def _error_line(reason: str, text: str) -> str:
     return ""
 
 
-def read_image(path: Path, text: str, context: Path | None = None) -> Image:
-    """The final stage of the Dockerfile: what the image runs and with which environment."""
+def read_image(
+    path: Path, text: str, context: Path | None = None, target: str | None = None
+) -> Image:
+    """The final stage of the Dockerfile (the stage `target` names, as `docker build
+    --target` and compose's `build.target` pick it): what the image runs and with which
+    environment."""
     import dockerfile
 
     try:
@@ -469,6 +537,8 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
                 raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
     if stage is None:
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
+    if target is not None and target.lower() in stages:
+        stage = stages[target.lower()]
     return Image(
         path=path,
         context=context if context is not None else path.parent,
@@ -485,6 +555,7 @@ def read_image(path: Path, text: str, context: Path | None = None) -> Image:
         heredocs=stage.heredocs,
         links=stage.links,
         stop_signal=stage.stop_signal,
+        guessed=frozenset(stage.guessed),
     )
 
 
@@ -538,15 +609,17 @@ def _apply(
     elif name == "WORKDIR" and command.value:
         workdir = process_word(command.value[0], variables, source.escape)
         stage.workdir = str(PurePosixPath(stage.workdir) / workdir)
+        stage.workdir_known = stage.workdir_known or workdir.startswith("/")
     elif name == "SHELL" and command.json:
         stage.shell = tuple(command.value)
     elif name in ("CMD", "ENTRYPOINT"):
         words = _command_words(command, source)
         if name == "CMD":
-            stage.cmd, stage.cmd_shell = words, not command.json
+            stage.cmd, stage.cmd_shell, stage.cmd_here = words, not command.json, True
         else:
             stage.entrypoint, stage.entrypoint_shell = words, not command.json
-            stage.cmd = None  # an ENTRYPOINT resets the CMD of the base
+            if not stage.cmd_here:
+                stage.cmd = None  # an ENTRYPOINT resets the CMD of the base, not its own
     elif name in ("COPY", "ADD"):
         _copy(command, stage, stages, variables, source)
     elif name == "STOPSIGNAL" and command.value:
@@ -644,7 +717,16 @@ def _copy(
     # `COPY app.ini .`: the WORKDIR, a folder that exists, as `..` and `/` do.
     is_dir = dest.endswith(("/", "/.", "/..")) or dest in (".", "..") or len(values) > 2
     absolute = str(PurePosixPath(stage.workdir) / dest)
+    # `WORKDIR /opt/app` then `COPY uwsgi.ini /opt/app`: a folder the image already has (the
+    # WORKDIR, one an earlier COPY filled) takes the file in, as Docker copies into it.
+    made = {PurePosixPath(stage.workdir)} | {
+        PurePosixPath(d) if folder else PurePosixPath(d).parent
+        for _, d, folder, _, _ in stage.copies
+    }
+    is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
     copied_at = Location(source.path, command.start_line)
+    if not stage.workdir_known and not dest.startswith("/"):
+        stage.guessed.add(os.path.normpath(absolute))
     for name in values[:-1]:
         stage.copies.append((name, absolute, is_dir, origin, copied_at))
 
@@ -731,6 +813,8 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     environment = {**image.env, **(env or {})}
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
+        app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
+    if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
         if not shown:  # a builder stage, a base image: the base image's own command runs
             raise NothingToCheck(
@@ -755,22 +839,54 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
 _SCRIPT_WORD = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 
 
-#: Where a base image keeps its own programs, never the build context's scripts.
-_SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/")
+#: Where a base image keeps its own programs, never the build context's scripts; and the
+#: kernel's files (`tail -f /dev/null`), never a script at all.
+_SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/dev/", "/proc/")
 
 
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
     """NotFollowed when the command runs a script the image does not hold here (not in the
     build context, not written by a heredoc): what it starts is unknown, not nothing."""
     for word in words:
-        if word.text.startswith(_SYSTEM_PATHS):
-            continue  # the base image's programs (/bin/bash, /usr/local/bin/gunicorn)
+        if word.text.startswith(_SYSTEM_PATHS) or program_name(word.text) in WRAPPERS:
+            # the base image's programs (/bin/bash, /usr/local/bin/gunicorn), and a process
+            # wrapper wherever the image puts it (`COPY --from=build /tini /tini`)
+            continue
         if _SCRIPT_WORD.match(word.text) and image.find(word.text) is None:
             raise NotFollowed(
                 f"{word.at}: not followed: the image runs {word.text}, which is not in the "
                 "build context (its COPY sources) or written by the Dockerfile, so the server "
                 "it starts is not known"
             )
+
+
+#: How many files of one copied folder `Image.held_under` lists (a service folder holds a few).
+_HELD_FILES = 500
+#: Where s6-overlay's `/init` finds the services it starts: s6-rc's longruns and the legacy
+#: services.d folders (s6-overlay's README, "Writing a service script").
+_S6_SERVICES = ("/etc/s6-overlay/s6-rc.d", "/etc/services.d")
+
+
+def _s6_services(
+    path: Path,
+    image: Image,
+    words: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+) -> AppServer | None:
+    """`ENTRYPOINT ["/init"]` (s6-overlay): the server of the first service `run` script the
+    image holds, read under the image's ENV, the ENTRYPOINT's line first in its chain."""
+    if not words or words[0].text != "/init":
+        return None
+    for folder in _S6_SERVICES:
+        for held, _ in image.held_under(folder):
+            if PurePosixPath(held).name != "run":
+                continue
+            run = [Word(held, words[0].at)]
+            app = run_words(path, run, env, env_at, find_config=image.find)
+            if app is not None:
+                return replace(app, launched_by=(words[0].at, *app.launched_by))
+    return None
 
 
 #: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),

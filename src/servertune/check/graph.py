@@ -19,7 +19,7 @@ from typing import Any
 from servertune.check.chain import BalancerLink, Link
 from servertune.check.model import AppServer, Location, Note, Setting
 
-__all__ = ["Launch", "chain_files", "launches", "one_reading_each"]
+__all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
 
 #: The order a launch goes through files, by the kind of file: the platform (compose,
 #: Kubernetes, Procfile, supervisord), the image, the scripts, the server's own config.
@@ -57,6 +57,21 @@ def _locations(app: AppServer) -> list[Location]:
     return found
 
 
+def _settings_at(app: AppServer) -> set[Location]:
+    """The lines the app's own settings were read at (not its chain's, not defaults placed at
+    its file's first line)."""
+    found: set[Location] = set()
+    for field in dataclasses.fields(app):
+        if field.name in ("container", "launched_by"):
+            continue
+        value = getattr(app, field.name)
+        for one in value if isinstance(value, tuple) else (value,):
+            for pair in one if isinstance(one, tuple) else (one,):
+                if isinstance(pair, Setting) and not pair.default:
+                    found.add(pair.at)
+    return found
+
+
 def chain_files(app: AppServer) -> tuple[Path, ...]:
     """The files that start the app, in launch order: its container's, then the lines that
     start it in the order they run (a Dockerfile's ENTRYPOINT, a script's `honcho` line, the
@@ -78,8 +93,10 @@ def chain_files(app: AppServer) -> tuple[Path, ...]:
 def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppServer]:
     """Each process once: a server read from a file (a script, a config) that a longer reading
     of the same server reaches through its launch chain is that reading's; the shorter reading
-    goes, with its config-not-found note (the longer chain found the config)."""
+    goes, with its config-not-found note (the longer chain found the config), and no file a
+    launch goes through is said to start no server."""
     chains = [set(chain_files(a)) for a in apps]
+    read_at = [_settings_at(a) for a in apps]
 
     def reached(index: int) -> bool:
         app = apps[index]
@@ -87,6 +104,9 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             j != index
             and other.kind == app.kind
             and app.file in chains[j]
+            # The same process: a setting read at the same line (a supervisord file's other
+            # program, on its own lines, is another process the longer chain does not start).
+            and bool(read_at[index] & read_at[j] or not read_at[index])
             # A longer chain that makes it a developer's `--reload` server (a dev compose
             # file's environment) is another run than the image's own, which is kept.
             and (other.reloads is None or app.reloads is not None)
@@ -100,7 +120,19 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     dropped = {i for i in range(len(apps)) if reached(i)}
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
-    return [a for i, a in enumerate(apps) if i not in dropped]
+    kept = [a for i, a in enumerate(apps) if i not in dropped]
+    without_false_starts(kept, notes)
+    return kept
+
+
+def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:
+    """No `starts-no-server` note for a file a launch goes through (a compose file or
+    manifest whose container the chain starts at, a script an image runs): the launch graph
+    shows what it starts."""
+    linked = {p.resolve() for app in apps for p in chain_files(app)}
+    notes[:] = [
+        n for n in notes if not (n.kind == "starts-no-server" and n.at.file.resolve() in linked)
+    ]
 
 
 @dataclass(frozen=True)

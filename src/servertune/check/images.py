@@ -28,6 +28,7 @@ __all__ = [
     "env_of_image",
     "found_in_images",
     "image_holding",
+    "image_named",
     "images_of_run",
     "read_images",
 ]
@@ -83,6 +84,39 @@ def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile 
         if found is not None:
             return found
     return None
+
+
+def image_named(reference: str, referrer: Path) -> Image | None:
+    """The image of the run a compose service's `image:` names when no service builds it
+    (`libretranslate/libretranslate:latest` for the repository's docker/Dockerfile): the one
+    Dockerfile of the run that sets a command, when the reference's last name is that
+    Dockerfile's folder's, or is in the name of a folder above it within the tree check reads
+    (the repository's own). A name with no owner (`postgres`, `redis:7`) is a library image,
+    never the project's. None when the files do not say which."""
+    from servertune.check import resolve
+
+    path = reference.split("@", 1)[0]
+    if "/" not in path:
+        return None
+    name = _plain(path.rsplit("/", 1)[-1].split(":", 1)[0])
+    commanded = [image for image in _IMAGES.get() if image.entrypoint or image.cmd]
+    if len(name) < 4 or len(commanded) != 1:
+        return None
+    image = commanded[0]
+    folder = image.path.absolute().parent
+    if _plain(folder.name) == name:
+        return image
+    for above in folder.parents:
+        if not resolve.inside(above, referrer):
+            break
+        if name in _plain(above.name):
+            return image
+    return None
+
+
+def _plain(name: str) -> str:
+    """A name without case and separators (`paperless-ngx`, `Paperless_NGX`: `paperlessngx`)."""
+    return "".join(c for c in name.lower() if c.isalnum())
 
 
 def image_holding(file: Path) -> Image | None:

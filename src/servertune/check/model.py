@@ -202,11 +202,18 @@ class AppServer:
     #: How it calls the app: 'asgi' for an event loop per process (gunicorn with uvicorn's
     #: worker class), whose thread count means nothing; compared with the plan of that interface.
     interface: Literal["wsgi", "asgi"] = "wsgi"
+    #: uvicorn's `--loop` (auto, asyncio, uvloop): uvloop turns TCP_NODELAY on for every
+    #: connection it accepts, asyncio's loop does not on uvicorn's workers' sockets. None for
+    #: other servers.
+    event_loop: Setting[str] | None = None
     #: The container it runs in (a Kubernetes manifest, a compose service), None for a file
     #: read on its own.
     container: Container | None = None
     #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
     unresolved: tuple[Setting[str], ...] = ()
+    #: Words a Dockerfile's exec-form CMD / ENTRYPOINT hands the server as written
+    #: (`"${GUNICORN_WORKERS:-4}"`): no shell runs, so nothing expands them.
+    unexpanded: tuple[Setting[str], ...] = ()
     #: A config file the command line names (`gunicorn -c`, `uwsgi --ini`) that is not among
     #: the files read: its settings were not checked.
     missing_config: Setting[str] | None = None

@@ -28,7 +28,13 @@ from servertune.check.commands import Word, server_command
 from servertune.check.model import Location, NotFollowed, Setting
 from servertune.check.pystatic import Refused, Unresolved, _Evaluator
 
-__all__ = ["PythonLaunch", "child_launch", "looks_like_python", "python_launch"]
+__all__ = [
+    "PythonLaunch",
+    "child_launch",
+    "looks_like_python",
+    "python_launch",
+    "starts_a_server",
+]
 
 #: The calls that run a command line through a shell (`os.system("gunicorn ...")`).
 _SHELL_RUNNERS = frozenset({"os.system", "os.popen"})
@@ -128,6 +134,9 @@ class _Launcher(_Evaluator):
         #: The line of each element of a list the script builds, by the list's name.
         self.element_lines: dict[str, list[int]] = {}
         self.unknown_command: str | None = None
+        #: A server the script runs in its own code (`app.run(host=..., port=...)`, Flask's
+        #: development server): not one check reads, and not "no server" either.
+        self.own_server: str | None = None
         #: The script's text, for the source of the call that runs the server.
         self.text = ""
 
@@ -231,6 +240,9 @@ class _Launcher(_Evaluator):
 
     def runner(self, call: ast.Call) -> None:
         name = self.dotted(call.func)
+        listens = {k.arg for k in call.keywords} & {"host", "port"}
+        if name.endswith(".run") and name not in _IN_PROCESS and listens and not self.own_server:
+            self.own_server = f"line {call.lineno}: `{ast.unparse(call)[:80]}`"
         if name in _IN_PROCESS:
             self.in_process(call)
             return
@@ -409,12 +421,30 @@ def python_launch(
         return found.launch
     except (Refused, RecursionError):
         return None
+    if launcher.unknown_command is None and launcher.own_server is not None:
+        raise NotFollowed(
+            f"{path}: not followed: it runs a server in its own code ({launcher.own_server}, "
+            "a framework's development server such as Flask's app.run): not a server check "
+            "reads (gunicorn, uvicorn, granian, uWSGI), so how it serves is not checked"
+        )
     if launcher.unknown_command is not None:
         raise NotFollowed(
             f"{path}: not followed: the server it starts is set from a value check does not "
             f"evaluate ({launcher.unknown_command}), so how the server starts is not known"
         )
     return None
+
+
+def starts_a_server(path: Path, text: str) -> bool:
+    """Whether the Python file at `path` is a launcher: its top level runs a server command
+    line (or one built from values only the running script knows). An application module,
+    which only defines what a server serves, is not."""
+    if not looks_like_python(path, text) or not _names_server(text):
+        return False
+    try:
+        return python_launch(path, text, {}) is not None
+    except NotFollowed:
+        return True
 
 
 #: A script that handles SIGTERM itself (`signal.signal(signal.SIGTERM, forward)`), as a

@@ -220,6 +220,23 @@ def _is_python(path: Path, text: str) -> bool:
     return True
 
 
+def _launcher(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.scripts import read_python_launcher
+
+    return Reading(apps=(read_python_launcher(path, text, env),))
+
+
+def _is_launcher(path: Path, text: str) -> bool:
+    """A Python file whose top level starts a server (`os.system("gunicorn ...")`,
+    `uvicorn.run(...)`); one named for gunicorn (`gunicorn.conf.py`, which gunicorn loads by
+    default) or assigning a gunicorn setting stays gunicorn's config."""
+    from servertune.check.pylauncher import starts_a_server
+
+    if path.name.lower().startswith("gunicorn") or _GUNICORN_ASSIGNMENT.search(text):
+        return False
+    return starts_a_server(path, text)
+
+
 def _traefik(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.traefik import read_traefik
 
@@ -390,6 +407,8 @@ READERS: Sequence[Reader] = (
     Reader("systemd", "a systemd service unit", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
+    # Before gunicorn, which claims every `.py` file.
+    Reader("launcher", "a Python launcher that starts a server", _is_launcher, _launcher),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts a server", _is_script, _script),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),

@@ -15,6 +15,7 @@ single-worker server per `case` arm, each on its own socket. What only the runni
 from __future__ import annotations
 
 import contextvars
+import fnmatch
 import os
 import re
 import shlex
@@ -33,7 +34,10 @@ from servertune.check.commands import (
     _braced,
     _without_redirections,
     asgi_server,
+    beside,
     config_argument,
+    dockerfile_name,
+    expand_known,
     expand_shell,
     program_name,
     read_command,
@@ -66,6 +70,7 @@ __all__ = [
     "follow_words",
     "looks_like_script",
     "parse_command_lines",
+    "read_python_launcher",
     "read_script",
     "run_words",
 ]
@@ -86,6 +91,8 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
     empty: `CMDPREFIX="${CMDPREFIX:-}"` then `${CMDPREFIX} gunicorn ...` runs gunicorn, as the
     shell's field splitting drops an unquoted word that expands to nothing (Socorro's webapp
     script). A prefix whose value is unknown or not empty is kept: the command is not guessed."""
+    if words[:1] and words[0].text in _CONDITIONS:
+        return words  # a test's operands, never a program's prefix
     start = 0
     while (
         start < len(words)
@@ -138,8 +145,11 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     commands: list[list[str]] = [[]]
     background: list[bool] = [False]
     braced = _without_redirections(list(_braced(tokens)))
+    test = False  # inside `[[ ... ]]`, whose `&&` / `||` join operands, not commands
     for index, token in enumerate(braced):
-        if token and set(token) <= set(";&|"):
+        if token in ("[[", "]]"):
+            test = token == "[["
+        if token and set(token) <= set(";&|") and not (test and token in ("&&", "||")):
             after = braced[index + 1] if index + 1 < len(braced) else ""
             before = braced[index - 1] if index else ""
             # `2>&1`, `>&2`, `&>file` are redirections, not a background `&`.
@@ -222,7 +232,7 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             continue
         parts.append(raw)
         joined = " ".join(parts)
-        if _open_quote(joined) and number < len(physical):
+        if (_open_quote(joined) or _open_array(joined)) and number < len(physical):
             # A quoted string that spans lines (`echo "...` then `..."`): the shell reads on
             # to its closing quote, so the command goes on (newline kept inside the quotes).
             parts = ["\n".join(parts)]
@@ -234,9 +244,180 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
         joined = _LOOKUP.sub(lambda m: m["name"] or m["tick"], joined)
+        joined = _array_words(joined, physical[start - 1 : number], start)
         for words, background in _split(path, start, joined):
             lines.append(_Line(words, start, number, background))
     return lines
+
+
+#: A bash array assignment's start (`ARGS=(`, `ARGS+=(`, after `local`, `declare -a`, ...).
+_ARRAY_START = re.compile(
+    r"\A\s*(?:(?:export|local|readonly|declare|typeset)(?:\s+-[A-Za-z]+)*\s+)?"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<plus>\+?)=\("
+)
+#: The words a bash array assignment becomes (`ARGS[@]=<its elements, quoted>` and
+#: `ARGS[#]=<the line of each>`): names no shell variable can have, so the script's own
+#: variables and the environment never meet them.
+_ARRAY_WORD = re.compile(r"\A(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[(?P<part>[@#])\](?P<plus>\+?)=")
+#: A whole word expanding an array to its elements: `"${ARGS[@]}"`, `${ARGS[*]}`.
+_ARRAY_EXPANSION = re.compile(r"\A\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}\Z")
+
+
+def _array_end(text: str, start: int) -> int | None:
+    """Where the `)` closing the array opened before `start` is, reading quotes, comments and
+    `$(...)` as the shell does; None while it is still open."""
+    quote, escaped, depth, index = "", False, 0, start
+    while index < len(text):
+        char = text[index]
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == start or text[index - 1].isspace()):
+            newline = text.find("\n", index)
+            if newline < 0:
+                return None
+            index = newline
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            if not depth:
+                return index
+            depth -= 1
+        index += 1
+    return None
+
+
+def _open_array(text: str) -> bool:
+    """Whether `text` starts a bash array whose `)` is on a later line (one element a line)."""
+    found = _ARRAY_START.match(text)
+    return found is not None and _array_end(text, found.end()) is None
+
+
+def _array_words(text: str, physical: list[str], first: int) -> str:
+    """A bash array assignment (`ARGS=(--bind "$ADDR" --workers 4)`) as the two words
+    `_assignments` reads, the rest of the line kept; other text as it is. Bash keeps each
+    element one word, as quoted: the elements are split here, once."""
+    found = _ARRAY_START.match(text)
+    if found is None:
+        return text
+    end = _array_end(text, found.end())
+    if end is None:
+        return text
+    try:
+        elements = shlex.split(text[found.end() : end], comments=True)
+    except ValueError:
+        return text
+    lines = [
+        next((first + n for n, line in enumerate(physical) if element in line), first)
+        for element in elements
+    ]
+    name, plus = found["name"], found["plus"]
+    values = shlex.quote(f"{name}[@]{plus}=" + shlex.join(elements))
+    at = shlex.quote(f"{name}[#]{plus}=" + " ".join(map(str, lines)))
+    return f"{values} {at}{text[end + 1 :]}"
+
+
+def _assign_array(words: list[str], env: dict[str, str]) -> None:
+    """`ARGS=(...)` / `ARGS+=(...)` as `_array_words` wrote them: the elements, each expanded
+    from the variables known at that line (an element not known here makes the array not
+    known), kept under `ARGS[@]` and their lines under `ARGS[#]`; `$ARGS` is the first."""
+    for word in words:
+        found = _ARRAY_WORD.match(word)
+        if found is None:
+            continue
+        name, part, plus = found["name"], found["part"], found["plus"]
+        key = f"{name}[{part}]"
+        value = word[found.end() :]
+        if part == "#":
+            if f"{name}[@]" in env:
+                env[key] = f"{env[key]} {value}".strip() if plus and key in env else value
+            continue
+        expanded = [expand_shell(element, env) for element in shlex.split(value)]
+        if any(element is None for element in expanded):
+            for gone in (key, f"{name}[#]", name):
+                env.pop(gone, None)
+            return
+        before = shlex.split(env[key]) if plus and key in env else []
+        if plus and key not in env and name in env:
+            before = [env[name]]  # `+=` on a plain variable makes it the array's first element
+        elements = [*before, *(e for e in expanded if e is not None)]
+        env[key] = shlex.join(elements)
+        if elements:
+            env[name] = elements[0]
+
+
+def _expand_arrays(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`"${ARGS[@]}"` / `${ARGS[*]}` replaced by the array's elements, each at the line that
+    writes it, as bash expands them; `${ARGS}` when no array of that name is known here."""
+    expanded: list[Word] = []
+    for word in words:
+        found = _ARRAY_EXPANSION.match(word.text)
+        elements = env.get(f"{found['name']}[@]") if found is not None else None
+        if found is None:
+            expanded.append(word)
+            continue
+        if elements is None:
+            # Not an array here: a plain variable's value, or one only the running script
+            # knows (said as such, as `$NAME` would be).
+            expanded.append(Word(f"${{{found['name']}}}", word.at))
+            continue
+        lines = env.get(f"{found['name']}[#]", "").split()
+        for index, element in enumerate(shlex.split(elements)):
+            line = int(lines[index]) if index < len(lines) else word.at.line
+            expanded.append(Word(element, Location(word.at.file, line)))
+    return expanded
+
+
+def _known_fields(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """An unquoted `$OPTS` after the program, whose value the script sets from variables
+    known only when it runs (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): the fields the shell
+    splits it into, each unknown one kept as written (said unresolved, its option with it)."""
+    fields: list[Word] = []
+    for index, word in enumerate(words):
+        found = _LONE_EXPANSION.match(word.text) if index else None
+        name = word.text.strip("${}").partition(":")[0] if found else ""
+        partial = env.get(f"{name}[~]") if found and expand_shell(word.text, env) is None else None
+        try:
+            split = shlex.split(partial) if partial is not None else None
+        except ValueError:
+            split = None
+        if split is None:
+            fields.append(word)
+        else:
+            fields.extend(Word(w, word.at) for w in split)
+    return fields
+
+
+#: A slice of the script's arguments: `"${@:2}"`, `${*:1:3}`.
+_ARGUMENT_SLICE = re.compile(r"\A\$\{[@*]:(?P<start>\d+)(?::(?P<length>\d+))?\}\Z")
+
+
+def _argument_slices(words: list[Word], arguments: list[Word] | None) -> list[Word]:
+    """`"${@:2}"`: the script's arguments from the second on, when they are known; else
+    `"$@"`, the arguments only its caller knows (said so, never refused)."""
+    sliced: list[Word] = []
+    for word in words:
+        found = _ARGUMENT_SLICE.match(word.text)
+        if found is None:
+            sliced.append(word)
+        elif arguments is None:
+            sliced.append(Word("$@", word.at))
+        else:
+            start = max(int(found["start"]) - 1, 0)  # `${@:0}` starts with $0, not an argument
+            end = start + int(found["length"]) if found["length"] is not None else None
+            sliced.extend(arguments[start:end])
+    return sliced
+
+
+def _own_variables(env: Mapping[str, str]) -> dict[str, str]:
+    """The script's environment without the arrays' bookkeeping (`ARGS[@]`), for the server."""
+    return {k: v for k, v in env.items() if "[" not in k}
 
 
 #: A command word the shell finds on the PATH first: `$(command -v uwsgi)`, `$(which
@@ -276,6 +457,12 @@ def _words(line: _Line, physical: list[str], path: Path) -> list[Word]:
 _ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
 
 
+#: A value that is the script's arguments and nothing else: `$*`, `$@`, `${*}`, `${@}`.
+_ARGUMENTS_ONLY = re.compile(r"\A\$(?:[@*]|\{[@*]\})\Z")
+#: The builtins that assign the variables written after them.
+_DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
+
+
 def _assignments(line: _Line, env: dict[str, str]) -> None:
     """`VAR=value` / `export VAR=value` lines, and `: "${VAR:=value}"` ones: the script's own
     variables, for what follows."""
@@ -290,14 +477,33 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
                 if expanded is not None:
                     env[name] = expanded
         return
-    words = line.words[1:] if line.words[:1] == ["export"] else line.words
+    if line.words and all(_ARRAY_WORD.match(w) for w in line.words):
+        _assign_array(line.words, env)
+        return
+    words = line.words
+    if words[:1] and words[0] in _DECLARING:
+        # `export`, and a function's `local workers=3`, `readonly`, `declare -x` alike.
+        words = [w for w in words[1:] if not w.startswith("-")]
     if not words or not all(_ASSIGNMENT.match(w) for w in words):
         return
     for word in words:
         name, _, value = word.partition("=")
+        if _ARGUMENTS_ONLY.match(value):
+            # `cmd="$*"`: the script's arguments, known only to its caller (never the text
+            # `$*`). Inside a longer value (`cmd="exec gunicorn app $@"`) `$@` stays, as the
+            # caller's arguments a later line passes on.
+            env.pop(name, None)
+            env.pop(f"{name}[~]", None)
+            continue
         expanded = expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
+            env.pop(f"{name}[~]", None)
+        else:
+            # Known in part (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): kept apart, for the
+            # fields an unquoted `$OPTS` on a command line splits into (`_known_fields`).
+            env.pop(name, None)
+            env[f"{name}[~]"] = expand_known(value, env)
 
 
 def command_line(path: Path, text: str) -> tuple[str, list[str]]:
@@ -326,16 +532,24 @@ def read_script(
     by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
     an `ENTRYPOINT` script), unknown when None."""
     physical = text.splitlines()
-    lines = _logical_lines(path, text)
+    lines = _selected(_inline_functions(_logical_lines(path, text)), arguments)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     for line in lines:
-        words = _evaluated(_words(line, physical, path), environment)
+        words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
+        words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
+        words = _argument_slices(words, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
-            commands.append((line, found, dict(environment)))
+            commands.append((line, found, _own_variables(environment)))
         else:
             _assignments(line, environment)
+            if line.words[:2] == ["set", "--"]:
+                arguments = _positional(words[2:], arguments, environment)
+            elif line.words[:1] == ["shift"] and arguments is not None:
+                # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
+                count = line.words[1] if len(line.words) > 1 else "1"
+                arguments = arguments[int(count) :] if count.isdigit() else None
     if not commands:
         return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
     if len(commands) > 1:
@@ -423,7 +637,11 @@ def _handed_over(
         )
     _not_followed(path, lines, environment)
     launched = nothing_started(
-        [_evaluated(_words(line, physical, path), environment) for line in lines], find_config
+        [
+            _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
+            for line in lines
+        ],
+        find_config,
     )
     if launched is not None:
         raise launched
@@ -511,6 +729,161 @@ def _child_line(
     return Setting(" ".join(shlex.quote(w) for w in words)[:2000], Location(path, line.first))
 
 
+#: A function definition's head: `name() {`, `name () {`, `function name {`, `function name() {`.
+_FUNCTION = re.compile(r"\A(?:function\s+)?(?P<name>[A-Za-z_][\w-]*)\s*(?:\(\))?\s*\Z")
+
+
+def _function_head(words: list[str]) -> tuple[str, int] | None:
+    """The name a line defines a function by, and where its body starts on the line (after
+    its `{` or `(`); None for any other line."""
+    for opener in ("{", "("):
+        if opener in words[1:4]:
+            index = words.index(opener)
+            head = " ".join(words[:index])
+            found = _FUNCTION.match(head)
+            if found is not None and ("()" in head or words[0] == "function"):
+                return found["name"], index + 1
+    return None
+
+
+#: The fewest lines function calls may add to a script as their bodies are inlined.
+_INLINED_LINES = 10_000
+
+
+def _inline_functions(lines: list[_Line]) -> list[_Line]:
+    """The lines in the order they run: a function's body where a line calls it by name
+    (`server` after `server() { exec gunicorn ...; }`), not where it is defined; a function
+    no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written."""
+    bodies: dict[str, list[_Line]] = {}
+    outside: list[tuple[_Line, str | None]] = []
+    index = 0
+    while index < len(lines):
+        head = _function_head(lines[index].words)
+        if head is None:
+            outside.append((lines[index], None))
+            index += 1
+            continue
+        name, start = head
+        first = lines[index]
+        body = [replace(first, words=first.words[start:])] if first.words[start:] else []
+        closer = "}" if "{" in first.words[:start] else ")"
+        level, index = 1, index + 1
+        while index < len(lines) and level:
+            words = lines[index].words
+            level += words.count("{") - words.count("}") if closer == "}" else 0
+            if words == [closer] and (closer == ")" or level == 0):
+                level = 0
+            else:
+                body.append(lines[index])
+            index += 1
+        bodies[name] = body
+        outside.append((first, name))
+    every = [line for line, _ in outside] + [line for body in bodies.values() for line in body]
+    called = {line.words[0] for line in every if line.words and line.words[0] in bodies}
+
+    # Lines inlined at most: a function calling others many times over must not multiply
+    # the script past what a reader reads (hostile input).
+    budget = [max(_INLINED_LINES, 10 * len(lines))]
+
+    def run(line: _Line, depth: int) -> list[_Line]:
+        name = line.words[0] if line.words else ""
+        if name not in called or depth > 4 or budget[0] <= 0:  # (recursion: read once)
+            return [line]
+        budget[0] -= len(bodies[name])
+        return [inner for body_line in bodies[name] for inner in run(body_line, depth + 1)]
+
+    ordered: list[_Line] = []
+    for line, defined in outside:
+        if defined is None:
+            ordered.extend(run(line, 0))
+        elif defined not in called:
+            ordered.extend(bodies[defined])
+    return ordered
+
+
+def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
+    """The lines that run when the script's first argument is known (an image's CMD after
+    its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
+    whose pattern matches it (`dev_server)` is not `server)`); every line otherwise. An
+    image's own default CMD selects nothing: a deployment's command replaces it (peeringdb's
+    `CMD ["runserver"]` image is run as `uwsgi` in production), so every arm is read."""
+    if not arguments or dockerfile_name(arguments[0].at.file):
+        return lines
+    first = arguments[0].text
+    kept: list[_Line] = []
+    depth = 0  # `case` blocks open
+    chosen: int | None = None  # the depth of the `case "$1"` block being read
+    running = True
+    for line in lines:
+        words = line.words
+        if words[:1] == ["case"] and words[-1:] == ["in"]:
+            depth += 1
+            if chosen is None and len(words) == 3 and words[1] in ("$1", "${1}"):
+                chosen, running = depth, False
+                continue
+        elif words[:1] == ["esac"] and depth:
+            if depth == chosen:
+                chosen, running = None, True
+                depth -= 1
+                continue
+            depth -= 1
+        elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
+            patterns = words[0].lstrip("(").removesuffix(")").split("|")
+            running = any(fnmatch.fnmatchcase(first, p) for p in patterns)
+        if running:
+            kept.append(line)
+    return kept
+
+
+#: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
+_CASE_PATTERN = re.compile(r"\A[^()\s]+\)\Z")
+
+
+def _after_keywords(words: list[Word]) -> list[Word]:
+    """The simple command after the shell's keywords on its line (`then`, `else`, `{`) and a
+    `case` arm's pattern: `web) exec gunicorn ... ;;` runs gunicorn."""
+    start = 0
+    while start < len(words) - 1 and (
+        words[start].text in _KEYWORDS or (start == 0 and _CASE_PATTERN.match(words[0].text))
+    ):
+        start += 1
+    return words[start:]
+
+
+def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`CMD="gunicorn --workers 3 app"` then `exec $CMD`: the unquoted variable in the
+    command's place, split into words as the shell splits it, from its value known here."""
+    first = 1 if words[:1] and words[0].text == "exec" else 0
+    if len(words) <= first or not _LONE_EXPANSION.match(words[first].text):
+        return words
+    value = expand_shell(words[first].text, env)
+    if not value or not value.strip():
+        return words  # empty: dropped as the shell drops it, by `_without_empty_prefix`
+    try:
+        split = shlex.split(value)
+    except ValueError:
+        return words
+    at = words[first].at
+    return [*words[:first], *(Word(w, at) for w in split), *words[first + 1 :]]
+
+
+def _positional(
+    words: list[Word], before: list[Word] | None, env: Mapping[str, str]
+) -> list[Word] | None:
+    """The script's arguments after `set -- WORDS` (`"$@"` from then on), each expanded from
+    the variables known at that line; `"$@"` among them is the arguments before (not known
+    when those are not)."""
+    arguments: list[Word] = []
+    for word in words:
+        if word.text in ("$@", "$*"):
+            if before is None:
+                return None
+            arguments.extend(before)
+            continue
+        arguments.append(Word(expand_shell(word.text, env) or word.text, word.at))
+    return arguments
+
+
 def _runs_arguments(words: list[str]) -> bool:
     """The line runs the script's arguments: `exec "$@"`, also behind a process wrapper that
     runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`)."""
@@ -595,6 +968,8 @@ def _substrings(command: ServerCommand) -> tuple[Setting[str], ...]:
 
 
 #: A program word that is a variable: `exec "$APP_SERVER" "$@"`, `$CMD --port 80`.
+#: Commands whose words are a test's operands (`[[ -n $X ]]`, `[ "$1" = web ]`, `test`).
+_CONDITIONS = frozenset({"[[", "[", "test", "if", "elif", "while", "until"})
 _VARIABLE_PROGRAM = re.compile(r"\A\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\Z")
 
 
@@ -603,6 +978,17 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
     the server it starts is not known, which is not the same as starting none."""
     for line in lines:
         words = line.words[1:] if line.words[:1] == ["exec"] else line.words
+        while words[:1] and words[0] in _KEYWORDS:
+            words = words[1:]
+        if words[:1] and words[0] in _CONDITIONS:
+            continue  # `[[ -z $service || ... ]]`: operands of a test, not a program
+        array = _ARRAY_EXPANSION.match(words[0]) if words else None
+        if array is not None and f"{array['name']}[@]" not in env:
+            raise NotFollowed(
+                f"{path}:{line.first}: not followed: runs {words[0]}, an array whose elements "
+                "no file read sets all (one is known only where it runs), so the server it "
+                "starts is not known"
+            )
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
             raise NotFollowed(
                 f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
@@ -616,7 +1002,15 @@ def _without_exec(
     """The server's line when the shell runs it as a child (no `exec` before it), so the
     shell stays the container's PID 1; None when it `exec`s, or when the script handles
     signals itself (a `trap`)."""
-    program = line.words.index(command.program.text) if command.program.text in line.words else 0
+    written = [
+        index
+        for index, word in enumerate(line.words)
+        if word == command.program.text
+        or _ARRAY_EXPANSION.match(word)
+        or _LONE_EXPANSION.match(word)
+    ]
+    # (The program may come out of an array or a variable: `exec "${SERVER[@]}"`, `exec $CMD`.)
+    program = written[0] if written else 0
     if "exec" in line.words[:program]:
         return None
     if command.program.text not in line.words and line.words[:1] == ["exec"]:
@@ -658,6 +1052,27 @@ def _backgrounded(
 _SCRIPT_PATH = re.compile(r"\A\.{0,2}/\S+\Z|\A\S+\.(sh|bash)\Z")
 
 
+def _here_script(
+    file: Path,
+    script: ConfigFile,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """The server a script found here starts, the rest of `words` its "$@"; past a waiting
+    script (`wait-for-it.sh db:5432 -t 30 -- /entrypoint.sh`, which runs the command after
+    `--` once its dependency answers), that command's."""
+    app = _script_server(script, words[1:], env, env_at, find_config)
+    separator = next((i for i, w in enumerate(words) if w.text == "--"), 0)
+    if app is not None or not separator:
+        return app
+    return run_words(
+        file, words[separator + 1 :], env, env_at, find_config=find_config, depth=depth + 1
+    )
+
+
 def run_words(
     file: Path,
     words: Sequence[Word],
@@ -679,7 +1094,7 @@ def run_words(
             find_config(words[0].text, words[0].at) if _SCRIPT_PATH.match(words[0].text) else None
         )
         if here is not None:
-            return _script_server(here, words[1:], env, env_at, find_config)
+            return _here_script(file, here, words, env, env_at, find_config, depth)
     found = server_command(words)
     if found is not None:
         shell = bool(words) and program_name(words[0].text) in SHELLS
@@ -810,6 +1225,16 @@ def _script_server(
         if "command line in this script" in str(error):
             return None
         raise
+
+
+def read_python_launcher(path: Path, text: str, env: Mapping[str, str] | None) -> AppServer:
+    """The server a Python launcher given on its own starts (`servertune check start.py`), as
+    when an image runs it: its command line read by the server's parser, and the launcher's
+    `os.system` line when the server is its child."""
+    app = _script_server(ConfigFile(text, path), [], env, None, beside(path))
+    if app is None:
+        raise NothingToCheck(f"{path}: read as a Python launcher; it starts no server check reads")
+    return app
 
 
 def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:

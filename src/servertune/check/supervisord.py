@@ -10,11 +10,13 @@ command-line readers as a Procfile's; a file of other programs (nginx, Celery) s
 
 from __future__ import annotations
 
+import contextvars
+import os
 import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from servertune.check import resolve
 from servertune.check.commands import (
@@ -26,7 +28,14 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+from servertune.check.model import (
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+    collect_notes,
+)
 from servertune.check.unfollowed import nothing_started
 
 __all__ = ["looks_like_supervisord", "read_supervisord"]
@@ -138,14 +147,80 @@ def _fcgi_socket(
     return replace(app, sockets=(Setting(address, Location(path, number)),))
 
 
-def _included(path: Path, value: str, at: Location) -> None:
-    """`[include] files = a/*.conf b.ini`: globs relative to this file, which check does not
-    follow (give the included files to have them read); one outside the tree check reads is
+def _included(path: Path, value: str, at: Location, find_config: FindConfig) -> list[Path]:
+    """`[include] files = a/*.conf b.ini`: the files its globs match, relative to this file
+    (supervisord's rule). An absolute glob names the image's files: the repository's files
+    the image that runs this config holds there (`COPY conf/ /etc/app/` puts
+    conf/conf.d/web.conf at /etc/app/conf.d/web.conf). A glob outside the tree check reads is
     said to be never read, at its line."""
+    files: list[Path] = []
     for pattern in value.split():
-        fixed = resolve.glob_prefix(pattern)
-        target = Path(fixed) if fixed.startswith("/") else path.parent / fixed
-        resolve.admit(target, pattern, at, "[include] files")
+        if pattern.startswith("/"):
+            held = _in_image(path, pattern, at, find_config)
+            if not held:
+                resolve.admit(Path(resolve.glob_prefix(pattern)), pattern, at, "[include] files")
+            files.extend(held)
+            continue
+        wanted = os.path.normpath(path.parent / pattern)
+        found = resolve.glob_inside(wanted, pattern, at, "[include] files")
+        files.extend(f for f in found if f.is_file() and f.resolve() != path.resolve())
+    return files
+
+
+def _in_image(path: Path, pattern: str, at: Location, find_config: FindConfig) -> list[Path]:
+    """The repository files beside `path` that the image running it holds where the absolute
+    glob `pattern` looks: each glob tail (`conf.d/*.conf`, ...) matched here, kept when the
+    image's path for it is that very file."""
+    parts = PurePosixPath(pattern).parts[1:]
+    for cut in range(len(parts)):
+        with collect_notes():  # trying tails: only the one that holds counts
+            found = resolve.glob_inside(
+                os.path.normpath(path.parent.joinpath(*parts[cut:])), pattern, at, "[include]"
+            )
+        held = []
+        for file in found:
+            inside = file.relative_to(path.parent).as_posix() if file.is_file() else ""
+            image_path = "/" + "/".join((*parts[:cut], inside))
+            config = find_config(image_path, at) if inside else None
+            if config is not None and config.file.resolve() == file.resolve() != path.resolve():
+                held.append(file)
+        if held:
+            return held
+    return []
+
+
+#: The supervisord configs being read, outermost first: an `[include]` of one of them again
+#: is not read a second time.
+_READING: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
+    "servertune_check_supervisord_reading", default=frozenset()
+)
+
+
+def _included_apps(
+    path: Path,
+    includes: list[tuple[Path, Location]],
+    env: Mapping[str, str] | None,
+    find_config: FindConfig | None,
+    follow: FollowWords | None,
+) -> list[AppServer]:
+    """The servers the programs of the included files start, each with the `[include]` line
+    first in its chain (a file that is not a supervisord config, or starts none, adds none)."""
+    from servertune.check.source import read_text
+
+    apps: list[AppServer] = []
+    reading = _READING.get() | {path.resolve()}
+    for file, at in includes:
+        if file.resolve() in reading:
+            continue
+        token = _READING.set(reading)
+        try:
+            found = read_supervisord(file, read_text(file), env, find_config, follow)
+        except (CheckInputError, OSError):
+            continue  # said when the file is read on its own
+        finally:
+            _READING.reset(token)
+        apps.extend(replace(app, launched_by=(at, *app.launched_by)) for app in found)
+    return apps
 
 
 def read_supervisord(
@@ -160,6 +235,7 @@ def read_supervisord(
     command runs supervisord)."""
     section = ""
     programs: dict[str, dict[str, tuple[str, int]]] = {}
+    includes: list[tuple[Path, Location]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith((";", "#")):
@@ -181,7 +257,9 @@ def read_supervisord(
         elif indented:
             continue  # a continuation line of another section's value
         elif key and section == "include" and key[1].lower() == "files":
-            _included(path, key[2], Location(path, number))
+            written = Location(path, number)
+            found = _included(path, key[2], written, find_config or beside(path))
+            includes.extend((file, written) for file in found)
         elif key and section in programs:
             programs[section][key[1].lower()] = (key[2], number)
         elif not key and not match:
@@ -211,6 +289,7 @@ def read_supervisord(
                 app = _fcgi_socket(path, section, options, app)
                 apps.append(_stopping(path, app, options, number))
                 break
+    apps.extend(_included_apps(path, includes, env, find_config, follow))
     if not apps:
         launched = nothing_started(unstarted, find_config or beside(path))
         if launched is not None:

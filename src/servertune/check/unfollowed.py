@@ -108,6 +108,8 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
         name = program_name(program.text).removesuffix(".py")
     if name in _NOT_APP_SERVERS or name.split(".")[0] in SERVERS or "$" in name:
         return None
+    if name == "flask" and args[:1] and args[0].text == "run":
+        return "`flask run` is Flask's development server"
     for index, word in enumerate(args):
         option = word.text.partition("=")[0]
         if option in _LISTEN_OPTIONS:

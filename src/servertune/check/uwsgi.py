@@ -388,20 +388,24 @@ def _chain(value: str, at: Location, state: _State) -> None:
 
 
 def uwsgi_settings(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path, text: str, env: Mapping[str, str] | None = None, section: str = "uwsgi"
 ) -> list[tuple[str, str, Location]]:
-    """Every (option, resolved value, where it was written) of the [uwsgi] section and the
-    files it chains (`ini =`) or reads values from (`@(file)`), in the order uWSGI reads them."""
-    return _settings(path, text, env).options
+    """Every (option, resolved value, where it was written) of the [uwsgi] section (or the
+    one `--ini file:section` names) and the files it chains (`ini =`) or reads values from
+    (`@(file)`), in the order uWSGI reads them."""
+    return _settings(path, text, env, section).options
 
 
-def _settings(path: Path, text: str, env: Mapping[str, str] | None) -> _State:
+def _settings(
+    path: Path, text: str, env: Mapping[str, str] | None, section: str = "uwsgi"
+) -> _State:
     state = _State(environ=os.environ if env is None else env)
-    state.stack = ((path.resolve(), "uwsgi"),)
+    state.stack = ((path.resolve(), section),)
+    state.last_file = path  # `ini = :uwsgi` in it: this file's other section
     with resolve.within_default(path):
-        found = _read_ini(path, text, "uwsgi", state)
+        found = _read_ini(path, text, section, state)
     if not found:
-        raise CheckInputError(f"{path}: no [uwsgi] section (is this a uWSGI ini file?)")
+        raise CheckInputError(f"{path}: no [{section}] section (is this a uWSGI ini file?)")
     return state
 
 

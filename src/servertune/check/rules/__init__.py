@@ -70,6 +70,7 @@ RULES: dict[str, Rule] = {
         sockets.thunder_lock,
         launchers.option_given_twice,
         launchers.substring_not_default,
+        launchers.exec_form_not_expanded,
         shutdown.entrypoint_without_exec,
         shutdown.entrypoint_without_exec_unlaunched,
         shutdown.shell_form_command,

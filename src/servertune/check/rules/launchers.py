@@ -63,3 +63,25 @@ def substring_not_default(rule: Rule, c: Context) -> Iterator[Finding]:
                 "script with `Bad substitution`",
                 f"${{{name}:-{word}}}",
             )
+
+
+@check_rule(
+    "exec-form-not-expanded",
+    Severity.error,
+    "a Dockerfile's exec-form CMD or ENTRYPOINT holds `$VAR`: no shell runs, the server gets "
+    "the text as written",
+    "https://docs.docker.com/reference/dockerfile/#shell-and-exec-form (the exec form does not "
+    'invoke a command shell: `[ "echo", "$HOME" ]` does not substitute $HOME)',
+    kind="fault",
+)
+def exec_form_not_expanded(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for written in app.unexpanded:
+            yield rule.finding(
+                written.at,
+                f"`{written.value}` is in an exec-form instruction (a JSON array): Docker runs "
+                f"{app.kind} with no shell, so it gets the text `{written.value}` itself, never "
+                "the variable's value (a number option given it stops the server at start)",
+                "write the value, or keep a shell that expands it and hands PID 1 over: "
+                '`CMD ["sh", "-c", "exec ' + app.kind + ' ..."]`',
+            )

@@ -177,7 +177,10 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
             # server through the shell (Heroku's dyno manager, honcho, foreman). A --reload
             # server is a developer's: no deploy's requests to drain.
             continue
-        launched = any(step.file != line.at.file for step in app.launched_by)
+        # A compose service's or manifest's own `sh -c` list: its container is the launcher.
+        launched = app.container is not None or any(
+            step.file != line.at.file for step in app.launched_by
+        )
         if launched == started:
             yield app, line
 
@@ -241,12 +244,18 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         except ValueError:  # the reader split it already; kept for the type checker
             continue
         # Exec form when the shell has nothing to expand; else `exec` keeps the shell's
-        # expansion and hands PID 1 to the server.
-        fix = (
-            f"{instruction} exec {text}"
-            if re.search(r"[$`*?~]", text)
-            else f"{instruction} {json.dumps(words)}"
-        )
+        # expansion and hands PID 1 to the server. A list (`a && b`) keeps its shell, with
+        # `exec` before its last command: exec form would pass `&&` to the first program.
+        joined = re.sub(r"\\\n\s*", " ", text)
+        last = list(re.finditer(r"(&&|\|\||;)\s*", joined))
+        if last and any(w in ("&&", "||", ";") or w.endswith(";") for w in words):
+            found = last[-1]
+            head, rest = joined[: found.start()].rstrip(), joined[found.end() :]
+            fix = f"{instruction} {head} {found[1]} exec {rest}"
+        elif re.search(r"[$`*?~]", text):
+            fix = f"{instruction} exec {text}"
+        else:
+            fix = f"{instruction} {json.dumps(words)}"
         yield rule.finding(
             written.at,
             f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash in "

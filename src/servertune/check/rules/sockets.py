@@ -150,6 +150,10 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.kind != "uvicorn" or app.workers.value < 2 or app.mapped_sockets:
             continue
+        if app.event_loop is not None and app.event_loop.value == "uvloop":
+            # uvloop sets TCP_NODELAY on each transport it makes (MagicStack/uvloop
+            # uvloop/handles/tcp.pyx, TCPTransport.new: `handle._set_nodelay()`).
+            continue
         tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
         if not tcp or app.listener_nodelay:
             continue
@@ -158,10 +162,13 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
             f"{app.workers.value} uvicorn workers on {tcp[0].value}: uvicorn binds the port in "
             "its supervisor and never turns TCP_NODELAY on for the connections its workers "
             "accept, so every answer's body waits up to 40 ms for the peer's delayed ACK after "
-            "its headers (`fastapi run --workers N` and `uvicorn.run(workers=N)` do the same)",
+            "its headers (`fastapi run --workers N` and `uvicorn.run(workers=N)` do the same), "
+            "on asyncio's loop: uvloop, which `--loop auto` picks when it is installed "
+            "(`uvicorn[standard]`, `fastapi[standard]`), sets TCP_NODELAY on each connection",
             "a unix socket (--uds), one single-worker uvicorn per port "
             "(servertune gen uvicorn-per-worker), gunicorn with uvicorn's worker (gunicorn sets "
-            "TCP_NODELAY on its listener), or servertune gen uvicorn's launcher",
+            "TCP_NODELAY on its listener), servertune gen uvicorn's launcher, or uvloop "
+            "(`--loop uvloop`; uvicorn[standard] installs it)",
             (tcp[0].at,),
         )
 

@@ -1,0 +1,2 @@
+#!/bin/sh
+exec gunicorn --workers 3 shop.wsgi

@@ -1,0 +1,2 @@
+#!/bin/sh
+gunicorn -w 3 shop.wsgi

@@ -1,0 +1,3 @@
+#!/bin/sh
+OPTS=(--workers 5 --threads 2)
+gunicorn ${OPTS[*]} shop.wsgi

@@ -1,0 +1,3 @@
+#!/bin/bash
+ARGS=(gunicorn --workers "$WEB_CONCURRENCY" shop.wsgi)
+exec "${ARGS[@]}"

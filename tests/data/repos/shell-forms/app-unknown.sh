@@ -1,0 +1,2 @@
+#!/bin/sh
+exec uvicorn $APP --workers 2

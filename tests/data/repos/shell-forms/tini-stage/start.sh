@@ -1,0 +1,2 @@
+#!/bin/sh
+exec gunicorn -w 3 shop.wsgi

@@ -1,0 +1,5 @@
+#!/bin/bash
+COLOR=$1
+PREFIX=$2
+shift 2
+exec "$@"

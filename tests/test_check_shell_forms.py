@@ -1,0 +1,271 @@
+"""The shell forms and wrappers a launch goes through, read as the shell and supervisord run
+them: `set -- ...` then `"$@"`, a `case` arm or an `if` on one line with its command, a
+function's `local` variable, a command held in a variable (`exec $CMD`), the interpreter's own
+options before `python -m uvicorn`, and supervisord's `[include]` globs (an absolute one
+through the image that copies the config). Fixture: tests/data/repos/shell-forms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import Launch, launches
+from servertune.machine import Machine
+
+ROOT = Path(__file__).parent / "data" / "repos" / "shell-forms"
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+
+@pytest.mark.parametrize(
+    ("script", "server", "workers", "threads"),
+    [
+        ("set-command.sh", "gunicorn", 3, 1),
+        ("set-arguments.sh", "gunicorn", 4, 1),
+        ("case-one-line.sh", "gunicorn", 3, 1),
+        ("if-one-line.sh", "gunicorn", 2, 1),
+        ("function-local.sh", "gunicorn", 5, 1),
+        ("command-variable.sh", "gunicorn", 3, 2),
+        ("python-options.sh", "uvicorn", 2, 1),
+    ],
+)
+def test_shell_form_starts_the_server_with_its_options(
+    script: str, server: str, workers: int, threads: int
+) -> None:
+    """Each script's one server, with the options its form passes, and no `exec` fault: every
+    one of them execs the server."""
+    result = check_files([ROOT / script], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert (app.kind, app.workers.value, app.threads.value) == (server, workers, threads)
+    assert not [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
+    assert not [n for n in result.notes if n.kind in ("starts-no-server", "not-followed")]
+
+
+def test_positional_parameters_set_by_the_script_keep_their_lines() -> None:
+    """`set -- --workers "$WORKERS" --timeout 40` then `exec gunicorn "$@" ...`: the
+    script's variable expanded, each option at the `set --` line."""
+    (app,) = check_files([ROOT / "set-arguments.sh"], machine=MACHINE, env={}).apps
+    assert app.request_timeout is not None
+    assert (app.request_timeout.value, app.request_timeout.at.line) == (40, 3)
+    assert app.workers.at.line == 3
+
+
+def test_supervisord_include_glob_through_the_image_is_in_the_chain() -> None:
+    """`COPY conf/ /etc/app/` and `[include] files = /etc/app/conf.d/*.conf`: the included
+    conf/conf.d/web.conf's program is the image's gunicorn, its chain the Dockerfile, the
+    include line and the program's line; the worker's file adds no server."""
+    root = ROOT / "supervisord-include"
+    walk = discover(root)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [(at.file.relative_to(root).as_posix(), at.line) for at in launch.chain] == [
+        ("Dockerfile", 3),
+        ("conf/supervisord.conf", 5),
+        ("conf/conf.d/web.conf", 2),
+    ]
+    assert launch.app.workers.value == 3
+    assert not [
+        n for n in result.notes if n.kind == "starts-no-server" and "Dockerfile" in str(n.at.file)
+    ]
+
+
+def _one(name: str) -> CheckResult:
+    return check_files([ROOT / name], machine=MACHINE, env={})
+
+
+def _folder(name: str) -> CheckResult:
+    root = ROOT / name
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def test_gunicorn_entry_module_behind_a_wrapper_is_gunicorn_with_its_config() -> None:
+    """`web: ddtrace-run python -m gunicorn.app.wsgiapp -c gunicorn-prod.conf.py ...`: the
+    interpreter runs gunicorn's own entry module, whose `-c` file sets 5 workers."""
+    (launch,) = _launches(_folder("procfile-module"))
+    assert (launch.app.kind, launch.app.workers.value) == ("gunicorn", 5)
+
+
+def _launches(result: CheckResult) -> list[Launch]:
+    return launches(result.apps, result.links, result.balancer_links)
+
+
+def test_options_variable_known_in_part_splits_into_its_known_options() -> None:
+    """`sudo -u ckan -EH uwsgi $UWSGI_OPTS`, OPTS holding `-p 2 ... --harakiri
+    $UWSGI_HARAKIRI`: sudo runs uwsgi, with 2 processes; only `--harakiri` is not known."""
+    result = _one("sudo-options-variable.sh")
+    (app,) = result.apps
+    assert (app.kind, app.workers.value) == ("uwsgi", 2)
+    (unknown,) = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert "--harakiri $UWSGI_HARAKIRI" in unknown.message
+
+
+def test_test_operands_are_neither_programs_nor_prefixes() -> None:
+    """`[[ -z $service || ... ]]` and `if [[ -n ${X:-} && $X != 0 ]]`: a test's words, so no
+    "runs $service" and no "$X before the server's command"."""
+    result = _one("conditions.sh")
+    assert [a.workers.value for a in result.apps] == [2]
+    assert not result.notes
+
+
+def test_argument_slice_is_the_arguments_it_names() -> None:
+    """`set -- web --workers 4` then `"${@:2}"`: `--workers 4`; with the caller's arguments
+    not known, `"${@:2}"` is said unresolved, never a refused command line."""
+    (app,) = _one("argument-slice.sh").apps
+    assert app.workers.value == 4
+    result = _one("argument-slice-unknown.sh")
+    assert [a.workers.value for a in result.apps] == [2]
+    assert [n.kind for n in result.notes] == ["unresolved-variable"]
+
+
+def test_script_waiting_on_itself_is_no_launcher() -> None:
+    """wait-for-it's `timeout "$TIMEOUT" "$0" --child --host="$HOST" &`: the script runs
+    itself to wait on a host, which launches no server (not "not followed")."""
+    assert [n.kind for n in _one("wait-self.sh").notes] == ["starts-no-server"]
+
+
+def test_image_commands_that_are_no_script_of_the_context() -> None:
+    """`tail -f /dev/null` runs no script (starts no server, not "not followed");
+    `/tini` copied from a stage is the wrapper before the entrypoint the image copies;
+    `flask run` is Flask's development server: not followed, never "starts no server"."""
+    assert [n.kind for n in _folder("dev-null").notes] == ["starts-no-server"]
+    (launch,) = _launches(_folder("tini-stage"))
+    assert [at.file.name for at in launch.chain] == ["Dockerfile", "start.sh"]
+    (flask,) = _folder("flask-run").notes
+    assert flask.kind == "not-followed"
+    assert "development server" in flask.message
+
+
+def test_waiting_script_runs_the_command_after_its_separator() -> None:
+    """compose `entrypoint: ['/wait-for-it.sh', 'db:5432', '-t', '30', '--',
+    '/entrypoint-uwsgi.sh']`: the service runs the script after `--` once the database
+    answers, so its uWSGI is the compose service's."""
+    root = ROOT / "wait-and-wrap"
+    result = _folder("wait-and-wrap")
+    chains = [[at.file.relative_to(root).as_posix() for at in x.chain] for x in _launches(result)]
+    assert ["docker-compose.yml", "entrypoint-uwsgi.sh"] in chains
+
+
+def test_shift_drops_the_arguments_a_wrapper_took() -> None:
+    """`CMD ["/wrapper.sh", "BLUE", "WEB", "/entrypoint-uwsgi.sh"]` whose wrapper reads
+    `$1`, `$2`, then `shift 2` and `exec "$@"`: it runs the entrypoint, uWSGI's 4 processes;
+    no file of that chain is said to start no server."""
+    root = ROOT / "wait-and-wrap"
+    files = [root / "Dockerfile", root / "wrapper.sh", root / "entrypoint-uwsgi.sh"]
+    result = check_files(files, machine=MACHINE, env={})
+    (launch,) = _launches(result)
+    assert [(at.file.name, at.line) for at in launch.chain] == [
+        ("Dockerfile", 5),
+        ("wrapper.sh", 5),
+        ("entrypoint-uwsgi.sh", 2),
+    ]
+    assert launch.app.workers.value == 4
+    # The wrapper's own reading (`exec "$@"` with no caller) is no "starts no server": the
+    # launch goes through it.
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
+
+
+def test_function_body_runs_where_it_is_called() -> None:
+    """`start_web() { local workers=4; gunicorn ...; }` called on the last line: its body,
+    with its `local`, runs there; without `exec` the shell stays its parent (at line 5)."""
+    result = _one("function-call.sh")
+    (app,) = result.apps
+    assert app.workers.value == 4
+    (child,) = [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
+    assert child.at.line == 5
+
+
+def test_case_on_the_first_argument_runs_the_arm_the_command_selects() -> None:
+    """An entrypoint `case "$1" in server) server ;; dev_server) ... runserver ;; worker) rq
+    worker ;;` under three compose services (`command: dev_server`, `worker`, `server`): only
+    the one whose command selects the gunicorn arm starts gunicorn."""
+    root = ROOT / "case-dispatch"
+    chains = [
+        [at.file.relative_to(root).as_posix() for at in x.chain]
+        for x in _launches(_folder("case-dispatch"))
+    ]
+    assert chains == [["compose.yaml", "Dockerfile", "docker-entrypoint"]]
+    (launch,) = _launches(_folder("case-dispatch"))
+    assert launch.app.workers.value == 4
+    assert launch.chain[0].line == 8  # the `web` service, whose command is `server`
+
+
+def test_variable_holding_the_arguments_is_not_their_text() -> None:
+    """`readonly cmd="$*"` then `exec $cmd`: the script's arguments, known only to its
+    caller, so the launch is not followed (never a program named `$*`, never "no server");
+    `cmd="exec gunicorn ... $@"` then `eval "$cmd"` is gunicorn with them."""
+    (note,) = _one("arguments-in-variable.sh").notes
+    assert (note.kind, note.at.line) == ("not-followed", 4)
+    # Inside a longer command string, `$@` stays the caller's arguments it passes on.
+    (app,) = _one("eval-with-arguments.sh").apps
+    assert app.workers.value == 3
+
+
+@pytest.mark.parametrize("name", ["app-unknown.sh", "app-unknown-supervisord.conf"])
+def test_app_known_only_when_it_runs_never_refuses_the_file(name: str) -> None:
+    """`uvicorn $APP --workers 2`, and supervisord's `granian ... %(ENV_GRANIAN_APPLICATION)s`
+    (every option from the environment too): uvicorn's and granian's parsers require an app,
+    and the placeholder is it; the file is read, the unknown values said, no error."""
+    result = _one(name)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.kind in ("uvicorn", "granian")
+    assert {n.kind for n in result.notes} == {"unresolved-variable"}
+
+
+def test_compose_sh_list_ending_in_the_server_without_exec_keeps_sh_as_pid_1() -> None:
+    """`command: /bin/sh -c "alembic upgrade head && ... && uvicorn ..."`: sh (dash) runs the
+    list's last command as its child, so the service's stop never reaches uvicorn: a warning
+    at the command, fixed by `exec uvicorn ...`; the service whose list execs it has none."""
+    path = ROOT.parent / "compose-sh-list" / "compose.yaml"
+    result = check_files([path], machine=MACHINE, env={})
+    (child,) = [f for f in result.findings if f.rule.startswith("entrypoint-without-exec")]
+    assert (child.rule, child.at.line) == ("entrypoint-without-exec", 4)
+    assert child.fix == "exec uvicorn onyx.main:app --host 0.0.0.0 --port 8080"
+
+
+def test_second_server_program_of_an_images_supervisord_is_kept() -> None:
+    """An image running `supervisord -c conf/supervisord.conf` with two gunicorn programs:
+    the image's chain reaches the first; the second, read from the same file on its own
+    lines, is another process and stays in the graph (never dropped without a word)."""
+    root = ROOT / "supervisord-two-servers"
+    chains = {
+        x.app.workers.value: [(at.file.relative_to(root).as_posix(), at.line) for at in x.chain]
+        for x in _launches(_folder("supervisord-two-servers"))
+    }
+    assert chains == {
+        3: [("Dockerfile", 4), ("conf/supervisord.conf", 5)],
+        1: [("conf/supervisord.conf", 8)],
+    }
+
+
+def test_image_default_command_selects_no_arm() -> None:
+    """The image's own `CMD ["dev_server"]` is what a deployment's command replaces (the
+    production one passes `server`): every arm is read, so the image's gunicorn stays linked
+    to its Dockerfile (and its STOPSIGNAL)."""
+    root = ROOT / "case-image-default"
+    (launch,) = _launches(_folder("case-image-default"))
+    assert [at.file.relative_to(root).as_posix() for at in launch.chain] == [
+        "Dockerfile",
+        "docker-entrypoint",
+    ]
+    assert launch.app.workers.value == 4
+
+
+def test_functions_calling_each_other_many_times_are_inlined_within_a_budget(
+    tmp_path: Path,
+) -> None:
+    """Six functions each calling the next 50 times (50**5 bodies if inlined whole): read
+    within the inlining budget, and the server after them still found."""
+    lines = ["#!/bin/sh"]
+    for level in range(6):
+        calls = [f"  f{level + 1}"] * 50 if level < 5 else ["  true"]
+        lines += [f"f{level}() {{", *calls, "}"]
+    lines += ["f0", "exec gunicorn --workers 2 shop.wsgi"]
+    script = tmp_path / "bomb.sh"
+    script.write_text("\n".join(lines) + "\n")
+    (app,) = check_files([script], machine=MACHINE, env={}).apps
+    assert app.workers.value == 2
