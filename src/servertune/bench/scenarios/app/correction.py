@@ -120,7 +120,7 @@ def correct(
     ms = per_process_ms * min(1.0, cores_per_process) - _server_ms(sat.server)
     if ms < max(MIN_CPU_MS, MIN_CPU_MS_PER_REQUEST):
         return None
-    planned, off = planned_hold(workload)
+    planned, off = planned_hold(workload, cores_per_process, _server_ms(sat.server))
     return Correction(
         sat.config, sat.against, round(planned, 3), round(ms, 3),
         sat.planned_rps, sat.judged_rps, other, off,
@@ -141,14 +141,19 @@ def _in_flight_off(sat: Saturation, workload: Workload, processes: int) -> tuple
     return (limit, implied) if implied > limit else None
 
 
-def planned_hold(workload: Workload) -> tuple[float, str]:
-    """The ms a request holds its loop in the plan (`admission.blocking_ms`, one core per
-    process), and the workload number it came from."""
+def planned_hold(
+    workload: Workload, cores_per_process: float = 1.0, server_ms: float = 0.0
+) -> tuple[float, str]:
+    """The ms a request holds its loop in the plan (`admission.blocking_ms`), and the workload
+    number it came from: where processes share the cores and their CPU share is the longer
+    time (as the plan's capacity takes it), that is `cpu_ms`."""
     held, _ = blocking_ms(workload)
+    cpu = workload.cpu_ms_per_request
     lbf = workload.loop_blocking_fraction
-    if lbf is not None and held > workload.cpu_ms_per_request:
+    shared = cores_per_process < 1 and (cpu + server_ms) / cores_per_process > held + server_ms
+    if lbf is not None and held > cpu and not shared:
         return held, f"loop_blocking_fraction ({workload.service_time_ms:g} ms x {lbf:g})"
-    return held, "cpu_ms"
+    return (cpu if shared else held), "cpu_ms"
 
 
 def corrected_values(workload: Workload, correction: Correction) -> dict[str, Any]:
