@@ -280,7 +280,17 @@ def test_django_both_entry_points_in_one_run(
     for load in ("unloaded", "closed", "overload"):
         rows = [run for run in asgi if run["load"] == load]
         assert [run["config"] for run in rows] == list(DJANGO_ASGI), load
-        assert all(run["rps"] > 0 for run in rows), load
+        copied, ours = rows
+        assert ours["rps"] > 0, load
+        # Overload is 4 x the plan's capacity, open loop, and --quick's client gives up after
+        # 1 s: the copied layout, which admits everything, may answer none of it in time
+        # (84-134 of about 1,000 answered in two runs here, none in a CI run): measured all the
+        # same, every request an error then, as test_bench_app_asgi.py allows for FastAPI.
+        if load == "overload":
+            assert copied["requests"] > 0
+            assert copied["rps"] > 0 or copied["errors"] == copied["requests"]
+        else:
+            assert copied["rps"] > 0, load
     assert all(run["errors"] == 0 for run in asgi if run["load"] != "overload")
     # The open-loop client is calibrated once, before any candidate starts (its own nginx).
     assert events[:2] == ["calibrate_client", "run_open_loop"], events
