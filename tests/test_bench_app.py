@@ -284,7 +284,7 @@ def test_django_both_entry_points_in_one_run(
         assert ours["rps"] > 0, load
         # Overload is 4 x the plan's capacity, open loop, and --quick's client gives up after
         # 1 s: the copied layout, which admits everything, may answer none of it in time
-        # (84-134 of about 1,000 answered in two runs here, none in a CI run): measured all the
+        # (84-134 of about 1,000 answered in two runs here; a CI run failed here): measured all the
         # same, every request an error then, as test_bench_app_asgi.py allows for FastAPI.
         if load == "overload":
             assert copied["requests"] > 0
