@@ -17,25 +17,27 @@ __all__ = ["Clock", "rss_kb", "schedstat_run_s"]
 
 def schedstat_wait_s(tid: int | None) -> float | None:
     """Seconds a thread (or, with None, every thread of this process) waited on a run queue."""
+    return _schedstat_s(tid, 1)
+
+
+def schedstat_run_s(tid: int) -> float | None:
+    """Seconds a thread of this process has run on a CPU (schedstat's first field)."""
+    return _schedstat_s(tid, 0)
+
+
+def _schedstat_s(tid: int | None, field: int) -> float | None:
+    """One field of schedstat in seconds, for a thread or (None) summed over every thread of
+    this process; None where Linux does not give it."""
     pid = os.getpid()
     tids = [tid] if tid is not None else _all_tids(pid)
     total = 0
     try:
         for t in tids:
             with open(f"/proc/{pid}/task/{t}/schedstat", encoding="ascii") as handle:
-                total += int(handle.read().split()[1])
+                total += int(handle.read().split()[field])
     except (OSError, IndexError, ValueError):
         return None
     return total / 1e9
-
-
-def schedstat_run_s(tid: int) -> float | None:
-    """Seconds a thread of this process has run on a CPU (schedstat's first field)."""
-    try:
-        with open(f"/proc/{os.getpid()}/task/{tid}/schedstat", encoding="ascii") as handle:
-            return int(handle.read().split()[0]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def rss_kb(statm: str = "/proc/self/statm") -> int | None:

@@ -45,6 +45,12 @@ OWNED = (
 )
 
 
+def asgi_hold_s(w: Workload) -> float:
+    """Seconds an ASGI request is held: its own time (`queueing.held_s`) and the ASGI server's
+    parsing and writing, which measured in-process times leave out."""
+    return held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
+
+
 def blocking_ms(w: Workload, cores_per_process: float = 1.0) -> tuple[float, str]:
     """The ms a request holds its process's loop or GIL, and why.
 
@@ -81,7 +87,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
             d.put(name, None, "interface is 'wsgi': a thread per request, nothing to admit")
         return
     processes = d.get_int("processes")
-    hold = held_s(w) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    hold = asgi_hold_s(w)
     capacity, fastest = _capacities(w, d, processes, hold)
     _admit(w, d, processes, hold, capacity, fastest)
     if w.sync_views:
@@ -137,7 +143,7 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
             "climbs)"
         )
     cores_each = d.get_float("cores_per_process")
-    served_ms, shared = _on_shared_cores(w, served_ms, ASGI_SERVER_MS_PER_REQUEST, cores_each)
+    served_ms, shared = on_shared_cores(w, served_ms, ASGI_SERVER_MS_PER_REQUEST, cores_each)
     served = processes * 1000 / (served_ms + NGINX_MS_PER_REQUEST)
     capacity = d.put(
         "asgi_capacity_rps",
@@ -147,7 +153,7 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
         "nothing, blocking time is served one request at a time (uvicorn's, and gunicorn's ASGI "
         "workers')" + (held_reason if held < served else ""),
     )
-    granian_loop_ms, shared = _on_shared_cores(
+    granian_loop_ms, shared = on_shared_cores(
         w, app_ms + GRANIAN_SERVER_MS_PER_REQUEST, GRANIAN_SERVER_MS_PER_REQUEST, cores_each
     )
     served = processes * 1000 / (granian_loop_ms + NGINX_MS_PER_REQUEST)
@@ -167,7 +173,7 @@ def _capacities(w: Workload, d: Derivation, processes: int, hold: float) -> tupl
     return capacity, fastest
 
 
-def _on_shared_cores(
+def on_shared_cores(
     w: Workload, loop_ms: float, server_ms: float, cores_each: float
 ) -> tuple[float, str]:
     """A process's time per request: its loop's, or, where processes outnumber the cores, its
@@ -269,7 +275,7 @@ def _lets_through(w: Workload, d: Derivation, processes: int, per_process: int, 
     """What an admission count lets through against what the same uvicorn processes serve
     with nothing in front: the count must never shed what they would have answered."""
     through = processes * per_process / hold
-    served_ms, shared = _on_shared_cores(
+    served_ms, shared = on_shared_cores(
         w, d.get_float("loop_ms"), ASGI_SERVER_MS_PER_REQUEST, d.get_float("cores_per_process")
     )
     alone = processes * 1000 / served_ms

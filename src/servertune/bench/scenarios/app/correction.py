@@ -34,8 +34,7 @@ from servertune.sizing.defaults import (
     MIN_CPU_MS_PER_REQUEST,
     NGINX_MS_PER_REQUEST,
 )
-from servertune.sizing.queueing import held_s
-from servertune.sizing.rules.admission import blocking_ms
+from servertune.sizing.rules.admission import asgi_hold_s, blocking_ms, on_shared_cores
 from servertune.workload import MIN_CPU_MS, Workload
 
 __all__ = ["CORRECTED_NAME", "Correction", "correct", "write_correction"]
@@ -133,7 +132,7 @@ def _in_flight_off(sat: Saturation, workload: Workload, processes: int) -> tuple
     limit = workload.in_flight_limit
     if limit is None:
         return None
-    hold = held_s(workload) + ASGI_SERVER_MS_PER_REQUEST / 1000
+    hold = asgi_hold_s(workload)
     bound = processes * limit / hold
     if abs(sat.planned_rps - bound) > 1e-6 * bound:
         return None  # the capacity came from the loop's time, not from the limit
@@ -150,7 +149,7 @@ def planned_hold(
     held, _ = blocking_ms(workload)
     cpu = workload.cpu_ms_per_request
     lbf = workload.loop_blocking_fraction
-    shared = cores_per_process < 1 and (cpu + server_ms) / cores_per_process > held + server_ms
+    _, shared = on_shared_cores(workload, held + server_ms, server_ms, cores_per_process)
     if lbf is not None and held > cpu and not shared:
         return held, f"loop_blocking_fraction ({workload.service_time_ms:g} ms x {lbf:g})"
     return (cpu if shared else held), "cpu_ms"
