@@ -159,7 +159,14 @@ def test_fastapi_every_layout_at_every_load(fastapi_run: tuple[dict[str, Any], P
     assert "django" not in report["versions"]  # installed here (the Django tests), not this app's
     assert {"uvicorn", "granian", "gunicorn", "uvicorn-worker"} <= report["versions"].keys()
     # The headline's data: one verdict per load level compared (unloaded names no winner).
-    assert [v["level"] for v in report["verdicts"]] == ["c=2", "c=8", "overload"]
+    # Overload has none when the open-loop client, calibrated on these cores, cannot send
+    # 1.5 x the plan's capacity (a busy CI run): its verdict line then says so, with the rate.
+    (overload_said,) = [n for n in report["notes"] if n.startswith("verdict overload: ")]
+    measurable = "overload not measurable here" not in overload_said
+    if not measurable:
+        assert "the open-loop client sends at most" in overload_said
+    levels = ["c=2", "c=8", *(["overload"] if measurable else [])]
+    assert [v["level"] for v in report["verdicts"]] == levels
     assert all(v["winner"] in ("servertune", "copied", None) for v in report["verdicts"])
     assert any(n.startswith("adaptive run: ") for n in report["notes"])
     assert report["elapsed_s"] > 0
