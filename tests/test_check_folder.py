@@ -373,3 +373,37 @@ def test_site_file_without_a_suffix_in_an_nginx_folder_is_walked(tmp_path: Path)
     result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert [at.file.name for at in launch.fronts] == ["microblog"]
+
+
+def test_nginx_files_named_anything_are_walked_by_content(tmp_path: Path) -> None:
+    """A Jinja site under `nginx/` named `default.tpl` and an `http-base.conf.jnj` are skipped as
+    templates; a stage copy `app.conf.template.prod` and a suffixless `proxy/conf` (which the
+    proxy's Dockerfile copies to conf.d) are read as nginx by their content; a LICENSE and a
+    Makefile beside them are neither read nor named."""
+    jinja_site = "server {\n{% if SSL %}\n    listen 443 ssl;\n{% endif %}\n}\n"
+    write(
+        tmp_path,
+        {
+            "etc/nginx/default.tpl": jinja_site,
+            "conf/nginx/http-base.conf.jnj": jinja_site,
+            "deploy/nginx/app.conf.template.prod": "upstream api { server ${API_HOST}:8080; }\n"
+            "server {\n    listen 80;\n    location / { proxy_pass http://api; }\n}\n",
+            "proxy/conf": "server {\n    listen 80;\n"
+            "    location / { proxy_pass http://backend:8000; }\n}\n",
+            "proxy/Dockerfile": "FROM nginx:1.25\nCOPY conf /etc/nginx/conf.d/default.conf\n",
+            "LICENSE": "Permission is hereby granted, free of charge, to any person\n",
+            "Makefile": "run:\n\tdocker compose up\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "deploy/nginx/app.conf.template.prod",
+        "proxy/conf",
+        "proxy/Dockerfile",
+    }
+    assert {p.relative_to(tmp_path).as_posix() for p, _ in walk.templates} == {
+        "etc/nginx/default.tpl",
+        "conf/nginx/http-base.conf.jnj",
+    }
+    assert not walk.unclaimed
+    assert not check_folder(tmp_path).errors
