@@ -407,3 +407,34 @@ def test_nginx_files_named_anything_are_walked_by_content(tmp_path: Path) -> Non
     }
     assert not walk.unclaimed
     assert not check_folder(tmp_path).errors
+
+
+def test_front_copied_into_an_image_belongs_to_the_project_that_builds_it(tmp_path: Path) -> None:
+    """An nginx site a proxy's Dockerfile copies (`COPY conf /etc/nginx/conf.d/...`) is in the
+    compose project whose service builds that image: its `backend:8000` is that project's
+    backend (here a `python app.py` check does not read), never a gunicorn on port 8000 of a
+    sample beside it."""
+    write(
+        tmp_path,
+        {
+            "with-proxy/compose.yaml": "services:\n  backend:\n    build: backend\n"
+            "  proxy:\n    build: proxy\n    ports: ['80:80']\n",
+            "with-proxy/backend/Dockerfile": 'FROM python:3.12\nCMD ["python", "app.py"]\n',
+            "with-proxy/proxy/Dockerfile": "FROM nginx:1.25\n"
+            "COPY conf /etc/nginx/conf.d/default.conf\n",
+            "with-proxy/proxy/conf": "server {\n    listen 80;\n"
+            "    location / { proxy_pass http://backend:8000; }\n}\n",
+            "other-sample/compose.yaml": "services:\n  web:\n    build: .\n"
+            "    command: gunicorn --bind 0.0.0.0:8000 --timeout 60 app:app\n",
+            "other-sample/Dockerfile": "FROM python:3.12\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    fronted = {
+        launch.chain[0].file.parent.relative_to(tmp_path).as_posix(): [
+            at.file.relative_to(tmp_path).as_posix() for at in launch.fronts
+        ]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronted == {"other-sample": []}, fronted
+    assert tmp_path / "with-proxy/proxy/conf" in {n.file for n in result.nginx}
