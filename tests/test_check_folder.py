@@ -381,11 +381,14 @@ def test_nginx_files_named_anything_are_walked_by_content(tmp_path: Path) -> Non
     proxy's Dockerfile copies to conf.d) are read as nginx by their content; a LICENSE and a
     Makefile beside them are neither read nor named."""
     jinja_site = "server {\n{% if SSL %}\n    listen 443 ssl;\n{% endif %}\n}\n"
+    jinja_http = (
+        "server_tokens off;\n{% if not trusted_proxy_cidr %}\nset_real_ip_from 0.0.0.0/0;\n"
+    )
     write(
         tmp_path,
         {
             "etc/nginx/default.tpl": jinja_site,
-            "conf/nginx/http-base.conf.jnj": jinja_site,
+            "conf/nginx/http-base.conf.jnj": jinja_http,
             "deploy/nginx/app.conf.template.prod": "upstream api { server ${API_HOST}:8080; }\n"
             "server {\n    listen 80;\n    location / { proxy_pass http://api; }\n}\n",
             "proxy/conf": "server {\n    listen 80;\n"

@@ -349,8 +349,13 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
     """A template worth a line: one a reader would have claimed, or a deployment file by name
-    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`)."""
-    return _named_for_check(path) or _claims(path, text)
+    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`) or by its folder
+    (`nginx/http-base.conf.jnj`, whose Jinja a reader cannot parse)."""
+    return (
+        _named_for_check(path)
+        or path.parent.name.lower() in NGINX_DIRECTORIES
+        or _claims(path, text)
+    )
 
 
 def _named_for_check(path: Path) -> bool:
