@@ -404,9 +404,9 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
-    from servertune.check.images import images_of_run, read_images
+    from servertune.check.images import images_of_run, read_builds, read_images
 
-    with images_of_run(read_images(paths)):
+    with images_of_run(read_images(paths), read_builds(paths)):
         return _read_each(paths, env, kind)
 
 

@@ -47,11 +47,13 @@ from servertune.check.dockerfile import (
     Image,
     container_words,
     find_server,
+    image_server,
     read_image,
     shell_form,
     with_stop_signal,
 )
 from servertune.check.envfile import read_env_file
+from servertune.check.images import Build
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import (
     AppServer,
@@ -60,6 +62,7 @@ from servertune.check.model import (
     Location,
     NothingToCheck,
     Setting,
+    collect_notes,
     note,
 )
 from servertune.check.source import read_text
@@ -68,6 +71,7 @@ from servertune.check.unfollowed import nothing_started
 __all__ = [
     "BYTE_UNITS",
     "MAX_EXPANDED_NODES",
+    "builds_of",
     "interpolate",
     "looks_like_compose",
     "parse_bytes",
@@ -412,9 +416,12 @@ def _somaxconn(service: _Node) -> Setting[int] | None:
     return None
 
 
-def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
+def _image(
+    service: _Node, path: Path, runs: Mapping[str, list[str]]
+) -> tuple[Image | None, tuple[Path, ...]]:
     """The Dockerfile a service is built from, when it is here; for a service that builds
-    none, the image of the run its `image:` names (`images.image_named`)."""
+    none, the image of the run its `image:` names (`images.image_named`), on the evidence of
+    the files the file's services running that name start (`runs`)."""
     build = service.get("build")
     if build is None:
         named = service.get("image")
@@ -423,7 +430,25 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
             return None, ()
         from servertune.check.images import image_named
 
-        return image_named(reference, path), ()
+        return image_named(reference, path, named.at, runs.get(reference, ())), ()  # type: ignore[union-attr]
+    if isinstance(build.node, yaml.MappingNode) and build.get("dockerfile_inline") is not None:
+        inline = build.get("dockerfile_inline")
+        context_node = build.get("context")
+        context = (context_node.text() if context_node else None) or "."
+        # Its COPY sources are each read inside the tree only (dockerfile.Image.find).
+        return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
+    built = _build(build, path)
+    if built is None:
+        return None, ()
+    dockerfile, directory, target = built
+    # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
+    # stage's server).
+    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
+
+
+def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
+    """(the Dockerfile, the build context, the target stage) a service's `build` names, when
+    the Dockerfile is here; None for a git URL, a path out of the tree or a missing file."""
     file_node: _Node | None = None
     context_at = build.at
     target: str | None = None
@@ -434,26 +459,65 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         context = (context_node.text() if context_node else None) or "."
         context_at = context_node.at if context_node is not None else build.at
         name = (file_node.text() if file_node else None) or "Dockerfile"
-        if build.get("dockerfile_inline") is not None:
-            inline = build.get("dockerfile_inline")
-            # Its COPY sources are each read inside the tree only (dockerfile.Image.find).
-            return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
     else:
         context, name = build.text() or ".", "Dockerfile"
     if "://" in context:
-        return None, ()  # a git URL: not here
+        return None  # a git URL: not here
     directory = Path(os.path.normpath(path.parent / context))  # `..`: one path for one file
     dockerfile = directory / name
     named_at = file_node.at if file_node is not None else build.at
     if resolve.admit(directory, context, context_at, "build context") is None:
-        return None, ()
+        return None
     if resolve.admit(dockerfile, name, named_at, "build dockerfile") is None:
-        return None, ()
+        return None
     if not dockerfile.is_file():
-        return None, ()
-    # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
-    # stage's server).
-    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
+        return None
+    return dockerfile, directory, target
+
+
+def builds_of(path: Path, text: str) -> tuple[Build, ...]:
+    """The images the file's services build here and tag (`build:` with `image:`), each the
+    image that name runs elsewhere (`images.image_named`); () when the file does not parse
+    (its reading says why)."""
+    try:
+        documents = _documents(path, text)
+    except CheckInputError:
+        return ()
+    services = documents[0].get("services") if documents else None
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        return ()
+    lookup = {**_dotenv(path), **os.environ}
+    found: list[Build] = []
+    with collect_notes():  # the file's own reading notes what it names
+        for _, service in services.items():
+            build, named = service.get("build"), service.get("image")
+            reference = named.text() if named is not None else None
+            if build is None or not reference:
+                continue
+            try:
+                reference = interpolate(reference, lookup, named.at)  # type: ignore[union-attr]
+            except CheckInputError:
+                continue
+            built = _build(build, path)
+            if built is not None:
+                found.append(Build(reference, *built))
+    return tuple(found)
+
+
+def _runs(services: _Node, lines: list[str]) -> dict[str, list[str]]:
+    """Each `image:` name with the first words of the `entrypoint` / `command` of the services
+    that run it (what the image must hold: `./bin/docker-entrypoint-api.sh`)."""
+    runs: dict[str, list[str]] = {}
+    for _, service in services.items():
+        named = service.get("image")
+        reference = named.text() if named is not None else None
+        if not reference or service.get("build") is not None:
+            continue
+        for key in ("entrypoint", "command"):
+            words = _command(service.get(key), lines)
+            if words:
+                runs.setdefault(reference, []).append(words[0].text)
+    return runs
 
 
 def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:
@@ -651,6 +715,7 @@ def read_compose(
         return interpolate(value, lookup, at)
 
     _outside_references(root, services, path)
+    runs = _runs(services, lines)
     apps: list[AppServer] = []
     unstarted: list[tuple[list[Word], FindConfig | None]] = []
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
@@ -661,7 +726,7 @@ def read_compose(
         name = str(key.value)
         service = _Node(value, path)
         key_at = Location(path, key.start_mark.line + 1)
-        image, image_files = _image(service, path)
+        image, image_files = _image(service, path, runs)
         files += image_files
         entrypoint = _command(service.get("entrypoint"), lines)
         command = _command(service.get("command"), lines)
@@ -687,7 +752,11 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        app = find_server(path, first, rest, environment, where, image, find=find)
+        app = (
+            image_server(path, first, rest, environment, where, image, find=find)
+            if image is not None
+            else find_server(path, first, rest, environment, where, image, find=find)
+        )
         if app is None:
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.

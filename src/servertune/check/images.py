@@ -12,29 +12,37 @@ never taken for another's.
 from __future__ import annotations
 
 import contextvars
+import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from servertune.check.model import CheckInputError, Location, collect_notes
+from servertune.check.model import CheckInputError, Location, collect_notes, note
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
     from servertune.check.dockerfile import Image
 
 __all__ = [
+    "Build",
     "env_at_of_image",
     "env_of_image",
     "found_in_images",
     "image_holding",
     "image_named",
     "images_of_run",
+    "read_builds",
     "read_images",
 ]
 
 _IMAGES: contextvars.ContextVar[tuple[Image, ...]] = contextvars.ContextVar(
     "servertune_check_images", default=()
+)
+_BUILDS: contextvars.ContextVar[tuple[Build, ...]] = contextvars.ContextVar(
+    "servertune_check_builds", default=()
 )
 
 
@@ -56,13 +64,32 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
     return tuple(images)
 
 
+def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
+    """The images the compose files among `paths` build and tag (`images.Build`); a file
+    that does not parse is its reader's error to report."""
+    from servertune.check.compose import builds_of, looks_like_compose
+    from servertune.check.source import read_text
+
+    builds: list[Build] = []
+    for path in paths:
+        try:
+            text = read_text(path)
+            if looks_like_compose(path, text):
+                builds += builds_of(path, text)
+        except (CheckInputError, OSError, ModuleNotFoundError):
+            continue
+    return tuple(builds)
+
+
 @contextmanager
-def images_of_run(images: Sequence[Image]) -> Iterator[None]:
+def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iterator[None]:
     """The images of the run in progress, for `found_in_images` (which `commands.beside`
-    asks), while the block runs."""
+    asks) and `image_named`, with the images compose files build and tag, while the block
+    runs."""
     from servertune.check.commands import IMAGE_ENV_AT, IN_IMAGES
 
     token = _IMAGES.set(tuple(images))
+    built = _BUILDS.set(tuple(builds))
     hook = IN_IMAGES.set(found_in_images)
     env_hook = IMAGE_ENV_AT.set(env_at_of_image)
     try:
@@ -70,6 +97,7 @@ def images_of_run(images: Sequence[Image]) -> Iterator[None]:
     finally:
         IMAGE_ENV_AT.reset(env_hook)
         IN_IMAGES.reset(hook)
+        _BUILDS.reset(built)
         _IMAGES.reset(token)
 
 
@@ -86,32 +114,183 @@ def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile 
     return None
 
 
-def image_named(reference: str, referrer: Path) -> Image | None:
-    """The image of the run a compose service's `image:` names when no service builds it
-    (`libretranslate/libretranslate:latest` for the repository's docker/Dockerfile): the one
-    Dockerfile of the run that sets a command, when the reference's last name is that
-    Dockerfile's folder's, or is in the name of a folder above it within the tree check reads
-    (the repository's own). A name with no owner (`postgres`, `redis:7`) is a library image,
-    never the project's. None when the files do not say which."""
+@dataclass(frozen=True)
+class Build:
+    """A compose service that builds an image and tags it (`build:` with `image:`): the image
+    that name runs, wherever else it is named (Compose tags the image it builds with the
+    service's `image:`)."""
+
+    reference: str
+    dockerfile: Path
+    context: Path
+    target: str | None = None
+
+
+def image_named(
+    reference: str, referrer: Path, at: Location | None = None, runs: Sequence[str] = ()
+) -> Image | None:
+    """The image of the run a compose service's or a Kubernetes container's `image:` names
+    when nothing there builds it, on evidence in the files only, first found wins:
+
+    * a compose service of the run builds and tags that very name (`build:` with `image:`);
+    * the name's own part (its last path part without the words of the repository's name,
+      else its tag: `baserow/backend`, `makeplane/plane-backend`, `doccano/doccano:backend`)
+      is one Dockerfile's folder or suffix (`backend/Dockerfile`, `Dockerfile.api`), else one
+      Dockerfile's stage (`local/nautobot-dev`: the `dev` stage, whose command that runs);
+    * `runs`, the files the services running that name start (`./bin/entrypoint-api.sh`,
+      `/opt/bin/prod-celery.sh`), are held by one Dockerfile's image only;
+    * the name is the repository's own (`ghcr.io/paperless-ngx/paperless-ngx` in
+      paperless-ngx): its root Dockerfile, else the one Dockerfile of the run that sets a
+      command.
+
+    A name with no owner (`postgres`, `redis:7`) is a library image, never the project's.
+    None when the files do not say which; when the name is the project's (it shares a word
+    with the repository's name) and Dockerfiles here could build it, a not-followed note at
+    `at` says so, never a guess."""
     from servertune.check import resolve
 
-    path = reference.split("@", 1)[0]
+    path, tag = _name_and_tag(reference)
     if "/" not in path:
         return None
-    name = _plain(path.rsplit("/", 1)[-1].split(":", 1)[0])
-    commanded = [image for image in _IMAGES.get() if image.entrypoint or image.cmd]
-    if len(name) < 4 or len(commanded) != 1:
+    built = _built_as(path, tag)
+    if built is not None:
+        return built
+    images = _IMAGES.get()
+    if not images:
         return None
-    image = commanded[0]
-    folder = image.path.absolute().parent
-    if _plain(folder.name) == name:
-        return image
-    for above in folder.parents:
-        if not resolve.inside(above, referrer):
-            break
-        if name in _plain(above.name):
-            return image
+    with resolve.within_default(referrer) as root:
+        project = set(_words(root.name))
+        root_path = root
+    owner, last = path.rsplit("/", 1)
+    own = [w for w in _words(last) if w not in project]
+    keys = ["".join(own)] if own else []
+    if tag and "$" not in tag:
+        keys.append(_plain(tag))
+    for key in keys:
+        found = _by_key(images, key, root_path)
+        if found is not None:
+            return found
+    held = _holding_runs(images, runs)
+    if held is not None:
+        return held
+    if not own:
+        found = _project_image(images, root_path)
+        if found is not None:
+            return found
+    if at is not None and project & {*_words(last), *_words(owner.rsplit("/", 1)[-1])}:
+        note(
+            "not-followed",
+            at,
+            f"{at}: not followed: image {reference}: {len(images)} Dockerfile"
+            f"{'s' if len(images) != 1 else ''} here could build it and the files do not say "
+            "which (a compose service that builds and tags it, or a Dockerfile named for it, "
+            "would)",
+        )
     return None
+
+
+_TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")
+
+
+def _name_and_tag(reference: str) -> tuple[str, str]:
+    """(the repository path in lower case, the tag) of an image reference, digest left out:
+    `ghcr.io/a/b:1.2@sha256:...` is (`ghcr.io/a/b`, `1.2`)."""
+    match = _TAGGED.match(reference.split("@", 1)[0].strip())
+    if match is None:  # pragma: no cover - the pattern matches every string
+        return reference.lower(), ""
+    return match["path"].lower(), match["tag"] or ""
+
+
+def _words(name: str) -> list[str]:
+    """The words of a name (`TandoorRecipes+recipes`: `tandoorrecipes`, `recipes`)."""
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+
+
+def _built_as(path: str, tag: str) -> Image | None:
+    """The image a compose service of the run builds and tags `path` (with `tag`, when
+    builds differ by tag), when one Dockerfile (and stage) does."""
+    builds = [b for b in _BUILDS.get() if _name_and_tag(b.reference)[0] == path]
+    same_tag = [b for b in builds if _name_and_tag(b.reference)[1] == tag]
+    chosen = {(b.dockerfile, b.context, b.target) for b in (same_tag or builds)}
+    if len(chosen) != 1:
+        return None
+    ((dockerfile, context, target),) = chosen
+    return _read(dockerfile, context, target)
+
+
+def _read(dockerfile: Path, context: Path | None, target: str | None) -> Image | None:
+    from servertune.check.dockerfile import read_image
+    from servertune.check.source import read_text
+
+    try:
+        with collect_notes():  # the Dockerfile's own reading says what it notes
+            return read_image(dockerfile, read_text(dockerfile), context, target)
+    except (CheckInputError, OSError, ModuleNotFoundError):
+        return None
+
+
+def _keys(image: Image, root: Path) -> set[str]:
+    """The names a Dockerfile is known by: its folder's (not the repository root's) and its
+    name's suffix or prefix (`Dockerfile.api`, `Dockerfile-prod`, `api.Dockerfile`)."""
+    keys: set[str] = set()
+    folder = image.path.absolute().parent
+    if os.path.normpath(folder) != os.path.normpath(root.absolute()):
+        keys.add(_plain(folder.name))
+    name = image.path.name
+    for part in re.split(r"(?i)dockerfile", name):
+        if _plain(part):
+            keys.add(_plain(part))
+    return keys
+
+
+_STAGE = re.compile(r"^\s*FROM\s.*?\sAS\s+([A-Za-z0-9][\w.-]*)\s*$", re.I | re.M)
+
+
+def _stage_named(image: Image, key: str) -> str | None:
+    """The stage of the image's Dockerfile named `key` (`FROM ... AS dev`), as written."""
+    from servertune.check.source import read_text
+
+    try:
+        text = read_text(image.path)
+    except (CheckInputError, OSError):
+        return None
+    return next((s for s in _STAGE.findall(text) if _plain(s) == key), None)
+
+
+def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
+    """The one Dockerfile named `key` (its folder or suffix), else the one Dockerfile with a
+    stage `key`, read as that stage."""
+    if len(key) < 2:
+        return None
+    named = [i for i in images if key in _keys(i, root)]
+    if named:
+        return named[0] if len(named) == 1 else None
+    staged = [(i, stage) for i in images if (stage := _stage_named(i, key)) is not None]
+    if len(staged) != 1:
+        return None
+    ((image, stage),) = staged
+    return _read(image.path, image.context if image.context_given else None, stage)
+
+
+def _holding_runs(images: Sequence[Image], runs: Sequence[str]) -> Image | None:
+    """The one image that holds a file the services running the name start."""
+    named = [r for r in runs if "/" in r and "$" not in r]
+    if not named:
+        return None
+    with collect_notes():  # looking, not reading
+        holding = [i for i in images if any(i.find(r) is not None for r in named)]
+    return holding[0] if len(holding) == 1 else None
+
+
+def _project_image(images: Sequence[Image], root: Path) -> Image | None:
+    """The repository's own image: its root `Dockerfile`, else its one Dockerfile that sets a
+    command."""
+    top = [i for i in images if i.path.absolute().parent == root.absolute()]
+    plain = [i for i in top if i.path.name == "Dockerfile"]
+    if len(plain) == 1:
+        return plain[0]
+    commanded = [image for image in images if image.entrypoint or image.cmd]
+    return commanded[0] if len(commanded) == 1 else None
 
 
 def _plain(name: str) -> str:

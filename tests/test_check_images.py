@@ -1,0 +1,174 @@
+"""Which Dockerfile builds the image a compose service's or a Kubernetes container's `image:`
+names, when nothing there builds it: linked only on evidence in the files (a service that
+builds and tags the name, a Dockerfile named for it, the files its services start, the
+repository's own name), else a not-followed note naming the image; the linked container's
+environment and limits reach the server. Each repository here is written by the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+#: A Dockerfile whose image starts gunicorn through an entrypoint, with as many workers as its
+#: container's WORKERS says.
+GUNICORN_IMAGE = """FROM python:3.12-slim
+WORKDIR /app
+COPY start.sh /usr/local/bin/start.sh
+CMD ["/usr/local/bin/start.sh"]
+"""
+START = '#!/bin/sh\nexec gunicorn --workers "${WORKERS:-1}" -b 0.0.0.0:8000 app:app\n'
+#: The frontend's image: nginx and its files, no command of its own.
+NGINX_IMAGE = "FROM nginx:1.27\nCOPY site/ /usr/share/nginx/html/\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def check(root: Path) -> CheckResult:
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def chains(result: CheckResult, root: Path) -> list[list[str]]:
+    return [
+        [at.file.relative_to(root).as_posix() for at in launch.chain]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+def unfollowed(result: CheckResult) -> list[str]:
+    return [n.message for n in result.notes if n.kind == "not-followed"]
+
+
+def test_an_image_another_service_builds_and_tags_is_that_build(tmp_path: Path) -> None:
+    """compose.build.yaml builds docker/web.Dockerfile as `acme/site:2.1`; the deployment's
+    compose.yaml runs `acme/site:2.1` with WORKERS=5: that service runs that build, its
+    environment reaching gunicorn (5 workers), though another Dockerfile starts a server too."""
+    root = write(
+        tmp_path / "site",
+        {
+            "compose.build.yaml": "services:\n  app:\n    build:\n      context: .\n"
+            "      dockerfile: docker/web.Dockerfile\n    image: acme/site:2.1\n",
+            "deploy/compose.yaml": "services:\n  web:\n    image: acme/site:2.1\n"
+            '    environment:\n      WORKERS: "5"\n',
+            "docker/web.Dockerfile": GUNICORN_IMAGE.replace(
+                "COPY start.sh", "COPY docker/start.sh"
+            ),
+            "docker/start.sh": START,
+            "tools/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "tools:app"]\n',
+        },
+    )
+    result = check(root)
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "web"]
+    assert [a.workers.value for a in deployed] == [5]
+    assert ["deploy/compose.yaml", "docker/web.Dockerfile", "docker/start.sh"] in chains(
+        result, root
+    )
+
+
+def test_an_image_named_for_a_dockerfiles_folder_is_that_dockerfile(tmp_path: Path) -> None:
+    """In the repository `shop`, `acme/shop-backend` is backend/Dockerfile (the name's own
+    word once the repository's is left out) and `acme/shop-api` is api/Dockerfile.api; the
+    service's CPU limit and WORKERS reach the gunicorn each starts."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "compose.yaml": "services:\n"
+            "  backend:\n    image: acme/shop-backend:1.0\n    cpus: 2\n"
+            '    environment:\n      WORKERS: "4"\n'
+            "  api:\n    image: acme/shop-api:1.0\n"
+            '    environment:\n      WORKERS: "3"\n'
+            "  frontend:\n    build: ./frontend\n",
+            "backend/Dockerfile": GUNICORN_IMAGE,
+            "backend/start.sh": START,
+            "api/Dockerfile.api": GUNICORN_IMAGE,
+            "api/start.sh": START,
+            "frontend/Dockerfile": NGINX_IMAGE,
+        },
+    )
+    result = check(root)
+    by_service = {a.container.name: a for a in result.apps if a.container is not None}
+    assert by_service["backend"].workers.value == 4
+    assert by_service["backend"].container.cpu_limit.value == 2  # type: ignore[union-attr]
+    assert by_service["api"].workers.value == 3
+    assert ["compose.yaml", "api/Dockerfile.api", "api/start.sh"] in chains(result, root)
+
+
+def test_an_image_is_the_dockerfile_holding_what_its_services_start(tmp_path: Path) -> None:
+    """`acme/notes:backend` names no Dockerfile, but the `worker` service running it starts
+    /opt/bin/worker.sh, which only docker/Dockerfile.prod copies (COPY tools/ /opt/bin/): the
+    `web` service running the same image is that Dockerfile's gunicorn."""
+    root = write(
+        tmp_path / "notes",
+        {
+            "docker/compose.prod.yaml": "services:\n"
+            '  web:\n    image: acme/notes:backend\n    environment:\n      WORKERS: "6"\n'
+            '  worker:\n    image: acme/notes:backend\n    entrypoint: ["/opt/bin/worker.sh"]\n',
+            "docker/Dockerfile.prod": "FROM python:3.12\nCOPY tools/ /opt/bin/\n"
+            'ENTRYPOINT ["/opt/bin/start.sh"]\n',
+            "docker/Dockerfile": 'FROM python:3.12\nCOPY . /notes\nCMD ["/notes/tools/start.sh"]\n',
+            "tools/start.sh": START,
+            "tools/worker.sh": "#!/bin/sh\nexec celery -A notes worker\n",
+        },
+    )
+    result = check(root)
+    (web,) = [a for a in result.apps if a.container is not None and a.container.name == "web"]
+    assert web.workers.value == 6
+    assert ["docker/compose.prod.yaml", "docker/Dockerfile.prod", "tools/start.sh"] in chains(
+        result, root
+    )
+
+
+def test_the_repositorys_own_image_is_its_root_dockerfile(tmp_path: Path) -> None:
+    """In the repository `owlapp`, `me/owlapp:latest` is the repository's own image: its root
+    Dockerfile, not owlapp/Dockerfile (the web frontend's folder happens to share the name)."""
+    root = write(
+        tmp_path / "owlapp",
+        {
+            "compose.yaml": "services:\n  app:\n    image: me/owlapp:latest\n"
+            '    environment:\n      WORKERS: "2"\n',
+            "Dockerfile": GUNICORN_IMAGE,
+            "start.sh": START,
+            "owlapp/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "-w", "9", "x:app"]\n',
+        },
+    )
+    result = check(root)
+    assert ["compose.yaml", "Dockerfile", "start.sh"] in chains(result, root)
+    (app,) = [a for a in result.apps if a.container is not None]
+    assert app.workers.value == 2
+
+
+def test_an_image_several_dockerfiles_could_build_is_a_note_never_a_guess(
+    tmp_path: Path,
+) -> None:
+    """`acme/shop-web` names none of the two Dockerfiles here (both start a server) and no
+    file says which builds it: the service is not linked to either, and a not-followed note
+    names the image and the count; `minio/minio`, another project's image, is no note."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "compose.yaml": "services:\n  web:\n    image: acme/shop-web:1.0\n"
+            "  storage:\n    image: minio/minio:latest\n",
+            "backend/Dockerfile": GUNICORN_IMAGE,
+            "backend/start.sh": START,
+            "admin/Dockerfile": GUNICORN_IMAGE,
+            "admin/start.sh": START,
+        },
+    )
+    result = check(root)
+    assert not [a for a in result.apps if a.container is not None]
+    notes = unfollowed(result)
+    assert any("image acme/shop-web:1.0: 2 Dockerfiles here could build it" in n for n in notes)
+    assert not any("minio" in n for n in notes)
