@@ -172,3 +172,75 @@ def test_an_image_several_dockerfiles_could_build_is_a_note_never_a_guess(
     notes = unfollowed(result)
     assert any("image acme/shop-web:1.0: 2 Dockerfiles here could build it" in n for n in notes)
     assert not any("minio" in n for n in notes)
+
+
+#: A Deployment whose container runs `image` with no command, PORT and a CPU limit of its own.
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: {name}
+          image: registry.example/bank/{name}:v1.2@sha256:0123
+          env:
+            - name: PORT
+              value: "8080"
+          resources:
+            limits:
+              cpu: 500m
+"""
+SHELL_FORM_IMAGE = "FROM python:3.12-slim\nCMD gunicorn -b :$PORT --threads 4 app:app\n"
+
+
+def test_kubernetes_containers_run_the_dockerfile_named_for_their_image(tmp_path: Path) -> None:
+    """Two Deployments (`users`, `ledger`) run images named for src/users/ and src/ledger/:
+    each container is linked to its own Dockerfile's gunicorn, whose `-b :$PORT` is the
+    container's PORT (8080) and whose CPU limit is the container's 0.5."""
+    root = write(
+        tmp_path / "bank",
+        {
+            "k8s/users.yaml": DEPLOYMENT.format(name="users"),
+            "k8s/ledger.yaml": DEPLOYMENT.format(name="ledger"),
+            "src/users/Dockerfile": SHELL_FORM_IMAGE,
+            "src/ledger/Dockerfile": SHELL_FORM_IMAGE,
+        },
+    )
+    result = check(root)
+    linked = {
+        a.container.name: a
+        for a in result.apps
+        if a.container is not None and a.container.platform == "kubernetes"
+    }
+    assert sorted(linked) == ["ledger", "users"]
+    for app in linked.values():
+        assert [s.value for s in app.sockets] == [":8080"]
+        assert app.container.cpu_limit.value == 0.5  # type: ignore[union-attr]
+    assert ["k8s/users.yaml", "src/users/Dockerfile"] in chains(result, root)
+    assert not [n for n in result.notes if n.kind == "unresolved-variable"]
+
+
+def test_kubernetes_image_naming_a_dev_stage_runs_that_stage(tmp_path: Path) -> None:
+    """`image: local/app-dev` in the repository `app` names the Dockerfile's `dev` stage,
+    whose CMD is a development server: the container is not linked to the final stage's
+    gunicorn (which the Dockerfile alone still starts)."""
+    root = write(
+        tmp_path / "app",
+        {
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", "local/app-dev"
+            ),
+            "docker/Dockerfile": "FROM python:3.12 AS base\n"
+            'FROM base AS dev\nCMD ["flask", "run"]\n'
+            'FROM base AS final\nCMD ["gunicorn", "-b", "0.0.0.0:8000", "app:app"]\n',
+        },
+    )
+    result = check(root)
+    assert [a.container for a in result.apps] == [None]
+    assert chains(result, root) == [["docker/Dockerfile"]]

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from servertune.check import resolve
+from servertune.check import overlay, resolve
 from servertune.check.chain import Service
 from servertune.check.commands import (
     ConfigFile,
@@ -216,8 +216,9 @@ def _interpolate_all(
             _interpolate_all(value, lookup, path, seen)
 
 
-def _command(node: _Node | None, lines: list[str]) -> tuple[Word, ...] | None:
-    """A `command` / `entrypoint`: a list as written, a string split as compose splits it."""
+def _command(node: _Node | None, lines: Mapping[Path, list[str]]) -> tuple[Word, ...] | None:
+    """A `command` / `entrypoint`: a list as written, a string split as compose splits it
+    (placed on the lines of the file it is written in: `lines`, each file's)."""
     if node is None:
         return None
     if isinstance(node.node, yaml.SequenceNode):
@@ -236,8 +237,9 @@ def _command(node: _Node | None, lines: list[str]) -> tuple[Word, ...] | None:
     first = node.node.start_mark.line + 1
     end = node.node.end_mark
     last = end.line + (1 if end.column else 0)
-    last = min(last, len(lines))
-    return tuple(place_words(words, lines, node.path, first, max(first, last)))
+    written = lines.get(node.path, [])
+    last = min(last, len(written))
+    return tuple(place_words(words, written, node.path, first, max(first, last)))
 
 
 def _environment(
@@ -504,7 +506,7 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     return tuple(found)
 
 
-def _runs(services: _Node, lines: list[str]) -> dict[str, list[str]]:
+def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[str]]:
     """Each `image:` name with the first words of the `entrypoint` / `command` of the services
     that run it (what the image must hold: `./bin/docker-entrypoint-api.sh`)."""
     runs: dict[str, list[str]] = {}
@@ -709,7 +711,15 @@ def read_compose(
     services = root.get("services")
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
-    lines = text.splitlines()
+    lines = {path: text.splitlines()}
+    base = overlay.base_of(path, services)
+    base_services = overlay.services_in(base) if base is not None else None
+    if base is not None and base_services is not None:
+        # The base's values interpolated as its own reading does (its `.env` is the same:
+        # they are in one folder), then the overlay's services merged over its.
+        _interpolate_all(base_services.node, {**_dotenv(base), **os.environ}, base, set())
+        services = overlay.merged_services(path, services, base, base_services)
+        lines[base] = read_text(base).splitlines()
 
     def interpolated(value: str, at: Location) -> str:
         return interpolate(value, lookup, at)
