@@ -49,6 +49,7 @@ from servertune.workload import Workload
 
 if TYPE_CHECKING:
     from servertune.check.ignored import BaselineReport, Suppressed
+    from servertune.check.images import Build
     from servertune.logs.traffic import Traffic
 
 __all__ = [
@@ -404,10 +405,20 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
-    from servertune.check.images import images_of_run, read_builds, read_images
+    from servertune.check.images import images_of_run, read_images
 
-    with images_of_run(read_images(paths), read_builds(paths)):
+    with images_of_run(read_images(paths), _builds(paths)):
         return _read_each(paths, env, kind)
+
+
+def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:
+    """The images the run's compose files build and tag (none without the YAML parser: a
+    compose file's reading names the extra, once)."""
+    try:
+        from servertune.check.compose import read_builds
+    except ModuleNotFoundError:
+        return ()
+    return read_builds(paths)
 
 
 def _read_each(

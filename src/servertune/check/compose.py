@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -46,7 +46,6 @@ from servertune.check.commands import (
 from servertune.check.dockerfile import (
     Image,
     container_words,
-    find_server,
     image_server,
     read_image,
     shell_form,
@@ -75,6 +74,7 @@ __all__ = [
     "interpolate",
     "looks_like_compose",
     "parse_bytes",
+    "read_builds",
     "read_compose",
     "services_of",
 ]
@@ -506,6 +506,20 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     return tuple(found)
 
 
+def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
+    """The images the compose files among `paths` build and tag (`images.Build`), for
+    `images.images_of_run`; a file that does not parse is its reader's error to report."""
+    builds: list[Build] = []
+    for path in paths:
+        try:
+            text = read_text(path)
+            if looks_like_compose(path, text):
+                builds += builds_of(path, text)
+        except (CheckInputError, OSError):
+            continue
+    return tuple(builds)
+
+
 def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[str]]:
     """Each `image:` name with the first words of the `entrypoint` / `command` of the services
     that run it (what the image must hold: `./bin/docker-entrypoint-api.sh`)."""
@@ -693,6 +707,20 @@ def _dotenv(path: Path) -> dict[str, str]:
     return values
 
 
+def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _Node:
+    """The services of `path`, merged over the base file's when `path` is an overlay of it
+    (`overlay.base_of`; the base's lines added to `lines`), else as they are."""
+    base = overlay.base_of(path, services)
+    base_services = overlay.services_in(base) if base is not None else None
+    if base is None or base_services is None:
+        return services
+    # The base's values interpolated as its own reading does (its `.env` is the same: they
+    # are in one folder), then the overlay's services merged over its.
+    _interpolate_all(base_services.node, {**_dotenv(base), **os.environ}, base, set())
+    lines[base] = read_text(base).splitlines()
+    return overlay.merged_services(path, services, base, base_services)
+
+
 def read_compose(
     path: Path, text: str, env: Mapping[str, str] | None = None
 ) -> tuple[tuple[AppServer, ...], tuple[Path, ...]]:
@@ -712,14 +740,7 @@ def read_compose(
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
     lines = {path: text.splitlines()}
-    base = overlay.base_of(path, services)
-    base_services = overlay.services_in(base) if base is not None else None
-    if base is not None and base_services is not None:
-        # The base's values interpolated as its own reading does (its `.env` is the same:
-        # they are in one folder), then the overlay's services merged over its.
-        _interpolate_all(base_services.node, {**_dotenv(base), **os.environ}, base, set())
-        services = overlay.merged_services(path, services, base, base_services)
-        lines[base] = read_text(base).splitlines()
+    services = _over_base(path, services, lines)
 
     def interpolated(value: str, at: Location) -> str:
         return interpolate(value, lookup, at)
@@ -762,11 +783,7 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        app = (
-            image_server(path, first, rest, environment, where, image, find=find)
-            if image is not None
-            else find_server(path, first, rest, environment, where, image, find=find)
-        )
+        app = image_server(path, first, rest, environment, where, image, find=find)
         if app is None:
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.

@@ -968,15 +968,15 @@ def image_server(
     cmd: list[Word],
     env: Mapping[str, str],
     env_at: Mapping[str, Location],
-    image: Image,
+    image: Image | None,
     *,
     find: FindConfig | None = None,
 ) -> AppServer | None:
     """The server a container running `image` starts (`find_server`, then s6-overlay's
     `/init` services, as the image's own reading finds them): for a compose service or a
-    Kubernetes container that runs an image a Dockerfile here builds."""
+    Kubernetes container that runs an image a Dockerfile here builds (or none known)."""
     app = find_server(path, entrypoint, cmd, env, env_at, image, find=find)
-    if app is None:
+    if app is None and image is not None:
         app = _s6_services(path, image, entrypoint + cmd, env, env_at)
     return app
 

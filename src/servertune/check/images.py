@@ -34,7 +34,6 @@ __all__ = [
     "image_holding",
     "image_named",
     "images_of_run",
-    "read_builds",
     "read_images",
 ]
 
@@ -62,23 +61,6 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # a missing extra is said in one line when the Dockerfile is read
     return tuple(images)
-
-
-def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
-    """The images the compose files among `paths` build and tag (`images.Build`); a file
-    that does not parse is its reader's error to report."""
-    from servertune.check.compose import builds_of, looks_like_compose
-    from servertune.check.source import read_text
-
-    builds: list[Build] = []
-    for path in paths:
-        try:
-            text = read_text(path)
-            if looks_like_compose(path, text):
-                builds += builds_of(path, text)
-        except (CheckInputError, OSError, ModuleNotFoundError):
-            continue
-    return tuple(builds)
 
 
 @contextmanager
