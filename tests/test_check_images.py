@@ -150,6 +150,31 @@ def test_the_repositorys_own_image_is_its_root_dockerfile(tmp_path: Path) -> Non
     assert app.workers.value == 2
 
 
+def test_the_repositorys_own_image_runs_its_s6_services(tmp_path: Path) -> None:
+    """`ghcr.io/papers/papers` in the repository `papers` is its one Dockerfile, whose
+    ENTRYPOINT is s6-overlay's /init: the service runs the granian of the image's s6 service,
+    with the service's GRANIAN_WORKERS."""
+    root = write(
+        tmp_path / "papers",
+        {
+            "docker/compose/docker-compose.sqlite.yml": "services:\n  webserver:\n"
+            "    image: ghcr.io/papers/papers:latest\n"
+            '    environment:\n      GRANIAN_WORKERS: "3"\n',
+            "Dockerfile": 'FROM python:3.12\nCOPY docker/rootfs /\nENTRYPOINT ["/init"]\n',
+            "docker/rootfs/etc/s6-overlay/s6-rc.d/svc-web/run": "#!/bin/sh\n"
+            'exec granian --interface asgi --workers "${GRANIAN_WORKERS:-1}" app:app\n',
+        },
+    )
+    result = check(root)
+    (app,) = [a for a in result.apps if a.container is not None]
+    assert (app.kind, app.workers.value) == ("granian", 3)
+    assert [
+        "docker/compose/docker-compose.sqlite.yml",
+        "Dockerfile",
+        "docker/rootfs/etc/s6-overlay/s6-rc.d/svc-web/run",
+    ] in chains(result, root)
+
+
 def test_an_image_several_dockerfiles_could_build_is_a_note_never_a_guess(
     tmp_path: Path,
 ) -> None:
