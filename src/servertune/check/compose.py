@@ -485,20 +485,23 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
         documents = _documents(path, text)
     except CheckInputError:
         return ()
-    services = documents[0].get("services") if documents else None
+    if not documents:
+        return ()
+    with collect_notes():  # the file's own reading notes what it names, and its errors
+        try:
+            # As its reading takes them: `dockerfile: "Dockerfile.django-${OS:-debian}"`.
+            _interpolate_all(documents[0].node, {**_dotenv(path), **os.environ}, path, set())
+        except CheckInputError:
+            return ()
+    services = documents[0].get("services")
     if services is None or not isinstance(services.node, yaml.MappingNode):
         return ()
-    lookup = {**_dotenv(path), **os.environ}
     found: list[Build] = []
-    with collect_notes():  # the file's own reading notes what it names
+    with collect_notes():
         for _, service in services.items():
             build, named = service.get("build"), service.get("image")
             reference = named.text() if named is not None else None
             if build is None or not reference:
-                continue
-            try:
-                reference = interpolate(reference, lookup, named.at)  # type: ignore[union-attr]
-            except CheckInputError:
                 continue
             built = _build(build, path)
             if built is not None:
@@ -521,8 +524,8 @@ def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
 
 
 def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[str]]:
-    """Each `image:` name with the first words of the `entrypoint` / `command` of the services
-    that run it (what the image must hold: `./bin/docker-entrypoint-api.sh`)."""
+    """Each `image:` name with the words of the `entrypoint` / `command` of the services that
+    run it (the paths among them are what the image must hold: `./bin/entrypoint-api.sh`)."""
     runs: dict[str, list[str]] = {}
     for _, service in services.items():
         named = service.get("image")
@@ -530,9 +533,8 @@ def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[st
         if not reference or service.get("build") is not None:
             continue
         for key in ("entrypoint", "command"):
-            words = _command(service.get(key), lines)
-            if words:
-                runs.setdefault(reference, []).append(words[0].text)
+            words = _command(service.get(key), lines) or ()
+            runs.setdefault(reference, []).extend(w.text for w in words)
     return runs
 
 

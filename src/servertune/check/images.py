@@ -152,21 +152,25 @@ def image_named(
         found = _by_key(images, key, root_path)
         if found is not None:
             return found
-    held = _holding_runs(images, runs)
+    projects = bool(project & {*_words(last), *_words(owner.rsplit("/", 1)[-1])})
+    held = _holding_runs(images, runs) if projects else None
     if held is not None:
         return held
     if not own:
         found = _project_image(images, root_path)
         if found is not None:
             return found
-    if at is not None and project & {*_words(last), *_words(owner.rsplit("/", 1)[-1])}:
+    if at is not None and projects:
+        why = (
+            f"{len(images)} Dockerfiles here could build it and the files do not say which"
+            if len(images) > 1
+            else f"the files do not say that {images[0].path.name} here builds it"
+        )
         note(
             "not-followed",
             at,
-            f"{at}: not followed: image {reference}: {len(images)} Dockerfile"
-            f"{'s' if len(images) != 1 else ''} here could build it and the files do not say "
-            "which (a compose service that builds and tags it, or a Dockerfile named for it, "
-            "would)",
+            f"{at}: not followed: image {reference}: {why} (a compose service that builds "
+            "and tags it, or a Dockerfile named for it, would say)",
         )
     return None
 
@@ -254,9 +258,14 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
     return _read(image.path, image.context if image.context_given else None, stage)
 
 
+#: A path a command names, inside a word too (`bash -c "... /webodm/start.sh"`).
+_PATH_IN = re.compile(r"(?<![\w$/])(?:\.{1,2})?/?[\w.-]+(?:/[\w.-]+)+")
+
+
 def _holding_runs(images: Sequence[Image], runs: Sequence[str]) -> Image | None:
-    """The one image that holds a file the services running the name start."""
-    named = [r for r in runs if "/" in r and "$" not in r]
+    """The one image that holds a file the services running the name start (a path their
+    command lines name)."""
+    named = sorted({p for r in runs for p in _PATH_IN.findall(r)})
     if not named:
         return None
     with collect_notes():  # looking, not reading
