@@ -141,18 +141,20 @@ def image_named(
     if not images:
         return None
     with resolve.within_default(referrer) as root:
-        project = set(_words(root.name))
         root_path = root
     owner, last = path.rsplit("/", 1)
-    own = [w for w in _words(last) if w not in project]
+    own = [w for w in _words(last) if not _projects(w, root_path)]
+    # The name's own words together, then each alone from the last (`web-frontend`,
+    # `examplevotingapp_vote`: `vote`), then the tag.
     keys = ["".join(own)] if own else []
+    keys += reversed(own) if len(own) > 1 else []
     if tag and "$" not in tag:
         keys.append(_plain(tag))
     for key in keys:
         found = _by_key(images, key, root_path)
         if found is not None:
             return found
-    projects = bool(project & {*_words(last), *_words(owner.rsplit("/", 1)[-1])})
+    projects = any(_projects(w, root_path) for w in _words(f"{owner.rsplit('/', 1)[-1]}/{last}"))
     held = _holding_runs(images, runs) if projects else None
     if held is not None:
         return held
@@ -185,6 +187,13 @@ def _name_and_tag(reference: str) -> tuple[str, str]:
     if match is None:  # pragma: no cover - the pattern matches every string
         return reference.lower(), ""
     return match["path"].lower(), match["tag"] or ""
+
+
+def _projects(word: str, root: Path) -> bool:
+    """`word` is the repository's name or part of it: a word of its folder's name
+    (`recipes` of `TandoorRecipes+recipes`), or of four letters or more within it
+    (`examplevotingapp` in `example-voting-app`)."""
+    return word in _words(root.name) or (len(word) >= 4 and word in _plain(root.name))
 
 
 def _words(name: str) -> list[str]:
