@@ -132,7 +132,8 @@ def image_named(
     from servertune.check import resolve
 
     path, tag = _name_and_tag(reference)
-    if "/" not in path:
+    path = _without_registry(path)
+    if "/" not in path or path.startswith("library/"):
         return None
     built = _built_as(path, tag)
     if built is not None:
@@ -196,6 +197,15 @@ def _projects(word: str, root: Path) -> bool:
     return word in _words(root.name) or (len(word) >= 4 and word in _plain(root.name))
 
 
+def _without_registry(path: str) -> str:
+    """An image path without its registry host (`ghcr.io/`, `localhost:5000/`): what is left
+    names the owner and the image (`docker.io/postgres` is the library's `postgres`)."""
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return rest
+    return path
+
+
 def _words(name: str) -> list[str]:
     """The words of a name (`TandoorRecipes+recipes`: `tandoorrecipes`, `recipes`)."""
     return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
@@ -204,7 +214,7 @@ def _words(name: str) -> list[str]:
 def _built_as(path: str, tag: str) -> Image | None:
     """The image a compose service of the run builds and tags `path` (with `tag`, when
     builds differ by tag), when one Dockerfile (and stage) does."""
-    builds = [b for b in _BUILDS.get() if _name_and_tag(b.reference)[0] == path]
+    builds = [b for b in _BUILDS.get() if _without_registry(_name_and_tag(b.reference)[0]) == path]
     same_tag = [b for b in builds if _name_and_tag(b.reference)[1] == tag]
     chosen = {(b.dockerfile, b.context, b.target) for b in (same_tag or builds)}
     if len(chosen) != 1:

@@ -63,8 +63,8 @@ def base_of(path: Path, services: _Node) -> Path | None:
     base_services = services_in(base)
     if base_services is None:
         return None
-    shared = [(n, s) for n, s in services.items() if base_services.get(n) is not None]
-    if any(_incomplete(service, path) for _, service in shared):
+    shared = [(s, base_services.get(n)) for n, s in services.items()]
+    if any(_incomplete(s, path, under, base) for s, under in shared if under is not None):
         return base
     return None
 
@@ -82,23 +82,35 @@ def services_in(path: Path) -> _Node | None:
     return services
 
 
-def _incomplete(service: _Node, path: Path) -> bool:
+def _incomplete(service: _Node, path: Path, under: _Node, base: Path) -> bool:
     """The service cannot run from this file alone: no `image` and no `build`, or a `build`
-    whose Dockerfile is not where this file's folder puts it."""
+    whose Dockerfile is not where this file's folder puts it but is where the base's `build`
+    of the service (`under`) puts it."""
     build = service.get("build")
     if build is None:
         return service.get("image") is None
+    base_build = under.get("build")
+    return (
+        base_build is not None
+        and _dockerfile_here(build, path) is False
+        and _dockerfile_here(base_build, base) is True
+    )
+
+
+def _dockerfile_here(build: _Node, path: Path) -> bool | None:
+    """Whether the Dockerfile `build` names, from the folder of `path`, is a file here; None
+    when it is not known here (inline, a git URL, a variable)."""
     if isinstance(build.node, yaml.MappingNode):
         if build.get("dockerfile_inline") is not None:
-            return False
+            return None
         context_node, named = build.get("context"), build.get("dockerfile")
         context = (context_node.text() if context_node is not None else None) or "."
         name = (named.text() if named is not None else None) or "Dockerfile"
     else:
         context, name = build.text() or ".", "Dockerfile"
     if "://" in context or "$" in context + name:
-        return False
-    return not (Path(os.path.normpath(path.parent / context)) / name).is_file()
+        return None
+    return (Path(os.path.normpath(path.parent / context)) / name).is_file()
 
 
 def merged_services(path: Path, services: _Node, base: Path, base_services: _Node) -> _Node:
