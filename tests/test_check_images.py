@@ -180,12 +180,14 @@ def test_an_image_several_dockerfiles_could_build_is_a_note_never_a_guess(
 ) -> None:
     """`acme/shop-web` names none of the two Dockerfiles here (both start a server) and no
     file says which builds it: the service is not linked to either, and a not-followed note
-    names the image and the count; `minio/minio`, another project's image, is no note."""
+    names the image and the count; `minio/minio`, another project's image, and
+    `docker.io/postgres` (the library's, behind its registry's host) are no note."""
     root = write(
-        tmp_path / "shop",
+        tmp_path / "shop-docker",
         {
             "compose.yaml": "services:\n  web:\n    image: acme/shop-web:1.0\n"
-            "  storage:\n    image: minio/minio:latest\n",
+            "  storage:\n    image: minio/minio:latest\n"
+            "  db:\n    image: docker.io/postgres:16\n",
             "backend/Dockerfile": GUNICORN_IMAGE,
             "backend/start.sh": START,
             "admin/Dockerfile": GUNICORN_IMAGE,
@@ -196,7 +198,7 @@ def test_an_image_several_dockerfiles_could_build_is_a_note_never_a_guess(
     assert not [a for a in result.apps if a.container is not None]
     notes = unfollowed(result)
     assert any("image acme/shop-web:1.0: 2 Dockerfiles here could build it" in n for n in notes)
-    assert not any("minio" in n for n in notes)
+    assert not any("minio" in n or "postgres" in n for n in notes)
 
 
 #: A Deployment whose container runs `image` with no command, PORT and a CPU limit of its own.

@@ -152,3 +152,22 @@ def test_an_overlay_build_target_uses_the_bases_build_context(tmp_path: Path) ->
     result = check(root)
     assert from_file(result, "docker-compose.final.yml") == [("web", 3, False)]
     assert from_file(result, "docker-compose.yml") == []
+
+
+def test_a_labelled_file_whose_build_is_not_here_in_either_file_runs_alone(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.prod.yml builds `../backend` (its Dockerfile not among the files here,
+    nor is the base's): nothing says it cannot run alone, so it is not merged."""
+    root = write(
+        tmp_path / "library",
+        {
+            "deploy/docker-compose.yml": "services:\n  api:\n    build: ../backend\n"
+            '    command: ["gunicorn", "-w", "1", "--reload", "app:app"]\n',
+            "deploy/docker-compose.prod.yml": "services:\n  api:\n    build: ../backend\n"
+            '    command: ["gunicorn", "-w", "4", "app:app"]\n',
+        },
+    )
+    result = check(root)
+    assert from_file(result, "docker-compose.prod.yml") == [("api", 4, False)]
+    assert not [n for n in result.notes if n.kind == "overlay"]
