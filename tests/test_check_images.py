@@ -271,3 +271,30 @@ def test_kubernetes_image_naming_a_dev_stage_runs_that_stage(tmp_path: Path) -> 
     result = check(root)
     assert [a.container for a in result.apps] == [None]
     assert chains(result, root) == [["docker/Dockerfile"]]
+
+
+def test_a_front_copied_into_an_image_a_service_runs_is_that_stacks(tmp_path: Path) -> None:
+    """compose.yaml's `proxy` runs `acme/photos-proxy` (proxy/Dockerfile copies nginx.conf,
+    which passes to `backend:8001`); unified/compose.yaml's `backend` runs
+    `acme/photos-unified` (unified/Dockerfile): the front is compose.yaml's, so `backend` is
+    never the unified stack's service, but the one Dockerfile no service runs."""
+    gunicorn = 'FROM python:3.12\nCMD ["gunicorn", "-b", "0.0.0.0:8001", "app:app"]\n'
+    root = write(
+        tmp_path / "photos",
+        {
+            "compose.yaml": "services:\n  proxy:\n    image: acme/photos-proxy\n"
+            "  backend:\n    image: acme/photos\n",
+            "proxy/Dockerfile": "FROM nginx:1.27\nCOPY nginx.conf /etc/nginx/nginx.conf\n",
+            "proxy/nginx.conf": "events {}\nhttp {\n  server {\n    listen 80;\n"
+            "    location / { proxy_pass http://backend:8001; }\n  }\n}\n",
+            "backend/Dockerfile": gunicorn,
+            "unified/compose.yaml": "services:\n  backend:\n    image: acme/photos-unified\n",
+            "unified/Dockerfile": gunicorn,
+        },
+    )
+    result = check(root)
+    fronted = {
+        launch.chain[0].file.relative_to(root).as_posix(): bool(launch.fronts)
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronted == {"backend/Dockerfile": True, "unified/compose.yaml": False}

@@ -207,13 +207,24 @@ class Stacks:
         # The file itself first, by its own name (a folder mount may be another container's
         # copy of the whole configuration); then by its folder; then the files it includes
         # (`locations.conf`, shared by several).
-        mounted = self.mounting(files[:1], folders=False)
+        mounted = self.mounting(files[:1], folders=False) or self._running(files[0])
         if not mounted and self._left_out(files[0]):
             return frozenset()
         mounted = mounted or self.mounting(files[:1]) or self.mounting(files[1:])
         if not mounted:
             return None
         return frozenset().union(*(self.project(s.file) for s in mounted))
+
+    def _running(self, file: Path) -> tuple[Service, ...]:
+        """The services whose image (built here, or the Dockerfile their `image:` names)
+        copies `file` by its name, folder or a wildcard: the file is theirs (a proxy image's
+        `COPY nginx.conf /etc/nginx/nginx.conf`)."""
+        holding = {
+            _real(i.path) for i in self.images if i.holds(file, whole_context=False) is not None
+        }
+        return tuple(
+            s for s in self.services if s.dockerfile is not None and _real(s.dockerfile) in holding
+        )
 
     def _unbuilt_image(self) -> Image | None:
         """The one Dockerfile of the run that no compose service builds and that sets a

@@ -624,8 +624,24 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = folder / ((named.text() if named else None) or "Dockerfile")
         elif build is not None and build.text():
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
+        elif build is None:
+            dockerfile = _runs_dockerfile(service, path)
         found.append(Service(path, str(key.value), mounts, dockerfile, _literal_env(service)))
     return tuple(found)
+
+
+def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
+    """The Dockerfile here whose image a service's `image:` runs, as its reading links it
+    (`images.image_named`, with the images of the run set; its notes are the reading's)."""
+    named = service.get("image")
+    reference = named.text() if named is not None else None
+    if not reference:
+        return None
+    from servertune.check.images import image_named
+
+    with collect_notes():
+        image = image_named(reference, path)
+    return image.path if image is not None else None
 
 
 def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:

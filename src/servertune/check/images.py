@@ -133,8 +133,8 @@ def image_named(
 
     path, tag = _name_and_tag(reference)
     path = _without_registry(path)
-    if "/" not in path or path.startswith("library/"):
-        return None
+    if "/" not in path or path.startswith("library/") or "$" in path:
+        return None  # a library image, or a name only the deployment's variables complete
     built = _built_as(path, tag)
     if built is not None:
         return built
