@@ -207,24 +207,36 @@ class Stacks:
         # The file itself first, by its own name (a folder mount may be another container's
         # copy of the whole configuration); then by its folder; then the files it includes
         # (`locations.conf`, shared by several).
-        mounted = self.mounting(files[:1], folders=False) or self._running(files[0])
+        mounted = self.mounting(files[:1], folders=False)
         if not mounted and self._left_out(files[0]):
             return frozenset()
-        mounted = mounted or self.mounting(files[:1]) or self.mounting(files[1:])
+        mounted = (
+            mounted
+            or self.mounting(files[:1])
+            or self.mounting(files[1:])
+            or self.building(files[:1])
+        )
         if not mounted:
             return None
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
-    def _running(self, file: Path) -> tuple[Service, ...]:
-        """The services whose image (built here, or the Dockerfile their `image:` names)
-        copies `file` by its name, folder or a wildcard: the file is theirs (a proxy image's
-        `COPY nginx.conf /etc/nginx/nginx.conf`)."""
-        holding = {
-            _real(i.path) for i in self.images if i.holds(file, whole_context=False) is not None
-        }
-        return tuple(
-            s for s in self.services if s.dockerfile is not None and _real(s.dockerfile) in holding
-        )
+    def building(self, files: Sequence[Path]) -> tuple[Service, ...]:
+        """The services whose image, built here (or the Dockerfile their `image:` names, as
+        their reading links it), copies one of `files` by its name or folder (`COPY conf
+        /etc/nginx/conf.d/default.conf` in the proxy's Dockerfile): that front runs in their
+        containers, in their compose project."""
+        found = []
+        for service in self.services:
+            if service.dockerfile is None:
+                continue
+            image = next(
+                (i for i in self.images if _real(i.path) == _real(service.dockerfile)), None
+            )
+            if image is not None and any(
+                image.holds(f, whole_context=False) is not None for f in files
+            ):
+                found.append(service)
+        return tuple(found)
 
     def _unbuilt_image(self) -> Image | None:
         """The one Dockerfile of the run that no compose service builds and that sets a
