@@ -388,7 +388,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
                 rest = rest[1:]
             if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
-                for command in shell_commands(rest[1]):
+                for command in shell_commands(rest[1], rest[2:]):
                     found = server_command(command)
                     if found is not None:
                         return replace(found, assignments=(*assignments, *found.assignments))
@@ -396,6 +396,15 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         if name in _SWITCH_USER:
             return _as_user(words, assignments)
         if name in WRAPPERS:
+            after = words[1:]
+            while after and after[0].text.startswith("-"):
+                after = after[1:]
+            after = after[WRAPPERS[name] :]
+            if after and program_name(after[0].text) in SHELLS:
+                # `tini -- bash /entrypoint.sh gunicorn`: the shell runs the script, whose
+                # argument the word `gunicorn` is (not a gunicorn started with no options).
+                words = after
+                continue
             index = _server_of(words[1:])
             if index is None:
                 # `exec env VAR=1 gunicorn`: assignments after a wrapper
@@ -527,9 +536,41 @@ def _without_redirections(tokens: list[str]) -> list[str]:
     return kept
 
 
-def shell_commands(script: Word) -> list[list[Word]]:
+#: A word that is one positional parameter of the shell: `$0`, `$1`, `${2}`.
+_POSITIONAL = re.compile(r"\A\$(?:(?P<plain>[0-9])|\{(?P<braced>[0-9]+)\})\Z")
+
+
+def _positional(words: list[Word], positional: Sequence[Word], quoted: bool) -> list[Word]:
+    """`words` with the positional parameters of `sh -c SCRIPT ARG0 ARG1 ...` put in: `$0` is
+    ARG0, `$1` ARG1, `$@` / `$*` the words from ARG1 on (split again at blanks unless the
+    script quotes it, `"$@"`, as the shell splits an unquoted expansion); an unset one is
+    dropped, as the shell drops an empty unquoted word."""
+    placed: list[Word] = []
+    for word in words:
+        found = _POSITIONAL.match(word.text)
+        if found is not None:
+            number = int(found["plain"] or found["braced"])
+            if number < len(positional):
+                placed.append(positional[number])
+        elif word.text in CALLER_ARGUMENTS or word.text in ("${@}", "${*}"):
+            for given in positional[1:]:
+                if quoted:
+                    placed.append(given)
+                else:
+                    placed.extend(Word(part, given.at) for part in given.text.split())
+        else:
+            placed.append(word)
+    return placed
+
+
+def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
-    newlines), each word on the line of the script's word plus its own line in the script."""
+    newlines), each word on the line of the script's word plus its own line in the script.
+    `positional` are the words after the script (`sh -c SCRIPT ARG0 ARG1 ...`): its `$0`, `$1`
+    ... and `$@`, as a shell-form ENTRYPOINT (`/entrypoint.sh $0 $@`) gets the image's CMD."""
+    if positional:
+        quoted = '"$@"' in script.text or '"${@}"' in script.text
+        return [_positional(command, positional, quoted) for command in shell_commands(script)]
     lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
     for offset, raw in enumerate(lines):

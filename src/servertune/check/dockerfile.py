@@ -574,7 +574,10 @@ def _from(
     """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
     base = command.value[0].lower() if command.value else ""
     stage = stages[base].inherit() if base in stages else _Stage()
-    stage.args = dict(global_args)
+    # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
+    # page: "Once a build argument is declared or consumed in a stage, it's automatically
+    # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
+    stage.args = {**global_args, **(stages[base].args if base in stages else {})}
     if len(command.value) >= 3 and command.value[1].upper() == "AS":
         stages[command.value[2].lower()] = stage
     stages[str(index)] = stage  # `COPY --from=0`: stages by number too
@@ -738,8 +741,10 @@ def container_words(
     cmd: tuple[Word, ...] | None,
     cmd_shell: bool,
 ) -> tuple[list[Word], list[Word]]:
-    """(entrypoint, command) as the container runs them: a shell form becomes `SHELL` + text;
-    a shell-form entrypoint ignores the command (the Dockerfile reference's table)."""
+    """(entrypoint, command) as the container runs them: a shell form becomes `SHELL` + text,
+    and the command's words come after a shell-form entrypoint's text as the shell's `$0`,
+    `$1` ... (Docker runs `/bin/sh -c TEXT CMD...`): the Dockerfile reference's table says it
+    ignores the command, which is so unless TEXT reads them (`/entrypoint.sh $0 $@`)."""
     shell = image.shell if image is not None else ("/bin/sh", "-c")
 
     def form(words: tuple[Word, ...] | None, is_shell: bool) -> list[Word]:
@@ -750,8 +755,6 @@ def container_words(
         return list(words)
 
     first = form(entrypoint, entrypoint_shell)
-    if first and entrypoint_shell:
-        return first, []
     return first, form(cmd, cmd_shell)
 
 

@@ -494,11 +494,13 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
             # caller's arguments a later line passes on.
             env.pop(name, None)
             env.pop(f"{name}[~]", None)
+            env[f"{name}[$@]"] = ""  # a later `exec $cmd` runs the arguments: `exec "$@"`
             continue
         expanded = expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
             env.pop(f"{name}[~]", None)
+            env.pop(f"{name}[$@]", None)
         else:
             # Known in part (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): kept apart, for the
             # fields an unquoted `$OPTS` on a command line splits into (`_known_fields`).
@@ -532,9 +534,10 @@ def read_script(
     by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
     an `ENTRYPOINT` script), unknown when None."""
     physical = text.splitlines()
-    lines = _selected(_inline_functions(_logical_lines(path, text)), arguments)
+    lines = _selected(_inline_functions(_logical_lines(path, text)), arguments, physical)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    passing: _Line | None = None  # the first line that runs the arguments, once expanded
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
@@ -543,6 +546,9 @@ def read_script(
         if found is not None:
             commands.append((line, found, _own_variables(environment)))
         else:
+            if passing is None and _runs_arguments([w.text for w in words], environment):
+                # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
+                passing = line
             _assignments(line, environment)
             if line.words[:2] == ["set", "--"]:
                 arguments = _positional(words[2:], arguments, environment)
@@ -551,7 +557,9 @@ def read_script(
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
     if not commands:
-        return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
+        return _handed_over(
+            path, lines, physical, environment, env_at, arguments, find_config, passing
+        )
     if len(commands) > 1:
         commands = _one_server(path, commands)
     line, command, environment = commands[0]
@@ -609,14 +617,17 @@ def _handed_over(
     env_at: Mapping[str, Location] | None,
     arguments: list[Word] | None,
     find_config: FindConfig | None,
+    passing: _Line | None = None,
 ) -> AppServer:
     """The server of a script with no server line of its own: the one a process manager it
-    runs starts, or its arguments' (`exec "$@"`); NothingToCheck (or NotFollowed) otherwise."""
+    runs starts, or its arguments' (`exec "$@"`, `passing` when known); NothingToCheck (or
+    NotFollowed) otherwise."""
     if find_config is not None:
         managed = _managed(path, lines, physical, environment, env_at, find_config)
         if managed is not None:
             return managed
-    passing = next((line for line in lines if _runs_arguments(line.words)), None)
+    if passing is None:
+        passing = next((line for line in lines if _runs_arguments(line.words, environment)), None)
     if passing is not None and arguments:
         # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
         found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
@@ -703,7 +714,7 @@ def _runs_script(
                 # when the script it runs execs it, so this line is the one to `exec`.
                 app = replace(app, without_exec=_child_line(line, lines, physical, path))
             return replace(app, launched_by=(step, *app.launched_by))
-    if missing is not None and not any(_runs_arguments(line.words) for line in lines):
+    if missing is not None and not any(_runs_arguments(line.words, env) for line in lines):
         line, script = missing
         raise NotFollowed(
             f"{path}:{line.first}: not followed: runs {script}, a script not in the files "
@@ -801,12 +812,16 @@ def _inline_functions(lines: list[_Line]) -> list[_Line]:
     return ordered
 
 
-def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
+def _selected(
+    lines: list[_Line], arguments: list[Word] | None, physical: Sequence[str] = ()
+) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
-    whose pattern matches it (`dev_server)` is not `server)`); every line otherwise. An
-    image's own default CMD selects nothing: a deployment's command replaces it (peeringdb's
-    `CMD ["runserver"]` image is run as `uwsgi` in production), so every arm is read."""
+    whose pattern matches it (`dev_server)` is not `server)`), and in an `if`/`elif` chain
+    that tests "$1" against words (`if [ "$1" == "uvicorn" ]; then ... elif [ "$1" ==
+    "gunicorn" ]`), only the branch it selects; every line otherwise. An image's own default
+    CMD selects nothing: a deployment's command replaces it (peeringdb's `CMD ["runserver"]`
+    image is run as `uwsgi` in production), so every arm is read."""
     if not arguments or dockerfile_name(arguments[0].at.file):
         return lines
     first = arguments[0].text
@@ -814,8 +829,11 @@ def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
-    for line in lines:
+    branches = _Branches(first, physical)
+    for index, line in enumerate(lines):
         words = line.words
+        if not branches.step(lines, index):
+            continue
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
             if chosen is None and len(words) == 3 and words[1] in ("$1", "${1}"):
@@ -833,6 +851,113 @@ def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
         if running:
             kept.append(line)
     return kept
+
+
+@dataclass
+class _Chain:
+    """An `if` ... `fi` being read: whether the lines around it run, whether its tests are
+    all known (each compares "$1" with a word), and whether a branch was taken."""
+
+    outer: bool
+    known: bool
+    taken: bool
+
+
+class _Branches:
+    """The `if`/`elif`/`else` branches that run when "$1" is `first`: a test that compares
+    "$1" with a word (`[ "$1" == "uvicorn" ]`, `[[ $1 = web ]]`, `[ -z "$1" ]`, joined by
+    `||`) is decided; any other test leaves its chain read branch after branch, as before.
+    After a `shift` or `set --`, "$1" is another word: nothing more is decided."""
+
+    def __init__(self, first: str, physical: Sequence[str]) -> None:
+        self.first = first
+        self.physical = physical
+        self.chains: list[_Chain] = []
+        self.on = True
+        self.moved = False
+
+    def step(self, lines: list[_Line], index: int) -> bool:
+        """Whether `lines[index]` runs, the chains updated by it."""
+        words = lines[index].words
+        head = words[0] if words else ""
+        if head in ("shift", "set") and words[:2] != ["set", "-e"]:
+            self.moved = True
+        if head == "if":
+            test = self._test(lines, index)
+            outer = self.on
+            self.chains.append(_Chain(outer, test is not None, test is True))
+            self.on = outer and test is not False
+            return outer
+        if not self.chains or head not in ("elif", "else", "fi"):
+            return self.on
+        chain = self.chains[-1]
+        if head == "fi":
+            self.chains.pop()
+            self.on = chain.outer
+            return self.on
+        if not chain.known:
+            self.on = chain.outer
+        elif head == "else":
+            self.on = chain.outer and not chain.taken
+        elif chain.taken:
+            self.on = False
+        else:
+            test = self._test(lines, index)
+            chain.known = test is not None
+            chain.taken = test is True
+            self.on = chain.outer and test is not False
+        return self.on
+
+    def _test(self, lines: list[_Line], index: int) -> bool | None:
+        """The value of the test from `lines[index]` (`if`/`elif`) to its `then`; None when
+        it is not "$1" compared with words, joined by `||`."""
+        if self.moved:
+            return None
+        span: list[list[str]] = []
+        for line in lines[index:]:
+            if line.words[:1] == ["then"]:
+                break
+            span.append(line.words[1:] if not span else line.words)
+        else:
+            return None
+        if not span or not self.physical:
+            return None
+        start, end = lines[index].first, lines[index + len(span) - 1].last
+        text = " ".join(self.physical[start - 1 : end])
+        text = re.sub(r";\s*then\b.*\Z", "", text, flags=re.S)
+        if "&&" in text or ";" in text or len(span) != text.count("||") + 1:
+            return None
+        values = [_argument_test(words, self.first) for words in span]
+        if None in values:
+            return None
+        return any(values)
+
+
+#: The words that name the script's first argument in a test.
+_FIRST_ARGUMENT = frozenset({"$1", "${1}"})
+
+
+def _argument_test(words: list[str], first: str) -> bool | None:
+    """`[ "$1" == "word" ]` (also `=`, `!=`, `[[ ]]`, `test`, `-z "$1"`, `-n "$1"`) with "$1"
+    = `first`, as the shell's quotes leave them; None for any other test."""
+    if words[:1] == ["test"]:
+        words = ["[", *words[1:], "]"]
+    closing = {"[": "]", "[[": "]]"}.get(words[0] if words else "")
+    if closing is None or words[-1] != closing:
+        return None
+    inner = words[1:-1]
+    if len(inner) == 2 and inner[0] in ("-z", "-n") and inner[1] in _FIRST_ARGUMENT:
+        return (first == "") == (inner[0] == "-z")
+    if len(inner) != 3 or inner[1] not in ("=", "==", "!="):
+        return None
+    left, op, right = inner
+    if right in _FIRST_ARGUMENT:
+        left, right = right, left
+    if left not in _FIRST_ARGUMENT or "$" in right or "`" in right:
+        return None
+    if closing == "]]" and any(c in right for c in "*?["):
+        return None  # `[[ $1 == web* ]]` matches a pattern
+    return (first == right) == (op != "!=")
 
 
 #: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
@@ -884,9 +1009,11 @@ def _positional(
     return arguments
 
 
-def _runs_arguments(words: list[str]) -> bool:
+def _runs_arguments(words: list[str], env: Mapping[str, str] | None = None) -> bool:
     """The line runs the script's arguments: `exec "$@"`, also behind a process wrapper that
-    runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`)."""
+    runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`), or a variable the
+    script set to them and nothing else (`cmd="$@"` then `exec $cmd`, as wait-for-it.sh and
+    the wait-for-postgres.sh of Docker's documentation do)."""
     rest = [w for w in words if w != "exec"]
     while rest and program_name(rest[0]) in WRAPPERS:
         takes = WRAPPERS[program_name(rest[0])]
@@ -894,7 +1021,11 @@ def _runs_arguments(words: list[str]) -> bool:
         while rest and rest[0].startswith("-"):
             rest = rest[1:]
         rest = rest[takes:]
-    return rest in (["$@"], ["$*"])
+    if rest in (["$@"], ["$*"]):
+        return True
+    variable = _VARIABLE_PROGRAM.match(rest[0]) if len(rest) == 1 else None
+    name = rest[0].strip("${}") if variable is not None else ""
+    return env is not None and bool(name) and f"{name}[$@]" in env
 
 
 def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
@@ -989,6 +1120,8 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
                 "no file read sets all (one is known only where it runs), so the server it "
                 "starts is not known"
             )
+        if _runs_arguments(words, env):
+            continue  # `cmd="$@"; exec $cmd`: the caller's arguments, not an unknown program
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
             raise NotFollowed(
                 f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
@@ -1095,6 +1228,12 @@ def run_words(
         )
         if here is not None:
             return _here_script(file, here, words, env, env_at, find_config, depth)
+    if find_config is not None and depth <= 4:
+        # `sh -c "/entrypoint.sh $0 $@" gunicorn ...` (a shell-form ENTRYPOINT and its CMD):
+        # a script here that the string runs decides what runs, as for a script run alone.
+        app = _shell_script(file, words, env, env_at, find_config, depth)
+        if app is not None:
+            return app
     found = server_command(words)
     if found is not None:
         shell = bool(words) and program_name(words[0].text) in SHELLS
@@ -1125,7 +1264,7 @@ def run_words(
             rest = rest[1:]
             if command_string:
                 # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
-                for command in shell_commands(rest[0]):
+                for command in shell_commands(rest[0], rest[1:]):
                     app = run_words(
                         file, command, env, env_at, find_config=find_config, depth=depth + 1
                     )
@@ -1149,6 +1288,33 @@ def run_words(
     if script is None:
         return None
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _shell_script(
+    file: Path,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """The server of `sh -c SCRIPT ARG0 ...` when a command of SCRIPT, before any that is a
+    server command line itself, runs a script found here; None otherwise (then the commands
+    are read as before)."""
+    if len(words) < 3 or program_name(words[0].text) not in SHELLS:
+        return None
+    option = words[1].text
+    if not option.startswith("-") or "c" not in option:
+        return None
+    for command in shell_commands(words[2], words[3:]):
+        script = _SCRIPT_PATH.match(command[0].text) and program_name(command[0].text) not in SHELLS
+        if script and find_config(command[0].text, command[0].at) is not None:
+            app = run_words(file, command, env, env_at, find_config=find_config, depth=depth + 1)
+            if app is not None:
+                return app
+        elif server_command(command) is not None:
+            return None
+    return None
 
 
 def _console_server(

@@ -1,0 +1,277 @@
+"""The launch chain through shell forms: nested `bash -c` strings and wait wrappers that run
+their arguments from a variable (`cmd="$@"; exec $cmd`), `if`/`elif` on the script's first
+argument, a shell-form ENTRYPOINT that reads its CMD as `$0 $@`, a CMD word that is the
+entrypoint script's argument behind `tini -- bash`, and two images running one config. Each
+fixture is a small repository written here for the cause it pins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+
+def check_folder(root: Path) -> CheckResult:
+    """The library's run on a walked folder, for a 4-core machine."""
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root)
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def chains(result: CheckResult, root: Path) -> list[tuple[list[str], str, int]]:
+    """Each launch as (its chain as file:line relative to `root`, server, workers)."""
+    return [
+        (
+            [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.chain],
+            launch.app.kind,
+            launch.app.workers.value,
+        )
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+WAIT_FOR_DB = """#!/bin/bash
+set -e
+host="$1"
+shift
+cmd="$@"
+until pg_isready -h "$host"; do sleep 1; done
+exec $cmd
+"""
+
+WAIT_FOR_IT = """#!/usr/bin/env bash
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        -t)
+        TIMEOUT="$2"
+        shift 2
+        ;;
+        --)
+        shift
+        CLI="$@"
+        break
+        ;;
+        *)
+        HOST="$1"
+        shift 1
+        ;;
+    esac
+done
+wait_for
+if [[ $CLI != "" ]]; then
+    exec $CLI
+else
+    exit 1
+fi
+"""
+
+
+def test_nested_bash_c_through_wait_wrappers_reaches_the_start_script(tmp_path: Path) -> None:
+    """compose `bash -c "... && bash -c \\"wait-for-db.sh db wait-for-it.sh -t 0 broker:6379
+    -- start.sh\\""`: each wrapper runs its arguments (`cmd="$@"; exec $cmd`, wait-for-it's
+    `CLI="$@"` after `--`), so the chain reaches start.sh's gunicorn; the image's files come
+    from a stage built FROM the one that declares `ARG WORKDIR` (inherited, as Docker does)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12 AS common\n"
+                "ARG WORKDIR=/srv/app\n"
+                "WORKDIR $WORKDIR\n"
+                "FROM common AS build\n"
+                "COPY . ./\n"
+                "FROM common AS app\n"
+                "COPY --from=build $WORKDIR ./\n"
+            ),
+            "compose.yaml": (
+                "services:\n"
+                "  web:\n"
+                "    build: .\n"
+                '    entrypoint: /bin/bash -c "chmod +x /srv/app/*.sh && /bin/bash -c '
+                '\\"/srv/app/wait-for-db.sh db /srv/app/wait-for-it.sh -t 0 broker:6379 '
+                '-- /srv/app/start.sh\\""\n'
+            ),
+            "wait-for-db.sh": WAIT_FOR_DB,
+            "wait-for-it.sh": WAIT_FOR_IT,
+            "start.sh": "#!/bin/bash\nexec gunicorn app.wsgi --workers 5 --bind 0.0.0.0:8000\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["compose.yaml:2", "wait-for-db.sh:7", "start.sh:2"], "gunicorn", 5)
+    ]
+    # The wrappers' `exec $cmd` / `exec $CLI` are their caller's arguments, not an unknown
+    # program: no "not followed" note for them.
+    assert not [n for n in result.notes if n.kind == "not-followed"]
+
+
+def test_wait_wrapper_alone_runs_its_arguments_not_an_unknown_program(tmp_path: Path) -> None:
+    """wait-for-db.sh checked alone: `cmd="$@"` then `exec $cmd` starts whatever it is given
+    (as `exec "$@"` does), never "a program named by a variable no file read sets"."""
+    root = write(tmp_path, {"wait-for-db.sh": WAIT_FOR_DB})
+    result = check_folder(root)
+    (note,) = result.notes
+    assert note.kind == "starts-no-server"
+    assert "it starts whatever command it is given" in note.message
+
+
+RUN_BACKEND = """#!/bin/bash
+alembic upgrade head || exit 1
+if [ "$1" == "uvicorn" ] || [ "$1" == "" ]; then
+    exec uvicorn --host 0.0.0.0 --port 8000 --workers 3 shop.asgi:app
+elif [ "$1" == "gunicorn" ]; then
+    exec gunicorn -w 7 -k uvicorn.workers.UvicornWorker shop.asgi:app
+else
+    echo "unknown backend" >&2
+    exit 1
+fi
+"""
+
+
+def test_if_elif_on_the_first_argument_runs_the_branch_the_command_selects(
+    tmp_path: Path,
+) -> None:
+    """compose `command: run.sh "${BACKEND}"` with BACKEND=gunicorn in its .env: the script's
+    `if [ "$1" == "uvicorn" ] ... elif [ "$1" == "gunicorn" ]` runs the gunicorn branch; with
+    "uvicorn", the uvicorn one (the first server line is not taken for both)."""
+    files = {
+        "Dockerfile": "FROM python:3.12\nCOPY run.sh /run.sh\n",
+        "compose.yaml": ('services:\n  api:\n    build: .\n    command: /run.sh "${BACKEND}"\n'),
+        "run.sh": RUN_BACKEND,
+    }
+    for backend, server, workers, line in (
+        ("gunicorn", "gunicorn", 7, 6),
+        ("uvicorn", "uvicorn", 3, 4),
+    ):
+        root = tmp_path / backend
+        root.mkdir()
+        write(root, {**files, ".env": f'BACKEND="{backend}"\n'})
+        launch = [c for c in chains(check_folder(root), root) if c[0][0] == "compose.yaml:2"]
+        assert launch == [(["compose.yaml:2", f"run.sh:{line}"], server, workers)]
+
+
+def test_if_on_another_test_reads_every_branch_as_before(tmp_path: Path) -> None:
+    """A test that is not "$1" against a word (`[ -f /etc/prod ]`) decides nothing: both
+    branches are read, as without the selection (the last server line, with a note that which
+    runs is decided at run time)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY run.sh /run.sh\nENTRYPOINT ["/run.sh"]\nCMD ["web"]\n',
+            "compose.yaml": "services:\n  api:\n    build: .\n    command: web\n",
+            "run.sh": (
+                "#!/bin/sh\n"
+                "if [ -f /etc/prod ]; then\n"
+                "    exec gunicorn -w 2 shop.wsgi\n"
+                "else\n"
+                "    exec gunicorn -w 9 shop.wsgi\n"
+                "fi\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    launch = [c for c in chains(result, root) if c[0][0] == "compose.yaml:2"]
+    assert launch == [(["compose.yaml:2", "Dockerfile:3", "run.sh:5"], "gunicorn", 9)]
+    assert [n.kind for n in result.notes if n.at.file.name == "run.sh"] == ["server-chosen"]
+
+
+def test_shell_form_entrypoint_gets_the_cmd_as_dollar_0_and_dollar_at(tmp_path: Path) -> None:
+    """`ENTRYPOINT /docker-entrypoint.sh $0 $@` + `CMD ["gunicorn", "--config", ...]`: Docker
+    runs `/bin/sh -c TEXT gunicorn --config ...`, so the script gets the CMD as its arguments
+    and its `exec "${PRE[@]}" "$@"` runs gunicorn with the config, linked in one chain."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\n"
+                "COPY . /opt/shop\n"
+                "COPY docker/entrypoint.sh /docker-entrypoint.sh\n"
+                "ENTRYPOINT /docker-entrypoint.sh $0 $@\n"
+                'CMD ["gunicorn", "--config", "/opt/shop/gunicorn.py", "shop.app:api"]\n'
+            ),
+            "docker/entrypoint.sh": (
+                "#!/bin/bash\n"
+                "PRE=()\n"
+                'if [[ "$1" == "shop-cli" ]]\n'
+                "then\n"
+                "  PRE=( uv run )\n"
+                "fi\n"
+                'exec "${PRE[@]}" "$@"\n'
+            ),
+            "gunicorn.py": "workers = 6\nbind = '0.0.0.0:5500'\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:4", "docker/entrypoint.sh:7", "gunicorn.py:1"], "gunicorn", 6)
+    ]
+
+
+def test_cmd_word_after_tini_bash_entrypoint_is_the_scripts_argument(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["tini", "--", "/bin/bash", "/app/entrypoint.sh"]` + `CMD ["gunicorn"]`:
+    `gunicorn` is the argument the script's `case "$1"` dispatches on, whose arm starts
+    gunicorn with its options; never a gunicorn started with no options by the Dockerfile."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\n"
+                "COPY entrypoint.sh /app/entrypoint.sh\n"
+                'ENTRYPOINT ["/usr/bin/tini", "--", "/bin/bash", "/app/entrypoint.sh"]\n'
+                'CMD ["gunicorn"]\n'
+            ),
+            "entrypoint.sh": (
+                "#!/bin/bash\n"
+                'case "$1" in\n'
+                "  gunicorn)\n"
+                "    exec gunicorn -w 4 --bind 0.0.0.0:8000 shop.asgi:app\n"
+                "    ;;\n"
+                "  *)\n"
+                '    exec "$@"\n'
+                "    ;;\n"
+                "esac\n"
+            ),
+        },
+    )
+    assert chains(check_folder(root), root) == [
+        (["Dockerfile:3", "entrypoint.sh:4"], "gunicorn", 4)
+    ]
+
+
+def test_two_images_running_one_config_are_two_launches(tmp_path: Path) -> None:
+    """Two Dockerfiles whose entrypoint runs `uwsgi "$@"` with their own CMD, on the same
+    wsgi.ini: two processes, both in the launch graph (not one reading dropped as a repeat)."""
+    entrypoint = '#!/bin/sh\nflask db upgrade\nexec uwsgi "$@"\n'
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nWORKDIR /srv\nCOPY backend/ /srv/\n"
+                'ENTRYPOINT ["./entrypoint.sh"]\nCMD ["--ini", "wsgi.ini", "--gevent", "200"]\n'
+            ),
+            "backend/Dockerfile": (
+                "FROM python:3.12\nWORKDIR /srv\nCOPY . /srv/\n"
+                'CMD ["wsgi.ini", "--gevent", "200"]\nENTRYPOINT ["./entrypoint.sh"]\n'
+            ),
+            "backend/entrypoint.sh": entrypoint,
+            "backend/wsgi.ini": "[uwsgi]\nmodule = wsgi:app\nhttp-socket = :5000\nprocesses = 3\n",
+        },
+    )
+    found = sorted(c for c in chains(check_folder(root), root) if "Dockerfile" in c[0][0])
+    assert found == [
+        (["Dockerfile:4", "backend/entrypoint.sh:3", "backend/wsgi.ini:3"], "uwsgi", 3),
+        (["backend/Dockerfile:4", "backend/entrypoint.sh:3", "backend/wsgi.ini:3"], "uwsgi", 3),
+    ]
