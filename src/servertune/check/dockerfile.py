@@ -776,6 +776,7 @@ def find_server(
     program = entrypoint[0].text if entrypoint else ""
     # An ENTRYPOINT script the image does not hold here: its CMD is read as what it runs.
     script = bool(_SCRIPT_WORD.match(program)) and not program.startswith(_SYSTEM_PATHS)
+    script = script and program_name(program) not in WRAPPERS  # `/tini --` is no script
     absent = script and bool(cmd) and not server_command(entrypoint)
     absent = absent and find is not None and find(program) is None
     app = None if absent else run_words(path, entrypoint + cmd, env, env_at, find_config=find)

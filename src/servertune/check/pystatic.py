@@ -417,7 +417,16 @@ class _Evaluator:
                 return self.environ(self.expr(node.slice), _NO_DEFAULT)
             container = self.expr(node.value)
             if isinstance(node.slice, ast.Slice):
-                raise Unresolved(f"`{ast.unparse(node)}`")
+                # `sys.argv[2:]`, `args[1:-1]`: whole-number bounds of a sequence known here.
+                bounds = [
+                    self.expr(b) if b is not None else None
+                    for b in (node.slice.lower, node.slice.upper, node.slice.step)
+                ]
+                if not isinstance(container, (list, tuple, str)) or not all(
+                    b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds
+                ):
+                    raise Unresolved(f"`{ast.unparse(node)}`")
+                return container[slice(*bounds)]
             return container[self.expr(node.slice)]
         if isinstance(node, ast.Call):
             return self.call(node)

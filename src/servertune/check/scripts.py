@@ -690,7 +690,7 @@ def _runs_script(
         while words and words[0].text in _KEYWORDS:
             words = words[1:]
         execs = bool(words) and words[0].text == "exec"
-        rest = words[1:] if execs else words
+        rest = _python_script(words[1:] if execs else words)
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
@@ -698,7 +698,9 @@ def _runs_script(
             if execs and missing is None and _NAMED_SCRIPT.match(rest[0].text):
                 missing = (line, rest[0].text)
             continue
-        if found.file.resolve() in following or not looks_like_script(found.file, found.text):
+        if found.file.resolve() in following or not (
+            looks_like_script(found.file, found.text) or looks_like_python(found.file, found.text)
+        ):
             continue
         token = _FOLLOWING.set(following)
         try:
@@ -721,6 +723,25 @@ def _runs_script(
             "read, so the server it starts is not known"
         )
     return None
+
+
+#: A Python script run by its interpreter: `python -u /app/main.py`, `python3 main.py`.
+_PYTHON_SCRIPT = re.compile(r"\A\S+\.py\Z")
+
+
+def _python_script(words: list[Word]) -> list[Word]:
+    """`python [options] /app/main.py ARGS` as the script and its arguments (`/app/main.py
+    ARGS`), as the interpreter runs it; other words as they are."""
+    if not words or not program_name(words[0].text).startswith("python"):
+        return words
+    rest = words[1:]
+    while rest and rest[0].text.startswith("-") and rest[0].text not in ("-m", "-c"):
+        rest = rest[1:]
+    if rest and _PYTHON_SCRIPT.match(rest[0].text):
+        # A bare `main.py` is in the working directory, not on the PATH.
+        first = rest[0] if "/" in rest[0].text else Word(f"./{rest[0].text}", rest[0].at)
+        return [first, *rest[1:]]
+    return words
 
 
 def _child_line(
@@ -1223,11 +1244,16 @@ def run_words(
         # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
         # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
         # (Only a path is looked up: `gunicorn app:app` is no file of the image's.)
+        # Past a process wrapper too (`tini -- /entrypoint.py gunicorn`: `gunicorn` is the
+        # script's argument, not a gunicorn started with no options).
+        inner = _unwrapped(words)
         here = (
-            find_config(words[0].text, words[0].at) if _SCRIPT_PATH.match(words[0].text) else None
+            find_config(inner[0].text, inner[0].at)
+            if inner and _SCRIPT_PATH.match(inner[0].text)
+            else None
         )
         if here is not None:
-            return _here_script(file, here, words, env, env_at, find_config, depth)
+            return _here_script(file, here, inner, env, env_at, find_config, depth)
     if find_config is not None and depth <= 4:
         # `sh -c "/entrypoint.sh $0 $@" gunicorn ...` (a shell-form ENTRYPOINT and its CMD):
         # a script here that the string runs decides what runs, as for a script run alone.
@@ -1288,6 +1314,18 @@ def run_words(
     if script is None:
         return None
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _unwrapped(words: list[Word]) -> list[Word]:
+    """`words` past the process wrappers before the program (`tini --`, `gosu app`)."""
+    rest = words
+    while rest and program_name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[program_name(rest[0].text)]
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    return rest
 
 
 def _shell_script(
@@ -1362,7 +1400,18 @@ def _script_server(
     """The server a script found here starts, `arguments` as its "$@"; None when it starts
     none check reads (migrations, a worker)."""
     if looks_like_python(script.file, script.text):
-        launch = python_launch(script.file, script.text, dict(env or {}))
+        # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
+        # which a deployment's command replaces (as for a shell script's `case "$1"`).
+        given = (
+            [w.text for w in arguments]
+            if arguments and not dockerfile_name(arguments[0].at.file)
+            else None
+        )
+        try:
+            launch = python_launch(script.file, script.text, dict(env or {}), arguments=given)
+        except NotFollowed as why:
+            remember(why)  # said for the file that runs it, if that starts no server at all
+            return None
         found = server_command(launch.words) if launch is not None else None
         if launch is None or found is None:
             return None
