@@ -275,3 +275,95 @@ def test_two_images_running_one_config_are_two_launches(tmp_path: Path) -> None:
         (["Dockerfile:4", "backend/entrypoint.sh:3", "backend/wsgi.ini:3"], "uwsgi", 3),
         (["backend/Dockerfile:4", "backend/entrypoint.sh:3", "backend/wsgi.ini:3"], "uwsgi", 3),
     ]
+
+
+UTILS = """init_conf() {
+\techo "configuring"
+}
+
+start_uwsgi() {
+\tenvsubst <uwsgi.conf.ini >uwsgi.ini || true
+\tuwsgi --ini uwsgi.ini --processes 4
+}
+"""
+
+INIT_COMMAND = """#!/bin/sh
+set -e
+source utils.sh
+
+init_conf
+
+if [ "$MODULE_NAME" = 'dashboard' ]; then
+\tpython manage.py migrate --noinput
+\tstart_uwsgi
+elif [ "$MODULE_NAME" = 'freeradius' ]; then
+\tsource docker-entrypoint.sh
+elif [ "$MODULE_NAME" = 'nginx' ]; then
+\texec nginx -g 'daemon off;'
+else
+\tstart_uwsgi
+fi
+"""
+
+
+def module_images(root: Path) -> Path:
+    """One script for every image, which picks its part by the image's MODULE_NAME."""
+    image = (
+        "FROM python:3.12\nWORKDIR /opt/app\n"
+        "COPY common/init_command.sh common/utils.sh /opt/app/\n"
+        'CMD ["sh", "init_command.sh"]\nENV MODULE_NAME={module}\n'
+    )
+    return write(
+        root,
+        {
+            "dashboard/Dockerfile": image.format(module="dashboard"),
+            "nginx/Dockerfile": image.format(module="nginx"),
+            "common/init_command.sh": INIT_COMMAND,
+            "common/utils.sh": UTILS,
+        },
+    )
+
+
+def test_function_of_a_sourced_file_starts_the_server_where_it_is_called(
+    tmp_path: Path,
+) -> None:
+    """`source utils.sh` then `start_uwsgi`: the function utils.sh defines runs uwsgi (without
+    `exec`: a fault said at its line in utils.sh); the calling line is in the chain, and the
+    image whose MODULE_NAME picks that branch starts it."""
+    root = module_images(tmp_path)
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n  dashboard:\n    build:\n      context: .\n"
+        "      dockerfile: dashboard/Dockerfile\n"
+    )
+    result = check_folder(root)
+    found = [c for c in chains(result, root) if c[0][0].startswith("docker-compose")]
+    assert found == [
+        (
+            [
+                "docker-compose.yml:2",
+                "dashboard/Dockerfile:4",
+                "common/init_command.sh:9",
+                "common/utils.sh:7",
+            ],
+            "uwsgi",
+            4,
+        )
+    ]
+    (fault,) = [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    assert (fault.at.file.name, fault.at.line) == ("utils.sh", 7)
+
+
+def test_test_on_the_images_variable_keeps_other_images_out_of_the_branch(
+    tmp_path: Path,
+) -> None:
+    """The nginx image sets MODULE_NAME=nginx, which the script never assigns: its
+    `if [ "$MODULE_NAME" = 'dashboard' ]` and final `else` (after a `source` of a file not
+    here, but in a branch not taken) do not run, so the nginx image starts no uwsgi (a false
+    link would be worse than none)."""
+    root = module_images(tmp_path)
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n  nginx:\n    build:\n      context: .\n      dockerfile: nginx/Dockerfile\n"
+    )
+    result = check_folder(root)
+    assert not [c for c in chains(result, root) if c[0][0].startswith("docker-compose")]
+    assert not [c for c in chains(result, root) if c[0][0].startswith("nginx/")]

@@ -529,12 +529,17 @@ def read_script(
     arguments: list[Word] | None = None,
     find_config: FindConfig | None = None,
     env_at: Mapping[str, Location] | None = None,
+    *,
+    uncalled: bool = True,
 ) -> AppServer:
     """The server the script starts (the one `exec gunicorn ...` / `uvicorn ...` line), read
     by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
-    an `ENTRYPOINT` script), unknown when None."""
+    an `ENTRYPOINT` script), unknown when None; without `uncalled`, a function no line calls
+    is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
-    lines = _selected(_inline_functions(_logical_lines(path, text)), arguments, physical)
+    logical = _inline_functions(_logical_lines(path, text), uncalled=uncalled)
+    fixed, unknown = _fixed_variables(text, logical, env, find_config)
+    lines = _selected(logical, arguments, physical, fixed, unknown)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -636,6 +641,8 @@ def _handed_over(
             return replace(found_app, launched_by=(step, *found_app.launched_by))
     if find_config is not None:
         handed = _runs_script(path, lines, physical, environment, env_at, find_config)
+        if handed is None:
+            handed = _sourced_function(path, lines, environment, env_at, find_config)
         if handed is not None:
             return handed
     if passing is not None:
@@ -744,6 +751,61 @@ def _python_script(words: list[Word]) -> list[Word]:
     return words
 
 
+#: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here.
+_SOURCING = frozenset({"source", "."})
+
+
+def _sourced_function(
+    path: Path,
+    lines: list[_Line],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a function of a sourced file starts where this script calls it (`source
+    utils.sh` ... `start_uwsgi`): the sourced file read as run up to that call, the calling
+    line first in the chain; None when no such call starts a server check reads."""
+    following = _FOLLOWING.get() | {path.resolve()}
+    sourced: list[tuple[ConfigFile, set[str]]] = []
+    for line in lines:
+        words = _after_keywords([Word(w, Location(path, line.first)) for w in line.words])
+        if len(words) < 2 or words[0].text not in _SOURCING:
+            continue
+        found = find_config(words[1].text, words[1].at)
+        if found is None or found.file.resolve() in following:
+            continue
+        defined = {
+            head[0]
+            for one in _logical_lines(found.file, found.text)
+            if (head := _function_head(one.words)) is not None
+        }
+        if defined:
+            sourced.append((found, defined))
+    for line in lines:
+        called = list(line.words)
+        while called and called[0] in _KEYWORDS:
+            called = called[1:]
+        for found, defined in sourced:
+            if not called or called[0] not in defined:
+                continue
+            token = _FOLLOWING.set(following)
+            try:
+                app = read_script(
+                    found.file,
+                    f"{found.text}\n{shlex.join(called)}\n",
+                    dict(env),
+                    find_config=find_config,
+                    env_at=env_at,
+                    uncalled=False,
+                )
+            except CheckInputError:  # starts none, or refused on its own: said when read
+                continue
+            finally:
+                _FOLLOWING.reset(token)
+            return replace(app, launched_by=(Location(path, line.first), *app.launched_by))
+    return None
+
+
 def _child_line(
     line: _Line, lines: list[_Line], physical: list[str], path: Path
 ) -> Setting[str] | None:
@@ -782,10 +844,11 @@ def _function_head(words: list[str]) -> tuple[str, int] | None:
 _INLINED_LINES = 10_000
 
 
-def _inline_functions(lines: list[_Line]) -> list[_Line]:
+def _inline_functions(lines: list[_Line], *, uncalled: bool = True) -> list[_Line]:
     """The lines in the order they run: a function's body where a line calls it by name
     (`server` after `server() { exec gunicorn ...; }`), not where it is defined; a function
-    no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written."""
+    no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written,
+    unless not `uncalled` (a sourced file's functions, of which only the called one runs)."""
     bodies: dict[str, list[_Line]] = {}
     outside: list[tuple[_Line, str | None]] = []
     index = 0
@@ -828,13 +891,50 @@ def _inline_functions(lines: list[_Line]) -> list[_Line]:
     for line, defined in outside:
         if defined is None:
             ordered.extend(run(line, 0))
-        elif defined not in called:
+        elif defined not in called and uncalled:
             ordered.extend(bodies[defined])
     return ordered
 
 
+def _fixed_variables(
+    text: str,
+    lines: list[_Line],
+    env: Mapping[str, str] | None,
+    find_config: FindConfig | None,
+) -> tuple[dict[str, str], frozenset[int]]:
+    """The variables of the environment the script is started with (an image's ENV, a
+    compose service's `environment`) that neither it nor a file it sources assigns, so a test
+    on them is decided (`if [ "$MODULE_NAME" = 'dashboard' ]` in the image that sets
+    MODULE_NAME=nginx); none when the script is read alone (check's own environment decides
+    nothing). With them, the lines that source a file not here: once one runs, what the
+    variables hold is not known."""
+    if env is None:
+        return {}, frozenset()
+    texts = [text]
+    unknown: set[int] = set()
+    for line in lines:
+        if len(line.words) >= 2 and line.words[0] in _SOURCING:
+            found = find_config(line.words[1]) if find_config is not None else None
+            if found is None:
+                unknown.add(line.first)
+            else:
+                texts.append(found.text)
+    written = "\n".join(texts)
+    fixed = {
+        name: value
+        for name, value in env.items()
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
+        and not re.search(rf"(?<![\w$]){name}\+?=|\bread\b[^\n]*\b{name}\b", written)
+    }
+    return fixed, frozenset(unknown)
+
+
 def _selected(
-    lines: list[_Line], arguments: list[Word] | None, physical: Sequence[str] = ()
+    lines: list[_Line],
+    arguments: list[Word] | None,
+    physical: Sequence[str] = (),
+    fixed: Mapping[str, str] | None = None,
+    unknown: frozenset[int] = frozenset(),
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -842,22 +942,33 @@ def _selected(
     that tests "$1" against words (`if [ "$1" == "uvicorn" ]; then ... elif [ "$1" ==
     "gunicorn" ]`), only the branch it selects; every line otherwise. An image's own default
     CMD selects nothing: a deployment's command replaces it (peeringdb's `CMD ["runserver"]`
-    image is run as `uwsgi` in production), so every arm is read."""
-    if not arguments or dockerfile_name(arguments[0].at.file):
+    image is run as `uwsgi` in production), so every arm is read. A test on a `fixed`
+    variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value."""
+    known = {f"${name}": value for name, value in (fixed or {}).items()}
+    known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
+    first: str | None = None
+    if arguments and not dockerfile_name(arguments[0].at.file):
+        first = arguments[0].text
+        known.update({"$1": first, "${1}": first})
+    if not known:
         return lines
-    first = arguments[0].text
     kept: list[_Line] = []
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
-    branches = _Branches(first, physical)
+    branches = _Branches(known, physical, unknown)
     for index, line in enumerate(lines):
         words = line.words
         if not branches.step(lines, index):
             continue
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            if chosen is None and len(words) == 3 and words[1] in ("$1", "${1}"):
+            if (
+                chosen is None
+                and first is not None
+                and len(words) == 3
+                and words[1] in ("$1", "${1}")
+            ):
                 chosen, running = depth, False
                 continue
         elif words[:1] == ["esac"] and depth:
@@ -868,7 +979,7 @@ def _selected(
             depth -= 1
         elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
             patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            running = any(fnmatch.fnmatchcase(first, p) for p in patterns)
+            running = any(fnmatch.fnmatchcase(first or "", p) for p in patterns)
         if running:
             kept.append(line)
     return kept
@@ -885,14 +996,23 @@ class _Chain:
 
 
 class _Branches:
-    """The `if`/`elif`/`else` branches that run when "$1" is `first`: a test that compares
-    "$1" with a word (`[ "$1" == "uvicorn" ]`, `[[ $1 = web ]]`, `[ -z "$1" ]`, joined by
-    `||`) is decided; any other test leaves its chain read branch after branch, as before.
-    After a `shift` or `set --`, "$1" is another word: nothing more is decided."""
+    """The `if`/`elif`/`else` branches that run when the words of `known` ("$1", "$NAME")
+    have their values: a test that compares one with a word (`[ "$1" == "uvicorn" ]`, `[[ $1
+    = web ]]`, `[ -z "$1" ]`, joined by `||`) is decided; any other test leaves its chain
+    read branch after branch, as before. After a `shift` or `set --`, "$1" is another word:
+    nothing more is decided."""
 
-    def __init__(self, first: str, physical: Sequence[str]) -> None:
-        self.first = first
+    def __init__(
+        self,
+        known: Mapping[str, str],
+        physical: Sequence[str],
+        unknown: frozenset[int] = frozenset(),
+    ) -> None:
+        self.known = known
         self.physical = physical
+        #: The lines that source a file not here: once one runs, only "$1" is known.
+        self.unknown = unknown
+        self.past = False
         self.chains: list[_Chain] = []
         self.on = True
         self.moved = False
@@ -903,6 +1023,8 @@ class _Branches:
         head = words[0] if words else ""
         if head in ("shift", "set") and words[:2] != ["set", "-e"]:
             self.moved = True
+        if head in _SOURCING and self.on and lines[index].first in self.unknown:
+            self.past = True  # a file not here runs in this shell: it may set anything
         if head == "if":
             test = self._test(lines, index)
             outer = self.on
@@ -931,8 +1053,14 @@ class _Branches:
 
     def _test(self, lines: list[_Line], index: int) -> bool | None:
         """The value of the test from `lines[index]` (`if`/`elif`) to its `then`; None when
-        it is not "$1" compared with words, joined by `||`."""
-        if self.moved:
+        it is not a known word compared with words, joined by `||`."""
+        past = self.past
+        known = {
+            k: v
+            for k, v in self.known.items()
+            if (not self.moved if k in ("$1", "${1}") else not past)
+        }
+        if not known:
             return None
         span: list[list[str]] = []
         for line in lines[index:]:
@@ -948,37 +1076,34 @@ class _Branches:
         text = re.sub(r";\s*then\b.*\Z", "", text, flags=re.S)
         if "&&" in text or ";" in text or len(span) != text.count("||") + 1:
             return None
-        values = [_argument_test(words, self.first) for words in span]
+        values = [_argument_test(words, known) for words in span]
         if None in values:
             return None
         return any(values)
 
 
-#: The words that name the script's first argument in a test.
-_FIRST_ARGUMENT = frozenset({"$1", "${1}"})
-
-
-def _argument_test(words: list[str], first: str) -> bool | None:
-    """`[ "$1" == "word" ]` (also `=`, `!=`, `[[ ]]`, `test`, `-z "$1"`, `-n "$1"`) with "$1"
-    = `first`, as the shell's quotes leave them; None for any other test."""
+def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
+    """`[ "$1" == "word" ]` (also `=`, `!=`, `[[ ]]`, `test`, `-z "$1"`, `-n "$1"`) with the
+    words of `known` ("$1", "$NAME") at their values, as the shell's quotes leave them; None
+    for any other test."""
     if words[:1] == ["test"]:
         words = ["[", *words[1:], "]"]
     closing = {"[": "]", "[[": "]]"}.get(words[0] if words else "")
     if closing is None or words[-1] != closing:
         return None
     inner = words[1:-1]
-    if len(inner) == 2 and inner[0] in ("-z", "-n") and inner[1] in _FIRST_ARGUMENT:
-        return (first == "") == (inner[0] == "-z")
+    if len(inner) == 2 and inner[0] in ("-z", "-n") and inner[1] in known:
+        return (known[inner[1]] == "") == (inner[0] == "-z")
     if len(inner) != 3 or inner[1] not in ("=", "==", "!="):
         return None
     left, op, right = inner
-    if right in _FIRST_ARGUMENT:
+    if right in known and left not in known:
         left, right = right, left
-    if left not in _FIRST_ARGUMENT or "$" in right or "`" in right:
+    if left not in known or "$" in right or "`" in right:
         return None
     if closing == "]]" and any(c in right for c in "*?["):
         return None  # `[[ $1 == web* ]]` matches a pattern
-    return (first == right) == (op != "!=")
+    return (known[left] == right) == (op != "!=")
 
 
 #: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
