@@ -364,6 +364,33 @@ def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> Serv
     return None
 
 
+def _shell_server(words: list[Word], name: str) -> ServerCommand | None:
+    """The server `sh -c SCRIPT [ARG0 ARG1 ...]` starts: the first command of SCRIPT that
+    starts one, the words after SCRIPT its `$0 $1 ...`; None for a shell running a script."""
+    rest = words[1:]
+    if name == "busybox" and rest and rest[0].text in SHELLS:
+        rest = rest[1:]
+    while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
+        rest = rest[1:]
+    if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
+        for command in shell_commands(rest[1], rest[2:]):
+            found = server_command(command)
+            if found is not None:
+                return found
+    return None
+
+
+def _shell_after(words: list[Word], name: str) -> list[Word] | None:
+    """The words from the shell a process wrapper runs (`tini -- bash /entrypoint.sh
+    gunicorn`, whose `gunicorn` is the script's argument, not a gunicorn started with no
+    options); None when the wrapper runs no shell."""
+    after = words[1:]
+    while after and after[0].text.startswith("-"):
+        after = after[1:]
+    after = after[WRAPPERS[name] :]
+    return after if after and program_name(after[0].text) in SHELLS else None
+
+
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """The server `words` start, or None when they start no server check reads.
 
@@ -382,29 +409,16 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             continue
         name = program_name(first.text)
         if name in SHELLS:
-            rest = words[1:]
-            if name == "busybox" and rest and rest[0].text in SHELLS:
-                rest = rest[1:]
-            while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
-                rest = rest[1:]
-            if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
-                for command in shell_commands(rest[1], rest[2:]):
-                    found = server_command(command)
-                    if found is not None:
-                        return replace(found, assignments=(*assignments, *found.assignments))
+            found = _shell_server(words, name)
+            if found is not None:
+                return replace(found, assignments=(*assignments, *found.assignments))
             return None
         if name in _SWITCH_USER:
             return _as_user(words, assignments)
+        if name in WRAPPERS and (shell := _shell_after(words, name)) is not None:
+            words = shell  # `tini -- bash /entrypoint.sh gunicorn`: the shell runs next
+            continue
         if name in WRAPPERS:
-            after = words[1:]
-            while after and after[0].text.startswith("-"):
-                after = after[1:]
-            after = after[WRAPPERS[name] :]
-            if after and program_name(after[0].text) in SHELLS:
-                # `tini -- bash /entrypoint.sh gunicorn`: the shell runs the script, whose
-                # argument the word `gunicorn` is (not a gunicorn started with no options).
-                words = after
-                continue
             index = _server_of(words[1:])
             if index is None:
                 # `exec env VAR=1 gunicorn`: assignments after a wrapper

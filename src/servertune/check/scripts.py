@@ -571,30 +571,7 @@ def read_script(
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
     if holes and arms and command.server in SERVERS:
-        # A per-worker script: one single-worker server per `case` arm, each on its socket.
-        hole = holes[0]
-        argvs = []
-        for arm_line, arm in arms:
-            at = Location(path, arm_line.first)
-            argvs.append(
-                [*command.args[:hole], *(Word(a, at) for a in arm), *command.args[hole + 1 :]]
-            )
-        for argv in argvs:
-            for word in argv:
-                if "$" in word.text or "`" in word.text:
-                    raise CheckInputError(
-                        f"{word.at}: {word.text!r} needs the shell to expand it; check reads "
-                        "the script, never runs it: write the value"
-                    )
-        return asgi_server(
-            path,
-            command.server,
-            argvs,
-            environment,
-            {},
-            command.program.at,
-            [Location(path, a.first) for a, _ in arms],
-        )
+        return _per_worker(path, command, holes[0], arms, environment)
     if holes and arguments is not None:
         hole = holes[0]
         command = replace(
@@ -611,6 +588,36 @@ def read_script(
         without_exec=None if chained else _without_exec(line, lines, command, physical),
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
+    )
+
+
+def _per_worker(
+    path: Path,
+    command: ServerCommand,
+    hole: int,
+    arms: list[tuple[_Line, list[str]]],
+    environment: Mapping[str, str],
+) -> AppServer:
+    """A per-worker script: one single-worker server per `case` arm, each on its socket."""
+    argvs = []
+    for arm_line, arm in arms:
+        at = Location(path, arm_line.first)
+        argvs.append([*command.args[:hole], *(Word(a, at) for a in arm), *command.args[hole + 1 :]])
+    for argv in argvs:
+        for word in argv:
+            if "$" in word.text or "`" in word.text:
+                raise CheckInputError(
+                    f"{word.at}: {word.text!r} needs the shell to expand it; check reads "
+                    "the script, never runs it: write the value"
+                )
+    return asgi_server(
+        path,
+        command.server,
+        argvs,
+        dict(environment),
+        {},
+        command.program.at,
+        [Location(path, a.first) for a, _ in arms],
     )
 
 
@@ -1365,25 +1372,9 @@ def run_words(
     script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
     `find_config` finds the script. None when nothing here starts a server."""
     words = list(words)
-    if find_config is not None and depth <= 4 and len(words) >= 2:
-        # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
-        # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
-        # (Only a path is looked up: `gunicorn app:app` is no file of the image's.)
-        # Past a process wrapper too (`tini -- /entrypoint.py gunicorn`: `gunicorn` is the
-        # script's argument, not a gunicorn started with no options).
-        inner = _unwrapped(words)
-        here = (
-            find_config(inner[0].text, inner[0].at)
-            if inner and _SCRIPT_PATH.match(inner[0].text)
-            else None
-        )
-        if here is not None:
-            return _here_script(file, here, inner, env, env_at, find_config, depth)
     if find_config is not None and depth <= 4:
-        # `sh -c "/entrypoint.sh $0 $@" gunicorn ...` (a shell-form ENTRYPOINT and its CMD):
-        # a script here that the string runs decides what runs, as for a script run alone.
-        app = _shell_script(file, words, env, env_at, find_config, depth)
-        if app is not None:
+        decided, app = _launcher_here(file, words, env, env_at, find_config, depth)
+        if decided:
             return app
     found = server_command(words)
     if found is not None:
@@ -1439,6 +1430,32 @@ def run_words(
     if script is None:
         return None
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _launcher_here(
+    file: Path,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> tuple[bool, AppServer | None]:
+    """(True, its server) when a script here decides what `words` run; (False, None) when
+    none does and `words` are read on."""
+    inner = _unwrapped(words)
+    if len(words) >= 2 and inner and _SCRIPT_PATH.match(inner[0].text):
+        # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
+        # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
+        # (Only a path is looked up: `gunicorn app:app` is no file of the image's.) Past a
+        # process wrapper too (`tini -- /entrypoint.py gunicorn`: `gunicorn` is the script's
+        # argument, not a gunicorn started with no options).
+        here = find_config(inner[0].text, inner[0].at)
+        if here is not None:
+            return True, _here_script(file, here, inner, env, env_at, find_config, depth)
+    # `sh -c "/entrypoint.sh $0 $@" gunicorn ...` (a shell-form ENTRYPOINT and its CMD): a
+    # script here that the string runs decides what runs, as for a script run alone.
+    app = _shell_script(file, words, env, env_at, find_config, depth)
+    return app is not None, app
 
 
 def _unwrapped(words: list[Word]) -> list[Word]:
