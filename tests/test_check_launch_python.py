@@ -187,3 +187,15 @@ def test_python_launcher_from_settings_is_not_followed_through_the_chain(tmp_pat
     assert "host=`shop.app.settings.API_HOST`" in next(
         n.message for n in result.notes if n.at.file.name == "Dockerfile"
     )
+
+
+def test_image_running_a_python_program_not_here_is_not_followed(tmp_path: Path) -> None:
+    """`CMD ["python3", "-u", "app.py"]` whose app.py is not among the files read: what it
+    serves is not known, so "not followed" names it, never "starts no server"."""
+    root = write(
+        tmp_path,
+        {"Dockerfile": 'FROM python:3.12\nWORKDIR /app\nCMD ["python3", "-u", "app.py"]\n'},
+    )
+    (note,) = check_folder(root).notes
+    assert (note.kind, note.at.line) == ("not-followed", 3)
+    assert "the image runs app.py, a Python program not in the build context" in note.message

@@ -851,7 +851,19 @@ _SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
     """NotFollowed when the command runs a script the image does not hold here (not in the
     build context, not written by a heredoc): what it starts is unknown, not nothing."""
-    for word in words:
+    for index, word in enumerate(words):
+        before = index - 1
+        while before > 0 and words[before].text.startswith("-"):
+            before -= 1  # the interpreter's options (`python3 -u app.py`)
+        interpreter = before >= 0 and program_name(words[before].text).startswith("python")
+        if interpreter and word.text.endswith(".py") and image.find(word.text) is None:
+            # `CMD ["python3", "app.py"]`: the image's process is a Python program not read
+            # here (often `app.run(host=..., port=...)`): what it serves is not known.
+            raise NotFollowed(
+                f"{word.at}: not followed: the image runs {word.text}, a Python program not "
+                "in the build context (its COPY sources) or the files given, so the server "
+                "it starts is not known"
+            )
         if word.text.startswith(_SYSTEM_PATHS) or program_name(word.text) in WRAPPERS:
             # the base image's programs (/bin/bash, /usr/local/bin/gunicorn), and a process
             # wrapper wherever the image puts it (`COPY --from=build /tini /tini`)
