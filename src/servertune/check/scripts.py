@@ -190,24 +190,39 @@ def _one_server(
     return [kept]
 
 
-def _open_quote(text: str) -> bool:
-    """Whether `text` ends inside a quoted string, as the shell reads quotes (a `'` inside
-    double quotes and a `"` inside single ones are literal; `\\"` outside single quotes too)."""
-    quote = ""
-    escaped = False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if char == quote:
-                quote = ""
+@dataclass
+class _Quoting:
+    """The shell's quotes, read one character at a time: a `'` inside double quotes and a `"`
+    inside single ones are literal; a backslash escapes the next character outside single
+    quotes."""
+
+    quote: str = ""
+    escaped: bool = False
+
+    def code(self, char: str) -> bool:
+        """Whether `char` is read as code (outside quotes, not escaped, not a quote mark),
+        the state moved past it."""
+        if self.escaped:
+            self.escaped = False
+        elif char == "\\" and self.quote != "'":
+            self.escaped = True
+        elif self.quote:
+            if char == self.quote:
+                self.quote = ""
         elif char in "'\"":
-            quote = char
-        elif char == "#" and not quote:
+            self.quote = char
+        else:
+            return True
+        return False
+
+
+def _open_quote(text: str) -> bool:
+    """Whether `text` ends inside a quoted string, as the shell reads quotes (`_Quoting`)."""
+    quoting = _Quoting()
+    for char in text:
+        if quoting.code(char) and char == "#":
             break  # a comment: quotes in it mean nothing (a `#` inside a word is rare)
-    return bool(quote)
+    return bool(quoting.quote)
 
 
 def _logical_lines(path: Path, text: str) -> list[_Line]:
@@ -266,18 +281,11 @@ _ARRAY_EXPANSION = re.compile(r"\A\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}
 def _array_end(text: str, start: int) -> int | None:
     """Where the `)` closing the array opened before `start` is, reading quotes, comments and
     `$(...)` as the shell does; None while it is still open."""
-    quote, escaped, depth, index = "", False, 0, start
+    quoting, depth, index = _Quoting(), 0, start
     while index < len(text):
         char = text[index]
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
+        if not quoting.code(char):
+            pass
         elif char == "#" and (index == start or text[index - 1].isspace()):
             newline = text.find("\n", index)
             if newline < 0:
