@@ -166,3 +166,22 @@ def test_image_running_a_python_program_not_here_is_not_followed(tmp_path: Path)
     (note,) = check_folder(root).notes
     assert (note.kind, note.at.line) == ("not-followed", 3)
     assert "the image runs app.py, a Python program not in the build context" in note.message
+
+
+def test_image_running_a_program_not_here_with_a_server_subcommand_says_so(
+    tmp_path: Path,
+) -> None:
+    """`CMD ["python3", "manage.py", "runserver", "0.0.0.0:8000"]`, manage.py not here: the
+    note says why it looks like a server (its `runserver` subcommand), not only that the
+    program is not here."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                'FROM python:3.12\nCMD ["python3", "manage.py", "runserver", "0.0.0.0:8000"]\n'
+            )
+        },
+    )
+    (note,) = check_folder(root).notes
+    assert note.kind == "not-followed"
+    assert "its subcommand 'runserver' starts a server" in note.message

@@ -62,7 +62,7 @@ from servertune.check.model import (
 )
 from servertune.check.scripts import run_words
 from servertune.check.source import read_text
-from servertune.check.unfollowed import nothing_started
+from servertune.check.unfollowed import not_followed_launcher, nothing_started
 
 __all__ = [
     "CONTEXT_ANCESTORS",
@@ -858,7 +858,11 @@ def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
         interpreter = before >= 0 and program_name(words[before].text).startswith("python")
         if interpreter and word.text.endswith(".py") and image.find(word.text) is None:
             # `CMD ["python3", "app.py"]`: the image's process is a Python program not read
-            # here (often `app.run(host=..., port=...)`): what it serves is not known.
+            # here (often `app.run(host=..., port=...)`): what it serves is not known. (Its
+            # words may say more: `manage.py runserver 0.0.0.0:8000` is a server's launcher.)
+            launcher = not_followed_launcher(words, image.find)
+            if launcher is not None:
+                raise launcher
             raise NotFollowed(
                 f"{word.at}: not followed: the image runs {word.text}, a Python program not "
                 "in the build context (its COPY sources) or the files given, so the server "
