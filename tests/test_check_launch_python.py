@@ -185,3 +185,18 @@ def test_image_running_a_program_not_here_with_a_server_subcommand_says_so(
     (note,) = check_folder(root).notes
     assert note.kind == "not-followed"
     assert "its subcommand 'runserver' starts a server" in note.message
+
+
+def test_script_execing_a_python_program_not_here_keeps_the_launchers_reason(
+    tmp_path: Path,
+) -> None:
+    """A script's `exec python manage.py runserver 0.0.0.0:8000`, manage.py not here: the
+    note gives the launcher's reason (its `runserver` subcommand), as before Python programs
+    were followed from scripts."""
+    root = write(
+        tmp_path,
+        {"run.sh": "#!/bin/bash\nexec python manage.py runserver 0.0.0.0:8000\n"},
+    )
+    (note,) = check_folder(root).notes
+    assert note.kind == "not-followed"
+    assert "its subcommand 'runserver' starts a server" in note.message

@@ -712,12 +712,15 @@ def _runs_script(
         while words and words[0].text in _KEYWORDS:
             words = words[1:]
         execs = bool(words) and words[0].text == "exec"
-        rest = _python_script(words[1:] if execs else words)
+        command = words[1:] if execs else words
+        rest = _python_script(command)
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
         if found is None:
-            if execs and missing is None and _NAMED_SCRIPT.match(rest[0].text):
+            # (A Python program not here is left to the launcher's own words: `python
+            # manage.py runserver 0.0.0.0:8000` says more than "not in the files read".)
+            if execs and missing is None and rest is command and _NAMED_SCRIPT.match(rest[0].text):
                 missing = (line, rest[0].text)
             continue
         if found.file.resolve() in following or not (
