@@ -334,3 +334,37 @@ def test_test_on_the_images_variable_keeps_other_images_out_of_the_branch(
     result = check_folder(root)
     assert not [c for c in chains(result, root) if c[0][0].startswith("docker-compose")]
     assert not [c for c in chains(result, root) if c[0][0].startswith("nginx/")]
+
+
+def test_supervisord_config_not_here_is_not_followed_not_serverless(tmp_path: Path) -> None:
+    """An entrypoint that ends in `exec supervisord -c /srv/conf/supervisord.conf` (a file
+    rendered when the container starts, not in the repository): the image's note says "not
+    followed" and names the file, never that it starts no server."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+                'ENTRYPOINT ["dumb-init", "--", "/entrypoint.sh"]\nCMD ["registry"]\n'
+            ),
+            "entrypoint.sh": (
+                "#!/bin/bash\n"
+                'case "$1" in\n'
+                "  registry)\n"
+                "    exec supervisord -c /srv/conf/supervisord.conf\n"
+                "    ;;\n"
+                "  *)\n"
+                '    exec "$@"\n'
+                "    ;;\n"
+                "esac\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert not [
+        n for n in result.notes if n.kind == "starts-no-server" and n.at.file.name == "Dockerfile"
+    ]
+    assert any(
+        n.kind == "not-followed" and "supervisord -c /srv/conf/supervisord.conf" in n.message
+        for n in result.notes
+    )

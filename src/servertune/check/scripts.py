@@ -1617,6 +1617,14 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
         return None  # its default path is the image's (/etc/supervisord.conf): not here
     config = find_config(named.text, named.at)
     if config is None:
+        # A config rendered where it runs (quay's supervisord.conf from a .jnj) or the
+        # image's own: the programs it starts are not known, which is not "no server".
+        remember(
+            NotFollowed(
+                f"{named.at}: not followed: runs supervisord -c {named.text}, a file not in "
+                "the files read, so the programs it starts are not known"
+            )
+        )
         return None
     try:
         apps = read_supervisord(
