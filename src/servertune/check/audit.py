@@ -21,7 +21,7 @@ from servertune.check.chain import (
     link_balancers,
 )
 from servertune.check.discover import Discovery
-from servertune.check.graph import one_reading_each
+from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
     AppServer,
@@ -159,13 +159,27 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # of an image is not the image's own run (which rollouts stop), so both are kept.
         return (app.kind, app.workers.at, app.reloads is not None)
 
+    def started_apart(app: AppServer, other: AppServer) -> bool:
+        # Two images (or scripts) each running the config with their own command (kitchenowl's
+        # two Dockerfiles, `--ini wsgi.ini:web` and `wsgi.ini`): two processes, when neither
+        # file that starts one is in the other's chain.
+        first, then = app.launched_by[:1], other.launched_by[:1]
+        return bool(first and then) and (
+            first[0].file != then[0].file
+            and first[0].file not in chain_files(other)
+            and then[0].file not in chain_files(app)
+        )
+
     boxed = {key(a) for a in apps if a.container is not None}
     kept: list[AppServer] = []
-    seen: set[tuple[object, ...]] = set()
+    seen: dict[tuple[object, ...], list[AppServer]] = {}
     for app in apps:
-        if app.container is None and (key(app) in boxed or key(app) in seen):
+        same = seen.get(key(app), [])
+        if app.container is None and (
+            key(app) in boxed or any(not started_apart(app, one) for one in same)
+        ):
             continue
-        seen.add(key(app))
+        seen.setdefault(key(app), []).append(app)
         kept.append(app)
     return kept
 
