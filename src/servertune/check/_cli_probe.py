@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
+import resource
 import sys
 from typing import Any
 
@@ -53,6 +54,8 @@ def plain(value: Any) -> Any:
 def main() -> None:
     """Parse the command line given on stdin; print the values or one line saying why not."""
     request = json.loads(sys.stdin.read())
+    # A limit of CPU time, not of wall time: a busy machine only makes the child wait.
+    resource.setrlimit(resource.RLIMIT_CPU, (request["cpu_limit_s"], request["cpu_limit_s"]))
     cli, settings = command(request["server"])
     lenient_paths(cli)
     parsed = []

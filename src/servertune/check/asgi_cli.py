@@ -16,10 +16,16 @@ from typing import Any
 
 from servertune.check.model import CheckInputError
 
-__all__ = ["CLI_EVAL_TIMEOUT_S", "SERVERS", "parse_command_lines"]
+__all__ = ["CLI_EVAL_CPU_S", "CLI_EVAL_TIMEOUT_S", "SERVERS", "parse_command_lines"]
 
-#: Importing uvicorn or granian and parsing a few command lines takes well under a second.
-CLI_EVAL_TIMEOUT_S = 10.0
+#: CPU seconds the child may use: importing uvicorn or granian and parsing a few command lines
+#: takes well under one, so only a parse that runs away reaches it. CPU time, not wall time: on
+#: a busy machine (a load of 9 on 2 cores) the same child waited more than 10 s for a core, and
+#: whether a file is read must not depend on the machine running check.
+CLI_EVAL_CPU_S = 10
+#: Wall seconds before the child is killed: only one that blocks (it reads nothing but its
+#: stdin) gets there.
+CLI_EVAL_TIMEOUT_S = 300.0
 #: The servers whose command lines `check` reads, and the package that holds each one's CLI.
 SERVERS = {"uvicorn": "uvicorn", "granian": "granian"}
 _PROBE = Path(__file__).with_name("_cli_probe.py")
@@ -30,7 +36,7 @@ def parse_command_lines(
     path: Path, server: str, argvs: list[list[str]], env: Mapping[str, str] | None
 ) -> list[dict[str, Any]]:
     """Each argument list as the server's own CLI reads it (in a child, with a time limit)."""
-    request = json.dumps({"server": server, "argvs": argvs})
+    request = json.dumps({"server": server, "argvs": argvs, "cpu_limit_s": CLI_EVAL_CPU_S})
     try:
         process = subprocess.Popen(
             [sys.executable, "-B", "-c", _PROBE.read_text()],
@@ -51,6 +57,10 @@ def parse_command_lines(
             f"{path}: {server} did not finish reading its command line in {CLI_EVAL_TIMEOUT_S:g} s"
         ) from None
     text = out.decode("utf-8", "replace")
+    if process.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and _MARK not in text:
+        raise CheckInputError(
+            f"{path}: {server} used more than {CLI_EVAL_CPU_S} s of CPU reading its command line"
+        )
     if process.returncode != 0 or _MARK not in text:
         lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines()]
         reasons = [line for line in lines if line]

@@ -21,7 +21,7 @@ from servertune.check.chain import (
     link_balancers,
 )
 from servertune.check.discover import Discovery
-from servertune.check.graph import one_reading_each
+from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
     AppServer,
@@ -49,6 +49,7 @@ from servertune.workload import Workload
 
 if TYPE_CHECKING:
     from servertune.check.ignored import BaselineReport, Suppressed
+    from servertune.check.images import Build
     from servertune.logs.traffic import Traffic
 
 __all__ = [
@@ -158,13 +159,27 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # of an image is not the image's own run (which rollouts stop), so both are kept.
         return (app.kind, app.workers.at, app.reloads is not None)
 
+    def started_apart(app: AppServer, other: AppServer) -> bool:
+        # Two images (or scripts) each running the config with their own command (kitchenowl's
+        # two Dockerfiles, `--ini wsgi.ini:web` and `wsgi.ini`): two processes, when neither
+        # file that starts one is in the other's chain.
+        first, then = app.launched_by[:1], other.launched_by[:1]
+        return bool(first and then) and (
+            first[0].file != then[0].file
+            and first[0].file not in chain_files(other)
+            and then[0].file not in chain_files(app)
+        )
+
     boxed = {key(a) for a in apps if a.container is not None}
     kept: list[AppServer] = []
-    seen: set[tuple[object, ...]] = set()
+    seen: dict[tuple[object, ...], list[AppServer]] = {}
     for app in apps:
-        if app.container is None and (key(app) in boxed or key(app) in seen):
+        same = seen.get(key(app), [])
+        if app.container is None and (
+            key(app) in boxed or any(not started_apart(app, one) for one in same)
+        ):
             continue
-        seen.add(key(app))
+        seen.setdefault(key(app), []).append(app)
         kept.append(app)
     return kept
 
@@ -269,8 +284,11 @@ def check_files(
 def _stacks(paths: Sequence[Path]) -> Stacks:
     """The compose services of the compose files given, whether or not they start a server:
     which stack each front belongs to (`chain.Stacks`)."""
+    from servertune.check.images import images_of_run, read_images
+
     services: list[Service] = []
     kube: list[KubeService] = []
+    images = read_images(paths)
     for path in paths:
         try:
             text = read_text(path)
@@ -278,14 +296,15 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
             if kind == "compose":
                 from servertune.check.compose import services_of
 
-                services += services_of(path, text)
+                # The images of the run: a service's `image:` is the Dockerfile its reading
+                # links it to.
+                with images_of_run(images, _builds(paths)):
+                    services += services_of(path, text)
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
-    from servertune.check.images import read_images
-
-    return Stacks(tuple(services), read_images(paths), tuple(kube))
+    return Stacks(tuple(services), images, tuple(kube))
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
@@ -406,8 +425,18 @@ def _read_all(
     still read (as linters do: one template must not hide the other files' findings)."""
     from servertune.check.images import images_of_run, read_images
 
-    with images_of_run(read_images(paths)):
+    with images_of_run(read_images(paths), _builds(paths)):
         return _read_each(paths, env, kind)
+
+
+def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:
+    """The images the run's compose files build and tag (none without the YAML parser: a
+    compose file's reading names the extra, once)."""
+    try:
+        from servertune.check.compose import read_builds
+    except ModuleNotFoundError:
+        return ()
+    return read_builds(paths)
 
 
 def _read_each(

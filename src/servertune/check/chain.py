@@ -221,9 +221,10 @@ class Stacks:
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
     def building(self, files: Sequence[Path]) -> tuple[Service, ...]:
-        """The services whose image, built here, copies one of `files` by its name or folder
-        (`COPY conf /etc/nginx/conf.d/default.conf` in the proxy's Dockerfile): that front
-        runs in their containers, in their compose project."""
+        """The services whose image, built here (or the Dockerfile their `image:` names, as
+        their reading links it), copies one of `files` by its name or folder (`COPY conf
+        /etc/nginx/conf.d/default.conf` in the proxy's Dockerfile): that front runs in their
+        containers, in their compose project."""
         found = []
         for service in self.services:
             if service.dockerfile is None:

@@ -364,6 +364,33 @@ def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> Serv
     return None
 
 
+def _shell_server(words: list[Word], name: str) -> ServerCommand | None:
+    """The server `sh -c SCRIPT [ARG0 ARG1 ...]` starts: the first command of SCRIPT that
+    starts one, the words after SCRIPT its `$0 $1 ...`; None for a shell running a script."""
+    rest = words[1:]
+    if name == "busybox" and rest and rest[0].text in SHELLS:
+        rest = rest[1:]
+    while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
+        rest = rest[1:]
+    if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
+        for command in shell_commands(rest[1], rest[2:]):
+            found = server_command(command)
+            if found is not None:
+                return found
+    return None
+
+
+def _shell_after(words: list[Word], name: str) -> list[Word] | None:
+    """The words from the shell a process wrapper runs (`tini -- bash /entrypoint.sh
+    gunicorn`, whose `gunicorn` is the script's argument, not a gunicorn started with no
+    options); None when the wrapper runs no shell."""
+    after = words[1:]
+    while after and after[0].text.startswith("-"):
+        after = after[1:]
+    after = after[WRAPPERS[name] :]
+    return after if after and program_name(after[0].text) in SHELLS else None
+
+
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
     """The server `words` start, or None when they start no server check reads.
 
@@ -382,19 +409,15 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             continue
         name = program_name(first.text)
         if name in SHELLS:
-            rest = words[1:]
-            if name == "busybox" and rest and rest[0].text in SHELLS:
-                rest = rest[1:]
-            while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
-                rest = rest[1:]
-            if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
-                for command in shell_commands(rest[1]):
-                    found = server_command(command)
-                    if found is not None:
-                        return replace(found, assignments=(*assignments, *found.assignments))
+            found = _shell_server(words, name)
+            if found is not None:
+                return replace(found, assignments=(*assignments, *found.assignments))
             return None
         if name in _SWITCH_USER:
             return _as_user(words, assignments)
+        if name in WRAPPERS and (shell := _shell_after(words, name)) is not None:
+            words = shell  # `tini -- bash /entrypoint.sh gunicorn`: the shell runs next
+            continue
         if name in WRAPPERS:
             index = _server_of(words[1:])
             if index is None:
@@ -527,9 +550,41 @@ def _without_redirections(tokens: list[str]) -> list[str]:
     return kept
 
 
-def shell_commands(script: Word) -> list[list[Word]]:
+#: A word that is one positional parameter of the shell: `$0`, `$1`, `${2}`.
+_POSITIONAL = re.compile(r"\A\$(?:(?P<plain>[0-9])|\{(?P<braced>[0-9]+)\})\Z")
+
+
+def _positional(words: list[Word], positional: Sequence[Word], quoted: bool) -> list[Word]:
+    """`words` with the positional parameters of `sh -c SCRIPT ARG0 ARG1 ...` put in: `$0` is
+    ARG0, `$1` ARG1, `$@` / `$*` the words from ARG1 on (split again at blanks unless the
+    script quotes it, `"$@"`, as the shell splits an unquoted expansion); an unset one is
+    dropped, as the shell drops an empty unquoted word."""
+    placed: list[Word] = []
+    for word in words:
+        found = _POSITIONAL.match(word.text)
+        if found is not None:
+            number = int(found["plain"] or found["braced"])
+            if number < len(positional):
+                placed.append(positional[number])
+        elif word.text in CALLER_ARGUMENTS or word.text in ("${@}", "${*}"):
+            for given in positional[1:]:
+                if quoted:
+                    placed.append(given)
+                else:
+                    placed.extend(Word(part, given.at) for part in given.text.split())
+        else:
+            placed.append(word)
+    return placed
+
+
+def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[Word]]:
     """The simple commands of a `sh -c` script (split at `;`, `&&`, `||`, `|`, `&` and
-    newlines), each word on the line of the script's word plus its own line in the script."""
+    newlines), each word on the line of the script's word plus its own line in the script.
+    `positional` are the words after the script (`sh -c SCRIPT ARG0 ARG1 ...`): its `$0`, `$1`
+    ... and `$@`, as a shell-form ENTRYPOINT (`/entrypoint.sh $0 $@`) gets the image's CMD."""
+    if positional:
+        quoted = '"$@"' in script.text or '"${@}"' in script.text
+        return [_positional(command, positional, quoted) for command in shell_commands(script)]
     lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
     for offset, raw in enumerate(lines):

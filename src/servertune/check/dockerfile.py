@@ -62,7 +62,7 @@ from servertune.check.model import (
 )
 from servertune.check.scripts import run_words
 from servertune.check.source import read_text
-from servertune.check.unfollowed import nothing_started
+from servertune.check.unfollowed import not_followed_launcher, nothing_started
 
 __all__ = [
     "CONTEXT_ANCESTORS",
@@ -574,7 +574,10 @@ def _from(
     """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
     base = command.value[0].lower() if command.value else ""
     stage = stages[base].inherit() if base in stages else _Stage()
-    stage.args = dict(global_args)
+    # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
+    # page: "Once a build argument is declared or consumed in a stage, it's automatically
+    # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
+    stage.args = {**global_args, **(stages[base].args if base in stages else {})}
     if len(command.value) >= 3 and command.value[1].upper() == "AS":
         stages[command.value[2].lower()] = stage
     stages[str(index)] = stage  # `COPY --from=0`: stages by number too
@@ -738,8 +741,10 @@ def container_words(
     cmd: tuple[Word, ...] | None,
     cmd_shell: bool,
 ) -> tuple[list[Word], list[Word]]:
-    """(entrypoint, command) as the container runs them: a shell form becomes `SHELL` + text;
-    a shell-form entrypoint ignores the command (the Dockerfile reference's table)."""
+    """(entrypoint, command) as the container runs them: a shell form becomes `SHELL` + text,
+    and the command's words come after a shell-form entrypoint's text as the shell's `$0`,
+    `$1` ... (Docker runs `/bin/sh -c TEXT CMD...`): the Dockerfile reference's table says it
+    ignores the command, which is so unless TEXT reads them (`/entrypoint.sh $0 $@`)."""
     shell = image.shell if image is not None else ("/bin/sh", "-c")
 
     def form(words: tuple[Word, ...] | None, is_shell: bool) -> list[Word]:
@@ -750,8 +755,6 @@ def container_words(
         return list(words)
 
     first = form(entrypoint, entrypoint_shell)
-    if first and entrypoint_shell:
-        return first, []
     return first, form(cmd, cmd_shell)
 
 
@@ -773,6 +776,7 @@ def find_server(
     program = entrypoint[0].text if entrypoint else ""
     # An ENTRYPOINT script the image does not hold here: its CMD is read as what it runs.
     script = bool(_SCRIPT_WORD.match(program)) and not program.startswith(_SYSTEM_PATHS)
+    script = script and program_name(program) not in WRAPPERS  # `/tini --` is no script
     absent = script and bool(cmd) and not server_command(entrypoint)
     absent = absent and find is not None and find(program) is None
     app = None if absent else run_words(path, entrypoint + cmd, env, env_at, find_config=find)
@@ -847,7 +851,23 @@ _SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
     """NotFollowed when the command runs a script the image does not hold here (not in the
     build context, not written by a heredoc): what it starts is unknown, not nothing."""
-    for word in words:
+    for index, word in enumerate(words):
+        before = index - 1
+        while before > 0 and words[before].text.startswith("-"):
+            before -= 1  # the interpreter's options (`python3 -u app.py`)
+        interpreter = before >= 0 and program_name(words[before].text).startswith("python")
+        if interpreter and word.text.endswith(".py") and image.find(word.text) is None:
+            # `CMD ["python3", "app.py"]`: the image's process is a Python program not read
+            # here (often `app.run(host=..., port=...)`): what it serves is not known. (Its
+            # words may say more: `manage.py runserver 0.0.0.0:8000` is a server's launcher.)
+            launcher = not_followed_launcher(words, image.find)
+            if launcher is not None:
+                raise launcher
+            raise NotFollowed(
+                f"{word.at}: not followed: the image runs {word.text}, a Python program not "
+                "in the build context (its COPY sources) or the files given, so the server "
+                "it starts is not known"
+            )
         if word.text.startswith(_SYSTEM_PATHS) or program_name(word.text) in WRAPPERS:
             # the base image's programs (/bin/bash, /usr/local/bin/gunicorn), and a process
             # wrapper wherever the image puts it (`COPY --from=build /tini /tini`)
@@ -960,3 +980,25 @@ def shell_form(
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
 __all__ += ["container_words", "find_server", "shell_commands", "shell_form", "with_stop_signal"]
+
+
+def image_server(
+    path: Path,
+    entrypoint: list[Word],
+    cmd: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+    image: Image | None,
+    *,
+    find: FindConfig | None = None,
+) -> AppServer | None:
+    """The server a container running `image` starts (`find_server`, then s6-overlay's
+    `/init` services, as the image's own reading finds them): for a compose service or a
+    Kubernetes container that runs an image a Dockerfile here builds (or none known)."""
+    app = find_server(path, entrypoint, cmd, env, env_at, image, find=find)
+    if app is None and image is not None:
+        app = _s6_services(path, image, entrypoint + cmd, env, env_at)
+    return app
+
+
+__all__ += ["image_server"]

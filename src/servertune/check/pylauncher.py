@@ -27,6 +27,7 @@ from typing import Any
 from servertune.check.commands import Word, server_command
 from servertune.check.model import Location, NotFollowed, Setting
 from servertune.check.pystatic import Refused, Unresolved, _Evaluator
+from servertune.check.unfollowed import not_followed_launcher
 
 __all__ = [
     "PythonLaunch",
@@ -125,9 +126,16 @@ class _Launcher(_Evaluator):
         env: Mapping[str, str],
         entry: str | None = None,
         argv: Sequence[str] = (),
+        arguments: Sequence[str] | None = None,
     ) -> None:
         super().__init__(env, 1, path.stem)
         self.path = path
+        #: `sys.argv` when the command that runs the script is known (a compose `command`
+        #: after it); None otherwise, and then a value it picks is not known here.
+        self.arguments = None if arguments is None else [str(path), *arguments]
+        #: A command the script hands over to that names a server it starts in its own code
+        #: (`manage.py runserver 0.0.0.0:8000`): not followed, said when no server is found.
+        self.launcher: NotFollowed | None = None
         #: The function a console script runs, and the words after the command.
         self.entry = entry
         self.argv = list(argv)
@@ -164,6 +172,31 @@ class _Launcher(_Evaluator):
                         if isinstance(node.value, (ast.List, ast.Tuple))
                         else []
                     )
+
+    def expr(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.argv":
+            if self.arguments is None:
+                raise Unresolved("`sys.argv` (the arguments it is run with, not given here)")
+            return list(self.arguments)
+        return super().expr(node)
+
+    def picked_from(self) -> str | None:
+        """A table of server command lines the script binds (`KNOWN_COMMANDS = {"gunicorn":
+        ["gunicorn", "--config", ...], ...}`), as "NAME at line N, whose 'KEY' entry starts
+        SERVER"; None when it binds none."""
+        for name, value in self.names.items():
+            if not isinstance(value, dict):
+                continue
+            for key, command in value.items():
+                if not isinstance(command, list | tuple) or not command:
+                    continue
+                if not all(isinstance(w, str) for w in command):
+                    continue
+                found = server_command([Word(w, Location(self.path, 0)) for w in command])
+                if found is not None:
+                    line = self.lines.get(name, 0)
+                    return f"{name} at line {line}, whose {key!r} entry starts {found.server}"
+        return None
 
     def bind_options(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """The console script's function: each parameter a `@click.option("--port", ...)`
@@ -253,18 +286,28 @@ class _Launcher(_Evaluator):
         if name in _EXEC_ARGS:
             argv: Sequence[ast.expr] = call.args[1:]
             items = self.items_of(ast.List(elts=list(argv)), call.lineno)
-        elif name in (_SHELL_RUNNERS | _LIST_RUNNERS | _EXEC_LIST) and call.args:
-            items = self.items_of(
-                call.args[-1] if name in _EXEC_LIST else call.args[0], call.lineno
-            )
+        elif name in _EXEC_LIST and len(call.args) >= 2:
+            # `os.execvpe(file, args, env)`: the argv is the second argument, whatever follows.
+            items = self.items_of(call.args[1], call.lineno)
+        elif name in (_SHELL_RUNNERS | _LIST_RUNNERS) and call.args:
+            items = self.items_of(call.args[0], call.lineno)
         else:
             return
+        replaces = name in _EXEC_LIST | _EXEC_ARGS
         if items is None:
+            if replaces and self.unknown_command is None:
+                table = self.picked_from()
+                if table is not None:
+                    self.unknown_command = (
+                        f"line {call.lineno}: the command it runs is picked from {table}, "
+                        "by the arguments it is run with, which are not given here"
+                    )
             return
         words = _shell_words(self.path, items) if shell else _list_words(self.path, items)
         if words is None or server_command(words) is None:
+            if words is not None and replaces and self.launcher is None:
+                self.launcher = not_followed_launcher(words)
             return
-        replaces = name in _EXEC_LIST | _EXEC_ARGS
         written = ast.get_source_segment(self.text, call.args[0]) if call.args else None
         raise _Found(
             PythonLaunch(
@@ -405,15 +448,18 @@ def python_launch(
     env: Mapping[str, str],
     entry: str | None = None,
     argv: Sequence[str] = (),
+    arguments: Sequence[str] | None = None,
 ) -> PythonLaunch | None:
     """The server command line the Python script at `path` runs, under `env` (its function
-    `entry` run by a console script with the words `argv`); None when it runs none;
-    NotFollowed when it runs one built from values only the running script knows."""
+    `entry` run by a console script with the words `argv`; `arguments` its `sys.argv[1:]`
+    when the command that runs it is known); None when it runs none; NotFollowed when it
+    runs one built from values only the running script knows, or hands over to a launcher
+    of a server of its own (`manage.py runserver`)."""
     try:
         tree = ast.parse(text, filename=str(path))
     except (SyntaxError, ValueError, RecursionError):
         return None
-    launcher = _Launcher(path, env, entry, argv)
+    launcher = _Launcher(path, env, entry, argv, arguments)
     launcher.text = text
     try:
         launcher.run(tree.body)
@@ -421,6 +467,8 @@ def python_launch(
         return found.launch
     except (Refused, RecursionError):
         return None
+    if launcher.unknown_command is None and launcher.launcher is not None:
+        raise launcher.launcher
     if launcher.unknown_command is None and launcher.own_server is not None:
         raise NotFollowed(
             f"{path}: not followed: it runs a server in its own code ({launcher.own_server}, "

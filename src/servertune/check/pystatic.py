@@ -350,6 +350,17 @@ class _Evaluator:
             return self.arith(lambda f, a: f(*a, **kwargs), _BUILTINS[name[9:]], args)
         raise Unresolved(f"`{ast.unparse(node.func)}(...)`")
 
+    def sliced(self, container: Any, part: ast.Slice, node: ast.expr) -> Any:
+        """`sys.argv[2:]`, `args[1:-1]`: whole-number bounds of a sequence known here."""
+        bounds = [
+            self.expr(b) if b is not None else None for b in (part.lower, part.upper, part.step)
+        ]
+        if not isinstance(container, (list, tuple, str)) or not all(
+            b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds
+        ):
+            raise Unresolved(f"`{ast.unparse(node)}`")
+        return container[slice(*bounds)]
+
     def expr(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
@@ -417,7 +428,7 @@ class _Evaluator:
                 return self.environ(self.expr(node.slice), _NO_DEFAULT)
             container = self.expr(node.value)
             if isinstance(node.slice, ast.Slice):
-                raise Unresolved(f"`{ast.unparse(node)}`")
+                return self.sliced(container, node.slice, node)
             return container[self.expr(node.slice)]
         if isinstance(node, ast.Call):
             return self.call(node)

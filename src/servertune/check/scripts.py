@@ -190,24 +190,39 @@ def _one_server(
     return [kept]
 
 
-def _open_quote(text: str) -> bool:
-    """Whether `text` ends inside a quoted string, as the shell reads quotes (a `'` inside
-    double quotes and a `"` inside single ones are literal; `\\"` outside single quotes too)."""
-    quote = ""
-    escaped = False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if char == quote:
-                quote = ""
+@dataclass
+class _Quoting:
+    """The shell's quotes, read one character at a time: a `'` inside double quotes and a `"`
+    inside single ones are literal; a backslash escapes the next character outside single
+    quotes."""
+
+    quote: str = ""
+    escaped: bool = False
+
+    def code(self, char: str) -> bool:
+        """Whether `char` is read as code (outside quotes, not escaped, not a quote mark),
+        the state moved past it."""
+        if self.escaped:
+            self.escaped = False
+        elif char == "\\" and self.quote != "'":
+            self.escaped = True
+        elif self.quote:
+            if char == self.quote:
+                self.quote = ""
         elif char in "'\"":
-            quote = char
-        elif char == "#" and not quote:
+            self.quote = char
+        else:
+            return True
+        return False
+
+
+def _open_quote(text: str) -> bool:
+    """Whether `text` ends inside a quoted string, as the shell reads quotes (`_Quoting`)."""
+    quoting = _Quoting()
+    for char in text:
+        if quoting.code(char) and char == "#":
             break  # a comment: quotes in it mean nothing (a `#` inside a word is rare)
-    return bool(quote)
+    return bool(quoting.quote)
 
 
 def _logical_lines(path: Path, text: str) -> list[_Line]:
@@ -266,18 +281,11 @@ _ARRAY_EXPANSION = re.compile(r"\A\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}
 def _array_end(text: str, start: int) -> int | None:
     """Where the `)` closing the array opened before `start` is, reading quotes, comments and
     `$(...)` as the shell does; None while it is still open."""
-    quote, escaped, depth, index = "", False, 0, start
+    quoting, depth, index = _Quoting(), 0, start
     while index < len(text):
         char = text[index]
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
+        if not quoting.code(char):
+            pass
         elif char == "#" and (index == start or text[index - 1].isspace()):
             newline = text.find("\n", index)
             if newline < 0:
@@ -494,11 +502,13 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
             # caller's arguments a later line passes on.
             env.pop(name, None)
             env.pop(f"{name}[~]", None)
+            env[f"{name}[$@]"] = ""  # a later `exec $cmd` runs the arguments: `exec "$@"`
             continue
         expanded = expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
             env.pop(f"{name}[~]", None)
+            env.pop(f"{name}[$@]", None)
         else:
             # Known in part (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): kept apart, for the
             # fields an unquoted `$OPTS` on a command line splits into (`_known_fields`).
@@ -527,14 +537,20 @@ def read_script(
     arguments: list[Word] | None = None,
     find_config: FindConfig | None = None,
     env_at: Mapping[str, Location] | None = None,
+    *,
+    uncalled: bool = True,
 ) -> AppServer:
     """The server the script starts (the one `exec gunicorn ...` / `uvicorn ...` line), read
     by that server's own parser; `arguments` are the script's `"$@"` (an image's `CMD` after
-    an `ENTRYPOINT` script), unknown when None."""
+    an `ENTRYPOINT` script), unknown when None; without `uncalled`, a function no line calls
+    is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
-    lines = _selected(_inline_functions(_logical_lines(path, text)), arguments)
+    logical = _inline_functions(_logical_lines(path, text), uncalled=uncalled)
+    fixed, unknown = _fixed_variables(text, logical, env, find_config)
+    lines = _selected(logical, arguments, physical, fixed, unknown)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    passing: _Line | None = None  # the first line that runs the arguments, once expanded
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
@@ -543,6 +559,9 @@ def read_script(
         if found is not None:
             commands.append((line, found, _own_variables(environment)))
         else:
+            if passing is None and _runs_arguments([w.text for w in words], environment):
+                # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
+                passing = line
             _assignments(line, environment)
             if line.words[:2] == ["set", "--"]:
                 arguments = _positional(words[2:], arguments, environment)
@@ -551,37 +570,16 @@ def read_script(
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
     if not commands:
-        return _handed_over(path, lines, physical, environment, env_at, arguments, find_config)
+        return _handed_over(
+            path, lines, physical, environment, env_at, arguments, find_config, passing
+        )
     if len(commands) > 1:
         commands = _one_server(path, commands)
     line, command, environment = commands[0]
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
     if holes and arms and command.server in SERVERS:
-        # A per-worker script: one single-worker server per `case` arm, each on its socket.
-        hole = holes[0]
-        argvs = []
-        for arm_line, arm in arms:
-            at = Location(path, arm_line.first)
-            argvs.append(
-                [*command.args[:hole], *(Word(a, at) for a in arm), *command.args[hole + 1 :]]
-            )
-        for argv in argvs:
-            for word in argv:
-                if "$" in word.text or "`" in word.text:
-                    raise CheckInputError(
-                        f"{word.at}: {word.text!r} needs the shell to expand it; check reads "
-                        "the script, never runs it: write the value"
-                    )
-        return asgi_server(
-            path,
-            command.server,
-            argvs,
-            environment,
-            {},
-            command.program.at,
-            [Location(path, a.first) for a, _ in arms],
-        )
+        return _per_worker(path, command, holes[0], arms, environment)
     if holes and arguments is not None:
         hole = holes[0]
         command = replace(
@@ -601,6 +599,36 @@ def read_script(
     )
 
 
+def _per_worker(
+    path: Path,
+    command: ServerCommand,
+    hole: int,
+    arms: list[tuple[_Line, list[str]]],
+    environment: Mapping[str, str],
+) -> AppServer:
+    """A per-worker script: one single-worker server per `case` arm, each on its socket."""
+    argvs = []
+    for arm_line, arm in arms:
+        at = Location(path, arm_line.first)
+        argvs.append([*command.args[:hole], *(Word(a, at) for a in arm), *command.args[hole + 1 :]])
+    for argv in argvs:
+        for word in argv:
+            if "$" in word.text or "`" in word.text:
+                raise CheckInputError(
+                    f"{word.at}: {word.text!r} needs the shell to expand it; check reads "
+                    "the script, never runs it: write the value"
+                )
+    return asgi_server(
+        path,
+        command.server,
+        argvs,
+        dict(environment),
+        {},
+        command.program.at,
+        [Location(path, a.first) for a, _ in arms],
+    )
+
+
 def _handed_over(
     path: Path,
     lines: list[_Line],
@@ -609,14 +637,17 @@ def _handed_over(
     env_at: Mapping[str, Location] | None,
     arguments: list[Word] | None,
     find_config: FindConfig | None,
+    passing: _Line | None = None,
 ) -> AppServer:
     """The server of a script with no server line of its own: the one a process manager it
-    runs starts, or its arguments' (`exec "$@"`); NothingToCheck (or NotFollowed) otherwise."""
+    runs starts, or its arguments' (`exec "$@"`, `passing` when known); NothingToCheck (or
+    NotFollowed) otherwise."""
     if find_config is not None:
         managed = _managed(path, lines, physical, environment, env_at, find_config)
         if managed is not None:
             return managed
-    passing = next((line for line in lines if _runs_arguments(line.words)), None)
+    if passing is None:
+        passing = next((line for line in lines if _runs_arguments(line.words, environment)), None)
     if passing is not None and arguments:
         # An entrypoint that ends in `exec "$@"`: what runs is its arguments.
         found_app = run_words(path, arguments, environment, env_at, find_config=find_config)
@@ -625,6 +656,8 @@ def _handed_over(
             return replace(found_app, launched_by=(step, *found_app.launched_by))
     if find_config is not None:
         handed = _runs_script(path, lines, physical, environment, env_at, find_config)
+        if handed is None:
+            handed = _sourced_function(path, lines, environment, env_at, find_config)
         if handed is not None:
             return handed
     if passing is not None:
@@ -679,15 +712,20 @@ def _runs_script(
         while words and words[0].text in _KEYWORDS:
             words = words[1:]
         execs = bool(words) and words[0].text == "exec"
-        rest = words[1:] if execs else words
+        command = words[1:] if execs else words
+        rest = _python_script(command)
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
         if found is None:
-            if execs and missing is None and _NAMED_SCRIPT.match(rest[0].text):
+            # (A Python program not here is left to the launcher's own words: `python
+            # manage.py runserver 0.0.0.0:8000` says more than "not in the files read".)
+            if execs and missing is None and rest is command and _NAMED_SCRIPT.match(rest[0].text):
                 missing = (line, rest[0].text)
             continue
-        if found.file.resolve() in following or not looks_like_script(found.file, found.text):
+        if found.file.resolve() in following or not (
+            looks_like_script(found.file, found.text) or looks_like_python(found.file, found.text)
+        ):
             continue
         token = _FOLLOWING.set(following)
         try:
@@ -703,12 +741,86 @@ def _runs_script(
                 # when the script it runs execs it, so this line is the one to `exec`.
                 app = replace(app, without_exec=_child_line(line, lines, physical, path))
             return replace(app, launched_by=(step, *app.launched_by))
-    if missing is not None and not any(_runs_arguments(line.words) for line in lines):
+    if missing is not None and not any(_runs_arguments(line.words, env) for line in lines):
         line, script = missing
         raise NotFollowed(
             f"{path}:{line.first}: not followed: runs {script}, a script not in the files "
             "read, so the server it starts is not known"
         )
+    return None
+
+
+#: A Python script run by its interpreter: `python -u /app/main.py`, `python3 main.py`.
+_PYTHON_SCRIPT = re.compile(r"\A\S+\.py\Z")
+
+
+def _python_script(words: list[Word]) -> list[Word]:
+    """`python [options] /app/main.py ARGS` as the script and its arguments (`/app/main.py
+    ARGS`), as the interpreter runs it; other words as they are."""
+    if not words or not program_name(words[0].text).startswith("python"):
+        return words
+    rest = words[1:]
+    while rest and rest[0].text.startswith("-") and rest[0].text not in ("-m", "-c"):
+        rest = rest[1:]
+    if rest and _PYTHON_SCRIPT.match(rest[0].text):
+        # A bare `main.py` is in the working directory, not on the PATH.
+        first = rest[0] if "/" in rest[0].text else Word(f"./{rest[0].text}", rest[0].at)
+        return [first, *rest[1:]]
+    return words
+
+
+#: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here.
+_SOURCING = frozenset({"source", "."})
+
+
+def _sourced_function(
+    path: Path,
+    lines: list[_Line],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """The server a function of a sourced file starts where this script calls it (`source
+    utils.sh` ... `start_uwsgi`): the sourced file read as run up to that call, the calling
+    line first in the chain; None when no such call starts a server check reads."""
+    following = _FOLLOWING.get() | {path.resolve()}
+    sourced: list[tuple[ConfigFile, set[str]]] = []
+    for line in lines:
+        words = _after_keywords([Word(w, Location(path, line.first)) for w in line.words])
+        if len(words) < 2 or words[0].text not in _SOURCING:
+            continue
+        found = find_config(words[1].text, words[1].at)
+        if found is None or found.file.resolve() in following:
+            continue
+        defined = {
+            head[0]
+            for one in _logical_lines(found.file, found.text)
+            if (head := _function_head(one.words)) is not None
+        }
+        if defined:
+            sourced.append((found, defined))
+    for line in lines:
+        called = list(line.words)
+        while called and called[0] in _KEYWORDS:
+            called = called[1:]
+        for found, defined in sourced:
+            if not called or called[0] not in defined:
+                continue
+            token = _FOLLOWING.set(following)
+            try:
+                app = read_script(
+                    found.file,
+                    f"{found.text}\n{shlex.join(called)}\n",
+                    dict(env),
+                    find_config=find_config,
+                    env_at=env_at,
+                    uncalled=False,
+                )
+            except CheckInputError:  # starts none, or refused on its own: said when read
+                continue
+            finally:
+                _FOLLOWING.reset(token)
+            return replace(app, launched_by=(Location(path, line.first), *app.launched_by))
     return None
 
 
@@ -750,10 +862,11 @@ def _function_head(words: list[str]) -> tuple[str, int] | None:
 _INLINED_LINES = 10_000
 
 
-def _inline_functions(lines: list[_Line]) -> list[_Line]:
+def _inline_functions(lines: list[_Line], *, uncalled: bool = True) -> list[_Line]:
     """The lines in the order they run: a function's body where a line calls it by name
     (`server` after `server() { exec gunicorn ...; }`), not where it is defined; a function
-    no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written."""
+    no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written,
+    unless not `uncalled` (a sourced file's functions, of which only the called one runs)."""
     bodies: dict[str, list[_Line]] = {}
     outside: list[tuple[_Line, str | None]] = []
     index = 0
@@ -796,29 +909,84 @@ def _inline_functions(lines: list[_Line]) -> list[_Line]:
     for line, defined in outside:
         if defined is None:
             ordered.extend(run(line, 0))
-        elif defined not in called:
+        elif defined not in called and uncalled:
             ordered.extend(bodies[defined])
     return ordered
 
 
-def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
+def _fixed_variables(
+    text: str,
+    lines: list[_Line],
+    env: Mapping[str, str] | None,
+    find_config: FindConfig | None,
+) -> tuple[dict[str, str], frozenset[int]]:
+    """The variables of the environment the script is started with (an image's ENV, a
+    compose service's `environment`) that neither it nor a file it sources assigns, so a test
+    on them is decided (`if [ "$MODULE_NAME" = 'dashboard' ]` in the image that sets
+    MODULE_NAME=nginx); none when the script is read alone (check's own environment decides
+    nothing). With them, the lines that source a file not here: once one runs, what the
+    variables hold is not known."""
+    if env is None:
+        return {}, frozenset()
+    texts = [text]
+    unknown: set[int] = set()
+    for line in lines:
+        if len(line.words) >= 2 and line.words[0] in _SOURCING:
+            found = find_config(line.words[1]) if find_config is not None else None
+            if found is None:
+                unknown.add(line.first)
+            else:
+                texts.append(found.text)
+    written = "\n".join(texts)
+    fixed = {
+        name: value
+        for name, value in env.items()
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
+        and not re.search(rf"(?<![\w$]){name}\+?=|\bread\b[^\n]*\b{name}\b", written)
+    }
+    return fixed, frozenset(unknown)
+
+
+def _selected(
+    lines: list[_Line],
+    arguments: list[Word] | None,
+    physical: Sequence[str] = (),
+    fixed: Mapping[str, str] | None = None,
+    unknown: frozenset[int] = frozenset(),
+) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
-    whose pattern matches it (`dev_server)` is not `server)`); every line otherwise. An
-    image's own default CMD selects nothing: a deployment's command replaces it (peeringdb's
-    `CMD ["runserver"]` image is run as `uwsgi` in production), so every arm is read."""
-    if not arguments or dockerfile_name(arguments[0].at.file):
+    whose pattern matches it (`dev_server)` is not `server)`), and in an `if`/`elif` chain
+    that tests "$1" against words (`if [ "$1" == "uvicorn" ]; then ... elif [ "$1" ==
+    "gunicorn" ]`), only the branch it selects; every line otherwise. An image's own default
+    CMD selects nothing: a deployment's command replaces it (peeringdb's `CMD ["runserver"]`
+    image is run as `uwsgi` in production), so every arm is read. A test on a `fixed`
+    variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value."""
+    known = {f"${name}": value for name, value in (fixed or {}).items()}
+    known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
+    first: str | None = None
+    if arguments and not dockerfile_name(arguments[0].at.file):
+        first = arguments[0].text
+        known.update({"$1": first, "${1}": first})
+    if not known:
         return lines
-    first = arguments[0].text
     kept: list[_Line] = []
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
-    for line in lines:
+    branches = _Branches(known, physical, unknown)
+    for index, line in enumerate(lines):
         words = line.words
+        if not branches.step(lines, index):
+            continue
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            if chosen is None and len(words) == 3 and words[1] in ("$1", "${1}"):
+            if (
+                chosen is None
+                and first is not None
+                and len(words) == 3
+                and words[1] in ("$1", "${1}")
+            ):
                 chosen, running = depth, False
                 continue
         elif words[:1] == ["esac"] and depth:
@@ -829,10 +997,131 @@ def _selected(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
             depth -= 1
         elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
             patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            running = any(fnmatch.fnmatchcase(first, p) for p in patterns)
+            running = any(fnmatch.fnmatchcase(first or "", p) for p in patterns)
         if running:
             kept.append(line)
     return kept
+
+
+@dataclass
+class _Chain:
+    """An `if` ... `fi` being read: whether the lines around it run, whether its tests are
+    all known (each compares "$1" with a word), and whether a branch was taken."""
+
+    outer: bool
+    known: bool
+    taken: bool
+
+
+class _Branches:
+    """The `if`/`elif`/`else` branches that run when the words of `known` ("$1", "$NAME")
+    have their values: a test that compares one with a word (`[ "$1" == "uvicorn" ]`, `[[ $1
+    = web ]]`, `[ -z "$1" ]`, joined by `||`) is decided; any other test leaves its chain
+    read branch after branch, as before. After a `shift` or `set --`, "$1" is another word:
+    nothing more is decided."""
+
+    def __init__(
+        self,
+        known: Mapping[str, str],
+        physical: Sequence[str],
+        unknown: frozenset[int] = frozenset(),
+    ) -> None:
+        self.known = known
+        self.physical = physical
+        #: The lines that source a file not here: once one runs, only "$1" is known.
+        self.unknown = unknown
+        self.past = False
+        self.chains: list[_Chain] = []
+        self.on = True
+        self.moved = False
+
+    def step(self, lines: list[_Line], index: int) -> bool:
+        """Whether `lines[index]` runs, the chains updated by it."""
+        words = lines[index].words
+        head = words[0] if words else ""
+        if head in ("shift", "set") and words[:2] != ["set", "-e"]:
+            self.moved = True
+        if head in _SOURCING and self.on and lines[index].first in self.unknown:
+            self.past = True  # a file not here runs in this shell: it may set anything
+        if head == "if":
+            test = self._test(lines, index)
+            outer = self.on
+            self.chains.append(_Chain(outer, test is not None, test is True))
+            self.on = outer and test is not False
+            return outer
+        if not self.chains or head not in ("elif", "else", "fi"):
+            return self.on
+        chain = self.chains[-1]
+        if head == "fi":
+            self.chains.pop()
+            self.on = chain.outer
+            return self.on
+        if not chain.known:
+            self.on = chain.outer
+        elif head == "else":
+            self.on = chain.outer and not chain.taken
+        elif chain.taken:
+            self.on = False
+        else:
+            test = self._test(lines, index)
+            chain.known = test is not None
+            chain.taken = test is True
+            self.on = chain.outer and test is not False
+        return self.on
+
+    def _test(self, lines: list[_Line], index: int) -> bool | None:
+        """The value of the test from `lines[index]` (`if`/`elif`) to its `then`; None when
+        it is not a known word compared with words, joined by `||`."""
+        past = self.past
+        known = {
+            k: v
+            for k, v in self.known.items()
+            if (not self.moved if k in ("$1", "${1}") else not past)
+        }
+        if not known:
+            return None
+        span: list[list[str]] = []
+        for line in lines[index:]:
+            if line.words[:1] == ["then"]:
+                break
+            span.append(line.words[1:] if not span else line.words)
+        else:
+            return None
+        if not span or not self.physical:
+            return None
+        start, end = lines[index].first, lines[index + len(span) - 1].last
+        text = " ".join(self.physical[start - 1 : end])
+        text = re.sub(r";\s*then\b.*\Z", "", text, flags=re.S)
+        if "&&" in text or ";" in text or len(span) != text.count("||") + 1:
+            return None
+        values = [_argument_test(words, known) for words in span]
+        if None in values:
+            return None
+        return any(values)
+
+
+def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
+    """`[ "$1" == "word" ]` (also `=`, `!=`, `[[ ]]`, `test`, `-z "$1"`, `-n "$1"`) with the
+    words of `known` ("$1", "$NAME") at their values, as the shell's quotes leave them; None
+    for any other test."""
+    if words[:1] == ["test"]:
+        words = ["[", *words[1:], "]"]
+    closing = {"[": "]", "[[": "]]"}.get(words[0] if words else "")
+    if closing is None or words[-1] != closing:
+        return None
+    inner = words[1:-1]
+    if len(inner) == 2 and inner[0] in ("-z", "-n") and inner[1] in known:
+        return (known[inner[1]] == "") == (inner[0] == "-z")
+    if len(inner) != 3 or inner[1] not in ("=", "==", "!="):
+        return None
+    left, op, right = inner
+    if right in known and left not in known:
+        left, right = right, left
+    if left not in known or "$" in right or "`" in right:
+        return None
+    if closing == "]]" and any(c in right for c in "*?["):
+        return None  # `[[ $1 == web* ]]` matches a pattern
+    return (known[left] == right) == (op != "!=")
 
 
 #: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
@@ -884,9 +1173,11 @@ def _positional(
     return arguments
 
 
-def _runs_arguments(words: list[str]) -> bool:
+def _runs_arguments(words: list[str], env: Mapping[str, str] | None = None) -> bool:
     """The line runs the script's arguments: `exec "$@"`, also behind a process wrapper that
-    runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`)."""
+    runs the command after it (`exec gosu app "$@"`, `exec tini -- "$@"`), or a variable the
+    script set to them and nothing else (`cmd="$@"` then `exec $cmd`, as wait-for-it.sh and
+    the wait-for-postgres.sh of Docker's documentation do)."""
     rest = [w for w in words if w != "exec"]
     while rest and program_name(rest[0]) in WRAPPERS:
         takes = WRAPPERS[program_name(rest[0])]
@@ -894,7 +1185,11 @@ def _runs_arguments(words: list[str]) -> bool:
         while rest and rest[0].startswith("-"):
             rest = rest[1:]
         rest = rest[takes:]
-    return rest in (["$@"], ["$*"])
+    if rest in (["$@"], ["$*"]):
+        return True
+    variable = _VARIABLE_PROGRAM.match(rest[0]) if len(rest) == 1 else None
+    name = rest[0].strip("${}") if variable is not None else ""
+    return env is not None and bool(name) and f"{name}[$@]" in env
 
 
 def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
@@ -989,6 +1284,8 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
                 "no file read sets all (one is known only where it runs), so the server it "
                 "starts is not known"
             )
+        if _runs_arguments(words, env):
+            continue  # `cmd="$@"; exec $cmd`: the caller's arguments, not an unknown program
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
             raise NotFollowed(
                 f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
@@ -1086,15 +1383,10 @@ def run_words(
     script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
     `find_config` finds the script. None when nothing here starts a server."""
     words = list(words)
-    if find_config is not None and depth <= 4 and len(words) >= 2:
-        # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
-        # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
-        # (Only a path is looked up: `gunicorn app:app` is no file of the image's.)
-        here = (
-            find_config(words[0].text, words[0].at) if _SCRIPT_PATH.match(words[0].text) else None
-        )
-        if here is not None:
-            return _here_script(file, here, words, env, env_at, find_config, depth)
+    if find_config is not None and depth <= 4:
+        decided, app = _launcher_here(file, words, env, env_at, find_config, depth)
+        if decided:
+            return app
     found = server_command(words)
     if found is not None:
         shell = bool(words) and program_name(words[0].text) in SHELLS
@@ -1125,7 +1417,7 @@ def run_words(
             rest = rest[1:]
             if command_string:
                 # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
-                for command in shell_commands(rest[0]):
+                for command in shell_commands(rest[0], rest[1:]):
                     app = run_words(
                         file, command, env, env_at, find_config=find_config, depth=depth + 1
                     )
@@ -1149,6 +1441,71 @@ def run_words(
     if script is None:
         return None
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _launcher_here(
+    file: Path,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> tuple[bool, AppServer | None]:
+    """(True, its server) when a script here decides what `words` run; (False, None) when
+    none does and `words` are read on."""
+    inner = _unwrapped(words)
+    if len(words) >= 2 and inner and _SCRIPT_PATH.match(inner[0].text):
+        # A launcher script here (`/start.sh gunicorn app:app`, ENTRYPOINT + CMD) decides what
+        # runs: read it with the rest as its "$@", not guessed to be a thin `exec "$@"` one.
+        # (Only a path is looked up: `gunicorn app:app` is no file of the image's.) Past a
+        # process wrapper too (`tini -- /entrypoint.py gunicorn`: `gunicorn` is the script's
+        # argument, not a gunicorn started with no options).
+        here = find_config(inner[0].text, inner[0].at)
+        if here is not None:
+            return True, _here_script(file, here, inner, env, env_at, find_config, depth)
+    # `sh -c "/entrypoint.sh $0 $@" gunicorn ...` (a shell-form ENTRYPOINT and its CMD): a
+    # script here that the string runs decides what runs, as for a script run alone.
+    app = _shell_script(file, words, env, env_at, find_config, depth)
+    return app is not None, app
+
+
+def _unwrapped(words: list[Word]) -> list[Word]:
+    """`words` past the process wrappers before the program (`tini --`, `gosu app`)."""
+    rest = words
+    while rest and program_name(rest[0].text) in WRAPPERS:
+        takes = WRAPPERS[program_name(rest[0].text)]
+        rest = rest[1:]
+        while rest and rest[0].text.startswith("-"):
+            rest = rest[1:]
+        rest = rest[takes:]
+    return rest
+
+
+def _shell_script(
+    file: Path,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """The server of `sh -c SCRIPT ARG0 ...` when a command of SCRIPT, before any that is a
+    server command line itself, runs a script found here; None otherwise (then the commands
+    are read as before)."""
+    if len(words) < 3 or program_name(words[0].text) not in SHELLS:
+        return None
+    option = words[1].text
+    if not option.startswith("-") or "c" not in option:
+        return None
+    for command in shell_commands(words[2], words[3:]):
+        script = _SCRIPT_PATH.match(command[0].text) and program_name(command[0].text) not in SHELLS
+        if script and find_config(command[0].text, command[0].at) is not None:
+            app = run_words(file, command, env, env_at, find_config=find_config, depth=depth + 1)
+            if app is not None:
+                return app
+        elif server_command(command) is not None:
+            return None
+    return None
 
 
 def _console_server(
@@ -1196,7 +1553,18 @@ def _script_server(
     """The server a script found here starts, `arguments` as its "$@"; None when it starts
     none check reads (migrations, a worker)."""
     if looks_like_python(script.file, script.text):
-        launch = python_launch(script.file, script.text, dict(env or {}))
+        # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
+        # which a deployment's command replaces (as for a shell script's `case "$1"`).
+        given = (
+            [w.text for w in arguments]
+            if arguments and not dockerfile_name(arguments[0].at.file)
+            else None
+        )
+        try:
+            launch = python_launch(script.file, script.text, dict(env or {}), arguments=given)
+        except NotFollowed as why:
+            remember(why)  # said for the file that runs it, if that starts no server at all
+            return None
         found = server_command(launch.words) if launch is not None else None
         if launch is None or found is None:
             return None
@@ -1249,6 +1617,14 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
         return None  # its default path is the image's (/etc/supervisord.conf): not here
     config = find_config(named.text, named.at)
     if config is None:
+        # A config rendered where it runs (quay's supervisord.conf from a .jnj) or the
+        # image's own: the programs it starts are not known, which is not "no server".
+        remember(
+            NotFollowed(
+                f"{named.at}: not followed: runs supervisord -c {named.text}, a file not in "
+                "the files read, so the programs it starts are not known"
+            )
+        )
         return None
     try:
         apps = read_supervisord(

@@ -1,0 +1,202 @@
+"""The launch chain through Python launchers, read from their syntax tree (never imported or
+run): a shell script's `exec python /app/main.py`, a table of known commands picked by
+`sys.argv[1]` and handed to `os.execvpe`, and the honest "not followed" when the value that
+decides the launch is known only where it runs. Each fixture is written here for its cause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+KNOWN_COMMANDS_LAUNCHER = """#!/usr/bin/env python
+import os
+import subprocess
+import sys
+
+
+def migrate():
+    subprocess.run(["python", "manage.py", "migrate", "--noinput"], check=True)
+
+
+KNOWN_COMMANDS = {
+    "runserver": ["python", "manage.py", "runserver", "0.0.0.0:8000"],
+    "gunicorn": ["gunicorn", "--config", "/srv/server/gunicorn_conf.py", "server.wsgi"],
+    "celery": ["celery", "-A", "server", "worker"],
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(2)
+    cmd = sys.argv[1]
+    env = os.environ.copy()
+    args = KNOWN_COMMANDS.get(cmd, None)
+    if args:
+        filename = args[0]
+        args.extend(sys.argv[2:])
+        migrate()
+    else:
+        filename = cmd
+        args = sys.argv[1:]
+    os.execvpe(filename, args, env)
+"""
+
+
+def known_commands_repo(root: Path, command: str) -> Path:
+    return write(
+        root,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY . /srv/\n"
+                'ENTRYPOINT ["/tini", "--", "/srv/docker-entrypoint.py"]\n'
+            ),
+            "compose.yaml": f"services:\n  web:\n    build: .\n    command: {command}\n",
+            "docker-entrypoint.py": KNOWN_COMMANDS_LAUNCHER,
+            "server/gunicorn_conf.py": 'workers = 5\nbind = "0.0.0.0:8000"\n',
+        },
+    )
+
+
+def test_known_commands_table_picked_by_the_command_is_followed(tmp_path: Path) -> None:
+    """compose `command: gunicorn` after `ENTRYPOINT ["/tini", "--", "/srv/docker-entrypoint.py"]`:
+    the launcher's `KNOWN_COMMANDS.get(sys.argv[1])` is the gunicorn line, extended by
+    `sys.argv[2:]` and run by `os.execvpe(filename, args, env)`; its `--config` is linked."""
+    root = known_commands_repo(tmp_path, "gunicorn")
+    result = check_folder(root)
+    found = [c for c in chains(result, root) if c[0][0] == "compose.yaml:2"]
+    assert found == [
+        (
+            [
+                "compose.yaml:2",
+                "Dockerfile:3",
+                "docker-entrypoint.py:30",
+                "server/gunicorn_conf.py:1",
+            ],
+            "gunicorn",
+            5,
+        )
+    ]
+
+
+def test_known_commands_table_with_no_command_is_not_followed_not_serverless(
+    tmp_path: Path,
+) -> None:
+    """The image alone gives the launcher no arguments: which entry of its table runs is not
+    known here, so the Dockerfile says "not followed" and names the table and its server
+    entry, never that it starts no server (and no gunicorn with no options is made up)."""
+    root = known_commands_repo(tmp_path, "celery")
+    (tmp_path / "compose.yaml").unlink()
+    result = check_folder(root)
+    assert not [c for c in chains(result, root) if c[0][0] == "Dockerfile:3"]
+    (note,) = [n for n in result.notes if n.at.file.name == "Dockerfile"]
+    assert note.kind == "not-followed"
+    assert "picked from KNOWN_COMMANDS at line 11, whose 'gunicorn' entry starts gunicorn" in (
+        note.message
+    )
+
+
+def test_known_command_of_a_development_server_is_not_followed(tmp_path: Path) -> None:
+    """`command: runserver` picks `python manage.py runserver 0.0.0.0:8000`: Django's own
+    server, which check does not read: "not followed", with why, not "no server"."""
+    root = known_commands_repo(tmp_path, "runserver")
+    result = check_folder(root)
+    assert not [c for c in chains(result, root) if c[0][0] == "compose.yaml:2"]
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
+    assert any(
+        n.kind == "not-followed" and "its subcommand 'runserver' starts a server" in n.message
+        for n in result.notes
+    )
+
+
+def test_shell_script_exec_python_launcher_is_followed(tmp_path: Path) -> None:
+    """entry.sh `exec python /app/main.py`, whose `uvicorn.run("app:app", host="0.0.0.0",
+    port=9000, workers=2)` is the uvicorn command line of the same settings."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY main.py /app/main.py\nCOPY entry.sh /app/run.sh\n"
+                'ENTRYPOINT ["/app/run.sh"]\n'
+            ),
+            "entry.sh": "#!/bin/bash\ncd /app\nexec python /app/main.py\n",
+            "main.py": (
+                "import uvicorn\n\n\ndef main():\n"
+                '    uvicorn.run("app:app", host="0.0.0.0", port=9000, workers=2)\n\n\n'
+                'if __name__ == "__main__":\n    main()\n'
+            ),
+        },
+    )
+    found = [c for c in chains(check_folder(root), root) if c[0][0] == "Dockerfile:4"]
+    assert found == [(["Dockerfile:4", "entry.sh:3", "main.py:5"], "uvicorn", 2)]
+
+
+def test_python_launcher_from_settings_is_not_followed_through_the_chain(tmp_path: Path) -> None:
+    """The same launcher with `host=settings.API_HOST`: the address is known only where it
+    runs, so the image and its script say "not followed" and why (never "starts no server")."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY main.py /app/main.py\nCOPY entry.sh /app/run.sh\n"
+                'ENTRYPOINT ["/app/run.sh"]\n'
+            ),
+            "entry.sh": "#!/bin/bash\nexec python /app/main.py\n",
+            "main.py": (
+                "import uvicorn\nfrom shop.app import settings\n\n\ndef main():\n"
+                '    uvicorn.run("app:app", host=settings.API_HOST, port=settings.API_PORT)\n'
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert not result.apps
+    kinds = {n.at.file.name: n.kind for n in result.notes}
+    assert kinds["Dockerfile"] == kinds["entry.sh"] == "not-followed"
+    assert "host=`shop.app.settings.API_HOST`" in next(
+        n.message for n in result.notes if n.at.file.name == "Dockerfile"
+    )
+
+
+def test_image_running_a_python_program_not_here_is_not_followed(tmp_path: Path) -> None:
+    """`CMD ["python3", "-u", "app.py"]` whose app.py is not among the files read: what it
+    serves is not known, so "not followed" names it, never "starts no server"."""
+    root = write(
+        tmp_path,
+        {"Dockerfile": 'FROM python:3.12\nWORKDIR /app\nCMD ["python3", "-u", "app.py"]\n'},
+    )
+    (note,) = check_folder(root).notes
+    assert (note.kind, note.at.line) == ("not-followed", 3)
+    assert "the image runs app.py, a Python program not in the build context" in note.message
+
+
+def test_image_running_a_program_not_here_with_a_server_subcommand_says_so(
+    tmp_path: Path,
+) -> None:
+    """`CMD ["python3", "manage.py", "runserver", "0.0.0.0:8000"]`, manage.py not here: the
+    note says why it looks like a server (its `runserver` subcommand), not only that the
+    program is not here."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                'FROM python:3.12\nCMD ["python3", "manage.py", "runserver", "0.0.0.0:8000"]\n'
+            )
+        },
+    )
+    (note,) = check_folder(root).notes
+    assert note.kind == "not-followed"
+    assert "its subcommand 'runserver' starts a server" in note.message
+
+
+def test_script_execing_a_python_program_not_here_keeps_the_launchers_reason(
+    tmp_path: Path,
+) -> None:
+    """A script's `exec python manage.py runserver 0.0.0.0:8000`, manage.py not here: the
+    note gives the launcher's reason (its `runserver` subcommand), as before Python programs
+    were followed from scripts."""
+    root = write(
+        tmp_path,
+        {"run.sh": "#!/bin/bash\nexec python manage.py runserver 0.0.0.0:8000\n"},
+    )
+    (note,) = check_folder(root).notes
+    assert note.kind == "not-followed"
+    assert "its subcommand 'runserver' starts a server" in note.message
