@@ -38,7 +38,7 @@ from servertune.check.model import (
     evaluating_for,
     note,
 )
-from servertune.check.readers import Reading, read_with, reader_for
+from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
@@ -428,9 +428,11 @@ def _read_each(
             file, _, line = head.rpartition(":")
             at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
             note("not-followed", at, str(why))
+            reading += env_loads_of(path, text, reader.kind)
             continue
         except NothingToCheck as nothing:
             note("starts-no-server", Location(path), str(nothing))
+            reading += env_loads_of(path, text, reader.kind)
             continue
         except NotSupported as unsupported:
             note("not-supported", Location(path), str(unsupported))
