@@ -335,7 +335,7 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
     """`default.conf.sample` and `site.conf.tpl` (nginx by content), an executable s6 `run`
     without a suffix, a suffixless file with a shell shebang, a `.py` in a `gunicorn/` folder
     and a comments-only `.env.example` are read; render.com's `render.yaml` (a list of
-    services, not compose's mapping) is not."""
+    services, not compose's mapping) is read as a platform file, not as compose."""
     write(
         tmp_path,
         {
@@ -356,6 +356,7 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
         "etc/gunicorn/marsha.py",
         "httpd-foreground",  # a shell shebang, its mode bits lost in a copy
         "docker/.env.example",  # comments only: an env file all the same
+        "render.yaml",
     }
     assert not check_folder(tmp_path).errors
 

@@ -317,6 +317,19 @@ def _is_env(path: Path, text: str) -> bool:
     return looks_like_env_file(path, text)
 
 
+def _platform(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.platforms import read_platform
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_platform(path, text, env, follow_words))
+
+
+def _is_platform(path: Path, text: str) -> bool:
+    from servertune.check.platforms import looks_like_platform
+
+    return looks_like_platform(path, text)
+
+
 def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
     del env
@@ -414,6 +427,12 @@ READERS: Sequence[Reader] = (
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),
+    Reader(
+        "platform",
+        "a platform file (fly.toml, render.yaml, app.json, manifest.yml)",
+        _is_platform,
+        _platform,
+    ),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd service unit", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
