@@ -405,8 +405,9 @@ def _read_all(
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
     from servertune.check.images import images_of_run, read_images
+    from servertune.check.nginx import mounts_of_run
 
-    with images_of_run(read_images(paths)):
+    with images_of_run(read_images(paths)), mounts_of_run(paths):
         return _read_each(paths, env, kind)
 
 

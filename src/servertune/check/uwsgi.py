@@ -70,7 +70,10 @@ _ALIASES = {
     "l": "listen",
     "set-ph": "set-placeholder",
 }
-_SOCKET_OPTIONS = ("socket", "http-socket")
+#: The addresses uWSGI listens on: its workers' `socket` (uwsgi protocol) and `http-socket`, and
+#: its HTTP router's `http` (a process of its own that passes each request to the workers),
+#: which is what a front reaches (`proxy_pass http://app:5000` to `--http 0.0.0.0:5000`).
+_SOCKET_OPTIONS = ("socket", "http-socket", "http")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
 _TRUE = {"true", "1", "yes", "on", "y", "t"}
 #: uWSGI options that make a process serve many requests at once on its own loop.
