@@ -271,3 +271,18 @@ def test_address_set_but_unknown_is_never_the_server_default(
     address written beside it is kept."""
     (app,) = check(tmp_path, name, text).apps
     assert [s.value for s in app.sockets] == kept
+
+
+def test_a_server_name_given_to_a_script_not_here_is_not_a_command_line(tmp_path: Path) -> None:
+    """`command: /docker/run-fastapi.sh uvicorn` (a script of an image not built here, told
+    which server to start) is not `uvicorn` run with no app: the compose file is read, not
+    refused for a command line uvicorn would reject."""
+    result = check(
+        tmp_path,
+        "docker-compose.yml",
+        "services:\n  fastapi:\n    image: aurweb:latest\n"
+        "    entrypoint: /docker/fastapi-entrypoint.sh\n"
+        '    command: /docker/scripts/run-fastapi.sh "${FASTAPI_BACKEND:-uvicorn}"\n',
+    )
+    assert not result.errors
+    assert not result.apps

@@ -346,6 +346,10 @@ def _after_thin_launcher(words: list[Word]) -> list[Word]:
     if separator is not None:
         rest = rest[separator + 1 :]
     index = _server_of(rest)
+    if index == 0 and len(rest) == 1:
+        # `run-fastapi.sh uvicorn`: a lone server name is the script's own argument (which
+        # server it picks), not a command line: every server needs its app or config named.
+        return words
     if index == 0 or (index is not None and program_name(rest[0].text).startswith("python")):
         return rest
     return words
