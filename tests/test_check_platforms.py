@@ -68,10 +68,13 @@ def test_fly_process_runs_in_the_image_with_fly_defaults_and_vm(tmp_path: Path) 
     assert (box.name, box.at.line) == ("shop app", 10)
     assert (app.workers.value, app.workers.at.line) == (9, 7)  # WEB_CONCURRENCY of [env]
     assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
-    assert box.cpu_limit is not None and (box.cpu_limit.value, box.cpu_limit.at.line) == (1, 13)
-    assert box.grace_period_s is not None and box.grace_period_s.default
+    assert box.cpu_limit is not None
+    assert (box.cpu_limit.value, box.cpu_limit.at.line) == (1, 13)
+    assert box.grace_period_s is not None
+    assert box.grace_period_s.default
     assert box.grace_period_s.value == 5
-    assert app.stop_signal is not None and app.stop_signal.value == "INT"
+    assert app.stop_signal is not None
+    assert app.stop_signal.value == "INT"
     assert findings(result) >= {
         ("stop-signal-quick-shutdown", "fly.toml", 1),
         ("workers-over-cpu-limit", "fly.toml", 7),
@@ -108,7 +111,8 @@ def test_render_docker_service_with_its_shutdown_delay_and_port(tmp_path: Path) 
     result = check_folder(tmp_path)
     assert not result.errors
     app = on_platform(result, "render")
-    assert app.container is not None and app.container.replicas is not None
+    assert app.container is not None
+    assert app.container.replicas is not None
     assert app.container.replicas.value == 3
     assert (app.workers.value, [s.value for s in app.sockets]) == (3, ["0.0.0.0:10000"])
     (grace,) = [f for f in result.findings if f.rule == "grace-period-below-shutdown"]
@@ -133,7 +137,8 @@ def test_heroku_app_json_runs_the_procfile_web_with_its_env(tmp_path: Path) -> N
     result = check_folder(tmp_path)
     assert not result.errors
     app = on_platform(result, "heroku")
-    assert app.container is not None and app.container.replicas is not None
+    assert app.container is not None
+    assert app.container.replicas is not None
     assert app.container.replicas.value == 2
     assert (app.workers.value, app.workers.at.file.name, app.workers.at.line) == (5, "app.json", 4)
     assert len(result.apps) == 1  # the Procfile's own reading is the same process
@@ -159,9 +164,12 @@ def test_cloud_foundry_manifest_runs_its_command_in_its_path(tmp_path: Path) -> 
     assert not result.errors
     app = on_platform(result, "cloudfoundry")
     box = app.container
-    assert box is not None and box.replicas is not None and box.memory_limit_mb is not None
+    assert box is not None
+    assert box.replicas is not None
+    assert box.memory_limit_mb is not None
     assert (box.name, box.replicas.value, box.memory_limit_mb.value) == ("shop", 2, 1024)
-    assert app.config_file is not None and app.config_file.file.name == "gunicorn.conf.py"
+    assert app.config_file is not None
+    assert app.config_file.file.name == "gunicorn.conf.py"
     assert (app.workers.value, [s.value for s in app.sockets]) == (3, ["0.0.0.0:8080"])
 
 
