@@ -189,3 +189,24 @@ def test_platform_file_is_read_not_refused_and_bad_toml_is_one_error_line(
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: fly.toml: TOML syntax error")
     assert "Traceback" not in bad.stderr
+
+
+def test_platform_files_of_unexpected_shapes_never_raise_a_traceback(tmp_path: Path) -> None:
+    """app.json whose `env` is a list and `formation` a string, render.yaml whose services
+    are strings, a Cloud Foundry `applications` of scalars, a fly.toml whose `vm` and
+    `processes` are not tables: each is read (or refused in one `error:` line), never a
+    traceback."""
+    cases = {
+        "a/app.json": '{"env": ["X"], "formation": "web", "scripts": 3}\n',
+        "b/render.yaml": "services:\n  - web\n  - type: web\n    envVars: 3\n",
+        "c/manifest.yml": "applications:\n  - shop\n  - name: x\n    env: [1]\n",
+        "d/fly.toml": 'app = "x"\nvm = 3\nprocesses = "web"\nkill_timeout = "soon"\n',
+    }
+    write(tmp_path, {**cases, "a/Procfile": "web: gunicorn app:app\n"})
+    run = [sys.executable, "-m", "servertune", "check", "--cores", "4"]
+    for name in cases:
+        done = subprocess.run([*run, name], cwd=tmp_path, capture_output=True, text=True)
+        assert "Traceback" not in done.stderr, (name, done.stderr)
+        assert done.returncode in (0, 2), (name, done)
+        if done.returncode == 2:
+            assert done.stderr.startswith(f"error: {name}"), (name, done.stderr)

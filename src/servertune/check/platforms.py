@@ -480,7 +480,8 @@ def _app_json(
         raise CheckInputError(f"{path}: not an app.json (its top level is not an object)")
     environment: dict[str, str] = {}
     env_at: dict[str, Location] = {}
-    for key, spec in (data.get("env") or {}).items():
+    variables = data.get("env")
+    for key, spec in variables.items() if isinstance(variables, dict) else ():
         value = spec.get("value") if isinstance(spec, dict) else spec
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             environment[str(key)] = str(value)
@@ -501,7 +502,8 @@ def _app_json(
         )
     if found is None:
         return ()
-    web = (data.get("formation") or {}).get("web")
+    formation = data.get("formation")
+    web = formation.get("web") if isinstance(formation, dict) else None
     quantity = web.get("quantity") if isinstance(web, dict) else None
     replicas = (
         Setting(quantity, _json_line(path, text, "quantity"))
