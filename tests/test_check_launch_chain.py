@@ -650,3 +650,14 @@ def test_nginx_image_templates_mounted_by_compose_are_the_fronts_config(tmp_path
     ((chain, fronts, _),) = chains(tmp_path)
     assert chain == ["compose.yaml", "Dockerfile"]
     assert fronts == ["nginx/locations"]
+
+
+def test_uwsgi_address_left_as_a_template_placeholder_is_not_known(tmp_path: Path) -> None:
+    """`http = ${APP_HTTP}` in a uWSGI ini (a placeholder an install script renders) is an
+    address not known here, never listed as the address `${APP_HTTP}`."""
+    (tmp_path / "app.ini").write_text(
+        "[uwsgi]\nhttp = ${APP_HTTP}\nsocket = /run/app.sock\nmodule = app\n"
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["unix:/run/app.sock"]

@@ -495,7 +495,12 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         file=path,
         workers=number("processes"),
         threads=number("threads"),
-        sockets=tuple(Setting(_address(v), at) for k, v, at in options if k in _SOCKET_OPTIONS),
+        # (A `${NAME}` left in the value, a template's placeholder, is an address not known.)
+        sockets=tuple(
+            Setting(_address(v), at)
+            for k, v, at in options
+            if k in _SOCKET_OPTIONS and "${" not in v
+        ),
         mapped_sockets=any(k == "map-socket" for k, _, _ in options),
         keepalive=None,
         request_timeout=Setting(float(harakiri.value), harakiri.at, harakiri.default),
