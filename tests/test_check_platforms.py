@@ -210,3 +210,24 @@ def test_platform_files_of_unexpected_shapes_never_raise_a_traceback(tmp_path: P
         assert done.returncode in (0, 2), (name, done)
         if done.returncode == 2:
             assert done.stderr.startswith(f"error: {name}"), (name, done.stderr)
+
+
+def test_heroku_yml_beside_app_json_is_one_launch_run_by_a_shell(tmp_path: Path) -> None:
+    """heroku.yml's `run.web` string runs in the image `build.docker.web` builds, by
+    `/bin/sh -c` (so `$PORT`, Heroku's at run time, is unknown, never the text `$PORT`); with
+    app.json beside it, app.json's reading is the one launch, with its `env`."""
+    write(
+        tmp_path,
+        {
+            "app.json": '{"env": {"WEB_CONCURRENCY": {"value": "3"}}, "stack": "container"}\n',
+            "heroku.yml": "build:\n  docker:\n    web: Dockerfile\n"
+            "run:\n  web: gunicorn --bind 0.0.0.0:$PORT app:app\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.container is not None
+    assert (app.container.platform, app.container.at.file.name) == ("heroku", "app.json")
+    assert (app.workers.value, app.sockets) == (3, ())

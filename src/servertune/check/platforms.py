@@ -199,6 +199,7 @@ def _image(
     env: Mapping[str, str],
     env_at: Mapping[str, Location],
     target: str | None = None,
+    shell: bool = False,
 ) -> AppServer | None:
     """The server the image built from `dockerfile` runs (with `cmd` as its CMD when given,
     its ENTRYPOINT kept), under the platform's environment over the image's `ENV`."""
@@ -207,7 +208,7 @@ def _image(
     if not dockerfile.is_file():
         return None
     image = read_image(dockerfile, read_text(dockerfile), context, target)
-    return _in_image(path, image, cmd, env, env_at)
+    return _in_image(path, image, cmd, env, env_at, shell)
 
 
 def _named_image(
@@ -232,8 +233,13 @@ def _in_image(
     cmd: Word | None,
     env: Mapping[str, str],
     env_at: Mapping[str, Location],
+    shell: bool = False,
 ) -> AppServer | None:
-    if cmd is not None:
+    """The server `image` runs with `cmd` as its CMD (the platform's words; run by `/bin/sh
+    -c` when `shell`, as heroku.yml's `run` strings are), else its own CMD."""
+    if cmd is not None and shell:
+        first, rest = container_words(image, image.entrypoint, image.entrypoint_shell, (cmd,), True)
+    elif cmd is not None:
         try:
             words = tuple(Word(w, cmd.at) for w in shlex.split(cmd.text))
         except ValueError:
@@ -517,6 +523,9 @@ def _app_json(
 def _heroku_yml(
     path: Path, text: str, env: Mapping[str, str] | None, follow: FollowWords | None
 ) -> tuple[AppServer, ...]:
+    app_json = path.parent / "app.json"
+    if resolve.inside(app_json, path) and app_json.is_file():
+        return ()  # app.json beside it reads it, with its environment: one launch, not two
     found = _heroku_web(path, text, dict(env or {}), {}, follow)
     if found is None:
         return ()
@@ -537,13 +546,15 @@ def _heroku_web(
     run = root.get("run", "web")
     command = run.get("command") if run is not None and run.get("command") is not None else run
     cmd: Word | None = None
+    run_by_shell = command is not None and _text(command) is not None
     if command is not None:
         words = [_text(n) or "" for n in command.list()] or [_text(command) or ""]
-        cmd = Word(" ".join(words) if len(words) > 1 else words[0], command.at)
+        cmd = Word(" ".join(map(shlex.quote, words)) if len(words) > 1 else words[0], command.at)
     dockerfile_name = _text(dockerfile_node) if dockerfile_node is not None else None
     if dockerfile_name:
         dockerfile = path.parent / dockerfile_name
-        return _image(path, dockerfile, path.parent, cmd, env, env_at)
+        # A `run` string is run by `/bin/sh -c` (a list is the exec form).
+        return _image(path, dockerfile, path.parent, cmd, env, env_at, shell=run_by_shell)
     if cmd is not None and cmd.text:
         return _command(path, cmd, path.parent, env, env_at, follow)
     return _procfile_web(path, path.parent, env, follow, env_at)
