@@ -429,6 +429,14 @@ def _address(value: str) -> str:
     return value
 
 
+def _sockets(options: list[tuple[str, str, Location]]) -> tuple[Setting[str], ...]:
+    """Every address uWSGI listens on; a `${NAME}` left in a value (a template's placeholder,
+    rendered where uWSGI is installed) is an address not known here, not listed."""
+    return tuple(
+        Setting(_address(v), at) for k, v, at in options if k in _SOCKET_OPTIONS and "${" not in v
+    )
+
+
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings uWSGI would run `path` with."""
     return read_uwsgi_files(path, text, env)[0]
@@ -495,12 +503,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         file=path,
         workers=number("processes"),
         threads=number("threads"),
-        # (A `${NAME}` left in the value, a template's placeholder, is an address not known.)
-        sockets=tuple(
-            Setting(_address(v), at)
-            for k, v, at in options
-            if k in _SOCKET_OPTIONS and "${" not in v
-        ),
+        sockets=_sockets(options),
         mapped_sockets=any(k == "map-socket" for k, _, _ in options),
         keepalive=None,
         request_timeout=Setting(float(harakiri.value), harakiri.at, harakiri.default),
