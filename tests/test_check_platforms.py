@@ -231,3 +231,12 @@ def test_heroku_yml_beside_app_json_is_one_launch_run_by_a_shell(tmp_path: Path)
     assert app.container is not None
     assert (app.container.platform, app.container.at.file.name) == ("heroku", "app.json")
     assert (app.workers.value, app.sockets) == (3, ())
+
+
+def test_image_the_platform_builds_not_here_is_said_not_followed(tmp_path: Path) -> None:
+    """A fly.toml kept in a sub-folder builds `Dockerfile` beside it by default: when that
+    file is not here, the launch is "not followed", never "starts no server"."""
+    write(tmp_path, {"etc/fly.toml": 'app = "x"\nkill_timeout = 5\n'})
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert [(n.kind, n.at.file.name) for n in result.notes] == [("not-followed", "fly.toml")]

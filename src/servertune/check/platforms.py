@@ -206,7 +206,11 @@ def _image(
     if resolve.admit(dockerfile, dockerfile.name, Location(path), "Dockerfile") is None:
         return None
     if not dockerfile.is_file():
-        return None
+        raise NotFollowed(
+            f"{path}:1: not followed: the image is built from {dockerfile.name} in "
+            f"{dockerfile.parent.name or '.'}/ (as written, or the platform's default), which "
+            "is not among the files here"
+        )
     image = read_image(dockerfile, read_text(dockerfile), context, target)
     return _in_image(path, image, cmd, env, env_at, shell)
 
@@ -411,6 +415,7 @@ def _render(
 ) -> tuple[AppServer, ...]:
     root = _yaml_root(path, text)
     apps: list[AppServer] = []
+    unfollowed: NotFollowed | None = None
     for service in root.each("services"):
         kind = _text(service.get("type"))
         if kind not in ("web", "pserv", "worker"):
@@ -433,7 +438,10 @@ def _render(
             context = path.parent / (_text(service.get("dockerContext")) or ".")
             command = service.get("dockerCommand")
             cmd = Word(_text(command) or "", command.at) if command is not None else None
-            found = _image(path, dockerfile, context, cmd, environment, env_at)
+            try:
+                found = _image(path, dockerfile, context, cmd, environment, env_at)
+            except NotFollowed as why:  # another service may be followed: said if none is
+                unfollowed, found = unfollowed or why, None
         elif runtime == "image":
             image = service.get("image", "url")
             reference = _text(image) if image is not None else None
@@ -469,6 +477,8 @@ def _render(
         apps.append(
             _in_container(found, "render", name, service.at, grace=grace, replicas=replicas)
         )
+    if not apps and unfollowed is not None:
+        raise unfollowed
     return tuple(apps)
 
 
