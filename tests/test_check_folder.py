@@ -420,3 +420,71 @@ def test_site_file_without_a_suffix_in_an_nginx_folder_is_walked(tmp_path: Path)
     result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert [at.file.name for at in launch.fronts] == ["microblog"]
+
+
+def test_nginx_files_named_anything_are_walked_by_content(tmp_path: Path) -> None:
+    """A Jinja site under `nginx/` named `default.tpl` and an `http-base.conf.jnj` are skipped as
+    templates; a stage copy `app.conf.template.prod` and a suffixless `proxy/conf` (which the
+    proxy's Dockerfile copies to conf.d) are read as nginx by their content; a LICENSE and a
+    Makefile beside them are neither read nor named."""
+    jinja_site = "server {\n{% if SSL %}\n    listen 443 ssl;\n{% endif %}\n}\n"
+    jinja_http = (
+        "server_tokens off;\n{% if not trusted_proxy_cidr %}\nset_real_ip_from 0.0.0.0/0;\n"
+    )
+    write(
+        tmp_path,
+        {
+            "etc/nginx/default.tpl": jinja_site,
+            "conf/nginx/http-base.conf.jnj": jinja_http,
+            "deploy/nginx/app.conf.template.prod": "upstream api { server ${API_HOST}:8080; }\n"
+            "server {\n    listen 80;\n    location / { proxy_pass http://api; }\n}\n",
+            "proxy/conf": "server {\n    listen 80;\n"
+            "    location / { proxy_pass http://backend:8000; }\n}\n",
+            "proxy/Dockerfile": "FROM nginx:1.25\nCOPY conf /etc/nginx/conf.d/default.conf\n",
+            "LICENSE": "Permission is hereby granted, free of charge, to any person\n",
+            "Makefile": "run:\n\tdocker compose up\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "deploy/nginx/app.conf.template.prod",
+        "proxy/conf",
+        "proxy/Dockerfile",
+    }
+    assert {p.relative_to(tmp_path).as_posix() for p, _ in walk.templates} == {
+        "etc/nginx/default.tpl",
+        "conf/nginx/http-base.conf.jnj",
+    }
+    assert not walk.unclaimed
+    assert not check_folder(tmp_path).errors
+
+
+def test_front_copied_into_an_image_belongs_to_the_project_that_builds_it(tmp_path: Path) -> None:
+    """An nginx site a proxy's Dockerfile copies (`COPY conf /etc/nginx/conf.d/...`) is in the
+    compose project whose service builds that image: its `backend:8000` is that project's
+    backend (here a `python app.py` check does not read), never a gunicorn on port 8000 of a
+    sample beside it."""
+    write(
+        tmp_path,
+        {
+            "with-proxy/compose.yaml": "services:\n  backend:\n    build: backend\n"
+            "  proxy:\n    build: proxy\n    ports: ['80:80']\n",
+            "with-proxy/backend/Dockerfile": 'FROM python:3.12\nCMD ["python", "app.py"]\n',
+            "with-proxy/proxy/Dockerfile": "FROM nginx:1.25\n"
+            "COPY conf /etc/nginx/conf.d/default.conf\n",
+            "with-proxy/proxy/conf": "server {\n    listen 80;\n"
+            "    location / { proxy_pass http://backend:8000; }\n}\n",
+            "other-sample/compose.yaml": "services:\n  web:\n    build: .\n"
+            "    command: gunicorn --bind 0.0.0.0:8000 --timeout 60 app:app\n",
+            "other-sample/Dockerfile": "FROM python:3.12\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    fronted = {
+        launch.chain[0].file.parent.relative_to(tmp_path).as_posix(): [
+            at.file.relative_to(tmp_path).as_posix() for at in launch.fronts
+        ]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronted == {"other-sample": []}, fronted
+    assert tmp_path / "with-proxy/proxy/conf" in {n.file for n in result.nginx}

@@ -49,6 +49,7 @@ from servertune.workload import Workload
 
 if TYPE_CHECKING:
     from servertune.check.ignored import BaselineReport, Suppressed
+    from servertune.check.images import Build
     from servertune.logs.traffic import Traffic
 
 __all__ = [
@@ -269,8 +270,11 @@ def check_files(
 def _stacks(paths: Sequence[Path]) -> Stacks:
     """The compose services of the compose files given, whether or not they start a server:
     which stack each front belongs to (`chain.Stacks`)."""
+    from servertune.check.images import images_of_run, read_images
+
     services: list[Service] = []
     kube: list[KubeService] = []
+    images = read_images(paths)
     for path in paths:
         try:
             text = read_text(path)
@@ -278,14 +282,15 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
             if kind == "compose":
                 from servertune.check.compose import services_of
 
-                services += services_of(path, text)
+                # The images of the run: a service's `image:` is the Dockerfile its reading
+                # links it to.
+                with images_of_run(images, _builds(paths)):
+                    services += services_of(path, text)
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
-    from servertune.check.images import read_images
-
-    return Stacks(tuple(services), read_images(paths), tuple(kube))
+    return Stacks(tuple(services), images, tuple(kube))
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
@@ -407,8 +412,18 @@ def _read_all(
     from servertune.check.images import images_of_run, read_images
     from servertune.check.nginx import mounts_of_run
 
-    with images_of_run(read_images(paths)), mounts_of_run(paths):
+    with images_of_run(read_images(paths), _builds(paths)), mounts_of_run(paths):
         return _read_each(paths, env, kind)
+
+
+def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:
+    """The images the run's compose files build and tag (none without the YAML parser: a
+    compose file's reading names the extra, once)."""
+    try:
+        from servertune.check.compose import read_builds
+    except ModuleNotFoundError:
+        return ()
+    return read_builds(paths)
 
 
 def _read_each(

@@ -210,10 +210,33 @@ class Stacks:
         mounted = self.mounting(files[:1], folders=False)
         if not mounted and self._left_out(files[0]):
             return frozenset()
-        mounted = mounted or self.mounting(files[:1]) or self.mounting(files[1:])
+        mounted = (
+            mounted
+            or self.mounting(files[:1])
+            or self.mounting(files[1:])
+            or self.building(files[:1])
+        )
         if not mounted:
             return None
         return frozenset().union(*(self.project(s.file) for s in mounted))
+
+    def building(self, files: Sequence[Path]) -> tuple[Service, ...]:
+        """The services whose image, built here (or the Dockerfile their `image:` names, as
+        their reading links it), copies one of `files` by its name or folder (`COPY conf
+        /etc/nginx/conf.d/default.conf` in the proxy's Dockerfile): that front runs in their
+        containers, in their compose project."""
+        found = []
+        for service in self.services:
+            if service.dockerfile is None:
+                continue
+            image = next(
+                (i for i in self.images if _real(i.path) == _real(service.dockerfile)), None
+            )
+            if image is not None and any(
+                image.holds(f, whole_context=False) is not None for f in files
+            ):
+                found.append(service)
+        return tuple(found)
 
     def _unbuilt_image(self) -> Image | None:
         """The one Dockerfile of the run that no compose service builds and that sets a

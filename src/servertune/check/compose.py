@@ -26,13 +26,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 import yaml
 
-from servertune.check import resolve
+from servertune.check import overlay, resolve
 from servertune.check.chain import Service
 from servertune.check.commands import (
     ConfigFile,
@@ -46,12 +46,13 @@ from servertune.check.commands import (
 from servertune.check.dockerfile import (
     Image,
     container_words,
-    find_server,
+    image_server,
     read_image,
     shell_form,
     with_stop_signal,
 )
 from servertune.check.envfile import read_env_file
+from servertune.check.images import Build
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import (
     AppServer,
@@ -60,6 +61,7 @@ from servertune.check.model import (
     Location,
     NothingToCheck,
     Setting,
+    collect_notes,
     note,
 )
 from servertune.check.source import read_text
@@ -68,9 +70,11 @@ from servertune.check.unfollowed import nothing_started
 __all__ = [
     "BYTE_UNITS",
     "MAX_EXPANDED_NODES",
+    "builds_of",
     "interpolate",
     "looks_like_compose",
     "parse_bytes",
+    "read_builds",
     "read_compose",
     "services_of",
 ]
@@ -212,8 +216,9 @@ def _interpolate_all(
             _interpolate_all(value, lookup, path, seen)
 
 
-def _command(node: _Node | None, lines: list[str]) -> tuple[Word, ...] | None:
-    """A `command` / `entrypoint`: a list as written, a string split as compose splits it."""
+def _command(node: _Node | None, lines: Mapping[Path, list[str]]) -> tuple[Word, ...] | None:
+    """A `command` / `entrypoint`: a list as written, a string split as compose splits it
+    (placed on the lines of the file it is written in: `lines`, each file's)."""
     if node is None:
         return None
     if isinstance(node.node, yaml.SequenceNode):
@@ -232,8 +237,9 @@ def _command(node: _Node | None, lines: list[str]) -> tuple[Word, ...] | None:
     first = node.node.start_mark.line + 1
     end = node.node.end_mark
     last = end.line + (1 if end.column else 0)
-    last = min(last, len(lines))
-    return tuple(place_words(words, lines, node.path, first, max(first, last)))
+    written = lines.get(node.path, [])
+    last = min(last, len(written))
+    return tuple(place_words(words, written, node.path, first, max(first, last)))
 
 
 def _environment(
@@ -412,9 +418,12 @@ def _somaxconn(service: _Node) -> Setting[int] | None:
     return None
 
 
-def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
+def _image(
+    service: _Node, path: Path, runs: Mapping[str, list[str]]
+) -> tuple[Image | None, tuple[Path, ...]]:
     """The Dockerfile a service is built from, when it is here; for a service that builds
-    none, the image of the run its `image:` names (`images.image_named`)."""
+    none, the image of the run its `image:` names (`images.image_named`), on the evidence of
+    the files the file's services running that name start (`runs`)."""
     build = service.get("build")
     if build is None:
         named = service.get("image")
@@ -423,7 +432,25 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
             return None, ()
         from servertune.check.images import image_named
 
-        return image_named(reference, path), ()
+        return image_named(reference, path, named.at, runs.get(reference, ())), ()  # type: ignore[union-attr]
+    if isinstance(build.node, yaml.MappingNode) and build.get("dockerfile_inline") is not None:
+        inline = build.get("dockerfile_inline")
+        context_node = build.get("context")
+        context = (context_node.text() if context_node else None) or "."
+        # Its COPY sources are each read inside the tree only (dockerfile.Image.find).
+        return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
+    built = _build(build, path)
+    if built is None:
+        return None, ()
+    dockerfile, directory, target = built
+    # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
+    # stage's server).
+    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
+
+
+def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
+    """(the Dockerfile, the build context, the target stage) a service's `build` names, when
+    the Dockerfile is here; None for a git URL, a path out of the tree or a missing file."""
     file_node: _Node | None = None
     context_at = build.at
     target: str | None = None
@@ -434,26 +461,81 @@ def _image(service: _Node, path: Path) -> tuple[Image | None, tuple[Path, ...]]:
         context = (context_node.text() if context_node else None) or "."
         context_at = context_node.at if context_node is not None else build.at
         name = (file_node.text() if file_node else None) or "Dockerfile"
-        if build.get("dockerfile_inline") is not None:
-            inline = build.get("dockerfile_inline")
-            # Its COPY sources are each read inside the tree only (dockerfile.Image.find).
-            return read_image(path, inline.text() or "", path.parent / context), ()  # type: ignore[union-attr]
     else:
         context, name = build.text() or ".", "Dockerfile"
     if "://" in context:
-        return None, ()  # a git URL: not here
+        return None  # a git URL: not here
     directory = Path(os.path.normpath(path.parent / context))  # `..`: one path for one file
     dockerfile = directory / name
     named_at = file_node.at if file_node is not None else build.at
     if resolve.admit(directory, context, context_at, "build context") is None:
-        return None, ()
+        return None
     if resolve.admit(dockerfile, name, named_at, "build dockerfile") is None:
-        return None, ()
+        return None
     if not dockerfile.is_file():
-        return None, ()
-    # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
-    # stage's server).
-    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
+        return None
+    return dockerfile, directory, target
+
+
+def builds_of(path: Path, text: str) -> tuple[Build, ...]:
+    """The images the file's services build here and tag (`build:` with `image:`), each the
+    image that name runs elsewhere (`images.image_named`); () when the file does not parse
+    (its reading says why)."""
+    try:
+        documents = _documents(path, text)
+    except CheckInputError:
+        return ()
+    if not documents:
+        return ()
+    with collect_notes():  # the file's own reading notes what it names, and its errors
+        try:
+            # As its reading takes them: `dockerfile: "Dockerfile.django-${OS:-debian}"`.
+            _interpolate_all(documents[0].node, {**_dotenv(path), **os.environ}, path, set())
+        except CheckInputError:
+            return ()
+    services = documents[0].get("services")
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        return ()
+    found: list[Build] = []
+    with collect_notes():
+        for _, service in services.items():
+            build, named = service.get("build"), service.get("image")
+            reference = named.text() if named is not None else None
+            if build is None or not reference:
+                continue
+            built = _build(build, path)
+            if built is not None:
+                found.append(Build(reference, *built))
+    return tuple(found)
+
+
+def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
+    """The images the compose files among `paths` build and tag (`images.Build`), for
+    `images.images_of_run`; a file that does not parse is its reader's error to report."""
+    builds: list[Build] = []
+    for path in paths:
+        try:
+            text = read_text(path)
+            if looks_like_compose(path, text):
+                builds += builds_of(path, text)
+        except (CheckInputError, OSError):
+            continue
+    return tuple(builds)
+
+
+def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[str]]:
+    """Each `image:` name with the words of the `entrypoint` / `command` of the services that
+    run it (the paths among them are what the image must hold: `./bin/entrypoint-api.sh`)."""
+    runs: dict[str, list[str]] = {}
+    for _, service in services.items():
+        named = service.get("image")
+        reference = named.text() if named is not None else None
+        if not reference or service.get("build") is not None:
+            continue
+        for key in ("entrypoint", "command"):
+            words = _command(service.get(key), lines) or ()
+            runs.setdefault(reference, []).extend(w.text for w in words)
+    return runs
 
 
 def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:
@@ -521,7 +603,7 @@ def _finder(
 def services_of(path: Path, text: str) -> tuple[Service, ...]:
     """Every service of a compose file, for linking (which stack a front belongs to); () when
     the file does not parse (its reading says why). Values are taken as written: a mount whose
-    host path needs a variable is not one of the repository's files here."""
+    host path needs a variable without a default is not one of the repository's files here."""
     try:
         documents = _documents(path, text)
     except CheckInputError:
@@ -544,6 +626,8 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = folder / ((named.text() if named else None) or "Dockerfile")
         elif build is not None and build.text():
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
+        elif build is None:
+            dockerfile = _runs_dockerfile(service, path)
         found.append(Service(path, str(key.value), mounts, dockerfile, _literal_env(service)))
     return tuple(found)
 
@@ -566,6 +650,20 @@ def defaulted(host: Path, path: Path) -> Path | None:
 
     text = _DEFAULTED.sub(value, str(host))
     return None if "$" in text else Path(os.path.normpath(text))
+
+
+def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
+    """The Dockerfile here whose image a service's `image:` runs, as its reading links it
+    (`images.image_named`, with the images of the run set; its notes are the reading's)."""
+    named = service.get("image")
+    reference = named.text() if named is not None else None
+    if not reference:
+        return None
+    from servertune.check.images import image_named
+
+    with collect_notes():
+        image = image_named(reference, path)
+    return image.path if image is not None else None
 
 
 def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:
@@ -649,6 +747,20 @@ def _dotenv(path: Path) -> dict[str, str]:
     return values
 
 
+def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _Node:
+    """The services of `path`, merged over the base file's when `path` is an overlay of it
+    (`overlay.base_of`; the base's lines added to `lines`), else as they are."""
+    base = overlay.base_of(path, services)
+    base_services = overlay.services_in(base) if base is not None else None
+    if base is None or base_services is None:
+        return services
+    # The base's values interpolated as its own reading does (its `.env` is the same: they
+    # are in one folder), then the overlay's services merged over its.
+    _interpolate_all(base_services.node, {**_dotenv(base), **os.environ}, base, set())
+    lines[base] = read_text(base).splitlines()
+    return overlay.merged_services(path, services, base, base_services)
+
+
 def read_compose(
     path: Path, text: str, env: Mapping[str, str] | None = None
 ) -> tuple[tuple[AppServer, ...], tuple[Path, ...]]:
@@ -667,12 +779,14 @@ def read_compose(
     services = root.get("services")
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
-    lines = text.splitlines()
+    lines = {path: text.splitlines()}
+    services = _over_base(path, services, lines)
 
     def interpolated(value: str, at: Location) -> str:
         return interpolate(value, lookup, at)
 
     _outside_references(root, services, path)
+    runs = _runs(services, lines)
     apps: list[AppServer] = []
     unstarted: list[tuple[list[Word], FindConfig | None]] = []
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
@@ -683,7 +797,7 @@ def read_compose(
         name = str(key.value)
         service = _Node(value, path)
         key_at = Location(path, key.start_mark.line + 1)
-        image, image_files = _image(service, path)
+        image, image_files = _image(service, path, runs)
         files += image_files
         entrypoint = _command(service.get("entrypoint"), lines)
         command = _command(service.get("command"), lines)
@@ -709,7 +823,7 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        app = find_server(path, first, rest, environment, where, image, find=find)
+        app = image_server(path, first, rest, environment, where, image, find=find)
         if app is None:
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.

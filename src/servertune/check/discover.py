@@ -178,18 +178,20 @@ _NOT_CONFIG_SUFFIXES = frozenset(
 
 #: Suffixes a deployment file is kept under as a template or an example of itself
 #: (`default.conf.template`, `nginx.conf.tpl`, `site.conf.sample`, `uwsgi.ini.example`).
-_COPY_SUFFIXES = (".template", ".tpl", ".tmpl", ".sample", ".example", ".dist", ".j2", ".jinja")
-
-
-def _has_shell_shebang(path: Path) -> bool:
-    """The file starts with `#!` naming a shell (a launcher copied without its mode bits:
-    `httpd-foreground`, `docker-entrypoint`)."""
-    try:
-        with path.open("rb") as head:
-            first = head.read(80)
-    except OSError:
-        return False
-    return bool(_SHEBANG.match(first.decode("utf-8", "replace")))
+_COPY_SUFFIXES = (
+    ".template",
+    ".tpl",
+    ".tmpl",
+    ".sample",
+    ".example",
+    ".dist",
+    ".j2",
+    ".jinja",
+    ".jnj",
+)
+#: Suffixes naming the stage a copy of a deployment file is for (`app.conf.template.prod`,
+#: `nginx.conf.production`): the name before them tells the kind.
+_STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
 
 
 #: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
@@ -212,10 +214,14 @@ def _candidate(path: Path) -> bool:
     """Whether the name alone makes the file worth opening: a kind check reads is named so
     (or so before a template's suffix), an executable without a suffix (an s6 `run`, a
     `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
-    if path.suffix.lower() in _COPY_SUFFIXES and path.stem and "." in path.stem:
-        return _candidate(path.with_name(path.stem)) or path.suffix.lower() == ".template"
     name = path.name.lower()
     suffix = path.suffix.lower()
+    if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
+        return _candidate(path.with_name(path.stem)) or suffix == ".template"
+    if path.parent.name.lower() in NGINX_DIRECTORIES and suffix not in _NOT_CONFIG_SUFFIXES:
+        # Whatever its name (`nginx/default.tpl`, `sites-available/shop`): its content decides
+        # (`_claims`).
+        return True
     if suffix == ".py":  # Python is a gunicorn config only when named or placed for it
         return (
             "gunicorn" in name
@@ -226,11 +232,10 @@ def _candidate(path: Path) -> bool:
         return True
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False
-    if not suffix and (os.access(path, os.X_OK) or _has_shell_shebang(path)):
-        return True
-    if not suffix and path.parent.name.lower() in NGINX_DIRECTORIES:
-        # A site named for itself (`sites-available/shop`, `nginx/microblog`): its content
-        # decides (`_claims`).
+    if not suffix:
+        # An executable or a script copied without its mode bits (an s6 `run`,
+        # `docker-entrypoint`), or a config a Dockerfile copies to where its server reads it
+        # (`COPY conf /etc/nginx/conf.d/default.conf`): the content decides (`_claims`).
         return True
     if _ENV_NAME.match(path.name):
         return True
@@ -351,8 +356,13 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
     """A template worth a line: one a reader would have claimed, or a deployment file by name
-    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`)."""
-    return _named_for_check(path) or _claims(path, text)
+    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`) or by its folder
+    (`nginx/http-base.conf.jnj`, whose Jinja a reader cannot parse)."""
+    return (
+        _named_for_check(path)
+        or path.parent.name.lower() in NGINX_DIRECTORIES
+        or _claims(path, text)
+    )
 
 
 def _named_for_check(path: Path) -> bool:

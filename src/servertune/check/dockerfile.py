@@ -960,3 +960,25 @@ def shell_form(
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
 __all__ += ["container_words", "find_server", "shell_commands", "shell_form", "with_stop_signal"]
+
+
+def image_server(
+    path: Path,
+    entrypoint: list[Word],
+    cmd: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+    image: Image | None,
+    *,
+    find: FindConfig | None = None,
+) -> AppServer | None:
+    """The server a container running `image` starts (`find_server`, then s6-overlay's
+    `/init` services, as the image's own reading finds them): for a compose service or a
+    Kubernetes container that runs an image a Dockerfile here builds (or none known)."""
+    app = find_server(path, entrypoint, cmd, env, env_at, image, find=find)
+    if app is None and image is not None:
+        app = _s6_services(path, image, entrypoint + cmd, env, env_at)
+    return app
+
+
+__all__ += ["image_server"]

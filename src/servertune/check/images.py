@@ -12,18 +12,22 @@ never taken for another's.
 from __future__ import annotations
 
 import contextvars
+import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from servertune.check.model import CheckInputError, Location, collect_notes
+from servertune.check.model import CheckInputError, Location, collect_notes, note
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
     from servertune.check.dockerfile import Image
 
 __all__ = [
+    "Build",
     "env_at_of_image",
     "env_of_image",
     "found_in_images",
@@ -35,6 +39,9 @@ __all__ = [
 
 _IMAGES: contextvars.ContextVar[tuple[Image, ...]] = contextvars.ContextVar(
     "servertune_check_images", default=()
+)
+_BUILDS: contextvars.ContextVar[tuple[Build, ...]] = contextvars.ContextVar(
+    "servertune_check_builds", default=()
 )
 
 
@@ -57,12 +64,14 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
 
 
 @contextmanager
-def images_of_run(images: Sequence[Image]) -> Iterator[None]:
+def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iterator[None]:
     """The images of the run in progress, for `found_in_images` (which `commands.beside`
-    asks), while the block runs."""
+    asks) and `image_named`, with the images compose files build and tag, while the block
+    runs."""
     from servertune.check.commands import IMAGE_ENV_AT, IN_IMAGES
 
     token = _IMAGES.set(tuple(images))
+    built = _BUILDS.set(tuple(builds))
     hook = IN_IMAGES.set(found_in_images)
     env_hook = IMAGE_ENV_AT.set(env_at_of_image)
     try:
@@ -70,6 +79,7 @@ def images_of_run(images: Sequence[Image]) -> Iterator[None]:
     finally:
         IMAGE_ENV_AT.reset(env_hook)
         IN_IMAGES.reset(hook)
+        _BUILDS.reset(built)
         _IMAGES.reset(token)
 
 
@@ -86,32 +96,211 @@ def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile 
     return None
 
 
-def image_named(reference: str, referrer: Path) -> Image | None:
-    """The image of the run a compose service's `image:` names when no service builds it
-    (`libretranslate/libretranslate:latest` for the repository's docker/Dockerfile): the one
-    Dockerfile of the run that sets a command, when the reference's last name is that
-    Dockerfile's folder's, or is in the name of a folder above it within the tree check reads
-    (the repository's own). A name with no owner (`postgres`, `redis:7`) is a library image,
-    never the project's. None when the files do not say which."""
+@dataclass(frozen=True)
+class Build:
+    """A compose service that builds an image and tags it (`build:` with `image:`): the image
+    that name runs, wherever else it is named (Compose tags the image it builds with the
+    service's `image:`)."""
+
+    reference: str
+    dockerfile: Path
+    context: Path
+    target: str | None = None
+
+
+def image_named(
+    reference: str, referrer: Path, at: Location | None = None, runs: Sequence[str] = ()
+) -> Image | None:
+    """The image of the run a compose service's or a Kubernetes container's `image:` names
+    when nothing there builds it, on evidence in the files only, first found wins:
+
+    * a compose service of the run builds and tags that very name (`build:` with `image:`);
+    * the name's own part (its last path part without the words of the repository's name,
+      else its tag: `baserow/backend`, `makeplane/plane-backend`, `doccano/doccano:backend`)
+      is one Dockerfile's folder or suffix (`backend/Dockerfile`, `Dockerfile.api`), else one
+      Dockerfile's stage (`local/nautobot-dev`: the `dev` stage, whose command that runs);
+    * `runs`, the files the services running that name start (`./bin/entrypoint-api.sh`,
+      `/opt/bin/prod-celery.sh`), are held by one Dockerfile's image only;
+    * the name is the repository's own (`ghcr.io/paperless-ngx/paperless-ngx` in
+      paperless-ngx): its root Dockerfile, else the one Dockerfile of the run that sets a
+      command.
+
+    A name with no owner (`postgres`, `redis:7`) is a library image, never the project's.
+    None when the files do not say which; when the name is the project's (it shares a word
+    with the repository's name) and Dockerfiles here could build it, a not-followed note at
+    `at` says so, never a guess."""
     from servertune.check import resolve
 
-    path = reference.split("@", 1)[0]
-    if "/" not in path:
+    path, tag = _name_and_tag(reference)
+    path = _without_registry(path)
+    if "/" not in path or path.startswith("library/") or "$" in path:
+        return None  # a library image, or a name only the deployment's variables complete
+    built = _built_as(path, tag)
+    if built is not None:
+        return built
+    images = _IMAGES.get()
+    if not images:
         return None
-    name = _plain(path.rsplit("/", 1)[-1].split(":", 1)[0])
-    commanded = [image for image in _IMAGES.get() if image.entrypoint or image.cmd]
-    if len(name) < 4 or len(commanded) != 1:
-        return None
-    image = commanded[0]
-    folder = image.path.absolute().parent
-    if _plain(folder.name) == name:
-        return image
-    for above in folder.parents:
-        if not resolve.inside(above, referrer):
-            break
-        if name in _plain(above.name):
-            return image
+    with resolve.within_default(referrer) as root:
+        root_path = root
+    owner, last = path.rsplit("/", 1)
+    own = [w for w in _words(last) if not _projects(w, root_path)]
+    # The name's own words together, then each alone from the last (`web-frontend`,
+    # `examplevotingapp_vote`: `vote`), then the tag.
+    keys = ["".join(own)] if own else []
+    keys += reversed(own) if len(own) > 1 else []
+    if tag and "$" not in tag:
+        keys.append(_plain(tag))
+    for key in keys:
+        found = _by_key(images, key, root_path)
+        if found is not None:
+            return found
+    projects = any(_projects(w, root_path) for w in _words(f"{owner.rsplit('/', 1)[-1]}/{last}"))
+    held = _holding_runs(images, runs) if projects else None
+    if held is not None:
+        return held
+    if not own:
+        found = _project_image(images, root_path)
+        if found is not None:
+            return found
+    if at is not None and projects:
+        why = (
+            f"{len(images)} Dockerfiles here could build it and the files do not say which"
+            if len(images) > 1
+            else f"the files do not say that {images[0].path.name} here builds it"
+        )
+        note(
+            "not-followed",
+            at,
+            f"{at}: not followed: image {reference}: {why} (a compose service that builds "
+            "and tags it, or a Dockerfile named for it, would say)",
+        )
     return None
+
+
+_TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")
+
+
+def _name_and_tag(reference: str) -> tuple[str, str]:
+    """(the repository path in lower case, the tag) of an image reference, digest left out:
+    `ghcr.io/a/b:1.2@sha256:...` is (`ghcr.io/a/b`, `1.2`)."""
+    match = _TAGGED.match(reference.split("@", 1)[0].strip())
+    if match is None:  # pragma: no cover - the pattern matches every string
+        return reference.lower(), ""
+    return match["path"].lower(), match["tag"] or ""
+
+
+def _projects(word: str, root: Path) -> bool:
+    """`word` is the repository's name or part of it: a word of its folder's name
+    (`recipes` of `TandoorRecipes+recipes`), or of four letters or more within it
+    (`examplevotingapp` in `example-voting-app`)."""
+    return word in _words(root.name) or (len(word) >= 4 and word in _plain(root.name))
+
+
+def _without_registry(path: str) -> str:
+    """An image path without its registry host (`ghcr.io/`, `localhost:5000/`): what is left
+    names the owner and the image (`docker.io/postgres` is the library's `postgres`)."""
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return rest
+    return path
+
+
+def _words(name: str) -> list[str]:
+    """The words of a name (`TandoorRecipes+recipes`: `tandoorrecipes`, `recipes`)."""
+    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+
+
+def _built_as(path: str, tag: str) -> Image | None:
+    """The image a compose service of the run builds and tags `path` (with `tag`, when
+    builds differ by tag), when one Dockerfile (and stage) does."""
+    builds = [b for b in _BUILDS.get() if _without_registry(_name_and_tag(b.reference)[0]) == path]
+    same_tag = [b for b in builds if _name_and_tag(b.reference)[1] == tag]
+    chosen = {(b.dockerfile, b.context, b.target) for b in (same_tag or builds)}
+    if len(chosen) != 1:
+        return None
+    ((dockerfile, context, target),) = chosen
+    return _read(dockerfile, context, target)
+
+
+def _read(dockerfile: Path, context: Path | None, target: str | None) -> Image | None:
+    from servertune.check.dockerfile import read_image
+    from servertune.check.source import read_text
+
+    try:
+        with collect_notes():  # the Dockerfile's own reading says what it notes
+            return read_image(dockerfile, read_text(dockerfile), context, target)
+    except (CheckInputError, OSError, ModuleNotFoundError):
+        return None
+
+
+def _keys(image: Image, root: Path) -> set[str]:
+    """The names a Dockerfile is known by: its folder's (not the repository root's) and its
+    name's suffix or prefix (`Dockerfile.api`, `Dockerfile-prod`, `api.Dockerfile`)."""
+    keys: set[str] = set()
+    folder = image.path.absolute().parent
+    if os.path.normpath(folder) != os.path.normpath(root.absolute()):
+        keys.add(_plain(folder.name))
+    name = image.path.name
+    for part in re.split(r"(?i)dockerfile", name):
+        if _plain(part):
+            keys.add(_plain(part))
+    return keys
+
+
+_STAGE = re.compile(r"^\s*FROM\s.*?\sAS\s+([A-Za-z0-9][\w.-]*)\s*$", re.I | re.M)
+
+
+def _stage_named(image: Image, key: str) -> str | None:
+    """The stage of the image's Dockerfile named `key` (`FROM ... AS dev`), as written."""
+    from servertune.check.source import read_text
+
+    try:
+        text = read_text(image.path)
+    except (CheckInputError, OSError):
+        return None
+    return next((s for s in _STAGE.findall(text) if _plain(s) == key), None)
+
+
+def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
+    """The one Dockerfile named `key` (its folder or suffix), else the one Dockerfile with a
+    stage `key`, read as that stage."""
+    if len(key) < 2:
+        return None
+    named = [i for i in images if key in _keys(i, root)]
+    if named:
+        return named[0] if len(named) == 1 else None
+    staged = [(i, stage) for i in images if (stage := _stage_named(i, key)) is not None]
+    if len(staged) != 1:
+        return None
+    ((image, stage),) = staged
+    return _read(image.path, image.context if image.context_given else None, stage)
+
+
+#: A path a command names, inside a word too (`bash -c "... /webodm/start.sh"`).
+_PATH_IN = re.compile(r"(?<![\w$/])(?:\.{1,2})?/?[\w.-]+(?:/[\w.-]+)+")
+
+
+def _holding_runs(images: Sequence[Image], runs: Sequence[str]) -> Image | None:
+    """The one image that holds a file the services running the name start (a path their
+    command lines name)."""
+    named = sorted({p for r in runs for p in _PATH_IN.findall(r)})
+    if not named:
+        return None
+    with collect_notes():  # looking, not reading
+        holding = [i for i in images if any(i.find(r) is not None for r in named)]
+    return holding[0] if len(holding) == 1 else None
+
+
+def _project_image(images: Sequence[Image], root: Path) -> Image | None:
+    """The repository's own image: its root `Dockerfile`, else its one Dockerfile that sets a
+    command."""
+    top = [i for i in images if i.path.absolute().parent == root.absolute()]
+    plain = [i for i in top if i.path.name == "Dockerfile"]
+    if len(plain) == 1:
+        return plain[0]
+    commanded = [image for image in images if image.entrypoint or image.cmd]
+    return commanded[0] if len(commanded) == 1 else None
 
 
 def _plain(name: str) -> str:

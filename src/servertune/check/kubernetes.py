@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -36,7 +36,11 @@ from servertune.check.model import (
     NginxConfig,
     Probe,
     Setting,
+    collect_notes,
 )
+
+if TYPE_CHECKING:
+    from servertune.check.dockerfile import Image
 
 __all__ = [
     "ALB_ATTRIBUTES",
@@ -169,6 +173,14 @@ class _Node:
     def at(self) -> Location:
         return Location(self.path, self.node.start_mark.line + 1)
 
+    def _child(self, node: yaml.Node) -> _Node:
+        """`node` under this one, with the file it is written in: this one's, or for a value
+        a compose overlay's merge took from its base file, the base's (its mark's name)."""
+        name = node.start_mark.name
+        if name == str(self.path) or name.startswith("<"):
+            return _Node(node, self.path)
+        return _Node(node, Path(name))
+
     def _pairs(self) -> list[tuple[str, _Node]]:
         if not isinstance(self.node, yaml.MappingNode):
             return []
@@ -178,9 +190,9 @@ class _Node:
             if key.tag == "tag:yaml.org,2002:merge":
                 sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
                 for source in sources:
-                    merged += _Node(source, self.path)._pairs()
+                    merged += self._child(source)._pairs()
             elif isinstance(key, yaml.ScalarNode):
-                own.append((str(key.value), _Node(value, self.path)))
+                own.append((str(key.value), self._child(value)))
         names = {k for k, _ in own}
         return own + [(k, v) for k, v in merged if k not in names]
 
@@ -210,7 +222,7 @@ class _Node:
 
     def list(self) -> list[_Node]:
         if isinstance(self.node, yaml.SequenceNode):
-            return [_Node(n, self.path) for n in self.node.value]
+            return [self._child(n) for n in self.node.value]
         return []
 
     def text(self) -> str | None:
@@ -248,6 +260,7 @@ def _check_tags(node: yaml.Node, path: Path, seen: set[int]) -> None:
 
 def _documents(path: Path, text: str) -> list[_Node]:
     loader = _Loader(text)
+    loader.name = str(path)  # each mark names its file: a merged overlay keeps each value's
     documents: list[_Node] = []
     try:
         while loader.check_node():
@@ -719,17 +732,22 @@ def read_manifests(
         for container in pod.each("containers"):
             env, env_at = _environment(container, maps)
             argv = _command(container, env)
+            unresolved: tuple[Setting[str], ...] = ()
             if not argv:
-                continue
-            server = PurePosixPath(argv[0].text).name
-            if server not in _SERVERS:
-                continue
-            argv, unresolved = _known_words(argv)
-            if server == "gunicorn":
-                config = _config_file(argv, _mounts(pod, container), maps)
-                app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
+                found = _image_app(path, container, env, env_at)
+                if found is None:
+                    continue
+                app = found
             else:
-                app = _asgi(path, server, argv, env)
+                server = PurePosixPath(argv[0].text).name
+                if server not in _SERVERS:
+                    continue
+                argv, unresolved = _known_words(argv)
+                if server == "gunicorn":
+                    config = _config_file(argv, _mounts(pod, container), maps)
+                    app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
+                else:
+                    app = _asgi(path, server, argv, env)
             box = _container(container, pod, obj, replicas)
             labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
             if labels is None:
@@ -753,6 +771,52 @@ def read_manifests(
             app = replace(app, unresolved=app.unresolved + unresolved)
             apps.append(_with_container(app, box))
     return tuple(apps), ()
+
+
+def _linked_image(container: _Node, path: Path) -> Image | None:
+    """The image a Dockerfile here builds that a container setting neither `command` nor
+    `args` runs (`images.image_named`: on evidence in the files only), else None."""
+    if container.get("command") is not None or container.get("args") is not None:
+        return None
+    named = container.get("image")
+    reference = named.text() if named is not None else None
+    if named is None or not reference:
+        return None
+    from servertune.check.images import image_named
+
+    return image_named(reference, path, named.at)
+
+
+def _image_app(
+    path: Path, container: _Node, env: dict[str, str], env_at: dict[str, Location]
+) -> AppServer | None:
+    """The server a container with no `command` or `args` starts: its image's ENTRYPOINT and
+    CMD, from the Dockerfile here that builds it, under the image's ENV and then the
+    container's `env` (which wins, as the kubelet sets it over the image's); None when no
+    Dockerfile here is known to build it, or its command starts no server check reads (an
+    image tag naming a `dev` stage runs that stage's command, not the final stage's)."""
+    image = _linked_image(container, path)
+    if image is None:
+        return None
+    from servertune.check.dockerfile import (
+        container_words,
+        image_server,
+        shell_form,
+        with_stop_signal,
+    )
+
+    first, rest = container_words(
+        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+    )
+    app = image_server(path, first, rest, {**image.env, **env}, {**image.env_at, **env_at}, image)
+    if app is None:
+        return None
+    started = shell_form(
+        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+    )
+    if image.stop_signal is not None:
+        app = with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
+    return replace(app, shell_form=started)
 
 
 def _label_pairs(labels: _Node | None) -> tuple[tuple[str, str], ...]:
@@ -844,6 +908,9 @@ def image_containers(path: Path, text: str) -> tuple[Container, ...]:
         for container in pod.each("containers"):
             if container.get("command") is not None or container.get("args") is not None:
                 continue
+            with collect_notes():  # read_manifests notes what linking it could not follow
+                if _linked_image(container, path) is not None:
+                    continue  # read_manifests reads what it runs, under its env
             image = container.get("image")
             name = ((image.text() if image is not None else None) or "").rsplit("/", 1)[-1]
             if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:

@@ -468,6 +468,7 @@ NOTE_KINDS = {
     "not-followed": "a launch whose next link is not here (a script the image lacks): unknown",
     "template": "a Jinja / Helm template found in a folder: what it renders to is not here",
     "not-read": "files found in a folder, named like a kind check reads, that no reader claims",
+    "overlay": "a compose file read merged over the base file it completes (-f base -f overlay)",
 }
 
 

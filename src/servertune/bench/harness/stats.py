@@ -130,6 +130,32 @@ def machine_busy_seconds(stat: Path = Path("/proc/stat")) -> float:
     return (sum(ticks) - ticks[3] - ticks[4]) / _CLOCK_TICKS
 
 
+#: Linux's autogroup scheduling (CONFIG_SCHED_AUTOGROUP, sched(7) "The autogroup feature"): on,
+#: each session (a terminal, a `setsid`) is a task group of its own, and the groups share the
+#: CPU equally, so a process another session runs under `nice 19` or SCHED_IDLE still takes its
+#: group's share from the servers measured: nice values count only within a group.
+AUTOGROUP_SYSCTL = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def other_work_advice(sysctl: Path = AUTOGROUP_SYSCTL) -> str:
+    """What to add where a run says other work took its cores: how to keep it off them when
+    the kernel's autogroup scheduling makes `nice` useless (an empty string when it is off or
+    not there)."""
+    try:
+        enabled = sysctl.read_text().strip() == "1"
+    except OSError:
+        return ""
+    if not enabled:
+        return ""
+    return (
+        "; the kernel's autogroup scheduling is on (kernel.sched_autogroup_enabled = 1): work "
+        "started from another terminal or session gets an equal share of the CPU whatever its "
+        "nice value, so `nice` and `chrt --idle` do not keep it off these cores; "
+        "`sysctl kernel.sched_autogroup_enabled=0` for the run does (a 4 ms CPU-bound gunicorn "
+        "worker beside another session's niced tests: 77 req/s with it on, 193 with it off)"
+    )
+
+
 def _own_cpu_seconds() -> float:
     """This process and its reaped children (wrk runs as one)."""
     times = os.times()

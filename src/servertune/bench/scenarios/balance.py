@@ -46,6 +46,7 @@ from typing import Any
 
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
+from servertune.bench.harness.stats import other_work_advice
 from servertune.targets.layout import Layout
 
 __all__ = ["CONFIGS", "Balance", "BalanceSizes"]
@@ -361,7 +362,7 @@ class Balance(BaseScenario[BalanceSizes]):
         if busiest > NOISY_OTHER_CORES:
             report.notes.append(
                 f"other work on this machine used up to {busiest:.2f} cores during a measurement "
-                "(other_cpu_cores in each run): those numbers are noisy"
+                f"(other_cpu_cores in each run): those numbers are noisy{other_work_advice()}"
             )
         return report
 

@@ -4,9 +4,11 @@ the lines a kept log lacks."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from servertune.bench.harness.open_loop_ceiling import ClientCeiling
+from servertune.bench.harness.stats import AUTOGROUP_SYSCTL, other_work_advice
 from servertune.bench.scenarios.app.levels import (
     OVERLOAD_FACTOR,
     open_loop_rates,
@@ -134,14 +136,15 @@ def p99_rule_note(band: float) -> str:
 BUSY_OTHER_CORES = 0.25
 
 
-def busy_note(rows: Iterable[dict[str, Any]]) -> str | None:
-    """A line when other work on the machine took CPU during some measurement, else None."""
+def busy_note(rows: Iterable[dict[str, Any]], sysctl: Path = AUTOGROUP_SYSCTL) -> str | None:
+    """A line when other work on the machine took CPU during some measurement (with how to
+    keep it off the cores, `other_work_advice`), else None."""
     busiest = max((float(s["other_cpu_cores"]) for s in rows), default=0.0)
     if busiest <= BUSY_OTHER_CORES:
         return None
     return (
         f"other work on this machine used up to {busiest:.2f} cores during a measurement: "
-        "the numbers are noisy"
+        f"the numbers are noisy{other_work_advice(sysctl)}"
     )
 
 

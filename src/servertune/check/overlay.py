@@ -1,0 +1,225 @@
+"""Compose overlays: a compose file that completes another (`docker compose -f compose.yaml -f
+compose.production.yaml`), read as the project the two make.
+
+Which file is an overlay, on evidence in the files only: `compose.override.yaml` (and its
+`docker-compose.` / `.yml` spellings), which Compose merges over the base file beside it by
+default; and a `compose.<label>.yaml` / `docker-compose.<label>.yml` beside a base file of the
+same spelling that shares a service with it and cannot run alone: a shared service with neither
+`image` nor `build`, or a `build` whose Dockerfile is not where the file alone would look (the
+base's `build` says where). A file that runs alone (`docker-compose.prod.yml` with its own
+`build` and `command`) is its own project, never merged.
+
+The merge is Compose's, per service (the Compose Specification, "Merge":
+https://docs.docker.com/reference/compose-file/merge/): mappings merge key by key, the
+overlay's value winning; `command`, `entrypoint` and `healthcheck.test` are replaced;
+`environment` and `labels` merge by name; `volumes` are unique by container path; other
+sequences append. Each value keeps the file and line it is written at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from servertune.check import resolve
+from servertune.check.kubernetes import _documents, _Node
+from servertune.check.model import CheckInputError, Location, note
+from servertune.check.source import read_text
+
+__all__ = ["MERGE_DOCS", "base_of", "merged_services", "services_in"]
+
+#: Where Compose documents how it merges files given together.
+MERGE_DOCS = "https://docs.docker.com/reference/compose-file/merge/"
+#: The base file names Compose looks for, in its order.
+_BASES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+_LABELLED = re.compile(r"\A(?P<prefix>(?:docker-)?compose)\.(?P<label>[\w.-]+?)\.ya?ml\Z")
+#: Replaced, not appended (the specification's "Shell commands" exception).
+_REPLACED = frozenset({"command", "entrypoint"})
+#: Merged by the name each entry sets.
+_BY_NAME = frozenset({"environment", "labels"})
+
+
+def base_of(path: Path, services: _Node) -> Path | None:
+    """The base compose file `path` overlays (see the module's docstring), None when it is a
+    project of its own."""
+    match = _LABELLED.match(path.name)
+    if match is None:
+        return None
+    base = next(
+        (
+            path.parent / name
+            for name in _BASES
+            if name.startswith(match["prefix"] + ".") and (path.parent / name).is_file()
+        ),
+        None,
+    )
+    if base is None or base == path or not resolve.inside(base, path):
+        return None
+    if match["label"] == "override":
+        return base
+    base_services = services_in(base)
+    if base_services is None:
+        return None
+    shared = [(s, base_services.get(n)) for n, s in services.items()]
+    if any(_incomplete(s, path, under, base) for s, under in shared if under is not None):
+        return base
+    return None
+
+
+def services_in(path: Path) -> _Node | None:
+    """The `services` mapping of the compose file `path`, as written; None when it does not
+    parse or has none (its own reading says why)."""
+    try:
+        documents = _documents(path, read_text(path))
+    except (CheckInputError, OSError):
+        return None
+    services = documents[0].get("services") if documents else None
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        return None
+    return services
+
+
+def _incomplete(service: _Node, path: Path, under: _Node, base: Path) -> bool:
+    """The service cannot run from this file alone: no `image` and no `build`, or a `build`
+    whose Dockerfile is not where this file's folder puts it but is where the base's `build`
+    of the service (`under`) puts it."""
+    build = service.get("build")
+    if build is None:
+        return service.get("image") is None
+    base_build = under.get("build")
+    return (
+        base_build is not None
+        and _dockerfile_here(build, path) is False
+        and _dockerfile_here(base_build, base) is True
+    )
+
+
+def _dockerfile_here(build: _Node, path: Path) -> bool | None:
+    """Whether the Dockerfile `build` names, from the folder of `path`, is a file here; None
+    when it is not known here (inline, a git URL, a variable)."""
+    if isinstance(build.node, yaml.MappingNode):
+        if build.get("dockerfile_inline") is not None:
+            return None
+        context_node, named = build.get("context"), build.get("dockerfile")
+        context = (context_node.text() if context_node is not None else None) or "."
+        name = (named.text() if named is not None else None) or "Dockerfile"
+    else:
+        context, name = build.text() or ".", "Dockerfile"
+    if "://" in context or "$" in context + name:
+        return None
+    return (Path(os.path.normpath(path.parent / context)) / name).is_file()
+
+
+def merged_services(path: Path, services: _Node, base: Path, base_services: _Node) -> _Node:
+    """`services` of the overlay `path`, each merged over the service of its name in
+    `base_services` (the base's, interpolated as its own reading does; the base's other
+    services are the base file's own reading); a note says the file was read so."""
+    pairs: list[tuple[yaml.Node, yaml.Node]] = []
+    by_name = dict(base_services.items())
+    assert isinstance(services.node, yaml.MappingNode)
+    for key, value in services.node.value:
+        under = by_name.get(str(key.value))
+        pairs.append((key, _merge(under.node, value) if under is not None else value))
+    note(
+        "overlay",
+        Location(path),
+        f"{path}: read merged over {base.name} beside it, as `docker compose -f {base.name} "
+        f"-f {path.name}` reads them (the overlay's values win; {MERGE_DOCS})",
+    )
+    merged = yaml.MappingNode(
+        services.node.tag, pairs, services.node.start_mark, services.node.end_mark
+    )
+    return _Node(merged, path)
+
+
+def _merge(base: yaml.Node, over: yaml.Node, key: str = "") -> yaml.Node:
+    """`over` merged over `base` as Compose merges one service's attribute."""
+    if key in _REPLACED or key == "test":
+        return over
+    if key in _BY_NAME:
+        return _by_name(base, over)
+    if isinstance(base, yaml.MappingNode) and isinstance(over, yaml.MappingNode):
+        overs = {str(k.value): (k, v) for k, v in over.value}
+        pairs = [
+            (k, _merge(v, overs[str(k.value)][1], str(k.value)))
+            if str(k.value) in overs
+            else (k, v)
+            for k, v in base.value
+        ]
+        names = {str(k.value) for k, _ in base.value}
+        pairs += [(k, v) for k, v in over.value if str(k.value) not in names]
+        return yaml.MappingNode(over.tag, pairs, over.start_mark, over.end_mark)
+    if key == "env_file" or (
+        isinstance(base, yaml.SequenceNode) and isinstance(over, yaml.SequenceNode)
+    ):
+        items = _items(base) + _items(over)
+        if key == "volumes":
+            items = _unique_targets(items)
+        return yaml.SequenceNode("tag:yaml.org,2002:seq", items, over.start_mark, over.end_mark)
+    return over
+
+
+def _items(node: yaml.Node) -> list[yaml.Node]:
+    """A sequence's items, a scalar as the one item (`env_file: .env`)."""
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
+
+
+def _unique_targets(items: list[yaml.Node]) -> list[yaml.Node]:
+    """Volumes unique by container path, the later (the overlay's) winning."""
+    kept: dict[str, yaml.Node] = {}
+    for item in items:
+        if isinstance(item, yaml.ScalarNode):
+            parts = str(item.value).split(":")
+            target = parts[1] if len(parts) > 1 else parts[0]
+        else:
+            found = _Node(item, Path()).get("target")
+            target = (found.text() if found is not None else None) or str(id(item))
+        kept.pop(target, None)
+        kept[target] = item
+    return list(kept.values())
+
+
+def _by_name(base: yaml.Node, over: yaml.Node) -> yaml.Node:
+    """`environment` / `labels` merged by name, the overlay's value winning; the result in the
+    overlay's form (a mapping, or a `NAME=value` list)."""
+    entries: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for node in (base, over):
+        if isinstance(node, yaml.MappingNode):
+            pairs = [(str(k.value), (k, v)) for k, v in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            pairs = [
+                (str(item.value).partition("=")[0], _as_pair(item))
+                for item in node.value
+                if isinstance(item, yaml.ScalarNode)
+            ]
+        else:
+            pairs = []
+        for name, pair in pairs:
+            entries.pop(name, None)  # the later entry, in the later place
+            entries[name] = pair
+    if isinstance(over, yaml.MappingNode):
+        return yaml.MappingNode(over.tag, list(entries.values()), over.start_mark, over.end_mark)
+    items = [_as_item(k, v) for k, v in entries.values()]
+    return yaml.SequenceNode("tag:yaml.org,2002:seq", items, over.start_mark, over.end_mark)
+
+
+def _as_pair(item: yaml.ScalarNode) -> tuple[yaml.Node, yaml.Node]:
+    """A `NAME=value` list item as a mapping entry at the item's line (a bare `NAME`: null)."""
+    name, sep, value = str(item.value).partition("=")
+    tag = "tag:yaml.org,2002:str" if sep else "tag:yaml.org,2002:null"
+    return (
+        yaml.ScalarNode("tag:yaml.org,2002:str", name, item.start_mark, item.end_mark),
+        yaml.ScalarNode(tag, value, item.start_mark, item.end_mark),
+    )
+
+
+def _as_item(key: yaml.Node, value: yaml.Node) -> yaml.Node:
+    """A mapping entry as a `NAME=value` list item, at the value's line."""
+    if isinstance(value, yaml.ScalarNode) and value.tag != "tag:yaml.org,2002:null":
+        text = f"{key.value}={value.value}"
+    else:
+        text = str(key.value)
+    return yaml.ScalarNode("tag:yaml.org,2002:str", text, value.start_mark, value.end_mark)

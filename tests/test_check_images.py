@@ -1,0 +1,300 @@
+"""Which Dockerfile builds the image a compose service's or a Kubernetes container's `image:`
+names, when nothing there builds it: linked only on evidence in the files (a service that
+builds and tags the name, a Dockerfile named for it, the files its services start, the
+repository's own name), else a not-followed note naming the image; the linked container's
+environment and limits reach the server. Each repository here is written by the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+#: A Dockerfile whose image starts gunicorn through an entrypoint, with as many workers as its
+#: container's WORKERS says.
+GUNICORN_IMAGE = """FROM python:3.12-slim
+WORKDIR /app
+COPY start.sh /usr/local/bin/start.sh
+CMD ["/usr/local/bin/start.sh"]
+"""
+START = '#!/bin/sh\nexec gunicorn --workers "${WORKERS:-1}" -b 0.0.0.0:8000 app:app\n'
+#: The frontend's image: nginx and its files, no command of its own.
+NGINX_IMAGE = "FROM nginx:1.27\nCOPY site/ /usr/share/nginx/html/\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def check(root: Path) -> CheckResult:
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def chains(result: CheckResult, root: Path) -> list[list[str]]:
+    return [
+        [at.file.relative_to(root).as_posix() for at in launch.chain]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+def unfollowed(result: CheckResult) -> list[str]:
+    return [n.message for n in result.notes if n.kind == "not-followed"]
+
+
+def test_an_image_another_service_builds_and_tags_is_that_build(tmp_path: Path) -> None:
+    """compose.build.yaml builds docker/web.Dockerfile as `acme/site:2.1`; the deployment's
+    compose.yaml runs `acme/site:2.1` with WORKERS=5: that service runs that build, its
+    environment reaching gunicorn (5 workers), though another Dockerfile starts a server too."""
+    root = write(
+        tmp_path / "site",
+        {
+            "compose.build.yaml": "services:\n  app:\n    build:\n      context: .\n"
+            "      dockerfile: docker/web.Dockerfile\n    image: acme/site:2.1\n",
+            "deploy/compose.yaml": "services:\n  web:\n    image: acme/site:2.1\n"
+            '    environment:\n      WORKERS: "5"\n',
+            "docker/web.Dockerfile": GUNICORN_IMAGE.replace(
+                "COPY start.sh", "COPY docker/start.sh"
+            ),
+            "docker/start.sh": START,
+            "tools/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "tools:app"]\n',
+        },
+    )
+    result = check(root)
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "web"]
+    assert [a.workers.value for a in deployed] == [5]
+    assert ["deploy/compose.yaml", "docker/web.Dockerfile", "docker/start.sh"] in chains(
+        result, root
+    )
+
+
+def test_an_image_named_for_a_dockerfiles_folder_is_that_dockerfile(tmp_path: Path) -> None:
+    """In the repository `shop`, `acme/shop-backend` is backend/Dockerfile (the name's own
+    word once the repository's is left out) and `acme/shop-api` is api/Dockerfile.api; the
+    service's CPU limit and WORKERS reach the gunicorn each starts."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "compose.yaml": "services:\n"
+            "  backend:\n    image: acme/shop-backend:1.0\n    cpus: 2\n"
+            '    environment:\n      WORKERS: "4"\n'
+            "  api:\n    image: acme/shop-api:1.0\n"
+            '    environment:\n      WORKERS: "3"\n'
+            "  frontend:\n    build: ./frontend\n",
+            "backend/Dockerfile": GUNICORN_IMAGE,
+            "backend/start.sh": START,
+            "api/Dockerfile.api": GUNICORN_IMAGE,
+            "api/start.sh": START,
+            "frontend/Dockerfile": NGINX_IMAGE,
+        },
+    )
+    result = check(root)
+    by_service = {a.container.name: a for a in result.apps if a.container is not None}
+    assert by_service["backend"].workers.value == 4
+    assert by_service["backend"].container.cpu_limit.value == 2  # type: ignore[union-attr]
+    assert by_service["api"].workers.value == 3
+    assert ["compose.yaml", "api/Dockerfile.api", "api/start.sh"] in chains(result, root)
+
+
+def test_an_image_is_the_dockerfile_holding_what_its_services_start(tmp_path: Path) -> None:
+    """`acme/notes:backend` names no Dockerfile, but the `worker` service running it starts
+    /opt/bin/worker.sh, which only docker/Dockerfile.prod copies (COPY tools/ /opt/bin/): the
+    `web` service running the same image is that Dockerfile's gunicorn."""
+    root = write(
+        tmp_path / "notes",
+        {
+            "docker/compose.prod.yaml": "services:\n"
+            '  web:\n    image: acme/notes:backend\n    environment:\n      WORKERS: "6"\n'
+            '  worker:\n    image: acme/notes:backend\n    entrypoint: ["/opt/bin/worker.sh"]\n',
+            "docker/Dockerfile.prod": "FROM python:3.12\nCOPY tools/ /opt/bin/\n"
+            'ENTRYPOINT ["/opt/bin/start.sh"]\n',
+            "docker/Dockerfile": 'FROM python:3.12\nCOPY . /notes\nCMD ["/notes/tools/start.sh"]\n',
+            "tools/start.sh": START,
+            "tools/worker.sh": "#!/bin/sh\nexec celery -A notes worker\n",
+        },
+    )
+    result = check(root)
+    (web,) = [a for a in result.apps if a.container is not None and a.container.name == "web"]
+    assert web.workers.value == 6
+    assert ["docker/compose.prod.yaml", "docker/Dockerfile.prod", "tools/start.sh"] in chains(
+        result, root
+    )
+
+
+def test_the_repositorys_own_image_is_its_root_dockerfile(tmp_path: Path) -> None:
+    """In the repository `owlapp`, `me/owlapp:latest` is the repository's own image: its root
+    Dockerfile, not owlapp/Dockerfile (the web frontend's folder happens to share the name)."""
+    root = write(
+        tmp_path / "owlapp",
+        {
+            "compose.yaml": "services:\n  app:\n    image: me/owlapp:latest\n"
+            '    environment:\n      WORKERS: "2"\n',
+            "Dockerfile": GUNICORN_IMAGE,
+            "start.sh": START,
+            "owlapp/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "-w", "9", "x:app"]\n',
+        },
+    )
+    result = check(root)
+    assert ["compose.yaml", "Dockerfile", "start.sh"] in chains(result, root)
+    (app,) = [a for a in result.apps if a.container is not None]
+    assert app.workers.value == 2
+
+
+def test_the_repositorys_own_image_runs_its_s6_services(tmp_path: Path) -> None:
+    """`ghcr.io/papers/papers` in the repository `papers` is its one Dockerfile, whose
+    ENTRYPOINT is s6-overlay's /init: the service runs the granian of the image's s6 service,
+    with the service's GRANIAN_WORKERS."""
+    root = write(
+        tmp_path / "papers",
+        {
+            "docker/compose/docker-compose.sqlite.yml": "services:\n  webserver:\n"
+            "    image: ghcr.io/papers/papers:latest\n"
+            '    environment:\n      GRANIAN_WORKERS: "3"\n',
+            "Dockerfile": 'FROM python:3.12\nCOPY docker/rootfs /\nENTRYPOINT ["/init"]\n',
+            "docker/rootfs/etc/s6-overlay/s6-rc.d/svc-web/run": "#!/bin/sh\n"
+            'exec granian --interface asgi --workers "${GRANIAN_WORKERS:-1}" app:app\n',
+        },
+    )
+    result = check(root)
+    (app,) = [a for a in result.apps if a.container is not None]
+    assert (app.kind, app.workers.value) == ("granian", 3)
+    assert [
+        "docker/compose/docker-compose.sqlite.yml",
+        "Dockerfile",
+        "docker/rootfs/etc/s6-overlay/s6-rc.d/svc-web/run",
+    ] in chains(result, root)
+
+
+def test_an_image_several_dockerfiles_could_build_is_a_note_never_a_guess(
+    tmp_path: Path,
+) -> None:
+    """`acme/shop-web` names none of the two Dockerfiles here (both start a server) and no
+    file says which builds it: the service is not linked to either, and a not-followed note
+    names the image and the count; `minio/minio`, another project's image, and
+    `docker.io/postgres` (the library's, behind its registry's host) are no note."""
+    root = write(
+        tmp_path / "shop-docker",
+        {
+            "compose.yaml": "services:\n  web:\n    image: acme/shop-web:1.0\n"
+            "  storage:\n    image: minio/minio:latest\n"
+            "  db:\n    image: docker.io/postgres:16\n",
+            "backend/Dockerfile": GUNICORN_IMAGE,
+            "backend/start.sh": START,
+            "admin/Dockerfile": GUNICORN_IMAGE,
+            "admin/start.sh": START,
+        },
+    )
+    result = check(root)
+    assert not [a for a in result.apps if a.container is not None]
+    notes = unfollowed(result)
+    assert any("image acme/shop-web:1.0: 2 Dockerfiles here could build it" in n for n in notes)
+    assert not any("minio" in n or "postgres" in n for n in notes)
+
+
+#: A Deployment whose container runs `image` with no command, PORT and a CPU limit of its own.
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: {name}
+          image: registry.example/bank/{name}:v1.2@sha256:0123
+          env:
+            - name: PORT
+              value: "8080"
+          resources:
+            limits:
+              cpu: 500m
+"""
+SHELL_FORM_IMAGE = "FROM python:3.12-slim\nCMD gunicorn -b :$PORT --threads 4 app:app\n"
+
+
+def test_kubernetes_containers_run_the_dockerfile_named_for_their_image(tmp_path: Path) -> None:
+    """Two Deployments (`users`, `ledger`) run images named for src/users/ and src/ledger/:
+    each container is linked to its own Dockerfile's gunicorn, whose `-b :$PORT` is the
+    container's PORT (8080) and whose CPU limit is the container's 0.5."""
+    root = write(
+        tmp_path / "bank",
+        {
+            "k8s/users.yaml": DEPLOYMENT.format(name="users"),
+            "k8s/ledger.yaml": DEPLOYMENT.format(name="ledger"),
+            "src/users/Dockerfile": SHELL_FORM_IMAGE,
+            "src/ledger/Dockerfile": SHELL_FORM_IMAGE,
+        },
+    )
+    result = check(root)
+    linked = {
+        a.container.name: a
+        for a in result.apps
+        if a.container is not None and a.container.platform == "kubernetes"
+    }
+    assert sorted(linked) == ["ledger", "users"]
+    for app in linked.values():
+        assert [s.value for s in app.sockets] == [":8080"]
+        assert app.container.cpu_limit.value == 0.5  # type: ignore[union-attr]
+    assert ["k8s/users.yaml", "src/users/Dockerfile"] in chains(result, root)
+    assert not [n for n in result.notes if n.kind == "unresolved-variable"]
+
+
+def test_kubernetes_image_naming_a_dev_stage_runs_that_stage(tmp_path: Path) -> None:
+    """`image: local/app-dev` in the repository `app` names the Dockerfile's `dev` stage,
+    whose CMD is a development server: the container is not linked to the final stage's
+    gunicorn (which the Dockerfile alone still starts)."""
+    root = write(
+        tmp_path / "app",
+        {
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", "local/app-dev"
+            ),
+            "docker/Dockerfile": "FROM python:3.12 AS base\n"
+            'FROM base AS dev\nCMD ["flask", "run"]\n'
+            'FROM base AS final\nCMD ["gunicorn", "-b", "0.0.0.0:8000", "app:app"]\n',
+        },
+    )
+    result = check(root)
+    assert [a.container for a in result.apps] == [None]
+    assert chains(result, root) == [["docker/Dockerfile"]]
+
+
+def test_a_front_copied_into_an_image_a_service_runs_is_that_stacks(tmp_path: Path) -> None:
+    """compose.yaml's `proxy` runs `acme/photos-proxy` (proxy/Dockerfile copies nginx.conf,
+    which passes to `backend:8001`); unified/compose.yaml's `backend` runs
+    `acme/photos-unified` (unified/Dockerfile): the front is compose.yaml's, so `backend` is
+    never the unified stack's service, but the one Dockerfile no service runs."""
+    gunicorn = 'FROM python:3.12\nCMD ["gunicorn", "-b", "0.0.0.0:8001", "app:app"]\n'
+    root = write(
+        tmp_path / "photos",
+        {
+            "compose.yaml": "services:\n  proxy:\n    image: acme/photos-proxy\n"
+            "  backend:\n    image: acme/photos\n",
+            "proxy/Dockerfile": "FROM nginx:1.27\nCOPY nginx.conf /etc/nginx/nginx.conf\n",
+            "proxy/nginx.conf": "events {}\nhttp {\n  server {\n    listen 80;\n"
+            "    location / { proxy_pass http://backend:8001; }\n  }\n}\n",
+            "backend/Dockerfile": gunicorn,
+            "unified/compose.yaml": "services:\n  backend:\n    image: acme/photos-unified\n",
+            "unified/Dockerfile": gunicorn,
+        },
+    )
+    result = check(root)
+    fronted = {
+        launch.chain[0].file.relative_to(root).as_posix(): bool(launch.fronts)
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronted == {"backend/Dockerfile": True, "unified/compose.yaml": False}

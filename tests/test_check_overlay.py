@@ -1,0 +1,173 @@
+"""Compose overlays: a compose file that completes the base file beside it is read as the
+project the two make, merged per service as Compose merges `-f base -f overlay` (the overlay's
+values winning; https://docs.docker.com/reference/compose-file/merge/), with a note naming it;
+a file that runs alone is its own project. Each repository here is written by the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+IMAGE = """FROM python:3.12-slim
+WORKDIR /app
+COPY . /app
+"""
+#: The web service of the base file: the development command, GUNICORN_OPTS of its own.
+BASE = """services:
+  web:
+    build: .
+    command: docker/web.sh
+    environment:
+      - GUNICORN_OPTS=--workers 1 --reload
+      - MODE=dev
+  solr:
+    image: solr:9
+"""
+WEB = "#!/bin/sh\nexec gunicorn $GUNICORN_OPTS -b :8080 app:app\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def check(root: Path) -> CheckResult:
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def from_file(result: CheckResult, name: str) -> list[tuple[str, int, bool]]:
+    """(service, workers, reloads) of the apps whose container is in the file `name`."""
+    return [
+        (a.container.name, int(a.workers.value), a.reloads is not None)
+        for a in result.apps
+        if a.container is not None and a.container.at.file.name == name
+    ]
+
+
+def test_a_labelled_overlay_that_cannot_run_alone_is_read_merged(tmp_path: Path) -> None:
+    """compose.production.yaml sets only web's environment (and solr's, with no image: it
+    cannot run alone): merged over compose.yaml, web runs the base's command with the
+    production GUNICORN_OPTS (25 workers, no --reload); the base alone keeps its dev values;
+    a note names the overlay and its base."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": BASE,
+            "compose.production.yaml": "services:\n  web:\n    environment:\n"
+            "      - GUNICORN_OPTS=--workers 25 --timeout 300\n"
+            "  solr:\n    environment:\n      SOLR_HEAP: 8g\n",
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert from_file(result, "compose.production.yaml") == [("web", 25, False)]
+    assert from_file(result, "compose.yaml") == [("web", 1, True)]
+    (overlay,) = [n for n in result.notes if n.kind == "overlay"]
+    assert overlay.at.file.name == "compose.production.yaml"
+    assert "merged over compose.yaml" in overlay.message
+    # The chain: the overlay's service, then the base's command line, then the script.
+    (chain,) = [
+        [at.file.name for at in launch.chain]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+        and launch.app.container.at.file.name == "compose.production.yaml"
+    ]
+    assert chain == ["compose.production.yaml", "compose.yaml", "web.sh"]
+
+
+def test_the_override_file_is_merged_by_default(tmp_path: Path) -> None:
+    """compose.override.yaml, which `docker compose up` merges by default, sets web's
+    GUNICORN_OPTS in the mapping form over the base's list: merged by name, the base's
+    command runs with 6 workers."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": BASE,
+            "compose.override.yaml": "services:\n  web:\n"
+            "    environment:\n      GUNICORN_OPTS: --workers 6\n",
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert from_file(result, "compose.override.yaml") == [("web", 6, False)]
+    assert [n.kind for n in result.notes].count("overlay") == 1
+
+
+def test_a_labelled_file_that_runs_alone_is_its_own_project(tmp_path: Path) -> None:
+    """docker-compose.prod.yml builds its own image and sets its own command (the usual
+    `docker compose -f docker-compose.prod.yml up`): it is read alone, not merged over
+    docker-compose.yml (whose dev --reload would otherwise leak into it)."""
+    root = write(
+        tmp_path / "library",
+        {
+            "docker-compose.yml": BASE,
+            "docker-compose.prod.yml": "services:\n  web:\n    build: .\n"
+            '    command: ["gunicorn", "-w", "4", "app:app"]\n',
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert from_file(result, "docker-compose.prod.yml") == [("web", 4, False)]
+    assert not [n for n in result.notes if n.kind == "overlay"]
+
+
+def test_an_overlay_build_target_uses_the_bases_build_context(tmp_path: Path) -> None:
+    """docker-compose.final.yml sets `build: {target: final}` only (alone, its folder has no
+    Dockerfile): merged over the base's `build: {context: .., dockerfile: docker/Dockerfile,
+    target: dev}`, web runs the final stage's uWSGI; the worker, which takes the base's
+    celery entrypoint, starts no server."""
+    dockerfile = (
+        "FROM python:3.12 AS base\nWORKDIR /app\nCOPY docker/uwsgi.ini /app/uwsgi.ini\n"
+        'FROM base AS dev\nCMD ["flask", "run"]\n'
+        'FROM base AS final\nCMD ["uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+    )
+    root = write(
+        tmp_path / "netapp",
+        {
+            "development/docker-compose.yml": "services:\n  web:\n    build:\n"
+            "      context: ..\n      dockerfile: docker/Dockerfile\n      target: dev\n"
+            "    image: local/netapp-dev\n"
+            "  worker:\n    image: local/netapp-dev\n"
+            '    entrypoint: "celery -A netapp worker"\n',
+            "development/docker-compose.final.yml": "services:\n  web:\n    build:\n"
+            "      target: final\n    image: local/netapp-final\n"
+            "  worker:\n    image: local/netapp-final\n",
+            "docker/Dockerfile": dockerfile,
+            "docker/uwsgi.ini": "[uwsgi]\nmodule = app:app\nhttp-socket = :8080\nprocesses = 3\n",
+        },
+    )
+    result = check(root)
+    assert from_file(result, "docker-compose.final.yml") == [("web", 3, False)]
+    assert from_file(result, "docker-compose.yml") == []
+
+
+def test_a_labelled_file_whose_build_is_not_here_in_either_file_runs_alone(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.prod.yml builds `../backend` (its Dockerfile not among the files here,
+    nor is the base's): nothing says it cannot run alone, so it is not merged."""
+    root = write(
+        tmp_path / "library",
+        {
+            "deploy/docker-compose.yml": "services:\n  api:\n    build: ../backend\n"
+            '    command: ["gunicorn", "-w", "1", "--reload", "app:app"]\n',
+            "deploy/docker-compose.prod.yml": "services:\n  api:\n    build: ../backend\n"
+            '    command: ["gunicorn", "-w", "4", "app:app"]\n',
+        },
+    )
+    result = check(root)
+    assert from_file(result, "docker-compose.prod.yml") == [("api", 4, False)]
+    assert not [n for n in result.notes if n.kind == "overlay"]
