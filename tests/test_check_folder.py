@@ -200,6 +200,52 @@ def test_env_file_linked_to_the_compose_file_that_loads_it(tmp_path: Path) -> No
     assert loaded == {".env": ["compose.yaml"], "web.env": ["compose.yaml"], "unused.env": []}
 
 
+def test_env_file_copies_named_dist_and_template_are_env_files(tmp_path: Path) -> None:
+    """`.env-dist`, `server.env.template`, `env.prod.template` and `env.nginx.template` (the
+    copies a deployment fills in) are found and read as env files."""
+    names = (".env-dist", "docker/server.env.template", "env.prod.template", "env.nginx.template")
+    write(tmp_path, dict.fromkeys(names, "# fill in\nSECRET_KEY=\nWEB_CONCURRENCY=2\n"))
+    assert found(tmp_path) == set(names)
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert {p.relative_to(tmp_path).as_posix() for p, _ in result.env_files} == set(names)
+
+
+def test_env_file_loaded_by_a_compose_file_that_starts_no_server(tmp_path: Path) -> None:
+    """A compose stack of images built elsewhere (no server check reads) still loads its
+    `env_file`s (a path, a list, `{path:}` items, in a sub-folder) and the `.env` it
+    interpolates from: none of them is "loaded by nothing"."""
+    write(
+        tmp_path,
+        {
+            "compose.yaml": "services:\n  web:\n    image: ghcr.io/example/app:${TAG}\n"
+            "    env_file: config/prod.env\n  db:\n    image: postgres:16\n"
+            "    env_file:\n      - path: db.env\n        required: false\n",
+            ".env": "TAG=1.2\n",
+            "config/prod.env": "GUNICORN_CMD_ARGS=--workers 3\n",
+            "db.env": "POSTGRES_DB=app\n",
+            "docker/compose/docker-compose.yml": "services:\n  web:\n    image: example/app\n"
+            "    env_file: [docker-compose.env]\n",
+            "docker/compose/docker-compose.env": "PAPERLESS_PORT=8000\n",
+            "docker/compose/.env": "COMPOSE_PROJECT_NAME=app\n",
+            "notes.env": "UNUSED=1\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    loaded = {
+        p.relative_to(tmp_path).as_posix(): sorted(q.relative_to(tmp_path).as_posix() for q in by)
+        for p, by in result.env_files
+    }
+    assert loaded == {
+        ".env": ["compose.yaml"],
+        "config/prod.env": ["compose.yaml"],
+        "db.env": ["compose.yaml"],
+        "docker/compose/.env": ["docker/compose/docker-compose.yml"],
+        "docker/compose/docker-compose.env": ["docker/compose/docker-compose.yml"],
+        "notes.env": [],
+    }
+
+
 def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: Path) -> None:
     """Files named like deployment files that no reader claims (a Python launcher named `run`,
     a `.cfg` of notes named for uWSGI) are skipped and named in one coverage line in a walk
@@ -289,7 +335,7 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
     """`default.conf.sample` and `site.conf.tpl` (nginx by content), an executable s6 `run`
     without a suffix, a suffixless file with a shell shebang, a `.py` in a `gunicorn/` folder
     and a comments-only `.env.example` are read; render.com's `render.yaml` (a list of
-    services, not compose's mapping) is not."""
+    services, not compose's mapping) is read as a platform file, not as compose."""
     write(
         tmp_path,
         {
@@ -310,6 +356,7 @@ def test_walk_finds_template_copies_executables_and_gunicorn_folders(tmp_path: P
         "etc/gunicorn/marsha.py",
         "httpd-foreground",  # a shell shebang, its mode bits lost in a copy
         "docker/.env.example",  # comments only: an env file all the same
+        "render.yaml",
     }
     assert not check_folder(tmp_path).errors
 

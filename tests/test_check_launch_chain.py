@@ -606,3 +606,58 @@ def test_a_script_run_as_a_child_keeps_its_shell_in_front_of_the_server(tmp_path
     assert (fault.at.file.name, fault.at.line, fault.fix) == ("boot.sh", 2, "exec ./serve.sh")
     fixture = check_folder(REPOS / "chain-script-runs-script")
     assert not [f for f in fixture.findings if f.rule.startswith("entrypoint-without-exec")]
+
+
+def test_uwsgi_http_router_address_is_what_the_front_reaches(tmp_path: Path) -> None:
+    """uWSGI's `--http 0.0.0.0:5000` (its HTTP router) listens beside its `--socket`: an nginx
+    `proxy_pass` to port 5000 is that uWSGI's front."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\nUWSGI_OPTS='--socket /tmp/uwsgi.sock --http 0.0.0.0:5000 --module app'\n"
+        "exec uwsgi $UWSGI_OPTS --processes 2\n"
+    )
+    (tmp_path / "nginx.conf").write_text(
+        "events {}\nhttp {\n  server {\n    listen 80;\n"
+        "    location / { proxy_pass http://127.0.0.1:5000/; }\n  }\n}\n"
+    )
+    ((files, fronts, launch),) = chains(tmp_path)
+    assert [s.value for s in launch.app.sockets] == ["unix:/tmp/uwsgi.sock", "0.0.0.0:5000"]
+    assert (files, fronts) == (["start.sh"], ["nginx.conf"])
+
+
+def test_nginx_image_templates_mounted_by_compose_are_the_fronts_config(tmp_path: Path) -> None:
+    """The official nginx image renders /etc/nginx/templates/*.template into conf.d: a
+    compose volume mounting a file there (its host path `./nginx/${SETUP:-https}.conf`, a
+    default compose fills) makes it the front's config, and its `include
+    /etc/nginx/conf.d/...` reads the files mounted or rendered there, so its upstream reaches
+    the web service."""
+    files = {
+        "compose.yaml": "services:\n  nginx:\n    image: nginx:1.27\n    volumes:\n"
+        "      - ./nginx/${SETUP:-https}.conf:/etc/nginx/templates/default.conf.template\n"
+        "      - ./nginx/upstreams:/etc/nginx/templates/upstreams.template\n"
+        "      - ./nginx/locations:/etc/nginx/conf.d/locations\n"
+        "  web:\n    build: .\n",
+        "Dockerfile": "FROM python:3.12\nCMD exec gunicorn --bind 0.0.0.0:8000 app:app\n",
+        "nginx/https.conf": "include /etc/nginx/conf.d/upstreams;\n"
+        "server {\n    listen 80;\n    include /etc/nginx/conf.d/locations;\n}\n",
+        "nginx/upstreams": "upstream web {\n    server web:8000;\n}\n",
+        "nginx/locations": "location / {\n    proxy_pass http://web;\n}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = check_folder(tmp_path)
+    assert not [n for n in result.notes if n.kind == "include-not-found"]
+    ((chain, fronts, _),) = chains(tmp_path)
+    assert chain == ["compose.yaml", "Dockerfile"]
+    assert fronts == ["nginx/locations"]
+
+
+def test_uwsgi_address_left_as_a_template_placeholder_is_not_known(tmp_path: Path) -> None:
+    """`http = ${APP_HTTP}` in a uWSGI ini (a placeholder an install script renders) is an
+    address not known here, never listed as the address `${APP_HTTP}`."""
+    (tmp_path / "app.ini").write_text(
+        "[uwsgi]\nhttp = ${APP_HTTP}\nsocket = /run/app.sock\nmodule = app\n"
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["unix:/run/app.sock"]

@@ -244,3 +244,45 @@ def test_a_link_not_followed_is_said_so_not_starts_no_server(tmp_path: Path) -> 
     assert kinds(image) == [("not-followed", 3)]
     script = check(tmp_path / "b", "start.sh", '#!/bin/sh\nmigrate\nexec "$APP_SERVER" "$@"\n')
     assert kinds(script) == [("not-followed", 3)]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "kept"),
+    [
+        (
+            "web.conf",
+            "[program:web]\ncommand = granian --interface wsgi --uds %(ENV_GRANIAN_SOCKET)s app:app\n",
+            [],
+        ),
+        ("start.sh", "#!/bin/sh\nexec uvicorn --host 0.0.0.0 --port $APP_PORT app:app\n", []),
+        (
+            "run.sh",
+            "#!/bin/sh\nexec gunicorn -b $BIND -b unix:/run/app.sock app:app\n",
+            ["unix:/run/app.sock"],
+        ),
+    ],
+)
+def test_address_set_but_unknown_is_never_the_server_default(
+    tmp_path: Path, name: str, text: str, kept: list[str]
+) -> None:
+    """An address option whose value is a variable no file sets (`--uds
+    %(ENV_GRANIAN_SOCKET)s`, `--port $APP_PORT`, `-b $BIND`) leaves the address unknown,
+    never the parser's default (granian's and uvicorn's 127.0.0.1:8000, gunicorn's); an
+    address written beside it is kept."""
+    (app,) = check(tmp_path, name, text).apps
+    assert [s.value for s in app.sockets] == kept
+
+
+def test_a_server_name_given_to_a_script_not_here_is_not_a_command_line(tmp_path: Path) -> None:
+    """`command: /docker/run-fastapi.sh uvicorn` (a script of an image not built here, told
+    which server to start) is not `uvicorn` run with no app: the compose file is read, not
+    refused for a command line uvicorn would reject."""
+    result = check(
+        tmp_path,
+        "docker-compose.yml",
+        "services:\n  fastapi:\n    image: aurweb:latest\n"
+        "    entrypoint: /docker/fastapi-entrypoint.sh\n"
+        '    command: /docker/scripts/run-fastapi.sh "${FASTAPI_BACKEND:-uvicorn}"\n',
+    )
+    assert not result.errors
+    assert not result.apps

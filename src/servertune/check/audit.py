@@ -38,7 +38,7 @@ from servertune.check.model import (
     evaluating_for,
     note,
 )
-from servertune.check.readers import Reading, read_with, reader_for
+from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
@@ -424,8 +424,9 @@ def _read_all(
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
     from servertune.check.images import images_of_run, read_images
+    from servertune.check.nginx import mounts_of_run
 
-    with images_of_run(read_images(paths), _builds(paths)):
+    with images_of_run(read_images(paths), _builds(paths)), mounts_of_run(paths):
         return _read_each(paths, env, kind)
 
 
@@ -457,9 +458,11 @@ def _read_each(
             file, _, line = head.rpartition(":")
             at = Location(Path(file), int(line)) if line.isdigit() and file else Location(path)
             note("not-followed", at, str(why))
+            reading += env_loads_of(path, text, reader.kind)
             continue
         except NothingToCheck as nothing:
             note("starts-no-server", Location(path), str(nothing))
+            reading += env_loads_of(path, text, reader.kind)
             continue
         except NotSupported as unsupported:
             note("not-supported", Location(path), str(unsupported))

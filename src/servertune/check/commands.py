@@ -346,6 +346,10 @@ def _after_thin_launcher(words: list[Word]) -> list[Word]:
     if separator is not None:
         rest = rest[separator + 1 :]
     index = _server_of(rest)
+    if index == 0 and len(rest) == 1:
+        # `run-fastapi.sh uvicorn`: a lone server name is the script's own argument (which
+        # server it picks), not a command line: every server needs its app or config named.
+        return words
     if index == 0 or (index is not None and program_name(rest[0].text).startswith("python")):
         return rest
     return words
@@ -772,12 +776,35 @@ def read_command(
         app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
     return replace(
         app,
+        sockets=_known_sockets(app, reading.unresolved),
         unresolved=tuple(reading.unresolved),
         unexpanded=tuple(reading.unexpanded),
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),
     )
+
+
+#: The options that set where a server listens: one left out (its value a variable no file
+#: sets) leaves the address unknown, whatever the parser's default would be.
+_ADDRESS_FLAGS = {
+    "gunicorn": frozenset({"-b", "--bind"}),
+    "uvicorn": frozenset({"--host", "--port", "--uds", "--fd"}),
+    "granian": frozenset({"--host", "--port", "--uds"}),
+}
+
+
+def _known_sockets(app: AppServer, unresolved: Sequence[Setting[str]]) -> tuple[Setting[str], ...]:
+    """The app's sockets, less those its parser defaulted when an address option's value is
+    not known here (`--uds ${GRANIAN_SOCKET}`, `--port $PORT`): such an address is the one
+    the running server gets, not the parser's default (granian's 127.0.0.1:8000 would join a
+    front on 8000 that never reaches it). A gunicorn bind written beside it is kept."""
+    flags = _ADDRESS_FLAGS.get(app.kind, frozenset())
+    if not any(w.value.split(" ")[0].partition("=")[0] in flags for w in unresolved):
+        return app.sockets
+    if app.kind == "gunicorn":
+        return tuple(s for s in app.sockets if not s.default)
+    return ()  # uvicorn's and granian's one address: host and port from one parse
 
 
 #: The options that name a server's config file (gunicorn's, uWSGI's).

@@ -553,7 +553,8 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
                 continue
             host, inside = source.text() or "", target.text() or ""
         else:
-            parts = (entry.text() or "").split(":")
+            # (A `:` inside `${NAME:-default}` is the variable's, not the separator.)
+            parts = re.split(r":(?![^{}]*\})", entry.text() or "")
             if len(parts) < 2:
                 continue  # an anonymous volume: a container path only
             host, inside = parts[0], parts[1]
@@ -602,7 +603,7 @@ def _finder(
 def services_of(path: Path, text: str) -> tuple[Service, ...]:
     """Every service of a compose file, for linking (which stack a front belongs to); () when
     the file does not parse (its reading says why). Values are taken as written: a mount whose
-    host path needs a variable is not one of the repository's files here."""
+    host path needs a variable without a default is not one of the repository's files here."""
     try:
         documents = _documents(path, text)
     except CheckInputError:
@@ -615,7 +616,8 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
         if not isinstance(value, yaml.MappingNode):
             continue
         service = _Node(value, path)
-        mounts = tuple(host for host, _, _ in _mounts(service, path) if "$" not in str(host))
+        hosts = (defaulted(host, path) for host, _, _ in _mounts(service, path))
+        mounts = tuple(host for host in hosts if host is not None)
         build = service.get("build")
         dockerfile: Path | None = None
         if build is not None and isinstance(build.node, yaml.MappingNode):
@@ -628,6 +630,26 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = _runs_dockerfile(service, path)
         found.append(Service(path, str(key.value), mounts, dockerfile, _literal_env(service)))
     return tuple(found)
+
+
+#: `${NAME:-default}` / `${NAME-default}` with a literal default.
+_DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)-([^}$]*)\}")
+
+
+def defaulted(host: Path, path: Path) -> Path | None:
+    """A mount's host path as compose interpolates it when its variables have a default
+    (`./nginx/${NGINX_SETUP:-https}.conf`), from the `.env` beside the compose file, else the
+    default; None when a variable without one is left (a deployment's own value)."""
+    if "$" not in str(host):
+        return host
+    lookup = _dotenv(path) if (path.parent / ".env").is_file() else {}
+
+    def value(match: re.Match[str]) -> str:
+        found = lookup.get(match[1])
+        return match[3] if found is None or (match[2] and not found) else found
+
+    text = _DEFAULTED.sub(value, str(host))
+    return None if "$" in text else Path(os.path.normpath(text))
 
 
 def _runs_dockerfile(service: _Node, path: Path) -> Path | None:

@@ -205,6 +205,11 @@ _KIND_PREFIXES = ("dockerfile", "containerfile", "procfile", "caddyfile")
 _KIND_SUFFIXES = (".dockerfile", ".containerfile", ".caddyfile")
 
 
+#: Application platforms' files told by name (`servertune.check.platforms`; a Cloud Foundry
+#: manifest is YAML, told by its content).
+_PLATFORM_NAMES = frozenset({"app.json", "heroku.yml", "heroku.yaml", "render.yaml", "render.yml"})
+
+
 def _candidate(path: Path) -> bool:
     """Whether the name alone makes the file worth opening: a kind check reads is named so
     (or so before a template's suffix), an executable without a suffix (an s6 `run`, a
@@ -223,6 +228,8 @@ def _candidate(path: Path) -> bool:
             or any("gunicorn" in p.name.lower() for p in path.parents)
             or "conf" in path.stem.lower()  # `config.py`, `wsgi_conf.py`: by its settings
         )
+    if name in _PLATFORM_NAMES or (name.startswith("fly") and suffix == ".toml"):
+        return True
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False
     if not suffix:

@@ -12,6 +12,7 @@ unquoted and double-quoted values.
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,10 +20,16 @@ from pathlib import Path
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["looks_like_env_file", "read_env_file"]
+__all__ = ["compose_loads", "looks_like_env_file", "read_env_file"]
 
-#: Env files by name: `.env`, `.env.prod`, `prod.env`, `.env.example`, `env.sample`.
-ENV_FILE_NAME = re.compile(r"\A(\.env(\..+)?|.+\.env|env\.(sample|example|template|dist))\Z", re.I)
+#: What an env file's example or template copy is named after (`.env.example`, `env.dist`).
+_COPY = r"(sample|example|template|dist|tpl|in)"
+
+#: Env files by name: `.env`, `.env.prod`, `.env-dist`, `prod.env`, `server.env.template`,
+#: `.env.example`, `env.sample`, `env.prod.template`.
+ENV_FILE_NAME = re.compile(
+    rf"\A(\.env([.-].+)?|.+\.env(\.{_COPY})?|env\.([\w-]+\.)?{_COPY})\Z", re.I
+)
 
 #: A `KEY=value` line, as an env file or a shell file of variables writes it.
 _BINDING = re.compile(r"\A(export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
@@ -74,3 +81,41 @@ def read_env_file(
         leading = len(binding.original.string) - len(binding.original.string.lstrip("\n"))
         where[binding.key] = Location(path, binding.original.line + leading)
     return values, where
+
+
+#: Compose's own env file: read from the project folder (the compose file's) to interpolate it.
+COMPOSE_DOTENV = ".env"
+
+
+def compose_loads(path: Path, text: str) -> tuple[Path, ...]:
+    """The env files here a compose file loads, whether or not its services start a server
+    check reads (a stack of images built elsewhere loads them all the same): each service's
+    `env_file` (a path, a list of paths or of `{path:, required:}`, relative to the compose
+    file's folder), and the `.env` beside it, which compose reads to interpolate the file
+    (Compose's "Set environment variables" and "Interpolation" pages). A path that names a
+    variable, or a file outside the tree check reads, is not one here."""
+    import yaml
+
+    from servertune.check import resolve
+    from servertune.check.kubernetes import _documents
+
+    try:
+        documents = _documents(path, text)
+    except CheckInputError:
+        return ()  # the compose reader says why, once
+    services = documents[0].get("services") if documents else None
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        return ()
+    names = [COMPOSE_DOTENV]
+    for _, service in services.items():
+        entries = service.get("env_file")
+        if entries is None:
+            continue
+        items = entries.list() if isinstance(entries.node, yaml.SequenceNode) else [entries]
+        for item in items:
+            named = item.get("path") if isinstance(item.node, yaml.MappingNode) else item
+            written = named.text() if named is not None else None
+            if written and "$" not in written:
+                names.append(written)
+    found = (Path(os.path.normpath(path.parent / name)) for name in dict.fromkeys(names))
+    return tuple(f for f in found if resolve.inside(f, path) and f.is_file())

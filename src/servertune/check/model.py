@@ -25,6 +25,7 @@ __all__ = [
     "NotSupported",
     "Note",
     "PassTarget",
+    "PlatformWords",
     "Probe",
     "RuleKind",
     "Setting",
@@ -118,6 +119,25 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class PlatformWords:
+    """How an application platform (Fly.io, Render, ...) spells what the rules fix, in its own
+    file's syntax, and who stops the container: set by the platform's reader, so a rule reads
+    the fact and prints the platform's words without knowing the platform."""
+
+    #: Who stops the container on a deploy (`Fly.io`).
+    stopped_by: str
+    #: The setting that sets the stop grace period (`kill_timeout`), and its line with `{}`
+    #: for the seconds (`kill_timeout = {}`); None when the platform fixes it.
+    grace_name: str | None = None
+    grace_fix: str | None = None
+    #: Its documentation: the default and what happens when it ends.
+    grace_doc: str = ""
+    #: How the CPU and memory limits are spelled (`[[vm]] cpus`).
+    cpu_name: str = "cpus"
+    memory_name: str = "memory"
+
+
+@dataclass(frozen=True)
 class Container:
     """The container an app server runs in: its CPU and memory requests and limits (cores and
     MiB), the pod's grace period, the preStop wait and the probes, each where it was written.
@@ -128,7 +148,9 @@ class Container:
 
     name: str
     at: Location
-    platform: Literal["kubernetes", "compose"] = "kubernetes"
+    platform: Literal["kubernetes", "compose", "fly", "render", "heroku", "cloudfoundry"] = (
+        "kubernetes"
+    )
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None
     memory_limit_mb: Setting[float] | None = None
@@ -157,6 +179,8 @@ class Container:
     #: The `net.core.somaxconn` the container is given (compose `sysctls`, the pod's
     #: `securityContext.sysctls`): the cap on every listen backlog inside it.
     somaxconn: Setting[int] | None = None
+    #: An application platform's own words (None for Kubernetes and compose).
+    words: PlatformWords | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

@@ -11,10 +11,15 @@ does: the main file's directory (`nginx -c DIR/nginx.conf`), or, for a server fi
 
 from __future__ import annotations
 
+import contextvars
+import fnmatch
 import glob
+import os
 import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from servertune.check import resolve
@@ -29,7 +34,7 @@ from servertune.check.model import (
 )
 from servertune.check.source import read_text
 
-__all__ = ["NGINX_DEFAULTS", "parse_duration", "read_nginx"]
+__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx"]
 
 #: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
 #: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
@@ -259,9 +264,105 @@ def _prefix(path: Path) -> Path:
     return path.parent
 
 
+#: The official nginx image renders each `*.template` file under /etc/nginx/templates into
+#: /etc/nginx/conf.d, its path kept and the suffix dropped, with envsubst, when the container
+#: starts (its /docker-entrypoint.d/20-envsubst-on-templates.sh: NGINX_ENVSUBST_TEMPLATE_DIR,
+#: NGINX_ENVSUBST_TEMPLATE_SUFFIX and NGINX_ENVSUBST_OUTPUT_DIR by default).
+TEMPLATE_DIR = PurePosixPath("/etc/nginx/templates")
+TEMPLATE_SUFFIX = ".template"
+OUTPUT_DIR = PurePosixPath("/etc/nginx/conf.d")
+#: Files listed from one mounted folder, at most (a repository's config folder holds a few).
+_MAX_MOUNTED_FILES = 2000
+
+#: The repository files the compose services of the run mount, by their path in the
+#: container (several when two services mount different files there): set by mounts_of_run.
+_MOUNTED: contextvars.ContextVar[dict[PurePosixPath, tuple[Path, ...]] | None] = (
+    contextvars.ContextVar("servertune_check_nginx_mounted", default=None)
+)
+
+
+@contextmanager
+def mounts_of_run(paths: Sequence[Path]) -> Iterator[None]:
+    """While the block runs, an absolute `include` that names a container path a compose
+    file of `paths` bind-mounts (or renders there from /etc/nginx/templates) reads that file."""
+    token = _MOUNTED.set(_container_files(paths))
+    try:
+        yield
+    finally:
+        _MOUNTED.reset(token)
+
+
+def _container_files(paths: Sequence[Path]) -> dict[PurePosixPath, tuple[Path, ...]]:
+    """Each container path every compose service of `paths` bind-mounts a repository file
+    at, with the official image's template rendering applied."""
+    try:
+        from servertune.check.compose import _mounts, defaulted, looks_like_compose
+        from servertune.check.kubernetes import _documents
+    except ModuleNotFoundError:  # no YAML parser: compose files are refused, with the extra
+        return {}
+    found: dict[PurePosixPath, list[Path]] = {}
+
+    def add(inside: PurePosixPath, host: Path) -> None:
+        found.setdefault(inside, [])
+        if host not in found[inside]:
+            found[inside].append(host)
+        if inside.is_relative_to(TEMPLATE_DIR) and inside.name.endswith(TEMPLATE_SUFFIX):
+            rendered = OUTPUT_DIR / inside.relative_to(TEMPLATE_DIR)
+            add(rendered.with_name(rendered.name.removesuffix(TEMPLATE_SUFFIX)), host)
+
+    for path in paths:
+        try:
+            text = read_text(path)
+            if not looks_like_compose(path, text):
+                continue
+            documents = _documents(path, text)
+        except (CheckInputError, OSError):
+            continue  # its own reading says why
+        services = documents[0].get("services") if documents else None
+        for _, service in services.items() if services is not None else []:
+            for written, inside, _ in _mounts(service, path):
+                host = defaulted(written, path)
+                if host is None or not resolve.inside(host, path):
+                    continue
+                if host.is_file():
+                    add(inside, host)
+                elif host.is_dir():
+                    for count, file in enumerate(p for p in host.rglob("*") if p.is_file()):
+                        if count >= _MAX_MOUNTED_FILES:
+                            break
+                        relative = PurePosixPath(file.relative_to(host).as_posix())
+                        add(inside / relative, file)
+    return {inside: tuple(hosts) for inside, hosts in found.items()}
+
+
+def _mounted(pattern: str) -> list[Path] | None:
+    """The repository files an absolute include names through the run's mounts (a glob
+    matches every mounted file it names), each mounted there by one file only; None when the
+    mounts do not say (or two files are mounted at one path: which one is not known)."""
+    mounted = _MOUNTED.get() or {}
+    if glob.has_magic(pattern):
+        names = sorted(p for p in mounted if fnmatch.fnmatchcase(str(p), pattern))
+    else:
+        names = [PurePosixPath(os.path.normpath(pattern))]
+    hosts = [mounted.get(name, ()) for name in names]
+    if not hosts or any(len(h) != 1 for h in hosts):
+        return None
+    return [h[0] for h in hosts]
+
+
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
     if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file):
+        # A file a compose service mounts there (or renders there from the image's
+        # templates folder) is the one nginx reads.
+        mounted = _mounted(pattern)
+        if mounted is not None:
+            return [
+                node
+                for target in mounted
+                if resolve.admit(target, pattern, at, "include") is not None
+                for node in _build(target, tree, stack)
+            ]
         # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
         # not this tree's. Reported (include-not-found), never read from this machine.
         return [_Node("#missing-include", [pattern], at)]

@@ -59,12 +59,14 @@ def read_procfile_entries(
     text: str,
     env: Mapping[str, str] | None = None,
     follow: FollowWords | None = None,
+    env_at: Mapping[str, Location] | None = None,
 ) -> tuple[tuple[str, AppServer], ...]:
     """Each process type that starts an app server, with it. A process that runs a script
     here (`web: bash Procfile.sh`, `web: bin/run_web.sh`) is that script's server, with the
     Procfile's line first in its chain; its `without_exec` is dropped: the platforms that run
     a Procfile signal every process of it (Heroku sends SIGTERM to all the dyno's processes;
-    honcho and foreman signal each process group), not only the shell."""
+    honcho and foreman signal each process group), not only the shell. `env_at` says where
+    the platform set each variable of `env` (app.json's `env`)."""
     apps: list[tuple[str, AppServer]] = []
     unstarted: list[list[Word]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -81,7 +83,9 @@ def read_procfile_entries(
             unstarted.append(command)
             found = server_command(command)
             if found is not None:
-                app = read_command(path, found, env or {}, {}, shell=True, find_config=beside(path))
+                app = read_command(
+                    path, found, env or {}, env_at or {}, shell=True, find_config=beside(path)
+                )
                 apps.append((match[1], _on_platform_port(app, Location(path, number))))
                 break
             try:

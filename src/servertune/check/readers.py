@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the registry is imported for its kinds alone (the CLI's --kind choices)
     from servertune.check.model import AppServer, Balancer, Container, NginxConfig
 
-__all__ = ["READERS", "Reader", "Reading", "read_with", "reader_for"]
+__all__ = ["READERS", "Reader", "Reading", "env_loads_of", "read_with", "reader_for"]
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,20 @@ def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.envfile import ENV_FILE_NAME
 
     loads = tuple((path, f) for f in files if ENV_FILE_NAME.match(f.name))
+    loads += env_loads_of(path, text, "compose").env_loads
     return Reading(
         apps=apps, files=files, balancers=read_compose_labels(path, text, env), env_loads=loads
     )
+
+
+def env_loads_of(path: Path, text: str, kind: str) -> Reading:
+    """The env files a file of `kind` loads, read whether or not it starts a server (a compose
+    stack of images built elsewhere loads its `env_file`s all the same)."""
+    if kind != "compose":
+        return Reading()
+    from servertune.check.envfile import compose_loads
+
+    return Reading(env_loads=tuple((path, f) for f in compose_loads(path, text)))
 
 
 def _is_compose(path: Path, text: str) -> bool:
@@ -306,6 +317,19 @@ def _is_env(path: Path, text: str) -> bool:
     return looks_like_env_file(path, text)
 
 
+def _platform(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.platforms import read_platform
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_platform(path, text, env, follow_words))
+
+
+def _is_platform(path: Path, text: str) -> bool:
+    from servertune.check.platforms import looks_like_platform
+
+    return looks_like_platform(path, text)
+
+
 def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
     del env
@@ -403,6 +427,12 @@ READERS: Sequence[Reader] = (
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),
+    Reader(
+        "platform",
+        "a platform file (fly.toml, render.yaml, app.json, manifest.yml)",
+        _is_platform,
+        _platform,
+    ),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd service unit", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),

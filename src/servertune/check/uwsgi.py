@@ -70,7 +70,10 @@ _ALIASES = {
     "l": "listen",
     "set-ph": "set-placeholder",
 }
-_SOCKET_OPTIONS = ("socket", "http-socket")
+#: The addresses uWSGI listens on: its workers' `socket` (uwsgi protocol) and `http-socket`, and
+#: its HTTP router's `http` (a process of its own that passes each request to the workers),
+#: which is what a front reaches (`proxy_pass http://app:5000` to `--http 0.0.0.0:5000`).
+_SOCKET_OPTIONS = ("socket", "http-socket", "http")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
 _TRUE = {"true", "1", "yes", "on", "y", "t"}
 #: uWSGI options that make a process serve many requests at once on its own loop.
@@ -426,6 +429,14 @@ def _address(value: str) -> str:
     return value
 
 
+def _sockets(options: list[tuple[str, str, Location]]) -> tuple[Setting[str], ...]:
+    """Every address uWSGI listens on; a `${NAME}` left in a value (a template's placeholder,
+    rendered where uWSGI is installed) is an address not known here, not listed."""
+    return tuple(
+        Setting(_address(v), at) for k, v, at in options if k in _SOCKET_OPTIONS and "${" not in v
+    )
+
+
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The settings uWSGI would run `path` with."""
     return read_uwsgi_files(path, text, env)[0]
@@ -492,7 +503,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         file=path,
         workers=number("processes"),
         threads=number("threads"),
-        sockets=tuple(Setting(_address(v), at) for k, v, at in options if k in _SOCKET_OPTIONS),
+        sockets=_sockets(options),
         mapped_sockets=any(k == "map-socket" for k, _, _ in options),
         keepalive=None,
         request_timeout=Setting(float(harakiri.value), harakiri.at, harakiri.default),

@@ -22,6 +22,8 @@ from servertune.cores import round_cores
 
 def limit_name(box: Container, what: str) -> str:
     """How the container's platform spells its CPU or memory limit."""
+    if box.words is not None:
+        return {"cpu": box.words.cpu_name, "memory": box.words.memory_name}.get(what, what)
     if box.platform == "compose":
         return {"cpu": "cpus", "memory": "mem_limit", "cpu-request": "reservations.cpus"}[what]
     return {"cpu": "limits.cpu", "memory": "limits.memory", "cpu-request": "requests.cpu"}[what]
@@ -100,10 +102,11 @@ def no_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{request} at the worker count ({app.workers.value})",
                 (app.workers.at,),
             )
-        elif box.platform == "compose":
+        elif box.platform != "kubernetes":
             # A compose service without `cpus` runs on the host's cores, like a process
             # started by hand: workers-over-cores judges it against them. A limit nobody set
-            # for a file every user runs on another host is not a finding to send.
+            # for a file every user runs on another host is not a finding to send. An
+            # application platform's machine has the size its plan gives it, not set here.
             continue
         else:
             yield rule.finding(

@@ -19,7 +19,24 @@ from servertune.check.rules.timeouts import caps_requests
 
 
 def _stop_grace_name(box: Container) -> str:
+    if box.words is not None and box.words.grace_name is not None:
+        return box.words.grace_name
     return "stop_grace_period" if box.platform == "compose" else "terminationGracePeriodSeconds"
+
+
+def _grace_fix(box: Container, seconds: int) -> str:
+    """The line that sets the container's stop grace to `seconds`, in its platform's words."""
+    if box.words is not None and box.words.grace_fix is not None:
+        return box.words.grace_fix.format(seconds)
+    unit = "s" if box.platform == "compose" else ""
+    return f"{_stop_grace_name(box)}: {seconds}{unit}"
+
+
+def _stopper(box: Container) -> str:
+    """Who stops the container on a stop or deploy."""
+    if box.words is not None:
+        return box.words.stopped_by
+    return "docker compose" if box.platform == "compose" else "Kubernetes"
 
 
 @check_rule(
@@ -54,8 +71,7 @@ def graceful_below_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
             # The platform's SIGKILL comes first whatever gunicorn waits: raise both.
             name = _stop_grace_name(box)
             bound += f", but its {name} {as_shown(grace, ' s')} ends before the timeout"
-            wanted = math.ceil(timeout.value) + 5
-            fix += f", and {name}: " + (f"{wanted}s" if box.platform == "compose" else f"{wanted}")
+            fix += ", and " + _grace_fix(box, math.ceil(timeout.value) + 5)
         # At the line that sets a value: graceful_timeout's when written, else the timeout's
         # (a default has no line of its own; line 1 may be a licence comment).
         at = timeout.at if graceful.default else graceful.at
@@ -323,7 +339,7 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
         if app.die_on_term is not None or app.missing_config is not None:
             continue  # set, or perhaps set in the config file the command names but was not read
         platform = (
-            {"compose": "docker compose", "kubernetes": "Kubernetes"}[app.container.platform]
+            _stopper(app.container)
             if app.container is not None
             else "whatever runs this command (docker stop, Kubernetes, Heroku and "
             "supervisord's default stopsignal all send SIGTERM)"
@@ -421,7 +437,7 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
         if box is None or box.grace_period_s is None or app.graceful_timeout is None:
             continue
         grace = box.grace_period_s
-        if box.platform == "compose" and app.graceful_timeout.default:
+        if box.platform != "kubernetes" and app.graceful_timeout.default:
             # Both at their defaults: nobody chose a shutdown time to keep; a stop_grace_period
             # written shorter than the default graceful timeout is a chosen fast stop.
             continue
@@ -446,14 +462,17 @@ def grace_period_below_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
                 "on every rollout the kubelet kills"
                 if box.platform == "kubernetes"
                 else "on every stop or redeploy docker kills"
+                if box.platform == "compose"
+                else f"on every stop or redeploy {_stopper(box)} kills"
             )
             yield rule.finding(
                 grace.at,
                 f"{name} {as_shown(grace, ' s')} is below {before}the graceful timeout "
                 f"{as_shown(app.graceful_timeout, ' s')}: {when} "
                 "requests the server was still allowed to finish",
-                f"{name}: {wanted}s" if box.platform == "compose" else f"{name}: {wanted}",
+                _grace_fix(box, wanted),
                 related,
+                backing=box.words.grace_doc if box.words is not None else None,
             )
 
 
@@ -514,10 +533,9 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             if platform is not None and platform < bound:
                 # The container's own grace comes next: the two fixes go together
                 # (grace-period-below-shutdown holds back while this wait is the shorter).
-                name = _stop_grace_name(box)
                 extra = (box.prestop_s.value if box.prestop_s is not None else 0.0) + bound
-                wanted = f"{math.ceil(extra) + 10}{'s' if box.platform == 'compose' else ''}"
-                fix += f"   and with it {name}: {wanted} ({box.grace_period_s.at})"
+                wanted = _grace_fix(box, math.ceil(extra) + 10)
+                fix += f"   and with it {wanted} ({box.grace_period_s.at})"
         yield rule.finding(
             wait.at,
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "

@@ -1,0 +1,242 @@
+"""Application platforms' files (fly.toml, render.yaml, app.json / heroku.yml, a Cloud Foundry
+manifest) are read, not skipped: each starts its server (a command, the repository's Dockerfile,
+the Procfile's `web`) in a container of its platform, whose stop grace, stop signal, CPU and
+instances the rules judge, with the platform's documented defaults and its own words in fixes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.model import AppServer
+from servertune.machine import Machine
+
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+IMAGE = 'FROM python:3.12\nWORKDIR /app\nCOPY . /app\nCMD ["gunicorn", "shop.wsgi"]\n'
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Each relative path written with its text under `root`; `root` back."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def check_folder(root: Path) -> CheckResult:
+    """The library's run on a walked folder, for a 4-core machine."""
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk])
+
+
+def on_platform(result: CheckResult, platform: str) -> AppServer:
+    """The one app server the files start on `platform`."""
+    (app,) = [a for a in result.apps if a.container and a.container.platform == platform]
+    return app
+
+
+def findings(result: CheckResult) -> set[tuple[str, str, int]]:
+    return {(f.rule, f.at.file.name, f.at.line) for f in result.findings}
+
+
+def test_fly_process_runs_in_the_image_with_fly_defaults_and_vm(tmp_path: Path) -> None:
+    """A fly.toml `[processes]` command is the image's CMD, under `[env]`; the machine is the
+    first `[[vm]]`'s cpus; unset `kill_signal` is Fly's SIGINT (gunicorn's quick shutdown)
+    and unset `kill_timeout` Fly's 5 s, each fixed in fly.toml's words."""
+    write(
+        tmp_path,
+        {
+            "fly.toml": 'app = "shop"\n\n[build]\n  dockerfile = "Dockerfile"\n\n[env]\n'
+            '  WEB_CONCURRENCY = "9"\n\n[processes]\n'
+            '  app = "gunicorn --bind 0.0.0.0:8080 --graceful-timeout 20 shop.wsgi"\n\n'
+            "[[vm]]\n  cpus = 1\n",
+            "Dockerfile": IMAGE,
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "fly")
+    box = app.container
+    assert box is not None
+    assert (box.name, box.at.line) == ("shop app", 10)
+    assert (app.workers.value, app.workers.at.line) == (9, 7)  # WEB_CONCURRENCY of [env]
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+    assert box.cpu_limit is not None
+    assert (box.cpu_limit.value, box.cpu_limit.at.line) == (1, 13)
+    assert box.grace_period_s is not None
+    assert box.grace_period_s.default
+    assert box.grace_period_s.value == 5
+    assert app.stop_signal is not None
+    assert app.stop_signal.value == "INT"
+    assert findings(result) >= {
+        ("stop-signal-quick-shutdown", "fly.toml", 1),
+        ("workers-over-cpu-limit", "fly.toml", 7),
+    }
+    (quick,) = [f for f in result.findings if f.rule == "stop-signal-quick-shutdown"]
+    assert quick.fix == 'kill_signal = "SIGTERM"'
+    # With SIGTERM the graceful stop runs, and Fly's 5 s default ends it first.
+    fly = tmp_path / "fly.toml"
+    fly.write_text('kill_signal = "SIGTERM"\n' + fly.read_text())
+    (grace,) = [f for f in check_folder(tmp_path).findings if f.rule.startswith("grace-period")]
+    assert (grace.at.line, grace.fix) == (1, "kill_timeout = 25")
+    assert "kill_timeout 5 s (default) is below the graceful timeout 20 s" in grace.message
+    assert "Fly.io kills" in grace.message
+
+
+def test_render_docker_service_with_its_shutdown_delay_and_port(tmp_path: Path) -> None:
+    """A render.yaml web service of the docker runtime runs `dockerfilePath`'s image with
+    `dockerCommand` as its CMD and `envVars`, on Render's PORT 10000; a
+    `maxShutdownDelaySeconds` below the graceful timeout is a finding in Render's words."""
+    write(
+        tmp_path,
+        {
+            "render.yaml": "services:\n  - type: web\n    name: shop\n    runtime: docker\n"
+            "    dockerfilePath: ./docker/Dockerfile\n    dockerContext: .\n"
+            "    dockerCommand: gunicorn --graceful-timeout 40 shop.wsgi\n"
+            "    maxShutdownDelaySeconds: 10\n    numInstances: 3\n    envVars:\n"
+            "      - key: WEB_CONCURRENCY\n        value: 3\n"
+            "      - key: DATABASE_URL\n        fromDatabase:\n          name: db\n"
+            "          property: connectionString\n"
+            "databases:\n  - name: db\n",
+            "docker/Dockerfile": IMAGE,
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "render")
+    assert app.container is not None
+    assert app.container.replicas is not None
+    assert app.container.replicas.value == 3
+    assert (app.workers.value, [s.value for s in app.sockets]) == (3, ["0.0.0.0:10000"])
+    (grace,) = [f for f in result.findings if f.rule == "grace-period-below-shutdown"]
+    assert (grace.at.file.name, grace.at.line) == ("render.yaml", 8)
+    assert grace.fix == "maxShutdownDelaySeconds: 45"
+    assert "render.com" in grace.backing
+
+
+def test_heroku_app_json_runs_the_procfile_web_with_its_env(tmp_path: Path) -> None:
+    """app.json's `env` values reach the server of the Procfile's `web` process (Heroku runs
+    it), in a Heroku container with `formation.web.quantity` instances; without a Procfile
+    or heroku.yml the link is said not followed, never "starts no server"."""
+    write(
+        tmp_path,
+        {
+            "app.json": '{\n  "name": "shop",\n  "env": {\n    "WEB_CONCURRENCY": {\n'
+            '      "value": "5"\n    },\n    "SECRET_KEY": {"generator": "secret"}\n  },\n'
+            '  "formation": {\n    "web": {\n      "quantity": 2\n    }\n  }\n}\n',
+            "Procfile": "web: gunicorn shop.wsgi\nworker: celery -A shop worker\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "heroku")
+    assert app.container is not None
+    assert app.container.replicas is not None
+    assert app.container.replicas.value == 2
+    assert (app.workers.value, app.workers.at.file.name, app.workers.at.line) == (5, "app.json", 4)
+    assert len(result.apps) == 1  # the Procfile's own reading is the same process
+    (tmp_path / "Procfile").unlink()
+    notes = [n for n in check_folder(tmp_path).notes if n.at.file.name == "app.json"]
+    assert [n.kind for n in notes] == ["not-followed"]
+
+
+def test_cloud_foundry_manifest_runs_its_command_in_its_path(tmp_path: Path) -> None:
+    """A Cloud Foundry manifest's `command: ./run.sh` runs in the application's `path`, with
+    `env` and CF's PORT 8080; `instances` and `memory` are its container's."""
+    write(
+        tmp_path,
+        {
+            "ops/manifests/manifest-prod.yaml": "---\napplications:\n- name: shop\n"
+            "  path: ../../src\n  instances: 2\n  memory: 1G\n  command: ./run.sh\n"
+            "  env:\n    WEB_CONCURRENCY: 3\n",
+            "src/run.sh": "#!/bin/bash\nset -e\nexec gunicorn -c gunicorn.conf.py shop.wsgi\n",
+            "src/gunicorn.conf.py": "timeout = 30\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "cloudfoundry")
+    box = app.container
+    assert box is not None
+    assert box.replicas is not None
+    assert box.memory_limit_mb is not None
+    assert (box.name, box.replicas.value, box.memory_limit_mb.value) == ("shop", 2, 1024)
+    assert app.config_file is not None
+    assert app.config_file.file.name == "gunicorn.conf.py"
+    assert (app.workers.value, [s.value for s in app.sockets]) == (3, ["0.0.0.0:8080"])
+
+
+def test_platform_file_is_read_not_refused_and_bad_toml_is_one_error_line(
+    tmp_path: Path,
+) -> None:
+    """A fly.toml running an image not built here is read (a starts-no-server note, exit 0),
+    not refused as a file check does not read; a fly.toml that is not TOML is one `error:`
+    line naming it, exit 2."""
+    write(tmp_path, {"fly.toml": 'app = "x"\n[build]\n  image = "nginx:1.27"\n'})
+    run = [sys.executable, "-m", "servertune", "check", "--cores", "4"]
+    read = subprocess.run([*run, "fly.toml"], cwd=tmp_path, capture_output=True, text=True)
+    assert read.returncode == 0, read
+    assert "[starts-no-server]" in read.stdout
+    (tmp_path / "fly.toml").write_text('app = "x\n[build\n')
+    bad = subprocess.run([*run, "fly.toml"], cwd=tmp_path, capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: fly.toml: TOML syntax error")
+    assert "Traceback" not in bad.stderr
+
+
+def test_platform_files_of_unexpected_shapes_never_raise_a_traceback(tmp_path: Path) -> None:
+    """app.json whose `env` is a list and `formation` a string, render.yaml whose services
+    are strings, a Cloud Foundry `applications` of scalars, a fly.toml whose `vm` and
+    `processes` are not tables: each is read (or refused in one `error:` line), never a
+    traceback."""
+    cases = {
+        "a/app.json": '{"env": ["X"], "formation": "web", "scripts": 3}\n',
+        "b/render.yaml": "services:\n  - web\n  - type: web\n    envVars: 3\n",
+        "c/manifest.yml": "applications:\n  - shop\n  - name: x\n    env: [1]\n",
+        "d/fly.toml": 'app = "x"\nvm = 3\nprocesses = "web"\nkill_timeout = "soon"\n',
+    }
+    write(tmp_path, {**cases, "a/Procfile": "web: gunicorn app:app\n"})
+    run = [sys.executable, "-m", "servertune", "check", "--cores", "4"]
+    for name in cases:
+        done = subprocess.run([*run, name], cwd=tmp_path, capture_output=True, text=True)
+        assert "Traceback" not in done.stderr, (name, done.stderr)
+        assert done.returncode in (0, 2), (name, done)
+        if done.returncode == 2:
+            assert done.stderr.startswith(f"error: {name}"), (name, done.stderr)
+
+
+def test_heroku_yml_beside_app_json_is_one_launch_run_by_a_shell(tmp_path: Path) -> None:
+    """heroku.yml's `run.web` string runs in the image `build.docker.web` builds, by
+    `/bin/sh -c` (so `$PORT`, Heroku's at run time, is unknown, never the text `$PORT`); with
+    app.json beside it, app.json's reading is the one launch, with its `env`."""
+    write(
+        tmp_path,
+        {
+            "app.json": '{"env": {"WEB_CONCURRENCY": {"value": "3"}}, "stack": "container"}\n',
+            "heroku.yml": "build:\n  docker:\n    web: Dockerfile\n"
+            "run:\n  web: gunicorn --bind 0.0.0.0:$PORT app:app\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.container is not None
+    assert (app.container.platform, app.container.at.file.name) == ("heroku", "app.json")
+    assert (app.workers.value, app.sockets) == (3, ())
+
+
+def test_image_the_platform_builds_not_here_is_said_not_followed(tmp_path: Path) -> None:
+    """A fly.toml kept in a sub-folder builds `Dockerfile` beside it by default: when that
+    file is not here, the launch is "not followed", never "starts no server"."""
+    write(tmp_path, {"etc/fly.toml": 'app = "x"\nkill_timeout = 5\n'})
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert [(n.kind, n.at.file.name) for n in result.notes] == [("not-followed", "fly.toml")]
