@@ -368,3 +368,45 @@ def test_supervisord_config_not_here_is_not_followed_not_serverless(tmp_path: Pa
         n.kind == "not-followed" and "supervisord -c /srv/conf/supervisord.conf" in n.message
         for n in result.notes
     )
+
+
+DISPATCHER = """#!/bin/bash
+set -e
+run_server(){
+  exec gunicorn --bind 0.0.0.0:8000 --workers 3 app:app
+}
+start_worker(){
+  exec celery -A app worker "$@"
+}
+case "$1" in
+  gunicorn)
+    run_server "${@:2}"
+  ;;
+  celery-worker)
+    start_worker -Q default "${@:2}"
+  ;;
+  *)
+    exec "$@"
+  ;;
+esac
+"""
+
+
+def test_a_worker_service_runs_its_own_arm_not_the_servers_function(tmp_path: Path) -> None:
+    """An entrypoint dispatching on "$1" to functions written `name(){` (no space): the image's
+    `CMD ["gunicorn"]` runs the server's function, a compose service's `command:
+    celery-worker` runs the worker's arm only (the shell runs the first arm that matches, not
+    the `*)` after it), so the worker is no second gunicorn."""
+    root = write(
+        tmp_path,
+        {
+            "entry.sh": DISPATCHER,
+            "Dockerfile": "FROM python:3.12\nCOPY entry.sh /entry.sh\n"
+            'ENTRYPOINT ["/usr/bin/tini", "--", "bash", "/entry.sh"]\nCMD ["gunicorn"]\n',
+            "compose.yaml": "services:\n  web:\n    build: .\n"
+            "  worker:\n    build: .\n    command: celery-worker\n",
+        },
+    )
+    assert chains(check_folder(root), root) == [
+        (["compose.yaml:2", "Dockerfile:3", "entry.sh:4"], "gunicorn", 3)
+    ]

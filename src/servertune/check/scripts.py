@@ -843,6 +843,8 @@ def _child_line(
 
 #: A function definition's head: `name() {`, `name () {`, `function name {`, `function name() {`.
 _FUNCTION = re.compile(r"\A(?:function\s+)?(?P<name>[A-Za-z_][\w-]*)\s*(?:\(\))?\s*\Z")
+#: A function's head and its body's brace written as one word: `run_server(){`.
+_GLUED_HEAD = re.compile(r"\A[A-Za-z_][\w-]*\(\)\{\Z")
 
 
 def _function_head(words: list[str]) -> tuple[str, int] | None:
@@ -867,6 +869,13 @@ def _inline_functions(lines: list[_Line], *, uncalled: bool = True) -> list[_Lin
     (`server` after `server() { exec gunicorn ...; }`), not where it is defined; a function
     no line calls (run by a name built at run time, `"cmd_$1"`) is read where it is written,
     unless not `uncalled` (a sourced file's functions, of which only the called one runs)."""
+    # `name(){` written without a space is one word: the name's `()` and the body's `{`.
+    lines = [
+        replace(line, words=[line.words[0][:-1], "{", *line.words[1:]])
+        if line.words and _GLUED_HEAD.match(line.words[0])
+        else line
+        for line in lines
+    ]
     bodies: dict[str, list[_Line]] = {}
     outside: list[tuple[_Line, str | None]] = []
     index = 0
@@ -974,6 +983,7 @@ def _selected(
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
+    matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown)
     for index, line in enumerate(lines):
         words = line.words
@@ -987,7 +997,7 @@ def _selected(
                 and len(words) == 3
                 and words[1] in ("$1", "${1}")
             ):
-                chosen, running = depth, False
+                chosen, running, matched = depth, False, False
                 continue
         elif words[:1] == ["esac"] and depth:
             if depth == chosen:
@@ -997,7 +1007,8 @@ def _selected(
             depth -= 1
         elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
             patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            running = any(fnmatch.fnmatchcase(first or "", p) for p in patterns)
+            running = not matched and any(fnmatch.fnmatchcase(first or "", p) for p in patterns)
+            matched = matched or running
         if running:
             kept.append(line)
     return kept
