@@ -488,3 +488,25 @@ def test_front_copied_into_an_image_belongs_to_the_project_that_builds_it(tmp_pa
     }
     assert fronted == {"other-sample": []}, fronted
     assert tmp_path / "with-proxy/proxy/conf" in {n.file for n in result.nginx}
+
+
+def test_compose_file_of_volumes_and_networks_only_is_read(tmp_path: Path) -> None:
+    """`docker/prod.yml` declaring only external volumes and a network (given with `-f` beside
+    the main compose file) is a compose file read, with one note that it starts no container;
+    a YAML with `volumes:` beside a key compose has not (an Ansible play) is not claimed."""
+    write(
+        tmp_path,
+        {
+            "docker-compose.yml": "services:\n  api:\n    build: .\n"
+            "    command: gunicorn --bind 0.0.0.0:5500 --timeout 60 app:app\n",
+            "Dockerfile": "FROM python:3.12\n",
+            "docker/prod.yml": "volumes:\n  data:\n    external: true\n"
+            "    name: ${COMPOSE_PROJECT_NAME:-app}_data\n\nnetworks:\n  common:\n"
+            "    name: ${COMMON_NET_NAME}\n    external: true\n",
+            "deploy/site.yml": "volumes:\n  - /srv\ntasks:\n  - name: x\n",
+        },
+    )
+    assert found(tmp_path) == {"docker-compose.yml", "Dockerfile", "docker/prod.yml"}
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert [a.kind for a in result.apps] == ["gunicorn"]

@@ -71,6 +71,7 @@ __all__ = [
     "BYTE_UNITS",
     "MAX_EXPANDED_NODES",
     "builds_of",
+    "declares_only_resources",
     "interpolate",
     "looks_like_compose",
     "parse_bytes",
@@ -88,12 +89,28 @@ _COMPOSE_NAMES = re.compile(r"\A(docker-)?compose([.-][\w.-]+)?\.ya?ml\Z")
 
 def looks_like_compose(path: Path, text: str) -> bool:
     """`compose.yaml`, `docker-compose.yml`, `docker-compose.prod.yml`, ...; or any YAML file
-    with a top-level `services:` and no Kubernetes `apiVersion:`."""
+    with a top-level `services:` and no Kubernetes `apiVersion:`, or one that declares only
+    compose's own top-level keys (`volumes:` and `networks:` for the files given with it)."""
     if _COMPOSE_NAMES.match(path.name):
         return True
-    if path.suffix not in (".yaml", ".yml"):
+    if path.suffix not in (".yaml", ".yml") or re.search(r"^apiVersion:", text, re.M):
         return False
-    return bool(re.search(r"^services:", text, re.M)) and not re.search(r"^apiVersion:", text, re.M)
+    return bool(re.search(r"^services:", text, re.M)) or declares_only_resources(text)
+
+
+#: The top-level keys of the Compose file format besides `services`
+#: (https://docs.docker.com/reference/compose-file/): with `x-` extensions, all a file may hold.
+_COMPOSE_TOP_KEYS = frozenset(
+    {"version", "name", "include", "volumes", "networks", "configs", "secrets"}
+)
+
+
+def declares_only_resources(text: str) -> bool:
+    """A compose file with no `services:`: its top-level keys all compose's own, volumes or
+    networks among them. It completes the files given with it (`docker compose -f
+    docker-compose.yml -f docker/prod.yml`: external volumes, a shared network)."""
+    keys = {k for k in re.findall(r"^([A-Za-z_][\w.-]*):", text, re.M) if not k.startswith("x-")}
+    return bool(keys & {"volumes", "networks"}) and keys <= _COMPOSE_TOP_KEYS
 
 
 def parse_bytes(text: str) -> int:
@@ -777,6 +794,11 @@ def read_compose(
         )
     _interpolate_all(root.node, lookup, path, set())
     services = root.get("services")
+    if services is None and declares_only_resources(text):
+        raise NothingToCheck(
+            f"{path}: a compose file of volumes and networks only, for the files given with "
+            "it (-f): it starts no container"
+        )
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
     lines = {path: text.splitlines()}

@@ -264,10 +264,13 @@ def _claims(path: Path, text: str) -> bool:
     except CheckInputError:
         return False
     if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
-        # By content: a top-level `services:` that maps names (render.com's is a list).
+        # By content: a top-level `services:` that maps names (render.com's is a list), or
+        # compose's volumes and networks alone (an overlay given with `-f`).
+        from servertune.check.compose import declares_only_resources
+
         return bool(
             re.search(r"^services:[ \t]*(#.*)?\n(?:[ \t]*(#.*)?\n)*[ \t]+[\w.-]+:", text, re.M)
-        )
+        ) or declares_only_resources(text)
     if reader.kind == "data":
         return False  # YAML / JSON that is neither compose nor Kubernetes: not a deployment file
     if reader.kind == "gunicorn" and path.suffix == ".py":
