@@ -130,6 +130,10 @@ def test_addresses_meet_as_the_kernel_routes_them() -> None:
     assert normalise("localhost:8001") == ("127.0.0.1", "8001")
     assert normalise("unix:///run/app.sock") == normalise("unix:/run/app.sock")
     assert normalise("http://web") == ("web", "80")
+    # https's own port and a URI's path; a bind on every address (`--bind :8080`) keeps its port
+    assert normalise("https://ol-opds.prod.archive.org/") == ("ol-opds.prod.archive.org", "443")
+    assert normalise("http://app:8000/api/") == ("app", "8000")
+    assert normalise(":8080") == ("", "8080")
 
 
 def test_gunicorn_reads_environment_and_lines(tmp_path: Path) -> None:

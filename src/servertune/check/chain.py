@@ -55,6 +55,7 @@ class Link:
 def normalise(address: str) -> tuple[str, str]:
     """(host, port) for TCP, ("unix", path) for a unix socket."""
     address = address.strip()
+    default_port = "443" if address.startswith("https://") else "80"
     for scheme in ("http://", "uwsgi://", "https://"):
         address = address.removeprefix(scheme)
     if address.startswith("unix:"):
@@ -62,11 +63,12 @@ def normalise(address: str) -> tuple[str, str]:
         return ("unix", "/" + address[5:].lstrip("/"))
     if address.startswith("/"):
         return ("unix", address)
-    host, _, port = address.rpartition(":")
-    if not host:  # nginx `server app:80` is written with a port; a bare name means port 80
-        host, port = address, "80"
+    address = address.split("/", 1)[0]  # `proxy_pass http://app:8000/api/`: the URI's path
+    host, colon, port = address.rpartition(":")
+    if not colon:  # nginx `server app:80` is written with a port; a bare name means its scheme's
+        host, port = address, default_port
     host = "127.0.0.1" if host in ("localhost", "[::1]", "::1") else host
-    return (host, port)
+    return (host, port)  # `:8080` (gunicorn's bind on every address): host "", a wildcard
 
 
 def _serves(app_socket: str, target: str) -> bool:
