@@ -778,6 +778,19 @@ def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _No
     return overlay.merged_services(path, services, base, base_services)
 
 
+def _services(root: _Node, path: Path, text: str) -> _Node:
+    """The file's `services:` mapping; a file of volumes and networks only starts nothing."""
+    services = root.get("services")
+    if services is None and declares_only_resources(text):
+        raise NothingToCheck(
+            f"{path}: a compose file of volumes and networks only, for the files given with "
+            "it (-f): it starts no container"
+        )
+    if services is None or not isinstance(services.node, yaml.MappingNode):
+        raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
+    return services
+
+
 def read_compose(
     path: Path, text: str, env: Mapping[str, str] | None = None
 ) -> tuple[tuple[AppServer, ...], tuple[Path, ...]]:
@@ -793,14 +806,7 @@ def read_compose(
             "refused (an alias bomb)"
         )
     _interpolate_all(root.node, lookup, path, set())
-    services = root.get("services")
-    if services is None and declares_only_resources(text):
-        raise NothingToCheck(
-            f"{path}: a compose file of volumes and networks only, for the files given with "
-            "it (-f): it starts no container"
-        )
-    if services is None or not isinstance(services.node, yaml.MappingNode):
-        raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
+    services = _services(root, path, text)
     lines = {path: text.splitlines()}
     services = _over_base(path, services, lines)
 
