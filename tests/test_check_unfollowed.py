@@ -146,3 +146,20 @@ def test_undeclared_program_with_no_listening_sign_starts_no_server(tmp_path: Pa
     (tmp_path / "Procfile").write_text("web: shopd\n")
     (note,) = _folder(tmp_path).notes
     assert note.kind == "starts-no-server"
+
+
+def test_program_running_a_script_not_here_is_not_followed(tmp_path: Path) -> None:
+    """A supervisord program `sh -c "./bin/docker-entrypoint-api.sh"` whose script is copied
+    from another image (not among the files) is "not followed" at its line, naming the
+    script: what it starts is not known; a program running `celery` still starts no server."""
+    conf = tmp_path / "supervisor.conf"
+    conf.write_text(
+        "[supervisord]\nnodaemon=true\n\n[program:api]\ndirectory=/app/backend\n"
+        'command=sh -c "./bin/docker-entrypoint-api.sh"\n\n'
+        "[program:worker]\ncommand=celery -A app worker\n"
+    )
+    kind, line, message = _notes(tmp_path)["supervisor.conf"]
+    assert (kind, line) == ("not-followed", 6)
+    assert "runs ./bin/docker-entrypoint-api.sh, a script not among the files read" in message
+    (tmp_path / "supervisor.conf").write_text("[program:worker]\ncommand=celery -A app worker\n")
+    assert _notes(tmp_path)["supervisor.conf"][0] == "starts-no-server"

@@ -179,9 +179,35 @@ def nothing_started(
     words: Sequence[Sequence[Word]], find_config: FindConfig | None = None
 ) -> NotFollowed | None:
     """The NotFollowed to raise for a file whose commands `words` start no server check
-    reads: a launcher among them, else a link not followed deeper down; None when neither."""
+    reads: a launcher among them, else a link not followed deeper down, else a script of the
+    project's that is not among the files read; None when none of these."""
     for command in words:
         found = not_followed_launcher(command, find_config)
         if found is not None:
             return found
-    return first_not_followed()
+    return first_not_followed() or _script_not_here(words, find_config)
+
+
+#: A script of the project's named by its path: `./bin/docker-entrypoint-api.sh`, `run.sh`
+#: (an absolute path may name a system program: `/usr/local/bin/celery`).
+_OWN_SCRIPT = re.compile(r"\A\./\S+\Z|\A\S+\.(sh|bash)\Z")
+
+
+def _script_not_here(
+    words: Sequence[Sequence[Word]], find_config: FindConfig | None
+) -> NotFollowed | None:
+    """A command that runs a script of the project's which is not among the files read (a
+    supervisord program's `./bin/docker-entrypoint-api.sh`, copied from another image): what
+    it starts is not known, which is not "no server"."""
+    if find_config is None:
+        return None
+    for command in words:
+        for simple in _commands(command):
+            script = simple[0]
+            if _OWN_SCRIPT.match(script.text) and find_config(script.text, script.at) is None:
+                return NotFollowed(
+                    f"{script.at}: not followed: runs {script.text}, a script not among the "
+                    "files read (copied from elsewhere, or made when the container starts), "
+                    "so what it starts is not known"
+                )
+    return None
