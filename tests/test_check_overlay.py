@@ -171,3 +171,34 @@ def test_a_labelled_file_whose_build_is_not_here_in_either_file_runs_alone(
     result = check(root)
     assert from_file(result, "docker-compose.prod.yml") == [("api", 4, False)]
     assert not [n for n in result.notes if n.kind == "overlay"]
+
+
+def test_a_labelled_overlay_runs_behind_the_front_of_its_base(tmp_path: Path) -> None:
+    """The base file's nginx (a bind-mounted nginx.conf passing to `fastapi:8000`) fronts the
+    overlay's `fastapi` too: `-f base -f overlay` is one project, and the front is in it."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\n",
+            "docker-compose.yml": "services:\n  fastapi:\n    build: .\n"
+            "    command: gunicorn --bind 0.0.0.0:8000 --timeout 60 -w 2 app:app\n"
+            "  nginx:\n    image: nginx:1.25\n    volumes:\n"
+            "      - ./nginx/nginx.conf:/etc/nginx/nginx.conf:ro\n",
+            "docker-compose.prod.yml": "services:\n  fastapi:\n"
+            "    command: gunicorn --bind 0.0.0.0:8000 --timeout 60 -w 4 app:app\n",
+            "nginx/nginx.conf": "events {}\nhttp {\n  server {\n    listen 80;\n"
+            "    location / { proxy_pass http://fastapi:8000; proxy_read_timeout 90s; }\n"
+            "  }\n}\n",
+        },
+    )
+    result = check(root)
+    fronted = {
+        (launch.chain[0].file.name, launch.app.workers.value): [
+            at.file.name for at in launch.fronts
+        ]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronted == {
+        ("docker-compose.yml", 2): ["nginx.conf"],
+        ("docker-compose.prod.yml", 4): ["nginx.conf"],
+    }, fronted

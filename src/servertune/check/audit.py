@@ -288,6 +288,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
 
     services: list[Service] = []
     kube: list[KubeService] = []
+    overlays: list[tuple[Path, Path]] = []
     images = read_images(paths)
     for path in paths:
         try:
@@ -300,11 +301,21 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                 # links it to.
                 with images_of_run(images, _builds(paths)):
                     services += services_of(path, text)
+                overlays += _overlay_of(path)
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
-    return Stacks(tuple(services), images, tuple(kube))
+    return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays))
+
+
+def _overlay_of(path: Path) -> list[tuple[Path, Path]]:
+    """[(path, its base)] when the compose file `path` is a labelled overlay, else []."""
+    from servertune.check.overlay import base_of, services_in
+
+    services = services_in(path)
+    base = base_of(path, services) if services is not None else None
+    return [(path, base)] if base is not None else []
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:

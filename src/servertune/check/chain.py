@@ -153,6 +153,9 @@ class Stacks:
     kube_services: tuple[KubeService, ...] = ()
     #: Each nginx config's first file with the environment its containers render it with.
     front_environments: tuple[tuple[Path, tuple[tuple[str, str], ...]], ...] = ()
+    #: Each labelled overlay among the compose files read, with the base file it completes
+    #: (`overlay.base_of`): the two run as one project.
+    overlays: tuple[tuple[Path, Path], ...] = ()
 
     def rendering(self, nginx_configs: Sequence[NginxConfig]) -> Stacks:
         """These stacks with the environment each config's containers render it with
@@ -179,11 +182,15 @@ class Stacks:
             if name in _COMPOSE_OVERRIDES
             else frozenset()
         )
+        beside = {s.file for s in self.services if s.file.parent == compose.parent}
+        # A labelled overlay (`docker-compose.prod.yml` completing the base file) runs with its
+        # base, and so with the base's front: both are one project, as `-f base -f overlay`.
+        bases = dict(self.overlays)
+        base = bases.get(compose)
+        overlays = {f for f in beside if bases.get(f) == compose}
         return frozenset(
-            {compose}
-            | {s.file for s in self.services if s.file.parent == compose.parent}
-            & {compose.parent / p for p in partners}
-        )
+            {compose} | (beside & {compose.parent / p for p in partners}) | overlays
+        ) | (self.project(base) if base is not None and base != compose else frozenset())
 
     def mounting(self, files: Sequence[Path], *, folders: bool = True) -> tuple[Service, ...]:
         """The services that bind-mount one of `files` (or, with `folders`, a folder holding
