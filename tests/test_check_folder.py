@@ -13,6 +13,7 @@ from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
 from servertune.check.graph import launches
 from servertune.machine import Machine
+from tests.folder_support import write
 
 REPOS = Path(__file__).parent / "data" / "repos"
 NEW_USER = REPOS / "new-user"
@@ -30,15 +31,6 @@ def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         check=False,
         cwd=cwd,
     )
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    """Each relative path written with its text under `root`; `root` back."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 def check_folder(root: Path) -> CheckResult:

@@ -13,6 +13,7 @@ from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
 from servertune.check.graph import launches
 from servertune.machine import Machine
+from tests.folder_support import write
 
 #: The machine the findings are judged for, whatever machine runs the tests.
 MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
@@ -27,13 +28,6 @@ CMD ["/usr/local/bin/start.sh"]
 START = '#!/bin/sh\nexec gunicorn --workers "${WORKERS:-1}" -b 0.0.0.0:8000 app:app\n'
 #: The frontend's image: nginx and its files, no command of its own.
 NGINX_IMAGE = "FROM nginx:1.27\nCOPY site/ /usr/share/nginx/html/\n"
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def check(root: Path) -> CheckResult:

@@ -12,6 +12,7 @@ from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
 from servertune.check.graph import launches
 from servertune.machine import Machine
+from tests.folder_support import write
 
 MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
 
@@ -31,13 +32,6 @@ BASE = """services:
     image: solr:9
 """
 WEB = "#!/bin/sh\nexec gunicorn $GUNICORN_OPTS -b :8080 app:app\n"
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def check(root: Path) -> CheckResult:

@@ -14,20 +14,12 @@ from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
 from servertune.check.model import AppServer
 from servertune.machine import Machine
+from tests.folder_support import write
 
 #: The machine the findings are judged for, whatever machine runs the tests.
 MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
 
 IMAGE = 'FROM python:3.12\nWORKDIR /app\nCOPY . /app\nCMD ["gunicorn", "shop.wsgi"]\n'
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    """Each relative path written with its text under `root`; `root` back."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 def check_folder(root: Path) -> CheckResult:
