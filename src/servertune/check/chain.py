@@ -236,16 +236,19 @@ class Stacks:
         containers, in their compose project."""
         found = []
         for service in self.services:
-            if service.dockerfile is None:
-                continue
-            image = next(
-                (i for i in self.images if _real(i.path) == _real(service.dockerfile)), None
-            )
+            image = self.built_image(service)
             if image is not None and any(
                 image.holds(f, whole_context=False) is not None for f in files
             ):
                 found.append(service)
         return tuple(found)
+
+    def built_image(self, service: Service) -> Image | None:
+        """The image of the run the service's Dockerfile builds; None when it has none."""
+        if service.dockerfile is None:
+            return None
+        wanted = _real(service.dockerfile)
+        return next((i for i in self.images if _real(i.path) == wanted), None)
 
     def _unbuilt_image(self) -> Image | None:
         """The one Dockerfile of the run that no compose service builds and that sets a
@@ -271,12 +274,7 @@ class Stacks:
         running = list(self.mounting([first]))
         unbuilt = self._unbuilt_image()
         for service in self.services:
-            if service.dockerfile is not None:
-                image = next(
-                    (i for i in self.images if _real(i.path) == _real(service.dockerfile)), None
-                )
-            else:
-                image = unbuilt
+            image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
                 running.append(service)
         values: dict[str, set[str]] = {}

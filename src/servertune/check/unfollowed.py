@@ -188,9 +188,13 @@ def nothing_started(
     return first_not_followed() or _script_not_here(words, find_config)
 
 
-#: A script of the project's named by its path: `./bin/docker-entrypoint-api.sh`, `run.sh`
-#: (an absolute path may name a system program: `/usr/local/bin/celery`).
-_OWN_SCRIPT = re.compile(r"\A\./\S+\Z|\A\S+\.(sh|bash)\Z")
+def _own_script(text: str) -> bool:
+    """A script of the project's named by its path (`_SCRIPT`: `./bin/docker-entrypoint-api.sh`,
+    `run.sh`); an absolute path without a script's suffix may name a system program
+    (`/usr/local/bin/celery`)."""
+    return bool(_SCRIPT.match(text)) and (
+        not text.startswith("/") or text.endswith((".sh", ".bash"))
+    )
 
 
 def _script_not_here(
@@ -204,7 +208,7 @@ def _script_not_here(
     for command in words:
         for simple in _commands(command):
             script = simple[0]
-            if _OWN_SCRIPT.match(script.text) and find_config(script.text, script.at) is None:
+            if _own_script(script.text) and find_config(script.text, script.at) is None:
                 return NotFollowed(
                     f"{script.at}: not followed: runs {script.text}, a script not among the "
                     "files read (copied from elsewhere, or made when the container starts), "
