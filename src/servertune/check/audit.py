@@ -301,7 +301,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                 # links it to.
                 with images_of_run(images, _builds(paths)):
                     services += services_of(path, text)
-                overlays += _overlay_of(path)
+                overlays += _overlay_of(path, text)
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
@@ -309,11 +309,12 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays))
 
 
-def _overlay_of(path: Path) -> list[tuple[Path, Path]]:
-    """[(path, its base)] when the compose file `path` is a labelled overlay, else []."""
+def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:
+    """[(path, its base)] when the compose file `path` (read: `text`) is a labelled overlay,
+    else []."""
     from servertune.check.overlay import base_of, services_in
 
-    services = services_in(path)
+    services = services_in(path, text)
     base = base_of(path, services) if services is not None else None
     return [(path, base)] if base is not None else []
 

@@ -69,11 +69,11 @@ def base_of(path: Path, services: _Node) -> Path | None:
     return None
 
 
-def services_in(path: Path) -> _Node | None:
-    """The `services` mapping of the compose file `path`, as written; None when it does not
-    parse or has none (its own reading says why)."""
+def services_in(path: Path, text: str | None = None) -> _Node | None:
+    """The `services` mapping of the compose file `path` (its `text` when already read), as
+    written; None when it does not parse or has none (its own reading says why)."""
     try:
-        documents = _documents(path, read_text(path))
+        documents = _documents(path, read_text(path) if text is None else text)
     except (CheckInputError, OSError):
         return None
     services = documents[0].get("services") if documents else None
