@@ -36,6 +36,10 @@ CLIENT_CPU_SHARE = 0.25
 #: A calibration request not answered within this long is a failed calibration (nginx answers
 #: `return 200` in microseconds).
 CALIBRATION_TIMEOUT_S = 1.0
+#: Calibrations tried before giving up: a moment of other work on the cores (a test suite's
+#: other worker) left nginx answering 925 of 1,987 within the timeout once; the next second
+#: is another measurement.
+CALIBRATION_TRIES = 3
 
 _NGINX_CONF = """\
 worker_processes 1;
@@ -81,7 +85,8 @@ class ClientCeiling:
 def calibrate_client(stack: Any, home: Path, cores: int) -> ClientCeiling:
     """Start a one-worker nginx answering `return 200` in `stack` (its files under `home`),
     send it CALIBRATION_RPS open-loop arrivals for CALIBRATION_S, stop it; the client's CPU per
-    request. Raises RuntimeError when nginx answered less than 99% of them (no calibration)."""
+    request. Raises RuntimeError when nginx answered less than 99% of them in each of
+    CALIBRATION_TRIES tries (no calibration)."""
     from servertune.bench.harness.open_loop import run_open_loop
     from servertune.bench.harness.ports import free_port_block
     from servertune.bench.harness.supervision import tool_path
@@ -94,21 +99,25 @@ def calibrate_client(stack: Any, home: Path, cores: int) -> ClientCeiling:
             "-g", "daemon off;"]  # fmt: skip
     server = stack.start("open-loop-calibration-nginx", "nginx", argv, ports=[port])
     try:
-        cpu = time.process_time()
-        result = run_open_loop(
-            f"http://127.0.0.1:{port}/",
-            rate=CALIBRATION_RPS,
-            duration_s=CALIBRATION_S,
-            timeout_s=CALIBRATION_TIMEOUT_S,
-            seed=1,
-        )
-        cpu = time.process_time() - cpu
+        for _ in range(CALIBRATION_TRIES):
+            cpu = time.process_time()
+            result = run_open_loop(
+                f"http://127.0.0.1:{port}/",
+                rate=CALIBRATION_RPS,
+                duration_s=CALIBRATION_S,
+                timeout_s=CALIBRATION_TIMEOUT_S,
+                seed=1,
+            )
+            cpu = time.process_time() - cpu
+            if result.sent and result.ok >= 0.99 * result.sent:
+                break
+        else:
+            raise RuntimeError(
+                f"open-loop calibration: nginx answered {result.ok} of {result.sent} requests "
+                f"in the last of {CALIBRATION_TRIES} tries"
+            )
     finally:
         stack.stop(server)
-    if result.sent == 0 or result.ok < 0.99 * result.sent:
-        raise RuntimeError(
-            f"open-loop calibration: nginx answered {result.ok} of {result.sent} requests"
-        )
     return ClientCeiling(
         cpu_ms_per_request=round(1000.0 * cpu / result.sent, 4),
         cores=cores,
