@@ -281,6 +281,24 @@ def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
     assert not result.errors
 
 
+def test_an_expression_in_a_comment_does_not_make_a_template(tmp_path: Path) -> None:
+    """A `{{ }}` on a `#` comment line only changes the comment, so the file is read (an env
+    file documenting `{{user.<key>}}` placeholders); a `{% %}` statement on a comment line
+    steers the lines after it, so that file is still a template."""
+    write(
+        tmp_path,
+        {
+            "deploy/env.template": "# resolve {{user.name}} placeholders\nWEB_CONCURRENCY=3\n",
+            "deploy/site.conf": "# {% if tls %}\nserver {\n    listen 80;\n}\n# {% endif %}\n",
+            "start.sh": GUNICORN_EXEC,
+        },
+    )
+    result = check_folder(tmp_path)
+    templates = {(n.at.file.name, n.at.line) for n in result.notes if n.kind == "template"}
+    assert templates == {("site.conf", 1)}
+    assert tmp_path / "deploy" / "env.template" in discover(tmp_path).files
+
+
 def test_json_and_sarif_carry_the_launch_graph_and_coverage() -> None:
     """`--format json` has the launches (chain, server, config, fronts), env files and walks;
     SARIF carries the same in its run's properties, and the coverage as notifications."""

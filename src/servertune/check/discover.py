@@ -97,11 +97,18 @@ class Discovery:
 
 
 def template_line(text: str) -> int | None:
-    """The first line holding a Jinja / Helm template marker, None when there is none."""
-    match = _TEMPLATE.search(text)
-    if match is None:
-        return None
-    return text.count("\n", 0, match.start()) + 1
+    """The first line holding a Jinja / Helm template marker, None when there is none.
+
+    An expression (`{{ x }}`) on a `#` comment line does not count: rendered or not, it only
+    changes the comment (an env file's `# resolve {{user.<key>}} placeholders` is not a
+    template), whereas a statement (`{% if %}`) steers the lines after it wherever it stands.
+    """
+    for match in _TEMPLATE.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if match.group().startswith("{{") and text[start : match.start()].lstrip().startswith("#"):
+            continue
+        return text.count("\n", 0, match.start()) + 1
+    return None
 
 
 def _ignore_spec(directory: Path) -> object | None:
