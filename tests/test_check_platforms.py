@@ -232,3 +232,51 @@ def test_image_the_platform_builds_not_here_is_said_not_followed(tmp_path: Path)
     result = check_folder(tmp_path)
     assert not result.errors
     assert [(n.kind, n.at.file.name) for n in result.notes] == [("not-followed", "fly.toml")]
+
+
+NO_EXEC = "#!/bin/bash\nset -e\npython manage.py migrate\ngunicorn shop.wsgi\n"
+
+
+def test_cloud_foundry_start_script_without_exec_is_a_fault_in_its_words(tmp_path: Path) -> None:
+    """Cloud Foundry signals the start command's own process, so a script that runs gunicorn
+    as its child loses the SIGTERM whether the manifest's `command` or the Procfile's `web`
+    runs it (a Procfile there is no group-signalling runner); the finding says so in Cloud
+    Foundry's words, not Docker's PID 1."""
+    write(
+        tmp_path,
+        {
+            "manifest.yml": "applications:\n- name: shop\n  command: ./run.sh\n",
+            "run.sh": NO_EXEC,
+        },
+    )
+    (finding,) = [f for f in check_folder(tmp_path).findings if f.rule.startswith("entrypoint")]
+    assert (finding.rule, finding.at.file.name, finding.at.line) == (
+        "entrypoint-without-exec",
+        "run.sh",
+        4,
+    )
+    assert "Cloud Foundry sends SIGTERM to the start command's own process" in finding.message
+    assert "PID 1" not in finding.message
+    assert finding.backing.startswith("https://docs.cloudfoundry.org/")
+    (tmp_path / "manifest.yml").write_text("applications:\n- name: shop\n")
+    (tmp_path / "Procfile").write_text("web: bin/run.sh\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "run.sh").rename(tmp_path / "bin" / "run.sh")
+    assert ("entrypoint-without-exec", "run.sh", 4) in findings(check_folder(tmp_path))
+
+
+def test_heroku_signals_every_process_of_the_dyno(tmp_path: Path) -> None:
+    """heroku.yml's `run.web` script without `exec` loses nothing: Heroku's dyno manager sends
+    SIGTERM to every process of the dyno, so no shutdown finding is made for it."""
+    write(
+        tmp_path,
+        {
+            "app.json": '{"stack": "container"}\n',
+            "heroku.yml": "build:\n  docker:\n    web: Dockerfile\nrun:\n  web: ./run.sh\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+            "run.sh": NO_EXEC,
+        },
+    )
+    result = check_folder(tmp_path)
+    assert len(result.apps) == 1
+    assert not [f for f in result.findings if f.rule.startswith("entrypoint")]

@@ -264,16 +264,21 @@ def _procfile_web(
     env: Mapping[str, str],
     follow: FollowWords | None,
     env_at: Mapping[str, Location] | None = None,
+    *,
+    signals_group: bool = True,
 ) -> AppServer | None:
     """The server of the `web` process of the Procfile in `folder` (the process a platform's
-    router sends HTTP to), None when there is none here."""
+    router sends HTTP to), None when there is none here; `signals_group` as
+    `read_procfile_entries` takes it."""
     from servertune.check.procfile import read_procfile_entries
 
     procfile = folder / "Procfile"
     if not resolve.inside(procfile, path) or not procfile.is_file():
         return None
     try:
-        entries = read_procfile_entries(procfile, read_text(procfile), env, follow, env_at)
+        entries = read_procfile_entries(
+            procfile, read_text(procfile), env, follow, env_at, signals_group=signals_group
+        )
     except NothingToCheck:
         return None
     return next((app for name, app in entries if name == "web"), None)
@@ -300,6 +305,11 @@ def _in_container(
         replicas=replicas,
         words=_WORDS[platform],
     )
+    if platform == "heroku" and app.without_exec is not None and app.group_signalled is None:
+        # https://devcenter.heroku.com/articles/dyno-shutdown-behavior: the dyno manager sends
+        # SIGTERM to every process of the dyno, so a shell's child gets it without `exec`.
+        dyno = Setting("Heroku's dyno manager (SIGTERM to every process of the dyno)", at)
+        return replace(app, container=box, group_signalled=dyno)
     return replace(app, container=box)
 
 
@@ -602,7 +612,9 @@ def _cloudfoundry(
                 path, Word(_text(command) or "", command.at), folder, environment, env_at, follow
             )
         else:
-            found = _procfile_web(path, folder, environment, follow, env_at)
+            # CF runs the `web` line as the instance's start command and signals that
+            # process alone (no dyno manager signalling the group, as Heroku's does).
+            found = _procfile_web(path, folder, environment, follow, env_at, signals_group=False)
         if found is None:
             continue
         count = application.get("instances") or (web.get("instances") if web else None)

@@ -60,13 +60,17 @@ def read_procfile_entries(
     env: Mapping[str, str] | None = None,
     follow: FollowWords | None = None,
     env_at: Mapping[str, Location] | None = None,
+    *,
+    signals_group: bool = True,
 ) -> tuple[tuple[str, AppServer], ...]:
     """Each process type that starts an app server, with it. A process that runs a script
     here (`web: bash Procfile.sh`, `web: bin/run_web.sh`) is that script's server, with the
     Procfile's line first in its chain; its `without_exec` is dropped: the platforms that run
     a Procfile signal every process of it (Heroku sends SIGTERM to all the dyno's processes;
-    honcho and foreman signal each process group), not only the shell. `env_at` says where
-    the platform set each variable of `env` (app.json's `env`)."""
+    honcho and foreman signal each process group), not only the shell. `signals_group` False
+    is a runner that takes the `web` line as a start command and signals its process alone
+    (Cloud Foundry): the script's `without_exec` stays. `env_at` says where the platform set
+    each variable of `env` (app.json's `env`)."""
     apps: list[tuple[str, AppServer]] = []
     unstarted: list[list[Word]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -94,7 +98,11 @@ def read_procfile_entries(
                 started = None
             if started is not None:
                 steps = (Location(path, number), *started.launched_by)
-                started = replace(started, without_exec=None, launched_by=steps)
+                started = replace(
+                    started,
+                    without_exec=None if signals_group else started.without_exec,
+                    launched_by=steps,
+                )
                 apps.append((match[1], _on_platform_port(started, Location(path, number))))
                 break
     if not apps:

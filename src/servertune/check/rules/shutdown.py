@@ -9,6 +9,7 @@ import math
 import re
 import shlex
 from collections.abc import Iterator
+from dataclasses import replace
 
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.rules.backing import GUNICORN_DOCS
@@ -149,6 +150,13 @@ _POD_TERMINATION = (
     "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
 )
 
+_CF_SHUTDOWN = (
+    "https://docs.cloudfoundry.org/devguide/deploy-apps/app-lifecycle.html#shutdown (Cloud "
+    "Foundry sends the app's process SIGTERM, then SIGKILL 10 s later); "
+    "https://github.com/cloudfoundry-attic/lattice-release/issues/190 (a start command "
+    "`sleep 1 && app` never passed SIGTERM to the app; with `exec` it did)"
+)
+
 
 @check_rule(
     "entrypoint-without-exec",
@@ -169,6 +177,21 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
                 "shutdown, in-flight requests are cut by the SIGKILL at the end of the grace "
                 "period",
                 app.without_exec_fix,
+            )
+            continue
+        if app.container is not None and app.container.platform == "cloudfoundry":
+            # Cloud Foundry's own shutdown page, not Docker's PID 1, is the proof here.
+            yield replace(
+                rule.finding(
+                    line.at,
+                    f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): "
+                    "Cloud Foundry sends SIGTERM to the start command's own process, the shell, "
+                    "which does not pass it on, so `cf stop`, a restart or a rolling deploy never "
+                    f"reaches {app.kind}: no graceful shutdown, in-flight requests are cut by the "
+                    "SIGKILL 10 s later",
+                    _exec_fix(line.value),
+                ),
+                backing=_CF_SHUTDOWN,
             )
             continue
         yield rule.finding(
