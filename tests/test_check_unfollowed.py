@@ -163,3 +163,49 @@ def test_program_running_a_script_not_here_is_not_followed(tmp_path: Path) -> No
     assert "runs ./bin/docker-entrypoint-api.sh, a script not among the files read" in message
     (tmp_path / "supervisor.conf").write_text("[program:worker]\ncommand=celery -A app worker\n")
     assert _notes(tmp_path)["supervisor.conf"][0] == "starts-no-server"
+
+
+def test_script_handing_over_to_supervisord_whose_programs_are_not_here(tmp_path: Path) -> None:
+    """An image whose start script's function runs `supervisord -c FILE` (FILE copied in by
+    the Dockerfile) whose program runs a script not among the files: the Dockerfile and the
+    script start what that program's script starts, which is not known: one "not followed"
+    note at the program's line, never "starts no server" for either."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nCOPY start.sh /app/start.sh\n"
+        "COPY supervisor.conf /etc/supervisor/conf.d/supervisor.conf\n"
+        'CMD ["/app/start.sh"]\n'
+    )
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/bash\nmain(){\n    echo starting\n"
+        "    /usr/local/bin/supervisord -c /etc/supervisor/conf.d/supervisor.conf\n}\n"
+        'main "$@"\n'
+    )
+    (tmp_path / "supervisor.conf").write_text(
+        '[supervisord]\nnodaemon=true\n\n[program:api]\ncommand=sh -c "./bin/api.sh"\n'
+    )
+    (note,) = _folder(tmp_path).notes
+    assert (note.kind, note.at.file.name, note.at.line) == ("not-followed", "supervisor.conf", 5)
+    assert "runs ./bin/api.sh, a script not among the files read" in note.message
+
+
+def test_entrypoint_with_an_unfollowed_branch_is_not_said_to_start_nothing(
+    tmp_path: Path,
+) -> None:
+    """An entrypoint whose `case` runs `supervisord -c` of a file rendered at boot in one arm
+    and `exec "$@"` in the default arm starts what is not known, not "no server command
+    line": one not-followed note at the supervisord line, once (read alone and with the
+    Dockerfile's ENV that names the folder), and no starts-no-server note."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nENV CONF=/app/conf\nCOPY entrypoint.sh /entrypoint.sh\n"
+        'ENTRYPOINT ["/entrypoint.sh"]\nCMD ["registry"]\n'
+    )
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/bash\ncase "$ENTRY" in\n  "registry")\n'
+        '    exec supervisord -c "${CONF}/supervisord.conf"\n    ;;\n'
+        '  *)\n    exec "$@"\n    ;;\nesac\n'
+    )
+    notes = _folder(tmp_path).notes
+    assert [n.kind for n in notes if n.kind == "starts-no-server"] == []
+    (note,) = [n for n in notes if n.at.file.name == "entrypoint.sh"]
+    assert (note.kind, note.at.line) == ("not-followed", 4)
+    assert "supervisord -c /app/conf/supervisord.conf" in note.message

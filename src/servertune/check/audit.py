@@ -516,6 +516,15 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     first: dict[tuple[str, Path, str], Note] = {}
     more: dict[tuple[str, Path, str], int] = {}
     seen: set[Note] = set()
+    # One link not followed at one line, read with a Dockerfile's variables and without
+    # (a script read alone): one note, the one that names the most (the fewest `$` left).
+    at_line: dict[Location, Note] = {}
+    for one in notes:
+        if one.kind == "not-followed":
+            kept = at_line.get(one.at)
+            if kept is None or one.message.count("$") < kept.message.count("$"):
+                at_line[one.at] = one
+    notes = [n for n in notes if n.kind != "not-followed" or at_line[n.at] is n]
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
         if one in seen:
             continue  # the same line noted twice (a COPY looked through for two files)

@@ -61,7 +61,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.supervisord import read_supervisord
-from servertune.check.unfollowed import nothing_started, remember
+from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -642,6 +642,7 @@ def _handed_over(
     """The server of a script with no server line of its own: the one a process manager it
     runs starts, or its arguments' (`exec "$@"`, `passing` when known); NothingToCheck (or
     NotFollowed) otherwise."""
+    mark = met_so_far()
     if find_config is not None:
         managed = _managed(path, lines, physical, environment, env_at, find_config)
         if managed is not None:
@@ -662,7 +663,12 @@ def _handed_over(
             return handed
     if passing is not None:
         # An entrypoint: what it starts is its caller's command (the image's CMD), read
-        # when the Dockerfile or compose file that runs it is checked.
+        # when the Dockerfile or compose file that runs it is checked; unless another of its
+        # branches runs what is not here (quay's `supervisord -c` of a rendered file): then
+        # what it starts is not known, and "no server command line" would be false.
+        met = met_since(mark)
+        if met is not None:
+            raise met
         raise NothingToCheck(
             f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
             "image's CMD, read with the Dockerfile or compose file that runs it); "
@@ -1641,6 +1647,9 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
         apps = read_supervisord(
             config.file, config.text, find_config=find_config, follow=follow_words
         )
+    except NotFollowed as why:
+        remember(why)  # its programs run scripts not here: not known, which is not "no server"
+        return None
     except NothingToCheck:
         return None
     return apps[0]

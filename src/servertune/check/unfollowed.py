@@ -32,6 +32,8 @@ from servertune.check.model import NotFollowed
 
 __all__ = [
     "first_not_followed",
+    "met_since",
+    "met_so_far",
     "not_followed_launcher",
     "nothing_started",
     "reading_one_file",
@@ -173,6 +175,19 @@ def first_not_followed() -> NotFollowed | None:
     """The first link not followed in the file being read, if any."""
     met = _MET.get()
     return met[0] if met else None
+
+
+def met_so_far() -> int:
+    """How many links not followed the file being read has met: a mark for `met_since`."""
+    met = _MET.get()
+    return len(met) if met else 0
+
+
+def met_since(mark: int) -> NotFollowed | None:
+    """The first link not followed met after `mark` (`met_so_far`), if any: one met while
+    reading a part of the file, not an earlier part's."""
+    met = _MET.get()
+    return met[mark] if met and len(met) > mark else None
 
 
 def nothing_started(
