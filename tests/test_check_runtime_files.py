@@ -1,0 +1,170 @@
+"""Files a container makes when it starts from the repository's files (`cp`, `ln -s`,
+`envsubst`, `echo >`) are the files its server reads: the chain reaches the repository file
+(or the text written), on evidence in the files only. Each repository is written here for the
+form it pins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+#: An image whose CMD runs start.sh from its WORKDIR.
+_IMAGE = """\
+FROM python:3.12-slim
+WORKDIR /opt/app
+COPY . /opt/app/
+ENV UWSGI_PROCESSES=6
+CMD ["sh", "start.sh"]
+"""
+
+
+def test_envsubst_rendered_ini_is_the_template_read_with_the_images_env(tmp_path: Path) -> None:
+    """`envsubst <uwsgi.conf.ini >uwsgi.ini` then `uwsgi --ini uwsgi.ini`: the server reads
+    the template rendered with the image's ENV (processes 6); a name nothing sets stays
+    unresolved (threads: uWSGI's default, said in a note), never guessed."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _IMAGE,
+            "uwsgi.conf.ini": "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\n"
+            "processes = ${UWSGI_PROCESSES}\nthreads = ${UWSGI_THREADS}\n",
+            "start.sh": "#!/bin/sh\nenvsubst <uwsgi.conf.ini >uwsgi.ini || true\n"
+            "exec uwsgi --ini uwsgi.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:5", "start.sh:3", "uwsgi.conf.ini:3"], "uwsgi", 6)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]
+    unresolved = [n.at for n in result.notes if n.kind == "unresolved-variable"]
+    assert any(at.file.name == "uwsgi.conf.ini" and at.line == 5 for at in unresolved)
+
+
+def test_envsubst_with_a_shell_format_substitutes_only_the_names_it_lists(tmp_path: Path) -> None:
+    """`envsubst '$PROCS'` renders that name only (`$PROCS` unbraced too): `${THREADS}`, which
+    the environment also sets, stays as written, so threads is uWSGI's default, not 4."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _IMAGE.replace("ENV UWSGI_PROCESSES=6", "ENV PROCS=6 THREADS=4"),
+            "uwsgi.conf.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = $PROCS\n"
+            "threads = ${THREADS}\n",
+            "start.sh": "#!/bin/sh\nenvsubst '$PROCS' < uwsgi.conf.ini > /tmp/u.ini\n"
+            "exec uwsgi --ini /tmp/u.ini\n",
+        },
+    )
+    result = check_folder(root)
+    ((_, kind, workers),) = chains(result, root)
+    assert (kind, workers) == ("uwsgi", 6)
+    (app,) = result.apps
+    assert app.threads.value == 1
+
+
+def test_cp_in_an_s6_init_service_the_server_service_depends_on(tmp_path: Path) -> None:
+    """s6-rc starts `init-app-config` (which copies /defaults/uwsgi.ini to /app/uwsgi.ini)
+    before `svc-app` (its dependencies.d says so): the server's `--ini /app/uwsgi.ini` is
+    root/defaults/uwsgi.ini, one process, read once."""
+    s6 = "root/etc/s6-overlay/s6-rc.d"
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY root/ /\n",
+            "root/defaults/uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 5\n",
+            f"{s6}/init-app-config/run": "#!/usr/bin/with-contenv bash\nmkdir -p /app\n"
+            "cp /defaults/uwsgi.ini /app/uwsgi.ini\n",
+            f"{s6}/svc-app/dependencies.d/init-app-config": "",
+            f"{s6}/svc-app/run": "#!/usr/bin/with-contenv bash\n"
+            "exec s6-setuidgid abc uwsgi --ini /app/uwsgi.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        ([f"{s6}/svc-app/run:2", "root/defaults/uwsgi.ini:2"], "uwsgi", 5)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]
+
+
+def test_cp_in_a_service_nothing_orders_first_is_not_followed(tmp_path: Path) -> None:
+    """The same copy in an s6 service the server's service does not depend on may run after
+    it: the server's config stays not found, never guessed."""
+    s6 = "root/etc/s6-overlay/s6-rc.d"
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY root/ /\n",
+            "root/defaults/uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 5\n",
+            f"{s6}/init-app-config/run": "#!/bin/bash\ncp /defaults/uwsgi.ini /app/uwsgi.ini\n",
+            f"{s6}/svc-app/run": "#!/bin/bash\nexec uwsgi --ini /app/uwsgi.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert [n.at.file.name for n in result.notes if n.kind == "config-not-found"] == ["run"]
+
+
+def test_ln_s_into_a_folder_made_by_the_script(tmp_path: Path) -> None:
+    """`ln -s -t "$CONF" /etc/app/conf.d/web.ini` (CONF a folder the script made) links the
+    file the image copied there: `--ini /run/conf.d/web.ini` is conf/web.ini."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY conf/ /etc/app/conf.d/\n"
+            'COPY start.sh /start.sh\nCMD ["/start.sh"]\n',
+            "conf/web.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 3\n",
+            "start.sh": '#!/bin/sh\nCONF=/run/conf.d\nmkdir -p "$CONF"\n'
+            'ln -s -t "$CONF" /etc/app/conf.d/web.ini\nexec uwsgi --ini /run/conf.d/web.ini\n',
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4", "start.sh:5", "conf/web.ini:2"], "uwsgi", 3)]
+
+
+def test_ln_s_after_the_server_line_makes_nothing_it_reads(tmp_path: Path) -> None:
+    """A link made after the server started (a line below `uwsgi` that does not exec) is
+    not what the server read."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY conf/ /etc/app/\n"
+            'COPY start.sh /start.sh\nCMD ["/start.sh"]\n',
+            "conf/web.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 3\n",
+            "start.sh": "#!/bin/sh\nuwsgi --ini /run/web.ini &\n"
+            "ln -s /etc/app/web.ini /run/web.ini\nwait\n",
+        },
+    )
+    result = check_folder(root)
+    assert any(n.kind == "config-not-found" for n in result.notes)
+
+
+def test_echo_writes_the_config_the_server_reads_with_the_images_env(tmp_path: Path) -> None:
+    """`echo "workers = $WORKERS" > /tmp/gunicorn.conf.py` (WORKERS from the image's ENV)
+    then `gunicorn -c /tmp/gunicorn.conf.py`: 7 workers, read from the echo line."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nENV WORKERS=7\n"
+            'COPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n',
+            "entrypoint.sh": '#!/bin/sh\necho "workers = $WORKERS" > /tmp/gunicorn.conf.py\n'
+            "exec gunicorn -c /tmp/gunicorn.conf.py --bind 0.0.0.0:8000 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4", "entrypoint.sh:2"], "gunicorn", 7)]
+
+
+def test_echo_of_a_variable_nothing_sets_is_an_unresolved_note(tmp_path: Path) -> None:
+    """`echo "workers = $WORKERS"` with WORKERS set nowhere: the file is read with the text as
+    written (gunicorn's default workers), and a note says the value is known only at run."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY entrypoint.sh /entrypoint.sh\n"
+            'ENTRYPOINT ["/entrypoint.sh"]\n',
+            "entrypoint.sh": '#!/bin/sh\necho "workers = $WORKERS" > /tmp/gunicorn.conf.py\n'
+            "exec gunicorn -c /tmp/gunicorn.conf.py --bind 0.0.0.0:8000 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    notes = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert any("$WORKERS" in n.message and n.at.line == 2 for n in notes)
