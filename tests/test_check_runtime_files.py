@@ -168,3 +168,49 @@ def test_echo_of_a_variable_nothing_sets_is_an_unresolved_note(tmp_path: Path) -
     result = check_folder(root)
     notes = [n for n in result.notes if n.kind == "unresolved-variable"]
     assert any("$WORKERS" in n.message and n.at.line == 2 for n in notes)
+
+
+def test_image_from_an_image_built_here_inherits_its_files_env_and_command(
+    tmp_path: Path,
+) -> None:
+    """`FROM acme/shop-base:1.0` in shop's repository, whose shop_base/Dockerfile copies
+    common/ (start.sh, uwsgi.conf.ini) and sets ENV PROCS=4: the app image runs its own CMD
+    `sh start.sh` from the base's files, under the base's ENV, so the chain reaches the
+    envsubst-rendered ini (4 processes), not "not in the build context"."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "shop_base/Dockerfile": "FROM python:3.12-slim AS system\nFROM system\n"
+            "COPY ./common/ /opt/shop/\nENV PROCS=4\n",
+            "common/start.sh": "#!/bin/sh\nenvsubst < uwsgi.conf.ini > uwsgi.ini\n"
+            "exec uwsgi --ini uwsgi.ini\n",
+            "common/uwsgi.conf.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = ${PROCS}\n",
+            "shop_app/Dockerfile": "ARG VERSION=edge\nFROM acme/shop-base:${VERSION}\n"
+            'WORKDIR /opt/shop/\nCMD ["sh", "start.sh"]\n',
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (
+            ["shop_app/Dockerfile:4", "common/start.sh:3", "common/uwsgi.conf.ini:2"],
+            "uwsgi",
+            4,
+        )
+    ]
+    assert not [n for n in result.notes if n.kind == "not-followed"]
+
+
+def test_from_a_library_image_inherits_nothing(tmp_path: Path) -> None:
+    """`FROM python:3.12` (a library image) beside a Dockerfile of the repository: nothing
+    of that Dockerfile is taken for the base's, the start script stays not followed."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "shop_base/Dockerfile": "FROM python:3.12-slim\nCOPY ./common/ /opt/shop/\n",
+            "common/start.sh": "#!/bin/sh\nexec uwsgi --http :8000 --processes 3\n",
+            "shop_app/Dockerfile": 'FROM python:3.12\nWORKDIR /opt/shop/\nCMD ["sh", "start.sh"]\n',
+        },
+    )
+    result = check_folder(root)
+    assert all(launch[0][0] != "shop_app/Dockerfile:3" for launch in chains(result, root))
+    assert any(n.kind == "not-followed" for n in result.notes)

@@ -28,13 +28,14 @@ arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import itertools
 import json
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -219,6 +220,13 @@ class _Stage:
     #: The CMD was written in this stage (an ENTRYPOINT after it keeps it: only a base's
     #: CMD is reset by an ENTRYPOINT).
     cmd_here: bool = False
+    #: The image this stage's line of stages is `FROM`, when it is no stage of this file
+    #: (`openwisp/openwisp-base:edge`), as written with its ARGs expanded.
+    base: str = ""
+    #: An ENTRYPOINT (a CMD) was written in this line of stages: the base image's is then
+    #: not run.
+    entrypoint_here: bool = False
+    cmd_written: bool = False
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -236,6 +244,9 @@ class _Stage:
             stop_signal=self.stop_signal,
             workdir_known=self.workdir_known,
             guessed=set(self.guessed),
+            base=self.base,
+            entrypoint_here=self.entrypoint_here,
+            cmd_written=self.cmd_written,
         )
 
 
@@ -268,6 +279,14 @@ class Image:
     context_given: bool = False
     #: Where relative COPY destinations went under a WORKDIR only the base image knows.
     guessed: frozenset[str] = frozenset()
+    #: The image named by FROM when no stage of this file is (see `_Stage.base`).
+    base_reference: str = ""
+    #: That image, when a Dockerfile of the run builds it (`with_base`): what it holds,
+    #: sets and runs is this image's too, unless this one sets its own.
+    base: Image | None = None
+    workdir_known: bool = False
+    entrypoint_here: bool = False
+    cmd_here: bool = False
 
     def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
@@ -290,7 +309,14 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        return self._under_base_workdir(wanted)
+        found = self._under_base_workdir(wanted)
+        if found is None and self.base is not None:
+            # Not copied by this Dockerfile: the image it is built FROM may hold it.
+            for target in map(self._through_links, targets):
+                found = self.base.find(str(target))
+                if found is not None:
+                    return found
+        return found
 
     def _under_base_workdir(self, wanted: str) -> ConfigFile | None:
         """`COPY ./container/ ./` under the base image's WORKDIR (not known here) and
@@ -342,6 +368,9 @@ class Image:
                         if file.is_file():
                             inner = PurePosixPath(file.relative_to(local).as_posix())
                             found.setdefault(str(target / inner), file)
+        if self.base is not None:
+            for inside, file in self.base.held_under(folder):
+                found.setdefault(inside, file)
         return sorted(found.items())
 
     def _through_links(self, target: PurePosixPath) -> PurePosixPath:
@@ -382,6 +411,8 @@ class Image:
                     if (local.is_dir() or source in (".", "./")) and real.startswith(here + os.sep):
                         inner = PurePosixPath(Path(real).relative_to(here).as_posix())
                         return str(PurePosixPath(dest) / inner)
+        if self.base is not None:
+            return self.base.holds(file, whole_context=whole_context)
         return None
 
     def _contexts(self) -> list[Path]:
@@ -539,7 +570,7 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
-    return Image(
+    image = Image(
         path=path,
         context=context if context is not None else path.parent,
         context_given=context is not None,
@@ -556,6 +587,51 @@ def read_image(
         links=stage.links,
         stop_signal=stage.stop_signal,
         guessed=frozenset(stage.guessed),
+        base_reference=stage.base,
+        workdir_known=stage.workdir_known,
+        entrypoint_here=stage.entrypoint_here,
+        cmd_here=stage.cmd_written,
+    )
+    found = BASE_IMAGE.get()
+    if image.base_reference and found is not None:
+        base = found(image.base_reference, path)
+        if base is not None:
+            return with_base(image, base)
+    return image
+
+
+#: How a Dockerfile finds the image of the run its FROM names (a Dockerfile here that builds
+#: it): (the reference, the Dockerfile) -> that image, set by `images.images_of_run`.
+BASE_IMAGE: contextvars.ContextVar[Callable[[str, Path], Image | None] | None] = (
+    contextvars.ContextVar("servertune_check_base_image", default=None)
+)
+
+
+def with_base(image: Image, base: Image) -> Image:
+    """`image` built FROM `base` (an image a Dockerfile of the run builds): it holds what
+    `base` holds, runs under `base`'s ENV (its own winning), in `base`'s WORKDIR unless it
+    sets one, and runs `base`'s ENTRYPOINT and CMD unless it sets its own (an ENTRYPOINT of
+    its own resets the base's CMD, as Docker does)."""
+    if base.path == image.path:
+        return image
+    entrypoint, entrypoint_shell = image.entrypoint, image.entrypoint_shell
+    cmd, cmd_shell = image.cmd, image.cmd_shell
+    if not image.entrypoint_here:
+        entrypoint, entrypoint_shell = base.entrypoint, base.entrypoint_shell
+        if not image.cmd_here:
+            cmd, cmd_shell = base.cmd, base.cmd_shell
+    return dataclasses.replace(
+        image,
+        base=base,
+        env={**base.env, **image.env},
+        env_at={**base.env_at, **image.env_at},
+        workdir=image.workdir if image.workdir_known else base.workdir,
+        workdir_known=image.workdir_known or base.workdir_known,
+        entrypoint=entrypoint,
+        entrypoint_shell=entrypoint_shell,
+        cmd=cmd,
+        cmd_shell=cmd_shell,
+        stop_signal=image.stop_signal or base.stop_signal,
     )
 
 
@@ -574,6 +650,8 @@ def _from(
     """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
     base = command.value[0].lower() if command.value else ""
     stage = stages[base].inherit() if base in stages else _Stage()
+    if base not in stages and base != "scratch":
+        stage.base = process_word(command.value[0], global_args)
     # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
     # page: "Once a build argument is declared or consumed in a stage, it's automatically
     # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
@@ -619,8 +697,10 @@ def _apply(
         words = _command_words(command, source)
         if name == "CMD":
             stage.cmd, stage.cmd_shell, stage.cmd_here = words, not command.json, True
+            stage.cmd_written = True
         else:
             stage.entrypoint, stage.entrypoint_shell = words, not command.json
+            stage.entrypoint_here = True
             if not stage.cmd_here:
                 stage.cmd = None  # an ENTRYPOINT resets the CMD of the base, not its own
     elif name in ("COPY", "ADD"):
