@@ -214,3 +214,42 @@ def test_from_a_library_image_inherits_nothing(tmp_path: Path) -> None:
     result = check_folder(root)
     assert all(launch[0][0] != "shop_app/Dockerfile:3" for launch in chains(result, root))
     assert any(n.kind == "not-followed" for n in result.notes)
+
+
+def test_find_exec_ln_s_fills_the_folder_supervisords_include_reads(tmp_path: Path) -> None:
+    """The entrypoint links the image's non-celery program files into /run/conf.d (`find
+    /etc/app/conf.d -type f ! -name 'celery-*.conf' -exec ln -s -t "$CONF" {} +`) and then
+    runs supervisord, whose `[include] files = /run/conf.d/*.conf` reads them: web.conf's
+    gunicorn is reached through the script, supervisord.conf and the include."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY etc /etc/\nCOPY start /app/bin/\n"
+            'ENTRYPOINT ["/app/bin/start"]\nCMD ["runserver"]\n',
+            "etc/app/supervisord.conf": "[supervisord]\nnodaemon = true\n\n"
+            "[include]\nfiles = /run/conf.d/*.conf\n",
+            "etc/app/conf.d/web.conf": "[program:web]\n"
+            "command = gunicorn --workers 3 --bind 0.0.0.0:8000 app:app\n",
+            "etc/app/conf.d/celery-worker.conf": "[program:celery]\ncommand = celery worker\n",
+            "start": "#!/bin/bash\nprepare() {\n    CONF=/run/conf.d/\n"
+            '    mkdir -p "$CONF"\n'
+            "    find /etc/app/conf.d -type f ! -name 'celery-*.conf' "
+            '-exec ln -s -t "$CONF" {} +\n}\n'
+            "start_supervisord() {\n    exec supervisord --configuration=/etc/app/supervisord.conf\n}\n"
+            'main() {\n    if [[ ${1:-} == "runserver" ]]; then\n        prepare\n'
+            '        start_supervisord\n    fi\n}\nmain "$@"\n',
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (
+            [
+                "Dockerfile:4",
+                "start:8",
+                "etc/app/supervisord.conf:5",
+                "etc/app/conf.d/web.conf:2",
+            ],
+            "gunicorn",
+            3,
+        )
+    ]

@@ -391,9 +391,13 @@ def made_here(made: Sequence[Made]) -> Iterator[None]:
 
 
 def matching(pattern: str) -> list[str]:
-    """The container paths made so far (`made_here`) that the absolute glob `pattern` names,
-    in the order made, each once."""
-    found = [m.path for m in _MADE.get() if fnmatch.fnmatchcase(m.path, pattern)]
+    """The container paths linked or copied so far (`made_here`) that the absolute glob
+    `pattern` names, in the order made, each once (a rendered file is text, not a file)."""
+    found = [
+        m.path
+        for m in _MADE.get()
+        if m.source is not None and not m.rendered and fnmatch.fnmatchcase(m.path, pattern)
+    ]
     return list(dict.fromkeys(found))
 
 
