@@ -617,10 +617,15 @@ class _Making:
         self.made: list[runtime_files.Made] = []
         self.folders: set[str] = set()
         self.spans: set[tuple[int, int]] = set()
-        self.listing = runtime_files.image_listing(path) if find_config is not None else None
         if find_config is not None:
             for before in runtime_files.s6_predecessors(path):
                 self.made += _made_by_script(before, self.listing)
+
+    def listing(self, folder: str) -> list[str]:
+        """The files under `folder` of the image that copies the script (asked only by a
+        `find ... -exec ln` line, which is rare: the image's COPYs are walked then)."""
+        found = runtime_files.image_listing(self.path)
+        return found(folder) if found is not None else []
 
     def step(self, line: _Line, environment: Mapping[str, str]) -> None:
         """The files `line` makes (its physical lines read once: a line of several commands
