@@ -31,6 +31,7 @@ __all__ = [
     "base_image",
     "env_at_of_image",
     "env_of_image",
+    "files_in_image",
     "found_in_images",
     "image_holding",
     "image_named",
@@ -71,6 +72,7 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     runs."""
     from servertune.check.commands import IMAGE_ENV_AT, IN_IMAGES
     from servertune.check.dockerfile import BASE_IMAGE
+    from servertune.check.runtime_files import IMAGE_FILES
 
     token = _IMAGES.set(tuple(images))
     built = _BUILDS.set(tuple(builds))
@@ -78,9 +80,11 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     env_hook = IMAGE_ENV_AT.set(env_at_of_image)
     base_hook = BASE_IMAGE.set(base_image)
     with_bases = _IMAGES.set(tuple(_with_base(image) for image in images))
+    files_hook = IMAGE_FILES.set(files_in_image)
     try:
         yield
     finally:
+        IMAGE_FILES.reset(files_hook)
         _IMAGES.reset(with_bases)
         BASE_IMAGE.reset(base_hook)
         IMAGE_ENV_AT.reset(env_hook)
@@ -352,6 +356,13 @@ def _project_image(images: Sequence[Image], root: Path) -> Image | None:
 def _plain(name: str) -> str:
     """A name without case and separators (`paperless-ngx`, `Paperless_NGX`: `paperlessngx`)."""
     return "".join(c for c in name.lower() if c.isalnum())
+
+
+def files_in_image(file: Path, folder: str) -> list[str]:
+    """The container files under `folder` of the first image of the run that copies `file`
+    (a script listing them: `find /etc/app/conf.d ... -exec ln -s ...`), [] when none does."""
+    image = image_holding(file)
+    return [inside for inside, _ in image.held_under(folder)] if image is not None else []
 
 
 def image_holding(file: Path) -> Image | None:

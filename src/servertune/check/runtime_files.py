@@ -31,6 +31,7 @@ from servertune.check.commands import ConfigFile, FindConfig, expand_shell
 from servertune.check.model import Location, note
 
 __all__ = [
+    "IMAGE_FILES",
     "ListFiles",
     "Made",
     "finding",
@@ -167,15 +168,20 @@ def made_by(
     return made
 
 
+#: How a script's files are listed in the image of the run that copies it: (the script, a
+#: folder) -> the container files under it, set by `images.images_of_run`.
+IMAGE_FILES: contextvars.ContextVar[Callable[[Path, str], list[str]] | None] = (
+    contextvars.ContextVar("servertune_check_runtime_image_files", default=None)
+)
+
+
 def image_listing(file: Path) -> ListFiles | None:
     """The files under a folder of the image of the run that copies `file` (a script it
-    runs), None when no image of the run holds it."""
-    from servertune.check.images import image_holding
-
-    image = image_holding(file)
-    if image is None:
+    runs), None when no images are known."""
+    listed = IMAGE_FILES.get()
+    if listed is None:
         return None
-    return lambda folder: [inside for inside, _ in image.held_under(folder)]
+    return lambda folder: listed(file, folder)
 
 
 def _copied(
