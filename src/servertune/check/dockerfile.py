@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -416,9 +417,15 @@ class Image:
         return None
 
     def _contexts(self) -> list[Path]:
+        return list(self._context_folders)
+
+    @functools.cached_property
+    def _context_folders(self) -> tuple[Path, ...]:
+        """The build context, then (when none was given) the folders above it a COPY may
+        name, worked out once per image: every lookup of a file in it asks."""
         contexts = [self.context]
         if self.context_given:
-            return contexts
+            return tuple(contexts)
         for _ in range(CONTEXT_ANCESTORS):
             above = contexts[-1].parent
             if (
@@ -428,7 +435,7 @@ class Image:
             ):
                 break
             contexts.append(above)
-        return contexts
+        return tuple(contexts)
 
 
 def _locate(

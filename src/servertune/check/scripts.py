@@ -1034,13 +1034,22 @@ def _fixed_variables(
             else:
                 texts.append(found.text)
     written = "\n".join(texts)
+    # The names the texts assign (`NAME=`, `NAME+=`) or `read`, found once: an image's and
+    # a compose file's environment may hold a hundred names.
+    assigned = set(_ASSIGNED.findall(written))
+    assigned.update(w for rest in _READ.findall(written) for w in re.findall(r"\w+", rest))
     fixed = {
         name: value
         for name, value in env.items()
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
-        and not re.search(rf"(?<![\w$]){name}\+?=|\bread\b[^\n]*\b{name}\b", written)
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in assigned
     }
     return fixed, frozenset(unknown)
+
+
+#: A name a script assigns (`NAME=value`, `NAME+=value`), not one it expands (`$NAME=`).
+_ASSIGNED = re.compile(r"(?<![\w$])(\w+)\+?=")
+#: What follows `read` on its line: the names it reads into.
+_READ = re.compile(r"\bread\b([^\n]*)")
 
 
 def _selected(
