@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from servertune.check.runtime_files import made_by
 from tests.folder_support import chains, check_folder, write
 
 #: An image whose CMD runs start.sh from its WORKDIR.
@@ -253,3 +256,25 @@ def test_find_exec_ln_s_fills_the_folder_supervisords_include_reads(tmp_path: Pa
             3,
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "made"),
+    [
+        ("cp -a /src/. /dst/", [("/dst", "/src")]),
+        ("cp /a/x.ini /b/", [("/b/x.ini", "/a/x.ini")]),
+        ("cp a.ini b.ini /d", [("/d/a.ini", "a.ini"), ("/d/b.ini", "b.ini")]),
+        ("ln -sf /etc/a.conf /run/a.conf", [("/run/a.conf", "/etc/a.conf")]),
+        ("ln /etc/a.conf /run/a.conf", []),  # a hard link: not what these images write
+        ("cat /etc/a.conf >> /run/a.conf", []),  # appends to a file whose start is unknown
+        ('cp /etc/a.conf "$NOWHERE/a.conf"', []),  # a destination known only at run time
+        ('echo "server $HOST:$PORT;" > /run/up 2>&1', [("/run/up", "server web:$PORT;\n")]),
+    ],
+)
+def test_lines_that_make_a_file_and_lines_that_make_none(
+    line: str, made: list[tuple[str, str]]
+) -> None:
+    """Each form read as the shell runs it: what it makes (destination, source or text),
+    and nothing when the destination or its whole content is not known here."""
+    found = made_by(Path("start.sh"), line, 1, {"HOST": "web"}, set())
+    assert [(m.path, m.source if m.text is None else m.text) for m in found] == made

@@ -124,6 +124,8 @@ def _commands(text: str) -> list[tuple[list[str], str | None, str | None]]:
             skip_out = True
             index += 1
         elif set(token) <= set("<>&") and following is not None:
+            if words and words[-1].isdigit() and token.endswith("&"):
+                words.pop()  # `2>&1`: the stream's number, not a word of the command
             index += 1  # `>&2`, `2>&1`, `&>file`, `<<<`: not a file this makes
         else:
             words.append(token)
@@ -229,7 +231,12 @@ def _copied(
     else:
         sources = words
     return [
-        Made(_norm(str(PurePosixPath(into) / PurePosixPath(s).name)), at, source=_norm(s))
+        # `cp -a /src/. /dst/` copies the folder's contents into /dst, not a folder `src`.
+        Made(
+            _norm(into if s.endswith("/.") else str(PurePosixPath(into) / PurePosixPath(s).name)),
+            at,
+            source=_norm(s),
+        )
         for s in sources
     ]
 
