@@ -278,3 +278,24 @@ def test_lines_that_make_a_file_and_lines_that_make_none(
     and nothing when the destination or its whole content is not known here."""
     found = made_by(Path("start.sh"), line, 1, {"HOST": "web"}, set())
     assert [(m.path, m.source if m.text is None else m.text) for m in found] == made
+
+
+def test_image_from_a_base_built_here_runs_the_bases_cmd_under_its_own_env(
+    tmp_path: Path,
+) -> None:
+    """The app image sets no CMD: the base's `CMD ["sh", "start.sh"]` runs, in the base's
+    WORKDIR, with the app's `ENV WORKERS=5` winning over the base's 2; its chain starts at
+    the app's FROM line, and the base's own reading of the same lines is that process."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "shop_base/Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY common/ /srv/\n"
+            'ENV WORKERS=2\nCMD ["sh", "start.sh"]\n',
+            "common/start.sh": '#!/bin/sh\nexec gunicorn -w "$WORKERS" -b 0.0.0.0:8000 app:app\n',
+            "shop_app/Dockerfile": "FROM acme/shop-base:1\nENV WORKERS=5\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["shop_app/Dockerfile:1", "shop_base/Dockerfile:5", "common/start.sh:2"], "gunicorn", 5)
+    ]

@@ -224,6 +224,8 @@ class _Stage:
     #: The image this stage's line of stages is `FROM`, when it is no stage of this file
     #: (`openwisp/openwisp-base:edge`), as written with its ARGs expanded.
     base: str = ""
+    #: The line of that FROM.
+    base_line: int = 1
     #: An ENTRYPOINT (a CMD) was written in this line of stages: the base image's is then
     #: not run.
     entrypoint_here: bool = False
@@ -246,6 +248,7 @@ class _Stage:
             workdir_known=self.workdir_known,
             guessed=set(self.guessed),
             base=self.base,
+            base_line=self.base_line,
             entrypoint_here=self.entrypoint_here,
             cmd_written=self.cmd_written,
         )
@@ -285,6 +288,8 @@ class Image:
     #: That image, when a Dockerfile of the run builds it (`with_base`): what it holds,
     #: sets and runs is this image's too, unless this one sets its own.
     base: Image | None = None
+    #: The line of the FROM that names it.
+    base_line: int = 1
     workdir_known: bool = False
     entrypoint_here: bool = False
     cmd_here: bool = False
@@ -595,6 +600,7 @@ def read_image(
         stop_signal=stage.stop_signal,
         guessed=frozenset(stage.guessed),
         base_reference=stage.base,
+        base_line=stage.base_line,
         workdir_known=stage.workdir_known,
         entrypoint_here=stage.entrypoint_here,
         cmd_here=stage.cmd_written,
@@ -659,6 +665,7 @@ def _from(
     stage = stages[base].inherit() if base in stages else _Stage()
     if base not in stages and base != "scratch":
         stage.base = process_word(command.value[0], global_args)
+        stage.base_line = command.start_line
     # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
     # page: "Once a build argument is declared or consumed in a stage, it's automatically
     # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
@@ -905,6 +912,7 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
         app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
+    app = _through_base(app, image)
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
         if not shown:  # a builder stage, a base image: the base image's own command runs
@@ -1085,7 +1093,17 @@ def image_server(
     app = find_server(path, entrypoint, cmd, env, env_at, image, find=find)
     if app is None and image is not None:
         app = _s6_services(path, image, entrypoint + cmd, env, env_at)
-    return app
+    return _through_base(app, image) if image is not None else app
+
+
+def _through_base(app: AppServer | None, image: Image) -> AppServer | None:
+    """The app with the image's FROM line first in its launch chain when what it runs is
+    its base's (a CMD of the base's Dockerfile): the image built here is what starts it."""
+    if app is None or image.base is None or not app.launched_by:
+        return app
+    if app.launched_by[0].file == image.path:
+        return app
+    return replace(app, launched_by=(Location(image.path, image.base_line), *app.launched_by))
 
 
 __all__ += ["image_server"]
