@@ -339,13 +339,18 @@ def _found_links(
 
 
 def _render(text: str, made: Made) -> str:
+    """`text` as envsubst renders it for `made`: the names it substitutes that the
+    environment holds; every other `$NAME` as written (unknown here, never empty)."""
     environment = dict(made.environment)
 
     def one(match: re.Match[str]) -> str:
         name = match["braced"] or match["bare"]
         if made.names is not None and name not in made.names:
             return match[0]
-        return environment.get(name, match[0])
+        value = environment.get(name, match[0])
+        # A value of several lines would move every line below it: the file:line of what
+        # is read there would name another line of the repository file. Left unknown.
+        return match[0] if "\n" in value else value
 
     return _VARIABLE.sub(one, text)
 
