@@ -28,13 +28,15 @@ arguments given with `--build-arg` are not known here: `ARG` defaults are used.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
+import functools
 import itertools
 import json
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -219,6 +221,15 @@ class _Stage:
     #: The CMD was written in this stage (an ENTRYPOINT after it keeps it: only a base's
     #: CMD is reset by an ENTRYPOINT).
     cmd_here: bool = False
+    #: The image this stage's line of stages is `FROM`, when it is no stage of this file
+    #: (`openwisp/openwisp-base:edge`), as written with its ARGs expanded.
+    base: str = ""
+    #: The line of that FROM.
+    base_line: int = 1
+    #: An ENTRYPOINT (a CMD) was written in this line of stages: the base image's is then
+    #: not run.
+    entrypoint_here: bool = False
+    cmd_written: bool = False
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -236,6 +247,10 @@ class _Stage:
             stop_signal=self.stop_signal,
             workdir_known=self.workdir_known,
             guessed=set(self.guessed),
+            base=self.base,
+            base_line=self.base_line,
+            entrypoint_here=self.entrypoint_here,
+            cmd_written=self.cmd_written,
         )
 
 
@@ -268,6 +283,16 @@ class Image:
     context_given: bool = False
     #: Where relative COPY destinations went under a WORKDIR only the base image knows.
     guessed: frozenset[str] = frozenset()
+    #: The image named by FROM when no stage of this file is (see `_Stage.base`).
+    base_reference: str = ""
+    #: That image, when a Dockerfile of the run builds it (`with_base`): what it holds,
+    #: sets and runs is this image's too, unless this one sets its own.
+    base: Image | None = None
+    #: The line of the FROM that names it.
+    base_line: int = 1
+    workdir_known: bool = False
+    entrypoint_here: bool = False
+    cmd_here: bool = False
 
     def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
@@ -290,7 +315,14 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        return self._under_base_workdir(wanted)
+        found = self._under_base_workdir(wanted)
+        if found is None and self.base is not None:
+            # Not copied by this Dockerfile: the image it is built FROM may hold it.
+            for target in map(self._through_links, targets):
+                found = self.base.find(str(target))
+                if found is not None:
+                    return found
+        return found
 
     def _under_base_workdir(self, wanted: str) -> ConfigFile | None:
         """`COPY ./container/ ./` under the base image's WORKDIR (not known here) and
@@ -342,6 +374,9 @@ class Image:
                         if file.is_file():
                             inner = PurePosixPath(file.relative_to(local).as_posix())
                             found.setdefault(str(target / inner), file)
+        if self.base is not None:
+            for inside, file in self.base.held_under(folder):
+                found.setdefault(inside, file)
         return sorted(found.items())
 
     def _through_links(self, target: PurePosixPath) -> PurePosixPath:
@@ -382,12 +417,20 @@ class Image:
                     if (local.is_dir() or source in (".", "./")) and real.startswith(here + os.sep):
                         inner = PurePosixPath(Path(real).relative_to(here).as_posix())
                         return str(PurePosixPath(dest) / inner)
+        if self.base is not None:
+            return self.base.holds(file, whole_context=whole_context)
         return None
 
     def _contexts(self) -> list[Path]:
+        return list(self._context_folders)
+
+    @functools.cached_property
+    def _context_folders(self) -> tuple[Path, ...]:
+        """The build context, then (when none was given) the folders above it a COPY may
+        name, worked out once per image: every lookup of a file in it asks."""
         contexts = [self.context]
         if self.context_given:
-            return contexts
+            return tuple(contexts)
         for _ in range(CONTEXT_ANCESTORS):
             above = contexts[-1].parent
             if (
@@ -397,7 +440,7 @@ class Image:
             ):
                 break
             contexts.append(above)
-        return contexts
+        return tuple(contexts)
 
 
 def _locate(
@@ -539,7 +582,7 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
-    return Image(
+    image = Image(
         path=path,
         context=context if context is not None else path.parent,
         context_given=context is not None,
@@ -556,6 +599,52 @@ def read_image(
         links=stage.links,
         stop_signal=stage.stop_signal,
         guessed=frozenset(stage.guessed),
+        base_reference=stage.base,
+        base_line=stage.base_line,
+        workdir_known=stage.workdir_known,
+        entrypoint_here=stage.entrypoint_here,
+        cmd_here=stage.cmd_written,
+    )
+    found = BASE_IMAGE.get()
+    if image.base_reference and found is not None:
+        base = found(image.base_reference, path)
+        if base is not None:
+            return with_base(image, base)
+    return image
+
+
+#: How a Dockerfile finds the image of the run its FROM names (a Dockerfile here that builds
+#: it): (the reference, the Dockerfile) -> that image, set by `images.images_of_run`.
+BASE_IMAGE: contextvars.ContextVar[Callable[[str, Path], Image | None] | None] = (
+    contextvars.ContextVar("servertune_check_base_image", default=None)
+)
+
+
+def with_base(image: Image, base: Image) -> Image:
+    """`image` built FROM `base` (an image a Dockerfile of the run builds): it holds what
+    `base` holds, runs under `base`'s ENV (its own winning), in `base`'s WORKDIR unless it
+    sets one, and runs `base`'s ENTRYPOINT and CMD unless it sets its own (an ENTRYPOINT of
+    its own resets the base's CMD, as Docker does)."""
+    if base.path == image.path:
+        return image
+    entrypoint, entrypoint_shell = image.entrypoint, image.entrypoint_shell
+    cmd, cmd_shell = image.cmd, image.cmd_shell
+    if not image.entrypoint_here:
+        entrypoint, entrypoint_shell = base.entrypoint, base.entrypoint_shell
+        if not image.cmd_here:
+            cmd, cmd_shell = base.cmd, base.cmd_shell
+    return dataclasses.replace(
+        image,
+        base=base,
+        env={**base.env, **image.env},
+        env_at={**base.env_at, **image.env_at},
+        workdir=image.workdir if image.workdir_known else base.workdir,
+        workdir_known=image.workdir_known or base.workdir_known,
+        entrypoint=entrypoint,
+        entrypoint_shell=entrypoint_shell,
+        cmd=cmd,
+        cmd_shell=cmd_shell,
+        stop_signal=image.stop_signal or base.stop_signal,
     )
 
 
@@ -574,6 +663,9 @@ def _from(
     """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
     base = command.value[0].lower() if command.value else ""
     stage = stages[base].inherit() if base in stages else _Stage()
+    if base not in stages and base != "scratch":
+        stage.base = process_word(command.value[0], global_args)
+        stage.base_line = command.start_line
     # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
     # page: "Once a build argument is declared or consumed in a stage, it's automatically
     # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
@@ -619,8 +711,10 @@ def _apply(
         words = _command_words(command, source)
         if name == "CMD":
             stage.cmd, stage.cmd_shell, stage.cmd_here = words, not command.json, True
+            stage.cmd_written = True
         else:
             stage.entrypoint, stage.entrypoint_shell = words, not command.json
+            stage.entrypoint_here = True
             if not stage.cmd_here:
                 stage.cmd = None  # an ENTRYPOINT resets the CMD of the base, not its own
     elif name in ("COPY", "ADD"):
@@ -818,6 +912,7 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
         app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
+    app = _through_base(app, image)
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
         if not shown:  # a builder stage, a base image: the base image's own command runs
@@ -998,7 +1093,17 @@ def image_server(
     app = find_server(path, entrypoint, cmd, env, env_at, image, find=find)
     if app is None and image is not None:
         app = _s6_services(path, image, entrypoint + cmd, env, env_at)
-    return app
+    return _through_base(app, image) if image is not None else app
+
+
+def _through_base(app: AppServer | None, image: Image) -> AppServer | None:
+    """The app with the image's FROM line first in its launch chain when what it runs is
+    its base's (a CMD of the base's Dockerfile): the image built here is what starts it."""
+    if app is None or image.base is None or not app.launched_by:
+        return app
+    if app.launched_by[0].file == image.path:
+        return app
+    return replace(app, launched_by=(Location(image.path, image.base_line), *app.launched_by))
 
 
 __all__ += ["image_server"]

@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Build",
+    "base_image",
     "env_at_of_image",
     "env_of_image",
+    "files_in_image",
     "found_in_images",
     "image_holding",
     "image_named",
@@ -69,18 +71,61 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     asks) and `image_named`, with the images compose files build and tag, while the block
     runs."""
     from servertune.check.commands import IMAGE_ENV_AT, IN_IMAGES
+    from servertune.check.dockerfile import BASE_IMAGE
+    from servertune.check.runtime_files import IMAGE_FILES
 
     token = _IMAGES.set(tuple(images))
     built = _BUILDS.set(tuple(builds))
     hook = IN_IMAGES.set(found_in_images)
     env_hook = IMAGE_ENV_AT.set(env_at_of_image)
+    base_hook = BASE_IMAGE.set(base_image)
+    with_bases = _IMAGES.set(tuple(_with_base(image) for image in images))
+    files_hook = IMAGE_FILES.set(files_in_image)
     try:
         yield
     finally:
+        IMAGE_FILES.reset(files_hook)
+        _IMAGES.reset(with_bases)
+        BASE_IMAGE.reset(base_hook)
         IMAGE_ENV_AT.reset(env_hook)
         IN_IMAGES.reset(hook)
         _BUILDS.reset(built)
         _IMAGES.reset(token)
+
+
+#: The Dockerfiles whose FROM is being resolved, outermost first: a base that names one of
+#: them again (`FROM app:old` in app's own Dockerfile) is not read a second time.
+_BASING: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
+    "servertune_check_images_basing", default=frozenset()
+)
+
+
+def base_image(reference: str, dockerfile: Path) -> Image | None:
+    """The image of the run a Dockerfile's FROM names (`FROM openwisp/openwisp-base:edge`
+    with images/openwisp_base/Dockerfile here, `image_named`'s evidence), None when it is a
+    library or registry image, or the files do not say which Dockerfile builds it."""
+    basing = _BASING.get()
+    if dockerfile.absolute() in basing or len(basing) > 4:
+        return None
+    token = _BASING.set(basing | {dockerfile.absolute()})
+    try:
+        with collect_notes():  # a FROM the files do not resolve is the base's own registry's
+            found = image_named(reference, dockerfile)
+    finally:
+        _BASING.reset(token)
+    if found is None or found.path.absolute() == dockerfile.absolute():
+        return None
+    return found
+
+
+def _with_base(image: Image) -> Image:
+    """`image` with the image of the run its FROM names (`dockerfile.with_base`)."""
+    from servertune.check.dockerfile import with_base
+
+    if not image.base_reference or image.base is not None:
+        return image
+    base = base_image(image.base_reference, image.path)
+    return with_base(image, base) if base is not None else image
 
 
 def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile | None:
@@ -241,6 +286,11 @@ def _keys(image: Image, root: Path) -> set[str]:
     folder = image.path.absolute().parent
     if os.path.normpath(folder) != os.path.normpath(root.absolute()):
         keys.add(_plain(folder.name))
+        # `openwisp_base/` in openwisp's repository is known as `base` too, as the image
+        # name `openwisp/openwisp-base` is read without the repository's words.
+        own = [w for w in _words(folder.name) if not _projects(w, root)]
+        if own and len(own) < len(_words(folder.name)):
+            keys.add("".join(own))
     name = image.path.name
     for part in re.split(r"(?i)dockerfile", name):
         if _plain(part):
@@ -306,6 +356,13 @@ def _project_image(images: Sequence[Image], root: Path) -> Image | None:
 def _plain(name: str) -> str:
     """A name without case and separators (`paperless-ngx`, `Paperless_NGX`: `paperlessngx`)."""
     return "".join(c for c in name.lower() if c.isalnum())
+
+
+def files_in_image(file: Path, folder: str) -> list[str]:
+    """The container files under `folder` of the first image of the run that copies `file`
+    (a script listing them: `find /etc/app/conf.d ... -exec ln -s ...`), [] when none does."""
+    image = image_holding(file)
+    return [inside for inside, _ in image.held_under(folder)] if image is not None else []
 
 
 def image_holding(file: Path) -> Image | None:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
     SHELLS,
@@ -551,6 +552,7 @@ def read_script(
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
+    making = _Making(path, physical, env is not None, find_config)
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
@@ -559,6 +561,8 @@ def read_script(
         if found is not None:
             commands.append((line, found, _own_variables(environment)))
         else:
+            if not commands:
+                making.step(line, environment)
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
@@ -569,10 +573,12 @@ def read_script(
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
+    find_config = making.find_config()
     if not commands:
-        return _handed_over(
-            path, lines, physical, environment, env_at, arguments, find_config, passing
-        )
+        with runtime_files.made_here(making.made):
+            return _handed_over(
+                path, lines, physical, environment, env_at, arguments, find_config, passing
+            )
     if len(commands) > 1:
         commands = _one_server(path, commands)
     line, command, environment = commands[0]
@@ -597,6 +603,87 @@ def read_script(
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
+
+
+class _Making:
+    """The files a script makes before its server line (`runtime_files`), and its
+    `find_config` that finds them: an s6 service's init services' too."""
+
+    def __init__(
+        self, path: Path, physical: list[str], given: bool, find_config: FindConfig | None
+    ) -> None:
+        self.path, self.physical, self.given = path, physical, given
+        self.base = find_config
+        self.made: list[runtime_files.Made] = []
+        self.folders: set[str] = set()
+        self.spans: set[tuple[int, int]] = set()
+        if find_config is not None:
+            for before in runtime_files.s6_predecessors(path):
+                self.made += _made_by_script(before, self.listing)
+
+    def listing(self, folder: str) -> list[str]:
+        """The files under `folder` of the image that copies the script (asked only by a
+        `find ... -exec ln` line, which is rare: the image's COPYs are walked then)."""
+        found = runtime_files.image_listing(self.path)
+        return found(folder) if found is not None else []
+
+    def step(self, line: _Line, environment: Mapping[str, str]) -> None:
+        """The files `line` makes (its physical lines read once: a line of several commands
+        is one span), with the script's variables there."""
+        if self.base is None or (line.first, line.last) in self.spans:
+            return
+        self.spans.add((line.first, line.last))
+        text = "\n".join(self.physical[line.first - 1 : line.last])
+        if not _MAKING.search(text):
+            return
+        known = _own_variables(environment)
+        if not self.given:  # this machine's environment is not the container's
+            known = {k: v for k, v in known.items() if os.environ.get(k) != v}
+        self.made += runtime_files.made_by(
+            self.path, text, line.first, known, self.folders, self.listing
+        )
+
+    def find_config(self) -> FindConfig | None:
+        if self.base is None or not self.made:
+            return self.base
+        return runtime_files.finding(self.made, self.base)
+
+
+#: A line that may make a file (`runtime_files.made_by` reads it).
+_MAKING = re.compile(r"\b(?:cp|ln|envsubst|echo|printf|find|mkdir)\b")
+
+
+def _made_by_script(
+    script: Path, listing: runtime_files.ListFiles | None
+) -> list[runtime_files.Made]:
+    """The files another script that runs first (an s6 init service) makes, its lines read
+    in order with its own variables."""
+    from servertune.check.source import read_text
+
+    try:
+        text = read_text(script)
+    except (CheckInputError, OSError):
+        return []
+    physical = text.splitlines()
+    made: list[runtime_files.Made] = []
+    folders: set[str] = set()
+    env: dict[str, str] = {}
+    try:
+        lines = _logical_lines(script, text)
+    except CheckInputError:
+        return []
+    for line in lines:
+        _assignments(line, env)
+        if _MAKING.search(" ".join(line.words)):
+            made += runtime_files.made_by(
+                script,
+                "\n".join(physical[line.first - 1 : line.last]),
+                line.first,
+                _own_variables(env),
+                folders,
+                listing,
+            )
+    return list(dict.fromkeys(made))
 
 
 def _per_worker(
@@ -953,13 +1040,22 @@ def _fixed_variables(
             else:
                 texts.append(found.text)
     written = "\n".join(texts)
+    # The names the texts assign (`NAME=`, `NAME+=`) or `read`, found once: an image's and
+    # a compose file's environment may hold a hundred names.
+    assigned = set(_ASSIGNED.findall(written))
+    assigned.update(w for rest in _READ.findall(written) for w in re.findall(r"\w+", rest))
     fixed = {
         name: value
         for name, value in env.items()
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
-        and not re.search(rf"(?<![\w$]){name}\+?=|\bread\b[^\n]*\b{name}\b", written)
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in assigned
     }
     return fixed, frozenset(unknown)
+
+
+#: A name a script assigns (`NAME=value`, `NAME+=value`), not one it expands (`$NAME=`).
+_ASSIGNED = re.compile(r"(?<![\w$])(\w+)\+?=")
+#: What follows `read` on its line: the names it reads into.
+_READ = re.compile(r"\bread\b([^\n]*)")
 
 
 def _selected(

@@ -156,7 +156,7 @@ def _included(path: Path, value: str, at: Location, find_config: FindConfig) -> 
     files: list[Path] = []
     for pattern in value.split():
         if pattern.startswith("/"):
-            held = _in_image(path, pattern, at, find_config)
+            held = _in_image(path, pattern, at, find_config) or _made(pattern, at, find_config)
             if not held:
                 resolve.admit(Path(resolve.glob_prefix(pattern)), pattern, at, "[include] files")
             files.extend(held)
@@ -165,6 +165,15 @@ def _included(path: Path, value: str, at: Location, find_config: FindConfig) -> 
         found = resolve.glob_inside(wanted, pattern, at, "[include] files")
         files.extend(f for f in found if f.is_file() and f.resolve() != path.resolve())
     return files
+
+
+def _made(pattern: str, at: Location, find_config: FindConfig) -> list[Path]:
+    """The repository files the script that runs supervisord linked or copied where the
+    absolute glob `pattern` looks, before starting it (`runtime_files`)."""
+    from servertune.check.runtime_files import matching
+
+    found = [find_config(inside, at) for inside in matching(pattern)]
+    return list(dict.fromkeys(f.file for f in found if f is not None and f.first_line == 1))
 
 
 def _in_image(path: Path, pattern: str, at: Location, find_config: FindConfig) -> list[Path]:
