@@ -330,6 +330,18 @@ def _is_platform(path: Path, text: str) -> bool:
     return looks_like_platform(path, text)
 
 
+def _apache(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.apache import read_apache
+
+    return Reading(balancers=read_apache(path, text, env))
+
+
+def _is_apache(path: Path, text: str) -> bool:
+    from servertune.check.apache import looks_like_apache
+
+    return looks_like_apache(path, text)
+
+
 def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
     del env
@@ -446,6 +458,8 @@ READERS: Sequence[Reader] = (
     Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),
     # Before nginx, which claims any file in an `nginx/` directory by its place.
     Reader("data", "YAML or JSON check does not read", _is_data, _unsupported_data),
+    # Before nginx, which claims every `.conf` by its name (httpd's too).
+    Reader("apache", "an Apache httpd config", _is_apache, _apache),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),
 )
 
