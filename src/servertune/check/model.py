@@ -189,10 +189,10 @@ SYNC_WORKER_CLASSES = frozenset({"sync", "egg:gunicorn#sync", "gunicorn.workers.
 
 @dataclass(frozen=True)
 class AppServer:
-    """One app-server config (gunicorn, its ASGI workers, uWSGI, or a uvicorn / granian command
-    line), reduced to the numbers the rules compare."""
+    """One app-server config (gunicorn, its ASGI workers, uWSGI, a uvicorn / granian command
+    line, or an NGINX Unit application), reduced to the numbers the rules compare."""
 
-    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian"]
+    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian", "unit"]
     file: Path
     workers: Setting[int]
     threads: Setting[int]
