@@ -229,3 +229,20 @@ def test_unitd_with_no_config_loaded_here_is_not_followed(tmp_path: Path) -> Non
     assert [(n.kind, n.at) for n in result.notes] == [
         ("not-followed", Location(root / "run.sh", 2))
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"applications": [], "listeners": {}}',
+        '{"settings": {"http": 5}, "applications": {}}',
+        "[1, 2]",
+        "{",
+    ],
+)
+def test_hostile_unit_json_is_one_error_line(tmp_path: Path, text: str) -> None:
+    """A Unit config of the wrong shape or not JSON at all: one CheckInputError, no traceback."""
+    path = tmp_path / "unit.json"
+    path.write_text(text)
+    with pytest.raises(CheckInputError, match="unit.json"):
+        read_unit(path, text)

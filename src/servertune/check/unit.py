@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,59 @@ def _applications(route: Any, routes: Any, depth: int, at: Location) -> set[str]
     return found
 
 
+#: The line a key is written on, by its path (`_key_lines`), found up the path when absent.
+At = Callable[..., Location]
+
+
+def _sizing(application: dict[str, Any], name: str, at: At) -> tuple[Setting[int], Setting[int]]:
+    """An application's processes (the most it runs) and threads, each at its line (the
+    application's when left at Unit's default of 1)."""
+    processes = application.get("processes", 1)
+    where = at("applications", name, "processes")
+    if isinstance(processes, dict):
+        where = at("applications", name, "processes", "max")
+        most = processes.get("max", 1)
+        workers = Setting(
+            _int(most, "processes.max", where, 1), where, default="max" not in processes
+        )
+    else:
+        workers = Setting(
+            _int(processes, "processes", where, 1), where, default="processes" not in application
+        )
+    where = at("applications", name, "threads")
+    threads = Setting(
+        _int(application.get("threads", 1), "threads", where, 1),
+        where,
+        default="threads" not in application,
+    )
+    return workers, threads
+
+
+def _listening(
+    name: str, listeners: dict[str, Any], routes: Any, at: At
+) -> tuple[tuple[Setting[str], ...], Setting[int] | None]:
+    """The listeners whose `pass` reaches the application, and the first backlog they set."""
+    sockets: list[Setting[str]] = []
+    backlog: Setting[int] | None = None
+    for address, listener in listeners.items():
+        if not isinstance(listener, dict):
+            continue
+        reached = _applications(listener.get("pass"), routes, 0, at("listeners"))
+        if listener.get("application") == name or name in reached:
+            sockets.append(Setting(address, at("listeners", address)))
+            if "backlog" in listener and backlog is None:
+                where = at("listeners", address, "backlog")
+                backlog = Setting(_int(listener["backlog"], "backlog", where, 1), where)
+    return tuple(sockets), backlog
+
+
+def _object(data: dict[str, Any], key: str, at: At) -> dict[str, Any]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise CheckInputError(f"{at(key)}: {key} is a JSON object in Unit's config")
+    return value
+
+
 def read_unit(path: Path, text: str, env: Mapping[str, str] | None = None) -> tuple[AppServer, ...]:
     """An AppServer for each Python application of the config; NothingToCheck when it has none."""
     del env  # Unit's JSON has no variables of its own
@@ -150,73 +203,35 @@ def read_unit(path: Path, text: str, env: Mapping[str, str] | None = None) -> tu
                 return Location(path, lines[keys[:end]])
         return Location(path, 1)
 
-    applications = data.get("applications") or {}
-    listeners = data.get("listeners") or {}
-    if not isinstance(applications, dict) or not isinstance(listeners, dict):
-        raise CheckInputError(f"{at('applications')}: applications and listeners are JSON objects")
-    http = (data.get("settings") or {}).get("http") or {}
+    listeners = _object(data, "listeners", at)
+    http = _object(_object(data, "settings", at), "http", at)
     if "idle_timeout" in http:
         where = at("settings", "http", "idle_timeout")
         keepalive = Setting(float(_int(http["idle_timeout"], "idle_timeout", where, 0)), where)
     else:
         keepalive = Setting(DEFAULT_IDLE_TIMEOUT_S, Location(path, 1), default=True)
     apps: list[AppServer] = []
-    for name, application in applications.items():
+    for name, application in _object(data, "applications", at).items():
         if not isinstance(application, dict) or not str(application.get("type", "")).startswith(
             "python"
         ):
             continue
-        sockets: list[Setting[str]] = []
-        backlogs: list[Setting[int]] = []
-        for address, listener in listeners.items():
-            if not isinstance(listener, dict):
-                continue
-            reached = _applications(listener.get("pass"), data.get("routes"), 0, at("listeners"))
-            if listener.get("application") == name or name in reached:
-                sockets.append(Setting(address, at("listeners", address)))
-                if "backlog" in listener:
-                    where = at("listeners", address, "backlog")
-                    backlogs.append(Setting(_int(listener["backlog"], "backlog", where, 1), where))
-        processes = application.get("processes", 1)
-        where = at("applications", name, "processes")
-        if isinstance(processes, dict):
-            most = processes.get("max", 1)
-            where = at("applications", name, "processes", "max") if "max" in processes else where
-            workers = Setting(
-                _int(most, "processes.max", where, 1), where, default="max" not in processes
-            )
-        else:
-            workers = Setting(
-                _int(processes, "processes", where, 1),
-                where,
-                default="processes" not in application,
-            )
-        where = at("applications", name, "threads")
-        threads = Setting(
-            _int(application.get("threads", 1), "threads", where, 1),
-            where,
-            default="threads" not in application,
-        )
+        workers, threads = _sizing(application, name, at)
+        sockets, backlog = _listening(name, listeners, data.get("routes"), at)
         apps.append(
             AppServer(
                 kind="unit",
                 file=path,
-                workers=workers
-                if not workers.default
-                else replace(workers, at=at("applications", name)),
-                threads=threads
-                if not threads.default
-                else replace(threads, at=at("applications", name)),
-                sockets=tuple(sockets),
+                workers=workers,
+                threads=threads,
+                sockets=sockets,
                 mapped_sockets=False,
                 keepalive=keepalive,
                 request_timeout=None,
                 graceful_timeout=None,
                 max_requests=Setting(0, at("applications", name), default=True),
                 max_requests_jitter=Setting(0, at("applications", name), default=True),
-                backlog=backlogs[0]
-                if backlogs
-                else Setting(DEFAULT_BACKLOG, Location(path, 1), default=True),
+                backlog=backlog or Setting(DEFAULT_BACKLOG, Location(path, 1), default=True),
                 interface="asgi" if application.get("protocol") == "asgi" else "wsgi",
                 config_file=Location(path, 1),
             )

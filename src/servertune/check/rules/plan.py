@@ -69,9 +69,7 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
         return
     # (setting, plan field, directive as written in its file, whether the file is nginx)
     compared: list[tuple[Setting[float] | Setting[int] | None, str, str, bool]] = []
-    for app in c.apps:
-        if app.kind not in PLANNED:
-            continue
+    for app in (a for a in c.apps if a.kind in PLANNED):
         if app.kind in ("uvicorn", "granian"):
             compared += _command_line_compared(app, plan)
             continue
