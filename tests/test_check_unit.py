@@ -244,5 +244,5 @@ def test_hostile_unit_json_is_one_error_line(tmp_path: Path, text: str) -> None:
     """A Unit config of the wrong shape or not JSON at all: one CheckInputError, no traceback."""
     path = tmp_path / "unit.json"
     path.write_text(text)
-    with pytest.raises(CheckInputError, match="unit.json"):
+    with pytest.raises(CheckInputError, match=r"unit\.json"):
         read_unit(path, text)
