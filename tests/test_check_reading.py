@@ -198,8 +198,9 @@ def test_supervisord_programs_are_command_lines(tmp_path: Path) -> None:
 
 
 def test_nginx_unit_and_kustomize_patches_are_one_note(tmp_path: Path) -> None:
-    """PostHog's NGINX Unit json: one "not supported" note; a kustomize JSON patch in a
-    `nginx/` directory is not parsed as nginx. Neither changes the exit status."""
+    """An NGINX Unit json with no Python application (PostHog's shape): one "starts no
+    server" note; a kustomize JSON patch in a `nginx/` directory is not parsed as nginx (one
+    "not supported" note). Neither changes the exit status."""
     unit = tmp_path / "unit.json"
     unit.write_text('{"listeners": {"*:8000": {"pass": "applications/web"}}, "applications": {}}')
     patch_dir = tmp_path / "nginx"
@@ -209,7 +210,7 @@ def test_nginx_unit_and_kustomize_patches_are_one_note(tmp_path: Path) -> None:
     result = run(unit, patch, "--format", "json")
     assert result.returncode == 0, result.stderr
     coverage = json.loads(result.stdout)["coverage"]
-    assert [c["kind"] for c in coverage] == ["not-supported", "not-supported"]
+    assert [c["kind"] for c in coverage] == ["not-supported", "starts-no-server"]
     assert "NGINX Unit" in coverage[1]["message"] + coverage[0]["message"]
 
 

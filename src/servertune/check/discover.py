@@ -237,6 +237,10 @@ def _candidate(path: Path) -> bool:
         )
     if name in _PLATFORM_NAMES or (name.startswith("fly") and suffix == ".toml"):
         return True
+    if suffix == ".json" and ("unit" in name or path.parent.name.lower() == "docker-entrypoint.d"):
+        # An NGINX Unit config (`nginx-unit.json`; the unit image applies the JSON files of
+        # /docker-entrypoint.d/): its content decides (`_claims`).
+        return True
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False
     if not suffix:

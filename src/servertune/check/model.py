@@ -189,10 +189,10 @@ SYNC_WORKER_CLASSES = frozenset({"sync", "egg:gunicorn#sync", "gunicorn.workers.
 
 @dataclass(frozen=True)
 class AppServer:
-    """One app-server config (gunicorn, its ASGI workers, uWSGI, or a uvicorn / granian command
-    line), reduced to the numbers the rules compare."""
+    """One app-server config (gunicorn, its ASGI workers, uWSGI, a uvicorn / granian command
+    line, or an NGINX Unit application), reduced to the numbers the rules compare."""
 
-    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian"]
+    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian", "unit"]
     file: Path
     workers: Setting[int]
     threads: Setting[int]
@@ -397,7 +397,7 @@ class Balancer:
     Traefik service) reduced to the chain's numbers: where it sends requests, and how long it
     may keep an idle connection to those servers open."""
 
-    kind: Literal["haproxy", "caddy", "traefik"]
+    kind: Literal["haproxy", "caddy", "traefik", "apache"]
     file: Path
     #: The backend's (or listen section's) name.
     name: str
@@ -414,6 +414,9 @@ class Balancer:
     server_timeout: Setting[float] | None = None
     #: The statement that sets it, as a fix writes it.
     server_timeout_directive: str = "timeout server"
+    #: That statement set, `{}` for the seconds, where the proxy writes it otherwise than
+    #: `DIRECTIVE {}s` (Apache's `ProxyTimeout {}`, whole seconds); "": `DIRECTIVE {}s`.
+    server_timeout_fix: str = ""
     #: Each server's `maxconn` (its own, else `default-server`'s), in `servers`' order;
     #: None: no limit of its own.
     maxconns: tuple[Setting[int] | None, ...] = ()

@@ -330,16 +330,35 @@ def _is_platform(path: Path, text: str) -> bool:
     return looks_like_platform(path, text)
 
 
+def _apache(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.apache import read_apache
+
+    return Reading(balancers=read_apache(path, text, env))
+
+
+def _is_apache(path: Path, text: str) -> bool:
+    from servertune.check.apache import looks_like_apache
+
+    return looks_like_apache(path, text)
+
+
+def _unit(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.unit import read_unit
+
+    return Reading(apps=read_unit(path, text, env))
+
+
+def _is_unit(path: Path, text: str) -> bool:
+    from servertune.check.unit import looks_like_unit
+
+    return looks_like_unit(path, text)
+
+
 def _unsupported_data(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """YAML / JSON that is neither Kubernetes manifests nor a compose file: said in one note."""
     del env
     from servertune.check.model import NotSupported
 
-    if path.suffix == ".json" and re.search(r'"(listeners|applications)"\s*:', text):
-        raise NotSupported(
-            f"{path}: an NGINX Unit config (listeners / applications): check does not read "
-            "NGINX Unit; its Python applications' processes and threads were not checked"
-        )
     raise NotSupported(
         f"{path}: {path.suffix[1:].upper()} that is neither Kubernetes manifests nor a compose "
         "file (a kustomize patch, a values file?): not checked"
@@ -444,8 +463,11 @@ READERS: Sequence[Reader] = (
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),
+    Reader("unit", "an NGINX Unit config (JSON)", _is_unit, _unit),
     # Before nginx, which claims any file in an `nginx/` directory by its place.
     Reader("data", "YAML or JSON check does not read", _is_data, _unsupported_data),
+    # Before nginx, which claims every `.conf` by its name (httpd's too).
+    Reader("apache", "an Apache httpd config", _is_apache, _apache),
     Reader("nginx", "an nginx config", _is_nginx, _nginx),
 )
 

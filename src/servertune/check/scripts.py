@@ -734,6 +734,13 @@ def _handed_over(
         managed = _managed(path, lines, physical, environment, env_at, find_config)
         if managed is not None:
             return managed
+        from servertune.check.unit import unit_started
+
+        unit = unit_started(
+            path, [_words(line, physical, path) for line in lines], environment, find_config
+        )
+        if unit is not None:
+            return unit
     if passing is None:
         passing = next((line for line in lines if _runs_arguments(line.words, environment)), None)
     if passing is not None and arguments:

@@ -38,11 +38,15 @@ class Wait:
     docs: str = ""
     #: The pass it is of, when the proxy is nginx (its file's own spelling of the timeout).
     passing: PassTarget | None = None
+    #: The directive set, `{}` for the seconds, when the proxy spells it otherwise.
+    fix: str = ""
 
     def written(self, seconds: str) -> str:
         """The directive set to `seconds` (a figure), as the proxy's file writes it."""
         if self.passing is not None:
             return self.passing.timeout_written("read", seconds)
+        if self.fix:
+            return self.fix.format(seconds)
         return f"{self.directive} {seconds}s{self.end}"
 
 
@@ -130,10 +134,22 @@ class Context:
                 link.balancer.server_timeout_directive,
             )
             if link.app is not None and timeout is not None:
-                proxy = {"haproxy": "HAProxy", "caddy": "Caddy", "traefik": "Traefik"}[
-                    link.balancer.kind
-                ]
+                proxy = {
+                    "haproxy": "HAProxy",
+                    "caddy": "Caddy",
+                    "traefik": "Traefik",
+                    "apache": "Apache httpd",
+                }[link.balancer.kind]
                 found.append(
-                    Wait(proxy, directive, "", timeout, timeout.at, link.app, link.balancer.docs)
+                    Wait(
+                        proxy,
+                        directive,
+                        "",
+                        timeout,
+                        timeout.at,
+                        link.app,
+                        link.balancer.docs,
+                        fix=link.balancer.server_timeout_fix,
+                    )
                 )
         return found

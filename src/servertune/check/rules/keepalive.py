@@ -82,7 +82,22 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         related = () if idle_at is None else (idle_at,)
         wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
-        if app.keepalive.value < wanted:
+        if math.isinf(wanted):
+            at, name, _ = written_where(app, "keepalive", "N")
+            yield rule.finding(
+                at,
+                f"{lb.name} never closes an idle connection to {app.kind} ({lb.summary}), so "
+                f"{app.kind}'s {name} {as_shown(app.keepalive, ' s')} always closes it first: "
+                f"the load balancer may send a request into a connection {app.kind} is closing "
+                "and answer 502",
+                "give the balancer an idle limit and the app server's keep-alive a longer one "
+                f"(by {KEEPALIVE_MARGIN_S} s or more): Apache: `ttl=N` on the ProxyPass line; "
+                "Caddy: the http transport's `keepalive`; Traefik: `idleConnTimeout`; "
+                "HAProxy: `pool-purge-delay`",
+                related,
+                lb.docs,
+            )
+        elif app.keepalive.value < wanted:
             at, name, fix = written_where(app, "keepalive", figure(wanted))
             yield rule.finding(
                 at,
@@ -90,9 +105,7 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{lb.name} idle timeout of {figure(lb.idle_timeout_s)} s (+{KEEPALIVE_MARGIN_S} s): "
                 f"the load balancer sends requests into connections {app.kind} is closing and "
                 "answers 502",
-                "raise the load balancer's idle limit past the app server's, or lower it"
-                if math.isinf(wanted)
-                else fix,
+                fix,
                 related,
                 lb.docs,
             )

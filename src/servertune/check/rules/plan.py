@@ -11,6 +11,10 @@ from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown
 from servertune.sizing import Plan
 
+#: The servers servertune writes a plan for (`gen`): another's file (an NGINX Unit config) is
+#: not compared with a plan it has no spelling of.
+PLANNED = frozenset({"gunicorn", "uwsgi", "uvicorn", "granian"})
+
 
 @check_rule(
     "plan-interface-differs",
@@ -25,7 +29,7 @@ def plan_interface_differs(rule: Rule, c: Context) -> Iterator[Finding]:
         return
     wanted = plan.workload.interface
     for app in c.apps:
-        if app.interface == wanted:
+        if app.interface == wanted or app.kind not in PLANNED:
             continue
         at = app.worker_class.at if app.worker_class is not None else app.workers.at
         worker = "" if app.worker_class is None else f" (worker class {app.worker_class.value})"
@@ -65,7 +69,7 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
         return
     # (setting, plan field, directive as written in its file, whether the file is nginx)
     compared: list[tuple[Setting[float] | Setting[int] | None, str, str, bool]] = []
-    for app in c.apps:
+    for app in (a for a in c.apps if a.kind in PLANNED):
         if app.kind in ("uvicorn", "granian"):
             compared += _command_line_compared(app, plan)
             continue

@@ -49,6 +49,14 @@ SPELLING: dict[str, dict[str, str]] = {
         "graceful": "--timeout-graceful-shutdown",
         "concurrency": "--limit-concurrency",
     },
+    # NGINX Unit's JSON: an application's and a listener's own keys, the http settings' path
+    # (https://unit.nginx.org/configuration/).
+    "unit": {
+        "workers": "processes",
+        "threads": "threads",
+        "keepalive": "settings.http.idle_timeout",
+        "backlog": "backlog",
+    },
     "granian": {
         "workers": "--workers",
         "threads": "--blocking-threads",
@@ -149,7 +157,19 @@ def assignment(app: AppServer, concept: str, value: object) -> str:
             return f"ENV {variable} {value}"
         return f"{variable}={value}"
     name = spelled(app, concept)
+    if app.kind == "unit":
+        return _json_member(name, value)
     return f"{name} {value}" if name.startswith("--") else f"{name} = {value}"
+
+
+def _json_member(path: str, value: object) -> str:
+    """A setting of a JSON config by its path, as the file writes it: `settings.http.idle_timeout`
+    set to 65 is `"settings": {"http": {"idle_timeout": 65}}`."""
+    *parents, leaf = path.split(".")
+    text = f'"{leaf}": {value}'
+    for parent in reversed(parents):
+        text = f'"{parent}": {{{text}}}'
+    return text
 
 
 def written_where(app: AppServer, concept: str, value: object) -> tuple[Location, str, str]:
@@ -164,6 +184,7 @@ def written_where(app: AppServer, concept: str, value: object) -> tuple[Location
         and concept in SPELLING.get(app.kind, {})
     ):
         name = SPELLING[app.kind][concept]
-        return app.config_file, name, f"{name} = {value}"
+        fix = _json_member(name, value) if app.kind == "unit" else f"{name} = {value}"
+        return app.config_file, name, fix
     at = setting.at if setting is not None else Location(app.file)
     return at, spelled(app, concept), assignment(app, concept, value)

@@ -158,6 +158,8 @@ def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # one cause, one finding: workers-from-cpu-count(-no-limit) says it here
         if app.workers.value <= cores or planned_processes(app, c):
             continue
+        if app.kind not in _MEASURED:
+            continue  # servertune measured no layout of this server (NGINX Unit): no advice
         box = app.container
         if (
             box is not None
