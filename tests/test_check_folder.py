@@ -520,3 +520,29 @@ def test_compose_file_of_volumes_and_networks_only_is_read(tmp_path: Path) -> No
     result = check_folder(tmp_path)
     assert not result.errors
     assert [a.kind for a in result.apps] == ["gunicorn"]
+
+
+def test_an_http_front_is_not_joined_to_a_uwsgi_protocol_socket(tmp_path: Path) -> None:
+    """nginx's `proxy_pass` (HTTP) to 127.0.0.1:8001 reaches the gunicorn bound there, not a
+    uWSGI whose `socket` (the uwsgi protocol, answered only by `uwsgi_pass`) is on the same
+    address: the two are alternative deployments, and an HTTP request to a uwsgi socket is a
+    502. The same uWSGI on `http-socket` is joined."""
+    write(
+        tmp_path,
+        {
+            "gunicorn.conf.py": "bind = '127.0.0.1:8001'\nworkers = 2\n",
+            "uwsgi.ini": "[uwsgi]\nsocket = 127.0.0.1:8001\nprocesses = 2\nmodule = app\n",
+            "nginx.conf": "server {\n    listen 80;\n    location / {\n"
+            "        proxy_pass http://127.0.0.1:8001;\n    }\n}\n",
+        },
+    )
+
+    def fronted() -> dict[str, int]:
+        result = check_folder(tmp_path)
+        return {link.app.kind: link.passing.at.line for link in result.links}
+
+    assert fronted() == {"gunicorn": 4}
+    (tmp_path / "uwsgi.ini").write_text(
+        "[uwsgi]\nhttp-socket = 127.0.0.1:8001\nprocesses = 2\nmodule = app\n"
+    )
+    assert fronted() == {"gunicorn": 4, "uwsgi": 4}

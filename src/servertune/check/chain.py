@@ -421,8 +421,26 @@ def link(
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 for app in _reached(server.value, speaking, project, stacks):
+                    if passing.protocol == "http" and not _answers_http(app, server.value):
+                        continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _answers_http(app: AppServer, target: str) -> bool:
+    """Whether the app answers HTTP where `target` reaches it: not a uWSGI whose sockets
+    there all speak the uwsgi protocol (`socket = :8001` answers only `uwsgi_pass`; an HTTP
+    front to it is another deployment's, or a 502)."""
+    if not app.uwsgi_protocol:
+        return True
+    port = normalise(target)[1]
+    named = _host_name(target) is not None
+    reached = [
+        s.value
+        for s in app.sockets
+        if _serves(s.value, target) or (named and normalise(s.value)[1] == port)
+    ]
+    return not reached or any(value not in app.uwsgi_protocol for value in reached)
 
 
 @dataclass(frozen=True)
@@ -470,6 +488,8 @@ def link_balancers(
                 continue
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
             for app in _reached(server.value, apps, project, stacks):
+                if not _answers_http(app, server.value):
+                    continue
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links
 

@@ -270,6 +270,9 @@ class AppServer:
     #: signals every process of the dyno, honcho and foreman kill each entry's process group):
     #: SIGTERM reaches the server without `exec`. None when nothing read says so.
     group_signalled: Setting[str] | None = None
+    #: The sockets (as in `sockets`) that speak the uwsgi protocol, not HTTP (uWSGI's
+    #: `socket`): only a `uwsgi_pass` reaches a server there; an HTTP front does not.
+    uwsgi_protocol: tuple[str, ...] = ()
     #: The image's shell-form CMD / ENTRYPOINT that starts the server (`CMD gunicorn ...`),
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
     #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).

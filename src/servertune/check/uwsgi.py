@@ -504,6 +504,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         workers=number("processes"),
         threads=number("threads"),
         sockets=_sockets(options),
+        uwsgi_protocol=tuple(_address(v) for k, v, _ in options if k == "socket" and "${" not in v),
         mapped_sockets=any(k == "map-socket" for k, _, _ in options),
         keepalive=None,
         request_timeout=Setting(float(harakiri.value), harakiri.at, harakiri.default),
