@@ -130,9 +130,13 @@ def test_shell_script_exec_python_launcher_is_followed(tmp_path: Path) -> None:
     assert found == [(["Dockerfile:4", "entry.sh:3", "main.py:5"], "uvicorn", 2)]
 
 
-def test_python_launcher_from_settings_is_not_followed_through_the_chain(tmp_path: Path) -> None:
-    """The same launcher with `host=settings.API_HOST`: the address is known only where it
-    runs, so the image and its script say "not followed" and why (never "starts no server")."""
+def test_python_launcher_from_settings_is_read_with_its_unknown_values_named(
+    tmp_path: Path,
+) -> None:
+    """The same launcher with `host=settings.API_HOST, port=settings.API_PORT,
+    workers=settings.WORKERS`: still uvicorn, reached through the image and its script; each
+    value only the running code knows is an unresolved-variable note at its line, and no
+    address is made up for it (the rest of the call, `timeout_keep_alive=5`, is read)."""
     root = write(
         tmp_path,
         {
@@ -143,17 +147,92 @@ def test_python_launcher_from_settings_is_not_followed_through_the_chain(tmp_pat
             "entry.sh": "#!/bin/bash\nexec python /app/main.py\n",
             "main.py": (
                 "import uvicorn\nfrom shop.app import settings\n\n\ndef main():\n"
-                '    uvicorn.run("app:app", host=settings.API_HOST, port=settings.API_PORT)\n'
+                '    uvicorn.run(\n        "app:app",\n        host=settings.API_HOST,\n'
+                "        port=settings.API_PORT,\n        workers=settings.WORKERS,\n"
+                "        timeout_keep_alive=5,\n    )\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4", "entry.sh:2", "main.py:6"], "uvicorn", 1)]
+    (app,) = result.apps
+    assert app.sockets == ()
+    assert app.keepalive is not None
+    assert app.keepalive.value == 5
+    unresolved = [
+        (n.at.line, n.message.split("'")[1])
+        for n in result.notes
+        if n.kind == "unresolved-variable"
+    ]
+    assert unresolved == [
+        (8, "--host settings.API_HOST"),
+        (9, "--port settings.API_PORT"),
+        (10, "--workers settings.WORKERS"),
+    ]
+    assert not [n for n in result.notes if n.kind in ("not-followed", "starts-no-server")]
+
+
+def test_argv_list_with_unknown_elements_is_read_for_its_known_words(tmp_path: Path) -> None:
+    """`os.execvp(cmd[0], cmd)` over `[sys.executable, "-m", "gunicorn", "-w",
+    str(settings.WORKERS), "--threads", "4", "-b", f"{HOST}:8000", ...]` grown by
+    `cmd.append(settings.LOG_LEVEL)`: gunicorn with 4 threads and its config linked; `-w`,
+    `-b` and `--log-level` are named as unknown, never guessed."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": ('FROM python:3.12\nCOPY . /app/\nCMD ["python", "/app/start.py"]\n'),
+            "start.py": (
+                "import os\nimport sys\nfrom shop import settings\n\n"
+                "HOST = settings.HOST\n"
+                "cmd = [\n"
+                '    sys.executable, "-m", "gunicorn",\n'
+                '    "-w", str(settings.WORKERS),\n'
+                '    "--threads", "4",\n'
+                '    "-b", f"{HOST}:8000",\n'
+                '    "-c", "/app/gunicorn_conf.py",\n'
+                '    "shop.wsgi:application",\n'
+                "]\n"
+                'cmd.append("--log-level")\n'
+                "cmd.append(settings.LOG_LEVEL)\n"
+                "os.execvp(cmd[0], cmd)\n"
+            ),
+            "gunicorn_conf.py": "timeout = 60\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:3", "start.py:7", "gunicorn_conf.py:1"], "gunicorn", 1)
+    ]
+    (app,) = result.apps
+    assert (app.threads.value, app.threads.at.line) == (4, 9)
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 60
+    assert [(w.value, w.at.line) for w in app.unresolved] == [
+        ("-w str(settings.WORKERS)", 8),
+        ("-b f'{HOST}:8000'", 10),
+        ("--log-level settings.LOG_LEVEL", 15),
+    ]
+    assert app.sockets == ()
+
+
+def test_argv_list_whose_program_is_not_known_stays_not_followed(tmp_path: Path) -> None:
+    """`subprocess.run([settings.SERVER, "--workers", "4", "app:app"])`: which program runs
+    is only known where it runs: not followed, naming the line, never a server made up."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY . /app/\nCMD ["python", "/app/run.py"]\n',
+            "run.py": (
+                "import subprocess\nfrom shop import settings\n\n"
+                'subprocess.run([settings.SERVER, "gunicorn", "--workers", "4", "app:app"])\n'
             ),
         },
     )
     result = check_folder(root)
     assert not result.apps
-    kinds = {n.at.file.name: n.kind for n in result.notes}
-    assert kinds["Dockerfile"] == kinds["entry.sh"] == "not-followed"
-    assert "host=`shop.app.settings.API_HOST`" in next(
-        n.message for n in result.notes if n.at.file.name == "Dockerfile"
-    )
+    (note,) = [n for n in result.notes if n.at.file.name == "Dockerfile"]
+    assert note.kind == "not-followed"
+    assert "line 4: the program it runs is not known here" in note.message
 
 
 def test_image_running_a_python_program_not_here_is_not_followed(tmp_path: Path) -> None:

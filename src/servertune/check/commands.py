@@ -752,18 +752,21 @@ def read_command(
     *,
     shell: bool = False,
     find_config: FindConfig | None = None,
+    unknown: Sequence[Setting[str]] = (),
 ) -> AppServer:
     """The AppServer `command` starts, read by the server's own parser under `env`.
 
     `env_at` says where each variable was set (a finding on `WEB_CONCURRENCY` points there);
-    `shell` when a shell expands the words first; `find_config` finds a `-c` / `--ini` file.
+    `shell` when a shell expands the words first; `find_config` finds a `-c` / `--ini` file;
+    `unknown` the options already left out, with their values, by whoever built the words
+    (a Python launcher's `port=settings.PORT`): unresolved as a variable no file sets.
     """
     environment = dict(env or {})
     where = dict(env_at or {})
     for name, word in command.assignments:
         environment[name] = word.text
         where[name] = word.at
-    reading = _Reading(file, command, environment, where, shell)
+    reading = _Reading(file, command, environment, where, shell, list(unknown))
     args = _resolve(reading)
     if command.server == "gunicorn":
         app = _gunicorn(reading, args, find_config)

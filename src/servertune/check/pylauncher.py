@@ -9,8 +9,11 @@ statements are walked in order by `pystatic`'s evaluator, which knows literals, 
 the script grows (`cmdline.append(...)`, `cmdline.extend([...])`) keeps each element's line, so a
 finding on `--threads` points at the line that writes it. An `if` whose test is not known here
 (`if log.root.level <= log.INFO:`) is read branch after branch, as a shell script's lines are.
-The first call that runs a server command line is the launch; a command built from a value only
-the running script knows (a function of the project's) is NotFollowed, never guessed.
+The first call that runs a server command line is the launch. A value only the running script
+knows (`port=settings.API_PORT`, `"-w", str(self.worker)`) is one unknown word of that command
+line, as a shell's `$PORT` is: the option and its value are left out and named, and the rest is
+read (the server, its config, the values written here). A command whose program itself is not
+known, or built whole by a function of the project's, is NotFollowed, never guessed.
 """
 
 from __future__ import annotations
@@ -84,8 +87,27 @@ _UVICORN_OPTIONS: dict[str, str | tuple[str, str | None]] = {
     "access_log": ("--access-log", "--no-access-log"),
     "reload": ("--reload", None),
 }
-#: The keywords that decide where it listens and how many processes: not known, no launch.
-_DECISIVE = frozenset({"host", "port", "uds", "fd", "workers"})
+
+
+class _Unknown:
+    """An element of a command line the script builds whose value only the running script
+    knows (`settings.WORKERS`, `str(self.worker)`): kept in its list so the words around it
+    stay known, and poison to anything else (comparing, formatting or testing it is itself
+    not known here)."""
+
+    __slots__ = ("many", "source")
+
+    def __init__(self, source: str, *, many: bool = False) -> None:
+        #: The expression as written, for the note that names it.
+        self.source = source
+        #: Several words (`*extra`, `cmd.extend(options)`), never one flag's value.
+        self.many = many
+
+    def _unknown(self, *_: object) -> Any:
+        raise Unresolved(f"`{self.source}`")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _unknown
+    __bool__ = __str__ = __format__ = __len__ = __iter__ = __hash__ = _unknown
 
 
 def looks_like_python(path: Path, text: str) -> bool:
@@ -112,6 +134,9 @@ class PythonLaunch:
     call: str = ""
     line: int = 0
     argument: str = ""
+    #: Options left out because only the running script knows their value (`--port
+    #: settings.API_PORT`), each at the line that writes it: unresolved, as a shell's `$PORT`.
+    unknown: tuple[Setting[str], ...] = ()
 
 
 class _Found(Exception):
@@ -178,7 +203,34 @@ class _Launcher(_Evaluator):
             if self.arguments is None:
                 raise Unresolved("`sys.argv` (the arguments it is run with, not given here)")
             return list(self.arguments)
+        if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.executable":
+            return "python"  # the interpreter running the script: `sys.executable -m gunicorn`
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = self.elements(node.elts)
+            return tuple(items) if isinstance(node, ast.Tuple) else items
         return super().expr(node)
+
+    def elements(self, nodes: Sequence[ast.expr]) -> list[Any]:
+        """A list's elements, one not known here kept as `_Unknown` (`*rest` not known: one
+        `_Unknown` for several words)."""
+        items: list[Any] = []
+        for node in nodes:
+            starred = isinstance(node, ast.Starred)
+            inner = node.value if isinstance(node, ast.Starred) else node
+            try:
+                value = self.expr(inner)
+            except Refused:
+                raise
+            except Exception:
+                items.append(_Unknown(ast.unparse(inner), many=starred))
+                continue
+            if starred and isinstance(value, list | tuple):
+                items.extend(value)
+            elif starred:
+                items.append(_Unknown(ast.unparse(inner), many=True))
+            else:
+                items.append(value)
+        return items
 
     def picked_from(self) -> str | None:
         """A table of server command lines the script binds (`KNOWN_COMMANDS = {"gunicorn":
@@ -256,10 +308,15 @@ class _Launcher(_Evaluator):
         if not isinstance(current, list) or function.attr not in ("append", "extend", "insert"):
             return
         lines = self.element_lines.setdefault(name, [])
-        try:
-            args = [self.expr(a) for a in call.args]
-        except (Unresolved, Refused) as why:
-            self.unbind(name, str(why), call.lineno)
+        # `cmd.append(settings.X)`: the list keeps its known words, that one unknown (and
+        # `cmd.extend(options)` several unknown words).
+        many = function.attr == "extend"
+        args = self.elements(call.args)
+        args = [a if not isinstance(a, _Unknown) else _Unknown(a.source, many=many) for a in args]
+        if many and args and isinstance(args[-1], _Unknown):
+            args[-1] = [args[-1]]
+        if function.attr == "insert" and args and not isinstance(args[0], int):
+            self.unbind(name, f"`{ast.unparse(call)}`", call.lineno)  # where is not known
             return
         if function.attr == "append" and len(args) == 1:
             current.append(args[0])
@@ -303,11 +360,17 @@ class _Launcher(_Evaluator):
                         "by the arguments it is run with, which are not given here"
                     )
             return
-        words = _shell_words(self.path, items) if shell else _list_words(self.path, items)
-        if words is None or server_command(words) is None:
-            if words is not None and replaces and self.launcher is None:
-                self.launcher = not_followed_launcher(words)
+        split = _shell_words(self.path, items) if shell else _list_words(self.path, items)
+        known = _known_words(split) if split is not None else None
+        if known is None or server_command(known[0]) is None:
+            if known is not None and replaces and self.launcher is None:
+                self.launcher = not_followed_launcher(known[0])
+            elif known is None and _names_server(ast.unparse(call)):
+                self.unknown_command = self.unknown_command or (
+                    f"line {call.lineno}: the program it runs is not known here"
+                )
             return
+        words, unknown = known
         written = ast.get_source_segment(self.text, call.args[0]) if call.args else None
         raise _Found(
             PythonLaunch(
@@ -317,6 +380,7 @@ class _Launcher(_Evaluator):
                 call=name,
                 line=call.lineno,
                 argument=written or "",
+                unknown=tuple(unknown),
             )
         )
 
@@ -345,6 +409,7 @@ class _Launcher(_Evaluator):
             written = ast.unparse(app) if app is not None else "app"
             target = f"{self.path.stem}:{written}"
         words = [Word("uvicorn", at), Word(target, at)]
+        unknown: list[Setting[str]] = []
         for keyword in call.keywords:
             option = _UVICORN_OPTIONS.get(keyword.arg or "")
             if option is None:
@@ -352,10 +417,12 @@ class _Launcher(_Evaluator):
             where = Location(self.path, keyword.value.lineno)
             try:
                 value = self.expr(keyword.value)
-            except (Unresolved, Refused) as why:
-                if keyword.arg in _DECISIVE and self.unknown_command is None:
-                    self.unknown_command = f"line {keyword.value.lineno}: {keyword.arg}={why}"
-                    return
+            except Refused:
+                raise
+            except Exception:
+                # `port=settings.API_PORT`: the option is left out and named, as `$PORT`.
+                named = option[0] if isinstance(option, tuple) else option
+                unknown.append(Setting(f"{named} {ast.unparse(keyword.value)}", where))
                 continue
             if isinstance(option, tuple):
                 flag = option[0] if value else option[1]
@@ -363,10 +430,15 @@ class _Launcher(_Evaluator):
                     words.append(Word(flag, where))
             elif value is not None:
                 words.extend([Word(option, where), Word(str(value), where)])
-        raise _Found(PythonLaunch(tuple(words), replaces=True, shell=False, in_process=True))
+        raise _Found(
+            PythonLaunch(
+                tuple(words), replaces=True, shell=False, in_process=True, unknown=tuple(unknown)
+            )
+        )
 
-    def items_of(self, node: ast.expr, line: int) -> list[tuple[str, int]] | None:
-        """The command's parts with their lines: a list's elements, or one string."""
+    def items_of(self, node: ast.expr, line: int) -> list[tuple[str | _Unknown, int]] | None:
+        """The command's parts with their lines: a list's elements (one not known here an
+        `_Unknown`), or one string."""
         lines: list[int] = []
         if (
             isinstance(node, ast.Call)
@@ -389,7 +461,7 @@ class _Launcher(_Evaluator):
             return None
         if isinstance(value, str):
             return [(value, line)]
-        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        if isinstance(value, list | tuple) and all(isinstance(v, str | _Unknown) for v in value):
             if len(lines) != len(value):
                 lines = [line] * len(value)
             return list(zip(value, lines, strict=True))
@@ -422,24 +494,59 @@ def _names_server(text: str) -> bool:
     return any(server in text for server in ("gunicorn", "uvicorn", "granian", "uwsgi"))
 
 
-def _list_words(path: Path, items: list[tuple[str, int]]) -> list[Word]:
-    return [Word(text, Location(path, line)) for text, line in items]
+#: A command's words, an element not known here kept with its line.
+_Split = list[Word | tuple[_Unknown, Location]]
 
 
-def _shell_words(path: Path, items: list[tuple[str, int]]) -> list[Word] | None:
+def _list_words(path: Path, items: list[tuple[str | _Unknown, int]]) -> _Split:
+    return [
+        Word(text, Location(path, line)) if isinstance(text, str) else (text, Location(path, line))
+        for text, line in items
+    ]
+
+
+def _shell_words(path: Path, items: list[tuple[str | _Unknown, int]]) -> _Split | None:
     """The words a shell splits the joined command into, each at the line of its part (a
-    part that does not split alone, an open quote, splits with the whole line)."""
-    words: list[Word] = []
+    part that does not split alone, an open quote, splits with the whole line); a part not
+    known here stays one unknown part."""
+    words: _Split = []
     try:
         for text, line in items:
-            words.extend(Word(w, Location(path, line)) for w in shlex.split(text))
+            if isinstance(text, _Unknown):
+                words.append((_Unknown(text.source, many=True), Location(path, line)))
+            else:
+                words.extend(Word(w, Location(path, line)) for w in shlex.split(text))
     except ValueError:
+        if any(isinstance(text, _Unknown) for text, _ in items):
+            return None
         try:
-            joined = shlex.split(" ".join(text for text, _ in items))
+            joined = shlex.split(" ".join(str(text) for text, _ in items))
         except ValueError:
             return None
         return [Word(w, Location(path, items[0][1])) for w in joined]
     return words
+
+
+def _known_words(split: _Split) -> tuple[list[Word], list[Setting[str]]] | None:
+    """The words known here, and the options left out with their unknown value (`-w` and
+    `str(self.worker)` as `-w str(self.worker)`, as the shell reader leaves `-w $W` out);
+    None when the program itself is not known."""
+    words: list[Word] = []
+    unknown: list[Setting[str]] = []
+    for part in split:
+        if isinstance(part, Word):
+            words.append(part)
+            continue
+        item, at = part
+        if not words:
+            return None
+        previous = words[-1].text
+        if not item.many and previous.startswith("-") and previous != "-" and "=" not in previous:
+            words.pop()  # the flag goes with its value
+            unknown.append(Setting(f"{previous} {item.source}", at))
+        else:
+            unknown.append(Setting(item.source, at))
+    return words, unknown
 
 
 def python_launch(

@@ -1647,7 +1647,9 @@ def _console_server(
         return None
     if launch.in_process:
         environment = {k: v for k, v in environment.items() if not k.startswith("UVICORN_")}
-    app = read_command(module.file, found, environment, env_at, find_config=find_config)
+    app = read_command(
+        module.file, found, environment, env_at, find_config=find_config, unknown=launch.unknown
+    )
     app = _python_child(app, module, launch)
     return replace(app, launched_by=(entry.declared_at, *app.launched_by))
 
@@ -1694,7 +1696,13 @@ def _script_server(
             if not (launch.in_process and k.startswith("UVICORN_"))
         }
         app = read_command(
-            script.file, found, environment, env_at, shell=launch.shell, find_config=find_config
+            script.file,
+            found,
+            environment,
+            env_at,
+            shell=launch.shell,
+            find_config=find_config,
+            unknown=launch.unknown,
         )
         return _python_child(app, script, launch)
     try:
