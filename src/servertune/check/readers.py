@@ -370,6 +370,18 @@ def _is_data(path: Path, text: str) -> bool:
     return path.suffix in (".json", ".yaml", ".yml")
 
 
+def _paste(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.paste import read_paste
+
+    return Reading(apps=(read_paste(path, text, env),))
+
+
+def _is_paste(path: Path, text: str) -> bool:
+    from servertune.check.paste import looks_like_paste
+
+    return looks_like_paste(path, text)
+
+
 def _is_script(path: Path, text: str) -> bool:
     from servertune.check.scripts import looks_like_script
 
@@ -460,6 +472,8 @@ READERS: Sequence[Reader] = (
     Reader("launcher", "a Python launcher that starts a server", _is_launcher, _launcher),
     Reader("gunicorn", "a gunicorn config file (Python)", _is_python, _gunicorn),
     Reader("script", "a shell script that starts a server", _is_script, _script),
+    # Before uWSGI, which claims every `.ini` file.
+    Reader("paste", "a PasteDeploy ini file ([app:main], [server:main])", _is_paste, _paste),
     Reader("uwsgi", "a uWSGI ini file", _is_uwsgi, _uwsgi),
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),

@@ -1,0 +1,177 @@
+"""PasteDeploy `.ini` files (Pyramid, Pylons, TurboGears): the application's config, and the
+server that serves it when a `[server:main]` section names one.
+
+A PasteDeploy file declares the WSGI application (`[app:main]`, `[pipeline:main]`,
+`[composite:main]`, `[filter:...]`) and may declare a server runner (`[server:main]` with
+`use = egg:gunicorn#main`, `egg:waitress#main`, ...). Which of the two a server reads depends on
+how it is started (gunicorn's docs, "Paste Deployment":
+https://docs.gunicorn.org/en/stable/run.html#paste-deployment):
+
+* `pserve FILE` (or `gearbox serve`) runs the server section: with `use = egg:gunicorn#main`,
+  gunicorn's `gunicorn.app.pasterapp.serve` takes the section's keys as its settings (`host`
+  and `port` joined into `bind`, `config` a gunicorn config file loaded first, every other key
+  `cfg.set(key.lower(), value)`); this module reads that section as that gunicorn.
+* `gunicorn --paste FILE` loads only the application (and the file's logging sections) from it:
+  "using alternate server blocks is not supported. Use the command line arguments to control
+  server configuration instead" (https://docs.gunicorn.org/en/stable/settings.html#paste). The
+  server section's settings are then not gunicorn's.
+
+A file with no server section, or one that runs a server check does not read (waitress), is
+the application's config: read, and said in one coverage line, never refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from servertune.check.commands import Word, beside, read_command, server_command
+from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+
+__all__ = ["looks_like_paste", "read_paste"]
+
+#: PasteDeploy's section kinds (`paste.deploy.loadwsgi`): `[app:NAME]`, `[server:NAME]`...
+_SECTION = re.compile(
+    r"^\[(?P<kind>app|server|pipeline|composite|filter|filter-app):(?P<name>[^\]]+)\]\s*$"
+)
+_HEADER = re.compile(r"^\[(?P<name>[^\]]+)\]\s*$")
+_KEY = re.compile(r"^(?P<key>[^=:\s][^=:]*?)\s*[=:]\s*(?P<value>.*)$")
+#: ConfigParser's interpolation as PasteDeploy uses it: `%(here)s`, `%(http_port)s`.
+_INTERPOLATION = re.compile(r"%\((?P<name>[^)]+)\)s")
+#: The `use =` values that run gunicorn's paste server runner (its `paste.server_runner`
+#: entry point `main = gunicorn.app.pasterapp:serve`).
+_GUNICORN_RUNNERS = frozenset(
+    {"egg:gunicorn", "egg:gunicorn#main", "call:gunicorn.app.pasterapp:serve"}
+)
+#: Booleans as PasteDeploy's `asbool` and gunicorn's `validate_bool` read them.
+_TRUE = frozenset({"true", "yes", "on", "y", "t", "1"})
+
+
+def looks_like_paste(path: Path, text: str) -> bool:
+    """An ini file with a PasteDeploy section (`[app:main]`, `[server:main]`,
+    `[pipeline:main]`...) and no `[uwsgi]` one (uWSGI's `--ini-paste` reads that section)."""
+    del path
+    lines = [line.strip() for line in text.splitlines()]
+    return any(_SECTION.match(line) for line in lines) and "[uwsgi]" not in lines
+
+
+@dataclass
+class _Section:
+    kind: str
+    name: str
+    line: int
+    #: key (lower case) -> (value, line); a continued value joined with spaces.
+    keys: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+def _sections(path: Path, text: str) -> list[_Section]:
+    """The file's sections in order, `[DEFAULT]` and other sections included (kind "")."""
+    sections: list[_Section] = []
+    last: str | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        header = _HEADER.match(stripped) if not raw[:1].isspace() else None
+        if header is not None:
+            paste = _SECTION.match(stripped)
+            kind, name = (paste["kind"], paste["name"]) if paste else ("", header["name"])
+            sections.append(_Section(kind, name.strip(), number))
+            last = None
+            continue
+        if raw[:1].isspace() and last is not None and sections:
+            value, at = sections[-1].keys[last]
+            sections[-1].keys[last] = (f"{value} {stripped}".strip(), at)
+            continue
+        key = _KEY.match(stripped)
+        if key is None or not sections:
+            raise CheckInputError(f"{path}:{number}: not an ini line (KEY = VALUE, [section])")
+        last = key["key"].strip().lower()
+        sections[-1].keys[last] = (key["value"].strip(), number)
+    return sections
+
+
+def _interpolated(value: str, known: Mapping[str, str]) -> str | None:
+    """`value` with its `%(name)s` filled from `known`; None when one is not known here
+    (a variable `pserve FILE name=value` passes)."""
+    missing = False
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal missing
+        found = known.get(match["name"])
+        missing = missing or found is None
+        return found or ""
+
+    filled = _INTERPOLATION.sub(one, value.replace("%%", "\0")).replace("\0", "%")
+    return None if missing else filled
+
+
+def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
+    """The gunicorn a `[server:main]` section with `use = egg:gunicorn#main` runs under
+    `pserve FILE`, with the section's settings; NothingToCheck for the application's config
+    (no server section, or a server check does not read)."""
+    sections = _sections(path, text)
+    servers = [s for s in sections if s.kind == "server"]
+    apps = ", ".join(f"[{s.kind}:{s.name}]" for s in sections if s.kind and s.kind != "server")
+    if not servers:
+        raise NothingToCheck(
+            f"{path}: a PasteDeploy application config ({apps or 'no app section'}): it starts "
+            "no server of its own; the server that loads it (`gunicorn --paste`) takes its "
+            "settings from its command line and config file"
+        )
+    server = next((s for s in servers if s.name == "main"), servers[0])
+    use = server.keys.get("use", ("", server.line))[0]
+    if use not in _GUNICORN_RUNNERS:
+        raise NothingToCheck(
+            f"{path}:{server.line}: [server:{server.name}] runs {use or 'no server (no use =)'}"
+            ": not a server check reads (gunicorn, uvicorn, granian, uWSGI), so how it serves "
+            "is not checked"
+        )
+    defaults = next((s.keys for s in sections if not s.kind and s.name == "DEFAULT"), {})
+    known = {"here": str(path.parent), "__file__": str(path)}
+    known.update({k: v for k, (v, _) in defaults.items() if "%(" not in v})
+    return _gunicorn(path, server, known, env)
+
+
+def _gunicorn(
+    path: Path, server: _Section, known: Mapping[str, str], env: Mapping[str, str] | None
+) -> AppServer:
+    """The section as gunicorn's `pasterapp.serve` sets it: each key a setting (spelled as the
+    command-line option of the same setting, at the key's line), `host` and `port` one bind."""
+    from gunicorn.config import KNOWN_SETTINGS  # type: ignore[import-untyped]
+
+    flags = {s.name: (s.cli[-1], s.action) for s in KNOWN_SETTINGS if s.cli}
+    keys = {k: v for k, v in server.keys.items() if k != "use"}
+    at = Location(path, server.line)
+    words = [Word("gunicorn", at)]
+    unknown: list[Setting[str]] = []
+    host, port = keys.pop("host", None), keys.pop("port", None)
+    if host is not None:
+        # gunicorn's serve(): `host:port` when both are set, else each host of `host`; a port
+        # without a host is dropped (gunicorn binds its default address).
+        binds = [f"{host[0]}:{port[0]}"] if port is not None else host[0].split(",")
+        for index, bind in enumerate(binds):
+            keys[f"\0bind{index}"] = (bind, host[1])
+    for key, (raw, line) in keys.items():
+        name = "bind" if key.startswith("\0bind") else key
+        where = Location(path, line)
+        value = _interpolated(raw, known)
+        flag, action = flags.get(name, ("", ""))
+        if not flag:
+            continue  # not a gunicorn setting: gunicorn's own cfg.set refuses it at start
+        if value is None:
+            unknown.append(Setting(f"{flag} {raw}", where))
+        elif action == "store_true":
+            if value.strip().lower() in _TRUE:
+                words.append(Word(flag, where))
+        elif action != "store_false":
+            words.extend([Word(flag, where), Word(value, where)])
+    command = server_command(words)
+    if command is None:  # never: the first word is gunicorn
+        raise CheckInputError(f"{path}:{server.line}: no gunicorn command line")
+    return read_command(
+        path, command, dict(env or {}), find_config=beside(path), unknown=tuple(unknown)
+    )

@@ -1,0 +1,113 @@
+"""PasteDeploy `.ini` files are read, never refused: a `[server:main]` running gunicorn
+(`use = egg:gunicorn#main`, as `pserve FILE` runs it) is that gunicorn with the section's
+settings; a file with only the application's sections (what `gunicorn --paste FILE` loads) is
+the application's config, said in one coverage line. Fixtures are written here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.readers import reader_for
+from tests.folder_support import MACHINE, chains, check_folder, write
+
+APP_ONLY = """[pipeline:main]
+pipeline:
+  proxy-prefix
+  shop
+
+[app:shop]
+use = call:shop.app:create_app
+
+[filter:proxy-prefix]
+use: egg:PasteDeploy#prefix
+
+[loggers]
+keys = root
+
+[formatter_generic]
+format = %(asctime)s %(levelname)-5.5s [%(name)s] %(message)s
+"""
+
+GUNICORN_SERVER = """[DEFAULT]
+workers_count = 3
+
+[app:main]
+use = egg:shop
+
+[server:main]
+use = egg:gunicorn#main
+host = 0.0.0.0
+port = 6543
+workers = %(workers_count)s
+timeout = 30
+keepalive = %(http_keepalive)s
+config = gunicorn.conf.py
+"""
+
+
+def test_app_config_alone_is_read_with_one_coverage_line(tmp_path: Path) -> None:
+    """`servertune check production.ini` on a file of `[pipeline:main]`, `[app:...]` and
+    logging sections: exit 0 and one starts-no-server line naming the PasteDeploy sections
+    (was: exit 2, "no [uwsgi] section")."""
+    ini = write(tmp_path, {"production.ini": APP_ONLY}) / "production.ini"
+    result = subprocess.run(
+        [sys.executable, "-m", "servertune", "check", str(ini), "--cores", "4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "[starts-no-server] a PasteDeploy application config ([pipeline:main]" in (result.stdout)
+
+
+def test_app_config_is_found_and_read_in_a_folder(tmp_path: Path) -> None:
+    """A folder walk claims the PasteDeploy file by its sections (not as uWSGI, not skipped)."""
+    root = write(tmp_path, {"conf/production.ini": APP_ONLY, "setup.cfg": "[metadata]\n"})
+    result = check_folder(root)
+    assert root / "conf/production.ini" in result.files
+    assert any(
+        n.kind == "starts-no-server" and n.at.file.name == "production.ini" for n in result.notes
+    )
+
+
+def test_gunicorn_server_section_is_read_as_pserve_runs_it(tmp_path: Path) -> None:
+    """`[server:main] use = egg:gunicorn#main`: gunicorn's paste runner joins host and port
+    into one bind, loads `config =` first and sets every other key; `%(workers_count)s` comes
+    from `[DEFAULT]`, and `%(http_keepalive)s` (a `pserve` variable) is named as unknown."""
+    root = write(tmp_path, {"production.ini": GUNICORN_SERVER, "gunicorn.conf.py": "threads = 4\n"})
+    result = check_folder(root)
+    assert chains(result, root) == [(["production.ini:7", "gunicorn.conf.py:1"], "gunicorn", 3)]
+    (app,) = result.apps
+    assert [(s.value, s.at.line) for s in app.sockets] == [("0.0.0.0:6543", 9)]
+    assert (app.workers.at.line, app.threads.value) == (11, 4)
+    assert app.request_timeout is not None
+    assert (app.request_timeout.value, app.request_timeout.at.line) == (30, 12)
+    assert [(w.value, w.at.line) for w in app.unresolved] == [
+        ("--keep-alive %(http_keepalive)s", 13)
+    ]
+
+
+def test_server_section_of_a_server_check_does_not_read_is_said(tmp_path: Path) -> None:
+    """`use = egg:waitress#main`: not a server check reads, said in one line naming it."""
+    ini = write(
+        tmp_path,
+        {
+            "development.ini": "[app:main]\nuse = egg:shop\n\n[server:main]\nuse = egg:waitress#main\n"
+        },
+    )
+    result = check_files([ini / "development.ini"], machine=MACHINE, env={})
+    assert not result.apps
+    (note,) = result.notes
+    assert note.kind == "starts-no-server"
+    assert "[server:main] runs egg:waitress#main: not a server check reads" in note.message
+
+
+def test_paste_file_with_a_uwsgi_section_stays_uwsgi(tmp_path: Path) -> None:
+    """`uwsgi --ini-paste production.ini` reads its `[uwsgi]` section: still uWSGI's file."""
+    ini = tmp_path / "production.ini"
+    text = "[app:main]\nuse = egg:shop\n\n[uwsgi]\nprocesses = 4\n"
+    assert reader_for(ini, text).kind == "uwsgi"
