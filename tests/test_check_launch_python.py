@@ -78,21 +78,43 @@ def test_known_commands_table_picked_by_the_command_is_followed(tmp_path: Path) 
     ]
 
 
-def test_known_commands_table_with_no_command_is_not_followed_not_serverless(
+def test_known_commands_table_with_no_command_is_read_as_run_with_its_server_entry(
     tmp_path: Path,
 ) -> None:
-    """The image alone gives the launcher no arguments: which entry of its table runs is not
-    known here, so the Dockerfile says "not followed" and names the table and its server
-    entry, never that it starts no server (and no gunicorn with no options is made up)."""
+    """The image alone gives the launcher no arguments (no CMD; the launcher exits without
+    one): it is read as run with the key of its table's server entry, `gunicorn`, with that
+    entry's config linked, and a server-chosen note at the entry says the launch needs that
+    argument, which the files do not give (never "starts no server", never a guess unsaid)."""
     root = known_commands_repo(tmp_path, "celery")
     (tmp_path / "compose.yaml").unlink()
     result = check_folder(root)
-    assert not [c for c in chains(result, root) if c[0][0] == "Dockerfile:3"]
-    (note,) = [n for n in result.notes if n.at.file.name == "Dockerfile"]
-    assert note.kind == "not-followed"
-    assert "picked from KNOWN_COMMANDS at line 11, whose 'gunicorn' entry starts gunicorn" in (
+    assert chains(result, root) == [
+        (["Dockerfile:3", "docker-entrypoint.py:30", "server/gunicorn_conf.py:1"], "gunicorn", 5)
+    ]
+    (note,) = [n for n in result.notes if n.kind == "server-chosen"]
+    assert (note.at.file.name, note.at.line) == ("docker-entrypoint.py", 13)
+    assert "the 'gunicorn' entry of KNOWN_COMMANDS starts gunicorn when the image is run " in (
         note.message
     )
+    assert not [n for n in result.notes if n.kind in ("not-followed", "starts-no-server")]
+
+
+def test_known_commands_table_with_two_servers_names_the_other(tmp_path: Path) -> None:
+    """A table with a `gunicorn` and an `asgi` (uvicorn) entry, run with neither: the first
+    server entry is read and the note names the key that starts the other server."""
+    root = known_commands_repo(tmp_path, "celery")
+    (tmp_path / "compose.yaml").unlink()
+    launcher = tmp_path / "docker-entrypoint.py"
+    launcher.write_text(
+        launcher.read_text().replace(
+            '    "celery": [',
+            '    "asgi": ["uvicorn", "server.asgi:app", "--port", "8001"],\n    "celery": [',
+        )
+    )
+    result = check_folder(root)
+    assert [c[1] for c in chains(result, root)] == ["gunicorn"]
+    (note,) = [n for n in result.notes if n.kind == "server-chosen"]
+    assert note.message.endswith("; run with 'asgi' it starts uvicorn: read as run with 'gunicorn'")
 
 
 def test_known_command_of_a_development_server_is_not_followed(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.commands import Word, server_command
-from servertune.check.model import Location, NotFollowed, Setting
+from servertune.check.model import Location, NotFollowed, Setting, note
 from servertune.check.pystatic import Refused, Unresolved, _Evaluator
 from servertune.check.unfollowed import not_followed_launcher
 
@@ -172,6 +172,10 @@ class _Launcher(_Evaluator):
         self.own_server: str | None = None
         #: The script's text, for the source of the call that runs the server.
         self.text = ""
+        #: The command it runs is picked from a table by `sys.argv`, not given here.
+        self.picked = False
+        #: The line of each key of a table the script binds (`"gunicorn": [...]`), by table.
+        self.key_lines: dict[str, dict[str, int]] = {}
 
     def statement(self, node: ast.stmt) -> None:
         value = getattr(node, "value", None)
@@ -189,6 +193,14 @@ class _Launcher(_Evaluator):
         if isinstance(node, ast.Raise):
             return  # on a branch read only because its test is not known here
         super().statement(node)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.key_lines[target.id] = {
+                        k.value: k.lineno
+                        for k in node.value.keys
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    }
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -232,22 +244,30 @@ class _Launcher(_Evaluator):
                 items.append(value)
         return items
 
-    def picked_from(self) -> str | None:
-        """A table of server command lines the script binds (`KNOWN_COMMANDS = {"gunicorn":
-        ["gunicorn", "--config", ...], ...}`), as "NAME at line N, whose 'KEY' entry starts
-        SERVER"; None when it binds none."""
+    def server_entries(self) -> list[tuple[str, str, str]]:
+        """The entries of the tables of command lines the script binds (`KNOWN_COMMANDS =
+        {"gunicorn": ["gunicorn", "--config", ...], ...}`) that start a server, as (table,
+        key, server)."""
+        entries: list[tuple[str, str, str]] = []
         for name, value in self.names.items():
             if not isinstance(value, dict):
                 continue
             for key, command in value.items():
                 if not isinstance(command, list | tuple) or not command:
                     continue
-                if not all(isinstance(w, str) for w in command):
+                if not isinstance(key, str) or not all(isinstance(w, str) for w in command):
                     continue
                 found = server_command([Word(w, Location(self.path, 0)) for w in command])
                 if found is not None:
-                    line = self.lines.get(name, 0)
-                    return f"{name} at line {line}, whose {key!r} entry starts {found.server}"
+                    entries.append((name, key, found.server))
+        return entries
+
+    def picked_from(self) -> str | None:
+        """The first table entry that starts a server, as "NAME at line N, whose 'KEY' entry
+        starts SERVER"; None when the script binds none."""
+        for name, key, server in self.server_entries():
+            line = self.lines.get(name, 0)
+            return f"{name} at line {line}, whose {key!r} entry starts {server}"
         return None
 
     def bind_options(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -354,6 +374,7 @@ class _Launcher(_Evaluator):
         if items is None:
             if replaces and self.unknown_command is None:
                 table = self.picked_from()
+                self.picked = table is not None and self.arguments is None
                 if table is not None:
                     self.unknown_command = (
                         f"line {call.lineno}: the command it runs is picked from {table}, "
@@ -561,7 +582,26 @@ def python_launch(
     `entry` run by a console script with the words `argv`; `arguments` its `sys.argv[1:]`
     when the command that runs it is known); None when it runs none; NotFollowed when it
     runs one built from values only the running script knows, or hands over to a launcher
-    of a server of its own (`manage.py runserver`)."""
+    of a server of its own (`manage.py runserver`).
+
+    A launcher that picks its command from a table by the arguments it is run with, when
+    those are not given here (an image with no CMD, run with `gunicorn` by a deployment not
+    among the files), is read as run with the key of the table's server entry: as a shell's
+    `case "$1"` whose word is not known, one server is read and a `server-chosen` note says
+    which key it needs and which other keys start other servers."""
+    return _launch(path, text, env, entry, argv, arguments, chosen=True)
+
+
+def _launch(
+    path: Path,
+    text: str,
+    env: Mapping[str, str],
+    entry: str | None,
+    argv: Sequence[str],
+    arguments: Sequence[str] | None,
+    *,
+    chosen: bool,
+) -> PythonLaunch | None:
     try:
         tree = ast.parse(text, filename=str(path))
     except (SyntaxError, ValueError, RecursionError):
@@ -574,6 +614,10 @@ def python_launch(
         return found.launch
     except (Refused, RecursionError):
         return None
+    if launcher.picked and chosen:
+        launch = _picked(path, text, tree, env, entry, argv, launcher)
+        if launch is not None:
+            return launch
     if launcher.unknown_command is None and launcher.launcher is not None:
         raise launcher.launcher
     if launcher.unknown_command is None and launcher.own_server is not None:
@@ -590,6 +634,51 @@ def python_launch(
     return None
 
 
+def _picked(
+    path: Path,
+    text: str,
+    tree: ast.Module,
+    env: Mapping[str, str],
+    entry: str | None,
+    argv: Sequence[str],
+    launcher: _Launcher,
+) -> PythonLaunch | None:
+    """The launch when the script is run with the key of its table's first server entry,
+    noted with the keys it needs (None when no entry's run reaches a server)."""
+    found: list[tuple[str, str, PythonLaunch]] = []
+    for table, key, _ in launcher.server_entries():
+        again = _Launcher(path, env, entry, argv, [key])
+        again.text = text
+        try:
+            again.run(tree.body)
+        except _Found as run:
+            found.append((table, key, run.launch))
+        except (Refused, RecursionError):
+            continue
+    if not found:
+        return None
+    table, key, launch = found[0]
+    line = launcher.key_lines.get(table, {}).get(key, launcher.lines.get(table, 1))
+    others = "".join(
+        f"; run with {k!r} it starts {found_server}"
+        for _, k, other in found[1:]
+        if (found_server := _server_name(other)) is not None
+    )
+    note(
+        "server-chosen",
+        Location(path, line),
+        f"the {key!r} entry of {table} starts {_server_name(launch)} when the image is run "
+        f"with {key!r} (the command is picked by the arguments it is run with, which the "
+        f"files read do not give){others}: read as run with {key!r}",
+    )
+    return launch
+
+
+def _server_name(launch: PythonLaunch) -> str | None:
+    found = server_command(launch.words)
+    return found.server if found is not None else None
+
+
 def starts_a_server(path: Path, text: str) -> bool:
     """Whether the Python file at `path` is a launcher: its top level runs a server command
     line (or one built from values only the running script knows). An application module,
@@ -597,7 +686,7 @@ def starts_a_server(path: Path, text: str) -> bool:
     if not looks_like_python(path, text) or not _names_server(text):
         return False
     try:
-        return python_launch(path, text, {}) is not None
+        return _launch(path, text, {}, None, (), None, chosen=False) is not None
     except NotFollowed:
         return True
 
