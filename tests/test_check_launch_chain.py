@@ -420,9 +420,9 @@ def test_python_launcher_the_image_runs_is_read_for_the_command_it_hands_to_the_
 
 
 def test_python_launcher_is_never_run(tmp_path: Path) -> None:
-    """A launcher whose top level would write a file (and whose command depends on a function
-    of the project's) is parsed only: nothing is written, and the launch it hands over is
-    "not followed", with the line that builds it."""
+    """A launcher whose top level would write a file (and whose `--workers` comes from a
+    function of the project's) is parsed only: nothing is written; the server is read, and
+    the value only the running code knows is named at the line that builds it."""
     marker = tmp_path / "ran"
     (tmp_path / "Dockerfile").write_text(
         "FROM python:3.12\nCOPY start.py /start.py\nCMD /start.py\n"
@@ -436,10 +436,9 @@ def test_python_launcher_is_never_run(tmp_path: Path) -> None:
     )
     result = check_folder(tmp_path)
     assert not marker.exists()
-    assert not result.apps
-    (note,) = [n for n in result.notes if n.kind == "not-followed"]
-    assert "start.py: not followed" in note.message
-    assert "line 5" in note.message
+    (app,) = result.apps
+    assert app.kind == "gunicorn"
+    assert [(w.value, w.at.line) for w in app.unresolved] == [("--workers workers()", 5)]
 
 
 def test_envsubst_template_upstream_is_rendered_with_the_proxy_containers_environment() -> None:
@@ -532,12 +531,12 @@ def test_uvicorn_started_in_the_launchers_own_process_is_read_by_its_keywords(
     assert (launch.app.keepalive.value, launch.app.keepalive.at.line) == (30, 11)
 
 
-def test_in_process_server_whose_port_only_the_running_code_knows_is_not_followed(
+def test_in_process_server_whose_port_only_the_running_code_knows_has_no_address(
     tmp_path: Path,
 ) -> None:
-    """`uvicorn.run(app, port=settings.port)` with `settings` the project's own: where it
-    listens is not known here, so the launch is "not followed", never uvicorn's default
-    127.0.0.1:8000."""
+    """`uvicorn.run(app, port=settings.port)` with `settings` the project's own: uvicorn,
+    whose port is named as not known here, never uvicorn's default 127.0.0.1:8000; settings
+    handed over as a mapping the code builds (`**args`) are "not followed"."""
     (tmp_path / "Dockerfile").write_text(
         'FROM python:3.12\nWORKDIR /app\nCOPY . .\nCMD ["python", "serve.py"]\n'
     )
@@ -546,9 +545,9 @@ def test_in_process_server_whose_port_only_the_running_code_knows_is_not_followe
         "uvicorn.run(app, host='0.0.0.0', port=settings.port)\n"
     )
     result = check_folder(tmp_path)
-    assert not result.apps
-    (note,) = [n for n in result.notes if n.kind == "not-followed"]
-    assert "line 4: port=" in note.message
+    (app,) = result.apps
+    assert (app.kind, app.sockets) == ("uvicorn", ())
+    assert [(w.value, w.at.line) for w in app.unresolved] == [("--port settings.port", 4)]
     # Settings handed over as a mapping the code builds are not known either.
     (tmp_path / "serve.py").write_text("import uvicorn\nargs = build_args()\nuvicorn.run(**args)\n")
     result = check_folder(tmp_path)

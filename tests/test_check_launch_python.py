@@ -301,3 +301,127 @@ def test_script_execing_a_python_program_not_here_keeps_the_launchers_reason(
     (note,) = check_folder(root).notes
     assert note.kind == "not-followed"
     assert "its subcommand 'runserver' starts a server" in note.message
+
+
+GUNICORN_APPLICATION = """#!/usr/bin/env python
+import sys
+
+from gunicorn.app.base import Application
+
+
+class ShopServer(Application):
+    def __init__(self, config_file):
+        self.config_file = config_file
+        super().__init__()
+
+    def init(self, parser, opts, args):
+        pass
+
+    def load(self):
+        from shop import make_app
+
+        return make_app(self.config_file)
+
+
+def main():
+    configfile = sys.argv.pop(1)
+    server = ShopServer(configfile)
+    server.run()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_gunicorn_application_subclass_reads_the_arguments_it_is_run_with(
+    tmp_path: Path,
+) -> None:
+    """A launcher whose `gunicorn.app.base.Application` subclass is `.run()` after
+    `sys.argv.pop(1)`: gunicorn parses what is left of the command line, so `scripts/serve
+    "$SHOP_CONFIG" $GUNICORN_OPTS --bind :8080` (a path with a slash, run by that path) with
+    compose's `GUNICORN_OPTS= --workers 5 --timeout 300` is gunicorn 5 x 1 on :8080, each
+    value at the caller's line."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nWORKDIR /srv\nCOPY . /srv\n",
+            "compose.yaml": (
+                "services:\n  web:\n    build: .\n    environment:\n"
+                "      - SHOP_CONFIG=/srv/conf/shop.yml\n"
+                "      - GUNICORN_OPTS= --workers 5 --timeout 300\n"
+                "    command: ./start.sh\n"
+            ),
+            "start.sh": '#!/bin/bash\nexec scripts/serve "$SHOP_CONFIG" $GUNICORN_OPTS --bind :8080\n',
+            "scripts/serve": GUNICORN_APPLICATION,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["compose.yaml:2", "start.sh:2", "scripts/serve:24"], "gunicorn", 5)
+    ]
+    (app,) = result.apps
+    assert [(s.value, s.at.file.name) for s in app.sockets] == [(":8080", "start.sh")]
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 300
+
+
+def test_gunicorn_application_subclass_with_unknown_arguments_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """The same launcher run by an image with no arguments given: every setting (its address
+    too) comes from the command line, which is not here: not followed, saying so, never a
+    gunicorn on its default address made up."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY serve.py /srv/serve.py\nCMD ["python", "/srv/serve.py"]\n',
+            "serve.py": GUNICORN_APPLICATION,
+        },
+    )
+    result = check_folder(root)
+    assert not result.apps
+    (note,) = [n for n in result.notes if n.at.file.name == "Dockerfile"]
+    assert note.kind == "not-followed"
+    assert "ShopServer, a gunicorn Application, takes its settings from the arguments" in (
+        note.message
+    )
+
+
+def test_gunicorn_base_application_reads_the_options_dict_it_is_made_with(
+    tmp_path: Path,
+) -> None:
+    """gunicorn's "Custom Application" pattern: a `BaseApplication` subclass made with an
+    options dict (`{"bind": ..., "workers": 3, "timeout": settings.TIMEOUT}`): gunicorn 3 x 1
+    on that bind, each at its key's line; the value only the running code knows is named."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY run.py /srv/run.py\nCMD ["python", "/srv/run.py"]\n',
+            "run.py": (
+                "import gunicorn.app.base\n"
+                "from shop import app, settings\n\n\n"
+                "class Standalone(gunicorn.app.base.BaseApplication):\n"
+                "    def __init__(self, application, options=None):\n"
+                "        self.options = options or {}\n"
+                "        self.application = application\n"
+                "        super().__init__()\n\n"
+                "    def load_config(self):\n"
+                "        for key, value in self.options.items():\n"
+                "            self.cfg.set(key.lower(), value)\n\n"
+                "    def load(self):\n"
+                "        return self.application\n\n\n"
+                "options = {\n"
+                '    "bind": "0.0.0.0:8000",\n'
+                '    "workers": 3,\n'
+                '    "timeout": settings.TIMEOUT,\n'
+                "}\n"
+                "Standalone(app, options).run()\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:3", "run.py:20"], "gunicorn", 3)]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    assert [(w.value, w.at.line) for w in app.unresolved] == [("--timeout settings.TIMEOUT", 22)]

@@ -30,7 +30,7 @@ from pathlib import Path
 from servertune.check.commands import Word, beside, read_command, server_command
 from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
 
-__all__ = ["looks_like_paste", "read_paste"]
+__all__ = ["gunicorn_flags", "looks_like_paste", "read_paste", "setting_words"]
 
 #: PasteDeploy's section kinds (`paste.deploy.loadwsgi`): `[app:NAME]`, `[server:NAME]`...
 _SECTION = re.compile(
@@ -136,14 +136,38 @@ def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> A
     return _gunicorn(path, server, known, env)
 
 
+def gunicorn_flags() -> dict[str, tuple[str, str]]:
+    """Each gunicorn setting that has a command-line option: its name -> (option, argparse
+    action), from gunicorn's own declarations."""
+    from gunicorn.config import KNOWN_SETTINGS  # type: ignore[import-untyped]
+
+    return {s.name: (s.cli[-1], s.action or "") for s in KNOWN_SETTINGS if s.cli}
+
+
+def setting_words(
+    flags: Mapping[str, tuple[str, str]], name: str, value: object, at: Location
+) -> list[Word]:
+    """The command-line words that set gunicorn's setting `name` to `value` as `cfg.set(name,
+    value)` would (a list of binds: one `--bind` each; a boolean: its flag when true); none
+    for a name gunicorn has no option for."""
+    flag, action = flags.get(name.lower(), ("", ""))
+    if not flag or value is None:
+        return []
+    if action == "store_true":
+        true = value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
+        return [Word(flag, at)] if true else []
+    if action == "store_false":
+        return []
+    values = value if isinstance(value, list | tuple) else [value]
+    return [word for one in values for word in (Word(flag, at), Word(str(one), at))]
+
+
 def _gunicorn(
     path: Path, server: _Section, known: Mapping[str, str], env: Mapping[str, str] | None
 ) -> AppServer:
     """The section as gunicorn's `pasterapp.serve` sets it: each key a setting (spelled as the
     command-line option of the same setting, at the key's line), `host` and `port` one bind."""
-    from gunicorn.config import KNOWN_SETTINGS  # type: ignore[import-untyped]
-
-    flags = {s.name: (s.cli[-1], s.action) for s in KNOWN_SETTINGS if s.cli}
+    flags = gunicorn_flags()
     keys = {k: v for k, v in server.keys.items() if k != "use"}
     at = Location(path, server.line)
     words = [Word("gunicorn", at)]
@@ -159,16 +183,10 @@ def _gunicorn(
         name = "bind" if key.startswith("\0bind") else key
         where = Location(path, line)
         value = _interpolated(raw, known)
-        flag, action = flags.get(name, ("", ""))
-        if not flag:
-            continue  # not a gunicorn setting: gunicorn's own cfg.set refuses it at start
-        if value is None:
-            unknown.append(Setting(f"{flag} {raw}", where))
-        elif action == "store_true":
-            if value.strip().lower() in _TRUE:
-                words.append(Word(flag, where))
-        elif action != "store_false":
-            words.extend([Word(flag, where), Word(value, where)])
+        if value is None and name in flags:
+            unknown.append(Setting(f"{flags[name][0]} {raw}", where))
+        else:
+            words += setting_words(flags, name, value, where)
     command = server_command(words)
     if command is None:  # never: the first word is gunicorn
         raise CheckInputError(f"{path}:{server.line}: no gunicorn command line")

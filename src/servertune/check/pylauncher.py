@@ -29,7 +29,7 @@ from typing import Any
 
 from servertune.check.commands import Word, server_command
 from servertune.check.model import Location, NotFollowed, Setting, note
-from servertune.check.pystatic import Refused, Unresolved, _Evaluator
+from servertune.check.pystatic import ClassValue, Refused, Unresolved, _Evaluator
 from servertune.check.unfollowed import not_followed_launcher
 
 __all__ = [
@@ -63,6 +63,45 @@ _EXEC_ARGS = frozenset({"os.execl", "os.execle", "os.execlp", "os.execlpe"})
 #: the same: each keyword is the click option of the same name (uvicorn's `main` hands its
 #: options to `run` by these names).
 _IN_PROCESS = frozenset({"uvicorn.run", "uvicorn.Config", "uvicorn.config.Config"})
+#: gunicorn's application classes a launcher subclasses and runs (`OLServer(...).run()`), by
+#: where its settings come from: `Application` (and `WSGIApplication`) parses the command line
+#: the script is run with (`load_config`: `sys.argv[1:]`, `GUNICORN_CMD_ARGS`, `-c`),
+#: `BaseApplication` only what its subclass's `load_config` sets (gunicorn's "Custom
+#: Application" example: the options dict given to the constructor, each `cfg.set(key,
+#: value)`): https://docs.gunicorn.org/en/stable/custom.html
+_GUNICORN_APPLICATIONS = {
+    "gunicorn.app.base.Application": "argv",
+    "gunicorn.app.wsgiapp.WSGIApplication": "argv",
+    "gunicorn.app.base.BaseApplication": "options",
+}
+
+
+class _Argument(str):
+    """A word of the command line the script is run with, still knowing where it is written
+    (`sys.argv.pop(1)` and `sys.argv[1:]` keep it): a finding on what gunicorn reads from it
+    points at the caller's line."""
+
+    at: Location
+
+
+def _argument(word: str | Word) -> str:
+    if isinstance(word, str):
+        return word
+    argument = _Argument(word.text)
+    argument.at = word.at
+    return argument
+
+
+@dataclass(frozen=True)
+class _GunicornApp:
+    """An instance of a gunicorn application class the script defines: how it is set, and the
+    call that made it."""
+
+    kind: str
+    name: str
+    made: ast.Call
+
+
 #: The keywords of `uvicorn.run` whose option a check reads or prints, as uvicorn's CLI spells
 #: them; a flag pair for booleans (`proxy_headers=False` is `--no-proxy-headers`).
 _UVICORN_OPTIONS: dict[str, str | tuple[str, str | None]] = {
@@ -151,13 +190,15 @@ class _Launcher(_Evaluator):
         env: Mapping[str, str],
         entry: str | None = None,
         argv: Sequence[str] = (),
-        arguments: Sequence[str] | None = None,
+        arguments: Sequence[str | Word] | None = None,
     ) -> None:
         super().__init__(env, 1, path.stem)
         self.path = path
         #: `sys.argv` when the command that runs the script is known (a compose `command`
         #: after it); None otherwise, and then a value it picks is not known here.
-        self.arguments = None if arguments is None else [str(path), *arguments]
+        self.arguments: list[str] | None = (
+            None if arguments is None else [str(path), *(_argument(a) for a in arguments)]
+        )
         #: A command the script hands over to that names a server it starts in its own code
         #: (`manage.py runserver 0.0.0.0:8000`): not followed, said when no server is found.
         self.launcher: NotFollowed | None = None
@@ -176,6 +217,9 @@ class _Launcher(_Evaluator):
         self.picked = False
         #: The line of each key of a table the script binds (`"gunicorn": [...]`), by table.
         self.key_lines: dict[str, dict[str, int]] = {}
+        #: The dict literal last bound to each name (its keys read one by one when a value is
+        #: not known here: gunicorn's options).
+        self.dicts: dict[str, ast.Dict] = {}
 
     def statement(self, node: ast.stmt) -> None:
         value = getattr(node, "value", None)
@@ -196,6 +240,7 @@ class _Launcher(_Evaluator):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
             for target in node.targets:
                 if isinstance(target, ast.Name):
+                    self.dicts[target.id] = node.value
                     self.key_lines[target.id] = {
                         k.value: k.lineno
                         for k in node.value.keys
@@ -214,13 +259,47 @@ class _Launcher(_Evaluator):
         if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.argv":
             if self.arguments is None:
                 raise Unresolved("`sys.argv` (the arguments it is run with, not given here)")
-            return list(self.arguments)
+            return self.arguments  # the one list: `sys.argv.pop(1)` changes what gunicorn reads
         if isinstance(node, ast.Attribute) and self.dotted(node) == "sys.executable":
             return "python"  # the interpreter running the script: `sys.executable -m gunicorn`
         if isinstance(node, (ast.List, ast.Tuple)):
             items = self.elements(node.elts)
             return tuple(items) if isinstance(node, ast.Tuple) else items
         return super().expr(node)
+
+    def call(self, node: ast.Call) -> Any:
+        function = node.func
+        if (
+            isinstance(function, ast.Attribute)
+            and function.attr == "pop"
+            and len(node.args) <= 1
+            and not node.keywords
+        ):
+            owner = self.expr(function.value)
+            index = self.expr(node.args[0]) if node.args else -1
+            if isinstance(owner, list) and isinstance(index, int):
+                return owner.pop(index)  # `sys.argv.pop(1)`: the config file, taken off argv
+        made = self.gunicorn_application(function)
+        if made is not None:
+            return _GunicornApp(made[0], made[1], node)
+        return super().call(node)
+
+    def gunicorn_application(self, function: ast.expr, depth: int = 0) -> tuple[str, str] | None:
+        """(how it is set, its name) when `function` names a class of the script's that
+        subclasses one of gunicorn's application classes (through its own classes too)."""
+        if not isinstance(function, ast.Name) or depth > 8:
+            return None
+        value = self.names.get(function.id)
+        if not isinstance(value, ClassValue):
+            return None
+        for base in value.bases:
+            if base in _GUNICORN_APPLICATIONS:
+                return _GUNICORN_APPLICATIONS[base], function.id
+            local = base.removeprefix(f"{self.module}.")
+            found = None if "." in local else self.gunicorn_application(ast.Name(local), depth + 1)
+            if found is not None:
+                return found[0], function.id
+        return None
 
     def elements(self, nodes: Sequence[ast.expr]) -> list[Any]:
         """A list's elements, one not known here kept as `_Unknown` (`*rest` not known: one
@@ -349,6 +428,14 @@ class _Launcher(_Evaluator):
             lines.insert(args[0], call.lineno)
 
     def runner(self, call: ast.Call) -> None:
+        function = call.func
+        if isinstance(function, ast.Attribute) and function.attr == "run" and not call.args:
+            try:
+                owner = self.expr(function.value)
+            except Exception:
+                owner = None
+            if isinstance(owner, _GunicornApp):
+                self.gunicorn_run(owner, call)
         name = self.dotted(call.func)
         listens = {k.arg for k in call.keywords} & {"host", "port"}
         if name.endswith(".run") and name not in _IN_PROCESS and listens and not self.own_server:
@@ -404,6 +491,78 @@ class _Launcher(_Evaluator):
                 unknown=tuple(unknown),
             )
         )
+
+    def gunicorn_run(self, app: _GunicornApp, call: ast.Call) -> None:
+        """`OLWSGIServer(config).run()`: gunicorn in the script's own process, set by the
+        command line the script is run with (an `Application`), or by the options dict its
+        constructor is given (a `BaseApplication`)."""
+        at = Location(self.path, call.lineno)
+        words = [Word("gunicorn", at)]
+        unknown: list[Setting[str]] = []
+        if app.kind == "argv":
+            if self.arguments is None:
+                # Every setting may be among them, its address too: nothing to read yet.
+                if self.unknown_command is None:
+                    self.unknown_command = (
+                        f"line {call.lineno}: {app.name}, a gunicorn Application, takes its "
+                        "settings from the arguments the script is run with, not given here"
+                    )
+                return
+            words += [Word(a, a.at if isinstance(a, _Argument) else at) for a in self.arguments[1:]]
+        else:
+            options = self.options_of(app.made)
+            if options is None:
+                if self.unknown_command is None:
+                    self.unknown_command = (
+                        f"line {call.lineno}: {app.name}, a gunicorn BaseApplication, sets "
+                        "its settings in its own load_config, from no dict given to it here"
+                    )
+                return
+            words_of, unknown = options
+            words += words_of
+        raise _Found(
+            PythonLaunch(
+                tuple(words),
+                replaces=True,
+                # The arguments came from a shell's command line: it expands `$GUNICORN_OPTS`.
+                shell=any("$" in w.text for w in words),
+                in_process=True,
+                unknown=tuple(unknown),
+            )
+        )
+
+    def options_of(self, made: ast.Call) -> tuple[list[Word], list[Setting[str]]] | None:
+        """The settings of the dict a `BaseApplication` subclass is made with (`Standalone(app,
+        {"bind": "0.0.0.0:8000", "workers": n})`) as command-line words, each at its key's
+        line; a value not known here left out and named. None without one such dict."""
+        from servertune.check.paste import gunicorn_flags, setting_words
+
+        dicts: list[ast.Dict] = []
+        for argument in [*made.args, *(k.value for k in made.keywords)]:
+            if isinstance(argument, ast.Name) and argument.id in self.dicts:
+                dicts.append(self.dicts[argument.id])
+            elif isinstance(argument, ast.Dict):
+                dicts.append(argument)
+        if len(dicts) != 1:
+            return None
+        flags = gunicorn_flags()
+        words: list[Word] = []
+        unknown: list[Setting[str]] = []
+        for key, value in zip(dicts[0].keys, dicts[0].values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            at = Location(self.path, getattr(key, "lineno", made.lineno))
+            try:
+                known = self.expr(value)
+            except Refused:
+                raise
+            except Exception:
+                flag = flags.get(key.value.lower(), ("", ""))[0]
+                if flag:
+                    unknown.append(Setting(f"{flag} {ast.unparse(value)}", at))
+                continue
+            words += setting_words(flags, key.value, known, at)
+        return words, unknown
 
     def in_process(self, call: ast.Call) -> None:
         """`uvicorn.run("shop:app", host="0.0.0.0", port=8000)`: the uvicorn command line of
@@ -576,7 +735,7 @@ def python_launch(
     env: Mapping[str, str],
     entry: str | None = None,
     argv: Sequence[str] = (),
-    arguments: Sequence[str] | None = None,
+    arguments: Sequence[str | Word] | None = None,
 ) -> PythonLaunch | None:
     """The server command line the Python script at `path` runs, under `env` (its function
     `entry` run by a console script with the words `argv`; `arguments` its `sys.argv[1:]`
@@ -598,7 +757,7 @@ def _launch(
     env: Mapping[str, str],
     entry: str | None,
     argv: Sequence[str],
-    arguments: Sequence[str] | None,
+    arguments: Sequence[str | Word] | None,
     *,
     chosen: bool,
 ) -> PythonLaunch | None:

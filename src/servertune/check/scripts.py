@@ -1464,9 +1464,11 @@ def _backgrounded(
     return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 
-#: A word that runs a script by its path (`/start`, `./run`, `bin/boot.sh`), not a program on
-#: the PATH (`gunicorn`, `python`): when the script is here, it decides what runs.
-_SCRIPT_PATH = re.compile(r"\A\.{0,2}/\S+\Z|\A\S+\.(sh|bash)\Z")
+#: A word that runs a script by its path (`/start`, `./run`, `bin/boot.sh`, `scripts/serve`: a
+#: command name with a slash is never looked up on the PATH, POSIX "Command Search and
+#: Execution"), not a program on the PATH (`gunicorn`, `python`): when the script is here, it
+#: decides what runs.
+_SCRIPT_PATH = re.compile(r"\A\.{0,2}/\S+\Z|\A[\w.-]+/\S+\Z|\A\S+\.(sh|bash)\Z")
 
 
 def _here_script(
@@ -1677,11 +1679,7 @@ def _script_server(
     if looks_like_python(script.file, script.text):
         # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
         # which a deployment's command replaces (as for a shell script's `case "$1"`).
-        given = (
-            [w.text for w in arguments]
-            if arguments and not dockerfile_name(arguments[0].at.file)
-            else None
-        )
+        given = list(arguments) if arguments and not dockerfile_name(arguments[0].at.file) else None
         try:
             launch = python_launch(script.file, script.text, dict(env or {}), arguments=given)
         except NotFollowed as why:
