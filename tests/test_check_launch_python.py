@@ -425,3 +425,48 @@ def test_gunicorn_base_application_reads_the_options_dict_it_is_made_with(
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
     assert [(w.value, w.at.line) for w in app.unresolved] == [("--timeout settings.TIMEOUT", 22)]
+
+
+def test_module_whose_method_returns_a_server_command_line_is_read(tmp_path: Path) -> None:
+    """A service module named for gunicorn whose `cmd` property returns `["gunicorn", app,
+    "-b", bind, "-w", str(self.worker), ...]` (the program that runs it is not here): found in
+    a folder and read as that gunicorn command line; the values only the running code knows
+    are named, and `cmd.append("--reload")` under `if DEBUG:` is one of them (never a
+    `--reload` server made up)."""
+    root = write(
+        tmp_path,
+        {
+            "apps/services/gunicorn.py": (
+                "from .base import BaseService\nfrom ..hands import *\n\n\n"
+                "class GunicornService(BaseService):\n"
+                "    def __init__(self, **kwargs):\n"
+                "        self.worker = kwargs.get('worker', 2)\n"
+                "        super().__init__(**kwargs)\n\n"
+                "    @property\n"
+                "    def cmd(self):\n"
+                "        bind = f'{HTTP_HOST}:{HTTP_PORT}'\n"
+                "        cmd = [\n"
+                "            'gunicorn', 'shop.asgi:application',\n"
+                "            '-b', bind,\n"
+                "            '-k', 'uvicorn.workers.UvicornWorker',\n"
+                "            '-w', str(self.worker),\n"
+                "            '--graceful-timeout', '30',\n"
+                "        ]\n"
+                "        if DEBUG:\n"
+                "            cmd.append('--reload')\n"
+                "        return cmd\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["apps/services/gunicorn.py:14"], "gunicorn", 1)]
+    (app,) = result.apps
+    assert app.interface == "asgi"
+    assert app.graceful_timeout is not None
+    assert app.graceful_timeout.value == 30
+    assert app.reloads is None
+    assert [(w.value, w.at.line) for w in app.unresolved] == [
+        ("-b bind", 15),
+        ("-w str(self.worker)", 17),
+        ("'--reload' (when `DEBUG`)", 21),
+    ]

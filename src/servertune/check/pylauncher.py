@@ -215,6 +215,12 @@ class _Launcher(_Evaluator):
         self.text = ""
         #: The command it runs is picked from a table by `sys.argv`, not given here.
         self.picked = False
+        #: The tests not known here of the `if`s being read (innermost last).
+        self.uncertain: list[str] = []
+        #: The method being read for the command line it returns (`Class.name`), if any.
+        self.method: str | None = None
+        #: The first server command line a method of the script returns.
+        self.returned: PythonLaunch | None = None
         #: The line of each key of a table the script binds (`"gunicorn": [...]`), by table.
         self.key_lines: dict[str, dict[str, int]] = {}
         #: The dict literal last bound to each name (its keys read one by one when a value is
@@ -225,9 +231,16 @@ class _Launcher(_Evaluator):
         value = getattr(node, "value", None)
         if isinstance(node, (ast.Expr, ast.Assign, ast.Return)) and isinstance(value, ast.expr):
             for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)):
-                self.runner(call)
+                if self.method is None:
+                    self.runner(call)
             if isinstance(node, ast.Expr) and isinstance(value, ast.Call):
                 self.grow(value)
+        if isinstance(node, ast.Return) and value is not None and self.method is not None:
+            self.returns(value, node.lineno)
+        if isinstance(node, ast.ClassDef):
+            super().statement(node)
+            self.methods(node)
+            return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name == self.entry:
                 self.bind_options(node)
@@ -391,10 +404,46 @@ class _Launcher(_Evaluator):
         except Refused:
             raise
         except Exception:
-            self.run(body)  # not known here: both branches, in order, as a shell's lines
-            self.run(orelse)
+            # Not known here: both branches, in order, as a shell's lines; what they add to
+            # a command line is only there when the test holds (`if DEBUG:
+            # cmd.append("--reload")`), so it is a word not known here.
+            self.uncertain.append(ast.unparse(test))
+            try:
+                self.run(body)
+                self.run(orelse)
+            finally:
+                self.uncertain.pop()
             return
         self.run(body if taken else orelse)
+
+    def methods(self, node: ast.ClassDef) -> None:
+        """The methods of a class the script defines, read for the server command line one
+        returns (`GunicornService.cmd`: `return ["gunicorn", ...]`), never run as a launch:
+        each on the names of the module, which it leaves as they were."""
+        for item in node.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            saved = (dict(self.names), dict(self.unknown), dict(self.lines))
+            lines = dict(self.element_lines)
+            self.method = f"{node.name}.{item.name}"
+            try:
+                self.run(item.body)
+            finally:
+                self.method = None
+                self.names, self.unknown, self.lines = saved
+                self.element_lines = lines
+
+    def returns(self, value: ast.expr, line: int) -> None:
+        """A method's `return cmd`: the first server command line a method returns."""
+        if self.returned is not None:
+            return
+        items = self.items_of(value, line)
+        split = _list_words(self.path, items) if items is not None and len(items) > 1 else None
+        known = _known_words(split) if split is not None else None
+        if known is not None and server_command(known[0]) is not None:
+            self.returned = PythonLaunch(
+                tuple(known[0]), replaces=True, shell=False, unknown=tuple(known[1])
+            )
 
     def grow(self, call: ast.Call) -> None:
         """`name.append(x)`, `name.extend([...])`, `name.insert(i, x)` on a list the script
@@ -411,6 +460,12 @@ class _Launcher(_Evaluator):
         # `cmd.extend(options)` several unknown words).
         many = function.attr == "extend"
         args = self.elements(call.args)
+        if self.uncertain and function.attr in ("append", "extend") and len(args) == 1:
+            # Added only when a test not known here holds: not known either.
+            written = ast.unparse(call.args[0])
+            current.append(_Unknown(f"{written} (when `{self.uncertain[-1]}`)", many=True))
+            lines.append(call.lineno)
+            return
         args = [a if not isinstance(a, _Unknown) else _Unknown(a.source, many=many) for a in args]
         if many and args and isinstance(args[-1], _Unknown):
             args[-1] = [args[-1]]
@@ -777,6 +832,9 @@ def _launch(
         launch = _picked(path, text, tree, env, entry, argv, launcher)
         if launch is not None:
             return launch
+    known = launcher.unknown_command is None and launcher.launcher is None
+    if known and launcher.returned is not None:
+        return launcher.returned  # a module that builds the command another one runs
     if launcher.unknown_command is None and launcher.launcher is not None:
         raise launcher.launcher
     if launcher.unknown_command is None and launcher.own_server is not None:

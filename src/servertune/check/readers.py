@@ -239,11 +239,15 @@ def _launcher(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _is_launcher(path: Path, text: str) -> bool:
     """A Python file whose top level starts a server (`os.system("gunicorn ...")`,
-    `uvicorn.run(...)`); one named for gunicorn (`gunicorn.conf.py`, which gunicorn loads by
-    default) or assigning a gunicorn setting stays gunicorn's config."""
+    `uvicorn.run(...)`) or builds the command line another runs (a method returning
+    `["gunicorn", ...]`); one named as gunicorn's config (`gunicorn.conf.py`, which gunicorn
+    loads by default) or assigning a gunicorn setting stays gunicorn's config."""
     from servertune.check.pylauncher import starts_a_server
 
-    if path.name.lower().startswith("gunicorn") or _GUNICORN_ASSIGNMENT.search(text):
+    named = path.name.lower()
+    if named.startswith("gunicorn") and ("conf" in named or path.suffix != ".py"):
+        return False
+    if _GUNICORN_ASSIGNMENT.search(text):
         return False
     return starts_a_server(path, text)
 
