@@ -294,6 +294,13 @@ class _Launcher(_Evaluator):
                 return owner.pop(index)  # `sys.argv.pop(1)`: the config file, taken off argv
         made = self.gunicorn_application(function)
         if made is not None:
+            for argument in node.args:  # `Server(sys.argv.pop(1))` takes its word off argv
+                try:
+                    self.expr(argument)
+                except Refused:
+                    raise
+                except Exception:
+                    continue
             return _GunicornApp(made[0], made[1], node)
         return super().call(node)
 
