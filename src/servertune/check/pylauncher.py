@@ -193,6 +193,9 @@ class _Launcher(_Evaluator):
         arguments: Sequence[str | Word] | None = None,
     ) -> None:
         super().__init__(env, 1, path.stem)
+        # Run as a program (`python main.py`, `CMD ["/start.py"]`), its `if __name__ ==
+        # "__main__":` block runs; a console script's module is imported, so it does not.
+        self.names["__name__"] = "__main__" if entry is None else path.stem
         self.path = path
         #: `sys.argv` when the command that runs the script is known (a compose `command`
         #: after it); None otherwise, and then a value it picks is not known here.
