@@ -102,6 +102,24 @@ def test_known_commands_table_with_no_command_is_read_as_run_with_its_server_ent
     assert not [n for n in result.notes if n.kind == "unresolved-variable"]
 
 
+def test_compose_entrypoint_without_command_runs_the_launcher_with_no_arguments(
+    tmp_path: Path,
+) -> None:
+    """A compose service that sets `entrypoint:` to the launcher and gives no `command:`
+    clears the image's CMD (the Compose Specification), so the launcher runs with no
+    arguments: its table picks nothing, and the service is not linked to the table's gunicorn
+    entry (a base service that others `extends` with `command: runserver`); the image alone is
+    still read as run with that entry, with its server-chosen note."""
+    root = known_commands_repo(tmp_path, "celery")
+    (root / "compose.yaml").write_text(
+        "services:\n  app:\n    build: .\n    entrypoint: /srv/docker-entrypoint.py\n"
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:3", "docker-entrypoint.py:30", "server/gunicorn_conf.py:1"], "gunicorn", 5)
+    ]
+
+
 def test_known_commands_table_with_two_servers_names_the_other(tmp_path: Path) -> None:
     """A table with a `gunicorn` and an `asgi` (uvicorn) entry, run with neither: the first
     server entry is read and the note names the key that starts the other server."""

@@ -39,6 +39,7 @@ from servertune.check.asgi_cli import parse_command_lines
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
+    "COMMAND_COMPLETE",
     "IMAGE_ENV_AT",
     "IN_IMAGES",
     "SERVERS",
@@ -172,6 +173,14 @@ IN_IMAGES: contextvars.ContextVar[
 #: file, the variable) -> its line, set by `images.images_of_run`.
 IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | None] = (
     contextvars.ContextVar("servertune_check_image_env_at", default=None)
+)
+
+
+#: Whether the command being followed is all its process gets: a compose service's
+#: `entrypoint` with no `command` clears the image's `CMD` (the Compose Specification,
+#: `entrypoint`), so a launcher it runs gets no arguments, which is known, not "not given".
+COMMAND_COMPLETE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "servertune_check_command_complete", default=False
 )
 
 

@@ -35,6 +35,7 @@ import yaml
 from servertune.check import overlay, resolve
 from servertune.check.chain import Service
 from servertune.check.commands import (
+    COMMAND_COMPLETE,
     ConfigFile,
     FindConfig,
     Word,
@@ -851,7 +852,11 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        app = image_server(path, first, rest, environment, where, image, find=find)
+        complete = COMMAND_COMPLETE.set(entrypoint is not None and command is None)
+        try:
+            app = image_server(path, first, rest, environment, where, image, find=find)
+        finally:
+            COMMAND_COMPLETE.reset(complete)
         if app is None:
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.

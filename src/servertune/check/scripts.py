@@ -26,6 +26,7 @@ from pathlib import Path
 from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
+    COMMAND_COMPLETE,
     SHELLS,
     WRAPPERS,
     ConfigFile,
@@ -1680,6 +1681,8 @@ def _script_server(
         # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
         # which a deployment's command replaces (as for a shell script's `case "$1"`).
         given = list(arguments) if arguments and not dockerfile_name(arguments[0].at.file) else None
+        if not arguments and COMMAND_COMPLETE.get():
+            given = []  # a compose `entrypoint` with no `command`: run with no arguments
         try:
             launch = python_launch(script.file, script.text, dict(env or {}), arguments=given)
         except NotFollowed as why:
