@@ -209,3 +209,38 @@ def test_entrypoint_with_an_unfollowed_branch_is_not_said_to_start_nothing(
     (note,) = [n for n in notes if n.at.file.name == "entrypoint.sh"]
     assert (note.kind, note.at.line) == ("not-followed", 4)
     assert "supervisord -c /app/conf/supervisord.conf" in note.message
+
+
+def test_script_running_a_python_program_not_here_is_not_followed(tmp_path: Path) -> None:
+    """An entrypoint whose last line is `python jms "${action}" "${service}"` (the project's
+    own launcher, not among the files) starts what is not known: one not-followed note at
+    that line, naming the program, and neither the image nor the script "starts no server";
+    `python -m` and `python -c` name no program file."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12\nCOPY entrypoint.sh /app/entrypoint.sh\nWORKDIR /app\n"
+        'ENTRYPOINT ["./entrypoint.sh"]\nCMD ["start", "all"]\n'
+    )
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/bash\naction="${1-start}"\nservice="${2-all}"\n'
+        'python jms "${action}" "${service}"\n'
+    )
+    (note,) = _folder(tmp_path).notes
+    assert (note.kind, note.at.file.name, note.at.line) == ("not-followed", "entrypoint.sh", 4)
+    assert "runs python jms, a Python program not among the files read" in note.message
+    (tmp_path / "entrypoint.sh").write_text("#!/bin/bash\npython -m http.server 8000\n")
+    assert {n.kind for n in _folder(tmp_path).notes} == {"starts-no-server"}
+
+
+def test_program_through_a_wrapper_with_its_own_words_is_not_followed(tmp_path: Path) -> None:
+    """A supervisord program `wrapper.sh BLUE BACKEND ./docker/docker-entrypoint.sh ...` (a
+    log-prefixing wrapper whose own words come first) runs the project's script after them; that
+    script not among the files makes the program "not followed", naming it, not "start no
+    server"."""
+    (tmp_path / "supervisor.conf").write_text(
+        "[program:backend]\ndirectory=/baserow/backend\n"
+        "command=/baserow/supervisor/wrapper.sh BLUE BACKEND ./docker/docker-entrypoint.sh "
+        "%(ENV_STARTUP)s\n\n[program:worker]\ncommand=celery -A app worker\n"
+    )
+    kind, line, message = _notes(tmp_path)["supervisor.conf"]
+    assert (kind, line) == ("not-followed", 3)
+    assert "runs ./docker/docker-entrypoint.sh, a script not among the files read" in message

@@ -222,11 +222,49 @@ def _script_not_here(
         return None
     for command in words:
         for simple in _commands(command):
-            script = simple[0]
+            script = _script_run(simple)
             if _own_script(script.text) and find_config(script.text, script.at) is None:
                 return NotFollowed(
                     f"{script.at}: not followed: runs {script.text}, a script not among the "
                     "files read (copied from elsewhere, or made when the container starts), "
                     "so what it starts is not known"
                 )
+            program = _python_program(simple)
+            if program is not None and find_config(program.text, program.at) is None:
+                return NotFollowed(
+                    f"{program.at}: not followed: runs python {program.text}, a Python program "
+                    "not among the files read (the project's own, copied from elsewhere), so "
+                    "what it starts is not known"
+                )
+    return None
+
+
+def _script_run(simple: Sequence[Word]) -> Word:
+    """The program of a simple command, or, when its first word is a launcher's own argument
+    (`wrapper.sh BLUE BACKEND ./docker/docker-entrypoint.sh`, where `_commands` left the
+    launcher behind), the project's script it runs after it."""
+    first = simple[0]
+    if _own_script(first.text) or program_name(first.text) in _NOT_APP_SERVERS:
+        return first
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", first.text):
+        return first  # a program's name, not a launcher's argument word
+    later = (w for w in simple[1:] if w.text.endswith((".sh", ".bash")) and _own_script(w.text))
+    return next(later, first)
+
+
+#: A Python program named on the interpreter's command line (`jms`, `bin/serve.py`).
+_PROGRAM = re.compile(r"\A[\w.][\w./-]*\Z")
+
+
+def _python_program(simple: Sequence[Word]) -> Word | None:
+    """The program `python [options] PROGRAM ...` runs (`python jms start all`); None for
+    `-m module`, `-c code`, or no program."""
+    if not simple or not program_name(simple[0].text).startswith("python"):
+        return None
+    for word in simple[1:]:
+        if word.text in ("-m", "-c") or word.text.startswith(("-m", "-c")):
+            return None
+        if word.text.startswith("-"):
+            continue  # the interpreter's options (`-u`, `-OO`)
+        return word if _PROGRAM.match(word.text) else None
     return None
