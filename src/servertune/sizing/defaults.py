@@ -308,29 +308,36 @@ GRANIAN_SERVER_MS_PER_REQUEST = 0.09
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
 #: the same cores as the app's loops, so the plan's capacity counts it.
 NGINX_MS_PER_REQUEST = 0.05
+#: Under overload the p99 of the admitted requests should stay within this many times the
+#: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
+ASGI_OVERLOAD_P99_TARGET = 2.0
 #: nginx admits what the loops serve at capacity for as long as a request is held plus this
 #: share of that time again waiting for its turn (Little's law: capacity x (held + wait)).
-#: A request's answer is late when its wait is long next to its own time; at 0.5, an admitted
-#: request takes at most about 1.5 x its unloaded time once the loops are saturated (under the
-#: 2 x overload target), and a capacity the plan underestimates by up to 1.5 x still admits
-#: enough to reach the real one. The earlier rule (exactly Little's law, no wait) shed load the
-#: copied layouts served: `bench app` on FastAPI /io at 128 connections served 1037-1786 req/s
-#: and shed 1.24-1.39 million requests where gunicorn + uvicorn served 2372 req/s at p99 70 ms.
-ADMISSION_WAIT_SHARE = 0.5
-#: ...and never less than this wait: for a sub-millisecond path a wait of half its time is
-#: microseconds, less than the scheduler's own noise (the load generator's send lag alone was
-#: 2-30 ms at p99 on these 2 cores), and a limit that small sheds at a few connections what
-#: every copied layout answers within a few ms (nginx admitted 2 for a 0.16 ms path).
-ADMISSION_MIN_WAIT_MS = 25.0
+#: Once the loops are saturated an admitted request takes held + wait, so the share is what the
+#: overload target leaves: 2 x its own time. The earlier 0.5 (1.5 x) with its 25 ms floor
+#: admitted 9 a loop on a 3 ms CPU route, and nine requests queued on a loop is 29 ms before the
+#: scheduler's tail: admitted p99 at overload 5.5-7.1 x the unloaded one (default `bench app`
+#: runs, 2026-11-29, FastAPI /cpu). A capacity the plan underestimates by up to 2 x still
+#: admits enough to reach the real one. (The rule before both, exactly Little's law with no
+#: wait, shed load the copied layouts served: FastAPI /io at 128 connections served 1037-1786
+#: req/s where gunicorn + uvicorn served 2372 req/s at p99 70 ms.)
+ADMISSION_WAIT_SHARE = ASGI_OVERLOAD_P99_TARGET - 1.0
+#: ...and never less than this wait: for a sub-millisecond path a wait of its own time is
+#: microseconds, below the scheduler's noise already in its unloaded p99 (3-10 ms at p99 over a
+#: p50 of 0.2-5 ms on these 2 cores), and nginx admitting 2 for a 0.16 ms path shed at a few
+#: connections what every copied layout answered within a few ms. The floor is that noise, not
+#: more: on FastAPI /cpu (3.1 ms of CPU, 2 processes) at 4 x capacity, open loop, interleaved
+#: runs (`bench app --only ... --concurrency 32`, 2026-11-29, two repeats each) measured the
+#: nginx rows' admitted p99 / unloaded p99 at 4.8-7.1 x with a 25 ms floor (share 0.5; 9 a loop),
+#: 2.2-3.7 x with 8 ms (4 a loop), 1.7-2.3 x with 3 ms (2-3 a loop), answering 442-546 req/s
+#: at each; HAProxy's row 0.65-1.22 x with 3 ms (its `timeout queue` = the wait).
+ADMISSION_MIN_WAIT_MS = 3.0
 #: Most requests one ASGI process admits: each holds a connection from nginx, and a process's
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
 #: needs more processes (or a raised limit and a deliberate choice).
 MAX_ADMITTED_PER_PROCESS = 1000
 #: Overload in `servertune bench asgi`: open-loop arrivals at this many times the plan's capacity.
 ASGI_OVERLOAD_FACTOR = 4.0
-#: Under that overload the p99 of the admitted requests should stay within this many times the
-#: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
-ASGI_OVERLOAD_P99_TARGET = 2.0
 #: What `servertune bench asgi` measured per ASGI target (the app server's file; each behind its
 #: nginx): p99 of admitted requests under ASGI_OVERLOAD_FACTOR x capacity / unloaded p99, the
 #: report's ratios of medians of 6 interleaved repeats (docs/benchmarks.md, `asgi`: 2 shared

@@ -202,9 +202,9 @@ def _admit(
             f"{ADMISSION_MIN_WAIT_MS:g} ms): the longest an admitted request may wait for its turn "
             "before its answer counts as late: for a request held "
             f"{ADMISSION_MIN_WAIT_MS / ADMISSION_WAIT_SHARE:g} ms or more, held + wait is "
-            f"{1 + ADMISSION_WAIT_SHARE:g} x its own time, under the overload target of "
-            f"{ASGI_OVERLOAD_P99_TARGET:g} x; below, the floor keeps the scheduler's noise from "
-            "counting as lateness",
+            f"{1 + ADMISSION_WAIT_SHARE:g} x its own time, the overload target of "
+            f"{ASGI_OVERLOAD_P99_TARGET:g} x the unloaded p99; below, the floor is the scheduler's "
+            "noise already in that p99, so it does not count as lateness",
         )
         / 1000
     )
