@@ -10,6 +10,7 @@ from servertune.machine import DEFAULT_SOMAXCONN
 __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
+    "ADMISSION_FLOOR_LOOP_MS",
     "ADMISSION_MIN_WAIT_MS",
     "ADMISSION_WAIT_SHARE",
     "ASGI_NORMAL_RPS",
@@ -322,16 +323,27 @@ ASGI_OVERLOAD_P99_TARGET = 2.0
 #: wait, shed load the copied layouts served: FastAPI /io at 128 connections served 1037-1786
 #: req/s where gunicorn + uvicorn served 2372 req/s at p99 70 ms.)
 ADMISSION_WAIT_SHARE = ASGI_OVERLOAD_P99_TARGET - 1.0
-#: ...and never less than this wait: for a sub-millisecond path a wait of its own time is
-#: microseconds, below the scheduler's noise already in its unloaded p99 (3-10 ms at p99 over a
-#: p50 of 0.2-5 ms on these 2 cores), and nginx admitting 2 for a 0.16 ms path shed at a few
-#: connections what every copied layout answered within a few ms. The floor is that noise, not
-#: more: on FastAPI /cpu (3.1 ms of CPU, 2 processes) at 4 x capacity, open loop, interleaved
-#: runs (`bench app --only ... --concurrency 32`, 2026-11-29, two repeats each) measured the
-#: nginx rows' admitted p99 / unloaded p99 at 4.8-7.1 x with a 25 ms floor (share 0.5; 9 a loop),
-#: 2.2-3.7 x with 8 ms (4 a loop), 1.7-2.3 x with 3 ms (2-3 a loop), answering 442-546 req/s
-#: at each; HAProxy's row 0.65-1.22 x with 3 ms (its `timeout queue` = the wait).
-ADMISSION_MIN_WAIT_MS = 3.0
+#: ...and, for a path that holds its loop less than ADMISSION_FLOOR_LOOP_MS a request, never
+#: less than this wait: its own time is microseconds, below the scheduler's noise, and a count
+#: that small sheds what every copied layout answers (nginx admitted 2 for a 0.16 ms path). A
+#: count below the connections turns each refused one of a closed-loop client into a stream of
+#: quick 503s that takes the front's CPU: with 3 ms instead, FastAPI's bare route (0.2 ms of
+#: loop time, 2 processes, nginx admitting 34) answered 0.56-0.85 x granian's defaults at 64-256
+#: connections while its best row shed 0.16-0.29 million requests; with 25 ms (250 admitted)
+#: 1.37-1.72 x, no 503 up to 128 (`bench app --only ... --concurrency 64,128,256`, the two
+#: floors one after the other, 2026-11-29).
+ADMISSION_MIN_WAIT_MS = 25.0
+#: The loop time per request (loop_ms) from which a path waits only its own held time, with no
+#: floor: a loop that takes a millisecond or more a request turns every request queued on it into
+#: milliseconds of everyone's wait, and the floor's 25 ms alone is then a multiple of the path's
+#: unloaded p99. On FastAPI /cpu (3.2 ms of loop time, 2 processes) at 4 x capacity, open loop,
+#: interleaved runs (`bench app --only ... --concurrency 32`, 2026-11-29, two repeats each), the
+#: nginx rows' admitted p99 / unloaded p99 was 3.5-7.1 x with the 25 ms floor (share 0.5; 9
+#: admitted a loop), 2.2-3.7 x with 8 ms (4 a loop), 1.7-2.3 x with 3 ms (2-3 a loop), answering
+#: 442-548 req/s at 25 and 3 ms; HAProxy's row 0.65-1.22 x with 3 ms. Between the bare route's
+#: 0.2 ms and the CPU route's 3.2 ms, the Django view's 1.1 ms is held 25 ms, so it waits its
+#: held time on either side.
+ADMISSION_FLOOR_LOOP_MS = 1.0
 #: Most requests one ASGI process admits: each holds a connection from nginx, and a process's
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
 #: needs more processes (or a raised limit and a deliberate choice).
