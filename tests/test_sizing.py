@@ -372,7 +372,8 @@ def test_a_cpu_bound_route_queues_two_or_three_a_loop_and_a_bare_route_keeps_its
     the 25 ms floor, 126 a loop, so a closed-loop client's connections are not refused."""
     cpu = make_plan(Workload(cores=2, interface="asgi", service_time_ms=3.2, cpu_ms=3.09))
     held_ms = 3.2 + ASGI_SERVER_MS_PER_REQUEST
-    assert cpu.loop_ms is not None and cpu.loop_ms >= ADMISSION_FLOOR_LOOP_MS
+    assert cpu.loop_ms is not None
+    assert cpu.loop_ms >= ADMISSION_FLOOR_LOOP_MS
     assert cpu.admission_wait_ms == pytest.approx(held_ms)
     assert (cpu.admitted_per_process, cpu.admission_limit) == (3, 6)
     assert (cpu.in_service_per_process, cpu.lb_queue_timeout_ms) == (2, 4)
@@ -383,7 +384,8 @@ def test_a_cpu_bound_route_queues_two_or_three_a_loop_and_a_bare_route_keeps_its
     assert "max(1 x the 3.3 ms a request is held, 0 ms)" in cpu.reasons["admission_wait_ms"]
     assert "no floor for a loop time of 3.23 ms" in cpu.reasons["admission_wait_ms"]
     bare = make_plan(Workload(cores=2, interface="asgi", service_time_ms=0.08, cpu_ms=0.061))
-    assert bare.loop_ms is not None and bare.loop_ms < ADMISSION_FLOOR_LOOP_MS
+    assert bare.loop_ms is not None
+    assert bare.loop_ms < ADMISSION_FLOOR_LOOP_MS
     assert bare.admission_wait_ms == ADMISSION_MIN_WAIT_MS == 25.0
     assert (bare.admitted_per_process, bare.admission_limit) == (126, 252)
     assert bare.in_service_per_process == 125
