@@ -85,7 +85,7 @@ def _placed(stack: Stack, workload: Workload) -> Plan:
     """The workload on free ports, serving the bench app copied into the stack's directory."""
     app = install("asgi_mix", stack.dir)
     plan = make_plan(place(workload.model_copy(update={"app": app}), stack, 2))
-    assert plan.admission_limit == 6  # 3 a process: the burst below overflows every one
+    assert plan.admission_limit == 8  # 4 a process: the burst below overflows every one
     return plan
 
 

@@ -326,7 +326,7 @@ def test_an_asgi_host_gets_its_maxconn_and_the_excess_waits_at_most_the_queue_ti
     admission wait, and answered 503 once it has waited that long without one."""
     port, stats = free_port(), tmp_path / "stats.sock"
     with _HeldHost() as host:
-        w = Workload(cores=1, interface="asgi", service_time_ms=2000, cpu_fraction=0.5,
+        w = Workload(cores=1, interface="asgi", service_time_ms=1000, cpu_fraction=0.5,
                      upstream=(f"127.0.0.1:{host.port}",), lb_listen_host="127.0.0.1",
                      lb_listen_port=port)  # fmt: skip
         plan = plan_for(w)
@@ -452,7 +452,7 @@ def test_haproxy_in_nginx_place_gives_each_worker_its_maxconn_and_queues_the_res
     queue and gets a 503 after the plan's wait without reaching a worker, and every request
     admitted is answered once the workers answer."""
     listen, stats = free_port(), tmp_path / "stats.sock"
-    w = Workload(cores=2, interface="asgi", service_time_ms=2000, cpu_fraction=0.5,
+    w = Workload(cores=2, interface="asgi", service_time_ms=1000, cpu_fraction=0.5,
                  base_port=free_base_port(2), listen_port=listen)  # fmt: skip
     plan = plan_for(w)
     assert plan.processes == 2

@@ -12,7 +12,9 @@ from pydantic import ValidationError
 
 from servertune.machine import Machine
 from servertune.sizing import (
+    ADMISSION_FLOOR_LOOP_MS,
     ADMISSION_MIN_WAIT_MS,
+    ASGI_OVERLOAD_P99_TARGET,
     ASGI_SERVER_MS_PER_REQUEST,
     GIL_SATURATION,
     MAX_ADMITTED_PER_PROCESS,
@@ -337,8 +339,14 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
     assert plan.granian_capacity_rps is not None
     assert plan.admission_wait_ms is not None
     assert plan.granian_capacity_rps >= plan.asgi_capacity_rps
-    assert plan.admission_wait_ms >= ADMISSION_MIN_WAIT_MS
     held_ms = held_s(workload) * 1000 + ASGI_SERVER_MS_PER_REQUEST
+    # Held + wait is the overload target's 2 x the held time; a path that holds its loop under
+    # a millisecond waits at least the noise floor, one that holds it longer has no floor.
+    assert plan.loop_ms is not None
+    floor = ADMISSION_MIN_WAIT_MS if plan.loop_ms < ADMISSION_FLOOR_LOOP_MS else 0.0
+    assert plan.admission_wait_ms == pytest.approx(
+        max((ASGI_OVERLOAD_P99_TARGET - 1) * held_ms, floor)
+    )
     fastest = plan.granian_capacity_rps / plan.processes
     admitted = math.ceil(fastest * (held_ms + plan.admission_wait_ms) / 1000 - 1e-9)
     assert plan.admitted_per_process == max(1, min(admitted, MAX_ADMITTED_PER_PROCESS))
@@ -350,11 +358,39 @@ def test_asgi_admission_and_server_bounds_are_ordered(workload: Workload) -> Non
     # HAProxy in nginx's place queues the wait itself: each app server takes only what its loop
     # serves in the time a request is held (the wait floor for a sub-floor path), never more
     # than nginx would admit, and its idle pool no more than that.
-    window_ms = max(held_ms, ADMISSION_MIN_WAIT_MS)
+    window_ms = max(held_ms, floor)
     serving = max(1, math.ceil(fastest * window_ms / 1000 - 1e-9))
     assert plan.in_service_per_process == min(serving, plan.admitted_per_process)
     assert plan.lb_server_pool == plan.in_service_per_process
     assert plan.limit_concurrency > 3 * plan.in_service_per_process
+
+
+def test_a_cpu_bound_route_queues_two_or_three_a_loop_and_a_bare_route_keeps_its_floor() -> None:
+    """The 3.2 ms CPU route of the overload runs (2 cores): its loop time is past a millisecond,
+    so it waits only its own held time and nginx admits 3 a loop (not the 9 the 25 ms floor
+    gave), HAProxy serves 2 at once and queues 4 ms; the bare route (0.2 ms of loop time) keeps
+    the 25 ms floor, 126 a loop, so a closed-loop client's connections are not refused."""
+    cpu = make_plan(Workload(cores=2, interface="asgi", service_time_ms=3.2, cpu_ms=3.09))
+    held_ms = 3.2 + ASGI_SERVER_MS_PER_REQUEST
+    assert cpu.loop_ms is not None
+    assert cpu.loop_ms >= ADMISSION_FLOOR_LOOP_MS
+    assert cpu.admission_wait_ms == pytest.approx(held_ms)
+    assert cpu.admitted_per_process == 3
+    assert cpu.admission_limit == 6
+    assert (cpu.in_service_per_process, cpu.lb_queue_timeout_ms) == (2, 4)
+    # The admitted queue on a loop at overload: 3 x 3.23 ms, under 2 x held + one request.
+    assert (
+        cpu.admitted_per_process * cpu.loop_ms <= ASGI_OVERLOAD_P99_TARGET * held_ms + cpu.loop_ms
+    )
+    assert "max(1 x the 3.3 ms a request is held, 0 ms)" in cpu.reasons["admission_wait_ms"]
+    assert "no floor for a loop time of 3.23 ms" in cpu.reasons["admission_wait_ms"]
+    bare = make_plan(Workload(cores=2, interface="asgi", service_time_ms=0.08, cpu_ms=0.061))
+    assert bare.loop_ms is not None
+    assert bare.loop_ms < ADMISSION_FLOOR_LOOP_MS
+    assert bare.admission_wait_ms == ADMISSION_MIN_WAIT_MS == 25.0
+    assert (bare.admitted_per_process, bare.admission_limit) == (126, 252)
+    assert bare.in_service_per_process == 125
+    assert "at least 25 ms for a loop time of 0.20 ms" in bare.reasons["admission_wait_ms"]
 
 
 def test_haproxy_in_nginx_place_takes_the_wait_in_its_queue_not_on_the_loop() -> None:

@@ -10,6 +10,7 @@ from servertune.machine import DEFAULT_SOMAXCONN
 __all__ = [
     "ACCESS_LOG_BUFFER_KB",
     "ACCESS_LOG_FLUSH_S",
+    "ADMISSION_FLOOR_LOOP_MS",
     "ADMISSION_MIN_WAIT_MS",
     "ADMISSION_WAIT_SHARE",
     "ASGI_NORMAL_RPS",
@@ -308,29 +309,47 @@ GRANIAN_SERVER_MS_PER_REQUEST = 0.09
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
 #: the same cores as the app's loops, so the plan's capacity counts it.
 NGINX_MS_PER_REQUEST = 0.05
+#: Under overload the p99 of the admitted requests should stay within this many times the
+#: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
+ASGI_OVERLOAD_P99_TARGET = 2.0
 #: nginx admits what the loops serve at capacity for as long as a request is held plus this
 #: share of that time again waiting for its turn (Little's law: capacity x (held + wait)).
-#: A request's answer is late when its wait is long next to its own time; at 0.5, an admitted
-#: request takes at most about 1.5 x its unloaded time once the loops are saturated (under the
-#: 2 x overload target), and a capacity the plan underestimates by up to 1.5 x still admits
-#: enough to reach the real one. The earlier rule (exactly Little's law, no wait) shed load the
-#: copied layouts served: `bench app` on FastAPI /io at 128 connections served 1037-1786 req/s
-#: and shed 1.24-1.39 million requests where gunicorn + uvicorn served 2372 req/s at p99 70 ms.
-ADMISSION_WAIT_SHARE = 0.5
-#: ...and never less than this wait: for a sub-millisecond path a wait of half its time is
-#: microseconds, less than the scheduler's own noise (the load generator's send lag alone was
-#: 2-30 ms at p99 on these 2 cores), and a limit that small sheds at a few connections what
-#: every copied layout answers within a few ms (nginx admitted 2 for a 0.16 ms path).
+#: Once the loops are saturated an admitted request takes held + wait, so the share is what the
+#: overload target leaves: 2 x its own time. The earlier 0.5 (1.5 x) with its 25 ms floor
+#: admitted 9 a loop on a 3 ms CPU route, and nine requests queued on a loop is 29 ms before the
+#: scheduler's tail: admitted p99 at overload 5.5-7.1 x the unloaded one (default `bench app`
+#: runs, 2026-11-29, FastAPI /cpu). A capacity the plan underestimates by up to 2 x still
+#: admits enough to reach the real one. (The rule before both, exactly Little's law with no
+#: wait, shed load the copied layouts served: FastAPI /io at 128 connections served 1037-1786
+#: req/s where gunicorn + uvicorn served 2372 req/s at p99 70 ms.)
+ADMISSION_WAIT_SHARE = ASGI_OVERLOAD_P99_TARGET - 1.0
+#: ...and, for a path that holds its loop less than ADMISSION_FLOOR_LOOP_MS a request, never
+#: less than this wait: its own time is microseconds, below the scheduler's noise, and a count
+#: that small sheds what every copied layout answers (nginx admitted 2 for a 0.16 ms path). A
+#: count below the connections turns each refused one of a closed-loop client into a stream of
+#: quick 503s that takes the front's CPU: with 3 ms instead, FastAPI's bare route (0.2 ms of
+#: loop time, 2 processes, nginx admitting 34) answered 0.56-0.85 x granian's defaults at 64-256
+#: connections while its best row shed 0.16-0.29 million requests; with 25 ms (250 admitted)
+#: 1.37-1.72 x, no 503 up to 128 (`bench app --only ... --concurrency 64,128,256`, the two
+#: floors one after the other, 2026-11-29).
 ADMISSION_MIN_WAIT_MS = 25.0
+#: The loop time per request (loop_ms) from which a path waits only its own held time, with no
+#: floor: a loop that takes a millisecond or more a request turns every request queued on it into
+#: milliseconds of everyone's wait, and the floor's 25 ms alone is then a multiple of the path's
+#: unloaded p99. On FastAPI /cpu (3.2 ms of loop time, 2 processes) at 4 x capacity, open loop,
+#: interleaved runs (`bench app --only ... --concurrency 32`, 2026-11-29, two repeats each), the
+#: nginx rows' admitted p99 / unloaded p99 was 3.5-7.1 x with the 25 ms floor (share 0.5; 9
+#: admitted a loop), 2.2-3.7 x with 8 ms (4 a loop), 1.7-2.3 x with 3 ms (2-3 a loop), answering
+#: 442-548 req/s at 25 and 3 ms; HAProxy's row 0.65-1.22 x with 3 ms. Between the bare route's
+#: 0.2 ms and the CPU route's 3.2 ms, the Django view's 1.1 ms is held 25 ms, so it waits its
+#: held time on either side.
+ADMISSION_FLOOR_LOOP_MS = 1.0
 #: Most requests one ASGI process admits: each holds a connection from nginx, and a process's
 #: default open-file limit is 1024 (ulimit -n). A workload that needs more in flight per process
 #: needs more processes (or a raised limit and a deliberate choice).
 MAX_ADMITTED_PER_PROCESS = 1000
 #: Overload in `servertune bench asgi`: open-loop arrivals at this many times the plan's capacity.
 ASGI_OVERLOAD_FACTOR = 4.0
-#: Under that overload the p99 of the admitted requests should stay within this many times the
-#: unloaded p99 (the excess gets a quick 503 instead of a place in a queue).
-ASGI_OVERLOAD_P99_TARGET = 2.0
 #: What `servertune bench asgi` measured per ASGI target (the app server's file; each behind its
 #: nginx): p99 of admitted requests under ASGI_OVERLOAD_FACTOR x capacity / unloaded p99, the
 #: report's ratios of medians of 6 interleaved repeats (docs/benchmarks.md, `asgi`: 2 shared

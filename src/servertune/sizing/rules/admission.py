@@ -19,6 +19,7 @@ import math
 
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
+    ADMISSION_FLOOR_LOOP_MS,
     ADMISSION_MIN_WAIT_MS,
     ADMISSION_WAIT_SHARE,
     ASGI_OVERLOAD_P99_TARGET,
@@ -189,22 +190,38 @@ def on_shared_cores(
     )
 
 
+def wait_floor_ms(d: Derivation) -> tuple[float, str]:
+    """The least wait an admitted request gets, and why: the scheduler's noise for a path that
+    holds its loop under ADMISSION_FLOOR_LOOP_MS, none for one that holds it longer."""
+    loop_ms = d.get_float("loop_ms")
+    if loop_ms < ADMISSION_FLOOR_LOOP_MS:
+        return ADMISSION_MIN_WAIT_MS, (
+            f"at least {ADMISSION_MIN_WAIT_MS:g} ms for a loop time of {loop_ms:.2f} ms (under "
+            f"{ADMISSION_FLOOR_LOOP_MS:g} ms: its own time is below the scheduler's noise, and a "
+            "smaller count turns a closed-loop client's refused connections into a stream of "
+            "quick 503s that takes the front's CPU)"
+        )
+    return 0.0, (
+        f"no floor for a loop time of {loop_ms:.2f} ms (from {ADMISSION_FLOOR_LOOP_MS:g} ms, "
+        "every request queued on the loop is milliseconds of everyone's wait)"
+    )
+
+
 def _admit(
     w: Workload, d: Derivation, processes: int, hold: float, capacity: float, fastest: float
 ) -> None:
     """The wait budget, and what nginx admits: Little's law at the fastest server's capacity."""
     in_flight_limit = w.in_flight_limit
+    floor, floor_reason = wait_floor_ms(d)
     wait = (
         d.put(
             "admission_wait_ms",
-            max(hold * 1000 * ADMISSION_WAIT_SHARE, ADMISSION_MIN_WAIT_MS),
+            max(hold * 1000 * ADMISSION_WAIT_SHARE, floor),
             f"max({ADMISSION_WAIT_SHARE:g} x the {hold * 1000:.1f} ms a request is held, "
-            f"{ADMISSION_MIN_WAIT_MS:g} ms): the longest an admitted request may wait for its turn "
-            "before its answer counts as late: for a request held "
-            f"{ADMISSION_MIN_WAIT_MS / ADMISSION_WAIT_SHARE:g} ms or more, held + wait is "
-            f"{1 + ADMISSION_WAIT_SHARE:g} x its own time, under the overload target of "
-            f"{ASGI_OVERLOAD_P99_TARGET:g} x; below, the floor keeps the scheduler's noise from "
-            "counting as lateness",
+            f"{floor:g} ms): the longest an admitted request may wait for its turn before its "
+            f"answer counts as late: held + wait is {1 + ADMISSION_WAIT_SHARE:g} x its own time, "
+            f"the overload target of {ASGI_OVERLOAD_P99_TARGET:g} x the unloaded p99; "
+            + floor_reason,
         )
         / 1000
     )
@@ -249,7 +266,8 @@ def _in_service(
 ) -> None:
     """What a process takes at once when HAProxy, which queues, fronts it: Little's law at the
     time a request is held, without the wait, since the wait is spent in HAProxy's queue."""
-    window = max(hold * 1000, ADMISSION_MIN_WAIT_MS)
+    floor, _ = wait_floor_ms(d)
+    window = max(hold * 1000, floor)
     mean = fastest / processes * window / 1000
     little = max(1, math.ceil(mean - 1e-9))
     serving = min(admitted, little)
@@ -257,8 +275,8 @@ def _in_service(
         f"Little's law at the fastest server's capacity: {fastest / processes:.1f} req/s x "
         + (
             f"{hold * 1000:.1f} ms held"
-            if hold * 1000 >= ADMISSION_MIN_WAIT_MS
-            else f"{ADMISSION_MIN_WAIT_MS:g} ms (the wait floor: a request held "
+            if hold * 1000 >= floor
+            else f"{floor:g} ms (the wait floor: a request held "
             f"{hold * 1000:.2f} ms, under the scheduler's noise)"
         )
         + f" = {mean:.1f}"
