@@ -215,7 +215,8 @@ def test_script_running_a_python_program_not_here_is_not_followed(tmp_path: Path
     """An entrypoint whose last line is `python jms "${action}" "${service}"` (the project's
     own launcher, not among the files) starts what is not known: one not-followed note at
     that line, naming the program, and neither the image nor the script "starts no server";
-    `python -m` and `python -c` name no program file."""
+    `python -m` names no program file, and a `.py` script given no server's subcommand is a
+    job's (`manage.py migrate`)."""
     (tmp_path / "Dockerfile").write_text(
         "FROM python:3.12\nCOPY entrypoint.sh /app/entrypoint.sh\nWORKDIR /app\n"
         'ENTRYPOINT ["./entrypoint.sh"]\nCMD ["start", "all"]\n'
@@ -227,8 +228,10 @@ def test_script_running_a_python_program_not_here_is_not_followed(tmp_path: Path
     (note,) = _folder(tmp_path).notes
     assert (note.kind, note.at.file.name, note.at.line) == ("not-followed", "entrypoint.sh", 4)
     assert "runs python jms, a Python program not among the files read" in note.message
-    (tmp_path / "entrypoint.sh").write_text("#!/bin/bash\npython -m http.server 8000\n")
-    assert {n.kind for n in _folder(tmp_path).notes} == {"starts-no-server"}
+    for job in ("python -m http.server 8000", "python manage.py migrate", "python pre_start.py"):
+        # a module, and a `.py` script run for a job: nothing says they serve
+        (tmp_path / "entrypoint.sh").write_text(f"#!/bin/bash\n{job}\n")
+        assert {n.kind for n in _folder(tmp_path).notes} == {"starts-no-server"}, job
 
 
 def test_program_through_a_wrapper_with_its_own_words_is_not_followed(tmp_path: Path) -> None:

@@ -257,14 +257,20 @@ _PROGRAM = re.compile(r"\A[\w.][\w./-]*\Z")
 
 
 def _python_program(simple: Sequence[Word]) -> Word | None:
-    """The program `python [options] PROGRAM ...` runs (`python jms start all`); None for
-    `-m module`, `-c code`, or no program."""
+    """The project's command-line program `python [options] PROGRAM ...` runs as a launcher
+    (`python jms start all`: a program without a `.py` suffix, a project's own CLI, or one
+    given a server's subcommand); None for `-m module`, `-c code`, and a `.py` script run for
+    a job (`python manage.py migrate`, `python app/backend_pre_start.py`), which starts no
+    server as far as anything here says."""
     if not simple or not program_name(simple[0].text).startswith("python"):
         return None
-    for word in simple[1:]:
+    for index, word in enumerate(simple[1:], 1):
         if word.text in ("-m", "-c") or word.text.startswith(("-m", "-c")):
             return None
         if word.text.startswith("-"):
             continue  # the interpreter's options (`-u`, `-OO`)
-        return word if _PROGRAM.match(word.text) else None
+        if not _PROGRAM.match(word.text):
+            return None
+        serving = any(w.text in _SERVER_SUBCOMMANDS for w in simple[index + 1 :])
+        return word if serving or not word.text.endswith(".py") else None
     return None
