@@ -100,6 +100,22 @@ def test_more_processes_threads_an_async_engine_or_the_images_env_are_not_one_at
     assert not _rules(_findings(tmp_path, {"uwsgi.ini": INI}), "one-process-one-thread")
 
 
+def test_processes_written_with_a_value_known_where_it_runs_are_not_judged(
+    tmp_path: Path,
+) -> None:
+    """`processes = ${UWSGI_PROCESSES}` and `threads = ${UWSGI_THREADS}` left unrendered (an
+    envsubst template the files give no values for) are read with uWSGI's default 1, which is
+    not what runs: no one-process-one-thread finding, only the unresolved-variable notes."""
+    templated = INI.replace(
+        "die-on-term", "processes = ${UWSGI_PROCESSES}\nthreads = ${UWSGI_THREADS}\ndie-on-term"
+    )
+    findings = _findings(tmp_path, {"Dockerfile": IMAGE, "uwsgi.ini": templated})
+    assert not _rules(findings, "one-process-one-thread")
+    one = INI.replace("die-on-term", "threads = ${UWSGI_THREADS}\ndie-on-term")
+    findings = _findings(tmp_path, {"Dockerfile": IMAGE, "uwsgi.ini": one})
+    assert not _rules(findings, "one-process-one-thread")
+
+
 APP = """\
 import os
 

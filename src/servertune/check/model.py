@@ -270,6 +270,9 @@ class AppServer:
     #: signals every process of the dyno, honcho and foreman kill each entry's process group):
     #: SIGTERM reaches the server without `exec`. None when nothing read says so.
     group_signalled: Setting[str] | None = None
+    #: Settings written with a value known only where the server runs (uWSGI's `processes =
+    #: ${UWSGI_PROCESSES}` left unrendered), read with the default: no rule judges that default.
+    unknown_settings: frozenset[str] = frozenset()
     #: The sockets (as in `sockets`) that speak the uwsgi protocol, not HTTP (uWSGI's
     #: `socket`): only a `uwsgi_pass` reaches a server there; an HTTP front does not.
     uwsgi_protocol: tuple[str, ...] = ()

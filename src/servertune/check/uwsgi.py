@@ -467,6 +467,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
     last: dict[str, tuple[str, Location]] = {}
     for key, value, at in options:
         last[key] = (value, at)
+    unknown: set[str] = set()  # the numbers written with a value known only where it runs
 
     def number(key: str) -> Setting[int]:
         if key not in last:
@@ -486,6 +487,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
                     f"starts (an environment variable or a template's); read with uWSGI's "
                     f"default {UWSGI_DEFAULTS[key]}",
                 )
+                unknown.add(key)
                 return Setting(UWSGI_DEFAULTS[key], at, default=True)
             raise CheckInputError(
                 f"{at}: {key} must be a whole number; got {value[:40]!r}"
@@ -538,6 +540,8 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         workers_on_nodes=((16, 16), (64, 64))
         if "processes" in last and _written(last["processes"][1]).strip() == "%k"
         else (),
+        # Last: the arguments above read every number (keyword arguments run in order).
+        unknown_settings=frozenset(unknown),
     )
 
 

@@ -384,6 +384,8 @@ def one_process_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # an ini read alone: UWSGI_PROCESSES / UWSGI_CHEAPER may come from the image
         if app.workers.value != 1 or app.threads.value != 1 or app.worker_class is not None:
             continue  # more than one at a time, or an async engine (gevent, async)
+        if {"processes", "threads"} & app.unknown_settings:
+            continue  # `processes = ${UWSGI_PROCESSES}`: its default is not what runs
         if c.plan is not None and c.plan.processes * c.plan.threads == 1:
             continue  # the plan for the workload given is this
         cores = (cores_for(app, c) or (2, ""))[0]
