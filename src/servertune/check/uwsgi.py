@@ -459,6 +459,20 @@ def read_uwsgi_files(
     return app, files
 
 
+def _sigterm_drains(options: list[tuple[str, str, Location]]) -> Setting[bool] | None:
+    """The hook that makes SIGTERM drain the workers (`hook-master-start = unix_signal:15
+    gracefully_kill_them_all`), where it is written; None without one."""
+    return next(
+        (
+            Setting(True, at)
+            for key, value, at in options
+            if key.startswith("hook-")
+            and re.search(r"unix_signal:\s*15\s+gracefully_kill_them_all", value)
+        ),
+        None,
+    )
+
+
 def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Location) -> AppServer:
     """The AppServer of uWSGI options in the order uWSGI reads them (an ini file's lines, a
     command line's options, `UWSGI_*` variables), each with where it was written; a default
@@ -524,15 +538,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
             (Setting(k, at) for k, _, at in reversed(options) if k in _ASYNC_ENGINES), None
         ),
         die_on_term=_sigterm_stops(options, flag("die-on-term")),
-        sigterm_drains=next(
-            (
-                Setting(True, at)
-                for key, value, at in options
-                if key.startswith("hook-")
-                and re.search(r"unix_signal:\s*15\s+gracefully_kill_them_all", value)
-            ),
-            None,
-        ),
+        sigterm_drains=_sigterm_drains(options),
         # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
         # an ini on its own, or one a Dockerfile's `uwsgi --ini` names.
         workers_follow_cpu_count="processes" in last and "%k" in _written(last["processes"][1]),
