@@ -429,12 +429,13 @@ def _address(value: str) -> str:
     return value
 
 
-def _sockets(options: list[tuple[str, str, Location]]) -> tuple[Setting[str], ...]:
-    """Every address uWSGI listens on; a `${NAME}` left in a value (a template's placeholder,
-    rendered where uWSGI is installed) is an address not known here, not listed."""
-    return tuple(
-        Setting(_address(v), at) for k, v, at in options if k in _SOCKET_OPTIONS and "${" not in v
-    )
+def _sockets(
+    options: list[tuple[str, str, Location]], names: tuple[str, ...] = _SOCKET_OPTIONS
+) -> tuple[Setting[str], ...]:
+    """Every address uWSGI listens on (by the options `names`); a `${NAME}` left in a value (a
+    template's placeholder, rendered where uWSGI is installed) is an address not known here,
+    not listed."""
+    return tuple(Setting(_address(v), at) for k, v, at in options if k in names and "${" not in v)
 
 
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
@@ -513,23 +514,28 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         value, at = last[key]
         return Setting(value.lower() in _TRUE, at)
 
-    harakiri = number("harakiri")
+    # Every number is read before `unknown_settings` is taken from what the reading met.
+    harakiri, workers, threads = number("harakiri"), number("processes"), number("threads")
+    max_requests, backlog = number("max-requests"), _backlog(options, number)
+    jitter = (
+        number("max-requests-delta")
+        if "max-requests-delta" in last
+        else Setting(0, start, default=True)
+    )
     return AppServer(
         kind="uwsgi",
         file=path,
-        workers=number("processes"),
-        threads=number("threads"),
+        workers=workers,
+        threads=threads,
         sockets=_sockets(options),
-        uwsgi_protocol=tuple(_address(v) for k, v, _ in options if k == "socket" and "${" not in v),
+        uwsgi_protocol=tuple(s.value for s in _sockets(options, ("socket",))),
         mapped_sockets=any(k == "map-socket" for k, _, _ in options),
         keepalive=None,
         request_timeout=Setting(float(harakiri.value), harakiri.at, harakiri.default),
         graceful_timeout=None,
-        max_requests=number("max-requests"),
-        max_requests_jitter=number("max-requests-delta")
-        if "max-requests-delta" in last
-        else Setting(0, start, default=True),
-        backlog=_backlog(options, number),
+        max_requests=max_requests,
+        max_requests_jitter=jitter,
+        backlog=backlog,
         thunder_lock=flag("thunder-lock"),
         cheaper=_cheaper(last),
         # An async engine (`gevent = 100`, `async = 10`): many requests per process at once,
@@ -546,7 +552,6 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         workers_on_nodes=((16, 16), (64, 64))
         if "processes" in last and _written(last["processes"][1]).strip() == "%k"
         else (),
-        # Last: the arguments above read every number (keyword arguments run in order).
         unknown_settings=frozenset(unknown),
     )
 
