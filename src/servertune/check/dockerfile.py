@@ -311,7 +311,7 @@ class Image:
             path = f"{self.env.get('PATH', '')}:{_DEFAULT_PATH}".split(":")
             targets += [PurePosixPath(d) / wanted for d in dict.fromkeys(path) if d.startswith("/")]
         for target in map(self._through_links, targets):
-            for context in self._contexts():
+            for context in self._context_folders:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
@@ -335,7 +335,7 @@ class Image:
             tail = PurePosixPath("/", *parts[cut:])
             if not any(tail.is_relative_to(g) for g in self.guessed):
                 continue
-            for context in self._contexts():
+            for context in self._context_folders:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, tail)
                 if found is not None:
                     return found
@@ -346,7 +346,7 @@ class Image:
         as (image path, repository file), from the final stage's COPYs, sorted."""
         found: dict[str, Path] = {}
         wanted = PurePosixPath(folder)
-        for context in self._contexts():
+        for context in self._context_folders:
             for source, dest, is_dir, stage, copied_at in self.copies:
                 if stage is not None:
                     continue
@@ -400,7 +400,7 @@ class Image:
         repository, other setups' configs too) does not count: only a COPY that names the
         file, its folder or a wildcard matching it."""
         real = os.path.normpath(file.absolute())
-        for context in self._contexts():
+        for context in self._context_folders:
             root = os.path.normpath(context.absolute())
             for source, dest, is_dir_dest, stage, copied_at in reversed(self.copies):
                 if stage is not None:
@@ -420,9 +420,6 @@ class Image:
         if self.base is not None:
             return self.base.holds(file, whole_context=whole_context)
         return None
-
-    def _contexts(self) -> list[Path]:
-        return list(self._context_folders)
 
     @functools.cached_property
     def _context_folders(self) -> tuple[Path, ...]:

@@ -27,9 +27,8 @@ default, and a fix is spelled in the platform file's words:
   attributes.html): each application's `command` (else its `processes` web command, else the
   Procfile's `web` in its `path`), run in `path`; `env`, PORT 8080 unless set
   (https://docs.cloudfoundry.org/devguide/deploy-apps/environment-variable.html#PORT);
-  `instances`; `memory`. CF sends
-  SIGTERM and SIGKILL 10 s later, which no manifest sets
-  (https://docs.cloudfoundry.org/devguide/deploy-apps/app-lifecycle.html#shutdown).
+  `instances`; `memory`. CF sends SIGTERM and SIGKILL `CLOUDFOUNDRY_STOP_GRACE_S` later,
+  which no manifest sets.
 
 What the platform gives at run time only (a `${VAR}` it fills, the router's port) is left to
 the server's own reading: an unresolved value is a coverage note, never a refusal.
@@ -77,7 +76,7 @@ from servertune.check.source import read_text
 if TYPE_CHECKING:
     from servertune.check.kubernetes import _Node
 
-__all__ = ["looks_like_platform", "read_platform"]
+__all__ = ["CLOUDFOUNDRY_STOP_GRACE_S", "looks_like_platform", "read_platform"]
 
 Platform = Literal["fly", "render", "heroku", "cloudfoundry"]
 
@@ -100,6 +99,9 @@ _RENDER_DOC = (
 
 #: Cloud Foundry: the port an app instance listens on, in PORT (Diego's default 8080).
 CLOUDFOUNDRY_PORT = "8080"
+#: Cloud Foundry: the seconds between SIGTERM to the app's process and SIGKILL, which no
+#: manifest sets (https://docs.cloudfoundry.org/devguide/deploy-apps/app-lifecycle.html#shutdown).
+CLOUDFOUNDRY_STOP_GRACE_S = 10
 
 _WORDS: dict[Platform, PlatformWords] = {
     "fly": PlatformWords(

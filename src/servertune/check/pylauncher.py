@@ -367,10 +367,11 @@ class _Launcher(_Evaluator):
     def picked_from(self) -> str | None:
         """The first table entry that starts a server, as "NAME at line N, whose 'KEY' entry
         starts SERVER"; None when the script binds none."""
-        for name, key, server in self.server_entries():
-            line = self.lines.get(name, 0)
-            return f"{name} at line {line}, whose {key!r} entry starts {server}"
-        return None
+        entries = self.server_entries()
+        if not entries:
+            return None
+        name, key, server = entries[0]
+        return f"{name} at line {self.lines.get(name, 0)}, whose {key!r} entry starts {server}"
 
     def bind_options(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """The console script's function: each parameter a `@click.option("--port", ...)`

@@ -173,8 +173,7 @@ def remember(why: NotFollowed) -> None:
 
 def first_not_followed() -> NotFollowed | None:
     """The first link not followed in the file being read, if any."""
-    met = _MET.get()
-    return met[0] if met else None
+    return met_since(0)
 
 
 def met_so_far() -> int:
@@ -265,7 +264,7 @@ def _python_program(simple: Sequence[Word]) -> Word | None:
     if not simple or not program_name(simple[0].text).startswith("python"):
         return None
     for index, word in enumerate(simple[1:], 1):
-        if word.text in ("-m", "-c") or word.text.startswith(("-m", "-c")):
+        if word.text.startswith(("-m", "-c")):
             return None
         if word.text.startswith("-"):
             continue  # the interpreter's options (`-u`, `-OO`)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
+from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -152,7 +153,8 @@ _POD_TERMINATION = (
 
 _CF_SHUTDOWN = (
     "https://docs.cloudfoundry.org/devguide/deploy-apps/app-lifecycle.html#shutdown (Cloud "
-    "Foundry sends the app's process SIGTERM, then SIGKILL 10 s later); "
+    f"Foundry sends the app's process SIGTERM, then SIGKILL {CLOUDFOUNDRY_STOP_GRACE_S} s "
+    "later); "
     "https://github.com/cloudfoundry-attic/lattice-release/issues/190 (a start command "
     "`sleep 1 && app` never passed SIGTERM to the app; with `exec` it did)"
 )
@@ -188,7 +190,7 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
                     "Cloud Foundry sends SIGTERM to the start command's own process, the shell, "
                     "which does not pass it on, so `cf stop`, a restart or a rolling deploy never "
                     f"reaches {app.kind}: no graceful shutdown, in-flight requests are cut by the "
-                    "SIGKILL 10 s later",
+                    f"SIGKILL {CLOUDFOUNDRY_STOP_GRACE_S} s later",
                     _exec_fix(line.value),
                 ),
                 backing=_CF_SHUTDOWN,
