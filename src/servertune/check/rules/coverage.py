@@ -52,9 +52,16 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
                 fix = f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})"
             else:
                 fix = "write the value in the command line, or check the file that supplies it"
+            # A `$NAME` is the environment's; a Python launcher's `settings.PORT` is a value
+            # the program computes when it runs.
+            source = (
+                "the container's or platform's variables"
+                if kubelet or names
+                else "a value the program computes when it runs"
+            )
             yield rule.finding(
                 word.at,
-                f"{word.value!r}: known only when it runs (the container's or platform's variables); {app.kind} was read "
+                f"{word.value!r}: known only when it runs ({source}); {app.kind} was read "
                 "without it, so whatever it sets was not checked",
                 fix,
             )
