@@ -53,6 +53,7 @@ from servertune.check.dockerfile import (
     with_stop_signal,
 )
 from servertune.check.envfile import read_env_file
+from servertune.check.extends import extended_services
 from servertune.check.images import Build
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import (
@@ -629,6 +630,7 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
     services = documents[0].get("services") if documents else None
     if services is None or not isinstance(services.node, yaml.MappingNode):
         return ()
+    services = extended_services(path, services, overlay.services_in, {})
     found: list[Service] = []
     for key, value in services.node.value:
         if not isinstance(value, yaml.MappingNode):
@@ -765,6 +767,16 @@ def _dotenv(path: Path) -> dict[str, str]:
     return values
 
 
+def _other_services(path: Path) -> _Node | None:
+    """The services of another compose file (one a service `extends`), its values
+    interpolated as its own reading does; None when it has none or is an alias bomb."""
+    found = overlay.services_in(path)
+    if found is None or _expanded_size(found.node, {}) > MAX_EXPANDED_NODES:
+        return None
+    _interpolate_all(found.node, {**_dotenv(path), **os.environ}, path, set())
+    return found
+
+
 def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _Node:
     """The services of `path`, merged over the base file's when `path` is an overlay of it
     (`overlay.base_of`; the base's lines added to `lines`), else as they are."""
@@ -810,6 +822,7 @@ def read_compose(
     services = _services(root, path, text)
     lines = {path: text.splitlines()}
     services = _over_base(path, services, lines)
+    services = extended_services(path, services, _other_services, lines)
 
     def interpolated(value: str, at: Location) -> str:
         return interpolate(value, lookup, at)

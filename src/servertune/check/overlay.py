@@ -29,7 +29,7 @@ from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text
 
-__all__ = ["MERGE_DOCS", "base_of", "merged_services", "services_in"]
+__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "services_in"]
 
 #: Where Compose documents how it merges files given together.
 MERGE_DOCS = "https://docs.docker.com/reference/compose-file/merge/"
@@ -133,6 +133,12 @@ def merged_services(path: Path, services: _Node, base: Path, base_services: _Nod
         services.node.tag, pairs, services.node.start_mark, services.node.end_mark
     )
     return _Node(merged, path)
+
+
+def merge(base: yaml.Node, over: yaml.Node) -> yaml.Node:
+    """The service `over` merged over the service `base` as Compose merges them (also what
+    `extends` does: `check.extends`)."""
+    return _merge(base, over)
 
 
 def _merge(base: yaml.Node, over: yaml.Node, key: str = "") -> yaml.Node:
