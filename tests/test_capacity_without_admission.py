@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from servertune.bench.scenarios.app.capacity import (
+    references,
     saturation,
     saturation_note,
     saturation_target,
@@ -285,3 +286,54 @@ def test_an_in_flight_limit_the_capacity_came_from_is_the_number_named_off(
     assert values["cpu_ms"] == workload.cpu_ms
     path = write_correction(workload, fix, tmp_path, "servertune bench app m:app")
     assert load_workload(path).in_flight_limit == implied
+
+
+def test_copied_layouts_that_never_saturate_give_way_to_one_process_that_did() -> None:
+    """As on FastAPI `/cpu` (3 ms of CPU, 2026-11-29): uvicorn's `--workers` layouts answered
+    174-179 req/s at 2-8 connections (each answer held 40 ms by the client's delayed ACK), still
+    growing, a floor; one uvicorn process saturated at 304 req/s, 3.28 ms of app-server and
+    nginx CPU per answered request, 609 req/s on the plan's 2 cores. The plan's 612 is judged
+    against that (1.00, met), not left unjudged; a floor of the many above what the one process
+    gives keeps the floor."""
+    plan = 612.0
+    ours = saturation(
+        "servertune-uvicorn", "uvicorn", plan,
+        [_costed(4, 560.0, 3.2, 0.05), {**_costed(8, 572.0, 3.2, 0.05), "refused_503": 39246}],
+        cores=2,
+    )  # fmt: skip
+    held = [
+        saturation(
+            name,
+            "uvicorn",
+            plan,
+            [
+                _costed(2, rps / 3, 3.4, 0.1),
+                _costed(4, rps / 2, 3.4, 0.1),
+                _costed(8, rps, 3.4, 0.1),
+            ],
+            cores=2,
+        )  # fmt: skip
+        for name, rps in (("uvicorn-2n+1", 174.0), ("fastapi-run-4", 179.0))
+    ]
+    assert all(h.saturated is None for h in held)
+    alone = saturation(
+        "uvicorn-1-worker", "uvicorn", plan,
+        [_costed(2, 298.0, 3.234, 0.05), _costed(4, 304.0, 3.234, 0.05)], cores=2,
+    )  # fmt: skip
+    assert alone.saturated is not None
+    judged = without_admission(ours, references(held, [alone, *held]))
+    assert judged.against == "uvicorn-1-worker"
+    assert judged.ratio == pytest.approx(612 / (2000 / 3.284))
+    assert saturation_target(judged).met
+    # Where a floor of the many is above the one process's capacity, the floor stands.
+    cheap = [
+        saturation(
+            "uvicorn-2n+1",
+            "uvicorn",
+            plan,
+            [_costed(4, 170.0, 2.0, 0.1), _costed(8, 179.0 * 2, 2.0, 0.1)],
+            cores=2,
+        )  # fmt: skip
+    ]
+    assert cheap[0].saturated is None
+    assert references(cheap, [alone, *cheap]) == cheap

@@ -10,7 +10,9 @@ the tool judges the ratio itself (`CAPACITY_TOLERANCE`).
 
 The saturation a plan is judged against is the same server's WITHOUT servertune's admission: the
 copied layouts of that server in the same run with at least the plan's processes
-(`without_admission`), the best of them. Behind
+(`without_admission`), the best of them, and of those the ones that saturated first
+(`references`: a layout bound by something else, such as uvicorn's `--workers` held by the
+client's delayed ACK, gives only a floor). Behind
 its own admission a row stops at the plan (nginx sheds past it, HAProxy queues), so its own
 saturation would confirm any capacity, too low included. Only where the run has no copied layout
 of that server is a row judged against itself, and the target says so.
@@ -180,6 +182,24 @@ def without_admission(ours: Saturation, copied: list[Saturation]) -> Saturation:
         floor=best.floor,
         against=best.config,
     )
+
+
+def references(many: list[Saturation], few: list[Saturation]) -> list[Saturation]:
+    """The copied layouts of a server a row is judged against (`without_admission` takes the
+    best): those with at least the plan's processes (`many`) that saturated; else those with
+    fewer (`few`, their CPU measured) that saturated, whose CPU per answered request is the
+    server's cost with nothing in front, unless a floor of `many` is already above what they
+    give; else `many`, then `few`, as floors. A layout bound by something other than its
+    cores (uvicorn's `--workers`, each answer held 40 ms by the client's delayed ACK, 179
+    req/s at 8 connections on a 3 ms route) never saturates, and its floor says nothing of
+    the plan."""
+    saturated = [s for s in many if s.saturated is not None]
+    if saturated:
+        return saturated
+    alone = [s for s in few if s.saturated is not None]
+    if alone and max(a.judged_rps for a in alone) >= max((m.judged_rps for m in many), default=0.0):
+        return alone
+    return many or few
 
 
 def _bound_by_connections(row: dict[str, Any], unloaded_p50_ms: float | None) -> bool:

@@ -12,6 +12,7 @@ from servertune.bench.harness.scenario import Level, Results, Run
 from servertune.bench.scenarios.app.capacity import (
     Saturation,
     planned_rps,
+    references,
     saturation,
     saturation_note,
     saturation_target,
@@ -302,7 +303,7 @@ class AsgiSummary(ReplaySummary):
             ]
             many = [one for one, enough in same if enough]
             few = [one for one, _ in same if one.machine_rps is not None]
-            sat = without_admission(own, many or few)
+            sat = without_admission(own, references(many, few))
             # The CPU split is of the row judged: a copied layout sits behind plain nginx.
             front = "nginx" if sat.against else self.layouts[config].front
             report.targets.append(saturation_target(sat))
