@@ -312,7 +312,7 @@ def test_copied_layouts_that_never_saturate_give_way_to_one_process_that_did() -
                 _costed(8, rps, 3.4, 0.1),
             ],
             cores=2,
-        )  # fmt: skip
+        )
         for name, rps in (("uvicorn-2n+1", 174.0), ("fastapi-run-4", 179.0))
     ]
     assert all(h.saturated is None for h in held)
@@ -333,7 +333,7 @@ def test_copied_layouts_that_never_saturate_give_way_to_one_process_that_did() -
             plan,
             [_costed(4, 170.0, 2.0, 0.1), _costed(8, 179.0 * 2, 2.0, 0.1)],
             cores=2,
-        )  # fmt: skip
+        )
     ]
     assert cheap[0].saturated is None
     assert references(cheap, [alone, *cheap]) == cheap
