@@ -821,8 +821,7 @@ def read_compose(
     _interpolate_all(root.node, lookup, path, set())
     services = _services(root, path, text)
     lines = {path: text.splitlines()}
-    services = _over_base(path, services, lines)
-    services = extended_services(path, services, _other_services, lines)
+    services = extended_services(path, _over_base(path, services, lines), _other_services, lines)
 
     def interpolated(value: str, at: Location) -> str:
         return interpolate(value, lookup, at)
