@@ -263,6 +263,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
+    discovered = _templates_read(discovered, files)
     notes += _walk_notes(discovered)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
@@ -317,6 +318,18 @@ def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:
     services = services_in(path, text)
     base = base_of(path, services) if services is not None else None
     return [(path, base)] if base is not None else []
+
+
+def _templates_read(discovered: Sequence[Discovery], files: Sequence[Path]) -> list[Discovery]:
+    """Each walk without the templates a chain read as the file they render to where the
+    container starts (`check.jinja`): those were read, not skipped."""
+    read = {os.path.normpath(p) for p in files}
+    return [
+        dataclasses.replace(
+            walk, templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read)
+        )
+        for walk in discovered
+    ]
 
 
 def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
