@@ -264,7 +264,13 @@ def check_files(
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
     discovered = _templates_read(discovered, files)
-    notes += _walk_notes(discovered)
+    # A template a chain tried to render already says why it was not read, at its line.
+    said = {os.path.normpath(n.at.file) for n in notes if n.kind == "template"}
+    notes += [
+        n
+        for n in _walk_notes(discovered)
+        if n.kind != "template" or os.path.normpath(n.at.file) not in said
+    ]
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),

@@ -110,6 +110,7 @@ _TOKEN = re.compile(
     )""",
     re.X | re.S,
 )
+_SPACE = re.compile(r"\s*")
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t"}
 
 
@@ -154,9 +155,7 @@ def _tag_tokens(text: str, start: int, closer: str, line: int) -> tuple[list[_To
     tokens: list[_Tok] = []
     position = start
     while True:
-        rest = text[position:]
-        stripped = len(rest) - len(rest.lstrip())
-        at = position + stripped
+        at = _SPACE.match(text, position).end()  # type: ignore[union-attr]
         if text.startswith("-" + closer, at) or text.startswith("+" + closer, at):
             return tokens, at + 1 + len(closer), text[at] == "-"
         if text.startswith(closer, at):
