@@ -263,14 +263,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
-    discovered = _templates_read(discovered, files)
-    # A template a chain tried to render already says why it was not read, at its line.
-    said = {os.path.normpath(n.at.file) for n in notes if n.kind == "template"}
-    notes += [
-        n
-        for n in _walk_notes(discovered)
-        if n.kind != "template" or os.path.normpath(n.at.file) not in said
-    ]
+    notes += _walk_notes(_templates_read(discovered, files), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -284,7 +277,7 @@ def check_files(
         errors=tuple(errors),
         cores=(judged.cores, where),
         env_files=_env_files(reading, apps),
-        discovered=tuple(discovered),
+        discovered=tuple(_templates_read(discovered, files)),
     )
 
 
@@ -338,12 +331,17 @@ def _templates_read(discovered: Sequence[Discovery], files: Sequence[Path]) -> l
     ]
 
 
-def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
-    """What each folder walk skipped, said once: templates at their first template line, and
-    the files named like a kind check reads that no reader claims, in one note per folder."""
+def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> list[Note]:
+    """What each folder walk skipped, said once: templates at their first template line (but
+    one a chain tried to render, whose `template` note in `said` already says why it was not
+    read), and the files named like a kind check reads that no reader claims, in one note per
+    folder."""
     notes: list[Note] = []
+    tried = {os.path.normpath(n.at.file) for n in said if n.kind == "template"}
     for walk in discovered:
         for path, line in walk.templates:
+            if os.path.normpath(path) in tried:
+                continue
             notes.append(
                 Note(
                     "template",
