@@ -233,3 +233,52 @@ def test_a_config_present_in_the_files_is_read_not_its_template(tmp_path: Path) 
     ((files, _, launch),) = chains(tmp_path)
     assert files == ["Dockerfile", "conf/gunicorn.conf.py"]
     assert launch.app.workers.value == 2
+
+
+def test_j2_renders_the_config_with_the_images_environment() -> None:
+    """start.sh runs `j2 /app/conf/app.ini.j2 > /etc/uwsgi/app.ini` before `uwsgi --ini
+    /etc/uwsgi/app.ini`: the ini is the template rendered with the image's ENV (WORKERS=4),
+    its `default` used for a name the files do not give, each finding at the template's line."""
+    root = REPOS / "chain-jinja-j2"
+    ((files, _, launch),) = chains(root)
+    assert files == ["Dockerfile", "start.sh", "conf/app.ini.j2"]
+    assert launch.app.workers.value == 4
+    result = check_folder(root)
+    (jitter,) = [f for f in result.findings if f.rule == "max-requests-without-jitter"]
+    assert (jitter.at.file.name, jitter.at.line) == ("app.ini.j2", 9)
+    said = {n.at.line for n in result.notes if n.at.file.name == "app.ini.j2"}
+    assert said == {6, 9}  # UWSGI_HARAKIRI (is defined), UWSGI_MAX_REQUESTS (default)
+    (walk,) = result.discovered
+    assert [p.name for p, _ in walk.templates] == ["extra.ini.j2"]
+
+
+def test_j2_without_undefined_is_not_rendered_past_a_name_the_files_do_not_give(
+    tmp_path: Path,
+) -> None:
+    """j2 stops on an undefined name unless given --undefined: a template using one the files
+    do not set is not read (its value is the container's, or the render fails there)."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nCOPY . /app\nCMD ["/app/start.sh"]\n'
+    )
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\nj2 /app/app.ini.j2 > /tmp/app.ini\nexec uwsgi --ini /tmp/app.ini\n"
+    )
+    (tmp_path / "app.ini.j2").write_text(
+        "[uwsgi]\nhttp-socket = :8000\nprocesses = {{ WORKERS }}\n"
+    )
+    result = check_folder(tmp_path)
+    (why,) = [n for n in result.notes if n.kind == "template"]
+    assert (why.at.file.name, why.at.line) == ("app.ini.j2", 3)
+    assert "`WORKERS` is not given by the files" in why.message
+    assert all(a.workers.at.file.name != "app.ini.j2" for a in result.apps)
+
+
+def test_strict_undefined_is_refused_where_used_and_allowed_where_tested() -> None:
+    """As StrictUndefined: `is defined` and `default` take an undefined name; printing,
+    testing or comparing it stops the render."""
+    assert (
+        render("{{ a | default('x') }}{% if b is defined %}b{% endif %}", strict=True).flat == "x"
+    )
+    for used in ("{{ a }}", "{% if a %}{% endif %}", "{% if a == 'x' %}{% endif %}"):
+        with pytest.raises(NotRendered, match="`a` is not given"):
+            render(used, strict=True)

@@ -263,7 +263,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
-    notes += _walk_notes(_templates_read(discovered, files), notes)
+    notes += _walk_notes(_templates_read(discovered, files, apps), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -277,7 +277,7 @@ def check_files(
         errors=tuple(errors),
         cores=(judged.cores, where),
         env_files=_env_files(reading, apps),
-        discovered=tuple(_templates_read(discovered, files)),
+        discovered=tuple(_templates_read(discovered, files, apps)),
     )
 
 
@@ -319,10 +319,12 @@ def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:
     return [(path, base)] if base is not None else []
 
 
-def _templates_read(discovered: Sequence[Discovery], files: Sequence[Path]) -> list[Discovery]:
+def _templates_read(
+    discovered: Sequence[Discovery], files: Sequence[Path], apps: Sequence[AppServer]
+) -> list[Discovery]:
     """Each walk without the templates a chain read as the file they render to where the
     container starts (`check.jinja`): those were read, not skipped."""
-    read = {os.path.normpath(p) for p in files}
+    read = {os.path.normpath(p) for p in [*files, *(f for a in apps for f in chain_files(a))]}
     return [
         dataclasses.replace(
             walk, templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read)

@@ -34,6 +34,7 @@ __all__ = [
     "TEMPLATE_SUFFIXES",
     "NotRendered",
     "Rendered",
+    "read_rendered",
     "render",
     "with_templates",
 ]
@@ -74,25 +75,44 @@ class Rendered:
 
 @dataclass(frozen=True)
 class _Undefined:
-    """Jinja's Undefined for `name`: false, renders empty, equal only to another Undefined."""
+    """Jinja's Undefined for `name`: false, renders empty, equal only to another Undefined
+    (`strict`: its StrictUndefined, which stops the render wherever it is used but in `is
+    defined` and `default`)."""
 
     name: str
+    strict: bool = False
+
+
+class _StrictUse(Exception):
+    """A StrictUndefined used as a value: the render stops there."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _checked(value: _Value) -> _Value:
+    if isinstance(value, _Undefined) and value.strict:
+        raise _StrictUse(value.name)
+    return value
 
 
 _Value: TypeAlias = str | int | float | bool | _Undefined | None
 
 
 def _truthy(value: _Value) -> bool:
-    return False if isinstance(value, _Undefined) else bool(value)
+    return False if isinstance(_checked(value), _Undefined) else bool(value)
 
 
 def _text(value: _Value) -> str:
-    if isinstance(value, _Undefined):
+    if isinstance(_checked(value), _Undefined):
         return ""
     return str(value)
 
 
 def _equal(left: _Value, right: _Value) -> bool:
+    _checked(left)
+    _checked(right)
     if isinstance(left, _Undefined) or isinstance(right, _Undefined):
         return isinstance(left, _Undefined) and isinstance(right, _Undefined)
     return left == right
@@ -237,6 +257,7 @@ def _lex(text: str) -> list[_Data | _Tag]:
 class _Scope:
     variables: dict[str, _Value]
     undefined: dict[str, int] = field(default_factory=dict)
+    strict: bool = False
 
 
 class _Expression:
@@ -364,7 +385,7 @@ class _Expression:
         if token.text in _KEYWORDS:
             raise self.fail(f"`{token.text}` is not evaluated here")
         self.take()
-        value = self.scope.variables.get(token.text, _Undefined(token.text))
+        value = self.scope.variables.get(token.text, _Undefined(token.text, self.scope.strict))
         if isinstance(value, _Undefined):
             self.scope.undefined.setdefault(token.text, self.line)
         while self.at(".") or self.at("["):
@@ -373,7 +394,7 @@ class _Expression:
             else:
                 self.literal()
                 self.take("]")
-            if not isinstance(value, _Undefined):
+            if not isinstance(_checked(value), _Undefined):
                 raise self.fail(f"`{token.text}` is a value here; an item of it is not evaluated")
         if self.at("("):
             raise self.fail(f"`{token.text}(...)`: a call is not evaluated here")
@@ -448,20 +469,36 @@ def _pieces(
             if item.text and rendering():
                 yield _Piece(item.text, item.offset, 0)
             continue
-        if item.kind == "output":
-            if rendering():
-                reader = _Expression(item.tokens, item.line, scope)
-                value = reader.expression()
-                reader.done()
-                written = _text(value)
-                if "\n" in written:
-                    raise NotRendered(item.line, "a value of several lines")
-                if written:
-                    yield _Piece(written, None, item.line)
-            continue
-        _statement(item, stack, scope, omitted)
+        try:
+            yield from _tag_output(item, stack, scope, omitted)
+        except _StrictUse as used:
+            raise NotRendered(
+                item.line,
+                f"`{used.name}` is not given by the files, and an undefined name stops this "
+                "render (no --undefined)",
+            ) from None
     if stack:
         raise NotRendered(stack[-1].line, f"`{stack[-1].kind}` is never closed")
+
+
+def _tag_output(
+    item: _Tag, stack: list[_Block], scope: _Scope, omitted: list[tuple[str, int]]
+) -> Iterator[_Piece]:
+    """The output of one tag (a statement's is none: it steers the data after it)."""
+
+    if item.kind == "statement":
+        _statement(item, stack, scope, omitted)
+        return
+    if not all(b.rendering for b in stack):
+        return
+    reader = _Expression(item.tokens, item.line, scope)
+    value = reader.expression()
+    reader.done()
+    written = _text(value)
+    if "\n" in written:
+        raise NotRendered(item.line, "a value of several lines")
+    if written:
+        yield _Piece(written, None, item.line)
 
 
 def _statement(
@@ -500,7 +537,9 @@ def _statement(
         block.kind = "for-else"
     elif keyword == "for":
         names, iterable = _loop(words[1:], tag.line)
-        value = scope.variables.get(iterable, _Undefined(iterable))
+        value = scope.variables.get(iterable, _Undefined(iterable, scope.strict))
+        if active:
+            _checked(value)
         if not isinstance(value, _Undefined):
             raise NotRendered(tag.line, f"`for` over `{iterable}`, a value here, is not evaluated")
         if active:
@@ -551,14 +590,17 @@ def _loop(tokens: list[_Tok], line: int) -> tuple[tuple[str, ...], str]:
 # -- rendering -------------------------------------------------------------------------------
 
 
-def render(text: str, variables: Mapping[str, str] | None = None) -> Rendered:
+def render(
+    text: str, variables: Mapping[str, str] | None = None, *, strict: bool = False
+) -> Rendered:
     """`text` rendered with `variables` (the values the files give; every other name is
-    undefined), laid out on the template's lines. Raises NotRendered."""
+    undefined, or with `strict` stops the render where it is used, as StrictUndefined does),
+    laid out on the template's lines. Raises NotRendered."""
     if len(text) > MAX_TEMPLATE_CHARS:
         raise NotRendered(1, f"larger than {MAX_TEMPLATE_CHARS} characters")
     # Jinja's default: one newline at the end of the template is dropped.
     body = text[:-1] if text.endswith("\n") else text
-    scope = _Scope(dict(variables or {}))
+    scope = _Scope(dict(variables or {}), strict=strict)
     omitted: list[tuple[str, int]] = []
     pieces = list(_pieces(_lex(body), scope, omitted))
     starts = [0] + [m.end() for m in re.finditer("\n", body)]
@@ -629,19 +671,26 @@ def with_templates(find_config: FindConfig) -> FindConfig:
         for suffix in TEMPLATE_SUFFIXES:
             template = find_config(wanted + suffix, at)
             if template is not None:
-                return _read_rendered(template, wanted, at)
+                return read_rendered(template, wanted, at)
         return None
 
     find._renders_templates = True  # type: ignore[attr-defined]
     return find
 
 
-def _read_rendered(template: ConfigFile, wanted: str, at: Location | None) -> ConfigFile | None:
-    """The template as the file `wanted` it renders to, its undefined names noted; None (and
-    a note saying why) when it is not evaluated here."""
+def read_rendered(
+    template: ConfigFile,
+    wanted: str,
+    at: Location | None,
+    variables: Mapping[str, str] | None = None,
+    strict: bool = False,
+) -> ConfigFile | None:
+    """The template as the file `wanted` it renders to (with `variables`, the values the files
+    give the renderer), its undefined names noted; None (and a note saying why) when it is not
+    evaluated here."""
     where = f"{at}: " if at is not None else ""
     try:
-        rendered = render(template.text)
+        rendered = render(template.text, variables, strict=strict)
     except NotRendered as why:
         note(
             "template",
@@ -660,6 +709,6 @@ def _read_rendered(template: ConfigFile, wanted: str, at: Location | None) -> Co
             at_line,
             f"{at_line}: `{name}`: this Jinja template is rendered into {wanted} where the "
             "container starts, with a value the files do not give (the renderer's); read as "
-            f"Jinja's undefined (false, renders empty){loop}",
+            f"Jinja's undefined (false, renders empty, or its `default` where one is given){loop}",
         )
     return ConfigFile(rendered.text, template.file, template.first_line)
