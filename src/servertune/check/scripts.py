@@ -54,6 +54,7 @@ from servertune.check.model import (
     NotFollowed,
     NothingToCheck,
     Setting,
+    collect_notes,
     note,
 )
 from servertune.check.packaging import ConsoleScript, console_script
@@ -1743,7 +1744,8 @@ def _supervisord_config(
 ) -> AppServer | None:
     """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
     conf/supervisord.conf`): the first server its programs start, when FILE is here (its
-    `%(ENV_X)s` read from `env`, the environment it is started in)."""
+    `%(ENV_X)s` read from `env`, the environment it is started in, unless the values known
+    make its programs unreadable: then read without them)."""
     names = [program_name(w.text) for w in words]
     if "supervisord" not in names:
         return None
@@ -1762,9 +1764,21 @@ def _supervisord_config(
             )
         )
         return None
+    if env:
+        with collect_notes() as said:
+            try:
+                apps = read_supervisord(
+                    config.file, config.text, env, find_config=find_config, follow=follow_words
+                )
+            except (NotFollowed, NothingToCheck, CheckInputError):
+                apps = ()  # values half known (a script's branches): read without them
+        if apps:
+            for one in said:
+                note(one.kind, one.at, one.message)
+            return apps[0]
     try:
         apps = read_supervisord(
-            config.file, config.text, env, find_config=find_config, follow=follow_words
+            config.file, config.text, find_config=find_config, follow=follow_words
         )
     except NotFollowed as why:
         remember(why)  # its programs run scripts not here: not known, which is not "no server"
