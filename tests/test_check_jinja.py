@@ -122,6 +122,8 @@ def test_names_of_a_branch_not_taken_are_not_said() -> None:
         ("{% raw %}x", "never closed"),
         ("{% endif %}", "closes no `if`"),
         ("{% if x %}{% endfor %}", "closes no `for`"),
+        ("{% if x %}{% else %}{% elif y %}{% endif %}", "after the `else`"),
+        ("{% for x in xs %}{% else %}{% else %}{% endfor %}", "not evaluated here"),
         ("{{ multi }}", "several lines"),
         ("{{ 'bad \\q escape' }}", "escape"),
         ("{% %}", "an empty statement"),

@@ -151,8 +151,9 @@ class _Tag:
 
 @dataclass
 class _Data:
+    """Template text (whitespace control applied), starting at `offset` in the template."""
+
     text: str
-    #: The offset in the template of each character's line start: kept as (offset of text).
     offset: int
 
 
@@ -444,6 +445,8 @@ class _Block:
     #: A `for`: the loop's names (defined as undefined in its body), and whether it iterates.
     names: tuple[str, ...] = ()
     iterates: bool = False
+    #: Its `else` was met: another `elif` or `else` is Jinja's syntax error.
+    ended: bool = False
 
 
 @dataclass(frozen=True)
@@ -520,6 +523,9 @@ def _statement(
         stack.append(_Block("if", tag.line, decided, decided))
     elif keyword in ("elif", "else") and stack and stack[-1].kind == "if":
         block = stack[-1]
+        if block.ended:
+            raise NotRendered(tag.line, f"`{keyword}` after the `else` of its `if`")
+        block.ended = keyword == "else"
         stack.pop()
         outer = all(b.rendering for b in stack)
         stack.append(block)
