@@ -284,3 +284,25 @@ def test_strict_undefined_is_refused_where_used_and_allowed_where_tested() -> No
     for used in ("{{ a }}", "{% if a %}{% endif %}", "{% if a == 'x' %}{% endif %}"):
         with pytest.raises(NotRendered, match="`a` is not given"):
             render(used, strict=True)
+
+
+#: Pieces of Jinja the property test below strings together at random.
+_PIECES = [
+    "{%", "%}", "{%-", "-%}", "{{", "}}", "{{-", "-}}", "{#", "#}", "if ", "elif ", "else",
+    "endif", "for x in c", "endfor", "set y = ", "raw", "endraw", "not ", " and ", " or ",
+    "==", "!=", "|default('d')", " is defined", "'x'", "a", "b", "y", "x", "(", ")", "\n",
+    "  ", "text", "1",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=18))
+def test_whatever_renders_here_renders_the_same_in_jinja(pieces: list[str]) -> None:
+    """Any template the evaluator renders, Jinja renders too, to the same text."""
+    template = "".join(pieces)
+    try:
+        mine = render(template, {"a": "1", "b": ""}).flat
+    except NotRendered:
+        return
+    environment = jinja2.Environment(undefined=jinja2.ChainableUndefined, autoescape=False)
+    assert environment.from_string(template).render(a="1", b="") == mine
