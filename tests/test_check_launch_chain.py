@@ -660,3 +660,47 @@ def test_uwsgi_address_left_as_a_template_placeholder_is_not_known(tmp_path: Pat
     result = check_folder(tmp_path)
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["unix:/run/app.sock"]
+
+
+def test_a_line_the_chain_follows_is_not_said_not_followed(tmp_path: Path) -> None:
+    """The image copies entrypoint.sh from another stage, so the script read on its own lacks
+    the image's `ENV APPCONF` and cannot follow its `supervisord -c $APPCONF/...`; the image's
+    reading follows that very line: no `not-followed` note contradicts the launch graph."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim AS files\nCOPY . /src\n\nFROM python:3.12-slim\n"
+        "ENV APPCONF=/app/conf\nCOPY --from=files /src /app\n"
+        'ENTRYPOINT ["/app/entrypoint.sh"]\n'
+    )
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/sh\nexec supervisord -c "$APPCONF/supervisord.conf"\n'
+    )
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "supervisord.conf").write_text(
+        "[supervisord]\nnodaemon=true\n\n[program:web]\n"
+        "command=gunicorn --workers 2 --bind 0.0.0.0:8000 app:app\n"
+    )
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "entrypoint.sh", "conf/supervisord.conf"]
+    assert launch.app.workers.value == 2
+    assert not [n for n in check_folder(tmp_path).notes if n.kind == "not-followed"]
+
+
+def test_supervisord_values_that_leave_a_program_unreadable_are_read_without(
+    tmp_path: Path,
+) -> None:
+    """start.sh sets EXTRA="--workers" (half of an option, its value set where it runs) and
+    execs supervisord, whose program writes `%(ENV_EXTRA)s`: read with that value granian
+    would refuse the line, so the program is read without it (unknown), not dropped."""
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nCOPY . /app\nCMD ["/app/start.sh"]\n'
+    )
+    (tmp_path / "start.sh").write_text(
+        '#!/bin/sh\nEXTRA="--workers"\nexport EXTRA\nexec supervisord -c /app/supervisord.conf\n'
+    )
+    (tmp_path / "supervisord.conf").write_text(
+        "[supervisord]\nnodaemon=true\n\n[program:web]\n"
+        "command=granian --interface wsgi --port 8000 %(ENV_EXTRA)s shop.wsgi:application\n"
+    )
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "start.sh", "supervisord.conf"]
+    assert launch.app.kind == "granian"

@@ -263,7 +263,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
-    notes += _walk_notes(discovered)
+    notes += _walk_notes(_templates_read(discovered, files, apps), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -277,7 +277,7 @@ def check_files(
         errors=tuple(errors),
         cores=(judged.cores, where),
         env_files=_env_files(reading, apps),
-        discovered=tuple(discovered),
+        discovered=tuple(_templates_read(discovered, files, apps)),
     )
 
 
@@ -319,12 +319,31 @@ def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:
     return [(path, base)] if base is not None else []
 
 
-def _walk_notes(discovered: Sequence[Discovery]) -> list[Note]:
-    """What each folder walk skipped, said once: templates at their first template line, and
-    the files named like a kind check reads that no reader claims, in one note per folder."""
+def _templates_read(
+    discovered: Sequence[Discovery], files: Sequence[Path], apps: Sequence[AppServer]
+) -> list[Discovery]:
+    """Each walk without the templates a chain read as the file they render to where the
+    container starts (`check.jinja`): those were read, not skipped."""
+    read = {os.path.normpath(p) for p in [*files, *(f for a in apps for f in chain_files(a))]}
+    return [
+        dataclasses.replace(
+            walk, templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read)
+        )
+        for walk in discovered
+    ]
+
+
+def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> list[Note]:
+    """What each folder walk skipped, said once: templates at their first template line (but
+    one a chain tried to render, whose `template` note in `said` already says why it was not
+    read), and the files named like a kind check reads that no reader claims, in one note per
+    folder."""
     notes: list[Note] = []
+    tried = {os.path.normpath(n.at.file) for n in said if n.kind == "template"}
     for walk in discovered:
         for path, line in walk.templates:
+            if os.path.normpath(path) in tried:
+                continue
             notes.append(
                 Note(
                     "template",

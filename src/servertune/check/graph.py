@@ -127,11 +127,17 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
 
 def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:
     """No `starts-no-server` note for a file a launch goes through (a compose file or
-    manifest whose container the chain starts at, a script an image runs): the launch graph
-    shows what it starts."""
+    manifest whose container the chain starts at, a script an image runs), and no
+    `not-followed` note at a line it goes through: the launch graph shows what it starts."""
     linked = {p.resolve() for app in apps for p in chain_files(app)}
+    # A line a launch was followed through is not "not followed" (a script read alone, without
+    # the image's variables, could not follow it).
+    steps = {(at.file.resolve(), at.line) for app in apps for at in app.launched_by}
     notes[:] = [
-        n for n in notes if not (n.kind == "starts-no-server" and n.at.file.resolve() in linked)
+        n
+        for n in notes
+        if not (n.kind == "starts-no-server" and n.at.file.resolve() in linked)
+        and not (n.kind == "not-followed" and (n.at.file.resolve(), n.at.line) in steps)
     ]
 
 

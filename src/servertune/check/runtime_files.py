@@ -7,7 +7,8 @@ its destination (a container path) resolve to its source, the file the image hol
 so the repository file its COPY brought), or, for `echo`/`printf`, to the text written. A
 rendered file (`envsubst`) is read with the values the environment gives (the script's own,
 the image's ENV, the platform's) and every other `$NAME` left as written: unknown, never
-guessed. Only lines that run before the server count: a script's lines before its server line,
+guessed; one `j2` renders (j2cli: a Jinja template, its variables the environment's) is read
+as `servertune.check.jinja` renders it. Only lines that run before the server count: a script's lines before its server line,
 the functions it calls first, and an s6 service's `dependencies.d` (its init services).
 
 A script is read, never run: the words are split as the shell splits them, variables expanded
@@ -62,6 +63,10 @@ class Made:
     names: frozenset[str] | None = None
     #: Names the text (`echo "$HOST"`) needs that are not known here.
     unknown: tuple[str, ...] = ()
+    #: What renders it: "envsubst", or "jinja" (j2cli, the environment its variables;
+    #: `strict`: an undefined name is an error there, as j2's default is).
+    engine: str = "envsubst"
+    strict: bool = False
 
 
 #: The files made so far by the script being read, for a `[include]` glob (supervisord).
@@ -163,6 +168,8 @@ def made_by(
             made += _copied(program, words[1:], env, folders, at)
         elif program == "envsubst" and stdin is not None and stdout is not None:
             made += _rendered(words[1:], stdin, stdout, env, at)
+        elif program == "j2":
+            made += _jinja_rendered(words[1:], stdout, env, at)
         elif program in ("echo", "printf") and stdout is not None:
             made += _written(program, words[1:], stdout, env, at)
         elif program == "find" and listing is not None:
@@ -263,6 +270,50 @@ def _rendered(
             rendered=True,
             environment=tuple(sorted(env.items())),
             names=names,
+        )
+    ]
+
+
+#: j2cli's options that take a value; any option not here or in `_J2_FLAGS` (`--filters`,
+#: `--customize`: the project's own Python) leaves the file unknown.
+_J2_VALUED = frozenset({"-o", "-f", "--format"})
+_J2_FLAGS = frozenset({"--undefined"})
+
+
+def _jinja_rendered(
+    args: list[str], stdout: str | None, env: Mapping[str, str], at: Location
+) -> list[Made]:
+    """`j2 [-f env] [--undefined] TEMPLATE [-o DST]` (or `> DST`): DST is TEMPLATE rendered by
+    Jinja with the environment's variables (j2cli's data when no data file is given)."""
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    rest = list(args)
+    while rest:
+        word = rest.pop(0)
+        if word in _J2_VALUED and rest:
+            options[word] = rest.pop(0)
+        elif word in _J2_FLAGS:
+            options[word] = ""
+        elif word.startswith("-"):
+            return []  # a data format, filters or hooks of the project's: not rendered here
+        else:
+            positional.append(word)
+    if len(positional) != 1 or options.get("-f", options.get("--format", "env")) != "env":
+        return []  # a data file's values are not read here
+    source = _expanded(positional[0], env)
+    written = options.get("-o", stdout)
+    destination = _expanded(written, env) if written else None
+    if not source or not destination:
+        return []
+    return [
+        Made(
+            _norm(destination),
+            at,
+            source=_norm(source),
+            rendered=True,
+            environment=tuple(sorted(env.items())),
+            engine="jinja",
+            strict="--undefined" not in options,
         )
     ]
 
@@ -394,6 +445,10 @@ def _resolved(made: Made, at: Location | None, find: FindConfig) -> ConfigFile |
     found = find(made.source, at)
     if found is None or not made.rendered:
         return found
+    if made.engine == "jinja":
+        from servertune.check.jinja import read_rendered
+
+        return read_rendered(found, made.path, made.at, dict(made.environment), made.strict)
     return ConfigFile(_render(found.text, made), found.file, found.first_line)
 
 

@@ -46,6 +46,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
+from servertune.check.jinja import with_templates
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -53,6 +54,7 @@ from servertune.check.model import (
     NotFollowed,
     NothingToCheck,
     Setting,
+    collect_notes,
     note,
 )
 from servertune.check.packaging import ConsoleScript, console_script
@@ -651,7 +653,7 @@ class _Making:
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
-_MAKING = re.compile(r"\b(?:cp|ln|envsubst|echo|printf|find|mkdir)\b")
+_MAKING = re.compile(r"\b(?:cp|ln|envsubst|j2|echo|printf|find|mkdir)\b")
 
 
 def _made_by_script(
@@ -1506,6 +1508,9 @@ def run_words(
     script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
     `find_config` finds the script. None when nothing here starts a server."""
     words = list(words)
+    if find_config is not None:
+        # A config rendered from a Jinja template where the container starts.
+        find_config = with_templates(find_config)
     if find_config is not None and depth <= 4:
         decided, app = _launcher_here(file, words, env, env_at, find_config, depth)
         if decided:
@@ -1518,7 +1523,7 @@ def run_words(
         )
     if not words or find_config is None or depth > 4:
         return None
-    supervised = _supervisord_config(words, find_config)
+    supervised = _supervisord_config(words, env, find_config)
     if supervised is not None:
         return supervised
     managed = _procfile_manager(words, env, env_at, find_config, depth)
@@ -1734,9 +1739,13 @@ def read_python_launcher(path: Path, text: str, env: Mapping[str, str] | None) -
     return app
 
 
-def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppServer | None:
+def _supervisord_config(
+    words: Sequence[Word], env: Mapping[str, str] | None, find_config: FindConfig
+) -> AppServer | None:
     """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
-    conf/supervisord.conf`): the first server its programs start, when FILE is here."""
+    conf/supervisord.conf`): the first server its programs start, when FILE is here (its
+    `%(ENV_X)s` read from `env`, the environment it is started in, unless the values known
+    make its programs unreadable: then read without them)."""
     names = [program_name(w.text) for w in words]
     if "supervisord" not in names:
         return None
@@ -1755,6 +1764,18 @@ def _supervisord_config(words: Sequence[Word], find_config: FindConfig) -> AppSe
             )
         )
         return None
+    if env:
+        with collect_notes() as said:
+            try:
+                apps = read_supervisord(
+                    config.file, config.text, env, find_config=find_config, follow=follow_words
+                )
+            except (NotFollowed, NothingToCheck, CheckInputError):
+                apps = ()  # values half known (a script's branches): read without them
+        if apps:
+            for one in said:
+                note(one.kind, one.at, one.message)
+            return apps[0]
     try:
         apps = read_supervisord(
             config.file, config.text, find_config=find_config, follow=follow_words
