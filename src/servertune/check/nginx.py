@@ -34,7 +34,7 @@ from servertune.check.model import (
 )
 from servertune.check.source import read_text
 
-__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx"]
+__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "nginx_variable", "parse_duration", "read_nginx"]
 
 #: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
 #: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
@@ -424,6 +424,63 @@ def _every(nodes: list[_Node]) -> list[_Node]:
     return found
 
 
+#: nginx's own variables (nginx.org/en/docs/varindex.html): a `$name` of these is never a
+#: template's, whatever the container's environment holds.
+_NGINX_VARIABLES = frozenset(
+    {
+        "args", "binary_remote_addr", "body_bytes_sent", "bytes_sent", "connection",
+        "connection_requests", "connection_time", "content_length", "content_type",
+        "document_root", "document_uri", "host", "hostname", "https", "is_args", "limit_rate",
+        "msec", "nginx_version", "pid", "pipe", "query_string", "realpath_root", "remote_addr",
+        "remote_port", "remote_user", "request", "request_body", "request_body_file",
+        "request_completion", "request_filename", "request_id", "request_length",
+        "request_method", "request_time", "request_uri", "scheme", "server_addr",
+        "server_name", "server_port", "server_protocol", "status", "time_iso8601",
+        "time_local", "uri", "proxy_host", "proxy_port", "proxy_add_x_forwarded_for",
+        "realip_remote_addr", "realip_remote_port", "invalid_referer", "gzip_ratio",
+        "secure_link", "secure_link_expires", "memcached_key", "date_local", "date_gmt",
+    }
+)  # fmt: skip
+#: The families of nginx's variables named by a prefix (`$http_host`, `$arg_page`).
+_NGINX_PREFIXES = (
+    "arg_", "cookie_", "http_", "sent_http_", "sent_trailer_", "upstream_", "ssl_",
+    "proxy_protocol_", "tcpinfo_", "geoip_", "jwt_", "limit_", "http2", "http3", "spdy",
+)  # fmt: skip
+#: Directives that define a variable of the config's own, and which argument names it.
+_DEFINING = {"set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0}
+_VARIABLE = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
+_CAPTURE = re.compile(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>")
+
+
+def _defined_variables(nodes: list[_Node]) -> frozenset[str]:
+    """The variables the config defines (`set $backend ...;`, `map ... $name`, `geo`, a
+    regex's named capture) with nginx's own: a pass that names only these is nginx's."""
+    found: set[str] = set()
+    for node in _every(nodes):
+        index = _DEFINING.get(node.directive)
+        if node.directive == "geo" and node.args:
+            index = len(node.args[:2]) - 1
+        if index is not None and len(node.args) > index and node.args[index].startswith("$"):
+            found.add(node.args[index][1:])
+        found.update(m[1] for arg in node.args for m in _CAPTURE.finditer(arg))
+    return frozenset(found)
+
+
+def _template_names(value: str, defined: frozenset[str]) -> list[str]:
+    """The names `value` holds that neither nginx nor the config defines (`$BACKEND_ADDR`,
+    `${BACKEND}`): a template's, which envsubst renders where the container starts."""
+    names = [m["braced"] or m["bare"] for m in _VARIABLE.finditer(value)]
+    return [n for n in names if n not in defined and not nginx_variable(n)]
+
+
+def nginx_variable(name: str) -> bool:
+    """`$name` is one of nginx's own variables (`$host`, `$http_upgrade`), never a
+    template's."""
+    return name in _NGINX_VARIABLES or name.startswith(_NGINX_PREFIXES)
+
+
 def _walk_locations(
     passes: list[PassTarget],
     block: list[_Node],
@@ -432,9 +489,13 @@ def _walk_locations(
     http11: bool,
     sends: tuple[Setting[float], Setting[float]],
     where: str = "",
+    templated: list[PassTarget] | None = None,
+    nginx_names: frozenset[str] = frozenset(),
 ) -> None:
     """Append to `passes` each `proxy_pass` / `uwsgi_pass` of `block` and the locations in it,
-    with the read and send timeouts and HTTP version it inherits where it is written."""
+    with the read and send timeouts and HTTP version it inherits where it is written; to
+    `templated` each whose target names a variable nginx does not define (`nginx_names`, its
+    own and the config's): a template's, rendered where the container starts."""
     proxy = _setting(block, "proxy_read_timeout", proxy)
     uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
     sends = (
@@ -444,15 +505,26 @@ def _walk_locations(
     versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
     http11 = versions[-1].args[0] == "1.1" if versions else http11
     for node in block:
-        if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
-            target = _pass_target(node.args[0])
-            passes.append(PassTarget("http", target, node.at, proxy, http11, where, sends[0]))
-        elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
-            target = _pass_target(node.args[0])
-            passes.append(PassTarget("uwsgi", target, node.at, uwsgi, False, where, sends[1]))
+        if node.directive in ("proxy_pass", "uwsgi_pass") and node.args:
+            http = node.directive == "proxy_pass"
+            found = PassTarget(
+                "http" if http else "uwsgi",
+                _pass_target(node.args[0]),
+                node.at,
+                proxy if http else uwsgi,
+                http11 and http,
+                where,
+                sends[0] if http else sends[1],
+            )
+            if "$" not in node.args[0]:
+                passes.append(found)
+            elif templated is not None and _template_names(node.args[0], nginx_names):
+                templated.append(found)
         elif node.block is not None and node.directive in ("location", "if", "limit_except"):
             inner = " ".join(node.args) if node.directive == "location" else where
-            _walk_locations(passes, node.block, proxy, uwsgi, http11, sends, inner)
+            _walk_locations(
+                passes, node.block, proxy, uwsgi, http11, sends, inner, templated, nginx_names
+            )
 
 
 def _upstream(node: _Node, block: list[_Node]) -> Upstream:
@@ -490,6 +562,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     keepalives: list[Setting[float]] = []
     upstreams: dict[str, Upstream] = {}
     passes: list[PassTarget] = []
+    templated: list[PassTarget] = []
+    defined = _defined_variables(nodes)
     backlogs: list[Setting[int]] = []
     listens: list[Setting[str]] = []
     missing = [n for n in _every(nodes) if n.directive == "#missing-include"]
@@ -523,6 +597,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
                         _setting(context, "proxy_send_timeout", default_read),
                         _setting(context, "uwsgi_send_timeout", default_read),
                     ),
+                    templated=templated,
+                    nginx_names=defined,
                 )
     return NginxConfig(
         file=path,
@@ -530,6 +606,7 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
         keepalive_timeouts=tuple(keepalives),
         upstreams=upstreams,
         passes=tuple(passes),
+        templated_passes=tuple(templated),
         listen_backlogs=tuple(backlogs),
         listens=tuple(listens),
         missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
