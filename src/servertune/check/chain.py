@@ -394,6 +394,7 @@ def _render(text: str, environment: Mapping[str, str]) -> str:
     (then the address reaches no app: unknown, not guessed). A bare `$name` is rendered only
     where the environment defines it: nginx's own variables are left to nginx, as the
     official image's template script and `envsubst 'FORMAT'` leave every name not listed."""
+
     def one(match: re.Match[str]) -> str:
         if match["bare"] is not None and nginx_variable(match["bare"]):
             return match[0]
@@ -430,6 +431,8 @@ def link(
                     if rendered is None:
                         rendered = stacks.front_environment(config.files or (config.file,))
                     server = replace(server, value=_render(server.value, rendered))
+                if "$" in server.value:
+                    continue  # a name nothing here sets: the address is not known
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servertune.check import resolve
 from servertune.check.model import (
@@ -33,6 +33,9 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.source import read_text
+
+if TYPE_CHECKING:
+    from servertune.check.commands import ConfigFile
 
 __all__ = ["NGINX_DEFAULTS", "mounts_of_run", "nginx_variable", "parse_duration", "read_nginx"]
 
@@ -352,6 +355,14 @@ def _mounted(pattern: str) -> list[Path] | None:
 
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
+    if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file) and stack:
+        # A file the start script of the container holding this config writes there before
+        # it starts nginx (`echo "server $HOST:$PORT;" > /run/app/upstream`): what it made.
+        from servertune.check.front_start import made_for
+
+        made = made_for(stack[0], pattern, at)
+        if made is not None:
+            return [node for found in made for node in _build_made(found, tree, stack)]
     if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file):
         # A file a compose service mounts there (or renders there from the image's
         # templates folder) is the one nginx reads.
@@ -382,6 +393,76 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
             continue
         nodes.extend(_build(target, tree, stack))
     return nodes
+
+
+def _build_made(found: ConfigFile, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
+    """The nodes of a file a start script made: a repository file copied or linked as it
+    is, else its text (rendered, or written by `echo`), each at its line there."""
+    try:
+        if found.first_line == 1 and found.file.is_file() and read_text(found.file) == found.text:
+            return _build(found.file, tree, stack)
+    except (CheckInputError, OSError):
+        return []
+    items = _parse_text(found.text, found.first_line)
+    if items is None:
+        note(
+            "not-followed",
+            Location(found.file, found.first_line),
+            f"{found.file}:{found.first_line}: not followed: what it writes for nginx to "
+            "include does not parse as nginx's config; what it sets was not checked",
+        )
+        return []
+    if found.file.suffix != ".sh" and found.file not in tree.files:
+        tree.files.append(found.file)  # a rendered config file of the repository
+    return _build(found.file, tree, (*stack, found.file.resolve()), items)
+
+
+def _parse_text(text: str, first_line: int) -> list[dict[str, Any]] | None:
+    """crossplane's tokens of `text` (its first line `first_line` of its file) as the
+    statements and blocks its parser makes; None when they do not close."""
+    import io
+
+    from crossplane.errors import NgxParserSyntaxError
+    from crossplane.lexer import _balance_braces, _lex_file_object
+
+    try:
+        tokens = list(_balance_braces(_lex_file_object(io.StringIO(text))))
+    except NgxParserSyntaxError:
+        return None
+    position = 0
+
+    def block() -> list[dict[str, Any]] | None:
+        nonlocal position
+        items: list[dict[str, Any]] = []
+        words: list[tuple[str, int]] = []
+        while position < len(tokens):
+            token, line, quoted = tokens[position]
+            position += 1
+            if not quoted and token.startswith("#"):
+                continue
+            if quoted or token not in (";", "{", "}"):
+                words.append((token, line + first_line - 1))
+            elif token == "}":
+                return items if not words else None
+            elif not words:
+                return None
+            else:
+                item: dict[str, Any] = {
+                    "directive": words[0][0],
+                    "line": words[0][1],
+                    "args": [w for w, _ in words[1:]],
+                }
+                if token == "{":
+                    inner = block()
+                    if inner is None:
+                        return None
+                    item["block"] = inner
+                items.append(item)
+                words = []
+        return items if not words else None
+
+    parsed = block()
+    return parsed if position >= len(tokens) else None
 
 
 def _duration(node: _Node) -> float:
