@@ -167,3 +167,16 @@ def test_site_rendered_by_envsubst_into_the_included_folder(tmp_path: Path) -> N
     assert link.nginx.file.name == "nginx.conf"
     assert (link.passing.at.file.name, link.passing.at.line) == ("site.tmpl", 4)
     assert link.passing.target == "web:8000"
+
+
+def test_a_written_file_that_includes_itself_ends(tmp_path: Path) -> None:
+    """`echo "include /run/front/upstream;" > /run/front/upstream`: the file the config
+    includes includes itself; reading it ends (nginx would refuse it), nothing is joined."""
+    root = _front(
+        tmp_path,
+        "      APP_HOST: web\n      APP_PORT: '8000'\n",
+        _START.replace(
+            'echo "server ${APP_HOST}:${APP_PORT};"', 'echo "include /run/front/upstream;"'
+        ),
+    )
+    assert _fronts(root) == [[]]

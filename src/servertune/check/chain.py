@@ -23,7 +23,7 @@ from servertune.check.model import (
     Setting,
     Upstream,
 )
-from servertune.check.nginx import nginx_variable
+from servertune.check.nginx_variables import nginx_variable
 
 if TYPE_CHECKING:
     from servertune.check.dockerfile import Image

@@ -123,6 +123,8 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
     """Each service of the compose file `path` with the Dockerfile it runs: a `_Start` when
     its command runs a script that starts nginx."""
     try:
+        from yaml import MappingNode
+
         from servertune.check.compose import (
             _command,
             _dotenv,
@@ -149,7 +151,7 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
             documents = _documents(path, text)
             root = documents[0] if documents else None
             services = root.get("services") if root is not None else None
-            if root is None or services is None or not isinstance(services.node.value, list):
+            if root is None or services is None or not isinstance(services.node, MappingNode):
                 return []
             # A `${NAME:-default}` the deployment's shell may set: compose's default, as when
             # it is unset (the `.env` beside the file first), never this machine's value.

@@ -32,12 +32,13 @@ from servertune.check.model import (
     Upstream,
     note,
 )
+from servertune.check.nginx_variables import nginx_variable
 from servertune.check.source import read_text
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
 
-__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "nginx_variable", "parse_duration", "read_nginx"]
+__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx"]
 
 #: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
 #: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
@@ -398,11 +399,14 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
 def _build_made(found: ConfigFile, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     """The nodes of a file a start script made: a repository file copied or linked as it
     is, else its text (rendered, or written by `echo`), each at its line there."""
+    if len(stack) > MAX_INCLUDE_DEPTH:
+        return []  # a written file that includes itself: nginx refuses it where it starts
     try:
-        if found.first_line == 1 and found.file.is_file() and read_text(found.file) == found.text:
-            return _build(found.file, tree, stack)
+        own = read_text(found.file)
     except (CheckInputError, OSError):
         return []
+    if found.first_line == 1 and own == found.text:
+        return _build(found.file, tree, stack)
     items = _parse_text(found.text, found.first_line)
     if items is None:
         note(
@@ -412,8 +416,10 @@ def _build_made(found: ConfigFile, tree: _Tree, stack: tuple[Path, ...]) -> list
             "include does not parse as nginx's config; what it sets was not checked",
         )
         return []
-    if found.file.suffix != ".sh" and found.file not in tree.files:
-        tree.files.append(found.file)  # a rendered config file of the repository
+    from servertune.check.scripts import looks_like_script
+
+    if not looks_like_script(found.file, own) and found.file not in tree.files:
+        tree.files.append(found.file)  # a config file of the repository, rendered
     return _build(found.file, tree, (*stack, found.file.resolve()), items)
 
 
@@ -505,28 +511,6 @@ def _every(nodes: list[_Node]) -> list[_Node]:
     return found
 
 
-#: nginx's own variables (nginx.org/en/docs/varindex.html): a `$name` of these is never a
-#: template's, whatever the container's environment holds.
-_NGINX_VARIABLES = frozenset(
-    {
-        "args", "binary_remote_addr", "body_bytes_sent", "bytes_sent", "connection",
-        "connection_requests", "connection_time", "content_length", "content_type",
-        "document_root", "document_uri", "host", "hostname", "https", "is_args", "limit_rate",
-        "msec", "nginx_version", "pid", "pipe", "query_string", "realpath_root", "remote_addr",
-        "remote_port", "remote_user", "request", "request_body", "request_body_file",
-        "request_completion", "request_filename", "request_id", "request_length",
-        "request_method", "request_time", "request_uri", "scheme", "server_addr",
-        "server_name", "server_port", "server_protocol", "status", "time_iso8601",
-        "time_local", "uri", "proxy_host", "proxy_port", "proxy_add_x_forwarded_for",
-        "realip_remote_addr", "realip_remote_port", "invalid_referer", "gzip_ratio",
-        "secure_link", "secure_link_expires", "memcached_key", "date_local", "date_gmt",
-    }
-)  # fmt: skip
-#: The families of nginx's variables named by a prefix (`$http_host`, `$arg_page`).
-_NGINX_PREFIXES = (
-    "arg_", "cookie_", "http_", "sent_http_", "sent_trailer_", "upstream_", "ssl_",
-    "proxy_protocol_", "tcpinfo_", "geoip_", "jwt_", "limit_", "http2", "http3", "spdy",
-)  # fmt: skip
 #: Directives that define a variable of the config's own, and which argument names it.
 _DEFINING = {"set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0}
 _VARIABLE = re.compile(
@@ -554,12 +538,6 @@ def _template_names(value: str, defined: frozenset[str]) -> list[str]:
     `${BACKEND}`): a template's, which envsubst renders where the container starts."""
     names = [m["braced"] or m["bare"] for m in _VARIABLE.finditer(value)]
     return [n for n in names if n not in defined and not nginx_variable(n)]
-
-
-def nginx_variable(name: str) -> bool:
-    """`$name` is one of nginx's own variables (`$host`, `$http_upgrade`), never a
-    template's."""
-    return name in _NGINX_VARIABLES or name.startswith(_NGINX_PREFIXES)
 
 
 def _walk_locations(
