@@ -97,13 +97,13 @@ def test_upstream_and_pass_echoed_by_the_start_script_join_the_app(tmp_path: Pat
 
 
 def test_a_written_value_not_known_here_joins_nothing_and_says_so(tmp_path: Path) -> None:
-    """The upstream's host comes from a variable no file sets: the include is read with it
+    """The upstream's port comes from a variable no file sets: the include is read with it
     unknown (an unresolved-variable note at the script's line), and nothing is joined."""
-    root = _front(tmp_path, "      APP_PORT: '8000'\n")
+    root = _front(tmp_path, "      APP_HOST: web\n")
     assert _fronts(root) == [[]]
     result = check_folder(root)
     unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
-    assert any("$APP_HOST" in n.message and n.at.line == 8 for n in unresolved)
+    assert any("$APP_PORT" in n.message and n.at.line == 8 for n in unresolved)
 
 
 def test_a_config_the_scripts_container_does_not_hold_reads_nothing_it_made(
