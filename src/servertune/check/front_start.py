@@ -49,8 +49,22 @@ class _Start:
     compose: bool
 
 
-_STARTS: contextvars.ContextVar[tuple[_Start, ...]] = contextvars.ContextVar(
-    "servertune_check_front_starts", default=()
+class _Run:
+    """The run's containers, read the first time an include asks (a run with no nginx
+    include outside its tree never reads them)."""
+
+    def __init__(self, paths: Sequence[Path], images: Sequence[Image]) -> None:
+        self.paths, self.images = tuple(paths), tuple(images)
+        self.found: tuple[_Start, ...] | None = None
+
+    def starts(self) -> tuple[_Start, ...]:
+        if self.found is None:
+            self.found = tuple(_starts(self.paths, self.images))
+        return self.found
+
+
+_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
+    "servertune_check_front_starts", default=None
 )
 #: The programs that run the script named after them (`sh /start.sh`, `tini -- /start.sh`).
 _RUNNERS = frozenset({"sh", "bash", "dash", "ash", "tini", "dumb-init", "--", "-e", "-x"})
@@ -62,18 +76,19 @@ _BEFORE_COMMAND = frozenset({"exec", "then", "do", "else", "&&", "||", ";"})
 def fronts_of_run(paths: Sequence[Path], images: Sequence[Image]) -> Iterator[None]:
     """While the block runs, `made_for` sees the files each container of the run (a compose
     service of `paths`, or an image of `images` no service runs) makes before its nginx."""
-    token = _STARTS.set(tuple(_starts(paths, images)))
+    token = _RUN.set(_Run(paths, images))
     try:
         yield
     finally:
-        _STARTS.reset(token)
+        _RUN.reset(token)
 
 
 def made_for(config: Path, pattern: str, at: Location) -> list[ConfigFile] | None:
     """What an absolute `include` (`pattern`, a glob or a path) of the nginx config whose
     main file is `config` reads from the files the start script of the container holding it
     made; None when none made such a file, or the containers holding it disagree."""
-    holding = [s for s in _STARTS.get() if s.holds(config)]
+    run = _RUN.get()
+    holding = [s for s in (run.starts() if run is not None else ()) if s.holds(config)]
     if any(s.compose for s in holding):
         holding = [s for s in holding if s.compose]  # a service's run of its image is the run
     wanted = os.path.normpath(pattern)
@@ -221,7 +236,10 @@ def _made_before_nginx(
 ) -> tuple[runtime_files.Made, ...] | None:
     """The files the script the words run makes before it starts nginx (itself, or through
     `exec "$@"` when the container's later words run nginx); None when it starts none."""
-    script = _script(words, find)
+    try:
+        script = _script(words, find)
+    except (CheckInputError, OSError):
+        return None  # the file's own reading says why
     if script is None:
         return None
     from servertune.check.scripts import _assignments, _logical_lines, _own_variables
