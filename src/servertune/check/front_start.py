@@ -202,19 +202,24 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
                     continue
                 hosts = [defaulted(host, path) for host, _, _ in _mounts(service, path)]
                 mounted = [os.path.normpath(h.absolute()) for h in hosts if h is not None]
-
-                def holds(
-                    file: Path, image: Image | None = image, mounted: list[str] = mounted
-                ) -> bool:
-                    real = os.path.normpath(file.absolute())
-                    if any(real == m or real.startswith(m + os.sep) for m in mounted):
-                        return True
-                    return image is not None and image.holds(file, whole_context=False) is not None
-
+                holds = _holding(image, mounted)
                 found.append((_Start(holds, made, find, compose=True), dockerfile))
     except (CheckInputError, OSError, ValueError):
         return found  # its own reading says why
     return found
+
+
+def _holding(image: Image | None, mounted: list[str]) -> Callable[[Path], bool]:
+    """Whether a service's container holds a repository file: one of its bind mounts
+    (`mounted`, real paths of files or folders) or its image's COPY by name or folder."""
+
+    def holds(file: Path) -> bool:
+        real = os.path.normpath(file.absolute())
+        if any(real == m or real.startswith(m + os.sep) for m in mounted):
+            return True
+        return image is not None and image.holds(file, whole_context=False) is not None
+
+    return holds
 
 
 def _script(words: list[str], find: FindConfig) -> ConfigFile | None:
