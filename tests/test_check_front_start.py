@@ -180,3 +180,71 @@ def test_a_written_file_that_includes_itself_ends(tmp_path: Path) -> None:
         ),
     )
     assert _fronts(root) == [[]]
+
+
+def _unbraced_front(root: Path, site: str, environment: str = "BACKEND_ADDR=web:8000") -> None:
+    """A proxy service whose start script renders its mounted site with `envsubst
+    '$BACKEND_ADDR'` (nginx's own `$host` left alone), in front of a gunicorn service."""
+    (root / "proxy").mkdir()
+    (root / "compose.yaml").write_text(
+        "services:\n"
+        "  web:\n    build: .\n"
+        "  proxy:\n    build: proxy\n    command: /srv/start.sh\n"
+        "    volumes: ['./proxy/site.conf:/tmp/site.conf']\n"
+        f"    environment:\n      - {environment}\n"
+    )
+    (root / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nCOPY . /app\nCMD ["gunicorn", "-b", "0.0.0.0:8000", "shop.wsgi"]\n'
+    )
+    (root / "proxy" / "Dockerfile").write_text("FROM nginx:1.27\nCOPY start.sh /srv/start.sh\n")
+    (root / "proxy" / "start.sh").write_text(
+        "#!/bin/sh\nenvsubst '$BACKEND_ADDR' < /tmp/site.conf > /etc/nginx/conf.d/site.conf\n"
+        "exec nginx -g 'daemon off;'\n"
+    )
+    (root / "proxy" / "site.conf").write_text(site)
+
+
+def test_unbraced_envsubst_name_in_a_pass_is_rendered_with_the_fronts_environment(
+    tmp_path: Path,
+) -> None:
+    """`proxy_pass http://$BACKEND_ADDR;` in a site the proxy's container renders with
+    envsubst, whose compose `environment` sets `BACKEND_ADDR=web:8000`: the pass reaches the
+    `web` service's gunicorn, as `${BACKEND_ADDR}` would."""
+    _unbraced_front(
+        tmp_path,
+        "server {\n  listen 80;\n  location / {\n    proxy_pass http://$BACKEND_ADDR;\n"
+        "    proxy_set_header Host $host;\n  }\n}\n",
+    )
+    assert _fronts(tmp_path) == [["proxy/site.conf:4"]]
+
+
+def test_unbraced_name_the_front_does_not_set_and_nginx_variables_reach_no_app(
+    tmp_path: Path,
+) -> None:
+    """A `$NAME` the proxy's environment does not set stays unknown, and a pass through
+    nginx's own variables (`set $backend web:8000;` with a container variable of that very
+    name, `$http_host`) is nginx's, never rendered: nothing is joined, nothing guessed."""
+    _unbraced_front(
+        tmp_path,
+        "server {\n  listen 80;\n  set $backend web:8000;\n"
+        "  location / { proxy_pass http://$OTHER_ADDR; }\n"
+        "  location /a { proxy_pass http://$backend; }\n"
+        "  location /b { proxy_pass http://$http_host; }\n}\n",
+        environment="backend=web:8000",
+    )
+    assert _fronts(tmp_path) == [[]]
+
+
+def test_pass_a_template_renders_is_not_judged_as_written(tmp_path: Path) -> None:
+    """The rules judge a templated pass only through the app it reaches: a
+    `proxy_pass http://$BACKEND_ADDR;` with an hour-long read timeout whose name is not
+    set here joins nothing and raises nothing about its location."""
+    _unbraced_front(
+        tmp_path,
+        "server {\n  listen 80;\n  location / {\n    proxy_pass http://$BACKEND_ADDR;\n"
+        "    proxy_read_timeout 3600s;\n  }\n}\n",
+        environment="UNRELATED=1",
+    )
+    result = check_folder(tmp_path)
+    assert not result.links
+    assert not [f for f in result.findings if f.at.file.name == "site.conf"]
