@@ -454,10 +454,13 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
+    from servertune.check.front_start import fronts_of_run
     from servertune.check.images import images_of_run, read_images
     from servertune.check.nginx import mounts_of_run
 
-    with images_of_run(read_images(paths), _builds(paths)), mounts_of_run(paths):
+    images = read_images(paths)
+    # Entered in order: a front's start is read with the images of the run set.
+    with images_of_run(images, _builds(paths)), mounts_of_run(paths), fronts_of_run(paths, images):
         return _read_each(paths, env, kind)
 
 

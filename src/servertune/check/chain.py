@@ -23,6 +23,7 @@ from servertune.check.model import (
     Setting,
     Upstream,
 )
+from servertune.check.nginx_variables import nginx_variable
 
 if TYPE_CHECKING:
     from servertune.check.dockerfile import Image
@@ -381,14 +382,25 @@ def _reached(
     return [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
 
 
-#: An envsubst placeholder: `${NAME}` (an nginx variable is `$name`, never braced so).
-_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: An envsubst placeholder: `${NAME}` (an nginx variable is `$name`, never braced so), or
+#: `$NAME` (envsubst substitutes it too).
+_PLACEHOLDER = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
 
 
 def _render(text: str, environment: Mapping[str, str]) -> str:
     """`text` as envsubst renders it with `environment`; a name not in it is left as written
-    (then the address reaches no app: unknown, not guessed)."""
-    return _PLACEHOLDER.sub(lambda m: environment.get(m[1], m[0]), text)
+    (then the address reaches no app: unknown, not guessed). A bare `$name` is rendered only
+    where the environment defines it: nginx's own variables are left to nginx, as the
+    official image's template script and `envsubst 'FORMAT'` leave every name not listed."""
+
+    def one(match: re.Match[str]) -> str:
+        if match["bare"] is not None and nginx_variable(match["bare"]):
+            return match[0]
+        return environment.get(match["braced"] or match["bare"], match[0])
+
+    return _PLACEHOLDER.sub(one, text)
 
 
 def link(
@@ -401,11 +413,20 @@ def link(
     for config in nginx_configs:
         project = stacks.of_front(config.files or (config.file,)) if stacks else None
         rendered: dict[str, str] | None = None
-        for passing in config.passes:
+        for passing in (*config.passes, *config.templated_passes):
+            if "$" in passing.target:
+                # `proxy_pass http://$BACKEND;` in a template: the address it renders to.
+                if stacks is None:
+                    continue
+                if rendered is None:
+                    rendered = stacks.front_environment(config.files or (config.file,))
+                passing = replace(passing, target=_render(passing.target, rendered))
+                if "$" in passing.target:
+                    continue  # a name the front's containers do not set: unknown
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             for server in servers:
-                if "${" in server.value and stacks is not None:
+                if "$" in server.value and stacks is not None:
                     # `server ${BACKEND};` in a template envsubst renders where nginx starts.
                     if rendered is None:
                         rendered = stacks.front_environment(config.files or (config.file,))

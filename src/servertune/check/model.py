@@ -395,6 +395,10 @@ class NginxConfig:
     worker_connections: Setting[int] | None = None
     #: `worker_processes N` (nginx's default 1); None for `auto` (one per core).
     worker_processes: Setting[int] | None = None
+    #: The passes whose target names a template's variable (`proxy_pass http://$BACKEND;`,
+    #: rendered by envsubst where the container starts): only for linking, once rendered
+    #: with the front's environment; never judged as written.
+    templated_passes: tuple[PassTarget, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servertune.check import resolve
 from servertune.check.model import (
@@ -32,7 +32,11 @@ from servertune.check.model import (
     Upstream,
     note,
 )
+from servertune.check.nginx_variables import nginx_variable
 from servertune.check.source import read_text
+
+if TYPE_CHECKING:
+    from servertune.check.commands import ConfigFile
 
 __all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx"]
 
@@ -352,6 +356,14 @@ def _mounted(pattern: str) -> list[Path] | None:
 
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
+    if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file) and stack:
+        # A file the start script of the container holding this config writes there before
+        # it starts nginx (`echo "server $HOST:$PORT;" > /run/app/upstream`): what it made.
+        from servertune.check.front_start import made_for
+
+        made = made_for(stack[0], pattern, at)
+        if made is not None:
+            return [node for found in made for node in _build_made(found, tree, stack)]
     if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file):
         # A file a compose service mounts there (or renders there from the image's
         # templates folder) is the one nginx reads.
@@ -382,6 +394,81 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
             continue
         nodes.extend(_build(target, tree, stack))
     return nodes
+
+
+def _build_made(found: ConfigFile, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
+    """The nodes of a file a start script made: a repository file copied or linked as it
+    is, else its text (rendered, or written by `echo`), each at its line there."""
+    if len(stack) > MAX_INCLUDE_DEPTH:
+        return []  # a written file that includes itself: nginx refuses it where it starts
+    try:
+        own = read_text(found.file)
+    except (CheckInputError, OSError):
+        return []
+    if found.first_line == 1 and own == found.text:
+        return _build(found.file, tree, stack)
+    items = _parse_text(found.text, found.first_line)
+    if items is None:
+        note(
+            "not-followed",
+            Location(found.file, found.first_line),
+            f"{found.file}:{found.first_line}: not followed: what it writes for nginx to "
+            "include does not parse as nginx's config; what it sets was not checked",
+        )
+        return []
+    from servertune.check.scripts import looks_like_script
+
+    if not looks_like_script(found.file, own) and found.file not in tree.files:
+        tree.files.append(found.file)  # a config file of the repository, rendered
+    return _build(found.file, tree, (*stack, found.file.resolve()), items)
+
+
+def _parse_text(text: str, first_line: int) -> list[dict[str, Any]] | None:
+    """crossplane's tokens of `text` (its first line `first_line` of its file) as the
+    statements and blocks its parser makes; None when they do not close."""
+    import io
+
+    from crossplane.errors import NgxParserSyntaxError
+    from crossplane.lexer import _balance_braces, _lex_file_object
+
+    try:
+        tokens = list(_balance_braces(_lex_file_object(io.StringIO(text))))
+    except NgxParserSyntaxError:
+        return None
+    position = 0
+
+    def block() -> list[dict[str, Any]] | None:
+        nonlocal position
+        items: list[dict[str, Any]] = []
+        words: list[tuple[str, int]] = []
+        while position < len(tokens):
+            token, line, quoted = tokens[position]
+            position += 1
+            if not quoted and token.startswith("#"):
+                continue
+            if quoted or token not in (";", "{", "}"):
+                words.append((token, line + first_line - 1))
+            elif token == "}":
+                return items if not words else None
+            elif not words:
+                return None
+            else:
+                item: dict[str, Any] = {
+                    "directive": words[0][0],
+                    "line": words[0][1],
+                    "args": [w for w, _ in words[1:]],
+                }
+                if token == "{":
+                    inner = block()
+                    if inner is None:
+                        return None
+                    item["block"] = inner
+                items.append(item)
+                words = []
+        return items if not words else None
+
+    parsed = block()
+    return parsed if position >= len(tokens) else None
 
 
 def _duration(node: _Node) -> float:
@@ -424,6 +511,35 @@ def _every(nodes: list[_Node]) -> list[_Node]:
     return found
 
 
+#: Directives that define a variable of the config's own, and which argument names it.
+_DEFINING = {"set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0}
+_VARIABLE = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
+_CAPTURE = re.compile(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>")
+
+
+def _defined_variables(nodes: list[_Node]) -> frozenset[str]:
+    """The variables the config defines (`set $backend ...;`, `map ... $name`, `geo`, a
+    regex's named capture) with nginx's own: a pass that names only these is nginx's."""
+    found: set[str] = set()
+    for node in _every(nodes):
+        index = _DEFINING.get(node.directive)
+        if node.directive == "geo" and node.args:
+            index = len(node.args[:2]) - 1
+        if index is not None and len(node.args) > index and node.args[index].startswith("$"):
+            found.add(node.args[index][1:])
+        found.update(m[1] for arg in node.args for m in _CAPTURE.finditer(arg))
+    return frozenset(found)
+
+
+def _template_names(value: str, defined: frozenset[str]) -> list[str]:
+    """The names `value` holds that neither nginx nor the config defines (`$BACKEND_ADDR`,
+    `${BACKEND}`): a template's, which envsubst renders where the container starts."""
+    names = [m["braced"] or m["bare"] for m in _VARIABLE.finditer(value)]
+    return [n for n in names if n not in defined and not nginx_variable(n)]
+
+
 def _walk_locations(
     passes: list[PassTarget],
     block: list[_Node],
@@ -432,9 +548,13 @@ def _walk_locations(
     http11: bool,
     sends: tuple[Setting[float], Setting[float]],
     where: str = "",
+    templated: list[PassTarget] | None = None,
+    nginx_names: frozenset[str] = frozenset(),
 ) -> None:
     """Append to `passes` each `proxy_pass` / `uwsgi_pass` of `block` and the locations in it,
-    with the read and send timeouts and HTTP version it inherits where it is written."""
+    with the read and send timeouts and HTTP version it inherits where it is written; to
+    `templated` each whose target names a variable nginx does not define (`nginx_names`, its
+    own and the config's): a template's, rendered where the container starts."""
     proxy = _setting(block, "proxy_read_timeout", proxy)
     uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
     sends = (
@@ -444,15 +564,26 @@ def _walk_locations(
     versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
     http11 = versions[-1].args[0] == "1.1" if versions else http11
     for node in block:
-        if node.directive == "proxy_pass" and node.args and "$" not in node.args[0]:
-            target = _pass_target(node.args[0])
-            passes.append(PassTarget("http", target, node.at, proxy, http11, where, sends[0]))
-        elif node.directive == "uwsgi_pass" and node.args and "$" not in node.args[0]:
-            target = _pass_target(node.args[0])
-            passes.append(PassTarget("uwsgi", target, node.at, uwsgi, False, where, sends[1]))
+        if node.directive in ("proxy_pass", "uwsgi_pass") and node.args:
+            http = node.directive == "proxy_pass"
+            found = PassTarget(
+                "http" if http else "uwsgi",
+                _pass_target(node.args[0]),
+                node.at,
+                proxy if http else uwsgi,
+                http11 and http,
+                where,
+                sends[0] if http else sends[1],
+            )
+            if "$" not in node.args[0]:
+                passes.append(found)
+            elif templated is not None and _template_names(node.args[0], nginx_names):
+                templated.append(found)
         elif node.block is not None and node.directive in ("location", "if", "limit_except"):
             inner = " ".join(node.args) if node.directive == "location" else where
-            _walk_locations(passes, node.block, proxy, uwsgi, http11, sends, inner)
+            _walk_locations(
+                passes, node.block, proxy, uwsgi, http11, sends, inner, templated, nginx_names
+            )
 
 
 def _upstream(node: _Node, block: list[_Node]) -> Upstream:
@@ -490,6 +621,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     keepalives: list[Setting[float]] = []
     upstreams: dict[str, Upstream] = {}
     passes: list[PassTarget] = []
+    templated: list[PassTarget] = []
+    defined = _defined_variables(nodes)
     backlogs: list[Setting[int]] = []
     listens: list[Setting[str]] = []
     missing = [n for n in _every(nodes) if n.directive == "#missing-include"]
@@ -523,6 +656,8 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
                         _setting(context, "proxy_send_timeout", default_read),
                         _setting(context, "uwsgi_send_timeout", default_read),
                     ),
+                    templated=templated,
+                    nginx_names=defined,
                 )
     return NginxConfig(
         file=path,
@@ -530,6 +665,7 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
         keepalive_timeouts=tuple(keepalives),
         upstreams=upstreams,
         passes=tuple(passes),
+        templated_passes=tuple(templated),
         listen_backlogs=tuple(backlogs),
         listens=tuple(listens),
         missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
