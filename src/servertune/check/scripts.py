@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -554,14 +555,19 @@ def read_script(
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
     making = _Making(path, physical, env is not None, find_config)
+    directory: str | None = None  # the folder a `cd DIR` line moved to
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
         words = _argument_slices(words, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
+            if found.directory is None and directory is not None:
+                found = replace(found, directory=directory)
             commands.append((line, found, _own_variables(environment)))
         else:
+            if not commands and line.words[:1] == ["cd"]:
+                directory = _changed_directory(directory, words[1:], environment)
             if not commands:
                 making.step(line, environment)
             if passing is None and _runs_arguments([w.text for w in words], environment):
@@ -604,6 +610,22 @@ def read_script(
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
+
+
+def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
+    """The working directory after `cd ARGS` from `current` (None: the one the script
+    started in): a folder written out or set in a variable, absolute or below a known one;
+    None when not known (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    if len(args) != 1 or not args[0].text or args[0].text.startswith(("-", "~")):
+        return None
+    folder: str | None = args[0].text
+    if folder is not None and ("$" in folder or "`" in folder):
+        folder = expand_shell(folder, env)
+    if not folder or "$" in folder or "`" in folder:
+        return None
+    if folder.startswith("/"):
+        return posixpath.normpath(folder)
+    return posixpath.normpath(posixpath.join(current, folder)) if current is not None else None
 
 
 class _Making:
