@@ -386,3 +386,95 @@ def test_a_cd_line_before_the_server_makes_its_relative_config_that_folders(
     )
     result = check_folder(root)
     assert (["Dockerfile:5", "start.sh:3", "conf/web.ini:2"], "uwsgi", 4) in chains(result, root)
+
+
+#: A front image whose start script sources a library whose function renders one nginx
+#: template per word of a loop, each pass naming its backend by indirection.
+_LOOP_FRONT = {
+    "proxy/Dockerfile": "FROM nginx:1.27-alpine\nWORKDIR /etc/nginx\n"
+    "COPY common/lib.sh common/start.sh proxy/site.template.conf /etc/nginx/\n"
+    "ENV WEB_BACKEND_HOST=web WEB_BACKEND_PORT=8000 "
+    "ADMIN_BACKEND_HOST=admin ADMIN_BACKEND_PORT=8001\n"
+    'CMD ["sh", "start.sh"]\n',
+    "common/lib.sh": "#!/bin/sh\nrender_sites() {\n\tfor app in WEB ADMIN; do\n"
+    "\t\teval export BACKEND_HOST=\\$${app}_BACKEND_HOST\n"
+    '\t\teval "export BACKEND_PORT=\\${${app}_BACKEND_PORT}"\n'
+    "\t\tenvsubst <${1} >/etc/nginx/conf.d/${app}.conf\n\tdone\n}\n",
+    "common/start.sh": "#!/bin/sh\nset -e\n. ./lib.sh\n"
+    "render_sites /etc/nginx/site.template.conf\nexec nginx -g 'daemon off;'\n",
+    "proxy/site.template.conf": "upstream backend {\n    server ${BACKEND_HOST}:${BACKEND_PORT};\n}\n"
+    "server {\n    listen 80;\n    location / {\n        uwsgi_pass backend;\n"
+    "        include uwsgi_params;\n    }\n}\n",
+    "app/Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY app/ /srv/\n"
+    'CMD ["uwsgi", "--ini", "/srv/uwsgi.ini"]\n',
+    "app/uwsgi.ini": "[uwsgi]\nsocket = :$(APP_PORT)\nprocesses = 2\nmodule = site.wsgi\n",
+    "compose.yaml": "services:\n"
+    + "".join(
+        f"  {name}:\n    build:\n      context: .\n      dockerfile: app/Dockerfile\n"
+        f'    environment:\n      APP_PORT: "{port}"\n'
+        for name, port in (("web", 8000), ("admin", 8001))
+    )
+    + "  proxy:\n    build:\n      context: .\n      dockerfile: proxy/Dockerfile\n",
+}
+
+
+def _fronts(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
+    """Each compose service's app -> the fronts linked to it, as file:line under `root`."""
+    from servertune.check.graph import launches
+
+    result = check_folder(write(root, files))
+    return {
+        launch.app.container.name: [
+            f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts
+        ]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    }
+
+
+def test_a_loop_over_words_renders_the_front_once_per_pass_each_joining_its_own_app(
+    tmp_path: Path,
+) -> None:
+    """`for app in WEB ADMIN; do eval export BACKEND_HOST=\\$${app}_BACKEND_HOST ...;
+    envsubst <$1 >conf.d/$app.conf; done`, in a function of a sourced file called with the
+    template's path: two rendered fronts, `web:8000` and `admin:8001` (the image's ENV, by
+    indirection), each joined to the uWSGI of its own service."""
+    assert _fronts(tmp_path, _LOOP_FRONT) == {
+        "web": ["proxy/site.template.conf:7"],
+        "admin": ["proxy/site.template.conf:7"],
+    }
+
+
+def test_a_loop_over_one_word_renders_one_front_and_joins_that_app_only(tmp_path: Path) -> None:
+    """The same loop over `WEB` alone renders the web front only: the admin service stays
+    with no front (never joined by a guess at ADMIN_BACKEND_*)."""
+    files = dict(_LOOP_FRONT)
+    files["common/lib.sh"] = files["common/lib.sh"].replace("WEB ADMIN", "WEB")
+    assert _fronts(tmp_path, files) == {"web": ["proxy/site.template.conf:7"], "admin": []}
+
+
+def test_a_loop_over_a_variable_renders_with_nothing_guessed(tmp_path: Path) -> None:
+    """`for app in $APPS` (a list only the running shell knows) is read once, as written:
+    the loop variable is not known, so no rendering names a backend and no app is joined."""
+    files = dict(_LOOP_FRONT)
+    files["common/lib.sh"] = files["common/lib.sh"].replace("WEB ADMIN", "$APPS")
+    assert _fronts(tmp_path, files) == {"web": [], "admin": []}
+
+
+def test_eval_indirection_in_a_loop_sets_the_rendered_servers_config(tmp_path: Path) -> None:
+    """`eval "export PROCS=\\${${role}_PROCS}"` in a loop pass is the variable the role names
+    (PRIMARY_PROCS=5 from the image's ENV): the uwsgi config envsubst renders in that pass
+    holds processes = 5."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _IMAGE.replace("ENV UWSGI_PROCESSES=6", "ENV PRIMARY_PROCS=5"),
+            "uwsgi.tpl": "[uwsgi]\nhttp-socket = :8000\nprocesses = ${PROCS}\n",
+            "start.sh": "#!/bin/sh\nfor role in PRIMARY; do\n"
+            '  eval "export PROCS=\\${${role}_PROCS}"\n'
+            "  envsubst < uwsgi.tpl > /tmp/$role.ini\ndone\n"
+            "exec uwsgi --ini /tmp/PRIMARY.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:5", "start.sh:6", "uwsgi.tpl:2"], "uwsgi", 5)]

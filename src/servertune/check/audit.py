@@ -230,6 +230,7 @@ def check_files(
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
         stacks = _stacks(paths).rendering(reading.nginx)
+        stacks = _rendered_fronts(stacks, reading.nginx, paths)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
@@ -307,6 +308,15 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
     return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays))
+
+
+def _rendered_fronts(stacks: Stacks, nginx: Sequence[NginxConfig], paths: Sequence[Path]) -> Stacks:
+    """`stacks` with each front an image's start renders once per pass of a loop."""
+    from servertune.check.images import images_of_run
+    from servertune.check.runtime_files import rendered_fronts
+
+    with images_of_run(stacks.images, _builds(paths)):
+        return rendered_fronts(stacks, nginx)
 
 
 def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:
