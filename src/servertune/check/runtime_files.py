@@ -24,16 +24,11 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from servertune.check.commands import ConfigFile, FindConfig, expand_shell
 from servertune.check.model import Location, note
-
-if TYPE_CHECKING:
-    from servertune.check.chain import Stacks
-    from servertune.check.model import NginxConfig
 
 __all__ = [
     "IMAGE_FILES",
@@ -44,7 +39,6 @@ __all__ = [
     "made_by",
     "made_here",
     "matching",
-    "rendered_fronts",
     "s6_predecessors",
 ]
 
@@ -461,41 +455,3 @@ def s6_predecessors(run: Path) -> list[Path]:
 
 #: How deep a chain of s6-rc dependencies is followed (base images' chains are a dozen long).
 _S6_DEPTH = 32
-
-
-def rendered_fronts(stacks: Stacks, configs: Sequence[NginxConfig]) -> Stacks:
-    """`stacks` with, for each front (an nginx config's first file) that the command of an
-    image holding it renders with envsubst more than once in one start (a loop over
-    words, `for app in WEB ADMIN; do ... envsubst <site.template >$app.conf; done`), the
-    environment of each rendering: each rendered file is a front of its own, whose
-    `${NAME}` placeholders are that pass's values (`chain.link`)."""
-    from servertune.check.dockerfile import container_words
-    from servertune.check.scripts import files_made_by_loops
-
-    found: list[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]]] = []
-    for config in configs:
-        files = config.files or (config.file,)
-        targets = [p.target for p in (*config.passes, *getattr(config, "templated_passes", ()))]
-        targets += [s.value for u in config.upstreams.values() for s in u.servers]
-        if not any("${" in t for t in targets):
-            continue
-        outside = stacks.front_environment(files)
-        passes: list[tuple[tuple[str, str], ...]] = []
-        for image in stacks.images:
-            held = image.holds(files[0], whole_context=False)
-            if held is None:
-                continue
-            entrypoint, cmd = container_words(
-                image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
-            )
-            env = {**image.env, **outside}
-            made = files_made_by_loops(image.path, entrypoint + cmd, env, image.env_at, image.find)
-            passes += [
-                tuple(sorted({**env, **dict(m.environment)}.items()))
-                for m in made
-                if m.rendered and m.source == _norm(held)
-            ]
-        passes = list(dict.fromkeys(passes))
-        if passes:
-            found.append((files[0], tuple(passes)))
-    return replace(stacks, front_passes=tuple(found)) if found else stacks

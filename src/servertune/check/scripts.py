@@ -561,19 +561,16 @@ def read_script(
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
     making = _Making(path, physical, env is not None, find_config)
     making.sourced = _sourced_functions(path, logical, find_config)
-    directory: str | None = None  # the folder a `cd DIR` line moved to
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
         words = _argument_slices(words, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
-            if found.directory is None and directory is not None:
-                found = replace(found, directory=directory)
+            if found.directory is None and making.directory is not None:
+                found = replace(found, directory=making.directory)
             commands.append((line, found, _own_variables(environment)))
         else:
-            if not commands and line.words[:1] == ["cd"]:
-                directory = _changed_directory(directory, words[1:], environment)
             if not commands:
                 making.step(line, environment)
             if passing is None and _runs_arguments([w.text for w in words], environment):
@@ -587,9 +584,7 @@ def read_script(
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
-    collected = _COLLECTED.get()
-    if collected is not None:
-        collected.extend(making.looped)
+    making.collect()
     find_config = making.find_config()
     if not commands:
         with runtime_files.made_here(making.made):
@@ -708,6 +703,8 @@ class _Making:
         self.sourced: dict[str, Path] = {}
         #: What lines of a loop over words made, once per pass (`_unrolled`).
         self.looped: list[runtime_files.Made] = []
+        #: The folder a `cd DIR` line before the server moved to (None: not known).
+        self.directory: str | None = None
         if find_config is not None:
             for before in runtime_files.s6_predecessors(path):
                 self.made += _made_by_script(before, self.listing)
@@ -722,6 +719,9 @@ class _Making:
         """The files `line` makes (its physical lines read once: a line of several commands
         is one span), with the script's variables there; a call of a function of a file the
         script sources (`self.sourced`) makes what its body makes."""
+        if line.words[:1] == ["cd"]:
+            args = [Word(w, Location(self.path, line.first)) for w in line.words[1:]]
+            self.directory = _changed_directory(self.directory, args, environment)
         key = (line.first, line.last, line.iteration)
         if self.base is None or key in self.spans:
             return
@@ -743,6 +743,12 @@ class _Making:
         self.made += made
         if line.iteration:
             self.looped += made
+
+    def collect(self) -> None:
+        """What the loops' passes made, for `files_made_by_loops` when it is collecting."""
+        collected = _COLLECTED.get()
+        if collected is not None:
+            collected.extend(self.looped)
 
     def find_config(self) -> FindConfig | None:
         if self.base is None or not self.made:
