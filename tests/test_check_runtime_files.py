@@ -299,3 +299,182 @@ def test_image_from_a_base_built_here_runs_the_bases_cmd_under_its_own_env(
     assert chains(result, root) == [
         (["shop_app/Dockerfile:1", "shop_base/Dockerfile:5", "common/start.sh:2"], "gunicorn", 5)
     ]
+
+
+#: s6-overlay's service folder in an image's files.
+_S6 = "root/etc/s6-overlay/s6-rc.d"
+#: An image that installs s6 services and sets no command of its own.
+_S6_IMAGE = "FROM ghcr.io/acme/s6-base:3\nRUN apk add --no-cache uwsgi\nCOPY root/ /\nEXPOSE 8000\n"
+#: A supervised run script that chain-loads (`cd DIR prog...`) into the server, which
+#: names its config relative to that folder.
+_S6_RUN = (
+    "#!/usr/bin/with-contenv bash\nexec \\\n"
+    '    s6-notifyoncheck -d -n 300 -c "nc -z localhost 8000" \\\n'
+    "        cd /srv/web s6-setuidgid app /usr/sbin/uwsgi --ini web.ini\n"
+)
+
+
+def _s6_repository(root: Path, bundle: list[str]) -> Path:
+    """An image with no command whose files install `svc-web` (after `init-web-ready`, after
+    `init-web-config`, which copies the config into /srv/web) and the `user` bundle `bundle`."""
+    return write(
+        root,
+        {
+            "Dockerfile": _S6_IMAGE,
+            "root/defaults/web.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 3\n",
+            f"{_S6}/init-web-config/type": "oneshot\n",
+            f"{_S6}/init-web-config/run": "#!/usr/bin/with-contenv bash\nmkdir -p /srv/web\n"
+            "cp /defaults/web.ini /srv/web/web.ini\n",
+            f"{_S6}/init-web-ready/type": "oneshot\n",
+            f"{_S6}/init-web-ready/dependencies.d/init-web-config": "",
+            f"{_S6}/svc-web/type": "longrun\n",
+            f"{_S6}/svc-web/dependencies.d/init-web-ready": "",
+            f"{_S6}/svc-web/run": _S6_RUN,
+            **{f"{_S6}/user/contents.d/{name}": "" for name in bundle},
+        },
+    )
+
+
+def test_an_image_with_no_command_runs_its_s6_services_through_the_base_images_init(
+    tmp_path: Path,
+) -> None:
+    """No CMD or ENTRYPOINT, s6 services in the `user` bundle: the base image's /init runs
+    them, so the image (its FROM line, the graph saying why) starts svc-web's uwsgi; the
+    chain-loading `cd /srv/web` makes `--ini web.ini` /srv/web/web.ini, which the init
+    service two dependencies back copies from root/defaults/web.ini (3 processes)."""
+    from servertune.check.graph import describe, launches
+
+    root = _s6_repository(tmp_path, ["init-web-config", "init-web-ready", "svc-web"])
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:1", f"{_S6}/svc-web/run:4", "root/defaults/web.ini:2"], "uwsgi", 3)
+    ]
+    assert not [
+        n
+        for n in result.notes
+        if n.kind in ("config-not-found", "starts-no-server") and n.at.file.name == "Dockerfile"
+    ]
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert "Dockerfile:1 (its base image's s6-overlay /init runs the services)" in describe(launch)
+
+
+def test_an_s6_service_outside_the_user_bundle_is_not_started(tmp_path: Path) -> None:
+    """The bundle lists the init services only: /init never starts svc-web, so the image
+    starts no server (its note stays) and the run script is read on its own."""
+    root = _s6_repository(tmp_path, ["init-web-config", "init-web-ready"])
+    result = check_folder(root)
+    assert all(c[0][0] != "Dockerfile:1" for c in chains(result, root))
+    assert any(
+        n.kind == "starts-no-server" and n.at.file.name == "Dockerfile" for n in result.notes
+    )
+
+
+def test_a_cd_line_before_the_server_makes_its_relative_config_that_folders(
+    tmp_path: Path,
+) -> None:
+    """`cd /srv/web || exit` then `exec uwsgi --ini web.ini`: the config is /srv/web/web.ini
+    (the image's COPY of conf/web.ini), not the web.ini beside the script in the WORKDIR."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /opt/app\nCOPY . /opt/app/\n"
+            'COPY conf/web.ini /srv/web/web.ini\nCMD ["sh", "start.sh"]\n',
+            "conf/web.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 4\n",
+            "web.ini": "[uwsgi]\nhttp-socket = :9000\nprocesses = 2\n",
+            "start.sh": "#!/bin/sh\ncd /srv/web || exit 1\nexec uwsgi --ini web.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert (["Dockerfile:5", "start.sh:3", "conf/web.ini:2"], "uwsgi", 4) in chains(result, root)
+
+
+#: A front image whose start script sources a library whose function renders one nginx
+#: template per word of a loop, each pass naming its backend by indirection.
+_LOOP_FRONT = {
+    "proxy/Dockerfile": "FROM nginx:1.27-alpine\nWORKDIR /etc/nginx\n"
+    "COPY common/lib.sh common/start.sh proxy/site.template.conf /etc/nginx/\n"
+    "ENV WEB_BACKEND_HOST=web WEB_BACKEND_PORT=8000 "
+    "ADMIN_BACKEND_HOST=admin ADMIN_BACKEND_PORT=8001\n"
+    'CMD ["sh", "start.sh"]\n',
+    "common/lib.sh": "#!/bin/sh\nrender_sites() {\n\tfor app in WEB ADMIN; do\n"
+    "\t\teval export BACKEND_HOST=\\$${app}_BACKEND_HOST\n"
+    '\t\teval "export BACKEND_PORT=\\${${app}_BACKEND_PORT}"\n'
+    "\t\tenvsubst <${1} >/etc/nginx/conf.d/${app}.conf\n\tdone\n}\n",
+    "common/start.sh": "#!/bin/sh\nset -e\n. ./lib.sh\n"
+    "render_sites /etc/nginx/site.template.conf\nexec nginx -g 'daemon off;'\n",
+    "proxy/site.template.conf": "upstream backend {\n    server ${BACKEND_HOST}:${BACKEND_PORT};\n}\n"
+    "server {\n    listen 80;\n    location / {\n        uwsgi_pass backend;\n"
+    "        include uwsgi_params;\n    }\n}\n",
+    "app/Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY app/ /srv/\n"
+    'CMD ["uwsgi", "--ini", "/srv/uwsgi.ini"]\n',
+    "app/uwsgi.ini": "[uwsgi]\nsocket = :$(APP_PORT)\nprocesses = 2\nmodule = site.wsgi\n",
+    "compose.yaml": "services:\n"
+    + "".join(
+        f"  {name}:\n    build:\n      context: .\n      dockerfile: app/Dockerfile\n"
+        f'    environment:\n      APP_PORT: "{port}"\n'
+        for name, port in (("web", 8000), ("admin", 8001))
+    )
+    + "  proxy:\n    build:\n      context: .\n      dockerfile: proxy/Dockerfile\n",
+}
+
+
+def _fronts(root: Path, files: dict[str, str]) -> dict[str, list[str]]:
+    """Each compose service's app -> the fronts linked to it, as file:line under `root`."""
+    from servertune.check.graph import launches
+
+    result = check_folder(write(root, files))
+    return {
+        launch.app.container.name: [
+            f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts
+        ]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    }
+
+
+def test_a_loop_over_words_renders_the_front_once_per_pass_each_joining_its_own_app(
+    tmp_path: Path,
+) -> None:
+    """`for app in WEB ADMIN; do eval export BACKEND_HOST=\\$${app}_BACKEND_HOST ...;
+    envsubst <$1 >conf.d/$app.conf; done`, in a function of a sourced file called with the
+    template's path: two rendered fronts, `web:8000` and `admin:8001` (the image's ENV, by
+    indirection), each joined to the uWSGI of its own service."""
+    assert _fronts(tmp_path, _LOOP_FRONT) == {
+        "web": ["proxy/site.template.conf:7"],
+        "admin": ["proxy/site.template.conf:7"],
+    }
+
+
+def test_a_loop_over_one_word_renders_one_front_and_joins_that_app_only(tmp_path: Path) -> None:
+    """The same loop over `WEB` alone renders the web front only: the admin service stays
+    with no front (never joined by a guess at ADMIN_BACKEND_*)."""
+    files = dict(_LOOP_FRONT)
+    files["common/lib.sh"] = files["common/lib.sh"].replace("WEB ADMIN", "WEB")
+    assert _fronts(tmp_path, files) == {"web": ["proxy/site.template.conf:7"], "admin": []}
+
+
+def test_a_loop_over_a_variable_renders_with_nothing_guessed(tmp_path: Path) -> None:
+    """`for app in $APPS` (a list only the running shell knows) is read once, as written:
+    the loop variable is not known, so no rendering names a backend and no app is joined."""
+    files = dict(_LOOP_FRONT)
+    files["common/lib.sh"] = files["common/lib.sh"].replace("WEB ADMIN", "$APPS")
+    assert _fronts(tmp_path, files) == {"web": [], "admin": []}
+
+
+def test_eval_indirection_in_a_loop_sets_the_rendered_servers_config(tmp_path: Path) -> None:
+    """`eval "export PROCS=\\${${role}_PROCS}"` in a loop pass is the variable the role names
+    (PRIMARY_PROCS=5 from the image's ENV): the uwsgi config envsubst renders in that pass
+    holds processes = 5."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _IMAGE.replace("ENV UWSGI_PROCESSES=6", "ENV PRIMARY_PROCS=5"),
+            "uwsgi.tpl": "[uwsgi]\nhttp-socket = :8000\nprocesses = ${PROCS}\n",
+            "start.sh": "#!/bin/sh\nfor role in PRIMARY; do\n"
+            '  eval "export PROCS=\\${${role}_PROCS}"\n'
+            "  envsubst < uwsgi.tpl > /tmp/$role.ini\ndone\n"
+            "exec uwsgi --ini /tmp/PRIMARY.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:5", "start.sh:6", "uwsgi.tpl:2"], "uwsgi", 5)]

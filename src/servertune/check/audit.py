@@ -229,7 +229,7 @@ def check_files(
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
-        stacks = _stacks(paths).rendering(reading.nginx)
+        stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
@@ -307,6 +307,47 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
     return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays))
+
+
+def _rendered_fronts(stacks: Stacks, nginx: Sequence[NginxConfig], paths: Sequence[Path]) -> Stacks:
+    """`stacks` with, for each front (an nginx config's first file) that the command of an
+    image holding it renders with envsubst in the passes of a loop over words (`for app in
+    WEB ADMIN; do ... envsubst <site.template >$app.conf; done`), the environment of each
+    pass: each rendered file is a front of its own, whose `${NAME}` placeholders are that
+    pass's values (`Stacks.each_pass`)."""
+    from servertune.check.dockerfile import container_words
+    from servertune.check.images import images_of_run
+    from servertune.check.scripts import files_made_by_loops
+
+    found: list[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]]] = []
+    with images_of_run(stacks.images, _builds(paths)):
+        for config in nginx:
+            files = config.files or (config.file,)
+            targets = [p.target for p in (*config.passes, *getattr(config, "templated_passes", ()))]
+            targets += [s.value for u in config.upstreams.values() for s in u.servers]
+            if not any("${" in t for t in targets):
+                continue
+            outside = stacks.front_environment(files)
+            passes: list[tuple[tuple[str, str], ...]] = []
+            for image in stacks.images:
+                held = image.holds(files[0], whole_context=False)
+                if held is None:
+                    continue
+                words = container_words(
+                    image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+                )
+                env = {**image.env, **outside}
+                made = files_made_by_loops(
+                    image.path, [*words[0], *words[1]], env, image.env_at, image.find
+                )
+                passes += [
+                    tuple(sorted({**env, **dict(m.environment)}.items()))
+                    for m in made
+                    if m.rendered and m.source == os.path.normpath(held)
+                ]
+            if passes:
+                found.append((files[0], tuple(dict.fromkeys(passes))))
+    return dataclasses.replace(stacks, front_passes=tuple(found)) if found else stacks
 
 
 def _overlay_of(path: Path, text: str) -> list[tuple[Path, Path]]:

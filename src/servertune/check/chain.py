@@ -157,6 +157,32 @@ class Stacks:
     #: Each labelled overlay among the compose files read, with the base file it completes
     #: (`overlay.base_of`): the two run as one project.
     overlays: tuple[tuple[Path, Path], ...] = ()
+    #: Each nginx config's first file that its container renders several times in one start
+    #: (`runtime_files.rendered_fronts`), with the environment of each rendering.
+    front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
+
+    def each_pass(
+        self, files: Sequence[Path], servers: Sequence[Setting[str]]
+    ) -> tuple[Setting[str], ...]:
+        """`servers` as each rendering of the front (`front_passes`) writes them: a
+        `${NAME}` server once per rendering, with that rendering's values."""
+        passes = next((p for file, p in self.front_passes if files[:1] == (file,)), ())
+        return tuple(
+            replace(server, value=_render(server.value, dict(environment)))
+            for server in servers
+            for environment in (passes if passes and "${" in server.value else ((),))
+        )
+
+    def each_pass_target(
+        self, files: Sequence[Path], passes: Sequence[PassTarget]
+    ) -> tuple[PassTarget, ...]:
+        """`passes` as each rendering of the front writes them (`each_pass`): a `uwsgi_pass
+        ${HOST}:${PORT};` once per rendering."""
+        return tuple(
+            replace(passing, target=server.value)
+            for passing in passes
+            for server in self.each_pass(files, [Setting(passing.target, passing.at)])
+        )
 
     def rendering(self, nginx_configs: Sequence[NginxConfig]) -> Stacks:
         """These stacks with the environment each config's containers render it with
@@ -413,7 +439,10 @@ def link(
     for config in nginx_configs:
         project = stacks.of_front(config.files or (config.file,)) if stacks else None
         rendered: dict[str, str] | None = None
-        for passing in (*config.passes, *config.templated_passes):
+        passes = (*config.passes, *config.templated_passes)
+        if stacks is not None:  # a front rendered once per pass of a loop: each pass's
+            passes = stacks.each_pass_target(config.files or (config.file,), passes)
+        for passing in passes:
             if "$" in passing.target:
                 # `proxy_pass http://$BACKEND;` in a template: the address it renders to.
                 if stacks is None:
@@ -425,6 +454,8 @@ def link(
                     continue  # a name the front's containers do not set: unknown
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
+            if stacks is not None:
+                servers = stacks.each_pass(config.files or (config.file,), servers)
             for server in servers:
                 if "$" in server.value and stacks is not None:
                     # `server ${BACKEND};` in a template envsubst renders where nginx starts.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import posixpath
 import re
 import shlex
 import tempfile
@@ -138,6 +139,9 @@ class ServerCommand:
     assignments: tuple[tuple[str, Word], ...] = ()
     #: The code of a `python -c CODE SERVER ...` launcher, None when the server runs directly.
     launcher: Word | None = None
+    #: The working directory a `cd DIR` before it sets (execline's chain-loading `cd DIR
+    #: prog...`, a script's `cd DIR` line): relative config paths are found there.
+    directory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -413,6 +417,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     words = list(words)
     assignments: list[tuple[str, Word]] = []
     launcher: Word | None = None
+    directory: str | None = None
     while words:
         first = words[0]
         match = _ASSIGNMENT.match(first.text)
@@ -446,6 +451,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                     continue
                 return None
             launcher = _launcher(words[1:], index)
+            directory = _chained_cd(words[1 : index + 1])
             words = _from_server(words[1:], index)
             break
         break
@@ -477,7 +483,18 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         args=tuple(words[index + 1 :]),
         assignments=tuple(assignments),
         launcher=launcher or _launcher(words, index),
+        directory=directory,
     )
+
+
+def _chained_cd(words: Sequence[Word]) -> str | None:
+    """The folder of the last `cd DIR` among the words a wrapper runs before the server
+    (`s6-notifyoncheck ... cd /app s6-setuidgid abc uwsgi`): a program in an argument list
+    is execline's `cd`, which changes directory and execs into the rest of the line."""
+    texts = [w.text for w in words]
+    found = [i for i, t in enumerate(texts[:-1]) if t == "cd" and not texts[i + 1].startswith("-")]
+    folder = texts[found[-1] + 1] if found else None
+    return None if folder is None or "$" in folder or "`" in folder else folder
 
 
 #: `fastapi run`'s options that are uvicorn's too (fastapi-cli's `run` passes them to
@@ -753,6 +770,22 @@ def _asgi_app(reading: _Reading, args: list[Word]) -> AppServer:
     )
 
 
+def in_directory(directory: str, find_config: FindConfig) -> FindConfig:
+    """`find_config` for a server started in `directory` (a `cd DIR` before it): a relative
+    path is that folder's file first (then, as before the `cd` was read, the path as
+    written: the file beside the script, or the WORKDIR's)."""
+    inner = find_config
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        if wanted and not wanted.startswith(("/", "$", "~")) and "\n" not in wanted:
+            found = inner(posixpath.normpath(posixpath.join(directory, wanted)), at)
+            if found is not None:
+                return found
+        return inner(wanted, at)
+
+    return find
+
+
 def read_command(
     file: Path,
     command: ServerCommand,
@@ -777,6 +810,8 @@ def read_command(
         where[name] = word.at
     reading = _Reading(file, command, environment, where, shell, list(unknown))
     args = _resolve(reading)
+    if command.directory is not None and find_config is not None:
+        find_config = in_directory(command.directory, find_config)
     if command.server == "gunicorn":
         app = _gunicorn(reading, args, find_config)
     elif command.server == "uwsgi":

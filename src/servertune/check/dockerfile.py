@@ -987,18 +987,55 @@ def _s6_services(
     env_at: Mapping[str, Location],
 ) -> AppServer | None:
     """`ENTRYPOINT ["/init"]` (s6-overlay): the server of the first service `run` script the
-    image holds, read under the image's ENV, the ENTRYPOINT's line first in its chain."""
-    if not words or words[0].text != "/init":
+    image holds, read under the image's ENV, the ENTRYPOINT's line first in its chain. An
+    image that sets no command and installs s6-overlay services (`_installs_s6`) runs its
+    base image's `/init` the same way: its FROM line first, the graph saying so."""
+    if words and words[0].text == "/init":
+        first, base = words[0].at, None
+    elif not words and not image.entrypoint and not image.cmd and _installs_s6(image):
+        first, base = Location(image.path, image.base_line), S6_BASE_INIT
+    else:
         return None
+    started = _s6_started(image)
     for folder in _S6_SERVICES:
         for held, _ in image.held_under(folder):
             if PurePosixPath(held).name != "run":
                 continue
-            run = [Word(held, words[0].at)]
+            service = PurePosixPath(held).parent.name
+            if folder == _S6_SERVICES[0] and started is not None and service not in started:
+                continue  # a service of no bundle `/init` starts (s6-rc starts `user`)
+            run = [Word(held, first)]
             app = run_words(path, run, env, env_at, find_config=image.find)
             if app is not None:
-                return replace(app, launched_by=(words[0].at, *app.launched_by))
+                return replace(app, launched_by=(first, *app.launched_by), started_by_base=base)
     return None
+
+
+#: What runs an image's s6-overlay services when the image sets no command: its base image's
+#: ENTRYPOINT, s6-overlay's `/init` (services exist for nothing else to run: s6-overlay's
+#: README, "Writing a service script"), as the launch graph names it.
+S6_BASE_INIT = "its base image's s6-overlay /init runs the services"
+#: The bundle s6-overlay's `/init` starts (s6-overlay's README: "add it to the user bundle").
+_S6_USER_BUNDLE = "/etc/s6-overlay/s6-rc.d/user/contents.d"
+
+
+def _s6_started(image: Image) -> set[str] | None:
+    """The s6-rc services the image puts in the `user` bundle, which `/init` starts; None
+    when the files here hold no bundle entries (the empty marker files are often not
+    gathered): every service with a `run` script is taken as started, as for `/init`."""
+    names = {PurePosixPath(held).name for held, _ in image.held_under(_S6_USER_BUNDLE)}
+    return names or None
+
+
+def _installs_s6(image: Image) -> bool:
+    """The image's files install s6-overlay services that `/init` starts: an s6-rc service
+    with a `run` script in the `user` bundle (a service folder alone may be another image's,
+    or one nothing starts: without the bundle's entry it is not taken as run)."""
+    started = _s6_started(image) or set()
+    return any(
+        PurePosixPath(held).name == "run" and PurePosixPath(held).parent.name in started
+        for held, _ in image.held_under(_S6_SERVICES[0])
+    )
 
 
 #: Signals that stop uWSGI 2.0 (SIGINT, SIGQUIT: "immediately kill the entire uWSGI stack"),

@@ -188,6 +188,13 @@ def describe(launch: Launch) -> str:
     steps = [str(at) for at in launch.chain]
     if app.container is not None:
         steps[0] = f"{_started_by(app)} ({launch.chain[0]})"
+    if app.started_by_base is not None and app.launched_by:
+        # The image's FROM line: what runs is the base image's process (s6-overlay's /init).
+        image = app.launched_by[0]
+        steps = [
+            f"{s} ({app.started_by_base})" if at.file == image.file else s
+            for s, at in zip(steps, launch.chain, strict=True)
+        ]
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
     fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"

@@ -315,6 +315,9 @@ class AppServer:
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()
+    #: What runs the first of those lines when it is an image's FROM (the image sets no
+    #: command): the base image's process, as the launch graph names it; None otherwise.
+    started_by_base: str | None = None
 
     @property
     def sync_worker(self) -> bool:

@@ -476,21 +476,37 @@ def matching(pattern: str) -> list[str]:
 
 def s6_predecessors(run: Path) -> list[Path]:
     """The `run` (or `up`) scripts of the s6-rc services the service of `run` depends on
-    (`s6-rc.d/svc-app/dependencies.d/init-app`: s6-rc starts init-app first), when `run` is
+    (`s6-rc.d/svc-app/dependencies.d/init-app`: s6-rc starts init-app first), and of the
+    services those depend on, as far as the files here go, the earliest first, when `run` is
     an s6-rc service's script; [] otherwise."""
-    service = run.parent
-    depends = service / "dependencies.d"
-    if run.name != "run" or not depends.is_dir():
+    if run.name != "run":
         return []
     found: list[Path] = []
-    try:
-        names = sorted(entry.name for entry in os.scandir(depends))
-    except OSError:
-        return []
-    for name in names:
-        for script in ("run", "up"):
-            candidate = service.parent / name / script
-            if candidate.is_file():
-                found.append(candidate)
-                break
+    seen = {run.parent.name}
+
+    def visit(service: Path, depth: int) -> None:
+        depends = service / "dependencies.d"
+        if depth > _S6_DEPTH or not depends.is_dir():
+            return
+        try:
+            names = sorted(entry.name for entry in os.scandir(depends))
+        except OSError:
+            return
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            before = service.parent / name
+            visit(before, depth + 1)  # what it depends on runs before it
+            for script in ("run", "up"):
+                candidate = before / script
+                if candidate.is_file():
+                    found.append(candidate)
+                    break
+
+    visit(run.parent, 0)
     return found
+
+
+#: How deep a chain of s6-rc dependencies is followed (base images' chains are a dozen long).
+_S6_DEPTH = 32

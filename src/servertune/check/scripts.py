@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -130,6 +131,10 @@ class _Line:
     last: int
     #: Ended by a lone `&`: the shell runs it in the background and goes on.
     background: bool = False
+    #: Which pass of a `for` loop over literal words runs it (`_unrolled`): 0 outside one.
+    iteration: int = 0
+    #: The arguments of the function call that runs it (its `$1`, `$2`), () outside one.
+    arguments: tuple[str, ...] = ()
 
 
 #: A here-document (`python << END`, `cat <<-'EOF'`): its body is data, not commands.
@@ -549,19 +554,22 @@ def read_script(
     an `ENTRYPOINT` script), unknown when None; without `uncalled`, a function no line calls
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
-    logical = _inline_functions(_logical_lines(path, text), uncalled=uncalled)
+    logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
     fixed, unknown = _fixed_variables(text, logical, env, find_config)
     lines = _selected(logical, arguments, physical, fixed, unknown)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
     making = _Making(path, physical, env is not None, find_config)
+    making.sourced = _sourced_functions(path, logical, find_config)
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
         words = _argument_slices(words, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
+            if found.directory is None and making.directory is not None:
+                found = replace(found, directory=making.directory)
             commands.append((line, found, _own_variables(environment)))
         else:
             if not commands:
@@ -570,12 +578,14 @@ def read_script(
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
             _assignments(line, environment)
+            _eval_assignments(line, environment, physical)
             if line.words[:2] == ["set", "--"]:
                 arguments = _positional(words[2:], arguments, environment)
             elif line.words[:1] == ["shift"] and arguments is not None:
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
                 arguments = arguments[int(count) :] if count.isdigit() else None
+    making.collect()
     find_config = making.find_config()
     if not commands:
         with runtime_files.made_here(making.made):
@@ -608,6 +618,76 @@ def read_script(
     )
 
 
+def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
+    """The working directory after `cd ARGS` from `current` (None: the one the script
+    started in): a folder written out or set in a variable, absolute or below a known one;
+    None when not known (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    if len(args) != 1 or not args[0].text or args[0].text.startswith(("-", "~")):
+        return None
+    folder: str | None = args[0].text
+    if folder is not None and ("$" in folder or "`" in folder):
+        folder = expand_shell(folder, env)
+    if not folder or "$" in folder or "`" in folder:
+        return None
+    if folder.startswith("/"):
+        return posixpath.normpath(folder)
+    return posixpath.normpath(posixpath.join(current, folder)) if current is not None else None
+
+
+#: Where `files_made_by_loops` collects what the passes of loops make in each script read.
+_COLLECTED: contextvars.ContextVar[list[runtime_files.Made] | None] = contextvars.ContextVar(
+    "servertune_check_scripts_collected", default=None
+)
+
+
+def files_made_by_loops(
+    path: Path,
+    words: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+    find_config: FindConfig,
+) -> list[runtime_files.Made]:
+    """The files the passes of loops over words make as a container running `words` (an
+    image's command) starts, read as `run_words` reads it (an nginx template an entrypoint
+    renders with envsubst once per pass), whether or not it starts a server check reads."""
+    token = _COLLECTED.set([])
+    try:
+        with collect_notes():
+            run_words(path, words, env, env_at, find_config=find_config)
+    except (CheckInputError, NothingToCheck, NotFollowed):
+        pass
+    finally:
+        made = _COLLECTED.get() or []
+        _COLLECTED.reset(token)
+    return list(dict.fromkeys(made))
+
+
+def _sourced_functions(
+    path: Path, lines: list[_Line], find_config: FindConfig | None
+) -> dict[str, Path]:
+    """The functions of the files the script sources (`source utils.sh`, `. ./lib.sh`) that
+    are here, by name, each file's own: what a line calling one makes is its body's."""
+    if find_config is None:
+        return {}
+    found: dict[str, Path] = {}
+    for line in lines:
+        words = [w for w in line.words if w not in _KEYWORDS]
+        if len(words) < 2 or words[0] not in _SOURCING:
+            continue
+        sourced = find_config(words[1], Location(path, line.first))
+        if sourced is None or sourced.file.resolve() == path.resolve():
+            continue
+        try:
+            defined = _logical_lines(sourced.file, sourced.text)
+        except CheckInputError:
+            continue
+        for one in defined:
+            head = _function_head(one.words)
+            if head is not None:
+                found.setdefault(head[0], sourced.file)
+    return found
+
+
 class _Making:
     """The files a script makes before its server line (`runtime_files`), and its
     `find_config` that finds them: an s6 service's init services' too."""
@@ -619,7 +699,13 @@ class _Making:
         self.base = find_config
         self.made: list[runtime_files.Made] = []
         self.folders: set[str] = set()
-        self.spans: set[tuple[int, int]] = set()
+        self.spans: set[tuple[int, int, int]] = set()
+        #: The functions of the files the script sources, by name (`source utils.sh`).
+        self.sourced: dict[str, Path] = {}
+        #: What lines of a loop over words made, once per pass (`_unrolled`).
+        self.looped: list[runtime_files.Made] = []
+        #: The folder a `cd DIR` line before the server moved to (None: not known).
+        self.directory: str | None = None
         if find_config is not None:
             for before in runtime_files.s6_predecessors(path):
                 self.made += _made_by_script(before, self.listing)
@@ -632,19 +718,38 @@ class _Making:
 
     def step(self, line: _Line, environment: Mapping[str, str]) -> None:
         """The files `line` makes (its physical lines read once: a line of several commands
-        is one span), with the script's variables there."""
-        if self.base is None or (line.first, line.last) in self.spans:
+        is one span), with the script's variables there; a call of a function of a file the
+        script sources (`self.sourced`) makes what its body makes."""
+        if line.words[:1] == ["cd"]:
+            args = [Word(w, Location(self.path, line.first)) for w in line.words[1:]]
+            self.directory = _changed_directory(self.directory, args, environment)
+        key = (line.first, line.last, line.iteration)
+        if self.base is None or key in self.spans:
             return
-        self.spans.add((line.first, line.last))
-        text = "\n".join(self.physical[line.first - 1 : line.last])
-        if not _MAKING.search(text):
-            return
+        self.spans.add(key)
         known = _own_variables(environment)
         if not self.given:  # this machine's environment is not the container's
             known = {k: v for k, v in known.items() if os.environ.get(k) != v}
-        self.made += runtime_files.made_by(
-            self.path, text, line.first, known, self.folders, self.listing
-        )
+        called = [w for w in line.words if w not in _KEYWORDS][:1]
+        if called and called[0] in self.sourced:
+            call = line.words[line.words.index(called[0]) :]
+            self.made += _made_by_script(
+                self.sourced[called[0]], self.listing, env=known, call=call, looped=self.looped
+            )
+            return
+        text = _line_text(line, self.physical)
+        if not _MAKING.search(text):
+            return
+        made = runtime_files.made_by(self.path, text, line.first, known, self.folders, self.listing)
+        self.made += made
+        if line.iteration:
+            self.looped += made
+
+    def collect(self) -> None:
+        """What the loops' passes made, for `files_made_by_loops` when it is collecting."""
+        collected = _COLLECTED.get()
+        if collected is not None:
+            collected.extend(self.looped)
 
     def find_config(self) -> FindConfig | None:
         if self.base is None or not self.made:
@@ -657,35 +762,46 @@ _MAKING = re.compile(r"\b(?:cp|ln|envsubst|j2|echo|printf|find|mkdir)\b")
 
 
 def _made_by_script(
-    script: Path, listing: runtime_files.ListFiles | None
+    script: Path,
+    listing: runtime_files.ListFiles | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    call: Sequence[str] = (),
+    looped: list[runtime_files.Made] | None = None,
 ) -> list[runtime_files.Made]:
     """The files another script that runs first (an s6 init service) makes, its lines read
-    in order with its own variables."""
+    in order with its own variables; with `call`, the function of `script` (a file sourced)
+    that call runs, with `env` the caller's variables, its loops over words unrolled (what
+    their passes make also added to `looped`)."""
     from servertune.check.source import read_text
 
     try:
         text = read_text(script)
     except (CheckInputError, OSError):
         return []
+    if call:
+        text = f"{text}\n{shlex.join(call)}\n"
     physical = text.splitlines()
     made: list[runtime_files.Made] = []
     folders: set[str] = set()
-    env: dict[str, str] = {}
+    variables: dict[str, str] = dict(env or {})
     try:
         lines = _logical_lines(script, text)
     except CheckInputError:
         return []
+    if call:
+        lines = _unrolled(_inline_functions(lines, uncalled=False))
     for line in lines:
-        _assignments(line, env)
-        if _MAKING.search(" ".join(line.words)):
-            made += runtime_files.made_by(
-                script,
-                "\n".join(physical[line.first - 1 : line.last]),
-                line.first,
-                _own_variables(env),
-                folders,
-                listing,
+        _assignments(line, variables)
+        _eval_assignments(line, variables, physical)
+        text = _line_text(line, physical)
+        if _MAKING.search(text):
+            one = runtime_files.made_by(
+                script, text, line.first, _own_variables(variables), folders, listing
             )
+            made += one
+            if line.iteration and looped is not None:
+                looped += one
     return list(dict.fromkeys(made))
 
 
@@ -1015,7 +1131,8 @@ def _inline_functions(lines: list[_Line], *, uncalled: bool = True) -> list[_Lin
         if name not in called or depth > 4 or budget[0] <= 0:  # (recursion: read once)
             return [line]
         budget[0] -= len(bodies[name])
-        return [inner for body_line in bodies[name] for inner in run(body_line, depth + 1)]
+        body = [_with_arguments(b, line.words[1:]) for b in bodies[name]]
+        return [inner for body_line in body for inner in run(body_line, depth + 1)]
 
     ordered: list[_Line] = []
     for line, defined in outside:
@@ -1024,6 +1141,133 @@ def _inline_functions(lines: list[_Line], *, uncalled: bool = True) -> list[_Lin
         elif defined not in called and uncalled:
             ordered.extend(bodies[defined])
     return ordered
+
+
+#: A function's positional parameter in its body: `$1`, `${2}`.
+_POSITIONAL = re.compile(r"\$(?:\{([1-9])\}|([1-9]))")
+
+
+def _with_arguments(line: _Line, arguments: list[str]) -> _Line:
+    """A function's body line as a call with `arguments` runs it: `$1`, `${2}` are the
+    call's words (an unset one empty). Unchanged for a call with no arguments (the script's
+    own `$1` may be meant, as read before) or with arguments only the running shell knows
+    (`"$@"`, a command substitution)."""
+    if not arguments or any(re.search(r"\$[@*#(]|\$\{[@*#]|`", a) for a in arguments):
+        return line
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return arguments[index - 1] if index <= len(arguments) else ""
+
+    words = [_POSITIONAL.sub(one, w) for w in line.words]
+    return replace(line, words=words, arguments=tuple(arguments))
+
+
+def _line_text(line: _Line, physical: Sequence[str]) -> str:
+    """The line as written (for `runtime_files.made_by`, which reads its redirections), its
+    function's positional parameters replaced by the call's arguments."""
+    text = "\n".join(physical[line.first - 1 : line.last])
+    if not line.arguments:
+        return text
+    arguments = line.arguments
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return shlex.quote(arguments[index - 1]) if index <= len(arguments) else ""
+
+    return _POSITIONAL.sub(one, text)
+
+
+#: How many words a `for` loop is unrolled over, and the lines it may add at most.
+_LOOP_WORDS = 16
+_LOOP_LINES = 2_000
+
+
+def _unrolled(lines: list[_Line]) -> list[_Line]:
+    """The lines in the order they run when a `for NAME in WORD...; do ... done` loop is over
+    literal words: its body once per word, after `NAME=WORD` (an assignment line of the
+    loop's own line), each pass numbered (`_Line.iteration`). A loop over anything else
+    (`$LIST`, a glob, a command's output) is read once, as written."""
+    out: list[_Line] = []
+    index = 0
+    budget = _LOOP_LINES
+    while index < len(lines):
+        line = lines[index]
+        words = line.words
+        end = _loop_end(lines, index) if words[:1] == ["for"] else None
+        literal = (
+            end is not None
+            and len(words) >= 4
+            and words[2] == "in"
+            and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", words[1]) is not None
+            and len(words) - 3 <= _LOOP_WORDS
+            and all(re.fullmatch(r"[\w.:/@+,=-]+", w) for w in words[3:])
+        )
+        if end is None or not literal:
+            out.append(line)
+            index += 1
+            continue
+        body = _unrolled(lines[index + 1 : end])
+        passes = words[3:]
+        if budget < len(body) * len(passes):
+            out.extend(lines[index : end + 1])
+            index = end + 1
+            continue
+        budget -= len(body) * len(passes)
+        for number, word in enumerate(passes, start=1):
+            out.append(replace(line, words=[f"{words[1]}={word}"], iteration=number))
+            out += [replace(b, iteration=b.iteration * 100 + number) for b in body]
+        index = end + 1
+    return out
+
+
+def _loop_end(lines: list[_Line], start: int) -> int | None:
+    """The index of the `done` that closes the loop opened at `lines[start]`; None when the
+    body is not read as lines of its own (the loop ends on its line, or never)."""
+    level = 0
+    for index in range(start, len(lines)):
+        head = lines[index].words[0] if lines[index].words else ""
+        if head in ("for", "while", "until"):
+            level += 1
+        elif head == "done":
+            level -= 1
+            if level == 0:
+                return index if index > start + 1 and lines[start + 1].words[:1] == ["do"] else None
+    return None
+
+
+#: `eval`'s own escapes: `\$` is a literal dollar for eval's second expansion.
+_EVAL_DOLLAR = "\x00"
+
+
+def _eval_assignments(line: _Line, env: dict[str, str], physical: Sequence[str]) -> None:
+    r"""`eval export A=\$${NAME}_B` / `eval "A=\${${NAME}_B}"`: indirection, the variable
+    whose name is built from NAME's value (`$DASHBOARD_B` when NAME is DASHBOARD), assigned
+    as a plain assignment line would be. A name assigned from what only the running shell
+    knows (a command substitution, a name not set here) is forgotten, never guessed."""
+    words = list(line.words)
+    while words and words[0] in _KEYWORDS:
+        words = words[1:]
+    if len(words) < 2 or words[0] != "eval":
+        return
+    text = " ".join(words[1:])
+    assigned = re.findall(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]*)=", text)
+    raw = "\n".join(physical[line.first - 1 : line.last])
+    expanded: str | None = None
+    if "$(" not in text and "`" not in text:
+        quoted = text.replace("\\$", _EVAL_DOLLAR)  # `"A=\${...}"`: the quotes kept `\`
+        if "\\$" in raw:  # `A=\$${NAME}_B` unquoted: the split already dropped the `\`
+            quoted = quoted.replace("$$", _EVAL_DOLLAR + "$")
+        expanded = expand_shell(quoted, env)
+    if expanded is None:
+        for name in assigned:
+            env.pop(name, None)
+        return
+    try:
+        split = shlex.split(expanded.replace(_EVAL_DOLLAR, "$"))
+    except ValueError:
+        return
+    _assignments(replace(line, words=split), env)
 
 
 def _fixed_variables(
