@@ -304,19 +304,7 @@ class Balance(BaseScenario[BalanceSizes]):
             level: unanswered(*(r for name in CONFIGS for r in results.rows(name, Level(level))))
             for level in levels
         }
-        runs = [single]
-        for name in CONFIGS:
-            for level in levels:
-                row = results.median(name, Level(level))
-                row["p99_over_single"] = (
-                    None if no_single or lost[level] else round(row["p99_ms"] / single["p50_ms"], 3)
-                )
-                # The spread of the interleaved repeats behind each median: lowest-highest.
-                repeats = results.rows(name, Level(level))
-                for key in ("rps", "p99_ms"):
-                    values = [float(r[key]) for r in repeats]
-                    row[f"{key}_spread"] = f"{min(values):g}-{max(values):g}"
-                runs.append(row)
+        runs = [single, *_median_rows(results, levels, single, no_single, lost)]
         top = max(level for level in levels if level <= 2 * cores)
         ceiling = (
             None
@@ -325,11 +313,8 @@ class Balance(BaseScenario[BalanceSizes]):
         )
         c1_ceiling = None if no_single else cores / (single["app_cpu_ms_per_req"] / 1000)
 
-        report = Report(
-            scenario=self.name,
-            runs=runs,
-            ceiling_rps=None if ceiling is None else round(ceiling, 2),
-        )
+        rounded = None if ceiling is None else round(ceiling, 2)
+        report = Report(scenario=self.name, runs=runs, ceiling_rps=rounded)
         report.versions = tool_versions(["uwsgi", "nginx", self.tool])
         ours = _row(runs, "servertune", top)
         report.targets = [
@@ -340,17 +325,7 @@ class Balance(BaseScenario[BalanceSizes]):
                    ours["p99_over_single"], "<=", TARGET_P99_OVER_SINGLE),
         ]  # fmt: skip
         report.targets += _against_the_best(runs, levels, cores, lost)
-        for other in (*SHARED, *ABLATIONS):
-            for level in levels:
-                if lost[level]:
-                    continue
-                theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
-                report.ratios[f"servertune/{other} req/s at c={level}"] = round(
-                    mine["rps"] / theirs["rps"], 3
-                )
-                report.ratios[f"{other}/servertune p99 at c={level}"] = round(
-                    theirs["p99_ms"] / mine["p99_ms"], 3
-                )
+        report.ratios = _ratios(runs, [level for level in levels if not lost[level]])
         report.notes = [
             (
                 f"{cores} cores. CPU ceiling of a run = {cores} cores / the app's CPU-seconds per "
@@ -424,6 +399,45 @@ def _no_headroom(workload: Any) -> dict[str, Any]:
         "processes": Forced(floor, why),
         "threads": Forced(1, "forced by the benchmark: single-threaded processes"),
     }
+
+
+def _median_rows(
+    results: Results,
+    levels: list[int],
+    single: dict[str, Any],
+    no_single: str | None,
+    lost: Mapping[int, str | None],
+) -> list[dict[str, Any]]:
+    """Every layout's median row at every level: its p99 over the single-request p50 (None
+    where either run answered nothing) and the spread of the repeats behind it."""
+    rows = []
+    for name in CONFIGS:
+        for level in levels:
+            row = results.median(name, Level(level))
+            row["p99_over_single"] = (
+                None if no_single or lost[level] else round(row["p99_ms"] / single["p50_ms"], 3)
+            )
+            # The spread of the interleaved repeats behind each median: lowest-highest.
+            repeats = results.rows(name, Level(level))
+            for key in ("rps", "p99_ms"):
+                values = [float(r[key]) for r in repeats]
+                row[f"{key}_spread"] = f"{min(values):g}-{max(values):g}"
+            rows.append(row)
+    return rows
+
+
+def _ratios(runs: list[dict[str, Any]], levels: list[int]) -> dict[str, float]:
+    """servertune against both shared-socket layouts and its ablations, at `levels` (those
+    where every run answered)."""
+    ratios = {}
+    for other in (*SHARED, *ABLATIONS):
+        for level in levels:
+            theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
+            ratios[f"servertune/{other} req/s at c={level}"] = round(mine["rps"] / theirs["rps"], 3)
+            ratios[f"{other}/servertune p99 at c={level}"] = round(
+                theirs["p99_ms"] / mine["p99_ms"], 3
+            )
+    return ratios
 
 
 def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:

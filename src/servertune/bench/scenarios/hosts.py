@@ -748,7 +748,9 @@ class Hosts(BaseScenario[HostsSizes]):
             (
                 "waited_past: requests slower than the plan's connect timeout "
                 f"({_timeout_s(plan):g} s); dead_host_s: from the event until nginx last tried "
-                "the dead host (its access log's $upstream_addr)"
+                "the dead host (its access log's $upstream_addr); lb_retried: requests HAProxy "
+                "sent again after a failed try (its log's retries), e.g. on a kept-alive "
+                "connection an nginx reload closed"
             ),
             "servertune drains a host before its SIGTERM (down in nginx, reload); defaults do not",
         ]
