@@ -57,7 +57,7 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
             source = (
                 "the container's or platform's variables"
                 if kubelet or names
-                else "a value the program computes when it runs"
+                else "a value the program computes"
             )
             yield rule.finding(
                 word.at,
