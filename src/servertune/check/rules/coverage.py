@@ -56,7 +56,7 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
             # the program computes when it runs.
             source = (
                 "the container's or platform's variables"
-                if kubelet or names
+                if "$" in word.value
                 else "a value the program computes"
             )
             yield rule.finding(
