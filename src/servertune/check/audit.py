@@ -42,6 +42,7 @@ from servertune.check.readers import Reading, env_loads_of, read_with, reader_fo
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
+from servertune.check.together import started_together
 from servertune.check.unfollowed import reading_one_file
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -188,15 +189,16 @@ def _run_images(reading: Reading) -> list[AppServer]:
     """Every app server, with the one Kubernetes container that sets no command (and runs no
     proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
     gives exactly one Dockerfile that starts one (with several of either, which container runs
-    which image is not in these files)."""
+    which image is not in these files); each followed by the servers its launch starts beside
+    it (`together`)."""
     apps = list(reading.apps)
     if len(reading.image_containers) != 1 or len(reading.image_apps) != 1:
-        return apps  # which container runs which image is not in these files
+        return started_together(apps)  # which container runs which image is not in these files
     (image,) = reading.image_apps
     if image.container is not None:
-        return apps
+        return started_together(apps)
     bound = [dataclasses.replace(image, container=box) for box in reading.image_containers]
-    return [a for a in apps if a is not image] + bound
+    return started_together([a for a in apps if a is not image] + bound)
 
 
 def check_files(

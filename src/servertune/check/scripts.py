@@ -66,6 +66,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.supervisord import read_supervisord
+from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
 
 __all__ = [
@@ -1987,7 +1988,8 @@ def _supervisord_config(
     words: Sequence[Word], env: Mapping[str, str] | None, find_config: FindConfig
 ) -> AppServer | None:
     """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
-    conf/supervisord.conf`): the first server its programs start, when FILE is here (its
+    conf/supervisord.conf`): the first server its programs start, carrying the others
+    (`together`), when FILE is here (its
     `%(ENV_X)s` read from `env`, the environment it is started in, unless the values known
     make its programs unreadable: then read without them)."""
     names = [program_name(w.text) for w in words]
@@ -2019,7 +2021,7 @@ def _supervisord_config(
         if apps:
             for one in said:
                 note(one.kind, one.at, one.message)
-            return apps[0]
+            return with_others(apps)
     try:
         apps = read_supervisord(
             config.file, config.text, find_config=find_config, follow=follow_words
@@ -2029,7 +2031,7 @@ def _supervisord_config(
         return None
     except NothingToCheck:
         return None
-    return apps[0]
+    return with_others(apps)
 
 
 #: How long each Procfile runner waits, once it stops its processes, before SIGKILL:
