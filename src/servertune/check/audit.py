@@ -42,7 +42,7 @@ from servertune.check.readers import Reading, env_loads_of, read_with, reader_fo
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
-from servertune.check.together import started_together
+from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -499,12 +499,23 @@ def _read_all(
     still read (as linters do: one template must not hide the other files' findings)."""
     from servertune.check.front_start import fronts_of_run
     from servertune.check.images import images_of_run, read_images
-    from servertune.check.nginx import mounts_of_run
+    from servertune.check.nginx import mounts_of_run, read_started_nginx
+    from servertune.check.supervisord import NGINX_READER
 
     images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
-    with images_of_run(images, _builds(paths)), mounts_of_run(paths), fronts_of_run(paths, images):
-        return _read_each(paths, env, kind)
+    token = NGINX_READER.set(read_started_nginx)  # a supervisord program's nginx
+    try:
+        with (
+            images_of_run(images, _builds(paths)),
+            mounts_of_run(paths),
+            fronts_of_run(paths, images),
+        ):
+            reading, errors = _read_each(paths, env, kind)
+    finally:
+        NGINX_READER.reset(token)
+    # The fronts a launch starts from rendered templates (a supervisord program's nginx).
+    return reading + Reading(nginx=tuple(started_fronts(reading.apps))), errors
 
 
 def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:

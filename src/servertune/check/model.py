@@ -343,6 +343,9 @@ class StartedWith:
 
     servers: tuple[AppServer, ...]
     first: AppServer
+    #: The nginx configs the same launch starts from templates rendered where it starts (a
+    #: supervisord program's `nginx -c FILE`, FILE rendered from FILE.jnj): fronts no walk reads.
+    fronts: tuple[NginxConfig, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.supervisord import read_supervisord
+from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
 
@@ -2013,7 +2013,7 @@ def _supervisord_config(
     if env:
         with collect_notes() as said:
             try:
-                apps = read_supervisord(
+                apps, fronts = read_programs(
                     config.file, config.text, env, find_config=find_config, follow=follow_words
                 )
             except (NotFollowed, NothingToCheck, CheckInputError):
@@ -2021,9 +2021,9 @@ def _supervisord_config(
         if apps:
             for one in said:
                 note(one.kind, one.at, one.message)
-            return with_others(apps)
+            return with_others(apps, fronts)
     try:
-        apps = read_supervisord(
+        apps, fronts = read_programs(
             config.file, config.text, find_config=find_config, follow=follow_words
         )
     except NotFollowed as why:
@@ -2031,7 +2031,7 @@ def _supervisord_config(
         return None
     except NothingToCheck:
         return None
-    return with_others(apps)
+    return with_others(apps, fronts)
 
 
 #: How long each Procfile runner waits, once it stops its processes, before SIGKILL:

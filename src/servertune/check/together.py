@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from servertune.check.model import AppServer, StartedWith
+from servertune.check.model import AppServer, NginxConfig, StartedWith
 
-__all__ = ["SHARED_FACTS", "started_together", "with_others"]
+__all__ = ["SHARED_FACTS", "started_fronts", "started_together", "with_others"]
 
 #: What a layer above the process manager sets on the server it carries that is a fact of the
 #: whole launch, so of every server it starts: the container, the PID-1 shell that does not
@@ -35,12 +35,26 @@ SHARED_FACTS = (
 )
 
 
-def with_others(apps: Sequence[AppServer]) -> AppServer:
-    """The first of the servers one config starts, carrying the others."""
+def with_others(apps: Sequence[AppServer], fronts: Sequence[NginxConfig] = ()) -> AppServer:
+    """The first of the servers one config starts, carrying the others and the fronts it
+    starts from rendered templates."""
     first, *others = apps
-    if not others:
+    if not others and not fronts:
         return first
-    return replace(first, started_with=StartedWith(tuple(others), first))
+    return replace(first, started_with=StartedWith(tuple(others), first, tuple(fronts)))
+
+
+def started_fronts(apps: Sequence[AppServer]) -> list[NginxConfig]:
+    """The fronts the servers' launches start from rendered templates, each once (a compose
+    service and the image it runs reach the same one)."""
+    fronts: list[NginxConfig] = []
+    for app in apps:
+        together = app.started_with
+        if together is None:
+            continue
+        fronts += [f for f in together.fronts if f not in fronts]
+        fronts += [f for f in started_fronts(together.servers) if f not in fronts]
+    return fronts
 
 
 def _beside(app: AppServer, found: AppServer, other: AppServer) -> AppServer | None:
