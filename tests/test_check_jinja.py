@@ -391,3 +391,18 @@ def test_nginx_template_the_evaluator_refuses_stays_skipped(tmp_path: Path) -> N
     assert (template.at.file.name, template.at.line) == ("nginx.conf.jnj", 9)
     (walk,) = result.discovered
     assert sorted(p.name for p, _ in walk.templates) == ["nginx.conf.jnj", "site.conf.j2"]
+
+
+def test_nginx_template_that_includes_itself_is_not_followed(tmp_path: Path) -> None:
+    """A rendered nginx config whose include names itself (twice, so each level doubles) is a
+    cycle: the front is not followed, said at the program's line, and the run stays quick."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPOS / "chain-jinja-nginx-front", root)
+    site = root / "conf" / "nginx" / "site.conf.j2"
+    site.write_text(site.read_text() + "include site.conf;\ninclude site.conf;\n")
+    started = time.monotonic()
+    result = check_folder(root)
+    assert time.monotonic() - started < 10
+    assert [n.file.name for n in result.nginx] == ["upstreams.conf"]
+    (why,) = [n for n in result.notes if n.kind == "not-followed" and "cycle" in n.message]
+    assert (why.at.file.name, why.at.line) == ("supervisord.conf.jnj", 8)

@@ -364,6 +364,9 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
         # relative name against the container folder of the config nginx was started with.
         inside = os.path.normpath(os.path.join(tree.inside, pattern))
         found = tree.find(inside, at)
+        if found is not None and found.file.resolve() in stack:
+            chain = " -> ".join(str(p) for p in (*stack, found.file.resolve()))
+            raise CheckInputError(f"{at}: include cycle: {chain}")
         if found is not None:
             return _build_made(found, tree, stack)
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
