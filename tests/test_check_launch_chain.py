@@ -5,6 +5,7 @@ is a small repository written for the cause it pins."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -760,3 +761,16 @@ def test_servers_started_beside_another_take_only_the_launch_facts_added_to_it()
     assert first.workers == api.workers
     rewritten = replace(carried, launched_by=(Location(script, 4),))
     assert started_together([rewritten]) == [replace(rewritten, started_with=None)]
+
+
+def test_a_program_written_autostart_false_is_not_started_by_the_launch(tmp_path: Path) -> None:
+    """`autostart = false` on the admin program: supervisord does not start it when the
+    script starts supervisord, so the launch links the api alone; admin is still read from
+    the config on its own (a value only the container knows is not taken as false)."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPOS / "chain-supervisord-programs", root)
+    conf = root / "etc" / "supervisord.conf"
+    conf.write_text(conf.read_text().replace("stopwaitsecs = 40", "autostart = false"))
+    found = {launch.app.sockets[0].value: files for files, _, launch in chains(root)}
+    assert found["unix:/run/shop/api.sock"][:3] == ["compose.yaml", "Dockerfile", "start.sh"]
+    assert found["unix:/run/shop/admin.sock"] == ["etc/supervisord.conf", "etc/admin.py"]

@@ -2014,7 +2014,12 @@ def _supervisord_config(
         with collect_notes() as said:
             try:
                 apps, fronts = read_programs(
-                    config.file, config.text, env, find_config=find_config, follow=follow_words
+                    config.file,
+                    config.text,
+                    env,
+                    find_config=find_config,
+                    follow=follow_words,
+                    started=True,
                 )
             except (NotFollowed, NothingToCheck, CheckInputError):
                 apps = ()  # values half known (a script's branches): read without them
@@ -2024,7 +2029,7 @@ def _supervisord_config(
             return with_others(apps, fronts)
     try:
         apps, fronts = read_programs(
-            config.file, config.text, find_config=find_config, follow=follow_words
+            config.file, config.text, find_config=find_config, follow=follow_words, started=True
         )
     except NotFollowed as why:
         remember(why)  # its programs run scripts not here: not known, which is not "no server"

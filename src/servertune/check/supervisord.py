@@ -84,6 +84,16 @@ def _environment(value: str) -> dict[str, str]:
     return env
 
 
+#: The values supervisord's `boolean()` reads as false (its `datatypes.py`).
+_FALSE = frozenset({"false", "no", "off", "0"})
+
+
+def _autostarts(options: dict[str, tuple[str, int]]) -> bool:
+    """supervisord starts the program when it starts: `autostart` unset (true by default) or
+    not written false (a value only the container knows, `%(ENV_X)s`, is not known false)."""
+    return options.get("autostart", ("true", 0))[0].strip().lower() not in _FALSE
+
+
 def _command(
     options: dict[str, tuple[str, int]], env: Mapping[str, str] | None
 ) -> tuple[str, int, dict[str, str]]:
@@ -242,6 +252,7 @@ def _included_apps(
     env: Mapping[str, str] | None,
     find_config: FindConfig | None,
     follow: FollowWords | None,
+    started: bool,
 ) -> tuple[list[AppServer], list[NginxConfig]]:
     """The servers the programs of the included files start, each with the `[include]` line
     first in its chain (a file that is not a supervisord config, or starts none, adds none),
@@ -256,13 +267,15 @@ def _included_apps(
             continue
         token = _READING.set(reading)
         try:
-            found, started = read_programs(file, read_text(file), env, find_config, follow)
+            found, nginx = read_programs(
+                file, read_text(file), env, find_config, follow, started=started
+            )
         except (CheckInputError, OSError):
             continue  # said when the file is read on its own
         finally:
             _READING.reset(token)
         apps.extend(replace(app, launched_by=(at, *app.launched_by)) for app in found)
-        fronts.extend(started)
+        fronts.extend(nginx)
     return apps, fronts
 
 
@@ -311,9 +324,12 @@ def read_programs(
     env: Mapping[str, str] | None = None,
     find_config: FindConfig | None = None,
     follow: FollowWords | None = None,
+    *,
+    started: bool = False,
 ) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
     """`read_supervisord`'s servers, and the nginx fronts its programs start from configs
-    rendered where the container starts (`_nginx_front`)."""
+    rendered where the container starts (`_nginx_front`); with `started`, only the programs
+    supervisord starts when it starts (not those written `autostart = false`)."""
     section = ""
     programs: dict[str, dict[str, tuple[str, int]]] = {}
     includes: list[tuple[Path, Location]] = []
@@ -349,7 +365,7 @@ def read_programs(
     fronts: list[NginxConfig] = []
     unstarted: list[list[Word]] = []
     for section, options in programs.items():
-        if "command" not in options:
+        if "command" not in options or (started and not _autostarts(options)):
             continue
         command, number, process_env = _command(options, env)
         for one in shell_commands(Word(command, Location(path, number))):
@@ -363,9 +379,9 @@ def read_programs(
             if front is not None:
                 fronts.append(front)
                 break
-    included, started = _included_apps(path, includes, env, find_config, follow)
+    included, nginx = _included_apps(path, includes, env, find_config, follow, started)
     apps.extend(included)
-    fronts.extend(started)
+    fronts.extend(nginx)
     if not apps:
         launched = nothing_started(unstarted, find_config or beside(path))
         if launched is not None:
