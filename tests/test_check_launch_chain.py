@@ -763,14 +763,32 @@ def test_servers_started_beside_another_take_only_the_launch_facts_added_to_it()
     assert started_together([rewritten]) == [replace(rewritten, started_with=None)]
 
 
-def test_a_program_written_autostart_false_is_not_started_by_the_launch(tmp_path: Path) -> None:
-    """`autostart = false` on the admin program: supervisord does not start it when the
-    script starts supervisord, so the launch links the api alone; admin is still read from
-    the config on its own (a value only the container knows is not taken as false)."""
+@pytest.mark.parametrize(
+    ("autostart", "image_env", "launched"),
+    [
+        ("autostart = false", "", False),
+        ("autostart = %(ENV_ADMIN_ON)s", "ENV ADMIN_ON=no\n", False),
+        ("autostart = %(ENV_ADMIN_ON)s", "", True),  # only the container knows: not false
+        ("autostart = true", "", True),
+    ],
+)
+def test_a_program_supervisord_does_not_autostart_is_not_started_by_the_launch(
+    tmp_path: Path, autostart: str, image_env: str, launched: bool
+) -> None:
+    """The admin program's `autostart` false (written, or from the image's ENV): supervisord
+    does not start it when the script starts supervisord, so the launch links the api alone
+    and admin is read from the config on its own; a value the files do not give is not false."""
     root = tmp_path / "repo"
     shutil.copytree(REPOS / "chain-supervisord-programs", root)
     conf = root / "etc" / "supervisord.conf"
-    conf.write_text(conf.read_text().replace("stopwaitsecs = 40", "autostart = false"))
+    conf.write_text(conf.read_text().replace("stopwaitsecs = 40", autostart))
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("COPY", image_env + "COPY"))
     found = {launch.app.sockets[0].value: files for files, _, launch in chains(root)}
     assert found["unix:/run/shop/api.sock"][:3] == ["compose.yaml", "Dockerfile", "start.sh"]
-    assert found["unix:/run/shop/admin.sock"] == ["etc/supervisord.conf", "etc/admin.py"]
+    admin = found["unix:/run/shop/admin.sock"]
+    assert admin == (
+        ["compose.yaml", "Dockerfile", "start.sh", "etc/supervisord.conf", "etc/admin.py"]
+        if launched
+        else ["etc/supervisord.conf", "etc/admin.py"]
+    )

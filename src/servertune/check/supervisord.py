@@ -88,10 +88,16 @@ def _environment(value: str) -> dict[str, str]:
 _FALSE = frozenset({"false", "no", "off", "0"})
 
 
-def _autostarts(options: dict[str, tuple[str, int]]) -> bool:
+def _autostarts(options: dict[str, tuple[str, int]], env: Mapping[str, str] | None) -> bool:
     """supervisord starts the program when it starts: `autostart` unset (true by default) or
-    not written false (a value only the container knows, `%(ENV_X)s`, is not known false)."""
-    return options.get("autostart", ("true", 0))[0].strip().lower() not in _FALSE
+    not false, its `%(ENV_X)s` read from `env` (one the files do not give is not known false)."""
+    value = _EXPANSION.sub(
+        lambda m: (
+            (env or {}).get(m[1].removeprefix("ENV_"), m[0]) if m[1].startswith("ENV_") else m[0]
+        ),
+        options.get("autostart", ("true", 0))[0],
+    )
+    return value.strip().lower() not in _FALSE
 
 
 def _command(
@@ -365,7 +371,7 @@ def read_programs(
     fronts: list[NginxConfig] = []
     unstarted: list[list[Word]] = []
     for section, options in programs.items():
-        if "command" not in options or (started and not _autostarts(options)):
+        if "command" not in options or (started and not _autostarts(options, env)):
             continue
         command, number, process_env = _command(options, env)
         for one in shell_commands(Word(command, Location(path, number))):
