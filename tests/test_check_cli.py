@@ -381,3 +381,23 @@ def test_kind_offers_every_reader() -> None:
         assert repr(reader.kind) in shown.stderr
     with pytest.raises(CheckInputError, match="not a kind check reads"):
         read_file(DATA / "docker-django-nginx" / "nginx.conf", kind="nope")
+
+
+def test_the_gunicorn_probe_ends_itself_when_nothing_stops_it(tmp_path: Path) -> None:
+    """A config that loops forever, loaded by the probe with no parent to stop it (its parent
+    killed before its timeout): the probe ends itself at its own limit, here lowered to 1 s,
+    instead of spinning on."""
+    from servertune.check import gunicorn as gunicorn_reader
+
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text("while True:\n    pass\n")
+    env = {**os.environ, "SERVERTUNE_CHECK_PROBE_LIMIT_S": "1"}
+    probe = gunicorn_reader._PROBE.read_text()
+    child = subprocess.run(
+        [sys.executable, "-B", "-c", probe, str(config)],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert child.returncode < 0, child  # ended by a signal, its own

@@ -14,11 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from servertune.check import check_files
 from servertune.check.jinja import MAX_TEMPLATE_CHARS, NotRendered, render
+from servertune.machine import Machine
 from tests.test_check_launch_chain import REPOS, chains, check_folder
 
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
 #: Templates of the subset, with the values the files give: each renders as Jinja renders it
-#: (undefined names as its ChainableUndefined: false, empty, `a.b` empty too).
+#: (undefined names as its ChainableUndefined: false, empty; `a.b` on one is refused here).
 SUBSET = [
     ("plain text\nno tags\n", {}),
     ("{% if a %}A{% elif b %}B{% else %}C{% endif %}", {"b": "yes"}),
@@ -30,7 +34,6 @@ SUBSET = [
     ("{% if a is undefined %}u{% endif %}", {}),
     ("{{ a }}-{{ missing }}-{{ a | default('x') }}-{{ missing|default('y') }}", {"a": "v"}),
     ("{{ empty | default('fallback', true) }}{{ empty | d('kept') }}", {"empty": ""}),
-    ("{{ cfg['web']['autostart'] }}|{{ cfg.web.port }}|{% if cfg.web %}on{% endif %}", {}),
     ("{{ 3 }} {{ 2.5 }} {{ true }} {{ none }} {{ 'it\\'s' }} {{ \"q\" }}", {}),
     ("{{ a or 'other' }} {{ b and 'both' }}", {"a": "", "b": "1"}),
     ("{% for x in items %}[{{ x }}]{% endfor %}end", {}),
@@ -117,6 +120,8 @@ def test_names_of_a_branch_not_taken_are_not_said() -> None:
         ('{{- include "chart.labels" . }}', "not evaluated here"),
         ("{% for c in word %}{% endfor %}", "a value here"),
         ("{{ word['k'] }}", "an item of it"),
+        ("{{ cfg['web']['autostart'] }}", "its renderer's value"),
+        ("{% if cfg.web %}on{% endif %}", "its renderer's value"),
         ("{{ x", "never closed"),
         ("{% if x %}", "never closed"),
         ("{# comment", "never closed"),
@@ -193,7 +198,6 @@ def test_supervisord_config_rendered_from_its_template_joins_the_chain() -> None
     said = {(n.kind, n.at.line): n.message for n in result.notes if n.at.file.name.endswith(".j2")}
     assert set(said) == {
         ("unresolved-variable", 5),
-        ("unresolved-variable", 10),
         ("unresolved-variable", 11),
         ("unresolved-variable", 13),
     }
@@ -406,3 +410,21 @@ def test_nginx_template_that_includes_itself_is_not_followed(tmp_path: Path) -> 
     assert [n.file.name for n in result.nginx] == ["upstreams.conf"]
     (why,) = [n for n in result.notes if n.kind == "not-followed" and "cycle" in n.message]
     assert (why.at.file.name, why.at.line) == ("supervisord.conf.jnj", 8)
+
+
+def test_looking_for_a_template_beside_a_file_outside_the_tree_says_nothing(
+    tmp_path: Path,
+) -> None:
+    """A Cloud Foundry manifest checked alone runs `./run.sh` from `path: ../../src`, outside
+    the tree it is given: one outside-tree note names `./run.sh`, none the template names
+    (`run.sh.jnj`, ...) looked for beside it, which the file never wrote."""
+    manifests = tmp_path / "ops" / "manifests"
+    manifests.mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "run.sh").write_text("#!/bin/sh\nexec gunicorn -w 2 app:app\n")
+    manifest = manifests / "manifest.yaml"
+    manifest.write_text("applications:\n- name: app\n  path: ../../src\n  command: ./run.sh\n")
+    result = check_files([manifest], machine=MACHINE, env={})
+    outside = [n.message for n in result.notes if n.kind == "outside-tree"]
+    assert outside, result.notes
+    assert all("'./run.sh'" in m for m in outside), outside

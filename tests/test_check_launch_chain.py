@@ -792,3 +792,36 @@ def test_a_program_supervisord_does_not_autostart_is_not_started_by_the_launch(
         if launched
         else ["etc/supervisord.conf", "etc/admin.py"]
     )
+
+
+def test_an_include_the_fronts_image_copies_there_is_read(tmp_path: Path) -> None:
+    """The proxy's Dockerfile copies nginx.conf to /etc/nginx/ and default.conf to
+    /etc/nginx/conf.d/: nginx.conf's `include /etc/nginx/conf.d/*.conf` reads default.conf
+    (its pass to `web:8000` joins the gunicorn service), not "include-not-found"; an include
+    the image copies nothing to (`mime.types`, nginx's own) is still said not found."""
+    (tmp_path / "proxy").mkdir()
+    (tmp_path / "proxy" / "Dockerfile").write_text(
+        "FROM nginx:1.27\nENV NGINX_DIR=/etc/nginx\n"
+        "COPY nginx.conf ${NGINX_DIR}/nginx.conf\nCOPY default.conf ${NGINX_DIR}/conf.d/\n"
+    )
+    (tmp_path / "proxy" / "nginx.conf").write_text(
+        "events {}\nhttp {\n  include /etc/nginx/mime.types;\n"
+        "  include /etc/nginx/conf.d/*.conf;\n}\n"
+    )
+    (tmp_path / "proxy" / "default.conf").write_text(
+        "server {\n  listen 80;\n  location / {\n    proxy_pass http://web:8000;\n"
+        "    proxy_read_timeout 120s;\n  }\n}\n"
+    )
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nCOPY . /app\nCMD ["gunicorn", "-b", "0.0.0.0:8000", "-t", "60", "app:app"]\n'
+    )
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    build: .\n  proxy:\n    build: proxy\n"
+    )
+    result = check_folder(tmp_path)
+    assert {(link.nginx.file.name, link.passing.at.file.name) for link in result.links} >= {
+        ("nginx.conf", "default.conf")
+    }
+    missing = [n.message for n in result.notes if n.kind == "include-not-found"]
+    assert [m for m in missing if "conf.d" in m] == []
+    assert [m for m in missing if "mime.types" in m]

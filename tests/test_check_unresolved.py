@@ -286,3 +286,13 @@ def test_a_server_name_given_to_a_script_not_here_is_not_a_command_line(tmp_path
     )
     assert not result.errors
     assert not result.apps
+
+
+def test_a_scripts_arguments_are_the_containers_not_a_programs_value(tmp_path: Path) -> None:
+    """`exec gunicorn app:app "$@"` in a script read alone: the arguments it is run with are
+    the container's words (its CMD or command), said so, not "a value the program computes"
+    (what a Python launcher's `settings.PORT` is)."""
+    result = check(tmp_path, "entrypoint.sh", '#!/bin/sh\nexec gunicorn -w 2 app:app "$@"\n')
+    said = [n.message for n in result.notes if n.kind == "unresolved-variable"]
+    assert said, result.notes
+    assert all("the container's or platform's variables" in m for m in said), said

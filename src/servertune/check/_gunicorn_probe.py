@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
 import sys
 from typing import Any
 
@@ -31,6 +33,11 @@ NAMES = (
 #: per-worker config, started once per socket with SERVERTUNE_WORKER=0, 1, ...): the file is then
 #: loaded for 0, 1, ... until it refuses the number, and every instance's bind is reported.
 INSTANCES_VARIABLE = "SERVERTUNE_CHECK_INSTANCES"
+#: The parent stops the probe after its own timeout (GUNICORN_EVAL_TIMEOUT_S, 10 s), but when the
+#: parent is killed first nothing would: a config that loops would spin on. So the probe ends
+#: itself after this many seconds of wall time (SIGALRM) or of CPU (RLIMIT_CPU: SIGXCPU), which
+#: `SERVERTUNE_CHECK_PROBE_LIMIT_S` may lower.
+OWN_LIMIT_S = 30
 #: More instances than this are not a per-worker layout (Workload.cores is at most 1024).
 MAX_INSTANCES = 1024
 #: The gunicorn settings the file itself defines (a file defining none is not a config).
@@ -118,6 +125,10 @@ def worker_class_names(uri: Any) -> list[str]:
 
 def main() -> None:
     """Load the file named by argv[1] (with the options after it) and print the settings as JSON after the marker."""
+    asked = os.environ.get("SERVERTUNE_CHECK_PROBE_LIMIT_S", "")
+    limit = min(int(asked), OWN_LIMIT_S) if asked.isdigit() and int(asked) > 0 else OWN_LIMIT_S
+    signal.alarm(limit)
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, limit))
     path = os.path.abspath(sys.argv[1])
     # The rest: a command line's own options (`gunicorn -w 9 app:app` in a manifest), parsed by
     # gunicorn's argument parser after the file, as gunicorn does.

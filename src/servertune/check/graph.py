@@ -131,8 +131,10 @@ def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:
     `not-followed` note at a line it goes through: the launch graph shows what it starts."""
     linked = {p.resolve() for app in apps for p in chain_files(app)}
     # A line a launch was followed through is not "not followed" (a script read alone, without
-    # the image's variables, could not follow it).
-    steps = {(at.file.resolve(), at.line) for app in apps for at in app.launched_by}
+    # the image's variables, could not follow it). Not the chain's first line, though: that is
+    # where a run's arguments are given (an image's ENTRYPOINT, with a compose service's
+    # `command: runserver` over it), and another run of that line is another launch.
+    steps = {(at.file.resolve(), at.line) for app in apps for at in app.launched_by[1:]}
     notes[:] = [
         n
         for n in notes

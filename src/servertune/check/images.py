@@ -365,6 +365,12 @@ def files_in_image(file: Path, folder: str) -> list[str]:
     return [inside for inside, _ in image.held_under(folder)] if image is not None else []
 
 
+def images_copying(file: Path) -> list[Image]:
+    """The images of the run that copy `file` by its name or folder (not a whole build
+    context: an app image's `COPY . /app` deploys no front), in the run's order."""
+    return [image for image in _IMAGES.get() if image.holds(file, whole_context=False) is not None]
+
+
 def image_holding(file: Path) -> Image | None:
     """The first image of the run that copies `file` (a compose file inside the build context
     an image copies whole: its `image:` services with no `build` of their own run that image's

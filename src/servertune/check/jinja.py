@@ -10,7 +10,7 @@ It is rendered here, never run: a small evaluator of Jinja's statement subset (`
 / `else` with names, literals, `not`, `==`, `!=`, `and`, `or`, `is defined`; `for` over a
 name; `set`; `{{ name }}` and `{{ name | default('x') }}`; whitespace control; comments;
 `raw`). A name the files do not give behaves as Jinja's default `Undefined` (false, renders
-empty; `a.b` and `a['b']` on it as its `ChainableUndefined`), and each one used is said in an
+empty; `a.b` and `a['b']` on it stop the render, as they do in Jinja), and each one used is said in an
 `unresolved-variable` note at its line. Anything else (a call, another filter, a macro, an
 `include`) leaves the file unread, as before: what it renders to is never guessed.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from servertune.check.commands import ConfigFile, FindConfig
-from servertune.check.model import Location, note
+from servertune.check.model import Location, collect_notes, note
 
 __all__ = [
     "MAX_TEMPLATE_CHARS",
@@ -395,8 +395,15 @@ class _Expression:
             else:
                 self.literal()
                 self.take("]")
-            if not isinstance(_checked(value), _Undefined):
-                raise self.fail(f"`{token.text}` is a value here; an item of it is not evaluated")
+            if isinstance(_checked(value), _Undefined):
+                # Jinja's default Undefined stops the render here; a renderer that passes
+                # `config` gives it a value the files do not (quay's `config['x']['autostart']`
+                # decides whether a program starts): unknown, never empty.
+                raise self.fail(
+                    f"`{token.text}` is not given by the files, and an item of it is its "
+                    "renderer's value"
+                )
+            raise self.fail(f"`{token.text}` is a value here; an item of it is not evaluated")
         if self.at("("):
             raise self.fail(f"`{token.text}(...)`: a call is not evaluated here")
         return value
@@ -675,7 +682,10 @@ def with_templates(find_config: FindConfig) -> FindConfig:
         if wanted.endswith(TEMPLATE_SUFFIXES) or wanted.endswith("/"):
             return None
         for suffix in TEMPLATE_SUFFIXES:
-            template = find_config(wanted + suffix, at)
+            # A probe for a name the files may not hold: what looking says (a path outside
+            # the tree, `run.sh.jnj` in file mode) is not the user's reference, so not said.
+            with collect_notes():
+                template = find_config(wanted + suffix, at)
             if template is not None:
                 return read_rendered(template, wanted, at)
         return None

@@ -358,6 +358,29 @@ def _mounted(pattern: str) -> list[Path] | None:
     return [h[0] for h in hosts]
 
 
+def _copied(config: Path, pattern: str) -> list[Path]:
+    """The repository files an absolute include names in the first image of the run that
+    copies `config` by name or folder and copies files there (a glob matches each); [] when
+    none does."""
+    from servertune.check.images import images_copying
+
+    wanted = os.path.normpath(pattern)
+    folder = wanted
+    while glob.has_magic(folder) or folder == wanted:
+        folder = os.path.dirname(folder)
+        if folder in ("", "/"):
+            return []
+    for image in images_copying(config):
+        found = [
+            file
+            for inside, file in image.held_under(folder)
+            if (fnmatch.fnmatchcase(inside, wanted) if glob.has_magic(wanted) else inside == wanted)
+        ]
+        if found:
+            return found
+    return []
+
+
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
     if tree.find is not None and not glob.has_magic(pattern):
         # The file the container holds at that path (a template beside it rendered), the
@@ -389,6 +412,11 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
                 if resolve.admit(target, pattern, at, "include") is not None
                 for node in _build(target, tree, stack)
             ]
+        # A file the image holding this config copies there (`COPY setup/default.conf
+        # /etc/nginx/conf.d/` beside `COPY setup/nginx.conf /etc/nginx/nginx.conf`).
+        copied = _copied(stack[0] if stack else at.file, pattern)
+        if copied:
+            return [node for target in copied for node in _build(target, tree, stack)]
         # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
         # not this tree's. Reported (include-not-found), never read from this machine.
         return [_Node("#missing-include", [pattern], at)]

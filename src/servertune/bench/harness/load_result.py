@@ -7,10 +7,11 @@ picks the adapter, so the result type lives under all three.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["LoadError", "LoadResult", "Tool"]
+__all__ = ["UNANSWERED", "LoadError", "LoadResult", "Tool", "unanswered"]
 
 Tool = Literal["auto", "wrk", "builtin"]
 
@@ -63,6 +64,20 @@ class LoadResult:
     def count_over(self, threshold_ms: float) -> int:
         """How many requests took longer than `threshold_ms` (needs raw latencies)."""
         return sum(1 for value in self.latencies_ms if value > threshold_ms)
+
+
+#: What a comparison says instead of its ratios when a measured run answered no request: wrk's
+#: closed loop returns such a run (0 requests, 0 req/s, latencies of 0) when every request
+#: outlived the window, which happens when other work holds the cores.
+UNANSWERED = "no request answered in the window (the cores were taken by other work?)"
+
+
+def unanswered(*rows: Mapping[str, Any]) -> str | None:
+    """UNANSWERED when one of these measured runs' rows (`requests`, as `metrics()` gives it)
+    answered no request, else None: the one check before dividing by a run's requests, req/s or
+    latencies. Measured runs only: a warm-up may answer nothing (its first request outliving
+    it) and is never divided by."""
+    return UNANSWERED if any(not row["requests"] for row in rows) else None
 
 
 def _ms_or_none(value: float) -> float | None:

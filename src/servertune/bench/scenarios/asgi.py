@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servertune.bench.harness.load_result import unanswered
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 from servertune.sizing.defaults import (
@@ -215,8 +216,16 @@ def _ratios(table: _Table, names: tuple[str, ...]) -> dict[str, float]:
     gunicorn's native worker against uvicorn's."""
     ratios: dict[str, float] = {}
     row = table.row
+
+    def lost(*names: str) -> str | None:
+        """Why these configs' normal (closed-loop) loads cannot be divided: one repeat
+        answered nothing (each median row keeps its raw repeats)."""
+        return unanswered(*(r for n in names for r in row(n, "normal").get("repeats", [])))
+
     best_default = max(row(name, "normal")["rps"] for name in DEFAULTS)
     for name in _ours(names):
+        if lost(name, *DEFAULTS):
+            continue  # its target says not measured
         ratios[f"{name} normal req/s / best default"] = round(
             row(name, "normal")["rps"] / best_default, 3
         )
@@ -230,7 +239,9 @@ def _ratios(table: _Table, names: tuple[str, ...]) -> dict[str, float]:
             row(f"servertune-{server}-per-worker", "normal"),
         )
         ratios[f"per-worker / shared {server} normal req/s"] = (
-            round(per_worker["rps"] / shared["rps"], 3) if shared["rps"] else float("nan")
+            float("nan")
+            if lost(f"servertune-{server}", f"servertune-{server}-per-worker")
+            else round(per_worker["rps"] / shared["rps"], 3)
         )
     for native, uvicorn in NATIVE_PAIRS:
         if native not in names:
@@ -258,7 +269,7 @@ def _targets(table: _Table, ratios: dict[str, float], names: tuple[str, ...]) ->
     targets += [
         Target(
             f"{name}: normal req/s / best default's",
-            ratios[f"{name} normal req/s / best default"],
+            ratios.get(f"{name} normal req/s / best default"),
             ">=",
             1 - THROUGHPUT_NOISE,
         )

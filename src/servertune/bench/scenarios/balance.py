@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servertune.bench.harness.load_result import LoadResult, unanswered
 from servertune.bench.harness.report import Report, Target
 from servertune.bench.harness.scenario import BaseScenario, Level, QuickFull, Results, Run
 from servertune.bench.harness.stats import other_work_advice
@@ -276,17 +278,13 @@ class Balance(BaseScenario[BalanceSizes]):
                 served.url, connections=level.concurrency, duration_s=run.size.seconds
             )
         app_cpu = served.app_cpu_seconds() - app_before
-        per_request = app_cpu / max(1, result.requests)
-        ceiling = self.cores / per_request if per_request > 0 else float("inf")
         row: dict[str, Any] = {"config": config, "concurrency": level.concurrency}
         if level.role:
             row["role"] = level.role
         return row | {
             **result.metrics(),
             "cpu_s": round(watch.server_seconds, 3),
-            "app_cpu_ms_per_req": round(per_request * 1000, 2),
-            "ceiling_rps": round(ceiling, 2),
-            "ceiling_fraction": round(result.rps / ceiling, 3),
+            **_ceiling(self.cores, app_cpu, result),
             "other_cpu_cores": round(watch.other_cores, 2),
             "settle_s": round(settled, 2),
             "distribution": [list(point) for point in result.distribution],
@@ -299,48 +297,54 @@ class Balance(BaseScenario[BalanceSizes]):
 
         cores, levels, plan = self.cores, self.level_counts, self.plan
         single = results.median("servertune", Level(1, SINGLE))
-        runs = [single]
-        for name in CONFIGS:
-            for level in levels:
-                row = results.median(name, Level(level))
-                row["p99_over_single"] = round(row["p99_ms"] / single["p50_ms"], 3)
-                # The spread of the interleaved repeats behind each median: lowest-highest.
-                repeats = results.rows(name, Level(level))
-                for key in ("rps", "p99_ms"):
-                    values = [float(r[key]) for r in repeats]
-                    row[f"{key}_spread"] = f"{min(values):g}-{max(values):g}"
-                runs.append(row)
+        no_single = unanswered(*results.rows("servertune", Level(1, SINGLE)))
+        # A level where one measured run answered nothing compares nothing: its ratios,
+        # targets and verdict say why instead.
+        lost = {
+            level: unanswered(*(r for name in CONFIGS for r in results.rows(name, Level(level))))
+            for level in levels
+        }
+        runs = [single, *_median_rows(results, levels, single, no_single, lost)]
         top = max(level for level in levels if level <= 2 * cores)
-        ceiling = median(s["ceiling_rps"] for s in results.rows("servertune", Level(top)))
-        c1_ceiling = cores / (single["app_cpu_ms_per_req"] / 1000)
+        ceiling = (
+            None
+            if lost[top]
+            else median(s["ceiling_rps"] for s in results.rows("servertune", Level(top)))
+        )
+        c1_ceiling = None if no_single else cores / (single["app_cpu_ms_per_req"] / 1000)
 
-        report = Report(scenario=self.name, runs=runs, ceiling_rps=round(ceiling, 2))
+        rounded = None if ceiling is None else round(ceiling, 2)
+        report = Report(scenario=self.name, runs=runs, ceiling_rps=rounded)
         report.versions = tool_versions(["uwsgi", "nginx", self.tool])
         ours = _row(runs, "servertune", top)
         report.targets = [
             Target(f"servertune req/s / CPU ceiling at {top} connections",
-                   ours["ceiling_fraction"], ">=", TARGET_CEILING_FRACTION),
+                   None if lost[top] else ours["ceiling_fraction"], ">=",
+                   TARGET_CEILING_FRACTION),
             Target(f"servertune p99 / single-request latency at {top} connections",
                    ours["p99_over_single"], "<=", TARGET_P99_OVER_SINGLE),
         ]  # fmt: skip
-        report.targets += _against_the_best(runs, levels, cores)
-        for other in (*SHARED, *ABLATIONS):
-            for level in levels:
-                theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
-                report.ratios[f"servertune/{other} req/s at c={level}"] = round(
-                    mine["rps"] / theirs["rps"], 3
-                )
-                report.ratios[f"{other}/servertune p99 at c={level}"] = round(
-                    theirs["p99_ms"] / mine["p99_ms"], 3
-                )
+        report.targets += _against_the_best(runs, levels, cores, lost)
+        report.ratios = _ratios(runs, [level for level in levels if not lost[level]])
         report.notes = [
             (
                 f"{cores} cores. CPU ceiling of a run = {cores} cores / the app's CPU-seconds per "
                 f"request measured from /proc in that same run; servertune at {top} connections: "
-                f"{ceiling:.1f} req/s (the plan's model: {plan.ceiling_rps:.1f})"
+                + (
+                    f"not measurable: {lost[top]}"
+                    if ceiling is None
+                    else f"{ceiling:.1f} req/s (the plan's model: {plan.ceiling_rps:.1f})"
+                )
             ),
-            _single_ceiling_note(c1_ceiling, ceiling, single["app_cpu_ms_per_req"]),
-            f"single-request latency (p50 at 1 connection): {single['p50_ms']:.1f} ms",
+            *(
+                [_single_ceiling_note(c1_ceiling, ceiling, single["app_cpu_ms_per_req"])]
+                if c1_ceiling is not None and ceiling is not None
+                else []
+            ),
+            (
+                "single-request latency (p50 at 1 connection): "
+                + (f"not measurable: {no_single}" if no_single else f"{single['p50_ms']:.1f} ms")
+            ),
             (
                 f"load by {self.tool}; {run.size.seconds:g} s per measurement; medians of "
                 f"{run.repeats} interleaved run(s); CPU round calibrated to {self.loops} loops "
@@ -356,7 +360,7 @@ class Balance(BaseScenario[BalanceSizes]):
                 f"memory-tight: memory_limit_mb {self.layouts['memory-tight'].workload.memory_limit_mb}"
                 f": {self.layouts['memory-tight'].reasons['processes']}"
             ),
-            *(note for other in SHARED for note in _where_it_shows(runs, levels, other)),
+            *(note for other in SHARED for note in _where_it_shows(runs, levels, other, lost)),
         ]
         busiest = max(float(s["other_cpu_cores"]) for s in results.all_rows())
         if busiest > NOISY_OTHER_CORES:
@@ -397,6 +401,45 @@ def _no_headroom(workload: Any) -> dict[str, Any]:
     }
 
 
+def _median_rows(
+    results: Results,
+    levels: list[int],
+    single: dict[str, Any],
+    no_single: str | None,
+    lost: Mapping[int, str | None],
+) -> list[dict[str, Any]]:
+    """Every layout's median row at every level: its p99 over the single-request p50 (None
+    where either run answered nothing) and the spread of the repeats behind it."""
+    rows = []
+    for name in CONFIGS:
+        for level in levels:
+            row = results.median(name, Level(level))
+            row["p99_over_single"] = (
+                None if no_single or lost[level] else round(row["p99_ms"] / single["p50_ms"], 3)
+            )
+            # The spread of the interleaved repeats behind each median: lowest-highest.
+            repeats = results.rows(name, Level(level))
+            for key in ("rps", "p99_ms"):
+                values = [float(r[key]) for r in repeats]
+                row[f"{key}_spread"] = f"{min(values):g}-{max(values):g}"
+            rows.append(row)
+    return rows
+
+
+def _ratios(runs: list[dict[str, Any]], levels: list[int]) -> dict[str, float]:
+    """servertune against both shared-socket layouts and its ablations, at `levels` (those
+    where every run answered)."""
+    ratios = {}
+    for other in (*SHARED, *ABLATIONS):
+        for level in levels:
+            theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
+            ratios[f"servertune/{other} req/s at c={level}"] = round(mine["rps"] / theirs["rps"], 3)
+            ratios[f"{other}/servertune p99 at c={level}"] = round(
+                theirs["p99_ms"] / mine["p99_ms"], 3
+            )
+    return ratios
+
+
 def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:
     for row in runs:
         if row["config"] == config and row["concurrency"] == level and "role" not in row:
@@ -405,15 +448,27 @@ def _row(runs: list[dict[str, Any]], config: str, level: int) -> dict[str, Any]:
 
 
 def _against_the_best(
-    runs: list[dict[str, Any]], levels: list[int], cores: int | None = None
+    runs: list[dict[str, Any]],
+    levels: list[int],
+    cores: int | None = None,
+    lost: Mapping[int, str | None] | None = None,
 ) -> list[Target]:
     """At each level: servertune's req/s over the highest other layout's, and its p99 over the
-    lowest other p99 (each may come from a different layout); stricter at concurrency = cores."""
+    lowest other p99 (each may come from a different layout); stricter at concurrency = cores.
+    A level in `lost` (a run that answered nothing) gets its targets, not measured."""
     targets = []
     for level in levels:
         at_cores = level == cores
         want_rps = TARGET_RPS_AT_CORES if at_cores else TARGET_RPS_VS_BEST
         want_p99 = TARGET_P99_AT_CORES if at_cores else TARGET_P99_VS_BEST
+        if lost and lost.get(level):
+            targets += [
+                Target(f"servertune req/s / the highest other layout's at c={level}", None,
+                       ">=", want_rps),
+                Target(f"servertune p99 / the lowest other layout's at c={level}", None,
+                       "<=", want_p99),
+            ]  # fmt: skip
+            continue
         mine = _row(runs, "servertune", level)
         others = [
             _row(runs, name, level)
@@ -432,11 +487,18 @@ def _against_the_best(
 
 
 def _where_it_shows(
-    runs: list[dict[str, Any]], levels: list[int], other: str = "shared-socket"
+    runs: list[dict[str, Any]],
+    levels: list[int],
+    other: str = "shared-socket",
+    lost: Mapping[int, str | None] | None = None,
 ) -> list[str]:
-    """Say, from the numbers, at which load levels the `other` layout costs something."""
+    """Say, from the numbers, at which load levels the `other` layout costs something (a level
+    in `lost`, where a run answered nothing: not measurable, and why)."""
     notes = []
     for level in levels:
+        if lost and (why := lost.get(level)):
+            notes.append(f"c={level}: not measurable against {other}: {why}")
+            continue
         theirs, mine = _row(runs, other, level), _row(runs, "servertune", level)
         rps_gain = mine["rps"] / theirs["rps"] - 1
         p99_gain = theirs["p99_ms"] / mine["p99_ms"] - 1
@@ -456,6 +518,20 @@ def _where_it_shows(
             f"{theirs['rps']:.1f} req/s, p99 {mine['p99_ms']:.0f} vs {theirs['p99_ms']:.0f} ms)"
         )
     return notes
+
+
+def _ceiling(cores: int, app_cpu_s: float, result: LoadResult) -> dict[str, Any]:
+    """A measured run's own CPU ceiling (cores / the app's CPU-seconds per request) and the
+    share of it the run reached; None for each when the run answered no request."""
+    if unanswered(result.metrics()):
+        return dict.fromkeys(("app_cpu_ms_per_req", "ceiling_rps", "ceiling_fraction"))
+    per_request = app_cpu_s / result.requests
+    ceiling = cores / per_request if per_request > 0 else float("inf")
+    return {
+        "app_cpu_ms_per_req": round(per_request * 1000, 2),
+        "ceiling_rps": round(ceiling, 2),
+        "ceiling_fraction": round(result.rps / ceiling, 3),
+    }
 
 
 def _single_ceiling_note(c1_ceiling: float, ceiling: float, cpu_ms: float) -> str:

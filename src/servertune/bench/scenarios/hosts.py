@@ -37,6 +37,7 @@ log's `$upstream_addr`).
 from __future__ import annotations
 
 import contextlib
+import datetime
 import http.client
 import itertools
 import random
@@ -535,7 +536,8 @@ class Hosts(BaseScenario[HostsSizes]):
             self.stop_stack(stack)
         tried = _nginx_log(stack.home / "access.log")
         rows = _rows(config, load.samples, windows, arrivals(str(stack.ledger)), tried,
-                     _timeout_s(self.plans.get("events")), run.repeat + 1)  # fmt: skip
+                     _timeout_s(self.plans.get("events")), run.repeat + 1,
+                     retried=_lb_retries(stack.lb.log))  # fmt: skip
         return {"config": config, "level": "events", "windows": rows}
 
     def restart_host(self, run: Run[HostsSizes], stack: _Stack, host: str, index: int) -> None:
@@ -746,7 +748,9 @@ class Hosts(BaseScenario[HostsSizes]):
             (
                 "waited_past: requests slower than the plan's connect timeout "
                 f"({_timeout_s(plan):g} s); dead_host_s: from the event until nginx last tried "
-                "the dead host (its access log's $upstream_addr)"
+                "the dead host (its access log's $upstream_addr); lb_retried: requests HAProxy "
+                "sent again after a failed try (its log's retries), e.g. on a kept-alive "
+                "connection an nginx reload closed"
             ),
             "servertune drains a host before its SIGTERM (down in nginx, reload); defaults do not",
         ]
@@ -786,6 +790,29 @@ def _nginx_log(path: Path) -> list[tuple[float, str]]:
     return tried
 
 
+#: HAProxy's httplog line (`option httplog`, _lb_log): the accept date (local time), the
+#: timers Tq/Tw/Tc/Tr/Ta, and the counts actconn/feconn/beconn/srv_conn/retries.
+_LB_LINE = re.compile(
+    r"\[(\d+/\w+/\d+:\d+:\d+:\d+\.\d+)\] \S+ \S+ (?:-?\d+/){4}\+?(\d+) .* "
+    r"(?:\d+/){4}\+?(\d+) \d+/\d+ \""
+)
+
+
+def _lb_retries(path: Path) -> list[float]:
+    """When each request HAProxy sent again ended (its log line's retries above 0: a try on a
+    connection to nginx failed - closed by a reload, refused, timed out - and it was resent).
+    A request whose every try failed on a kept-alive client connection leaves no line at all:
+    HAProxy closes that client connection without an answer, for the client to resend."""
+    ends = []
+    with contextlib.suppress(OSError):
+        for line in path.read_text(errors="replace").splitlines():
+            match = _LB_LINE.search(line)
+            if match is not None and int(match[3]) > 0:
+                accepted = datetime.datetime.strptime(match[1], "%d/%b/%Y:%H:%M:%S.%f")
+                ends.append(accepted.timestamp() + int(match[2]) / 1000)
+    return ends
+
+
 def _rows(
     config: str,
     samples: list[_Sample],
@@ -794,8 +821,10 @@ def _rows(
     tried: list[tuple[float, str]],
     timeout_s: float,
     run: int,
+    retried: Sequence[float] = (),
 ) -> list[dict[str, Any]]:
-    """One row per window: what was sent in it and how it went."""
+    """One row per window: what was sent in it and how it went (`retried`: when each request
+    HAProxy resent ended)."""
     rows = []
     for (name, start, dead), (_, end, _) in itertools.pairwise(windows):
         # By its end: a request in flight when an event began met that event (a POST on a host
@@ -817,6 +846,8 @@ def _rows(
             "post_max_ms": round(max((s.ms for s in posts), default=0.0), 1),
             # How the failures failed: HTTP status, or 0 for no answer at all (closed, reset).
             "failed_by": _tally(s.status for s in inside if s.status != 200),
+            # Requests HAProxy resent after a failed try: each a race it won for the client.
+            "lb_retried": sum(1 for t in retried if start <= t < end),
             "max_ms": round(max((s.ms for s in inside), default=0.0), 1),
         }
         if dead:

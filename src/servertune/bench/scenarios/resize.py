@@ -166,6 +166,7 @@ class Resize(BaseScenario[ResizeSizes]):
         }  # fmt: skip
 
     def summarize(self, run: Run[ResizeSizes], results: Results) -> Report:
+        from servertune.bench.harness.load_result import unanswered
         from servertune.bench.harness.versions import dist_version
         from servertune.bench.harness.wrk import find_wrk
 
@@ -175,10 +176,16 @@ class Resize(BaseScenario[ResizeSizes]):
         report.versions = {d: dist_version(d) for d in ("servertune", "gunicorn")}
         report.versions["load"] = "wrk" if find_wrk() else "builtin"
         by = {r["config"]: r for r in runs}
+        unmeasured = []
         for direction in run.size.directions:
             fixed, following = by[f"{direction}, fixed"], by[f"{direction}, following"]
             start, end = DIRECTIONS[direction]
             label = f"{direction} {start}->{end} cores"
+            # The ratios compare the loads after the change: one that answered nothing says why.
+            repeats = [*results.rows(fixed["config"]), *results.rows(following["config"])]
+            if why := unanswered(*repeats):
+                unmeasured.append(f"{label}: not measurable: {why}")
+                continue
             report.ratios[f"{label}: following/fixed req/s after"] = round(
                 following["rps"] / fixed["rps"], 3
             )
@@ -201,5 +208,6 @@ class Resize(BaseScenario[ResizeSizes]):
                 f"requests in the {WINDOW_S + 1:g} s through the change; medians of "
                 f"{run.repeats} interleaved run(s). The 2 cores are shared: read the ratios"
             ),
+            *unmeasured,
         ]
         return report

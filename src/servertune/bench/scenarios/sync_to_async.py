@@ -149,6 +149,7 @@ class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
 
     def summarize(self, run: Run[SyncToAsyncSizes], results: Results) -> Report:
         """Medians per variant (peak threads: the largest seen), ratios to native, targets."""
+        from servertune.bench.harness.load_result import unanswered
         from servertune.bench.harness.versions import dist_version
 
         runs = []
@@ -158,9 +159,16 @@ class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
             runs.append(row)
         by = {r["config"]: r for r in runs}
         native, ours = by[NATIVE], by[OURS]
-        ratios = {f"{r['config']} rps / native": r["rps"] / native["rps"] for r in runs[1:]}
-        p99_ratio = ours["p99_ms"] / native["p99_ms"] if native["p99_ms"] else float("inf")
-        ratios["servertune p99 / native p99"] = p99_ratio
+        # Every ratio divides by native's run and the targets read servertune's.
+        why = unanswered(*results.rows(NATIVE), *results.rows(OURS))
+        ratios: dict[str, float] = {}
+        p99_ratio: float | None = None
+        if why is None:
+            for r in runs[1:]:
+                if not unanswered(*results.rows(r["config"])):
+                    ratios[f"{r['config']} rps / native"] = r["rps"] / native["rps"]
+            p99_ratio = ours["p99_ms"] / native["p99_ms"]
+            ratios["servertune p99 / native p99"] = p99_ratio
         thread_bound = native["peak_threads"] + self.threads
         return Report(
             scenario=self.name,
@@ -169,7 +177,7 @@ class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
             targets=[
                 Target(
                     "servertune throughput / native",
-                    ratios["servertune rps / native"],
+                    ratios.get("servertune rps / native"),
                     ">=",
                     MIN_THROUGHPUT_RATIO,
                 ),
@@ -197,6 +205,7 @@ class SyncToAsync(BaseScenario[SyncToAsyncSizes]):
                     "the run (asgiref-default) never reports its slowest requests"
                 ),
                 f"took {time.perf_counter() - self.started:.1f} s",
+                *([f"servertune against native: not measurable: {why}"] if why else []),
             ],
             versions={
                 dist: dist_version(dist) for dist in ("servertune", "asgiref", "uvicorn", "h11")

@@ -56,8 +56,8 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
             # the program computes when it runs.
             source = (
                 "the container's or platform's variables"
-                if kubelet or names
-                else "a value the program computes when it runs"
+                if "$" in word.value
+                else "a value the program computes"
             )
             yield rule.finding(
                 word.at,
