@@ -5,6 +5,7 @@ stays bounded on hostile input; a chain reads the template of a config absent fr
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -343,6 +344,72 @@ def test_whatever_renders_here_renders_the_same_in_jinja(pieces: list[str]) -> N
         return
     environment = jinja2.Environment(undefined=jinja2.ChainableUndefined, autoescape=False)
     assert environment.from_string(template).render(a="1", b="") == mine
+
+
+def test_nginx_a_supervisord_program_starts_from_a_template_is_the_front() -> None:
+    """The rendered supervisord.conf's `[program:nginx]` runs `nginx -c
+    %(ENV_APPCONF)s/nginx/nginx.conf`, absent here while the image holds nginx.conf.jnj beside
+    it: that template rendered is the front, its `include`s found in the container's folder of
+    the `-c` file (upstreams.conf as it is, site.conf from site.conf.j2, rendered), so the
+    gunicorn on the upstream's socket is behind the template's `proxy_pass` line and judged
+    against its `proxy_read_timeout` default; its undefined names are noted at their lines."""
+    root = REPOS / "chain-jinja-nginx-front"
+    ((files, fronts, launch),) = chains(root)
+    assert files == ["Dockerfile", "boot.sh", "conf/supervisord.conf.jnj", "conf/app.py"]
+    assert fronts == ["conf/nginx/site.conf.j2"]
+    assert launch.fronts[0].line == 5
+    result = check_folder(root)
+    # upstreams.conf, a plain snippet, is also read on its own by the walk.
+    (front,) = [n for n in result.nginx if n.file.name != "upstreams.conf"]
+    assert front.file == root / "conf" / "nginx" / "nginx.conf.jnj"
+    assert [p.relative_to(root).as_posix() for p in front.files] == [
+        "conf/nginx/nginx.conf.jnj",
+        "conf/nginx/upstreams.conf",
+        "conf/nginx/site.conf.j2",
+    ]
+    assert [s.value for s in front.listens] == ["*:8080"]  # `use_tls` undefined: false
+    ((rule, at),) = [
+        (f.rule, (f.at.file.name, f.at.line)) for f in result.findings if f.at.file.suffix == ".j2"
+    ]
+    assert (rule, at) == ("app-timeout-over-read-timeout", ("site.conf.j2", 6))
+    said = {(n.at.file.name, n.at.line) for n in result.notes if n.kind == "unresolved-variable"}
+    assert {("nginx.conf.jnj", 6), ("site.conf.j2", 2), ("site.conf.j2", 6)} <= said
+    (walk,) = result.discovered
+    assert walk.templates == ()  # each read as what it renders to
+
+
+def test_nginx_template_the_evaluator_refuses_stays_skipped(tmp_path: Path) -> None:
+    """The same front whose main template calls a function is not rendered: no front is
+    linked (the gunicorn is behind none), the template's note names its line, and the
+    templates it would have included stay skipped."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPOS / "chain-jinja-nginx-front", root)
+    main = root / "conf" / "nginx" / "nginx.conf.jnj"
+    main.write_text(main.read_text().replace("listen 8080;", "listen {{ port() }};"))
+    ((files, fronts, _),) = chains(root)
+    assert files == ["Dockerfile", "boot.sh", "conf/supervisord.conf.jnj", "conf/app.py"]
+    assert fronts == []
+    result = check_folder(root)
+    assert [n.file.name for n in result.nginx] == ["upstreams.conf"]  # read on its own
+    (template,) = [n for n in result.notes if n.kind == "template" and "call" in n.message]
+    assert (template.at.file.name, template.at.line) == ("nginx.conf.jnj", 9)
+    (walk,) = result.discovered
+    assert sorted(p.name for p, _ in walk.templates) == ["nginx.conf.jnj", "site.conf.j2"]
+
+
+def test_nginx_template_that_includes_itself_is_not_followed(tmp_path: Path) -> None:
+    """A rendered nginx config whose include names itself (twice, so each level doubles) is a
+    cycle: the front is not followed, said at the program's line, and the run stays quick."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPOS / "chain-jinja-nginx-front", root)
+    site = root / "conf" / "nginx" / "site.conf.j2"
+    site.write_text(site.read_text() + "include site.conf;\ninclude site.conf;\n")
+    started = time.monotonic()
+    result = check_folder(root)
+    assert time.monotonic() - started < 10
+    assert [n.file.name for n in result.nginx] == ["upstreams.conf"]
+    (why,) = [n for n in result.notes if n.kind == "not-followed" and "cycle" in n.message]
+    assert (why.at.file.name, why.at.line) == ("supervisord.conf.jnj", 8)
 
 
 def test_looking_for_a_template_beside_a_file_outside_the_tree_says_nothing(

@@ -5,6 +5,8 @@ is a small repository written for the cause it pins."""
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ from servertune.check import check_files
 from servertune.check.audit import CheckResult
 from servertune.check.discover import discover
 from servertune.check.graph import Launch, launch_json, launches
+from servertune.check.model import Location, Setting
+from servertune.check.together import started_together, with_others
 from servertune.machine import Machine
 
 REPOS = Path(__file__).parent / "data" / "repos"
@@ -704,6 +708,90 @@ def test_supervisord_values_that_leave_a_program_unreadable_are_read_without(
     ((files, _, launch),) = chains(tmp_path)
     assert files == ["Dockerfile", "start.sh", "supervisord.conf"]
     assert launch.app.kind == "granian"
+
+
+def test_every_server_of_a_supervisord_config_a_script_runs_joins_the_chain() -> None:
+    """start.sh runs `supervisord -c /srv/etc/supervisord.conf`, whose programs start two
+    gunicorns (and Celery, nginx): each is linked through the compose service, the image, the
+    script and its own program line, in the service's container, behind the nginx location
+    that passes to its socket, with its own settings (workers, stopwaitsecs)."""
+    root = REPOS / "chain-supervisord-programs"
+    found = {
+        launch.app.sockets[0].value: (files, fronts, launch)
+        for files, fronts, launch in chains(root)
+    }
+    assert sorted(found) == ["unix:/run/shop/admin.sock", "unix:/run/shop/api.sock"]
+    api_files, api_fronts, api = found["unix:/run/shop/api.sock"]
+    admin_files, admin_fronts, admin = found["unix:/run/shop/admin.sock"]
+    through = ["compose.yaml", "Dockerfile", "start.sh", "etc/supervisord.conf"]
+    assert api_files == [*through, "etc/api.py"]
+    assert admin_files == [*through, "etc/admin.py"]
+    assert (api.chain[3].line, admin.chain[3].line) == (5, 11)  # each its program line
+    assert (api_fronts, admin_fronts) == (["etc/nginx.conf"], ["etc/nginx.conf"])
+    assert admin.fronts[0].line == 6
+    assert api.fronts[0].line == 10
+    assert admin.app.container is not None
+    assert admin.app.container == api.app.container
+    assert (api.app.workers.value, admin.app.workers.value) == (2, 1)
+    assert admin.app.stop_wait is not None
+    assert admin.app.stop_wait.at.line == 12
+    assert api.app.stop_wait is not None
+    assert api.app.stop_wait.default
+
+
+def test_servers_started_beside_another_take_only_the_launch_facts_added_to_it() -> None:
+    """A layer above the process manager that rewrites the chain of the server it carries (not
+    a prefix of lines) leaves the others unlinked rather than guessed; the facts of the launch
+    (container, a shell that does not exec) reach them, their own settings never do."""
+    root = REPOS / "chain-supervisord-programs"
+    conf, script = root / "etc" / "supervisord.conf", root / "start.sh"
+    api = check_folder(root).apps[0]
+    bare = replace(api, container=None, launched_by=(Location(conf, 5),), started_with=None)
+    other = replace(bare, workers=Setting(7, Location(conf, 11)), launched_by=(Location(conf, 11),))
+    carried = with_others([bare, other])
+    shell = Setting("supervisord -c /srv/etc/supervisord.conf", Location(script, 4))
+    outward = replace(
+        carried, launched_by=(Location(script, 4), *carried.launched_by), without_exec=shell
+    )
+    first, second = started_together([outward])
+    assert second.launched_by == (Location(script, 4), Location(conf, 11))
+    assert second.without_exec == shell
+    assert second.workers.value == 7
+    assert first.started_with is None
+    assert first.workers == api.workers
+    rewritten = replace(carried, launched_by=(Location(script, 4),))
+    assert started_together([rewritten]) == [replace(rewritten, started_with=None)]
+
+
+@pytest.mark.parametrize(
+    ("autostart", "image_env", "launched"),
+    [
+        ("autostart = false", "", False),
+        ("autostart = %(ENV_ADMIN_ON)s", "ENV ADMIN_ON=no\n", False),
+        ("autostart = %(ENV_ADMIN_ON)s", "", True),  # only the container knows: not false
+        ("autostart = true", "", True),
+    ],
+)
+def test_a_program_supervisord_does_not_autostart_is_not_started_by_the_launch(
+    tmp_path: Path, autostart: str, image_env: str, launched: bool
+) -> None:
+    """The admin program's `autostart` false (written, or from the image's ENV): supervisord
+    does not start it when the script starts supervisord, so the launch links the api alone
+    and admin is read from the config on its own; a value the files do not give is not false."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPOS / "chain-supervisord-programs", root)
+    conf = root / "etc" / "supervisord.conf"
+    conf.write_text(conf.read_text().replace("stopwaitsecs = 40", autostart))
+    dockerfile = root / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("COPY", image_env + "COPY"))
+    found = {launch.app.sockets[0].value: files for files, _, launch in chains(root)}
+    assert found["unix:/run/shop/api.sock"][:3] == ["compose.yaml", "Dockerfile", "start.sh"]
+    admin = found["unix:/run/shop/admin.sock"]
+    assert admin == (
+        ["compose.yaml", "Dockerfile", "start.sh", "etc/supervisord.conf", "etc/admin.py"]
+        if launched
+        else ["etc/supervisord.conf", "etc/admin.py"]
+    )
 
 
 def test_an_include_the_fronts_image_copies_there_is_read(tmp_path: Path) -> None:

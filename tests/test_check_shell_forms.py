@@ -232,8 +232,8 @@ def test_compose_sh_list_ending_in_the_server_without_exec_keeps_sh_as_pid_1() -
 
 def test_second_server_program_of_an_images_supervisord_is_kept() -> None:
     """An image running `supervisord -c conf/supervisord.conf` with two gunicorn programs:
-    the image's chain reaches the first; the second, read from the same file on its own
-    lines, is another process and stays in the graph (never dropped without a word)."""
+    the image's chain reaches both (supervisord starts every program), each through its own
+    program line: two processes, neither dropped nor merged."""
     root = ROOT / "supervisord-two-servers"
     chains = {
         x.app.workers.value: [(at.file.relative_to(root).as_posix(), at.line) for at in x.chain]
@@ -241,7 +241,7 @@ def test_second_server_program_of_an_images_supervisord_is_kept() -> None:
     }
     assert chains == {
         3: [("Dockerfile", 4), ("conf/supervisord.conf", 5)],
-        1: [("conf/supervisord.conf", 8)],
+        1: [("Dockerfile", 4), ("conf/supervisord.conf", 8)],
     }
 
 

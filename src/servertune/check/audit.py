@@ -42,6 +42,7 @@ from servertune.check.readers import Reading, env_loads_of, read_with, reader_fo
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.source import read_text
+from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -188,15 +189,16 @@ def _run_images(reading: Reading) -> list[AppServer]:
     """Every app server, with the one Kubernetes container that sets no command (and runs no
     proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
     gives exactly one Dockerfile that starts one (with several of either, which container runs
-    which image is not in these files)."""
+    which image is not in these files); each followed by the servers its launch starts beside
+    it (`together`)."""
     apps = list(reading.apps)
     if len(reading.image_containers) != 1 or len(reading.image_apps) != 1:
-        return apps  # which container runs which image is not in these files
+        return started_together(apps)  # which container runs which image is not in these files
     (image,) = reading.image_apps
     if image.container is not None:
-        return apps
+        return started_together(apps)
     bound = [dataclasses.replace(image, container=box) for box in reading.image_containers]
-    return [a for a in apps if a is not image] + bound
+    return started_together([a for a in apps if a is not image] + bound)
 
 
 def check_files(
@@ -497,12 +499,23 @@ def _read_all(
     still read (as linters do: one template must not hide the other files' findings)."""
     from servertune.check.front_start import fronts_of_run
     from servertune.check.images import images_of_run, read_images
-    from servertune.check.nginx import mounts_of_run
+    from servertune.check.nginx import mounts_of_run, read_started_nginx
+    from servertune.check.supervisord import NGINX_READER
 
     images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
-    with images_of_run(images, _builds(paths)), mounts_of_run(paths), fronts_of_run(paths, images):
-        return _read_each(paths, env, kind)
+    token = NGINX_READER.set(read_started_nginx)  # a supervisord program's nginx
+    try:
+        with (
+            images_of_run(images, _builds(paths)),
+            mounts_of_run(paths),
+            fronts_of_run(paths, images),
+        ):
+            reading, errors = _read_each(paths, env, kind)
+    finally:
+        NGINX_READER.reset(token)
+    # The fronts a launch starts from rendered templates (a supervisord program's nginx).
+    return reading + Reading(nginx=tuple(started_fronts(reading.apps))), errors
 
 
 def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:

@@ -30,6 +30,7 @@ __all__ = [
     "RuleKind",
     "Setting",
     "Severity",
+    "StartedWith",
     "Upstream",
     "collect_notes",
     "evaluating_for",
@@ -318,6 +319,10 @@ class AppServer:
     #: What runs the first of those lines when it is an image's FROM (the image sets no
     #: command): the base image's process, as the launch graph names it; None otherwise.
     started_by_base: str | None = None
+    #: The other servers the same launch starts (the other programs of the supervisord
+    #: config a script runs), as found there: `together.started_together` gives each the
+    #: chain and the container this one reaches. Not part of what the server is.
+    started_with: StartedWith | None = field(default=None, compare=False, repr=False)
 
     @property
     def sync_worker(self) -> bool:
@@ -328,6 +333,19 @@ class AppServer:
             return False
         worker = self.worker_class.value if self.worker_class is not None else "sync"
         return worker in SYNC_WORKER_CLASSES and self.threads.value == 1
+
+
+@dataclass(frozen=True)
+class StartedWith:
+    """Servers one launch starts beside another (a supervisord config's other programs), each
+    with its chain from that config on, and that other server as it was found beside them (so
+    what the outer layers add to it on the way out can be added to each of them)."""
+
+    servers: tuple[AppServer, ...]
+    first: AppServer
+    #: The nginx configs the same launch starts from templates rendered where it starts (a
+    #: supervisord program's `nginx -c FILE`, FILE rendered from FILE.jnj): fronts no walk reads.
+    fronts: tuple[NginxConfig, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,9 @@ from servertune.check.nginx_variables import nginx_variable
 from servertune.check.source import read_text
 
 if TYPE_CHECKING:
-    from servertune.check.commands import ConfigFile
+    from servertune.check.commands import ConfigFile, FindConfig
 
-__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx"]
+__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx", "read_started_nginx"]
 
 #: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
 #: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
@@ -86,6 +86,10 @@ class _Tree:
     main_dir: Path
     files: list[Path] = field(default_factory=list)
     cache: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
+    #: For a config read where a container starts nginx with it (`read_started_nginx`): how
+    #: the run finds a container path, and the container folder relative includes name.
+    find: FindConfig | None = None
+    inside: str = ""
 
 
 @dataclass(frozen=True)
@@ -378,6 +382,16 @@ def _copied(config: Path, pattern: str) -> list[Path]:
 
 
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
+    if tree.find is not None and not glob.has_magic(pattern):
+        # The file the container holds at that path (a template beside it rendered), the
+        # relative name against the container folder of the config nginx was started with.
+        inside = os.path.normpath(os.path.join(tree.inside, pattern))
+        found = tree.find(inside, at)
+        if found is not None and found.file.resolve() in stack:
+            chain = " -> ".join(str(p) for p in (*stack, found.file.resolve()))
+            raise CheckInputError(f"{at}: include cycle: {chain}")
+        if found is not None:
+            return _build_made(found, tree, stack)
     full = pattern if pattern.startswith("/") else str(tree.main_dir / pattern)
     if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file) and stack:
         # A file the start script of the container holding this config writes there before
@@ -641,7 +655,29 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     _refuse_what_is_not_nginx(path)
     prefix = _prefix(path)
     tree = _Tree(main_dir=prefix)
-    nodes = _build(path, tree, ())
+    return _summarised(path, tree, _build(path, tree, ()))
+
+
+def read_started_nginx(config: ConfigFile, inside: str, find: FindConfig) -> NginxConfig:
+    """The nginx config a container starts nginx with (`nginx -c inside`), found by the run
+    as `config` (a template rendered, `check.jinja`): its includes are the files the container
+    holds there, a relative name against the folder of `inside` (nginx's prefix is the `-c`
+    file's folder), each found by `find` (so a template beside it is read rendered too)."""
+    tree = _Tree(main_dir=config.file.parent, find=find, inside=os.path.dirname(inside))
+    items = _parse_text(config.text, config.first_line)
+    if items is None:
+        raise CheckInputError(
+            f"{config.file}:{config.first_line}: {inside} as it renders does not parse as "
+            "nginx's config"
+        )
+    tree.files.append(config.file)
+    return _summarised(
+        config.file, tree, _build(config.file, tree, (config.file.resolve(),), items)
+    )
+
+
+def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
+    """The numbers the rules read from the parsed config whose main file is `path`."""
     http = [n for n in nodes if n.directive == "http" and n.block is not None]
     # A file with no `http` block is a site snippet: its top level is the http context.
     contexts = [n.block for n in http if n.block is not None] or [nodes]

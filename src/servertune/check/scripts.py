@@ -65,7 +65,8 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.supervisord import read_supervisord
+from servertune.check.supervisord import read_programs
+from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
 
 __all__ = [
@@ -1987,7 +1988,8 @@ def _supervisord_config(
     words: Sequence[Word], env: Mapping[str, str] | None, find_config: FindConfig
 ) -> AppServer | None:
     """`supervisord -c FILE` (behind any wrapper: hypothesis's `init-env supervisord -c
-    conf/supervisord.conf`): the first server its programs start, when FILE is here (its
+    conf/supervisord.conf`): the first server its programs start, carrying the others
+    (`together`), when FILE is here (its
     `%(ENV_X)s` read from `env`, the environment it is started in, unless the values known
     make its programs unreadable: then read without them)."""
     names = [program_name(w.text) for w in words]
@@ -2011,25 +2013,30 @@ def _supervisord_config(
     if env:
         with collect_notes() as said:
             try:
-                apps = read_supervisord(
-                    config.file, config.text, env, find_config=find_config, follow=follow_words
+                apps, fronts = read_programs(
+                    config.file,
+                    config.text,
+                    env,
+                    find_config=find_config,
+                    follow=follow_words,
+                    started=True,
                 )
             except (NotFollowed, NothingToCheck, CheckInputError):
                 apps = ()  # values half known (a script's branches): read without them
         if apps:
             for one in said:
                 note(one.kind, one.at, one.message)
-            return apps[0]
+            return with_others(apps, fronts)
     try:
-        apps = read_supervisord(
-            config.file, config.text, find_config=find_config, follow=follow_words
+        apps, fronts = read_programs(
+            config.file, config.text, find_config=find_config, follow=follow_words, started=True
         )
     except NotFollowed as why:
         remember(why)  # its programs run scripts not here: not known, which is not "no server"
         return None
     except NothingToCheck:
         return None
-    return apps[0]
+    return with_others(apps, fronts)
 
 
 #: How long each Procfile runner waits, once it stops its processes, before SIGKILL:

@@ -14,31 +14,38 @@ import contextvars
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from servertune.check import resolve
 from servertune.check.commands import (
+    ConfigFile,
     FindConfig,
     FollowWords,
     Word,
     beside,
+    config_argument,
+    expand_shell,
+    program_name,
     read_command,
     server_command,
     shell_commands,
 )
+from servertune.check.jinja import TEMPLATE_SUFFIXES
 from servertune.check.model import (
     AppServer,
     CheckInputError,
     Location,
+    NginxConfig,
     NothingToCheck,
     Setting,
     collect_notes,
+    note,
 )
 from servertune.check.unfollowed import nothing_started
 
-__all__ = ["looks_like_supervisord", "read_supervisord"]
+__all__ = ["NGINX_READER", "looks_like_supervisord", "read_programs", "read_supervisord"]
 
 _SECTION = re.compile(r"\A\[([^\]]+)\]\s*(?:[;#].*)?\Z")
 _KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]\s*(.*)\Z")
@@ -75,6 +82,40 @@ def _environment(value: str) -> dict[str, str]:
         if sep:
             env[key.strip()] = val
     return env
+
+
+#: The values supervisord's `boolean()` reads as false (its `datatypes.py`).
+_FALSE = frozenset({"false", "no", "off", "0"})
+
+
+def _autostarts(options: dict[str, tuple[str, int]], env: Mapping[str, str] | None) -> bool:
+    """supervisord starts the program when it starts: `autostart` unset (true by default) or
+    not false, its `%(ENV_X)s` read from `env` (one the files do not give is not known false)."""
+    value = _EXPANSION.sub(
+        lambda m: (
+            (env or {}).get(m[1].removeprefix("ENV_"), m[0]) if m[1].startswith("ENV_") else m[0]
+        ),
+        options.get("autostart", ("true", 0))[0],
+    )
+    return value.strip().lower() not in _FALSE
+
+
+def _command(
+    options: dict[str, tuple[str, int]], env: Mapping[str, str] | None
+) -> tuple[str, int, dict[str, str]]:
+    """A program's `command` (its line) as a shell would read it, and its environment."""
+    command, number = options["command"]
+    process_env = dict(env or {})
+    if "environment" in options:
+        process_env.update(_environment(options["environment"][0]))
+    # `%(ENV_X)s` is supervisord's spelling of the shell's $X: read it as one.
+    command = _EXPANSION.sub(
+        lambda m: (
+            "${" + m[1].removeprefix("ENV_") + "}" if m[1].startswith("ENV_") else "${" + m[1] + "}"
+        ),
+        command,
+    )
+    return command, number, process_env
 
 
 #: supervisord's defaults: stop with SIGTERM, SIGKILL 10 s later (its configuration docs).
@@ -198,6 +239,12 @@ def _in_image(path: Path, pattern: str, at: Location, find_config: FindConfig) -
     return []
 
 
+#: How the run reads the nginx config a program starts (`nginx.read_started_nginx`, set by the
+#: run: nginx's reader reads compose files, which read images, whose scripts read this file).
+NGINX_READER: contextvars.ContextVar[
+    Callable[[ConfigFile, str, FindConfig], NginxConfig] | None
+] = contextvars.ContextVar("servertune_check_supervisord_nginx_reader", default=None)
+
 #: The supervisord configs being read, outermost first: an `[include]` of one of them again
 #: is not read a second time.
 _READING: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar(
@@ -211,25 +258,57 @@ def _included_apps(
     env: Mapping[str, str] | None,
     find_config: FindConfig | None,
     follow: FollowWords | None,
-) -> list[AppServer]:
+    started: bool,
+) -> tuple[list[AppServer], list[NginxConfig]]:
     """The servers the programs of the included files start, each with the `[include]` line
-    first in its chain (a file that is not a supervisord config, or starts none, adds none)."""
+    first in its chain (a file that is not a supervisord config, or starts none, adds none),
+    and the fronts they start (`_nginx_front`)."""
     from servertune.check.source import read_text
 
     apps: list[AppServer] = []
+    fronts: list[NginxConfig] = []
     reading = _READING.get() | {path.resolve()}
     for file, at in includes:
         if file.resolve() in reading:
             continue
         token = _READING.set(reading)
         try:
-            found = read_supervisord(file, read_text(file), env, find_config, follow)
+            found, nginx = read_programs(
+                file, read_text(file), env, find_config, follow, started=started
+            )
         except (CheckInputError, OSError):
             continue  # said when the file is read on its own
         finally:
             _READING.reset(token)
         apps.extend(replace(app, launched_by=(at, *app.launched_by)) for app in found)
-    return apps
+        fronts.extend(nginx)
+    return apps, fronts
+
+
+def _nginx_front(words: list[Word], env: Mapping[str, str], find: FindConfig) -> NginxConfig | None:
+    """A program that starts nginx with a config the container renders from a Jinja template
+    where it starts (`nginx -c /app/conf/nginx.conf`, the image holding nginx.conf.jnj beside
+    that path): that config as it renders, its includes found the same way. None for any other
+    program, and for a config that is a file of the repository (the walk reads it itself)."""
+    if not words or program_name(words[0].text) != "nginx":
+        return None
+    named, _ = config_argument(words[1:], ("-c",))
+    wanted = expand_shell(named.text, env) if named is not None else None
+    if named is None or wanted is None or not wanted.startswith("/"):
+        return None
+    config = find(wanted, named.at)
+    if config is None or not config.file.name.startswith(PurePosixPath(wanted).name + "."):
+        return None
+    if not config.file.name.endswith(TEMPLATE_SUFFIXES):
+        return None
+    reader = NGINX_READER.get()
+    if reader is None:
+        return None
+    try:
+        return reader(config, wanted, find)
+    except CheckInputError as why:
+        note("not-followed", named.at, f"{named.at}: not followed: nginx -c {wanted}: {why}")
+        return None
 
 
 def read_supervisord(
@@ -242,6 +321,21 @@ def read_supervisord(
     """The app servers the file's programs start; `find_config` finds the files their command
     lines name (default: beside the file; an image's, through its COPYs, when an image's
     command runs supervisord)."""
+    return read_programs(path, text, env, find_config, follow)[0]
+
+
+def read_programs(
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    find_config: FindConfig | None = None,
+    follow: FollowWords | None = None,
+    *,
+    started: bool = False,
+) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
+    """`read_supervisord`'s servers, and the nginx fronts its programs start from configs
+    rendered where the container starts (`_nginx_front`); with `started`, only the programs
+    supervisord starts when it starts (not those written `autostart = false`)."""
     section = ""
     programs: dict[str, dict[str, tuple[str, int]]] = {}
     includes: list[tuple[Path, Location]] = []
@@ -274,23 +368,12 @@ def read_supervisord(
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
     apps: list[AppServer] = []
+    fronts: list[NginxConfig] = []
     unstarted: list[list[Word]] = []
     for section, options in programs.items():
-        if "command" not in options:
+        if "command" not in options or (started and not _autostarts(options, env)):
             continue
-        command, number = options["command"]
-        process_env = dict(env or {})
-        if "environment" in options:
-            process_env.update(_environment(options["environment"][0]))
-        # `%(ENV_X)s` is supervisord's spelling of the shell's $X: read it as one.
-        command = _EXPANSION.sub(
-            lambda m: (
-                "${" + m[1].removeprefix("ENV_") + "}"
-                if m[1].startswith("ENV_")
-                else "${" + m[1] + "}"
-            ),
-            command,
-        )
+        command, number, process_env = _command(options, env)
         for one in shell_commands(Word(command, Location(path, number))):
             unstarted.append(one)
             app = _started(path, one, process_env, find_config or beside(path), follow)
@@ -298,7 +381,13 @@ def read_supervisord(
                 app = _fcgi_socket(path, section, options, app)
                 apps.append(_stopping(path, app, options, number))
                 break
-    apps.extend(_included_apps(path, includes, env, find_config, follow))
+            front = _nginx_front(one, process_env, find_config or beside(path))
+            if front is not None:
+                fronts.append(front)
+                break
+    included, nginx = _included_apps(path, includes, env, find_config, follow, started)
+    apps.extend(included)
+    fronts.extend(nginx)
     if not apps:
         launched = nothing_started(unstarted, find_config or beside(path))
         if launched is not None:
@@ -308,4 +397,4 @@ def read_supervisord(
             f"{path}: supervisord programs ({names}) start no server check reads (gunicorn, "
             "uvicorn, granian, uWSGI)"
         )
-    return tuple(apps)
+    return tuple(apps), tuple(fronts)

@@ -1,0 +1,3 @@
+bind = "unix:/run/shop/admin.sock"
+workers = 1
+timeout = 120

@@ -1,0 +1,3 @@
+bind = "unix:/run/shop/api.sock"
+workers = 2
+timeout = 30
