@@ -33,8 +33,9 @@ NAMES = (
 #: per-worker config, started once per socket with SERVERTUNE_WORKER=0, 1, ...): the file is then
 #: loaded for 0, 1, ... until it refuses the number, and every instance's bind is reported.
 INSTANCES_VARIABLE = "SERVERTUNE_CHECK_INSTANCES"
-#: The parent stops the probe after its own timeout (GUNICORN_EVAL_TIMEOUT_S, 10 s), but when the
-#: parent is killed first nothing would: a config that loops would spin on. So the probe ends
+#: The parent stops the probe after its own timeout (`GUNICORN_EVAL_TIMEOUT_S` in
+#: check/gunicorn.py), but when the parent is killed first nothing would: a config that loops
+#: would spin on. So the probe ends
 #: itself after this many seconds of wall time (SIGALRM) or of CPU (RLIMIT_CPU: SIGXCPU), which
 #: `SERVERTUNE_CHECK_PROBE_LIMIT_S` may lower.
 OWN_LIMIT_S = 30

@@ -24,6 +24,7 @@ from servertune.check.model import (
     Upstream,
 )
 from servertune.check.nginx_variables import nginx_variable
+from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
 if TYPE_CHECKING:
     from servertune.check.dockerfile import Image
@@ -408,13 +409,6 @@ def _reached(
     return [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
 
 
-#: An envsubst placeholder: `${NAME}` (an nginx variable is `$name`, never braced so), or
-#: `$NAME` (envsubst substitutes it too).
-_PLACEHOLDER = re.compile(
-    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
-)
-
-
 def _render(text: str, environment: Mapping[str, str]) -> str:
     """`text` as envsubst renders it with `environment`; a name not in it is left as written
     (then the address reaches no app: unknown, not guessed). A bare `$name` is rendered only
@@ -426,7 +420,7 @@ def _render(text: str, environment: Mapping[str, str]) -> str:
             return match[0]
         return environment.get(match["braced"] or match["bare"], match[0])
 
-    return _PLACEHOLDER.sub(one, text)
+    return ENVSUBST_VARIABLE.sub(one, text)
 
 
 def link(

@@ -45,10 +45,18 @@ def extended_services(
     it (see the module's docstring); the others as they are. `load` reads another file's
     services; the lines of each file read are added to `lines`."""
     assert isinstance(services.node, yaml.MappingNode)
+    loaded: dict[Path, _Node | None] = {}
+
+    def load_once(other: Path) -> _Node | None:
+        # Several services extend one file's services: it is read and interpolated once.
+        if other not in loaded:
+            loaded[other] = load(other)
+        return loaded[other]
+
     pairs: list[tuple[yaml.Node, yaml.Node]] = []
     changed = False
     for key, value in services.node.value:
-        merged = _resolved(_Node(value, path), path, services, load, lines, 0, frozenset())
+        merged = _resolved(_Node(value, path), path, services, load_once, lines, 0, frozenset())
         merged = value if merged is None else merged
         changed = changed or merged is not value
         pairs.append((key, merged))
@@ -93,7 +101,8 @@ def _resolved(
             _not_followed(extends.at, f"extends file {file_node.text()!r} is not here")
             return None
         where, others = target, loaded
-        lines.setdefault(target, read_text(target).splitlines())
+        if target not in lines:
+            lines[target] = read_text(target).splitlines()
     base = others.get(name)
     if base is None or (where, name) in seen or depth >= _MAX_DEPTH:
         why = "is extended in a cycle" if base is not None else "is not in it"

@@ -126,11 +126,7 @@ def _starts(paths: Sequence[Path], images: Sequence[Image]) -> list[_Start]:
         )
         made = _made_before_nginx([w.text for w in first + rest], dict(image.env), image.find)
         if made is not None:
-
-            def holds(file: Path, image: Image = image) -> bool:
-                return image.holds(file, whole_context=False) is not None
-
-            starts.append(_Start(holds, made, image.find, compose=False))
+            starts.append(_Start(_holding(image, []), made, image.find, compose=False))
     return starts
 
 

@@ -365,17 +365,14 @@ def _copied(config: Path, pattern: str) -> list[Path]:
     from servertune.check.images import images_copying
 
     wanted = os.path.normpath(pattern)
-    folder = wanted
-    while glob.has_magic(folder) or folder == wanted:
+    folder = os.path.dirname(wanted)
+    while glob.has_magic(folder):
         folder = os.path.dirname(folder)
-        if folder in ("", "/"):
-            return []
+    if folder in ("", "/"):
+        return []
     for image in images_copying(config):
-        found = [
-            file
-            for inside, file in image.held_under(folder)
-            if (fnmatch.fnmatchcase(inside, wanted) if glob.has_magic(wanted) else inside == wanted)
-        ]
+        # fnmatch of a path with no wildcard is equality.
+        found = [f for inside, f in image.held_under(folder) if fnmatch.fnmatchcase(inside, wanted)]
         if found:
             return found
     return []

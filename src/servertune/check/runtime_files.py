@@ -32,6 +32,7 @@ from servertune.check.commands import ConfigFile, FindConfig, expand_shell
 from servertune.check.model import Location, note
 
 __all__ = [
+    "ENVSUBST_VARIABLE",
     "IMAGE_FILES",
     "ListFiles",
     "Made",
@@ -74,8 +75,9 @@ _MADE: contextvars.ContextVar[tuple[Made, ...]] = contextvars.ContextVar(
     "servertune_check_runtime_made", default=()
 )
 
-#: A variable envsubst substitutes: `$NAME` or `${NAME}`.
-_VARIABLE = re.compile(
+#: A variable envsubst substitutes: `$NAME` or `${NAME}` (also what an nginx template's passes
+#: render with: `chain._render`).
+ENVSUBST_VARIABLE = re.compile(
     r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
 )
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", ";;"})
@@ -258,20 +260,11 @@ def _rendered(
         return []
     formats = [a for a in args if not a.startswith("-")]
     names = (
-        frozenset(m["braced"] or m["bare"] for f in formats for m in _VARIABLE.finditer(f))
+        frozenset(m["braced"] or m["bare"] for f in formats for m in ENVSUBST_VARIABLE.finditer(f))
         if formats
         else None
     )
-    return [
-        Made(
-            _norm(destination),
-            at,
-            source=_norm(source),
-            rendered=True,
-            environment=tuple(sorted(env.items())),
-            names=names,
-        )
-    ]
+    return [_render_of(source, destination, env, at, names=names)]
 
 
 #: j2cli's options that take a value; any option not here or in `_J2_FLAGS` (`--filters`,
@@ -306,16 +299,33 @@ def _jinja_rendered(
     if not source or not destination:
         return []
     return [
-        Made(
-            _norm(destination),
-            at,
-            source=_norm(source),
-            rendered=True,
-            environment=tuple(sorted(env.items())),
-            engine="jinja",
-            strict="--undefined" not in options,
+        _render_of(
+            source, destination, env, at, engine="jinja", strict="--undefined" not in options
         )
     ]
+
+
+def _render_of(
+    source: str,
+    destination: str,
+    env: Mapping[str, str],
+    at: Location,
+    *,
+    names: frozenset[str] | None = None,
+    engine: str = "envsubst",
+    strict: bool = False,
+) -> Made:
+    """DST made at `at` by rendering SRC with the environment `env` (envsubst's or Jinja's)."""
+    return Made(
+        _norm(destination),
+        at,
+        source=_norm(source),
+        rendered=True,
+        environment=tuple(sorted(env.items())),
+        names=names,
+        engine=engine,
+        strict=strict,
+    )
 
 
 def _written(
@@ -346,7 +356,7 @@ def _written(
         unknown.append(name)
         return match[0]
 
-    text = _VARIABLE.sub(one, text)
+    text = ENVSUBST_VARIABLE.sub(one, text)
     return [Made(_norm(destination), at, text=text, unknown=tuple(dict.fromkeys(unknown)))]
 
 
@@ -403,7 +413,7 @@ def _render(text: str, made: Made) -> str:
         # is read there would name another line of the repository file. Left unknown.
         return match[0] if "\n" in value else value
 
-    return _VARIABLE.sub(one, text)
+    return ENVSUBST_VARIABLE.sub(one, text)
 
 
 def finding(made: Sequence[Made], find_config: FindConfig) -> FindConfig:
