@@ -35,9 +35,8 @@ NAMES = (
 INSTANCES_VARIABLE = "SERVERTUNE_CHECK_INSTANCES"
 #: The parent stops the probe after its own timeout (`GUNICORN_EVAL_TIMEOUT_S` in
 #: check/gunicorn.py), but when the parent is killed first nothing would: a config that loops
-#: would spin on. So the probe ends
-#: itself after this many seconds of wall time (SIGALRM) or of CPU (RLIMIT_CPU: SIGXCPU), which
-#: `SERVERTUNE_CHECK_PROBE_LIMIT_S` may lower.
+#: would spin on. So the probe ends itself after this many seconds of wall time (SIGALRM) or
+#: of CPU (RLIMIT_CPU: SIGXCPU), which `SERVERTUNE_CHECK_PROBE_LIMIT_S` may lower.
 OWN_LIMIT_S = 30
 #: More instances than this are not a per-worker layout (Workload.cores is at most 1024).
 MAX_INSTANCES = 1024
