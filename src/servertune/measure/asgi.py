@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from servertune.measure.clocks import schedstat_run_s, schedstat_wait_s
+from servertune.measure.clocks import ThreadWaits, schedstat_run_s, schedstat_wait_s
 from servertune.measure.errors import MeasureError
 from servertune.measure.loading import detect_interface
 from servertune.measure.sweep import DRAIN_SECONDS, LevelFailed
@@ -142,6 +142,11 @@ class _Lifespan:
             await asyncio.wait_for(self._task, LIFESPAN_TIMEOUT_S)
 
 
+#: A LoopTimer reading: callback seconds, process CPU seconds, the loop thread's run-queue
+#: seconds, and the other threads' (`ThreadWaits.mark`).
+LoopMark = tuple[float, float, float, tuple[dict[int, float], int]]
+
+
 class LoopTimer:
     """Seconds the event loop spent running callbacks: the time a request blocks the loop.
 
@@ -152,36 +157,47 @@ class LoopTimer:
     A callback's wall time also holds the moments the loop's thread was runnable but another
     process had the core: on a busy machine that is most of it (a Django view measured 2.82 ms
     of loop a request for 0.77 ms of CPU while other work took 1.5 cores, and the plan admitted
-    a third of what the same server served). `blocked_since` takes that wait, the thread's
-    run-queue time from Linux's schedstat, back out; a sync call's sleep is no run-queue time,
-    so it stays counted. The wait is read over a window, so it also holds the waits of wake-ups
-    between callbacks; the process's CPU over the window bounds the result from below (under the
-    GIL any of it keeps the loop from running, which is why the plan's held time is the larger
-    of the two). Both are read at the window's ends only: a clock read in every callback would
-    add its own cost to the CPU measured per request, 0.06 ms on a FastAPI route.
+    a third of what the same server served). It also holds the loop's waits for threads it
+    starts to get a core: Django's ASGI handler starts two a request, and beside two niced busy
+    loops their run-queue time was 4.7-6.1 ms a request while the loop's own was 0.2 ms (the
+    callbacks' wall time, 4.1-6.2 ms). `blocked_since` takes both waits back out (Linux's
+    schedstat for the loop's thread, `ThreadWaits` for the others); a sync call's sleep is no
+    run-queue time, so it stays counted. The waits are read over a window, so they also hold
+    waits between callbacks; the process's CPU over the window bounds the result from below
+    (under the GIL any of it keeps the loop from running, which is why the plan's held time is
+    the larger of the two). All are read at the window's ends only: a clock read in every
+    callback would add its own cost to the CPU measured per request, 0.06 ms on a FastAPI route.
     """
 
     def __init__(self) -> None:
         self.seconds = 0.0
         #: The loop's thread: the one that measures (asyncio.Runner runs the loop in it).
         self.tid = threading.get_native_id()
+        self.threads = ThreadWaits(leave_out=self.tid)
 
-    def mark(self) -> tuple[float, float, float]:
+    def mark(self) -> LoopMark:
         """A reading to time a window from (`blocked_since`): callback seconds, the process's
-        CPU seconds, and the loop thread's run-queue seconds (0 where Linux does not give them)."""
-        return self.seconds, time.process_time(), schedstat_wait_s(self.tid) or 0.0
+        CPU seconds, the loop thread's run-queue seconds (0 where Linux does not give them),
+        and the other threads' run-queue reading."""
+        return (
+            self.seconds,
+            time.process_time(),
+            schedstat_wait_s(self.tid) or 0.0,
+            self.threads.mark(),
+        )
 
     def loop_cpu(self) -> float | None:
         """Seconds the loop's thread has computed (Linux schedstat; None where not given): the
         process's CPU less this is what the requests ran in other threads."""
         return schedstat_run_s(self.tid)
 
-    def blocked_since(self, mark: tuple[float, float, float]) -> float:
-        """Seconds the loop was blocked since `mark`: its callbacks' wall time less the run-queue
-        wait, never less than the process's CPU meanwhile."""
-        wall0, cpu0, wait0 = mark
-        wall, cpu, wait = self.mark()
-        return max(cpu - cpu0, wall - wall0 - (wait - wait0))
+    def blocked_since(self, mark: LoopMark) -> float:
+        """Seconds the loop was blocked since `mark`: its callbacks' wall time less its own and
+        the other threads' run-queue waits, never less than the process's CPU meanwhile."""
+        wall0, cpu0, wait0, threads0 = mark
+        wall, cpu, wait = self.seconds, time.process_time(), schedstat_wait_s(self.tid) or 0.0
+        others = self.threads.since(threads0)
+        return max(cpu - cpu0, wall - wall0 - (wait - wait0) - others)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[LoopTimer]:
@@ -200,7 +216,8 @@ class LoopTimer:
 
         handle._run = timed  # type: ignore[method-assign,assignment]
         try:
-            yield self
+            with self.threads.installed():
+                yield self
         finally:
             handle._run = original  # type: ignore[method-assign]
 
