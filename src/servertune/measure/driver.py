@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -15,6 +16,7 @@ from servertune.measure.asgi import AsgiCaller, LoopTimer, asgi_caller
 from servertune.measure.clocks import Clock, rss_kb
 from servertune.measure.errors import AppFailed, MeasureError, describe_exception
 from servertune.measure.loading import Interface, detect_interface, load_app
+from servertune.measure.one_core import on_one_core
 from servertune.measure.result import Measurement, Mix, Sample
 from servertune.measure.sweep import Sweep, sweep
 from servertune.measure.target import (
@@ -198,10 +200,12 @@ def _sweep(call: AsgiCaller, weighted: list[tuple[Request, float]]) -> Sweep:
     cycle = [
         req for req, weight in weighted for _ in range(max(1, round(SWEEP_SLOTS * weight / total)))
     ]
-    return sweep(
-        lambda in_flight, count, seconds: call.level(cycle, in_flight, count, seconds),
-        time.monotonic,
-    )
+    with on_one_core() as core:
+        found = sweep(
+            lambda in_flight, count, seconds: call.level(cycle, in_flight, count, seconds),
+            time.monotonic,
+        )
+    return dataclasses.replace(found, core=core)
 
 
 @contextlib.contextmanager

@@ -94,6 +94,8 @@ class Sweep:
     levels: tuple[InFlightLevel, ...]
     limit: int | None
     stopped: str
+    #: The one core the sweep ran on (`one_core`), None where it could not be pinned.
+    core: int | None = None
 
     @property
     def busiest(self) -> InFlightLevel | None:
@@ -115,7 +117,11 @@ class Sweep:
             if self.limit is not None
             else "in_flight_limit: none"
         )
-        lines = [f"in flight (req/s, loop ms per request): {cells}", f"{found}; {self.stopped}"]
+        where = "" if self.core is None else f", on core {self.core} alone"
+        lines = [
+            f"in flight{where} (req/s, loop ms per request): {cells}",
+            f"{found}; {self.stopped}",
+        ]
         if busiest is not None:
             lines.append(
                 f"at {busiest.in_flight} in flight ({busiest.rps:.0f} req/s, the most answered): "
