@@ -45,15 +45,15 @@ WRK_SECONDS = 2
 pytestmark = pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk")
 
 
-def _server(argv: list[str], port: int) -> Iterator[int]:
+def _server(argv: list[str], port: int, cwd: Path = HERE, path: str = "/cpu") -> Iterator[int]:
     proc = subprocess.Popen(
-        argv, cwd=HERE, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        argv, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
         deadline = time.monotonic() + 15
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/cpu", timeout=2):
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2):
                     break
             except OSError as error:
                 if proc.poll() is not None or time.monotonic() > deadline:
@@ -65,9 +65,11 @@ def _server(argv: list[str], port: int) -> Iterator[int]:
         proc.wait(timeout=10)
 
 
-def _server_ms_per_request(argv: list[str], port: int, path: str, connections: int) -> float:
+def _server_ms_per_request(
+    argv: list[str], port: int, path: str, connections: int, cwd: Path = HERE
+) -> float:
     """CPU ms per answered request of the server's process group under wrk."""
-    for pid in _server(argv, port):
+    for pid in _server(argv, port, cwd, path):
         url = f"http://127.0.0.1:{port}{path}"
         subprocess.run(["wrk", "-t1", "-c2", "-d1s", url], check=True, capture_output=True)
         before = group_cpu_seconds(pid)
@@ -119,3 +121,53 @@ def test_wsgi_cpu_ms_matches_what_one_gunicorn_worker_spends() -> None:
             "-w", "1", "--log-level", "warning"]  # fmt: skip
     served = _server_ms_per_request(argv, port, "/cpu", 2)
     assert abs(w.cpu_ms / served - 1) <= TOLERANCE, (w.cpu_ms, served)
+
+
+#: A Django project of one async view that awaits 5 ms: Django's ASGI handler runs each
+#: request's signals in two threads it starts for the request, so the GIL changes hands within
+#: every request.
+DJANGO_FILES = {
+    "djproj/__init__.py": "",
+    "djproj/settings.py": (
+        'SECRET_KEY = "test-only"\nDEBUG = False\nALLOWED_HOSTS = ["*"]\n'
+        'ROOT_URLCONF = "djproj.urls"\nINSTALLED_APPS = []\nDATABASES = {}\nUSE_TZ = True\n'
+        'MIDDLEWARE = ["django.middleware.common.CommonMiddleware"]\n'
+    ),
+    "djproj/urls.py": (
+        "import asyncio\nfrom django.http import JsonResponse\nfrom django.urls import path\n\n\n"
+        "async def io(request):\n    await asyncio.sleep(0.005)\n"
+        '    return JsonResponse({"ok": True})\n\n\nurlpatterns = [path("io", io)]\n'
+    ),
+    "djproj/asgi.py": (
+        "import os\nfrom django.core.asgi import get_asgi_application\n\n"
+        'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "djproj.settings")\n'
+        "application = get_asgi_application()\n"
+    ),
+}
+
+
+def test_a_django_view_s_cpu_ms_matches_one_uvicorn_on_one_core(tmp_path: Path) -> None:
+    """A Django async view's cpu_ms plus uvicorn's own cost is within 20 % of the CPU one uvicorn
+    spends per request on one core, as each process of a saturated server runs. `measure`
+    sweeps on one core too: alone on two, the view's threads took the GIL across cores, and
+    both the in-process figure and one unpinned uvicorn's cost rose by a third."""
+    pytest.importorskip("django")
+    for name, text in DJANGO_FILES.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "workload.toml"
+    # In a process of its own: Django's settings are once per process.
+    subprocess.run(
+        [sys.executable, "-m", "servertune", "measure", "djproj.asgi:application", "--path",
+         "/io", "--requests", "10", "--app-dir", str(tmp_path), "--out", str(out)],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    cpu_ms = float(re.findall(r"^cpu_ms = ([0-9.]+)$", out.read_text(), re.M)[0])
+    port = free_port()
+    core = max(os.sched_getaffinity(0))
+    argv = ["taskset", "-c", str(core), sys.executable, "-m", "uvicorn",
+            "djproj.asgi:application", "--port", str(port), "--log-level", "warning",
+            "--no-access-log"]  # fmt: skip
+    served = _server_ms_per_request(argv, port, "/io", 32, cwd=tmp_path)
+    planned = cpu_ms + ASGI_SERVER_MS_PER_REQUEST
+    assert abs(planned / served - 1) <= TOLERANCE, (cpu_ms, planned, served)
