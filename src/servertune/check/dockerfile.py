@@ -412,10 +412,31 @@ class Image:
 
     def _holds(self, file: Path, whole_context: bool) -> str | None:
         real = os.path.normpath(file.absolute())
-        for context in self._context_folders:
-            root = os.path.normpath(context.absolute())
+        for root, copied in self._copied_from:
             if not self._sources_outside and not _within(real, root):
                 continue  # every COPY source is inside the context: none of them is `file`
+            for here, dest, is_dir_dest, folder in copied:
+                if here == root and not whole_context:
+                    continue
+                if real == here:
+                    name = PurePosixPath(dest) / file.name if is_dir_dest else dest
+                    return str(name)
+                if folder and real.startswith(here + os.sep):
+                    inner = PurePosixPath(Path(real).relative_to(here).as_posix())
+                    return str(PurePosixPath(dest) / inner)
+        if self.base is not None:
+            return self.base.holds(file, whole_context=whole_context)
+        return None
+
+    @functools.cached_property
+    def _copied_from(self) -> tuple[tuple[str, tuple[tuple[str, str, bool, bool], ...]], ...]:
+        """Per context folder (normalized), what the final stage's COPYs bring from it, the
+        last COPY first: (the source path, normalized; its destination; whether that is a
+        folder; whether the source stands for a folder's contents). Looked up once per image:
+        `holds` asks it for every file a walk's scripts name."""
+        contexts = []
+        for context in self._context_folders:
+            copied = []
             for source, dest, is_dir_dest, stage, copied_at in reversed(self.copies):
                 if stage is not None:
                     continue  # another stage's file: its context path is that stage's COPY's
@@ -423,17 +444,10 @@ class Image:
                     locals_ = _sources(context, source, copied_at)
                 for local in locals_:
                     here = os.path.normpath(local.absolute())
-                    if here == root and not whole_context:
-                        continue
-                    if real == here:
-                        name = PurePosixPath(dest) / file.name if is_dir_dest else dest
-                        return str(name)
-                    if (local.is_dir() or source in (".", "./")) and real.startswith(here + os.sep):
-                        inner = PurePosixPath(Path(real).relative_to(here).as_posix())
-                        return str(PurePosixPath(dest) / inner)
-        if self.base is not None:
-            return self.base.holds(file, whole_context=whole_context)
-        return None
+                    folder = local.is_dir() or source in (".", "./")
+                    copied.append((here, dest, is_dir_dest, folder))
+            contexts.append((os.path.normpath(context.absolute()), tuple(copied)))
+        return tuple(contexts)
 
     @functools.cached_property
     def _sources_outside(self) -> bool:
