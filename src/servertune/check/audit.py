@@ -228,7 +228,6 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    # What a walk asks again and again (an image's files, a file's YAML) is worked out once.
     with confined_to(root if root is not None else default_root(paths)), memo.one_run():
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be

@@ -141,6 +141,15 @@ def _write_project(project: Path, n: int) -> None:
             f"--workers 2 --log-config {config[1]} --timeout-keep-alive 5"
         ),
     }[server]
+    _write_image(project, server, port, config, start)
+    _write_platforms(project, n, port)
+    _write_others(project, n, server, config[0])
+
+
+def _write_image(
+    project: Path, server: str, port: int, config: tuple[str, str], start: str
+) -> None:
+    """The Dockerfile, the entrypoint it copies and the server config it copies."""
     (project / "Dockerfile").write_text(
         "FROM python:3.12-slim AS build\nWORKDIR /build\nCOPY pyproject.toml .\n"
         "RUN pip wheel --wheel-dir /wheels .\n\n"
@@ -181,6 +190,10 @@ def _write_project(project: Path, n: int) -> None:
             ),
         }[server]
     )
+
+
+def _write_platforms(project: Path, n: int, port: int) -> None:
+    """What runs the image: supervisord, compose with nginx in front, Kubernetes."""
     (project / "docker" / "supervisord.conf").write_text(
         "[supervisord]\nnodaemon=true\n\n[program:worker]\n"
         "command=celery -A app worker --concurrency 2\nstopwaitsecs=60\n\n"
@@ -230,14 +243,18 @@ def _write_project(project: Path, n: int) -> None:
         f"              service:\n                name: p{n:02d}-web\n"
         "                port:\n                  number: 80\n"
     )
+
+
+def _write_others(project: Path, n: int, server: str, config: str) -> None:
+    """The env file, the Procfile, the packaging, and the source and docs the walk skips."""
     (project / ".env").write_text(
         f"DATABASE_URL=postgres://app:app@db:5432/p{n:02d}\nWEB_CONCURRENCY=3\nDEBUG=0\n"
     )
     (project / "Procfile").write_text(
         "release: python manage.py migrate --noinput\n"
         + {
-            "gunicorn": f"web: gunicorn -c docker/{config[0]} app.wsgi:application\n",
-            "uwsgi": f"web: uwsgi --ini docker/{config[0]}\n",
+            "gunicorn": f"web: gunicorn -c docker/{config} app.wsgi:application\n",
+            "uwsgi": f"web: uwsgi --ini docker/{config}\n",
             "uvicorn": "web: uvicorn app.asgi:application --host 0.0.0.0 --port $PORT\n",
         }[server]
         + "worker: celery -A app worker\n"
