@@ -70,26 +70,38 @@ def test_check_speed_tree_has_fifty_files(tmp_path: Path) -> None:
 def test_check_speed_quick_run() -> None:
     """The benchmark reports its configurations and targets (the numbers are not asserted here)."""
     report = run_scenario(load_scenario("check-speed"), BenchOptions(quick=True, progress=False))
-    assert [row["files"] for row in report.runs] == [50, 51, 150]
+    assert [row["files"] for row in report.runs] == [50, 51, 54]
     assert [row["runs"] for row in report.runs] == [check_speed.SIZES.quick.repeats] * 3
     assert report.targets[0].value is not None
     assert report.targets[1].threshold == check_speed.REPOSITORY_TARGET_S
 
 
-def test_check_speed_repository_is_300_files_half_of_them_read(tmp_path: Path) -> None:
-    """The walked repository holds 300 files; the walk reads its 150 deployment files and
-    links each service's compose -> Dockerfile -> entrypoint -> gunicorn config."""
+def test_check_speed_repository_is_300_files_of_linked_projects(tmp_path: Path) -> None:
+    """The walked repository holds 300 files in 20 projects; the walk reads each one's
+    deployment files (not its source and docs), and each project's entrypoint, copied by its
+    Dockerfile, starts its server in a container (checked on the quick run's five projects,
+    one of each server)."""
     from servertune.check import check_files
     from servertune.check.discover import discover
     from servertune.machine import Machine
 
-    root = check_speed.build_repository(tmp_path / "repo")
-    assert sum(1 for p in root.rglob("*") if p.is_file()) == check_speed.REPOSITORY_FILES
+    full = check_speed.build_repository(tmp_path / "full")
+    assert sum(1 for p in full.rglob("*") if p.is_file()) == check_speed.REPOSITORY_FILES
+    assert len(list(full.glob("projects/*"))) == 20
+    files = check_speed.SIZES.quick.repository_files
+    root = check_speed.build_repository(tmp_path / "repo", files)
+    projects = files // check_speed.PROJECT_FILES
     walk = discover(root)
-    assert len(walk.files) == check_speed.REPOSITORY_FILES // 2
+    assert not {p for p in walk.files if p.suffix == ".py" and p.parent.name == "app"}
+    assert sum(1 for p in walk.files if p.name == "Dockerfile") == projects
     result = check_files(list(walk.files), machine=Machine(cores=2), discovered=[walk])
-    assert len(result.apps) == check_speed.REPOSITORY_FILES // 10
-    assert all(app.container is not None for app in result.apps)
+    assert not result.errors
+    started = {
+        app.file.relative_to(root).parts[1]
+        for app in result.apps
+        if app.container is not None and app.file.name == "entrypoint.sh"
+    }
+    assert len(started) == projects
 
 
 def test_check_speed_corpus_files_follow_expected_json(tmp_path: Path) -> None:

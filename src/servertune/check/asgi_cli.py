@@ -5,6 +5,7 @@ defaults and `UVICORN_*` / `GRANIAN_*` variables are read exactly as the server 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from servertune.check import memo
 from servertune.check.model import CheckInputError
 
 __all__ = ["CLI_EVAL_CPU_S", "CLI_EVAL_TIMEOUT_S", "SERVERS", "parse_command_lines"]
@@ -35,8 +37,20 @@ _MARK = "@@servertune-check@@"
 def parse_command_lines(
     path: Path, server: str, argvs: list[list[str]], env: Mapping[str, str] | None
 ) -> list[dict[str, Any]]:
-    """Each argument list as the server's own CLI reads it (in a child, with a time limit)."""
+    """Each argument list as the server's own CLI reads it (in a child, with a time limit),
+    once per run for the same command lines (a launch is reached from several files); an
+    error is raised again for each file, naming it."""
     request = json.dumps({"server": server, "argvs": argvs, "cpu_limit_s": CLI_EVAL_CPU_S})
+    key = (request, None if env is None else tuple(sorted(env.items())))
+    parsed = memo.recall(
+        memo.run_table("cli"), key, lambda: _parsed_in_child(path, server, request, env)
+    )
+    return copy.deepcopy(parsed)  # the caller's to change
+
+
+def _parsed_in_child(
+    path: Path, server: str, request: str, env: Mapping[str, str] | None
+) -> list[dict[str, Any]]:
     try:
         process = subprocess.Popen(
             [sys.executable, "-B", "-c", _PROBE.read_text()],

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from servertune.check import memo
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import (
     BalancerLink,
@@ -227,7 +228,7 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    with confined_to(root if root is not None else default_root(paths)):
+    with confined_to(root if root is not None else default_root(paths)), memo.one_run():
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from servertune.check import overlay, resolve
+from servertune.check import memo, overlay, resolve
 from servertune.check.chain import Service
 from servertune.check.commands import (
     COMMAND_COMPLETE,
@@ -530,7 +530,13 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
 
 def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
     """The images the compose files among `paths` build and tag (`images.Build`), for
-    `images.images_of_run`; a file that does not parse is its reader's error to report."""
+    `images.images_of_run`; a file that does not parse is its reader's error to report.
+    Worked out once per run for the same files (each run of images asks)."""
+    key = tuple(map(str, paths))
+    return memo.recall(memo.run_table("compose builds"), key, lambda: _read_builds(paths))
+
+
+def _read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
     builds: list[Build] = []
     for path in paths:
         try:

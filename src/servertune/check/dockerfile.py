@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from servertune.check import resolve
+from servertune.check import memo, resolve
 from servertune.check.commands import (
     WRAPPERS,
     ConfigFile,
@@ -303,6 +303,12 @@ class Image:
         del at  # the COPY that brings a file in is what names it
         if not wanted or "\n" in wanted or len(wanted) > 4096:
             return None  # a script's whole text (`sh -c "..."`), not a file's name
+        # Every command word of every script of a walk is looked for in the images that
+        # copy it: each answer once per image and run (`memo`).
+        table = self._answers if memo.in_run() else None
+        return memo.recall(table, ("find", resolve.root(), wanted), lambda: self._find(wanted))
+
+    def _find(self, wanted: str) -> ConfigFile | None:
         targets = [PurePosixPath(self.workdir) / wanted]
         if "/" not in wanted:
             # A bare name run as a command (`CMD ["start.sh"]`) is looked up on the PATH.
@@ -399,9 +405,38 @@ class Image:
         copy of the whole build context (`COPY . /app`, which carries every file of the
         repository, other setups' configs too) does not count: only a COPY that names the
         file, its folder or a wildcard matching it."""
+        if not memo.in_run():
+            return self._holds(file, whole_context)
+        key = ("holds", resolve.root(), str(file), whole_context)
+        return memo.recall(self._answers, key, lambda: self._holds(file, whole_context))
+
+    def _holds(self, file: Path, whole_context: bool) -> str | None:
         real = os.path.normpath(file.absolute())
+        for root, copied in self._copied_from:
+            if not self._sources_outside and not _within(real, root):
+                continue  # every COPY source is inside the context: none of them is `file`
+            for here, dest, is_dir_dest, folder in copied:
+                if here == root and not whole_context:
+                    continue
+                if real == here:
+                    name = PurePosixPath(dest) / file.name if is_dir_dest else dest
+                    return str(name)
+                if folder and real.startswith(here + os.sep):
+                    inner = PurePosixPath(Path(real).relative_to(here).as_posix())
+                    return str(PurePosixPath(dest) / inner)
+        if self.base is not None:
+            return self.base.holds(file, whole_context=whole_context)
+        return None
+
+    @functools.cached_property
+    def _copied_from(self) -> tuple[tuple[str, tuple[tuple[str, str, bool, bool], ...]], ...]:
+        """Per context folder (normalized), what the final stage's COPYs bring from it, the
+        last COPY first: (the source path, normalized; its destination; whether that is a
+        folder; whether the source stands for a folder's contents). Looked up once per image:
+        `holds` asks it for every file a walk's scripts name."""
+        contexts = []
         for context in self._context_folders:
-            root = os.path.normpath(context.absolute())
+            copied = []
             for source, dest, is_dir_dest, stage, copied_at in reversed(self.copies):
                 if stage is not None:
                     continue  # another stage's file: its context path is that stage's COPY's
@@ -409,17 +444,24 @@ class Image:
                     locals_ = _sources(context, source, copied_at)
                 for local in locals_:
                     here = os.path.normpath(local.absolute())
-                    if here == root and not whole_context:
-                        continue
-                    if real == here:
-                        name = PurePosixPath(dest) / file.name if is_dir_dest else dest
-                        return str(name)
-                    if (local.is_dir() or source in (".", "./")) and real.startswith(here + os.sep):
-                        inner = PurePosixPath(Path(real).relative_to(here).as_posix())
-                        return str(PurePosixPath(dest) / inner)
-        if self.base is not None:
-            return self.base.holds(file, whole_context=whole_context)
-        return None
+                    folder = local.is_dir() or source in (".", "./")
+                    copied.append((here, dest, is_dir_dest, folder))
+            contexts.append((os.path.normpath(context.absolute()), tuple(copied)))
+        return tuple(contexts)
+
+    @functools.cached_property
+    def _sources_outside(self) -> bool:
+        """Whether a COPY of the final stage names a source that may lie outside its context
+        (an absolute path, or `..`): only then may a file outside the context be held."""
+        return any(
+            stage is None and (source.startswith("/") or ".." in PurePosixPath(source).parts)
+            for source, _, _, stage, _ in self.copies
+        )
+
+    @functools.cached_property
+    def _answers(self) -> memo.Table:
+        """`find` and `holds` answers of this image in the run in progress (`memo.recall`)."""
+        return {}
 
     @functools.cached_property
     def _context_folders(self) -> tuple[Path, ...]:
@@ -438,6 +480,11 @@ class Image:
                 break
             contexts.append(above)
         return tuple(contexts)
+
+
+def _within(real: str, root: str) -> bool:
+    """Whether the normalized path `real` is `root` or under it."""
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _locate(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from servertune.check import memo
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     hook = IN_IMAGES.set(found_in_images)
     env_hook = IMAGE_ENV_AT.set(env_at_of_image)
     base_hook = BASE_IMAGE.set(base_image)
-    with_bases = _IMAGES.set(tuple(_with_base(image) for image in images))
+    with_bases = _IMAGES.set(_with_bases(tuple(images), tuple(builds)))
     files_hook = IMAGE_FILES.set(files_in_image)
     try:
         yield
@@ -116,6 +117,19 @@ def base_image(reference: str, dockerfile: Path) -> Image | None:
     if found is None or found.path.absolute() == dockerfile.absolute():
         return None
     return found
+
+
+def _with_bases(images: tuple[Image, ...], builds: tuple[Build, ...]) -> tuple[Image, ...]:
+    """Each of `images` with its base (`_with_base`), worked out once per run for the same
+    images and builds: a run sets its images once per compose file it links."""
+    key = (tuple(map(id, images)), builds, _BASING.get())
+    # Keyed by the images' ids and kept with them, so that an id is never another image's.
+    _, based = memo.recall(
+        memo.run_table("images with bases"),
+        key,
+        lambda: (images, tuple(_with_base(image) for image in images)),
+    )
+    return based
 
 
 def _with_base(image: Image) -> Image:
@@ -279,11 +293,16 @@ def _read(dockerfile: Path, context: Path | None, target: str | None) -> Image |
         return None
 
 
-def _keys(image: Image, root: Path) -> set[str]:
+def _keys(image: Image, root: Path) -> frozenset[str]:
     """The names a Dockerfile is known by: its folder's (not the repository root's) and its
     name's suffix or prefix (`Dockerfile.api`, `Dockerfile-prod`, `api.Dockerfile`)."""
+    key = (str(image.path), str(root))
+    return memo.recall(memo.run_table("image keys"), key, lambda: _keys_of(image.path, root))
+
+
+def _keys_of(path: Path, root: Path) -> frozenset[str]:
     keys: set[str] = set()
-    folder = image.path.absolute().parent
+    folder = path.absolute().parent
     if os.path.normpath(folder) != os.path.normpath(root.absolute()):
         keys.add(_plain(folder.name))
         # `openwisp_base/` in openwisp's repository is known as `base` too, as the image
@@ -291,11 +310,10 @@ def _keys(image: Image, root: Path) -> set[str]:
         own = [w for w in _words(folder.name) if not _projects(w, root)]
         if own and len(own) < len(_words(folder.name)):
             keys.add("".join(own))
-    name = image.path.name
-    for part in re.split(r"(?i)dockerfile", name):
+    for part in re.split(r"(?i)dockerfile", path.name):
         if _plain(part):
             keys.add(_plain(part))
-    return keys
+    return frozenset(keys)
 
 
 _STAGE = re.compile(r"^\s*FROM\s.*?\sAS\s+([A-Za-z0-9][\w.-]*)\s*$", re.I | re.M)
@@ -303,13 +321,18 @@ _STAGE = re.compile(r"^\s*FROM\s.*?\sAS\s+([A-Za-z0-9][\w.-]*)\s*$", re.I | re.M
 
 def _stage_named(image: Image, key: str) -> str | None:
     """The stage of the image's Dockerfile named `key` (`FROM ... AS dev`), as written."""
+    stages = memo.recall(memo.run_table("stages"), str(image.path), lambda: _stages(image.path))
+    return next((s for s in stages if _plain(s) == key), None)
+
+
+def _stages(path: Path) -> tuple[str, ...]:
+    """The names of the Dockerfile's stages, as written; none when it cannot be read."""
     from servertune.check.source import read_text
 
     try:
-        text = read_text(image.path)
+        return tuple(_STAGE.findall(read_text(path)))
     except (CheckInputError, OSError):
-        return None
-    return next((s for s in _STAGE.findall(text) if _plain(s) == key), None)
+        return ()
 
 
 def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from servertune.check import memo
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -259,15 +260,49 @@ def _check_tags(node: yaml.Node, path: Path, seen: set[int]) -> None:
 
 
 def _documents(path: Path, text: str) -> list[_Node]:
+    """The file's YAML documents, each a tree of its own: composed once per run (every reader
+    of a walk that looks at a YAML file asks), copied for each caller, as compose's reading
+    interpolates its values in place."""
+    key = (str(path), text)
+    roots = memo.recall(memo.run_table("yaml"), key, lambda: _composed(path, text))
+    copies: dict[int, yaml.Node] = {}
+    return [_Node(_copied(root, copies), path) for root in roots]
+
+
+def _copied(node: yaml.Node, copies: dict[int, yaml.Node]) -> yaml.Node:
+    """`node` and the nodes under it, new, an anchor's node still one node wherever its
+    aliases are (`copies`, by the original's id); the marks are shared, never changed."""
+    done = copies.get(id(node))
+    if done is not None:
+        return done
+    if isinstance(node, yaml.ScalarNode):
+        copy: yaml.Node = yaml.ScalarNode(
+            node.tag, node.value, node.start_mark, node.end_mark, node.style
+        )
+        copies[id(node)] = copy
+        return copy
+    if isinstance(node, yaml.SequenceNode):
+        sequence = yaml.SequenceNode(node.tag, [], node.start_mark, node.end_mark, node.flow_style)
+        copies[id(node)] = sequence
+        sequence.value = [_copied(item, copies) for item in node.value]
+        return sequence
+    assert isinstance(node, yaml.MappingNode)
+    mapping = yaml.MappingNode(node.tag, [], node.start_mark, node.end_mark, node.flow_style)
+    copies[id(node)] = mapping
+    mapping.value = [(_copied(k, copies), _copied(v, copies)) for k, v in node.value]
+    return mapping
+
+
+def _composed(path: Path, text: str) -> tuple[yaml.Node, ...]:
     loader = _Loader(text)
     loader.name = str(path)  # each mark names its file: a merged overlay keeps each value's
-    documents: list[_Node] = []
+    documents: list[yaml.Node] = []
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is not None:
                 _check_tags(node, path, set())
-                documents.append(_Node(node, path))
+                documents.append(node)
     except CheckInputError as error:
         message = str(error)
         raise CheckInputError(
@@ -283,7 +318,7 @@ def _documents(path: Path, text: str) -> list[_Node]:
         raise CheckInputError(f"{path}: YAML nested too deeply; refused") from None
     finally:
         loader.dispose()
-    return documents
+    return tuple(documents)
 
 
 def _objects(documents: list[_Node]) -> Iterator[_Node]:

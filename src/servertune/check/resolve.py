@@ -35,6 +35,7 @@ __all__ = [
     "glob_inside",
     "glob_prefix",
     "inside",
+    "root",
     "within_default",
 ]
 
@@ -93,6 +94,11 @@ def within_default(path: Path) -> Iterator[Path]:
         return
     with confined_to(default_root([path])) as folder:
         yield folder
+
+
+def root() -> Path | None:
+    """The run's root (symlinks followed), None with no run in progress."""
+    return _ROOT.get()
 
 
 def inside(path: Path, referrer: Path | None = None) -> bool:
