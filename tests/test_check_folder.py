@@ -546,3 +546,41 @@ def test_an_http_front_is_not_joined_to_a_uwsgi_protocol_socket(tmp_path: Path) 
         "[uwsgi]\nhttp-socket = 127.0.0.1:8001\nprocesses = 2\nmodule = app\n"
     )
     assert fronted() == {"gunicorn": 4, "uwsgi": 4}
+
+
+def test_each_project_s_upstream_of_the_same_name_gets_its_own_keepalive_finding(
+    tmp_path: Path,
+) -> None:
+    """Two projects in one repository, each with nginx's `upstream app` pooling 60 s in front
+    of a gunicorn keeping connections 5 s: each project's gunicorn gets the finding (one had
+    hidden the other's, both being `app`)."""
+    files: dict[str, str] = {}
+    for project in ("shop", "blog"):
+        files |= {
+            f"{project}/Dockerfile": (
+                "FROM python:3.12-slim\nCOPY gunicorn.conf.py /app/gunicorn.conf.py\n"
+                'CMD ["gunicorn", "-c", "/app/gunicorn.conf.py", "site:app"]\n'
+            ),
+            f"{project}/gunicorn.conf.py": (
+                'bind = "0.0.0.0:8000"\nworkers = 2\nworker_class = "gthread"\nthreads = 2\n'
+                "keepalive = 5\n"
+            ),
+            f"{project}/nginx.conf": (
+                "upstream app {\n    server web:8000;\n    keepalive 16;\n}\n"
+                "server {\n    listen 80;\n    location / {\n"
+                "        proxy_http_version 1.1;\n"
+                '        proxy_set_header Connection "";\n'
+                "        proxy_pass http://app;\n    }\n}\n"
+            ),
+            f"{project}/compose.yaml": (
+                "services:\n  web:\n    build: .\n  nginx:\n    image: nginx:1.27\n"
+                "    volumes:\n      - ./nginx.conf:/etc/nginx/conf.d/default.conf:ro\n"
+            ),
+        }
+    root = write(tmp_path, files)
+    found = sorted(
+        str(f.at.file.relative_to(root))
+        for f in check_folder(root).findings
+        if f.rule == "upstream-keepalive-over-app-keepalive"
+    )
+    assert found == ["blog/gunicorn.conf.py", "shop/gunicorn.conf.py"]

@@ -119,7 +119,7 @@ def lb_idle_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
     kind="fault",
 )
 def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[Location, str]] = set()
     for link in c.links:
         upstream, app = link.upstream, link.app
         if upstream is None or upstream.keepalive is None or app.keepalive is None:
@@ -129,7 +129,9 @@ def upstream_keepalive_over_app_keepalive(rule: Rule, c: Context) -> Iterator[Fi
         if link.passing.protocol != "http" or not link.passing.http11:
             continue  # nginx only pools HTTP/1.1 upstream connections
         wanted = upstream.keepalive_timeout.value + KEEPALIVE_MARGIN_S
-        key = (upstream.name, f"{app.kind} {app.keepalive.value}")  # one server, several files
+        # One upstream block reached through several launches is one finding; two projects'
+        # blocks of the same name (every project's `upstream app`) are two.
+        key = (upstream.at, f"{app.kind} {app.keepalive.value}")
         if app.keepalive.value < wanted and key not in seen:
             seen.add(key)
             at, name, fix = written_where(app, "keepalive", figure(wanted))
