@@ -308,7 +308,12 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                 kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
-    return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays))
+    from servertune.check.front_start import renders_of_run
+
+    # Which templates each nginx service's start renders: the one its command names.
+    with images_of_run(images, _builds(paths)):
+        renders = renders_of_run(paths) if services else ()
+    return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays), renders=renders)
 
 
 def _rendered_fronts(stacks: Stacks, nginx: Sequence[NginxConfig], paths: Sequence[Path]) -> Stacks:

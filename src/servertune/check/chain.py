@@ -110,6 +110,10 @@ _COMPOSE_OVERRIDES = frozenset(
 )
 
 
+#: The suffixes that name a file a template, also before a stage's (`app.conf.template.prod`).
+_TEMPLATE_SUFFIXES = frozenset({".template", ".tpl", ".tmpl"})
+
+
 @dataclass(frozen=True)
 class Service:
     """A compose service as the linking needs it, whether or not it starts a server: its
@@ -161,6 +165,22 @@ class Stacks:
     #: Each nginx config's first file that its container renders several times in one start
     #: (`runtime_files.rendered_fronts`), with the environment of each rendering.
     front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
+    #: Each compose service (its file and name) whose start script renders nginx templates
+    #: before nginx starts, with the real paths of the repository files it renders
+    #: (`front_start.renders_of_run`).
+    renders: tuple[tuple[Path, str, frozenset[str]], ...] = ()
+
+    def reads(self, service: Service, file: Path) -> bool:
+        """Whether the nginx of `service` can read `file`, which it holds: not when this
+        service's start renders templates, never `file`, and `file` is a template (named as
+        one, or rendered by another service's start: `run-nginx.sh app.conf.template.prod`):
+        its nginx reads what it rendered; the template it passes over is another launch's."""
+        real = _real(file)
+        own = [r for f, n, r in self.renders if f == service.file and n == service.name]
+        if not own or any(real in rendered for rendered in own):
+            return True
+        named = any(s.lower() in _TEMPLATE_SUFFIXES for s in file.suffixes)
+        return not named and not any(real in rendered for _, _, rendered in self.renders)
 
     def each_pass(
         self, files: Sequence[Path], servers: Sequence[Setting[str]]
@@ -255,6 +275,8 @@ class Stacks:
         )
         if not mounted:
             return None
+        if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
+            return frozenset()  # each holds it as a template its start passes over
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
     def building(self, files: Sequence[Path]) -> tuple[Service, ...]:
@@ -299,7 +321,7 @@ class Stacks:
         if not files:
             return {}
         first = files[0]
-        running = list(self.mounting([first]))
+        running = [s for s in self.mounting([first]) if self.reads(s, first)]
         unbuilt = self._unbuilt_image()
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
