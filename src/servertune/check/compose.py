@@ -48,6 +48,7 @@ from servertune.check.dockerfile import (
     Image,
     container_words,
     image_server,
+    owned_base,
     read_image,
     shell_form,
     with_stop_signal,
@@ -61,6 +62,7 @@ from servertune.check.model import (
     CheckInputError,
     Container,
     Location,
+    NotFollowed,
     NothingToCheck,
     Setting,
     collect_notes,
@@ -830,6 +832,7 @@ def read_compose(
     runs = _runs(services, lines)
     apps: list[AppServer] = []
     unstarted: list[tuple[list[Word], FindConfig | None]] = []
+    based: list[NotFollowed] = []  # services whose owner's base image's command runs
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
@@ -874,6 +877,15 @@ def read_compose(
             # (`server /data` for minio's): a third party's server, not the project's.
             if service.get("build") is not None:
                 unstarted.append((first + rest, find))
+                if not first + rest and image is not None and owned_base(image):
+                    based.append(
+                        NotFollowed(
+                            f"{key_at}: not followed: service {name} runs the command of its "
+                            f"image's base image ({image.base_reference}, not built from these "
+                            f"files; {image.path.name} sets no CMD or ENTRYPOINT): what it "
+                            "starts is not known here"
+                        )
+                    )
             continue
         if entrypoint is not None or command is not None:
             app = replace(app, without_exec=_list_child(first + rest) or app.without_exec)
@@ -882,7 +894,7 @@ def read_compose(
         app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
     if not apps:
-        raise _nothing_started(path, unstarted)
+        raise _nothing_started(path, unstarted, based)
     return tuple(apps), tuple(files)
 
 
@@ -910,14 +922,19 @@ def _list_child(words: list[Word]) -> Setting[str] | None:
 
 
 def _nothing_started(
-    path: Path, unstarted: list[tuple[list[Word], FindConfig | None]]
+    path: Path,
+    unstarted: list[tuple[list[Word], FindConfig | None]],
+    based: Sequence[NotFollowed] = (),
 ) -> NothingToCheck:
     """Why a compose file starts no server check reads: a service's launcher not followed
-    (NotFollowed), else nothing to check."""
+    (NotFollowed), else a service that runs its owner's base image's command (`based`), else
+    nothing to check."""
     for words, finder in unstarted:
         launched = nothing_started([words], finder)
         if launched is not None:
             return launched
+    if based:
+        return based[0]
     return NothingToCheck(
         f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
         "uWSGI): nothing to check"

@@ -912,6 +912,14 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     app = _through_base(app, image)
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        if not shown and owned_base(image):
+            # The command of an owner's base image (`FROM ckan/ckan-base:2.11`) is that image's
+            # own: what it starts is not in these files, which is not starting nothing.
+            raise NotFollowed(
+                f"{path}:{image.base_line}: not followed: the image sets no CMD or ENTRYPOINT, "
+                f"so its base image's command runs ({image.base_reference}, not built from "
+                "these files): what that command starts is not known here"
+            )
         if not shown:  # a builder stage, a base image: the base image's own command runs
             raise NothingToCheck(
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
@@ -929,6 +937,20 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     return _stop_signal(replace(app, shell_form=started), path, text)
+
+
+def owned_base(image: Image) -> bool:
+    """The image's FROM names an owner's image that no Dockerfile here builds and no variable
+    completes (`ckan/ckan-base:2.11`, not `python:3.12` nor `$BASE`)."""
+    from servertune.check.images import library_image
+
+    reference = image.base_reference
+    return (
+        bool(reference)
+        and image.base is None
+        and "$" not in reference
+        and not (library_image(reference))
+    )
 
 
 #: A word that names a script to run: a path, or a file name with a script's suffix.

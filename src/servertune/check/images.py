@@ -226,6 +226,14 @@ def image_named(
 _TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")
 
 
+def library_image(reference: str) -> bool:
+    """The reference names a library image (`python:3.12`, `docker.io/library/nginx`), whose
+    command is the Docker Official Images' own (a shell, a REPL, the proxy), never one of a
+    project's servers; an owner's image (`ckan/ckan-base:2.11`) runs a command of its own."""
+    path = _without_registry(_name_and_tag(reference)[0])
+    return "/" not in path or path.startswith("library/")
+
+
 def _name_and_tag(reference: str) -> tuple[str, str]:
     """(the repository path in lower case, the tag) of an image reference, digest left out:
     `ghcr.io/a/b:1.2@sha256:...` is (`ghcr.io/a/b`, `1.2`)."""
