@@ -831,8 +831,7 @@ def read_compose(
     _outside_references(root, services, path)
     runs = _runs(services, lines)
     apps: list[AppServer] = []
-    unstarted: list[tuple[list[Word], FindConfig | None]] = []
-    based: list[NotFollowed] = []  # services whose owner's base image's command runs
+    unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]] = []
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
@@ -876,16 +875,7 @@ def read_compose(
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.
             if service.get("build") is not None:
-                unstarted.append((first + rest, find))
-                if not first + rest and image is not None and owned_base(image):
-                    based.append(
-                        NotFollowed(
-                            f"{key_at}: not followed: service {name} runs the command of its "
-                            f"image's base image ({image.base_reference}, not built from these "
-                            f"files; {image.path.name} sets no CMD or ENTRYPOINT): what it "
-                            "starts is not known here"
-                        )
-                    )
+                unstarted.append((first + rest, find, _base_command(name, key_at, image)))
             continue
         if entrypoint is not None or command is not None:
             app = replace(app, without_exec=_list_child(first + rest) or app.without_exec)
@@ -894,7 +884,7 @@ def read_compose(
         app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
     if not apps:
-        raise _nothing_started(path, unstarted, based)
+        raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
 
 
@@ -921,18 +911,31 @@ def _list_child(words: list[Word]) -> Setting[str] | None:
     return Setting(" ".join(w.text for w in last), last[0].at)
 
 
+def _base_command(name: str, at: Location, image: Image | None) -> list[NotFollowed]:
+    """[why service `name` (at `at`), which sets no command, is not followed] when its
+    image sets none either and is `FROM` an owner's image not built here; [] otherwise."""
+    if image is None or not owned_base(image):
+        return []
+    return [
+        NotFollowed(
+            f"{at}: not followed: service {name} runs the command of its image's base image "
+            f"({image.base_reference}, not built from these files; {image.path.name} sets no "
+            "CMD or ENTRYPOINT): what it starts is not known here"
+        )
+    ]
+
+
 def _nothing_started(
-    path: Path,
-    unstarted: list[tuple[list[Word], FindConfig | None]],
-    based: Sequence[NotFollowed] = (),
+    path: Path, unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]]
 ) -> NothingToCheck:
     """Why a compose file starts no server check reads: a service's launcher not followed
-    (NotFollowed), else a service that runs its owner's base image's command (`based`), else
-    nothing to check."""
-    for words, finder in unstarted:
+    (NotFollowed), else a service that runs its owner's base image's command (the third of
+    each of `unstarted`), else nothing to check."""
+    for words, finder, _ in unstarted:
         launched = nothing_started([words], finder)
         if launched is not None:
             return launched
+    based = [why for words, _, whys in unstarted if not words for why in whys]
     if based:
         return based[0]
     return NothingToCheck(

@@ -939,11 +939,20 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     return _stop_signal(replace(app, shell_form=started), path, text)
 
 
+def library_image(reference: str) -> bool:
+    """The reference names a library image (`python:3.12`, `docker.io/library/nginx`), whose
+    command is the Docker Official Images' own (a shell, a REPL, the proxy), never one of a
+    project's servers; an owner's image (`ckan/ckan-base:2.11`) runs a command of its own."""
+    path = reference.split("@", 1)[0].strip().lower()
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        first, _, rest = rest.partition("/")  # a registry host (`ghcr.io/`, `host:5000/`)
+    return not rest or first == "library"
+
+
 def owned_base(image: Image) -> bool:
     """The image's FROM names an owner's image that no Dockerfile here builds and no variable
     completes (`ckan/ckan-base:2.11`, not `python:3.12` nor `$BASE`)."""
-    from servertune.check.images import library_image
-
     reference = image.base_reference
     return (
         bool(reference)

@@ -175,10 +175,11 @@ def image_named(
     with the repository's name) and Dockerfiles here could build it, a not-followed note at
     `at` says so, never a guess."""
     from servertune.check import resolve
+    from servertune.check.dockerfile import library_image
 
     path, tag = _name_and_tag(reference)
     path = _without_registry(path)
-    if "/" not in path or path.startswith("library/") or "$" in path:
+    if library_image(path) or "$" in path:
         return None  # a library image, or a name only the deployment's variables complete
     built = _built_as(path, tag)
     if built is not None:
@@ -224,14 +225,6 @@ def image_named(
 
 
 _TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")
-
-
-def library_image(reference: str) -> bool:
-    """The reference names a library image (`python:3.12`, `docker.io/library/nginx`), whose
-    command is the Docker Official Images' own (a shell, a REPL, the proxy), never one of a
-    project's servers; an owner's image (`ckan/ckan-base:2.11`) runs a command of its own."""
-    path = _without_registry(_name_and_tag(reference)[0])
-    return "/" not in path or path.startswith("library/")
 
 
 def _name_and_tag(reference: str) -> tuple[str, str]:
