@@ -75,7 +75,13 @@ _ALIASES = {
 #: which is what a front reaches (`proxy_pass http://app:5000` to `--http 0.0.0.0:5000`).
 _SOCKET_OPTIONS = ("socket", "http-socket", "http")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
-_TRUE = {"true", "1", "yes", "on", "y", "t"}
+#: The values that turn a uWSGI flag off (`uwsgi_opt_true`, compared without case, "0" as
+#: written); any other value turns it on: `master = true ; comment`, `master = false ; no`
+#: and `master = 2` alike, since uWSGI has no comment after a value (uWSGI 2.0.30, run).
+_FALSE = frozenset({"false", "off", "no", "0"})
+#: A number as uWSGI reads it (C's `atoi`): its leading digits; what follows, an inline
+#: `; comment` included, is ignored (`harakiri = 600 ; kill after 10 minutes` is 600).
+_LEADING_NUMBER = re.compile(r"\s*([+-]?\d+)")
 #: uWSGI options that make a process serve many requests at once on its own loop.
 _ASYNC_ENGINES = frozenset({"gevent", "async", "ugreen", "greenlet", "asyncio", "tornado"})
 #: uWSGI's configuration logic ("Configuration logic" in its docs): a block up to `endif` is
@@ -491,6 +497,8 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         try:
             return Setting(int(value), at)
         except ValueError:
+            if (leading := _LEADING_NUMBER.match(value)) is not None:
+                return Setting(int(leading[1]), at)
             written = _written(at)
             if not value.strip() or "$(" in written or "${" in written:
                 # `$(UWSGI_WORKERS)` unset where check runs (uWSGI expands it to ""), or a
@@ -512,7 +520,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         if key not in last:
             return None
         value, at = last[key]
-        return Setting(value.lower() in _TRUE, at)
+        return Setting(value.strip().lower() not in _FALSE, at)
 
     # Every number is read before `unknown_settings` is taken from what the reading met.
     harakiri, workers, threads = number("harakiri"), number("processes"), number("threads")
