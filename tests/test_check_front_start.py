@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from servertune.check.graph import launches
 from tests.folder_support import check_folder, write
 
@@ -286,7 +288,7 @@ def _stage_compose(template: str) -> str:
     )
 
 
-def _stages(root: Path, dev_template: str) -> Path:
+def _stages(root: Path, dev_template: str, site: str = _SITE) -> Path:
     return write(
         root,
         {
@@ -294,8 +296,8 @@ def _stages(root: Path, dev_template: str) -> Path:
             "compose.yaml": _stage_compose(dev_template),
             "compose.prod.yaml": _stage_compose("app.conf.template.prod"),
             "nginx/run-nginx.sh": _RUN_NGINX,
-            "nginx/app.conf.template": _SITE,
-            "nginx/app.conf.template.prod": _SITE,
+            "nginx/app.conf.template": site,
+            "nginx/app.conf.template.prod": site,
         },
     )
 
@@ -325,11 +327,62 @@ def test_a_start_script_renders_only_the_template_its_command_names(tmp_path: Pa
 def test_a_template_named_by_a_value_not_known_here_is_not_chosen(tmp_path: Path) -> None:
     """The dev stack's command passes `$SITE`, which no file sets: which template it renders
     is not known, so neither template is ruled out for it (nothing guessed); the prod stack
-    still renders its own only."""
-    root = _stages(tmp_path, "$$SITE")
+    still renders its own only. (The upstream is written out here: a `${API_HOST}` the dev
+    start renders with values not known here would join nothing.)"""
+    root = _stages(tmp_path, "$$SITE", _SITE.replace("${API_HOST}", "api"))
     fronts = _fronts_by_file(root)
     assert fronts["compose.prod.yaml"] == ["nginx/app.conf.template.prod:7"]
     assert fronts["compose.yaml"] == [
         "nginx/app.conf.template.prod:7",
         "nginx/app.conf.template:7",
     ]
+
+
+def test_a_template_server_is_rendered_with_the_start_scripts_own_default(
+    tmp_path: Path,
+) -> None:
+    """`server ${API_HOST}:8000` rendered by a start script that exports
+    `API_HOST="${API_HOST:-api}"` first: the front passes to `api`, the stack's service
+    (the first test's joins come from that value, not from the port alone)."""
+    root = _stages(tmp_path, "app.conf.template")
+    result = check_folder(root)
+    assert {ln.server.value for ln in result.links} == {"api:8000"}
+
+
+def test_a_template_server_whose_value_nothing_sets_joins_no_app(tmp_path: Path) -> None:
+    """`server ${BACKEND_HOST}:8000` in a template whose value no file sets (not the start
+    script, the image or the service): which host it names is not known, so no app is
+    behind it, even one listening on port 8000 (a port alone is no evidence)."""
+    root = _stages(tmp_path, "app.conf.template", _SITE.replace("${API_HOST}", "${BACKEND_HOST}"))
+    result = check_folder(root)
+    assert result.links == ()
+    assert _fronts_by_file(root) == {"compose.yaml": [], "compose.prod.yaml": []}
+
+
+@pytest.mark.parametrize(
+    ("target", "joined"),
+    [
+        ("http://api:8000$request_uri", True),  # nginx's own variable in the URI only
+        ("http://api:8000${request_uri}", True),
+        ("http://$upstream_host:8000", False),  # the address itself is a variable
+        ("http://api:8000$UNSET_TEMPLATE_NAME", False),  # not nginx's: a template's, unknown
+    ],
+)
+def test_a_pass_whose_uri_holds_nginx_variables_reaches_its_written_address(
+    tmp_path: Path, target: str, joined: bool
+) -> None:
+    """`proxy_pass http://api:8000$request_uri;` (with `resolver 127.0.0.11`, so the name is
+    looked up per request): the address is written out, only the URI is nginx's variable, so
+    the front passes to the api service; an address that is itself a variable joins nothing."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _APP,
+            "compose.yaml": "services:\n  api:\n    build: .\n"
+            "  nginx:\n    image: nginx:1.27\n"
+            "    volumes:\n      - ./nginx.conf:/etc/nginx/conf.d/default.conf:ro\n",
+            "nginx.conf": "server {\n  listen 80;\n  resolver 127.0.0.11 valid=5s;\n"
+            f"  location / {{\n    proxy_pass {target};\n  }}\n}}\n",
+        },
+    )
+    assert _fronts(root) == [["nginx.conf:5"] if joined else []]

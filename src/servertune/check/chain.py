@@ -23,7 +23,7 @@ from servertune.check.model import (
     Setting,
     Upstream,
 )
-from servertune.check.nginx_variables import nginx_variable
+from servertune.check.nginx_variables import nginx_variable, without_uri_variables
 from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
 if TYPE_CHECKING:
@@ -110,6 +110,20 @@ _COMPOSE_OVERRIDES = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class Rendering:
+    """A compose service whose start script renders templates before nginx starts
+    (`front_start.renders_of_run`): each repository file it renders (its real path) with the
+    variables envsubst substitutes there (the script's own, the image's and the service's)."""
+
+    file: Path
+    service: str
+    templates: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+    def renders(self, real: str) -> bool:
+        return any(path == real for path, _ in self.templates)
+
+
 #: The suffixes that name a file a template, also before a stage's (`app.conf.template.prod`).
 _TEMPLATE_SUFFIXES = frozenset({".template", ".tpl", ".tmpl"})
 
@@ -165,10 +179,8 @@ class Stacks:
     #: Each nginx config's first file that its container renders several times in one start
     #: (`runtime_files.rendered_fronts`), with the environment of each rendering.
     front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
-    #: Each compose service (its file and name) whose start script renders nginx templates
-    #: before nginx starts, with the real paths of the repository files it renders
-    #: (`front_start.renders_of_run`).
-    renders: tuple[tuple[Path, str, frozenset[str]], ...] = ()
+    #: Each compose service whose start script renders nginx templates before nginx starts.
+    renders: tuple[Rendering, ...] = ()
 
     def reads(self, service: Service, file: Path) -> bool:
         """Whether the nginx of `service` can read `file`, which it holds: not when this
@@ -176,11 +188,14 @@ class Stacks:
         one, or rendered by another service's start: `run-nginx.sh app.conf.template.prod`):
         its nginx reads what it rendered; the template it passes over is another launch's."""
         real = _real(file)
-        own = [r for f, n, r in self.renders if f == service.file and n == service.name]
-        if not own or any(real in rendered for rendered in own):
+        own = self._renderings(service)
+        if not own or any(r.renders(real) for r in own):
             return True
         named = any(s.lower() in _TEMPLATE_SUFFIXES for s in file.suffixes)
-        return not named and not any(real in rendered for _, _, rendered in self.renders)
+        return not named and not any(r.renders(real) for r in self.renders)
+
+    def _renderings(self, service: Service) -> list[Rendering]:
+        return [r for r in self.renders if (r.file, r.service) == (service.file, service.name)]
 
     def each_pass(
         self, files: Sequence[Path], servers: Sequence[Setting[str]]
@@ -328,8 +343,17 @@ class Stacks:
             if image is not None and image.holds(first) is not None:
                 running.append(service)
         values: dict[str, set[str]] = {}
+        real = _real(first)
         for service in running:
-            for name, value in service.environment:
+            # The values its start script renders this template with (`export
+            # API_HOST="${API_HOST:-api}"` before `envsubst`), else its `environment`.
+            rendered = [
+                environment
+                for r in self._renderings(service)
+                for path, environment in r.templates
+                if path == real
+            ]
+            for name, value in rendered[0] if len(rendered) == 1 else service.environment:
                 values.setdefault(name, set()).add(value)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
 
@@ -466,8 +490,9 @@ def link(
                 if rendered is None:
                     rendered = stacks.front_environment(config.files or (config.file,))
                 passing = replace(passing, target=_render(passing.target, rendered))
-                if "$" in passing.target:
-                    continue  # a name the front's containers do not set: unknown
+            passing = replace(passing, target=without_uri_variables(passing.target))
+            if "$" in passing.target:
+                continue  # a name the front's containers do not set: unknown
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
@@ -478,6 +503,8 @@ def link(
                     if rendered is None:
                         rendered = stacks.front_environment(config.files or (config.file,))
                     server = replace(server, value=_render(server.value, rendered))
+                    if "$" in server.value:
+                        continue  # a name the front's containers do not set: unknown
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]

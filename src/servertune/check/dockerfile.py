@@ -952,13 +952,15 @@ def library_image(reference: str) -> bool:
 
 def owned_base(image: Image) -> bool:
     """The image's FROM names an owner's image that no Dockerfile here builds and no variable
-    completes (`ckan/ckan-base:2.11`, not `python:3.12` nor `$BASE`)."""
+    completes (`ckan/ckan-base:2.11`, not `python:3.12` nor `$BASE`), and whose command the
+    image does not make known (s6-overlay services it installs run under the base's `/init`)."""
     reference = image.base_reference
     return (
         bool(reference)
         and image.base is None
         and "$" not in reference
-        and not (library_image(reference))
+        and not library_image(reference)
+        and not _installs_s6(image)
     )
 
 

@@ -32,6 +32,7 @@ from servertune.check.model import CheckInputError, Location, collect_notes
 from servertune.check.source import read_text
 
 if TYPE_CHECKING:
+    from servertune.check.chain import Rendering
     from servertune.check.dockerfile import Image
     from servertune.check.scripts import _Line
 
@@ -112,33 +113,48 @@ def made_for(config: Path, pattern: str, at: Location) -> list[ConfigFile] | Non
     return found[0]
 
 
-def renders_of_run(paths: Sequence[Path]) -> tuple[tuple[Path, str, frozenset[str]], ...]:
+def renders_of_run(paths: Sequence[Path]) -> tuple[Rendering, ...]:
     """Each compose service of `paths` whose start script renders templates before it starts
     nginx (`envsubst < "/templates/$1" > /etc/nginx/conf.d/app.conf`, with the template its
-    command names), every one a repository file: its compose file, its name, and the real
-    paths of the files it renders. A service whose renderings are not all known is left out."""
-    found: list[tuple[Path, str, frozenset[str]]] = []
+    command names), every one a repository file: the files it renders, each with the
+    variables it substitutes there. A service whose renderings are not all known is left out."""
+    from servertune.check.chain import Rendering
+
+    found: list[Rendering] = []
     for path in paths:
         for start, _ in _compose_starts(path):
             if start is None or start.service is None:
                 continue
-            find = runtime_files.finding(start.made, start.find)
-            sources: set[str] = set()
-            for made in start.made:
-                if not made.rendered or made.source is None:
-                    continue
-                with collect_notes():  # looking, not reading
-                    try:
-                        template = find(made.source, made.at)
-                    except (CheckInputError, OSError):
-                        template = None
-                if template is None:
-                    break  # which file it renders is not known here
-                sources.add(os.path.normpath(template.file.absolute()))
-            else:
-                if sources:
-                    found.append((*start.service, frozenset(sources)))
+            templates = _rendered_templates(start)
+            if templates:
+                found.append(Rendering(*start.service, templates))
     return tuple(found)
+
+
+def _rendered_templates(
+    start: _Start,
+) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None:
+    """The repository files the start renders (real paths), each with the variables
+    envsubst substitutes there; None when one rendering's source is not known here."""
+    find = runtime_files.finding(start.made, start.find)
+    templates: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    for made in start.made:
+        if not made.rendered or made.source is None:
+            continue
+        with collect_notes():  # looking, not reading
+            try:
+                template = find(made.source, made.at)
+            except (CheckInputError, OSError):
+                template = None
+        if template is None:
+            return None  # which file it renders is not known here
+        environment = tuple(
+            (name, value)
+            for name, value in made.environment
+            if made.names is None or name in made.names
+        )
+        templates.append((os.path.normpath(template.file.absolute()), environment))
+    return tuple(templates)
 
 
 def _starts(paths: Sequence[Path], images: Sequence[Image]) -> list[_Start]:
