@@ -472,3 +472,44 @@ def test_a_name_defaulting_to_the_first_argument_is_it_unless_the_environment_se
         tmp_path / "b", "SERVICE=${SERVICE:=$1}", "    environment:\n      SERVICE: webapp\n"
     )
     assert both == ["compose.yaml:2", "compose.yaml:7"]
+
+
+def test_a_prefix_assignment_is_expanded_before_the_command_reads_it(tmp_path: Path) -> None:
+    """`KEEP_WORKERS=${KEEP_WORKERS:-2}` then `KEEP_WORKERS=$KEEP_WORKERS gunicorn --workers
+    $KEEP_WORKERS ...`: the prefix's value is the shell's expansion (2), so gunicorn has 2
+    workers; the file is read, never refused for `'$KEEP_WORKERS'` as a number. A prefix
+    whose value no file sets leaves the name unknown, said as a note."""
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/bash\nKEEP_WORKERS=${KEEP_WORKERS:-2}\n"
+            "PYTHONPATH=$APP_PATH \\\nKEEP_WORKERS=$KEEP_WORKERS \\\n"
+            "exec gunicorn --bind 0.0.0.0:8000 --workers $KEEP_WORKERS app:app\n",
+            "other.sh": "#!/bin/bash\nWORKERS=$UNSET_HERE exec gunicorn --workers $WORKERS app:app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    workers = {a.file.name: a.workers for a in result.apps}
+    assert workers["start.sh"].value == 2
+    assert workers["other.sh"].default
+
+
+def test_a_command_substitution_is_one_word_known_only_when_it_runs(tmp_path: Path) -> None:
+    """`--workers $(nproc --all || echo 4)`: the shell runs the `||` inside the substitution,
+    so the line is one command and the option one value, known only when it runs (an
+    unresolved note at its line); the file is read, never refused for `--all`."""
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/bash\nset -e\n"
+            "exec uvicorn app:app --host 0.0.0.0 --workers $(nproc --all || echo 4) "
+            "--log-level=info\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.kind == "uvicorn" and app.workers.default
+    unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert any("$(nproc --all || echo 4)" in n.message and n.at.line == 3 for n in unresolved)

@@ -806,7 +806,13 @@ def read_command(
     environment = dict(env or {})
     where = dict(env_at or {})
     for name, word in command.assignments:
-        environment[name] = word.text
+        # `WORKERS=$WORKERS gunicorn ...`: the value is expanded first, with the variables
+        # set so far (a name it reads that is not known here leaves the name unknown).
+        value = expand_shell(word.text, environment) if "$" in word.text else word.text
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
         where[name] = word.at
     reading = _Reading(file, command, environment, where, shell, list(unknown))
     args = _resolve(reading)

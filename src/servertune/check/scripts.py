@@ -142,9 +142,50 @@ class _Line:
 _HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 
 
+def _substitutions(text: str) -> tuple[str, dict[str, str]]:
+    """`text` with each command substitution `$(...)` outside single quotes (not an
+    arithmetic `$((...))`) replaced by a placeholder word, and the placeholders' texts: the
+    shell runs what is inside in a subshell, so its `||` and spaces split nothing here."""
+    kept: dict[str, str] = {}
+    out: list[str] = []
+    quoting, index = _Quoting(), 0
+    while index < len(text):
+        char = text[index]
+        if (
+            char == "$"
+            and quoting.quote != "'"
+            and not quoting.escaped
+            and text.startswith("$(", index)
+            and not text.startswith("$((", index)
+        ):
+            depth, end = 0, index + 1
+            while end < len(text):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+                end += 1
+            if depth == 0:
+                key = f"__servertune_substitution_{len(kept)}__"
+                kept[key] = text[index : end + 1]
+                out.append(key)
+                index = end + 1
+                continue
+        quoting.code(char)
+        out.append(char)
+        index += 1
+    return "".join(out), kept
+
+
 def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`), each
-    with whether a lone `&` ends it (run in the background)."""
+    with whether a lone `&` ends it (run in the background); a command substitution `$(...)`
+    stays in the word that holds it."""
+    text, substituted = _substitutions(text) if "$(" in text else (text, {})
+    if substituted:
+        return [
+            ([_restored(w, substituted) for w in words], background)
+            for words, background in _split(path, start, text)
+        ]
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -170,6 +211,12 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
         else:
             commands[-1].append(token)
     return [(c, b) for c, b in zip(commands, background, strict=True) if c]
+
+
+def _restored(word: str, substituted: Mapping[str, str]) -> str:
+    for key, value in substituted.items():
+        word = word.replace(key, value)
+    return word
 
 
 def _one_server(
