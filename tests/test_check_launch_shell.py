@@ -510,6 +510,7 @@ def test_a_command_substitution_is_one_word_known_only_when_it_runs(tmp_path: Pa
     result = check_folder(tmp_path)
     assert not result.errors
     (app,) = result.apps
-    assert app.kind == "uvicorn" and app.workers.default
+    assert app.kind == "uvicorn"
+    assert app.workers.default
     unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
     assert any("$(nproc --all || echo 4)" in n.message and n.at.line == 3 for n in unresolved)
