@@ -10,7 +10,7 @@ from pathlib import Path
 
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
-from servertune.check.discover import discover
+from servertune.check.discover import discover, template_line
 from servertune.check.graph import launches
 from servertune.machine import Machine
 from tests.folder_support import write
@@ -546,3 +546,41 @@ def test_an_http_front_is_not_joined_to_a_uwsgi_protocol_socket(tmp_path: Path) 
         "[uwsgi]\nhttp-socket = 127.0.0.1:8001\nprocesses = 2\nmodule = app\n"
     )
     assert fronted() == {"gunicorn": 4, "uwsgi": 4}
+
+
+def test_an_erb_template_is_skipped_as_a_template(tmp_path: Path) -> None:
+    """`nginx.conf.erb` (the Heroku nginx buildpack's: `listen <%= ENV["PORT"] %>;`) is a
+    template: skipped with a note at its first ERB line, never refused as nginx syntax; a
+    Python `"<%s>" % name` is no template."""
+    erb = tmp_path / "config" / "nginx.conf.erb"
+    erb.parent.mkdir()
+    erb.write_text(
+        "daemon off;\nworker_processes <%= ENV['NGINX_WORKERS'] || 4 %>;\nevents {}\n"
+        'http {\n  server {\n    listen <%= ENV["PORT"] %>;\n  }\n}\n'
+    )
+    (tmp_path / "gunicorn.conf.py").write_text(
+        'bind = "0.0.0.0:8000"\nproc_name = "<%s>" % "web"\n'
+    )
+    walk = discover(tmp_path)
+    assert walk.templates == ((erb, 2),)
+    assert template_line('proc_name = "<%s>" % "web"\n') is None
+
+
+def test_a_platform_building_a_template_dockerfile_is_not_followed(tmp_path: Path) -> None:
+    """fly.toml's `[build] dockerfile = 'Dockerfile'` names a project template's Dockerfile
+    (`{{ project_name }}`): the platform's launch is "not followed" (what the template renders
+    to is not here), never a Dockerfile syntax error that fails the run."""
+    (tmp_path / "fly.toml").write_text(
+        "app = 'news'\n[build]\n  dockerfile = 'Dockerfile'\n[http_service]\n  internal_port = 8000\n"
+    )
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nENV PROJECT={{ project_name }}\n"
+        'CMD ["gunicorn", "{{ project_name }}.wsgi"]\n'
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    assert not result.errors
+    assert any(
+        n.kind == "not-followed" and n.at.file.name == "fly.toml" and "a template" in n.message
+        for n in result.notes
+    )

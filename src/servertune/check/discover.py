@@ -66,8 +66,9 @@ SKIPPED_DIRECTORIES = frozenset(
 #: named); a walk does not even open them.
 _MAX_CANDIDATE_BYTES = 2 * 1024 * 1024
 
-#: Jinja / Helm / Go template markers: `{{ x }}`, `{%- if %}`, `{{- include ... }}`.
-_TEMPLATE = re.compile(r"\{\{-?\s*[^}]|\{%-?\s*\w")
+#: Jinja / Helm / Go template markers: `{{ x }}`, `{%- if %}`, `{{- include ... }}`; and ERB's
+#: `<%= ENV["PORT"] %>` on one line (the Heroku nginx buildpack's `nginx.conf.erb`).
+_TEMPLATE = re.compile(r"\{\{-?\s*[^}]|\{%-?\s*\w|<%[=-]?[^%\n]*%>")
 
 #: nginx blocks and proxy directives: content that is an nginx config whatever the name.
 _NGINX_CONTENT = re.compile(
@@ -97,7 +98,7 @@ class Discovery:
 
 
 def template_line(text: str) -> int | None:
-    """The first line holding a Jinja / Helm template marker, None when there is none.
+    """The first line holding a Jinja / Helm / ERB template marker, None when there is none.
 
     An expression (`{{ x }}`) on a `#` comment line does not count: rendered or not, it only
     changes the comment (an env file's `# resolve {{user.<key>}} placeholders` is not a
