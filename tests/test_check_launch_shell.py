@@ -514,3 +514,28 @@ def test_a_command_substitution_is_one_word_known_only_when_it_runs(tmp_path: Pa
     assert app.workers.default
     unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
     assert any("$(nproc --all || echo 4)" in n.message and n.at.line == 3 for n in unresolved)
+
+
+def test_su_command_long_form_and_a_folder_variable_before_the_server(tmp_path: Path) -> None:
+    """`su app --command "${BIN_DIR}gunicorn --bind ... --workers 3 app.wsgi"` (also
+    `--command=...`): su's long option runs the string as `-c` does, and `${BIN_DIR}gunicorn`
+    is gunicorn whatever folder BIN_DIR names; `pyenv exec python3 -m gunicorn` is gunicorn
+    under pyenv's Python."""
+    write(
+        tmp_path,
+        {
+            "run_frontend.sh": '#!/bin/sh\nsu app --command "${BIN_DIR}gunicorn --bind '
+            '0.0.0.0:8000 --workers 3 app.wsgi"\n',
+            "run_equals.sh": "#!/bin/sh\nexec su app '--command=${BIN_DIR}gunicorn --workers 2 "
+            "app.wsgi'\n",
+            "run_pyenv.sh": "#!/bin/sh\nexec pyenv exec python3 -m gunicorn --workers 4 app.wsgi\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    workers = {a.file.name: (a.kind, a.workers.value) for a in result.apps}
+    assert workers == {
+        "run_frontend.sh": ("gunicorn", 3),
+        "run_equals.sh": ("gunicorn", 2),
+        "run_pyenv.sh": ("gunicorn", 4),
+    }

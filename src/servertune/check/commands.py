@@ -84,6 +84,8 @@ WRAPPERS: dict[str, int] = {
     "pdm": 1,
     "hatch": 1,
     "rye": 1,
+    # `pyenv exec python3 -m gunicorn ...`: the command with pyenv's selected Python.
+    "pyenv": 1,
     # s6-overlay's privilege drop and environment loaders (paperless-ngx's run scripts).
     "s6-setuidgid": 1,
     "s6-envuidgid": 1,
@@ -287,8 +289,15 @@ def dockerfile_name(path: Path) -> bool:
 
 
 def program_name(word: str) -> str:
-    """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path."""
-    return PurePosixPath(word).name
+    """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path;
+    also behind a folder held in a variable not known here (`${PYTHON_BIN_DIR}gunicorn`:
+    whatever folder it names, the program is gunicorn)."""
+    return _FOLDER_VARIABLE.sub("", PurePosixPath(word).name)
+
+
+#: A variable before a program's name in one word (`${BIN_DIR}gunicorn`): the folder it is
+#: run from (unbraced, `$BIN_DIRgunicorn` would be another variable's name).
+_FOLDER_VARIABLE = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}(?=[A-Za-z])")
 
 
 #: The interpreter's options before `-m` / `-c` (`-u`, `-OO`, `-bB`, `-X dev`, `-W error`).
@@ -369,9 +378,15 @@ def _after_thin_launcher(words: list[Word]) -> list[Word]:
 
 
 def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> ServerCommand | None:
-    """`su - app -c 'exec gunicorn ...'`, `runuser -u app -c CMD`: the server the user's shell
-    runs from the command string."""
+    """`su - app -c 'exec gunicorn ...'` (`--command CMD`, `--command=CMD`), `runuser -u app -c
+    CMD`: the server the user's shell runs from the command string."""
     texts = [w.text for w in words]
+    for index, text in enumerate(texts[1:], 1):
+        if text.startswith("--command="):  # `su app --command=CMD`
+            words = [*words[:index], Word("-c", words[index].at), Word(text[10:], words[index].at)]
+            texts = [w.text for w in words]
+            break
+    texts = ["-c" if t in ("--command", "--session-command") else t for t in texts]
     if "-c" not in texts[1:-1]:
         return None
     for command in shell_commands(words[texts.index("-c", 1) + 1]):
