@@ -311,33 +311,3 @@ def test_a_final_from_naming_a_stage_through_a_global_arg_builds_that_stage(
     result = check(tmp_path)
     assert chains(result, tmp_path) == [["Dockerfile"]]
     assert [a.workers.value for a in result.apps] == [3]
-
-
-def test_a_dockerfile_in_a_subfolder_is_read_with_the_context_compose_builds_it_from(
-    tmp_path: Path,
-) -> None:
-    """compose builds docker/app/Dockerfile with `context: .`: its `COPY uwsgi.ini ...` is the
-    repository root's uwsgi.ini (4 processes), not the stray one beside the Dockerfile (1),
-    also where the Dockerfile's own launch is drawn; with no compose file saying so, the
-    Dockerfile's folder is its context, as before."""
-    files = {
-        "docker/app/Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv/app\n"
-        'COPY uwsgi.ini /srv/app/uwsgi.ini\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n',
-        "docker/app/uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 1\n",
-        "uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 4\nthreads = 2\n",
-    }
-    write(tmp_path / "plain", files)
-    plain = check(tmp_path / "plain")
-    dockerfile_app = [a for a in plain.apps if a.file.name == "Dockerfile"]
-    assert [a.workers.value for a in dockerfile_app] == [1]
-    write(
-        tmp_path / "built",
-        {
-            **files,
-            "compose.yaml": "services:\n  web:\n    build:\n      context: .\n"
-            "      dockerfile: docker/app/Dockerfile\n    command: [sleep, infinity]\n",
-        },
-    )
-    built = check(tmp_path / "built")
-    dockerfile_app = [a for a in built.apps if a.file.name == "Dockerfile"]
-    assert [(a.workers.value, a.threads.value) for a in dockerfile_app] == [(4, 2)]

@@ -226,13 +226,8 @@ def check_files(
     the tree the files may name other files in (default: the files' common folder); a file
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
-    from servertune.check.dockerfile import build_contexts_of_run
-
     machine = machine or Machine.read()
-    with (
-        confined_to(root if root is not None else default_root(paths)),
-        build_contexts_of_run(_build_contexts(paths)),
-    ):
+    with confined_to(root if root is not None else default_root(paths)):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
@@ -526,16 +521,6 @@ def _read_all(
         NGINX_READER.reset(token)
     # The fronts a launch starts from rendered templates (a supervisord program's nginx).
     return reading + Reading(nginx=tuple(started_fronts(reading.apps))), errors
-
-
-def _build_contexts(paths: Sequence[Path]) -> dict[str, Path]:
-    """The context each Dockerfile is built from, when the run's compose files say
-    (`compose.build_contexts`); none without the YAML parser."""
-    try:
-        from servertune.check.compose import build_contexts
-    except ModuleNotFoundError:
-        return {}
-    return build_contexts(paths)
 
 
 def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:

@@ -502,56 +502,32 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     """The images the file's services build here and tag (`build:` with `image:`), each the
     image that name runs elsewhere (`images.image_named`); () when the file does not parse
     (its reading says why)."""
-    return tuple(
-        Build(reference, *built) for reference, built in _service_builds(path, text) if reference
-    )
-
-
-def _service_builds(
-    path: Path, text: str
-) -> list[tuple[str | None, tuple[Path, Path, str | None]]]:
-    """Each service's `build` here: its `image:` name (None when it tags none) with (the
-    Dockerfile, the context, the target); [] when the file does not parse."""
     try:
         documents = _documents(path, text)
     except CheckInputError:
-        return []
+        return ()
     if not documents:
-        return []
+        return ()
     with collect_notes():  # the file's own reading notes what it names, and its errors
         try:
             # As its reading takes them: `dockerfile: "Dockerfile.django-${OS:-debian}"`.
             _interpolate_all(documents[0].node, {**_dotenv(path), **os.environ}, path, set())
         except CheckInputError:
-            return []
+            return ()
     services = documents[0].get("services")
     if services is None or not isinstance(services.node, yaml.MappingNode):
-        return []
-    found: list[tuple[str | None, tuple[Path, Path, str | None]]] = []
+        return ()
+    found: list[Build] = []
     with collect_notes():
         for _, service in services.items():
             build, named = service.get("build"), service.get("image")
-            built = _build(build, path) if build is not None else None
-            if built is not None:
-                found.append(((named.text() or None) if named is not None else None, built))
-    return found
-
-
-def build_contexts(paths: Sequence[Path]) -> dict[str, Path]:
-    """Each Dockerfile the compose files among `paths` build from one context only (real
-    path -> that folder): `context: .` with `dockerfile: docker/app/Dockerfile` builds it
-    from the repository's root, so its COPY sources are found there, whoever reads it."""
-    contexts: dict[str, set[Path]] = {}
-    for path in paths:
-        try:
-            text = read_text(path)
-            if not looks_like_compose(path, text):
+            reference = named.text() if named is not None else None
+            if build is None or not reference:
                 continue
-        except (CheckInputError, OSError):
-            continue
-        for _, (dockerfile, context, _) in _service_builds(path, text):
-            contexts.setdefault(os.path.normpath(dockerfile.absolute()), set()).add(context)
-    return {file: next(iter(found)) for file, found in contexts.items() if len(found) == 1}
+            built = _build(build, path)
+            if built is not None:
+                found.append(Build(reference, *built))
+    return tuple(found)
 
 
 def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:

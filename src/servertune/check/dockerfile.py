@@ -36,8 +36,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -580,8 +579,6 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
-    if context is None:  # the one context the run's compose files build it from, if any
-        context = (BUILD_CONTEXTS.get() or {}).get(os.path.normpath(path.absolute()))
     image = Image(
         path=path,
         context=context if context is not None else path.parent,
@@ -611,24 +608,6 @@ def read_image(
         if base is not None:
             return with_base(image, base)
     return image
-
-
-#: The context each Dockerfile of the run is built from when a compose file says so (its real
-#: path -> the folder): set by `build_contexts_of_run`, read when no context is given.
-BUILD_CONTEXTS: contextvars.ContextVar[Mapping[str, Path] | None] = contextvars.ContextVar(
-    "servertune_check_build_contexts", default=None
-)
-
-
-@contextmanager
-def build_contexts_of_run(contexts: Mapping[str, Path]) -> Iterator[None]:
-    """While the block runs, a Dockerfile read without a context is read with the one the
-    run's compose files build it from (`compose.build_contexts`)."""
-    token = BUILD_CONTEXTS.set(contexts)
-    try:
-        yield
-    finally:
-        BUILD_CONTEXTS.reset(token)
 
 
 #: How a Dockerfile finds the image of the run its FROM names (a Dockerfile here that builds
