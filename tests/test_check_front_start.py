@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from servertune.check.graph import launches
 from tests.folder_support import check_folder, write
 
@@ -342,47 +340,7 @@ def test_a_template_server_is_rendered_with_the_start_scripts_own_default(
     tmp_path: Path,
 ) -> None:
     """`server ${API_HOST}:8000` rendered by a start script that exports
-    `API_HOST="${API_HOST:-api}"` first: the front passes to `api`, the stack's service
-    (the first test's joins come from that value, not from the port alone)."""
+    `API_HOST="${API_HOST:-api}"` first: the front passes to `api`, the stack's service."""
     root = _stages(tmp_path, "app.conf.template")
     result = check_folder(root)
     assert {ln.server.value for ln in result.links} == {"api:8000"}
-
-
-def test_a_template_server_whose_value_nothing_sets_joins_no_app(tmp_path: Path) -> None:
-    """`server ${BACKEND_HOST}:8000` in a template whose value no file sets (not the start
-    script, the image or the service): which host it names is not known, so no app is
-    behind it, even one listening on port 8000 (a port alone is no evidence)."""
-    root = _stages(tmp_path, "app.conf.template", _SITE.replace("${API_HOST}", "${BACKEND_HOST}"))
-    result = check_folder(root)
-    assert result.links == ()
-    assert _fronts_by_file(root) == {"compose.yaml": [], "compose.prod.yaml": []}
-
-
-@pytest.mark.parametrize(
-    ("target", "joined"),
-    [
-        ("http://api:8000$request_uri", True),  # nginx's own variable in the URI only
-        ("http://api:8000${request_uri}", True),
-        ("http://$upstream_host:8000", False),  # the address itself is a variable
-        ("http://api:8000$UNSET_TEMPLATE_NAME", False),  # not nginx's: a template's, unknown
-    ],
-)
-def test_a_pass_whose_uri_holds_nginx_variables_reaches_its_written_address(
-    tmp_path: Path, target: str, joined: bool
-) -> None:
-    """`proxy_pass http://api:8000$request_uri;` (with `resolver 127.0.0.11`, so the name is
-    looked up per request): the address is written out, only the URI is nginx's variable, so
-    the front passes to the api service; an address that is itself a variable joins nothing."""
-    root = write(
-        tmp_path,
-        {
-            "Dockerfile": _APP,
-            "compose.yaml": "services:\n  api:\n    build: .\n"
-            "  nginx:\n    image: nginx:1.27\n"
-            "    volumes:\n      - ./nginx.conf:/etc/nginx/conf.d/default.conf:ro\n",
-            "nginx.conf": "server {\n  listen 80;\n  resolver 127.0.0.11 valid=5s;\n"
-            f"  location / {{\n    proxy_pass {target};\n  }}\n}}\n",
-        },
-    )
-    assert _fronts(root) == [["nginx.conf:5"] if joined else []]

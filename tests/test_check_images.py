@@ -292,22 +292,3 @@ def test_a_front_copied_into_an_image_a_service_runs_is_that_stacks(tmp_path: Pa
         for launch in launches(result.apps, result.links, result.balancer_links)
     }
     assert fronted == {"backend/Dockerfile": True, "unified/compose.yaml": False}
-
-
-def test_a_final_from_naming_a_stage_through_a_global_arg_builds_that_stage(
-    tmp_path: Path,
-) -> None:
-    """`ARG TARGET=web` before the first FROM, then `FROM ${TARGET}` last: the image is the
-    `web` stage (its ENTRYPOINT starts gunicorn), the default a `--build-arg` may change;
-    never an image "that sets no CMD or ENTRYPOINT"."""
-    write(
-        tmp_path,
-        {
-            "Dockerfile": "ARG TARGET=web\nFROM python:3.12-slim AS base\nWORKDIR /app\n"
-            'FROM base AS web\nENTRYPOINT ["gunicorn", "--workers", "3", "app:app"]\n'
-            'FROM base AS tests\nCMD ["pytest"]\nFROM ${TARGET}\n',
-        },
-    )
-    result = check(tmp_path)
-    assert chains(result, tmp_path) == [["Dockerfile"]]
-    assert [a.workers.value for a in result.apps] == [3]

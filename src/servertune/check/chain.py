@@ -23,7 +23,7 @@ from servertune.check.model import (
     Setting,
     Upstream,
 )
-from servertune.check.nginx_variables import nginx_variable, without_uri_variables
+from servertune.check.nginx_variables import nginx_variable
 from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
 if TYPE_CHECKING:
@@ -490,9 +490,8 @@ def link(
                 if rendered is None:
                     rendered = stacks.front_environment(config.files or (config.file,))
                 passing = replace(passing, target=_render(passing.target, rendered))
-            passing = replace(passing, target=without_uri_variables(passing.target))
-            if "$" in passing.target:
-                continue  # a name the front's containers do not set: unknown
+                if "$" in passing.target:
+                    continue  # a name the front's containers do not set: unknown
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
@@ -503,8 +502,6 @@ def link(
                     if rendered is None:
                         rendered = stacks.front_environment(config.files or (config.file,))
                     server = replace(server, value=_render(server.value, rendered))
-                    if "$" in server.value:
-                        continue  # a name the front's containers do not set: unknown
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]

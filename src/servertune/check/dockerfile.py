@@ -657,12 +657,8 @@ class _Source:
 def _from(
     command: Any, stages: dict[str, _Stage], global_args: dict[str, str], index: int
 ) -> _Stage:
-    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one
-    (also through a global ARG: `ARG TARGET=app` then `FROM ${TARGET}` builds the `app`
-    stage, the default a `--build-arg` may change)."""
+    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
     base = command.value[0].lower() if command.value else ""
-    if "$" in base:
-        base = process_word(command.value[0], global_args).lower()
     stage = stages[base].inherit() if base in stages else _Stage()
     if base not in stages and base != "scratch":
         stage.base = process_word(command.value[0], global_args)

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from servertune.check.model import (
     Upstream,
     note,
 )
-from servertune.check.nginx_variables import nginx_variable, without_uri_variables
+from servertune.check.nginx_variables import nginx_variable
 from servertune.check.source import read_text
 
 if TYPE_CHECKING:
@@ -614,9 +614,8 @@ def _walk_locations(
                 where,
                 sends[0] if http else sends[1],
             )
-            written = without_uri_variables(node.args[0])  # `http://api:8000$request_uri`
-            if "$" not in written:
-                passes.append(replace(found, target=_pass_target(written)))
+            if "$" not in node.args[0]:
+                passes.append(found)
             elif templated is not None and _template_names(node.args[0], nginx_names):
                 templated.append(found)
         elif node.block is not None and node.directive in ("location", "if", "limit_except"):

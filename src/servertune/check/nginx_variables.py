@@ -3,9 +3,7 @@ the container's environment holds (nginx.org/en/docs/varindex.html)."""
 
 from __future__ import annotations
 
-import re
-
-__all__ = ["nginx_variable", "without_uri_variables"]
+__all__ = ["nginx_variable"]
 
 #: nginx's own variables (nginx.org/en/docs/varindex.html): a `$name` of these is never a
 #: template's, whatever the container's environment holds.
@@ -35,20 +33,3 @@ def nginx_variable(name: str) -> bool:
     """`$name` is one of nginx's own variables (`$host`, `$http_upgrade`), never a
     template's."""
     return name in _NGINX_VARIABLES or name.startswith(_NGINX_PREFIXES)
-
-
-#: A proxied URL's address written out, then one of nginx's variables beginning its URI
-#: (`http://api:8000$request_uri`, the pattern with `resolver 127.0.0.11`).
-_ADDRESS_THEN_URI = re.compile(
-    r"\A(?P<address>(?:[a-z0-9]+://)?[A-Za-z0-9_.-]+(?::[0-9]+)?)\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-)
-
-
-def without_uri_variables(target: str) -> str:
-    """`target` without what follows its address when that begins with one of nginx's own
-    variables (`http://api:8000$request_uri` passes to `http://api:8000`, whatever the URI);
-    as written otherwise (`http://$backend`: the address itself is a variable)."""
-    found = _ADDRESS_THEN_URI.match(target)
-    if found is None or not nginx_variable(found["name"]):
-        return target
-    return found["address"]
