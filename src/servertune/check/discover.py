@@ -28,6 +28,7 @@ from pathlib import Path
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
+from servertune.check.template_markers import template_line
 
 __all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -66,10 +67,6 @@ SKIPPED_DIRECTORIES = frozenset(
 #: named); a walk does not even open them.
 _MAX_CANDIDATE_BYTES = 2 * 1024 * 1024
 
-#: Jinja / Helm / Go template markers: `{{ x }}`, `{%- if %}`, `{{- include ... }}`; and ERB's
-#: `<%= ENV["PORT"] %>` on one line (the Heroku nginx buildpack's `nginx.conf.erb`).
-_TEMPLATE = re.compile(r"\{\{-?\s*[^}]|\{%-?\s*\w|<%[=-]?[^%\n]*%>")
-
 #: nginx blocks and proxy directives: content that is an nginx config whatever the name.
 _NGINX_CONTENT = re.compile(
     r"^\s*(server|http|upstream|events|location\s[^{]*)\s*\{|^\s*(proxy_pass|uwsgi_pass)\s", re.M
@@ -95,21 +92,6 @@ class Discovery:
     templates: tuple[tuple[Path, int], ...] = ()
     #: Files and folders left out by `.gitignore` or by being vendored / generated trees.
     ignored: int = 0
-
-
-def template_line(text: str) -> int | None:
-    """The first line holding a Jinja / Helm / ERB template marker, None when there is none.
-
-    An expression (`{{ x }}`) on a `#` comment line does not count: rendered or not, it only
-    changes the comment (an env file's `# resolve {{user.<key>}} placeholders` is not a
-    template), whereas a statement (`{% if %}`) steers the lines after it wherever it stands.
-    """
-    for match in _TEMPLATE.finditer(text):
-        start = text.rfind("\n", 0, match.start()) + 1
-        if match.group().startswith("{{") and text[start : match.start()].lstrip().startswith("#"):
-            continue
-        return text.count("\n", 0, match.start()) + 1
-    return None
 
 
 def _ignore_spec(directory: Path) -> object | None:

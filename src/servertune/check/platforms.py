@@ -214,7 +214,7 @@ def _image(
             "is not among the files here"
         )
     text = read_text(dockerfile)
-    from servertune.check.discover import template_line
+    from servertune.check.template_markers import template_line
 
     line = template_line(text)
     if line is not None:

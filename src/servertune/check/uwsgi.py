@@ -480,6 +480,12 @@ def _sigterm_drains(options: list[tuple[str, str, Location]]) -> Setting[bool] |
     )
 
 
+def _as_uwsgi_number(value: str) -> int | None:
+    """`value` as uWSGI reads a number (its leading digits); None when it has none."""
+    leading = _LEADING_NUMBER.match(value)
+    return int(leading[1]) if leading is not None else None
+
+
 def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Location) -> AppServer:
     """The AppServer of uWSGI options in the order uWSGI reads them (an ini file's lines, a
     command line's options, `UWSGI_*` variables), each with where it was written; a default
@@ -494,27 +500,22 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         if key not in last:
             return Setting(UWSGI_DEFAULTS[key], start, default=True)
         value, at = last[key]
-        try:
-            return Setting(int(value), at)
-        except ValueError:
-            if (leading := _LEADING_NUMBER.match(value)) is not None:
-                return Setting(int(leading[1]), at)
-            written = _written(at)
-            if not value.strip() or "$(" in written or "${" in written:
-                # `$(UWSGI_WORKERS)` unset where check runs (uWSGI expands it to ""), or a
-                # template's `${VAR}`: known only where it runs; read with the default.
-                note(
-                    "unresolved-variable",
-                    at,
-                    f"{key} = {written.strip()[:60] or value[:60]!r}: known only when uWSGI "
-                    f"starts (an environment variable or a template's); read with uWSGI's "
-                    f"default {UWSGI_DEFAULTS[key]}",
-                )
-                unknown.add(key)
-                return Setting(UWSGI_DEFAULTS[key], at, default=True)
-            raise CheckInputError(
-                f"{at}: {key} must be a whole number; got {value[:40]!r}"
-            ) from None
+        if (read := _as_uwsgi_number(value)) is not None:
+            return Setting(read, at)
+        written = _written(at)
+        if not value.strip() or "$(" in written or "${" in written:
+            # `$(UWSGI_WORKERS)` unset where check runs (uWSGI expands it to ""), or a
+            # template's `${VAR}`: known only where it runs; read with the default.
+            note(
+                "unresolved-variable",
+                at,
+                f"{key} = {written.strip()[:60] or value[:60]!r}: known only when uWSGI "
+                f"starts (an environment variable or a template's); read with uWSGI's "
+                f"default {UWSGI_DEFAULTS[key]}",
+            )
+            unknown.add(key)
+            return Setting(UWSGI_DEFAULTS[key], at, default=True)
+        raise CheckInputError(f"{at}: {key} must be a whole number; got {value[:40]!r}")
 
     def flag(key: str) -> Setting[bool] | None:
         if key not in last:
