@@ -477,3 +477,26 @@ def test_su_command_long_form_and_a_folder_variable_before_the_server(tmp_path: 
         "run_equals.sh": ("gunicorn", 2),
         "run_pyenv.sh": ("gunicorn", 4),
     }
+
+
+def test_a_hash_inside_a_word_is_no_comment(tmp_path: Path) -> None:
+    """`gunicorn -k egg:meinheld#gunicorn_worker -c "$CONF" ${MODULE#pkg.}`: a `#` inside a
+    word is the word's, as sh reads it, so `-c "$CONF"` after it is read (the config's 5
+    workers); a `#` that begins a word still starts a comment."""
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/sh\nCONF=/app/gunicorn.conf.py\nMODULE=pkg.app:app\n"
+            'exec gunicorn -k egg:meinheld#gunicorn_worker -c "$CONF" ${MODULE#pkg.} '
+            "# the worker class\n",
+            "gunicorn.conf.py": "workers = 5\nbind = '0.0.0.0:8000'\n",
+            "Dockerfile": "FROM python:3.12-slim\nCOPY gunicorn.conf.py /app/gunicorn.conf.py\n"
+            'COPY start.sh /start.sh\nCMD ["/start.sh"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert [c for c, _, _ in chains(result, tmp_path)] == [
+        ["Dockerfile:4", "start.sh:4", "gunicorn.conf.py:1"]
+    ]
+    assert {a.workers.value for a in result.apps} == {5}

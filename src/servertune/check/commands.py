@@ -56,6 +56,7 @@ __all__ = [
     "read_command",
     "server_command",
     "shell_commands",
+    "without_comments",
 ]
 
 #: The servers whose command lines `check` reads.
@@ -286,6 +287,35 @@ def dockerfile_name(path: Path) -> bool:
         or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))
         or name.endswith((".dockerfile", ".containerfile"))
     )
+
+
+def without_comments(text: str) -> str:
+    """`text` without its shell comments: from a `#` that begins a word, outside quotes, to
+    the end of its line. A `#` inside a word is the word's (`egg:meinheld#gunicorn_worker`,
+    `${NAME#prefix}`, `$#`), as `sh` reads it; shlex's own comments would end the line there."""
+    out: list[str] = []
+    quote, escaped, skipping, previous = "", False, False, "\n"
+    for char in text:
+        if skipping:
+            if char == "\n":
+                skipping = False
+                out.append(char)
+                previous = char
+            continue
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (previous.isspace() or previous in ";&|()"):
+            skipping = True
+            continue
+        out.append(char)
+        previous = char
+    return "".join(out)
 
 
 def program_name(word: str) -> str:
@@ -639,9 +669,9 @@ def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[W
         trailing = len(raw) - len(raw.rstrip("\\"))
         continued = trailing % 2 == 1
         line = raw[:-1] if continued else raw
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer = shlex.shlex(without_comments(line), posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
-        lexer.commenters = "#"
+        lexer.commenters = ""
         try:
             tokens = list(lexer)
         except ValueError:

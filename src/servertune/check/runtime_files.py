@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from servertune.check.commands import ConfigFile, FindConfig, expand_shell
+from servertune.check.commands import ConfigFile, FindConfig, expand_shell, without_comments
 from servertune.check.model import Location, note
 
 __all__ = [
@@ -90,9 +90,9 @@ def _norm(path: str) -> str:
 
 
 def _tokens(text: str) -> list[str] | None:
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>")
+    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=";&|<>")
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""
     try:
         return list(lexer)
     except ValueError:

@@ -46,6 +46,7 @@ from servertune.check.commands import (
     read_command,
     server_command,
     shell_commands,
+    without_comments,
 )
 from servertune.check.jinja import with_templates
 from servertune.check.model import (
@@ -186,9 +187,9 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
             ([_restored(w, substituted) for w in words], background)
             for words, background in _split(path, start, text)
         ]
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""
     try:
         tokens = list(lexer)
     except ValueError as error:  # an unclosed quote
