@@ -584,3 +584,20 @@ def test_a_platform_building_a_template_dockerfile_is_not_followed(tmp_path: Pat
         n.kind == "not-followed" and n.at.file.name == "fly.toml" and "a template" in n.message
         for n in result.notes
     )
+
+
+def test_template_markers_in_a_dockerfile_run_do_not_make_it_a_template(tmp_path: Path) -> None:
+    """`RUN sed 's/<head>/<head>{% block head %}{% endblock %}/' ...` writes a Django template
+    during the build: the Dockerfile is read (3 of 3 files, no template skipped); a marker on
+    an instruction it reads itself (`ENV X={{ name }}`) still makes it a template."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nCOPY . /app\n"
+        "RUN sed 's/<head>/<head>{% block head %}{% endblock %}/' /app/index.html \\\n"
+        "    > /app/templates/base.html\n"
+        'CMD ["gunicorn", "-b", "0.0.0.0:3000", "app:app"]\n'
+    )
+    walk = discover(tmp_path)
+    assert walk.files == (tmp_path / "Dockerfile",)
+    assert walk.templates == ()
+    templated = "FROM python:3.12-slim\nENV SETTINGS={{ project_name }}.settings\n"
+    assert template_line(templated, dockerfile=True) == 2

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from servertune.check.commands import dockerfile_name
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
@@ -341,7 +342,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         except (OSError, CheckInputError):
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
-        line = template_line(text)
+        line = template_line(text, dockerfile=dockerfile_name(item))
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
         elif _claims(item, text):

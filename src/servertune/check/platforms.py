@@ -216,7 +216,7 @@ def _image(
     text = read_text(dockerfile)
     from servertune.check.template_markers import template_line
 
-    line = template_line(text)
+    line = template_line(text, dockerfile=True)
     if line is not None:
         # A project template's Dockerfile (`{{ project_name }}`): what it renders to is not
         # here, so neither is what the image runs (the walk notes the template itself).
