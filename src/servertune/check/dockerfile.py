@@ -1134,7 +1134,12 @@ def shell_form(
     if (
         not split
         or split[0] == "exec"
-        or server_command([Word(w, words[0].at) for w in split]) is None
+        # The server, or a script of the launch that starts it (`ENTRYPOINT
+        # /docker-entrypoint.sh $0 $@`, its `exec gunicorn` a child of the shell all the same).
+        or (
+            server_command([Word(w, words[0].at) for w in split]) is None
+            and not _SCRIPT_WORD.match(split[0])
+        )
     ):
         return None
     return Setting(f"{instruction} {text}", words[0].at)
