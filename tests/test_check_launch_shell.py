@@ -500,3 +500,25 @@ def test_a_hash_inside_a_word_is_no_comment(tmp_path: Path) -> None:
         ["Dockerfile:4", "start.sh:4", "gunicorn.conf.py:1"]
     ]
     assert {a.workers.value for a in result.apps} == {5}
+
+
+def test_a_wait_for_wrapper_not_here_runs_the_command_after_its_double_dash(
+    tmp_path: Path,
+) -> None:
+    """`command: ["./bin/docker-wait.sh", "--timeout=0", "db:5432", "--", "./bin/run.sh"]`
+    with the waiter not among the files: it runs what follows `--` once the host answers
+    (wait-for-it's usage), so the chain goes on to run.sh and its gunicorn; a script not here
+    without `--`, or not named for waiting, is still not followed."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY . /app\nWORKDIR /app\n",
+            "bin/run.sh": "#!/bin/sh\nexec gunicorn -w 3 -b 0.0.0.0:8000 app:app\n",
+            "compose.yaml": "services:\n  web:\n    build: .\n    command: "
+            '["./bin/docker-wait.sh", "--timeout=0", "db:5432", "--", "./bin/run.sh"]\n'
+            "  other:\n    build: .\n    command: "
+            '["./bin/prepare.sh", "db:5432", "--", "./bin/run.sh"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [c for c, _, _ in chains(result, tmp_path)] == [["compose.yaml:2", "bin/run.sh:2"]]

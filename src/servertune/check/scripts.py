@@ -1860,8 +1860,26 @@ def run_words(
             return _console_server(entry, rest[1:], env, env_at, find_config)
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
-        return None
+        after = _after_waiting(rest)
+        if after is None:
+            return None
+        return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+#: A wait-for wrapper's name (`wait-for-it.sh`, `wait-for`, `docker-wait.sh`, `wait_for_db`).
+_WAITER = re.compile(r"wait", re.I)
+
+
+def _after_waiting(words: Sequence[Word]) -> list[Word] | None:
+    """The command a wait-for wrapper that is not among the files runs once its hosts answer:
+    the words after its `--` (`wait-for-it.sh db:5432 -- ./start.sh`, the usage wait-for-it,
+    wait-for and dockerize document); None for any other command."""
+    texts = [w.text for w in words]
+    if not _WAITER.search(program_name(texts[0])) or "--" not in texts[1:]:
+        return None
+    after = list(words[texts.index("--", 1) + 1 :])
+    return after or None
 
 
 def _launcher_here(
