@@ -522,3 +522,38 @@ def test_a_wait_for_wrapper_not_here_runs_the_command_after_its_double_dash(
     )
     result = check_folder(tmp_path)
     assert [c for c, _, _ in chains(result, tmp_path)] == [["compose.yaml:2", "bin/run.sh:2"]]
+
+
+_MAKEFILE = """\
+NUM_THREADS ?= 2
+collectstatic:
+\tpython manage.py collectstatic --noinput
+
+prodserver: NUM_PROCS:=3
+prodserver: collectstatic
+\tcd app/ && gunicorn app.wsgi:application --workers=${NUM_PROCS} --threads=$(NUM_THREADS) \\
+\t\t--bind=0.0.0.0:8081 || sleep infinity
+
+devserver:
+\tpython manage.py runserver 0.0.0.0:8081
+"""
+
+
+def test_make_target_runs_its_recipe_with_the_makefiles_variables(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["make", "prodserver"]`: make runs the target's recipe line (its own
+    `sh -c`) after the prerequisite, with the target's `NUM_PROCS:=3` and the Makefile's
+    `NUM_THREADS ?= 2`: gunicorn 3 x 2 on :8081, the recipe's line in the chain; `make
+    devserver` starts no server check reads."""
+    write(
+        tmp_path,
+        {
+            "Makefile": _MAKEFILE,
+            "Dockerfile": "FROM python:3.12-slim\nCOPY . /srv/\nWORKDIR /srv\n"
+            'ENTRYPOINT ["make", "prodserver"]\n',
+            "Dockerfile.dev": "FROM python:3.12-slim\nCOPY . /srv/\nWORKDIR /srv\n"
+            'ENTRYPOINT ["make", "devserver"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert chains(result, tmp_path) == [(["Dockerfile:4", "Makefile:7"], "gunicorn", 3)]
+    assert [a.threads.value for a in result.apps] == [2]

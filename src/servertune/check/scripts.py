@@ -49,6 +49,7 @@ from servertune.check.commands import (
     without_comments,
 )
 from servertune.check.jinja import with_templates
+from servertune.check.makefile import MakeRecipe, make_recipe
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -1858,6 +1859,9 @@ def run_words(
         entry = console_script(rest[0].text, find_config, rest[0].at)
         if entry is not None:
             return _console_server(entry, rest[1:], env, env_at, find_config)
+    recipe = make_recipe(rest, dict(env or {}), find_config)
+    if recipe is not None:
+        return _made_server(recipe, env, env_at, find_config, depth)
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         after = _after_waiting(rest)
@@ -1865,6 +1869,25 @@ def run_words(
             return None
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _made_server(
+    recipe: MakeRecipe,
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """The server a line of a make target's recipe starts (each line its own `/bin/sh -c`),
+    that line first in its chain; None when none does."""
+    for line in recipe.lines:
+        shell = [Word("/bin/sh", line.at), Word("-c", line.at), line]
+        app = run_words(
+            recipe.makefile.file, shell, env, env_at, find_config=find_config, depth=depth + 1
+        )
+        if app is not None:
+            return replace(app, launched_by=(line.at, *app.launched_by))
+    return None
 
 
 #: A wait-for wrapper's name (`wait-for-it.sh`, `wait-for`, `docker-wait.sh`, `wait_for_db`).
