@@ -57,3 +57,21 @@ def test_a_flag_is_on_unless_its_value_is_false_off_no_or_0(
     `uwsgi_opt_true`), so SIGTERM is read as the immediate stop exactly when uWSGI has it."""
     *_, stops = _read(tmp_path, f"master = true\ndie-on-term = {value}\n")
     assert stops is on
+
+
+def test_a_socket_whose_port_the_environment_here_does_not_set_is_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`http-socket = :$(PORT)` (Heroku sets PORT): uWSGI expands the unset name to nothing,
+    so the address is not known here: no socket listed (never `0.0.0.0:`, a port of nothing)
+    and an unresolved-variable note at its line."""
+    monkeypatch.delenv("PORT", raising=False)
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text("[uwsgi]\nhttp-socket = :$(PORT)\nmodule = wsgi\nprocesses = 4\n")
+    result = check_files([ini], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert app.sockets == ()
+    assert any(
+        n.kind == "unresolved-variable" and n.at.line == 2 and "$(PORT)" in n.message
+        for n in result.notes
+    )

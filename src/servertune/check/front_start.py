@@ -12,6 +12,13 @@ variables). An nginx config the container holds (its image copies it by name or 
 the service bind-mounts it) then reads an absolute `include` of such a path from what was
 made. A script that starts no nginx, or a path two containers holding the same config make
 differently, makes nothing here: unknown, never guessed.
+
+The script is followed as the shell runs it: a `sh -c '...'` text is a script of its own, and
+a script it runs first (found among what was made so far: `sed 's/\r$//' run.sh >
+/tmp/run.sh && /tmp/run.sh app.conf.template`) is read with its words as its `$1`, `$2`. So a
+start that renders the template its command names (`envsubst < "/etc/nginx/conf.d/$1"`)
+says which template is its front (`renders_of_run`, read by `chain.Stacks.reads`), and with
+which values it renders it.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from servertune.check import runtime_files
-from servertune.check.commands import ConfigFile, FindConfig, Word, expand_shell
+from servertune.check.commands import SHELLS, ConfigFile, FindConfig, Word, expand_shell
 from servertune.check.model import CheckInputError, Location, collect_notes
 from servertune.check.source import read_text
 
@@ -72,8 +79,6 @@ _RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
 )
 #: The programs that run the script named after them (`sh /start.sh`, `tini -- /start.sh`).
 _RUNNERS = frozenset({"sh", "bash", "dash", "ash", "tini", "dumb-init", "--", "-e", "-x"})
-#: The shells that run a script named after them (`sh /start.sh`, `exec bash start.sh`).
-_SHELLS = frozenset({"sh", "bash", "dash", "ash"})
 #: The words after which a command starts, on a line of the script.
 _BEFORE_COMMAND = frozenset({"exec", "then", "do", "else", "&&", "||", ";"})
 
@@ -395,7 +400,7 @@ def _called_script(
     from servertune.check.scripts import looks_like_script
 
     rest = words[1:] if words[:1] == ["exec"] else list(words)
-    if len(rest) > 1 and PurePosixPath(rest[0]).name in _SHELLS and not rest[1].startswith("-"):
+    if len(rest) > 1 and PurePosixPath(rest[0]).name in SHELLS and not rest[1].startswith("-"):
         rest = rest[1:]
     if not rest:
         return None

@@ -440,8 +440,22 @@ def _sockets(
 ) -> tuple[Setting[str], ...]:
     """Every address uWSGI listens on (by the options `names`); a `${NAME}` left in a value (a
     template's placeholder, rendered where uWSGI is installed) is an address not known here,
-    not listed."""
-    return tuple(Setting(_address(v), at) for k, v, at in options if k in names and "${" not in v)
+    not listed, and so is one whose `$(PORT)` the environment here does not set (uWSGI
+    expands it to nothing: `http-socket = :$(PORT)` on Heroku), said in a note."""
+    found: list[Setting[str]] = []
+    for key, value, at in options:
+        if key not in names or "${" in value:
+            continue
+        if "$(" in (written := _written(at)) and (not value.strip() or value.endswith(":")):
+            note(
+                "unresolved-variable",
+                at,
+                f"{key} = {written.strip()[:60]}: known only when uWSGI starts (an environment "
+                "variable, as Heroku's $PORT); the address it listens on was not checked",
+            )
+            continue
+        found.append(Setting(_address(value), at))
+    return tuple(found)
 
 
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
