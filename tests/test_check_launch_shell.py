@@ -557,3 +557,21 @@ def test_make_target_runs_its_recipe_with_the_makefiles_variables(tmp_path: Path
     result = check_folder(tmp_path)
     assert chains(result, tmp_path) == [(["Dockerfile:4", "Makefile:7"], "gunicorn", 3)]
     assert [a.threads.value for a in result.apps] == [2]
+
+
+def test_a_scripts_positional_parameter_is_the_commands_word(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["./entrypoint"]` with `CMD ["0.0.0.0:80"]`, the script running `gunicorn
+    --bind $1 ...`: `$1` is the CMD's word, so gunicorn binds 0.0.0.0:80 (no unresolved
+    bind)."""
+    write(
+        tmp_path,
+        {
+            "entrypoint": "#!/usr/bin/env bash\nset -e\n"
+            "exec gunicorn app:app --bind $1 --workers 2\n",
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY . .\n"
+            'ENTRYPOINT ["./entrypoint"]\nCMD ["0.0.0.0:80"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:80"]

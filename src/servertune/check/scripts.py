@@ -482,6 +482,21 @@ def _argument_slices(words: list[Word], arguments: list[Word] | None) -> list[Wo
     return sliced
 
 
+def _positional_values(words: list[Word], arguments: list[Word] | None) -> list[Word]:
+    """`--bind $1` with the script's arguments known (an image's `CMD ["0.0.0.0:80"]` after
+    its ENTRYPOINT script, a compose `command`): `$1`, `${2}` are those words; one past them,
+    or arguments only the caller knows, are left as written (unknown here)."""
+    if not arguments or any("$" in a.text for a in arguments):
+        return words
+    texts = [a.text for a in arguments]
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return texts[index - 1] if index <= len(texts) else match[0]
+
+    return [replace(w, text=_POSITIONAL.sub(one, w.text)) if "$" in w.text else w for w in words]
+
+
 def _own_variables(env: Mapping[str, str]) -> dict[str, str]:
     """The script's environment without the arrays' bookkeeping (`ARGS[@]`), for the server."""
     return {k: v for k, v in env.items() if "[" not in k}
@@ -615,7 +630,7 @@ def read_script(
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
-        words = _argument_slices(words, arguments)
+        words = _positional_values(_argument_slices(words, arguments), arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             if found.directory is None and making.directory is not None:
