@@ -10,7 +10,7 @@ from pathlib import Path
 
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
-from servertune.check.discover import discover
+from servertune.check.discover import discover, template_line
 from servertune.check.graph import launches
 from servertune.machine import Machine
 from tests.folder_support import write
@@ -584,3 +584,58 @@ def test_each_project_s_upstream_of_the_same_name_gets_its_own_keepalive_finding
         if f.rule == "upstream-keepalive-over-app-keepalive"
     )
     assert found == ["blog/gunicorn.conf.py", "shop/gunicorn.conf.py"]
+
+
+def test_an_erb_template_is_skipped_as_a_template(tmp_path: Path) -> None:
+    """`nginx.conf.erb` (the Heroku nginx buildpack's: `listen <%= ENV["PORT"] %>;`) is a
+    template: skipped with a note at its first ERB line, never refused as nginx syntax; a
+    Python `"<%s>" % name` is no template."""
+    erb = tmp_path / "config" / "nginx.conf.erb"
+    erb.parent.mkdir()
+    erb.write_text(
+        "daemon off;\nworker_processes <%= ENV['NGINX_WORKERS'] || 4 %>;\nevents {}\n"
+        'http {\n  server {\n    listen <%= ENV["PORT"] %>;\n  }\n}\n'
+    )
+    (tmp_path / "gunicorn.conf.py").write_text(
+        'bind = "0.0.0.0:8000"\nproc_name = "<%s>" % "web"\n'
+    )
+    walk = discover(tmp_path)
+    assert walk.templates == ((erb, 2),)
+    assert template_line('proc_name = "<%s>" % "web"\n') is None
+
+
+def test_a_platform_building_a_template_dockerfile_is_not_followed(tmp_path: Path) -> None:
+    """fly.toml's `[build] dockerfile = 'Dockerfile'` names a project template's Dockerfile
+    (`{{ project_name }}`): the platform's launch is "not followed" (what the template renders
+    to is not here), never a Dockerfile syntax error that fails the run."""
+    (tmp_path / "fly.toml").write_text(
+        "app = 'news'\n[build]\n  dockerfile = 'Dockerfile'\n[http_service]\n  internal_port = 8000\n"
+    )
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nENV PROJECT={{ project_name }}\n"
+        'CMD ["gunicorn", "{{ project_name }}.wsgi"]\n'
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    assert not result.errors
+    assert any(
+        n.kind == "not-followed" and n.at.file.name == "fly.toml" and "a template" in n.message
+        for n in result.notes
+    )
+
+
+def test_template_markers_in_a_dockerfile_run_do_not_make_it_a_template(tmp_path: Path) -> None:
+    """`RUN sed 's/<head>/<head>{% block head %}{% endblock %}/' ...` writes a Django template
+    during the build: the Dockerfile is read (3 of 3 files, no template skipped); a marker on
+    an instruction it reads itself (`ENV X={{ name }}`) still makes it a template."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nCOPY . /app\n"
+        "RUN sed 's/<head>/<head>{% block head %}{% endblock %}/' /app/index.html \\\n"
+        "    > /app/templates/base.html\n"
+        'CMD ["gunicorn", "-b", "0.0.0.0:3000", "app:app"]\n'
+    )
+    walk = discover(tmp_path)
+    assert walk.files == (tmp_path / "Dockerfile",)
+    assert walk.templates == ()
+    templated = "FROM python:3.12-slim\nENV SETTINGS={{ project_name }}.settings\n"
+    assert template_line(templated, dockerfile=True) == 2

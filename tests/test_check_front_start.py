@@ -248,3 +248,99 @@ def test_pass_a_template_renders_is_not_judged_as_written(tmp_path: Path) -> Non
     result = check_folder(tmp_path)
     assert not result.links
     assert not [f for f in result.findings if f.at.file.name == "site.conf"]
+
+
+#: A front's start script that renders the template its first argument names, then nginx.
+_RUN_NGINX = """\
+#!/bin/sh
+export API_HOST="${API_HOST:-api}"
+envsubst '$API_HOST' < "/etc/nginx/conf.d/$1" > /etc/nginx/conf.d/app.conf
+exec nginx -g 'daemon off;'
+"""
+_SITE = """\
+upstream api {
+  server ${API_HOST}:8000;
+}
+server {
+  listen 80;
+  location / {
+    proxy_pass http://api;
+  }
+}
+"""
+
+
+def _stage_compose(template: str) -> str:
+    """A stack of its own: the api, and an nginx that copies the mounted templates, makes the
+    start script runnable (its CRs dropped) and runs it with `template`."""
+    return (
+        "services:\n"
+        "  api:\n    build: .\n"
+        "  nginx:\n    image: nginx:1.27-alpine\n"
+        "    volumes:\n      - ./nginx:/nginx-templates:ro\n"
+        "    command: >\n"
+        '      /bin/sh -c "cp -a /nginx-templates/. /etc/nginx/conf.d/\n'
+        "      && sed 's/\\r$$//' /etc/nginx/conf.d/run-nginx.sh > /tmp/run-nginx.sh\n"
+        "      && chmod +x /tmp/run-nginx.sh\n"
+        f'      && /tmp/run-nginx.sh {template}"\n'
+    )
+
+
+def _stages(root: Path, dev_template: str, site: str = _SITE) -> Path:
+    return write(
+        root,
+        {
+            "Dockerfile": _APP,
+            "compose.yaml": _stage_compose(dev_template),
+            "compose.prod.yaml": _stage_compose("app.conf.template.prod"),
+            "nginx/run-nginx.sh": _RUN_NGINX,
+            "nginx/app.conf.template": site,
+            "nginx/app.conf.template.prod": site,
+        },
+    )
+
+
+def _fronts_by_file(root: Path) -> dict[str, list[str]]:
+    result = check_folder(root)
+    return {
+        f"{launch.chain[0].file.name}": sorted(
+            {f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts}
+        )
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+
+
+def test_a_start_script_renders_only_the_template_its_command_names(tmp_path: Path) -> None:
+    """Two stacks mount the same folder of templates; each nginx runs (through `sh -c`, a
+    copy of the script with its CRs dropped) `run-nginx.sh TEMPLATE`, which renders
+    "/etc/nginx/conf.d/$1": each api is behind the template its own stack's command passes,
+    never behind the other stack's."""
+    root = _stages(tmp_path, "app.conf.template")
+    assert _fronts_by_file(root) == {
+        "compose.yaml": ["nginx/app.conf.template:7"],
+        "compose.prod.yaml": ["nginx/app.conf.template.prod:7"],
+    }
+
+
+def test_a_template_named_by_a_value_not_known_here_is_not_chosen(tmp_path: Path) -> None:
+    """The dev stack's command passes `$SITE`, which no file sets: which template it renders
+    is not known, so neither template is ruled out for it (nothing guessed); the prod stack
+    still renders its own only. (The upstream is written out here: a `${API_HOST}` the dev
+    start renders with values not known here would join nothing.)"""
+    root = _stages(tmp_path, "$$SITE", _SITE.replace("${API_HOST}", "api"))
+    fronts = _fronts_by_file(root)
+    assert fronts["compose.prod.yaml"] == ["nginx/app.conf.template.prod:7"]
+    assert fronts["compose.yaml"] == [
+        "nginx/app.conf.template.prod:7",
+        "nginx/app.conf.template:7",
+    ]
+
+
+def test_a_template_server_is_rendered_with_the_start_scripts_own_default(
+    tmp_path: Path,
+) -> None:
+    """`server ${API_HOST}:8000` rendered by a start script that exports
+    `API_HOST="${API_HOST:-api}"` first: the front passes to `api`, the stack's service."""
+    root = _stages(tmp_path, "app.conf.template")
+    result = check_folder(root)
+    assert {ln.server.value for ln in result.links} == {"api:8000"}

@@ -410,3 +410,168 @@ def test_a_worker_service_runs_its_own_arm_not_the_servers_function(tmp_path: Pa
     assert chains(check_folder(root), root) == [
         (["compose.yaml:2", "Dockerfile:3", "entry.sh:4"], "gunicorn", 3)
     ]
+
+
+def test_a_prefix_assignment_is_expanded_before_the_command_reads_it(tmp_path: Path) -> None:
+    """`KEEP_WORKERS=${KEEP_WORKERS:-2}` then `KEEP_WORKERS=$KEEP_WORKERS gunicorn --workers
+    $KEEP_WORKERS ...`: the prefix's value is the shell's expansion (2), so gunicorn has 2
+    workers; the file is read, never refused for `'$KEEP_WORKERS'` as a number. A prefix
+    whose value no file sets leaves the name unknown, said as a note."""
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/bash\nKEEP_WORKERS=${KEEP_WORKERS:-2}\n"
+            "PYTHONPATH=$APP_PATH \\\nKEEP_WORKERS=$KEEP_WORKERS \\\n"
+            "exec gunicorn --bind 0.0.0.0:8000 --workers $KEEP_WORKERS app:app\n",
+            "other.sh": "#!/bin/bash\nWORKERS=$UNSET_HERE exec gunicorn --workers $WORKERS app:app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    workers = {a.file.name: a.workers for a in result.apps}
+    assert workers["start.sh"].value == 2
+    assert workers["other.sh"].default
+
+
+def test_a_command_substitution_is_one_word_known_only_when_it_runs(tmp_path: Path) -> None:
+    """`--workers $(nproc --all || echo 4)`: the shell runs the `||` inside the substitution,
+    so the line is one command and the option one value, known only when it runs (an
+    unresolved note at its line); the file is read, never refused for `--all`."""
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/bash\nset -e\n"
+            "exec uvicorn app:app --host 0.0.0.0 --workers $(nproc --all || echo 4) "
+            "--log-level=info\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.kind == "uvicorn"
+    assert app.workers.default
+    unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert any("$(nproc --all || echo 4)" in n.message and n.at.line == 3 for n in unresolved)
+
+
+def test_su_command_long_form_and_a_folder_variable_before_the_server(tmp_path: Path) -> None:
+    """`su app --command "${BIN_DIR}gunicorn --bind ... --workers 3 app.wsgi"` (also
+    `--command=...`): su's long option runs the string as `-c` does, and `${BIN_DIR}gunicorn`
+    is gunicorn whatever folder BIN_DIR names; `pyenv exec python3 -m gunicorn` is gunicorn
+    under pyenv's Python."""
+    write(
+        tmp_path,
+        {
+            "run_frontend.sh": '#!/bin/sh\nsu app --command "${BIN_DIR}gunicorn --bind '
+            '0.0.0.0:8000 --workers 3 app.wsgi"\n',
+            "run_equals.sh": "#!/bin/sh\nexec su app '--command=${BIN_DIR}gunicorn --workers 2 "
+            "app.wsgi'\n",
+            "run_pyenv.sh": "#!/bin/sh\nexec pyenv exec python3 -m gunicorn --workers 4 app.wsgi\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    workers = {a.file.name: (a.kind, a.workers.value) for a in result.apps}
+    assert workers == {
+        "run_frontend.sh": ("gunicorn", 3),
+        "run_equals.sh": ("gunicorn", 2),
+        "run_pyenv.sh": ("gunicorn", 4),
+    }
+
+
+def test_a_hash_inside_a_word_is_no_comment(tmp_path: Path) -> None:
+    """`gunicorn -k egg:meinheld#gunicorn_worker -c "$CONF" ${MODULE#pkg.}`: a `#` inside a
+    word is the word's, as sh reads it, so `-c "$CONF"` after it is read (the config's 5
+    workers); a `#` that begins a word still starts a comment."""
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/sh\nCONF=/app/gunicorn.conf.py\nMODULE=pkg.app:app\n"
+            'exec gunicorn -k egg:meinheld#gunicorn_worker -c "$CONF" ${MODULE#pkg.} '
+            "# the worker class\n",
+            "gunicorn.conf.py": "workers = 5\nbind = '0.0.0.0:8000'\n",
+            "Dockerfile": "FROM python:3.12-slim\nCOPY gunicorn.conf.py /app/gunicorn.conf.py\n"
+            'COPY start.sh /start.sh\nCMD ["/start.sh"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert [c for c, _, _ in chains(result, tmp_path)] == [
+        ["Dockerfile:4", "start.sh:4", "gunicorn.conf.py:1"]
+    ]
+    assert {a.workers.value for a in result.apps} == {5}
+
+
+def test_a_wait_for_wrapper_not_here_runs_the_command_after_its_double_dash(
+    tmp_path: Path,
+) -> None:
+    """`command: ["./bin/docker-wait.sh", "--timeout=0", "db:5432", "--", "./bin/run.sh"]`
+    with the waiter not among the files: it runs what follows `--` once the host answers
+    (wait-for-it's usage), so the chain goes on to run.sh and its gunicorn; a script not here
+    without `--`, or not named for waiting, is still not followed."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY . /app\nWORKDIR /app\n",
+            "bin/run.sh": "#!/bin/sh\nexec gunicorn -w 3 -b 0.0.0.0:8000 app:app\n",
+            "compose.yaml": "services:\n  web:\n    build: .\n    command: "
+            '["./bin/docker-wait.sh", "--timeout=0", "db:5432", "--", "./bin/run.sh"]\n'
+            "  other:\n    build: .\n    command: "
+            '["./bin/prepare.sh", "db:5432", "--", "./bin/run.sh"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [c for c, _, _ in chains(result, tmp_path)] == [["compose.yaml:2", "bin/run.sh:2"]]
+
+
+_MAKEFILE = """\
+NUM_THREADS ?= 2
+collectstatic:
+\tpython manage.py collectstatic --noinput
+
+prodserver: NUM_PROCS:=3
+prodserver: collectstatic
+\tcd app/ && gunicorn app.wsgi:application --workers=${NUM_PROCS} --threads=$(NUM_THREADS) \\
+\t\t--bind=0.0.0.0:8081 || sleep infinity
+
+devserver:
+\tpython manage.py runserver 0.0.0.0:8081
+"""
+
+
+def test_make_target_runs_its_recipe_with_the_makefiles_variables(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["make", "prodserver"]`: make runs the target's recipe line (its own
+    `sh -c`) after the prerequisite, with the target's `NUM_PROCS:=3` and the Makefile's
+    `NUM_THREADS ?= 2`: gunicorn 3 x 2 on :8081, the recipe's line in the chain; `make
+    devserver` starts no server check reads."""
+    write(
+        tmp_path,
+        {
+            "Makefile": _MAKEFILE,
+            "Dockerfile": "FROM python:3.12-slim\nCOPY . /srv/\nWORKDIR /srv\n"
+            'ENTRYPOINT ["make", "prodserver"]\n',
+            "Dockerfile.dev": "FROM python:3.12-slim\nCOPY . /srv/\nWORKDIR /srv\n"
+            'ENTRYPOINT ["make", "devserver"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert chains(result, tmp_path) == [(["Dockerfile:4", "Makefile:7"], "gunicorn", 3)]
+    assert [a.threads.value for a in result.apps] == [2]
+
+
+def test_a_scripts_positional_parameter_is_the_commands_word(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["./entrypoint"]` with `CMD ["0.0.0.0:80"]`, the script running `gunicorn
+    --bind $1 ...`: `$1` is the CMD's word, so gunicorn binds 0.0.0.0:80 (no unresolved
+    bind)."""
+    write(
+        tmp_path,
+        {
+            "entrypoint": "#!/usr/bin/env bash\nset -e\n"
+            "exec gunicorn app:app --bind $1 --workers 2\n",
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY . .\n"
+            'ENTRYPOINT ["./entrypoint"]\nCMD ["0.0.0.0:80"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:80"]

@@ -13,6 +13,7 @@ from servertune.check.chain import normalise
 from servertune.check.model import AppServer, NginxConfig
 from servertune.check.nginx import parse_duration
 from servertune.check.output import format_text
+from servertune.check.readers import reader_for
 from servertune.check.uwsgi import uwsgi_options
 from servertune.sizing import Machine
 
@@ -461,3 +462,17 @@ def test_files_that_bring_no_server_are_not_a_clean_report(tmp_path: Path) -> No
     gunicorn.write_text("workers = 2\n")
     result = check_files([config_map, gunicorn], machine=Machine(cores=4, cores_source="test"))
     assert set(result.files) == {config_map, gunicorn}
+
+
+def test_a_shell_script_writing_a_supervisord_program_is_read_as_a_script(tmp_path: Path) -> None:
+    """An entrypoint (`#!/bin/bash`, `.sh`) whose here-document writes a `[program:x]` file
+    for supervisord is a shell script: read as one (its `exec supervisord` line), never
+    refused as a supervisord ini that "is not an ini line"."""
+    script = tmp_path / "entrypoint.sh"
+    script.write_text(
+        "#!/bin/bash\nset -e\n"
+        "cat > /etc/supervisor/conf.d/certbot.conf <<EOF\n"
+        "[program:certbot-setup]\ncommand=/sbin/certbot-setup\nautorestart=false\nEOF\n"
+        "exec supervisord -n -c /etc/supervisor/supervisord.conf\n"
+    )
+    assert reader_for(script, script.read_text()).kind == "script"

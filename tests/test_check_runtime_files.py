@@ -269,6 +269,16 @@ def test_find_exec_ln_s_fills_the_folder_supervisords_include_reads(tmp_path: Pa
         ("cat /etc/a.conf >> /run/a.conf", []),  # appends to a file whose start is unknown
         ('cp /etc/a.conf "$NOWHERE/a.conf"', []),  # a destination known only at run time
         ('echo "server $HOST:$PORT;" > /run/up 2>&1', [("/run/up", "server web:$PORT;\n")]),
+        ("cat /etc/a.conf > /run/a.conf", [("/run/a.conf", "/etc/a.conf")]),
+        ("cat < /etc/a.conf > /run/a.conf", [("/run/a.conf", "/etc/a.conf")]),
+        ("cat /etc/a.conf /etc/b.conf > /run/a.conf", []),  # two files joined: neither
+        ("cat -n /etc/a.conf > /run/a.conf", []),  # numbered lines: not the file's text
+        # Carriage returns dropped (a Windows checkout): the same lines, for Unix.
+        ("sed 's/\\r$//' /conf/start.sh > /tmp/start.sh", [("/tmp/start.sh", "/conf/start.sh")]),
+        ("sed -e 's/\\r//g' < /conf/start.sh > /tmp/s", [("/tmp/s", "/conf/start.sh")]),
+        ("tr -d '\\r' < /conf/start.sh > /tmp/start.sh", [("/tmp/start.sh", "/conf/start.sh")]),
+        ("sed 's/8000/9000/' /etc/a.conf > /run/a.conf", []),  # an edit: its text unknown
+        ("sed -i 's/\\r$//' /etc/a.conf > /run/a.conf", []),  # edits in place, writes no copy
     ],
 )
 def test_lines_that_make_a_file_and_lines_that_make_none(

@@ -49,6 +49,28 @@ def test_a_shell_form_cmd_that_expands_a_variable_is_fixed_with_exec(tmp_path: P
     assert finding.fix == "CMD exec gunicorn -w 2 -b 0.0.0.0:$PORT app:app"
 
 
+def test_a_shell_form_entrypoint_running_the_launch_script_is_one_finding(
+    tmp_path: Path,
+) -> None:
+    """`ENTRYPOINT /docker-entrypoint.sh $0 $@` (shell form, so `/bin/sh -c` is PID 1) runs
+    the script that execs gunicorn: gunicorn is still the shell's child, so SIGTERM never
+    reaches it; the fix hands PID 1 over with `exec`. In exec form, no finding."""
+    script = "#!/bin/sh\nset -e\nexec gunicorn -w 2 -b 0.0.0.0:8000 app:app\n"
+    image = (
+        "FROM python:3.12-slim\nCOPY docker-entrypoint.sh /docker-entrypoint.sh\n"
+        "ENTRYPOINT /docker-entrypoint.sh $0 $@\n"
+    )
+    files = {"Dockerfile": image, "docker-entrypoint.sh": script}
+    (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
+    assert finding.at.line == 3
+    assert finding.fix == "ENTRYPOINT exec /docker-entrypoint.sh $0 $@"
+    exec_form = image.replace(
+        "ENTRYPOINT /docker-entrypoint.sh $0 $@", 'ENTRYPOINT ["/docker-entrypoint.sh"]'
+    )
+    files = {"Dockerfile": exec_form, "docker-entrypoint.sh": script}
+    assert _rules(_findings(tmp_path, files), "shell-form-command") == []
+
+
 def test_a_shell_form_list_keeps_its_shell_and_execs_its_last_command(tmp_path: Path) -> None:
     """`CMD a &&` continued on the server's line: exec form would hand `&&` to the first
     program, so the fix keeps the shell and puts `exec` before the last command."""

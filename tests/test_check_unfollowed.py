@@ -247,3 +247,31 @@ def test_program_through_a_wrapper_with_its_own_words_is_not_followed(tmp_path: 
     kind, line, message = _notes(tmp_path)["supervisor.conf"]
     assert (kind, line) == ("not-followed", 3)
     assert "runs ./docker/docker-entrypoint.sh, a script not among the files read" in message
+
+
+@pytest.mark.parametrize(
+    ("base", "kind"),
+    [
+        ("acme/shop-base:2.11", "not-followed"),  # an owner's image: its own command
+        ("ghcr.io/acme/shop-base:2.11", "not-followed"),
+        ("python:3.12-slim", "starts-no-server"),  # a library image: python's REPL
+        ("docker.io/library/python:3.12", "starts-no-server"),
+    ],
+)
+def test_an_image_with_no_command_runs_its_base_images_which_an_owner_may_make_a_server(
+    tmp_path: Path, base: str, kind: str
+) -> None:
+    """A Dockerfile that sets no CMD or ENTRYPOINT, built by a compose service that sets no
+    command: the container runs its base image's command. An owner's base image (not built
+    here) starts what only that image knows: "not followed", naming the base, at the FROM and
+    at the service; a library image's command is a shell or a REPL: "starts no server"."""
+    (tmp_path / "Dockerfile").write_text(f"# the app\nFROM {base}\nCOPY . /srv/app\n")
+    (tmp_path / "compose.yaml").write_text("services:\n  web:\n    build: .\n")
+    notes = _notes(tmp_path)
+    assert notes["Dockerfile"][0] == kind
+    assert notes["compose.yaml"][0] == kind
+    if kind == "not-followed":
+        assert notes["Dockerfile"][1] == 2
+        assert notes["compose.yaml"][1] == 2
+        assert base in notes["Dockerfile"][2]
+        assert "service web runs the command of its image's base image" in notes["compose.yaml"][2]

@@ -309,7 +309,12 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                 kube += kube_services(path, text)
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
-    return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays))
+    from servertune.check.front_start import renders_of_run
+
+    # Which templates each nginx service's start renders: the one its command names.
+    with images_of_run(images, _builds(paths)):
+        renders = renders_of_run(paths) if services else ()
+    return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays), renders=renders)
 
 
 def _rendered_fronts(stacks: Stacks, nginx: Sequence[NginxConfig], paths: Sequence[Path]) -> Stacks:
@@ -392,7 +397,7 @@ def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> l
                 Note(
                     "template",
                     Location(path, line),
-                    f"{path}:{line}: a template (Jinja / Helm): what it renders to is not in "
+                    f"{path}:{line}: a template (Jinja / Helm / ERB): what it renders to is not in "
                     "the repository, so it was not read",
                     "check the rendered file (helm template, the Jinja render) instead",
                 )

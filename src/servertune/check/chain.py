@@ -111,6 +111,24 @@ _COMPOSE_OVERRIDES = frozenset(
 
 
 @dataclass(frozen=True)
+class Rendering:
+    """A compose service whose start script renders templates before nginx starts
+    (`front_start.renders_of_run`): each repository file it renders (its real path) with the
+    variables envsubst substitutes there (the script's own, the image's and the service's)."""
+
+    file: Path
+    service: str
+    templates: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+    def renders(self, real: str) -> bool:
+        return any(path == real for path, _ in self.templates)
+
+
+#: The suffixes that name a file a template, also before a stage's (`app.conf.template.prod`).
+_TEMPLATE_SUFFIXES = frozenset({".template", ".tpl", ".tmpl"})
+
+
+@dataclass(frozen=True)
 class Service:
     """A compose service as the linking needs it, whether or not it starts a server: its
     file and name, the files it bind-mounts and the Dockerfile it is built from."""
@@ -161,6 +179,23 @@ class Stacks:
     #: Each nginx config's first file that its container renders several times in one start
     #: (`runtime_files.rendered_fronts`), with the environment of each rendering.
     front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
+    #: Each compose service whose start script renders nginx templates before nginx starts.
+    renders: tuple[Rendering, ...] = ()
+
+    def reads(self, service: Service, file: Path) -> bool:
+        """Whether the nginx of `service` can read `file`, which it holds: not when this
+        service's start renders templates, never `file`, and `file` is a template (named as
+        one, or rendered by another service's start: `run-nginx.sh app.conf.template.prod`):
+        its nginx reads what it rendered; the template it passes over is another launch's."""
+        real = _real(file)
+        own = self._renderings(service)
+        if not own or any(r.renders(real) for r in own):
+            return True
+        named = any(s.lower() in _TEMPLATE_SUFFIXES for s in file.suffixes)
+        return not named and not any(r.renders(real) for r in self.renders)
+
+    def _renderings(self, service: Service) -> list[Rendering]:
+        return [r for r in self.renders if (r.file, r.service) == (service.file, service.name)]
 
     def each_pass(
         self, files: Sequence[Path], servers: Sequence[Setting[str]]
@@ -255,6 +290,8 @@ class Stacks:
         )
         if not mounted:
             return None
+        if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
+            return frozenset()  # each holds it as a template its start passes over
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
     def building(self, files: Sequence[Path]) -> tuple[Service, ...]:
@@ -299,15 +336,24 @@ class Stacks:
         if not files:
             return {}
         first = files[0]
-        running = list(self.mounting([first]))
+        running = [s for s in self.mounting([first]) if self.reads(s, first)]
         unbuilt = self._unbuilt_image()
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
                 running.append(service)
         values: dict[str, set[str]] = {}
+        real = _real(first)
         for service in running:
-            for name, value in service.environment:
+            # The values its start script renders this template with (`export
+            # API_HOST="${API_HOST:-api}"` before `envsubst`), else its `environment`.
+            rendered = [
+                environment
+                for r in self._renderings(service)
+                for path, environment in r.templates
+                if path == real
+            ]
+            for name, value in rendered[0] if len(rendered) == 1 else service.environment:
                 values.setdefault(name, set()).add(value)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
 

@@ -56,6 +56,7 @@ __all__ = [
     "read_command",
     "server_command",
     "shell_commands",
+    "without_comments",
 ]
 
 #: The servers whose command lines `check` reads.
@@ -84,6 +85,8 @@ WRAPPERS: dict[str, int] = {
     "pdm": 1,
     "hatch": 1,
     "rye": 1,
+    # `pyenv exec python3 -m gunicorn ...`: the command with pyenv's selected Python.
+    "pyenv": 1,
     # s6-overlay's privilege drop and environment loaders (paperless-ngx's run scripts).
     "s6-setuidgid": 1,
     "s6-envuidgid": 1,
@@ -286,9 +289,45 @@ def dockerfile_name(path: Path) -> bool:
     )
 
 
+def without_comments(text: str) -> str:
+    """`text` without its shell comments: from a `#` that begins a word, outside quotes, to
+    the end of its line. A `#` inside a word is the word's (`egg:meinheld#gunicorn_worker`,
+    `${NAME#prefix}`, `$#`), as `sh` reads it; shlex's own comments would end the line there."""
+    out: list[str] = []
+    quote, escaped, skipping, previous = "", False, False, "\n"
+    for char in text:
+        if skipping:
+            if char == "\n":
+                skipping = False
+                out.append(char)
+                previous = char
+            continue
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (previous.isspace() or previous in ";&|()"):
+            skipping = True
+            continue
+        out.append(char)
+        previous = char
+    return "".join(out)
+
+
 def program_name(word: str) -> str:
-    """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path."""
-    return PurePosixPath(word).name
+    """`/usr/local/bin/gunicorn` -> `gunicorn`: the program a word runs, whatever its path;
+    also behind a folder held in a variable not known here (`${PYTHON_BIN_DIR}gunicorn`:
+    whatever folder it names, the program is gunicorn)."""
+    return _FOLDER_VARIABLE.sub("", PurePosixPath(word).name)
+
+
+#: A variable before a program's name in one word (`${BIN_DIR}gunicorn`): the folder it is
+#: run from (unbraced, `$BIN_DIRgunicorn` would be another variable's name).
+_FOLDER_VARIABLE = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}(?=[A-Za-z])")
 
 
 #: The interpreter's options before `-m` / `-c` (`-u`, `-OO`, `-bB`, `-X dev`, `-W error`).
@@ -369,9 +408,15 @@ def _after_thin_launcher(words: list[Word]) -> list[Word]:
 
 
 def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> ServerCommand | None:
-    """`su - app -c 'exec gunicorn ...'`, `runuser -u app -c CMD`: the server the user's shell
-    runs from the command string."""
+    """`su - app -c 'exec gunicorn ...'` (`--command CMD`, `--command=CMD`), `runuser -u app -c
+    CMD`: the server the user's shell runs from the command string."""
     texts = [w.text for w in words]
+    for index, text in enumerate(texts[1:], 1):
+        if text.startswith("--command="):  # `su app --command=CMD`
+            words = [*words[:index], Word("-c", words[index].at), Word(text[10:], words[index].at)]
+            texts = [w.text for w in words]
+            break
+    texts = ["-c" if t in ("--command", "--session-command") else t for t in texts]
     if "-c" not in texts[1:-1]:
         return None
     for command in shell_commands(words[texts.index("-c", 1) + 1]):
@@ -624,9 +669,9 @@ def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[W
         trailing = len(raw) - len(raw.rstrip("\\"))
         continued = trailing % 2 == 1
         line = raw[:-1] if continued else raw
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer = shlex.shlex(without_comments(line), posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
-        lexer.commenters = "#"
+        lexer.commenters = ""
         try:
             tokens = list(lexer)
         except ValueError:
@@ -806,7 +851,13 @@ def read_command(
     environment = dict(env or {})
     where = dict(env_at or {})
     for name, word in command.assignments:
-        environment[name] = word.text
+        # `WORKERS=$WORKERS gunicorn ...`: the value is expanded first, with the variables
+        # set so far (a name it reads that is not known here leaves the name unknown).
+        value = expand_shell(word.text, environment) if "$" in word.text else word.text
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
         where[name] = word.at
     reading = _Reading(file, command, environment, where, shell, list(unknown))
     args = _resolve(reading)

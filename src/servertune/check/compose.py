@@ -48,6 +48,7 @@ from servertune.check.dockerfile import (
     Image,
     container_words,
     image_server,
+    owned_base,
     read_image,
     shell_form,
     with_stop_signal,
@@ -61,6 +62,7 @@ from servertune.check.model import (
     CheckInputError,
     Container,
     Location,
+    NotFollowed,
     NothingToCheck,
     Setting,
     collect_notes,
@@ -835,7 +837,7 @@ def read_compose(
     _outside_references(root, services, path)
     runs = _runs(services, lines)
     apps: list[AppServer] = []
-    unstarted: list[tuple[list[Word], FindConfig | None]] = []
+    unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]] = []
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
@@ -879,7 +881,7 @@ def read_compose(
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.
             if service.get("build") is not None:
-                unstarted.append((first + rest, find))
+                unstarted.append((first + rest, find, _base_command(name, key_at, image)))
             continue
         if entrypoint is not None or command is not None:
             app = replace(app, without_exec=_list_child(first + rest) or app.without_exec)
@@ -915,15 +917,33 @@ def _list_child(words: list[Word]) -> Setting[str] | None:
     return Setting(" ".join(w.text for w in last), last[0].at)
 
 
+def _base_command(name: str, at: Location, image: Image | None) -> list[NotFollowed]:
+    """[why service `name` (at `at`), which sets no command, is not followed] when its
+    image sets none either and is `FROM` an owner's image not built here; [] otherwise."""
+    if image is None or not owned_base(image):
+        return []
+    return [
+        NotFollowed(
+            f"{at}: not followed: service {name} runs the command of its image's base image "
+            f"({image.base_reference}, not built from these files; {image.path.name} sets no "
+            "CMD or ENTRYPOINT): what it starts is not known here"
+        )
+    ]
+
+
 def _nothing_started(
-    path: Path, unstarted: list[tuple[list[Word], FindConfig | None]]
+    path: Path, unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]]
 ) -> NothingToCheck:
     """Why a compose file starts no server check reads: a service's launcher not followed
-    (NotFollowed), else nothing to check."""
-    for words, finder in unstarted:
+    (NotFollowed), else a service that runs its owner's base image's command (the third of
+    each of `unstarted`), else nothing to check."""
+    for words, finder, _ in unstarted:
         launched = nothing_started([words], finder)
         if launched is not None:
             return launched
+    based = [why for words, _, whys in unstarted if not words for why in whys]
+    if based:
+        return based[0]
     return NothingToCheck(
         f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
         "uWSGI): nothing to check"

@@ -25,9 +25,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from servertune.check.commands import dockerfile_name
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
+from servertune.check.template_markers import template_line
 
 __all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -66,9 +68,6 @@ SKIPPED_DIRECTORIES = frozenset(
 #: named); a walk does not even open them.
 _MAX_CANDIDATE_BYTES = 2 * 1024 * 1024
 
-#: Jinja / Helm / Go template markers: `{{ x }}`, `{%- if %}`, `{{- include ... }}`.
-_TEMPLATE = re.compile(r"\{\{-?\s*[^}]|\{%-?\s*\w")
-
 #: nginx blocks and proxy directives: content that is an nginx config whatever the name.
 _NGINX_CONTENT = re.compile(
     r"^\s*(server|http|upstream|events|location\s[^{]*)\s*\{|^\s*(proxy_pass|uwsgi_pass)\s", re.M
@@ -94,21 +93,6 @@ class Discovery:
     templates: tuple[tuple[Path, int], ...] = ()
     #: Files and folders left out by `.gitignore` or by being vendored / generated trees.
     ignored: int = 0
-
-
-def template_line(text: str) -> int | None:
-    """The first line holding a Jinja / Helm template marker, None when there is none.
-
-    An expression (`{{ x }}`) on a `#` comment line does not count: rendered or not, it only
-    changes the comment (an env file's `# resolve {{user.<key>}} placeholders` is not a
-    template), whereas a statement (`{% if %}`) steers the lines after it wherever it stands.
-    """
-    for match in _TEMPLATE.finditer(text):
-        start = text.rfind("\n", 0, match.start()) + 1
-        if match.group().startswith("{{") and text[start : match.start()].lstrip().startswith("#"):
-            continue
-        return text.count("\n", 0, match.start()) + 1
-    return None
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -358,7 +342,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         except (OSError, CheckInputError):
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
-        line = template_line(text)
+        line = template_line(text, dockerfile=dockerfile_name(item))
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
         elif _claims(item, text):

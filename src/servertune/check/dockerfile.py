@@ -959,6 +959,14 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     app = _through_base(app, image)
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        if not shown and owned_base(image):
+            # The command of an owner's base image (`FROM ckan/ckan-base:2.11`) is that image's
+            # own: what it starts is not in these files, which is not starting nothing.
+            raise NotFollowed(
+                f"{path}:{image.base_line}: not followed: the image sets no CMD or ENTRYPOINT, "
+                f"so its base image's command runs ({image.base_reference}, not built from "
+                "these files): what that command starts is not known here"
+            )
         if not shown:  # a builder stage, a base image: the base image's own command runs
             raise NothingToCheck(
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
@@ -976,6 +984,31 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     return _stop_signal(replace(app, shell_form=started), path, text)
+
+
+def library_image(reference: str) -> bool:
+    """The reference names a library image (`python:3.12`, `docker.io/library/nginx`), whose
+    command is the Docker Official Images' own (a shell, a REPL, the proxy), never one of a
+    project's servers; an owner's image (`ckan/ckan-base:2.11`) runs a command of its own."""
+    path = reference.split("@", 1)[0].strip().lower()
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        first, _, rest = rest.partition("/")  # a registry host (`ghcr.io/`, `host:5000/`)
+    return not rest or first == "library"
+
+
+def owned_base(image: Image) -> bool:
+    """The image's FROM names an owner's image that no Dockerfile here builds and no variable
+    completes (`ckan/ckan-base:2.11`, not `python:3.12` nor `$BASE`), and whose command the
+    image does not make known (s6-overlay services it installs run under the base's `/init`)."""
+    reference = image.base_reference
+    return (
+        bool(reference)
+        and image.base is None
+        and "$" not in reference
+        and not library_image(reference)
+        and not _installs_s6(image)
+    )
 
 
 #: A word that names a script to run: a path, or a file name with a script's suffix.
@@ -1148,7 +1181,12 @@ def shell_form(
     if (
         not split
         or split[0] == "exec"
-        or server_command([Word(w, words[0].at) for w in split]) is None
+        # The server, or a script of the launch that starts it (`ENTRYPOINT
+        # /docker-entrypoint.sh $0 $@`, its `exec gunicorn` a child of the shell all the same).
+        or (
+            server_command([Word(w, words[0].at) for w in split]) is None
+            and not _SCRIPT_WORD.match(split[0])
+        )
     ):
         return None
     return Setting(f"{instruction} {text}", words[0].at)

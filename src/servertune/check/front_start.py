@@ -12,6 +12,13 @@ variables). An nginx config the container holds (its image copies it by name or 
 the service bind-mounts it) then reads an absolute `include` of such a path from what was
 made. A script that starts no nginx, or a path two containers holding the same config make
 differently, makes nothing here: unknown, never guessed.
+
+The script is followed as the shell runs it: a `sh -c '...'` text is a script of its own, and
+a script it runs first (found among what was made so far: `sed 's/\r$//' run.sh >
+/tmp/run.sh && /tmp/run.sh app.conf.template`) is read with its words as its `$1`, `$2`. So a
+start that renders the template its command names (`envsubst < "/etc/nginx/conf.d/$1"`)
+says which template is its front (`renders_of_run`, read by `chain.Stacks.reads`), and with
+which values it renders it.
 """
 
 from __future__ import annotations
@@ -19,22 +26,24 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from servertune.check import runtime_files
-from servertune.check.commands import ConfigFile, FindConfig
+from servertune.check.commands import SHELLS, ConfigFile, FindConfig, Word, expand_shell
 from servertune.check.model import CheckInputError, Location, collect_notes
 from servertune.check.source import read_text
 
 if TYPE_CHECKING:
+    from servertune.check.chain import Rendering
     from servertune.check.dockerfile import Image
     from servertune.check.scripts import _Line
 
-__all__ = ["fronts_of_run", "made_for"]
+__all__ = ["fronts_of_run", "made_for", "renders_of_run"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,8 @@ class _Start:
     find: FindConfig
     #: A compose service's (its environment and mounts known), not an image's alone.
     compose: bool
+    #: The compose service's file and name.
+    service: tuple[Path, str] | None = None
 
 
 class _Run:
@@ -107,6 +118,50 @@ def made_for(config: Path, pattern: str, at: Location) -> list[ConfigFile] | Non
     return found[0]
 
 
+def renders_of_run(paths: Sequence[Path]) -> tuple[Rendering, ...]:
+    """Each compose service of `paths` whose start script renders templates before it starts
+    nginx (`envsubst < "/templates/$1" > /etc/nginx/conf.d/app.conf`, with the template its
+    command names), every one a repository file: the files it renders, each with the
+    variables it substitutes there. A service whose renderings are not all known is left out."""
+    from servertune.check.chain import Rendering
+
+    found: list[Rendering] = []
+    for path in paths:
+        for start, _ in _compose_starts(path):
+            if start is None or start.service is None:
+                continue
+            templates = _rendered_templates(start)
+            if templates:
+                found.append(Rendering(*start.service, templates))
+    return tuple(found)
+
+
+def _rendered_templates(
+    start: _Start,
+) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None:
+    """The repository files the start renders (real paths), each with the variables
+    envsubst substitutes there; None when one rendering's source is not known here."""
+    find = runtime_files.finding(start.made, start.find)
+    templates: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    for made in start.made:
+        if not made.rendered or made.source is None:
+            continue
+        with collect_notes():  # looking, not reading
+            try:
+                template = find(made.source, made.at)
+            except (CheckInputError, OSError):
+                template = None
+        if template is None:
+            return None  # which file it renders is not known here
+        environment = tuple(
+            (name, value)
+            for name, value in made.environment
+            if made.names is None or name in made.names
+        )
+        templates.append((os.path.normpath(template.file.absolute()), environment))
+    return tuple(templates)
+
+
 def _starts(paths: Sequence[Path], images: Sequence[Image]) -> list[_Start]:
     starts: list[_Start] = []
     run_by_services: set[str] = set()
@@ -124,7 +179,7 @@ def _starts(paths: Sequence[Path], images: Sequence[Image]) -> list[_Start]:
         first, rest = container_words(
             image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
         )
-        made = _made_before_nginx([w.text for w in first + rest], dict(image.env), image.find)
+        made = _made_before_nginx([*first, *rest], dict(image.env), image.find)
         if made is not None:
             starts.append(_Start(_holding(image, []), made, image.find, compose=False))
     return starts
@@ -170,7 +225,7 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
             _interpolate_all(root.node, lookup, path, set())
             lines = {path: text.splitlines()}
             runs = _runs(services, lines)
-            for _, value in services.node.value:
+            for key, value in services.node.value:
                 service = _Node(value, path)
                 image, _ = _image(service, path, runs)
                 entrypoint = _command(service.get("entrypoint"), lines)
@@ -192,14 +247,15 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
                 dockerfile = image.path if image is not None else None
                 made = None
                 if find is not None:
-                    made = _made_before_nginx([w.text for w in first + rest], environment, find)
+                    made = _made_before_nginx([*first, *rest], environment, find)
                 if made is None or find is None:
                     found.append((None, dockerfile))
                     continue
                 hosts = [defaulted(host, path) for host, _, _ in _mounts(service, path)]
                 mounted = [os.path.normpath(h.absolute()) for h in hosts if h is not None]
                 holds = _holding(image, mounted)
-                found.append((_Start(holds, made, find, compose=True), dockerfile))
+                start = _Start(holds, made, find, compose=True, service=(path, str(key.value)))
+                found.append((start, dockerfile))
     except (CheckInputError, OSError, ValueError):
         return found  # its own reading says why
     return found
@@ -218,57 +274,148 @@ def _holding(image: Image | None, mounted: list[str]) -> Callable[[Path], bool]:
     return holds
 
 
-def _script(words: list[str], find: FindConfig) -> ConfigFile | None:
+def _script(
+    words: list[str], find: FindConfig, at: Location | None
+) -> tuple[ConfigFile, list[str] | None] | None:
     """The script of the repository the container's words run (`/start.sh`, `sh
-    /app/start.sh`, `tini -- /entrypoint.sh`), None when they run none."""
-    for word in words[:4]:
+    /app/start.sh`, `tini -- /entrypoint.sh`), or the text a shell runs (`sh -c 'cp ... &&
+    /tmp/start.sh site.conf'`, read as a script written at `at`), with its arguments (its
+    `$1`, `$2`; None when not known here); None when they run none."""
+    for index, word in enumerate(words[:4]):
         if PurePosixPath(word).name in _RUNNERS or word == "-c":
             continue
+        if index and words[index - 1] == "-c" and at is not None:
+            # `sh -c TEXT NAME ARG...`: TEXT is the script, NAME its `$0`, ARG... its `$1`...
+            return ConfigFile(word, at.file, at.line), _known(words[index + 2 :])
         head = word.split()[0] if word.split() else ""
         if "/" not in head and not head.endswith(".sh"):
             return None
         with collect_notes():  # looking, not reading
-            return find(head)
+            found = find(head)
+        if found is None:
+            return None
+        return found, _known(words[index + 1 :]) if head == word else None
     return None
 
 
+#: An argument written out in full (no quoting, expansion or operator the shell would read).
+_PLAIN_ARGUMENT = re.compile(r"[\w./:@%+=,-]*")
+#: A positional parameter: `$1`, `${2}` (`$0`, `$@` and defaults are left as written).
+_POSITIONAL = re.compile(r"\$(?:\{([1-9])\}|([1-9]))")
+#: How deep scripts that call scripts are followed to the one that starts nginx.
+_SCRIPT_DEPTH = 4
+
+
+def _known(arguments: Sequence[str]) -> list[str] | None:
+    """`arguments` when each is a plain word the script's `$1`... can be read as; None when
+    one is not (its value is not known here)."""
+    if all(_PLAIN_ARGUMENT.fullmatch(a) for a in arguments):
+        return list(arguments)
+    return None
+
+
+def _with_arguments(text: str, arguments: list[str] | None) -> str:
+    """`text` with the script's positional parameters replaced by `arguments` (an unset one
+    empty, as the shell has it); as written when the arguments are not known."""
+    if arguments is None:
+        return text
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return arguments[index - 1] if index <= len(arguments) else ""
+
+    return _POSITIONAL.sub(one, text)
+
+
 def _made_before_nginx(
-    words: list[str], environment: Mapping[str, str], find: FindConfig
+    words: Sequence[Word], environment: Mapping[str, str], find: FindConfig
 ) -> tuple[runtime_files.Made, ...] | None:
-    """The files the script the words run makes before it starts nginx (itself, or through
-    `exec "$@"` when the container's later words run nginx); None when it starts none."""
+    """The files the script the words run makes before it starts nginx (itself, through a
+    script it runs, or through `exec "$@"` when the container's later words run nginx); None
+    when it starts none."""
+    texts = [w.text for w in words]
     try:
-        script = _script(words, find)
+        found = _script(texts, find, words[0].at if words else None)
     except (CheckInputError, OSError):
         return None  # the file's own reading says why
-    if script is None:
+    if found is None:
         return None
+    script, arguments = found
+    made: list[runtime_files.Made] = []
+    hands_to_nginx = any(PurePosixPath(w).name == "nginx" for w in texts[1:])
+    if _read_to_nginx(script, arguments, dict(environment), find, made, hands_to_nginx, 0):
+        return tuple(dict.fromkeys(made))
+    return None
+
+
+def _read_to_nginx(
+    script: ConfigFile,
+    arguments: list[str] | None,
+    env: dict[str, str],
+    find: FindConfig,
+    made: list[runtime_files.Made],
+    hands_to_nginx: bool,
+    depth: int,
+) -> bool:
+    """Adds to `made` what `script` (run with `arguments`) makes before nginx starts, and
+    says whether nginx starts: on a line of its own, or of a script it runs first (`cp
+    /conf/start.sh /tmp/ && /tmp/start.sh site.conf`, found among what was made so far)."""
     from servertune.check.scripts import _assignments, _logical_lines, _own_variables
 
     try:
         lines = _logical_lines(script.file, script.text)
     except CheckInputError:
-        return None
-    hands_to_nginx = any(PurePosixPath(w).name == "nginx" for w in words[1:])
+        return False
     physical = script.text.splitlines()
-    env = dict(environment)
-    made: list[runtime_files.Made] = []
     folders: set[str] = set()
     spans: set[tuple[int, int]] = set()
     for line in lines:
+        line = replace(line, words=[_with_arguments(w, arguments) for w in line.words])
         if (line.first, line.last) not in spans:
             spans.add((line.first, line.last))
             made += runtime_files.made_by(
                 script.file,
-                "\n".join(physical[line.first - 1 : line.last]),
+                _with_arguments("\n".join(physical[line.first - 1 : line.last]), arguments),
                 script.first_line + line.first - 1,
                 _own_variables(env),
                 folders,
             )
         if _starts_nginx(line) or (hands_to_nginx and any("$@" in w for w in line.words)):
-            return tuple(dict.fromkeys(made))
+            return True
+        called = _called_script(line.words, _own_variables(env), made, find)
+        if called is not None and depth < _SCRIPT_DEPTH:
+            inner, passed = called
+            handing = any(PurePosixPath(w).name == "nginx" for w in passed or ())
+            if _read_to_nginx(inner, passed, dict(env), find, made, handing, depth + 1):
+                return True
         _assignments(line, env)
-    return None
+    return False
+
+
+def _called_script(
+    words: list[str], env: Mapping[str, str], made: Sequence[runtime_files.Made], find: FindConfig
+) -> tuple[ConfigFile, list[str] | None] | None:
+    """The shell script a line runs (`/tmp/start.sh site.conf`, `exec sh /start.sh`), found
+    among the files made so far or the container's, with its arguments; None otherwise."""
+    from servertune.check.scripts import looks_like_script
+
+    rest = words[1:] if words[:1] == ["exec"] else list(words)
+    if len(rest) > 1 and PurePosixPath(rest[0]).name in SHELLS and not rest[1].startswith("-"):
+        rest = rest[1:]
+    if not rest:
+        return None
+    path = expand_shell(rest[0], env) if "$" in rest[0] else rest[0]
+    if not path or ("/" not in path and not path.endswith(".sh")):
+        return None
+    with collect_notes():  # looking, not reading
+        try:
+            found = runtime_files.finding(made, find)(path)
+        except (CheckInputError, OSError):
+            return None
+    if found is None or not looks_like_script(found.file, found.text):
+        return None
+    passed = [expand_shell(w, env) if "$" in w else w for w in rest[1:]]
+    return found, _known([w for w in passed if w is not None]) if None not in passed else None
 
 
 def _starts_nginx(line: _Line) -> bool:

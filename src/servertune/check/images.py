@@ -189,10 +189,11 @@ def image_named(
     with the repository's name) and Dockerfiles here could build it, a not-followed note at
     `at` says so, never a guess."""
     from servertune.check import resolve
+    from servertune.check.dockerfile import library_image
 
     path, tag = _name_and_tag(reference)
     path = _without_registry(path)
-    if "/" not in path or path.startswith("library/") or "$" in path:
+    if library_image(path) or "$" in path:
         return None  # a library image, or a name only the deployment's variables complete
     built = _built_as(path, tag)
     if built is not None:

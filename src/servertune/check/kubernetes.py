@@ -558,10 +558,12 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
         and words[1].text == "-c"
     ):
         script = words[2]
-        text = script.text.replace("\\\n", " ").replace("\n", ";")
+        from servertune.check.commands import without_comments
+
+        text = without_comments(script.text).replace("\\\n", " ").replace("\n", ";")
         lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
-        lexer.commenters = "#"
+        lexer.commenters = ""
         try:
             tokens = list(lexer)
         except ValueError:

@@ -213,7 +213,18 @@ def _image(
             f"{dockerfile.parent.name or '.'}/ (as written, or the platform's default), which "
             "is not among the files here"
         )
-    image = read_image(dockerfile, read_text(dockerfile), context, target)
+    text = read_text(dockerfile)
+    from servertune.check.template_markers import template_line
+
+    line = template_line(text, dockerfile=True)
+    if line is not None:
+        # A project template's Dockerfile (`{{ project_name }}`): what it renders to is not
+        # here, so neither is what the image runs (the walk notes the template itself).
+        raise NotFollowed(
+            f"{path}:1: not followed: the image is built from {dockerfile.name}, a template "
+            f"(its line {line}): what it renders to is not in the repository"
+        )
+    image = read_image(dockerfile, text, context, target)
     return _in_image(path, image, cmd, env, env_at, shell)
 
 

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from servertune.check.commands import ConfigFile, FindConfig, expand_shell
+from servertune.check.commands import ConfigFile, FindConfig, expand_shell, without_comments
 from servertune.check.model import Location, note
 
 __all__ = [
@@ -90,9 +90,9 @@ def _norm(path: str) -> str:
 
 
 def _tokens(text: str) -> list[str] | None:
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>")
+    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=";&|<>")
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""
     try:
         return list(lexer)
     except ValueError:
@@ -176,7 +176,47 @@ def made_by(
             made += _written(program, words[1:], stdout, env, at)
         elif program == "find" and listing is not None:
             made += _found_links(words[1:], env, listing, at)
+        elif program in ("cat", "sed", "tr") and stdout is not None:
+            made += _copied_through(program, words[1:], stdin, stdout, env, at)
     return made
+
+
+#: A sed script that only drops carriage returns (`s/\r$//`, `s/\r//g`): the file's lines
+#: unchanged, written for Unix (a checkout on Windows ends its lines in CRLF).
+_CR_ONLY_SED = re.compile(r"s(?P<d>[/|#,])\\r\$?(?P=d)(?P=d)g?")
+
+
+def _copied_through(
+    program: str,
+    args: list[str],
+    stdin: str | None,
+    stdout: str,
+    env: Mapping[str, str],
+    at: Location,
+) -> list[Made]:
+    """`cat SRC > DST`, and a line-ending conversion (`sed 's/\r$//' SRC > DST`, `tr -d '\r'
+    < SRC > DST`): DST is a copy of SRC, its lines as written. Any other edit makes a file
+    whose text is not known here: nothing."""
+    operands = [a for a in args if not a.startswith("-")]
+    if program == "sed":
+        if len(operands) < 1 or any(a not in ("-e", "--expression") for a in args if a[:1] == "-"):
+            return []
+        if not _CR_ONLY_SED.fullmatch(operands[0]):
+            return []
+        operands = operands[1:]
+    elif program == "tr":
+        if args != ["-d", "\\r"] or stdin is None:
+            return []
+        operands = []
+    elif len(operands) != len(args):
+        return []  # `cat -n`, `cat -A`: not the file's text
+    if len(operands) > 1 or (not operands and stdin is None):
+        return []
+    source = _expanded(operands[0] if operands else stdin or "", env)
+    destination = _expanded(stdout, env)
+    if not source or not destination:
+        return []
+    return [Made(_norm(destination), at, source=_norm(source))]
 
 
 #: How a script's files are listed in the image of the run that copies it: (the script, a

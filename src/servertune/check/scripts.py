@@ -46,8 +46,10 @@ from servertune.check.commands import (
     read_command,
     server_command,
     shell_commands,
+    without_comments,
 )
 from servertune.check.jinja import with_templates
+from servertune.check.makefile import MakeRecipe, make_recipe
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -142,12 +144,53 @@ class _Line:
 _HEREDOC = re.compile(r"(?<!<)<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 
 
+def _substitutions(text: str) -> tuple[str, dict[str, str]]:
+    """`text` with each command substitution `$(...)` outside single quotes (not an
+    arithmetic `$((...))`) replaced by a placeholder word, and the placeholders' texts: the
+    shell runs what is inside in a subshell, so its `||` and spaces split nothing here."""
+    kept: dict[str, str] = {}
+    out: list[str] = []
+    quoting, index = _Quoting(), 0
+    while index < len(text):
+        char = text[index]
+        if (
+            char == "$"
+            and quoting.quote != "'"
+            and not quoting.escaped
+            and text.startswith("$(", index)
+            and not text.startswith("$((", index)
+        ):
+            depth, end = 0, index + 1
+            while end < len(text):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+                end += 1
+            if depth == 0:
+                key = f"__servertune_substitution_{len(kept)}__"
+                kept[key] = text[index : end + 1]
+                out.append(key)
+                index = end + 1
+                continue
+        quoting.code(char)
+        out.append(char)
+        index += 1
+    return "".join(out), kept
+
+
 def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`), each
-    with whether a lone `&` ends it (run in the background)."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    with whether a lone `&` ends it (run in the background); a command substitution `$(...)`
+    stays in the word that holds it."""
+    text, substituted = _substitutions(text) if "$(" in text else (text, {})
+    if substituted:
+        return [
+            ([_restored(w, substituted) for w in words], background)
+            for words, background in _split(path, start, text)
+        ]
+    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""
     try:
         tokens = list(lexer)
     except ValueError as error:  # an unclosed quote
@@ -170,6 +213,12 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
         else:
             commands[-1].append(token)
     return [(c, b) for c, b in zip(commands, background, strict=True) if c]
+
+
+def _restored(word: str, substituted: Mapping[str, str]) -> str:
+    for key, value in substituted.items():
+        word = word.replace(key, value)
+    return word
 
 
 def _one_server(
@@ -433,6 +482,21 @@ def _argument_slices(words: list[Word], arguments: list[Word] | None) -> list[Wo
     return sliced
 
 
+def _positional_values(words: list[Word], arguments: list[Word] | None) -> list[Word]:
+    """`--bind $1` with the script's arguments known (an image's `CMD ["0.0.0.0:80"]` after
+    its ENTRYPOINT script, a compose `command`): `$1`, `${2}` are those words; one past them,
+    or arguments only the caller knows, are left as written (unknown here)."""
+    if not arguments or any("$" in a.text for a in arguments):
+        return words
+    texts = [a.text for a in arguments]
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return texts[index - 1] if index <= len(texts) else match[0]
+
+    return [replace(w, text=_POSITIONAL.sub(one, w.text)) if "$" in w.text else w for w in words]
+
+
 def _own_variables(env: Mapping[str, str]) -> dict[str, str]:
     """The script's environment without the arrays' bookkeeping (`ARGS[@]`), for the server."""
     return {k: v for k, v in env.items() if "[" not in k}
@@ -566,7 +630,7 @@ def read_script(
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
-        words = _argument_slices(words, arguments)
+        words = _positional_values(_argument_slices(words, arguments), arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             if found.directory is None and making.directory is not None:
@@ -1810,10 +1874,50 @@ def run_words(
         entry = console_script(rest[0].text, find_config, rest[0].at)
         if entry is not None:
             return _console_server(entry, rest[1:], env, env_at, find_config)
+    recipe = make_recipe(rest, dict(env or {}), find_config)
+    if recipe is not None:
+        return _made_server(recipe, env, env_at, find_config, depth)
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
-        return None
+        after = _after_waiting(rest)
+        if after is None:
+            return None
+        return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _made_server(
+    recipe: MakeRecipe,
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """The server a line of a make target's recipe starts (each line its own `/bin/sh -c`),
+    that line first in its chain; None when none does."""
+    for line in recipe.lines:
+        shell = [Word("/bin/sh", line.at), Word("-c", line.at), line]
+        app = run_words(
+            recipe.makefile.file, shell, env, env_at, find_config=find_config, depth=depth + 1
+        )
+        if app is not None:
+            return replace(app, launched_by=(line.at, *app.launched_by))
+    return None
+
+
+#: A wait-for wrapper's name (`wait-for-it.sh`, `wait-for`, `docker-wait.sh`, `wait_for_db`).
+_WAITER = re.compile(r"wait", re.I)
+
+
+def _after_waiting(words: Sequence[Word]) -> list[Word] | None:
+    """The command a wait-for wrapper that is not among the files runs once its hosts answer:
+    the words after its `--` (`wait-for-it.sh db:5432 -- ./start.sh`, the usage wait-for-it,
+    wait-for and dockerize document); None for any other command."""
+    texts = [w.text for w in words]
+    if not _WAITER.search(program_name(texts[0])) or "--" not in texts[1:]:
+        return None
+    after = list(words[texts.index("--", 1) + 1 :])
+    return after or None
 
 
 def _launcher_here(

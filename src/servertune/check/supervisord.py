@@ -56,8 +56,10 @@ _EXPANSION = re.compile(r"%\(([^)]*)\)s")
 
 def looks_like_supervisord(path: Path, text: str) -> bool:
     """An ini file with a `[program:x]`, `[fcgi-program:x]` or `[supervisord]` section,
-    whatever its name."""
-    del path
+    whatever its name; never a shell script (a `.sh` file or one with a `#!` line), whose
+    here-document may write such a file (`cat > /etc/supervisor/conf.d/x.conf <<EOF`)."""
+    if path.suffix in (".sh", ".bash") or text.startswith("#!"):
+        return False
     for line in text.splitlines()[:400]:
         match = _SECTION.match(line.strip())
         if match and (

@@ -75,7 +75,13 @@ _ALIASES = {
 #: which is what a front reaches (`proxy_pass http://app:5000` to `--http 0.0.0.0:5000`).
 _SOCKET_OPTIONS = ("socket", "http-socket", "http")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
-_TRUE = {"true", "1", "yes", "on", "y", "t"}
+#: The values that turn a uWSGI flag off (`uwsgi_opt_true`, compared without case, "0" as
+#: written); any other value turns it on: `master = true ; comment`, `master = false ; no`
+#: and `master = 2` alike, since uWSGI has no comment after a value (uWSGI 2.0.30, run).
+_FALSE = frozenset({"false", "off", "no", "0"})
+#: A number as uWSGI reads it (C's `atoi`): its leading digits; what follows, an inline
+#: `; comment` included, is ignored (`harakiri = 600 ; kill after 10 minutes` is 600).
+_LEADING_NUMBER = re.compile(r"\s*([+-]?\d+)")
 #: uWSGI options that make a process serve many requests at once on its own loop.
 _ASYNC_ENGINES = frozenset({"gevent", "async", "ugreen", "greenlet", "asyncio", "tornado"})
 #: uWSGI's configuration logic ("Configuration logic" in its docs): a block up to `endif` is
@@ -434,8 +440,22 @@ def _sockets(
 ) -> tuple[Setting[str], ...]:
     """Every address uWSGI listens on (by the options `names`); a `${NAME}` left in a value (a
     template's placeholder, rendered where uWSGI is installed) is an address not known here,
-    not listed."""
-    return tuple(Setting(_address(v), at) for k, v, at in options if k in names and "${" not in v)
+    not listed, and so is one whose `$(PORT)` the environment here does not set (uWSGI
+    expands it to nothing: `http-socket = :$(PORT)` on Heroku), said in a note."""
+    found: list[Setting[str]] = []
+    for key, value, at in options:
+        if key not in names or "${" in value:
+            continue
+        if "$(" in (written := _written(at)) and (not value.strip() or value.endswith(":")):
+            note(
+                "unresolved-variable",
+                at,
+                f"{key} = {written.strip()[:60]}: known only when uWSGI starts (an environment "
+                "variable, as Heroku's $PORT); the address it listens on was not checked",
+            )
+            continue
+        found.append(Setting(_address(value), at))
+    return tuple(found)
 
 
 def read_uwsgi(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
@@ -474,6 +494,12 @@ def _sigterm_drains(options: list[tuple[str, str, Location]]) -> Setting[bool] |
     )
 
 
+def _as_uwsgi_number(value: str) -> int | None:
+    """`value` as uWSGI reads a number (its leading digits); None when it has none."""
+    leading = _LEADING_NUMBER.match(value)
+    return int(leading[1]) if leading is not None else None
+
+
 def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Location) -> AppServer:
     """The AppServer of uWSGI options in the order uWSGI reads them (an ini file's lines, a
     command line's options, `UWSGI_*` variables), each with where it was written; a default
@@ -488,31 +514,28 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         if key not in last:
             return Setting(UWSGI_DEFAULTS[key], start, default=True)
         value, at = last[key]
-        try:
-            return Setting(int(value), at)
-        except ValueError:
-            written = _written(at)
-            if not value.strip() or "$(" in written or "${" in written:
-                # `$(UWSGI_WORKERS)` unset where check runs (uWSGI expands it to ""), or a
-                # template's `${VAR}`: known only where it runs; read with the default.
-                note(
-                    "unresolved-variable",
-                    at,
-                    f"{key} = {written.strip()[:60] or value[:60]!r}: known only when uWSGI "
-                    f"starts (an environment variable or a template's); read with uWSGI's "
-                    f"default {UWSGI_DEFAULTS[key]}",
-                )
-                unknown.add(key)
-                return Setting(UWSGI_DEFAULTS[key], at, default=True)
-            raise CheckInputError(
-                f"{at}: {key} must be a whole number; got {value[:40]!r}"
-            ) from None
+        if (read := _as_uwsgi_number(value)) is not None:
+            return Setting(read, at)
+        written = _written(at)
+        if not value.strip() or "$(" in written or "${" in written:
+            # `$(UWSGI_WORKERS)` unset where check runs (uWSGI expands it to ""), or a
+            # template's `${VAR}`: known only where it runs; read with the default.
+            note(
+                "unresolved-variable",
+                at,
+                f"{key} = {written.strip()[:60] or value[:60]!r}: known only when uWSGI "
+                f"starts (an environment variable or a template's); read with uWSGI's "
+                f"default {UWSGI_DEFAULTS[key]}",
+            )
+            unknown.add(key)
+            return Setting(UWSGI_DEFAULTS[key], at, default=True)
+        raise CheckInputError(f"{at}: {key} must be a whole number; got {value[:40]!r}")
 
     def flag(key: str) -> Setting[bool] | None:
         if key not in last:
             return None
         value, at = last[key]
-        return Setting(value.lower() in _TRUE, at)
+        return Setting(value.strip().lower() not in _FALSE, at)
 
     # Every number is read before `unknown_settings` is taken from what the reading met.
     harakiri, workers, threads = number("harakiri"), number("processes"), number("threads")

@@ -1,0 +1,77 @@
+"""uWSGI's option values read as uWSGI 2.0 reads them: there is no comment after a value, so
+`harakiri = 600 ; kill after 10 minutes` is the number C's `atoi` takes from it (600), and a
+flag is on unless its value is exactly false, off, no or 0 (`master = false ; not yet` is on).
+Both were checked against uWSGI 2.0.30 (`--show-config`, the workers and master it spawned)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servertune.check import check_files
+from servertune.sizing import Machine
+
+MACHINE = Machine(cores=4, cores_source="--cores", somaxconn=4096)
+
+
+def _read(tmp_path: Path, lines: str) -> tuple[int, int, int | None, bool | None]:
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text("[uwsgi]\nmodule = app:application\nhttp-socket = :8000\n" + lines)
+    result = check_files([ini], machine=MACHINE, env={})
+    assert not result.errors
+    (app,) = result.apps
+    harakiri = app.request_timeout.value if app.request_timeout is not None else None
+    stops = app.die_on_term.value if app.die_on_term is not None else None
+    return app.workers.value, app.threads.value, harakiri, stops
+
+
+def test_a_number_followed_by_an_inline_comment_is_its_leading_number(tmp_path: Path) -> None:
+    """`processes = 3 # three` and `harakiri = 600 ; forcefully kill ...` are 3 and 600, as
+    uWSGI's atoi reads them; the file is read, never refused for the comment."""
+    workers, threads, harakiri, _ = _read(
+        tmp_path,
+        "processes = 3 # three\nthreads = 2\n"
+        "harakiri = 600                       ; forcefully kill workers after 600 seconds\n",
+    )
+    assert (workers, threads, harakiri) == (3, 2, 600)
+
+
+@pytest.mark.parametrize(
+    ("value", "on"),
+    [
+        ("true                   ; Shutdown when receiving SIGTERM", True),
+        ("false ; not yet", True),  # the whole text is the value: not "false"
+        ("2", True),
+        ("", True),
+        ("FALSE", False),
+        ("off", False),
+        ("no", False),
+        ("0", False),
+    ],
+)
+def test_a_flag_is_on_unless_its_value_is_false_off_no_or_0(
+    tmp_path: Path, value: str, on: bool
+) -> None:
+    """`die-on-term = VALUE`: on for any value but false, off, no or 0 (uWSGI's
+    `uwsgi_opt_true`), so SIGTERM is read as the immediate stop exactly when uWSGI has it."""
+    *_, stops = _read(tmp_path, f"master = true\ndie-on-term = {value}\n")
+    assert stops is on
+
+
+def test_a_socket_whose_port_the_environment_here_does_not_set_is_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`http-socket = :$(PORT)` (Heroku sets PORT): uWSGI expands the unset name to nothing,
+    so the address is not known here: no socket listed (never `0.0.0.0:`, a port of nothing)
+    and an unresolved-variable note at its line."""
+    monkeypatch.delenv("PORT", raising=False)
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text("[uwsgi]\nhttp-socket = :$(PORT)\nmodule = wsgi\nprocesses = 4\n")
+    result = check_files([ini], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert app.sockets == ()
+    assert any(
+        n.kind == "unresolved-variable" and n.at.line == 2 and "$(PORT)" in n.message
+        for n in result.notes
+    )
