@@ -13,7 +13,7 @@ from servertune.check.audit import CheckResult
 from servertune.check.discover import discover, template_line
 from servertune.check.graph import launches
 from servertune.machine import Machine
-from tests.folder_support import write
+from tests.folder_support import chains, write
 
 REPOS = Path(__file__).parent / "data" / "repos"
 NEW_USER = REPOS / "new-user"
@@ -639,3 +639,43 @@ def test_template_markers_in_a_dockerfile_run_do_not_make_it_a_template(tmp_path
     assert walk.templates == ()
     templated = "FROM python:3.12-slim\nENV SETTINGS={{ project_name }}.settings\n"
     assert template_line(templated, dockerfile=True) == 2
+
+
+def test_a_kubernetes_container_with_args_only_runs_its_image_s_entrypoint_with_them(
+    tmp_path: Path,
+) -> None:
+    """A Deployment's container sets `args: [web]` and no `command`, on the image a compose
+    file builds and tags: the kubelet runs the image's ENTRYPOINT with `web` in the CMD's
+    place, so the entrypoint's `web)` arm starts gunicorn (the container had been read as
+    starting no server, `web` taken for its program)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nCOPY entrypoint.sh /entrypoint.sh\n"
+                "COPY gunicorn.conf.py /etc/gunicorn.conf.py\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\nCMD ["worker"]\n'
+            ),
+            "entrypoint.sh": (
+                '#!/bin/sh\nset -e\ncase "$1" in\n  web)\n'
+                "    exec gunicorn -c /etc/gunicorn.conf.py site.wsgi:application\n    ;;\n"
+                "  worker)\n    exec celery -A site worker\n    ;;\nesac\n"
+            ),
+            "gunicorn.conf.py": 'bind = "0.0.0.0:8000"\nworkers = 3\n',
+            "compose.yaml": "services:\n  web:\n    build: .\n    image: example/site:1.0\n",
+            "k8s/deployment.yaml": (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: site\nspec:\n"
+                "  selector:\n    matchLabels:\n      app: site\n  template:\n    metadata:\n"
+                "      labels:\n        app: site\n    spec:\n      containers:\n"
+                "        - name: web\n          image: example/site:1.0\n          args: [web]\n"
+            ),
+        },
+    )
+    found = [c for c in chains(check_folder(root), root) if c[0][0].startswith("k8s/")]
+    assert found == [
+        (
+            ["k8s/deployment.yaml:15", "Dockerfile:4", "entrypoint.sh:5", "gunicorn.conf.py:1"],
+            "gunicorn",
+            3,
+        )
+    ]

@@ -770,11 +770,16 @@ def read_manifests(
             env, env_at = _environment(container, maps)
             argv = _command(container, env)
             unresolved: tuple[Setting[str], ...] = ()
-            if not argv:
-                found = _image_app(path, container, env, env_at)
-                if found is None:
-                    continue
+            # No `command`: the image's ENTRYPOINT runs, with `args` (if given) for its CMD.
+            found = (
+                _image_app(path, container, env, env_at, argv or None)
+                if container.get("command") is None
+                else None
+            )
+            if found is not None:
                 app = found
+            elif not argv:
+                continue
             else:
                 server = PurePosixPath(argv[0].text).name
                 if server not in _SERVERS:
@@ -811,9 +816,9 @@ def read_manifests(
 
 
 def _linked_image(container: _Node, path: Path) -> Image | None:
-    """The image a Dockerfile here builds that a container setting neither `command` nor
-    `args` runs (`images.image_named`: on evidence in the files only), else None."""
-    if container.get("command") is not None or container.get("args") is not None:
+    """The image a Dockerfile here builds that a container setting no `command` runs
+    (`images.image_named`: on evidence in the files only), else None."""
+    if container.get("command") is not None:
         return None
     named = container.get("image")
     reference = named.text() if named is not None else None
@@ -825,16 +830,22 @@ def _linked_image(container: _Node, path: Path) -> Image | None:
 
 
 def _image_app(
-    path: Path, container: _Node, env: dict[str, str], env_at: dict[str, Location]
+    path: Path,
+    container: _Node,
+    env: dict[str, str],
+    env_at: dict[str, Location],
+    args: list[_Word] | None = None,
 ) -> AppServer | None:
-    """The server a container with no `command` or `args` starts: its image's ENTRYPOINT and
-    CMD, from the Dockerfile here that builds it, under the image's ENV and then the
-    container's `env` (which wins, as the kubelet sets it over the image's); None when no
-    Dockerfile here is known to build it, or its command starts no server check reads (an
-    image tag naming a `dev` stage runs that stage's command, not the final stage's)."""
+    """The server a container with no `command` starts: its image's ENTRYPOINT with its CMD,
+    or with the container's `args` in the CMD's place (the kubelet's rule), from the
+    Dockerfile here that builds it, under the image's ENV and then the container's `env`
+    (which wins, as the kubelet sets it over the image's); None when no Dockerfile here is
+    known to build it, or its command starts no server check reads (an image tag naming a
+    `dev` stage runs that stage's command, not the final stage's)."""
     image = _linked_image(container, path)
     if image is None:
         return None
+    from servertune.check.commands import Word
     from servertune.check.dockerfile import (
         container_words,
         image_server,
@@ -842,15 +853,14 @@ def _image_app(
         with_stop_signal,
     )
 
-    first, rest = container_words(
-        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
-    )
+    cmd, cmd_shell = image.cmd, image.cmd_shell
+    if args is not None:
+        cmd, cmd_shell = tuple(Word(w.text, w.at) for w in args), False
+    first, rest = container_words(image, image.entrypoint, image.entrypoint_shell, cmd, cmd_shell)
     app = image_server(path, first, rest, {**image.env, **env}, {**image.env_at, **env_at}, image)
     if app is None:
         return None
-    started = shell_form(
-        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
-    )
+    started = shell_form(image, image.entrypoint, image.entrypoint_shell, cmd, cmd_shell)
     if image.stop_signal is not None:
         app = with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
     return replace(app, shell_form=started)
