@@ -238,12 +238,15 @@ def check_files(
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    links = link(nginx, apps, stacks)
+    with collect_notes() as link_notes:  # a front's host nothing here answers to
+        links = link(nginx, apps, stacks)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
     # A Traefik service is read through its static config and on its own: once.
-    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+    with collect_notes() as balancer_notes:
+        fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+    notes += link_notes + balancer_notes
     context = Context(
         apps,
         nginx,

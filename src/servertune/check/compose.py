@@ -648,8 +648,22 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
-        found.append(Service(path, str(key.value), mounts, dockerfile, _literal_env(service)))
+        found.append(
+            Service(
+                path, str(key.value), mounts, dockerfile, _literal_env(service), _aliases(service)
+            )
+        )
     return tuple(found)
+
+
+def _aliases(service: _Node) -> tuple[str, ...]:
+    """The names besides its own a service's container is reached by on its networks: each
+    network's `aliases` (the mapping form of `networks`) and its `container_name`."""
+    found = [n.text() or "" for n in (service.get("container_name"),) if n is not None]
+    networks = service.get("networks")
+    for _, network in networks.items() if networks is not None else ():
+        found += [alias.text() or "" for alias in network.each("aliases")]
+    return tuple(dict.fromkeys(a for a in found if a and "$" not in a))
 
 
 #: `${NAME:-default}` / `${NAME-default}` with a literal default.
