@@ -1,6 +1,7 @@
 """Which app server a front's host reaches: the container that answers to that name (a compose
 service, a network alias of one, a Kubernetes Service selecting the pod), never an app that
-only listens on the same port. Each repository is written in the test."""
+only listens on the same port; and the address an nginx pass names once its `set` variables
+and a URI holding variables are read as nginx reads them. Each repository is written in the test."""
 
 from __future__ import annotations
 
@@ -175,3 +176,29 @@ def test_compose_service_name_still_reaches_its_app(tmp_path: Path) -> None:
         },
     )
     assert _fronts(root) == {"app": ["nginx/default.conf:4"]}
+
+
+def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
+    """`set $upstream_endpoint http://app:8000;` then `proxy_pass $upstream_endpoint;` (the
+    Docker resolver pattern, the `set` in the server block or the location) and `proxy_pass
+    http://app:8000/$1;` in a regex location: the upstream is app:8000, as nginx evaluates
+    it; a `set` of another location does not apply."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": _COMPOSE.format(target="production"),
+            "nginx/default.conf": (
+                "server {\n    listen 80;\n    resolver 127.0.0.11 valid=5s;\n"
+                "    set $endpoint http://app:8000;\n"
+                "    location / {\n        proxy_pass $endpoint;\n    }\n"
+                "    location /api {\n        set $api http://app:8000;\n"
+                "        proxy_pass $api;\n    }\n"
+                "    location ~ ^/static/(.*)$ {\n        proxy_pass http://app:8000/$1;\n    }\n"
+                "    location /other {\n        proxy_pass $api;\n    }\n}\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {
+        "app": ["nginx/default.conf:6", "nginx/default.conf:10", "nginx/default.conf:13"]
+    }
