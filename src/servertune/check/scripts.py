@@ -870,7 +870,7 @@ def _handed_over(
             step = Location(path, passing.first)
             return replace(found_app, launched_by=(step, *found_app.launched_by))
     if find_config is not None:
-        handed = _runs_script(path, lines, physical, environment, env_at, find_config)
+        handed = _runs_script(path, lines, physical, environment, env_at, find_config, arguments)
         if handed is None:
             handed = _sourced_function(path, lines, environment, env_at, find_config)
         if handed is not None:
@@ -920,11 +920,13 @@ def _runs_script(
     env: Mapping[str, str],
     env_at: Mapping[str, Location] | None,
     find_config: FindConfig,
+    arguments: list[Word] | None = None,
 ) -> AppServer | None:
     """The server a script this one runs by its path starts (`exec ./webserver.sh`,
     `./checks.sh && exec bin/serve.sh`), with this script's line first in its chain; None when
     the scripts it runs start none. NotFollowed when it hands the process over (`exec`) to a
-    script that is not in the files read: what that starts is not known."""
+    script that is not in the files read: what that starts is not known. A `"$@"` it passes
+    on is this script's `arguments` (after its `shift`s), when they are known."""
     missing: tuple[_Line, str] | None = None
     following = _FOLLOWING.get() | {path.resolve()}
     for line in lines:
@@ -949,7 +951,7 @@ def _runs_script(
             continue
         token = _FOLLOWING.set(following)
         try:
-            app = _script_server(found, rest[1:], env, env_at, find_config)
+            app = _script_server(found, _passed(rest[1:], arguments), env, env_at, find_config)
         except CheckInputError:  # refused on its own: said when it is read
             continue
         finally:
@@ -968,6 +970,17 @@ def _runs_script(
             "read, so the server it starts is not known"
         )
     return None
+
+
+def _passed(words: list[Word], arguments: list[Word] | None) -> list[Word]:
+    """`words` with a `"$@"` among them replaced by the script's `arguments` (what its caller
+    gave it, after its `shift`s), when they are known."""
+    if arguments is None:
+        return words
+    return [w for word in words for w in (arguments if word.text in _ALL_ARGUMENTS else [word])]
+
+
+_ALL_ARGUMENTS = frozenset({"$@", "${@}"})
 
 
 #: A Python script run by its interpreter: `python -u /app/main.py`, `python3 main.py`.
@@ -1313,6 +1326,11 @@ _ASSIGNED = re.compile(r"(?<![\w$])(\w+)\+?=")
 _READ = re.compile(r"\bread\b([^\n]*)")
 
 
+#: The words that are the script's first argument in a test: `"$1"`, and `"${1:-}"` /
+#: `"${1-}"`, its guard under `set -u` (empty when there is none; here it is known).
+_FIRST_WORDS = ("$1", "${1}", "${1:-}", "${1-}")
+
+
 def _selected(
     lines: list[_Line],
     arguments: list[Word] | None,
@@ -1331,9 +1349,10 @@ def _selected(
     known = {f"${name}": value for name, value in (fixed or {}).items()}
     known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
     first: str | None = None
-    if arguments and not dockerfile_name(arguments[0].at.file):
+    if arguments and not dockerfile_name(arguments[0].at.file) and "$" not in arguments[0].text:
+        # (`"$@"` passed on by a caller whose arguments are not known: no word is known.)
         first = arguments[0].text
-        known.update({"$1": first, "${1}": first})
+        known.update(dict.fromkeys(_FIRST_WORDS, first))
     if not known:
         return lines
     kept: list[_Line] = []
@@ -1407,7 +1426,7 @@ class _Branches:
         """Whether `lines[index]` runs, the chains updated by it."""
         words = lines[index].words
         head = words[0] if words else ""
-        if head in ("shift", "set") and words[:2] != ["set", "-e"]:
+        if head == "shift" or _sets_positional(words):
             self.moved = True
         if head in _SOURCING and self.on and lines[index].first in self.unknown:
             self.past = True  # a file not here runs in this shell: it may set anything
@@ -1444,7 +1463,7 @@ class _Branches:
         known = {
             k: v
             for k, v in self.known.items()
-            if (not self.moved if k in ("$1", "${1}") else not past)
+            if (not self.moved if k in _FIRST_WORDS else not past)
         }
         if not known:
             return None
@@ -1466,6 +1485,14 @@ class _Branches:
         if None in values:
             return None
         return any(values)
+
+
+def _sets_positional(words: Sequence[str]) -> bool:
+    """`set -- a b` or `set a b` replaces the script's arguments; `set -euo pipefail` and
+    `set +x` only set options."""
+    return words[:1] == ["set"] and (
+        "--" in words or any(not w.startswith(("-", "+")) for w in words[1:2])
+    )
 
 
 def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
