@@ -22,6 +22,7 @@ from servertune.check.chain import (
 )
 from servertune.check.discover import Discovery
 from servertune.check.graph import chain_files, one_reading_each
+from servertune.check.images import build_contexts_of_run
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
     AppServer,
@@ -227,7 +228,10 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    with confined_to(root if root is not None else default_root(paths)):
+    with (
+        confined_to(root if root is not None else default_root(paths)),
+        build_contexts_of_run(paths),
+    ):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.

@@ -528,6 +528,31 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     return tuple(found)
 
 
+def build_contexts(paths: Sequence[Path]) -> dict[Path, set[Path]]:
+    """Each Dockerfile the compose files among `paths` build, with the build contexts their
+    services give it (`build.context`, tagged or not); a file that does not parse gives none
+    (its reading says why)."""
+    found: dict[Path, set[Path]] = {}
+    for path in paths:
+        try:
+            text = read_text(path)
+            if not looks_like_compose(path, text):
+                continue
+            documents = _documents(path, text)
+        except (CheckInputError, OSError):
+            continue
+        services = documents[0].get("services") if documents else None
+        if services is None or not isinstance(services.node, yaml.MappingNode):
+            continue
+        with collect_notes():  # the file's own reading notes what its builds name
+            for _, service in services.items():
+                build = service.get("build")
+                built = _build(build, path) if build is not None else None
+                if built is not None:
+                    found.setdefault(built[0].absolute(), set()).add(built[1])
+    return found
+
+
 def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
     """The images the compose files among `paths` build and tag (`images.Build`), for
     `images.images_of_run`; a file that does not parse is its reader's error to report."""

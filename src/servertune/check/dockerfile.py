@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
+import glob
 import itertools
 import json
 import os
@@ -39,6 +40,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 from typing import Any
 
 from servertune.check import resolve
@@ -579,6 +581,8 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
+    if context is None:
+        context = BUILD_CONTEXTS.get().get(path.absolute())
     image = Image(
         path=path,
         context=context if context is not None else path.parent,
@@ -610,6 +614,12 @@ def read_image(
     return image
 
 
+#: The build context of each Dockerfile of the run that its compose services build with one
+#: context (`build.context` with `build.dockerfile`): read on its own, it is built from there
+#: too, not from its own folder (`images.build_contexts_of_run` sets it).
+BUILD_CONTEXTS: contextvars.ContextVar[Mapping[Path, Path]] = contextvars.ContextVar(
+    "servertune_check_build_contexts", default=MappingProxyType({})
+)
 #: How a Dockerfile finds the image of the run its FROM names (a Dockerfile here that builds
 #: it): (the reference, the Dockerfile) -> that image, set by `images.images_of_run`.
 BASE_IMAGE: contextvars.ContextVar[Callable[[str, Path], Image | None] | None] = (
@@ -721,6 +731,7 @@ def _apply(
         stage.stop_signal = (signal, Location(source.path, command.start_line))
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
+        _copies(process_word(" ".join(command.value), variables, source.escape), stage)
 
 
 #: `ln`'s options that take no value, any of which may be run together (`-sf`, `-snf`).
@@ -754,6 +765,38 @@ def _links(text: str, stage: _Stage) -> None:
             link_path = link_path / PurePosixPath(target).name
         target_path = link_path.parent / target
         stage.links[str(link_path)] = os.path.normpath(str(target_path))
+
+
+#: `cp`'s and `mv`'s options that take no value, run together or not (`-a`, `-rf`, `-fv`).
+_CP_FLAGS = frozenset("afinprRuvLPdHTl")
+
+
+def _copies(text: str, stage: _Stage) -> None:
+    """The files a RUN's `cp SRC DST` / `mv SRC DST` puts elsewhere in the image (yeti's
+    `RUN cp ./extras/docker/docker-entrypoint.sh /docker-entrypoint.sh` after `ADD . /app`):
+    DST holds what SRC held, so it is looked up there, as a link made by `ln -s` is; a
+    relative path is relative to the WORKDIR. Other forms (several sources, a glob) are not
+    followed."""
+    for part in re.split(r"&&|\|\||;|\n", text):
+        try:
+            words = shlex.split(part, comments=True)
+        except ValueError:
+            continue
+        if not words or PurePosixPath(words[0]).name not in ("cp", "mv"):
+            continue
+        flags = [w for w in words[1:] if w.startswith("-")]
+        names = [w for w in words[1:] if not w.startswith("-")]
+        if any(set(f.lstrip("-")) - _CP_FLAGS for f in flags if not f.startswith("--")):
+            continue  # an option with a value (`-t DIR`, `-S SUFFIX`): not this form
+        if len(names) != 2 or any(glob.has_magic(n) or "$" in n for n in names):
+            continue
+        source, target = (
+            PurePosixPath(os.path.normpath(str(PurePosixPath(stage.workdir) / n))) for n in names
+        )
+        if names[1].endswith("/") or str(target) in _folders(stage):
+            target = target / source.name  # into a folder the image has
+        if target != source:
+            stage.links[str(target)] = str(source)
 
 
 def _folders(stage: _Stage) -> set[str]:
@@ -818,6 +861,9 @@ def _copy(
         for _, d, folder, _, _ in stage.copies
     }
     is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
+    # `COPY entrypoint.sh /usr/bin`: a folder every image has (or one on its PATH) takes the
+    # file in, as Docker copies into an existing folder.
+    is_dir = is_dir or os.path.normpath(absolute) in _folders(stage)
     copied_at = Location(source.path, command.start_line)
     if not stage.workdir_known and not dest.startswith("/"):
         stage.guessed.add(os.path.normpath(absolute))
