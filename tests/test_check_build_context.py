@@ -1,7 +1,7 @@
 """Where an image's files come from and which stage it is: the build context a compose file
 gives a Dockerfile (also when the Dockerfile is read on its own), a file a RUN copies or moves
-inside the image, and a COPY into a folder every image has. Each repository is written in the
-test."""
+inside the image, a COPY into a folder every image has, and `FROM ${TARGET}` picking a stage by
+a build ARG. Each repository is written in the test."""
 
 from __future__ import annotations
 
@@ -99,3 +99,46 @@ def test_copy_from_an_arg_default_into_a_folder_every_image_has(tmp_path: Path) 
     assert chains(check_folder(root), root) == [
         (["docker/Dockerfile:4", "docker/app/start.sh:2"], "uvicorn", 2)
     ]
+
+
+_TARGETED = """\
+ARG TARGET=storage
+
+FROM python:3.12-slim AS base
+WORKDIR /src
+
+FROM base AS storage
+CMD ["gunicorn", "--bind", "0.0.0.0:8001", "--workers", "2", "storage.wsgi"]
+
+FROM base AS dashboard
+CMD ["gunicorn", "--bind", "0.0.0.0:8002", "--workers", "6", "dashboard.wsgi"]
+
+FROM ${TARGET}
+"""
+
+
+def test_final_stage_named_by_an_arg_is_that_stage(tmp_path: Path) -> None:
+    """`FROM ${TARGET}` with `ARG TARGET=storage`: the image is the storage stage (its
+    gunicorn), not an image that sets no command; compose's `build.args: TARGET: dashboard`
+    builds the dashboard stage for that service."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _TARGETED,
+            "compose.yaml": (
+                "services:\n  dashboard:\n    build:\n      context: .\n"
+                "      args:\n        TARGET: dashboard\n"
+                "  other:\n    build:\n      context: .\n      args: [TARGET=storage]\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    started = {
+        (launch.app.container.name if launch.app.container else "image", launch.app.workers.value)
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert started == {("dashboard", 6), ("other", 2)}
+    (alone,) = chains(
+        check_folder(write(tmp_path / "alone", {"Dockerfile": _TARGETED})), tmp_path / "alone"
+    )
+    assert alone == (["Dockerfile:7"], "gunicorn", 2)

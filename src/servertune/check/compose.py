@@ -463,8 +463,25 @@ def _image(
         return None, ()
     dockerfile, directory, target = built
     # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
-    # stage's server).
-    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
+    # stage's server); `build.args`: the ARGs it is built with (`FROM ${TARGET}` too).
+    image = read_image(dockerfile, read_text(dockerfile), directory, target, _build_args(build))
+    return image, (dockerfile,)
+
+
+def _build_args(build: _Node) -> dict[str, str]:
+    """A service's `build.args` written as values (the mapping or the `NAME=value` list); a
+    name given with no value takes it from the shell that runs compose: not known here."""
+    args = build.get("args") if isinstance(build.node, yaml.MappingNode) else None
+    if args is None:
+        return {}
+    if isinstance(args.node, yaml.MappingNode):
+        pairs = [(key, value.text()) for key, value in args.items()]
+    else:
+        pairs = [
+            (key, text if sep else None)
+            for key, sep, text in ((item.text() or "").partition("=") for item in args.list())
+        ]
+    return {key: value for key, value in pairs if value is not None}
 
 
 def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:

@@ -539,11 +539,16 @@ def _error_line(reason: str, text: str) -> str:
 
 
 def read_image(
-    path: Path, text: str, context: Path | None = None, target: str | None = None
+    path: Path,
+    text: str,
+    context: Path | None = None,
+    target: str | None = None,
+    args: Mapping[str, str] | None = None,
 ) -> Image:
     """The final stage of the Dockerfile (the stage `target` names, as `docker build
     --target` and compose's `build.target` pick it): what the image runs and with which
-    environment."""
+    environment. `args` are the build's `--build-arg`s (compose's `build.args`): each
+    replaces the default of the ARG of its name."""
     import dockerfile
 
     try:
@@ -569,7 +574,7 @@ def read_image(
             stage = _from(command, stages, global_args, index)
             index += 1
         elif name == "ARG":
-            _arg(command, stage, global_args, escape)
+            _arg(command, stage, global_args, escape, args or {})
         elif stage is None:
             raise CheckInputError(f"{path}:{command.start_line}: {name} before the first FROM")
         else:
@@ -667,8 +672,12 @@ class _Source:
 def _from(
     command: Any, stages: dict[str, _Stage], global_args: dict[str, str], index: int
 ) -> _Stage:
-    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
+    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one
+    (also through a global ARG: `ARG TARGET=app` then `FROM ${TARGET}` builds the `app`
+    stage, the default a `--build-arg` may change)."""
     base = command.value[0].lower() if command.value else ""
+    if "$" in base:
+        base = process_word(command.value[0], global_args).lower()
     stage = stages[base].inherit() if base in stages else _Stage()
     if base not in stages and base != "scratch":
         stage.base = process_word(command.value[0], global_args)
@@ -683,11 +692,21 @@ def _from(
     return stage
 
 
-def _arg(command: Any, stage: _Stage | None, global_args: dict[str, str], escape: str) -> None:
+def _arg(
+    command: Any,
+    stage: _Stage | None,
+    global_args: dict[str, str],
+    escape: str,
+    given: Mapping[str, str],
+) -> None:
     """`ARG NAME[=default]`: before the first FROM a global, else the stage's; a bare `ARG
-    NAME` in a stage brings the global's value in."""
+    NAME` in a stage brings the global's value in; a build argument of that name (`given`)
+    replaces the default."""
     for item in command.value:
         key, sep, value = item.partition("=")
+        if key in given:
+            (stage.args if stage is not None else global_args)[key] = given[key]
+            continue
         variables = {
             **(stage.args if stage else global_args),
             **(stage.env if stage else {}),
