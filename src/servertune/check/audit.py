@@ -236,6 +236,7 @@ def check_files(
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
+        stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.

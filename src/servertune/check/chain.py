@@ -156,6 +156,10 @@ class Stacks:
     images: tuple[Image, ...] = ()
     #: The Kubernetes Services of the manifests read: an Ingress's backend is one of them.
     kube_services: tuple[KubeService, ...] = ()
+    #: Every file was named on the command line, none found by a folder walk: the user says
+    #: the front and the app servers go together, so when no compose service or Kubernetes
+    #: Service read answers to a host name (none was given), an app on its port is the one.
+    named: bool = True
     #: Each nginx config's first file with the environment its containers render it with.
     front_environments: tuple[tuple[Path, tuple[tuple[str, str], ...]], ...] = ()
     #: Each labelled overlay among the compose files read, with the base file it completes
@@ -374,7 +378,9 @@ def _by_name(
     is not here, or a stage that starts no server); a container of another project is never
     reached. Otherwise a compose service of that name or alias, a Kubernetes Service of that
     name (its selector and target port), or a container of that name; else the apps started
-    from a folder of that name (`backend/Dockerfile` for `backend:8001`)."""
+    from a folder of that name (`backend/Dockerfile` for `backend:8001`); else, only when every
+    file was named on the command line and none of them says which containers run (no compose
+    file, no Kubernetes Service), the apps on that port: the user put them together."""
     name = _host_name(target)
     if name is None or project == frozenset() or not _NAME.match(name):
         return []  # a front no stack read deploys, or a name only the deployment completes
@@ -409,12 +415,15 @@ def _by_name(
         return named
     # No compose file read names the containers: the apps started from a folder of that
     # name (`backend/Dockerfile` for `backend:8001`, compose's build-context convention).
-    return [
+    foldered = [
         a
         for a in on_port
         if a.container is None
         and name in {p.parent.name for p in (a.file, *(at.file for at in a.launched_by))}
     ]
+    if foldered or stacks is None or not stacks.named or stacks.services or stacks.kube_services:
+        return foldered
+    return on_port  # files named together, none saying which containers run: theirs
 
 
 #: A host name as DNS spells it: a `${HOST}` (or `$host`) left in it is not one.
