@@ -37,7 +37,8 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -621,10 +622,23 @@ def read_image(
 
 #: The build context of each Dockerfile of the run that its compose services build with one
 #: context (`build.context` with `build.dockerfile`): read on its own, it is built from there
-#: too, not from its own folder (`images.build_contexts_of_run` sets it).
+#: too, not from its own folder (`building_from` sets it).
 BUILD_CONTEXTS: contextvars.ContextVar[Mapping[Path, Path]] = contextvars.ContextVar(
     "servertune_check_build_contexts", default=MappingProxyType({})
 )
+
+
+@contextmanager
+def building_from(contexts: Mapping[Path, Path]) -> Iterator[None]:
+    """Each Dockerfile of `contexts` (absolute) read with its build context while the block
+    runs, unless its reader gives one."""
+    token = BUILD_CONTEXTS.set(contexts)
+    try:
+        yield
+    finally:
+        BUILD_CONTEXTS.reset(token)
+
+
 #: How a Dockerfile finds the image of the run its FROM names (a Dockerfile here that builds
 #: it): (the reference, the Dockerfile) -> that image, set by `images.images_of_run`.
 BASE_IMAGE: contextvars.ContextVar[Callable[[str, Path], Image | None] | None] = (

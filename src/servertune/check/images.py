@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Build",
     "base_image",
-    "build_contexts_of_run",
     "env_at_of_image",
     "env_of_image",
     "files_in_image",
@@ -92,26 +91,6 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
         IN_IMAGES.reset(hook)
         _BUILDS.reset(built)
         _IMAGES.reset(token)
-
-
-@contextmanager
-def build_contexts_of_run(paths: Sequence[Path]) -> Iterator[None]:
-    """The build context the run's compose files give each Dockerfile they build (one
-    context for all their services), for a Dockerfile read on its own, while the block runs
-    (`dockerfile.BUILD_CONTEXTS`)."""
-    from servertune.check.dockerfile import BUILD_CONTEXTS
-
-    try:
-        from servertune.check.compose import build_contexts
-    except ModuleNotFoundError:  # no YAML parser: a compose file's reading names the extra
-        yield
-        return
-    found = {f: next(iter(c)) for f, c in build_contexts(paths).items() if len(c) == 1}
-    token = BUILD_CONTEXTS.set(found)
-    try:
-        yield
-    finally:
-        BUILD_CONTEXTS.reset(token)
 
 
 #: The Dockerfiles whose FROM is being resolved, outermost first: a base that names one of
