@@ -71,8 +71,8 @@ def test_network_alias_of_a_service_whose_stage_starts_no_server_reaches_no_app(
 ) -> None:
     """`server app-service:8000` is the network alias of service `app`, built with `target:
     development` (runserver): the production stage's gunicorn, on the same port, is not
-    that container, so it is not joined (a false front's timeouts would be judged); a note
-    says the host is that service and no app was joined by the port alone."""
+    that container, so it is not joined (a false front's timeouts would be judged); the host
+    is known (that service), so no "front host unknown" note."""
     root = write(
         tmp_path,
         {
@@ -82,7 +82,7 @@ def test_network_alias_of_a_service_whose_stage_starts_no_server_reaches_no_app(
         },
     )
     assert _fronts(root) == {"Dockerfile": []}
-    assert _port_alone(root) == ["nginx/default.conf:2"]
+    assert _port_alone(root) == []
 
 
 def test_network_alias_of_the_service_that_runs_the_server_reaches_it(tmp_path: Path) -> None:

@@ -438,44 +438,37 @@ def unknown_host(
     project: frozenset[Path] | None,
     stacks: Stacks | None,
 ) -> None:
-    """A coverage note for a front's server address that reaches no app server while some
-    listen on its port: they are not joined to it by the port alone. Says why: the host is a
-    value set where the front starts, or nothing here answers to it, or the container that
-    does starts no server read here."""
+    """A coverage note for a front's server address whose host nothing read answers to (a
+    variable set where the front starts, another setup's name) while app servers listen on its
+    port: they are not joined to it by the port alone. A host a compose service answers to is
+    known: that service starts what it starts (its own notes say what), and says nothing here."""
     from servertune.check.model import note
 
     host, port = normalise(address.value)
     name = _host_name(address.value)
     if host == "unix" or not port.isdigit() or (name is None and "$" not in host):
         return
-    on_port = [
-        a
-        for a in apps
-        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
-    ]
-    if not on_port:
-        return
-    answering = [
-        s
+    if name is not None and any(
+        name in (s.name, *s.aliases) and (project is None or s.file in project)
         for s in (stacks.services if stacks is not None else ())
-        if name is not None
-        and name in (s.name, *s.aliases)
-        and (project is None or s.file in project)
-    ]
-    if "$" in host or name is None or not _NAME.match(name):
-        why = "front host unknown: a value set where the front starts, not in these files"
-    elif answering:
-        why = f"its host is compose service {answering[0].name}, which starts no server read here"
-    else:
-        why = (
-            "front host unknown: no compose service, network alias or Kubernetes Service "
-            "read here answers to it"
-        )
+    ):
+        return
+    if not any(
+        normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port
+        for a in apps
+        for s in a.sockets
+    ):
+        return
+    why = (
+        "a value set where the front starts, not in these files"
+        if "$" in host or name is None or not _NAME.match(name)
+        else "no compose service, network alias or Kubernetes Service read here answers to it"
+    )
     note(
         "not-followed",
         address.at,
-        f"{address.at}: not followed: {address.value!r}: {why}; the app servers on port "
-        f"{port} here are not joined to it by the port alone",
+        f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
+        f"servers on port {port} here are not joined to it by the port alone",
     )
 
 
