@@ -826,7 +826,8 @@ def _copies(text: str, stage: _Stage) -> None:
         source, target = (
             PurePosixPath(os.path.normpath(str(PurePosixPath(stage.workdir) / n))) for n in names
         )
-        if names[1].endswith("/") or str(target) in _folders(stage):
+        contents = names[0].endswith("/.")  # `cp -r conf/. /etc/app/`: what the folder holds
+        if not contents and (names[1].endswith("/") or str(target) in _folders(stage)):
             target = target / source.name  # into a folder the image has
         if target != source:
             stage.links[str(target)] = str(source)
