@@ -180,9 +180,10 @@ def test_compose_service_name_still_reaches_its_app(tmp_path: Path) -> None:
 
 def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
     """`set $upstream_endpoint http://app:8000;` then `proxy_pass $upstream_endpoint;` (the
-    Docker resolver pattern, the `set` in the server block or the location) and `proxy_pass
-    http://app:8000/$1;` in a regex location: the upstream is app:8000, as nginx evaluates
-    it; a `set` of another location does not apply."""
+    Docker resolver pattern, the `set` in the server block or the location), `proxy_pass
+    http://app:8000/$1;` in a regex location, and `proxy_pass http://app:8000$request_uri;`:
+    the upstream is app:8000, as nginx evaluates it; a `set` of another location does not
+    apply."""
     root = write(
         tmp_path,
         {
@@ -195,10 +196,16 @@ def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
                 "    location /api {\n        set $api http://app:8000;\n"
                 "        proxy_pass $api;\n    }\n"
                 "    location ~ ^/static/(.*)$ {\n        proxy_pass http://app:8000/$1;\n    }\n"
-                "    location /other {\n        proxy_pass $api;\n    }\n}\n"
+                "    location /other {\n        proxy_pass $api;\n    }\n"
+                "    location /v2 {\n        proxy_pass http://app:8000$request_uri;\n    }\n}\n"
             ),
         },
     )
     assert _fronts(root) == {
-        "app": ["nginx/default.conf:6", "nginx/default.conf:10", "nginx/default.conf:13"]
+        "app": [
+            "nginx/default.conf:6",
+            "nginx/default.conf:10",
+            "nginx/default.conf:13",
+            "nginx/default.conf:19",
+        ]
     }

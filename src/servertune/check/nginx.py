@@ -653,13 +653,24 @@ def _set_value(match: re.Match[str], sets: dict[str, str]) -> str:
 
 
 def _address_of(value: str) -> str:
-    """`scheme://host:port` of a pass whose URI holds variables (`http://api:8000/$1`); the
-    value as written otherwise (a URI without variables is dropped when it is read)."""
+    """`scheme://host:port` of a pass whose URI holds variables: after a `/`
+    (`http://api:8000/$1`), or one of nginx's own variables right after the address
+    (`http://api:8000$request_uri`, the pattern with `resolver 127.0.0.11`); the value as
+    written otherwise (a URI without variables is dropped when it is read)."""
     scheme, sep, rest = value.partition("://")
-    address, slash, uri = rest.partition("/")
-    if not sep or rest.startswith("unix:") or not slash or "$" in address or "$" not in uri:
+    if not sep or rest.startswith("unix:"):
         return value
-    return f"{scheme}://{address}"
+    address, slash, uri = rest.partition("/")
+    if "$" not in address:
+        return f"{scheme}://{address}" if slash and "$" in uri else value
+    written, _, variable = address.partition("$")
+    name = _NAME_AFTER_DOLLAR.match(variable)
+    if written and name is not None and (nginx_variable(name[1]) or name[1].isdigit()):
+        return f"{scheme}://{written}"
+    return value
+
+
+_NAME_AFTER_DOLLAR = re.compile(r"\{?([A-Za-z0-9_]+)")
 
 
 def _upstream(node: _Node, block: list[_Node]) -> Upstream:
