@@ -557,7 +557,8 @@ def read_script(
     physical = text.splitlines()
     logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
     fixed, unknown = _fixed_variables(text, logical, env, find_config)
-    lines = _selected(logical, arguments, physical, fixed, unknown)
+    names = frozenset(env or ())
+    lines = _selected(logical, arguments, physical, fixed, unknown, names)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -1337,6 +1338,7 @@ def _selected(
     physical: Sequence[str] = (),
     fixed: Mapping[str, str] | None = None,
     unknown: frozenset[int] = frozenset(),
+    environment_names: frozenset[str] = frozenset(),
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -1345,7 +1347,9 @@ def _selected(
     "gunicorn" ]`), only the branch it selects; every line otherwise. An image's own default
     CMD selects nothing: a deployment's command replaces it (peeringdb's `CMD ["runserver"]`
     image is run as `uwsgi` in production), so every arm is read. A test on a `fixed`
-    variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value."""
+    variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value. A name the script sets
+    to its first argument (`SERVICE=$1` then `case ${SERVICE} in`; `MODE=${MODE:=$1}` when
+    the environment (`environment_names`) does not set MODE) is that argument too."""
     known = {f"${name}": value for name, value in (fixed or {}).items()}
     known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
     first: str | None = None
@@ -1361,17 +1365,20 @@ def _selected(
     running = True
     matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown)
+    aliases = _FirstArgument(known, first, environment_names)
     for index, line in enumerate(lines):
         words = line.words
         if not branches.step(lines, index):
             continue
+        if running and chosen is None:
+            aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
             if (
                 chosen is None
                 and first is not None
                 and len(words) == 3
-                and words[1] in ("$1", "${1}")
+                and words[1] in aliases.words()
             ):
                 chosen, running, matched = depth, False, False
                 continue
@@ -1388,6 +1395,49 @@ def _selected(
         if running:
             kept.append(line)
     return kept
+
+
+#: An assignment of the script's first argument to a name: `SERVICE=$1`, `MODE="${1}"`,
+#: `MODE=${1:-web}`, or `MODE=${MODE:=$1}` (the environment's MODE first).
+_FIRST_ARGUMENT = re.compile(
+    r"\A(?P<name>[A-Za-z_]\w*)=(?:\$1|\$\{1\}|\$\{1:?[-=][^}$]*\}"
+    r"|\$\{(?P<own>(?P=name)):?[-=]\$(?:1|\{1\})\})\Z"
+)
+#: `MODE=${MODE:=registry}`: MODE keeps a value it already has (the argument, not empty).
+_OWN_DEFAULT = re.compile(r"\A(?P<name>[A-Za-z_]\w*)=\$\{(?P=name):?[-=][^}$]*\}\Z")
+_DECLARING_WORDS = frozenset({"export", "readonly", "local", "declare", "typeset"})
+
+
+class _FirstArgument:
+    """The names the script has set to its first argument so far, as `$NAME` words with its
+    value in `known` (so a `case`, or an `if` test, on them is decided like one on "$1")."""
+
+    def __init__(
+        self, known: dict[str, str], first: str | None, environment: frozenset[str]
+    ) -> None:
+        self.known, self.first, self.environment = known, first, environment
+        self.names: set[str] = set()
+        self.moved = False  # after `shift` or `set --`, "$1" is another word
+
+    def words(self) -> set[str]:
+        return {"$1", "${1}"} | {w for n in self.names for w in (f"${n}", f"${{{n}}}")}
+
+    def step(self, words: list[str]) -> None:
+        if words[:1] == ["shift"] or _sets_positional(words):
+            self.moved = True  # `set -- a b`, not `set -euo pipefail`
+        if words[:1] and words[0] in _DECLARING_WORDS:
+            words = [w for w in words[1:] if not w.startswith("-")]
+        if len(words) != 1 or "=" not in words[0] or not self.first:
+            return
+        name = words[0].partition("=")[0]
+        found = _FIRST_ARGUMENT.match(words[0])
+        if found is not None and not self.moved and not (found["own"] and name in self.environment):
+            self.names.add(name)
+            self.known.update({f"${name}": self.first, f"${{{name}}}": self.first})
+        elif name in self.names and not _OWN_DEFAULT.match(words[0]):
+            self.names.discard(name)  # set to something else
+            self.known.pop(f"${name}", None)
+            self.known.pop(f"${{{name}}}", None)
 
 
 @dataclass
