@@ -222,11 +222,12 @@ def test_unbraced_name_the_front_does_not_set_and_nginx_variables_reach_no_app(
     tmp_path: Path,
 ) -> None:
     """A `$NAME` the proxy's environment does not set stays unknown, and a pass through
-    nginx's own variables (`set $backend web:8000;` with a container variable of that very
-    name, `$http_host`) is nginx's, never rendered: nothing is joined, nothing guessed."""
+    nginx's own variables (`set $backend cache:9000;` with a container variable of that very
+    name set to web:8000, `$http_host`) is nginx's, never rendered: nothing is joined,
+    nothing guessed."""
     _unbraced_front(
         tmp_path,
-        "server {\n  listen 80;\n  set $backend web:8000;\n"
+        "server {\n  listen 80;\n  set $backend cache:9000;\n"
         "  location / { proxy_pass http://$OTHER_ADDR; }\n"
         "  location /a { proxy_pass http://$backend; }\n"
         "  location /b { proxy_pass http://$http_host; }\n}\n",

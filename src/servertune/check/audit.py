@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from servertune.check.chain import (
     link_balancers,
 )
 from servertune.check.discover import Discovery
+from servertune.check.dockerfile import building_from
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
@@ -228,23 +230,22 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    with confined_to(root if root is not None else default_root(paths)), memo.one_run():
+    with _one_run(paths, root):
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
+        stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
     judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
-    links = link(nginx, apps, stacks)
+    links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
         rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
-    # A Traefik service is read through its static config and on its own: once.
-    fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     context = Context(
         apps,
         nginx,
@@ -282,6 +283,43 @@ def check_files(
         env_files=_env_files(reading, apps),
         discovered=tuple(_templates_read(discovered, files, apps)),
     )
+
+
+def _linked(
+    reading: Reading, apps: list[AppServer], stacks: Stacks, notes: list[Note]
+) -> tuple[list[Link], list[BalancerLink]]:
+    """The nginx passes and the balancers' servers joined to what listens there, with a note
+    (added to `notes`) for each host nothing read answers to."""
+    nginx = list(reading.nginx)
+    with collect_notes() as said:
+        links = link(nginx, apps, stacks)
+        # A Traefik service is read through its static config and on its own: once.
+        fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+    notes += said
+    return links, fronts
+
+
+@contextlib.contextmanager
+def _one_run(paths: Sequence[Path], root: Path | None) -> Iterator[None]:
+    """A run's setting: the tree it may read (`root`, else the files' common folder), its
+    memo of answers, and the build contexts its compose files give its Dockerfiles."""
+    with (
+        confined_to(root if root is not None else default_root(paths)),
+        memo.one_run(),
+        building_from(_build_contexts(paths)),
+    ):
+        yield
+
+
+def _build_contexts(paths: Sequence[Path]) -> dict[Path, Path]:
+    """Each Dockerfile the run's compose files build with one context, with that context (a
+    Dockerfile read on its own is built from there: `dockerfile.building_from`); none without
+    the YAML parser (a compose file's reading names the extra, once)."""
+    try:
+        from servertune.check.compose import build_contexts
+    except ModuleNotFoundError:
+        return {}
+    return {f: next(iter(c)) for f, c in build_contexts(paths).items() if len(c) == 1}
 
 
 def _stacks(paths: Sequence[Path]) -> Stacks:

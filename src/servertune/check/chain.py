@@ -140,6 +140,9 @@ class Service:
     #: Its `environment` values written as literals (`BACKEND: backend:8000`): what an nginx
     #: template it runs is rendered with (envsubst, at the container's start).
     environment: tuple[tuple[str, str], ...] = ()
+    #: The other names its container answers to on its networks: `networks.*.aliases` and
+    #: `container_name` (Docker's DNS resolves each to it, as it resolves the service's name).
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,10 @@ class Stacks:
     images: tuple[Image, ...] = ()
     #: The Kubernetes Services of the manifests read: an Ingress's backend is one of them.
     kube_services: tuple[KubeService, ...] = ()
+    #: Every file was named on the command line, none found by a folder walk: the user says
+    #: the front and the app servers go together, so when no compose service or Kubernetes
+    #: Service read answers to a host name (none was given), an app on its port is the one.
+    named: bool = True
     #: Each nginx config's first file with the environment its containers render it with.
     front_environments: tuple[tuple[Path, tuple[tuple[str, str], ...]], ...] = ()
     #: Each labelled overlay among the compose files read, with the base file it completes
@@ -405,44 +412,110 @@ def _by_name(
     project: frozenset[Path] | None = None,
     stacks: Stacks | None = None,
 ) -> list[AppServer]:
-    """The app servers a host name at a port reaches: another container's (or pod's) name
-    resolves to that container's address, never to the nginx's own loopback, so what the
-    app's bind line says about its host is not what decides; its port is.
+    """The app servers a host name at a port reaches: the containers that answer to that
+    name, each at the app's port (another container's name resolves to that container's
+    address, never to the nginx's own loopback, so what the app's bind line says about its
+    host is not what decides; its port is). An app is never reached by its port alone: a
+    name nothing here answers to (another setup's host, a variable the deployment sets)
+    reaches no app (`unknown_host` says so).
 
-    Within the front's compose project (`project`) the name is that project's service, and
-    only its app (none when the service runs an image whose command is not here); a
-    container of another project is never reached. Otherwise one whose container has that
-    name is it; else the apps started from a folder of that name (`backend/Dockerfile` for
-    `backend:8001`, compose's build-context convention); else every app on the port."""
+    Within the front's compose project (`project`) the name is that project's service, or a
+    network alias of one, and only its app (none when the service runs an image whose command
+    is not here, or a stage that starts no server); a container of another project is never
+    reached. Otherwise a compose service of that name or alias, a Kubernetes Service of that
+    name (its selector and target port), or a container of that name; else the apps started
+    from a folder of that name (`backend/Dockerfile` for `backend:8001`); else, only when every
+    file was named on the command line and none of them says which containers run (no compose
+    file, no Kubernetes Service), the apps on that port: the user put them together."""
     name = _host_name(target)
-    if name is None or project == frozenset():
-        return []  # a front no stack read deploys resolves no container's name
+    if name is None or project == frozenset() or not _NAME.match(name):
+        return []  # a front no stack read deploys, or a name only the deployment completes
     _, port = normalise(target)
     on_port = [
         a
         for a in apps
         if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
     ]
-    if project is not None and stacks is not None:
-        services = [s for s in stacks.services if s.name == name and s.file in project]
-        if services:
-            found = [a for a in on_port if _in_project(a, project) and a.container.name == name]  # type: ignore[union-attr]
-            if found or any(s.dockerfile is not None for s in services):
-                return found
-            # The service runs an image named by `image:`: the project's own only when one
-            # Dockerfile here builds an image no service builds (then it is that one).
-            return stacks.unbuilt_image_apps(on_port)
-        on_port = [a for a in on_port if not _elsewhere(a, project)]
-    named = [a for a in on_port if a.container is not None and a.container.name == name]
+    names = {name}
+    if stacks is not None:
+        answering = [s for s in stacks.services if name in (s.name, *s.aliases)]
+        if project is not None:
+            services = [s for s in answering if s.file in project]
+            if services:
+                own = {s.name for s in services}
+                found = [a for a in on_port if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+                if found or any(s.dockerfile is not None for s in services):
+                    return found
+                # The service runs an image named by `image:`: the project's own only when one
+                # Dockerfile here builds an image no service builds (then it is that one).
+                return stacks.unbuilt_image_apps(on_port)
+            on_port = [a for a in on_port if not _elsewhere(a, project)]
+        kube = _KUBE_NAME.match(name)
+        if kube is not None:
+            through = _through_service(f"{kube[1]}:{port}", apps, stacks.kube_services)
+            if through:
+                return list(dict.fromkeys(app for _, app in through))
+        names |= {s.name for s in answering}
+    named = [a for a in on_port if a.container is not None and a.container.name in names]
     if named:
         return named
+    # No compose file read names the containers: the apps started from a folder of that
+    # name (`backend/Dockerfile` for `backend:8001`, compose's build-context convention).
     foldered = [
         a
         for a in on_port
         if a.container is None
         and name in {p.parent.name for p in (a.file, *(at.file for at in a.launched_by))}
     ]
-    return foldered or on_port
+    if foldered or stacks is None or not stacks.named or stacks.services or stacks.kube_services:
+        return foldered
+    return on_port  # files named together, none saying which containers run: theirs
+
+
+#: A host name as DNS spells it: a `${HOST}` (or `$host`) left in it is not one.
+_NAME = re.compile(r"\A[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\Z")
+#: A Kubernetes Service's DNS name: `web`, `web.ns`, `web.ns.svc`, `web.ns.svc.cluster.local`.
+_KUBE_NAME = re.compile(r"\A([a-z0-9-]+)(\.[a-z0-9-]+(\.svc(\.cluster\.local)?)?)?\Z")
+
+
+def unknown_host(
+    address: Setting[str],
+    apps: Sequence[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+) -> None:
+    """A coverage note for a front's server address whose host nothing read answers to (a
+    variable set where the front starts, another setup's name) while app servers listen on its
+    port: they are not joined to it by the port alone. A host a compose service answers to is
+    known: that service starts what it starts (its own notes say what), and says nothing here."""
+    from servertune.check.model import note
+
+    host, port = normalise(address.value)
+    name = _host_name(address.value)
+    if host == "unix" or not port.isdigit() or (name is None and "$" not in host):
+        return
+    if name is not None and any(
+        name in (s.name, *s.aliases) and (project is None or s.file in project)
+        for s in (stacks.services if stacks is not None else ())
+    ):
+        return
+    if not any(
+        normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port
+        for a in apps
+        for s in a.sockets
+    ):
+        return
+    why = (
+        "a value set where the front starts, not in these files"
+        if "$" in host or name is None or not _NAME.match(name)
+        else "no compose service, network alias or Kubernetes Service read here answers to it"
+    )
+    note(
+        "not-followed",
+        address.at,
+        f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
+        f"servers on port {port} here are not joined to it by the port alone",
+    )
 
 
 def _reached(
@@ -512,7 +585,10 @@ def link(
                     for port, app in _through_service(server.value, speaking, services):
                         links.append(Link(config, passing, upstream, port, app))
                     continue
-                for app in _reached(server.value, speaking, project, stacks):
+                reached = _reached(server.value, speaking, project, stacks)
+                if not reached and project != frozenset():
+                    unknown_host(server, speaking, project, stacks)
+                for app in reached:
                     if passing.protocol == "http" and not _answers_http(app, server.value):
                         continue
                     links.append(Link(config, passing, upstream, server, app))
@@ -579,7 +655,10 @@ def link_balancers(
             if fronted:
                 continue
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
-            for app in _reached(server.value, apps, project, stacks):
+            reached = _reached(server.value, apps, project, stacks)
+            if not reached and project != frozenset():
+                unknown_host(server, apps, project, stacks)
+            for app in reached:
                 if not _answers_http(app, server.value):
                     continue
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))

@@ -465,8 +465,25 @@ def _image(
         return None, ()
     dockerfile, directory, target = built
     # `build.target`: the stage the service runs (a `dev` stage's runserver, not the final
-    # stage's server).
-    return read_image(dockerfile, read_text(dockerfile), directory, target), (dockerfile,)
+    # stage's server); `build.args`: the ARGs it is built with (`FROM ${TARGET}` too).
+    image = read_image(dockerfile, read_text(dockerfile), directory, target, _build_args(build))
+    return image, (dockerfile,)
+
+
+def _build_args(build: _Node) -> dict[str, str]:
+    """A service's `build.args` written as values (the mapping or the `NAME=value` list); a
+    name given with no value takes it from the shell that runs compose: not known here."""
+    args = build.get("args") if isinstance(build.node, yaml.MappingNode) else None
+    if args is None:
+        return {}
+    if isinstance(args.node, yaml.MappingNode):
+        pairs = [(key, value.text()) for key, value in args.items()]
+    else:
+        pairs = [
+            (key, text if sep else None)
+            for key, sep, text in ((item.text() or "").partition("=") for item in args.list())
+        ]
+    return {key: value for key, value in pairs if value is not None}
 
 
 def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
@@ -528,6 +545,31 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
             if built is not None:
                 found.append(Build(reference, *built))
     return tuple(found)
+
+
+def build_contexts(paths: Sequence[Path]) -> dict[Path, set[Path]]:
+    """Each Dockerfile the compose files among `paths` build, with the build contexts their
+    services give it (`build.context`, tagged or not); a file that does not parse gives none
+    (its reading says why)."""
+    found: dict[Path, set[Path]] = {}
+    for path in paths:
+        try:
+            text = read_text(path)
+            if not looks_like_compose(path, text):
+                continue
+            documents = _documents(path, text)
+        except (CheckInputError, OSError):
+            continue
+        services = documents[0].get("services") if documents else None
+        if services is None or not isinstance(services.node, yaml.MappingNode):
+            continue
+        with collect_notes():  # the file's own reading notes what its builds name
+            for _, service in services.items():
+                build = service.get("build")
+                built = _build(build, path) if build is not None else None
+                if built is not None:
+                    found.setdefault(built[0].absolute(), set()).add(built[1])
+    return found
 
 
 def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
@@ -656,8 +698,22 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
-        found.append(Service(path, str(key.value), mounts, dockerfile, _literal_env(service)))
+        found.append(
+            Service(
+                path, str(key.value), mounts, dockerfile, _literal_env(service), _aliases(service)
+            )
+        )
     return tuple(found)
+
+
+def _aliases(service: _Node) -> tuple[str, ...]:
+    """The names besides its own a service's container is reached by on its networks: each
+    network's `aliases` (the mapping form of `networks`) and its `container_name`."""
+    found = [n.text() or "" for n in (service.get("container_name"),) if n is not None]
+    networks = service.get("networks")
+    for _, network in networks.items() if networks is not None else ():
+        found += [alias.text() or "" for alias in network.each("aliases")]
+    return tuple(dict.fromkeys(a for a in found if a and "$" not in a))
 
 
 #: `${NAME:-default}` / `${NAME-default}` with a literal default.

@@ -31,14 +31,17 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import functools
+import glob
 import itertools
 import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 from typing import Any
 
 from servertune.check import memo, resolve
@@ -584,11 +587,16 @@ def _error_line(reason: str, text: str) -> str:
 
 
 def read_image(
-    path: Path, text: str, context: Path | None = None, target: str | None = None
+    path: Path,
+    text: str,
+    context: Path | None = None,
+    target: str | None = None,
+    args: Mapping[str, str] | None = None,
 ) -> Image:
     """The final stage of the Dockerfile (the stage `target` names, as `docker build
     --target` and compose's `build.target` pick it): what the image runs and with which
-    environment."""
+    environment. `args` are the build's `--build-arg`s (compose's `build.args`): each
+    replaces the default of the ARG of its name."""
     import dockerfile
 
     try:
@@ -614,7 +622,7 @@ def read_image(
             stage = _from(command, stages, global_args, index)
             index += 1
         elif name == "ARG":
-            _arg(command, stage, global_args, escape)
+            _arg(command, stage, global_args, escape, args or {})
         elif stage is None:
             raise CheckInputError(f"{path}:{command.start_line}: {name} before the first FROM")
         else:
@@ -626,6 +634,8 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
+    if context is None:
+        context = BUILD_CONTEXTS.get().get(path.absolute())
     image = Image(
         path=path,
         context=context if context is not None else path.parent,
@@ -655,6 +665,25 @@ def read_image(
         if base is not None:
             return with_base(image, base)
     return image
+
+
+#: The build context of each Dockerfile of the run that its compose services build with one
+#: context (`build.context` with `build.dockerfile`): read on its own, it is built from there
+#: too, not from its own folder (`building_from` sets it).
+BUILD_CONTEXTS: contextvars.ContextVar[Mapping[Path, Path]] = contextvars.ContextVar(
+    "servertune_check_build_contexts", default=MappingProxyType({})
+)
+
+
+@contextmanager
+def building_from(contexts: Mapping[Path, Path]) -> Iterator[None]:
+    """Each Dockerfile of `contexts` (absolute) read with its build context while the block
+    runs, unless its reader gives one."""
+    token = BUILD_CONTEXTS.set(contexts)
+    try:
+        yield
+    finally:
+        BUILD_CONTEXTS.reset(token)
 
 
 #: How a Dockerfile finds the image of the run its FROM names (a Dockerfile here that builds
@@ -704,8 +733,12 @@ class _Source:
 def _from(
     command: Any, stages: dict[str, _Stage], global_args: dict[str, str], index: int
 ) -> _Stage:
-    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one."""
+    """`FROM base [AS name]`: a new stage, inheriting a stage of this file when it names one
+    (also through a global ARG: `ARG TARGET=app` then `FROM ${TARGET}` builds the `app`
+    stage, the default a `--build-arg` may change)."""
     base = command.value[0].lower() if command.value else ""
+    if "$" in base:
+        base = process_word(command.value[0], global_args).lower()
     stage = stages[base].inherit() if base in stages else _Stage()
     if base not in stages and base != "scratch":
         stage.base = process_word(command.value[0], global_args)
@@ -720,11 +753,21 @@ def _from(
     return stage
 
 
-def _arg(command: Any, stage: _Stage | None, global_args: dict[str, str], escape: str) -> None:
+def _arg(
+    command: Any,
+    stage: _Stage | None,
+    global_args: dict[str, str],
+    escape: str,
+    given: Mapping[str, str],
+) -> None:
     """`ARG NAME[=default]`: before the first FROM a global, else the stage's; a bare `ARG
-    NAME` in a stage brings the global's value in."""
+    NAME` in a stage brings the global's value in; a build argument of that name (`given`)
+    replaces the default."""
     for item in command.value:
         key, sep, value = item.partition("=")
+        if key in given:
+            (stage.args if stage is not None else global_args)[key] = given[key]
+            continue
         variables = {
             **(stage.args if stage else global_args),
             **(stage.env if stage else {}),
@@ -768,6 +811,7 @@ def _apply(
         stage.stop_signal = (signal, Location(source.path, command.start_line))
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
+        _copies(process_word(" ".join(command.value), variables, source.escape), stage)
 
 
 #: `ln`'s options that take no value, any of which may be run together (`-sf`, `-snf`).
@@ -801,6 +845,39 @@ def _links(text: str, stage: _Stage) -> None:
             link_path = link_path / PurePosixPath(target).name
         target_path = link_path.parent / target
         stage.links[str(link_path)] = os.path.normpath(str(target_path))
+
+
+#: `cp`'s and `mv`'s options that take no value, run together or not (`-a`, `-rf`, `-fv`).
+_CP_FLAGS = frozenset("afinprRuvLPdHTl")
+
+
+def _copies(text: str, stage: _Stage) -> None:
+    """The files a RUN's `cp SRC DST` / `mv SRC DST` puts elsewhere in the image (yeti's
+    `RUN cp ./extras/docker/docker-entrypoint.sh /docker-entrypoint.sh` after `ADD . /app`):
+    DST holds what SRC held, so it is looked up there, as a link made by `ln -s` is; a
+    relative path is relative to the WORKDIR. Other forms (several sources, a glob) are not
+    followed."""
+    for part in re.split(r"&&|\|\||;|\n", text):
+        try:
+            words = shlex.split(part, comments=True)
+        except ValueError:
+            continue
+        if not words or PurePosixPath(words[0]).name not in ("cp", "mv"):
+            continue
+        flags = [w for w in words[1:] if w.startswith("-")]
+        names = [w for w in words[1:] if not w.startswith("-")]
+        if any(set(f.lstrip("-")) - _CP_FLAGS for f in flags if not f.startswith("--")):
+            continue  # an option with a value (`-t DIR`, `-S SUFFIX`): not this form
+        if len(names) != 2 or any(glob.has_magic(n) or "$" in n for n in names):
+            continue
+        source, target = (
+            PurePosixPath(os.path.normpath(str(PurePosixPath(stage.workdir) / n))) for n in names
+        )
+        contents = names[0].endswith("/.")  # `cp -r conf/. /etc/app/`: what the folder holds
+        if not contents and (names[1].endswith("/") or str(target) in _folders(stage)):
+            target = target / source.name  # into a folder the image has
+        if target != source:
+            stage.links[str(target)] = str(source)
 
 
 def _folders(stage: _Stage) -> set[str]:
@@ -865,6 +942,9 @@ def _copy(
         for _, d, folder, _, _ in stage.copies
     }
     is_dir = is_dir or PurePosixPath(os.path.normpath(absolute)) in made
+    # `COPY entrypoint.sh /usr/bin`: a folder every image has (or one on its PATH) takes the
+    # file in, as Docker copies into an existing folder.
+    is_dir = is_dir or os.path.normpath(absolute) in _folders(stage)
     copied_at = Location(source.path, command.start_line)
     if not stage.workdir_known and not dest.startswith("/"):
         stage.guessed.add(os.path.normpath(absolute))

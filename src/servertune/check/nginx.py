@@ -625,6 +625,54 @@ def _walk_locations(
             )
 
 
+def _with_set_values(nodes: list[_Node], sets: dict[str, str]) -> list[_Node]:
+    """`nodes` with each `proxy_pass` / `uwsgi_pass` as nginx evaluates it: a variable that a
+    `set` of its block (or of an enclosing one) gives a value replaced by that value (`set
+    $upstream http://api:8000;` then `proxy_pass $upstream;`, the Docker resolver pattern),
+    and a URI holding variables dropped after the address (`http://api:8000/$1`): the
+    upstream it passes to is the same whatever the request."""
+    sets = {**sets, **{n.args[0][1:]: n.args[1] for n in nodes if _sets_a_value(n)}}
+    found: list[_Node] = []
+    for node in nodes:
+        if node.directive in ("proxy_pass", "uwsgi_pass") and node.args and "$" in node.args[0]:
+            value = _address_of(_VARIABLE.sub(lambda m: _set_value(m, sets), node.args[0]))
+            node = _Node(node.directive, [value, *node.args[1:]], node.at, node.block)
+        elif node.block is not None:
+            node = _Node(node.directive, node.args, node.at, _with_set_values(node.block, sets))
+        found.append(node)
+    return found
+
+
+def _sets_a_value(node: _Node) -> bool:
+    """`set $name value;`: a variable the config gives a value of its own."""
+    return node.directive == "set" and len(node.args) == 2 and node.args[0].startswith("$")
+
+
+def _set_value(match: re.Match[str], sets: dict[str, str]) -> str:
+    return sets.get(match["braced"] or match["bare"], match[0])
+
+
+def _address_of(value: str) -> str:
+    """`scheme://host:port` of a pass whose URI holds variables: after a `/`
+    (`http://api:8000/$1`), or one of nginx's own variables right after the address
+    (`http://api:8000$request_uri`, the pattern with `resolver 127.0.0.11`); the value as
+    written otherwise (a URI without variables is dropped when it is read)."""
+    scheme, sep, rest = value.partition("://")
+    if not sep or rest.startswith("unix:"):
+        return value
+    address, slash, uri = rest.partition("/")
+    if "$" not in address:
+        return f"{scheme}://{address}" if slash and "$" in uri else value
+    written, _, variable = address.partition("$")
+    name = _NAME_AFTER_DOLLAR.match(variable)
+    if written and name is not None and (nginx_variable(name[1]) or name[1].isdigit()):
+        return f"{scheme}://{written}"
+    return value
+
+
+_NAME_AFTER_DOLLAR = re.compile(r"\{?([A-Za-z0-9_]+)")
+
+
 def _upstream(node: _Node, block: list[_Node]) -> Upstream:
     """An `upstream NAME { ... }` block: its servers and its pool of idle connections."""
     pool = [n for n in block if n.directive == "keepalive"]
@@ -675,6 +723,7 @@ def read_started_nginx(config: ConfigFile, inside: str, find: FindConfig) -> Ngi
 
 def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
     """The numbers the rules read from the parsed config whose main file is `path`."""
+    nodes = _with_set_values(nodes, {})
     http = [n for n in nodes if n.directive == "http" and n.block is not None]
     # A file with no `http` block is a site snippet: its top level is the http context.
     contexts = [n.block for n in http if n.block is not None] or [nodes]

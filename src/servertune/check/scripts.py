@@ -621,7 +621,8 @@ def read_script(
     physical = text.splitlines()
     logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
     fixed, unknown = _fixed_variables(text, logical, env, find_config)
-    lines = _selected(logical, arguments, physical, fixed, unknown)
+    names = frozenset(env or ())
+    lines = _selected(logical, arguments, physical, fixed, unknown, names)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -934,7 +935,7 @@ def _handed_over(
             step = Location(path, passing.first)
             return replace(found_app, launched_by=(step, *found_app.launched_by))
     if find_config is not None:
-        handed = _runs_script(path, lines, physical, environment, env_at, find_config)
+        handed = _runs_script(path, lines, physical, environment, env_at, find_config, arguments)
         if handed is None:
             handed = _sourced_function(path, lines, environment, env_at, find_config)
         if handed is not None:
@@ -984,11 +985,13 @@ def _runs_script(
     env: Mapping[str, str],
     env_at: Mapping[str, Location] | None,
     find_config: FindConfig,
+    arguments: list[Word] | None = None,
 ) -> AppServer | None:
     """The server a script this one runs by its path starts (`exec ./webserver.sh`,
     `./checks.sh && exec bin/serve.sh`), with this script's line first in its chain; None when
     the scripts it runs start none. NotFollowed when it hands the process over (`exec`) to a
-    script that is not in the files read: what that starts is not known."""
+    script that is not in the files read: what that starts is not known. A `"$@"` it passes
+    on is this script's `arguments` (after its `shift`s), when they are known."""
     missing: tuple[_Line, str] | None = None
     following = _FOLLOWING.get() | {path.resolve()}
     for line in lines:
@@ -1013,7 +1016,7 @@ def _runs_script(
             continue
         token = _FOLLOWING.set(following)
         try:
-            app = _script_server(found, rest[1:], env, env_at, find_config)
+            app = _script_server(found, _passed(rest[1:], arguments), env, env_at, find_config)
         except CheckInputError:  # refused on its own: said when it is read
             continue
         finally:
@@ -1032,6 +1035,17 @@ def _runs_script(
             "read, so the server it starts is not known"
         )
     return None
+
+
+def _passed(words: list[Word], arguments: list[Word] | None) -> list[Word]:
+    """`words` with a `"$@"` among them replaced by the script's `arguments` (what its caller
+    gave it, after its `shift`s), when they are known."""
+    if arguments is None:
+        return words
+    return [w for word in words for w in (arguments if word.text in _ALL_ARGUMENTS else [word])]
+
+
+_ALL_ARGUMENTS = frozenset({"$@", "${@}"})
 
 
 #: A Python script run by its interpreter: `python -u /app/main.py`, `python3 main.py`.
@@ -1377,12 +1391,18 @@ _ASSIGNED = re.compile(r"(?<![\w$])(\w+)\+?=")
 _READ = re.compile(r"\bread\b([^\n]*)")
 
 
+#: The words that are the script's first argument in a test: `"$1"`, and `"${1:-}"` /
+#: `"${1-}"`, its guard under `set -u` (empty when there is none; here it is known).
+_FIRST_WORDS = ("$1", "${1}", "${1:-}", "${1-}")
+
+
 def _selected(
     lines: list[_Line],
     arguments: list[Word] | None,
     physical: Sequence[str] = (),
     fixed: Mapping[str, str] | None = None,
     unknown: frozenset[int] = frozenset(),
+    environment_names: frozenset[str] = frozenset(),
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -1391,13 +1411,16 @@ def _selected(
     "gunicorn" ]`), only the branch it selects; every line otherwise. An image's own default
     CMD selects nothing: a deployment's command replaces it (peeringdb's `CMD ["runserver"]`
     image is run as `uwsgi` in production), so every arm is read. A test on a `fixed`
-    variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value."""
+    variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value. A name the script sets
+    to its first argument (`SERVICE=$1` then `case ${SERVICE} in`; `MODE=${MODE:=$1}` when
+    the environment (`environment_names`) does not set MODE) is that argument too."""
     known = {f"${name}": value for name, value in (fixed or {}).items()}
     known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
     first: str | None = None
-    if arguments and not dockerfile_name(arguments[0].at.file):
+    if arguments and not dockerfile_name(arguments[0].at.file) and "$" not in arguments[0].text:
+        # (`"$@"` passed on by a caller whose arguments are not known: no word is known.)
         first = arguments[0].text
-        known.update({"$1": first, "${1}": first})
+        known.update(dict.fromkeys(_FIRST_WORDS, first))
     if not known:
         return lines
     kept: list[_Line] = []
@@ -1406,17 +1429,20 @@ def _selected(
     running = True
     matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown)
+    aliases = _FirstArgument(known, first, environment_names)
     for index, line in enumerate(lines):
         words = line.words
         if not branches.step(lines, index):
             continue
+        if running and chosen is None:
+            aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
             if (
                 chosen is None
                 and first is not None
                 and len(words) == 3
-                and words[1] in ("$1", "${1}")
+                and words[1] in aliases.words()
             ):
                 chosen, running, matched = depth, False, False
                 continue
@@ -1433,6 +1459,49 @@ def _selected(
         if running:
             kept.append(line)
     return kept
+
+
+#: An assignment of the script's first argument to a name: `SERVICE=$1`, `MODE="${1}"`,
+#: `MODE=${1:-web}`, or `MODE=${MODE:=$1}` (the environment's MODE first).
+_FIRST_ARGUMENT = re.compile(
+    r"\A(?P<name>[A-Za-z_]\w*)=(?:\$1|\$\{1\}|\$\{1:?[-=][^}$]*\}"
+    r"|\$\{(?P<own>(?P=name)):?[-=]\$(?:1|\{1\})\})\Z"
+)
+#: `MODE=${MODE:=registry}`: MODE keeps a value it already has (the argument, not empty).
+_OWN_DEFAULT = re.compile(r"\A(?P<name>[A-Za-z_]\w*)=\$\{(?P=name):?[-=][^}$]*\}\Z")
+_DECLARING_WORDS = frozenset({"export", "readonly", "local", "declare", "typeset"})
+
+
+class _FirstArgument:
+    """The names the script has set to its first argument so far, as `$NAME` words with its
+    value in `known` (so a `case`, or an `if` test, on them is decided like one on "$1")."""
+
+    def __init__(
+        self, known: dict[str, str], first: str | None, environment: frozenset[str]
+    ) -> None:
+        self.known, self.first, self.environment = known, first, environment
+        self.names: set[str] = set()
+        self.moved = False  # after `shift` or `set --`, "$1" is another word
+
+    def words(self) -> set[str]:
+        return {"$1", "${1}"} | {w for n in self.names for w in (f"${n}", f"${{{n}}}")}
+
+    def step(self, words: list[str]) -> None:
+        if words[:1] == ["shift"] or _sets_positional(words):
+            self.moved = True  # `set -- a b`, not `set -euo pipefail`
+        if words[:1] and words[0] in _DECLARING_WORDS:
+            words = [w for w in words[1:] if not w.startswith("-")]
+        if len(words) != 1 or "=" not in words[0] or not self.first:
+            return
+        name = words[0].partition("=")[0]
+        found = _FIRST_ARGUMENT.match(words[0])
+        if found is not None and not self.moved and not (found["own"] and name in self.environment):
+            self.names.add(name)
+            self.known.update({f"${name}": self.first, f"${{{name}}}": self.first})
+        elif name in self.names and not _OWN_DEFAULT.match(words[0]):
+            self.names.discard(name)  # set to something else
+            self.known.pop(f"${name}", None)
+            self.known.pop(f"${{{name}}}", None)
 
 
 @dataclass
@@ -1471,7 +1540,7 @@ class _Branches:
         """Whether `lines[index]` runs, the chains updated by it."""
         words = lines[index].words
         head = words[0] if words else ""
-        if head in ("shift", "set") and words[:2] != ["set", "-e"]:
+        if head == "shift" or _sets_positional(words):
             self.moved = True
         if head in _SOURCING and self.on and lines[index].first in self.unknown:
             self.past = True  # a file not here runs in this shell: it may set anything
@@ -1508,7 +1577,7 @@ class _Branches:
         known = {
             k: v
             for k, v in self.known.items()
-            if (not self.moved if k in ("$1", "${1}") else not past)
+            if (not self.moved if k in _FIRST_WORDS else not past)
         }
         if not known:
             return None
@@ -1530,6 +1599,14 @@ class _Branches:
         if None in values:
             return None
         return any(values)
+
+
+def _sets_positional(words: Sequence[str]) -> bool:
+    """`set -- a b` or `set a b` replaces the script's arguments; `set -euo pipefail` and
+    `set +x` only set options."""
+    return words[:1] == ["set"] and (
+        "--" in words or any(not w.startswith(("-", "+")) for w in words[1:2])
+    )
 
 
 def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:

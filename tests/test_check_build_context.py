@@ -1,0 +1,144 @@
+"""Where an image's files come from and which stage it is: the build context a compose file
+gives a Dockerfile (also when the Dockerfile is read on its own), a file a RUN copies or moves
+inside the image, a COPY into a folder every image has, and `FROM ${TARGET}` picking a stage by
+a build ARG. Each repository is written in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.graph import launch_json, launches
+from tests.folder_support import chains, check_folder, write
+
+_UWSGI_DOCKERFILE = """\
+FROM python:3.12-slim AS base
+WORKDIR /srv/app
+COPY app /srv/app/app
+
+FROM base AS dev
+CMD ["python", "manage.py", "runserver", "0.0.0.0:8000"]
+
+FROM base AS prod
+COPY uwsgi.ini /srv/app/uwsgi.ini
+CMD ["uwsgi", "--ini", "/srv/app/uwsgi.ini"]
+"""
+
+
+def test_dockerfile_read_alone_is_built_from_the_context_compose_gives_it(
+    tmp_path: Path,
+) -> None:
+    """docker/app/Dockerfile is built by compose with `context: .`: its `COPY uwsgi.ini` is the
+    repository root's uwsgi.ini (4 processes), not the one beside the Dockerfile, also for the
+    image's own run, which no service starts here (the service runs the dev stage)."""
+    root = write(
+        tmp_path,
+        {
+            "compose.yaml": (
+                "services:\n  api:\n    build:\n      context: .\n"
+                "      dockerfile: ./docker/app/Dockerfile\n      target: dev\n"
+            ),
+            "docker/app/Dockerfile": _UWSGI_DOCKERFILE,
+            "docker/app/uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nmodule = app.wsgi\n",
+            "uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nmodule = app.wsgi\nprocesses = 4\n",
+            "app/wsgi.py": "application = None\n",
+        },
+    )
+    result = check_folder(root)
+    configs = {
+        launch_json(launch)["config"]: launch.app.workers.value
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.chain[0].file.name == "Dockerfile"
+    }
+    assert configs == {str(root / "uwsgi.ini"): 4}
+
+
+def test_file_a_run_copies_is_where_the_image_runs_it(tmp_path: Path) -> None:
+    """`ADD . /app`, `WORKDIR /app`, `RUN cp ./extras/docker/entrypoint.sh /entrypoint.sh`:
+    ENTRYPOINT /entrypoint.sh is the repository's extras/docker/entrypoint.sh, followed to its
+    gunicorn; `mv` into a folder (`/usr/local/bin/`) is followed the same way."""
+    entrypoint = "#!/bin/sh\nexec gunicorn --workers 3 --bind 0.0.0.0:8000 app.wsgi\n"
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nADD . /app\nWORKDIR /app\n"
+                "RUN pip install -r requirements.txt && "
+                "cp ./extras/docker/entrypoint.sh /entrypoint.sh\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+            ),
+            "extras/docker/entrypoint.sh": entrypoint,
+            "worker/Dockerfile": (
+                "FROM python:3.12-slim\nCOPY . /src\n"
+                "RUN mv -f /src/run.sh /usr/local/bin/ && chmod +x /usr/local/bin/run.sh\n"
+                'CMD ["run.sh"]\n'
+            ),
+            "worker/run.sh": entrypoint.replace("3", "5"),
+        },
+    )
+    assert sorted(chains(check_folder(root), root)) == [
+        (["Dockerfile:5", "extras/docker/entrypoint.sh:2"], "gunicorn", 3),
+        (["worker/Dockerfile:4", "worker/run.sh:2"], "gunicorn", 5),
+    ]
+
+
+def test_copy_from_an_arg_default_into_a_folder_every_image_has(tmp_path: Path) -> None:
+    """`ARG SRC_DIR=docker/app` then `COPY ${SRC_DIR}/start.sh /usr/local/bin`: the ARG's
+    default names the source and /usr/local/bin, a folder every image has, takes the file in,
+    so `CMD ["start.sh"]` (found on the PATH) is docker/app/start.sh."""
+    root = write(
+        tmp_path,
+        {
+            "docker/Dockerfile": (
+                "FROM python:3.12-slim\nARG SRC_DIR=docker/app\n"
+                "COPY ${SRC_DIR}/start.sh /usr/local/bin\n"
+                'CMD ["start.sh"]\n'
+            ),
+            "docker/app/start.sh": "#!/bin/sh\nexec uvicorn app.main:app --port 8000 --workers 2\n",
+        },
+    )
+    assert chains(check_folder(root), root) == [
+        (["docker/Dockerfile:4", "docker/app/start.sh:2"], "uvicorn", 2)
+    ]
+
+
+_TARGETED = """\
+ARG TARGET=storage
+
+FROM python:3.12-slim AS base
+WORKDIR /src
+
+FROM base AS storage
+CMD ["gunicorn", "--bind", "0.0.0.0:8001", "--workers", "2", "storage.wsgi"]
+
+FROM base AS dashboard
+CMD ["gunicorn", "--bind", "0.0.0.0:8002", "--workers", "6", "dashboard.wsgi"]
+
+FROM ${TARGET}
+"""
+
+
+def test_final_stage_named_by_an_arg_is_that_stage(tmp_path: Path) -> None:
+    """`FROM ${TARGET}` with `ARG TARGET=storage`: the image is the storage stage (its
+    gunicorn), not an image that sets no command; compose's `build.args: TARGET: dashboard`
+    builds the dashboard stage for that service."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _TARGETED,
+            "compose.yaml": (
+                "services:\n  dashboard:\n    build:\n      context: .\n"
+                "      args:\n        TARGET: dashboard\n"
+                "  other:\n    build:\n      context: .\n      args: [TARGET=storage]\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    started = {
+        (launch.app.container.name if launch.app.container else "image", launch.app.workers.value)
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert started == {("dashboard", 6), ("other", 2)}
+    (alone,) = chains(
+        check_folder(write(tmp_path / "alone", {"Dockerfile": _TARGETED})), tmp_path / "alone"
+    )
+    assert alone == (["Dockerfile:7"], "gunicorn", 2)

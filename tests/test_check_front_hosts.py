@@ -1,0 +1,211 @@
+"""Which app server a front's host reaches: the container that answers to that name (a compose
+service, a network alias of one, a Kubernetes Service selecting the pod), never an app that
+only listens on the same port; and the address an nginx pass names once its `set` variables
+and a URI holding variables are read as nginx reads them. Each repository is written in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.graph import launches
+from tests.folder_support import check_folder, write
+
+_STAGES = """\
+FROM python:3.12-slim AS base
+WORKDIR /app
+COPY . /app
+
+FROM base AS development
+CMD ["python", "manage.py", "runserver", "0.0.0.0:8000"]
+
+FROM base AS production
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120", "app.wsgi"]
+"""
+
+_COMPOSE = """\
+services:
+  app:
+    build:
+      context: .
+      target: {target}
+    networks:
+      default:
+        aliases:
+          - app-service
+  nginx:
+    image: nginx:1.27
+    volumes:
+      - ./nginx:/etc/nginx/conf.d:ro
+"""
+
+
+def _site(server: str) -> str:
+    return (
+        f"upstream backend {{\n    server {server} fail_timeout=0;\n}}\n"
+        "server {\n    listen 80;\n    location / {\n        proxy_pass http://backend;\n"
+        "    }\n}\n"
+    )
+
+
+def _fronts(root: Path) -> dict[str, list[str]]:
+    """Each launch's first chain step (its container, else its first file) -> its fronts."""
+    result = check_folder(root)
+    found: dict[str, list[str]] = {}
+    for launch in launches(result.apps, result.links, result.balancer_links):
+        box = launch.app.container
+        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
+        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
+    return found
+
+
+def _port_alone(root: Path) -> list[str]:
+    return [
+        f"{n.at.file.relative_to(root).as_posix()}:{n.at.line}"
+        for n in check_folder(root).notes
+        if n.kind == "not-followed" and "by the port alone" in n.message
+    ]
+
+
+def test_network_alias_of_a_service_whose_stage_starts_no_server_reaches_no_app(
+    tmp_path: Path,
+) -> None:
+    """`server app-service:8000` is the network alias of service `app`, built with `target:
+    development` (runserver): the production stage's gunicorn, on the same port, is not
+    that container, so it is not joined (a false front's timeouts would be judged); the host
+    is known (that service), so no "front host unknown" note."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": _COMPOSE.format(target="development"),
+            "nginx/default.conf": _site("app-service:8000"),
+        },
+    )
+    assert _fronts(root) == {"Dockerfile": []}
+    assert _port_alone(root) == []
+
+
+def test_network_alias_of_the_service_that_runs_the_server_reaches_it(tmp_path: Path) -> None:
+    """The same alias when service `app` is built with `target: production`: its gunicorn is
+    the container that answers to `app-service`, joined through the upstream."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": _COMPOSE.format(target="production"),
+            "nginx/default.conf": _site("app-service:8000"),
+        },
+    )
+    assert _fronts(root) == {"app": ["nginx/default.conf:7"]}
+    assert _port_alone(root) == []
+
+
+def test_host_no_file_answers_to_reaches_no_app_on_its_port(tmp_path: Path) -> None:
+    """`server zzz-nothing:8000`, and a template's `server ${BACKEND_HOST}:8000` that nothing
+    sets: no compose service, alias or Kubernetes Service answers, so the gunicorn listening
+    on 8000 is not joined by its port; the name is a "front host unknown" note."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": _COMPOSE.format(target="production"),
+            "nginx/default.conf": _site("zzz-nothing:8000"),
+            "deploy/default.conf.template": _site("${BACKEND_HOST}:8000"),
+        },
+    )
+    assert _fronts(root) == {"app": []}
+    notes = [n for n in check_folder(root).notes if "front host unknown" in n.message]
+    assert "nginx/default.conf:2" in _port_alone(root)
+    assert any("'zzz-nothing:8000'" in n.message for n in notes)
+
+
+def test_kubernetes_service_name_reaches_the_pods_it_selects(tmp_path: Path) -> None:
+    """An nginx config passing to `api-svc.shop.svc.cluster.local:80`: the Kubernetes Service
+    `api-svc` selects the pods labelled app=api, whose container listens on its targetPort
+    8000; the other Deployment's gunicorn on 8000 is not selected, so not joined."""
+    deployment = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: {name}
+          image: example/{name}:1
+          command: ["gunicorn", "-b", "0.0.0.0:8000", "-w", "2", "{name}.wsgi"]
+"""
+    service = """\
+apiVersion: v1
+kind: Service
+metadata: {name: api-svc}
+spec:
+  selector: {app: api}
+  ports: [{port: 80, targetPort: 8000}]
+"""
+    root = write(
+        tmp_path,
+        {
+            "k8s/api.yaml": deployment.format(name="api") + "---\n" + service,
+            "k8s/admin.yaml": deployment.format(name="admin"),
+            "nginx/nginx.conf": (
+                "server {\n    listen 80;\n    location / {\n"
+                "        proxy_pass http://api-svc.shop.svc.cluster.local:80;\n    }\n}\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"api": ["nginx/nginx.conf:4"], "admin": []}
+
+
+def test_compose_service_name_still_reaches_its_app(tmp_path: Path) -> None:
+    """`proxy_pass http://app:8000;` in the front's own compose project: the service `app`,
+    the common case, joined as before."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": _COMPOSE.format(target="production"),
+            "nginx/default.conf": (
+                "server {\n    listen 80;\n    location / {\n"
+                "        proxy_pass http://app:8000;\n    }\n}\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"app": ["nginx/default.conf:4"]}
+
+
+def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
+    """`set $upstream_endpoint http://app:8000;` then `proxy_pass $upstream_endpoint;` (the
+    Docker resolver pattern, the `set` in the server block or the location), `proxy_pass
+    http://app:8000/$1;` in a regex location, and `proxy_pass http://app:8000$request_uri;`:
+    the upstream is app:8000, as nginx evaluates it; a `set` of another location does not
+    apply."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": _COMPOSE.format(target="production"),
+            "nginx/default.conf": (
+                "server {\n    listen 80;\n    resolver 127.0.0.11 valid=5s;\n"
+                "    set $endpoint http://app:8000;\n"
+                "    location / {\n        proxy_pass $endpoint;\n    }\n"
+                "    location /api {\n        set $api http://app:8000;\n"
+                "        proxy_pass $api;\n    }\n"
+                "    location ~ ^/static/(.*)$ {\n        proxy_pass http://app:8000/$1;\n    }\n"
+                "    location /other {\n        proxy_pass $api;\n    }\n"
+                "    location /v2 {\n        proxy_pass http://app:8000$request_uri;\n    }\n}\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {
+        "app": [
+            "nginx/default.conf:6",
+            "nginx/default.conf:10",
+            "nginx/default.conf:13",
+            "nginx/default.conf:19",
+        ]
+    }

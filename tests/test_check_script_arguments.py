@@ -1,0 +1,128 @@
+"""A script's arguments are the words of the command that runs it (a compose `command`, passed
+on through `"$@"` after a `shift`): a test on them (`if [ "${1:-}" == "--dev" ]`, under `set
+-euo pipefail`) picks the branch that runs, and a `case` on a name the script sets to its first
+argument (`SERVICE=$1`) picks its arm, so a dev or worker service is not drawn as the
+production server. Each repository is written in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.graph import launches
+from tests.folder_support import chains, check_folder, write
+
+_ENTRYPOINT = """\
+#!/bin/bash
+set -euo pipefail
+case "$1" in
+  web)
+    shift
+    exec /app/bin/run_web.sh "$@"
+    ;;
+  *)
+    exec "$@"
+    ;;
+esac
+"""
+
+_RUN_WEB = """\
+#!/bin/bash
+set -euo pipefail
+if [ "${1:-}" == "--dev" ]; then
+    exec python manage.py runserver 0.0.0.0:8000
+else
+    exec gunicorn --workers 4 --bind 0.0.0.0:8000 app.wsgi
+fi
+"""
+
+
+def test_arguments_passed_on_after_shift_pick_the_branch_of_the_next_script(
+    tmp_path: Path,
+) -> None:
+    """`command: ["web", "--dev"]` runs entrypoint.sh's `web)` arm, which shifts and passes
+    `--dev` on to run_web.sh: its `if [ "${1:-}" == "--dev" ]` branch runs (runserver), so
+    the devweb service starts no gunicorn; `command: ["web"]` takes the else branch."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nCOPY bin/ /app/bin/\n"
+                'ENTRYPOINT ["/app/bin/entrypoint.sh"]\nCMD ["web"]\n'
+            ),
+            "bin/entrypoint.sh": _ENTRYPOINT,
+            "bin/run_web.sh": _RUN_WEB,
+            "compose.yaml": (
+                'services:\n  web:\n    build: .\n    command: ["web"]\n'
+                '  devweb:\n    build: .\n    command: ["web", "--dev"]\n'
+            ),
+        },
+    )
+    result = check_folder(root)
+    started = {
+        launch.app.container.name: launch.app.kind
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    }
+    assert started == {"web": "gunicorn"}
+
+
+#: An entrypoint that keeps its first argument in a name before it dispatches on that name.
+_DISPATCH = """\
+#!/bin/bash
+set -euo pipefail
+if [ -z "$*" ]; then
+    echo "usage: entrypoint.sh SERVICE"
+    exit 1
+fi
+{assignment}
+shift
+case ${{SERVICE}} in
+processor)  ## the queue's worker
+    exec /app/bin/processor.sh "$@"
+    ;;
+webapp)
+    exec /app/bin/webapp.sh "$@"
+    ;;
+*)
+    echo "Unknown service ${{SERVICE}}"
+    exit 1
+esac
+"""
+
+
+def _dispatching(root: Path, assignment: str, environment: str = "") -> list[str]:
+    write(
+        root,
+        {
+            "Dockerfile": 'FROM python:3.12-slim\nCOPY . /app\nENTRYPOINT ["/app/bin/entrypoint.sh"]\n',
+            "bin/entrypoint.sh": _DISPATCH.format(assignment=assignment),
+            "bin/processor.sh": "#!/bin/sh\nexec python -m worker\n",
+            "bin/webapp.sh": "#!/bin/sh\nexec gunicorn -b 0.0.0.0:8000 app:app\n",
+            "compose.yaml": "services:\n"
+            f'  webapp:\n    build: .\n    command: ["webapp"]\n{environment}'
+            f'  processor:\n    build: .\n    command: ["processor"]\n{environment}',
+        },
+    )
+    return [chain[0] for chain, _, _ in chains(check_folder(root), root)]
+
+
+def test_a_case_on_a_name_set_to_the_first_argument_runs_the_commands_arm(
+    tmp_path: Path,
+) -> None:
+    """`SERVICE=$1; shift; case ${SERVICE} in`: each compose service's command picks its arm,
+    so only the `webapp` service starts gunicorn; `processor` runs its worker, never the
+    webapp's server."""
+    assert _dispatching(tmp_path, "SERVICE=$1") == ["compose.yaml:2"]
+
+
+def test_a_name_defaulting_to_the_first_argument_is_it_unless_the_environment_sets_it(
+    tmp_path: Path,
+) -> None:
+    """`SERVICE=${SERVICE:=$1}` is the argument when the container's environment does not set
+    SERVICE; when the service sets it, which arm runs is its value's (not known to be the
+    argument), so every arm is read as before."""
+    assert _dispatching(tmp_path / "a", "SERVICE=${SERVICE:=$1}") == ["compose.yaml:2"]
+    both = _dispatching(
+        tmp_path / "b", "SERVICE=${SERVICE:=$1}", "    environment:\n      SERVICE: webapp\n"
+    )
+    assert both == ["compose.yaml:2", "compose.yaml:7"]
