@@ -51,9 +51,9 @@ def test_upstream_hosts_are_balanced_by_their_cores(tmp_path: Path) -> None:
     text = render_haproxy(plan_for(w))
     assert "127.0.0.1" not in text
     assert _lines(text, "server host") == [
-        "server host1 10.0.0.2:8001 weight 4 check",
-        "server host2 10.0.0.3:8001 weight 2 check",
-        "server host3 [fd00::3]:8001 weight 8 check",
+        "server host1 10.0.0.2:8001 weight 4 check pool-purge-delay 60s",
+        "server host2 10.0.0.3:8001 weight 2 check pool-purge-delay 60s",
+        "server host3 [fd00::3]:8001 weight 8 check pool-purge-delay 60s",
         "server host1 10.0.0.2:8001 weight 4 track servertune_hosts/host1",
         "server host2 10.0.0.3:8001 weight 2 track servertune_hosts/host2",
         "server host3 [fd00::3]:8001 weight 8 track servertune_hosts/host3",

@@ -174,39 +174,35 @@ def _backend(text: str, name: str) -> list[str]:
     return [line.strip() for line in section.splitlines()]
 
 
-def test_nginx_and_wsgi_hosts_keep_a_connection_per_client_and_resend_three_times() -> None:
-    """In front of nginx or WSGI hosts: `http-reuse never` (each client's connection kept for
-    it, no idle pool, so no `pool-purge-delay`), `retries 3` written (a slow GET runs at most
-    four times, as before), the same `retry-on`; the POST backend unchanged."""
-    for w, backend in (
-        (Workload(cores=2), "servertune_nginx"),
-        (Workload(cores=2, upstream=("10.0.0.2:8001", "10.0.0.3:8001")), "servertune_hosts"),
-    ):
-        plan = plan_for(w)
-        text = render_haproxy(plan)
-        lines = _backend(text, backend)
-        assert "http-reuse never" in lines
-        assert "retries 3" in lines
-        assert "retry-on conn-failure empty-response response-timeout" in lines
-        assert not any("pool-" in line for line in lines), lines
-        assert (plan.lb_reuse, plan.lb_retries) == ("never", 3)
-        once = _backend(text, f"{backend}_once")
-        assert "option http-server-close" in once
-        assert not any(line.startswith(("http-reuse", "retries", "retry-on")) for line in once)
-
-
-def test_app_servers_that_count_idle_connections_share_a_bounded_pool() -> None:
-    """In front of the per-worker ASGI servers, or an ASGI app's hosts: `http-reuse always` (a
-    connection kept per client would hold a slot of uvicorn's --limit-concurrency), the pool
-    bounded on the per-worker lines; `retries 3` there too."""
-    w = Workload(cores=2, interface="asgi", app="m:app")
-    plan = plan_for(w)
-    lines = _backend(render_haproxy(plan, front="app"), "servertune_workers")
-    assert "http-reuse always" in lines
+def test_nginx_gets_a_connection_per_client_and_a_get_at_most_three_resends() -> None:
+    """In front of nginx: `http-reuse never` (each client's connection kept for it, no idle
+    pool, so no `pool-purge-delay`), `retries 3` written (a slow GET runs at most four times, as
+    before), the same `retry-on`; the POST backend unchanged."""
+    plan = plan_for(Workload(cores=2))
+    text = render_haproxy(plan)
+    lines = _backend(text, "servertune_nginx")
+    assert "http-reuse never" in lines
     assert "retries 3" in lines
+    assert "retry-on conn-failure empty-response response-timeout" in lines
+    assert not any("pool-" in line for line in lines), lines
+    assert (plan.lb_reuse, plan.lb_retries) == ("never", 3)
+    once = _backend(text, "servertune_nginx_once")
+    assert "option http-server-close" in once
+    assert not any(line.startswith(("http-reuse", "retries", "retry-on")) for line in once)
+
+
+def test_app_servers_share_a_pool_and_resends_go_to_another_host() -> None:
+    """Balancing app hosts: `http-reuse always` with `option redispatch 1` (a resend goes to
+    another host, whose connections a restart of the first does not close); in front of the
+    per-worker ASGI servers: `http-reuse always`, the pool bounded by `pool-max-conn` (a
+    connection kept per client would hold a slot of uvicorn's --limit-concurrency). `retries 3`
+    in both."""
+    hosts = plan_for(Workload(cores=2, upstream=("10.0.0.2:8001", "10.0.0.3:8001")))
+    lines = _backend(render_haproxy(hosts), "servertune_hosts")
+    assert {"http-reuse always", "option redispatch 1", "retries 3"} <= set(lines)
+    plan = plan_for(Workload(cores=2, interface="asgi", app="m:app"))
+    lines = _backend(render_haproxy(plan, front="app"), "servertune_workers")
+    assert {"http-reuse always", "option redispatch 1", "retries 3"} <= set(lines)
     servers = [line for line in lines if line.startswith("server ")]
     assert servers
     assert all(f"pool-max-conn {plan.lb_server_pool} pool-purge-delay" in s for s in servers)
-    hosts = Workload(cores=2, interface="asgi", app="m:app", upstream=("10.0.0.2:8001",))
-    assert "http-reuse always" in _backend(render_haproxy(plan_for(hosts)), "servertune_hosts")
-    assert plan_for(hosts).lb_reuse == "always"

@@ -241,8 +241,8 @@ NGINX_CPU_MILLICORES = 250
 NGINX_MEMORY_MB = 128
 #: A private network connects in milliseconds: a host that drops SYNs costs this per attempt.
 UPSTREAM_CONNECT_TIMEOUT_S = 2
-#: How `gen haproxy` keeps its connections to nginx (and to WSGI app hosts): `http-reuse never`,
-#: each client's connection to nginx kept for that client's next request. An nginx reload closes
+#: How `gen haproxy` keeps its connections to nginx: `http-reuse never`, each client's
+#: connection to nginx kept for that client's next request. An nginx reload closes
 #: every idle connection at once, and a GET HAProxy sends as one closes is resent (LB_RETRY_ON);
 #: under `http-reuse always` HAProxy resent it over other clients' idle connections, closing
 #: too, and past `retries` closed the client's connection with no answer (HAProxy 2.6
@@ -252,10 +252,11 @@ UPSTREAM_CONNECT_TIMEOUT_S = 2
 #: the client's idle timeout (KEEPALIVE_MARGIN_S), so HAProxy closes a client's connection to
 #: nginx first, when the client's own ends.
 LB_REUSE = "never"
-#: How HAProxy shares its connections to app servers that count idle connections against their
-#: admission (uvicorn's --limit-concurrency: the per-worker ASGI servers, an ASGI app's hosts):
-#: `http-reuse always`, any request over any idle connection, the idle pool bounded by
-#: `pool-max-conn` - a connection kept per client would hold a slot of the admission.
+#: How HAProxy shares its connections to app servers: `http-reuse always`, any request over any
+#: idle connection. In front of the per-worker ASGI servers uvicorn counts idle connections
+#: against --limit-concurrency, so a connection kept per client would hold a slot: the shared
+#: pool is bounded by `pool-max-conn` instead. Balancing app hosts, a resend goes to another
+#: host (`option redispatch 1`), whose connections a restart of the first does not close.
 LB_POOLED_REUSE = "always"
 #: How many times HAProxy resends an idempotent request (its `retries`, its own default, now
 #: written): each resend after a response timeout costs the back a whole try, so a request stuck

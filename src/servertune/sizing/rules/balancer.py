@@ -2,8 +2,8 @@
 
 A cloud load balancer (AWS ALB, 60 s by default) has one idle timeout for both sides. HAProxy
 spells that as `timeout client` and `timeout http-keep-alive` on the client side; on the nginx
-side each client's connection lives as long as the client's own (`http-reuse never`), so an
-nginx reload costs a GET one resend over a new connection, never a lost answer. The keep-alive
+side each client's connection to nginx lives as long as the client's own (`http-reuse never`),
+so an nginx reload costs a GET one resend over a new connection, never a lost answer. The keep-alive
 chain (rules/timeouts.py) already puts nginx's keep-alive above the balancer's idle timeout;
 these numbers make the balancer the one the chain assumes.
 """
@@ -77,8 +77,8 @@ def _timeouts(w: Workload, d: Derivation) -> None:
         "lb_pool_idle_s",
         idle,
         f"= the idle timeout ({idle} s), as HAProxy's `pool-purge-delay` where it pools idle "
-        "connections (`http-reuse always`: the app servers that count them): HAProxy has no idle "
-        "timeout on them; every this many seconds it closes some of the idle ones (5 s by "
+        "connections (`http-reuse always`: to app hosts, to the per-worker ASGI servers): "
+        "HAProxy has no idle timeout on them; every this many seconds it closes some of the idle ones (5 s by "
         f"default), and the server's keep-alive (nginx's: {nginx_keepalive} s) closes the rest",
     )
     read = d.get_int("nginx_read_timeout_s")
@@ -101,23 +101,23 @@ def _timeouts(w: Workload, d: Derivation) -> None:
 def _reuse_and_retries(w: Workload, d: Derivation) -> None:
     """Each client's connection to nginx kept for it; idempotent requests resent, the others
     never."""
-    pooled = bool(w.upstream) and d.values["admitted_per_process"] is not None
-    reuse = LB_POOLED_REUSE if pooled else LB_REUSE
+    hosts = bool(w.upstream)
+    reuse = LB_POOLED_REUSE if hosts else LB_REUSE
     d.put(
         "lb_reuse",
         reuse,
         f"`http-reuse {reuse}`: "
         + (
-            "any request over any idle connection: an ASGI app's hosts count idle connections "
-            "against their admission, and a connection kept per client would hold a slot"
-            if pooled
-            else "each client's connection to nginx (or the hosts) is kept for that client's "
-            "next request, not shared: an nginx reload closes every idle connection at once, "
-            "and a GET sent as one closes is resent over a new connection, to the new workers "
-            "(micro benchmark, 32 keep-alive users, 150 reloads: `http-reuse always` resent it "
-            "over other clients' idle connections, closing too, and lost 2 GETs in 296,000 "
-            'with no answer; `never` lost 0 - docs/benchmarks.md, "HAProxy and a reload of the '
-            'back")'
+            "any request over any idle connection to the hosts: a resend goes to another host "
+            "(`option redispatch 1`), whose connections a restart of the first does not close"
+            if hosts
+            else "each client's connection to nginx is kept for that client's next request, "
+            "not shared: an nginx reload closes every idle connection at once, and a GET sent "
+            "as one closes is resent over a new connection, to the new workers; under "
+            "`http-reuse always` the resend went over other clients' idle connections, closing "
+            "too, and past `retries` HAProxy closed the client's connection with no answer (2 "
+            'GETs in 296,000 through 150 reloads; docs/benchmarks.md, "HAProxy and a reload of '
+            'the back")'
         ),
     )
     app_reuse = LB_POOLED_REUSE if d.values["admitted_per_process"] is not None else None
