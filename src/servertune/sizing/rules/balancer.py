@@ -115,10 +115,11 @@ def _reuse_and_retries(w: Workload, d: Derivation) -> None:
             "not shared: an nginx reload closes every idle connection at once, and a GET sent "
             "as one closes is resent over a new connection, to the new workers; under "
             "`http-reuse always` the resend went over other clients' idle connections, closing "
-            "too, and past `retries` HAProxy closed the client's connection with no answer (2 "
-            'GETs in 296,000 through 150 reloads; docs/benchmarks.md, "HAProxy and a reload of '
-            'the back"). A client that opens a connection per request costs nginx one too, as '
-            "POSTs do (0.72 x the req/s there, on 2 shared cores)"
+            "too, and past `retries` HAProxy closed the client's connection with no answer (3 "
+            "GETs in 1,126,516 through 5 x 150 reloads; under `never` none lost, none resent "
+            'twice; docs/benchmarks.md, "HAProxy and a reload of the back"). A client that '
+            "opens a connection per request costs nginx one too, as POSTs do (0.72 x the req/s "
+            "there, on 2 shared cores)"
         ),
     )
     app_reuse = LB_POOLED_REUSE if d.values["admitted_per_process"] is not None else None
