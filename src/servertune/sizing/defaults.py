@@ -242,15 +242,16 @@ NGINX_MEMORY_MB = 128
 #: A private network connects in milliseconds: a host that drops SYNs costs this per attempt.
 UPSTREAM_CONNECT_TIMEOUT_S = 2
 #: How `gen haproxy` keeps its connections to nginx: `http-reuse never`, each client's
-#: connection to nginx kept for that client's next request. An nginx reload closes
-#: every idle connection at once, and a GET HAProxy sends as one closes is resent (LB_RETRY_ON);
-#: under `http-reuse always` HAProxy resent it over other clients' idle connections, closing
-#: too, and past `retries` closed the client's connection with no answer (HAProxy 2.6
-#: http_ana.c, `abort_keep_alive`): 3 GETs lost in 1,126,516 through 5 x 150 reloads, a GET in
-#: `bench hosts`. Under `never` the resend goes over a new connection, to the new workers:
-#: none lost, none resent twice (docs/benchmarks.md, "HAProxy and a reload of the back"). nginx's keep-alive outlives
-#: the client's idle timeout (KEEPALIVE_MARGIN_S), so HAProxy closes a client's connection to
-#: nginx first, when the client's own ends.
+#: connection to nginx kept for that client's next request. An nginx reload closes every idle
+#: connection at once, and a GET HAProxy sends as one closes is resent (LB_RETRY_ON); under
+#: `http-reuse always` HAProxy resent it over other clients' idle connections, closing too, and
+#: past `retries` closed the client's connection with no answer (HAProxy 2.6 http_ana.c,
+#: `abort_keep_alive`): 3 GETs lost in 1,126,516 through 5 x 150 reloads, a GET in `bench
+#: hosts`. Under `never` the resend goes over a new connection, to the new workers: none lost,
+#: none resent twice (docs/benchmarks.md, "HAProxy and a reload of the back"). The cost: a
+#: client that opens a connection per request costs nginx one too (0.72 x its req/s there).
+#: nginx's keep-alive outlives the client's idle timeout (KEEPALIVE_MARGIN_S), so HAProxy closes
+#: a client's connection to nginx first, when the client's own ends.
 LB_REUSE = "never"
 #: How HAProxy shares its connections to app servers: `http-reuse always`, any request over any
 #: idle connection. In front of the per-worker ASGI servers uvicorn counts idle connections
