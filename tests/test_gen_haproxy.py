@@ -74,7 +74,7 @@ def test_without_upstream_it_fronts_nginx(tmp_path: Path) -> None:
     """No `upstream`: one server, nginx at its listen address, in both backends."""
     text = render_haproxy(plan_for(Workload(cores=2)))
     assert _lines(text, "server") == [
-        "server nginx 127.0.0.1:8000 pool-purge-delay 60s",
+        "server nginx 127.0.0.1:8000",
         "server nginx 127.0.0.1:8000",
     ]
     _check(text, tmp_path)

@@ -33,6 +33,8 @@ __all__ = [
     "KEEPALIVE_MARGIN_S",
     "LB_MAX_WEIGHT",
     "LB_PER_TRY_FACTOR",
+    "LB_POOLED_REUSE",
+    "LB_RETRIES",
     "LB_RETRY_ON",
     "LB_REUSE",
     "LIMIT_REQUEST_FIELDS",
@@ -239,13 +241,30 @@ NGINX_CPU_MILLICORES = 250
 NGINX_MEMORY_MB = 128
 #: A private network connects in milliseconds: a host that drops SYNs costs this per attempt.
 UPSTREAM_CONNECT_TIMEOUT_S = 2
-#: How the load balancer `gen haproxy` writes shares its connections to nginx: HAProxy's
-#: `http-reuse always` sends any request over any idle connection, as a cloud load balancer does
-#: (AWS ALB keeps connections to its targets and reuses them for every client). HAProxy's
-#: configuration manual recommends it "only when the path to the server is known for never
-#: breaking existing connections quickly after releasing them": nginx's keep-alive outlives the
-#: balancer's idle timeout (KEEPALIVE_MARGIN_S), which is what makes that true.
-LB_REUSE = "always"
+#: How `gen haproxy` keeps its connections to nginx: `http-reuse never`, each client's
+#: connection to nginx kept for that client's next request. An nginx reload closes every idle
+#: connection at once, and a GET HAProxy sends as one closes is resent (LB_RETRY_ON); under
+#: `http-reuse always` HAProxy resent it over other clients' idle connections, closing too, and
+#: past `retries` closed the client's connection with no answer (HAProxy 2.6 http_ana.c,
+#: `abort_keep_alive`): 3 GETs lost in 1,126,516 through 5 x 150 reloads, a GET in `bench
+#: hosts`. Under `never` the resend goes over a new connection, to the new workers: none lost,
+#: none resent twice (docs/benchmarks.md, "HAProxy and a reload of the back"). The cost: a
+#: client that opens a connection per request costs nginx one too (0.72 x its req/s there).
+#: nginx's keep-alive outlives the client's idle timeout (KEEPALIVE_MARGIN_S), so HAProxy closes
+#: a client's connection to nginx first, when the client's own ends.
+LB_REUSE = "never"
+#: How HAProxy shares its connections to app servers: `http-reuse always`, any request over any
+#: idle connection. In front of the per-worker ASGI servers uvicorn counts idle connections
+#: against --limit-concurrency, so a connection kept per client would hold a slot: the shared
+#: pool is bounded by `pool-max-conn` instead. Balancing app hosts, a resend goes to another
+#: host (`option redispatch 1`), whose connections a restart of the first does not close.
+LB_POOLED_REUSE = "always"
+#: How many times HAProxy resends an idempotent request (its `retries`, its own default, now
+#: written): each resend after a response timeout costs the back a whole try, so a request stuck
+#: past the per-try timeout runs at most 1 + 3 times. One counter counts every cause (HAProxy's
+#: `retries` counts L7 retries too): raising it to outlast a reload's closing connections
+#: (`retries 10` lost none) would resend a slow GET ten times; LB_REUSE makes one resend enough.
+LB_RETRIES = 3
 #: HAProxy resends an idempotent request (GET, HEAD, PUT, DELETE, OPTIONS) when the connection to
 #: nginx failed or closed before any answer (`retry-on conn-failure empty-response`); POST and
 #: PATCH are never resent (`http-request disable-l7-retry`). `bench hosts` measured the need: every

@@ -193,6 +193,8 @@ class Plan:
     lb_server_timeout_s: int = derived("s")
     lb_connect_timeout_s: int = derived("s")
     lb_reuse: str = derived("strategy")
+    lb_app_reuse: str | None = derived("strategy")
+    lb_retries: int = derived("resends")
     lb_retry_on: tuple[str, ...] = derived("conditions")
     lb_per_try_timeout_s: int = derived("s")
     lb_maxconn: int = derived("connections")

@@ -1,10 +1,11 @@
 """The load balancer in front of nginx, as `gen haproxy` writes it: a cloud load balancer's timeouts.
 
-A cloud load balancer (AWS ALB, 60 s by default) has one idle timeout for both sides and reuses
-its connections to the targets for every client. HAProxy spells that as `timeout client` and
-`timeout http-keep-alive` on the client side, `http-reuse` and `pool-purge-delay` on the nginx
-side. The keep-alive chain (rules/timeouts.py) already puts nginx's keep-alive above the
-balancer's idle timeout; these numbers make the balancer the one the chain assumes.
+A cloud load balancer (AWS ALB, 60 s by default) has one idle timeout for both sides. HAProxy
+spells that as `timeout client` and `timeout http-keep-alive` on the client side; on the nginx
+side each client's connection to nginx lives as long as the client's own (`http-reuse never`),
+so an nginx reload costs a GET one resend over a new connection, never a lost answer. The keep-alive
+chain (rules/timeouts.py) already puts nginx's keep-alive above the balancer's idle timeout;
+these numbers make the balancer the one the chain assumes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from servertune.machine import Machine
 from servertune.sizing.defaults import (
     LB_MAX_WEIGHT,
     LB_PER_TRY_FACTOR,
+    LB_POOLED_REUSE,
+    LB_RETRIES,
     LB_RETRY_ON,
     LB_REUSE,
     LB_THREAD_RPS,
@@ -30,7 +33,7 @@ def rule(w: Workload, m: Machine, d: Derivation) -> None:
     """Client idle, idle connections to nginx, connect, response and per-try timeouts, connection
     reuse, retries, the connection limit, the time-bounded queue of an ASGI app."""
     _timeouts(w, d)
-    _reuse_and_retries(d)
+    _reuse_and_retries(w, d)
     _per_try_timeout(w, d)
     _limits_and_weights(d)
     _threads(w, d)
@@ -73,9 +76,10 @@ def _timeouts(w: Workload, d: Derivation) -> None:
     d.put(
         "lb_pool_idle_s",
         idle,
-        f"= the idle timeout ({idle} s), as HAProxy's `pool-purge-delay`: HAProxy has no idle "
-        "timeout on its connections to nginx; every this many seconds it closes some of the idle "
-        f"ones (5 s by default), and nginx's keep-alive ({nginx_keepalive} s) closes the rest",
+        f"= the idle timeout ({idle} s), as HAProxy's `pool-purge-delay` where it pools idle "
+        "connections (`http-reuse always`: to app hosts, to the per-worker ASGI servers): "
+        "HAProxy has no idle timeout on them; every this many seconds it closes some of the idle ones (5 s by "
+        f"default), and the server's keep-alive (nginx's: {nginx_keepalive} s) closes the rest",
     )
     read = d.get_int("nginx_read_timeout_s")
     d.put(
@@ -94,20 +98,54 @@ def _timeouts(w: Workload, d: Derivation) -> None:
     )
 
 
-def _reuse_and_retries(d: Derivation) -> None:
-    """Any idle connection to nginx reused; idempotent requests resent, the others never."""
+def _reuse_and_retries(w: Workload, d: Derivation) -> None:
+    """Each client's connection to nginx kept for it; idempotent requests resent, the others
+    never."""
+    hosts = bool(w.upstream)
+    reuse = LB_POOLED_REUSE if hosts else LB_REUSE
     d.put(
         "lb_reuse",
-        LB_REUSE,
-        f"`http-reuse {LB_REUSE}`: any request may go over any idle connection to nginx, as a "
-        "cloud load balancer does; nginx's keep-alive is above the idle timeout, so nginx closes "
-        "only connections the balancer has left unused past it",
+        reuse,
+        f"`http-reuse {reuse}`: "
+        + (
+            "any request over any idle connection to the hosts: a resend goes to another host "
+            "(`option redispatch 1`), whose connections a restart of the first does not close"
+            if hosts
+            else "each client's connection to nginx is kept for that client's next request, "
+            "not shared: an nginx reload closes every idle connection at once, and a GET sent "
+            "as one closes is resent over a new connection, to the new workers; under "
+            "`http-reuse always` the resend went over other clients' idle connections, closing "
+            "too, and past `retries` HAProxy closed the client's connection with no answer (3 "
+            "GETs in 1,126,516 through 5 x 150 reloads; under `never` none lost, none resent "
+            'twice; docs/benchmarks.md, "HAProxy and a reload of the back"). A client that '
+            "opens a connection per request costs nginx one too, as POSTs do (0.72 x the req/s "
+            "there, on 2 shared cores)"
+        ),
+    )
+    app_reuse = LB_POOLED_REUSE if d.values["admitted_per_process"] is not None else None
+    d.put(
+        "lb_app_reuse",
+        app_reuse,
+        f"`http-reuse {LB_POOLED_REUSE}` in front of the per-worker ASGI servers "
+        "(haproxy-asgi-per-worker): uvicorn counts idle connections against --limit-concurrency, "
+        "so HAProxy shares a pool bounded by `pool-max-conn` instead of keeping one per client"
+        if app_reuse is not None
+        else "none: HAProxy fronts the per-worker ASGI servers only for an app with admission",
+    )
+    d.put(
+        "lb_retries",
+        LB_RETRIES,
+        f"`retries {LB_RETRIES}` (HAProxy's default, written): an idempotent request is sent at "
+        f"most {LB_RETRIES + 1} times, so a GET stuck past the per-try timeout costs the back "
+        f"at most {LB_RETRIES + 1} tries; HAProxy counts every cause in this one number, and "
+        "`retries 10` (what outlasts a reload's closing connections under `http-reuse "
+        "always`) would resend a slow GET ten times",
     )
     d.put(
         "lb_retry_on",
         LB_RETRY_ON,
         f"`retry-on {' '.join(LB_RETRY_ON)}` for GET, HEAD, PUT, DELETE and OPTIONS only: a "
-        "reused connection nginx closes as the request crosses it (an nginx reload closes its "
+        "connection nginx closes as the request crosses it (an nginx reload closes its "
         "idle ones) or a try past the per-try timeout is answered by sending the request again, "
         "not by a 502 (bench hosts: without it GETs failed at the reloads of a rolling restart). "
         "Every other method goes to a backend of its own (`..._once`): a new connection "
