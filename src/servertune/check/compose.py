@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -81,7 +81,7 @@ __all__ = [
     "parse_bytes",
     "read_builds",
     "read_compose",
-    "services_of",
+    "services_nodes",
 ]
 
 #: Compose's byte units (docker/go-units RAMInBytes): binary multiples, case-insensitive.
@@ -547,11 +547,9 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     return tuple(found)
 
 
-def build_contexts(paths: Sequence[Path]) -> dict[Path, set[Path]]:
-    """Each Dockerfile the compose files among `paths` build, with the build contexts their
-    services give it (`build.context`, tagged or not); a file that does not parse gives none
-    (its reading says why)."""
-    found: dict[Path, set[Path]] = {}
+def services_nodes(paths: Sequence[Path]) -> Iterator[tuple[Path, _Node | None]]:
+    """Each compose file among `paths` that parses, with its `services` (None: it has none);
+    a file that does not parse is skipped (its own reading says why)."""
     for path in paths:
         try:
             text = read_text(path)
@@ -560,7 +558,15 @@ def build_contexts(paths: Sequence[Path]) -> dict[Path, set[Path]]:
             documents = _documents(path, text)
         except (CheckInputError, OSError):
             continue
-        services = documents[0].get("services") if documents else None
+        yield path, documents[0].get("services") if documents else None
+
+
+def build_contexts(paths: Sequence[Path]) -> dict[Path, set[Path]]:
+    """Each Dockerfile the compose files among `paths` build, with the build contexts their
+    services give it (`build.context`, tagged or not); a file that does not parse gives none
+    (its reading says why)."""
+    found: dict[Path, set[Path]] = {}
+    for path, services in services_nodes(paths):
         if services is None or not isinstance(services.node, yaml.MappingNode):
             continue
         with collect_notes():  # the file's own reading notes what its builds name

@@ -304,8 +304,7 @@ def _container_files(paths: Sequence[Path]) -> dict[PurePosixPath, tuple[Path, .
     """Each container path every compose service of `paths` bind-mounts a repository file
     at, with the official image's template rendering applied."""
     try:
-        from servertune.check.compose import _mounts, defaulted, looks_like_compose
-        from servertune.check.kubernetes import _documents
+        from servertune.check.compose import _mounts, defaulted, services_nodes
     except ModuleNotFoundError:  # no YAML parser: compose files are refused, with the extra
         return {}
     found: dict[PurePosixPath, list[Path]] = {}
@@ -318,15 +317,7 @@ def _container_files(paths: Sequence[Path]) -> dict[PurePosixPath, tuple[Path, .
             rendered = OUTPUT_DIR / inside.relative_to(TEMPLATE_DIR)
             add(rendered.with_name(rendered.name.removesuffix(TEMPLATE_SUFFIX)), host)
 
-    for path in paths:
-        try:
-            text = read_text(path)
-            if not looks_like_compose(path, text):
-                continue
-            documents = _documents(path, text)
-        except (CheckInputError, OSError):
-            continue  # its own reading says why
-        services = documents[0].get("services") if documents else None
+    for path, services in services_nodes(paths):
         for _, service in services.items() if services is not None else []:
             for written, inside, _ in _mounts(service, path):
                 host = defaulted(written, path)
