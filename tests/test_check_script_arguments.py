@@ -126,3 +126,32 @@ def test_a_name_defaulting_to_the_first_argument_is_it_unless_the_environment_se
         tmp_path / "b", "SERVICE=${SERVICE:=$1}", "    environment:\n      SERVICE: webapp\n"
     )
     assert both == ["compose.yaml:2", "compose.yaml:7"]
+
+
+def test_a_service_passing_no_argument_to_an_entrypoint_that_dispatches_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    """The image sets its ENTRYPOINT, a script dispatching on `$1`, and no CMD; a compose
+    service with no `command` runs it with no argument at all, so the `*)` arm prints its
+    usage and exits: only the service that passes `webapp` starts gunicorn (the one passing
+    nothing had been drawn into the webapp arm)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nCOPY entrypoint.sh /app/entrypoint.sh\n"
+                'ENTRYPOINT ["/app/entrypoint.sh"]\n'
+            ),
+            "entrypoint.sh": (
+                '#!/bin/bash\nset -euo pipefail\nSERVICE="${1:-}"\ncase "$SERVICE" in\n'
+                "webapp)\n    exec gunicorn -b 0.0.0.0:8000 app:app\n    ;;\n"
+                '*)\n    echo "usage: entrypoint.sh SERVICE"\n    exit 1\n    ;;\nesac\n'
+            ),
+            "compose.yaml": (
+                "services:\n  app:\n    build: .\n    image: local/app\n"
+                '  web:\n    image: local/app\n    command: ["webapp"]\n'
+            ),
+        },
+    )
+    started = [chain[0] for chain, _, _ in chains(check_folder(root), root)]
+    assert started == ["compose.yaml:5"]

@@ -934,7 +934,11 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        complete = COMMAND_COMPLETE.set(entrypoint is not None and command is None)
+        # No `command`: the process gets the image's CMD, none when the image sets its own
+        # ENTRYPOINT and no CMD (Docker clears an inherited CMD then), or none after a
+        # compose `entrypoint`.
+        cleared = image is not None and bool(image.entrypoint) and not image.cmd
+        complete = COMMAND_COMPLETE.set(command is None and (entrypoint is not None or cleared))
         try:
             app = image_server(path, first, rest, environment, where, image, find=find)
         finally:

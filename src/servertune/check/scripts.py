@@ -1421,6 +1421,11 @@ def _selected(
         # (`"$@"` passed on by a caller whose arguments are not known: no word is known.)
         first = arguments[0].text
         known.update(dict.fromkeys(_FIRST_WORDS, first))
+    elif arguments is not None and not arguments and COMMAND_COMPLETE.get():
+        # No argument at all, and that is known: a compose service with no `command` whose
+        # image sets its ENTRYPOINT and no CMD. `"$1"` is empty: `*)` arms and usage exits.
+        first = ""
+        known.update(dict.fromkeys(_FIRST_WORDS, first))
     if not known:
         return lines
     kept: list[_Line] = []
@@ -1491,7 +1496,7 @@ class _FirstArgument:
             self.moved = True  # `set -- a b`, not `set -euo pipefail`
         if words[:1] and words[0] in _DECLARING_WORDS:
             words = [w for w in words[1:] if not w.startswith("-")]
-        if len(words) != 1 or "=" not in words[0] or not self.first:
+        if len(words) != 1 or "=" not in words[0] or self.first is None:
             return
         name = words[0].partition("=")[0]
         found = _FIRST_ARGUMENT.match(words[0])
