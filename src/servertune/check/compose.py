@@ -547,6 +547,14 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     return tuple(found)
 
 
+def _no_arguments(command: object, entrypoint: object, image: Image | None) -> bool:
+    """A service with no `command` gets the image's CMD: none after a compose `entrypoint`,
+    and none when the image sets its own ENTRYPOINT and no CMD (Docker clears an inherited
+    CMD then). Its entrypoint's script then runs with no argument, which is known."""
+    cleared = image is not None and bool(image.entrypoint) and not image.cmd
+    return command is None and (entrypoint is not None or cleared)
+
+
 def services_nodes(paths: Sequence[Path]) -> Iterator[tuple[Path, _Node | None]]:
     """Each compose file among `paths` that parses, with its `services` (None: it has none);
     a file that does not parse is skipped (its own reading says why)."""
@@ -934,11 +942,7 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        # No `command`: the process gets the image's CMD, none when the image sets its own
-        # ENTRYPOINT and no CMD (Docker clears an inherited CMD then), or none after a
-        # compose `entrypoint`.
-        cleared = image is not None and bool(image.entrypoint) and not image.cmd
-        complete = COMMAND_COMPLETE.set(command is None and (entrypoint is not None or cleared))
+        complete = COMMAND_COMPLETE.set(_no_arguments(command, entrypoint, image))
         try:
             app = image_server(path, first, rest, environment, where, image, find=find)
         finally:

@@ -1396,6 +1396,18 @@ _READ = re.compile(r"\bread\b([^\n]*)")
 _FIRST_WORDS = ("$1", "${1}", "${1:-}", "${1-}")
 
 
+def _first_argument(arguments: list[Word] | None) -> str | None:
+    """The script's first argument when it is known: a word its caller wrote (not an image's
+    default CMD, which a deployment's command replaces; not a `"$@"` passed on by a caller
+    whose own are not known), or "" when it is known there is none (a compose service with no
+    `command` whose image sets its ENTRYPOINT and no CMD: `*)` arms and usage exits)."""
+    if arguments and not dockerfile_name(arguments[0].at.file) and "$" not in arguments[0].text:
+        return arguments[0].text
+    if arguments is not None and not arguments and COMMAND_COMPLETE.get():
+        return ""
+    return None
+
+
 def _selected(
     lines: list[_Line],
     arguments: list[Word] | None,
@@ -1416,15 +1428,8 @@ def _selected(
     the environment (`environment_names`) does not set MODE) is that argument too."""
     known = {f"${name}": value for name, value in (fixed or {}).items()}
     known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
-    first: str | None = None
-    if arguments and not dockerfile_name(arguments[0].at.file) and "$" not in arguments[0].text:
-        # (`"$@"` passed on by a caller whose arguments are not known: no word is known.)
-        first = arguments[0].text
-        known.update(dict.fromkeys(_FIRST_WORDS, first))
-    elif arguments is not None and not arguments and COMMAND_COMPLETE.get():
-        # No argument at all, and that is known: a compose service with no `command` whose
-        # image sets its ENTRYPOINT and no CMD. `"$1"` is empty: `*)` arms and usage exits.
-        first = ""
+    first = _first_argument(arguments)
+    if first is not None:
         known.update(dict.fromkeys(_FIRST_WORDS, first))
     if not known:
         return lines
