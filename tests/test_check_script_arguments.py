@@ -155,3 +155,31 @@ def test_a_service_passing_no_argument_to_an_entrypoint_that_dispatches_starts_n
     )
     started = [chain[0] for chain, _, _ in chains(check_folder(root), root)]
     assert started == ["compose.yaml:5"]
+
+
+def test_a_service_passing_no_argument_takes_the_first_argument_s_default(
+    tmp_path: Path,
+) -> None:
+    """`DEPLOYMENT=${1:-api}` in a script the image's ENTRYPOINT runs with no CMD: a compose
+    service with no `command` gives it no argument, so DEPLOYMENT is `api` and its branch
+    starts gunicorn; the service passing `celery` runs the worker."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nCOPY start.sh /app/start.sh\n"
+                'ENTRYPOINT ["sh", "/app/start.sh"]\n'
+            ),
+            "start.sh": (
+                '#!/bin/sh\nexport DEPLOYMENT=${1:-api}\nif [ "$DEPLOYMENT" = "api" ]\nthen\n'
+                "    gunicorn -b 0.0.0.0:8080 app:app\nfi\n"
+                'if [ "$DEPLOYMENT" = "celery" ]\nthen\n    celery -A app worker\nfi\n'
+            ),
+            "compose.yaml": (
+                "services:\n  web:\n    build: .\n    image: local/app\n"
+                '  worker:\n    image: local/app\n    command: ["celery"]\n'
+            ),
+        },
+    )
+    started = [chain[0] for chain, _, _ in chains(check_folder(root), root)]
+    assert started == ["compose.yaml:2"]

@@ -1474,7 +1474,7 @@ def _selected(
 #: An assignment of the script's first argument to a name: `SERVICE=$1`, `MODE="${1}"`,
 #: `MODE=${1:-web}`, or `MODE=${MODE:=$1}` (the environment's MODE first).
 _FIRST_ARGUMENT = re.compile(
-    r"\A(?P<name>[A-Za-z_]\w*)=(?:\$1|\$\{1\}|\$\{1:?[-=][^}$]*\}"
+    r"\A(?P<name>[A-Za-z_]\w*)=(?:\$1|\$\{1\}|\$\{1:?[-=](?P<default>[^}$]*)\}"
     r"|\$\{(?P<own>(?P=name)):?[-=]\$(?:1|\{1\})\})\Z"
 )
 #: `MODE=${MODE:=registry}`: MODE keeps a value it already has (the argument, not empty).
@@ -1506,8 +1506,10 @@ class _FirstArgument:
         name = words[0].partition("=")[0]
         found = _FIRST_ARGUMENT.match(words[0])
         if found is not None and not self.moved and not (found["own"] and name in self.environment):
+            # No argument at all (""): `${1:-api}` is its default word.
+            value = found["default"] if self.first == "" and found["default"] else self.first
             self.names.add(name)
-            self.known.update({f"${name}": self.first, f"${{{name}}}": self.first})
+            self.known.update({f"${name}": value, f"${{{name}}}": value})
         elif name in self.names and not _OWN_DEFAULT.match(words[0]):
             self.names.discard(name)  # set to something else
             self.known.pop(f"${name}", None)
