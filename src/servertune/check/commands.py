@@ -185,7 +185,9 @@ IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | No
 
 #: Whether the command being followed is all its process gets: a compose service's
 #: `entrypoint` with no `command` clears the image's `CMD` (the Compose Specification,
-#: `entrypoint`), so a launcher it runs gets no arguments, which is known, not "not given".
+#: `entrypoint`), and so does an image that sets its own ENTRYPOINT and no CMD
+#: (`compose._no_arguments`), so a launcher it runs gets no arguments, which is known, not
+#: "not given".
 COMMAND_COMPLETE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "servertune_check_command_complete", default=False
 )

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["Clock", "ThreadWaits", "rss_kb", "schedstat_run_s"]
+__all__ = ["Clock", "ThreadWaits", "rss_kb", "schedstat_run_s", "thread_ids"]
 
 
 def schedstat_wait_s(tid: int | None) -> float | None:
@@ -31,7 +31,7 @@ def _schedstat_s(tid: int | None, field: int) -> float | None:
     """One field of schedstat in seconds, for a thread or (None) summed over every thread of
     this process; None where Linux does not give it."""
     pid = os.getpid()
-    tids = [tid] if tid is not None else _all_tids(pid)
+    tids = [tid] if tid is not None else thread_ids(pid)
     total = 0
     try:
         for t in tids:
@@ -74,7 +74,7 @@ class ThreadWaits:
 
     def _live(self) -> dict[int, float]:
         waits = {}
-        for tid in _all_tids(os.getpid()):
+        for tid in thread_ids(os.getpid()):
             wait = schedstat_wait_s(tid)
             if tid != self.leave_out and wait is not None:
                 waits[tid] = wait
@@ -111,7 +111,8 @@ def rss_kb(statm: str = "/proc/self/statm") -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def _all_tids(pid: int) -> list[int]:
+def thread_ids(pid: int) -> list[int]:
+    """The Linux thread ids of process `pid` now ([] where /proc does not give them)."""
     try:
         return [int(name) for name in os.listdir(f"/proc/{pid}/task")]
     except OSError:

@@ -16,14 +16,9 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from servertune.measure.clocks import thread_ids
+
 __all__ = ["on_one_core"]
-
-
-def _tids() -> list[int]:
-    try:
-        return [int(name) for name in os.listdir("/proc/self/task")]
-    except OSError:
-        return []
 
 
 @contextlib.contextmanager
@@ -42,13 +37,13 @@ def on_one_core() -> Iterator[int | None]:
         return
     core = max(allowed)
     before: dict[int, set[int]] = {}
-    for tid in _tids():
+    for tid in thread_ids(os.getpid()):
         with contextlib.suppress(OSError):
             before[tid] = getter(tid)
             setter(tid, {core})
     try:
         yield core
     finally:
-        for tid in _tids():
+        for tid in thread_ids(os.getpid()):
             with contextlib.suppress(OSError):
                 setter(tid, before.get(tid, allowed))
