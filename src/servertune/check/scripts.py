@@ -1944,6 +1944,8 @@ def run_words(
             if command_string:
                 # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
                 for command in shell_commands(rest[0], rest[1:]):
+                    # `CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`: as in a script.
+                    command = _without_empty_prefix(command, env or {})
                     app = run_words(
                         file, command, env, env_at, find_config=find_config, depth=depth + 1
                     )
