@@ -261,6 +261,37 @@ def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: P
     assert named.stderr.startswith("error: uwsgi-notes.cfg: not a file check reads")
 
 
+def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
+    tmp_path: Path,
+) -> None:
+    """Issue 44 §1: a walk names what it skips. An unread server's config (`hypercorn.toml`),
+    an application platform's spec (`.do/app.yaml`) and a Helm chart's values (`values.yaml`
+    beside its `templates/`) are named in the coverage summary; an env file's example with
+    several dotted parts (`env.oss.gh.example`) is read as an env file; a YAML of some other
+    tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named."""
+    write(
+        tmp_path,
+        {
+            "hypercorn.toml": 'bind = "0.0.0.0:8080"\nworkers = 2\n',
+            ".do/app.yaml": "name: app\nservices:\n  - name: web\n    run_command: ./start.sh\n",
+            "chart/values.yaml": "image:\n  tag: 1.0\nreplicaCount: 2\n",
+            "chart/templates/deployment.yaml": "kind: Deployment\nspec: {{ .Values.x }}\n",
+            "hosting/env.oss.gh.example": "WEB_CONCURRENCY=2\nPORT=8000\n",
+            "mkdocs.yml": "site_name: docs\n",
+            "tests/values.yaml": "a: 1\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.unclaimed} == {
+        "hypercorn.toml",
+        ".do/app.yaml",
+        "chart/values.yaml",
+    }
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "hosting/env.oss.gh.example"
+    }
+
+
 def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
     """A Helm chart's manifest and a Jinja nginx config are skipped with one coverage line
     each, at the first template line; the other files are judged."""

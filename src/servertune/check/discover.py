@@ -207,6 +207,8 @@ def _candidate(path: Path) -> bool:
     `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
     name = path.name.lower()
     suffix = path.suffix.lower()
+    if _ENV_NAME.match(path.name):  # `env.oss.gh.example`: an env file's example, by name
+        return True
     if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
         return _candidate(path.with_name(path.stem)) or suffix == ".template"
     if path.parent.name.lower() in NGINX_DIRECTORIES and suffix not in _NOT_CONFIG_SUFFIXES:
@@ -244,6 +246,8 @@ def _candidate(path: Path) -> bool:
         return True
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
         return True
+    if any(server in name for server in _UNREAD_SERVERS):
+        return True  # `hypercorn.toml`: named in the coverage summary (`_unread_kind`)
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
 
 
@@ -376,4 +380,31 @@ def _named_for_check(path: Path) -> bool:
         )
         or "compose" in name
         or _SCRIPT_NAMES.match(path.name)
+        or _unread_kind(path)
+    )
+
+
+#: Servers whose configs check does not read (Hypercorn's `hypercorn.toml`, Daphne's, waitress'):
+#: a skipped one is named, as the file that says how the app is served.
+_UNREAD_SERVERS = ("hypercorn", "daphne", "waitress")
+
+
+def _unread_kind(path: Path) -> bool:
+    """A deployment file of a kind no reader reads, worth naming when the walk skips it: an
+    unread server's config, an application platform's spec (DigitalOcean App Platform's
+    `.do/app.yaml`, App Engine's `app.yaml`) or a Helm chart's values (`values*.yaml` beside
+    the chart's `templates/` or `Chart.yaml`)."""
+    name = path.name.lower()
+    if any(server in name for server in _UNREAD_SERVERS):
+        return True
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return False
+    stem = path.stem.lower()
+    return (
+        path.parent.name.lower() == ".do"
+        or stem == "app"
+        or (
+            stem.startswith("values")
+            and ((path.parent / "templates").is_dir() or (path.parent / "Chart.yaml").is_file())
+        )
     )
