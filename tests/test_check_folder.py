@@ -292,6 +292,31 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
     }
 
 
+def test_a_value_the_launch_chain_gives_is_not_noted_unknown_by_the_config_read_alone(
+    tmp_path: Path,
+) -> None:
+    """`processes = $(UWSGI_PROCESSES)` in uwsgi.ini is unknown read alone, but the image's
+    script exports UWSGI_PROCESSES=2 before `uwsgi --ini`: the launch shows 2 processes, so no
+    note says it was read with uWSGI's default 1 (mapproxy's run-nginx.sh); a value the chain
+    does not give either (`threads = $(UWSGI_THREADS)`) keeps its note."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY uwsgi.ini run.sh /app/\nCMD ["/app/run.sh"]\n',
+            "run.sh": '#!/bin/sh\nexport UWSGI_PROCESSES="${UWSGI_PROCESSES:-2}"\n'
+            "exec uwsgi --ini /app/uwsgi.ini\n",
+            "uwsgi.ini": "[uwsgi]\nmodule = app:application\nsocket = 0.0.0.0:8080\n"
+            "processes = $(UWSGI_PROCESSES)\nthreads = $(UWSGI_THREADS)\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [app.workers.value for app in result.apps] == [2]
+    unknown = [n.at.line for n in result.notes if n.kind == "unresolved-variable"]
+    assert unknown == [5]
+    alone = check_files([tmp_path / "uwsgi.ini"], machine=MACHINE, env={})
+    assert sorted(n.at.line for n in alone.notes if n.kind == "unresolved-variable") == [4, 5]
+
+
 def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
     """A Helm chart's manifest and a Jinja nginx config are skipped with one coverage line
     each, at the first template line; the other files are judged."""
