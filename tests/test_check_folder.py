@@ -268,7 +268,8 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
     an application platform's spec (`.do/app.yaml`) and a Helm chart's values (`values.yaml`
     beside its `templates/`) are named in the coverage summary; an env file's example with
     several dotted parts (`env.oss.gh.example`) is read as an env file; a YAML of some other
-    tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named."""
+    tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named. An nginx config all
+    commented out is named as empty, not as a file of an unknown kind."""
     write(
         tmp_path,
         {
@@ -279,6 +280,7 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
             "hosting/env.oss.gh.example": "WEB_CONCURRENCY=2\nPORT=8000\n",
             "mkdocs.yml": "site_name: docs\n",
             "tests/values.yaml": "a: 1\n",
+            "deployment/nginx.conf": "#server {\n    #listen 80;\n#}\n",
         },
     )
     walk = discover(tmp_path)
@@ -286,10 +288,15 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
         "hypercorn.toml",
         ".do/app.yaml",
         "chart/values.yaml",
+        "deployment/nginx.conf",
     }
+    assert [p.relative_to(tmp_path).as_posix() for p in walk.empty] == ["deployment/nginx.conf"]
     assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
         "hosting/env.oss.gh.example"
     }
+    (note,) = [n for n in check_folder(tmp_path).notes if n.kind == "not-read"]
+    assert "nginx.conf (empty: only comments)" in note.message
+    assert "hypercorn.toml," in note.message
 
 
 def test_a_value_the_launch_chain_gives_is_not_noted_unknown_by_the_config_read_alone(

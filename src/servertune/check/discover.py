@@ -93,6 +93,9 @@ class Discovery:
     templates: tuple[tuple[Path, int], ...] = ()
     #: Files and folders left out by `.gitignore` or by being vendored / generated trees.
     ignored: int = 0
+    #: Those of `unclaimed` holding nothing but blank lines and comments (an nginx.conf
+    #: commented out): empty, not of an unknown kind.
+    empty: tuple[Path, ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -330,6 +333,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 
     files: list[Path] = []
     unclaimed: list[Path] = []
+    empty: list[Path] = []
     templates: list[tuple[Path, int]] = []
     ignored = 0
     for item in _walk(root, exclude):
@@ -353,7 +357,12 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             files.append(item)
         elif _named_for_check(item):
             unclaimed.append(item)
-    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored)
+            if not any(
+                line.strip() and not line.lstrip().startswith(("#", ";"))
+                for line in text.splitlines()
+            ):
+                empty.append(item)
+    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored, tuple(empty))
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
