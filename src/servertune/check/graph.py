@@ -122,10 +122,11 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
     kept = [a for i, a in enumerate(apps) if i not in dropped]
-    # `processes = $(UWSGI_PROCESSES)` read alone is unknown; the chain that exports it (a
-    # script) reads its value at the same line: the note of the shorter reading goes, unless
-    # a kept reading is still left with the default there.
+    # `processes = $(UWSGI_PROCESSES)` read alone is unknown (a default at that line); the
+    # chain that exports it (a script) reads its value there: the note of the shorter reading
+    # goes, unless a kept reading is still left with the default there.
     known = {at for i in range(len(apps)) if i not in dropped for at in read_at[i]}
+    known &= {at for i in dropped for at in _settings_at(apps[i], defaults=True)}
     known -= {at for app in kept for at in _settings_at(app, defaults=True)}
     notes[:] = [
         n
