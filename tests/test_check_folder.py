@@ -261,6 +261,69 @@ def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: P
     assert named.stderr.startswith("error: uwsgi-notes.cfg: not a file check reads")
 
 
+def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
+    tmp_path: Path,
+) -> None:
+    """Issue 44 §1: a walk names what it skips. An unread server's config (`hypercorn.toml`),
+    an application platform's spec (`.do/app.yaml`) and a Helm chart's values (`values.yaml`
+    beside its `templates/`) are named in the coverage summary; an env file's example with
+    several dotted parts (`env.oss.gh.example`) is read as an env file; a YAML of some other
+    tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named. An nginx config all
+    commented out is named as empty, not as a file of an unknown kind."""
+    write(
+        tmp_path,
+        {
+            "hypercorn.toml": 'bind = "0.0.0.0:8080"\nworkers = 2\n',
+            ".do/app.yaml": "name: app\nservices:\n  - name: web\n    run_command: ./start.sh\n",
+            "chart/values.yaml": "image:\n  tag: 1.0\nreplicaCount: 2\n",
+            "chart/templates/deployment.yaml": "kind: Deployment\nspec: {{ .Values.x }}\n",
+            "hosting/env.oss.gh.example": "WEB_CONCURRENCY=2\nPORT=8000\n",
+            "mkdocs.yml": "site_name: docs\n",
+            "tests/values.yaml": "a: 1\n",
+            "deployment/nginx.conf": "#server {\n    #listen 80;\n#}\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.unclaimed} == {
+        "hypercorn.toml",
+        ".do/app.yaml",
+        "chart/values.yaml",
+        "deployment/nginx.conf",
+    }
+    assert [p.relative_to(tmp_path).as_posix() for p in walk.empty] == ["deployment/nginx.conf"]
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "hosting/env.oss.gh.example"
+    }
+    (note,) = [n for n in check_folder(tmp_path).notes if n.kind == "not-read"]
+    assert "nginx.conf (empty: only comments)" in note.message
+    assert "hypercorn.toml," in note.message
+
+
+def test_a_value_the_launch_chain_gives_is_not_noted_unknown_by_the_config_read_alone(
+    tmp_path: Path,
+) -> None:
+    """`processes = $(UWSGI_PROCESSES)` in uwsgi.ini is unknown read alone, but the image's
+    script exports UWSGI_PROCESSES=2 before `uwsgi --ini`: the launch shows 2 processes, so no
+    note says it was read with uWSGI's default 1 (mapproxy's run-nginx.sh); a value the chain
+    does not give either (`threads = $(UWSGI_THREADS)`) keeps its note."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY uwsgi.ini run.sh /app/\nCMD ["/app/run.sh"]\n',
+            "run.sh": '#!/bin/sh\nexport UWSGI_PROCESSES="${UWSGI_PROCESSES:-2}"\n'
+            "exec uwsgi --ini /app/uwsgi.ini\n",
+            "uwsgi.ini": "[uwsgi]\nmodule = app:application\nsocket = 0.0.0.0:8080\n"
+            "processes = $(UWSGI_PROCESSES)\nthreads = $(UWSGI_THREADS)\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [app.workers.value for app in result.apps] == [2]
+    unknown = [n.at.line for n in result.notes if n.kind == "unresolved-variable"]
+    assert unknown == [5]
+    alone = check_files([tmp_path / "uwsgi.ini"], machine=MACHINE, env={})
+    assert sorted(n.at.line for n in alone.notes if n.kind == "unresolved-variable") == [4, 5]
+
+
 def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
     """A Helm chart's manifest and a Jinja nginx config are skipped with one coverage line
     each, at the first template line; the other files are judged."""

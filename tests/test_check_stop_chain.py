@@ -84,6 +84,40 @@ def test_a_shell_form_list_keeps_its_shell_and_execs_its_last_command(tmp_path: 
     )
 
 
+def test_a_shell_form_cmd_over_continued_lines_is_fixed_without_the_continuations(
+    tmp_path: Path,
+) -> None:
+    """`CMD gunicorn \\` over three lines: Docker's parser removes each escaped newline before
+    the shell sees the text, so the exec-form fix holds the command's words only, never a
+    "\\n" argument, and the message quotes the command as the shell runs it."""
+    image = (
+        "FROM python:3.12-slim\nCMD gunicorn \\\n    --log-file - \\\n    app.wsgi:application\n"
+    )
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    assert finding.at.line == 2
+    assert finding.fix == 'CMD ["gunicorn", "--log-file", "-", "app.wsgi:application"]'
+    assert "/bin/sh -c 'gunicorn --log-file - app.wsgi:application'" in finding.message
+
+
+def test_an_empty_env_prefix_before_a_shell_form_server_is_dropped_as_sh_drops_it(
+    tmp_path: Path,
+) -> None:
+    """`ENV CMD_PREFIX=""` then `CMD $CMD_PREFIX gunicorn ...` (a hook for ddtrace-run): the
+    unquoted empty expansion disappears in field splitting, so the image starts gunicorn (it
+    was "starts no server") as the shell's child: one finding, fixed with `exec`."""
+    image = (
+        'FROM python:3.12-slim\nENV PORT=8000 \\\n    CMD_PREFIX=""\n'
+        "CMD $CMD_PREFIX gunicorn \\\n    --workers 3 \\\n    app.wsgi:application\n"
+    )
+    path = tmp_path / "Dockerfile"
+    path.write_text(image)
+    result = check_files([path], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert (app.kind, app.workers.value) == ("gunicorn", 3)
+    (finding,) = _rules(list(result.findings), "shell-form-command")
+    assert finding.fix == "CMD exec $CMD_PREFIX gunicorn --workers 3 app.wsgi:application"
+
+
 def test_exec_form_exec_first_and_bash_with_one_command_are_not_flagged(tmp_path: Path) -> None:
     """The signal arrives: exec form, `exec` in the shell form, or a bash SHELL running one
     simple command (bash execs it)."""

@@ -441,7 +441,11 @@ def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> l
                 )
             )
         if walk.unclaimed:
-            shown = ", ".join(str(p) for p in walk.unclaimed[:8])
+            # (An empty one, `nginx.conf` all commented out, says so: it is of a kind read.)
+            shown = ", ".join(
+                f"{p} (empty: only comments)" if p in walk.empty else str(p)
+                for p in walk.unclaimed[:8]
+            )
             more = len(walk.unclaimed) - 8
             notes.append(
                 Note(

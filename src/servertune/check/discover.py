@@ -93,6 +93,9 @@ class Discovery:
     templates: tuple[tuple[Path, int], ...] = ()
     #: Files and folders left out by `.gitignore` or by being vendored / generated trees.
     ignored: int = 0
+    #: Those of `unclaimed` holding nothing but blank lines and comments (an nginx.conf
+    #: commented out): empty, not of an unknown kind.
+    empty: tuple[Path, ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -207,6 +210,8 @@ def _candidate(path: Path) -> bool:
     `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
     name = path.name.lower()
     suffix = path.suffix.lower()
+    if _ENV_NAME.match(path.name):  # `env.oss.gh.example`: an env file's example, by name
+        return True
     if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
         return _candidate(path.with_name(path.stem)) or suffix == ".template"
     if path.parent.name.lower() in NGINX_DIRECTORIES and suffix not in _NOT_CONFIG_SUFFIXES:
@@ -244,6 +249,8 @@ def _candidate(path: Path) -> bool:
         return True
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
         return True
+    if any(server in name for server in _UNREAD_SERVERS):
+        return True  # `hypercorn.toml`: named in the coverage summary (`_unread_kind`)
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
 
 
@@ -326,6 +333,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 
     files: list[Path] = []
     unclaimed: list[Path] = []
+    empty: list[Path] = []
     templates: list[tuple[Path, int]] = []
     ignored = 0
     for item in _walk(root, exclude):
@@ -349,7 +357,12 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             files.append(item)
         elif _named_for_check(item):
             unclaimed.append(item)
-    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored)
+            if not any(
+                line.strip() and not line.lstrip().startswith(("#", ";"))
+                for line in text.splitlines()
+            ):
+                empty.append(item)
+    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored, tuple(empty))
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
@@ -376,4 +389,31 @@ def _named_for_check(path: Path) -> bool:
         )
         or "compose" in name
         or _SCRIPT_NAMES.match(path.name)
+        or _unread_kind(path)
+    )
+
+
+#: Servers whose configs check does not read (Hypercorn's `hypercorn.toml`, Daphne's, waitress'):
+#: a skipped one is named, as the file that says how the app is served.
+_UNREAD_SERVERS = ("hypercorn", "daphne", "waitress")
+
+
+def _unread_kind(path: Path) -> bool:
+    """A deployment file of a kind no reader reads, worth naming when the walk skips it: an
+    unread server's config, an application platform's spec (DigitalOcean App Platform's
+    `.do/app.yaml`, App Engine's `app.yaml`) or a Helm chart's values (`values*.yaml` beside
+    the chart's `templates/` or `Chart.yaml`)."""
+    name = path.name.lower()
+    if any(server in name for server in _UNREAD_SERVERS):
+        return True
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return False
+    stem = path.stem.lower()
+    return (
+        path.parent.name.lower() == ".do"
+        or stem == "app"
+        or (
+            stem.startswith("values")
+            and ((path.parent / "templates").is_dir() or (path.parent / "Chart.yaml").is_file())
+        )
     )

@@ -51,6 +51,7 @@ from servertune.check.commands import (
     FindConfig,
     Word,
     dockerfile_name,
+    expand_shell,
     program_name,
     server_command,
     shell_commands,
@@ -65,7 +66,7 @@ from servertune.check.model import (
     collect_notes,
     note,
 )
-from servertune.check.scripts import run_words
+from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
 from servertune.check.unfollowed import not_followed_launcher, nothing_started
 
@@ -1255,9 +1256,14 @@ def shell_form(
     if PurePosixPath(shell[0]).name == "bash" and not re.search(r"[;&|]", text):
         return None
     try:
-        split = shlex.split(text, comments=True)
+        # Docker's parser removes each escaped newline before the shell sees the text.
+        split = shlex.split(text.replace("\\\n", ""), comments=True)
     except ValueError:
         return None
+    # `CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`: field splitting drops it.
+    env = image.env if image is not None else {}
+    while split and _LONE_EXPANSION.match(split[0]) and expand_shell(split[0], env) == "":
+        split = split[1:]
     if (
         not split
         or split[0] == "exec"

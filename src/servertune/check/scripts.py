@@ -1942,14 +1942,7 @@ def run_words(
             command_string = "c" in rest[0].text and len(rest) >= 2
             rest = rest[1:]
             if command_string:
-                # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
-                for command in shell_commands(rest[0], rest[1:]):
-                    app = run_words(
-                        file, command, env, env_at, find_config=find_config, depth=depth + 1
-                    )
-                    if app is not None:
-                        return app
-                return None
+                return _command_string(file, rest[0], rest[1:], env, env_at, find_config, depth)
     elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
         # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
         rest = rest[1:]
@@ -1973,6 +1966,26 @@ def run_words(
             return None
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _command_string(
+    file: Path,
+    script: Word,
+    positional: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """`sh -c "uv run app --port $PORT"`: the server of the string's first command that
+    starts one, in order; a leading `$CMD_PREFIX` the image's `ENV` makes empty is dropped, as
+    in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`)."""
+    for command in shell_commands(script, positional):
+        words = _without_empty_prefix(command, env or {})
+        app = run_words(file, words, env, env_at, find_config=find_config, depth=depth + 1)
+        if app is not None:
+            return app
+    return None
 
 
 def _made_server(

@@ -279,7 +279,10 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         written = app.shell_form
         if written is None or app.reloads is not None:
             continue  # (a --reload server is a developer's: no deploy's requests to drain)
-        instruction, _, text = written.value.partition(" ")
+        instruction, _, written_text = written.value.partition(" ")
+        # Docker's parser removes each escaped newline before the shell sees the text: the
+        # command (and the fix, on one line) is the joined text.
+        text = re.sub(r"[ \t]*\\\n\s*", " ", written_text)
         try:
             words = shlex.split(text, comments=True)
         except ValueError:  # the reader split it already; kept for the type checker
@@ -287,7 +290,7 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         # Exec form when the shell has nothing to expand; else `exec` keeps the shell's
         # expansion and hands PID 1 to the server. A list (`a && b`) keeps its shell, with
         # `exec` before its last command: exec form would pass `&&` to the first program.
-        joined = re.sub(r"\\\n\s*", " ", text)
+        joined = text
         last = list(re.finditer(r"(&&|\|\||;)\s*", joined))
         if last and any(w in ("&&", "||", ";") or w.endswith(";") for w in words):
             found = last[-1]
