@@ -284,7 +284,6 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     it appears, as uWSGI does ("expand asap"); True when the section was there."""
 
     magic = _magic(path)
-    placeholders = state.placeholders
     state.last_file = path
     found = False
     current: str | None = None
@@ -305,7 +304,7 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             elif key not in _LOOPS and key not in _CONDITIONS:  # uWSGI nests no logic
                 for item in items:
                     # uWSGI adds a loop's line once per item, the item in place of `%(_)`.
-                    option(key, sep, value.replace("%(_)", item), at)
+                    _option(key, sep, value.replace("%(_)", item), at, state, magic)
             return
         if key in _LOOPS:
             items = _loop_items(key, value.strip(), at, state, magic) if all(blocks) else []
@@ -318,41 +317,7 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             blocks.append(_block(key, value.strip(), at, state, magic, blocks))
             return
         if all(blocks):
-            option(key, sep, value, at)
-
-    def option(key: str, sep: str, value: str, at: Location) -> None:
-        try:
-            value = (
-                _expand(value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS)
-                if sep
-                else "true"
-            )
-        except _Unread:
-            return
-        if key == "listen" and re.search(r"[%$@]\(", value):
-            # What uWSGI does with it is a fault of the file (the rules judge the queue it
-            # gets), not a reason to refuse the rest of the file.
-            state.options.append((_LISTEN_AS_WRITTEN, value, at))
-            return
-        if key in _NAMES_FILES and _outside(value, at, key):
-            return
-        if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
-            raise CheckInputError(
-                f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "
-                f"and @(file) are expanded, so it would use {value!r} as written"
-                + (" (a listen queue of 0)" if key == "listen" else " (no such file)")
-            )
-        if key == "ini":
-            state.options.append((key, value, at))
-            with contextlib.suppress(_Unread):  # outside the tree: its note says so
-                _chain(value, at, state)
-            return
-        if key == "set-placeholder":
-            name, _, ph_value = value.partition("=")
-            placeholders[name.strip()] = ph_value.strip()
-            return
-        placeholders[key] = value
-        state.options.append((key, value, at))
+            _option(key, sep, value, at, state, magic)
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -367,6 +332,46 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
         if current == section:
             one_line(number, line)
     return found
+
+
+def _option(
+    key: str, sep: str, value: str, at: Location, state: _State, magic: dict[str, str]
+) -> None:
+    """Add the option `key = value` written at `at` as uWSGI does: expanded as it is read, an
+    `ini =` followed in place, a placeholder kept for the lines after it."""
+    placeholders = state.placeholders
+    try:
+        value = (
+            _expand(value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS)
+            if sep
+            else "true"
+        )
+    except _Unread:
+        return
+    if key == "listen" and re.search(r"[%$@]\(", value):
+        # What uWSGI does with it is a fault of the file (the rules judge the queue it
+        # gets), not a reason to refuse the rest of the file.
+        state.options.append((_LISTEN_AS_WRITTEN, value, at))
+        return
+    if key in _NAMES_FILES and _outside(value, at, key):
+        return
+    if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
+        raise CheckInputError(
+            f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "
+            f"and @(file) are expanded, so it would use {value!r} as written"
+            + (" (a listen queue of 0)" if key == "listen" else " (no such file)")
+        )
+    if key == "ini":
+        state.options.append((key, value, at))
+        with contextlib.suppress(_Unread):  # outside the tree: its note says so
+            _chain(value, at, state)
+        return
+    if key == "set-placeholder":
+        name, _, ph_value = value.partition("=")
+        placeholders[name.strip()] = ph_value.strip()
+        return
+    placeholders[key] = value
+    state.options.append((key, value, at))
 
 
 def _block(
