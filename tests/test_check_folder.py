@@ -624,6 +624,24 @@ def test_a_platform_building_a_template_dockerfile_is_not_followed(tmp_path: Pat
     )
 
 
+def test_template_markers_in_a_shell_quote_do_not_make_a_script_a_template(
+    tmp_path: Path,
+) -> None:
+    """In a shell script, `{{ }}` inside a shell quote is text a command is given (`sed -i
+    "s/{{PORT}}/$PORT/"` fills another file's placeholder): the script is read. A marker where
+    the shell reads words (`--workers {{ workers }}`) still makes a template."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\n# don't render here\n"
+        'sed -i "s/{{PORT}}/$PORT/" /etc/nginx/conf.d/default.conf\n'
+        "sed -i 's|{{'$KEY'}}|'$VALUE'|g' /config/settings.py\n"
+        "exec gunicorn --workers 3 app:app\n"
+    )
+    walk = discover(tmp_path)
+    assert (walk.files, walk.templates) == ((tmp_path / "start.sh",), ())
+    templated = "#!/bin/sh\necho '{{ quoted }}'\nexec gunicorn --workers {{ workers }} app:app\n"
+    assert template_line(templated) == 3
+
+
 def test_template_markers_in_a_dockerfile_run_do_not_make_it_a_template(tmp_path: Path) -> None:
     """`RUN sed 's/<head>/<head>{% block head %}{% endblock %}/' ...` writes a Django template
     during the build: the Dockerfile is read (3 of 3 files, no template skipped); a marker on

@@ -29,7 +29,7 @@ from servertune.check.commands import dockerfile_name
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
-from servertune.check.template_markers import template_line
+from servertune.check.template_markers import SHEBANG, template_line
 
 __all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -185,9 +185,7 @@ _COPY_SUFFIXES = (
 _STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
 
 
-#: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
-#: a chain of words the script reader follows to the program it ends in).
-_SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
+_SHEBANG = SHEBANG
 
 
 #: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and

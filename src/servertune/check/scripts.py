@@ -824,7 +824,7 @@ class _Making:
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
-_MAKING = re.compile(r"\b(?:cp|ln|envsubst|j2|echo|printf|find|mkdir)\b")
+_MAKING = re.compile(r"\b(?:cp|ln|mv|envsubst|j2|echo|printf|find|mkdir)\b")
 
 
 def _made_by_script(
