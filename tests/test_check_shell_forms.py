@@ -30,6 +30,7 @@ MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
         ("function-local.sh", "gunicorn", 5, 1),
         ("command-variable.sh", "gunicorn", 3, 2),
         ("python-options.sh", "uvicorn", 2, 1),
+        ("function-output.sh", "gunicorn", 3, 2),
     ],
 )
 def test_shell_form_starts_the_server_with_its_options(

@@ -22,7 +22,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
@@ -291,6 +291,7 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
     physical = text.splitlines()
     start, parts = 0, list[str]()
     heredoc: tuple[str, bool] | None = None
+    outputs = _program_functions(physical) if "$(" in text or "`" in text else {}
     for number, raw in enumerate(physical, start=1):
         if heredoc is not None:
             delimiter, strip = heredoc
@@ -318,6 +319,8 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
         joined = _LOOKUP.sub(lambda m: m["name"] or m["tick"], joined)
+        if outputs:
+            joined = _OUTPUT_CALL.sub(lambda m: outputs.get(m["call"] or m["tick"], m[0]), joined)
         joined = _array_words(joined, physical[start - 1 : number], start)
         for words, background in _split(path, start, joined):
             lines.append(_Line(words, start, number, background))
@@ -508,6 +511,50 @@ _LOOKUP = re.compile(
     r"\$\(\s*(?:command\s+-v|which)\s+(?P<name>[\w.-]+)\s*\)"
     r"|`\s*(?:command\s+-v|which)\s+(?P<tick>[\w.-]+)\s*`"
 )
+
+
+#: A function's output taken as a word: `$(select_gunicorn)`, `` `select_gunicorn` ``.
+_OUTPUT_CALL = re.compile(
+    r"\$\(\s*(?P<call>[A-Za-z_][\w-]*)\s*\)|`\s*(?P<tick>[A-Za-z_][\w-]*)\s*`"
+)
+#: A function definition's first line: `name() {`, `function name {`, `function name() {`.
+_FUNCTION_LINE = re.compile(
+    r"\A\s*(?:function\s+)?(?P<name>[A-Za-z_][\w-]*)\s*(?:\(\s*\))?\s*\{\s*\Z"
+)
+#: A line that prints: where a function's output comes from.
+_PRINTS = re.compile(r"\b(?:echo|printf|cat)\b")
+
+
+def _program_functions(physical: Sequence[str]) -> dict[str, str]:
+    """The functions whose output is a program's name: every line of the body that prints is
+    `echo WORD`, each WORD naming the same program (`echo gunicorn` or `echo
+    "${BASE_DIR}/venv/bin/gunicorn"` on the two arms of an `if`), so `bin=$(select_gunicorn)`
+    runs that program whichever arm the running shell takes. Other functions: not known."""
+    found: dict[str, str] = {}
+    index = 0
+    while index < len(physical):
+        head = _FUNCTION_LINE.match(physical[index])
+        index += 1
+        if head is None or head["name"] in ("if", "while", "for", "until"):
+            continue
+        programs: set[str] = set()
+        plain = True
+        while index < len(physical) and physical[index].strip() != "}":
+            line = physical[index].strip()
+            index += 1
+            if line.startswith("#") or not _PRINTS.search(line):
+                continue
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                words = []
+            if len(words) != 2 or words[0] != "echo" or words[1].startswith("-"):
+                plain = False
+                continue
+            programs.add(PurePosixPath(words[1]).name)
+        if plain and len(programs) == 1 and "$" not in (program := programs.pop()):
+            found[head["name"]] = program
+    return found
 
 
 def _arm(line: _Line) -> list[str] | None:
