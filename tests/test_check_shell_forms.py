@@ -273,3 +273,35 @@ def test_functions_calling_each_other_many_times_are_inlined_within_a_budget(
     script.write_text("\n".join(lines) + "\n")
     (app,) = check_files([script], machine=MACHINE, env={}).apps
     assert app.workers.value == 2
+
+
+_DEBUG_SWITCH = """\
+#!/usr/bin/env bash
+set -e
+EXTRA_ARGS=""
+if [ "${FLASK_DEBUG}" = true ] || [ "${FLASK_DEBUG}" = 1 ]; then
+    EXTRA_ARGS="--reload --log-level debug"
+fi
+gunicorn app:app --bind 0.0.0.0:80 --workers 2 ${EXTRA_ARGS}
+"""
+
+
+@pytest.mark.parametrize(("env_line", "faults"), [("", 1), ("ENV FLASK_DEBUG=1\n", 0)])
+def test_a_reload_switch_under_a_variable_no_file_sets_is_off_in_production(
+    tmp_path: Path, env_line: str, faults: int
+) -> None:
+    """`if [ "${FLASK_DEBUG}" = true ]; then EXTRA_ARGS="--reload ..."; fi` with FLASK_DEBUG
+    set by no file: the production path runs gunicorn without `--reload`, as the shell's
+    child under a bash PID 1, so entrypoint-without-exec holds (a note names the switch);
+    with the image setting FLASK_DEBUG=1 the server reloads, a developer's, and is not judged."""
+    (tmp_path / "entrypoint").write_text(_DEBUG_SWITCH)
+    (tmp_path / "Dockerfile").write_text(
+        f'FROM python:3.12-slim\n{env_line}COPY entrypoint /entrypoint\nENTRYPOINT ["/entrypoint"]\n'
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (app,) = result.apps
+    assert (app.reloads is None) == (faults == 1)
+    assert len([f for f in result.findings if f.rule == "entrypoint-without-exec"]) == faults
+    chosen = [(n.kind, n.at.line) for n in result.notes if n.kind == "server-chosen"]
+    assert chosen == ([("server-chosen", 4)] if faults else [])

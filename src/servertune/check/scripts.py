@@ -670,6 +670,7 @@ def read_script(
     fixed, unknown = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
     lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    lines = _without_development_switch(path, lines, names)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -729,6 +730,57 @@ def read_script(
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
     )
+
+
+#: A server's development switch: the server reloads on code changes (gunicorn, uvicorn and
+#: granian `--reload`, uWSGI `--py-autoreload`), for a developer's machine, not a deployment.
+_DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
+
+
+def _without_development_switch(
+    path: Path, lines: list[_Line], environment: frozenset[str]
+) -> list[_Line]:
+    """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
+    only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
+    the script's nor its environment's): the script runs without it unless a deployment
+    sets the variable, so the server judged is the production one, the switch off (a note
+    says so). Such a switch under a test the files decide is kept or dropped by the test."""
+    assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
+    dropped: set[int] = set()
+    index = 0
+    while index < len(lines):
+        words = lines[index].words
+        if words[:1] != ["if"]:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and lines[end].words[:1] not in (["fi"], ["if"], ["elif"], ["else"]):
+            end += 1
+        block = lines[index:end]
+        then = next((i for i, line in enumerate(block) if line.words[:1] == ["then"]), len(block))
+        body = [line for line in block[then + 1 :] if line.words]
+        if then < len(block) and block[then].words[1:]:  # `then VAR=...` on one line
+            body.insert(0, replace(block[then], words=block[then].words[1:]))
+        test = " ".join(w for line in block[:then] for w in line.words)
+        tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
+        if (
+            end < len(lines)
+            and lines[end].words[:1] == ["fi"]
+            and body
+            and tested
+            and not tested & (assigned | environment)
+            and all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body)
+            and any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
+        ):
+            dropped.update(range(index, end + 1))
+            note(
+                "server-chosen",
+                Location(path, lines[index].first),
+                f"a development switch is set only when {', '.join(sorted(tested))} is set, "
+                "which no file here sets: read without it, as the server runs in production",
+            )
+        index = end if end > index + 1 else index + 1
+    return [line for i, line in enumerate(lines) if i not in dropped]
 
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
