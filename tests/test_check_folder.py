@@ -100,7 +100,8 @@ def test_empty_folder_is_checked_and_clean(tmp_path: Path) -> None:
 
 def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
     """A broken Dockerfile under node_modules, .venv, site-packages, a folder holding
-    pyvenv.cfg, build/ or a path .gitignore names is never read (it would exit 2)."""
+    pyvenv.cfg or a path .gitignore names, a broken script or config in build output (build/,
+    dist/), is never read (it would exit 2)."""
     write(
         tmp_path,
         {
@@ -111,7 +112,8 @@ def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
             "lib/python3.12/site-packages/x/Dockerfile": BROKEN_DOCKERFILE,
             "env/pyvenv.cfg": "home = /usr/bin\n",
             "env/Dockerfile": BROKEN_DOCKERFILE,
-            "build/Dockerfile": BROKEN_DOCKERFILE,
+            "build/lib/pkg/run.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
+            "dist/pkg/gunicorn.conf.py": "workers = (\n",
             "ignored/Dockerfile": BROKEN_DOCKERFILE,
             "run.local.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
         },
@@ -120,6 +122,21 @@ def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
     result = run("--cores", "4", cwd=tmp_path)
     assert result.returncode == 0, result
     assert result.stderr == ""
+
+
+def test_a_build_folder_holding_a_dockerfile_is_the_projects_own(tmp_path: Path) -> None:
+    """`build/web/Dockerfile` (a project's image build folders named build/) is read: build
+    output never holds a Dockerfile, so a build/ or dist/ folder with one within two levels
+    is walked like any other; one without stays skipped."""
+    write(
+        tmp_path,
+        {
+            "build/web/Dockerfile": "FROM python:3.12\nCMD exec gunicorn -w 3 app:app\n",
+            "build/lib/start.sh": GUNICORN_EXEC,
+            "dist/start.sh": GUNICORN_EXEC,
+        },
+    )
+    assert found(tmp_path) == {"build/web/Dockerfile", "build/lib/start.sh"}
 
 
 def test_kinds_told_by_name_and_content(tmp_path: Path) -> None:
