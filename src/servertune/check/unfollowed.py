@@ -61,6 +61,28 @@ _NOT_APP_SERVERS = frozenset(
         *("wait-for-it", "wait-for-it.sh", "dockerize", "nc", "curl", "wget"),
     }
 )
+#: Python web frameworks' own commands that serve the app (each framework's CLI docs): the
+#: server runs inside the framework's code, with settings check does not read.
+_FRAMEWORK_SERVES = {
+    "reflex": "run",
+    "streamlit": "run",
+    "chainlit": "run",
+    "solara": "run",
+    "panel": "serve",
+    "bokeh": "serve",
+    "datasette": "serve",
+    "mkdocs": "serve",
+}
+#: Modules `python -m` runs as tools, not as the app: installers, test runners, migrations,
+#: task queues.
+_TOOL_MODULES = frozenset(
+    {
+        *("pip", "venv", "ensurepip", "compileall", "pytest", "unittest", "alembic"),
+        *("django", "celery", "rq", "dramatiq", "huey", "manage", "playwright", "nltk"),
+    }
+)
+#: The shell's keywords before a command on the same line (`if ...; then exec app; fi`).
+_KEYWORDS = frozenset({"then", "else", "do", "{", "!"})
 #: A word that names a script which runs the words after it (`/app/entrypoint.sh cmd`).
 _SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 
@@ -88,6 +110,8 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
             while rest and rest[0].text.startswith("-") and rest[0].text != "--":
                 rest = rest[1:]
             rest = rest[WRAPPERS[name] :]
+        elif rest[0].text in _KEYWORDS and len(rest) > 1:
+            rest = rest[1:]  # `then exec python -m app` on an `if` line: the command after it
         elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
             rest = rest[1:]  # a launcher script running the command after it
         else:
@@ -99,11 +123,12 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
     """What in `command` says it starts a server; None when nothing does."""
     program, args = command[0], command[1:]
     name = program_name(program.text)
+    module = False
     if name.startswith("python"):
         while args and args[0].text.startswith("-") and args[0].text != "-m":
             args = args[1:]
         if args[:1] and args[0].text == "-m":
-            args = args[1:]
+            args, module = args[1:], True
         if not args:
             return None
         program, args = args[0], args[1:]
@@ -112,6 +137,8 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
         return None
     if name == "flask" and args[:1] and args[0].text == "run":
         return "`flask run` is Flask's development server"
+    if args[:1] and _FRAMEWORK_SERVES.get(name) == args[0].text:
+        return f"`{name} {args[0].text}` serves the app from the framework's own code"
     for index, word in enumerate(args):
         option = word.text.partition("=")[0]
         if option in _LISTEN_OPTIONS:
@@ -120,6 +147,10 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
             return f"it names the address {word.text}"
         if index == 0 and word.text in _SERVER_SUBCOMMANDS:
             return f"its subcommand {word.text!r} starts a server"
+    if module and name.split(".")[0] not in _TOOL_MODULES and not args:
+        # `python -m openslides_backend`: the project's package run as the program; what it
+        # listens on is in its own code.
+        return f"it runs the Python module {name}, whose own code decides what it serves"
     if find_config is not None:
         from servertune.check.packaging import declared_script
 
