@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
+from servertune.check.commands import WRAPPERS
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
 from servertune.check.rules.backing import GUNICORN_DOCS
@@ -289,6 +290,7 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         # `exec` before its last command: exec form would pass `&&` to the first program.
         joined = re.sub(r"\\\n\s*", " ", text)
         last = list(re.finditer(r"(&&|\|\||;)\s*", joined))
+        child = _child_program(joined[last[-1].end() :] if last else joined)
         if last and any(w in ("&&", "||", ";") or w.endswith(";") for w in words):
             found = last[-1]
             head, rest = joined[: found.start()].rstrip(), joined[found.end() :]
@@ -300,12 +302,28 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         yield rule.finding(
             written.at,
             f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash in "
-            f"Debian-based images) stays PID 1 with {app.kind} as its child, and a shell that "
+            "Debian-based images) stays PID 1 with "
+            + (f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind)
+            + " as its child, and a shell that "
             "is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a rollout "
             f"never reaches {app.kind}: it is SIGKILLed at the end of the grace period (10 s "
             "by default), with requests in flight",
             fix,
         )
+
+
+def _child_program(command: str) -> str:
+    """The program of the shell's last command when it is another program that runs the
+    server (`/usr/bin/supervisord -c ...` is supervisord), past `exec` and `VAR=value`
+    words; "" for the server itself, a wrapper that execs it (`poetry run`, `gosu`), Python,
+    or a command that cannot be split."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return ""
+    words = [w for w in words if w != "exec" and not re.match(r"\A[A-Za-z_]\w*=", w)]
+    program = words[0].rsplit("/", 1)[-1] if words else ""
+    return "" if program in WRAPPERS or program.startswith("python") else program
 
 
 _DOCKER_MULTI_SERVICE = (
