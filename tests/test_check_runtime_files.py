@@ -517,3 +517,26 @@ def test_eval_indirection_in_a_loop_sets_the_rendered_servers_config(tmp_path: P
     )
     result = check_folder(root)
     assert chains(result, root) == [(["Dockerfile:5", "start.sh:6", "uwsgi.tpl:2"], "uwsgi", 5)]
+
+
+def test_a_config_in_the_installed_package_is_the_repository_file(tmp_path: Path) -> None:
+    """`-c /venv/lib/python3.12/site-packages/shop/api/gunicorn_conf.py`, the project's package
+    installed into the image (`COPY shop shop` then `pip install .` in the builder stage, the
+    venv copied on): the config is shop/api/gunicorn_conf.py of the repository (5 workers)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim AS builder\nWORKDIR /app\nCOPY shop shop\n"
+            "COPY pyproject.toml .\nRUN python -m venv /venv && /venv/bin/pip install .\n"
+            "FROM python:3.12-slim\nCOPY --from=builder /venv /venv\n"
+            'CMD ["gunicorn", "-c", "/venv/lib/python3.12/site-packages/shop/api/gunicorn_conf.py",'
+            ' "shop.api:app"]\n',
+            "pyproject.toml": "[project]\nname = 'shop'\n",
+            "shop/api/gunicorn_conf.py": "bind = '0.0.0.0:8000'\nworkers = 5\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:8", "shop/api/gunicorn_conf.py:1"], "gunicorn", 5)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]

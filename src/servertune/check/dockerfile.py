@@ -324,7 +324,7 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        found = self._under_base_workdir(wanted)
+        found = self._under_base_workdir(wanted) or self._installed_from_context(wanted)
         if found is None and self.base is not None:
             # Not copied by this Dockerfile: the image it is built FROM may hold it.
             for target in map(self._through_links, targets):
@@ -332,6 +332,31 @@ class Image:
                 if found is not None:
                     return found
         return found
+
+    def _installed_from_context(self, wanted: str) -> ConfigFile | None:
+        """`-c /venv/lib/python3.13/site-packages/keep/api/config.py`: a file of the project's
+        own package, installed into the image (`pip install .`) from a folder a COPY of the
+        build brought in (`COPY keep keep`, in this stage or one it copies from): that
+        folder's file in the repository, `keep/api/config.py`; a script (a `#!` line) is
+        left to the image's own files."""
+        _, marker, rest = wanted.partition("-packages/")
+        if not marker or not wanted[: -len(rest) - len(marker)].endswith(("/site", "/dist")):
+            return None
+        top = PurePosixPath(rest).parts[0] if rest else ""
+        stages = [c[3] for c in self.copies if c[3] is not None]
+        copied = {c[0].strip("/").removeprefix("./") for s in stages for c in s.copies}
+        copied |= {c[0].strip("/").removeprefix("./") for c in self.copies if c[3] is None}
+        if not top or not copied & {top, "", "."}:
+            return None
+        for context in self._context_folders:
+            candidate = context / rest
+            if resolve.inside(candidate, self.path) and candidate.is_file():
+                text = read_text(candidate)
+                # A config or module only: a script kept in the package and run as the
+                # entrypoint picks its branch from variables this reading does not decide
+                # yet (keep's `if [ "$REDIS" != "true" ]`), so it stays not followed.
+                return None if text.startswith("#!") else ConfigFile(text, candidate, 1)
+        return None
 
     def _under_base_workdir(self, wanted: str) -> ConfigFile | None:
         """`COPY ./container/ ./` under the base image's WORKDIR (not known here) and
