@@ -305,3 +305,14 @@ def test_a_reload_switch_under_a_variable_no_file_sets_is_off_in_production(
     assert len([f for f in result.findings if f.rule == "entrypoint-without-exec"]) == faults
     chosen = [(n.kind, n.at.line) for n in result.notes if n.kind == "server-chosen"]
     assert chosen == ([("server-chosen", 4)] if faults else [])
+
+
+def test_a_subshell_group_around_the_server_line_is_read_without_its_parentheses() -> None:
+    """`(set -x; exec $prefix gunicorn ... --keep-alive ${GUNICORN_KEEP_ALIVE_TIMEOUT})`: the
+    group's `)` is not part of the last word (it was read as `--keep-alive '5)'` and the
+    file refused); the command inside is gunicorn with 3 workers and a keep-alive of 5 s."""
+    result = check_files([ROOT / "subshell.sh"], machine=MACHINE, env={})
+    assert not result.errors
+    (app,) = result.apps
+    assert app.keepalive is not None
+    assert (app.kind, app.workers.value, app.keepalive.value) == ("gunicorn", 3, 5)

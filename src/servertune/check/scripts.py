@@ -178,6 +178,11 @@ def _substitutions(text: str) -> tuple[str, dict[str, str]]:
     return "".join(out), kept
 
 
+#: A whole line that is one subshell group, `( list )`, maybe run in the background (not an
+#: arithmetic `(( ... ))`).
+_SUBSHELL = re.compile(r"\A\s*\((?!\()(?P<body>.*)\)(?P<tail>\s*&?\s*)\Z", re.S)
+
+
 def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`), each
     with whether a lone `&` ends it (run in the background); a command substitution `$(...)`
@@ -188,7 +193,13 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
             ([_restored(w, substituted) for w in words], background)
             for words, background in _split(path, start, text)
         ]
-    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=";&|")
+    text = without_comments(text)
+    group = _SUBSHELL.match(text)
+    if group is not None:
+        # `(set -x; exec gunicorn ...)`: the list runs in a subshell; its commands are read
+        # as written (the parentheses are no part of any word).
+        text = f"{group['body']}{group['tail']}"
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
