@@ -196,3 +196,46 @@ def test_a_labelled_overlay_runs_behind_the_front_of_its_base(tmp_path: Path) ->
         ("docker-compose.yml", 2): ["nginx.conf"],
         ("docker-compose.prod.yml", 4): ["nginx.conf"],
     }, fronted
+
+
+def test_compose_merge_tags_reset_and_override_are_read(tmp_path: Path) -> None:
+    """`ports: !reset []` and `environment: !override {...}` (Compose's merge tags) are data,
+    not a refused YAML tag: the override replaces web's environment whole (6 workers, no
+    --reload), and the reset drops the base's ports."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": BASE.replace(
+                "    build: .\n", "    build: .\n    ports: ['8080:8080']\n"
+            ),
+            "compose.override.yaml": "services:\n  web:\n    ports: !reset []\n"
+            "    environment: !override\n      GUNICORN_OPTS: --workers 6\n",
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert not result.errors
+    assert from_file(result, "compose.override.yaml") == [("web", 6, False)]
+
+
+def test_a_third_party_images_command_its_server_refuses_alone_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`image: vendor/mcp:stable` with `command: ["uvicorn", "--port", "8000"]` (no app: the
+    image's ENTRYPOINT, not here, adds it) is a not-followed note at the service, and the
+    rest of the file is judged (the web service's gunicorn): never the file refused."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": BASE + "  mcp:\n    image: vendor/mcp:stable\n"
+            '    command: ["uvicorn", "--host", "0.0.0.0", "--port", "8000"]\n',
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert not result.errors
+    assert from_file(result, "compose.yaml") == [("web", 1, True)]
+    (followed,) = [n for n in result.notes if n.kind == "not-followed" and "mcp" in n.message]
+    assert followed.at.line == 10  # the service

@@ -945,6 +945,20 @@ def read_compose(
         complete = COMMAND_COMPLETE.set(_no_arguments(command, entrypoint, image))
         try:
             app = image_server(path, first, rest, environment, where, image, find=find)
+        except CheckInputError as error:
+            if image is not None or service.get("image") is None or entrypoint is not None:
+                raise
+            # `image: vendor/app` with `command: ["uvicorn", "--port", "8000"]`: the words are
+            # arguments to the image's ENTRYPOINT, which no file here shows (prowler-mcp's adds
+            # the app), so what they start is not known: a note, never the file refused.
+            note(
+                "not-followed",
+                first[0].at if first else key_at,
+                f"not followed: service {name} runs an image not built from these files, whose "
+                f"ENTRYPOINT may take these words as its arguments; read alone, "
+                f"{str(error).rpartition(': ')[2][:120]}",
+            )
+            continue
         finally:
             COMMAND_COMPLETE.reset(complete)
         if app is None:
