@@ -239,3 +239,27 @@ def test_a_third_party_images_command_its_server_refuses_alone_is_not_followed(
     assert from_file(result, "compose.yaml") == [("web", 1, True)]
     (followed,) = [n for n in result.notes if n.kind == "not-followed" and "mcp" in n.message]
     assert followed.at.line == 10  # the service
+
+
+def test_a_compose_command_string_is_split_as_compose_splits_it(tmp_path: Path) -> None:
+    """`command: sh -c "... gunicorn ... --timeout 600 \\ --workers 8"` as a plain YAML scalar:
+    Compose (go-shellwords) takes `\\ ` inside the double quotes as an escaped space, so the
+    shell gets `--workers 8` (POSIX shlex kept the backslash and gunicorn refused the word
+    ` --workers`, exit 2): gunicorn with 8 workers."""
+    from servertune.check.compose import shell_words
+
+    assert shell_words('sh -c "a && b --t 6 \\ --w 8"') == ["sh", "-c", "a && b --t 6  --w 8"]
+    assert shell_words("a 'b \\ c' d\\ e") == ["a", "b \\ c", "d e"]
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": 'services:\n  web:\n    build: .\n    command: sh -c "\n'
+            "        ./manage.py migrate &&\n"
+            "        gunicorn app.wsgi --bind :8000 --timeout 600 \\\n"
+            '          --workers 8 --worker-tmp-dir /dev/shm"\n',
+            "Dockerfile": IMAGE,
+        },
+    )
+    result = check(root)
+    assert not result.errors
+    assert from_file(result, "compose.yaml") == [("web", 8, False)]

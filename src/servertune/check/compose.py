@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -237,6 +236,41 @@ def _interpolate_all(
             _interpolate_all(value, lookup, path, seen)
 
 
+def shell_words(text: str) -> list[str]:
+    """A string `command` / `entrypoint` split as Compose splits it (compose-go's loader calls
+    mattn/go-shellwords' `Parse`): spaces split words outside quotes, quotes are removed, and a
+    backslash outside single quotes escapes the next character, inside double quotes too (so
+    `"... --timeout 600 \\ --workers 8"` holds a plain space where POSIX sh keeps the
+    backslash). ValueError for an unclosed quote or a trailing backslash."""
+    words: list[str] = []
+    word: list[str] = []
+    got = escaped = single = double = False
+    for char in text:
+        if escaped:
+            word.append(char)
+            escaped, got = False, True
+        elif char == "\\" and not single:
+            escaped = True
+        elif char == "\\":
+            word.append(char)
+        elif char in " \t\r\n" and not (single or double):
+            if got:
+                words.append("".join(word))
+                word, got = [], False
+        elif char == '"' and not single:
+            double, got = not double, True
+        elif char == "'" and not double:
+            single, got = not single, True
+        else:
+            word.append(char)
+            got = True
+    if escaped or single or double:
+        raise ValueError("unclosed quote or trailing backslash")
+    if got:
+        words.append("".join(word))
+    return words
+
+
 def _command(node: _Node | None, lines: Mapping[Path, list[str]]) -> tuple[Word, ...] | None:
     """A `command` / `entrypoint`: a list as written, a string split as compose splits it
     (placed on the lines of the file it is written in: `lines`, each file's)."""
@@ -250,7 +284,7 @@ def _command(node: _Node | None, lines: Mapping[Path, list[str]]) -> tuple[Word,
     if text is None:
         return None
     try:
-        words = shlex.split(text, comments=False)
+        words = shell_words(text)
     except ValueError:
         raise CheckInputError(
             f"{node.at}: cannot split as compose does (an unclosed quote)"
