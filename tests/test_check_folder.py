@@ -139,6 +139,24 @@ def test_a_build_folder_holding_a_dockerfile_is_the_projects_own(tmp_path: Path)
     assert found(tmp_path) == {"build/web/Dockerfile", "build/lib/start.sh"}
 
 
+def test_a_dockerfile_named_without_a_separator_is_told_by_its_first_instruction(
+    tmp_path: Path,
+) -> None:
+    """`DockerfileCelery` and `gui/DockerfileProd` (no `.` or `-` after the name) are
+    Dockerfiles when their first instruction is FROM or ARG; a `DockerfileNotes` whose first
+    line is prose is not."""
+    image = "# the worker\nARG PY=3.12\nFROM python:${PY}\nCMD exec gunicorn -w 2 app:app\n"
+    write(
+        tmp_path,
+        {
+            "DockerfileCelery": image,
+            "gui/DockerfileProd": "FROM node:20\nCMD node server.js\n",
+            "DockerfileNotes": "how we build the image\n",
+        },
+    )
+    assert found(tmp_path) == {"DockerfileCelery", "gui/DockerfileProd"}
+
+
 def test_kinds_told_by_name_and_content(tmp_path: Path) -> None:
     """Dockerfile.prod, Dockerfile-prod, prod.Dockerfile and *.dockerfile are Dockerfiles;
     .env, prod.env, .env.example and env.sample are env files; Procfile.sh is a shell script;

@@ -115,9 +115,17 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def looks_like_dockerfile(path: Path, text: str) -> bool:
     """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
-    `*.dockerfile`."""
-    del text
-    return dockerfile_name(path)
+    `*.dockerfile`; and a name that only starts so (`DockerfileCelery`, `DockerfileProd`)
+    when its first instruction is FROM or ARG, as a Dockerfile's must be."""
+    if dockerfile_name(path):
+        return True
+    name = path.name.lower()
+    if not name.startswith(("dockerfile", "containerfile")) or "." in name:
+        return False
+    first = next(
+        (s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")), ""
+    )
+    return first.split(maxsplit=1)[0].upper() in ("FROM", "ARG") if first else False
 
 
 def _escape_character(text: str) -> str:
