@@ -43,13 +43,16 @@ __all__ = [
 #: An address to listen on: `0.0.0.0:8000`, `[::]:8000`, `:8000`, `localhost:8000`. A host
 #: name (`db:5432`) is where a dependency waits (`wait-for-it.sh db:5432`), not a listener.
 _ADDRESS = re.compile(
-    r"\A(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]*\]|localhost|\*)?:(?:\d{1,5}|\$\{?\w+\}?)\Z"
+    r"\A(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]*\]|localhost|\*)?"
+    r":(?:\d{1,5}|\$\{?\w+\}?|\$\{\w+:?-\d{1,5}\})\Z"
 )
 #: Options a program listens by (`--port 8000`, `--bind=0.0.0.0:80`); `-p` and `-b` are left
 #: out: other programs spell other things with them (`mkdir -p`, celery's `-b` broker).
 _LISTEN_OPTIONS = frozenset({"--port", "--bind", "--host", "--listen", "--address", "--http"})
 #: Subcommands that start a web server by their name (Django's `runserver`, `app server`).
 _SERVER_SUBCOMMANDS = frozenset({"runserver", "runserver_plus", "server", "serve", "webserver"})
+#: A subcommand named for a server as its last part: `run_api_server`, `run-server`, `api-serve`.
+_SERVER_WORD = re.compile(r"[_-](?:server|serve|webserver)\Z")
 #: Programs that are not an app server whatever their arguments: the fronts and stores check
 #: reads apart (or has no need to), task queues' workers, and the shell's own tools.
 _NOT_APP_SERVERS = frozenset(
@@ -113,6 +116,10 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
         elif rest[0].text in _KEYWORDS and len(rest) > 1:
             rest = rest[1:]  # `then exec python -m app` on an `if` line: the command after it
         elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
+            if not name.endswith((".sh", ".bash")):
+                # `/venv/bin/monkey run_api_server`: a program by its path, whose words may be
+                # its own subcommand, as well as a launcher of the command after it.
+                yield rest
             rest = rest[1:]  # a launcher script running the command after it
         else:
             yield rest
@@ -145,7 +152,7 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
             return f"it takes {option}"
         if _ADDRESS.match(word.text):
             return f"it names the address {word.text}"
-        if index == 0 and word.text in _SERVER_SUBCOMMANDS:
+        if index == 0 and (word.text in _SERVER_SUBCOMMANDS or _SERVER_WORD.search(word.text)):
             return f"its subcommand {word.text!r} starts a server"
     if module and name.split(".")[0] not in _TOOL_MODULES and not args:
         # `python -m openslides_backend`: the project's package run as the program; what it
