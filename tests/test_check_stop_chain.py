@@ -708,3 +708,19 @@ def test_a_shell_form_running_a_process_manager_names_it_as_the_shells_child(
     (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
     assert "PID 1 with supervisord (which runs gunicorn) as its child" in finding.message
     assert finding.fix.endswith("&& exec /usr/bin/supervisord -c /etc/sv.conf")
+
+
+def test_the_exec_fix_of_a_list_goes_before_its_last_command(tmp_path: Path) -> None:
+    """`mwdb configure --quiet basic && /app/.venv/bin/gunicorn` as the script's server line:
+    the fix execs gunicorn, the list's last command (`exec` first would exec the configure
+    step and never start gunicorn); a `;` or `&&` inside quotes is no list."""
+    script = (
+        "#!/bin/sh\necho 'a; b && c'\n"
+        "mwdb configure --quiet basic && /app/.venv/bin/gunicorn -w 2 app:app\n"
+    )
+    image = 'FROM python:3.12-slim\nCOPY start.sh /start.sh\nCMD ["/start.sh"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == (
+        "mwdb configure --quiet basic && exec /app/.venv/bin/gunicorn -w 2 app:app"
+    )

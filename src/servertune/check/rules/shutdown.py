@@ -95,6 +95,10 @@ def _exec_fix(line: str) -> str:
     drops the pipe (the container keeps the output), or, in bash, sends the shell's output
     through a process substitution first. (A `trap` would not do: `$!` of a background
     pipeline is its last command, `tee`, not the server.)"""
+    head, joint, line = _last_of_list(line)
+    if joint:
+        # `configure && gunicorn`: the list's last command is the server; exec goes there.
+        return f"{head} {joint} {_exec_fix(line)}"
     server, bar, rest = line.partition(" | ")
     if not bar:
         return _with_exec(line)
@@ -104,6 +108,35 @@ def _exec_fix(line: str) -> str:
         f"output); or, to keep the file too, in bash: exec > >({rest.strip()}) 2>&1   then   "
         f"{_with_exec(server)}"
     )
+
+
+def _last_of_list(line: str) -> tuple[str, str, str]:
+    """(what comes before, the operator, the last command) of a shell list on one line
+    (`a && b`, `a || b`, `a; b`), operators inside quotes not counted; ("", "", line) for
+    a single command."""
+    quote, cut = "", None
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"':
+                index += 1
+        elif char in "'\"":
+            quote = char
+        elif char == "\\":
+            index += 1
+        elif line.startswith(("&&", "||"), index):
+            cut = (index, 2)
+            index += 1
+        elif char == ";":
+            cut = (index, 1)
+        index += 1
+    if cut is None or not line[cut[0] + cut[1] :].strip():
+        return "", "", line  # (a trailing `;` ends the one command)
+    start, size = cut
+    return line[:start].rstrip(), line[start : start + size], line[start + size :].strip()
 
 
 #: `VAR=value` words before a command (quoted values kept whole): the shell's assignments.
