@@ -316,3 +316,23 @@ def test_a_subshell_group_around_the_server_line_is_read_without_its_parentheses
     (app,) = result.apps
     assert app.keepalive is not None
     assert (app.kind, app.workers.value, app.keepalive.value) == ("gunicorn", 3, 5)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        '["python", "-Xfrozen_modules=off", "-m", "debugpy", "--listen", "0.0.0.0:5678", '
+        '"--wait-for-client", "-m", "uvicorn", "app.main:api", "--port", "8000", "--workers", "3"]',
+        '["python", "-Werror", "-m", "uvicorn", "app.main:api", "--port", "8000", "--workers", "3"]',
+    ],
+)
+def test_python_options_with_attached_values_and_debugpy_run_the_server(
+    tmp_path: Path, cmd: str
+) -> None:
+    """`python -Xfrozen_modules=off -m debugpy --listen ADDR --wait-for-client -m uvicorn ...`
+    (a debug stage's CMD) and `python -Werror -m uvicorn ...`: the interpreter's options with
+    their values attached, and debugpy running the module in the same process, start uvicorn
+    with its 3 workers; they were "no app server found"."""
+    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCMD {cmd}\n")
+    (app,) = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}).apps
+    assert (app.kind, app.workers.value) == ("uvicorn", 3)
