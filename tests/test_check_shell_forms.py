@@ -321,8 +321,11 @@ def test_a_subshell_group_around_the_server_line_is_read_without_its_parentheses
 @pytest.mark.parametrize(
     "cmd",
     [
-        '["python", "-Xfrozen_modules=off", "-m", "debugpy", "--listen", "0.0.0.0:5678", '
-        '"--wait-for-client", "-m", "uvicorn", "app.main:api", "--port", "8000", "--workers", "3"]',
+        (
+            '["python", "-Xfrozen_modules=off", "-m", "debugpy", "--listen", "0.0.0.0:5678", '
+            '"--wait-for-client", "-m", "uvicorn", "app.main:api", "--port", "8000", '
+            '"--workers", "3"]'
+        ),
         '["python", "-Werror", "-m", "uvicorn", "app.main:api", "--port", "8000", "--workers", "3"]',
     ],
 )
