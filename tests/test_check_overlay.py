@@ -245,11 +245,12 @@ def test_a_compose_command_string_is_split_as_compose_splits_it(tmp_path: Path) 
     """`command: sh -c "... gunicorn ... --timeout 600 \\ --workers 8"` as a plain YAML scalar:
     Compose (go-shellwords) takes `\\ ` inside the double quotes as an escaped space, so the
     shell gets `--workers 8` (POSIX shlex kept the backslash and gunicorn refused the word
-    ` --workers`, exit 2): gunicorn with 8 workers."""
+    ` --workers`, exit 2): gunicorn with 8 workers. Other backslashes stay as sh reads them."""
     from servertune.check.compose import shell_words
 
     assert shell_words('sh -c "a && b --t 6 \\ --w 8"') == ["sh", "-c", "a && b --t 6  --w 8"]
     assert shell_words("a 'b \\ c' d\\ e") == ["a", "b \\ c", "d e"]
+    assert shell_words("""sh -c "sed 's/\\r$//' a > b" """) == ["sh", "-c", "sed 's/\\r$//' a > b"]
     root = write(
         tmp_path / "library",
         {
