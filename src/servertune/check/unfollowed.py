@@ -62,6 +62,8 @@ _NOT_APP_SERVERS = frozenset(
         *("celery", "rq", "dramatiq", "huey", "cron", "crond", "sleep", "tail", "echo"),
         *("cat", "cp", "mkdir", "chown", "chmod", "ln", "rm", "test", "true", "printf"),
         *("wait-for-it", "wait-for-it.sh", "dockerize", "nc", "curl", "wget"),
+        # JavaScript's runners: what they serve is no Python app server.
+        *("node", "npm", "npx", "yarn", "pnpm", "bun", "deno"),
     }
 )
 #: Python web frameworks' own commands that serve the app (each framework's CLI docs): the
@@ -86,6 +88,9 @@ _TOOL_MODULES = frozenset(
 )
 #: The shell's keywords before a command on the same line (`if ...; then exec app; fi`).
 _KEYWORDS = frozenset({"then", "else", "do", "{", "!"})
+#: A program in a virtualenv's `bin/` (`/app/.venv/bin/monkey`, `/opt/venv/bin/app`): a
+#: console script of a Python package.
+_CONSOLE_SCRIPT = re.compile(r"(?:\A|/)\.?venv[\w.-]*/bin/[^/]+\Z")
 #: A word that names a script which runs the words after it (`/app/entrypoint.sh cmd`).
 _SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 
@@ -116,9 +121,9 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
         elif rest[0].text in _KEYWORDS and len(rest) > 1:
             rest = rest[1:]  # `then exec python -m app` on an `if` line: the command after it
         elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
-            if not name.endswith((".sh", ".bash")):
-                # `/venv/bin/monkey run_api_server`: a program by its path, whose words may be
-                # its own subcommand, as well as a launcher of the command after it.
+            if _CONSOLE_SCRIPT.search(rest[0].text):
+                # `/venv/bin/monkey run_api_server`: a virtualenv's console script, a Python
+                # program whose next word is its own subcommand, not a command it runs.
                 yield rest
             rest = rest[1:]  # a launcher script running the command after it
         else:
