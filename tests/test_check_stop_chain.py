@@ -713,7 +713,7 @@ def test_a_shell_form_running_a_process_manager_names_it_as_the_shells_child(
 def test_the_exec_fix_of_a_list_goes_before_its_last_command(tmp_path: Path) -> None:
     """`mwdb configure --quiet basic && /app/.venv/bin/gunicorn` as the script's server line:
     the fix execs gunicorn, the list's last command (`exec` first would exec the configure
-    step and never start gunicorn); a `;` or `&&` inside quotes is no list."""
+    step and never start gunicorn); a `;` or `&&` inside quotes or `$(...)` is no list."""
     script = (
         "#!/bin/sh\necho 'a; b && c'\n"
         "mwdb configure --quiet basic && /app/.venv/bin/gunicorn -w 2 app:app\n"
@@ -724,3 +724,8 @@ def test_the_exec_fix_of_a_list_goes_before_its_last_command(tmp_path: Path) -> 
     assert finding.fix == (
         "mwdb configure --quiet basic && exec /app/.venv/bin/gunicorn -w 2 app:app"
     )
+    # A list inside a command substitution is the substitution's: the line is one command.
+    script = "#!/bin/sh\nuv run uvicorn app:app --workers $(nproc --all || echo 4)\n"
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == "exec uv run uvicorn app:app --workers $(nproc --all || echo 4)"

@@ -112,13 +112,17 @@ def _exec_fix(line: str) -> str:
 
 def _last_of_list(line: str) -> tuple[str, str, str]:
     """(what comes before, the operator, the last command) of a shell list on one line
-    (`a && b`, `a || b`, `a; b`), operators inside quotes not counted; ("", "", line) for
-    a single command."""
+    (`a && b`, `a || b`, `a; b`), operators inside quotes or a command substitution
+    (`$(nproc || echo 4)`) not counted; ("", "", line) for a single command."""
     quote, cut = "", None
-    index = 0
+    index, depth = 0, 0  # depth: inside `$( ... )`, whose list is its subshell's
     while index < len(line):
         char = line[index]
-        if quote:
+        if depth:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+        elif line.startswith("$(", index) and quote != "'":
+            depth, index = 1, index + 1
+        elif quote:
             if char == quote:
                 quote = ""
             elif char == "\\" and quote == '"':
