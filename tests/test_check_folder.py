@@ -100,7 +100,8 @@ def test_empty_folder_is_checked_and_clean(tmp_path: Path) -> None:
 
 def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
     """A broken Dockerfile under node_modules, .venv, site-packages, a folder holding
-    pyvenv.cfg, build/ or a path .gitignore names is never read (it would exit 2)."""
+    pyvenv.cfg or a path .gitignore names, a broken script or config in build output (build/,
+    dist/), is never read (it would exit 2)."""
     write(
         tmp_path,
         {
@@ -111,7 +112,8 @@ def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
             "lib/python3.12/site-packages/x/Dockerfile": BROKEN_DOCKERFILE,
             "env/pyvenv.cfg": "home = /usr/bin\n",
             "env/Dockerfile": BROKEN_DOCKERFILE,
-            "build/Dockerfile": BROKEN_DOCKERFILE,
+            "build/lib/pkg/run.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
+            "dist/pkg/gunicorn.conf.py": "workers = (\n",
             "ignored/Dockerfile": BROKEN_DOCKERFILE,
             "run.local.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
         },
@@ -120,6 +122,39 @@ def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
     result = run("--cores", "4", cwd=tmp_path)
     assert result.returncode == 0, result
     assert result.stderr == ""
+
+
+def test_a_build_folder_holding_a_dockerfile_is_the_projects_own(tmp_path: Path) -> None:
+    """`build/web/Dockerfile` (a project's image build folders named build/) is read: build
+    output never holds a Dockerfile, so a build/ or dist/ folder with one within two levels
+    is walked like any other; one without stays skipped."""
+    write(
+        tmp_path,
+        {
+            "build/web/Dockerfile": "FROM python:3.12\nCMD exec gunicorn -w 3 app:app\n",
+            "build/lib/start.sh": GUNICORN_EXEC,
+            "dist/start.sh": GUNICORN_EXEC,
+        },
+    )
+    assert found(tmp_path) == {"build/web/Dockerfile", "build/lib/start.sh"}
+
+
+def test_a_dockerfile_named_without_a_separator_is_told_by_its_first_instruction(
+    tmp_path: Path,
+) -> None:
+    """`DockerfileCelery` and `gui/DockerfileProd` (no `.` or `-` after the name) are
+    Dockerfiles when their first instruction is FROM or ARG; a `DockerfileNotes` whose first
+    line is prose is not."""
+    image = "# the worker\nARG PY=3.12\nFROM python:${PY}\nCMD exec gunicorn -w 2 app:app\n"
+    write(
+        tmp_path,
+        {
+            "DockerfileCelery": image,
+            "gui/DockerfileProd": "FROM node:20\nCMD node server.js\n",
+            "DockerfileNotes": "how we build the image\n",
+        },
+    )
+    assert found(tmp_path) == {"DockerfileCelery", "gui/DockerfileProd"}
 
 
 def test_kinds_told_by_name_and_content(tmp_path: Path) -> None:
@@ -685,6 +720,24 @@ def test_a_platform_building_a_template_dockerfile_is_not_followed(tmp_path: Pat
         n.kind == "not-followed" and n.at.file.name == "fly.toml" and "a template" in n.message
         for n in result.notes
     )
+
+
+def test_template_markers_in_a_shell_quote_do_not_make_a_script_a_template(
+    tmp_path: Path,
+) -> None:
+    """In a shell script, `{{ }}` inside a shell quote is text a command is given (`sed -i
+    "s/{{PORT}}/$PORT/"` fills another file's placeholder): the script is read. A marker where
+    the shell reads words (`--workers {{ workers }}`) still makes a template."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\n# don't render here\n"
+        'sed -i "s/{{PORT}}/$PORT/" /etc/nginx/conf.d/default.conf\n'
+        "sed -i 's|{{'$KEY'}}|'$VALUE'|g' /config/settings.py\n"
+        "exec gunicorn --workers 3 app:app\n"
+    )
+    walk = discover(tmp_path)
+    assert (walk.files, walk.templates) == ((tmp_path / "start.sh",), ())
+    templated = "#!/bin/sh\necho '{{ quoted }}'\nexec gunicorn --workers {{ workers }} app:app\n"
+    assert template_line(templated) == 3
 
 
 def test_template_markers_in_a_dockerfile_run_do_not_make_it_a_template(tmp_path: Path) -> None:

@@ -726,3 +726,40 @@ def test_a_variable_in_an_exec_form_cmd_reaches_the_server_as_written(tmp_path: 
     assert (finding.at.line, finding.severity.name) == (3, "error")
     shell = "FROM python:3.12-slim\nCMD exec gunicorn shop.wsgi --workers ${GUNICORN_WORKERS:-4}\n"
     assert not _rules(_findings(tmp_path, {"Dockerfile": shell}), "exec-form-not-expanded")
+
+
+def test_a_shell_form_running_a_process_manager_names_it_as_the_shells_child(
+    tmp_path: Path,
+) -> None:
+    """`CMD envsubst ... && /usr/bin/supervisord -c /etc/sv.conf`: the shell's child is
+    supervisord, which runs gunicorn; the message names both, and the fix execs supervisord.
+    (`/usr/bin/envsubst` is written with its path, as the image it comes from writes it.)"""
+    files = {
+        "Dockerfile": "FROM python:3.12-slim\nCOPY sv.conf /etc/sv.conf\n"
+        "CMD /usr/bin/envsubst < /etc/t > /etc/o && /usr/bin/supervisord -c /etc/sv.conf\n",
+        "sv.conf": "[supervisord]\nnodaemon=true\n[program:web]\ncommand=gunicorn app:app\n",
+    }
+    (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
+    assert "PID 1 with supervisord (which runs gunicorn) as its child" in finding.message
+    assert finding.fix.endswith("&& exec /usr/bin/supervisord -c /etc/sv.conf")
+
+
+def test_the_exec_fix_of_a_list_goes_before_its_last_command(tmp_path: Path) -> None:
+    """`mwdb configure --quiet basic && /app/.venv/bin/gunicorn` as the script's server line:
+    the fix execs gunicorn, the list's last command (`exec` first would exec the configure
+    step and never start gunicorn); a `;` or `&&` inside quotes or `$(...)` is no list."""
+    script = (
+        "#!/bin/sh\necho 'a; b && c'\n"
+        "mwdb configure --quiet basic && /app/.venv/bin/gunicorn -w 2 app:app\n"
+    )
+    image = 'FROM python:3.12-slim\nCOPY start.sh /start.sh\nCMD ["/start.sh"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == (
+        "mwdb configure --quiet basic && exec /app/.venv/bin/gunicorn -w 2 app:app"
+    )
+    # A list inside a command substitution is the substitution's: the line is one command.
+    script = "#!/bin/sh\nuv run uvicorn app:app --workers $(nproc --all || echo 4)\n"
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == "exec uv run uvicorn app:app --workers $(nproc --all || echo 4)"

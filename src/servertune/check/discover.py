@@ -29,7 +29,7 @@ from servertune.check.commands import dockerfile_name
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
-from servertune.check.template_markers import template_line
+from servertune.check.template_markers import SHEBANG, template_line
 
 __all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -125,6 +125,46 @@ def _ignored(specs: Sequence[tuple[Path, object]], path: Path, is_dir: bool) -> 
     return verdict
 
 
+#: Output folders a build tool names so, which a project also names its image build folders
+#: (`build/web/Dockerfile`): one holding a Dockerfile near its top is the project's own.
+_OUTPUT_DIRECTORIES = frozenset({"build", "dist", "_build"})
+
+
+def _skipped_directory(path: Path) -> bool:
+    """Whether the walk leaves out the folder `path`: dependencies, virtualenvs (a
+    `pyvenv.cfg` whatever the name), caches, VCS data, and build output unless it holds a
+    Dockerfile within two levels (build output never does; a `docker build` folder does)."""
+    if path.name in _OUTPUT_DIRECTORIES:
+        return not _holds_dockerfile(path, depth=2)
+    return path.name in SKIPPED_DIRECTORIES or (path / "pyvenv.cfg").exists()
+
+
+def _holds_dockerfile(folder: Path, depth: int) -> bool:
+    """Whether `folder` or its subfolders down to `depth` levels hold a Dockerfile-family
+    file, looking at a bounded number of entries (a real build output can be huge)."""
+    try:
+        with os.scandir(folder) as scan:
+            entries = [e for _, e in zip(range(_PEEK_ENTRIES), scan, strict=False)]
+    except OSError:
+        return False
+    for entry in entries:
+        name = entry.name.lower()
+        named = name.startswith(("dockerfile", "containerfile")) or name.endswith(
+            (".dockerfile", ".containerfile")
+        )
+        if named and entry.is_file(follow_symlinks=False):
+            return True
+    return depth > 1 and any(
+        _holds_dockerfile(Path(e.path), depth - 1)
+        for e in entries
+        if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED_DIRECTORIES
+    )
+
+
+#: Entries of a build folder looked at for a Dockerfile.
+_PEEK_ENTRIES = 200
+
+
 def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
     """Every file under `root` not ignored, in a stable order; an int for each ignored entry."""
     import pathspec
@@ -151,7 +191,7 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
                 continue  # symlinks, sockets, devices: a walk does not follow them
             relative = path.relative_to(root).as_posix() + ("/" if is_dir else "")
             if (
-                (is_dir and (entry.name in SKIPPED_DIRECTORIES or (path / "pyvenv.cfg").exists()))
+                (is_dir and _skipped_directory(path))
                 or _ignored(specs, path, is_dir)
                 or (excluded is not None and excluded.match_file(relative))
             ):
@@ -188,9 +228,7 @@ _COPY_SUFFIXES = (
 _STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
 
 
-#: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
-#: a chain of words the script reader follows to the program it ends in).
-_SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
+_SHEBANG = SHEBANG
 
 
 #: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and
