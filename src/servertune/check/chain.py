@@ -143,6 +143,9 @@ class Service:
     #: The other names its container answers to on its networks: `networks.*.aliases` and
     #: `container_name` (Docker's DNS resolves each to it, as it resolves the service's name).
     aliases: tuple[str, ...] = ()
+    #: It joins another network namespace (`network_mode: host`, `service:X`, `container:X`):
+    #: its loopback is not its own (`namespaces`).
+    network_shared: bool = False
 
 
 @dataclass(frozen=True)

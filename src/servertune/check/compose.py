@@ -712,9 +712,17 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
+        mode = service.get("network_mode")
         found.append(
             Service(
-                path, str(key.value), mounts, dockerfile, _literal_env(service), _aliases(service)
+                path,
+                str(key.value),
+                mounts,
+                dockerfile,
+                _literal_env(service),
+                _aliases(service),
+                # `none` and `bridge` leave it a namespace of its own.
+                network_shared=mode is not None and (mode.text() or "") not in ("none", "bridge"),
             )
         )
     return tuple(found)
