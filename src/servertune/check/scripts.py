@@ -42,6 +42,7 @@ from servertune.check.commands import (
     dockerfile_name,
     expand_known,
     expand_shell,
+    in_directory,
     program_name,
     read_command,
     server_command,
@@ -67,6 +68,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
+from servertune.check.script_folder import own_folder
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
@@ -653,6 +655,9 @@ def read_script(
                 arguments = arguments[int(count) :] if count.isdigit() else None
     making.collect()
     find_config = making.find_config()
+    if find_config is not None and making.directory is not None:
+        # `cd "$(dirname "$0")"` then `exec ./run_web.sh`: a path relative to where it moved.
+        find_config = in_directory(making.directory, find_config)
     if not commands:
         with runtime_files.made_here(making.made):
             return _handed_over(
@@ -686,8 +691,13 @@ def read_script(
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
     """The working directory after `cd ARGS` from `current` (None: the one the script
-    started in): a folder written out or set in a variable, absolute or below a known one;
-    None when not known (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    started in): a folder written out or set in a variable, absolute or below a known one,
+    or the script's own folder in the image (`cd "$(dirname "$0")"`); None when not known
+    (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    # (`` cd `dirname $0` `` is one word to the shell, however the line was split here.)
+    own = own_folder(args[0].at.file, " ".join(a.text for a in args)) if args else None
+    if own is not None:
+        return own
     if len(args) != 1 or not args[0].text or args[0].text.startswith(("-", "~")):
         return None
     folder: str | None = args[0].text
