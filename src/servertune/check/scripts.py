@@ -655,9 +655,6 @@ def read_script(
                 arguments = arguments[int(count) :] if count.isdigit() else None
     making.collect()
     find_config = making.find_config()
-    if find_config is not None and making.directory is not None:
-        # `cd "$(dirname "$0")"` then `exec ./run_web.sh`: a path relative to where it moved.
-        find_config = in_directory(making.directory, find_config)
     if not commands:
         with runtime_files.made_here(making.made):
             return _handed_over(
@@ -828,9 +825,13 @@ class _Making:
             collected.extend(self.looped)
 
     def find_config(self) -> FindConfig | None:
-        if self.base is None or not self.made:
-            return self.base
-        return runtime_files.finding(self.made, self.base)
+        found = self.base
+        if found is not None and self.made:
+            found = runtime_files.finding(self.made, found)
+        if found is not None and self.directory is not None:
+            # `cd "$(dirname "$0")"` then `exec ./run_web.sh`: relative to where it moved.
+            found = in_directory(self.directory, found)
+        return found
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
