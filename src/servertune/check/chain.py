@@ -70,6 +70,8 @@ def normalise(address: str) -> tuple[str, str]:
     if not colon:  # nginx `server app:80` is written with a port; a bare name means its scheme's
         host, port = address, default_port
     host = "127.0.0.1" if host in ("localhost", "[::1]", "::1") else host
+    if host.endswith(".") and not host.endswith(".."):
+        host = host[:-1]  # `mwdb.:8080`: a fully qualified name, the same name as `mwdb`
     return (host, port)  # `:8080` (gunicorn's bind on every address): host "", a wildcard
 
 
@@ -143,6 +145,9 @@ class Service:
     #: The other names its container answers to on its networks: `networks.*.aliases` and
     #: `container_name` (Docker's DNS resolves each to it, as it resolves the service's name).
     aliases: tuple[str, ...] = ()
+    #: It joins another network namespace (`network_mode: host`, `service:X`, `container:X`):
+    #: its loopback is not its own (`namespaces`).
+    network_shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -345,10 +350,13 @@ class Stacks:
         first = files[0]
         running = [s for s in self.mounting([first]) if self.reads(s, first)]
         unbuilt = self._unbuilt_image()
+        # The container's environment is its image's `ENV`, then the service's over it.
+        image_env: dict[tuple[Path, str], dict[str, str]] = {}
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
                 running.append(service)
+                image_env[(service.file, service.name)] = dict(image.env)
         values: dict[str, set[str]] = {}
         real = _real(first)
         for service in running:
@@ -360,7 +368,8 @@ class Stacks:
                 for path, environment in r.templates
                 if path == real
             ]
-            for name, value in rendered[0] if len(rendered) == 1 else service.environment:
+            given = image_env.get((service.file, service.name), {}) | dict(service.environment)
+            for name, value in rendered[0] if len(rendered) == 1 else given.items():
                 values.setdefault(name, set()).add(value)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
 

@@ -579,7 +579,7 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     with collect_notes():  # the file's own reading notes what it names, and its errors
         try:
             # As its reading takes them: `dockerfile: "Dockerfile.django-${OS:-debian}"`.
-            _interpolate_all(documents[0].node, {**_dotenv(path), **os.environ}, path, set())
+            _interpolate_all(documents[0].node, _shell_environment(path), path, set())
         except CheckInputError:
             return ()
     services = documents[0].get("services")
@@ -672,6 +672,11 @@ def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[st
     return runs
 
 
+#: `${PWD}` / `$PWD` in a mount's host path: where `docker compose` runs, the compose file's
+#: folder (`_shell_environment`).
+_PWD = re.compile(r"\$\{PWD\}|\$PWD(?![A-Za-z0-9_])")
+
+
 def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:
     """The service's bind mounts of files here, as (host path, container path, line): the
     short syntax `./nginx.conf:/etc/nginx/nginx.conf:ro` and the long one (`type: bind`,
@@ -692,6 +697,7 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
             if len(parts) < 2:
                 continue  # an anonymous volume: a container path only
             host, inside = parts[0], parts[1]
+        host = _PWD.sub(lambda _: str(path.parent.absolute()), host)  # `${PWD}/nginx.conf`
         if not host.startswith((".", "/", "~")) or not inside.startswith("/"):
             continue
         if host.startswith("~"):
@@ -763,9 +769,17 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
+        mode = service.get("network_mode")
         found.append(
             Service(
-                path, str(key.value), mounts, dockerfile, _literal_env(service), _aliases(service)
+                path,
+                str(key.value),
+                mounts,
+                dockerfile,
+                _literal_env(service),
+                _aliases(service),
+                # `none` and `bridge` leave it a namespace of its own.
+                network_shared=mode is not None and (mode.text() or "") not in ("none", "bridge"),
             )
         )
     return tuple(found)
@@ -886,6 +900,13 @@ def _outside_references(root: _Node, services: _Node, path: Path) -> None:
             )
 
 
+def _shell_environment(path: Path) -> dict[str, str]:
+    """What compose interpolates the file `path` with: the `.env` beside it, then the shell's
+    environment over it, whose `PWD` is where `docker compose` runs, taken as the compose
+    file's own folder (as the file is run from there), never the folder check runs in."""
+    return {**_dotenv(path), **os.environ, "PWD": str(path.parent.absolute())}
+
+
 def _dotenv(path: Path) -> dict[str, str]:
     dotenv = path.parent / ".env"
     if resolve.admit(dotenv, ".env", Location(path), "the .env beside it") is None:
@@ -902,7 +923,7 @@ def _other_services(path: Path) -> _Node | None:
     found = overlay.services_in(path)
     if found is None or _expanded_size(found.node, {}) > MAX_EXPANDED_NODES:
         return None
-    _interpolate_all(found.node, {**_dotenv(path), **os.environ}, path, set())
+    _interpolate_all(found.node, _shell_environment(path), path, set())
     return found
 
 
@@ -915,7 +936,7 @@ def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _No
         return services
     # The base's values interpolated as its own reading does (its `.env` is the same: they
     # are in one folder), then the overlay's services merged over its.
-    _interpolate_all(base_services.node, {**_dotenv(base), **os.environ}, base, set())
+    _interpolate_all(base_services.node, _shell_environment(base), base, set())
     lines[base] = read_text(base).splitlines()
     return overlay.merged_services(path, services, base, base_services)
 
@@ -940,7 +961,7 @@ def read_compose(
     documents = _documents(path, text)
     if not documents:
         raise CheckInputError(f"{path}: empty compose file")
-    lookup = {**_dotenv(path), **os.environ}
+    lookup = _shell_environment(path)
     root = documents[0]
     if _expanded_size(root.node, {}) > MAX_EXPANDED_NODES:
         raise CheckInputError(

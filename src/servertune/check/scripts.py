@@ -42,6 +42,7 @@ from servertune.check.commands import (
     dockerfile_name,
     expand_known,
     expand_shell,
+    in_directory,
     program_name,
     read_command,
     server_command,
@@ -67,6 +68,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
+from servertune.check.script_folder import own_folder
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
@@ -796,8 +798,13 @@ def _without_development_switch(
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
     """The working directory after `cd ARGS` from `current` (None: the one the script
-    started in): a folder written out or set in a variable, absolute or below a known one;
-    None when not known (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    started in): a folder written out or set in a variable, absolute or below a known one,
+    or the script's own folder in the image (`cd "$(dirname "$0")"`); None when not known
+    (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    # (`` cd `dirname $0` `` is one word to the shell, however the line was split here.)
+    own = own_folder(args[0].at.file, " ".join(a.text for a in args)) if args else None
+    if own is not None:
+        return own
     if len(args) != 1 or not args[0].text or args[0].text.startswith(("-", "~")):
         return None
     folder: str | None = args[0].text
@@ -928,9 +935,13 @@ class _Making:
             collected.extend(self.looped)
 
     def find_config(self) -> FindConfig | None:
-        if self.base is None or not self.made:
-            return self.base
-        return runtime_files.finding(self.made, self.base)
+        found = self.base
+        if found is not None and self.made:
+            found = runtime_files.finding(self.made, found)
+        if found is not None and self.directory is not None:
+            # `cd "$(dirname "$0")"` then `exec ./run_web.sh`: relative to where it moved.
+            found = in_directory(self.directory, found)
+        return found
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
