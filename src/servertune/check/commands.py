@@ -57,6 +57,7 @@ __all__ = [
     "server_command",
     "shell_commands",
     "without_comments",
+    "wrapped",
 ]
 
 #: The servers whose command lines `check` reads.
@@ -101,6 +102,17 @@ WRAPPERS: dict[str, int] = {
     # coreutils' `timeout DURATION cmd`.
     "sudo": 0,
     "timeout": 1,
+}
+#: The options of WRAPPERS written with their value as the next word (`nice -n 10 su ...`,
+#: `timeout -s KILL 30 ...`, `env -u NAME ...`): the value is no program the wrapper runs.
+WRAPPER_VALUED: dict[str, frozenset[str]] = {
+    "nice": frozenset({"-n", "--adjustment"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "sudo": frozenset({"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-R", "-U"}),
+    "chpst": frozenset({"-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p"}),
+    "tini": frozenset({"-p", "-e"}),
+    "dumb-init": frozenset({"-r", "--rewrite"}),
 }
 #: How many folders above the file naming it a `-c python:module` config is looked for.
 _MODULE_LEVELS = 3
@@ -474,11 +486,20 @@ def _shell_after(words: list[Word], name: str) -> list[Word] | None:
     """The words from the shell a process wrapper runs (`tini -- bash /entrypoint.sh
     gunicorn`, whose `gunicorn` is the script's argument, not a gunicorn started with no
     options); None when the wrapper runs no shell."""
-    after = words[1:]
-    while after and after[0].text.startswith("-"):
-        after = after[1:]
-    after = after[WRAPPERS[name] :]
+    after = wrapped(words, name)
     return after if after and program_name(after[0].text) in SHELLS else None
+
+
+def wrapped(words: Sequence[Word], name: str) -> list[Word]:
+    """The command the wrapper `words[0]` (named `name`) runs: the words after its options,
+    their values (WRAPPER_VALUED) and its own positional words (`gosu USER`)."""
+    after = list(words[1:])
+    valued = WRAPPER_VALUED.get(name, frozenset())
+    while after and after[0].text.startswith("-") and after[0].text != "--":
+        after = after[2:] if after[0].text in valued else after[1:]
+    if after and after[0].text == "--":
+        after = after[1:]
+    return after[WRAPPERS[name] :]
 
 
 def server_command(words: Sequence[Word]) -> ServerCommand | None:
@@ -512,10 +533,9 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         if name in WRAPPERS:
             index = _server_of(words[1:])
             if index is None:
-                # `exec env VAR=1 gunicorn`: assignments after a wrapper
-                rest = words[1:]
-                while rest and rest[0].text.startswith("-"):
-                    rest = rest[1:]
+                # `exec env VAR=1 gunicorn`: assignments after a wrapper; `nice -n 5 su
+                # app -c CMD`: a shell or another user's shell after one
+                rest = wrapped(words, name)
                 if rest and (
                     _ASSIGNMENT.match(rest[0].text)
                     or program_name(rest[0].text) in SHELLS | _SWITCH_USER

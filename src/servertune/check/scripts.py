@@ -48,6 +48,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
     without_comments,
+    wrapped,
 )
 from servertune.check.jinja import with_templates
 from servertune.check.makefile import MakeRecipe, make_recipe
@@ -2052,11 +2053,7 @@ def run_words(
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.
     while rest and program_name(rest[0].text) in WRAPPERS:
-        takes = WRAPPERS[program_name(rest[0].text)]
-        rest = rest[1:]
-        while rest and rest[0].text.startswith("-"):
-            rest = rest[1:]
-        rest = rest[takes:]
+        rest = wrapped(rest, program_name(rest[0].text))  # `nice -n 5 /start.sh`
     if rest and program_name(rest[0].text) in SHELLS:
         rest = rest[1:]
         while rest and rest[0].text.startswith("-"):
@@ -2173,11 +2170,7 @@ def _unwrapped(words: list[Word]) -> list[Word]:
     """`words` past the process wrappers before the program (`tini --`, `gosu app`)."""
     rest = words
     while rest and program_name(rest[0].text) in WRAPPERS:
-        takes = WRAPPERS[program_name(rest[0].text)]
-        rest = rest[1:]
-        while rest and rest[0].text.startswith("-"):
-            rest = rest[1:]
-        rest = rest[takes:]
+        rest = wrapped(rest, program_name(rest[0].text))
     return rest
 
 

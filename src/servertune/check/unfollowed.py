@@ -27,6 +27,7 @@ from servertune.check.commands import (
     Word,
     program_name,
     shell_commands,
+    wrapped,
 )
 from servertune.check.model import NotFollowed
 
@@ -114,10 +115,7 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
                 return
             rest = [w for w in rest[1:] if not w.text.startswith("-")]
         elif name in WRAPPERS:
-            rest = rest[1:]
-            while rest and rest[0].text.startswith("-") and rest[0].text != "--":
-                rest = rest[1:]
-            rest = rest[WRAPPERS[name] :]
+            rest = wrapped(rest, name)
         elif rest[0].text in _KEYWORDS and len(rest) > 1:
             rest = rest[1:]  # `then exec python -m app` on an `if` line: the command after it
         elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
