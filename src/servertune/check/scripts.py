@@ -20,6 +20,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -70,6 +71,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import own_folder
+from servertune.check.shell_values import numeric_test, own_values
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
@@ -1504,6 +1506,12 @@ def _fixed_variables(
         for name, value in env.items()
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in assigned
     }
+    # The script's own names set once from the environment with its default (`w=${W:-1}`).
+    counts = Counter(_ASSIGNED.findall(written))
+    read = {w for rest in _READ.findall(written) for w in re.findall(r"\w+", rest)}
+    once = {n for n, c in counts.items() if c == 1 and n not in read}
+    top = [(line.first, line.words) for line in lines]
+    fixed.update(own_values(top, text.splitlines(), env, once))
     return fixed, frozenset(unknown)
 
 
@@ -1730,6 +1738,9 @@ class _Branches:
         if "&&" in text or ";" in text or len(span) != text.count("||") + 1:
             return None
         values = [_argument_test(words, known) for words in span]
+        values = [
+            numeric_test(w, known) if v is None else v for w, v in zip(span, values, strict=True)
+        ]
         if None in values:
             return None
         return any(values)
