@@ -548,6 +548,7 @@ def _read_all(
 ) -> tuple[Reading, list[FileError]]:
     """Every file's reading; a file that cannot be read is an error of its own and the rest are
     still read (as linters do: one template must not hide the other files' findings)."""
+    from servertune.check.config_maps import config_maps_of_run
     from servertune.check.front_start import fronts_of_run
     from servertune.check.images import images_of_run, read_images
     from servertune.check.nginx import mounts_of_run, read_started_nginx
@@ -561,6 +562,7 @@ def _read_all(
             images_of_run(images, _builds(paths)),
             mounts_of_run(paths),
             fronts_of_run(paths, images),
+            config_maps_of_run(paths),
         ):
             reading, errors = _read_each(paths, env, kind)
     finally:

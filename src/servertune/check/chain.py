@@ -587,9 +587,9 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
-                if passing.annotations:
-                    # An Ingress: its backend is a Service, reached as the cluster routes it;
-                    # the Service's port line is the server it passes to.
+                if passing.annotations or config.in_cluster:
+                    # An Ingress (or a pod's nginx): its backend is a Service, reached as the
+                    # cluster routes it; the Service's port line is the server it passes to.
                     services = stacks.kube_services if stacks else ()
                     for port, app in _through_service(server.value, speaking, services):
                         links.append(Link(config, passing, upstream, port, app))

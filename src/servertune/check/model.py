@@ -420,6 +420,9 @@ class NginxConfig:
     #: rendered by envsubst where the container starts): only for linking, once rendered
     #: with the front's environment; never judged as written.
     templated_passes: tuple[PassTarget, ...] = ()
+    #: Read from a ConfigMap a pod mounts (`config_maps`): a host name it passes to is
+    #: resolved by the cluster's DNS, so it reaches a Kubernetes Service, never a compose one.
+    in_cluster: bool = False
 
 
 @dataclass(frozen=True)
