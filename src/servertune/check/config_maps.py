@@ -112,14 +112,31 @@ def _mounted(pod: _Node, container: _Node, maps: dict[str, _Node]) -> dict[str, 
     return held
 
 
-def mounted_nginx(pod: _Node, container: _Node, maps: dict[str, _Node]) -> tuple[NginxConfig, ...]:
-    """The nginx configs `container` mounts from ConfigMaps at nginx's paths: the main file,
-    or (without one) each `*.conf` of its include folders, each read with the other files
-    mounted there as what its `include`s name. One that does not parse is noted, never a
-    reason to refuse the manifest that mounts it."""
+def mounted_nginx(path: Path, text: str) -> tuple[NginxConfig, ...]:
+    """The nginx configs the containers of the manifests in `path` mount from ConfigMaps at
+    nginx's paths: the main file, or (without one) each `*.conf` of its include folders, each
+    read with the other files mounted there as what its `include`s name. One that does not
+    parse is noted, never a reason to refuse the manifest that mounts it."""
+    from servertune.check.kubernetes import WORKLOAD_KINDS, _config_maps, _documents, _objects
+
+    objects = list(_objects(_documents(path, text)))
+    maps = _config_maps(objects)
+    configs: list[NginxConfig] = []
+    for obj in objects:
+        kind = obj.get("kind")
+        pod_path = WORKLOAD_KINDS.get((kind.text() if kind else None) or "")
+        pod = obj.get(*pod_path) if pod_path is not None else None
+        if pod is None:
+            continue
+        for container in pod.each("containers"):
+            configs.extend(_container_nginx(_mounted(pod, container, maps)))
+    return tuple(configs)
+
+
+def _container_nginx(held: dict[str, _Node]) -> list[NginxConfig]:
+    """The nginx configs among the files a container mounts (container path -> value)."""
     from servertune.check.nginx import read_started_nginx
 
-    held = _mounted(pod, container, maps)
     files = {inside: _config_file(value) for inside, value in held.items()}
     wanted = [NGINX_MAIN] if str(NGINX_MAIN) in files else []
     wanted = wanted or [
@@ -136,11 +153,13 @@ def mounted_nginx(pod: _Node, container: _Node, maps: dict[str, _Node]) -> tuple
     for inside in wanted:
         config = files[str(inside)]
         try:
-            configs.append(replace(read_started_nginx(config, str(inside), find), in_cluster=True))
+            read = read_started_nginx(config, str(inside), find)
         except CheckInputError as why:
             at = Location(config.file, config.first_line)
             note("not-followed", at, f"{at}: not followed: nginx's {inside}: {why}")
-    return tuple(configs)
+            continue
+        configs.append(replace(read, in_cluster=True))
+    return configs
 
 
 def _config_file(value: _Node) -> ConfigFile:

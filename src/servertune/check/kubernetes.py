@@ -775,8 +775,6 @@ def read_manifests(
     path: Path, text: str, env: Mapping[str, str] | None = None
 ) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
     """The app servers the manifests' containers start, each with its container."""
-    from servertune.check.config_maps import mounted_nginx
-
     del env  # a container's environment is the manifest's, not this shell's
     objects = list(_objects(_documents(path, text)))
     maps = _config_maps(objects)
@@ -784,7 +782,6 @@ def read_manifests(
     balanced = _load_balancers(objects)
     services = [o for o in objects if _kind(o) == "Service"]
     apps: list[AppServer] = []
-    mounted: list[NginxConfig] = []  # nginx configs the containers mount from ConfigMaps
     for obj in objects:
         kind = obj.get("kind")
         pod_path = WORKLOAD_KINDS.get((kind.text() if kind else None) or "")
@@ -795,7 +792,6 @@ def read_manifests(
             continue
         replicas = obj.get("spec", "replicas")
         for container in pod.each("containers"):
-            mounted.extend(mounted_nginx(pod, container, maps))
             env, env_at = _environment(container, maps)
             argv = _command(container, env)
             unresolved: tuple[Setting[str], ...] = ()
@@ -841,7 +837,7 @@ def read_manifests(
             )
             app = replace(app, unresolved=app.unresolved + unresolved)
             apps.append(_with_container(app, box))
-    return tuple(apps), tuple(mounted)
+    return tuple(apps), ()
 
 
 def _linked_image(container: _Node, path: Path) -> Image | None:

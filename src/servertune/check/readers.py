@@ -96,12 +96,13 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
 
     check_references(path, text)  # a kustomization's files: never followed, outside never read
     apps, nginx = read_manifests(path, text, env)
+    from servertune.check.config_maps import mounted_nginx
     from servertune.check.ingress import ingress_fronts
     from servertune.check.kubernetes import image_containers
 
     return Reading(
         apps=apps,
-        nginx=nginx + ingress_fronts(path, text),
+        nginx=nginx + ingress_fronts(path, text) + mounted_nginx(path, text),
         image_containers=image_containers(path, text),
     )
 
