@@ -61,3 +61,26 @@ def test_wrapper_option_values_are_not_the_script_it_runs(tmp_path: Path) -> Non
         assert chains(check_folder(root), root) == [
             (["Dockerfile:3", "start.sh:2", "uwsgi.ini:3"], "uwsgi", 4)
         ], name
+
+
+def test_background_fix_keeps_the_pid_variable_the_line_already_sets(tmp_path: Path) -> None:
+    """`nice -n 5 su - app -c "exec uwsgi ..." & pid=$!` with no trap: the fix writes the
+    line once with its own `pid=$!` and traps `$pid` (not `... & pid=$! & APP_PID=$!`)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY . /app\nENTRYPOINT ["/app/start.sh"]\n',
+            "start.sh": (
+                '#!/bin/sh\nnice -n 5 su - app -c "exec uwsgi --ini /app/uwsgi.ini" & pid=$!\n'
+                "wait\n"
+            ),
+            "uwsgi.ini": UWSGI_INI,
+        },
+    )
+    (finding,) = [
+        f for f in check_folder(root).findings if f.rule == "background-server-without-trap"
+    ]
+    assert finding.fix.startswith(
+        'nice -n 5 su - app -c "exec uwsgi --ini /app/uwsgi.ini" & pid=$!   then   '
+        "trap 'kill -TERM $pid' TERM INT"
+    )

@@ -372,6 +372,10 @@ _DOCKER_MULTI_SERVICE = (
 )
 
 
+#: `& pid=$!` after a backgrounded command: the script keeps the server's pid in `pid`.
+_PID_KEPT = re.compile(r"&\s*(?P<name>[A-Za-z_]\w*)=\$!\s*;?\s*\Z")
+
+
 @check_rule(
     "background-server-without-trap",
     Severity.warning,
@@ -384,15 +388,19 @@ def background_server_without_trap(rule: Rule, c: Context) -> Iterator[Finding]:
         line = app.backgrounded
         if line is None or app.reloads is not None:
             continue
+        # A line that keeps the pid itself (`cmd & pid=$!`): the fix keeps its name.
+        kept = _PID_KEPT.search(line.value)
+        pid = kept["name"] if kept else "APP_PID"
+        written = line.value[: kept.start()] if kept else line.value
         # In the foreground of its own `&`, not daemonized: `$!` is then the server's pid.
-        started = " ".join(w for w in line.value.rstrip("&").split() if w not in ("-D", "--daemon"))
+        started = " ".join(w for w in written.rstrip("&").split() if w not in ("-D", "--daemon"))
         yield rule.finding(
             line.at,
             f"the script starts {app.kind} in the background ({_shown(line.value)}) and has no "
             "`trap`: SIGTERM from `docker stop` or a rollout goes to PID 1 (the shell, or the "
             f"process it execs last), never to {app.kind}, which is SIGKILLed with the "
             "container, cutting its requests in flight",
-            f"{started} & APP_PID=$!   then   trap 'kill -TERM $APP_PID' TERM INT   and the "
+            f"{started} & {pid}=$!   then   trap 'kill -TERM ${pid}' TERM INT   and the "
             "other process in the background too, with `wait` last (bash runs a trap only "
             "between commands, and `wait` returns for it); or a process manager (supervisord) "
             "that stops each program with its own signal",
