@@ -183,3 +183,42 @@ def test_a_service_passing_no_argument_takes_the_first_argument_s_default(
     )
     started = [chain[0] for chain, _, _ in chains(check_folder(root), root)]
     assert started == ["compose.yaml:2"]
+
+
+#: An entrypoint that keeps its arguments in a variable and lets `eval echo` expand them.
+_EVAL_ARGUMENTS = """\
+#!/bin/bash
+set -e
+args="$@"
+if [[ $args =~ ^uvicorn.* ]]; then
+    exec $(eval echo "$args")
+else
+    exec uvicorn app.main:app $(eval echo "$args")
+fi
+"""
+
+
+def test_arguments_kept_in_a_variable_reach_the_server_through_eval_echo(tmp_path: Path) -> None:
+    """`args="$@"` then `uvicorn app $(eval echo "$args")`: the image's one-word CMD is
+    expanded from its ENV and split as eval does, so uvicorn is read with 3 workers on
+    0.0.0.0:8000 and keep-alive 30, once, not with its defaults (1 on 127.0.0.1:8000)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nCOPY bin/entrypoint.sh /entrypoint.sh\n"
+                "ENV APP_HOST=0.0.0.0\nENV APP_WORKERS=3\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+                'CMD ["--workers ${APP_WORKERS} --host ${APP_HOST} --port 8000 '
+                '--reload --timeout-keep-alive 30"]\n'
+            ),
+            "bin/entrypoint.sh": _EVAL_ARGUMENTS,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:5", "bin/entrypoint.sh:7"], "uvicorn", 3)]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    assert app.keepalive is not None
+    assert app.keepalive.value == 30
+    assert not [n for n in result.notes if n.kind == "unresolved-variable"]

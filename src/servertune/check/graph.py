@@ -96,7 +96,9 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     goes, with its config-not-found note (the longer chain found the config), and no file a
     launch goes through is said to start no server."""
     chains = [set(chain_files(a)) for a in apps]
-    read_at = [_settings_at(a) for a in apps]
+    # Words the shorter reading could not expand (`"$@"` of a script read without its
+    # caller's arguments) are no setting of its own: the longer chain gives them.
+    read_at = [_settings_at(a) - {s.at for s in a.unresolved} for a in apps]
 
     def reached(index: int) -> bool:
         app = apps[index]
@@ -108,8 +110,9 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             # program, on its own lines, is another process the longer chain does not start).
             and bool(read_at[index] & read_at[j] or not read_at[index])
             # A longer chain that makes it a developer's `--reload` server (a dev compose
-            # file's environment) is another run than the image's own, which is kept.
-            and (other.reloads is None or app.reloads is not None)
+            # file's environment) is another run than the image's own, which is kept; an
+            # image whose own CMD reloads is that image's run all the same.
+            and (other.reloads is None or app.reloads is not None or other.container is None)
             and (
                 len(chains[j]) > len(chains[index])
                 or (len(chains[j]) == len(chains[index]) and other.container is not None)

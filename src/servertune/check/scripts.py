@@ -632,6 +632,7 @@ def read_script(
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
         words = _positional_values(_argument_slices(words, arguments), arguments)
+        words = _echoed_arguments(words, arguments, environment)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             if found.directory is None and making.directory is not None:
@@ -1727,6 +1728,39 @@ def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     except ValueError:
         return words
     return [Word(w, words[0].at) for w in split]
+
+
+#: `$(eval echo "$args")`, `$(eval echo $@)`: the words a variable (or the script's own
+#: arguments) holds, expanded and split once more by `eval`.
+_EVAL_ECHO = re.compile(
+    r'\A\$\(\s*eval\s+echo\s+"?\$(?:\{(?P<braced>[\w@*]+)\}|(?P<plain>[\w@*]+))"?\s*\)\Z'
+)
+
+
+def _echoed_arguments(
+    words: list[Word], arguments: list[Word] | None, env: Mapping[str, str]
+) -> list[Word]:
+    """`args="$@"` then `uvicorn app $(eval echo "$args")`: the script's arguments (an image's
+    `CMD ["--workers ${WORKERS} --host ${HOST}"]`), each expanded from the variables known
+    here (the image's ENV) and split into words, as eval does; `"$@"` when the arguments are
+    known only to the caller, so the server's defaults are never read as the values."""
+    out: list[Word] = []
+    for word in words:
+        found = _EVAL_ECHO.match(word.text)
+        name = (found["braced"] or found["plain"]) if found is not None else ""
+        if not name or (name not in ("@", "*") and f"{name}[$@]" not in env):
+            out.append(word)
+            continue
+        if arguments is None:
+            out.append(Word("$@", word.at))
+            continue
+        for argument in arguments:
+            try:
+                split = shlex.split(expand_known(argument.text, env))
+            except ValueError:
+                split = [argument.text]
+            out.extend(Word(w, argument.at) for w in split)
+    return out
 
 
 _EXECLINE = re.compile(r"#!\S*\bexeclineb\b")
