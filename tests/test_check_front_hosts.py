@@ -209,3 +209,71 @@ def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
             "nginx/default.conf:19",
         ]
     }
+
+
+#: A backend image with a development and a production stage, and a second service's image.
+_BACKEND_STAGES = """\
+FROM python:3.12-slim AS core
+WORKDIR /app
+COPY . /app
+
+FROM core AS backend-development
+CMD ["uvicorn", "app.asgi:app", "--host", "0.0.0.0", "--port", "8000", "--reload"]
+
+FROM core AS backend-production
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "90", "app.wsgi"]
+"""
+_SUMMARY = """\
+FROM python:3.12-slim AS production
+WORKDIR /app
+CMD ["uvicorn", "summary.main:app", "--host", "0.0.0.0", "--port", "8000"]
+"""
+
+
+def _template(upstream: str, variable: str) -> str:
+    return (
+        f"upstream {upstream} {{\n    server ${{{variable}}}:8000 fail_timeout=0;\n}}\n"
+        "server {\n    listen 8083;\n    location / {\n"
+        f"        proxy_pass http://{upstream};\n    }}\n}}\n"
+    )
+
+
+def test_templated_host_joins_the_one_production_starter_its_names_name(tmp_path: Path) -> None:
+    """`upstream meet_backend { server ${BACKEND_INTERNAL_HOST}:8000; }` in an envsubst
+    template, the host set nowhere here: `backend` names the `backend-production` stage's
+    gunicorn, the one production starter so named on port 8000; the summary image's uvicorn
+    on the same port is not joined, nor is the development stage's `--reload` server."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _BACKEND_STAGES,
+            "src/summary/Dockerfile": _SUMMARY,
+            "docker/production/default.conf.template": _template(
+                "meet_backend", "BACKEND_INTERNAL_HOST"
+            ),
+        },
+    )
+    assert _fronts(root) == {
+        "Dockerfile": ["docker/production/default.conf.template:7"],
+        "src/summary/Dockerfile": [],
+    }
+    assert _port_alone(root) == []
+
+
+def test_templated_host_its_names_do_not_name_lists_the_candidates(tmp_path: Path) -> None:
+    """`server ${UPSTREAM_HOST}:8000` in `upstream main`: no word names a starter, so nothing
+    is joined by the port, and the not-followed note names the two production starters on
+    8000 it could be."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _BACKEND_STAGES,
+            "src/summary/Dockerfile": _SUMMARY,
+            "docker/production/default.conf.template": _template("main", "UPSTREAM_HOST"),
+        },
+    )
+    assert _fronts(root) == {"Dockerfile": [], "src/summary/Dockerfile": []}
+    (note,) = [n for n in check_folder(root).notes if "by the port alone" in n.message]
+    assert "candidates: " in note.message
+    assert "Dockerfile:" in note.message
+    assert "src/summary/Dockerfile:" in note.message
