@@ -575,3 +575,52 @@ def test_a_scripts_positional_parameter_is_the_commands_word(tmp_path: Path) -> 
     result = check_folder(tmp_path)
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["0.0.0.0:80"]
+
+
+_DISPATCH_ON_FIRST = """\
+#!/bin/bash
+set -euo pipefail
+if [[ "$1" = 'webserver' ]]; then
+    uvicorn app:app --reload --host 0.0.0.0
+elif [[ "$1" = 'webserver-prod' ]]; then
+    uvicorn app:app --host 0.0.0.0 --workers 4
+else
+    exec "$@"
+fi
+"""
+
+
+def test_a_branch_on_the_first_argument_no_file_gives_is_named_as_assumed(
+    tmp_path: Path,
+) -> None:
+    """An image whose ENTRYPOINT dispatches on "$1" and which sets no CMD (the deployment
+    passes `webserver-prod`, in no file read): the server read is the `elif` branch's, and
+    the launch graph names that branch as assumed, in text and JSON; with a compose
+    `command: webserver-prod` the argument is known and nothing is assumed."""
+    from servertune.check.graph import describe, launch_json, launches
+
+    files = {
+        "Dockerfile": (
+            'FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n'
+        ),
+        "entrypoint.sh": _DISPATCH_ON_FIRST,
+    }
+    root = write(tmp_path / "alone", files)
+    result = check_folder(root)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert "entrypoint.sh:6 (branch assumed: line 5 `elif [[ \"$1\" = 'webserver-prod' ]]`)" in (
+        describe(launch)
+    )
+    assert launch_json(launch)["assumed_branch"]["line"] == 5
+    root = write(
+        tmp_path / "given",
+        {**files, "compose.yaml": "services:\n  web:\n    build: .\n    command: webserver-prod\n"},
+    )
+    result = check_folder(root)
+    told = [
+        launch
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    ]
+    assert [describe(launch).count("branch assumed") for launch in told] == [0]
+    assert [launch.app.workers.value for launch in told] == [4]

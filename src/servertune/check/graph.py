@@ -200,6 +200,13 @@ def describe(launch: Launch) -> str:
             f"{s} ({app.started_by_base})" if at.file == image.file else s
             for s, at in zip(steps, launch.chain, strict=True)
         ]
+    if app.assumed_branch is not None:
+        # The script's first argument is given by no file read: the branch read is assumed.
+        branch, test = app.assumed_branch
+        steps = [
+            f"{s} (branch assumed: line {branch.line} `{test}`)" if at.file == branch.file else s
+            for s, at in zip(steps, launch.chain, strict=True)
+        ]
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
     fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"
@@ -220,4 +227,11 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         if app.config_file is not None
         else next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),
         "fronts": [{"file": str(at.file), "line": at.line} for at in launch.fronts],
+        "assumed_branch": {
+            "file": str(app.assumed_branch[0].file),
+            "line": app.assumed_branch[0].line,
+            "test": app.assumed_branch[1],
+        }
+        if app.assumed_branch is not None
+        else None,
     }

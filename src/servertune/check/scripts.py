@@ -682,7 +682,52 @@ def read_script(
         without_exec=None if chained else _without_exec(line, lines, command, physical),
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
+        assumed_branch=_assumed_branch(path, lines, line, physical, arguments),
     )
+
+
+def _assumed_branch(
+    path: Path,
+    lines: Sequence[_Line],
+    server: _Line,
+    physical: Sequence[str],
+    arguments: list[Word] | None,
+) -> tuple[Location, str] | None:
+    """The innermost `if`/`elif`/`else` or `case` arm around the `server` line whose test is
+    on the script's first argument (`elif [[ "$1" = 'webserver-prod' ]]`, `webapp)` of `case
+    "$1" in`), as (where it is written, its text), when no file read gives that argument;
+    None when it is given, or the line sits in no such branch."""
+    if _first_argument(arguments) is not None:
+        return None
+    # Each open block: [its head's kind, the line of the branch being read, on "$1"].
+    blocks: list[list[object]] = []
+    for line in lines:
+        if line is server:
+            break
+        words = line.words
+        head = words[0] if words else ""
+        first = any(w in _FIRST_WORDS or w in ("$@", "$*") for w in words[1:])
+        if head == "if":
+            blocks.append(["if", line, first])
+        elif head in ("elif", "else") and blocks and blocks[-1][0] == "if":
+            blocks[-1][1] = line
+            blocks[-1][2] = bool(blocks[-1][2]) or first
+        elif head == "fi" and blocks and blocks[-1][0] == "if":
+            blocks.pop()
+        elif head == "case" and words[-1:] == ["in"]:
+            blocks.append(["case", line, first])
+        elif head == "esac" and blocks and blocks[-1][0] == "case":
+            blocks.pop()
+        elif blocks and blocks[-1][0] == "case" and _CASE_PATTERN.match(head):
+            blocks[-1][1] = line
+    else:
+        return None
+    for _, branch, on_first in reversed(blocks):
+        if on_first and isinstance(branch, _Line):
+            text = " ".join(physical[branch.first - 1 : branch.last]).strip()
+            text = re.sub(r";\s*then\b.*\Z", "", text)
+            return Location(path, branch.first), text
+    return None
 
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
