@@ -292,3 +292,72 @@ def test_a_front_copied_into_an_image_a_service_runs_is_that_stacks(tmp_path: Pa
         for launch in launches(result.apps, result.links, result.balancer_links)
     }
     assert fronted == {"backend/Dockerfile": True, "unified/compose.yaml": False}
+
+
+#: A release workflow that writes the image's name and builds it from one Dockerfile.
+_RELEASE = """\
+name: release
+env:
+  GHCR_IMAGE_NAME: "ghcr.io/owl/owlapp"
+jobs:
+  build:
+    steps:
+      - name: Build and push image
+        uses: docker/build-push-action@v6
+        with:
+          context: .
+          file: {dockerfile}
+          target: {target}
+          tags: ${{{{ env.GHCR_IMAGE_NAME }}}}:latest
+"""
+
+
+def test_a_build_file_naming_another_dockerfile_beats_the_repositorys_name(
+    tmp_path: Path,
+) -> None:
+    """In the repository `owlapp`, `ghcr.io/owl/owlapp:latest` would be its root Dockerfile
+    by the name alone; its release workflow builds that name from rust/Dockerfile, which is
+    not read here: no link to the root Dockerfile, a not-followed note naming the workflow.
+    The same files in a folder named otherwise give the same graph."""
+    files = {
+        "compose.yaml": "services:\n  app:\n    image: ghcr.io/owl/owlapp:latest\n",
+        "Dockerfile": GUNICORN_IMAGE,
+        "start.sh": START,
+        ".github/workflows/release.yml": _RELEASE.format(
+            dockerfile="rust/Dockerfile", target="cli"
+        ),
+    }
+    for name in ("owlapp", "elsewhere"):
+        root = write(tmp_path / name, files)
+        result = check(root)
+        assert [c for c in chains(result, root) if c[0] == "compose.yaml"] == []
+        assert any(
+            ".github/workflows/release.yml:11 builds it from rust/Dockerfile, which was not read"
+            in m
+            for m in unfollowed(result)
+        )
+
+
+def test_a_build_file_joins_an_image_its_name_says_nothing_about(tmp_path: Path) -> None:
+    """`ghcr.io/owl/owlapp` built by the release workflow from deploy/web.Dockerfile's `prod`
+    stage: the compose service runs that stage's gunicorn (6 workers), not the `dev` stage's,
+    in a folder whose name shares nothing with the image's."""
+    root = write(
+        tmp_path / "checkout",
+        {
+            "compose.yaml": "services:\n  app:\n    image: ghcr.io/owl/owlapp:latest\n",
+            "deploy/web.Dockerfile": (
+                "FROM python:3.12-slim AS base\nWORKDIR /app\n"
+                'FROM base AS prod\nCMD ["gunicorn", "-w", "6", "-b", "0.0.0.0:8000", "app:app"]\n'
+                'FROM base AS dev\nCMD ["gunicorn", "-w", "1", "--reload", "app:app"]\n'
+            ),
+            ".github/workflows/release.yml": _RELEASE.format(
+                dockerfile="deploy/web.Dockerfile", target="prod"
+            ),
+        },
+    )
+    result = check(root)
+    (app,) = [a for a in result.apps if a.container is not None]
+    assert app.container is not None
+    assert app.container.name == "app"
+    assert app.workers.value == 6

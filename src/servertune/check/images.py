@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
+from servertune.check.image_builds import BuiltFrom, built_from
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 
 if TYPE_CHECKING:
@@ -203,6 +204,9 @@ def image_named(
         return None
     with resolve.within_default(referrer) as root:
         root_path = root
+    evidence = built_from(path, root_path)
+    if evidence is not None:
+        return _evidenced(evidence, images, reference, at)
     owner, last = path.rsplit("/", 1)
     own = [w for w in _words(last) if not _projects(w, root_path)]
     # The name's own words together, then each alone from the last (`web-frontend`,
@@ -236,6 +240,27 @@ def image_named(
             "and tags it, or a Dockerfile named for it, would say)",
         )
     return None
+
+
+def _evidenced(
+    evidence: BuiltFrom, images: Sequence[Image], reference: str, at: Location | None
+) -> Image | None:
+    """The image of the run built from the Dockerfile a build file names for `reference`
+    (the stage it names, when it names one); None, with a not-followed note at `at`, when
+    that Dockerfile is not among those read."""
+    image = next((i for i in images if i.path.resolve() == evidence.dockerfile), None)
+    if image is None:
+        if at is not None:
+            note(
+                "not-followed",
+                at,
+                f"{at}: not followed: image {reference}: {evidence.at} builds it from "
+                f"{evidence.written}, which was not read here",
+            )
+        return None
+    if evidence.target is None or _stage_named(image, _plain(evidence.target)) is None:
+        return image
+    return _read(image.path, image.context if image.context_given else None, evidence.target)
 
 
 _TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")
