@@ -361,3 +361,24 @@ def test_a_build_file_joins_an_image_its_name_says_nothing_about(tmp_path: Path)
     assert app.container is not None
     assert app.container.name == "app"
     assert app.workers.value == 6
+
+
+def test_kubernetes_container_of_another_owners_image_is_not_the_runs_one_dockerfile(
+    tmp_path: Path,
+) -> None:
+    """A Deployment running `vendor/dashboard:1.0.1` (no command), in a repository whose one
+    Dockerfile starts uvicorn: nothing here builds that name, so the container is not linked
+    to the Dockerfile, as a compose service of that image would not be; the Dockerfile's own
+    launch stays."""
+    manifest = DEPLOYMENT.format(name="dashboard").replace(
+        "registry.example/bank/dashboard:v1.2@sha256:0123", "vendor/dashboard:1.0.1"
+    )
+    root = write(
+        tmp_path / "rag",
+        {
+            "deploy/dashboard.yaml": manifest,
+            "py/Dockerfile": 'FROM python:3.12-slim\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0"]\n',
+        },
+    )
+    result = check(root)
+    assert chains(result, root) == [["py/Dockerfile"]]

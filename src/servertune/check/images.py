@@ -38,6 +38,7 @@ __all__ = [
     "image_holding",
     "image_named",
     "images_of_run",
+    "owners_image",
     "read_images",
 ]
 
@@ -261,6 +262,14 @@ def _evidenced(
     if evidence.target is None or _stage_named(image, _plain(evidence.target)) is None:
         return image
     return _read(image.path, image.context if image.context_given else None, evidence.target)
+
+
+def owners_image(reference: str) -> bool:
+    """`reference` names an owner's image (`acme/shop:1.0`, `ghcr.io/acme/shop`), which only
+    evidence in the files links to a Dockerfile here (`image_named`), not a local one (`web`,
+    `registry.example.com/web:1.0`) nor one the deployment's variables complete."""
+    path = _without_registry(_name_and_tag(reference)[0])
+    return "/" in path and "$" not in reference
 
 
 _TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")
