@@ -624,3 +624,38 @@ def test_a_branch_on_the_first_argument_no_file_gives_is_named_as_assumed(
     ]
     assert [describe(launch).count("branch assumed") for launch in told] == [0]
     assert [launch.app.workers.value for launch in told] == [4]
+
+
+_SERVER_OR_TESTS = """\
+#!/bin/sh
+case "$1" in
+    server)
+        exec gunicorn --bind 0.0.0.0:5000 app.wsgi
+        ;;
+    test_functional)
+        gunicorn --paste ./tests.ini &
+        SERVER_PID=$!
+        kill $SERVER_PID
+        ;;
+esac
+"""
+
+
+def test_the_images_own_cmd_picks_the_arm_among_several_servers(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["dumb-init", "/app/entrypoint.sh"]` with `CMD ["server"]`: of the script's
+    two gunicorn lines the `server)` arm's is the image's run (not the last, a test arm's
+    background gunicorn), and the script read alone is that run too, so no finding is made
+    about the test arm's `&`."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /app/entrypoint.sh\n"
+                'ENTRYPOINT ["/usr/bin/dumb-init", "/app/entrypoint.sh"]\nCMD ["server"]\n'
+            ),
+            "entrypoint.sh": _SERVER_OR_TESTS,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:3", "entrypoint.sh:4"], "gunicorn", 1)]
+    assert not [f for f in result.findings if f.rule == "background-server-without-trap"]

@@ -222,3 +222,48 @@ def test_arguments_kept_in_a_variable_reach_the_server_through_eval_echo(tmp_pat
     assert app.keepalive is not None
     assert app.keepalive.value == 30
     assert not [n for n in result.notes if n.kind == "unresolved-variable"]
+
+
+_MODES = """\
+#!/bin/bash
+set -e
+if [ "${INIT_ONLY:-false}" = "true" ]; then
+    python3 /app/migrate.py
+    exit 0
+fi
+if [ "${CRON_MODE:-false}" = "true" ]; then
+    exec python3 /app/cron-runner.py
+fi
+exec python3 -m gunicorn --workers 4 --bind 0.0.0.0:8080 app.wsgi
+"""
+
+
+def test_a_branch_the_service_environment_takes_and_that_ends_the_script_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    """Three services of one image, told apart by `environment`: `INIT_ONLY: "true"` takes the
+    `if [ "${INIT_ONLY:-false}" = "true" ]` branch, which exits; `CRON_MODE: "true"` execs
+    the cron runner; only the service setting neither runs the gunicorn after them."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+            ),
+            "entrypoint.sh": _MODES,
+            "compose.yaml": (
+                "services:\n"
+                '  init:\n    build: .\n    environment:\n      INIT_ONLY: "true"\n'
+                "  web:\n    build: .\n"
+                '  cron:\n    build: .\n    environment:\n      CRON_MODE: "true"\n'
+            ),
+        },
+    )
+    result = check_folder(root)
+    started = [
+        launch.app.container.name
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    ]
+    assert started == ["web"]

@@ -108,7 +108,13 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             and app.file in chains[j]
             # The same process: a setting read at the same line (a supervisord file's other
             # program, on its own lines, is another process the longer chain does not start).
-            and bool(read_at[index] & read_at[j] or not read_at[index])
+            # A script read alone that had to assume the branch its first argument picks is
+            # the longer chain's run of it, which gives that argument (the image's CMD).
+            and bool(
+                read_at[index] & read_at[j]
+                or not read_at[index]
+                or (app.assumed_branch is not None and not app.launched_by)
+            )
             # A longer chain that makes it a developer's `--reload` server (a dev compose
             # file's environment) is another run than the image's own, which is kept; an
             # image whose own CMD reloads is that image's run all the same.
@@ -123,6 +129,14 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     dropped = {i for i in range(len(apps)) if reached(i)}
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
+    # The branch a dropped reading assumed is said by the kept one's `server-chosen` note.
+    assumed = {apps[i].file for i in dropped if apps[i].assumed_branch is not None}
+    kept_at = {at for i, a in enumerate(apps) if i not in dropped for at in _settings_at(a)}
+    notes[:] = [
+        n
+        for n in notes
+        if not (n.kind == "server-chosen" and n.at.file in assumed and n.at not in kept_at)
+    ]
     kept = [a for i, a in enumerate(apps) if i not in dropped]
     without_false_starts(kept, notes)
     return kept

@@ -221,13 +221,40 @@ def _restored(word: str, substituted: Mapping[str, str]) -> str:
     return word
 
 
+def _lines_run(
+    text: str,
+    logical: list[_Line],
+    physical: list[str],
+    env: Mapping[str, str] | None,
+    arguments: list[Word] | None,
+    find_config: FindConfig | None,
+) -> tuple[list[_Line], list[_Line] | None]:
+    """(the lines that run with the script's known first argument and fixed variables
+    (`_selected`), the lines that would run with the image's own default CMD as its
+    arguments, None when the arguments are not that CMD)."""
+    fixed, unknown = _fixed_variables(text, logical, env, find_config)
+    names = frozenset(env or ())
+    lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    if not arguments or not dockerfile_name(arguments[0].at.file):
+        return lines, None
+    given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
+    return lines, _selected(lines, given, physical, fixed, unknown, names)
+
+
 def _one_server(
-    path: Path, commands: list[tuple[_Line, ServerCommand, dict[str, str]]]
+    path: Path,
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
+    by_default: list[_Line] | None = None,
 ) -> list[tuple[_Line, ServerCommand, dict[str, str]]]:
     """The one server of a script with several server command lines: the same server with the
     same arguments (the two branches of an `if`, one under `s6-setuidgid`) is one; different
-    ones (a development branch and a production one) are read as the last, which scripts put
-    in the `else` / fall-through, and the others named in a coverage note."""
+    ones (a development branch and a production one) are read as the one the image's own CMD
+    selects (`by_default`: `CMD ["server"]` runs the `server)` arm, not a test arm's
+    `gunicorn ... &`), else as the last, which scripts put in the `else` / fall-through, and
+    the others named in a coverage note."""
+    if by_default is not None:
+        chosen = [c for c in commands if any(c[0] is line for line in by_default)]
+        commands = [c for c in commands if c not in chosen] + chosen[-1:] if chosen else commands
     first = commands[0][1]
 
     def same(command: ServerCommand) -> bool:
@@ -620,9 +647,7 @@ def read_script(
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
     logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
-    fixed, unknown = _fixed_variables(text, logical, env, find_config)
-    names = frozenset(env or ())
-    lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    lines, by_default = _lines_run(text, logical, physical, env, arguments, find_config)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -660,7 +685,7 @@ def read_script(
                 path, lines, physical, environment, env_at, arguments, find_config, passing
             )
     if len(commands) > 1:
-        commands = _one_server(path, commands)
+        commands = _one_server(path, commands, by_default)
     line, command, environment = commands[0]
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
@@ -1514,6 +1539,8 @@ def _selected(
             matched = matched or running
         if running:
             kept.append(line)
+            if _ends_script(words) and depth == (chosen or 0) and branches.decided():
+                break  # the branch taken ends the script: nothing after it runs
     return kept
 
 
@@ -1593,6 +1620,10 @@ class _Branches:
         self.chains: list[_Chain] = []
         self.on = True
         self.moved = False
+
+    def decided(self) -> bool:
+        """Every `if` around the line being read is decided, its branch taken: the line runs."""
+        return self.on and all(chain.known for chain in self.chains)
 
     def step(self, lines: list[_Line], index: int) -> bool:
         """Whether `lines[index]` runs, the chains updated by it."""
@@ -1677,18 +1708,45 @@ def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
     if closing is None or words[-1] != closing:
         return None
     inner = words[1:-1]
-    if len(inner) == 2 and inner[0] in ("-z", "-n") and inner[1] in known:
-        return (known[inner[1]] == "") == (inner[0] == "-z")
+    if len(inner) == 2 and inner[0] in ("-z", "-n"):
+        value = _known_value(inner[1], known)
+        return None if value is None else (value == "") == (inner[0] == "-z")
     if len(inner) != 3 or inner[1] not in ("=", "==", "!="):
         return None
     left, op, right = inner
-    if right in known and left not in known:
+    if _known_value(right, known) is not None and _known_value(left, known) is None:
         left, right = right, left
-    if left not in known or "$" in right or "`" in right:
+    value = _known_value(left, known)
+    if value is None or "$" in right or "`" in right:
         return None
     if closing == "]]" and any(c in right for c in "*?["):
         return None  # `[[ $1 == web* ]]` matches a pattern
-    return (known[left] == right) == (op != "!=")
+    return (value == right) == (op != "!=")
+
+
+#: `${NAME:-word}` / `${NAME-word}`: NAME's value, or the word when it is unset (or empty).
+_DEFAULTED = re.compile(r"\A\$\{(?P<name>[A-Za-z_]\w*)(?P<colon>:?)-(?P<word>[^}$`]*)\}\Z")
+
+
+def _ends_script(words: Sequence[str]) -> bool:
+    """`exit`, or `exec PROGRAM` (which replaces the shell; `exec 2>&1` only redirects)."""
+    if words[:1] == ["exit"]:
+        return True
+    return words[:1] == ["exec"] and len(words) > 1 and not re.match(r"\d*[<>&]", words[1])
+
+
+def _known_value(word: str, known: Mapping[str, str]) -> str | None:
+    """The value of a test's operand when `known` gives it: "$1", "$NAME", and
+    `"${PI_INIT_ONLY:-false}"` with PI_INIT_ONLY known (the container sets it), which is its
+    value, or the default word when the value is empty and `:-` says so; None otherwise
+    (unset here is not known to be unset where it runs)."""
+    if word in known:
+        return known[word]
+    found = _DEFAULTED.match(word)
+    if found is None or f"${found['name']}" not in known:
+        return None
+    value = known[f"${found['name']}"]
+    return found["word"] if found["colon"] and not value else value
 
 
 #: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
