@@ -277,3 +277,20 @@ def test_templated_host_its_names_do_not_name_lists_the_candidates(tmp_path: Pat
     assert "candidates: " in note.message
     assert "Dockerfile:" in note.message
     assert "src/summary/Dockerfile:" in note.message
+
+
+def test_a_unix_socket_written_with_four_slashes_reaches_the_uwsgi_there(tmp_path: Path) -> None:
+    """`uwsgi_pass unix:////tmp/public.sock;` is the socket /tmp/public.sock (the kernel reads
+    `//` as `/`): the uWSGI whose `socket = /tmp/public.sock` is behind it."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": "[uwsgi]\nmodule = app:app\nsocket = /tmp/public.sock\nprocesses = 2\n",
+            "nginx.conf": (
+                "events {}\nhttp {\n  server {\n    listen 80;\n    location / {\n"
+                "      include uwsgi_params;\n      uwsgi_pass unix:////tmp/public.sock;\n"
+                "    }\n  }\n}\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"uwsgi.ini": ["nginx.conf:7"]}
