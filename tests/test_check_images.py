@@ -382,3 +382,28 @@ def test_kubernetes_container_of_another_owners_image_is_not_the_runs_one_docker
     )
     result = check(root)
     assert chains(result, root) == [["py/Dockerfile"]]
+
+
+def test_an_image_the_overlay_given_with_the_base_builds_is_that_build(tmp_path: Path) -> None:
+    """docker-compose.yml's `api` names `ghcr.io/acme/api:${TAG:-dev}` and builds nothing;
+    docker/dev.yml, given with it (`-f`), builds the same service from the project's
+    Dockerfile (`context: .`, the base file's folder): the base's service runs that image,
+    with its environment, though two Dockerfiles here could build it by name."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "docker-compose.yml": (
+                "services:\n  api:\n    image: ghcr.io/acme/api:${TAG:-dev}\n"
+                '    environment:\n      WORKERS: "3"\n'
+            ),
+            "docker/dev.yml": "services:\n  api:\n    build:\n      context: .\n",
+            "Dockerfile": GUNICORN_IMAGE,
+            "start.sh": START,
+            "worker/Dockerfile": 'FROM python:3.12\nCMD ["celery", "-A", "app", "worker"]\n',
+        },
+    )
+    result = check(root)
+    assert ["docker-compose.yml", "Dockerfile", "start.sh"] in chains(result, root)
+    (app,) = [a for a in result.apps if a.container is not None and a.workers.value == 3]
+    assert app.container is not None
+    assert app.container.name == "api"

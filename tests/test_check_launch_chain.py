@@ -825,3 +825,32 @@ def test_an_include_the_fronts_image_copies_there_is_read(tmp_path: Path) -> Non
     missing = [n.message for n in result.notes if n.kind == "include-not-found"]
     assert [m for m in missing if "conf.d" in m] == []
     assert [m for m in missing if "mime.types" in m]
+
+
+_DEBUG_AND_PROD = """\
+FROM python:3.12-slim AS base
+STOPSIGNAL SIGINT
+
+FROM base AS debug
+CMD ["python", "-m", "debugpy", "--listen", "0.0.0.0:5678", "--wait-for-client", \\
+    "-m", "uvicorn", "app.main:api", "--host", "0.0.0.0", "--port", "5000"]
+
+FROM base AS prod
+CMD ["uvicorn", "app.main:api", "--host", "0.0.0.0", "--port", "5000", "--workers", "8"]
+"""
+
+
+def test_debugpy_runs_the_server_module_and_each_stage_is_its_own_launch(tmp_path: Path) -> None:
+    """`python -m debugpy --listen ... -m uvicorn ...` is uvicorn under the debugger, so the
+    compose service built with `target: ${TARGET_TAG:-debug}` starts it; the final stage's
+    8-worker uvicorn, which shares only the base stage's STOPSIGNAL line with it, stays a
+    launch of its own."""
+    (tmp_path / "Dockerfile").write_text(_DEBUG_AND_PROD)
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  backend:\n    build:\n      context: .\n      target: ${TARGET_TAG:-debug}\n"
+    )
+    started = sorted(
+        (launch.app.container.name if launch.app.container else "-", launch.app.workers.value)
+        for *_, launch in chains(tmp_path)
+    )
+    assert started == [("-", 8), ("backend", 1)]

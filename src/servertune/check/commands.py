@@ -358,12 +358,29 @@ def _server_of(words: Sequence[Word]) -> int | None:
             module = words[option + 1].text.split(".")[0]
             if words[option].text == "-m" and module in SERVERS:
                 return option + 1
+            if words[option].text == "-m" and module in _MODULE_WRAPPERS:
+                return _wrapped_module(words, option + 2)
             # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
             # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
             launcher = words[option].text == "-c" and option + 2 < len(words)
             if launcher and words[option + 2].text in SERVERS:
                 return option + 2
             return None  # python runs a script or other module: not a server check reads
+    return None
+
+
+#: Python modules that run another module after their own options, in the same process:
+#: the debugger (`python -m debugpy --listen 0.0.0.0:5678 --wait-for-client -m uvicorn ...`).
+_MODULE_WRAPPERS = frozenset({"debugpy"})
+
+
+def _wrapped_module(words: Sequence[Word], start: int) -> int | None:
+    """The index of the server module a module wrapper runs (`-m uvicorn` after debugpy's
+    options, from `start`), None when it runs anything else (a script, another module)."""
+    for index in range(start, len(words) - 1):
+        if words[index].text == "-m":
+            module = words[index + 1].text.split(".")[0]
+            return index + 1 if module in SERVERS else None
     return None
 
 

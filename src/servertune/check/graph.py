@@ -106,6 +106,9 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             j != index
             and other.kind == app.kind
             and app.file in chains[j]
+            # Started by a line the longer chain does not go through (another stage's CMD of
+            # the same Dockerfile, whose base stage's STOPSIGNAL both read): another process.
+            and set(app.launched_by) <= set(other.launched_by) | read_at[j]
             # The same process: a setting read at the same line (a supervisord file's other
             # program, on its own lines, is another process the longer chain does not start).
             # A script read alone that had to assume the branch its first argument picks is

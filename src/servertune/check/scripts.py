@@ -1539,7 +1539,7 @@ def _selected(
             matched = matched or running
         if running:
             kept.append(line)
-            if _ends_script(words) and depth == (chosen or 0) and branches.decided():
+            if _ends_script(line, physical) and depth == (chosen or 0) and branches.decided():
                 break  # the branch taken ends the script: nothing after it runs
     return kept
 
@@ -1728,8 +1728,13 @@ def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
 _DEFAULTED = re.compile(r"\A\$\{(?P<name>[A-Za-z_]\w*)(?P<colon>:?)-(?P<word>[^}$`]*)\}\Z")
 
 
-def _ends_script(words: Sequence[str]) -> bool:
-    """`exit`, or `exec PROGRAM` (which replaces the shell; `exec 2>&1` only redirects)."""
+def _ends_script(line: _Line, physical: Sequence[str]) -> bool:
+    """`exit`, or `exec PROGRAM` (which replaces the shell; `exec 2>&1` only redirects), as a
+    command of its own: not after `||` or `&&` (`alembic upgrade head || exit 1`)."""
+    words = line.words
+    text = physical[line.first - 1] if 0 < line.first <= len(physical) else ""
+    if not text.lstrip().startswith(tuple(words[:1])) or "||" in text or "&&" in text:
+        return False
     if words[:1] == ["exit"]:
         return True
     return words[:1] == ["exec"] and len(words) > 1 and not re.match(r"\d*[<>&]", words[1])
