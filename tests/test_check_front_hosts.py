@@ -294,3 +294,38 @@ def test_a_unix_socket_written_with_four_slashes_reaches_the_uwsgi_there(tmp_pat
         },
     )
     assert _fronts(root) == {"uwsgi.ini": ["nginx.conf:7"]}
+
+
+def _image_with_front(conf: str) -> str:
+    return (
+        "FROM python:3.12-slim\nCOPY uwsgi.ini /app/uwsgi.ini\n"
+        f"COPY {conf} /etc/nginx/conf.d/default.conf\n"
+        'CMD ["uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+    )
+
+
+def test_a_local_pass_reaches_the_server_of_the_image_that_copies_the_front(
+    tmp_path: Path,
+) -> None:
+    """Two images each copy their own nginx config, both passing to 127.0.0.1:8080, where
+    each image's uWSGI listens: a local address is the front's own container, so each config
+    fronts its own image's uWSGI, not the other image's."""
+    uwsgi_ini = "[uwsgi]\nmodule = app:app\nsocket = 127.0.0.1:8080\nprocesses = 2\n"
+    site = (
+        "server {\n  listen 80;\n  location / {\n    include uwsgi_params;\n"
+        "    uwsgi_pass 127.0.0.1:8080;\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": uwsgi_ini,
+            "nginx-debian.conf": site,
+            "nginx-alpine.conf": site,
+            "Dockerfile": _image_with_front("nginx-debian.conf"),
+            "Dockerfile-alpine": _image_with_front("nginx-alpine.conf"),
+        },
+    )
+    assert _fronts(root) == {
+        "Dockerfile": ["nginx-debian.conf:5"],
+        "Dockerfile-alpine": ["nginx-alpine.conf:5"],
+    }

@@ -597,6 +597,8 @@ def link(
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 reached = _reached(server.value, speaking, project, stacks)
+                if _host_name(server.value) is None and stacks is not None:
+                    reached = _beside(config, reached, stacks)
                 candidates: list[AppServer] = []
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
@@ -607,6 +609,22 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _beside(config: NginxConfig, apps: list[AppServer], stacks: Stacks) -> list[AppServer]:
+    """Of the apps a local address reaches (127.0.0.1, 0.0.0.0, a unix socket: the front's own
+    network namespace), those started from an image that copies the front's file, when some
+    are: the other images' servers are other containers (mapproxy's Debian nginx config does
+    not pass to its Alpine image's uWSGI). All of them when none is (a pod's nginx sidecar,
+    built apart, passes to its app container over localhost)."""
+    copying = {
+        image.path
+        for image in stacks.images
+        for f in config.files or (config.file,)
+        if image.holds(f, whole_context=False) is not None
+    }
+    together = [a for a in apps if any(at.file in copying for at in a.launched_by)]
+    return together or apps
 
 
 def _named(
