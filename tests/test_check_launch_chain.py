@@ -854,3 +854,19 @@ def test_debugpy_runs_the_server_module_and_each_stage_is_its_own_launch(tmp_pat
         for *_, launch in chains(tmp_path)
     )
     assert started == [("-", 8), ("backend", 1)]
+
+
+def test_a_relative_entrypoint_is_found_from_the_workdir_in_force(tmp_path: Path) -> None:
+    """`WORKDIR /home/app/backend` then `ENTRYPOINT ["../entrypoint.sh", "prod"]`: the script
+    the COPY put at /home/app/entrypoint.sh, whose `prod)` arm (the ENTRYPOINT's own word)
+    starts 3 gunicorn workers, not the `dev)` arm's 1."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nWORKDIR /home/app\nCOPY entrypoint.sh ./entrypoint.sh\n"
+        'WORKDIR /home/app/backend\nENTRYPOINT ["../entrypoint.sh", "prod"]\n'
+    )
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/sh\ncase "$1" in\n  dev)\n    exec gunicorn -w 1 --reload app:app\n    ;;\n'
+        "  prod)\n    exec gunicorn -w 3 app:app\n    ;;\nesac\n"
+    )
+    found = [(files, launch.app.workers.value) for files, _, launch in chains(tmp_path)]
+    assert found == [(["Dockerfile", "entrypoint.sh"], 3)]

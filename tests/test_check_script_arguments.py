@@ -267,3 +267,28 @@ def test_a_branch_the_service_environment_takes_and_that_ends_the_script_starts_
         if launch.app.container is not None
     ]
     assert started == ["web"]
+
+
+def test_an_exit_in_a_function_called_on_a_condition_does_not_end_the_script(
+    tmp_path: Path,
+) -> None:
+    """`usage() { ...; exit 1; }` called as `[ $# -lt 1 ] && usage`: its `exit` runs only when
+    the test holds, so the `start)` arm the CMD picks still starts granian."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY run.sh /app/run.sh\nWORKDIR /app\n"
+                'ENTRYPOINT ["./run.sh"]\nCMD ["start"]\n'
+            ),
+            "run.sh": (
+                "#!/usr/bin/env bash\nusage() {\n  echo usage\n  exit 1\n}\n"
+                "[ $# -lt 1 ] && usage\ncase $1 in\n  start)\n    shift\n"
+                '    exec granian server:app --interface wsgi "$@"\n    ;;\n'
+                '  *)\n    exec "$@"\n    ;;\nesac\n'
+            ),
+            "compose.yaml": "services:\n  web:\n    build: .\n    command: start\n",
+        },
+    )
+    result = check_folder(root)
+    assert [kind for _, kind, _ in chains(result, root)] == ["granian"]

@@ -252,18 +252,19 @@ def _one_server(
     selects (`by_default`: `CMD ["server"]` runs the `server)` arm, not a test arm's
     `gunicorn ... &`), else as the last, which scripts put in the `else` / fall-through, and
     the others named in a coverage note."""
-    if by_default is not None:
-        chosen = [c for c in commands if any(c[0] is line for line in by_default)]
-        commands = [c for c in commands if c not in chosen] + chosen[-1:] if chosen else commands
-    first = commands[0][1]
+    chosen = [c for c in commands if any(c[0] is line for line in by_default or ())]
+    if chosen:
+        # The image's CMD's arm last, where the rule below reads; first when all are one.
+        commands = [c for c in commands if c not in chosen] + chosen[-1:]
+    first = commands[-1][1] if chosen else commands[0][1]
 
     def same(command: ServerCommand) -> bool:
         return command.server == first.server and [w.text for w in command.args] == [
             w.text for w in first.args
         ]
 
-    if all(same(c) for _, c, _ in commands[1:]):
-        return commands[:1]
+    if all(same(c) for _, c, _ in commands):
+        return commands[-1:] if chosen else commands[:1]
     kept = commands[-1]
     others = ", ".join(f"{c.server} at line {line.first}" for line, c, _ in commands[:-1])
     note(
@@ -1539,8 +1540,13 @@ def _selected(
             matched = matched or running
         if running:
             kept.append(line)
-            if _ends_script(line, physical) and depth == (chosen or 0) and branches.decided():
-                break  # the branch taken ends the script: nothing after it runs
+            # A branch a known word took (an `if` or the chosen `case` arm) that ends the
+            # script: nothing after it runs. Not a function's body placed at its call (its
+            # lines come before the call's), whose call may be conditional (`|| usage`).
+            taken = depth == chosen or (depth == 0 and branches.decided())
+            inline = index and line.first < lines[index - 1].first
+            if taken and not inline and _ends_script(line, physical):
+                break
     return kept
 
 
@@ -1622,8 +1628,8 @@ class _Branches:
         self.moved = False
 
     def decided(self) -> bool:
-        """Every `if` around the line being read is decided, its branch taken: the line runs."""
-        return self.on and all(chain.known for chain in self.chains)
+        """The line being read is in an `if` branch, and every `if` around it is decided."""
+        return self.on and bool(self.chains) and all(chain.known for chain in self.chains)
 
     def step(self, lines: list[_Line], index: int) -> bool:
         """Whether `lines[index]` runs, the chains updated by it."""
