@@ -329,3 +329,32 @@ def test_a_local_pass_reaches_the_server_of_the_image_that_copies_the_front(
         "Dockerfile": ["nginx-debian.conf:5"],
         "Dockerfile-alpine": ["nginx-alpine.conf:5"],
     }
+
+
+def test_a_template_an_nginx_image_copies_renders_with_that_images_env(tmp_path: Path) -> None:
+    """`COPY nginx.conf.template /etc/nginx/templates/default.conf.template` with `ENV
+    PROXY_BACKEND_URL=http://app.:8080` in the nginx image a compose service builds:
+    `proxy_pass ${PROXY_BACKEND_URL}/api/;` renders to service `app` (a root-ended name),
+    whose gunicorn is behind it."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\n"
+                'CMD ["gunicorn", "--bind", "0.0.0.0:8080", "--workers", "2", "app.wsgi"]\n'
+            ),
+            "web/Dockerfile": (
+                "FROM nginx:stable\nENV PROXY_BACKEND_URL=http://app.:8080\n"
+                "COPY nginx.conf.template /etc/nginx/templates/default.conf.template\n"
+            ),
+            "web/nginx.conf.template": (
+                "server {\n  listen 80;\n  location /api {\n"
+                "    proxy_pass ${PROXY_BACKEND_URL}/api/;\n  }\n}\n"
+            ),
+            "compose.yaml": (
+                "services:\n  app:\n    build: .\n  web:\n    build: web\n"
+                "    ports:\n      - 80:80\n"
+            ),
+        },
+    )
+    assert _fronts(root)["app"] == ["web/nginx.conf.template:4"]

@@ -92,7 +92,7 @@ def _host_name(target: str) -> str | None:
         return None
     if _IPV4.match(host) or host.startswith("["):
         return None
-    return host
+    return host.removesuffix(".") or None  # `mwdb.:8080`: a name written as DNS's root-ended form
 
 
 #: The file names compose merges by default: `docker compose up` reads the first base file it
@@ -345,10 +345,14 @@ class Stacks:
         first = files[0]
         running = [s for s in self.mounting([first]) if self.reads(s, first)]
         unbuilt = self._unbuilt_image()
+        # The image's `ENV` under each service's `environment` (an nginx image that copies
+        # its template into /etc/nginx/templates with `ENV PROXY_BACKEND_URL=...`).
+        image_env: dict[str, tuple[tuple[str, str], ...]] = {}
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
                 running.append(service)
+                image_env[service.name] = tuple(image.env.items())
         values: dict[str, set[str]] = {}
         real = _real(first)
         for service in running:
@@ -360,7 +364,8 @@ class Stacks:
                 for path, environment in r.templates
                 if path == real
             ]
-            for name, value in rendered[0] if len(rendered) == 1 else service.environment:
+            environment = dict((*image_env.get(service.name, ()), *service.environment))
+            for name, value in rendered[0] if len(rendered) == 1 else environment.items():
                 values.setdefault(name, set()).add(value)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
 
