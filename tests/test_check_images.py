@@ -407,3 +407,21 @@ def test_an_image_the_overlay_given_with_the_base_builds_is_that_build(tmp_path:
     (app,) = [a for a in result.apps if a.container is not None and a.workers.value == 3]
     assert app.container is not None
     assert app.container.name == "api"
+
+
+def test_a_compose_file_that_builds_alone_says_nothing_of_anothers_image(tmp_path: Path) -> None:
+    """docker-compose-prod.yml's `backend` runs `acme/shop:latest`; docker-compose.yml's
+    `backend`, another setup run on its own, builds backend/Dockerfile: that file is no
+    overlay of the prod one (its build is found from its own folder), so the prod service
+    is not joined to backend/Dockerfile's server."""
+    root = write(
+        tmp_path / "elsewhere",
+        {
+            "docker-compose-prod.yml": "services:\n  backend:\n    image: acme/shop:latest\n",
+            "docker-compose.yml": "services:\n  backend:\n    build: backend\n",
+            "backend/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "-w", "5", "app:app"]\n',
+        },
+    )
+    result = check(root)
+    assert ["docker-compose-prod.yml", "backend/Dockerfile"] not in chains(result, root)
+    assert ["docker-compose.yml", "backend/Dockerfile"] in chains(result, root)

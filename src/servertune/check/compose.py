@@ -610,7 +610,8 @@ def _split_builds(paths: Sequence[Path]) -> list[Build]:
     """A service one compose file names the image of (`image:`, no `build`) and another builds
     (`build:`, no `image`), as a base file and the overlay given with it (`-f docker/dev.yml`)
     write it: Compose tags what the merged service builds with that name. The build's paths
-    are the project's, the base file's folder (Compose's rule), else the overlay's own."""
+    are the project's, the base file's folder (Compose's rule); a build that the file finds
+    from its own folder is a file run alone, no overlay."""
     named: dict[str, list[tuple[str, Path]]] = {}
     building: dict[str, list[tuple[_Node, Path]]] = {}
     with collect_notes():  # each file's own reading notes what it names, and its errors
@@ -631,7 +632,10 @@ def _split_builds(paths: Sequence[Path]) -> list[Build]:
             if len(references) != 1 or len(builders) != 1 or references[0][1] == builders[0][1]:
                 continue
             (reference, base), (build, overlay) = references[0], builders[0]
-            built = _build(build, base) or _build(build, overlay)
+            # An overlay, not a file run on its own: its build is found only from the base's
+            # folder (`context: .` in docker/dev.yml); a file that builds alone (another
+            # setup's compose file, with a service of the same name) says nothing of the name.
+            built = _build(build, base) if _build(build, overlay) is None else None
             if built is not None:
                 found.append(Build(reference, *built))
     return found
