@@ -292,3 +292,29 @@ def test_an_exit_in_a_function_called_on_a_condition_does_not_end_the_script(
     )
     result = check_folder(root)
     assert [kind for _, kind, _ in chains(result, root)] == ["granian"]
+
+
+def test_an_exit_in_a_function_called_inside_the_taken_branch_does_not_end_the_script(
+    tmp_path: Path,
+) -> None:
+    """`die() { echo "$*"; exit 1; }` called as `migrate || die "failed"` inside the
+    `if [ "$1" = "gunicorn" ]` branch the compose command takes: the exit runs only when the
+    migration fails, so `exec "$@"` after the branch still starts gunicorn."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+            ),
+            "entrypoint.sh": (
+                '#!/bin/bash\nset -e\ndie() {\n    echo >&2 "$*"\n    exit 1\n}\n'
+                'if [ "$1" = "gunicorn" ]; then\n'
+                '    python manage.py migrate || die "failed to migrate"\nfi\nexec "$@"\n'
+            ),
+            "compose.yaml": (
+                "services:\n  web:\n    build: .\n    command: gunicorn -w 3 app.wsgi\n"
+            ),
+        },
+    )
+    assert [kind for _, kind, _ in chains(check_folder(root), root)] == ["gunicorn"]

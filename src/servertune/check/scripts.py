@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
+import itertools
 import os
 import posixpath
 import re
@@ -1512,6 +1513,7 @@ def _selected(
     matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown)
     aliases = _FirstArgument(known, first, environment_names)
+    furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
         words = line.words
         if not branches.step(lines, index):
@@ -1544,7 +1546,7 @@ def _selected(
             # script: nothing after it runs. Not a function's body placed at its call (its
             # lines come before the call's), whose call may be conditional (`|| usage`).
             taken = depth == chosen or (depth == 0 and branches.decided())
-            inline = index and line.first < lines[index - 1].first
+            inline = index > 0 and line.first < furthest[index - 1]
             if taken and not inline and _ends_script(line, physical):
                 break
     return kept
