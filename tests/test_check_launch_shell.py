@@ -659,3 +659,27 @@ def test_the_images_own_cmd_picks_the_arm_among_several_servers(tmp_path: Path) 
     result = check_folder(root)
     assert chains(result, root) == [(["Dockerfile:3", "entrypoint.sh:4"], "gunicorn", 1)]
     assert not [f for f in result.findings if f.rule == "background-server-without-trap"]
+
+
+def test_an_assumed_case_arm_written_with_a_space_before_its_paren_is_named(
+    tmp_path: Path,
+) -> None:
+    """`"uwsgi" )` is a `case` arm as `uwsgi)` is: the graph names that arm, not the
+    `case` line, as the branch it assumed."""
+    from servertune.check.graph import describe, launches
+
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                'FROM python:3.12\nCOPY entrypoint.sh /entrypoint\nENTRYPOINT ["/entrypoint"]\n'
+            ),
+            "entrypoint.sh": (
+                '#!/bin/bash\ncase "$1" in\n  "uwsgi" )\n    exec uwsgi --http :8000 --module app\n'
+                '    ;;\n  * )\n    exec "$@"\n    ;;\nesac\n'
+            ),
+        },
+    )
+    result = check_folder(root)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert '(branch assumed: line 3 `"uwsgi" )`)' in describe(launch)

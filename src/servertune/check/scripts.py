@@ -745,7 +745,13 @@ def _assumed_branch(
             blocks.append(["case", line, first])
         elif head == "esac" and blocks and blocks[-1][0] == "case":
             blocks.pop()
-        elif blocks and blocks[-1][0] == "case" and _CASE_PATTERN.match(head):
+        elif (
+            blocks
+            and blocks[-1][0] == "case"
+            and (
+                _CASE_PATTERN.match(head) or words[1:2] == [")"]  # `"uwsgi" )`
+            )
+        ):
             blocks[-1][1] = line
     else:
         return None
