@@ -100,7 +100,8 @@ def test_empty_folder_is_checked_and_clean(tmp_path: Path) -> None:
 
 def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
     """A broken Dockerfile under node_modules, .venv, site-packages, a folder holding
-    pyvenv.cfg, build/ or a path .gitignore names is never read (it would exit 2)."""
+    pyvenv.cfg or a path .gitignore names, a broken script or config in build output (build/,
+    dist/), is never read (it would exit 2)."""
     write(
         tmp_path,
         {
@@ -111,7 +112,8 @@ def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
             "lib/python3.12/site-packages/x/Dockerfile": BROKEN_DOCKERFILE,
             "env/pyvenv.cfg": "home = /usr/bin\n",
             "env/Dockerfile": BROKEN_DOCKERFILE,
-            "build/Dockerfile": BROKEN_DOCKERFILE,
+            "build/lib/pkg/run.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
+            "dist/pkg/gunicorn.conf.py": "workers = (\n",
             "ignored/Dockerfile": BROKEN_DOCKERFILE,
             "run.local.sh": "#!/bin/sh\nexec gunicorn 'unterminated\n",
         },
@@ -120,6 +122,39 @@ def test_gitignore_and_vendored_trees_are_not_read(tmp_path: Path) -> None:
     result = run("--cores", "4", cwd=tmp_path)
     assert result.returncode == 0, result
     assert result.stderr == ""
+
+
+def test_a_build_folder_holding_a_dockerfile_is_the_projects_own(tmp_path: Path) -> None:
+    """`build/web/Dockerfile` (a project's image build folders named build/) is read: build
+    output never holds a Dockerfile, so a build/ or dist/ folder with one within two levels
+    is walked like any other; one without stays skipped."""
+    write(
+        tmp_path,
+        {
+            "build/web/Dockerfile": "FROM python:3.12\nCMD exec gunicorn -w 3 app:app\n",
+            "build/lib/start.sh": GUNICORN_EXEC,
+            "dist/start.sh": GUNICORN_EXEC,
+        },
+    )
+    assert found(tmp_path) == {"build/web/Dockerfile", "build/lib/start.sh"}
+
+
+def test_a_dockerfile_named_without_a_separator_is_told_by_its_first_instruction(
+    tmp_path: Path,
+) -> None:
+    """`DockerfileCelery` and `gui/DockerfileProd` (no `.` or `-` after the name) are
+    Dockerfiles when their first instruction is FROM or ARG; a `DockerfileNotes` whose first
+    line is prose is not."""
+    image = "# the worker\nARG PY=3.12\nFROM python:${PY}\nCMD exec gunicorn -w 2 app:app\n"
+    write(
+        tmp_path,
+        {
+            "DockerfileCelery": image,
+            "gui/DockerfileProd": "FROM node:20\nCMD node server.js\n",
+            "DockerfileNotes": "how we build the image\n",
+        },
+    )
+    assert found(tmp_path) == {"DockerfileCelery", "gui/DockerfileProd"}
 
 
 def test_kinds_told_by_name_and_content(tmp_path: Path) -> None:
@@ -259,6 +294,69 @@ def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: P
     named = run("uwsgi-notes.cfg", "--cores", "4", cwd=tmp_path)
     assert named.returncode == 2
     assert named.stderr.startswith("error: uwsgi-notes.cfg: not a file check reads")
+
+
+def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
+    tmp_path: Path,
+) -> None:
+    """Issue 44 §1: a walk names what it skips. An unread server's config (`hypercorn.toml`),
+    an application platform's spec (`.do/app.yaml`) and a Helm chart's values (`values.yaml`
+    beside its `templates/`) are named in the coverage summary; an env file's example with
+    several dotted parts (`env.oss.gh.example`) is read as an env file; a YAML of some other
+    tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named. An nginx config all
+    commented out is named as empty, not as a file of an unknown kind."""
+    write(
+        tmp_path,
+        {
+            "hypercorn.toml": 'bind = "0.0.0.0:8080"\nworkers = 2\n',
+            ".do/app.yaml": "name: app\nservices:\n  - name: web\n    run_command: ./start.sh\n",
+            "chart/values.yaml": "image:\n  tag: 1.0\nreplicaCount: 2\n",
+            "chart/templates/deployment.yaml": "kind: Deployment\nspec: {{ .Values.x }}\n",
+            "hosting/env.oss.gh.example": "WEB_CONCURRENCY=2\nPORT=8000\n",
+            "mkdocs.yml": "site_name: docs\n",
+            "tests/values.yaml": "a: 1\n",
+            "deployment/nginx.conf": "#server {\n    #listen 80;\n#}\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.unclaimed} == {
+        "hypercorn.toml",
+        ".do/app.yaml",
+        "chart/values.yaml",
+        "deployment/nginx.conf",
+    }
+    assert [p.relative_to(tmp_path).as_posix() for p in walk.empty] == ["deployment/nginx.conf"]
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "hosting/env.oss.gh.example"
+    }
+    (note,) = [n for n in check_folder(tmp_path).notes if n.kind == "not-read"]
+    assert "nginx.conf (empty: only comments)" in note.message
+    assert "hypercorn.toml," in note.message
+
+
+def test_a_value_the_launch_chain_gives_is_not_noted_unknown_by_the_config_read_alone(
+    tmp_path: Path,
+) -> None:
+    """`processes = $(UWSGI_PROCESSES)` in uwsgi.ini is unknown read alone, but the image's
+    script exports UWSGI_PROCESSES=2 before `uwsgi --ini`: the launch shows 2 processes, so no
+    note says it was read with uWSGI's default 1 (mapproxy's run-nginx.sh); a value the chain
+    does not give either (`threads = $(UWSGI_THREADS)`) keeps its note."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY uwsgi.ini run.sh /app/\nCMD ["/app/run.sh"]\n',
+            "run.sh": '#!/bin/sh\nexport UWSGI_PROCESSES="${UWSGI_PROCESSES:-2}"\n'
+            "exec uwsgi --ini /app/uwsgi.ini\n",
+            "uwsgi.ini": "[uwsgi]\nmodule = app:application\nsocket = 0.0.0.0:8080\n"
+            "processes = $(UWSGI_PROCESSES)\nthreads = $(UWSGI_THREADS)\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [app.workers.value for app in result.apps] == [2]
+    unknown = [n.at.line for n in result.notes if n.kind == "unresolved-variable"]
+    assert unknown == [5]
+    alone = check_files([tmp_path / "uwsgi.ini"], machine=MACHINE, env={})
+    assert sorted(n.at.line for n in alone.notes if n.kind == "unresolved-variable") == [4, 5]
 
 
 def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
@@ -622,6 +720,24 @@ def test_a_platform_building_a_template_dockerfile_is_not_followed(tmp_path: Pat
         n.kind == "not-followed" and n.at.file.name == "fly.toml" and "a template" in n.message
         for n in result.notes
     )
+
+
+def test_template_markers_in_a_shell_quote_do_not_make_a_script_a_template(
+    tmp_path: Path,
+) -> None:
+    """In a shell script, `{{ }}` inside a shell quote is text a command is given (`sed -i
+    "s/{{PORT}}/$PORT/"` fills another file's placeholder): the script is read. A marker where
+    the shell reads words (`--workers {{ workers }}`) still makes a template."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\n# don't render here\n"
+        'sed -i "s/{{PORT}}/$PORT/" /etc/nginx/conf.d/default.conf\n'
+        "sed -i 's|{{'$KEY'}}|'$VALUE'|g' /config/settings.py\n"
+        "exec gunicorn --workers 3 app:app\n"
+    )
+    walk = discover(tmp_path)
+    assert (walk.files, walk.templates) == ((tmp_path / "start.sh",), ())
+    templated = "#!/bin/sh\necho '{{ quoted }}'\nexec gunicorn --workers {{ workers }} app:app\n"
+    assert template_line(templated) == 3
 
 
 def test_template_markers_in_a_dockerfile_run_do_not_make_it_a_template(tmp_path: Path) -> None:

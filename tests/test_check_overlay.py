@@ -196,3 +196,71 @@ def test_a_labelled_overlay_runs_behind_the_front_of_its_base(tmp_path: Path) ->
         ("docker-compose.yml", 2): ["nginx.conf"],
         ("docker-compose.prod.yml", 4): ["nginx.conf"],
     }, fronted
+
+
+def test_compose_merge_tags_reset_and_override_are_read(tmp_path: Path) -> None:
+    """`ports: !reset []` and `environment: !override {...}` (Compose's merge tags) are data,
+    not a refused YAML tag: the override replaces web's environment whole (6 workers, no
+    --reload), and the reset drops the base's ports."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": BASE.replace(
+                "    build: .\n", "    build: .\n    ports: ['8080:8080']\n"
+            ),
+            "compose.override.yaml": "services:\n  web:\n    ports: !reset []\n"
+            "    environment: !override\n      GUNICORN_OPTS: --workers 6\n",
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert not result.errors
+    assert from_file(result, "compose.override.yaml") == [("web", 6, False)]
+
+
+def test_a_third_party_images_command_its_server_refuses_alone_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`image: vendor/mcp:stable` with `command: ["uvicorn", "--port", "8000"]` (no app: the
+    image's ENTRYPOINT, not here, adds it) is a not-followed note at the service, and the
+    rest of the file is judged (the web service's gunicorn): never the file refused."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": BASE + "  mcp:\n    image: vendor/mcp:stable\n"
+            '    command: ["uvicorn", "--host", "0.0.0.0", "--port", "8000"]\n',
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert not result.errors
+    assert from_file(result, "compose.yaml") == [("web", 1, True)]
+    (followed,) = [n for n in result.notes if n.kind == "not-followed" and "mcp" in n.message]
+    assert followed.at.line == 10  # the service
+
+
+def test_a_compose_command_string_is_split_as_compose_splits_it(tmp_path: Path) -> None:
+    """`command: sh -c "... gunicorn ... --timeout 600 \\ --workers 8"` as a plain YAML scalar:
+    Compose (go-shellwords) takes `\\ ` inside the double quotes as an escaped space, so the
+    shell gets `--workers 8` (POSIX shlex kept the backslash and gunicorn refused the word
+    ` --workers`, exit 2): gunicorn with 8 workers. Other backslashes stay as sh reads them."""
+    from servertune.check.compose import shell_words
+
+    assert shell_words('sh -c "a && b --t 6 \\ --w 8"') == ["sh", "-c", "a && b --t 6  --w 8"]
+    assert shell_words("a 'b \\ c' d\\ e") == ["a", "b \\ c", "d e"]
+    assert shell_words("""sh -c "sed 's/\\r$//' a > b" """) == ["sh", "-c", "sed 's/\\r$//' a > b"]
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": 'services:\n  web:\n    build: .\n    command: sh -c "\n'
+            "        ./manage.py migrate &&\n"
+            "        gunicorn app.wsgi --bind :8000 --timeout 600 \\\n"
+            '          --workers 8 --worker-tmp-dir /dev/shm"\n',
+            "Dockerfile": IMAGE,
+        },
+    )
+    result = check(root)
+    assert not result.errors
+    assert from_file(result, "compose.yaml") == [("web", 8, False)]

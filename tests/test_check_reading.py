@@ -125,6 +125,30 @@ def test_static_read_knows_environment_arithmetic_and_cpu_count(tmp_path: Path) 
     assert result.cores == (4, "--cores")
 
 
+def test_django_environ_reads_with_a_keyword_default_are_the_environments(
+    tmp_path: Path,
+) -> None:
+    """`env("BIND", default="127.0.0.1")`, `env.int("WORKERS", default=cpu_count() * 2 + 1)`
+    (django-environ's `env`, its documented keyword default): the environment's value cast
+    as the call says, else the default; a positional default stays unresolved (see above)."""
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text(
+        "import multiprocessing\nfrom config.env import env\n"
+        'BIND_ADDRESS = env("DJANGO_BIND_ADDRESS", default="127.0.0.1")\n'
+        'PORT = env("DJANGO_PORT", default=8080)\n'
+        'bind = f"{BIND_ADDRESS}:{PORT}"\n'
+        'workers = env.int("DJANGO_WORKERS", default=multiprocessing.cpu_count() * 2 + 1)\n'
+        'timeout = env.int("GUNICORN_TIMEOUT", default=120)\n'
+    )
+    result = check_files([config], machine=MACHINE, env={"DJANGO_BIND_ADDRESS": "0.0.0.0"})
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+    assert (app.workers.value, app.workers.at.line) == (9, 6)
+    assert app.request_timeout is not None
+    assert app.request_timeout.value == 120
+    assert not [n for n in result.notes if n.kind == "unresolved-variable"]
+
+
 def test_cpu_count_is_evaluated_for_the_cores_named_not_the_runner(tmp_path: Path) -> None:
     """Issue 36.3: `cpu_count() * 2 + 1` with --cores 4 is 9 on any machine running check; with
     no --cores, the compose file's CPU limit decides, and the summary says so."""

@@ -89,6 +89,35 @@ def test_cp_in_an_s6_init_service_the_server_service_depends_on(tmp_path: Path) 
     assert not [n for n in result.notes if n.kind == "config-not-found"]
 
 
+def test_mv_in_an_s6_init_service_puts_the_image_file_where_the_server_reads_it(
+    tmp_path: Path,
+) -> None:
+    """`mv /defaults/uwsgi.ini /app/uwsgi.ini > /dev/null 2>&1` in the init service svc-app
+    depends on puts root/defaults/uwsgi.ini where `--ini /app/uwsgi.ini` reads it, as `cp`
+    does; the init script's `sed -i 's|{{'$KEY'}}|...|'` (a placeholder of another file, in
+    shell quotes) does not make it a template."""
+    s6 = "root/etc/s6-overlay/s6-rc.d"
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nCOPY root/ /\n",
+            "root/defaults/uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nprocesses = 5\n",
+            f"{s6}/init-app-config/run": "#!/usr/bin/with-contenv bash\n"
+            'for KEY in "${!CONF[@]}"; do\n'
+            "    sed -i 's|{{'$KEY'}}|'${CONF[$KEY]}'|g' /config/settings.py\ndone\n"
+            "mv /defaults/uwsgi.ini /app/uwsgi.ini > /dev/null 2>&1\n",
+            f"{s6}/svc-app/dependencies.d/init-app-config": "",
+            f"{s6}/svc-app/run": "#!/usr/bin/with-contenv bash\n"
+            "exec s6-setuidgid abc uwsgi --ini /app/uwsgi.ini\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        ([f"{s6}/svc-app/run:2", "root/defaults/uwsgi.ini:2"], "uwsgi", 5)
+    ]
+    assert not [n for n in result.notes if n.kind in ("config-not-found", "template")]
+
+
 def test_cp_in_a_service_nothing_orders_first_is_not_followed(tmp_path: Path) -> None:
     """The same copy in an s6 service the server's service does not depend on may run after
     it: the server's config stays not found, never guessed."""
@@ -488,3 +517,26 @@ def test_eval_indirection_in_a_loop_sets_the_rendered_servers_config(tmp_path: P
     )
     result = check_folder(root)
     assert chains(result, root) == [(["Dockerfile:5", "start.sh:6", "uwsgi.tpl:2"], "uwsgi", 5)]
+
+
+def test_a_config_in_the_installed_package_is_the_repository_file(tmp_path: Path) -> None:
+    """`-c /venv/lib/python3.12/site-packages/shop/api/gunicorn_conf.py`, the project's package
+    installed into the image (`COPY shop shop` then `pip install .` in the builder stage, the
+    venv copied on): the config is shop/api/gunicorn_conf.py of the repository (5 workers)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim AS builder\nWORKDIR /app\nCOPY shop shop\n"
+            "COPY pyproject.toml .\nRUN python -m venv /venv && /venv/bin/pip install .\n"
+            "FROM python:3.12-slim\nCOPY --from=builder /venv /venv\n"
+            'CMD ["gunicorn", "-c", "/venv/lib/python3.12/site-packages/shop/api/gunicorn_conf.py",'
+            ' "shop.api:app"]\n',
+            "pyproject.toml": "[project]\nname = 'shop'\n",
+            "shop/api/gunicorn_conf.py": "bind = '0.0.0.0:8000'\nworkers = 5\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:8", "shop/api/gunicorn_conf.py:1"], "gunicorn", 5)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]

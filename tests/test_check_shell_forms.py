@@ -30,6 +30,7 @@ MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
         ("function-local.sh", "gunicorn", 5, 1),
         ("command-variable.sh", "gunicorn", 3, 2),
         ("python-options.sh", "uvicorn", 2, 1),
+        ("function-output.sh", "gunicorn", 3, 2),
     ],
 )
 def test_shell_form_starts_the_server_with_its_options(
@@ -272,3 +273,69 @@ def test_functions_calling_each_other_many_times_are_inlined_within_a_budget(
     script.write_text("\n".join(lines) + "\n")
     (app,) = check_files([script], machine=MACHINE, env={}).apps
     assert app.workers.value == 2
+
+
+_DEBUG_SWITCH = """\
+#!/usr/bin/env bash
+set -e
+EXTRA_ARGS=""
+if [ "${FLASK_DEBUG}" = true ] || [ "${FLASK_DEBUG}" = 1 ]; then
+    EXTRA_ARGS="--reload --log-level debug"
+fi
+gunicorn app:app --bind 0.0.0.0:80 --workers 2 ${EXTRA_ARGS}
+"""
+
+
+@pytest.mark.parametrize(("env_line", "faults"), [("", 1), ("ENV FLASK_DEBUG=1\n", 0)])
+def test_a_reload_switch_under_a_variable_no_file_sets_is_off_in_production(
+    tmp_path: Path, env_line: str, faults: int
+) -> None:
+    """`if [ "${FLASK_DEBUG}" = true ]; then EXTRA_ARGS="--reload ..."; fi` with FLASK_DEBUG
+    set by no file: the production path runs gunicorn without `--reload`, as the shell's
+    child under a bash PID 1, so entrypoint-without-exec holds (a note names the switch);
+    with the image setting FLASK_DEBUG=1 the server reloads, a developer's, and is not judged."""
+    (tmp_path / "entrypoint").write_text(_DEBUG_SWITCH)
+    (tmp_path / "Dockerfile").write_text(
+        f'FROM python:3.12-slim\n{env_line}COPY entrypoint /entrypoint\nENTRYPOINT ["/entrypoint"]\n'
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (app,) = result.apps
+    assert (app.reloads is None) == (faults == 1)
+    assert len([f for f in result.findings if f.rule == "entrypoint-without-exec"]) == faults
+    chosen = [(n.kind, n.at.line) for n in result.notes if n.kind == "server-chosen"]
+    assert chosen == ([("server-chosen", 4)] if faults else [])
+
+
+def test_a_subshell_group_around_the_server_line_is_read_without_its_parentheses() -> None:
+    """`(set -x; exec $prefix gunicorn ... --keep-alive ${GUNICORN_KEEP_ALIVE_TIMEOUT})`: the
+    group's `)` is not part of the last word (it was read as `--keep-alive '5)'` and the
+    file refused); the command inside is gunicorn with 3 workers and a keep-alive of 5 s."""
+    result = check_files([ROOT / "subshell.sh"], machine=MACHINE, env={})
+    assert not result.errors
+    (app,) = result.apps
+    assert app.keepalive is not None
+    assert (app.kind, app.workers.value, app.keepalive.value) == ("gunicorn", 3, 5)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        (
+            '["python", "-Xfrozen_modules=off", "-m", "debugpy", "--listen", "0.0.0.0:5678", '
+            '"--wait-for-client", "-m", "uvicorn", "app.main:api", "--port", "8000", '
+            '"--workers", "3"]'
+        ),
+        '["python", "-Werror", "-m", "uvicorn", "app.main:api", "--port", "8000", "--workers", "3"]',
+    ],
+)
+def test_python_options_with_attached_values_and_debugpy_run_the_server(
+    tmp_path: Path, cmd: str
+) -> None:
+    """`python -Xfrozen_modules=off -m debugpy --listen ADDR --wait-for-client -m uvicorn ...`
+    (a debug stage's CMD) and `python -Werror -m uvicorn ...`: the interpreter's options with
+    their values attached, and debugpy running the module in the same process, start uvicorn
+    with its 3 workers; they were "no app server found"."""
+    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCMD {cmd}\n")
+    (app,) = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}).apps
+    assert (app.kind, app.workers.value) == ("uvicorn", 3)

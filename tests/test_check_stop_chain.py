@@ -84,6 +84,40 @@ def test_a_shell_form_list_keeps_its_shell_and_execs_its_last_command(tmp_path: 
     )
 
 
+def test_a_shell_form_cmd_over_continued_lines_is_fixed_without_the_continuations(
+    tmp_path: Path,
+) -> None:
+    """`CMD gunicorn \\` over three lines: Docker's parser removes each escaped newline before
+    the shell sees the text, so the exec-form fix holds the command's words only, never a
+    "\\n" argument, and the message quotes the command as the shell runs it."""
+    image = (
+        "FROM python:3.12-slim\nCMD gunicorn \\\n    --log-file - \\\n    app.wsgi:application\n"
+    )
+    (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "shell-form-command")
+    assert finding.at.line == 2
+    assert finding.fix == 'CMD ["gunicorn", "--log-file", "-", "app.wsgi:application"]'
+    assert "/bin/sh -c 'gunicorn --log-file - app.wsgi:application'" in finding.message
+
+
+def test_an_empty_env_prefix_before_a_shell_form_server_is_dropped_as_sh_drops_it(
+    tmp_path: Path,
+) -> None:
+    """`ENV CMD_PREFIX=""` then `CMD $CMD_PREFIX gunicorn ...` (a hook for ddtrace-run): the
+    unquoted empty expansion disappears in field splitting, so the image starts gunicorn (it
+    was "starts no server") as the shell's child: one finding, fixed with `exec`."""
+    image = (
+        'FROM python:3.12-slim\nENV PORT=8000 \\\n    CMD_PREFIX=""\n'
+        "CMD $CMD_PREFIX gunicorn \\\n    --workers 3 \\\n    app.wsgi:application\n"
+    )
+    path = tmp_path / "Dockerfile"
+    path.write_text(image)
+    result = check_files([path], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert (app.kind, app.workers.value) == ("gunicorn", 3)
+    (finding,) = _rules(list(result.findings), "shell-form-command")
+    assert finding.fix == "CMD exec $CMD_PREFIX gunicorn --workers 3 app.wsgi:application"
+
+
 def test_exec_form_exec_first_and_bash_with_one_command_are_not_flagged(tmp_path: Path) -> None:
     """The signal arrives: exec form, `exec` in the shell form, or a bash SHELL running one
     simple command (bash execs it)."""
@@ -692,3 +726,40 @@ def test_a_variable_in_an_exec_form_cmd_reaches_the_server_as_written(tmp_path: 
     assert (finding.at.line, finding.severity.name) == (3, "error")
     shell = "FROM python:3.12-slim\nCMD exec gunicorn shop.wsgi --workers ${GUNICORN_WORKERS:-4}\n"
     assert not _rules(_findings(tmp_path, {"Dockerfile": shell}), "exec-form-not-expanded")
+
+
+def test_a_shell_form_running_a_process_manager_names_it_as_the_shells_child(
+    tmp_path: Path,
+) -> None:
+    """`CMD envsubst ... && /usr/bin/supervisord -c /etc/sv.conf`: the shell's child is
+    supervisord, which runs gunicorn; the message names both, and the fix execs supervisord.
+    (`/usr/bin/envsubst` is written with its path, as the image it comes from writes it.)"""
+    files = {
+        "Dockerfile": "FROM python:3.12-slim\nCOPY sv.conf /etc/sv.conf\n"
+        "CMD /usr/bin/envsubst < /etc/t > /etc/o && /usr/bin/supervisord -c /etc/sv.conf\n",
+        "sv.conf": "[supervisord]\nnodaemon=true\n[program:web]\ncommand=gunicorn app:app\n",
+    }
+    (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
+    assert "PID 1 with supervisord (which runs gunicorn) as its child" in finding.message
+    assert finding.fix.endswith("&& exec /usr/bin/supervisord -c /etc/sv.conf")
+
+
+def test_the_exec_fix_of_a_list_goes_before_its_last_command(tmp_path: Path) -> None:
+    """`mwdb configure --quiet basic && /app/.venv/bin/gunicorn` as the script's server line:
+    the fix execs gunicorn, the list's last command (`exec` first would exec the configure
+    step and never start gunicorn); a `;` or `&&` inside quotes or `$(...)` is no list."""
+    script = (
+        "#!/bin/sh\necho 'a; b && c'\n"
+        "mwdb configure --quiet basic && /app/.venv/bin/gunicorn -w 2 app:app\n"
+    )
+    image = 'FROM python:3.12-slim\nCOPY start.sh /start.sh\nCMD ["/start.sh"]\n'
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == (
+        "mwdb configure --quiet basic && exec /app/.venv/bin/gunicorn -w 2 app:app"
+    )
+    # A list inside a command substitution is the substitution's: the line is one command.
+    script = "#!/bin/sh\nuv run uvicorn app:app --workers $(nproc --all || echo 4)\n"
+    findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
+    (finding,) = _rules(findings, "entrypoint-without-exec")
+    assert finding.fix == "exec uv run uvicorn app:app --workers $(nproc --all || echo 4)"

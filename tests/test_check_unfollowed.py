@@ -275,3 +275,50 @@ def test_an_image_with_no_command_runs_its_base_images_which_an_owner_may_make_a
         assert notes["compose.yaml"][1] == 2
         assert base in notes["Dockerfile"][2]
         assert "service web runs the command of its image's base image" in notes["compose.yaml"][2]
+
+
+@pytest.mark.parametrize(
+    ("script", "shown", "why"),
+    [
+        (
+            'if [ "$APP_CONTEXT" = "prod" ]; then exec python -m shop_backend; fi\n',
+            "'python -m shop_backend'",
+            "it runs the Python module shop_backend",
+        ),
+        ("exec reflex run --env prod\n", "'reflex run --env prod'", "`reflex run` serves the app"),
+        ("exec streamlit run app.py\n", "'streamlit run app.py'", "`streamlit run` serves"),
+        (
+            "exec /venv/bin/monkey run_api_server\n",
+            "'/venv/bin/monkey run_api_server'",
+            "its subcommand 'run_api_server' starts a server",
+        ),
+        ("exec fief run-server\n", "'fief run-server'", "its subcommand 'run-server'"),
+        (
+            "exec shop start -b 0.0.0.0:${SHOP_PORT:-5000}\n",
+            "'shop start -b 0.0.0.0:${SHOP_PORT:-5000}'",
+            "it names the address 0.0.0.0:${SHOP_PORT:-5000}",
+        ),
+    ],
+)
+def test_a_module_or_framework_that_serves_from_its_own_code_is_not_followed(
+    tmp_path: Path, script: str, shown: str, why: str
+) -> None:
+    """`python -m PACKAGE` (the project's package run as the program, after an `if`'s
+    `then`), a web framework's own serving command (`reflex run`, `streamlit run`), a
+    subcommand named for a server (`run_api_server`, `run-server`, its program given by path
+    too) and an address whose port has a default (`0.0.0.0:${PORT:-5000}`) start a server in
+    code check does not read: "not followed", at the line, never "starts no server"."""
+    (tmp_path / "start.sh").write_text(f"#!/bin/sh\nAPP_CONTEXT=prod\n{script}")
+    ((kind, line, message),) = _notes(tmp_path).values()
+    assert (kind, line) == ("not-followed", 3)
+    assert shown in message
+    assert why in message
+
+
+def test_a_tool_module_still_starts_no_server(tmp_path: Path) -> None:
+    """`python -m pip install ...` or `python -m celery worker` is a job: "starts no server"."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\npython -m pip install -r req.txt\nexec python -m celery -A app worker\n"
+    )
+    ((kind, _, _),) = _notes(tmp_path).values()
+    assert kind == "starts-no-server"

@@ -41,6 +41,7 @@ from servertune.check.model import (
     evaluating_for,
     note,
 )
+from servertune.check.namespaces import in_front_namespace
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
@@ -293,6 +294,8 @@ def _linked(
     nginx = list(reading.nginx)
     with collect_notes() as said:
         links = link(nginx, apps, stacks)
+        # A local address reaches the front's own container only (`namespaces`).
+        links = [k for k in links if in_front_namespace(k.nginx, k.server.value, k.app, stacks)]
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     notes += said
@@ -441,7 +444,11 @@ def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> l
                 )
             )
         if walk.unclaimed:
-            shown = ", ".join(str(p) for p in walk.unclaimed[:8])
+            # (An empty one, `nginx.conf` all commented out, says so: it is of a kind read.)
+            shown = ", ".join(
+                f"{p} (empty: only comments)" if p in walk.empty else str(p)
+                for p in walk.unclaimed[:8]
+            )
             more = len(walk.unclaimed) - 8
             notes.append(
                 Note(

@@ -70,6 +70,8 @@ def normalise(address: str) -> tuple[str, str]:
     if not colon:  # nginx `server app:80` is written with a port; a bare name means its scheme's
         host, port = address, default_port
     host = "127.0.0.1" if host in ("localhost", "[::1]", "::1") else host
+    if host.endswith(".") and not host.endswith(".."):
+        host = host[:-1]  # `mwdb.:8080`: a fully qualified name, the same name as `mwdb`
     return (host, port)  # `:8080` (gunicorn's bind on every address): host "", a wildcard
 
 
@@ -92,7 +94,7 @@ def _host_name(target: str) -> str | None:
         return None
     if _IPV4.match(host) or host.startswith("["):
         return None
-    return host.removesuffix(".") or None  # `mwdb.:8080`: a name written as DNS's root-ended form
+    return host
 
 
 #: The file names compose merges by default: `docker compose up` reads the first base file it
@@ -143,6 +145,9 @@ class Service:
     #: The other names its container answers to on its networks: `networks.*.aliases` and
     #: `container_name` (Docker's DNS resolves each to it, as it resolves the service's name).
     aliases: tuple[str, ...] = ()
+    #: It joins another network namespace (`network_mode: host`, `service:X`, `container:X`):
+    #: its loopback is not its own (`namespaces`).
+    network_shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -345,14 +350,13 @@ class Stacks:
         first = files[0]
         running = [s for s in self.mounting([first]) if self.reads(s, first)]
         unbuilt = self._unbuilt_image()
-        # The image's `ENV` under each service's `environment` (an nginx image that copies
-        # its template into /etc/nginx/templates with `ENV PROXY_BACKEND_URL=...`).
-        image_env: dict[str, tuple[tuple[str, str], ...]] = {}
+        # The container's environment is its image's `ENV`, then the service's over it.
+        image_env: dict[tuple[Path, str], dict[str, str]] = {}
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
                 running.append(service)
-                image_env[service.name] = tuple(image.env.items())
+                image_env[(service.file, service.name)] = dict(image.env)
         values: dict[str, set[str]] = {}
         real = _real(first)
         for service in running:
@@ -364,8 +368,8 @@ class Stacks:
                 for path, environment in r.templates
                 if path == real
             ]
-            environment = dict((*image_env.get(service.name, ()), *service.environment))
-            for name, value in rendered[0] if len(rendered) == 1 else environment.items():
+            given = image_env.get((service.file, service.name), {}) | dict(service.environment)
+            for name, value in rendered[0] if len(rendered) == 1 else given.items():
                 values.setdefault(name, set()).add(value)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
 
@@ -602,8 +606,6 @@ def link(
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 reached = _reached(server.value, speaking, project, stacks)
-                if _host_name(server.value) is None and stacks is not None:
-                    reached = _beside(config, reached, stacks)
                 candidates: list[AppServer] = []
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
@@ -614,22 +616,6 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
-
-
-def _beside(config: NginxConfig, apps: list[AppServer], stacks: Stacks) -> list[AppServer]:
-    """Of the apps a local address reaches (127.0.0.1, 0.0.0.0, a unix socket: the front's own
-    network namespace), those started from an image that copies the front's file, when some
-    are: the other images' servers are other containers (mapproxy's Debian nginx config does
-    not pass to its Alpine image's uWSGI). All of them when none is (a pod's nginx sidecar,
-    built apart, passes to its app container over localhost)."""
-    copying = {
-        image.path
-        for image in stacks.images
-        for f in config.files or (config.file,)
-        if image.holds(f, whole_context=False) is not None
-    }
-    together = [a for a in apps if any(at.file in copying for at in a.launched_by)]
-    return together or apps
 
 
 def _named(

@@ -332,8 +332,9 @@ def program_name(word: str) -> str:
 _FOLDER_VARIABLE = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}(?=[A-Za-z])")
 
 
-#: The interpreter's options before `-m` / `-c` (`-u`, `-OO`, `-bB`, `-X dev`, `-W error`).
-_INTERPRETER_OPTION = re.compile(r"\A-(?![mc]\Z)[bBdEhiIOPqsSuvVxXW]+\Z")
+#: The interpreter's options before `-m` / `-c` (`-u`, `-OO`, `-bB`, `-X dev`, `-W error`, and
+#: `-Xfrozen_modules=off`, `-Werror` with the value attached).
+_INTERPRETER_OPTION = re.compile(r"\A-(?:(?![mc]\Z)[bBdEhiIOPqsSuvVxXW]+|[XW]\S+)\Z")
 
 
 def _server_of(words: Sequence[Word]) -> int | None:
@@ -358,8 +359,8 @@ def _server_of(words: Sequence[Word]) -> int | None:
             module = words[option + 1].text.split(".")[0]
             if words[option].text == "-m" and module in SERVERS:
                 return option + 1
-            if words[option].text == "-m" and module in _MODULE_WRAPPERS:
-                return _wrapped_module(words, option + 2)
+            if words[option].text == "-m" and module == "debugpy":
+                return _debugged(words, option + 2)
             # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
             # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
             launcher = words[option].text == "-c" and option + 2 < len(words)
@@ -369,18 +370,26 @@ def _server_of(words: Sequence[Word]) -> int | None:
     return None
 
 
-#: Python modules that run another module after their own options, in the same process:
-#: the debugger (`python -m debugpy --listen 0.0.0.0:5678 --wait-for-client -m uvicorn ...`).
-_MODULE_WRAPPERS = frozenset({"debugpy"})
+#: debugpy's options that take a value (`python -m debugpy --listen 0.0.0.0:5678 -m uvicorn`).
+_DEBUGPY_VALUED = frozenset({"--listen", "--connect", "--log-to", "--pid", "--parent-session-pid"})
 
 
-def _wrapped_module(words: Sequence[Word], start: int) -> int | None:
-    """The index of the server module a module wrapper runs (`-m uvicorn` after debugpy's
-    options, from `start`), None when it runs anything else (a script, another module)."""
-    for index in range(start, len(words) - 1):
-        if words[index].text == "-m":
-            module = words[index + 1].text.split(".")[0]
-            return index + 1 if module in SERVERS else None
+def _debugged(words: Sequence[Word], start: int) -> int | None:
+    """The index of the server `python -m debugpy [OPTIONS] -m SERVER ...` runs under the
+    debugger (debugpy runs the module in the same process, as `python -m SERVER` would), its
+    options from `start`; None when it runs anything else."""
+    index = start
+    while index < len(words):
+        text = words[index].text
+        if text == "-m":
+            found = index + 1 < len(words) and words[index + 1].text.split(".")[0] in SERVERS
+            return index + 1 if found else None
+        if text in _DEBUGPY_VALUED or text.startswith("--configure-"):
+            index += 2
+        elif text.startswith("--"):
+            index += 1  # `--wait-for-client`, `--log-to-stderr`
+        else:
+            return None
     return None
 
 

@@ -23,6 +23,7 @@ then:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -237,6 +238,56 @@ def _interpolate_all(
             _interpolate_all(value, lookup, path, seen)
 
 
+def shell_words(text: str) -> list[str]:
+    """A string `command` / `entrypoint` split as Compose splits it (compose-go's loader calls
+    mattn/go-shellwords' `Parse`): spaces split words outside quotes and quotes are removed, as
+    POSIX sh does, and a backslash before a space, tab or line break escapes it inside double
+    quotes too, so `"... --timeout 600 \\ --workers 8"` holds a plain space where sh would
+    keep the backslash (gunicorn then got the word ` --workers`). go-shellwords drops every
+    other backslash inside double quotes as well (`\\r` becomes `r`); those are kept as sh
+    keeps them, as the scripts such a command writes are read (`sed 's/\\r$//'`).
+    ValueError for an unclosed quote."""
+    return shlex.split(_ESCAPED_BLANK.sub(_unescaped_in_quotes(text), text), comments=False)
+
+
+#: A backslash and the blank it escapes (a space, a tab, a line break).
+_ESCAPED_BLANK = re.compile(r"\\([ \t\n])")
+
+
+def _unescaped_in_quotes(text: str) -> Callable[[re.Match[str]], str]:
+    """For `_ESCAPED_BLANK.sub`: inside double quotes, the blank without its backslash (as
+    go-shellwords reads it); elsewhere as written (sh reads an escaped blank there alike)."""
+    inside = _double_quoted(text)
+
+    def one(match: re.Match[str]) -> str:
+        return match[1] if match.start() in inside else match[0]
+
+    return one
+
+
+def _double_quoted(text: str) -> set[int]:
+    """The offsets of `text` inside double quotes, as sh reads quotes."""
+    found: set[int] = set()
+    quote, index = "", 0
+    while index < len(text):
+        char = text[index]
+        if quote == '"':
+            found.add(index)
+            if char == "\\":
+                found.add(index + 1)
+                index += 1
+            elif char == '"':
+                quote = ""
+        elif quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\":
+            index += 1
+        elif char in "'\"":
+            quote = char
+        index += 1
+    return found
+
+
 def _command(node: _Node | None, lines: Mapping[Path, list[str]]) -> tuple[Word, ...] | None:
     """A `command` / `entrypoint`: a list as written, a string split as compose splits it
     (placed on the lines of the file it is written in: `lines`, each file's)."""
@@ -250,7 +301,7 @@ def _command(node: _Node | None, lines: Mapping[Path, list[str]]) -> tuple[Word,
     if text is None:
         return None
     try:
-        words = shlex.split(text, comments=False)
+        words = shell_words(text)
     except ValueError:
         raise CheckInputError(
             f"{node.at}: cannot split as compose does (an unclosed quote)"
@@ -528,7 +579,7 @@ def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     with collect_notes():  # the file's own reading notes what it names, and its errors
         try:
             # As its reading takes them: `dockerfile: "Dockerfile.django-${OS:-debian}"`.
-            _interpolate_all(documents[0].node, {**_dotenv(path), **os.environ}, path, set())
+            _interpolate_all(documents[0].node, _shell_environment(path), path, set())
         except CheckInputError:
             return ()
     services = documents[0].get("services")
@@ -656,6 +707,11 @@ def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[st
     return runs
 
 
+#: `${PWD}` / `$PWD` in a mount's host path: where `docker compose` runs, the compose file's
+#: folder (`_shell_environment`).
+_PWD = re.compile(r"\$\{PWD\}|\$PWD(?![A-Za-z0-9_])")
+
+
 def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Location]]:
     """The service's bind mounts of files here, as (host path, container path, line): the
     short syntax `./nginx.conf:/etc/nginx/nginx.conf:ro` and the long one (`type: bind`,
@@ -676,6 +732,7 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
             if len(parts) < 2:
                 continue  # an anonymous volume: a container path only
             host, inside = parts[0], parts[1]
+        host = _PWD.sub(lambda _: str(path.parent.absolute()), host)  # `${PWD}/nginx.conf`
         if not host.startswith((".", "/", "~")) or not inside.startswith("/"):
             continue
         if host.startswith("~"):
@@ -747,9 +804,17 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
             dockerfile = path.parent / (build.text() or ".") / "Dockerfile"
         elif build is None:
             dockerfile = _runs_dockerfile(service, path)
+        mode = service.get("network_mode")
         found.append(
             Service(
-                path, str(key.value), mounts, dockerfile, _literal_env(service), _aliases(service)
+                path,
+                str(key.value),
+                mounts,
+                dockerfile,
+                _literal_env(service),
+                _aliases(service),
+                # `none` and `bridge` leave it a namespace of its own.
+                network_shared=mode is not None and (mode.text() or "") not in ("none", "bridge"),
             )
         )
     return tuple(found)
@@ -870,6 +935,13 @@ def _outside_references(root: _Node, services: _Node, path: Path) -> None:
             )
 
 
+def _shell_environment(path: Path) -> dict[str, str]:
+    """What compose interpolates the file `path` with: the `.env` beside it, then the shell's
+    environment over it, whose `PWD` is where `docker compose` runs, taken as the compose
+    file's own folder (as the file is run from there), never the folder check runs in."""
+    return {**_dotenv(path), **os.environ, "PWD": str(path.parent.absolute())}
+
+
 def _dotenv(path: Path) -> dict[str, str]:
     dotenv = path.parent / ".env"
     if resolve.admit(dotenv, ".env", Location(path), "the .env beside it") is None:
@@ -886,7 +958,7 @@ def _other_services(path: Path) -> _Node | None:
     found = overlay.services_in(path)
     if found is None or _expanded_size(found.node, {}) > MAX_EXPANDED_NODES:
         return None
-    _interpolate_all(found.node, {**_dotenv(path), **os.environ}, path, set())
+    _interpolate_all(found.node, _shell_environment(path), path, set())
     return found
 
 
@@ -899,7 +971,7 @@ def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _No
         return services
     # The base's values interpolated as its own reading does (its `.env` is the same: they
     # are in one folder), then the overlay's services merged over its.
-    _interpolate_all(base_services.node, {**_dotenv(base), **os.environ}, base, set())
+    _interpolate_all(base_services.node, _shell_environment(base), base, set())
     lines[base] = read_text(base).splitlines()
     return overlay.merged_services(path, services, base, base_services)
 
@@ -924,7 +996,7 @@ def read_compose(
     documents = _documents(path, text)
     if not documents:
         raise CheckInputError(f"{path}: empty compose file")
-    lookup = {**_dotenv(path), **os.environ}
+    lookup = _shell_environment(path)
     root = documents[0]
     if _expanded_size(root.node, {}) > MAX_EXPANDED_NODES:
         raise CheckInputError(
@@ -977,11 +1049,10 @@ def read_compose(
         environment = {**(image.env if image else {}), **service_env, **(env or {})}
         where = {**(image.env_at if image else {}), **service_at}
         find = _service_finder(service, path, image)
-        complete = COMMAND_COMPLETE.set(_no_arguments(command, entrypoint, image))
-        try:
-            app = image_server(path, first, rest, environment, where, image, find=find)
-        finally:
-            COMMAND_COMPLETE.reset(complete)
+        unseen = image is None and service.get("image") is not None and entrypoint is None
+        with _complete(_no_arguments(command, entrypoint, image)):
+            call = (path, first, rest, environment, where, image, find)
+            app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
         if app is None:
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.
@@ -997,6 +1068,51 @@ def read_compose(
     if not apps:
         raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
+
+
+@contextlib.contextmanager
+def _complete(complete: bool) -> Iterator[None]:
+    """While the block runs, `COMMAND_COMPLETE` is `complete`."""
+    token = COMMAND_COMPLETE.set(complete)
+    try:
+        yield
+    finally:
+        COMMAND_COMPLETE.reset(token)
+
+
+def _image_app(
+    call: tuple[
+        Path,
+        list[Word],
+        list[Word],
+        dict[str, str],
+        dict[str, Location],
+        Image | None,
+        FindConfig | None,
+    ],
+    unseen: tuple[str, Location | Word] | None,
+) -> AppServer | None:
+    """`image_server` on `call`'s arguments. For a service of an image not built from these
+    files (`unseen`: its name and where), a command its server refuses alone (`command:
+    ["uvicorn", "--port", "8000"]`) holds arguments to the image's ENTRYPOINT, which no file
+    here shows (prowler-mcp's adds the app): what they start is not known, a note says so,
+    never the file refused."""
+    path, first, rest, environment, where, image, find = call
+    try:
+        return image_server(path, first, rest, environment, where, image, find=find)
+    except CheckInputError as error:
+        if unseen is None:
+            raise
+        name, place = unseen
+        at = place if isinstance(place, Location) else place.at
+        note(
+            "not-followed",
+            at,
+            f"not followed: service {name} runs an image not built from these files, whose "
+            f"ENTRYPOINT may take these words as its arguments; read alone, "
+            f"{str(error).rpartition(': ')[2][:120]}",
+        )
+        return None
 
 
 #: The shells that run a `-c` list's last command as their child: dash (the `sh` of Debian's

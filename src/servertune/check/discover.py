@@ -29,7 +29,7 @@ from servertune.check.commands import dockerfile_name
 from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
-from servertune.check.template_markers import template_line
+from servertune.check.template_markers import SHEBANG, template_line
 
 __all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -93,6 +93,9 @@ class Discovery:
     templates: tuple[tuple[Path, int], ...] = ()
     #: Files and folders left out by `.gitignore` or by being vendored / generated trees.
     ignored: int = 0
+    #: Those of `unclaimed` holding nothing but blank lines and comments (an nginx.conf
+    #: commented out): empty, not of an unknown kind.
+    empty: tuple[Path, ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -122,6 +125,46 @@ def _ignored(specs: Sequence[tuple[Path, object]], path: Path, is_dir: bool) -> 
     return verdict
 
 
+#: Output folders a build tool names so, which a project also names its image build folders
+#: (`build/web/Dockerfile`): one holding a Dockerfile near its top is the project's own.
+_OUTPUT_DIRECTORIES = frozenset({"build", "dist", "_build"})
+
+
+def _skipped_directory(path: Path) -> bool:
+    """Whether the walk leaves out the folder `path`: dependencies, virtualenvs (a
+    `pyvenv.cfg` whatever the name), caches, VCS data, and build output unless it holds a
+    Dockerfile within two levels (build output never does; a `docker build` folder does)."""
+    if path.name in _OUTPUT_DIRECTORIES:
+        return not _holds_dockerfile(path, depth=2)
+    return path.name in SKIPPED_DIRECTORIES or (path / "pyvenv.cfg").exists()
+
+
+def _holds_dockerfile(folder: Path, depth: int) -> bool:
+    """Whether `folder` or its subfolders down to `depth` levels hold a Dockerfile-family
+    file, looking at a bounded number of entries (a real build output can be huge)."""
+    try:
+        with os.scandir(folder) as scan:
+            entries = [e for _, e in zip(range(_PEEK_ENTRIES), scan, strict=False)]
+    except OSError:
+        return False
+    for entry in entries:
+        name = entry.name.lower()
+        named = name.startswith(("dockerfile", "containerfile")) or name.endswith(
+            (".dockerfile", ".containerfile")
+        )
+        if named and entry.is_file(follow_symlinks=False):
+            return True
+    return depth > 1 and any(
+        _holds_dockerfile(Path(e.path), depth - 1)
+        for e in entries
+        if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED_DIRECTORIES
+    )
+
+
+#: Entries of a build folder looked at for a Dockerfile.
+_PEEK_ENTRIES = 200
+
+
 def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
     """Every file under `root` not ignored, in a stable order; an int for each ignored entry."""
     import pathspec
@@ -148,7 +191,7 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
                 continue  # symlinks, sockets, devices: a walk does not follow them
             relative = path.relative_to(root).as_posix() + ("/" if is_dir else "")
             if (
-                (is_dir and (entry.name in SKIPPED_DIRECTORIES or (path / "pyvenv.cfg").exists()))
+                (is_dir and _skipped_directory(path))
                 or _ignored(specs, path, is_dir)
                 or (excluded is not None and excluded.match_file(relative))
             ):
@@ -185,9 +228,7 @@ _COPY_SUFFIXES = (
 _STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
 
 
-#: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
-#: a chain of words the script reader follows to the program it ends in).
-_SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
+_SHEBANG = SHEBANG
 
 
 #: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and
@@ -207,6 +248,8 @@ def _candidate(path: Path) -> bool:
     `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
     name = path.name.lower()
     suffix = path.suffix.lower()
+    if _ENV_NAME.match(path.name):  # `env.oss.gh.example`: an env file's example, by name
+        return True
     if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
         return _candidate(path.with_name(path.stem)) or suffix == ".template"
     if path.parent.name.lower() in NGINX_DIRECTORIES and suffix not in _NOT_CONFIG_SUFFIXES:
@@ -244,6 +287,8 @@ def _candidate(path: Path) -> bool:
         return True
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
         return True
+    if any(server in name for server in _UNREAD_SERVERS):
+        return True  # `hypercorn.toml`: named in the coverage summary (`_unread_kind`)
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
 
 
@@ -326,6 +371,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 
     files: list[Path] = []
     unclaimed: list[Path] = []
+    empty: list[Path] = []
     templates: list[tuple[Path, int]] = []
     ignored = 0
     for item in _walk(root, exclude):
@@ -349,7 +395,12 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             files.append(item)
         elif _named_for_check(item):
             unclaimed.append(item)
-    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored)
+            if not any(
+                line.strip() and not line.lstrip().startswith(("#", ";"))
+                for line in text.splitlines()
+            ):
+                empty.append(item)
+    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored, tuple(empty))
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
@@ -376,4 +427,31 @@ def _named_for_check(path: Path) -> bool:
         )
         or "compose" in name
         or _SCRIPT_NAMES.match(path.name)
+        or _unread_kind(path)
+    )
+
+
+#: Servers whose configs check does not read (Hypercorn's `hypercorn.toml`, Daphne's, waitress'):
+#: a skipped one is named, as the file that says how the app is served.
+_UNREAD_SERVERS = ("hypercorn", "daphne", "waitress")
+
+
+def _unread_kind(path: Path) -> bool:
+    """A deployment file of a kind no reader reads, worth naming when the walk skips it: an
+    unread server's config, an application platform's spec (DigitalOcean App Platform's
+    `.do/app.yaml`, App Engine's `app.yaml`) or a Helm chart's values (`values*.yaml` beside
+    the chart's `templates/` or `Chart.yaml`)."""
+    name = path.name.lower()
+    if any(server in name for server in _UNREAD_SERVERS):
+        return True
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return False
+    stem = path.stem.lower()
+    return (
+        path.parent.name.lower() == ".do"
+        or stem == "app"
+        or (
+            stem.startswith("values")
+            and ((path.parent / "templates").is_dir() or (path.parent / "Chart.yaml").is_file())
+        )
     )

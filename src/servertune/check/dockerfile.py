@@ -52,6 +52,7 @@ from servertune.check.commands import (
     FindConfig,
     Word,
     dockerfile_name,
+    expand_shell,
     program_name,
     server_command,
     shell_commands,
@@ -66,7 +67,7 @@ from servertune.check.model import (
     collect_notes,
     note,
 )
-from servertune.check.scripts import run_words
+from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
 from servertune.check.unfollowed import not_followed_launcher, nothing_started
 
@@ -116,9 +117,17 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def looks_like_dockerfile(path: Path, text: str) -> bool:
     """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
-    `*.dockerfile`."""
-    del text
-    return dockerfile_name(path)
+    `*.dockerfile`; and a name that only starts so (`DockerfileCelery`, `DockerfileProd`)
+    when its first instruction is FROM or ARG, as a Dockerfile's must be."""
+    if dockerfile_name(path):
+        return True
+    name = path.name.lower()
+    if not name.startswith(("dockerfile", "containerfile")) or "." in name:
+        return False
+    first = next(
+        (s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")), ""
+    )
+    return first.split(maxsplit=1)[0].upper() in ("FROM", "ARG") if first else False
 
 
 def _escape_character(text: str) -> str:
@@ -327,7 +336,7 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        found = self._under_base_workdir(wanted)
+        found = self._under_base_workdir(wanted) or self._installed_from_context(wanted)
         if found is None and self.base is not None:
             # Not copied by this Dockerfile: the image it is built FROM may hold it.
             for target in map(self._through_links, targets):
@@ -335,6 +344,31 @@ class Image:
                 if found is not None:
                     return found
         return found
+
+    def _installed_from_context(self, wanted: str) -> ConfigFile | None:
+        """`-c /venv/lib/python3.13/site-packages/keep/api/config.py`: a file of the project's
+        own package, installed into the image (`pip install .`) from a folder a COPY of the
+        build brought in (`COPY keep keep`, in this stage or one it copies from): that
+        folder's file in the repository, `keep/api/config.py`; a script (a `#!` line) is
+        left to the image's own files."""
+        _, marker, rest = wanted.partition("-packages/")
+        if not marker or not wanted[: -len(rest) - len(marker)].endswith(("/site", "/dist")):
+            return None
+        top = PurePosixPath(rest).parts[0] if rest else ""
+        stages = [c[3] for c in self.copies if c[3] is not None]
+        copied = {c[0].strip("/").removeprefix("./") for s in stages for c in s.copies}
+        copied |= {c[0].strip("/").removeprefix("./") for c in self.copies if c[3] is None}
+        if not top or not copied & {top, "", "."}:
+            return None
+        for context in self._context_folders:
+            candidate = context / rest
+            if resolve.inside(candidate, self.path) and candidate.is_file():
+                text = read_text(candidate)
+                # A config or module only: a script kept in the package and run as the
+                # entrypoint picks its branch from variables this reading does not decide
+                # yet (keep's `if [ "$REDIS" != "true" ]`), so it stays not followed.
+                return None if text.startswith("#!") else ConfigFile(text, candidate, 1)
+        return None
 
     def _under_base_workdir(self, wanted: str) -> ConfigFile | None:
         """`COPY ./container/ ./` under the base image's WORKDIR (not known here) and
@@ -1258,9 +1292,14 @@ def shell_form(
     if PurePosixPath(shell[0]).name == "bash" and not re.search(r"[;&|]", text):
         return None
     try:
-        split = shlex.split(text, comments=True)
+        # Docker's parser removes each escaped newline before the shell sees the text.
+        split = shlex.split(text.replace("\\\n", ""), comments=True)
     except ValueError:
         return None
+    # `CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`: field splitting drops it.
+    env = image.env if image is not None else {}
+    while split and _LONE_EXPANSION.match(split[0]) and expand_shell(split[0], env) == "":
+        split = split[1:]
     if (
         not split
         or split[0] == "exec"

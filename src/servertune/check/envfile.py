@@ -26,9 +26,9 @@ __all__ = ["compose_loads", "looks_like_env_file", "read_env_file"]
 _COPY = r"(sample|example|template|dist|tpl|in)"
 
 #: Env files by name: `.env`, `.env.prod`, `.env-dist`, `prod.env`, `server.env.template`,
-#: `.env.example`, `env.sample`, `env.prod.template`.
+#: `.env.example`, `env.sample`, `env.prod.template`, `env.oss.gh.example`.
 ENV_FILE_NAME = re.compile(
-    rf"\A(\.env([.-].+)?|.+\.env(\.{_COPY})?|env\.([\w-]+\.)?{_COPY})\Z", re.I
+    rf"\A(\.env([.-].+)?|.+\.env(\.{_COPY})?|env\.([\w-]+\.)*{_COPY})\Z", re.I
 )
 
 #: A `KEY=value` line, as an env file or a shell file of variables writes it.

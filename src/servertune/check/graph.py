@@ -57,9 +57,10 @@ def _locations(app: AppServer) -> list[Location]:
     return found
 
 
-def _settings_at(app: AppServer) -> set[Location]:
+def _settings_at(app: AppServer, defaults: bool = False) -> set[Location]:
     """The lines the app's own settings were read at (not its chain's, not defaults placed at
-    its file's first line)."""
+    its file's first line); with `defaults`, the lines of the settings it could not read
+    (kept at their default)."""
     found: set[Location] = set()
     for field in dataclasses.fields(app):
         if field.name in ("container", "launched_by"):
@@ -67,7 +68,7 @@ def _settings_at(app: AppServer) -> set[Location]:
         value = getattr(app, field.name)
         for one in value if isinstance(value, tuple) else (value,):
             for pair in one if isinstance(one, tuple) else (one,):
-                if isinstance(pair, Setting) and not pair.default:
+                if isinstance(pair, Setting) and pair.default == defaults:
                     found.add(pair.at)
     return found
 
@@ -141,6 +142,17 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
         if not (n.kind == "server-chosen" and n.at.file in assumed and n.at not in kept_at)
     ]
     kept = [a for i, a in enumerate(apps) if i not in dropped]
+    # `processes = $(UWSGI_PROCESSES)` read alone is unknown (a default at that line); the
+    # chain that exports it (a script) reads its value there: the note of the shorter reading
+    # goes, unless a kept reading is still left with the default there.
+    known = {at for i in range(len(apps)) if i not in dropped for at in read_at[i]}
+    known &= {at for i in dropped for at in _settings_at(apps[i], defaults=True)}
+    known -= {at for app in kept for at in _settings_at(app, defaults=True)}
+    notes[:] = [
+        n
+        for n in notes
+        if not (n.kind == "unresolved-variable" and n.at.file in files and n.at in known)
+    ]
     without_false_starts(kept, notes)
     return kept
 

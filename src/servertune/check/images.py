@@ -76,6 +76,7 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     from servertune.check.commands import IMAGE_ENV_AT, IN_IMAGES
     from servertune.check.dockerfile import BASE_IMAGE
     from servertune.check.runtime_files import IMAGE_FILES
+    from servertune.check.script_folder import HELD_AT
 
     token = _IMAGES.set(tuple(images))
     built = _BUILDS.set(tuple(builds))
@@ -84,9 +85,11 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     base_hook = BASE_IMAGE.set(base_image)
     with_bases = _IMAGES.set(_with_bases(tuple(images), tuple(builds)))
     files_hook = IMAGE_FILES.set(files_in_image)
+    held_hook = HELD_AT.set(held_at)
     try:
         yield
     finally:
+        HELD_AT.reset(held_hook)
         IMAGE_FILES.reset(files_hook)
         _IMAGES.reset(with_bases)
         BASE_IMAGE.reset(base_hook)
@@ -421,6 +424,13 @@ def files_in_image(file: Path, folder: str) -> list[str]:
     (a script listing them: `find /etc/app/conf.d ... -exec ln -s ...`), [] when none does."""
     image = image_holding(file)
     return [inside for inside, _ in image.held_under(folder)] if image is not None else []
+
+
+def held_at(file: Path) -> str | None:
+    """Where the first image of the run that copies `file` keeps it (a script's `$0`), None
+    when none does."""
+    image = image_holding(file)
+    return image.holds(file) if image is not None else None
 
 
 def images_copying(file: Path) -> list[Image]:

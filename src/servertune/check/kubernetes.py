@@ -241,10 +241,27 @@ class _Node:
             raise CheckInputError(f"{self.at}: {field} {value!r} is not a number") from None
 
 
+#: Compose's merge tags (https://docs.docker.com/reference/compose-file/merge/): `!reset`
+#: drops the value the file it overlays gives, `!override` replaces it whole. Data a compose
+#: file holds; `overlay` applies them, and elsewhere the node is its plain value.
+MERGE_TAGS = frozenset({"!reset", "!override"})
+_PLAIN_TAGS = {
+    yaml.ScalarNode: "tag:yaml.org,2002:str",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+}
+
+
 def _check_tags(node: yaml.Node, path: Path, seen: set[int]) -> None:
     if id(node) in seen:
         return
     seen.add(id(node))
+    if node.tag in MERGE_TAGS:
+        # Kept under its merge tag as an attribute, read as the plain value it holds.
+        node.merge_tag = node.tag  # type: ignore[attr-defined]
+        node.tag = _PLAIN_TAGS[type(node)]
+        if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~"):
+            node.tag = "tag:yaml.org,2002:null"  # `!reset null`: no value
     if node.tag not in _SAFE_TAGS:
         raise CheckInputError(
             f"{path}:{node.start_mark.line + 1}: YAML tag {node.tag!r} is not data a manifest "
@@ -279,18 +296,26 @@ def _copied(node: yaml.Node, copies: dict[int, yaml.Node]) -> yaml.Node:
         copy: yaml.Node = yaml.ScalarNode(
             node.tag, node.value, node.start_mark, node.end_mark, node.style
         )
-        copies[id(node)] = copy
+        copies[id(node)] = _with_merge_tag(node, copy)
         return copy
     if isinstance(node, yaml.SequenceNode):
         sequence = yaml.SequenceNode(node.tag, [], node.start_mark, node.end_mark, node.flow_style)
-        copies[id(node)] = sequence
+        copies[id(node)] = _with_merge_tag(node, sequence)
         sequence.value = [_copied(item, copies) for item in node.value]
         return sequence
     assert isinstance(node, yaml.MappingNode)
     mapping = yaml.MappingNode(node.tag, [], node.start_mark, node.end_mark, node.flow_style)
-    copies[id(node)] = mapping
+    copies[id(node)] = _with_merge_tag(node, mapping)
     mapping.value = [(_copied(k, copies), _copied(v, copies)) for k, v in node.value]
     return mapping
+
+
+def _with_merge_tag(node: yaml.Node, copy: yaml.Node) -> yaml.Node:
+    """`copy`, keeping the compose merge tag `node` was written with (`MERGE_TAGS`)."""
+    tag = getattr(node, "merge_tag", None)
+    if tag is not None:
+        copy.merge_tag = tag  # type: ignore[attr-defined]
+    return copy
 
 
 def _composed(path: Path, text: str) -> tuple[yaml.Node, ...]:

@@ -363,10 +363,28 @@ def _copied(config: Path, pattern: str) -> list[Path]:
         return []
     for image in images_copying(config):
         # fnmatch of a path with no wildcard is equality.
-        found = [f for inside, f in image.held_under(folder) if fnmatch.fnmatchcase(inside, wanted)]
+        held = [
+            *image.held_under(folder),
+            *_rendered_templates(image.held_under(str(TEMPLATE_DIR))),
+        ]
+        found = [f for inside, f in held if fnmatch.fnmatchcase(inside, wanted)]
         if found:
             return found
     return []
+
+
+def _rendered_templates(held: Sequence[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """The files the image's nginx entrypoint renders from the templates it holds (`COPY
+    *.conf.template /etc/nginx/templates/`), each at its path under /etc/nginx/conf.d."""
+    found = []
+    for inside, file in held:
+        path = PurePosixPath(inside)
+        if path.is_relative_to(TEMPLATE_DIR) and path.name.endswith(TEMPLATE_SUFFIX):
+            rendered = OUTPUT_DIR / path.relative_to(TEMPLATE_DIR)
+            found.append(
+                (str(rendered.with_name(rendered.name.removesuffix(TEMPLATE_SUFFIX))), file)
+            )
+    return found
 
 
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:

@@ -142,8 +142,9 @@ def merge(base: yaml.Node, over: yaml.Node) -> yaml.Node:
 
 
 def _merge(base: yaml.Node, over: yaml.Node, key: str = "") -> yaml.Node:
-    """`over` merged over `base` as Compose merges one service's attribute."""
-    if key in _REPLACED or key == "test":
+    """`over` merged over `base` as Compose merges one service's attribute (`!reset` and
+    `!override` replace it whole: the overlay's value, or none, is what runs)."""
+    if key in _REPLACED or key == "test" or getattr(over, "merge_tag", None) is not None:
         return over
     if key in _BY_NAME:
         return _by_name(base, over)

@@ -10,7 +10,8 @@ server runs under), and the CPU count (`multiprocessing.cpu_count()`, `os.cpu_co
 `len(os.sched_getaffinity(0))`), which reads the `cpus` it is given: the reader evaluates the
 file for the cores being judged, and for two other counts to tell that `workers` follows it.
 
-Anything else (a call into the project's own modules, django-environ, a loop) makes the value
+django-environ's `env("X", default=...)` / `env.int(...)` read the environment the same way.
+Anything else (a call into the project's own modules, a loop) makes the value
 it feeds *unresolved*: the setting keeps gunicorn's default and the report names it. An `if`
 whose test resolves takes its branch; one that does not resolves a name only when both
 branches agree. `raise` on the path taken means the file refuses this environment (servertune's
@@ -320,6 +321,15 @@ class _Evaluator:
             raise Unresolved(f"`{ast.unparse(node)}`")
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
         function = node.func
+        cast = _env_reader(function)
+        if (
+            cast is not None
+            and len(args) == 1
+            and isinstance(args[0], str)
+            and set(kwargs) <= {"default"}
+        ):
+            value = self.environ(args[0], kwargs.get("default", _NO_DEFAULT))
+            return _ENV_CASTS[cast](value) if isinstance(value, str) else value
         if isinstance(function, ast.Attribute) and not _is_module_path(self, function.value):
             owner = self.expr(function.value)
             if isinstance(owner, str) and function.attr in _STR_METHODS:
@@ -443,6 +453,33 @@ class _Evaluator:
 _MISSING = object()
 #: `os.environ[NAME]`: no default, so an unset name raises.
 _NO_DEFAULT = object()
+
+
+#: django-environ's readers (`env = environ.Env()`, its documented name): `env("X",
+#: default=...)`, `env.int(...)`, ... read the environment with a default, cast as they say
+#: (its bool: true, on, ok, y, yes, 1).
+_ENV_CASTS: dict[str, Callable[[str], Any]] = {
+    "": str,
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": lambda v: v.strip().lower() in ("true", "on", "ok", "y", "yes", "1"),
+}
+
+
+def _env_reader(function: ast.expr) -> str | None:
+    """The cast of a django-environ call `env(...)` ("") or `env.int(...)` ("int"); None for
+    any other call."""
+    if isinstance(function, ast.Name) and function.id == "env":
+        return ""
+    if (
+        isinstance(function, ast.Attribute)
+        and isinstance(function.value, ast.Name)
+        and function.value.id == "env"
+        and function.attr in _ENV_CASTS
+    ):
+        return function.attr
+    return None
 
 
 def _is_module_path(evaluator: _Evaluator, node: ast.expr) -> bool:

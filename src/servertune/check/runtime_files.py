@@ -166,7 +166,9 @@ def made_by(
             folders.update(
                 _norm(d) for w in words[1:] if not w.startswith("-") if (d := _expanded(w, env))
             )
-        elif program in ("cp", "ln"):
+        elif program in ("cp", "ln", "mv"):
+            # `mv` (s6 init scripts: `mv /defaults/uwsgi.ini /app/uwsgi.ini`) puts the image's
+            # file at its destination, as `cp` does.
             made += _copied(program, words[1:], env, folders, at)
         elif program == "envsubst" and stdin is not None and stdout is not None:
             made += _rendered(words[1:], stdin, stdout, env, at)
@@ -238,7 +240,7 @@ def image_listing(file: Path) -> ListFiles | None:
 def _copied(
     program: str, args: list[str], env: Mapping[str, str], folders: set[str], at: Location
 ) -> list[Made]:
-    """`cp SRC DST`, `cp SRC... DIR`, `ln -s TARGET LINK`, `ln -s TARGET... DIR`, `ln -s -t
+    """`cp SRC DST` (and `mv`), `cp SRC... DIR`, `ln -s TARGET LINK`, `ln -s TARGET... DIR`, `ln -s -t
     DIR TARGET...`: each file made, from its source."""
     target_dir: str | None = None
     names: list[str] = []

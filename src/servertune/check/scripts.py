@@ -23,7 +23,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
@@ -43,6 +43,7 @@ from servertune.check.commands import (
     dockerfile_name,
     expand_known,
     expand_shell,
+    in_directory,
     program_name,
     read_command,
     server_command,
@@ -68,6 +69,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
+from servertune.check.script_folder import own_folder
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
@@ -179,6 +181,11 @@ def _substitutions(text: str) -> tuple[str, dict[str, str]]:
     return "".join(out), kept
 
 
+#: A whole line that is one subshell group, `( list )`, maybe run in the background (not an
+#: arithmetic `(( ... ))`).
+_SUBSHELL = re.compile(r"\A\s*\((?!\()(?P<body>.*)\)(?P<tail>\s*&?\s*)\Z", re.S)
+
+
 def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
     """The simple commands of one logical line (split at `;`, `&&`, `||`, `|`, `&`), each
     with whether a lone `&` ends it (run in the background); a command substitution `$(...)`
@@ -189,7 +196,13 @@ def _split(path: Path, start: int, text: str) -> list[tuple[list[str], bool]]:
             ([_restored(w, substituted) for w in words], background)
             for words, background in _split(path, start, text)
         ]
-    lexer = shlex.shlex(without_comments(text), posix=True, punctuation_chars=";&|")
+    text = without_comments(text)
+    group = _SUBSHELL.match(text)
+    if group is not None:
+        # `(set -x; exec gunicorn ...)`: the list runs in a subshell; its commands are read
+        # as written (the parentheses are no part of any word).
+        text = f"{group['body']}{group['tail']}"
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
@@ -223,6 +236,7 @@ def _restored(word: str, substituted: Mapping[str, str]) -> str:
 
 
 def _lines_run(
+    path: Path,
     text: str,
     logical: list[_Line],
     physical: list[str],
@@ -231,11 +245,13 @@ def _lines_run(
     find_config: FindConfig | None,
 ) -> tuple[list[_Line], list[_Line] | None]:
     """(the lines that run with the script's known first argument and fixed variables
-    (`_selected`), the lines that would run with the image's own default CMD as its
+    (`_selected`), without a development switch no file sets (`_without_development_switch`),
+    the lines that would run with the image's own default CMD as its
     arguments, None when the arguments are not that CMD)."""
     fixed, unknown = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
     lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    lines = _without_development_switch(path, lines, names)
     if not arguments or not dockerfile_name(arguments[0].at.file):
         return lines, None
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
@@ -320,6 +336,7 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
     physical = text.splitlines()
     start, parts = 0, list[str]()
     heredoc: tuple[str, bool] | None = None
+    outputs = _program_functions(physical) if "$(" in text or "`" in text else {}
     for number, raw in enumerate(physical, start=1):
         if heredoc is not None:
             delimiter, strip = heredoc
@@ -347,6 +364,8 @@ def _logical_lines(path: Path, text: str) -> list[_Line]:
             heredoc = (found[3], found[1] == "-")
             joined = joined[: found.start()] + joined[found.end() :]
         joined = _LOOKUP.sub(lambda m: m["name"] or m["tick"], joined)
+        if outputs:
+            joined = _OUTPUT_CALL.sub(lambda m: outputs.get(m["call"] or m["tick"], m[0]), joined)
         joined = _array_words(joined, physical[start - 1 : number], start)
         for words, background in _split(path, start, joined):
             lines.append(_Line(words, start, number, background))
@@ -539,6 +558,50 @@ _LOOKUP = re.compile(
 )
 
 
+#: A function's output taken as a word: `$(select_gunicorn)`, `` `select_gunicorn` ``.
+_OUTPUT_CALL = re.compile(
+    r"\$\(\s*(?P<call>[A-Za-z_][\w-]*)\s*\)|`\s*(?P<tick>[A-Za-z_][\w-]*)\s*`"
+)
+#: A function definition's first line: `name() {`, `function name {`, `function name() {`.
+_FUNCTION_LINE = re.compile(
+    r"\A\s*(?:function\s+)?(?P<name>[A-Za-z_][\w-]*)\s*(?:\(\s*\))?\s*\{\s*\Z"
+)
+#: A line that prints: where a function's output comes from.
+_PRINTS = re.compile(r"\b(?:echo|printf|cat)\b")
+
+
+def _program_functions(physical: Sequence[str]) -> dict[str, str]:
+    """The functions whose output is a program's name: every line of the body that prints is
+    `echo WORD`, each WORD naming the same program (`echo gunicorn` or `echo
+    "${BASE_DIR}/venv/bin/gunicorn"` on the two arms of an `if`), so `bin=$(select_gunicorn)`
+    runs that program whichever arm the running shell takes. Other functions: not known."""
+    found: dict[str, str] = {}
+    index = 0
+    while index < len(physical):
+        head = _FUNCTION_LINE.match(physical[index])
+        index += 1
+        if head is None or head["name"] in ("if", "while", "for", "until"):
+            continue
+        programs: set[str] = set()
+        plain = True
+        while index < len(physical) and physical[index].strip() != "}":
+            line = physical[index].strip()
+            index += 1
+            if line.startswith("#") or not _PRINTS.search(line):
+                continue
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                words = []
+            if len(words) != 2 or words[0] != "echo" or words[1].startswith("-"):
+                plain = False
+                continue
+            programs.add(PurePosixPath(words[1]).name)
+        if plain and len(programs) == 1 and "$" not in (program := programs.pop()):
+            found[head["name"]] = program
+    return found
+
+
 def _arm(line: _Line) -> list[str] | None:
     """The arguments of a per-worker `case` arm: `N) set -- --host H --port P ;;`."""
     words = line.words
@@ -649,7 +712,7 @@ def read_script(
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
     logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
-    lines, by_default = _lines_run(text, logical, physical, env, arguments, find_config)
+    lines, by_default = _lines_run(path, text, logical, physical, env, arguments, find_config)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -763,10 +826,66 @@ def _assumed_branch(
     return None
 
 
+#: A server's development switch: the server reloads on code changes (gunicorn, uvicorn and
+#: granian `--reload`, uWSGI `--py-autoreload`), for a developer's machine, not a deployment.
+_DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
+
+
+def _without_development_switch(
+    path: Path, lines: list[_Line], environment: frozenset[str]
+) -> list[_Line]:
+    """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
+    only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
+    the script's nor its environment's): the script runs without it unless a deployment
+    sets the variable, so the server judged is the production one, the switch off (a note
+    says so). Such a switch under a test the files decide is kept or dropped by the test."""
+    assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
+    dropped: set[int] = set()
+    index = 0
+    while index < len(lines):
+        words = lines[index].words
+        if words[:1] != ["if"]:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and lines[end].words[:1] not in (["fi"], ["if"], ["elif"], ["else"]):
+            end += 1
+        block = lines[index:end]
+        then = next((i for i, line in enumerate(block) if line.words[:1] == ["then"]), len(block))
+        body = [line for line in block[then + 1 :] if line.words]
+        if then < len(block) and block[then].words[1:]:  # `then VAR=...` on one line
+            body.insert(0, replace(block[then], words=block[then].words[1:]))
+        test = " ".join(w for line in block[:then] for w in line.words)
+        tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
+        if (
+            end < len(lines)
+            and lines[end].words[:1] == ["fi"]
+            and body
+            and tested
+            and not tested & (assigned | environment)
+            and all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body)
+            and any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
+        ):
+            dropped.update(range(index, end + 1))
+            note(
+                "server-chosen",
+                Location(path, lines[index].first),
+                f"a development switch is set only when {', '.join(sorted(tested))} is set, "
+                "which no file here sets: read without it, as the server runs in production",
+            )
+        index = end if end > index + 1 else index + 1
+    return [line for i, line in enumerate(lines) if i not in dropped]
+
+
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
     """The working directory after `cd ARGS` from `current` (None: the one the script
-    started in): a folder written out or set in a variable, absolute or below a known one;
-    None when not known (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    started in): a folder written out or set in a variable, absolute or below a known one,
+    or the script's own folder in the image (`cd "$(dirname "$0")"`); None when not known
+    (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    # (`` cd `dirname $0` `` is one word to the shell, however the line was split here.)
+    own = own_folder(args[0].at.file, " ".join(a.text for a in args)) if args else None
+    if own is not None:
+        return own
     if len(args) != 1 or not args[0].text or args[0].text.startswith(("-", "~")):
         return None
     folder: str | None = args[0].text
@@ -897,13 +1016,17 @@ class _Making:
             collected.extend(self.looped)
 
     def find_config(self) -> FindConfig | None:
-        if self.base is None or not self.made:
-            return self.base
-        return runtime_files.finding(self.made, self.base)
+        found = self.base
+        if found is not None and self.made:
+            found = runtime_files.finding(self.made, found)
+        if found is not None and self.directory is not None:
+            # `cd "$(dirname "$0")"` then `exec ./run_web.sh`: relative to where it moved.
+            found = in_directory(self.directory, found)
+        return found
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
-_MAKING = re.compile(r"\b(?:cp|ln|envsubst|j2|echo|printf|find|mkdir)\b")
+_MAKING = re.compile(r"\b(?:cp|ln|mv|envsubst|j2|echo|printf|find|mkdir)\b")
 
 
 def _made_by_script(
@@ -2098,14 +2221,7 @@ def run_words(
             command_string = "c" in rest[0].text and len(rest) >= 2
             rest = rest[1:]
             if command_string:
-                # `sh -c "uv run app --port $PORT"`: each command of the string, in order.
-                for command in shell_commands(rest[0], rest[1:]):
-                    app = run_words(
-                        file, command, env, env_at, find_config=find_config, depth=depth + 1
-                    )
-                    if app is not None:
-                        return app
-                return None
+                return _command_string(file, rest[0], rest[1:], env, env_at, find_config, depth)
     elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
         # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
         rest = rest[1:]
@@ -2129,6 +2245,26 @@ def run_words(
             return None
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
+
+
+def _command_string(
+    file: Path,
+    script: Word,
+    positional: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """`sh -c "uv run app --port $PORT"`: the server of the string's first command that
+    starts one, in order; a leading `$CMD_PREFIX` the image's `ENV` makes empty is dropped, as
+    in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`)."""
+    for command in shell_commands(script, positional):
+        words = _without_empty_prefix(command, env or {})
+        app = run_words(file, words, env, env_at, find_config=find_config, depth=depth + 1)
+        if app is not None:
+            return app
+    return None
 
 
 def _made_server(

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["template_line"]
+__all__ = ["SHEBANG", "template_line"]
+
+#: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
+#: a chain of words the script reader follows to the program it ends in).
+SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
 
 #: Jinja / Helm / Go template markers: `{{ x }}`, `{%- if %}`, `{{- include ... }}`; and ERB's
 #: `<%= ENV["PORT"] %>` on one line (the Heroku nginx buildpack's `nginx.conf.erb`).
@@ -22,13 +26,22 @@ def template_line(text: str, *, dockerfile: bool = False) -> int | None:
     template), whereas a statement (`{% if %}`) steers the lines after it wherever it stands.
     In a Dockerfile (`dockerfile`), a marker in a `RUN` instruction's shell text does not
     count either: the build writes it into a file (`RUN sed 's/<head>/<head>{% block head
-    %}/' ...` makes a Django template), and the Dockerfile itself is what it says.
+    %}/' ...` makes a Django template), and the Dockerfile itself is what it says. In a
+    shell script (by its shebang), a marker inside a shell quote does not count: it is text
+    a command is given (`sed -i 's|{{'$KEY'}}|...|' /config/settings.py` fills a placeholder
+    of another file), whereas a template's marker stands where the shell reads words.
     """
     running = _run_lines(text) if dockerfile else frozenset()
+    shell = bool(SHEBANG.match(text))
+    quoted: tuple[tuple[int, int], ...] | None = None  # read once, at the first marker
     for match in _TEMPLATE.finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
         if match.group().startswith("{{") and text[start : match.start()].lstrip().startswith("#"):
             continue
+        if shell:
+            quoted = _quoted_spans(text) if quoted is None else quoted
+            if any(begin <= match.start() < end for begin, end in quoted):
+                continue
         line = text.count("\n", 0, match.start()) + 1
         if line not in running:
             return line
@@ -46,3 +59,27 @@ def _run_lines(text: str) -> frozenset[int]:
             found.add(number)
             inside = line.rstrip().endswith("\\")
     return frozenset(found)
+
+
+def _quoted_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The (start, end) offsets of a shell script's quoted strings, as sh reads them: `'...'`
+    (nothing escapes inside), `"..."` (a backslash escapes), a backslash escaping one character
+    outside, a `#` starting a word commenting out the rest of the line."""
+    spans: list[tuple[int, int]] = []
+    index, size = 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == "\\":
+            index += 2
+        elif char == "#" and (index == 0 or text[index - 1] in " \t\n;&|("):
+            newline = text.find("\n", index)
+            index = size if newline < 0 else newline
+        elif char in "'\"":
+            end = index + 1
+            while end < size and text[end] != char:
+                end += 2 if char == '"' and text[end] == "\\" else 1
+            spans.append((index, end))
+            index = end + 1
+        else:
+            index += 1
+    return tuple(spans)

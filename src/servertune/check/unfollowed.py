@@ -43,13 +43,16 @@ __all__ = [
 #: An address to listen on: `0.0.0.0:8000`, `[::]:8000`, `:8000`, `localhost:8000`. A host
 #: name (`db:5432`) is where a dependency waits (`wait-for-it.sh db:5432`), not a listener.
 _ADDRESS = re.compile(
-    r"\A(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]*\]|localhost|\*)?:(?:\d{1,5}|\$\{?\w+\}?)\Z"
+    r"\A(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]*\]|localhost|\*)?"
+    r":(?:\d{1,5}|\$\{?\w+\}?|\$\{\w+:?-\d{1,5}\})\Z"
 )
 #: Options a program listens by (`--port 8000`, `--bind=0.0.0.0:80`); `-p` and `-b` are left
 #: out: other programs spell other things with them (`mkdir -p`, celery's `-b` broker).
 _LISTEN_OPTIONS = frozenset({"--port", "--bind", "--host", "--listen", "--address", "--http"})
 #: Subcommands that start a web server by their name (Django's `runserver`, `app server`).
 _SERVER_SUBCOMMANDS = frozenset({"runserver", "runserver_plus", "server", "serve", "webserver"})
+#: A subcommand named for a server as its last part: `run_api_server`, `run-server`, `api-serve`.
+_SERVER_WORD = re.compile(r"[_-](?:server|serve|webserver)\Z")
 #: Programs that are not an app server whatever their arguments: the fronts and stores check
 #: reads apart (or has no need to), task queues' workers, and the shell's own tools.
 _NOT_APP_SERVERS = frozenset(
@@ -59,8 +62,35 @@ _NOT_APP_SERVERS = frozenset(
         *("celery", "rq", "dramatiq", "huey", "cron", "crond", "sleep", "tail", "echo"),
         *("cat", "cp", "mkdir", "chown", "chmod", "ln", "rm", "test", "true", "printf"),
         *("wait-for-it", "wait-for-it.sh", "dockerize", "nc", "curl", "wget"),
+        # JavaScript's runners: what they serve is no Python app server.
+        *("node", "npm", "npx", "yarn", "pnpm", "bun", "deno"),
     }
 )
+#: Python web frameworks' own commands that serve the app (each framework's CLI docs): the
+#: server runs inside the framework's code, with settings check does not read.
+_FRAMEWORK_SERVES = {
+    "reflex": "run",
+    "streamlit": "run",
+    "chainlit": "run",
+    "solara": "run",
+    "panel": "serve",
+    "bokeh": "serve",
+    "datasette": "serve",
+    "mkdocs": "serve",
+}
+#: Modules `python -m` runs as tools, not as the app: installers, test runners, migrations,
+#: task queues.
+_TOOL_MODULES = frozenset(
+    {
+        *("pip", "venv", "ensurepip", "compileall", "pytest", "unittest", "alembic"),
+        *("django", "celery", "rq", "dramatiq", "huey", "manage", "playwright", "nltk"),
+    }
+)
+#: The shell's keywords before a command on the same line (`if ...; then exec app; fi`).
+_KEYWORDS = frozenset({"then", "else", "do", "{", "!"})
+#: A program in a virtualenv's `bin/` (`/app/.venv/bin/monkey`, `/opt/venv/bin/app`): a
+#: console script of a Python package.
+_CONSOLE_SCRIPT = re.compile(r"(?:\A|/)\.?venv[\w.-]*/bin/[^/]+\Z")
 #: A word that names a script which runs the words after it (`/app/entrypoint.sh cmd`).
 _SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 
@@ -88,7 +118,13 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
             while rest and rest[0].text.startswith("-") and rest[0].text != "--":
                 rest = rest[1:]
             rest = rest[WRAPPERS[name] :]
+        elif rest[0].text in _KEYWORDS and len(rest) > 1:
+            rest = rest[1:]  # `then exec python -m app` on an `if` line: the command after it
         elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
+            if _CONSOLE_SCRIPT.search(rest[0].text):
+                # `/venv/bin/monkey run_api_server`: a virtualenv's console script, a Python
+                # program whose next word is its own subcommand, not a command it runs.
+                yield rest
             rest = rest[1:]  # a launcher script running the command after it
         else:
             yield rest
@@ -99,11 +135,12 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
     """What in `command` says it starts a server; None when nothing does."""
     program, args = command[0], command[1:]
     name = program_name(program.text)
+    module = False
     if name.startswith("python"):
         while args and args[0].text.startswith("-") and args[0].text != "-m":
             args = args[1:]
         if args[:1] and args[0].text == "-m":
-            args = args[1:]
+            args, module = args[1:], True
         if not args:
             return None
         program, args = args[0], args[1:]
@@ -112,14 +149,20 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
         return None
     if name == "flask" and args[:1] and args[0].text == "run":
         return "`flask run` is Flask's development server"
+    if args[:1] and _FRAMEWORK_SERVES.get(name) == args[0].text:
+        return f"`{name} {args[0].text}` serves the app from the framework's own code"
     for index, word in enumerate(args):
         option = word.text.partition("=")[0]
         if option in _LISTEN_OPTIONS:
             return f"it takes {option}"
         if _ADDRESS.match(word.text):
             return f"it names the address {word.text}"
-        if index == 0 and word.text in _SERVER_SUBCOMMANDS:
+        if index == 0 and (word.text in _SERVER_SUBCOMMANDS or _SERVER_WORD.search(word.text)):
             return f"its subcommand {word.text!r} starts a server"
+    if module and name.split(".")[0] not in _TOOL_MODULES and not args:
+        # `python -m openslides_backend`: the project's package run as the program; what it
+        # listens on is in its own code.
+        return f"it runs the Python module {name}, whose own code decides what it serves"
     if find_config is not None:
         from servertune.check.packaging import declared_script
 

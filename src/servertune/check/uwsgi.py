@@ -103,6 +103,14 @@ _CONDITIONS: dict[str, Callable[[str, Mapping[str, str], Mapping[str, str]], boo
 
 #: uWSGI's include depth is unbounded; real configs chain a base file or two.
 MAX_INCLUDE_DEPTH = 16
+#: uWSGI's configuration loops (`for`, `for-times`, `for-readline`, `for-glob`: each line up
+#: to the loop's end is added once per item, `%(_)` the item) and the keys that end a loop or
+#: an `if-*` block (core/config.c compares these exact names).
+_LOOPS = frozenset({"for", "for-times", "for-readline", "for-glob"})
+_ENDS = frozenset({"end", "endif", "endfor", "end-if", "end-for"})
+#: Loop rounds read at most: real configs loop over a few sockets or env lines; a hostile
+#: `for-times = 1000000000` must not hold check.
+MAX_LOOP_ITEMS = 1000
 #: Options uWSGI applies the moment it reads them (UWSGI_OPT_IMMEDIATE in core/uwsgi.c), before
 #: `$(VAR)`, `%(option)` and `@(file)` are expanded: only the magic variables (expanded as the
 #: file is read) reach them. uWSGI 2.0 reads `listen = %(x)` as 0 (C's atoi of the text).
@@ -276,12 +284,40 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     it appears, as uWSGI does ("expand asap"); True when the section was there."""
 
     magic = _magic(path)
-    placeholders = state.placeholders
     state.last_file = path
     found = False
     current: str | None = None
     #: The `if-*` blocks around this line, each True when its condition holds.
     blocks: list[bool] = []
+    #: The items of the `for*` loop open at this line (None: no loop is open).
+    items: list[str] | None = None
+
+    def one_line(number: int, line: str) -> None:
+        nonlocal items
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        key = _ALIASES.get(key, key)
+        at = Location(path, number)
+        if items is not None:
+            if key in _ENDS:
+                items = None
+            elif key not in _LOOPS and key not in _CONDITIONS:  # uWSGI nests no logic
+                for item in items:
+                    # uWSGI adds a loop's line once per item, the item in place of `%(_)`.
+                    _option(key, sep, value.replace("%(_)", item), at, state, magic)
+            return
+        if key in _LOOPS:
+            items = _loop_items(key, value.strip(), at, state, magic) if all(blocks) else []
+            return
+        if key in _ENDS:
+            if blocks:
+                blocks.pop()
+            return
+        if key in _CONDITIONS:
+            blocks.append(_block(key, value.strip(), at, state, magic, blocks))
+            return
+        if all(blocks):
+            _option(key, sep, value, at, state, magic)
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -293,69 +329,57 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             current = line[1:-1].strip()
             found = found or current == section
             continue
-        if current != section:
-            continue
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        key = _ALIASES.get(key, key)
-        if key in ("endif", "endfor") or key.startswith("end-if"):
-            if blocks:
-                blocks.pop()
-            continue
-        if key == "for-glob" or key in _CONDITIONS:
-            blocks.append(_block(key, value.strip(), Location(path, number), state, magic, blocks))
-            continue
-        if not all(blocks):
-            continue
-        at = Location(path, number)
-        try:
-            value = (
-                _expand(value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS)
-                if sep
-                else "true"
-            )
-        except _Unread:
-            continue
-        if key == "listen" and re.search(r"[%$@]\(", value):
-            # What uWSGI does with it is a fault of the file (the rules judge the queue it
-            # gets), not a reason to refuse the rest of the file.
-            state.options.append((_LISTEN_AS_WRITTEN, value, at))
-            continue
-        if key in _NAMES_FILES and _outside(value, at, key):
-            continue
-        if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
-            raise CheckInputError(
-                f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "
-                f"and @(file) are expanded, so it would use {value!r} as written"
-                + (" (a listen queue of 0)" if key == "listen" else " (no such file)")
-            )
-        if key == "ini":
-            state.options.append((key, value, at))
-            with contextlib.suppress(_Unread):  # outside the tree: its note says so
-                _chain(value, at, state)
-            continue
-        if key == "set-placeholder":
-            name, _, ph_value = value.partition("=")
-            placeholders[name.strip()] = ph_value.strip()
-            continue
-        placeholders[key] = value
-        state.options.append((key, value, at))
+        if current == section:
+            one_line(number, line)
     return found
+
+
+def _option(
+    key: str, sep: str, value: str, at: Location, state: _State, magic: dict[str, str]
+) -> None:
+    """Add the option `key = value` written at `at` as uWSGI does: expanded as it is read, an
+    `ini =` followed in place, a placeholder kept for the lines after it."""
+    placeholders = state.placeholders
+    try:
+        value = (
+            _expand(value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS)
+            if sep
+            else "true"
+        )
+    except _Unread:
+        return
+    if key == "listen" and re.search(r"[%$@]\(", value):
+        # What uWSGI does with it is a fault of the file (the rules judge the queue it
+        # gets), not a reason to refuse the rest of the file.
+        state.options.append((_LISTEN_AS_WRITTEN, value, at))
+        return
+    if key in _NAMES_FILES and _outside(value, at, key):
+        return
+    if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
+        raise CheckInputError(
+            f"{at}: uWSGI applies `{key}` as soon as it reads it, before $(VAR), %(option) "
+            f"and @(file) are expanded, so it would use {value!r} as written"
+            + (" (a listen queue of 0)" if key == "listen" else " (no such file)")
+        )
+    if key == "ini":
+        state.options.append((key, value, at))
+        with contextlib.suppress(_Unread):  # outside the tree: its note says so
+            _chain(value, at, state)
+        return
+    if key == "set-placeholder":
+        name, _, ph_value = value.partition("=")
+        placeholders[name.strip()] = ph_value.strip()
+        return
+    placeholders[key] = value
+    state.options.append((key, value, at))
 
 
 def _block(
     key: str, value: str, at: Location, state: _State, magic: dict[str, str], blocks: list[bool]
 ) -> bool:
-    """Whether the lines of an `if-*` or `for-glob` block starting at `at` are read. One about
+    """Whether the lines of an `if-*` block starting at `at` are read. One about
     a path outside the tree check reads is not (a note says so): what is there is the
     machine's, not this tree's, to say."""
-    if key == "for-glob":
-        # A loop over a folder's names; its body (about names check cannot know) is read as
-        # it is written when the folder is the tree's.
-        active = all(blocks) and not _outside(value, at, key)
-        if active:
-            state.options.append((key, value, at))
-        return active
     try:
         tested = _expand(value, at, state, magic)
     except _Unread:
@@ -370,6 +394,43 @@ def _block(
         # `%(_)` is the tested value: the variable's value, or the path that exists
         state.placeholders["_"] = state.environ.get(tested, "") if "env" in key else tested
     return active
+
+
+def _loop_items(
+    key: str, value: str, at: Location, state: _State, magic: dict[str, str]
+) -> list[str]:
+    """The items a `for*` loop at `at` runs its lines over (core/config.c): the words of
+    `for`, 1..N of `for-times`, the lines of the file `for-readline` names, the paths
+    `for-glob` matches (the pattern itself when none does, as glob(3) with GLOB_NOCHECK). A
+    file or folder outside the tree (a note says so) or not here: no items, and a note says
+    the loop's lines were not read (they are the machine's, known only where uWSGI starts)."""
+    try:
+        over = _expand(value, at, state, magic)
+    except _Unread:
+        return []
+    if key == "for":
+        return over.split()
+    if key == "for-times":
+        times = _as_uwsgi_number(over) or 0
+        if times > MAX_LOOP_ITEMS:
+            note("not-supported", at, f"{key} = {over[:40]}: more than {MAX_LOOP_ITEMS} "
+                 "rounds; the loop's lines were not read")  # fmt: skip
+            return []
+        return [str(n) for n in range(1, times + 1)]
+    if _outside(over, at, key):
+        return []
+    target = Path(over) if over.startswith("/") else at.file.parent / over
+    if key == "for-glob":
+        found = resolve.glob_inside(str(target), over, at, key)
+        # uWSGI spells each path as the pattern does: relative to its working folder.
+        base = len(str(at.file.parent)) + 1 if not over.startswith("/") else 0
+        return [str(path)[base:] for path in found][:MAX_LOOP_ITEMS] or [over]
+    if not target.is_file():
+        note("unresolved-variable", at, f"{key} = {over[:60]}: not here, so the lines uWSGI "
+             "reads from it where it starts are not known; the loop's lines were not read")  # fmt: skip
+        return []
+    state.files.append(target)
+    return _read_included(target, at).splitlines()[:MAX_LOOP_ITEMS]
 
 
 def _chain(value: str, at: Location, state: _State) -> None:

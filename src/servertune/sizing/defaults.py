@@ -34,6 +34,7 @@ __all__ = [
     "LB_MAX_WEIGHT",
     "LB_PER_TRY_FACTOR",
     "LB_POOLED_REUSE",
+    "LB_POOL_FD_HEADROOM",
     "LB_RETRIES",
     "LB_RETRY_ON",
     "LB_REUSE",
@@ -278,6 +279,16 @@ LB_RETRY_ON = ("conn-failure", "empty-response", "response-timeout")
 #: `per_try_timeout` is the same bound; `bench hosts` measured the need (a GET on a cut link
 #: waited 13.8 s, until the link came back).
 LB_PER_TRY_FACTOR = 2.0
+#: HAProxy keeps answered connections to a server in its idle pool only while under
+#: `tune.pool-low-fd-ratio` percent of its file descriptors are in use (default 20), and kills
+#: idle ones to open new past `tune.pool-high-fd-ratio` (default 25); its `maxsock` is about 2 x
+#: the global `maxconn`. In front of the per-worker ASGI servers, 128 clients a server already
+#: pass 20 %: every answered connection was then closed and the next request opened one, and
+#: uvicorn's CPU per request doubled on accepting and closing (`/io5`, 256 connections: 3,652
+#: req/s against 7,302 with the ratios above the plan's bounds; docs/benchmarks.md, "HAProxy's
+#: idle pool and its file descriptors"). The plan sets the low ratio to what its own bounds use
+#: and the high one this many points above it.
+LB_POOL_FD_HEADROOM = 5
 #: HAProxy's largest server `weight` (its configuration manual: "between 0 and 256").
 LB_MAX_WEIGHT = 256
 #: The requests a second one HAProxy thread forwards, HTTP keep-alive to the client and reused

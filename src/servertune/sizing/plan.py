@@ -200,6 +200,8 @@ class Plan:
     lb_maxconn: int = derived("connections")
     lb_server_maxconn: tuple[int, ...] | None = derived("requests per server")
     lb_server_pool: int | None = derived("connections")
+    lb_pool_low_fd_ratio: int | None = derived("%")
+    lb_pool_high_fd_ratio: int | None = derived("%")
     lb_queue_timeout_ms: int | None = derived("ms")
     lb_weights: tuple[int, ...] = derived("weights")
     lb_threads: int | None = derived("threads")

@@ -23,6 +23,7 @@ from servertune.check.rules import (
     memory,
     plan,
     probes,
+    protocols,
     proxies,
     queueing,
     recycling,
@@ -99,6 +100,7 @@ RULES: dict[str, Rule] = {
         probes.readiness_tcp_before_workers,
         timeouts.route_timeout_below_app_timeout,
         queueing.balancer_maxconn_over_app_limit,
+        protocols.uwsgi_pass_to_http_socket,
     )
 }
 

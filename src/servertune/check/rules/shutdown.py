@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
+from servertune.check.commands import WRAPPERS
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
 from servertune.check.rules.backing import GUNICORN_DOCS
@@ -94,6 +95,10 @@ def _exec_fix(line: str) -> str:
     drops the pipe (the container keeps the output), or, in bash, sends the shell's output
     through a process substitution first. (A `trap` would not do: `$!` of a background
     pipeline is its last command, `tee`, not the server.)"""
+    head, joint, line = _last_of_list(line)
+    if joint:
+        # `configure && gunicorn`: the list's last command is the server; exec goes there.
+        return f"{head} {joint} {_exec_fix(line)}"
     server, bar, rest = line.partition(" | ")
     if not bar:
         return _with_exec(line)
@@ -103,6 +108,39 @@ def _exec_fix(line: str) -> str:
         f"output); or, to keep the file too, in bash: exec > >({rest.strip()}) 2>&1   then   "
         f"{_with_exec(server)}"
     )
+
+
+def _last_of_list(line: str) -> tuple[str, str, str]:
+    """(what comes before, the operator, the last command) of a shell list on one line
+    (`a && b`, `a || b`, `a; b`), operators inside quotes or a command substitution
+    (`$(nproc || echo 4)`) not counted; ("", "", line) for a single command."""
+    quote, cut = "", None
+    index, depth = 0, 0  # depth: inside `$( ... )`, whose list is its subshell's
+    while index < len(line):
+        char = line[index]
+        if depth:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+        elif line.startswith("$(", index) and quote != "'":
+            depth, index = 1, index + 1
+        elif quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"':
+                index += 1
+        elif char in "'\"":
+            quote = char
+        elif char == "\\":
+            index += 1
+        elif line.startswith(("&&", "||"), index):
+            cut = (index, 2)
+            index += 1
+        elif char == ";":
+            cut = (index, 1)
+        index += 1
+    if cut is None or not line[cut[0] + cut[1] :].strip():
+        return "", "", line  # (a trailing `;` ends the one command)
+    start, size = cut
+    return line[:start].rstrip(), line[start : start + size], line[start + size :].strip()
 
 
 #: `VAR=value` words before a command (quoted values kept whole): the shell's assignments.
@@ -279,7 +317,10 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         written = app.shell_form
         if written is None or app.reloads is not None:
             continue  # (a --reload server is a developer's: no deploy's requests to drain)
-        instruction, _, text = written.value.partition(" ")
+        instruction, _, written_text = written.value.partition(" ")
+        # Docker's parser removes each escaped newline before the shell sees the text: the
+        # command (and the fix, on one line) is the joined text.
+        text = re.sub(r"[ \t]*\\\n\s*", " ", written_text)
         try:
             words = shlex.split(text, comments=True)
         except ValueError:  # the reader split it already; kept for the type checker
@@ -287,8 +328,9 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         # Exec form when the shell has nothing to expand; else `exec` keeps the shell's
         # expansion and hands PID 1 to the server. A list (`a && b`) keeps its shell, with
         # `exec` before its last command: exec form would pass `&&` to the first program.
-        joined = re.sub(r"\\\n\s*", " ", text)
+        joined = text
         last = list(re.finditer(r"(&&|\|\||;)\s*", joined))
+        child = _child_program(joined[last[-1].end() :] if last else joined)
         if last and any(w in ("&&", "||", ";") or w.endswith(";") for w in words):
             found = last[-1]
             head, rest = joined[: found.start()].rstrip(), joined[found.end() :]
@@ -300,12 +342,28 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
         yield rule.finding(
             written.at,
             f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash in "
-            f"Debian-based images) stays PID 1 with {app.kind} as its child, and a shell that "
+            "Debian-based images) stays PID 1 with "
+            + (f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind)
+            + " as its child, and a shell that "
             "is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a rollout "
             f"never reaches {app.kind}: it is SIGKILLed at the end of the grace period (10 s "
             "by default), with requests in flight",
             fix,
         )
+
+
+def _child_program(command: str) -> str:
+    """The program of the shell's last command when it is another program that runs the
+    server (`/usr/bin/supervisord -c ...` is supervisord), past `exec` and `VAR=value`
+    words; "" for the server itself, a wrapper that execs it (`poetry run`, `gosu`), Python,
+    or a command that cannot be split."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return ""
+    words = [w for w in words if w != "exec" and not re.match(r"\A[A-Za-z_]\w*=", w)]
+    program = words[0].rsplit("/", 1)[-1] if words else ""
+    return "" if program in WRAPPERS or program.startswith("python") else program
 
 
 _DOCKER_MULTI_SERVICE = (

@@ -16,6 +16,7 @@ from servertune.machine import Machine
 from servertune.sizing.defaults import (
     LB_MAX_WEIGHT,
     LB_PER_TRY_FACTOR,
+    LB_POOL_FD_HEADROOM,
     LB_POOLED_REUSE,
     LB_RETRIES,
     LB_RETRY_ON,
@@ -225,6 +226,8 @@ def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
         reason = "no admission (a WSGI app: a thread per request): no server maxconn, no queue"
         d.put("lb_server_maxconn", None, reason)
         d.put("lb_server_pool", None, reason)
+        d.put("lb_pool_low_fd_ratio", None, reason)
+        d.put("lb_pool_high_fd_ratio", None, reason)
         d.put("lb_queue_timeout_ms", None, reason)
         return
     assert isinstance(admitted, int)
@@ -255,6 +258,7 @@ def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
         "connections against --limit-concurrency, so the pool keeps no more than a process "
         "serves at once",
     )
+    _pool_fd_ratios(d, serving)
     wait_ms = d.get_float("admission_wait_ms")
     d.put(
         "lb_queue_timeout_ms",
@@ -262,4 +266,28 @@ def _queue(d: Derivation, weights: tuple[int, ...]) -> None:
         f"the plan's admission wait ({wait_ms:.1f} ms, rounded up): a request HAProxy holds "
         "that long without a free slot would answer late, so it gets HAProxy's 503 then; "
         "each backend (idempotent requests; the rest) counts its own maxconn",
+    )
+
+
+def _pool_fd_ratios(d: Derivation, serving: int) -> None:
+    """HAProxy's `tune.pool-low-fd-ratio` and `-high-fd-ratio` in front of the per-worker ASGI
+    servers: its idle pool kept for as many connections as the plan's own bounds open."""
+    clients = d.get_int("lb_maxconn")
+    processes = d.get_int("processes")
+    used = clients + processes * 2 * serving
+    low = min(100 - LB_POOL_FD_HEADROOM, max(20, math.ceil(100 * used / (2 * clients))))
+    d.put(
+        "lb_pool_low_fd_ratio",
+        low,
+        f"{clients} clients + {processes} servers x ({serving} requests at once + {serving} idle "
+        f"connections) = {used} file descriptors, of HAProxy's about 2 x {clients} "
+        f"(its `maxsock`, from the global maxconn): {low} % (HAProxy's default 20 %, about "
+        f"{2 * clients // 5} here, stops pooling answered connections: each request then opens "
+        "and closes one to a Python server, which costs it CPU on every request)",
+    )
+    d.put(
+        "lb_pool_high_fd_ratio",
+        low + LB_POOL_FD_HEADROOM,
+        f"{low} % + {LB_POOL_FD_HEADROOM} points: past it HAProxy kills idle connections to "
+        "open new ones (its default 25 %)",
     )

@@ -1,0 +1,97 @@
+"""Which app servers a front's local address reaches: each container has a network namespace of
+its own, so `127.0.0.1:8080`, `localhost:8080` or `0.0.0.0:8080` in an nginx config reaches a
+server in the same container only (Docker's "Networking overview": a container's loopback is
+its own). The container of a front is the one whose image holds its file (a COPY naming it, its
+folder or a wildcard) or the compose service that mounts it; a server is in another namespace
+when the files place it in containers none of which holds or mounts the front.
+
+What nothing places is joined by address as before: a front no image copies and no service
+mounts (a host's nginx, an example config), a server whose container is not known here, a
+Kubernetes pod (its containers share one namespace), and a compose service that shares another
+network (`network_mode: host`, `service:X`, `container:X`: a host nginx reaches a published
+port through its loopback). A unix socket is a file, which a shared volume carries between
+containers: it is not judged here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from servertune.check.chain import Service, Stacks, normalise
+from servertune.check.model import AppServer, NginxConfig
+
+__all__ = ["in_front_namespace"]
+
+#: The hosts that name the machine's own interfaces, as `chain.normalise` writes them.
+_LOCAL = frozenset({"127.0.0.1", "0.0.0.0", "[::]", "*", ""})
+
+
+def in_front_namespace(front: NginxConfig, target: str, app: AppServer, stacks: Stacks) -> bool:
+    """Whether `front`'s pass to `target` can reach `app` (which listens there): not when
+    `target` is a local TCP address and the files place the front and `app` in different
+    containers."""
+    host, _ = normalise(target)
+    first = (front.files or (front.file,))[0]
+    if host not in _LOCAL or not _placed(first, stacks):
+        return True
+    return not _elsewhere(app, first, stacks)
+
+
+def _holding(file: Path, stacks: Stacks) -> list[Service]:
+    """The compose services whose container holds `file` as a config of its own: mounting it
+    or a folder of configs holding it (not the whole project, `.:/app`, which carries every
+    file), or built from an image that copies it."""
+    mounting = [
+        s
+        for s in stacks.mounting([file])
+        if s in stacks.mounting([file], folders=False)
+        or any(
+            _within(_real(file), _real(m)) and not _within(_real(s.file), _real(m))
+            for m in s.mounts
+        )
+    ]
+    return [*mounting, *stacks.building([file])]
+
+
+def _within(path: str, folder: str) -> bool:
+    return path.startswith(folder + os.sep)
+
+
+def _placed(file: Path, stacks: Stacks) -> bool:
+    """Whether the files say which containers run the front: an image copies it by name,
+    folder or wildcard (not as part of a whole build context), or a service mounts it; and
+    none of those shares another network, whose loopback is not its own."""
+    services = _holding(file, stacks)
+    if any(s.network_shared for s in services):
+        return False
+    return bool(services) or any(
+        image.holds(file, whole_context=False) is not None for image in stacks.images
+    )
+
+
+def _elsewhere(app: AppServer, front: Path, stacks: Stacks) -> bool:
+    """The files place `app` in containers, none of which holds `front`: another namespace."""
+    box = app.container
+    service: Service | None = None
+    if box is not None:
+        if box.platform != "compose":
+            return False  # a pod's containers share one namespace: not decided here
+        service = next(
+            (s for s in stacks.services if (s.file, s.name) == (box.at.file, box.name)), None
+        )
+        if service is None or service.network_shared:
+            return False
+        if service in stacks.mounting([front]):
+            return False
+    starting = {_real(at.file) for at in app.launched_by} | {_real(app.file)}
+    if service is not None and service.dockerfile is not None:
+        starting.add(_real(service.dockerfile))
+    images = [image for image in stacks.images if _real(image.path) in starting]
+    if not images:
+        return service is not None  # a service whose image is not read, or not known
+    return all(image.holds(front) is None for image in images)
+
+
+def _real(path: Path) -> str:
+    return os.path.normpath(path.absolute())

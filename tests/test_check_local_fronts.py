@@ -1,0 +1,150 @@
+"""Which app servers a front's local address (127.0.0.1, localhost, 0.0.0.0) reaches: only
+those in the front's own network namespace, that is the containers whose image holds the front
+or that mount it, never a server of another image listening on the same port. A front no image
+and no service holds (a loose example config) is joined by address, as before. Each repository
+is written in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.graph import launches
+from tests.folder_support import check_folder, write
+
+
+def _image(conf: str, target: str) -> str:
+    """An image that runs nginx and uWSGI side by side, nginx reading `conf`."""
+    return (
+        "FROM python:3.12-slim\n"
+        "WORKDIR /app\n"
+        "RUN pip install uwsgi\n"
+        "COPY docker/uwsgi.ini .\n"
+        f"COPY docker/{conf} {target}\n"
+        "COPY docker/run.sh .\n"
+        'CMD ["./run.sh"]\n'
+    )
+
+
+_RUN = "#!/bin/sh\nnginx\nexec uwsgi --ini /app/uwsgi.ini\n"
+_UWSGI = "[uwsgi]\nsocket = 0.0.0.0:8080\nmaster = true\nprocesses = 2\nmodule = app:app\n"
+
+
+def _site(target: str) -> str:
+    return (
+        "server {\n    listen 80;\n    location / {\n        include uwsgi_params;\n"
+        f"        uwsgi_pass {target};\n    }}\n}}\n"
+    )
+
+
+def _fronts(root: Path) -> dict[str, list[str]]:
+    """Each launch's container (else its first file) -> its fronts as file:line."""
+    result = check_folder(root)
+    found: dict[str, list[str]] = {}
+    for launch in launches(result.apps, result.links, result.balancer_links):
+        box = launch.app.container
+        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
+        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
+    return found
+
+
+def test_local_address_reaches_only_the_server_of_the_image_holding_the_front(
+    tmp_path: Path,
+) -> None:
+    """Two images each COPY their own nginx config (`uwsgi_pass 0.0.0.0:8080` /
+    `127.0.0.1:8080`) beside the same uWSGI: each service's uWSGI is behind its own image's
+    config only; the other image's nginx cannot reach it through its own loopback."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _image("debian.conf", "/etc/nginx/sites-enabled/default"),
+            "Dockerfile-alpine": _image("alpine.conf", "/etc/nginx/http.d/default.conf"),
+            "docker/debian.conf": _site("0.0.0.0:8080"),
+            "docker/alpine.conf": _site("127.0.0.1:8080"),
+            "docker/uwsgi.ini": _UWSGI,
+            "docker/run.sh": _RUN,
+            "compose.yaml": (
+                "services:\n"
+                "  debian:\n    build: .\n    ports: ['80:80']\n"
+                "  alpine:\n    build:\n      context: .\n      dockerfile: Dockerfile-alpine\n"
+                "    ports: ['81:80']\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {
+        "debian": ["docker/debian.conf:5"],
+        "alpine": ["docker/alpine.conf:5"],
+    }
+
+
+def test_local_address_of_a_mounted_front_reaches_the_server_of_that_service(
+    tmp_path: Path,
+) -> None:
+    """A service mounting its nginx config beside a uWSGI it runs is that config's namespace:
+    its server is joined; a second service (another image, the same port) is not."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nCOPY docker/uwsgi.ini docker/run.sh ./\n"
+                'CMD ["./run.sh"]\n'
+            ),
+            "worker/Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nCOPY uwsgi.ini .\n"
+                'CMD ["uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+            ),
+            "worker/uwsgi.ini": _UWSGI,
+            "docker/site.conf": _site("127.0.0.1:8080"),
+            "docker/uwsgi.ini": _UWSGI,
+            "docker/run.sh": _RUN,
+            "compose.yaml": (
+                "services:\n"
+                "  web:\n    build: .\n"
+                "    volumes: ['./docker/site.conf:/etc/nginx/conf.d/default.conf:ro']\n"
+                "  worker:\n    build: worker\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"web": ["docker/site.conf:5"], "worker": []}
+
+
+def test_local_address_of_a_loose_front_is_joined_by_address(tmp_path: Path) -> None:
+    """An example config no image copies and no service mounts (a host's nginx, say) is
+    joined to the server on its address, as before: nothing says where it runs."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nCOPY docker/uwsgi.ini .\n"
+                'CMD ["uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+            ),
+            "docker/uwsgi.ini": _UWSGI,
+            "contrib/nginx.conf": _site("127.0.0.1:8080"),
+            "compose.yaml": "services:\n  web:\n    build: .\n    ports: ['8080:8080']\n",
+        },
+    )
+    assert _fronts(root) == {"web": ["contrib/nginx.conf:5"]}
+
+
+def test_local_address_of_a_front_on_the_host_network_reaches_published_servers(
+    tmp_path: Path,
+) -> None:
+    """An nginx service on the host's network (`network_mode: host`) reaches a container's
+    published port through its loopback: its config is joined to that server."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nCOPY docker/uwsgi.ini .\n"
+                'CMD ["uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+            ),
+            "docker/uwsgi.ini": _UWSGI,
+            "nginx/site.conf": _site("127.0.0.1:8080"),
+            "compose.yaml": (
+                "services:\n"
+                "  web:\n    build: .\n    ports: ['127.0.0.1:8080:8080']\n"
+                "  nginx:\n    image: nginx:1.27\n    network_mode: host\n"
+                "    volumes: ['./nginx:/etc/nginx/conf.d:ro']\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"web": ["nginx/site.conf:5"]}

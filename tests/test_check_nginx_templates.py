@@ -1,0 +1,89 @@
+"""nginx templates an image COPYs into /etc/nginx/templates/: the official image (and
+nginx-unprivileged, the same entrypoint) renders each `*.template` there into /etc/nginx/conf.d/
+with envsubst when the container starts, with the container's environment (the image's `ENV`,
+then the service's `environment`). The rendered pass reaches the server it names, and an
+`include /etc/nginx/conf.d/*.conf` reads the rendered files. Each repository is written in the
+test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.graph import launches
+from tests.folder_support import check_folder, write
+
+_APP = (
+    "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+    'CMD ["gunicorn", "--bind", "0.0.0.0:8080", "--workers", "3", "app.wsgi"]\n'
+)
+
+
+def _fronts(root: Path) -> dict[str, list[str]]:
+    """Each launch's container (else its first file) -> its fronts as file:line."""
+    result = check_folder(root)
+    found: dict[str, list[str]] = {}
+    for launch in launches(result.apps, result.links, result.balancer_links):
+        box = launch.app.container
+        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
+        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
+    return found
+
+
+def test_copied_template_is_rendered_with_the_image_env_and_reaches_its_server(
+    tmp_path: Path,
+) -> None:
+    """`COPY site.conf.template /etc/nginx/templates/default.conf.template` with `ENV
+    BACKEND_URL=http://api.:8080` in the nginx image: `proxy_pass ${BACKEND_URL}/api/;` is
+    rendered with the image's ENV and reaches service `api` (a trailing-dot name is the same
+    name); the service sets nothing itself."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _APP,
+            "web/Dockerfile": (
+                "FROM nginx:stable\nENV BACKEND_URL=http://api.:8080\n"
+                "COPY web/site.conf.template /etc/nginx/templates/default.conf.template\n"
+            ),
+            "web/site.conf.template": (
+                "server {\n    listen 80;\n    location /api/ {\n"
+                "        proxy_pass ${BACKEND_URL}/api/;\n    }\n}\n"
+            ),
+            "compose.yaml": (
+                "services:\n  api:\n    build: .\n"
+                "  web:\n    build:\n      context: .\n      dockerfile: web/Dockerfile\n"
+                "    ports: ['80:80']\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"api": ["web/site.conf.template:4"]}
+
+
+def test_service_environment_wins_over_the_image_env_in_a_copied_template(
+    tmp_path: Path,
+) -> None:
+    """The service's `environment` is the container's value over the image's `ENV`
+    (`UPSTREAM=127.0.0.1:8080` in the image, `web:8080` in compose): the rendered upstream
+    is the service's, which reaches service `web`."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _APP,
+            "nginx/Dockerfile": (
+                "FROM nginx:1.27\nENV UPSTREAM=127.0.0.1:8080\n"
+                "COPY nginx.conf /etc/nginx/nginx.conf\n"
+                "COPY *.conf.template /etc/nginx/templates/\n"
+            ),
+            "nginx/nginx.conf": (
+                "events {}\nhttp {\n    server {\n        listen 8080;\n"
+                "        location / {\n            proxy_pass http://upstream_app;\n"
+                "        }\n    }\n    include /etc/nginx/conf.d/*.conf;\n}\n"
+            ),
+            "nginx/upstream.conf.template": "upstream upstream_app {\n    server $UPSTREAM;\n}\n",
+            "compose.yaml": (
+                "services:\n  web:\n    build: .\n"
+                "  nginx:\n    build: nginx\n    environment:\n      - UPSTREAM=web:8080\n"
+                "    ports: ['8000:8080']\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"web": ["nginx/nginx.conf:6"]}
