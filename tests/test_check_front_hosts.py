@@ -209,3 +209,152 @@ def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
             "nginx/default.conf:19",
         ]
     }
+
+
+#: A backend image with a development and a production stage, and a second service's image.
+_BACKEND_STAGES = """\
+FROM python:3.12-slim AS core
+WORKDIR /app
+COPY . /app
+
+FROM core AS backend-development
+CMD ["uvicorn", "app.asgi:app", "--host", "0.0.0.0", "--port", "8000", "--reload"]
+
+FROM core AS backend-production
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "90", "app.wsgi"]
+"""
+_SUMMARY = """\
+FROM python:3.12-slim AS production
+WORKDIR /app
+CMD ["uvicorn", "summary.main:app", "--host", "0.0.0.0", "--port", "8000"]
+"""
+
+
+def _template(upstream: str, variable: str) -> str:
+    return (
+        f"upstream {upstream} {{\n    server ${{{variable}}}:8000 fail_timeout=0;\n}}\n"
+        "server {\n    listen 8083;\n    location / {\n"
+        f"        proxy_pass http://{upstream};\n    }}\n}}\n"
+    )
+
+
+def test_templated_host_joins_the_one_production_starter_its_names_name(tmp_path: Path) -> None:
+    """`upstream meet_backend { server ${BACKEND_INTERNAL_HOST}:8000; }` in an envsubst
+    template, the host set nowhere here: `backend` names the `backend-production` stage's
+    gunicorn, the one production starter so named on port 8000; the summary image's uvicorn
+    on the same port is not joined, nor is the development stage's `--reload` server."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _BACKEND_STAGES,
+            "src/summary/Dockerfile": _SUMMARY,
+            "docker/production/default.conf.template": _template(
+                "meet_backend", "BACKEND_INTERNAL_HOST"
+            ),
+        },
+    )
+    assert _fronts(root) == {
+        "Dockerfile": ["docker/production/default.conf.template:7"],
+        "src/summary/Dockerfile": [],
+    }
+    assert _port_alone(root) == []
+
+
+def test_templated_host_its_names_do_not_name_lists_the_candidates(tmp_path: Path) -> None:
+    """`server ${UPSTREAM_HOST}:8000` in `upstream main`: no word names a starter, so nothing
+    is joined by the port, and the not-followed note names the two production starters on
+    8000 it could be."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _BACKEND_STAGES,
+            "src/summary/Dockerfile": _SUMMARY,
+            "docker/production/default.conf.template": _template("main", "UPSTREAM_HOST"),
+        },
+    )
+    assert _fronts(root) == {"Dockerfile": [], "src/summary/Dockerfile": []}
+    (note,) = [n for n in check_folder(root).notes if "by the port alone" in n.message]
+    assert "candidates: " in note.message
+    assert "Dockerfile:" in note.message
+    assert "src/summary/Dockerfile:" in note.message
+
+
+def test_a_unix_socket_written_with_four_slashes_reaches_the_uwsgi_there(tmp_path: Path) -> None:
+    """`uwsgi_pass unix:////tmp/public.sock;` is the socket /tmp/public.sock (the kernel reads
+    `//` as `/`): the uWSGI whose `socket = /tmp/public.sock` is behind it."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": "[uwsgi]\nmodule = app:app\nsocket = /tmp/public.sock\nprocesses = 2\n",
+            "nginx.conf": (
+                "events {}\nhttp {\n  server {\n    listen 80;\n    location / {\n"
+                "      include uwsgi_params;\n      uwsgi_pass unix:////tmp/public.sock;\n"
+                "    }\n  }\n}\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"uwsgi.ini": ["nginx.conf:7"]}
+
+
+def _image_with_front(conf: str) -> str:
+    return (
+        "FROM python:3.12-slim\nCOPY uwsgi.ini /app/uwsgi.ini\n"
+        f"COPY {conf} /etc/nginx/conf.d/default.conf\n"
+        'CMD ["uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+    )
+
+
+def test_a_local_pass_reaches_the_server_of_the_image_that_copies_the_front(
+    tmp_path: Path,
+) -> None:
+    """Two images each copy their own nginx config, both passing to 127.0.0.1:8080, where
+    each image's uWSGI listens: a local address is the front's own container, so each config
+    fronts its own image's uWSGI, not the other image's."""
+    uwsgi_ini = "[uwsgi]\nmodule = app:app\nsocket = 127.0.0.1:8080\nprocesses = 2\n"
+    site = (
+        "server {\n  listen 80;\n  location / {\n    include uwsgi_params;\n"
+        "    uwsgi_pass 127.0.0.1:8080;\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": uwsgi_ini,
+            "nginx-debian.conf": site,
+            "nginx-alpine.conf": site,
+            "Dockerfile": _image_with_front("nginx-debian.conf"),
+            "Dockerfile-alpine": _image_with_front("nginx-alpine.conf"),
+        },
+    )
+    assert _fronts(root) == {
+        "Dockerfile": ["nginx-debian.conf:5"],
+        "Dockerfile-alpine": ["nginx-alpine.conf:5"],
+    }
+
+
+def test_a_template_an_nginx_image_copies_renders_with_that_images_env(tmp_path: Path) -> None:
+    """`COPY nginx.conf.template /etc/nginx/templates/default.conf.template` with `ENV
+    PROXY_BACKEND_URL=http://app.:8080` in the nginx image a compose service builds:
+    `proxy_pass ${PROXY_BACKEND_URL}/api/;` renders to service `app` (a root-ended name),
+    whose gunicorn is behind it."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\n"
+                'CMD ["gunicorn", "--bind", "0.0.0.0:8080", "--workers", "2", "app.wsgi"]\n'
+            ),
+            "web/Dockerfile": (
+                "FROM nginx:stable\nENV PROXY_BACKEND_URL=http://app.:8080\n"
+                "COPY nginx.conf.template /etc/nginx/templates/default.conf.template\n"
+            ),
+            "web/nginx.conf.template": (
+                "server {\n  listen 80;\n  location /api {\n"
+                "    proxy_pass ${PROXY_BACKEND_URL}/api/;\n  }\n}\n"
+            ),
+            "compose.yaml": (
+                "services:\n  app:\n    build: .\n  web:\n    build: web\n"
+                "    ports:\n      - 80:80\n"
+            ),
+        },
+    )
+    assert _fronts(root)["app"] == ["web/nginx.conf.template:4"]

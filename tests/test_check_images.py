@@ -292,3 +292,136 @@ def test_a_front_copied_into_an_image_a_service_runs_is_that_stacks(tmp_path: Pa
         for launch in launches(result.apps, result.links, result.balancer_links)
     }
     assert fronted == {"backend/Dockerfile": True, "unified/compose.yaml": False}
+
+
+#: A release workflow that writes the image's name and builds it from one Dockerfile.
+_RELEASE = """\
+name: release
+env:
+  GHCR_IMAGE_NAME: "ghcr.io/owl/owlapp"
+jobs:
+  build:
+    steps:
+      - name: Build and push image
+        uses: docker/build-push-action@v6
+        with:
+          context: .
+          file: {dockerfile}
+          target: {target}
+          tags: ${{{{ env.GHCR_IMAGE_NAME }}}}:latest
+"""
+
+
+def test_a_build_file_naming_another_dockerfile_beats_the_repositorys_name(
+    tmp_path: Path,
+) -> None:
+    """In the repository `owlapp`, `ghcr.io/owl/owlapp:latest` would be its root Dockerfile
+    by the name alone; its release workflow builds that name from rust/Dockerfile, which is
+    not read here: no link to the root Dockerfile, a not-followed note naming the workflow.
+    The same files in a folder named otherwise give the same graph."""
+    files = {
+        "compose.yaml": "services:\n  app:\n    image: ghcr.io/owl/owlapp:latest\n",
+        "Dockerfile": GUNICORN_IMAGE,
+        "start.sh": START,
+        ".github/workflows/release.yml": _RELEASE.format(
+            dockerfile="rust/Dockerfile", target="cli"
+        ),
+    }
+    for name in ("owlapp", "elsewhere"):
+        root = write(tmp_path / name, files)
+        result = check(root)
+        assert [c for c in chains(result, root) if c[0] == "compose.yaml"] == []
+        assert any(
+            ".github/workflows/release.yml:11 builds it from rust/Dockerfile, which was not read"
+            in m
+            for m in unfollowed(result)
+        )
+
+
+def test_a_build_file_joins_an_image_its_name_says_nothing_about(tmp_path: Path) -> None:
+    """`ghcr.io/owl/owlapp` built by the release workflow from deploy/web.Dockerfile's `prod`
+    stage: the compose service runs that stage's gunicorn (6 workers), not the `dev` stage's,
+    in a folder whose name shares nothing with the image's."""
+    root = write(
+        tmp_path / "checkout",
+        {
+            "compose.yaml": "services:\n  app:\n    image: ghcr.io/owl/owlapp:latest\n",
+            "deploy/web.Dockerfile": (
+                "FROM python:3.12-slim AS base\nWORKDIR /app\n"
+                'FROM base AS prod\nCMD ["gunicorn", "-w", "6", "-b", "0.0.0.0:8000", "app:app"]\n'
+                'FROM base AS dev\nCMD ["gunicorn", "-w", "1", "--reload", "app:app"]\n'
+            ),
+            ".github/workflows/release.yml": _RELEASE.format(
+                dockerfile="deploy/web.Dockerfile", target="prod"
+            ),
+        },
+    )
+    result = check(root)
+    (app,) = [a for a in result.apps if a.container is not None]
+    assert app.container is not None
+    assert app.container.name == "app"
+    assert app.workers.value == 6
+
+
+def test_kubernetes_container_of_another_owners_image_is_not_the_runs_one_dockerfile(
+    tmp_path: Path,
+) -> None:
+    """A Deployment running `vendor/dashboard:1.0.1` (no command), in a repository whose one
+    Dockerfile starts uvicorn: nothing here builds that name, so the container is not linked
+    to the Dockerfile, as a compose service of that image would not be; the Dockerfile's own
+    launch stays."""
+    manifest = DEPLOYMENT.format(name="dashboard").replace(
+        "registry.example/bank/dashboard:v1.2@sha256:0123", "vendor/dashboard:1.0.1"
+    )
+    root = write(
+        tmp_path / "rag",
+        {
+            "deploy/dashboard.yaml": manifest,
+            "py/Dockerfile": 'FROM python:3.12-slim\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0"]\n',
+        },
+    )
+    result = check(root)
+    assert chains(result, root) == [["py/Dockerfile"]]
+
+
+def test_an_image_the_overlay_given_with_the_base_builds_is_that_build(tmp_path: Path) -> None:
+    """docker-compose.yml's `api` names `ghcr.io/acme/api:${TAG:-dev}` and builds nothing;
+    docker/dev.yml, given with it (`-f`), builds the same service from the project's
+    Dockerfile (`context: .`, the base file's folder): the base's service runs that image,
+    with its environment, though two Dockerfiles here could build it by name."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "docker-compose.yml": (
+                "services:\n  api:\n    image: ghcr.io/acme/api:${TAG:-dev}\n"
+                '    environment:\n      WORKERS: "3"\n'
+            ),
+            "docker/dev.yml": "services:\n  api:\n    build:\n      context: .\n",
+            "Dockerfile": GUNICORN_IMAGE,
+            "start.sh": START,
+            "worker/Dockerfile": 'FROM python:3.12\nCMD ["celery", "-A", "app", "worker"]\n',
+        },
+    )
+    result = check(root)
+    assert ["docker-compose.yml", "Dockerfile", "start.sh"] in chains(result, root)
+    (app,) = [a for a in result.apps if a.container is not None and a.workers.value == 3]
+    assert app.container is not None
+    assert app.container.name == "api"
+
+
+def test_a_compose_file_that_builds_alone_says_nothing_of_anothers_image(tmp_path: Path) -> None:
+    """docker-compose-prod.yml's `backend` runs `acme/shop:latest`; docker-compose.yml's
+    `backend`, another setup run on its own, builds backend/Dockerfile: that file is no
+    overlay of the prod one (its build is found from its own folder), so the prod service
+    is not joined to backend/Dockerfile's server."""
+    root = write(
+        tmp_path / "elsewhere",
+        {
+            "docker-compose-prod.yml": "services:\n  backend:\n    image: acme/shop:latest\n",
+            "docker-compose.yml": "services:\n  backend:\n    build: backend\n",
+            "backend/Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "-w", "5", "app:app"]\n',
+        },
+    )
+    result = check(root)
+    assert ["docker-compose-prod.yml", "backend/Dockerfile"] not in chains(result, root)
+    assert ["docker-compose.yml", "backend/Dockerfile"] in chains(result, root)

@@ -825,3 +825,48 @@ def test_an_include_the_fronts_image_copies_there_is_read(tmp_path: Path) -> Non
     missing = [n.message for n in result.notes if n.kind == "include-not-found"]
     assert [m for m in missing if "conf.d" in m] == []
     assert [m for m in missing if "mime.types" in m]
+
+
+_DEBUG_AND_PROD = """\
+FROM python:3.12-slim AS base
+STOPSIGNAL SIGINT
+
+FROM base AS debug
+CMD ["python", "-m", "debugpy", "--listen", "0.0.0.0:5678", "--wait-for-client", \\
+    "-m", "uvicorn", "app.main:api", "--host", "0.0.0.0", "--port", "5000"]
+
+FROM base AS prod
+CMD ["uvicorn", "app.main:api", "--host", "0.0.0.0", "--port", "5000", "--workers", "8"]
+"""
+
+
+def test_debugpy_runs_the_server_module_and_each_stage_is_its_own_launch(tmp_path: Path) -> None:
+    """`python -m debugpy --listen ... -m uvicorn ...` is uvicorn under the debugger, so the
+    compose service built with `target: ${TARGET_TAG:-debug}` starts it; the final stage's
+    8-worker uvicorn, which shares only the base stage's STOPSIGNAL line with it, stays a
+    launch of its own."""
+    (tmp_path / "Dockerfile").write_text(_DEBUG_AND_PROD)
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  backend:\n    build:\n      context: .\n      target: ${TARGET_TAG:-debug}\n"
+    )
+    started = sorted(
+        (launch.app.container.name if launch.app.container else "-", launch.app.workers.value)
+        for *_, launch in chains(tmp_path)
+    )
+    assert started == [("-", 8), ("backend", 1)]
+
+
+def test_a_relative_entrypoint_is_found_from_the_workdir_in_force(tmp_path: Path) -> None:
+    """`WORKDIR /home/app/backend` then `ENTRYPOINT ["../entrypoint.sh", "prod"]`: the script
+    the COPY put at /home/app/entrypoint.sh, whose `prod)` arm (the ENTRYPOINT's own word)
+    starts 3 gunicorn workers, not the `dev)` arm's 1."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nWORKDIR /home/app\nCOPY entrypoint.sh ./entrypoint.sh\n"
+        'WORKDIR /home/app/backend\nENTRYPOINT ["../entrypoint.sh", "prod"]\n'
+    )
+    (tmp_path / "entrypoint.sh").write_text(
+        '#!/bin/sh\ncase "$1" in\n  dev)\n    exec gunicorn -w 1 --reload app:app\n    ;;\n'
+        "  prod)\n    exec gunicorn -w 3 app:app\n    ;;\nesac\n"
+    )
+    found = [(files, launch.app.workers.value) for files, _, launch in chains(tmp_path)]
+    assert found == [(["Dockerfile", "entrypoint.sh"], 3)]

@@ -575,3 +575,111 @@ def test_a_scripts_positional_parameter_is_the_commands_word(tmp_path: Path) -> 
     result = check_folder(tmp_path)
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["0.0.0.0:80"]
+
+
+_DISPATCH_ON_FIRST = """\
+#!/bin/bash
+set -euo pipefail
+if [[ "$1" = 'webserver' ]]; then
+    uvicorn app:app --reload --host 0.0.0.0
+elif [[ "$1" = 'webserver-prod' ]]; then
+    uvicorn app:app --host 0.0.0.0 --workers 4
+else
+    exec "$@"
+fi
+"""
+
+
+def test_a_branch_on_the_first_argument_no_file_gives_is_named_as_assumed(
+    tmp_path: Path,
+) -> None:
+    """An image whose ENTRYPOINT dispatches on "$1" and which sets no CMD (the deployment
+    passes `webserver-prod`, in no file read): the server read is the `elif` branch's, and
+    the launch graph names that branch as assumed, in text and JSON; with a compose
+    `command: webserver-prod` the argument is known and nothing is assumed."""
+    from servertune.check.graph import describe, launch_json, launches
+
+    files = {
+        "Dockerfile": (
+            'FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n'
+        ),
+        "entrypoint.sh": _DISPATCH_ON_FIRST,
+    }
+    root = write(tmp_path / "alone", files)
+    result = check_folder(root)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert "entrypoint.sh:6 (branch assumed: line 5 `elif [[ \"$1\" = 'webserver-prod' ]]`)" in (
+        describe(launch)
+    )
+    assert launch_json(launch)["assumed_branch"]["line"] == 5
+    root = write(
+        tmp_path / "given",
+        {**files, "compose.yaml": "services:\n  web:\n    build: .\n    command: webserver-prod\n"},
+    )
+    result = check_folder(root)
+    told = [
+        launch
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    ]
+    assert [describe(launch).count("branch assumed") for launch in told] == [0]
+    assert [launch.app.workers.value for launch in told] == [4]
+
+
+_SERVER_OR_TESTS = """\
+#!/bin/sh
+case "$1" in
+    server)
+        exec gunicorn --bind 0.0.0.0:5000 app.wsgi
+        ;;
+    test_functional)
+        gunicorn --paste ./tests.ini &
+        SERVER_PID=$!
+        kill $SERVER_PID
+        ;;
+esac
+"""
+
+
+def test_the_images_own_cmd_picks_the_arm_among_several_servers(tmp_path: Path) -> None:
+    """`ENTRYPOINT ["dumb-init", "/app/entrypoint.sh"]` with `CMD ["server"]`: of the script's
+    two gunicorn lines the `server)` arm's is the image's run (not the last, a test arm's
+    background gunicorn), and the script read alone is that run too, so no finding is made
+    about the test arm's `&`."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /app/entrypoint.sh\n"
+                'ENTRYPOINT ["/usr/bin/dumb-init", "/app/entrypoint.sh"]\nCMD ["server"]\n'
+            ),
+            "entrypoint.sh": _SERVER_OR_TESTS,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:3", "entrypoint.sh:4"], "gunicorn", 1)]
+    assert not [f for f in result.findings if f.rule == "background-server-without-trap"]
+
+
+def test_an_assumed_case_arm_written_with_a_space_before_its_paren_is_named(
+    tmp_path: Path,
+) -> None:
+    """`"uwsgi" )` is a `case` arm as `uwsgi)` is: the graph names that arm, not the
+    `case` line, as the branch it assumed."""
+    from servertune.check.graph import describe, launches
+
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                'FROM python:3.12\nCOPY entrypoint.sh /entrypoint\nENTRYPOINT ["/entrypoint"]\n'
+            ),
+            "entrypoint.sh": (
+                '#!/bin/bash\ncase "$1" in\n  "uwsgi" )\n    exec uwsgi --http :8000 --module app\n'
+                '    ;;\n  * )\n    exec "$@"\n    ;;\nesac\n'
+            ),
+        },
+    )
+    result = check_folder(root)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert '(branch assumed: line 3 `"uwsgi" )`)' in describe(launch)

@@ -183,3 +183,138 @@ def test_a_service_passing_no_argument_takes_the_first_argument_s_default(
     )
     started = [chain[0] for chain, _, _ in chains(check_folder(root), root)]
     assert started == ["compose.yaml:2"]
+
+
+#: An entrypoint that keeps its arguments in a variable and lets `eval echo` expand them.
+_EVAL_ARGUMENTS = """\
+#!/bin/bash
+set -e
+args="$@"
+if [[ $args =~ ^uvicorn.* ]]; then
+    exec $(eval echo "$args")
+else
+    exec uvicorn app.main:app $(eval echo "$args")
+fi
+"""
+
+
+def test_arguments_kept_in_a_variable_reach_the_server_through_eval_echo(tmp_path: Path) -> None:
+    """`args="$@"` then `uvicorn app $(eval echo "$args")`: the image's one-word CMD is
+    expanded from its ENV and split as eval does, so uvicorn is read with 3 workers on
+    0.0.0.0:8000 and keep-alive 30, once, not with its defaults (1 on 127.0.0.1:8000)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nCOPY bin/entrypoint.sh /entrypoint.sh\n"
+                "ENV APP_HOST=0.0.0.0\nENV APP_WORKERS=3\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+                'CMD ["--workers ${APP_WORKERS} --host ${APP_HOST} --port 8000 '
+                '--reload --timeout-keep-alive 30"]\n'
+            ),
+            "bin/entrypoint.sh": _EVAL_ARGUMENTS,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:5", "bin/entrypoint.sh:7"], "uvicorn", 3)]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    assert app.keepalive is not None
+    assert app.keepalive.value == 30
+    assert not [n for n in result.notes if n.kind == "unresolved-variable"]
+
+
+_MODES = """\
+#!/bin/bash
+set -e
+if [ "${INIT_ONLY:-false}" = "true" ]; then
+    python3 /app/migrate.py
+    exit 0
+fi
+if [ "${CRON_MODE:-false}" = "true" ]; then
+    exec python3 /app/cron-runner.py
+fi
+exec python3 -m gunicorn --workers 4 --bind 0.0.0.0:8080 app.wsgi
+"""
+
+
+def test_a_branch_the_service_environment_takes_and_that_ends_the_script_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    """Three services of one image, told apart by `environment`: `INIT_ONLY: "true"` takes the
+    `if [ "${INIT_ONLY:-false}" = "true" ]` branch, which exits; `CRON_MODE: "true"` execs
+    the cron runner; only the service setting neither runs the gunicorn after them."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+            ),
+            "entrypoint.sh": _MODES,
+            "compose.yaml": (
+                "services:\n"
+                '  init:\n    build: .\n    environment:\n      INIT_ONLY: "true"\n'
+                "  web:\n    build: .\n"
+                '  cron:\n    build: .\n    environment:\n      CRON_MODE: "true"\n'
+            ),
+        },
+    )
+    result = check_folder(root)
+    started = [
+        launch.app.container.name
+        for launch in launches(result.apps, result.links, result.balancer_links)
+        if launch.app.container is not None
+    ]
+    assert started == ["web"]
+
+
+def test_an_exit_in_a_function_called_on_a_condition_does_not_end_the_script(
+    tmp_path: Path,
+) -> None:
+    """`usage() { ...; exit 1; }` called as `[ $# -lt 1 ] && usage`: its `exit` runs only when
+    the test holds, so the `start)` arm the CMD picks still starts granian."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY run.sh /app/run.sh\nWORKDIR /app\n"
+                'ENTRYPOINT ["./run.sh"]\nCMD ["start"]\n'
+            ),
+            "run.sh": (
+                "#!/usr/bin/env bash\nusage() {\n  echo usage\n  exit 1\n}\n"
+                "[ $# -lt 1 ] && usage\ncase $1 in\n  start)\n    shift\n"
+                '    exec granian server:app --interface wsgi "$@"\n    ;;\n'
+                '  *)\n    exec "$@"\n    ;;\nesac\n'
+            ),
+            "compose.yaml": "services:\n  web:\n    build: .\n    command: start\n",
+        },
+    )
+    result = check_folder(root)
+    assert [kind for _, kind, _ in chains(result, root)] == ["granian"]
+
+
+def test_an_exit_in_a_function_called_inside_the_taken_branch_does_not_end_the_script(
+    tmp_path: Path,
+) -> None:
+    """`die() { echo "$*"; exit 1; }` called as `migrate || die "failed"` inside the
+    `if [ "$1" = "gunicorn" ]` branch the compose command takes: the exit runs only when the
+    migration fails, so `exec "$@"` after the branch still starts gunicorn."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY entrypoint.sh /entrypoint.sh\n"
+                'ENTRYPOINT ["/entrypoint.sh"]\n'
+            ),
+            "entrypoint.sh": (
+                '#!/bin/bash\nset -e\ndie() {\n    echo >&2 "$*"\n    exit 1\n}\n'
+                'if [ "$1" = "gunicorn" ]; then\n'
+                '    python manage.py migrate || die "failed to migrate"\nfi\nexec "$@"\n'
+            ),
+            "compose.yaml": (
+                "services:\n  web:\n    build: .\n    command: gunicorn -w 3 app.wsgi\n"
+            ),
+        },
+    )
+    assert [kind for _, kind, _ in chains(check_folder(root), root)] == ["gunicorn"]

@@ -492,11 +492,13 @@ def unknown_host(
     apps: Sequence[AppServer],
     project: frozenset[Path] | None,
     stacks: Stacks | None,
+    candidates: Sequence[AppServer] = (),
 ) -> None:
     """A coverage note for a front's server address whose host nothing read answers to (a
     variable set where the front starts, another setup's name) while app servers listen on its
-    port: they are not joined to it by the port alone. A host a compose service answers to is
-    known: that service starts what it starts (its own notes say what), and says nothing here."""
+    port: they are not joined to it by the port alone (the `candidates` a name could have
+    chosen among are named). A host a compose service answers to is known: that service
+    starts what it starts (its own notes say what), and says nothing here."""
     from servertune.check.model import note
 
     host, port = normalise(address.value)
@@ -523,8 +525,17 @@ def unknown_host(
         "not-followed",
         address.at,
         f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
-        f"servers on port {port} here are not joined to it by the port alone",
+        f"servers on port {port} here are not joined to it by the port alone"
+        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
     )
+
+
+def _starter(app: AppServer) -> str:
+    """Where a candidate is started: its container's line, else its first launch step."""
+    if app.container is not None:
+        what = "service" if app.container.platform == "compose" else "container"
+        return f"{app.container.platform} {what} {app.container.name} ({app.container.at})"
+    return str(app.launched_by[0]) if app.launched_by else str(app.file)
 
 
 def _reached(
@@ -595,13 +606,35 @@ def link(
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 reached = _reached(server.value, speaking, project, stacks)
+                candidates: list[AppServer] = []
+                if not reached and project != frozenset() and "$" in server.value:
+                    reached, candidates = _named(server, passing.target, speaking)
                 if not reached and project != frozenset():
-                    unknown_host(server, speaking, project, stacks)
+                    unknown_host(server, speaking, project, stacks, candidates)
                 for app in reached:
                     if passing.protocol == "http" and not _answers_http(app, server.value):
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _named(
+    server: Setting[str], upstream: str, apps: Sequence[AppServer]
+) -> tuple[list[AppServer], list[AppServer]]:
+    """([the one production starter on the server's port that the upstream's name or the
+    host's variable names (`front_names`)], []); else ([], the candidates, for the
+    not-followed note)."""
+    from servertune.check.front_names import named_starters
+
+    _, port = normalise(server.value)
+    on_port = [
+        a
+        for a in apps
+        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
+    ]
+    variables = [m["braced"] or m["bare"] for m in ENVSUBST_VARIABLE.finditer(server.value)]
+    found, production = named_starters([upstream, *variables], on_port)
+    return (found, []) if len(found) == 1 else ([], found or production)
 
 
 def _answers_http(app: AppServer, target: str) -> bool:

@@ -654,7 +654,42 @@ def _read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
                 builds += builds_of(path, text)
         except (CheckInputError, OSError):
             continue
-    return tuple(builds)
+    return (*builds, *_split_builds(paths))
+
+
+def _split_builds(paths: Sequence[Path]) -> list[Build]:
+    """A service one compose file names the image of (`image:`, no `build`) and another builds
+    (`build:`, no `image`), as a base file and the overlay given with it (`-f docker/dev.yml`)
+    write it: Compose tags what the merged service builds with that name. The build's paths
+    are the project's, the base file's folder (Compose's rule); a build that the file finds
+    from its own folder is a file run alone, no overlay."""
+    named: dict[str, list[tuple[str, Path]]] = {}
+    building: dict[str, list[tuple[_Node, Path]]] = {}
+    with collect_notes():  # each file's own reading notes what it names, and its errors
+        for path, services in services_nodes(paths):
+            if services is None or not isinstance(services.node, yaml.MappingNode):
+                continue
+            for name, service in services.items():
+                build, image = service.get("build"), service.get("image")
+                reference = image.text() if image is not None else None
+                if build is None and reference and "$" not in reference.split(":", 1)[0]:
+                    # A tag the deployment's variables give (`:${TAG:-dev}`): any tag.
+                    named.setdefault(name, []).append((reference.split(":$", 1)[0], path))
+                elif build is not None and image is None:
+                    building.setdefault(name, []).append((build, path))
+        found: list[Build] = []
+        for name, references in named.items():
+            builders = building.get(name, [])
+            if len(references) != 1 or len(builders) != 1 or references[0][1] == builders[0][1]:
+                continue
+            (reference, base), (build, overlay) = references[0], builders[0]
+            # An overlay, not a file run on its own: its build is found only from the base's
+            # folder (`context: .` in docker/dev.yml); a file that builds alone (another
+            # setup's compose file, with a service of the same name) says nothing of the name.
+            built = _build(build, base) if _build(build, overlay) is None else None
+            if built is not None:
+                found.append(Build(reference, *built))
+    return found
 
 
 def _runs(services: _Node, lines: Mapping[Path, list[str]]) -> dict[str, list[str]]:

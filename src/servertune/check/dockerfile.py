@@ -35,6 +35,7 @@ import glob
 import itertools
 import json
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
@@ -321,7 +322,9 @@ class Image:
         return memo.recall(table, ("find", resolve.root(), wanted), lambda: self._find(wanted))
 
     def _find(self, wanted: str) -> ConfigFile | None:
-        targets = [PurePosixPath(self.workdir) / wanted]
+        # `ENTRYPOINT ["../docker-entrypoint.sh"]` under `WORKDIR /home/app/backend`: the
+        # file one folder up, as the kernel resolves it.
+        targets = [PurePosixPath(posixpath.normpath(PurePosixPath(self.workdir) / wanted))]
         if "/" not in wanted:
             # A bare name run as a command (`CMD ["start.sh"]`) is looked up on the PATH.
             # (`ENV PATH=/x/bin:${PATH}` extends the base image's PATH, which is not known

@@ -97,7 +97,9 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     goes, with its config-not-found note (the longer chain found the config), and no file a
     launch goes through is said to start no server."""
     chains = [set(chain_files(a)) for a in apps]
-    read_at = [_settings_at(a) for a in apps]
+    # Words the shorter reading could not expand (`"$@"` of a script read without its
+    # caller's arguments) are no setting of its own: the longer chain gives them.
+    read_at = [_settings_at(a) - {s.at for s in a.unresolved} for a in apps]
 
     def reached(index: int) -> bool:
         app = apps[index]
@@ -105,12 +107,22 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             j != index
             and other.kind == app.kind
             and app.file in chains[j]
+            # Started by a line the longer chain does not go through (another stage's CMD of
+            # the same Dockerfile, whose base stage's STOPSIGNAL both read): another process.
+            and set(app.launched_by) <= set(other.launched_by) | read_at[j]
             # The same process: a setting read at the same line (a supervisord file's other
             # program, on its own lines, is another process the longer chain does not start).
-            and bool(read_at[index] & read_at[j] or not read_at[index])
+            # A script read alone that had to assume the branch its first argument picks is
+            # the longer chain's run of it, which gives that argument (the image's CMD).
+            and bool(
+                read_at[index] & read_at[j]
+                or not read_at[index]
+                or (app.assumed_branch is not None and not app.launched_by)
+            )
             # A longer chain that makes it a developer's `--reload` server (a dev compose
-            # file's environment) is another run than the image's own, which is kept.
-            and (other.reloads is None or app.reloads is not None)
+            # file's environment) is another run than the image's own, which is kept; an
+            # image whose own CMD reloads is that image's run all the same.
+            and (other.reloads is None or app.reloads is not None or other.container is None)
             and (
                 len(chains[j]) > len(chains[index])
                 or (len(chains[j]) == len(chains[index]) and other.container is not None)
@@ -121,6 +133,14 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     dropped = {i for i in range(len(apps)) if reached(i)}
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
+    # The branch a dropped reading assumed is said by the kept one's `server-chosen` note.
+    assumed = {apps[i].file for i in dropped if apps[i].assumed_branch is not None}
+    kept_at = {at for i, a in enumerate(apps) if i not in dropped for at in _settings_at(a)}
+    notes[:] = [
+        n
+        for n in notes
+        if not (n.kind == "server-chosen" and n.at.file in assumed and n.at not in kept_at)
+    ]
     kept = [a for i, a in enumerate(apps) if i not in dropped]
     # `processes = $(UWSGI_PROCESSES)` read alone is unknown (a default at that line); the
     # chain that exports it (a script) reads its value there: the note of the shorter reading
@@ -209,6 +229,13 @@ def describe(launch: Launch) -> str:
             f"{s} ({app.started_by_base})" if at.file == image.file else s
             for s, at in zip(steps, launch.chain, strict=True)
         ]
+    if app.assumed_branch is not None:
+        # The script's first argument is given by no file read: the branch read is assumed.
+        branch, test = app.assumed_branch
+        steps = [
+            f"{s} (branch assumed: line {branch.line} `{test}`)" if at.file == branch.file else s
+            for s, at in zip(steps, launch.chain, strict=True)
+        ]
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
     fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"
@@ -229,4 +256,11 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         if app.config_file is not None
         else next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),
         "fronts": [{"file": str(at.file), "line": at.line} for at in launch.fronts],
+        "assumed_branch": {
+            "file": str(app.assumed_branch[0].file),
+            "line": app.assumed_branch[0].line,
+            "test": app.assumed_branch[1],
+        }
+        if app.assumed_branch is not None
+        else None,
     }

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
+from servertune.check.image_builds import BuiltFrom, built_from
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ __all__ = [
     "image_holding",
     "image_named",
     "images_of_run",
+    "owners_image",
     "read_images",
 ]
 
@@ -206,6 +208,9 @@ def image_named(
         return None
     with resolve.within_default(referrer) as root:
         root_path = root
+    evidence = built_from(path, root_path)
+    if evidence is not None:
+        return _evidenced(evidence, images, reference, at)
     owner, last = path.rsplit("/", 1)
     own = [w for w in _words(last) if not _projects(w, root_path)]
     # The name's own words together, then each alone from the last (`web-frontend`,
@@ -239,6 +244,35 @@ def image_named(
             "and tags it, or a Dockerfile named for it, would say)",
         )
     return None
+
+
+def _evidenced(
+    evidence: BuiltFrom, images: Sequence[Image], reference: str, at: Location | None
+) -> Image | None:
+    """The image of the run built from the Dockerfile a build file names for `reference`
+    (the stage it names, when it names one); None, with a not-followed note at `at`, when
+    that Dockerfile is not among those read."""
+    image = next((i for i in images if i.path.resolve() == evidence.dockerfile), None)
+    if image is None:
+        if at is not None:
+            note(
+                "not-followed",
+                at,
+                f"{at}: not followed: image {reference}: {evidence.at} builds it from "
+                f"{evidence.written}, which was not read here",
+            )
+        return None
+    if evidence.target is None or _stage_named(image, _plain(evidence.target)) is None:
+        return image
+    return _read(image.path, image.context if image.context_given else None, evidence.target)
+
+
+def owners_image(reference: str) -> bool:
+    """`reference` names an owner's image (`acme/shop:1.0`, `ghcr.io/acme/shop`), which only
+    evidence in the files links to a Dockerfile here (`image_named`), not a local one (`web`,
+    `registry.example.com/web:1.0`) nor one the deployment's variables complete."""
+    path = _without_registry(_name_and_tag(reference)[0])
+    return "/" in path and "$" not in reference
 
 
 _TAGGED = re.compile(r"\A(?P<path>.*?)(?::(?P<tag>[^:/]+))?\Z")

@@ -963,8 +963,12 @@ _NOT_APP_IMAGES = frozenset(
 
 
 def image_containers(path: Path, text: str) -> tuple[Container, ...]:
-    """The containers that set neither `command` nor `args`: each runs its image's own
-    ENTRYPOINT and CMD, which a Dockerfile given in the same run says (check links the two)."""
+    """The containers that set neither `command` nor `args` and run a local image (`app`,
+    `${IMAGE}`: no owner's name, which only the files' evidence links): each runs its image's
+    own ENTRYPOINT and CMD, which a Dockerfile given in the same run says (check links the
+    two)."""
+    from servertune.check.images import owners_image
+
     objects = list(_objects(_documents(path, text)))
     services = [o for o in objects if _kind(o) == "Service"]
     boxes: list[Container] = []
@@ -984,7 +988,12 @@ def image_containers(path: Path, text: str) -> tuple[Container, ...]:
                 if _linked_image(container, path) is not None:
                     continue  # read_manifests reads what it runs, under its env
             image = container.get("image")
-            name = ((image.text() if image is not None else None) or "").rsplit("/", 1)[-1]
+            reference = (image.text() if image is not None else None) or ""
+            if owners_image(reference):
+                # An owner's image (`emrgntcmplxty/r2r-dashboard:1.0.1`): the files' evidence
+                # alone links it (`_linked_image`), never being the run's one Dockerfile.
+                continue
+            name = reference.rsplit("/", 1)[-1]
             if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:
                 continue  # a sidecar or a database: not the image a Dockerfile of the app builds
             box = _container(container, pod, obj, obj.get("spec", "replicas"))

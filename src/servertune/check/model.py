@@ -313,6 +313,11 @@ class AppServer:
     #: It restarts on every code change (gunicorn `reload` / `--reload`): a development
     #: server, whose stop is a developer's `docker compose down`, not a deploy's.
     reloads: Setting[bool] | None = None
+    #: The test of the branch its script's server line sits in when that test is on the
+    #: script's first argument and no file read gives it (`elif [[ "$1" = 'web-prod' ]]`
+    #: with the image's CMD left to the deployment): that branch was assumed, and the launch
+    #: graph says so. (where the test is written, the test as written); None otherwise.
+    assumed_branch: tuple[Location, str] | None = None
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()

@@ -532,8 +532,11 @@ def _setting(nodes: list[_Node], name: str, inherited: Setting[float]) -> Settin
 
 
 def _pass_target(value: str) -> str:
-    """`http://backend/path` -> `backend`; `unix:/x.sock` stays; a scheme and URI are dropped."""
-    value = re.sub(r"\A[a-z]+://", "", value)
+    """`http://backend/path` -> `backend`; `unix:/x.sock` stays; a scheme and URI are dropped.
+    `unix:////tmp/x.sock` is the socket /tmp/x.sock (the kernel reads `//` as `/`), not a
+    scheme `unix://` before an empty host."""
+    if not value.startswith("unix:"):
+        value = re.sub(r"\A[a-z]+://", "", value)
     if value.startswith("unix:"):
         return value.split(":", 2)[0] + ":" + value.split(":", 2)[1]
     return value.split("/", 1)[0]

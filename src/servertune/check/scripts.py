@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
+import itertools
 import os
 import posixpath
 import re
@@ -237,22 +238,53 @@ def _restored(word: str, substituted: Mapping[str, str]) -> str:
     return word
 
 
+def _lines_run(
+    path: Path,
+    text: str,
+    logical: list[_Line],
+    physical: list[str],
+    env: Mapping[str, str] | None,
+    arguments: list[Word] | None,
+    find_config: FindConfig | None,
+) -> tuple[list[_Line], list[_Line] | None]:
+    """(the lines that run with the script's known first argument and fixed variables
+    (`_selected`), without a development switch no file sets (`_without_development_switch`),
+    the lines that would run with the image's own default CMD as its
+    arguments, None when the arguments are not that CMD)."""
+    fixed, unknown = _fixed_variables(text, logical, env, find_config)
+    names = frozenset(env or ())
+    lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    lines = _without_development_switch(path, lines, names)
+    if not arguments or not dockerfile_name(arguments[0].at.file):
+        return lines, None
+    given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
+    return lines, _selected(lines, given, physical, fixed, unknown, names)
+
+
 def _one_server(
-    path: Path, commands: list[tuple[_Line, ServerCommand, dict[str, str]]]
+    path: Path,
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
+    by_default: list[_Line] | None = None,
 ) -> list[tuple[_Line, ServerCommand, dict[str, str]]]:
     """The one server of a script with several server command lines: the same server with the
     same arguments (the two branches of an `if`, one under `s6-setuidgid`) is one; different
-    ones (a development branch and a production one) are read as the last, which scripts put
-    in the `else` / fall-through, and the others named in a coverage note."""
-    first = commands[0][1]
+    ones (a development branch and a production one) are read as the one the image's own CMD
+    selects (`by_default`: `CMD ["server"]` runs the `server)` arm, not a test arm's
+    `gunicorn ... &`), else as the last, which scripts put in the `else` / fall-through, and
+    the others named in a coverage note."""
+    chosen = [c for c in commands if any(c[0] is line for line in by_default or ())]
+    if chosen:
+        # The image's CMD's arm last, where the rule below reads; first when all are one.
+        commands = [c for c in commands if c not in chosen] + chosen[-1:]
+    first = commands[-1][1] if chosen else commands[0][1]
 
     def same(command: ServerCommand) -> bool:
         return command.server == first.server and [w.text for w in command.args] == [
             w.text for w in first.args
         ]
 
-    if all(same(c) for _, c, _ in commands[1:]):
-        return commands[:1]
+    if all(same(c) for _, c, _ in commands):
+        return commands[-1:] if chosen else commands[:1]
     kept = commands[-1]
     others = ", ".join(f"{c.server} at line {line.first}" for line, c, _ in commands[:-1])
     note(
@@ -683,10 +715,7 @@ def read_script(
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
     logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
-    fixed, unknown = _fixed_variables(text, logical, env, find_config)
-    names = frozenset(env or ())
-    lines = _selected(logical, arguments, physical, fixed, unknown, names)
-    lines = _without_development_switch(path, lines, names)
+    lines, by_default = _lines_run(path, text, logical, physical, env, arguments, find_config)
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -696,6 +725,7 @@ def read_script(
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
         words = _positional_values(_argument_slices(words, arguments), arguments)
+        words = _echoed_arguments(words, arguments, environment)
         found = server_command(_without_empty_prefix(words, environment))
         if found is not None:
             if found.directory is None and making.directory is not None:
@@ -723,7 +753,7 @@ def read_script(
                 path, lines, physical, environment, env_at, arguments, find_config, passing
             )
     if len(commands) > 1:
-        commands = _one_server(path, commands)
+        commands = _one_server(path, commands, by_default)
     line, command, environment = commands[0]
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
@@ -745,7 +775,58 @@ def read_script(
         without_exec=None if chained else _without_exec(line, lines, command, physical),
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
+        assumed_branch=_assumed_branch(path, lines, line, physical, arguments),
     )
+
+
+def _assumed_branch(
+    path: Path,
+    lines: Sequence[_Line],
+    server: _Line,
+    physical: Sequence[str],
+    arguments: list[Word] | None,
+) -> tuple[Location, str] | None:
+    """The innermost `if`/`elif`/`else` or `case` arm around the `server` line whose test is
+    on the script's first argument (`elif [[ "$1" = 'webserver-prod' ]]`, `webapp)` of `case
+    "$1" in`), as (where it is written, its text), when no file read gives that argument;
+    None when it is given, or the line sits in no such branch."""
+    if _first_argument(arguments) is not None:
+        return None
+    # Each open block: [its head's kind, the line of the branch being read, on "$1"].
+    blocks: list[list[object]] = []
+    for line in lines:
+        if line is server:
+            break
+        words = line.words
+        head = words[0] if words else ""
+        first = any(w in _FIRST_WORDS or w in ("$@", "$*") for w in words[1:])
+        if head == "if":
+            blocks.append(["if", line, first])
+        elif head in ("elif", "else") and blocks and blocks[-1][0] == "if":
+            blocks[-1][1] = line
+            blocks[-1][2] = bool(blocks[-1][2]) or first
+        elif head == "fi" and blocks and blocks[-1][0] == "if":
+            blocks.pop()
+        elif head == "case" and words[-1:] == ["in"]:
+            blocks.append(["case", line, first])
+        elif head == "esac" and blocks and blocks[-1][0] == "case":
+            blocks.pop()
+        elif (
+            blocks
+            and blocks[-1][0] == "case"
+            and (
+                _CASE_PATTERN.match(head) or words[1:2] == [")"]  # `"uwsgi" )`
+            )
+        ):
+            blocks[-1][1] = line
+    else:
+        return None
+    for _, branch, on_first in reversed(blocks):
+        if on_first and isinstance(branch, _Line):
+            text = " ".join(physical[branch.first - 1 : branch.last]).strip()
+            text = re.sub(r";\s*then\b.*\Z", "", text)
+            return Location(path, branch.first), text
+    return None
 
 
 #: A server's development switch: the server reloads on code changes (gunicorn, uvicorn and
@@ -1570,6 +1651,7 @@ def _selected(
     matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown)
     aliases = _FirstArgument(known, first, environment_names)
+    furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
         words = line.words
         if not branches.step(lines, index):
@@ -1598,6 +1680,13 @@ def _selected(
             matched = matched or running
         if running:
             kept.append(line)
+            # A branch a known word took (an `if` or the chosen `case` arm) that ends the
+            # script: nothing after it runs. Not a function's body placed at its call (its
+            # lines come before the call's), whose call may be conditional (`|| usage`).
+            taken = depth == chosen or (depth == 0 and branches.decided())
+            inline = index > 0 and line.first < furthest[index - 1]
+            if taken and not inline and _ends_script(line, physical):
+                break
     return kept
 
 
@@ -1677,6 +1766,10 @@ class _Branches:
         self.chains: list[_Chain] = []
         self.on = True
         self.moved = False
+
+    def decided(self) -> bool:
+        """The line being read is in an `if` branch, and every `if` around it is decided."""
+        return self.on and bool(self.chains) and all(chain.known for chain in self.chains)
 
     def step(self, lines: list[_Line], index: int) -> bool:
         """Whether `lines[index]` runs, the chains updated by it."""
@@ -1764,18 +1857,50 @@ def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
     if closing is None or words[-1] != closing:
         return None
     inner = words[1:-1]
-    if len(inner) == 2 and inner[0] in ("-z", "-n") and inner[1] in known:
-        return (known[inner[1]] == "") == (inner[0] == "-z")
+    if len(inner) == 2 and inner[0] in ("-z", "-n"):
+        value = _known_value(inner[1], known)
+        return None if value is None else (value == "") == (inner[0] == "-z")
     if len(inner) != 3 or inner[1] not in ("=", "==", "!="):
         return None
     left, op, right = inner
-    if right in known and left not in known:
+    if _known_value(right, known) is not None and _known_value(left, known) is None:
         left, right = right, left
-    if left not in known or "$" in right or "`" in right:
+    value = _known_value(left, known)
+    if value is None or "$" in right or "`" in right:
         return None
     if closing == "]]" and any(c in right for c in "*?["):
         return None  # `[[ $1 == web* ]]` matches a pattern
-    return (known[left] == right) == (op != "!=")
+    return (value == right) == (op != "!=")
+
+
+#: `${NAME:-word}` / `${NAME-word}`: NAME's value, or the word when it is unset (or empty).
+_DEFAULTED = re.compile(r"\A\$\{(?P<name>[A-Za-z_]\w*)(?P<colon>:?)-(?P<word>[^}$`]*)\}\Z")
+
+
+def _ends_script(line: _Line, physical: Sequence[str]) -> bool:
+    """`exit`, or `exec PROGRAM` (which replaces the shell; `exec 2>&1` only redirects), as a
+    command of its own: not after `||` or `&&` (`alembic upgrade head || exit 1`)."""
+    words = line.words
+    text = physical[line.first - 1] if 0 < line.first <= len(physical) else ""
+    if not text.lstrip().startswith(tuple(words[:1])) or "||" in text or "&&" in text:
+        return False
+    if words[:1] == ["exit"]:
+        return True
+    return words[:1] == ["exec"] and len(words) > 1 and not re.match(r"\d*[<>&]", words[1])
+
+
+def _known_value(word: str, known: Mapping[str, str]) -> str | None:
+    """The value of a test's operand when `known` gives it: "$1", "$NAME", and
+    `"${PI_INIT_ONLY:-false}"` with PI_INIT_ONLY known (the container sets it), which is its
+    value, or the default word when the value is empty and `:-` says so; None otherwise
+    (unset here is not known to be unset where it runs)."""
+    if word in known:
+        return known[word]
+    found = _DEFAULTED.match(word)
+    if found is None or f"${found['name']}" not in known:
+        return None
+    value = known[f"${found['name']}"]
+    return found["word"] if found["colon"] and not value else value
 
 
 #: A `case` arm's pattern before its command on the same line (`web) exec gunicorn ...`).
@@ -1860,6 +1985,39 @@ def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     except ValueError:
         return words
     return [Word(w, words[0].at) for w in split]
+
+
+#: `$(eval echo "$args")`, `$(eval echo $@)`: the words a variable (or the script's own
+#: arguments) holds, expanded and split once more by `eval`.
+_EVAL_ECHO = re.compile(
+    r'\A\$\(\s*eval\s+echo\s+"?\$(?:\{(?P<braced>[\w@*]+)\}|(?P<plain>[\w@*]+))"?\s*\)\Z'
+)
+
+
+def _echoed_arguments(
+    words: list[Word], arguments: list[Word] | None, env: Mapping[str, str]
+) -> list[Word]:
+    """`args="$@"` then `uvicorn app $(eval echo "$args")`: the script's arguments (an image's
+    `CMD ["--workers ${WORKERS} --host ${HOST}"]`), each expanded from the variables known
+    here (the image's ENV) and split into words, as eval does; `"$@"` when the arguments are
+    known only to the caller, so the server's defaults are never read as the values."""
+    out: list[Word] = []
+    for word in words:
+        found = _EVAL_ECHO.match(word.text)
+        name = (found["braced"] or found["plain"]) if found is not None else ""
+        if not name or (name not in ("@", "*") and f"{name}[$@]" not in env):
+            out.append(word)
+            continue
+        if arguments is None:
+            out.append(Word("$@", word.at))
+            continue
+        for argument in arguments:
+            try:
+                split = shlex.split(expand_known(argument.text, env))
+            except ValueError:
+                split = [argument.text]
+            out.extend(Word(w, argument.at) for w in split)
+    return out
 
 
 _EXECLINE = re.compile(r"#!\S*\bexeclineb\b")

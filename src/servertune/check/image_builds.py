@@ -1,0 +1,139 @@
+"""The Dockerfile a repository's own build files say an image name is built from.
+
+A compose service or a Kubernetes container that runs `image: ghcr.io/acme/shop:latest`, with
+no `build:` of its own, runs whatever built that name. The repository says what did when a
+build file of it names both: a `docker build -t NAME -f FILE` line (a Makefile, a CI step's
+`run:`), a docker-bake target's `dockerfile` and `tags`, a CI workflow that writes the name
+and builds from one Dockerfile (`file: rust/Dockerfile` of docker/build-push-action). That
+evidence comes before any guess from the name: the image a repository publishes may be built
+from another Dockerfile than the one at its root.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from servertune.check import memo
+from servertune.check.model import CheckInputError, Location
+
+__all__ = ["BuiltFrom", "built_from"]
+
+#: The build files read, relative to the repository's root (CI workflows, bake files, the
+#: root Makefile): the files that build and tag images, not the ones that run them.
+_BUILD_FILES = (
+    ".github/workflows/*.yml",
+    ".github/workflows/*.yaml",
+    ".gitlab-ci.yml",
+    "docker-bake.hcl",
+    "Makefile",
+)
+#: A key naming the Dockerfile a build uses: build-push-action's `file:`, bake's
+#: `dockerfile =`, compose-like `dockerfile:`.
+_DOCKERFILE_KEY = re.compile(
+    r"""^[ \t]*-?[ \t]*(?:file|dockerfile)[ \t]*[:=][ \t]*["']?(?P<path>[^\s"'#,]+)""", re.I | re.M
+)
+#: `docker build` / `docker buildx build` / `podman build` with its words to the line's end.
+_BUILD_LINE = re.compile(r"\b(?:docker\s+(?:buildx\s+)?|podman\s+)build\b(?P<words>[^\n]*)")
+_TAG = re.compile(r"""(?<!\S)(?:-t|--tag)[ =]["']?(?P<tag>[^\s"']+)""")
+_FILE = re.compile(r"""(?<!\S)(?:-f|--file)[ =]["']?(?P<file>[^\s"']+)""")
+#: A bake file's `target "name" {` block heads.
+_BAKE_TARGET = re.compile(r"""^\s*target\s+"[^"]+"\s*\{""", re.M)
+_STAGE = re.compile(r"""^[ \t]*target[ \t]*[:=]\s*["']?(?P<stage>[\w.-]+)""", re.M)
+
+
+@dataclass(frozen=True)
+class BuiltFrom:
+    """The Dockerfile a build file builds an image name from, where it says so."""
+
+    dockerfile: Path
+    #: The line naming the Dockerfile (a `-f` or a `file:`).
+    at: Location
+    #: The Dockerfile as that line writes it (`rust/Dockerfile`).
+    written: str
+    #: The stage built (`target: cli`), None for the last.
+    target: str | None = None
+
+
+def built_from(image: str, root: Path) -> BuiltFrom | None:
+    """The Dockerfile the repository's build files build `image` from (its path without
+    registry and tag, `acme/shop`), None when none of them names it, or they disagree."""
+    found = {
+        (b.dockerfile, b.target): b
+        for file in _build_files(root)
+        for b in _builds_of(file, image, root)
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _build_files(root: Path) -> list[Path]:
+    def listed() -> tuple[str, ...]:
+        return tuple(
+            sorted({str(p) for pattern in _BUILD_FILES for p in root.glob(pattern) if p.is_file()})
+        )
+
+    return [Path(p) for p in memo.recall(memo.run_table("build files"), str(root), listed)]
+
+
+def _text(path: Path) -> str:
+    from servertune.check.source import read_text
+
+    try:
+        return read_text(path)
+    except (CheckInputError, OSError):
+        return ""
+
+
+def _names(text: str, image: str) -> bool:
+    """`text` writes the image name (with any registry before it, any tag after it)."""
+    return re.search(rf"(?<![\w.-]){re.escape(image)}(?![\w/.-])", text, re.I) is not None
+
+
+def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
+    """What `file` says builds `image`: each `docker build` line tagging it, else the one
+    Dockerfile of a block (a bake target, the whole file otherwise) that writes the name."""
+    from servertune.check.commands import dockerfile_name
+
+    text = _text(file)
+    if not text or not _names(text, image):
+        return
+    lines = text.splitlines()
+    tagged = False
+    for number, line in enumerate(lines, 1):
+        found = _BUILD_LINE.search(line)
+        if found is None or not any(_names(t["tag"], image) for t in _TAG.finditer(found["words"])):
+            continue
+        tagged = True
+        named = _FILE.search(found["words"])
+        words = found["words"].split()
+        path = named["file"] if named else f"{words[-1] if words else '.'}/Dockerfile"
+        yield BuiltFrom((root / path).resolve(), Location(file, number), path)
+    if tagged:
+        return
+    starts = [m.start() for m in _BAKE_TARGET.finditer(text)] if file.suffix == ".hcl" else []
+    blocks = (
+        [text[s:e] for s, e in zip(starts, [*starts[1:], len(text)], strict=True)]
+        if starts
+        else [text]
+    )
+    for block in blocks:
+        if not _names(block, image):
+            continue
+        files = {
+            m["path"]: m.start()
+            for m in _DOCKERFILE_KEY.finditer(block)
+            if dockerfile_name(Path(m["path"]))
+        }
+        if len(files) != 1:
+            continue
+        ((path, offset),) = files.items()
+        number = text.count("\n", 0, text.index(block) + offset) + 1
+        stages = {m["stage"] for m in _STAGE.finditer(block)}
+        yield BuiltFrom(
+            (root / path).resolve(),
+            Location(file, number),
+            path,
+            next(iter(stages)) if len(stages) == 1 else None,
+        )
