@@ -29,6 +29,9 @@ __all__ = [
     "FAIL_TIMEOUT_S",
     "GIL_SATURATION",
     "GRANIAN_SERVER_MS_PER_REQUEST",
+    "HAPROXY_POOL_HIGH_FD_RATIO",
+    "HAPROXY_POOL_LOW_FD_RATIO",
+    "HAPROXY_SOCKETS_PER_CONN",
     "HPA_MAX_TARGET_PERCENT",
     "KEEPALIVE_MARGIN_S",
     "LB_MAX_WEIGHT",
@@ -289,6 +292,12 @@ LB_PER_TRY_FACTOR = 2.0
 #: idle pool and its file descriptors"). The plan sets the low ratio to what its own bounds use
 #: and the high one this many points above it.
 LB_POOL_FD_HEADROOM = 5
+#: HAProxy's own `tune.pool-low-fd-ratio` and `tune.pool-high-fd-ratio` (its configuration
+#: manual), the floor of the plan's and what `explain` compares it with.
+HAPROXY_POOL_LOW_FD_RATIO = 20
+HAPROXY_POOL_HIGH_FD_RATIO = 25
+#: HAProxy's `maxsock` per global `maxconn`: "each connection needs two sockets" (haproxy.c).
+HAPROXY_SOCKETS_PER_CONN = 2
 #: HAProxy's largest server `weight` (its configuration manual: "between 0 and 256").
 LB_MAX_WEIGHT = 256
 #: The requests a second one HAProxy thread forwards, HTTP keep-alive to the client and reused

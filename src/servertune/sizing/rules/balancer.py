@@ -14,6 +14,9 @@ import math
 
 from servertune.machine import Machine
 from servertune.sizing.defaults import (
+    HAPROXY_POOL_HIGH_FD_RATIO,
+    HAPROXY_POOL_LOW_FD_RATIO,
+    HAPROXY_SOCKETS_PER_CONN,
     LB_MAX_WEIGHT,
     LB_PER_TRY_FACTOR,
     LB_POOL_FD_HEADROOM,
@@ -275,19 +278,24 @@ def _pool_fd_ratios(d: Derivation, serving: int) -> None:
     clients = d.get_int("lb_maxconn")
     processes = d.get_int("processes")
     used = clients + processes * 2 * serving
-    low = min(100 - LB_POOL_FD_HEADROOM, max(20, math.ceil(100 * used / (2 * clients))))
+    sockets = HAPROXY_SOCKETS_PER_CONN * clients
+    low = min(
+        100 - LB_POOL_FD_HEADROOM,
+        max(HAPROXY_POOL_LOW_FD_RATIO, math.ceil(100 * used / sockets)),
+    )
     d.put(
         "lb_pool_low_fd_ratio",
         low,
         f"{clients} clients + {processes} servers x ({serving} requests at once + {serving} idle "
-        f"connections) = {used} file descriptors, of HAProxy's about 2 x {clients} "
-        f"(its `maxsock`, from the global maxconn): {low} % (HAProxy's default 20 %, about "
-        f"{2 * clients // 5} here, stops pooling answered connections: each request then opens "
-        "and closes one to a Python server, which costs it CPU on every request)",
+        f"connections) = {used} file descriptors, of HAProxy's about {HAPROXY_SOCKETS_PER_CONN} "
+        f"x {clients} (its `maxsock`, from the global maxconn): {low} % (HAProxy's default "
+        f"{HAPROXY_POOL_LOW_FD_RATIO} %, about {sockets * HAPROXY_POOL_LOW_FD_RATIO // 100} here, "
+        "stops pooling answered connections: each request then opens and closes one to a Python "
+        "server, which costs it CPU on every request)",
     )
     d.put(
         "lb_pool_high_fd_ratio",
         low + LB_POOL_FD_HEADROOM,
         f"{low} % + {LB_POOL_FD_HEADROOM} points: past it HAProxy kills idle connections to "
-        "open new ones (its default 25 %)",
+        f"open new ones (its default {HAPROXY_POOL_HIGH_FD_RATIO} %)",
     )
