@@ -72,7 +72,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import own_folder
-from servertune.check.shell_values import numeric_test, own_values
+from servertune.check.shell_values import numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
@@ -1851,12 +1851,10 @@ def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
     """`[ "$1" == "word" ]` (also `=`, `!=`, `[[ ]]`, `test`, `-z "$1"`, `-n "$1"`) with the
     words of `known` ("$1", "$NAME") at their values, as the shell's quotes leave them; None
     for any other test."""
-    if words[:1] == ["test"]:
-        words = ["[", *words[1:], "]"]
-    closing = {"[": "]", "[[": "]]"}.get(words[0] if words else "")
-    if closing is None or words[-1] != closing:
+    found = test_operands(words)
+    if found is None:
         return None
-    inner = words[1:-1]
+    closing, inner = found
     if len(inner) == 2 and inner[0] in ("-z", "-n"):
         value = _known_value(inner[1], known)
         return None if value is None else (value == "") == (inner[0] == "-z")

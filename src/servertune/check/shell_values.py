@@ -12,7 +12,7 @@ import operator
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-__all__ = ["numeric_test", "own_values"]
+__all__ = ["numeric_test", "own_values", "test_operands"]
 
 #: `NAME=${ENV:-word}` / `${ENV-word}` / `${ENV:=word}`: ENV's value, else the word (`:`
 #: also when ENV is empty); the word holds no expansion of its own.
@@ -83,12 +83,22 @@ _NUMERIC: dict[str, Callable[[int, int], bool]] = {
 def numeric_test(words: Sequence[str], known: Mapping[str, str]) -> bool | None:
     """`[ $workers -eq 1 ]` (also `[[ ]]`, `test`, `-ne -lt -le -gt -ge`) with the words of
     `known` at their values: its result when both sides are integers, None otherwise."""
+    found = test_operands(words)
+    if found is None or len(found[1]) != 3 or found[1][1] not in _NUMERIC:
+        return None
+    left, op, right = found[1]
+    left, right = known.get(left, left), known.get(right, right)
+    if not (re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right)):
+        return None
+    return _NUMERIC[op](int(left), int(right))
+
+
+def test_operands(words: Sequence[str]) -> tuple[str, list[str]] | None:
+    """A test command's closing bracket (`]`, or `]]` for bash's `[[`) and the words between
+    its brackets (`test a = b` is `[ a = b ]`); None when the words are not a test."""
     if words[:1] == ["test"]:
         words = ["[", *words[1:], "]"]
     closing = {"[": "]", "[[": "]]"}.get(words[0] if words else "")
-    if closing is None or words[-1] != closing or len(words) != 5 or words[2] not in _NUMERIC:
+    if closing is None or words[-1] != closing:
         return None
-    left, right = (known.get(w, w) for w in (words[1], words[3]))
-    if not (re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right)):
-        return None
-    return _NUMERIC[words[2]](int(left), int(right))
+    return closing, list(words[1:-1])
