@@ -9,11 +9,12 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from servertune.bench.harness.ports import free_port, free_port_block
 
@@ -218,3 +219,52 @@ def assert_reproduce_section(report: dict[str, Any], page: str, where: Path) -> 
         assert any(not f.startswith(("nginx", "haproxy")) for f in written), (name, written)
     assert "not installed" not in page
     assert "not installed" not in json.dumps(report["versions"])
+
+
+class LoopbackBack:
+    """A hand-written HTTP back on 127.0.0.1 (a behaviour no real server shows on demand): a
+    thread accepts, and each connection is served by `_serve(sock, *self._accepted(sock))` on
+    a thread of its own; leaving the `with` stops them all (`_stopping` wakes any that wait)."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.listener = socket.create_server(("127.0.0.1", port))
+        self.port: int = self.listener.getsockname()[1]
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def __enter__(self) -> Self:
+        acceptor = threading.Thread(target=self._accept, daemon=True)
+        acceptor.start()
+        self.threads.append(acceptor)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self._stopping()
+        self.listener.close()
+        for thread in self.threads:
+            thread.join(5)
+
+    def _accepted(self, sock: socket.socket) -> tuple[Any, ...]:
+        """What `_serve` gets besides the socket, taken as the connection is accepted."""
+        return ()
+
+    def _stopping(self) -> None:
+        """Wake the connections that wait, as the back stops."""
+
+    def _serve(self, sock: socket.socket, *args: Any) -> None:
+        raise NotImplementedError
+
+    def _accept(self) -> None:
+        self.listener.settimeout(0.05)
+        while not self.stop.is_set():
+            try:
+                sock, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            args = (sock, *self._accepted(sock))
+            thread = threading.Thread(target=self._serve, args=args, daemon=True)
+            thread.start()
+            self.threads.append(thread)

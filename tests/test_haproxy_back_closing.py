@@ -22,7 +22,7 @@ from pathlib import Path
 from servertune.render import render_haproxy
 from servertune.sizing import plan_for
 from servertune.workload import Workload
-from tests.support import free_port, running, tool, wait_for
+from tests.support import LoopbackBack, accepts, free_port, running, tool, wait_for
 
 #: Connections HAProxy holds to the back before it "reloads": more than HAProxy's tries of one
 #: request (`retries` + 1), so tries that went over other clients' idle connections would all
@@ -30,14 +30,13 @@ from tests.support import free_port, running, tool, wait_for
 HELD = 6
 
 
-class _ClosingBack:
+class _ClosingBack(LoopbackBack):
     """A keep-alive HTTP/1.1 back on 127.0.0.1. `hold()` keeps requests until HELD are in at
     once (so HAProxy opens HELD connections); after `reload()`, every connection opened before it
     reads its next request and closes without an answer; later ones answer 200."""
 
     def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self.listener.getsockname()[1]
+        super().__init__()
         self.lock = threading.Condition()
         self.generation = 0
         self.in_flight = 0
@@ -45,22 +44,10 @@ class _ClosingBack:
         self.answered = 0
         self.connections = 0
         self.holding = False
-        self.stop = threading.Event()
-        self.threads: list[threading.Thread] = []
 
-    def __enter__(self) -> _ClosingBack:
-        acceptor = threading.Thread(target=self._accept, daemon=True)
-        acceptor.start()
-        self.threads.append(acceptor)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.listener.close()
+    def _stopping(self) -> None:
         with self.lock:
             self.lock.notify_all()
-        for thread in self.threads:
-            thread.join(5)
 
     def hold(self) -> None:
         with self.lock:
@@ -77,21 +64,10 @@ class _ClosingBack:
         with self.lock:
             self.generation += 1
 
-    def _accept(self) -> None:
-        self.listener.settimeout(0.05)
-        while not self.stop.is_set():
-            try:
-                sock, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            with self.lock:
-                born = self.generation
-                self.connections += 1
-            thread = threading.Thread(target=self._serve, args=(sock, born), daemon=True)
-            thread.start()
-            self.threads.append(thread)
+    def _accepted(self, sock: socket.socket) -> tuple[int]:
+        with self.lock:
+            self.connections += 1
+            return (self.generation,)
 
     def _serve(self, sock: socket.socket, born: int) -> None:
         with sock:
@@ -141,15 +117,8 @@ def _haproxy_in_front_of(back: _ClosingBack, tmp_path: Path) -> Iterator[int]:
     conf = tmp_path / "haproxy.cfg"
     conf.write_text(render_haproxy(plan_for(w)))
     with running([tool("haproxy"), "-db", "-f", str(conf)], tmp_path):
-        wait_for(lambda: _listening(port), 10, "haproxy")
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), 10, "haproxy")
         yield port
-
-
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError):
-        socket.create_connection(("127.0.0.1", port), 0.2).close()
-        return True
-    return False
 
 
 def test_a_get_crossing_a_closing_connection_is_answered_over_a_new_one(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from servertune.render import render_haproxy
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
-from tests.support import free_base_port, free_port, running, tool, wait_for
+from tests.support import LoopbackBack, accepts, free_base_port, free_port, running, tool, wait_for
 
 #: Clients at once: above HAProxy's default 20 % of its sockets once each holds a connection to
 #: the back too, below what one server takes at once (no queue).
@@ -32,43 +32,18 @@ CLIENTS = 120
 ROUNDS = 5
 
 
-class _RoundBack:
+class _RoundBack(LoopbackBack):
     """A keep-alive HTTP/1.1 back on 127.0.0.1 that answers a round of CLIENTS requests only
     once all of them are in (a barrier), and counts the connections that carried a request."""
 
     def __init__(self, port: int) -> None:
-        self.listener = socket.create_server(("127.0.0.1", port))
+        super().__init__(port)
         self.barrier = threading.Barrier(CLIENTS, timeout=20)
         self.lock = threading.Lock()
         self.carried = 0
-        self.stop = threading.Event()
-        self.threads: list[threading.Thread] = []
 
-    def __enter__(self) -> _RoundBack:
-        acceptor = threading.Thread(target=self._accept, daemon=True)
-        acceptor.start()
-        self.threads.append(acceptor)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
+    def _stopping(self) -> None:
         self.barrier.abort()
-        self.listener.close()
-        for thread in self.threads:
-            thread.join(5)
-
-    def _accept(self) -> None:
-        self.listener.settimeout(0.05)
-        while not self.stop.is_set():
-            try:
-                sock, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            thread = threading.Thread(target=self._serve, args=(sock,), daemon=True)
-            thread.start()
-            self.threads.append(thread)
 
     def _serve(self, sock: socket.socket) -> None:
         counted = False
@@ -110,15 +85,8 @@ def _haproxy(plan: Plan, port: int, tmp_path: Path) -> Iterator[None]:
     conf = tmp_path / "haproxy.cfg"
     conf.write_text(render_haproxy(plan, front="app"))
     with running([tool("haproxy"), "-db", "-f", str(conf)], tmp_path):
-        wait_for(lambda: _listening(port), 10, "haproxy")
+        wait_for(lambda: accepts(f"127.0.0.1:{port}"), 10, "haproxy")
         yield
-
-
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError):
-        socket.create_connection(("127.0.0.1", port), 0.2).close()
-        return True
-    return False
 
 
 def _client(port: int) -> list[int]:
