@@ -78,12 +78,17 @@ def _build_files(root: Path) -> list[Path]:
 
 
 def _text(path: Path) -> str:
+    """The build file's text ("" when it cannot be read), read once a run: every image name
+    of the run looks through the same files."""
     from servertune.check.source import read_text
 
-    try:
-        return read_text(path)
-    except (CheckInputError, OSError):
-        return ""
+    def read() -> str:
+        try:
+            return read_text(path)
+        except (CheckInputError, OSError):
+            return ""
+
+    return memo.recall(memo.run_table("build file texts"), str(path), read)
 
 
 def _names(text: str, image: str) -> bool:
