@@ -784,10 +784,35 @@ def _from(
     # page: "Once a build argument is declared or consumed in a stage, it's automatically
     # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
     stage.args = {**global_args, **(stages[base].args if base in stages else {})}
-    if len(command.value) >= 3 and command.value[1].upper() == "AS":
-        stages[command.value[2].lower()] = stage
+    name = _stage_name(command)
+    if name is not None:
+        stages[name.lower()] = stage
     stages[str(index)] = stage  # `COPY --from=0`: stages by number too
     return stage
+
+
+def stage_starts(text: str) -> tuple[tuple[int, str], ...]:
+    """Each `FROM`'s line and the stage name it gives ("" when unnamed), as the build reads
+    them (`FROM --platform=$BUILDPLATFORM python:3.12 AS build` too); () when the text does not
+    parse."""
+    import dockerfile
+
+    try:
+        commands = dockerfile.parse_string(text)
+    except dockerfile.GoParseError:
+        return ()
+    return tuple(
+        (command.start_line, _stage_name(command) or "")
+        for command in commands
+        if command.cmd.upper() == "FROM"
+    )
+
+
+def _stage_name(command: Any) -> str | None:
+    """The stage a `FROM base AS name` names, None for a `FROM` with no `AS`."""
+    if len(command.value) >= 3 and command.value[1].upper() == "AS":
+        return str(command.value[2])
+    return None
 
 
 def _arg(

@@ -33,8 +33,6 @@ _GENERIC = frozenset(
 )  # fmt: skip
 #: Words of a starter's names that make it a developer's run, not production's.
 _DEVELOPMENT = frozenset({"dev", "devel", "develop", "development", "test", "tests", "testing"})
-#: `FROM image AS stage`, for the stage a Dockerfile line belongs to.
-_FROM = re.compile(r"^\s*FROM\s+\S+(?:\s+AS\s+(?P<stage>\S+))?\s*$", re.I)
 
 
 def words_of(name: str) -> frozenset[str]:
@@ -46,18 +44,14 @@ def words_of(name: str) -> frozenset[str]:
 
 def _stage_at(dockerfile: Path, line: int) -> str:
     """The name of the Dockerfile stage `line` belongs to ("" when unnamed or unreadable)."""
+    from servertune.check.dockerfile import stage_starts
     from servertune.check.source import read_text
 
     def stages() -> tuple[tuple[int, str], ...]:
         try:
-            text = read_text(dockerfile)
+            return stage_starts(read_text(dockerfile))
         except (CheckInputError, OSError):
             return ()
-        return tuple(
-            (number, found["stage"] or "")
-            for number, text_line in enumerate(text.splitlines(), 1)
-            if (found := _FROM.match(text_line)) is not None
-        )
 
     found = memo.recall(memo.run_table("dockerfile stages at"), str(dockerfile), stages)
     return next((stage for number, stage in reversed(found) if number <= line), "")
