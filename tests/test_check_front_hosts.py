@@ -100,6 +100,27 @@ def test_network_alias_of_the_service_that_runs_the_server_reaches_it(tmp_path: 
     assert _port_alone(root) == []
 
 
+def test_a_services_hostname_reaches_it_as_dockers_dns_resolves_it(tmp_path: Path) -> None:
+    """`server shop-api:8000` where no service is named `shop-api` but service `app` sets
+    `hostname: shop-api` (as prowler's `api` does): Docker's DNS answers a container's
+    hostname on the project's network, so app's gunicorn is joined through the upstream, and
+    the host is known (no "front host unknown" note)."""
+    compose = _COMPOSE.format(target="production").replace(
+        "    networks:\n      default:\n        aliases:\n          - app-service\n",
+        "    hostname: shop-api\n",
+    )
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _STAGES,
+            "compose.yaml": compose,
+            "nginx/default.conf": _site("shop-api:8000"),
+        },
+    )
+    assert _fronts(root) == {"app": ["nginx/default.conf:7"]}
+    assert _port_alone(root) == []
+
+
 def test_host_no_file_answers_to_reaches_no_app_on_its_port(tmp_path: Path) -> None:
     """`server zzz-nothing:8000`, and a template's `server ${BACKEND_HOST}:8000` that nothing
     sets: no compose service, alias or Kubernetes Service answers, so the gunicorn listening

@@ -142,8 +142,9 @@ class Service:
     #: Its `environment` values written as literals (`BACKEND: backend:8000`): what an nginx
     #: template it runs is rendered with (envsubst, at the container's start).
     environment: tuple[tuple[str, str], ...] = ()
-    #: The other names its container answers to on its networks: `networks.*.aliases` and
-    #: `container_name` (Docker's DNS resolves each to it, as it resolves the service's name).
+    #: The other names its container answers to on its networks: `container_name`,
+    #: `networks.*.aliases` and `hostname` (Docker's DNS resolves each to it, as it resolves
+    #: the service's name: `compose._aliases`).
     aliases: tuple[str, ...] = ()
     #: It joins another network namespace (`network_mode: host`, `service:X`, `container:X`):
     #: its loopback is not its own (`namespaces`).

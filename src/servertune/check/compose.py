@@ -821,9 +821,21 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
 
 
 def _aliases(service: _Node) -> tuple[str, ...]:
-    """The names besides its own a service's container is reached by on its networks: each
-    network's `aliases` (the mapping form of `networks`) and its `container_name`."""
-    found = [n.text() or "" for n in (service.get("container_name"),) if n is not None]
+    """The names besides its own a service's container is reached by on its networks: its
+    `container_name`, each network's `aliases` (the mapping form of `networks`) and its
+    `hostname`.
+
+    Docker's embedded DNS answers, on a user-defined network (a compose project's), each of
+    the endpoint's `DNSNames`, "based on the container name, network aliases, container short
+    ID, and hostname" (the Engine API's EndpointSettings,
+    https://docs.docker.com/reference/api/engine/version/v1.57/schemas/EndpointSettings/;
+    moby's buildEndpointDNSNames adds `Config.Hostname` since Engine 25, API 1.44). Before
+    that a hostname was the container's own name for itself only (moby/moby#36333)."""
+    found = [
+        n.text() or ""
+        for n in (service.get("container_name"), service.get("hostname"))
+        if n is not None
+    ]
     networks = service.get("networks")
     for _, network in networks.items() if networks is not None else ():
         found += [alias.text() or "" for alias in network.each("aliases")]
