@@ -70,9 +70,10 @@ def test_s6_overlay_init_starts_the_service_run_scripts_the_image_copies() -> No
 
 
 def test_compose_image_named_for_the_repository_is_its_dockerfile() -> None:
-    """`image: shopco/shop:latest` with no `build:`, in the repository `shop-published-image`
-    whose one Dockerfile sets a command: that service runs it (its gunicorn, linked to the
-    service); `minio/minio` and `postgres:16` are other projects' images."""
+    """`image: shopco/shop-published-image:latest` with no `build:`, in the repository
+    `shop-published-image` whose one Dockerfile sets a command: that service runs it (its
+    gunicorn, linked to the service); `minio/minio` and `postgres:16` are other projects'
+    images."""
     root = ROOT.parent / "shop-published-image"
     walk = discover(root)
     result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})

@@ -6,7 +6,11 @@ environment and limits reach the server. Each repository here is written by the 
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
@@ -425,3 +429,71 @@ def test_a_compose_file_that_builds_alone_says_nothing_of_anothers_image(tmp_pat
     result = check(root)
     assert ["docker-compose-prod.yml", "backend/Dockerfile"] not in chains(result, root)
     assert ["docker-compose.yml", "backend/Dockerfile"] in chains(result, root)
+
+
+#: Two images of one owner: a sibling project's (`owl-hub`) and this repository's (`relay`).
+_SIBLINGS = (
+    "services:\n  hub:\n    image: ghcr.io/owl-hub/owl-hub:main\n"
+    "  relay:\n    image: ghcr.io/owl-hub/relay:main\n"
+)
+
+
+def test_the_repositorys_image_is_named_by_its_name_never_by_owner_words(tmp_path: Path) -> None:
+    """In a checkout folder `owl-hub+relay` (the owner's words, then the name, as seen with
+    open-webui/pipelines), `ghcr.io/owl-hub/owl-hub` is another project's image and `relay`
+    one word of a longer folder name: neither service is joined to the root Dockerfile, and
+    `relay`'s image is a not-followed note. In a folder named `relay` only `relay` runs it."""
+    files = {"compose.yaml": _SIBLINGS, "Dockerfile": GUNICORN_IMAGE, "start.sh": START}
+    root = write(tmp_path / "owl-hub+relay", files)
+    result = check(root)
+    assert [c for c in chains(result, root) if c[0] == "compose.yaml"] == []
+    assert any("image ghcr.io/owl-hub/relay:main" in n for n in unfollowed(result))
+    root = write(tmp_path / "relay", files)
+    result = check(root)
+    assert [a.container.name for a in result.apps if a.container is not None] == ["relay"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_git_origins_name_is_the_repositorys_name(tmp_path: Path) -> None:
+    """A checkout in a folder named `checkout` whose git origin is
+    `git@example.com:owl-hub/relay.git`: the repository is `relay`, so `ghcr.io/owl-hub/relay`
+    is its root Dockerfile's gunicorn; `owl-hub/owl-hub` is still no one's here."""
+    root = write(
+        tmp_path / "checkout",
+        {"compose.yaml": _SIBLINGS, "Dockerfile": GUNICORN_IMAGE, "start.sh": START},
+    )
+    for argv in (["init", "-q"], ["remote", "add", "origin", "git@example.com:owl-hub/relay.git"]):
+        subprocess.run(["git", "-C", str(root), *argv], check=True, capture_output=True)
+    result = check(root)
+    assert [a.container.name for a in result.apps if a.container is not None] == ["relay"]
+    assert ["compose.yaml", "Dockerfile", "start.sh"] in chains(result, root)
+
+
+def test_build_files_building_the_name_elsewhere_contradict_the_names_guess(
+    tmp_path: Path,
+) -> None:
+    """In the repository `owlapp`, `ghcr.io/owl/owlapp` would be the root Dockerfile by its
+    name; the release workflow builds that name in two steps, from rust/Dockerfile and
+    js/Dockerfile, without saying which is the one the service runs: the guess the build files
+    contradict is no link (as with chroma's release from rust/Dockerfile), a not-followed note
+    names the two."""
+    release = _RELEASE.format(dockerfile="rust/Dockerfile", target="cli") + (
+        "      - uses: docker/build-push-action@v6\n        with:\n"
+        "          file: js/Dockerfile\n          tags: ${{ env.GHCR_IMAGE_NAME }}:js\n"
+    )
+    root = write(
+        tmp_path / "owlapp",
+        {
+            "compose.yaml": "services:\n  app:\n    image: ghcr.io/owl/owlapp:latest\n",
+            "Dockerfile": GUNICORN_IMAGE,
+            "start.sh": START,
+            ".github/workflows/release.yml": release,
+        },
+    )
+    result = check(root)
+    assert [c for c in chains(result, root) if c[0] == "compose.yaml"] == []
+    assert any(
+        "image ghcr.io/owl/owlapp:latest: the build files here build it from js/Dockerfile or "
+        "rust/Dockerfile" in n
+        for n in unfollowed(result)
+    )

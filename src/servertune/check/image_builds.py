@@ -19,7 +19,7 @@ from pathlib import Path
 from servertune.check import memo
 from servertune.check.model import CheckInputError, Location
 
-__all__ = ["BuiltFrom", "built_from"]
+__all__ = ["BuiltFrom", "built_from", "dockerfiles_building"]
 
 #: The build files read, relative to the repository's root (CI workflows, bake files, the
 #: root Makefile): the files that build and tag images, not the ones that run them.
@@ -55,6 +55,9 @@ class BuiltFrom:
     written: str
     #: The stage built (`target: cli`), None for the last.
     target: str | None = None
+    #: The only Dockerfile its block names: False for one of several a workflow writing the
+    #: name builds (a matrix, two build steps), which says only that it is one of them.
+    alone: bool = True
 
 
 def built_from(image: str, root: Path) -> BuiltFrom | None:
@@ -64,8 +67,18 @@ def built_from(image: str, root: Path) -> BuiltFrom | None:
         (b.dockerfile, b.target): b
         for file in _build_files(root)
         for b in _builds_of(file, image, root)
+        if b.alone
     }
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+def dockerfiles_building(image: str, root: Path) -> frozenset[Path]:
+    """Every Dockerfile the repository's build files may build `image` from, also where they
+    do not say which one (`built_from` is None): a guess from the name outside them is
+    contradicted by the files."""
+    return frozenset(
+        b.dockerfile for file in _build_files(root) for b in _builds_of(file, image, root)
+    )
 
 
 def _build_files(root: Path) -> list[Path]:
@@ -97,8 +110,9 @@ def _names(text: str, image: str) -> bool:
 
 
 def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
-    """What `file` says builds `image`: each `docker build` line tagging it, else the one
-    Dockerfile of a block (a bake target, the whole file otherwise) that writes the name."""
+    """What `file` says builds `image`: each `docker build` line tagging it, else each
+    Dockerfile of a block (a bake target, the whole file otherwise) that writes the name,
+    `alone` when it is the block's only one."""
     from servertune.check.commands import dockerfile_name
 
     text = _text(file)
@@ -131,14 +145,13 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
             for m in _DOCKERFILE_KEY.finditer(block)
             if dockerfile_name(Path(m["path"]))
         }
-        if len(files) != 1:
-            continue
-        ((path, offset),) = files.items()
-        number = text.count("\n", 0, text.index(block) + offset) + 1
         stages = {m["stage"] for m in _STAGE.finditer(block)}
-        yield BuiltFrom(
-            (root / path).resolve(),
-            Location(file, number),
-            path,
-            next(iter(stages)) if len(stages) == 1 else None,
-        )
+        for path, offset in files.items():
+            number = text.count("\n", 0, text.index(block) + offset) + 1
+            yield BuiltFrom(
+                (root / path).resolve(),
+                Location(file, number),
+                path,
+                next(iter(stages)) if len(stages) == 1 else None,
+                alone=len(files) == 1,
+            )

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
-from servertune.check.image_builds import BuiltFrom, built_from
+from servertune.check.image_builds import BuiltFrom, built_from, dockerfiles_building
 from servertune.check.model import CheckInputError, Location, collect_notes, note
+from servertune.check.repository_names import repository_names, words
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
@@ -179,20 +180,25 @@ def image_named(
     when nothing there builds it, on evidence in the files only, first found wins:
 
     * a compose service of the run builds and tags that very name (`build:` with `image:`);
-    * the name's own part (its last path part without the words of the repository's name,
-      else its tag: `baserow/backend`, `makeplane/plane-backend`, `doccano/doccano:backend`)
+    * a build file of the repository builds it (`image_builds`);
+    * the name's own part (its last path part without the repository's name, else its tag:
+      `baserow/backend`, `makeplane/plane-backend` in `plane`, `doccano/doccano:backend`)
       is one Dockerfile's folder or suffix (`backend/Dockerfile`, `Dockerfile.api`), else one
       Dockerfile's stage (`local/nautobot-dev`: the `dev` stage, whose command that runs);
-    * `runs`, the files the services running that name start (`./bin/entrypoint-api.sh`,
+    * the name's last part holds the repository's name (`repository_names`) and `runs`, the
+      files the services running that name start (`./bin/entrypoint-api.sh`,
       `/opt/bin/prod-celery.sh`), are held by one Dockerfile's image only;
-    * the name is the repository's own (`ghcr.io/paperless-ngx/paperless-ngx` in
-      paperless-ngx): its root Dockerfile, else the one Dockerfile of the run that sets a
+    * the name's last part is the repository's name (`ghcr.io/paperless-ngx/paperless-ngx`
+      in paperless-ngx): its root Dockerfile, else the one Dockerfile of the run that sets a
       command.
 
-    A name with no owner (`postgres`, `redis:7`) is a library image, never the project's.
-    None when the files do not say which; when the name is the project's (it shares a word
-    with the repository's name) and Dockerfiles here could build it, a not-followed note at
-    `at` says so, never a guess."""
+    A name with no owner (`postgres`, `redis:7`) is a library image, never the project's; an
+    owner's words and one word of a longer folder name are no evidence (the folder
+    `open-webui+pipelines` does not make `ghcr.io/open-webui/open-webui` its image). A guess
+    from the name that the build files contradict (they build the name from other
+    Dockerfiles, without saying which) is no link either. None when the files do not say
+    which; when the name could be the project's and Dockerfiles here could build it, a
+    not-followed note at `at` says so, never a guess."""
     from servertune.check import resolve
     from servertune.check.dockerfile import library_image
 
@@ -211,39 +217,57 @@ def image_named(
     evidence = built_from(path, root_path)
     if evidence is not None:
         return _evidenced(evidence, images, reference, at)
-    owner, last = path.rsplit("/", 1)
-    own = [w for w in _words(last) if not _projects(w, root_path)]
-    # The name's own words together, then each alone from the last (`web-frontend`,
-    # `examplevotingapp_vote`: `vote`), then the tag.
+    last = path.rsplit("/", 1)[1]
+    left = _without_repository(last, root_path)
+    guess = _guessed(images, root_path, words(last) if left is None else left, tag)
+    if guess is None and left is not None:
+        guess = _holding_runs(images, runs)
+    if guess is None and left == []:
+        guess = _project_image(images, root_path)
+    building = dockerfiles_building(path, root_path)
+    if guess is not None and (not building or guess.path.resolve() in building):
+        return guess
+    if at is not None and (guess is not None or left is not None or _shares_words(path, root_path)):
+        _not_followed(reference, at, images, building, root_path)
+    return None
+
+
+def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> Image | None:
+    """The one Dockerfile the name's own words together, then each alone from the last
+    (`web-frontend`, `examplevotingapp_vote`: `vote`), then its tag, name (`_by_key`)."""
     keys = ["".join(own)] if own else []
     keys += reversed(own) if len(own) > 1 else []
     if tag and "$" not in tag:
         keys.append(_plain(tag))
     for key in keys:
-        found = _by_key(images, key, root_path)
+        found = _by_key(images, key, root)
         if found is not None:
             return found
-    projects = any(_projects(w, root_path) for w in _words(f"{owner.rsplit('/', 1)[-1]}/{last}"))
-    held = _holding_runs(images, runs) if projects else None
-    if held is not None:
-        return held
-    if not own:
-        found = _project_image(images, root_path)
-        if found is not None:
-            return found
-    if at is not None and projects:
-        why = (
-            f"{len(images)} Dockerfiles here could build it and the files do not say which"
-            if len(images) > 1
-            else f"the files do not say that {images[0].path.name} here builds it"
-        )
-        note(
-            "not-followed",
-            at,
-            f"{at}: not followed: image {reference}: {why} (a compose service that builds "
-            "and tags it, or a Dockerfile named for it, would say)",
-        )
     return None
+
+
+def _not_followed(
+    reference: str,
+    at: Location,
+    images: Sequence[Image],
+    building: frozenset[Path],
+    root: Path,
+) -> None:
+    """The note for an image name that may be the project's and is not followed."""
+    if building:
+        top = root.resolve()
+        written = " or ".join(sorted(Path(os.path.relpath(p, top)).as_posix() for p in building))
+        why = f"the build files here build it from {written}"
+    elif len(images) > 1:
+        why = f"{len(images)} Dockerfiles here could build it and the files do not say which"
+    else:
+        why = f"the files do not say that {images[0].path.name} here builds it"
+    note(
+        "not-followed",
+        at,
+        f"{at}: not followed: image {reference}: {why} (a compose service that builds "
+        "and tags it, or a Dockerfile named for it, would say)",
+    )
 
 
 def _evidenced(
@@ -287,11 +311,29 @@ def _name_and_tag(reference: str) -> tuple[str, str]:
     return match["path"].lower(), match["tag"] or ""
 
 
-def _projects(word: str, root: Path) -> bool:
-    """`word` is the repository's name or part of it: a word of its folder's name
-    (`recipes` of `TandoorRecipes+recipes`), or of four letters or more within it
-    (`examplevotingapp` in `example-voting-app`)."""
-    return word in _words(root.name) or (len(word) >= 4 and word in _plain(root.name))
+def _without_repository(name: str, root: Path) -> list[str] | None:
+    """The words of `name` once a run of them that spells one of the repository's names is
+    left out (`plane-backend` in `plane`: `backend`; `examplevotingapp_vote` in
+    `example-voting-app`: `vote`; `paperless-ngx` in `paperless-ngx`: none), None when no run
+    does (`open-webui` in the folder `open-webui+pipelines`: the name is not the repository's).
+    The longest run wins."""
+    names = {"".join(words(n)) for n in repository_names(root)}
+    split = words(name)
+    runs = sorted(
+        ((i, j) for i in range(len(split)) for j in range(i + 1, len(split) + 1)),
+        key=lambda run: run[0] - run[1],
+    )
+    for i, j in runs:
+        if "".join(split[i:j]) in names:
+            return split[:i] + split[j:]
+    return None
+
+
+def _shares_words(path: str, root: Path) -> bool:
+    """A word of the image's path (its owner's too) is a word of one of the repository's
+    names: the name may be the project's, which a not-followed note says, never a link."""
+    known = {w for n in repository_names(root) for w in words(n)}
+    return any(w in known for w in words(path))
 
 
 def _without_registry(path: str) -> str:
@@ -301,11 +343,6 @@ def _without_registry(path: str) -> str:
     if rest and ("." in first or ":" in first or first == "localhost"):
         return rest
     return path
-
-
-def _words(name: str) -> list[str]:
-    """The words of a name (`TandoorRecipes+recipes`: `tandoorrecipes`, `recipes`)."""
-    return [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
 
 
 def _built_as(path: str, tag: str) -> Image | None:
@@ -343,10 +380,10 @@ def _keys_of(path: Path, root: Path) -> frozenset[str]:
     folder = path.absolute().parent
     if os.path.normpath(folder) != os.path.normpath(root.absolute()):
         keys.add(_plain(folder.name))
-        # `openwisp_base/` in openwisp's repository is known as `base` too, as the image
-        # name `openwisp/openwisp-base` is read without the repository's words.
-        own = [w for w in _words(folder.name) if not _projects(w, root)]
-        if own and len(own) < len(_words(folder.name)):
+        # `openwisp_base/` in the repository `openwisp` is known as `base` too, as the image
+        # name `openwisp/openwisp-base` is read without the repository's name.
+        own = _without_repository(folder.name, root)
+        if own:
             keys.add("".join(own))
     for part in re.split(r"(?i)dockerfile", path.name):
         if _plain(part):
