@@ -6,11 +6,8 @@ environment and limits reach the server. Each repository here is written by the 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
@@ -453,9 +450,8 @@ def test_the_repositorys_image_is_named_by_its_name_never_by_owner_words(tmp_pat
     assert [a.container.name for a in result.apps if a.container is not None] == ["relay"]
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_git_origins_name_is_the_repositorys_name(tmp_path: Path) -> None:
-    """A checkout in a folder named `checkout` whose git origin is
+    """A checkout in a folder named `checkout` whose git origin (set by git itself) is
     `git@example.com:owl-hub/relay.git`: the repository is `relay`, so `ghcr.io/owl-hub/relay`
     is its root Dockerfile's gunicorn; `owl-hub/owl-hub` is still no one's here."""
     root = write(
@@ -467,6 +463,26 @@ def test_the_git_origins_name_is_the_repositorys_name(tmp_path: Path) -> None:
     result = check(root)
     assert [a.container.name for a in result.apps if a.container is not None] == ["relay"]
     assert ["compose.yaml", "Dockerfile", "start.sh"] in chains(result, root)
+
+
+def test_a_worktree_s_origin_is_read_from_the_repository_it_belongs_to(tmp_path: Path) -> None:
+    """A worktree's `.git` is a file pointing at its git folder, whose `commondir` leads to the
+    repository's config: its origin `https://example.com/owl-hub/relay.git/` names `relay`."""
+    from servertune.check.repository_names import origin_name
+
+    common = tmp_path / "repo.git"
+    (common / "worktrees" / "wt").mkdir(parents=True)
+    (common / "config").write_text(
+        '[core]\n\tbare = true\n[remote "upstream"]\n\turl = https://example.com/x/other\n'
+        '[remote "origin"]\n\turl = https://example.com/owl-hub/relay.git/\n'
+    )
+    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    assert origin_name(checkout) == "relay"
+    (checkout / ".git").write_text("not a pointer\n")
+    assert origin_name(checkout) is None
 
 
 def test_build_files_building_the_name_elsewhere_contradict_the_names_guess(

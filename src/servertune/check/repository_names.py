@@ -11,15 +11,14 @@ one word of a longer folder name: a folder `open-webui+pipelines` holds the repo
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 from servertune.check import memo
 
 __all__ = ["origin_name", "repository_names", "words"]
 
-#: How long `git remote get-url` may take before the origin's name is left unknown.
-_GIT_TIMEOUT_SECONDS = 5.0
+#: A git config larger than this is no repository's own (git writes a few hundred bytes).
+_CONFIG_MAX_BYTES = 1 << 20
 
 
 def words(name: str) -> list[str]:
@@ -41,24 +40,59 @@ def repository_names(root: Path) -> tuple[str, ...]:
 
 
 def origin_name(root: Path) -> str | None:
-    """The repository name of `git remote get-url origin` (`pipelines` of
+    """The repository name of the `origin` remote's url (`pipelines` of
     `git@github.com:open-webui/pipelines.git`) when `root` is a git repository's top (a `.git`
-    folder, or the `.git` file of a worktree), None otherwise or when git cannot say."""
-    if not (root / ".git").exists():
+    folder, or the `.git` file of a worktree), None otherwise.
+
+    Read from the repository's own config file, not by running git: check runs nothing of a
+    repository it reads, and a config can name programs for git to start."""
+    config = _git_config(root)
+    if config is None:
         return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "remote", "get-url", "origin"],
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):  # no git here, or it hung
-        return None
-    url = done.stdout.strip().rstrip("/")
-    if done.returncode != 0 or not url:
+    url = _origin_url(config)
+    if not url:
         return None
     # https://host/owner/name.git, git@host:owner/name.git, /srv/git/name: the last part.
-    last = re.split(r"[/:\\]", url)[-1]
+    last = re.split(r"[/:\\]", url.rstrip("/"))[-1]
     return last.removesuffix(".git") or None
+
+
+#: A config section's header (`[remote "origin"]`) and a `key = value` line, as git writes them.
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def _git_config(root: Path) -> str | None:
+    """The text of the repository's config: `.git/config`, or for a worktree (`.git` a file
+    saying `gitdir: ...`) the config of the repository it belongs to (its `commondir`)."""
+    dot_git = root / ".git"
+    try:
+        if dot_git.is_file():
+            line = dot_git.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = (root / line.removeprefix("gitdir:").strip()).resolve()
+            common = git_dir / "commondir"
+            if common.is_file():
+                git_dir = (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+            dot_git = git_dir
+        config = dot_git / "config"
+        if not config.is_file() or config.stat().st_size > _CONFIG_MAX_BYTES:
+            return None
+        return config.read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
+def _origin_url(config: str) -> str | None:
+    """The first `url` of the `[remote "origin"]` section, unquoted."""
+    inside = False
+    for line in config.splitlines():
+        section = _SECTION.match(line)
+        if section is not None:
+            inside = section[1].lower() == "remote" and section[2] == "origin"
+            continue
+        url = _URL.match(line) if inside else None
+        if url is not None:
+            return url[1].strip('"') or None
+    return None
