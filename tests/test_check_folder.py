@@ -795,3 +795,48 @@ def test_a_kubernetes_container_with_args_only_runs_its_image_s_entrypoint_with_
             3,
         )
     ]
+
+
+def test_every_deployment_looking_file_is_read_or_named_with_its_reason(tmp_path: Path) -> None:
+    """Issue 44 §1 (a repository root): an `.ini` with no [uwsgi] section (`mwdb.ini`), a config
+    of the app in a config folder (`konf/site.yaml`), a YAML that sets a server (`pycsw.yml`,
+    `server:`), another server's `.conf` (`zope.conf`) and a Python launcher named as an
+    entrypoint that starts no server check reads are each named in the one coverage note,
+    counted per reason; a Python entrypoint that starts gunicorn is read. The app's sources
+    and data, other tools' configs, tests and a package's `run.py` module are not named."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY . /app\nCMD gunicorn -w 2 -b :8000 app:app\n",
+            "mwdb.ini": "[mwdb]\npostgres_uri = postgresql://db/mwdb\nsecret_key = x\n",
+            "konf/site.yaml": "site:\n  title: My site\n",
+            "pycsw.yml": "server:\n  url: http://localhost:8000/csw\n  maxrecords: 10\n",
+            "zope.conf": "%define INSTANCE /app\n<http-server>\n  address 8080\n</http-server>\n",
+            "entrypoint.py": "import subprocess\nsubprocess.run(['alembic', 'upgrade'])\n",
+            "web/start.py": "import os\nos.execvp('gunicorn', ['gunicorn', '-w', '3', 'a:b'])\n",
+            "app/__init__.py": "",
+            "app/run.py": "def main():\n    pass\n",
+            "app/views.py": "def index():\n    return 'hi'\n",
+            "app/data.yaml": "items: [1, 2]\n",
+            "tox.ini": "[tox]\nenvlist = py312\n",
+            "setup.cfg": "[metadata]\nname = app\n",
+            "mkdocs.yml": "site_name: docs\n",
+            "tests/settings.ini": "[app]\nport = 1\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "Dockerfile",
+        "web/start.py",
+    }
+    assert {p.relative_to(tmp_path).as_posix(): why for p, why in walk.reasons} == {
+        "mwdb.ini": "configs of the app or of servers check does not read",
+        "konf/site.yaml": "configs of the app or of servers check does not read",
+        "pycsw.yml": "configs of the app or of servers check does not read",
+        "zope.conf": "configs of the app or of servers check does not read",
+        "entrypoint.py": "launcher scripts that start no server check reads",
+    }
+    (note,) = [n for n in check_folder(tmp_path).notes if n.kind == "not-read"]
+    assert "configs of the app or of servers check does not read (4): " in note.message
+    assert " and 1 more" in note.message
+    assert "launcher scripts that start no server check reads (1): " in note.message

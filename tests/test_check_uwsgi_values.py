@@ -11,6 +11,7 @@ import pytest
 
 from servertune.check import check_files
 from servertune.sizing import Machine
+from tests.support import accepts, free_ports, http_get, running, tool, wait_for
 
 MACHINE = Machine(cores=4, cores_source="--cores", somaxconn=4096)
 
@@ -75,3 +76,52 @@ def test_a_socket_whose_port_the_environment_here_does_not_set_is_a_note(
         n.kind == "unresolved-variable" and n.at.line == 2 and "$(PORT)" in n.message
         for n in result.notes
     )
+
+
+def test_a_number_uwsgi_cuts_at_its_first_non_digit_is_a_warning_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """Issue 44 §2: `processes = 1e3`, `harakiri = 2.5` and `listen = 1_024` read as uWSGI reads
+    them (1, 2, 1) and each is a `number-cut-short` warning at its line saying "uWSGI reads 1e3
+    as 1", whose fix is the whole number; a plain `threads = 4` is not."""
+    ini = tmp_path / "uwsgi.ini"
+    ini.write_text(
+        "[uwsgi]\nmodule = app:application\nhttp-socket = :8000\nprocesses = 1e3\n"
+        "harakiri = 2.5\nlisten = 1_024\nthreads = 4\n"
+    )
+    result = check_files([ini], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert (app.workers.value, app.backlog.value) == (1, 1)
+    cut = [f for f in result.findings if f.rule == "number-cut-short"]
+    assert [(f.at.line, f.severity.name) for f in cut] == [
+        (4, "warning"),
+        (5, "warning"),
+        (6, "warning"),
+    ]
+    assert cut[0].message.startswith("uWSGI reads 1e3 as 1:")
+    assert cut[0].fix.startswith("processes = 1000")
+    assert cut[1].fix.startswith("harakiri = 2 or 3")
+
+
+def test_the_real_uwsgi_runs_one_worker_for_processes_1e3(tmp_path: Path) -> None:
+    """The premise on the real uWSGI 2.0: `processes = 1e3` spawns one worker and `listen =
+    1e2` is a backlog of 1 (its own startup lines say so)."""
+    (port,) = free_ports(1)
+    (tmp_path / "app.py").write_text(
+        "def application(environ, start_response):\n"
+        "    start_response('200 OK', [])\n    return [b'ok']\n"
+    )
+    (tmp_path / "uwsgi.ini").write_text(
+        f"[uwsgi]\nhttp-socket = 127.0.0.1:{port}\nwsgi-file = app.py\nmaster = true\n"
+        "processes = 1e3\nlisten = 1e2\n"
+    )
+    address = f"127.0.0.1:{port}"
+    with running([tool("uwsgi"), "--ini", "uwsgi.ini"], tmp_path):
+        wait_for(lambda: accepts(address), what="uwsgi")
+        assert http_get(address).endswith(b"ok")
+        (log,) = tmp_path.glob("uwsgi-*.log")
+        wait_for(lambda: "spawned uWSGI worker 1 " in log.read_text(), what="worker 1")
+        text = log.read_text()
+    assert "spawned uWSGI worker 1 " in text
+    assert "spawned uWSGI worker 2 " not in text
+    assert "listen backlog is limited to 1 connections" in text

@@ -22,7 +22,7 @@ from servertune.check.chain import (
     link,
     link_balancers,
 )
-from servertune.check.discover import Discovery
+from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import building_from
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
@@ -417,7 +417,10 @@ def _templates_read(
     read = {os.path.normpath(p) for p in [*files, *(f for a in apps for f in chain_files(a))]}
     return [
         dataclasses.replace(
-            walk, templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read)
+            walk,
+            templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read),
+            # (A launcher script a chain ran is read too: `CMD ["python", "entrypoint.py"]`.)
+            unclaimed=tuple(p for p in walk.unclaimed if os.path.normpath(p) not in read),
         )
         for walk in discovered
     ]
@@ -444,23 +447,42 @@ def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> l
                 )
             )
         if walk.unclaimed:
-            # (An empty one, `nginx.conf` all commented out, says so: it is of a kind read.)
-            shown = ", ".join(
-                f"{p} (empty: only comments)" if p in walk.empty else str(p)
-                for p in walk.unclaimed[:8]
-            )
-            more = len(walk.unclaimed) - 8
-            notes.append(
-                Note(
-                    "not-read",
-                    Location(walk.unclaimed[0]),
-                    f"{len(walk.unclaimed)} file(s) found in {walk.root} named like a kind check "
-                    f"reads that no reader claims: {shown}"
-                    + (f" and {more} more" if more > 0 else ""),
-                    "name one with --kind to read it as that kind",
-                )
-            )
+            notes.append(_not_read_note(walk))
     return notes
+
+
+def _not_read_note(walk: Discovery) -> Note:
+    """One note naming what a walk skipped, by reason: the files named like a kind check reads
+    (an empty one, `nginx.conf` all commented out, says so: it is of a kind read), then a count
+    and the first few names of each kind check does not read."""
+    why = dict(walk.reasons)
+    by_reason: dict[str, list[Path]] = {}
+    for path in walk.unclaimed:
+        by_reason.setdefault(why.get(path, NAMED_LIKE_READ), []).append(path)
+    named = by_reason.pop(NAMED_LIKE_READ, [])
+    parts: list[str] = []
+    if named:
+        shown = ", ".join(
+            f"{p} (empty: only comments)" if p in walk.empty else str(p) for p in named[:8]
+        )
+        more = f" and {len(named) - 8} more" if len(named) > 8 else ""
+        parts.append(
+            f"{len(named)} file(s) found in {walk.root} {NAMED_LIKE_READ} that no reader "
+            f"claims: {shown}{more}"
+        )
+    if by_reason:
+        kinds = "; ".join(
+            f"{reason} ({len(paths)}): {', '.join(str(p) for p in paths[:3])}"
+            + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            for reason, paths in by_reason.items()
+        )
+        parts.append(("also " if named else f"found in {walk.root}, not read: ") + kinds)
+    return Note(
+        "not-read",
+        Location(named[0] if named else walk.unclaimed[0]),
+        "; ".join(parts),
+        "name one with --kind to read it as that kind",
+    )
 
 
 def _env_files(

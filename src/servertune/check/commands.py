@@ -1344,6 +1344,7 @@ def _uvicorn(
         interface=interface,
         concurrency_limit=None if limit is None else setting("--limit-concurrency", limit, int),
         event_loop=setting("--loop", str(values.get("loop") or "auto"), str),
+        reloads=setting("--reload", True, bool) if values.get("reload") else None,
     )
 
 
@@ -1380,6 +1381,7 @@ def _granian(
         backlog=setting("--backlog", values["backlog"], int),
         interface="wsgi" if values.get("interface") == "wsgi" else "asgi",
         concurrency_limit=setting("--backpressure", backpressure, int),
+        reloads=setting("--reload", True, bool) if values.get("reload") else None,
     )
 
 

@@ -70,7 +70,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.source import read_text
-from servertune.check.unfollowed import nothing_started
+from servertune.check.unfollowed import development_server, nothing_started
 
 __all__ = [
     "BYTE_UNITS",
@@ -1066,6 +1066,7 @@ def read_compose(
             call = (path, first, rest, environment, where, image, find)
             app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
         if app is None:
+            _development_launch(name, key_at, first + rest)
             # An image not built here runs its own program, the command its arguments
             # (`server /data` for minio's): a third party's server, not the project's.
             if service.get("build") is not None:
@@ -1080,6 +1081,19 @@ def read_compose(
     if not apps:
         raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
+
+
+def _development_launch(name: str, at: Location, words: Sequence[Word]) -> None:
+    """A service that runs a framework's development server (`flask run`, `manage.py
+    runserver`): a development launch, shown in the launch graph, not sized."""
+    what = development_server(words)
+    if what is not None:
+        note(
+            "development-launch",
+            at,
+            f"compose service {name} ({at}) -> {what}: a development launch (reloads on code "
+            "changes), not sized",
+        )
 
 
 @contextlib.contextmanager
@@ -1171,6 +1185,8 @@ def _nothing_started(
     (NotFollowed), else a service that runs its owner's base image's command (the third of
     each of `unstarted`), else nothing to check."""
     for words, finder, _ in unstarted:
+        if development_server(words) is not None:
+            continue  # a development launch: shown in the launch graph (_development_launch)
         launched = nothing_started([words], finder)
         if launched is not None:
             return launched

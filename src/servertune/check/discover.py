@@ -31,7 +31,7 @@ from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
 from servertune.check.template_markers import SHEBANG, template_line
 
-__all__ = ["SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
+__all__ = ["NAMED_LIKE_READ", "SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
 #: Folders no deployment is read from: dependencies, virtualenvs, caches, build output, VCS data.
 #: (A folder holding `pyvenv.cfg` is a virtualenv whatever its name.)
@@ -96,6 +96,9 @@ class Discovery:
     #: Those of `unclaimed` holding nothing but blank lines and comments (an nginx.conf
     #: commented out): empty, not of an unknown kind.
     empty: tuple[Path, ...] = ()
+    #: Why each of `unclaimed` is worth naming (one of `UNREAD_REASONS`); a file missing here
+    #: is named like a kind check reads.
+    reasons: tuple[tuple[Path, str], ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -258,7 +261,8 @@ def _candidate(path: Path) -> bool:
         return True
     if suffix == ".py":  # Python is a gunicorn config only when named or placed for it
         return (
-            "gunicorn" in name
+            _launcher_named(path)
+            or "gunicorn" in name
             or any("gunicorn" in p.name.lower() for p in path.parents)
             or "conf" in path.stem.lower()  # `config.py`, `wsgi_conf.py`: by its settings
         )
@@ -373,6 +377,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     unclaimed: list[Path] = []
     empty: list[Path] = []
     templates: list[tuple[Path, int]] = []
+    reasons: list[tuple[Path, str]] = []
     ignored = 0
     for item in _walk(root, exclude):
         if isinstance(item, int):
@@ -393,14 +398,23 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             templates.append((item, line))
         elif _claims(item, text):
             files.append(item)
-        elif _named_for_check(item):
+        elif (reason := _unread_reason(root, item, text)) is not None:
             unclaimed.append(item)
+            reasons.append((item, reason))
             if not any(
                 line.strip() and not line.lstrip().startswith(("#", ";"))
                 for line in text.splitlines()
             ):
                 empty.append(item)
-    return Discovery(root, tuple(files), tuple(unclaimed), tuple(templates), ignored, tuple(empty))
+    return Discovery(
+        root,
+        tuple(files),
+        tuple(unclaimed),
+        tuple(templates),
+        ignored,
+        tuple(empty),
+        tuple(reasons),
+    )
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
@@ -454,4 +468,104 @@ def _unread_kind(path: Path) -> bool:
             stem.startswith("values")
             and ((path.parent / "templates").is_dir() or (path.parent / "Chart.yaml").is_file())
         )
+    )
+
+
+#: Why a skipped file is named in the coverage summary: named like a kind check reads; a
+#: deployment file of a kind it does not read (an unread server's config, a platform's spec, a
+#: config of the app); a launcher script it could not read as one.
+NAMED_LIKE_READ = "named like a kind check reads"
+_UNREAD_CONFIG = "configs of the app or of servers check does not read"
+_UNREAD_LAUNCHER = "launcher scripts that start no server check reads"
+UNREAD_REASONS = (NAMED_LIKE_READ, _UNREAD_CONFIG, _UNREAD_LAUNCHER)
+
+
+def _unread_reason(root: Path, path: Path, text: str) -> str | None:
+    """Why the skipped file `path` is worth naming, or None for a file no one would take for a
+    deployment file (the app's sources and data, another tool's config, tests and docs)."""
+    if _named_for_check(path) and not _launcher_named(path):
+        return NAMED_LIKE_READ if not _unread_kind(path) else _UNREAD_CONFIG
+    parts = [p.lower() for p in path.relative_to(root).parts]
+    if any(p.startswith(".") or p in _NOT_DEPLOYMENT_FOLDERS for p in parts):
+        return None  # a tool's dotfile, CI (`.github/`), a test's fixture, the docs
+    if _launcher_named(path):
+        return _UNREAD_LAUNCHER
+    suffix = path.suffix.lower()
+    if parts[-1] in _TOOL_CONFIGS or suffix not in (".ini", ".conf", ".cfg", ".yaml", ".yml"):
+        return None
+    if suffix in (".ini", ".conf", ".cfg"):
+        # Every daemon's suffix (`zope.conf`, an `.ini` without a [uwsgi] section): its
+        # settings say how something runs, and none of them was checked.
+        return _UNREAD_CONFIG
+    # YAML is also data: a config when it sits in a deployment or config folder (`deploy/`,
+    # `docker/`, `konf/`) or sets a server's address or processes (`server:`, `port:`).
+    placed = any(_DEPLOYMENT_FOLDER.search(p) for p in parts[:-1])
+    return _UNREAD_CONFIG if placed or _SERVER_KEY.search(text) else None
+
+
+#: Folders of tests, docs and translations: their files are fixtures, examples and data.
+_NOT_DEPLOYMENT_FOLDERS = frozenset(
+    {"test", "tests", "testing", "fixtures", "docs", "doc", "locale", "locales", "i18n"}
+)
+
+#: Configs of development tools (linters, test runners, migrations, docs, CI, packaging) by
+#: their fixed names: never how the app is served.
+_TOOL_CONFIGS = frozenset(
+    {
+        "setup.cfg",
+        "tox.ini",
+        "pytest.ini",
+        "mypy.ini",
+        "alembic.ini",
+        "babel.cfg",
+        "pylintrc.cfg",
+        "mkdocs.yml",
+        "mkdocs.yaml",
+        "codecov.yml",
+        "codecov.yaml",
+        "environment.yml",
+        "environment.yaml",
+        "crowdin.yml",
+        "crowdin.yaml",
+        "meta.yaml",
+        "action.yml",
+        "action.yaml",
+        "openapi.yml",
+        "openapi.yaml",
+        "swagger.yml",
+        "swagger.yaml",
+        "appveyor.yml",
+        "azure-pipelines.yml",
+        "bitbucket-pipelines.yml",
+        "readthedocs.yml",
+        "readthedocs.yaml",
+    }
+)
+
+#: A folder name (a word of it) that says deployment or configuration: `deploy`, `docker`,
+#: `k8s`, `helm`, `ops`, `infra`, `etc`, `conf`, `config`, `konf`, `settings`.
+_DEPLOYMENT_FOLDER = re.compile(
+    r"(\A|[-_.])(deploy\w*|docker|k8s|kube\w*|helm|ansible|\w*ops|infra\w*|etc|hosting|"
+    r"provision\w*|server\w*|\w*conf\w*|konf\w*|cfg|settings?)(\Z|[-_.])"
+)
+
+#: A key of a server's settings (its address, its processes) at the top of a YAML mapping or one
+#: level in (`server:` / `port: 8000` / `workers: 4`).
+_SERVER_KEY = re.compile(
+    r"^[ \t]{0,4}(server|host|port|bind|listen|workers|processes|threads)[ \t]*:", re.M
+)
+
+#: A Python launcher's names (`entrypoint.py`, `docker-entrypoint.py`, `start_app.py`, `run.py`).
+_LAUNCHER_NAME = re.compile(
+    r"\A(docker[-_])?(entrypoint|start|run|boot|launch)([-_.].*)?\.py\Z", re.I
+)
+
+
+def _launcher_named(path: Path) -> bool:
+    """A `.py` named as a launcher, outside any package (a package's `run.py` is a module of the
+    app) and not a test runner (`run_tests.py`)."""
+    return (
+        bool(_LAUNCHER_NAME.match(path.name))
+        and "test" not in path.name.lower()
+        and not (path.parent / "__init__.py").is_file()
     )

@@ -57,6 +57,15 @@ def _stage_at(dockerfile: Path, line: int) -> str:
     return next((stage for number, stage in reversed(found) if number <= line), "")
 
 
+def named_for_development(app: AppServer) -> bool:
+    """`app` is started under a name that says a developer's run: its container, the stage of
+    a Dockerfile line that starts it, or that Dockerfile's own name (`Dockerfile.dev`)."""
+    from servertune.check.commands import dockerfile_name
+
+    files = {at.file for at in app.launched_by if dockerfile_name(at.file)}
+    return bool((_names(app) | {w for f in files for w in words_of(f.name)}) & _DEVELOPMENT)
+
+
 def _names(app: AppServer) -> frozenset[str]:
     """The words of the names `app` is started under: its container, the stages of the
     Dockerfile lines that start it."""

@@ -238,6 +238,12 @@ def describe(launch: Launch) -> str:
         ]
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
+    if app.reloads is not None:
+        # A reloader (`--reload`) is a developer's run: no count of it is judged.
+        server = (
+            f"{app.kind} on {sockets}, a development launch (reloads on code changes, "
+            f"{app.reloads.at}): not sized"
+        )
     fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"
     return " -> ".join([*steps, server]) + f"; behind {fronts}"
 
@@ -252,6 +258,7 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         "workers": app.workers.value,
         "threads": app.threads.value,
         "sockets": [s.value for s in app.sockets],
+        "development": app.reloads is not None,
         "config": str(app.config_file.file)
         if app.config_file is not None
         else next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),

@@ -299,6 +299,10 @@ class AppServer:
     #: `${VAR:word}` in its command line with a word that is not a number: the shell's
     #: substring expansion (bash) or an error (dash), not the default `${VAR:-word}` means.
     substrings: tuple[Setting[str], ...] = ()
+    #: Numbers its parser cuts at the first character that is not a digit (uWSGI's atoi
+    #: reads `processes = 1e3` as 1, `harakiri = 2.5` as 2), as (option, value as written,
+    #: the number the server takes): what runs is not what the line says.
+    cut_numbers: tuple[tuple[str, Setting[str], int], ...] = ()
     #: uWSGI's SIGTERM handling: `die-on-term` (or a hook making SIGTERM a graceful stop),
     #: None when the config leaves uWSGI 2.0's default (SIGTERM = brutal reload).
     die_on_term: Setting[bool] | None = None
@@ -508,6 +512,7 @@ NOTE_KINDS = {
     "server-chosen": "a script that starts different servers on different paths: one was read",
     "executed": "a gunicorn config loaded through gunicorn (--execute-gunicorn-config)",
     "not-followed": "a launch whose next link is not here (a script the image lacks): unknown",
+    "development-launch": "a framework's development server (flask run, runserver): not sized",
     "template": "a Jinja / Helm template found in a folder: what it renders to is not here",
     "not-read": "files found in a folder, named like a kind check reads, that no reader claims",
     "overlay": "a compose file read merged over the base file it completes (-f base -f overlay)",

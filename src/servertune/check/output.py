@@ -46,9 +46,11 @@ def format_text(result: CheckResult) -> str:
             lines.extend(_block(f))
     if result.discovered:  # a folder walked: what was found and how it links
         lines += _graph_text(result)
-    if result.notes:
+    # A folder's launch graph shows the development launches; a run on files lists them here.
+    notes = [n for n in result.notes if not (result.discovered and n.kind == "development-launch")]
+    if notes:
         lines.append("not checked (coverage, not findings; the exit status ignores them):")
-        lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in result.notes)
+        lines.extend(f"  {n.at}: [{n.kind}] {_without_file(n)}" for n in notes)
     lines += _ignored_text(result)
     files = _plural(len(result.files), "file")
     if result.cores is not None and result.apps:
@@ -106,6 +108,7 @@ def _graph_text(result: CheckResult) -> list[str]:
     lines += [
         f"  {describe(one)}" for one in launches(result.apps, result.links, result.balancer_links)
     ] or ["  no app server found"]
+    lines += [f"  {n.message}" for n in result.notes if n.kind == "development-launch"]
     for path, loaders in result.env_files:
         by = ", ".join(str(p) for p in loaders) or "nothing found here"
         lines.append(f"  env file {path}: loaded by {by}")

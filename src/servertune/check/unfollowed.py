@@ -32,6 +32,7 @@ from servertune.check.commands import (
 from servertune.check.model import NotFollowed
 
 __all__ = [
+    "development_server",
     "first_not_followed",
     "met_since",
     "met_so_far",
@@ -167,6 +168,39 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
         declared = declared_script(name, find_config, program.at)
         if declared is not None:
             return f"it is the project's own console script, declared at {declared}"
+    return None
+
+
+#: Frameworks' development servers, by the subcommand that starts one (each framework's docs:
+#: `flask run`, Django's `runserver`, django-extensions' `runserver_plus`): one process that
+#: reloads on code changes, never a deployment's server.
+_DEVELOPMENT_SUBCOMMANDS = {
+    "flask": {"run": "Flask's development server"},
+    "manage": {
+        "runserver": "Django's development server",
+        "runserver_plus": "django-extensions' development server",
+    },
+    "django-admin": {"runserver": "Django's development server"},
+}
+
+
+def development_server(words: Sequence[Word]) -> str | None:
+    """What development server `words` start (`flask run`, `python manage.py runserver`), as
+    words for a message; None when they start none."""
+    for command in _commands(words):
+        texts = [w.text for w in command]
+        name = program_name(texts[0])
+        if name.startswith("python"):
+            rest = [t for t in texts[1:] if not t.startswith("-") or t == "-m"]
+            if rest[:1] == ["-m"]:
+                rest = rest[1:]
+            if not rest:
+                return None
+            name, texts = program_name(rest[0]).removesuffix(".py"), rest
+        subcommand = next((t for t in texts[1:] if not t.startswith("-")), "")
+        what = _DEVELOPMENT_SUBCOMMANDS.get(name, {}).get(subcommand)
+        if what is not None:
+            return f"`{' '.join(texts)[:60]}`, {what}"
     return None
 
 

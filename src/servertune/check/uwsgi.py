@@ -82,6 +82,10 @@ _FALSE = frozenset({"false", "off", "no", "0"})
 #: A number as uWSGI reads it (C's `atoi`): its leading digits; what follows, an inline
 #: `; comment` included, is ignored (`harakiri = 600 ; kill after 10 minutes` is 600).
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+)")
+#: A number written in a form atoi stops inside: an exponent, a fraction, digit groups
+#: (`1e3`, `2.5`, `1_000`). uWSGI takes the leading digits alone (2.0.30 runs one worker for
+#: `processes = 1e3`), while the line reads as a thousand.
+_CUT_NUMBER = re.compile(r"\s*[+-]?\d+(?:[eE][+-]?\d+|\.\d*(?:[eE][+-]?\d+)?|(?:_\d+)+)\s*\Z")
 #: uWSGI options that make a process serve many requests at once on its own loop.
 _ASYNC_ENGINES = frozenset({"gevent", "async", "ugreen", "greenlet", "asyncio", "tornado"})
 #: uWSGI's configuration logic ("Configuration logic" in its docs): a block up to `endif` is
@@ -637,7 +641,21 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         if "processes" in last and _written(last["processes"][1]).strip() == "%k"
         else (),
         unknown_settings=frozenset(unknown),
+        cut_numbers=_cut_numbers(options),
     )
+
+
+def _cut_numbers(
+    options: list[tuple[str, str, Location]],
+) -> tuple[tuple[str, Setting[str], int], ...]:
+    """Each option whose number uWSGI cuts at its first non-digit (`1e3` read as 1), with the
+    number it takes; any option, since every numeric one is parsed so (atoi, strtoul)."""
+    cut = []
+    for key, value, at in options:
+        read = _as_uwsgi_number(value) if _CUT_NUMBER.match(value) else None
+        if read is not None:
+            cut.append((key, Setting(value.strip(), at), read))
+    return tuple(cut)
 
 
 def _cheaper(last: Mapping[str, tuple[str, Location]]) -> Setting[int] | None:

@@ -70,6 +70,8 @@ RULES: dict[str, Rule] = {
         shutdown.graceful_below_timeout,
         sockets.thunder_lock,
         launchers.option_given_twice,
+        launchers.number_cut_short,
+        launchers.reloader_in_production,
         launchers.substring_not_default,
         launchers.exec_form_not_expanded,
         shutdown.entrypoint_without_exec,

@@ -70,6 +70,12 @@ class Context:
     #: not just those of the machine running check: only then is a worker count compared.
     cores_named: bool = False
 
+    def sized(self) -> list[AppServer]:
+        """The app servers whose worker and thread counts are judged: not a development
+        launch (a reloader: `--reload`, gunicorn's `reload`), which runs for a developer and
+        restarts on every change, so no count of it is sized."""
+        return [app for app in self.apps if app.reloads is None]
+
     def balancers_in_front(self) -> list[tuple[LoadBalancer, Location | None, object]]:
         """(load balancer, where its idle time is set, the nginx or app server behind it):
         the configs read, each in front of what it links to; `--lb` (or the workload's) in

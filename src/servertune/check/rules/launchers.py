@@ -1,10 +1,14 @@
-"""Command lines that start a server: what the server's own parser does with them."""
+"""Command lines and config lines that start a server: what the server's own parser does with
+them (an option given twice, a shell's expansion, a number cut at its first non-digit)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
 
-from servertune.check.model import Finding, Severity
+from servertune.check.commands import dockerfile_name
+from servertune.check.front_names import named_for_development
+from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 
@@ -85,3 +89,109 @@ def exec_form_not_expanded(rule: Rule, c: Context) -> Iterator[Finding]:
                 "write the value, or keep a shell that expands it and hands PID 1 over: "
                 '`CMD ["sh", "-c", "exec ' + app.kind + ' ..."]`',
             )
+
+
+@check_rule(
+    "number-cut-short",
+    Severity.warning,
+    "uWSGI reads a number up to its first non-digit: `processes = 1e3` runs 1 process",
+    "uWSGI's option parsers take a number with C's atoi / strtoul (core/uwsgi.c: "
+    "uwsgi_opt_set_int, uwsgi_opt_set_64bit), which stop at the first character that is not a "
+    "digit; uWSGI 2.0.30 spawns one worker for `processes = 1e3` "
+    "(tests/test_check_uwsgi_values.py)",
+    kind="fault",
+)
+def number_cut_short(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for option, written, read in app.cut_numbers:
+            yield rule.finding(
+                written.at,
+                f"uWSGI reads {written.value} as {read}: `{option}` takes the digits before "
+                f"the first non-digit, so it runs with {option} {read}, not the "
+                f"{_meant(written.value)} the line reads as",
+                f"{option} = {_whole(written.value)}   (a whole number, digits only)",
+            )
+
+
+#: Numbers past this many digits are shown as written, never expanded.
+_DIGITS_SHOWN = 20
+
+
+def _meant(written: str) -> str:
+    """What a number written `1e3`, `2.5` or `1_000` reads as to a person (Python's reading)."""
+    try:
+        number = Decimal(written.replace("_", ""))
+    except InvalidOperation:
+        return written
+    if not -_DIGITS_SHOWN < number.adjusted() < _DIGITS_SHOWN:
+        return written  # `1e999999` is not written out
+    shown = f"{number:f}"
+    return shown.rstrip("0").rstrip(".") if "." in shown else shown
+
+
+def _whole(written: str) -> str:
+    """The whole number to write for it: `1000` for 1e3; `2 or 3` for 2.5."""
+    try:
+        number = Decimal(written.replace("_", ""))
+        if not -_DIGITS_SHOWN < number.adjusted() < _DIGITS_SHOWN:
+            return "N"
+        low, high = (
+            int(number.to_integral_value("ROUND_FLOOR")),
+            int(number.to_integral_value("ROUND_CEILING")),
+        )
+    except (InvalidOperation, ValueError, OverflowError):
+        return "N"
+    return str(low) if low == high else f"{low} or {high}"
+
+
+@check_rule(
+    "reloader-in-production",
+    Severity.warning,
+    "a production image's or pod's only launch runs the server's development reloader",
+    "uvicorn's settings (`--reload`: for development, a process that watches the files and "
+    "restarts the server, one process whatever --workers says: "
+    "https://www.uvicorn.org/settings/#development); gunicorn's `reload` setting (restart "
+    "workers when code changes, intended for development: "
+    "https://docs.gunicorn.org/en/stable/settings.html#reload); granian's `--reload`",
+    kind="fault",
+)
+def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
+    # A container that runs no reloader may run this image with its own command (a compose
+    # file's `command`, a pod's `args`): then the reloader is not the image's only launch.
+    overridden = any(a.container is not None and a.reloads is None for a in c.apps)
+    for app in c.apps:
+        if app.reloads is None or not _production_launch(app, overridden):
+            continue
+        what = (
+            "runs one process (whatever --workers says) and watches the files"
+            if app.kind == "uvicorn"
+            else "watches the files and restarts the workers on every change"
+        )
+        started = (
+            f"the {app.container.platform} container {app.container.name}"
+            if app.container is not None
+            else "this image (its final stage's command)"
+        )
+        written = "--reload" if app.kind != "gunicorn" or app.command_line else "reload = True"
+        yield rule.finding(
+            app.reloads.at,
+            f"{app.kind} {written} is the only launch of {started}: the reloader {what}, a "
+            "development server; a production run serves with it and spends CPU on the watch",
+            f"drop {written} here and keep it in the development launch (a compose "
+            "override's `command`, a `dev` stage)",
+        )
+
+
+def _production_launch(app: AppServer, overridden: bool) -> bool:
+    """Started where a deployment runs it: a pod or a platform's container (not compose's,
+    a developer's stack), or an image's own command (its final stage: a compose service that
+    builds another stage has a container) that no other container's command may replace,
+    under no name that says development."""
+    box = app.container
+    if box is not None:
+        production = box.platform != "compose"
+    else:
+        production = (
+            bool(app.launched_by) and dockerfile_name(app.launched_by[0].file) and not overridden
+        )
+    return production and not named_for_development(app)

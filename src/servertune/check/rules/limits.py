@@ -39,7 +39,7 @@ def limit_name(box: Container, what: str) -> str:
     kind="fault",
 )
 def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         box = app.container
         if box is None or box.cpu_limit is None:
             continue
@@ -82,7 +82,7 @@ def workers_over_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     kind="fault",
 )
 def no_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         box = app.container
         if box is None or box.cpu_limit is not None:
             continue

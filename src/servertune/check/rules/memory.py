@@ -29,7 +29,7 @@ from servertune.sizing import MAX_REQUESTS_JITTER_RATIO, MEMORY_HEADROOM_RATIO
 def workers_over_memory_limit(rule: Rule, c: Context) -> Iterator[Finding]:
     if c.rss_mb is None:
         return
-    for app in c.apps:
+    for app in c.sized():
         box = app.container
         if box is None or box.memory_limit_mb is None:
             continue
@@ -67,7 +67,7 @@ def no_recycling_while_memory_grows(rule: Rule, c: Context) -> Iterator[Finding]
     growth = plan.workload.memory_growth_kb_per_request if plan is not None else None
     if plan is None or not growth:
         return
-    for app in c.apps:
+    for app in c.sized():
         if app.max_requests.value > 0 or "max_requests" not in SPELLING[app.kind]:
             continue
         recycle = plan.asgi_max_requests if app.kind == "uvicorn" else plan.max_requests

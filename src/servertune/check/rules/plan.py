@@ -28,7 +28,7 @@ def plan_interface_differs(rule: Rule, c: Context) -> Iterator[Finding]:
     if plan is None:
         return
     wanted = plan.workload.interface
-    for app in c.apps:
+    for app in c.sized():
         if app.interface == wanted or app.kind not in PLANNED:
             continue
         at = app.worker_class.at if app.worker_class is not None else app.workers.at
@@ -69,7 +69,7 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
         return
     # (setting, plan field, directive as written in its file, whether the file is nginx)
     compared: list[tuple[Setting[float] | Setting[int] | None, str, str, bool]] = []
-    for app in (a for a in c.apps if a.kind in PLANNED):
+    for app in (a for a in c.sized() if a.kind in PLANNED):
         if app.kind in ("uvicorn", "granian"):
             compared += _command_line_compared(app, plan)
             continue

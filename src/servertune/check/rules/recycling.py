@@ -31,7 +31,7 @@ _JITTER_BACKING = {
     kind="advice",
 )
 def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         if app.max_requests.value <= 0 or app.max_requests_jitter.value > 0:
             continue
         if app.missing_config is not None:
@@ -63,7 +63,7 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     kind="advice",
 )
 def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         limit, jitter = app.max_requests.value, app.max_requests_jitter.value
         if (
             limit <= 0

@@ -259,7 +259,7 @@ def _backlog_fix(app: AppServer, somaxconn: Setting[int]) -> str:
     kind="advice",
 )
 def thunder_lock(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         if app.kind != "uwsgi" or app.workers.value < THUNDER_LOCK_MIN_PROCESSES:
             continue
         if app.mapped_sockets:

@@ -28,7 +28,7 @@ from servertune.workload import Workload
 def gthread_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
     if c.plan is not None and c.plan.workload.slow_call_ratio == 0:
         return  # no slow calls: a request waits at most one quick request
-    for app in c.apps:
+    for app in c.sized():
         if app.worker_class is None or app.worker_class.value != "gthread":
             continue
         if app.threads.value == 1:
@@ -149,7 +149,7 @@ def cores_for(app: AppServer, c: Context) -> tuple[int, str] | None:
     kind="advice",
 )
 def workers_over_cores(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         known = cores_for(app, c)
         if known is None:
             continue  # no cores named: the checker's own machine decides nothing
@@ -286,7 +286,7 @@ def _cpu_count_findings(rule: Rule, c: Context, *, limited: bool) -> Iterator[Fi
     """The worker counts computed from the CPU count in a container: those under a CPU limit
     (`limited`: the fault, the count ignores the limit), or those with none declared."""
     yield from _nproc_on_the_command_line(rule, c, limited=limited)
-    for app in c.apps:
+    for app in c.sized():
         if not _cpu_count_in_a_container(app, c):
             # A config file read on its own may be a host's (a systemd install): there the
             # CPU count is the right one.
@@ -377,7 +377,7 @@ _UWSGI_QUICKSTART = (
     kind="fault",
 )
 def one_process_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
-    for app in c.apps:
+    for app in c.sized():
         if app.kind != "uwsgi" or app.mapped_sockets or app.missing_config is not None:
             continue
         if not _runs_in_container(app):
@@ -453,7 +453,7 @@ def _integer(node: ast.expr) -> int | None:
 def _nproc_on_the_command_line(rule: Rule, c: Context, *, limited: bool) -> Iterator[Finding]:
     """`-w $(nproc)` in a container: the node's CPUs, whatever the container's limit (a CPU
     limit declared: `limited`; none: the node's CPUs are the container's)."""
-    for app in c.apps:
+    for app in c.sized():
         if not _runs_in_container(app):
             continue
         if (app.container is not None and app.container.cpu_limit is not None) != limited:
