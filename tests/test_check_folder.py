@@ -299,16 +299,19 @@ def test_found_file_no_reader_claims_is_named_once_given_one_exits_2(tmp_path: P
 def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
     tmp_path: Path,
 ) -> None:
-    """Issue 44 §1: a walk names what it skips. An unread server's config (`hypercorn.toml`),
+    """Issue 44 §1: a walk names what it skips. A server's file no reader reads
+    (`hypercorn-logging.toml`, setting no key of Hypercorn's),
     an application platform's spec (`.do/app.yaml`) and a Helm chart's values (`values.yaml`
     beside its `templates/`) are named in the coverage summary; an env file's example with
     several dotted parts (`env.oss.gh.example`) is read as an env file; a YAML of some other
     tool (`mkdocs.yml`, a `values.yaml` outside a chart) is not named. An nginx config all
-    commented out is named as empty, not as a file of an unknown kind."""
+    commented out is named as empty, not as a file of an unknown kind. A `hypercorn.toml` is
+    read (Hypercorn's TOML config, a file kind of its own since issue 44's servers lane)."""
     write(
         tmp_path,
         {
             "hypercorn.toml": 'bind = "0.0.0.0:8080"\nworkers = 2\n',
+            "hypercorn-logging.toml": '[loggers]\nkeys = "root"\n',
             ".do/app.yaml": "name: app\nservices:\n  - name: web\n    run_command: ./start.sh\n",
             "chart/values.yaml": "image:\n  tag: 1.0\nreplicaCount: 2\n",
             "chart/templates/deployment.yaml": "kind: Deployment\nspec: {{ .Values.x }}\n",
@@ -320,18 +323,19 @@ def test_deployment_files_of_kinds_not_read_are_named_not_skipped_silently(
     )
     walk = discover(tmp_path)
     assert {p.relative_to(tmp_path).as_posix() for p in walk.unclaimed} == {
-        "hypercorn.toml",
+        "hypercorn-logging.toml",
         ".do/app.yaml",
         "chart/values.yaml",
         "deployment/nginx.conf",
     }
     assert [p.relative_to(tmp_path).as_posix() for p in walk.empty] == ["deployment/nginx.conf"]
     assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
-        "hosting/env.oss.gh.example"
+        "hosting/env.oss.gh.example",
+        "hypercorn.toml",
     }
     (note,) = [n for n in check_folder(tmp_path).notes if n.kind == "not-read"]
     assert "nginx.conf (empty: only comments)" in note.message
-    assert "hypercorn.toml," in note.message
+    assert "hypercorn-logging.toml," in note.message
 
 
 def test_a_value_the_launch_chain_gives_is_not_noted_unknown_by_the_config_read_alone(

@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 #: The servers whose command lines `check` reads.
-SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi")
+SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne")
 #: Programs that run the command after them: how many positional words of their own they
 #: take (`gosu USER cmd`, `newrelic-admin run-program cmd`); their options (`tini --`,
 #: `uv run --with x`) are skipped too. What runs is the first server word after them.
@@ -148,7 +148,7 @@ class ServerCommand:
     """The server a command line starts: its name, the words after it, and the `VAR=value`
     assignments written before it (the server's environment too)."""
 
-    server: Literal["gunicorn", "uvicorn", "granian", "uwsgi"]
+    server: Literal["gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne"]
     program: Word
     args: tuple[Word, ...]
     assignments: tuple[tuple[str, Word], ...] = ()
@@ -915,6 +915,12 @@ def read_command(
         app = _gunicorn(reading, args, find_config)
     elif command.server == "uwsgi":
         app = _uwsgi(reading, args, find_config)
+    elif command.server == "hypercorn":
+        app = _hypercorn(reading, args, find_config)
+    elif command.server == "daphne":
+        from servertune.check.daphne import daphne_server
+
+        app = daphne_server(file, [(w.text, w.at) for w in args], command.program.at)
     else:
         app = _asgi_app(reading, args)
     if command.launcher is not None:
@@ -937,6 +943,10 @@ _ADDRESS_FLAGS = {
     "gunicorn": frozenset({"-b", "--bind"}),
     "uvicorn": frozenset({"--host", "--port", "--uds", "--fd"}),
     "granian": frozenset({"--host", "--port", "--uds"}),
+    "hypercorn": frozenset({"-b", "--bind", "--insecure-bind"}),
+    "daphne": frozenset(
+        {"-b", "--bind", "-p", "--port", "-u", "--unix-socket", "--fd", "-e", "--endpoint"}
+    ),
 }
 
 
@@ -948,9 +958,9 @@ def _known_sockets(app: AppServer, unresolved: Sequence[Setting[str]]) -> tuple[
     flags = _ADDRESS_FLAGS.get(app.kind, frozenset())
     if not any(w.value.split(" ")[0].partition("=")[0] in flags for w in unresolved):
         return app.sockets
-    if app.kind == "gunicorn":
+    if app.kind in ("gunicorn", "hypercorn"):
         return tuple(s for s in app.sockets if not s.default)
-    return ()  # uvicorn's and granian's one address: host and port from one parse
+    return ()  # uvicorn's, granian's and daphne's one address: host and port from one parse
 
 
 #: The options that name a server's config file (gunicorn's, uWSGI's).
@@ -1008,6 +1018,17 @@ SINGLE_VALUE: dict[str, dict[str, str]] = {
             for n in ("workers", "blocking-threads", "port", "host", "interface", "backlog")
         },
         "-w": "workers",
+    },
+    "hypercorn": {
+        **{f"--{n}": n for n in ("keep-alive", "graceful-timeout", "backlog", "max-requests")},
+        **dict.fromkeys(("-w", "--workers"), "workers"),
+        **dict.fromkeys(("-c", "--config"), "config"),
+    },
+    "daphne": {
+        **dict.fromkeys(("-p", "--port"), "port"),
+        **dict.fromkeys(("-b", "--bind"), "bind"),
+        **dict.fromkeys(("-u", "--unix-socket"), "unix-socket"),
+        **dict.fromkeys(("-t", "--http-timeout"), "http-timeout"),
     },
     "uwsgi": {
         **{
@@ -1147,6 +1168,30 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         )
     found_at = Location(config.file, config.first_line) if config is not None else None
     return replace(app, missing_config=missing, config_file=found_at)
+
+
+def _hypercorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
+    """Hypercorn over the TOML file its `-c` names, when that is found; `python:module` and
+    `file:path.py` are Python Hypercorn imports, not read (`hypercorn_server` says so)."""
+    from servertune.check.hypercorn import hypercorn_server, read_hypercorn_config
+
+    named, _ = config_argument(args, ("-c", "--config"))
+    python = named is not None and named.text.startswith(("python:", "file:"))
+    found = (
+        find_config(named.text, named.at)
+        if named is not None and find_config is not None and not python
+        else None
+    )
+    config = (
+        read_hypercorn_config(found.file, found.text, found.first_line)
+        if found is not None
+        else None
+    )
+    words = [(w.text, w.at) for w in args]
+    app = hypercorn_server(reading.file, words, reading.command.program.at, config)
+    if named is not None and found is None and not python:
+        app = replace(app, missing_config=Setting(named.text, named.at))
+    return app
 
 
 #: uWSGI's short options (uwsgi.c's option table): which take a value.

@@ -292,7 +292,7 @@ def _candidate(path: Path) -> bool:
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
         return True
     if any(server in name for server in _UNREAD_SERVERS):
-        return True  # `hypercorn.toml`: named in the coverage summary (`_unread_kind`)
+        return True  # `hypercorn.toml` (read), `waitress.ini`: else named in the coverage summary
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
 
 
@@ -445,8 +445,9 @@ def _named_for_check(path: Path) -> bool:
     )
 
 
-#: Servers whose configs check does not read (Hypercorn's `hypercorn.toml`, Daphne's, waitress'):
-#: a skipped one is named, as the file that says how the app is served.
+#: Servers named in a file's name whose file no reader may claim (a Hypercorn config in Python,
+#: a `daphne.conf`, waitress'): a skipped one is named, as the file that says how the app is
+#: served. A `hypercorn*.toml` is read (`check/hypercorn.py`).
 _UNREAD_SERVERS = ("hypercorn", "daphne", "waitress")
 
 

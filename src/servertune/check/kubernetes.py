@@ -94,7 +94,7 @@ _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 #: `$(VAR)` in command/args; `$$(VAR)` is a literal `$(VAR)` (the kubelet's expansion rules).
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-_SERVERS = ("gunicorn", "uvicorn", "granian")
+_SERVERS = ("gunicorn", "uvicorn", "granian", "hypercorn", "daphne")
 
 
 def parse_quantity(text: str) -> Decimal:

@@ -193,7 +193,7 @@ class AppServer:
     """One app-server config (gunicorn, its ASGI workers, uWSGI, a uvicorn / granian command
     line, or an NGINX Unit application), reduced to the numbers the rules compare."""
 
-    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian", "unit"]
+    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian", "unit", "hypercorn", "daphne"]
     file: Path
     workers: Setting[int]
     threads: Setting[int]

@@ -198,6 +198,19 @@ def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     return Reading(nginx=(read_nginx(path, text),))
 
 
+def _hypercorn(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    del env  # Hypercorn's TOML reads no environment
+    from servertune.check.hypercorn import read_hypercorn
+
+    return Reading(apps=(read_hypercorn(path, text),))
+
+
+def _is_hypercorn(path: Path, text: str) -> bool:
+    from servertune.check.hypercorn import looks_like_hypercorn
+
+    return looks_like_hypercorn(path, text)
+
+
 def _haproxy(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.haproxy import read_haproxy
 
@@ -461,6 +474,7 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
 READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("hypercorn", "a Hypercorn config file (TOML)", _is_hypercorn, _hypercorn),
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),
     Reader(

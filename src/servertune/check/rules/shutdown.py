@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from servertune.check.commands import WRAPPERS
+from servertune.check.hypercorn import HYPERCORN_DOCS
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
 from servertune.check.rules.backing import GUNICORN_DOCS
@@ -590,6 +591,7 @@ _GRACEFUL_DOCS = {
     "gunicorn": f"{GUNICORN_DOCS}#graceful-timeout",
     "uvicorn": "https://www.uvicorn.org/settings/#timeouts (--timeout-graceful-shutdown)",
     "granian": "https://github.com/emmett-framework/granian#options (--workers-kill-timeout)",
+    "hypercorn": f"{HYPERCORN_DOCS} (graceful_timeout, --graceful-timeout)",
 }
 
 

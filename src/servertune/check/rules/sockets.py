@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from servertune.check.model import AppServer, Finding, Location, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
-from servertune.check.rules.spelling import as_shown, assignment, spelled
+from servertune.check.rules.spelling import SPELLING, as_shown, assignment, spelled
 from servertune.sizing.defaults import THUNDER_LOCK_MIN_PROCESSES
 
 #: The measured cost of a shared socket against one socket per worker behind nginx least_conn,
@@ -185,6 +185,8 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
     # (setting, its name, the fix, the somaxconn it runs under)
     settings: list[tuple[Setting[int], str, str, int]] = []
     for app in c.apps:
+        if "backlog" not in SPELLING.get(app.kind, {}):
+            continue  # no option sets it (Daphne: Twisted's 50, under any somaxconn)
         somaxconn = _somaxconn(app, machine).value
         fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
         settings.append((app.backlog, spelled(app, "backlog"), fix, somaxconn))

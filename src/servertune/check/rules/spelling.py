@@ -64,10 +64,20 @@ SPELLING: dict[str, dict[str, str]] = {
         "graceful": "--workers-kill-timeout",
         "concurrency": "--backpressure",
     },
+    # Hypercorn's TOML keys (its `-c` file; the command line's flags are in _FLAGS). No
+    # recycling: its `--max-requests-jitter` sets the jitter to --max-requests' value.
+    "hypercorn": {
+        "workers": "workers",
+        "keepalive": "keep_alive_timeout",
+        "graceful": "graceful_timeout",
+        "backlog": "backlog",
+    },
+    # Daphne has its command line only (daphne/cli.py).
+    "daphne": {"timeout": "--http-timeout"},
 }
 
 
-#: gunicorn's and uWSGI's command-line flags for the same settings, for an app server started
+#: gunicorn's, uWSGI's and Hypercorn's command-line flags for the same settings, for an app server started
 #: by a command line (a Dockerfile's CMD, a compose command, a Procfile, a manifest's args).
 _FLAGS: dict[str, dict[str, str]] = {
     "gunicorn": {
@@ -87,6 +97,12 @@ _FLAGS: dict[str, dict[str, str]] = {
         "backlog": "--listen",
         "max_requests": "--max-requests",
         "jitter": "--max-requests-delta",
+    },
+    "hypercorn": {
+        "workers": "--workers",
+        "keepalive": "--keep-alive",
+        "graceful": "--graceful-timeout",
+        "backlog": "--backlog",
     },
 }
 

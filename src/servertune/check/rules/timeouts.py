@@ -66,8 +66,10 @@ def caps_requests(app: AppServer) -> bool:
     """Whether the app server's `timeout` ends a request that runs longer: uWSGI's harakiri
     does, and gunicorn's `timeout` for a sync worker (one request at a time, so a silent
     worker is a stuck request). For gthread, gevent, eventlet, tornado and ASGI workers it is
-    a heartbeat the worker's main loop sends whatever its requests are doing: no cap."""
-    return app.kind == "uwsgi" or app.sync_worker
+    a heartbeat the worker's main loop sends whatever its requests are doing: no cap. Daphne's
+    `--http-timeout` answers a request still unanswered with a 503 and ends its response
+    (daphne/http_protocol.py, `check_timeouts`): a cap."""
+    return app.kind in ("uwsgi", "daphne") or app.sync_worker
 
 
 #: A proxy timeout this long on the catch-all location is no timeout: a backend that hangs
