@@ -59,6 +59,7 @@ from servertune.check.extends import extended_services
 from servertune.check.images import Build
 from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import (
+    SERVERS_READ,
     AppServer,
     CheckInputError,
     Container,
@@ -1194,6 +1195,5 @@ def _nothing_started(
     if based:
         return based[0]
     return NothingToCheck(
-        f"{path}: no service starts a server check reads (gunicorn, uvicorn, granian, "
-        "uWSGI): nothing to check"
+        f"{path}: no service starts a server check reads ({SERVERS_READ}): nothing to check"
     )

@@ -58,6 +58,7 @@ from servertune.check.commands import (
     shell_commands,
 )
 from servertune.check.model import (
+    SERVERS_READ,
     AppServer,
     CheckInputError,
     Location,
@@ -1112,7 +1113,7 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
         if not shown:  # a builder stage, a base image: the base image's own command runs
             raise NothingToCheck(
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
-                "so it starts no server check reads (gunicorn, uvicorn, granian, uWSGI)"
+                f"so it starts no server check reads ({SERVERS_READ})"
             )
         _not_followed(path, image, entrypoint + cmd)
         launched = nothing_started([entrypoint + cmd], image.find)
@@ -1120,7 +1121,7 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
             raise launched
         raise NothingToCheck(
             f"{path}: the image runs {shown[:80]!r}, which starts no server check reads "
-            "(gunicorn, uvicorn, granian, uWSGI): nothing to check"
+            f"({SERVERS_READ}): nothing to check"
         )
     started = shell_form(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell

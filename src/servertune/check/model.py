@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 __all__ = [
+    "SERVERS_READ",
     "AppServer",
     "Balancer",
     "CheckInputError",
@@ -37,6 +38,9 @@ __all__ = [
     "evaluation_cores",
     "note",
 ]
+
+#: The app servers whose command lines and configs check reads, as messages name them.
+SERVERS_READ = "gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI"
 
 T = TypeVar("T")
 

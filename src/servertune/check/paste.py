@@ -28,7 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from servertune.check.commands import Word, beside, read_command, server_command
-from servertune.check.model import AppServer, CheckInputError, Location, NothingToCheck, Setting
+from servertune.check.model import (
+    SERVERS_READ,
+    AppServer,
+    CheckInputError,
+    Location,
+    NothingToCheck,
+    Setting,
+)
 
 __all__ = ["gunicorn_flags", "looks_like_paste", "read_paste", "setting_words"]
 
@@ -127,7 +134,7 @@ def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> A
     if use not in _GUNICORN_RUNNERS:
         raise NothingToCheck(
             f"{path}:{server.line}: [server:{server.name}] runs {use or 'no server (no use =)'}"
-            ": not a server check reads (gunicorn, uvicorn, granian, uWSGI), so how it serves "
+            f": not a server check reads ({SERVERS_READ}), so how it serves "
             "is not checked"
         )
     defaults = next((s.keys for s in sections if not s.kind and s.name == "DEFAULT"), {})

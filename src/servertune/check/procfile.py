@@ -23,6 +23,7 @@ from servertune.check.commands import (
     shell_commands,
 )
 from servertune.check.model import (
+    SERVERS_READ,
     AppServer,
     CheckInputError,
     Location,
@@ -110,8 +111,7 @@ def read_procfile_entries(
         if launched is not None:
             raise launched
         raise NothingToCheck(
-            f"{path}: no process starts a server check reads (gunicorn, uvicorn, granian, "
-            "uWSGI): nothing to check"
+            f"{path}: no process starts a server check reads ({SERVERS_READ}): nothing to check"
         )
     return tuple(apps)
 

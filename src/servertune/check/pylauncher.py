@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.commands import Word, server_command
-from servertune.check.model import Location, NotFollowed, Setting, note
+from servertune.check.model import SERVERS_READ, Location, NotFollowed, Setting, note
 from servertune.check.pystatic import ClassValue, Refused, Unresolved, _Evaluator
 from servertune.check.unfollowed import not_followed_launcher
 
@@ -852,7 +852,7 @@ def _launch(
         raise NotFollowed(
             f"{path}: not followed: it runs a server in its own code ({launcher.own_server}, "
             "a framework's development server such as Flask's app.run): not a server check "
-            "reads (gunicorn, uvicorn, granian, uWSGI), so how it serves is not checked"
+            f"reads ({SERVERS_READ}), so how it serves is not checked"
         )
     if launcher.unknown_command is not None:
         raise NotFollowed(

@@ -55,6 +55,7 @@ from servertune.check.commands import (
 from servertune.check.jinja import with_templates
 from servertune.check.makefile import MakeRecipe, make_recipe
 from servertune.check.model import (
+    SERVERS_READ,
     AppServer,
     CheckInputError,
     Location,
@@ -696,7 +697,7 @@ def command_line(path: Path, text: str) -> tuple[str, list[str]]:
     raise NothingToCheck(f"{path}: {_NO_SERVER}")
 
 
-_NO_SERVER = "no gunicorn, uvicorn, granian or uWSGI command line in this script"
+_NO_SERVER = f"no command line of {SERVERS_READ} in this script"
 
 
 def read_script(

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from servertune.check.commands import ConfigFile, FindConfig, Word, beside
 from servertune.check.model import (
+    SERVERS_READ,
     AppServer,
     CheckInputError,
     Location,
@@ -227,8 +228,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     )
     if app is None:
         raise NothingToCheck(
-            f"{at}: ExecStart= starts no server check reads (gunicorn, uvicorn, granian, "
-            "uWSGI): nothing to check"
+            f"{at}: ExecStart= starts no server check reads ({SERVERS_READ}): nothing to check"
         )
     if stop is None:
         stop = Setting(DEFAULT_TIMEOUT_STOP_S, at, default=True)

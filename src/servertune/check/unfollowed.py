@@ -29,7 +29,7 @@ from servertune.check.commands import (
     shell_commands,
     wrapped,
 )
-from servertune.check.model import NotFollowed
+from servertune.check.model import SERVERS_READ, NotFollowed
 
 __all__ = [
     "development_server",
@@ -215,7 +215,7 @@ def not_followed_launcher(
             shown = " ".join(w.text for w in command)[:80]
             return NotFollowed(
                 f"{command[0].at}: not followed: {shown!r} looks like a launcher of a server "
-                f"({why}); check reads gunicorn, uvicorn, granian and uWSGI command lines, "
+                f"({why}); check reads the command lines of {SERVERS_READ}, "
                 "not a server a program starts in its own code, so what it starts is not known"
             )
     return None

@@ -846,6 +846,10 @@ def _rows(
             "post_max_ms": round(max((s.ms for s in posts), default=0.0), 1),
             # How the failures failed: HTTP status, or 0 for no answer at all (closed, reset).
             "failed_by": _tally(s.status for s in inside if s.status != 200),
+            # Each failed GET: when it started after the event, how long it took, the answer.
+            "failed_gets": " ".join(
+                f"+{s.start - start:.3f}s/{s.ms:.0f}ms/{s.status}" for s in gets if s.status != 200
+            ),
             # Requests HAProxy resent after a failed try: each a race it won for the client.
             "lb_retried": sum(1 for t in retried if start <= t < end),
             "max_ms": round(max((s.ms for s in inside), default=0.0), 1),
