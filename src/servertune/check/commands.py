@@ -41,6 +41,7 @@ from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = [
     "COMMAND_COMPLETE",
+    "ENVIRONMENT_COMPLETE",
     "IMAGE_ENV_AT",
     "IN_IMAGES",
     "SERVERS",
@@ -202,6 +203,15 @@ IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | No
 #: "not given".
 COMMAND_COMPLETE: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "servertune_check_command_complete", default=False
+)
+
+
+#: Whether the environment the command runs in is all in the files read: an image built
+#: here (its ENV read) started by a compose service or a k8s container whose whole
+#: environment was read (no env_file missing, no value from the deployment's shell or a
+#: Secret). Then a variable no file sets is unset where it runs, not merely unknown.
+ENVIRONMENT_COMPLETE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "servertune_check_environment_complete", default=False
 )
 
 

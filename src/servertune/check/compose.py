@@ -37,6 +37,7 @@ from servertune.check import memo, overlay, resolve
 from servertune.check.chain import Service
 from servertune.check.commands import (
     COMMAND_COMPLETE,
+    ENVIRONMENT_COMPLETE,
     ConfigFile,
     FindConfig,
     Word,
@@ -320,10 +321,14 @@ def _environment(
     path: Path,
     lookup: Mapping[str, str],
     interpolated: Callable[[str, Location], str],
-) -> tuple[dict[str, str], dict[str, Location], tuple[Path, ...]]:
+) -> tuple[dict[str, str], dict[str, Location], tuple[Path, ...], bool]:
+    """The service's `env_file`s and `environment`, each variable's line, the env files read,
+    and whether that is all of it (`ENVIRONMENT_COMPLETE`): no env_file missing, no bare
+    `KEY` or `${VAR}` the deployment's shell would fill and the files do not."""
     env: dict[str, str] = {}
     where: dict[str, Location] = {}
     files: list[Path] = []
+    complete, from_shell = True, _from_shell(lookup)
     env_files = service.get("env_file")
     entries = (
         env_files.list()
@@ -337,8 +342,10 @@ def _environment(
             continue
         env_path = path.parent / (name.text() or "")
         if resolve.admit(env_path, name.text() or "", name.at, "env_file") is None:
+            complete = False
             continue
         if not env_path.is_file():
+            complete = False  # optional or not, a deployment may have it
             if required is not None and (required.text() or "").lower() == "false":
                 continue
             # Usually a gitignored `.env` each deployment writes: read the service without it,
@@ -351,30 +358,61 @@ def _environment(
             )
             continue
         values, at = read_env_file(env_path, lookup, interpolated)
+        complete = complete and not any(map(from_shell, at.values()))
         env.update(values)
         where.update(at)
         files.append(env_path)
-    environment = service.get("environment")
+    for key, text, line in _environment_entries(service.get("environment"), lookup):
+        if text is None:
+            complete = False  # a bare `KEY` the shell that runs compose does not set here
+            continue
+        env[key] = text
+        where[key] = line
+        complete = complete and not from_shell(line)
+    return env, where, tuple(files), complete
+
+
+def _environment_entries(
+    environment: _Node | None, lookup: Mapping[str, str]
+) -> Iterator[tuple[str, str | None, Location]]:
+    """The `environment` entries, a map or a `KEY=value` list: each name, value (a bare
+    `KEY` takes the compose shell's value, None when it has none) and line."""
     if environment is not None and isinstance(environment.node, yaml.MappingNode):
         for key, value in environment.items():
             text = value.text()
-            if text is None:
-                text = lookup.get(key)
-                if text is None:
-                    continue
-            env[key] = text
-            where[key] = value.at
+            yield key, lookup.get(key) if text is None else text, value.at
     elif environment is not None:
         for item in environment.list():
             key, sep, text = (item.text() or "").partition("=")
-            if not sep:
-                found = lookup.get(key)
-                if found is None:
-                    continue
-                text = found
-            env[key] = text
-            where[key] = item.at
-    return env, where, tuple(files)
+            yield key, text if sep else lookup.get(key), item.at
+
+
+#: A reference compose interpolates (`$NAME`, `${NAME}`, `${NAME:?err}`), not `$$`: its
+#: operator, when it has one (`:-` and `-` give a default, `+` a word or nothing).
+_REFERENCE = re.compile(
+    r"(?<!\$)(?:\$\$)*\$(?:\{(?P<braced>[A-Za-z_]\w*)(?P<operator>:?[-+?=])?|(?P<plain>[A-Za-z_]\w*))"
+)
+
+
+def _from_shell(lookup: Mapping[str, str]) -> Callable[[Location], bool]:
+    """Whether the line at a location (a variable of `environment` or an env file) takes a
+    value from a variable neither the `.env` beside the compose file nor the shell sets
+    (with no default): where it runs, the deployment's shell fills it."""
+
+    read: dict[Path, list[str]] = {}
+
+    def unset(at: Location) -> bool:
+        if at.file not in read:
+            read[at.file] = read_text(at.file).splitlines() if at.file.is_file() else []
+        lines = read[at.file]
+        line = lines[at.line - 1] if 0 < at.line <= len(lines) else ""
+        return any(
+            (found["braced"] or found["plain"]) not in lookup
+            and (found["operator"] or "?").lstrip(":") not in ("-", "+")
+            for found in _REFERENCE.finditer(line)
+        )
+
+    return unset
 
 
 def _unknown(node: _Node | None) -> bool:
@@ -1057,13 +1095,13 @@ def read_compose(
             )
         )
         first, rest = container_words(image, entry, entry_shell, cmd, cmd_shell)
-        service_env, service_at, env_files = _environment(service, path, lookup, interpolated)
+        own_env, own_at, env_files, known = _environment(service, path, lookup, interpolated)
         files += env_files
-        environment = {**(image.env if image else {}), **service_env, **(env or {})}
-        where = {**(image.env_at if image else {}), **service_at}
+        environment = {**(image.env if image else {}), **own_env, **(env or {})}
+        where = {**(image.env_at if image else {}), **own_at}
         find = _service_finder(service, path, image)
         unseen = image is None and service.get("image") is not None and entrypoint is None
-        with _complete(_no_arguments(command, entrypoint, image)):
+        with _complete(_no_arguments(command, entrypoint, image), known and image is not None):
             call = (path, first, rest, environment, where, image, find)
             app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
         if app is None:
@@ -1098,12 +1136,15 @@ def _development_launch(name: str, at: Location, words: Sequence[Word]) -> None:
 
 
 @contextlib.contextmanager
-def _complete(complete: bool) -> Iterator[None]:
-    """While the block runs, `COMMAND_COMPLETE` is `complete`."""
+def _complete(complete: bool, environment: bool = False) -> Iterator[None]:
+    """While the block runs, `COMMAND_COMPLETE` is `complete` and `ENVIRONMENT_COMPLETE`
+    `environment`."""
     token = COMMAND_COMPLETE.set(complete)
+    known = ENVIRONMENT_COMPLETE.set(environment)
     try:
         yield
     finally:
+        ENVIRONMENT_COMPLETE.reset(known)
         COMMAND_COMPLETE.reset(token)
 
 

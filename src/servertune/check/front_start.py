@@ -239,7 +239,7 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
                 if entrypoint is not None and command is None:
                     cmd = None  # compose's `entrypoint` drops the image's CMD
                 first, rest = container_words(image, entry, shell, cmd, cmd_shell)
-                env, _, _ = _environment(
+                env, _, _, _ = _environment(
                     service, path, lookup, lambda v, at: interpolate(v, lookup, at)
                 )
                 environment = {**(image.env if image else {}), **env}

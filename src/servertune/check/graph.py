@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.model import AppServer, Location, Note, Setting
+from servertune.check.model import ASSUMED_UNSET, AppServer, Location, Note, Setting
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
 
@@ -134,12 +134,21 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
     # The branch a dropped reading assumed is said by the kept one's `server-chosen` note.
-    assumed = {apps[i].file for i in dropped if apps[i].assumed_branch is not None}
+    # Not when a kept reading assumed one too (variables no file sets): its note says which.
+    assumed = {apps[i].file for i in dropped if apps[i].assumed_branch is not None} - {
+        a.assumed_branch[0].file
+        for i, a in enumerate(apps)
+        if i not in dropped and a.assumed_branch is not None
+    }
     kept_at = {at for i, a in enumerate(apps) if i not in dropped for at in _settings_at(a)}
     notes[:] = [
         n
         for n in notes
-        if not (n.kind == "server-chosen" and n.at.file in assumed and n.at not in kept_at)
+        if not (
+            n.kind == "server-chosen"
+            and n.at.file in assumed
+            and (n.at not in kept_at or ASSUMED_UNSET in n.message)
+        )
     ]
     kept = [a for i, a in enumerate(apps) if i not in dropped]
     # `processes = $(UWSGI_PROCESSES)` read alone is unknown (a default at that line); the

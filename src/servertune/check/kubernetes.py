@@ -797,7 +797,9 @@ def read_manifests(
             unresolved: tuple[Setting[str], ...] = ()
             # No `command`: the image's ENTRYPOINT runs, with `args` (if given) for its CMD.
             found = (
-                _image_app(path, container, env, env_at, argv or None)
+                _image_app(
+                    path, container, env, env_at, argv or None, _environment_known(container, maps)
+                )
                 if container.get("command") is None
                 else None
             )
@@ -860,17 +862,19 @@ def _image_app(
     env: dict[str, str],
     env_at: dict[str, Location],
     args: list[_Word] | None = None,
+    known: bool = False,
 ) -> AppServer | None:
     """The server a container with no `command` starts: its image's ENTRYPOINT with its CMD,
     or with the container's `args` in the CMD's place (the kubelet's rule), from the
     Dockerfile here that builds it, under the image's ENV and then the container's `env`
     (which wins, as the kubelet sets it over the image's); None when no Dockerfile here is
     known to build it, or its command starts no server check reads (an image tag naming a
-    `dev` stage runs that stage's command, not the final stage's)."""
+    `dev` stage runs that stage's command, not the final stage's). `known`: the container's
+    environment is all in the manifests (`ENVIRONMENT_COMPLETE` while the image is read)."""
     image = _linked_image(container, path)
     if image is None:
         return None
-    from servertune.check.commands import Word
+    from servertune.check.commands import ENVIRONMENT_COMPLETE, Word
     from servertune.check.dockerfile import (
         container_words,
         image_server,
@@ -882,13 +886,37 @@ def _image_app(
     if args is not None:
         cmd, cmd_shell = tuple(Word(w.text, w.at) for w in args), False
     first, rest = container_words(image, image.entrypoint, image.entrypoint_shell, cmd, cmd_shell)
-    app = image_server(path, first, rest, {**image.env, **env}, {**image.env_at, **env_at}, image)
+    token = ENVIRONMENT_COMPLETE.set(known)
+    try:
+        app = image_server(
+            path, first, rest, {**image.env, **env}, {**image.env_at, **env_at}, image
+        )
+    finally:
+        ENVIRONMENT_COMPLETE.reset(token)
     if app is None:
         return None
     started = shell_form(image, image.entrypoint, image.entrypoint_shell, cmd, cmd_shell)
     if image.stop_signal is not None:
         app = with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
     return replace(app, shell_form=started)
+
+
+def _environment_known(container: _Node, maps: Mapping[str, _Node]) -> bool:
+    """Whether the container's whole environment is in the manifests read: each `envFrom`
+    a ConfigMap here, each `env` item a value or a key of one (not a Secret's, a field's)."""
+    for source in container.each("envFrom"):
+        ref = source.get("configMapRef", "name")
+        if ref is None or (ref.text() or "") not in maps:
+            return False
+    for item in container.each("env"):
+        if item.get("value") is not None:
+            continue
+        ref = item.get("valueFrom", "configMapKeyRef")
+        data = maps.get((ref.get("name") and ref.get("name").text()) or "") if ref else None  # type: ignore[union-attr]
+        wanted = ref.get("key") if ref is not None else None
+        if data is None or wanted is None or data.get(wanted.text() or "") is None:
+            return False
+    return True
 
 
 def _label_pairs(labels: _Node | None) -> tuple[tuple[str, str], ...]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 __all__ = [
+    "ASSUMED_UNSET",
     "SERVERS_READ",
     "AppServer",
     "Balancer",
@@ -541,6 +542,11 @@ class Note:
 
 #: The notes of the `check` run in progress; readers deep in a file (an env_file, a `%(...)`)
 #: add to it through `note()` without every reader's return type carrying them.
+#: How a `server-chosen` note ends when the server was chosen as the one that runs with the
+#: variables no file sets unset (`scripts`): said by the reading that kept it, not by one
+#: the launch graph drops for a longer chain that decides it.
+ASSUMED_UNSET = "which runs when the variables no file here sets are unset"
+
 _NOTES: contextvars.ContextVar[list[Note] | None] = contextvars.ContextVar(
     "servertune_check_notes", default=None
 )

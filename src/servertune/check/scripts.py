@@ -30,6 +30,7 @@ from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
     COMMAND_COMPLETE,
+    ENVIRONMENT_COMPLETE,
     SHELLS,
     WRAPPERS,
     ConfigFile,
@@ -55,6 +56,7 @@ from servertune.check.commands import (
 from servertune.check.jinja import with_templates
 from servertune.check.makefile import MakeRecipe, make_recipe
 from servertune.check.model import (
+    ASSUMED_UNSET,
     SERVERS_READ,
     AppServer,
     CheckInputError,
@@ -73,7 +75,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import own_folder
-from servertune.check.shell_values import numeric_test, own_values, test_operands
+from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
 from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
@@ -247,33 +249,61 @@ def _lines_run(
     env: Mapping[str, str] | None,
     arguments: list[Word] | None,
     find_config: FindConfig | None,
-) -> tuple[list[_Line], list[_Line] | None]:
+) -> tuple[list[_Line], list[_Line] | None, _Assumption]:
     """(the lines that run with the script's known first argument and fixed variables
     (`_selected`), without a development switch no file sets (`_without_development_switch`),
     the lines that would run with the image's own default CMD as its
-    arguments, None when the arguments are not that CMD)."""
-    fixed, unknown = _fixed_variables(text, logical, env, find_config)
+    arguments, None when the arguments are not that CMD, and those that run when the
+    variables no file sets are also unset)."""
+    fixed, unknown, unset = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
     lines = _selected(logical, arguments, physical, fixed, unknown, names)
     lines = _without_development_switch(path, lines, names)
+    assumed = _Assumption(lines, {})
+    if unset:
+        assumed.lines = _selected(
+            lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken)
+        )
     if not arguments or not dockerfile_name(arguments[0].at.file):
-        return lines, None
+        return lines, None, assumed
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
-    return lines, _selected(lines, given, physical, fixed, unknown, names)
+    return lines, _selected(lines, given, physical, fixed, unknown, names), assumed
+
+
+@dataclass
+class _Assumption:
+    """The lines that run when the variables no file sets (and the container may) are
+    unset, and the head of the branch each runs in when that decided it (by `id` of the
+    line): the choice among a script's several server lines when nothing else decides it,
+    (`chosen`), never a reason to drop a server."""
+
+    lines: list[_Line]
+    taken: dict[int, _Line]
+    chosen: bool = False
+
+    def head(self, line: _Line) -> _Line | None:
+        """The branch head that took `line`, when the server was chosen so."""
+        return self.taken.get(id(line)) if self.chosen else None
 
 
 def _one_server(
     path: Path,
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
     by_default: list[_Line] | None = None,
+    assumed: _Assumption | None = None,
 ) -> list[tuple[_Line, ServerCommand, dict[str, str]]]:
     """The one server of a script with several server command lines: the same server with the
     same arguments (the two branches of an `if`, one under `s6-setuidgid`) is one; different
     ones (a development branch and a production one) are read as the one the image's own CMD
     selects (`by_default`: `CMD ["server"]` runs the `server)` arm, not a test arm's
-    `gunicorn ... &`), else as the last, which scripts put in the `else` / fall-through, and
-    the others named in a coverage note."""
+    `gunicorn ... &`), else as the one that runs when the variables no file sets are unset
+    (`assumed`: a deployment that sets none of them), else as the last, which scripts put in
+    the `else` / fall-through, and the others named in a coverage note."""
     chosen = [c for c in commands if any(c[0] is line for line in by_default or ())]
+    if not chosen and assumed is not None:
+        chosen = [c for c in commands if any(c[0] is line for line in assumed.lines)]
+        assumed.chosen = 0 < len(chosen) < len(commands)
+        chosen = chosen if assumed.chosen else []
     if chosen:
         # The image's CMD's arm last, where the rule below reads; first when all are one.
         commands = [c for c in commands if c not in chosen] + chosen[-1:]
@@ -287,13 +317,14 @@ def _one_server(
     if all(same(c) for _, c, _ in commands):
         return commands[-1:] if chosen else commands[:1]
     kept = commands[-1]
+    why = assumed is not None and assumed.chosen
     others = ", ".join(f"{c.server} at line {line.first}" for line, c, _ in commands[:-1])
     note(
         "server-chosen",
         Location(path, kept[0].first),
         f"starts a server on more than one path ({others}; {kept[1].server} at line "
         f"{kept[0].first}): which runs depends on the script's tests at run time; read the "
-        f"one at line {kept[0].first}",
+        f"one at line {kept[0].first}" + (f", {ASSUMED_UNSET}" if why else ""),
     )
     return [kept]
 
@@ -716,7 +747,9 @@ def read_script(
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
     logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
-    lines, by_default = _lines_run(path, text, logical, physical, env, arguments, find_config)
+    lines, by_default, assumed = _lines_run(
+        path, text, logical, physical, env, arguments, find_config
+    )
     environment = dict(os.environ if env is None else env)
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
@@ -754,7 +787,7 @@ def read_script(
                 path, lines, physical, environment, env_at, arguments, find_config, passing
             )
     if len(commands) > 1:
-        commands = _one_server(path, commands, by_default)
+        commands = _one_server(path, commands, by_default, assumed)
     line, command, environment = commands[0]
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
@@ -776,7 +809,7 @@ def read_script(
         without_exec=None if chained else _without_exec(line, lines, command, physical),
         backgrounded=_backgrounded(line, lines, command, physical),
         substrings=_substrings(command),
-        assumed_branch=_assumed_branch(path, lines, line, physical, arguments),
+        assumed_branch=_assumed_branch(path, lines, line, physical, arguments, assumed.head(line)),
     )
 
 
@@ -786,11 +819,15 @@ def _assumed_branch(
     server: _Line,
     physical: Sequence[str],
     arguments: list[Word] | None,
+    taken: _Line | None = None,
 ) -> tuple[Location, str] | None:
     """The innermost `if`/`elif`/`else` or `case` arm around the `server` line whose test is
     on the script's first argument (`elif [[ "$1" = 'webserver-prod' ]]`, `webapp)` of `case
     "$1" in`), as (where it is written, its text), when no file read gives that argument;
-    None when it is given, or the line sits in no such branch."""
+    else the branch at `taken` (taken when the variables no file sets are unset, which chose
+    the server: `_Assumption`); None when it is given, or the line sits in no such branch."""
+    if taken is not None:
+        return Location(path, taken.first), _branch_text(taken, physical)
     if _first_argument(arguments) is not None:
         return None
     # Each open block: [its head's kind, the line of the branch being read, on "$1"].
@@ -824,10 +861,14 @@ def _assumed_branch(
         return None
     for _, branch, on_first in reversed(blocks):
         if on_first and isinstance(branch, _Line):
-            text = " ".join(physical[branch.first - 1 : branch.last]).strip()
-            text = re.sub(r";\s*then\b.*\Z", "", text)
-            return Location(path, branch.first), text
+            return Location(path, branch.first), _branch_text(branch, physical)
     return None
+
+
+def _branch_text(branch: _Line, physical: Sequence[str]) -> str:
+    """A branch's head as written, without its `; then` and what follows."""
+    text = " ".join(physical[branch.first - 1 : branch.last]).strip()
+    return re.sub(r";\s*then\b.*\Z", "", text)
 
 
 #: A server's development switch: the server reloads on code changes (gunicorn, uvicorn and
@@ -1560,15 +1601,17 @@ def _fixed_variables(
     lines: list[_Line],
     env: Mapping[str, str] | None,
     find_config: FindConfig | None,
-) -> tuple[dict[str, str], frozenset[int]]:
+) -> tuple[dict[str, str], frozenset[int], dict[str, str]]:
     """The variables of the environment the script is started with (an image's ENV, a
     compose service's `environment`) that neither it nor a file it sources assigns, so a test
     on them is decided (`if [ "$MODULE_NAME" = 'dashboard' ]` in the image that sets
     MODULE_NAME=nginx); none when the script is read alone (check's own environment decides
     nothing). With them, the lines that source a file not here: once one runs, what the
-    variables hold is not known."""
+    variables hold is not known. Last, the names the script reads that nothing sets, each
+    "": unset where it runs when the container's whole environment is read
+    (`ENVIRONMENT_COMPLETE`, then among the first), else only assumed so (`_Branches`)."""
     if env is None:
-        return {}, frozenset()
+        return {}, frozenset(), {}
     texts = [text]
     unknown: set[int] = set()
     for line in lines:
@@ -1594,7 +1637,87 @@ def _fixed_variables(
     once = {n for n, c in counts.items() if c == 1 and n not in read}
     top = [(line.first, line.words) for line in lines]
     fixed.update(own_values(top, text.splitlines(), env, once))
-    return fixed, frozenset(unknown)
+    unset = dict.fromkeys(_unset(written, assigned, env), "")
+    if unknown or _DYNAMIC.search(written):
+        # A file not here, or a name made at run time (`eval "$k=$v"`), may set anything:
+        # what a script this one runs is handed is not all known either.
+        ENVIRONMENT_COMPLETE.set(False)
+    elif ENVIRONMENT_COMPLETE.get():
+        return {**fixed, **unset}, frozenset(unknown), {}
+    return fixed, frozenset(unknown), unset
+
+
+#: What may set a variable whose name is not written out: `eval`, a name made of an
+#: expansion (`export "$k=$v"`, `declare "$k"=...`, `printf -v "$k"`, `read "$k"`).
+_DYNAMIC = re.compile(
+    r"\beval\b|\b(?:export|declare|typeset|local|readonly|printf)\s+(?:-\w+\s+)*[\"']?\$"
+)
+#: A name the shell assigns without `NAME=`: a loop's (`for NAME in`, `select NAME`), `getopts
+#: ... NAME`, `${NAME:=word}`, `printf -v NAME`, `mapfile` / `readarray NAME`, `export NAME`.
+_ASSIGNED_OTHERWISE = re.compile(
+    r"\b(?:for|select)\s+(\w+)|\bgetopts\s+\S+\s+(\w+)|\$\{(\w+):?=|\bprintf\s+-v\s+(\w+)"
+    r"|\b(?:mapfile|readarray)\b[^\n]*?\s(\w+)\s*$|\b(?:export|declare|typeset|local|readonly)((?:\s+-?\w+)+)",
+    re.M,
+)
+#: Names the shell or Docker set in every container (`HOSTNAME`, `HOME`, `PATH`) or the shell
+#: keeps for itself (`PWD`, `RANDOM`, `BASH_*`): set where the script runs, though no file
+#: read sets them.
+_SET_BY_THE_SHELL = frozenset(
+    [
+        "HOME",
+        "HOSTNAME",
+        "PATH",
+        "PWD",
+        "OLDPWD",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "UID",
+        "EUID",
+        "PPID",
+        "RANDOM",
+        "SECONDS",
+        "LINENO",
+        "IFS",
+        "SHLVL",
+        "OSTYPE",
+        "HOSTTYPE",
+        "MACHTYPE",
+        "OPTARG",
+        "OPTIND",
+        "OPTERR",
+        "REPLY",
+        "PIPESTATUS",
+        "FUNCNAME",
+        "GROUPS",
+        "DIRSTACK",
+        "PS1",
+        "PS2",
+        "PS4",
+        "HISTFILE",
+        "COLUMNS",
+        "LINES",
+    ]
+)
+
+
+def _unset(written: str, assigned: set[str], env: Mapping[str, str]) -> set[str]:
+    """The names `written` (a script and the files it sources) expands that nothing sets:
+    not it, not the container's environment `env` (which is all of it), not the shell."""
+    named = set(re.findall(r"\$\{?([A-Za-z_]\w*)", written))
+    otherwise = {
+        name
+        for found in _ASSIGNED_OTHERWISE.findall(written)
+        for part in found
+        for name in re.findall(r"(?<![-\w])[A-Za-z_]\w*", part)
+    }
+    given = {key.partition("[")[0] for key in env}  # `NAME[~]`: a caller's partial value
+    return {
+        name
+        for name in named - assigned - otherwise - given
+        if name not in _SET_BY_THE_SHELL and not name.startswith("BASH")
+    }
 
 
 #: A name a script assigns (`NAME=value`, `NAME+=value`), not one it expands (`$NAME=`).
@@ -1627,6 +1750,7 @@ def _selected(
     fixed: Mapping[str, str] | None = None,
     unknown: frozenset[int] = frozenset(),
     environment_names: frozenset[str] = frozenset(),
+    assuming: tuple[Mapping[str, str], dict[int, _Line]] | None = None,
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -1637,26 +1761,30 @@ def _selected(
     image is run as `uwsgi` in production), so every arm is read. A test on a `fixed`
     variable (`[ "$MODULE_NAME" = 'nginx' ]`) is decided by its value. A name the script sets
     to its first argument (`SERVICE=$1` then `case ${SERVICE} in`; `MODE=${MODE:=$1}` when
-    the environment (`environment_names`) does not set MODE) is that argument too."""
-    known = {f"${name}": value for name, value in (fixed or {}).items()}
-    known.update({f"${{{name}}}": value for name, value in (fixed or {}).items()})
+    the environment (`environment_names`) does not set MODE) is that argument too. A test
+    only `assuming`'s names (set by no file, not known to be unset) decide is decided with
+    them unset, and each line of the branch so taken is recorded with its head."""
+    unset, assumed_at = assuming or ({}, {})
+    known = _as_words(fixed or {})
     first = _first_argument(arguments)
     if first is not None:
         known.update(dict.fromkeys(_FIRST_WORDS, first))
-    if not known:
+    if not known and not unset:
         return lines
     kept: list[_Line] = []
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
     matched = False  # an arm of that block matched: the shell runs the first one only
-    branches = _Branches(known, physical, unknown)
+    branches = _Branches(known, physical, unknown, _as_words(unset))
     aliases = _FirstArgument(known, first, environment_names)
     furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
         words = line.words
         if not branches.step(lines, index):
             continue
+        if (head := branches.assumed()) is not None:
+            assumed_at[id(line)] = head
         if running and chosen is None:
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
@@ -1689,6 +1817,11 @@ def _selected(
             if taken and not inline and _ends_script(line, physical):
                 break
     return kept
+
+
+def _as_words(values: Mapping[str, str]) -> dict[str, str]:
+    """Each variable's value by the words that expand it: `$NAME` and `${NAME}`."""
+    return {w: v for name, v in values.items() for w in (f"${name}", f"${{{name}}}")}
 
 
 #: An assignment of the script's first argument to a name: `SERVICE=$1`, `MODE="${1}"`,
@@ -1739,27 +1872,34 @@ class _FirstArgument:
 @dataclass
 class _Chain:
     """An `if` ... `fi` being read: whether the lines around it run, whether its tests are
-    all known (each compares "$1" with a word), and whether a branch was taken."""
+    all known (each compares "$1" with a word), and whether a branch was taken; whether a
+    test was decided only by taking the variables no file sets as unset, and then the
+    head of the branch taken."""
 
     outer: bool
     known: bool
     taken: bool
+    assumed: bool = False
+    head: _Line | None = None
 
 
 class _Branches:
     """The `if`/`elif`/`else` branches that run when the words of `known` ("$1", "$NAME")
     have their values: a test that compares one with a word (`[ "$1" == "uvicorn" ]`, `[[ $1
-    = web ]]`, `[ -z "$1" ]`, joined by `||`) is decided; any other test leaves its chain
-    read branch after branch, as before. After a `shift` or `set --`, "$1" is another word:
-    nothing more is decided."""
+    = web ]]`, `[ -z "$1" ]`, joined by `&&`, `||`, `!`) is decided; one that only the words of
+    `unset` decide (names no file sets, "" each) is decided so, as assumed; any other test
+    leaves its chain read branch after branch, as before. After a `shift` or `set --`, "$1"
+    is another word: nothing more is decided."""
 
     def __init__(
         self,
         known: Mapping[str, str],
         physical: Sequence[str],
         unknown: frozenset[int] = frozenset(),
+        unset: Mapping[str, str] | None = None,
     ) -> None:
         self.known = known
+        self.unset = unset or {}
         self.physical = physical
         #: The lines that source a file not here: once one runs, only "$1" is known.
         self.unknown = unknown
@@ -1772,6 +1912,12 @@ class _Branches:
         """The line being read is in an `if` branch, and every `if` around it is decided."""
         return self.on and bool(self.chains) and all(chain.known for chain in self.chains)
 
+    def assumed(self) -> _Line | None:
+        """The head of the innermost branch around the line being read that an assumed
+        test took, if any."""
+        heads = [chain.head for chain in self.chains if chain.head is not None]
+        return heads[-1] if self.on and heads else None
+
     def step(self, lines: list[_Line], index: int) -> bool:
         """Whether `lines[index]` runs, the chains updated by it."""
         words = lines[index].words
@@ -1781,10 +1927,9 @@ class _Branches:
         if head in _SOURCING and self.on and lines[index].first in self.unknown:
             self.past = True  # a file not here runs in this shell: it may set anything
         if head == "if":
-            test = self._test(lines, index)
             outer = self.on
-            self.chains.append(_Chain(outer, test is not None, test is True))
-            self.on = outer and test is not False
+            self.chains.append(_Chain(outer, False, False))
+            self._branch(lines, index)
             return outer
         if not self.chains or head not in ("elif", "else", "fi"):
             return self.on
@@ -1797,47 +1942,84 @@ class _Branches:
             self.on = chain.outer
         elif head == "else":
             self.on = chain.outer and not chain.taken
+            chain.head = lines[index] if self.on and chain.assumed else None
         elif chain.taken:
             self.on = False
+            chain.head = None
         else:
-            test = self._test(lines, index)
-            chain.known = test is not None
-            chain.taken = test is True
-            self.on = chain.outer and test is not False
+            self._branch(lines, index)
         return self.on
 
-    def _test(self, lines: list[_Line], index: int) -> bool | None:
-        """The value of the test from `lines[index]` (`if`/`elif`) to its `then`; None when
-        it is not a known word compared with words, joined by `||`."""
+    def _branch(self, lines: list[_Line], index: int) -> None:
+        """The innermost chain moved to the `if`/`elif` at `lines[index]`: its test decided
+        by the known words, else by them and the unset ones (as assumed)."""
+        chain = self.chains[-1]
+        test = self._test(lines, index)
+        if test is None and self.unset:
+            test = self._test(lines, index, self.unset)
+            chain.assumed = chain.assumed or test is not None
+        chain.known = test is not None
+        chain.taken = test is True
+        chain.head = lines[index] if test and chain.assumed else None
+        self.on = chain.outer and test is not False
+
+    def _test(
+        self, lines: list[_Line], index: int, unset: Mapping[str, str] | None = None
+    ) -> bool | None:
+        """The value of the test from `lines[index]` (`if`/`elif`) to its `then`: tests that
+        compare a known word with words (`shell_values.condition_value`: joined by `&&`, `||`,
+        `!`, in three-valued logic); None when the files do not decide it."""
         past = self.past
         known = {
             k: v
-            for k, v in self.known.items()
+            for k, v in {**(unset or {}), **self.known}.items()
             if (not self.moved if k in _FIRST_WORDS else not past)
         }
-        if not known:
+        if not known or not self.physical:
             return None
-        span: list[list[str]] = []
-        for line in lines[index:]:
-            if line.words[:1] == ["then"]:
-                break
-            span.append(line.words[1:] if not span else line.words)
-        else:
+        end = next(
+            (i for i in range(index + 1, len(lines)) if lines[i].words[:1] == ["then"]), None
+        )
+        if end is None:
             return None
-        if not span or not self.physical:
+        start, last = lines[index].first, lines[end - 1].last
+        # The condition as written (its `&&` / `||` are no part of the lines' words).
+        text = without_comments("\n".join(self.physical[start - 1 : last]))
+        text = text.replace("\\\n", " ").replace("\n", " ")
+        words = _condition_words(re.sub(r";\s*then\b.*\Z", "", text, flags=re.S))
+        # Only as the lines read it: a function's body at its call has the call's `$1`.
+        spanned = [w for i in range(index, end) for w in lines[i].words[int(i == index) :]]
+        if words is None or _without_lists(words) != _without_lists(spanned):
             return None
-        start, end = lines[index].first, lines[index + len(span) - 1].last
-        text = " ".join(self.physical[start - 1 : end])
-        text = re.sub(r";\s*then\b.*\Z", "", text, flags=re.S)
-        if "&&" in text or ";" in text or len(span) != text.count("||") + 1:
-            return None
-        values = [_argument_test(words, known) for words in span]
-        values = [
-            numeric_test(w, known) if v is None else v for w, v in zip(span, values, strict=True)
-        ]
-        if None in values:
-            return None
-        return any(values)
+
+        def comparison(words: list[str]) -> bool | None:
+            found = _argument_test(words, known)
+            return numeric_test(words, known) if found is None else found
+
+        return condition_value(words, comparison)
+
+
+def _without_lists(words: list[str]) -> list[str]:
+    return [w for w in words if w not in ("&&", "||")]
+
+
+def _condition_words(text: str) -> list[str] | None:
+    """The words of an `if`/`elif` condition after its keyword, with `&&`, `||`, `;`, `|`
+    as words of their own, as the shell splits them; None when it cannot be split."""
+    text, substituted = _substitutions(text) if "$(" in text else (text, {})
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        words = [_restored(w, substituted) for w in lexer]
+    except ValueError:
+        return None
+    heads = [
+        i
+        for i, w in enumerate(words)
+        if w in ("if", "elif") and (not i or words[i - 1] in (";", "then", "else", "do"))
+    ]
+    return words[heads[-1] + 1 :] if heads else None
 
 
 def _sets_positional(words: Sequence[str]) -> bool:

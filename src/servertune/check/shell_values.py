@@ -1,7 +1,8 @@
 """What a launch script's own variables hold where the files say, so a test on them is
 decided: a name set once, outside every branch and loop, from the container's environment
 with the script's default (`workers=${GUNICORN_WORKERS:-1}`) or to a word, and the numeric
-tests (`[ $workers -eq 1 ]`) that compare such a value with a number.
+tests (`[ $workers -eq 1 ]`) that compare such a value with a number; and the value of a
+list of tests joined by `&&`, `||` and `!` (`condition_value`), in three-valued logic.
 
 The script's default is the value the files give when no file read sets the variable: the
 same reading as a `--workers ${GUNICORN_WORKERS:-1}` on a server's command line."""
@@ -12,7 +13,7 @@ import operator
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-__all__ = ["numeric_test", "own_values", "test_operands"]
+__all__ = ["condition_value", "numeric_test", "own_values", "test_operands"]
 
 #: `NAME=${ENV:-word}` / `${ENV-word}` / `${ENV:=word}`: ENV's value, else the word (`:`
 #: also when ENV is empty); the word holds no expansion of its own.
@@ -102,3 +103,87 @@ def test_operands(words: Sequence[str]) -> tuple[str, list[str]] | None:
     if closing is None or words[-1] != closing:
         return None
     return closing, list(words[1:-1])
+
+
+#: A test's value: True, False, or None when the files do not decide it.
+Tested = bool | None
+
+
+def condition_value(words: Sequence[str], primitive: Callable[[list[str]], Tested]) -> Tested:
+    """The value of an `if`/`elif` condition: test commands (`[ ]`, `[[ ]]`, `test`) joined
+    by `&&` and `||` (equal precedence, left to right, as the shell runs them), each maybe
+    after `!`; inside `[[ ]]` also `&&`, `||` and `!` (`&&` first), inside `[ ]` `-a` and
+    `-o`. `primitive` gives the value of one bracketed comparison. In Kleene's three-valued
+    logic: `false && x` is false and `true || x` true whatever x is; otherwise undecided
+    (None) when an operand is. Any other command, `;`, a pipe or a group is undecided."""
+    if any(w in (";", "|", "&", "|&", "(", ")") for w in words):
+        return None
+    value: Tested = None
+    joining = ""
+    for index, command in enumerate(_split_at(list(words), ("&&", "||"), outside=True)):
+        if index % 2:
+            joining = command[0]
+            continue
+        found = _negated(command, lambda c: _one_test(c, primitive))
+        value = found if not index else _joined(joining, value, found)
+    return value
+
+
+def _split_at(words: list[str], operators: Sequence[str], *, outside: bool) -> list[list[str]]:
+    """`words` cut at each operator (kept as a one-word part between the operands); with
+    `outside`, not at those inside `[[ ]]`."""
+    parts: list[list[str]] = [[]]
+    inside = False
+    for word in words:
+        if outside and word in ("[[", "]]"):
+            inside = word == "[["
+        if word in operators and not inside and parts[-1]:
+            parts += [[word], []]
+        else:
+            parts[-1].append(word)
+    return parts
+
+
+def _joined(operator_: str, left: Tested, right: Tested) -> Tested:
+    """Kleene's `and` (`&&`, `-a`) and `or` (`||`, `-o`)."""
+    if operator_ in ("&&", "-a"):
+        if left is False or right is False:
+            return False
+        return True if left and right else None
+    if left is True or right is True:
+        return True
+    return False if left is False and right is False else None
+
+
+def _negated(words: list[str], value: Callable[[list[str]], Tested]) -> Tested:
+    """The value of `words` after its leading `!`s (each one flips a decided value)."""
+    flips = 0
+    while words[:1] == ["!"]:
+        words, flips = words[1:], flips + 1
+    found = value(words) if words else None
+    return found if found is None or not flips % 2 else not found
+
+
+def _one_test(words: list[str], primitive: Callable[[list[str]], Tested]) -> Tested:
+    """One test command: its operands joined inside the brackets (`[[ a && b || c ]]`, `[ a
+    -a b ]`), each comparison's value from `primitive`; None when it is no test command."""
+    found = test_operands(words)
+    if found is None or not found[1] or any(w in ("(", ")", "\\(", "\\)") for w in found[1]):
+        return None
+    closing, inner = found
+    ors, ands = ("||", "&&") if closing == "]]" else ("-o", "-a")
+    opening = "[[" if closing == "]]" else "["
+
+    def comparison(operands: list[str]) -> Tested:
+        return primitive([opening, *operands, closing])
+
+    def conjunction(operands: list[str]) -> Tested:
+        value: Tested = True
+        for part in _split_at(operands, (ands,), outside=False)[::2]:
+            value = _joined("&&", value, _negated(part, comparison))
+        return value
+
+    value: Tested = False
+    for part in _split_at(inner, (ors,), outside=False)[::2]:
+        value = _joined("||", value, conjunction(part))
+    return value
