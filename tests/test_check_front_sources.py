@@ -49,7 +49,8 @@ def test_caddy_v1_proxy_is_a_front_of_its_upstreams(tmp_path: Path) -> None:
     """Caddy v1's `proxy FROM TO... { upstream TO }` (a directive v2 does not have) passes to
     its upstreams, written as v1 writes them (no scheme is http, `unix:/path` a socket); its
     `keepalive` counts connections and its docs give no idle time nor wait, so none is
-    judged (seen in skylines' Caddyfile, in front of systemd gunicorns)."""
+    judged (seen in skylines' Caddyfile, in front of systemd gunicorns). A `proxy` naming no
+    base path first (a plugin's handler, caddy-l4's `proxy UPSTREAM`) is not v1's."""
     path = write(tmp_path, {"Caddyfile": CADDY_V1})
     balancers, _ = read_caddyfile(path / "Caddyfile", CADDY_V1)
     assert [[s.value for s in b.servers] for b in balancers] == [
@@ -58,6 +59,8 @@ def test_caddy_v1_proxy_is_a_front_of_its_upstreams(tmp_path: Path) -> None:
     ]
     assert all(b.idle is None and b.server_timeout is None for b in balancers)
     assert balancers[0].docs == CADDY_V1_DOCS
+    plugin = ":80 {\n    proxy 127.0.0.1:9115\n}\n"
+    assert read_caddyfile(path / "Caddyfile", plugin)[0] == ()
     write(
         tmp_path,
         {

@@ -411,9 +411,10 @@ def _global(directives: list[_Directive], values: _Values) -> _Servers:
 
 def _proxies(directives: list[_Directive]) -> Iterator[_Directive]:
     """Every `reverse_proxy` in a site, at any depth (`handle`, `route`, `handle_path`), and
-    Caddy v1's `proxy` (a directive v2 does not have, so the name alone says which)."""
+    Caddy v1's `proxy /PATH ...` (a directive v2 does not have; a plugin's `proxy UPSTREAM`,
+    caddy-l4's, names no base path first)."""
     for d in directives:
-        if d.name.text in ("reverse_proxy", "proxy"):
+        if d.name.text == "reverse_proxy" or (_v1_proxy(d) and d.args[0].text.startswith("/")):
             yield d
         elif d.block is not None:
             yield from _proxies(d.block)
@@ -423,8 +424,6 @@ def _v1_balancer(proxy: _Directive, site: str, values: _Values) -> Balancer:
     """Caddy v1's `proxy FROM TO... { upstream TO; keepalive N; ... }`: a front passing to
     its upstreams. Its `keepalive` counts idle connections (0 turns reuse off) and its docs
     give no idle time nor wait for the answer, so none is judged (CADDY_V1_DOCS)."""
-    if len(proxy.args) < 2:
-        raise CheckInputError(f"{proxy.at}: proxy takes a base path and an upstream")
     upstreams = list(proxy.args[1:])
     idle_source = "Caddy v1's proxy: its documentation gives no idle time, none judged"
     for sub in proxy.block or []:
@@ -456,8 +455,12 @@ def _v1_balancer(proxy: _Directive, site: str, values: _Values) -> Balancer:
     )
 
 
+def _v1_proxy(directive: _Directive) -> bool:
+    return directive.name.text == "proxy" and bool(directive.args)
+
+
 def _balancer(proxy: _Directive, site: str, servers: _Servers, values: _Values) -> Balancer:
-    if proxy.name.text == "proxy":
+    if _v1_proxy(proxy):
         return _v1_balancer(proxy, site, values)
     args = list(proxy.args)
     matcher = ""
