@@ -14,6 +14,7 @@ Each `reverse_proxy` becomes a `Balancer`: its upstreams, how long its `http` tr
 an idle connection to them (`keepalive`, 2 minutes by default), and the shortest time it waits
 for their answer (`response_header_timeout`, `read_timeout`, or the global `servers { timeouts
 { write } }`, which ends the response to the client; none of them is set by default).
+Caddy v1's `proxy FROM TO...` is read as a front passing to its upstreams, its times not judged.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from servertune.check.model import Balancer, CheckInputError, Location, Setting,
 __all__ = [
     "CADDY_DOCS",
     "CADDY_PROXY_DOCS",
+    "CADDY_V1_DOCS",
     "DEFAULT_KEEPALIVE_S",
     "looks_like_caddyfile",
     "read_caddyfile",
@@ -51,6 +53,13 @@ CADDY_DOCS = (
     "Caddy's reverse_proxy http transport: keepalive 2m, response_header_timeout and "
     f"read_timeout none by default ({CADDY_PROXY_DOCS}); servers timeouts write: none by "
     f"default ({CADDY_OPTIONS_DOCS})"
+)
+#: Caddy v1's proxy directive: "keepalive is the maximum number of idle connections to keep
+#: open to the backend ... set to 0 to disable keepalives"; it documents no idle time and no
+#: default wait for the backend's answer, so a v1 front is linked but its times are not judged.
+CADDY_V1_DOCS = (
+    "Caddy v1's proxy directive (https://caddyserver.com/v1/docs/proxy): keepalive counts idle "
+    "connections; no idle time nor answer wait documented, none judged"
 )
 #: How deep `import` may nest before the file is refused (Caddy itself refuses a cycle).
 MAX_IMPORT_DEPTH = 10
@@ -401,15 +410,58 @@ def _global(directives: list[_Directive], values: _Values) -> _Servers:
 
 
 def _proxies(directives: list[_Directive]) -> Iterator[_Directive]:
-    """Every `reverse_proxy` in a site, at any depth (`handle`, `route`, `handle_path`)."""
+    """Every `reverse_proxy` in a site, at any depth (`handle`, `route`, `handle_path`), and
+    Caddy v1's `proxy /PATH ...` (a directive v2 does not have; a plugin's `proxy UPSTREAM`,
+    caddy-l4's, names no base path first)."""
     for d in directives:
-        if d.name.text == "reverse_proxy":
+        if d.name.text == "reverse_proxy" or (_v1_proxy(d) and d.args[0].text.startswith("/")):
             yield d
         elif d.block is not None:
             yield from _proxies(d.block)
 
 
+def _v1_balancer(proxy: _Directive, site: str, values: _Values) -> Balancer:
+    """Caddy v1's `proxy FROM TO... { upstream TO; keepalive N; ... }`: a front passing to
+    its upstreams. Its `keepalive` counts idle connections (0 turns reuse off) and its docs
+    give no idle time nor wait for the answer, so none is judged (CADDY_V1_DOCS)."""
+    upstreams = list(proxy.args[1:])
+    idle_source = "Caddy v1's proxy: its documentation gives no idle time, none judged"
+    for sub in proxy.block or []:
+        if sub.name.text == "upstream":
+            upstreams.extend(sub.args)
+        elif sub.name.text == "keepalive" and [a.text for a in sub.args] == ["0"]:
+            idle_source = "Caddy v1's proxy `keepalive 0`"
+    addresses: list[Setting[str]] = []
+    for upstream in upstreams:
+        text = values.resolve(upstream, "upstream")
+        if text is not None and text.startswith("unix:"):  # v1 writes a socket `unix:/x.sock`
+            addresses.append(Setting(text, upstream.at))
+        elif text is not None:
+            address = _address(_Token(text, upstream.at, upstream.quoted), values)
+            if address is not None:
+                addresses.append(address)
+    return Balancer(
+        kind="caddy",
+        file=proxy.at.file,
+        name=site,
+        at=proxy.at,
+        servers=tuple(addresses),
+        idle=None,
+        idle_source=idle_source,
+        server_timeout=None,
+        server_timeout_directive="",
+        label=f"Caddy v1 proxy {proxy.args[0].text} in `{site}`",
+        docs=CADDY_V1_DOCS,
+    )
+
+
+def _v1_proxy(directive: _Directive) -> bool:
+    return directive.name.text == "proxy" and bool(directive.args)
+
+
 def _balancer(proxy: _Directive, site: str, servers: _Servers, values: _Values) -> Balancer:
+    if _v1_proxy(proxy):
+        return _v1_balancer(proxy, site, values)
     args = list(proxy.args)
     matcher = ""
     if args and (args[0].text.startswith(("@", "/")) or args[0].text == "*"):

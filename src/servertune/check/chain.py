@@ -76,14 +76,31 @@ def normalise(address: str) -> tuple[str, str]:
 
 
 def _serves(app_socket: str, target: str) -> bool:
+    """Whether a socket bound at `app_socket` answers a connection to `target`: the same
+    address, or a wildcard bind reached at its port by a name or its machine's own loopback.
+    A literal address of some other machine (`157.230.124.6`) is reached only by a socket bound
+    to that very address: that a wildcard bind of one machine read here answers there is not
+    known, and no container or service read here has that address (ooni/backend's upstream of
+    remote IPs in front of uvicorns on 0.0.0.0:80)."""
     app_host, app_port = normalise(app_socket)
     host, port = normalise(target)
     if app_host == "unix" or host == "unix":
         return app_host == host and app_port == port
-    return app_port == port and (app_host in _WILDCARDS or app_host == host)
+    if app_port != port:
+        return False
+    return app_host == host or (app_host in _WILDCARDS and not _remote_literal(host))
 
 
 _IPV4 = re.compile(r"\A[0-9]+(\.[0-9]+){3}\Z")
+#: The loopback addresses (`normalise` writes localhost and ::1 as 127.0.0.1).
+_LOOPBACK = re.compile(r"\A127(\.[0-9]+){3}\Z")
+
+
+def _remote_literal(host: str) -> bool:
+    """A literal IP address that is not this machine's loopback nor a wildcard."""
+    if host in _WILDCARDS or _LOOPBACK.match(host):
+        return False
+    return bool(_IPV4.match(host)) or host.startswith("[")
 
 
 def _host_name(target: str) -> str | None:
@@ -504,7 +521,8 @@ def unknown_host(
 
     host, port = normalise(address.value)
     name = _host_name(address.value)
-    if host == "unix" or not port.isdigit() or (name is None and "$" not in host):
+    remote = _remote_literal(host)
+    if host == "unix" or not port.isdigit() or (name is None and "$" not in host and not remote):
         return
     if name is not None and any(
         name in (s.name, *s.aliases) and (project is None or s.file in project)
@@ -518,7 +536,9 @@ def unknown_host(
     ):
         return
     why = (
-        "a value set where the front starts, not in these files"
+        "a literal address no container or service read here has"
+        if remote
+        else "a value set where the front starts, not in these files"
         if "$" in host or name is None or not _NAME.match(name)
         else "no compose service, network alias or Kubernetes Service read here answers to it"
     )
@@ -603,7 +623,10 @@ def link(
                     # An Ingress (or a pod's nginx): its backend is a Service, reached as the
                     # cluster routes it; the Service's port line is the server it passes to.
                     services = stacks.kube_services if stacks else ()
-                    for port, app in _through_service(server.value, speaking, services):
+                    through = _through_service(
+                        server.value, speaking, services, ingress=bool(passing.annotations)
+                    )
+                    for port, app in through:
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 reached = _reached(server.value, speaking, project, stacks)
@@ -709,12 +732,22 @@ def link_balancers(
 
 
 def _through_service(
-    target: str, apps: Sequence[AppServer], services: Sequence[KubeService]
+    target: str,
+    apps: Sequence[AppServer],
+    services: Sequence[KubeService],
+    *,
+    ingress: bool = False,
 ) -> list[tuple[Setting[str], AppServer]]:
     """The app servers an Ingress backend `service:port` reaches, each with the Service port
     it goes through (`name:port` at its entry): the Service of that name, the port of that
     number or name, its targetPort in the pods its selector matches, the container listening
-    there. [] when no Service of that name was read."""
+    there. [] when no Service of that name was read.
+
+    ingress-nginx (`ingress`) takes the backend's port as the Service port's number, name or
+    targetPort, the first that matches (its controller's serviceEndpoints), so an Ingress
+    naming the pods' port 8000 of a Service `port: 80, targetPort: 8000` reaches them
+    (kernelci-api's kube/aks); a name the cluster's DNS resolves is routed by port number or
+    name only."""
     name, _, port = target.rpartition(":")
     found: list[tuple[Setting[str], AppServer]] = []
     for service in services:
@@ -722,7 +755,7 @@ def _through_service(
             continue
         for entry in service.ports:
             number, port_name, target_port = entry.value
-            if port not in (number, port_name):
+            if port not in (number, port_name, *((target_port,) if ingress else ())):
                 continue
             for app in apps:
                 box = app.container

@@ -153,7 +153,7 @@ def _container_nginx(held: dict[str, _Node]) -> list[NginxConfig]:
     for inside in wanted:
         config = files[str(inside)]
         try:
-            read = read_started_nginx(config, str(inside), find)
+            read = read_started_nginx(config, str(inside), find, tuple(files))
         except CheckInputError as why:
             at = Location(config.file, config.first_line)
             note("not-followed", at, f"{at}: not followed: nginx's {inside}: {why}")

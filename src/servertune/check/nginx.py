@@ -32,6 +32,7 @@ from servertune.check.model import (
     Upstream,
     note,
 )
+from servertune.check.nginx_placeholders import holds_placeholder, masked, unmasked
 from servertune.check.nginx_variables import nginx_variable
 from servertune.check.source import read_text
 
@@ -90,6 +91,8 @@ class _Tree:
     #: the run finds a container path, and the container folder relative includes name.
     find: FindConfig | None = None
     inside: str = ""
+    #: Every container path `find` knows, for an include's glob (`conf.d/*.conf`).
+    held: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,14 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     real = path.resolve()
     if real in tree.cache:
         return tree.cache[real]
-    read_text(path)  # size, binary, UTF-8: refused before crossplane reads it
+    text = read_text(path)  # size, binary, UTF-8: refused before crossplane reads it
+    if masked(text) is not None:  # `listen {PORT};`: a script fills it in before nginx starts
+        found = _parse_text(text, 1)
+        if found is None:
+            raise CheckInputError(f"{path}:1: nginx syntax error: its braces do not balance")
+        tree.cache[real] = found
+        tree.files.append(path)
+        return found
     import crossplane
 
     payload = crossplane.parse(
@@ -187,10 +197,23 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     return parsed
 
 
+def _unmask(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Parsed statements of a masked text, their words as the file writes them."""
+    return [
+        {
+            **item,
+            "directive": unmasked(item["directive"]),
+            "args": [unmasked(a) for a in item["args"]],
+            **({"block": _unmask(item["block"])} if "block" in item else {}),
+        }
+        for item in items
+    ]
+
+
 #: A template placeholder that is a whole word: `${NAME}` (envsubst renders it at start).
 _PLACEHOLDER = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}\Z")
 
-#: Directives the rules read numbers from; none of them takes an nginx variable.
+#: Directives the rules read numbers (or a listening address) from; none takes an nginx variable.
 _NUMERIC = frozenset(
     {
         "proxy_read_timeout",
@@ -202,6 +225,7 @@ _NUMERIC = frozenset(
         "worker_connections",
         "worker_processes",
         "client_max_body_size",
+        "listen",
     }
 )
 
@@ -229,15 +253,18 @@ def _build(
                 "(envsubst), known only where nginx starts; what it renders to was not checked",
             )
             continue
-        if item["directive"] in _NUMERIC and any("$" in arg for arg in item["args"]):
-            # These directives take no nginx variables: `${PROXY_READ_TIMEOUT}` is a template
-            # placeholder (the official image's envsubst of /etc/nginx/templates), known only
-            # where the container starts. Left out, so its default or inherited value stands.
+        held = [p for p in map(holds_placeholder, item["args"]) if p is not None]
+        if item["directive"] in _NUMERIC and held:
+            # These directives (and `listen`) take no nginx variables: `${PROXY_READ_TIMEOUT}`
+            # is a template placeholder (the official image's envsubst of /etc/nginx/templates),
+            # `{PORT}` or `@PORT@` one a start script's sed fills, known only where the
+            # container starts. Left out, so its default or inherited value stands.
             written = " ".join(item["args"])[:60]
+            how = "envsubst" if held[0].startswith("$") else "a start script fills it"
             note(
                 "unresolved-variable",
                 at,
-                f"{at}: {item['directive']} {written}: a template placeholder (envsubst), "
+                f"{at}: {item['directive']} {written}: a template placeholder ({how}), "
                 "known only where nginx starts; read as if the line were absent",
             )
             continue
@@ -387,14 +414,29 @@ def _rendered_templates(held: Sequence[tuple[str, Path]]) -> list[tuple[str, Pat
     return found
 
 
+def _held_matches(pattern: str, tree: _Tree) -> list[str]:
+    """The container paths `tree` holds that an include's glob names, in nginx's order
+    (glob(3) sorts them); `*` stays within one folder, as glob's does."""
+    inside = os.path.normpath(os.path.join(tree.inside, pattern))
+    depth = inside.count("/")
+    return sorted(p for p in tree.held if p.count("/") == depth and fnmatch.fnmatchcase(p, inside))
+
+
 def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:
+    if tree.find is not None and glob.has_magic(pattern) and _held_matches(pattern, tree):
+        # `include /etc/nginx/conf.d/*.conf;` over the files the container holds there
+        # (each key of a ConfigMap mounted by subPath: DjangoBlog's deploy/k8s).
+        held = [tree.find(inside, at) for inside in _held_matches(pattern, tree)]
+        return [
+            node for found in held if found is not None for node in _build_made(found, tree, stack)
+        ]
     if tree.find is not None and not glob.has_magic(pattern):
         # The file the container holds at that path (a template beside it rendered), the
         # relative name against the container folder of the config nginx was started with.
         inside = os.path.normpath(os.path.join(tree.inside, pattern))
         found = tree.find(inside, at)
-        if found is not None and found.file.resolve() in stack:
-            chain = " -> ".join(str(p) for p in (*stack, found.file.resolve()))
+        if found is not None and _made_key(found) in stack:
+            chain = " -> ".join(str(p) for p in (*stack, _made_key(found)))
             raise CheckInputError(f"{at}: include cycle: {chain}")
         if found is not None:
             return _build_made(found, tree, stack)
@@ -468,7 +510,14 @@ def _build_made(found: ConfigFile, tree: _Tree, stack: tuple[Path, ...]) -> list
 
     if not looks_like_script(found.file, own) and found.file not in tree.files:
         tree.files.append(found.file)  # a config file of the repository, rendered
-    return _build(found.file, tree, (*stack, found.file.resolve()), items)
+    return _build(found.file, tree, (*stack, _made_key(found)), items)
+
+
+def _made_key(found: ConfigFile) -> Path:
+    """What stands for a made file in the include stack: its file, or the part of it the
+    text starts at (two ConfigMap keys of one manifest are two files to nginx)."""
+    real = found.file.resolve()
+    return real if found.first_line == 1 else real.with_name(f"{real.name}:{found.first_line}")
 
 
 def _parse_text(text: str, first_line: int) -> list[dict[str, Any]] | None:
@@ -479,8 +528,9 @@ def _parse_text(text: str, first_line: int) -> list[dict[str, Any]] | None:
     from crossplane.errors import NgxParserSyntaxError
     from crossplane.lexer import _balance_braces, _lex_file_object
 
+    filled = masked(text)  # `listen {PORT};`: lexed as one word, put back after
     try:
-        tokens = list(_balance_braces(_lex_file_object(io.StringIO(text))))
+        tokens = list(_balance_braces(_lex_file_object(io.StringIO(filled or text))))
     except NgxParserSyntaxError:
         return None
     position = 0
@@ -516,7 +566,9 @@ def _parse_text(text: str, first_line: int) -> list[dict[str, Any]] | None:
         return items if not words else None
 
     parsed = block()
-    return parsed if position >= len(tokens) else None
+    if parsed is None or position < len(tokens):
+        return None
+    return parsed if filled is None else _unmask(parsed)
 
 
 def _duration(node: _Node) -> float:
@@ -715,12 +767,20 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     return _summarised(path, tree, _build(path, tree, ()))
 
 
-def read_started_nginx(config: ConfigFile, inside: str, find: FindConfig) -> NginxConfig:
+def read_started_nginx(
+    config: ConfigFile, inside: str, find: FindConfig, held: Sequence[str] = ()
+) -> NginxConfig:
     """The nginx config a container starts nginx with (`nginx -c inside`), found by the run
     as `config` (a template rendered, `check.jinja`): its includes are the files the container
     holds there, a relative name against the folder of `inside` (nginx's prefix is the `-c`
-    file's folder), each found by `find` (so a template beside it is read rendered too)."""
-    tree = _Tree(main_dir=config.file.parent, find=find, inside=os.path.dirname(inside))
+    file's folder), each found by `find` (so a template beside it is read rendered too); a
+    glob over the container paths `held` lists, when it gives them."""
+    tree = _Tree(
+        main_dir=config.file.parent,
+        find=find,
+        inside=os.path.dirname(inside),
+        held=tuple(held),
+    )
     items = _parse_text(config.text, config.first_line)
     if items is None:
         raise CheckInputError(
@@ -728,9 +788,7 @@ def read_started_nginx(config: ConfigFile, inside: str, find: FindConfig) -> Ngi
             "nginx's config"
         )
     tree.files.append(config.file)
-    return _summarised(
-        config.file, tree, _build(config.file, tree, (config.file.resolve(),), items)
-    )
+    return _summarised(config.file, tree, _build(config.file, tree, (_made_key(config),), items))
 
 
 def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
