@@ -61,6 +61,18 @@ def test_median_run_takes_each_numbers_median_and_keeps_the_repeats() -> None:
     assert median([3, 1, 2]) == 2
 
 
+def test_median_run_with_a_repeat_that_answered_nothing_takes_the_others() -> None:
+    """A repeat with no answer at all (p99 None, as on a machine too busy for the level) does not
+    vote and never stops the report: the distribution is the median of the runs that answered."""
+    runs = [
+        {"config": "a", "concurrency": 4, "rps": r, "p99_ms": p, "distribution": [[100, p]]}
+        for r, p in [(10.0, 300.0), (0.0, None), (20.0, 100.0)]
+    ]
+    row = median_run(runs)
+    assert row["p99_ms"] == 200.0
+    assert row["distribution"] == [[100, 300.0]]
+
+
 BURN_IN_CHILD = """
 import os, time
 if os.fork() == 0:

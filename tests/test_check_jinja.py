@@ -145,9 +145,15 @@ def test_what_is_not_evaluated_is_refused_with_its_line(template: str, why: str)
     assert raised.value.line == 2
 
 
-def test_hostile_templates_are_refused_quickly() -> None:
+#: Longer than any linear reading on a loaded 2-core machine; far shorter than a blow-up.
+HANG_S = 20.0
+
+
+def test_hostile_templates_are_refused_without_hanging() -> None:
     """Blocks nested without end, parentheses nested deep, a template past the size bound
-    and a flood of tags are each refused (or rendered) in well under a second."""
+    and a flood of tags are each refused, never hang: linear work takes a fraction of a second
+    here, a blow-up would take minutes, so the bound is a hang's, not a speed target (the
+    reading speed is measured by `bench check-speed`)."""
     hostile = [
         "{% if a %}" * 100_000,
         "{{ " + "(" * 10_000 + "a" + ")" * 10_000 + " }}",
@@ -160,7 +166,7 @@ def test_hostile_templates_are_refused_quickly() -> None:
         started = time.perf_counter()
         with pytest.raises(NotRendered):
             render(template)
-        assert time.perf_counter() - started < 2.0
+        assert time.perf_counter() - started < HANG_S
 
 
 @settings(max_examples=300, deadline=None)

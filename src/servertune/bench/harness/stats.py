@@ -79,7 +79,10 @@ def median_run(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for s in samples
     ]
     if "distribution" in samples[0]:
-        by_p99 = sorted(samples, key=lambda s: float(s["p99_ms"]))
+        # A run with no answer has no p99 (None): it sorts last, never as a number.
+        by_p99 = sorted(
+            samples, key=lambda s: math.inf if s.get("p99_ms") is None else float(s["p99_ms"])
+        )
         row["distribution"] = by_p99[len(by_p99) // 2]["distribution"]
     return row
 
