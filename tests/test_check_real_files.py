@@ -122,7 +122,9 @@ def test_a_prefix_the_script_makes_empty_is_dropped_as_the_shell_drops_it(tmp_pa
     assert app.workers.value == 3
     script.write_text('#!/bin/bash\nCMDPREFIX="/usr/local/bin/profile-me"\n' + body)
     (nothing,) = check_files([script], machine=MACHINE, env={}).notes
-    assert "no command line of gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI" in nothing.message
+    assert (
+        "no command line of gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI" in nothing.message
+    )
 
 
 def test_a_python_module_config_is_named_by_its_file(tmp_path: Path) -> None:

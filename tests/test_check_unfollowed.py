@@ -44,7 +44,10 @@ def test_own_launcher_with_a_listening_option_is_not_followed_at_its_line() -> N
     assert (kind, line) == ("not-followed", 6)
     assert "'shop start --ini /app/shop.ini --port $PORT'" in message
     assert "it takes --port" in message
-    assert "check reads the command lines of gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI" in message
+    assert (
+        "check reads the command lines of gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI"
+        in message
+    )
 
 
 def test_console_script_the_packaging_declares_is_not_followed() -> None:

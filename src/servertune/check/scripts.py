@@ -42,10 +42,10 @@ from servertune.check.commands import (
     asgi_server,
     beside,
     config_argument,
-    dockerfile_name,
     expand_known,
     expand_shell,
     in_directory,
+    is_dockerfile,
     program_name,
     read_command,
     server_command,
@@ -264,7 +264,7 @@ def _lines_run(
         assumed.lines = _selected(
             lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken)
         )
-    if not arguments or not dockerfile_name(arguments[0].at.file):
+    if not arguments or not is_dockerfile(arguments[0].at.file):
         return lines, None, assumed
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
     return lines, _selected(lines, given, physical, fixed, unknown, names), assumed
@@ -1736,7 +1736,7 @@ def _first_argument(arguments: list[Word] | None) -> str | None:
     default CMD, which a deployment's command replaces; not a `"$@"` passed on by a caller
     whose own are not known), or "" when it is known there is none (a compose service with no
     `command` whose image sets its ENTRYPOINT and no CMD: `*)` arms and usage exits)."""
-    if arguments and not dockerfile_name(arguments[0].at.file) and "$" not in arguments[0].text:
+    if arguments and not is_dockerfile(arguments[0].at.file) and "$" not in arguments[0].text:
         return arguments[0].text
     if arguments is not None and not arguments and COMMAND_COMPLETE.get():
         return ""
@@ -2600,7 +2600,7 @@ def _script_server(
     if looks_like_python(script.file, script.text):
         # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
         # which a deployment's command replaces (as for a shell script's `case "$1"`).
-        given = list(arguments) if arguments and not dockerfile_name(arguments[0].at.file) else None
+        given = list(arguments) if arguments and not is_dockerfile(arguments[0].at.file) else None
         if not arguments and COMMAND_COMPLETE.get():
             given = []  # a compose `entrypoint` with no `command`: run with no arguments
         try:

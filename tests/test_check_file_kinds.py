@@ -1,0 +1,67 @@
+"""Issue 44 (file kinds by name): files `servertune check` reads whatever a project names them,
+told by name and content together, and the Procfile processes a Procfile runner starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.discover import discover
+from tests.folder_support import chains, check_folder, write
+
+
+def found(root: Path) -> set[str]:
+    """The files a walk of `root` reads, relative to it."""
+    return {p.relative_to(root).as_posix() for p in discover(root).files}
+
+
+def test_dockerfiles_named_name_dot_docker_or_docker_dash_name_are_told_by_first_instruction(
+    tmp_path: Path,
+) -> None:
+    """`api.docker` (alphagov/digitalmarketplace-docker-base) and `Docker-web` (kartoza/
+    django-bims' `Docker-geonode`) are Dockerfiles when their first instruction is FROM or ARG,
+    as a Dockerfile's must be: they are read and their CMD is a launch. A `notes.docker` of
+    prose and a `docker-entrypoint` script (a shebang first) are not Dockerfiles."""
+    write(
+        tmp_path,
+        {
+            "api.docker": "# the API image\nFROM python:3.12\nCMD exec gunicorn -w 3 api:app\n",
+            "deploy/Docker-web": "ARG PY=3.12\nFROM python:${PY}\nCMD exec gunicorn -w 2 web:app\n",
+            "notes.docker": "how the images are built\n",
+            "docker-entrypoint": "#!/bin/sh\nexec gunicorn -w 4 app:app\n",
+        },
+    )
+    assert found(tmp_path) == {"api.docker", "deploy/Docker-web", "docker-entrypoint"}
+    launched = {
+        (chain[0], kind, workers)
+        for chain, kind, workers in chains(check_folder(tmp_path), tmp_path)
+    }
+    assert ("api.docker:3", "gunicorn", 3) in launched
+    assert ("deploy/Docker-web:3", "gunicorn", 2) in launched
+
+
+def test_env_files_are_named_with_any_separator_and_told_by_their_key_value_lines(
+    tmp_path: Path,
+) -> None:
+    """Env files are named `.env` with any separator after it (`.env_sample`, codalab/
+    codabench; `.env_simple`, opendatacube/datacube-ows) and are read by name. A name with `env`
+    as a word (`conf.d/env`, mediagis/nominatim-docker; `processor.env.default`, kevoreilly/
+    CAPEv2, whose variables are all commented out) is an env file when every line is a comment,
+    blank or KEY=value; one with other lines (notes) or another kind's suffix (`env.py`) is
+    not."""
+    write(
+        tmp_path,
+        {
+            ".env_sample": "SECRET_KEY=change-me\n\n# debug\nDEBUG=True\n",
+            ".env_simple": "# an example\nWEB_CONCURRENCY=2\n",
+            "conf.d/env": "TOKENIZER=icu\nexport UPDATE_INTERVAL=86400\n",
+            "conf/processor.env.default": "# override what you need\n#PROCESSOR_ID=auto\n",
+            "docs-env/env": "Set TOKENIZER before the import.\nSee the README.\n",
+            "settings/env.py": "DEBUG = True\n",
+        },
+    )
+    assert found(tmp_path) == {
+        ".env_sample",
+        ".env_simple",
+        "conf.d/env",
+        "conf/processor.env.default",
+    }
