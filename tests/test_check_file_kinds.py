@@ -65,3 +65,65 @@ def test_env_files_are_named_with_any_separator_and_told_by_their_key_value_line
         "conf.d/env",
         "conf/processor.env.default",
     }
+
+
+def test_a_go_template_in_a_quoted_value_is_data_not_a_template_marker(tmp_path: Path) -> None:
+    """A compose file whose logging `tag: '{{.Name}}'` is docker's own Go template, and an env
+    file whose quoted value holds `'{{ .CommonAnnotations.host }}'` (an Alertmanager template),
+    are read, not skipped as templates (internetstandards/Internet.nl): a Go template's field
+    or variable inside a quoted value is text another program fills. Helm's objects
+    (`"{{ .Values.image }}"`), a Jinja expression in quotes (`"{{ image }}"`, an Ansible
+    variable), an unquoted Go action and a Jinja statement still mark a template."""
+    compose = (
+        "services:\n  web:\n    image: acme/web\n"
+        "    logging:\n      options:\n        tag: '{{.Name}}'\n"
+        '    labels:\n      state: "{{index .Container.Labels \\"x\\"}}"\n'
+        "    command: gunicorn -w 3 --bind 0.0.0.0:8000 app:app\n"
+    )
+    write(
+        tmp_path,
+        {
+            "compose.yaml": compose,
+            "defaults.env": "SUBJECT=Alert on '{{ .CommonAnnotations.host }}'\nWORKERS=2\n",
+            "helm/compose.yaml": compose.replace("'{{.Name}}'", '"{{ .Values.tag }}"'),
+            "ansible/compose.yaml": compose.replace("'{{.Name}}'", '"{{ log_tag }}"'),
+            "plain/compose.yaml": compose.replace("'{{.Name}}'", "web-{{.Name}}"),
+            "jinja/compose.yaml": "{% if tls %}\n" + compose + "{% endif %}\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix() for p in walk.files} == {
+        "compose.yaml",
+        "defaults.env",
+    }
+    assert {(p.relative_to(tmp_path).as_posix(), line) for p, line in walk.templates} == {
+        ("helm/compose.yaml", 6),
+        ("ansible/compose.yaml", 6),
+        ("plain/compose.yaml", 6),
+        ("jinja/compose.yaml", 1),
+    }
+    ((chain, kind, workers),) = chains(check_folder(tmp_path), tmp_path)
+    assert (chain[0], kind, workers) == ("compose.yaml:2", "gunicorn", 3)
+
+
+def test_a_compose_limit_from_a_variable_no_file_here_sets_is_unknown_not_an_error(
+    tmp_path: Path,
+) -> None:
+    """`mem_limit: $HIGH_MEMORY_LIMIT` and `cpus: $CPUS` that no file here sets (the deployment's
+    `--env-file` fills them; internetstandards/Internet.nl) interpolate to blank: the limit is
+    unknown, and the service's server is read (before, a blank byte value was an error)."""
+    write(
+        tmp_path,
+        {
+            "compose.yaml": "services:\n  web:\n    image: acme/web\n"
+            "    mem_limit: $HIGH_MEMORY_LIMIT\n    cpus: $CPUS\n"
+            "    command: gunicorn -w 3 --bind 0.0.0.0:8000 app:app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    ((chain, kind, workers),) = chains(result, tmp_path)
+    assert (chain[0], kind, workers) == ("compose.yaml:2", "gunicorn", 3)
+    (app,) = result.apps
+    assert app.container is not None
+    assert app.container.memory_limit_mb is None
+    assert app.container.cpu_limit is None
