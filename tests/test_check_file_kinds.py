@@ -127,3 +127,42 @@ def test_a_compose_limit_from_a_variable_no_file_here_sets_is_unknown_not_an_err
     assert app.container is not None
     assert app.container.memory_limit_mb is None
     assert app.container.cpu_limit is None
+
+
+def test_honcho_start_runs_every_procfile_process_each_on_its_own_port(tmp_path: Path) -> None:
+    """`honcho start` (superdesk/superdesk: `CMD ["honcho", "start"]`) runs every process of the
+    Procfile, not only the first, and gives each PORT 5000 + 100 x its place in the Procfile
+    (honcho's `environ.expand_processes`; foreman's base port, blocks of 100 per process type):
+    two gunicorns on :5000 and :5200 around a worker at 5100, the second behind the nginx
+    upstream at :5200. `foreman start -p 7000 api web` numbers the processes in the Procfile's
+    order from 7000 (foreman's `Engine#port_for`)."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY . /app\nWORKDIR /app\nCMD ["honcho", "start"]\n',
+            "Procfile": "rest: gunicorn -w 2 --bind 0.0.0.0:$PORT rest:app\n"
+            "work: python worker.py\n"
+            "capi: gunicorn -w 3 --bind 0.0.0.0:$PORT capi:app\n",
+            "nginx/nginx.conf": "events {}\nhttp {\n  server {\n    listen 80;\n"
+            "    location / { proxy_pass http://127.0.0.1:5200; }\n  }\n}\n",
+            "foreman/Dockerfile": "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n"
+            'CMD ["foreman", "start", "-p", "7000", "api", "web"]\n',
+            "foreman/Procfile": "web: gunicorn -w 4 --bind 0.0.0.0:$PORT web:app\n"
+            "api: gunicorn -w 5 --bind 0.0.0.0:$PORT api:app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    sockets = {
+        (app.launched_by[-1].file.relative_to(tmp_path).as_posix(), app.launched_by[-1].line): [
+            s.value for s in app.sockets
+        ]
+        for app in result.apps
+    }
+    assert sockets == {
+        ("Procfile", 1): ["0.0.0.0:5000"],
+        ("Procfile", 3): ["0.0.0.0:5200"],
+        ("foreman/Procfile", 1): ["0.0.0.0:7000"],
+        ("foreman/Procfile", 2): ["0.0.0.0:7100"],
+    }
+    fronted = {(k.app.launched_by[-1].file.name, k.app.launched_by[-1].line) for k in result.links}
+    assert fronted == {("Procfile", 3)}
