@@ -166,3 +166,36 @@ def test_honcho_start_runs_every_procfile_process_each_on_its_own_port(tmp_path:
     }
     fronted = {(k.app.launched_by[-1].file.name, k.app.launched_by[-1].line) for k in result.links}
     assert fronted == {("Procfile", 3)}
+
+
+def test_a_procfile_process_running_the_images_command_is_a_launch_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """A Procfile `web:` that runs the same gunicorn command as the image's CMD (opensafely-
+    core/job-server) is a launch of its own: a platform (Heroku, Dokku) runs the Procfile, the
+    compose service runs the image; both are shown, each with its chain. The image's service is
+    followed through its entrypoint's `exec "$@"` although another service's entrypoint starts
+    no server itself (a dev target running `manage.py runserver` in the same compose file)."""
+    image = (
+        "FROM python:3.12 AS prod\nCOPY . /app\nWORKDIR /app\n"
+        'ENTRYPOINT ["/app/entrypoints/prod.sh"]\n'
+        'CMD ["gunicorn", "--config", "gunicorn.conf.py", "app.wsgi"]\n'
+        'FROM prod AS dev\nENTRYPOINT ["/app/entrypoints/dev.sh"]\n'
+    )
+    write(
+        tmp_path,
+        {
+            "Procfile": "web: gunicorn --config gunicorn.conf.py app.wsgi\n"
+            "worker: python manage.py worker\n",
+            "gunicorn.conf.py": 'workers = 9\nbind = "0.0.0.0:8000"\n',
+            "Dockerfile": image,
+            "entrypoints/prod.sh": '#!/bin/bash\nset -eu\n./manage.py migrate\nexec "$@"\n',
+            "entrypoints/dev.sh": '#!/bin/bash\nset -eu\nexec "$@"\n',
+            "compose.yaml": "services:\n"
+            "  prod:\n    build:\n      context: .\n      target: prod\n"
+            "  dev:\n    build:\n      context: .\n      target: dev\n"
+            "    command: python manage.py runserver 0.0.0.0:8000\n",
+        },
+    )
+    starts = sorted(chain[0] for chain, _, _ in chains(check_folder(tmp_path), tmp_path))
+    assert starts == ["Procfile:1", "compose.yaml:2"]

@@ -2639,7 +2639,7 @@ def _script_server(
         remember(why)  # said for the file that runs it, if that starts no server at all
         return None
     except CheckInputError as error:
-        if "command line in this script" in str(error):
+        if _NO_SERVER in str(error):  # the message's own constant, not words of it
             return None
         raise
 
