@@ -199,3 +199,25 @@ def test_a_procfile_process_running_the_images_command_is_a_launch_of_its_own(
     )
     starts = sorted(chain[0] for chain, _, _ in chains(check_folder(tmp_path), tmp_path))
     assert starts == ["Procfile:1", "compose.yaml:2"]
+
+
+def test_two_procfile_processes_on_one_config_are_two_launches(tmp_path: Path) -> None:
+    """A script's `honcho start` (superdesk/superdesk's scripts/run.sh) runs the Procfile's
+    `rest:` and `capi:`, two gunicorns with the same gunicorn_config.py: two processes (their
+    launches go through other lines of the Procfile), not one server read twice."""
+    write(
+        tmp_path,
+        {
+            "run.sh": "#!/bin/bash\nset -e\npip install -r requirements.txt\nhoncho start\n",
+            "Procfile": "rest: gunicorn -c gunicorn_config.py rest:app\n"
+            "work: celery -A worker worker\n"
+            "capi: gunicorn -c gunicorn_config.py capi:app\n",
+            "gunicorn_config.py": 'import os\nbind = "0.0.0.0:%s" % os.environ.get("PORT", "5000")\n'
+            "workers = 3\n",
+        },
+    )
+    found_chains = sorted(chain[:2] for chain, _, _ in chains(check_folder(tmp_path), tmp_path))
+    assert found_chains == [
+        ["run.sh:4", "Procfile:1"],
+        ["run.sh:4", "Procfile:3"],
+    ]

@@ -170,6 +170,8 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # two Dockerfiles, `--ini wsgi.ini:web` and `wsgi.ini`): two processes, when neither
         # file that starts one is in the other's chain.
         first, then = app.launched_by[:1], other.launched_by[:1]
+        if _other_lines(app, other):
+            return True  # two entries of one Procfile, each run by honcho (superdesk's capi)
         return bool(first and then) and (
             first[0].file != then[0].file
             and first[0].file not in chain_files(other)
@@ -202,6 +204,18 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         seen.setdefault(key(app), []).append(app)
         kept.append(app)
     return kept
+
+
+def _other_lines(app: AppServer, other: AppServer) -> bool:
+    """Whether the two launches go through a file at other lines only (a Procfile's `rest:`
+    and `capi:`, a supervisord file's two programs): other entries, so other processes."""
+    lines: dict[Path, set[int]] = {}
+    for at in app.launched_by:
+        lines.setdefault(at.file, set()).add(at.line)
+    theirs: dict[Path, set[int]] = {}
+    for at in other.launched_by:
+        theirs.setdefault(at.file, set()).add(at.line)
+    return any(lines[f].isdisjoint(theirs[f]) for f in lines.keys() & theirs.keys())
 
 
 def _run_images(reading: Reading) -> list[AppServer]:
