@@ -157,7 +157,8 @@ def read_config(path: Path, env: Mapping[str, str] | None = None) -> AppServer |
 def _once(apps: Sequence[AppServer]) -> list[AppServer]:
     """Each server once. A server read twice (a Dockerfile given beside the compose file that
     builds it; a gunicorn.conf.py beside the Procfile that names it) is the same process: keep
-    the reading that knows its container, or the first."""
+    the reading that knows its container, or the first. A launch of its own that runs the
+    same config (a Procfile's process beside an image's CMD) is another process."""
 
     def key(app: AppServer) -> tuple[object, ...]:
         # Where its command or config sets the workers; a dev compose file's `--reload` run
@@ -169,24 +170,52 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # two Dockerfiles, `--ini wsgi.ini:web` and `wsgi.ini`): two processes, when neither
         # file that starts one is in the other's chain.
         first, then = app.launched_by[:1], other.launched_by[:1]
+        if _other_lines(app, other):
+            return True  # two entries of one Procfile, each run by honcho (superdesk's capi)
         return bool(first and then) and (
             first[0].file != then[0].file
             and first[0].file not in chain_files(other)
             and then[0].file not in chain_files(app)
         )
 
-    boxed = {key(a) for a in apps if a.container is not None}
+    def launched_apart(app: AppServer, boxed: AppServer) -> bool:
+        # A reading that starts at a file of its own (a Procfile's `web`, which Heroku or
+        # Dokku runs as the app's launch) is another launch than a container's that runs
+        # the same config, when neither start is in the other's chain (opensafely-core/
+        # job-server: Procfile `web` and the image's CMD). One whose file the container's
+        # chain goes through (a gunicorn.conf.py, a Dockerfile read alone) is that one.
+        first = app.launched_by[0].file if app.launched_by else app.file
+        then = boxed.launched_by[0].file if boxed.launched_by else boxed.file
+        return first != then and first not in chain_files(boxed) and then not in chain_files(app)
+
+    boxed: dict[tuple[object, ...], list[AppServer]] = {}
+    for app in apps:
+        if app.container is not None:
+            boxed.setdefault(key(app), []).append(app)
     kept: list[AppServer] = []
     seen: dict[tuple[object, ...], list[AppServer]] = {}
     for app in apps:
         same = seen.get(key(app), [])
         if app.container is None and (
-            key(app) in boxed or any(not started_apart(app, one) for one in same)
+            any(not launched_apart(app, one) for one in boxed.get(key(app), []))
+            or any(not started_apart(app, one) for one in same)
         ):
             continue
         seen.setdefault(key(app), []).append(app)
         kept.append(app)
     return kept
+
+
+def _other_lines(app: AppServer, other: AppServer) -> bool:
+    """Whether the two launches go through a file at other lines only (a Procfile's `rest:`
+    and `capi:`, a supervisord file's two programs): other entries, so other processes."""
+    lines: dict[Path, set[int]] = {}
+    for at in app.launched_by:
+        lines.setdefault(at.file, set()).add(at.line)
+    theirs: dict[Path, set[int]] = {}
+    for at in other.launched_by:
+        theirs.setdefault(at.file, set()).add(at.line)
+    return any(lines[f].isdisjoint(theirs[f]) for f in lines.keys() & theirs.keys())
 
 
 def _run_images(reading: Reading) -> list[AppServer]:

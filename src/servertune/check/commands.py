@@ -313,6 +313,35 @@ def dockerfile_name(path: Path) -> bool:
     )
 
 
+#: Names a Dockerfile is given that another file may have too, so its first instruction tells:
+#: `DockerfileCelery`, `Docker-geonode` (kartoza/django-bims), `docker_web`, `api.docker`
+#: (alphagov/digitalmarketplace-docker-base). (`docker-compose`, `docker-entrypoint` are not.)
+_MAYBE_DOCKERFILE = re.compile(r"\A(?:(?:docker|container)(?:file)?[^.]*|[^.].*\.docker)\Z", re.I)
+
+#: The bytes of a file read to find its first instruction.
+_HEAD_BYTES = 8192
+
+
+def is_dockerfile(path: Path, text: str | None = None) -> bool:
+    """A Dockerfile: named as one is (`dockerfile_name`), or with a name a Dockerfile may have
+    (`_MAYBE_DOCKERFILE`) when its first instruction is FROM or ARG, as a Dockerfile's must be
+    (the Dockerfile reference, "Format"). `text` is the file's, read from `path` when None."""
+    if dockerfile_name(path):
+        return True
+    if not _MAYBE_DOCKERFILE.match(path.name):
+        return False
+    if text is None:
+        try:
+            with path.open("rb") as head:
+                text = head.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            return False
+    first = next(
+        (s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")), ""
+    )
+    return bool(first) and first.split(maxsplit=1)[0].upper() in ("FROM", "ARG")
+
+
 def without_comments(text: str) -> str:
     """`text` without its shell comments: from a `#` that begins a word, outside quotes, to
     the end of its line. A `#` inside a word is the word's (`egg:meinheld#gunicorn_worker`,
@@ -780,7 +809,7 @@ def _resolve(reading: _Reading) -> list[Word]:
     words: list[Word] = []
     args = list(reading.command.args)
     for index, word in enumerate(args):
-        if not reading.shell and "$" in word.text and dockerfile_name(word.at.file):
+        if not reading.shell and "$" in word.text and is_dockerfile(word.at.file):
             # Docker's exec form runs no shell: the server gets `${W:-4}` as written (a
             # fault of the file, said by its rule); read without it, as an unknown value.
             reading.unexpanded.append(Setting(word.text, word.at))

@@ -416,8 +416,10 @@ def _from_shell(lookup: Mapping[str, str]) -> Callable[[Location], bool]:
 
 
 def _unknown(node: _Node | None) -> bool:
-    """No value here: absent, or a `${VAR:?}` compose could not fill (noted where it is)."""
-    return node is None or node.text() is None or "${" in (node.text() or "")
+    """No value here: absent, a `${VAR:?}` compose could not fill (noted where it is), or blank:
+    a `$HIGH_MEMORY_LIMIT` no file here sets, which the deployment's `--env-file` fills
+    (internetstandards/Internet.nl)."""
+    return node is None or not (node.text() or "").strip() or "${" in (node.text() or "")
 
 
 def _cpus(node: _Node | None, field: str) -> Setting[float] | None:

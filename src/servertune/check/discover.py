@@ -25,8 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from servertune.check.commands import dockerfile_name
-from servertune.check.envfile import ENV_FILE_NAME as _ENV_NAME
+from servertune.check.commands import is_dockerfile
+from servertune.check.envfile import env_named
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
 from servertune.check.template_markers import SHEBANG, template_line
@@ -151,11 +151,7 @@ def _holds_dockerfile(folder: Path, depth: int) -> bool:
     except OSError:
         return False
     for entry in entries:
-        name = entry.name.lower()
-        named = name.startswith(("dockerfile", "containerfile")) or name.endswith(
-            (".dockerfile", ".containerfile")
-        )
-        if named and entry.is_file(follow_symlinks=False):
+        if entry.is_file(follow_symlinks=False) and is_dockerfile(Path(entry.path)):
             return True
     return depth > 1 and any(
         _holds_dockerfile(Path(e.path), depth - 1)
@@ -235,9 +231,10 @@ _SHEBANG = SHEBANG
 
 
 #: How the names of the kinds told by name alone begin and end (lower-cased): Dockerfile and
-#: Containerfile families, Procfiles, Caddyfiles.
+#: Containerfile families (and `api.docker`, a Dockerfile by its first instruction), Procfiles,
+#: Caddyfiles.
 _KIND_PREFIXES = ("dockerfile", "containerfile", "procfile", "caddyfile")
-_KIND_SUFFIXES = (".dockerfile", ".containerfile", ".caddyfile")
+_KIND_SUFFIXES = (".dockerfile", ".containerfile", ".docker", ".caddyfile")
 
 
 #: Application platforms' files told by name (`servertune.check.platforms`; a Cloud Foundry
@@ -251,7 +248,7 @@ def _candidate(path: Path) -> bool:
     `docker-entrypoint`), a `.py` in a folder named for gunicorn."""
     name = path.name.lower()
     suffix = path.suffix.lower()
-    if _ENV_NAME.match(path.name):  # `env.oss.gh.example`: an env file's example, by name
+    if env_named(path):  # `env.oss.gh.example`, `x.env.default`: an env file's, by name
         return True
     if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
         return _candidate(path.with_name(path.stem)) or suffix == ".template"
@@ -278,8 +275,6 @@ def _candidate(path: Path) -> bool:
         # An executable or a script copied without its mode bits (an s6 `run`,
         # `docker-entrypoint`), or a config a Dockerfile copies to where its server reads it
         # (`COPY conf /etc/nginx/conf.d/default.conf`): the content decides (`_claims`).
-        return True
-    if _ENV_NAME.match(path.name):
         return True
     if name.startswith(_KIND_PREFIXES) or name.endswith(_KIND_SUFFIXES):
         return True
@@ -393,7 +388,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         except (OSError, CheckInputError):
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
-        line = template_line(text, dockerfile=dockerfile_name(item))
+        line = template_line(text, dockerfile=is_dockerfile(item, text))
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
         elif _claims(item, text):

@@ -51,8 +51,8 @@ from servertune.check.commands import (
     ConfigFile,
     FindConfig,
     Word,
-    dockerfile_name,
     expand_shell,
+    is_dockerfile,
     program_name,
     server_command,
     shell_commands,
@@ -118,17 +118,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def looks_like_dockerfile(path: Path, text: str) -> bool:
     """`Dockerfile`, `Containerfile`, `Dockerfile.prod`, `Dockerfile-prod`, `web.Dockerfile`,
-    `*.dockerfile`; and a name that only starts so (`DockerfileCelery`, `DockerfileProd`)
-    when its first instruction is FROM or ARG, as a Dockerfile's must be."""
-    if dockerfile_name(path):
-        return True
-    name = path.name.lower()
-    if not name.startswith(("dockerfile", "containerfile")) or "." in name:
-        return False
-    first = next(
-        (s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")), ""
-    )
-    return first.split(maxsplit=1)[0].upper() in ("FROM", "ARG") if first else False
+    `*.dockerfile`; and a name a Dockerfile may have (`DockerfileCelery`, `api.docker`,
+    `Docker-geonode`) when its first instruction is FROM or ARG (`commands.is_dockerfile`)."""
+    return is_dockerfile(path, text)
 
 
 def _escape_character(text: str) -> str:

@@ -20,32 +20,58 @@ from pathlib import Path
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["compose_loads", "looks_like_env_file", "read_env_file"]
+__all__ = ["compose_loads", "env_named", "looks_like_env_file", "read_env_file"]
 
 #: What an env file's example or template copy is named after (`.env.example`, `env.dist`).
 _COPY = r"(sample|example|template|dist|tpl|in)"
 
-#: Env files by name: `.env`, `.env.prod`, `.env-dist`, `prod.env`, `server.env.template`,
-#: `.env.example`, `env.sample`, `env.prod.template`, `env.oss.gh.example`.
+#: Env files by name: `.env`, `.env.prod`, `.env-dist`, `.env_sample` (codalab/codabench),
+#: `prod.env`, `server.env.template`, `.env.example`, `env.sample`, `env.prod.template`,
+#: `env.oss.gh.example`.
 ENV_FILE_NAME = re.compile(
-    rf"\A(\.env([.-].+)?|.+\.env(\.{_COPY})?|env\.([\w-]+\.)*{_COPY})\Z", re.I
+    rf"\A(\.env([._-].+)?|.+\.env(\.{_COPY})?|env\.([\w-]+\.)*{_COPY})\Z", re.I
+)
+
+#: `env` as a word of a name (`conf.d/env`, `cape-processor.env.default`, `web_env`): an env
+#: file when its content is one (`ENV_FILE_NAME`'s names are one by name alone).
+_ENV_WORD = re.compile(r"(\A|[._-])env(\Z|[._-])", re.I)
+
+#: Suffixes of other kinds of files, whatever their names say (`env.py`, `setup-env.sh`).
+_OTHER_SUFFIXES = frozenset(
+    {".py", ".sh", ".bash", ".yaml", ".yml", ".json", ".toml", ".ini", ".conf", ".cfg", ".md"}
+    | {".rst", ".txt", ".html", ".js", ".ts", ".rb", ".go", ".j2", ".jinja", ".jinja2", ".ps1"}
 )
 
 #: A `KEY=value` line, as an env file or a shell file of variables writes it.
 _BINDING = re.compile(r"\A(export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
 
 
+def env_named(path: Path) -> bool:
+    """Named as an env file may be: by `ENV_FILE_NAME`, or with `env` as a word of its name and
+    no other kind's suffix (whose content then decides: `looks_like_env_file`)."""
+    return bool(ENV_FILE_NAME.match(path.name)) or (
+        bool(_ENV_WORD.search(path.name)) and path.suffix.lower() not in _OTHER_SUFFIXES
+    )
+
+
 def looks_like_env_file(path: Path, text: str) -> bool:
-    """Named as an env file; or a server's settings written as shell variables (a
+    """Named as an env file; or with `env` as a word of its name (`env_named`), every line a
+    comment, blank or `KEY=value`, one at least binding or commenting out a variable (an
+    example that lists what to set); or a server's settings written as shell variables (a
     `gunicorn.conf` of `GUNICORN_BIND=...` lines that an entrypoint sources): named for a
     server, every line a comment or `KEY=value`."""
     if ENV_FILE_NAME.match(path.name):
         return True
+    lines = [line.strip() for line in text.splitlines()]
+    bindings = [line for line in lines if line and not line.startswith("#")]
+    if env_named(path):
+        listed = bindings or [c for line in lines if (c := line.lstrip("#").strip()) != line]
+        return any(_BINDING.match(line) for line in listed) and all(
+            _BINDING.match(line) for line in bindings
+        )
     name = path.name.lower()
     if path.suffix == ".py" or not any(s in name for s in ("gunicorn", "uwsgi", "uvicorn")):
         return False
-    lines = [line.strip() for line in text.splitlines()]
-    bindings = [line for line in lines if line and not line.startswith("#")]
     return bool(bindings) and all(_BINDING.match(line) for line in bindings)
 
 

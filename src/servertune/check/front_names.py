@@ -60,22 +60,22 @@ def _stage_at(dockerfile: Path, line: int) -> str:
 def named_for_development(app: AppServer) -> bool:
     """`app` is started under a name that says a developer's run: its container, the stage of
     a Dockerfile line that starts it, or that Dockerfile's own name (`Dockerfile.dev`)."""
-    from servertune.check.commands import dockerfile_name
+    from servertune.check.commands import is_dockerfile
 
-    files = {at.file for at in app.launched_by if dockerfile_name(at.file)}
+    files = {at.file for at in app.launched_by if is_dockerfile(at.file)}
     return bool((_names(app) | {w for f in files for w in words_of(f.name)}) & _DEVELOPMENT)
 
 
 def _names(app: AppServer) -> frozenset[str]:
     """The words of the names `app` is started under: its container, the stages of the
     Dockerfile lines that start it."""
-    from servertune.check.commands import dockerfile_name
+    from servertune.check.commands import is_dockerfile
 
     words: set[str] = set()
     if app.container is not None:
         words |= words_of(app.container.name)
     for at in _read_at(app):
-        if dockerfile_name(at.file):
+        if is_dockerfile(at.file):
             words |= words_of(_stage_at(at.file, at.line))
     return frozenset(words)
 

@@ -27,10 +27,10 @@ _PLATFORM, _IMAGE, _SCRIPT, _CONFIG = range(4)
 
 
 def _rank(path: Path) -> int:
-    from servertune.check.dockerfile import looks_like_dockerfile
+    from servertune.check.commands import is_dockerfile
 
     name = path.name.lower()
-    if looks_like_dockerfile(path, ""):
+    if is_dockerfile(path):
         return _IMAGE
     if name.startswith("procfile") and path.suffix != ".sh":
         return _PLATFORM

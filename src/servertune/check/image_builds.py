@@ -113,7 +113,7 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
     """What `file` says builds `image`: each `docker build` line tagging it, else each
     Dockerfile of a block (a bake target, the whole file otherwise) that writes the name,
     `alone` when it is the block's only one."""
-    from servertune.check.commands import dockerfile_name
+    from servertune.check.commands import is_dockerfile
 
     text = _text(file)
     if not text or not _names(text, image):
@@ -143,7 +143,7 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
         files = {
             m["path"]: m.start()
             for m in _DOCKERFILE_KEY.finditer(block)
-            if dockerfile_name(Path(m["path"]))
+            if is_dockerfile(root / m["path"])
         }
         stages = {m["stage"] for m in _STAGE.finditer(block)}
         for path, offset in files.items():

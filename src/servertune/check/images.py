@@ -54,12 +54,13 @@ _BUILDS: contextvars.ContextVar[tuple[Build, ...]] = contextvars.ContextVar(
 def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
     """The final image of every Dockerfile among `paths` that parses (one that does not is the
     Dockerfile reader's error to report, once, when it is read)."""
-    from servertune.check.dockerfile import looks_like_dockerfile, read_image
+    from servertune.check.commands import is_dockerfile
+    from servertune.check.dockerfile import read_image
     from servertune.check.source import read_text
 
     images: list[Image] = []
     for path in paths:
-        if not looks_like_dockerfile(path, ""):
+        if not is_dockerfile(path):
             continue
         try:
             with collect_notes():  # the Dockerfile's own reading says what it notes

@@ -42,10 +42,10 @@ from servertune.check.commands import (
     asgi_server,
     beside,
     config_argument,
-    dockerfile_name,
     expand_known,
     expand_shell,
     in_directory,
+    is_dockerfile,
     program_name,
     read_command,
     server_command,
@@ -264,7 +264,7 @@ def _lines_run(
         assumed.lines = _selected(
             lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken)
         )
-    if not arguments or not dockerfile_name(arguments[0].at.file):
+    if not arguments or not is_dockerfile(arguments[0].at.file):
         return lines, None, assumed
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
     return lines, _selected(lines, given, physical, fixed, unknown, names), assumed
@@ -1736,7 +1736,7 @@ def _first_argument(arguments: list[Word] | None) -> str | None:
     default CMD, which a deployment's command replaces; not a `"$@"` passed on by a caller
     whose own are not known), or "" when it is known there is none (a compose service with no
     `command` whose image sets its ENTRYPOINT and no CMD: `*)` arms and usage exits)."""
-    if arguments and not dockerfile_name(arguments[0].at.file) and "$" not in arguments[0].text:
+    if arguments and not is_dockerfile(arguments[0].at.file) and "$" not in arguments[0].text:
         return arguments[0].text
     if arguments is not None and not arguments and COMMAND_COMPLETE.get():
         return ""
@@ -2600,7 +2600,7 @@ def _script_server(
     if looks_like_python(script.file, script.text):
         # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
         # which a deployment's command replaces (as for a shell script's `case "$1"`).
-        given = list(arguments) if arguments and not dockerfile_name(arguments[0].at.file) else None
+        given = list(arguments) if arguments and not is_dockerfile(arguments[0].at.file) else None
         if not arguments and COMMAND_COMPLETE.get():
             given = []  # a compose `entrypoint` with no `command`: run with no arguments
         try:
@@ -2639,7 +2639,7 @@ def _script_server(
         remember(why)  # said for the file that runs it, if that starts no server at all
         return None
     except CheckInputError as error:
-        if _NO_SERVER in str(error):
+        if _NO_SERVER in str(error):  # the message's own constant, not words of it
             return None
         raise
 
@@ -2744,11 +2744,7 @@ def _procfile_manager(
     if procfile is None:
         return None
     chosen = _chosen_processes(texts[texts.index("start") + 1 :])
-    processes: list[tuple[Setting[str], str]] = []
-    for number, raw in enumerate(procfile.text.splitlines(), start=procfile.first_line):
-        found = re.match(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z", raw.strip())
-        if found is not None and (not chosen or found[1] in chosen):
-            processes.append((Setting(raw.strip(), Location(procfile.file, number)), found[2]))
+    processes = _runner_processes(runner, procfile, chosen)
     wait: Setting[float] | None = None
     options = _PROCFILE_RUNNERS[runner]
     if len(processes) > 1:
@@ -2756,24 +2752,79 @@ def _procfile_manager(
         value = float(timeout.text) if timeout is not None and timeout.text.isdigit() else None
         at = timeout.at if timeout is not None and value is not None else words[0].at
         wait = Setting(value or PROCFILE_RUNNER_WAIT_S, at, default=value is None)
-    for line, command in processes:
+    base = _runner_port(runner, args, env or {})
+    apps: list[AppServer] = []
+    for index, line, command in processes:
+        port = {"PORT": str(base + _RUNNER_PORT_STEP * index)}
         for simple in shell_commands(Word(command, line.at)):
             app = run_words(
-                procfile.file, simple, env, env_at, find_config=find_config, depth=depth + 1
+                procfile.file,
+                simple,
+                {**(env or {}), **port},
+                {**(env_at or {}), "PORT": words[0].at},
+                find_config=find_config,
+                depth=depth + 1,
             )
             if app is None:
                 continue
-            return replace(
-                app,
-                group_signalled=line,
-                stop_wait=wait if wait is not None else app.stop_wait,
-                stop_wait_name=_runner_wait_name(runner)
-                if wait is not None
-                else app.stop_wait_name,
-                stop_wait_fix=_runner_wait_fix(runner) if wait is not None else app.stop_wait_fix,
-                launched_by=(words[0].at, line.at, *app.launched_by),
+            apps.append(
+                replace(
+                    app,
+                    group_signalled=line,
+                    stop_wait=wait if wait is not None else app.stop_wait,
+                    stop_wait_name=_runner_wait_name(runner)
+                    if wait is not None
+                    else app.stop_wait_name,
+                    stop_wait_fix=_runner_wait_fix(runner)
+                    if wait is not None
+                    else app.stop_wait_fix,
+                    launched_by=(words[0].at, line.at, *app.launched_by),
+                )
             )
-    return None
+            break
+    return with_others(apps) if apps else None
+
+
+#: The PORT honcho and foreman give each process they start: the base port (5000 unless set)
+#: for the first process type, 100 more for each next one (honcho's `environ.expand_processes`,
+#: `port += 100` per type; foreman's `Engine#port_for`, `base_port + index * 100`; its man page
+#: on `-p`: "the base port"). Web 5000, worker 5100, clock 5200.
+_RUNNER_BASE_PORT = 5000
+_RUNNER_PORT_STEP = 100
+
+
+def _runner_processes(
+    runner: str, procfile: ConfigFile, chosen: Sequence[str]
+) -> list[tuple[int, Setting[str], str]]:
+    """The processes `start` runs (the `chosen` ones, else all), each with its place in the
+    port blocks and its line and command: honcho numbers the processes it starts, in the order
+    they are named (`command_start`); foreman every process of the Procfile, in its order
+    (`Engine#port_for`)."""
+    entries: list[tuple[str, Setting[str], str]] = []
+    for number, raw in enumerate(procfile.text.splitlines(), start=procfile.first_line):
+        found = re.match(r"\A([A-Za-z0-9_-]+):\s*(.*)\Z", raw.strip())
+        if found is not None:
+            entries.append(
+                (found[1], Setting(raw.strip(), Location(procfile.file, number)), found[2])
+            )
+    if runner == "honcho" and chosen:
+        named = [e for name in chosen for e in entries if e[0] == name]
+        return [(i, line, command) for i, (_, line, command) in enumerate(named)]
+    return [
+        (i, line, command)
+        for i, (name, line, command) in enumerate(entries)
+        if not chosen or name in chosen
+    ]
+
+
+def _runner_port(runner: str, args: Sequence[Word], env: Mapping[str, str]) -> int:
+    """The base port of a Procfile runner's `start`: its `-p`/`--port`, or PORT from the
+    environment (honcho takes PORT first, foreman `-p` first), else 5000."""
+    option, _ = config_argument(list(args), ("-p", "--port"))
+    given = [option.text if option is not None else "", env.get("PORT", "")]
+    if runner == "honcho":
+        given.reverse()
+    return next((int(v) for v in given if v.isdigit()), _RUNNER_BASE_PORT)
 
 
 #: honcho's and foreman's `start` options that take a value (`-f Procfile`, `-t 60`).

@@ -30,6 +30,11 @@ def template_line(text: str, *, dockerfile: bool = False) -> int | None:
     shell script (by its shebang), a marker inside a shell quote does not count: it is text
     a command is given (`sed -i 's|{{'$KEY'}}|...|' /config/settings.py` fills a placeholder
     of another file), whereas a template's marker stands where the shell reads words.
+    In any other file, a Go template's field or variable (`'{{.Name}}'`, `"{{ $labels.x }}"`)
+    inside a quoted value is data: a template another program fills at run time (docker's
+    logging `tag`, an Alertmanager subject; internetstandards/Internet.nl), not a marker of
+    this file. Helm's objects (`{{ .Values.x }}`), a Jinja expression (`"{{ image }}"`, an
+    Ansible variable) and a statement (`{% if %}`, `{{- range }}`) still mark a template.
     """
     running = _run_lines(text) if dockerfile else frozenset()
     shell = bool(SHEBANG.match(text))
@@ -42,10 +47,48 @@ def template_line(text: str, *, dockerfile: bool = False) -> int | None:
             quoted = _quoted_spans(text) if quoted is None else quoted
             if any(begin <= match.start() < end for begin, end in quoted):
                 continue
+        elif _go_action(text, match.start()) and _in_quotes(text[start : match.start()]):
+            continue
         line = text.count("\n", 0, match.start()) + 1
         if line not in running:
             return line
     return None
+
+
+#: A Go template action (`{{.Name}}`, `{{ $labels.instance }}`, `{{index .Container.Labels
+#: "x"}}`): a field or variable standing as a word of it, which Jinja's syntax has no use for.
+_GO_ACTION = re.compile(r"\{\{-?(?P<body>[^{}\n]*?)-?\}\}")
+_GO_WORD = re.compile(r"(?:\A|[\s(])(?:\$?\.[A-Za-z_]|\$[A-Za-z_])")
+#: The objects Helm gives its charts' templates (the Helm docs' "Built-in Objects").
+_HELM_OBJECT = re.compile(r"\$?\.(?:Values|Release|Chart|Capabilities|Template|Files|Subcharts)\b")
+
+
+def _go_action(text: str, at: int) -> bool:
+    """Whether the marker at `at` is a Go template action that is not Helm's."""
+    action = _GO_ACTION.match(text, at)
+    return (
+        action is not None
+        and bool(_GO_WORD.search(action["body"]))
+        and not _HELM_OBJECT.search(action["body"])
+    )
+
+
+def _in_quotes(before: str) -> bool:
+    """Whether a line's text `before` a point leaves it inside a quoted string: an odd number of
+    `'` or `"` opened before it, the other quote inside counting as text (YAML's and dotenv's
+    quotes; a doubled `''` in YAML closes and reopens, which leaves the count's parity)."""
+    quote = ""
+    escaped = False
+    for char in before:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote == '"':
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+    return bool(quote)
 
 
 def _run_lines(text: str) -> frozenset[int]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
-from servertune.check.commands import dockerfile_name
+from servertune.check.commands import is_dockerfile
 from servertune.check.front_names import named_for_development
 from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
@@ -192,6 +192,6 @@ def _production_launch(app: AppServer, overridden: bool) -> bool:
         production = box.platform != "compose"
     else:
         production = (
-            bool(app.launched_by) and dockerfile_name(app.launched_by[0].file) and not overridden
+            bool(app.launched_by) and is_dockerfile(app.launched_by[0].file) and not overridden
         )
     return production and not named_for_development(app)

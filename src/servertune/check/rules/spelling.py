@@ -167,9 +167,9 @@ def assignment(app: AppServer, concept: str, value: object) -> str:
     image's documented knob), that variable, as the line that sets it writes it."""
     if app.kind == "uwsgi" and app.workers_env and concept in _UWSGI_LAYOUT_ENV:
         variable = app.workers_env if concept == "workers" else _UWSGI_LAYOUT_ENV[concept]
-        from servertune.check.dockerfile import looks_like_dockerfile
+        from servertune.check.commands import is_dockerfile
 
-        if looks_like_dockerfile(app.workers.at.file, ""):
+        if is_dockerfile(app.workers.at.file):
             return f"ENV {variable} {value}"
         return f"{variable}={value}"
     name = spelled(app, concept)
