@@ -1066,6 +1066,7 @@ def read_compose(
     runs = _runs(services, lines)
     apps: list[AppServer] = []
     unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]] = []
+    unsaid: list[NothingToCheck] = []  # why a service's script starts no server
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
@@ -1103,7 +1104,13 @@ def read_compose(
         unseen = image is None and service.get("image") is not None and entrypoint is None
         with _complete(_no_arguments(command, entrypoint, image), known and image is not None):
             call = (path, first, rest, environment, where, image, find)
-            app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
+            try:
+                app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
+            except NothingToCheck as why:
+                # One service's script that starts no server (a worker's `arq`) is that
+                # service's: the file's other services are still read; said when none is.
+                unsaid.append(why)
+                app = None
         if app is None:
             _development_launch(name, key_at, first + rest)
             # An image not built here runs its own program, the command its arguments
@@ -1117,6 +1124,8 @@ def read_compose(
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
+    if not apps and unsaid:
+        raise unsaid[0]
     if not apps:
         raise _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
