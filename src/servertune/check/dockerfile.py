@@ -1257,6 +1257,7 @@ def _runit_services(
     its chain. None with `my_init --skip-runit` (only the command after `--` runs)."""
     texts = [w.text for w in words]
     own = texts[1 : texts.index("--")] if "--" in texts else texts[1:]
+    folders: tuple[str, ...]
     if program_name(texts[0]) == "my_init":
         if "--skip-runit" in own:
             return None
