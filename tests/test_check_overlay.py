@@ -264,3 +264,49 @@ def test_a_compose_command_string_is_split_as_compose_splits_it(tmp_path: Path) 
     result = check(root)
     assert not result.errors
     assert from_file(result, "compose.yaml") == [("web", 8, False)]
+
+
+def test_an_overlay_of_a_base_file_not_named_compose_yaml_is_read_merged(tmp_path: Path) -> None:
+    """compose/base.yml and compose/override.dev.yml (seen in hunvreus/devpush, given as
+    `docker compose -f base.yml -f override.dev.yml`): the override names only services of
+    base.yml, and its web has neither `image` nor `build`, so it cannot run alone; it is read
+    merged over base.yml (web runs the base's command with its GUNICORN_OPTS), a note naming
+    the base, and base.yml itself, complete, is no overlay of it."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose/base.yml": BASE.replace("build: .", "build: ..").replace(
+                "command: docker/web.sh", "command: /app/docker/web.sh"
+            ),
+            "compose/override.dev.yml": "services:\n  web:\n    environment:\n"
+            "      - GUNICORN_OPTS=--workers 3\n",
+            "Dockerfile": IMAGE,
+            "docker/web.sh": WEB,
+        },
+    )
+    result = check(root)
+    assert from_file(result, "override.dev.yml") == [("web", 3, False)]
+    (overlay,) = [n for n in result.notes if n.kind == "overlay"]
+    assert overlay.at.file.name == "override.dev.yml"
+    assert "merged over base.yml" in overlay.message
+
+
+def test_a_service_whose_script_starts_no_server_leaves_the_others_read(tmp_path: Path) -> None:
+    """A compose file's worker service runs a script that starts no server check reads (a
+    task queue's worker), listed before the web service: that service starts nothing, and
+    the web service's gunicorn is still read, not the whole file said to start no server
+    (seen in hunvreus/devpush's override.dev.yml)."""
+    root = write(
+        tmp_path / "library",
+        {
+            "compose.yaml": "services:\n  worker:\n    build: .\n    entrypoint: /worker.sh\n"
+            "  web:\n    build: .\n    entrypoint: /web.sh\n"
+            "    environment:\n      - GUNICORN_OPTS=--workers 2\n",
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n"
+            "COPY docker/worker.sh /worker.sh\nCOPY docker/web.sh /web.sh\n",
+            "docker/web.sh": WEB,
+            "docker/worker.sh": "#!/bin/sh\nset -e\nexec uv run arq workers.Settings\n",
+        },
+    )
+    result = check(root)
+    assert from_file(result, "compose.yaml") == [("web", 2, False)]

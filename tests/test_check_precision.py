@@ -470,3 +470,24 @@ def test_uwsgi_processes_from_the_images_env_are_fixed_there_and_cheaper_is_said
     lock = _one(found, "thunder-lock")
     assert (lock.at.file.name, lock.fix) == ("uwsgi.ini", "thunder-lock = true")
     assert "up to 16 processes (cheaper mode: 2 at idle, more under load)" in lock.message
+
+
+def test_a_cpu_limit_of_another_service_does_not_judge_this_servers_workers(
+    tmp_path: Path,
+) -> None:
+    """Two compose services run gunicorn; only `admin` declares `cpus: "0.5"`. `web`, with no
+    limit of its own, runs on the node's cores, which nobody named: its 9 workers are not
+    judged under admin's 0.5 CPU (seen in grafana/oncall, whose engine's uWSGI was judged
+    under the grafana service's limit), while admin's own are."""
+    files = {
+        "Dockerfile": 'FROM python:3.12-slim\nWORKDIR /app\nCMD ["gunicorn", "app:app"]\n',
+        "compose.yaml": "services:\n  web:\n    build: .\n"
+        "    command: gunicorn --workers 9 --bind 0.0.0.0:8000 app:app\n"
+        "  admin:\n    build: .\n"
+        "    command: gunicorn --workers 3 --bind 0.0.0.0:8001 app:app\n"
+        "    deploy:\n      resources:\n        limits:\n          cpus: '0.5'\n",
+    }
+    machine = Machine(cores=4, cores_source="this machine (the test's)", somaxconn=4096)
+    findings = _findings(tmp_path, files, machine=machine)
+    judged = [f for f in findings if f.rule.startswith("workers-over")]
+    assert {f.at.line for f in judged} == {7}, judged  # admin's --workers 3, not web's

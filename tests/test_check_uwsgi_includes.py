@@ -11,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from servertune.check import check_files
+from servertune.check.discover import discover
+from servertune.check.graph import launches
 from servertune.check.source import MAX_CONFIG_BYTES
 from servertune.check.uwsgi import uwsgi_settings
 from servertune.cli import app
@@ -159,3 +161,66 @@ def test_ini_section_on_the_command_line_is_read_with_the_sections_it_chains(
     assert [f.rule for f in result.findings if f.rule.startswith("uwsgi-sigterm")] == [
         "uwsgi-sigterm-cuts-requests"
     ]
+
+
+def test_include_of_each_file_a_for_glob_matches_reads_them_in_place_as_uwsgi_does(
+    tmp_path: Path,
+) -> None:
+    """`for-glob = conf.d/*.ini` with `include = %(_)`: the real uWSGI's `--show-config`
+    reads each matched ini's options in place, in name order, right after its `include`
+    line; check reads the same options in the same order (the loop's own lines aside)."""
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "20_workers.ini").write_text("[uwsgi]\nprocesses = 3\nthreads = 2\n")
+    (tmp_path / "conf.d" / "10_socket.ini").write_text(f"[uwsgi]\nsocket = {tmp_path}/a.sock\n")
+    path = tmp_path / "app.ini"
+    path.write_text("[uwsgi]\nmodule = app\nfor-glob = conf.d/*.ini\ninclude = %(_)\nendfor =\n")
+    shown = subprocess.run(
+        [tool("uwsgi"), "--ini", path.name, "--show-config", "--need-app"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False,
+        env={**os.environ, "PYTHONPATH": ""},
+    )  # fmt: skip
+    text = shown.stdout + shown.stderr
+    block = text[text.index("[uwsgi]\n") : text.index(";end of configuration")]
+    uwsgi = [tuple(line.split(" = ", 1)) for line in block.splitlines()[2:]]
+    uwsgi = [o for o in uwsgi if o[0] not in ("for-glob", "endfor", "show-config", "need-app")]
+    ours = [(k, v) for k, v, _ in uwsgi_settings(path, path.read_text(), {})]
+    assert ours == uwsgi
+    assert ("processes", "3") in ours
+
+
+def test_for_glob_over_an_image_folder_reads_the_files_the_dockerfile_copies_there(
+    tmp_path: Path,
+) -> None:
+    """`COPY uwsgi /etc/` and `uwsgi --ini /etc/uwsgi.ini`, whose `for-glob = /etc/uwsgi.d/*`
+    includes each file (seen in ThePalaceProject/circulation): the included files are the
+    repository's uwsgi/uwsgi.d/*, parts of the one instance that loops (3 processes x 2
+    threads on the socket one of them sets), not launches of their own, and no note says the
+    image's folder lies outside the tree."""
+    files = {
+        "Dockerfile": 'FROM python:3.12-slim\nCOPY uwsgi /etc/\nCMD ["uwsgi", "--ini", '
+        '"/etc/uwsgi.ini"]\n',
+        "uwsgi/uwsgi.ini": "[uwsgi]\nmodule = app\ndie-on-term = true\n"
+        "for-glob = /etc/uwsgi.d/*\ninclude = %(_)\nendfor =\n",
+        "uwsgi/uwsgi.d/10_user.ini": "[uwsgi]\nuid = app\n",
+        "uwsgi/uwsgi.d/20_socket.ini": "[uwsgi]\nsocket = /run/app.sock\n",
+        "uwsgi/uwsgi.d/30_workers.ini": "[uwsgi]\nprocesses = 3\nthreads = 2\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    walk = discover(tmp_path)
+    machine = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+    result = check_files(list(walk.files), machine=machine, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [at.file.relative_to(tmp_path).as_posix() for at in launch.chain] == [
+        "Dockerfile",
+        "uwsgi/uwsgi.ini",
+        "uwsgi/uwsgi.d/10_user.ini",
+        "uwsgi/uwsgi.d/20_socket.ini",
+        "uwsgi/uwsgi.d/30_workers.ini",
+    ]
+    app = launch.app
+    assert (app.workers.value, app.threads.value) == (3, 2)
+    assert [s.value for s in app.sockets] == ["unix:/run/app.sock"]
+    assert not [n for n in result.notes if n.kind == "outside-tree"]
+    assert not [f for f in result.findings if f.rule == "one-process-one-thread"]

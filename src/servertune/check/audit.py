@@ -45,6 +45,7 @@ from servertune.check.namespaces import in_front_namespace
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
+from servertune.check.rules.workers import DECLARED_LIMIT
 from servertune.check.source import read_text
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
@@ -556,7 +557,7 @@ def _read_for_cores(
         if limits:
             limit = max(limits, key=lambda s: s.value)
             cores = max(1, math.ceil(limit.value))
-            where = f"the CPU limit at {limit.at}"
+            where = f"{DECLARED_LIMIT} {limit.at}"
             machine = machine.model_copy(update={"cores": cores, "cores_source": where})
             with collect_notes() as notes, evaluating_for(cores):
                 reading, errors = _read_all(paths, env, kind)

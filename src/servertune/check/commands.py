@@ -1306,6 +1306,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             from_env[option] = name
     missing: Setting[str] | None = None
     config_file: Location | None = None
+    parts: list[Path] = []  # the files the config reads in place (`ini =`, `include`)
     for option, value, at in uwsgi_command_options(args):
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
@@ -1320,6 +1321,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
                 continue
             config_file = config_file or Location(found.file, found.first_line)
             read = uwsgi_settings(found.file, found.text, reading.env, section or "uwsgi")
+            parts += [w.file for _, _, w in read if w.file not in (found.file, *parts)]
             for key, resolved, where in read:
                 if where.file == found.file:  # a line of the text found (a heredoc's, a file's)
                     where = Location(found.file, found.first_line + where.line - 1)
@@ -1331,7 +1333,13 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     # that variable, not a flag on the command line.
     last = next((k for k, _, _ in reversed(options) if k in ("processes", "workers")), None)
     named = from_env.get(last or "", "")
-    return replace(app, missing_config=missing, config_file=config_file, workers_env=named)
+    return replace(
+        app,
+        missing_config=missing,
+        config_file=config_file,
+        workers_env=named,
+        config_parts=tuple(parts),
+    )
 
 
 def asgi_server(

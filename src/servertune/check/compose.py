@@ -1068,6 +1068,7 @@ def read_compose(
     runs = _runs(services, lines)
     apps: list[AppServer] = []
     unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]] = []
+    unsaid: list[NothingToCheck] = []  # why a service's script starts no server (_image_app)
     # The `.env` beside the file is compose's own: it loads it (the launch graph says so).
     # One outside the tree (a symlink out of it) is not compose's to show: _dotenv noted it.
     dotenv = path.parent / ".env"
@@ -1104,7 +1105,7 @@ def read_compose(
         find = _service_finder(service, path, image)
         unseen = image is None and service.get("image") is not None and entrypoint is None
         with _complete(_no_arguments(command, entrypoint, image), known and image is not None):
-            call = (path, first, rest, environment, where, image, find)
+            call = (path, first, rest, environment, where, image, find, unsaid)
             app = _image_app(call, (name, first[0] if first else key_at) if unseen else None)
         if app is None:
             _development_launch(name, key_at, first + rest)
@@ -1119,8 +1120,20 @@ def read_compose(
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
+    return _started(path, apps, files, unstarted, unsaid)
+
+
+def _started(
+    path: Path,
+    apps: list[AppServer],
+    files: list[Path],
+    unstarted: list[tuple[list[Word], FindConfig | None, list[NotFollowed]]],
+    unsaid: list[NothingToCheck],
+) -> tuple[tuple[AppServer, ...], tuple[Path, ...]]:
+    """The servers the file's services start and the files read for them; when none starts
+    one, why: the first service script's own reason, else `_nothing_started`'s."""
     if not apps:
-        raise _nothing_started(path, unstarted)
+        raise unsaid[0] if unsaid else _nothing_started(path, unstarted)
     return tuple(apps), tuple(files)
 
 
@@ -1159,6 +1172,7 @@ def _image_app(
         dict[str, Location],
         Image | None,
         FindConfig | None,
+        list[NothingToCheck],
     ],
     unseen: tuple[str, Location | Word] | None,
 ) -> AppServer | None:
@@ -1166,11 +1180,16 @@ def _image_app(
     files (`unseen`: its name and where), a command its server refuses alone (`command:
     ["uvicorn", "--port", "8000"]`) holds arguments to the image's ENTRYPOINT, which no file
     here shows (prowler-mcp's adds the app): what they start is not known, a note says so,
-    never the file refused."""
-    path, first, rest, environment, where, image, find = call
+    never the file refused. A service whose script starts no server (a worker's `arq`)
+    starts nothing (why is added to `unsaid`, said when no service of the file starts one):
+    the file's other services are still read."""
+    path, first, rest, environment, where, image, find, unsaid = call
     try:
         return image_server(path, first, rest, environment, where, image, find=find)
     except CheckInputError as error:
+        if unseen is None and isinstance(error, NothingToCheck):
+            unsaid.append(error)
+            return None
         if unseen is None:
             raise
         name, place = unseen

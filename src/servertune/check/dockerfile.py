@@ -1209,6 +1209,8 @@ def _s6_services(
         first, base = words[0].at, None
     elif not words and not image.entrypoint and not image.cmd and _installs_s6(image):
         first, base = Location(image.path, image.base_line), S6_BASE_INIT
+    elif words and program_name(words[0].text) in _RUNIT_STARTERS:
+        return _runit_services(path, image, words, env, env_at)
     else:
         return None
     started = _s6_started(image)
@@ -1223,6 +1225,55 @@ def _s6_services(
             app = run_words(path, run, env, env_at, find_config=image.find)
             if app is not None:
                 return replace(app, launched_by=(first, *app.launched_by), started_by_base=base)
+    return None
+
+
+#: The programs that start runit's services: runsvdir (over the folder it is given) and
+#: phusion/baseimage's my_init (runsvdir over /etc/service, unless `--skip-runit`).
+_RUNIT_STARTERS = frozenset({"runsvdir", "my_init"})
+#: Where runit's services are when no folder is given: /etc/service (runsvdir's usual
+#: folder, my_init's), and /etc/sv (Debian's and Void's, linked into it).
+_RUNIT_SERVICES = ("/etc/service", "/etc/sv")
+
+
+def _runit_services(
+    path: Path,
+    image: Image,
+    words: list[Word],
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+) -> AppServer | None:
+    """`CMD ["/sbin/my_init"]` or `runsvdir -P /etc/service`: runit runs each service
+    folder's `run` script (`COPY docker/runit-web /etc/service/`); the server of the first one
+    the image holds that starts one, read under the image's ENV, the command's line first in
+    its chain. None with `my_init --skip-runit` (only the command after `--` runs)."""
+    texts = [w.text for w in words]
+    own = texts[1 : texts.index("--")] if "--" in texts else texts[1:]
+    folders: tuple[str, ...]
+    if program_name(texts[0]) == "my_init":
+        if "--skip-runit" in own:
+            return None
+        folders = _RUNIT_SERVICES
+    else:
+        folders = tuple(t.rstrip("/") for t in own if not t.startswith("-"))[:1] or _RUNIT_SERVICES
+    first = words[0].at
+    unknown: NotFollowed | None = None  # a service whose server is not known here
+    for folder in folders:
+        for held, _ in image.held_under(folder):
+            run = PurePosixPath(held)
+            if run.name != "run" or run.parent.parent != PurePosixPath(folder):
+                continue  # runit runs DIR/NAME/run, never a deeper file
+            try:
+                app = run_words(path, [Word(held, first)], env, env_at, find_config=image.find)
+            except NotFollowed as why:
+                unknown = unknown or why
+                continue
+            except NothingToCheck:
+                continue  # another service (nginx, cron): the image's other processes
+            if app is not None:
+                return replace(app, launched_by=(first, *app.launched_by))
+    if unknown is not None:
+        raise unknown
     return None
 
 

@@ -77,7 +77,7 @@ def chain_files(app: AppServer) -> tuple[Path, ...]:
     """The files that start the app, in launch order: its container's, then the lines that
     start it in the order they run (a Dockerfile's ENTRYPOINT, a script's `honcho` line, the
     Procfile's entry), then the rest by kind (platform, image, scripts, config)."""
-    files = dict.fromkeys(at.file for at in _locations(app))
+    files = dict.fromkeys([*(at.file for at in _locations(app)), *app.config_parts])
     config = app.config_file.file if app.config_file is not None else None
 
     def rank(path: Path) -> int:  # a uWSGI `.conf` or `.cfg` is a config by being named so
@@ -85,8 +85,11 @@ def chain_files(app: AppServer) -> tuple[Path, ...]:
 
     first = [app.container.at.file] if app.container is not None else []
     first = list(dict.fromkeys([*first, *(at.file for at in app.launched_by)]))
+    # A config, then the parts it reads in place, in the order it reads them.
+    read = [config, *app.config_parts]
     rest = sorted(
-        (p for p in files if p not in first), key=lambda p: (rank(p), list(files).index(p))
+        (p for p in files if p not in first),
+        key=lambda p: (rank(p), read.index(p) if p in read else len(read), list(files).index(p)),
     )
     return (*first, *rest)
 

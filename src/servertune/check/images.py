@@ -12,15 +12,16 @@ never taken for another's.
 from __future__ import annotations
 
 import contextvars
+import glob
 import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from servertune.check import memo
+from servertune.check import memo, resolve
 from servertune.check.image_builds import BuiltFrom, built_from, dockerfiles_building
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 from servertune.check.repository_names import repository_names, words
@@ -34,6 +35,7 @@ __all__ = [
     "base_image",
     "env_at_of_image",
     "env_of_image",
+    "files_at",
     "files_in_image",
     "found_in_images",
     "image_holding",
@@ -79,6 +81,7 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     from servertune.check.dockerfile import BASE_IMAGE
     from servertune.check.runtime_files import IMAGE_FILES
     from servertune.check.script_folder import HELD_AT
+    from servertune.check.uwsgi import IMAGE_FILES as UWSGI_IMAGE_FILES
 
     token = _IMAGES.set(tuple(images))
     built = _BUILDS.set(tuple(builds))
@@ -88,9 +91,11 @@ def images_of_run(images: Sequence[Image], builds: Sequence[Build] = ()) -> Iter
     with_bases = _IMAGES.set(_with_bases(tuple(images), tuple(builds)))
     files_hook = IMAGE_FILES.set(files_in_image)
     held_hook = HELD_AT.set(held_at)
+    uwsgi_hook = UWSGI_IMAGE_FILES.set(files_at)
     try:
         yield
     finally:
+        UWSGI_IMAGE_FILES.reset(uwsgi_hook)
         HELD_AT.reset(held_hook)
         IMAGE_FILES.reset(files_hook)
         _IMAGES.reset(with_bases)
@@ -462,6 +467,22 @@ def files_in_image(file: Path, folder: str) -> list[str]:
     (a script listing them: `find /etc/app/conf.d ... -exec ln -s ...`), [] when none does."""
     image = image_holding(file)
     return [inside for inside, _ in image.held_under(folder)] if image is not None else []
+
+
+def files_at(file: Path, name: str) -> list[tuple[str, Path]]:
+    """The files the first image of the run that copies `file` keeps at the container path
+    `name`, or that match it when it is a glob (`/etc/uwsgi.d/*`, each part as glob(3) matches
+    it), as (container path, repository file) sorted by container path; [] when no image of
+    the run holds `file`, or nothing is there."""
+    image = image_holding(file)
+    if image is None:
+        return []
+    if not glob.has_magic(name):
+        found = image.find(name)
+        held = found is not None and found.first_line == 1 and found.file.is_file()
+        return [(name, found.file)] if found is not None and held else []
+    folder = resolve.glob_prefix(name).rpartition("/")[0] or "/"
+    return [(at, local) for at, local in image.held_under(folder) if PurePosixPath(at).match(name)]
 
 
 def held_at(file: Path) -> str | None:

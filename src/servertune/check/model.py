@@ -250,6 +250,10 @@ class AppServer:
     #: The config file its command line names (or gunicorn's default `./gunicorn.conf.py`),
     #: found and read: a step of its launch chain even when it sets nothing the rules read.
     config_file: Location | None = None
+    #: The other files the config reads in place as parts of this one instance (uWSGI's
+    #: `ini =`, `include`, a `for-glob` loop's files): steps of its launch chain, never
+    #: launches of their own, even those setting nothing the rules read.
+    config_parts: tuple[Path, ...] = ()
     #: Started by a command line (its settings are spelled as flags in a fix: `--workers 2`).
     command_line: bool = False
     #: A supervisor process listens on the sockets before the workers have imported the app
@@ -507,7 +511,7 @@ class Finding:
 #: never changes the exit status (a team removes a hook that fails on what it could
 #: not read). Each kind's title, for the summary and for SARIF's notifications.
 NOTE_KINDS = {
-    "include-not-found": "an nginx include names a file that is not here: not checked",
+    "include-not-found": "an include (nginx, uWSGI) names a file that is not here: not checked",
     "unresolved-variable": "a value known only when it runs (the container's variables): not checked",
     "config-not-found": "a command line names a config file not among the files read: not checked",
     "env-file-not-found": "an env file a compose file or systemd unit loads is not here: read without it",

@@ -47,7 +47,7 @@ def base_of(path: Path, services: _Node) -> Path | None:
     project of its own."""
     match = _LABELLED.match(path.name)
     if match is None:
-        return None
+        return _other_base(path, services)
     base = next(
         (
             path.parent / name
@@ -56,7 +56,9 @@ def base_of(path: Path, services: _Node) -> Path | None:
         ),
         None,
     )
-    if base is None or base == path or not resolve.inside(base, path):
+    if base is None:
+        return _other_base(path, services)
+    if base == path or not resolve.inside(base, path):
         return None
     if match["label"] == "override":
         return base
@@ -67,6 +69,39 @@ def base_of(path: Path, services: _Node) -> Path | None:
     if any(_incomplete(s, path, under, base) for s, under in shared if under is not None):
         return base
     return None
+
+
+#: Compose files of one folder looked at as a base (a folder of compose files holds a few).
+_MAX_SIBLINGS = 32
+
+
+def _other_base(path: Path, services: _Node) -> Path | None:
+    """The one compose file of `path`'s folder that `path` only completes, whatever the two
+    are named (`compose/base.yml` with `compose/override.dev.yml`, given together with `-f`):
+    every service of `path` is one of its, each of those runs from it alone (an `image` or
+    a `build`), and some service of `path` cannot run from `path` alone (`_incomplete`).
+    None when no file, or more than one, is such a base."""
+    folder = path.parent
+    try:
+        siblings = sorted(
+            p for p in folder.iterdir() if p.suffix in (".yml", ".yaml") and p != path
+        )[:_MAX_SIBLINGS]
+    except OSError:
+        return None
+    found: list[Path] = []
+    for sibling in siblings:
+        if not sibling.is_file() or not resolve.inside(sibling, path):
+            continue
+        theirs = services_in(sibling)
+        if theirs is None:
+            continue
+        under = dict(theirs.items())
+        shared = [(s, under.get(n)) for n, s in services.items()]
+        if not shared or any(u is None or _incomplete(u, sibling, u, sibling) for _, u in shared):
+            continue  # a service it does not run alone: not a base of this file
+        if any(_incomplete(s, path, u, sibling) for s, u in shared if u is not None):
+            found.append(sibling)
+    return found[0] if len(found) == 1 else None
 
 
 def services_in(path: Path, text: str | None = None) -> _Node | None:

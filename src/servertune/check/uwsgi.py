@@ -22,9 +22,12 @@ A chained or `@()` file is read like the main one (size, NUL bytes, UTF-8), rela
 ini's directory (uWSGI opens it from its working directory: the ini's, when started there),
 and refused when it is missing (uWSGI stops too) or when chaining loops. One outside the tree
 check reads (a symlink, `..`, an absolute path: `servertune.check.resolve`) is never read: a
-coverage note names it and the option it would set is left out; so is an `include` or
-`inherit` naming a path outside it, and the body of a `for-glob` over one or of an
-`if-exists` / `if-file` / `if-dir` about one (check does not look at the machine it runs on).
+coverage note names it and the option it would set is left out; so is the body of a
+`for-glob` over one or of an `if-exists` / `if-file` / `if-dir` about one (check does not look
+at the machine it runs on). `include` and `inherit` read an ini file in place, as `ini =`
+does. An absolute path of the image a Dockerfile of the run copies the ini into (`COPY
+docker/uwsgi /etc/` with `for-glob = /etc/uwsgi.d/*` and `include = %(_)`) is the repository
+file that image holds there: the loop's files are parts of this one instance.
 Not supported: `@(exec://...)` and other schemes (uWSGI would run or fetch them; check never
 does).
 """
@@ -32,11 +35,12 @@ does).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import re
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from servertune.check import resolve
@@ -50,6 +54,7 @@ from servertune.check.model import (
 )
 
 __all__ = [
+    "IMAGE_FILES",
     "UWSGI_DEFAULTS",
     "read_uwsgi",
     "read_uwsgi_files",
@@ -121,12 +126,32 @@ MAX_LOOP_ITEMS = 1000
 _IMMEDIATE = frozenset({"ini", "listen"})
 #: Conditions that look at a path on the machine check runs on: only inside the tree.
 _PATH_CONDITIONS = frozenset(k for k in _CONDITIONS if k.endswith(("exists", "file", "dir")))
-#: Options naming files check does not follow (`include` and `inherit` load another config):
-#: one outside the tree is left out, with a note.
+#: Options that load another config file in place (uWSGI's uwsgi_opt_load, by extension): an
+#: ini one is read as `ini =` is; one outside the tree or not here is left out, with a note.
 _NAMES_FILES = frozenset({"include", "inherit"})
 #: A value naming a source by scheme (`exec://`, `http://`, `sym://`, `fd://`, ...): uWSGI runs
 #: or fetches it; check never does.
 _SCHEME = re.compile(r"\A[a-z]+://")
+#: Config formats uWSGI's `include` loads by extension (uwsgi_opt_load) that check does not read
+#: as uWSGI config: an include of one is noted, not followed.
+_OTHER_FORMATS = (".xml", ".yml", ".yaml", ".json", ".js")
+
+#: The files an image of the run keeps at a container path or glob, asked for the ini that
+#: names it (an ini the image copies: `COPY docker/uwsgi /etc/` then `for-glob =
+#: /etc/uwsgi.d/*`): (the ini, the path or glob) -> (container path, repository file) pairs,
+#: sorted by container path; set by `images.images_of_run`.
+IMAGE_FILES: contextvars.ContextVar[Callable[[Path, str], list[tuple[str, Path]]] | None] = (
+    contextvars.ContextVar("servertune_check_uwsgi_image_files", default=None)
+)
+
+
+def _in_image(name: str, at: Location) -> list[tuple[str, Path]]:
+    """What an absolute `name` (a path or glob) is in the image of the run that copies the
+    ini at `at`: uWSGI opens it there, not on the machine running check."""
+    listed = IMAGE_FILES.get()
+    if listed is None or not name.startswith("/"):
+        return []
+    return listed(at.file, name)
 
 
 @dataclass
@@ -209,8 +234,16 @@ def _included(name: str, at: Location, what: str) -> Path:
         raise CheckInputError(
             f"{at}: {what} {name!r} reads from a scheme uWSGI fetches or runs; check reads files only"
         )
+    in_image = _in_image(name, at)
+    if in_image:
+        return in_image[0][1]
     target = Path(name) if name.startswith("/") else at.file.parent / name
     if resolve.admit(target, name, at, what) is None:
+        raise _Unread(name)
+    if not target.exists() and what in _NAMES_FILES:
+        # Made where uWSGI starts (a file an entrypoint writes), or not among the files here.
+        note("include-not-found", at, f"{what} {name!r}: not in this config tree here; "
+             "settings in it were not checked")  # fmt: skip
         raise _Unread(name)
     if not target.exists():
         raise CheckInputError(f"{at}: {what} {name!r}: no such file (uWSGI stops here too)")
@@ -357,7 +390,14 @@ def _option(
         # gets), not a reason to refuse the rest of the file.
         state.options.append((_LISTEN_AS_WRITTEN, value, at))
         return
-    if key in _NAMES_FILES and _outside(value, at, key):
+    if key in _NAMES_FILES:
+        state.options.append((key, value, at))
+        if value.endswith(_OTHER_FORMATS):
+            note("not-supported", at, f"{key} = {value[:60]}: a config in a format other "
+                 "than ini is not read; settings in it were not checked")  # fmt: skip
+            return
+        with contextlib.suppress(_Unread):  # outside the tree or not here: a note says so
+            _chain(value, at, state, key)
         return
     if key in _IMMEDIATE and re.search(r"[%$@]\(", value):
         raise CheckInputError(
@@ -421,6 +461,12 @@ def _loop_items(
                  "rounds; the loop's lines were not read")  # fmt: skip
             return []
         return [str(n) for n in range(1, times + 1)]
+    in_image = _in_image(over, at)
+    if key == "for-glob" and in_image:
+        return [inside for inside, _ in in_image][:MAX_LOOP_ITEMS]
+    if in_image:  # for-readline: the lines of the image's file
+        state.files.append(in_image[0][1])
+        return _read_included(in_image[0][1], at).splitlines()[:MAX_LOOP_ITEMS]
     if _outside(over, at, key):
         return []
     target = Path(over) if over.startswith("/") else at.file.parent / over
@@ -437,16 +483,17 @@ def _loop_items(
     return _read_included(target, at).splitlines()[:MAX_LOOP_ITEMS]
 
 
-def _chain(value: str, at: Location, state: _State) -> None:
+def _chain(value: str, at: Location, state: _State, what: str = "ini") -> None:
     """`ini = file`, `ini = file:section` or `ini = :section` (the file read last), as
     uWSGI's uwsgi_ini_config() splits it at the last colon; a section that is not there adds
-    nothing (uWSGI warns and goes on)."""
+    nothing (uWSGI warns and goes on). `include` and `inherit` load an ini file the same way
+    (uwsgi_opt_load, by its extension): `what` names the option."""
 
     name, colon, section = value.rpartition(":")
     if not colon:
         name, section = value, ""
     section = section or "uwsgi"
-    target = (state.last_file or at.file) if colon and not name else _included(name, at, "ini")
+    target = (state.last_file or at.file) if colon and not name else _included(name, at, what)
     key = (target.resolve(), section)
     if key in state.stack:
         chain = " -> ".join(f"{p}:{s}" for p, s in (*state.stack, key))
@@ -542,7 +589,7 @@ def read_uwsgi_files(
     )
     app = uwsgi_app(path, options, Location(path, header))
     files = tuple(dict.fromkeys(f for f in state.files if f != path))
-    return app, files
+    return replace(app, config_parts=files), files
 
 
 def _sigterm_drains(options: list[tuple[str, str, Location]]) -> Setting[bool] | None:

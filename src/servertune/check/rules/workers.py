@@ -126,16 +126,26 @@ _MEASURED = {
 }
 
 
+#: How the run's cores are named when they come from a CPU limit the files declare (one
+#: container's), not from the user (`--cores`, the workload, the settings file).
+DECLARED_LIMIT = "the CPU limit at"
+
+
 def cores_for(app: AppServer, c: Context) -> tuple[int, str] | None:
     """The cores `app` runs on and where that number comes from: its container's CPU limit,
     else the cores named for the run (`--cores`, the workload, a limit the files declare);
-    None when only the machine running check is known, where no count is judged."""
+    None when only the machine running check is known, where no count is judged. Another
+    container's limit is not this container's: a container with no limit of its own runs on
+    the node's cores, which only the user can name (grafana/oncall: the engine's uWSGI was
+    judged under the grafana service's 0.5 CPU)."""
     box = app.container
     if box is not None and box.cpu_limit is not None:
         return round_cores(box.cpu_limit.value), f"the CPU limit at {box.cpu_limit.at}"
     if not c.cores_named:
         return None
     machine = c.plan.machine if c.plan else c.machine
+    if box is not None and not c.plan and machine.cores_source.startswith(DECLARED_LIMIT):
+        return None
     return machine.cores, "the workload's" if c.plan else machine.cores_source
 
 

@@ -1,0 +1,73 @@
+"""runit's service folders as launches of the image that runs them: phusion/baseimage's
+`my_init` and `runsvdir DIR` run each `DIR/NAME/run` script the image holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servertune.check import check_files
+from servertune.check.discover import discover
+from servertune.check.graph import launches
+from servertune.machine import Machine
+
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _tree(root: Path, folder: str, command: str) -> None:
+    _write(
+        root,
+        {
+            "Dockerfile": f"FROM phusion/baseimage:noble-1.0.2\nCOPY services {folder}/\n"
+            f"COPY app.ini /etc/app.ini\nCMD {command}\n",
+            "services/nginx/run": "#!/bin/sh\nexec /usr/sbin/nginx -g 'daemon off;'\n",
+            "services/web/run": "#!/bin/sh\nset -e\nmkdir -p /var/log/app\n"
+            "exec uwsgi --ini /etc/app.ini\n",
+            "app.ini": "[uwsgi]\nmodule = app\nprocesses = 2\nthreads = 2\n"
+            "socket = /run/app.sock\n",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("folder", "command"),
+    [
+        ("/etc/service", '["/sbin/my_init"]'),
+        ("/etc/sv", '["runsvdir", "-P", "/etc/sv"]'),
+    ],
+)
+def test_run_script_of_a_service_folder_is_the_images_launch(
+    tmp_path: Path, folder: str, command: str
+) -> None:
+    """`COPY services /etc/service/` with `CMD ["/sbin/my_init"]` (runit under phusion's
+    init, seen in ThePalaceProject/circulation), or `runsvdir -P /etc/sv`: the service whose
+    run script starts uWSGI is the image's launch, Dockerfile -> run -> app.ini, the nginx
+    service beside it no reason to say the image starts no server."""
+    _tree(tmp_path, folder, command)
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [at.file.relative_to(tmp_path).as_posix() for at in launch.chain] == [
+        "Dockerfile",
+        "services/web/run",
+        "app.ini",
+    ]
+    assert (launch.app.workers.value, launch.app.threads.value) == (2, 2)
+    assert not [n for n in result.notes if n.at.file.name == "Dockerfile"]
+
+
+def test_my_init_skipping_runit_starts_no_service(tmp_path: Path) -> None:
+    """`my_init --skip-runit -- bash -c ./job`: runit is not started, so the service
+    folders' run scripts are no launch of this image (read on their own, they still are)."""
+    _tree(tmp_path, "/etc/service", '["/sbin/my_init", "--skip-runit", "--", "bash", "-c", "x"]')
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert launch.chain[0].file.name == "run"
