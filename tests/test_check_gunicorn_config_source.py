@@ -77,3 +77,26 @@ def test_gunicorn_python_module_config_from_the_installed_package(tmp_path: Path
         (["Dockerfile:5", "mypkg/gunicorn_conf.py:1"], "gunicorn", 3),
         (["lib/Dockerfile:5", "lib/src/other/settings.py:1"], "gunicorn", 7),
     ]
+
+
+def test_servers_under_their_distribution_names(tmp_path: Path) -> None:
+    """Debian's `/usr/bin/gunicorn3` in a systemd ExecStart and a compose command, and uWSGI as
+    `uwsgi_python3` (uwsgi-plugin-python3's link to uwsgi-core) are gunicorn and uWSGI: each is
+    a launch, read with its options, and `-c file:PATH` is the file PATH (seen in ooni/backend)."""
+    write(
+        tmp_path,
+        {
+            "deb/app.service": "[Service]\nExecStart=/usr/bin/gunicorn3 \\\n"
+            "  --config file:app.gunicorn.py \\\n  app.wsgi\n",
+            "deb/app.gunicorn.py": "workers = 6\n",
+            "compose.yaml": "services:\n  api:\n    image: example/api\n"
+            "    command: gunicorn3 -w 2 app.wsgi -b 0.0.0.0:8000\n",
+            "uwsgi.sh": "#!/bin/sh\nexec uwsgi_python3 --http :9000 --processes 4 -w app\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert sorted((a.kind, a.workers.value) for a in result.apps) == [
+        ("gunicorn", 2),
+        ("gunicorn", 6),
+        ("uwsgi", 4),
+    ]

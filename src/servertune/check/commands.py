@@ -37,7 +37,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
 from servertune.check.asgi_cli import parse_command_lines
-from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.model import (
+    SERVERS,
+    AppServer,
+    CheckInputError,
+    Location,
+    Setting,
+    server_program,
+)
 
 __all__ = [
     "COMMAND_COMPLETE",
@@ -61,8 +68,6 @@ __all__ = [
     "wrapped",
 ]
 
-#: The servers whose command lines `check` reads.
-SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne")
 #: Programs that run the command after them: how many positional words of their own they
 #: take (`gosu USER cmd`, `newrelic-admin run-program cmd`); their options (`tini --`,
 #: `uv run --with x`) are skipped too. What runs is the first server word after them.
@@ -363,7 +368,7 @@ def _server_of(words: Sequence[Word]) -> int | None:
     """The index of the server's own word (`gunicorn`, `python -m` before it counted)."""
     for index, word in enumerate(words):
         name = program_name(word.text)
-        if name in SERVERS:
+        if server_program(name) is not None:
             return index
         if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
             return index  # FastAPI's CLI running uvicorn (`_fastapi_run`)
@@ -576,7 +581,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             args=tuple(words[index + 2 :]),
             assignments=tuple(assignments),
         )
-    server = program_name(words[index].text)
+    server = server_program(program_name(words[index].text))
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
@@ -1170,6 +1175,8 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
         # gunicorn's `-c python:config.gunicorn`: a module, imported from the working
         # directory (its docs, "config"): the file `config/gunicorn.py` there.
         wanted = wanted.removeprefix("python:").replace(".", "/") + ".py"
+    # `-c file:gunicorn.conf.py`: the path, said to be one (gunicorn's `load_config_from_file`).
+    wanted = wanted.removeprefix("file:")
     config = (
         find_config(wanted, named.at if named is not None else None)
         if find_config is not None
