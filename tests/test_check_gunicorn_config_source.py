@@ -25,9 +25,7 @@ def test_gunicorn_cmd_args_names_the_config_file(tmp_path: Path) -> None:
         },
     )
     result = check_folder(tmp_path)
-    assert chains(result, tmp_path) == [
-        (["Dockerfile:5", "gunicorn_settings.py:1"], "gunicorn", 3)
-    ]
+    assert chains(result, tmp_path) == [(["Dockerfile:5", "gunicorn_settings.py:1"], "gunicorn", 3)]
     assert [s.value for s in result.apps[0].sockets] == ["0.0.0.0:5000"]
 
 
@@ -100,3 +98,37 @@ def test_servers_under_their_distribution_names(tmp_path: Path) -> None:
         ("gunicorn", 6),
         ("uwsgi", 4),
     ]
+
+
+def test_a_value_only_another_gunicorn_takes_is_a_note_not_a_refusal(tmp_path: Path) -> None:
+    """A setting check does not judge by, with a value the gunicorn installed here refuses
+    (`http_protocols = "h3,h2,h1"`: gunicorn 26 takes it, 27 does not), or an option it does
+    not have, depends on the deployment's gunicorn, not this machine's: a `server-version`
+    note naming the setting and the version installed here, and the launch judged from the
+    rest (seen in bunkerweb's src/api, exit 2 before). A refused `workers` stays an error."""
+    from importlib.metadata import version
+
+    write(
+        tmp_path,
+        {
+            "start.sh": "#!/bin/sh\n"
+            "exec gunicorn -c gunicorn.conf.py --http-protocols h9 --not-yet-an-option app:app\n",
+            "gunicorn.conf.py": "bind = '0.0.0.0:8000'\nworkers = 4\nhttp_protocols = 'h3,h2,h1'\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert chains(result, tmp_path) == [(["start.sh:2", "gunicorn.conf.py:1"], "gunicorn", 4)]
+    notes = sorted(
+        (n.at.file.name, n.at.line, n.message) for n in result.notes if n.kind == "server-version"
+    )
+    assert [(name, line) for name, line, _ in notes] == [
+        ("gunicorn.conf.py", 3),
+        ("start.sh", 2),
+        ("start.sh", 2),
+    ]
+    assert all(f"gunicorn {version('gunicorn')}, installed here" in m for _, _, m in notes)
+    assert "http_protocols = 'h3,h2,h1'" in notes[0][2]
+    assert any("--not-yet-an-option" in m for _, _, m in notes)
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 'many'\n")
+    errors = [e.message for e in check_folder(tmp_path).errors]
+    assert any("workers = 'many': gunicorn refuses it" in m for m in errors), errors
