@@ -37,7 +37,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
 from servertune.check.asgi_cli import parse_command_lines
-from servertune.check.model import AppServer, CheckInputError, Location, Setting
+from servertune.check.model import (
+    SERVERS,
+    AppServer,
+    CheckInputError,
+    Location,
+    Setting,
+    server_program,
+)
 
 __all__ = [
     "COMMAND_COMPLETE",
@@ -61,8 +68,6 @@ __all__ = [
     "wrapped",
 ]
 
-#: The servers whose command lines `check` reads.
-SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne")
 #: Programs that run the command after them: how many positional words of their own they
 #: take (`gosu USER cmd`, `newrelic-admin run-program cmd`); their options (`tini --`,
 #: `uv run --with x`) are skipped too. What runs is the first server word after them.
@@ -392,7 +397,7 @@ def _server_of(words: Sequence[Word]) -> int | None:
     """The index of the server's own word (`gunicorn`, `python -m` before it counted)."""
     for index, word in enumerate(words):
         name = program_name(word.text)
-        if name in SERVERS:
+        if server_program(name) is not None:
             return index
         if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
             return index  # FastAPI's CLI running uvicorn (`_fastapi_run`)
@@ -605,7 +610,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             args=tuple(words[index + 2 :]),
             assignments=tuple(assignments),
         )
-    server = program_name(words[index].text)
+    server = server_program(program_name(words[index].text))
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
@@ -1132,40 +1137,83 @@ def config_argument(args: list[Word], flags: tuple[str, ...]) -> tuple[Word | No
     return found, rest
 
 
+def _config_from_environment(reading: _Reading) -> Word | None:
+    """The config file `GUNICORN_CMD_ARGS` names (`-c gunicorn_config.py`), placed where the
+    variable is set: gunicorn loads it when the command line names none (`load_config`: the
+    command's `-c`, else the environment's, else ./gunicorn.conf.py; its docs, "config")."""
+    try:
+        words = shlex.split(reading.env.get("GUNICORN_CMD_ARGS", ""))
+    except ValueError:  # an unbalanced quote: gunicorn's parser says so when it reads them
+        return None
+    at = reading.env_at.get("GUNICORN_CMD_ARGS", reading.command.program.at)
+    named, _ = config_argument([Word(w, at) for w in words], ("-c", "--config"))
+    return named
+
+
+#: Where a repository keeps the packages it installs: at its root, or under `src/` (the src
+#: layout of setuptools, hatch, poetry and flit).
+_PACKAGE_ROOTS = ("", "src/")
+
+
+def _module_config(
+    file: Path, named: Word, wanted: str, find_config: FindConfig
+) -> ConfigFile | None:
+    """The file of gunicorn's `-c python:package.module` when the working directory has none:
+    gunicorn imports the module (`importlib.import_module`), from the working directory or the
+    installed packages. The working directory is often the project's root above the script
+    naming it (`docker/django/gunicorn.sh` naming `python:docker.django.gunicorn_config`); an
+    image that installs the project (`pip install .`) imports it from the repository's package,
+    `package/module.py` at the tree's root or under `src/` (datacube-ows)."""
+    from servertune.check.resolve import admit, inside, root
+    from servertune.check.source import read_text
+
+    for up in range(1, _MODULE_LEVELS + 1):
+        if not inside(file.parents[min(up, len(file.parents) - 1)], named.at.file):
+            break  # never above the tree check reads (nor a note that it was looked at)
+        config = find_config("../" * up + wanted, named.at)
+        if config is not None:
+            return config
+    tree = root()
+    if tree is None:
+        return None
+    # The project's folder holding the file that names the module, or one above it up to the
+    # tree's root (a monorepo's sub-project): named as the run names its files, so the file
+    # found is the same one when it is also read on its own.
+    home = named.at.file.parent
+    levels = len(home.resolve().relative_to(tree).parts) if inside(home, named.at.file) else 0
+    for folder in [home, *[home / ("../" * n) for n in range(1, levels + 1)]]:
+        for package_root in _PACKAGE_ROOTS:
+            candidate = Path(os.path.normpath(folder / f"{package_root}{wanted}"))
+            try:
+                if candidate.is_file() and admit(candidate, named.text, named.at, "file"):
+                    return ConfigFile(read_text(candidate), candidate, 1)
+            except (OSError, CheckInputError):
+                return None
+    return None
+
+
 def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
     from servertune.check.gunicorn import GUNICORN_FLAGS, _lines, read_gunicorn_command
 
     named, rest = config_argument(args, ("-c", "--config"))
+    if named is None:
+        named = _config_from_environment(reading)
     # Without -c gunicorn reads ./gunicorn.conf.py when the working directory has one.
     wanted = named.text if named is not None else "gunicorn.conf.py"
     if wanted.startswith("python:"):
         # gunicorn's `-c python:config.gunicorn`: a module, imported from the working
         # directory (its docs, "config"): the file `config/gunicorn.py` there.
         wanted = wanted.removeprefix("python:").replace(".", "/") + ".py"
+    # `-c file:gunicorn.conf.py`: the path, said to be one (gunicorn's `load_config_from_file`).
+    wanted = wanted.removeprefix("file:")
     config = (
         find_config(wanted, named.at if named is not None else None)
         if find_config is not None
         else None
     )
-    if (
-        config is None
-        and find_config is not None
-        and named is not None
-        and named.text.startswith("python:")
-    ):
-        # The module is imported from the working directory, often the project's root above
-        # the script that names it: its dotted path is specific enough to look for in the
-        # folders above (`docker/django/gunicorn.sh` naming `python:docker.django.gunicorn_config`).
-        from servertune.check.resolve import inside
-
-        for up in range(1, _MODULE_LEVELS + 1):
-            if not inside(
-                reading.file.parents[min(up, len(reading.file.parents) - 1)], named.at.file
-            ):
-                break  # never above the tree check reads (nor a note that it was looked at)
-            config = find_config("../" * up + wanted, named.at)
-            if config is not None:
-                break
+    python = named is not None and named.text.startswith("python:")
+    if config is None and find_config is not None and named is not None and python:
+        config = _module_config(reading.file, named, wanted, find_config)
     missing: Setting[str] | None = None
     if named is not None and config is None:
         missing = Setting(named.text, named.at)

@@ -196,9 +196,13 @@ def _static(
         with contextlib.suppress(ValueError):  # gunicorn's default reads it the same way
             cfg.set("workers", int(environment["WEB_CONCURRENCY"]))
     flagged = _parse_flags(
-        cfg, path, shlex.split(environment.get("GUNICORN_CMD_ARGS", "")), "GUNICORN_CMD_ARGS"
+        cfg,
+        path,
+        shlex.split(environment.get("GUNICORN_CMD_ARGS", "")),
+        "GUNICORN_CMD_ARGS",
+        locate,
     )
-    flagged |= _parse_flags(cfg, path, list(argv), "the command line")
+    flagged |= _parse_flags(cfg, path, list(argv), "the command line", locate)
     values: dict[str, Any] = {name: cfg.settings[name].get() for name in _READ}
     values["worker_class"] = cfg.worker_class_str
     flagged_class = cfg.settings["worker_class"].get()
@@ -308,11 +312,36 @@ def _set_from_file(
         try:
             cfg.set(name, value)
         except Exception as error:  # gunicorn's validators raise ValueError / TypeError
-            raise CheckInputError(
-                f"{path}:{line}: {name} = {value!r}: gunicorn refuses it ({error})"
-            ) from None
+            at = Location(path, line) if locate is None else locate(name)[0]
+            _refused(name, f"{name} = {value!r}", error, at, f"{path}:{line}")
         set_in_file.append(name)
     return set_in_file, class_names
+
+
+def _refused(name: str, written: str, error: Exception, at: Location, where: str) -> None:
+    """A value the gunicorn installed here refuses: for a setting check judges by, the file's
+    fault (one error line); for any other (`http_protocols = "h3,h2,h1"`, which gunicorn 26
+    takes and 27 refuses) what gunicorn accepts depends on its version, which is the
+    deployment's, not this machine's: a coverage note naming the setting and the version
+    installed here, and the rest of the file judged."""
+    if name in _JUDGED:
+        raise CheckInputError(f"{where}: {written}: gunicorn refuses it ({error})")
+    note(
+        "server-version",
+        at,
+        f"{written}: gunicorn {_installed_version()}, installed here, refuses it ({error}); "
+        "the gunicorn the deployment installs may take it: not checked",
+    )
+
+
+def _installed_version() -> str:
+    """The version of the gunicorn installed here (the one whose validators check asks)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gunicorn")
+    except PackageNotFoundError:  # pragma: no cover - gunicorn imported, so installed
+        return "?"
 
 
 @functools.cache
@@ -325,7 +354,9 @@ def _flag_parser() -> Any:
     return Config().parser()
 
 
-def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> set[str]:
+def _parse_flags(
+    cfg: Any, path: Path, words: list[str], where: str, locate: Locate | None = None
+) -> set[str]:
     """gunicorn's own argument parser on `words`, each flag given set in `cfg` (as gunicorn's
     `load_config` does for GUNICORN_CMD_ARGS and the command line): the settings they set."""
     if not words:
@@ -334,10 +365,21 @@ def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> set[str]
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
-            parsed = parser.parse_args(words)
+            parsed, unknown = parser.parse_known_args(words)
     except SystemExit:
         reason = errors.getvalue().strip().splitlines()[-1:] or ["cannot parse"]
         raise CheckInputError(f"{path}: {where}: gunicorn: {reason[0]}") from None
+    at = Location(path) if locate is None else locate("")[0]
+    flags = [word for word in unknown if word.startswith("-")]
+    if flags:
+        # An option this gunicorn does not have may be another version's (`--http-protocols`
+        # before gunicorn had it): named, never a reason to refuse the rest.
+        note(
+            "server-version",
+            at,
+            f"{where}: {' '.join(flags)}: not an option of gunicorn {_installed_version()}, "
+            "installed here; the gunicorn the deployment installs may have it: not checked",
+        )
     given: set[str] = set()
     for key, value in vars(parsed).items():
         if value is None or key == "args" or key not in cfg.settings or key in _HOST_SETTINGS:
@@ -345,9 +387,9 @@ def _parse_flags(cfg: Any, path: Path, words: list[str], where: str) -> set[str]
         try:
             cfg.set(key.lower(), value)
         except Exception as error:
-            raise CheckInputError(
-                f"{path}: {where}: {key}: gunicorn refuses it ({error})"
-            ) from None
+            flag = (cfg.settings[key].cli or [key])[-1]
+            _refused(key, f"{where}: {flag} {value!r}", error, at, f"{path}: {where}")
+            continue
         given.add(key.lower())
     return given
 
@@ -411,6 +453,11 @@ GUNICORN_FLAGS = {
     "backlog": ("--backlog",),
     "worker_class": ("-k", "--worker-class"),
 }
+
+#: The settings check judges a server by (GUNICORN_FLAGS' and the probe's): their meaning is
+#: the same in every gunicorn, so a value gunicorn refuses for one is the file's fault.
+_JUDGED = frozenset(_READ) | frozenset(GUNICORN_FLAGS)
+
 
 #: Where a setting was written: (its location, whether it was left at the default).
 Locate = Callable[[str], tuple[Location, bool]]

@@ -30,6 +30,7 @@ import yaml
 
 from servertune.check import memo
 from servertune.check.model import (
+    SERVERS,
     AppServer,
     CheckInputError,
     Container,
@@ -38,6 +39,7 @@ from servertune.check.model import (
     Probe,
     Setting,
     collect_notes,
+    server_program,
 )
 
 if TYPE_CHECKING:
@@ -94,7 +96,8 @@ _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 #: `$(VAR)` in command/args; `$$(VAR)` is a literal `$(VAR)` (the kubelet's expansion rules).
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-_SERVERS = ("gunicorn", "uvicorn", "granian", "hypercorn", "daphne")
+#: The servers a container's own command line is read for here (uWSGI's is not).
+_SERVERS = tuple(s for s in SERVERS if s != "uwsgi")
 
 
 def parse_quantity(text: str) -> Decimal:
@@ -601,7 +604,7 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
                 commands[-1].append(token)
         for command in commands:
             started = _runs([_Word(w, script.at) for w in command])
-            if started and PurePosixPath(started[0].text).name in _SERVERS:
+            if started and server_program(PurePosixPath(started[0].text).name) in _SERVERS:
                 return started
             if started and _fastapi(started):
                 return _as_uvicorn(started)
@@ -808,8 +811,8 @@ def read_manifests(
             elif not argv:
                 continue
             else:
-                server = PurePosixPath(argv[0].text).name
-                if server not in _SERVERS:
+                server = server_program(PurePosixPath(argv[0].text).name)
+                if server is None or server not in _SERVERS:
                     continue
                 argv, unresolved = _known_words(argv)
                 if server == "gunicorn":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import enum
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Generic, Literal, TypeVar
 
 __all__ = [
     "ASSUMED_UNSET",
+    "SERVERS",
     "SERVERS_READ",
     "AppServer",
     "Balancer",
@@ -38,10 +40,31 @@ __all__ = [
     "evaluating_for",
     "evaluation_cores",
     "note",
+    "server_program",
 ]
 
 #: The app servers whose command lines and configs check reads, as messages name them.
 SERVERS_READ = "gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI"
+#: The servers whose command lines `check` reads, by their own program (and module) names.
+SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne")
+#: The names distributions install a server's program under besides its own: Debian and
+#: Ubuntu's python3-gunicorn `/usr/bin/gunicorn3`, Fedora's `gunicorn-3` / `gunicorn-3.9`,
+#: Debian's uwsgi-core binary (`/usr/bin/uwsgi` is an alternative pointing to it) and the links
+#: uwsgi-plugin-python3 installs to run it with the Python plugin (`uwsgi_python3`,
+#: `uwsgi_python311`): the same server, its options the same.
+_DISTRIBUTION_PROGRAMS = re.compile(
+    r"\A(?:(?P<gunicorn>gunicorn)-?3(?:\.[0-9]+)?|(?P<uwsgi>uwsgi)(?:-core|_python[0-9]*))\Z"
+)
+
+
+def server_program(name: str) -> str | None:
+    """The server of SERVERS a program `name` (no folder) runs: its own name, or one its
+    distribution installs it under (`gunicorn3`, `uwsgi_python3`); None for any other."""
+    if name in SERVERS:
+        return name
+    found = _DISTRIBUTION_PROGRAMS.match(name)
+    return None if found is None else found.group("gunicorn") or found.group("uwsgi")
+
 
 T = TypeVar("T")
 
@@ -525,6 +548,7 @@ NOTE_KINDS = {
     "template": "a Jinja / Helm template found in a folder: what it renders to is not here",
     "not-read": "files found in a folder, named like a kind check reads, that no reader claims",
     "overlay": "a compose file read merged over the base file it completes (-f base -f overlay)",
+    "server-version": "a value the server installed here refuses, another version may take: not checked",
 }
 
 

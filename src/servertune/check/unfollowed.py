@@ -29,7 +29,7 @@ from servertune.check.commands import (
     shell_commands,
     wrapped,
 )
-from servertune.check.model import SERVERS_READ, NotFollowed
+from servertune.check.model import SERVERS_READ, NotFollowed, server_program
 
 __all__ = [
     "development_server",
@@ -144,7 +144,12 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
             return None
         program, args = args[0], args[1:]
         name = program_name(program.text).removesuffix(".py")
-    if name in _NOT_APP_SERVERS or name.split(".")[0] in SERVERS or "$" in name:
+    if (
+        name in _NOT_APP_SERVERS
+        or name.split(".")[0] in SERVERS
+        or server_program(name) is not None
+        or "$" in name
+    ):
         return None
     if name == "flask" and args[:1] and args[0].text == "run":
         return "`flask run` is Flask's development server"
