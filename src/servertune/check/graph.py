@@ -85,11 +85,16 @@ def chain_files(app: AppServer) -> tuple[Path, ...]:
 
     first = [app.container.at.file] if app.container is not None else []
     first = list(dict.fromkeys([*first, *(at.file for at in app.launched_by)]))
-    # A config, then the parts it reads in place, in the order it reads them.
+    # Of one rank, the files that lead to the config as they run, then the config and the parts
+    # it reads in place, in the order it reads them.
     read = [config, *app.config_parts]
     rest = sorted(
         (p for p in files if p not in first),
-        key=lambda p: (rank(p), read.index(p) if p in read else len(read), list(files).index(p)),
+        key=lambda p: (
+            rank(p),
+            p in read,
+            read.index(p) if p in read else list(files).index(p),
+        ),
     )
     return (*first, *rest)
 
