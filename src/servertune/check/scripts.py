@@ -713,8 +713,10 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
         else:
             # Known in part (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): kept apart, for the
             # fields an unquoted `$OPTS` on a command line splits into (`_known_fields`).
+            # A variable known in part is its known part here too (`A="$A --more $X"`).
+            parts = {k[:-3]: v for k, v in env.items() if k.endswith("[~]")}
+            env[f"{name}[~]"] = expand_known(value, {**env, **parts})
             env.pop(name, None)
-            env[f"{name}[~]"] = expand_known(value, env)
 
 
 def command_line(path: Path, text: str) -> tuple[str, list[str]]:
@@ -755,6 +757,7 @@ def read_script(
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
     making = _Making(path, physical, env is not None, find_config)
     making.sourced = _sourced_functions(path, logical, find_config)
+    branching = _ArgumentsByBranch()
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
@@ -771,10 +774,12 @@ def read_script(
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
-            _assignments(line, environment)
+            _assignments(_argument_values(line, arguments), environment)
             _eval_assignments(line, environment, physical)
+            arguments = branching.step(line, arguments)
             if line.words[:2] == ["set", "--"]:
-                arguments = _positional(words[2:], arguments, environment)
+                text = _line_text(line, physical)
+                arguments = _positional(words[2:], arguments, environment, text)
             elif line.words[:1] == ["shift"] and arguments is not None:
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
@@ -2117,11 +2122,13 @@ def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 
 
 def _positional(
-    words: list[Word], before: list[Word] | None, env: Mapping[str, str]
+    words: list[Word], before: list[Word] | None, env: Mapping[str, str], text: str = ""
 ) -> list[Word] | None:
     """The script's arguments after `set -- WORDS` (`"$@"` from then on), each expanded from
     the variables known at that line; `"$@"` among them is the arguments before (not known
-    when those are not)."""
+    when those are not). An unquoted `$SSL_ARGS` (not `"$SSL_ARGS"` in the line's `text`)
+    is split into fields as the shell splits it (none when empty); a value known only in
+    part keeps its unknown fields as written, said unresolved by the server's reader."""
     arguments: list[Word] = []
     for word in words:
         if word.text in ("$@", "$*"):
@@ -2129,8 +2136,51 @@ def _positional(
                 return None
             arguments.extend(before)
             continue
-        arguments.append(Word(expand_shell(word.text, env) or word.text, word.at))
+        value = expand_shell(word.text, env)
+        if _LONE_EXPANSION.match(word.text) and f'"{word.text}"' not in text:
+            fields = value.split() if value is not None else None
+            if fields is None:
+                fields = [w.text for w in _known_fields([word, word], env)[1:]]
+            arguments.extend(Word(field, word.at) for field in fields)
+            continue
+        arguments.append(Word(value or word.text, word.at))
     return arguments
+
+
+def _argument_values(line: _Line, arguments: list[Word] | None) -> _Line:
+    """An assignment line with the script's known arguments in place of `$1`, `${2}`
+    (`APP="$1"` before `shift`, with the image's ENTRYPOINT arguments given)."""
+    if line.arguments or not arguments or not all(_ASSIGNMENT.match(w) for w in line.words):
+        return line
+    if any(re.search(r"\$[@*#(]|\$\{[@*#]|`", a.text) for a in arguments):
+        return line
+    texts = [a.text for a in arguments]
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return texts[index - 1] if index <= len(texts) else match[0]
+
+    return replace(line, words=[_POSITIONAL.sub(one, w) for w in line.words])
+
+
+class _ArgumentsByBranch:
+    """The script's arguments at each `if` whose branches are all read (no file decides its
+    test): each `elif` / `else` starts again from them, as the shell runs one branch only,
+    so two `set -- uvicorn ...` in two branches are two alternatives, not one `"$@"` inside
+    the other."""
+
+    def __init__(self) -> None:
+        self.at_if: list[list[Word] | None] = []
+
+    def step(self, line: _Line, arguments: list[Word] | None) -> list[Word] | None:
+        head = line.words[:1]
+        if head == ["if"]:
+            self.at_if.append(arguments)
+        elif head in (["elif"], ["else"]) and self.at_if:
+            return self.at_if[-1]
+        elif head == ["fi"] and self.at_if:
+            self.at_if.pop()
+        return arguments
 
 
 def _runs_arguments(words: list[str], env: Mapping[str, str] | None = None) -> bool:

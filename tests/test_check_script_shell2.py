@@ -1,0 +1,51 @@
+"""How a launch script's shell is evaluated where the command is built, not written: `set
+--` then `exec "$@"`, a command held in a variable, a construct that cannot be read here, two
+servers started in the background, file tests, and `cd DIR` before a relative config path.
+Each fixture is a small repository written here; the public project where the pattern was
+seen is named in the test's docstring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+#: An image whose ENTRYPOINT script is given the app as its first argument.
+RUN_WITH_APP = (
+    'FROM python:3.12\nCOPY run.sh /usr/local/bin/run.sh\nENTRYPOINT ["/usr/local/bin/run.sh", '
+    '"main:app"]\n'
+)
+
+#: `set --` in both branches of an undecided `if`, an unquoted optional-arguments variable
+#: known only in part, and the script's own arguments after `shift`.
+SET_ARGUMENTS = """#!/bin/sh
+set -e
+APP="$1"
+shift
+HOST="${HOST:-0.0.0.0}"
+PORT="${PORT:-9001}"
+EXTRA=""
+if [ -n "$TLS" ]; then
+    EXTRA="--ssl-certfile /etc/c.pem"
+    EXTRA="$EXTRA --ssl-keyfile-password $KEY_PASSWORD"
+fi
+if command -v uvicorn >/dev/null 2>&1; then
+    set -- uvicorn "$APP" --workers 3 --host "$HOST" --port "$PORT" $EXTRA "$@"
+else
+    set -- python3 -m uvicorn "$APP" --workers 3 --host "$HOST" --port "$PORT" $EXTRA "$@"
+fi
+exec "$@"
+"""
+
+
+def test_set_rebinds_the_arguments_that_exec_runs(tmp_path: Path) -> None:
+    """`set -- uvicorn "$APP" ... $EXTRA "$@"; exec "$@"` runs uvicorn with those words: "$1"
+    read before `shift` is the image's argument, the unquoted `$EXTRA` split into fields
+    (its unknown part kept unresolved), and each branch's `set --` starts from the
+    arguments before the `if`, never from the other branch's (roboflow/inference's
+    docker/entrypoint/run_uvicorn.sh)."""
+    root = write(tmp_path, {"Dockerfile": RUN_WITH_APP, "run.sh": SET_ARGUMENTS})
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:3", "run.sh:15"], "uvicorn", 3)]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:9001"]
