@@ -49,3 +49,18 @@ def test_set_rebinds_the_arguments_that_exec_runs(tmp_path: Path) -> None:
     assert chains(result, root) == [(["Dockerfile:3", "run.sh:15"], "uvicorn", 3)]
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["0.0.0.0:9001"]
+
+
+def test_a_shell_form_cmd_runs_the_command_an_env_variable_holds(tmp_path: Path) -> None:
+    """`ENV GUNICORN gunicorn --bind :8080 --workers 5 ...` then `CMD exec $GUNICORN`: the
+    shell splits the unquoted variable into the command it holds, so the image starts that
+    gunicorn (arXiv/arxiv-browse's Dockerfile)."""
+    dockerfile = (
+        "FROM python:3.12\nENV GUNICORN gunicorn --bind :8080 \\\n"
+        '    --workers 5 --threads 10 "app.factory:create_app()"\nCMD exec $GUNICORN\n'
+    )
+    root = write(tmp_path, {"Dockerfile": dockerfile})
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4"], "gunicorn", 5)]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == [":8080"]

@@ -2497,9 +2497,11 @@ def _command_string(
 ) -> AppServer | None:
     """`sh -c "uv run app --port $PORT"`: the server of the string's first command that
     starts one, in order; a leading `$CMD_PREFIX` the image's `ENV` makes empty is dropped, as
-    in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`)."""
+    in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`), and a command held
+    in a variable (`ENV GUNICORN gunicorn --bind :8080 ...` then `CMD exec $GUNICORN`) is split
+    into the words it holds, as the shell splits an unquoted expansion."""
     for command in shell_commands(script, positional):
-        words = _without_empty_prefix(command, env or {})
+        words = _without_empty_prefix(_command_variable(command, env or {}), env or {})
         app = run_words(file, words, env, env_at, find_config=find_config, depth=depth + 1)
         if app is not None:
             return app
