@@ -64,3 +64,22 @@ def test_a_shell_form_cmd_runs_the_command_an_env_variable_holds(tmp_path: Path)
     assert chains(result, root) == [(["Dockerfile:4"], "gunicorn", 5)]
     (app,) = result.apps
     assert [s.value for s in app.sockets] == [":8080"]
+
+
+def test_a_run_the_builder_words_cannot_read_is_a_note_and_the_rest_is_read(
+    tmp_path: Path,
+) -> None:
+    """A build-only `RUN [ ${#TORCH} -gt 0 ] && ...` (the shell's string length, no word the
+    builder expands) is a not-followed note at its line, not a refused file: the image's
+    gunicorn after it is still read (fauxpilot/fauxpilot's converter/Dockerfile)."""
+    dockerfile = (
+        "FROM python:3.12\nARG TORCH\n"
+        "RUN [ ${#TORCH} -gt 0 ] && V=torch==$TORCH || V=torch; pip install $V\n"
+        'CMD ["gunicorn", "--workers", "2", "app:app"]\n'
+    )
+    root = write(tmp_path, {"Dockerfile": dockerfile})
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4"], "gunicorn", 2)]
+    (unread,) = [n for n in result.notes if n.kind == "not-followed"]
+    assert unread.at.line == 3
+    assert "${#TORCH}" in unread.message

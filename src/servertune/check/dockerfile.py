@@ -667,7 +667,15 @@ def read_image(
             try:
                 _apply(name, command, stage, stages, _Source(path, lines, escape))
             except ValueError as error:
-                raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
+                # A construct the builder's word rules cannot read (`${#VAR}` in a RUN, which
+                # the shell expands, not the builder): what this one instruction does is not
+                # known, the rest of the file still is.
+                note(
+                    "not-followed",
+                    Location(path, command.start_line),
+                    f"not followed: {name} holds what check cannot read ({error}): what it "
+                    "does to the image is not known; the rest of the file is read",
+                )
     if stage is None:
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
