@@ -83,3 +83,32 @@ def test_a_run_the_builder_words_cannot_read_is_a_note_and_the_rest_is_read(
     (unread,) = [n for n in result.notes if n.kind == "not-followed"]
     assert unread.at.line == 3
     assert "${#TORCH}" in unread.message
+
+
+def test_two_servers_started_in_the_background_both_run(tmp_path: Path) -> None:
+    """`gunicorn -c tmp.conf.py ... &` then, after more commands, `gunicorn -c main.conf.py
+    ... &` and `wait`: a line ending in `&` followed by more commands is no alternative, so
+    both servers are launches of the script, each with its own config, and no server-chosen
+    note drops one (bunkerity/bunkerweb's src/ui/entrypoint.sh)."""
+    script = """#!/bin/bash
+gunicorn --config tmp.conf.py app:tmp &
+pid="$!"
+sleep 2
+gunicorn --config main.conf.py app:app &
+wait "$pid"
+"""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nCOPY . /app\nWORKDIR /app\nCMD ["./run.sh"]\n',
+            "run.sh": script,
+            "tmp.conf.py": "workers = 1\n",
+            "main.conf.py": "workers = 3\n",
+        },
+    )
+    result = check_folder(root)
+    assert sorted(chains(result, root)) == [
+        (["Dockerfile:4", "run.sh:2", "tmp.conf.py:1"], "gunicorn", 1),
+        (["Dockerfile:4", "run.sh:5", "main.conf.py:1"], "gunicorn", 3),
+    ]
+    assert not [n for n in result.notes if n.kind == "server-chosen"]

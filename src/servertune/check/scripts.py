@@ -791,9 +791,66 @@ def read_script(
             return _handed_over(
                 path, lines, physical, environment, env_at, arguments, find_config, passing
             )
+    started, commands = _in_background(commands)
     if len(commands) > 1:
         commands = _one_server(path, commands, by_default, assumed)
-    line, command, environment = commands[0]
+    script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
+    return with_others([_script_app(script, *found) for found in [*started, *commands]])
+
+
+def _in_background(
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
+) -> tuple[
+    list[tuple[_Line, ServerCommand, dict[str, str]]],
+    list[tuple[_Line, ServerCommand, dict[str, str]]],
+]:
+    """(the servers started with a trailing `&` while the script goes on to start another,
+    each once: `gunicorn -c tmp.conf & ... gunicorn -c main.conf & wait` runs both, not one
+    or the other; the server lines left to choose from). One server line, or only copies of
+    one, is one server as before."""
+    distinct: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    for found in commands:
+        if not any(_same_command(found[1], other[1]) for other in distinct):
+            distinct.append(found)
+    if len(distinct) < 2:
+        return [], commands
+    started = [c for c in distinct[:-1] if c[0].background]
+    rest = [c for c in commands if not any(c is s for s in started)]
+    rest = [c for c in rest if not any(_same_command(c[1], s[1]) for s in started)]
+    return started, rest
+
+
+def _same_command(one: ServerCommand, other: ServerCommand) -> bool:
+    return one.server == other.server and [w.text for w in one.args] == [
+        w.text for w in other.args
+    ]
+
+
+@dataclass(frozen=True)
+class _Script:
+    """What reading one server line of a script needs of the whole script."""
+
+    path: Path
+    text: str
+    lines: list[_Line]
+    physical: list[str]
+    arguments: list[Word] | None
+    env_at: Mapping[str, Location] | None
+    find_config: FindConfig | None
+    assumed: _Assumption
+
+
+def _script_app(
+    script: _Script, line: _Line, command: ServerCommand, environment: dict[str, str]
+) -> AppServer:
+    """The server one server line of the script starts, read by the server's own parser."""
+    path, lines, physical, arguments = script.path, script.lines, script.physical, script.arguments
+    env_at, find_config, text, assumed = (
+        script.env_at,
+        script.find_config,
+        script.text,
+        script.assumed,
+    )
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
     if holes and arms and command.server in SERVERS:
