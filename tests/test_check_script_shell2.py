@@ -112,3 +112,82 @@ wait "$pid"
         (["Dockerfile:4", "run.sh:5", "main.conf.py:1"], "gunicorn", 3),
     ]
     assert not [n for n in result.notes if n.kind == "server-chosen"]
+
+
+#: A script that picks its gunicorn config by which file the image has.
+CONFIG_BY_FILE_TEST = """#!/bin/sh
+set -e
+if [ -f /opt/gunicorn_conf.py ]; then
+    DEFAULT_CONF=/opt/gunicorn_conf.py
+elif [ -f /opt/app/gunicorn_conf.py ]; then
+    DEFAULT_CONF=/opt/app/gunicorn_conf.py
+else
+    DEFAULT_CONF=/gunicorn_conf.py
+fi
+export CONF=${CONF:-$DEFAULT_CONF}
+exec gunicorn -c "$CONF" app.main:app
+"""
+
+
+def test_a_file_test_is_true_where_the_image_has_the_file(tmp_path: Path) -> None:
+    """`if [ -f /opt/gunicorn_conf.py ]; then CONF=...; elif ...; else CONF=/gunicorn_conf.py`
+    before `gunicorn -c "$CONF"`: the image COPYs the config to /opt/gunicorn_conf.py, so the
+    first test is true and that config is linked, not the `else` branch's missing file; a
+    path no file here gives is undecided (UKHSA-Internal/coronavirus-dashboard-frontend-server's server/start-gunicorn.sh)."""
+    dockerfile = (
+        "FROM python:3.12\nCOPY server/gunicorn_conf.py /opt/gunicorn_conf.py\n"
+        'COPY server/start.sh /opt/start.sh\nCMD ["/opt/start.sh"]\n'
+    )
+    root = write(
+        tmp_path / "image",
+        {
+            "Dockerfile": dockerfile,
+            "server/start.sh": CONFIG_BY_FILE_TEST,
+            "server/gunicorn_conf.py": "workers = 3\nbind = '0.0.0.0:5100'\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:4", "server/start.sh:11", "server/gunicorn_conf.py:1"], "gunicorn", 3)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]
+    # With no config copied in, whether /opt/gunicorn_conf.py exists is not known (a base
+    # image or a volume may hold it): the chain is read as before, undecided.
+    dockerfile = 'FROM python:3.12\nCOPY server/start.sh /opt/start.sh\nCMD ["/opt/start.sh"]\n'
+    root = write(
+        tmp_path / "bare", {"Dockerfile": dockerfile, "server/start.sh": CONFIG_BY_FILE_TEST}
+    )
+    result = check_folder(root)
+    (missing,) = [n for n in result.notes if n.kind == "config-not-found"]
+    assert "/gunicorn_conf.py" in missing.message
+
+
+def test_a_script_nothing_here_runs_is_a_launch_beside_a_program_running_its_config(
+    tmp_path: Path,
+) -> None:
+    """A supervisord program `gunicorn -c /opt/gunicorn_conf.py` and a start script (run by
+    nothing here) whose file test picks the same config: two files that each start gunicorn
+    with it, so two launches, not one reading of the config dropped as the other's
+    (UKHSA-Internal/coronavirus-dashboard-frontend-server)."""
+    dockerfile = (
+        "FROM python:3.12\nCOPY server/gunicorn_conf.py /opt/gunicorn_conf.py\n"
+        "COPY server/start.sh /opt/start.sh\n"
+        "COPY server/supervisord.conf /opt/supervisord.conf\n"
+        'CMD ["supervisord", "-c", "/opt/supervisord.conf"]\n'
+    )
+    supervisord = (
+        "[supervisord]\nnodaemon=true\n\n[program:web]\n"
+        "command=gunicorn -c /opt/gunicorn_conf.py app.main:app\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": dockerfile,
+            "server/start.sh": CONFIG_BY_FILE_TEST,
+            "server/supervisord.conf": supervisord,
+            "server/gunicorn_conf.py": "workers = 3\nbind = '0.0.0.0:5100'\n",
+        },
+    )
+    result = check_folder(root)
+    starts = sorted(chain[0][0] for chain in chains(result, root))
+    assert starts == ["Dockerfile:5", "server/start.sh:11"]

@@ -168,12 +168,9 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # Two images (or scripts) each running the config with their own command (kitchenowl's
         # two Dockerfiles, `--ini wsgi.ini:web` and `wsgi.ini`): two processes, when neither
         # file that starts one is in the other's chain.
-        first, then = app.launched_by[:1], other.launched_by[:1]
-        return bool(first and then) and (
-            first[0].file != then[0].file
-            and first[0].file not in chain_files(other)
-            and then[0].file not in chain_files(app)
-        )
+        # A script nothing here starts begins its own chain: it is a file that starts one.
+        first, then = _start(app), _start(other)
+        return first != then and first not in chain_files(other) and then not in chain_files(app)
 
     boxed = {key(a) for a in apps if a.container is not None}
     kept: list[AppServer] = []
@@ -187,6 +184,13 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         seen.setdefault(key(app), []).append(app)
         kept.append(app)
     return kept
+
+
+def _start(app: AppServer) -> Path:
+    """The file whose line starts the server: the first of its launch chain, or the file read
+    on its own (nothing here runs it: a script that runs a config is a start of its own; a
+    config alone is in the chain of any launch that runs it, so never apart from it)."""
+    return app.launched_by[0].file if app.launched_by else app.file
 
 
 def _run_images(reading: Reading) -> list[AppServer]:

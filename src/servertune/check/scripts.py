@@ -257,17 +257,18 @@ def _lines_run(
     variables no file sets are also unset)."""
     fixed, unknown, unset = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
-    lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    files = _FileTests(find_config)
+    lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
     lines = _without_development_switch(path, lines, names)
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
-            lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken)
+            lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken), files
         )
     if not arguments or not dockerfile_name(arguments[0].at.file):
         return lines, None, assumed
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
-    return lines, _selected(lines, given, physical, fixed, unknown, names), assumed
+    return lines, _selected(lines, given, physical, fixed, unknown, names, files=files), assumed
 
 
 @dataclass
@@ -821,9 +822,7 @@ def _in_background(
 
 
 def _same_command(one: ServerCommand, other: ServerCommand) -> bool:
-    return one.server == other.server and [w.text for w in one.args] == [
-        w.text for w in other.args
-    ]
+    return one.server == other.server and [w.text for w in one.args] == [w.text for w in other.args]
 
 
 @dataclass(frozen=True)
@@ -1813,6 +1812,7 @@ def _selected(
     unknown: frozenset[int] = frozenset(),
     environment_names: frozenset[str] = frozenset(),
     assuming: tuple[Mapping[str, str], dict[int, _Line]] | None = None,
+    files: _FileTests | None = None,
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -1825,20 +1825,21 @@ def _selected(
     to its first argument (`SERVICE=$1` then `case ${SERVICE} in`; `MODE=${MODE:=$1}` when
     the environment (`environment_names`) does not set MODE) is that argument too. A test
     only `assuming`'s names (set by no file, not known to be unset) decide is decided with
-    them unset, and each line of the branch so taken is recorded with its head."""
+    them unset, and each line of the branch so taken is recorded with its head. A file test
+    (`[ -f /opt/gunicorn_conf.py ]`) is true where `files` finds that path in the image."""
     unset, assumed_at = assuming or ({}, {})
     known = _as_words(fixed or {})
     first = _first_argument(arguments)
     if first is not None:
         known.update(dict.fromkeys(_FIRST_WORDS, first))
-    if not known and not unset:
+    if not known and not unset and (files is None or files.find is None):
         return lines
     kept: list[_Line] = []
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
     matched = False  # an arm of that block matched: the shell runs the first one only
-    branches = _Branches(known, physical, unknown, _as_words(unset))
+    branches = _Branches(known, physical, unknown, _as_words(unset), files)
     aliases = _FirstArgument(known, first, environment_names)
     furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
@@ -1959,8 +1960,10 @@ class _Branches:
         physical: Sequence[str],
         unknown: frozenset[int] = frozenset(),
         unset: Mapping[str, str] | None = None,
+        files: _FileTests | None = None,
     ) -> None:
         self.known = known
+        self.files = files or _FileTests(None)
         self.unset = unset or {}
         self.physical = physical
         #: The lines that source a file not here: once one runs, only "$1" is known.
@@ -2037,7 +2040,7 @@ class _Branches:
             for k, v in {**(unset or {}), **self.known}.items()
             if (not self.moved if k in _FIRST_WORDS else not past)
         }
-        if not known or not self.physical:
+        if (not known and self.files.find is None) or not self.physical:
             return None
         end = next(
             (i for i in range(index + 1, len(lines)) if lines[i].words[:1] == ["then"]), None
@@ -2056,9 +2059,32 @@ class _Branches:
 
         def comparison(words: list[str]) -> bool | None:
             found = _argument_test(words, known)
-            return numeric_test(words, known) if found is None else found
+            found = numeric_test(words, known) if found is None else found
+            return self.files.test(words, known) if found is None else found
 
         return condition_value(words, comparison)
+
+
+@dataclass
+class _FileTests:
+    """`[ -f PATH ]` (also `-e`, `-r`, `-s`) on a path the image has: a file the tree holds
+    where the script runs (COPY/ADD into the image, the script's own folder) makes the test
+    true; a path not found is not known to be missing (a base image or a volume may hold
+    it), so the test is undecided."""
+
+    find: FindConfig | None
+
+    def test(self, words: list[str], known: Mapping[str, str]) -> bool | None:
+        found = test_operands(words)
+        if found is None or self.find is None or len(found[1]) != 2:
+            return None
+        flag, operand = found[1]
+        if flag not in ("-f", "-e", "-r", "-s"):
+            return None
+        path = _known_value(operand, known) if "$" in operand else operand
+        if not path or any(c in path for c in "$`*?["):
+            return None
+        return True if self.find(path) is not None else None
 
 
 def _without_lists(words: list[str]) -> list[str]:
