@@ -191,3 +191,23 @@ def test_a_script_nothing_here_runs_is_a_launch_beside_a_program_running_its_con
     result = check_folder(root)
     starts = sorted(chain[0][0] for chain in chains(result, root))
     assert starts == ["Dockerfile:5", "server/start.sh:11"]
+
+
+def test_cd_to_a_folder_below_the_start_moves_a_relative_config_path(tmp_path: Path) -> None:
+    """A Procfile's `web: bin/run.sh` (run from the app's root) whose script does `cd fec`
+    and then `gunicorn -c gunicorn.conf.py ...`: the config is fec/gunicorn.conf.py, linked,
+    not a config-not-found (fecgov/fec-cms's bin/run.sh)."""
+    script = "#!/bin/bash\nset -o errexit\ncd fec\n./manage.py migrate\ngunicorn -c gunicorn.conf.py fec.wsgi:application\n"
+    root = write(
+        tmp_path,
+        {
+            "Procfile": "web: bin/run.sh\n",
+            "bin/run.sh": script,
+            "fec/gunicorn.conf.py": "workers = 3\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Procfile:1", "bin/run.sh:5", "fec/gunicorn.conf.py:1"], "gunicorn", 3)
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]

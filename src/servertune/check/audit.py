@@ -175,7 +175,13 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
     boxed = {key(a) for a in apps if a.container is not None}
     kept: list[AppServer] = []
     seen: dict[tuple[object, ...], list[AppServer]] = {}
+    started = {f for a in apps if a.launched_by for f in chain_files(a)}
     for app in apps:
+        if not app.launched_by and app.container is None and app.file in started:
+            # A script read on its own that a launch here runs: that launch, read where it
+            # runs (its `cd fec` from the Procfile's folder finds what the script alone does
+            # not).
+            continue
         same = seen.get(key(app), [])
         if app.container is None and (
             key(app) in boxed or any(not started_apart(app, one) for one in same)

@@ -986,8 +986,9 @@ def _without_development_switch(
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
     """The working directory after `cd ARGS` from `current` (None: the one the script
     started in): a folder written out or set in a variable, absolute or below a known one,
-    or the script's own folder in the image (`cd "$(dirname "$0")"`); None when not known
-    (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    or the script's own folder in the image (`cd "$(dirname "$0")"`), or a folder relative to
+    where it started (`cd fec`, kept relative); None when not known (`cd "$APP_DIR"` with the
+    variable unset, `cd -`, `cd` alone, above where it started)."""
     # (`` cd `dirname $0` `` is one word to the shell, however the line was split here.)
     own = own_folder(args[0].at.file, " ".join(a.text for a in args)) if args else None
     if own is not None:
@@ -1001,7 +1002,10 @@ def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, 
         return None
     if folder.startswith("/"):
         return posixpath.normpath(folder)
-    return posixpath.normpath(posixpath.join(current, folder)) if current is not None else None
+    # From where the script started (None): a folder below it (`cd fec` in a Procfile's
+    # bin/run.sh, run from the app's root), found as that relative path.
+    moved = posixpath.normpath(posixpath.join(current or "", folder))
+    return None if moved.startswith("..") or (current is None and moved == ".") else moved
 
 
 #: Where `files_made_by_loops` collects what the passes of loops make in each script read.
