@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check.graph import launches
 from tests.folder_support import chains, check_folder, write
 
 #: An image whose ENTRYPOINT script is given the app as its first argument.
@@ -211,3 +212,63 @@ def test_cd_to_a_folder_below_the_start_moves_a_relative_config_path(tmp_path: P
         (["Procfile:1", "bin/run.sh:5", "fec/gunicorn.conf.py:1"], "gunicorn", 3)
     ]
     assert not [n for n in result.notes if n.kind == "config-not-found"]
+
+
+#: A script that embeds gunicorn: gunicorn's "Custom Application" with an options dict.
+EMBEDDED_GUNICORN = """from gunicorn.app.base import BaseApplication
+
+from asgi import application
+
+
+class Standalone(BaseApplication):
+    def __init__(self, app, options=None):
+        self.options = options or {}
+        self.application = app
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        return self.application
+
+
+if __name__ == "__main__":
+    Standalone(application, {"bind": "0.0.0.0:8000", "workers": 3}).run()
+"""
+
+
+def test_a_compose_command_that_cds_then_runs_an_embedded_gunicorn_script_is_its_launch(
+    tmp_path: Path,
+) -> None:
+    """A service of an image whose ENTRYPOINT is `bash -c`, its command `python manage.py
+    migrate && cd /app/src && watchmedo auto-restart -p '*.py' -- python3 ./gunicorn_run.py`
+    (the tree mounted at /app): the `cd` moves the relative script path and watchmedo runs
+    the command after its `--`, so the embedded gunicorn is the service's launch, behind
+    the Caddy that proxies to the service (codalab/codabench)."""
+    command = (
+        "python manage.py migrate && cd /app/src && "
+        "watchmedo auto-restart -p '*.py' --recursive -- python3 ./gunicorn_run.py"
+    )
+    compose = (
+        "services:\n  django:\n    build: .\n"
+        f'    command: ["{command}"]\n'
+        "    volumes:\n      - .:/app\n"
+        "  caddy:\n    image: caddy:2\n    volumes:\n      - ./Caddyfile:/etc/caddy/Caddyfile\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": 'FROM python:3.12\nWORKDIR /app\nENTRYPOINT ["/bin/bash", "-c"]\n',
+            "compose.yaml": compose,
+            "Caddyfile": ":80 {\n  reverse_proxy django:8000\n}\n",
+            "src/gunicorn_run.py": EMBEDDED_GUNICORN,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["compose.yaml:2", "Dockerfile:3", "src/gunicorn_run.py:21"], "gunicorn", 3)
+    ]
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [(at.file.name, at.line) for at in launch.fronts] == [("Caddyfile", 2)]

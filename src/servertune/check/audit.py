@@ -45,6 +45,7 @@ from servertune.check.namespaces import in_front_namespace
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
+from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
@@ -177,10 +178,11 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
     seen: dict[tuple[object, ...], list[AppServer]] = {}
     started = {f for a in apps if a.launched_by for f in chain_files(a)}
     for app in apps:
-        if not app.launched_by and app.container is None and app.file in started:
-            # A script read on its own that a launch here runs: that launch, read where it
-            # runs (its `cd fec` from the Procfile's folder finds what the script alone does
-            # not).
+        # A script read on its own that a launch here runs: that launch, read where it runs
+        # (its `cd fec` from the Procfile's folder finds what the script alone does not). A
+        # config read alone may hold programs that launch does not start: kept.
+        alone = not app.launched_by and app.container is None and app.file in started
+        if alone and looks_like_script(app.file, read_text(app.file)):
             continue
         same = seen.get(key(app), [])
         if app.container is None and (

@@ -2587,9 +2587,15 @@ def _command_string(
     in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`), and a command held
     in a variable (`ENV GUNICORN gunicorn --bind :8080 ...` then `CMD exec $GUNICORN`) is split
     into the words it holds, as the shell splits an unquoted expansion."""
+    directory: str | None = None  # where a `cd DIR &&` before the command moved
     for command in shell_commands(script, positional):
         words = _without_empty_prefix(_command_variable(command, env or {}), env or {})
-        app = run_words(file, words, env, env_at, find_config=find_config, depth=depth + 1)
+        if words[:1] and words[0].text == "cd":
+            # `cd /app/src && python3 ./gunicorn_run.py`: its relative paths are found there.
+            directory = _changed_directory(directory, words[1:], env or {})
+            continue
+        find = find_config if directory is None else in_directory(directory, find_config)
+        app = run_words(file, words, env, env_at, find_config=find, depth=depth + 1)
         if app is not None:
             return app
     return None
@@ -2621,9 +2627,13 @@ _WAITER = re.compile(r"wait", re.I)
 def _after_waiting(words: Sequence[Word]) -> list[Word] | None:
     """The command a wait-for wrapper that is not among the files runs once its hosts answer:
     the words after its `--` (`wait-for-it.sh db:5432 -- ./start.sh`, the usage wait-for-it,
-    wait-for and dockerize document); None for any other command."""
+    wait-for and dockerize document), or that `watchmedo auto-restart` runs; None for any
+    other command."""
     texts = [w.text for w in words]
-    if not _WAITER.search(program_name(texts[0])) or "--" not in texts[1:]:
+    # watchdog's `watchmedo auto-restart -p '*.py' -- python3 run.py` (the usage its docs
+    # show) likewise runs, and restarts, the command after its `--`.
+    restarts = program_name(texts[0]) == "watchmedo" and texts[1:2] == ["auto-restart"]
+    if not (restarts or _WAITER.search(program_name(texts[0]))) or "--" not in texts[1:]:
         return None
     after = list(words[texts.index("--", 1) + 1 :])
     return after or None
