@@ -46,6 +46,7 @@ from servertune.check.readers import Reading, env_loads_of, read_with, reader_fo
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.rules.workers import DECLARED_LIMIT
+from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
@@ -170,14 +171,11 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # Two images (or scripts) each running the config with their own command (kitchenowl's
         # two Dockerfiles, `--ini wsgi.ini:web` and `wsgi.ini`): two processes, when neither
         # file that starts one is in the other's chain.
-        first, then = app.launched_by[:1], other.launched_by[:1]
         if _other_lines(app, other):
             return True  # two entries of one Procfile, each run by honcho (superdesk's capi)
-        return bool(first and then) and (
-            first[0].file != then[0].file
-            and first[0].file not in chain_files(other)
-            and then[0].file not in chain_files(app)
-        )
+        # A script nothing here starts begins its own chain: it is a file that starts one.
+        first, then = _start(app), _start(other)
+        return first != then and first not in chain_files(other) and then not in chain_files(app)
 
     def launched_apart(app: AppServer, boxed: AppServer) -> bool:
         # A reading that starts at a file of its own (a Procfile's `web`, which Heroku or
@@ -185,8 +183,7 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # the same config, when neither start is in the other's chain (opensafely-core/
         # job-server: Procfile `web` and the image's CMD). One whose file the container's
         # chain goes through (a gunicorn.conf.py, a Dockerfile read alone) is that one.
-        first = app.launched_by[0].file if app.launched_by else app.file
-        then = boxed.launched_by[0].file if boxed.launched_by else boxed.file
+        first, then = _start(app), _start(boxed)
         return first != then and first not in chain_files(boxed) and then not in chain_files(app)
 
     boxed: dict[tuple[object, ...], list[AppServer]] = {}
@@ -195,7 +192,14 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
             boxed.setdefault(key(app), []).append(app)
     kept: list[AppServer] = []
     seen: dict[tuple[object, ...], list[AppServer]] = {}
+    started = {f for a in apps if a.launched_by for f in chain_files(a)}
     for app in apps:
+        # A script read on its own that a launch here runs: that launch, read where it runs
+        # (its `cd fec` from the Procfile's folder finds what the script alone does not). A
+        # config read alone may hold programs that launch does not start: kept.
+        alone = not app.launched_by and app.container is None and app.file in started
+        if alone and looks_like_script(app.file, read_text(app.file)):
+            continue
         same = seen.get(key(app), [])
         if app.container is None and (
             any(not launched_apart(app, one) for one in boxed.get(key(app), []))
@@ -217,6 +221,13 @@ def _other_lines(app: AppServer, other: AppServer) -> bool:
     for at in other.launched_by:
         theirs.setdefault(at.file, set()).add(at.line)
     return any(lines[f].isdisjoint(theirs[f]) for f in lines.keys() & theirs.keys())
+
+
+def _start(app: AppServer) -> Path:
+    """The file whose line starts the server: the first of its launch chain, or the file read
+    on its own (nothing here runs it: a script that runs a config is a start of its own; a
+    config alone is in the chain of any launch that runs it, so never apart from it)."""
+    return app.launched_by[0].file if app.launched_by else app.file
 
 
 def _run_images(reading: Reading) -> list[AppServer]:

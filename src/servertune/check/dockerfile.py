@@ -659,7 +659,7 @@ def read_image(
             try:
                 _apply(name, command, stage, stages, _Source(path, lines, escape))
             except ValueError as error:
-                raise CheckInputError(f"{path}:{command.start_line}: {name}: {error}") from None
+                _unreadable(Location(path, command.start_line), name, error)
     if stage is None:
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
@@ -1079,6 +1079,18 @@ def _launched(app: AppServer | None, words: list[Word]) -> AppServer | None:
         return None
     steps = tuple(dict.fromkeys(w.at for w in words))
     return dataclasses.replace(app, launched_by=steps + app.launched_by)
+
+
+def _unreadable(at: Location, name: str, error: ValueError) -> None:
+    """A construct the builder's word rules cannot read (`${#VAR}` in a RUN, which the shell
+    expands, not the builder): what this one instruction does is not known, said so at its
+    line; the rest of the file is still read."""
+    note(
+        "not-followed",
+        at,
+        f"not followed: {name} holds what check cannot read ({error}): what it does to the "
+        "image is not known; the rest of the file is read",
+    )
 
 
 def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:

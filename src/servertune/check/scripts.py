@@ -257,17 +257,18 @@ def _lines_run(
     variables no file sets are also unset)."""
     fixed, unknown, unset = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
-    lines = _selected(logical, arguments, physical, fixed, unknown, names)
+    files = _FileTests(find_config)
+    lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
     lines = _without_development_switch(path, lines, names)
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
-            lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken)
+            lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken), files
         )
     if not arguments or not is_dockerfile(arguments[0].at.file):
         return lines, None, assumed
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
-    return lines, _selected(lines, given, physical, fixed, unknown, names), assumed
+    return lines, _selected(lines, given, physical, fixed, unknown, names, files=files), assumed
 
 
 @dataclass
@@ -713,8 +714,10 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
         else:
             # Known in part (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): kept apart, for the
             # fields an unquoted `$OPTS` on a command line splits into (`_known_fields`).
+            # A variable known in part is its known part here too (`A="$A --more $X"`).
+            parts = {k[:-3]: v for k, v in env.items() if k.endswith("[~]")}
+            env[f"{name}[~]"] = expand_known(value, {**env, **parts})
             env.pop(name, None)
-            env[f"{name}[~]"] = expand_known(value, env)
 
 
 def command_line(path: Path, text: str) -> tuple[str, list[str]]:
@@ -755,6 +758,7 @@ def read_script(
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
     making = _Making(path, physical, env is not None, find_config)
     making.sourced = _sourced_functions(path, logical, find_config)
+    branching = _ArgumentsByBranch()
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
@@ -771,10 +775,12 @@ def read_script(
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
-            _assignments(line, environment)
+            _assignments(_argument_values(line, arguments), environment)
             _eval_assignments(line, environment, physical)
+            arguments = branching.step(line, arguments)
             if line.words[:2] == ["set", "--"]:
-                arguments = _positional(words[2:], arguments, environment)
+                text = _line_text(line, physical)
+                arguments = _positional(words[2:], arguments, environment, text)
             elif line.words[:1] == ["shift"] and arguments is not None:
                 # `shift 2` after `COLOR=$1; PREFIX=$2`: "$@" is what follows them.
                 count = line.words[1] if len(line.words) > 1 else "1"
@@ -786,9 +792,64 @@ def read_script(
             return _handed_over(
                 path, lines, physical, environment, env_at, arguments, find_config, passing
             )
+    started, commands = _in_background(commands)
     if len(commands) > 1:
         commands = _one_server(path, commands, by_default, assumed)
-    line, command, environment = commands[0]
+    script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
+    return with_others([_script_app(script, *found) for found in [*started, *commands]])
+
+
+def _in_background(
+    commands: list[tuple[_Line, ServerCommand, dict[str, str]]],
+) -> tuple[
+    list[tuple[_Line, ServerCommand, dict[str, str]]],
+    list[tuple[_Line, ServerCommand, dict[str, str]]],
+]:
+    """(the servers started with a trailing `&` while the script goes on to start another,
+    each once: `gunicorn -c tmp.conf & ... gunicorn -c main.conf & wait` runs both, not one
+    or the other; the server lines left to choose from). One server line, or only copies of
+    one, is one server as before."""
+    distinct: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
+    for found in commands:
+        if not any(_same_command(found[1], other[1]) for other in distinct):
+            distinct.append(found)
+    if len(distinct) < 2:
+        return [], commands
+    started = [c for c in distinct[:-1] if c[0].background]
+    rest = [c for c in commands if not any(c is s for s in started)]
+    rest = [c for c in rest if not any(_same_command(c[1], s[1]) for s in started)]
+    return started, rest
+
+
+def _same_command(one: ServerCommand, other: ServerCommand) -> bool:
+    return one.server == other.server and [w.text for w in one.args] == [w.text for w in other.args]
+
+
+@dataclass(frozen=True)
+class _Script:
+    """What reading one server line of a script needs of the whole script."""
+
+    path: Path
+    text: str
+    lines: list[_Line]
+    physical: list[str]
+    arguments: list[Word] | None
+    env_at: Mapping[str, Location] | None
+    find_config: FindConfig | None
+    assumed: _Assumption
+
+
+def _script_app(
+    script: _Script, line: _Line, command: ServerCommand, environment: dict[str, str]
+) -> AppServer:
+    """The server one server line of the script starts, read by the server's own parser."""
+    path, lines, physical, arguments = script.path, script.lines, script.physical, script.arguments
+    env_at, find_config, text, assumed = (
+        script.env_at,
+        script.find_config,
+        script.text,
+        script.assumed,
+    )
     arms = [(arm_line, arm) for arm_line in lines if (arm := _arm(arm_line)) is not None]
     holes = [i for i, w in enumerate(command.args) if w.text == "$@"]
     if holes and arms and command.server in SERVERS:
@@ -925,8 +986,9 @@ def _without_development_switch(
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
     """The working directory after `cd ARGS` from `current` (None: the one the script
     started in): a folder written out or set in a variable, absolute or below a known one,
-    or the script's own folder in the image (`cd "$(dirname "$0")"`); None when not known
-    (`cd "$APP_DIR"` with the variable unset, `cd -`, `cd` alone)."""
+    or the script's own folder in the image (`cd "$(dirname "$0")"`), or a folder relative to
+    where it started (`cd fec`, kept relative); None when not known (`cd "$APP_DIR"` with the
+    variable unset, `cd -`, `cd` alone, above where it started)."""
     # (`` cd `dirname $0` `` is one word to the shell, however the line was split here.)
     own = own_folder(args[0].at.file, " ".join(a.text for a in args)) if args else None
     if own is not None:
@@ -940,7 +1002,10 @@ def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, 
         return None
     if folder.startswith("/"):
         return posixpath.normpath(folder)
-    return posixpath.normpath(posixpath.join(current, folder)) if current is not None else None
+    # From where the script started (None): a folder below it (`cd fec` in a Procfile's
+    # bin/run.sh, run from the app's root), found as that relative path.
+    moved = posixpath.normpath(posixpath.join(current or "", folder))
+    return None if moved.startswith("..") or (current is None and moved == ".") else moved
 
 
 #: Where `files_made_by_loops` collects what the passes of loops make in each script read.
@@ -1751,6 +1816,7 @@ def _selected(
     unknown: frozenset[int] = frozenset(),
     environment_names: frozenset[str] = frozenset(),
     assuming: tuple[Mapping[str, str], dict[int, _Line]] | None = None,
+    files: _FileTests | None = None,
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -1763,20 +1829,21 @@ def _selected(
     to its first argument (`SERVICE=$1` then `case ${SERVICE} in`; `MODE=${MODE:=$1}` when
     the environment (`environment_names`) does not set MODE) is that argument too. A test
     only `assuming`'s names (set by no file, not known to be unset) decide is decided with
-    them unset, and each line of the branch so taken is recorded with its head."""
+    them unset, and each line of the branch so taken is recorded with its head. A file test
+    (`[ -f /opt/gunicorn_conf.py ]`) is true where `files` finds that path in the image."""
     unset, assumed_at = assuming or ({}, {})
     known = _as_words(fixed or {})
     first = _first_argument(arguments)
     if first is not None:
         known.update(dict.fromkeys(_FIRST_WORDS, first))
-    if not known and not unset:
+    if not known and not unset and (files is None or files.find is None):
         return lines
     kept: list[_Line] = []
     depth = 0  # `case` blocks open
     chosen: int | None = None  # the depth of the `case "$1"` block being read
     running = True
     matched = False  # an arm of that block matched: the shell runs the first one only
-    branches = _Branches(known, physical, unknown, _as_words(unset))
+    branches = _Branches(known, physical, unknown, _as_words(unset), files)
     aliases = _FirstArgument(known, first, environment_names)
     furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
@@ -1897,8 +1964,10 @@ class _Branches:
         physical: Sequence[str],
         unknown: frozenset[int] = frozenset(),
         unset: Mapping[str, str] | None = None,
+        files: _FileTests | None = None,
     ) -> None:
         self.known = known
+        self.files = files or _FileTests(None)
         self.unset = unset or {}
         self.physical = physical
         #: The lines that source a file not here: once one runs, only "$1" is known.
@@ -1975,7 +2044,7 @@ class _Branches:
             for k, v in {**(unset or {}), **self.known}.items()
             if (not self.moved if k in _FIRST_WORDS else not past)
         }
-        if not known or not self.physical:
+        if (not known and self.files.find is None) or not self.physical:
             return None
         end = next(
             (i for i in range(index + 1, len(lines)) if lines[i].words[:1] == ["then"]), None
@@ -1994,9 +2063,32 @@ class _Branches:
 
         def comparison(words: list[str]) -> bool | None:
             found = _argument_test(words, known)
-            return numeric_test(words, known) if found is None else found
+            found = numeric_test(words, known) if found is None else found
+            return self.files.test(words, known) if found is None else found
 
         return condition_value(words, comparison)
+
+
+@dataclass
+class _FileTests:
+    """`[ -f PATH ]` (also `-e`, `-r`, `-s`) on a path the image has: a file the tree holds
+    where the script runs (COPY/ADD into the image, the script's own folder) makes the test
+    true; a path not found is not known to be missing (a base image or a volume may hold
+    it), so the test is undecided."""
+
+    find: FindConfig | None
+
+    def test(self, words: list[str], known: Mapping[str, str]) -> bool | None:
+        found = test_operands(words)
+        if found is None or self.find is None or len(found[1]) != 2:
+            return None
+        flag, operand = found[1]
+        if flag not in ("-f", "-e", "-r", "-s"):
+            return None
+        path = _known_value(operand, known) if "$" in operand else operand
+        if not path or any(c in path for c in "$`*?["):
+            return None
+        return True if self.find(path) is not None else None
 
 
 def _without_lists(words: list[str]) -> list[str]:
@@ -2117,11 +2209,13 @@ def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 
 
 def _positional(
-    words: list[Word], before: list[Word] | None, env: Mapping[str, str]
+    words: list[Word], before: list[Word] | None, env: Mapping[str, str], text: str = ""
 ) -> list[Word] | None:
     """The script's arguments after `set -- WORDS` (`"$@"` from then on), each expanded from
     the variables known at that line; `"$@"` among them is the arguments before (not known
-    when those are not)."""
+    when those are not). An unquoted `$SSL_ARGS` (not `"$SSL_ARGS"` in the line's `text`)
+    is split into fields as the shell splits it (none when empty); a value known only in
+    part keeps its unknown fields as written, said unresolved by the server's reader."""
     arguments: list[Word] = []
     for word in words:
         if word.text in ("$@", "$*"):
@@ -2129,8 +2223,51 @@ def _positional(
                 return None
             arguments.extend(before)
             continue
-        arguments.append(Word(expand_shell(word.text, env) or word.text, word.at))
+        value = expand_shell(word.text, env)
+        if _LONE_EXPANSION.match(word.text) and f'"{word.text}"' not in text:
+            fields = value.split() if value is not None else None
+            if fields is None:
+                fields = [w.text for w in _known_fields([word, word], env)[1:]]
+            arguments.extend(Word(field, word.at) for field in fields)
+            continue
+        arguments.append(Word(value or word.text, word.at))
     return arguments
+
+
+def _argument_values(line: _Line, arguments: list[Word] | None) -> _Line:
+    """An assignment line with the script's known arguments in place of `$1`, `${2}`
+    (`APP="$1"` before `shift`, with the image's ENTRYPOINT arguments given)."""
+    if line.arguments or not arguments or not all(_ASSIGNMENT.match(w) for w in line.words):
+        return line
+    if any(re.search(r"\$[@*#(]|\$\{[@*#]|`", a.text) for a in arguments):
+        return line
+    texts = [a.text for a in arguments]
+
+    def one(match: re.Match[str]) -> str:
+        index = int(match[1] or match[2])
+        return texts[index - 1] if index <= len(texts) else match[0]
+
+    return replace(line, words=[_POSITIONAL.sub(one, w) for w in line.words])
+
+
+class _ArgumentsByBranch:
+    """The script's arguments at each `if` whose branches are all read (no file decides its
+    test): each `elif` / `else` starts again from them, as the shell runs one branch only,
+    so two `set -- uvicorn ...` in two branches are two alternatives, not one `"$@"` inside
+    the other."""
+
+    def __init__(self) -> None:
+        self.at_if: list[list[Word] | None] = []
+
+    def step(self, line: _Line, arguments: list[Word] | None) -> list[Word] | None:
+        head = line.words[:1]
+        if head == ["if"]:
+            self.at_if.append(arguments)
+        elif head in (["elif"], ["else"]) and self.at_if:
+            return self.at_if[-1]
+        elif head == ["fi"] and self.at_if:
+            self.at_if.pop()
+        return arguments
 
 
 def _runs_arguments(words: list[str], env: Mapping[str, str] | None = None) -> bool:
@@ -2447,10 +2584,18 @@ def _command_string(
 ) -> AppServer | None:
     """`sh -c "uv run app --port $PORT"`: the server of the string's first command that
     starts one, in order; a leading `$CMD_PREFIX` the image's `ENV` makes empty is dropped, as
-    in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`)."""
+    in a script (`CMD $CMD_PREFIX gunicorn ...` with `ENV CMD_PREFIX=""`), and a command held
+    in a variable (`ENV GUNICORN gunicorn --bind :8080 ...` then `CMD exec $GUNICORN`) is split
+    into the words it holds, as the shell splits an unquoted expansion."""
+    directory: str | None = None  # where a `cd DIR &&` before the command moved
     for command in shell_commands(script, positional):
-        words = _without_empty_prefix(command, env or {})
-        app = run_words(file, words, env, env_at, find_config=find_config, depth=depth + 1)
+        words = _without_empty_prefix(_command_variable(command, env or {}), env or {})
+        if words[:1] and words[0].text == "cd":
+            # `cd /app/src && python3 ./gunicorn_run.py`: its relative paths are found there.
+            directory = _changed_directory(directory, words[1:], env or {})
+            continue
+        find = find_config if directory is None else in_directory(directory, find_config)
+        app = run_words(file, words, env, env_at, find_config=find, depth=depth + 1)
         if app is not None:
             return app
     return None
@@ -2482,9 +2627,13 @@ _WAITER = re.compile(r"wait", re.I)
 def _after_waiting(words: Sequence[Word]) -> list[Word] | None:
     """The command a wait-for wrapper that is not among the files runs once its hosts answer:
     the words after its `--` (`wait-for-it.sh db:5432 -- ./start.sh`, the usage wait-for-it,
-    wait-for and dockerize document); None for any other command."""
+    wait-for and dockerize document), or that `watchmedo auto-restart` runs; None for any
+    other command."""
     texts = [w.text for w in words]
-    if not _WAITER.search(program_name(texts[0])) or "--" not in texts[1:]:
+    # watchdog's `watchmedo auto-restart -p '*.py' -- python3 run.py` (the usage its docs
+    # show) likewise runs, and restarts, the command after its `--`.
+    restarts = program_name(texts[0]) == "watchmedo" and texts[1:2] == ["auto-restart"]
+    if not (restarts or _WAITER.search(program_name(texts[0]))) or "--" not in texts[1:]:
         return None
     after = list(words[texts.index("--", 1) + 1 :])
     return after or None
