@@ -37,3 +37,36 @@ def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_developm
     lines = [describe(one) for one in launches(result.apps, result.links)]
     assert len(lines) == 2
     assert all("a development launch" in line for line in lines)
+
+
+def test_monofy_runs_the_server_among_its_side_by_side_commands_after_its_pre_commands(
+    tmp_path: Path,
+) -> None:
+    """`monofy PRE && PRE && gunicorn ... ||| worker` (exec form, as bugsink/bugsink's
+    Dockerfile CMD): the `&&` pre-commands run first, then every `|||` command side by side;
+    the gunicorn among them is the launch, read with its `--config` file, and its
+    `--bind=0.0.0.0:$PORT` is expanded from the image's ENV as monofy itself expands it.
+    Behind `tini --`, and with a script as the side-by-side command, the same holds."""
+    conf = "workers = 3\n"
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nENV PORT=8123\nWORKDIR /app\nCOPY . /app/\n"
+            'CMD ["monofy", "app-check", "--deploy", "&&", "app-migrate", "&&", "gunicorn",'
+            ' "--config", "conf/gunicorn.conf.py", "--bind=0.0.0.0:$PORT", "app.wsgi",'
+            ' "|||", "app-worker", "-v"]\n',
+            "conf/gunicorn.conf.py": conf,
+            "web/Dockerfile": "FROM python:3.12\nCOPY start.sh /start.sh\n"
+            'ENTRYPOINT ["tini", "--", "monofy", "setup", "&&", "worker", "|||", "/start.sh"]\n',
+            "web/start.sh": "#!/bin/sh\nexec uvicorn main:app --host 0.0.0.0 --port 8200\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not [n for n in result.notes if n.kind in ("not-followed", "starts-no-server")]
+    found = sorted(chains(result, tmp_path))
+    assert found == [
+        (["Dockerfile:5", "conf/gunicorn.conf.py:1"], "gunicorn", 3),
+        (["web/Dockerfile:3", "web/start.sh:2"], "uvicorn", 1),
+    ]
+    (gunicorn,) = [a for a in result.apps if a.kind == "gunicorn"]
+    assert [s.value for s in gunicorn.sockets] == ["0.0.0.0:8123"]

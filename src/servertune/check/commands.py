@@ -131,8 +131,18 @@ WRAPPER_VALUED: dict[str, frozenset[str]] = {
     # watchmedo auto-restart's options with a value (watchdog's watchmedo.py, `auto_restart`).
     "watchmedo": frozenset(
         {
-            "-d", "--directory", "-p", "--pattern", "--patterns", "-i", "--ignore-pattern",
-            "--ignore-patterns", "--interval", "--timeout", "--signal", "--kill-after",
+            "-d",
+            "--directory",
+            "-p",
+            "--pattern",
+            "--patterns",
+            "-i",
+            "--ignore-pattern",
+            "--ignore-patterns",
+            "--interval",
+            "--timeout",
+            "--signal",
+            "--kill-after",
             "--debounce-interval",
         }
     ),  # fmt: skip
@@ -183,6 +193,9 @@ class ServerCommand:
     #: The word of a wrapper that restarts the server on code changes (`watchmedo
     #: auto-restart -- gunicorn ...`, RELOADERS): a development launch. None otherwise.
     reloader: Word | None = None
+    #: The program that runs it expands `$VAR` / `${VAR}` in its words itself, without a
+    #: shell (monofy, even in a Dockerfile's exec form).
+    expands: bool = False
 
 
 @dataclass(frozen=True)
@@ -596,6 +609,15 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             return None
         if name in _SWITCH_USER:
             return _as_user(words, assignments)
+        if name == "monofy":
+            return _monofied(words, assignments)
+        if (
+            name in WRAPPERS
+            and (rest := wrapped(words, name))
+            and program_name(rest[0].text) == ("monofy")
+        ):
+            words = rest  # `tini -- monofy ...`: monofy splits its words into commands
+            continue
         if name in RELOADERS and wrapped(words, name):
             reloader = reloader or first
         if name in WRAPPERS and (shell := _shell_after(words, name)) is not None:
@@ -651,6 +673,34 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         directory=directory,
         reloader=reloader,
     )
+
+
+def monofy_children(words: Sequence[Word]) -> list[list[Word]] | None:
+    """The commands `monofy PRE && PRE ... && CHILD ||| CHILD ...` runs side by side (its
+    README, https://github.com/bugsink/monofy: the `&&`-separated pre-commands run first, in
+    order, then every `|||`-separated command at once, their fates connected); None when
+    `words` are not monofy's."""
+    if not words or program_name(words[0].text) != "monofy":
+        return None
+    texts = [w.text for w in words]
+    last = max((i for i, t in enumerate(texts) if t == "&&"), default=0)
+    children: list[list[Word]] = [[]]
+    for word in words[last + 1 :]:
+        if word.text == "|||":
+            children.append([])
+        else:
+            children[-1].append(word)
+    return [c for c in children if c]
+
+
+def _monofied(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> ServerCommand | None:
+    """The server among the commands monofy runs side by side (`monofy_children`), the first
+    that starts one; monofy expands `$VAR` in their words itself."""
+    for child in monofy_children(words) or []:
+        found = server_command(child)
+        if found is not None:
+            return replace(found, assignments=(*assignments, *found.assignments), expands=True)
+    return None
 
 
 def reloading_wrapper(words: Sequence[Word]) -> Word | None:
@@ -992,7 +1042,7 @@ def read_command(
         else:
             environment[name] = value
         where[name] = word.at
-    reading = _Reading(file, command, environment, where, shell, list(unknown))
+    reading = _Reading(file, command, environment, where, shell or command.expands, list(unknown))
     args = _resolve(reading)
     if command.directory is not None and find_config is not None:
         find_config = in_directory(command.directory, find_config)

@@ -46,6 +46,7 @@ from servertune.check.commands import (
     expand_shell,
     in_directory,
     is_dockerfile,
+    monofy_children,
     program_name,
     read_command,
     reloading_wrapper,
@@ -2418,6 +2419,11 @@ def _run_words(
     managed = _procfile_manager(words, env, env_at, find_config, depth)
     if managed is not None:
         return managed
+    for child in monofy_children(_unwrapped(words)) or []:
+        # `monofy setup && /start.sh ||| worker`: the server a command it runs side by side starts
+        app = run_words(file, child, env, env_at, find_config=find_config, depth=depth + 1)
+        if app is not None:
+            return app
     rest = words
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.
