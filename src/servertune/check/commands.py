@@ -130,22 +130,10 @@ WRAPPER_VALUED: dict[str, frozenset[str]] = {
     "dumb-init": frozenset({"-r", "--rewrite"}),
     # watchmedo auto-restart's options with a value (watchdog's watchmedo.py, `auto_restart`).
     "watchmedo": frozenset(
-        {
-            "-d",
-            "--directory",
-            "-p",
-            "--pattern",
-            "--patterns",
-            "-i",
-            "--ignore-pattern",
-            "--ignore-patterns",
-            "--interval",
-            "--timeout",
-            "--signal",
-            "--kill-after",
-            "--debounce-interval",
-        }
-    ),  # fmt: skip
+        {"-d", "--directory", "-p", "--pattern", "--patterns", "-i", "--ignore-pattern"}
+        | {"--ignore-patterns", "--interval", "--timeout", "--signal", "--kill-after"}
+        | {"--debounce-interval"}
+    ),
 }
 #: How many folders above the file naming it a `-c python:module` config is looked for.
 _MODULE_LEVELS = 3
