@@ -630,12 +630,24 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             words = _from_server(words[1:], index)
             break
         break
+    return _started(words, tuple(assignments), launcher, directory, reloader)
+
+
+def _started(
+    words: list[Word],
+    assignments: tuple[tuple[str, Word], ...],
+    launcher: Word | None,
+    directory: str | None,
+    reloader: Word | None,
+) -> ServerCommand | None:
+    """The server `words` start once past wrappers and assignments (`server_command`), with
+    what the wrappers before them said: a `python -c` launcher, a `cd DIR`, a reloader."""
     words = _after_thin_launcher(words)
     index = _server_of(words)
     if index is None or (index > 0 and not program_name(words[0].text).startswith("python")):
         return None
     if program_name(words[index].text) == "fastapi":
-        return _fastapi_run(words[index:], tuple(assignments))
+        return _fastapi_run(words[index:], assignments)
     launched = (
         LAUNCHERS.get((program_name(words[index].text), words[index + 1].text))
         if index + 1 < len(words)
@@ -646,7 +658,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             server=launched,
             program=words[index],
             args=tuple(words[index + 2 :]),
-            assignments=tuple(assignments),
+            assignments=assignments,
         )
     server = server_program(program_name(words[index].text))
     if index >= 2 and words[index - 1].text == "-m":
@@ -656,7 +668,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         server=server,  # type: ignore[arg-type]
         program=words[index],
         args=tuple(words[index + 1 :]),
-        assignments=tuple(assignments),
+        assignments=assignments,
         launcher=launcher or _launcher(words, index),
         directory=directory,
         reloader=reloader,
