@@ -108,7 +108,16 @@ WRAPPERS: dict[str, int] = {
     # coreutils' `timeout DURATION cmd`.
     "sudo": 0,
     "timeout": 1,
+    # watchdog's `watchmedo auto-restart [OPTIONS] -- COMMAND ARGS`: runs the command after
+    # its options (and `--`), restarting it when a watched file changes (RELOADERS).
+    "watchmedo": 0,
 }
+#: Wrappers that run a command only under one subcommand of theirs (`watchmedo auto-restart`;
+#: `watchmedo shell-command`, `tricks`, `log` run no command of their arguments).
+WRAPPER_SUBCOMMANDS: dict[str, str] = {"watchmedo": "auto-restart"}
+#: Wrappers that restart the command on every code change: what they run is a development
+#: launch (the AppServer's `reloads`), as a server's own `--reload` makes it.
+RELOADERS = frozenset({"watchmedo"})
 #: The options of WRAPPERS written with their value as the next word (`nice -n 10 su ...`,
 #: `timeout -s KILL 30 ...`, `env -u NAME ...`): the value is no program the wrapper runs.
 WRAPPER_VALUED: dict[str, frozenset[str]] = {
@@ -119,6 +128,12 @@ WRAPPER_VALUED: dict[str, frozenset[str]] = {
     "chpst": frozenset({"-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p"}),
     "tini": frozenset({"-p", "-e"}),
     "dumb-init": frozenset({"-r", "--rewrite"}),
+    # watchmedo auto-restart's options with a value (watchdog's watchmedo.py, `auto_restart`).
+    "watchmedo": frozenset(
+        {"-d", "--directory", "-p", "--pattern", "--patterns", "-i", "--ignore-pattern"}
+        | {"--ignore-patterns", "--interval", "--timeout", "--signal", "--kill-after"}
+        | {"--debounce-interval"}
+    ),
 }
 #: How many folders above the file naming it a `-c python:module` config is looked for.
 _MODULE_LEVELS = 3
@@ -163,6 +178,12 @@ class ServerCommand:
     #: The working directory a `cd DIR` before it sets (execline's chain-loading `cd DIR
     #: prog...`, a script's `cd DIR` line): relative config paths are found there.
     directory: str | None = None
+    #: The word of a wrapper that restarts the server on code changes (`watchmedo
+    #: auto-restart -- gunicorn ...`, RELOADERS): a development launch. None otherwise.
+    reloader: Word | None = None
+    #: The program that runs it expands `$VAR` / `${VAR}` in its words itself, without a
+    #: shell (monofy, even in a Dockerfile's exec form).
+    expands: bool = False
 
 
 @dataclass(frozen=True)
@@ -538,6 +559,10 @@ def wrapped(words: Sequence[Word], name: str) -> list[Word]:
     """The command the wrapper `words[0]` (named `name`) runs: the words after its options,
     their values (WRAPPER_VALUED) and its own positional words (`gosu USER`)."""
     after = list(words[1:])
+    if name in WRAPPER_SUBCOMMANDS:
+        if not after or after[0].text != WRAPPER_SUBCOMMANDS[name]:
+            return []  # `watchmedo shell-command --command=...`: runs no command of its words
+        after = after[1:]
     valued = WRAPPER_VALUED.get(name, frozenset())
     while after and after[0].text.startswith("-") and after[0].text != "--":
         after = after[2:] if after[0].text in valued else after[1:]
@@ -556,6 +581,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
     assignments: list[tuple[str, Word]] = []
     launcher: Word | None = None
     directory: str | None = None
+    reloader: Word | None = None
     while words:
         first = words[0]
         match = _ASSIGNMENT.match(first.text)
@@ -571,6 +597,17 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             return None
         if name in _SWITCH_USER:
             return _as_user(words, assignments)
+        if name == "monofy":
+            return _monofied(words, assignments)
+        if (
+            name in WRAPPERS
+            and (rest := wrapped(words, name))
+            and program_name(rest[0].text) == ("monofy")
+        ):
+            words = rest  # `tini -- monofy ...`: monofy splits its words into commands
+            continue
+        if name in RELOADERS and wrapped(words, name):
+            reloader = reloader or first
         if name in WRAPPERS and (shell := _shell_after(words, name)) is not None:
             words = shell  # `tini -- bash /entrypoint.sh gunicorn`: the shell runs next
             continue
@@ -589,15 +626,28 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
                 return None
             launcher = _launcher(words[1:], index)
             directory = _chained_cd(words[1 : index + 1])
+            reloader = reloader or reloading_wrapper(words[: index + 1])
             words = _from_server(words[1:], index)
             break
         break
+    return _started(words, tuple(assignments), launcher, directory, reloader)
+
+
+def _started(
+    words: list[Word],
+    assignments: tuple[tuple[str, Word], ...],
+    launcher: Word | None,
+    directory: str | None,
+    reloader: Word | None,
+) -> ServerCommand | None:
+    """The server `words` start once past wrappers and assignments (`server_command`), with
+    what the wrappers before them said: a `python -c` launcher, a `cd DIR`, a reloader."""
     words = _after_thin_launcher(words)
     index = _server_of(words)
     if index is None or (index > 0 and not program_name(words[0].text).startswith("python")):
         return None
     if program_name(words[index].text) == "fastapi":
-        return _fastapi_run(words[index:], tuple(assignments))
+        return _fastapi_run(words[index:], assignments)
     launched = (
         LAUNCHERS.get((program_name(words[index].text), words[index + 1].text))
         if index + 1 < len(words)
@@ -608,7 +658,7 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             server=launched,
             program=words[index],
             args=tuple(words[index + 2 :]),
-            assignments=tuple(assignments),
+            assignments=assignments,
         )
     server = server_program(program_name(words[index].text))
     if index >= 2 and words[index - 1].text == "-m":
@@ -618,10 +668,51 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
         server=server,  # type: ignore[arg-type]
         program=words[index],
         args=tuple(words[index + 1 :]),
-        assignments=tuple(assignments),
+        assignments=assignments,
         launcher=launcher or _launcher(words, index),
         directory=directory,
+        reloader=reloader,
     )
+
+
+def monofy_children(words: Sequence[Word]) -> list[list[Word]] | None:
+    """The commands `monofy PRE && PRE ... && CHILD ||| CHILD ...` runs side by side (its
+    README, https://github.com/bugsink/monofy: the `&&`-separated pre-commands run first, in
+    order, then every `|||`-separated command at once, their fates connected); None when
+    `words` are not monofy's."""
+    if not words or program_name(words[0].text) != "monofy":
+        return None
+    texts = [w.text for w in words]
+    last = max((i for i, t in enumerate(texts) if t == "&&"), default=0)
+    children: list[list[Word]] = [[]]
+    for word in words[last + 1 :]:
+        if word.text == "|||":
+            children.append([])
+        else:
+            children[-1].append(word)
+    return [c for c in children if c]
+
+
+def _monofied(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> ServerCommand | None:
+    """The server among the commands monofy runs side by side (`monofy_children`), the first
+    that starts one; monofy expands `$VAR` in their words itself."""
+    for child in monofy_children(words) or []:
+        found = server_command(child)
+        if found is not None:
+            return replace(found, assignments=(*assignments, *found.assignments), expands=True)
+    return None
+
+
+def reloading_wrapper(words: Sequence[Word]) -> Word | None:
+    """The word of the first wrapper among those `words` start with (`exec watchmedo
+    auto-restart -- ...`) that restarts what it runs on code changes (RELOADERS); None when
+    no wrapper before the command does."""
+    rest = list(words)
+    while rest and (name := program_name(rest[0].text)) in WRAPPERS:
+        if name in RELOADERS and wrapped(rest, name):
+            return rest[0]
+        rest = wrapped(rest, name)
+    return None
 
 
 def _chained_cd(words: Sequence[Word]) -> str | None:
@@ -951,7 +1042,7 @@ def read_command(
         else:
             environment[name] = value
         where[name] = word.at
-    reading = _Reading(file, command, environment, where, shell, list(unknown))
+    reading = _Reading(file, command, environment, where, shell or command.expands, list(unknown))
     args = _resolve(reading)
     if command.directory is not None and find_config is not None:
         find_config = in_directory(command.directory, find_config)
@@ -970,6 +1061,8 @@ def read_command(
     if command.launcher is not None:
         code = expand_shell(command.launcher.text, environment)
         app = replace(app, listener_nodelay=code is not None and "TCP_NODELAY" in code)
+    if command.reloader is not None and app.reloads is None:
+        app = replace(app, reloads=Setting(True, command.reloader.at))
     return replace(
         app,
         sockets=_known_sockets(app, reading.unresolved),

@@ -46,8 +46,10 @@ from servertune.check.commands import (
     expand_shell,
     in_directory,
     is_dockerfile,
+    monofy_children,
     program_name,
     read_command,
+    reloading_wrapper,
     server_command,
     shell_commands,
     without_comments,
@@ -2513,7 +2515,25 @@ def run_words(
 ) -> AppServer | None:
     """The server that `words` start, however directly: a server command line, or a shell
     script it runs (`bash /app/start`, `/start.sh`, an entrypoint ending in `exec "$@"`) when
-    `find_config` finds the script. None when nothing here starts a server."""
+    `find_config` finds the script. None when nothing here starts a server. Run by a wrapper
+    that restarts it on code changes (`watchmedo auto-restart -- /start.sh`), it reloads."""
+    app = _run_words(file, words, env, env_at, find_config=find_config, depth=depth)
+    reloader = reloading_wrapper(words)
+    if app is not None and app.reloads is None and reloader is not None:
+        app = replace(app, reloads=Setting(True, reloader.at))
+    return app
+
+
+def _run_words(
+    file: Path,
+    words: Sequence[Word],
+    env: Mapping[str, str] | None = None,
+    env_at: Mapping[str, Location] | None = None,
+    *,
+    find_config: FindConfig | None = None,
+    depth: int = 0,
+) -> AppServer | None:
+    """`run_words`, the wrapper's reloading aside."""
     words = list(words)
     if find_config is not None:
         # A config rendered from a Jinja template where the container starts.
@@ -2536,6 +2556,11 @@ def run_words(
     managed = _procfile_manager(words, env, env_at, find_config, depth)
     if managed is not None:
         return managed
+    for child in monofy_children(_unwrapped(words)) or []:
+        # `monofy setup && /start.sh ||| worker`: the server a command it runs side by side starts
+        app = run_words(file, child, env, env_at, find_config=find_config, depth=depth + 1)
+        if app is not None:
+            return app
     rest = words
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.

@@ -1,0 +1,72 @@
+"""Issue 44: wrappers and supervisors that run the server check reads. A wrapper whose
+documented syntax puts the command after its own options and `--` (watchdog's `watchmedo
+auto-restart`) runs that command; monofy runs every `|||`-separated command side by side after
+its `&&` pre-commands; a supervisord [include] folder copied into an image holds the programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.graph import describe, launches
+from tests.folder_support import chains, check_folder, write
+
+
+def test_watchmedo_auto_restart_runs_the_command_after_its_options_as_a_development_launch(
+    tmp_path: Path,
+) -> None:
+    """`watchmedo auto-restart --directory=/app -p '*.py' --recursive -- SCRIPT ARGS` runs the
+    script after `--` (seen in roboflow/inference's Dockerfile.onnx.cpu.dev), and the same
+    wrapper before a server's own command line runs that server: each is a launch, shown as a
+    development launch (watchmedo restarts it on every code change), not "starts no server"."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY start.sh /usr/local/bin/start.sh\n"
+            "ENTRYPOINT watchmedo auto-restart --directory=/app -p '*.py' --recursive "
+            "-- /usr/local/bin/start.sh main:app\n",
+            "start.sh": '#!/bin/sh\nexec uvicorn "$1" --host 0.0.0.0 --port 9001\n',
+            "api/Dockerfile": "FROM python:3.12\n"
+            'CMD ["watchmedo", "auto-restart", "-d", "/app", "--signal", "SIGTERM", "--",'
+            ' "gunicorn", "-w", "3", "-b", "0.0.0.0:8000", "app:app"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
+    found = sorted((c[0][0], c[1]) for c in chains(result, tmp_path))
+    assert found == [("Dockerfile:4", "uvicorn"), ("api/Dockerfile:2", "gunicorn")]
+    lines = [describe(one) for one in launches(result.apps, result.links)]
+    assert len(lines) == 2
+    assert all("a development launch" in line for line in lines)
+
+
+def test_monofy_runs_the_server_among_its_side_by_side_commands_after_its_pre_commands(
+    tmp_path: Path,
+) -> None:
+    """`monofy PRE && PRE && gunicorn ... ||| worker` (exec form, as bugsink/bugsink's
+    Dockerfile CMD): the `&&` pre-commands run first, then every `|||` command side by side;
+    the gunicorn among them is the launch, read with its `--config` file, and its
+    `--bind=0.0.0.0:$PORT` is expanded from the image's ENV as monofy itself expands it.
+    Behind `tini --`, and with a script as the side-by-side command, the same holds."""
+    conf = "workers = 3\n"
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nENV PORT=8123\nWORKDIR /app\nCOPY . /app/\n"
+            'CMD ["monofy", "app-check", "--deploy", "&&", "app-migrate", "&&", "gunicorn",'
+            ' "--config", "conf/gunicorn.conf.py", "--bind=0.0.0.0:$PORT", "app.wsgi",'
+            ' "|||", "app-worker", "-v"]\n',
+            "conf/gunicorn.conf.py": conf,
+            "web/Dockerfile": "FROM python:3.12\nCOPY start.sh /start.sh\n"
+            'ENTRYPOINT ["tini", "--", "monofy", "setup", "&&", "worker", "|||", "/start.sh"]\n',
+            "web/start.sh": "#!/bin/sh\nexec uvicorn main:app --host 0.0.0.0 --port 8200\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not [n for n in result.notes if n.kind in ("not-followed", "starts-no-server")]
+    found = sorted(chains(result, tmp_path))
+    assert found == [
+        (["Dockerfile:5", "conf/gunicorn.conf.py:1"], "gunicorn", 3),
+        (["web/Dockerfile:3", "web/start.sh:2"], "uvicorn", 1),
+    ]
+    (gunicorn,) = [a for a in result.apps if a.kind == "gunicorn"]
+    assert [s.value for s in gunicorn.sockets] == ["0.0.0.0:8123"]
