@@ -197,8 +197,10 @@ def _once(apps: Sequence[AppServer]) -> list[AppServer]:
         # A script read on its own that a launch here runs: that launch, read where it runs
         # (its `cd fec` from the Procfile's folder finds what the script alone does not). A
         # config read alone may hold programs that launch does not start: kept.
+        # A Python file (a launcher embedding gunicorn, a gunicorn config) starts one server,
+        # the one the launch through it starts, even where that launch reloads (watchmedo).
         alone = not app.launched_by and app.container is None and app.file in started
-        if alone and looks_like_script(app.file, read_text(app.file)):
+        if alone and (app.file.suffix == ".py" or looks_like_script(app.file, read_text(app.file))):
             continue
         same = seen.get(key(app), [])
         if app.container is None and (
