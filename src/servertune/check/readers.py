@@ -307,7 +307,10 @@ def _is_supervisord(path: Path, text: str) -> bool:
 
 def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.systemd import environment_files, read_systemd
+    from servertune.check.systemd_sockets import looks_like_unit, read_unit
 
+    if looks_like_unit(path, text):
+        read_unit(path, text)  # a .socket or .timer: starts no server of its own
     app = read_systemd(path, text, env)
     loads = tuple((path, f) for f in environment_files(path, text))
     return Reading(apps=(app,), files=tuple(f for _, f in loads), env_loads=loads)
@@ -315,8 +318,9 @@ def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _is_systemd(path: Path, text: str) -> bool:
     from servertune.check.systemd import looks_like_systemd
+    from servertune.check.systemd_sockets import looks_like_unit
 
-    return looks_like_systemd(path, text)
+    return looks_like_systemd(path, text) or looks_like_unit(path, text)
 
 
 def _env(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -484,7 +488,7 @@ READERS: Sequence[Reader] = (
         _platform,
     ),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
-    Reader("systemd", "a systemd service unit", _is_systemd, _systemd),
+    Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
     # Before gunicorn, which claims every `.py` file.
