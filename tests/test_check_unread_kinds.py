@@ -130,3 +130,27 @@ def test_a_timer_unit_is_read_as_a_oneshot_job_starting_no_server(tmp_path: Path
         if n.at.file.name == "upload.timer" and n.kind == "starts-no-server"
     ]
     assert "starts upload.service on a schedule (a oneshot job)" in message
+
+
+def test_bash_helpers_and_nginx_envsh_scripts_are_read_as_shell_by_their_suffix(
+    tmp_path: Path,
+) -> None:
+    """A sourced `*.bash` helper (no shebang) and the nginx image's
+    `/docker-entrypoint.d/*.envsh` script (sourced to export variables before the templates
+    are rendered) are shell scripts by their suffix: found and read, not left unread
+    (CMSgov/bluebutton-web-server's scripts/*.bash, internetstandards/Internet.nl's
+    docker/webserver/10-variables.envsh)."""
+    _write(
+        tmp_path,
+        {
+            "scripts/support.bash": "start_app() {\n    exec gunicorn -b :8000 site.wsgi\n}\n",
+            "webserver/10-vars.envsh": "export UPSTREAM_HOST=app\n",
+        },
+    )
+    walk = discover(tmp_path)
+    names = {p.name for p in walk.files}
+    assert {"support.bash", "10-vars.envsh"} <= names
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    kinds = {n.at.file.name: n.kind for n in result.notes}
+    assert kinds.get("10-vars.envsh") == "starts-no-server"
+    assert "not-read" not in {n.kind for n in result.notes}

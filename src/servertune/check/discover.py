@@ -283,7 +283,7 @@ def _candidate(path: Path) -> bool:
     if suffix in (".service", ".socket", ".timer"):
         # A systemd unit; `_claims` keeps those with their unit's section ([Service], ...).
         return True
-    if suffix in (".yaml", ".yml", ".sh", ".bash", ".ini", ".conf", ".cfg", ".template"):
+    if suffix in (".yaml", ".yml", ".sh", ".bash", ".envsh", ".ini", ".conf", ".cfg", ".template"):
         return True
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
         return True
@@ -332,7 +332,9 @@ def _claims(path: Path, text: str) -> bool:
         from servertune.check.systemd_sockets import looks_like_unit
 
         return bool(_SERVICE_SECTION.search(text)) or looks_like_unit(path, text)
-    if reader.kind == "script" and suffix not in (".sh", ".bash"):
+    from servertune.check.scripts import SHELL_SUFFIXES
+
+    if reader.kind == "script" and suffix not in SHELL_SUFFIXES:
         return bool(_SHEBANG.match(text))
     return True
 
