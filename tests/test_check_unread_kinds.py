@@ -154,3 +154,30 @@ def test_bash_helpers_and_nginx_envsh_scripts_are_read_as_shell_by_their_suffix(
     kinds = {n.at.file.name: n.kind for n in result.notes}
     assert kinds.get("10-vars.envsh") == "starts-no-server"
     assert "not-read" not in {n.kind for n in result.notes}
+
+
+def test_an_example_copy_of_compose_or_kubernetes_yaml_is_read_but_never_deployed(
+    tmp_path: Path,
+) -> None:
+    """`docker-compose.override.yml.example` and `configmap.yaml.example` (copies a person
+    renames and edits; seen in peering-manager/docker and kernelci/kernelci-api) are read as
+    the kind their name without `.example` says, then named once as an example: the gunicorn
+    the compose example starts is no launch, and the example is no overlay of the real file."""
+    _write(
+        tmp_path,
+        {
+            "docker-compose.yml": "services:\n  web:\n    image: web\n"
+            "    command: gunicorn -b :8000 site.wsgi\n",
+            "docker-compose.override.yml.example": "services:\n  web:\n"
+            "    command: gunicorn -b :9000 -w 7 site.wsgi\n",
+            "kube/configmap.yaml.example": "apiVersion: v1\nkind: ConfigMap\n"
+            "metadata:\n  name: cfg\ndata:\n  port: '8000'\n",
+        },
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == [":8000"]
+    examples = sorted(n.at.file.name for n in result.notes if "an example to copy" in n.message)
+    assert examples == ["configmap.yaml.example", "docker-compose.override.yml.example"]
+    assert "not-read" not in {n.kind for n in result.notes}

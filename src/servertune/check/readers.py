@@ -108,6 +108,9 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
 
 
 def _is_manifest(path: Path, text: str) -> bool:
+    from servertune.check.examples import example_of
+
+    path = example_of(path) or path  # `configmap.yaml.example`: by its copy's name
     try:
         from servertune.check.kubernetes import looks_like_manifest
     except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
@@ -161,6 +164,9 @@ def env_loads_of(path: Path, text: str, kind: str) -> Reading:
 
 
 def _is_compose(path: Path, text: str) -> bool:
+    from servertune.check.examples import example_of
+
+    path = example_of(path) or path  # `docker-compose.override.yml.example`: by its copy's name
     try:
         from servertune.check.compose import looks_like_compose
     except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
@@ -450,13 +456,38 @@ EXTRA_OF_MODULE = {
 }
 
 
+def _read_example(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> None:
+    """An example copy (`examples.py`) read as its kind, then named as an example: what it
+    starts or fronts is not deployed, so none of it joins the launch graph."""
+    from servertune.check.model import CheckInputError, NothingToCheck
+    from servertune.check.resolve import within_default
+
+    try:
+        with within_default(path):
+            reader.read(path, text, env)
+    except NothingToCheck:
+        pass
+    except CheckInputError as error:
+        raise NothingToCheck(
+            f"{path}: an example to copy to {path.stem}, read as {reader.described} "
+            f"(not deployed): {error}"
+        ) from None
+    raise NothingToCheck(
+        f"{path}: an example to copy to {path.stem}, read as {reader.described}: not "
+        "deployed, so nothing in it is a launch or a front"
+    )
+
+
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """`reader.read`, with a missing optional extra said in one line naming it, and a value no
     app server runs with refused."""
+    from servertune.check.examples import EXAMPLE_KINDS, example_of
     from servertune.check.model import CheckInputError
     from servertune.check.resolve import within_default
     from servertune.check.values import refuse_nonsense
 
+    if reader.kind in EXAMPLE_KINDS and example_of(path) is not None:
+        _read_example(reader, path, text, env)
     try:
         with within_default(path):  # the files it names are read inside the run's tree only
             reading = reader.read(path, text, env)
