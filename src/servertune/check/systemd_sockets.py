@@ -32,9 +32,7 @@ _SECTIONS = {".socket": "Socket", ".timer": "Timer"}
 def looks_like_unit(path: Path, text: str) -> bool:
     """A `.socket` unit with a [Socket] section, or a `.timer` with a [Timer] one."""
     section = _SECTIONS.get(path.suffix.lower())
-    return section is not None and bool(
-        re.search(rf"^[ \t]*\[{section}\][ \t]*$", text, re.M)
-    )
+    return section is not None and bool(re.search(rf"^[ \t]*\[{section}\][ \t]*$", text, re.M))
 
 
 def _section(path: Path, text: str, name: str) -> list[tuple[str, str, int]]:
@@ -99,9 +97,7 @@ def activated_by_socket(service: Path, sockets: list[str], app: AppServer) -> Ap
     back at it. Unchanged when none is here, or for a server that binds its own."""
     if app.kind not in SOCKET_SERVERS:
         return app
-    names = [_template(n) for value in sockets for n in value.split()] or [
-        f"{service.stem}.socket"
-    ]
+    names = [_template(n) for value in sockets for n in value.split()] or [f"{service.stem}.socket"]
     listens: list[Setting[str]] = []
     for name in dict.fromkeys(names):
         unit = service.with_name(name)
