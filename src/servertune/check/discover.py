@@ -280,9 +280,10 @@ def _candidate(path: Path) -> bool:
         return True
     if "traefik" in name and suffix in (".toml", ".yaml", ".yml"):
         return True
-    if suffix == ".service":  # a systemd unit; `_claims` keeps those with a [Service] section
+    if suffix in (".service", ".socket", ".timer"):
+        # A systemd unit; `_claims` keeps those with their unit's section ([Service], ...).
         return True
-    if suffix in (".yaml", ".yml", ".sh", ".bash", ".ini", ".conf", ".cfg", ".template"):
+    if suffix in (".yaml", ".yml", ".sh", ".bash", ".envsh", ".ini", ".conf", ".cfg", ".template"):
         return True
     if "gunicorn" in name or "uwsgi" in name or "supervisor" in name:
         return True
@@ -328,8 +329,12 @@ def _claims(path: Path, text: str) -> bool:
     if reader.kind == "systemd":
         # `.service` is also a name of other tools' files (a D-Bus service, an Avahi one): a
         # unit that starts something has a [Service] section (systemd.service(5)).
-        return bool(_SERVICE_SECTION.search(text))
-    if reader.kind == "script" and suffix not in (".sh", ".bash"):
+        from servertune.check.systemd_sockets import looks_like_unit
+
+        return bool(_SERVICE_SECTION.search(text)) or looks_like_unit(path, text)
+    from servertune.check.scripts import SHELL_SUFFIXES
+
+    if reader.kind == "script" and suffix not in SHELL_SUFFIXES:
         return bool(_SHEBANG.match(text))
     return True
 

@@ -108,6 +108,9 @@ def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading
 
 
 def _is_manifest(path: Path, text: str) -> bool:
+    from servertune.check.examples import example_of
+
+    path = example_of(path) or path  # `configmap.yaml.example`: by its copy's name
     try:
         from servertune.check.kubernetes import looks_like_manifest
     except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
@@ -161,6 +164,9 @@ def env_loads_of(path: Path, text: str, kind: str) -> Reading:
 
 
 def _is_compose(path: Path, text: str) -> bool:
+    from servertune.check.examples import example_of
+
+    path = example_of(path) or path  # `docker-compose.override.yml.example`: by its copy's name
     try:
         from servertune.check.compose import looks_like_compose
     except ModuleNotFoundError:  # no YAML parser: claimed by name, refused with the extra's name
@@ -307,7 +313,10 @@ def _is_supervisord(path: Path, text: str) -> bool:
 
 def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.systemd import environment_files, read_systemd
+    from servertune.check.systemd_sockets import looks_like_unit, read_unit
 
+    if looks_like_unit(path, text):
+        read_unit(path, text)  # a .socket or .timer: starts no server of its own
     app = read_systemd(path, text, env)
     loads = tuple((path, f) for f in environment_files(path, text))
     return Reading(apps=(app,), files=tuple(f for _, f in loads), env_loads=loads)
@@ -315,8 +324,9 @@ def _systemd(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _is_systemd(path: Path, text: str) -> bool:
     from servertune.check.systemd import looks_like_systemd
+    from servertune.check.systemd_sockets import looks_like_unit
 
-    return looks_like_systemd(path, text)
+    return looks_like_systemd(path, text) or looks_like_unit(path, text)
 
 
 def _env(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -446,13 +456,38 @@ EXTRA_OF_MODULE = {
 }
 
 
+def _read_example(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> None:
+    """An example copy (`examples.py`) read as its kind, then named as an example: what it
+    starts or fronts is not deployed, so none of it joins the launch graph."""
+    from servertune.check.model import CheckInputError, NothingToCheck
+    from servertune.check.resolve import within_default
+
+    try:
+        with within_default(path):
+            reader.read(path, text, env)
+    except NothingToCheck:
+        pass
+    except CheckInputError as error:
+        raise NothingToCheck(
+            f"{path}: an example to copy to {path.stem}, read as {reader.described} "
+            f"(not deployed): {error}"
+        ) from None
+    raise NothingToCheck(
+        f"{path}: an example to copy to {path.stem}, read as {reader.described}: not "
+        "deployed, so nothing in it is a launch or a front"
+    )
+
+
 def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     """`reader.read`, with a missing optional extra said in one line naming it, and a value no
     app server runs with refused."""
+    from servertune.check.examples import EXAMPLE_KINDS, example_of
     from servertune.check.model import CheckInputError
     from servertune.check.resolve import within_default
     from servertune.check.values import refuse_nonsense
 
+    if reader.kind in EXAMPLE_KINDS and example_of(path) is not None:
+        _read_example(reader, path, text, env)
     try:
         with within_default(path):  # the files it names are read inside the run's tree only
             reading = reader.read(path, text, env)
@@ -484,7 +519,7 @@ READERS: Sequence[Reader] = (
         _platform,
     ),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
-    Reader("systemd", "a systemd service unit", _is_systemd, _systemd),
+    Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
     Reader("traefik", "a Traefik config (YAML or TOML)", _is_traefik, _traefik),
     # Before gunicorn, which claims every `.py` file.

@@ -85,6 +85,7 @@ from servertune.check.unfollowed import met_since, met_so_far, nothing_started, 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
     "SERVERS",
+    "SHELL_SUFFIXES",
     "command_line",
     "follow_words",
     "looks_like_script",
@@ -131,9 +132,15 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
     return words[start:]
 
 
+#: Suffixes of shell scripts, whatever their first line: `.sh`, bash's `.bash` (a sourced
+#: helper has no shebang), and the nginx image's `.envsh` (sourced by its entrypoint from
+#: /docker-entrypoint.d/ to export variables before the templates are rendered).
+SHELL_SUFFIXES = (".sh", ".bash", ".envsh")
+
+
 def looks_like_script(path: Path, text: str) -> bool:
-    """A `.sh` file, or any file starting with `#!`: a shell script, not an nginx config."""
-    return path.suffix == ".sh" or text.startswith("#!")
+    """A shell script by its suffix, or any file starting with `#!`: not an nginx config."""
+    return path.suffix.lower() in SHELL_SUFFIXES or text.startswith("#!")
 
 
 @dataclass(frozen=True)

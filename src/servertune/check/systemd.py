@@ -29,6 +29,8 @@ from servertune.check.model import (
     Setting,
     note,
 )
+from servertune.check.systemd_sockets import activated_by_socket
+from servertune.check.systemd_syntax import unit_entries
 
 __all__ = [
     "DEFAULT_TIMEOUT_STOP_S",
@@ -63,30 +65,6 @@ def looks_like_systemd(path: Path, text: str) -> bool:
     return bool(re.search(r"^\[Service\]", text, re.M)) and bool(
         re.search(r"^\s*ExecStart\s*=", text, re.M)
     )
-
-
-def _entries(path: Path, text: str) -> list[tuple[str, str, str, int]]:
-    """(section, key, value, line) of every `Key=value`, continued lines joined."""
-    entries: list[tuple[str, str, str, int]] = []
-    section, pending, start = "", "", 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not pending:
-            start = number
-            if not line or line[0] in "#;":
-                continue
-            if line.startswith("[") and line.endswith("]"):
-                section = line[1:-1]
-                continue
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        line, pending = pending + line, ""
-        key, equals, value = line.partition("=")
-        if not equals:
-            raise CheckInputError(f"{path}:{start}: not a `Key=value` line: {line[:60]!r}")
-        entries.append((section, key.strip(), value.strip(), start))
-    return entries
 
 
 def _span(value: str, at: Location, key: str) -> float:
@@ -168,7 +146,7 @@ def _load_environment_file(
 
 def environment_files(path: Path, text: str) -> tuple[Path, ...]:
     """The `EnvironmentFile=`s of the unit the repository holds, for the launch graph."""
-    service = [(k, v) for section, k, v, _ in _entries(path, text) if section == "Service"]
+    service = [(k, v) for section, k, v, _ in unit_entries(path, text) if section == "Service"]
     workdir = next((v.lstrip("-") for k, v in reversed(service) if k == "WorkingDirectory"), "")
     found = [
         _in_checkout(path, workdir)(v.removeprefix("-"), None)
@@ -182,7 +160,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     """The app server the unit's `ExecStart=` starts, with systemd's stop wait and signal."""
     from servertune.check.scripts import run_words
 
-    service = [(k, v, n) for section, k, v, n in _entries(path, text) if section == "Service"]
+    service = [(k, v, n) for section, k, v, n in unit_entries(path, text) if section == "Service"]
     environment = dict(env or {})
     env_at: dict[str, Location] = {}
     start: tuple[str, int] | None = None
@@ -190,6 +168,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     signal: Setting[str] | None = None
     workdir = ""
     files: list[tuple[str, Location]] = []
+    sockets: list[str] = []
     for key, value, number in service:
         at = Location(path, number)
         if key == "Environment":
@@ -208,6 +187,8 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
             signal = Setting(value.upper().removeprefix("SIG"), at)
         elif key == "EnvironmentFile" and value:
             files.append((value, at))
+        elif key == "Sockets":
+            sockets.append(value)
     # systemd.exec(5): the files' settings override Environment='s, later files earlier ones.
     for value, at in files:
         _load_environment_file(path, workdir, value, at, environment, env_at)
@@ -233,7 +214,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     if stop is None:
         stop = Setting(DEFAULT_TIMEOUT_STOP_S, at, default=True)
     app = replace(
-        app,
+        activated_by_socket(path, sockets, app),
         stop_wait=stop,
         stop_wait_name="TimeoutStopSec",
         stop_wait_fix="TimeoutStopSec={}",
