@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from servertune.check.graph import launches
 from tests.folder_support import check_folder, write
 
@@ -148,3 +150,46 @@ def test_local_address_of_a_front_on_the_host_network_reaches_published_servers(
         },
     )
     assert _fronts(root) == {"web": ["nginx/site.conf:5"]}
+
+
+def _host_site_and_app(ports: str) -> dict[str, str]:
+    """A debian package's nginx site passing to 127.0.0.1:8000 beside a compose service whose
+    gunicorn binds 0.0.0.0:8000 in its container, published as `ports` says."""
+    return {
+        "debian/etc/nginx/sites-available/app.conf": (
+            "server {\n    listen 80;\n    location / {\n"
+            "        proxy_pass http://127.0.0.1:8000;\n    }\n}\n"
+        ),
+        "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY app.py .\n",
+        "app.py": "app = None\n",
+        "compose.yaml": (
+            "services:\n  api:\n    build: .\n"
+            "    command: gunicorn -w 2 -b 0.0.0.0:8000 app:app\n" + ports
+        ),
+    }
+
+
+def test_a_host_front_reaches_a_compose_server_only_through_a_published_port(
+    tmp_path: Path,
+) -> None:
+    """A host's nginx (a debian/ site no container runs) passing to 127.0.0.1:8000 cannot
+    reach a compose service's port 8000 that `ports:` does not publish: no join (seen in
+    ooni/backend, api/debian nginx and the compose api)."""
+    root = write(tmp_path, _host_site_and_app("    ports: ['9000:8000']\n"))
+    assert _fronts(root) == {"api": []}
+
+
+@pytest.mark.parametrize(
+    "ports",
+    [
+        "    ports: ['127.0.0.1:8000:8000']\n",
+        "    ports:\n      - target: 8000\n        published: 8000\n",
+    ],
+)
+def test_a_host_front_reaches_a_compose_server_through_its_published_port(
+    tmp_path: Path, ports: str
+) -> None:
+    """The same host nginx reaches the service once `ports:` publishes 8000 on the host's
+    loopback (short or long syntax): joined."""
+    root = write(tmp_path, _host_site_and_app(ports))
+    assert _fronts(root) == {"api": ["debian/etc/nginx/sites-available/app.conf:4"]}

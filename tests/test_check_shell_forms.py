@@ -339,3 +339,19 @@ def test_python_options_with_attached_values_and_debugpy_run_the_server(
     (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCMD {cmd}\n")
     (app,) = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}).apps
     assert (app.kind, app.workers.value) == ("uvicorn", 3)
+
+
+@pytest.mark.parametrize(
+    "debugger", ["/tmp/debugpy", "vendor/debugpy/", "/opt/debugpy/__main__.py"]
+)
+def test_debugpy_run_from_a_path_runs_the_server_module(tmp_path: Path, debugger: str) -> None:
+    """`python /tmp/debugpy --listen ADDR -m uvicorn ...`: debugpy installed at a path
+    (`pip install debugpy -t /tmp`, as serge-chat/serge's scripts/dev.sh does) and run as a
+    script is the same launcher as `python -m debugpy`: it starts uvicorn with its 3 workers."""
+    cmd = (
+        f'["python", "{debugger}", "--listen", "0.0.0.0:5678", "-m", "uvicorn", "app.main:api", '
+        '"--port", "8000", "--workers", "3"]'
+    )
+    (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCMD {cmd}\n")
+    (app,) = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}).apps
+    assert (app.kind, app.workers.value) == ("uvicorn", 3)

@@ -166,6 +166,10 @@ class Service:
     #: It joins another network namespace (`network_mode: host`, `service:X`, `container:X`):
     #: its loopback is not its own (`namespaces`).
     network_shared: bool = False
+    #: The ports its `ports:` publishes on the host's loopback (host port, container port):
+    #: how a server on the host (a host's nginx) reaches it; None when not known (a port
+    #: written with a variable).
+    published: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

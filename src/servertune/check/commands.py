@@ -438,6 +438,10 @@ def _server_of(words: Sequence[Word]) -> int | None:
                 return option + 1
             if words[option].text == "-m" and module == "debugpy":
                 return _debugged(words, option + 2)
+            if _DEBUGGER_PATH.search(words[option].text):
+                # `python /tmp/debugpy --listen ... -m SERVER`: debugpy installed at a path
+                # (`pip install debugpy -t /tmp`) and run as a script is the same launcher.
+                return _debugged(words, option + 1)
             # `python -c CODE uvicorn ARGS`: a launcher that runs the server it names with the
             # words after it (servertune's uvicorn.sh, which sets TCP_NODELAY first).
             launcher = words[option].text == "-c" and option + 2 < len(words)
@@ -445,6 +449,11 @@ def _server_of(words: Sequence[Word]) -> int | None:
                 return option + 2
             return None  # python runs a script or other module: not a server check reads
     return None
+
+
+#: A path naming debugpy's package (or its `__main__.py`), run by Python as a script
+#: (`python /tmp/debugpy`, `python vendor/debugpy/`).
+_DEBUGGER_PATH = re.compile(r"(?:\A|/)debugpy(?:/__main__\.py|/)?\Z")
 
 
 #: debugpy's options that take a value (`python -m debugpy --listen 0.0.0.0:5678 -m uvicorn`).

@@ -856,9 +856,63 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
                 _aliases(service),
                 # `none` and `bridge` leave it a namespace of its own.
                 network_shared=mode is not None and (mode.text() or "") not in ("none", "bridge"),
+                published=_published(service),
             )
         )
     return tuple(found)
+
+
+#: A short-syntax port: `[HOST_IP:]HOST_PORT:CONTAINER_PORT[/PROTOCOL]`, each port a number or
+#: a range (`8000-8001`).
+_PORT = re.compile(
+    r"\A(?:(?P<ip>\[[^]]*\]|[0-9.]*):)?(?P<host>[0-9]+(?:-[0-9]+)?):(?P<target>[0-9]+(?:-[0-9]+)?)"
+    r"(?:/(?P<protocol>[a-z]+))?\Z"
+)
+
+
+def _published(service: _Node) -> tuple[tuple[str, str], ...] | None:
+    """The (host port, container port) pairs a service's `ports:` publishes where the host's
+    loopback reaches them (every address, or 127.0.0.1), in the short syntax or the long
+    one; a bare `8000` publishes on a port Docker picks, reached by no port written here.
+    None when an entry holds a variable (the deployment's value)."""
+    ports = service.get("ports")
+    found: list[tuple[str, str]] = []
+    for entry in ports.list() if ports is not None else ():
+        if isinstance(entry.node, yaml.MappingNode):
+            values = {key: (node.text() or "") for key, node in entry.items()}
+            ip, host, target = (values.get(k, "") for k in ("host_ip", "published", "target"))
+            protocol = values.get("protocol", "tcp")
+        else:
+            text = entry.text() or ""
+            if "$" in text:
+                return None
+            match = _PORT.match(text.strip())
+            if match is None:
+                continue
+            ip, host, target = match["ip"] or "", match["host"], match["target"]
+            protocol = match["protocol"] or "tcp"
+        if "$" in ip + host + target:
+            return None
+        if protocol != "tcp" or ip not in ("", "0.0.0.0", "127.0.0.1", "[::]", "::", "[::1]"):
+            continue
+        found += _pairs(host, target)
+    return tuple(found)
+
+
+def _pairs(host: str, target: str) -> list[tuple[str, str]]:
+    """Each host port with the container port it publishes (`8000-8001:9000-9001`: two)."""
+    hosts, targets = _span(host), _span(target)
+    if not hosts or len(hosts) != len(targets):
+        return []
+    return list(zip(hosts, targets, strict=True))
+
+
+def _span(text: str) -> list[str]:
+    first, _, last = text.partition("-")
+    if not first.isdigit() or not (last or first).isdigit():
+        return []
+    low, high = int(first), int(last or first)
+    return [str(n) for n in range(low, high + 1)] if 0 <= high - low < 1024 else []
 
 
 def _aliases(service: _Node) -> tuple[str, ...]:

@@ -31,11 +31,34 @@ def in_front_namespace(front: NginxConfig, target: str, app: AppServer, stacks: 
     """Whether `front`'s pass to `target` can reach `app` (which listens there): not when
     `target` is a local TCP address and the files place the front and `app` in different
     containers."""
-    host, _ = normalise(target)
+    host, port = normalise(target)
     first = (front.files or (front.file,))[0]
-    if host not in _LOCAL or not _placed(first, stacks):
+    if host not in _LOCAL or front.in_cluster:
         return True
+    if not _placed(first, stacks):
+        return _published_to(app, port, first, stacks)
     return not _elsewhere(app, first, stacks)
+
+
+def _published_to(app: AppServer, port: str, front: Path, stacks: Stacks) -> bool:
+    """Whether a front no container runs (a host's nginx: a debian/ or etc/ site, a service on
+    the host's network) reaches `app` at its loopback's `port`: a compose service's server
+    only through a port its `ports:` publishes there (ooni/backend's debian nginx passing to
+    127.0.0.1:8000, not the compose service's gunicorn on 0.0.0.0:8000 in its container), or
+    when its container holds the front (the same container may run it). What the files do
+    not place is joined as before."""
+    box = app.container
+    if box is None or box.platform != "compose":
+        return True
+    service = next(
+        (s for s in stacks.services if (s.file, s.name) == (box.at.file, box.name)), None
+    )
+    if service is None or service.network_shared or service.published is None:
+        return True
+    listening = {normalise(s.value)[1] for s in app.sockets}
+    if any(h == port and c in listening for h, c in service.published):
+        return True
+    return not _elsewhere(app, front, stacks)
 
 
 def _holding(file: Path, stacks: Stacks) -> list[Service]:
