@@ -78,8 +78,8 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
 def config_not_found(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         missing = app.missing_config
-        if missing is None:
-            continue
+        if missing is None or missing in app.unresolved:
+            continue  # arguments known only when it runs: `unresolved-variable` says so
         if missing.value.startswith("python:"):
             # gunicorn's `-c python:package.module`: a module on the app's path, not a file.
             module = missing.value.removeprefix("python:").replace(".", "/")
