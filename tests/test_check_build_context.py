@@ -142,3 +142,61 @@ def test_final_stage_named_by_an_arg_is_that_stage(tmp_path: Path) -> None:
         check_folder(write(tmp_path / "alone", {"Dockerfile": _TARGETED})), tmp_path / "alone"
     )
     assert alone == (["Dockerfile:7"], "gunicorn", 2)
+
+
+_DEPLOY_DOCKERFILE = """\
+FROM python:3.12-slim
+WORKDIR /srv
+COPY app/ /srv/app
+COPY start.sh /srv/start.sh
+ENTRYPOINT ["/srv/start.sh"]
+"""
+
+
+def test_context_lacking_the_copy_sources_is_the_folder_above_that_holds_them(
+    tmp_path: Path,
+) -> None:
+    """deploy/chart/Dockerfile copies `app/` and `start.sh`, which are at the repository root,
+    and deploy/chart/compose.yaml builds it with `context: .` (a folder without them, where the
+    build would fail): the image is built from the root (`docker build -f
+    deploy/chart/Dockerfile .`), so its ENTRYPOINT is the root's start.sh and its gunicorn;
+    a build-context note names the assumption. (Seen in topoteretes/cognee's helm folder.)"""
+    root = write(
+        tmp_path,
+        {
+            "deploy/chart/Dockerfile": _DEPLOY_DOCKERFILE,
+            "deploy/chart/compose.yaml": (
+                "services:\n  api:\n    build:\n      context: .\n      dockerfile: Dockerfile\n"
+            ),
+            "start.sh": "#!/bin/sh\nexec gunicorn --workers 3 --bind 0.0.0.0:8000 app.wsgi\n",
+            "app/wsgi.py": "application = None\n",
+        },
+    )
+    result = check_folder(root)
+    assert [c for c in chains(result, root) if "start.sh:2" in c[0]] == [
+        (["deploy/chart/compose.yaml:2", "deploy/chart/Dockerfile:5", "start.sh:2"], "gunicorn", 3)
+    ]
+    (assumed,) = [n for n in result.notes if n.kind == "build-context"]
+    assert "deploy/chart" in assumed.message
+    assert "(assumed)" in assumed.message
+
+
+def test_dockerfile_folder_lacking_a_copy_source_is_not_its_context(tmp_path: Path) -> None:
+    """deploy/Dockerfile, no file naming its context, copies `app/` (only at the root) and
+    `start.sh` (at the root, and another beside the Dockerfile): built from deploy/ the COPY
+    of `app/` fails, so the image is built from the root and runs the root's start.sh (5
+    workers), not the one beside the Dockerfile (2)."""
+    root = write(
+        tmp_path,
+        {
+            "deploy/Dockerfile": _DEPLOY_DOCKERFILE,
+            "deploy/start.sh": "#!/bin/sh\nexec gunicorn --workers 2 --bind :8000 app.wsgi\n",
+            "start.sh": "#!/bin/sh\nexec gunicorn --workers 5 --bind :8000 app.wsgi\n",
+            "app/wsgi.py": "application = None\n",
+        },
+    )
+    result = check_folder(root)
+    assert [c for c in chains(result, root) if c[0][0] == "deploy/Dockerfile:5"] == [
+        (["deploy/Dockerfile:5", "start.sh:2"], "gunicorn", 5)
+    ]
+    assert [n.kind for n in result.notes].count("build-context") == 1

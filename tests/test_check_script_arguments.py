@@ -318,3 +318,25 @@ def test_an_exit_in_a_function_called_inside_the_taken_branch_does_not_end_the_s
         },
     )
     assert [kind for _, kind, _ in chains(check_folder(root), root)] == ["gunicorn"]
+
+
+def test_arguments_no_file_passes_on_leave_the_settings_unknown_not_defaults(
+    tmp_path: Path,
+) -> None:
+    """bin/start.sh runs `/usr/bin/uwsgi --http :8000 --module app.wsgi "$@"` and nothing here
+    runs the script: its caller's arguments may set `--processes`, `--threads`, `--ini` or
+    `--die-on-term`, so no finding judges uWSGI's defaults (one-process-one-thread,
+    uwsgi-sigterm-reloads) and no config-not-found note names `"$@"`; the same line without
+    `"$@"` is judged as before. (Seen in arXiv/arxiv-browse's bin/start_browse.sh.)"""
+    line = "#!/bin/bash\nset -e\n/usr/bin/uwsgi --http :8000 --module app.wsgi{}\n"
+    root = write(
+        tmp_path,
+        {"bin/start.sh": line.format(' "$@"'), "bin/plain.sh": line.format("")},
+    )
+    result = check_folder(root)
+    judged = {
+        (f.at.file.name, f.rule) for f in result.findings if f.rule.startswith(("one-", "uwsgi-"))
+    }
+    assert judged == {("plain.sh", "one-process-one-thread"), ("plain.sh", "uwsgi-sigterm-reloads")}
+    assert "config-not-found" not in {n.kind for n in result.notes}
+    assert "config-not-found" not in {f.rule for f in result.findings}

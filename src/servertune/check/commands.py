@@ -1116,10 +1116,15 @@ _CONFIG_FLAGS = frozenset({"-c", "--config", "--ini", "--yaml", "--json", "--xml
 def _unresolved_config(app: AppServer, unresolved: Sequence[Setting[str]]) -> Setting[str] | None:
     """A config file named through a variable no file read sets (`--ini
     ${SRC_DIR}/uwsgi.ini`): its settings are not known, as for a file not here, so the rules
-    that need them do not judge the server's defaults."""
+    that need them do not judge the server's defaults. So are the arguments a script passes on
+    from its caller when nothing here calls it (arXiv/arxiv-browse's `/usr/bin/uwsgi -H .venv
+    "$@"`): they may set anything (`--ini`, `--processes`), so what the command line leaves
+    out is unknown, not the server's default."""
     if app.config_file is not None:
         return None
     for word in unresolved:
+        if word.value in CALLER_ARGUMENTS:
+            return word
         flag, _, value = word.value.partition(" ")
         if flag.partition("=")[0] in _CONFIG_FLAGS or (not value and flag.endswith(".ini")):
             return word

@@ -666,10 +666,11 @@ def read_image(
         stage = stages[target.lower()]
     if context is None:
         context = BUILD_CONTEXTS.get().get(path.absolute())
+    folder, given = _context_of(path, context, stage)
     image = Image(
         path=path,
-        context=context if context is not None else path.parent,
-        context_given=context is not None,
+        context=folder,
+        context_given=given,
         entrypoint=tuple(stage.entrypoint or ()),
         entrypoint_shell=stage.entrypoint_shell,
         cmd=tuple(stage.cmd or ()),
@@ -695,6 +696,72 @@ def read_image(
         if base is not None:
             return with_base(image, base)
     return image
+
+
+def _context_of(path: Path, given: Path | None, stage: _Stage) -> tuple[Path, bool]:
+    """The build context of the image (and whether it is settled): the one a file gives, else
+    the Dockerfile's folder; but when that folder lacks some of the COPY sources and a folder
+    above it (up to `CONTEXT_ANCESTORS`, never above `.git` nor the tree check reads) holds
+    all of them, that folder, said in a note. A build from a folder that lacks a COPY source
+    fails, so the image is built from the one that holds them: cognee's
+    `deployment/helm/Dockerfile` copies the root's `entrypoint.sh` and `cognee/` (`docker
+    build -f deployment/helm/Dockerfile .`), though its compose file says `context: .`."""
+    start = given if given is not None else path.parent
+    folders = [start]
+    for _ in range(CONTEXT_ANCESTORS):
+        above = folders[-1].parent
+        if (folders[-1] / ".git").exists() or above == folders[-1]:
+            break
+        if not resolve.inside(above, path):
+            break
+        folders.append(above)
+    # A source no candidate holds (a file not among those here) says nothing about which.
+    sources = [s for s in _local_sources(stage, set()) if any(_holds(f, s) for f in folders)]
+    if not sources or all(_holds(start, s) for s in sources):
+        return start, given is not None
+    for above in folders[1:]:
+        if all(_holds(above, s) for s in sources):
+            lacking = "the build context it is given" if given is not None else "its own folder"
+            note(
+                "build-context",
+                sources[0][1],
+                f"built from {_shown(above)} (assumed): {lacking}, {_shown(start)}, lacks "
+                f"files its COPYs name, which {_shown(above)} holds all of (as `docker build "
+                f"-f {_shown(path)} {_shown(above)}` builds it)",
+            )
+            return above, True
+    return start, given is not None
+
+
+def _shown(folder: Path) -> str:
+    """`folder` as a note names it: relative to the working folder when inside it."""
+    try:
+        return str(folder.absolute().relative_to(Path.cwd())) or "."
+    except ValueError:
+        return str(folder)
+
+
+def _local_sources(stage: _Stage, seen: set[int]) -> list[tuple[str, Location]]:
+    """The build-context sources the stage's COPYs name (and those of the stages it copies
+    from), with their lines: not a URL, an absolute path or one with `..`."""
+    seen.add(id(stage))
+    found: list[tuple[str, Location]] = []
+    for source, _, _, origin, copied_at in stage.copies:
+        if origin is not None:
+            if id(origin) not in seen:
+                found += _local_sources(origin, seen)
+            continue
+        parts = PurePosixPath(source).parts
+        if source.startswith("/") or ".." in parts or "://" in source or "$" in source:
+            continue
+        found.append((source, copied_at))
+    return found
+
+
+def _holds(folder: Path, source: tuple[str, Location]) -> bool:
+    """Whether the COPY source is in `folder` (a wildcard: some file matches)."""
+    with collect_notes():  # looking, not reading: the reading notes what it names
+        return any(p.exists() for p in _sources(folder, *source))
 
 
 #: The build context of each Dockerfile of the run that its compose services build with one

@@ -548,6 +548,7 @@ NOTE_KINDS = {
     "template": "a Jinja / Helm template found in a folder: what it renders to is not here",
     "not-read": "files found in a folder, named like a kind check reads, that no reader claims",
     "overlay": "a compose file read merged over the base file it completes (-f base -f overlay)",
+    "build-context": "a Dockerfile built from a folder above its own, which holds its COPY sources",
     "server-version": "a value the server installed here refuses, another version may take: not checked",
 }
 

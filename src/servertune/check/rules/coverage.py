@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from servertune.check.commands import CALLER_ARGUMENTS
 from servertune.check.model import Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -78,8 +79,8 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
 def config_not_found(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         missing = app.missing_config
-        if missing is None:
-            continue
+        if missing is None or missing.value in CALLER_ARGUMENTS:
+            continue  # the caller's arguments, not a file: `unresolved-variable` names them
         if missing.value.startswith("python:"):
             # gunicorn's `-c python:package.module`: a module on the app's path, not a file.
             module = missing.value.removeprefix("python:").replace(".", "/")
