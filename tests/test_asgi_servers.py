@@ -4,12 +4,14 @@ started from servertune's files, with the plan's admission answering the excess 
 from __future__ import annotations
 
 import http.client
+import math
 import os
 import re
 import stat
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -60,25 +62,30 @@ def _get(port: int, path: str = "/") -> tuple[int, str]:
 
 def _burst(port: int, size: int) -> list[int]:
     """Statuses of `size` GETs sent at once: every connection is open before any request is sent,
-    so no request can arrive after an earlier one was answered (which would free its admission)."""
+    so no request can arrive after an earlier one was answered (which would free its admission).
+    A request a busy machine sent only after the first admitted one was answered (its thread
+    held past the whole HOLD_MS) met a freed admission, not the burst: it is left out."""
     connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(size)]
     for connection in connections:
         connection.connect()
     ready = threading.Barrier(size)
 
-    def send(connection: http.client.HTTPConnection) -> int:
+    def send(connection: http.client.HTTPConnection) -> tuple[float, float, int]:
         ready.wait(timeout=30)
+        sent = time.monotonic()
         connection.request("GET", "/")
         response = connection.getresponse()
         response.read()
-        return response.status
+        return sent, time.monotonic(), response.status
 
     try:
         with ThreadPoolExecutor(size) as pool:
-            return sorted(pool.map(send, connections))
+            answers = list(pool.map(send, connections))
     finally:
         for connection in connections:
             connection.close()
+    first_freed = min((done for _, done, status in answers if status == 200), default=math.inf)
+    return sorted(status for sent, _, status in answers if sent < first_freed)
 
 
 def _placed(stack: Stack, workload: Workload) -> Plan:
@@ -218,8 +225,8 @@ def test_asgi_server_answers_through_nginx_and_admits_only_the_plan(target: str)
         burst = plan.admission_limit + 6
         statuses = _burst(plan.workload.listen_port, burst)
         shown = " ".join(map(str, statuses))  # short enough that pytest prints it whole
-        assert statuses.count(503) == 6, shown
         assert statuses.count(200) == plan.admission_limit, shown
+        assert statuses.count(503) == len(statuses) - plan.admission_limit >= 5, shown
         ports += [p for s in [*deployment.app_servers, deployment.nginx] for p in s.ports]
     assert len(ports) == 2 * (len(deployment.app_servers) + 1)
     assert not set(ports) & listening_ports()

@@ -189,8 +189,9 @@ def test_native_worker_serves_behind_nginx_and_nginx_admits_only_the_plan() -> N
         assert _server_header(plan.shared_socket.port or 0) == "gunicorn/asgi"
         burst = plan.admission_limit + 6
         statuses = _burst(plan.workload.listen_port, burst)
-        assert statuses.count(503) == 6, statuses
-        assert statuses.count(200) == plan.admission_limit, statuses
+        shown = " ".join(map(str, statuses))
+        assert statuses.count(200) == plan.admission_limit, shown
+        assert statuses.count(503) == len(statuses) - plan.admission_limit >= 5, shown
 
 
 def test_native_per_worker_instances_serve_behind_nginx_least_conn() -> None:
