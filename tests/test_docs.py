@@ -353,8 +353,10 @@ def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]]
             if actual != expected:
                 mismatches.append((command, expected, actual))
     finally:
-        # A stopped server takes a moment to exit: wait for that, not for a fixed time.
-        deadline = time.monotonic() + 15
+        # A stopped server takes a moment to exit: wait for that, not for a fixed time. Bounded
+        # by uWSGI's own wait for its workers on a stop (worker-reload-mercy, 60 s by default):
+        # beside the full suite a uWSGI master was still exiting after 15 s.
+        deadline = time.monotonic() + 60
         while (left := _processes_under(folder)) and time.monotonic() < deadline:
             time.sleep(0.1)
         named = []
