@@ -27,7 +27,7 @@ from servertune.bench.harness.ports import free_port
 from servertune.bench.harness.stats import group_cpu_seconds
 from servertune.measure.driver import measure_mix
 from servertune.measure.target import WeightedPath
-from servertune.sizing.defaults import ASGI_SERVER_MS_PER_REQUEST
+from servertune.sizing.defaults import ASGI_SERVER_MS_PER_REQUEST, WSGI_SERVER_MS_PER_REQUEST
 from servertune.workload import Workload
 
 HERE = Path(__file__).resolve().parent
@@ -112,15 +112,18 @@ def test_asgi_cpu_ms_matches_what_one_uvicorn_spends(
 
 
 def test_wsgi_cpu_ms_matches_what_one_gunicorn_worker_spends() -> None:
-    """A WSGI app's measured cpu_ms is within 20 % of the CPU one gunicorn sync worker (and
-    its arbiter) spends per request."""
+    """A WSGI app's measured cpu_ms plus the WSGI server's own declared cost (what the plan's
+    CPU ceiling counts) is within 20 % of the CPU one gunicorn sync worker (and its arbiter)
+    spends per request. The app's cpu_ms alone was 0.80-0.88 x: the worker's accept, parsing
+    and close are not the app's."""
     w = _measured("cpu_ms_apps:wsgi", "/cpu")
     assert w.cpu_ms is not None
     port = free_port()
     argv = [sys.executable, "-m", "gunicorn", "cpu_ms_apps:wsgi", "-b", f"127.0.0.1:{port}",
             "-w", "1", "--log-level", "warning"]  # fmt: skip
     served = _server_ms_per_request(argv, port, "/cpu", 2)
-    assert abs(w.cpu_ms / served - 1) <= TOLERANCE, (w.cpu_ms, served)
+    planned = w.cpu_ms + WSGI_SERVER_MS_PER_REQUEST
+    assert abs(planned / served - 1) <= TOLERANCE, (w.cpu_ms, planned, served)
 
 
 #: A Django project of one async view that awaits 5 ms: Django's ASGI handler runs each

@@ -19,7 +19,7 @@ from servertune.explain import format_plan
 from servertune.machine import Machine
 from servertune.measure.result import Measurement, Sample, gil_note
 from servertune.sizing import GIL_SATURATION, MAX_THREADS_PER_PROCESS, make_plan
-from servertune.sizing.defaults import ASGI_SERVER_MS_PER_REQUEST
+from servertune.sizing.defaults import ASGI_SERVER_MS_PER_REQUEST, WSGI_SERVER_MS_PER_REQUEST
 from servertune.workload import Workload
 from servertune.workload_file import dumps, measured_warnings, read_workload_file
 
@@ -42,8 +42,9 @@ def test_with_one_process_per_core_the_bound_moves_but_the_count_stays() -> None
     ceil(0.95 / cpu_fraction) threads, now bounded by the core rather than the GIL."""
     on = make_plan(Workload(cores=4, cpu_fraction=0.25), Machine(cores=4))
     off = make_plan(Workload(cores=4, cpu_fraction=0.25, gil="disabled"), Machine(cores=4))
-    assert (on.processes, on.cpu_threads, on.ceiling_rps) == (4, 4, 160.0)
-    assert (off.processes, off.cpu_threads, off.ceiling_rps) == (4, 4, 160.0)
+    ceiling = pytest.approx(4 / (0.025 + WSGI_SERVER_MS_PER_REQUEST / 1000))
+    assert (on.processes, on.cpu_threads, on.ceiling_rps) == (4, 4, ceiling)
+    assert (off.processes, off.cpu_threads, off.ceiling_rps) == (4, 4, ceiling)
     assert "GIL" in on.reasons["cpu_threads"]
     assert "cores" in off.reasons["cpu_threads"]
 
@@ -54,8 +55,11 @@ def test_without_the_gil_fewer_processes_than_cores_still_use_every_core() -> No
     (ceil(0.95 x 2 / 0.5) = 4 threads) and the ceiling is 4 cores / 50 ms = 80 req/s."""
     on = make_plan(Workload(**MEMORY_BOUND), Machine(cores=4))
     off = make_plan(Workload(**MEMORY_BOUND, gil="disabled"), Machine(cores=4))
-    assert (on.processes, on.cores_per_process, on.cpu_threads, on.ceiling_rps) == (2, 1, 2, 40)
-    assert (off.processes, off.cores_per_process, off.cpu_threads, off.ceiling_rps) == (2, 2, 4, 80)
+    per_request_s = 0.050 + WSGI_SERVER_MS_PER_REQUEST / 1000
+    assert (on.processes, on.cores_per_process, on.cpu_threads) == (2, 1, 2)
+    assert on.ceiling_rps == pytest.approx(2 / per_request_s)
+    assert (off.processes, off.cores_per_process, off.cpu_threads) == (2, 2, 4)
+    assert off.ceiling_rps == pytest.approx(4 / per_request_s)
     assert off.threads == off.cpu_threads + off.slow_call_threads
 
 

@@ -24,6 +24,7 @@ from servertune.sizing import (
     PlanError,
     make_plan,
 )
+from servertune.sizing.defaults import WSGI_SERVER_MS_PER_REQUEST
 from servertune.targets import render_kubernetes
 from servertune.workload import Workload
 
@@ -226,13 +227,13 @@ def test_autoscaler_target_survives_losing_one_pod(minimum: int, target: int) ->
 
 
 def test_max_replicas_follows_the_peak_when_unset() -> None:
-    """Unset max_replicas: enough pods at the target utilisation for peak_rps (40 req/s per pod)."""
+    """Unset max_replicas: enough pods at the target utilisation for peak_rps (39.6 req/s per pod: 2 cores over 50 ms of GIL time and the WSGI server's own 0.5)."""
     plan = make_plan(
         Workload(cores=2, service_time_ms=100, cpu_fraction=0.5, peak_rps=400), MACHINE
     )
-    assert plan.ceiling_rps == pytest.approx(40.0)
-    assert plan.pods_for_peak == 20  # 400 / (40 x 50%)
-    assert plan.hpa_max_replicas == 20
+    assert plan.ceiling_rps == pytest.approx(2 / (0.050 + WSGI_SERVER_MS_PER_REQUEST / 1000))
+    assert plan.pods_for_peak == 21  # 400 / (39.6 x 50%)
+    assert plan.hpa_max_replicas == 21
 
 
 def test_memory_comes_from_the_workers() -> None:

@@ -19,6 +19,7 @@ from servertune.sizing import (
     RECYCLE_MIN_INTERVAL_S,
     make_plan,
 )
+from servertune.sizing.defaults import WSGI_SERVER_MS_PER_REQUEST
 from servertune.sizing.rules.processes import workers_that_fit
 from servertune.workload import Workload
 
@@ -44,7 +45,7 @@ def test_memory_for_every_slot_makes_each_a_process() -> None:
     assert "2048 MiB holds 18 of 100 MiB" in plan.reasons["processes"]
     assert plan.cores_per_process == pytest.approx(1 / 3)
     # The same CPU ceiling: the processes share the two cores.
-    assert plan.ceiling_rps == pytest.approx(2 / 0.05)
+    assert plan.ceiling_rps == pytest.approx(2 / (0.05 + WSGI_SERVER_MS_PER_REQUEST / 1000))
     assert len(plan.sockets) == 6
 
 
@@ -189,4 +190,6 @@ def test_the_layout_never_outgrows_memory_or_the_slots(
         plan.processes * plan.cpu_threads >= wanted
     )
     if plan.processes > cores:
-        assert plan.ceiling_rps == pytest.approx(cores / (0.1 * cpu_fraction))
+        assert plan.ceiling_rps == pytest.approx(
+            cores / (0.1 * cpu_fraction + WSGI_SERVER_MS_PER_REQUEST / 1000)
+        )

@@ -28,6 +28,7 @@ from servertune.sizing import (
     plan_for,
     poisson_quantile,
 )
+from servertune.sizing.defaults import MIN_CPU_MS_PER_REQUEST, WSGI_SERVER_MS_PER_REQUEST
 from servertune.sizing.plan import Socket
 from servertune.sizing.queueing import held_s
 from servertune.workload import MIN_SERVICE_TIME_MS, Workload
@@ -52,8 +53,11 @@ def test_invariants_hold_for_every_workload(workload: Workload, somaxconn: int) 
     assert workload.slow_call_ms / 1000 < plan.request_timeout_s < plan.nginx_read_timeout_s
     # Under the GIL a process computes on one core; without it, on its share of the cores.
     computing = min(plan.processes, workload.cores) if workload.gil == "enabled" else workload.cores
-    # The CPU per request in ms (cpu_ms, or the share of the service time), even past it.
-    assert plan.ceiling_rps == pytest.approx(computing / (workload.cpu_ms_per_request / 1000))
+    # The CPU per request in ms (cpu_ms, or the share of the service time), even past it, and a
+    # WSGI server's own share.
+    server_ms = WSGI_SERVER_MS_PER_REQUEST if workload.interface == "wsgi" else 0.0
+    per_request_ms = max(workload.cpu_ms_per_request, MIN_CPU_MS_PER_REQUEST) + server_ms
+    assert plan.ceiling_rps == pytest.approx(computing / (per_request_ms / 1000))
     assert set(plan.reasons) == set(plan.units)
 
 
@@ -137,7 +141,7 @@ def test_seed_000_half_gil_gives_two_threads_per_core() -> None:
     (the finite-source queue's 10 slots would be processes, given the memory for them)."""
     plan = make_plan(Workload(cores=4, service_time_ms=100, cpu_fraction=0.5))
     assert (plan.processes, plan.threads) == (4, 2)
-    assert plan.ceiling_rps == pytest.approx(80.0)
+    assert plan.ceiling_rps == pytest.approx(4 / (0.050 + WSGI_SERVER_MS_PER_REQUEST / 1000))
     assert [s.address for s in plan.sockets] == [f"127.0.0.1:{8001 + i}" for i in range(4)]
 
 

@@ -82,6 +82,7 @@ __all__ = [
     "UPSTREAM_ZONE_BASE_KB",
     "UPSTREAM_ZONE_PER_SERVER_KB",
     "UWSGI_BUFFER_SIZE",
+    "WSGI_SERVER_MS_PER_REQUEST",
 ]
 
 #: Quantile of busy slow-call threads to provision for. 99.9% leaves one interval in a thousand in
@@ -345,6 +346,14 @@ ASGI_SERVER_MS_PER_REQUEST = 0.14
 #: 2026-11-29, quiet 2 cores, granian-default and both servertune granian rows): 0.08-0.11 ms
 #: of its own. Off the GIL, not off the cores: each process is one core's worth of capacity.
 GRANIAN_SERVER_MS_PER_REQUEST = 0.09
+#: A WSGI server's own CPU per request, beyond the app's: gunicorn's sync worker accepts,
+#: parses, writes and closes each connection in Python. Measured with tests/test_cpu_ms.py's
+#: WSGI apps, one sync worker under wrk at 2 connections (2026-11-28, quiet 2 cores): 4.667 ms a
+#: request against 4.090 measured in process for 4 ms of CPU (0.58 ms of its own), 2.600 against
+#: 2.111 for 2 ms + 10 ms asleep (0.49); beside the rest of the suite, 3.89 against 3.11 for 3 ms
+#: (0.78). Without it the CPU ceiling of a few-millisecond app was 1.15-1.25 x what the worker
+#: serves. uWSGI parses in C and costs less, so for it the ceiling errs low, on the safe side.
+WSGI_SERVER_MS_PER_REQUEST = 0.5
 #: What nginx in front costs a core per proxied request (same run: 0.03-0.07 ms): it runs on
 #: the same cores as the app's loops, so the plan's capacity counts it.
 NGINX_MS_PER_REQUEST = 0.05
