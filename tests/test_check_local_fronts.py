@@ -193,3 +193,22 @@ def test_a_host_front_reaches_a_compose_server_through_its_published_port(
     loopback (short or long syntax): joined."""
     root = write(tmp_path, _host_site_and_app(ports))
     assert _fronts(root) == {"api": ["debian/etc/nginx/sites-available/app.conf:4"]}
+
+
+def test_a_host_front_joins_the_host_server_on_its_loopback_not_a_published_container(
+    tmp_path: Path,
+) -> None:
+    """The host nginx passing to 127.0.0.1:8000 beside a systemd unit of the same package
+    whose gunicorn binds 127.0.0.1:8000 on the host: the host's server is the one there, so
+    the front joins it and not the compose service publishing 8000 too, a deployment of
+    another kind (seen in ooni/backend: api/debian's nginx site and ooni-api.service beside
+    api/docker-compose.yml)."""
+    files = _host_site_and_app("    ports: ['8000:8000']\n")
+    files["debian/app.service"] = (
+        "[Service]\nExecStart=/usr/bin/gunicorn -w 3 -b 127.0.0.1:8000 app:app\n"
+    )
+    root = write(tmp_path, files)
+    assert _fronts(root) == {
+        "api": [],
+        "debian/app.service": ["debian/etc/nginx/sites-available/app.conf:4"],
+    }

@@ -41,7 +41,7 @@ from servertune.check.model import (
     evaluating_for,
     note,
 )
-from servertune.check.namespaces import in_front_namespace
+from servertune.check.namespaces import host_servers_first, in_front_namespace
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
@@ -339,6 +339,7 @@ def _linked(
         links = link(nginx, apps, stacks)
         # A local address reaches the front's own container only (`namespaces`).
         links = [k for k in links if in_front_namespace(k.nginx, k.server.value, k.app, stacks)]
+        links = host_servers_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     notes += said

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from servertune.check.model import (
     AppServer,
     Balancer,
+    Location,
     NginxConfig,
     PassTarget,
     Setting,
@@ -492,15 +493,37 @@ def _by_name(
         return named
     # No compose file read names the containers: the apps started from a folder of that
     # name (`backend/Dockerfile` for `backend:8001`, compose's build-context convention).
+    # A Kubernetes Service's DNS name (`backend.flathub.svc.cluster.local`) whose manifests
+    # are not here names its Service by its first label: the folder of that name builds it.
+    kube_name = _KUBE_NAME.match(name)
+    service = kube_name[1] if kube_name is not None and kube_name[2] else name
     foldered = [
         a
         for a in on_port
         if a.container is None
-        and name in {p.parent.name for p in (a.file, *(at.file for at in a.launched_by))}
+        and service in {p.parent.name for p in (a.file, *(at.file for at in a.launched_by))}
     ]
+    if foldered and service != name:
+        _joined_by_name(target, service, foldered)
     if foldered or stacks is None or not stacks.named or stacks.services or stacks.kube_services:
         return foldered
     return on_port  # files named together, none saying which containers run: theirs
+
+
+def _joined_by_name(target: str, service: str, apps: Sequence[AppServer]) -> None:
+    """A `joined-by-name` note: `target`, a Kubernetes Service's DNS name no manifest here
+    defines, joined to the servers started from a folder named as its Service, at its port."""
+    from servertune.check.model import note
+
+    for app in apps:
+        at = app.launched_by[0] if app.launched_by else app.config_file or Location(app.file)
+        note(
+            "joined-by-name",
+            at,
+            f"{at}: joined by name and port: the front's {target!r} is the Kubernetes Service "
+            f"{service!r}, whose manifests are not here; the server started from the folder "
+            f"{service}/ listens on its port",
+        )
 
 
 #: A host name as DNS spells it: a `${HOST}` (or `$host`) left in it is not one.

@@ -25,16 +25,24 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from servertune.check import runtime_files
-from servertune.check.commands import SHELLS, ConfigFile, FindConfig, Word, expand_shell
+from servertune.check.commands import (
+    SHELLS,
+    ConfigFile,
+    FindConfig,
+    Word,
+    expand_shell,
+    in_directory,
+)
 from servertune.check.model import CheckInputError, Location, collect_notes
 from servertune.check.source import read_text
 
@@ -58,6 +66,32 @@ class _Start:
     compose: bool
     #: The compose service's file and name.
     service: tuple[Path, str] | None = None
+    #: Where its nginx reads its config (`nginx -c PATH`, its script's or its process
+    #: manager's program's): a relative `include` is in that folder (nginx's prefix).
+    configs: tuple[str, ...] = ()
+    #: Where the container holds a repository file (its image's COPY, whole context too).
+    held_at: Callable[[Path], str | None] = lambda _: None
+    #: The `if` arms each file was made in (`_Arms`).
+    arms: tuple[tuple[runtime_files.Made, tuple[tuple[int, int], ...]], ...] = ()
+
+    def possible(self, path: str) -> list[runtime_files.Made]:
+        """The lines that may have made `path` when nginx starts: the last that makes it,
+        and each before it that a later one does not always replace (`ln -sf a.conf x` in
+        one arm of an undecided `if`, `ln -sf b.conf x` in the other: either may be there).
+        A later line always replaces an earlier one when it runs whenever that one ran: its
+        arms are the earlier's own or outer ones."""
+        arms = dict(self.arms)
+        kept: list[runtime_files.Made] = []
+        for one in (m for m in self.made if m.path == path):
+            mine = arms.get(one, ())
+            kept = [k for k in kept if arms.get(k, ())[: len(mine)] != mine]
+            kept.append(one)
+        return kept
+
+    def inside(self, config: Path) -> str | None:
+        """The container path nginx is started with, when it is `config`'s."""
+        at = self.held_at(config)
+        return at if at is not None and at in self.configs else None
 
 
 class _Run:
@@ -95,27 +129,46 @@ def fronts_of_run(paths: Sequence[Path], images: Sequence[Image]) -> Iterator[No
 
 
 def made_for(config: Path, pattern: str, at: Location) -> list[ConfigFile] | None:
-    """What an absolute `include` (`pattern`, a glob or a path) of the nginx config whose
-    main file is `config` reads from the files the start script of the container holding it
-    made; None when none made such a file, or the containers holding it disagree."""
+    """What an `include` (`pattern`, a glob or a path) of the nginx config whose main file
+    is `config` reads from the files the start script of the container holding it made; a
+    relative one where that container starts nginx with `config` (`nginx -c PATH`: in PATH's
+    folder). None when none made such a file, or the containers holding it disagree."""
     run = _RUN.get()
     holding = [s for s in (run.starts() if run is not None else ()) if s.holds(config)]
     if any(s.compose for s in holding):
         holding = [s for s in holding if s.compose]  # a service's run of its image is the run
-    wanted = os.path.normpath(pattern)
     found: list[list[ConfigFile]] = []
     for start in holding:
+        inside = start.inside(config)
+        if not pattern.startswith("/") and inside is None:
+            return None  # where nginx's prefix is in this container is not known
+        wanted = os.path.normpath(os.path.join(os.path.dirname(inside or "/"), pattern))
         names = list(
             dict.fromkeys(m.path for m in start.made if fnmatch.fnmatchcase(m.path, wanted))
         )
-        find = runtime_files.finding(start.made, start.find)
-        files = [f for f in (find(name, at) for name in names) if f is not None]
-        if not files or len(files) != len(names):
+        files = _possible_files(start, names, at)
+        if files is None:
             return None  # one of them is not known here: neither is what nginx reads
         found.append(files)
     if not found or any(f != found[0] for f in found[1:]):
         return None
     return found[0]
+
+
+def _possible_files(start: _Start, names: Sequence[str], at: Location) -> list[ConfigFile] | None:
+    """The files made at `names` as nginx reads them, each possibility of an undecided `if`
+    (`_Start.possible`); None when one is not known here."""
+    files: list[ConfigFile] = []
+    for name in names:
+        possible = start.possible(name)
+        for one in possible:
+            others = [m for m in possible if m is not one]
+            kept = [m for m in start.made if m not in others]
+            found = runtime_files.finding(kept, start.find)(name, at)
+            if found is None:
+                return None
+            files.append(found)
+    return files or None
 
 
 def renders_of_run(paths: Sequence[Path]) -> tuple[Rendering, ...]:
@@ -179,9 +232,9 @@ def _starts(paths: Sequence[Path], images: Sequence[Image]) -> list[_Start]:
         first, rest = container_words(
             image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
         )
-        made = _made_before_nginx([*first, *rest], dict(image.env), image.find)
-        if made is not None:
-            starts.append(_Start(_holding(image, []), made, image.find, compose=False))
+        started = _made_before_nginx([*first, *rest], dict(image.env), image.find)
+        if started is not None:
+            starts.append(_start_of(started, image, [], None))
     return starts
 
 
@@ -245,33 +298,60 @@ def _compose_starts(path: Path) -> list[tuple[_Start | None, Path | None]]:
                 environment = {**(image.env if image else {}), **env}
                 find = _service_finder(service, path, image)
                 dockerfile = image.path if image is not None else None
-                made = None
+                started = None
                 if find is not None:
-                    made = _made_before_nginx([*first, *rest], environment, find)
-                if made is None or find is None:
+                    started = _made_before_nginx([*first, *rest], environment, find)
+                if started is None or find is None:
                     found.append((None, dockerfile))
                     continue
                 hosts = [defaulted(host, path) for host, _, _ in _mounts(service, path)]
                 mounted = [os.path.normpath(h.absolute()) for h in hosts if h is not None]
-                holds = _holding(image, mounted)
-                start = _Start(holds, made, find, compose=True, service=(path, str(key.value)))
+                start = _start_of(started, image, mounted, (path, str(key.value)))
                 found.append((start, dockerfile))
     except (CheckInputError, OSError, ValueError):
         return found  # its own reading says why
     return found
 
 
-def _holding(image: Image | None, mounted: list[str]) -> Callable[[Path], bool]:
+def _start_of(
+    reading: _Reading, image: Image | None, mounted: list[str], service: tuple[Path, str] | None
+) -> _Start:
+    """The container that `reading` read the start of: its image's (`service` None) or a
+    compose service's (its bind mounts `mounted`)."""
+    configs = tuple(dict.fromkeys(reading.configs))
+    return _Start(
+        _holding(image, mounted, configs),
+        tuple(dict.fromkeys(reading.made)),
+        reading.find,
+        compose=service is not None,
+        service=service,
+        configs=configs,
+        held_at=_held_at(image),
+        arms=tuple(reading.arms.items()),
+    )
+
+
+def _holding(
+    image: Image | None, mounted: list[str], configs: Sequence[str] = ()
+) -> Callable[[Path], bool]:
     """Whether a service's container holds a repository file: one of its bind mounts
-    (`mounted`, real paths of files or folders) or its image's COPY by name or folder."""
+    (`mounted`, real paths of files or folders) or its image's COPY by name or folder, or
+    any COPY (`COPY . /app`) that puts it where its nginx is started with (`configs`)."""
 
     def holds(file: Path) -> bool:
         real = os.path.normpath(file.absolute())
         if any(real == m or real.startswith(m + os.sep) for m in mounted):
             return True
+        if image is not None and configs and image.holds(file) in configs:
+            return True
         return image is not None and image.holds(file, whole_context=False) is not None
 
     return holds
+
+
+def _held_at(image: Image | None) -> Callable[[Path], str | None]:
+    """Where the image keeps a repository file (any COPY), None without an image."""
+    return (lambda file: image.holds(file)) if image is not None else (lambda _: None)
 
 
 def _script(
@@ -329,10 +409,11 @@ def _with_arguments(text: str, arguments: list[str] | None) -> str:
 
 def _made_before_nginx(
     words: Sequence[Word], environment: Mapping[str, str], find: FindConfig
-) -> tuple[runtime_files.Made, ...] | None:
+) -> _Reading | None:
     """The files the script the words run makes before it starts nginx (itself, through a
-    script it runs, or through `exec "$@"` when the container's later words run nginx); None
-    when it starts none."""
+    script it runs, a process manager it hands to, or through `exec "$@"` when the
+    container's later words run nginx), and the configs nginx is started with where that
+    is written (`nginx -c PATH`); None when it starts none."""
     texts = [w.text for w in words]
     try:
         found = _script(texts, find, words[0].at if words else None)
@@ -342,25 +423,68 @@ def _made_before_nginx(
         return None
     script, arguments = found
     made: list[runtime_files.Made] = []
+    configs: list[str] = []
     hands_to_nginx = any(PurePosixPath(w).name == "nginx" for w in texts[1:])
-    if _read_to_nginx(script, arguments, dict(environment), find, made, hands_to_nginx, 0):
-        return tuple(dict.fromkeys(made))
+    reading = _Reading(find, made, configs)
+    if _read_to_nginx(script, arguments, dict(environment), reading, hands_to_nginx, 0):
+        return reading
     return None
+
+
+@dataclass
+class _Reading:
+    """What reading a container's start scripts up to nginx collects: the files made so far
+    (`made`), the configs nginx is started with (`configs`), and how a container path is
+    found (`find`, the image's or the service's)."""
+
+    find: FindConfig
+    made: list[runtime_files.Made]
+    configs: list[str]
+    #: The `if` arms each file was made in (`_Arms`), outermost first.
+    arms: dict[runtime_files.Made, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+
+#: Numbers each `if` block read (every script's), so that two blocks are never one.
+_IF_BLOCKS = itertools.count()
+
+
+class _Arms:
+    """Where a script's line is among its `if` blocks: each open block's number and the arm
+    (`then` 0, each `elif` / `else` one more) the line is in, outermost first."""
+
+    def __init__(self) -> None:
+        self.open: list[tuple[int, int]] = []
+
+    def step(self, words: Sequence[str]) -> None:
+        head = words[0] if words else ""
+        if head == "if":
+            self.open.append((next(_IF_BLOCKS), 0))
+        elif head in ("elif", "else") and self.open:
+            number, arm = self.open[-1]
+            self.open[-1] = (number, arm + 1)
+        elif head == "fi" and self.open:
+            self.open.pop()
 
 
 def _read_to_nginx(
     script: ConfigFile,
     arguments: list[str] | None,
     env: dict[str, str],
-    find: FindConfig,
-    made: list[runtime_files.Made],
+    reading: _Reading,
     hands_to_nginx: bool,
     depth: int,
 ) -> bool:
-    """Adds to `made` what `script` (run with `arguments`) makes before nginx starts, and
-    says whether nginx starts: on a line of its own, or of a script it runs first (`cp
-    /conf/start.sh /tmp/ && /tmp/start.sh site.conf`, found among what was made so far)."""
-    from servertune.check.scripts import _assignments, _logical_lines, _own_variables
+    """Adds to `reading.made` what `script` (run with `arguments`) makes before nginx starts,
+    and says whether nginx starts: on a line of its own, of a script it runs first (`cp
+    /conf/start.sh /tmp/ && /tmp/start.sh site.conf`, found among what was made so far), or
+    as a program of the supervisord it hands the container to (`exec supervisord -c FILE`).
+    A relative path a line makes is in the folder a `cd DIR` before it moved to."""
+    from servertune.check.scripts import (
+        _assignments,
+        _changed_directory,
+        _logical_lines,
+        _own_variables,
+    )
 
     try:
         lines = _logical_lines(script.file, script.text)
@@ -369,27 +493,85 @@ def _read_to_nginx(
     physical = script.text.splitlines()
     folders: set[str] = set()
     spans: set[tuple[int, int]] = set()
+    directory: str | None = None
+    made = reading.made
+    arms = _Arms()
     for line in lines:
         line = replace(line, words=[_with_arguments(w, arguments) for w in line.words])
+        arms.step(line.words)
+        if line.words[:1] == ["cd"]:
+            at = Location(script.file, script.first_line + line.first - 1)
+            args = [Word(w, at) for w in line.words[1:]]
+            directory = _changed_directory(directory, args, _own_variables(env))
         if (line.first, line.last) not in spans:
             spans.add((line.first, line.last))
-            made += runtime_files.made_by(
+            one = runtime_files.made_by(
                 script.file,
                 _with_arguments("\n".join(physical[line.first - 1 : line.last]), arguments),
                 script.first_line + line.first - 1,
                 _own_variables(env),
                 folders,
+                directory=directory,
             )
+            made += one
+            reading.arms.update((m, tuple(arms.open)) for m in one if m not in reading.arms)
         if _starts_nginx(line) or (hands_to_nginx and any("$@" in w for w in line.words)):
+            reading.configs += _nginx_config(line.words, _own_variables(env))
             return True
-        called = _called_script(line.words, _own_variables(env), made, find)
+        if _supervises_nginx(line.words, _own_variables(env), reading, directory):
+            return True
+        called = _called_script(line.words, _own_variables(env), made, reading.find)
         if called is not None and depth < _SCRIPT_DEPTH:
             inner, passed = called
             handing = any(PurePosixPath(w).name == "nginx" for w in passed or ())
-            if _read_to_nginx(inner, passed, dict(env), find, made, handing, depth + 1):
+            if _read_to_nginx(inner, passed, dict(env), reading, handing, depth + 1):
                 return True
         _assignments(line, env)
     return False
+
+
+def _nginx_config(words: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The config the line's nginx is started with, when written out (`nginx -c PATH`)."""
+    names = [PurePosixPath(w).name for w in words]
+    if "nginx" not in names:
+        return []
+    rest = list(words[names.index("nginx") + 1 :])
+    if "-c" not in rest or rest.index("-c") + 1 >= len(rest):
+        return []
+    named = rest[rest.index("-c") + 1]
+    wanted = expand_shell(named, env) if "$" in named else named
+    return [os.path.normpath(wanted)] if wanted and wanted.startswith("/") else []
+
+
+def _supervises_nginx(
+    words: Sequence[str], env: Mapping[str, str], reading: _Reading, directory: str | None
+) -> bool:
+    """The line hands the container to supervisord (`exec supervisord -c FILE`, FILE in the
+    container) whose programs start nginx: the configs they start it with are collected."""
+    from servertune.check.supervisord import nginx_configs
+
+    names = [PurePosixPath(w).name for w in words]
+    if "supervisord" not in names:
+        return False
+    rest = list(words[names.index("supervisord") + 1 :])
+    flag = next((f for f in ("-c", "--configuration") if f in rest), None)
+    if flag is None or rest.index(flag) + 1 >= len(rest):
+        return False
+    named = rest[rest.index(flag) + 1]
+    wanted = expand_shell(named, env) if "$" in named else named
+    if not wanted:
+        return False
+    find = runtime_files.finding(reading.made, reading.find)
+    if directory is not None:
+        find = in_directory(directory, find)
+    with collect_notes():  # looking, not reading
+        try:
+            config = find(wanted)
+        except (CheckInputError, OSError):
+            return False
+    configs = nginx_configs(config.file, config.text) if config is not None else []
+    reading.configs += configs
+    return bool(configs)
 
 
 def _called_script(

@@ -16,12 +16,13 @@ containers: it is not judged here.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-from servertune.check.chain import Service, Stacks, normalise
+from servertune.check.chain import Link, Service, Stacks, normalise
 from servertune.check.model import AppServer, NginxConfig
 
-__all__ = ["in_front_namespace"]
+__all__ = ["host_servers_first", "in_front_namespace"]
 
 #: The hosts that name the machine's own interfaces, as `chain.normalise` writes them.
 _LOCAL = frozenset({"127.0.0.1", "0.0.0.0", "[::]", "*", ""})
@@ -38,6 +39,36 @@ def in_front_namespace(front: NginxConfig, target: str, app: AppServer, stacks: 
     if not _placed(first, stacks):
         return _published_to(app, port, first, stacks)
     return not _elsewhere(app, first, stacks)
+
+
+def host_servers_first(links: Sequence[Link], stacks: Stacks) -> list[Link]:
+    """`links` without a host's front's pass to a loopback address joined to a compose
+    service's server by the port it publishes there, when that pass also reaches a server
+    the host itself runs (a systemd unit's): the host's nginx and the host's server are one
+    deployment (a Debian package's site and its service, ooni/backend's
+    `api/debian/etc/nginx/sites-available/ooni-api.conf` and `api/debian/ooni-api.service`
+    on 127.0.0.1:8000), and a published port stands in for the host's loopback only when
+    nothing on the host listens there."""
+    hosted = {
+        (id(k.nginx), k.passing.at, k.server.value)
+        for k in links
+        if _on_host(k.app) and normalise(k.server.value)[0] in _LOCAL
+    }
+    return [
+        k
+        for k in links
+        if (id(k.nginx), k.passing.at, k.server.value) not in hosted
+        or _on_host(k.app)
+        or _placed((k.nginx.files or (k.nginx.file,))[0], stacks)
+    ]
+
+
+def _on_host(app: AppServer) -> bool:
+    """The server runs on the host itself: started by a systemd unit, in no container."""
+    if app.container is not None:
+        return False
+    first = app.launched_by[0].file if app.launched_by else app.file
+    return first.suffix == ".service"
 
 
 def _published_to(app: AppServer, port: str, front: Path, stacks: Stacks) -> bool:

@@ -444,9 +444,7 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
     if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file) and stack:
         # A file the start script of the container holding this config writes there before
         # it starts nginx (`echo "server $HOST:$PORT;" > /run/app/upstream`): what it made.
-        from servertune.check.front_start import made_for
-
-        made = made_for(stack[0], pattern, at)
+        made = _made_at_start(pattern, at, stack)
         if made is not None:
             return [node for found in made for node in _build_made(found, tree, stack)]
     if pattern.startswith("/") and not resolve.inside(Path(pattern), at.file):
@@ -475,6 +473,12 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
     nodes: list[_Node] = []
     for target in matches:
         if not target.exists() and not target.is_symlink() and not glob.has_magic(full):
+            # A file the start script of the container that starts nginx with this config
+            # makes beside it (`cd /app/nginx && ln -sf locations.conf http_locations.conf`).
+            made = _made_at_start(pattern, at, stack)
+            if made is not None:
+                nodes += [node for found in made for node in _build_made(found, tree, stack)]
+                continue
             # A site file checked on its own often includes `proxy_params` from /etc/nginx:
             # nginx would find it, so the rest of the file is still worth checking. Named as
             # written (one note however many server blocks include it).
@@ -484,6 +488,16 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
             continue
         nodes.extend(_build(target, tree, stack))
     return nodes
+
+
+def _made_at_start(pattern: str, at: Location, stack: tuple[Path, ...]) -> list[ConfigFile] | None:
+    """What the include reads from the files the start of the container holding the
+    config (`front_start.made_for`) made; None when none made it."""
+    if not stack:
+        return None
+    from servertune.check.front_start import made_for
+
+    return made_for(stack[0], pattern, at)
 
 
 def _build_made(found: ConfigFile, tree: _Tree, stack: tuple[Path, ...]) -> list[_Node]:

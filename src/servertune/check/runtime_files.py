@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import os
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -153,11 +154,13 @@ def made_by(
     env: Mapping[str, str],
     folders: set[str],
     listing: ListFiles | None = None,
+    directory: str | None = None,
 ) -> list[Made]:
     """The files the commands of `text` (a script's line `first`) make, with `env` the
     script's variables there; `folders` the folders it made before (`mkdir -p DIR`: a link
     written onto one goes inside), updated; `listing` lists the image's files under a folder
-    (for `find DIR ... -exec ln -s -t DEST {} +`)."""
+    (for `find DIR ... -exec ln -s -t DEST {} +`); `directory` the folder a `cd DIR` before
+    the line moved to (None: not known), where a relative path of a copy or link is."""
     at = Location(path, first)
     made: list[Made] = []
     for words, stdin, stdout in _commands(text):
@@ -169,7 +172,7 @@ def made_by(
         elif program in ("cp", "ln", "mv"):
             # `mv` (s6 init scripts: `mv /defaults/uwsgi.ini /app/uwsgi.ini`) puts the image's
             # file at its destination, as `cp` does.
-            made += _copied(program, words[1:], env, folders, at)
+            made += _copied(program, words[1:], env, folders, at, directory)
         elif program == "envsubst" and stdin is not None and stdout is not None:
             made += _rendered(words[1:], stdin, stdout, env, at)
         elif program == "j2":
@@ -238,10 +241,19 @@ def image_listing(file: Path) -> ListFiles | None:
 
 
 def _copied(
-    program: str, args: list[str], env: Mapping[str, str], folders: set[str], at: Location
+    program: str,
+    args: list[str],
+    env: Mapping[str, str],
+    folders: set[str],
+    at: Location,
+    directory: str | None = None,
 ) -> list[Made]:
     """`cp SRC DST` (and `mv`), `cp SRC... DIR`, `ln -s TARGET LINK`, `ln -s TARGET... DIR`, `ln -s -t
-    DIR TARGET...`: each file made, from its source."""
+    DIR TARGET...`: each file made, from its source. A relative path is in `directory` (the
+    script's working directory, when known); a symbolic link's relative TARGET is read by the
+    kernel from the link's own folder, not from where `ln` ran (`cd /conf && ln -s a.conf
+    b.conf` links /conf/b.conf to /conf/a.conf; `ln -s ../a.conf /etc/x/` to /etc/a.conf),
+    unless `ln -r` computed it from there."""
     target_dir: str | None = None
     names: list[str] = []
     flags: list[str] = []
@@ -271,6 +283,9 @@ def _copied(
     if any(e is None or not e for e in expanded):
         return []
     words = [e for e in expanded if e is not None]
+    linking = program == "ln" and not any(
+        f in ("-r", "--relative") or (f[1:2] != "-" and "r" in f) for f in flags
+    )
     if into is None:
         if len(words) < 2:
             return []
@@ -278,18 +293,33 @@ def _copied(
         if len(sources) > 1 or destination.endswith("/") or _norm(destination) in folders:
             into = destination
         else:
-            return [Made(_norm(destination), at, source=_norm(sources[0]))]
+            made = _placed(destination, directory)
+            return [Made(made, at, source=_source(sources[0], made, linking, directory))]
     else:
         sources = words
-    return [
+    into = _placed(into, directory)
+    found = []
+    for s in sources:
         # `cp -a /src/. /dst/` copies the folder's contents into /dst, not a folder `src`.
-        Made(
-            _norm(into if s.endswith("/.") else str(PurePosixPath(into) / PurePosixPath(s).name)),
-            at,
-            source=_norm(s),
-        )
-        for s in sources
-    ]
+        made = _norm(into if s.endswith("/.") else str(PurePosixPath(into) / PurePosixPath(s).name))
+        found.append(Made(made, at, source=_source(s, made, linking, directory)))
+    return found
+
+
+def _placed(path: str, directory: str | None) -> str:
+    """`path` as written in a script whose working directory is `directory` (None: not
+    known, the path left as written)."""
+    if directory is None or path.startswith("/"):
+        return _norm(path)
+    return _norm(posixpath.join(directory, path))
+
+
+def _source(source: str, made: str, linking: bool, directory: str | None) -> str:
+    """Where the copy or link `made` reads: a symbolic link's relative target from the
+    link's folder; a copy's source from the working directory."""
+    if linking and not source.startswith("/"):
+        return _norm(posixpath.join(posixpath.dirname(made), source))
+    return _placed(source, directory)
 
 
 def _rendered(

@@ -45,7 +45,13 @@ from servertune.check.model import (
 )
 from servertune.check.unfollowed import nothing_started
 
-__all__ = ["NGINX_READER", "looks_like_supervisord", "read_programs", "read_supervisord"]
+__all__ = [
+    "NGINX_READER",
+    "looks_like_supervisord",
+    "nginx_configs",
+    "read_programs",
+    "read_supervisord",
+]
 
 _SECTION = re.compile(r"\A\[([^\]]+)\]\s*(?:[;#].*)?\Z")
 _KEY = re.compile(r"\A([A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]\s*(.*)\Z")
@@ -326,18 +332,10 @@ def read_supervisord(
     return read_programs(path, text, env, find_config, follow)[0]
 
 
-def read_programs(
-    path: Path,
-    text: str,
-    env: Mapping[str, str] | None = None,
-    find_config: FindConfig | None = None,
-    follow: FollowWords | None = None,
-    *,
-    started: bool = False,
-) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
-    """`read_supervisord`'s servers, and the nginx fronts its programs start from configs
-    rendered where the container starts (`_nginx_front`); with `started`, only the programs
-    supervisord starts when it starts (not those written `autostart = false`)."""
+def _sections(
+    path: Path, text: str, find_config: FindConfig | None
+) -> tuple[dict[str, dict[str, tuple[str, int]]], list[tuple[Path, Location]]]:
+    """Each `[program:x]` section's options (value, line) and the files `[include]` names."""
     section = ""
     programs: dict[str, dict[str, tuple[str, int]]] = {}
     includes: list[tuple[Path, Location]] = []
@@ -369,6 +367,22 @@ def read_programs(
             programs[section][key[1].lower()] = (key[2], number)
         elif not key and not match:
             raise CheckInputError(f"{path}:{number}: not an ini line: {line[:60]!r}")
+    return programs, includes
+
+
+def read_programs(
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    find_config: FindConfig | None = None,
+    follow: FollowWords | None = None,
+    *,
+    started: bool = False,
+) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
+    """`read_supervisord`'s servers, and the nginx fronts its programs start from configs
+    rendered where the container starts (`_nginx_front`); with `started`, only the programs
+    supervisord starts when it starts (not those written `autostart = false`)."""
+    programs, includes = _sections(path, text, find_config)
     apps: list[AppServer] = []
     fronts: list[NginxConfig] = []
     unstarted: list[list[Word]] = []
@@ -400,3 +414,26 @@ def read_programs(
             "uvicorn, granian, uWSGI)"
         )
     return tuple(apps), tuple(fronts)
+
+
+def nginx_configs(path: Path, text: str) -> list[str]:
+    """The configs the programs supervisord starts run nginx with: each `nginx -c PATH`
+    written out (an absolute container path), `/etc/nginx/nginx.conf` (nginx's packaged
+    default) for one with no `-c`; none for a value known only where it runs."""
+    try:
+        programs, _ = _sections(path, text, None)
+    except CheckInputError:
+        return []
+    found: list[str] = []
+    for options in programs.values():
+        if "command" not in options or not _autostarts(options, None):
+            continue
+        command, number, _ = _command(options, None)
+        for words in shell_commands(Word(command, Location(path, number))):
+            if not words or program_name(words[0].text) != "nginx":
+                continue
+            named, _ = config_argument(words[1:], ("-c",))
+            wanted = "/etc/nginx/nginx.conf" if named is None else named.text
+            if wanted.startswith("/") and "$" not in wanted:
+                found.append(os.path.normpath(wanted))
+    return found
