@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
+from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import (
     BalancerLink,
@@ -348,10 +349,12 @@ def _linked(
 @contextlib.contextmanager
 def _one_run(paths: Sequence[Path], root: Path | None) -> Iterator[None]:
     """A run's setting: the tree it may read (`root`, else the files' common folder), its
-    memo of answers, and the build contexts its compose files give its Dockerfiles."""
+    memo of answers, its one child reading uvicorn's and granian's command lines, and the
+    build contexts its compose files give its Dockerfiles."""
     with (
         confined_to(root if root is not None else default_root(paths)),
         memo.one_run(),
+        child_of_run(),
         building_from(_build_contexts(paths)),
     ):
         yield
