@@ -575,8 +575,9 @@ def _read_for_cores(
             cores = max(1, math.ceil(limit.value))
             where = f"{DECLARED_LIMIT} {limit.at}"
             machine = machine.model_copy(update={"cores": cores, "cores_source": where})
-            with collect_notes() as notes, evaluating_for(cores):
-                reading, errors = _read_all(paths, env, kind)
+            if cores != judged.cores:  # the same count reads the same: read once
+                with collect_notes() as notes, evaluating_for(cores):
+                    reading, errors = _read_all(paths, env, kind)
         else:
             where = (
                 "the machine given"  # a library caller's own Machine: named, not probed
