@@ -106,3 +106,25 @@ def test_relative_copy_under_the_base_images_workdir_reaches_the_entrypoint() ->
     assert _chain(result, ROOT / "base-workdir") == [["dist.dockerfile", "container/entrypoint.sh"]]
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["127.0.0.1:8080"]
+
+
+def test_a_copy_is_passed_over_by_its_text_only_where_its_path_cannot_hold_the_file() -> None:
+    """Issue 44: a lookup passes over a COPY whose destination cannot hold the file by comparing
+    text (paths for every COPY of every lookup were a walk's largest cost); the text test never
+    passes over one that `relative_to` would match (the root, `//`, `.` parts, trailing
+    slashes, a relative destination)."""
+    from pathlib import PurePosixPath
+
+    from servertune.check.dockerfile import _may_hold
+
+    dests = ["/", "//", "/app", "/app/", "/app/.", "//app", "/ap", "app", ".", "./app", "/a/b/"]
+    targets = ["/app", "/app/run.sh", "/apple/run.sh", "/a/b/c", "//app/x", "/x", "app/run.sh"]
+    for dest in dests:
+        for target in targets:
+            try:
+                PurePosixPath(target).relative_to(PurePosixPath(dest))
+            except ValueError:
+                continue
+            assert _may_hold(dest, str(PurePosixPath(target))), (dest, target)
+    assert not _may_hold("/ap", "/apple/run.sh")
+    assert not _may_hold("/srv/app/", "/etc/gunicorn/gunicorn.conf.py")

@@ -171,6 +171,39 @@ def test_cpu_count_is_evaluated_for_the_cores_named_not_the_runner(tmp_path: Pat
     assert "CPU limit" in result.cores[1]
 
 
+def test_a_declared_limit_of_the_cores_already_evaluated_reads_each_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44: the files are read again for a declared CPU limit only when it is another
+    count than the one they were read for (the same count reads the same); the summary names
+    the limit either way."""
+    from servertune.check import audit
+
+    (tmp_path / "gunicorn.conf.py").write_text(
+        "import multiprocessing\nworkers = multiprocessing.cpu_count() * 2 + 1\n"
+    )
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    build: .\n    cpus: 2\n"
+        "    command: gunicorn -c gunicorn.conf.py app:app\n"
+    )
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12\nCOPY . /app\nWORKDIR /app\n")
+    read_all = audit._read_all
+    reads: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return read_all(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit, "_read_all", counted)
+    for host, times in ((2, 1), (64, 2)):
+        reads.clear()
+        machine = Machine(cores=host, cores_source="cgroup")
+        result = check_files([tmp_path / "compose.yaml"], machine=machine, env={})
+        assert (len(reads), result.apps[0].workers.value) == (times, 5)
+        assert result.cores is not None
+        assert (result.cores[0], "CPU limit" in result.cores[1]) == (2, True)
+
+
 def test_a_utf8_bom_is_read_and_utf16_is_named(tmp_path: Path) -> None:
     """Windows editors' files: a UTF-8 BOM is read past (Python does); UTF-16 is one line
     saying what it is, not "binary"."""

@@ -1,17 +1,21 @@
-"""Run by `servertune check` in a child interpreter: parse a uvicorn or granian command line.
+"""Run by `servertune check` in a child interpreter: parse uvicorn and granian command lines.
 
-This file is passed to `python -c`, so it imports nothing from servertune. It reads JSON
-`{"server": "uvicorn"|"granian", "argvs": [[...], ...]}` on stdin (one argument list per
-instance the script starts) and hands each to the server's own click command, `make_context()`
-only: options are parsed, validated and defaulted (environment variables included, as the server
-would) and nothing is served. Paths are taken as written, as for gunicorn's `chdir`. It prints
-one JSON line, the parsed values of each, after a marker.
+This file is passed to `python -c`, so it imports nothing from servertune. It reads one JSON
+request a line on stdin, `{"server": "uvicorn"|"granian", "argvs": [[...], ...], "env": {...},
+"cpu_limit_s": N}` (one argument list per instance a script starts), and hands each list to
+the server's own click command, `make_context()` only, with `os.environ` set to the request's
+`env` for that request alone: options are parsed, validated and defaulted (environment variables
+included, as the server would) and nothing is served. Paths are taken as written, as for
+gunicorn's `chdir`. It answers each request with one JSON line after a marker: the parsed values
+of each list, or why the server refuses one. One child reads every command line of a `check`
+run: an interpreter and the servers' imports cost more than all the parsing.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import os
 import resource
 import sys
 from typing import Any
@@ -51,23 +55,55 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def main() -> None:
-    """Parse the command line given on stdin; print the values or one line saying why not."""
-    request = json.loads(sys.stdin.read())
-    # A limit of CPU time, not of wall time: a busy machine only makes the child wait.
-    resource.setrlimit(resource.RLIMIT_CPU, (request["cpu_limit_s"], request["cpu_limit_s"]))
-    cli, settings = command(request["server"])
-    lenient_paths(cli)
+def limit_cpu(seconds: int) -> None:
+    """Let this request use `seconds` more of CPU (whole seconds: the kernel's unit), counted
+    from what the child has used so far. A limit of CPU time, not of wall time: a busy machine
+    only makes the child wait. Only the soft limit moves (an unprivileged process cannot raise
+    its hard limit again): past it the kernel sends SIGXCPU, which ends the child."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(usage.ru_utime + usage.ru_stime) + seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard < 0 else min(soft, hard), hard))
+
+
+def parse(request: dict[str, Any], cli: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """Each argument list as the server reads it, in the request's environment, or the first
+    refusal (click's UsageError / BadParameter / Exit) in one line."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(request["env"])
     parsed = []
-    for argv in request["argvs"]:
+    try:
+        for argv in request["argvs"]:
+            try:
+                context = cli.make_context(request["server"], list(argv), **settings)
+            except Exception as error:  # the server refuses this command line
+                message = getattr(error, "format_message", lambda e=error: str(e))()
+                return {"refused": " ".join(str(message).split()) or type(error).__name__}
+            parsed.append({name: plain(value) for name, value in context.params.items()})
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return {"parsed": parsed}
+
+
+def main() -> None:
+    """Answer each request line on stdin, until stdin ends."""
+    commands: dict[str, tuple[Any, dict[str, Any]]] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        limit_cpu(request["cpu_limit_s"])
+        server = request["server"]
         try:
-            context = cli.make_context(request["server"], list(argv), **settings)
-        except Exception as error:  # click's UsageError / BadParameter / Exit: the server refuses
-            message = getattr(error, "format_message", lambda e=error: str(e))()
-            sys.stderr.write(f"{' '.join(str(message).split()) or type(error).__name__}\n")
-            sys.exit(3)
-        parsed.append({name: plain(value) for name, value in context.params.items()})
-    sys.stdout.write("\n" + MARK + json.dumps(parsed) + "\n")
+            if server not in commands:
+                commands[server] = command(server)
+                lenient_paths(commands[server][0])
+        except ImportError as error:  # the server is not installed here
+            reply: dict[str, Any] = {"refused": f"{type(error).__name__}: {error}"}
+        else:
+            reply = parse(request, *commands[server])
+        sys.stdout.write("\n" + MARK + json.dumps(reply) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check import memo
+from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import (
     BalancerLink,
@@ -349,10 +350,12 @@ def _linked(
 @contextlib.contextmanager
 def _one_run(paths: Sequence[Path], root: Path | None) -> Iterator[None]:
     """A run's setting: the tree it may read (`root`, else the files' common folder), its
-    memo of answers, and the build contexts its compose files give its Dockerfiles."""
+    memo of answers, its one child reading uvicorn's and granian's command lines, and the
+    build contexts its compose files give its Dockerfiles."""
     with (
         confined_to(root if root is not None else default_root(paths)),
         memo.one_run(),
+        child_of_run(),
         building_from(_build_contexts(paths)),
     ):
         yield
@@ -573,8 +576,9 @@ def _read_for_cores(
             cores = max(1, math.ceil(limit.value))
             where = f"{DECLARED_LIMIT} {limit.at}"
             machine = machine.model_copy(update={"cores": cores, "cores_source": where})
-            with collect_notes() as notes, evaluating_for(cores):
-                reading, errors = _read_all(paths, env, kind)
+            if cores != judged.cores:  # the same count reads the same: read once
+                with collect_notes() as notes, evaluating_for(cores):
+                    reading, errors = _read_all(paths, env, kind)
         else:
             where = (
                 "the machine given"  # a library caller's own Machine: named, not probed

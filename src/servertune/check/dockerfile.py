@@ -535,6 +535,8 @@ def _locate(
     if depth > 8:
         return None
     for source, dest, is_dir_dest, stage, copied_at in reversed(copies):
+        if not _may_hold(dest, key):
+            continue
         try:
             relative = target.relative_to(PurePosixPath(dest))
         except ValueError:
@@ -562,6 +564,21 @@ def _locate(
             if candidate.is_file():
                 return ConfigFile(read_text(candidate), candidate, 1)
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _dest_text(dest: str) -> str:
+    return str(PurePosixPath(dest))
+
+
+def _may_hold(dest: str, target: str) -> bool:
+    """False only where `PurePosixPath(target).relative_to(dest)` fails for sure: both
+    absolute, and `target` is not `dest` nor under it. A test on text: every lookup of every
+    command word against every COPY, as paths, was the largest part of a walk's time."""
+    folder = _dest_text(dest)
+    if folder in ("/", "//") or not (folder.startswith("/") and target.startswith("/")):
+        return True
+    return target == folder or target.startswith(folder + "/")
 
 
 def _sources(context: Path, source: str, copied_at: Location) -> list[Path]:
