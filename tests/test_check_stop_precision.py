@@ -60,3 +60,90 @@ def test_a_read_timeout_clearly_below_the_app_timeout_says_the_gap(tmp_path: Pat
     assert "for up to 30 s more" in finding.message
     assert finding.fix == "uwsgi_read_timeout 95s;"
     assert "check-interval" in finding.backing
+
+
+_SUPERVISED = """[supervisord]
+nodaemon = true
+
+[program:web]
+command = %s
+stopwaitsecs = 9
+%s
+"""
+
+_SUPERVISED_IMAGE = """FROM python:3.12-slim
+COPY supervisord.conf /etc/supervisord.conf
+COPY . /app
+CMD ["supervisord", "-n", "-c", "/etc/supervisord.conf"]
+"""
+
+
+def test_a_stopsignal_other_than_term_silences_the_sigterm_rules(tmp_path: Path) -> None:
+    """supervisord's `stopsignal = USR1` in front of uWSGI without die-on-term (USR1 prints
+    uWSGI's stats; the program waits for the SIGKILL on purpose: seen in
+    alphagov+digitalmarketplace-docker-base): uWSGI never gets SIGTERM, so neither
+    uwsgi-sigterm-reloads nor a wait below a graceful timeout is said. With the default
+    TERM, uwsgi-sigterm-reloads is."""
+    ini = "[uwsgi]\nmaster = true\nmodule = app\nhttp-socket = :8000\n"
+    command = "uwsgi --ini /app/uwsgi.ini"
+    for signal, said in (("stopsignal = USR1", False), ("", True)):
+        files = {
+            "supervisord.conf": _SUPERVISED % (command, signal),
+            "uwsgi.ini": ini,
+            "Dockerfile": _SUPERVISED_IMAGE,
+        }
+        found = {f.rule for f in _findings(tmp_path, files)}
+        assert ("uwsgi-sigterm-reloads" in found) is said, (signal, found)
+        assert "stop-signal-quick-shutdown" not in found
+
+
+def test_stopsignal_kill_is_the_finding_not_the_waits_after_it(tmp_path: Path) -> None:
+    """`stopsignal=KILL` for gunicorn with a 45 s graceful timeout in a compose service (seen in
+    salopensource+sal): gunicorn is SIGKILLed at once, so neither stopwaitsecs nor compose's
+    stop_grace_period is below anything that could run: the one finding is the KILL line,
+    its fix SIGTERM."""
+    files = {
+        "supervisord.conf": _SUPERVISED
+        % ("gunicorn -c /app/gunicorn.conf.py app:app", "stopsignal=KILL"),
+        "gunicorn.conf.py": 'bind = "0.0.0.0:8000"\nworkers = 2\ngraceful_timeout = 45\n',
+        "Dockerfile": _SUPERVISED_IMAGE,
+        "compose.yaml": "services:\n  web:\n    build: .\n",
+    }
+    stops = [
+        (f.rule, f.at.file.name, f.at.line, f.fix)
+        for f in _findings(tmp_path, files)
+        if f.rule
+        in ("stop-signal-quick-shutdown", "stop-wait-below-graceful", "grace-period-below-shutdown")
+    ]
+    assert stops == [("stop-signal-quick-shutdown", "supervisord.conf", 7, "stopsignal = TERM")]
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert "SIGKILL stops gunicorn with no graceful stop at all" in finding.message
+    assert "stopwaitsecs 9 s never applies" in finding.message
+
+
+def test_a_stopsignal_kill_of_any_server_is_one_finding(tmp_path: Path) -> None:
+    """`STOPSIGNAL SIGKILL` (or 9) in front of uvicorn: no server drains on a signal it cannot
+    catch; one finding at that line, fixed with SIGTERM."""
+    for written in ("SIGKILL", "9"):
+        image = f'FROM python:3.12-slim\nSTOPSIGNAL {written}\nCMD ["uvicorn", "app:app"]\n'
+        (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "stop-signal-quick-shutdown")
+        assert (finding.at.line, finding.fix) == (2, "STOPSIGNAL SIGTERM")
+
+
+def test_the_process_managers_own_signal_reaches_the_server_not_the_containers(
+    tmp_path: Path,
+) -> None:
+    """compose's `stop_signal: SIGINT` goes to supervisord, PID 1, which stops gunicorn with
+    its own `stopsignal` (TERM by default): gunicorn drains, so no quick-shutdown finding; a
+    supervisord `stopsignal = QUIT` is the one that counts."""
+    base = {
+        "gunicorn.conf.py": 'bind = "0.0.0.0:8000"\nworkers = 2\n',
+        "Dockerfile": _SUPERVISED_IMAGE,
+        "compose.yaml": "services:\n  web:\n    build: .\n    stop_signal: SIGINT\n",
+    }
+    command = "gunicorn -c /app/gunicorn.conf.py app:app"
+    files = {**base, "supervisord.conf": _SUPERVISED % (command, "")}
+    assert not _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    files = {**base, "supervisord.conf": _SUPERVISED % (command, "stopsignal = QUIT")}
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line) == ("supervisord.conf", 7)

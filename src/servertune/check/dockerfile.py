@@ -1405,6 +1405,11 @@ def with_stop_signal(app: AppServer, signal: str, at: Location, fix: str) -> App
     whatever its SIGTERM handling (`die_on_term` set from that line)."""
     from servertune.check.model import Setting
 
+    if app.stop_wait is not None and signal.upper().removeprefix("SIG") not in ("KILL", "9"):
+        # A process manager in between (supervisord, honcho, a Procfile runner) takes the
+        # container's signal and stops the server with its own (supervisord's `stopsignal`,
+        # TERM by default); only SIGKILL, which nothing catches, reaches the server as sent.
+        return app
     # What `docker stop` sends, for every server (gunicorn quits at once on INT and QUIT).
     app = replace(
         app,
