@@ -126,7 +126,9 @@ def test_a_stopsignal_kill_of_any_server_is_one_finding(tmp_path: Path) -> None:
     catch; one finding at that line, fixed with SIGTERM."""
     for written in ("SIGKILL", "9"):
         image = f'FROM python:3.12-slim\nSTOPSIGNAL {written}\nCMD ["uvicorn", "app:app"]\n'
-        (finding,) = _rules(_findings(tmp_path, {"Dockerfile": image}), "stop-signal-quick-shutdown")
+        (finding,) = _rules(
+            _findings(tmp_path, {"Dockerfile": image}), "stop-signal-quick-shutdown"
+        )
         assert (finding.at.line, finding.fix) == (2, "STOPSIGNAL SIGTERM")
 
 
@@ -147,3 +149,43 @@ def test_the_process_managers_own_signal_reaches_the_server_not_the_containers(
     files = {**base, "supervisord.conf": _SUPERVISED % (command, "stopsignal = QUIT")}
     (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
     assert (finding.at.file.name, finding.at.line) == ("supervisord.conf", 7)
+
+
+_DIE_ON_TERM = (
+    "[uwsgi]\nmaster = true\nmodule = app\nsocket = /tmp/nginx.socket\ndie-on-term = true\n"
+)
+
+
+def test_no_drain_is_promised_when_the_procfile_line_starts_nginx_too(tmp_path: Path) -> None:
+    """`web: bin/start-nginx uwsgi --ini uwsgi.ini` (heroku-buildpack-nginx; seen in
+    mitodl+open-discussions): Heroku's dyno manager sends SIGTERM to every process of the
+    dyno, and nginx's fast shutdown closes the connections a drain would answer, so the
+    hook's "let them finish" does not hold: no uwsgi-sigterm-cuts-requests. The same uWSGI
+    alone on the line draws it."""
+    for line, said in (
+        ("bin/start-nginx uwsgi --ini uwsgi.ini", False),
+        ("uwsgi --ini uwsgi.ini", True),
+    ):
+        files = {"Procfile": f"web: {line}\n", "uwsgi.ini": _DIE_ON_TERM}
+        found = _rules(_findings(tmp_path, files), "uwsgi-sigterm-cuts-requests")
+        assert bool(found) is said, line
+
+
+def test_no_drain_is_promised_when_a_runit_service_beside_runs_nginx(tmp_path: Path) -> None:
+    """phusion's my_init runs runit's services and stops them all together with SIGTERM (seen
+    in ThePalaceProject+circulation): an nginx service beside uWSGI's shuts down at the same
+    moment, so no uwsgi-sigterm-cuts-requests; without that service, the finding stays."""
+    image = (
+        "FROM phusion/baseimage:jammy-1.0.1\nCOPY runit/ /etc/service/\n"
+        'COPY uwsgi.ini /app/uwsgi.ini\nCMD ["/sbin/my_init"]\n'
+    )
+    files = {
+        "Dockerfile": image,
+        "uwsgi.ini": _DIE_ON_TERM,
+        "runit/uwsgi/run": "#!/bin/sh\nexec uwsgi --ini /app/uwsgi.ini\n",
+    }
+    assert _rules(_findings(tmp_path, files), "uwsgi-sigterm-cuts-requests")
+    files["runit/nginx/run"] = (
+        "#!/bin/bash\nset -e\nmkdir -p /var/log/nginx\nexec /usr/sbin/nginx\n"
+    )
+    assert not _rules(_findings(tmp_path, files), "uwsgi-sigterm-cuts-requests")

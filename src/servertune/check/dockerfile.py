@@ -1303,7 +1303,12 @@ def _s6_services(
             run = [Word(held, first)]
             app = run_words(path, run, env, env_at, find_config=image.find)
             if app is not None:
-                return replace(app, launched_by=(first, *app.launched_by), started_by_base=base)
+                return replace(
+                    app,
+                    launched_by=(first, *app.launched_by),
+                    started_by_base=base,
+                    front_stops_with=_nginx_service_beside(image, folder, held),
+                )
     return None
 
 
@@ -1350,9 +1355,38 @@ def _runit_services(
             except NothingToCheck:
                 continue  # another service (nginx, cron): the image's other processes
             if app is not None:
-                return replace(app, launched_by=(first, *app.launched_by))
+                return replace(
+                    app,
+                    launched_by=(first, *app.launched_by),
+                    front_stops_with=_nginx_service_beside(image, folder, held),
+                )
     if unknown is not None:
         raise unknown
+    return None
+
+
+#: A `run` script's line that starts nginx in the foreground of the service: `exec nginx`,
+#: `/usr/sbin/nginx -g 'daemon off;'` (a comment, or `nginx -t`, `-s reload`, starts none).
+_RUNS_NGINX = re.compile(r"^\s*(?:exec\s+)?(?:\S+/)?nginx(?![\w.-])(?!.*\s-(?:t|T|s)\b)", re.M)
+
+
+def _nginx_service_beside(image: Image, folder: str, held: str) -> Setting[str] | None:
+    """The line of another service's `run` script, beside the server's `held` one under
+    `folder`, that starts nginx: runit (runsvdir and my_init forward the container's SIGTERM
+    to every service at once) and s6-overlay bring the two down together; None otherwise."""
+    service = PurePosixPath(held).parent
+    for other, local in image.held_under(folder):
+        run = PurePosixPath(other)
+        if run.name != "run" or run.parent == service or run.parent.parent != service.parent:
+            continue
+        try:
+            text = read_text(local)
+        except CheckInputError:
+            continue  # said where the file is read, if it is
+        found = _RUNS_NGINX.search(text)
+        if found is not None:
+            line = text.count("\n", 0, found.start()) + 1
+            return Setting(found[0].strip(), Location(local, line))
     return None
 
 

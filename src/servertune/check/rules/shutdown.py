@@ -501,6 +501,10 @@ def uwsgi_sigterm_cuts_requests(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # no die-on-term (uwsgi-sigterm-reloads), or stopped with another signal
         if app.sigterm_drains is not None or app.reloads is not None:
             continue
+        if app.front_stops_with is not None:
+            # The nginx in front gets the same SIGTERM at the same moment and shuts down at
+            # once (its fast shutdown): a drain would answer into closed connections.
+            continue
         yield rule.finding(
             app.die_on_term.at,
             "die-on-term makes SIGTERM uWSGI 2.0's immediate stop (the signal table's \"kill "
