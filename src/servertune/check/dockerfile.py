@@ -1370,7 +1370,7 @@ def _runit_services(
 _RUNS_NGINX = re.compile(r"^\s*(?:exec\s+)?(?:\S+/)?nginx(?![\w.-])(?!.*\s-(?:t|T|s)\b)", re.M)
 
 
-def _nginx_service_beside(image: Image, folder: str, held: str) -> Setting[str] | None:
+def _nginx_service_beside(image: Image, folder: str, held: str) -> tuple[Location, str] | None:
     """The line of another service's `run` script, beside the server's `held` one under
     `folder`, that starts nginx: runit (runsvdir and my_init forward the container's SIGTERM
     to every service at once) and s6-overlay bring the two down together; None otherwise."""
@@ -1386,7 +1386,7 @@ def _nginx_service_beside(image: Image, folder: str, held: str) -> Setting[str] 
         found = _RUNS_NGINX.search(text)
         if found is not None:
             line = text.count("\n", 0, found.start()) + 1
-            return Setting(found[0].strip(), Location(local, line))
+            return Location(local, line), found[0].strip()
     return None
 
 

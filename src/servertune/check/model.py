@@ -362,8 +362,9 @@ class AppServer:
     #: my_init, runsvdir and s6 bring every service down at once; a Procfile line's
     #: `bin/start-nginx`: Heroku signals every process of the dyno): nginx's fast shutdown on
     #: SIGTERM closes the connections a graceful drain would answer. None when nothing read
-    #: says so (a front in another container, pod or host outlives the server's stop).
-    front_stops_with: Setting[str] | None = None
+    #: says so (a front in another container, pod or host outlives the server's stop). As
+    #: (line, text): no setting of the server's, nor a step of its launch chain.
+    front_stops_with: tuple[Location, str] | None = None
     #: What runs the first of those lines when it is an image's FROM (the image sets no
     #: command): the base image's process, as the launch graph names it; None otherwise.
     started_by_base: str | None = None

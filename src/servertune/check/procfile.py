@@ -70,7 +70,7 @@ def _front_beside(app: AppServer, command: list[Word], signals_group: bool) -> A
         return app
     for word in command:
         if word.text.rsplit("/", 1)[-1] in _NGINX_STARTERS:
-            return replace(app, front_stops_with=Setting(word.text, word.at))
+            return replace(app, front_stops_with=(word.at, word.text))
     return app
 
 
