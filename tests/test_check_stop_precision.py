@@ -189,3 +189,23 @@ def test_no_drain_is_promised_when_a_runit_service_beside_runs_nginx(tmp_path: P
         "#!/bin/bash\nset -e\nmkdir -p /var/log/nginx\nexec /usr/sbin/nginx\n"
     )
     assert not _rules(_findings(tmp_path, files), "uwsgi-sigterm-cuts-requests")
+
+
+def test_a_longer_stop_wait_in_an_image_is_fixed_with_the_containers_stop_timeout(
+    tmp_path: Path,
+) -> None:
+    """supervisord's `stopwaitsecs = 5` under gunicorn's 30 s graceful timeout, in an image
+    nothing here runs (seen in QingdaoU+OnlineJudge): Docker SIGKILLs the container 10 s after
+    its SIGTERM by default, so `stopwaitsecs = 35` alone would still end at 10 s; the fix
+    raises the container's stop timeout with it, backed by `docker stop`'s reference."""
+    files = {
+        "supervisord.conf": (_SUPERVISED % ("gunicorn -w 2 app:app", "")).replace("= 9", "= 5"),
+        "Dockerfile": _SUPERVISED_IMAGE,
+    }
+    (finding,) = _rules(_findings(tmp_path, files), "stop-wait-below-graceful")
+    assert finding.fix.startswith("stopwaitsecs = 35   and with it the container's stop timeout")
+    assert "`docker stop -t 40`" in finding.fix
+    assert "docs.docker.com/reference/cli/docker/container/stop" in finding.backing
+    alone = {"supervisord.conf": files["supervisord.conf"]}
+    (finding,) = _rules(_findings(tmp_path, alone), "stop-wait-below-graceful")
+    assert finding.fix == "stopwaitsecs = 35"  # no container known: the wait alone

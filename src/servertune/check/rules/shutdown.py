@@ -11,7 +11,8 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
-from servertune.check.commands import WRAPPERS
+from servertune.check.commands import WRAPPERS, dockerfile_name
+from servertune.check.compose import DOCKER_STOP_GRACE_S
 from servertune.check.hypercorn import HYPERCORN_DOCS
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
@@ -641,6 +642,17 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
                 extra = (box.prestop_s.value if box.prestop_s is not None else 0.0) + bound
                 wanted = _grace_fix(box, math.ceil(extra) + 10)
                 fix += f"   and with it {wanted} ({box.grace_period_s.at})"
+        elif box is None and bound > DOCKER_STOP_GRACE_S and _in_image(app):
+            # An image's process manager, run by whatever starts the container: `docker stop`
+            # SIGKILLs it all 10 s after SIGTERM unless told to wait longer, so the longer
+            # wait alone would still end at 10 s.
+            need = math.ceil(bound) + 10
+            fix += (
+                f"   and with it the container's stop timeout past it (Docker's is "
+                f"{figure(DOCKER_STOP_GRACE_S)} s by default): `docker stop -t {need}` or "
+                f"`docker run --stop-timeout {need}`, compose's stop_grace_period: {need}s, "
+                f"Kubernetes' terminationGracePeriodSeconds: {need}"
+            )
         yield rule.finding(
             wait.at,
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
@@ -650,8 +662,20 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             (graceful.at,),
             backing=_STOP_WAIT_DOCS.get(app.stop_wait_name, _SUPERVISORD_STOP)
             + "; "
-            + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout"),
+            + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout")
+            + ("; " + _DOCKER_STOP if "docker stop -t" in fix else ""),
         )
+
+
+_DOCKER_STOP = (
+    "https://docs.docker.com/reference/cli/docker/container/stop/ (--timeout: seconds to wait "
+    "before killing the container, 10 by default)"
+)
+
+
+def _in_image(app: AppServer) -> bool:
+    """Whether a Dockerfile's command starts the server (its container, whatever runs it)."""
+    return any(dockerfile_name(at.file) for at in app.launched_by)
 
 
 _GUNICORN_SIGNALS = (
