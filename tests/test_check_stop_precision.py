@@ -209,3 +209,28 @@ def test_a_longer_stop_wait_in_an_image_is_fixed_with_the_containers_stop_timeou
     alone = {"supervisord.conf": files["supervisord.conf"]}
     (finding,) = _rules(_findings(tmp_path, alone), "stop-wait-below-graceful")
     assert finding.fix == "stopwaitsecs = 35"  # no container known: the wait alone
+
+
+def test_a_shell_form_under_compose_init_says_the_shell_dies_and_uwsgi_needs_its_stop(
+    tmp_path: Path,
+) -> None:
+    """compose's `init: true` makes tini PID 1 (seen in Ninjaclasher+dmoj-docker): a shell-form
+    `ENTRYPOINT uwsgi --ini uwsgi.ini` leaves /bin/sh its child, which dies of SIGTERM at once
+    (not "stays PID 1"), and uWSGI is SIGKILLed as tini exits. With the config not read here,
+    the one fix also names die-on-term and the hook: exec'd, uWSGI 2.0 reloads on SIGTERM
+    without them. Without `init`, the message stays the PID-1 shell's."""
+    image = "FROM python:3.12-slim\nRUN pip install uwsgi\nENTRYPOINT uwsgi --ini uwsgi.ini\n"
+    compose = "services:\n  site:\n    build: .\n    init: true\n"
+    files = {"Dockerfile": image, "compose.yaml": compose}
+    (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
+    assert "under compose's `init: true`" in finding.message
+    assert "is not PID 1 and dies of it at once" in finding.message
+    assert "stays PID 1" not in finding.message
+    assert finding.fix.startswith(
+        'ENTRYPOINT ["uwsgi", "--ini", "uwsgi.ini"]   and, unless uwsgi.ini'
+    )
+    assert "die-on-term = true" in finding.fix
+    assert "krallin/tini" in finding.backing
+    files["compose.yaml"] = "services:\n  site:\n    build: .\n"
+    (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
+    assert "stays PID 1" in finding.message

@@ -210,6 +210,9 @@ class Container:
     somaxconn: Setting[int] | None = None
     #: An application platform's own words (None for Kubernetes and compose).
     words: PlatformWords | None = None
+    #: Compose's `init: true`: Docker's init (tini) is the container's PID 1, runs the
+    #: image's command as its one child and forwards the stop signal to that child alone.
+    init: Setting[bool] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

@@ -342,17 +342,49 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
             fix = f"{instruction} exec {text}"
         else:
             fix = f"{instruction} {json.dumps(words)}"
-        yield rule.finding(
-            written.at,
-            f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash in "
-            "Debian-based images) stays PID 1 with "
-            + (f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind)
-            + " as its child, and a shell that "
-            "is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a rollout "
-            f"never reaches {app.kind}: it is SIGKILLed at the end of the grace period (10 s "
-            "by default), with requests in flight",
-            fix,
-        )
+        runs = f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind
+        init = app.container.init if app.container is not None else None
+        if init is not None:
+            # Docker's init is PID 1 and signals its one child, the shell: not PID 1, the
+            # shell dies of SIGTERM at once, the init exits with it (tini's README), and the
+            # kernel SIGKILLs the rest of the container's processes as its PID 1 ends.
+            what = (
+                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}` under compose's "
+                f"`init: true` ({init.at}): the init (tini) is PID 1 and passes SIGTERM to "
+                f"/bin/sh alone, which is not PID 1 and dies of it at once without passing it "
+                f"on to {runs}; the init exits with its child, and {app.kind} is SIGKILLed as "
+                "the container ends, with requests in flight"
+            )
+        else:
+            what = (
+                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash "
+                f"in Debian-based images) stays PID 1 with {runs} as its child, and a shell "
+                "that is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a "
+                f"rollout never reaches {app.kind}: it is SIGKILLed at the end of the grace "
+                "period (10 s by default), with requests in flight"
+            )
+        yield rule.finding(written.at, what, fix + _and_uwsgi_stop(app), docs=_TINI if init else "")
+
+
+#: Docker's init (`init: true`, `docker run --init`) is tini.
+_TINI = (
+    "https://docs.docker.com/reference/compose-file/services/#init; "
+    "https://github.com/krallin/tini (signals go to the child; when it exits, Tini exits as "
+    "well); https://github.com/krallin/tini/issues/180 (the kernel SIGKILLs the processes "
+    "left in the PID namespace when tini returns)"
+)
+
+
+def _and_uwsgi_stop(app: AppServer) -> str:
+    """For uWSGI whose config was not read (so uwsgi-sigterm-reloads cannot say it): the
+    stop it needs once SIGTERM reaches it, as part of the same fix; uWSGI 2.0 reloads on
+    SIGTERM without die-on-term."""
+    if app.kind != "uwsgi" or app.die_on_term is not None or app.missing_config is None:
+        return ""
+    return (
+        f"   and, unless {app.missing_config.value} (not read here) sets them, in it: "
+        f"{_UWSGI_GRACEFUL_STOP}   (uWSGI 2.0 reloads on SIGTERM without die-on-term)"
+    )
 
 
 def _child_program(command: str) -> str:
