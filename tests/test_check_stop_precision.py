@@ -234,3 +234,18 @@ def test_a_shell_form_under_compose_init_says_the_shell_dies_and_uwsgi_needs_its
     files["compose.yaml"] = "services:\n  site:\n    build: .\n"
     (finding,) = _rules(_findings(tmp_path, files), "shell-form-command")
     assert "stays PID 1" in finding.message
+
+
+def test_an_s6_services_down_signal_is_the_signal_the_server_gets(tmp_path: Path) -> None:
+    """s6-supervise stops a service with its `down-signal` file's signal instead of SIGTERM:
+    `SIGQUIT` there for gunicorn is its quick shutdown, one finding at that file, whatever
+    the image's STOPSIGNAL (which s6's /init gets, not gunicorn)."""
+    service = "rootfs/etc/s6-overlay/s6-rc.d/web/"
+    files = {
+        "Dockerfile": 'FROM python:3.12\nCOPY rootfs /\nSTOPSIGNAL SIGINT\nENTRYPOINT ["/init"]\n',
+        service + "run": "#!/bin/sh\nexec gunicorn -w 2 -b :8000 app:app\n",
+        service + "down-signal": "SIGQUIT\n",
+    }
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line) == ("down-signal", 1)
+    assert finding.message.startswith("SIGQUIT stops gunicorn with its quick shutdown")

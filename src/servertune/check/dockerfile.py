@@ -51,6 +51,7 @@ from servertune.check.commands import (
     ConfigFile,
     FindConfig,
     Word,
+    dockerfile_name,
     expand_shell,
     is_dockerfile,
     program_name,
@@ -1303,13 +1304,36 @@ def _s6_services(
             run = [Word(held, first)]
             app = run_words(path, run, env, env_at, find_config=image.find)
             if app is not None:
-                return replace(
-                    app,
-                    launched_by=(first, *app.launched_by),
-                    started_by_base=base,
-                    front_stops_with=_nginx_service_beside(image, folder, held),
+                return _down_signal(
+                    replace(
+                        app,
+                        launched_by=(first, *app.launched_by),
+                        started_by_base=base,
+                        front_stops_with=_nginx_service_beside(image, folder, held),
+                    ),
+                    image,
+                    held,
                 )
     return None
+
+
+def _down_signal(app: AppServer, image: Image, held: str) -> AppServer:
+    """The app under its s6 service's `down-signal` file, when the image holds one beside the
+    `run` script: s6-supervise stops the service with that signal instead of SIGTERM (s6's
+    servicedir docs), whatever the container is stopped with."""
+    wanted = str(PurePosixPath(held).parent / "down-signal")
+    for other, local in image.held_under(str(PurePosixPath(held).parent)):
+        if other != wanted:
+            continue
+        try:
+            text = read_text(local).strip()
+        except CheckInputError:
+            return app
+        if re.fullmatch(r"(?:SIG)?[A-Z0-9]+", text.upper()):
+            return with_stop_signal(
+                app, text, Location(local, 1), f"echo SIGTERM > {wanted}   (or remove it)"
+            )
+    return app
 
 
 #: The programs that start runit's services: runsvdir (over the folder it is given) and
@@ -1439,10 +1463,18 @@ def with_stop_signal(app: AppServer, signal: str, at: Location, fix: str) -> App
     whatever its SIGTERM handling (`die_on_term` set from that line)."""
     from servertune.check.model import Setting
 
-    if app.stop_wait is not None and signal.upper().removeprefix("SIG") not in ("KILL", "9"):
-        # A process manager in between (supervisord, honcho, a Procfile runner) takes the
-        # container's signal and stops the server with its own (supervisord's `stopsignal`,
-        # TERM by default); only SIGKILL, which nothing catches, reaches the server as sent.
+    # (a signal already read from a file that is not a Dockerfile is a manager's inside the
+    # container; an image's STOPSIGNAL is the container's, which compose or a platform
+    # overrides)
+    inner = app.stop_signal is not None and not dockerfile_name(app.stop_signal.at.file)
+    if (app.stop_wait is not None or inner) and signal.upper().removeprefix("SIG") not in (
+        "KILL",
+        "9",
+    ):
+        # A process manager in between (supervisord, honcho, a Procfile runner, s6 with a
+        # service's down-signal) takes the container's signal and stops the server with its
+        # own (supervisord's `stopsignal`, TERM by default); only SIGKILL, which nothing
+        # catches, reaches the server as sent.
         return app
     # What `docker stop` sends, for every server (gunicorn quits at once on INT and QUIT).
     app = replace(
