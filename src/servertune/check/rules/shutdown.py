@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from servertune.check.commands import WRAPPERS, dockerfile_name
-from servertune.check.compose import DOCKER_STOP_GRACE_S
 from servertune.check.hypercorn import HYPERCORN_DOCS
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
@@ -674,14 +673,14 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
                 extra = (box.prestop_s.value if box.prestop_s is not None else 0.0) + bound
                 wanted = _grace_fix(box, math.ceil(extra) + 10)
                 fix += f"   and with it {wanted} ({box.grace_period_s.at})"
-        elif box is None and bound > DOCKER_STOP_GRACE_S and _in_image(app):
+        elif box is None and bound > _DOCKER_STOP_GRACE_S and _in_image(app):
             # An image's process manager, run by whatever starts the container: `docker stop`
             # SIGKILLs it all 10 s after SIGTERM unless told to wait longer, so the longer
             # wait alone would still end at 10 s.
             need = math.ceil(bound) + 10
             fix += (
                 f"   and with it the container's stop timeout past it (Docker's is "
-                f"{figure(DOCKER_STOP_GRACE_S)} s by default): `docker stop -t {need}` or "
+                f"{figure(_DOCKER_STOP_GRACE_S)} s by default): `docker stop -t {need}` or "
                 f"`docker run --stop-timeout {need}`, compose's stop_grace_period: {need}s, "
                 f"Kubernetes' terminationGracePeriodSeconds: {need}"
             )
@@ -698,6 +697,10 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             + ("; " + _DOCKER_STOP if "docker stop -t" in fix else ""),
         )
 
+
+#: `docker stop`'s wait after SIGTERM before SIGKILL (compose's DOCKER_STOP_GRACE_S: that
+#: module needs PyYAML, which `check` without compose files does not).
+_DOCKER_STOP_GRACE_S = 10.0
 
 _DOCKER_STOP = (
     "https://docs.docker.com/reference/cli/docker/container/stop/ (--timeout: seconds to wait "
