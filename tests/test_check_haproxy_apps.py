@@ -205,7 +205,7 @@ def test_timeout_server_below_gunicorn_timeout_is_found(tmp_path: Path) -> None:
     result = _check(tmp_path, _haproxy(server="20s"), gunicorn)
     (finding,) = _rule(result, "app-timeout-over-read-timeout")
     assert (finding.at.file.name, finding.at.line) == ("haproxy.cfg", 6)  # type: ignore[attr-defined]
-    assert finding.message.startswith("timeout server 20 s is not above")  # type: ignore[attr-defined]
+    assert finding.message.startswith("timeout server 20 s gives up 10 s before")  # type: ignore[attr-defined]
     assert "HAProxy answers 504" in finding.message  # type: ignore[attr-defined]
     assert finding.fix == "timeout server 35s"  # type: ignore[attr-defined]
     assert "4.2-timeout%20server" in finding.backing  # type: ignore[attr-defined]

@@ -544,7 +544,8 @@ def test_die_on_term_without_the_graceful_hook_is_one_finding_at_its_line(tmp_pa
 
 def test_foreman_waits_its_t_timeout_and_is_fixed_with_it(tmp_path: Path) -> None:
     """`exec foreman start -f /app/Procfile -t 60`: foreman's wait is its `-t` (5 s unless
-    given), held against gunicorn's 900 s graceful timeout, and fixed with `-t`."""
+    given), held against gunicorn's 900 s graceful timeout, and fixed with `-t`, and with
+    the container's stop timeout past it (an image's: Docker's 10 s would still end first)."""
     paths = _honcho_image(tmp_path, "web: /app/bin/run_web.sh\nworker: /app/bin/worker.sh\n")
     entry = tmp_path / "bin" / "entrypoint.sh"
     entry.write_text(
@@ -556,7 +557,8 @@ def test_foreman_waits_its_t_timeout_and_is_fixed_with_it(tmp_path: Path) -> Non
         list(check_files(paths, machine=MACHINE, env={}).findings), "stop-wait-below-graceful"
     )
     assert finding.message.startswith("foreman's -t timeout 60 s is below gunicorn's")
-    assert finding.fix == "foreman start -t 905"
+    assert finding.fix.startswith("foreman start -t 905   and with it the container's stop")
+    assert "`docker stop -t 910`" in finding.fix
     assert "ddollar.github.io/foreman" in finding.backing
 
 

@@ -454,6 +454,16 @@ _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?)(us|ms|s|m|h)")
 _DURATION_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+def _init(service: _Node) -> Setting[bool] | None:
+    """The service's `init: true` (Docker's init as PID 1, the command its child), where it
+    is written; None when unset, false or a variable."""
+    node = service.get("init")
+    text = node.text() if node is not None else None
+    if node is None or text is None or _unknown(node):
+        return None
+    return Setting(True, node.at) if text.strip().lower() in ("true", "yes", "on") else None
+
+
 def _stop_grace(service: _Node, at: Location) -> Setting[float]:
     """The service's stop_grace_period in seconds (Docker's 10 s default when unset)."""
     node = service.get("stop_grace_period")
@@ -498,6 +508,7 @@ def _container(name: str, key_at: Location, service: _Node) -> Container:
         else None,
         grace_period_s=_stop_grace(service, key_at),
         somaxconn=_somaxconn(service),
+        init=_init(service),
     )
 
 

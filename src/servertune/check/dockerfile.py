@@ -51,6 +51,7 @@ from servertune.check.commands import (
     ConfigFile,
     FindConfig,
     Word,
+    dockerfile_name,
     expand_shell,
     is_dockerfile,
     program_name,
@@ -1320,8 +1321,36 @@ def _s6_services(
             run = [Word(held, first)]
             app = run_words(path, run, env, env_at, find_config=image.find)
             if app is not None:
-                return replace(app, launched_by=(first, *app.launched_by), started_by_base=base)
+                return _down_signal(
+                    replace(
+                        app,
+                        launched_by=(first, *app.launched_by),
+                        started_by_base=base,
+                        front_stops_with=_nginx_service_beside(image, folder, held),
+                    ),
+                    image,
+                    held,
+                )
     return None
+
+
+def _down_signal(app: AppServer, image: Image, held: str) -> AppServer:
+    """The app under its s6 service's `down-signal` file, when the image holds one beside the
+    `run` script: s6-supervise stops the service with that signal instead of SIGTERM (s6's
+    servicedir docs), whatever the container is stopped with."""
+    wanted = str(PurePosixPath(held).parent / "down-signal")
+    for other, local in image.held_under(str(PurePosixPath(held).parent)):
+        if other != wanted:
+            continue
+        try:
+            text = read_text(local).strip()
+        except CheckInputError:
+            return app
+        if re.fullmatch(r"(?:SIG)?[A-Z0-9]+", text.upper()):
+            return with_stop_signal(
+                app, text, Location(local, 1), f"echo SIGTERM > {wanted}   (or remove it)"
+            )
+    return app
 
 
 #: The programs that start runit's services: runsvdir (over the folder it is given) and
@@ -1367,9 +1396,38 @@ def _runit_services(
             except NothingToCheck:
                 continue  # another service (nginx, cron): the image's other processes
             if app is not None:
-                return replace(app, launched_by=(first, *app.launched_by))
+                return replace(
+                    app,
+                    launched_by=(first, *app.launched_by),
+                    front_stops_with=_nginx_service_beside(image, folder, held),
+                )
     if unknown is not None:
         raise unknown
+    return None
+
+
+#: A `run` script's line that starts nginx in the foreground of the service: `exec nginx`,
+#: `/usr/sbin/nginx -g 'daemon off;'` (a comment, or `nginx -t`, `-s reload`, starts none).
+_RUNS_NGINX = re.compile(r"^\s*(?:exec\s+)?(?:\S+/)?nginx(?![\w.-])(?!.*\s-(?:t|T|s)\b)", re.M)
+
+
+def _nginx_service_beside(image: Image, folder: str, held: str) -> tuple[Location, str] | None:
+    """The line of another service's `run` script, beside the server's `held` one under
+    `folder`, that starts nginx: runit (runsvdir and my_init forward the container's SIGTERM
+    to every service at once) and s6-overlay bring the two down together; None otherwise."""
+    service = PurePosixPath(held).parent
+    for other, local in image.held_under(folder):
+        run = PurePosixPath(other)
+        if run.name != "run" or run.parent == service or run.parent.parent != service.parent:
+            continue
+        try:
+            text = read_text(local)
+        except CheckInputError:
+            continue  # said where the file is read, if it is
+        found = _RUNS_NGINX.search(text)
+        if found is not None:
+            line = text.count("\n", 0, found.start()) + 1
+            return Location(local, line), found[0].strip()
     return None
 
 
@@ -1422,6 +1480,19 @@ def with_stop_signal(app: AppServer, signal: str, at: Location, fix: str) -> App
     whatever its SIGTERM handling (`die_on_term` set from that line)."""
     from servertune.check.model import Setting
 
+    # (a signal already read from a file that is not a Dockerfile is a manager's inside the
+    # container; an image's STOPSIGNAL is the container's, which compose or a platform
+    # overrides)
+    inner = app.stop_signal is not None and not dockerfile_name(app.stop_signal.at.file)
+    if (app.stop_wait is not None or inner) and signal.upper().removeprefix("SIG") not in (
+        "KILL",
+        "9",
+    ):
+        # A process manager in between (supervisord, honcho, a Procfile runner, s6 with a
+        # service's down-signal) takes the container's signal and stops the server with its
+        # own (supervisord's `stopsignal`, TERM by default); only SIGKILL, which nothing
+        # catches, reaches the server as sent.
+        return app
     # What `docker stop` sends, for every server (gunicorn quits at once on INT and QUIT).
     app = replace(
         app,

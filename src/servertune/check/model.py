@@ -210,6 +210,9 @@ class Container:
     somaxconn: Setting[int] | None = None
     #: An application platform's own words (None for Kubernetes and compose).
     words: PlatformWords | None = None
+    #: Compose's `init: true`: Docker's init (tini) is the container's PID 1, runs the
+    #: image's command as its one child and forwards the stop signal to that child alone.
+    init: Setting[bool] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -357,6 +360,14 @@ class AppServer:
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()
+    #: The line that starts an nginx the same launch stops together with the server, with
+    #: the same SIGTERM at the same moment (a sibling runit or s6 service's `run` script:
+    #: my_init, runsvdir and s6 bring every service down at once; a Procfile line's
+    #: `bin/start-nginx`: Heroku signals every process of the dyno): nginx's fast shutdown on
+    #: SIGTERM closes the connections a graceful drain would answer. None when nothing read
+    #: says so (a front in another container, pod or host outlives the server's stop). As
+    #: (line, text): no setting of the server's, nor a step of its launch chain.
+    front_stops_with: tuple[Location, str] | None = None
     #: What runs the first of those lines when it is an image's FROM (the image sets no
     #: command): the base image's process, as the launch graph names it; None otherwise.
     started_by_base: str | None = None

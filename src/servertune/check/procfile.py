@@ -55,6 +55,25 @@ def read_procfile(
     return tuple(app for _, app in read_procfile_entries(path, text, env, follow))
 
 
+#: Programs of a Procfile line that start nginx beside the server, in the line's process
+#: group (heroku-buildpack-nginx's `bin/start-nginx` starts nginx, then runs the command
+#: after it).
+_NGINX_STARTERS = frozenset({"nginx", "start-nginx", "start-nginx-debug", "start-nginx-solo"})
+
+
+def _front_beside(app: AppServer, command: list[Word], signals_group: bool) -> AppServer:
+    """The app with the nginx its Procfile line also starts (`web: bin/start-nginx uwsgi
+    ...`), when what runs the Procfile signals the whole line: Heroku's dyno manager sends
+    SIGTERM to every process of the dyno (honcho and foreman to the line's process group),
+    so nginx is stopped at the same moment as the server."""
+    if not signals_group:
+        return app
+    for word in command:
+        if word.text.rsplit("/", 1)[-1] in _NGINX_STARTERS:
+            return replace(app, front_stops_with=(word.at, word.text))
+    return app
+
+
 def read_procfile_entries(
     path: Path,
     text: str,
@@ -91,6 +110,7 @@ def read_procfile_entries(
                 app = read_command(
                     path, found, env or {}, env_at or {}, shell=True, find_config=beside(path)
                 )
+                app = _front_beside(app, command, signals_group)
                 apps.append((match[1], _on_platform_port(app, Location(path, number))))
                 break
             try:
@@ -104,6 +124,7 @@ def read_procfile_entries(
                     without_exec=None if signals_group else started.without_exec,
                     launched_by=steps,
                 )
+                started = _front_beside(started, command, signals_group)
                 apps.append((match[1], _on_platform_port(started, Location(path, number))))
                 break
     if not apps:

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
-from servertune.check.commands import WRAPPERS
+from servertune.check.commands import WRAPPERS, dockerfile_name
 from servertune.check.hypercorn import HYPERCORN_DOCS
 from servertune.check.model import AppServer, Container, Finding, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
@@ -160,7 +160,8 @@ def _with_exec(command: str) -> str:
 def _signal_arrives(app: AppServer) -> bool:
     """SIGTERM reaches the server and it stops gracefully on it, as far as the files say."""
     without_exec = app.without_exec is not None and app.group_signalled is None
-    return not (without_exec or app.shell_form or app.backgrounded or _quick_stop(app))
+    dropped = without_exec or app.shell_form or app.backgrounded
+    return not dropped and _stops_gracefully(app)
 
 
 def _platform_wait(app: AppServer) -> float | None:
@@ -340,17 +341,49 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
             fix = f"{instruction} exec {text}"
         else:
             fix = f"{instruction} {json.dumps(words)}"
-        yield rule.finding(
-            written.at,
-            f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash in "
-            "Debian-based images) stays PID 1 with "
-            + (f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind)
-            + " as its child, and a shell that "
-            "is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a rollout "
-            f"never reaches {app.kind}: it is SIGKILLed at the end of the grace period (10 s "
-            "by default), with requests in flight",
-            fix,
-        )
+        runs = f"{child} (which runs {app.kind})" if child not in ("", app.kind) else app.kind
+        init = app.container.init if app.container is not None else None
+        if init is not None:
+            # Docker's init is PID 1 and signals its one child, the shell: not PID 1, the
+            # shell dies of SIGTERM at once, the init exits with it (tini's README), and the
+            # kernel SIGKILLs the rest of the container's processes as its PID 1 ends.
+            what = (
+                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}` under compose's "
+                f"`init: true` ({init.at}): the init (tini) is PID 1 and passes SIGTERM to "
+                f"/bin/sh alone, which is not PID 1 and dies of it at once without passing it "
+                f"on to {runs}; the init exits with its child, and {app.kind} is SIGKILLed as "
+                "the container ends, with requests in flight"
+            )
+        else:
+            what = (
+                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash "
+                f"in Debian-based images) stays PID 1 with {runs} as its child, and a shell "
+                "that is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a "
+                f"rollout never reaches {app.kind}: it is SIGKILLed at the end of the grace "
+                "period (10 s by default), with requests in flight"
+            )
+        yield rule.finding(written.at, what, fix + _and_uwsgi_stop(app), docs=_TINI if init else "")
+
+
+#: Docker's init (`init: true`, `docker run --init`) is tini.
+_TINI = (
+    "https://docs.docker.com/reference/compose-file/services/#init; "
+    "https://github.com/krallin/tini (signals go to the child; when it exits, Tini exits as "
+    "well); https://github.com/krallin/tini/issues/180 (the kernel SIGKILLs the processes "
+    "left in the PID namespace when tini returns)"
+)
+
+
+def _and_uwsgi_stop(app: AppServer) -> str:
+    """For uWSGI whose config was not read (so uwsgi-sigterm-reloads cannot say it): the
+    stop it needs once SIGTERM reaches it, as part of the same fix; uWSGI 2.0 reloads on
+    SIGTERM without die-on-term."""
+    if app.kind != "uwsgi" or app.die_on_term is not None or app.missing_config is None:
+        return ""
+    return (
+        f"   and, unless {app.missing_config.value} (not read here) sets them, in it: "
+        f"{_UWSGI_GRACEFUL_STOP}   (uWSGI 2.0 reloads on SIGTERM without die-on-term)"
+    )
 
 
 def _child_program(command: str) -> str:
@@ -430,6 +463,11 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # an ini on its own: started by systemd or the Emperor, who send others
         if app.die_on_term is not None or app.missing_config is not None:
             continue  # set, or perhaps set in the config file the command names but was not read
+        if stop_signal(app) != "TERM":
+            # Stopped with another signal (supervisord's `stopsignal = USR1` prints uWSGI's
+            # stats and waits for the SIGKILL on purpose): SIGTERM never comes; KILL, INT and
+            # QUIT are stop-signal-quick-shutdown's.
+            continue
         platform = (
             _stopper(app.container)
             if app.container is not None
@@ -491,9 +529,13 @@ def uwsgi_sigterm_cuts_requests(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
         if app.kind != "uwsgi" or not (app.command_line or app.container is not None):
             continue  # an ini on its own: started by systemd or the Emperor, who send others
-        if app.die_on_term is None or not app.die_on_term.value or app.stop_signal is not None:
+        if app.die_on_term is None or not app.die_on_term.value or stop_signal(app) != "TERM":
             continue  # no die-on-term (uwsgi-sigterm-reloads), or stopped with another signal
         if app.sigterm_drains is not None or app.reloads is not None:
+            continue
+        if app.front_stops_with is not None:
+            # The nginx in front gets the same SIGTERM at the same moment and shuts down at
+            # once (its fast shutdown): a drain would answer into closed connections.
             continue
         yield rule.finding(
             app.die_on_term.at,
@@ -609,8 +651,10 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         if wait.default and graceful.default:
             continue  # both left at their defaults: nobody chose a shutdown time to keep
-        if _quick_stop(app):
-            continue  # no graceful wait at all: stop-signal-quick-shutdown says it
+        if not _stops_gracefully(app):
+            # No graceful wait at all (stop-signal-quick-shutdown says a quick one), or a
+            # signal the server does not stop on (`stopsignal = USR1`): the wait is the stop.
+            continue
         # What the server still finishes after SIGTERM: its graceful timeout, or less when
         # its request timeout ends every request sooner.
         bound, why = graceful.value, f"graceful timeout {as_shown(graceful, ' s')}"
@@ -629,6 +673,17 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
                 extra = (box.prestop_s.value if box.prestop_s is not None else 0.0) + bound
                 wanted = _grace_fix(box, math.ceil(extra) + 10)
                 fix += f"   and with it {wanted} ({box.grace_period_s.at})"
+        elif box is None and bound > _DOCKER_STOP_GRACE_S and _in_image(app):
+            # An image's process manager, run by whatever starts the container: `docker stop`
+            # SIGKILLs it all 10 s after SIGTERM unless told to wait longer, so the longer
+            # wait alone would still end at 10 s.
+            need = math.ceil(bound) + 10
+            fix += (
+                f"   and with it the container's stop timeout past it (Docker's is "
+                f"{figure(_DOCKER_STOP_GRACE_S)} s by default): `docker stop -t {need}` or "
+                f"`docker run --stop-timeout {need}`, compose's stop_grace_period: {need}s, "
+                f"Kubernetes' terminationGracePeriodSeconds: {need}"
+            )
         yield rule.finding(
             wait.at,
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
@@ -638,8 +693,24 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             (graceful.at,),
             backing=_STOP_WAIT_DOCS.get(app.stop_wait_name, _SUPERVISORD_STOP)
             + "; "
-            + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout"),
+            + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout")
+            + ("; " + _DOCKER_STOP if "docker stop -t" in fix else ""),
         )
+
+
+#: `docker stop`'s wait after SIGTERM before SIGKILL (compose's DOCKER_STOP_GRACE_S: that
+#: module needs PyYAML, which `check` without compose files does not).
+_DOCKER_STOP_GRACE_S = 10.0
+
+_DOCKER_STOP = (
+    "https://docs.docker.com/reference/cli/docker/container/stop/ (--timeout: seconds to wait "
+    "before killing the container, 10 by default)"
+)
+
+
+def _in_image(app: AppServer) -> bool:
+    """Whether a Dockerfile's command starts the server (its container, whatever runs it)."""
+    return any(dockerfile_name(at.file) for at in app.launched_by)
 
 
 _GUNICORN_SIGNALS = (
@@ -648,63 +719,89 @@ _GUNICORN_SIGNALS = (
 )
 
 
-#: Signals written by number (`STOPSIGNAL 3`), by name.
-_SIGNAL_NAMES = {"2": "INT", "3": "QUIT"}
+#: Signals written by number (`STOPSIGNAL 3`, `stopsignal` takes names only), by name: the
+#: numbers signal(7) gives every Linux architecture servertune's images run on.
+_SIGNAL_NAMES = {"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "15": "TERM"}
 
 
-def _quick_stop(app: AppServer) -> bool:
-    """gunicorn stopped with INT or QUIT: its quick shutdown, no graceful wait."""
+def stop_signal(app: AppServer) -> str:
+    """The name (without SIG) of the signal the server is stopped with: the one the files name
+    (supervisord's `stopsignal`, systemd's `KillSignal=`, a Dockerfile's `STOPSIGNAL`, compose's
+    `stop_signal`), else TERM, every platform's default."""
     signal = app.stop_signal
-    return (
-        app.kind == "gunicorn"
-        and signal is not None
-        and _SIGNAL_NAMES.get(signal.value, signal.value) in ("INT", "QUIT")
-    )
+    if signal is None:
+        return "TERM"
+    return _SIGNAL_NAMES.get(signal.value, signal.value)
+
+
+def _stops_gracefully(app: AppServer) -> bool:
+    """Whether the server's stop signal starts a graceful stop: SIGTERM (uWSGI's with the hook,
+    a rule of its own), or SIGINT for the ASGI servers, which shut down gracefully on either
+    (gunicorn's INT and QUIT are its quick shutdown, uWSGI's its "kill the entire stack"). Not
+    SIGKILL, and not a signal the server does not stop on at all (USR1: uWSGI's stats)."""
+    name = stop_signal(app)
+    return name == "TERM" or (name == "INT" and app.kind not in ("gunicorn", "uwsgi"))
 
 
 @check_rule(
     "stop-signal-quick-shutdown",
     Severity.warning,
-    "gunicorn or uWSGI is stopped with a signal it answers with a quick shutdown",
+    "the server is stopped with a signal that gives it no graceful stop (SIGKILL; gunicorn's or "
+    "uWSGI's quick shutdown on INT or QUIT)",
     _GUNICORN_SIGNALS + "; " + _UWSGI_THINGS_TO_KNOW + "; " + _SUPERVISORD_STOP + "; "
-    "https://docs.docker.com/reference/dockerfile/#stopsignal",
+    "https://docs.docker.com/reference/dockerfile/#stopsignal; signal(7) (SIGKILL cannot be "
+    "caught, blocked, or ignored): https://man7.org/linux/man-pages/man7/signal.7.html",
     kind="fault",
 )
 def stop_signal_quick_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
-        signal = app.stop_signal
-        if (
-            app.kind not in ("gunicorn", "uwsgi")
-            or signal is None
-            or signal.value not in ("INT", "QUIT", "2", "3")
+        signal, name = app.stop_signal, stop_signal(app)
+        if signal is None or app.reloads is not None:
+            continue  # (a --reload server is a developer's: no deploy's requests to drain)
+        if name != "KILL" and (
+            app.kind not in ("gunicorn", "uwsgi") or name not in ("INT", "QUIT")
         ):
             continue
-        name = f"SIG{_SIGNAL_NAMES.get(signal.value, signal.value)}"
+        fix = app.stop_signal_fix or "stop it with SIGTERM"
         if app.kind == "uwsgi":
-            # uWSGI 2.0's signal table: INT and QUIT "kill the entire uWSGI stack" at once,
-            # die-on-term or not; only SIGTERM with the master hook drains.
+            # uWSGI 2.0's SIGTERM drains only with the master hook (and reloads without
+            # die-on-term). A die_on_term read from the stop signal's own line is that
+            # signal, not the config's option: SIGTERM would still reload without it.
             hook = f"hook-master-start = unix_signal:15 {_GRACEFULLY}"
-            # (a die_on_term read from the stop signal's own line is that signal, not the
-            # config's option: SIGTERM would still reload without it)
             set_ = (
                 app.die_on_term is not None
                 and app.die_on_term.value
                 and app.die_on_term.at != signal.at
             )
+            fix += f"   and in uWSGI's config: {hook if set_ else _UWSGI_GRACEFUL_STOP}"
+        if name == "KILL":
+            wait = (
+                f" ({app.stop_wait_name} {figure(app.stop_wait.value)} s never applies)"
+                if app.stop_wait is not None and app.stop_wait_name
+                else ""
+            )
             yield rule.finding(
                 signal.at,
-                f"{name} stops uWSGI at once (the signal table's \"kill the entire uWSGI "
+                f"SIGKILL stops {app.kind} with no graceful stop at all{wait}: it cannot be "
+                "caught, so the workers die at once with their requests in flight on every "
+                "stop, restart or deploy",
+                fix,
+            )
+        elif app.kind == "uwsgi":
+            # uWSGI 2.0's signal table: INT and QUIT "kill the entire uWSGI stack" at once,
+            # die-on-term or not; only SIGTERM with the master hook drains.
+            yield rule.finding(
+                signal.at,
+                f"SIG{name} stops uWSGI at once (the signal table's \"kill the entire uWSGI "
                 'stack", with or without die-on-term): the workers are killed with their '
                 "requests in flight, so every stop or deploy cuts them",
-                f"{app.stop_signal_fix or 'stop it with SIGTERM'}   and in uWSGI's "
-                f"config: {hook if set_ else _UWSGI_GRACEFUL_STOP}",
+                fix,
             )
-            continue
-        yield rule.finding(
-            signal.at,
-            f"{name} stops gunicorn with its quick "
-            "shutdown: the "
-            "workers exit at once, without waiting for their requests (graceful_timeout "
-            "applies to SIGTERM only), so every stop or deploy cuts requests in flight",
-            app.stop_signal_fix or "stop it with SIGTERM",
-        )
+        else:
+            yield rule.finding(
+                signal.at,
+                f"SIG{name} stops gunicorn with its quick shutdown: the workers exit at once, "
+                "without waiting for their requests (graceful_timeout applies to SIGTERM "
+                "only), so every stop or deploy cuts requests in flight",
+                fix,
+            )

@@ -13,6 +13,14 @@ from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
 from servertune.sizing import READ_TIMEOUT_MARGIN_S
 
+#: Where each server's own check tick is written (`gives_up_first`).
+_TICKS = (
+    "the app server ends a request within its check tick: "
+    "https://uwsgi-docs.readthedocs.io/en/latest/Options.html#check-interval (the master scans "
+    "its workers every N seconds, 1 by default); gunicorn's arbiter checks its workers' "
+    "timeout once a second (https://github.com/benoitc/gunicorn/blob/master/gunicorn/arbiter.py)"
+)
+
 
 @check_rule(
     "app-timeout-over-read-timeout",
@@ -21,7 +29,7 @@ from servertune.sizing import READ_TIMEOUT_MARGIN_S
     "the plan's timeout chain (`servertune explain`: request_timeout_s, nginx_read_timeout_s); "
     "https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_read_timeout; HAProxy's "
     "configuration manual, 4.2 `timeout server` (the server's processing time for the request): "
-    "https://docs.haproxy.org/3.0/configuration.html#4.2-timeout%20server",
+    "https://docs.haproxy.org/3.0/configuration.html#4.2-timeout%20server; " + _TICKS,
     kind="fault",
 )
 def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -36,8 +44,13 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         key = (wait.at, wait.app.kind, timeout.value)
-        if timeout.value > 0 and read.value < wanted and key not in seen:
+        if (
+            timeout.value > 0
+            and gives_up_first(read.value, wait.app, timeout.value)
+            and key not in seen
+        ):
             seen.add(key)
+            gap = timeout.value - read.value
             name = spelled(wait.app, "timeout")
             directive = wait.directive
             if timeout.default and not read.default and read.value > READ_TIMEOUT_MARGIN_S:
@@ -52,14 +65,31 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 fix = wait.written(figure(wanted))
             yield rule.finding(
                 wait.at,
-                f"{directive} {as_shown(read, ' s')} is not above the app server's "
-                f"{name} {as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: {wait.proxy} "
-                "answers 504 while the worker keeps running the request, and the worker is busy "
-                "for nothing",
+                f"{directive} {as_shown(read, ' s')} gives up {figure(gap)} s before the app "
+                f"server's {name} {as_shown(timeout, ' s')}: {wait.proxy} answers 504 while the "
+                f"worker keeps running the request for up to {figure(gap)} s more, busy for "
+                "nothing",
                 fix,
                 (timeout.at,),
                 docs=wait.docs,
             )
+
+
+#: How often each server looks for a request past its timeout, in seconds: uWSGI's master
+#: checks its workers' harakiri once per `check-interval` (1 s by default: "the master process
+#: makes a scan of subprocesses, etc. every N seconds"), gunicorn's arbiter wakes once a
+#: second to murder the workers past `timeout` (arbiter.py: `wait_for_signals(timeout=1.0)`,
+#: then `murder_workers()`; `select(..., 1.0)` in older releases), and Daphne checks its
+#: connections' timeouts every 2 s (server.py: `reactor.callLater(2, self.timeout_checker)`).
+_TIMEOUT_TICK_S = {"uwsgi": 1.0, "gunicorn": 1.0, "daphne": 2.0}
+
+
+def gives_up_first(front: float, app: AppServer, timeout: float) -> bool:
+    """Whether a front waiting `front` seconds clearly gives up before the app server's
+    `timeout` ends the request: by more than the server's own check tick. Equal values (both
+    defaults at 60 s, or 45 = 45 set on purpose) end the request within that tick either way:
+    the client gets a 504 instead of a 502 at the same moment, nothing runs on for long."""
+    return front < timeout - _TIMEOUT_TICK_S.get(app.kind, 1.0)
 
 
 def caps_requests(app: AppServer) -> bool:
@@ -141,14 +171,16 @@ def route_timeout_below_app_timeout(rule: Rule, c: Context) -> Iterator[Finding]
             continue
         wanted = timeout.value + READ_TIMEOUT_MARGIN_S
         for name, route in box.route_timeouts:
-            if 0 < route.value < wanted and (route.at, name) not in seen:
+            late = gives_up_first(route.value, app, timeout.value)
+            if route.value > 0 and late and (route.at, name) not in seen:
                 seen.add((route.at, name))
                 value = f'"{figure(wanted)}"' if name.startswith("nginx.") else f"{figure(wanted)}s"
                 yield rule.finding(
                     route.at,
-                    f"{name} {figure(route.value)} s is not above the app server's "
-                    f"{spelled(app, 'timeout')} {as_shown(timeout, ' s')} by {READ_TIMEOUT_MARGIN_S} s: "
-                    "the client gets a 504 while the worker keeps running the request",
+                    f"{name} {figure(route.value)} s gives up "
+                    f"{figure(timeout.value - route.value)} s before the app server's "
+                    f"{spelled(app, 'timeout')} {as_shown(timeout, ' s')}: the client gets a 504 "
+                    "while the worker keeps running the request",
                     f"{name.rpartition(' ')[2]}: {value}",
                     (timeout.at,),
                 )
