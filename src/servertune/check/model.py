@@ -210,6 +210,9 @@ class Container:
     somaxconn: Setting[int] | None = None
     #: An application platform's own words (None for Kubernetes and compose).
     words: PlatformWords | None = None
+    #: The lines of an image built here (its ENTRYPOINT / CMD) that this container's own
+    #: `entrypoint` / `command` replaces: that image's command does not run here.
+    replaces: tuple[Location, ...] = ()
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

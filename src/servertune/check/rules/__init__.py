@@ -108,6 +108,12 @@ RULES: dict[str, Rule] = {
 
 
 def run_rules(context: Context) -> list[Finding]:
-    """Every rule's findings, sorted by file, line and rule id."""
-    findings = [f for rule in RULES.values() for f in rule.check(rule, context)]
+    """Every rule's findings, sorted by file, line and rule id; the fault rules judge no
+    development launch (`Context.for_faults`)."""
+    faults = context.for_faults()
+    findings = [
+        f
+        for rule in RULES.values()
+        for f in rule.check(rule, faults if rule.kind == "fault" else context)
+    ]
     return sorted(findings, key=lambda f: (str(f.at.file), f.at.line, f.rule))

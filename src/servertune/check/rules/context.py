@@ -69,6 +69,28 @@ class Context:
     #: The cores judged by were named (`--workload`, `--cores`, a CPU limit the files declare),
     #: not just those of the machine running check: only then is a worker count compared.
     cores_named: bool = False
+    #: The development launches (`servertune.check.development`) set aside from `apps`, their
+    #: links and fronts when the fault rules run: a rule that asks what else runs an image
+    #: reads them here.
+    set_aside: tuple[AppServer, ...] = ()
+
+    def for_faults(self) -> Context:
+        """This context without the development launches (a reloader no deployment runs, a
+        launch through a file or container named for development, an image command every
+        container here replaces): a fault of a developer's run is not a deployment's."""
+        from servertune.check.development import development_reason
+
+        aside = [a for a in self.apps if development_reason(a, self.apps) is not None]
+        if not aside:
+            return self
+        gone = {id(a) for a in aside}
+        return dataclasses.replace(
+            self,
+            apps=[a for a in self.apps if id(a) not in gone],
+            links=[link for link in self.links if id(link.app) not in gone],
+            balancer_links=[b for b in self.balancer_links if id(b.app) not in gone],
+            set_aside=tuple(aside),
+        )
 
     def sized(self) -> list[AppServer]:
         """The app servers whose worker and thread counts are judged: not a development
