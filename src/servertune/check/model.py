@@ -267,6 +267,10 @@ class AppServer:
     container: Container | None = None
     #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
     unresolved: tuple[Setting[str], ...] = ()
+    #: The fields of this server (`threads`, `keepalive`, ...) whose value the files write
+    #: but check could not work out (`threads = int(getenv("T", f() * 2))`, `--timeout-keep-alive
+    #: $KA`): read as the server's default for the launch graph, never judged by a rule.
+    unknown: frozenset[str] = frozenset()
     #: Words a Dockerfile's exec-form CMD / ENTRYPOINT hands the server as written
     #: (`"${GUNICORN_WORKERS:-4}"`): no shell runs, so nothing expands them.
     unexpanded: tuple[Setting[str], ...] = ()

@@ -112,8 +112,10 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
                     )
                 )
     seen: set[tuple[Location, str]] = set()
+    # A number only the running server knows (`AppServer.unknown`) is compared with nothing.
+    unknown = {id(getattr(app, name)) for app in c.sized() for name in app.unknown}
     for setting, field, directive, in_nginx in compared:
-        if setting is None or (setting.at, field) in seen:
+        if setting is None or (setting.at, field) in seen or id(setting) in unknown:
             continue
         seen.add((setting.at, field))
         wanted = plan.value(field)

@@ -185,8 +185,8 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
     # (setting, its name, the fix, the somaxconn it runs under)
     settings: list[tuple[Setting[int], str, str, int]] = []
     for app in c.apps:
-        if "backlog" not in SPELLING.get(app.kind, {}):
-            continue  # no option sets it (Daphne: Twisted's 50, under any somaxconn)
+        if "backlog" not in SPELLING.get(app.kind, {}) or "backlog" in app.unknown:
+            continue  # no option sets it (Daphne: Twisted's 50), or only the server knows it
         somaxconn = _somaxconn(app, machine).value
         fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
         settings.append((app.backlog, spelled(app, "backlog"), fix, somaxconn))
@@ -214,7 +214,7 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
 )
 def listen_queue_zero(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
-        if app.backlog.value != 0 or app.backlog.default:
+        if app.backlog.value != 0 or app.backlog.default or "backlog" in app.unknown:
             continue
         yield rule.finding(
             app.backlog.at,
