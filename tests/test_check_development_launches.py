@@ -161,3 +161,27 @@ def test_a_reloader_from_a_dev_overlay_draws_no_error_behind_traefik(tmp_path: P
     )
     errors = [f for f in check_folder(tmp_path).findings if f.rule == "lb-idle-over-app-keepalive"]
     assert [f.at.file.name for f in errors] == ["entrypoint.app.sh"]
+
+
+def test_a_reload_switch_under_an_if_whose_then_is_on_the_next_line_follows_the_image_env(
+    tmp_path: Path,
+) -> None:
+    """`RELOAD="--reload"` under `if [[ ${DEV_MODE} == "True" ]];` with `then` on the next
+    line, and the image's `ENV DEV_MODE="False"`: the test is false, the script's uvicorn runs
+    without --reload, so no reloader-in-production; with `DEV_MODE="True"` it is one (as
+    seen in OpenMined/PySyft packages/grid/backend/grid/start.sh)."""
+    script = (
+        '#!/usr/bin/env bash\nset -e\nRELOAD=""\nif [[ ${DEV_MODE} == "True" ]];\nthen\n'
+        '    echo "Hot-reload Enabled"\n    RELOAD="--reload"\nfi\n'
+        'exec uvicorn $RELOAD --host 0.0.0.0 --port 80 "grid.main:app"\n'
+    )
+    for mode, expected in (("False", []), ("True", ["reloader-in-production"])):
+        root = write(
+            tmp_path / mode,
+            {
+                "backend.dockerfile": "FROM python:3.12\nWORKDIR /root/app\nCOPY grid ./grid/\n"
+                f'ENV DEV_MODE="{mode}"\nCMD ["bash", "./grid/start.sh"]\n',
+                "grid/start.sh": script,
+            },
+        )
+        assert [f.rule for f in check_folder(root).findings] == expected, mode
