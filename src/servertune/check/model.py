@@ -267,6 +267,9 @@ class AppServer:
     container: Container | None = None
     #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
     unresolved: tuple[Setting[str], ...] = ()
+    #: An image of the run copies the script that runs it without `exec` (the file, its folder
+    #: or the whole build context): a container may run that script as its entrypoint.
+    script_in_image: bool = False
     #: The fields of this server (`threads`, `keepalive`, ...) whose value the files write
     #: but check could not work out (`threads = int(getenv("T", f() * 2))`, `--timeout-keep-alive
     #: $KA`): read as the server's default for the launch graph, never judged by a rule.

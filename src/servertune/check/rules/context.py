@@ -69,6 +69,9 @@ class Context:
     #: The cores judged by were named (`--workload`, `--cores`, a CPU limit the files declare),
     #: not just those of the machine running check: only then is a worker count compared.
     cores_named: bool = False
+    #: A folder was walked (`servertune check FOLDER`): a launcher not found is not in the
+    #: repository, where files given one by one may leave it out.
+    walked: bool = False
     #: The development launches (`servertune.check.development`) set aside from `apps`, their
     #: links and fronts when the fault rules run: a rule that asks what else runs an image
     #: reads them here.
