@@ -155,7 +155,7 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
             # uvloop/handles/tcp.pyx, TCPTransport.new: `handle._set_nodelay()`).
             continue
         tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
-        if not tcp or app.listener_nodelay:
+        if not tcp or app.listener_nodelay or not _reused(app, c):
             continue
         yield rule.finding(
             app.workers.at,
@@ -171,6 +171,27 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
             "(`--loop uvloop`; uvicorn[standard] installs it)",
             (tcp[0].at,),
         )
+
+
+def _reused(app: AppServer, c: Context) -> bool:
+    """A client may send `app` a second request on one connection, where the delayed ACK
+    bites (the first answer on a connection is not delayed: Kludex/uvicorn#3149): no front
+    was found (any client may), or a front that keeps connections to it (a load balancer's
+    pool, ingress-nginx's upstream keep-alive, an nginx `upstream` with `keepalive` and
+    `proxy_http_version 1.1`). Behind only nginx passes that open a connection per request,
+    no answer waits."""
+    passes = [link for link in c.links if link.app is app]
+    if not passes or any(link.app is app for link in c.balancer_links):
+        return True
+    return any(
+        link.passing.annotations
+        or (
+            link.upstream is not None
+            and link.upstream.keepalive is not None
+            and link.passing.http11
+        )
+        for link in passes
+    )
 
 
 @check_rule(
