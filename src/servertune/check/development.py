@@ -1,10 +1,10 @@
 """Development launches: the runs a developer starts, not a deployment, on evidence in the files.
 
-A server started with its reloader (`--reload`) where no deployment runs it (a compose stack, a
-script), or started through a file, container or stage named for development
-(`scripts/run-django-dev.sh`, `compose/override.dev.yml`, a `dev` service or stage), is a
-developer's run: check names it in the launch graph and judges neither its counts nor its
-faults (its stop is a developer's `docker compose down`, its front a laptop's). An image's own
+A server started through a file, container or stage named for development
+(`scripts/run-django-dev.sh`, `compose/override.dev.yml`, a `dev` service or stage) is a
+developer's run: check names it in the launch graph and judges none of its faults (its stop is
+a developer's `docker compose down`, its front a laptop's); a reloader (`--reload`) is not sized
+(`Context.sized`) but is judged, as a production compose file may run one. An image's own
 command that every container here replaces with its own (`command:`), while the project is
 deployed by another launch here (a Procfile, a pod, a platform), is no launch of its own.
 """
@@ -78,11 +78,12 @@ def _replaced_image(app: AppServer, apps: Sequence[AppServer]) -> str | None:
 
 
 def development_reason(app: AppServer, apps: Sequence[AppServer]) -> str | None:
-    """Why `app` is a development launch (or an image command nothing here runs), in words
-    for the launch graph; None when it is not one. `apps`: every app server of the run."""
-    overridden = any(a.container is not None and a.reloads is None for a in apps)
-    if app.reloads is not None and not production_launch(app, overridden):
-        return f"a development launch (reloads on code changes, {app.reloads.at})"
+    """Why `app` is a development launch by its names (or an image command nothing here
+    runs), in words for the launch graph; None when it is not one. `apps`: every app server
+    of the run."""
+    # A reloader alone does not make one: a production compose file may run `watchmedo
+    # auto-restart` (codalab/codabench), and a script's `--reload` may sit under a `--dev`
+    # branch no file decides (Zipstack/unstract); its faults are still the deployment's.
     if named_for_development(app):
         return "a development launch (its container, stage or Dockerfile is named for one)"
     dev_file = _dev_file(app)

@@ -266,6 +266,7 @@ def describe(launch: Launch) -> str:
             f"{app.kind} on {sockets}, a development launch (reloads on code changes, "
             f"{app.reloads.at}): not sized"
         )
+        server += "; faults not judged" if launch.not_judged else ""
     elif launch.not_judged:
         server += f", {launch.not_judged}: faults not judged"
     fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"

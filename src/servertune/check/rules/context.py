@@ -78,9 +78,9 @@ class Context:
     set_aside: tuple[AppServer, ...] = ()
 
     def for_faults(self) -> Context:
-        """This context without the development launches (a reloader no deployment runs, a
-        launch through a file or container named for development, an image command every
-        container here replaces): a fault of a developer's run is not a deployment's."""
+        """This context without the development launches (a launch through a file, container
+        or stage named for development, an image command every container here replaces): a
+        fault of a developer's run is not a deployment's."""
         from servertune.check.development import development_reason
 
         aside = [a for a in self.apps if development_reason(a, self.apps) is not None]
