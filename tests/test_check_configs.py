@@ -83,3 +83,29 @@ def test_tracker_patterns_are_covered() -> None:
         "thunder-lock",
         "workers-over-cores",
     } <= found
+
+
+def test_an_nginx_keepalive_of_tens_of_seconds_under_a_longer_lb_idle_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    """nginx's `keepalive_timeout 75s` under a load balancer idle for 90 s is a warning that
+    says why (only a connection idle 75 s meets the race, and a retrying balancer hides most
+    of it), where `keepalive_timeout 3s` under the same balancer stays an error (as seen in
+    alephdata/aleph's contrib Traefik example over nginx's default 75 s)."""
+    lb = LoadBalancer("Traefik", 90, "idleConnTimeout 90s (default)", "the test")
+    severities = {}
+    for seconds in (75, 3):
+        site = tmp_path / f"site{seconds}.conf"
+        site.write_text(
+            f"server {{ listen 80; keepalive_timeout {seconds}s; "
+            "location / { proxy_pass http://127.0.0.1:8000; } }\n"
+        )
+        (finding,) = [
+            f
+            for f in check_files([site], lb=lb, machine=MACHINE).findings
+            if f.rule == "lb-idle-over-nginx-keepalive"
+        ]
+        severities[seconds] = finding.severity.name
+        if seconds == 75:
+            assert "a warning, not an error" in finding.message
+    assert severities == {75: "warning", 3: "error"}

@@ -80,3 +80,108 @@ def test_a_reloader_as_a_production_images_only_launch_is_one_warning(tmp_path: 
     assert not [
         f for f in check_folder(tmp_path / "dev").findings if f.rule == "reloader-in-production"
     ]
+
+
+DEV_SCRIPT = "#!/bin/sh\npython manage.py migrate\ngunicorn -b 0.0.0.0:8000 app:app\n"
+
+
+def test_a_launch_through_a_dev_named_script_draws_no_fault(tmp_path: Path) -> None:
+    """A compose service whose command is `scripts/run-django-dev.sh` (a script named for
+    development) runs gunicorn without `exec`: no entrypoint-without-exec, and the launch
+    graph says it is a development launch whose faults are not judged (as seen in
+    mitodl/open-discussions)."""
+    result = check_folder(
+        write(
+            tmp_path,
+            {
+                "Dockerfile": BASE + 'CMD ["gunicorn", "-b", "0.0.0.0:8000", "app:app"]\n',
+                "docker-compose.yml": "services:\n  web:\n    build: .\n"
+                "    command: ./scripts/run-django-dev.sh\n",
+                "scripts/run-django-dev.sh": DEV_SCRIPT,
+            },
+        )
+    )
+    assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    (line,) = [
+        describe(one)
+        for one in launches(result.apps, result.links)
+        if "run-django-dev" in describe(one)
+    ]
+    assert "a development launch (started through run-django-dev.sh" in line
+    assert "faults not judged" in line
+
+
+def test_an_image_command_every_compose_service_replaces_is_no_launch_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """The Dockerfile's shell-form CMD is replaced by the command of the one compose service
+    that builds it, and the project deploys through a Procfile on Heroku (app.json): the CMD
+    is no launch of its own, so no shell-form-command; without that other deployment the CMD
+    may be what production runs, and the warning stays (as seen in mitodl/open-discussions)."""
+    files = {
+        "Dockerfile": BASE + "CMD gunicorn -b 0.0.0.0:8000 app:app\n",
+        "docker-compose.yml": "services:\n  web:\n    build: .\n"
+        "    command: ./scripts/run-django-dev.sh\n",
+        "scripts/run-django-dev.sh": DEV_SCRIPT,
+    }
+    alone = check_folder(write(tmp_path / "alone", files))
+    assert [f.rule for f in alone.findings] == ["shell-form-command"]
+    deployed = {
+        **files,
+        "Procfile": "web: gunicorn -b 0.0.0.0:$PORT app:app\n",
+        "app.json": '{"name": "x", "buildpacks": [{"url": "heroku/python"}]}\n',
+    }
+    result = check_folder(write(tmp_path / "deployed", deployed))
+    assert not result.findings
+    lines = [describe(one) for one in launches(result.apps, result.links)]
+    (image,) = [line for line in lines if line.split(" -> ")[0].endswith("Dockerfile:4")]
+    assert "no launch of its own" in image
+
+
+def test_a_reloader_from_a_dev_overlay_draws_no_error_behind_traefik(tmp_path: Path) -> None:
+    """A base compose file runs `entrypoint.app.sh` (uvicorn, default 5 s keep-alive) behind
+    Traefik's 90 s idle pool, and `override.dev.yml` runs `entrypoint.app.dev.sh` with
+    `--reload`: the production launch keeps its lb-idle-over-app-keepalive error, the
+    development one draws none (as seen in hunvreus/devpush)."""
+    uvicorn = "#!/bin/sh\nexec uvicorn main:app --host 0.0.0.0 --port 8000"
+    write(
+        tmp_path,
+        {
+            "Dockerfile": BASE,
+            "compose/base.yml": "services:\n  app:\n    build:\n      context: ..\n"
+            "    entrypoint: /app/entrypoint.app.sh\n    labels:\n"
+            "      - traefik.enable=true\n"
+            "      - traefik.http.services.app.loadbalancer.server.port=8000\n"
+            "  traefik:\n    image: traefik:v3.1\n",
+            "compose/override.dev.yml": "services:\n  app:\n"
+            "    entrypoint: /app/entrypoint.app.dev.sh\n",
+            "entrypoint.app.sh": uvicorn + " --workers 2\n",
+            "entrypoint.app.dev.sh": uvicorn + " --reload\n",
+        },
+    )
+    errors = [f for f in check_folder(tmp_path).findings if f.rule == "lb-idle-over-app-keepalive"]
+    assert [f.at.file.name for f in errors] == ["entrypoint.app.sh"]
+
+
+def test_a_reload_switch_under_an_if_whose_then_is_on_the_next_line_follows_the_image_env(
+    tmp_path: Path,
+) -> None:
+    """`RELOAD="--reload"` under `if [[ ${DEV_MODE} == "True" ]];` with `then` on the next
+    line, and the image's `ENV DEV_MODE="False"`: the test is false, the script's uvicorn runs
+    without --reload, so no reloader-in-production; with `DEV_MODE="True"` it is one (as
+    seen in OpenMined/PySyft packages/grid/backend/grid/start.sh)."""
+    script = (
+        '#!/usr/bin/env bash\nset -e\nRELOAD=""\nif [[ ${DEV_MODE} == "True" ]];\nthen\n'
+        '    echo "Hot-reload Enabled"\n    RELOAD="--reload"\nfi\n'
+        'exec uvicorn $RELOAD --host 0.0.0.0 --port 80 "grid.main:app"\n'
+    )
+    for mode, expected in (("False", []), ("True", ["reloader-in-production"])):
+        root = write(
+            tmp_path / mode,
+            {
+                "backend.dockerfile": "FROM python:3.12\nWORKDIR /root/app\nCOPY grid ./grid/\n"
+                f'ENV DEV_MODE="{mode}"\nCMD ["bash", "./grid/start.sh"]\n',
+                "grid/start.sh": script,
+            },
+        )
+        assert [f.rule for f in check_folder(root).findings] == expected, mode

@@ -765,3 +765,32 @@ def test_the_exec_fix_of_a_list_goes_before_its_last_command(tmp_path: Path) -> 
     findings = _findings(tmp_path, {"Dockerfile": image, "start.sh": script})
     (finding,) = _rules(findings, "entrypoint-without-exec")
     assert finding.fix == "exec uv run uvicorn app:app --workers $(nproc --all || echo 4)"
+
+
+def test_an_unlaunched_script_in_a_walked_folder_is_said_only_when_an_image_copies_it(
+    tmp_path: Path,
+) -> None:
+    """In a folder walk, `bin/start.sh` runs uWSGI without `exec` and nothing here starts
+    it: while the repository's only Dockerfile copies other files (its CMD runs gunicorn), no
+    container here could run the script and no entrypoint-without-exec-unlaunched is said
+    (as seen in arXiv/arxiv-browse bin/start_browse.sh, a host launcher); once the Dockerfile
+    copies `bin/`, a container may run it and the info is said."""
+    from tests.folder_support import check_folder, write
+
+    image = (
+        "FROM python:3.12\nWORKDIR /app\nCOPY app.py /app/\n"
+        'CMD ["gunicorn", "-b", ":8080", "app:app"]\n'
+    )
+    files = {
+        "Dockerfile": image,
+        "app.py": "app = None\n",
+        "bin/start.sh": '#!/bin/bash\nset -e\n/usr/bin/uwsgi --http :8000 -w app "$@"\n',
+    }
+    rule = "entrypoint-without-exec-unlaunched"
+    host = check_folder(write(tmp_path / "host", files))
+    assert not _rules(list(host.findings), rule)
+    files["Dockerfile"] = image.replace(
+        "COPY app.py /app/\n", "COPY app.py /app/\nCOPY bin /app/bin\n"
+    )
+    copied = check_folder(write(tmp_path / "copied", files))
+    assert [f.at.line for f in _rules(list(copied.findings), rule)] == [3]

@@ -10,6 +10,7 @@ import pytest
 
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
+from servertune.check.balancers import LOAD_BALANCERS
 from servertune.machine import Machine
 
 MACHINE = Machine(cores=4, cores_source="--cores", somaxconn=4096)
@@ -296,3 +297,42 @@ def test_a_scripts_arguments_are_the_containers_not_a_programs_value(tmp_path: P
     said = [n.message for n in result.notes if n.kind == "unresolved-variable"]
     assert said, result.notes
     assert all("the container's or platform's variables" in m for m in said), said
+
+
+def test_a_gunicorn_setting_check_cannot_work_out_feeds_no_finding(tmp_path: Path) -> None:
+    """`threads = int(getenv("MAX_THREADS", MAX_WORKERS * 2))` with MAX_WORKERS from a helper
+    check cannot evaluate, beside `worker_class = "gthread"`, and a keepalive computed the
+    same way under an ALB: each stays an unresolved-variable note, read as gunicorn's default
+    for the launch graph, and neither gthread-one-thread nor lb-idle-over-app-keepalive fires
+    on that default (as seen in bunkerity/bunkerweb src/ui/utils/gunicorn.conf.py)."""
+    path = tmp_path / "gunicorn.conf.py"
+    path.write_text(
+        "from os import getenv\nfrom helpers import cpus\n"
+        'MAX_WORKERS = int(getenv("MAX_WORKERS", max(cpus() - 1, 1)))\n'
+        'worker_class = "gthread"\n'
+        'threads = int(getenv("MAX_THREADS", MAX_WORKERS * 2))\n'
+        'keepalive = int(getenv("KEEPALIVE", cpus() * 30))\n'
+    )
+    result = check_files([path], machine=MACHINE, lb=LOAD_BALANCERS["aws-alb"])
+    assert not result.findings
+    noted = {(n.kind, n.at.line) for n in result.notes}
+    assert {("unresolved-variable", 5), ("unresolved-variable", 6)} <= noted
+
+
+def test_a_command_line_option_only_the_container_expands_feeds_no_finding(
+    tmp_path: Path,
+) -> None:
+    """`uvicorn ... --timeout-keep-alive $KEEPALIVE` under an ALB: the keep-alive is known
+    only when the container runs, so no lb-idle-over-app-keepalive on uvicorn's default 5 s;
+    the same command line without the option keeps the error (the default is what runs)."""
+    line = "uvicorn main:app --host 0.0.0.0 --port 8000"
+    alb = LOAD_BALANCERS["aws-alb"]
+    for name, words, expected in (
+        ("unknown", line + " --timeout-keep-alive $KEEPALIVE", []),
+        ("default", line, ["lb-idle-over-app-keepalive"]),
+    ):
+        path = tmp_path / name / "Dockerfile"
+        path.parent.mkdir()
+        path.write_text(f'FROM python:3.12\nCMD ["sh", "-c", "exec {words}"]\n')
+        found = check_files([path], machine=MACHINE, lb=alb).findings
+        assert [f.rule for f in found] == expected, name

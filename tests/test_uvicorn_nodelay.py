@@ -195,3 +195,29 @@ def test_the_nagle_finding_is_a_fault_graded_info(tmp_path: Path) -> None:
     result = check_files([script], machine=Machine(cores=2, somaxconn=4096))
     (finding,) = [f for f in result.findings if f.rule == "uvicorn-workers-nagle"]
     assert finding.severity == Severity.info
+
+
+def test_check_leaves_out_uvicorn_workers_behind_an_nginx_that_opens_a_connection_per_request(
+    tmp_path: Path,
+) -> None:
+    """The delayed ACK delays an answer only past the first on a connection (uvicorn#3149):
+    behind an nginx whose `upstream` has no `keepalive` (a fresh connection per request), no
+    uvicorn-workers-nagle; the same nginx with `keepalive 16` and `proxy_http_version 1.1`
+    reuses connections, and the info is said (as seen in dataelement/bisheng's nginx)."""
+    script = tmp_path / "entrypoint.sh"
+    script.write_text("#!/bin/sh\nexec uvicorn main:app --host 0.0.0.0 --port 7860 --workers 2\n")
+    site = (
+        "upstream backend_server {{ server 127.0.0.1:7860; {pool}}}\n"
+        "server {{ listen 80; location / {{ proxy_pass http://backend_server; {version}"
+        'proxy_set_header Connection "close"; }} }}\n'
+    )
+    nginx = tmp_path / "default.conf"
+    rule = "uvicorn-workers-nagle"
+    for pool, version, said in (
+        ("", "", False),
+        ("keepalive 16; ", "proxy_http_version 1.1; ", True),
+    ):
+        nginx.write_text(site.format(pool=pool, version=version))
+        result = check_files([script, nginx], machine=Machine(cores=2, somaxconn=4096))
+        assert result.links, "the nginx passes to the uvicorn"
+        assert (rule in [f.rule for f in result.findings]) is said, pool

@@ -302,6 +302,7 @@ def check_files(
         rss_source=rss_source,
         balancer_links=fronts,
         cores_named=cores_named,
+        walked=bool(discovered),
     )
     files = (
         [b.file for b in reading.balancers]
@@ -635,10 +636,24 @@ def _read_all(
             config_maps_of_run(paths),
         ):
             reading, errors = _read_each(paths, env, kind)
+            reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))
     finally:
         NGINX_READER.reset(token)
     # The fronts a launch starts from rendered templates (a supervisord program's nginx).
     return reading + Reading(nginx=tuple(started_fronts(reading.apps))), errors
+
+
+def _scripts_in_images(apps: Sequence[AppServer]) -> tuple[AppServer, ...]:
+    """Each app, `script_in_image` when an image of the run copies the script that runs it
+    without `exec` (what could make that shell a container's PID 1)."""
+    from servertune.check.images import image_holding
+
+    return tuple(
+        dataclasses.replace(app, script_in_image=True)
+        if app.without_exec is not None and image_holding(app.without_exec.at.file) is not None
+        else app
+        for app in apps
+    )
 
 
 def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:

@@ -970,6 +970,41 @@ def _resolve(reading: _Reading) -> list[Word]:
     return words
 
 
+#: Each server's options whose value is a count or time a rule judges, by the `AppServer`
+#: field they set (short options are each server's own: gunicorn's `-p` is its pidfile).
+_OPTION_FIELDS: dict[str, dict[str, str]] = {
+    "gunicorn": {
+        "-w": "workers", "--workers": "workers", "--threads": "threads",
+        "--keep-alive": "keepalive", "-t": "request_timeout", "--timeout": "request_timeout",
+        "--graceful-timeout": "graceful_timeout", "--max-requests": "max_requests",
+        "--max-requests-jitter": "max_requests_jitter", "--backlog": "backlog",
+        "-k": "worker_class", "--worker-class": "worker_class",
+    },
+    "uvicorn": {
+        "--workers": "workers", "--timeout-keep-alive": "keepalive", "--backlog": "backlog",
+        "--timeout-graceful-shutdown": "graceful_timeout",
+        "--limit-concurrency": "concurrency_limit", "--limit-max-requests": "max_requests",
+    },
+    "granian": {
+        "--workers": "workers", "--blocking-threads": "threads", "--backlog": "backlog",
+        "--backpressure": "concurrency_limit",
+    },
+    "uwsgi": {
+        "-p": "workers", "--processes": "workers", "--workers": "workers",
+        "--threads": "threads", "--harakiri": "request_timeout", "-t": "request_timeout",
+        "--max-requests": "max_requests", "--listen": "backlog", "-l": "backlog",
+    },
+}  # fmt: skip
+
+
+def unknown_fields(kind: str, unresolved: Sequence[Setting[str]]) -> frozenset[str]:
+    """The fields of a `kind` server the unresolved words of its command line would set
+    (`--timeout-keep-alive $KA`, `--workers=$W`): written, but known only when it runs."""
+    options = _OPTION_FIELDS.get(kind, {})
+    names = (re.split(r"[ =]", word.value, maxsplit=1)[0] for word in unresolved)
+    return frozenset(options[n] for n in names if n in options)
+
+
 #: What a child interpreter needs besides the server's own variables.
 BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 #: Variables of a file's environment that would change the child interpreter that reads the
@@ -1076,6 +1111,7 @@ def read_command(
         app,
         sockets=_known_sockets(app, reading.unresolved),
         unresolved=tuple(reading.unresolved),
+        unknown=app.unknown | unknown_fields(app.kind, reading.unresolved),
         unexpanded=tuple(reading.unexpanded),
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,

@@ -479,7 +479,9 @@ def _stop_grace(service: _Node, at: Location) -> Setting[float]:
     return Setting(sum(float(n) * _DURATION_UNITS[u] for n, u in parts), node.at)
 
 
-def _container(name: str, key_at: Location, service: _Node) -> Container:
+def _container(
+    name: str, key_at: Location, service: _Node, replaces: tuple[Location, ...] = ()
+) -> Container:
     limits = service.get("deploy", "resources", "limits")
     reservations = service.get("deploy", "resources", "reservations")
     replicas = service.get("deploy", "replicas") or service.get("scale")
@@ -509,6 +511,7 @@ def _container(name: str, key_at: Location, service: _Node) -> Container:
         grace_period_s=_stop_grace(service, key_at),
         somaxconn=_somaxconn(service),
         init=_init(service),
+        replaces=replaces,
     )
 
 
@@ -1184,8 +1187,21 @@ def read_compose(
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
-        apps.append(replace(app, container=_container(name, key_at, service), shell_form=started))
+        box = _container(name, key_at, service, _replaced(image, entrypoint, command))
+        apps.append(replace(app, container=box, shell_form=started))
     return _started(path, apps, files, unstarted, unsaid)
+
+
+def _replaced(
+    image: Image | None, entrypoint: tuple[Word, ...] | None, command: tuple[Word, ...] | None
+) -> tuple[Location, ...]:
+    """The lines of the image's ENTRYPOINT / CMD a service's own `entrypoint` / `command`
+    replaces (an `entrypoint` clears the image's CMD too: the Compose Specification)."""
+    if image is None:
+        return ()
+    gone = [*(image.entrypoint if entrypoint is not None else ())]
+    gone += image.cmd if entrypoint is not None or command is not None else ()
+    return tuple(dict.fromkeys(w.at for w in gone))
 
 
 def _started(

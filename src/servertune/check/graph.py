@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
+from servertune.check.development import development_reason
 from servertune.check.model import ASSUMED_UNSET, AppServer, Location, Note, Setting
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
@@ -201,6 +202,9 @@ class Launch:
     chain: tuple[Location, ...]
     #: Fronts that pass to it: nginx `*_pass` lines and load balancer server lines.
     fronts: tuple[Location, ...]
+    #: Why it is a development launch, or no launch of its own, whose faults are not judged
+    #: (`servertune.check.development`); "" when it is judged.
+    not_judged: str = ""
 
 
 def launches(
@@ -220,7 +224,8 @@ def launches(
         # An Ingress's pass goes through the Service whose port reaches the pod: a step too.
         fronts += [link.server.at for link in links if link.app is app and link.passing.annotations]
         fronts += [link.server.at for link in balancer_links if link.app is app]
-        out.append(Launch(app, chain, tuple(dict.fromkeys(fronts))))
+        aside = development_reason(app, apps) or ""
+        out.append(Launch(app, chain, tuple(dict.fromkeys(fronts)), aside))
     return out
 
 
@@ -261,6 +266,9 @@ def describe(launch: Launch) -> str:
             f"{app.kind} on {sockets}, a development launch (reloads on code changes, "
             f"{app.reloads.at}): not sized"
         )
+        server += "; faults not judged" if launch.not_judged else ""
+    elif launch.not_judged:
+        server += f", {launch.not_judged}: faults not judged"
     fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"
     return " -> ".join([*steps, server]) + f"; behind {fronts}"
 

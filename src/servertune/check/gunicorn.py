@@ -229,6 +229,9 @@ def _static(
         values["bind"] = [f"0.0.0.0:{port}" if port else "127.0.0.1:8000"]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
+    # A setting the file computes from what only the running server knows, and no flag sets:
+    # read as gunicorn's default, which is not what runs.
+    values["unknown"] = sorted(set(found.unresolved) - flagged)
     return values
 
 
@@ -630,9 +633,11 @@ def read_gunicorn_command(
 def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServer:
     """The AppServer of gunicorn's settings `values`, placed by `locate`."""
 
+    unknown = frozenset(values.get("unknown", ()))
+
     def setting(name: str, kind: type[Any]) -> Setting[Any]:
         at, default = locate(name)
-        return Setting(kind(values[name]), at, default=default)
+        return Setting(kind(values[name]), at, default=default or name in unknown)
 
     binds = values["bind"]
     bind_at, bind_default = locate("bind")
@@ -670,4 +675,19 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         # init_process() -> load_wsgi(); preload_app imports it in the arbiter's setup(),
         # before the listeners exist.
         listens_before_app=not values.get("preload_app", False),
+        unknown=frozenset(_FIELDS[n] for n in unknown if n in _FIELDS),
     )
+
+
+#: gunicorn's settings by the `AppServer` field each is read into.
+_FIELDS = {
+    "workers": "workers",
+    "threads": "threads",
+    "keepalive": "keepalive",
+    "timeout": "request_timeout",
+    "graceful_timeout": "graceful_timeout",
+    "max_requests": "max_requests",
+    "max_requests_jitter": "max_requests_jitter",
+    "backlog": "backlog",
+    "worker_class": "worker_class",
+}

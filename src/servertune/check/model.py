@@ -213,6 +213,9 @@ class Container:
     #: Compose's `init: true`: Docker's init (tini) is the container's PID 1, runs the
     #: image's command as its one child and forwards the stop signal to that child alone.
     init: Setting[bool] | None = None
+    #: The lines of an image built here (its ENTRYPOINT / CMD) that this container's own
+    #: `entrypoint` / `command` replaces: that image's command does not run here.
+    replaces: tuple[Location, ...] = ()
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -267,6 +270,13 @@ class AppServer:
     container: Container | None = None
     #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
     unresolved: tuple[Setting[str], ...] = ()
+    #: An image of the run copies the script that runs it without `exec` (the file, its folder
+    #: or the whole build context): a container may run that script as its entrypoint.
+    script_in_image: bool = False
+    #: The fields of this server (`threads`, `keepalive`, ...) whose value the files write
+    #: but check could not work out (`threads = int(getenv("T", f() * 2))`, `--timeout-keep-alive
+    #: $KA`): read as the server's default for the launch graph, never judged by a rule.
+    unknown: frozenset[str] = frozenset()
     #: Words a Dockerfile's exec-form CMD / ENTRYPOINT hands the server as written
     #: (`"${GUNICORN_WORKERS:-4}"`): no shell runs, so nothing expands them.
     unexpanded: tuple[Setting[str], ...] = ()

@@ -2064,7 +2064,8 @@ class _Branches:
         # The condition as written (its `&&` / `||` are no part of the lines' words).
         text = without_comments("\n".join(self.physical[start - 1 : last]))
         text = text.replace("\\\n", " ").replace("\n", " ")
-        words = _condition_words(re.sub(r";\s*then\b.*\Z", "", text, flags=re.S))
+        # `if TEST;` with its `then` on the next line: the `;` ends the test, as `; then` does.
+        words = _condition_words(re.sub(r";\s*(?:then\b.*)?\Z", "", text.rstrip(), flags=re.S))
         # Only as the lines read it: a function's body at its call has the call's `$1`.
         spanned = [w for i in range(index, end) for w in lines[i].words[int(i == index) :]]
         if words is None or _without_lists(words) != _without_lists(spanned):

@@ -108,6 +108,16 @@ RULES: dict[str, Rule] = {
 
 
 def run_rules(context: Context) -> list[Finding]:
-    """Every rule's findings, sorted by file, line and rule id."""
-    findings = [f for rule in RULES.values() for f in rule.check(rule, context)]
+    """Every rule's findings, sorted by file, line and rule id; no rule but a coverage one
+    reads a setting check could not work out (`Context.known`), and the fault rules judge no
+    development launch (`Context.for_faults`)."""
+    known = context.known()
+    faults = known.for_faults()
+    findings = [
+        f
+        for rule in RULES.values()
+        for f in rule.check(
+            rule, faults if rule.kind == "fault" else known if rule.kind == "advice" else context
+        )
+    ]
     return sorted(findings, key=lambda f: (str(f.at.file), f.at.line, f.rule))

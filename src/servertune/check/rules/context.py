@@ -69,12 +69,64 @@ class Context:
     #: The cores judged by were named (`--workload`, `--cores`, a CPU limit the files declare),
     #: not just those of the machine running check: only then is a worker count compared.
     cores_named: bool = False
+    #: A folder was walked (`servertune check FOLDER`): a launcher not found is not in the
+    #: repository, where files given one by one may leave it out.
+    walked: bool = False
+    #: The development launches (`servertune.check.development`) set aside from `apps`, their
+    #: links and fronts when the fault rules run: a rule that asks what else runs an image
+    #: reads them here.
+    set_aside: tuple[AppServer, ...] = ()
+
+    def for_faults(self) -> Context:
+        """This context without the development launches (a launch through a file, container
+        or stage named for development, an image command every container here replaces): a
+        fault of a developer's run is not a deployment's."""
+        from servertune.check.development import development_reason
+
+        aside = [a for a in self.apps if development_reason(a, self.apps) is not None]
+        if not aside:
+            return self
+        gone = {id(a) for a in aside}
+        return dataclasses.replace(
+            self,
+            apps=[a for a in self.apps if id(a) not in gone],
+            links=[link for link in self.links if id(link.app) not in gone],
+            balancer_links=[b for b in self.balancer_links if id(b.app) not in gone],
+            set_aside=tuple(aside),
+        )
+
+    def known(self) -> Context:
+        """This context with each setting check could not work out (`AppServer.unknown`: a
+        value only the running server knows, read as the default) taken out of what the rules
+        read: the ones a server may lack are None (the rules' "not set here, not judged"),
+        and an app whose worker or thread count is unknown is not sized."""
+        if not any(app.unknown for app in self.apps):
+            return self
+        swapped = {id(app): _without_unknown(app) for app in self.apps if app.unknown}
+
+        def one(app: AppServer | None) -> AppServer | None:
+            return None if app is None else swapped.get(id(app), app)
+
+        return dataclasses.replace(
+            self,
+            apps=[swapped.get(id(app), app) for app in self.apps],
+            links=[
+                dataclasses.replace(link, app=swapped.get(id(link.app), link.app))
+                for link in self.links
+            ],
+            balancer_links=[dataclasses.replace(b, app=one(b.app)) for b in self.balancer_links],
+        )
 
     def sized(self) -> list[AppServer]:
         """The app servers whose worker and thread counts are judged: not a development
         launch (a reloader: `--reload`, gunicorn's `reload`), which runs for a developer and
-        restarts on every change, so no count of it is sized."""
-        return [app for app in self.apps if app.reloads is None]
+        restarts on every change, so no count of it is sized; nor one whose count the files
+        compute from what only the running server knows (`AppServer.unknown`)."""
+        return [
+            app
+            for app in self.apps
+            if app.reloads is None and not {"workers", "threads"} & app.unknown
+        ]
 
     def balancers_in_front(self) -> list[tuple[LoadBalancer, Location | None, object]]:
         """(load balancer, where its idle time is set, the nginx or app server behind it):
@@ -159,3 +211,19 @@ class Context:
                     )
                 )
         return found
+
+
+#: The fields a server may lack (None: not set, not judged), which an unknown value clears.
+_MAY_LACK = (
+    "keepalive",
+    "request_timeout",
+    "graceful_timeout",
+    "worker_class",
+    "concurrency_limit",
+)
+
+
+def _without_unknown(app: AppServer) -> AppServer:
+    """`app` with each field it may lack that check could not work out set to None."""
+    cleared: dict[str, None] = {name: None for name in _MAY_LACK if name in app.unknown}
+    return dataclasses.replace(app, **cleared)  # type: ignore[arg-type]

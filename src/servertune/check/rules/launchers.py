@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
-from servertune.check.commands import is_dockerfile
-from servertune.check.front_names import named_for_development
-from servertune.check.model import AppServer, Finding, Severity
+from servertune.check.development import production_launch
+from servertune.check.model import Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 
@@ -158,9 +157,10 @@ def _whole(written: str) -> str:
 def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
     # A container that runs no reloader may run this image with its own command (a compose
     # file's `command`, a pod's `args`): then the reloader is not the image's only launch.
-    overridden = any(a.container is not None and a.reloads is None for a in c.apps)
+    every = [*c.apps, *c.set_aside]
+    overridden = any(a.container is not None and a.reloads is None for a in every)
     for app in c.apps:
-        if app.reloads is None or not _production_launch(app, overridden):
+        if app.reloads is None or not production_launch(app, overridden):
             continue
         what = (
             "runs one process (whatever --workers says) and watches the files"
@@ -180,18 +180,3 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             f"drop {written} here and keep it in the development launch (a compose "
             "override's `command`, a `dev` stage)",
         )
-
-
-def _production_launch(app: AppServer, overridden: bool) -> bool:
-    """Started where a deployment runs it: a pod or a platform's container (not compose's,
-    a developer's stack), or an image's own command (its final stage: a compose service that
-    builds another stage has a container) that no other container's command may replace,
-    under no name that says development."""
-    box = app.container
-    if box is not None:
-        production = box.platform != "compose"
-    else:
-        production = (
-            bool(app.launched_by) and is_dockerfile(app.launched_by[0].file) and not overridden
-        )
-    return production and not named_for_development(app)

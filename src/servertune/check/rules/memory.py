@@ -70,6 +70,8 @@ def no_recycling_while_memory_grows(rule: Rule, c: Context) -> Iterator[Finding]
     for app in c.sized():
         if app.max_requests.value > 0 or "max_requests" not in SPELLING[app.kind]:
             continue
+        if "max_requests" in app.unknown:
+            continue  # a number only the running server knows
         recycle = plan.asgi_max_requests if app.kind == "uvicorn" else plan.max_requests
         if recycle is None or (app.kind == "uvicorn" and app.workers.value < 2):
             continue  # one uvicorn worker cannot be recycled: its exit ends the server

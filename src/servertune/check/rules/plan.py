@@ -111,9 +111,9 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
                         True,
                     )
                 )
-    seen: set[tuple[Location, str]] = set()
+    seen, unknown = set[tuple[Location, str]](), _unknown_settings(c)
     for setting, field, directive, in_nginx in compared:
-        if setting is None or (setting.at, field) in seen:
+        if setting is None or (setting.at, field) in seen or id(setting) in unknown:
             continue
         seen.add((setting.at, field))
         wanted = plan.value(field)
@@ -136,6 +136,12 @@ def plan_differs(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"{as_shown(setting)}: {plan.reasons[field]}",
                 fix,
             )
+
+
+def _unknown_settings(c: Context) -> set[int]:
+    """The ids of the settings only the running server knows (`AppServer.unknown`): compared
+    with no plan number."""
+    return {id(getattr(app, name)) for app in c.sized() for name in app.unknown}
 
 
 #: Plan numbers that are None where the server writes "none" as 0: uvicorn without

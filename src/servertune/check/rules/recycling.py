@@ -23,6 +23,11 @@ _JITTER_BACKING = {
 }
 
 
+#: The recycling settings: one the files compute from what only the running server knows is
+#: not judged.
+_RECYCLING = frozenset({"max_requests", "max_requests_jitter"})
+
+
 @check_rule(
     "max-requests-without-jitter",
     Severity.advice,
@@ -34,6 +39,8 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.sized():
         if app.max_requests.value <= 0 or app.max_requests_jitter.value > 0:
             continue
+        if _RECYCLING & app.unknown:
+            continue  # a number only the running server knows (`getenv("JITTER", f())`)
         if app.missing_config is not None:
             continue  # the config file the command names, not read, may set the jitter
         replicas = app.container.replicas if app.container is not None else None
@@ -64,6 +71,8 @@ def max_requests_without_jitter(rule: Rule, c: Context) -> Iterator[Finding]:
 )
 def max_requests_jitter_small(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.sized():
+        if _RECYCLING & app.unknown:
+            continue  # a number only the running server knows
         limit, jitter = app.max_requests.value, app.max_requests_jitter.value
         if (
             limit <= 0

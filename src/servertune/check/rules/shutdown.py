@@ -276,6 +276,8 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
     for app, line in _without_exec(c, started=False):
+        if c.walked and not app.script_in_image:
+            continue  # no image in the repository holds the script: no container runs it
         if app.without_exec_fix is not None:
             yield rule.finding(
                 line.at,

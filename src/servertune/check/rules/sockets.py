@@ -155,7 +155,7 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
             # uvloop/handles/tcp.pyx, TCPTransport.new: `handle._set_nodelay()`).
             continue
         tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
-        if not tcp or app.listener_nodelay:
+        if not tcp or app.listener_nodelay or not _reused(app, c):
             continue
         yield rule.finding(
             app.workers.at,
@@ -173,6 +173,27 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
         )
 
 
+def _reused(app: AppServer, c: Context) -> bool:
+    """A client may send `app` a second request on one connection, where the delayed ACK
+    bites (the first answer on a connection is not delayed: Kludex/uvicorn#3149): no front
+    was found (any client may), or a front that keeps connections to it (a load balancer's
+    pool, ingress-nginx's upstream keep-alive, an nginx `upstream` with `keepalive` and
+    `proxy_http_version 1.1`). Behind only nginx passes that open a connection per request,
+    no answer waits."""
+    passes = [link for link in c.links if link.app is app]
+    if not passes or any(link.app is app for link in c.balancer_links):
+        return True
+    return any(
+        link.passing.annotations
+        or (
+            link.upstream is not None
+            and link.upstream.keepalive is not None
+            and link.passing.http11
+        )
+        for link in passes
+    )
+
+
 @check_rule(
     "backlog-over-somaxconn",
     Severity.warning,
@@ -185,8 +206,8 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
     # (setting, its name, the fix, the somaxconn it runs under)
     settings: list[tuple[Setting[int], str, str, int]] = []
     for app in c.apps:
-        if "backlog" not in SPELLING.get(app.kind, {}):
-            continue  # no option sets it (Daphne: Twisted's 50, under any somaxconn)
+        if "backlog" not in SPELLING.get(app.kind, {}) or "backlog" in app.unknown:
+            continue  # no option sets it (Daphne: Twisted's 50), or only the server knows it
         somaxconn = _somaxconn(app, machine).value
         fix = f"{assignment(app, 'backlog', somaxconn)}   (or raise net.core.somaxconn)"
         settings.append((app.backlog, spelled(app, "backlog"), fix, somaxconn))
@@ -214,7 +235,7 @@ def backlog_over_somaxconn(rule: Rule, c: Context) -> Iterator[Finding]:
 )
 def listen_queue_zero(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
-        if app.backlog.value != 0 or app.backlog.default:
+        if app.backlog.value != 0 or app.backlog.default or "backlog" in app.unknown:
             continue
         yield rule.finding(
             app.backlog.at,

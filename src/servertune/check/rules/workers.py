@@ -463,7 +463,8 @@ def _integer(node: ast.expr) -> int | None:
 def _nproc_on_the_command_line(rule: Rule, c: Context, *, limited: bool) -> Iterator[Finding]:
     """`-w $(nproc)` in a container: the node's CPUs, whatever the container's limit (a CPU
     limit declared: `limited`; none: the node's CPUs are the container's)."""
-    for app in c.sized():
+    # The count is unknown (`AppServer.unknown`) and read here from the words themselves.
+    for app in (a for a in c.apps if a.reloads is None):
         if not _runs_in_container(app):
             continue
         if (app.container is not None and app.container.cpu_limit is not None) != limited:

@@ -1,0 +1,92 @@
+"""Development launches: the runs a developer starts, not a deployment, on evidence in the files.
+
+A server started through a file, container or stage named for development
+(`scripts/run-django-dev.sh`, `compose/override.dev.yml`, a `dev` service or stage) is a
+developer's run: check names it in the launch graph and judges none of its faults (its stop is
+a developer's `docker compose down`, its front a laptop's); a reloader (`--reload`) is not sized
+(`Context.sized`) but is judged, as a production compose file may run one. An image's own
+command that every container here replaces with its own (`command:`), while the project is
+deployed by another launch here (a Procfile, a pod, a platform), is no launch of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from servertune.check.commands import is_dockerfile
+from servertune.check.front_names import named_for_development, words_of
+from servertune.check.model import AppServer
+
+__all__ = ["development_reason", "production_launch"]
+
+#: Words of a file name that make what it starts a developer's run (`run-django-dev.sh`).
+_DEVELOPMENT_WORDS = frozenset({"dev", "devel", "develop", "development"})
+
+
+def production_launch(app: AppServer, overridden: bool) -> bool:
+    """Started where a deployment runs it: a pod or a platform's container (not compose's,
+    a developer's stack), or an image's own command (its final stage: a compose service that
+    builds another stage has a container) that no other container's command may replace,
+    under no name that says development."""
+    box = app.container
+    if box is not None:
+        production = box.platform != "compose"
+    else:
+        production = (
+            bool(app.launched_by) and is_dockerfile(app.launched_by[0].file) and not overridden
+        )
+    return production and not named_for_development(app)
+
+
+def _dev_file(app: AppServer) -> Path | None:
+    """The first file of the launch (the container's, the lines that start it, the script or
+    config it is read from) whose name says development (`override.dev.yml`,
+    `run-django-dev.sh`); None when none does."""
+    files = [app.container.at.file] if app.container is not None else []
+    files += [at.file for at in app.launched_by] + [app.file]
+    return next((f for f in files if words_of(f.name) & _DEVELOPMENT_WORDS), None)
+
+
+def _replaced_image(app: AppServer, apps: Sequence[AppServer]) -> str | None:
+    """Why `app`, an image's own command, is no launch of its own: each container here that
+    builds the image replaces that command, and another launch here, through no compose stack,
+    is the deployment (a Procfile, a pod); None otherwise."""
+    if app.container is not None or not app.launched_by:
+        return None
+    line = app.launched_by[0]
+    if not is_dockerfile(line.file):
+        return None
+    replacing = [a.container for a in apps if a.container and line in a.container.replaces]
+    if not replacing:
+        return None
+    deployed = [
+        a
+        for a in apps
+        if a.container is not None
+        and a.container.platform != "compose"
+        and all(at.file != line.file for at in a.launched_by)
+        and development_reason(a, ()) is None
+    ]
+    if not deployed:
+        return None
+    by = ", ".join(f"{b.name} {b.at}" for b in replacing)
+    return (
+        "no launch of its own (each container that builds the image here replaces its command:"
+        f" {by})"
+    )
+
+
+def development_reason(app: AppServer, apps: Sequence[AppServer]) -> str | None:
+    """Why `app` is a development launch by its names (or an image command nothing here
+    runs), in words for the launch graph; None when it is not one. `apps`: every app server
+    of the run."""
+    # A reloader alone does not make one: a production compose file may run `watchmedo
+    # auto-restart` (codalab/codabench), and a script's `--reload` may sit under a `--dev`
+    # branch no file decides (Zipstack/unstract); its faults are still the deployment's.
+    if named_for_development(app):
+        return "a development launch (its container, stage or Dockerfile is named for one)"
+    dev_file = _dev_file(app)
+    if dev_file is not None:
+        return f"a development launch (started through {dev_file.name}, named for one)"
+    return _replaced_image(app, apps) if apps else None
