@@ -689,20 +689,25 @@ def test_each_project_s_upstream_of_the_same_name_gets_its_own_keepalive_finding
 
 
 def test_an_erb_template_is_skipped_as_a_template(tmp_path: Path) -> None:
-    """`nginx.conf.erb` (the Heroku nginx buildpack's: `listen <%= ENV["PORT"] %>;`) is a
-    template: skipped with a note at its first ERB line, never refused as nginx syntax; a
-    Python `"<%s>" % name` is no template."""
-    erb = tmp_path / "config" / "nginx.conf.erb"
-    erb.parent.mkdir()
-    erb.write_text(
+    """An nginx ERB template a tool renders with values of its own (a Chef cookbook's
+    `templates/nginx.conf.erb`: `listen <%= @port %>;`) is a template: skipped with a note at
+    its first ERB line, never refused as nginx syntax; the Heroku nginx buildpack's
+    `config/nginx.conf.erb` is read (`heroku_nginx`); a Python `"<%s>" % name` is no template."""
+    text = (
         "daemon off;\nworker_processes <%= ENV['NGINX_WORKERS'] || 4 %>;\nevents {}\n"
         'http {\n  server {\n    listen <%= ENV["PORT"] %>;\n  }\n}\n'
     )
+    erb = tmp_path / "templates" / "nginx.conf.erb"
+    buildpack = tmp_path / "config" / "nginx.conf.erb"
+    for path in (erb, buildpack):
+        path.parent.mkdir()
+        path.write_text(text)
     (tmp_path / "gunicorn.conf.py").write_text(
         'bind = "0.0.0.0:8000"\nproc_name = "<%s>" % "web"\n'
     )
     walk = discover(tmp_path)
     assert walk.templates == ((erb, 2),)
+    assert buildpack in walk.files
     assert template_line('proc_name = "<%s>" % "web"\n') is None
 
 

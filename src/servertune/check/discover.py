@@ -27,6 +27,7 @@ from pathlib import Path
 
 from servertune.check.commands import is_dockerfile
 from servertune.check.envfile import env_named
+from servertune.check.heroku_nginx import is_buildpack_config
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
 from servertune.check.template_markers import SHEBANG, template_line
@@ -394,6 +395,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
         line = template_line(text, dockerfile=is_dockerfile(item, text))
+        if line is not None and is_buildpack_config(item):
+            line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
         elif _claims(item, text):

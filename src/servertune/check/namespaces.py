@@ -10,7 +10,9 @@ mounts (a host's nginx, an example config), a server whose container is not know
 Kubernetes pod (its containers share one namespace), and a compose service that shares another
 network (`network_mode: host`, `service:X`, `container:X`: a host nginx reaches a published
 port through its loopback). A unix socket is a file, which a shared volume carries between
-containers: it is not judged here.
+containers: it is not judged here. The Heroku nginx buildpack's front runs in the dyno its
+Procfile's `bin/start-nginx CMD` starts, and reaches what CMD starts there only, its unix socket
+too (`heroku_nginx.dyno_server`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.chain import Link, Service, Stacks, normalise
+from servertune.check.heroku_nginx import dyno_server
 from servertune.check.model import AppServer, NginxConfig
 
 __all__ = ["host_servers_first", "in_front_namespace"]
@@ -32,6 +35,9 @@ def in_front_namespace(front: NginxConfig, target: str, app: AppServer, stacks: 
     """Whether `front`'s pass to `target` can reach `app` (which listens there): not when
     `target` is a local TCP address and the files place the front and `app` in different
     containers."""
+    dyno = dyno_server(front, app)
+    if dyno is not None:  # the buildpack's nginx runs in the dyno its Procfile entry starts
+        return dyno
     host, port = normalise(target)
     first = (front.files or (front.file,))[0]
     if host not in _LOCAL or front.in_cluster:

@@ -39,7 +39,14 @@ from servertune.check.source import read_text
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile, FindConfig
 
-__all__ = ["NGINX_DEFAULTS", "mounts_of_run", "parse_duration", "read_nginx", "read_started_nginx"]
+__all__ = [
+    "NGINX_DEFAULTS",
+    "mounts_of_run",
+    "parse_duration",
+    "read_nginx",
+    "read_nginx_text",
+    "read_started_nginx",
+]
 
 #: nginx's documented defaults (nginx.org/en/docs): http keepalive_timeout 75s, the upstream
 #: pool's keepalive_timeout 60s, proxy_read_timeout / uwsgi_read_timeout 60s.
@@ -779,6 +786,19 @@ def read_nginx(path: Path, text: str) -> NginxConfig:
     prefix = _prefix(path)
     tree = _Tree(main_dir=prefix)
     return _summarised(path, tree, _build(path, tree, ()))
+
+
+def read_nginx_text(path: Path, text: str) -> NginxConfig:
+    """The config at `path` as `text` says it (a template's reading of it, `heroku_nginx`), its
+    includes found beside it as `read_nginx` finds them."""
+    tree = _Tree(main_dir=_prefix(path))
+    items = _parse_text(text, 1)
+    if items is None:
+        raise CheckInputError(
+            f"{path}:1: nginx syntax error: a statement without its ';' or a block without its '}}'"
+        )
+    tree.files.append(path)
+    return _summarised(path, tree, _build(path, tree, (path.resolve(),), items))
 
 
 def read_started_nginx(

@@ -204,6 +204,20 @@ def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     return Reading(nginx=(read_nginx(path, text),))
 
 
+def _heroku_nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    del env  # rendered with the dyno's environment, which no file here gives
+    from servertune.check.heroku_nginx import read_buildpack_nginx
+
+    return Reading(nginx=(read_buildpack_nginx(path, text),))
+
+
+def _is_heroku_nginx(path: Path, text: str) -> bool:
+    del text
+    from servertune.check.heroku_nginx import is_buildpack_config
+
+    return is_buildpack_config(path)
+
+
 def _hypercorn(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     del env  # Hypercorn's TOML reads no environment
     from servertune.check.hypercorn import read_hypercorn
@@ -532,6 +546,12 @@ READERS: Sequence[Reader] = (
     Reader("kubernetes", "Kubernetes manifests (YAML)", _is_manifest, _kubernetes),
     Reader("haproxy", "an HAProxy config", _is_haproxy, _haproxy),
     Reader("unit", "an NGINX Unit config (JSON)", _is_unit, _unit),
+    Reader(
+        "heroku-nginx",
+        "the Heroku nginx buildpack's config (config/nginx.conf.erb, ERB)",
+        _is_heroku_nginx,
+        _heroku_nginx,
+    ),
     # Before nginx, which claims any file in an `nginx/` directory by its place.
     Reader("data", "YAML or JSON check does not read", _is_data, _unsupported_data),
     # Before nginx, which claims every `.conf` by its name (httpd's too).
