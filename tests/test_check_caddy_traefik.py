@@ -357,6 +357,21 @@ def test_caddy_in_front_of_nginx_outlasting_its_keepalive_is_found(tmp_path: Pat
     assert not [f for f in found if f[0] == "lb-idle-over-nginx-keepalive"]
 
 
+def test_a_site_file_nginx_conf_includes_is_judged_under_its_http_block(tmp_path: Path) -> None:
+    """nginx.conf's http block sets keepalive_timeout 65 and includes conf.d/*.conf, whose
+    server listens where Caddy sends: one finding, at the 65 s nginx runs with, not a second
+    at the site file read alone with nginx's 75 s default (seen in MaibornWolff+SecObserve,
+    whose image copies both files to /etc/nginx)."""
+    nginx = "events {}\nhttp {\n    keepalive_timeout 65;\n    include conf.d/*.conf;\n}\n"
+    site = "server {\n    listen 127.0.0.1:8080;\n    location / { root /srv; }\n}\n"
+    caddy = "app.example.com {\n\treverse_proxy 127.0.0.1:8080\n}\n"
+    files = {"Caddyfile": caddy, "nginx/nginx.conf": nginx, "nginx/conf.d/site.conf": site}
+    found = _rules(tmp_path, files)
+    assert [f for f in found if f[0] == "lb-idle-over-nginx-keepalive"] == [
+        ("lb-idle-over-nginx-keepalive", "nginx.conf", 3)
+    ]
+
+
 def test_caddy_is_not_judged_by_haproxys_maxconn(tmp_path: Path) -> None:
     """HAProxy's per-server maxconn rule stays HAProxy's: Caddy in front of a uvicorn with a
     chosen --limit-concurrency is not told to write `maxconn`."""

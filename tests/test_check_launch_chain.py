@@ -159,7 +159,7 @@ def test_honcho_runs_the_procfile_whose_script_starts_gunicorn() -> None:
 def test_shell_forms_that_start_a_server_are_followed() -> None:
     """`web: bash Procfile.sh` is the script's gunicorn (Heroku signals every process of the
     dyno: no entrypoint-without-exec); `eval "$cmd"` runs the command the script built (in a
-    branch or not: whether it execs is not known, so no entrypoint-without-exec either);
+    branch or not), which starts with `exec`: no entrypoint-without-exec either;
     `exec $(command -v uwsgi) --ini ...` runs uwsgi, and `CMD ["uwsgi-start.sh"]` is the script
     the image copied onto the PATH; `exec su app -c "exec gunicorn ..."` is gunicorn; `-c python:conf.gunicorn_web` in a script
     of bin/ is conf/gunicorn_web.py of the folder above."""

@@ -249,3 +249,69 @@ def test_an_s6_services_down_signal_is_the_signal_the_server_gets(tmp_path: Path
     (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
     assert (finding.at.file.name, finding.at.line) == ("down-signal", 1)
     assert finding.message.startswith("SIGQUIT stops gunicorn with its quick shutdown")
+
+
+_START = "#!/bin/sh\nexport TZ=UTC\ngunicorn app:app --bind 0.0.0.0:8000\n"
+
+
+def test_a_script_under_an_init_says_the_init_is_pid_1_not_the_shell(tmp_path: Path) -> None:
+    """A script run by `tini --` (or `dumb-init`) starts gunicorn without exec: the shell is not
+    PID 1, it dies of the SIGTERM the init passes on (to it alone; to its group under dumb-init
+    or `tini -g`, where gunicorn gets it too), the init exits with it, and gunicorn is SIGKILLed
+    as PID 1 ends; the fix stays `exec` (seen in LinOTP+LinOTP and openreplay+openreplay)."""
+    for entrypoint, gets in (
+        ('["/sbin/tini", "--"]', "to its child alone"),
+        ('["tini", "-g", "--"]', "whole process group"),
+        ('["dumb-init"]', "whole process group"),
+    ):
+        dockerfile = f"FROM python:3.12\nCOPY start.sh /start.sh\nENTRYPOINT {entrypoint}\n"
+        dockerfile += 'CMD ["/start.sh"]\n'
+        found = _findings(tmp_path, {"Dockerfile": dockerfile, "start.sh": _START})
+        (finding,) = _rules(found, "entrypoint-without-exec")
+        assert "the shell is not PID 1" in finding.message, entrypoint
+        assert "stays PID 1" not in finding.message
+        assert gets in finding.message and "SIGKILLs gunicorn" in finding.message
+        assert finding.fix == "exec gunicorn app:app --bind 0.0.0.0:8000"
+        assert "pid_namespaces" in finding.backing
+
+
+_SUPERVISORD = "[supervisord]\nnodaemon=true\n\n[program:web]\ncommand=/srv/start.sh\n"
+
+
+def test_supervisord_run_without_exec_and_its_programs_shell_are_both_found(
+    tmp_path: Path,
+) -> None:
+    """An image's script ends in `supervisord -c ...` without exec: the shell stays PID 1 and
+    docker stop never reaches supervisord (its line, fixed with exec); the program's script
+    runs gunicorn without exec: supervisord stops the program by signalling that shell alone,
+    not PID 1, which dies and leaves gunicorn to the container's SIGKILL (seen in
+    photonixapp+photonix)."""
+    files = {
+        "Dockerfile": 'FROM python:3.12\nCOPY . /srv\nCMD ["/srv/run.sh"]\n',
+        "run.sh": "#!/bin/sh\npython manage.py migrate\nsupervisord -c /srv/supervisord.conf\n",
+        "supervisord.conf": _SUPERVISORD,
+        "start.sh": _START,
+    }
+    found = _rules(_findings(tmp_path, files), "entrypoint-without-exec")
+    by_file = {f.at.file.name: f for f in found}
+    assert sorted(by_file) == ["run.sh", "start.sh"]
+    assert by_file["run.sh"].at.line == 3
+    assert by_file["run.sh"].fix == "exec supervisord -c /srv/supervisord.conf"
+    assert "never reaches supervisord" in by_file["run.sh"].message
+    assert "[program:web]" in by_file["start.sh"].message
+    assert "stays PID 1" not in by_file["start.sh"].message
+
+
+def test_eval_of_a_command_that_does_not_exec_is_the_shells_child(tmp_path: Path) -> None:
+    """`COMMAND="uwsgi --ini uwsgi.ini"` then `eval $COMMAND`: the evaluated text runs as the
+    shell's child, the shell stays PID 1 (seen in pinterest+querybook); the fix is `eval exec
+    $COMMAND` (exec cannot run the builtin eval); a text that starts with `exec` is silent."""
+    script = '#!/bin/bash\nCOMMAND="%suwsgi --ini uwsgi.ini"\neval $COMMAND\n'
+    ini = "[uwsgi]\nmaster = true\nmodule = app\nhttp = :8000\ndie-on-term = true\n"
+    dockerfile = 'FROM python:3.12\nCOPY . /app\nWORKDIR /app\nCMD ["/app/run.sh"]\n'
+    files = {"Dockerfile": dockerfile, "run.sh": script % "", "uwsgi.ini": ini}
+    (finding,) = _rules(_findings(tmp_path, files), "entrypoint-without-exec")
+    assert (finding.at.file.name, finding.at.line) == ("run.sh", 3)
+    assert finding.fix == "eval exec $COMMAND"
+    files["run.sh"] = script % "exec "
+    assert not _rules(_findings(tmp_path, files), "entrypoint-without-exec")

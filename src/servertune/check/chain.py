@@ -718,6 +718,17 @@ class BalancerLink:
     pool: Setting[int] | None = None
 
 
+def _whole_configs(fronted: list[NginxConfig]) -> list[NginxConfig]:
+    """The configs nginx runs: a site file that another of `fronted` includes (`include
+    /etc/nginx/conf.d/*.conf;` over the file its image copies there) is served as part of that
+    config, under its http block's settings, not also alone with nginx's defaults."""
+    return [
+        n
+        for n in fronted
+        if not any(other.file != n.file and n.file in other.files for other in fronted)
+    ]
+
+
 def link_balancers(
     balancers: list[Balancer],
     nginx_configs: list[NginxConfig],
@@ -733,9 +744,9 @@ def link_balancers(
         pools = balancer.pools or (None,) * len(balancer.servers)
         project = stacks.of_front((balancer.file,)) if stacks else None
         for server, maxconn, pool in zip(balancer.servers, limits, pools, strict=True):
-            fronted = [
-                n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)
-            ]
+            fronted = _whole_configs(
+                [n for n in nginx_configs if any(_serves(a.value, server.value) for a in n.listens)]
+            )
             name = _host_name(server.value)
             if stacks is not None and name is not None:
                 # `nginx:80`: the nginx configs the service of that name mounts, when some are

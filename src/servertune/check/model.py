@@ -316,6 +316,15 @@ class AppServer:
     #: signals every process of the dyno, honcho and foreman kill each entry's process group):
     #: SIGTERM reaches the server without `exec`. None when nothing read says so.
     group_signalled: Setting[str] | None = None
+    #: The init an image's command runs as the container's PID 1 before the rest (`tini --`,
+    #: `tini -g --`, `dumb-init`), as written: the script's shell is its child, not PID 1.
+    init: Setting[str] | None = None
+    #: The supervisord program (`[program:web]`, at its command) whose script's shell starts
+    #: the server as its child: supervisord's stop signal goes to that shell, not PID 1.
+    supervised: Setting[str] | None = None
+    #: The script line that runs a process manager (supervisord, honcho) as a child of the
+    #: shell (no `exec`): the stop signal never reaches the manager, nor the servers it runs.
+    manager_without_exec: Setting[str] | None = None
     #: Settings written with a value known only where the server runs (uWSGI's `processes =
     #: ${UWSGI_PROCESSES}` left unrendered), read with the default: no rule judges that default.
     unknown_settings: frozenset[str] = frozenset()

@@ -871,9 +871,10 @@ def _script_app(
     app = read_command(path, command, environment, env_at, shell=True, find_config=find_config)
     # execline (s6-overlay's run scripts) chain-loads: each program execs into the rest of the
     # line, so the server is the process s6 signals, never a shell's child.
-    # An `eval "$cmd"` runs text built in variables, often in branches (`cmd="su app -c
-    # '$cmd'"` under an `if`): whether it execs is not known here, and `exec eval` is no fix.
-    chained = bool(_EXECLINE.match(text)) or line.words[:1] == ["eval"]
+    # An `eval "$cmd"` runs the text built in variables: it execs when that text starts with
+    # `exec`, and is the shell's child when it does not (its fix: `eval exec $cmd`); when the
+    # text is not known here, neither is whether it execs.
+    chained = bool(_EXECLINE.match(text)) or _evaluated_execs(line, physical, path, environment)
     return replace(
         app,
         without_exec=None if chained else _without_exec(line, lines, command, physical),
@@ -881,6 +882,18 @@ def _script_app(
         substrings=_substrings(command),
         assumed_branch=_assumed_branch(path, lines, line, physical, arguments, assumed.head(line)),
     )
+
+
+def _evaluated_execs(
+    line: _Line, physical: list[str], path: Path, environment: Mapping[str, str]
+) -> bool:
+    """Whether an `eval` line hands the process over: the text it evaluates starts with
+    `exec`, or is not known here (then that is not known either); False for any other line."""
+    if line.words[:1] != ["eval"]:
+        return False
+    written = _expand_arrays(_words(line, physical, path), environment)
+    words = _evaluated(written, environment)
+    return not words or words[0].text in ("eval", "exec")
 
 
 def _assumed_branch(
@@ -2374,10 +2387,21 @@ def _managed(
             continue
         if app is not None:
             step = Location(path, line.first)
+            if app.manager_without_exec is None and "exec" not in _after_keyword_words(line):
+                # `supervisord -c FILE` as the shell's child: the shell stays in front of it.
+                app = replace(app, manager_without_exec=_child_line(line, lines, physical, path))
             if app.launched_by[:1] == (step,):  # a Procfile runner names the line itself
                 return app
             return replace(app, launched_by=(step, *app.launched_by))
     return None
+
+
+def _after_keyword_words(line: _Line) -> list[str]:
+    """The line's first word after the shell keywords it follows (`then exec x`: `exec`)."""
+    words = list(line.words)
+    while words and words[0] in _KEYWORDS:
+        words = words[1:]
+    return words[:1]
 
 
 def follow_words(
@@ -2526,10 +2550,29 @@ def run_words(
     `find_config` finds the script. None when nothing here starts a server. Run by a wrapper
     that restarts it on code changes (`watchmedo auto-restart -- /start.sh`), it reloads."""
     app = _run_words(file, words, env, env_at, find_config=find_config, depth=depth)
+    init = _init(words) if depth == 0 else None
+    if app is not None and init is not None and app.init is None:
+        app = replace(app, init=init)
     reloader = reloading_wrapper(words)
     if app is not None and app.reloads is None and reloader is not None:
         app = replace(app, reloads=Setting(True, reloader.at))
     return app
+
+
+#: Inits an image runs as PID 1 in front of its command: each forwards the stop signal to
+#: its child (dumb-init, and tini with -g, to the child's process group) and exits with it.
+_INITS = frozenset({"tini", "docker-init", "dumb-init", "catatonit"})
+
+
+def _init(words: Sequence[Word]) -> Setting[str] | None:
+    """The init the container's command starts with (`/sbin/tini -s --`), its options as
+    written; None when it starts with none."""
+    if not words or program_name(words[0].text) not in _INITS:
+        return None
+    options = [w.text for w in words[1:]]
+    end = next((i for i, w in enumerate(options) if not w.startswith("-") or w == "--"), None)
+    shown = [program_name(words[0].text), *options[: end if end is not None else len(options)]]
+    return Setting(" ".join(shown), words[0].at)
 
 
 def _run_words(

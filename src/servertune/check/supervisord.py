@@ -395,6 +395,9 @@ def read_programs(
             app = _started(path, one, process_env, find_config or beside(path), follow)
             if app is not None:
                 app = _fcgi_socket(path, section, options, app)
+                if app.without_exec is not None and app.without_exec.at.file != path:
+                    # The program's script runs the server as a child of its shell.
+                    app = replace(app, supervised=Setting(f"[{section}]", Location(path, number)))
                 apps.append(_stopping(path, app, options, number))
                 break
             front = _nginx_front(one, process_env, find_config or beside(path))

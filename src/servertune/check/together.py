@@ -29,6 +29,8 @@ SHARED_FACTS = (
     "without_exec_fix",
     "backgrounded",
     "group_signalled",
+    "init",
+    "manager_without_exec",
     "started_by_base",
     "stop_signal",
     "stop_signal_fix",

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from servertune.check.commands import WRAPPERS, dockerfile_name
 from servertune.check.hypercorn import HYPERCORN_DOCS
-from servertune.check.model import AppServer, Container, Finding, Setting, Severity
+from servertune.check.model import AppServer, Container, Finding, Location, Setting, Severity
 from servertune.check.platforms import CLOUDFOUNDRY_STOP_GRACE_S
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
@@ -151,6 +151,9 @@ _ASSIGNMENTS = re.compile(r"\A((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|[
 def _with_exec(command: str) -> str:
     """`exec` before the command, after its `VAR=value` assignments: `VAR=1 exec cmd` passes
     VAR to cmd, where `exec VAR=1 cmd` asks the shell to run a program named `VAR=1`."""
+    if command.startswith("eval "):
+        # `exec eval ...` finds no program named eval (a builtin): the evaluated text execs.
+        return f"eval exec {command.removeprefix('eval ').lstrip()}"
     assignments = _ASSIGNMENTS.match(command)
     if assignments is None:
         return f"exec {command}"
@@ -236,14 +239,114 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
                 backing=_CF_SHUTDOWN,
             )
             continue
+        parent = _shell_parent(app, app.kind)
+        if parent is None:
+            yield rule.finding(line.at, _pid1_shell(app.kind, line, ""), _exec_fix(line.value))
+            continue
+        what, backing = parent
         yield rule.finding(
             line.at,
-            f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): the shell "
-            "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
-            f"so `docker stop` or a rollout never reaches {app.kind}: no graceful shutdown, "
-            "in-flight requests are cut by the SIGKILL at the end of the grace period",
+            f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): {what}",
             _exec_fix(line.value),
+            docs=backing,
         )
+    yield from _managers_without_exec(rule, c)
+
+
+def _pid1_shell(kind: str, line: Setting[str], manager: str) -> str:
+    """A shell that is the container's PID 1 running `line` (the server, or the process
+    `manager` that runs it) as its child."""
+    runs = f"{manager} (which runs {kind})" if manager else kind
+    return (
+        f"the script runs {runs} as a child of the shell ({_shown(line.value)}): the shell "
+        "stays PID 1, and a shell that is PID 1 neither dies of SIGTERM nor passes it on, "
+        f"so `docker stop` or a rollout never reaches {manager or kind}: no graceful shutdown, "
+        "in-flight requests are cut by the SIGKILL at the end of the grace period"
+    )
+
+
+def _managers_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
+    """A script that runs supervisord (or a Procfile runner) as its shell's child, once per
+    line: the manager never gets the stop signal, nor do the servers it runs."""
+    said: set[Location] = set()
+    for app in c.apps:
+        line = app.manager_without_exec
+        if line is None or line.at in said or app.reloads is not None:
+            continue
+        said.add(line.at)
+        manager = next(
+            (w for w in ("supervisord", "honcho", "foreman") if w in line.value.split()), "it"
+        )
+        parent = _shell_parent(replace(app, supervised=None), manager)
+        what = (
+            _pid1_shell(app.kind, line, manager)
+            if parent is None
+            else f"the script runs {manager} (which runs {app.kind}) as a child of the shell "
+            f"({_shown(line.value)}): {parent[0]}"
+        )
+        yield rule.finding(line.at, what, _exec_fix(line.value), docs=parent[1] if parent else "")
+
+
+#: The kernel ends a PID namespace's other processes with SIGKILL when its init exits.
+_PID_NAMESPACES = (
+    "https://man7.org/linux/man-pages/man7/pid_namespaces.7.html (if the init process of a PID "
+    "namespace terminates, the kernel terminates all of the processes in the namespace via "
+    "SIGKILL)"
+)
+
+_DUMB_INIT = (
+    "https://github.com/Yelp/dumb-init (by default signals go to the child's whole process "
+    "group; a signal like SIGTERM received by a shell isn't forwarded to subprocesses)"
+)
+
+_SUPERVISORD_STOPASGROUP = (
+    "http://supervisord.org/configuration.html#program-x-section-settings (stopsignal goes to "
+    "the program's process; to its whole group only with stopasgroup)"
+)
+
+
+def _shell_parent(app: AppServer, kind: str) -> tuple[str, str] | None:
+    """What happens to SIGTERM when the shell that runs `kind` as its child is not PID 1 (a
+    supervisord program's shell, or the child of an init the container runs: `tini`,
+    `dumb-init`, compose's `init: true`), and the backing for it; None for a PID-1 shell."""
+    if app.supervised is not None:
+        what = (
+            f"supervisord stops the program {app.supervised.value} ({app.supervised.at}) by "
+            "sending its stop signal to that shell alone, which, not PID 1, dies of it at once "
+            f"without passing it on; supervisord counts the program stopped, and {kind}, left "
+            "running, never gets the signal and is SIGKILLed with the container: no graceful "
+            "shutdown, in-flight requests are cut"
+        )
+        return what, _SUPERVISORD_STOPASGROUP
+    compose = app.container.init if app.container is not None else None
+    init = app.init or (Setting("tini", compose.at) if compose is not None else None)
+    if init is None:
+        return None
+    words = init.value.split()
+    name = (
+        "compose's `init: true` (tini)"
+        if compose is not None and app.init is None
+        else (f"`{init.value}`")
+    )
+    group = (words[0] == "dumb-init" and not {"-c", "--single-child"} & set(words)) or (
+        words[0] in ("tini", "docker-init") and "-g" in words
+    )
+    gets = (
+        f"it passes SIGTERM to the shell's whole process group, so {kind} gets it too, but the "
+        "shell dies of it at once"
+        if group
+        else f"it passes SIGTERM to its child alone, the shell, which, not PID 1, dies of it at "
+        f"once without passing it on to {kind}"
+    )
+    what = (
+        f"the shell is not PID 1: {name} ({init.at}) is, and {gets}; the init exits with its "
+        f"child, and the kernel SIGKILLs {kind} as the container's PID 1 ends: no graceful "
+        "shutdown, in-flight requests are cut"
+    )
+    return (
+        what,
+        (_DUMB_INIT if words[0] == "dumb-init" else _TINI) + "; " + _PID_NAMESPACES,
+    )
 
 
 def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Setting[str]]]:
