@@ -270,7 +270,8 @@ def test_a_script_under_an_init_says_the_init_is_pid_1_not_the_shell(tmp_path: P
         (finding,) = _rules(found, "entrypoint-without-exec")
         assert "the shell is not PID 1" in finding.message, entrypoint
         assert "stays PID 1" not in finding.message
-        assert gets in finding.message and "SIGKILLs gunicorn" in finding.message
+        assert gets in finding.message
+        assert "SIGKILLs gunicorn" in finding.message
         assert finding.fix == "exec gunicorn app:app --bind 0.0.0.0:8000"
         assert "pid_namespaces" in finding.backing
 
