@@ -268,7 +268,9 @@ def _lines_run(
     names = frozenset(env or ())
     files = _FileTests(find_config)
     lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
-    lines = _without_development_switch(path, lines, names)
+    # A source not here may set any name: the unset ones are then not even assumed so.
+    unset_tests = _Branches(_as_words({} if unknown else unset), physical)
+    lines = _without_development_switch(path, lines, names, unset_tests)
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
@@ -947,49 +949,59 @@ _DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
 
 
 def _without_development_switch(
-    path: Path, lines: list[_Line], environment: frozenset[str]
+    path: Path, lines: list[_Line], environment: frozenset[str], unset: _Branches
 ) -> list[_Line]:
     """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
     only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
     the script's nor its environment's): the script runs without it unless a deployment
     sets the variable, so the server judged is the production one, the switch off (a note
-    says so). Such a switch under a test the files decide is kept or dropped by the test."""
+    says so). Such a switch under a test the files decide is kept or dropped by the test.
+    So is any such block of assignments whose test only names no file sets decide, and
+    decide false with them unset (`unset`): `if [ -n "${OTEL_SERVICE_NAME}" ]; then
+    RUN_COMMAND="... --config observability.conf.py"; fi` runs only where a deployment sets
+    the name, which no file here does."""
     assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
     dropped: set[int] = set()
     index = 0
     while index < len(lines):
-        words = lines[index].words
-        if words[:1] != ["if"]:
+        if lines[index].words[:1] != ["if"]:
             index += 1
             continue
-        end = index + 1
-        while end < len(lines) and lines[end].words[:1] not in (["fi"], ["if"], ["elif"], ["else"]):
-            end += 1
-        block = lines[index:end]
-        then = next((i for i, line in enumerate(block) if line.words[:1] == ["then"]), len(block))
-        body = [line for line in block[then + 1 :] if line.words]
-        if then < len(block) and block[then].words[1:]:  # `then VAR=...` on one line
-            body.insert(0, replace(block[then], words=block[then].words[1:]))
-        test = " ".join(w for line in block[:then] for w in line.words)
-        tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
-        if (
-            end < len(lines)
-            and lines[end].words[:1] == ["fi"]
-            and body
-            and tested
-            and not tested & (assigned | environment)
-            and all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body)
-            and any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
-        ):
-            dropped.update(range(index, end + 1))
-            note(
-                "server-chosen",
-                Location(path, lines[index].first),
-                f"a development switch is set only when {', '.join(sorted(tested))} is set, "
-                "which no file here sets: read without it, as the server runs in production",
-            )
+        end, tested, body = _assignment_block(lines, index)
+        if end < len(lines) and body and tested and not tested & (assigned | environment):
+            switch = any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
+            names = {f"${n}" for n in tested} <= set(unset.known)
+            if switch or (names and unset._test(lines, index) is False):
+                dropped.update(range(index, end + 1))
+                what = "a development switch is set" if switch else "the branch runs"
+                note(
+                    "server-chosen",
+                    Location(path, lines[index].first),
+                    f"{what} only when {', '.join(sorted(tested))} is set, which no file "
+                    "here sets: read without it, as the server runs in production",
+                )
         index = end if end > index + 1 else index + 1
     return [line for i, line in enumerate(lines) if i not in dropped]
+
+
+def _assignment_block(lines: list[_Line], index: int) -> tuple[int, set[str], list[_Line]]:
+    """For the `if` at `lines[index]`: the index of the line that ends its first branch,
+    the names its test expands, and that branch's lines when it is an `if ... fi` (no `elif`
+    or `else`) of assignments only (none otherwise)."""
+    end = index + 1
+    while end < len(lines) and lines[end].words[:1] not in (["fi"], ["if"], ["elif"], ["else"]):
+        end += 1
+    block = lines[index:end]
+    then = next((i for i, line in enumerate(block) if line.words[:1] == ["then"]), len(block))
+    body = [line for line in block[then + 1 :] if line.words]
+    if then < len(block) and block[then].words[1:]:  # `then VAR=...` on one line
+        body.insert(0, replace(block[then], words=block[then].words[1:]))
+    test = " ".join(w for line in block[:then] for w in line.words)
+    tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
+    closed = end < len(lines) and lines[end].words[:1] == ["fi"]
+    if not closed or not all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body):
+        body = []
+    return end, tested, body
 
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
@@ -2139,6 +2151,9 @@ def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
     if found is None:
         return None
     closing, inner = found
+    if len(inner) == 1:  # `[ "$X" ]`: true when the word is not empty
+        value = _known_value(inner[0], known)
+        return None if value is None else value != ""
     if len(inner) == 2 and inner[0] in ("-z", "-n"):
         value = _known_value(inner[1], known)
         return None if value is None else (value == "") == (inner[0] == "-z")
