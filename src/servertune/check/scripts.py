@@ -2560,6 +2560,9 @@ def _run_words(
     if find_config is not None:
         # A config rendered from a Jinja template where the container starts.
         find_config = with_templates(find_config)
+    compound = _compound_string(file, words, env, env_at, find_config) if depth <= 4 else None
+    if compound is not None:
+        return compound
     if find_config is not None and depth <= 4:
         decided, app = _launcher_here(file, words, env, env_at, find_config, depth)
         if decided:
@@ -2745,6 +2748,45 @@ def _shell_script(
         elif server_command(command) is not None:
             return None
     return None
+
+
+def _compound_string(
+    file: Path,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig | None,
+) -> AppServer | None:
+    """The server of `sh -c 'if [ "$X" = yes ]; then exec /start.sh; else exit 0; fi' [ARG0
+    ...]` (a supervisord program's, a compose command's), a string holding the shell's
+    compound commands: read as a script is, at its own lines of `file`, its tests decided
+    and its branches followed as a script's, the words after `$0` its "$@"; None when it
+    holds none, or starts no server so read (then its commands are read one by one)."""
+    rest = _unwrapped(words)
+    if len(rest) < 3 or program_name(rest[0].text) not in SHELLS:
+        return None
+    if not rest[1].text.startswith("-") or "c" not in rest[1].text:
+        return None
+    try:
+        compound = any(c[0].text in _COMPOUND for c in shell_commands(rest[2]))
+    except CheckInputError:
+        return None  # said where the string is read one command at a time
+    if not compound:
+        return None
+    text = "\n" * (rest[2].at.line - 1) + rest[2].text
+    try:
+        return read_script(file, text, dict(env or {}), rest[4:], find_config, env_at)
+    except NotFollowed as why:
+        remember(why)
+    except CheckInputError as error:
+        if _NO_SERVER not in str(error):
+            raise
+    return None
+
+
+#: The words that open the shell's compound commands, which a command string read one simple
+#: command at a time would lose (`then exec gunicorn` is no command line of gunicorn).
+_COMPOUND = frozenset({"if", "case", "for", "while", "until"})
 
 
 def _console_server(
