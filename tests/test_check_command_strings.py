@@ -61,7 +61,12 @@ def test_a_supervisord_sh_c_with_if_else_follows_the_branch_to_the_server(
         return
     assert found == [
         (
-            ["Dockerfile:3", "deploy/supervisord.conf:5", "deploy/wrap.sh:5", "deploy/app/start.sh:3"],
+            [
+                "Dockerfile:3",
+                "deploy/supervisord.conf:5",
+                "deploy/wrap.sh:5",
+                "deploy/app/start.sh:3",
+            ],
             "gunicorn",
             3,
         )
@@ -87,7 +92,7 @@ def test_a_compose_sh_c_with_an_if_on_its_environment_starts_the_branch_server(
             "compose.yaml": (
                 "services:\n  web:\n    image: python:3.12-slim\n    environment:\n"
                 f"      MODE: {mode}\n"
-                "    command: sh -c 'if [ \"$$MODE\" = web ]; then exec gunicorn app:app -w 5;"
+                '    command: sh -c \'if [ "$$MODE" = web ]; then exec gunicorn app:app -w 5;'
                 " else exec celery -A app worker; fi'\n"
             ),
         },

@@ -392,8 +392,7 @@ def test_an_option_added_under_a_variable_no_file_sets_is_read_with_the_variable
     (tmp_path / "extra" / "extra.gunicorn.conf.py").write_text("threads = 3\n")
     (tmp_path / "entrypoint").write_text(_OPTIONAL_CONFIG.format(test=test))
     (tmp_path / "Dockerfile").write_text(
-        f"FROM python:3.12-slim\n{env_line}COPY . /app\nWORKDIR /app\n"
-        'ENTRYPOINT ["./entrypoint"]\n'
+        f'FROM python:3.12-slim\n{env_line}COPY . /app\nWORKDIR /app\nENTRYPOINT ["./entrypoint"]\n'
     )
     walk = discover(tmp_path)
     result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
