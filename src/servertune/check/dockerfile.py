@@ -348,8 +348,8 @@ class Image:
         """`-c /venv/lib/python3.13/site-packages/keep/api/config.py`: a file of the project's
         own package, installed into the image (`pip install .`) from a folder a COPY of the
         build brought in (`COPY keep keep`, in this stage or one it copies from), or from a
-        wheel of it (bugsink's `pip install /tmp/$WHEEL_FILE`) when the package's folder
-        holds that very file here (`bugsink/gunicorn.docker.conf.py`, or under `src/`): that
+        wheel of it (bugsink's `pip install /tmp/$WHEEL_FILE`, no COPY) when the repository
+        keeps that very file in the package's folder (`bugsink/gunicorn.docker.conf.py`, or under `src/`): that
         folder's file in the repository; a script (a `#!` line) is left to the image's own
         files."""
         _, marker, rest = wanted.partition("-packages/")
