@@ -2560,9 +2560,6 @@ def _run_words(
     if find_config is not None:
         # A config rendered from a Jinja template where the container starts.
         find_config = with_templates(find_config)
-    compound = _compound_string(file, words, env, env_at, find_config) if depth <= 4 else None
-    if compound is not None:
-        return compound
     if find_config is not None and depth <= 4:
         decided, app = _launcher_here(file, words, env, env_at, find_config, depth)
         if decided:
@@ -2573,6 +2570,10 @@ def _run_words(
         return read_command(
             file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
         )
+    # No command of the string starts a server as written (`then exec /start.sh`).
+    compound = _compound_string(file, words, env, env_at, find_config) if depth <= 4 else None
+    if compound is not None:
+        return compound
     if not words or find_config is None or depth > 4:
         return None
     supervised = _supervisord_config(words, env, find_config)
@@ -2761,7 +2762,9 @@ def _compound_string(
     ...]` (a supervisord program's, a compose command's), a string holding the shell's
     compound commands: read as a script is, at its own lines of `file`, its tests decided
     and its branches followed as a script's, the words after `$0` its "$@"; None when it
-    holds none, or starts no server so read (then its commands are read one by one)."""
+    holds none, or starts no server so read (then its commands are read one by one). Read
+    only when no simple command of the string starts a server as written: those are read as
+    before (`while ! nc -z db 5432; do sleep 1; done; uwsgi ...`)."""
     rest = _unwrapped(words)
     if len(rest) < 3 or program_name(rest[0].text) not in SHELLS:
         return None
