@@ -355,3 +355,52 @@ def test_debugpy_run_from_a_path_runs_the_server_module(tmp_path: Path, debugger
     (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCMD {cmd}\n")
     (app,) = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}).apps
     assert (app.kind, app.workers.value) == ("uvicorn", 3)
+
+
+_OPTIONAL_CONFIG = """\
+#!/usr/bin/env bash
+set -e
+RUN_COMMAND="gunicorn app:app --bind 0.0.0.0:80 --workers 2"
+# an optional exporter, only where a deployment names its service
+if {test}; then
+    RUN_COMMAND="${{RUN_COMMAND}} --config extra/extra.gunicorn.conf.py"
+fi
+exec ${{RUN_COMMAND}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "env_line", "configured"),
+    [
+        ('[ -n "${TRACE_NAME}" ]', "", False),
+        ('[ "$TRACE_NAME" ]', "", False),
+        ('test -n "$TRACE_NAME"', "", False),
+        ('[[ -n $TRACE_NAME ]] && [ "$TRACE_NAME" != off ]', "", False),
+        ('[ -z "${TRACE_NAME}" ]', "", True),
+        ('[ -n "${TRACE_NAME}" ]', "ENV TRACE_NAME=web\n", True),
+    ],
+)
+def test_an_option_added_under_a_variable_no_file_sets_is_read_with_the_variable_unset(
+    tmp_path: Path, test: str, env_line: str, configured: bool
+) -> None:
+    """An `if` that only adds to the command (`--config ...`) when a variable no file sets is
+    non-empty (`-n`, `[ "$X" ]`, `test -n`) is read as not taken, as the FLASK_DEBUG switch
+    is (seen in canonical/charmhub.io's entrypoint, OTEL_SERVICE_NAME): the server runs
+    without that config; `-z` on it is taken, and an image that sets it decides it by its
+    value."""
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "extra" / "extra.gunicorn.conf.py").write_text("threads = 3\n")
+    (tmp_path / "entrypoint").write_text(_OPTIONAL_CONFIG.format(test=test))
+    (tmp_path / "Dockerfile").write_text(
+        f'FROM python:3.12-slim\n{env_line}COPY . /app\nWORKDIR /app\nENTRYPOINT ["./entrypoint"]\n'
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = [
+        x
+        for x in launches(result.apps, result.links, result.balancer_links)
+        if x.chain[0].file.name == "Dockerfile"
+    ]
+    files = [at.file.relative_to(tmp_path).as_posix() for at in launch.chain]
+    assert ("extra/extra.gunicorn.conf.py" in files) == configured
+    assert launch.app.threads.value == (3 if configured else 1)

@@ -624,6 +624,7 @@ def _read_all(
     from servertune.check.images import images_of_run, read_images
     from servertune.check.nginx import mounts_of_run, read_started_nginx
     from servertune.check.supervisord import NGINX_READER
+    from servertune.check.written_files import written_by_scripts
 
     images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
@@ -634,6 +635,7 @@ def _read_all(
             mounts_of_run(paths),
             fronts_of_run(paths, images),
             config_maps_of_run(paths),
+            written_by_scripts(paths),
         ):
             reading, errors = _read_each(paths, env, kind)
             reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))

@@ -52,6 +52,7 @@ __all__ = [
     "IMAGE_ENV_AT",
     "IN_IMAGES",
     "SERVERS",
+    "WRITTEN_BY_SCRIPTS",
     "ConfigFile",
     "FindConfig",
     "FollowWords",
@@ -215,6 +216,12 @@ IN_IMAGES: contextvars.ContextVar[
     Callable[[Path, str, Location | None], ConfigFile | None] | None
 ] = contextvars.ContextVar("servertune_check_in_images", default=None)
 
+#: The files the run's scripts write with a here-document (`cat > /srv/start <<EOF`), by
+#: absolute path, set by `written_files.written_by_scripts`.
+WRITTEN_BY_SCRIPTS: contextvars.ContextVar[Callable[[str], ConfigFile | None] | None] = (
+    contextvars.ContextVar("servertune_check_written_by_scripts", default=None)
+)
+
 #: The `ENV` line that sets a variable in the image of the run that copies a file: (the
 #: file, the variable) -> its line, set by `images.images_of_run`.
 IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | None] = (
@@ -264,7 +271,12 @@ def beside(file: Path) -> FindConfig:
         # Not beside it (an absolute path names the server's filesystem): the image of this
         # run that copies the file may hold it (`servertune.check.images` sets the lookup).
         lookup = IN_IMAGES.get()
-        return lookup(file, wanted, at) if lookup is not None else None
+        found = lookup(file, wanted, at) if lookup is not None else None
+        written = WRITTEN_BY_SCRIPTS.get()
+        if found is None and written is not None and wanted.startswith("/"):
+            # A start script a setup script of the repository writes (`cat > PATH <<EOF`).
+            return written(posixpath.normpath(wanted))
+        return found
 
     return find
 

@@ -325,12 +325,18 @@ class Image:
             # here: Docker's default stands for it.)
             path = f"{self.env.get('PATH', '')}:{_DEFAULT_PATH}".split(":")
             targets += [PurePosixPath(d) / wanted for d in dict.fromkeys(path) if d.startswith("/")]
+        resolved = [t for t in map(self._through_links, targets) if t not in targets]
         for target in map(self._through_links, targets):
             for context in self._context_folders:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        found = self._under_base_workdir(wanted) or self._installed_from_context(wanted)
+        found = self._under_base_workdir(wanted) or next(
+            # (`RUN cp /usr/local/lib/python3.12/site-packages/bugsink/x.conf.py /app/`: the
+            # copy's source, where the link leads.)
+            filter(None, map(self._installed_from_context, [wanted, *map(str, resolved)])),
+            None,
+        )
         if found is None and self.base is not None:
             # Not copied by this Dockerfile: the image it is built FROM may hold it.
             for target in map(self._through_links, targets):
@@ -342,9 +348,11 @@ class Image:
     def _installed_from_context(self, wanted: str) -> ConfigFile | None:
         """`-c /venv/lib/python3.13/site-packages/keep/api/config.py`: a file of the project's
         own package, installed into the image (`pip install .`) from a folder a COPY of the
-        build brought in (`COPY keep keep`, in this stage or one it copies from): that
-        folder's file in the repository, `keep/api/config.py`; a script (a `#!` line) is
-        left to the image's own files."""
+        build brought in (`COPY keep keep`, in this stage or one it copies from), or from a
+        wheel of it (bugsink's `pip install /tmp/$WHEEL_FILE`, no COPY) when the repository
+        keeps that very file in the package's folder (`bugsink/gunicorn.docker.conf.py`, or under `src/`): that
+        folder's file in the repository; a script (a `#!` line) is left to the image's own
+        files."""
         _, marker, rest = wanted.partition("-packages/")
         if not marker or not wanted[: -len(rest) - len(marker)].endswith(("/site", "/dist")):
             return None
@@ -352,10 +360,13 @@ class Image:
         stages = [c[3] for c in self.copies if c[3] is not None]
         copied = {c[0].strip("/").removeprefix("./") for s in stages for c in s.copies}
         copied |= {c[0].strip("/").removeprefix("./") for c in self.copies if c[3] is None}
-        if not top or not copied & {top, "", "."}:
+        own = bool(copied & {top, "", "."})
+        if not top or (not own and len(PurePosixPath(rest).parts) < 2):
             return None
-        for context in self._context_folders:
-            candidate = context / rest
+        # Not copied: a wheel's, found only where the repository keeps that very file.
+        folders = [""] if own else ["", "src/"]
+        for context, folder in itertools.product(self._context_folders, folders):
+            candidate = context / (folder + rest)
             if resolve.inside(candidate, self.path) and candidate.is_file():
                 text = read_text(candidate)
                 # A config or module only: a script kept in the package and run as the

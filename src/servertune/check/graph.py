@@ -273,6 +273,16 @@ def describe(launch: Launch) -> str:
     return " -> ".join([*steps, server]) + f"; behind {fronts}"
 
 
+def _config_in_chain(launch: Launch) -> str | None:
+    """The first file of the chain named like a config, not one that starts the server (a
+    supervisord program's `ui.ini` running a script is a step, not the server's config)."""
+    steps = {at.file for at in launch.app.launched_by}
+    return next(
+        (str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG and at.file not in steps),
+        None,
+    )
+
+
 def launch_json(launch: Launch) -> dict[str, Any]:
     """The launch as JSON: the chain of file:line, the server, its fronts."""
     app = launch.app
@@ -286,7 +296,7 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         "development": app.reloads is not None,
         "config": str(app.config_file.file)
         if app.config_file is not None
-        else next((str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG), None),
+        else _config_in_chain(launch),
         "fronts": [{"file": str(at.file), "line": at.line} for at in launch.fronts],
         "assumed_branch": {
             "file": str(app.assumed_branch[0].file),

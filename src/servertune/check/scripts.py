@@ -268,7 +268,9 @@ def _lines_run(
     names = frozenset(env or ())
     files = _FileTests(find_config)
     lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
-    lines = _without_development_switch(path, lines, names)
+    # A source not here may set any name: the unset ones are then not even assumed so.
+    unset_tests = _Branches(_as_words({} if unknown else unset), physical)
+    lines = _without_development_switch(path, lines, names, unset_tests)
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
@@ -960,49 +962,59 @@ _DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
 
 
 def _without_development_switch(
-    path: Path, lines: list[_Line], environment: frozenset[str]
+    path: Path, lines: list[_Line], environment: frozenset[str], unset: _Branches
 ) -> list[_Line]:
     """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
     only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
     the script's nor its environment's): the script runs without it unless a deployment
     sets the variable, so the server judged is the production one, the switch off (a note
-    says so). Such a switch under a test the files decide is kept or dropped by the test."""
+    says so). Such a switch under a test the files decide is kept or dropped by the test.
+    So is any such block of assignments whose test only names no file sets decide, and
+    decide false with them unset (`unset`): `if [ -n "${OTEL_SERVICE_NAME}" ]; then
+    RUN_COMMAND="... --config observability.conf.py"; fi` runs only where a deployment sets
+    the name, which no file here does."""
     assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
     dropped: set[int] = set()
     index = 0
     while index < len(lines):
-        words = lines[index].words
-        if words[:1] != ["if"]:
+        if lines[index].words[:1] != ["if"]:
             index += 1
             continue
-        end = index + 1
-        while end < len(lines) and lines[end].words[:1] not in (["fi"], ["if"], ["elif"], ["else"]):
-            end += 1
-        block = lines[index:end]
-        then = next((i for i, line in enumerate(block) if line.words[:1] == ["then"]), len(block))
-        body = [line for line in block[then + 1 :] if line.words]
-        if then < len(block) and block[then].words[1:]:  # `then VAR=...` on one line
-            body.insert(0, replace(block[then], words=block[then].words[1:]))
-        test = " ".join(w for line in block[:then] for w in line.words)
-        tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
-        if (
-            end < len(lines)
-            and lines[end].words[:1] == ["fi"]
-            and body
-            and tested
-            and not tested & (assigned | environment)
-            and all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body)
-            and any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
-        ):
-            dropped.update(range(index, end + 1))
-            note(
-                "server-chosen",
-                Location(path, lines[index].first),
-                f"a development switch is set only when {', '.join(sorted(tested))} is set, "
-                "which no file here sets: read without it, as the server runs in production",
-            )
+        end, tested, body = _assignment_block(lines, index)
+        if end < len(lines) and body and tested and not tested & (assigned | environment):
+            switch = any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
+            names = {f"${n}" for n in tested} <= set(unset.known)
+            if switch or (names and unset._test(lines, index) is False):
+                dropped.update(range(index, end + 1))
+                what = "a development switch is set" if switch else "the branch runs"
+                note(
+                    "server-chosen",
+                    Location(path, lines[index].first),
+                    f"{what} only when {', '.join(sorted(tested))} is set, which no file "
+                    "here sets: read without it, as the server runs in production",
+                )
         index = end if end > index + 1 else index + 1
     return [line for i, line in enumerate(lines) if i not in dropped]
+
+
+def _assignment_block(lines: list[_Line], index: int) -> tuple[int, set[str], list[_Line]]:
+    """For the `if` at `lines[index]`: the index of the line that ends its first branch,
+    the names its test expands, and that branch's lines when it is an `if ... fi` (no `elif`
+    or `else`) of assignments only (none otherwise)."""
+    end = index + 1
+    while end < len(lines) and lines[end].words[:1] not in (["fi"], ["if"], ["elif"], ["else"]):
+        end += 1
+    block = lines[index:end]
+    then = next((i for i, line in enumerate(block) if line.words[:1] == ["then"]), len(block))
+    body = [line for line in block[then + 1 :] if line.words]
+    if then < len(block) and block[then].words[1:]:  # `then VAR=...` on one line
+        body.insert(0, replace(block[then], words=block[then].words[1:]))
+    test = " ".join(w for line in block[:then] for w in line.words)
+    tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
+    closed = end < len(lines) and lines[end].words[:1] == ["fi"]
+    if not closed or not all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body):
+        body = []
+    return end, tested, body
 
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
@@ -2153,6 +2165,9 @@ def _argument_test(words: list[str], known: Mapping[str, str]) -> bool | None:
     if found is None:
         return None
     closing, inner = found
+    if len(inner) == 1:  # `[ "$X" ]`: true when the word is not empty
+        value = _known_value(inner[0], known)
+        return None if value is None else value != ""
     if len(inner) == 2 and inner[0] in ("-z", "-n"):
         value = _known_value(inner[1], known)
         return None if value is None else (value == "") == (inner[0] == "-z")
@@ -2599,6 +2614,10 @@ def _run_words(
         return read_command(
             file, found, env, env_at, shell=shell or depth > 0, find_config=find_config
         )
+    # No command of the string starts a server as written (`then exec /start.sh`).
+    compound = _compound_string(file, words, env, env_at, find_config) if depth <= 4 else None
+    if compound is not None:
+        return compound
     if not words or find_config is None or depth > 4:
         return None
     supervised = _supervisord_config(words, env, find_config)
@@ -2774,6 +2793,47 @@ def _shell_script(
         elif server_command(command) is not None:
             return None
     return None
+
+
+def _compound_string(
+    file: Path,
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig | None,
+) -> AppServer | None:
+    """The server of `sh -c 'if [ "$X" = yes ]; then exec /start.sh; else exit 0; fi' [ARG0
+    ...]` (a supervisord program's, a compose command's), a string holding the shell's
+    compound commands: read as a script is, at its own lines of `file`, its tests decided
+    and its branches followed as a script's, the words after `$0` its "$@"; None when it
+    holds none, or starts no server so read (then its commands are read one by one). Read
+    only when no simple command of the string starts a server as written: those are read as
+    before (`while ! nc -z db 5432; do sleep 1; done; uwsgi ...`)."""
+    rest = _unwrapped(words)
+    if len(rest) < 3 or program_name(rest[0].text) not in SHELLS:
+        return None
+    if not rest[1].text.startswith("-") or "c" not in rest[1].text:
+        return None
+    try:
+        compound = any(c[0].text in _COMPOUND for c in shell_commands(rest[2]))
+    except CheckInputError:
+        return None  # said where the string is read one command at a time
+    if not compound:
+        return None
+    text = "\n" * (rest[2].at.line - 1) + rest[2].text
+    try:
+        return read_script(file, text, dict(env or {}), rest[4:], find_config, env_at)
+    except NotFollowed as why:
+        remember(why)
+    except CheckInputError as error:
+        if _NO_SERVER not in str(error):
+            raise
+    return None
+
+
+#: The words that open the shell's compound commands, which a command string read one simple
+#: command at a time would lose (`then exec gunicorn` is no command line of gunicorn).
+_COMPOUND = frozenset({"if", "case", "for", "while", "until"})
 
 
 def _console_server(

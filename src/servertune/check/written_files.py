@@ -1,0 +1,159 @@
+"""Files a setup script of the repository writes with a here-document.
+
+An installer often writes the start script a service unit runs (mail-in-a-box's
+`setup/management.sh`: `cat > $inst_dir/start <<EOF ... exec gunicorn ... EOF`, then
+`conf/mailinabox.service`'s `ExecStart=/usr/local/lib/mailinabox/start`). Such a file is the
+here-document's text at that absolute path, for every launch that runs the path and finds
+it nowhere else (not beside its file, not in an image of the run). `cat > PATH <<EOF`, `cat
+<<EOF > PATH` and `tee PATH <<EOF` write it; `>>` and `tee -a` append to a file not known, so
+they write nothing here. PATH and, when the delimiter is unquoted, the text have the script's
+own plain assignments made before the line expanded (`inst_dir=/usr/local/lib/mailinabox`);
+any other `$NAME` stays as written, never guessed. The script is read, never run.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from servertune.check.commands import WRITTEN_BY_SCRIPTS, ConfigFile, expand_shell, without_comments
+
+__all__ = ["scripts_written", "written_by_scripts"]
+
+#: A here-document redirection: `<<EOF`, `<<-EOF`, `<< 'EOF'`, `<<"EOF"`.
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
+#: A plain assignment at the start of a line: `inst_dir=/usr/local/lib/mailinabox`.
+_ASSIGNMENT = re.compile(r"\A(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*\Z")
+#: A shell script by its name or first line.
+_SHELL_NAME = re.compile(r"\.(?:sh|bash)\Z")
+_SHEBANG = re.compile(r"\A#!\s*\S*\b(?:ba|da|z|k)?sh\b")
+#: The most files one run keeps (a repository of installers writes a few).
+_MOST = 200
+
+
+def scripts_written(path: Path, text: str) -> dict[str, ConfigFile]:
+    """The files the script `path` writes with a here-document, by absolute path: each the
+    document's text at its own lines of `path` (the lines before it left blank)."""
+    if "<<" not in text or not (_SHELL_NAME.search(path.name) or _SHEBANG.match(text)):
+        return {}
+    lines = text.splitlines()
+    known: dict[str, str] = {}
+    written: dict[str, ConfigFile] = {}
+    index = 0
+    while index < len(lines):
+        line = without_comments(lines[index]).strip()
+        index += 1
+        found = _HEREDOC.search(line)
+        if found is None:
+            _assign(line, known)
+            continue
+        strip, quoted, delimiter = found[1] == "-", bool(found[2]), found[3]
+        start = index
+        while (
+            index < len(lines)
+            and (lines[index].lstrip("\t") if strip else lines[index]) != delimiter
+        ):
+            index += 1
+        body = [b.lstrip("\t") if strip else b for b in lines[start:index]]
+        index += 1
+        target = _target(line[: found.start()] + " " + line[found.end() :], known)
+        if target is not None:
+            document = "\n".join(body) + "\n"
+            if not quoted:
+                document = _expanded(document, known)
+            written[target] = ConfigFile("\n" * start + document, path)
+    return written
+
+
+def _assign(line: str, known: dict[str, str]) -> None:
+    """`NAME=value` (a literal, or one of the names known before) recorded; a name assigned
+    from what only the running shell knows is forgotten."""
+    found = _ASSIGNMENT.match(line)
+    if found is None:
+        return
+    value = expand_shell(found[2].strip("'\""), known) if "$" in found[2] else found[2]
+    if value is None or "`" in value or "$(" in found[2]:
+        known.pop(found[1], None)
+    else:
+        known[found[1]] = value.strip("'\"")
+
+
+def _target(command: str, known: Mapping[str, str]) -> str | None:
+    """The absolute path `cat > PATH` / `cat <<EOF > PATH` / `tee PATH` (before a `;` or
+    `|`) writes, its variables known; None for any other command or a path not known."""
+    try:
+        words = shlex.split(command.split(";")[0].split("|")[-1])
+    except ValueError:
+        return None
+    while words and words[0] == "sudo":
+        words = words[1:]
+    if words[:1] == ["cat"]:
+        after = [w for w in words[1:] if w.startswith(">")]
+        if len(after) != 1 or after[0].startswith(">>"):
+            return None
+        path = after[0][1:] or (words[words.index(after[0]) + 1] if after[0] != words[-1] else "")
+    elif words[:1] == ["tee"]:
+        operands = _without_redirections(words[1:])
+        if len(operands) != 1 or operands[0].startswith("-"):
+            return None  # `tee -a` appends; several files, or none
+        path = operands[0]
+    else:
+        return None
+    if "$" in path:
+        path = expand_shell(path, known) or ""
+    if not path.startswith("/") or "$" in path or "`" in path:
+        return None
+    return posixpath.normpath(path)
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """`words` without their output redirections (`>/dev/null`, `> /dev/null`, `2>&1`)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif re.fullmatch(r"\d*>>?", word):
+            skip = True  # its target is the next word
+        elif not re.match(r"\d*>", word):
+            kept.append(word)
+    return kept
+
+
+def _expanded(text: str, known: Mapping[str, str]) -> str:
+    """An unquoted here-document's text with the names known expanded (`$venv`, `${venv}`)
+    and `\\$` a literal `$`, as the shell writes it; any other `$NAME` as written."""
+
+    def one(found: re.Match[str]) -> str:
+        name = found[1] or found[2]
+        return known.get(name, found[0])
+
+    text = re.sub(r"(?<!\\)\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", one, text)
+    return text.replace("\\$", "$").replace("\\`", "`")
+
+
+@contextmanager
+def written_by_scripts(paths: Sequence[Path]) -> Iterator[None]:
+    """The files the run's scripts write with here-documents, found by absolute path by any
+    command line's lookup (`commands.beside`) while the block runs."""
+    from servertune.check.source import read_text
+
+    written: dict[str, ConfigFile] = {}
+    for path in paths:
+        try:
+            found = scripts_written(path, read_text(path))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        for target, file in found.items():
+            written.setdefault(target, file)  # two writers: the first file read
+        if len(written) > _MOST:
+            break
+    hook = WRITTEN_BY_SCRIPTS.set(written.get if written else None)
+    try:
+        yield
+    finally:
+        WRITTEN_BY_SCRIPTS.reset(hook)
