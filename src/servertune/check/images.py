@@ -425,10 +425,27 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
     if named:
         return named[0] if len(named) == 1 else None
     staged = [(i, stage) for i in images if (stage := _stage_named(i, key)) is not None]
-    if len(staged) != 1:
+    if len(staged) == 1:
+        ((image, stage),) = staged
+        return _read(image.path, image.context if image.context_given else None, stage)
+    if staged:
         return None
-    ((image, stage),) = staged
-    return _read(image.path, image.context if image.context_given else None, stage)
+    # A folder further up the Dockerfile's path, when no Dockerfile is named so itself:
+    # SecObserve's `secobserve-backend` is built by `docker/backend/prod/django/Dockerfile`,
+    # the only one under a `backend/` (`docker/frontend/prod/Dockerfile` builds the other).
+    above = [i for i in images if key in _folders_above(i, root)]
+    return above[0] if len(above) == 1 else None
+
+
+def _folders_above(image: Image, root: Path) -> frozenset[str]:
+    """The names of the folders between the repository's root and the Dockerfile's own folder
+    (`docker/backend/prod/django/Dockerfile`: `docker`, `backend`, `prod`), plain."""
+    folder = image.path.absolute().parent
+    try:
+        parts = folder.relative_to(root.absolute()).parts[:-1]
+    except ValueError:
+        return frozenset()
+    return frozenset(_plain(part) for part in parts if _plain(part))
 
 
 #: A path a command names, inside a word too (`bash -c "... /webodm/start.sh"`).
