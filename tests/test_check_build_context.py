@@ -200,3 +200,35 @@ def test_dockerfile_folder_lacking_a_copy_source_is_not_its_context(tmp_path: Pa
         (["deploy/Dockerfile:5", "start.sh:2"], "gunicorn", 5)
     ]
     assert [n.kind for n in result.notes].count("build-context") == 1
+
+
+def test_a_deep_dockerfile_copying_its_own_path_is_built_from_the_repository_root(
+    tmp_path: Path,
+) -> None:
+    """docker/api/prod/web/Dockerfile, four folders down, copies
+    `./docker/api/prod/web/entrypoint` and `./api`: only the repository's root holds both, so
+    it is its context and the ENTRYPOINT is followed to its gunicorn, not given up as outside
+    a context `docker/` (which holds an `api/` folder by chance, and so the `./api` COPY).
+    (Seen in MaibornWolff/SecObserve's docker/backend/prod/django/Dockerfile.)"""
+    root = write(
+        tmp_path,
+        {
+            "docker/api/prod/web/Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\n"
+                "COPY ./docker/api/prod/web/entrypoint /entrypoint\n"
+                "COPY ./api /app\n"
+                'ENTRYPOINT ["/entrypoint"]\n'
+            ),
+            "docker/api/prod/web/entrypoint": (
+                "#!/bin/sh\nexec gunicorn --workers 3 --bind 0.0.0.0:5000 app.wsgi\n"
+            ),
+            "docker/api/prod/database/ca.pem": "certificate\n",
+            "api/app/wsgi.py": "application = None\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["docker/api/prod/web/Dockerfile:5", "docker/api/prod/web/entrypoint:2"], "gunicorn", 3)
+    ]
+    (assumed,) = [n for n in result.notes if n.kind == "build-context"]
+    assert f"built from {root} (assumed)" in assumed.message

@@ -513,3 +513,33 @@ def test_build_files_building_the_name_elsewhere_contradict_the_names_guess(
         "rust/Dockerfile" in n
         for n in unfollowed(result)
     )
+
+
+def test_an_image_named_for_a_folder_above_one_dockerfile_is_that_dockerfile(
+    tmp_path: Path,
+) -> None:
+    """In the repository `shop`, `ghcr.io/acme/shop-backend` names no Dockerfile's own folder
+    or suffix, but docker/backend/prod/app/Dockerfile is the only one under a `backend/`
+    folder (docker/frontend/prod/web/Dockerfile the only one under `frontend/`): each service runs
+    the Dockerfile of its word, WORKERS reaching the backend's gunicorn; a word under both
+    (`prod`) joins neither. (Seen in MaibornWolff/SecObserve.)"""
+    root = write(
+        tmp_path / "shop",
+        {
+            "compose.yaml": "services:\n"
+            "  backend:\n    image: ghcr.io/acme/shop-backend:1.4\n"
+            '    environment:\n      WORKERS: "6"\n'
+            "  frontend:\n    image: ghcr.io/acme/shop-frontend:1.4\n"
+            "  other:\n    image: ghcr.io/acme/shop-prod:1.4\n",
+            "docker/backend/prod/app/Dockerfile": GUNICORN_IMAGE,
+            "docker/backend/prod/app/start.sh": START,
+            "docker/frontend/prod/web/Dockerfile": NGINX_IMAGE,
+        },
+    )
+    result = check(root)
+    by_service = {a.container.name: a for a in result.apps if a.container is not None}
+    assert list(by_service) == ["backend"]
+    assert by_service["backend"].workers.value == 6
+    notes = unfollowed(result)
+    assert not any("shop-frontend" in n or "shop-backend" in n for n in notes)
+    assert any("image ghcr.io/acme/shop-prod:1.4: 2 Dockerfiles here" in n for n in notes)

@@ -18,6 +18,8 @@ from servertune.check.graph import Launch, launch_json, launches
 from servertune.check.model import Location, Setting
 from servertune.check.together import started_together, with_others
 from servertune.machine import Machine
+from tests.folder_support import chains as folder_chains
+from tests.folder_support import write
 
 REPOS = Path(__file__).parent / "data" / "repos"
 #: The machine the findings are judged for, whatever machine runs the tests.
@@ -870,3 +872,34 @@ def test_a_relative_entrypoint_is_found_from_the_workdir_in_force(tmp_path: Path
     )
     found = [(files, launch.app.workers.value) for files, _, launch in chains(tmp_path)]
     assert found == [(["Dockerfile", "entrypoint.sh"], 3)]
+
+
+def test_supervisord_program_under_a_checkout_directory_reads_the_repositorys_config(
+    tmp_path: Path,
+) -> None:
+    """deploy/supervisor/prod/app.conf runs `/home/deploy/shop/venv/bin/gunicorn -c
+    /home/deploy/shop/deploy/gunicorn_config.py` with `directory=/home/deploy/shop`, the
+    deployed checkout: the config is the repository's deploy/gunicorn_config.py (5 workers on
+    :5050), one launch from the program through the config, and no config-not-found note.
+    (Seen in DOAJ/doaj's deploy/supervisor.)"""
+    root = write(
+        tmp_path,
+        {
+            "deploy/supervisor/prod/app.conf": (
+                "[program:app]\n"
+                "command=/home/deploy/shop/venv/bin/gunicorn -c "
+                "/home/deploy/shop/deploy/gunicorn_config.py shop.app:app\n"
+                "directory=/home/deploy/shop\nstopasgroup=true\n"
+            ),
+            "deploy/gunicorn_config.py": 'bind = "0.0.0.0:5050"\nworkers = 5\n',
+        },
+    )
+    result = check_folder(root)
+    assert folder_chains(result, root) == [
+        (
+            ["deploy/supervisor/prod/app.conf:2", "deploy/gunicorn_config.py:1"],
+            "gunicorn",
+            5,
+        )
+    ]
+    assert not [n for n in result.notes if n.kind == "config-not-found"]

@@ -730,14 +730,18 @@ def read_image(
 def _context_of(path: Path, given: Path | None, stage: _Stage) -> tuple[Path, bool]:
     """The build context of the image (and whether it is settled): the one a file gives, else
     the Dockerfile's folder; but when that folder lacks some of the COPY sources and a folder
-    above it (up to `CONTEXT_ANCESTORS`, never above `.git` nor the tree check reads) holds
+    above it (up to the repository's root: never above `.git` nor the tree check reads) holds
     all of them, that folder, said in a note. A build from a folder that lacks a COPY source
     fails, so the image is built from the one that holds them: cognee's
     `deployment/helm/Dockerfile` copies the root's `entrypoint.sh` and `cognee/` (`docker
     build -f deployment/helm/Dockerfile .`), though its compose file says `context: .`."""
     start = given if given is not None else path.parent
     folders = [start]
-    for _ in range(CONTEXT_ANCESTORS):
+    # Up to the repository's root however deep the Dockerfile is: SecObserve's
+    # `docker/backend/prod/django/Dockerfile` copies `./docker/backend/prod/django/entrypoint`
+    # from the root, and stopping short at `docker/` (which holds a `backend/` by chance)
+    # took the wrong folder.
+    while True:
         above = folders[-1].parent
         if (folders[-1] / ".git").exists() or above == folders[-1]:
             break

@@ -240,7 +240,9 @@ def image_named(
 
 def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> Image | None:
     """The one Dockerfile the name's own words together, then each alone from the last
-    (`web-frontend`, `examplevotingapp_vote`: `vote`), then its tag, name (`_by_key`)."""
+    (`web-frontend`, `examplevotingapp_vote`: `vote`), then its tag, name (`_by_key`); else
+    the one Dockerfile under a folder so named (`_folders_above`), the first key that names
+    any folder deciding."""
     keys = ["".join(own)] if own else []
     keys += reversed(own) if len(own) > 1 else []
     if tag and "$" not in tag:
@@ -249,6 +251,15 @@ def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> I
         found = _by_key(images, key, root)
         if found is not None:
             return found
+    # A folder further up a Dockerfile's path, only when no key names a Dockerfile itself:
+    # SecObserve's `secobserve-backend` is built by `docker/backend/prod/django/Dockerfile`,
+    # the only one under a `backend/` (`docker/frontend/prod/Dockerfile` builds the other).
+    for key in (k for k in keys if len(k) >= 2):
+        above = [i for i in images if key in _folders_above(i, root)]
+        if len(above) == 1:
+            return above[0]
+        if above:
+            return None
     return None
 
 
@@ -429,6 +440,17 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
         return None
     ((image, stage),) = staged
     return _read(image.path, image.context if image.context_given else None, stage)
+
+
+def _folders_above(image: Image, root: Path) -> frozenset[str]:
+    """The names of the folders between the repository's root and the Dockerfile's own folder
+    (`docker/backend/prod/django/Dockerfile`: `docker`, `backend`, `prod`), plain."""
+    folder = image.path.absolute().parent
+    try:
+        parts = folder.relative_to(root.absolute()).parts[:-1]
+    except ValueError:
+        return frozenset()
+    return frozenset(_plain(part) for part in parts if _plain(part))
 
 
 #: A path a command names, inside a word too (`bash -c "... /webodm/start.sh"`).

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from servertune.check import resolve
+from servertune.check.checkout import in_checkout
 from servertune.check.commands import (
     ConfigFile,
     FindConfig,
@@ -370,6 +371,26 @@ def _sections(
     return programs, includes
 
 
+def _program_files(path: Path, options: dict[str, tuple[str, int]]) -> FindConfig:
+    """Where the files a program's command names are, for a config read on its own (not from
+    an image): with `directory=`, in the checkout it is run from (`checkout.in_checkout`:
+    DOAJ's `directory=/home/cloo/doaj` with `-c /home/cloo/doaj/deploy/x.py` is the
+    repository's `deploy/x.py`), else beside the config."""
+    directory = options.get("directory", ("", 0))[0].strip()
+    plain = beside(path)
+    if not directory:
+        return plain
+    checkout = in_checkout(path, directory)
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        # Beside the config (or in the image copying it) first: an image's `directory=/app`
+        # is where its COPYs put the files, not a checkout.
+        found = plain(wanted, at)
+        return found if found is not None else checkout(wanted, at)
+
+    return find
+
+
 def read_programs(
     path: Path,
     text: str,
@@ -390,9 +411,10 @@ def read_programs(
         if "command" not in options or (started and not _autostarts(options, env)):
             continue
         command, number, process_env = _command(options, env)
+        find = find_config or _program_files(path, options)
         for one in shell_commands(Word(command, Location(path, number))):
             unstarted.append(one)
-            app = _started(path, one, process_env, find_config or beside(path), follow)
+            app = _started(path, one, process_env, find, follow)
             if app is not None:
                 app = _fcgi_socket(path, section, options, app)
                 if app.without_exec is not None and app.without_exec.at.file != path:
@@ -400,7 +422,7 @@ def read_programs(
                     app = replace(app, supervised=Setting(f"[{section}]", Location(path, number)))
                 apps.append(_stopping(path, app, options, number))
                 break
-            front = _nginx_front(one, process_env, find_config or beside(path))
+            front = _nginx_front(one, process_env, find)
             if front is not None:
                 fronts.append(front)
                 break

@@ -17,9 +17,10 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from servertune.check.commands import ConfigFile, FindConfig, Word, beside
+from servertune.check.checkout import in_checkout
+from servertune.check.commands import Word
 from servertune.check.model import (
     SERVERS_READ,
     AppServer,
@@ -85,37 +86,6 @@ def _span(value: str, at: Location, key: str) -> float:
     return total
 
 
-def _in_checkout(unit: Path, workdir: str) -> FindConfig:
-    """Finds a config the unit's command line names in the repository the unit is kept in: a
-    unit deployed from a checkout runs in it (`WorkingDirectory=/srv/app`), so
-    `/srv/app/deploy/gunicorn.conf.py`, or `deploy/gunicorn.conf.py` relative to it, is that
-    path from the checkout's root, looked for in the unit's folder and the folders above it up
-    to the tree check reads; else as any command line's (`commands.beside`)."""
-    from servertune.check.resolve import within_default
-
-    fallback = beside(unit)
-
-    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
-        relative = wanted
-        base = PurePosixPath(workdir) if workdir.startswith("/") else None
-        if wanted.startswith("/"):
-            if base is None or not PurePosixPath(wanted).is_relative_to(base):
-                return fallback(wanted, at)
-            relative = PurePosixPath(wanted).relative_to(base).as_posix()
-        if "\n" in relative or len(relative) > 4096 or ".." in PurePosixPath(relative).parts:
-            return fallback(wanted, at)
-        with within_default(unit) as root:
-            folder = unit.parent.absolute().resolve()
-            levels = len(folder.relative_to(root).parts) if folder.is_relative_to(root) else 0
-        for up in range(levels + 1):  # the unit's folder first, then each one above it
-            found = fallback("../" * up + relative, at)
-            if found is not None:
-                return found
-        return fallback(wanted, at)
-
-    return find
-
-
 def _load_environment_file(
     unit: Path,
     workdir: str,
@@ -130,7 +100,7 @@ def _load_environment_file(
     from servertune.check.envfile import read_env_file
 
     name = value.removeprefix("-")
-    found = _in_checkout(unit, workdir)(name, at)
+    found = in_checkout(unit, workdir)(name, at)
     if found is None:
         note(
             "env-file-not-found",
@@ -149,7 +119,7 @@ def environment_files(path: Path, text: str) -> tuple[Path, ...]:
     service = [(k, v) for section, k, v, _ in unit_entries(path, text) if section == "Service"]
     workdir = next((v.lstrip("-") for k, v in reversed(service) if k == "WorkingDirectory"), "")
     found = [
-        _in_checkout(path, workdir)(v.removeprefix("-"), None)
+        in_checkout(path, workdir)(v.removeprefix("-"), None)
         for k, v in service
         if k == "EnvironmentFile" and v
     ]
@@ -205,7 +175,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         [Word(w, at) for w in words],
         environment,
         env_at,
-        find_config=_in_checkout(path, workdir),
+        find_config=in_checkout(path, workdir),
     )
     if app is None:
         raise NothingToCheck(
