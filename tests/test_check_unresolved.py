@@ -296,3 +296,26 @@ def test_a_scripts_arguments_are_the_containers_not_a_programs_value(tmp_path: P
     said = [n.message for n in result.notes if n.kind == "unresolved-variable"]
     assert said, result.notes
     assert all("the container's or platform's variables" in m for m in said), said
+
+
+def test_compose_variable_set_nowhere_keeps_the_option_and_the_launch(tmp_path: Path) -> None:
+    """`--timeout ${GUNICORN_TIMEOUT_S}` in a compose command, the variable set by no `.env`
+    beside it and given no default (seen in opengisch/qfieldcloud, whose values are only in
+    `.env.example`): compose would blank it, leaving `--timeout` without its argument, but the
+    deployment's own `.env` sets it. It is an unresolved-variable note naming the example's
+    value (an example, not used as the value), never an exit-2 refusal, and the launch stays."""
+    (tmp_path / "Dockerfile").write_text('FROM python:3.12\nCMD ["gunicorn", "app:app"]\n')
+    (tmp_path / ".env.example").write_text("# copy to .env\nGUNICORN_TIMEOUT_S=300\n")
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text(
+        "services:\n  app:\n    build: .\n    command: >\n"
+        "      gunicorn app:app --bind 0.0.0.0:8000\n"
+        "        --timeout ${GUNICORN_TIMEOUT_S}\n        --workers $GUNICORN_WORKERS\n"
+    )
+    result = check_files([compose], machine=MACHINE)
+    assert not result.errors, result.errors
+    assert [app.kind for app in result.apps] == ["gunicorn"]
+    unset = [n.message for n in result.notes if "is not set here (no default" in n.message]
+    assert len(unset) == 2, result.notes
+    assert ".env.example:2 documents '300', an example, not used" in unset[0]
+    assert any("'--timeout ${GUNICORN_TIMEOUT_S}'" in n.message for n in result.notes)
