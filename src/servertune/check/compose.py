@@ -989,14 +989,24 @@ def defaulted(host: Path, path: Path) -> Path | None:
     default; None when a variable without one is left (a deployment's own value)."""
     if "$" not in str(host):
         return host
+    text = _with_defaults(str(host), path)
+    return None if text is None else Path(os.path.normpath(text))
+
+
+def _with_defaults(text: str, path: Path) -> str | None:
+    """`text` as compose interpolates it when each variable has a default (`${X:-word}`), from
+    the `.env` beside the compose file `path`, else the default; None when a variable without
+    one is left (a deployment's own value)."""
+    if "$" not in text:
+        return text
     lookup = _dotenv(path) if (path.parent / ".env").is_file() else {}
 
     def value(match: re.Match[str]) -> str:
         found = lookup.get(match[1])
         return match[3] if found is None or (match[2] and not found) else found
 
-    text = _DEFAULTED.sub(value, str(host))
-    return None if "$" in text else Path(os.path.normpath(text))
+    done = _DEFAULTED.sub(value, text)
+    return None if "$" in done else done
 
 
 def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
@@ -1014,8 +1024,10 @@ def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
 
 
 def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:
-    """The service's `environment` entries written as literal values (no `$`: a value compose
-    interpolates from the deployment's shell is not known here)."""
+    """The service's `environment` entries written as literal values, or with defaults
+    (`EDA_SERVER: http://${EDA_HOST:-eda-api:8000}`, ansible/eda-server: the `.env` beside the
+    file, else the default); a value compose interpolates from the deployment's shell alone is
+    not known here."""
     environment = service.get("environment")
     if environment is None:
         return ()
@@ -1029,7 +1041,8 @@ def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:
             )
             if sep
         ]
-    return tuple((k, v) for k, v in pairs if v is not None and "$" not in v)
+    found = ((k, _with_defaults(v, service.path)) for k, v in pairs if v is not None)
+    return tuple((k, v) for k, v in found if v is not None)
 
 
 def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConfig | None:
