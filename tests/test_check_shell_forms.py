@@ -355,3 +355,21 @@ def test_debugpy_run_from_a_path_runs_the_server_module(tmp_path: Path, debugger
     (tmp_path / "Dockerfile").write_text(f"FROM python:3.12-slim\nCMD {cmd}\n")
     (app,) = check_files([tmp_path / "Dockerfile"], machine=MACHINE, env={}).apps
     assert (app.kind, app.workers.value) == ("uvicorn", 3)
+
+
+def test_exec_form_of_one_string_is_an_error_and_read_split(tmp_path: Path) -> None:
+    """`CMD ["uwsgi --ini uwsgi.ini"]` (seen in reanahub/reana-server): Docker runs a program
+    named by the whole string and the container exits at start, an `exec-form-one-string`
+    error at the CMD's line; the launch is read with the string split into words (a guess at
+    what was meant), so the uWSGI it meant, with its ini, is checked."""
+    (tmp_path / "uwsgi.ini").write_text("[uwsgi]\nmodule = app:app\nhttp-socket = :8000\n")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . /app\nCMD ["uwsgi --ini uwsgi.ini"]\n'
+    )
+    result = check_files([dockerfile, tmp_path / "uwsgi.ini"], machine=MACHINE)
+    found = [(f.rule, f.at.line) for f in result.findings if f.rule == "exec-form-one-string"]
+    assert found == [("exec-form-one-string", 4)]
+    assert [(app.kind, [s.value for s in app.sockets]) for app in result.apps] == [
+        ("uwsgi", ["0.0.0.0:8000"])
+    ]
