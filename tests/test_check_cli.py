@@ -402,3 +402,21 @@ def test_the_gunicorn_probe_ends_itself_when_nothing_stops_it(tmp_path: Path) ->
         check=False,
     )
     assert child.returncode < 0, child  # ended by a signal, its own
+
+
+def test_a_file_refused_by_several_launches_is_one_error_line(tmp_path: Path) -> None:
+    """A compose command gunicorn refuses (`--timeout` with nothing after it), read once with
+    the base file and once merged with its `docker-compose.prod.yml` overlay: one `error:`
+    line, not one per launch that met it (opengisch/qfieldcloud printed the same line 6
+    times), and exit 2."""
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12\n")
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n  app:\n    build: .\n    command: gunicorn app:app --timeout\n"
+    )
+    (tmp_path / "docker-compose.prod.yml").write_text(
+        "services:\n  app:\n    environment:\n      A: b\n"
+    )
+    result = run("--format", "text", tmp_path)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr

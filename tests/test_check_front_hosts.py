@@ -379,3 +379,29 @@ def test_a_template_an_nginx_image_copies_renders_with_that_images_env(tmp_path:
         },
     )
     assert _fronts(root)["app"] == ["web/nginx.conf.template:4"]
+
+
+def test_front_beside_another_compose_project_never_reaches_the_root_projects_service(
+    tmp_path: Path,
+) -> None:
+    """A front in `azure/` beside `azure/docker-compose.yml`, whose `nginx` service runs it from
+    a registry image (nothing here mounts or builds it), passes to `backend:8000`: the `backend`
+    of its own folder's compose project, never the same-named service of the root compose
+    project, another stack on another network (seen in cohere-ai/cohere-toolkit). The root
+    `backend` has no front."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+                'CMD ["gunicorn", "--bind", "0.0.0.0:8000", "app.wsgi"]\n'
+            ),
+            "docker-compose.yml": "services:\n  backend:\n    build: .\n",
+            "azure/docker-compose.yml": (
+                "services:\n  backend:\n    image: registry.example/app-api\n"
+                "  nginx:\n    image: registry.example/app-nginx\n    ports: ['80:80']\n"
+            ),
+            "azure/nginx.conf": _site("backend:8000"),
+        },
+    )
+    assert _fronts(root) == {"backend": []}

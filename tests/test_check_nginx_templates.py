@@ -87,3 +87,30 @@ def test_service_environment_wins_over_the_image_env_in_a_copied_template(
         },
     )
     assert _fronts(root) == {"web": ["nginx/nginx.conf:6"]}
+
+
+def test_mounted_template_renders_an_environment_value_with_a_default(tmp_path: Path) -> None:
+    """A template bind-mounted into /etc/nginx/templates/ whose `proxy_pass $BACKEND;` takes
+    the service's `BACKEND: http://${BACKEND_HOST:-api:8080}` (seen in ansible/eda-server):
+    with no `.env` setting BACKEND_HOST compose gives the default, so the rendered pass is
+    `http://api:8080` and reaches service `api`; a value of the deployment's shell alone
+    (`${OTHER}`) stays unknown."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _APP,
+            "nginx/default.conf.template": (
+                "server {\n    listen 80;\n    location /api/ {\n"
+                "        proxy_pass $BACKEND;\n        proxy_set_header X-Other $OTHER;\n"
+                "    }\n}\n"
+            ),
+            "compose.yaml": (
+                "x-env: &env\n  BACKEND: http://${BACKEND_HOST:-api:8080}\n  OTHER: ${OTHER}\n"
+                "services:\n  api:\n    build: .\n    environment: *env\n"
+                "  ui:\n    image: nginx:1.27\n    environment: *env\n    ports: ['443:80']\n"
+                "    volumes:\n"
+                "      - ./nginx/default.conf.template:/etc/nginx/templates/default.conf.template\n"
+            ),
+        },
+    )
+    assert _fronts(root) == {"api": ["nginx/default.conf.template:4"]}

@@ -404,3 +404,21 @@ def test_an_option_added_under_a_variable_no_file_sets_is_read_with_the_variable
     files = [at.file.relative_to(tmp_path).as_posix() for at in launch.chain]
     assert ("extra/extra.gunicorn.conf.py" in files) == configured
     assert launch.app.threads.value == (3 if configured else 1)
+
+
+def test_exec_form_of_one_string_is_an_error_and_read_split(tmp_path: Path) -> None:
+    """`CMD ["uwsgi --ini uwsgi.ini"]` (seen in reanahub/reana-server): Docker runs a program
+    named by the whole string and the container exits at start, an `exec-form-one-string`
+    error at the CMD's line; the launch is read with the string split into words (a guess at
+    what was meant), so the uWSGI it meant, with its ini, is checked."""
+    (tmp_path / "uwsgi.ini").write_text("[uwsgi]\nmodule = app:app\nhttp-socket = :8000\n")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        'FROM python:3.12\nWORKDIR /app\nCOPY . /app\nCMD ["uwsgi --ini uwsgi.ini"]\n'
+    )
+    result = check_files([dockerfile, tmp_path / "uwsgi.ini"], machine=MACHINE)
+    found = [(f.rule, f.at.line) for f in result.findings if f.rule == "exec-form-one-string"]
+    assert found == [("exec-form-one-string", 4)]
+    assert [(app.kind, [s.value for s in app.sockets]) for app in result.apps] == [
+        ("uwsgi", ["0.0.0.0:8000"])
+    ]

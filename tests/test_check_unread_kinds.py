@@ -82,6 +82,29 @@ def test_a_socket_unit_is_the_listening_socket_of_the_service_it_activates(
     assert not any(n.at.file.name == "app@.socket" for n in result.notes)
 
 
+def test_a_socket_unit_activates_a_service_unit_kept_as_a_template_of_an_ansible_role(
+    tmp_path: Path,
+) -> None:
+    """An ansible role installs `templates/web.service.j2` (a plain unit, no Jinja in it) as
+    `web.service` and copies `files/web.socket` beside it (seen in tournesol-app/tournesol):
+    the socket activates the service by the name it is installed under, so gunicorn listens
+    on the socket's address, and the socket unit is in its launch chain."""
+    _write(
+        tmp_path,
+        {
+            "roles/app/files/web.socket": "[Socket]\nListenStream=/run/web.sock\n",
+            "roles/app/templates/web.service.j2": (
+                "[Service]\nExecStart=/srv/venv/bin/gunicorn --workers 3 site.wsgi\n"
+            ),
+        },
+    )
+    result = _check(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["unix:/run/web.sock"]
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [at.file.name for at in launch.chain][:2] == ["web.service.j2", "web.socket"]
+
+
 def test_a_socket_unit_of_the_services_name_activates_it_without_sockets(
     tmp_path: Path,
 ) -> None:

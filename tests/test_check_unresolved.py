@@ -336,3 +336,26 @@ def test_a_command_line_option_only_the_container_expands_feeds_no_finding(
         path.write_text(f'FROM python:3.12\nCMD ["sh", "-c", "exec {words}"]\n')
         found = check_files([path], machine=MACHINE, lb=alb).findings
         assert [f.rule for f in found] == expected, name
+
+
+def test_compose_variable_set_nowhere_keeps_the_option_and_the_launch(tmp_path: Path) -> None:
+    """`--timeout ${GUNICORN_TIMEOUT_S}` in a compose command, the variable set by no `.env`
+    beside it and given no default (seen in opengisch/qfieldcloud, whose values are only in
+    `.env.example`): compose would blank it, leaving `--timeout` without its argument, but the
+    deployment's own `.env` sets it. It is an unresolved-variable note naming the example's
+    value (an example, not used as the value), never an exit-2 refusal, and the launch stays."""
+    (tmp_path / "Dockerfile").write_text('FROM python:3.12\nCMD ["gunicorn", "app:app"]\n')
+    (tmp_path / ".env.example").write_text("# copy to .env\nGUNICORN_TIMEOUT_S=300\n")
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text(
+        "services:\n  app:\n    build: .\n    command: >\n"
+        "      gunicorn app:app --bind 0.0.0.0:8000\n"
+        "        --timeout ${GUNICORN_TIMEOUT_S}\n        --workers $GUNICORN_WORKERS\n"
+    )
+    result = check_files([compose], machine=MACHINE)
+    assert not result.errors, result.errors
+    assert [app.kind for app in result.apps] == ["gunicorn"]
+    unset = [n.message for n in result.notes if "is not set here (no default" in n.message]
+    assert len(unset) == 2, result.notes
+    assert ".env.example:2 documents '300', an example, not used" in unset[0]
+    assert any("'--timeout ${GUNICORN_TIMEOUT_S}'" in n.message for n in result.notes)

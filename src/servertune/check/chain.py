@@ -324,10 +324,23 @@ class Stacks:
             or self.building(files[:1])
         )
         if not mounted:
-            return None
+            return self._beside(files[0])
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
             return frozenset()  # each holds it as a template its start passes over
         return frozenset().union(*(self.project(s.file) for s in mounted))
+
+    def _beside(self, file: Path) -> frozenset[Path] | None:
+        """The projects of the compose files in a front's own folder, when none of their
+        services mounts or builds it (its proxy image is pulled from a registry: `image:
+        registry/app-nginx`): it is deployed with them, so a host name it passes to is one of
+        their services, never a same-named service of a compose project elsewhere (a root
+        `docker-compose.yml` beside `azure_compose_deploy/`, cohere-ai/cohere-toolkit).
+        None when no compose file is there (a host's nginx, a front named alone)."""
+        folder = _real(file.parent)
+        beside = {s.file for s in self.services if _real(s.file.parent) == folder}
+        if not beside:
+            return None
+        return frozenset().union(*(self.project(f) for f in beside))
 
     def building(self, files: Sequence[Path]) -> tuple[Service, ...]:
         """The services whose image, built here (or the Dockerfile their `image:` names, as

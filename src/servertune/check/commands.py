@@ -56,6 +56,7 @@ __all__ = [
     "ConfigFile",
     "FindConfig",
     "FollowWords",
+    "JoinedWord",
     "ServerCommand",
     "Word",
     "beside",
@@ -163,6 +164,15 @@ class Word:
 
     text: str
     at: Location
+
+
+@dataclass(frozen=True)
+class JoinedWord(Word):
+    """The first word of an exec-form command whose one string is a whole command line
+    (`CMD ["uwsgi --ini uwsgi.ini"]`), split into words as a guess at what was meant; Docker
+    runs a program named by the whole string (`written`), which no image has."""
+
+    written: str = ""
 
 
 @dataclass(frozen=True)
@@ -1128,6 +1138,11 @@ def read_command(
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),
+        one_string_exec=(
+            Setting(command.program.written, command.program.at)
+            if isinstance(command.program, JoinedWord)
+            else None
+        ),
     )
 
 

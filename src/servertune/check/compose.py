@@ -128,8 +128,11 @@ def parse_bytes(text: str) -> int:
     return int(float(match[1]) * BYTE_UNITS[match[2].lower()])
 
 
-def interpolate(text: str, lookup: Mapping[str, str], at: Location) -> str:
-    """`text` with compose's interpolation done from `lookup`."""
+def interpolate(
+    text: str, lookup: Mapping[str, str], at: Location, *, keep_unset: bool = False
+) -> str:
+    """`text` with compose's interpolation done from `lookup`; with `keep_unset`, a variable
+    set nowhere and given no default is kept as `${NAME}` (`_unset`), not blanked."""
     out: list[str] = []
     index = 0
     while index < len(text):
@@ -150,7 +153,7 @@ def interpolate(text: str, lookup: Mapping[str, str], at: Location) -> str:
                 end += 1
             if depth:
                 raise CheckInputError(f"{at}: invalid interpolation format: missing '}}'")
-            out.append(_braced(text[index + 2 : end - 1], lookup, at))
+            out.append(_braced(text[index + 2 : end - 1], lookup, at, keep_unset))
             index = end
             continue
         match = _NAME.match(text, index + 1)
@@ -160,19 +163,20 @@ def interpolate(text: str, lookup: Mapping[str, str], at: Location) -> str:
             out.append(char)
             index += 1
             continue
-        out.append(lookup.get(match[0], ""))
+        value = lookup.get(match[0])
+        out.append(_unset(match[0], at, keep_unset) if value is None else value)
         index = match.end()
     return "".join(out)
 
 
-def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
+def _braced(body: str, lookup: Mapping[str, str], at: Location, keep_unset: bool) -> str:
     match = _NAME.match(body)
     if match is None:
         raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
     name, rest = match[0], body[match.end() :]
     value = lookup.get(name)
     if not rest:
-        return value or ""
+        return _unset(name, at, keep_unset) if value is None else value
     colon = rest.startswith(":")
     operator = rest[1:2] if colon else rest[:1]
     word = rest[2:] if colon else rest[1:]
@@ -199,6 +203,38 @@ def _braced(body: str, lookup: Mapping[str, str], at: Location) -> str:
     raise CheckInputError(f"{at}: invalid interpolation format ${{{body[:40]}}}")
 
 
+#: The copies of `.env` a project keeps for a person to fill in (`cp .env.example .env`).
+_DOTENV_EXAMPLES = (".env.example", ".env.sample", ".env.dist", ".env.template")
+
+
+def _unset(name: str, at: Location, keep: bool) -> str:
+    """An unset `${NAME}` with no default: compose blanks it (with a warning), which in a
+    command line leaves an option without its argument (`--timeout ${GUNICORN_TIMEOUT_S}`,
+    opengisch/qfieldcloud). Where it runs, the deployment's own `.env` or shell sets it: in a
+    command (`keep`) it stays `${NAME}`, a value check cannot know, with a note; an example
+    copy of `.env` beside the file only documents a value, named in the note, never used
+    (the deployment's copy is edited)."""
+    if not keep:
+        return ""
+    documented = ""
+    for example in _DOTENV_EXAMPLES:
+        path = at.file.parent / example
+        if resolve.inside(path, at.file) and path.is_file():
+            with contextlib.suppress(CheckInputError, OSError):
+                values, where = read_env_file(path)
+                if name in values:
+                    documented = f"; {where[name]} documents {values[name]!r}, an example, not used"
+                    break
+    note(
+        "unresolved-variable",
+        at,
+        f"{at}: ${{{name}}} is not set here (no default, no .env beside {at.file.name} sets it"
+        f"{documented}): compose would blank it; its deployment sets it, so it was read as "
+        "unknown",
+    )
+    return "${" + name + "}"
+
+
 #: More values than any compose file holds once its anchors and merge keys are expanded; a file
 #: past it is an alias bomb ("billion laughs": nine aliases of nine aliases of ...), refused
 #: before anything walks it expanded.
@@ -222,8 +258,12 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
     return memo[id(node)]
 
 
+#: The keys whose values are command lines: an unset variable in them is kept (`_unset`).
+_COMMAND_KEYS = frozenset({"command", "entrypoint"})
+
+
 def _interpolate_all(
-    node: yaml.Node, lookup: Mapping[str, str], path: Path, seen: set[int]
+    node: yaml.Node, lookup: Mapping[str, str], path: Path, seen: set[int], keep: bool = False
 ) -> None:
     """Every value of the file interpolated in place (keys are not), each node once."""
     if id(node) in seen:
@@ -231,13 +271,15 @@ def _interpolate_all(
     seen.add(id(node))
     if isinstance(node, yaml.ScalarNode):
         if "$" in node.value:
-            node.value = interpolate(node.value, lookup, Location(path, node.start_mark.line + 1))
+            at = Location(path, node.start_mark.line + 1)
+            node.value = interpolate(node.value, lookup, at, keep_unset=keep)
     elif isinstance(node, yaml.SequenceNode):
         for child in node.value:
-            _interpolate_all(child, lookup, path, seen)
+            _interpolate_all(child, lookup, path, seen, keep)
     elif isinstance(node, yaml.MappingNode):
-        for _, value in node.value:
-            _interpolate_all(value, lookup, path, seen)
+        for key, value in node.value:
+            command = isinstance(key, yaml.ScalarNode) and key.value in _COMMAND_KEYS
+            _interpolate_all(value, lookup, path, seen, keep or command)
 
 
 def shell_words(text: str) -> list[str]:
@@ -961,14 +1003,24 @@ def defaulted(host: Path, path: Path) -> Path | None:
     default; None when a variable without one is left (a deployment's own value)."""
     if "$" not in str(host):
         return host
+    text = _with_defaults(str(host), path)
+    return None if text is None else Path(os.path.normpath(text))
+
+
+def _with_defaults(text: str, path: Path) -> str | None:
+    """`text` as compose interpolates it when each variable has a default (`${X:-word}`), from
+    the `.env` beside the compose file `path`, else the default; None when a variable without
+    one is left (a deployment's own value)."""
+    if "$" not in text:
+        return text
     lookup = _dotenv(path) if (path.parent / ".env").is_file() else {}
 
     def value(match: re.Match[str]) -> str:
         found = lookup.get(match[1])
         return match[3] if found is None or (match[2] and not found) else found
 
-    text = _DEFAULTED.sub(value, str(host))
-    return None if "$" in text else Path(os.path.normpath(text))
+    done = _DEFAULTED.sub(value, text)
+    return None if "$" in done else done
 
 
 def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
@@ -986,8 +1038,10 @@ def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
 
 
 def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:
-    """The service's `environment` entries written as literal values (no `$`: a value compose
-    interpolates from the deployment's shell is not known here)."""
+    """The service's `environment` entries written as literal values, or with defaults
+    (`EDA_SERVER: http://${EDA_HOST:-eda-api:8000}`, ansible/eda-server: the `.env` beside the
+    file, else the default); a value compose interpolates from the deployment's shell alone is
+    not known here."""
     environment = service.get("environment")
     if environment is None:
         return ()
@@ -1001,7 +1055,8 @@ def _literal_env(service: _Node) -> tuple[tuple[str, str], ...]:
             )
             if sep
         ]
-    return tuple((k, v) for k, v in pairs if v is not None and "$" not in v)
+    found = ((k, _with_defaults(v, service.path)) for k, v in pairs if v is not None)
+    return tuple((k, v) for k, v in found if v is not None)
 
 
 def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConfig | None:

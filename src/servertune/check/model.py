@@ -280,6 +280,9 @@ class AppServer:
     #: Words a Dockerfile's exec-form CMD / ENTRYPOINT hands the server as written
     #: (`"${GUNICORN_WORKERS:-4}"`): no shell runs, so nothing expands them.
     unexpanded: tuple[Setting[str], ...] = ()
+    #: An exec-form CMD / ENTRYPOINT whose one string is the whole command line, as written
+    #: (`uwsgi --ini uwsgi.ini`): Docker runs a program of that name; read split, a guess.
+    one_string_exec: Setting[str] | None = None
     #: A config file the command line names (`gunicorn -c`, `uwsgi --ini`) that is not among
     #: the files read: its settings were not checked.
     missing_config: Setting[str] | None = None

@@ -97,15 +97,49 @@ def activated_by_socket(service: Path, sockets: list[str], app: AppServer) -> Ap
     back at it. Unchanged when none is here, or for a server that binds its own."""
     if app.kind not in SOCKET_SERVERS:
         return app
-    names = [_template(n) for value in sockets for n in value.split()] or [f"{service.stem}.socket"]
+    installed = _installed_name(service.name)
+    stem = installed.rsplit(".", 1)[0]
+    names = [_template(n) for value in sockets for n in value.split()] or [f"{stem}.socket"]
     listens: list[Setting[str]] = []
     for name in dict.fromkeys(names):
-        unit = service.with_name(name)
-        if not unit.is_file():
-            continue
-        text = unit.read_text(encoding="utf-8", errors="replace")
-        if looks_like_unit(unit, text) and _started_unit(unit, text) == service.name:
-            listens += _listens(unit, text)
+        for unit in _written_as(service, name):
+            text = unit.read_text(encoding="utf-8", errors="replace")
+            if looks_like_unit(unit, text) and _started_unit(unit, text) == installed:
+                listens += _listens(unit, text)
+                break
     if not listens:
         return app
     return replace(app, sockets=tuple(listens))
+
+
+#: Suffixes a unit file carries in a repository that deploys it rendered or copied
+#: (`gunicorn.service.j2`, an ansible role's template): the unit is installed without it.
+_TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tpl", ".tmpl", ".template")
+
+#: An ansible role's folders of files to install: `copy` takes `files/`, `template` takes
+#: `templates/`, and a role's units are split between the two.
+_ROLE_FOLDERS = ("files", "templates")
+
+
+def _installed_name(name: str) -> str:
+    """A unit file's name as installed: without a template suffix (`gunicorn.service.j2`)."""
+    for suffix in _TEMPLATE_SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _written_as(service: Path, name: str) -> list[Path]:
+    """The files here that install as unit `name` beside the service unit: in its folder, or
+    in an ansible role the other folder of files it installs (`files/gunicorn.socket` beside
+    `templates/gunicorn.service.j2`, tournesol-app/tournesol), with a template suffix or
+    without."""
+    folders = [service.parent]
+    if service.parent.name in _ROLE_FOLDERS:
+        folders += [service.parent.parent / f for f in _ROLE_FOLDERS if f != service.parent.name]
+    return [
+        folder / written
+        for folder in folders
+        for written in (name, *(name + suffix for suffix in _TEMPLATE_SUFFIXES))
+        if (folder / written).is_file()
+    ]

@@ -259,8 +259,9 @@ def _exit(result: CheckResult, fail_on: str, baseline_write: Path | None) -> Non
     `fail_on` or worse."""
     # Every file that could not be read, one line each, after the others' findings: exit 2,
     # as linters do, so one unreadable file never hides the rest.
-    for unread in result.errors:
-        typer.echo(f"error: {one_line(unread.message)}", err=True)
+    # (Once each: a file several launches read is refused by each of them.)
+    for message in dict.fromkeys(one_line(unread.message) for unread in result.errors):
+        typer.echo(f"error: {message}", err=True)
     if result.errors:
         raise typer.Exit(code=2)
     if baseline_write is not None:

@@ -74,6 +74,7 @@ RULES: dict[str, Rule] = {
         launchers.reloader_in_production,
         launchers.substring_not_default,
         launchers.exec_form_not_expanded,
+        launchers.exec_form_one_string,
         shutdown.entrypoint_without_exec,
         shutdown.entrypoint_without_exec_unlaunched,
         shutdown.shell_form_command,

@@ -3,6 +3,8 @@ them (an option given twice, a shell's expansion, a number cut at its first non-
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
@@ -88,6 +90,30 @@ def exec_form_not_expanded(rule: Rule, c: Context) -> Iterator[Finding]:
                 "write the value, or keep a shell that expands it and hands PID 1 over: "
                 '`CMD ["sh", "-c", "exec ' + app.kind + ' ..."]`',
             )
+
+
+@check_rule(
+    "exec-form-one-string",
+    Severity.error,
+    "an exec-form CMD or ENTRYPOINT is one string holding the whole command line: Docker runs "
+    "a program of that name, which does not exist",
+    "https://docs.docker.com/reference/dockerfile/#exec-form (the exec form is a JSON array of "
+    "the executable and its parameters, each its own element; no shell splits them)",
+    kind="fault",
+)
+def exec_form_one_string(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        written = app.one_string_exec
+        if written is None:
+            continue
+        yield rule.finding(
+            written.at,
+            f"the exec form here is one string, `[{json.dumps(written.value)}]`: Docker runs "
+            f"no shell, so it looks for a program named {written.value!r} (`exec: ... "
+            "executable file not found`) and the container exits at start; check read it "
+            f"split into words, a guess at what was meant ({app.kind})",
+            f"give each word its own element: `{json.dumps(shlex.split(written.value))}`",
+        )
 
 
 @check_rule(
