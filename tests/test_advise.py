@@ -171,3 +171,17 @@ def test_waiting_without_slow_calls_is_not_blamed_on_slow_calls() -> None:
     # The loop time is floored at what a bare call and the server's own work cost: no absurd
     # capacity (2 x 1000 / (0.001 + 0.14 + 0.05 ms)).
     assert any("2 loops serve 10471 req/s" in r for f in advice.fits for r in f.reasons)
+
+
+def test_asyncio_is_recommended_where_its_loops_serve_clearly_more_than_the_threads() -> None:
+    """A mostly-waiting app (20 ms, 0.2 ms of CPU) whose 64 threads never run out before the CPU
+    ceiling: the WSGI server's own 0.5 ms a request puts that ceiling at 2 cores / 0.7 ms, where
+    two event loops serve 1.2 x that or more, so asyncio is recommended on capacity and the
+    reason gives both numbers. A mostly-waiting app whose own CPU dwarfs the servers' (20 ms,
+    3 ms) keeps threads: its loops would serve only 1.1 x."""
+    lead = advise(Workload(cores=2, service_time_ms=20, cpu_ms=0.2))
+    assert lead.recommended.model == "asyncio"
+    threads = next(f for f in lead.fits if f.model == "processes x threads")
+    assert any("x the CPU ceiling of" in reason for reason in threads.reasons), threads.reasons
+    near = advise(Workload(cores=2, service_time_ms=20, cpu_ms=3))
+    assert near.recommended.model == "processes x threads"

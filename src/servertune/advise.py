@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from servertune.inputfile import InputFileError, read_text
-from servertune.sizing import Plan, plan_for
+from servertune.sizing import Plan, make_plan, plan_for
 from servertune.sizing.queueing import arrival_rate, held_s, in_flight
 from servertune.sizing.rules.threads import thread_cap
 from servertune.workload import Workload
@@ -49,6 +49,11 @@ __all__ = [
 #: threads' stacks and switches; above it the few threads cost nothing and asyncio only adds a
 #: loop that each request's computation blocks.
 ASYNC_MAX_CPU_FRACTION = 0.2
+#: asyncio is also recommended for such an app when its loops serve this many times the CPU
+#: ceiling of the threaded layout: a WSGI server's own work per request (its accept, parsing and
+#: close in Python, 0.5 ms on gunicorn's sync worker) can cost more than a mostly-waiting app's,
+#: where uvicorn's is 0.14 ms. Below it the two are within this machine's run-to-run noise.
+ASYNC_CAPACITY_LEAD = 1.2
 #: Sub-interpreters pay off when one request computes at least this long: bench parallel on a
 #: 2-core box started ten of them in 25-50 ms under 3.12 and 3.13 (first_start_s), so the work
 #: split across them must be several times that to gain.
@@ -199,7 +204,11 @@ def advise(
         measured = Measured.model_validate(dict(measured))
     facts = _Facts.of(plan or plan_for(workload), parallel)
     c = facts.plan.workload.cpu_fraction
-    asyncio_first = facts.too_many and c <= ASYNC_MAX_CPU_FRACTION and not facts.cpu_assumed
+    asyncio_first = (
+        (facts.too_many or facts.loops_lead)
+        and c <= ASYNC_MAX_CPU_FRACTION
+        and not facts.cpu_assumed
+    )
     aio_verdict: Verdict = (
         "unknown"
         if facts.cpu_assumed
@@ -252,6 +261,8 @@ class _Facts:
     cap: int
     #: cpu_fraction is the model's default, given by no flag or file (a log-derived workload).
     cpu_assumed: bool
+    #: The same app's ASGI plan: what its event loops would serve.
+    asgi: Plan
 
     @classmethod
     def of(cls, plan: Plan, parallel: Mapping[str, Any] | None) -> _Facts:
@@ -266,12 +277,21 @@ class _Facts:
             saturating=plan.cores_per_process / w.cpu_fraction,
             cap=thread_cap(plan.cores_per_process),
             cpu_assumed=not ({"cpu_fraction", "cpu_ms"} & w.model_fields_set),
+            asgi=plan
+            if w.interface == "asgi"
+            else make_plan(w.model_copy(update={"interface": "asgi"}), plan.machine),
         )
 
     @property
     def too_many(self) -> bool:
         """More requests in flight per process than threads may serve."""
         return self.inflight > self.cap
+
+    @property
+    def loops_lead(self) -> bool:
+        """The app's ASGI loops serve clearly more than its threads' CPU ceiling."""
+        served = self.asgi.asgi_capacity_rps
+        return served is not None and served >= ASYNC_CAPACITY_LEAD * self.plan.ceiling_rps
 
     @property
     def cpu_ms(self) -> float:
@@ -311,6 +331,13 @@ def _processes_threads(f: _Facts) -> list[str]:
             f"{f.inflight:.0f} in flight per process exceeds the {f.cap}-thread "
             f"cap: threads parked on {waits} would make quick requests queue"
         )
+    elif f.loops_lead and plan.workload.cpu_fraction <= ASYNC_MAX_CPU_FRACTION:
+        assert f.asgi.asgi_capacity_rps is not None
+        pt.append(
+            f"as ASGI the same processes serve {f.asgi.asgi_capacity_rps:.0f} req/s, "
+            f"{f.asgi.asgi_capacity_rps / plan.ceiling_rps:.2g} x the CPU ceiling of "
+            f"{plan.ceiling_rps:.0f} req/s here (the WSGI server's own work per request included)"
+        )
     return pt
 
 
@@ -346,7 +373,7 @@ def _asyncio(f: _Facts) -> list[str]:
             aio.append(
                 f"bench parallel: 10 CPU tasks under asyncio took {fib_async:.2f} x the serial time"
             )
-    aio.extend(_asgi_numbers(f.plan, f.too_many))
+    aio.extend(_asgi_numbers(f.plan, f.asgi, f.too_many or f.loops_lead))
     return aio
 
 
@@ -396,16 +423,9 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value >= 0.1 else f"{value:.2g}"
 
 
-def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
+def _asgi_numbers(plan: Plan, asgi: Plan, recommended: bool) -> list[str]:
     """What an ASGI server would do with this app (its own plan), and when threads stop sufficing."""
-    from servertune.sizing import make_plan
-
     w = plan.workload
-    asgi = (
-        plan
-        if w.interface == "asgi"
-        else make_plan(w.model_copy(update={"interface": "asgi"}), plan.machine)
-    )
     assert asgi.loop_ms is not None
     assert asgi.asgi_capacity_rps is not None
     # Threads run out when the requests in flight per process pass the per-process cap.
@@ -426,7 +446,7 @@ def _asgi_numbers(plan: Plan, too_many: bool) -> list[str]:
             f"{asgi.admission_limit} at once (Little's law); {threads}"
         ),
     ]
-    if too_many:
+    if recommended:
         reasons.append(
             "serve it with `servertune gen uvicorn-per-worker --interface asgi` and "
             "`gen nginx-asgi-per-worker` (bench asgi: per-worker loops behind least_conn, "
