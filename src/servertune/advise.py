@@ -51,8 +51,9 @@ __all__ = [
 ASYNC_MAX_CPU_FRACTION = 0.2
 #: asyncio is also recommended for such an app when its loops serve this many times the CPU
 #: ceiling of the threaded layout: a WSGI server's own work per request (its accept, parsing and
-#: close in Python, 0.5 ms on gunicorn's sync worker) can cost more than a mostly-waiting app's,
-#: where uvicorn's is 0.14 ms. Below it the two are within this machine's run-to-run noise.
+#: close in Python: WSGI_SERVER_MS_PER_REQUEST) can cost more than a mostly-waiting app's, where
+#: uvicorn's is ASGI_SERVER_MS_PER_REQUEST. Below it the two are within this machine's run-to-run
+#: noise.
 ASYNC_CAPACITY_LEAD = 1.2
 #: Sub-interpreters pay off when one request computes at least this long: bench parallel on a
 #: 2-core box started ten of them in 25-50 ms under 3.12 and 3.13 (first_start_s), so the work

@@ -52,6 +52,7 @@ __all__ = [
     "IMAGE_ENV_AT",
     "IN_IMAGES",
     "SERVERS",
+    "START_NGINX",
     "WRITTEN_BY_SCRIPTS",
     "ConfigFile",
     "FindConfig",
@@ -70,6 +71,10 @@ __all__ = [
     "wrapped",
 ]
 
+#: heroku-buildpack-nginx's wrappers that start nginx with the rendered config and then the
+#: command after them (`start-nginx-solo` and `start-nginx-static` run nginx alone, with no app
+#: command).
+START_NGINX = frozenset({"start-nginx", "start-nginx-debug"})
 #: Programs that run the command after them: how many positional words of their own they
 #: take (`gosu USER cmd`, `newrelic-admin run-program cmd`); their options (`tini --`,
 #: `uv run --with x`) are skipped too. What runs is the first server word after them.
@@ -104,8 +109,7 @@ WRAPPERS: dict[str, int] = {
     # runit's `chpst -u user cmd` (options only; -u's value is skipped with them).
     "chpst": 0,
     # heroku-buildpack-nginx: starts nginx, then runs the command after it (the app server).
-    "start-nginx": 0,
-    "start-nginx-debug": 0,
+    **dict.fromkeys(START_NGINX, 0),
     # `sudo -u app -EH uwsgi ...` (its options' values are skipped as the server is searched);
     # coreutils' `timeout DURATION cmd`.
     "sudo": 0,

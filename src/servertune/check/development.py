@@ -15,13 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.commands import is_dockerfile
-from servertune.check.front_names import named_for_development, words_of
+from servertune.check.front_names import DEVELOPMENT_WORDS, named_for_development, words_of
 from servertune.check.model import AppServer
 
 __all__ = ["development_reason", "production_launch"]
-
-#: Words of a file name that make what it starts a developer's run (`run-django-dev.sh`).
-_DEVELOPMENT_WORDS = frozenset({"dev", "devel", "develop", "development"})
 
 
 def production_launch(app: AppServer, overridden: bool) -> bool:
@@ -45,7 +42,7 @@ def _dev_file(app: AppServer) -> Path | None:
     `run-django-dev.sh`); None when none does."""
     files = [app.container.at.file] if app.container is not None else []
     files += [at.file for at in app.launched_by] + [app.file]
-    return next((f for f in files if words_of(f.name) & _DEVELOPMENT_WORDS), None)
+    return next((f for f in files if words_of(f.name) & DEVELOPMENT_WORDS), None)
 
 
 def _replaced_image(app: AppServer, apps: Sequence[AppServer]) -> str | None:

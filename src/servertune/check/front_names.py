@@ -20,7 +20,7 @@ from pathlib import Path
 from servertune.check import memo
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["named_starters", "words_of"]
+__all__ = ["DEVELOPMENT_WORDS", "named_starters", "words_of"]
 
 #: Words that say what a name is, not whose it is (`BACKEND_INTERNAL_HOST`: `backend`).
 _GENERIC = frozenset(
@@ -32,7 +32,9 @@ _GENERIC = frozenset(
     }
 )  # fmt: skip
 #: Words of a starter's names that make it a developer's run, not production's.
-_DEVELOPMENT = frozenset({"dev", "devel", "develop", "development", "test", "tests", "testing"})
+#: Words of a name that say a developer's run (`run-django-dev.sh`, a `dev` stage).
+DEVELOPMENT_WORDS = frozenset({"dev", "devel", "develop", "development"})
+_DEVELOPMENT = DEVELOPMENT_WORDS | {"test", "tests", "testing"}
 
 
 def words_of(name: str) -> frozenset[str]:

@@ -24,20 +24,22 @@ import dataclasses
 import re
 from pathlib import Path
 
+from servertune.check.commands import START_NGINX
 from servertune.check.model import AppServer, Location, NginxConfig, NotSupported, Setting, note
 
-__all__ = ["START_NGINX", "as_nginx", "dyno_server", "is_buildpack_config", "read_buildpack_nginx"]
+__all__ = ["as_nginx", "dyno_server", "is_buildpack_config", "read_buildpack_nginx"]
 
-#: The buildpack's wrappers that start nginx with the rendered config and then the command after
-#: them (`start-nginx-solo` and `start-nginx-static` run nginx alone, with no app command).
-START_NGINX = frozenset({"start-nginx", "start-nginx-debug"})
 
 #: The folders the buildpack (and its older forks) take the config from.
 _BUILDPACK_FOLDERS = frozenset({"config", "conf"})
 #: An ERB tag: `<%= expr %>` (output), `<% code %>`, `<%# comment %>`, with `-%>` trimming.
 _TAG = re.compile(r"<%(?P<kind>[=#-]?)(?P<body>.*?)-?%>", re.S)
 #: A Procfile entry (or a script line) that runs the buildpack's wrapper as its command.
-_STARTS_NGINX = re.compile(r"(?:\A|[\s:;&|])(?:\S*/)?start-nginx(?:-debug)?(?:\s|\Z)")
+_STARTS_NGINX = re.compile(
+    r"(?:\A|[\s:;&|])(?:\S*/)?(?:"
+    + "|".join(map(re.escape, sorted(START_NGINX, key=len, reverse=True)))
+    + r")(?:\s|\Z)"
+)
 
 
 def is_buildpack_config(path: Path) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.commands import (
+    START_NGINX,
     FollowWords,
     Word,
     beside,
@@ -58,7 +59,7 @@ def read_procfile(
 #: Programs of a Procfile line that start nginx beside the server, in the line's process
 #: group (heroku-buildpack-nginx's `bin/start-nginx` starts nginx, then runs the command
 #: after it).
-_NGINX_STARTERS = frozenset({"nginx", "start-nginx", "start-nginx-debug", "start-nginx-solo"})
+_NGINX_STARTERS = START_NGINX | {"nginx", "start-nginx-solo"}
 
 
 def _front_beside(app: AppServer, command: list[Word], signals_group: bool) -> AppServer:

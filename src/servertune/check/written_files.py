@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from servertune.check.commands import WRITTEN_BY_SCRIPTS, ConfigFile, expand_shell, without_comments
+from servertune.check.scripts import SHELL_SUFFIXES
+from servertune.check.template_markers import SHEBANG
 
 __all__ = ["scripts_written", "written_by_scripts"]
 
@@ -28,9 +30,6 @@ __all__ = ["scripts_written", "written_by_scripts"]
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 #: A plain assignment at the start of a line: `inst_dir=/usr/local/lib/mailinabox`.
 _ASSIGNMENT = re.compile(r"\A(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*\Z")
-#: A shell script by its name or first line.
-_SHELL_NAME = re.compile(r"\.(?:sh|bash)\Z")
-_SHEBANG = re.compile(r"\A#!\s*\S*\b(?:ba|da|z|k)?sh\b")
 #: The most files one run keeps (a repository of installers writes a few).
 _MOST = 200
 
@@ -38,7 +37,7 @@ _MOST = 200
 def scripts_written(path: Path, text: str) -> dict[str, ConfigFile]:
     """The files the script `path` writes with a here-document, by absolute path: each the
     document's text at its own lines of `path` (the lines before it left blank)."""
-    if "<<" not in text or not (_SHELL_NAME.search(path.name) or _SHEBANG.match(text)):
+    if "<<" not in text or not (path.suffix in SHELL_SUFFIXES or SHEBANG.match(text)):
         return {}
     lines = text.splitlines()
     known: dict[str, str] = {}
