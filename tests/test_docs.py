@@ -236,6 +236,29 @@ def _wait_for_ports(ports: Iterable[int], within_s: float = 20) -> None:
         time.sleep(0.05)
 
 
+def _wait_for_apps(folder: Path, within_s: float = 30) -> None:
+    """Return once every uWSGI worker a log in `folder` names has loaded its app (or `within_s`
+    passed). A reader stops the servers after a 10 s load; the run skips the load, and a SIGTERM
+    while a lazy-apps worker still imports the app interrupts the import (KeyboardInterrupt,
+    "need-app requested, destroying the instance"), after which the master waits out its 60 s
+    mercy for the worker that did load: the run's stop must come after start-up, as the reader's."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and not all(
+        _uwsgi_apps_ready(log.read_text(errors="replace")) for log in folder.rglob("*.log")
+    ):
+        time.sleep(0.05)
+
+
+def _uwsgi_apps_ready(log: str) -> bool:
+    """Whether a uWSGI log's last start has loaded the app in every worker it spawned: once in
+    the master before the workers fork, or (lazy-apps) once per worker after."""
+    *_, before, after = ["", *log.split("spawned uWSGI master process")]
+    ready = re.compile(r"app \d+ \(mountpoint=.*\) ready in")
+    return bool(ready.search(before)) or len(ready.findall(after)) >= after.count(
+        "spawned uWSGI worker"
+    )
+
+
 def _listening() -> set[int]:
     """The TCP ports something listens on (state 0A in /proc/net/tcp and tcp6)."""
     found = set()
@@ -343,6 +366,7 @@ def _run_page(page: Path, folder: Path) -> tuple[int, list[tuple[str, str, str]]
                 # A reader stops servers after using them (the page's load ran meanwhile):
                 # stop them once they answer, not while they are still starting.
                 _wait_for_ports(port_map.values())
+                _wait_for_apps(folder)
             result = subprocess.run(
                 ["bash", "-c", _swap(command, to_run)], cwd=folder, capture_output=True, text=True,
                 timeout=120, check=False, env=env,
