@@ -10,6 +10,7 @@ that an app that cannot be imported, raises, answers 500 or never answers is one
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -292,9 +293,13 @@ def test_django_both_entry_points_in_one_run(
         else:
             assert copied["rps"] > 0, load
     assert all(run["errors"] == 0 for run in asgi if run["load"] != "overload")
-    # The open-loop client is calibrated once, before any candidate starts (its own nginx).
-    assert events[:2] == ["calibrate_client", "run_open_loop"], events
-    events = events[2:]
+    # The open-loop client is calibrated once, before any candidate starts (its own nginx): one
+    # open-loop run, or up to CALIBRATION_TRIES when a busy machine's nginx missed answers (a
+    # full suite beside other jobs took two).
+    assert events[0] == "calibrate_client", events
+    tries = len(list(itertools.takewhile(lambda event: event == "run_open_loop", events[1:])))
+    assert 1 <= tries <= open_loop_ceiling.CALIBRATION_TRIES, events
+    events = events[1 + tries :]
     loads = [i for i, event in enumerate(events) if event != "idle"]
     assert {events[i] for i in loads} >= {
         "run_open_loop",
