@@ -1,0 +1,81 @@
+"""Shell launchers whose server is started one step removed: a function of a sourced shell
+library, an argument-dispatch wrapper that passes a slice of its arguments to another script,
+a console script run by the interpreter, and a SysV init script kept as an example. Each
+fixture is a small repository written here; the public project named is where the pattern
+was seen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+ENTRYPOINT = """#!/bin/bash
+set -e
+source "${APP_HOME}/functions"
+if [[ -z ${1} ]]; then
+  run_proxy
+  run_backend
+else
+  exec "$@"
+fi
+"""
+
+FUNCTIONS = """#!/bin/bash
+run_proxy() {
+  nginx
+}
+run_dev() {
+  exec uvicorn app.main:app --reload
+}
+run_backend() {
+  cd /opt/app
+  exec uvicorn app.main:app --host 0.0.0.0 --port 8000 --workers 3
+}
+run_single() {
+  exec uvicorn app.main:app --host 0.0.0.0 --port 9000
+}
+"""
+
+
+def test_function_of_a_library_sourced_by_a_variable_path_is_the_images_launch(
+    tmp_path: Path,
+) -> None:
+    """`source "${APP_HOME}/functions"` with APP_HOME the image's ENV, then `run_backend`
+    (cohere-toolkit's gcp-entrypoint.sh): the chain goes Dockerfile -> entrypoint's call ->
+    the function's uvicorn; the library is no launch of its own, and no note says it starts
+    a server on more than one path (its caller's call picks the function)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nENV APP_HOME=/opt/app\n"
+                "COPY scripts/entrypoint.sh /sbin/entrypoint.sh\n"
+                "COPY scripts/ ${APP_HOME}/\n"
+                'CMD ["/sbin/entrypoint.sh"]\n'
+            ),
+            "scripts/entrypoint.sh": ENTRYPOINT,
+            "scripts/functions": FUNCTIONS,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:5", "scripts/entrypoint.sh:6", "scripts/functions:10"], "uvicorn", 3)
+    ]
+    assert [n.kind for n in result.notes] == []
+
+
+def test_library_sourced_from_the_scripts_own_folder_is_followed_when_read_alone(
+    tmp_path: Path,
+) -> None:
+    """`source "$(dirname "$0")/functions"` (a folder known only at run time) names the
+    library beside the script: the script read alone starts the called function's server."""
+    root = write(
+        tmp_path,
+        {
+            "entrypoint.sh": ENTRYPOINT.replace("${APP_HOME}", '$(dirname "$0")'),
+            "functions": FUNCTIONS,
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["entrypoint.sh:6", "functions:10"], "uvicorn", 3)]
