@@ -79,3 +79,47 @@ def test_library_sourced_from_the_scripts_own_folder_is_followed_when_read_alone
     )
     result = check_folder(root)
     assert chains(result, root) == [(["entrypoint.sh:6", "functions:10"], "uvicorn", 3)]
+
+
+RUN_IN_CONTAINER = """#!/bin/bash
+SCRIPTS_DIR=$(readlink -f $(eval echo $SCRIPTS_DIR))
+case "$1" in
+    "bash")
+        echo "Running: ${@:2}"
+        $SCRIPTS_DIR/run_bash "${@:2}";;
+    "web")
+        exec gunicorn app.wsgi --workers 2;;
+    *)
+        exec python manage.py runserver 0.0.0.0:8000;;
+esac
+"""
+
+
+def test_dispatch_wrapper_passes_the_rest_of_its_arguments_to_the_selected_script(
+    tmp_path: Path,
+) -> None:
+    """compose `command: run_in_container bash uwsgi --ini /app/uwsgi.ini` and a wrapper
+    whose `case "$1" in "bash")` arm runs `$SCRIPTS_DIR/run_bash "${@:2}"` (pootle's
+    docker/bin): the folder is known only at run time, so run_bash is the one beside the
+    wrapper; it gets `uwsgi --ini ...` and execs it, so the chain reaches the ini."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY bin /app/bin\nCOPY uwsgi.ini /app/uwsgi.ini\n",
+            "compose.yaml": (
+                "services:\n  web:\n    build: .\n    command: "
+                '["/app/bin/run_in_container", "bash", "uwsgi", "--ini", "/app/uwsgi.ini"]\n'
+            ),
+            "uwsgi.ini": "[uwsgi]\nmodule = app.wsgi\nprocesses = 4\nhttp-socket = :8000\n",
+            "bin/run_in_container": RUN_IN_CONTAINER,
+            "bin/run_bash": '#!/bin/bash\ncd /app\nexec "$@"\n',
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (
+            ["compose.yaml:2", "bin/run_in_container:6", "bin/run_bash:3", "uwsgi.ini:3"],
+            "uwsgi",
+            4,
+        )
+    ]

@@ -1359,6 +1359,10 @@ def _runs_script(
         execs = bool(words) and words[0].text == "exec"
         command = words[1:] if execs else words
         rest = _python_script(command)
+        if rest and rest[0].text.startswith("$") and rest[0].text not in _ALL_ARGUMENTS:
+            # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
+            named = _expanded_path(rest[0], env)
+            rest = [Word(named, rest[0].at), *rest[1:]] if named is not None else rest
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
@@ -1396,10 +1400,11 @@ def _runs_script(
 
 
 def _passed(words: list[Word], arguments: list[Word] | None) -> list[Word]:
-    """`words` with a `"$@"` among them replaced by the script's `arguments` (what its caller
-    gave it, after its `shift`s), when they are known."""
+    """`words` with a `"$@"` (or a slice of it, `"${@:2}"`) among them replaced by the
+    script's `arguments` (what its caller gave it, after its `shift`s), when they are known."""
     if arguments is None:
         return words
+    words = _argument_slices(words, arguments)  # `"${@:2}"`: from the second on
     return [w for word in words for w in (arguments if word.text in _ALL_ARGUMENTS else [word])]
 
 
