@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check.graph import launches
 from tests.folder_support import chains, check_folder, write
 
 ENTRYPOINT = """#!/bin/bash
@@ -122,4 +123,82 @@ def test_dispatch_wrapper_passes_the_rest_of_its_arguments_to_the_selected_scrip
             "uwsgi",
             4,
         )
+    ]
+
+
+SYSVINIT = """#! /bin/sh
+### BEGIN INIT INFO
+# Provides:          shop
+# Short-Description: Starts the gunicorn server
+### END INIT INFO
+
+SITE_HOME=/var/www/shop
+
+start_daemon() {
+  cd $SITE_HOME/shop && ../venv/bin/python ../venv/bin/gunicorn shop.wsgi:application \\
+      -D --workers 3 -b 127.0.0.1:8000
+}
+
+stop_daemon() {
+  pkill -f gunicorn || true
+}
+
+case "$1" in
+ start)
+ start_daemon
+ ;;
+ stop)
+ stop_daemon
+ ;;
+esac
+exit 0
+"""
+
+
+def test_sysv_init_script_example_runs_the_console_script_behind_its_nginx(
+    tmp_path: Path,
+) -> None:
+    """conf/sysvinit.example (mapit's), a SysV init script kept as an example: it is read as
+    a shell script, its `../venv/bin/python ../venv/bin/gunicorn` is gunicorn (the console
+    script run by the interpreter), joined to the nginx example that proxies to its port;
+    its `-D` is no fault there (an init script leaves a daemon behind and returns)."""
+    root = write(
+        tmp_path,
+        {
+            "conf/sysvinit.example": SYSVINIT,
+            "conf/nginx.conf.example": (
+                "server {\n  listen 80;\n  location / {\n"
+                "    proxy_pass http://localhost:8000/;\n  }\n}\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert chains(result, root) == [(["conf/sysvinit.example:10"], "gunicorn", 3)]
+    assert [f.file.relative_to(root).as_posix() for f in launch.fronts] == [
+        "conf/nginx.conf.example"
+    ]
+    assert [s.value for s in launch.app.sockets] == ["127.0.0.1:8000"]
+    assert not [f for f in result.findings if f.rule == "background-server-without-trap"]
+
+
+def test_interpreter_running_a_servers_console_script_by_path_is_that_server(
+    tmp_path: Path,
+) -> None:
+    """`python3 /usr/local/bin/uvicorn ...` and `$VENV/bin/python $VENV/bin/gunicorn ...`
+    run the console script as a script: uvicorn and gunicorn, read with their arguments."""
+    root = write(
+        tmp_path,
+        {
+            "a/start.sh": "#!/bin/sh\nexec python3 /usr/local/bin/uvicorn app:app --workers 2\n",
+            "b/start.sh": (
+                '#!/bin/sh\nVENV=/srv/venv\nexec "$VENV/bin/python" "$VENV/bin/gunicorn" '
+                "-w 5 app:app\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert sorted(chains(result, root)) == [
+        (["a/start.sh:2"], "uvicorn", 2),
+        (["b/start.sh:3"], "gunicorn", 5),
     ]

@@ -455,6 +455,8 @@ def _server_of(words: Sequence[Word]) -> int | None:
             option = index + 1
             while option < len(words) and _INTERPRETER_OPTION.match(words[option].text):
                 option += 2 if words[option].text in ("-X", "-W") else 1
+            if option < len(words) and _console_script_path(words[option].text):
+                return option  # `python ../venv/bin/gunicorn`: the console script, run
             if option + 1 >= len(words):
                 return None
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
@@ -475,6 +477,13 @@ def _server_of(words: Sequence[Word]) -> int | None:
                 return option + 2
             return None  # python runs a script or other module: not a server check reads
     return None
+
+
+def _console_script_path(word: str) -> bool:
+    """A server's console script named by its path (`../venv/bin/gunicorn`,
+    `/usr/local/bin/uvicorn`): the interpreter running it as a script runs that server, as
+    the script's own `#!` line would."""
+    return "/" in word and server_program(program_name(word)) is not None
 
 
 #: A path naming debugpy's package (or its `__main__.py`), run by Python as a script

@@ -2556,6 +2556,11 @@ def _without_exec(
     return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 
+#: The LSB header of a SysV init script (`/etc/init.d/NAME`), whose `start` leaves a daemon
+#: behind and returns, not a container's PID 1.
+_INIT_INFO = "### BEGIN INIT INFO"
+
+
 def _backgrounded(
     line: _Line, lines: list[_Line], command: ServerCommand, physical: list[str]
 ) -> Setting[str] | None:
@@ -2566,6 +2571,8 @@ def _backgrounded(
         return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
+    if any(text.strip() == _INIT_INFO for text in physical):
+        return None  # a SysV init script starts a daemon and returns: init stops it by its PID
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)
     return Setting(text[:2000], Location(command.program.at.file, line.first))
