@@ -202,3 +202,32 @@ def test_interpreter_running_a_servers_console_script_by_path_is_that_server(
         (["a/start.sh:2"], "uvicorn", 2),
         (["b/start.sh:3"], "gunicorn", 5),
     ]
+
+
+INIT_D = """#!/bin/sh
+DAEMON=/srv/shop/venv/bin/gunicorn
+DAEMON_OPTS="--workers 3 --bind 127.0.0.1:8000 shop.wsgi"
+case "$1" in
+  start)
+    start-stop-daemon --start --quiet --background --pidfile /run/shop.pid \\
+        --chuid shop --exec $DAEMON -- $DAEMON_OPTS
+    ;;
+  stop)
+    start-stop-daemon --stop --pidfile /run/shop.pid
+    ;;
+esac
+"""
+
+
+def test_init_script_starting_the_server_with_start_stop_daemon_is_that_server(
+    tmp_path: Path,
+) -> None:
+    """An init.d script's `start-stop-daemon --start ... --exec $DAEMON -- $DAEMON_OPTS`
+    runs the program `--exec` names with the words after `--`: gunicorn, 3 workers on
+    127.0.0.1:8000 (its `--background` is the init script's way, no fault)."""
+    root = write(tmp_path, {"init.d/shop": INIT_D})
+    result = check_folder(root)
+    assert chains(result, root) == [(["init.d/shop:6"], "gunicorn", 3)]
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [s.value for s in launch.app.sockets] == ["127.0.0.1:8000"]
+    assert not result.findings

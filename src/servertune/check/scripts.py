@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
+    _DAEMON_PROGRAM,
     COMMAND_COMPLETE,
     ENVIRONMENT_COMPLETE,
     SHELLS,
@@ -780,6 +781,7 @@ def read_script(
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
+        words = _daemon_program(words, environment)
         words = _positional_values(_argument_slices(words, arguments), arguments)
         words = _echoed_arguments(words, arguments, environment)
         found = server_command(_without_empty_prefix(words, environment))
@@ -2275,6 +2277,20 @@ def _after_keywords(words: list[Word]) -> list[Word]:
     ):
         start += 1
     return words[start:]
+
+
+def _daemon_program(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`start-stop-daemon --start --exec $DAEMON -- ...`: the program named by the script's
+    variable, expanded from its value here (which server it is decides whether the line is
+    read); the words after `--` are the server's, expanded by its own reading."""
+    if not any(program_name(w.text) == "start-stop-daemon" for w in words[:2]):
+        return words
+    return [
+        replace(word, text=expand_known(word.text, env))
+        if index and words[index - 1].text in _DAEMON_PROGRAM and "$" in word.text
+        else word
+        for index, word in enumerate(words)
+    ]
 
 
 def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
