@@ -455,6 +455,8 @@ def _server_of(words: Sequence[Word]) -> int | None:
             option = index + 1
             while option < len(words) and _INTERPRETER_OPTION.match(words[option].text):
                 option += 2 if words[option].text in ("-X", "-W") else 1
+            if option < len(words) and _console_script_path(words[option].text):
+                return option  # `python ../venv/bin/gunicorn`: the console script, run
             if option + 1 >= len(words):
                 return None
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
@@ -475,6 +477,13 @@ def _server_of(words: Sequence[Word]) -> int | None:
                 return option + 2
             return None  # python runs a script or other module: not a server check reads
     return None
+
+
+def _console_script_path(word: str) -> bool:
+    """A server's console script named by its path (`../venv/bin/gunicorn`,
+    `/usr/local/bin/uvicorn`): the interpreter running it as a script runs that server, as
+    the script's own `#!` line would."""
+    return "/" in word and server_program(program_name(word)) is not None
 
 
 #: A path naming debugpy's package (or its `__main__.py`), run by Python as a script
@@ -566,6 +575,30 @@ def _as_user(words: Sequence[Word], assignments: list[tuple[str, Word]]) -> Serv
     return None
 
 
+#: start-stop-daemon's options naming the program it starts, the first preferred (`--startas`
+#: is what runs; `--exec` also matches the running process).
+_DAEMON_PROGRAM = ("--startas", "-a", "--exec", "-x")
+
+
+def _daemon_started(words: Sequence[Word]) -> list[Word]:
+    """The command `start-stop-daemon --start ... --exec PROGRAM -- ARGS` (Debian's helper
+    of SysV init scripts) runs: the program `--startas` (else `--exec`) names, with the
+    words after `--`; nothing for another action (`--stop`)."""
+    texts = [w.text for w in words]
+    cut = texts.index("--") if "--" in texts else len(texts)
+    own = texts[1:cut]
+    if not any(t in ("--start", "-S") or t.startswith("-S") for t in own):
+        return []
+    for option in _DAEMON_PROGRAM:
+        for index, text in enumerate(own):
+            if text == option and index + 1 < len(own):
+                return [words[index + 2], *words[cut + 1 :]]
+            if option.startswith("--") and text.startswith(f"{option}="):
+                program = Word(text[len(option) + 1 :], words[index + 1].at)
+                return [program, *words[cut + 1 :]]
+    return []
+
+
 def _shell_server(words: list[Word], name: str) -> ServerCommand | None:
     """The server `sh -c SCRIPT [ARG0 ARG1 ...]` starts: the first command of SCRIPT that
     starts one, the words after SCRIPT its `$0 $1 ...`; None for a shell running a script."""
@@ -634,6 +667,9 @@ def server_command(words: Sequence[Word]) -> ServerCommand | None:
             return _as_user(words, assignments)
         if name == "monofy":
             return _monofied(words, assignments)
+        if name == "start-stop-daemon":
+            found = server_command(_daemon_started(words))
+            return replace(found, assignments=(*assignments, *found.assignments)) if found else None
         if (
             name in WRAPPERS
             and (rest := wrapped(words, name))

@@ -223,6 +223,8 @@ _COPY_SUFFIXES = (
     ".jinja",
     ".jnj",
 )
+#: Suffixes of an example copy: of a file with no suffix of its own too (`sysvinit.example`).
+_EXAMPLE_OF_PLAIN = (".example", ".sample", ".dist")
 #: Suffixes naming the stage a copy of a deployment file is for (`app.conf.template.prod`,
 #: `nginx.conf.production`): the name before them tells the kind.
 _STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
@@ -253,6 +255,10 @@ def _candidate(path: Path) -> bool:
         return True
     if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
         return _candidate(path.with_name(path.stem)) or suffix == ".template"
+    if suffix in _EXAMPLE_OF_PLAIN:
+        # An example of a file named without a suffix (`conf/sysvinit.example`, a SysV init
+        # script to copy to /etc/init.d): the content decides, as for the file itself.
+        return _candidate(path.with_name(path.stem))
     if path.parent.name.lower() in NGINX_DIRECTORIES and suffix not in _NOT_CONFIG_SUFFIXES:
         # Whatever its name (`nginx/default.tpl`, `sites-available/shop`): its content decides
         # (`_claims`).

@@ -18,7 +18,7 @@ from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
 from servertune.check.development import development_reason
-from servertune.check.model import ASSUMED_UNSET, AppServer, Location, Note, Setting
+from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
 
@@ -156,7 +156,7 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
         if not (
             n.kind == "server-chosen"
             and n.at.file in assumed
-            and (n.at not in kept_at or ASSUMED_UNSET in n.message)
+            and (n.at not in kept_at or ASSUMED_UNSET in n.message or UNCALLED in n.message)
         )
     ]
     kept = [a for i, a in enumerate(apps) if i not in dropped]

@@ -19,6 +19,7 @@ __all__ = [
     "ASSUMED_UNSET",
     "SERVERS",
     "SERVERS_READ",
+    "UNCALLED",
     "AppServer",
     "Balancer",
     "CheckInputError",
@@ -609,6 +610,9 @@ class Note:
 #: variables no file sets unset (`scripts`): said by the reading that kept it, not by one
 #: the launch graph drops for a longer chain that decides it.
 ASSUMED_UNSET = "which runs when the variables no file here sets are unset"
+#: How a `server-chosen` note ends when each server line is in a function no line of the
+#: file calls (a library a script sources): a launch that calls one says which runs.
+UNCALLED = "each in a function no line of this file calls (a caller's call picks one)"
 
 _NOTES: contextvars.ContextVar[list[Note] | None] = contextvars.ContextVar(
     "servertune_check_notes", default=None

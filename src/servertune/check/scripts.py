@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from servertune.check import runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
+    _DAEMON_PROGRAM,
     COMMAND_COMPLETE,
     ENVIRONMENT_COMPLETE,
     SHELLS,
@@ -60,6 +61,7 @@ from servertune.check.makefile import MakeRecipe, make_recipe
 from servertune.check.model import (
     ASSUMED_UNSET,
     SERVERS_READ,
+    UNCALLED,
     AppServer,
     CheckInputError,
     Location,
@@ -76,7 +78,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.script_folder import own_folder
+from servertune.check.script_folder import HELD_AT, own_folder
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
@@ -156,6 +158,9 @@ class _Line:
     iteration: int = 0
     #: The arguments of the function call that runs it (its `$1`, `$2`), () outside one.
     arguments: tuple[str, ...] = ()
+    #: The line of the head of the function it is read in when no line calls that function
+    #: (read where it is written: `_inline_functions`), 0 otherwise.
+    uncalled_in: int = 0
 
 
 #: A here-document (`python << END`, `cat <<-'EOF'`): its body is data, not commands.
@@ -330,13 +335,16 @@ def _one_server(
         return commands[-1:] if chosen else commands[:1]
     kept = commands[-1]
     why = assumed is not None and assumed.chosen
+    library = all(line.uncalled_in for line, _, _ in commands)
     others = ", ".join(f"{c.server} at line {line.first}" for line, c, _ in commands[:-1])
     note(
         "server-chosen",
         Location(path, kept[0].first),
         f"starts a server on more than one path ({others}; {kept[1].server} at line "
         f"{kept[0].first}): which runs depends on the script's tests at run time; read the "
-        f"one at line {kept[0].first}" + (f", {ASSUMED_UNSET}" if why else ""),
+        f"one at line {kept[0].first}"
+        + (f", {ASSUMED_UNSET}" if why else "")
+        + (f", {UNCALLED}" if library else ""),
     )
     return [kept]
 
@@ -768,11 +776,12 @@ def read_script(
     commands: list[tuple[_Line, ServerCommand, dict[str, str]]] = []
     passing: _Line | None = None  # the first line that runs the arguments, once expanded
     making = _Making(path, physical, env is not None, find_config)
-    making.sourced = _sourced_functions(path, logical, find_config)
+    making.sourced = _sourced_functions(path, logical, find_config, env or {})
     branching = _ArgumentsByBranch()
     for line in lines:
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
+        words = _daemon_program(words, environment)
         words = _positional_values(_argument_slices(words, arguments), arguments)
         words = _echoed_arguments(words, arguments, environment)
         found = server_command(_without_empty_prefix(words, environment))
@@ -915,6 +924,11 @@ def _assumed_branch(
         return Location(path, taken.first), _branch_text(taken, physical)
     if _first_argument(arguments) is not None:
         return None
+    if server.uncalled_in:
+        # A library's function (a sourced file's), which only its caller's call runs.
+        return Location(path, server.uncalled_in), _branch_text(
+            replace(server, first=server.uncalled_in, last=server.uncalled_in), physical
+        )
     # Each open block: [its head's kind, the line of the branch being read, on "$1"].
     blocks: list[list[object]] = []
     for line in lines:
@@ -1071,7 +1085,7 @@ def files_made_by_loops(
 
 
 def _sourced_functions(
-    path: Path, lines: list[_Line], find_config: FindConfig | None
+    path: Path, lines: list[_Line], find_config: FindConfig | None, env: Mapping[str, str]
 ) -> dict[str, Path]:
     """The functions of the files the script sources (`source utils.sh`, `. ./lib.sh`) that
     are here, by name, each file's own: what a line calling one makes is its body's."""
@@ -1082,7 +1096,7 @@ def _sourced_functions(
         words = [w for w in line.words if w not in _KEYWORDS]
         if len(words) < 2 or words[0] not in _SOURCING:
             continue
-        sourced = find_config(words[1], Location(path, line.first))
+        sourced = _find_sourced(Word(words[1], Location(path, line.first)), env, find_config)
         if sourced is None or sourced.file.resolve() == path.resolve():
             continue
         try:
@@ -1347,6 +1361,10 @@ def _runs_script(
         execs = bool(words) and words[0].text == "exec"
         command = words[1:] if execs else words
         rest = _python_script(command)
+        if rest and rest[0].text.startswith("$") and rest[0].text not in _ALL_ARGUMENTS:
+            # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
+            named = _expanded_path(rest[0], env)
+            rest = [Word(named, rest[0].at), *rest[1:]] if named is not None else rest
         if not rest or not _SCRIPT_PATH.match(rest[0].text):
             continue
         found = find_config(rest[0].text, rest[0].at)
@@ -1384,10 +1402,11 @@ def _runs_script(
 
 
 def _passed(words: list[Word], arguments: list[Word] | None) -> list[Word]:
-    """`words` with a `"$@"` among them replaced by the script's `arguments` (what its caller
-    gave it, after its `shift`s), when they are known."""
+    """`words` with a `"$@"` (or a slice of it, `"${@:2}"`) among them replaced by the
+    script's `arguments` (what its caller gave it, after its `shift`s), when they are known."""
     if arguments is None:
         return words
+    words = _argument_slices(words, arguments)  # `"${@:2}"`: from the second on
     return [w for word in words for w in (arguments if word.text in _ALL_ARGUMENTS else [word])]
 
 
@@ -1417,6 +1436,37 @@ def _python_script(words: list[Word]) -> list[Word]:
 _SOURCING = frozenset({"source", "."})
 
 
+#: The file name a sourced path ends in after its last expansion: `lib.sh` of
+#: `"$DIR/lib.sh"`, `functions` of `"$(cd "$(dirname "$0")" && pwd)/functions"`.
+_AFTER_EXPANSION = re.compile(r"\$[^/]*(?:/[^/]*\))*/(?P<rest>[^$`()\s]+)\Z")
+
+
+def _find_sourced(word: Word, env: Mapping[str, str], find_config: FindConfig) -> ConfigFile | None:
+    """The file a `source WORD` line reads (`_expanded_path`: an image's `ENV APP_HOME`
+    expanded, `"$DIR/functions"` in the script's own folder)."""
+    wanted = _expanded_path(word, env)
+    return None if wanted is None else find_config(wanted, word.at)
+
+
+def _expanded_path(word: Word, env: Mapping[str, str]) -> str | None:
+    """A file path as written in a script, its variables known here expanded; when a folder
+    in it is known only at run time (`"$DIR/lib.sh"`, `$(dirname "$0")/run_bash`), the file
+    of that name in the script's own folder (`./name` beside it, or where the image that
+    runs it put it), as the scripts and libraries a script runs by such a path are kept
+    together; None when the file's own name is not written out."""
+    wanted = expand_known(word.text, env)
+    if "$" not in wanted and "`" not in wanted:
+        return wanted
+    after = _AFTER_EXPANSION.search(wanted)
+    if after is None:
+        return None
+    # In an image, the script's folder is where the image put it (the file must be there).
+    held = HELD_AT.get()
+    where = held(word.at.file) if held is not None else None
+    folder = posixpath.dirname(where) if where and where.startswith("/") else "."
+    return posixpath.join(folder, after["rest"])
+
+
 def _sourced_function(
     path: Path,
     lines: list[_Line],
@@ -1433,7 +1483,7 @@ def _sourced_function(
         words = _after_keywords([Word(w, Location(path, line.first)) for w in line.words])
         if len(words) < 2 or words[0].text not in _SOURCING:
             continue
-        found = find_config(words[1].text, words[1].at)
+        found = _find_sourced(words[1], env, find_config)
         if found is None or found.file.resolve() in following:
             continue
         defined = {
@@ -1564,7 +1614,7 @@ def _inline_functions(lines: list[_Line], *, uncalled: bool = True) -> list[_Lin
         if defined is None:
             ordered.extend(run(line, 0))
         elif defined not in called and uncalled:
-            ordered.extend(bodies[defined])
+            ordered.extend(replace(b, uncalled_in=line.first) for b in bodies[defined])
     return ordered
 
 
@@ -2229,6 +2279,20 @@ def _after_keywords(words: list[Word]) -> list[Word]:
     return words[start:]
 
 
+def _daemon_program(words: list[Word], env: Mapping[str, str]) -> list[Word]:
+    """`start-stop-daemon --start --exec $DAEMON -- ...`: the program named by the script's
+    variable, expanded from its value here (which server it is decides whether the line is
+    read); the words after `--` are the server's, expanded by its own reading."""
+    if not any(program_name(w.text) == "start-stop-daemon" for w in words[:2]):
+        return words
+    return [
+        replace(word, text=expand_known(word.text, env))
+        if index and words[index - 1].text in _DAEMON_PROGRAM and "$" in word.text
+        else word
+        for index, word in enumerate(words)
+    ]
+
+
 def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """`CMD="gunicorn --workers 3 app"` then `exec $CMD`: the unquoted variable in the
     command's place, split into words as the shell splits it, from its value known here."""
@@ -2508,6 +2572,11 @@ def _without_exec(
     return Setting(text[:2000], Location(command.program.at.file, line.first))
 
 
+#: The LSB header of a SysV init script (`/etc/init.d/NAME`), whose `start` leaves a daemon
+#: behind and returns, not a container's PID 1.
+_INIT_INFO = "### BEGIN INIT INFO"
+
+
 def _backgrounded(
     line: _Line, lines: list[_Line], command: ServerCommand, physical: list[str]
 ) -> Setting[str] | None:
@@ -2518,6 +2587,8 @@ def _backgrounded(
         return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
+    if any(text.strip() == _INIT_INFO for text in physical):
+        return None  # a SysV init script starts a daemon and returns: init stops it by its PID
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)
     return Setting(text[:2000], Location(command.program.at.file, line.first))
