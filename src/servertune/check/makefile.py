@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from servertune.check.commands import ConfigFile, FindConfig, Word, program_name
 from servertune.check.model import Location
 
-__all__ = ["MakeRecipe", "make_recipe"]
+__all__ = ["Recipe", "make_recipe"]
 
 #: A rule's head: `target [target...]: [prerequisites]` (not `:=`, a variable's assignment).
 _RULE = re.compile(r"\A(?P<targets>[^:=#\t][^:=#]*?)\s*::?(?!=)\s*(?P<rest>.*)\Z")
@@ -34,17 +34,19 @@ _VALUED = frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-j", "-
 
 
 @dataclass(frozen=True)
-class MakeRecipe:
-    """The recipe lines `make TARGET` runs, each with the line it is written on, their make
-    variables expanded."""
+class Recipe:
+    """The lines a task runner runs for a target (`make TARGET`, `just RECIPE`), each in its
+    own `/bin/sh -c`, with the line it is written on, the runner's own variables expanded; and
+    the variables the runner exports to them (a justfile's `export NAME := value`)."""
 
-    makefile: ConfigFile
+    source: ConfigFile
     lines: tuple[Word, ...]
+    exported: tuple[tuple[str, str], ...] = ()
 
 
 def make_recipe(
     words: Sequence[Word], env: Mapping[str, str], find_config: FindConfig
-) -> MakeRecipe | None:
+) -> Recipe | None:
     """The recipe of the target `words` (`make [options] TARGET`) run, from the Makefile
     `find_config` finds; None when they are not a make command line, name no target (make's
     default goal is not read here) or the Makefile is not among the files."""
@@ -72,7 +74,7 @@ def make_recipe(
     return _recipe(found, targets[0], env)
 
 
-def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> MakeRecipe | None:
+def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> Recipe | None:
     variables: dict[str, str] = {}
     own: dict[str, str] = {}
     recipe: list[tuple[int, str]] = []
@@ -109,7 +111,7 @@ def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> MakeRe
     if not recipe:
         return None
     scope = {**variables, **own}
-    return MakeRecipe(
+    return Recipe(
         makefile,
         tuple(Word(_expanded(text, scope, env), Location(makefile.file, n)) for n, text in recipe),
     )
