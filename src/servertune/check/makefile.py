@@ -5,9 +5,10 @@ the one `-f FILE` / `-C DIR` names). make runs the target's prerequisites first,
 of its recipe (the tab-indented lines under `TARGET:`) in its own `/bin/sh -c` (GNU make's
 manual, "Recipe Execution"), after expanding the make variables in it: `$(NAME)` and `${NAME}`
 from the Makefile's assignments (a target-specific `TARGET: NAME := 3` first), then the
-environment; `$$` is a `$` the shell sees. A recipe line that starts a server is the launch;
-one a variable not known here completes is read as the shell would be, the unknown left as
-written. Nothing here runs make: the Makefile is read, never executed.
+environment; `$$` is a `$` the shell sees; a `NAME=value` on make's command line overrides
+the Makefile's. A recipe line that starts a server is the launch; one a variable not known
+here completes is read as the shell would be, the unknown left as written. Nothing here runs
+make: the Makefile is read, never executed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ _ASSIGNMENT = re.compile(
 )
 #: A make variable's reference: `$(NAME)`, `${NAME}` (functions, `$(shell ...)`, are not).
 _REFERENCE = re.compile(r"\$[({](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[)}]")
+#: A variable given on make's command line (`make run PORT=9000`), which overrides the
+#: Makefile's assignments of it (GNU make's manual, "Overriding Variables").
+_COMMAND_LINE = re.compile(r"\A(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):?=(?P<value>.*)\Z")
 #: make's options that take a value (`-f FILE`, `-C DIR`, `-j N`, `-o FILE`, `-W FILE`...).
 _VALUED = frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-j", "-l", "-o", "-W"})
 
@@ -53,6 +57,7 @@ def make_recipe(
     if not words or program_name(words[0].text) not in ("make", "gmake"):
         return None
     makefile_name, directory, targets = "Makefile", "", []
+    given: dict[str, str] = {}  # `make run PORT=9000`: over the Makefile's own assignments
     rest = list(words[1:])
     while rest:
         word = rest.pop(0).text
@@ -62,8 +67,10 @@ def make_recipe(
                 makefile_name = value
             elif word in ("-C", "--directory"):
                 directory = value.rstrip("/") + "/"
-        elif word.startswith("-") or "=" in word:
-            continue  # a flag, or `NAME=value` on the command line (not read here)
+        elif (assigned := _COMMAND_LINE.match(word)) is not None:
+            given[assigned["name"]] = assigned["value"]
+        elif word.startswith("-"):
+            continue
         else:
             targets.append(word)
     if len(targets) != 1:
@@ -71,10 +78,12 @@ def make_recipe(
     found = find_config(directory + makefile_name, words[0].at)
     if found is None:
         return None
-    return _recipe(found, targets[0], env)
+    return _recipe(found, targets[0], env, given)
 
 
-def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> Recipe | None:
+def _recipe(
+    makefile: ConfigFile, target: str, env: Mapping[str, str], given: Mapping[str, str]
+) -> Recipe | None:
     variables: dict[str, str] = {}
     own: dict[str, str] = {}
     recipe: list[tuple[int, str]] = []
@@ -110,7 +119,7 @@ def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> Recipe
             _assign(variables, assignment, env)
     if not recipe:
         return None
-    scope = {**variables, **own}
+    scope = {**variables, **own, **given}
     return Recipe(
         makefile,
         tuple(Word(_expanded(text, scope, env), Location(makefile.file, n)) for n, text in recipe),
