@@ -559,6 +559,28 @@ def test_make_target_runs_its_recipe_with_the_makefiles_variables(tmp_path: Path
     assert [a.threads.value for a in result.apps] == [2]
 
 
+def test_a_variable_on_makes_command_line_overrides_the_makefiles(tmp_path: Path) -> None:
+    """compose `command: make serve PORT=9000` over a Makefile's `PORT ?= 8000` and a
+    target's `serve: WORKERS := 2` given `WORKERS=5` too: make's command-line variables
+    override the Makefile's assignments (GNU make's "Overriding Variables"), so gunicorn
+    binds :9000 with 5 workers; the image's own `CMD make serve` keeps :8000 and 2."""
+    write(
+        tmp_path,
+        {
+            "Makefile": "PORT ?= 8000\nserve: WORKERS := 2\nserve:\n"
+            "\tgunicorn app:app -w $(WORKERS) -b 0.0.0.0:$(PORT)\n",
+            "Dockerfile": "FROM python:3.12-slim\nCOPY . /srv/\nWORKDIR /srv\nCMD make serve\n",
+            "compose.yaml": "services:\n  web:\n    build: .\n"
+            "    command: make serve PORT=9000 WORKERS=5\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert sorted((a.workers.value, [s.value for s in a.sockets]) for a in result.apps) == [
+        (2, ["0.0.0.0:8000"]),
+        (5, ["0.0.0.0:9000"]),
+    ]
+
+
 def test_a_scripts_positional_parameter_is_the_commands_word(tmp_path: Path) -> None:
     """`ENTRYPOINT ["./entrypoint"]` with `CMD ["0.0.0.0:80"]`, the script running `gunicorn
     --bind $1 ...`: `$1` is the CMD's word, so gunicorn binds 0.0.0.0:80 (no unresolved

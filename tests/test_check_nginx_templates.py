@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from servertune.check.graph import launches
 from tests.folder_support import check_folder, write
 
@@ -114,3 +116,46 @@ def test_mounted_template_renders_an_environment_value_with_a_default(tmp_path: 
         },
     )
     assert _fronts(root) == {"api": ["nginx/default.conf.template:4"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "joined"),
+    [
+        ("10-backend.envsh", 0o755, True),
+        ("10-backend.envsh", 0o644, False),  # the entrypoint ignores it: not executable
+        ("30-backend.envsh", 0o755, False),  # sourced after 20-envsubst-on-templates.sh
+    ],
+)
+def test_an_envsh_the_image_sources_first_feeds_its_templates(
+    tmp_path: Path, name: str, mode: int, joined: bool
+) -> None:
+    """The official nginx image's entrypoint sources each executable `*.envsh` of
+    /docker-entrypoint.d/ in `sort -V` order, and 20-envsubst-on-templates.sh renders the
+    templates with what those before it exported (nginxinc/docker-nginx's
+    docker-entrypoint.sh; its own 15-local-resolvers.envsh works so): a copied
+    `10-backend.envsh` exporting `BACKEND_URL="${BACKEND_URL:-http://api:8080}"` makes the
+    template's `proxy_pass ${BACKEND_URL}/api/;` reach service `api`; without its executable
+    bit, or named to sort after the renderer, it does not."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": _APP,
+            "web/Dockerfile": (
+                "FROM nginx:1.27\n"
+                "COPY site.conf.template /etc/nginx/templates/default.conf.template\n"
+                f"COPY backend.envsh /docker-entrypoint.d/{name}\n"
+            ),
+            "web/site.conf.template": (
+                "server {\n    listen 80;\n    location /api/ {\n"
+                "        proxy_pass ${BACKEND_URL}/api/;\n    }\n}\n"
+            ),
+            "web/backend.envsh": (
+                '#!/bin/sh\nexport BACKEND_URL="${BACKEND_URL:-http://api:8080}"\n'
+            ),
+            "compose.yaml": (
+                "services:\n  api:\n    build: .\n  web:\n    build: web\n    ports: ['80:80']\n"
+            ),
+        },
+    )
+    (root / "web/backend.envsh").chmod(mode)
+    assert _fronts(root) == {"api": ["web/site.conf.template:4"] if joined else []}

@@ -422,3 +422,41 @@ def test_exec_form_of_one_string_is_an_error_and_read_split(tmp_path: Path) -> N
     assert [(app.kind, [s.value for s in app.sockets]) for app in result.apps] == [
         ("uwsgi", ["0.0.0.0:8000"])
     ]
+
+
+def test_a_compose_or_kubernetes_command_of_one_string_is_the_same_error(tmp_path: Path) -> None:
+    """A compose `command: ["gunicorn app:app -b 0.0.0.0:8000"]` and a Kubernetes `command:
+    ["gunicorn app:app -w 2"]` are lists of one item holding a whole command line: no shell
+    runs them, so the runtime looks for a program named by the whole string, the
+    `exec-form-one-string` error at that line (the Dockerfile's case, seen in
+    reanahub/reana-server), the server read split. A list of words, a compose command after
+    its `entrypoint: ["sh", "-c"]` (the shell's script) and a Kubernetes `args` item with a
+    space (one argument gunicorn parses) are not that error."""
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  web:\n    image: app\n"
+        '    command: ["gunicorn app:app -b 0.0.0.0:8000"]\n'
+        "  listed:\n    image: app\n"
+        '    command: ["gunicorn", "app:app", "-b", "0.0.0.0:8001"]\n'
+        "  shell:\n    image: app\n"
+        '    entrypoint: ["sh", "-c"]\n'
+        '    command: ["exec gunicorn app:app -b 0.0.0.0:8002"]\n'
+    )
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n"
+        '    - name: web\n      image: app\n      command: ["gunicorn app:app -w 2"]\n'
+        '    - name: args\n      image: app\n      command: ["gunicorn"]\n'
+        '      args: ["app:app", "-w 3"]\n'
+    )
+    result = check_files([tmp_path / "compose.yaml", tmp_path / "pod.yaml"], machine=MACHINE)
+    found = sorted(
+        (f.at.file.name, f.at.line) for f in result.findings if f.rule == "exec-form-one-string"
+    )
+    assert found == [("compose.yaml", 4), ("pod.yaml", 9)]
+    assert sorted((a.workers.value, [s.value for s in a.sockets]) for a in result.apps) == [
+        (1, ["0.0.0.0:8000"]),
+        (1, ["0.0.0.0:8001"]),
+        (1, ["0.0.0.0:8002"]),
+        (2, ["127.0.0.1:8000"]),
+        (3, ["127.0.0.1:8000"]),  # `-w 3`: argparse reads `-w` and ` 3`, which int() takes
+    ]

@@ -24,6 +24,7 @@ from servertune.check.model import (
     Setting,
     Upstream,
 )
+from servertune.check.nginx_envsh import ENTRYPOINT_DIR, envsh_exports
 from servertune.check.nginx_variables import nginx_variable
 from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
@@ -378,7 +379,8 @@ class Stacks:
     def environment_of_front(self, files: Sequence[Path]) -> dict[str, str]:
         """The variables the containers that run a front (its first file) set to one value:
         the services that bind-mount it, or run the image that holds it (built here, or the
-        one image a service's `image:` runs). An nginx template is rendered with them where
+        one image a service's `image:` runs), and the `.envsh` files such an image sources
+        before it renders (`nginx_envsh`). An nginx template is rendered with them where
         the container starts (envsubst; the official image's /etc/nginx/templates); a name
         two of them set differently is not known."""
         if not files:
@@ -388,11 +390,14 @@ class Stacks:
         unbuilt = self._unbuilt_image()
         # The container's environment is its image's `ENV`, then the service's over it.
         image_env: dict[tuple[Path, str], dict[str, str]] = {}
+        sourced: dict[tuple[Path, str], list[tuple[str, Path]]] = {}
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
                 running.append(service)
                 image_env[(service.file, service.name)] = dict(image.env)
+                # The `.envsh` files its entrypoint sources before it renders the templates.
+                sourced[(service.file, service.name)] = image.held_under(ENTRYPOINT_DIR)
         values: dict[str, set[str]] = {}
         real = _real(first)
         for service in running:
@@ -405,6 +410,7 @@ class Stacks:
                 if path == real
             ]
             given = image_env.get((service.file, service.name), {}) | dict(service.environment)
+            given |= envsh_exports(sourced.get((service.file, service.name), []), given)
             for name, value in rendered[0] if len(rendered) == 1 else given.items():
                 values.setdefault(name, set()).add(value)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}

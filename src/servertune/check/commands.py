@@ -63,6 +63,7 @@ __all__ = [
     "beside",
     "child_env",
     "expand_shell",
+    "one_string_split",
     "place_words",
     "read_command",
     "server_command",
@@ -177,6 +178,21 @@ class JoinedWord(Word):
     runs a program named by the whole string (`written`), which no image has."""
 
     written: str = ""
+
+
+def one_string_split(words: list[Word]) -> list[Word]:
+    """An exec form whose one string is a whole command line (a Dockerfile's `CMD ["uwsgi
+    --ini uwsgi.ini"]`, reanahub/reana-server; a compose or Kubernetes `command:` list of one
+    item) split into its words, the first a `JoinedWord` keeping the string
+    (its rule says Docker runs a program of that name); other words as written."""
+    if len(words) != 1 or not re.search(r"\S\s+\S", words[0].text.strip()):
+        return words
+    try:
+        split = shlex.split(words[0].text)
+    except ValueError:
+        return words
+    at = words[0].at
+    return [JoinedWord(split[0], at, words[0].text), *(Word(w, at) for w in split[1:])]
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from servertune.check.commands import (
     ConfigFile,
     FindConfig,
     Word,
+    one_string_split,
     place_words,
     program_name,
     server_command,
@@ -1202,8 +1203,7 @@ def read_compose(
         key_at = Location(path, key.start_mark.line + 1)
         image, image_files = _image(service, path, runs)
         files += image_files
-        entrypoint = _command(service.get("entrypoint"), lines)
-        command = _command(service.get("command"), lines)
+        entrypoint, command = _own_commands(service, lines, image)
         entry: tuple[Word, ...] | None
         if entrypoint is not None:
             base_cmd: tuple[Word, ...] | None = None
@@ -1245,6 +1245,24 @@ def read_compose(
         box = _container(name, key_at, service, _replaced(image, entrypoint, command))
         apps.append(replace(app, container=box, shell_form=started))
     return _started(path, apps, files, unstarted, unsaid)
+
+
+def _own_commands(
+    service: _Node, lines: Mapping[Path, list[str]], image: Image | None
+) -> tuple[tuple[Word, ...] | None, tuple[Word, ...] | None]:
+    """The service's `entrypoint` and `command`, the one that names the program split into
+    words when it is one item holding a whole command line (`command: ["gunicorn app:app -b
+    0.0.0.0:8000"]`): the runtime runs no shell, so it looks for a program named by the whole
+    string (the rule `exec-form-one-string` says so; the split is a guess at what was meant).
+    A command after an entrypoint (the service's or the image's) is that program's argument,
+    left as written."""
+    entrypoint = _command(service.get("entrypoint"), lines)
+    command = _command(service.get("command"), lines)
+    if entrypoint is not None:
+        return tuple(one_string_split(list(entrypoint))), command
+    if command is not None and not (image is not None and image.entrypoint):
+        return None, tuple(one_string_split(list(command)))
+    return entrypoint, command
 
 
 def _replaced(

@@ -28,6 +28,7 @@ from pathlib import Path
 from servertune.check.commands import is_dockerfile
 from servertune.check.envfile import env_named
 from servertune.check.heroku_nginx import is_buildpack_config
+from servertune.check.justfile import looks_like_justfile
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
 from servertune.check.template_markers import SHEBANG, template_line
@@ -237,7 +238,7 @@ _SHEBANG = SHEBANG
 #: Containerfile families (and `api.docker`, a Dockerfile by its first instruction), Procfiles,
 #: Caddyfiles.
 _KIND_PREFIXES = ("dockerfile", "containerfile", "procfile", "caddyfile")
-_KIND_SUFFIXES = (".dockerfile", ".containerfile", ".docker", ".caddyfile")
+_KIND_SUFFIXES = (".dockerfile", ".containerfile", ".docker", ".caddyfile", ".just")
 
 
 #: Application platforms' files told by name (`servertune.check.platforms`; a Cloud Foundry
@@ -403,6 +404,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         line = template_line(text, dockerfile=is_dockerfile(item, text))
         if line is not None and is_buildpack_config(item):
             line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
+        if line is not None and looks_like_justfile(item, text):
+            line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
         elif _claims(item, text):

@@ -50,11 +50,11 @@ from servertune.check.commands import (
     WRAPPERS,
     ConfigFile,
     FindConfig,
-    JoinedWord,
     Word,
     dockerfile_name,
     expand_shell,
     is_dockerfile,
+    one_string_split,
     program_name,
     server_command,
     shell_commands,
@@ -1050,7 +1050,7 @@ def _command_words(command: Any, source: _Source) -> list[Word]:
         words = [
             Word(w.text, Location(source.path, w.at.line)) for w in _words(command, source.lines)
         ]
-        return _one_string_split(words)
+        return one_string_split(words)
     if command.end_line > command.start_line and source.escape == "\\":
         # A shell form over continued lines: its text as written, so each word
         # keeps its own line (`--http-to $X` on line 45 is reported at 45, not at
@@ -1059,20 +1059,6 @@ def _command_words(command: Any, source: _Source) -> list[Word]:
         written = re.sub(r"\A\s*\w+\s+", "", written)
         return [Word(written, at)]
     return [Word(" ".join(command.value), at)]
-
-
-def _one_string_split(words: list[Word]) -> list[Word]:
-    """An exec form whose one string is a whole command line (`["uwsgi --ini uwsgi.ini"]`,
-    reanahub/reana-server) split into its words, the first a `JoinedWord` keeping the string
-    (its rule says Docker runs a program of that name); other words as written."""
-    if len(words) != 1 or not re.search(r"\S\s+\S", words[0].text.strip()):
-        return words
-    try:
-        split = shlex.split(words[0].text)
-    except ValueError:
-        return words
-    at = words[0].at
-    return [JoinedWord(split[0], at, words[0].text), *(Word(w, at) for w in split[1:])]
 
 
 def _copy(

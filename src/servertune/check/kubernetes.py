@@ -569,14 +569,31 @@ def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None)
     )
 
 
+def _one_string(node: _Node) -> Setting[str] | None:
+    """A container's `command` that is one item holding a whole command line (`command:
+    ["gunicorn app:app"]`): the runtime runs no shell, so it looks for a program named by the
+    whole string. (An `args` item with a space is one argument the program parses, not this.)"""
+    found = node.get("command")
+    items = found.list() if found is not None else []
+    text = items[0].text() if len(items) == 1 else None
+    if text is None or not re.search(r"\S\s+\S", text.strip()):
+        return None
+    return Setting(text, items[0].at)
+
+
 def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
     words: list[_Word] = []
+    one_string = _one_string(node)
     for field in ("command", "args"):
         found = node.get(field)
         for word in found.list() if found is not None else []:
             if word.text() is not None:
                 raw = word.text() or ""
                 missing = any(m[1] and m[1] not in env for m in _REFERENCE.finditer(raw))
+                if field == "command" and one_string is not None:
+                    # Read split, a guess at what was meant (`exec-form-one-string`).
+                    words.extend(_Word(_expand(w, env), word.at, missing) for w in _split(raw))
+                    continue
                 words.append(_Word(_expand(raw, env), word.at, missing))
     # `sh -c ". env.sh; exec gunicorn ..."`: the shell's words, all on the line of the script;
     # of its commands (split at `;`, `&&`, `||`, `|`, newlines) the one that starts a server.
@@ -610,6 +627,13 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
                 return _as_uvicorn(started)
         return []
     return _runs(words)
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 def _runs(words: list[_Word]) -> list[_Word]:
@@ -841,6 +865,8 @@ def read_manifests(
                 exposed_by=_exposed_by(services, labels),
             )
             app = replace(app, unresolved=app.unresolved + unresolved)
+            if app.one_string_exec is None and (one_string := _one_string(container)):
+                app = replace(app, one_string_exec=one_string)
             apps.append(_with_container(app, box))
     return tuple(apps), ()
 

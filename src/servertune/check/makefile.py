@@ -5,9 +5,10 @@ the one `-f FILE` / `-C DIR` names). make runs the target's prerequisites first,
 of its recipe (the tab-indented lines under `TARGET:`) in its own `/bin/sh -c` (GNU make's
 manual, "Recipe Execution"), after expanding the make variables in it: `$(NAME)` and `${NAME}`
 from the Makefile's assignments (a target-specific `TARGET: NAME := 3` first), then the
-environment; `$$` is a `$` the shell sees. A recipe line that starts a server is the launch;
-one a variable not known here completes is read as the shell would be, the unknown left as
-written. Nothing here runs make: the Makefile is read, never executed.
+environment; `$$` is a `$` the shell sees; a `NAME=value` on make's command line overrides
+the Makefile's. A recipe line that starts a server is the launch; one a variable not known
+here completes is read as the shell would be, the unknown left as written. Nothing here runs
+make: the Makefile is read, never executed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from servertune.check.commands import ConfigFile, FindConfig, Word, program_name
 from servertune.check.model import Location
 
-__all__ = ["MakeRecipe", "make_recipe"]
+__all__ = ["Recipe", "make_recipe"]
 
 #: A rule's head: `target [target...]: [prerequisites]` (not `:=`, a variable's assignment).
 _RULE = re.compile(r"\A(?P<targets>[^:=#\t][^:=#]*?)\s*::?(?!=)\s*(?P<rest>.*)\Z")
@@ -29,28 +30,34 @@ _ASSIGNMENT = re.compile(
 )
 #: A make variable's reference: `$(NAME)`, `${NAME}` (functions, `$(shell ...)`, are not).
 _REFERENCE = re.compile(r"\$[({](?P<name>[A-Za-z_][A-Za-z0-9_.-]*)[)}]")
+#: A variable given on make's command line (`make run PORT=9000`), which overrides the
+#: Makefile's assignments of it (GNU make's manual, "Overriding Variables").
+_COMMAND_LINE = re.compile(r"\A(?P<name>[A-Za-z_][A-Za-z0-9_.-]*):?=(?P<value>.*)\Z")
 #: make's options that take a value (`-f FILE`, `-C DIR`, `-j N`, `-o FILE`, `-W FILE`...).
 _VALUED = frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-j", "-l", "-o", "-W"})
 
 
 @dataclass(frozen=True)
-class MakeRecipe:
-    """The recipe lines `make TARGET` runs, each with the line it is written on, their make
-    variables expanded."""
+class Recipe:
+    """The lines a task runner runs for a target (`make TARGET`, `just RECIPE`), each in its
+    own `/bin/sh -c`, with the line it is written on, the runner's own variables expanded; and
+    the variables the runner exports to them (a justfile's `export NAME := value`)."""
 
-    makefile: ConfigFile
+    source: ConfigFile
     lines: tuple[Word, ...]
+    exported: tuple[tuple[str, str], ...] = ()
 
 
 def make_recipe(
     words: Sequence[Word], env: Mapping[str, str], find_config: FindConfig
-) -> MakeRecipe | None:
+) -> Recipe | None:
     """The recipe of the target `words` (`make [options] TARGET`) run, from the Makefile
     `find_config` finds; None when they are not a make command line, name no target (make's
     default goal is not read here) or the Makefile is not among the files."""
     if not words or program_name(words[0].text) not in ("make", "gmake"):
         return None
     makefile_name, directory, targets = "Makefile", "", []
+    given: dict[str, str] = {}  # `make run PORT=9000`: over the Makefile's own assignments
     rest = list(words[1:])
     while rest:
         word = rest.pop(0).text
@@ -60,8 +67,10 @@ def make_recipe(
                 makefile_name = value
             elif word in ("-C", "--directory"):
                 directory = value.rstrip("/") + "/"
-        elif word.startswith("-") or "=" in word:
-            continue  # a flag, or `NAME=value` on the command line (not read here)
+        elif (assigned := _COMMAND_LINE.match(word)) is not None:
+            given[assigned["name"]] = assigned["value"]
+        elif word.startswith("-"):
+            continue
         else:
             targets.append(word)
     if len(targets) != 1:
@@ -69,10 +78,12 @@ def make_recipe(
     found = find_config(directory + makefile_name, words[0].at)
     if found is None:
         return None
-    return _recipe(found, targets[0], env)
+    return _recipe(found, targets[0], env, given)
 
 
-def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> MakeRecipe | None:
+def _recipe(
+    makefile: ConfigFile, target: str, env: Mapping[str, str], given: Mapping[str, str]
+) -> Recipe | None:
     variables: dict[str, str] = {}
     own: dict[str, str] = {}
     recipe: list[tuple[int, str]] = []
@@ -108,8 +119,8 @@ def _recipe(makefile: ConfigFile, target: str, env: Mapping[str, str]) -> MakeRe
             _assign(variables, assignment, env)
     if not recipe:
         return None
-    scope = {**variables, **own}
-    return MakeRecipe(
+    scope = {**variables, **own, **given}
+    return Recipe(
         makefile,
         tuple(Word(_expanded(text, scope, env), Location(makefile.file, n)) for n, text in recipe),
     )

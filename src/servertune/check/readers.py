@@ -155,7 +155,12 @@ def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def env_loads_of(path: Path, text: str, kind: str) -> Reading:
     """The env files a file of `kind` loads, read whether or not it starts a server (a compose
-    stack of images built elsewhere loads its `env_file`s all the same)."""
+    stack of images built elsewhere loads its `env_file`s all the same; a justfile its
+    `set dotenv-load` file)."""
+    if kind == "justfile":
+        from servertune.check.justfile import dotenv_loads
+
+        return Reading(env_loads=tuple((path, f) for f in dotenv_loads(path, text)))
     if kind != "compose":
         return Reading()
     from servertune.check.envfile import compose_loads
@@ -185,6 +190,20 @@ def _is_procfile(path: Path, text: str) -> bool:
     from servertune.check.procfile import looks_like_procfile
 
     return looks_like_procfile(path, text)
+
+
+def _justfile(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.justfile import read_justfile
+    from servertune.check.scripts import follow_words
+
+    apps = read_justfile(path, text, env, follow_words)
+    return Reading(apps=apps) + env_loads_of(path, text, "justfile")
+
+
+def _is_justfile(path: Path, text: str) -> bool:
+    from servertune.check.justfile import looks_like_justfile
+
+    return looks_like_justfile(path, text)
 
 
 def _nginx(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
@@ -523,6 +542,7 @@ def read_with(reader: Reader, path: Path, text: str, env: Mapping[str, str] | No
 READERS: Sequence[Reader] = (
     Reader("dockerfile", "a Dockerfile", _is_dockerfile, _dockerfile),
     Reader("procfile", "a Procfile", _is_procfile, _procfile),
+    Reader("justfile", "a justfile (just's recipes)", _is_justfile, _justfile),
     Reader("hypercorn", "a Hypercorn config file (TOML)", _is_hypercorn, _hypercorn),
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),

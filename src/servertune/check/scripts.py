@@ -57,7 +57,8 @@ from servertune.check.commands import (
     wrapped,
 )
 from servertune.check.jinja import with_templates
-from servertune.check.makefile import MakeRecipe, make_recipe
+from servertune.check.justfile import just_recipe
+from servertune.check.makefile import Recipe, make_recipe
 from servertune.check.model import (
     ASSUMED_UNSET,
     SERVERS_READ,
@@ -2727,7 +2728,9 @@ def _run_words(
         entry = console_script(rest[0].text, find_config, rest[0].at)
         if entry is not None:
             return _console_server(entry, rest[1:], env, env_at, find_config)
-    recipe = make_recipe(rest, dict(env or {}), find_config)
+    recipe = make_recipe(rest, dict(env or {}), find_config) or just_recipe(
+        rest, env or {}, find_config
+    )
     if recipe is not None:
         return _made_server(recipe, env, env_at, find_config, depth)
     script = find_config(rest[0].text, rest[0].at)
@@ -2768,18 +2771,21 @@ def _command_string(
 
 
 def _made_server(
-    recipe: MakeRecipe,
+    recipe: Recipe,
     env: Mapping[str, str] | None,
     env_at: Mapping[str, Location] | None,
     find_config: FindConfig,
     depth: int,
 ) -> AppServer | None:
-    """The server a line of a make target's recipe starts (each line its own `/bin/sh -c`),
-    that line first in its chain; None when none does."""
+    """The server a line of a make target's or a just recipe's lines starts (each line its
+    own `/bin/sh -c`, with what the runner exports), that line first in its chain; None when
+    none does."""
+    if recipe.exported:
+        env = {**(env or {}), **dict(recipe.exported)}
     for line in recipe.lines:
         shell = [Word("/bin/sh", line.at), Word("-c", line.at), line]
         app = run_words(
-            recipe.makefile.file, shell, env, env_at, find_config=find_config, depth=depth + 1
+            recipe.source.file, shell, env, env_at, find_config=find_config, depth=depth + 1
         )
         if app is not None:
             return replace(app, launched_by=(line.at, *app.launched_by))

@@ -95,10 +95,13 @@ def exec_form_not_expanded(rule: Rule, c: Context) -> Iterator[Finding]:
 @check_rule(
     "exec-form-one-string",
     Severity.error,
-    "an exec-form CMD or ENTRYPOINT is one string holding the whole command line: Docker runs "
+    "an exec-form command (a Dockerfile's CMD or ENTRYPOINT array, a compose or Kubernetes "
+    "`command:` list) is one string holding the whole command line: the container runtime runs "
     "a program of that name, which does not exist",
     "https://docs.docker.com/reference/dockerfile/#exec-form (the exec form is a JSON array of "
-    "the executable and its parameters, each its own element; no shell splits them)",
+    "the executable and its parameters, each its own element; no shell splits them); "
+    "https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/ "
+    "(`command` is not run in a shell)",
     kind="fault",
 )
 def exec_form_one_string(rule: Rule, c: Context) -> Iterator[Finding]:
@@ -108,8 +111,9 @@ def exec_form_one_string(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         yield rule.finding(
             written.at,
-            f"the exec form here is one string, `[{json.dumps(written.value)}]`: Docker runs "
-            f"no shell, so it looks for a program named {written.value!r} (`exec: ... "
+            f"the exec form here is one string, `[{json.dumps(written.value)}]`: no shell "
+            "runs it, so the container runtime looks for a program named "
+            f"{written.value!r} (`exec: ... "
             "executable file not found`) and the container exits at start; check read it "
             f"split into words, a guess at what was meant ({app.kind})",
             f"give each word its own element: `{json.dumps(shlex.split(written.value))}`",
