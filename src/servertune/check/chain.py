@@ -674,12 +674,48 @@ def link(
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
                 if not reached and project != frozenset():
+                    reached = _remote_of_environment(config, server, speaking)
+                if not reached and project != frozenset():
                     unknown_host(server, speaking, project, stacks, candidates)
                 for app in reached:
                     if passing.protocol == "http" and not _answers_http(app, server.value):
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _remote_of_environment(
+    config: NginxConfig, server: Setting[str], apps: Sequence[AppServer]
+) -> list[AppServer]:
+    """The servers bound to every address on the port of `server`, another machine's literal
+    address, that the files of the front's own deployment environment start
+    (`environments`: `nginx/production/site` passing to 10.0.3.11:5050, gunicorn on
+    0.0.0.0:5050 under `supervisor/production/`), each with a `joined-by-name` note: which
+    machines run them is not in the files; that the environment's app hosts do is what the
+    layout says."""
+    from servertune.check.environments import same_environment
+    from servertune.check.model import note
+
+    host, port = normalise(server.value)
+    if not _remote_literal(host):
+        return []
+    first = (config.files or (config.file,))[0]
+    found = [
+        a
+        for a in apps
+        if any(normalise(s.value) in ((w, port) for w in _WILDCARDS) for s in a.sockets)
+        and same_environment(first, a)
+    ]
+    for app in found:
+        note(
+            "joined-by-name",
+            server.at,
+            f"{server.at}: joined by environment and port: {server.value!r} is another "
+            f"machine's address; the server started at {_starter(app)}, of the same "
+            f"environment's folder, listens on every address of port {port} (the "
+            "environment's app hosts run it)",
+        )
+    return found
 
 
 def _named(
