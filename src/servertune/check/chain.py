@@ -555,8 +555,11 @@ def unknown_host(
     """A coverage note for a front's server address whose host nothing read answers to (a
     variable set where the front starts, another setup's name) while app servers listen on its
     port: they are not joined to it by the port alone (the `candidates` a name could have
-    chosen among are named). A host a compose service answers to is known: that service
-    starts what it starts (its own notes say what), and says nothing here."""
+    chosen among are named). A host a compose service answers to is known when the files say
+    which Dockerfile that service runs (its own notes say what it starts), and says nothing
+    here; when they do not (`image: registry/x/chalice:1.0`) and servers on that port that no
+    compose service runs were read, the note says so and names them (openreplay's
+    `proxy_pass http://$upstream_chalice:8000` to the `chalice-openreplay` service)."""
     from servertune.check.model import note
 
     host, port = normalise(address.value)
@@ -564,16 +567,27 @@ def unknown_host(
     remote = _remote_literal(host)
     if host == "unix" or not port.isdigit() or (name is None and "$" not in host and not remote):
         return
-    if name is not None and any(
-        name in (s.name, *s.aliases) and (project is None or s.file in project)
+    answering = [
+        s
         for s in (stacks.services if stacks is not None else ())
-    ):
+        if name is not None
+        and name in (s.name, *s.aliases)
+        and (project is None or s.file in project)
+    ]
+    if any(s.dockerfile is not None for s in answering):
         return
-    if not any(
-        normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port
+    on_port = [
+        a
         for a in apps
-        for s in a.sockets
-    ):
+        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
+    ]
+    if not on_port:
+        return
+    if answering:
+        # Only when an image read here, which no compose service runs, could be that service's.
+        unplaced = [a for a in on_port if a.container is None]
+        if unplaced:
+            _image_unknown(address, answering[0], port, unplaced)
         return
     why = (
         "a literal address no container or service read here has"
@@ -587,6 +601,23 @@ def unknown_host(
         address.at,
         f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
         f"servers on port {port} here are not joined to it by the port alone"
+        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
+    )
+
+
+def _image_unknown(
+    address: Setting[str], service: Service, port: str, candidates: Sequence[AppServer]
+) -> None:
+    """The `not-followed` note for a front's host that is a compose service whose image no
+    Dockerfile read here is known to build."""
+    from servertune.check.model import note
+
+    note(
+        "not-followed",
+        address.at,
+        f"{address.at}: not followed: {address.value!r} is the compose service "
+        f"{service.name!r} ({service.file.name}), whose image no Dockerfile read here is known "
+        f"to build; the app servers on port {port} here are not joined to it by the port alone"
         + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
     )
 
