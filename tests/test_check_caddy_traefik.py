@@ -584,6 +584,34 @@ def test_traefik_labels_without_a_port_use_the_one_exposed_port(tmp_path: Path) 
     assert not result.balancer_links
 
 
+def test_traefik_labels_without_a_port_use_the_one_port_the_image_exposes(
+    tmp_path: Path,
+) -> None:
+    """A routed service with no port label and no `expose`: Traefik's docker provider takes the
+    one port the container exposes, and its image's Dockerfile `EXPOSE 8000` exposes it; the
+    front is joined to the service's gunicorn on 8000, its port said at the first router
+    label, and judged (gunicorn's 2 s keep-alive under Traefik's 90 s idle pool). With
+    `EXPOSE 8000 9000` nothing is guessed (seen in MaibornWolff/SecObserve's
+    docker-compose-prod-*.yml)."""
+    compose = (
+        (COMPOSE % "")
+        .replace("      - traefik.http.services.api.loadbalancer.server.port=8000\n", "")
+        .replace("    command: uvicorn app:app --host 0.0.0.0 --port 8000\n", "")
+    )
+    dockerfile = (
+        "FROM python:3.12-slim\nWORKDIR /app\nEXPOSE 8000\n"
+        'CMD ["gunicorn", "app:app", "-k", "gthread", "--threads", "4", "--bind", "0.0.0.0:8000"]\n'
+    )
+    files = {"compose.yaml": compose, "Dockerfile": dockerfile}
+    assert ("lb-idle-over-app-keepalive", "Dockerfile", 4) in _rules(tmp_path, files)
+    paths = [tmp_path / "compose.yaml", tmp_path / "Dockerfile"]
+    result = check_files(paths, machine=MACHINE, env={}, root=tmp_path)
+    assert [(b.server.value, b.server.at.line) for b in result.balancer_links] == [("api:8000", 12)]
+    (tmp_path / "Dockerfile").write_text(dockerfile.replace("8000\n", "8000 9000\n", 1))
+    result = check_files(paths, machine=MACHINE, env={}, root=tmp_path)
+    assert not result.balancer_links
+
+
 def test_traefik_label_port_from_the_environment_is_a_note(tmp_path: Path) -> None:
     """`server.port=${PORT}` is known only when compose runs: a coverage note, no refusal."""
     text = COMPOSE.replace("server.port=8000", "server.port=${API_PORT}") % ""

@@ -405,3 +405,41 @@ def test_front_beside_another_compose_project_never_reaches_the_root_projects_se
         },
     )
     assert _fronts(root) == {"backend": []}
+
+
+def test_a_set_host_whose_service_runs_an_image_built_elsewhere_says_so(tmp_path: Path) -> None:
+    """`set $upstream_api api-svc; proxy_pass http://$upstream_api:8000;` reaches the compose
+    service `api-svc`, which runs `image: registry.example/acme/chalice:1.0` that no Dockerfile
+    read here is known to build, while two images here (`api/Dockerfile`, `ee/api/Dockerfile`,
+    run by no service) listen on 8000: neither is joined by the port alone, and a
+    `not-followed` note at the pass says why and names both (seen in openreplay/openreplay's
+    scripts/docker-compose/nginx.conf and `chalice-openreplay` service)."""
+    uvicorn = (
+        'FROM python:3.12-slim\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", "--port", "8000"]\n'
+    )
+    root = write(
+        tmp_path,
+        {
+            "api/Dockerfile": uvicorn,
+            "ee/api/Dockerfile": uvicorn,
+            "deploy/compose.yaml": (
+                "services:\n"
+                "  api-svc:\n    image: registry.example/acme/chalice:1.0\n"
+                "  nginx:\n    image: nginx:1.27\n"
+                "    volumes: ['./nginx.conf:/etc/nginx/conf.d/default.conf:ro']\n"
+            ),
+            "deploy/nginx.conf": (
+                "server {\n    listen 80;\n    location /api/ {\n"
+                "        set $upstream_api api-svc;\n"
+                "        proxy_pass http://$upstream_api:8000;\n    }\n}\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert all(not launch.fronts for launch in launches(result.apps, result.links, ()))
+    said = [n for n in result.notes if n.kind == "not-followed" and n.at.file.name == "nginx.conf"]
+    assert [
+        (n.at.line, "'api-svc:8000' is the compose service 'api-svc'" in n.message) for n in said
+    ] == [(5, True)]
+    assert "api/Dockerfile:2" in said[0].message
+    assert "ee/api/Dockerfile:2" in said[0].message

@@ -23,8 +23,10 @@ from servertune.check.chain import (
     link,
     link_balancers,
 )
+from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import building_from
+from servertune.check.environments import environments_differ
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
@@ -340,8 +342,13 @@ def _linked(
     with collect_notes() as said:
         links = link(nginx, apps, stacks)
         # A local address reaches the front's own container only (`namespaces`).
-        links = [k for k in links if in_front_namespace(k.nginx, k.server.value, k.app, stacks)]
-        links = host_servers_first(links, stacks)
+        links = [
+            k
+            for k in links
+            if in_front_namespace(k.nginx, k.server.value, k.app, stacks, apps)
+            and not environments_differ((k.nginx.files or (k.nginx.file,))[0], k.app)
+        ]
+        links = deployed_siblings_first(host_servers_first(links, stacks), stacks)
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     notes += said

@@ -561,8 +561,11 @@ def unknown_host(
     """A coverage note for a front's server address whose host nothing read answers to (a
     variable set where the front starts, another setup's name) while app servers listen on its
     port: they are not joined to it by the port alone (the `candidates` a name could have
-    chosen among are named). A host a compose service answers to is known: that service
-    starts what it starts (its own notes say what), and says nothing here."""
+    chosen among are named). A host a compose service answers to is known when the files say
+    which Dockerfile that service runs (its own notes say what it starts), and says nothing
+    here; when they do not (`image: registry/x/chalice:1.0`) and servers on that port that no
+    compose service runs were read, the note says so and names them (openreplay's
+    `proxy_pass http://$upstream_chalice:8000` to the `chalice-openreplay` service)."""
     from servertune.check.model import note
 
     host, port = normalise(address.value)
@@ -570,16 +573,27 @@ def unknown_host(
     remote = _remote_literal(host)
     if host == "unix" or not port.isdigit() or (name is None and "$" not in host and not remote):
         return
-    if name is not None and any(
-        name in (s.name, *s.aliases) and (project is None or s.file in project)
+    answering = [
+        s
         for s in (stacks.services if stacks is not None else ())
-    ):
+        if name is not None
+        and name in (s.name, *s.aliases)
+        and (project is None or s.file in project)
+    ]
+    if any(s.dockerfile is not None for s in answering):
         return
-    if not any(
-        normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port
+    on_port = [
+        a
         for a in apps
-        for s in a.sockets
-    ):
+        if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
+    ]
+    if not on_port:
+        return
+    if answering:
+        # Only when an image read here, which no compose service runs, could be that service's.
+        unplaced = [a for a in on_port if a.container is None]
+        if unplaced:
+            _image_unknown(address, answering[0], port, unplaced)
         return
     why = (
         "a literal address no container or service read here has"
@@ -593,6 +607,23 @@ def unknown_host(
         address.at,
         f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
         f"servers on port {port} here are not joined to it by the port alone"
+        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
+    )
+
+
+def _image_unknown(
+    address: Setting[str], service: Service, port: str, candidates: Sequence[AppServer]
+) -> None:
+    """The `not-followed` note for a front's host that is a compose service whose image no
+    Dockerfile read here is known to build."""
+    from servertune.check.model import note
+
+    note(
+        "not-followed",
+        address.at,
+        f"{address.at}: not followed: {address.value!r} is the compose service "
+        f"{service.name!r} ({service.file.name}), whose image no Dockerfile read here is known "
+        f"to build; the app servers on port {port} here are not joined to it by the port alone"
         + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
     )
 
@@ -680,12 +711,48 @@ def link(
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
                 if not reached and project != frozenset():
+                    reached = _remote_of_environment(config, server, speaking)
+                if not reached and project != frozenset():
                     unknown_host(server, speaking, project, stacks, candidates)
                 for app in reached:
                     if passing.protocol == "http" and not _answers_http(app, server.value):
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _remote_of_environment(
+    config: NginxConfig, server: Setting[str], apps: Sequence[AppServer]
+) -> list[AppServer]:
+    """The servers bound to every address on the port of `server`, another machine's literal
+    address, that the files of the front's own deployment environment start
+    (`environments`: `nginx/production/site` passing to 10.0.3.11:5050, gunicorn on
+    0.0.0.0:5050 under `supervisor/production/`), each with a `joined-by-name` note: which
+    machines run them is not in the files; that the environment's app hosts do is what the
+    layout says."""
+    from servertune.check.environments import same_environment
+    from servertune.check.model import note
+
+    host, port = normalise(server.value)
+    if not _remote_literal(host):
+        return []
+    first = (config.files or (config.file,))[0]
+    found = [
+        a
+        for a in apps
+        if any(normalise(s.value) in ((w, port) for w in _WILDCARDS) for s in a.sockets)
+        and same_environment(first, a)
+    ]
+    for app in found:
+        note(
+            "joined-by-name",
+            server.at,
+            f"{server.at}: joined by environment and port: {server.value!r} is another "
+            f"machine's address; the server started at {_starter(app)}, of the same "
+            f"environment's folder, listens on every address of port {port} (the "
+            "environment's app hosts run it)",
+        )
+    return found
 
 
 def _named(

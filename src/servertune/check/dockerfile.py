@@ -38,7 +38,7 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -238,6 +238,8 @@ class _Stage:
     #: not run.
     entrypoint_here: bool = False
     cmd_written: bool = False
+    #: The TCP ports its `EXPOSE`s name (and the stages it is built FROM), in order.
+    exposed: tuple[str, ...] = ()
 
     def inherit(self) -> _Stage:
         return _Stage(
@@ -259,6 +261,7 @@ class _Stage:
             base_line=self.base_line,
             entrypoint_here=self.entrypoint_here,
             cmd_written=self.cmd_written,
+            exposed=self.exposed,
         )
 
 
@@ -301,6 +304,9 @@ class Image:
     workdir_known: bool = False
     entrypoint_here: bool = False
     cmd_here: bool = False
+    #: The TCP ports it EXPOSEs (its base's too): where Traefik's docker provider sends when
+    #: a container exposes one port and its labels name none.
+    exposed: tuple[str, ...] = ()
 
     def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
@@ -666,8 +672,7 @@ def read_image(
         raise CheckInputError(
             f"{path}{_error_line(reason, text)}: Dockerfile syntax error: {reason[:200]}"
         ) from None
-    escape = _escape_character(text)
-    lines = text.splitlines()
+    escape, lines = _escape_character(text), text.splitlines()
     stages: dict[str, _Stage] = {}
     global_args: dict[str, str] = {}
     stage: _Stage | None = None
@@ -719,6 +724,7 @@ def read_image(
         workdir_known=stage.workdir_known,
         entrypoint_here=stage.entrypoint_here,
         cmd_here=stage.cmd_written,
+        exposed=stage.exposed,
     )
     found = BASE_IMAGE.get()
     if image.base_reference and found is not None:
@@ -849,6 +855,7 @@ def with_base(image: Image, base: Image) -> Image:
         cmd=cmd,
         cmd_shell=cmd_shell,
         stop_signal=image.stop_signal or base.stop_signal,
+        exposed=tuple(dict.fromkeys((*base.exposed, *image.exposed))),
     )
 
 
@@ -962,12 +969,25 @@ def _apply(
                 stage.cmd = None  # an ENTRYPOINT resets the CMD of the base, not its own
     elif name in ("COPY", "ADD"):
         _copy(command, stage, stages, variables, source)
+    elif name == "EXPOSE":
+        stage.exposed += tuple(_exposed(command.value, variables, source.escape))
     elif name == "STOPSIGNAL" and command.value:
         signal = process_word(command.value[0], variables, source.escape)
         stage.stop_signal = (signal, Location(source.path, command.start_line))
     elif name == "RUN" and not command.json and command.value:
         _links(process_word(" ".join(command.value), variables, source.escape), stage)
         _copies(process_word(" ".join(command.value), variables, source.escape), stage)
+
+
+def _exposed(words: Sequence[str], variables: Mapping[str, str], escape: str) -> list[str]:
+    """The TCP ports of an `EXPOSE 5000 8080/tcp 53/udp` (a range or an unset variable is no
+    port known here)."""
+    found = []
+    for word in words:
+        port, _, protocol = process_word(word, variables, escape).partition("/")
+        if port.isdigit() and protocol.lower() in ("", "tcp"):
+            found.append(port)
+    return found
 
 
 #: `ln`'s options that take no value, any of which may be run together (`-sf`, `-snf`).

@@ -35,6 +35,7 @@ __all__ = [
     "base_image",
     "env_at_of_image",
     "env_of_image",
+    "exposed_by_image",
     "files_at",
     "files_in_image",
     "found_in_images",
@@ -70,6 +71,13 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # a missing extra is said in one line when the Dockerfile is read
     return tuple(images)
+
+
+def exposed_by_image(dockerfile: Path) -> tuple[str, ...]:
+    """The TCP ports the image a Dockerfile of the run in progress builds EXPOSEs (its base's
+    too); () when it is none of the run's."""
+    wanted = dockerfile.absolute()
+    return next((i.exposed for i in _IMAGES.get() if i.path.absolute() == wanted), ())
 
 
 @contextmanager

@@ -25,16 +25,23 @@ from servertune.check.chain import Link, Service, Stacks, normalise
 from servertune.check.heroku_nginx import dyno_server
 from servertune.check.model import AppServer, NginxConfig
 
-__all__ = ["host_servers_first", "in_front_namespace"]
+__all__ = ["host_servers_first", "in_front_namespace", "placed"]
 
 #: The hosts that name the machine's own interfaces, as `chain.normalise` writes them.
 _LOCAL = frozenset({"127.0.0.1", "0.0.0.0", "[::]", "*", ""})
 
 
-def in_front_namespace(front: NginxConfig, target: str, app: AppServer, stacks: Stacks) -> bool:
+def in_front_namespace(
+    front: NginxConfig,
+    target: str,
+    app: AppServer,
+    stacks: Stacks,
+    servers: Sequence[AppServer] = (),
+) -> bool:
     """Whether `front`'s pass to `target` can reach `app` (which listens there): not when
     `target` is a local TCP address and the files place the front and `app` in different
-    containers."""
+    containers. `servers` are the run's app servers: an image that starts none of them is a
+    proxy's own (`FROM nginx` and its config), which a pod runs beside the app's image."""
     dyno = dyno_server(front, app)
     if dyno is not None:  # the buildpack's nginx runs in the dyno its Procfile entry starts
         return dyno
@@ -42,9 +49,9 @@ def in_front_namespace(front: NginxConfig, target: str, app: AppServer, stacks: 
     first = (front.files or (front.file,))[0]
     if host not in _LOCAL or front.in_cluster:
         return True
-    if not _placed(first, stacks):
+    if not placed(first, stacks):
         return _published_to(app, port, first, stacks)
-    return not _elsewhere(app, first, stacks)
+    return not _elsewhere(app, first, stacks) or _beside_in_a_pod(app, first, stacks, servers)
 
 
 def host_servers_first(links: Sequence[Link], stacks: Stacks) -> list[Link]:
@@ -65,7 +72,7 @@ def host_servers_first(links: Sequence[Link], stacks: Stacks) -> list[Link]:
         for k in links
         if (id(k.nginx), k.passing.at, k.server.value) not in hosted
         or _on_host(k.app)
-        or _placed((k.nginx.files or (k.nginx.file,))[0], stacks)
+        or placed((k.nginx.files or (k.nginx.file,))[0], stacks)
     ]
 
 
@@ -118,7 +125,7 @@ def _within(path: str, folder: str) -> bool:
     return path.startswith(folder + os.sep)
 
 
-def _placed(file: Path, stacks: Stacks) -> bool:
+def placed(file: Path, stacks: Stacks) -> bool:
     """Whether the files say which containers run the front: an image copies it by name,
     folder or wildcard (not as part of a whole build context), or a service mounts it; and
     none of those shares another network, whose loopback is not its own."""
@@ -128,6 +135,23 @@ def _placed(file: Path, stacks: Stacks) -> bool:
     return bool(services) or any(
         image.holds(file, whole_context=False) is not None for image in stacks.images
     )
+
+
+def _beside_in_a_pod(
+    app: AppServer, front: Path, stacks: Stacks, servers: Sequence[AppServer]
+) -> bool:
+    """The front is a proxy image's config and nothing says the proxy and `app` run apart: no
+    compose service runs `app` or holds the front, and every image that copies the front starts
+    no app server of the run (`FROM nginx` with its config: a sidecar). A Kubernetes pod or an
+    ECS task runs such images side by side on one loopback (Kubernetes' "Pods": containers in
+    a pod share its network namespace and reach each other on localhost), which is what a
+    proxy image's `proxy_pass http://127.0.0.1:8000` says it expects (akvo/akvo-rsr's
+    Dockerfile-nginx beside its gunicorn image)."""
+    if app.container is not None or _holding(front, stacks):
+        return False
+    holders = [i for i in stacks.images if i.holds(front, whole_context=False) is not None]
+    starting = {_real(f) for a in servers for f in (a.file, *(at.file for at in a.launched_by))}
+    return bool(holders) and all(_real(i.path) not in starting for i in holders)
 
 
 def _elsewhere(app: AppServer, front: Path, stacks: Stacks) -> bool:

@@ -148,9 +148,25 @@ def _compose(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
     loads = tuple((path, f) for f in files if ENV_FILE_NAME.match(f.name))
     loads += env_loads_of(path, text, "compose").env_loads
-    return Reading(
-        apps=apps, files=files, balancers=read_compose_labels(path, text, env), env_loads=loads
-    )
+    balancers = read_compose_labels(path, text, env, _image_ports(apps))
+    return Reading(apps=apps, files=files, balancers=balancers, env_loads=loads)
+
+
+def _image_ports(apps: Sequence[AppServer]) -> dict[str, tuple[str, ...]]:
+    """Each compose service's image's `EXPOSE`d ports, by service name, from the Dockerfile
+    its server's launch goes through (a build, or the Dockerfile its `image:` is linked to)."""
+    from servertune.check.commands import is_dockerfile
+    from servertune.check.images import exposed_by_image
+
+    found: dict[str, tuple[str, ...]] = {}
+    for app in apps:
+        box = app.container
+        if box is None or box.platform != "compose":
+            continue
+        built = [at.file for at in app.launched_by if is_dockerfile(at.file)]
+        if built:
+            found.setdefault(box.name, exposed_by_image(built[0]))
+    return found
 
 
 def env_loads_of(path: Path, text: str, kind: str) -> Reading:

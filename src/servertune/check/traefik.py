@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -519,12 +519,43 @@ def _exposed_ports(service: _Node) -> list[_Node]:
     return list(found.values())
 
 
+def _service_ports(
+    name: str, service: _Node, labels: Mapping[str, _Node], image_ports: Sequence[str]
+) -> list[tuple[str, _Node]]:
+    """(Traefik service, port) for each `loadbalancer.server.port` label of a compose service;
+    with none, when its labels route to it, the one port its container exposes, in a service
+    named after the compose service. A container exposes its image's `EXPOSE`s (`image_ports`)
+    with its `expose` and `ports`; Traefik's docker provider, "Port Detection": "If a container
+    exposes a single port, then Traefik uses this port" (https://doc.traefik.io/traefik/
+    providers/docker/#port-detection); with several, which one is a guess, not taken here."""
+    ports = [
+        (match.group(1), value)
+        for key, value in labels.items()
+        if (match := _LABEL_PORT.match(key))
+    ]
+    enabled = labels.get("traefik.enable")
+    routers = [v for k, v in labels.items() if k.startswith("traefik.http.routers.")]
+    if ports or not ((enabled is not None and enabled.value == "true") or routers):
+        return ports
+    exposed = {n.value: n for n in _exposed_ports(service)}
+    # The image's port is said where the labels route to it: its first router label.
+    at = routers[0].at if routers else enabled.at if enabled is not None else service.at
+    for port in image_ports:
+        exposed.setdefault(port, _Node(port, at))
+    return [(name, next(iter(exposed.values())))] if len(exposed) == 1 else []
+
+
 def read_compose_labels(
-    path: Path, text: str, env: Mapping[str, str] | None = None
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    image_ports: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Balancer, ...]:
     """The services Traefik's docker provider makes of a compose file's labels, each sending
-    to its compose service by name at the labelled port; the static settings from the traefik
-    container's `--flags`, else from a traefik.yml / traefik.toml beside the compose file."""
+    to its compose service by name at the labelled port (else at the one port its container
+    exposes, its image's `EXPOSE`s by service name in `image_ports` with its own); the static
+    settings from the traefik container's `--flags`, else from a traefik.yml / traefik.toml
+    beside the compose file."""
     env = env or {}
     root = _from_yaml(path, text)
     services = root.get("services")
@@ -547,20 +578,7 @@ def read_compose_labels(
         enabled = labels.get("traefik.enable")
         if enabled is not None and enabled.value == "false":
             continue
-        ports = [
-            (match.group(1), value)
-            for key, value in labels.items()
-            if (match := _LABEL_PORT.match(key))
-        ]
-        routed = (enabled is not None and enabled.value == "true") or any(
-            k.startswith("traefik.http.routers.") for k in labels
-        )
-        if not ports and routed:
-            # No port label: Traefik takes the container's one exposed port, in a service
-            # named after the compose service (its docker provider's documentation).
-            exposed = _exposed_ports(service)
-            if len(exposed) == 1:
-                ports = [(name, exposed[0])]
+        ports = _service_ports(name, service, labels, (image_ports or {}).get(name, ()))
         routers: dict[str, list[str]] = {}
         for key, value in labels.items():
             parts = key.split(".")
