@@ -881,6 +881,7 @@ def _image_app(
     from servertune.check.dockerfile import (
         container_words,
         image_server,
+        sh_of,
         shell_form,
         with_stop_signal,
     )
@@ -901,7 +902,7 @@ def _image_app(
     started = shell_form(image, image.entrypoint, image.entrypoint_shell, cmd, cmd_shell)
     if image.stop_signal is not None:
         app = with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
-    return replace(app, shell_form=started)
+    return replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else "")
 
 
 def _environment_known(container: _Node, maps: Mapping[str, _Node]) -> bool:

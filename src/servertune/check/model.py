@@ -338,6 +338,9 @@ class AppServer:
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
     #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).
     shell_form: Setting[str] | None = None
+    #: What that shell is, for the message (`dockerfile.sh_of`): `dash, in the Debian-based
+    #: base image python:3.12`, or the assumption made when the base's name does not say.
+    shell_form_sh: str = ""
     #: A process manager's wait between its stop signal and SIGKILL, where no container
     #: holds it (supervisord's `stopwaitsecs`, 10 s by default), and how it is spelled there.
     stop_wait: Setting[float] | None = None

@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
+from servertune.check.base_shells import sh_words
 from servertune.check.commands import WRAPPERS, dockerfile_name
 from servertune.check.hypercorn import HYPERCORN_DOCS
 from servertune.check.model import AppServer, Container, Finding, Location, Setting, Severity
@@ -461,8 +462,9 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
             )
         else:
             what = (
-                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash "
-                f"in Debian-based images) stays PID 1 with {runs} as its child, and a shell "
+                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh "
+                f"({app.shell_form_sh or sh_words('')}) stays PID 1 with {runs} as its child, "
+                "and a shell "
                 "that is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a "
                 f"rollout never reaches {app.kind}: it is SIGKILLed at the end of the grace "
                 "period (10 s by default), with requests in flight"
