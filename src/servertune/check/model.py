@@ -216,6 +216,10 @@ class Container:
     #: The lines of an image built here (its ENTRYPOINT / CMD) that this container's own
     #: `entrypoint` / `command` replaces: that image's command does not run here.
     replaces: tuple[Location, ...] = ()
+    #: What in the manifest says a developer's cluster, in words: `imagePullPolicy: Never`
+    #: (the image is built into minikube's or kind's own Docker, never pulled), a manifest
+    #: under a folder for one (`development.development_folder`).
+    development: Setting[str] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

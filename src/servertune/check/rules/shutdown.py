@@ -251,7 +251,7 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             _exec_fix(line.value),
             docs=backing,
         )
-    yield from _managers_without_exec(rule, c)
+    yield from _managers_finding(rule, c)
 
 
 def _pid1_shell(kind: str, line: Setting[str], manager: str) -> str:
@@ -266,18 +266,43 @@ def _pid1_shell(kind: str, line: Setting[str], manager: str) -> str:
     )
 
 
-def _managers_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
-    """A script that runs supervisord (or a Procfile runner) as its shell's child, once per
-    line: the manager never gets the stop signal, nor do the servers it runs."""
+def _manager_started(app: AppServer, line: Setting[str]) -> bool:
+    """Something the files show starts the script whose `line` runs the process manager: a
+    container, or a launch step in another file before that line (a Procfile the manager
+    reads comes after it)."""
+    if app.container is not None:
+        return True
+    steps = [step.file for step in app.launched_by]
+    before = steps[: steps.index(line.at.file)] if line.at.file in steps else steps
+    return any(file != line.at.file for file in before)
+
+
+def _managers_without_exec(
+    c: Context, *, started: bool = True
+) -> Iterator[tuple[AppServer, Setting[str], str]]:
+    """Each script that runs supervisord (or a Procfile runner) as its shell's child, once
+    per line, with the manager's name: the manager never gets the stop signal, nor do the
+    servers it runs. `started`: those the files show something starting (else the others,
+    where no image of a walked tree holds the script)."""
     said: set[Location] = set()
     for app in c.apps:
         line = app.manager_without_exec
         if line is None or line.at in said or app.reloads is not None:
             continue
+        if _manager_started(app, line) != started:
+            continue
+        if not started and c.walked and not app.script_in_image:
+            continue  # a developer's launcher (superdesk/superdesk's run.sh): no image has it
         said.add(line.at)
         manager = next(
             (w for w in ("supervisord", "honcho", "foreman") if w in line.value.split()), "it"
         )
+        yield app, line, manager
+
+
+def _managers_finding(rule: Rule, c: Context) -> Iterator[Finding]:
+    """`entrypoint-without-exec` for each started script that runs a process manager."""
+    for app, line, manager in _managers_without_exec(c):
         parent = _shell_parent(replace(app, supervised=None), manager)
         what = (
             _pid1_shell(app.kind, line, manager)
@@ -379,6 +404,16 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
     kind="fault",
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app, line, manager in _managers_without_exec(c, started=False):
+        yield rule.finding(
+            line.at,
+            f"the script runs {manager} (which runs {app.kind}) as a child of the shell "
+            f"({_shown(line.value)}), and no file given here starts the script: if a container "
+            "runs it as its entrypoint, the shell is PID 1, which neither dies of SIGTERM nor "
+            f"passes it on, and `docker stop` never reaches {manager}. Check it with the "
+            "Dockerfile or manifest that starts it",
+            _exec_fix(line.value),
+        )
     for app, line in _without_exec(c, started=False):
         if c.walked and not app.script_in_image:
             continue  # no image in the repository holds the script: no container runs it
