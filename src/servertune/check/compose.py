@@ -1244,8 +1244,7 @@ def read_compose(
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         box = _container(name, key_at, service, _replaced(image, entrypoint, command))
-        sh = sh_of(image) if started else ""
-        apps.append(replace(app, container=box, shell_form=started, shell_form_sh=sh))
+        apps.append(replace(app, container=box, shell_form=started, shell_form_sh=sh_of(image)))
     return _started(path, apps, files, unstarted, unsaid)
 
 

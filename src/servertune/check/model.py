@@ -504,6 +504,15 @@ class NginxConfig:
     #: Read from a ConfigMap a pod mounts (`config_maps`): a host name it passes to is
     #: resolved by the cluster's DNS, so it reaches a Kubernetes Service, never a compose one.
     in_cluster: bool = False
+    #: The `keepalive_timeouts` places of server blocks that pass nothing on (no proxy_pass,
+    #: uwsgi_pass, fastcgi_pass, grpc_pass, scgi_pass, memcached_pass): they serve files.
+    static_keepalives: tuple[Location, ...] = ()
+
+
+#: The balancers that proxy through Go's http.Transport, which retries an idempotent request
+#: on a new connection when a reused one fails before any answer (Go's net/http
+#: `Transport.RoundTrip`: "if the request is idempotent ... and the connection was reused").
+GO_TRANSPORT_BALANCERS = frozenset({"traefik", "caddy"})
 
 
 @dataclass(frozen=True)

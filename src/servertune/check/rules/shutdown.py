@@ -826,7 +826,7 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"`docker run --stop-timeout {need}`, compose's stop_grace_period: {need}s, "
                 f"Kubernetes' terminationGracePeriodSeconds: {need}"
             )
-        yield rule.finding(
+        finding = rule.finding(
             wait.at,
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
             f"every stop or restart the process manager SIGKILLs {app.kind} {figure(wait.value)} "
@@ -838,6 +838,26 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout")
             + ("; " + _DOCKER_STOP if "docker stop -t" in fix else ""),
         )
+        yield _deliberate_wait(finding, app)
+
+
+def _deliberate_wait(finding: Finding, app: AppServer) -> Finding:
+    """The finding as a note when the stop wait was written short on purpose (`stopwaitsecs =
+    5`, `TimeoutStopSec=5`) against a graceful timeout nobody set, and no request timeout is
+    set either: nothing in the files says a request runs longer than the wait chosen. A
+    graceful timeout or timeout written longer keeps it a warning."""
+    wait, graceful, timeout = app.stop_wait, app.graceful_timeout, app.request_timeout
+    if wait is None or wait.default or graceful is None or not graceful.default:
+        return finding
+    if timeout is not None and not timeout.default:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.info,
+        message=f"{finding.message} (a note, not a warning: the wait was written, and the "
+        f"graceful timeout is {app.kind}'s default, with no timeout set: nothing here says a "
+        "request runs that long)",
+    )
 
 
 #: `docker stop`'s wait after SIGTERM before SIGKILL (compose's DOCKER_STOP_GRACE_S: that
