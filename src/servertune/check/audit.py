@@ -606,39 +606,12 @@ def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> l
             # The same finding once: five `location`s inheriting one http-level
             # proxy_read_timeout in front of one app are one line to change, not five.
             findings.append(finding)
-    findings = _copies_folded(findings)
     if traffic is not None:  # the log's rules import the log reader: only when given one
         from servertune.check.traffic import one_fix_per_line, traffic_findings
 
         findings = one_fix_per_line([*findings, *traffic_findings(context, traffic)])
         findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
     return findings
-
-
-def _copies_folded(findings: list[Finding]) -> list[Finding]:
-    """One finding for a fault found the same in copies of one file: the same rule at the same
-    line of files with the same name (`deploy/supervisor/production/doaj.conf` and
-    `.../test/doaj.conf`, an image's script and the copy compose mounts over it), with the same
-    message and fix. The first is kept and names the others ("also at"): one fix, one issue."""
-    kept: dict[tuple[str, str, int, str, str], int] = {}
-    folded: list[Finding] = []
-    also: dict[int, list[Location]] = {}
-    for finding in findings:
-        key = (finding.rule, finding.at.file.name, finding.at.line, finding.message, finding.fix)
-        if key in kept:
-            also.setdefault(kept[key], []).append(finding.at)
-            continue
-        kept[key] = len(folded)
-        folded.append(finding)
-    for index, copies in also.items():
-        first = folded[index]
-        shown = ", ".join(str(at) for at in copies)
-        folded[index] = dataclasses.replace(
-            first,
-            message=f"{first.message} (also at {shown}: a copy of this file with the same line)",
-            related=first.related + tuple(copies),
-        )
-    return folded
 
 
 def _read_all(
