@@ -1,7 +1,8 @@
 """Issue 44: findings as a maintainer would send them. A stop wait written short on purpose
 against a graceful timeout nobody set is a note, not a warning; an nginx that only serves files
 behind a balancer that replays idempotent requests (Go's transport: Traefik, Caddy) is a note
-too; the same fault in copies of one file is one finding."""
+too; the same fault in copies of one file is one finding; a uvicorn whose project installs
+uvloop (`uvicorn[standard]`) does not leave Nagle's algorithm on."""
 
 from __future__ import annotations
 
@@ -138,3 +139,29 @@ def test_the_same_fault_in_copies_of_one_file_is_one_finding(tmp_path: Path) -> 
     assert found[0].at.file.parent.name == "production"
     assert "also at" in found[0].message
     assert "test/web.conf:2" in found[0].message
+
+
+def test_uvicorn_standard_in_the_projects_packaging_is_uvloop(tmp_path: Path) -> None:
+    """`uvicorn --workers 4` on a TCP port with no front is uvicorn-workers-nagle, unless the
+    project's packaging installs uvloop (`uvicorn[standard]` in requirements.txt, poetry's
+    `uvicorn = { extras = ["standard"] }` in pyproject.toml), which `--loop auto` picks and
+    which sets TCP_NODELAY (seen on cohere-ai/cohere-toolkit, dataelement/bisheng)."""
+    from tests.folder_support import check_folder, write
+
+    launch = {
+        "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+        'CMD ["uvicorn", "app:app", "--workers", "4", "--host", "0.0.0.0", "--port", "8000"]\n',
+        "app.py": "app = None\n",
+    }
+    rule = "uvicorn-workers-nagle"
+    bare = check_folder(write(tmp_path / "bare", {**launch, "requirements.txt": "uvicorn\n"}))
+    assert [f.rule for f in bare.findings if f.rule == rule] == [rule]
+    for name, text in (
+        ("requirements.txt", "fastapi\nuvicorn[standard]==0.30.0\n"),
+        (
+            "pyproject.toml",
+            '[tool.poetry.dependencies]\nuvicorn = { extras = ["standard"], version = "*" }\n',
+        ),
+    ):
+        root = write(tmp_path / name.replace(".", "_"), {**launch, name: text})
+        assert not [f for f in check_folder(root).findings if f.rule == rule], name

@@ -83,6 +83,9 @@ class Context:
     #: links and fronts when the fault rules run: a rule that asks what else runs an image
     #: reads them here.
     set_aside: tuple[AppServer, ...] = ()
+    #: Where the project's packaging declares a requirement that installs uvloop
+    #: (`uvicorn[standard]`: `dependencies.uvloop_declarations`).
+    uvloop_declared: tuple[Location, ...] = ()
 
     def for_faults(self) -> Context:
         """This context without the development launches (a launch through a file, container
