@@ -23,6 +23,7 @@ from servertune.check.chain import (
     link,
     link_balancers,
 )
+from servertune.check.dependencies import uvloop_declarations
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import building_from
@@ -287,7 +288,6 @@ def check_files(
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
-    judged = plan.machine if plan is not None else machine
     apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
@@ -305,6 +305,7 @@ def check_files(
         balancer_links=fronts,
         cores_named=cores_named,
         walked=bool(discovered),
+        uvloop_declared=uvloop_declarations(paths, root),
     )
     files = (
         [b.file for b in reading.balancers]
@@ -327,7 +328,7 @@ def check_files(
         balancer_links=tuple(fronts),
         notes=_deduplicated(notes),
         errors=tuple(errors),
-        cores=(judged.cores, where),
+        cores=((plan.machine if plan is not None else machine).cores, where),
         env_files=_env_files(reading, apps),
         discovered=tuple(_templates_read(discovered, files, apps)),
     )

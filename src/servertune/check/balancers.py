@@ -22,6 +22,10 @@ class LoadBalancer:
     source: str
     #: The documentation of its defaults, for a config read by `check` (Caddy's, Traefik's).
     docs: str = ""
+    #: It proxies through Go's http.Transport (Traefik, Caddy), which sends an idempotent
+    #: request (GET, HEAD) again on a new connection when a reused one is closed before any
+    #: answer: on a server that only serves files the idle race costs no client anything.
+    replays_idempotent: bool = False
 
 
 LOAD_BALANCERS: dict[str, LoadBalancer] = {

@@ -53,6 +53,7 @@ from servertune.check.dockerfile import (
     image_server,
     owned_base,
     read_image,
+    sh_of,
     shell_form,
     with_stop_signal,
 )
@@ -1243,7 +1244,7 @@ def read_compose(
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         box = _container(name, key_at, service, _replaced(image, entrypoint, command))
-        apps.append(replace(app, container=box, shell_form=started))
+        apps.append(replace(app, container=box, shell_form=started, shell_form_sh=sh_of(image)))
     return _started(path, apps, files, unstarted, unsaid)
 
 

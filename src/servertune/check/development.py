@@ -11,14 +11,16 @@ deployed by another launch here (a Procfile, a pod, a platform), is no launch of
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from servertune.check import resolve
 from servertune.check.commands import is_dockerfile
 from servertune.check.front_names import DEVELOPMENT_WORDS, named_for_development, words_of
 from servertune.check.model import AppServer
 
-__all__ = ["development_reason", "production_launch"]
+__all__ = ["development_folder", "development_reason", "production_launch"]
 
 
 def production_launch(app: AppServer, overridden: bool) -> bool:
@@ -74,6 +76,37 @@ def _replaced_image(app: AppServer, apps: Sequence[AppServer]) -> str | None:
     )
 
 
+#: Folders that hold a developer's cluster or stack (`deploy/minikube/`, `k8s/kind/`,
+#: `manifests/local/`), besides those named with `DEVELOPMENT_WORDS` (`k8s/dev/`).
+_DEVELOPMENT_FOLDERS = DEVELOPMENT_WORDS | {"minikube", "kind", "local"}
+
+
+def development_folder(file: Path) -> str | None:
+    """The folder of the tree check reads, holding `file`, whose name says a developer's run
+    (a word of it: `k8s-local`, `minikube`); None when none does, or with no run in progress.
+    Folders above the tree (a home folder named `dev`) say nothing of the project."""
+    top = resolve.root()
+    if top is None:
+        return None
+    try:
+        folders = file.resolve().relative_to(top).parent.parts
+    except ValueError:
+        return None
+    return next(
+        (f for f in folders if set(re.split(r"[^a-z0-9]+", f.lower())) & _DEVELOPMENT_FOLDERS),
+        None,
+    )
+
+
+def _dev_container(app: AppServer) -> str | None:
+    """Why the container `app` runs in is a developer's by what its manifest says
+    (`Container.development`: an image never pulled, a manifest under a folder for one)."""
+    box = app.container
+    if box is None or box.development is None:
+        return None
+    return f"a development launch ({box.development.at}: {box.development.value})"
+
+
 def development_reason(app: AppServer, apps: Sequence[AppServer]) -> str | None:
     """Why `app` is a development launch by its names (or an image command nothing here
     runs), in words for the launch graph; None when it is not one. `apps`: every app server
@@ -86,4 +119,7 @@ def development_reason(app: AppServer, apps: Sequence[AppServer]) -> str | None:
     dev_file = _dev_file(app)
     if dev_file is not None:
         return f"a development launch (started through {dev_file.name}, named for one)"
+    container = _dev_container(app)
+    if container is not None:
+        return container
     return _replaced_image(app, apps) if apps else None

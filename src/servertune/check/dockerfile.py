@@ -46,6 +46,7 @@ from types import MappingProxyType
 from typing import Any
 
 from servertune.check import memo, resolve
+from servertune.check.base_shells import image_sh, library_image, sh_words
 from servertune.check.commands import (
     WRAPPERS,
     ConfigFile,
@@ -1252,18 +1253,9 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     started = shell_form(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
-    return _stop_signal(replace(app, shell_form=started), path, text)
-
-
-def library_image(reference: str) -> bool:
-    """The reference names a library image (`python:3.12`, `docker.io/library/nginx`), whose
-    command is the Docker Official Images' own (a shell, a REPL, the proxy), never one of a
-    project's servers; an owner's image (`ckan/ckan-base:2.11`) runs a command of its own."""
-    path = reference.split("@", 1)[0].strip().lower()
-    first, _, rest = path.partition("/")
-    if rest and ("." in first or ":" in first or first == "localhost"):
-        first, _, rest = rest.partition("/")  # a registry host (`ghcr.io/`, `host:5000/`)
-    return not rest or first == "library"
+    return _stop_signal(
+        replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else ""), path, text
+    )
 
 
 def owned_base(image: Image) -> bool:
@@ -1543,6 +1535,23 @@ def with_stop_signal(app: AppServer, signal: str, at: Location, fix: str) -> App
     return replace(app, die_on_term=Setting(True, at))
 
 
+def root_base(image: Image | None) -> str:
+    """The image, built by no Dockerfile of the run, that `image`'s line of bases starts FROM
+    (`python:3.12-slim` under an `app` image FROM a `base` image built here); "" when none is
+    known."""
+    while image is not None and image.base is not None:
+        image = image.base
+    return image.base_reference if image is not None else ""
+
+
+def sh_of(image: Image | None) -> str:
+    """What runs a shell-form command of `image`, for a message: its SHELL when it sets one,
+    else /bin/sh of its base (`base_shells.sh_words`)."""
+    if image is not None and image.shell[0] != "/bin/sh":
+        return f"{image.shell[0]}, the image's SHELL"
+    return sh_words(root_base(image))
+
+
 def shell_form(
     image: Image | None,
     entrypoint: tuple[Word, ...] | None,
@@ -1552,8 +1561,9 @@ def shell_form(
 ) -> Setting[str] | None:
     """The shell-form instruction that starts a server as the child of `SHELL` (`/bin/sh -c`,
     which stays PID 1), as `CMD <text>` at its line; None when the server gets the signals:
-    exec form, `exec` first, or bash running one simple command (bash execs it; dash, the
-    /bin/sh of Debian-based images, does not)."""
+    exec form, `exec` first, or bash running one simple command (bash execs it, as the SHELL
+    or as the /bin/sh of a base such as Fedora's or Azure Linux's, `base_shells`; dash, the
+    /bin/sh of Debian-based images, and Alpine's ash do not)."""
     if entrypoint and entrypoint_shell:
         instruction, words = "ENTRYPOINT", entrypoint
     elif not entrypoint and cmd and cmd_shell:
@@ -1562,7 +1572,10 @@ def shell_form(
         return None
     text = " ".join(w.text for w in words)
     shell = image.shell if image is not None else ("/bin/sh", "-c")
-    if PurePosixPath(shell[0]).name == "bash" and not re.search(r"[;&|]", text):
+    bash = PurePosixPath(shell[0]).name == "bash" or (
+        shell[0] == "/bin/sh" and image_sh(root_base(image)) == "bash"
+    )
+    if bash and not re.search(r"[;&|]", text):
         return None
     try:
         # Docker's parser removes each escaped newline before the shell sees the text.
@@ -1588,7 +1601,14 @@ def shell_form(
 
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.
-__all__ += ["container_words", "find_server", "shell_commands", "shell_form", "with_stop_signal"]
+__all__ += [
+    "container_words",
+    "find_server",
+    "sh_of",
+    "shell_commands",
+    "shell_form",
+    "with_stop_signal",
+]
 
 
 def image_server(

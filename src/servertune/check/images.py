@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from servertune.check import memo, resolve
+from servertune.check.base_shells import library_image
 from servertune.check.image_builds import BuiltFrom, built_from, dockerfiles_building
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 from servertune.check.repository_names import repository_names, words
@@ -214,7 +215,6 @@ def image_named(
     which; when the name could be the project's and Dockerfiles here could build it, a
     not-followed note at `at` says so, never a guess."""
     from servertune.check import resolve
-    from servertune.check.dockerfile import library_image
 
     path, tag = _name_and_tag(reference)
     path = _without_registry(path)

@@ -530,6 +530,24 @@ def _somaxconn(pod: _Node) -> Setting[int] | None:
     return None
 
 
+def _developers(node: _Node) -> Setting[str] | None:
+    """What says the container runs on a developer's cluster, where written:
+    `imagePullPolicy: Never` (the image exists only in the node's own Docker, built into
+    minikube or kind), or a manifest under a folder for one (`k8s/minikube/`)."""
+    from servertune.check.development import development_folder
+
+    policy = node.get("imagePullPolicy")
+    if policy is not None and policy.text() == "Never":
+        return Setting(
+            "imagePullPolicy: Never: the image is built into the node, as minikube's or kind's",
+            policy.at,
+        )
+    folder = development_folder(node.at.file)
+    if folder is not None:
+        return Setting(f"its manifest is under {folder}/, a developer's", node.at)
+    return None
+
+
 def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None) -> Container:
     resources = node.get("resources")
     limits = resources.get("limits") if resources else None
@@ -553,6 +571,7 @@ def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None)
         if grace_value is not None
         else Setting(float(DEFAULT_GRACE_PERIOD_S), pod.at, default=True),
         prestop_s=_prestop(node),
+        development=_developers(node),
         somaxconn=_somaxconn(pod),
         probes=_probes(node),
         pod_ready_probe=any(c.get("readinessProbe") is not None for c in (pod.each("containers"))),
@@ -907,6 +926,7 @@ def _image_app(
     from servertune.check.dockerfile import (
         container_words,
         image_server,
+        sh_of,
         shell_form,
         with_stop_signal,
     )
@@ -927,7 +947,7 @@ def _image_app(
     started = shell_form(image, image.entrypoint, image.entrypoint_shell, cmd, cmd_shell)
     if image.stop_signal is not None:
         app = with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
-    return replace(app, shell_form=started)
+    return replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else "")
 
 
 def _environment_known(container: _Node, maps: Mapping[str, _Node]) -> bool:

@@ -217,6 +217,10 @@ class Container:
     #: The lines of an image built here (its ENTRYPOINT / CMD) that this container's own
     #: `entrypoint` / `command` replaces: that image's command does not run here.
     replaces: tuple[Location, ...] = ()
+    #: What in the manifest says a developer's cluster, in words: `imagePullPolicy: Never`
+    #: (the image is built into minikube's or kind's own Docker, never pulled), a manifest
+    #: under a folder for one (`development.development_folder`).
+    development: Setting[str] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -339,6 +343,9 @@ class AppServer:
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
     #: for the exec form, `exec` in the text, or a shell that execs a lone command (bash).
     shell_form: Setting[str] | None = None
+    #: What that shell is, for the message (`dockerfile.sh_of`): `dash, in the Debian-based
+    #: base image python:3.12`, or the assumption made when the base's name does not say.
+    shell_form_sh: str = ""
     #: A process manager's wait between its stop signal and SIGKILL, where no container
     #: holds it (supervisord's `stopwaitsecs`, 10 s by default), and how it is spelled there.
     stop_wait: Setting[float] | None = None
@@ -498,6 +505,15 @@ class NginxConfig:
     #: Read from a ConfigMap a pod mounts (`config_maps`): a host name it passes to is
     #: resolved by the cluster's DNS, so it reaches a Kubernetes Service, never a compose one.
     in_cluster: bool = False
+    #: The `keepalive_timeouts` places of server blocks that pass nothing on (no proxy_pass,
+    #: uwsgi_pass, fastcgi_pass, grpc_pass, scgi_pass, memcached_pass): they serve files.
+    static_keepalives: tuple[Location, ...] = ()
+
+
+#: The balancers that proxy through Go's http.Transport, which retries an idempotent request
+#: on a new connection when a reused one fails before any answer (Go's net/http
+#: `Transport.RoundTrip`: "if the request is idempotent ... and the connection was reused").
+GO_TRANSPORT_BALANCERS = frozenset({"traefik", "caddy"})
 
 
 @dataclass(frozen=True)

@@ -840,6 +840,7 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
     backlogs: list[Setting[int]] = []
     listens: list[Setting[str]] = []
     missing = [n for n in _every(nodes) if n.directive == "#missing-include"]
+    proxying: set[Location] = set()
     default_read = Setting(NGINX_DEFAULTS["read_timeout"], Location(path), default=True)
     default_keepalive = Setting(NGINX_DEFAULTS["keepalive_timeout"], Location(path), default=True)
 
@@ -853,6 +854,8 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
                 if keepalive.default:
                     keepalive = Setting(keepalive.value, node.at, default=True)
                 keepalives.append(keepalive)
+                if any(n.directive in _PASSING for n in _every(node.block)):
+                    proxying.add(keepalive.at)
                 for listen in (n for n in node.block if n.directive == "listen"):
                     if listen.args:
                         listens.append(Setting(_listen_address(listen.args[0]), listen.at))
@@ -885,7 +888,14 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
         missing_includes=tuple(Setting(n.args[0], n.at) for n in missing),
         worker_connections=_worker_connections(nodes, path),
         worker_processes=_worker_processes(nodes, path),
+        static_keepalives=tuple(k.at for k in keepalives if k.at not in proxying),
     )
+
+
+#: The directives that pass a request on to another server (the rest serve files or answer).
+_PASSING = frozenset(
+    {"proxy_pass", "uwsgi_pass", "fastcgi_pass", "grpc_pass", "scgi_pass", "memcached_pass"}
+)
 
 
 #: nginx's compiled-in defaults: https://nginx.org/en/docs/ngx_core_module.html

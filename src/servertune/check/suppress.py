@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check.catalog import IGNORE_RULES, MISSING_REASON, UNUSED_IGNORE, catalog
+from servertune.check.copies import copies_folded
 from servertune.check.ignored import BaselineReport, Suppressed, Suppression
 from servertune.check.ignores import Ignore, ignores_in
 from servertune.check.model import CheckInputError, Finding, Location
@@ -168,6 +169,7 @@ def suppress(
     about, about_off = _graded(_about_ignores(ignores, settings), settings)
     findings += about
     findings, per_file = _per_file(findings, settings)
+    findings = copies_folded(findings)
     suppressed += inline + about_off + per_file
     report = None
     if baseline is not None:

@@ -25,6 +25,7 @@ __all__ = ["SHARED_FACTS", "started_fronts", "started_together", "with_others"]
 SHARED_FACTS = (
     "container",
     "shell_form",
+    "shell_form_sh",
     "one_string_exec",
     "without_exec",
     "without_exec_fix",

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import BalancerLink, Link
 from servertune.check.ingress import INGRESS_NGINX_DOCS
-from servertune.check.model import AppServer, Location, NginxConfig, PassTarget, Setting
+from servertune.check.model import (
+    GO_TRANSPORT_BALANCERS,
+    AppServer,
+    Location,
+    NginxConfig,
+    PassTarget,
+    Setting,
+)
 from servertune.sizing import Machine, Plan
 
 #: AWS: a load balancer reuses its connection to a target until the idle timeout, so the
@@ -76,6 +83,9 @@ class Context:
     #: links and fronts when the fault rules run: a rule that asks what else runs an image
     #: reads them here.
     set_aside: tuple[AppServer, ...] = ()
+    #: Where the project's packaging declares a requirement that installs uvloop
+    #: (`uvicorn[standard]`: `dependencies.uvloop_declarations`).
+    uvloop_declared: tuple[Location, ...] = ()
 
     def for_faults(self) -> Context:
         """This context without the development launches (a launch through a file, container
@@ -146,6 +156,7 @@ class Context:
                 link.balancer.idle_source,
                 str(link.balancer.at),
                 link.balancer.docs,
+                replays_idempotent=link.balancer.kind in GO_TRANSPORT_BALANCERS,
             )
             pairs.append((balancer, idle.at, behind))
         for app in self.apps:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
+from servertune.check.balancers import LoadBalancer
 from servertune.check.model import AppServer, Finding, Location, NginxConfig, Severity
 from servertune.check.rules.backing import GUNICORN_DOCS
 from servertune.check.rules.context import Context
@@ -64,7 +65,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                 continue
             seen.add((lb.name, keepalive.at))
             if math.isinf(lb.idle_timeout_s) and keepalive.value > 0:
-                yield rule.finding(
+                finding = rule.finding(
                     keepalive.at,
                     f"{lb.name} never closes an idle connection to nginx ({lb.summary} unset), "
                     f"so nginx's keepalive_timeout {as_shown(keepalive, ' s')} always closes it "
@@ -75,6 +76,7 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     related,
                     lb.docs,
                 )
+                yield _files_only(lb, nginx, keepalive.at, finding) or finding
                 continue
             wanted = lb.idle_timeout_s + KEEPALIVE_MARGIN_S
             if 0 < keepalive.value < wanted:
@@ -87,7 +89,28 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     related,
                     lb.docs,
                 )
-                yield _graded(finding, keepalive.value)
+                yield _files_only(lb, nginx, keepalive.at, finding) or _graded(
+                    finding, keepalive.value
+                )
+
+
+def _files_only(
+    lb: LoadBalancer, nginx: NginxConfig, at: Location, finding: Finding
+) -> Finding | None:
+    """The finding as a note when the nginx server behind the balancer only serves files (it
+    passes nothing on) and the balancer replays an idempotent request on a connection it finds
+    closed (Go's transport: Traefik, Caddy): the requests a file server gets are GETs, so the
+    race costs no client anything. None otherwise."""
+    if not lb.replays_idempotent or at not in nginx.static_keepalives:
+        return None
+    return replace(
+        finding,
+        severity=Severity.info,
+        message=f"{finding.message} (a note, not a warning: this server passes nothing on and "
+        "serves files, whose requests are GETs, and the balancer proxies through Go's transport, "
+        "which sends an idempotent request again on a new connection when a reused one is "
+        "closed before any answer)",
+    )
 
 
 @check_rule(

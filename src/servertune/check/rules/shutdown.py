@@ -11,6 +11,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 
+from servertune.check.base_shells import sh_words
 from servertune.check.commands import WRAPPERS, dockerfile_name
 from servertune.check.hypercorn import HYPERCORN_DOCS
 from servertune.check.model import AppServer, Container, Finding, Location, Setting, Severity
@@ -250,7 +251,7 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             _exec_fix(line.value),
             docs=backing,
         )
-    yield from _managers_without_exec(rule, c)
+    yield from _managers_finding(rule, c)
 
 
 def _pid1_shell(kind: str, line: Setting[str], manager: str) -> str:
@@ -265,18 +266,43 @@ def _pid1_shell(kind: str, line: Setting[str], manager: str) -> str:
     )
 
 
-def _managers_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
-    """A script that runs supervisord (or a Procfile runner) as its shell's child, once per
-    line: the manager never gets the stop signal, nor do the servers it runs."""
+def _manager_started(app: AppServer, line: Setting[str]) -> bool:
+    """Something the files show starts the script whose `line` runs the process manager: a
+    container, or a launch step in another file before that line (a Procfile the manager
+    reads comes after it)."""
+    if app.container is not None:
+        return True
+    steps = [step.file for step in app.launched_by]
+    before = steps[: steps.index(line.at.file)] if line.at.file in steps else steps
+    return any(file != line.at.file for file in before)
+
+
+def _managers_without_exec(
+    c: Context, *, started: bool = True
+) -> Iterator[tuple[AppServer, Setting[str], str]]:
+    """Each script that runs supervisord (or a Procfile runner) as its shell's child, once
+    per line, with the manager's name: the manager never gets the stop signal, nor do the
+    servers it runs. `started`: those the files show something starting (else the others,
+    where no image of a walked tree holds the script)."""
     said: set[Location] = set()
     for app in c.apps:
         line = app.manager_without_exec
         if line is None or line.at in said or app.reloads is not None:
             continue
+        if _manager_started(app, line) != started:
+            continue
+        if not started and c.walked and not app.script_in_image:
+            continue  # a developer's launcher (superdesk/superdesk's run.sh): no image has it
         said.add(line.at)
         manager = next(
             (w for w in ("supervisord", "honcho", "foreman") if w in line.value.split()), "it"
         )
+        yield app, line, manager
+
+
+def _managers_finding(rule: Rule, c: Context) -> Iterator[Finding]:
+    """`entrypoint-without-exec` for each started script that runs a process manager."""
+    for app, line, manager in _managers_without_exec(c):
         parent = _shell_parent(replace(app, supervised=None), manager)
         what = (
             _pid1_shell(app.kind, line, manager)
@@ -378,6 +404,16 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
     kind="fault",
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app, line, manager in _managers_without_exec(c, started=False):
+        yield rule.finding(
+            line.at,
+            f"the script runs {manager} (which runs {app.kind}) as a child of the shell "
+            f"({_shown(line.value)}), and no file given here starts the script: if a container "
+            "runs it as its entrypoint, the shell is PID 1, which neither dies of SIGTERM nor "
+            f"passes it on, and `docker stop` never reaches {manager}. Check it with the "
+            "Dockerfile or manifest that starts it",
+            _exec_fix(line.value),
+        )
     for app, line in _without_exec(c, started=False):
         if c.walked and not app.script_in_image:
             continue  # no image in the repository holds the script: no container runs it
@@ -461,8 +497,9 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
             )
         else:
             what = (
-                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh (dash "
-                f"in Debian-based images) stays PID 1 with {runs} as its child, and a shell "
+                f"{instruction} in shell form runs `/bin/sh -c {_shown(text)}`: /bin/sh "
+                f"({app.shell_form_sh or sh_words('')}) stays PID 1 with {runs} as its child, "
+                "and a shell "
                 "that is PID 1 neither passes SIGTERM on nor dies of it, so `docker stop` or a "
                 f"rollout never reaches {app.kind}: it is SIGKILLed at the end of the grace "
                 "period (10 s by default), with requests in flight"
@@ -789,7 +826,7 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"`docker run --stop-timeout {need}`, compose's stop_grace_period: {need}s, "
                 f"Kubernetes' terminationGracePeriodSeconds: {need}"
             )
-        yield rule.finding(
+        finding = rule.finding(
             wait.at,
             f"{app.stop_wait_name} {as_shown(wait, ' s')} is below {app.kind}'s {why}: on "
             f"every stop or restart the process manager SIGKILLs {app.kind} {figure(wait.value)} "
@@ -801,6 +838,26 @@ def stop_wait_below_graceful(rule: Rule, c: Context) -> Iterator[Finding]:
             + _GRACEFUL_DOCS.get(app.kind, f"{GUNICORN_DOCS}#graceful-timeout")
             + ("; " + _DOCKER_STOP if "docker stop -t" in fix else ""),
         )
+        yield _deliberate_wait(finding, app)
+
+
+def _deliberate_wait(finding: Finding, app: AppServer) -> Finding:
+    """The finding as a note when the stop wait was written short on purpose (`stopwaitsecs =
+    5`, `TimeoutStopSec=5`) against a graceful timeout nobody set, and no request timeout is
+    set either: nothing in the files says a request runs longer than the wait chosen. A
+    graceful timeout or timeout written longer keeps it a warning."""
+    wait, graceful, timeout = app.stop_wait, app.graceful_timeout, app.request_timeout
+    if wait is None or wait.default or graceful is None or not graceful.default:
+        return finding
+    if timeout is not None and not timeout.default:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.info,
+        message=f"{finding.message} (a note, not a warning: the wait was written, and the "
+        f"graceful timeout is {app.kind}'s default, with no timeout set: nothing here says a "
+        "request runs that long)",
+    )
 
 
 #: `docker stop`'s wait after SIGTERM before SIGKILL (compose's DOCKER_STOP_GRACE_S: that

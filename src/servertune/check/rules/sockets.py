@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from servertune.check.dependencies import uvloop_for
 from servertune.check.model import AppServer, Finding, Location, Setting, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -157,6 +158,8 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
         tcp = [s for s in app.sockets if not s.value.startswith("unix:")]
         if not tcp or app.listener_nodelay or not _reused(app, c):
             continue
+        if _uvloop_installed(app, c):
+            continue  # `--loop auto` picks the uvloop the project's packaging installs
         yield rule.finding(
             app.workers.at,
             f"{app.workers.value} uvicorn workers on {tcp[0].value}: uvicorn binds the port in "
@@ -171,6 +174,17 @@ def uvicorn_workers_nagle(rule: Rule, c: Context) -> Iterator[Finding]:
             "(`--loop uvloop`; uvicorn[standard] installs it)",
             (tcp[0].at,),
         )
+
+
+def _uvloop_installed(app: AppServer, c: Context) -> bool:
+    """The packaging in the folder of a file of the launch, or above it, installs uvloop
+    (`uvicorn[standard]`), which `--loop auto` picks: unless the loop is set to asyncio."""
+    if app.event_loop is not None and app.event_loop.value == "asyncio":
+        return False
+    files = [app.file, *(at.file for at in app.launched_by)]
+    if app.container is not None:
+        files.append(app.container.at.file)
+    return uvloop_for(files, c.uvloop_declared) is not None
 
 
 def _reused(app: AppServer, c: Context) -> bool:

@@ -1,0 +1,128 @@
+"""The /bin/sh of an image, from the name of the image it is built FROM.
+
+A shell-form `CMD gunicorn ...` runs `/bin/sh -c 'gunicorn ...'`. Which shell that is decides
+whether the server is PID 1: bash execs a lone simple command given to `-c` (no fork: the
+server takes the shell's process), dash and BusyBox ash fork it and stay its parent. Debian
+and Ubuntu link /bin/sh to dash, Alpine to BusyBox's ash; Fedora and the distributions built
+from its packages (RHEL and its UBI images, CentOS, Rocky, Alma, Oracle Linux, Amazon Linux)
+and Microsoft's Azure Linux (formerly CBL-Mariner) link it to bash. Evidence:
+https://packages.debian.org/bookworm/amd64/dash/filelist (dash ships /bin/sh);
+https://github.com/microsoft/azurelinux/blob/3.0/.github/workflows/overwrite_shell_link.sh
+("Mariner specs require 'bash'" as /bin/sh);
+https://lukeyeager.github.io/2019/11/05/bash-implicit-exec.html (`bash -c 'cmd'` execs cmd).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+__all__ = ["BASH_SH_DISTRIBUTIONS", "Sh", "image_sh", "library_image", "sh_words"]
+
+Sh = Literal["bash", "dash", "ash"]
+
+#: Names (an image's path component, or a word of its tag) of distributions whose /bin/sh is
+#: bash: `mcr.microsoft.com/azurelinux/base/python:3.12`, `registry.access.redhat.com/ubi9/
+#: python-311`, `quay.io/centos/centos:stream9`, `amazonlinux:2023`, `nvidia/cuda:12.4-
+#: runtime-rockylinux9`. Declared once: the reader and the message both use it.
+BASH_SH_DISTRIBUTIONS = (
+    "azurelinux",
+    "cbl-mariner",
+    "mariner",
+    "fedora",
+    "rhel",
+    "ubi",
+    "centos",
+    "rockylinux",
+    "almalinux",
+    "oraclelinux",
+    "amazonlinux",
+)
+
+#: Names of distributions whose /bin/sh is dash (Debian and its releases, Ubuntu and its).
+_DASH_SH = (
+    "debian",
+    "ubuntu",
+    "bookworm",
+    "bullseye",
+    "buster",
+    "stretch",
+    "trixie",
+    "sid",
+    "jammy",
+    "noble",
+    "focal",
+    "bionic",
+    "xenial",
+)
+
+#: Names of images whose /bin/sh is BusyBox's ash.
+_ASH_SH = ("alpine", "busybox")
+
+#: A word of an image's name with its release glued on (`ubi9`, `rockylinux9`, `ubuntu22`).
+_RELEASE = re.compile(r"[0-9]+\Z")
+
+
+def library_image(reference: str) -> bool:
+    """The reference names a library image (`python:3.12`, `docker.io/library/nginx`), whose
+    command is the Docker Official Images' own (a shell, a REPL, the proxy), never one of a
+    project's servers; an owner's image (`ckan/ckan-base:2.11`) runs a command of its own."""
+    path = reference.split("@", 1)[0].strip().lower()
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        first, _, rest = rest.partition("/")  # a registry host (`ghcr.io/`, `host:5000/`)
+    return not rest or first == "library"
+
+
+def _words(reference: str) -> tuple[list[str], list[str]]:
+    """The words of the image's tag and of its name (registry host dropped), lowercased and
+    without release numbers: `registry.access.redhat.com/ubi9/python-311:1-77` is (["1",
+    "77"], ["ubi", "python", "311"])."""
+    path = reference.split("@", 1)[0].strip().lower()
+    first, _, rest = path.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        path = rest
+    name, colon, tag = path.rpartition(":")
+    if not colon or "/" in tag:
+        name, tag = path, ""
+
+    def split(text: str) -> list[str]:
+        return [_RELEASE.sub("", w) or w for w in re.split(r"[-_./]", text) if w]
+
+    return split(tag), split(name)
+
+
+def image_sh(reference: str) -> Sh | None:
+    """The shell /bin/sh is in the image `reference` names (`python:3.12-slim`: dash), None
+    when its name does not say (an owner's image, a `$BASE` the build sets)."""
+    if not reference or "$" in reference:
+        return None
+    for words in _words(reference):  # the tag names the variant first: `python:3.12-alpine`
+        for word in words:
+            if word in BASH_SH_DISTRIBUTIONS:
+                return "bash"
+            if word in _ASH_SH:
+                return "ash"
+            if word in _DASH_SH:
+                return "dash"
+    # A Docker Official Image's default variant (`python:3.12`, `node:20`) is Debian's.
+    return "dash" if library_image(reference) else None
+
+
+def sh_words(reference: str) -> str:
+    """What /bin/sh is in an image built FROM `reference`, for a message: `dash, in the
+    Debian-based base image python:3.12` or the assumption made when the name does not say."""
+    sh = image_sh(reference)
+    shown = reference or "its base image"
+    if sh == "dash":
+        return f"dash, in the Debian-based base image {shown}"
+    if sh == "ash":
+        return f"BusyBox ash, in the Alpine-based base image {shown}"
+    if sh == "bash":
+        return f"bash, in the base image {shown}"
+    said = "is set at build time" if "$" in reference else "names no distribution check knows"
+    return (
+        f"assumed dash or ash, as in Debian- and Alpine-based images: the base image {shown} "
+        f"{said}; where /bin/sh is bash (Fedora, RHEL, Azure Linux) a lone command is exec'd "
+        "and this does not apply"
+    )

@@ -1,0 +1,122 @@
+"""Issue 44: a shell-form CMD is judged by the /bin/sh of the image's base. bash (Fedora, RHEL
+and UBI, CentOS, Rocky, Alma, Amazon Linux, Azure Linux) execs a lone command, so the server is
+PID 1; dash (Debian, Ubuntu) and ash (Alpine) keep the shell as its parent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servertune.check import check_files
+from servertune.check.model import Finding
+from servertune.machine import Machine
+
+MACHINE = Machine(cores=2, somaxconn=4096)
+
+_DOCKERFILE = """FROM {base}
+WORKDIR /app
+COPY . /app
+ENV APP_PORT=8000
+CMD {cmd}
+"""
+
+
+def _shell_form(directory: Path, base: str, cmd: str) -> list[Finding]:
+    path = directory / "Dockerfile"
+    path.write_text(_DOCKERFILE.format(base=base, cmd=cmd))
+    report = check_files([path], machine=MACHINE, env={})
+    return [f for f in report.findings if f.rule == "shell-form-command"]
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        "mcr.microsoft.com/azurelinux/base/python:3.12",
+        "registry.access.redhat.com/ubi9/python-311:latest",
+        "quay.io/centos/centos:stream9",
+        "fedora:40",
+        "public.ecr.aws/amazonlinux/amazonlinux:2023",
+        "rockylinux:9",
+    ],
+)
+def test_a_lone_shell_form_command_on_a_bash_base_is_pid_1(tmp_path: Path, base: str) -> None:
+    """`CMD uvicorn ... --port ${APP_PORT}` on a base whose /bin/sh is bash is no finding: bash
+    execs the one simple command, uvicorn is PID 1 and gets SIGTERM (seen on
+    microsoft/planetary-computer-apis, FROM mcr.microsoft.com/azurelinux/base/python)."""
+    assert (
+        _shell_form(tmp_path, base, "uvicorn app.main:app --host 0.0.0.0 --port ${APP_PORT}") == []
+    )
+
+
+def test_a_list_on_a_bash_base_still_keeps_the_shell(tmp_path: Path) -> None:
+    """`CMD gunicorn app:app || exit 1` on a bash base stays a finding: bash keeps the shell
+    for the list, gunicorn is its child."""
+    (finding,) = _shell_form(tmp_path, "fedora:40", "gunicorn app:app || exit 1")
+    assert "bash, in the base image fedora:40" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("base", "said"),
+    [
+        ("python:3.12-slim-bookworm", "dash, in the Debian-based base image"),
+        ("python:3.12", "dash, in the Debian-based base image"),
+        ("ubuntu:24.04", "dash, in the Debian-based base image"),
+        ("python:3.12-alpine", "BusyBox ash, in the Alpine-based base image"),
+    ],
+)
+def test_a_dash_or_ash_base_is_the_finding_and_says_which_shell(
+    tmp_path: Path, base: str, said: str
+) -> None:
+    """On Debian, Ubuntu and Alpine bases the shell stays PID 1: the finding names the shell
+    and the base it comes from."""
+    (finding,) = _shell_form(tmp_path, base, "gunicorn app:app")
+    assert f"/bin/sh ({said} {base})" in finding.message
+
+
+@pytest.mark.parametrize("base", ["$BASE_IMAGE", "example/devops:python-3.12"])
+def test_an_unknown_base_is_the_finding_with_its_assumption_stated(
+    tmp_path: Path, base: str
+) -> None:
+    """A base from an ARG or an owner's image whose name says no distribution keeps the finding,
+    and the message says it assumes dash or ash and that a bash /bin/sh would exec the command
+    (seen on materialsproject/emmet, FROM materialsproject/devops)."""
+    text = f"ARG BASE_IMAGE\n{_DOCKERFILE}" if base.startswith("$") else _DOCKERFILE
+    path = tmp_path / "Dockerfile"
+    path.write_text(text.format(base=base, cmd="gunicorn app:app"))
+    report = check_files([path], machine=MACHINE, env={})
+    (finding,) = [f for f in report.findings if f.rule == "shell-form-command"]
+    assert "assumed dash or ash" in finding.message
+    assert "a lone command is exec'd" in finding.message
+
+
+def test_the_base_of_a_base_built_here_decides(tmp_path: Path) -> None:
+    """An image FROM a stage of its own Dockerfile takes /bin/sh from the stage's external base:
+    `FROM fedora:40 AS base` then `FROM base` runs bash."""
+    path = tmp_path / "Dockerfile"
+    path.write_text(
+        "FROM fedora:40 AS base\nRUN dnf -y install python3\n"
+        "FROM base\nWORKDIR /app\nCMD gunicorn app:app\n"
+    )
+    report = check_files([path], machine=MACHINE, env={})
+    assert [f for f in report.findings if f.rule == "shell-form-command"] == []
+
+
+@pytest.mark.parametrize(
+    ("reference", "sh"),
+    [
+        ("nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04", "dash"),
+        ("nvidia/cuda:12.4.1-runtime-ubi8", "bash"),
+        ("ghcr.io/astral-sh/uv:python3.12-bookworm-slim", "dash"),
+        ("mcr.microsoft.com/cbl-mariner/base/python:3", "bash"),
+        ("nginx:alpine", "ash"),
+        ("example/app:latest", None),
+    ],
+)
+def test_the_shell_is_read_from_the_images_name_and_tag(reference: str, sh: str | None) -> None:
+    """A distribution named in the tag (`-ubuntu22.04`, `-ubi8`, `-bookworm`) or the path
+    (`azurelinux/`, `cbl-mariner/`) says the shell; an owner's image that names none says
+    nothing."""
+    from servertune.check.base_shells import image_sh
+
+    assert image_sh(reference) == sh

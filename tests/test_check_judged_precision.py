@@ -1,0 +1,167 @@
+"""Issue 44: findings as a maintainer would send them. A stop wait written short on purpose
+against a graceful timeout nobody set is a note, not a warning; an nginx that only serves files
+behind a balancer that replays idempotent requests (Go's transport: Traefik, Caddy) is a note
+too; the same fault in copies of one file is one finding; a uvicorn whose project installs
+uvloop (`uvicorn[standard]`) does not leave Nagle's algorithm on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.balancers import LOAD_BALANCERS
+from servertune.check.model import Finding, Severity
+from servertune.machine import Machine
+
+MACHINE = Machine(cores=2, somaxconn=4096)
+
+_SUPERVISORD = """[supervisord]
+nodaemon=true
+
+[program:web]
+command=gunicorn --workers 2 --bind 127.0.0.1:8000%s app:app
+stopwaitsecs = 5
+"""
+
+_UNIT = """[Unit]
+Description=web
+
+[Service]
+ExecStart=/srv/venv/bin/gunicorn --workers 2 --bind 127.0.0.1:8000%s app:app
+TimeoutStopSec=5
+KillMode=mixed
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def _findings(directory: Path, files: dict[str, str]) -> list[Finding]:
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+    paths = [directory / name for name in files]
+    return list(check_files(paths, machine=MACHINE, env={}, root=directory).findings)
+
+
+def _one(findings: list[Finding], rule: str) -> Finding:
+    (found,) = [f for f in findings if f.rule == rule]
+    return found
+
+
+def test_a_short_stop_wait_against_the_default_graceful_timeout_is_a_note(
+    tmp_path: Path,
+) -> None:
+    """`stopwaitsecs = 5` written in supervisord's config, gunicorn's graceful_timeout and
+    timeout left at their defaults: nothing says a request runs past 5 s, so the finding is a
+    note (seen on QingdaoU/OnlineJudge deploy/supervisord.conf); the same with
+    `--graceful-timeout 60` or `--timeout 60` written stays a warning (DOAJ's 40 s)."""
+    note = _one(
+        _findings(tmp_path / "a", {"supervisord.conf": _SUPERVISORD % ""}),
+        "stop-wait-below-graceful",
+    )
+    assert note.severity is Severity.info
+    assert "a note, not a warning" in note.message
+    for flag in (" --graceful-timeout 60", " --timeout 60"):
+        files = {"supervisord.conf": _SUPERVISORD % flag}
+        found = _one(_findings(tmp_path / flag.split()[0][2:], files), "stop-wait-below-graceful")
+        assert found.severity is Severity.warning, flag
+
+
+def test_a_short_timeoutstopsec_against_the_default_graceful_timeout_is_a_note(
+    tmp_path: Path,
+) -> None:
+    """systemd's `TimeoutStopSec=5` written in the unit against gunicorn's default graceful
+    timeout is a note (seen on tournesol-app/tournesol's gunicorn.service.j2)."""
+    found = _findings(tmp_path, {"gunicorn.service": _UNIT % ""})
+    assert _one(found, "stop-wait-below-graceful").severity is Severity.info
+
+
+_NGINX = """events {}
+http {
+    keepalive_timeout 65;
+    server {
+        listen 127.0.0.1:8080;
+        location / { %s }
+    }
+}
+"""
+
+_CADDY = "app.example.com {\n\treverse_proxy 127.0.0.1:8080\n}\n"
+
+
+def test_a_files_only_nginx_behind_caddy_is_a_note(tmp_path: Path) -> None:
+    """Caddy (Go's transport, which sends a GET again on a new connection when a reused one is
+    closed before any answer) in front of an nginx server that only serves files (`root`,
+    `try_files`, no proxy_pass): lb-idle-over-nginx-keepalive is a note (seen on
+    MaibornWolff/SecObserve's SPA nginx behind Traefik); the same nginx passing `/` on with
+    proxy_pass stays a warning, as POSTs are not replayed, and so does the files-only nginx
+    behind an AWS ALB, which replays nothing."""
+    static = {"Caddyfile": _CADDY, "nginx.conf": _NGINX % "root /srv; try_files $uri /index.html;"}
+    note = _one(_findings(tmp_path / "static", static), "lb-idle-over-nginx-keepalive")
+    assert note.severity is Severity.info
+    assert "passes nothing on" in note.message
+    proxied = {"Caddyfile": _CADDY, "nginx.conf": _NGINX % "proxy_pass http://127.0.0.1:8000;"}
+    warning = _one(_findings(tmp_path / "proxied", proxied), "lb-idle-over-nginx-keepalive")
+    assert warning.severity is Severity.warning
+
+    # An AWS ALB does not replay a request on a closed connection: no note behind it.
+    path = tmp_path / "alb" / "nginx.conf"
+    path.parent.mkdir()
+    path.write_text(_NGINX.replace("65", "50") % "root /srv;")
+    report = check_files([path], machine=MACHINE, env={}, lb=LOAD_BALANCERS["aws-alb"])
+    alb = _one(list(report.findings), "lb-idle-over-nginx-keepalive")
+    assert alb.severity is not Severity.info
+
+
+def test_the_same_fault_in_copies_of_one_file_is_one_finding(tmp_path: Path) -> None:
+    """`deploy/supervisor/production/web.conf` and `.../test/web.conf`, copies that differ only
+    in their environment, both leave stopwaitsecs at 10 s under `--graceful-timeout 40`: the
+    report (after the ignores, as the CLI makes it) has one finding, at the first, naming the
+    other ("also at"), as one issue covers both (seen on DOAJ/doaj)."""
+    from servertune.check.settings import CheckSettings
+    from servertune.check.suppress import suppress
+
+    conf = (
+        "[program:web]\ncommand=gunicorn --workers 2 --bind 127.0.0.1:8000 "
+        "--graceful-timeout 40 app:app\nenvironment=APP_ENV=%s\n"
+    )
+    paths = []
+    for env in ("production", "test"):
+        path = tmp_path / "deploy" / "supervisor" / env / "web.conf"
+        path.parent.mkdir(parents=True)
+        path.write_text(conf % env)
+        paths.append(path)
+    result = check_files(paths, machine=MACHINE, env={}, root=tmp_path)
+    reported = suppress(result, CheckSettings())
+    found = [f for f in reported.findings if f.rule == "stop-wait-below-graceful"]
+    assert len(found) == 1
+    assert found[0].at.file.parent.name == "production"
+    assert "also at" in found[0].message
+    assert "test/web.conf:2" in found[0].message
+
+
+def test_uvicorn_standard_in_the_projects_packaging_is_uvloop(tmp_path: Path) -> None:
+    """`uvicorn --workers 4` on a TCP port with no front is uvicorn-workers-nagle, unless the
+    project's packaging installs uvloop (`uvicorn[standard]` in requirements.txt, poetry's
+    `uvicorn = { extras = ["standard"] }` in pyproject.toml), which `--loop auto` picks and
+    which sets TCP_NODELAY (seen on cohere-ai/cohere-toolkit, dataelement/bisheng)."""
+    from tests.folder_support import check_folder, write
+
+    launch = {
+        "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+        'CMD ["uvicorn", "app:app", "--workers", "4", "--host", "0.0.0.0", "--port", "8000"]\n',
+        "app.py": "app = None\n",
+    }
+    rule = "uvicorn-workers-nagle"
+    bare = check_folder(write(tmp_path / "bare", {**launch, "requirements.txt": "uvicorn\n"}))
+    assert [f.rule for f in bare.findings if f.rule == rule] == [rule]
+    for name, text in (
+        ("requirements.txt", "fastapi\nuvicorn[standard]==0.30.0\n"),
+        (
+            "pyproject.toml",
+            '[tool.poetry.dependencies]\nuvicorn = { extras = ["standard"], version = "*" }\n',
+        ),
+    ):
+        root = write(tmp_path / name.replace(".", "_"), {**launch, name: text})
+        assert not [f for f in check_folder(root).findings if f.rule == rule], name
