@@ -10,6 +10,7 @@ that an app that cannot be imported, raises, answers 500 or never answers is one
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import shutil
@@ -34,6 +35,7 @@ from servertune.bench.scenarios.app import (
     NAIVE,
     OURS,
     STATIC_PROBE_MAX_BYTES,
+    AppBench,
     cpu_per_request,
     parse_path,
     sibling_entry_point,
@@ -400,6 +402,10 @@ def test_a_failing_app_is_one_error_line_and_nothing_is_left(
         (tmp_path / f"{module}.py").write_text(BAD_APPS[module])
     # The harness's stack directory (every server's home) then lives under tmp_path too.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # measure gives up on a request at twice its budget: with 1 s instead of --quick's 5 s, the
+    # app that never answers is found hung after 2 s, not 10 s (the same error line).
+    quick = dataclasses.replace(AppBench.sizes.quick, measure_seconds=1.0)
+    monkeypatch.setattr(AppBench, "sizes", dataclasses.replace(AppBench.sizes, quick=quick))
     result = CliRunner().invoke(
         app, ["bench", "app", f"{module}:app", "--chdir", str(tmp_path), "--quick", "--no-progress"]
     )

@@ -243,7 +243,9 @@ def test_a_get_on_a_silent_host_is_answered_within_two_tries(tmp_path: Path) -> 
     ):
         per_try = plan_for(w).lb_per_try_timeout_s
         slowest = 0.0
-        for _ in range(4):
+        # `balance leastconn` takes turns between hosts of the same load (HAProxy's manual), and
+        # both are idle at each GET: of two GETs in a row, one goes to the silent host first.
+        for _ in range(2):
             began = time.monotonic()
             assert _send(port, "GET") == 200
             slowest = max(slowest, time.monotonic() - began)

@@ -119,9 +119,11 @@ def _assert_close(
         assert got >= app_own * (1 - TOLERANCE) - rounding_ms, (q, got, app_own)
 
 
-@pytest.fixture
-def chain(tmp_path: Path) -> dict[str, Path]:
-    """HAProxy -> nginx -> gunicorn, each writing its access log, after the load has run."""
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """HAProxy -> nginx -> gunicorn, each writing its access log, after the load has run: one
+    run shared by the tests below, which only read its logs."""
+    tmp_path = tmp_path_factory.mktemp("chain")
     haproxy_port, nginx_port, app_port = free_ports(3)
     (tmp_path / "nginx.conf").write_text(
         "pid nginx.pid;\nerror_log error.log warn;\nevents { worker_connections 256; }\n"

@@ -81,6 +81,19 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     assert Path(REPO / ".ci" / "run").stat().st_mode & 0o111
 
 
+def test_the_tests_and_their_children_write_bytecode() -> None:
+    """The suite's interpreters write bytecode whatever the caller set (tests/conftest.py): under
+    PYTHONDONTWRITEBYTECODE each child compiled servertune's sources again and each parallel
+    worker recompiled every test module (about 25 s of CPU in test_check_cli.py and
+    test_check_reading.py alone)."""
+    assert not sys.dont_write_bytecode
+    child = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.dont_write_bytecode)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert child.stdout.strip() == "False"
+
+
 @pytest.mark.parametrize("name", Plan.derived_names())
 def test_every_derived_number_reaches_a_config_or_is_explain_only(name: str) -> None:
     """A derived number is printed by a template (or handed to one by a renderer), or declared
