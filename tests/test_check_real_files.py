@@ -123,7 +123,8 @@ def test_a_prefix_the_script_makes_empty_is_dropped_as_the_shell_drops_it(tmp_pa
     script.write_text('#!/bin/bash\nCMDPREFIX="/usr/local/bin/profile-me"\n' + body)
     (nothing,) = check_files([script], machine=MACHINE, env={}).notes
     assert (
-        "no command line of gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI" in nothing.message
+        "no command line of gunicorn, uvicorn, granian, Hypercorn, Daphne, waitress, uWSGI"
+        in nothing.message
     )
 
 

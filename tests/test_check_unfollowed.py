@@ -45,7 +45,7 @@ def test_own_launcher_with_a_listening_option_is_not_followed_at_its_line() -> N
     assert "'shop start --ini /app/shop.ini --port $PORT'" in message
     assert "it takes --port" in message
     assert (
-        "check reads the command lines of gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI"
+        "check reads the command lines of gunicorn, uvicorn, granian, Hypercorn, Daphne, waitress, uWSGI"
         in message
     )
 

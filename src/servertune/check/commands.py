@@ -200,7 +200,7 @@ class ServerCommand:
     """The server a command line starts: its name, the words after it, and the `VAR=value`
     assignments written before it (the server's environment too)."""
 
-    server: Literal["gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne"]
+    server: Literal["gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne", "waitress"]
     program: Word
     args: tuple[Word, ...]
     assignments: tuple[tuple[str, Word], ...] = ()
@@ -1178,6 +1178,10 @@ def read_command(
         from servertune.check.daphne import daphne_server
 
         app = daphne_server(file, [(w.text, w.at) for w in args], command.program.at)
+    elif command.server == "waitress":
+        from servertune.check.waitress import waitress_server
+
+        app = waitress_server(file, [(w.text, w.at) for w in args], command.program.at)
     else:
         app = _asgi_app(reading, args)
     if command.launcher is not None:
@@ -1212,6 +1216,7 @@ _ADDRESS_FLAGS = {
     "daphne": frozenset(
         {"-b", "--bind", "-p", "--port", "-u", "--unix-socket", "--fd", "-e", "--endpoint"}
     ),
+    "waitress": frozenset({"--host", "--port", "--listen", "--unix-socket"}),
 }
 
 
@@ -1225,7 +1230,7 @@ def _known_sockets(app: AppServer, unresolved: Sequence[Setting[str]]) -> tuple[
         return app.sockets
     if app.kind in ("gunicorn", "hypercorn"):
         return tuple(s for s in app.sockets if not s.default)
-    return ()  # uvicorn's, granian's and daphne's one address: host and port from one parse
+    return ()  # uvicorn's, granian's, daphne's, waitress' address: host and port from one parse
 
 
 #: The options that name a server's config file (gunicorn's, uWSGI's).
@@ -1299,6 +1304,19 @@ SINGLE_VALUE: dict[str, dict[str, str]] = {
         **dict.fromkeys(("-b", "--bind"), "bind"),
         **dict.fromkeys(("-u", "--unix-socket"), "unix-socket"),
         **dict.fromkeys(("-t", "--http-timeout"), "http-timeout"),
+    },
+    # waitress' getopt keeps the last of each but `--listen`, which adds up (its parse_args).
+    "waitress": {
+        f"--{n}": n
+        for n in (
+            "host",
+            "port",
+            "unix-socket",
+            "threads",
+            "channel-timeout",
+            "connection-limit",
+            "backlog",
+        )
     },
     "uwsgi": {
         **{

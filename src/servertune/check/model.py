@@ -45,16 +45,19 @@ __all__ = [
 ]
 
 #: The app servers whose command lines and configs check reads, as messages name them.
-SERVERS_READ = "gunicorn, uvicorn, granian, Hypercorn, Daphne, uWSGI"
+SERVERS_READ = "gunicorn, uvicorn, granian, Hypercorn, Daphne, waitress, uWSGI"
 #: The servers whose command lines `check` reads, by their own program (and module) names.
-SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne")
+SERVERS = ("gunicorn", "uvicorn", "granian", "uwsgi", "hypercorn", "daphne", "waitress")
 #: The names distributions install a server's program under besides its own: Debian and
 #: Ubuntu's python3-gunicorn `/usr/bin/gunicorn3`, Fedora's `gunicorn-3` / `gunicorn-3.9`,
 #: Debian's uwsgi-core binary (`/usr/bin/uwsgi` is an alternative pointing to it) and the links
 #: uwsgi-plugin-python3 installs to run it with the Python plugin (`uwsgi_python3`,
-#: `uwsgi_python311`): the same server, its options the same.
+#: `uwsgi_python311`): the same server, its options the same. waitress's console script is
+#: `waitress-serve` (its setup.cfg: `waitress-serve = waitress.runner:run`), which Alpine's
+#: py3-waitress installs as `waitress-serve-3` too (rr-/szurubooru's image runs that).
 _DISTRIBUTION_PROGRAMS = re.compile(
-    r"\A(?:(?P<gunicorn>gunicorn)-?3(?:\.[0-9]+)?|(?P<uwsgi>uwsgi)(?:-core|_python[0-9]*))\Z"
+    r"\A(?:(?P<gunicorn>gunicorn)-?3(?:\.[0-9]+)?|(?P<uwsgi>uwsgi)(?:-core|_python[0-9]*)"
+    r"|(?P<waitress>waitress)-serve(?:-?3)?)\Z"
 )
 
 
@@ -64,7 +67,9 @@ def server_program(name: str) -> str | None:
     if name in SERVERS:
         return name
     found = _DISTRIBUTION_PROGRAMS.match(name)
-    return None if found is None else found.group("gunicorn") or found.group("uwsgi")
+    if found is None:
+        return None
+    return found.group("gunicorn") or found.group("uwsgi") or found.group("waitress")
 
 
 T = TypeVar("T")
@@ -232,7 +237,9 @@ class AppServer:
     """One app-server config (gunicorn, its ASGI workers, uWSGI, a uvicorn / granian command
     line, or an NGINX Unit application), reduced to the numbers the rules compare."""
 
-    kind: Literal["gunicorn", "uwsgi", "uvicorn", "granian", "unit", "hypercorn", "daphne"]
+    kind: Literal[
+        "gunicorn", "uwsgi", "uvicorn", "granian", "unit", "hypercorn", "daphne", "waitress"
+    ]
     file: Path
     workers: Setting[int]
     threads: Setting[int]

@@ -74,6 +74,12 @@ SPELLING: dict[str, dict[str, str]] = {
     },
     # Daphne has its command line only (daphne/cli.py).
     "daphne": {"timeout": "--http-timeout"},
+    # waitress-serve's options (waitress/adjustments.py): one process, so no worker count.
+    "waitress": {
+        "threads": "--threads",
+        "keepalive": "--channel-timeout",
+        "backlog": "--backlog",
+    },
 }
 
 
