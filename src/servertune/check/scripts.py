@@ -2296,8 +2296,9 @@ def _daemon_program(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 
 def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """`CMD="gunicorn --workers 3 app"` then `exec $CMD`: the unquoted variable in the
-    command's place, split into words as the shell splits it, from its value known here."""
-    first = 1 if words[:1] and words[0].text == "exec" else 0
+    command's place, split into words as the shell splits it, from its value known here; also
+    behind a process wrapper that runs it (`exec gosu "$UID" $CMD`, `su-exec app $CMD`)."""
+    first = len(words) - len(_unwrapped(words))
     if len(words) <= first or not _LONE_EXPANSION.match(words[first].text):
         return words
     value = expand_shell(words[first].text, env)
