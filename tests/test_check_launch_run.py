@@ -20,9 +20,7 @@ def test_privilege_drop_wrapper_before_a_command_variable_runs_its_value(
     root = write(
         tmp_path,
         {
-            "Dockerfile": (
-                "FROM python:3.12\nCOPY start.sh /start.sh\nCMD [\"/start.sh\"]\n"
-            ),
+            "Dockerfile": ('FROM python:3.12\nCOPY start.sh /start.sh\nCMD ["/start.sh"]\n'),
             "start.sh": (
                 "#!/bin/sh\nset -e\n"
                 'CMD="uvicorn main:app --host 0.0.0.0 --port 8080"\n'
@@ -34,3 +32,50 @@ def test_privilege_drop_wrapper_before_a_command_variable_runs_its_value(
     )
     result = check_folder(root)
     assert [(c[1], c[2]) for c in chains(result, root)] == [("uvicorn", 1)]
+
+
+def test_exec_start_shell_runs_the_script_beside_the_unit(tmp_path: Path) -> None:
+    """`ExecStart=/bin/sh {working_dir}/start.sh` (a folder filled in when the unit is
+    installed): the script of that name beside the unit is what the shell runs, so the unit
+    starts its uvicorn; run without `exec`, it still gets the stop signal, which systemd sends
+    to every process of the unit (seen in dstackai+dstack's gateway unit)."""
+    root = write(
+        tmp_path,
+        {
+            "deploy/app.service": (
+                "[Service]\nExecStart=/bin/sh {working_dir}/start.sh\n"
+                "WorkingDirectory={working_dir}\n"
+            ),
+            "deploy/start.sh": "#!/bin/sh\ncd /srv\nuvicorn app.main:app --port 8001\n",
+            "start.sh": "#!/bin/sh\necho unrelated\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["deploy/app.service:2", "deploy/start.sh:3"], "uvicorn", 1)]
+    # systemd's default KillMode=control-group signals the script's child server too: the
+    # missing `exec` stops nothing.
+    assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+
+
+def test_deployed_absolute_path_maps_to_its_longest_tail_in_the_repository(
+    tmp_path: Path,
+) -> None:
+    """`ExecStart=/webapps/site/bin/gunicorn_start`: the deployed checkout's path is not in the
+    repository as written, but its tail `bin/gunicorn_start` is, at the checkout's root above
+    the unit's folder: the unit runs that script (seen in ebmdatalab+openprescribing's
+    contrib/systemd unit)."""
+    root = write(
+        tmp_path,
+        {
+            "contrib/systemd/app.web.service": (
+                "[Service]\nExecStart=/webapps/site/bin/gunicorn_start\n"
+            ),
+            "bin/gunicorn_start": (
+                "#!/bin/bash\nexec gunicorn site.wsgi --workers 3 --bind 127.0.0.1:8000\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["contrib/systemd/app.web.service:2", "bin/gunicorn_start:2"], "gunicorn", 3)
+    ]
