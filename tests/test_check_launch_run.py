@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check.graph import launches
 from tests.folder_support import chains, check_folder, write
 
 
@@ -79,3 +80,36 @@ def test_deployed_absolute_path_maps_to_its_longest_tail_in_the_repository(
     assert chains(result, root) == [
         (["contrib/systemd/app.web.service:2", "bin/gunicorn_start:2"], "gunicorn", 3)
     ]
+
+
+def test_config_path_through_a_variable_no_file_sets_is_read_as_the_shell_empties_it(
+    tmp_path: Path,
+) -> None:
+    """`uwsgi --ini "${SCRIPTPATH}/uwsgi.ini"` with SCRIPTPATH set by no file read: the shell
+    runs `/uwsgi.ini`, which the image's `COPY bin/uwsgi.ini /` provides, so that config is
+    read (no config-not-found) and an unresolved-variable note says how it was read (seen in
+    open-zaak+open-zaak's bin/docker_start.sh)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY bin/start.sh /start.sh\nCOPY bin/uwsgi.ini /\n"
+                'CMD ["/start.sh"]\n'
+            ),
+            "bin/start.sh": (
+                '#!/bin/sh\nexec uwsgi --ini "${SCRIPTPATH}/uwsgi.ini" --http :8000 '
+                "--module app.wsgi --master --processes 4 --die-on-term\n"
+            ),
+            "bin/uwsgi.ini": "[uwsgi]\nthreads = 3\n",
+        },
+    )
+    result = check_folder(root)
+    (launch,) = [
+        launch.app for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+    assert launch.config_file is not None
+    assert launch.config_file.file == root / "bin/uwsgi.ini"
+    assert launch.threads.value == 3
+    assert not [f for f in result.findings if f.rule == "config-not-found"]
+    (note,) = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert "SCRIPTPATH set by no file read, so read as '/uwsgi.ini'" in note.message
