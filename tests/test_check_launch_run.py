@@ -113,3 +113,31 @@ def test_config_path_through_a_variable_no_file_sets_is_read_as_the_shell_emptie
     assert not [f for f in result.findings if f.rule == "config-not-found"]
     (note,) = [n for n in result.notes if n.kind == "unresolved-variable"]
     assert "SCRIPTPATH set by no file read, so read as '/uwsgi.ini'" in note.message
+
+
+def test_command_substitution_in_a_command_variable_is_one_unresolved_word(
+    tmp_path: Path,
+) -> None:
+    """`ENV=$(echo $SETTINGS | cut -d \\. -f 3)`, `NAME="site_$ENV"`, then `exec $cmd` with
+    `--name $NAME` in cmd: the substitution's output is one field the shell splits nothing in,
+    so `--name site_$(...)` is the one unresolved word, never options `-d -f` of gunicorn nor
+    fragments such as `3)` (seen in ebmdatalab+openprescribing's bin/gunicorn_start)."""
+    root = write(
+        tmp_path,
+        {
+            "start.sh": (
+                "#!/bin/bash\n"
+                "ENV=$(echo $SETTINGS | cut -d \\. -f 3)\n"
+                'NAME="site_$ENV"\n'
+                'cmd="gunicorn site.wsgi:application --name $NAME --workers 3 --bind :8000"\n'
+                "exec $cmd\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    assert [(c[1], c[2]) for c in chains(result, root)] == [("gunicorn", 3)]
+    assert not [n for n in result.notes if n.kind == "server-version"]
+    unresolved = [
+        n.message.split("': ")[0] for n in result.notes if n.kind == "unresolved-variable"
+    ]
+    assert unresolved == ["'--name site_$(echo $SETTINGS | cut -d \\\\. -f 3)"]

@@ -548,16 +548,21 @@ def _expand_arrays(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 def _known_fields(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """An unquoted `$OPTS` after the program, whose value the script sets from variables
     known only when it runs (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): the fields the shell
-    splits it into, each unknown one kept as written (said unresolved, its option with it)."""
+    splits it into, each unknown one kept as written (said unresolved, its option with it); a
+    command substitution in it (`--name app_$(echo $X | cut -d . -f 3)`) stays in the one
+    field that holds it, its output known only when it runs."""
     fields: list[Word] = []
     for index, word in enumerate(words):
         found = _LONE_EXPANSION.match(word.text) if index else None
         name = word.text.strip("${}").partition(":")[0] if found else ""
         partial = env.get(f"{name}[~]") if found and expand_shell(word.text, env) is None else None
+        protected, substituted = _substitutions(partial) if partial is not None else ("", {})
         try:
-            split = shlex.split(partial) if partial is not None else None
+            split = shlex.split(protected) if partial is not None else None
         except ValueError:
             split = None
+        if split is not None:
+            split = [_restored(w, substituted) for w in split]
         if split is None:
             fields.append(word)
         else:
