@@ -141,3 +141,70 @@ def test_command_substitution_in_a_command_variable_is_one_unresolved_word(
         n.message.split("': ")[0] for n in result.notes if n.kind == "unresolved-variable"
     ]
     assert unresolved == ["'--name site_$(echo $SETTINGS | cut -d \\\\. -f 3)"]
+
+
+RUNIT_IMAGE = {
+    "Dockerfile": (
+        "FROM example/runit-python:3.12\n"
+        "COPY services/web/uwsgi.ini /etc/uwsgi/web.ini\n"
+        "COPY services/web/consul-template-web.conf /etc/consul-template-web.conf\n"
+        "COPY services/web/web.service /etc/service/web/run\n"
+        "COPY services/api/uwsgi.ini /etc/uwsgi/api.ini\n"
+        "COPY services/api/consul-template-api.conf /etc/consul-template-api.conf\n"
+        "COPY services/api/api.service /etc/service/api/run\n"
+    ),
+    "services/web/web.service": (
+        "#!/bin/bash\nsleep 1\nexec run-consul-template -config /etc/consul-template-web.conf\n"
+    ),
+    "services/web/consul-template-web.conf": (
+        'template {\n    source = "/etc/app.ctmpl"\n    destination = "/etc/app.py"\n}\n\n'
+        'exec {\n    command = ["uwsgi", "--ini", "/etc/uwsgi/web.ini"]\n'
+        '    kill_signal = "SIGTERM"\n}\n'
+    ),
+    "services/web/uwsgi.ini": (
+        "[uwsgi]\nsocket = 0.0.0.0:3031\nmodule = app.wsgi\nmaster = true\nprocesses = 4\n"
+    ),
+    "services/api/api.service": (
+        "#!/bin/bash\nexec consul-template -config=/etc/consul-template-api.conf\n"
+    ),
+    "services/api/consul-template-api.conf": (
+        'exec {\n  command = "uwsgi --ini /etc/uwsgi/api.ini"\n}\n'
+    ),
+    "services/api/uwsgi.ini": (
+        "[uwsgi]\nsocket = 0.0.0.0:3032\nmodule = api.wsgi\nmaster = true\nprocesses = 2\n"
+    ),
+}
+
+
+def test_runit_service_run_scripts_and_consul_template_exec_blocks_are_launchers(
+    tmp_path: Path,
+) -> None:
+    """An image that sets no command and copies `web.service` to `/etc/service/web/run` runs it
+    under its base image's runit, whatever the file's name here, and every service folder's
+    `run` that starts a server runs beside the others; a run script's `consul-template -config
+    FILE` (or a wrapper of it) starts the command of that config's `exec { command = ... }`
+    block, a list or a string (seen in metabrainz+listenbrainz-server's docker/services)."""
+    root = write(tmp_path, RUNIT_IMAGE)
+    result = check_folder(root)
+    assert sorted(chains(result, root)) == [
+        (
+            [
+                "Dockerfile:1",
+                "services/api/api.service:2",
+                "services/api/consul-template-api.conf:2",
+                "services/api/uwsgi.ini:2",
+            ],
+            "uwsgi",
+            2,
+        ),
+        (
+            [
+                "Dockerfile:1",
+                "services/web/web.service:3",
+                "services/web/consul-template-web.conf:7",
+                "services/web/uwsgi.ini:2",
+            ],
+            "uwsgi",
+            4,
+        ),
+    ]

@@ -56,6 +56,7 @@ from servertune.check.commands import (
     without_comments,
     wrapped,
 )
+from servertune.check.consul_template import exec_command
 from servertune.check.jinja import with_templates
 from servertune.check.justfile import just_recipe
 from servertune.check.makefile import Recipe, make_recipe
@@ -1366,6 +1367,11 @@ def _runs_script(
             words = words[1:]
         execs = bool(words) and words[0].text == "exec"
         command = words[1:] if execs else words
+        executed = _exec_block(_unwrapped(command), env, env_at, find_config)
+        if executed is not None:
+            return replace(
+                executed, launched_by=(Location(path, line.first), *executed.launched_by)
+            )
         rest = _python_script(command)
         if rest and rest[0].text.startswith("$") and rest[0].text not in _ALL_ARGUMENTS:
             # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
@@ -1405,6 +1411,24 @@ def _runs_script(
             "read, so the server it starts is not known"
         )
     return None
+
+
+def _exec_block(
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int = 0,
+) -> AppServer | None:
+    """`consul-template -config app.hcl` (or a wrapper of it): the server the command of the
+    config's `exec` block starts, that block's line first in its chain; None when `words`
+    give no such config, or its command starts no server."""
+    execs = exec_command(words, find_config) if words and depth <= 4 else None
+    if execs is None:
+        return None
+    at = execs[0].at
+    app = run_words(at.file, execs, env, env_at, find_config=find_config, depth=depth + 1)
+    return None if app is None else replace(app, launched_by=(at, *app.launched_by))
 
 
 def _passed(words: list[Word], arguments: list[Word] | None) -> list[Word]:
@@ -2739,6 +2763,9 @@ def _run_words(
     )
     if recipe is not None:
         return _made_server(recipe, env, env_at, find_config, depth)
+    executed = _exec_block(rest, env, env_at, find_config, depth)
+    if executed is not None:
+        return executed
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         after = _after_waiting(rest)
