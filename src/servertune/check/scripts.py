@@ -2763,14 +2763,11 @@ def _run_words(
     )
     if recipe is not None:
         return _made_server(recipe, env, env_at, find_config, depth)
-    executed = _exec_block(rest, env, env_at, find_config, depth)
-    if executed is not None:
-        return executed
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         after = _after_waiting(rest)
-        if after is None:
-            return None
+        if after is None:  # `consul-template -config app.hcl`: its `exec` block's command
+            return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
 
