@@ -208,3 +208,26 @@ def test_runit_service_run_scripts_and_consul_template_exec_blocks_are_launchers
             4,
         ),
     ]
+
+
+def test_development_server_in_the_foreground_before_exec_arguments_is_a_development_launch(
+    tmp_path: Path,
+) -> None:
+    """An entrypoint that runs `python3 manage.py runserver 0.0.0.0:8000` and then `exec "$@"`:
+    the development server serves until stopped, so the launch graph names it as a
+    development launch (not sized) instead of only "ends in exec "$@"" (seen in
+    yogeshojha+rengine's web/entrypoint.sh); one run in the background is not named."""
+    root = write(
+        tmp_path,
+        {
+            "entrypoint.sh": (
+                "#!/bin/bash\npython3 manage.py migrate\n"
+                'python3 manage.py runserver 0.0.0.0:8000\nexec "$@"\n'
+            ),
+            "worker.sh": ('#!/bin/bash\npython3 manage.py runserver 0.0.0.0:8001 &\nexec "$@"\n'),
+        },
+    )
+    result = check_folder(root)
+    development = [n for n in result.notes if n.kind == "development-launch"]
+    assert [(n.at.file.name, n.at.line) for n in development] == [("entrypoint.sh", 3)]
+    assert "Django's development server, run in the foreground" in development[0].message

@@ -84,7 +84,13 @@ from servertune.check.script_folder import HELD_AT, own_folder
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
-from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
+from servertune.check.unfollowed import (
+    development_server,
+    met_since,
+    met_so_far,
+    nothing_started,
+    remember,
+)
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -1315,6 +1321,7 @@ def _handed_over(
         met = met_since(mark)
         if met is not None:
             raise met
+        _foreground_development(path, lines, physical)
         raise NothingToCheck(
             f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
             "image's CMD, read with the Dockerfile or compose file that runs it); "
@@ -1331,6 +1338,23 @@ def _handed_over(
     if launched is not None:
         raise launched
     raise NothingToCheck(f"{path}: {_NO_SERVER}")
+
+
+def _foreground_development(path: Path, lines: list[_Line], physical: list[str]) -> None:
+    """A development-launch note for each line that runs a framework's development server in
+    the foreground (`python manage.py runserver 0.0.0.0:8000` before `exec "$@"`): it serves
+    until stopped, so the container's server is that one, and the command after it never
+    runs while it does."""
+    for line in lines:
+        words = _after_keywords(_words(line, physical, path))
+        what = development_server(words) if words and not line.background else None
+        if what is not None:
+            note(
+                "development-launch",
+                Location(path, line.first),
+                f"{path}:{line.first} -> {what}, run in the foreground: a development launch "
+                "(reloads on code changes), not sized",
+            )
 
 
 #: Shell keywords a command may follow on its line (`then exec ./serve.sh`, `else ./run`).
