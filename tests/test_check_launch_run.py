@@ -231,3 +231,24 @@ def test_development_server_in_the_foreground_before_exec_arguments_is_a_develop
     development = [n for n in result.notes if n.kind == "development-launch"]
     assert [(n.at.file.name, n.at.line) for n in development] == [("entrypoint.sh", 3)]
     assert "Django's development server, run in the foreground" in development[0].message
+
+
+def test_socket_activated_uwsgi_keeps_its_http_router_beside_the_inherited_socket(
+    tmp_path: Path,
+) -> None:
+    """`uwsgi --http :8000 ... --socket /run/app.sock` under a socket unit listening on
+    /run/app.sock: uWSGI takes the inherited socket for its uwsgi-protocol `socket`, and its
+    HTTP router still binds :8000, so both are the server's addresses (seen in
+    open-zaak+open-zaak's docs/installation/code/openzaak.service)."""
+    root = write(
+        tmp_path,
+        {
+            "app.socket": "[Socket]\nListenStream=/run/app/app.sock\n",
+            "app.service": (
+                "[Service]\nExecStart=/srv/env/bin/uwsgi --http :8000 --module site.wsgi "
+                "--processes 2 --socket /run/app/app.sock\n"
+            ),
+        },
+    )
+    (app,) = check_folder(root).apps
+    assert [s.value for s in app.sockets] == ["unix:/run/app/app.sock", "0.0.0.0:8000"]
