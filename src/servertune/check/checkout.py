@@ -23,10 +23,52 @@ def in_checkout(config: Path, workdir: str) -> FindConfig:
     repository that holds `config`: a path under `workdir` (the program's working directory, as
     written) or relative to it is that path from the checkout's root, looked for in the
     config's folder and the folders above it up to the tree check reads; else as any command
-    line's (`commands.beside`)."""
+    line's (`commands.beside`); else by the longest tail of the path the repository holds
+    (`_by_tail`)."""
+    fallback = beside(config)
+    as_written = _as_written(config, workdir, fallback)
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        found = as_written(wanted, at)
+        if found is None and "\n" not in wanted and len(wanted) <= 4096:
+            found = _by_tail(config, wanted, at, fallback)
+        return found
+
+    return find
+
+
+def _levels(config: Path) -> int:
+    """How many folders the tree check reads holds above `config`'s own."""
     from servertune.check.resolve import within_default
 
-    fallback = beside(config)
+    with within_default(config) as root:
+        folder = config.parent.absolute().resolve()
+        return len(folder.relative_to(root).parts) if folder.is_relative_to(root) else 0
+
+
+def _by_tail(
+    config: Path, wanted: str, at: Location | None, fallback: FindConfig
+) -> ConfigFile | None:
+    """A path of the deployed host the repository does not hold as written
+    (`/webapps/site/bin/start`, `{working_dir}/start.sh` with a placeholder folder): the
+    longest tail of it that names a file of the repository (`bin/start` at the checkout's
+    root), nearest folder first; a bare file name only in `config`'s own folder (the script a
+    unit ships beside itself), since any folder above may hold an unrelated one."""
+    parts = [p for p in PurePosixPath(wanted).parts if p != "/"]
+    if ".." in parts or len(parts) < 2:
+        return None
+    levels = _levels(config)
+    for start in range(1, len(parts)):
+        tail = "/".join(parts[start:])
+        for up in range(levels + 1 if start < len(parts) - 1 else 1):
+            found = fallback("../" * up + tail, at)
+            if found is not None:
+                return found
+    return None
+
+
+def _as_written(config: Path, workdir: str, fallback: FindConfig) -> FindConfig:
+    """`in_checkout`'s lookup of the path as written (or relative to `workdir`)."""
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         relative = wanted
@@ -37,10 +79,7 @@ def in_checkout(config: Path, workdir: str) -> FindConfig:
             relative = PurePosixPath(wanted).relative_to(base).as_posix()
         if "\n" in relative or len(relative) > 4096 or ".." in PurePosixPath(relative).parts:
             return fallback(wanted, at)
-        with within_default(config) as root:
-            folder = config.parent.absolute().resolve()
-            levels = len(folder.relative_to(root).parts) if folder.is_relative_to(root) else 0
-        for up in range(levels + 1):  # the config's folder first, then each one above it
+        for up in range(_levels(config) + 1):  # the config's folder first, then each one above it
             found = fallback("../" * up + relative, at)
             if found is not None:
                 return found

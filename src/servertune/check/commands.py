@@ -973,6 +973,8 @@ class _Reading:
     #: Words left out that may be the app (`uvicorn $APP`): one stands for it when the
     #: server's parser finds no app.
     unknown_positional: list[Word] = field(default_factory=list)
+    #: Config paths read with the variables no file sets expanded to empty (`EMPTIED`).
+    emptied: list[Setting[tuple[str, str]]] = field(default_factory=list)
 
 
 #: A word that is one variable and nothing else (`$EXTRA`, `${EXTRA}`, `${EXTRA:-}`).
@@ -985,9 +987,36 @@ _LONE_EXPANSION = re.compile(
 CALLER_ARGUMENTS = frozenset({"$@", "$*"})
 
 
-def _resolve(reading: _Reading) -> list[Word]:
+#: A `$NAME` or `${NAME}` in a word, with no operator (`${NAME:-x}` says what an unset one is).
+_PLAIN_VARIABLE = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+def _emptied_config(
+    reading: _Reading, word: Word, flag: str, find_config: FindConfig | None
+) -> Word | None:
+    """`--ini "${SCRIPTPATH}/uwsgi.ini"` with SCRIPTPATH set by no file read: the path the
+    shell runs with it unset, expanded to empty (`/uwsgi.ini`), when that names a file the
+    image or the repository provides; remembered so a note says so. None otherwise (the
+    variable may be the container's, and the path is then not known here)."""
+    if find_config is None or flag not in _CONFIG_FLAGS or not reading.shell:
+        return None
+    names = {m["braced"] or m["plain"] for m in _PLAIN_VARIABLE.finditer(word.text)}
+    unset = {n: "" for n in names if n not in reading.env}
+    if not unset:
+        return None
+    path = expand_shell(word.text, {**reading.env, **unset})
+    if not path or "$" in path or find_config(path, word.at) is None:
+        return None
+    reading.emptied.append(Setting((word.text, path), word.at))
+    return Word(path, word.at)
+
+
+def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[Word]:
     """The arguments with shell expansions done; a word (and the flag before it) needing a
-    variable nobody here knows is left out and remembered. A lone `-` (stdout, stdin) is a
+    variable nobody here knows is left out and remembered, unless it is a config path the
+    shell's empty expansion of it names (`_emptied_config`). A lone `-` (stdout, stdin) is a
     flag's value, never a flag; the caller's `"$@"` never takes the flag before it."""
     words: list[Word] = []
     args = list(reading.command.args)
@@ -1031,8 +1060,13 @@ def _resolve(reading: _Reading) -> list[Word]:
             else:
                 words.append(Word(expanded, word.at))
             continue
-        reading.unresolved.append(Setting(word.text, word.at))
         previous = args[index - 1].text if index else ""
+        if not special:
+            emptied = _emptied_config(reading, word, previous, find_config)
+            if emptied is not None:
+                words.append(emptied)
+                continue
+        reading.unresolved.append(Setting(word.text, word.at))
         if (
             words
             and word.text not in CALLER_ARGUMENTS
@@ -1165,9 +1199,9 @@ def read_command(
             environment[name] = value
         where[name] = word.at
     reading = _Reading(file, command, environment, where, shell or command.expands, list(unknown))
-    args = _resolve(reading)
     if command.directory is not None and find_config is not None:
         find_config = in_directory(command.directory, find_config)
+    args = _resolve(reading, find_config)
     if command.server == "gunicorn":
         app = _gunicorn(reading, args, find_config)
     elif command.server == "uwsgi":
@@ -1193,6 +1227,7 @@ def read_command(
         app,
         sockets=_known_sockets(app, reading.unresolved),
         unresolved=tuple(reading.unresolved),
+        emptied=tuple(reading.emptied),
         unknown=app.unknown | unknown_fields(app.kind, reading.unresolved),
         unexpanded=tuple(reading.unexpanded),
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),

@@ -73,6 +73,7 @@ from servertune.check.model import (
 )
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
+from servertune.check.together import with_others
 from servertune.check.unfollowed import not_followed_launcher, nothing_started
 
 __all__ = [
@@ -1269,6 +1270,7 @@ def owned_base(image: Image) -> bool:
         and "$" not in reference
         and not library_image(reference)
         and not _installs_s6(image)
+        and not _installs_runit(image)
     )
 
 
@@ -1335,7 +1337,9 @@ def _s6_services(
         first, base = words[0].at, None
     elif not words and not image.entrypoint and not image.cmd and _installs_s6(image):
         first, base = Location(image.path, image.base_line), S6_BASE_INIT
-    elif words and program_name(words[0].text) in _RUNIT_STARTERS:
+    elif (words and program_name(words[0].text) in _RUNIT_STARTERS) or (
+        not words and not image.entrypoint and not image.cmd and _installs_runit(image)
+    ):
         return _runit_services(path, image, words, env, env_at)
     else:
         return None
@@ -1400,18 +1404,21 @@ def _runit_services(
     """`CMD ["/sbin/my_init"]` or `runsvdir -P /etc/service`: runit runs each service
     folder's `run` script (`COPY docker/runit-web /etc/service/`); the server of the first one
     the image holds that starts one, read under the image's ENV, the command's line first in
-    its chain. None with `my_init --skip-runit` (only the command after `--` runs)."""
+    its chain; each other service that starts one runs beside it (`together.with_others`).
+    None with `my_init --skip-runit` (only the command after `--` runs). With no `words`, an
+    image that sets no command and installs runit services (`_installs_runit`) runs them
+    under its base image's runsvdir: its FROM line first, the graph saying so."""
     texts = [w.text for w in words]
     own = texts[1 : texts.index("--")] if "--" in texts else texts[1:]
-    folders: tuple[str, ...]
-    if program_name(texts[0]) == "my_init":
-        if "--skip-runit" in own:
-            return None
-        folders = _RUNIT_SERVICES
-    else:
-        folders = tuple(t.rstrip("/") for t in own if not t.startswith("-"))[:1] or _RUNIT_SERVICES
-    first = words[0].at
+    folders: tuple[str, ...] = _RUNIT_SERVICES
+    if texts and program_name(texts[0]) == "my_init" and "--skip-runit" in own:
+        return None
+    if texts and program_name(texts[0]) != "my_init":
+        folders = tuple(t.rstrip("/") for t in own if not t.startswith("-"))[:1] or folders
+    first = words[0].at if words else Location(image.path, image.base_line)
+    base = None if words else RUNIT_BASE
     unknown: NotFollowed | None = None  # a service whose server is not known here
+    apps: list[AppServer] = []
     for folder in folders:
         for held, _ in image.held_under(folder):
             run = PurePosixPath(held)
@@ -1425,14 +1432,30 @@ def _runit_services(
             except NothingToCheck:
                 continue  # another service (nginx, cron): the image's other processes
             if app is not None:
-                return replace(
-                    app,
-                    launched_by=(first, *app.launched_by),
-                    front_stops_with=_nginx_service_beside(image, folder, held),
+                apps.append(
+                    replace(
+                        app,
+                        launched_by=(first, *app.launched_by),
+                        started_by_base=base,
+                        front_stops_with=_nginx_service_beside(image, folder, held),
+                    )
                 )
+    if apps:
+        return with_others(apps)
     if unknown is not None:
         raise unknown
     return None
+
+
+def _installs_runit(image: Image) -> bool:
+    """The image's files put a `run` script in a runit service folder (`COPY web.service
+    /etc/service/web/run`, whatever the file's name here): its base image's runsvdir runs it,
+    as phusion/baseimage's and other runit base images' commands do."""
+    return any(
+        PurePosixPath(held).name == "run" and PurePosixPath(held).parent.parent == PurePosixPath(f)
+        for f in _RUNIT_SERVICES
+        for held, _ in image.held_under(f)
+    )
 
 
 #: A `run` script's line that starts nginx in the foreground of the service: `exec nginx`,
@@ -1464,6 +1487,9 @@ def _nginx_service_beside(image: Image, folder: str, held: str) -> tuple[Locatio
 #: ENTRYPOINT, s6-overlay's `/init` (services exist for nothing else to run: s6-overlay's
 #: README, "Writing a service script"), as the launch graph names it.
 S6_BASE_INIT = "its base image's s6-overlay /init runs the services"
+#: What runs an image's runit services when the image sets no command: its base image's
+#: runsvdir (or my_init), over /etc/service.
+RUNIT_BASE = "its base image's runit runs the services"
 #: The bundle s6-overlay's `/init` starts (s6-overlay's README: "add it to the user bundle").
 _S6_USER_BUNDLE = "/etc/s6-overlay/s6-rc.d/user/contents.d"
 

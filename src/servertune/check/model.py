@@ -282,6 +282,10 @@ class AppServer:
     container: Container | None = None
     #: Command-line words only the running container can expand (`--bind :$PORT`): left out.
     unresolved: tuple[Setting[str], ...] = ()
+    #: Config paths named through a variable no file read sets, read with it expanded to
+    #: empty as the shell does (`${SCRIPTPATH}/uwsgi.ini` as `/uwsgi.ini`), which names a file
+    #: the image or repository provides: (the word as written, the path read).
+    emptied: tuple[Setting[tuple[str, str]], ...] = ()
     #: An image of the run copies the script that runs it without `exec` (the file, its folder
     #: or the whole build context): a container may run that script as its entrypoint.
     script_in_image: bool = False

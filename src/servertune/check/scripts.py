@@ -56,6 +56,7 @@ from servertune.check.commands import (
     without_comments,
     wrapped,
 )
+from servertune.check.consul_template import exec_command
 from servertune.check.jinja import with_templates
 from servertune.check.justfile import just_recipe
 from servertune.check.makefile import Recipe, make_recipe
@@ -83,7 +84,13 @@ from servertune.check.script_folder import HELD_AT, own_folder
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
-from servertune.check.unfollowed import met_since, met_so_far, nothing_started, remember
+from servertune.check.unfollowed import (
+    development_server,
+    met_since,
+    met_so_far,
+    nothing_started,
+    remember,
+)
 
 __all__ = [
     "CLI_EVAL_TIMEOUT_S",
@@ -548,16 +555,21 @@ def _expand_arrays(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 def _known_fields(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """An unquoted `$OPTS` after the program, whose value the script sets from variables
     known only when it runs (`OPTS="-p 2 --harakiri $UWSGI_HARAKIRI"`): the fields the shell
-    splits it into, each unknown one kept as written (said unresolved, its option with it)."""
+    splits it into, each unknown one kept as written (said unresolved, its option with it); a
+    command substitution in it (`--name app_$(echo $X | cut -d . -f 3)`) stays in the one
+    field that holds it, its output known only when it runs."""
     fields: list[Word] = []
     for index, word in enumerate(words):
         found = _LONE_EXPANSION.match(word.text) if index else None
         name = word.text.strip("${}").partition(":")[0] if found else ""
         partial = env.get(f"{name}[~]") if found and expand_shell(word.text, env) is None else None
+        protected, substituted = _substitutions(partial) if partial is not None else ("", {})
         try:
-            split = shlex.split(partial) if partial is not None else None
+            split = shlex.split(protected) if partial is not None else None
         except ValueError:
             split = None
+        if split is not None:
+            split = [_restored(w, substituted) for w in split]
         if split is None:
             fields.append(word)
         else:
@@ -1309,6 +1321,7 @@ def _handed_over(
         met = met_since(mark)
         if met is not None:
             raise met
+        _foreground_development(path, lines, physical)
         raise NothingToCheck(
             f'{path}: ends in `exec "$@"`: it starts whatever command it is given (an '
             "image's CMD, read with the Dockerfile or compose file that runs it); "
@@ -1325,6 +1338,23 @@ def _handed_over(
     if launched is not None:
         raise launched
     raise NothingToCheck(f"{path}: {_NO_SERVER}")
+
+
+def _foreground_development(path: Path, lines: list[_Line], physical: list[str]) -> None:
+    """A development-launch note for each line that runs a framework's development server in
+    the foreground (`python manage.py runserver 0.0.0.0:8000` before `exec "$@"`): it serves
+    until stopped, so the container's server is that one, and the command after it never
+    runs while it does."""
+    for line in lines:
+        words = _after_keywords(_words(line, physical, path))
+        what = development_server(words) if words and not line.background else None
+        if what is not None:
+            note(
+                "development-launch",
+                Location(path, line.first),
+                f"{path}:{line.first} -> {what}, run in the foreground: a development launch "
+                "(reloads on code changes), not sized",
+            )
 
 
 #: Shell keywords a command may follow on its line (`then exec ./serve.sh`, `else ./run`).
@@ -1361,6 +1391,11 @@ def _runs_script(
             words = words[1:]
         execs = bool(words) and words[0].text == "exec"
         command = words[1:] if execs else words
+        executed = _exec_block(_unwrapped(command), env, env_at, find_config)
+        if executed is not None:
+            return replace(
+                executed, launched_by=(Location(path, line.first), *executed.launched_by)
+            )
         rest = _python_script(command)
         if rest and rest[0].text.startswith("$") and rest[0].text not in _ALL_ARGUMENTS:
             # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
@@ -1400,6 +1435,24 @@ def _runs_script(
             "read, so the server it starts is not known"
         )
     return None
+
+
+def _exec_block(
+    words: list[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int = 0,
+) -> AppServer | None:
+    """`consul-template -config app.hcl` (or a wrapper of it): the server the command of the
+    config's `exec` block starts, that block's line first in its chain; None when `words`
+    give no such config, or its command starts no server."""
+    execs = exec_command(words, find_config) if words and depth <= 4 else None
+    if execs is None:
+        return None
+    at = execs[0].at
+    app = run_words(at.file, execs, env, env_at, find_config=find_config, depth=depth + 1)
+    return None if app is None else replace(app, launched_by=(at, *app.launched_by))
 
 
 def _passed(words: list[Word], arguments: list[Word] | None) -> list[Word]:
@@ -2296,8 +2349,9 @@ def _daemon_program(words: list[Word], env: Mapping[str, str]) -> list[Word]:
 
 def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """`CMD="gunicorn --workers 3 app"` then `exec $CMD`: the unquoted variable in the
-    command's place, split into words as the shell splits it, from its value known here."""
-    first = 1 if words[:1] and words[0].text == "exec" else 0
+    command's place, split into words as the shell splits it, from its value known here; also
+    behind a process wrapper that runs it (`exec gosu "$UID" $CMD`, `su-exec app $CMD`)."""
+    first = len(words) - len(_unwrapped(words))
     if len(words) <= first or not _LONE_EXPANSION.match(words[first].text):
         return words
     value = expand_shell(words[first].text, env)
@@ -2736,8 +2790,8 @@ def _run_words(
     script = find_config(rest[0].text, rest[0].at)
     if script is None:
         after = _after_waiting(rest)
-        if after is None:
-            return None
+        if after is None:  # `consul-template -config app.hcl`: its `exec` block's command
+            return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config)
 

@@ -137,6 +137,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
     stop: Setting[float] | None = None
     signal: Setting[str] | None = None
     workdir = ""
+    kill_mode = "control-group"
     files: list[tuple[str, Location]] = []
     sockets: list[str] = []
     for key, value, number in service:
@@ -159,6 +160,8 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
             files.append((value, at))
         elif key == "Sockets":
             sockets.append(value)
+        elif key == "KillMode":
+            kill_mode = value
     # systemd.exec(5): the files' settings override Environment='s, later files earlier ones.
     for value, at in files:
         _load_environment_file(path, workdir, value, at, environment, env_at)
@@ -183,6 +186,10 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         )
     if stop is None:
         stop = Setting(DEFAULT_TIMEOUT_STOP_S, at, default=True)
+    if kill_mode == "control-group":
+        # systemd.kill(5): the stop signal goes to every process of the unit's cgroup, so a
+        # script's child server gets SIGTERM too, `exec` or not (as on a Heroku dyno).
+        app = replace(app, without_exec=None, manager_without_exec=None)
     app = replace(
         activated_by_socket(path, sockets, app),
         stop_wait=stop,

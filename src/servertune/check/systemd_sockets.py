@@ -109,7 +109,12 @@ def activated_by_socket(service: Path, sockets: list[str], app: AppServer) -> Ap
                 break
     if not listens:
         return app
-    return replace(app, sockets=tuple(listens))
+    # uWSGI takes the inherited socket for its uwsgi-protocol `socket`; its HTTP router's own
+    # `--http :8000` beside it is another listener, which it still binds (uWSGI's Systemd page).
+    routers = tuple(
+        s for s in app.sockets if app.uwsgi_protocol and s.value not in app.uwsgi_protocol
+    )
+    return replace(app, sockets=(*listens, *routers))
 
 
 #: Suffixes a unit file carries in a repository that deploys it rendered or copied

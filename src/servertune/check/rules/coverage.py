@@ -41,6 +41,16 @@ def include_not_found(rule: Rule, c: Context) -> Iterator[Finding]:
 )
 def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
     for app in c.apps:
+        for emptied in app.emptied:
+            written, path = emptied.value
+            names = sorted(set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", written)))
+            yield rule.finding(
+                emptied.at,
+                f"{written!r}: {', '.join(names)} set by no file read, so read as {path!r}, "
+                "as the shell expands an unset variable to empty (a file of that path is "
+                f"provided); if the container sets it, {app.kind}'s config may be another file",
+                f"servertune check --env-file FILE ... (FILE holding {', '.join(n + '=...' for n in names)})",
+            )
         for word in app.unresolved:
             kubelet = sorted(set(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", word.value)))
             names = sorted(set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", word.value)))
