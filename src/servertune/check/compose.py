@@ -47,6 +47,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
+from servertune.check.development import production_name
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -556,6 +557,7 @@ def _container(
         somaxconn=_somaxconn(service),
         init=_init(service),
         replaces=replaces,
+        production=production_name(key_at.file),
     )
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.development import development_reason
+from servertune.check.development import development_reason, production_launch
 from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
@@ -261,11 +261,10 @@ def describe(launch: Launch) -> str:
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
     server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
     if app.reloads is not None:
-        # A reloader (`--reload`) is a developer's run: no count of it is judged.
-        server = (
-            f"{app.kind} on {sockets}, a development launch (reloads on code changes, "
-            f"{app.reloads.at}): not sized"
-        )
+        # A reloader (`--reload`) runs no count worth judging; it is a developer's run unless
+        # a production launch runs it (reloader-in-production says so there).
+        run = "a production launch" if production_launch(app, False) else "a development launch"
+        server = f"{app.kind} on {sockets}, {run} (reloads on code changes, {app.reloads.at}): not sized"
         server += "; faults not judged" if launch.not_judged else ""
     elif launch.not_judged:
         server += f", {launch.not_judged}: faults not judged"
