@@ -259,7 +259,11 @@ def describe(launch: Launch) -> str:
             for s, at in zip(steps, launch.chain, strict=True)
         ]
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
-    server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
+    # A count the files write but check could not work out is no count (`AppServer.unknown`).
+    workers, threads = ("?" if f in app.unknown else "" for f in ("workers", "threads"))
+    server = (
+        f"{app.kind} {workers or app.workers.value} x {threads or app.threads.value} on {sockets}"
+    )
     if app.reloads is not None:
         # A reloader (`--reload`) runs no count worth judging; it is a developer's run unless
         # a production launch runs it (reloader-in-production says so there).
