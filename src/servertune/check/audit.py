@@ -28,6 +28,7 @@ from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import building_from
 from servertune.check.environments import environments_differ
+from servertune.check.examples import unstarted_examples_capped
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
@@ -316,6 +317,9 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
+    if discovered:  # a file the user names is theirs to judge, example or not
+        started = {p for a in apps if a.launched_by or a.container for p in chain_files(a)}
+        findings = unstarted_examples_capped(findings, started)
     notes += _walk_notes(_templates_read(discovered, files, apps), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
