@@ -131,7 +131,11 @@ def development_folder(file: Path) -> str | None:
     (a word of it: `k8s-local`, `minikube`); None when none does, or with no run in progress.
     Folders above the tree (a home folder named `dev`) say nothing of the project."""
     return next(
-        (f for f in _tree_folders(file) if set(re.split(r"[^a-z0-9]+", f.lower())) & _DEVELOPMENT_FOLDERS),
+        (
+            f
+            for f in _tree_folders(file)
+            if set(re.split(r"[^a-z0-9]+", f.lower())) & _DEVELOPMENT_FOLDERS
+        ),
         None,
     )
 

@@ -268,7 +268,9 @@ def describe(launch: Launch) -> str:
         # A reloader (`--reload`) runs no count worth judging; it is a developer's run unless
         # a compose file named for production runs it (reloader-in-production says so there).
         run = "a production launch" if production_compose(app) else "a development launch"
-        server = f"{app.kind} on {sockets}, {run} (reloads on code changes, {app.reloads.at}): not sized"
+        server = (
+            f"{app.kind} on {sockets}, {run} (reloads on code changes, {app.reloads.at}): not sized"
+        )
         server += "; faults not judged" if launch.not_judged else ""
     elif launch.not_judged:
         server += f", {launch.not_judged}: faults not judged"
