@@ -317,9 +317,6 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
-    if discovered:  # a file the user names is theirs to judge, example or not
-        started = {p for a in apps if a.launched_by or a.container for p in chain_files(a)}
-        findings = unstarted_examples_capped(findings, started)
     notes += _walk_notes(_templates_read(discovered, files, apps), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
@@ -623,6 +620,10 @@ def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> l
 
         findings = one_fix_per_line([*findings, *traffic_findings(context, traffic)])
         findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
+    if context.walked:  # a file the user names is theirs to judge, example or not
+        apps = [*context.apps, *context.set_aside]
+        started = {p for a in apps if a.launched_by or a.container for p in chain_files(a)}
+        findings = unstarted_examples_capped(findings, started)
     return findings
 
 
