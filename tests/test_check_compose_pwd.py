@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from servertune.check.audit import CheckResult
 from servertune.check.chain import Stacks
 from servertune.check.compose import services_of
+from servertune.check.graph import launches
+from servertune.check.model import Location
 from tests.folder_support import chains, check_folder, write
 
 
@@ -78,3 +81,44 @@ def _stacks_of(root: Path) -> Stacks:
     """The compose services of the repository's compose.yaml, as linking reads them."""
     path = root / "compose.yaml"
     return Stacks(services_of(path, path.read_text()))
+
+
+def test_a_pwd_mount_of_the_checkout_is_the_same_files_as_the_image_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$PWD:/app` over an image that has `COPY . /app` mounts the checkout itself: with check
+    run in the repository (`check .`), the script the image's ENTRYPOINT runs is bin/run.sh by
+    either road, not once as bin/run.sh and once under its absolute path, so the launch is
+    listed once and its finding said once (seen in Kinto/kinto-dist)."""
+    root = write(
+        tmp_path / "repo",
+        {
+            "docker-compose.yml": (
+                "services:\n  web:\n    build:\n      context: .\n"
+                "    volumes:\n      - $PWD:/app\n    command: serve\n"
+            ),
+            "Dockerfile": (
+                "FROM python:3.12-slim\nCOPY . /app\nWORKDIR /app\n"
+                'ENTRYPOINT ["/bin/bash", "/app/bin/run.sh"]\nCMD ["serve"]\n'
+            ),
+            "bin/run.sh": (
+                "#!/bin/bash\ncase $1 in\n  serve)\n    uwsgi --http :8888 --ini app.ini\n    ;;\n"
+                '  *)\n    exec "$@"\n    ;;\nesac\n'
+            ),
+            "app.ini": "[uwsgi]\nmaster = true\nprocesses = 4\nmodule = app.wsgi\ndie-on-term = true\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PWD", str(root))
+    result = check_folder(Path("."))
+    paths = {str(at.file) for launch in chains_of(result) for at in launch}
+    assert paths
+    assert not [p for p in paths if Path(p).is_absolute()]
+    said = [(f.rule, str(f.at.file)) for f in result.findings]
+    assert ("entrypoint-without-exec", "bin/run.sh") in said
+    assert len(said) == len(set(said))
+
+
+def chains_of(result: CheckResult) -> list[tuple[Location, ...]]:
+    """The chain of each launch, as the library lists them."""
+    return [launch.chain for launch in launches(result.apps, result.links, result.balancer_links)]

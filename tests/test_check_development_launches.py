@@ -82,6 +82,38 @@ def test_a_reloader_as_a_production_images_only_launch_is_one_warning(tmp_path: 
     ]
 
 
+def test_a_reloader_in_a_compose_stack_named_for_production_is_a_fault(tmp_path: Path) -> None:
+    """`gunicorn --reload` in docker-compose.yml, merged with docker-compose.prod.yml (a
+    compose file named for production), is production's reloader: one reloader-in-production
+    warning at the `--reload` line, and the launch graph calls that launch a production one;
+    the same service in the base file alone, a developer's stack, stays a development launch
+    with no fault (seen in okfn-brasil/serenata-de-amor). A file under a `production/` folder
+    counts the same; one named for both (`prod.dev.yml`) does not."""
+    command = "    command: gunicorn --reload -w 2 -b 0.0.0.0:8000 app:app\n"
+    result = check_folder(
+        write(
+            tmp_path / "stack",
+            {
+                "Dockerfile": BASE + PRODUCTION,
+                "docker-compose.yml": "services:\n  django:\n    build: .\n" + command,
+                "docker-compose.prod.yml": "services:\n  django:\n    restart: always\n",
+            },
+        )
+    )
+    (warning,) = [f for f in result.findings if f.rule == "reloader-in-production"]
+    assert (warning.at.file.name, warning.at.line) == ("docker-compose.yml", 4)
+    lines = [describe(one) for one in launches(result.apps, result.links)]
+    (production,) = [line for line in lines if "docker-compose.prod.yml" in line]
+    assert "a production launch (reloads on code changes" in production
+    assert [line for line in lines if "a development launch (reloads" in line]
+    folder = {"production/compose.yaml": "services:\n  django:\n    build: ..\n" + command}
+    found = check_folder(write(tmp_path / "folder", {"Dockerfile": BASE + PRODUCTION, **folder}))
+    assert [f.rule for f in found.findings] == ["reloader-in-production"]
+    both = {"prod.dev.yml": "services:\n  django:\n    build: .\n" + command}
+    found = check_folder(write(tmp_path / "both", {"Dockerfile": BASE + PRODUCTION, **both}))
+    assert not [f for f in found.findings if f.rule == "reloader-in-production"]
+
+
 DEV_SCRIPT = "#!/bin/sh\npython manage.py migrate\ngunicorn -b 0.0.0.0:8000 app:app\n"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check.graph import describe, launches
 from tests.folder_support import chains, check_folder, write
 
 CONFIG = "bind = '0.0.0.0:5000'\nworkers = 3\n"
@@ -132,3 +133,34 @@ def test_a_value_only_another_gunicorn_takes_is_a_note_not_a_refusal(tmp_path: P
     (tmp_path / "gunicorn.conf.py").write_text("workers = 'many'\n")
     errors = [e.message for e in check_folder(tmp_path).errors]
     assert any("workers = 'many': gunicorn refuses it" in m for m in errors), errors
+
+
+def test_values_a_config_computes_by_its_own_functions_are_unresolved(tmp_path: Path) -> None:
+    """`bind = get_bind()` and `workers = compute()`, each a function the config file defines,
+    are known only when gunicorn runs the file: each is the same unresolved-variable note as
+    any setting the files write but check cannot work out, the launch knows no socket (not
+    gunicorn's default 127.0.0.1:8000) and shows its worker count as `?` (not 1 x 1), and no
+    rule judges the default in their place: no one-process-one-thread (seen in meeb/tubesync)."""
+    config = (
+        "def get_bind():\n    return '0.0.0.0:9000'\n\n"
+        "def compute():\n    return 4\n\n"
+        "bind = get_bind()\nworkers = compute()\n"
+    )
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY . /srv\n"
+            'CMD ["gunicorn", "-c", "gunicorn.conf.py", "app:app"]\n',
+            "gunicorn.conf.py": config,
+        },
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert app.sockets == ()
+    assert {"workers"} <= app.unknown
+    (launch,) = launches(result.apps, result.links)
+    assert "gunicorn ? x 1 on no socket known" in describe(launch)
+    notes = [n.message for n in result.notes if n.kind == "unresolved-variable"]
+    assert len(notes) == 2
+    assert all("gunicorn was read without it" in m for m in notes)
+    assert not [f for f in result.findings if f.rule == "one-process-one-thread"]

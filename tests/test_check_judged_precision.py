@@ -12,6 +12,7 @@ from servertune.check import check_files
 from servertune.check.balancers import LOAD_BALANCERS
 from servertune.check.model import Finding, Severity
 from servertune.machine import Machine
+from tests.folder_support import check_folder, write
 
 MACHINE = Machine(cores=2, somaxconn=4096)
 
@@ -165,3 +166,35 @@ def test_uvicorn_standard_in_the_projects_packaging_is_uvloop(tmp_path: Path) ->
     ):
         root = write(tmp_path / name.replace(".", "_"), {**launch, name: text})
         assert not [f for f in check_folder(root).findings if f.rule == rule], name
+
+
+def test_a_fault_in_an_example_config_no_launch_starts_is_info_at_most(tmp_path: Path) -> None:
+    """In a walked repository, `gthread` with one thread in gunicorn.example.conf.py and in
+    deploy/gunicorn.conf.py, both read on their own, is a warning only where the file is not
+    named as an example: the example copy (no launch here starts it) is said as info, with
+    why; an example file the image's CMD starts keeps its warning (seen in Kinto/kinto-dist's
+    config/example.ini)."""
+    config = "bind = '0.0.0.0:8000'\nworker_class = 'gthread'\nthreads = 1\n"
+    root = write(
+        tmp_path / "alone",
+        {"gunicorn.example.conf.py": config, "deploy/gunicorn.conf.py": config},
+    )
+    found = {
+        (f.at.file.name, f.severity, "named as an example" in f.message)
+        for f in check_folder(root).findings
+        if f.rule == "gthread-one-thread"
+    }
+    assert found == {
+        ("gunicorn.example.conf.py", Severity.info, True),
+        ("gunicorn.conf.py", Severity.warning, False),
+    }
+    started = write(
+        tmp_path / "started",
+        {
+            "example.conf.py": config,
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+            'CMD ["gunicorn", "-c", "example.conf.py", "app:app"]\n',
+        },
+    )
+    (finding,) = [f for f in check_folder(started).findings if f.rule == "gthread-one-thread"]
+    assert finding.severity == Severity.warning

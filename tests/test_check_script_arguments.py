@@ -340,3 +340,49 @@ def test_arguments_no_file_passes_on_leave_the_settings_unknown_not_defaults(
     assert judged == {("plain.sh", "one-process-one-thread"), ("plain.sh", "uwsgi-sigterm-reloads")}
     assert "config-not-found" not in {n.kind for n in result.notes}
     assert "config-not-found" not in {f.rule for f in result.findings}
+
+
+_STAGED = """\
+FROM python:3.12 AS appbase
+WORKDIR /app
+COPY . .
+ENTRYPOINT ["/app/docker/entrypoint.sh"]
+
+FROM appbase AS development
+ENV DEV_SERVER=true
+
+FROM appbase AS production
+EXPOSE 8000
+"""
+
+_ANY_ARGUMENTS_FIRST = """\
+#!/bin/bash
+if [[ -n "$*" ]]; then
+    "$@"
+elif [[ "$DEV_SERVER" = "true" ]]; then
+    exec gunicorn --reload -b 0.0.0.0:8000 app.wsgi
+else
+    exec uwsgi --ini uwsgi.ini
+fi
+"""
+
+
+def test_no_arguments_at_all_decide_a_test_on_all_of_them(tmp_path: Path) -> None:
+    """A compose service with no `command`, built with `target: development` from an image
+    whose ENTRYPOINT script and no CMD: the script gets no arguments, so `[[ -n "$*" ]]` is
+    false and the `elif` on the stage's `ENV DEV_SERVER=true` runs the development server;
+    uWSGI's `else` is the production image's own launch only, not the service's (seen in
+    City-of-Helsinki/linkedevents)."""
+    write(
+        tmp_path,
+        {
+            "docker/Dockerfile": _STAGED,
+            "docker/entrypoint.sh": _ANY_ARGUMENTS_FIRST,
+            "uwsgi.ini": "[uwsgi]\nhttp-socket = :8000\nmaster = true\nprocesses = 4\n",
+            "compose.yaml": "services:\n  django:\n    build:\n      context: .\n"
+            "      dockerfile: docker/Dockerfile\n      target: development\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    found = sorted((chain[0].split(":")[0], kind) for chain, kind, _ in chains(result, tmp_path))
+    assert found == [("compose.yaml", "gunicorn"), ("docker/Dockerfile", "uwsgi")]

@@ -28,6 +28,7 @@ from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import building_from
 from servertune.check.environments import environments_differ
+from servertune.check.examples import unstarted_examples_capped
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
@@ -619,6 +620,10 @@ def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> l
 
         findings = one_fix_per_line([*findings, *traffic_findings(context, traffic)])
         findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
+    if context.walked:  # a file the user names is theirs to judge, example or not
+        apps = [*context.apps, *context.set_aside]
+        started = {p for a in apps if a.launched_by or a.container for p in chain_files(a)}
+        findings = unstarted_examples_capped(findings, started)
     return findings
 
 

@@ -47,6 +47,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
+from servertune.check.development import production_name
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -556,6 +557,7 @@ def _container(
         somaxconn=_somaxconn(service),
         init=_init(service),
         replaces=replaces,
+        production=production_name(key_at.file),
     )
 
 
@@ -653,7 +655,8 @@ def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
         context, name = build.text() or ".", "Dockerfile"
     if "://" in context:
         return None  # a git URL: not here
-    directory = Path(os.path.normpath(path.parent / context))  # `..`: one path for one file
+    # `..` and `$PWD`: one path for one file
+    directory = resolve.tree_form(Path(os.path.normpath(path.parent / context)), path)
     dockerfile = directory / name
     named_at = file_node.at if file_node is not None else build.at
     if resolve.admit(directory, context, context_at, "build context") is None:
@@ -836,7 +839,8 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
             continue
         if host.startswith("~"):
             continue  # the user's home on the Docker host: not the repository
-        host_path = Path(os.path.normpath(path.parent / host))  # `../configuration` as one path
+        # `../configuration` as one path; `$PWD/bin` as the name `bin` has in this run
+        host_path = resolve.tree_form(Path(os.path.normpath(path.parent / host)), path)
         found.append((host_path, PurePosixPath(os.path.normpath(inside)), entry.at))
     return found
 

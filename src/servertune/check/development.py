@@ -20,7 +20,17 @@ from servertune.check.commands import is_dockerfile
 from servertune.check.front_names import DEVELOPMENT_WORDS, named_for_development, words_of
 from servertune.check.model import AppServer
 
-__all__ = ["development_folder", "development_reason", "production_launch"]
+__all__ = [
+    "development_folder",
+    "development_reason",
+    "production_compose",
+    "production_launch",
+    "production_name",
+]
+
+#: Words of a compose file's name, or of a folder holding it, that say production's stack
+#: (`docker-compose.prod.yml`, `deploy/production/compose.yaml`).
+_PRODUCTION_WORDS = frozenset({"prod", "production"})
 
 
 def production_launch(app: AppServer, overridden: bool) -> bool:
@@ -30,12 +40,47 @@ def production_launch(app: AppServer, overridden: bool) -> bool:
     under no name that says development."""
     box = app.container
     if box is not None:
-        production = box.platform != "compose"
+        production = box.platform != "compose" or production_compose(app)
     else:
         production = (
             bool(app.launched_by) and is_dockerfile(app.launched_by[0].file) and not overridden
         )
     return production and not named_for_development(app)
+
+
+def production_compose(app: AppServer) -> bool:
+    """`app` runs in a compose service whose file is named for production (`Container.production`)
+    and is started under no name that says development: a deployment's stack, not a
+    developer's, so a reloader there is a fault (okfn-brasil/serenata-de-amor's `gunicorn
+    --reload` merged into the service by docker-compose.prod.yml)."""
+    box = app.container
+    return (
+        box is not None
+        and box.platform == "compose"
+        and box.production is not None
+        and not named_for_development(app)
+    )
+
+
+def production_name(file: Path) -> str | None:
+    """The name of `file`, or of a folder of the tree holding it, that says production
+    (`docker-compose.prod.yml`, `deploy/production/compose.yaml`); None when none does, or
+    when one of them says development too (`prod.dev.yml`)."""
+    names = [*_tree_folders(file), file.name]
+    if any(words_of(name) & DEVELOPMENT_WORDS for name in names):
+        return None
+    return next((name for name in names if words_of(name) & _PRODUCTION_WORDS), None)
+
+
+def _tree_folders(file: Path) -> tuple[str, ...]:
+    """The folders of the tree check reads that hold `file` (none above it, none with no run)."""
+    top = resolve.root()
+    if top is None:
+        return ()
+    try:
+        return file.resolve().relative_to(top).parent.parts
+    except ValueError:
+        return ()
 
 
 def _dev_file(app: AppServer) -> Path | None:
@@ -85,15 +130,12 @@ def development_folder(file: Path) -> str | None:
     """The folder of the tree check reads, holding `file`, whose name says a developer's run
     (a word of it: `k8s-local`, `minikube`); None when none does, or with no run in progress.
     Folders above the tree (a home folder named `dev`) say nothing of the project."""
-    top = resolve.root()
-    if top is None:
-        return None
-    try:
-        folders = file.resolve().relative_to(top).parent.parts
-    except ValueError:
-        return None
     return next(
-        (f for f in folders if set(re.split(r"[^a-z0-9]+", f.lower())) & _DEVELOPMENT_FOLDERS),
+        (
+            f
+            for f in _tree_folders(file)
+            if set(re.split(r"[^a-z0-9]+", f.lower())) & _DEVELOPMENT_FOLDERS
+        ),
         None,
     )
 

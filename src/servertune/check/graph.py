@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.development import development_reason
+from servertune.check.development import development_reason, production_compose
 from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
@@ -259,12 +259,17 @@ def describe(launch: Launch) -> str:
             for s, at in zip(steps, launch.chain, strict=True)
         ]
     sockets = ", ".join(s.value for s in app.sockets) or "no socket known"
-    server = f"{app.kind} {app.workers.value} x {app.threads.value} on {sockets}"
+    # A count the files write but check could not work out is no count (`AppServer.unknown`).
+    workers, threads = ("?" if f in app.unknown else "" for f in ("workers", "threads"))
+    server = (
+        f"{app.kind} {workers or app.workers.value} x {threads or app.threads.value} on {sockets}"
+    )
     if app.reloads is not None:
-        # A reloader (`--reload`) is a developer's run: no count of it is judged.
+        # A reloader (`--reload`) runs no count worth judging; it is a developer's run unless
+        # a compose file named for production runs it (reloader-in-production says so there).
+        run = "a production launch" if production_compose(app) else "a development launch"
         server = (
-            f"{app.kind} on {sockets}, a development launch (reloads on code changes, "
-            f"{app.reloads.at}): not sized"
+            f"{app.kind} on {sockets}, {run} (reloads on code changes, {app.reloads.at}): not sized"
         )
         server += "; faults not judged" if launch.not_judged else ""
     elif launch.not_judged:

@@ -297,7 +297,7 @@ def _set_from_file(
                 "unresolved-variable",
                 Location(path, line) if locate is None else locate(name)[0],
                 f"{name}: {found.unresolved[name]} is known only when gunicorn runs the file; "
-                "read with gunicorn's default",
+                "gunicorn was read without it, so whatever it sets was not checked",
             )
             continue
         value = found.values[name]
@@ -639,7 +639,9 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         at, default = locate(name)
         return Setting(kind(values[name]), at, default=default or name in unknown)
 
-    binds = values["bind"]
+    # A bind the file computes (`bind = get_bind()`) is not gunicorn's default 127.0.0.1:8000:
+    # no socket known, so no front is joined by a port nobody set (meeb/tubesync).
+    binds = [] if "bind" in unknown else values["bind"]
     bind_at, bind_default = locate("bind")
     instances = int(values.get("instances", 1))
     workers = setting("workers", int)

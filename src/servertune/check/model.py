@@ -226,6 +226,10 @@ class Container:
     #: (the image is built into minikube's or kind's own Docker, never pulled), a manifest
     #: under a folder for one (`development.development_folder`).
     development: Setting[str] | None = None
+    #: The name that marks a compose service's file for production's stack: the file's
+    #: (`docker-compose.prod.yml`) or a folder's of the tree holding it
+    #: (`development.production_name`).
+    production: str | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

@@ -36,6 +36,7 @@ __all__ = [
     "glob_prefix",
     "inside",
     "root",
+    "tree_form",
     "within_default",
 ]
 
@@ -128,6 +129,20 @@ def admit(target: Path, reference: str, at: Location, what: str) -> Path | None:
         f"{what} {reference!r}: {how} the tree check reads ({_shown(folder)}): not read",
     )
     return None
+
+
+def tree_form(target: Path, referrer: Path) -> Path:
+    """`target` written the way the run writes its files, so one file has one name: an
+    absolute path (from compose's `$PWD`, the folder it runs in) under the working folder is
+    relative to it when the file naming it is (`check .`), else left as it is. Two names for
+    one file would reach one launch twice, once through each name, and say every finding on
+    it twice (Kinto/kinto-dist: a `$PWD:/app` mount and the image's `COPY . /app`)."""
+    if not target.is_absolute() or referrer.is_absolute():
+        return target
+    here = Path.cwd()
+    if not target.is_relative_to(here):
+        return target
+    return Path(os.path.relpath(target, here))
 
 
 def _shown(folder: Path) -> str:

@@ -1934,6 +1934,23 @@ _READ = re.compile(r"\bread\b([^\n]*)")
 _FIRST_WORDS = ("$1", "${1}", "${1:-}", "${1-}")
 
 
+#: The words that are all the script's arguments in a test (`[[ -n "$*" ]]`: any given).
+_ALL_WORDS = ("$*", "${*}", "$@", "${@}")
+
+
+def _all_arguments(arguments: list[Word] | None) -> str | None:
+    """All the script's arguments as one word (`"$*"`) when each is known, as for
+    `_first_argument`: "" when it is known there are none, so `if [[ -n "$*" ]]; then "$@";
+    elif [[ "$DEV_SERVER" = "true" ]]` is decided by the image's variable (the ENV of the
+    stage a compose `build.target` names: City-of-Helsinki/linkedevents)."""
+    first = _first_argument(arguments)
+    if first is None or not arguments:
+        return first
+    if any("$" in word.text for word in arguments):
+        return None
+    return " ".join(word.text for word in arguments)
+
+
 def _first_argument(arguments: list[Word] | None) -> str | None:
     """The script's first argument when it is known: a word its caller wrote (not an image's
     default CMD, which a deployment's command replaces; not a `"$@"` passed on by a caller
@@ -1974,6 +1991,9 @@ def _selected(
     first = _first_argument(arguments)
     if first is not None:
         known.update(dict.fromkeys(_FIRST_WORDS, first))
+    every = _all_arguments(arguments)
+    if every is not None:
+        known.update(dict.fromkeys(_ALL_WORDS, every))
     if not known and not unset and (files is None or files.find is None):
         return lines
     kept: list[_Line] = []
@@ -2180,7 +2200,7 @@ class _Branches:
         known = {
             k: v
             for k, v in {**(unset or {}), **self.known}.items()
-            if (not self.moved if k in _FIRST_WORDS else not past)
+            if (not self.moved if k in _FIRST_WORDS or k in _ALL_WORDS else not past)
         }
         if (not known and self.files.find is None) or not self.physical:
             return None

@@ -176,7 +176,8 @@ def _whole(written: str) -> str:
 @check_rule(
     "reloader-in-production",
     Severity.warning,
-    "a production image's or pod's only launch runs the server's development reloader",
+    "a production image's, pod's or production compose file's only launch runs the server's "
+    "development reloader",
     "uvicorn's settings (`--reload`: for development, a process that watches the files and "
     "restarts the server, one process whatever --workers says: "
     "https://www.uvicorn.org/settings/#development); gunicorn's `reload` setting (restart "
