@@ -53,6 +53,7 @@ from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
+from servertune.check.value_templates import say_notes, unsaid_when_rendered
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -315,7 +316,10 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
-    notes += _walk_notes(_templates_read(discovered, files, apps), notes)
+    notes = [
+        *unsaid_when_rendered(notes),
+        *_walk_notes(_templates_read(discovered, files, apps), notes),
+    ]
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -683,6 +687,7 @@ def _read_each(
     for path in paths:
         try:
             text = read_text(path)
+            say_notes(path, text)  # a template read as its kind: what it left unknown
             reader = reader_for(path, text, kind)
             with reading_one_file():
                 one = read_with(reader, path, text, _env_for(path, reader.kind, env))

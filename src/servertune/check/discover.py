@@ -407,7 +407,10 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         if line is not None and looks_like_justfile(item, text):
             line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
         if line is not None and _candidate_kind_known(item, text):
-            templates.append((item, line))
+            if _read_in_place(item, text):
+                files.append(item)
+            else:
+                templates.append((item, line))
         elif _claims(item, text):
             files.append(item)
         elif (reason := _unread_reason(root, item, text)) is not None:
@@ -427,6 +430,17 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         tuple(empty),
         tuple(reasons),
     )
+
+
+def _read_in_place(path: Path, text: str) -> bool:
+    """Whether the template `path` is read as its kind: its templating is only in values
+    (`check.value_templates`) and what it reads as is claimed by a reader."""
+    from servertune.check.value_templates import read_in_place, read_values
+
+    found = read_values(text)
+    if found is None or not _claims(path, found.text):
+        return False
+    return read_in_place(path, text) is not None
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:

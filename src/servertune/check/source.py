@@ -6,11 +6,12 @@ with the same one-line reason whichever format it claimed to be.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from servertune.check.model import CheckInputError
 
-__all__ = ["MAX_CONFIG_BYTES", "read_text"]
+__all__ = ["MAX_CONFIG_BYTES", "read_as", "read_text", "template_text"]
 
 #: Larger than any hand-written server config (nginx's own examples are a few KiB; a site with
 #: large `map` blocks stays well under 1 MiB), small enough that a mistaken path (a log, a dump)
@@ -49,8 +50,32 @@ def read_text(path: Path) -> str:
     # A UTF-8 byte-order mark is read past, as Python (a gunicorn config) and most editors do.
     data = data.removeprefix(b"\xef\xbb\xbf")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise CheckInputError(
             f"{path}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})"
         ) from None
+    own, read = _READ_AS.get(_key(path), (None, ""))
+    return read if own == text else text
+
+
+#: Templates read as the file they install as (`check.value_templates`), by path: the template's
+#: own text and the text read in its place, while the file still holds that text.
+_READ_AS: dict[str, tuple[str, str]] = {}
+
+
+def _key(path: Path) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
+def read_as(path: Path, own: str, read: str) -> None:
+    """From now on, `read_text(path)` gives `read` while the file holds `own` (a template
+    whose templating is only in values, read as its kind: the walk decided it)."""
+    _READ_AS[_key(path)] = (own, read)
+
+
+def template_text(path: Path, text: str) -> str:
+    """The template's own text when `text` is what `read_text(path)` gives in its place (a
+    renderer of Jinja reads the template, not the walk's reading of it), else `text`."""
+    own, read = _READ_AS.get(_key(path), (None, ""))
+    return own if own is not None and read == text else text
