@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check.source import read_text, template_text
 from servertune.check.value_templates import installed_name, read_values
 from tests.test_check_launch_chain import chains, check_folder
 
@@ -137,3 +138,32 @@ def test_values_branches_and_comments_keep_the_template_lines() -> None:
     ]
     assert found.branches == (5,)
     assert installed_name("app.socket.j2") == "app.socket"
+
+
+def test_a_runs_reading_of_a_template_ends_with_the_run(tmp_path: Path) -> None:
+    """A template is read as its kind only inside the run that chose to: after it, the file
+    reads as itself again, so another run in the same process (a file named on its own, a
+    walk where an image holds it) never sees this run's reading."""
+    _role(tmp_path)
+    service = tmp_path / "ansible" / "web" / "templates" / "app.service.j2"
+    assert check_folder(tmp_path).apps
+    assert read_text(service) == _SERVICE
+    assert template_text(service, read_text(service)) == _SERVICE
+
+
+def test_a_template_an_image_holds_is_left_to_its_render_where_the_container_starts(
+    tmp_path: Path,
+) -> None:
+    """A value-only template an image of the run copies is not read in place: where the
+    container starts a command renders it (`check.jinja`), which reads it when a command
+    names it; here none does, so it stays one skipped template and no server is read from it."""
+    _role(tmp_path)
+    (tmp_path / "Dockerfile").write_text("FROM debian:12\nCOPY ansible/ /srv/ansible/\n")
+    result = check_folder(tmp_path)
+    assert result.apps == ()
+    (walk,) = result.discovered
+    assert sorted(p.name for p, _ in walk.templates) == [
+        "app.service.j2",
+        "app.socket.j2",
+        "site.nginx.j2",
+    ]

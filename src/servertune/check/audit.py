@@ -50,10 +50,10 @@ from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.rules.workers import DECLARED_LIMIT
 from servertune.check.scripts import looks_like_script
-from servertune.check.source import read_text
+from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
-from servertune.check.value_templates import say_notes, unsaid_when_rendered
+from servertune.check.value_templates import readings, say_notes
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -278,7 +278,7 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    with _one_run(paths, root):
+    with _one_run(paths, root, discovered) as paths:
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
@@ -316,10 +316,7 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _findings(context, notes, traffic)
-    notes = [
-        *unsaid_when_rendered(notes),
-        *_walk_notes(_templates_read(discovered, files, apps), notes),
-    ]
+    notes += _walk_notes(_templates_read(discovered, files, apps), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -360,17 +357,39 @@ def _linked(
 
 
 @contextlib.contextmanager
-def _one_run(paths: Sequence[Path], root: Path | None) -> Iterator[None]:
+def _one_run(
+    paths: Sequence[Path], root: Path | None, discovered: Sequence[Discovery] = ()
+) -> Iterator[list[Path]]:
     """A run's setting: the tree it may read (`root`, else the files' common folder), its
-    memo of answers, its one child reading uvicorn's and granian's command lines, and the
-    build contexts its compose files give its Dockerfiles."""
+    memo of answers, its one child reading uvicorn's and granian's command lines, the build
+    contexts its compose files give its Dockerfiles, and the templates its walks found that
+    it reads as their kind (`_in_place`); gives the files to read, those templates added."""
     with (
         confined_to(root if root is not None else default_root(paths)),
         memo.one_run(),
         child_of_run(),
         building_from(_build_contexts(paths)),
     ):
-        yield
+        read_as = readings(_in_place(paths, discovered))
+        with reading_as(read_as):
+            yield [*paths, *(p for p in read_as if p not in paths)]
+
+
+def _in_place(paths: Sequence[Path], discovered: Sequence[Discovery]) -> list[Path]:
+    """The templates the walks found whose templating is only in values, but those an image
+    of the run holds under a template suffix (`supervisord.conf.j2`): where the container
+    starts, a command renders that one (`check.jinja`, `runtime_files`: `j2 app.ini.j2`), which
+    reads it as what it renders to when a command names it; else it stays skipped."""
+    from servertune.check.images import read_images
+    from servertune.check.jinja import TEMPLATE_SUFFIXES
+
+    found = [p for walk in discovered for p in walk.in_place]
+    rendered = [p for p in found if p.name.endswith(TEMPLATE_SUFFIXES)]
+    if not rendered:
+        return found
+    images = read_images(paths)
+    held = {p for p in rendered if any(i.holds(p) is not None for i in images)}
+    return [p for p in found if p not in held]
 
 
 def _build_contexts(paths: Sequence[Path]) -> dict[Path, Path]:

@@ -101,6 +101,10 @@ class Discovery:
     #: Why each of `unclaimed` is worth naming (one of `UNREAD_REASONS`); a file missing here
     #: is named like a kind check reads.
     reasons: tuple[tuple[Path, str], ...] = ()
+    #: Those of `templates` whose templating is only in values, which a run reads as their
+    #: kind unless an image of the run holds them (`check.jinja` renders those where the
+    #: container starts); each one read is no longer skipped.
+    in_place: tuple[Path, ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -385,6 +389,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     unclaimed: list[Path] = []
     empty: list[Path] = []
     templates: list[tuple[Path, int]] = []
+    in_place: list[Path] = []
     reasons: list[tuple[Path, str]] = []
     ignored = 0
     for item in _walk(root, exclude):
@@ -407,10 +412,9 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         if line is not None and looks_like_justfile(item, text):
             line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
         if line is not None and _candidate_kind_known(item, text):
+            templates.append((item, line))
             if _read_in_place(item, text):
-                files.append(item)
-            else:
-                templates.append((item, line))
+                in_place.append(item)
         elif _claims(item, text):
             files.append(item)
         elif (reason := _unread_reason(root, item, text)) is not None:
@@ -429,18 +433,17 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         ignored,
         tuple(empty),
         tuple(reasons),
+        tuple(in_place),
     )
 
 
 def _read_in_place(path: Path, text: str) -> bool:
-    """Whether the template `path` is read as its kind: its templating is only in values
+    """Whether the template `path` may be read as its kind: its templating is only in values
     (`check.value_templates`) and what it reads as is claimed by a reader."""
-    from servertune.check.value_templates import read_in_place, read_values
+    from servertune.check.value_templates import read_values
 
     found = read_values(text)
-    if found is None or not _claims(path, found.text):
-        return False
-    return read_in_place(path, text) is not None
+    return found is not None and _claims(path, found.text)
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:

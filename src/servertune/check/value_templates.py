@@ -17,23 +17,21 @@ so a reader's file:line names the template's own line.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from servertune.check.model import Location, Note, note
-from servertune.check.source import read_as
+from servertune.check.model import CheckInputError, Location, note
+from servertune.check.source import read_text, template_text
 
 __all__ = [
     "SUFFIXES",
     "ValueTemplate",
     "installed_name",
-    "read_in_place",
     "read_values",
+    "readings",
     "say_notes",
-    "unsaid_when_rendered",
 ]
 
 #: The suffixes a file carries as a template of the file it installs as.
@@ -172,26 +170,27 @@ def _split_filters(expression: str) -> list[str]:
     return parts
 
 
-#: The templates the walk read as their kind, by path (for their notes where they are read).
-_READ_HERE: dict[str, tuple[str, ValueTemplate]] = {}
-
-
-def read_in_place(path: Path, text: str) -> ValueTemplate | None:
-    """Read the template `path` (holding `text`) as its kind from now on (`source.read_as`),
-    or None when its structure is templated."""
-    found = read_values(text)
-    if found is None:
-        return None
-    read_as(path, text, found.text)
-    _READ_HERE[os.path.normpath(os.path.abspath(path))] = (found.text, found)
+def readings(paths: Sequence[Path]) -> dict[Path, tuple[str, str]]:
+    """Each template of `paths` whose templating is only in values, as (its own text, the text
+    read in its place) for `source.reading_as`; one that cannot be read is left out."""
+    found: dict[Path, tuple[str, str]] = {}
+    for path in paths:
+        try:
+            own = read_text(path)
+        except (OSError, CheckInputError):
+            continue  # the walk read it; gone or changed since: not read as its kind
+        read = read_values(own)
+        if read is not None:
+            found[path] = (own, read.text)
     return found
 
 
 def say_notes(path: Path, text: str) -> None:
     """The notes of a template read as its kind (`text`, as read): its unresolved values and
     its `if` statements whose first branch was kept, each at its line."""
-    read, found = _READ_HERE.get(os.path.normpath(os.path.abspath(path)), ("", None))
-    if found is None or read != text:
+    own = template_text(path, text)
+    found = read_values(own) if own != text else None
+    if found is None:
         return
     if found.unresolved:
         first = found.unresolved[0][1]
@@ -211,14 +210,3 @@ def say_notes(path: Path, text: str) -> None:
             f"{path}:{found.branches[0]}: the `{{% if %}}` of this template at line(s) {lines}: "
             "its first branch was read, the others were not",
         )
-
-
-#: What the notes of a template read as its kind say (`say_notes`).
-_SAID = ("where it is installed (an ansible or salt variable)", "its first branch was read")
-
-
-def unsaid_when_rendered(notes: Sequence[Note]) -> list[Note]:
-    """`notes` without those `say_notes` gave a template that a chain also rendered where
-    the container starts (`check.jinja`, whose own notes say what its render left unknown)."""
-    rendered = {n.at.file for n in notes if "where the container starts" in n.message and n.at.file}
-    return [n for n in notes if not (n.at.file in rendered and any(s in n.message for s in _SAID))]
