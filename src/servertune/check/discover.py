@@ -438,12 +438,26 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 
 
 def _read_in_place(path: Path, text: str) -> bool:
-    """Whether the template `path` may be read as its kind: its templating is only in values
-    (`check.value_templates`) and what it reads as is claimed by a reader."""
+    """Whether the template `path` may be read as its kind: its templating is only in Jinja
+    values (`check.value_templates`; no ERB or Go template left) and what it reads as is a
+    config or script whose values a deployment tool fills (`_IN_PLACE_KINDS`), claimed."""
+    from servertune.check.readers import reader_for
     from servertune.check.value_templates import read_values
 
     found = read_values(text)
-    return found is not None and _claims(path, found.text)
+    if found is None or template_line(found.text) is not None:
+        return False
+    try:
+        kind = reader_for(path, found.text).kind
+    except CheckInputError:
+        return False
+    return kind in _IN_PLACE_KINDS and _claims(path, found.text)
+
+
+#: The kinds a template is read as in place: a unit, a site, a program, a server's config or
+#: a script, which an ansible or salt role installs; a Dockerfile, compose file or manifest
+#: written from a template is another project's scaffold or a chart (not read as values).
+_IN_PLACE_KINDS = frozenset({"systemd", "nginx", "supervisord", "uwsgi", "gunicorn", "script"})
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:

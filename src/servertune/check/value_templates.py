@@ -90,6 +90,8 @@ def read_values(text: str) -> ValueTemplate | None:
             start = text.rfind("\n", 0, match.start()) + 1
             if not text[start : match.start()].strip():
                 return None  # a line (or a key) the expression writes
+            if match["expr"].strip().startswith("."):
+                return None  # a Go template's field (Helm's `.Values.x`), not Jinja
             out[-1] = _value(match["expr"], line, unresolved) + out[-1]
     if stack:
         return None
