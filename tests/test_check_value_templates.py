@@ -167,3 +167,19 @@ def test_a_template_an_image_holds_is_left_to_its_render_where_the_container_sta
         "app.socket.j2",
         "site.nginx.j2",
     ]
+
+
+def test_a_role_an_image_carries_with_its_whole_build_context_is_still_read(
+    tmp_path: Path,
+) -> None:
+    """An image copying its whole build context (`COPY . /docker-entrypoint-initdb.d/`)
+    carries the role's templates too, but no file of the run names them or what they render
+    to: the role is still read as its units, and counted among the files read (seen in
+    tournesol-app/tournesol, whose database image copies the whole repository)."""
+    _role(tmp_path)
+    (tmp_path / "Dockerfile").write_text("FROM postgres:16\nCOPY . /docker-entrypoint-initdb.d/\n")
+    ((chain, _, _),) = chains(tmp_path)
+    assert chain[0] == "ansible/web/templates/app.service.j2"
+    (walk,) = check_folder(tmp_path).discovered
+    assert {p.name for p in walk.files} >= {"app.service.j2", "app.socket.j2", "site.nginx.j2"}
+    assert walk.templates == ()

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from servertune.check.chain import (
 )
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
-from servertune.check.dockerfile import building_from
+from servertune.check.dockerfile import Image, building_from
 from servertune.check.environments import environments_differ
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
@@ -53,7 +54,7 @@ from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
-from servertune.check.value_templates import readings, say_notes
+from servertune.check.value_templates import installed_name, readings, say_notes
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -377,19 +378,42 @@ def _one_run(
 
 def _in_place(paths: Sequence[Path], discovered: Sequence[Discovery]) -> list[Path]:
     """The templates the walks found whose templating is only in values, but those an image
-    of the run holds under a template suffix (`supervisord.conf.j2`): where the container
-    starts, a command renders that one (`check.jinja`, `runtime_files`: `j2 app.ini.j2`), which
-    reads it as what it renders to when a command names it; else it stays skipped."""
+    of the run holds under a template suffix to render where the container starts
+    (`_rendered_at_start`): a command reads that one as what it renders to (`check.jinja`,
+    `runtime_files`) when it names it, and it stays skipped when none does."""
     from servertune.check.images import read_images
     from servertune.check.jinja import TEMPLATE_SUFFIXES
 
     found = [p for walk in discovered for p in walk.in_place]
-    rendered = [p for p in found if p.name.endswith(TEMPLATE_SUFFIXES)]
-    if not rendered:
+    suffixed = [p for p in found if p.name.endswith(TEMPLATE_SUFFIXES)]
+    if not suffixed:
         return found
     images = read_images(paths)
-    held = {p for p in rendered if any(i.holds(p) is not None for i in images)}
+    texts: list[str] = []
+    for path in paths:
+        try:
+            texts.append(read_text(path))
+        except (OSError, CheckInputError):
+            continue  # its reader says why, once
+    held = {p for p in suffixed if _rendered_at_start(p, images, texts)}
     return [p for p in found if p not in held]
+
+
+def _rendered_at_start(template: Path, images: Sequence[Image], texts: Sequence[str]) -> bool:
+    """Whether an image copies `template` by its name or folder (`COPY conf/ /srv/conf/`), or
+    copies it with its whole build context (`COPY . /app`, which carries every file, another
+    setup's role too) and a file of the run names it or what it renders to (`j2 app.ini.j2`,
+    `supervisord -c /app/supervisord.conf`)."""
+    if any(i.holds(template, whole_context=False) is not None for i in images):
+        return True
+    if not any(i.holds(template) is not None for i in images):
+        return False
+    names = {template.name, installed_name(template.name)}
+    return any(
+        re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text)
+        for name in names
+        for text in texts
+    )
 
 
 def _build_contexts(paths: Sequence[Path]) -> dict[Path, Path]:
@@ -491,11 +515,13 @@ def _templates_read(
     discovered: Sequence[Discovery], files: Sequence[Path], apps: Sequence[AppServer]
 ) -> list[Discovery]:
     """Each walk without the templates a chain read as the file they render to where the
-    container starts (`check.jinja`): those were read, not skipped."""
+    container starts (`check.jinja`): those were read, not skipped; one the run read as its
+    kind (`_in_place`) counts among the files read."""
     read = {os.path.normpath(p) for p in [*files, *(f for a in apps for f in chain_files(a))]}
     return [
         dataclasses.replace(
             walk,
+            files=(*walk.files, *(p for p in walk.in_place if os.path.normpath(p) in read)),
             templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read),
             # (A launcher script a chain ran is read too: `CMD ["python", "entrypoint.py"]`.)
             unclaimed=tuple(p for p in walk.unclaimed if os.path.normpath(p) not in read),
