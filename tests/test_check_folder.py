@@ -364,8 +364,9 @@ def test_a_value_the_launch_chain_gives_is_not_noted_unknown_by_the_config_read_
 
 
 def test_template_skipped_with_its_first_template_line(tmp_path: Path) -> None:
-    """A Helm chart's manifest and a Jinja nginx config are skipped with one coverage line
-    each, at the first template line; the other files are judged."""
+    """A Helm chart's manifest is skipped with one coverage line at its first template line;
+    a Jinja nginx config whose templating is only in values is read with its `{% if %}` said at
+    its line (its first branch read); the other files are judged."""
     write(
         tmp_path,
         {

@@ -55,6 +55,22 @@ def test_execstart_is_read_as_the_servers_command_line_with_the_units_environmen
     assert (app.stop_wait.value, app.stop_wait.at.line) == (30.0, 10)
 
 
+def test_a_comment_line_inside_a_continued_execstart_is_dropped(tmp_path: Path) -> None:
+    """A `#` or `;` line between the lines of a continued `ExecStart=` is a comment systemd
+    drops (systemd.syntax(7)), not a line that fails the unit: the command reads on, and the
+    next key keeps its line (seen in tournesol-app/tournesol's ansible role units)."""
+    text = GUNICORN_UNIT.replace(
+        "--timeout 120 --graceful-timeout 120 \\\n",
+        "--timeout 120 --graceful-timeout 120 \\\n    # where the site listens\n; and why\n",
+    )
+    path = tmp_path / "gunicorn.service"
+    path.write_text(text)
+    app = read_systemd(path, text, {})
+    assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]
+    assert app.stop_wait is not None
+    assert app.stop_wait.at.line == 12
+
+
 def test_timeoutstopsec_below_the_graceful_timeout_is_one_finding_at_its_line(
     tmp_path: Path,
 ) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from servertune.check.chain import (
 from servertune.check.dependencies import uvloop_declarations
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
-from servertune.check.dockerfile import building_from
+from servertune.check.dockerfile import Image, building_from
 from servertune.check.environments import environments_differ
 from servertune.check.examples import unstarted_examples_capped
 from servertune.check.graph import chain_files, one_reading_each
@@ -52,9 +53,10 @@ from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
 from servertune.check.rules.workers import DECLARED_LIMIT
 from servertune.check.scripts import looks_like_script
-from servertune.check.source import read_text
+from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
+from servertune.check.value_templates import installed_name, readings, say_notes
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -279,7 +281,7 @@ def check_files(
     named outside it is a coverage note, never read (`servertune.check.resolve`).
     """
     machine = machine or Machine.read()
-    with _one_run(paths, root):
+    with _one_run(paths, root, discovered) as paths:
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
         # What each nginx template is rendered with, while an image's build context can be
         # looked for up to the tree's root.
@@ -358,17 +360,62 @@ def _linked(
 
 
 @contextlib.contextmanager
-def _one_run(paths: Sequence[Path], root: Path | None) -> Iterator[None]:
+def _one_run(
+    paths: Sequence[Path], root: Path | None, discovered: Sequence[Discovery] = ()
+) -> Iterator[list[Path]]:
     """A run's setting: the tree it may read (`root`, else the files' common folder), its
-    memo of answers, its one child reading uvicorn's and granian's command lines, and the
-    build contexts its compose files give its Dockerfiles."""
+    memo of answers, its one child reading uvicorn's and granian's command lines, the build
+    contexts its compose files give its Dockerfiles, and the templates its walks found that
+    it reads as their kind (`_in_place`); gives the files to read, those templates added."""
     with (
         confined_to(root if root is not None else default_root(paths)),
         memo.one_run(),
         child_of_run(),
         building_from(_build_contexts(paths)),
     ):
-        yield
+        read_as = readings(_in_place(paths, discovered))
+        with reading_as(read_as):
+            yield [*paths, *(p for p in read_as if p not in paths)]
+
+
+def _in_place(paths: Sequence[Path], discovered: Sequence[Discovery]) -> list[Path]:
+    """The templates the walks found whose templating is only in values, but those an image
+    of the run holds under a template suffix to render where the container starts
+    (`_rendered_at_start`): a command reads that one as what it renders to (`check.jinja`,
+    `runtime_files`) when it names it, and it stays skipped when none does."""
+    from servertune.check.images import read_images
+    from servertune.check.jinja import TEMPLATE_SUFFIXES
+
+    found = [p for walk in discovered for p in walk.in_place]
+    suffixed = [p for p in found if p.name.endswith(TEMPLATE_SUFFIXES)]
+    if not suffixed:
+        return found
+    images = read_images(paths)
+    texts: list[str] = []
+    for path in paths:
+        try:
+            texts.append(read_text(path))
+        except (OSError, CheckInputError):
+            continue  # its reader says why, once
+    held = {p for p in suffixed if _rendered_at_start(p, images, texts)}
+    return [p for p in found if p not in held]
+
+
+def _rendered_at_start(template: Path, images: Sequence[Image], texts: Sequence[str]) -> bool:
+    """Whether an image copies `template` by its name or folder (`COPY conf/ /srv/conf/`), or
+    copies it with its whole build context (`COPY . /app`, which carries every file, another
+    setup's role too) and a file of the run names it or what it renders to (`j2 app.ini.j2`,
+    `supervisord -c /app/supervisord.conf`)."""
+    if any(i.holds(template, whole_context=False) is not None for i in images):
+        return True
+    if not any(i.holds(template) is not None for i in images):
+        return False
+    names = {template.name, installed_name(template.name)}
+    return any(
+        re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text)
+        for name in names
+        for text in texts
+    )
 
 
 def _build_contexts(paths: Sequence[Path]) -> dict[Path, Path]:
@@ -470,11 +517,13 @@ def _templates_read(
     discovered: Sequence[Discovery], files: Sequence[Path], apps: Sequence[AppServer]
 ) -> list[Discovery]:
     """Each walk without the templates a chain read as the file they render to where the
-    container starts (`check.jinja`): those were read, not skipped."""
+    container starts (`check.jinja`): those were read, not skipped; one the run read as its
+    kind (`_in_place`) counts among the files read."""
     read = {os.path.normpath(p) for p in [*files, *(f for a in apps for f in chain_files(a))]}
     return [
         dataclasses.replace(
             walk,
+            files=(*walk.files, *(p for p in walk.in_place if os.path.normpath(p) in read)),
             templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read),
             # (A launcher script a chain ran is read too: `CMD ["python", "entrypoint.py"]`.)
             unclaimed=tuple(p for p in walk.unclaimed if os.path.normpath(p) not in read),
@@ -689,6 +738,7 @@ def _read_each(
     for path in paths:
         try:
             text = read_text(path)
+            say_notes(path, text)  # a template read as its kind: what it left unknown
             reader = reader_for(path, text, kind)
             with reading_one_file():
                 one = read_with(reader, path, text, _env_for(path, reader.kind, env))

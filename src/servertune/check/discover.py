@@ -101,6 +101,10 @@ class Discovery:
     #: Why each of `unclaimed` is worth naming (one of `UNREAD_REASONS`); a file missing here
     #: is named like a kind check reads.
     reasons: tuple[tuple[Path, str], ...] = ()
+    #: Those of `templates` whose templating is only in values, which a run reads as their
+    #: kind unless an image of the run holds them (`check.jinja` renders those where the
+    #: container starts); each one read is no longer skipped.
+    in_place: tuple[Path, ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -385,6 +389,7 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     unclaimed: list[Path] = []
     empty: list[Path] = []
     templates: list[tuple[Path, int]] = []
+    in_place: list[Path] = []
     reasons: list[tuple[Path, str]] = []
     ignored = 0
     for item in _walk(root, exclude):
@@ -408,6 +413,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
         if line is not None and _candidate_kind_known(item, text):
             templates.append((item, line))
+            if _read_in_place(item, text):
+                in_place.append(item)
         elif _claims(item, text):
             files.append(item)
         elif (reason := _unread_reason(root, item, text)) is not None:
@@ -426,7 +433,31 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         ignored,
         tuple(empty),
         tuple(reasons),
+        tuple(in_place),
     )
+
+
+def _read_in_place(path: Path, text: str) -> bool:
+    """Whether the template `path` may be read as its kind: its templating is only in Jinja
+    values (`check.value_templates`; no ERB or Go template left) and what it reads as is a
+    config or script whose values a deployment tool fills (`_IN_PLACE_KINDS`), claimed."""
+    from servertune.check.readers import reader_for
+    from servertune.check.value_templates import read_values
+
+    found = read_values(text)
+    if found is None or template_line(found.text) is not None:
+        return False
+    try:
+        kind = reader_for(path, found.text).kind
+    except CheckInputError:
+        return False
+    return kind in _IN_PLACE_KINDS and _claims(path, found.text)
+
+
+#: The kinds a template is read as in place: a unit, a site, a program, a server's config or
+#: a script, which an ansible or salt role installs; a Dockerfile, compose file or manifest
+#: written from a template is another project's scaffold or a chart (not read as values).
+_IN_PLACE_KINDS = frozenset({"systemd", "nginx", "supervisord", "uwsgi", "gunicorn", "script"})
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:

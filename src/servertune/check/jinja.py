@@ -28,6 +28,7 @@ from typing import TypeAlias
 
 from servertune.check.commands import ConfigFile, FindConfig
 from servertune.check.model import Location, collect_notes, note
+from servertune.check.source import template_text
 
 __all__ = [
     "MAX_TEMPLATE_CHARS",
@@ -706,7 +707,8 @@ def read_rendered(
     evaluated here."""
     where = f"{at}: " if at is not None else ""
     try:
-        rendered = render(template.text, variables, strict=strict)
+        # The template itself, not a walk's reading of it as its kind (`value_templates`).
+        rendered = render(template_text(template.file, template.text), variables, strict=strict)
     except NotRendered as why:
         note(
             "template",

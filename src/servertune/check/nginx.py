@@ -34,7 +34,7 @@ from servertune.check.model import (
 )
 from servertune.check.nginx_placeholders import holds_placeholder, masked, unmasked
 from servertune.check.nginx_variables import nginx_variable
-from servertune.check.source import read_text
+from servertune.check.source import read_text, template_text
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile, FindConfig
@@ -179,7 +179,10 @@ def _parse_file(path: Path, tree: _Tree) -> list[dict[str, Any]]:
     if real in tree.cache:
         return tree.cache[real]
     text = read_text(path)  # size, binary, UTF-8: refused before crossplane reads it
-    if masked(text) is not None:  # `listen {PORT};`: a script fills it in before nginx starts
+    # A template read as its kind (`value_templates`): its reading, not the file, is parsed.
+    if (
+        masked(text) is not None or template_text(path, text) != text
+    ):  # `listen {PORT};`: a script fills it in before nginx starts
         found = _parse_text(text, 1)
         if found is None:
             raise CheckInputError(f"{path}:1: nginx syntax error: its braces do not balance")

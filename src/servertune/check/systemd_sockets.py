@@ -31,7 +31,7 @@ _SECTIONS = {".socket": "Socket", ".timer": "Timer"}
 
 def looks_like_unit(path: Path, text: str) -> bool:
     """A `.socket` unit with a [Socket] section, or a `.timer` with a [Timer] one."""
-    section = _SECTIONS.get(path.suffix.lower())
+    section = _SECTIONS.get(Path(_installed_name(path.name)).suffix.lower())
     return section is not None and bool(re.search(rf"^[ \t]*\[{section}\][ \t]*$", text, re.M))
 
 
@@ -53,9 +53,10 @@ def _template(name: str) -> str:
 
 def _started_unit(path: Path, text: str) -> str:
     """The service a socket or timer unit starts: `Service=` / `Unit=`, else its namesake."""
-    key = "Service" if path.suffix.lower() == ".socket" else "Unit"
-    named = [v for k, v, _ in _section(path, text, _SECTIONS[path.suffix.lower()]) if k == key]
-    return _template(named[-1]) if named and named[-1] else f"{path.stem}.service"
+    installed = Path(_installed_name(path.name))  # `gunicorn.socket.j2`: `gunicorn.socket`
+    key = "Service" if installed.suffix.lower() == ".socket" else "Unit"
+    named = [v for k, v, _ in _section(path, text, _SECTIONS[installed.suffix.lower()]) if k == key]
+    return _template(named[-1]) if named and named[-1] else f"{installed.stem}.service"
 
 
 def _listens(path: Path, text: str) -> list[Setting[str]]:
@@ -80,7 +81,7 @@ def read_unit(path: Path, text: str) -> NoReturn:
     """A socket or timer unit read alone: it starts no server itself, which one note says
     (with what it starts); a socket unit's address is read with the service it activates."""
     started = _started_unit(path, text)
-    if path.suffix.lower() == ".timer":
+    if Path(_installed_name(path.name)).suffix.lower() == ".timer":
         raise NothingToCheck(
             f"{path}: a systemd timer: starts {started} on a schedule (a oneshot job), no server"
         )
@@ -103,7 +104,7 @@ def activated_by_socket(service: Path, sockets: list[str], app: AppServer) -> Ap
     listens: list[Setting[str]] = []
     for name in dict.fromkeys(names):
         for unit in _written_as(service, name):
-            text = unit.read_text(encoding="utf-8", errors="replace")
+            text = _unit_text(unit)
             if looks_like_unit(unit, text) and _started_unit(unit, text) == installed:
                 listens += _listens(unit, text)
                 break
@@ -124,6 +125,19 @@ _TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tpl", ".tmpl", ".template")
 #: An ansible role's folders of files to install: `copy` takes `files/`, `template` takes
 #: `templates/`, and a role's units are split between the two.
 _ROLE_FOLDERS = ("files", "templates")
+
+
+def _unit_text(unit: Path) -> str:
+    """A unit file's text, a template whose templating is only in values read with them
+    unresolved (`check.value_templates`: `ListenStream={{ listen }}` beside a literal one)."""
+    from servertune.check.template_markers import template_line
+    from servertune.check.value_templates import read_values
+
+    text = unit.read_text(encoding="utf-8", errors="replace")
+    if template_line(text) is None:
+        return text
+    found = read_values(text)
+    return found.text if found is not None else ""
 
 
 def _installed_name(name: str) -> str:

@@ -23,6 +23,8 @@ def unit_entries(path: Path, text: str) -> list[tuple[str, str, str, int]]:
             if line.startswith("[") and line.endswith("]"):
                 section = line[1:-1]
                 continue
+        elif line[:1] in ("#", ";"):
+            continue  # a comment inside a continued line is dropped (systemd.syntax(7))
         if line.endswith("\\"):
             pending += line[:-1] + " "
             continue

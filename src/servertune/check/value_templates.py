@@ -1,0 +1,214 @@
+"""Jinja templates whose templating is only in values, read as the file they install as.
+
+A deployment is often kept as templates a tool renders when it installs them (an ansible
+role's `templates/gunicorn.service.j2`, a salt state's supervisord program): the unit, the
+site or the program is all there, and only some values are the deployment's variables
+(`ExecStart={{ venv }}/bin/gunicorn -w {{ workers }} app:app`). Such a file is read as its
+kind, never evaluated: `{{ x | default(literal) }}` is the literal, any other `{{ x }}` an
+unresolved value (`${x}`, read as a variable no file sets: what depends on it is not checked,
+said in one `unresolved-variable` note at its line), a `{# #}` comment is dropped, an `{% if
+%}` keeps its first branch (said in a note) and a `{% for %}` body is read once.
+
+A template whose structure is templated (a line or a key written by an expression, a
+statement other than `if` / `for` / `set`: an include, a macro, a block) is not read here:
+the walk skips it with its one line, as before. The rendered text keeps the template's lines,
+so a reader's file:line names the template's own line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from servertune.check.model import CheckInputError, Location, note
+from servertune.check.source import read_text, template_text
+
+__all__ = [
+    "SUFFIXES",
+    "ValueTemplate",
+    "installed_name",
+    "read_values",
+    "readings",
+    "say_notes",
+]
+
+#: The suffixes a file carries as a template of the file it installs as.
+SUFFIXES = (".j2", ".jinja", ".jinja2", ".jnj", ".tmpl", ".template", ".tpl")
+
+_TAG = re.compile(
+    r"\{#.*?#\}|\{\{-?(?P<expr>.*?)-?\}\}|\{%-?\s*(?P<keyword>\w+)(?P<rest>.*?)-?%\}", re.S
+)
+_NAME = re.compile(r"[A-Za-z_][\w.]*(?:\[['\"]?\w+['\"]?\])*")
+_LITERAL = re.compile(
+    r"""\s*('(?P<single>[^'\\]*)'|"(?P<double>[^"\\]*)"|(?P<number>-?\d+(?:\.\d+)?))\s*"""
+)
+_DEFAULT = re.compile(r"\s*(?:default|d)\s*\((?P<args>.*)\)\s*", re.S)
+#: Statements read: the first branch of an `if`, a `for` body once, a `set` dropped.
+_READ = frozenset({"if", "elif", "else", "endif", "for", "endfor", "set"})
+
+
+@dataclass(frozen=True)
+class ValueTemplate:
+    """A template read as its kind: `text` on the template's lines, the unresolved values each
+    at its first line, and the lines of the `if` statements whose first branch was kept."""
+
+    text: str
+    unresolved: tuple[tuple[str, int], ...] = ()
+    branches: tuple[int, ...] = ()
+
+
+def installed_name(name: str) -> str:
+    """A file's name as installed: without its template suffix (`gunicorn.service.j2`)."""
+    for suffix in SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def read_values(text: str) -> ValueTemplate | None:
+    """The template `text` read with its values unresolved, or None when its structure is
+    templated (what it renders to is not guessed)."""
+    out: list[str] = []
+    unresolved: dict[str, int] = {}
+    branches: list[int] = []
+    stack: list[str] = []  # "keep", "drop" (a later branch of an if), "for"
+    position = 0
+    for match in _TAG.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        dropping = "drop" in stack
+        before = text[position : match.start()]
+        out.append(_lines_only(before) if dropping else before)
+        position = match.end()
+        out.append(_lines_only(match.group()))
+        keyword = match["keyword"]
+        if keyword is not None:
+            if keyword not in _READ or not _statement(keyword, stack, line, branches):
+                return None
+        elif match["expr"] is not None and not dropping:
+            start = text.rfind("\n", 0, match.start()) + 1
+            if not text[start : match.start()].strip():
+                return None  # a line (or a key) the expression writes
+            if match["expr"].strip().startswith("."):
+                return None  # a Go template's field (Helm's `.Values.x`), not Jinja
+            out[-1] = _value(match["expr"], line, unresolved) + out[-1]
+    if stack:
+        return None
+    out.append(text[position:])
+    return ValueTemplate("".join(out), tuple(unresolved.items()), tuple(branches))
+
+
+def _statement(keyword: str, stack: list[str], line: int, branches: list[int]) -> bool:
+    """Apply a statement to the stack of open blocks; False when it is malformed."""
+    if keyword == "if":
+        stack.append("keep")
+        if "drop" not in stack[:-1]:
+            branches.append(line)
+    elif keyword in ("elif", "else"):
+        if not stack or stack[-1] not in ("keep", "drop"):
+            return False
+        stack[-1] = "drop"
+    elif keyword == "for":
+        stack.append("for")
+    elif keyword in ("endif", "endfor"):
+        if not stack or (stack[-1] == "for") != (keyword == "endfor"):
+            return False
+        stack.pop()
+    return True
+
+
+def _lines_only(text: str) -> str:
+    """What a dropped stretch leaves: its line breaks, so later lines keep their numbers."""
+    return "\n" * text.count("\n")
+
+
+def _value(expression: str, line: int, unresolved: dict[str, int]) -> str:
+    """What `{{ expression }}` is read as: a literal it is or defaults to, else a variable no
+    file sets, `${name}`, which the shell, systemd, supervisord's programs and an nginx
+    template (`nginx_placeholders`) alike read as a value known only where it runs."""
+    base, *filters = _split_filters(expression)
+    literal = _literal(base)
+    if literal is not None:
+        return literal
+    for step in filters:
+        default = _DEFAULT.fullmatch(step)
+        if default is not None:
+            given = _literal(default["args"].split(",")[0])
+            if given is not None:
+                return given
+    name = _NAME.match(base.strip())
+    word = re.sub(r"\W+", "_", name.group() if name else "value").strip("_") or "value"
+    unresolved.setdefault(word, line)
+    return "${" + word + "}"
+
+
+def _literal(text: str) -> str | None:
+    match = _LITERAL.fullmatch(text)
+    if match is None:
+        return None
+    for group in ("single", "double", "number"):
+        if match[group] is not None:
+            return match[group]
+    return None
+
+
+def _split_filters(expression: str) -> list[str]:
+    """`x | default('a|b') | int` -> its base and filters, a `|` inside quotes kept."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for char in expression:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "|":
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def readings(paths: Sequence[Path]) -> dict[Path, tuple[str, str]]:
+    """Each template of `paths` whose templating is only in values, as (its own text, the text
+    read in its place) for `source.reading_as`; one that cannot be read is left out."""
+    found: dict[Path, tuple[str, str]] = {}
+    for path in paths:
+        try:
+            own = read_text(path)
+        except (OSError, CheckInputError):
+            continue  # the walk read it; gone or changed since: not read as its kind
+        read = read_values(own)
+        if read is not None:
+            found[path] = (own, read.text)
+    return found
+
+
+def say_notes(path: Path, text: str) -> None:
+    """The notes of a template read as its kind (`text`, as read): its unresolved values and
+    its `if` statements whose first branch was kept, each at its line."""
+    own = template_text(path, text)
+    found = read_values(own) if own != text else None
+    if found is None:
+        return
+    if found.unresolved:
+        first = found.unresolved[0][1]
+        names = ", ".join(f"`{{{{ {name} }}}}` (line {line})" for name, line in found.unresolved)
+        note(
+            "unresolved-variable",
+            Location(path, first),
+            f"{path}:{first}: {names}: values this template is given where it is installed "
+            "(an ansible or salt variable) that the files do not give: read as unknown, what "
+            "depends on them was not checked",
+        )
+    if found.branches:
+        lines = ", ".join(str(line) for line in found.branches)
+        note(
+            "template",
+            Location(path, found.branches[0]),
+            f"{path}:{found.branches[0]}: the `{{% if %}}` of this template at line(s) {lines}: "
+            "its first branch was read, the others were not",
+        )

@@ -1,0 +1,185 @@
+"""Jinja templates whose templating is only in values (an ansible role's units and site, a
+salt state's supervisord program) are read as the file they install as, not skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check.source import read_text, template_text
+from servertune.check.value_templates import installed_name, read_values
+from tests.test_check_launch_chain import chains, check_folder
+
+_SERVICE = """\
+[Unit]
+Description=gunicorn daemon
+Requires=app.socket
+
+[Service]
+User= {{ app_user }}
+{# the venv the role made #}
+ExecStart={{ venv }}/bin/gunicorn -k gthread -w {{ workers }} --timeout {{ timeout | default(60) }} 'api:create_app()'
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+_SOCKET = """\
+[Unit]
+Description=gunicorn socket
+
+[Socket]
+ListenStream=/run/app/socket
+ListenStream={{ listen_on }}
+
+[Install]
+WantedBy=sockets.target
+"""
+
+_SITE = """\
+# {{ ansible_managed }}
+server {
+    server_name {{ server_name }};
+    {% if enable_ssl | bool -%}
+    listen 443 ssl;
+    ssl_certificate /etc/ssl/certs/{{ crt }};
+    {% else %}
+    listen 80;
+    {% endif %}
+    location /api/ {
+        proxy_set_header Host {{ flask_host }};
+        proxy_pass http://unix:/run/app/socket:;
+    }
+}
+"""
+
+
+def _role(root: Path) -> None:
+    templates = root / "ansible" / "web" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "app.service.j2").write_text(_SERVICE)
+    (templates / "app.socket.j2").write_text(_SOCKET)
+    (templates / "site.nginx.j2").write_text(_SITE)
+
+
+def test_an_ansible_role_unit_pair_and_site_are_read_and_joined(tmp_path: Path) -> None:
+    """A role's `app.service.j2` starting gunicorn is read as the unit, paired with the
+    `app.socket.j2` it installs beside it (their names without `.j2`), and the nginx site
+    template passing to that socket is its front; each unresolved value and the `if` whose
+    first branch was read are said, and nothing of them is skipped as a template (seen in
+    picoCTF/picoCTF's ansible role)."""
+    _role(tmp_path)
+    found = chains(tmp_path)
+    assert [(c, f) for c, f, _ in found] == [
+        (
+            ["ansible/web/templates/app.service.j2", "ansible/web/templates/app.socket.j2"],
+            ["ansible/web/templates/site.nginx.j2"],
+        )
+    ]
+    result = check_folder(tmp_path)
+    notes = [n for n in result.notes if n.at.file.name.endswith(".j2")]
+    assert not [n for n in notes if "was not read" in n.message]
+    unresolved = " ".join(n.message for n in notes if n.kind == "unresolved-variable")
+    assert "{{ workers }}" in unresolved
+    assert "{{ listen_on }}" in unresolved
+    assert "{{ timeout }}" not in unresolved  # its default is the value read
+    assert any("first branch" in n.message and n.at.line == 4 for n in notes)
+
+
+def test_a_salt_supervisord_program_template_starts_daphne(tmp_path: Path) -> None:
+    """A supervisord config template whose program command holds Jinja values and an inline
+    `{% if %}` is read as supervisord's, and the daphne it starts is a launch (seen in
+    tethysplatform/tethys's salt templates)."""
+    (tmp_path / "gen_templates").mkdir()
+    (tmp_path / "gen_templates" / "asgi_service").write_text(
+        "[fcgi-program:asgi]\n"
+        "socket=tcp://127.0.0.1:{{ port }}\n"
+        "directory={{ src }}\n"
+        'command=bash -c "{% if not micromamba %}source {{ conda }}/bin/activate && '
+        "{% endif %}{{ prefix }}/bin/daphne -u /run/asgi%(process_num)d.sock --fd 0 "
+        'app.asgi:application"\n'
+        "numprocs={{ processes }}\n"
+        "process_name=asgi%(process_num)d\n"
+    )
+    found = chains(tmp_path)
+    assert [(c, launch.app.kind) for c, _, launch in found] == [
+        (["gen_templates/asgi_service"], "daphne")
+    ]
+
+
+def test_a_template_whose_lines_are_generated_is_not_read() -> None:
+    """A template whose structure is templated (a whole line written by an expression, an
+    include, a macro) is not read as its kind: it stays one skipped template."""
+    assert read_values("[Service]\n{{ exec_line }}\n") is None
+    assert read_values("server {\n{% include 'x.j2' %}\n}\n") is None
+    assert read_values("[Service]\nExecStart={% if a %}x\n") is None  # never closed
+
+
+def test_values_branches_and_comments_keep_the_template_lines() -> None:
+    """`{{ x | default('v') }}` reads as `v`, `{{ x }}` as `${x}`, a comment is dropped, an
+    `if` keeps its first branch, a `for` body is read once, and every line keeps its number."""
+    found = read_values(
+        "a={{ x | default('v') }}\n{# c\nd #}\nb={{ y.z }}\n"
+        "{% if q %}\nfirst\n{% else %}\nsecond\n{% endif %}\n{% for i in l %}\nrow={{ i }}\n{% endfor %}\n"
+    )
+    assert found is not None
+    assert found.text.splitlines() == [
+        "a=v",
+        "",
+        "",
+        "b=${y_z}",
+        "",
+        "first",
+        "",
+        "",
+        "",
+        "",
+        "row=${i}",
+        "",
+    ]
+    assert found.branches == (5,)
+    assert installed_name("app.socket.j2") == "app.socket"
+
+
+def test_a_runs_reading_of_a_template_ends_with_the_run(tmp_path: Path) -> None:
+    """A template is read as its kind only inside the run that chose to: after it, the file
+    reads as itself again, so another run in the same process (a file named on its own, a
+    walk where an image holds it) never sees this run's reading."""
+    _role(tmp_path)
+    service = tmp_path / "ansible" / "web" / "templates" / "app.service.j2"
+    assert check_folder(tmp_path).apps
+    assert read_text(service) == _SERVICE
+    assert template_text(service, read_text(service)) == _SERVICE
+
+
+def test_a_template_an_image_holds_is_left_to_its_render_where_the_container_starts(
+    tmp_path: Path,
+) -> None:
+    """A value-only template an image of the run copies is not read in place: where the
+    container starts a command renders it (`check.jinja`), which reads it when a command
+    names it; here none does, so it stays one skipped template and no server is read from it."""
+    _role(tmp_path)
+    (tmp_path / "Dockerfile").write_text("FROM debian:12\nCOPY ansible/ /srv/ansible/\n")
+    result = check_folder(tmp_path)
+    assert result.apps == ()
+    (walk,) = result.discovered
+    assert sorted(p.name for p, _ in walk.templates) == [
+        "app.service.j2",
+        "app.socket.j2",
+        "site.nginx.j2",
+    ]
+
+
+def test_a_role_an_image_carries_with_its_whole_build_context_is_still_read(
+    tmp_path: Path,
+) -> None:
+    """An image copying its whole build context (`COPY . /docker-entrypoint-initdb.d/`)
+    carries the role's templates too, but no file of the run names them or what they render
+    to: the role is still read as its units, and counted among the files read (seen in
+    tournesol-app/tournesol, whose database image copies the whole repository)."""
+    _role(tmp_path)
+    (tmp_path / "Dockerfile").write_text("FROM postgres:16\nCOPY . /docker-entrypoint-initdb.d/\n")
+    ((chain, _, _),) = chains(tmp_path)
+    assert chain[0] == "ansible/web/templates/app.service.j2"
+    (walk,) = check_folder(tmp_path).discovered
+    assert {p.name for p in walk.files} >= {"app.service.j2", "app.socket.j2", "site.nginx.j2"}
+    assert walk.templates == ()
