@@ -632,6 +632,7 @@ def _read_all(
     from servertune.check.nginx import mounts_of_run, read_started_nginx
     from servertune.check.supervisord import NGINX_READER
     from servertune.check.written_files import written_by_scripts
+    from servertune.check.written_fronts import written_fronts
 
     images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
@@ -646,6 +647,7 @@ def _read_all(
         ):
             reading, errors = _read_each(paths, env, kind)
             reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))
+            reading += Reading(nginx=written_fronts(paths))
     finally:
         NGINX_READER.reset(token)
     # The fronts a launch starts from rendered templates (a supervisord program's nginx).
