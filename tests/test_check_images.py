@@ -543,3 +543,23 @@ def test_an_image_named_for_a_folder_above_one_dockerfile_is_that_dockerfile(
     notes = unfollowed(result)
     assert not any("shop-frontend" in n or "shop-backend" in n for n in notes)
     assert any("image ghcr.io/acme/shop-prod:1.4: 2 Dockerfiles here" in n for n in notes)
+
+
+def test_a_word_of_the_repositorys_name_alone_ties_no_image(tmp_path: Path) -> None:
+    """In a checkout `owl+owl-deploy` whose Dockerfiles are `prod/owl/` and `prod/frontend/`,
+    `owl/owl-agents:dev` (built elsewhere, as seen with yeti-platform/yeti-docker's
+    `yetiplatform/yeti-agents`) shares only `owl`, a word of the repository's name, with a
+    Dockerfile: that word is no tie when the name's other word (`agents`) names none, so the
+    service runs no Dockerfile here and a not-followed note says so."""
+    root = write(
+        tmp_path / "owl+owl-deploy",
+        {
+            "prod/compose.yaml": "services:\n  agents:\n    image: owl/owl-agents:dev\n",
+            "prod/owl/Dockerfile": GUNICORN_IMAGE,
+            "prod/owl/start.sh": START,
+            "prod/frontend/Dockerfile": NGINX_IMAGE,
+        },
+    )
+    result = check(root)
+    assert [c for c in chains(result, root) if c[0] == "prod/compose.yaml"] == []
+    assert any("image owl/owl-agents:dev" in n for n in unfollowed(result))

@@ -159,3 +159,52 @@ def test_an_envsh_the_image_sources_first_feeds_its_templates(
     )
     (root / "web/backend.envsh").chmod(mode)
     assert _fronts(root) == {"api": ["web/site.conf.template:4"] if joined else []}
+
+
+_OWN_ENTRYPOINT = """#!/bin/sh
+export APP_PORT=${APP_PORT:-5000}
+/docker-entrypoint.d/20-envsubst-on-templates.sh >/dev/null
+exec "$@"
+"""
+
+
+@pytest.mark.parametrize("renders", [True, False])
+def test_an_images_own_entrypoint_exports_feed_the_templates_it_renders(
+    tmp_path: Path, renders: bool
+) -> None:
+    """An image built `FROM nginx` whose own /docker-entrypoint.sh exports
+    `APP_PORT=${APP_PORT:-5000}` and then runs 20-envsubst-on-templates.sh (as seen with
+    rommapp/romm), its final stage `FROM scratch` taking the first stage's whole filesystem
+    (`COPY --from=production / /`): the template the first stage copies is in the image, is
+    rendered with that export, and its `server 127.0.0.1:${APP_PORT};` reaches the gunicorn
+    the image's /init starts on 0.0.0.0:5000, no compose file needed. A script that exports
+    and never renders feeds the templates nothing known here."""
+    entrypoint = (
+        _OWN_ENTRYPOINT
+        if renders
+        else _OWN_ENTRYPOINT.replace("/docker-entrypoint.d/20-envsubst-on-templates.sh", "true")
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker/Dockerfile": (
+                "FROM nginx:1.27-alpine AS production\n"
+                "COPY ./docker/init/* /\n"
+                "COPY ./docker/nginx/templates/ /etc/nginx/templates/\n"
+                "FROM scratch AS slim\nCOPY --from=production / /\n"
+                'ENTRYPOINT ["/docker-entrypoint.sh"]\nCMD ["/init"]\n'
+            ),
+            "docker/init/docker-entrypoint.sh": entrypoint,
+            "docker/init/init": (
+                "#!/bin/sh\nnginx -g 'daemon off;' &\n"
+                'exec gunicorn --bind=0.0.0.0:"${APP_PORT:-5000}" app:app\n'
+            ),
+            "docker/nginx/templates/default.conf.template": (
+                "upstream app_server {\n    server 127.0.0.1:${APP_PORT};\n}\n"
+                "server {\n    listen 8080;\n    location / {\n"
+                "        proxy_pass http://app_server;\n    }\n}\n"
+            ),
+        },
+    )
+    fronts = ["docker/nginx/templates/default.conf.template:7"] if renders else []
+    assert _fronts(root) == {"docker/Dockerfile": fronts}

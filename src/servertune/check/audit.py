@@ -48,6 +48,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.namespaces import host_servers_first, in_front_namespace
+from servertune.check.nearest_servers import nearest_servers_first
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
@@ -352,7 +353,9 @@ def _linked(
             if in_front_namespace(k.nginx, k.server.value, k.app, stacks, apps)
             and not environments_differ((k.nginx.files or (k.nginx.file,))[0], k.app)
         ]
-        links = deployed_siblings_first(host_servers_first(links, stacks), stacks)
+        # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
+        links = nearest_servers_first(host_servers_first(links, stacks))
+        links = deployed_siblings_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
     notes += said
@@ -687,6 +690,7 @@ def _read_all(
     from servertune.check.nginx import mounts_of_run, read_started_nginx
     from servertune.check.supervisord import NGINX_READER
     from servertune.check.written_files import written_by_scripts
+    from servertune.check.written_fronts import written_fronts
 
     images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
@@ -701,6 +705,7 @@ def _read_all(
         ):
             reading, errors = _read_each(paths, env, kind)
             reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))
+            reading += Reading(nginx=written_fronts(paths))
     finally:
         NGINX_READER.reset(token)
     # The fronts a launch starts from rendered templates (a supervisord program's nginx).

@@ -24,7 +24,7 @@ from servertune.check.model import (
     Setting,
     Upstream,
 )
-from servertune.check.nginx_envsh import ENTRYPOINT_DIR, envsh_exports
+from servertune.check.nginx_envsh import ENTRYPOINT_DIR, entrypoint_exports, envsh_exports
 from servertune.check.nginx_variables import nginx_variable
 from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
@@ -391,6 +391,7 @@ class Stacks:
         # The container's environment is its image's `ENV`, then the service's over it.
         image_env: dict[tuple[Path, str], dict[str, str]] = {}
         sourced: dict[tuple[Path, str], list[tuple[str, Path]]] = {}
+        images: dict[tuple[Path, str], Image] = {}
         for service in self.services:
             image = self.built_image(service) if service.dockerfile is not None else unbuilt
             if image is not None and image.holds(first) is not None:
@@ -398,6 +399,7 @@ class Stacks:
                 image_env[(service.file, service.name)] = dict(image.env)
                 # The `.envsh` files its entrypoint sources before it renders the templates.
                 sourced[(service.file, service.name)] = image.held_under(ENTRYPOINT_DIR)
+                images[(service.file, service.name)] = image
         values: dict[str, set[str]] = {}
         real = _real(first)
         for service in running:
@@ -411,9 +413,29 @@ class Stacks:
             ]
             given = image_env.get((service.file, service.name), {}) | dict(service.environment)
             given |= envsh_exports(sourced.get((service.file, service.name), []), given)
+            image = images.get((service.file, service.name))
+            # Its own ENTRYPOINT script's exports before it renders (`entrypoint_exports`).
+            given |= entrypoint_exports(image, given) if image is not None else {}
             for name, value in rendered[0] if len(rendered) == 1 else given.items():
                 values.setdefault(name, set()).add(value)
+        if not running:
+            values = self._image_environment(first)
         return {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
+
+    def _image_environment(self, first: Path) -> dict[str, set[str]]:
+        """The values each image of the run that holds the front `first` (no compose service
+        running it) renders it with: its `ENV`, its `.envsh` exports, and its own
+        ENTRYPOINT script's exports before it renders (`nginx_envsh.entrypoint_exports`)."""
+        values: dict[str, set[str]] = {}
+        for image in self.images:
+            if image.holds(first, whole_context=False) is None:
+                continue
+            given = dict(image.env)
+            given |= envsh_exports(image.held_under(ENTRYPOINT_DIR), given)
+            given |= entrypoint_exports(image, given)
+            for name, value in given.items():
+                values.setdefault(name, set()).add(value)
+        return values
 
     def unbuilt_image_apps(self, apps: Sequence[AppServer]) -> list[AppServer]:
         """The apps of `apps` read from the one Dockerfile of the run that no compose service

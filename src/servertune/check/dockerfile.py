@@ -478,9 +478,53 @@ class Image:
                 if folder and real.startswith(here + os.sep):
                     inner = PurePosixPath(Path(real).relative_to(here).as_posix())
                     return str(PurePosixPath(dest) / inner)
+        held = self._held_through_stages(real, whole_context)
+        if held is not None:
+            return held
         if self.base is not None:
             return self.base.holds(file, whole_context=whole_context)
         return None
+
+    def _held_through_stages(self, real: str, whole_context: bool) -> str | None:
+        """Where a `COPY --from=STAGE SRC DEST` of the final stage puts the build-context file
+        `real` that STAGE's own COPYs brought under SRC (rommapp/romm: `FROM scratch`, then
+        `COPY --from=production-stage / /`, the stage holding the nginx templates)."""
+        for start, dest, is_dir_dest, copied in self._stages_copied:
+            inside = _stage_holds(copied, real, whole_context)
+            if inside is None:
+                continue
+            if inside == start:
+                return str(PurePosixPath(dest) / inside.name if is_dir_dest else dest)
+            if inside.is_relative_to(start):
+                return str(PurePosixPath(dest) / inside.relative_to(start))
+        return None
+
+    @functools.cached_property
+    def _stages_copied(
+        self,
+    ) -> tuple[tuple[PurePosixPath, str, bool, tuple[_Copied, ...]], ...]:
+        """Per `COPY --from=STAGE SRC DEST` of the final stage, the last first: (SRC as a
+        path of STAGE, DEST, whether DEST is a folder, what STAGE's own COPYs bring from the
+        build context, the last first). Worked out once per image, as `_copied_from`."""
+        found = []
+        for source, dest, is_dir_dest, stage, _ in reversed(self.copies):
+            if stage is None:
+                continue
+            start = PurePosixPath(posixpath.normpath(PurePosixPath(stage.workdir) / source))
+            copied: list[_Copied] = []
+            for context in self._context_folders:
+                root = os.path.normpath(context.absolute())
+                for from_source, to, to_dir, from_stage, at in reversed(stage.copies):
+                    if from_stage is not None:
+                        continue
+                    with collect_notes():  # looking, not reading
+                        locals_ = _sources(context, from_source, at)
+                    for local in locals_:
+                        here = os.path.normpath(local.absolute())
+                        folder = local.is_dir() or from_source in (".", "./")
+                        copied.append((here, to, to_dir, folder, here == root))
+            found.append((start, dest, is_dir_dest, tuple(copied)))
+        return tuple(found)
 
     @functools.cached_property
     def _copied_from(self) -> tuple[tuple[str, tuple[tuple[str, str, bool, bool], ...]], ...]:
@@ -534,6 +578,27 @@ class Image:
                 break
             contexts.append(above)
         return tuple(contexts)
+
+
+#: What a COPY brings from the build context: (the source path, normalized; its destination;
+#: whether that is a folder; whether the source stands for a folder's contents; whether it is
+#: the whole context).
+_Copied = tuple[str, str, bool, bool, bool]
+
+
+def _stage_holds(copied: Sequence[_Copied], real: str, whole_context: bool) -> PurePosixPath | None:
+    """Where a stage's COPYs (`copied`, the last first) put the build-context file `real`;
+    None when none brings it in. Without `whole_context`, a copy of the whole context does
+    not count (`Image.holds`)."""
+    for here, dest, is_dir_dest, folder, whole in copied:
+        if whole and not whole_context:
+            continue
+        if real == here:
+            name = os.path.basename(real)
+            return PurePosixPath(dest) / name if is_dir_dest else PurePosixPath(dest)
+        if folder and real.startswith(here + os.sep):
+            return PurePosixPath(dest) / Path(real).relative_to(here).as_posix()
+    return None
 
 
 def _within(real: str, root: str) -> bool:

@@ -248,11 +248,14 @@ def image_named(
 
 def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> Image | None:
     """The one Dockerfile the name's own words together, then each alone from the last
-    (`web-frontend`, `examplevotingapp_vote`: `vote`), then its tag, name (`_by_key`); else
-    the one Dockerfile under a folder so named (`_folders_above`), the first key that names
-    any folder deciding."""
+    (`web-frontend`, `examplevotingapp_vote`: `vote`) but a word of the repository's names,
+    then its tag, name (`_by_key`); else the one Dockerfile under a folder so named
+    (`_folders_above`), the first key that names any folder deciding."""
     keys = ["".join(own)] if own else []
-    keys += reversed(own) if len(own) > 1 else []
+    # A word alone ties only when it is the name's own: a word of the repository's names
+    # (`yeti` of `yeti-agents` in yeti-docker) names the project, not which of its images.
+    known = {w for n in repository_names(root) for w in words(n)}
+    keys += [w for w in reversed(own) if w not in known] if len(own) > 1 else []
     if tag and "$" not in tag:
         keys.append(_plain(tag))
     for key in keys:

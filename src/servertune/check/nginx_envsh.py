@@ -11,6 +11,12 @@ after it, or without its executable bit (the entrypoint says it ignores it), doe
 What is read of one: its top-level `export NAME=value` (or `NAME=value` and `export NAME`),
 the value a word or `${ENV:-word}` (`shell_values`); a name also assigned inside a block
 (`if`, `case`, a loop) is not known.
+
+An image's own ENTRYPOINT script that renders the templates itself (rommapp/romm's
+`export DEV_PORT=${DEV_PORT:-5000}` and then `/docker-entrypoint.d/20-envsubst-on-templates.sh`)
+or hands over to the nginx image's entrypoint (`exec /docker-entrypoint.sh "$@"`) exports
+to them the same way: its top-level exports on the lines before the one that renders, read
+as above (`entrypoint_exports`). A script that does neither feeds them nothing known here.
 """
 
 from __future__ import annotations
@@ -20,11 +26,15 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from servertune.check.model import CheckInputError
+
+if TYPE_CHECKING:
+    from servertune.check.dockerfile import Image
 from servertune.check.shell_values import own_values
 
-__all__ = ["ENTRYPOINT_DIR", "envsh_exports"]
+__all__ = ["ENTRYPOINT_DIR", "entrypoint_exports", "envsh_exports"]
 
 #: Where the nginx image's entrypoint finds what it sources and runs before nginx.
 ENTRYPOINT_DIR = "/docker-entrypoint.d"
@@ -59,6 +69,35 @@ def envsh_exports(held: Sequence[tuple[str, Path]], env: Mapping[str, str]) -> d
             continue
         exported |= _exports(text, {**env, **exported})
     return exported
+
+
+#: A line that renders the templates: the image's renderer, envsubst, or the nginx image's
+#: entrypoint, which runs the renderer (`exec /docker-entrypoint.sh "$@"`).
+_RENDERS = re.compile(r"(?:\b20-envsubst-on-templates\.sh|\benvsubst\b|/docker-entrypoint\.sh\b)")
+
+
+def entrypoint_exports(image: Image, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables `image`'s ENTRYPOINT script exports before the line that renders the
+    templates, in `env` (the image's ENV and what its `.envsh` files export); none when its
+    script is not found here or renders nothing."""
+    if not image.entrypoint or image.entrypoint_shell:
+        return {}
+    first = image.entrypoint[0].text
+    if first in ("sh", "bash", "/bin/sh", "/bin/bash") and len(image.entrypoint) > 1:
+        first = image.entrypoint[1].text
+    try:
+        script = image.find(first)
+    except (OSError, CheckInputError):
+        return {}
+    if script is None:
+        return {}
+    before: list[str] = []
+    for line in script.text.splitlines():
+        code = line.split("#", 1)[0] if not line.lstrip().startswith("#!") else ""
+        if _RENDERS.search(code):
+            return _exports("\n".join(before), env)
+        before.append(line)
+    return {}
 
 
 def _exports(text: str, env: Mapping[str, str]) -> dict[str, str]:

@@ -37,13 +37,20 @@ _MOST = 200
 def scripts_written(path: Path, text: str) -> dict[str, ConfigFile]:
     """The files the script `path` writes with a here-document, by absolute path: each the
     document's text at its own lines of `path` (the lines before it left blank)."""
-    if "<<" not in text or not (path.suffix in SHELL_SUFFIXES or SHEBANG.match(text)):
+    if not ("<<" in text or "echo" in text) or not (
+        path.suffix in SHELL_SUFFIXES or SHEBANG.match(text)
+    ):
         return {}
     lines = text.splitlines()
     known: dict[str, str] = {}
     written: dict[str, ConfigFile] = {}
     index = 0
     while index < len(lines):
+        echoed = _echoed(lines, index, known)
+        if echoed is not None:
+            _write(written, path, index, *echoed[1:])
+            index = echoed[0]
+            continue
         line = without_comments(lines[index]).strip()
         index += 1
         found = _HEREDOC.search(line)
@@ -66,6 +73,71 @@ def scripts_written(path: Path, text: str) -> dict[str, ConfigFile]:
                 document = _expanded(document, known)
             written[target] = ConfigFile("\n" * start + document, path)
     return written
+
+
+#: `echo "` opening a double-quoted text (of one line or several).
+_ECHO = re.compile(r'\A\s*echo\s+"')
+#: What follows the text's closing quote: `> PATH` or `>> PATH`, nothing else.
+_REDIRECT = re.compile(r"\s*(>>?)\s*(\S+?)\s*;?\s*(?:#.*)?")
+#: The most lines one echoed text spans.
+_ECHO_LINES = 500
+
+
+def _echoed(
+    lines: Sequence[str], at: int, known: Mapping[str, str]
+) -> tuple[int, str, str, bool] | None:
+    """(the index after it, the path, the text, whether it appends) of `echo "TEXT" > PATH`
+    (or `>> PATH`) starting at line `at`, TEXT spanning lines; None for any other line or a
+    path not known."""
+    found = _ECHO.match(lines[at])
+    if found is None:
+        return None
+    rest, parts, index = lines[at][found.end() :], [], at
+    while (close := _closing_quote(rest)) is None:
+        parts.append(rest)
+        index += 1
+        if index >= len(lines) or index - at > _ECHO_LINES:
+            return None
+        rest = lines[index]
+    parts.append(rest[:close])
+    redirect = _REDIRECT.fullmatch(rest[close + 1 :])
+    if redirect is None:
+        return None
+    path = redirect[2].strip("'\"")
+    if "$" in path:
+        path = expand_shell(path, known) or ""
+    if not path.startswith("/") or "$" in path or "`" in path:
+        return None
+    text = re.sub(r'\\(["\\])', r"\1", _expanded("\n".join(parts), known))
+    return index + 1, posixpath.normpath(path), text + "\n", redirect[1] == ">>"
+
+
+def _closing_quote(text: str) -> int | None:
+    """The index of the first `"` of `text` no backslash escapes; None when none does."""
+    escaped = False
+    for index, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            return index
+    return None
+
+
+def _write(
+    written: dict[str, ConfigFile], path: Path, start: int, target: str, text: str, append: bool
+) -> None:
+    """`text`, written at line index `start` of `path`, as `target`'s content (`>`) or after
+    it (`>>`: only to a file the same script wrote before, each text kept at its own lines)."""
+    if not append:
+        written[target] = ConfigFile("\n" * start + text, path)
+        return
+    before = written.get(target)
+    if before is None or before.file != path:
+        return  # appended to a file not known here
+    padding = "\n" * max(start - before.text.count("\n"), 0)
+    written[target] = ConfigFile(before.text + padding + text, path)
 
 
 def _assign(line: str, known: dict[str, str]) -> None:

@@ -1,0 +1,80 @@
+"""Which of several servers at one local address a front reaches, when only the address joins
+them: the one whose files sit nearest the front's in the repository's folders.
+
+A repository often keeps several setups that each pair a front with a server on the same
+address (staffanm/ferenda: `docker/ferenda/nginx.conf` with `docker/ferenda/supervisord.conf`,
+`tools/nginx.conf` with `tools/nginx-uwsgi.ini`, all on `unix:/tmp/ferenda.sock`). Such setups
+run on different machines or containers; a shared socket path or loopback port does not tie a
+front to a server of another setup. So when a front's pass to a local address (a loopback or
+wildcard TCP address, a unix socket) reaches servers whose files share folders with it to
+different depths, only those sharing the deepest one are joined, and the others are a
+coverage note. Servers equally near are all kept (nothing in the folders tells them apart),
+and a pass to a named host (a compose service, another machine) is tied by its name, not
+judged here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from servertune.check.chain import Link, normalise
+from servertune.check.model import AppServer, note
+
+__all__ = ["nearest_servers_first"]
+
+#: The hosts that name the machine's own interfaces, as `chain.normalise` writes them.
+_LOCAL = frozenset({"127.0.0.1", "0.0.0.0", "[::]", "*", "", "unix"})
+
+
+def _first(link: Link) -> Path:
+    return (link.nginx.files or (link.nginx.file,))[0]
+
+
+def _nearness(front: Path, app: AppServer) -> int:
+    """How many folders the front's file shares with the nearest of the server's files (the
+    server's own and those of the launch that starts it)."""
+    own = os.path.dirname(os.path.normpath(front.absolute()))
+    best = 0
+    for file in (app.file, *(at.file for at in app.launched_by)):
+        folder = os.path.dirname(os.path.normpath(file.absolute()))
+        try:
+            common = os.path.commonpath([own, folder])
+        except ValueError:
+            continue
+        best = max(best, len(Path(common).parts))
+    return best
+
+
+def nearest_servers_first(links: Sequence[Link]) -> list[Link]:
+    """`links` without those of a front's pass to a local address that reaches a server
+    farther from the front in the folders than another server the same pass reaches, with a
+    coverage note at the pass naming the servers left out."""
+    passes: dict[tuple[int, str], list[Link]] = {}
+    for k in links:
+        if normalise(k.server.value)[0] in _LOCAL:
+            passes.setdefault((id(k.passing), k.server.value), []).append(k)
+    dropped: set[int] = set()
+    for group in passes.values():
+        near = {id(k): _nearness(_first(k), k.app) for k in group}
+        deepest = max(near.values())
+        far = [k for k in group if near[id(k)] < deepest]
+        if not far:
+            continue
+        dropped.update(id(k) for k in far)
+        names = ", ".join(sorted({_where(k.app) for k in far}))
+        at = far[0].passing.at
+        note(
+            "not-followed",
+            at,
+            f"{at}: not joined: {far[0].server.value} is also where {names} listen, in "
+            "folders apart from this front's, which a server nearer it listens on too (so "
+            "they are another setup's, on a machine or container of its own)",
+        )
+    return [k for k in links if id(k) not in dropped]
+
+
+def _where(app: AppServer) -> str:
+    """The file that starts `app`, as a coverage note names it."""
+    return str(app.launched_by[0]) if app.launched_by else app.file.as_posix()
