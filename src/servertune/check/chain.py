@@ -25,6 +25,7 @@ from servertune.check.model import (
     Upstream,
 )
 from servertune.check.nginx_envsh import ENTRYPOINT_DIR, entrypoint_exports, envsh_exports
+from servertune.check.nginx_seds import Fill, sed_fills
 from servertune.check.nginx_variables import nginx_variable
 from servertune.check.runtime_files import ENVSUBST_VARIABLE
 
@@ -209,6 +210,9 @@ class Stacks:
     named: bool = True
     #: Each nginx config's first file with the environment its containers render it with.
     front_environments: tuple[tuple[Path, tuple[tuple[str, str], ...]], ...] = ()
+    #: Each nginx config's first file with the placeholders its image's start script fills
+    #: with sed before nginx starts (`nginx_seds`).
+    front_fills: tuple[tuple[Path, tuple[Fill, ...]], ...] = ()
     #: Each labelled overlay among the compose files read, with the base file it completes
     #: (`overlay.base_of`): the two run as one project.
     overlays: tuple[tuple[Path, Path], ...] = ()
@@ -260,10 +264,43 @@ class Stacks:
         """These stacks with the environment each config's containers render it with
         (`environment_of_front`), for `link`."""
         found = []
+        fills = []
         for config in nginx_configs:
             files = config.files or (config.file,)
             found.append((files[0], tuple(sorted(self.environment_of_front(files).items()))))
-        return replace(self, front_environments=tuple(found))
+            fills.append((files[0], self._fills_of_front(files[0])))
+        return replace(self, front_environments=tuple(found), front_fills=tuple(fills))
+
+    def _fills_of_front(self, first: Path) -> tuple[Fill, ...]:
+        """The sed fills of the images that hold `first` by name (`nginx_seds`); a
+        placeholder two of them fill differently is not known."""
+        fills: dict[str, Fill] = {}
+        unknown: set[str] = set()
+        for image in self.images:
+            held = image.holds(first, whole_context=False)
+            for fill in sed_fills(image, held) if held is not None else ():
+                known = fills.setdefault(fill.placeholder, fill)
+                if known.value != fill.value:
+                    unknown.add(fill.placeholder)
+        return tuple(f for p, f in fills.items() if p not in unknown)
+
+    def filled(self, files: Sequence[Path], server: Setting[str]) -> Setting[str]:
+        """`server` with the placeholders its front's start script fills with sed read as
+        their replacements, each with a `joined-by-name` note naming the sed line."""
+        from servertune.check.model import note
+
+        fills = next((f for file, f in self.front_fills if files[:1] == (file,)), ())
+        value = server.value
+        for fill in fills:
+            if fill.placeholder in value:
+                value = value.replace(fill.placeholder, fill.value)
+                note(
+                    "joined-by-name",
+                    server.at,
+                    f"{server.at}: {fill.placeholder!r} is filled before nginx starts by "
+                    f"{fill.at} (sed s|{fill.placeholder}|{fill.value}|): read as {value!r}",
+                )
+        return server if value == server.value else replace(server, value=value)
 
     def front_environment(self, files: Sequence[Path]) -> dict[str, str]:
         """The environment `rendering` found for the config whose first file is `files[0]`."""
@@ -710,6 +747,8 @@ def link(
             if stacks is not None:
                 servers = stacks.each_pass(config.files or (config.file,), servers)
             for server in servers:
+                if stacks is not None:
+                    server = stacks.filled(config.files or (config.file,), server)
                 if "$" in server.value and stacks is not None:
                     # `server ${BACKEND};` in a template envsubst renders where nginx starts.
                     if rendered is None:
