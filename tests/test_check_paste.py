@@ -92,18 +92,49 @@ def test_gunicorn_server_section_is_read_as_pserve_runs_it(tmp_path: Path) -> No
 
 
 def test_server_section_of_a_server_check_does_not_read_is_said(tmp_path: Path) -> None:
-    """`use = egg:waitress#main`: not a server check reads, said in one line naming it."""
+    """`use = egg:Paste#http` (Paste's own httpserver): not a server check reads, said in one
+    line naming it."""
     ini = write(
         tmp_path,
-        {
-            "development.ini": "[app:main]\nuse = egg:shop\n\n[server:main]\nuse = egg:waitress#main\n"
-        },
+        {"development.ini": "[app:main]\nuse = egg:shop\n\n[server:main]\nuse = egg:Paste#http\n"},
     )
     result = check_files([ini / "development.ini"], machine=MACHINE, env={})
     assert not result.apps
     (note,) = result.notes
     assert note.kind == "starts-no-server"
-    assert "[server:main] runs egg:waitress#main: not a server check reads" in note.message
+    assert "[server:main] runs egg:Paste#http: not a server check reads" in note.message
+
+
+WAITRESS_INI = """[DEFAULT]
+http_port = 6543
+
+[app:main]
+use = egg:shop
+
+[server:main]
+use = egg:waitress#main
+host = 0.0.0.0
+port = %(http_port)s
+threads = 8
+channel_timeout = 30
+expose_tracebacks = false
+"""
+
+
+def test_waitress_server_section_is_the_waitress_pserve_runs(tmp_path: Path) -> None:
+    """`[server:main] use = egg:waitress#main` (as seen in Kinto/kinto-dist's ini, and
+    Pyramid's scaffolds): `pserve FILE` runs waitress's `serve_paste`, which is
+    `waitress.serve(app, **keys)`, so the section's keys are waitress's settings: one process
+    of `threads` threads on `host`:`port` (interpolated from `[DEFAULT]`), `channel_timeout` its
+    idle keep-alive timeout, each at its line."""
+    ini = write(tmp_path, {"production.ini": WAITRESS_INI})
+    result = check_files([ini / "production.ini"], machine=MACHINE, env={})
+    (app,) = result.apps
+    assert app.kind == "waitress"
+    assert [(s.value, s.at.line) for s in app.sockets] == [("0.0.0.0:6543", 10)]
+    assert (app.threads.value, app.threads.at.line) == (8, 11)
+    assert app.keepalive is not None
+    assert (app.keepalive.value, app.keepalive.at.line) == (30.0, 12)
 
 
 def test_paste_file_with_a_uwsgi_section_stays_uwsgi(tmp_path: Path) -> None:

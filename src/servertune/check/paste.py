@@ -16,8 +16,13 @@ https://docs.gunicorn.org/en/stable/run.html#paste-deployment):
   server configuration instead" (https://docs.gunicorn.org/en/stable/settings.html#paste). The
   server section's settings are then not gunicorn's.
 
-A file with no server section, or one that runs a server check does not read (waitress), is
-the application's config: read, and said in one coverage line, never refused.
+With `use = egg:waitress#main`, `pserve` runs waitress's `serve_paste`, which serves with the
+section's keys as `waitress.serve`'s arguments (https://docs.pylonsproject.org/projects/
+waitress/en/stable/usage.html, "PasteDeploy"): `host`/`port`, `listen`, `threads`,
+`channel_timeout`... read as the runner's same-named options (`waitress.paste_words`).
+
+A file with no server section, or one that runs a server check does not read, is the
+application's config: read, and said in one coverage line, never refused.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ _INTERPOLATION = re.compile(r"%\((?P<name>[^)]+)\)s")
 _GUNICORN_RUNNERS = frozenset(
     {"egg:gunicorn", "egg:gunicorn#main", "call:gunicorn.app.pasterapp:serve"}
 )
+#: The `use =` values that run waitress's (its `paste.server_runner` entry point `main =
+#: waitress:serve_paste`).
+_WAITRESS_RUNNERS = frozenset({"egg:waitress", "egg:waitress#main", "call:waitress:serve_paste"})
 #: Booleans as PasteDeploy's `asbool` and gunicorn's `validate_bool` read them.
 _TRUE = frozenset({"true", "yes", "on", "y", "t", "1"})
 
@@ -131,7 +139,7 @@ def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> A
         )
     server = next((s for s in servers if s.name == "main"), servers[0])
     use = server.keys.get("use", ("", server.line))[0]
-    if use not in _GUNICORN_RUNNERS:
+    if use not in _GUNICORN_RUNNERS | _WAITRESS_RUNNERS:
         raise NothingToCheck(
             f"{path}:{server.line}: [server:{server.name}] runs {use or 'no server (no use =)'}"
             f": not a server check reads ({SERVERS_READ}), so how it serves "
@@ -140,7 +148,31 @@ def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> A
     defaults = next((s.keys for s in sections if not s.kind and s.name == "DEFAULT"), {})
     known = {"here": str(path.parent), "__file__": str(path)}
     known.update({k: v for k, (v, _) in defaults.items() if "%(" not in v})
+    if use in _WAITRESS_RUNNERS:
+        return _waitress(path, server, known)
     return _gunicorn(path, server, known, env)
+
+
+def _waitress(path: Path, server: _Section, known: Mapping[str, str]) -> AppServer:
+    """The section as waitress's `serve_paste` serves it (`waitress.paste_words`); a key whose
+    `%(name)s` is not known here is left out, in an `unresolved-variable` note."""
+    from servertune.check.model import note
+    from servertune.check.waitress import paste_words, waitress_server
+
+    keys: dict[str, tuple[str, Location]] = {}
+    for key, (raw, line) in server.keys.items():
+        value = _interpolated(raw, known)
+        where = Location(path, line)
+        if value is None:
+            note(
+                "unresolved-variable",
+                where,
+                f"{where}: {key} = {raw}: known only where pserve runs (its name=value "
+                "arguments); waitress was read without it",
+            )
+            continue
+        keys[key] = (value, where)
+    return waitress_server(path, paste_words(keys), Location(path, server.line))
 
 
 def gunicorn_flags() -> dict[str, tuple[str, str]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from servertune.check.argparse_cli import Given
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["WAITRESS_DOCS", "waitress_server"]
+__all__ = ["WAITRESS_DOCS", "paste_words", "waitress_server"]
 
 WAITRESS_DOCS = "https://docs.pylonsproject.org/projects/waitress/en/latest/arguments.html"
 #: `Adjustments`' defaults (waitress/adjustments.py): `host = "0.0.0.0"`, `port = 8080`,
@@ -158,6 +158,25 @@ def parse_waitress(
             Given(value, at, f"--{name}={attached}" if takes else text)
         )
     return given, list(words[index:])
+
+
+def paste_words(keys: Mapping[str, tuple[str, Location]]) -> list[tuple[str, Location]]:
+    """A PasteDeploy `[server:main]` section's keys (`use = egg:waitress#main`, read by
+    `pserve`) as the runner's options: waitress's `serve_paste(app, global_conf, **kw)` is
+    `serve(app, **kw)`, each key an `Adjustments` parameter (`channel_timeout`, cast as the
+    runner casts it; a boolean read as `asbool` reads it). A PasteDeploy key of its own (`use`,
+    `paste.*`, `set NAME`, `get NAME`) is not waitress's."""
+    words: list[tuple[str, Location]] = []
+    for key, (value, at) in keys.items():
+        if key == "use" or "." in key or " " in key:
+            continue
+        name = key.replace("_", "-")
+        if name in _BOOLEANS:
+            true = value.strip().lower() in ("true", "yes", "on", "y", "t", "1")
+            words.append((f"--{name}" if true else f"--no-{name}", at))
+        else:
+            words.append((f"--{name}={value}", at))
+    return words
 
 
 def _last(given: Mapping[str, list[Given]], name: str) -> Given | None:
