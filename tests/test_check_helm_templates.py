@@ -25,6 +25,9 @@ kind: Deployment
 metadata:
   name: {{ .Values.name }}-web
   namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "shop.labels" . | nindent 4 }}
+    tier: web
 spec:
   selector:
     matchLabels:
@@ -117,7 +120,8 @@ def test_a_chart_deployment_built_from_values_is_a_gunicorn_launch(tmp_path: Pat
     unresolved = [n for n in notes if n.kind == "unresolved-variable"]
     assert len(unresolved) == 1
     assert "{{ .Release.Namespace }}" in unresolved[0].message
-    assert [n.at.line for n in notes if n.kind == "template"] == [11]
+    assert '{{ include "shop.labels" . | nindent 4 }}' in unresolved[0].message
+    assert [n.at.line for n in notes if n.kind == "template"] == [14]
 
 
 def test_a_chart_copied_without_its_chart_yaml_is_still_a_chart(tmp_path: Path) -> None:
@@ -130,8 +134,10 @@ def test_a_chart_copied_without_its_chart_yaml_is_still_a_chart(tmp_path: Path) 
 
 def test_a_reading_keeps_the_template_lines_and_fills_a_block(tmp_path: Path) -> None:
     """The reading has the template's lines, so a file:line names the template's own line: a
-    `quote`d value is written quoted, a `range` line whose key an action writes is dropped, and
-    `toYaml .Values.resources | nindent 12` is the values' mapping on its one line."""
+    `quote`d value is written quoted, a `range` line whose key an action writes is dropped,
+    `toYaml .Values.resources | nindent 12` is the values' mapping on its one line, and an
+    `include` block beside sibling keys is left out (seen in TheSpaghettiDetective/obico-server's
+    chart)."""
     from servertune.check.helm_templates import read_chart_template
 
     read = read_chart_template(
@@ -148,6 +154,7 @@ def test_a_reading_keeps_the_template_lines_and_fills_a_block(tmp_path: Path) ->
     assert at("image:") == '          image: "example/shop:1.0"'
     assert not at("{{ $key }}").strip()
     assert at("toYaml") == '            {"limits": {"memory": "512Mi"}}'
+    assert not at("shop.labels").strip()
     port = next(i for i, line in enumerate(own, start=1) if ".Values.web.port" in line)
     assert (".Values.web.port", port) in read.unresolved
 

@@ -71,18 +71,24 @@ def is_chart_template(path: Path) -> bool:
     return path.suffix in (".yaml", ".yml") and _chart_folder(path) is not None
 
 
-def chart_values(path: Path) -> Mapping[str, object]:
-    """The chart's `values.yaml` of the template `path` (empty when absent or not a mapping)."""
-    import yaml
-
+def chart_values(path: Path) -> tuple[Mapping[str, object], Mapping[str, object]]:
+    """The chart's `values.yaml` of the template `path` and its `Chart.yaml` as Helm's `.Chart`
+    gives it (`name:` as `Name`); each empty when absent or not a mapping."""
     chart = _chart_folder(path)
     if chart is None:
-        return {}
+        return {}, {}
+    given = _mapping(chart / "Chart.yaml")
+    return _mapping(chart / "values.yaml"), {k[:1].upper() + k[1:]: v for k, v in given.items()}
+
+
+def _mapping(path: Path) -> dict[str, object]:
+    import yaml
+
     try:
-        loaded = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
-    return loaded if isinstance(loaded, dict) else {}
+    return {str(k): v for k, v in loaded.items()} if isinstance(loaded, dict) else {}
 
 
 @dataclass
@@ -95,10 +101,14 @@ class _State:
     dots: list[object]
 
 
-def read_chart_template(text: str, values: Mapping[str, object]) -> HelmReading | None:
-    """The chart template `text` read with `values` (its chart's `values.yaml`), or None when
-    its structure is generated (what it renders to is not guessed)."""
-    state = _State(values, {}, {}, [], [], [{"Values": values}])
+def read_chart_template(
+    text: str, values: Mapping[str, object], chart: Mapping[str, object] | None = None
+) -> HelmReading | None:
+    """The chart template `text` read with `values` (its chart's `values.yaml`) and `chart`
+    (its `Chart.yaml`, Helm's `.Chart`), or None when its structure is generated or its
+    reading is not YAML (what it renders to is not guessed)."""
+    objects = {"Values": values, "Chart": chart or {}}
+    state = _State(values, {}, {}, [], [], [objects])
     out: list[str] = []
     position = 0
     for match in _ACTION.finditer(text):
@@ -120,9 +130,21 @@ def read_chart_template(text: str, values: Mapping[str, object]) -> HelmReading 
     if state.stack:
         return None
     out.append(text[position:])
-    return HelmReading(
-        _placed("".join(out)), tuple(state.unresolved.items()), tuple(state.branches)
-    )
+    reading = _placed("".join(out))
+    if not _parses(reading):
+        return None  # what it renders to hangs on more than its values
+    return HelmReading(reading, tuple(state.unresolved.items()), tuple(state.branches))
+
+
+def _parses(text: str) -> bool:
+    import yaml
+
+    try:
+        for _ in yaml.safe_load_all(text):
+            pass
+    except yaml.YAMLError:
+        return False
+    return True
 
 
 def _rest_of_line(text: str, at: int) -> str:
@@ -138,8 +160,8 @@ _BLOCK_MARK = "\x00block\x00"
 
 def _placed(text: str) -> str:
     """The reading's lines with a per-item key's line dropped, and each generated block
-    written where it opens a key's value (the line before ends in `:`), else dropped (a block
-    after sibling keys cannot be written on one line)."""
+    written where it is a key's whole value (the line before ends in `:`, the line after is
+    less indented), else dropped (a block beside sibling keys cannot be written on one line)."""
     lines = text.split("\n")
     previous = ""
     for index, line in enumerate(lines):
@@ -147,10 +169,17 @@ def _placed(text: str) -> str:
             lines[index] = ""
         elif _BLOCK_MARK in line:
             # (`nindent 12` gives the column: what stood before the action is trimmed.)
-            lines[index] = line.partition(_BLOCK_MARK)[2] if previous.endswith(":") else ""
+            block = line.partition(_BLOCK_MARK)[2]
+            after = next((n for n in lines[index + 1 :] if n.strip()), "")
+            alone = _indent(after) < _indent(block) or not after.strip()
+            lines[index] = block if previous.endswith(":") and alone else ""
         if lines[index].strip():
             previous = lines[index].split(" #", 1)[0].rstrip()
     return "\n".join(lines)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 def _action(body: str, before: str, after: str, line: int, state: _State) -> str | None:
@@ -171,7 +200,7 @@ def _action(body: str, before: str, after: str, line: int, state: _State) -> str
     alone = not before.strip() and not after.strip()
     block = _BLOCK.search(body)
     if alone and block is not None:
-        return _block(block["arg"], block["indent"], line, state)
+        return _block(body, block["arg"], block["indent"], line, state)
     if "range" in state.stack and _ACTION.match(before.strip()):
         return ""  # the value of a key an action wrote: its line is dropped
     if alone or (not before.strip("- \t") and after.lstrip().startswith(":")):
@@ -302,24 +331,24 @@ def _scalar(value: object) -> str:
     return str(value)
 
 
-def _block(arg: str | None, indent: str, line: int, state: _State) -> str:
+def _block(body: str, arg: str | None, indent: str, line: int, state: _State) -> str:
     """A generated block (`toYaml X | nindent N`, an `include` indented), written on its one
-    line in flow style (`{"limits": {...}}`): the values' mapping when it is a plain one, else
-    an empty mapping and an unresolved value."""
+    line in flow style (`{"limits": {...}}`) when it is the values' plain mapping, else left
+    out as an unresolved value."""
     try:
         value = None if arg is None else _operand(arg, state)
     except _Unresolved:
         value = None
     if not isinstance(value, dict):
-        _unknown(f"toYaml {arg}" if arg else "include", line, state)
-        value = {}
+        _unknown(f"toYaml {arg}" if arg else body, line, state)
+        return ""
     return _BLOCK_MARK + " " * int(indent) + json.dumps(value)
 
 
 def _unknown(body: str, line: int, state: _State) -> str:
     """An unresolved value: named for what it reads (`Values.workers`), `$(name)`."""
-    field = re.search(r"\.Values(?:\.\w+)+|\$?\.\w+(?:\.\w+)*|\$\w+", body)
-    name = field.group() if field else body
+    field = re.match(r"\$?\.\w+(?:\.\w+)*|\$\w+", body.strip())
+    name = field.group() if field else " ".join(body.split())
     state.unresolved.setdefault(name, line)
     return "$(" + (re.sub(r"[^\w.-]+", "_", name.lstrip(".$")).strip("_") or "value") + ")"
 

@@ -108,7 +108,7 @@ def read_in_place(path: Path, text: str) -> ValueTemplate | None:
     chart's `values.yaml` (`helm_templates`), any other as Jinja (`read_values`)."""
     if not is_chart_template(path):
         return read_values(text)
-    found = read_chart_template(text, chart_values(path))
+    found = read_chart_template(text, *chart_values(path))
     if found is None:
         return None
     return ValueTemplate(found.text, found.unresolved, found.branches, helm=True)
