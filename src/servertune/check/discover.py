@@ -440,18 +440,21 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
 def _read_in_place(path: Path, text: str) -> bool:
     """Whether the template `path` may be read as its kind: its templating is only in Jinja
     values (`check.value_templates`; no ERB or Go template left) and what it reads as is a
-    config or script whose values a deployment tool fills (`_IN_PLACE_KINDS`), claimed."""
+    config or script whose values a deployment tool fills (`_IN_PLACE_KINDS`), claimed; or
+    it is a Helm chart's manifest whose actions are only in values (`check.helm_templates`)."""
+    from servertune.check.helm_templates import is_chart_template
     from servertune.check.readers import reader_for
-    from servertune.check.value_templates import read_values
+    from servertune.check.value_templates import read_in_place
 
-    found = read_values(text)
+    found = read_in_place(path, text)
     if found is None or template_line(found.text) is not None:
         return False
     try:
         kind = reader_for(path, found.text).kind
     except CheckInputError:
         return False
-    return kind in _IN_PLACE_KINDS and _claims(path, found.text)
+    helm = kind == "kubernetes" and is_chart_template(path)  # a chart's manifest (`helm_templates`)
+    return (kind in _IN_PLACE_KINDS or helm) and _claims(path, found.text)
 
 
 #: The kinds a template is read as in place: a unit, a site, a program, a server's config or

@@ -96,6 +96,9 @@ _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 #: `$(VAR)` in command/args; `$$(VAR)` is a literal `$(VAR)` (the kubelet's expansion rules).
 _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+#: A whole value that is an unresolved reference: where a number belongs, a Helm chart
+#: template's value its files do not give (`helm_templates`), unknown rather than an error.
+_UNRESOLVED = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
 #: The servers a container's own command line is read for here (uWSGI's is not).
 _SERVERS = tuple(s for s in SERVERS if s != "uwsgi")
 
@@ -236,8 +239,8 @@ class _Node:
 
     def number(self, field: str) -> float | None:
         value = self.text()
-        if value is None:
-            return None
+        if value is None or _UNRESOLVED.fullmatch(value):
+            return None  # a chart template's value its files do not give (`helm_templates`)
         try:
             return float(value)
         except ValueError:
@@ -430,7 +433,7 @@ def _environment(
 
 
 def _quantity(node: _Node | None, field: str, scale: Decimal) -> Setting[float] | None:
-    if node is None or node.text() is None:
+    if node is None or node.text() is None or _UNRESOLVED.fullmatch(node.text() or ""):
         return None
     try:
         value = parse_quantity(node.text() or "")

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from servertune.check.helm_templates import chart_values, is_chart_template, read_chart_template
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text, template_text
 
@@ -29,6 +30,7 @@ __all__ = [
     "SUFFIXES",
     "ValueTemplate",
     "installed_name",
+    "read_in_place",
     "read_values",
     "readings",
     "say_notes",
@@ -57,6 +59,8 @@ class ValueTemplate:
     text: str
     unresolved: tuple[tuple[str, int], ...] = ()
     branches: tuple[int, ...] = ()
+    #: A Helm chart's template (`helm_templates`), not a Jinja one: its notes say so.
+    helm: bool = False
 
 
 def installed_name(name: str) -> str:
@@ -97,6 +101,17 @@ def read_values(text: str) -> ValueTemplate | None:
         return None
     out.append(text[position:])
     return ValueTemplate("".join(out), tuple(unresolved.items()), tuple(branches))
+
+
+def read_in_place(path: Path, text: str) -> ValueTemplate | None:
+    """The template `path` read with its values: a Helm chart's manifest template with its
+    chart's `values.yaml` (`helm_templates`), any other as Jinja (`read_values`)."""
+    if not is_chart_template(path):
+        return read_values(text)
+    found = read_chart_template(text, *chart_values(path))
+    if found is None:
+        return None
+    return ValueTemplate(found.text, found.unresolved, found.branches, helm=True)
 
 
 def _statement(keyword: str, stack: list[str], line: int, branches: list[int]) -> bool:
@@ -181,7 +196,7 @@ def readings(paths: Sequence[Path]) -> dict[Path, tuple[str, str]]:
             own = read_text(path)
         except (OSError, CheckInputError):
             continue  # the walk read it; gone or changed since: not read as its kind
-        read = read_values(own)
+        read = read_in_place(path, own)
         if read is not None:
             found[path] = (own, read.text)
     return found
@@ -191,24 +206,31 @@ def say_notes(path: Path, text: str) -> None:
     """The notes of a template read as its kind (`text`, as read): its unresolved values and
     its `if` statements whose first branch was kept, each at its line."""
     own = template_text(path, text)
-    found = read_values(own) if own != text else None
+    found = read_in_place(path, own) if own != text else None
     if found is None:
         return
+    dot, given, statement = (
+        ("", "helm's --set, another values file, the release", "{{ if }}")
+        if found.helm
+        else ("", "an ansible or salt variable", "{% if %}")
+    )
     if found.unresolved:
         first = found.unresolved[0][1]
-        names = ", ".join(f"`{{{{ {name} }}}}` (line {line})" for name, line in found.unresolved)
+        names = ", ".join(
+            f"`{{{{ {dot}{name} }}}}` (line {line})" for name, line in found.unresolved
+        )
         note(
             "unresolved-variable",
             Location(path, first),
             f"{path}:{first}: {names}: values this template is given where it is installed "
-            "(an ansible or salt variable) that the files do not give: read as unknown, what "
-            "depends on them was not checked",
+            f"({given}) that the files do not give: read as unknown, what depends on them "
+            "was not checked",
         )
     if found.branches:
         lines = ", ".join(str(line) for line in found.branches)
         note(
             "template",
             Location(path, found.branches[0]),
-            f"{path}:{found.branches[0]}: the `{{% if %}}` of this template at line(s) {lines}: "
+            f"{path}:{found.branches[0]}: the `{statement}` of this template at line(s) {lines}: "
             "its first branch was read, the others were not",
         )
