@@ -563,3 +563,29 @@ def test_a_word_of_the_repositorys_name_alone_ties_no_image(tmp_path: Path) -> N
     result = check(root)
     assert [c for c in chains(result, root) if c[0] == "prod/compose.yaml"] == []
     assert any("image owl/owl-agents:dev" in n for n in unfollowed(result))
+
+
+def test_a_release_tag_no_build_makes_is_the_dockerfiles_last_stage(tmp_path: Path) -> None:
+    """compose.yaml builds `ghcr.io/acme/app/backend:debug` from the Dockerfile's `debug` stage
+    (a reloading uvicorn); the deployment runs `ghcr.io/acme/app/backend:2025.1.0`, a tag no
+    build here makes: the same Dockerfile, built plainly, so its last stage (`prod`, uvicorn
+    without --reload) and no reloader-in-production warning (hotosm/fmtm's chart)."""
+    root = write(
+        tmp_path / "app",
+        {
+            "compose.yaml": "services:\n  api:\n"
+            '    image: "ghcr.io/acme/app/backend:${TAG_OVERRIDE:-debug}"\n'
+            "    build:\n      context: .\n      dockerfile: Dockerfile\n"
+            '      target: "${TARGET_OVERRIDE:-debug}"\n',
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", "ghcr.io/acme/app/backend:2025.1.0"
+            ),
+            "Dockerfile": "FROM python:3.12-slim AS runtime\n"
+            'FROM runtime AS debug\nCMD ["uvicorn", "app:app", "--reload", "--host", "0.0.0.0"]\n'
+            'FROM runtime AS prod\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", "--port", "8000"]\n',
+        },
+    )
+    result = check(root)
+    assert not [f for f in result.findings if f.rule == "reloader-in-production"]
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
+    assert [a.sockets[0].value for a in deployed] == ["0.0.0.0:8000"]

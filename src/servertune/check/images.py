@@ -378,7 +378,14 @@ def _built_as(path: str, tag: str) -> Image | None:
     builds differ by tag), when one Dockerfile (and stage) does."""
     builds = [b for b in _BUILDS.get() if _without_registry(_name_and_tag(b.reference)[0]) == path]
     same_tag = [b for b in builds if _name_and_tag(b.reference)[1] == tag]
-    chosen = {(b.dockerfile, b.context, b.target) for b in (same_tag or builds)}
+    # Another tag than every build's (a chart's release `2025.1.0` where compose builds `debug`
+    # with `target: debug`): the same Dockerfile, but the stage a service targets for its own
+    # tag says nothing of it; a plain build of the Dockerfile makes its last stage.
+    tags = [tag, *(_name_and_tag(b.reference)[1] for b in builds)]
+    other_tag = not same_tag and all(t and "$" not in t for t in tags)
+    chosen = {
+        (b.dockerfile, b.context, None if other_tag else b.target) for b in (same_tag or builds)
+    }
     if len(chosen) != 1:
         return None
     ((dockerfile, context, target),) = chosen
