@@ -526,9 +526,26 @@ def _templates_read(
     return [
         dataclasses.replace(
             walk,
-            files=(*walk.files, *(p for p in walk.in_place if os.path.normpath(p) in read)),
+            # A file the walk skipped that a chain read (a template rendered where the
+            # container starts, a launcher script a chain ran: `CMD ["python",
+            # "entrypoint.py"]`, a runit service's script) moves to the files read.
+            files=tuple(
+                dict.fromkeys(
+                    [
+                        *walk.files,
+                        *(
+                            p
+                            for p in (
+                                *(t[0] for t in walk.templates),
+                                *walk.unclaimed,
+                                *walk.passed,
+                            )
+                            if os.path.normpath(p) in read
+                        ),
+                    ]
+                )
+            ),
             templates=tuple(t for t in walk.templates if os.path.normpath(t[0]) not in read),
-            # (A launcher script a chain ran is read too: `CMD ["python", "entrypoint.py"]`.)
             unclaimed=tuple(p for p in walk.unclaimed if os.path.normpath(p) not in read),
         )
         for walk in discovered

@@ -105,6 +105,9 @@ class Discovery:
     #: kind unless an image of the run holds them (`check.jinja` renders those where the
     #: container starts); each one read is no longer skipped.
     in_place: tuple[Path, ...] = ()
+    #: Files opened that are neither read nor worth naming (an app's data, another tool's
+    #: config): one a launch follows all the same (a runit service's script) counts as read.
+    passed: tuple[Path, ...] = ()
 
 
 def _ignore_spec(directory: Path) -> object | None:
@@ -391,12 +394,13 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     templates: list[tuple[Path, int]] = []
     in_place: list[Path] = []
     reasons: list[tuple[Path, str]] = []
+    passed: list[Path] = []
     ignored = 0
     for item in _walk(root, exclude):
         if isinstance(item, int):
             ignored += item
             continue
-        if not _candidate(item):
+        if not (_candidate(item) or _deployment_script(root, item)):
             continue
         try:
             if item.stat().st_size > _MAX_CANDIDATE_BYTES:
@@ -425,6 +429,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
                 for line in text.splitlines()
             ):
                 empty.append(item)
+        else:
+            passed.append(item)
     return Discovery(
         root,
         tuple(files),
@@ -434,7 +440,23 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         tuple(empty),
         tuple(reasons),
         tuple(in_place),
+        tuple(passed),
     )
+
+
+def _deployment_script(root: Path, path: Path) -> bool:
+    """A script by its shebang in a deployment folder (`docker/`, `deploy/`), whatever its
+    name: a runit service's `web.finish`, an `rc.local`, which a launch may run."""
+    parts = [p.lower() for p in path.relative_to(root).parts[:-1]]
+    if path.suffix.lower() in _NOT_CONFIG_SUFFIXES or not any(
+        _DEPLOYMENT_FOLDER.search(p) for p in parts
+    ):
+        return False
+    try:
+        with path.open("rb") as opened:
+            return opened.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def _read_in_place(path: Path, text: str) -> bool:

@@ -59,10 +59,16 @@ _SPAN_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)")
 _UWSGI_STOPS = frozenset({"INT", "QUIT", "2", "3"})
 
 
+#: A unit file's section header (`[Unit]`, `[Service]`, `[Install]`).
+_SECTION_HEADER = re.compile(r"^[ \t]*\[[A-Za-z]+\][ \t]*$", re.M)
+
+
 def looks_like_systemd(path: Path, text: str) -> bool:
-    """A `.service` unit, or any file with a `[Service]` section holding `ExecStart=`."""
+    """A `.service` unit (but a script so named, with a shebang and no section: a runit
+    service's `run` kept as `web.service`), or any file with a `[Service]` section holding
+    `ExecStart=`."""
     if path.suffix == ".service":
-        return True
+        return not (text.startswith("#!") and not _SECTION_HEADER.search(text))
     return bool(re.search(r"^\[Service\]", text, re.M)) and bool(
         re.search(r"^\s*ExecStart\s*=", text, re.M)
     )
