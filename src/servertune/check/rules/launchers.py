@@ -3,15 +3,17 @@ them (an option given twice, a shell's expansion, a number cut at its first non-
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
 from servertune.check.development import production_launch
-from servertune.check.model import Finding, Severity
+from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
+from servertune.check.rules.spelling import spelled
 
 _ARGPARSE_STORE = "https://docs.python.org/3/library/argparse.html#action"
 
@@ -175,7 +177,7 @@ def _whole(written: str) -> str:
 
 @check_rule(
     "reloader-in-production",
-    Severity.warning,
+    Severity.info,
     "a production image's, pod's or production compose file's only launch runs the server's "
     "development reloader",
     "uvicorn's settings (`--reload`: for development, a process that watches the files and "
@@ -204,10 +206,29 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             else "this image (its final stage's command)"
         )
         written = "--reload" if app.kind != "gunicorn" or app.command_line else "reload = True"
-        yield rule.finding(
+        finding = rule.finding(
             app.reloads.at,
             f"{app.kind} {written} is the only launch of {started}: the reloader {what}, a "
             "development server; a production run serves with it and spends CPU on the watch",
             f"drop {written} here and keep it in the development launch (a compose "
             "override's `command`, a `dev` stage)",
         )
+        yield _reloader_graded(finding, app)
+
+
+#: The servers whose reloader serves in one process whatever the launch's worker count says.
+_RELOAD_ONE_PROCESS = frozenset({"uvicorn", "granian"})
+
+
+def _reloader_graded(finding: Finding, app: AppServer) -> Finding:
+    """A note: the reloader costs a file watcher and loses no request. A warning where it
+    defeats what the launch asks for: `uvicorn --reload --workers 4` (granian's likewise)
+    serves in one process, not the four written."""
+    if app.kind not in _RELOAD_ONE_PROCESS or app.workers.default or app.workers.value <= 1:
+        return finding
+    return dataclasses.replace(
+        finding,
+        severity=Severity.warning,
+        message=f"{finding.message} (a warning, not a note: {spelled(app, 'workers')} = "
+        f"{app.workers.value} is written, and the reloader serves in one process instead)",
+    )

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 from servertune.check.model import AppServer, Finding, Location, Severity
-from servertune.check.rules.context import Context
+from servertune.check.rules.context import Context, Wait
 from servertune.check.rules.rule import Rule, check_rule
 from servertune.check.rules.spelling import as_shown, assignment, figure, spelled
 from servertune.sizing import READ_TIMEOUT_MARGIN_S
@@ -36,7 +37,9 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
     # One server read through several files (its config, the supervisord or Dockerfile line
     # that starts it) is one finding: keyed by the proxy's line and the timeout's value.
     seen: set[tuple[Location, str, float]] = set()
-    for wait in c.waits():
+    waits = c.waits()
+    inherited = _inheriting(waits)
+    for wait in waits:
         timeout, read = wait.app.request_timeout, wait.timeout
         if timeout is None or not caps_requests(wait.app):
             # A server without a request timeout (uvicorn, granian), or gunicorn's heartbeat
@@ -63,6 +66,11 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 )
             else:
                 fix = wait.written(figure(wanted))
+                if (wait.at.file, wait.app.kind, timeout.value) in inherited:
+                    fix += (
+                        "   (once, in the `server` block these locations share: each of "
+                        "them sets none and inherits it)"
+                    )
             yield rule.finding(
                 wait.at,
                 f"{directive} {as_shown(read, ' s')} gives up {figure(gap)} s before the app "
@@ -73,6 +81,21 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 (timeout.at,),
                 docs=wait.docs,
             )
+
+
+def _inheriting(waits: list[Wait]) -> set[tuple[Path, str, float]]:
+    """The nginx files where several locations pass to one app server with the read timeout
+    left at nginx's default (none writes it, nor their server or http block): one line at
+    server level fixes them all (seen in akvo/akvo-rsr's nginx/default.conf)."""
+    places: dict[tuple[Path, str, float], set[Location]] = {}
+    for wait in waits:
+        timeout = wait.app.request_timeout
+        if wait.passing is None or wait.passing.annotations or timeout is None:
+            continue
+        if wait.timeout.default:
+            key = (wait.at.file, wait.app.kind, timeout.value)
+            places.setdefault(key, set()).add(wait.at)
+    return {key for key, at in places.items() if len(at) > 1}
 
 
 #: How often each server looks for a request past its timeout, in seconds: uWSGI's master

@@ -379,9 +379,16 @@ _UWSGI_QUICKSTART = (
 )
 
 
+#: The environment variables a server reads its process and thread counts from, where it
+#: has them: uWSGI reads every `UWSGI_<OPTION>` variable as that option.
+_LAYOUT_FROM_ENV = {"uwsgi": ("UWSGI_PROCESSES", "UWSGI_THREADS")}
+
+
+# A sizing preference, not a fault: a small self-hosted app may choose one process, and
+# nothing read shows its load (so a note, never a warning).
 @check_rule(
     "one-process-one-thread",
-    Severity.warning,
+    Severity.info,
     "one uWSGI process with one thread serves every request in turn",
     _UWSGI_QUICKSTART,
     kind="fault",
@@ -410,10 +417,22 @@ def one_process_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             f"{shown}: uWSGI serves one request at a time, so one slow request (a slow "
             "upstream call, a large upload) holds every other one in the listen queue, and "
             "once the queue is full (100 by default) new connections are refused: 502s "
-            "behind nginx",
+            "behind nginx" + _set_from_env(app.kind),
             f"{workers_fix(app, plan)}   (servertune's plan for {cores} core"
             f"{'' if cores == 1 else 's'}; `servertune explain --cores {cores}`)",
         )
+
+
+def _set_from_env(kind: str) -> str:
+    """Where the server reads the counts from its environment, the variables that set them
+    without an edit of the file (a deployment's own choice)."""
+    if kind not in _LAYOUT_FROM_ENV:
+        return ""
+    processes, threads = _LAYOUT_FROM_ENV[kind]
+    return (
+        f" (a sizing choice: {processes} and {threads} in the container's environment set "
+        "them without editing this file)"
+    )
 
 
 #: A worker-count flag whose value the shell computes from `nproc` (or getconf's count): the
