@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check import scripts
+from servertune.check.commands import ConfigFile
 from servertune.check.graph import launches
 from tests.folder_support import chains, check_folder, write
 
@@ -231,3 +233,45 @@ def test_init_script_starting_the_server_with_start_stop_daemon_is_that_server(
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert [s.value for s in launch.app.sockets] == ["127.0.0.1:8000"]
     assert not result.findings
+
+
+def test_a_supervisord_whose_programs_run_the_script_that_starts_it_ends(tmp_path: Path) -> None:
+    """aio/entrypoint.sh starts `supervisord -c /etc/supervisord.conf`; each of its programs
+    runs `sh -c 'exec .../wrapper.sh NAME PREFIX /usr/share/app/entrypoint.sh'`, a path whose
+    bare name beside the config is aio/entrypoint.sh itself (a loop only in the files, as
+    bunkerity/bunkerweb's all-in-one image has); the api's own entrypoint starts gunicorn.
+    check reads each script and config once along a chain and ends, the api linked, instead
+    of following the loop until the stack runs out (or for minutes, with several programs)."""
+    looping = "command=sh -c 'exec /usr/share/app/all-in-one/wrapper.sh {0} \"[{0}] \" {1}'\n"
+    programs = "".join(
+        f"\n[program:{name}]\n" + looping.format(name, "/usr/share/app/entrypoint.sh")
+        for name in ("web", "jobs", "cron", "logs")
+    )
+    root = write(
+        tmp_path / "allinone",
+        {
+            "aio/Dockerfile": "FROM python:3.12-slim\n"
+            "COPY aio/entrypoint.sh aio/wrapper.sh /usr/share/app/all-in-one/\n"
+            "COPY api/entrypoint.sh /usr/share/app/api/entrypoint.sh\n"
+            "COPY aio/supervisord.conf /etc/supervisord.conf\n"
+            'ENTRYPOINT ["/usr/share/app/all-in-one/entrypoint.sh"]\n',
+            "aio/entrypoint.sh": "#!/bin/bash\nexec supervisord -n -c /etc/supervisord.conf\n",
+            "aio/supervisord.conf": "[supervisord]\nnodaemon=true\n\n[program:api]\n"
+            + looping.format("api", "/usr/share/app/api/entrypoint.sh")
+            + programs,
+            "aio/wrapper.sh": '#!/bin/bash\nshift 2\nexec "$@"\n',
+            "api/entrypoint.sh": "#!/bin/bash\nexec gunicorn -w 3 -b 0.0.0.0:8000 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    assert ("gunicorn", 3) in [(server, workers) for _, server, workers in chains(result, root)]
+    # The loop's own guard (the made-up folder above ends on either side of it; bunkerweb's
+    # did not): a script already being read further out along the chain is not read again.
+    entrypoint = root / "api" / "entrypoint.sh"
+    found = ConfigFile(entrypoint.read_text(), entrypoint)
+    token = scripts._FOLLOWING.set(frozenset({entrypoint.resolve()}))
+    try:
+        assert scripts._script_server(found, [], {}, None, lambda *_: None) is None
+    finally:
+        scripts._FOLLOWING.reset(token)
+    assert scripts._script_server(found, [], {}, None, lambda *_: None) is not None

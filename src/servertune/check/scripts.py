@@ -3032,7 +3032,27 @@ def _script_server(
     find_config: FindConfig,
 ) -> AppServer | None:
     """The server a script found here starts, `arguments` as its "$@"; None when it starts
-    none check reads (migrations, a worker)."""
+    none check reads (migrations, a worker), or when it is already being read further out: a
+    script that runs itself again through other files (a supervisord program running the
+    script that starts that supervisord) is read once, not until the stack runs out."""
+    key = script.file.resolve()
+    if key in _FOLLOWING.get():
+        return None
+    token = _FOLLOWING.set(_FOLLOWING.get() | {key})
+    try:
+        return _script_server_once(script, arguments, env, env_at, find_config)
+    finally:
+        _FOLLOWING.reset(token)
+
+
+def _script_server_once(
+    script: ConfigFile,
+    arguments: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+) -> AppServer | None:
+    """`_script_server` of a script not already being read."""
     if looks_like_python(script.file, script.text):
         # Its `sys.argv`: the words after it, unless they are only an image's default CMD,
         # which a deployment's command replaces (as for a shell script's `case "$1"`).
@@ -3106,6 +3126,8 @@ def _supervisord_config(
     if named is None:
         return None  # its default path is the image's (/etc/supervisord.conf): not here
     config = find_config(named.text, named.at)
+    if config is not None and config.file.resolve() in _FOLLOWING.get():
+        return None  # a program of this supervisord runs it again: read once, further out
     if config is None:
         # A config rendered where it runs (quay's supervisord.conf from a .jnj) or the
         # image's own: the programs it starts are not known, which is not "no server".
@@ -3116,6 +3138,17 @@ def _supervisord_config(
             )
         )
         return None
+    token = _FOLLOWING.set(_FOLLOWING.get() | {config.file.resolve()})
+    try:
+        return _supervised(config, env, find_config)
+    finally:
+        _FOLLOWING.reset(token)
+
+
+def _supervised(
+    config: ConfigFile, env: Mapping[str, str] | None, find_config: FindConfig
+) -> AppServer | None:
+    """`_supervisord_config`'s reading of a config found here and not already being read."""
     if env:
         with collect_notes() as said:
             try:
