@@ -61,3 +61,34 @@ def test_a_front_joins_the_server_of_its_own_setup_not_anothers_on_the_same_sock
         for f in result.findings
         if f.rule == "app-timeout-over-read-timeout"
     ] == ["tools/nginx.conf"]
+
+
+def test_of_servers_equally_near_a_front_joins_the_one_whose_chdir_holds_its_root(
+    tmp_path: Path,
+) -> None:
+    """Two uWSGI inis beside two nginx sites, all on `unix:/tmp/app.sock` (staffanm/ferenda's
+    tools/: a developer's ini with `harakiri = 3600` and the staging ini): the site whose
+    `root` lies in an ini's `chdir` is joined to that ini alone, so the other's harakiri is no
+    finding on it (it was, borrowed from the developer's ini); a site whose root lies in neither keeps both, with a note that which one
+    it reaches is not known."""
+    site = _SITE.replace("listen 80;", "listen 80;\n    root %s;")
+    ini = _INI.replace("harakiri = 3600\n", "chdir = %s\n%s")
+    root = write(
+        tmp_path,
+        {
+            "tools/uwsgi-dev.ini": ini % ("/home/dev/site", "harakiri = 3600\n"),
+            "tools/uwsgi-staging.ini": ini % ("/www/site", ""),
+            "tools/nginx-staging.conf": site % "/www/site/data",
+            "tools/nginx-other.conf": site % "/srv/other",
+        },
+    )
+    assert _joins(root) == [
+        ("tools/nginx-other.conf", "tools/uwsgi-dev.ini"),
+        ("tools/nginx-other.conf", "tools/uwsgi-staging.ini"),
+        ("tools/nginx-staging.conf", "tools/uwsgi-staging.ini"),
+    ]
+    result = check_folder(root)
+    timeouts = [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
+    assert "nginx-staging.conf" not in [f.at.file.name for f in timeouts]
+    notes = [n.message for n in result.notes if n.at.file.name == "nginx-other.conf"]
+    assert any("no root and chdir here say which" in n for n in notes)

@@ -29,7 +29,6 @@ from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import Image, building_from
 from servertune.check.environments import environments_differ
-from servertune.check.examples import unstarted_examples_capped
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.model import (
@@ -57,6 +56,7 @@ from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
+from servertune.check.unstarted import unstarted_capped
 from servertune.check.value_templates import installed_name, readings, say_notes
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
@@ -689,10 +689,8 @@ def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> l
 
         findings = one_fix_per_line([*findings, *traffic_findings(context, traffic)])
         findings.sort(key=lambda f: (str(f.at.file), f.at.line, f.rule))
-    if context.walked:  # a file the user names is theirs to judge, example or not
-        apps = [*context.apps, *context.set_aside]
-        started = {p for a in apps if a.launched_by or a.container for p in chain_files(a)}
-        findings = unstarted_examples_capped(findings, started)
+    if context.walked:  # a file the user names is theirs to judge, started or not
+        findings = unstarted_capped(findings, [*context.apps, *context.set_aside], notes)
     return findings
 
 

@@ -10,19 +10,16 @@ nothing. Templates, `.template` / `.tpl`, are rendered into the deployment and r
 A server config named as an example (`config/example.ini`, `gunicorn.example.conf.py`,
 `example-site.conf`) that no launch here starts is one to copy and edit, like those copies: a
 fault in it is said as `info` at most, never a warning or an error a maintainer would be sent
-(Kinto/kinto-dist keeps its `config/example.ini` beside the `/etc/kinto.ini` it deploys).
+(Kinto/kinto-dist keeps its `config/example.ini` beside the `/etc/kinto.ini` it deploys):
+`servertune.check.unstarted` grades it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from servertune.check.model import Finding, Severity
-
-__all__ = ["EXAMPLE_KINDS", "EXAMPLE_SUFFIXES", "example_of", "unstarted_examples_capped"]
+__all__ = ["EXAMPLE_KINDS", "EXAMPLE_SUFFIXES", "example_of", "named_as_example"]
 
 #: Suffixes of a copy to fill in, never deployed under its own name.
 EXAMPLE_SUFFIXES = (".example", ".sample")
@@ -44,31 +41,7 @@ def example_of(path: Path) -> Path | None:
 _EXAMPLE_WORDS = frozenset({"example", "examples", "sample"})
 
 
-def _named_as_example(path: Path) -> bool:
+def named_as_example(path: Path) -> bool:
+    """`path`'s name has a word that says it is an example to copy (`example.ini`,
+    `x.sample.conf`)."""
     return bool(set(re.split(r"[^a-z0-9]+", path.name.lower())) & _EXAMPLE_WORDS)
-
-
-def unstarted_examples_capped(
-    findings: Sequence[Finding], started: Collection[Path]
-) -> list[Finding]:
-    """`findings`, each one in a file named as an example that is none of `started` (the
-    files of the run's launches) lowered to `info`, saying why; the rest as they are."""
-    if not findings:
-        return list(findings)
-    launched = {str(p.resolve()) for p in started}
-    capped: list[Finding] = []
-    for finding in findings:
-        file = finding.at.file
-        if (
-            finding.severity <= Severity.info
-            or not _named_as_example(file)
-            or str(file.resolve()) in launched
-        ):
-            capped.append(finding)
-            continue
-        message = (
-            f"{finding.message} ({file.name} is named as an example and no launch here starts "
-            "it: info, not a fault of the deployment)"
-        )
-        capped.append(dataclasses.replace(finding, severity=Severity.info, message=message))
-    return capped

@@ -405,6 +405,9 @@ class AppServer:
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()
+    #: The folder it changes to before loading the app (uWSGI's `chdir`), as written; ""
+    #: when none is written.
+    chdir: str = ""
     #: The line that starts an nginx the same launch stops together with the server, with
     #: the same SIGTERM at the same moment (a sibling runit or s6 service's `run` script:
     #: my_init, runsvdir and s6 bring every service down at once; a Procfile line's
@@ -464,6 +467,10 @@ class PassTarget:
     #: Ingress it is read from (`nginx.ingress.kubernetes.io/`, ingress-nginx's, whose timeout
     #: values are unitless seconds); its `target` is then a Kubernetes Service and its port.
     annotations: str = ""
+    #: The `root` in effect where it is written (its location's, else its server's or http's),
+    #: as written; "" with none. The folder the site is served from, which tells apart servers
+    #: that share one socket path on different hosts (`nearest_servers`).
+    root: str = ""
 
     def timeout_name(self, which: Literal["read", "send"]) -> str:
         """The read (or send) timeout as its file names it: `proxy_read_timeout`, or the

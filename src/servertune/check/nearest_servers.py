@@ -8,7 +8,11 @@ run on different machines or containers; a shared socket path or loopback port d
 front to a server of another setup. So when a front's pass to a local address (a loopback or
 wildcard TCP address, a unix socket) reaches servers whose files share folders with it to
 different depths, only those sharing the deepest one are joined, and the others are a
-coverage note. Servers equally near are all kept (nothing in the folders tells them apart),
+coverage note. Of servers equally near, those whose uWSGI `chdir` holds the folder the front
+serves (its `root` where the pass is written) are kept: ferenda's tools/nginx-staging.conf
+serves /www/staffan/ferenda.lagen.nu/data, tools/uwsgi-staging.ini's chdir, not the developer's
+tools/nginx-uwsgi.ini beside it. When none does they are all kept, with a note that the pairing
+is not known (nothing in the folders tells them apart),
 and a pass to a named host (a compose service, another machine) is tied by its name, not
 judged here.
 """
@@ -71,6 +75,47 @@ def nearest_servers_first(links: Sequence[Link]) -> list[Link]:
             f"{at}: not joined: {far[0].server.value} is also where {names} listen, in "
             "folders apart from this front's, which a server nearer it listens on too (so "
             "they are another setup's, on a machine or container of its own)",
+        )
+    kept = [k for k in links if id(k) not in dropped]
+    return _same_root_first(kept, [g for g in passes.values() if len(g) > 1])
+
+
+def _serves(root: str, chdir: str) -> bool:
+    """`root` (a front's folder of files) lies in `chdir` (a server's folder): one site's."""
+    if not root.startswith("/") or not chdir.startswith("/"):
+        return False
+    return os.path.commonpath([root, chdir]) == os.path.normpath(chdir)
+
+
+def _same_root_first(links: list[Link], groups: Sequence[Sequence[Link]]) -> list[Link]:
+    """`links` without those of a pass, among several servers equally near it at one local
+    address, to a server whose `chdir` is not the folder its front's `root` lies in, when
+    another's is (a coverage note says which were left out); a pass no `chdir` tells apart
+    keeps them all, with a note that which one it reaches is not known."""
+    left = {id(k) for k in links}
+    dropped: set[int] = set()
+    for group in groups:
+        group = [k for k in group if id(k) in left]
+        if len({id(k.app) for k in group}) < 2:
+            continue
+        root, at, address = group[0].passing.root, group[0].passing.at, group[0].server.value
+        same = [k for k in group if _serves(root, k.app.chdir)]
+        names = ", ".join(sorted({_where(k.app) for k in group if k not in same}))
+        if same:
+            dropped.update(id(k) for k in group if k not in same)
+            why = f"whose chdir is not the folder this front serves (root {root})"
+            note(
+                "not-followed",
+                at,
+                f"{at}: not joined: {address} is also where {names} listen, {why}",
+            )
+            continue
+        note(
+            "not-followed",
+            at,
+            f"{at}: joined to each of {names}: they listen at {address}, and no root and chdir"
+            " here say which of them this front reaches, so its findings may pair it with"
+            " another setup's server",
         )
     return [k for k in links if id(k) not in dropped]
 

@@ -607,6 +607,12 @@ def _setting(nodes: list[_Node], name: str, inherited: Setting[float]) -> Settin
     return Setting(_duration(found[-1]), found[-1].at) if found else inherited
 
 
+def _root(nodes: list[_Node], inherited: str) -> str:
+    """The last `root` of `nodes` (a block's own), else `inherited` (its enclosing block's)."""
+    found = [n for n in nodes if n.directive == "root" and n.args]
+    return found[-1].args[0] if found else inherited
+
+
 def _pass_target(value: str) -> str:
     """`http://backend/path` -> `backend`; `unix:/x.sock` stays; a scheme and URI are dropped.
     `unix:////tmp/x.sock` is the socket /tmp/x.sock (the kernel reads `//` as `/`), not a
@@ -677,9 +683,10 @@ def _walk_locations(
     where: str = "",
     templated: list[PassTarget] | None = None,
     nginx_names: frozenset[str] = frozenset(),
+    root: str = "",
 ) -> None:
     """Append to `passes` each `proxy_pass` / `uwsgi_pass` of `block` and the locations in it,
-    with the read and send timeouts and HTTP version it inherits where it is written; to
+    with the read and send timeouts, HTTP version and `root` it inherits where it is written; to
     `templated` each whose target names a variable nginx does not define (`nginx_names`, its
     own and the config's): a template's, rendered where the container starts."""
     proxy = _setting(block, "proxy_read_timeout", proxy)
@@ -690,6 +697,7 @@ def _walk_locations(
     )
     versions = [n for n in block if n.directive == "proxy_http_version" and n.args]
     http11 = versions[-1].args[0] == "1.1" if versions else http11
+    root = _root(block, root)
     for node in block:
         if node.directive in ("proxy_pass", "uwsgi_pass") and node.args:
             http = node.directive == "proxy_pass"
@@ -701,6 +709,7 @@ def _walk_locations(
                 http11 and http,
                 where,
                 sends[0] if http else sends[1],
+                root=root,
             )
             if "$" not in node.args[0]:
                 passes.append(found)
@@ -709,7 +718,7 @@ def _walk_locations(
         elif node.block is not None and node.directive in ("location", "if", "limit_except"):
             inner = " ".join(node.args) if node.directive == "location" else where
             _walk_locations(
-                passes, node.block, proxy, uwsgi, http11, sends, inner, templated, nginx_names
+                passes, node.block, proxy, uwsgi, http11, sends, inner, templated, nginx_names, root
             )
 
 
@@ -878,6 +887,7 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
                     ),
                     templated=templated,
                     nginx_names=defined,
+                    root=_root(context, ""),
                 )
     return NginxConfig(
         file=path,

@@ -678,6 +678,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         worker_class=next(
             (Setting(k, at) for k, _, at in reversed(options) if k in _ASYNC_ENGINES), None
         ),
+        chdir=last["chdir"][0].strip() if "chdir" in last else "",
         die_on_term=_sigterm_stops(options, flag("die-on-term")),
         sigterm_drains=_sigterm_drains(options),
         # `processes = %k` (or arithmetic on it) as written, wherever the ini was read from:
