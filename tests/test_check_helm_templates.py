@@ -172,3 +172,28 @@ def test_a_chart_template_whose_structure_is_generated_stays_skipped(tmp_path: P
     assert not result.apps
     skipped = [n for n in result.notes if n.kind == "template" and "was not read" in n.message]
     assert [n.at.file.name for n in skipped] == ["deployment.yaml"]
+
+
+def test_an_argument_around_a_value_the_chart_does_not_give_keeps_the_launch(
+    tmp_path: Path,
+) -> None:
+    """`args: ["{{ .Values.computeType }}_http:app", "--port", "{{ .Values.service.port }}"]`
+    under `command: ["uvicorn"]`, with neither value in values.yaml (seen in
+    roboflow/inference's chart): the app argument is passed on as written, unknown part and
+    all, so uvicorn still has its APP and the launch is read, the unknowns named; never
+    "uvicorn refuses its command line: Missing argument 'APP'" and exit 2."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "values.yaml").write_text("replicaCount: 1\n")
+    (chart / "templates" / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: infer\nspec:\n"
+        "  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n"
+        "        - name: infer\n          image: acme/infer:1\n"
+        '          command: ["uvicorn"]\n          args:\n'
+        '            - "{{ .Values.computeType }}_http:app"\n'
+        '            - "--port"\n            - "{{ .Values.service.port }}"\n'
+    )
+    result = check_folder(tmp_path)
+    assert [app.kind for app in result.apps] == ["uvicorn"]
+    unresolved = [n.message for n in result.notes if n.kind == "unresolved-variable"]
+    assert any("computeType" in message for message in unresolved)

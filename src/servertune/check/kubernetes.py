@@ -809,7 +809,11 @@ def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> Ap
     # A script whose words sit on the manifest's own lines, so each flag keeps its line.
     words: dict[int, list[str]] = {}
     for word in argv:
-        words.setdefault(word.at.line, []).append(shlex.quote(word.text))
+        # An unknown part of an argument (`$(Values.kind)_http:app`, kept for the kubelet
+        # passes it on) is its name to the shell reader, which would take `$(...)` for a
+        # command substitution and leave the argument out.
+        text = re.sub(r"\$\(([^)]*)\)", r"\1", word.text) if word.unresolved else word.text
+        words.setdefault(word.at.line, []).append(shlex.quote(text))
     lines = [""] * (first - 1) + [
         " ".join(words.get(number, [])) + (" \\" if number < last else "")
         for number in range(first, last + 1)
@@ -975,6 +979,11 @@ def _label_pairs(labels: _Node | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v.text() or "") for k, v in labels.items()) if labels is not None else ()
 
 
+#: A word that is nothing but one unresolved reference (`$(EXTRA_ARGS)`): it may stand for
+#: any number of words, so it is left out rather than taken for one argument.
+_WHOLE_REFERENCE = re.compile(r"\$\([^)]*\)")
+
+
 def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ...]]:
     """The words whose value is known, and the ones left out: a word naming a variable defined
     nowhere in these manifests (`--workers=$(GUNICORN_WORKERS)` in a kustomize base that an
@@ -999,6 +1008,12 @@ def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ..
             unresolved.append(Setting(f"{previous} {word.text}", word.at))
         else:
             unresolved.append(Setting(word.text, word.at))
+            if not _WHOLE_REFERENCE.fullmatch(word.text) and not word.text.startswith("-"):
+                # An argument written around an unknown part (a chart's
+                # `{{ .Values.kind }}_http:app`): the kubelet passes it on as written, and the
+                # server gets its argument, unknown as it is (leaving it out would make the
+                # command line one the server refuses, for want of a value).
+                known.append(word)
     return known, tuple(unresolved)
 
 
