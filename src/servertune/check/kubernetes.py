@@ -812,7 +812,7 @@ def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> Ap
         # An unknown part of an argument (`$(Values.kind)_http:app`, kept for the kubelet
         # passes it on) is its name to the shell reader, which would take `$(...)` for a
         # command substitution and leave the argument out.
-        text = re.sub(r"\$\(([^)]*)\)", r"\1", word.text) if word.unresolved else word.text
+        text = _REFERENCE.sub(lambda m: m[1] or m[0], word.text) if word.unresolved else word.text
         words.setdefault(word.at.line, []).append(shlex.quote(text))
     lines = [""] * (first - 1) + [
         " ".join(words.get(number, [])) + (" \\" if number < last else "")
@@ -979,11 +979,6 @@ def _label_pairs(labels: _Node | None) -> tuple[tuple[str, str], ...]:
     return tuple((k, v.text() or "") for k, v in labels.items()) if labels is not None else ()
 
 
-#: A word that is nothing but one unresolved reference (`$(EXTRA_ARGS)`): it may stand for
-#: any number of words, so it is left out rather than taken for one argument.
-_WHOLE_REFERENCE = re.compile(r"\$\([^)]*\)")
-
-
 def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ...]]:
     """The words whose value is known, and the ones left out: a word naming a variable defined
     nowhere in these manifests (`--workers=$(GUNICORN_WORKERS)` in a kustomize base that an
@@ -1008,7 +1003,9 @@ def _known_words(argv: list[_Word]) -> tuple[list[_Word], tuple[Setting[str], ..
             unresolved.append(Setting(f"{previous} {word.text}", word.at))
         else:
             unresolved.append(Setting(word.text, word.at))
-            if not _WHOLE_REFERENCE.fullmatch(word.text) and not word.text.startswith("-"):
+            # (A word that is nothing but the reference, `$(EXTRA_ARGS)`, may stand for any
+            # number of words: it is left out rather than taken for one argument.)
+            if not _UNRESOLVED.fullmatch(word.text) and not word.text.startswith("-"):
                 # An argument written around an unknown part (a chart's
                 # `{{ .Values.kind }}_http:app`): the kubelet passes it on as written, and the
                 # server gets its argument, unknown as it is (leaving it out would make the
