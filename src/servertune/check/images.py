@@ -376,15 +376,16 @@ def _without_registry(path: str) -> str:
 def _built_as(path: str, tag: str) -> Image | None:
     """The image a compose service of the run builds and tags `path` (with `tag`, when
     builds differ by tag), when one Dockerfile (and stage) does."""
-    builds = [b for b in _BUILDS.get() if _without_registry(_name_and_tag(b.reference)[0]) == path]
-    same_tag = [b for b in builds if _name_and_tag(b.reference)[1] == tag]
+    tagged = [(b, _name_and_tag(b.reference)) for b in _BUILDS.get()]
+    builds = [(b, t) for b, (name, t) in tagged if _without_registry(name) == path]
+    same_tag = [b for b, t in builds if t == tag]
     # Another tag than every build's (a chart's release `2025.1.0` where compose builds `debug`
     # with `target: debug`): the same Dockerfile, but the stage a service targets for its own
     # tag says nothing of it; a plain build of the Dockerfile makes its last stage.
-    tags = [tag, *(_name_and_tag(b.reference)[1] for b in builds)]
-    other_tag = not same_tag and all(t and "$" not in t for t in tags)
+    other_tag = not same_tag and all(t and "$" not in t for t in [tag, *(t for _, t in builds)])
     chosen = {
-        (b.dockerfile, b.context, None if other_tag else b.target) for b in (same_tag or builds)
+        (b.dockerfile, b.context, None if other_tag else b.target)
+        for b in (same_tag or [b for b, _ in builds])
     }
     if len(chosen) != 1:
         return None
