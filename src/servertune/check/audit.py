@@ -57,7 +57,7 @@ from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unfollowed import reading_one_file
 from servertune.check.unstarted import unstarted_capped
-from servertune.check.value_templates import installed_name, readings, say_notes
+from servertune.check.value_templates import installed_name, links_only, readings, say_notes
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -319,7 +319,7 @@ def check_files(
     )
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
-    findings = _findings(context, notes, traffic)
+    findings = _known(_findings(context, notes, traffic), discovered)
     notes += _walk_notes(_templates_read(discovered, files, apps), notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
@@ -400,18 +400,29 @@ def _in_place(paths: Sequence[Path], discovered: Sequence[Discovery]) -> list[Pa
             texts.append(read_text(path))
         except (OSError, CheckInputError):
             continue  # its reader says why, once
-    held = {p for p in suffixed if _rendered_at_start(p, images, texts)}
+    # One read for links only (its structure templated) is held only when an image copies it
+    # by name or folder: check.jinja renders no structure it cannot evaluate, and a file
+    # merely naming what it renders to (`--output-file /etc/nginx/nginx.conf` of a generator
+    # run at start; openstack/skyline-apiserver) leaves it unread otherwise.
+    structured = links_only(suffixed)
+    held = {
+        p
+        for p in suffixed
+        if _rendered_at_start(p, images, texts, os.path.normpath(os.path.abspath(p)) in structured)
+    }
     return [p for p in found if p not in held]
 
 
-def _rendered_at_start(template: Path, images: Sequence[Image], texts: Sequence[str]) -> bool:
+def _rendered_at_start(
+    template: Path, images: Sequence[Image], texts: Sequence[str], structured: bool = False
+) -> bool:
     """Whether an image copies `template` by its name or folder (`COPY conf/ /srv/conf/`), or
     copies it with its whole build context (`COPY . /app`, which carries every file, another
     setup's role too) and a file of the run names it or what it renders to (`j2 app.ini.j2`,
     `supervisord -c /app/supervisord.conf`)."""
     if any(i.holds(template, whole_context=False) is not None for i in images):
         return True
-    if not any(i.holds(template) is not None for i in images):
+    if structured or not any(i.holds(template) is not None for i in images):
         return False
     names = {template.name, installed_name(template.name)}
     return any(
@@ -665,6 +676,19 @@ def _read_for_cores(
                 else f"this machine ({machine.cores_source})"
             )
     return reading, errors, notes, machine, where
+
+
+def _known(findings: Sequence[Finding], discovered: Sequence[Discovery]) -> list[Finding]:
+    """`findings` but those at or involving a template read for links only
+    (`value_templates.read_links`): its values are not known, so nothing is judged by them."""
+    unknown = links_only([p for walk in discovered for p in walk.in_place])
+    return [
+        f
+        for f in findings
+        if not any(
+            os.path.normpath(os.path.abspath(at.file)) in unknown for at in (f.at, *f.related)
+        )
+    ]
 
 
 def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> list[Finding]:

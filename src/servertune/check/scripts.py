@@ -56,7 +56,7 @@ from servertune.check.commands import (
     without_comments,
     wrapped,
 )
-from servertune.check.consul_template import exec_command
+from servertune.check.consul_template import exec_command, rendering
 from servertune.check.jinja import with_templates
 from servertune.check.justfile import just_recipe
 from servertune.check.makefile import Recipe, make_recipe
@@ -1451,7 +1451,9 @@ def _exec_block(
     if execs is None:
         return None
     at = execs[0].at
-    app = run_words(at.file, execs, env, env_at, find_config=find_config, depth=depth + 1)
+    # The config names its templates' renderings by their destinations (`consul_template`).
+    find = rendering(words, find_config)
+    app = run_words(at.file, execs, env, env_at, find_config=find, depth=depth + 1)
     return None if app is None else replace(app, launched_by=(at, *app.launched_by))
 
 

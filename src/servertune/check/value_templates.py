@@ -10,13 +10,18 @@ said in one `unresolved-variable` note at its line), a `{# #}` comment is droppe
 %}` keeps its first branch (said in a note) and a `{% for %}` body is read once.
 
 A template whose structure is templated (a line or a key written by an expression, a
-statement other than `if` / `for` / `set`: an include, a macro, a block) is not read here:
-the walk skips it with its one line, as before. The rendered text keeps the template's lines,
-so a reader's file:line names the template's own line.
+statement other than `if` / `for` / `set`: an include, a macro, a block; a Go template's
+`{{ define }}` / `{{ if }}`, consul-template's `.ctmpl`) is read for links only
+(`read_links`): every statement dropped and every branch's literal lines kept once, a line
+that is only an expression dropped, any other `{{ }}` an unresolved value. What it binds,
+starts or passes to joins the launch graph (an nginx site's literal `upstream`), but its
+values are not known, so no finding is raised from it (`links_only`). The rendered text keeps
+the template's lines, so a reader's file:line names the template's own line.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,14 +35,16 @@ __all__ = [
     "SUFFIXES",
     "ValueTemplate",
     "installed_name",
+    "links_only",
     "read_in_place",
+    "read_links",
     "read_values",
     "readings",
     "say_notes",
 ]
 
 #: The suffixes a file carries as a template of the file it installs as.
-SUFFIXES = (".j2", ".jinja", ".jinja2", ".jnj", ".tmpl", ".template", ".tpl")
+SUFFIXES = (".j2", ".jinja", ".jinja2", ".jnj", ".tmpl", ".template", ".tpl", ".ctmpl")
 
 _TAG = re.compile(
     r"\{#.*?#\}|\{\{-?(?P<expr>.*?)-?\}\}|\{%-?\s*(?P<keyword>\w+)(?P<rest>.*?)-?%\}", re.S
@@ -61,6 +68,8 @@ class ValueTemplate:
     branches: tuple[int, ...] = ()
     #: A Helm chart's template (`helm_templates`), not a Jinja one: its notes say so.
     helm: bool = False
+    #: Read for links only (`read_links`): the line of its first templated structure.
+    structure: int | None = None
 
 
 def installed_name(name: str) -> str:
@@ -105,13 +114,91 @@ def read_values(text: str) -> ValueTemplate | None:
 
 def read_in_place(path: Path, text: str) -> ValueTemplate | None:
     """The template `path` read with its values: a Helm chart's manifest template with its
-    chart's `values.yaml` (`helm_templates`), any other as Jinja (`read_values`)."""
+    chart's `values.yaml` (`helm_templates`), any other as Jinja (`read_values`) or, its
+    structure templated, for links only (`read_links`)."""
     if not is_chart_template(path):
-        return read_values(text)
+        return read_values(text) or read_links(text)
     found = read_chart_template(text, *chart_values(path))
     if found is None:
         return None
     return ValueTemplate(found.text, found.unresolved, found.branches, helm=True)
+
+
+#: A Go template's actions that steer lines (`{{ if }}`, `{{- range }}`, `{{ end }}`) rather
+#: than write a value; `define` opens a block whose body is written only where it is used.
+_GO_CONTROL = re.compile(r"\s*(?P<word>if|else|end|range|with|define|block)\b")
+#: Jinja statements whose body is not written where it stands (a macro, a call's body).
+_UNWRITTEN = {"macro": "endmacro", "call": "endcall", "raw": "endraw"}
+#: An expression's place in the text read for links, replaced by its value once every line
+#: is judged (a line only of expressions is dropped).
+_OPEN, _CLOSE = "\x00", "\x01"
+
+
+def read_links(text: str) -> ValueTemplate | None:
+    """The template `text` read for links only: every statement (Jinja's `{% %}`, a Go
+    template's `{{ if }}` / `{{ end }}`) dropped with every branch's literal lines kept once, a
+    Go `{{ define }}` body and a Jinja macro dropped, a line that is only expressions dropped
+    (it writes a line or a key, unknown) and any other `{{ x }}` an unresolved value. None
+    when it holds no structure (`read_values` reads it) or a tag is left open."""
+    out: list[str] = []
+    unresolved: dict[str, int] = {}
+    structure: int | None = None
+    hidden: list[str] = []  # the closing words of the unwritten bodies open
+    go: list[bool] = []  # the Go blocks open, each whether it is a `define`
+    position = 0
+    for match in _TAG.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        before = text[position : match.start()]
+        out.append(_lines_only(before) if hidden or any(go) else before)
+        out.append(_lines_only(match.group()))
+        position = match.end()
+        keyword, expr = match["keyword"], match["expr"]
+        control = _GO_CONTROL.match(expr) if expr is not None else None
+        if keyword is not None or control is not None:
+            structure = line if structure is None else structure
+            word = keyword if keyword is not None else control["word"] if control else ""
+            if hidden and word == hidden[-1]:
+                hidden.pop()
+            elif keyword in _UNWRITTEN:
+                hidden.append(_UNWRITTEN[keyword])
+            elif control is not None and word in ("if", "range", "with", "define", "block"):
+                go.append(word == "define")
+            elif control is not None and word == "end":
+                if not go:
+                    return None
+                go.pop()
+        elif expr is not None and not (hidden or any(go)):
+            out[-1] = _OPEN + _value(expr, line, unresolved) + _CLOSE + out[-1]
+    out.append(text[position:])
+    lines = "".join(out).split("\n")
+    first = next((n for n, row in enumerate(lines, 1) if _only_expressions(row)), None)
+    if hidden or go or (structure is None and first is None):
+        return None
+    structure = min(n for n in (structure, first) if n is not None)
+    kept = [
+        "" if _only_expressions(row) else re.sub(f"[{_OPEN}{_CLOSE}]", "", row) for row in lines
+    ]
+    return ValueTemplate("\n".join(kept), tuple(unresolved.items()), structure=structure)
+
+
+def _only_expressions(row: str) -> bool:
+    """Whether a line read for links holds expressions and nothing else but blanks."""
+    return _OPEN in row and not re.sub(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}", "", row).strip()
+
+
+def links_only(paths: Sequence[Path]) -> frozenset[str]:
+    """Those of `paths` (templates a run reads in place) read for links only, by normalized
+    path: no finding is raised from them, their values being unknown."""
+    found: set[str] = set()
+    for path in paths:
+        try:
+            own = read_text(path)
+        except (OSError, CheckInputError):
+            continue
+        read = read_in_place(path, template_text(path, own))
+        if read is not None and read.structure is not None:
+            found.add(os.path.normpath(os.path.abspath(path)))
+    return frozenset(found)
 
 
 def _statement(keyword: str, stack: list[str], line: int, branches: list[int]) -> bool:
@@ -208,6 +295,15 @@ def say_notes(path: Path, text: str) -> None:
     own = template_text(path, text)
     found = read_in_place(path, own) if own != text else None
     if found is None:
+        return
+    if found.structure is not None:
+        note(
+            "template",
+            Location(path, found.structure),
+            f"{path}:{found.structure}: read for links only: templated structure at line "
+            f"{found.structure}; what it binds, starts or passes to was followed, its values "
+            "are not known, so nothing in it was checked",
+        )
         return
     dot, given, statement = (
         ("", "helm's --set, another values file, the release", "{{ if }}")
