@@ -726,7 +726,7 @@ def link(
     address as the kernel routes it, or a host name (another container's, of the nginx's own
     compose project when `stacks` says which) at the app's port."""
     links: list[Link] = []
-    for config in nginx_configs:
+    for config in _whole_configs(nginx_configs, snippets_only=True):
         project = stacks.of_front(config.files or (config.file,)) if stacks else None
         rendered: dict[str, str] | None = None
         passes = (*config.passes, *config.templated_passes)
@@ -865,14 +865,18 @@ class BalancerLink:
     pool: Setting[int] | None = None
 
 
-def _whole_configs(fronted: list[NginxConfig]) -> list[NginxConfig]:
+def _whole_configs(
+    fronted: Sequence[NginxConfig], *, snippets_only: bool = False
+) -> list[NginxConfig]:
     """The configs nginx runs: a site file that another of `fronted` includes (`include
     /etc/nginx/conf.d/*.conf;` over the file its image copies there) is served as part of that
-    config, under its http block's settings, not also alone with nginx's defaults."""
+    config, under its http block's settings, not also alone with nginx's defaults
+    (`snippets_only`: only a file of locations, `NginxConfig.snippet`, is left out so)."""
     return [
         n
         for n in fronted
-        if not any(other.file != n.file and n.file in other.files for other in fronted)
+        if (snippets_only and not n.snippet)
+        or not any(other.file != n.file and n.file in other.files for other in fronted)
     ]
 
 

@@ -530,6 +530,10 @@ class NginxConfig:
     #: The `keepalive_timeouts` places of server blocks that pass nothing on (no proxy_pass,
     #: uwsgi_pass, fastcgi_pass, grpc_pass, scgi_pass, memcached_pass): they serve files.
     static_keepalives: tuple[Location, ...] = ()
+    #: A file of locations or of a location's lines, read alone (`nginx._location_snippet`):
+    #: its passes are joined only where no config read here includes it, which passes there
+    #: under that site's settings.
+    snippet: bool = False
 
 
 #: The balancers that proxy through Go's http.Transport, which retries an idempotent request

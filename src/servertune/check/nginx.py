@@ -889,6 +889,18 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
                     nginx_names=defined,
                     root=_root(context, ""),
                 )
+    snippet = _location_snippet(nodes, http)
+    if snippet:
+        _walk_locations(
+            passes,
+            nodes,
+            default_read,
+            default_read,
+            False,
+            (default_read, default_read),
+            templated=templated,
+            nginx_names=defined,
+        )
     return NginxConfig(
         file=path,
         files=tuple(tree.files),
@@ -902,7 +914,19 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
         worker_connections=_worker_connections(nodes, path),
         worker_processes=_worker_processes(nodes, path),
         static_keepalives=tuple(k.at for k in keepalives if k.at not in proxying),
+        snippet=snippet,
     )
+
+
+def _location_snippet(nodes: list[_Node], http: list[_Node]) -> bool:
+    """A file of `location` blocks or of a location's own lines (`proxy_pass` with its
+    headers), and no `server` or `http` block: a snippet a site includes (`include
+    snippets/app_proxy.conf;`) whose passes are that site's, read alone too where the site is
+    not read (a templated site, a script writing it), as mail-in-a-box's
+    conf/nginx-primaryonly.conf and tournesol's gunicorn_proxy.conf are."""
+    if http or any(n.directive == "server" for n in nodes):
+        return False
+    return any(n.directive in ("location", "proxy_pass", "uwsgi_pass") for n in nodes)
 
 
 #: The directives that pass a request on to another server (the rest serve files or answer).
