@@ -741,7 +741,11 @@ def link(
                     rendered = stacks.front_environment(config.files or (config.file,))
                 passing = replace(passing, target=_render(passing.target, rendered))
                 if "$" in passing.target:
-                    continue  # a name the front's containers do not set: unknown
+                    # A name the front's containers do not set: unknown. One nginx computes
+                    # (Lua, a map) reaches the one server the image running the front starts.
+                    if passing.computed:
+                        links.extend(_by_image(config, passing, apps, stacks))
+                    continue
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
@@ -780,6 +784,18 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _by_image(
+    config: NginxConfig, passing: PassTarget, apps: Sequence[AppServer], stacks: Stacks
+) -> list[Link]:
+    """The link of a pass whose address is not known here to the one server the image
+    holding its config starts (`image_fronts`), if the files say which."""
+    from servertune.check.image_fronts import same_image_server
+
+    app = same_image_server(config, passing, apps, stacks.images)
+    server = Setting(passing.target, passing.at)
+    return [] if app is None else [Link(config, passing, None, server, app)]
 
 
 def _remote_of_environment(

@@ -471,6 +471,10 @@ class PassTarget:
     #: as written; "" with none. The folder the site is served from, which tells apart servers
     #: that share one socket path on different hosts (`nearest_servers`).
     root: str = ""
+    #: Its address names variables the config computes where nginx runs (`set_by_lua_block`,
+    #: `map`, `perl_set`) and no template's: not known here, joined only by the image that
+    #: runs it (`image_fronts`).
+    computed: bool = False
 
     def timeout_name(self, which: Literal["read", "send"]) -> str:
         """The read (or send) timeout as its file names it: `proxy_read_timeout`, or the

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -645,7 +645,10 @@ def _every(nodes: list[_Node]) -> list[_Node]:
 
 
 #: Directives that define a variable of the config's own, and which argument names it.
-_DEFINING = {"set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0}
+_DEFINING = {
+    "set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0,
+    "set_by_lua": 0, "set_by_lua_block": 0, "set_by_lua_file": 0,
+}  # fmt: skip
 _VARIABLE = re.compile(
     r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
 )
@@ -664,6 +667,12 @@ def _defined_variables(nodes: list[_Node]) -> frozenset[str]:
             found.add(node.args[index][1:])
         found.update(m[1] for arg in node.args for m in _CAPTURE.finditer(arg))
     return frozenset(found)
+
+
+def _computed(value: str, defined: frozenset[str]) -> bool:
+    """`value` names a variable the config defines that no `set` gave a literal value
+    (`set_by_lua_block $port { ... }`, a `map`): nginx computes it where it runs."""
+    return any((m["braced"] or m["bare"]) in defined for m in _VARIABLE.finditer(value))
 
 
 def _template_names(value: str, defined: frozenset[str]) -> list[str]:
@@ -715,6 +724,8 @@ def _walk_locations(
                 passes.append(found)
             elif templated is not None and _template_names(node.args[0], nginx_names):
                 templated.append(found)
+            elif templated is not None and _computed(node.args[0], nginx_names):
+                templated.append(replace(found, computed=True))
         elif node.block is not None and node.directive in ("location", "if", "limit_except"):
             inner = " ".join(node.args) if node.directive == "location" else where
             _walk_locations(
