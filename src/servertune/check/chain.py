@@ -726,7 +726,7 @@ def link(
     address as the kernel routes it, or a host name (another container's, of the nginx's own
     compose project when `stacks` says which) at the app's port."""
     links: list[Link] = []
-    for config in nginx_configs:
+    for config in _whole_configs(nginx_configs, snippets_only=True):
         project = stacks.of_front(config.files or (config.file,)) if stacks else None
         rendered: dict[str, str] | None = None
         passes = (*config.passes, *config.templated_passes)
@@ -741,7 +741,11 @@ def link(
                     rendered = stacks.front_environment(config.files or (config.file,))
                 passing = replace(passing, target=_render(passing.target, rendered))
                 if "$" in passing.target:
-                    continue  # a name the front's containers do not set: unknown
+                    # A name the front's containers do not set: unknown. One nginx computes
+                    # (Lua, a map) reaches the one server the image running the front starts.
+                    if passing.computed:
+                        links.extend(_by_image(config, passing, apps, stacks))
+                    continue
             upstream = config.upstreams.get(passing.target)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
@@ -780,6 +784,18 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _by_image(
+    config: NginxConfig, passing: PassTarget, apps: Sequence[AppServer], stacks: Stacks
+) -> list[Link]:
+    """The link of a pass whose address is not known here to the one server the image
+    holding its config starts (`image_fronts`), if the files say which."""
+    from servertune.check.image_fronts import same_image_server
+
+    app = same_image_server(config, passing, apps, stacks.images)
+    server = Setting(passing.target, passing.at)
+    return [] if app is None else [Link(config, passing, None, server, app)]
 
 
 def _remote_of_environment(
@@ -865,14 +881,18 @@ class BalancerLink:
     pool: Setting[int] | None = None
 
 
-def _whole_configs(fronted: list[NginxConfig]) -> list[NginxConfig]:
+def _whole_configs(
+    fronted: Sequence[NginxConfig], *, snippets_only: bool = False
+) -> list[NginxConfig]:
     """The configs nginx runs: a site file that another of `fronted` includes (`include
     /etc/nginx/conf.d/*.conf;` over the file its image copies there) is served as part of that
-    config, under its http block's settings, not also alone with nginx's defaults."""
+    config, under its http block's settings, not also alone with nginx's defaults
+    (`snippets_only`: only a file of locations, `NginxConfig.snippet`, is left out so)."""
     return [
         n
         for n in fronted
-        if not any(other.file != n.file and n.file in other.files for other in fronted)
+        if (snippets_only and not n.snippet)
+        or not any(other.file != n.file and n.file in other.files for other in fronted)
     ]
 
 

@@ -471,6 +471,10 @@ class PassTarget:
     #: as written; "" with none. The folder the site is served from, which tells apart servers
     #: that share one socket path on different hosts (`nearest_servers`).
     root: str = ""
+    #: Its address names variables the config computes where nginx runs (`set_by_lua_block`,
+    #: `map`, `perl_set`) and no template's: not known here, joined only by the image that
+    #: runs it (`image_fronts`).
+    computed: bool = False
 
     def timeout_name(self, which: Literal["read", "send"]) -> str:
         """The read (or send) timeout as its file names it: `proxy_read_timeout`, or the
@@ -530,6 +534,10 @@ class NginxConfig:
     #: The `keepalive_timeouts` places of server blocks that pass nothing on (no proxy_pass,
     #: uwsgi_pass, fastcgi_pass, grpc_pass, scgi_pass, memcached_pass): they serve files.
     static_keepalives: tuple[Location, ...] = ()
+    #: A file of locations or of a location's lines, read alone (`nginx._location_snippet`):
+    #: its passes are joined only where no config read here includes it, which passes there
+    #: under that site's settings.
+    snippet: bool = False
 
 
 #: The balancers that proxy through Go's http.Transport, which retries an idempotent request

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -645,7 +645,10 @@ def _every(nodes: list[_Node]) -> list[_Node]:
 
 
 #: Directives that define a variable of the config's own, and which argument names it.
-_DEFINING = {"set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0}
+_DEFINING = {
+    "set": 0, "map": 1, "split_clients": 1, "perl_set": 0, "js_set": 0,
+    "set_by_lua": 0, "set_by_lua_block": 0, "set_by_lua_file": 0,
+}  # fmt: skip
 _VARIABLE = re.compile(
     r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
 )
@@ -664,6 +667,12 @@ def _defined_variables(nodes: list[_Node]) -> frozenset[str]:
             found.add(node.args[index][1:])
         found.update(m[1] for arg in node.args for m in _CAPTURE.finditer(arg))
     return frozenset(found)
+
+
+def _computed(value: str, defined: frozenset[str]) -> bool:
+    """`value` names a variable the config defines that no `set` gave a literal value
+    (`set_by_lua_block $port { ... }`, a `map`): nginx computes it where it runs."""
+    return any((m["braced"] or m["bare"]) in defined for m in _VARIABLE.finditer(value))
 
 
 def _template_names(value: str, defined: frozenset[str]) -> list[str]:
@@ -715,6 +724,8 @@ def _walk_locations(
                 passes.append(found)
             elif templated is not None and _template_names(node.args[0], nginx_names):
                 templated.append(found)
+            elif templated is not None and _computed(node.args[0], nginx_names):
+                templated.append(replace(found, computed=True))
         elif node.block is not None and node.directive in ("location", "if", "limit_except"):
             inner = " ".join(node.args) if node.directive == "location" else where
             _walk_locations(
@@ -889,6 +900,18 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
                     nginx_names=defined,
                     root=_root(context, ""),
                 )
+    snippet = _location_snippet(nodes, http)
+    if snippet:
+        _walk_locations(
+            passes,
+            nodes,
+            default_read,
+            default_read,
+            False,
+            (default_read, default_read),
+            templated=templated,
+            nginx_names=defined,
+        )
     return NginxConfig(
         file=path,
         files=tuple(tree.files),
@@ -902,7 +925,19 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
         worker_connections=_worker_connections(nodes, path),
         worker_processes=_worker_processes(nodes, path),
         static_keepalives=tuple(k.at for k in keepalives if k.at not in proxying),
+        snippet=snippet,
     )
+
+
+def _location_snippet(nodes: list[_Node], http: list[_Node]) -> bool:
+    """A file of `location` blocks or of a location's own lines (`proxy_pass` with its
+    headers), and no `server` or `http` block: a snippet a site includes (`include
+    snippets/app_proxy.conf;`) whose passes are that site's, read alone too where the site is
+    not read (a templated site, a script writing it), as mail-in-a-box's
+    conf/nginx-primaryonly.conf and tournesol's gunicorn_proxy.conf are."""
+    if http or any(n.directive == "server" for n in nodes):
+        return False
+    return any(n.directive in ("location", "proxy_pass", "uwsgi_pass") for n in nodes)
 
 
 #: The directives that pass a request on to another server (the rest serve files or answer).

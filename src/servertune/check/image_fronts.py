@@ -1,0 +1,82 @@
+"""A front whose upstream address nginx computes where it runs (`set_by_lua_block $port {
+return os.getenv('LISTEN_PORT') or '8080' }`, a `map`), not known here, joined by the image it
+runs in: when one image copies the front's config by name or folder (not a whole build
+context) and starts exactly one app server of the run, that nginx and that server run in one
+container, and a pass of that config to an address not known here reaches that server, the
+only one there to reach (the s6-overlay or supervisord image that starts nginx beside
+gunicorn). A part of the address that is written (`http://$host:8000`) must still match: a
+server known to listen on other ports only is not joined. Two images holding the config, or
+an image starting two servers, join nothing: unknown, never guessed."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from servertune.check.dockerfile import Image
+from servertune.check.model import AppServer, NginxConfig, PassTarget, note
+
+__all__ = ["same_image_server"]
+
+#: `host:port` as a pass writes it after its scheme, a `$name` allowed in each part.
+_PORT = re.compile(r":(?P<port>[^:/]+)\Z")
+
+
+def _real(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+def _written_port(target: str) -> str | None:
+    """The port a pass target writes literally (`$host:8000` -> 8000), None when it is a
+    variable, left out, or the target is a unix socket."""
+    address = re.sub(r"\A[a-z]+://", "", target).split("/", 1)[0]
+    found = _PORT.search(address)
+    return found["port"] if found and found["port"].isdigit() else None
+
+
+def _ports(app: AppServer) -> set[str]:
+    """The TCP ports the app is known to listen on (empty: none known)."""
+    return {
+        s.value.rsplit(":", 1)[1]
+        for s in app.sockets
+        if not s.value.startswith(("unix:", "/")) and ":" in s.value
+    }
+
+
+def same_image_server(
+    config: NginxConfig,
+    passing: PassTarget,
+    apps: Sequence[AppServer],
+    images: Sequence[Image],
+) -> AppServer | None:
+    """The one app server the image holding `config` starts, which `passing` (an address not
+    known here) reaches, with a `joined-by-name` note saying it is joined by the image; None
+    when the files do not say which image runs the front or which server it starts."""
+    first = (config.files or (config.file,))[0]
+    holders = [i for i in images if i.holds(first, whole_context=False) is not None]
+    if len(holders) != 1:
+        return None
+    image = _real(holders[0].path)
+    started = [
+        a
+        for a in apps
+        if image in {_real(at.file) for at in a.launched_by} | {_real(a.file)}
+        and (passing.protocol != "uwsgi" or a.kind == "uwsgi")
+    ]
+    if len(started) != 1:
+        return None
+    port = _written_port(passing.target)
+    ports = _ports(started[0])
+    if port is not None and ports and port not in ports:
+        return None
+    note(
+        "joined-by-name",
+        passing.at,
+        f"{passing.at}: joined by image: the pass's address {passing.target!r} is computed where "
+        f"nginx runs, not known here; {holders[0].path.name} copies this config and starts "
+        f"only the server at {started[0].launched_by[0] if started[0].launched_by else started[0].file}, "
+        "the one this front can reach in that container",
+    )
+    return started[0]
