@@ -2772,12 +2772,10 @@ def _run_words(
         return compound
     if not words or find_config is None or depth > 4:
         return None
-    supervised = _supervisord_config(words, env, find_config)
-    if supervised is not None:
-        return supervised
-    served = pserve_served(words, env, find_config)
-    if served is not None:
-        return served
+    # A runner whose config names the server (`supervisord -c FILE`, `pserve FILE`).
+    named = _supervisord_config(words, env, find_config) or pserve_served(words, env, find_config)
+    if named is not None:
+        return named
     managed = _procfile_manager(words, env, env_at, find_config, depth)
     if managed is not None:
         return managed
