@@ -905,6 +905,28 @@ def test_supervisord_program_under_a_checkout_directory_reads_the_repositorys_co
     assert not [n for n in result.notes if n.kind == "config-not-found"]
 
 
+def test_supervisord_program_through_a_folder_named_for_the_repository_is_its_file(
+    tmp_path: Path,
+) -> None:
+    """A supervisord program with no `directory=` that runs `sh /data/shop/api/tools/start.sh`
+    (the image's entrypoint clones the repository `shop` into /data/shop when the container
+    starts): the folder named for the repository is its checkout, so the script is the
+    repository's api/tools/start.sh and the program's chain runs through it to its gunicorn.
+    A path through a folder of any other name is not looked for (seen in openspug/spug's
+    docs/docker/spug.ini)."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "docker/app.ini": "[program:api]\ncommand = sh /data/shop/api/tools/start.sh\n\n"
+            "[program:other]\ncommand = sh /data/other/api/tools/start.sh\n",
+            "api/tools/start.sh": "#!/bin/sh\nexec gunicorn -w 3 -b 127.0.0.1:9001 shop.wsgi\n",
+        },
+    )
+    assert folder_chains(check_folder(root), root) == [
+        (["docker/app.ini:2", "api/tools/start.sh:2"], "gunicorn", 3)
+    ]
+
+
 def test_a_server_stage_below_an_idle_last_stage_is_a_launch(tmp_path: Path) -> None:
     """`FROM python AS base ... CMD gunicorn ...` then `FROM base AS dev` with `CMD tail -f
     /dev/null` (a container kept idle for `docker exec`): the last stage starts nothing, so
