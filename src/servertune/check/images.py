@@ -252,6 +252,9 @@ def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> I
     then its tag, name (`_by_key`); else the one Dockerfile under a folder so named
     (`_folders_above`), the first key that names any folder deciding."""
     keys = ["".join(own)] if own else []
+    # The name's last words together, longest first (`rsr-backend-prod-no-code`:
+    # `prodnocode`, a `Dockerfile-prod-no-code`), before any word alone (`prod`, another's).
+    keys += ["".join(own[i:]) for i in range(1, len(own) - 1)]
     # A word alone ties only when it is the name's own: a word of the repository's names
     # (`yeti` of `yeti-agents` in yeti-docker) names the project, not which of its images.
     known = {w for n in repository_names(root) for w in words(n)}
