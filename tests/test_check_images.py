@@ -607,7 +607,7 @@ def test_a_base_image_named_by_its_last_words_is_the_dockerfile_of_that_suffix(
             "Dockerfile-prod": "FROM acme/shop-backend-prod-no-code:local\nCOPY app/ /app/app\n",
             "Dockerfile-prod-no-code": GUNICORN_IMAGE,
             "start.sh": START,
-            "dev-env/Dockerfile": "FROM python:3.12-slim\nCMD [\"sleep\", \"infinity\"]\n",
+            "dev-env/Dockerfile": 'FROM python:3.12-slim\nCMD ["sleep", "infinity"]\n',
             "dev-env/compose.yaml": "services:\n  db:\n    image: shop/postgres-dev-env:1\n",
         },
     )
