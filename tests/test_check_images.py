@@ -589,3 +589,29 @@ def test_a_release_tag_no_build_makes_is_the_dockerfiles_last_stage(tmp_path: Pa
     assert not [f for f in result.findings if f.rule == "reloader-in-production"]
     deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
     assert [a.sockets[0].value for a in deployed] == ["0.0.0.0:8000"]
+
+
+def test_a_base_image_named_by_its_last_words_is_the_dockerfile_of_that_suffix(
+    tmp_path: Path,
+) -> None:
+    """`Dockerfile-prod` is `FROM acme/shop-backend-prod-no-code:local`: the name's last words
+    together (`prod-no-code`) are `Dockerfile-prod-no-code`'s suffix, a longer match than its
+    word `prod` alone (which names `Dockerfile-prod`, the Dockerfile asking), so that file is
+    its base and the image runs the base's gunicorn: one launch from `Dockerfile-prod` through
+    its base's CMD to the script (seen in akvo/akvo-rsr). Last words name a Dockerfile's own
+    name only, never a folder: `shop/postgres-dev-env` is no image of `dev-env/Dockerfile`
+    (a qualifier, as in tournesol-app/tournesol), still a not-followed note."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "Dockerfile-prod": "FROM acme/shop-backend-prod-no-code:local\nCOPY app/ /app/app\n",
+            "Dockerfile-prod-no-code": GUNICORN_IMAGE,
+            "start.sh": START,
+            "dev-env/Dockerfile": 'FROM python:3.12-slim\nCMD ["sleep", "infinity"]\n',
+            "dev-env/compose.yaml": "services:\n  db:\n    image: shop/postgres-dev-env:1\n",
+        },
+    )
+    result = check(root)
+    assert chains(result, root) == [["Dockerfile-prod", "Dockerfile-prod-no-code", "start.sh"]]
+    assert not [m for m in unfollowed(result) if "base image's command" in m]
+    assert [m for m in unfollowed(result) if "postgres-dev-env" in m]

@@ -903,3 +903,59 @@ def test_supervisord_program_under_a_checkout_directory_reads_the_repositorys_co
         )
     ]
     assert not [n for n in result.notes if n.kind == "config-not-found"]
+
+
+def test_supervisord_program_through_a_folder_named_for_the_repository_is_its_file(
+    tmp_path: Path,
+) -> None:
+    """A supervisord program with no `directory=` that runs `sh /data/shop/api/tools/start.sh`
+    (the image's entrypoint clones the repository `shop` into /data/shop when the container
+    starts): the folder named for the repository is its checkout, so the script is the
+    repository's api/tools/start.sh and the program's chain runs through it to its gunicorn.
+    A path through a folder of any other name is not looked for (seen in openspug/spug's
+    docs/docker/spug.ini)."""
+    root = write(
+        tmp_path / "shop",
+        {
+            "docker/app.ini": "[program:api]\ncommand = sh /data/shop/api/tools/start.sh\n\n"
+            "[program:other]\ncommand = sh /data/other/api/tools/start.sh\n",
+            "api/tools/start.sh": "#!/bin/sh\nexec gunicorn -w 3 -b 127.0.0.1:9001 shop.wsgi\n",
+        },
+    )
+    assert folder_chains(check_folder(root), root) == [
+        (["docker/app.ini:2", "api/tools/start.sh:2"], "gunicorn", 3)
+    ]
+
+
+def test_a_server_stage_below_an_idle_last_stage_is_a_launch(tmp_path: Path) -> None:
+    """`FROM python AS base ... CMD gunicorn ...` then `FROM base AS dev` with `CMD tail -f
+    /dev/null` (a container kept idle for `docker exec`): the last stage starts nothing, so
+    the base stage's gunicorn, what `docker build --target base` runs, is the Dockerfile's
+    launch, with the base stage's environment, and a note says which stage was read (seen in
+    MozillaFoundation/foundation.mozilla.org). A stage below that starts no server either (a
+    `celery worker`) adds no launch."""
+    write(
+        tmp_path / "worker",
+        {
+            "Dockerfile": "FROM python:3.12-slim AS base\n"
+            'CMD ["celery", "-A", "app", "worker"]\n\n'
+            'FROM base AS dev\nCMD ["sleep", "infinity"]\n',
+        },
+    )
+    assert folder_chains(check_folder(tmp_path / "worker"), tmp_path / "worker") == []
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim AS base\n"
+            'ENV GUNICORN_CMD_ARGS="--workers 3 --bind 0.0.0.0:8000"\n'
+            'CMD ["gunicorn", "app.wsgi:application"]\n\n'
+            "FROM base AS dev\nUSER root\n"
+            'CMD ["tail", "-f", "/dev/null"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert [(kind, workers) for _, kind, workers in folder_chains(result, tmp_path)] == [
+        ("gunicorn", 3)
+    ]
+    chosen = [n for n in result.notes if n.kind == "server-chosen"]
+    assert [(n.at.line, "--target base" in n.message) for n in chosen] == [(7, True)]

@@ -142,3 +142,34 @@ def test_paste_file_with_a_uwsgi_section_stays_uwsgi(tmp_path: Path) -> None:
     ini = tmp_path / "production.ini"
     text = "[app:main]\nuse = egg:shop\n\n[uwsgi]\nprocesses = 4\n"
     assert reader_for(ini, text).kind == "uwsgi"
+
+
+def test_pserve_file_is_a_launch_of_the_server_its_section_names(tmp_path: Path) -> None:
+    """`pserve FILE` in an image's CMD or a script runs the server of FILE's `[server:main]`:
+    the launch is chained through the command to the ini (its config), with pserve's
+    `name=value` words filling `%(name)s` (`port = %(http_port)s`) and `--reload` making it a
+    reloading launch. Before, the image ran 'pserve', a server check did not know, and the
+    ini stood alone (a session-25 gap: PasteDeploy apps started the Pyramid way)."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+            'CMD ["pserve", "production.ini"]\n',
+            "production.ini": GUNICORN_SERVER.replace("%(http_keepalive)s", "5").replace(
+                "config = gunicorn.conf.py\n", ""
+            ),
+            "dev/run.sh": "#!/bin/sh\nexec pserve --reload development.ini http_port=7000\n",
+            "dev/development.ini": "[app:main]\nuse = egg:shop\n\n[server:main]\n"
+            "use = egg:waitress#main\nlisten = 0.0.0.0:%(http_port)s\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    started = sorted(chains(result, tmp_path))
+    assert started == [
+        (["Dockerfile:4", "production.ini:7"], "gunicorn", 3),
+        (["dev/run.sh:2", "dev/development.ini:4"], "waitress", 1),
+    ]
+    waitress = next(app for app in result.apps if app.kind == "waitress")
+    assert [s.value for s in waitress.sockets] == ["0.0.0.0:7000"]
+    assert waitress.reloads is not None
+    assert waitress.reloads.value

@@ -460,3 +460,36 @@ def test_a_compose_or_kubernetes_command_of_one_string_is_the_same_error(tmp_pat
         (2, ["127.0.0.1:8000"]),
         (3, ["127.0.0.1:8000"]),  # `-w 3`: argparse reads `-w` and ` 3`, which int() takes
     ]
+
+
+def test_a_long_option_and_its_value_in_one_argument_is_an_error(tmp_path: Path) -> None:
+    """An exec-form item `"--bind 0.0.0.0:8000"` (a compose `command` list, a Kubernetes
+    `args` item) is one argument: gunicorn's argparse takes it for a positional argument, so
+    the option is never set and gunicorn listens on its default, an
+    `option-and-value-in-one-argument` error at its line naming the split fix. A short option
+    (`"-w 3"`, which every parser reads as `-w` with ` 3`), `--opt=a b` (split at its `=`) and
+    an option and value in items of their own are not that error (a session-25 gap: items
+    written as one string in compose and Kubernetes)."""
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  web:\n    image: app\n"
+        '    command: ["gunicorn", "app:app", "--bind 0.0.0.0:8000", "-w 3",\n'
+        '      "--access-logformat=%(h)s %(r)s", "--timeout", "30"]\n'
+    )
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: api\nspec:\n  containers:\n"
+        '    - name: api\n      image: app\n      command: ["gunicorn"]\n'
+        '      args: ["app:api", "--workers 4"]\n'
+    )
+    result = check_files([tmp_path / "compose.yaml", tmp_path / "pod.yaml"], machine=MACHINE)
+    found = sorted(
+        (f.at.file.name, f.at.line, f.fix)
+        for f in result.findings
+        if f.rule == "option-and-value-in-one-argument"
+    )
+    assert [(name, line) for name, line, _ in found] == [("compose.yaml", 4), ("pod.yaml", 10)]
+    assert '"--bind", "0.0.0.0:8000"' in found[0][2]
+    assert '"--workers", "4"' in found[1][2]
+    assert sorted((a.workers.value, [s.value for s in a.sockets]) for a in result.apps) == [
+        (1, ["127.0.0.1:8000"]),
+        (3, ["127.0.0.1:8000"]),
+    ]

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from servertune.check.commands import ConfigFile, FindConfig, beside
 from servertune.check.model import Location
 
-__all__ = ["in_checkout"]
+__all__ = ["in_checkout", "in_named_checkout"]
 
 
 def in_checkout(config: Path, workdir: str) -> FindConfig:
@@ -84,5 +84,30 @@ def _as_written(config: Path, workdir: str, fallback: FindConfig) -> FindConfig:
             if found is not None:
                 return found
         return fallback(wanted, at)
+
+    return find
+
+
+def in_named_checkout(config: Path) -> FindConfig:
+    """Finds an absolute path a program of `config` names through a folder named for the
+    repository (`/data/spug/spug_api/tools/start-api.sh` in `spug`, where the image's
+    entrypoint runs `git clone .../spug.git /data/spug`, or a checkout `git clone` names for
+    the repository): the path below that folder is the repository's file. Only a folder of the
+    repository's very name (`repository_names`) is that evidence, and only the path from the
+    repository's root is looked for; None otherwise."""
+    from servertune.check.repository_names import repository_names
+    from servertune.check.resolve import within_default
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        if not wanted.startswith("/") or "\n" in wanted or len(wanted) > 4096:
+            return None
+        parts = PurePosixPath(wanted).parts[1:]
+        with within_default(config) as root:
+            names = {n.lower() for n in repository_names(root)}
+        named = [i for i, part in enumerate(parts[:-1]) if part.lower() in names]
+        if not named or ".." in parts:
+            return None
+        # From the repository's root, as the run names its files (relative to `config`).
+        return beside(config)("../" * _levels(config) + "/".join(parts[named[-1] + 1 :]), at)
 
     return find

@@ -63,6 +63,7 @@ __all__ = [
     "beside",
     "child_env",
     "expand_shell",
+    "joined_words",
     "one_string_split",
     "place_words",
     "read_command",
@@ -1233,6 +1234,7 @@ def read_command(
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
         repeated_options=repeated_options(command),
+        joined_options=joined_options(command),
         one_string_exec=(
             Setting(command.program.written, command.program.at)
             if isinstance(command.program, JoinedWord)
@@ -1365,6 +1367,25 @@ SINGLE_VALUE: dict[str, dict[str, str]] = {
 }
 #: uWSGI's aliases of one option.
 _SAME_OPTION = {"workers": "processes"}
+
+
+#: An argument that is a long option, blanks, then more (`--bind 0.0.0.0:8000`). A short
+#: one is not: argparse, click and getopt all read `-w 4` as `-w` with the value ` 4`.
+_JOINED_OPTION = re.compile(r"\A--[A-Za-z][\w.-]*\s+\S")
+
+
+def joined_options(command: ServerCommand) -> tuple[Setting[str], ...]:
+    """The words of the command line that hold a long option and its value in one argument
+    (an exec-form item `"--bind 0.0.0.0:8000"`, a quoted word): no shell splits a word, so the
+    server gets one argument that starts with the option's name and goes on past it. A
+    word the program itself splits (`expands`, monofy's) is none, nor `--opt=a b`, which
+    every parser splits at its `=`."""
+    return () if command.expands else joined_words(command.args)
+
+
+def joined_words(words: Sequence[Word]) -> tuple[Setting[str], ...]:
+    """`joined_options` of words as a program gets them (a Kubernetes container's `args`)."""
+    return tuple(Setting(w.text, w.at) for w in words if _JOINED_OPTION.match(w.text))
 
 
 def repeated_options(command: ServerCommand) -> tuple[tuple[Setting[str], Setting[str]], ...]:

@@ -1289,10 +1289,11 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     environment = {**image.env, **(env or {})}
-    app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
-    if app is None:
-        app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
-    app = _through_base(app, image)
+    app = _server_of(path, image, entrypoint, cmd, environment)
+    if app is None and (entrypoint or cmd):
+        below = _stage_below(path, text, env, entrypoint + cmd)
+        if below is not None:
+            image, app = below
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
         if not shown and owned_base(image):
@@ -1322,6 +1323,69 @@ def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None)
     return _stop_signal(
         replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else ""), path, text
     )
+
+
+def _server_of(
+    path: Path,
+    image: Image,
+    entrypoint: list[Word],
+    cmd: list[Word],
+    environment: Mapping[str, str],
+) -> AppServer | None:
+    """The server the image's command starts (through s6 services and its base image)."""
+    app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
+    if app is None:
+        app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
+    return _through_base(app, image)
+
+
+def _stage_below(
+    path: Path, text: str, env: Mapping[str, str] | None, ran: list[Word]
+) -> tuple[Image, AppServer] | None:
+    """The server of the nearest stage the last stage is built FROM, when the last stage
+    replaces that stage's command with one that starts none (`FROM base AS dev` then
+    `CMD tail -f /dev/null`: an idle container for `docker exec`): the server stage is what
+    `docker build --target` of it runs, and a stage whose own command starts nothing says
+    nothing of it. None when no stage below starts a server check reads."""
+    for name in _stages_below(text):
+        image = read_image(path, text, target=name)
+        entrypoint, cmd = container_words(
+            image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+        )
+        if entrypoint + cmd == ran:
+            continue  # the same command, inherited: it starts nothing there either
+        with collect_notes():  # the stage's reading is a candidate's, not the file's
+            app = _server_of(path, image, entrypoint, cmd, {**image.env, **(env or {})})
+        if app is not None:
+            shown = " ".join(w.text for w in ran[-6:])
+            note(
+                "server-chosen",
+                ran[-1].at,
+                f"{ran[-1].at}: the last stage runs {shown[:80]!r}, which starts no server "
+                f"check reads; the stage {name!r} it is built FROM starts one, read as "
+                f"`docker build --target {name}` builds it",
+            )
+            return image, app
+    return None
+
+
+def _stages_below(text: str) -> list[str]:
+    """The named stages the last stage is built FROM, the nearest first (`FROM base AS dev`
+    last: `base`, then the stage `base` is FROM, and so on)."""
+    import dockerfile
+
+    try:
+        commands = dockerfile.parse_string(text)
+    except dockerfile.GoParseError:
+        return []
+    froms = [c for c in commands if c.cmd.upper() == "FROM" and c.value]
+    bases = {name.lower(): c.value[0].lower() for c in froms if (name := _stage_name(c))}
+    below: list[str] = []
+    base = froms[-1].value[0].lower() if froms else ""
+    while base in bases and base not in below:
+        below.append(base)
+        base = bases[base]
+    return below
 
 
 def owned_base(image: Image) -> bool:

@@ -258,8 +258,13 @@ def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> I
     keys += [w for w in reversed(own) if w not in known] if len(own) > 1 else []
     if tag and "$" not in tag:
         keys.append(_plain(tag))
-    for key in keys:
-        found = _by_key(images, key, root)
+    # The name's last words together, longest first, as a Dockerfile's own name's suffix
+    # (`rsr-backend-prod-no-code`: `Dockerfile-prod-no-code`), before any word alone (`prod`,
+    # another's); not a folder's name (`postgres-dev-env` is no image of a `dev-env/` folder:
+    # a qualifier of the name, not what it is).
+    runs = ["".join(own[i:]) for i in range(1, len(own) - 1)]
+    for key in keys[:1] + runs + keys[1:]:
+        found = _by_file_name(images, key) if key in runs else _by_key(images, key, root)
         if found is not None:
             return found
     # A folder further up a Dockerfile's path, only when no key names a Dockerfile itself:
@@ -459,6 +464,15 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
         return None
     ((image, stage),) = staged
     return _read(image.path, image.context if image.context_given else None, stage)
+
+
+def _by_file_name(images: Sequence[Image], key: str) -> Image | None:
+    """The one Dockerfile whose own name's suffix or prefix is `key` (`Dockerfile-prod-no-code`
+    for `prodnocode`)."""
+    named = [
+        i for i in images if key in {_plain(p) for p in re.split(r"(?i)dockerfile", i.path.name)}
+    ]
+    return named[0] if len(named) == 1 else None
 
 
 def _folders_above(image: Image, root: Path) -> frozenset[str]:

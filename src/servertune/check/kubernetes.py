@@ -870,6 +870,10 @@ def read_manifests(
                     app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
                 else:
                     app = _asgi(path, server, argv, env)
+                from servertune.check.commands import Word, joined_words
+
+                joined = joined_words([Word(w.text, w.at) for w in argv[1:]])
+                app = replace(app, joined_options=joined)
             box = _container(container, pod, obj, replicas)
             labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
             if labels is None:

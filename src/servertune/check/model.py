@@ -327,6 +327,10 @@ class AppServer:
     #: Single-value options its command line gives twice, as (first, last) words: the server's
     #: parser keeps the last, so whatever the first says is silently dropped.
     repeated_options: tuple[tuple[Setting[str], Setting[str]], ...] = ()
+    #: Command-line words that hold an option and its value in one argument (`"--bind
+    #: 0.0.0.0:8000"`, an exec-form item or a quoted word): the server's parser never sees
+    #: the option.
+    joined_options: tuple[Setting[str], ...] = ()
     #: The script line that starts the server as a child of the shell (no `exec`): the shell
     #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
     without_exec: Setting[str] | None = None

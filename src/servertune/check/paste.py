@@ -28,11 +28,18 @@ application's config: read, and said in one coverage line, never refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from servertune.check.commands import Word, beside, read_command, server_command
+from servertune.check.commands import (
+    FindConfig,
+    Word,
+    beside,
+    program_name,
+    read_command,
+    server_command,
+)
 from servertune.check.model import (
     SERVERS_READ,
     AppServer,
@@ -42,7 +49,7 @@ from servertune.check.model import (
     Setting,
 )
 
-__all__ = ["gunicorn_flags", "looks_like_paste", "read_paste", "setting_words"]
+__all__ = ["gunicorn_flags", "looks_like_paste", "pserve_served", "read_paste", "setting_words"]
 
 #: PasteDeploy's section kinds (`paste.deploy.loadwsgi`): `[app:NAME]`, `[server:NAME]`...
 _SECTION = re.compile(
@@ -124,10 +131,16 @@ def _interpolated(value: str, known: Mapping[str, str]) -> str | None:
     return None if missing else filled
 
 
-def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
+def read_paste(
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    variables: Mapping[str, str] | None = None,
+) -> AppServer:
     """The gunicorn a `[server:main]` section with `use = egg:gunicorn#main` runs under
-    `pserve FILE`, with the section's settings; NothingToCheck for the application's config
-    (no server section, or a server check does not read)."""
+    `pserve FILE`, with the section's settings (`%(name)s` filled from `variables` too, the
+    `name=value` words `pserve` passes); NothingToCheck for the application's config (no
+    server section, or a server check does not read)."""
     sections = _sections(path, text)
     servers = [s for s in sections if s.kind == "server"]
     apps = ", ".join(f"[{s.kind}:{s.name}]" for s in sections if s.kind and s.kind != "server")
@@ -148,9 +161,61 @@ def read_paste(path: Path, text: str, env: Mapping[str, str] | None = None) -> A
     defaults = next((s.keys for s in sections if not s.kind and s.name == "DEFAULT"), {})
     known = {"here": str(path.parent), "__file__": str(path)}
     known.update({k: v for k, (v, _) in defaults.items() if "%(" not in v})
+    known.update(variables or {})
     if use in _WAITRESS_RUNNERS:
         return _waitress(path, server, known)
     return _gunicorn(path, server, known, env)
+
+
+#: pserve's options that take a value (`pyramid.scripts.pserve`: `-n/--app-name`,
+#: `-s/--server`, `--server-name`, `--reload-interval`): the word after is no config.
+_PSERVE_VALUED = frozenset({"-n", "--app-name", "-s", "--server", "--server-name"})
+_PSERVE_VALUED |= {"--reload-interval"}
+
+
+def pserve_served(
+    words: Sequence[Word], env: Mapping[str, str] | None, find_config: FindConfig
+) -> AppServer | None:
+    """`pserve FILE [name=value ...]` (Pyramid's runner, behind any wrapper): the server its
+    `[server:main]` section names (`use = egg:gunicorn#main`, `egg:waitress#main`), read as
+    `read_paste` reads it, with the `name=value` words filling `%(name)s`, and reloading
+    under `--reload`; None when FILE is not here or names no server check reads."""
+    names = [program_name(w.text) for w in words]
+    if "pserve" not in names:
+        return None
+    args = list(words[names.index("pserve") + 1 :])
+    uri: Word | None = None
+    variables: dict[str, str] = {}
+    reload: Word | None = None
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word.text in _PSERVE_VALUED:
+            skip = True
+        elif word.text == "--reload":
+            reload = word
+        elif word.text.startswith("-"):
+            continue
+        elif uri is None:
+            uri = word
+        elif "=" in word.text:
+            name, _, value = word.text.partition("=")
+            variables[name] = value
+    if uri is None:
+        return None
+    # `production.ini#main` names the app section: the server section is `main` either way.
+    wanted = uri.text.split("#", 1)[0].removeprefix("config:")
+    config = find_config(wanted, uri.at)
+    if config is None:
+        return None
+    try:
+        app = read_paste(config.file, config.text, env, variables)
+    except NothingToCheck:
+        return None
+    if reload is not None and app.reloads is None:
+        app = replace(app, reloads=Setting(True, reload.at))
+    return app
 
 
 def _waitress(path: Path, server: _Section, known: Mapping[str, str]) -> AppServer:

@@ -74,6 +74,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.packaging import ConsoleScript, console_script
+from servertune.check.paste import pserve_served
 from servertune.check.pylauncher import (
     PythonLaunch,
     child_launch,
@@ -2533,7 +2534,8 @@ def _managed(
     line runs one whose config is here."""
     for line in lines:
         words = _words(line, physical, path)
-        if not any(program_name(w.text) in _MANAGERS for w in words):
+        names = {program_name(w.text) for w in words}
+        if not names & (_MANAGERS | _CONFIG_RUNNERS):
             continue
         # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
         words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
@@ -2543,7 +2545,11 @@ def _managed(
             continue
         if app is not None:
             step = Location(path, line.first)
-            if app.manager_without_exec is None and "exec" not in _after_keyword_words(line):
+            if (
+                app.manager_without_exec is None
+                and names & _MANAGERS
+                and "exec" not in _after_keyword_words(line)
+            ):
                 # `supervisord -c FILE` as the shell's child: the shell stays in front of it.
                 app = replace(app, manager_without_exec=_child_line(line, lines, physical, path))
             if app.launched_by[:1] == (step,):  # a Procfile runner names the line itself
@@ -2768,9 +2774,10 @@ def _run_words(
         return compound
     if not words or find_config is None or depth > 4:
         return None
-    supervised = _supervisord_config(words, env, find_config)
-    if supervised is not None:
-        return supervised
+    # A runner whose config names the server (`supervisord -c FILE`, `pserve FILE`).
+    named = _supervisord_config(words, env, find_config) or pserve_served(words, env, find_config)
+    if named is not None:
+        return named
     managed = _procfile_manager(words, env, env_at, find_config, depth)
     if managed is not None:
         return managed
@@ -3189,6 +3196,9 @@ _PROCFILE_RUNNERS = {"honcho": None, "foreman": ("-t", "--timeout")}
 #: which signal each entry's process group (`os.killpg`), so a server under a shell of its own
 #: still gets SIGTERM.
 _MANAGERS = frozenset({"supervisord", *_PROCFILE_RUNNERS})
+#: Runners a script starts a server through, whose config names the server: `pserve FILE`
+#: runs FILE's `[server:main]` (`paste.pserve_served`).
+_CONFIG_RUNNERS = frozenset({"pserve"})
 
 
 def _procfile_manager(

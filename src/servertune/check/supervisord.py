@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from servertune.check import resolve
-from servertune.check.checkout import in_checkout
+from servertune.check.checkout import in_checkout, in_named_checkout
 from servertune.check.commands import (
     ConfigFile,
     FindConfig,
@@ -378,9 +378,7 @@ def _program_files(path: Path, options: dict[str, tuple[str, int]]) -> FindConfi
     repository's `deploy/x.py`), else beside the config."""
     directory = options.get("directory", ("", 0))[0].strip()
     plain = beside(path)
-    if not directory:
-        return plain
-    checkout = in_checkout(path, directory)
+    checkout = in_checkout(path, directory) if directory else in_named_checkout(path)
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         # Beside the config (or in the image copying it) first: an image's `directory=/app`

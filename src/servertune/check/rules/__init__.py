@@ -75,6 +75,7 @@ RULES: dict[str, Rule] = {
         launchers.substring_not_default,
         launchers.exec_form_not_expanded,
         launchers.exec_form_one_string,
+        launchers.option_and_value_in_one_argument,
         shutdown.entrypoint_without_exec,
         shutdown.entrypoint_without_exec_unlaunched,
         shutdown.shell_form_command,

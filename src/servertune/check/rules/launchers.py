@@ -42,6 +42,44 @@ def option_given_twice(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+#: What a server does with an argument holding an option and its value.
+_JOINED_EFFECT = {
+    "gunicorn": "so what it sets is not set: gunicorn's parser takes the whole argument for a "
+    "positional one (the app to load when it comes first, which then fails to import; else "
+    "ignored)",
+}
+_REFUSED = (
+    "and its parser refuses the argument (click: `No such option`; argparse: `unrecognized "
+    "arguments`; uWSGI: an unrecognized option): the server exits at start"
+)
+
+
+@check_rule(
+    "option-and-value-in-one-argument",
+    Severity.error,
+    'an option and its value are one argument (`"--bind 0.0.0.0:8000"` as one exec-form '
+    "item or quoted word): the server's parser never sees the option",
+    "no shell splits an exec-form item (https://docs.docker.com/reference/dockerfile/#exec-form; "
+    "Kubernetes `args` are passed as written: https://kubernetes.io/docs/tasks/inject-data-"
+    "application/define-command-argument-container/); argparse (gunicorn, Hypercorn, Daphne) "
+    "reads an argument that starts with `-` and holds a space as a positional one "
+    "(Lib/argparse.py, `_parse_optional`); click (uvicorn, granian) refuses it: `No such option`",
+    kind="fault",
+)
+def option_and_value_in_one_argument(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        for written in app.joined_options:
+            option, value = written.value.split(None, 1)
+            yield rule.finding(
+                written.at,
+                f"`{written.value}` is one argument: {app.kind} never sees the option "
+                f"`{option}`, {_JOINED_EFFECT.get(app.kind, _REFUSED)}",
+                f"give the option and its value their own items (`{json.dumps(option)}, "
+                f"{json.dumps(value.strip())}`), or join them with `=` "
+                f"(`{json.dumps(option + '=' + value.strip())}`)",
+            )
+
+
 _SHELL_EXPANSION = (
     "https://www.gnu.org/software/bash/manual/html_node/Shell-Parameter-Expansion.html "
     "(${parameter:offset}: substring expansion, offset an arithmetic expression); "
