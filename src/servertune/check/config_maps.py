@@ -27,6 +27,7 @@ NGINX_MAIN = PurePosixPath("/etc/nginx/nginx.conf")
 NGINX_FOLDERS = (PurePosixPath("/etc/nginx/conf.d"), PurePosixPath("/etc/nginx/sites-enabled"))
 _CONFIG_MAP = re.compile(r"(?m)^kind:\s*['\"]?ConfigMap\b")
 
+
 @contextmanager
 def config_maps_of_run(paths: Sequence[Path]) -> Iterator[None]:
     """While the block runs, a container's ConfigMap volume is found in any manifest of
@@ -106,9 +107,8 @@ def mounted_nginx(path: Path, text: str) -> tuple[NginxConfig, ...]:
 
 def _container_nginx(held: dict[str, _Node]) -> list[NginxConfig]:
     """The nginx configs among the files a container mounts (container path -> value)."""
-    from servertune.check.nginx import read_started_nginx
-
     from servertune.check.kubernetes import mounted_config
+    from servertune.check.nginx import read_started_nginx
 
     files = {inside: mounted_config(value) for inside, value in held.items()}
     wanted = [NGINX_MAIN] if str(NGINX_MAIN) in files else []

@@ -779,6 +779,7 @@ def mounted_files(pod: _Node, container: _Node, maps: dict[str, _Node]) -> dict[
                 held[str(inside / relative)] = value
     return held
 
+
 def mounted_config(value: _Node) -> ConfigFile:
     """A ConfigMap value as a file: its text, from the line below its `|` header (a block
     scalar), else from its own line."""
@@ -786,7 +787,6 @@ def mounted_config(value: _Node) -> ConfigFile:
 
     below = 1 if getattr(value.node, "style", None) in ("|", ">") else 0
     return ConfigFile(value.text() or "", value.path, value.node.start_mark.line + 1 + below)
-
 
 
 def _in_mounts(held: Mapping[str, _Node], container: _Node) -> FindConfig:
