@@ -72,3 +72,20 @@ def test_an_emperor_glob_takes_only_the_files_it_matches(tmp_path: Path) -> None
         (["emperor.service:5", "etc/uwsgi/apps/web.ini:1"], "uwsgi", 10)
     ]
     assert [n.at.line for n in result.notes if "uWSGI emperor" in n.message] == [5]
+
+
+def test_emperor_set_in_an_ini_the_unit_names(tmp_path: Path) -> None:
+    """`uwsgi --ini /etc/uwsgi/emperor.ini` whose ini says `emperor = /etc/uwsgi/vassals`:
+    the same emperor, its vassal the launch, the emperor's ini no server of its own."""
+    unit = UNIT.replace("--emperor EMPEROR", "--ini /etc/uwsgi/emperor.ini")
+    root = write(
+        tmp_path,
+        {
+            "etc/systemd/system/emperor.service": unit,
+            "etc/uwsgi/emperor.ini": "[uwsgi]\nemperor = /etc/uwsgi/vassals\n",
+            "etc/uwsgi/vassals/app.ini": VASSAL,
+        },
+    )
+    assert chains(check_folder(root), root) == [
+        (["etc/systemd/system/emperor.service:5", "etc/uwsgi/vassals/app.ini:1"], "uwsgi", 10)
+    ]

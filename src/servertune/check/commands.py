@@ -1656,7 +1656,6 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             continue
         options.append((option, value, at))
     app = uwsgi_app(reading.file, options, reading.command.program.at)
-    emperor = next((Setting(v, at) for k, v, at in reversed(options) if k == "emperor"), None)
     # `processes` set last by UWSGI_PROCESSES (the image's documented knob): its fix is
     # that variable, not a flag on the command line.
     last = next((k for k, _, _ in reversed(options) if k in ("processes", "workers")), None)
@@ -1667,7 +1666,6 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
         config_file=config_file,
         workers_env=named,
         config_parts=tuple(parts),
-        emperor=emperor,
     )
 
 

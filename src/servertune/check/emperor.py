@@ -59,12 +59,16 @@ def vassals_started(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSer
     starter; an emperor whose vassals the files do not hold is left out with a note (it is
     no server of its own: its processes and threads are its vassals')."""
     out = list(apps)
-    dropped: set[int] = set()
-    for index, app in enumerate(apps):
-        if app.kind != "uwsgi" or app.emperor is None:
+    emperors = [i for i, a in enumerate(apps) if a.kind == "uwsgi" and a.emperor is not None]
+    # An emperor's ini read on its own is the same emperor as the launch that names it
+    # (`--ini emperor.ini`): the launch, with the longer chain, takes the vassals.
+    configs = {a.config_file.file for a in apps if a.emperor and a.config_file is not None}
+    emperors.sort(key=lambda i: -len(apps[i].launched_by))
+    for index in emperors:
+        app = apps[index]
+        if app.emperor is None or (not app.launched_by and app.file in configs):
             continue
-        dropped.add(index)
-        vassals = _vassals(app.emperor.value, apps)
+        vassals = _vassals(app.emperor.value, out)
         start = app.launched_by or (app.emperor.at,)
         for vassal in vassals:
             out[vassal] = replace(out[vassal], launched_by=(*start, *out[vassal].launched_by))
@@ -79,4 +83,4 @@ def vassals_started(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSer
                     "name, so its servers are not known",
                 )
             )
-    return [a for i, a in enumerate(out) if i not in dropped]
+    return [a for i, a in enumerate(out) if i not in emperors]
