@@ -28,6 +28,7 @@ from servertune.check.dependencies import uvloop_declarations
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import Image, building_from
+from servertune.check.emperor import vassals_started
 from servertune.check.environments import environments_differ
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
@@ -240,6 +241,12 @@ def _start(app: AppServer) -> Path:
     return app.launched_by[0].file if app.launched_by else app.file
 
 
+def _one_each(reading: Reading, notes: list[Note]) -> list[AppServer]:
+    """Every app server once (`graph.one_reading_each`), a uWSGI emperor's vassals in its
+    place (`emperor`)."""
+    return one_reading_each(vassals_started(_run_images(reading), notes), notes)
+
+
 def _run_images(reading: Reading) -> list[AppServer]:
     """Every app server, with the one Kubernetes container that sets no command (and runs no
     proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
@@ -292,7 +299,7 @@ def check_files(
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
-    apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
+    apps, nginx = _once(_one_each(reading, notes)), list(reading.nginx)
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:

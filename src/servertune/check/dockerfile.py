@@ -1193,6 +1193,10 @@ def _copy(
     if not stage.workdir_known and not dest.startswith("/"):
         stage.guessed.add(os.path.normpath(absolute))
     for name in values[:-1]:
+        if origin is None and name.startswith("/"):
+            # A build-context source is relative to the context, a leading `/` or not
+            # (`COPY /start.sh /start.sh` copies the context's start.sh); `..` still escapes.
+            name = name.lstrip("/") or "."
         stage.copies.append((name, absolute, is_dir, origin, copied_at))
 
 

@@ -350,6 +350,9 @@ def _unknown(body: str, line: int, state: _State) -> str:
     field = re.match(r"\$?\.\w+(?:\.\w+)*|\$\w+", body.strip())
     name = field.group() if field else " ".join(body.split())
     state.unresolved.setdefault(name, line)
+    # `template "x" .` and `include "x" .` render the same named template: one name for both,
+    # so a ConfigMap named with one is the volume that names it with the other (Substra).
+    name = re.sub(r"\Atemplate(?=\s)", "include", name)
     return "$(" + (re.sub(r"[^\w.-]+", "_", name.lstrip(".$")).strip("_") or "value") + ")"
 
 

@@ -17,6 +17,7 @@ with their idle timeouts, for the keep-alive rules.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import shlex
 import tempfile
@@ -43,6 +44,7 @@ from servertune.check.model import (
 )
 
 if TYPE_CHECKING:
+    from servertune.check.commands import ConfigFile, FindConfig
     from servertune.check.dockerfile import Image
 
 __all__ = [
@@ -99,8 +101,13 @@ _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 #: A whole value that is an unresolved reference: where a number belongs, a Helm chart
 #: template's value its files do not give (`helm_templates`), unknown rather than an error.
 _UNRESOLVED = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
-#: The servers a container's own command line is read for here (uWSGI's is not).
-_SERVERS = tuple(s for s in SERVERS if s != "uwsgi")
+#: The servers a container's own command line is read for here: every server check models.
+_SERVERS = SERVERS
+#: ConfigMap name -> its `data` node, over every manifest of the run (`config_maps` sets it);
+#: a name two files define differently is left out (which one a cluster holds is not known).
+RUN_CONFIG_MAPS: contextvars.ContextVar[dict[str, _Node] | None] = contextvars.ContextVar(
+    "servertune_check_config_maps", default=None
+)
 
 
 def parse_quantity(text: str) -> Decimal:
@@ -733,6 +740,79 @@ def _mounts(pod: _Node, container: _Node) -> dict[str, tuple[str, _Node]]:
     return mounts
 
 
+def mounted_files(pod: _Node, container: _Node, maps: dict[str, _Node]) -> dict[str, _Node]:
+    """Container path -> the ConfigMap value held there, for each ConfigMap volume the
+    container mounts: one key by `subPath`, else every key (or the volume's `items`) in the
+    mount's folder. The file's own ConfigMaps first, then the run's."""
+    run = RUN_CONFIG_MAPS.get() or {}
+    volumes: dict[str, tuple[_Node, _Node | None]] = {}
+    for volume in pod.each("volumes"):
+        name, ref = volume.get("name"), volume.get("configMap", "name")
+        data = (maps.get(ref.text() or "") or run.get(ref.text() or "")) if ref else None
+        if name is not None and data is not None:
+            volumes[name.text() or ""] = (data, volume.get("configMap", "items"))
+    held: dict[str, _Node] = {}
+    for mount in container.each("volumeMounts"):
+        name, where = mount.get("name"), mount.get("mountPath")
+        if name is None or where is None or (name.text() or "") not in volumes:
+            continue
+        data, items = volumes[name.text() or ""]
+        inside = PurePosixPath(where.text() or "/")
+        sub = mount.get("subPath")
+        if sub is not None:
+            value = data.get(sub.text() or "")
+            if value is not None:
+                held[str(inside)] = value
+            continue
+        paths = {k: k for k, _ in data.items()}
+        if items is not None:
+            paths = {
+                (i.get("key") and i.get("key").text()) or "": (  # type: ignore[union-attr]
+                    i.get("path") and i.get("path").text()  # type: ignore[union-attr]
+                )
+                or ""
+                for i in items.list()
+            }
+        for key, relative in paths.items():
+            value = data.get(key)
+            if value is not None and relative:
+                held[str(inside / relative)] = value
+    return held
+
+
+def mounted_config(value: _Node) -> ConfigFile:
+    """A ConfigMap value as a file: its text, from the line below its `|` header (a block
+    scalar), else from its own line."""
+    from servertune.check.commands import ConfigFile
+
+    below = 1 if getattr(value.node, "style", None) in ("|", ">") else 0
+    return ConfigFile(value.text() or "", value.path, value.node.start_mark.line + 1 + below)
+
+
+def _in_mounts(held: Mapping[str, _Node], container: _Node) -> FindConfig:
+    """Finds a config file a container's command names among the files it mounts from
+    ConfigMaps: an absolute path where it is mounted, a relative one under the container's
+    `workingDir`, or (the image's WORKDIR not known here) the one mounted file whose path ends
+    with it (Substra's `uwsgi --ini uwsgi.ini` with the ini mounted at
+    /usr/src/app/uwsgi.ini by `subPath`)."""
+    found = container.get("workingDir")
+    workdir = found.text() if found is not None else None
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        del at
+        target = PurePosixPath(wanted)
+        if not target.is_absolute() and workdir:
+            target = PurePosixPath(workdir) / target
+        if target.is_absolute():
+            value = held.get(str(target))
+            return mounted_config(value) if value is not None else None
+        tail = "/" + str(target).removeprefix("./")
+        ending = [value for inside, value in held.items() if inside.endswith(tail)]
+        return mounted_config(ending[0]) if len(ending) == 1 else None
+
+    return find
+
+
 def _gunicorn(
     path: Path,
     argv: list[_Word],
@@ -800,8 +880,15 @@ def _gunicorn(
 _BASE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
-def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> AppServer:
-    """uvicorn / granian, read by their own CLIs through the script reader's machinery."""
+def _asgi(
+    path: Path,
+    server: str,
+    argv: list[_Word],
+    env: dict[str, str],
+    find_config: FindConfig | None = None,
+) -> AppServer:
+    """uvicorn / granian / uWSGI, read by their own CLIs through the script reader's machinery;
+    a config file the line names (`uwsgi --ini`) is found by `find_config`."""
     from servertune.check.scripts import read_script
 
     first = min(w.at.line for w in argv)
@@ -820,7 +907,7 @@ def _asgi(path: Path, server: str, argv: list[_Word], env: dict[str, str]) -> Ap
     ]
     body = "\n".join(lines)
     del server
-    app = read_script(path, body + "\n", {**_BASE_ENV, **env})
+    app = read_script(path, body + "\n", {**_BASE_ENV, **env}, find_config=find_config)
     return replace(app, without_exec=None)  # the kubelet runs these words: no shell
 
 
@@ -869,7 +956,8 @@ def read_manifests(
                     config = _config_file(argv, _mounts(pod, container), maps)
                     app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
                 else:
-                    app = _asgi(path, server, argv, env)
+                    held = mounted_files(pod, container, maps)
+                    app = _asgi(path, server, argv, env, _in_mounts(held, container))
                 from servertune.check.commands import Word, joined_words
 
                 joined = joined_words([Word(w.text, w.at) for w in argv[1:]])

@@ -409,6 +409,10 @@ class AppServer:
     #: The lines that start it before its own file (a Dockerfile's ENTRYPOINT and CMD, a
     #: compose `command`), in launch order: the launch graph's first steps.
     launched_by: tuple[Location, ...] = ()
+    #: The vassal folder (or glob) of `--emperor DIR` / `emperor = DIR` as written: this uWSGI
+    #: is an emperor, which runs each vassal config there as a uWSGI instance of its own
+    #: (`check.emperor`); None for any other server.
+    emperor: Setting[str] | None = None
     #: The folder it changes to before loading the app (uWSGI's `chdir`), as written; ""
     #: when none is written.
     chdir: str = ""

@@ -690,6 +690,7 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
         else (),
         unknown_settings=frozenset(unknown),
         cut_numbers=_cut_numbers(options),
+        emperor=Setting(*last["emperor"]) if "emperor" in last else None,
     )
 
 
