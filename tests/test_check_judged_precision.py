@@ -115,6 +115,26 @@ def test_a_files_only_nginx_behind_caddy_is_a_note(tmp_path: Path) -> None:
     assert alb.severity is not Severity.info
 
 
+def test_a_short_nginx_keepalive_behind_a_go_balancer_is_a_warning(tmp_path: Path) -> None:
+    """nginx passing `/` on with `keepalive_timeout 5` behind Caddy (Go's transport, which
+    sends a GET again on a new connection when a reused one is closed first): the race loses
+    only POSTs, so lb-idle-over-nginx-keepalive is a warning saying why, not an error (seen on
+    SelfhostedPro/Yacht's nginx under Traefik); behind an AWS ALB, which replays nothing, the
+    same nginx stays an error."""
+    nginx = _NGINX.replace("65", "5") % "proxy_pass http://127.0.0.1:8000;"
+    found = _one(
+        _findings(tmp_path / "caddy", {"Caddyfile": _CADDY, "nginx.conf": nginx}),
+        "lb-idle-over-nginx-keepalive",
+    )
+    assert found.severity is Severity.warning
+    assert "not an error" in found.message
+    path = tmp_path / "alb" / "nginx.conf"
+    path.parent.mkdir()
+    path.write_text(nginx)
+    report = check_files([path], machine=MACHINE, env={}, lb=LOAD_BALANCERS["aws-alb"])
+    assert _one(list(report.findings), "lb-idle-over-nginx-keepalive").severity is Severity.error
+
+
 def test_the_same_fault_in_copies_of_one_file_is_one_finding(tmp_path: Path) -> None:
     """`deploy/supervisor/production/web.conf` and `.../test/web.conf`, copies that differ only
     in their environment, both leave stopwaitsecs at 10 s under `--graceful-timeout 40`: the

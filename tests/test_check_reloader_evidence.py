@@ -98,3 +98,16 @@ def test_a_compose_service_running_the_published_image_is_production_s(tmp_path:
     mounted = service + "    volumes:\n      - ./backend:/app\n"
     live = check_folder(write(tmp_path / "live", {**files, "docker-compose.yml": mounted}))
     assert not [f for f in live.findings if f.rule == "reloader-in-production"]
+
+
+def test_gunicorn_s_reload_in_a_systemd_unit_stays_a_note(tmp_path: Path) -> None:
+    """gunicorn's `--reload` in a host's unit is a watcher thread in workers that still serve
+    as written, so no request is lost: reloader-in-production is a note there (as judged on
+    okfn-brasil/serenata-de-amor's production overlay), while the launch is still called a
+    production one."""
+    unit = UNIT.replace("uvicorn api.main:app --reload", "gunicorn -w 2 --reload api.wsgi:app")
+    result = check_folder(write(tmp_path, {"systemd/api.service": unit}))
+    (found,) = [f for f in result.findings if f.rule == "reloader-in-production"]
+    assert found.severity.name == "info"
+    (line,) = [describe(one) for one in launches(result.apps, result.links)]
+    assert "a production launch (reloads on code changes" in line

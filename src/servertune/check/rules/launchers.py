@@ -211,11 +211,13 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             "override's `command`, a `dev` stage)",
         )
         evidence = production_evidence(app, overridden)
-        if evidence is None:
+        if evidence is None or app.kind not in _RELOAD_ONE_PROCESS:
+            # gunicorn's reload is a watcher thread in workers that still serve as written
+            # (okfn-brasil/serenata-de-amor's prod overlay, judged a note): no request lost.
             yield _reloader_graded(finding, app)
             continue
-        # The files say a deployment runs it: a production server that serves through a
-        # file watcher (hotosm/raw-data-api's unit, PySpur-Dev/pyspur's compose).
+        # The files say a deployment runs it: uvicorn's or granian's development server,
+        # one process under a file watcher (hotosm/raw-data-api's unit, PySpur-Dev/pyspur).
         yield dataclasses.replace(
             finding,
             severity=Severity.warning,
