@@ -115,6 +115,65 @@ def test_a_files_only_nginx_behind_caddy_is_a_note(tmp_path: Path) -> None:
     assert alb.severity is not Severity.info
 
 
+def test_a_short_nginx_keepalive_behind_a_go_balancer_is_a_warning(tmp_path: Path) -> None:
+    """nginx passing `/` on with `keepalive_timeout 5` behind Caddy (Go's transport, which
+    sends a GET again on a new connection when a reused one is closed first): the race loses
+    only POSTs, so lb-idle-over-nginx-keepalive is a warning saying why, not an error (seen on
+    SelfhostedPro/Yacht's nginx under Traefik); behind an AWS ALB, which replays nothing, the
+    same nginx stays an error."""
+    nginx = _NGINX.replace("65", "5") % "proxy_pass http://127.0.0.1:8000;"
+    found = _one(
+        _findings(tmp_path / "caddy", {"Caddyfile": _CADDY, "nginx.conf": nginx}),
+        "lb-idle-over-nginx-keepalive",
+    )
+    assert found.severity is Severity.warning
+    assert "not an error" in found.message
+    path = tmp_path / "alb" / "nginx.conf"
+    path.parent.mkdir()
+    path.write_text(nginx)
+    report = check_files([path], machine=MACHINE, env={}, lb=LOAD_BALANCERS["aws-alb"])
+    assert _one(list(report.findings), "lb-idle-over-nginx-keepalive").severity is Severity.error
+
+
+_ROUTES = """events {}
+http {
+    server {
+        listen 80;
+        proxy_read_timeout 600s;
+        location / { proxy_pass http://127.0.0.1:8000; }
+        location /api {
+            # API endpoints should answer quickly
+            proxy_read_timeout %s;
+            proxy_pass http://127.0.0.1:8000;
+        }
+    }
+}
+"""
+
+
+def test_a_route_s_own_shorter_read_timeout_is_a_note(tmp_path: Path) -> None:
+    """`location /api` writes proxy_read_timeout 30s under a server block that waits 600 s on
+    the same gunicorn (timeout 40): the shorter wait is that route's choice, so
+    app-timeout-over-read-timeout is a note whose fix keeps the value (seen on DOAJ/doaj's
+    production nginx); the same 30 s in every route (the server block's own) stays a
+    warning."""
+    app = {"gunicorn.conf.py": "bind = '127.0.0.1:8000'\ntimeout = 40\n"}
+    found = _one(
+        _findings(tmp_path / "route", {**app, "nginx.conf": _ROUTES % "30s"}),
+        "app-timeout-over-read-timeout",
+    )
+    assert (found.at.line, found.severity) == (9, Severity.info)
+    assert found.fix.startswith("nothing, if the shorter wait is this route's choice")
+    every = _ROUTES.replace("600s", "30s") % "30s"
+    kept = [
+        f
+        for f in _findings(tmp_path / "every", {**app, "nginx.conf": every})
+        if f.rule == "app-timeout-over-read-timeout"
+    ]
+    assert kept
+    assert all(f.severity is Severity.warning for f in kept)
+
+
 def test_the_same_fault_in_copies_of_one_file_is_one_finding(tmp_path: Path) -> None:
     """`deploy/supervisor/production/web.conf` and `.../test/web.conf`, copies that differ only
     in their environment, both leave stopwaitsecs at 10 s under `--graceful-timeout 40`: the

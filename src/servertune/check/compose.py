@@ -558,6 +558,8 @@ def _container(
         init=_init(service),
         replaces=replaces,
         production=production_name(key_at.file),
+        stage=_target(service),
+        published=_released(service, key_at.file),
     )
 
 
@@ -636,6 +638,41 @@ def _build_args(build: _Node) -> dict[str, str]:
             for key, sep, text in ((item.text() or "").partition("=") for item in args.list())
         ]
     return {key: value for key, value in pairs if value is not None}
+
+
+#: Words of a compose file's name that say a developer's or a test's stack, not a release's.
+_NOT_RELEASE_WORDS = frozenset({"dev", "devel", "develop", "development", "test", "tests"}) | {
+    "testing",
+    "local",
+    "ci",
+    "e2e",
+    "example",
+    "sample",
+}
+
+
+def _released(service: _Node, path: Path) -> str | None:
+    """The image the service pulls as published (`image:` with no `build:`), when it mounts
+    no folder of the repository (a live source a reloader would watch) and its file is named
+    for no developer's or test's stack (PySpur-Dev/pyspur's docker-compose.yml runs the
+    released backend image); None otherwise."""
+    named = service.get("image")
+    if service.get("build") is not None or named is None or not named.text():
+        return None
+    if set(re.split(r"[^a-z0-9]+", path.name.lower())) & _NOT_RELEASE_WORDS:
+        return None
+    if any(host.is_dir() for host, _, _ in _mounts(service, path)):
+        return None
+    return named.text()
+
+
+def _target(service: _Node) -> str | None:
+    """The stage a service's `build.target` names; None when it builds the final stage."""
+    build = service.get("build")
+    if build is None or not isinstance(build.node, yaml.MappingNode):
+        return None
+    node = build.get("target")
+    return (node.text() or None) if node is not None else None
 
 
 def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:

@@ -24,6 +24,7 @@ __all__ = [
     "development_folder",
     "development_reason",
     "production_compose",
+    "production_evidence",
     "production_launch",
     "production_name",
 ]
@@ -34,18 +35,80 @@ _PRODUCTION_WORDS = frozenset({"prod", "production"})
 
 
 def production_launch(app: AppServer, overridden: bool) -> bool:
-    """Started where a deployment runs it: a pod or a platform's container (not compose's,
-    a developer's stack), or an image's own command (its final stage: a compose service that
-    builds another stage has a container) that no other container's command may replace,
-    under no name that says development."""
+    """Started where a deployment runs it (`production_evidence`), or as an image's own
+    command (its final stage: a compose service that builds another stage has a container)
+    that no other container's command may replace, under no name that says development."""
+    if production_evidence(app, overridden) is not None:
+        return True
+    image = (
+        app.container is None
+        and bool(app.launched_by)
+        and is_dockerfile(app.launched_by[0].file)
+        and not overridden
+    )
+    return image and not named_for_development(app)
+
+
+def production_evidence(app: AppServer, overridden: bool = True) -> str | None:
+    """What in the files says `app` is a deployment's launch, not a developer's, in words:
+    a pod or a platform's container, a compose file named for production, a systemd unit (a
+    host's service: hotosm/raw-data-api's unit its production playbook installs), an image's
+    own command (when no container may replace it, `overridden` False) whose Dockerfile or
+    script has a development twin beside it (`Dockerfile.dev`, `entrypoint.dev.sh`: this one
+    is the other, airweave-ai/airweave's); None when nothing does or a name says development."""
+    if named_for_development(app) or _dev_file(app) is not None:
+        return None
     box = app.container
     if box is not None:
-        production = box.platform != "compose" or production_compose(app)
-    else:
-        production = (
-            bool(app.launched_by) and is_dockerfile(app.launched_by[0].file) and not overridden
-        )
-    return production and not named_for_development(app)
+        if box.platform != "compose":
+            return f"the {box.platform} container {box.name} is a deployment's"
+        if box.production:
+            return f"a compose file named for production ({box.production}) runs it"
+        if box.published:
+            return f"compose runs the published image {box.published} with no source mounted"
+        return None
+    if not app.launched_by:
+        return None
+    first = app.launched_by[0].file
+    if first.suffix == ".service":
+        return f"the systemd unit {first.name} is a host's service, not a developer's run"
+    if not is_dockerfile(first) or overridden:
+        return None
+    twin = next(
+        (t for t in (at.file for at in app.launched_by) if _development_twin(t) is not None),
+        None,
+    )
+    if twin is None:
+        return None
+    return f"{_development_twin(twin)} beside {twin.name} is the development one, this production's"
+
+
+def _name_words(name: str) -> frozenset[str]:
+    """Every word of a file's name, its suffix too (`entrypoint.dev.sh`: entrypoint, dev, sh)."""
+    return frozenset(w for w in re.split(r"[^a-z0-9]+", name.lower()) if w)
+
+
+def _development_twin(file: Path) -> str | None:
+    """The name of a file beside `file` named as it is plus a development word
+    (`Dockerfile.dev` beside `Dockerfile`, `entrypoint.dev.sh` beside `entrypoint.sh`); None
+    when there is none or `file` is itself so named."""
+    words = _name_words(file.name)
+    if not words or words & DEVELOPMENT_WORDS:
+        return None
+    try:
+        beside = sorted(file.parent.iterdir())
+    except OSError:
+        return None
+    return next(
+        (
+            other.name
+            for other in beside
+            if (twin := _name_words(other.name)) & DEVELOPMENT_WORDS
+            and twin - DEVELOPMENT_WORDS == words
+            and other.is_file()
+        ),
+        None,
+    )
 
 
 def production_compose(app: AppServer) -> bool:

@@ -976,6 +976,36 @@ def stage_starts(text: str) -> tuple[tuple[int, str], ...]:
     )
 
 
+def stage_heirs(text: str, line: int) -> tuple[str, ...]:
+    """The names of the stages that run the command set in the stage holding `line`: that
+    stage's, then each stage built FROM one of them that sets no ENTRYPOINT / CMD of its own
+    and so inherits it ("" for an unnamed one); () when the text does not parse."""
+    import dockerfile
+
+    try:
+        commands = dockerfile.parse_string(text)
+    except dockerfile.GoParseError:
+        return ()
+    # (the stage's name, the stage it is built FROM, whether it sets a command of its own)
+    stages: list[tuple[str, str, bool]] = []
+    held = -1
+    for command in commands:
+        verb = command.cmd.upper()
+        if verb == "FROM":
+            base = command.value[0].lower() if command.value else ""
+            stages.append(((_stage_name(command) or "").lower(), base, False))
+            held = len(stages) - 1 if command.start_line <= line else held
+        elif verb in {"CMD", "ENTRYPOINT"} and stages:
+            stages[-1] = (*stages[-1][:2], True)
+    if held < 0:
+        return ()
+    heirs = [stages[held][0]]
+    for name, base, own in stages[held + 1 :]:
+        if base and base in heirs and not own:
+            heirs.append(name)
+    return tuple(heirs)
+
+
 def _stage_name(command: Any) -> str | None:
     """The stage a `FROM base AS name` names, None for a `FROM` with no `AS`."""
     if len(command.value) >= 3 and command.value[1].upper() == "AS":

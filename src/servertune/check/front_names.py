@@ -59,6 +59,26 @@ def _stage_at(dockerfile: Path, line: int) -> str:
     return next((stage for number, stage in reversed(found) if number <= line), "")
 
 
+def _stage_words(dockerfile: Path, line: int) -> frozenset[str]:
+    """The words of the name of the stage `line` belongs to, when that name says what is
+    built: none when a stage built FROM it under a name with no development word inherits its
+    command (Syslifters/sysreptor's published image runs the command of `FROM python AS
+    api-dev` through `FROM api-dev AS api-test`, `FROM api-test AS api`, `FROM api`)."""
+    from servertune.check.dockerfile import stage_heirs
+    from servertune.check.source import read_text
+
+    def heirs() -> tuple[str, ...]:
+        try:
+            return stage_heirs(read_text(dockerfile), line)
+        except (CheckInputError, OSError):
+            return ()
+
+    found = memo.recall(memo.run_table("dockerfile stage heirs"), f"{dockerfile}:{line}", heirs)
+    if any(not words_of(name) & _DEVELOPMENT for name in found[1:]):
+        return frozenset()
+    return words_of(_stage_at(dockerfile, line))
+
+
 def named_for_development(app: AppServer) -> bool:
     """`app` is started under a name that says a developer's run: its container, the stage of
     a Dockerfile line that starts it, or that Dockerfile's own name (`Dockerfile.dev`)."""
@@ -78,7 +98,9 @@ def _names(app: AppServer) -> frozenset[str]:
         words |= words_of(app.container.name)
     for at in _read_at(app):
         if is_dockerfile(at.file):
-            words |= words_of(_stage_at(at.file, at.line))
+            stage = app.container.stage if app.container is not None else None
+            # The stage built decides: a compose `build.target` names it (mozilla-ai/lumigator).
+            words |= words_of(stage) if stage else _stage_words(at.file, at.line)
     return frozenset(words)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from servertune.check.chain import BalancerLink, Link
-from servertune.check.development import development_reason, production_compose
+from servertune.check.development import development_reason, production_evidence
 from servertune.check.model import ASSUMED_UNSET, UNCALLED, AppServer, Location, Note, Setting
 
 __all__ = ["Launch", "chain_files", "launches", "one_reading_each", "without_false_starts"]
@@ -266,8 +266,9 @@ def describe(launch: Launch) -> str:
     )
     if app.reloads is not None:
         # A reloader (`--reload`) runs no count worth judging; it is a developer's run unless
-        # a compose file named for production runs it (reloader-in-production says so there).
-        run = "a production launch" if production_compose(app) else "a development launch"
+        # the files say a deployment runs it (reloader-in-production says so there).
+        production = production_evidence(app, overridden=False)
+        run = "a production launch" if production else "a development launch"
         server = (
             f"{app.kind} on {sockets}, {run} (reloads on code changes, {app.reloads.at}): not sized"
         )

@@ -230,6 +230,13 @@ class Container:
     #: (`docker-compose.prod.yml`) or a folder's of the tree holding it
     #: (`development.production_name`).
     production: str | None = None
+    #: The image a compose service pulls as published (`image:`, no `build:`) while it mounts
+    #: no folder of the repository over it: a release run as released, not a developer's
+    #: live source; None otherwise.
+    published: str | None = None
+    #: The Dockerfile stage a compose service builds (`build.target`); None for the final
+    #: stage, or for a container that builds nothing here.
+    stage: str | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.

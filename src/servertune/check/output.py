@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from servertune import __version__
@@ -113,13 +114,23 @@ def _graph_text(result: CheckResult) -> list[str]:
         by = ", ".join(str(p) for p in loaders) or "nothing found here"
         lines.append(f"  env file {path}: loaded by {by}")
     for walk in result.discovered:
-        lines.append(f"  {_coverage_line(walk)}")
+        lines.append(f"  {_coverage_line(walk, result)}")
     return lines
 
 
-def _coverage_line(walk: Any) -> str:
+def _read_by(walk: Any, result: CheckResult) -> list[Path]:
+    """The files a walk read: those it found, and the env files a file it read loads (compose's
+    `env_file:`, a unit's EnvironmentFile=) under its root, read for their variables though no
+    reader claims them by name (AlexsLemonade/refinebio's api/environments/local)."""
+    read = list(walk.files)
+    loaded = [path for path, by in result.env_files if by and path not in read]
+    root = Path(walk.root).resolve()
+    return read + [p for p in dict.fromkeys(loaded) if p.resolve().is_relative_to(root)]
+
+
+def _coverage_line(walk: Any, result: CheckResult) -> str:
     """One walk's summary: files read, templates and unclaimed files skipped, paths ignored."""
-    parts = [f"{_plural(len(walk.files), 'file')} read"]
+    parts = [f"{_plural(len(_read_by(walk, result)), 'file')} read"]
     if walk.templates:
         parts.append(f"{_plural(len(walk.templates), 'template')} skipped")
     if walk.unclaimed:
@@ -132,7 +143,7 @@ def _walks_json(result: CheckResult) -> list[dict[str, Any]]:
     return [
         {
             "root": str(walk.root),
-            "read": [str(p) for p in walk.files],
+            "read": [str(p) for p in _read_by(walk, result)],
             "templates": [{"file": str(p), "line": line} for p, line in walk.templates],
             "unclaimed": [str(p) for p in walk.unclaimed],
             "ignored": walk.ignored,

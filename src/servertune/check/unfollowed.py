@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
 from collections.abc import Iterator, Sequence
+from pathlib import Path, PurePosixPath
 
+from servertune.check import resolve
 from servertune.check.commands import (
     SERVERS,
     SHELLS,
@@ -29,6 +32,7 @@ from servertune.check.commands import (
     shell_commands,
     wrapped,
 )
+from servertune.check.examples import EXAMPLE_SUFFIXES
 from servertune.check.model import SERVERS_READ, NotFollowed, server_program
 
 __all__ = [
@@ -279,7 +283,54 @@ def nothing_started(
         found = not_followed_launcher(command, find_config)
         if found is not None:
             return found
-    return first_not_followed() or _script_not_here(words, find_config)
+    return (
+        _paste_config_not_here(words, find_config)
+        or first_not_followed()
+        or _script_not_here(words, find_config)
+    )
+
+
+def _paste_config_not_here(
+    words: Sequence[Sequence[Word]], find_config: FindConfig | None
+) -> NotFollowed | None:
+    """`pserve FILE` with FILE not among the files read: pserve serves the server FILE's
+    `[server:main]` names (`use = egg:gunicorn#main`, a server check reads), so the config is
+    what is missing, not a server (crim-ca/weaver runs `pserve ${APP_CONFIG_DIR}/weaver.ini`,
+    kept here only as config/weaver.ini.example)."""
+    if find_config is None:
+        return None
+    for command in words:
+        for simple in _commands(command):
+            if not simple or program_name(simple[0].text) != "pserve":
+                continue
+            ini = next((w for w in simple[1:] if not w.text.startswith("-")), None)
+            if ini is None or find_config(ini.text, ini.at) is not None:
+                continue
+            copy = _example_copy(PurePosixPath(ini.text).name)
+            shown = f"; {copy} here is an example copy of it, read on its own" if copy else ""
+            return NotFollowed(
+                f"{ini.at}: config not found here: `pserve {ini.text}` serves the server its "
+                f"[server:main] section names (gunicorn, waitress), and {ini.text} is not among "
+                f"the files read, so that server is not known{shown}"
+            )
+    return None
+
+
+def _example_copy(name: str) -> str | None:
+    """A file of the tree named `name` plus an example suffix (`weaver.ini.example`), as a
+    path from the tree's root; None when none is, or with no run in progress."""
+    top = resolve.root()
+    if top is None or "$" in name or not name:
+        return None
+    wanted = {name + suffix for suffix in EXAMPLE_SUFFIXES}
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = sorted(
+            d for d in subfolders if not d.startswith(".") and d != "node_modules"
+        )
+        found = sorted(wanted.intersection(files))
+        if found:
+            return (Path(folder) / found[0]).relative_to(top).as_posix()
+    return None
 
 
 def _own_script(text: str) -> bool:

@@ -89,9 +89,26 @@ def lb_idle_over_nginx_keepalive(rule: Rule, c: Context) -> Iterator[Finding]:
                     related,
                     lb.docs,
                 )
-                yield _files_only(lb, nginx, keepalive.at, finding) or _graded(
-                    finding, keepalive.value
+                yield _files_only(lb, nginx, keepalive.at, finding) or _replayed(
+                    lb, _graded(finding, keepalive.value)
                 )
+
+
+def _replayed(lb: LoadBalancer, finding: Finding) -> Finding:
+    """The error as a warning when the balancer proxies through Go's transport (Traefik,
+    Caddy), which sends an idempotent request again on a new connection when a reused one is
+    closed before any answer: only a POST or another non-idempotent request that meets the
+    race fails (SelfhostedPro/Yacht's nginx under Traefik). A warning stays one: the POSTs
+    it loses are still lost."""
+    if not lb.replays_idempotent or finding.severity is not Severity.error:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.warning,
+        message=f"{finding.message} (a warning, not an error: {lb.name} proxies through Go's "
+        "transport, which sends a GET or another idempotent request again on a new connection, so only "
+        "a POST that meets the race fails)",
+    )
 
 
 def _files_only(

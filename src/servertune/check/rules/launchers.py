@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
-from servertune.check.development import production_launch
+from servertune.check.development import production_evidence, production_launch
 from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -216,7 +216,8 @@ def _whole(written: str) -> str:
 @check_rule(
     "reloader-in-production",
     Severity.info,
-    "a production image's, pod's or production compose file's only launch runs the server's "
+    "a production image's, pod's, systemd unit's or production compose file's only launch runs "
+    "the server's "
     "development reloader",
     "uvicorn's settings (`--reload`: for development, a process that watches the files and "
     "restarts the server, one process whatever --workers says: "
@@ -238,11 +239,7 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             if app.kind == "uvicorn"
             else "watches the files and restarts the workers on every change"
         )
-        started = (
-            f"the {app.container.platform} container {app.container.name}"
-            if app.container is not None
-            else "this image (its final stage's command)"
-        )
+        started = _started(app)
         written = "--reload" if app.kind != "gunicorn" or app.command_line else "reload = True"
         finding = rule.finding(
             app.reloads.at,
@@ -251,7 +248,29 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             f"drop {written} here and keep it in the development launch (a compose "
             "override's `command`, a `dev` stage)",
         )
-        yield _reloader_graded(finding, app)
+        evidence = production_evidence(app, overridden)
+        if evidence is None or app.kind not in _RELOAD_ONE_PROCESS:
+            # gunicorn's reload is a watcher thread in workers that still serve as written
+            # (okfn-brasil/serenata-de-amor's prod overlay, judged a note): no request lost.
+            yield _reloader_graded(finding, app)
+            continue
+        # The files say a deployment runs it: uvicorn's or granian's development server,
+        # one process under a file watcher (hotosm/raw-data-api's unit, PySpur-Dev/pyspur).
+        yield dataclasses.replace(
+            finding,
+            severity=Severity.warning,
+            message=f"{finding.message} (a warning, not a note: {evidence})",
+        )
+
+
+def _started(app: AppServer) -> str:
+    """What runs `app`'s reloader, in words: its container, its systemd unit or its image."""
+    if app.container is not None:
+        return f"the {app.container.platform} container {app.container.name}"
+    first = app.launched_by[0].file if app.launched_by else app.file
+    if first.suffix == ".service":
+        return f"the systemd unit {first.name}"
+    return "this image (its final stage's command)"
 
 
 #: The servers whose reloader serves in one process whatever the launch's worker count says.

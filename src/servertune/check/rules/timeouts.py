@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.model import AppServer, Finding, Location, Severity
@@ -71,7 +72,7 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                         "   (once, in the `server` block these locations share: each of "
                         "them sets none and inherits it)"
                     )
-            yield rule.finding(
+            finding = rule.finding(
                 wait.at,
                 f"{directive} {as_shown(read, ' s')} gives up {figure(gap)} s before the app "
                 f"server's {name} {as_shown(timeout, ' s')}: {wait.proxy} answers 504 while the "
@@ -81,6 +82,37 @@ def app_timeout_over_read_timeout(rule: Rule, c: Context) -> Iterator[Finding]:
                 (timeout.at,),
                 docs=wait.docs,
             )
+            yield _chosen_for_route(finding, wait, waits)
+
+
+def _chosen_for_route(finding: Finding, wait: Wait, waits: list[Wait]) -> Finding:
+    """The finding as a note when the shorter wait is a choice for one route: written in a
+    location that is not the catch-all, while another route of the same file waits on the
+    same server as long as its timeout or longer (DOAJ/doaj's `/api` at 30 s under the
+    server block's 600 s, "API endpoints should respond quickly"). Its fix keeps the chosen
+    value: the cost is a worker running on after the 504, not a client's answer."""
+    location = wait.passing.location if wait.passing is not None else ""
+    timeout = wait.app.request_timeout
+    if wait.timeout.default or location in ("", "/") or timeout is None:
+        return finding
+    longer = next(
+        (
+            w
+            for w in waits
+            if w.at.file == wait.at.file and w.app is wait.app and w.timeout.value >= timeout.value
+        ),
+        None,
+    )
+    if longer is None:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.info,
+        message=f"{finding.message} (a note, not a warning: this route's own location chooses a "
+        f"shorter wait than {longer.directive} {as_shown(longer.timeout, ' s')} at "
+        f"{longer.timeout.at}, for the same server)",
+        fix=f"nothing, if the shorter wait is this route's choice; else {finding.fix}",
+    )
 
 
 def _inheriting(waits: list[Wait]) -> set[tuple[Path, str, float]]:
