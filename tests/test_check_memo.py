@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from servertune.bench.scenarios.check_speed import PROJECT_FILES, build_repository
-from servertune.check import check_files, dockerfile, kubernetes, memo
+from servertune.check import check_files, dockerfile, kubernetes, memo, resolve
 from servertune.check.discover import discover
 from servertune.check.model import CheckInputError, Location, collect_notes, note
 from servertune.machine import Machine
@@ -60,6 +60,55 @@ def test_a_walk_twice_as_big_costs_twice_as_much(
     assert big["yaml parse"] == big_yaml == 2 * small_yaml
     for step in ("COPY sources", "COPY lookups"):
         assert 0 < big[step] <= 2.2 * small[step], (step, small[step], big[step])
+
+
+_SUPERVISORD = """\
+[supervisord]
+nodaemon=true
+
+[program:worker]
+directory=/srv/app
+command=/srv/app/bin/worker.sh --queue default
+
+[program:web]
+directory=/srv/app
+command=gunicorn -c deploy/gunicorn.conf.py app:app
+"""
+
+
+def test_a_chain_from_several_launchers_asks_the_tree_each_question_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three launcher scripts each run `supervisord -c supervisord.conf` (the shape of
+    bunkerity/bunkerweb's all-in-one image, where check took 15 s on 32 files): the chain
+    through that config is followed from each, but whether a path its programs name is in
+    the tree (`commands.beside`, up every folder of the checkout for every command) is
+    worked out once per run for each path and the line naming it, not once per launcher.
+    Each launcher still reaches the gunicorn config."""
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "supervisord.conf").write_text(_SUPERVISORD)
+    (tmp_path / "deploy" / "gunicorn.conf.py").write_text('bind = "0.0.0.0:8000"\nworkers = 2\n')
+    (tmp_path / "bin" / "worker.sh").write_text(
+        '#!/bin/sh\nset -e\necho starting\nexec celery-worker --queue "$2"\n'
+    )
+    for index in (1, 2, 3):
+        launcher = f"#!/bin/sh\necho launcher {index}\nexec supervisord -c supervisord.conf\n"
+        (tmp_path / f"start-{index}.sh").write_text(launcher)
+    asked: Counter[tuple[str, str, Location]] = Counter()
+    admit = resolve.admit
+
+    def counted(target: Path, reference: str, at: Location, what: str) -> Path | None:
+        asked[(str(target), reference, at)] += 1
+        return admit(target, reference, at, what)
+
+    monkeypatch.setattr(resolve, "admit", counted)
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk])
+    launched = sorted(str(app.launched_by[0].file.name) for app in result.apps)
+    assert launched == ["start-1.sh", "start-2.sh", "start-3.sh"]
+    assert asked
+    assert max(asked.values()) == 1, asked.most_common(3)
 
 
 def test_an_answer_recalled_records_its_notes_again() -> None:

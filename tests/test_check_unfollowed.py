@@ -325,3 +325,25 @@ def test_a_tool_module_still_starts_no_server(tmp_path: Path) -> None:
     )
     ((kind, _, _),) = _notes(tmp_path).values()
     assert kind == "starts-no-server"
+
+
+def test_a_shells_own_words_are_never_looked_up_as_console_scripts() -> None:
+    """`if`, `fi`, `local`, `export`: the shell reads these itself, never runs a program by
+    that name, so no console script of the project is looked for under them (the packaging
+    files are not asked); a program name still is (bunkerity/bunkerweb's scripts asked for
+    `if`, `fi` and `local` about 1,700 times along their chains)."""
+    from servertune.check.commands import ConfigFile, Word
+    from servertune.check.unfollowed import not_followed_launcher
+
+    asked: list[str] = []
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        asked.append(wanted)
+        return None
+
+    at = Location(Path("run.sh"), 3)
+    for line in (["if", "true"], ["fi"], ["local", "x=1"], ["export", "A=1"], ["}"]):
+        assert not_followed_launcher([Word(w, at) for w in line], find) is None
+    assert asked == []
+    assert not_followed_launcher([Word("shop", at), Word("start", at)], find) is None
+    assert "pyproject.toml" in asked

@@ -38,7 +38,17 @@ def in_checkout(config: Path, workdir: str) -> FindConfig:
 
 
 def _levels(config: Path) -> int:
-    """How many folders the tree check reads holds above `config`'s own."""
+    """How many folders the tree check reads holds above `config`'s own: asked at every
+    lookup of every program's command, so worked out once per run and config (`memo`)."""
+    from servertune.check import memo
+    from servertune.check.resolve import root
+
+    key = (root(), config)
+    return memo.recall(memo.run_table("checkout levels"), key, lambda: _count_levels(config))
+
+
+def _count_levels(config: Path) -> int:
+    """`_levels`, worked out."""
     from servertune.check.resolve import within_default
 
     with within_default(config) as root:

@@ -285,19 +285,18 @@ def beside(file: Path) -> FindConfig:
     which names the server's filesystem) in the image of the run that copies `file`."""
 
     def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
-        from servertune.check.resolve import admit
-        from servertune.check.source import read_text
-
         if "\n" in wanted or len(wanted) > 4096:
             return None  # a script's whole text (`sh -c "..."`), not a file's name
         if not wanted.startswith("/"):
-            candidate = Path(os.path.normpath(file.parent / wanted))  # `a/../b`: `b`, once
-            if admit(candidate, wanted, at or Location(file), "file") is None:
-                return None
-            try:
-                if candidate.is_file():
+            here, candidate = _beside_here(file, wanted, at)
+            if candidate is not None:
+                from servertune.check.source import read_text
+
+                try:
                     return ConfigFile(read_text(candidate), candidate, 1)
-            except OSError:
+                except OSError:
+                    return None
+            if here:
                 return None
         # Not beside it (an absolute path names the server's filesystem): the image of this
         # run that copies the file may hold it (`servertune.check.images` sets the lookup).
@@ -310,6 +309,38 @@ def beside(file: Path) -> FindConfig:
         return found
 
     return find
+
+
+def _beside_here(file: Path, wanted: str, at: Location | None) -> tuple[bool, Path | None]:
+    """What the tree itself says of the relative path `wanted` beside `file`: (True, the
+    file) when it holds it, (True, None) when it may not be read (outside the tree, noted at
+    `at`), (False, None) when it holds no such file. Worked out once per run for each
+    question (`memo`): a chain's lookups climb from every folder up to the root for every
+    command of every script on it, and ask the same paths of the same file thousands of
+    times (bunkerity/bunkerweb's supervisord programs, judged from every launcher)."""
+    from servertune.check import memo
+    from servertune.check.resolve import root
+
+    # Keyed by the folder, not the file: the launchers of one chain (N scripts that each
+    # run `supervisord -c supervisord.conf` beside them) ask the same question of it.
+    where = at or Location(file)
+    key = (root(), file.parent, wanted, where)
+    return memo.recall(
+        memo.run_table("beside"), key, lambda: _look_beside(file.parent, wanted, where)
+    )
+
+
+def _look_beside(folder: Path, wanted: str, at: Location) -> tuple[bool, Path | None]:
+    """`_beside_here`, worked out."""
+    from servertune.check import resolve
+
+    candidate = Path(os.path.normpath(folder / wanted))  # `a/../b`: `b`, once
+    if resolve.admit(candidate, wanted, at, "file") is None:
+        return True, None
+    try:
+        return (True, candidate) if candidate.is_file() else (False, None)
+    except OSError:
+        return True, None
 
 
 def expand_shell(text: str, env: Mapping[str, str]) -> str | None:

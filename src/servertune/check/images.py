@@ -167,10 +167,26 @@ def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile 
     """The file `wanted` names (absolute, or relative to the WORKDIR) in the first image of the
     run that copies `file`, the file that names it; None when no image of the run holds `file`
     or that image does not hold `wanted`."""
-    for image in _IMAGES.get():
+    del at  # the COPY that brings a file in is what names it (`Image.find`)
+    images = _IMAGES.get()
+    if not memo.in_run():
+        return _found_in(images, file, wanted)
+    # Asked for every lookup of every command of a chain (`commands.beside`): each answer
+    # once per run and images. Keyed by the images' id and kept with them, so that an id is
+    # never another tuple's; `at` is not asked (an image's COPY names what it holds).
+    key = (id(images), resolve.root(), file, wanted)
+    _, found = memo.recall(
+        memo.run_table("found in images"), key, lambda: (images, _found_in(images, file, wanted))
+    )
+    return found
+
+
+def _found_in(images: tuple[Image, ...], file: Path, wanted: str) -> ConfigFile | None:
+    """`found_in_images`, worked out."""
+    for image in images:
         if image.holds(file) is None:
             continue
-        found = image.find(wanted, at)
+        found = image.find(wanted)
         if found is not None:
             return found
     return None

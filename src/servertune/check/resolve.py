@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from itertools import takewhile
 from pathlib import Path
 
+from servertune.check import memo
 from servertune.check.model import Location, note
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "glob_inside",
     "glob_prefix",
     "inside",
+    "real_path",
     "root",
     "tree_form",
     "within_default",
@@ -109,10 +111,18 @@ def inside(path: Path, referrer: Path | None = None) -> bool:
     if folder is None:
         folder = default_root([referrer]) if referrer is not None else Path.cwd().resolve()
     try:
-        real = path.resolve()
+        real = real_path(path)
     except (OSError, RuntimeError):  # a symlink loop: nothing to read
         return False
     return real.is_relative_to(folder)
+
+
+def real_path(path: Path) -> Path:
+    """`path.resolve()`, worked out once per run for each path (and working folder): the
+    links of a chain ask whether the same few candidates are inside the tree thousands of
+    times (a supervisord config's programs looked for from every folder up to the root, for
+    every command of every script that runs it), and the files do not move while check runs."""
+    return memo.recall(memo.run_table("real paths"), (os.getcwd(), path), lambda: path.resolve())
 
 
 def admit(target: Path, reference: str, at: Location, what: str) -> Path | None:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from servertune.check import runtime_files
+from servertune.check import memo, runtime_files
 from servertune.check.asgi_cli import CLI_EVAL_TIMEOUT_S, SERVERS, parse_command_lines
 from servertune.check.commands import (
     _DAEMON_PROGRAM,
@@ -395,7 +395,17 @@ def _open_quote(text: str) -> bool:
 
 def _logical_lines(path: Path, text: str) -> list[_Line]:
     """Each simple command of the script, with the physical lines it spans; continued lines
-    joined, here-document bodies skipped."""
+    joined, here-document bodies skipped. Split once per run for each file and text (`memo`):
+    a script is read again for every chain that runs it and every function it sources
+    (CMSgov/bluebutton-web-server's scripts were split 344 times)."""
+    split = memo.recall(
+        memo.run_table("script lines"), (path, text), lambda: tuple(_split_lines(path, text))
+    )
+    return list(split)
+
+
+def _split_lines(path: Path, text: str) -> list[_Line]:
+    """`_logical_lines`, worked out."""
     lines: list[_Line] = []
     physical = text.splitlines()
     start, parts = 0, list[str]()

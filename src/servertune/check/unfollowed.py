@@ -134,6 +134,21 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
             return
 
 
+#: Words the shell reads itself, never a program it looks for on the PATH: its reserved
+#: words (`if`, `then`, `done`, ...) and the builtins a script uses for its own state (POSIX's
+#: special builtins, bash's `local`, `declare`). No console script of the project runs as
+#: one, so the packaging files are not looked for them (bunkerity/bunkerweb's scripts asked
+#: for `if`, `fi` and `local` 1,700 times along their chains).
+_SHELL_OWN = frozenset(
+    {
+        *("if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while"),
+        *("until", "do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]"),
+        *(".", ":", "break", "continue", "eval", "exec", "exit", "export", "readonly"),
+        *("return", "set", "shift", "times", "trap", "unset", "local", "declare", "typeset"),
+    }
+)
+
+
 def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
     """What in `command` says it starts a server; None when nothing does."""
     program, args = command[0], command[1:]
@@ -171,7 +186,7 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
         # `python -m openslides_backend`: the project's package run as the program; what it
         # listens on is in its own code.
         return f"it runs the Python module {name}, whose own code decides what it serves"
-    if find_config is not None:
+    if find_config is not None and name not in _SHELL_OWN:
         from servertune.check.packaging import declared_script
 
         declared = declared_script(name, find_config, program.at)
