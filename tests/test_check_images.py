@@ -589,3 +589,22 @@ def test_a_release_tag_no_build_makes_is_the_dockerfiles_last_stage(tmp_path: Pa
     assert not [f for f in result.findings if f.rule == "reloader-in-production"]
     deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
     assert [a.sockets[0].value for a in deployed] == ["0.0.0.0:8000"]
+
+
+def test_a_base_image_is_no_local_dockerfile_by_one_shared_word(tmp_path: Path) -> None:
+    """The Dockerfile builds `FROM vendor/uvicorn-gunicorn-fastapi:py3` (a published base
+    whose own script starts the server; as seen with ExpDev07/coronavirus-tracker-api) and
+    `uvicorn.Dockerfile` here starts uvicorn on :80: the base's name holds no word of the
+    repository's name and is matched whole only, so the compose service's image is not
+    chained through `uvicorn.Dockerfile` and shows no uvicorn it never runs."""
+    root = write(
+        tmp_path / "tracker",
+        {
+            "docker-compose.yml": "services:\n  api:\n    build: .\n",
+            "Dockerfile": "FROM vendor/uvicorn-gunicorn-fastapi:py3\nCOPY ./app /app/app\n",
+            "uvicorn.Dockerfile": 'FROM python:3.12\nCOPY ./app /app\nCMD ["uvicorn", '
+            '"app.main:app", "--host", "0.0.0.0", "--port", "80"]\n',
+        },
+    )
+    result = check(root)
+    assert ["docker-compose.yml", "Dockerfile", "uvicorn.Dockerfile"] not in chains(result, root)
