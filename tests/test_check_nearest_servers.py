@@ -92,3 +92,40 @@ def test_of_servers_equally_near_a_front_joins_the_one_whose_chdir_holds_its_roo
     assert "nginx-staging.conf" not in [f.at.file.name for f in timeouts]
     notes = [n.message for n in result.notes if n.at.file.name == "nginx-other.conf"]
     assert any("no root and chdir here say which" in n for n in notes)
+
+
+_PROXY = (
+    "events {}\nhttp {\n  server {\n    listen 80;\n    location /api {\n"
+    "      proxy_pass http://localhost:8000;\n    }\n  }\n}\n"
+)
+
+
+def test_a_front_two_images_copy_is_joined_in_each_image(tmp_path: Path) -> None:
+    """`deploy/nginx.conf` (a pass to localhost:8000) is copied by two images at the
+    repository's root, each of whose start scripts runs nginx and a uvicorn on :8000, one
+    script beside the front (`deploy/start.sh`) and one elsewhere (`sandbox/start.sh`), as
+    seen with feathr-ai/feathr's FeathrRegistry.Dockerfile and FeathrSandbox.Dockerfile: a
+    front an image copies is that image's, so it is joined to the uvicorn of each image,
+    not only the one whose script sits nearest it, and no note calls either another setup's."""
+    image = (
+        "FROM python:3.12\nRUN apt-get install -y nginx\n"
+        "COPY ./deploy/nginx.conf /etc/nginx/nginx.conf\nCOPY ./{script} /app/start.sh\n"
+        'CMD ["/bin/sh", "/app/start.sh"]\n'
+    )
+    start = "#!/bin/sh\nnginx\nexec uvicorn app.main:app --host 0.0.0.0 --port 8000\n"
+    root = write(
+        tmp_path,
+        {
+            "deploy/nginx.conf": _PROXY,
+            "deploy/start.sh": start,
+            "sandbox/start.sh": start,
+            "Registry.Dockerfile": image.format(script="deploy/start.sh"),
+            "Sandbox.Dockerfile": image.format(script="sandbox/start.sh"),
+        },
+    )
+    assert _joins(root) == [
+        ("deploy/nginx.conf", "Registry.Dockerfile"),
+        ("deploy/nginx.conf", "Sandbox.Dockerfile"),
+    ]
+    notes = [n.message for n in check_folder(root).notes if n.kind == "not-followed"]
+    assert not [n for n in notes if "localhost:8000" in n]

@@ -354,7 +354,7 @@ def _linked(
             and not environments_differ((k.nginx.files or (k.nginx.file,))[0], k.app)
         ]
         # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
-        links = nearest_servers_first(host_servers_first(links, stacks))
+        links = nearest_servers_first(host_servers_first(links, stacks), stacks)
         links = deployed_siblings_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
