@@ -129,3 +129,38 @@ def test_a_front_two_images_copy_is_joined_in_each_image(tmp_path: Path) -> None
     ]
     notes = [n.message for n in check_folder(root).notes if n.kind == "not-followed"]
     assert not [n for n in notes if "localhost:8000" in n]
+
+
+def test_a_socket_on_a_named_volume_joins_within_its_compose_project_only(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.yml's nginx and web share the named volume `shared:/nginx`, where web's
+    gunicorn binds `unix:/nginx/app.sock` and nginx passes to it; docker-compose.dev.yml (a
+    project of its own, not an override) runs the same web on the same path with no nginx,
+    as seen with gnosis/safe-transaction-service: a volume is its project's, so the front is
+    joined to the web of its own project only."""
+    web = (
+        "    build:\n      context: .\n      dockerfile: docker/Dockerfile\n"
+        "    volumes:\n      - shared:/nginx\n"
+        "    command: gunicorn --bind unix:/nginx/app.sock app.wsgi:application\n"
+    )
+    site = (
+        "events {}\nhttp {\n  server {\n    listen 80;\n    location / {\n"
+        "      proxy_pass http://unix:/nginx/app.sock;\n    }\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": "volumes:\n  shared:\nservices:\n  nginx:\n"
+            "    image: nginx:1.27\n    volumes:\n"
+            "      - ./docker/nginx.conf:/etc/nginx/nginx.conf:ro\n      - shared:/nginx\n"
+            "  web:\n" + web,
+            "docker-compose.dev.yml": "volumes:\n  shared:\nservices:\n  web:\n" + web,
+            "docker/nginx.conf": site,
+            "docker/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(root)
+    assert sorted(
+        k.app.container.at.file.name for k in result.links if k.app.container is not None
+    ) == ["docker-compose.yml"]
