@@ -707,16 +707,8 @@ def _reached(
         # A socket file crosses containers on a volume of the front's own compose project
         # only: a service of another project (gnosis' docker-compose.dev.yml, beside the
         # docker-compose.yml whose nginx shares `nginx-shared:/nginx`) has volumes of its own.
-        reached = [app for app in reached if _in_project(app, project)]
+        reached = [app for app in reached if not _elsewhere(app, project)]
     return reached
-
-
-def _in_project(app: AppServer, project: frozenset[Path]) -> bool:
-    """Whether `app` runs in no compose service or in one of `project`'s compose files."""
-    box = app.container
-    if box is None or box.platform != "compose":
-        return True
-    return _real(box.at.file) in {_real(f) for f in project}
 
 
 def _render(text: str, environment: Mapping[str, str]) -> str:
