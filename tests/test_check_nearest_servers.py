@@ -164,3 +164,34 @@ def test_a_socket_on_a_named_volume_joins_within_its_compose_project_only(
     assert sorted(
         k.app.container.at.file.name for k in result.links if k.app.container is not None
     ) == ["docker-compose.yml"]
+
+
+def test_a_whole_project_mount_does_not_make_a_front_another_compose_files(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.dev.yml runs nginx with `./nginx/conf.d` mounted (a pass to
+    `backend:8000`) beside its backend; docker-compose.staging.yml, a project of its own with
+    no nginx, mounts the whole repository (`.:/app:ro`) into its backend, as seen with
+    PySpur-Dev/pyspur: that mount carries every file, not a config its container runs, so
+    the front is joined to the dev project's backend only."""
+    backend = (
+        "  backend:\n    build:\n      context: .\n      dockerfile: Dockerfile\n"
+        "    command: uvicorn app.main:app --host 0.0.0.0 --port 8000\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.dev.yml": "services:\n  nginx:\n    image: nginx:1.27\n"
+            "    volumes:\n      - ./nginx/conf.d:/etc/nginx/conf.d\n" + backend,
+            "docker-compose.staging.yml": "services:\n"
+            + backend
+            + "    volumes:\n      - .:/app:ro\n",
+            "nginx/conf.d/default.conf": "server {\n  listen 80;\n  location / {\n"
+            "    proxy_pass http://backend:8000;\n  }\n}\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(root)
+    assert sorted(
+        k.app.container.at.file.name for k in result.links if k.app.container is not None
+    ) == ["docker-compose.dev.yml"]
