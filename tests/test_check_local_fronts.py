@@ -212,3 +212,28 @@ def test_a_host_front_joins_the_host_server_on_its_loopback_not_a_published_cont
         "api": [],
         "debian/app.service": ["debian/etc/nginx/sites-available/app.conf:4"],
     }
+
+
+def test_a_proxy_images_front_is_not_the_app_image_that_copies_the_whole_checkout(
+    tmp_path: Path,
+) -> None:
+    """compose.yaml runs `frontend` from docker/nginx/Dockerfile, which copies `conf.d/*`
+    (`upstream { server localhost:5000; }`), and `web` from the root Dockerfile, which copies
+    the whole checkout (`COPY . /app`, the nginx folder too) and runs uWSGI on :5000, as
+    seen with rero/rero-ils: the front runs in the nginx image that copies it by name, whose
+    loopback is its own, so it reaches no uWSGI of the web container."""
+    site = (
+        "upstream ui { server localhost:5000; }\n"
+        "server {\n  listen 80;\n  location / {\n    proxy_pass http://ui;\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "compose.yaml": "services:\n  frontend:\n    build: docker/nginx\n"
+            "  web:\n    build: .\n    command: uwsgi --http 0.0.0.0:5000 --module app:app\n",
+            "docker/nginx/Dockerfile": "FROM nginx:1.27\nCOPY conf.d/* /etc/nginx/conf.d/\n",
+            "docker/nginx/conf.d/default.conf": site,
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    assert check_folder(root).links == ()

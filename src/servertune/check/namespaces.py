@@ -174,6 +174,14 @@ def _elsewhere(app: AppServer, front: Path, stacks: Stacks) -> bool:
     images = [image for image in stacks.images if _real(image.path) in starting]
     if not images:
         return service is not None  # a service whose image is not read, or not known
+    if any(image.holds(front, whole_context=False) is not None for image in images):
+        return False
+    # A front another image copies by name or folder runs in that image's container (the
+    # proxy's): one that only carries it in a copy of the whole build context (`COPY .
+    # /app`) does not run it (rero/rero-ils: the nginx image's `COPY conf.d/*`, the uWSGI
+    # image's whole checkout).
+    if any(image.holds(front, whole_context=False) is not None for image in stacks.images):
+        return True
     return all(image.holds(front) is None for image in images)
 
 
