@@ -247,18 +247,21 @@ def image_named(
 
 
 def _guessed(
-    images: Sequence[Image], root: Path, own: list[str], tag: str, foreign: bool
+    images: Sequence[Image], root: Path, own: list[str], tag: str, whole: bool
 ) -> Image | None:
     """The one Dockerfile the name's own words together, then each alone from the last
     (`shop-web-frontend` in `shop`: `frontend`) but a word of the repository's names, then
     its tag, name (`_by_key`); else the one Dockerfile under a folder so named
-    (`_folders_above`), the first key that names any folder deciding. A `foreign` name, one
-    that does not hold the repository's name, is matched whole only: one of its words is no
-    evidence (`tiangolo/uvicorn-gunicorn-fastapi` is not `uvicorn.Dockerfile`)."""
+    (`_folders_above`), the first key that names any folder deciding. A name read `whole`
+    (it does not hold the repository's name) that shares no word with it either is another
+    owner's, matched whole only: one of its words is no evidence
+    (`tiangolo/uvicorn-gunicorn-fastapi` is not `uvicorn.Dockerfile`; `akvo-lumen/rsr-nginx`
+    in akvo-rsr is the project's, its `nginx` naming `Dockerfile-nginx`)."""
     keys = ["".join(own)] if own else []
     # A word alone ties only when it is the name's own: a word of the repository's names
     # (`yeti` of `yeti-agents` in yeti-docker) names the project, not which of its images.
     known = {w for n in repository_names(root) for w in words(n)}
+    foreign = whole and not known.intersection(own)
     keys += [w for w in reversed(own) if w not in known] if len(own) > 1 and not foreign else []
     if tag and "$" not in tag:
         keys.append(_plain(tag))

@@ -22,9 +22,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from servertune.check.chain import Link, Stacks, normalise
 from servertune.check.model import AppServer, note
+
+if TYPE_CHECKING:
+    from servertune.check.dockerfile import Image
 
 __all__ = ["nearest_servers_first"]
 
@@ -40,14 +44,15 @@ def _first(link: Link) -> Path:
 _SAME_IMAGE = 1 << 16
 
 
-def _nearness(front: Path, app: AppServer, holders: frozenset[str] = frozenset()) -> int:
+def _nearness(front: Path, app: AppServer, holders: Sequence[Image] = ()) -> int:
     """How many folders the front's file shares with the nearest of the server's files (the
     server's own and those of the launch that starts it); the most there is when one of those
-    is a Dockerfile in `holders`, whose image copies the front by name or folder."""
+    is the Dockerfile of one of `holders`, the images that copy the front by name or folder,
+    or a file such an image copies too (a start script beside the front's copy)."""
     own = os.path.dirname(os.path.normpath(front.absolute()))
     best = 0
     for file in (app.file, *(at.file for at in app.launched_by)):
-        if os.path.normpath(file.absolute()) in holders:
+        if any(_in_image(file, image) for image in holders):
             return _SAME_IMAGE
         folder = os.path.dirname(os.path.normpath(file.absolute()))
         try:
@@ -96,15 +101,19 @@ def nearest_servers_first(links: Sequence[Link], stacks: Stacks | None = None) -
     return _same_root_first(kept, apart)
 
 
-def _holders(front: Path, stacks: Stacks | None) -> frozenset[str]:
-    """The Dockerfiles whose images copy `front` by name, folder or wildcard (not with a whole
-    build context, which carries every setup's files)."""
+def _holders(front: Path, stacks: Stacks | None) -> tuple[Image, ...]:
+    """The images that copy `front` by name, folder or wildcard (not with a whole build
+    context, which carries every setup's files)."""
     images = stacks.images if stacks is not None else ()
-    return frozenset(
-        os.path.normpath(i.path.absolute())
-        for i in images
-        if i.holds(front, whole_context=False) is not None
-    )
+    return tuple(i for i in images if i.holds(front, whole_context=False) is not None)
+
+
+def _in_image(file: Path, image: Image) -> bool:
+    """`file` is the image's Dockerfile or a file it copies by name or folder."""
+    real = os.path.normpath(file.absolute())
+    if real == os.path.normpath(image.path.absolute()):
+        return True
+    return image.holds(file, whole_context=False) is not None
 
 
 def _serves(root: str, chdir: str) -> bool:
