@@ -234,3 +234,28 @@ def test_caddy_and_haproxy_templates_are_read_with_their_plays_values(tmp_path: 
     found = {tuple(c): f for c, f, _ in chains(tmp_path)}
     assert found[("infra/api.service",)] == ["infra/ansible/templates/Caddyfile.j2"]
     assert found[("infra/api2.service",)] == ["infra/ansible/templates/haproxy.cfg.j2"]
+
+
+def test_a_roles_defaults_fill_its_templates_and_two_values_fill_none(tmp_path: Path) -> None:
+    """A role's `defaults/main.yml` gives `listen_on: "127.0.0.1:8000"` and `workers` twice
+    (`defaults/` says 3, `vars/` says 5), as seen with picoCTF/picoCTF's pico-web role: its
+    `gunicorn.socket.j2` and `gunicorn.service.j2` read `{{ listen_on }}` as 127.0.0.1:8000,
+    while `{{ workers }}`, which the files give two values, is left unresolved."""
+    role = tmp_path / "ansible" / "web"
+    (role / "templates").mkdir(parents=True)
+    (role / "defaults").mkdir()
+    (role / "vars").mkdir()
+    (role / "defaults" / "main.yml").write_text('listen_on: "127.0.0.1:8000"\nworkers: 3\n')
+    (role / "vars" / "main.yml").write_text("workers: 5\n")
+    (role / "templates" / "app.service.j2").write_text(
+        "[Service]\nExecStart=/opt/venv/bin/gunicorn -w {{ workers }} api:app\n"
+    )
+    (role / "templates" / "app.socket.j2").write_text(
+        "[Socket]\nListenStream={{ listen_on }}\n\n[Install]\nWantedBy=sockets.target\n"
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]
+    unresolved = " ".join(n.message for n in result.notes if n.kind == "unresolved-variable")
+    assert "{{ workers }}" in unresolved
+    assert "listen_on" not in unresolved
