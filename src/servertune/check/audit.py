@@ -46,7 +46,11 @@ from servertune.check.model import (
     evaluating_for,
     note,
 )
-from servertune.check.namespaces import host_servers_first, in_front_namespace
+from servertune.check.namespaces import (
+    host_balancer_servers_first,
+    host_servers_first,
+    in_front_namespace,
+)
 from servertune.check.nearest_servers import nearest_servers_first
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
@@ -358,6 +362,7 @@ def _linked(
         links = deployed_siblings_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+        fronts = host_balancer_servers_first(fronts, stacks)
     notes += said
     return links, fronts
 
