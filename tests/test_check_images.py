@@ -615,3 +615,22 @@ def test_a_base_image_named_by_its_last_words_is_the_dockerfile_of_that_suffix(
     assert chains(result, root) == [["Dockerfile-prod", "Dockerfile-prod-no-code", "start.sh"]]
     assert not [m for m in unfollowed(result) if "base image's command" in m]
     assert [m for m in unfollowed(result) if "postgres-dev-env" in m]
+
+
+def test_a_base_image_is_no_local_dockerfile_by_one_shared_word(tmp_path: Path) -> None:
+    """The Dockerfile builds `FROM vendor/uvicorn-gunicorn-fastapi:py3` (a published base
+    whose own script starts the server; as seen with ExpDev07/coronavirus-tracker-api) and
+    `uvicorn.Dockerfile` here starts uvicorn on :80: the base's name holds no word of the
+    repository's name and is matched whole only, so the compose service's image is not
+    chained through `uvicorn.Dockerfile` and shows no uvicorn it never runs."""
+    root = write(
+        tmp_path / "tracker",
+        {
+            "docker-compose.yml": "services:\n  api:\n    build: .\n",
+            "Dockerfile": "FROM vendor/uvicorn-gunicorn-fastapi:py3\nCOPY ./app /app/app\n",
+            "uvicorn.Dockerfile": 'FROM python:3.12\nCOPY ./app /app\nCMD ["uvicorn", '
+            '"app.main:app", "--host", "0.0.0.0", "--port", "80"]\n',
+        },
+    )
+    result = check(root)
+    assert ["docker-compose.yml", "Dockerfile", "uvicorn.Dockerfile"] not in chains(result, root)

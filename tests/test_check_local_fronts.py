@@ -212,3 +212,57 @@ def test_a_host_front_joins_the_host_server_on_its_loopback_not_a_published_cont
         "api": [],
         "debian/app.service": ["debian/etc/nginx/sites-available/app.conf:4"],
     }
+
+
+def test_a_proxy_images_front_is_not_the_app_image_that_copies_the_whole_checkout(
+    tmp_path: Path,
+) -> None:
+    """compose.yaml runs `frontend` from docker/nginx/Dockerfile, which copies `conf.d/*`
+    (`upstream { server localhost:5000; }`), and `web` from the root Dockerfile, which copies
+    the whole checkout (`COPY . /app`, the nginx folder too) and runs uWSGI on :5000, as
+    seen with rero/rero-ils: the front runs in the nginx image that copies it by name, whose
+    loopback is its own, so it reaches no uWSGI of the web container."""
+    site = (
+        "upstream ui { server localhost:5000; }\n"
+        "server {\n  listen 80;\n  location / {\n    proxy_pass http://ui;\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "compose.yaml": "services:\n  frontend:\n    build: docker/nginx\n"
+            "  web:\n    build: .\n    command: uwsgi --http 0.0.0.0:5000 --module app:app\n",
+            "docker/nginx/Dockerfile": "FROM nginx:1.27\nCOPY conf.d/* /etc/nginx/conf.d/\n",
+            "docker/nginx/conf.d/default.conf": site,
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    assert check_folder(root).links == ()
+
+
+def test_a_host_balancer_joins_the_host_server_on_its_loopback_not_a_published_container(
+    tmp_path: Path,
+) -> None:
+    """A host's Caddyfile (`reverse_proxy 127.0.0.1:8000`), the systemd unit that runs uvicorn
+    on 127.0.0.1:8000 and a compose service publishing `8000:8000` for its own uvicorn, as
+    seen with hotosm/raw-data-api: the host's balancer and the host's server are one
+    deployment, as for a host's nginx, so the Caddyfile fronts the unit's server only."""
+    root = write(
+        tmp_path,
+        {
+            "infra/Caddyfile": "api.example.net {\n  reverse_proxy 127.0.0.1:8000\n}\n",
+            "infra/api.service": "[Service]\nExecStart=/opt/venv/bin/uvicorn api.main:app "
+            "--host 127.0.0.1 --port 8000\n\n[Install]\nWantedBy=multi-user.target\n",
+            "docker-compose.yml": "services:\n  api:\n    build: .\n"
+            "    command: uvicorn api.main:app --host 0.0.0.0 --port 8000\n"
+            "    ports:\n      - 8000:8000\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY api /app/api\n",
+        },
+    )
+    result = check_folder(root)
+    assert sorted(
+        (k.app.launched_by[0].file if k.app.launched_by else k.app.file)
+        .relative_to(root)
+        .as_posix()
+        for k in result.balancer_links
+        if k.app is not None
+    ) == ["infra/api.service"]

@@ -92,3 +92,106 @@ def test_of_servers_equally_near_a_front_joins_the_one_whose_chdir_holds_its_roo
     assert "nginx-staging.conf" not in [f.at.file.name for f in timeouts]
     notes = [n.message for n in result.notes if n.at.file.name == "nginx-other.conf"]
     assert any("no root and chdir here say which" in n for n in notes)
+
+
+_PROXY = (
+    "events {}\nhttp {\n  server {\n    listen 80;\n    location /api {\n"
+    "      proxy_pass http://localhost:8000;\n    }\n  }\n}\n"
+)
+
+
+def test_a_front_two_images_copy_is_joined_in_each_image(tmp_path: Path) -> None:
+    """`deploy/nginx.conf` (a pass to localhost:8000) is copied by two images at the
+    repository's root, each of whose start scripts runs nginx and a uvicorn on :8000, one
+    script beside the front (`deploy/start.sh`) and one elsewhere (`sandbox/start.sh`), as
+    seen with feathr-ai/feathr's FeathrRegistry.Dockerfile and FeathrSandbox.Dockerfile: a
+    front an image copies is that image's, so it is joined to the uvicorn of each image,
+    not only the one whose script sits nearest it, and no note calls either another setup's."""
+    image = (
+        "FROM python:3.12\nRUN apt-get install -y nginx\n"
+        "COPY ./deploy/nginx.conf /etc/nginx/nginx.conf\nCOPY ./{script} /app/start.sh\n"
+        'CMD ["/bin/sh", "/app/start.sh"]\n'
+    )
+    start = "#!/bin/sh\nnginx\nexec uvicorn app.main:app --host 0.0.0.0 --port 8000\n"
+    root = write(
+        tmp_path,
+        {
+            "deploy/nginx.conf": _PROXY,
+            "deploy/start.sh": start,
+            "sandbox/start.sh": start,
+            "Registry.Dockerfile": image.format(script="deploy/start.sh"),
+            "Sandbox.Dockerfile": image.format(script="sandbox/start.sh"),
+        },
+    )
+    assert _joins(root) == [
+        ("deploy/nginx.conf", "Registry.Dockerfile"),
+        ("deploy/nginx.conf", "Sandbox.Dockerfile"),
+    ]
+    notes = [n.message for n in check_folder(root).notes if n.kind == "not-followed"]
+    assert not [n for n in notes if "localhost:8000" in n]
+
+
+def test_a_socket_on_a_named_volume_joins_within_its_compose_project_only(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.yml's nginx and web share the named volume `shared:/nginx`, where web's
+    gunicorn binds `unix:/nginx/app.sock` and nginx passes to it; docker-compose.dev.yml (a
+    project of its own, not an override) runs the same web on the same path with no nginx,
+    as seen with gnosis/safe-transaction-service: a volume is its project's, so the front is
+    joined to the web of its own project only."""
+    web = (
+        "    build:\n      context: .\n      dockerfile: docker/Dockerfile\n"
+        "    volumes:\n      - shared:/nginx\n"
+        "    command: gunicorn --bind unix:/nginx/app.sock app.wsgi:application\n"
+    )
+    site = (
+        "events {}\nhttp {\n  server {\n    listen 80;\n    location / {\n"
+        "      proxy_pass http://unix:/nginx/app.sock;\n    }\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": "volumes:\n  shared:\nservices:\n  nginx:\n"
+            "    image: nginx:1.27\n    volumes:\n"
+            "      - ./docker/nginx.conf:/etc/nginx/nginx.conf:ro\n      - shared:/nginx\n"
+            "  web:\n" + web,
+            "docker-compose.dev.yml": "volumes:\n  shared:\nservices:\n  web:\n" + web,
+            "docker/nginx.conf": site,
+            "docker/Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(root)
+    assert sorted(
+        k.app.container.at.file.name for k in result.links if k.app.container is not None
+    ) == ["docker-compose.yml"]
+
+
+def test_a_whole_project_mount_does_not_make_a_front_another_compose_files(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.dev.yml runs nginx with `./nginx/conf.d` mounted (a pass to
+    `backend:8000`) beside its backend; docker-compose.staging.yml, a project of its own with
+    no nginx, mounts the whole repository (`.:/app:ro`) into its backend, as seen with
+    PySpur-Dev/pyspur: that mount carries every file, not a config its container runs, so
+    the front is joined to the dev project's backend only."""
+    backend = (
+        "  backend:\n    build:\n      context: .\n      dockerfile: Dockerfile\n"
+        "    command: uvicorn app.main:app --host 0.0.0.0 --port 8000\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.dev.yml": "services:\n  nginx:\n    image: nginx:1.27\n"
+            "    volumes:\n      - ./nginx/conf.d:/etc/nginx/conf.d\n" + backend,
+            "docker-compose.staging.yml": "services:\n"
+            + backend
+            + "    volumes:\n      - .:/app:ro\n",
+            "nginx/conf.d/default.conf": "server {\n  listen 80;\n  location / {\n"
+            "    proxy_pass http://backend:8000;\n  }\n}\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+        },
+    )
+    result = check_folder(root)
+    assert sorted(
+        k.app.container.at.file.name for k in result.links if k.app.container is not None
+    ) == ["docker-compose.dev.yml"]

@@ -183,3 +183,79 @@ def test_a_role_an_image_carries_with_its_whole_build_context_is_still_read(
     (walk,) = check_folder(tmp_path).discovered
     assert {p.name for p in walk.files} >= {"app.service.j2", "app.socket.j2", "site.nginx.j2"}
     assert walk.templates == ()
+
+
+_PLAY = """\
+- name: Set up the host
+  hosts: all
+  vars:
+    app:
+      domain: 'api.example.net'
+      bind_port: '8000'
+    haproxy_port: 8001
+  tasks:
+    - name: Caddy's site
+      ansible.builtin.template:
+        src: "{{ playbook_dir }}/templates/Caddyfile.j2"
+        dest: /etc/caddy/Caddyfile
+"""
+
+_UNIT = """\
+[Unit]
+Description=api
+
+[Service]
+ExecStart=/opt/venv/bin/uvicorn api.main:app --host 127.0.0.1 --port {port}
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def test_caddy_and_haproxy_templates_are_read_with_their_plays_values(tmp_path: Path) -> None:
+    """An ansible playbook's `templates/Caddyfile.j2` whose site address and upstream port are
+    Jinja values (`{{ app.domain }} { reverse_proxy 127.0.0.1:{{ app.bind_port }} }`, as seen
+    in hotosm/raw-data-api) is read as the Caddyfile it installs as, as an `haproxy.cfg.j2`
+    is read as HAProxy's, each value taken from the play's `vars:` beside `templates/`, where
+    it is a literal: each is the front of the uvicorn its unit starts on that port."""
+    deploy = tmp_path / "infra" / "ansible"
+    (deploy / "templates").mkdir(parents=True)
+    (deploy / "setup.yml").write_text(_PLAY)
+    (deploy / "templates" / "Caddyfile.j2").write_text(
+        "{{ app.domain }} {\n  reverse_proxy 127.0.0.1:{{ app.bind_port }}\n}\n"
+    )
+    (deploy / "templates" / "haproxy.cfg.j2").write_text(
+        "defaults\n  mode http\n  timeout client 30s\n  timeout server 30s\n"
+        "  timeout connect 5s\n\nfrontend www\n  bind :80\n  default_backend api\n\n"
+        "backend api\n  server one 127.0.0.1:{{ haproxy_port }}\n"
+    )
+    (tmp_path / "infra" / "api.service").write_text(_UNIT.format(port=8000))
+    (tmp_path / "infra" / "api2.service").write_text(_UNIT.format(port=8001))
+    found = {tuple(c): f for c, f, _ in chains(tmp_path)}
+    assert found[("infra/api.service",)] == ["infra/ansible/templates/Caddyfile.j2"]
+    assert found[("infra/api2.service",)] == ["infra/ansible/templates/haproxy.cfg.j2"]
+
+
+def test_a_roles_defaults_fill_its_templates_and_two_values_fill_none(tmp_path: Path) -> None:
+    """A role's `defaults/main.yml` gives `listen_on: "127.0.0.1:8000"` and `workers` twice
+    (`defaults/` says 3, `vars/` says 5), as seen with picoCTF/picoCTF's pico-web role: its
+    `gunicorn.socket.j2` and `gunicorn.service.j2` read `{{ listen_on }}` as 127.0.0.1:8000,
+    while `{{ workers }}`, which the files give two values, is left unresolved."""
+    role = tmp_path / "ansible" / "web"
+    (role / "templates").mkdir(parents=True)
+    (role / "defaults").mkdir()
+    (role / "vars").mkdir()
+    (role / "defaults" / "main.yml").write_text('listen_on: "127.0.0.1:8000"\nworkers: 3\n')
+    (role / "vars" / "main.yml").write_text("workers: 5\n")
+    (role / "templates" / "app.service.j2").write_text(
+        "[Service]\nExecStart=/opt/venv/bin/gunicorn -w {{ workers }} api:app\n"
+    )
+    (role / "templates" / "app.socket.j2").write_text(
+        "[Socket]\nListenStream={{ listen_on }}\n\n[Install]\nWantedBy=sockets.target\n"
+    )
+    result = check_folder(tmp_path)
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]
+    unresolved = " ".join(n.message for n in result.notes if n.kind == "unresolved-variable")
+    assert "{{ workers }}" in unresolved
+    assert "listen_on" not in unresolved

@@ -47,7 +47,11 @@ from servertune.check.model import (
     evaluating_for,
     note,
 )
-from servertune.check.namespaces import host_servers_first, in_front_namespace
+from servertune.check.namespaces import (
+    host_balancer_servers_first,
+    host_servers_first,
+    in_front_namespace,
+)
 from servertune.check.nearest_servers import nearest_servers_first
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
@@ -361,10 +365,11 @@ def _linked(
             and not environments_differ((k.nginx.files or (k.nginx.file,))[0], k.app)
         ]
         # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
-        links = nearest_servers_first(host_servers_first(links, stacks))
+        links = nearest_servers_first(host_servers_first(links, stacks), stacks)
         links = deployed_siblings_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+        fronts = host_balancer_servers_first(fronts, stacks)
     notes += said
     return links, fronts
 

@@ -357,8 +357,8 @@ class Stacks:
             return frozenset()
         mounted = (
             mounted
-            or self.mounting(files[:1])
-            or self.mounting(files[1:])
+            or self._mounting_configs(files[:1])
+            or self._mounting_configs(files[1:])
             or self.building(files[:1])
         )
         if not mounted:
@@ -366,6 +366,21 @@ class Stacks:
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
             return frozenset()  # each holds it as a template its start passes over
         return frozenset().union(*(self.project(s.file) for s in mounted))
+
+    def _mounting_configs(self, files: Sequence[Path]) -> tuple[Service, ...]:
+        """The services that mount one of `files` or a folder of configs holding it, not the
+        whole project (`.:/pyspur:ro` carries every file of the repository: the backend of
+        PySpur-Dev/pyspur's staging compose is no container of the dev compose's nginx)."""
+        return tuple(
+            s
+            for s in self.mounting(files)
+            if s in self.mounting(files, folders=False)
+            or any(
+                any(_real(f).startswith(_real(m) + os.sep) for f in files)
+                and not (_real(s.file) + os.sep).startswith(_real(m) + os.sep)
+                for m in s.mounts
+            )
+        )
 
     def _beside(self, file: Path) -> frozenset[Path] | None:
         """The projects of the compose files in a front's own folder, when none of their
@@ -702,7 +717,13 @@ def _reached(
     front's project (`_by_name`); an address as the kernel routes it."""
     if _host_name(address) is not None:
         return _by_name(address, apps, project, stacks)
-    return [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
+    reached = [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
+    if project and normalise(address)[0] == "unix":
+        # A socket file crosses containers on a volume of the front's own compose project
+        # only: a service of another project (gnosis' docker-compose.dev.yml, beside the
+        # docker-compose.yml whose nginx shares `nginx-shared:/nginx`) has volumes of its own.
+        reached = [app for app in reached if not _elsewhere(app, project)]
+    return reached
 
 
 def _render(text: str, environment: Mapping[str, str]) -> str:

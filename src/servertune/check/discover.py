@@ -479,10 +479,22 @@ def _read_in_place(path: Path, text: str) -> bool:
     return (kind in _IN_PLACE_KINDS or helm) and _claims(path, found.text)
 
 
-#: The kinds a template is read as in place: a unit, a site, a program, a server's config or
-#: a script, which an ansible or salt role installs; a Dockerfile, compose file or manifest
+#: The kinds a template is read as in place: a unit, a site (nginx, Caddy, HAProxy, Traefik), a
+#: program, a server's config or a script, which an ansible or salt role installs; a Dockerfile, compose file or manifest
 #: written from a template is another project's scaffold or a chart (not read as values).
-_IN_PLACE_KINDS = frozenset({"systemd", "nginx", "supervisord", "uwsgi", "gunicorn", "script"})
+_IN_PLACE_KINDS = frozenset(
+    {
+        "systemd",
+        "nginx",
+        "supervisord",
+        "uwsgi",
+        "gunicorn",
+        "script",
+        "caddy",
+        "haproxy",
+        "traefik",
+    }
+)
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:

@@ -249,7 +249,7 @@ def image_named(
         return _evidenced(evidence, images, reference, at)
     last = path.rsplit("/", 1)[1]
     left = _without_repository(last, root_path)
-    guess = _guessed(images, root_path, words(last) if left is None else left, tag)
+    guess = _guessed(images, root_path, words(last) if left is None else left, tag, left is None)
     if guess is None and left is not None:
         guess = _holding_runs(images, runs)
     if guess is None and left == []:
@@ -262,16 +262,23 @@ def image_named(
     return None
 
 
-def _guessed(images: Sequence[Image], root: Path, own: list[str], tag: str) -> Image | None:
+def _guessed(
+    images: Sequence[Image], root: Path, own: list[str], tag: str, whole: bool
+) -> Image | None:
     """The one Dockerfile the name's own words together, then each alone from the last
-    (`web-frontend`, `examplevotingapp_vote`: `vote`) but a word of the repository's names,
-    then its tag, name (`_by_key`); else the one Dockerfile under a folder so named
-    (`_folders_above`), the first key that names any folder deciding."""
+    (`shop-web-frontend` in `shop`: `frontend`) but a word of the repository's names, then
+    its tag, name (`_by_key`); else the one Dockerfile under a folder so named
+    (`_folders_above`), the first key that names any folder deciding. A name read `whole`
+    (it does not hold the repository's name) that shares no word with it either is another
+    owner's, matched whole only: one of its words is no evidence
+    (`tiangolo/uvicorn-gunicorn-fastapi` is not `uvicorn.Dockerfile`; `akvo-lumen/rsr-nginx`
+    in akvo-rsr is the project's, its `nginx` naming `Dockerfile-nginx`)."""
     keys = ["".join(own)] if own else []
     # A word alone ties only when it is the name's own: a word of the repository's names
     # (`yeti` of `yeti-agents` in yeti-docker) names the project, not which of its images.
     known = {w for n in repository_names(root) for w in words(n)}
-    keys += [w for w in reversed(own) if w not in known] if len(own) > 1 else []
+    foreign = whole and not known.intersection(own)
+    keys += [w for w in reversed(own) if w not in known] if len(own) > 1 and not foreign else []
     if tag and "$" not in tag:
         keys.append(_plain(tag))
     # The name's last words together, longest first, as a Dockerfile's own name's suffix

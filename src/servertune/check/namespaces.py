@@ -21,11 +21,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from servertune.check.chain import Link, Service, Stacks, normalise
+from servertune.check.chain import BalancerLink, Link, Service, Stacks, normalise
 from servertune.check.heroku_nginx import dyno_server
 from servertune.check.model import AppServer, NginxConfig
 
-__all__ = ["host_servers_first", "in_front_namespace", "placed"]
+__all__ = ["host_balancer_servers_first", "host_servers_first", "in_front_namespace", "placed"]
 
 #: The hosts that name the machine's own interfaces, as `chain.normalise` writes them.
 _LOCAL = frozenset({"127.0.0.1", "0.0.0.0", "[::]", "*", ""})
@@ -73,6 +73,29 @@ def host_servers_first(links: Sequence[Link], stacks: Stacks) -> list[Link]:
         if (id(k.nginx), k.passing.at, k.server.value) not in hosted
         or _on_host(k.app)
         or placed((k.nginx.files or (k.nginx.file,))[0], stacks)
+    ]
+
+
+def host_balancer_servers_first(
+    links: Sequence[BalancerLink], stacks: Stacks
+) -> list[BalancerLink]:
+    """`links` of balancers (Caddy, HAProxy, Traefik) as `host_servers_first` leaves nginx's:
+    a host's balancer whose server line at a loopback address reaches a server the host runs
+    (a systemd unit's) is that server's, not a container's or an image's on the same port
+    (hotosm/raw-data-api's ansible `Caddyfile.j2` and `raw-data-api.service` on
+    127.0.0.1:8000, beside a compose service publishing 8000)."""
+    hosted = {
+        (id(k.balancer), k.server.at, k.server.value)
+        for k in links
+        if k.app is not None and _on_host(k.app) and normalise(k.server.value)[0] in _LOCAL
+    }
+    return [
+        k
+        for k in links
+        if (id(k.balancer), k.server.at, k.server.value) not in hosted
+        or k.app is None
+        or _on_host(k.app)
+        or placed(k.balancer.file, stacks)
     ]
 
 
@@ -174,6 +197,14 @@ def _elsewhere(app: AppServer, front: Path, stacks: Stacks) -> bool:
     images = [image for image in stacks.images if _real(image.path) in starting]
     if not images:
         return service is not None  # a service whose image is not read, or not known
+    if any(image.holds(front, whole_context=False) is not None for image in images):
+        return False
+    # A front another image copies by name or folder runs in that image's container (the
+    # proxy's): one that only carries it in a copy of the whole build context (`COPY .
+    # /app`) does not run it (rero/rero-ils: the nginx image's `COPY conf.d/*`, the uWSGI
+    # image's whole checkout).
+    if any(image.holds(front, whole_context=False) is not None for image in stacks.images):
+        return True
     return all(image.holds(front) is None for image in images)
 
 

@@ -22,9 +22,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from servertune.check.chain import Link, normalise
+from servertune.check.chain import Link, Stacks, normalise
 from servertune.check.model import AppServer, note
+
+if TYPE_CHECKING:
+    from servertune.check.dockerfile import Image
 
 __all__ = ["nearest_servers_first"]
 
@@ -36,12 +40,20 @@ def _first(link: Link) -> Path:
     return (link.nginx.files or (link.nginx.file,))[0]
 
 
-def _nearness(front: Path, app: AppServer) -> int:
+#: The nearness of a server whose image copies the front: they run in one container.
+_SAME_IMAGE = 1 << 16
+
+
+def _nearness(front: Path, app: AppServer, holders: Sequence[Image] = ()) -> int:
     """How many folders the front's file shares with the nearest of the server's files (the
-    server's own and those of the launch that starts it)."""
+    server's own and those of the launch that starts it); the most there is when one of those
+    is the Dockerfile of one of `holders`, the images that copy the front by name or folder,
+    or a file such an image copies too (a start script beside the front's copy)."""
     own = os.path.dirname(os.path.normpath(front.absolute()))
     best = 0
     for file in (app.file, *(at.file for at in app.launched_by)):
+        if any(_in_image(file, image) for image in holders):
+            return _SAME_IMAGE
         folder = os.path.dirname(os.path.normpath(file.absolute()))
         try:
             common = os.path.commonpath([own, folder])
@@ -51,19 +63,26 @@ def _nearness(front: Path, app: AppServer) -> int:
     return best
 
 
-def nearest_servers_first(links: Sequence[Link]) -> list[Link]:
+def nearest_servers_first(links: Sequence[Link], stacks: Stacks | None = None) -> list[Link]:
     """`links` without those of a front's pass to a local address that reaches a server
     farther from the front in the folders than another server the same pass reaches, with a
-    coverage note at the pass naming the servers left out."""
+    coverage note at the pass naming the servers left out. A server whose image copies the
+    front (one of `stacks`' images) is as near as can be, wherever its files sit: a front
+    two images copy (feathr's `deploy/nginx.conf` in FeathrRegistry.Dockerfile and
+    FeathrSandbox.Dockerfile) is each image's own, joined in each."""
     passes: dict[tuple[int, str], list[Link]] = {}
     for k in links:
         if normalise(k.server.value)[0] in _LOCAL:
             passes.setdefault((id(k.passing), k.server.value), []).append(k)
     dropped: set[int] = set()
+    apart: list[list[Link]] = []  # groups whose servers no one image runs with the front
     for group in passes.values():
-        near = {id(k): _nearness(_first(k), k.app) for k in group}
+        holders = _holders(_first(group[0]), stacks)
+        near = {id(k): _nearness(_first(k), k.app, holders) for k in group}
         deepest = max(near.values())
         far = [k for k in group if near[id(k)] < deepest]
+        if deepest < _SAME_IMAGE and len(group) > 1:
+            apart.append(group)
         if not far:
             continue
         dropped.update(id(k) for k in far)
@@ -77,7 +96,24 @@ def nearest_servers_first(links: Sequence[Link]) -> list[Link]:
             "they are another setup's, on a machine or container of its own)",
         )
     kept = [k for k in links if id(k) not in dropped]
-    return _same_root_first(kept, [g for g in passes.values() if len(g) > 1])
+    # Servers each in an image that copies the front run each with its own copy: no pairing
+    # is in doubt, so `_same_root_first` leaves them be.
+    return _same_root_first(kept, apart)
+
+
+def _holders(front: Path, stacks: Stacks | None) -> tuple[Image, ...]:
+    """The images that copy `front` by name, folder or wildcard (not with a whole build
+    context, which carries every setup's files)."""
+    images = stacks.images if stacks is not None else ()
+    return tuple(i for i in images if i.holds(front, whole_context=False) is not None)
+
+
+def _in_image(file: Path, image: Image) -> bool:
+    """`file` is the image's Dockerfile or a file it copies by name or folder."""
+    real = os.path.normpath(file.absolute())
+    if real == os.path.normpath(image.path.absolute()):
+        return True
+    return image.holds(file, whole_context=False) is not None
 
 
 def _serves(root: str, chdir: str) -> bool:

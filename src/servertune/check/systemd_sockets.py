@@ -128,15 +128,17 @@ _ROLE_FOLDERS = ("files", "templates")
 
 
 def _unit_text(unit: Path) -> str:
-    """A unit file's text, a template whose templating is only in values read with them
-    unresolved (`check.value_templates`: `ListenStream={{ listen }}` beside a literal one)."""
+    """A unit file's text, a template whose templating is only in values read with those its
+    ansible play gives (`check.ansible_vars`) and the others unresolved
+    (`check.value_templates`: `ListenStream={{ listen }}` beside a literal one)."""
+    from servertune.check.ansible_vars import ansible_values
     from servertune.check.template_markers import template_line
     from servertune.check.value_templates import read_values
 
     text = unit.read_text(encoding="utf-8", errors="replace")
     if template_line(text) is None:
         return text
-    found = read_values(text)
+    found = read_values(text, ansible_values(unit))
     return found.text if found is not None else ""
 
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from servertune.check.ansible_vars import ansible_values
 from servertune.check.helm_templates import chart_values, is_chart_template, read_chart_template
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text, template_text
@@ -80,9 +81,10 @@ def installed_name(name: str) -> str:
     return name
 
 
-def read_values(text: str) -> ValueTemplate | None:
-    """The template `text` read with its values unresolved, or None when its structure is
-    templated (what it renders to is not guessed)."""
+def read_values(text: str, given: Mapping[str, str] | None = None) -> ValueTemplate | None:
+    """The template `text` read with its values unresolved but those `given` as literals (an
+    ansible play's, `ansible_vars`), or None when its structure is templated (what it renders
+    to is not guessed)."""
     out: list[str] = []
     unresolved: dict[str, int] = {}
     branches: list[int] = []
@@ -101,15 +103,22 @@ def read_values(text: str) -> ValueTemplate | None:
                 return None
         elif match["expr"] is not None and not dropping:
             start = text.rfind("\n", 0, match.start()) + 1
-            if not text[start : match.start()].strip():
+            if not text[start : match.start()].strip() and not _opens_block(text, match.end()):
                 return None  # a line (or a key) the expression writes
             if match["expr"].strip().startswith("."):
                 return None  # a Go template's field (Helm's `.Values.x`), not Jinja
-            out[-1] = _value(match["expr"], line, unresolved) + out[-1]
+            out[-1] = _value(match["expr"], line, unresolved, given or {}) + out[-1]
     if stack:
         return None
     out.append(text[position:])
     return ValueTemplate("".join(out), tuple(unresolved.items()), tuple(branches))
+
+
+def _opens_block(text: str, end: int) -> bool:
+    """Whether the expression ending at `end` only names the block its line opens (`{{ domain }}
+    {`: a Caddy site's address), a value like any other rather than a line it writes."""
+    rest = text[end : text.find("\n", end) if "\n" in text[end:] else len(text)]
+    return rest.strip() == "{"
 
 
 def read_in_place(path: Path, text: str) -> ValueTemplate | None:
@@ -117,7 +126,7 @@ def read_in_place(path: Path, text: str) -> ValueTemplate | None:
     chart's `values.yaml` (`helm_templates`), any other as Jinja (`read_values`) or, its
     structure templated, for links only (`read_links`)."""
     if not is_chart_template(path):
-        return read_values(text) or read_links(text)
+        return read_values(text, ansible_values(path)) or read_links(text)
     found = read_chart_template(text, *chart_values(path))
     if found is None:
         return None
@@ -168,7 +177,7 @@ def read_links(text: str) -> ValueTemplate | None:
                     return None
                 go.pop()
         elif expr is not None and not (hidden or any(go)):
-            out[-1] = _OPEN + _value(expr, line, unresolved) + _CLOSE + out[-1]
+            out[-1] = _OPEN + _value(expr, line, unresolved, {}) + _CLOSE + out[-1]
     out.append(text[position:])
     lines = "".join(out).split("\n")
     first = next((n for n, row in enumerate(lines, 1) if _only_expressions(row)), None)
@@ -225,9 +234,11 @@ def _lines_only(text: str) -> str:
     return "\n" * text.count("\n")
 
 
-def _value(expression: str, line: int, unresolved: dict[str, int]) -> str:
-    """What `{{ expression }}` is read as: a literal it is or defaults to, else a variable no
-    file sets, `${name}`, which the shell, systemd, supervisord's programs and an nginx
+def _value(
+    expression: str, line: int, unresolved: dict[str, int], values: Mapping[str, str]
+) -> str:
+    """What `{{ expression }}` is read as: a literal it is or defaults to, or a name's value
+    in `values`, else a variable no file sets, `${name}`, which the shell, systemd, supervisord's programs and an nginx
     template (`nginx_placeholders`) alike read as a value known only where it runs."""
     base, *filters = _split_filters(expression)
     literal = _literal(base)
@@ -240,6 +251,10 @@ def _value(expression: str, line: int, unresolved: dict[str, int]) -> str:
             if given is not None:
                 return given
     name = _NAME.match(base.strip())
+    if name is not None and name.group() == base.strip():
+        dotted = re.sub(r"\[['\"]?(\w+)['\"]?\]", r".\1", name.group())
+        if dotted in values:
+            return values[dotted]
     word = re.sub(r"\W+", "_", name.group() if name else "value").strip("_") or "value"
     unresolved.setdefault(word, line)
     return "${" + word + "}"

@@ -1,0 +1,87 @@
+"""The values an ansible play or role gives the templates it installs, from the tree's files.
+
+A role's or a playbook's `templates/Caddyfile.j2` is rendered with the variables its play
+gives: a play's `vars:` (`setup.yml` beside `templates/`), the role's `defaults/main.yml` and
+`vars/main.yml`, the inventory's `group_vars/` and `host_vars/` files. A template read in place
+(`value_templates`) takes a value from them where it is a literal (`bind_port: '8000'`), so
+`127.0.0.1:{{ app.bind_port }}` is `127.0.0.1:8000`; a value itself templated, a list or a
+mapping is not taken, and a name the files give two different values is left unresolved (which
+one the deployment uses is its inventory's choice).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from servertune.check import memo
+
+__all__ = ["ansible_values"]
+
+#: Folders whose YAML files are variables by ansible's layout, at any depth below the play.
+_VARS_FOLDERS = frozenset({"group_vars", "host_vars", "defaults", "vars"})
+_YAML = (".yml", ".yaml")
+
+
+def ansible_values(template: Path) -> Mapping[str, str]:
+    """The literal values (dotted names: `app.bind_port`) the play or role holding `template`,
+    a file in a `templates/` folder, gives; empty for any other file."""
+    folder = template.absolute().parent
+    if folder.name != "templates":
+        return {}
+    return memo.recall(memo.run_table("ansible values"), str(folder), lambda: _values(folder))
+
+
+def _values(templates: Path) -> dict[str, str]:
+    role = templates.parent
+    # A role's templates take the role's own variables and its playbook's (above `roles/`).
+    places = [role, role.parent.parent] if role.parent.name == "roles" else [role]
+    found: dict[str, set[str]] = {}
+    for place in places:
+        for mapping in _mappings(place):
+            for name, value in _flattened(mapping, ""):
+                found.setdefault(name, set()).add(value)
+    return {name: next(iter(values)) for name, values in found.items() if len(values) == 1}
+
+
+def _mappings(place: Path) -> Iterator[Mapping[object, object]]:
+    """The variable mappings of a play's folder: its plays' `vars:` and its vars files."""
+    for path in sorted(place.glob("*")):
+        if path.suffix in _YAML and path.is_file():
+            loaded = _load(path)
+            plays = loaded if isinstance(loaded, list) else []
+            for play in plays:
+                if (
+                    isinstance(play, dict)
+                    and "hosts" in play
+                    and isinstance(play.get("vars"), dict)
+                ):
+                    yield play["vars"]
+        elif path.is_dir() and path.name in _VARS_FOLDERS:
+            for folder, _, names in os.walk(path):
+                for name in sorted(n for n in names if n.endswith(_YAML)):
+                    loaded = _load(Path(folder) / name)
+                    if isinstance(loaded, dict):
+                        yield loaded
+
+
+def _load(path: Path) -> object:
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+
+
+def _flattened(mapping: Mapping[object, object], prefix: str) -> Iterator[tuple[str, str]]:
+    """(dotted name, literal) of every scalar below `mapping`, one templated left out."""
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from _flattened(value, name + ".")
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            text = str(value)
+            if "{{" not in text and "{%" not in text:
+                yield name, text
