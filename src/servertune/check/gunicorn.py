@@ -171,7 +171,11 @@ def _static(
             f"{path}: reading it needs gunicorn, which is not installed here: "
             "pip install 'servertune[check]'"
         ) from None
-    text = path.read_text(encoding="utf-8-sig")
+    from servertune.check.source import read_text
+
+    # Through the run's reading: a template read in place (`gunicorn.conf.py.j2`) is parsed
+    # as what it renders to, never as its Jinja (model-my-watershed's ansible role).
+    text = read_text(path)
     try:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as error:
