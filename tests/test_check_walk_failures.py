@@ -65,7 +65,7 @@ BROKEN = {
     "deploy/app.service": "[Service]\nExecStart=/usr/bin/gunicorn 'app:app\n",
     "Caddyfile": ":80 {\n  reverse_proxy 127.0.0.1:8000\n",
     "haproxy.cfg": "frontend web\n  bind :80\n  default_backend app\n  timeout client\n",
-    "Dockerfile": "FROM python:3.12\nCMD [\"gunicorn\", \"app:app\"\n",
+    "Dockerfile": 'FROM python:3.12\nCMD ["gunicorn", "app:app"\n',
     "start.sh": "#!/bin/sh\nexec gunicorn --workers 'two app:app\n",
 }
 
