@@ -54,4 +54,5 @@ def test_options_that_exit_start_no_server(line: str) -> None:
 def test_serving_command_lines_are_still_servers() -> None:
     """An option naming a plugin to load (`--plugin python3`) or a config is still a server."""
     found = server_command(_words("uwsgi --plugin python3 --ini uwsgi.ini"))
-    assert found is not None and found.server == "uwsgi"
+    assert found is not None
+    assert found.server == "uwsgi"
