@@ -1547,7 +1547,12 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
             return env_at["WEB_CONCURRENCY"], False
         return start, True
 
-    with tempfile.TemporaryDirectory(prefix="servertune-check-") as directory:
+    from servertune.check.py_imports import importing_beside
+
+    with (
+        tempfile.TemporaryDirectory(prefix="servertune-check-") as directory,
+        importing_beside(config.file if config is not None else reading.file),
+    ):
         conf = Path(directory) / "gunicorn.conf.py"
         conf.write_text(config.text if config is not None else "")
         app = read_gunicorn_command(

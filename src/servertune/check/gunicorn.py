@@ -150,11 +150,27 @@ _HOST_SETTINGS = frozenset({"chdir", "user", "group", "reload_extra_files"})
 
 
 def _worker_class_names(value: Any) -> list[str]:
-    from servertune.check.pystatic import ClassValue
+    from servertune.check.pystatic import ClassValue, imported_path
 
     if isinstance(value, ClassValue):
         return [value.name, *value.bases]
-    return [str(value)]
+    imported = imported_path(value)  # `from uvicorn_worker import UvicornWorker`
+    return [imported.lstrip(".") if imported is not None else str(value)]
+
+
+def _parsed(path: Path) -> ast.Module:
+    """The config's syntax tree, read through the run's reading: a template read in place
+    (`gunicorn.conf.py.j2`) is parsed as what it renders to, never as its Jinja
+    (WikiWatershed/model-my-watershed's ansible role)."""
+    from servertune.check.source import read_text
+
+    text = read_text(path)
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
+        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
 
 
 def _static(
@@ -162,8 +178,10 @@ def _static(
 ) -> dict[str, Any]:
     """The settings of the config at `path`, read without running it, then `GUNICORN_CMD_ARGS`
     and `argv` parsed by gunicorn's own parser, in gunicorn's order (file, environment, flags)."""
+    from servertune.check.py_imports import tree_importer
     from servertune.check.pystatic import Refused, evaluate_config
 
+    importer = tree_importer(path)
     try:
         from gunicorn.config import KNOWN_SETTINGS, Config  # type: ignore[import-untyped]
     except ModuleNotFoundError:
@@ -171,24 +189,16 @@ def _static(
             f"{path}: reading it needs gunicorn, which is not installed here: "
             "pip install 'servertune[check]'"
         ) from None
-    from servertune.check.source import read_text
-
-    # Through the run's reading: a template read in place (`gunicorn.conf.py.j2`) is parsed
-    # as what it renders to, never as its Jinja (model-my-watershed's ansible role).
-    text = read_text(path)
-    try:
-        tree = ast.parse(text, filename=str(path))
-    except SyntaxError as error:
-        raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
-    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
-        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
+    tree = _parsed(path)
     environment = dict(os.environ if env is None else env)
     names = {setting.name for setting in KNOWN_SETTINGS}
     binds, instances = _instances(path, tree, environment)
     cores = evaluation_cores()
     try:
-        found = evaluate_config(tree, environment, cores)
-        probes = [evaluate_config(tree, environment, cpus) for cpus in _PROBE_CPUS]
+        found = evaluate_config(tree, environment, cores, importer=importer)
+        probes = [
+            evaluate_config(tree, environment, cpus, importer=importer) for cpus in _PROBE_CPUS
+        ]
     except Refused as why:
         raise CheckInputError(
             f"{path}: {why} on the path its top level takes here (read without running it; "
@@ -289,7 +299,7 @@ def _set_from_file(
 ) -> tuple[list[str], list[str] | None]:
     """Each gunicorn setting the file assigns, set in `cfg` through gunicorn's validators: the
     names set, and the worker class's name and bases when the file sets it."""
-    from servertune.check.pystatic import ClassValue
+    from servertune.check.pystatic import imported_path
 
     set_in_file: list[str] = []
     class_names: list[str] | None = None
@@ -305,15 +315,23 @@ def _set_from_file(
             )
             continue
         value = found.values[name]
+        if imported_path(value) is not None and name in _JUDGED and name != "worker_class":
+            # A name imported from a module not in the tree: not gunicorn's default, unknown.
+            set_in_file.append(name)
+            note(
+                "unresolved-variable",
+                Location(path, line) if locate is None else locate(name)[0],
+                f"{name}: `{imported_path(value)}` is imported from a module not in the tree "
+                "read here; gunicorn was read without it, so whatever it sets was not checked",
+            )
+            continue
         if name in _HOST_SETTINGS:
             set_in_file.append(name)
             continue
         if name == "worker_class":
             class_names = _worker_class_names(value)
             value = class_names[0]
-        elif isinstance(value, ClassValue) or not isinstance(
-            value, (str, int, float, bool, list, tuple, dict, type(None))
-        ):
+        elif not isinstance(value, (str, int, float, bool, list, tuple, dict, type(None))):
             set_in_file.append(name)  # a hook or an object: set, and nothing the rules read
             continue
         try:
