@@ -243,10 +243,31 @@ def _static(
         values["bind"] = [f"0.0.0.0:{port}" if port else "127.0.0.1:8000"]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
+    values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS)
     # A setting the file computes from what only the running server knows, and no flag sets:
     # read as gunicorn's default, which is not what runs.
     values["unknown"] = sorted(set(found.unresolved) - flagged)
     return values
+
+
+def _flag_spelled(found: StaticConfig, settings: list[Any]) -> list[tuple[str, str]]:
+    """(name, setting) for each name the file assigns that is no gunicorn setting but is a
+    setting's command-line flag written as a name (`keep_alive` for `--keep-alive`,
+    `access_logfile` for `--access-logfile`): gunicorn's config loader skips every name it
+    does not know (gunicorn/app/base.py, `load_config_from_module_name_or_filename`: "Ignore
+    unknown names"), so the value is silently not applied."""
+    names = {setting.name for setting in settings}
+    by_flag = {
+        flag.lstrip("-").replace("-", "_"): setting.name
+        for setting in settings
+        for flag in getattr(setting, "cli", None) or ()
+        if flag.startswith("--")
+    }
+    return [
+        (name, by_flag[name])
+        for name in sorted(set(found.values) | set(found.unresolved))
+        if name not in names and name in by_flag
+    ]
 
 
 def _environment_name(tree: ast.Module, line: int | None) -> str:
@@ -693,6 +714,10 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         else (),
         workers_env=str(values.get("workers_env", "")),
         reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
+        misspelled=tuple(
+            (Setting(written, locate(written)[0]), meant)
+            for written, meant in values.get("misspelled", ())
+        ),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
         # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
         # master), then run() forks the workers, and each worker imports the app in
