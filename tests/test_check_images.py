@@ -589,3 +589,26 @@ def test_a_release_tag_no_build_makes_is_the_dockerfiles_last_stage(tmp_path: Pa
     assert not [f for f in result.findings if f.rule == "reloader-in-production"]
     deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
     assert [a.sockets[0].value for a in deployed] == ["0.0.0.0:8000"]
+
+
+def test_another_owners_image_tag_is_no_dockerfile_suffix(tmp_path: Path) -> None:
+    """`dbpedia/lookup:dev`, another owner's image pulled beside the project's dev build, is not
+    run from `Dockerfile.dev`: a tag picks a Dockerfile by its suffix only for the project's
+    own image (its name the repository's), or when a build here tags it so (seen in
+    OpenEnergyPlatform/oeplatform, where the lookup service was shown running Django's
+    runserver); the dev service that builds Dockerfile.dev is still its launch."""
+    root = write(
+        tmp_path / "acme+shop",
+        {
+            "docker/compose.yaml": (
+                "services:\n  web:\n    build:\n      context: .\n"
+                "      dockerfile: Dockerfile.dev\n    image: shop-dev\n"
+                "  lookup:\n    image: dbpedia/lookup:dev\n"
+            ),
+            "docker/Dockerfile.dev": GUNICORN_IMAGE,
+            "docker/start.sh": START,
+        },
+    )
+    result = check(root)
+    services = {a.container.name for a in result.apps if a.container is not None}
+    assert services == {"web"}
