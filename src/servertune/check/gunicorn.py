@@ -715,7 +715,7 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         workers_env=str(values.get("workers_env", "")),
         reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
         misspelled=tuple(
-            (Setting(written, locate(written)[0]), meant)
+            (written, locate(written)[0], meant)
             for written, meant in values.get("misspelled", ())
         ),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),

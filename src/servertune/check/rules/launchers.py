@@ -247,14 +247,14 @@ def _reloader_graded(finding: Finding, app: AppServer) -> Finding:
 def gunicorn_unknown_setting(rule: Rule, c: Context) -> Iterator[Finding]:
     seen: set[tuple[object, str]] = set()
     for app in c.apps:
-        for written, meant in app.misspelled:
-            if (written.at, written.value) in seen:
+        for written, at, meant in app.misspelled:
+            if (at, written) in seen:
                 continue  # one config file read by several launches
-            seen.add((written.at, written.value))
+            seen.add((at, written))
             yield rule.finding(
-                written.at,
-                f"`{written.value}` is not a gunicorn setting (it is the `--"
-                f"{written.value.replace('_', '-')}` flag written as a name): gunicorn ignores "
+                at,
+                f"`{written}` is not a gunicorn setting (it is the `--"
+                f"{written.replace('_', '-')}` flag written as a name): gunicorn ignores "
                 f"it, so it does not set `{meant}`",
                 f"rename it to `{meant}`",
             )
