@@ -715,8 +715,7 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         workers_env=str(values.get("workers_env", "")),
         reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
         misspelled=tuple(
-            (written, locate(written)[0], meant)
-            for written, meant in values.get("misspelled", ())
+            (written, locate(written)[0], meant) for written, meant in values.get("misspelled", ())
         ),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
         # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
