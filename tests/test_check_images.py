@@ -634,3 +634,26 @@ def test_a_base_image_is_no_local_dockerfile_by_one_shared_word(tmp_path: Path) 
     )
     result = check(root)
     assert ["docker-compose.yml", "Dockerfile", "uvicorn.Dockerfile"] not in chains(result, root)
+
+
+def test_another_owners_image_tag_is_no_dockerfile_suffix(tmp_path: Path) -> None:
+    """`dbpedia/lookup:dev`, another owner's image pulled beside the project's dev build, is not
+    run from `Dockerfile.dev`: a tag picks a Dockerfile by its suffix only for the project's
+    own image (its name the repository's), or when a build here tags it so (seen in
+    OpenEnergyPlatform/oeplatform, where the lookup service was shown running Django's
+    runserver); the dev service that builds Dockerfile.dev is still its launch."""
+    root = write(
+        tmp_path / "acme+shop",
+        {
+            "docker/compose.yaml": (
+                "services:\n  web:\n    build:\n      context: .\n"
+                "      dockerfile: Dockerfile.dev\n    image: shop-dev\n"
+                "  lookup:\n    image: dbpedia/lookup:dev\n"
+            ),
+            "docker/Dockerfile.dev": GUNICORN_IMAGE,
+            "docker/start.sh": START,
+        },
+    )
+    result = check(root)
+    services = {a.container.name for a in result.apps if a.container is not None}
+    assert services == {"web"}

@@ -783,6 +783,8 @@ def _started(
     if index >= 2 and words[index - 1].text == "-m":
         server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
+    if serves_not(server, words[index + 1 :]):
+        return None
     return ServerCommand(
         server=server,  # type: ignore[arg-type]
         program=words[index],
@@ -792,6 +794,25 @@ def _started(
         directory=directory,
         reloader=reloader,
     )
+
+
+#: Options after which a server prints or builds something and exits, serving nothing:
+#: `--version` and `--help` everywhere; uWSGI's build and introspection options (uwsgi.c:
+#: `--build-plugin` compiles a plugin, `--cflags`, `--dot-h`, `--config-py` print its build);
+#: gunicorn's `--check-config` and `--print-config` (gunicorn/app/base.py: checked, printed,
+#: then `sys.exit`), and `-v` / `-h` its version and help.
+_NOT_SERVING: dict[str, frozenset[str]] = {
+    "uwsgi": frozenset({"--build-plugin", "--cflags", "--dot-h", "--config-py", "--usage", "-h"}),
+    "gunicorn": frozenset({"--check-config", "--print-config", "-v", "-h"}),
+}
+
+
+def serves_not(server: str, args: Sequence[Word]) -> bool:
+    """Whether `server` run with `args` exits without serving (`uwsgi --build-plugin x.c`,
+    `gunicorn --check-config`): not a launch (seen in MIT-LCP/physionet-build's
+    build_plugin.sh, taken for a uWSGI server)."""
+    options = _NOT_SERVING.get(server, frozenset()) | {"--version", "--help"}
+    return any(word.text.partition("=")[0] in options for word in args)
 
 
 def monofy_children(words: Sequence[Word]) -> list[list[Word]] | None:
@@ -1578,7 +1599,12 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
             return env_at["WEB_CONCURRENCY"], False
         return start, True
 
-    with tempfile.TemporaryDirectory(prefix="servertune-check-") as directory:
+    from servertune.check.py_imports import importing_beside
+
+    with (
+        tempfile.TemporaryDirectory(prefix="servertune-check-") as directory,
+        importing_beside(config.file if config is not None else reading.file),
+    ):
         conf = Path(directory) / "gunicorn.conf.py"
         conf.write_text(config.text if config is not None else "")
         app = read_gunicorn_command(

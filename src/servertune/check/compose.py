@@ -105,7 +105,11 @@ def looks_like_compose(path: Path, text: str) -> bool:
         return True
     if path.suffix not in (".yaml", ".yml") or re.search(r"^apiVersion:", text, re.M):
         return False
-    return bool(re.search(r"^services:", text, re.M)) or declares_only_resources(text)
+    return (
+        bool(re.search(r"^services:", text, re.M))
+        or declares_only_resources(text)
+        or includes_only(text)
+    )
 
 
 #: The top-level keys of the Compose file format besides `services`
@@ -119,8 +123,21 @@ def declares_only_resources(text: str) -> bool:
     """A compose file with no `services:`: its top-level keys all compose's own, volumes or
     networks among them. It completes the files given with it (`docker compose -f
     docker-compose.yml -f docker/prod.yml`: external volumes, a shared network)."""
-    keys = {k for k in re.findall(r"^([A-Za-z_][\w.-]*):", text, re.M) if not k.startswith("x-")}
+    keys = _top_keys(text)
     return bool(keys & {"volumes", "networks"}) and keys <= _COMPOSE_TOP_KEYS
+
+
+def _top_keys(text: str) -> set[str]:
+    """The file's top-level keys but the `x-` extensions."""
+    return {k for k in re.findall(r"^([A-Za-z_][\w.-]*):", text, re.M) if not k.startswith("x-")}
+
+
+def includes_only(text: str) -> bool:
+    """A compose file with no `services:` that `include:`s other compose files (Compose 2.20+,
+    https://docs.docker.com/reference/compose-file/include/): its services are theirs, the rest
+    of its top-level keys compose's own (`name:`, volumes, networks, secrets, configs)."""
+    keys = _top_keys(text)
+    return "include" in keys and "services" not in keys and keys <= _COMPOSE_TOP_KEYS
 
 
 def parse_bytes(text: str) -> int:
@@ -1131,16 +1148,7 @@ def _outside_references(root: _Node, services: _Node, path: Path) -> None:
     """`include` and `extends: {file}` name other compose files, which check does not follow
     (give them on the command line to have them read): one outside the tree check reads is
     said to be never read, at its line."""
-    included = root.get("include")
-    for entry in included.list() if included is not None else []:
-        paths = entry.get("path") if isinstance(entry.node, yaml.MappingNode) else entry
-        for one in (
-            paths.list()
-            if paths is not None and isinstance(paths.node, yaml.SequenceNode)
-            else [paths]
-        ):
-            if one is not None and one.text():
-                resolve.admit(path.parent / (one.text() or ""), one.text() or "", one.at, "include")
+    _outside_includes(root, path)
     for _, service in services.items():
         extended = service.get("extends") if isinstance(service.node, yaml.MappingNode) else None
         named = (
@@ -1152,6 +1160,20 @@ def _outside_references(root: _Node, services: _Node, path: Path) -> None:
             resolve.admit(
                 path.parent / (named.text() or ""), named.text() or "", named.at, "extends file"
             )
+
+
+def _outside_includes(root: _Node, path: Path) -> None:
+    """An `include:`d file outside the tree check reads is said to be never read, at its line."""
+    included = root.get("include")
+    for entry in included.list() if included is not None else []:
+        paths = entry.get("path") if isinstance(entry.node, yaml.MappingNode) else entry
+        for one in (
+            paths.list()
+            if paths is not None and isinstance(paths.node, yaml.SequenceNode)
+            else [paths]
+        ):
+            if one is not None and one.text():
+                resolve.admit(path.parent / (one.text() or ""), one.text() or "", one.at, "include")
 
 
 def _shell_environment(path: Path) -> dict[str, str]:
@@ -1198,6 +1220,13 @@ def _over_base(path: Path, services: _Node, lines: dict[Path, list[str]]) -> _No
 def _services(root: _Node, path: Path, text: str) -> _Node:
     """The file's `services:` mapping; a file of volumes and networks only starts nothing."""
     services = root.get("services")
+    if services is None and includes_only(text):
+        _outside_includes(root, path)
+        included = ", ".join(_included(root)) or "no file"
+        raise NothingToCheck(
+            f"{path}: a compose file that includes {included} (`include:`, Compose 2.20+): its "
+            "services are those files', read as files of their own; it starts none itself"
+        )
     if services is None and declares_only_resources(text):
         raise NothingToCheck(
             f"{path}: a compose file of volumes and networks only, for the files given with "
@@ -1206,6 +1235,19 @@ def _services(root: _Node, path: Path, text: str) -> _Node:
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
     return services
+
+
+def _included(root: _Node) -> list[str]:
+    """The files an `include:` names, short form (a path) or long (`path:`, one or a list)."""
+    found: list[str] = []
+    included = root.get("include")
+    for entry in included.list() if included is not None else []:
+        paths = entry.get("path") if isinstance(entry.node, yaml.MappingNode) else entry
+        if paths is not None and isinstance(paths.node, yaml.SequenceNode):
+            found += [one.text() or "" for one in paths.list()]
+        elif paths is not None:
+            found.append(paths.text() or "")
+    return [name for name in found if name]
 
 
 def read_compose(

@@ -320,12 +320,16 @@ def _claims(path: Path, text: str) -> bool:
         return False
     if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
         # By content: a top-level `services:` that maps names (render.com's is a list), or
-        # compose's volumes and networks alone (an overlay given with `-f`).
-        from servertune.check.compose import declares_only_resources
+        # compose's volumes and networks alone (an overlay given with `-f`), or `include:`s.
+        from servertune.check.compose import declares_only_resources, includes_only
 
-        return bool(
-            re.search(r"^services:[ \t]*(#.*)?\n(?:[ \t]*(#.*)?\n)*[ \t]+[\w.-]+:", text, re.M)
-        ) or declares_only_resources(text)
+        return (
+            bool(
+                re.search(r"^services:[ \t]*(#.*)?\n(?:[ \t]*(#.*)?\n)*[ \t]+[\w.-]+:", text, re.M)
+            )
+            or declares_only_resources(text)
+            or includes_only(text)
+        )
     if reader.kind == "data":
         return False  # YAML / JSON that is neither compose nor Kubernetes: not a deployment file
     if reader.kind == "gunicorn" and path.suffix == ".py":

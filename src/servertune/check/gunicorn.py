@@ -150,11 +150,27 @@ _HOST_SETTINGS = frozenset({"chdir", "user", "group", "reload_extra_files"})
 
 
 def _worker_class_names(value: Any) -> list[str]:
-    from servertune.check.pystatic import ClassValue
+    from servertune.check.pystatic import ClassValue, imported_path
 
     if isinstance(value, ClassValue):
         return [value.name, *value.bases]
-    return [str(value)]
+    imported = imported_path(value)  # `from uvicorn_worker import UvicornWorker`
+    return [imported.lstrip(".") if imported is not None else str(value)]
+
+
+def _parsed(path: Path) -> ast.Module:
+    """The config's syntax tree, read through the run's reading: a template read in place
+    (`gunicorn.conf.py.j2`) is parsed as what it renders to, never as its Jinja
+    (WikiWatershed/model-my-watershed's ansible role)."""
+    from servertune.check.source import read_text
+
+    text = read_text(path)
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
+        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
 
 
 def _static(
@@ -162,8 +178,10 @@ def _static(
 ) -> dict[str, Any]:
     """The settings of the config at `path`, read without running it, then `GUNICORN_CMD_ARGS`
     and `argv` parsed by gunicorn's own parser, in gunicorn's order (file, environment, flags)."""
+    from servertune.check.py_imports import tree_importer
     from servertune.check.pystatic import Refused, evaluate_config
 
+    importer = tree_importer(path)
     try:
         from gunicorn.config import KNOWN_SETTINGS, Config  # type: ignore[import-untyped]
     except ModuleNotFoundError:
@@ -171,20 +189,16 @@ def _static(
             f"{path}: reading it needs gunicorn, which is not installed here: "
             "pip install 'servertune[check]'"
         ) from None
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        tree = ast.parse(text, filename=str(path))
-    except SyntaxError as error:
-        raise CheckInputError(f"{path}:{error.lineno}: Python syntax error: {error.msg}") from None
-    except (RecursionError, MemoryError, ValueError):  # nesting past the parser's limits
-        raise CheckInputError(f"{path}: Python nested too deeply to parse") from None
+    tree = _parsed(path)
     environment = dict(os.environ if env is None else env)
     names = {setting.name for setting in KNOWN_SETTINGS}
     binds, instances = _instances(path, tree, environment)
     cores = evaluation_cores()
     try:
-        found = evaluate_config(tree, environment, cores)
-        probes = [evaluate_config(tree, environment, cpus) for cpus in _PROBE_CPUS]
+        found = evaluate_config(tree, environment, cores, importer=importer)
+        probes = [
+            evaluate_config(tree, environment, cpus, importer=importer) for cpus in _PROBE_CPUS
+        ]
     except Refused as why:
         raise CheckInputError(
             f"{path}: {why} on the path its top level takes here (read without running it; "
@@ -229,10 +243,31 @@ def _static(
         values["bind"] = [f"0.0.0.0:{port}" if port else "127.0.0.1:8000"]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
+    values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS)
     # A setting the file computes from what only the running server knows, and no flag sets:
     # read as gunicorn's default, which is not what runs.
     values["unknown"] = sorted(set(found.unresolved) - flagged)
     return values
+
+
+def _flag_spelled(found: StaticConfig, settings: list[Any]) -> list[tuple[str, str]]:
+    """(name, setting) for each name the file assigns that is no gunicorn setting but is a
+    setting's command-line flag written as a name (`keep_alive` for `--keep-alive`,
+    `access_logfile` for `--access-logfile`): gunicorn's config loader skips every name it
+    does not know (gunicorn/app/base.py, `load_config_from_module_name_or_filename`: "Ignore
+    unknown names"), so the value is silently not applied."""
+    names = {setting.name for setting in settings}
+    by_flag = {
+        flag.lstrip("-").replace("-", "_"): setting.name
+        for setting in settings
+        for flag in getattr(setting, "cli", None) or ()
+        if flag.startswith("--")
+    }
+    return [
+        (name, by_flag[name])
+        for name in sorted(set(found.values) | set(found.unresolved))
+        if name not in names and name in by_flag
+    ]
 
 
 def _environment_name(tree: ast.Module, line: int | None) -> str:
@@ -285,7 +320,7 @@ def _set_from_file(
 ) -> tuple[list[str], list[str] | None]:
     """Each gunicorn setting the file assigns, set in `cfg` through gunicorn's validators: the
     names set, and the worker class's name and bases when the file sets it."""
-    from servertune.check.pystatic import ClassValue
+    from servertune.check.pystatic import imported_path
 
     set_in_file: list[str] = []
     class_names: list[str] | None = None
@@ -301,15 +336,23 @@ def _set_from_file(
             )
             continue
         value = found.values[name]
+        if imported_path(value) is not None and name in _JUDGED and name != "worker_class":
+            # A name imported from a module not in the tree: not gunicorn's default, unknown.
+            set_in_file.append(name)
+            note(
+                "unresolved-variable",
+                Location(path, line) if locate is None else locate(name)[0],
+                f"{name}: `{imported_path(value)}` is imported from a module not in the tree "
+                "read here; gunicorn was read without it, so whatever it sets was not checked",
+            )
+            continue
         if name in _HOST_SETTINGS:
             set_in_file.append(name)
             continue
         if name == "worker_class":
             class_names = _worker_class_names(value)
             value = class_names[0]
-        elif isinstance(value, ClassValue) or not isinstance(
-            value, (str, int, float, bool, list, tuple, dict, type(None))
-        ):
+        elif not isinstance(value, (str, int, float, bool, list, tuple, dict, type(None))):
             set_in_file.append(name)  # a hook or an object: set, and nothing the rules read
             continue
         try:
@@ -671,6 +714,9 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         else (),
         workers_env=str(values.get("workers_env", "")),
         reloads=Setting(True, locate("reload")[0]) if values.get("reload") else None,
+        misspelled=tuple(
+            (written, locate(written)[0], meant) for written, meant in values.get("misspelled", ())
+        ),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
         # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
         # master), then run() forks the workers, and each worker imports the app in

@@ -249,7 +249,15 @@ def image_named(
         return _evidenced(evidence, images, reference, at)
     last = path.rsplit("/", 1)[1]
     left = _without_repository(last, root_path)
-    guess = _guessed(images, root_path, words(last) if left is None else left, tag, left is None)
+    # The tag picks a Dockerfile only for the project's own image (`doccano/doccano:backend` in
+    # doccano): another owner's `dbpedia/lookup:dev` is not `Dockerfile.dev` (oeplatform).
+    guess = _guessed(
+        images,
+        root_path,
+        words(last) if left is None else left,
+        tag if left == [] else "",
+        left is None,
+    )
     if guess is None and left is not None:
         guess = _holding_runs(images, runs)
     if guess is None and left == []:

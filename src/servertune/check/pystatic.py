@@ -31,10 +31,12 @@ from typing import Any
 __all__ = [
     "ClassValue",
     "FunctionValue",
+    "Importer",
     "Refused",
     "StaticConfig",
     "Unresolved",
     "evaluate_config",
+    "imported_path",
 ]
 
 
@@ -133,11 +135,20 @@ def _bounded(digits: Any) -> Any:
     return digits
 
 
+#: Finds a module a config imports from (`from .base import *`, `from config.gunicorn import
+#: workers`): its name as written (leading dots for a relative import) -> its syntax tree, when
+#: the module is a file of the tree; None for any other (the standard library, a package).
+Importer = Callable[[str], ast.Module | None]
+
+
 class _Evaluator:
-    def __init__(self, env: Mapping[str, str], cpus: int, module: str) -> None:
+    def __init__(
+        self, env: Mapping[str, str], cpus: int, module: str, importer: Importer | None = None
+    ) -> None:
         self.env = env
         self.cpus = cpus
         self.module = module
+        self.importer = importer
         self.names: dict[str, Any] = {}
         self.unknown: dict[str, str] = {}
         self.lines: dict[str, int] = {}
@@ -195,9 +206,10 @@ class _Evaluator:
                     self.bind(top, _Imported(top), node.lineno)
         elif isinstance(node, ast.ImportFrom):
             base = "." * node.level + (node.module or "")
-            for alias in node.names:
-                if alias.name != "*":
-                    self.bind(alias.asname or alias.name, _Imported(f"{base}.{alias.name}"), 0)
+            if not self.imported_from(base, node):
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.bind(alias.asname or alias.name, _Imported(f"{base}.{alias.name}"), 0)
         elif isinstance(node, ast.ClassDef):
             bases = tuple(self.dotted(b) for b in node.bases)
             self.bind(node.name, ClassValue(f"{self.module}.{node.name}", bases), node.lineno)
@@ -225,6 +237,31 @@ class _Evaluator:
                 self.unbind(name, f"set in the match at line {node.lineno}", node.lineno)
         # Expression statements (calls: `os.system(...)`, `makedirs(...)`), function
         # definitions (server hooks), `del`, `assert`, `pass`: never run, nothing bound.
+
+    def imported_from(self, base: str, node: ast.ImportFrom) -> bool:
+        """Bind the names `node` imports from a module of the tree to what its top level
+        assigns, read the same way one level deep (its own imports are not followed): a name
+        it leaves unknown, or does not assign, is unresolved. False when `base` is no module
+        of the tree (the names stay imported paths, `multiprocessing.cpu_count`)."""
+        tree = self.importer(base) if self.importer is not None else None
+        if tree is None:
+            return False
+        try:
+            found = evaluate_config(tree, self.env, self.cpus, base.lstrip(".") or self.module)
+        except Refused as why:
+            found = StaticConfig(unresolved={a.name: f"`{base}` {why}" for a in node.names})
+        names = [a.name for a in node.names]
+        if "*" in names:  # every public name it binds or leaves unknown
+            names = [n for n in (*found.values, *found.unresolved) if not n.startswith("_")]
+        aliases = {a.name: a.asname or a.name for a in node.names if a.name != "*"}
+        for name in names:
+            bound = aliases.get(name, name)
+            if name in found.values:
+                self.bind(bound, found.values[name], node.lineno)
+            else:
+                reason = found.unresolved.get(name, "not assigned at its top level")
+                self.unbind(bound, f"`{name}` imported from `{base}` ({reason})", node.lineno)
+        return True
 
     def branch(
         self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], line: int
@@ -500,13 +537,24 @@ def _stored(node: ast.AST) -> set[str]:
 
 
 def evaluate_config(
-    tree: ast.Module, env: Mapping[str, str], cpus: int, module: str = "gunicorn_conf"
+    tree: ast.Module,
+    env: Mapping[str, str],
+    cpus: int,
+    module: str = "gunicorn_conf",
+    importer: Importer | None = None,
 ) -> StaticConfig:
     """The top level of `tree` evaluated under `env` with `cpus` CPUs: Refused when it raises
-    (also when an expression nests deeper than Python's recursion allows: no config does)."""
-    evaluator = _Evaluator(env, cpus, module)
+    (also when an expression nests deeper than Python's recursion allows: no config does).
+    `importer` finds the modules of the tree it imports names from, read one level deep."""
+    evaluator = _Evaluator(env, cpus, module, importer)
     try:
         evaluator.run(tree.body)
     except RecursionError:
         raise Refused("an expression nested too deeply to evaluate") from None
     return StaticConfig(evaluator.names, evaluator.unknown, evaluator.lines)
+
+
+def imported_path(value: Any) -> str | None:
+    """The dotted path a value stands for when it is a name bound by an import (a module's
+    attribute no file of the tree gives), else None."""
+    return value.path if isinstance(value, _Imported) else None

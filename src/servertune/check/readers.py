@@ -92,9 +92,16 @@ def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.kubernetes import read_manifests
-    from servertune.check.kustomization import check_references
+    from servertune.check.kustomization import check_references, patched_by
+    from servertune.check.model import NothingToCheck
 
     check_references(path, text)  # a kustomization's files: never followed, outside never read
+    kustomization = patched_by(path)
+    if kustomization is not None:
+        raise NothingToCheck(
+            f"{path}: a kustomize patch ({kustomization} names it): merged into the resource "
+            "it targets, not a workload of its own"
+        )
     apps, nginx = read_manifests(path, text, env)
     from servertune.check.config_maps import mounted_nginx
     from servertune.check.ingress import ingress_fronts

@@ -249,9 +249,18 @@ def check(
         result = _suppressed(result, settings, values["baseline"].value, baseline_write)
     except CheckInputError as error:
         raise fail(str(error)) from None
-    if len(result.errors) < len(paths) or not paths:  # a report when a file was read
+    if _any_read(result, paths, walks):  # a report when a file was read
         typer.echo(FORMATS[output_format.value](result))
     _exit(result, values["fail-on"].value, baseline_write)
+
+
+def _any_read(result: CheckResult, paths: list[Path], walks: list[Any]) -> bool:
+    """Whether a report is due: no file given, or one file read. A walk's templates read in
+    place count: a walk of one Procfile and one broken `gunicorn.py.j2` reports the Procfile
+    (model-my-watershed's ansible role printed nothing)."""
+    unread = {error.file for error in result.errors}
+    found = [*paths, *(p for walk in walks for p in walk.in_place)]
+    return not paths or any(p not in unread for p in found)
 
 
 def _exit(result: CheckResult, fail_on: str, baseline_write: Path | None) -> None:

@@ -70,6 +70,7 @@ RULES: dict[str, Rule] = {
         shutdown.graceful_below_timeout,
         sockets.thunder_lock,
         launchers.option_given_twice,
+        launchers.gunicorn_unknown_setting,
         launchers.number_cut_short,
         launchers.reloader_in_production,
         launchers.substring_not_default,

@@ -289,3 +289,29 @@ def _reloader_graded(finding: Finding, app: AppServer) -> Finding:
         message=f"{finding.message} (a warning, not a note: {spelled(app, 'workers')} = "
         f"{app.workers.value} is written, and the reloader serves in one process instead)",
     )
+
+
+@check_rule(
+    "gunicorn-unknown-setting",
+    Severity.warning,
+    "a gunicorn config assigns a name that is no setting but spells one's flag: it is ignored",
+    "gunicorn's config loader skips every name of the file that is not a setting "
+    "(gunicorn/app/base.py, load_config_from_module_name_or_filename: `# Ignore unknown "
+    "names`: https://github.com/benoitc/gunicorn/blob/master/gunicorn/app/base.py); the "
+    "settings' names: https://docs.gunicorn.org/en/stable/settings.html",
+    kind="fault",
+)
+def gunicorn_unknown_setting(rule: Rule, c: Context) -> Iterator[Finding]:
+    seen: set[tuple[object, str]] = set()
+    for app in c.apps:
+        for written, at, meant in app.misspelled:
+            if (at, written) in seen:
+                continue  # one config file read by several launches
+            seen.add((at, written))
+            yield rule.finding(
+                at,
+                f"`{written}` is not a gunicorn setting (it is the `--"
+                f"{written.replace('_', '-')}` flag written as a name): gunicorn ignores "
+                f"it, so it does not set `{meant}`",
+                f"rename it to `{meant}`",
+            )
