@@ -32,6 +32,7 @@ from servertune.check.commands import (
     _DAEMON_PROGRAM,
     COMMAND_COMPLETE,
     ENVIRONMENT_COMPLETE,
+    SCRIPT_SUFFIXES,
     SHELLS,
     WRAPPERS,
     ConfigFile,
@@ -145,7 +146,7 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
 #: Suffixes of shell scripts, whatever their first line: `.sh`, bash's `.bash` (a sourced
 #: helper has no shebang), and the nginx image's `.envsh` (sourced by its entrypoint from
 #: /docker-entrypoint.d/ to export variables before the templates are rendered).
-SHELL_SUFFIXES = (".sh", ".bash", ".envsh")
+SHELL_SUFFIXES = SCRIPT_SUFFIXES
 
 
 def looks_like_script(path: Path, text: str) -> bool:
