@@ -1,0 +1,73 @@
+"""Issue 44 (how supervisord is really started): what supervisord expands in a program's
+values itself, and the config it reads when the command that starts it names none or names
+one a script rendered from a file of the repository."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from servertune.check.graph import launches
+from servertune.check.model import Location
+from tests.folder_support import check_folder, write
+
+
+def _joined(root: Path) -> list[tuple[list[str], list[str]]]:
+    """Each launch as (its chain, its fronts), as file:line relative to `root`."""
+    result = check_folder(root)
+
+    def where(ats: Iterable[Location]) -> list[str]:
+        return [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in ats]
+
+    return [
+        (where(launch.chain), sorted(where(launch.fronts)))
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+_NGINX_SOCKET = """\
+upstream web { server unix:///run/gunicorn--web.sock fail_timeout=0; }
+server {
+  listen 80;
+  location / { proxy_pass http://web; }
+}
+"""
+
+
+def test_supervisord_expands_program_name_in_a_command(tmp_path: Path) -> None:
+    """`--bind unix:/run/gunicorn--%(program_name)s.sock` in `[program:web]` is the socket
+    `/run/gunicorn--web.sock` (supervisord expands its own `%(program_name)s`, seen in
+    dsmrreader/dsmr-reader), so the nginx upstream on that socket is the program's front."""
+    write(
+        tmp_path,
+        {
+            "deploy/supervisor/web.conf": (
+                "[program:web]\n"
+                "command=/srv/venv/bin/gunicorn --workers 3 "
+                "--bind unix:/run/gunicorn--%(program_name)s.sock app.wsgi\n"
+            ),
+            "deploy/nginx/site.conf": _NGINX_SOCKET,
+        },
+    )
+    assert _joined(tmp_path) == [(["deploy/supervisor/web.conf:2"], ["deploy/nginx/site.conf:4"])]
+
+
+def test_supervisord_expands_process_num_with_its_format(tmp_path: Path) -> None:
+    """An `[fcgi-program:asgi]` whose daphne binds `/run/daphne/d%(process_num)02d.sock`
+    (Channels' supervisord recipe spells `%(process_num)d`) listens on the first process's
+    socket, `/run/daphne/d00.sock`, which nginx passes to."""
+    write(
+        tmp_path,
+        {
+            "supervisord.conf": (
+                "[fcgi-program:asgi]\nsocket=tcp://localhost:8000\nnumprocs=2\n"
+                "process_name=asgi%(process_num)d\n"
+                "command=daphne -u /run/daphne/d%(process_num)02d.sock --fd 0 app.asgi:application\n"
+            ),
+            "nginx.conf": (
+                "server {\n  listen 80;\n"
+                "  location / { proxy_pass http://unix:/run/daphne/d00.sock; }\n}\n"
+            ),
+        },
+    )
+    assert _joined(tmp_path) == [(["supervisord.conf:5"], ["nginx.conf:3"])]
