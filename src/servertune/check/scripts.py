@@ -116,6 +116,12 @@ _LONE_EXPANSION = re.compile(
     r"\A\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
 )
 
+#: A word made of parameter expansions only, each one or several (`${SUB}$prefix`, codecov/
+#: codecov-api's enterprise.sh): empty when each of them is, dropped then as the shell drops it.
+_EXPANSIONS_ONLY = re.compile(
+    r"\A(?:\$(?:\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*))+\Z"
+)
+
 
 def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """The command's words without the leading expansions the script's own variables make
@@ -127,7 +133,7 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
     start = 0
     while (
         start < len(words)
-        and _LONE_EXPANSION.match(words[start].text)
+        and _EXPANSIONS_ONLY.match(words[start].text)
         and not expand_shell(words[start].text, env)
     ):
         start += 1

@@ -1,6 +1,7 @@
-"""Issue 44 (how supervisord is really started): what supervisord expands in a program's
-values itself, and the config it reads when the command that starts it names none or names
-one a script rendered from a file of the repository."""
+"""Issue 44 (how a server is really started): words before the command word that the shell
+drops, what supervisord expands in a program's values itself, and the config supervisord
+reads when the command that starts it names none or names one a script rendered from a file
+of the repository."""
 
 from __future__ import annotations
 
@@ -71,3 +72,25 @@ def test_supervisord_expands_process_num_with_its_format(tmp_path: Path) -> None
         },
     )
     assert _joined(tmp_path) == [(["supervisord.conf:5"], ["nginx.conf:3"])]
+
+
+def test_leading_words_of_expansions_only_are_dropped_or_read_past(tmp_path: Path) -> None:
+    """`${SUB}$prefix gunicorn ...` (codecov/codecov-api's enterprise.sh: SUB set empty or
+    from an unset variable, prefix never set) runs gunicorn: a leading word made only of
+    expansions is dropped when empty, as the shell's field splitting drops it, and read past
+    as a wrapper when its value is unknown here, with an `unresolved-variable` note."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY run.sh /run.sh\nENTRYPOINT [\"/run.sh\"]\n",
+            "run.sh": (
+                '#!/bin/bash\nif [[ "$WRAP" ]]; then\nSUB="$WRAP"\nelse\nSUB=""\nfi\n'
+                'if [[ -z "$1" ]]; then\n'
+                "  ${SUB}$prefix gunicorn app:app --workers=3 --bind 0.0.0.0:8000\n"
+                'else\n  exec "$@"\nfi\n'
+            ),
+        },
+    )
+    assert [chain for chain, _ in _joined(tmp_path)] == [["Dockerfile:3", "run.sh:8"]]
+    notes = check_folder(tmp_path).notes
+    assert any(n.kind == "unresolved-variable" and n.at.line == 8 for n in notes)
