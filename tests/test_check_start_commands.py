@@ -94,3 +94,27 @@ def test_leading_words_of_expansions_only_are_dropped_or_read_past(tmp_path: Pat
     assert [chain for chain, _ in _joined(tmp_path)] == [["Dockerfile:3", "run.sh:8"]]
     notes = check_folder(tmp_path).notes
     assert any(n.kind == "unresolved-variable" and n.at.line == 8 for n in notes)
+
+
+_PROGRAM = "[supervisord]\nnodaemon=true\n\n[program:web]\ncommand=gunicorn -w 3 -b :8000 app:app\n"
+
+
+def test_supervisord_with_no_config_option_reads_its_default_search_path(tmp_path: Path) -> None:
+    """`supervisord -n` with no `-c` reads the first file of its documented search path that
+    exists, here `/etc/supervisor/supervisord.conf` the image COPYs (seen in
+    ansible/ansible-ai-connect-service): the launch runs from the image through the script
+    to the program in that config."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY conf/supervisord.conf /etc/supervisor/supervisord.conf\n"
+                'COPY start.sh /usr/bin/start.sh\nCMD ["/usr/bin/start.sh"]\n'
+            ),
+            "start.sh": "#!/bin/sh\nset -e\n/usr/local/bin/supervisord -n\n",
+            "conf/supervisord.conf": _PROGRAM,
+        },
+    )
+    assert [chain for chain, _ in _joined(tmp_path)] == [
+        ["Dockerfile:4", "start.sh:3", "conf/supervisord.conf:5"]
+    ]

@@ -3130,14 +3130,18 @@ def _supervisord_config(
     names = [program_name(w.text) for w in words]
     if "supervisord" not in names:
         return None
-    args = list(words[names.index("supervisord") + 1 :])
+    at = names.index("supervisord")
+    args = list(words[at + 1 :])
     named, _ = config_argument(args, ("-c", "--configuration"))
     if named is None:
-        return None  # its default path is the image's (/etc/supervisord.conf): not here
-    config = find_config(named.text, named.at)
+        config = _default_supervisord_config(words[at], find_config)
+        if config is None:
+            return None  # none of its default paths holds a file here: the image's own
+    else:
+        config = find_config(named.text, named.at)
     if config is not None and config.file.resolve() in _FOLLOWING.get():
         return None  # a program of this supervisord runs it again: read once, further out
-    if config is None:
+    if config is None and named is not None:
         # A config rendered where it runs (quay's supervisord.conf from a .jnj) or the
         # image's own: the programs it starts are not known, which is not "no server".
         remember(
@@ -3152,6 +3156,41 @@ def _supervisord_config(
         return _supervised(config, env, find_config)
     finally:
         _FOLLOWING.reset(token)
+
+
+def _supervisord_search_path(program: str) -> tuple[str, ...]:
+    """Where supervisord looks for its config when started with no `-c`, in order
+    (supervisord's docs, "Configuration File": ../etc/supervisord.conf and ../supervisord.conf
+    relative to the executable, supervisord.conf and etc/supervisord.conf in the working
+    directory, /etc/supervisord.conf, /etc/supervisor/supervisord.conf). A bare `supervisord`
+    is taken from /usr/local/bin or /usr/bin, where pip and the distributions install it."""
+    if program.startswith("/"):
+        executables = (posixpath.dirname(program),)
+    else:
+        executables = ("/usr/local/bin", "/usr/bin")
+    beside_executable = tuple(
+        posixpath.normpath(posixpath.join(folder, tail))
+        for folder in executables
+        for tail in ("../etc/supervisord.conf", "../supervisord.conf")
+    )
+    return (
+        *beside_executable,
+        "supervisord.conf",
+        "etc/supervisord.conf",
+        "/etc/supervisord.conf",
+        "/etc/supervisor/supervisord.conf",
+    )
+
+
+def _default_supervisord_config(program: Word, find_config: FindConfig) -> ConfigFile | None:
+    """The first file of supervisord's search path (`_supervisord_search_path`) found here
+    (`COPY supervisord.conf /etc/supervisor/supervisord.conf` in the image running it:
+    ansible/ansible-ai-connect-service's `supervisord -n`); None when none is."""
+    for wanted in _supervisord_search_path(program.text):
+        config = find_config(wanted, program.at)
+        if config is not None:
+            return config
+    return None
 
 
 def _supervised(
