@@ -118,3 +118,30 @@ def test_supervisord_with_no_config_option_reads_its_default_search_path(tmp_pat
     assert [chain for chain, _ in _joined(tmp_path)] == [
         ["Dockerfile:4", "start.sh:3", "conf/supervisord.conf:5"]
     ]
+
+
+def test_supervisor_started_as_a_service_reads_its_packaged_config(tmp_path: Path) -> None:
+    """`service supervisor start` (in a keep-alive loop, seen in uclapi/uclapi) and
+    `/etc/init.d/supervisor start` start supervisord with the config its init script passes,
+    `/etc/supervisor/supervisord.conf`: the file the image COPYs there is read, and its
+    program's gunicorn runs from the image through the script. The init script daemonizes
+    supervisord, so no `exec` is asked for on that line."""
+    for starts in ("service supervisor start", "/etc/init.d/supervisor start"):
+        root = tmp_path / starts.split()[0].strip("/").replace("/", "-")
+        write(
+            root,
+            {
+                "Dockerfile": (
+                    "FROM python:3.12\n"
+                    "COPY conf/supervisord.conf /etc/supervisor/supervisord.conf\n"
+                    'COPY run.sh /run.sh\nCMD ["/run.sh"]\n'
+                ),
+                "run.sh": f"#!/bin/bash\n{starts}\nwhile true; do sleep 60; done\n",
+                "conf/supervisord.conf": _PROGRAM,
+            },
+        )
+        assert [chain for chain, _ in _joined(root)] == [
+            ["Dockerfile:4", "run.sh:2", "conf/supervisord.conf:5"]
+        ]
+        result = check_folder(root)
+        assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]

@@ -2540,7 +2540,8 @@ def _managed(
     line runs one whose config is here."""
     for line in lines:
         words = _words(line, physical, path)
-        if not any(program_name(w.text) in _MANAGERS for w in words):
+        service = _service_started(words)
+        if service is None and not any(program_name(w.text) in _MANAGERS for w in words):
             continue
         # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
         words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
@@ -2550,7 +2551,11 @@ def _managed(
             continue
         if app is not None:
             step = Location(path, line.first)
-            if app.manager_without_exec is None and "exec" not in _after_keyword_words(line):
+            if (
+                app.manager_without_exec is None
+                and service is None  # the init script daemonizes it: `exec` is no fix
+                and "exec" not in _after_keyword_words(line)
+            ):
                 # `supervisord -c FILE` as the shell's child: the shell stays in front of it.
                 app = replace(app, manager_without_exec=_child_line(line, lines, physical, path))
             if app.launched_by[:1] == (step,):  # a Procfile runner names the line itself
@@ -3127,35 +3132,80 @@ def _supervisord_config(
     (`together`), when FILE is here (its
     `%(ENV_X)s` read from `env`, the environment it is started in, unless the values known
     make its programs unreadable: then read without them)."""
-    names = [program_name(w.text) for w in words]
-    if "supervisord" not in names:
+    started = _supervisord_file(words, find_config)
+    if started is None:
         return None
-    at = names.index("supervisord")
-    args = list(words[at + 1 :])
-    named, _ = config_argument(args, ("-c", "--configuration"))
-    if named is None:
-        config = _default_supervisord_config(words[at], find_config)
-        if config is None:
-            return None  # none of its default paths holds a file here: the image's own
-    else:
-        config = find_config(named.text, named.at)
+    config, named = started
     if config is not None and config.file.resolve() in _FOLLOWING.get():
         return None  # a program of this supervisord runs it again: read once, further out
-    if config is None and named is not None:
+    if config is None:
         # A config rendered where it runs (quay's supervisord.conf from a .jnj) or the
         # image's own: the programs it starts are not known, which is not "no server".
-        remember(
-            NotFollowed(
-                f"{named.at}: not followed: runs supervisord -c {named.text}, a file not in "
-                "the files read, so the programs it starts are not known"
+        if named is not None:
+            remember(
+                NotFollowed(
+                    f"{named.at}: not followed: runs supervisord -c {named.text}, a file not "
+                    "in the files read, so the programs it starts are not known"
+                )
             )
-        )
         return None
     token = _FOLLOWING.set(_FOLLOWING.get() | {config.file.resolve()})
     try:
         return _supervised(config, env, find_config)
     finally:
         _FOLLOWING.reset(token)
+
+
+def _supervisord_file(
+    words: Sequence[Word], find_config: FindConfig
+) -> tuple[ConfigFile | None, Word | None] | None:
+    """The config the supervisord `words` start reads (None when it is not here) and the word
+    naming it (None for a default path); None when the words start no supervisord or one
+    whose default config is not here."""
+    service = _service_started(words)
+    if service is not None:
+        # The init script passes its packaged config (Debian's /etc/init.d/supervisor:
+        # `-c /etc/supervisor/supervisord.conf`; Red Hat's unit: /etc/supervisord.conf).
+        found = (find_config(wanted, service.at) for wanted in _PACKAGED_CONFIGS)
+        config = next((c for c in found if c is not None), None)
+        return None if config is None else (config, None)
+    names = [program_name(w.text) for w in words]
+    if "supervisord" not in names:
+        return None
+    at = names.index("supervisord")
+    named, _ = config_argument(list(words[at + 1 :]), ("-c", "--configuration"))
+    if named is not None:
+        return find_config(named.text, named.at), named
+    config = _default_supervisord_config(words[at], find_config)
+    return None if config is None else (config, None)  # else the image's own default
+
+
+#: Where the distributions' supervisor package has its init script read the config.
+_PACKAGED_CONFIGS = ("/etc/supervisor/supervisord.conf", "/etc/supervisord.conf")
+#: The names supervisor's service is installed under (Debian: supervisor; Red Hat: supervisord).
+_SUPERVISOR_SERVICES = frozenset({"supervisor", "supervisord"})
+
+
+def _service_started(words: Sequence[Word]) -> Word | None:
+    """The word naming supervisor's service when `words` start it through its init script
+    (`service supervisor start`, `/etc/init.d/supervisor start`, `invoke-rc.d supervisord
+    restart`: uclapi/uclapi's run.sh), None otherwise."""
+    for index, word in enumerate(words[:-1]):
+        action = words[index + 1].text
+        if (
+            word.text.startswith("/etc/init.d/")
+            and program_name(word.text) in _SUPERVISOR_SERVICES
+            and action in ("start", "restart")
+        ):
+            return word
+        if (
+            program_name(word.text) in ("service", "invoke-rc.d")
+            and action in _SUPERVISOR_SERVICES
+            and index + 2 < len(words)
+            and words[index + 2].text in ("start", "restart")
+        ):
+            return words[index + 1]
+    return None
 
 
 def _supervisord_search_path(program: str) -> tuple[str, ...]:
