@@ -82,7 +82,7 @@ def test_leading_words_of_expansions_only_are_dropped_or_read_past(tmp_path: Pat
     write(
         tmp_path,
         {
-            "Dockerfile": "FROM python:3.12\nCOPY run.sh /run.sh\nENTRYPOINT [\"/run.sh\"]\n",
+            "Dockerfile": 'FROM python:3.12\nCOPY run.sh /run.sh\nENTRYPOINT ["/run.sh"]\n',
             "run.sh": (
                 '#!/bin/bash\nif [[ "$WRAP" ]]; then\nSUB="$WRAP"\nelse\nSUB=""\nfi\n'
                 'if [[ -z "$1" ]]; then\n'
@@ -145,3 +145,38 @@ def test_supervisor_started_as_a_service_reads_its_packaged_config(tmp_path: Pat
         ]
         result = check_folder(root)
         assert not [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+
+
+def test_a_config_rendered_by_sed_from_an_image_file_is_that_file(tmp_path: Path) -> None:
+    """`sed "s/will_be_replaced/$(pwgen 40 1)/g" /app/etc/supervisord.conf >
+    /app/run/supervisord.conf` then `exec supervisord --configuration /app/run/...` (seen in
+    helfertool/helfertool): the rendered path is the file the image copied to the sed's
+    source, its literal placeholders replaced (by the value where the script gives it, else
+    by what is written), so the launch runs from the image through the script to its
+    program; a replacement the script knows is read in its place."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY etc /app/etc\nCOPY start.sh /app/start.sh\n"
+                'CMD ["/app/start.sh"]\n'
+            ),
+            "start.sh": (
+                "#!/bin/bash\nset -e\nPORT=8000\n"
+                'sed "s/will_be_replaced/$(pwgen 40 1)/g" /app/etc/supervisord.conf'
+                " > /app/run/stage.conf\n"
+                'sed -e "s|__PORT__|$PORT|g" /app/run/stage.conf > /app/run/supervisord.conf\n'
+                "exec supervisord --nodaemon --configuration /app/run/supervisord.conf\n"
+            ),
+            "etc/supervisord.conf": (
+                "[unix_http_server]\nfile=/app/run/s.sock\npassword=will_be_replaced\n\n"
+                "[program:web]\ncommand=gunicorn -w 3 -b 127.0.0.1:__PORT__ app:app\n"
+            ),
+            "etc/nginx.conf": (
+                "server {\n  listen 80;\n  location / { proxy_pass http://127.0.0.1:8000; }\n}\n"
+            ),
+        },
+    )
+    assert _joined(tmp_path) == [
+        (["Dockerfile:4", "start.sh:6", "etc/supervisord.conf:6"], ["etc/nginx.conf:3"])
+    ]

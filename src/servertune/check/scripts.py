@@ -1204,7 +1204,7 @@ class _Making:
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
-_MAKING = re.compile(r"\b(?:cp|ln|mv|envsubst|j2|echo|printf|find|mkdir)\b")
+_MAKING = re.compile(r"\b(?:cp|ln|mv|envsubst|j2|echo|printf|find|mkdir|cat|sed|tr)\b")
 
 
 def _made_by_script(
