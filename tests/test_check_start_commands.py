@@ -180,3 +180,25 @@ def test_a_config_rendered_by_sed_from_an_image_file_is_that_file(tmp_path: Path
     assert _joined(tmp_path) == [
         (["Dockerfile:4", "start.sh:6", "etc/supervisord.conf:6"], ["etc/nginx.conf:3"])
     ]
+
+
+def test_a_script_dot_sourced_by_a_command_string_is_followed(tmp_path: Path) -> None:
+    """A compose `command: sh -c ". bin/startup.sh"` (seen in sweepai/sweep) runs the script
+    in the command's shell: it is followed as `sh bin/startup.sh` is, and the gunicorn it
+    starts is the service's launch; `source` reads the same."""
+    for sourcing in (".", "source"):
+        root = tmp_path / ("dot" if sourcing == "." else sourcing)
+        write(
+            root,
+            {
+                "docker-compose.yml": (
+                    "services:\n  web:\n    build: .\n"
+                    f'    command: bash -c "{sourcing} bin/startup.sh"\n'
+                ),
+                "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n",
+                "bin/startup.sh": "#!/bin/sh\nexec gunicorn -w 3 -b 0.0.0.0:8000 app:app\n",
+            },
+        )
+        assert [chain for chain, _ in _joined(root)] == [
+            ["docker-compose.yml:2", "bin/startup.sh:2"]
+        ]

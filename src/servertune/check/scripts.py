@@ -2803,6 +2803,10 @@ def _run_words(
             rest = rest[1:]
             if command_string:
                 return _command_string(file, rest[0], rest[1:], env, env_at, find_config, depth)
+    elif len(rest) >= 2 and rest[0].text in _SOURCING:
+        # `sh -c ". bin/startup.sh"` (sweepai/sweep's compose): the script runs in this shell,
+        # as `sh bin/startup.sh` would run it in another.
+        rest = rest[1:]
     elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
         # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
         rest = rest[1:]
