@@ -1495,7 +1495,8 @@ def _python_script(words: list[Word]) -> list[Word]:
     return words
 
 
-#: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here.
+#: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here (a
+#: command string's `sh -c ". bin/startup.sh"`, sweepai/sweep: followed as `sh FILE` is).
 _SOURCING = frozenset({"source", "."})
 
 
@@ -2803,9 +2804,7 @@ def _run_words(
             rest = rest[1:]
             if command_string:
                 return _command_string(file, rest[0], rest[1:], env, env_at, find_config, depth)
-    elif len(rest) >= 2 and rest[0].text in _SOURCING:
-        # `sh -c ". bin/startup.sh"` (sweepai/sweep's compose): the script runs in this shell,
-        # as `sh bin/startup.sh` would run it in another.
+    elif len(rest) >= 2 and rest[0].text in _SOURCING:  # `sh -c ". bin/startup.sh"`
         rest = rest[1:]
     elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
         # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
@@ -3218,10 +3217,9 @@ def _supervisord_search_path(program: str) -> tuple[str, ...]:
     relative to the executable, supervisord.conf and etc/supervisord.conf in the working
     directory, /etc/supervisord.conf, /etc/supervisor/supervisord.conf). A bare `supervisord`
     is taken from /usr/local/bin or /usr/bin, where pip and the distributions install it."""
+    executables: tuple[str, ...] = ("/usr/local/bin", "/usr/bin")
     if program.startswith("/"):
         executables = (posixpath.dirname(program),)
-    else:
-        executables = ("/usr/local/bin", "/usr/bin")
     beside_executable = tuple(
         posixpath.normpath(posixpath.join(folder, tail))
         for folder in executables

@@ -446,8 +446,8 @@ def read_programs(
     for section, options in programs.items():
         if "command" not in options or (started and not _autostarts(options, env)):
             continue
-        names = _own_names(path, section, options)
-        command, number, process_env = _command(options, env, names)
+        own = _own_names(path, section, options)
+        command, number, process_env = _command(options, env, own)
         find = find_config or _program_files(path, options)
         for one in shell_commands(Word(command, Location(path, number))):
             unstarted.append(one)
