@@ -153,7 +153,9 @@ def test_a_config_rendered_by_sed_from_an_image_file_is_that_file(tmp_path: Path
     helfertool/helfertool): the rendered path is the file the image copied to the sed's
     source, its literal placeholders replaced (by the value where the script gives it, else
     by what is written), so the launch runs from the image through the script to its
-    program; a replacement the script knows is read in its place."""
+    program; a replacement the script knows is read in its place. A folder named
+    `supervisord` that the script makes is not supervisord run (no default config looked
+    for from it), and the `exec` line hands over, so no finding asks for `exec`."""
     write(
         tmp_path,
         {
@@ -162,7 +164,7 @@ def test_a_config_rendered_by_sed_from_an_image_file_is_that_file(tmp_path: Path
                 'CMD ["/app/start.sh"]\n'
             ),
             "start.sh": (
-                "#!/bin/bash\nset -e\nPORT=8000\n"
+                "#!/bin/bash\nset -e\nPORT=8000\nmkdir -p /app/run/supervisord\n"
                 'sed "s/will_be_replaced/$(pwgen 40 1)/g" /app/etc/supervisord.conf'
                 " > /app/run/stage.conf\n"
                 'sed -e "s|__PORT__|$PORT|g" /app/run/stage.conf > /app/run/supervisord.conf\n'
@@ -177,8 +179,9 @@ def test_a_config_rendered_by_sed_from_an_image_file_is_that_file(tmp_path: Path
             ),
         },
     )
+    assert not check_folder(tmp_path).findings
     assert _joined(tmp_path) == [
-        (["Dockerfile:4", "start.sh:6", "etc/supervisord.conf:6"], ["etc/nginx.conf:3"])
+        (["Dockerfile:4", "start.sh:7", "etc/supervisord.conf:6"], ["etc/nginx.conf:3"])
     ]
 
 

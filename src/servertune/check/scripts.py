@@ -3179,6 +3179,8 @@ def _supervisord_file(
     named, _ = config_argument(list(words[at + 1 :]), ("-c", "--configuration"))
     if named is not None:
         return find_config(named.text, named.at), named
+    if _unwrapped(list(words))[:1] != [words[at]]:
+        return None  # an argument (`mkdir -p /app/run/supervisord`), not the program run
     config = _default_supervisord_config(words[at], find_config)
     return None if config is None else (config, None)  # else the image's own default
 
