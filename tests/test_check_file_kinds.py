@@ -221,3 +221,25 @@ def test_two_procfile_processes_on_one_config_are_two_launches(tmp_path: Path) -
         ["run.sh:4", "Procfile:1"],
         ["run.sh:4", "Procfile:3"],
     ]
+
+
+def test_a_script_named_like_a_dockerfile_or_caddyfile_is_a_script(tmp_path: Path) -> None:
+    """A `.sh` file or one whose first line is `#!` is a shell script whatever its name:
+    `dockerfile_exec_gunicorn.sh` (seen in GovReady/govready-q, where it was parsed as a
+    Dockerfile and refused, exit 2), a `Dockerfile-entry` with a shebang, and a `Caddyfile.sh`
+    are read as scripts, with no file error, and the gunicorn the first one starts is a launch."""
+    write(
+        tmp_path,
+        {
+            "deploy/dockerfile_exec_gunicorn.sh": (
+                "#!/bin/bash\nset -euf\nexec gunicorn -w 3 -b 0.0.0.0:8000 app:app\n"
+            ),
+            "deploy/Dockerfile-entry": "#!/bin/sh\nset -e\nexec gunicorn -w 2 app:app\n",
+            "Caddyfile.sh": "set -e\ncaddy run\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert result.errors == ()
+    launched = {(chain[0], kind, workers) for chain, kind, workers in chains(result, tmp_path)}
+    assert ("deploy/dockerfile_exec_gunicorn.sh:3", "gunicorn", 3) in launched
+    assert ("deploy/Dockerfile-entry:3", "gunicorn", 2) in launched

@@ -306,7 +306,10 @@ def test_find_exec_ln_s_fills_the_folder_supervisords_include_reads(tmp_path: Pa
         ("sed 's/\\r$//' /conf/start.sh > /tmp/start.sh", [("/tmp/start.sh", "/conf/start.sh")]),
         ("sed -e 's/\\r//g' < /conf/start.sh > /tmp/s", [("/tmp/s", "/conf/start.sh")]),
         ("tr -d '\\r' < /conf/start.sh > /tmp/start.sh", [("/tmp/start.sh", "/conf/start.sh")]),
-        ("sed 's/8000/9000/' /etc/a.conf > /run/a.conf", []),  # an edit: its text unknown
+        # Literal text replaced (the new text known); a pattern or a group: the text unknown.
+        ("sed 's/8000/9000/' /etc/a.conf > /run/a.conf", [("/run/a.conf", "/etc/a.conf")]),
+        ("sed 's/80*/9000/' /etc/a.conf > /run/a.conf", []),
+        ("sed 's/8000/&0/' /etc/a.conf > /run/a.conf", []),
         ("sed -i 's/\\r$//' /etc/a.conf > /run/a.conf", []),  # edits in place, writes no copy
     ],
 )

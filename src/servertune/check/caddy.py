@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from servertune.check.commands import written_as_script
 from servertune.check.durations import parse_go_duration
 from servertune.check.model import Balancer, CheckInputError, Location, Setting, note
 
@@ -71,9 +72,9 @@ _CADDYFILE_NAME = re.compile(r"\A(Caddyfile([.-][\w.-]+)?|[\w.-]+\.caddyfile)\Z"
 
 
 def looks_like_caddyfile(path: Path, text: str) -> bool:
-    """A Caddyfile by its name: `Caddyfile`, `Caddyfile.prod`, `site.caddyfile`."""
-    del text
-    return bool(_CADDYFILE_NAME.match(path.name))
+    """A Caddyfile by its name: `Caddyfile`, `Caddyfile.prod`, `site.caddyfile`; never a script
+    so named (`Caddyfile.sh`, a `#!` line: `commands.written_as_script`)."""
+    return bool(_CADDYFILE_NAME.match(path.name)) and not written_as_script(path, text)
 
 
 @dataclass(frozen=True)

@@ -422,20 +422,38 @@ _MAYBE_DOCKERFILE = re.compile(r"\A(?:(?:docker|container)(?:file)?[^.]*|[^.].*\
 _HEAD_BYTES = 8192
 
 
+#: The suffixes of a shell script: a file so named is a script whatever the rest of its name.
+SCRIPT_SUFFIXES = (".sh", ".bash", ".envsh")
+
+
+def written_as_script(path: Path, text: str | None = None) -> bool:
+    """A script by its form: a shell suffix, or (when `text` is given) a `#!` first line, which
+    no Dockerfile or Caddyfile has. A name that tells a kind (`dockerfile_exec_uwsgi.sh`,
+    `Caddyfile.sh`) yields to it: the file is run, not read by docker or caddy."""
+    return path.suffix.lower() in SCRIPT_SUFFIXES or (text is not None and text.startswith("#!"))
+
+
 def is_dockerfile(path: Path, text: str | None = None) -> bool:
     """A Dockerfile: named as one is (`dockerfile_name`), or with a name a Dockerfile may have
     (`_MAYBE_DOCKERFILE`) when its first instruction is FROM or ARG, as a Dockerfile's must be
-    (the Dockerfile reference, "Format"). `text` is the file's, read from `path` when None."""
-    if dockerfile_name(path):
-        return True
-    if not _MAYBE_DOCKERFILE.match(path.name):
+    (the Dockerfile reference, "Format"). `text` is the file's, read from `path` when None.
+    A script is never one, whatever its name (`dockerfile_exec_gunicorn.sh`, GovReady/govready-q:
+    `written_as_script`)."""
+    named = dockerfile_name(path)
+    if not named and not _MAYBE_DOCKERFILE.match(path.name):
+        return False
+    if written_as_script(path):
         return False
     if text is None:
         try:
             with path.open("rb") as head:
                 text = head.read(_HEAD_BYTES).decode("utf-8", errors="replace")
         except OSError:
-            return False
+            return named
+    if written_as_script(path, text):
+        return False
+    if named:
+        return True
     first = next(
         (s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#")), ""
     )

@@ -2,7 +2,8 @@
 
 An entrypoint often makes the file its server reads just before starting it: `cp
 /defaults/uwsgi.ini /app/uwsgi.ini`, `ln -s /etc/app/web.conf /run/conf.d/`, `envsubst <
-uwsgi.conf.ini > uwsgi.ini`, `echo "server $HOST:$PORT;" > /run/upstream`. Such a line makes
+uwsgi.conf.ini > uwsgi.ini`, `sed "s/placeholder/$VALUE/g" SRC > DST`, `echo "server $HOST:$PORT;" >
+/run/upstream`. Such a line makes
 its destination (a container path) resolve to its source, the file the image holds there (and
 so the repository file its COPY brought), or, for `echo`/`printf`, to the text written. A
 rendered file (`envsubst`) is read with the values the environment gives (the script's own,
@@ -26,7 +27,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from servertune.check.commands import ConfigFile, FindConfig, expand_shell, without_comments
@@ -69,6 +70,8 @@ class Made:
     #: `strict`: an undefined name is an error there, as j2's default is).
     engine: str = "envsubst"
     strict: bool = False
+    #: sed's substitutions of literal text (pattern, replacement, every one on a line).
+    edits: tuple[tuple[str, str, bool], ...] = ()
 
 
 #: The files made so far by the script being read, for a `[include]` glob (supervisord).
@@ -203,11 +206,15 @@ def _copied_through(
     < SRC > DST`): DST is a copy of SRC, its lines as written. Any other edit makes a file
     whose text is not known here: nothing."""
     operands = [a for a in args if not a.startswith("-")]
+    edits: tuple[tuple[str, str, bool], ...] = ()
     if program == "sed":
         if len(operands) < 1 or any(a not in ("-e", "--expression") for a in args if a[:1] == "-"):
             return []
         if not _CR_ONLY_SED.fullmatch(operands[0]):
-            return []
+            found = _literal_substitution(operands[0], env)
+            if found is None:
+                return []
+            edits = (found,)
         operands = operands[1:]
     elif program == "tr":
         if args != ["-d", "\\r"] or stdin is None:
@@ -221,7 +228,44 @@ def _copied_through(
     destination = _expanded(stdout, env)
     if not source or not destination:
         return []
+    if edits:
+        made = Made(_norm(destination), at, source=_norm(source), rendered=True, engine="sed")
+        return [replace(made, edits=edits)]
     return [Made(_norm(destination), at, source=_norm(source))]
+
+
+#: sed's `s` command with any delimiter: `s/A/B/`, `s|A|B|g`.
+_SUBSTITUTE = re.compile(
+    r"s(?P<d>[^\w\s\\])(?P<a>(?:\\.|(?!(?P=d)).)*)(?P=d)"
+    r"(?P<b>(?:\\.|(?!(?P=d)).)*)(?P=d)(?P<flags>g?)"
+)
+#: What makes a sed pattern more than literal text (basic regular expressions).
+_PATTERN_SPECIAL = re.compile(r"[.*\[\]^$\\]")
+
+
+def _literal_substitution(expression: str, env: Mapping[str, str]) -> tuple[str, str, bool] | None:
+    """`s/PLACEHOLDER/VALUE/[g]` of literal text (`sed "s/will_be_replaced/$(pwgen 40 1)/g"
+    SRC > DST`, helfertool/helfertool): the text and what replaces it, the value as the
+    script's variables give it, else as written (`$PORT`, `$(pwgen 40 1)`: known only when it
+    runs, read as the unknown it is). None for any other sed script: its result is not known."""
+    match = _SUBSTITUTE.fullmatch(expression)
+    if match is None or not match["a"] or _PATTERN_SPECIAL.search(match["a"]):
+        return None
+    value = match["b"]
+    if "&" in value or "\\" in value:
+        return None  # the matched text or a group put back: not a plain value
+    known = _expanded(value, env) if "$(" not in value and "`" not in value else None
+    return match["a"], value if known is None else known, bool(match["flags"])
+
+
+def _sed_edited(text: str, edits: Sequence[tuple[str, str, bool]]) -> str:
+    """`text` as sed's literal substitutions leave it, line by line (without `g`, the first
+    on each line only)."""
+    for pattern, value, every in edits:
+        text = "\n".join(
+            line.replace(pattern, value, -1 if every else 1) for line in text.split("\n")
+        )
+    return text
 
 
 #: How a script's files are listed in the image of the run that copies it: (the script, a
@@ -527,6 +571,8 @@ def _resolved(made: Made, at: Location | None, find: FindConfig) -> ConfigFile |
     found = find(made.source, at)
     if found is None or not made.rendered:
         return found
+    if made.engine == "sed":
+        return ConfigFile(_sed_edited(found.text, made.edits), found.file, found.first_line)
     if made.engine == "jinja":
         from servertune.check.jinja import read_rendered
 

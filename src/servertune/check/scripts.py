@@ -32,6 +32,7 @@ from servertune.check.commands import (
     _DAEMON_PROGRAM,
     COMMAND_COMPLETE,
     ENVIRONMENT_COMPLETE,
+    SCRIPT_SUFFIXES,
     SHELLS,
     WRAPPERS,
     ConfigFile,
@@ -116,6 +117,12 @@ _LONE_EXPANSION = re.compile(
     r"\A\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
 )
 
+#: A word made of parameter expansions only, each one or several (`${SUB}$prefix`, codecov/
+#: codecov-api's enterprise.sh): empty when each of them is, dropped then as the shell drops it.
+_EXPANSIONS_ONLY = re.compile(
+    r"\A(?:\$(?:\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*))+\Z"
+)
+
 
 def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     """The command's words without the leading expansions the script's own variables make
@@ -127,7 +134,7 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
     start = 0
     while (
         start < len(words)
-        and _LONE_EXPANSION.match(words[start].text)
+        and _EXPANSIONS_ONLY.match(words[start].text)
         and not expand_shell(words[start].text, env)
     ):
         start += 1
@@ -146,7 +153,7 @@ def _without_empty_prefix(words: list[Word], env: Mapping[str, str]) -> list[Wor
 #: Suffixes of shell scripts, whatever their first line: `.sh`, bash's `.bash` (a sourced
 #: helper has no shebang), and the nginx image's `.envsh` (sourced by its entrypoint from
 #: /docker-entrypoint.d/ to export variables before the templates are rendered).
-SHELL_SUFFIXES = (".sh", ".bash", ".envsh")
+SHELL_SUFFIXES = SCRIPT_SUFFIXES
 
 
 def looks_like_script(path: Path, text: str) -> bool:
@@ -1208,7 +1215,7 @@ class _Making:
 
 
 #: A line that may make a file (`runtime_files.made_by` reads it).
-_MAKING = re.compile(r"\b(?:cp|ln|mv|envsubst|j2|echo|printf|find|mkdir)\b")
+_MAKING = re.compile(r"\b(?:cp|ln|mv|envsubst|j2|echo|printf|find|mkdir|cat|sed|tr)\b")
 
 
 def _made_by_script(
@@ -1499,7 +1506,8 @@ def _python_script(words: list[Word]) -> list[Word]:
     return words
 
 
-#: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here.
+#: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here (a
+#: command string's `sh -c ". bin/startup.sh"`, sweepai/sweep: followed as `sh FILE` is).
 _SOURCING = frozenset({"source", "."})
 
 
@@ -2545,7 +2553,8 @@ def _managed(
     for line in lines:
         words = _words(line, physical, path)
         names = {program_name(w.text) for w in words}
-        if not names & (_MANAGERS | _CONFIG_RUNNERS):
+        service = _service_started(words)
+        if service is None and not names & (_MANAGERS | _CONFIG_RUNNERS):
             continue
         # `-c "$SUPERVISORD_CONF"`: the script's own variables name the file.
         words = [Word(expand_shell(w.text, env) or w.text, w.at) for w in words]
@@ -2558,6 +2567,7 @@ def _managed(
             if (
                 app.manager_without_exec is None
                 and names & _MANAGERS
+                and service is None  # the init script daemonizes it: `exec` is no fix
                 and "exec" not in _after_keyword_words(line)
             ):
                 # `supervisord -c FILE` as the shell's child: the shell stays in front of it.
@@ -2808,6 +2818,8 @@ def _run_words(
             rest = rest[1:]
             if command_string:
                 return _command_string(file, rest[0], rest[1:], env, env_at, find_config, depth)
+    elif len(rest) >= 2 and rest[0].text in _SOURCING:  # `sh -c ". bin/startup.sh"`
+        rest = rest[1:]
     elif len(rest) >= 2 and program_name(rest[0].text).startswith("python"):
         # `python3 -u launch.py`: the interpreter runs the launcher script after its options.
         rest = rest[1:]
@@ -3137,31 +3149,116 @@ def _supervisord_config(
     (`together`), when FILE is here (its
     `%(ENV_X)s` read from `env`, the environment it is started in, unless the values known
     make its programs unreadable: then read without them)."""
-    names = [program_name(w.text) for w in words]
-    if "supervisord" not in names:
+    started = _supervisord_file(words, find_config)
+    if started is None:
         return None
-    args = list(words[names.index("supervisord") + 1 :])
-    named, _ = config_argument(args, ("-c", "--configuration"))
-    if named is None:
-        return None  # its default path is the image's (/etc/supervisord.conf): not here
-    config = find_config(named.text, named.at)
+    config, named = started
     if config is not None and config.file.resolve() in _FOLLOWING.get():
         return None  # a program of this supervisord runs it again: read once, further out
     if config is None:
         # A config rendered where it runs (quay's supervisord.conf from a .jnj) or the
         # image's own: the programs it starts are not known, which is not "no server".
-        remember(
-            NotFollowed(
-                f"{named.at}: not followed: runs supervisord -c {named.text}, a file not in "
-                "the files read, so the programs it starts are not known"
+        if named is not None:
+            remember(
+                NotFollowed(
+                    f"{named.at}: not followed: runs supervisord -c {named.text}, a file not "
+                    "in the files read, so the programs it starts are not known"
+                )
             )
-        )
         return None
     token = _FOLLOWING.set(_FOLLOWING.get() | {config.file.resolve()})
     try:
         return _supervised(config, env, find_config)
     finally:
         _FOLLOWING.reset(token)
+
+
+def _supervisord_file(
+    words: Sequence[Word], find_config: FindConfig
+) -> tuple[ConfigFile | None, Word | None] | None:
+    """The config the supervisord `words` start reads (None when it is not here) and the word
+    naming it (None for a default path); None when the words start no supervisord or one
+    whose default config is not here."""
+    service = _service_started(words)
+    if service is not None:
+        # The init script passes its packaged config (Debian's /etc/init.d/supervisor:
+        # `-c /etc/supervisor/supervisord.conf`; Red Hat's unit: /etc/supervisord.conf).
+        found = (find_config(wanted, service.at) for wanted in _PACKAGED_CONFIGS)
+        config = next((c for c in found if c is not None), None)
+        return None if config is None else (config, None)
+    names = [program_name(w.text) for w in words]
+    if "supervisord" not in names:
+        return None
+    at = names.index("supervisord")
+    named, _ = config_argument(list(words[at + 1 :]), ("-c", "--configuration"))
+    if named is not None:
+        return find_config(named.text, named.at), named
+    if _unwrapped(list(words))[:1] != [words[at]]:
+        return None  # an argument (`mkdir -p /app/run/supervisord`), not the program run
+    config = _default_supervisord_config(words[at], find_config)
+    return None if config is None else (config, None)  # else the image's own default
+
+
+#: Where the distributions' supervisor package has its init script read the config.
+_PACKAGED_CONFIGS = ("/etc/supervisor/supervisord.conf", "/etc/supervisord.conf")
+#: The names supervisor's service is installed under (Debian: supervisor; Red Hat: supervisord).
+_SUPERVISOR_SERVICES = frozenset({"supervisor", "supervisord"})
+
+
+def _service_started(words: Sequence[Word]) -> Word | None:
+    """The word naming supervisor's service when `words` start it through its init script
+    (`service supervisor start`, `/etc/init.d/supervisor start`, `invoke-rc.d supervisord
+    restart`: uclapi/uclapi's run.sh), None otherwise."""
+    for index, word in enumerate(words[:-1]):
+        action = words[index + 1].text
+        if (
+            word.text.startswith("/etc/init.d/")
+            and program_name(word.text) in _SUPERVISOR_SERVICES
+            and action in ("start", "restart")
+        ):
+            return word
+        if (
+            program_name(word.text) in ("service", "invoke-rc.d")
+            and action in _SUPERVISOR_SERVICES
+            and index + 2 < len(words)
+            and words[index + 2].text in ("start", "restart")
+        ):
+            return words[index + 1]
+    return None
+
+
+def _supervisord_search_path(program: str) -> tuple[str, ...]:
+    """Where supervisord looks for its config when started with no `-c`, in order
+    (supervisord's docs, "Configuration File": ../etc/supervisord.conf and ../supervisord.conf
+    relative to the executable, supervisord.conf and etc/supervisord.conf in the working
+    directory, /etc/supervisord.conf, /etc/supervisor/supervisord.conf). A bare `supervisord`
+    is taken from /usr/local/bin or /usr/bin, where pip and the distributions install it."""
+    executables: tuple[str, ...] = ("/usr/local/bin", "/usr/bin")
+    if program.startswith("/"):
+        executables = (posixpath.dirname(program),)
+    beside_executable = tuple(
+        posixpath.normpath(posixpath.join(folder, tail))
+        for folder in executables
+        for tail in ("../etc/supervisord.conf", "../supervisord.conf")
+    )
+    return (
+        *beside_executable,
+        "supervisord.conf",
+        "etc/supervisord.conf",
+        "/etc/supervisord.conf",
+        "/etc/supervisor/supervisord.conf",
+    )
+
+
+def _default_supervisord_config(program: Word, find_config: FindConfig) -> ConfigFile | None:
+    """The first file of supervisord's search path (`_supervisord_search_path`) found here
+    (`COPY supervisord.conf /etc/supervisor/supervisord.conf` in the image running it:
+    ansible/ansible-ai-connect-service's `supervisord -n`); None when none is."""
+    for wanted in _supervisord_search_path(program.text):
+        config = find_config(wanted, program.at)
+        if config is not None:
+            return config
+    return None
 
 
 def _supervised(

@@ -109,14 +109,50 @@ def _autostarts(options: dict[str, tuple[str, int]], env: Mapping[str, str] | No
     return value.strip().lower() not in _FALSE
 
 
+#: supervisord's expansions with a format (`%(process_num)02d`, `%(program_name)s`).
+_FORMATTED = re.compile(r"%\(([A-Za-z_][\w.-]*)\)([-#0 +]?\d*)([sd])")
+
+
+def _own_names(path: Path, section: str, options: dict[str, tuple[str, int]]) -> dict[str, str]:
+    """What supervisord expands in a program's values from the section itself ("Section
+    Settings" in supervisord's configuration docs: program_name, group_name, process_num,
+    numprocs, here): the first process's (`numprocs_start`, 0 by default), in a group of its
+    own name (a `[group:x]` listing it is not read)."""
+    name = section.split(":", 1)[1] if ":" in section else section
+    first = options.get("numprocs_start", ("0", 0))[0].strip()
+    return {
+        "program_name": name,
+        "group_name": name,
+        "process_num": first if first.isdigit() else "0",
+        "numprocs": options.get("numprocs", ("1", 0))[0].strip() or "1",
+        "here": str(path.parent),
+        "host_node_name": "",
+    }
+
+
+def _own_expanded(value: str, names: Mapping[str, str]) -> str:
+    """`value` with supervisord's own expansions done as Python's `%` formats them
+    (`gunicorn--%(program_name)s.socket`, `daphne%(process_num)d.sock`); `ENV_` ones and
+    unknown names kept as written."""
+
+    def one(match: re.Match[str]) -> str:
+        known = names.get(match[1])
+        if known is None or (match[3] == "d" and not known.isdigit()):
+            return match[0]
+        return ("%" + match[2] + match[3]) % (int(known) if match[3] == "d" else known)
+
+    return _FORMATTED.sub(one, value)
+
+
 def _command(
-    options: dict[str, tuple[str, int]], env: Mapping[str, str] | None
+    options: dict[str, tuple[str, int]], env: Mapping[str, str] | None, names: Mapping[str, str]
 ) -> tuple[str, int, dict[str, str]]:
     """A program's `command` (its line) as a shell would read it, and its environment."""
     command, number = options["command"]
+    command = _own_expanded(command, names)
     process_env = dict(env or {})
     if "environment" in options:
-        process_env.update(_environment(options["environment"][0]))
+        process_env.update(_environment(_own_expanded(options["environment"][0], names)))
     # `%(ENV_X)s` is supervisord's spelling of the shell's $X: read it as one.
     command = _EXPANSION.sub(
         lambda m: (
@@ -189,7 +225,7 @@ def _fcgi_socket(
     if not section.startswith("fcgi-program:") or "socket" not in options or app.sockets:
         return app
     value, number = options["socket"]
-    address = value.strip()
+    address = _own_expanded(value, _own_names(path, section, options)).strip()
     if address.startswith("tcp://"):
         address = address.removeprefix("tcp://")
     elif address.startswith("unix://"):  # `unix:///tmp/x.sock`, as nginx writes `unix:/tmp/x.sock`
@@ -408,7 +444,8 @@ def read_programs(
     for section, options in programs.items():
         if "command" not in options or (started and not _autostarts(options, env)):
             continue
-        command, number, process_env = _command(options, env)
+        own = _own_names(path, section, options)
+        command, number, process_env = _command(options, env, own)
         find = find_config or _program_files(path, options)
         for one in shell_commands(Word(command, Location(path, number))):
             unstarted.append(one)
@@ -448,10 +485,10 @@ def nginx_configs(path: Path, text: str) -> list[str]:
     except CheckInputError:
         return []
     found: list[str] = []
-    for options in programs.values():
+    for section, options in programs.items():
         if "command" not in options or not _autostarts(options, None):
             continue
-        command, number, _ = _command(options, None)
+        command, number, _ = _command(options, None, _own_names(path, section, options))
         for words in shell_commands(Word(command, Location(path, number))):
             if not words or program_name(words[0].text) != "nginx":
                 continue
