@@ -2764,6 +2764,22 @@ def _init(words: Sequence[Word]) -> Setting[str] | None:
     return Setting(" ".join(shown), words[0].at)
 
 
+def _side_by_side(
+    file: Path,
+    words: Sequence[Word],
+    env: Mapping[str, str] | None,
+    env_at: Mapping[str, Location] | None,
+    find_config: FindConfig,
+    depth: int,
+) -> AppServer | None:
+    """`monofy setup && /start.sh ||| worker`: the server a command it runs side by side starts."""
+    for child in monofy_children(_unwrapped(list(words))) or []:
+        app = run_words(file, child, env, env_at, find_config=find_config, depth=depth + 1)
+        if app is not None:
+            return app
+    return None
+
+
 def _run_words(
     file: Path,
     words: Sequence[Word],
@@ -2801,11 +2817,9 @@ def _run_words(
     managed = _procfile_manager(words, env, env_at, find_config, depth)
     if managed is not None:
         return managed
-    for child in monofy_children(_unwrapped(words)) or []:
-        # `monofy setup && /start.sh ||| worker`: the server a command it runs side by side starts
-        app = run_words(file, child, env, env_at, find_config=find_config, depth=depth + 1)
-        if app is not None:
-            return app
+    side = _side_by_side(file, words, env, env_at, find_config, depth)
+    if side is not None:
+        return side
     rest = words
     # A process wrapper before the script (`tini -- /opt/app/boot.sh`, `gosu app /start`):
     # the script is what it runs.
