@@ -86,17 +86,18 @@ def test_a_dev_stage_name_does_not_mark_the_stages_built_from_it(tmp_path: Path)
 def test_a_compose_service_running_the_published_image_is_production_s(tmp_path: Path) -> None:
     """docker-compose.yml pulls the released image (`image:`, no `build:`) built from
     backend/Dockerfile and runs its `uvicorn --reload` with no source folder mounted (seen in
-    PySpur-Dev/pyspur): a reloader-in-production warning; the same service mounting
-    ./backend over the app (a developer's live source) draws none."""
+    PySpur-Dev/pyspur, whose image names the repository: `pyspur-backend`): a
+    reloader-in-production warning; the same service mounting ./backend over the app (a
+    developer's live source) draws none."""
     image = BASE + 'CMD ["uvicorn", "main:app", "--host", "0.0.0.0", "--reload"]\n'
     service = "services:\n  backend:\n    image: acme/shop-backend:latest\n"
     files = {"backend/Dockerfile": image, "docker-compose.yml": service}
-    result = check_folder(write(tmp_path / "released", files))
+    result = check_folder(write(tmp_path / "released" / "shop", files))
     found = [f for f in result.findings if f.rule == "reloader-in-production"]
     assert [f.severity.name for f in found] == ["warning"]
     assert "published image acme/shop-backend:latest" in found[0].message
     mounted = service + "    volumes:\n      - ./backend:/app\n"
-    live = check_folder(write(tmp_path / "live", {**files, "docker-compose.yml": mounted}))
+    live = check_folder(write(tmp_path / "live" / "shop", {**files, "docker-compose.yml": mounted}))
     assert not [f for f in live.findings if f.rule == "reloader-in-production"]
 
 
