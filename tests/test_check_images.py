@@ -615,3 +615,35 @@ def test_a_base_image_named_by_its_last_words_is_the_dockerfile_of_that_suffix(
     assert chains(result, root) == [["Dockerfile-prod", "Dockerfile-prod-no-code", "start.sh"]]
     assert not [m for m in unfollowed(result) if "base image's command" in m]
     assert [m for m in unfollowed(result) if "postgres-dev-env" in m]
+
+
+def test_an_image_named_for_a_stage_with_the_repositorys_name_is_that_stage(
+    tmp_path: Path,
+) -> None:
+    """In the repository `radio`, compose runs `ghcr.io/radio/radio-api`, whose whole last part
+    is the name of the Dockerfile's stage `FROM python AS radio-api` (gunicorn on :9001), while
+    the last stage is `radio-nginx`: the image is published from that stage, so the service
+    starts its gunicorn, joined to the nginx that passes to `api:9001` (seen in
+    libretime/libretime)."""
+    root = write(
+        tmp_path / "radio",
+        {
+            "docker-compose.yml": "services:\n"
+            "  api:\n    image: ghcr.io/radio/radio-api:latest\n"
+            "  nginx:\n    image: ghcr.io/radio/radio-nginx:latest\n"
+            "    ports:\n      - 8080:8080\n",
+            "Dockerfile": "FROM python:3.12-slim AS radio-base\n"
+            "FROM radio-base AS radio-api\n"
+            'CMD ["gunicorn", "--workers", "3", "--bind", "0.0.0.0:9001", "app:app"]\n'
+            "FROM nginx:1.27 AS radio-nginx\n"
+            "COPY docker/nginx.conf /etc/nginx/conf.d/default.conf\n",
+            "docker/nginx.conf": "server {\n  listen 8080;\n"
+            "  location / {\n    proxy_pass http://api:9001;\n  }\n}\n",
+        },
+    )
+    result = check(root)
+    assert ["docker-compose.yml", "Dockerfile"] in [c[:2] for c in chains(result, root)]
+    served = [a for a in result.apps if a.container is not None and a.container.name == "api"]
+    assert [(a.workers.value, a.sockets[0].value) for a in served] == [(3, "0.0.0.0:9001")]
+    fronts = [link.nginx.file.name for link in result.links if link.app in served]
+    assert fronts == ["nginx.conf"]

@@ -233,7 +233,12 @@ def image_named(
         return _evidenced(evidence, images, reference, at)
     last = path.rsplit("/", 1)[1]
     left = _without_repository(last, root_path)
-    guess = _guessed(images, root_path, words(last) if left is None else left, tag)
+    # The whole last part is a stage's name (`ghcr.io/libretime/libretime-api` and `FROM
+    # python-base AS libretime-api`): the image published from that stage, before any
+    # reading of the name without the repository's words.
+    guess = _by_stage(images, _plain(last))
+    if guess is None:
+        guess = _guessed(images, root_path, words(last) if left is None else left, tag)
     if guess is None and left is not None:
         guess = _holding_runs(images, runs)
     if guess is None and left == []:
@@ -459,6 +464,13 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
     named = [i for i in images if key in _keys(i, root)]
     if named:
         return named[0] if len(named) == 1 else None
+    return _by_stage(images, key)
+
+
+def _by_stage(images: Sequence[Image], key: str) -> Image | None:
+    """The one Dockerfile with a stage named `key` (plain), read as that stage."""
+    if len(key) < 2:
+        return None
     staged = [(i, stage) for i in images if (stage := _stage_named(i, key)) is not None]
     if len(staged) != 1:
         return None
