@@ -647,3 +647,58 @@ def test_an_image_named_for_a_stage_with_the_repositorys_name_is_that_stage(
     assert [(a.workers.value, a.sockets[0].value) for a in served] == [(3, "0.0.0.0:9001")]
     fronts = [link.nginx.file.name for link in result.links if link.app in served]
     assert fronts == ["nginx.conf"]
+
+
+def test_a_chart_image_no_file_names_runs_the_stage_compose_builds_it_from(
+    tmp_path: Path,
+) -> None:
+    """The chart's one container runs an image the files do not complete (`${IMAGE}`), of
+    the run's one Dockerfile, whose last stage `dev` runs `uvicorn --reload`; compose builds
+    and tags that Dockerfile's image (`acme/lab:latest`) with `target: main`, the stage the
+    published image is built from: the container runs main's uvicorn on :8000, not a
+    development launch (seen in mozilla-ai/lumigator)."""
+    root = write(
+        tmp_path / "lab",
+        {
+            "docker-compose.yaml": "services:\n  backend:\n    image: acme/lab:latest\n"
+            "    build:\n      context: .\n      dockerfile: Dockerfile\n"
+            '      target: "main"\n',
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", '"${IMAGE}"'
+            ),
+            "Dockerfile": "FROM python:3.12-slim AS base\n"
+            'FROM base AS main\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", "--port", "8000"]\n'
+            'FROM base AS dev\nCMD ["uvicorn", "app:app", "--reload", "--host", "0.0.0.0"]\n',
+        },
+    )
+    result = check(root)
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
+    assert [(a.sockets[0].value, a.reloads) for a in deployed] == [("0.0.0.0:8000", None)]
+
+
+def test_a_release_tag_of_a_name_compose_builds_from_a_target_is_that_target(
+    tmp_path: Path,
+) -> None:
+    """compose builds `acme/lab:latest` with `target: main` (a tag not named for the stage);
+    the deployment runs `acme/lab:1.4.0`, a tag no build here makes: the name is built from
+    main, so its uvicorn on :8000 runs there, not the last stage's `--reload` (seen in
+    mozilla-ai/lumigator; a `:debug` tag built with `target: debug` is a variant, and another
+    tag is the last stage, as test_a_release_tag_no_build_makes_is_the_dockerfiles_last_stage
+    pins)."""
+    root = write(
+        tmp_path / "lab",
+        {
+            "docker-compose.yaml": "services:\n  backend:\n    image: acme/lab:latest\n"
+            "    build:\n      context: .\n      dockerfile: Dockerfile\n"
+            '      target: "main"\n',
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", "acme/lab:1.4.0"
+            ),
+            "Dockerfile": "FROM python:3.12-slim AS base\n"
+            'FROM base AS main\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", "--port", "8000"]\n'
+            'FROM base AS dev\nCMD ["uvicorn", "app:app", "--reload", "--host", "0.0.0.0"]\n',
+        },
+    )
+    result = check(root)
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
+    assert [(a.sockets[0].value, a.reloads) for a in deployed] == [("0.0.0.0:8000", None)]

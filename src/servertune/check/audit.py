@@ -240,7 +240,33 @@ def _start(app: AppServer) -> Path:
     return app.launched_by[0].file if app.launched_by else app.file
 
 
-def _run_images(reading: Reading) -> list[AppServer]:
+def _published(
+    reading: Reading, paths: Sequence[Path], images: Sequence[Image], env: Mapping[str, str] | None
+) -> AppServer | None:
+    """The server of the stage the compose builds tagging an image from the run's one
+    Dockerfile target (`images.published_stage`: `target: main_image`), the image a
+    deployment runs under a name the files do not complete (`_run_images`); None when they
+    target none, and the Dockerfile's last stage stands (mozilla-ai/lumigator's chart ran its
+    final `dev_image` stage's `uvicorn --reload`)."""
+    from servertune.check.dockerfile import read_dockerfile
+    from servertune.check.images import images_of_run, published_stage
+
+    if len(reading.image_containers) != 1 or len(reading.image_apps) != 1:
+        return None
+    dockerfile = _start(reading.image_apps[0])
+    builds = _builds(paths)
+    stage = published_stage(dockerfile, builds)
+    if stage is None:
+        return None
+    try:
+        with collect_notes(), images_of_run(images, builds):  # its own reading said its notes
+            text = read_text(dockerfile)
+            return read_dockerfile(dockerfile, text, _env_for(dockerfile, "dockerfile", env), stage)
+    except (CheckInputError, OSError):
+        return None
+
+
+def _run_images(reading: Reading, published: AppServer | None = None) -> list[AppServer]:
     """Every app server, with the one Kubernetes container that sets no command (and runs no
     proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
     gives exactly one Dockerfile that starts one (with several of either, which container runs
@@ -252,7 +278,8 @@ def _run_images(reading: Reading) -> list[AppServer]:
     (image,) = reading.image_apps
     if image.container is not None:
         return started_together(apps)
-    bound = [dataclasses.replace(image, container=box) for box in reading.image_containers]
+    run = published or image  # the stage compose builds the image from, else its last
+    bound = [dataclasses.replace(run, container=box) for box in reading.image_containers]
     return started_together([a for a in apps if a is not image] + bound)
 
 
@@ -288,11 +315,15 @@ def check_files(
         # looked for up to the tree's root.
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
         stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
+        published = _published(reading, paths, stacks.images, env)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not only those of the machine running check: a worker count is judged
     # against them, never against the checker's own.
     cores_named = plan is not None or not where.startswith("this machine")
-    apps, nginx = _once(one_reading_each(_run_images(reading), notes)), list(reading.nginx)
+    apps, nginx = (
+        _once(one_reading_each(_run_images(reading, published), notes)),
+        list(reading.nginx),
+    )
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:

@@ -44,6 +44,7 @@ __all__ = [
     "image_named",
     "images_of_run",
     "owners_image",
+    "published_stage",
     "read_images",
 ]
 
@@ -388,19 +389,41 @@ def _built_as(path: str, tag: str) -> Image | None:
     builds differ by tag), when one Dockerfile (and stage) does."""
     tagged = [(b, _name_and_tag(b.reference)) for b in _BUILDS.get()]
     builds = [(b, t) for b, (name, t) in tagged if _without_registry(name) == path]
-    same_tag = [b for b, t in builds if t == tag]
+    same_tag = [(b, t) for b, t in builds if t == tag]
     # Another tag than every build's (a chart's release `2025.1.0` where compose builds `debug`
-    # with `target: debug`): the same Dockerfile, but the stage a service targets for its own
-    # tag says nothing of it; a plain build of the Dockerfile makes its last stage.
+    # with `target: debug`): the same Dockerfile, but the stage a service targets for a tag
+    # named for it (`:debug`, a variant of the image) says nothing of it; a plain build of the
+    # Dockerfile makes its last stage. A build tagging the bare name (`:latest` with `target:
+    # main_image`) says which stage the name is built from, whatever its release's tag.
     other_tag = not same_tag and all(t and "$" not in t for t in [tag, *(t for _, t in builds)])
     chosen = {
-        (b.dockerfile, b.context, None if other_tag else b.target)
-        for b in (same_tag or [b for b, _ in builds])
+        (b.dockerfile, b.context, None if other_tag and _tags_its_target(b, t) else b.target)
+        for b, t in (same_tag or builds)
     }
     if len(chosen) != 1:
         return None
     ((dockerfile, context, target),) = chosen
     return _read(dockerfile, context, target)
+
+
+def published_stage(dockerfile: Path, builds: Sequence[Build]) -> str | None:
+    """The stage the compose builds that tag an image from `dockerfile` all target
+    (`image: acme/app:latest` with `target: main_image`): the stage that image is built from,
+    wherever a deployment runs it under a name no file completes; None when no build
+    targets one, they differ, or a build's tag is named for its stage (`:debug` of `target:
+    debug`, a variant of the image, not the image)."""
+    wanted = dockerfile.resolve()
+    mine = [b for b in builds if b.dockerfile.resolve() == wanted]
+    if any(_tags_its_target(b, _name_and_tag(b.reference)[1]) for b in mine):
+        return None
+    targets = {b.target for b in mine}
+    return next(iter(targets)) if len(targets) == 1 else None
+
+
+def _tags_its_target(build: Build, tag: str) -> bool:
+    """The build's tag is named for the stage it targets (`:debug` of `target: debug`): a
+    variant of the image, not the name's own build."""
+    return build.target is not None and _plain(build.target) in {_plain(tag), *words(tag)}
 
 
 def _read(dockerfile: Path, context: Path | None, target: str | None) -> Image | None:
