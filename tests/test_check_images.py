@@ -702,3 +702,31 @@ def test_a_release_tag_of_a_name_compose_builds_from_a_target_is_that_target(
     result = check(root)
     deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
     assert [(a.sockets[0].value, a.reloads) for a in deployed] == [("0.0.0.0:8000", None)]
+
+
+def test_a_docker_build_line_with_target_builds_the_name_from_that_stage(tmp_path: Path) -> None:
+    """The Makefile's `docker build --target production -t acme/catalog:latest -f
+    services/catalog/Dockerfile .` tags the name from the `production` stage, which COPYs the
+    start script; the last stage `development` runs the same script from a bind mount and
+    COPYs nothing: the swarm compose file's service runs production's gunicorn (seen in
+    ITISFoundation/osparc-simcore)."""
+    root = write(
+        tmp_path / "sim",
+        {
+            "Makefile": "build:\n\tdocker build --target production -t acme/catalog:latest "
+            "-f services/catalog/Dockerfile .\n",
+            "services/docker-compose.yml": "services:\n  catalog:\n"
+            "    image: acme/catalog:latest\n",
+            "services/catalog/Dockerfile": "FROM python:3.12-slim AS base\n"
+            "FROM base AS production\nWORKDIR /home/app\n"
+            "COPY services/catalog/docker services/catalog/docker\n"
+            'CMD ["/bin/sh", "services/catalog/docker/boot.sh"]\n'
+            "FROM base AS development\nWORKDIR /devel\n"
+            'CMD ["/bin/sh", "services/catalog/docker/boot.sh"]\n',
+            "services/catalog/docker/boot.sh": "#!/bin/sh\n"
+            "exec gunicorn --workers 4 --bind 0.0.0.0:8000 app:app\n",
+        },
+    )
+    result = check(root)
+    served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
+    assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
