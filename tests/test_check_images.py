@@ -730,3 +730,41 @@ def test_a_docker_build_line_with_target_builds_the_name_from_that_stage(tmp_pat
     result = check(root)
     served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
     assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
+
+
+def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_development_one(
+    tmp_path: Path,
+) -> None:
+    """The swarm compose file runs `acme/catalog:latest`, no build and no target said anywhere;
+    catalog/Dockerfile ends in `FROM base AS development` (a developer's build, its start
+    script bind-mounted, COPYing nothing) after `FROM base AS production`, which COPYs the
+    script: the image a registry publishes is production's, so the service runs its gunicorn,
+    with a server-chosen note at that stage (seen in ITISFoundation/osparc-simcore). A
+    `prod-only-deps` builder is no production stage of its own, and a last stage not named
+    for development stays the image."""
+    dockerfile = (
+        "FROM python:3.12-slim AS base\n"
+        "FROM base AS prod-only-deps\nRUN pip install gunicorn\n"
+        "FROM base AS production\nWORKDIR /home/app\n"
+        "COPY catalog/docker catalog/docker\n"
+        'CMD ["/bin/sh", "catalog/docker/boot.sh"]\n'
+        "FROM base AS development\nWORKDIR /devel\n"
+        'CMD ["/bin/sh", "catalog/docker/boot.sh"]\n'
+    )
+    files = {
+        "docker-compose.yml": "services:\n  catalog:\n    image: acme/catalog:latest\n",
+        "catalog/Dockerfile": dockerfile,
+        "catalog/docker/boot.sh": "#!/bin/sh\nexec gunicorn --workers 4 --bind 0.0.0.0:8000 app:app\n",
+    }
+    root = write(tmp_path / "sim", files)
+    result = check(root)
+    served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
+    assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
+    chosen = [n for n in result.notes if n.kind == "server-chosen" and "'production'" in n.message]
+    assert [(n.at.file.name, n.at.line) for n in chosen] == [("Dockerfile", 4)]
+    files["catalog/Dockerfile"] = dockerfile.replace("AS development", "AS tools")
+    root = write(tmp_path / "sim2", files)
+    result = check(root)
+    assert [
+        a for a in result.apps if a.container is not None and a.container.name == "catalog"
+    ] == []

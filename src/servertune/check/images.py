@@ -246,7 +246,7 @@ def image_named(
         guess = _project_image(images, root_path)
     building = dockerfiles_building(path, root_path)
     if guess is not None and (not building or guess.path.resolve() in building):
-        return guess
+        return _production_stage(guess) if guess in images else guess
     if at is not None and (guess is not None or left is not None or _shares_words(path, root_path)):
         _not_followed(reference, at, images, building, root_path)
     return None
@@ -325,9 +325,51 @@ def _evidenced(
                 f"{evidence.written}, which was not read here",
             )
         return None
-    if evidence.target is None or _stage_named(image, _plain(evidence.target)) is None:
+    if evidence.target is None:
+        return _production_stage(image)
+    if _stage_named(image, _plain(evidence.target)) is None:
         return image
     return _read(image.path, image.context if image.context_given else None, evidence.target)
+
+
+#: A stage's names that say production's (`FROM base AS production`, `AS prod`).
+_PRODUCTION_STAGE = frozenset({"prod", "production"})
+#: A FROM line and its stage's name, if any.
+_FROM = re.compile(r"^\s*FROM\s+\S+(?:\s+AS\s+([A-Za-z0-9][\w.-]*))?\s*$", re.I | re.M)
+
+
+def _production_stage(image: Image) -> Image:
+    """The image a deployment pulls by name (no build, no target said): the Dockerfile's last
+    stage, unless that stage is named for development (`FROM build AS development`, which a
+    developer builds and bind-mounts the code into) and one other stage for production (`FROM
+    base AS production`): that stage, the one a registry publishes (ITISFoundation/
+    osparc-simcore's services end in `development`; the swarm deploy runs `production`)."""
+    from servertune.check.front_names import DEVELOPMENT_WORDS
+    from servertune.check.source import read_text
+
+    try:
+        text = read_text(image.path)
+    except (CheckInputError, OSError):
+        return image
+    froms = [(m[1] or "", text.count("\n", 0, m.start()) + 1) for m in _FROM.finditer(text)]
+    if not froms or not set(words(froms[-1][0])) & DEVELOPMENT_WORDS:
+        return image
+    # The name alone, not a word of it: `prod-only-deps` is a builder for production's.
+    production = [(n, line) for n, line in froms[:-1] if _plain(n) in _PRODUCTION_STAGE]
+    if len(production) != 1:
+        return image
+    ((stage, line),) = production
+    staged = _read(image.path, image.context if image.context_given else None, stage)
+    if staged is None:
+        return image
+    at = Location(image.path, line)
+    note(
+        "server-chosen",
+        at,
+        f"{at}: an image pulled by name whose Dockerfile's last stage is {froms[-1][0]!r} (a "
+        f"developer's build): read as its {stage!r} stage, the one a registry publishes",
+    )
+    return staged
 
 
 def owners_image(reference: str) -> bool:
