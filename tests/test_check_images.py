@@ -768,3 +768,27 @@ def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_developme
     assert [
         a for a in result.apps if a.container is not None and a.container.name == "catalog"
     ] == []
+
+
+def test_a_base_image_built_by_a_sibling_dockerfile_carries_its_copied_script(
+    tmp_path: Path,
+) -> None:
+    """dockerfiles/Dockerfile.api is `FROM $REPO/dr_api_base:$VERSION` (ARGs with no
+    default), the image dockerfiles/Dockerfile.api_base builds, which COPYs the start script
+    (its whole `api/` folder, from the repository's root) and sets the WORKDIR; the child's `CMD ["sh", "-c", "/home/user/run_uwsgi.sh"]` starts the
+    script the base put there: one launch from Dockerfile.api through the script, not "no file
+    given here starts the script" (seen in AlexsLemonade/refinebio)."""
+    root = write(
+        tmp_path / "bio",
+        {
+            "dockerfiles/Dockerfile.api_base": "FROM python:3.12-slim\nWORKDIR /home/user\n"
+            "COPY api/requirements.txt .\nCOPY api/ .\nENTRYPOINT []\n",
+            "api/requirements.txt": "gunicorn\n",
+            "dockerfiles/Dockerfile.api": "ARG REPO\nARG VERSION\n"
+            "FROM $REPO/dr_api_base:$VERSION\n"
+            'CMD ["sh", "-c", "/home/user/run_uwsgi.sh"]\n',
+            "api/run_uwsgi.sh": "#!/bin/sh\nexec gunicorn --workers 3 -b 0.0.0.0:8081 app:app\n",
+        },
+    )
+    result = check(root)
+    assert chains(result, root) == [["dockerfiles/Dockerfile.api", "api/run_uwsgi.sh"]]
