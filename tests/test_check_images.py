@@ -740,8 +740,10 @@ def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_developme
     script bind-mounted, COPYing nothing) after `FROM base AS production`, which COPYs the
     script: the image a registry publishes is production's, so the service runs its gunicorn,
     with a server-chosen note at that stage (seen in ITISFoundation/osparc-simcore). A
-    `prod-only-deps` builder is no production stage of its own, and a last stage not named
-    for development stays the image."""
+    `prod-only-deps` builder is no production stage of its own, a Dockerfile only a word of
+    the name names (`docker/` of `acme/docker-osm`, as in healthsites/healthsites) is no
+    image a registry publishes from its production stage, and a last stage not named for
+    development stays the image."""
     dockerfile = (
         "FROM python:3.12-slim AS base\n"
         "FROM base AS prod-only-deps\nRUN pip install gunicorn\n"
@@ -752,14 +754,19 @@ def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_developme
         'CMD ["/bin/sh", "catalog/docker/boot.sh"]\n'
     )
     files = {
-        "docker-compose.yml": "services:\n  catalog:\n    image: acme/catalog:latest\n",
+        "docker-compose.yml": "services:\n  catalog:\n    image: acme/catalog:latest\n"
+        "  osm:\n    image: acme/docker-osm:latest\n",
         "catalog/Dockerfile": dockerfile,
+        "deploy/docker/Dockerfile": "FROM python:3.12-slim AS prod\n"
+        'CMD ["gunicorn", "--bind", "0.0.0.0:9000", "osm:app"]\n'
+        'FROM prod AS dev\nCMD ["sleep", "infinity"]\n',
         "catalog/docker/boot.sh": "#!/bin/sh\nexec gunicorn --workers 4 --bind 0.0.0.0:8000 app:app\n",
     }
     root = write(tmp_path / "sim", files)
     result = check(root)
     served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
     assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
+    assert [a for a in result.apps if a.container is not None and a.container.name == "osm"] == []
     chosen = [n for n in result.notes if n.kind == "server-chosen" and "'production'" in n.message]
     assert [(n.at.file.name, n.at.line) for n in chosen] == [("Dockerfile", 4)]
     files["catalog/Dockerfile"] = dockerfile.replace("AS development", "AS tools")

@@ -311,19 +311,15 @@ def check_files(
     machine = machine or Machine.read()
     with _one_run(paths, root, discovered) as paths:
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
-        # What each nginx template is rendered with, while an image's build context can be
-        # looked for up to the tree's root.
+        # How each nginx template is rendered, while a build context may be up to the root.
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
         stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
         published = _published(reading, paths, stacks.images, env)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
-    # the files), not only those of the machine running check: a worker count is judged
-    # against them, never against the checker's own.
+    # the files), not the checker's own: a worker count is judged against them.
     cores_named = plan is not None or not where.startswith("this machine")
-    apps, nginx = (
-        _once(one_reading_each(_run_images(reading, published), notes)),
-        list(reading.nginx),
-    )
+    apps = _once(one_reading_each(_run_images(reading, published), notes))
+    nginx = list(reading.nginx)
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:

@@ -246,7 +246,12 @@ def image_named(
         guess = _project_image(images, root_path)
     building = dockerfiles_building(path, root_path)
     if guess is not None and (not building or guess.path.resolve() in building):
-        return _production_stage(guess) if guess in images else guess
+        # Only a Dockerfile the name's own words together name is the image a registry
+        # publishes from its production stage; a word of it alone (`docker` of `docker-osm`)
+        # is too weak a guess to read a stage its build does not make.
+        own = "".join(words(last) if left is None else left)
+        whole = guess in images and own in _keys(guess, root_path)
+        return _production_stage(guess) if whole else guess
     if at is not None and (guess is not None or left is not None or _shares_words(path, root_path)):
         _not_followed(reference, at, images, building, root_path)
     return None
