@@ -657,3 +657,187 @@ def test_another_owners_image_tag_is_no_dockerfile_suffix(tmp_path: Path) -> Non
     result = check(root)
     services = {a.container.name for a in result.apps if a.container is not None}
     assert services == {"web"}
+
+
+def test_an_image_named_for_a_stage_with_the_repositorys_name_is_that_stage(
+    tmp_path: Path,
+) -> None:
+    """In the repository `radio`, compose runs `ghcr.io/radio/radio-api`, whose whole last part
+    is the name of the Dockerfile's stage `FROM python AS radio-api` (gunicorn on :9001), while
+    the last stage is `radio-nginx`: the image is published from that stage, so the service
+    starts its gunicorn, joined to the nginx that passes to `api:9001` (seen in
+    libretime/libretime)."""
+    root = write(
+        tmp_path / "radio",
+        {
+            "docker-compose.yml": "services:\n"
+            "  api:\n    image: ghcr.io/radio/radio-api:latest\n"
+            "  nginx:\n    image: ghcr.io/radio/radio-nginx:latest\n"
+            "    ports:\n      - 8080:8080\n",
+            "Dockerfile": "FROM python:3.12-slim AS radio-base\n"
+            "FROM radio-base AS radio-api\n"
+            'CMD ["gunicorn", "--workers", "3", "--bind", "0.0.0.0:9001", "app:app"]\n'
+            "FROM nginx:1.27 AS radio-nginx\n"
+            "COPY docker/nginx.conf /etc/nginx/conf.d/default.conf\n",
+            "docker/nginx.conf": "server {\n  listen 8080;\n"
+            "  location / {\n    proxy_pass http://api:9001;\n  }\n}\n",
+        },
+    )
+    result = check(root)
+    assert ["docker-compose.yml", "Dockerfile"] in [c[:2] for c in chains(result, root)]
+    served = [a for a in result.apps if a.container is not None and a.container.name == "api"]
+    assert [(a.workers.value, a.sockets[0].value) for a in served] == [(3, "0.0.0.0:9001")]
+    fronts = [link.nginx.file.name for link in result.links if link.app in served]
+    assert fronts == ["nginx.conf"]
+
+
+def test_a_chart_image_no_file_names_runs_the_stage_compose_builds_it_from(
+    tmp_path: Path,
+) -> None:
+    """The chart's one container runs an image the files do not complete (`${IMAGE}`), of
+    the run's one Dockerfile, whose last stage `dev` runs `uvicorn --reload`; compose builds
+    and tags that Dockerfile's image (`acme/lab:latest`) with `target: main`, the stage the
+    published image is built from: the container runs main's uvicorn on :8000, not a
+    development launch (seen in mozilla-ai/lumigator)."""
+    root = write(
+        tmp_path / "lab",
+        {
+            "docker-compose.yaml": "services:\n  backend:\n    image: acme/lab:latest\n"
+            "    build:\n      context: .\n      dockerfile: Dockerfile\n"
+            '      target: "main"\n',
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", '"${IMAGE}"'
+            ),
+            "Dockerfile": "FROM python:3.12-slim AS base\n"
+            'FROM base AS main\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", "--port", "8000"]\n'
+            'FROM base AS dev\nCMD ["uvicorn", "app:app", "--reload", "--host", "0.0.0.0"]\n',
+        },
+    )
+    result = check(root)
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
+    assert [(a.sockets[0].value, a.reloads) for a in deployed] == [("0.0.0.0:8000", None)]
+
+
+def test_a_release_tag_of_a_name_compose_builds_from_a_target_is_that_target(
+    tmp_path: Path,
+) -> None:
+    """compose builds `acme/lab:latest` with `target: main` (a tag not named for the stage);
+    the deployment runs `acme/lab:1.4.0`, a tag no build here makes: the name is built from
+    main, so its uvicorn on :8000 runs there, not the last stage's `--reload` (seen in
+    mozilla-ai/lumigator; a `:debug` tag built with `target: debug` is a variant, and another
+    tag is the last stage, as test_a_release_tag_no_build_makes_is_the_dockerfiles_last_stage
+    pins)."""
+    root = write(
+        tmp_path / "lab",
+        {
+            "docker-compose.yaml": "services:\n  backend:\n    image: acme/lab:latest\n"
+            "    build:\n      context: .\n      dockerfile: Dockerfile\n"
+            '      target: "main"\n',
+            "k8s/app.yaml": DEPLOYMENT.format(name="app").replace(
+                "registry.example/bank/app:v1.2@sha256:0123", "acme/lab:1.4.0"
+            ),
+            "Dockerfile": "FROM python:3.12-slim AS base\n"
+            'FROM base AS main\nCMD ["uvicorn", "app:app", "--host", "0.0.0.0", "--port", "8000"]\n'
+            'FROM base AS dev\nCMD ["uvicorn", "app:app", "--reload", "--host", "0.0.0.0"]\n',
+        },
+    )
+    result = check(root)
+    deployed = [a for a in result.apps if a.container is not None and a.container.name == "app"]
+    assert [(a.sockets[0].value, a.reloads) for a in deployed] == [("0.0.0.0:8000", None)]
+
+
+def test_a_docker_build_line_with_target_builds_the_name_from_that_stage(tmp_path: Path) -> None:
+    """The Makefile's `docker build --target production -t acme/catalog:latest -f
+    services/catalog/Dockerfile .` tags the name from the `production` stage, which COPYs the
+    start script; the last stage `development` runs the same script from a bind mount and
+    COPYs nothing: the swarm compose file's service runs production's gunicorn (seen in
+    ITISFoundation/osparc-simcore)."""
+    root = write(
+        tmp_path / "sim",
+        {
+            "Makefile": "build:\n\tdocker build --target production -t acme/catalog:latest "
+            "-f services/catalog/Dockerfile .\n",
+            "services/docker-compose.yml": "services:\n  catalog:\n"
+            "    image: acme/catalog:latest\n",
+            "services/catalog/Dockerfile": "FROM python:3.12-slim AS base\n"
+            "FROM base AS production\nWORKDIR /home/app\n"
+            "COPY services/catalog/docker services/catalog/docker\n"
+            'CMD ["/bin/sh", "services/catalog/docker/boot.sh"]\n'
+            "FROM base AS development\nWORKDIR /devel\n"
+            'CMD ["/bin/sh", "services/catalog/docker/boot.sh"]\n',
+            "services/catalog/docker/boot.sh": "#!/bin/sh\n"
+            "exec gunicorn --workers 4 --bind 0.0.0.0:8000 app:app\n",
+        },
+    )
+    result = check(root)
+    served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
+    assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
+
+
+def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_development_one(
+    tmp_path: Path,
+) -> None:
+    """The swarm compose file runs `acme/catalog:latest`, no build and no target said anywhere;
+    catalog/Dockerfile ends in `FROM base AS development` (a developer's build, its start
+    script bind-mounted, COPYing nothing) after `FROM base AS production`, which COPYs the
+    script: the image a registry publishes is production's, so the service runs its gunicorn,
+    with a server-chosen note at that stage (seen in ITISFoundation/osparc-simcore). A
+    `prod-only-deps` builder is no production stage of its own, a Dockerfile only a word of
+    the name names (`docker/` of `acme/docker-osm`, as in healthsites/healthsites) is no
+    image a registry publishes from its production stage, and a last stage not named for
+    development stays the image."""
+    dockerfile = (
+        "FROM python:3.12-slim AS base\n"
+        "FROM base AS prod-only-deps\nRUN pip install gunicorn\n"
+        "FROM base AS production\nWORKDIR /home/app\n"
+        "COPY catalog/docker catalog/docker\n"
+        'CMD ["/bin/sh", "catalog/docker/boot.sh"]\n'
+        "FROM base AS development\nWORKDIR /devel\n"
+        'CMD ["/bin/sh", "catalog/docker/boot.sh"]\n'
+    )
+    files = {
+        "docker-compose.yml": "services:\n  catalog:\n    image: acme/catalog:latest\n"
+        "  osm:\n    image: acme/docker-osm:latest\n",
+        "catalog/Dockerfile": dockerfile,
+        "deploy/docker/Dockerfile": "FROM python:3.12-slim AS prod\n"
+        'CMD ["gunicorn", "--bind", "0.0.0.0:9000", "osm:app"]\n'
+        'FROM prod AS dev\nCMD ["sleep", "infinity"]\n',
+        "catalog/docker/boot.sh": "#!/bin/sh\nexec gunicorn --workers 4 --bind 0.0.0.0:8000 app:app\n",
+    }
+    root = write(tmp_path / "sim", files)
+    result = check(root)
+    served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
+    assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
+    assert [a for a in result.apps if a.container is not None and a.container.name == "osm"] == []
+    chosen = [n for n in result.notes if n.kind == "server-chosen" and "'production'" in n.message]
+    assert [(n.at.file.name, n.at.line) for n in chosen] == [("Dockerfile", 4)]
+    files["catalog/Dockerfile"] = dockerfile.replace("AS development", "AS tools")
+    root = write(tmp_path / "sim2", files)
+    result = check(root)
+    assert [
+        a for a in result.apps if a.container is not None and a.container.name == "catalog"
+    ] == []
+
+
+def test_a_base_image_built_by_a_sibling_dockerfile_carries_its_copied_script(
+    tmp_path: Path,
+) -> None:
+    """dockerfiles/Dockerfile.api is `FROM $REPO/dr_api_base:$VERSION` (ARGs with no
+    default), the image dockerfiles/Dockerfile.api_base builds, which COPYs the start script
+    (its whole `api/` folder, from the repository's root) and sets the WORKDIR; the child's `CMD ["sh", "-c", "/home/user/run_uwsgi.sh"]` starts the
+    script the base put there: one launch from Dockerfile.api through the script, not "no file
+    given here starts the script" (seen in AlexsLemonade/refinebio)."""
+    root = write(
+        tmp_path / "bio",
+        {
+            "dockerfiles/Dockerfile.api_base": "FROM python:3.12-slim\nWORKDIR /home/user\n"
+            "COPY api/requirements.txt .\nCOPY api/ .\nENTRYPOINT []\n",
+            "api/requirements.txt": "gunicorn\n",
+            "dockerfiles/Dockerfile.api": "ARG REPO\nARG VERSION\n"
+            "FROM $REPO/dr_api_base:$VERSION\n"
+            'CMD ["sh", "-c", "/home/user/run_uwsgi.sh"]\n',
+            "api/run_uwsgi.sh": "#!/bin/sh\nexec gunicorn --workers 3 -b 0.0.0.0:8081 app:app\n",
+        },
+    )
+    result = check(root)
+    assert chains(result, root) == [["dockerfiles/Dockerfile.api", "api/run_uwsgi.sh"]]

@@ -245,13 +245,41 @@ def _start(app: AppServer) -> Path:
     return app.launched_by[0].file if app.launched_by else app.file
 
 
-def _one_each(reading: Reading, notes: list[Note]) -> list[AppServer]:
+def _published(
+    reading: Reading, paths: Sequence[Path], images: Sequence[Image], env: Mapping[str, str] | None
+) -> AppServer | None:
+    """The server of the stage the compose builds tagging an image from the run's one
+    Dockerfile target (`images.published_stage`: `target: main_image`), the image a
+    deployment runs under a name the files do not complete (`_run_images`); None when they
+    target none, and the Dockerfile's last stage stands (mozilla-ai/lumigator's chart ran its
+    final `dev_image` stage's `uvicorn --reload`)."""
+    from servertune.check.dockerfile import read_dockerfile
+    from servertune.check.images import images_of_run, published_stage
+
+    if len(reading.image_containers) != 1 or len(reading.image_apps) != 1:
+        return None
+    dockerfile = _start(reading.image_apps[0])
+    builds = _builds(paths)
+    stage = published_stage(dockerfile, builds)
+    if stage is None:
+        return None
+    try:
+        with collect_notes(), images_of_run(images, builds):  # its own reading said its notes
+            text = read_text(dockerfile)
+            return read_dockerfile(dockerfile, text, _env_for(dockerfile, "dockerfile", env), stage)
+    except (CheckInputError, OSError):
+        return None
+
+
+def _one_each(
+    reading: Reading, notes: list[Note], published: AppServer | None = None
+) -> list[AppServer]:
     """Every app server once (`graph.one_reading_each`), a uWSGI emperor's vassals in its
     place (`emperor`)."""
-    return one_reading_each(vassals_started(_run_images(reading), notes), notes)
+    return one_reading_each(vassals_started(_run_images(reading, published), notes), notes)
 
 
-def _run_images(reading: Reading) -> list[AppServer]:
+def _run_images(reading: Reading, published: AppServer | None = None) -> list[AppServer]:
     """Every app server, with the one Kubernetes container that sets no command (and runs no
     proxy, database or sidecar image) bound to the server its image's CMD starts, when the run
     gives exactly one Dockerfile that starts one (with several of either, which container runs
@@ -263,7 +291,8 @@ def _run_images(reading: Reading) -> list[AppServer]:
     (image,) = reading.image_apps
     if image.container is not None:
         return started_together(apps)
-    bound = [dataclasses.replace(image, container=box) for box in reading.image_containers]
+    run = published or image  # the stage compose builds the image from, else its last
+    bound = [dataclasses.replace(run, container=box) for box in reading.image_containers]
     return started_together([a for a in apps if a is not image] + bound)
 
 
@@ -295,15 +324,14 @@ def check_files(
     machine = machine or Machine.read()
     with _one_run(paths, root, discovered) as paths:
         reading, errors, notes, machine, where = _read_for_cores(paths, env, kind, machine, plan)
-        # What each nginx template is rendered with, while an image's build context can be
-        # looked for up to the tree's root.
+        # How each nginx template is rendered, while a build context may be up to the root.
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
         stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
+        published = _published(reading, paths, stacks.images, env)
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
-    # the files), not only those of the machine running check: a worker count is judged
-    # against them, never against the checker's own.
+    # the files), not the checker's own: a worker count is judged against them.
     cores_named = plan is not None or not where.startswith("this machine")
-    apps, nginx = _once(_one_each(reading, notes)), list(reading.nginx)
+    apps, nginx = _once(_one_each(reading, notes, published)), list(reading.nginx)
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:

@@ -1316,9 +1316,12 @@ def _unreadable(at: Location, name: str, error: ValueError) -> None:
     )
 
 
-def read_dockerfile(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
-    """The server the image starts, under the image's `ENV` (and `env`, from `--env-file`)."""
-    image = read_image(path, text)
+def read_dockerfile(
+    path: Path, text: str, env: Mapping[str, str] | None = None, target: str | None = None
+) -> AppServer:
+    """The server the image starts, under the image's `ENV` (and `env`, from `--env-file`);
+    of the stage `target` names, when given (`docker build --target`)."""
+    image = read_image(path, text, target=target)
     entrypoint, cmd = container_words(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )

@@ -39,6 +39,8 @@ _DOCKERFILE_KEY = re.compile(
 _BUILD_LINE = re.compile(r"\b(?:docker\s+(?:buildx\s+)?|podman\s+)build\b(?P<words>[^\n]*)")
 _TAG = re.compile(r"""(?<!\S)(?:-t|--tag)[ =]["']?(?P<tag>[^\s"']+)""")
 _FILE = re.compile(r"""(?<!\S)(?:-f|--file)[ =]["']?(?P<file>[^\s"']+)""")
+#: `--target STAGE`: the stage the line builds and tags (`docker build --target production`).
+_TARGET = re.compile(r"""(?<!\S)--target[ =]["']?(?P<target>[\w.-]+)""")
 #: A bake file's `target "name" {` block heads.
 _BAKE_TARGET = re.compile(r"""^\s*target\s+"[^"]+"\s*\{""", re.M)
 _STAGE = re.compile(r"""^[ \t]*target[ \t]*[:=]\s*["']?(?P<stage>[\w.-]+)""", re.M)
@@ -128,7 +130,10 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
         named = _FILE.search(found["words"])
         words = found["words"].split()
         path = named["file"] if named else f"{words[-1] if words else '.'}/Dockerfile"
-        yield BuiltFrom((root / path).resolve(), Location(file, number), path)
+        target = _TARGET.search(found["words"])
+        yield BuiltFrom(
+            (root / path).resolve(), Location(file, number), path, target and target["target"]
+        )
     if tagged:
         return
     starts = [m.start() for m in _BAKE_TARGET.finditer(text)] if file.suffix == ".hcl" else []

@@ -44,6 +44,7 @@ __all__ = [
     "image_named",
     "images_of_run",
     "owners_image",
+    "published_stage",
     "read_images",
 ]
 
@@ -249,22 +250,32 @@ def image_named(
         return _evidenced(evidence, images, reference, at)
     last = path.rsplit("/", 1)[1]
     left = _without_repository(last, root_path)
-    # The tag picks a Dockerfile only for the project's own image (`doccano/doccano:backend` in
-    # doccano): another owner's `dbpedia/lookup:dev` is not `Dockerfile.dev` (oeplatform).
-    guess = _guessed(
-        images,
-        root_path,
-        words(last) if left is None else left,
-        tag if left == [] else "",
-        left is None,
-    )
+    # The whole last part is a stage's name (`ghcr.io/libretime/libretime-api` and `FROM
+    # python-base AS libretime-api`): the image published from that stage, before any
+    # reading of the name without the repository's words.
+    guess = _by_stage(images, _plain(last))
+    if guess is None:
+        # The tag picks a Dockerfile only for the project's own image (`doccano/doccano:backend`
+        # in doccano): another owner's `dbpedia/lookup:dev` is not `Dockerfile.dev` (oeplatform).
+        guess = _guessed(
+            images,
+            root_path,
+            words(last) if left is None else left,
+            tag if left == [] else "",
+            left is None,
+        )
     if guess is None and left is not None:
         guess = _holding_runs(images, runs)
     if guess is None and left == []:
         guess = _project_image(images, root_path)
     building = dockerfiles_building(path, root_path)
     if guess is not None and (not building or guess.path.resolve() in building):
-        return guess
+        # Only a Dockerfile the name's own words together name is the image a registry
+        # publishes from its production stage; a word of it alone (`docker` of `docker-osm`)
+        # is too weak a guess to read a stage its build does not make.
+        own = "".join(words(last) if left is None else left)
+        whole = guess in images and own in _keys(guess, root_path)
+        return _production_stage(guess) if whole else guess
     if at is not None and (guess is not None or left is not None or _shares_words(path, root_path)):
         _not_followed(reference, at, images, building, root_path)
     return None
@@ -350,9 +361,51 @@ def _evidenced(
                 f"{evidence.written}, which was not read here",
             )
         return None
-    if evidence.target is None or _stage_named(image, _plain(evidence.target)) is None:
+    if evidence.target is None:
+        return _production_stage(image)
+    if _stage_named(image, _plain(evidence.target)) is None:
         return image
     return _read(image.path, image.context if image.context_given else None, evidence.target)
+
+
+#: A stage's names that say production's (`FROM base AS production`, `AS prod`).
+_PRODUCTION_STAGE = frozenset({"prod", "production"})
+#: A FROM line and its stage's name, if any.
+_FROM = re.compile(r"^\s*FROM\s+\S+(?:\s+AS\s+([A-Za-z0-9][\w.-]*))?\s*$", re.I | re.M)
+
+
+def _production_stage(image: Image) -> Image:
+    """The image a deployment pulls by name (no build, no target said): the Dockerfile's last
+    stage, unless that stage is named for development (`FROM build AS development`, which a
+    developer builds and bind-mounts the code into) and one other stage for production (`FROM
+    base AS production`): that stage, the one a registry publishes (ITISFoundation/
+    osparc-simcore's services end in `development`; the swarm deploy runs `production`)."""
+    from servertune.check.front_names import DEVELOPMENT_WORDS
+    from servertune.check.source import read_text
+
+    try:
+        text = read_text(image.path)
+    except (CheckInputError, OSError):
+        return image
+    froms = [(m[1] or "", text.count("\n", 0, m.start()) + 1) for m in _FROM.finditer(text)]
+    if not froms or not set(words(froms[-1][0])) & DEVELOPMENT_WORDS:
+        return image
+    # The name alone, not a word of it: `prod-only-deps` is a builder for production's.
+    production = [(n, line) for n, line in froms[:-1] if _plain(n) in _PRODUCTION_STAGE]
+    if len(production) != 1:
+        return image
+    ((stage, line),) = production
+    staged = _read(image.path, image.context if image.context_given else None, stage)
+    if staged is None:
+        return image
+    at = Location(image.path, line)
+    note(
+        "server-chosen",
+        at,
+        f"{at}: an image pulled by name whose Dockerfile's last stage is {froms[-1][0]!r} (a "
+        f"developer's build): read as its {stage!r} stage, the one a registry publishes",
+    )
+    return staged
 
 
 def owners_image(reference: str) -> bool:
@@ -414,19 +467,41 @@ def _built_as(path: str, tag: str) -> Image | None:
     builds differ by tag), when one Dockerfile (and stage) does."""
     tagged = [(b, _name_and_tag(b.reference)) for b in _BUILDS.get()]
     builds = [(b, t) for b, (name, t) in tagged if _without_registry(name) == path]
-    same_tag = [b for b, t in builds if t == tag]
+    same_tag = [(b, t) for b, t in builds if t == tag]
     # Another tag than every build's (a chart's release `2025.1.0` where compose builds `debug`
-    # with `target: debug`): the same Dockerfile, but the stage a service targets for its own
-    # tag says nothing of it; a plain build of the Dockerfile makes its last stage.
+    # with `target: debug`): the same Dockerfile, but the stage a service targets for a tag
+    # named for it (`:debug`, a variant of the image) says nothing of it; a plain build of the
+    # Dockerfile makes its last stage. A build tagging the bare name (`:latest` with `target:
+    # main_image`) says which stage the name is built from, whatever its release's tag.
     other_tag = not same_tag and all(t and "$" not in t for t in [tag, *(t for _, t in builds)])
     chosen = {
-        (b.dockerfile, b.context, None if other_tag else b.target)
-        for b in (same_tag or [b for b, _ in builds])
+        (b.dockerfile, b.context, None if other_tag and _tags_its_target(b, t) else b.target)
+        for b, t in (same_tag or builds)
     }
     if len(chosen) != 1:
         return None
     ((dockerfile, context, target),) = chosen
     return _read(dockerfile, context, target)
+
+
+def published_stage(dockerfile: Path, builds: Sequence[Build]) -> str | None:
+    """The stage the compose builds that tag an image from `dockerfile` all target
+    (`image: acme/app:latest` with `target: main_image`): the stage that image is built from,
+    wherever a deployment runs it under a name no file completes; None when no build
+    targets one, they differ, or a build's tag is named for its stage (`:debug` of `target:
+    debug`, a variant of the image, not the image)."""
+    wanted = dockerfile.resolve()
+    mine = [b for b in builds if b.dockerfile.resolve() == wanted]
+    if any(_tags_its_target(b, _name_and_tag(b.reference)[1]) for b in mine):
+        return None
+    targets = {b.target for b in mine}
+    return next(iter(targets)) if len(targets) == 1 else None
+
+
+def _tags_its_target(build: Build, tag: str) -> bool:
+    """The build's tag is named for the stage it targets (`:debug` of `target: debug`): a
+    variant of the image, not the name's own build."""
+    return build.target is not None and _plain(build.target) in {_plain(tag), *words(tag)}
 
 
 def _read(dockerfile: Path, context: Path | None, target: str | None) -> Image | None:
@@ -490,6 +565,13 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
     named = [i for i in images if key in _keys(i, root)]
     if named:
         return named[0] if len(named) == 1 else None
+    return _by_stage(images, key)
+
+
+def _by_stage(images: Sequence[Image], key: str) -> Image | None:
+    """The one Dockerfile with a stage named `key` (plain), read as that stage."""
+    if len(key) < 2:
+        return None
     staged = [(i, stage) for i in images if (stage := _stage_named(i, key)) is not None]
     if len(staged) != 1:
         return None
