@@ -32,6 +32,7 @@ from servertune.check.emperor import vassals_started
 from servertune.check.environments import environments_differ
 from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
+from servertune.check.installer_seds import installed_fills
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -491,6 +492,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     services: list[Service] = []
     kube: list[KubeService] = []
     overlays: list[tuple[Path, Path]] = []
+    scripts: list[tuple[Path, str]] = []
     images = read_images(paths)
     for path in paths:
         try:
@@ -506,6 +508,8 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
                 overlays += _overlay_of(path, text)
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
+            elif kind == "script" and "sed" in text:
+                scripts.append((path, text))
         except (CheckInputError, OSError, ModuleNotFoundError):
             continue  # its reading says why (a missing extra too, in one line)
     from servertune.check.front_start import renders_of_run
@@ -513,7 +517,17 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     # Which templates each nginx service's start renders: the one its command names.
     with images_of_run(images, _builds(paths)):
         renders = renders_of_run(paths) if services else ()
-    return Stacks(tuple(services), images, tuple(kube), overlays=tuple(overlays), renders=renders)
+    # What an installer's sed writes in the copies it installs (`installer_seds`).
+    root = Path(os.path.commonpath([p.absolute().parent for p in paths])) if paths else None
+    installed = installed_fills(scripts, root)
+    return Stacks(
+        tuple(services),
+        images,
+        tuple(kube),
+        overlays=tuple(overlays),
+        renders=renders,
+        installed=installed,
+    )
 
 
 def _rendered_fronts(stacks: Stacks, nginx: Sequence[NginxConfig], paths: Sequence[Path]) -> Stacks:

@@ -221,6 +221,9 @@ class Stacks:
     front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
     #: Each compose service whose start script renders nginx templates before nginx starts.
     renders: tuple[Rendering, ...] = ()
+    #: Each repository file an installer script copies and fills with sed (`installer_seds`):
+    #: a front's and an app's placeholders read as the replacements the installer writes.
+    installed: tuple[tuple[Path, tuple[Fill, ...]], ...] = ()
 
     def reads(self, service: Service, file: Path) -> bool:
         """Whether the nginx of `service` can read `file`, which it holds: not when this
@@ -282,7 +285,27 @@ class Stacks:
                 known = fills.setdefault(fill.placeholder, fill)
                 if known.value != fill.value:
                     unknown.add(fill.placeholder)
+        for fill in self.installed_fills(first):
+            fills.setdefault(fill.placeholder, fill)  # the image's own start fills it first
         return tuple(f for p, f in fills.items() if p not in unknown)
+
+    def installed_fills(self, file: Path) -> tuple[Fill, ...]:
+        """The fills an installer script makes in its copy of `file` (`installer_seds`)."""
+        wanted = _real(file)
+        return next((f for path, f in self.installed if _real(path) == wanted), ())
+
+    def installed_sockets(self, app: AppServer) -> tuple[str, ...]:
+        """The app's sockets as the installed copy of the file holding them writes them
+        (`installer_seds`): `unix:#BASE_DIR#/x.sock` in a unit an installer seds to
+        `${root_dir}` is `unix:${root_dir}/x.sock`."""
+        files = {app.file, *(at.file for at in app.launched_by)}
+        fills = [f for file in files for f in self.installed_fills(file)]
+        values = []
+        for value in (*(s.value for s in app.sockets), *_unknown_sockets(app)):
+            for fill in fills:
+                value = value.replace(fill.placeholder, fill.value)
+            values.append(value)
+        return tuple(values)
 
     def filled(self, files: Sequence[Path], server: Setting[str]) -> Setting[str]:
         """`server` with the placeholders its front's start script fills with sed read as
@@ -521,6 +544,27 @@ class Stacks:
         )
 
 
+#: The options whose unresolved value is where a server listens: a whole address, or a port.
+_ADDRESS_OPTIONS = {"gunicorn": ("-b", "--bind"), "hypercorn": ("-b", "--bind")}
+_PORT_OPTIONS = {"daphne": ("-p", "--port"), "uvicorn": ("--port",), "granian": ("--port",)}
+
+
+def _unknown_sockets(app: AppServer) -> list[str]:
+    """The addresses the app's unresolved words bind, as written (`--bind :$(_get_env_var
+    "PORT")`, `-p $PORT` on every address): known only when it runs, they reach a front
+    address written the same way and nothing else."""
+    found = []
+    for word in app.unresolved:
+        option, _, value = word.value.partition(" ")
+        if not value and option.startswith("-"):
+            option, _, value = option.partition("=")  # `--bind=ADDR`
+        if option in _ADDRESS_OPTIONS.get(app.kind, ()):
+            found.append(value)
+        elif option in _PORT_OPTIONS.get(app.kind, ()):
+            found.append(f":{value}")
+    return found
+
+
 def _in_project(app: AppServer, project: frozenset[Path]) -> bool:
     box = app.container
     return box is not None and box.platform == "compose" and box.at.file in project
@@ -717,7 +761,16 @@ def _reached(
     front's project (`_by_name`); an address as the kernel routes it."""
     if _host_name(address) is not None:
         return _by_name(address, apps, project, stacks)
-    reached = [app for app in apps if any(_serves(s.value, address) for s in app.sockets)]
+    reached = [
+        app
+        for app in apps
+        if any(_serves(s.value, address) for s in app.sockets)
+        or (
+            stacks is not None
+            and "$" in address
+            and any(_serves(s, address) for s in stacks.installed_sockets(app))
+        )
+    ]
     if project and normalise(address)[0] == "unix":
         # A socket file crosses containers on a volume of the front's own compose project
         # only: a service of another project (gnosis' docker-compose.dev.yml, beside the

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from servertune.check.dockerfile import Image
 from servertune.check.model import CheckInputError, Location
 
-__all__ = ["Fill", "sed_fills"]
+__all__ = ["Fill", "logical_lines", "sed_fills"]
 
 #: `s|PATTERN|REPLACEMENT|flags` with any one delimiter.
 _SUBSTITUTE = re.compile(
@@ -63,7 +63,7 @@ def sed_fills(image: Image, held: str) -> list[Fill]:
         return []
     text, where = found
     fills: list[Fill] = []
-    for number, line in _logical_lines(text):
+    for number, line in logical_lines(text):
         try:
             words = shlex.split(line, comments=True)
         except ValueError:
@@ -78,7 +78,7 @@ def sed_fills(image: Image, held: str) -> list[Fill]:
     return fills
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def logical_lines(text: str) -> list[tuple[int, str]]:
     """The script's lines with backslash-continued ones joined, each with its first line."""
     lines: list[tuple[int, str]] = []
     pending: tuple[int, str] | None = None

@@ -2398,8 +2398,11 @@ def _command_variable(words: list[Word], env: Mapping[str, str]) -> list[Word]:
     value = expand_shell(words[first].text, env)
     if not value or not value.strip():
         return words  # empty: dropped as the shell drops it, by `_without_empty_prefix`
+    # A command substitution in it (`--bind :$(_get_env_var "PORT")`) stays in the one field
+    # that holds it: its output is one word known only when it runs.
+    protected, substituted = _substitutions(value) if "$(" in value else (value, {})
     try:
-        split = shlex.split(value)
+        split = [_restored(w, substituted) for w in shlex.split(protected)]
     except ValueError:
         return words
     at = words[first].at
