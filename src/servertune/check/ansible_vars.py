@@ -17,7 +17,7 @@ from pathlib import Path
 
 from servertune.check import memo
 
-__all__ = ["ansible_values"]
+__all__ = ["ansible_values", "play_values"]
 
 #: Folders whose YAML files are variables by ansible's layout, at any depth below the play.
 _VARS_FOLDERS = frozenset({"group_vars", "host_vars", "defaults", "vars"})
@@ -30,6 +30,13 @@ def ansible_values(template: Path) -> Mapping[str, str]:
     folder = template.absolute().parent
     if folder.name != "templates":
         return {}
+    return play_values(folder.parent)
+
+
+def play_values(place: Path) -> Mapping[str, str]:
+    """The literal values the role or the playbook's folder `place` (the folder holding its
+    `templates/`, `files/` and `tasks/`) gives its tasks and templates."""
+    folder = place.absolute() / "templates"
     return memo.recall(memo.run_table("ansible values"), str(folder), lambda: _values(folder))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from servertune.check import resolve
 from servertune.check.commands import is_dockerfile
+from servertune.check.deploy_installs import installed_as
 from servertune.check.front_names import DEVELOPMENT_WORDS, named_for_development, words_of
 from servertune.check.model import AppServer
 
@@ -72,6 +73,12 @@ def production_evidence(app: AppServer, overridden: bool = True) -> str | None:
     first = app.launched_by[0].file
     if first.suffix == ".service":
         return f"the systemd unit {first.name} is a host's service, not a developer's run"
+    installed = installed_as(first)
+    if installed is not None and installed.endswith(".service"):
+        # A unit template a playbook installs (`gunicorn.service.j2`, picoCTF's role).
+        return (
+            f"a deploy tool installs {first.name} as the systemd unit {installed}, a host's service"
+        )
     if not is_dockerfile(first) or overridden:
         return None
     twin = next(

@@ -209,8 +209,10 @@ def _expanded(text: str, known: Mapping[str, str]) -> str:
 
 @contextmanager
 def written_by_scripts(paths: Sequence[Path]) -> Iterator[None]:
-    """The files the run's scripts write with here-documents, found by absolute path by any
-    command line's lookup (`commands.beside`) while the block runs."""
+    """The files the run's scripts write with here-documents, and those its deploy tools
+    install (`deploy_installs`), found by absolute path by any command line's lookup
+    (`commands.beside`) while the block runs."""
+    from servertune.check.deploy_installs import installed_files
     from servertune.check.source import read_text
 
     written: dict[str, ConfigFile] = {}
@@ -223,6 +225,10 @@ def written_by_scripts(paths: Sequence[Path]) -> Iterator[None]:
             written.setdefault(target, file)  # two writers: the first file read
         if len(written) > _MOST:
             break
+    # A file a deploy tool installs there (an ansible `template:` task's src) is the same
+    # kind of answer: the repository file at an absolute path of the host.
+    for target, file in installed_files(paths).items():
+        written.setdefault(target, file)
     hook = WRITTEN_BY_SCRIPTS.set(written.get if written else None)
     try:
         yield

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import posixpath
 import shlex
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
+from servertune.check.deploy_installs import installed_as
 from servertune.check.development import production_evidence, production_launch
 from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
@@ -270,6 +272,9 @@ def _started(app: AppServer) -> str:
     first = app.launched_by[0].file if app.launched_by else app.file
     if first.suffix == ".service":
         return f"the systemd unit {first.name}"
+    installed = installed_as(first)
+    if installed is not None and installed.endswith(".service"):
+        return f"the systemd unit {posixpath.basename(installed)} (installed from {first.name})"
     return "this image (its final stage's command)"
 
 
