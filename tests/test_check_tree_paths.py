@@ -40,3 +40,71 @@ def test_absolute_include_reads_the_repository_copy_ending_in_its_longest_unique
     result = check_folder(write(tmp_path / "two", files))
     [line] = [describe(one) for one in launches(result.apps, result.links)]
     assert "behind no front found" in line
+
+
+def test_relative_unix_socket_is_made_in_the_directory_the_server_runs_in(
+    tmp_path: Path,
+) -> None:
+    """gunicorn's `--bind unix:app.sock` from a script an image runs with `WORKDIR /code` is
+    /code/app.sock, which the image's nginx reaches by `proxy_pass http://unix:/code/app.sock`
+    (as xchem/fragalysis-backend's launch-stack.sh and django_nginx.conf); uWSGI's `socket =
+    site.sock` in a systemd unit's `WorkingDirectory=/srv/site` is /srv/site/site.sock, and
+    `socket = run/x.sock` below its own `chdir = /opt/x` is /opt/x/run/x.sock. Each is joined
+    to the front passing there, not taken for /app.sock at the root; a socket of another
+    folder is not joined."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nWORKDIR /code\nCOPY . ./\n"
+            'COPY nginx.conf /etc/nginx/conf.d/default.conf\nCMD ["./start.sh"]\n',
+            "start.sh": "#!/bin/sh\nnginx\nexec gunicorn app.wsgi --workers 3 --bind unix:app.sock\n",
+            "nginx.conf": "server {\n    listen 80;\n"
+            "    location / {\n        proxy_pass http://unix:/code/app.sock;\n    }\n}\n",
+            "site/site.service": "[Service]\nWorkingDirectory=/srv/site\n"
+            "ExecStart=/usr/bin/uwsgi --ini site.ini\n",
+            "site/site.ini": "[uwsgi]\nsocket = site.sock\nmodule = site.wsgi\nprocesses = 2\n",
+            "site/nginx-site.conf": "server {\n    listen 80;\n    location / {\n"
+            "        include uwsgi_params;\n        uwsgi_pass unix:/srv/site/site.sock;\n"
+            "    }\n}\n",
+            "opt/x.ini": "[uwsgi]\nchdir = /opt/x\nsocket = run/x.sock\nmodule = x.wsgi\n",
+            "opt/nginx-x.conf": "server {\n    listen 80;\n    location / {\n"
+            "        include uwsgi_params;\n        uwsgi_pass unix:/opt/x/run/x.sock;\n"
+            "    }\n}\n",
+            "other/nginx-other.conf": "server {\n    listen 80;\n"
+            "    location / {\n        proxy_pass http://unix:/app.sock;\n    }\n}\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    sockets = sorted(s.value for a in result.apps for s in a.sockets)
+    assert sockets == ["unix:/code/app.sock", "unix:/opt/x/run/x.sock", "unix:/srv/site/site.sock"]
+    joined = sorted(
+        (k.passing.at.file.relative_to(tmp_path).as_posix(), k.app.sockets[0].value)
+        for k in result.links
+    )
+    assert joined == [
+        ("nginx.conf", "unix:/code/app.sock"),
+        ("opt/nginx-x.conf", "unix:/opt/x/run/x.sock"),
+        ("site/nginx-site.conf", "unix:/srv/site/site.sock"),
+    ]
+
+
+def test_compose_working_dir_and_kubernetes_working_dir_place_a_relative_socket(
+    tmp_path: Path,
+) -> None:
+    """A compose service's `working_dir: /srv/w` and a Kubernetes container's `workingDir:
+    /srv/k` are where their server's `unix:w.sock` / `unix:k.sock` is made: the sockets are
+    /srv/w/w.sock and /srv/k/k.sock."""
+    write(
+        tmp_path,
+        {
+            "compose.yml": "services:\n  web:\n    image: python:3.12\n    working_dir: /srv/w\n"
+            "    command: gunicorn app:app --bind unix:w.sock\n",
+            "k8s/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: k\n"
+            "spec:\n  template:\n    spec:\n      containers:\n        - name: k\n"
+            "          image: k:1\n          workingDir: /srv/k\n"
+            "          command: [gunicorn, app:app, --bind, 'unix:k.sock']\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    sockets = sorted(s.value for a in result.apps for s in a.sockets)
+    assert sockets == ["unix:/srv/k/k.sock", "unix:/srv/w/w.sock"]
