@@ -108,3 +108,22 @@ def test_compose_working_dir_and_kubernetes_working_dir_place_a_relative_socket(
     result = check_folder(tmp_path)
     sockets = sorted(s.value for a in result.apps for s in a.sockets)
     assert sockets == ["unix:/srv/k/k.sock", "unix:/srv/w/w.sock"]
+
+
+def test_gunicorn_chdir_places_a_relative_unix_bind(tmp_path: Path) -> None:
+    """gunicorn changes to `--chdir` (or a config's `chdir = ...`) before it binds, as
+    uWSGI does to its `chdir`: `--chdir /srv/g --bind unix:g.sock` binds /srv/g/g.sock, and a
+    config's `chdir = "/srv/c"` with `bind = "unix:c.sock"` binds /srv/c/c.sock, whatever
+    folder the starter runs it in."""
+    write(
+        tmp_path,
+        {
+            "Procfile": "web: gunicorn --chdir /srv/g --bind unix:g.sock app:app\n",
+            "conf/Dockerfile": "FROM python:3.12\nWORKDIR /code\nCOPY gunicorn.conf.py ./\n"
+            'CMD ["gunicorn", "-c", "gunicorn.conf.py", "app:app"]\n',
+            "conf/gunicorn.conf.py": 'chdir = "/srv/c"\nbind = "unix:c.sock"\nworkers = 2\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    sockets = sorted(s.value for a in result.apps for s in a.sockets)
+    assert sockets == ["unix:/srv/c/c.sock", "unix:/srv/g/g.sock"]
