@@ -70,3 +70,37 @@ def test_monofy_runs_the_server_among_its_side_by_side_commands_after_its_pre_co
     ]
     (gunicorn,) = [a for a in result.apps if a.kind == "gunicorn"]
     assert [s.value for s in gunicorn.sockets] == ["0.0.0.0:8123"]
+
+
+def test_environment_loaders_and_scheduling_wrappers_run_the_server_after_them(
+    tmp_path: Path,
+) -> None:
+    """daemontools' `envdir DIR cmd` (a systemd unit's `ExecStart=/usr/bin/envdir /etc/app.d/env
+    gunicorn --config ...`, as azavea/model-my-watershed's systemd-app.service.j2), s6's
+    `s6-envdir DIR cmd`, daemontools' `setuidgid USER cmd`, util-linux's `ionice -c 2 -n 7 cmd`
+    and `taskset -c 0,1 cmd` run the server after their own words: each line is a launch of
+    that server read with its config, not "starts no server"."""
+    write(
+        tmp_path,
+        {
+            "deploy/app.service": "[Service]\nWorkingDirectory=/srv/app\n"
+            "ExecStart=/usr/bin/envdir /etc/app.d/env gunicorn --config gunicorn.conf.py"
+            " app:app\n",
+            "gunicorn.conf.py": "bind = '127.0.0.1:8001'\nworkers = 3\n",
+            "s6/Dockerfile": "FROM python:3.12\n"
+            'CMD ["s6-envdir", "/run/env", "setuidgid", "app", "uvicorn", "app:app"]\n',
+            "io/Dockerfile": "FROM python:3.12\n"
+            'CMD ["ionice", "-c", "2", "-n", "7", "taskset", "-c", "0,1", "gunicorn",'
+            ' "-w", "2", "app:app"]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]
+    found = sorted((c[0][0].split(":")[0], c[1]) for c in chains(result, tmp_path))
+    assert found == [
+        ("deploy/app.service", "gunicorn"),
+        ("io/Dockerfile", "gunicorn"),
+        ("s6/Dockerfile", "uvicorn"),
+    ]
+    workers = {a.workers.value for a in result.apps if a.kind == "gunicorn" and a.workers}
+    assert workers == {3, 2}

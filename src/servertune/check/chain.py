@@ -64,8 +64,10 @@ def normalise(address: str) -> tuple[str, str]:
     for scheme in ("http://", "uwsgi://", "https://"):
         address = address.removeprefix(scheme)
     if address.startswith("unix:"):
-        # nginx's docs write `unix:/path`; tutorials often `unix:///path`: the same file.
-        return ("unix", "/" + address[5:].lstrip("/"))
+        # nginx's docs write `unix:/path`; tutorials often `unix:///path`: the same file. A
+        # relative path no starter's directory resolved (`working_dirs`) stays relative.
+        path = address[5:]
+        return ("unix", "/" + path.lstrip("/") if path.startswith("/") else path)
     if address.startswith("/"):
         return ("unix", address)
     address = address.split("/", 1)[0]  # `proxy_pass http://app:8000/api/`: the URI's path

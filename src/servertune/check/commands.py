@@ -110,6 +110,16 @@ WRAPPERS: dict[str, int] = {
     "s6-env": 0,
     # runit's `chpst -u user cmd` (options only; -u's value is skipped with them).
     "chpst": 0,
+    # daemontools' `envdir DIR cmd`, `setuidgid USER cmd`, `envuidgid USER cmd`, `softlimit
+    # -m N cmd`; s6's `s6-envdir DIR cmd` (azavea/model-my-watershed's unit: envdir gunicorn).
+    "envdir": 1,
+    "s6-envdir": 1,
+    "setuidgid": 1,
+    "envuidgid": 1,
+    "softlimit": 0,
+    # util-linux's `ionice -c 2 -n 7 cmd` and `taskset [-c] MASK cmd` (scheduling only).
+    "ionice": 0,
+    "taskset": 1,
     # heroku-buildpack-nginx: starts nginx, then runs the command after it (the app server).
     **dict.fromkeys(START_NGINX, 0),
     # `sudo -u app -EH uwsgi ...` (its options' values are skipped as the server is searched);
@@ -135,6 +145,8 @@ WRAPPER_VALUED: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-R", "-U"}),
     "chpst": frozenset({"-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p"}),
     "tini": frozenset({"-p", "-e"}),
+    "ionice": frozenset({"-c", "--class", "-n", "--classdata"}),
+    "softlimit": frozenset({"-m", "-d", "-s", "-l", "-a", "-o", "-p", "-f", "-c", "-r", "-t"}),
     "dumb-init": frozenset({"-r", "--rewrite"}),
     # watchmedo auto-restart's options with a value (watchdog's watchmedo.py, `auto_restart`).
     "watchmedo": frozenset(

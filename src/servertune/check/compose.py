@@ -76,6 +76,7 @@ from servertune.check.model import (
 )
 from servertune.check.source import read_text
 from servertune.check.unfollowed import development_server, nothing_started
+from servertune.check.working_dirs import started_in
 
 __all__ = [
     "BYTE_UNITS",
@@ -1123,16 +1124,25 @@ def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConf
     """How the service finds the files its command names: its bind mounts, then its image's
     files. A service with no `build` here runs an image named by `image:`: when a Dockerfile
     of the run copies this very compose file (`COPY . /app`), its files are the ones here."""
-    files_from = image
-    if files_from is None and service.get("build") is None:
+    files_from = _files_from(service, path, image)
+    return _finder(_mounts(service, path), _workdir(service, files_from), files_from)
+
+
+def _files_from(service: _Node, path: Path, image: Image | None) -> Image | None:
+    """The image whose files the service runs with (`_service_finder`)."""
+    if image is None and service.get("build") is None:
         from servertune.check.images import image_holding
 
-        files_from = image_holding(path)
+        return image_holding(path)
+    return image
+
+
+def _workdir(service: _Node, files_from: Image | None) -> str:
+    """The directory the service's command runs in: its `working_dir`, else its image's."""
     working = service.get("working_dir")
-    workdir = (working.text() if working is not None else None) or (
+    return (working.text() if working is not None else None) or (
         files_from.workdir if files_from is not None else "/"
     )
-    return _finder(_mounts(service, path), workdir, files_from)
 
 
 def _path_like(wanted: str) -> bool:
@@ -1327,6 +1337,7 @@ def read_compose(
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         box = _container(name, key_at, service, _replaced(image, entrypoint, command))
+        app = started_in(app, _workdir(service, _files_from(service, path, image)))
         apps.append(replace(app, container=box, shell_form=started, shell_form_sh=sh_of(image)))
     return _started(path, apps, files, unstarted, unsaid)
 

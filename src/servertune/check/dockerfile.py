@@ -75,6 +75,7 @@ from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
 from servertune.check.together import with_others
 from servertune.check.unfollowed import not_followed_launcher, nothing_started
+from servertune.check.working_dirs import started_in
 
 __all__ = [
     "CONTEXT_ANCESTORS",
@@ -1373,7 +1374,9 @@ def _server_of(
     app = find_server(path, entrypoint, cmd, environment, image.env_at, image)
     if app is None:
         app = _s6_services(path, image, entrypoint + cmd, environment, image.env_at)
-    return _through_base(app, image)
+    app = _through_base(app, image)
+    # Docker runs the command in the WORKDIR (one a base image not read here sets: unknown).
+    return None if app is None else started_in(app, image.workdir if image.workdir_known else "")
 
 
 def _stage_below(

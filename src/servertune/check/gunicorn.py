@@ -29,9 +29,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-# The static reader evaluates a file for the same two CPU counts as the child probe (no real
-# host reports both: a `workers` that differs between them follows the CPU count) and reads the
-# settings the probe reports: both declared once, in the probe, which imports nothing itself.
 from servertune.check._gunicorn_probe import NAMES as _READ
 from servertune.check._gunicorn_probe import PROBE_CPUS as _PROBE_CPUS
 from servertune.check.model import (
@@ -42,6 +39,11 @@ from servertune.check.model import (
     evaluation_cores,
     note,
 )
+
+# The static reader evaluates a file for the same two CPU counts as the child probe (no real
+# host reports both: a `workers` that differs between them follows the CPU count) and reads the
+# settings the probe reports: both declared once, in the probe, which imports nothing itself.
+from servertune.check.working_dirs import started_in
 
 if TYPE_CHECKING:
     from servertune.check.pystatic import StaticConfig
@@ -149,6 +151,15 @@ def _evaluate(
 _HOST_SETTINGS = frozenset({"chdir", "user", "group", "reload_extra_files"})
 
 
+def _set_host(cfg: Any, name: str, value: Any) -> bool:
+    """Keeps the folder `--chdir` / `chdir = ...` names, as written, without gunicorn's check
+    that it exists here (a relative unix bind is made there: `working_dirs`); whether it was."""
+    if name != "chdir" or not isinstance(value, str):
+        return False
+    cfg.settings[name].value = value
+    return True
+
+
 def _worker_class_names(value: Any) -> list[str]:
     from servertune.check.pystatic import ClassValue, imported_path
 
@@ -243,6 +254,8 @@ def _static(
         values["bind"] = [f"0.0.0.0:{port}" if port else "127.0.0.1:8000"]
     values["instances"] = instances
     values["set_in_file"] = set_in_file
+    given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
+    values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
     values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS)
     # A setting the file computes from what only the running server knows, and no flag sets:
     # read as gunicorn's default, which is not what runs.
@@ -348,6 +361,7 @@ def _set_from_file(
             continue
         if name in _HOST_SETTINGS:
             set_in_file.append(name)
+            _set_host(cfg, name, value)
             continue
         if name == "worker_class":
             class_names = _worker_class_names(value)
@@ -428,6 +442,8 @@ def _parse_flags(
         )
     given: set[str] = set()
     for key, value in vars(parsed).items():
+        if key in _HOST_SETTINGS and _set_host(cfg, key, value):
+            given.add(key)
         if value is None or key == "args" or key not in cfg.settings or key in _HOST_SETTINGS:
             continue
         try:
@@ -690,7 +706,7 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
     workers = setting("workers", int)
     if instances > 1:  # one single-worker instance per socket: the uWSGI map-socket layout
         workers = Setting(workers.value * instances, workers.at, workers.default)
-    return AppServer(
+    app = AppServer(
         kind="gunicorn",
         file=file,
         workers=workers,
@@ -718,6 +734,7 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
             (written, locate(written)[0], meant) for written, meant in values.get("misspelled", ())
         ),
         interface=interface_of([str(n) for n in values["worker_class_names"]]),
+        chdir=str(values.get("chdir", "")),
         # arbiter.py: start() creates the listeners (sock.py: bind() and listen() in the
         # master), then run() forks the workers, and each worker imports the app in
         # init_process() -> load_wsgi(); preload_app imports it in the arbiter's setup(),
@@ -725,6 +742,8 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         listens_before_app=not values.get("preload_app", False),
         unknown=frozenset(_FIELDS[n] for n in unknown if n in _FIELDS),
     )
+    # A relative unix bind is made in `chdir`, which gunicorn changes to before it binds.
+    return started_in(app, "")
 
 
 #: gunicorn's settings by the `AppServer` field each is read into.

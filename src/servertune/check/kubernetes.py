@@ -42,6 +42,7 @@ from servertune.check.model import (
     collect_notes,
     server_program,
 )
+from servertune.check.working_dirs import started_in
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile, FindConfig
@@ -983,6 +984,8 @@ def read_manifests(
                 exposed_by=_exposed_by(services, labels),
             )
             app = replace(app, unresolved=app.unresolved + unresolved)
+            if (working := container.get("workingDir")) is not None:
+                app = started_in(app, working.text() or "")
             if app.one_string_exec is None and (one_string := _one_string(container)):
                 app = replace(app, one_string_exec=one_string)
             apps.append(_with_container(app, box))

@@ -35,6 +35,7 @@ from servertune.check.model import (
 from servertune.check.nginx_placeholders import holds_placeholder, masked, unmasked
 from servertune.check.nginx_variables import nginx_variable
 from servertune.check.source import read_text, template_text
+from servertune.check.tree_tails import unique_by_tail
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile, FindConfig
@@ -473,6 +474,11 @@ def _include(pattern: str, at: Location, tree: _Tree, stack: tuple[Path, ...]) -
         copied = _copied(stack[0] if stack else at.file, pattern)
         if copied:
             return [node for target in copied for node in _build(target, tree, stack)]
+        # The repository's own copy of the deployed file, kept below a folder mirroring the
+        # host's root (`deploy/common/etc/nginx/snippets/x.conf`, MIT-LCP/physionet-build).
+        kept = None if glob.has_magic(pattern) else unique_by_tail(pattern, at.file)
+        if kept is not None and resolve.admit(kept, pattern, at, "include") is not None:
+            return _build(kept, tree, stack)
         # `include /etc/nginx/mime.types;` in a copy checked elsewhere: the server's own file,
         # not this tree's. Reported (include-not-found), never read from this machine.
         return [_Node("#missing-include", [pattern], at)]

@@ -45,6 +45,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.unfollowed import nothing_started
+from servertune.check.working_dirs import started_in
 
 __all__ = [
     "NGINX_READER",
@@ -452,6 +453,7 @@ def read_programs(
             app = _started(path, one, process_env, find, follow)
             if app is not None:
                 app = _fcgi_socket(path, section, options, app)
+                app = started_in(app, options.get("directory", ("", 0))[0].strip())
                 if app.without_exec is not None and app.without_exec.at.file != path:
                     # The program's script runs the server as a child of its shell.
                     app = replace(app, supervised=Setting(f"[{section}]", Location(path, number)))

@@ -32,6 +32,7 @@ from servertune.check.model import (
 )
 from servertune.check.systemd_sockets import activated_by_socket
 from servertune.check.systemd_syntax import unit_entries
+from servertune.check.working_dirs import started_in
 
 __all__ = [
     "DEFAULT_TIMEOUT_STOP_S",
@@ -197,7 +198,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         # script's child server gets SIGTERM too, `exec` or not (as on a Heroku dyno).
         app = replace(app, without_exec=None, manager_without_exec=None)
     app = replace(
-        activated_by_socket(path, sockets, app),
+        started_in(activated_by_socket(path, sockets, app), workdir),
         stop_wait=stop,
         stop_wait_name="TimeoutStopSec",
         stop_wait_fix="TimeoutStopSec={}",

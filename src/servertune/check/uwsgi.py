@@ -52,6 +52,7 @@ from servertune.check.model import (
     evaluation_cores,
     note,
 )
+from servertune.check.working_dirs import started_in
 
 __all__ = [
     "IMAGE_FILES",
@@ -544,6 +545,8 @@ def _address(value: str) -> str:
         return f"0.0.0.0{value}"
     if "/" in value and not value.startswith("["):
         return f"unix:{value}"
+    if value and ":" not in value and not value.startswith(("@", "$")) and not value.isdigit():
+        return f"unix:{value}"  # uWSGI binds a name with no port (`app.sock`) as a unix socket
     return value
 
 
@@ -616,6 +619,14 @@ def uwsgi_app(path: Path, options: list[tuple[str, str, Location]], start: Locat
     """The AppServer of uWSGI options in the order uWSGI reads them (an ini file's lines, a
     command line's options, `UWSGI_*` variables), each with where it was written; a default
     points at `start`."""
+    # A relative socket is made in `chdir`, which uWSGI changes to before it binds.
+    return started_in(_uwsgi_server(path, options, start), "")
+
+
+def _uwsgi_server(
+    path: Path, options: list[tuple[str, str, Location]], start: Location
+) -> AppServer:
+    """`uwsgi_app`, before its relative sockets are placed."""
     options = [(_ALIASES.get(k, k), v, at) for k, v, at in options]
     last: dict[str, tuple[str, Location]] = {}
     for key, value, at in options:
