@@ -612,6 +612,24 @@ def test_traefik_labels_without_a_port_use_the_one_port_the_image_exposes(
     assert not result.balancer_links
 
 
+def test_traefik_swarm_labels_under_deploy_link_the_front(tmp_path: Path) -> None:
+    """A swarm stack sets Traefik's labels on the service (`deploy.labels`), where Traefik's
+    swarm provider reads them: they make the same Traefik service sending to `api:8000`,
+    joined to its uvicorn and judged, its port said at its `deploy.labels` line (seen in
+    uclapi's docker/deployment/docker-compose-production.yml and osparc-simcore's
+    services/docker-compose.yml)."""
+    flag = "\n      - --providers.docker.swarmMode=true"
+    swarm = (
+        (COMPOSE % flag)
+        .replace("    labels:\n", "    deploy:\n      replicas: 2\n      labels:\n")
+        .replace("      - traefik.", "        - traefik.")
+    )
+    found = _rules(tmp_path, {"compose.yaml": swarm})
+    assert ("lb-idle-over-app-keepalive", "compose.yaml", 11) in found
+    result = check_files([tmp_path / "compose.yaml"], machine=MACHINE, env={}, root=tmp_path)
+    assert [(b.server.value, b.server.at.line) for b in result.balancer_links] == [("api:8000", 17)]
+
+
 def test_traefik_label_port_from_the_environment_is_a_note(tmp_path: Path) -> None:
     """`server.port=${PORT}` is known only when compose runs: a coverage note, no refusal."""
     text = COMPOSE.replace("server.port=8000", "server.port=${API_PORT}") % ""

@@ -819,6 +819,44 @@ def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_developme
     ] == []
 
 
+def test_an_image_named_for_the_folder_its_dockerfile_copies_is_that_dockerfile(
+    tmp_path: Path,
+) -> None:
+    """`acme/webserver` is built by no Dockerfile named `webserver`, but by web/Dockerfile,
+    which COPYs web/server/ (the folder beside it) into its production stage: the name is
+    its folder's with the one it builds, so the compose service runs that stage's gunicorn.
+    A Dockerfile whose own folder is the name (webserver/Dockerfile) still wins, and a folder
+    beside it the Dockerfile never names (web/client/) names no image (seen in
+    ITISFoundation/osparc-simcore's services/web/Dockerfile)."""
+    dockerfile = (
+        "FROM python:3.12-slim AS base\n"
+        "FROM base AS production\nWORKDIR /home/app\n"
+        "COPY web/server/docker web/server/docker\n"
+        'CMD ["/bin/sh", "web/server/docker/boot.sh"]\n'
+        "FROM base AS development\nWORKDIR /devel\n"
+        'CMD ["/bin/sh", "web/server/docker/boot.sh"]\n'
+    )
+    files = {
+        "docker-compose.yml": "services:\n  webserver:\n    image: acme/webserver:latest\n"
+        "  webclient:\n    image: acme/webclient:latest\n",
+        "web/Dockerfile": dockerfile,
+        "web/client/index.html": "<html></html>\n",
+        "web/server/docker/boot.sh": "#!/bin/sh\n"
+        "exec gunicorn --workers 4 --bind 0.0.0.0:8080 app:app\n",
+    }
+    result = check(write(tmp_path / "sim", files))
+    served = [a for a in result.apps if a.container is not None]
+    assert [(a.container.name, a.sockets[0].value) for a in served if a.container] == [
+        ("webserver", "0.0.0.0:8080")
+    ]
+    files["webserver/Dockerfile"] = (
+        'FROM python:3.12-slim\nCMD ["gunicorn", "-b", ":9000", "a:b"]\n'
+    )
+    result = check(write(tmp_path / "own", files))
+    served = [a for a in result.apps if a.container is not None and a.container.name == "webserver"]
+    assert [a.sockets[0].value for a in served] == [":9000"]
+
+
 def test_a_base_image_built_by_a_sibling_dockerfile_carries_its_copied_script(
     tmp_path: Path,
 ) -> None:

@@ -274,7 +274,9 @@ def image_named(
         # publishes from its production stage; a word of it alone (`docker` of `docker-osm`)
         # is too weak a guess to read a stage its build does not make.
         own = "".join(words(last) if left is None else left)
-        whole = guess in images and own in _keys(guess, root_path)
+        whole = guess in images and (
+            own in _keys(guess, root_path) or own in _nested_keys(guess, root_path)
+        )
         return _production_stage(guess) if whole else guess
     if at is not None and (guess is not None or left is not None or _shares_words(path, root_path)):
         _not_followed(reference, at, images, building, root_path)
@@ -565,7 +567,41 @@ def _by_key(images: Sequence[Image], key: str, root: Path) -> Image | None:
     named = [i for i in images if key in _keys(i, root)]
     if named:
         return named[0] if len(named) == 1 else None
+    nested = [i for i in images if key in _nested_keys(i, root)]
+    if nested:
+        return nested[0] if len(nested) == 1 else None
     return _by_stage(images, key)
+
+
+def _nested_keys(image: Image, root: Path) -> frozenset[str]:
+    """The names a Dockerfile builds the code of a folder beside it under: its folder's with
+    that folder's (`web/Dockerfile` copying `web/server/`: `webserver`), for each folder next
+    to it the Dockerfile's text names by that path. Weaker than its own names (`_keys`), read
+    only when no Dockerfile is known by the name itself (ITISFoundation/osparc-simcore's
+    `itisfoundation/webserver` built by services/web/Dockerfile, which COPYs
+    services/web/server/docker)."""
+    key = (str(image.path), str(root))
+    table = memo.run_table("image nested keys")
+    return memo.recall(table, key, lambda: _nested_keys_of(image.path, root))
+
+
+def _nested_keys_of(path: Path, root: Path) -> frozenset[str]:
+    from servertune.check.source import read_text
+
+    folder = path.absolute().parent
+    if os.path.normpath(folder) == os.path.normpath(root.absolute()):
+        return frozenset()  # the repository's root names no image
+    try:
+        text = read_text(path)
+        beside = [p.name for p in folder.iterdir() if p.is_dir()]
+    except (CheckInputError, OSError):
+        return frozenset()
+    named = (
+        n
+        for n in beside
+        if re.search(rf"(?<![\w.-]){re.escape(folder.name)}/{re.escape(n)}(?![\w.-])", text)
+    )
+    return frozenset(k for n in named if len(k := _plain(folder.name) + _plain(n)) >= 2)
 
 
 def _by_stage(images: Sequence[Image], key: str) -> Image | None:

@@ -448,17 +448,22 @@ _LABEL_PORT = re.compile(r"\Atraefik\.http\.services\.([^.]+)\.loadbalancer\.ser
 
 
 def _labels(service: _Node) -> dict[str, _Node]:
-    labels = service.get("labels")
+    """A compose service's labels, its container's (`labels`) and its swarm service's
+    (`deploy.labels`): Traefik's swarm provider (`providers.docker.swarmMode`, v3's
+    `providers.swarm`) reads the service's, "labels must be set on the service (deploy.labels),
+    not on the container" (https://doc.traefik.io/traefik/v2.11/providers/docker/#docker-swarm-mode),
+    and the docker provider the container's; a key in both is the service's."""
     found: dict[str, _Node] = {}
-    if labels is None:
-        return found
-    if isinstance(labels.value, dict):
-        return dict(labels.value)
-    if isinstance(labels.value, list):
-        for item in labels.value:
-            if isinstance(item.value, str) and "=" in item.value:
-                key, _, value = item.value.partition("=")
-                found[key.strip().lower()] = _Node(value.strip(), item.at)
+    for labels in (service.get("labels"), service.get("deploy", "labels")):
+        if labels is None:
+            continue
+        if isinstance(labels.value, dict):
+            found.update(labels.value)
+        elif isinstance(labels.value, list):
+            for item in labels.value:
+                if isinstance(item.value, str) and "=" in item.value:
+                    key, _, value = item.value.partition("=")
+                    found[key.strip().lower()] = _Node(value.strip(), item.at)
     return found
 
 
