@@ -45,6 +45,7 @@ from servertune.check.model import (
     Setting,
     server_program,
 )
+from servertune.check.uwsgi_flags import UWSGI_NO_VALUE
 
 __all__ = [
     "COMMAND_COMPLETE",
@@ -1689,7 +1690,8 @@ UWSGI_SHORT = {
 
 def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
     """A uWSGI command line as (option, value, where): `--name value`, `--name=value`, a
-    lone `--flag` (next word another option, or none) is true; a `*.ini` positional is `ini`."""
+    lone `--flag` (next word another option, or none, or a flag uWSGI declares without a value:
+    `--die-on-term /etc/app.ini`) is true; a `*.ini` positional is `ini`."""
     options: list[tuple[str, str, Location]] = []
     index = 0
     while index < len(args):
@@ -1700,7 +1702,11 @@ def uwsgi_command_options(args: list[Word]) -> list[tuple[str, str, Location]]:
             name, sep, value = text[2:].partition("=")
             if sep:
                 options.append((name, value, word.at))
-            elif following is not None and not following.text.startswith("-"):
+            elif (
+                following is not None
+                and not following.text.startswith("-")
+                and name not in UWSGI_NO_VALUE
+            ):
                 options.append((name, following.text, word.at))
                 index += 1
             else:
@@ -1742,7 +1748,16 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     missing: Setting[str] | None = None
     config_file: Location | None = None
     parts: list[Path] = []  # the files the config reads in place (`ini =`, `include`)
-    for option, value, at in uwsgi_command_options(args):
+    command = uwsgi_command_options(args)
+    # `--set-ph name=value` (`--set-placeholder`, `--set`): the lines of the ini it loads
+    # expand `%(name)` to it (agdsn/sipa: `--ini uwsgi.ini:prefixed --set-ph prefix=/sipa`).
+    placeholders = {
+        name.strip(): value.strip()
+        for option, setting, _ in command
+        if option in ("set-ph", "set-placeholder", "set")
+        for name, _, value in [setting.partition("=")]
+    }
+    for option, value, at in command:
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
             # `--ini wsgi.ini:web`: that section of the file (uWSGI splits at the last colon).
@@ -1755,7 +1770,9 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
                 missing = Setting(value, at)
                 continue
             config_file = config_file or Location(found.file, found.first_line)
-            read = uwsgi_settings(found.file, found.text, reading.env, section or "uwsgi")
+            read = uwsgi_settings(
+                found.file, found.text, reading.env, section or "uwsgi", placeholders
+            )
             parts += [w.file for _, _, w in read if w.file not in (found.file, *parts)]
             for key, resolved, where in read:
                 if where.file == found.file:  # a line of the text found (a heredoc's, a file's)

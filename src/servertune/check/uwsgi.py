@@ -304,7 +304,11 @@ def _expand(
                 return str(match.group(0))
             if _MATH.search(option):
                 return _placeholder_math(option, placeholders, magic, at)
-            raise CheckInputError(f"{at}: %({option}) names no option set before this line")
+            # Set where it starts (a `--set-ph` of a launch not read here, a vassal's
+            # emperor): a value not known here, not a broken file.
+            note("unresolved-variable", at, f"%({option[:40]}) is set by no option before "
+                 "this line nor by the command line read here: this line was not checked")  # fmt: skip
+            raise _Unread(option)
         if variable is not None:
             return environ.get(variable, "")
         name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
@@ -510,18 +514,28 @@ def _chain(value: str, at: Location, state: _State, what: str = "ini") -> None:
 
 
 def uwsgi_settings(
-    path: Path, text: str, env: Mapping[str, str] | None = None, section: str = "uwsgi"
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None = None,
+    section: str = "uwsgi",
+    placeholders: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str, Location]]:
     """Every (option, resolved value, where it was written) of the [uwsgi] section (or the
     one `--ini file:section` names) and the files it chains (`ini =`) or reads values from
-    (`@(file)`), in the order uWSGI reads them."""
-    return _settings(path, text, env, section).options
+    (`@(file)`), in the order uWSGI reads them; `placeholders`: those the command line sets
+    (`--set-ph name=value`), known to every line."""
+    return _settings(path, text, env, section, placeholders).options
 
 
 def _settings(
-    path: Path, text: str, env: Mapping[str, str] | None, section: str = "uwsgi"
+    path: Path,
+    text: str,
+    env: Mapping[str, str] | None,
+    section: str = "uwsgi",
+    placeholders: Mapping[str, str] | None = None,
 ) -> _State:
     state = _State(environ=os.environ if env is None else env)
+    state.placeholders.update(placeholders or {})
     state.stack = ((path.resolve(), section),)
     state.last_file = path  # `ini = :uwsgi` in it: this file's other section
     with resolve.within_default(path):

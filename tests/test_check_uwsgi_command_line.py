@@ -1,0 +1,84 @@
+"""A uWSGI command line read as uWSGI reads it: options uWSGI declares without a value never
+take the next word, placeholders set on the command line are set before the ini is read, the
+ini's magic `%d` is the directory the launch reads it from, and a value the environment sets
+only when it runs does not replace the ini's. Seen in stevearc/pypicloud-docker
+(`uwsgi --die-on-term /etc/pypicloud/config.ini`), agdsn/sipa (`--set-ph prefix=/sipa`) and
+higlass/higlass-docker (`socket = %dapp.sock`, `--workers $WORKERS`). Each fixture is a small
+repository written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+INI = """\
+[uwsgi]
+module = app:application
+http-socket = :8080
+processes = 8
+master = true
+"""
+
+
+def test_a_flag_uwsgi_declares_without_a_value_leaves_the_ini_after_it_a_config(
+    tmp_path: Path,
+) -> None:
+    """`uwsgi --die-on-term /etc/app/app.ini`: die-on-term takes no value in uWSGI's option
+    table, so the path is a positional config, loaded by its extension: the launch runs
+    through the ini (8 processes), not a 1 x 1 server beside an ini found alone."""
+    root = write(
+        tmp_path,
+        {
+            "app.ini": INI,
+            "Dockerfile": "FROM python:3.12\nCOPY app.ini /etc/app/app.ini\n"
+            'CMD ["uwsgi", "--die-on-term", "--master", "/etc/app/app.ini"]\n',
+        },
+    )
+    assert chains(check_folder(root), root) == [(["Dockerfile:3", "app.ini:3"], "uwsgi", 8)]
+
+
+PREFIXED = """\
+[uwsgi]
+module = app:application
+http-socket = :8080
+processes = 4
+[prefixed]
+mount = %(prefix)=app.py
+ini = :uwsgi
+"""
+
+
+def test_a_placeholder_set_on_the_command_line_is_known_to_the_ini_it_loads(
+    tmp_path: Path,
+) -> None:
+    """`uwsgi --ini uwsgi.ini:prefixed --set-ph prefix=/x`: `%(prefix)` in the [prefixed]
+    section is the command line's value, so the section (and the [uwsgi] one it chains) is
+    read and the launch runs through it (4 processes)."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": PREFIXED,
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY uwsgi.ini uwsgi.ini\n"
+            'CMD ["uwsgi", "--ini", "uwsgi.ini:prefixed", "--set-ph", "prefix=/x"]\n',
+        },
+    )
+    assert chains(check_folder(root), root) == [(["Dockerfile:4", "uwsgi.ini:3"], "uwsgi", 4)]
+
+
+def test_a_placeholder_nobody_sets_here_is_an_unresolved_value_not_a_broken_file(
+    tmp_path: Path,
+) -> None:
+    """The same launch without `--set-ph`: `%(prefix)` is set where it runs, so its line is
+    an unresolved value with a note, and the rest of the section is still read."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": PREFIXED,
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY uwsgi.ini uwsgi.ini\n"
+            'CMD ["uwsgi", "--ini", "uwsgi.ini:prefixed"]\n',
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4", "uwsgi.ini:3"], "uwsgi", 4)]
+    assert any(n.kind == "unresolved-variable" and "%(prefix)" in n.message for n in result.notes)
