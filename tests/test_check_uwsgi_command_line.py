@@ -82,3 +82,42 @@ def test_a_placeholder_nobody_sets_here_is_an_unresolved_value_not_a_broken_file
     result = check_folder(root)
     assert chains(result, root) == [(["Dockerfile:4", "uwsgi.ini:3"], "uwsgi", 4)]
     assert any(n.kind == "unresolved-variable" and "%(prefix)" in n.message for n in result.notes)
+
+
+def _sockets(root: Path) -> list[str]:
+    return sorted(s.value for app in check_folder(root).apps for s in app.sockets)
+
+
+def test_uwsgi_magic_d_is_the_folder_the_launch_opens_the_ini_in(tmp_path: Path) -> None:
+    """`socket = %dapp.sock` in an ini the image copies to its WORKDIR and the CMD loads as
+    `uwsgi --ini uwsgi.ini`: uWSGI's `%d` is the folder it opens the ini in, so the socket
+    is /home/app/projects/app.sock, never the checkout's folder. `ini = %dbase.ini` still
+    reads the base file kept beside it here (its 3 processes)."""
+    root = write(
+        tmp_path,
+        {
+            "web/base.ini": "[uwsgi]\nprocesses = 3\n",
+            "web/uwsgi.ini": "[uwsgi]\nini = %dbase.ini\nmodule = app\nsocket = %dapp.sock\n",
+            "web/Dockerfile": "FROM python:3.12\nWORKDIR /home/app/projects\n"
+            'COPY uwsgi.ini uwsgi.ini\nCMD ["uwsgi", "--ini", "uwsgi.ini"]\n',
+        },
+    )
+    assert _sockets(root) == ["unix:/home/app/projects/app.sock"]
+    assert [app.workers.value for app in check_folder(root).apps] == [3]
+
+
+def test_uwsgi_magic_c_and_n_are_those_of_the_path_the_command_line_names(
+    tmp_path: Path,
+) -> None:
+    """`--ini /srv/site/main.ini` of a file kept here as deploy/app.ini: `%c` (the folder's
+    name) and `%n` (the file's name without extension) are `site` and `main`, as uWSGI fills
+    its magic table from the path it opened."""
+    root = write(
+        tmp_path,
+        {
+            "deploy/app.ini": "[uwsgi]\nmodule = app\nsocket = /run/%c-%n.sock\n",
+            "Dockerfile": "FROM python:3.12\nCOPY deploy/app.ini /srv/site/main.ini\n"
+            'CMD ["uwsgi", "--ini", "/srv/site/main.ini"]\n',
+        },
+    )
+    assert _sockets(root) == ["unix:/run/site-main.sock"]

@@ -1762,16 +1762,26 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
             found = find_config(value, at) if find_config is not None else None
             # `--ini wsgi.ini:web`: that section of the file (uWSGI splits at the last colon).
             name, colon, section = value.rpartition(":")
+            opened = value  # the path uWSGI opens
             if found is None and colon and name and find_config is not None:
-                found = find_config(name, at)
+                found, opened = find_config(name, at), name
             else:
                 section = "uwsgi"
             if found is None:
                 missing = Setting(value, at)
                 continue
             config_file = config_file or Location(found.file, found.first_line)
+            # Where uWSGI opens it (its magic `%d` is that folder, not the checkout's).
+            directory = reading.command.directory or ""
+            if not opened.startswith(("/", "$")) and directory.startswith("/"):
+                opened = posixpath.join(directory, opened)
             read = uwsgi_settings(
-                found.file, found.text, reading.env, section or "uwsgi", placeholders
+                found.file,
+                found.text,
+                reading.env,
+                section or "uwsgi",
+                placeholders,
+                opened if "$" not in opened else None,
             )
             parts += [w.file for _, _, w in read if w.file not in (found.file, *parts)]
             for key, resolved, where in read:

@@ -41,7 +41,7 @@ import re
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from servertune.check import resolve
 from servertune.check.model import (
@@ -167,6 +167,9 @@ class _State:
     stack: tuple[tuple[Path, str], ...] = ()
     #: Every other file read (chained, or read by `@()`), in the order read.
     files: list[Path] = field(default_factory=list)
+    #: The path uWSGI opens a file read here at, where the launch says (`--ini
+    #: /etc/app/uwsgi.ini`, the image's copy): its magic `%d`, `%p`, ... are that path's.
+    installed: dict[Path, str] = field(default_factory=dict)
 
 
 #: uWSGI's placeholder math (1.9.20+, "Placeholders math" in its docs): `%(foo + 1)`,
@@ -204,15 +207,20 @@ def _placeholder_math(
     return str(result)
 
 
-def _magic(path: Path) -> dict[str, str]:
+def _magic(path: Path, installed: str | None = None) -> dict[str, str]:
+    """uWSGI's magic variables of the ini at `path` (core/uwsgi.c's magic table): of the path
+    the launch opens it at when known (`installed`; relative to where the server runs when
+    the launch names it so), else of the file here."""
     absolute = path.absolute()
+    where = PurePosixPath(installed) if installed else PurePosixPath(absolute)
+    folder = "" if str(where.parent) == "." else f"{where.parent}/"
     return {
-        "d": f"{absolute.parent}/",
-        "p": str(absolute),
-        "s": absolute.name,
-        "n": absolute.stem,
-        "e": absolute.suffix,
-        "c": absolute.parent.name,
+        "d": folder,
+        "p": str(where),
+        "s": where.name,
+        "n": where.stem,
+        "e": where.suffix,
+        "c": where.parent.name or absolute.parent.name,
         # The cores being judged (--cores, the deployment's CPU limit, else this host's), not
         # always the machine running check (a finding must not flip with it).
         "k": str(evaluation_cores()),
@@ -285,6 +293,7 @@ def _expand(
     magic: dict[str, str],
     immediate: bool = False,
     log_format: bool = False,
+    files: dict[str, str] | None = None,
 ) -> str:
     """`value` with uWSGI's `%(option)`, `$(VAR)`, `@(file)` and magic `%x` expanded as at
     `at`; `immediate` (an option uWSGI applies as soon as it reads it): the magic ones only;
@@ -311,7 +320,8 @@ def _expand(
             raise _Unread(option)
         if variable is not None:
             return environ.get(variable, "")
-        name = _PLACEHOLDER.sub(lambda m: magic.get(m[4], m[0]) if m[4] else m[0], include)
+        here = magic if files is None else files  # `@(%dx)` opens the file here
+        name = _PLACEHOLDER.sub(lambda m: here.get(m[4], m[0]) if m[4] else m[0], include)
         target = _included(name, at, "@()")
         content = _read_included(target, at)
         state.files.append(target)
@@ -325,7 +335,11 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
     """Append the options of `[section]` of `path` to state.options, following `ini =` where
     it appears, as uWSGI does ("expand asap"); True when the section was there."""
 
-    magic = _magic(path)
+    # Paths check opens are the files here (`%d` of the checkout); values uWSGI keeps (a
+    # socket, a chdir) are of the path the launch opens the ini at, when it says.
+    here = _magic(path)
+    installed = state.installed.get(path.resolve())
+    magic = _magic(path, installed) if installed else here
     state.last_file = path
     found = False
     current: str | None = None
@@ -346,20 +360,20 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
             elif key not in _LOOPS and key not in _CONDITIONS:  # uWSGI nests no logic
                 for item in items:
                     # uWSGI adds a loop's line once per item, the item in place of `%(_)`.
-                    _option(key, sep, value.replace("%(_)", item), at, state, magic)
+                    _option(key, sep, value.replace("%(_)", item), at, state, (magic, here))
             return
         if key in _LOOPS:
-            items = _loop_items(key, value.strip(), at, state, magic) if all(blocks) else []
+            items = _loop_items(key, value.strip(), at, state, here) if all(blocks) else []
             return
         if key in _ENDS:
             if blocks:
                 blocks.pop()
             return
         if key in _CONDITIONS:
-            blocks.append(_block(key, value.strip(), at, state, magic, blocks))
+            blocks.append(_block(key, value.strip(), at, state, here, blocks))
             return
         if all(blocks):
-            _option(key, sep, value, at, state, magic)
+            _option(key, sep, value, at, state, (magic, here))
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -377,14 +391,23 @@ def _read_ini(path: Path, text: str, section: str, state: _State) -> bool:
 
 
 def _option(
-    key: str, sep: str, value: str, at: Location, state: _State, magic: dict[str, str]
+    key: str,
+    sep: str,
+    value: str,
+    at: Location,
+    state: _State,
+    tables: tuple[dict[str, str], dict[str, str]],
 ) -> None:
     """Add the option `key = value` written at `at` as uWSGI does: expanded as it is read, an
-    `ini =` followed in place, a placeholder kept for the lines after it."""
+    `ini =` followed in place, a placeholder kept for the lines after it. `tables`: the magic
+    variables of the ini where uWSGI opens it, and of the file here (for the files it names)."""
     placeholders = state.placeholders
+    magic = tables[1] if key in _NAMES_FILES or key == "ini" else tables[0]
     try:
         value = (
-            _expand(value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS)
+            _expand(
+                value.strip(), at, state, magic, key in _IMMEDIATE, key in _LOG_FORMATS, tables[1]
+            )
             if sep
             else "true"
         )
@@ -519,12 +542,14 @@ def uwsgi_settings(
     env: Mapping[str, str] | None = None,
     section: str = "uwsgi",
     placeholders: Mapping[str, str] | None = None,
+    installed: str | None = None,
 ) -> list[tuple[str, str, Location]]:
     """Every (option, resolved value, where it was written) of the [uwsgi] section (or the
     one `--ini file:section` names) and the files it chains (`ini =`) or reads values from
     (`@(file)`), in the order uWSGI reads them; `placeholders`: those the command line sets
-    (`--set-ph name=value`), known to every line."""
-    return _settings(path, text, env, section, placeholders).options
+    (`--set-ph name=value`), known to every line; `installed`: the path the launch opens
+    the file at (its magic `%d` is that path's folder)."""
+    return _settings(path, text, env, section, placeholders, installed).options
 
 
 def _settings(
@@ -533,9 +558,12 @@ def _settings(
     env: Mapping[str, str] | None,
     section: str = "uwsgi",
     placeholders: Mapping[str, str] | None = None,
+    installed: str | None = None,
 ) -> _State:
     state = _State(environ=os.environ if env is None else env)
     state.placeholders.update(placeholders or {})
+    if installed:
+        state.installed[path.resolve()] = installed
     state.stack = ((path.resolve(), section),)
     state.last_file = path  # `ini = :uwsgi` in it: this file's other section
     with resolve.within_default(path):
