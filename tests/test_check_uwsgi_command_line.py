@@ -121,3 +121,53 @@ def test_uwsgi_magic_c_and_n_are_those_of_the_path_the_command_line_names(
         },
     )
     assert _sockets(root) == ["unix:/run/site-main.sock"]
+
+
+SUPERVISORD = """\
+[supervisord]
+nodaemon = true
+[program:web]
+command = bash -c "mkdir -p /data/log; uwsgi --ini /app/uwsgi.ini --workers $WORKERS"
+"""
+
+
+def test_a_command_line_value_set_only_where_it_runs_leaves_the_ini_value_standing(
+    tmp_path: Path,
+) -> None:
+    """`uwsgi --ini /app/uwsgi.ini --workers $WORKERS` in a supervisord program, WORKERS a
+    bare `ARG WORKERS` the build fills (nothing here): the ini's `processes = 4` stands, not
+    uWSGI's default 1, and the note quotes `--workers $WORKERS`, not the `bash -c` line."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": INI.replace("processes = 8", "processes = 4"),
+            "supervisord.conf": SUPERVISORD,
+            "Dockerfile": "FROM python:3.12\nARG WORKERS\nENV WORKERS ${WORKERS}\n"
+            "COPY uwsgi.ini /app/uwsgi.ini\n"
+            "COPY supervisord.conf /etc/supervisor/conf.d/supervisord.conf\n"
+            'CMD ["supervisord", "-c", "/etc/supervisor/conf.d/supervisord.conf"]\n',
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:6", "supervisord.conf:4", "uwsgi.ini:3"], "uwsgi", 4)
+    ]
+    (note,) = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert "--workers $WORKERS" in note.message
+    assert "bash -c" not in note.message
+
+
+def test_a_command_line_value_no_file_sets_leaves_the_ini_value_known(tmp_path: Path) -> None:
+    """`uwsgi --ini /app/uwsgi.ini --workers $WORKERS` with WORKERS set by no file: the word
+    is left out (a note), and the ini's `processes = 4` is the value read, not an unknown one."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": INI.replace("processes = 8", "processes = 4"),
+            "Dockerfile": "FROM python:3.12\nCOPY uwsgi.ini /app/uwsgi.ini\n"
+            'CMD ["sh", "-c", "exec uwsgi --ini /app/uwsgi.ini --workers $WORKERS"]\n',
+        },
+    )
+    (app,) = check_folder(root).apps
+    assert app.workers.value == 4
+    assert "workers" not in app.unknown

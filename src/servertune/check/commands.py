@@ -1097,6 +1097,21 @@ def _emptied_config(
     return Word(path, word.at)
 
 
+def _emptied_value(args: Sequence[Word], index: int, expanded: str) -> bool:
+    """Whether `args[index]`, a lone `$VAR` the shell expands to `expanded`, is a uWSGI
+    option's value set to nothing here (`--workers $WORKERS` with a bare `ARG WORKERS` the build fills): the
+    shell would leave the flag without its value, which no server starts with, so the value
+    is the build's or the platform's, known only where it runs (higlass-docker)."""
+    previous = args[index - 1].text if index else ""
+    return (
+        previous.startswith("--")
+        and "=" not in previous
+        and previous[2:] not in UWSGI_NO_VALUE
+        and not expanded.strip()
+        and _LONE_EXPANSION.match(args[index].text) is not None
+    )
+
+
 def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[Word]:
     """The arguments with shell expansions done; a word (and the flag before it) needing a
     variable nobody here knows is left out and remembered, unless it is a config path the
@@ -1126,6 +1141,13 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
         expanded = None if special or not reading.shell else expand_shell(word.text, reading.env)
         if expanded is not None and ("$(" in expanded or "`" in expanded):
             expanded = None  # `$((2 * $(nproc)))` in a variable: only the running shell knows
+        if (
+            expanded is not None
+            and reading.command.server == "uwsgi"
+            and _emptied_value(args, index, expanded)
+        ):
+            expanded = None
+            special = True  # not a config path the empty expansion names
         if expanded is not None:
             previous = args[index - 1].text if index else ""
             takes_value = previous.startswith("-") and "=" not in previous
@@ -1191,6 +1213,25 @@ _OPTION_FIELDS: dict[str, dict[str, str]] = {
         "--max-requests": "max_requests", "--listen": "backlog", "-l": "backlog",
     },
 }  # fmt: skip
+
+
+def _unknown_fields(app: AppServer, reading: _Reading) -> frozenset[str]:
+    """`unknown_fields` of the launch, but for uWSGI a field its ini sets stands: uWSGI reads
+    the ini's `processes = 4` and a `--workers $WORKERS` left out here may change it where
+    it runs (its note says so), which is not the same as not knowing it (higlass-docker)."""
+    fields = unknown_fields(app.kind, reading.unresolved)
+    if app.kind != "uwsgi" or app.config_file is None:
+        return fields
+    from_ini = (app.config_file.file, *app.config_parts)
+    return frozenset(
+        f
+        for f in fields
+        if not (
+            isinstance(setting := getattr(app, f, None), Setting)
+            and not setting.default
+            and setting.at.file in from_ini
+        )
+    )
 
 
 def unknown_fields(kind: str, unresolved: Sequence[Setting[str]]) -> frozenset[str]:
@@ -1312,7 +1353,7 @@ def read_command(
         sockets=_known_sockets(app, reading.unresolved),
         unresolved=tuple(reading.unresolved),
         emptied=tuple(reading.emptied),
-        unknown=app.unknown | unknown_fields(app.kind, reading.unresolved),
+        unknown=app.unknown | _unknown_fields(app, reading),
         unexpanded=tuple(reading.unexpanded),
         missing_config=app.missing_config or _unresolved_config(app, reading.unresolved),
         command_line=True,
