@@ -310,3 +310,25 @@ def test_a_service_whose_script_starts_no_server_leaves_the_others_read(tmp_path
     )
     result = check(root)
     assert from_file(result, "compose.yaml") == [("web", 2, False)]
+
+
+def test_a_file_whose_services_extend_another_files_is_not_its_overlay(tmp_path: Path) -> None:
+    """docker-compose.yml whose web only `extends: {file: docker-compose.apps.yml, service:
+    web}` (as seen in mitodl/mit-learn) takes that one service's settings, as Compose's
+    `extends` does: it runs alone, so it is not read merged over docker-compose.apps.yml as an
+    overlay of the whole file (no `overlay` note), and its web runs the extended command."""
+    root = write(
+        tmp_path / "library",
+        {
+            "docker-compose.apps.yml": "services:\n  web:\n    image: acme/web\n"
+            "    command: gunicorn -w 4 -b 0.0.0.0:8000 app:app\n"
+            "  api:\n    image: acme/api\n"
+            "    command: uvicorn --host 0.0.0.0 --port 8001 api:app\n",
+            "docker-compose.yml": "services:\n  web:\n    extends:\n"
+            "      file: docker-compose.apps.yml\n      service: web\n"
+            "    environment:\n      DEBUG: '0'\n",
+        },
+    )
+    result = check(root)
+    assert not [n for n in result.notes if n.kind == "overlay"]
+    assert from_file(result, "docker-compose.yml") == [("web", 4, False)]
