@@ -218,6 +218,8 @@ class Stacks:
     #: Each labelled overlay among the compose files read, with the base file it completes
     #: (`overlay.base_of`): the two run as one project.
     overlays: tuple[tuple[Path, Path], ...] = ()
+    #: Each compose file with a file it `include:`s: the services of both are one project.
+    includes: tuple[tuple[Path, Path], ...] = ()
     #: Each nginx config's first file that its container renders several times in one start
     #: (`runtime_files.rendered_fronts`), with the environment of each rendering.
     front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
@@ -334,7 +336,18 @@ class Stacks:
         )
 
     def project(self, compose: Path) -> frozenset[Path]:
-        """The compose files `docker compose` reads together with `compose` by default."""
+        """The compose files `docker compose` reads together with `compose` by default, with
+        the files one of them `include:`s or that `include:` one of them."""
+        found = self._project(compose)
+        while True:
+            more = {b for a, b in self.includes if a in found} | {
+                a for a, b in self.includes if b in found
+            }
+            if more <= found:
+                return found
+            found = found.union(*(self._project(f) for f in more - found), more)
+
+    def _project(self, compose: Path) -> frozenset[Path]:
         name = compose.name.lower()
         partners = (
             _COMPOSE_OVERRIDES
@@ -351,7 +364,7 @@ class Stacks:
         overlays = {f for f in beside if bases.get(f) == compose}
         return frozenset(
             {compose} | (beside & {compose.parent / p for p in partners}) | overlays
-        ) | (self.project(base) if base is not None and base != compose else frozenset())
+        ) | (self._project(base) if base is not None and base != compose else frozenset())
 
     def mounting(self, files: Sequence[Path], *, folders: bool = True) -> tuple[Service, ...]:
         """The services that bind-mount one of `files` (or, with `folders`, a folder holding
@@ -378,11 +391,14 @@ class Stacks:
         # copy of the whole configuration); then by its folder; then the files it includes
         # (`locations.conf`, shared by several).
         mounted = self.mounting(files[:1], folders=False)
-        if not mounted and self._left_out(files[0]):
+        folder = self._mounting_configs(files[:1])
+        # (A service that mounts its folder whole, `./config:/etc/nginx/templates`, deploys
+        # it beside the files other services mount from that folder one by one.)
+        if not mounted and not folder and self._left_out(files[0]):
             return frozenset()
         mounted = (
             mounted
-            or self._mounting_configs(files[:1])
+            or folder
             or self._mounting_configs(files[1:])
             or self.building(files[:1])
         )
