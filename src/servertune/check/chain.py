@@ -853,9 +853,13 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
-                if passing.annotations or config.in_cluster:
+                if passing.annotations or (
+                    config.in_cluster and not server.value.startswith("unix:")
+                ):
                     # An Ingress (or a pod's nginx): its backend is a Service, reached as the
                     # cluster routes it; the Service's port line is the server it passes to.
+                    # (A pod's nginx passing to a unix socket reaches the server that makes
+                    # it, on a volume the pod's containers share: by its path, below.)
                     services = stacks.kube_services if stacks else ()
                     through = _through_service(
                         server.value, speaking, services, ingress=bool(passing.annotations)
