@@ -408,6 +408,30 @@ class Stacks:
             return frozenset()  # each holds it as a template its start passes over
         return frozenset().union(*(self.project(s.file) for s in mounted))
 
+    def overlaid_away(self, files: Sequence[Path], app: AppServer) -> bool:
+        """Whether the front (its files) runs in a compose project that has not `app`'s
+        service as written: the front is mounted only by an overlay's service
+        (`docker-compose.dev.yml`'s nginx mounting nginx.dev.conf), and the overlay redefines
+        `app`'s service of the base (its development command wins there); or mounted only by
+        the base's service, which `app`'s overlay redefines without the front (its nginx
+        mounts another file in its place). Seen in neurostuff/neurostore."""
+        box = app.container
+        runners = self.mounting(files[:1], folders=False)
+        if box is None or box.platform != "compose" or not runners:
+            return False
+        own = _real(box.at.file)
+        if any(_real(r.file) == own for r in runners):
+            return False
+        bases = {_real(o): _real(b) for o, b in self.overlays}
+        defined = {(_real(s.file), s.name) for s in self.services}
+        for runner in runners:
+            there = _real(runner.file)
+            if bases.get(there) == own and (there, box.name) in defined:
+                return True
+            if bases.get(own) == there and (own, runner.name) in defined:
+                return True
+        return False
+
     def _mounting_configs(self, files: Sequence[Path]) -> tuple[Service, ...]:
         """The services that mount one of `files` or a folder of configs holding it, not the
         whole project (`.:/pyspur:ro` carries every file of the repository: the backend of
@@ -868,6 +892,9 @@ def link(
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 reached = _reached(server.value, speaking, project, stacks)
+                if stacks is not None:
+                    front = config.files or (config.file,)
+                    reached = [a for a in reached if not stacks.overlaid_away(front, a)]
                 candidates: list[AppServer] = []
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
