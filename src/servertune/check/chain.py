@@ -396,12 +396,7 @@ class Stacks:
         # it beside the files other services mount from that folder one by one.)
         if not mounted and not folder and self._left_out(files[0]):
             return frozenset()
-        mounted = (
-            mounted
-            or folder
-            or self._mounting_configs(files[1:])
-            or self.building(files[:1])
-        )
+        mounted = mounted or folder or self._mounting_configs(files[1:]) or self.building(files[:1])
         if not mounted:
             return self._beside(files[0])
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):

@@ -241,6 +241,7 @@ def _in_templates(path: Path) -> bool:
     """Whether `path` is in an ansible role's `templates/` folder or one below it."""
     return any(folder.name == "templates" for folder in list(path.parents)[:3])
 
+
 #: Suffixes naming the stage a copy of a deployment file is for (`app.conf.template.prod`,
 #: `nginx.conf.production`): the name before them tells the kind.
 _STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
