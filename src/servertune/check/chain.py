@@ -391,12 +391,14 @@ class Stacks:
         # copy of the whole configuration); then by its folder; then the files it includes
         # (`locations.conf`, shared by several).
         mounted = self.mounting(files[:1], folders=False)
-        folder = self._mounting_configs(files[:1])
-        # (A service that mounts its folder whole, `./config:/etc/nginx/templates`, deploys
-        # it beside the files other services mount from that folder one by one.)
-        if not mounted and not folder and self._left_out(files[0]):
+        if not mounted and self._left_out(files[0]):
             return frozenset()
-        mounted = mounted or folder or self._mounting_configs(files[1:]) or self.building(files[:1])
+        mounted = (
+            mounted
+            or self._mounting_configs(files[:1])
+            or self._mounting_configs(files[1:])
+            or self.building(files[:1])
+        )
         if not mounted:
             return self._beside(files[0])
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
@@ -574,8 +576,10 @@ class Stacks:
         if any(image.holds(file, whole_context=False) is not None for image in self.images):
             return False
         folder = _real(file.parent)
+        # (A mounted path the tree does not hold is a folder: Docker creates a missing bind
+        # source as a directory, `./config/postgres:/docker-entrypoint-initdb.d`.)
         return any(
-            os.path.dirname(_real(m)) == folder and not os.path.isdir(m)
+            os.path.dirname(_real(m)) == folder and os.path.isfile(m)
             for s in self.services
             for m in s.mounts
         )
