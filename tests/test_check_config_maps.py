@@ -131,3 +131,32 @@ def test_a_config_map_mounted_as_conf_d_gives_each_conf_key(tmp_path: Path) -> N
     )
     root = write(tmp_path, {"app.yaml": APP, "proxy.yaml": site + "---\n" + mount})
     assert _fronts(root) == {"gunicorn@app.yaml": ["proxy.yaml:8"]}
+
+
+def test_a_pods_nginx_passing_to_a_unix_socket_fronts_the_uwsgi_making_it(tmp_path: Path) -> None:
+    """A ConfigMap site mounted at /etc/nginx/conf.d/ in an nginx sidecar that passes
+    `uwsgi_pass unix:///var/run/uwsgi/uwsgi.socket` (the socket on an emptyDir the pod's
+    containers share, as seen in dod-ccpo/atst): a unix socket is a file, reached by its path,
+    not a Service the cluster routes, so the front is joined to the uWSGI ini whose `socket`
+    makes it."""
+    site = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: proxy-files}\ndata:\n"
+        "  app.conf: |-\n"
+        "    server {\n"
+        "        listen 8342;\n"
+        "        location / { include uwsgi_params; uwsgi_pass unix:///var/run/uwsgi/u.socket; }\n"
+        "    }\n"
+    )
+    mount = NGINX.replace(
+        "{name: conf, mountPath: /etc/nginx/nginx.conf, subPath: nginx.conf}",
+        "{name: conf, mountPath: /etc/nginx/conf.d/}",
+    )
+    root = write(
+        tmp_path,
+        {
+            "deploy/proxy.yaml": site + "---\n" + mount,
+            "deploy/uwsgi.ini": "[uwsgi]\nmodule = app:app\nsocket = /var/run/uwsgi/u.socket\n"
+            "processes = 4\n",
+        },
+    )
+    assert _fronts(root) == {"uwsgi@deploy/uwsgi.ini": ["deploy/proxy.yaml:8"]}

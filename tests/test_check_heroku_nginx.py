@@ -118,3 +118,78 @@ def test_erb_arms_that_do_not_read_as_nginx_leave_the_file_unread_with_a_note(
     (said,) = [n for n in result.notes if n.at.file.name == "nginx.conf.erb"]
     assert "buildpack's ERB template" in said.message
     assert "not read" in said.message
+
+
+_ERB_BACKEND = """daemon off;
+events { worker_connections 1024; }
+http {
+    server {
+        listen <%= ENV["PORT"] %>;
+        location / { proxy_pass http://<%= ENV["NGINX_BACKEND"] || "127.0.0.1:8000" %>; }
+        location /api { proxy_pass http://<%= ENV.fetch("API_BACKEND", "127.0.0.1:9000") %>; }
+    }
+}
+"""
+_NGINX_SERVICE = """services:
+  nginx:
+    image: nginx:1.27
+    environment:
+      PORT: 8063
+      NGINX_BACKEND: "web:8000"
+      API_BACKEND: "api:9000"
+    volumes:
+      - ./config:/etc/nginx/templates
+      - ./config/postgres:/docker-entrypoint-initdb.d
+"""
+_APP_SERVICES = """  web:
+    image: acme/web
+    command: gunicorn -w 4 -b 0.0.0.0:8000 app:app
+  api:
+    image: acme/api
+    command: uvicorn --host 0.0.0.0 --port 9000 api:app
+"""
+
+
+def test_erb_env_tags_are_filled_by_the_compose_service_that_renders_it(tmp_path: Path) -> None:
+    """config/nginx.conf.erb rendered by a compose `nginx` service that mounts its folder at
+    /etc/nginx/templates (an entrypoint script runs `erb` on it, as seen in mitodl/mit-learn):
+    `<%= ENV["NGINX_BACKEND"] || "..." %>` and `<%= ENV.fetch("API_BACKEND", "...") %>` are
+    the variables that service's `environment` sets, as envsubst's `${X}`, so the front is
+    joined to the `web` and `api` services they name; another service's single mount from
+    the same folder (`./config/postgres`) does not leave it out."""
+    root = write(
+        tmp_path,
+        {
+            "config/nginx.conf.erb": _ERB_BACKEND,
+            "compose.yaml": _NGINX_SERVICE + _APP_SERVICES,
+        },
+    )
+    result = check_folder(root)
+    joined = {
+        launch.app.kind: [at.line for at in launch.fronts]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert joined == {"gunicorn": [6], "uvicorn": [7]}
+
+
+def test_a_front_in_an_included_compose_file_joins_the_including_projects_services(
+    tmp_path: Path,
+) -> None:
+    """compose.yaml `include:`s compose.services.yaml (Compose 2.20+, as seen in
+    mitodl/mit-learn), whose nginx passes to `web:8000`: the included file's services and the
+    including file's are one project, so `web` of compose.yaml answers to that host name."""
+    root = write(
+        tmp_path,
+        {
+            "config/nginx.conf.erb": _ERB_BACKEND,
+            "compose.services.yaml": _NGINX_SERVICE,
+            "compose.yaml": "include:\n  - path: compose.services.yaml\nservices:\n"
+            + _APP_SERVICES,
+        },
+    )
+    result = check_folder(root)
+    joined = {
+        launch.app.kind: [at.line for at in launch.fronts]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert joined == {"gunicorn": [6], "uvicorn": [7]}

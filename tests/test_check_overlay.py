@@ -310,3 +310,61 @@ def test_a_service_whose_script_starts_no_server_leaves_the_others_read(tmp_path
     )
     result = check(root)
     assert from_file(result, "compose.yaml") == [("web", 2, False)]
+
+
+def test_a_file_whose_services_extend_another_files_is_not_its_overlay(tmp_path: Path) -> None:
+    """docker-compose.yml whose web only `extends: {file: docker-compose.apps.yml, service:
+    web}` (as seen in mitodl/mit-learn) takes that one service's settings, as Compose's
+    `extends` does: it runs alone, so it is not read merged over docker-compose.apps.yml as an
+    overlay of the whole file (no `overlay` note), and its web runs the extended command."""
+    root = write(
+        tmp_path / "library",
+        {
+            "docker-compose.apps.yml": "services:\n  web:\n    image: acme/web\n"
+            "    command: gunicorn -w 4 -b 0.0.0.0:8000 app:app\n"
+            "  api:\n    image: acme/api\n"
+            "    command: uvicorn --host 0.0.0.0 --port 8001 api:app\n",
+            "docker-compose.yml": "services:\n  web:\n    extends:\n"
+            "      file: docker-compose.apps.yml\n      service: web\n"
+            "    environment:\n      DEBUG: '0'\n",
+        },
+    )
+    result = check(root)
+    assert not [n for n in result.notes if n.kind == "overlay"]
+    assert from_file(result, "docker-compose.yml") == [("web", 4, False)]
+
+
+def test_a_front_mounted_by_one_file_of_a_base_and_overlay_pair_fronts_its_launch_only(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.yml's nginx mounts nginx.conf and runs gunicorn; docker-compose.dev.yml
+    (an overlay: its services have no image of their own) mounts nginx.dev.conf in nginx's
+    place and runs uvicorn --reload (as seen in neurostuff/neurostore): the production
+    gunicorn is behind nginx.conf only, the development uvicorn behind nginx.dev.conf only."""
+    site = "events {}\nhttp { server { listen 80; location / { proxy_pass http://app:8000; } } }\n"
+    root = write(
+        tmp_path / "store",
+        {
+            "nginx/nginx.conf": site,
+            "nginx/nginx.dev.conf": site,
+            "docker-compose.yml": "services:\n  app:\n    image: acme/app\n"
+            "    command: gunicorn -w 4 -b :8000 app:app\n"
+            "  nginx:\n    image: nginx:1.27\n"
+            "    volumes:\n      - ./nginx/nginx.conf:/etc/nginx/nginx.conf:ro\n",
+            "docker-compose.dev.yml": "services:\n  app:\n"
+            "    command: uvicorn --host 0.0.0.0 --port 8000 --reload app:app\n"
+            "  nginx:\n"
+            "    volumes:\n      - ./nginx/nginx.dev.conf:/etc/nginx/nginx.conf:ro\n",
+        },
+    )
+    result = check(root)
+    fronts = {
+        (launch.app.kind, launch.app.container.at.file.name if launch.app.container else ""): {
+            at.file.name for at in launch.fronts
+        }
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronts == {
+        ("gunicorn", "docker-compose.yml"): {"nginx.conf"},
+        ("uvicorn", "docker-compose.dev.yml"): {"nginx.dev.conf"},
+    }

@@ -259,3 +259,37 @@ def test_a_roles_defaults_fill_its_templates_and_two_values_fill_none(tmp_path: 
     unresolved = " ".join(n.message for n in result.notes if n.kind == "unresolved-variable")
     assert "{{ workers }}" in unresolved
     assert "listen_on" not in unresolved
+
+
+def test_a_role_at_the_root_fills_templates_in_subfolders_with_chained_defaults(
+    tmp_path: Path,
+) -> None:
+    """A role kept as the repository itself (`defaults/`, `templates/`, `tasks/` at its root, as
+    seen in openwisp/ansible-openwisp2) fills the templates in folders below `templates/`
+    (`templates/nginx/site.j2`) too, and a default written from another
+    (`app_socket: "{{ app_path }}/uwsgi.sock"`) is filled from it: the uWSGI ini's socket, read
+    for links only, is /opt/app/uwsgi.sock, the nginx site that passes to it is its front, and
+    the supervisord program `templates/supervisor/web.j2` (installed without a suffix) is read."""
+    (tmp_path / "defaults").mkdir()
+    (tmp_path / "templates" / "nginx").mkdir(parents=True)
+    (tmp_path / "templates" / "supervisor").mkdir()
+    (tmp_path / "defaults" / "main.yml").write_text(
+        'app_path: "/opt/app"\napp_socket: "{{ app_path }}/uwsgi.sock"\n'
+        'asgi_socket: "{{ app_path }}/asgi.sock"\n'
+    )
+    (tmp_path / "templates" / "uwsgi.ini.j2").write_text(
+        "[uwsgi]\nchdir={{ app_path }}\nmodule=app.wsgi\nsocket={{ app_socket }}\n"
+        "{% if extra %}\n{{ extra }}\n{% endif %}\n"
+    )
+    (tmp_path / "templates" / "nginx" / "site.j2").write_text(
+        "upstream app { server unix:{{ app_socket }}; }\n"
+        "server {\n  listen 80;\n  location / { uwsgi_pass app; include uwsgi_params; }\n}\n"
+    )
+    (tmp_path / "templates" / "supervisor" / "web.j2").write_text(
+        "[program:asgi]\ndirectory={{ app_path }}\n"
+        "command={{ app_path }}/env/bin/daphne -u {{ asgi_socket }} app.asgi:application\n"
+    )
+    found = {tuple(c): f for c, f, _ in chains(tmp_path)}
+    assert found[("templates/uwsgi.ini.j2",)] == ["templates/nginx/site.j2"]
+    (asgi,) = [launch for c, _, launch in chains(tmp_path) if c == ["templates/supervisor/web.j2"]]
+    assert [s.value for s in asgi.app.sockets] == ["unix:/opt/app/asgi.sock"]

@@ -4,14 +4,16 @@ A role's or a playbook's `templates/Caddyfile.j2` is rendered with the variables
 gives: a play's `vars:` (`setup.yml` beside `templates/`), the role's `defaults/main.yml` and
 `vars/main.yml`, the inventory's `group_vars/` and `host_vars/` files. A template read in place
 (`value_templates`) takes a value from them where it is a literal (`bind_port: '8000'`), so
-`127.0.0.1:{{ app.bind_port }}` is `127.0.0.1:8000`; a value itself templated, a list or a
-mapping is not taken, and a name the files give two different values is left unresolved (which
+`127.0.0.1:{{ app.bind_port }}` is `127.0.0.1:8000`; a value written from other values
+(`sock: "{{ app_path }}/uwsgi.sock"`) is filled from them where each is a literal; a filter,
+a list or a mapping is not taken, and a name the files give two different values is left unresolved (which
 one the deployment uses is its inventory's choice).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -22,15 +24,20 @@ __all__ = ["ansible_values", "play_values"]
 #: Folders whose YAML files are variables by ansible's layout, at any depth below the play.
 _VARS_FOLDERS = frozenset({"group_vars", "host_vars", "defaults", "vars"})
 _YAML = (".yml", ".yaml")
+#: A value that names another variable and nothing else: `{{ openwisp2_path }}`.
+_NAMED = re.compile(r"\{\{-?\s*(?P<name>[A-Za-z_][\w.]*)\s*-?\}\}")
+#: How many folders up from a template its role's `templates/` is looked for.
+_TEMPLATE_DEPTH = 3
 
 
 def ansible_values(template: Path) -> Mapping[str, str]:
     """The literal values (dotted names: `app.bind_port`) the play or role holding `template`,
-    a file in a `templates/` folder, gives; empty for any other file."""
-    folder = template.absolute().parent
-    if folder.name != "templates":
-        return {}
-    return play_values(folder.parent)
+    a file in a `templates/` folder or a folder below it (`templates/supervisor/app.j2`, which
+    ansible's `template` finds by that relative path), gives; empty for any other file."""
+    for folder in list(template.absolute().parents)[:_TEMPLATE_DEPTH]:
+        if folder.name == "templates":
+            return play_values(folder.parent)
+    return {}
 
 
 def play_values(place: Path) -> Mapping[str, str]:
@@ -49,7 +56,32 @@ def _values(templates: Path) -> dict[str, str]:
         for mapping in _mappings(place):
             for name, value in _flattened(mapping, ""):
                 found.setdefault(name, set()).add(value)
-    return {name: next(iter(values)) for name, values in found.items() if len(values) == 1}
+    single = {name: next(iter(values)) for name, values in found.items() if len(values) == 1}
+    return _resolved(single)
+
+
+def _resolved(values: Mapping[str, str]) -> dict[str, str]:
+    """The literal values of `values`, with a value written from others (`{{ path }}/app.sock`)
+    filled in where each name it uses is itself known (a filter or an expression is not)."""
+    known = {name: value for name, value in values.items() if not _templated(value)}
+    pending = {name: value for name, value in values.items() if name not in known}
+    while pending:
+        filled = {
+            name: _NAMED.sub(lambda match: known[match["name"]], value)
+            for name, value in pending.items()
+            if all(match["name"] in known for match in _NAMED.finditer(value))
+            and not _templated(_NAMED.sub("", value))
+        }
+        if not filled:
+            break
+        known.update(filled)
+        for name in filled:
+            del pending[name]
+    return known
+
+
+def _templated(text: str) -> bool:
+    return "{{" in text or "{%" in text
 
 
 def _mappings(place: Path) -> Iterator[Mapping[object, object]]:
@@ -83,12 +115,10 @@ def _load(path: Path) -> object:
 
 
 def _flattened(mapping: Mapping[object, object], prefix: str) -> Iterator[tuple[str, str]]:
-    """(dotted name, literal) of every scalar below `mapping`, one templated left out."""
+    """(dotted name, text) of every scalar below `mapping`."""
     for key, value in mapping.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             yield from _flattened(value, name + ".")
         elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            text = str(value)
-            if "{{" not in text and "{%" not in text:
-                yield name, text
+            yield name, str(value)

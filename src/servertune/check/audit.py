@@ -492,6 +492,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     services: list[Service] = []
     kube: list[KubeService] = []
     overlays: list[tuple[Path, Path]] = []
+    includes: list[tuple[Path, Path]] = []
     scripts: list[tuple[Path, str]] = []
     images = read_images(paths)
     for path in paths:
@@ -499,13 +500,14 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
             text = read_text(path)
             kind = reader_for(path, text).kind
             if kind == "compose":
-                from servertune.check.compose import services_of
+                from servertune.check.compose import included_files, services_of
 
                 # The images of the run: a service's `image:` is the Dockerfile its reading
                 # links it to.
                 with images_of_run(images, _builds(paths)):
                     services += services_of(path, text)
                 overlays += _overlay_of(path, text)
+                includes += [(path, f) for f in included_files(path, text)]
             elif kind == "kubernetes":
                 kube += kube_services(path, text)
             elif kind == "script" and "sed" in text:
@@ -525,6 +527,7 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
         images,
         tuple(kube),
         overlays=tuple(overlays),
+        includes=tuple(includes),
         renders=renders,
         installed=installed,
     )

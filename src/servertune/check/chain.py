@@ -218,6 +218,8 @@ class Stacks:
     #: Each labelled overlay among the compose files read, with the base file it completes
     #: (`overlay.base_of`): the two run as one project.
     overlays: tuple[tuple[Path, Path], ...] = ()
+    #: Each compose file with a file it `include:`s: the services of both are one project.
+    includes: tuple[tuple[Path, Path], ...] = ()
     #: Each nginx config's first file that its container renders several times in one start
     #: (`runtime_files.rendered_fronts`), with the environment of each rendering.
     front_passes: tuple[tuple[Path, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
@@ -334,7 +336,18 @@ class Stacks:
         )
 
     def project(self, compose: Path) -> frozenset[Path]:
-        """The compose files `docker compose` reads together with `compose` by default."""
+        """The compose files `docker compose` reads together with `compose` by default, with
+        the files one of them `include:`s or that `include:` one of them."""
+        found = self._project(compose)
+        while True:
+            more = {b for a, b in self.includes if a in found} | {
+                a for a, b in self.includes if b in found
+            }
+            if more <= found:
+                return found
+            found = found.union(*(self._project(f) for f in more - found), more)
+
+    def _project(self, compose: Path) -> frozenset[Path]:
         name = compose.name.lower()
         partners = (
             _COMPOSE_OVERRIDES
@@ -351,7 +364,7 @@ class Stacks:
         overlays = {f for f in beside if bases.get(f) == compose}
         return frozenset(
             {compose} | (beside & {compose.parent / p for p in partners}) | overlays
-        ) | (self.project(base) if base is not None and base != compose else frozenset())
+        ) | (self._project(base) if base is not None and base != compose else frozenset())
 
     def mounting(self, files: Sequence[Path], *, folders: bool = True) -> tuple[Service, ...]:
         """The services that bind-mount one of `files` (or, with `folders`, a folder holding
@@ -391,6 +404,30 @@ class Stacks:
         if not (mounted := tuple(s for s in mounted if self.reads(s, files[0]))):
             return frozenset()  # each holds it as a template its start passes over
         return frozenset().union(*(self.project(s.file) for s in mounted))
+
+    def overlaid_away(self, files: Sequence[Path], app: AppServer) -> bool:
+        """Whether the front (its files) runs in a compose project that has not `app`'s
+        service as written: the front is mounted only by an overlay's service
+        (`docker-compose.dev.yml`'s nginx mounting nginx.dev.conf), and the overlay redefines
+        `app`'s service of the base (its development command wins there); or mounted only by
+        the base's service, which `app`'s overlay redefines without the front (its nginx
+        mounts another file in its place). Seen in neurostuff/neurostore."""
+        box = app.container
+        runners = self.mounting(files[:1], folders=False)
+        if box is None or box.platform != "compose" or not runners:
+            return False
+        own = _real(box.at.file)
+        if any(_real(r.file) == own for r in runners):
+            return False
+        bases = {_real(o): _real(b) for o, b in self.overlays}
+        defined = {(_real(s.file), s.name) for s in self.services}
+        for runner in runners:
+            there = _real(runner.file)
+            if bases.get(there) == own and (there, box.name) in defined:
+                return True
+            if bases.get(own) == there and (own, runner.name) in defined:
+                return True
+        return False
 
     def _mounting_configs(self, files: Sequence[Path]) -> tuple[Service, ...]:
         """The services that mount one of `files` or a folder of configs holding it, not the
@@ -539,8 +576,10 @@ class Stacks:
         if any(image.holds(file, whole_context=False) is not None for image in self.images):
             return False
         folder = _real(file.parent)
+        # (A mounted path the tree does not hold is a folder: Docker creates a missing bind
+        # source as a directory, `./config/postgres:/docker-entrypoint-initdb.d`.)
         return any(
-            os.path.dirname(_real(m)) == folder and not os.path.isdir(m)
+            os.path.dirname(_real(m)) == folder and os.path.isfile(m)
             for s in self.services
             for m in s.mounts
         )
@@ -837,9 +876,13 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
                 # the same address is another deployment's, as in `gen all`'s alternatives).
                 speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
-                if passing.annotations or config.in_cluster:
+                if passing.annotations or (
+                    config.in_cluster and not server.value.startswith("unix:")
+                ):
                     # An Ingress (or a pod's nginx): its backend is a Service, reached as the
                     # cluster routes it; the Service's port line is the server it passes to.
+                    # (A pod's nginx passing to a unix socket reaches the server that makes
+                    # it, on a volume the pod's containers share: by its path, below.)
                     services = stacks.kube_services if stacks else ()
                     through = _through_service(
                         server.value, speaking, services, ingress=bool(passing.annotations)
@@ -848,6 +891,9 @@ def link(
                         links.append(Link(config, passing, upstream, port, app))
                     continue
                 reached = _reached(server.value, speaking, project, stacks)
+                if stacks is not None:
+                    front = config.files or (config.file,)
+                    reached = [a for a in reached if not stacks.overlaid_away(front, a)]
                 candidates: list[AppServer] = []
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)

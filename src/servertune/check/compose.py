@@ -83,6 +83,7 @@ __all__ = [
     "MAX_EXPANDED_NODES",
     "builds_of",
     "declares_only_resources",
+    "included_files",
     "interpolate",
     "looks_like_compose",
     "parse_bytes",
@@ -1258,6 +1259,19 @@ def _included(root: _Node) -> list[str]:
         elif paths is not None:
             found.append(paths.text() or "")
     return [name for name in found if name]
+
+
+def included_files(path: Path, text: str) -> tuple[Path, ...]:
+    """The compose files the file `path` (read: `text`) `include:`s, each a part of its
+    project (Compose 2.20+); a name written with a variable is not followed."""
+    try:
+        documents = _documents(path, text)
+    except CheckInputError:
+        return ()
+    if not documents:
+        return ()
+    names = [n for n in _included(documents[0]) if "$" not in n]
+    return tuple(Path(os.path.normpath(path.parent / n)) for n in names)
 
 
 def read_compose(

@@ -233,6 +233,15 @@ _COPY_SUFFIXES = (
 )
 #: Suffixes of an example copy: of a file with no suffix of its own too (`sysvinit.example`).
 _EXAMPLE_OF_PLAIN = (".example", ".sample", ".dist")
+#: Jinja's suffixes, which an ansible role's `templates/` files carry.
+_JINJA_SUFFIXES = (".j2", ".jinja", ".jinja2")
+
+
+def _in_templates(path: Path) -> bool:
+    """Whether `path` is in an ansible role's `templates/` folder or one below it."""
+    return any(folder.name == "templates" for folder in list(path.parents)[:3])
+
+
 #: Suffixes naming the stage a copy of a deployment file is for (`app.conf.template.prod`,
 #: `nginx.conf.production`): the name before them tells the kind.
 _STAGE_SUFFIXES = (".prod", ".production", ".dev", ".development", ".staging", ".local")
@@ -263,6 +272,11 @@ def _candidate(path: Path) -> bool:
         return True
     if suffix in _COPY_SUFFIXES + _STAGE_SUFFIXES and path.stem and "." in path.stem:
         return _candidate(path.with_name(path.stem)) or suffix == ".template"
+    if suffix in _JINJA_SUFFIXES and "." not in path.stem and _in_templates(path):
+        # An ansible role's template of a file with no suffix (`templates/supervisor/app.j2`,
+        # a supervisord program installed as /etc/supervisor/conf.d/app): the content
+        # decides, as for the file itself.
+        return True
     if suffix in _EXAMPLE_OF_PLAIN:
         # An example of a file named without a suffix (`conf/sysvinit.example`, a SysV init
         # script to copy to /etc/init.d): the content decides, as for the file itself.

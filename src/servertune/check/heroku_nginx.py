@@ -15,7 +15,10 @@ it is not followed), and said in an `unresolved-variable` note naming the tag; a
 and said the same way. Where that reading is not nginx (an arm opening a block the other
 closes) the file is left unread with one note, never an error. The front runs in the dyno
 `bin/start-nginx` starts: it reaches the servers that entry's command starts (`dyno_server`),
-not an image's or a compose service's server on the same socket path.
+not an image's or a compose service's server on the same socket path. A compose service that
+mounts the file and renders it (an entrypoint script running `erb`, mitodl/mit-learn) runs it
+instead: a tag that writes one variable (`<%= ENV["X"] || "d" %>`) is the template variable X,
+which that service's environment fills as it fills an envsubst template's.
 """
 
 from __future__ import annotations
@@ -34,6 +37,13 @@ __all__ = ["as_nginx", "dyno_server", "is_buildpack_config", "read_buildpack_ngi
 _BUILDPACK_FOLDERS = frozenset({"config", "conf"})
 #: An ERB tag: `<%= expr %>` (output), `<% code %>`, `<%# comment %>`, with `-%>` trimming.
 _TAG = re.compile(r"<%(?P<kind>[=#-]?)(?P<body>.*?)-?%>", re.S)
+#: An output tag that writes one environment variable: `ENV["X"]`, `ENV['X']`, `ENV.fetch("X",
+#: "d")`, with or without a `|| default` (a default is the dyno's business: not taken).
+_ENV = re.compile(
+    r"""\s*ENV(?:\[\s*(?P<q>['"])(?P<name>\w+)(?P=q)\s*\]"""
+    r"""|\.fetch\(\s*(?P<f>['"])(?P<fetched>\w+)(?P=f)[^)]*\))\s*(?:\|\|.*)?""",
+    re.S,
+)
 #: A Procfile entry (or a script line) that runs the buildpack's wrapper as its command.
 _STARTS_NGINX = re.compile(
     r"(?:\A|[\s:;&|])(?:\S*/)?(?:"
@@ -69,7 +79,11 @@ def as_nginx(text: str) -> tuple[str, tuple[tuple[int, str, str], ...]]:
             return newlines
         if match["kind"] == "=":
             tags.append((line, "output", written))
-            return f"${{ERB_{len(tags)}}}" + newlines
+            variable = _ENV.fullmatch(match["body"])
+            # `<%= ENV["X"] %>` is the variable X, as envsubst's `${X}`: the environment
+            # of a container that renders the file fills it (`chain.environment_of_front`).
+            name = variable["name"] or variable["fetched"] if variable else f"ERB_{len(tags)}"
+            return f"${{{name}}}" + newlines
         tags.append((line, "code", written))
         return newlines
 

@@ -42,11 +42,13 @@ def in_front_namespace(
     `target` is a local TCP address and the files place the front and `app` in different
     containers. `servers` are the run's app servers: an image that starts none of them is a
     proxy's own (`FROM nginx` and its config), which a pod runs beside the app's image."""
+    first = (front.files or (front.file,))[0]
     dyno = dyno_server(front, app)
-    if dyno is not None:  # the buildpack's nginx runs in the dyno its Procfile entry starts
+    if dyno is not None and not placed(first, stacks):
+        # The buildpack's nginx runs in the dyno its Procfile entry starts, unless a
+        # container here mounts or holds the template and renders it (a compose `nginx`).
         return dyno
     host, port = normalise(target)
-    first = (front.files or (front.file,))[0]
     if host not in _LOCAL or front.in_cluster:
         return True
     if not placed(first, stacks):

@@ -118,12 +118,14 @@ def services_in(path: Path, text: str | None = None) -> _Node | None:
 
 
 def _incomplete(service: _Node, path: Path, under: _Node, base: Path) -> bool:
-    """The service cannot run from this file alone: no `image` and no `build`, or a `build`
+    """The service cannot run from this file alone: no `image`, `build` or `extends`, or a `build`
     whose Dockerfile is not where this file's folder puts it but is where the base's `build`
     of the service (`under`) puts it."""
     build = service.get("build")
     if build is None:
-        return service.get("image") is None
+        # `extends:` copies another service's settings into this one (the file it names is
+        # not an overlay's base: its other services are not this project's).
+        return service.get("image") is None and service.get("extends") is None
     base_build = under.get("build")
     return (
         base_build is not None

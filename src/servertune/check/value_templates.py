@@ -126,7 +126,8 @@ def read_in_place(path: Path, text: str) -> ValueTemplate | None:
     chart's `values.yaml` (`helm_templates`), any other as Jinja (`read_values`) or, its
     structure templated, for links only (`read_links`)."""
     if not is_chart_template(path):
-        return read_values(text, ansible_values(path)) or read_links(text)
+        given = ansible_values(path)
+        return read_values(text, given) or read_links(text, given)
     found = read_chart_template(text, *chart_values(path))
     if found is None:
         return None
@@ -143,11 +144,12 @@ _UNWRITTEN = {"macro": "endmacro", "call": "endcall", "raw": "endraw"}
 _OPEN, _CLOSE = "\x00", "\x01"
 
 
-def read_links(text: str) -> ValueTemplate | None:
+def read_links(text: str, given: Mapping[str, str] | None = None) -> ValueTemplate | None:
     """The template `text` read for links only: every statement (Jinja's `{% %}`, a Go
     template's `{{ if }}` / `{{ end }}`) dropped with every branch's literal lines kept once, a
     Go `{{ define }}` body and a Jinja macro dropped, a line that is only expressions dropped
-    (it writes a line or a key, unknown) and any other `{{ x }}` an unresolved value. None
+    (it writes a line or a key, unknown) and any other `{{ x }}` an unresolved value but those
+    `given` (an ansible role's literals: its socket path is a link). None
     when it holds no structure (`read_values` reads it) or a tag is left open."""
     out: list[str] = []
     unresolved: dict[str, int] = {}
@@ -177,7 +179,7 @@ def read_links(text: str) -> ValueTemplate | None:
                     return None
                 go.pop()
         elif expr is not None and not (hidden or any(go)):
-            out[-1] = _OPEN + _value(expr, line, unresolved, {}) + _CLOSE + out[-1]
+            out[-1] = _OPEN + _value(expr, line, unresolved, given or {}) + _CLOSE + out[-1]
     out.append(text[position:])
     lines = "".join(out).split("\n")
     first = next((n for n, row in enumerate(lines, 1) if _only_expressions(row)), None)
