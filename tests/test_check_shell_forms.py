@@ -493,3 +493,29 @@ def test_a_long_option_and_its_value_in_one_argument_is_an_error(tmp_path: Path)
         (1, ["127.0.0.1:8000"]),
         (3, ["127.0.0.1:8000"]),
     ]
+
+
+def test_gunicorn_p_with_a_number_is_its_pidfile_not_a_port(tmp_path: Path) -> None:
+    """gunicorn's `-p`/`--pid` is its pidfile: `gunicorn -b 0.0.0.0 -p 8000` writes its pid
+    to a file named 8000 and listens on 0.0.0.0:8000 (a bind without a port is gunicorn's
+    default port), a `pidfile-looks-like-port` warning at the number naming the likely intent
+    `--bind 0.0.0.0:8000`; a pidfile path is no finding (seen in Uninett/Argus's
+    docker-entrypoint-argus.sh)."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\nexec gunicorn -b 0.0.0.0 -p 8000 app.wsgi:application\n"
+    )
+    (tmp_path / "other.sh").write_text(
+        "#!/bin/sh\nexec gunicorn -b 0.0.0.0:9000 --pid /run/g.pid app.wsgi:application\n"
+    )
+    result = check_files([tmp_path / "start.sh", tmp_path / "other.sh"], machine=MACHINE)
+    found = [
+        (f.at.file.name, f.at.line, f.severity.name, f.fix)
+        for f in result.findings
+        if f.rule == "pidfile-looks-like-port"
+    ]
+    assert [(n, line, s) for n, line, s, _ in found] == [("start.sh", 2, "warning")]
+    assert found[0][3].startswith("--bind 0.0.0.0:8000")
+    assert sorted(s.value for a in result.apps for s in a.sockets) == [
+        "0.0.0.0:8000",
+        "0.0.0.0:9000",
+    ]
