@@ -47,6 +47,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
+from servertune.check.compose_v1 import COMPOSE_V1, legacy_v1
 from servertune.check.development import production_name
 from servertune.check.dockerfile import (
     Image,
@@ -1242,6 +1243,8 @@ def _services(root: _Node, path: Path, text: str) -> _Node:
             f"{path}: a compose file of volumes and networks only, for the files given with "
             "it (-f): it starts no container"
         )
+    if services is None and legacy_v1(text):
+        raise CheckInputError(f"{path}: not read: {COMPOSE_V1}")
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
     return services
