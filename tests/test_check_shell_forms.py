@@ -541,3 +541,27 @@ def test_a_shell_form_cmd_of_an_image_heroku_builds_is_a_note(tmp_path: Path) ->
         "build:\n  docker:\n    web:\n      dockerfile: Dockerfile\n      target: production\n"
     )
     assert severities() == ["info"]
+
+
+def test_a_compose_sh_c_with_the_server_alone_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
+    """compose `command: ["/bin/sh", "-c", "hypercorn ..."]` on a Debian-based image: dash
+    keeps the one command as its child, as under a shell-form CMD, so the shell stays PID 1:
+    an `entrypoint-without-exec` warning at the command; on a base whose /bin/sh is bash
+    (which execs one simple command) and with `exec` first, none (seen in nachet-backend's
+    docker-compose.yml, whose image's shell-form CMD was already found)."""
+    command = '["/bin/sh", "-c", "hypercorn -b :8080 app:app"]'
+    for base, line, expected in (
+        ("python:3.11-bullseye", command, ["docker-compose.yml"]),
+        ("fedora:40", command, []),
+        ("python:3.11-bullseye", '["/bin/sh", "-c", "exec hypercorn -b :8080 app:app"]', []),
+    ):
+        (tmp_path / "Dockerfile").write_text(
+            f'FROM {base}\nCOPY . /app\nCMD ["hypercorn", "app:app"]\n'
+        )
+        (tmp_path / "docker-compose.yml").write_text(
+            f"services:\n  backend:\n    build: .\n    command: {line}\n"
+        )
+        walk = discover(tmp_path)
+        result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+        found = [f.at.file.name for f in result.findings if f.rule == "entrypoint-without-exec"]
+        assert found == expected, (base, line)
