@@ -1359,8 +1359,9 @@ def read_dockerfile(
     started = shell_form(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
-    if app.group_signalled is None and (started or app.without_exec) is not None:
-        app = replace(app, group_signalled=heroku_built(path))
+    launch_line = started or app.without_exec
+    if app.group_signalled is None and launch_line is not None:
+        app = replace(app, group_signalled=heroku_built(path, launch_line.at))
     return _stop_signal(
         replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else ""), path, text
     )

@@ -25,15 +25,17 @@ _DOCKERFILE = re.compile(r"^[ \t]+(?:[\w.-]+|dockerfile):[ \t]*['\"]?([^'\"#\s{}
 _LEVELS = 4
 
 
-def heroku_built(dockerfile: Path) -> Setting[str] | None:
-    """Heroku's dyno manager, at the heroku.yml line naming `dockerfile` under its `build:`
-    section, when a heroku.yml in the Dockerfile's folder or one above builds it; else None."""
+def heroku_built(dockerfile: Path, started: Location) -> Setting[str] | None:
+    """Heroku's dyno manager, naming the heroku.yml line that builds `dockerfile` (under its
+    `build:` section, in the Dockerfile's folder or one above), at `started`, the line that
+    starts the server: the launch goes through the Dockerfile, not heroku.yml. None when no
+    heroku.yml builds it."""
     folder = dockerfile.parent
     for _ in range(_LEVELS):
         for name in ("heroku.yml", "heroku.yaml"):
             at = _names(folder / name, dockerfile)
             if at is not None:
-                return Setting(DYNO_MANAGER, at)
+                return Setting(f"{DYNO_MANAGER}, the image built by {at}", started)
         if folder.parent == folder or (folder / ".git").exists():
             break
         folder = folder.parent

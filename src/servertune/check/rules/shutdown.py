@@ -520,8 +520,8 @@ def _group_signalled(app: AppServer, finding: Finding) -> Finding:
         finding,
         severity=Severity.info,
         message=f"{finding.message} (a note, not a warning: what stops it here is "
-        f"{app.group_signalled.value}, {app.group_signalled.at}, so {app.kind} gets SIGTERM all "
-        "the same; the fix matters wherever else the image runs)",
+        f"{app.group_signalled.value}, so {app.kind} gets SIGTERM all the same; the fix "
+        "matters wherever else the image runs)",
     )
 
 
