@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from servertune.check import CheckInputError, check_files
 from servertune.check.apache import APACHE_DOCS, DEFAULT_TIMEOUT_S, read_apache
-from servertune.check.model import Balancer, Location, Setting, collect_notes
+from servertune.check.model import Balancer, Location, Setting, Severity, collect_notes
 from servertune.check.readers import reader_for
 from servertune.cli import app
 from servertune.sizing import Machine
@@ -256,3 +256,30 @@ def test_mod_wsgi_alone_is_a_coverage_note_not_a_refusal(tmp_path: Path) -> None
     (unsupported,) = [n for n in result.notes if n.kind == "not-supported"]
     assert "processes=2 threads=15" in unsupported.message
     assert "mod_wsgi" in unsupported.message
+
+
+def test_apache_pooling_past_the_keepalive_is_a_warning_not_an_error(tmp_path: Path) -> None:
+    """httpd's mod_proxy checks a pooled connection is still open before it reuses it, so the
+    idle race is left to a close landing between that check and the request: the finding is a
+    warning, as under nginx or Traefik, not an error, and says why (seen on allura's and
+    intelmq-api's Apache in front of gunicorn gthread / uvicorn)."""
+    files = {
+        "gunicorn.conf.py": GUNICORN_GTHREAD % 2,
+        "apache.conf": "ProxyPass / http://127.0.0.1:8001/\n",
+    }
+    write(tmp_path, files)
+    result = check_files([tmp_path / n for n in files], machine=MACHINE, env={}, root=tmp_path)
+    (finding,) = [f for f in result.findings if f.rule == "lb-idle-over-app-keepalive"]
+    assert finding.severity is Severity.warning
+    assert "checks a pooled connection is still open" in finding.message
+
+
+def test_a_reloading_development_launch_behind_apache_is_not_judged(tmp_path: Path) -> None:
+    """A development launch (gunicorn `reload = True`) is not judged for the keep-alive race
+    behind its front, as it is not sized (seen on OS2mo: a `--reload` branch behind a
+    dev-environment Caddy)."""
+    files = {
+        "gunicorn.conf.py": GUNICORN_GTHREAD % 2 + "reload = True\n",
+        "apache.conf": "ProxyPass / http://127.0.0.1:8001/\n",
+    }
+    assert not [f for f in _rules(tmp_path, files) if f[0] == "lb-idle-over-app-keepalive"]

@@ -207,3 +207,22 @@ def test_hypercorn_workers_zero_is_its_own_process_not_a_refused_file() -> None:
     assert command is not None
     app = read_command(Path("Procfile"), command, {}, shell=True)
     assert app.workers.value == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "sockets"),
+    [
+        ("hypercorn -b :8080 app:app", ["0.0.0.0:8080"]),
+        ("hypercorn -b 0.0.0.0 app:app", ["0.0.0.0:8000"]),
+        ("hypercorn -b [::]:8081 app:app", ["[::]:8081"]),
+        ("hypercorn app:app", ["127.0.0.1:8000"]),
+    ],
+)
+def test_hypercorn_listens_where_its_config_parses_the_bind(line: str, sockets: list[str]) -> None:
+    """Hypercorn's `Config._create_sockets` splits a bind at its last colon: an empty host
+    (`-b :8080`) binds every interface on that port, a bind without a port is port 8000 (seen
+    on nachet-backend's compose `hypercorn -b :8080`, once shown as `[:8080]:8000`)."""
+    command = server_command(words_of(line, Location(Path("Procfile"), 1)))
+    assert command is not None
+    app: AppServer = read_command(Path("Procfile"), command, {}, shell=True)
+    assert [s.value for s in app.sockets] == sockets

@@ -493,3 +493,75 @@ def test_a_long_option_and_its_value_in_one_argument_is_an_error(tmp_path: Path)
         (1, ["127.0.0.1:8000"]),
         (3, ["127.0.0.1:8000"]),
     ]
+
+
+def test_gunicorn_p_with_a_number_is_its_pidfile_not_a_port(tmp_path: Path) -> None:
+    """gunicorn's `-p`/`--pid` is its pidfile: `gunicorn -b 0.0.0.0 -p 8000` writes its pid
+    to a file named 8000 and listens on 0.0.0.0:8000 (a bind without a port is gunicorn's
+    default port), a `pidfile-looks-like-port` warning at the number naming the likely intent
+    `--bind 0.0.0.0:8000`; a pidfile path is no finding (seen in Uninett/Argus's
+    docker-entrypoint-argus.sh)."""
+    (tmp_path / "start.sh").write_text(
+        "#!/bin/sh\nexec gunicorn -b 0.0.0.0 -p 8000 app.wsgi:application\n"
+    )
+    (tmp_path / "other.sh").write_text(
+        "#!/bin/sh\nexec gunicorn -b 0.0.0.0:9000 --pid /run/g.pid app.wsgi:application\n"
+    )
+    result = check_files([tmp_path / "start.sh", tmp_path / "other.sh"], machine=MACHINE)
+    found = [
+        (f.at.file.name, f.at.line, f.severity.name, f.fix)
+        for f in result.findings
+        if f.rule == "pidfile-looks-like-port"
+    ]
+    assert [(n, line, s) for n, line, s, _ in found] == [("start.sh", 2, "warning")]
+    assert found[0][3].startswith("--bind 0.0.0.0:8000")
+    assert sorted(s.value for a in result.apps for s in a.sockets) == [
+        "0.0.0.0:8000",
+        "0.0.0.0:9000",
+    ]
+
+
+def test_a_shell_form_cmd_of_an_image_heroku_builds_is_a_note(tmp_path: Path) -> None:
+    """Heroku's dyno manager sends SIGTERM to every process of the dyno (Heroku's "Dyno
+    shutdown behavior"), so a shell-form CMD of an image heroku.yml builds keeps no signal from
+    the server: `shell-form-command` is an info naming heroku.yml, not a warning; the same
+    Dockerfile with no heroku.yml stays a warning (seen in torchbox/wagtail-torchbox)."""
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.12 AS production\nCOPY . /app\nWORKDIR /app\n"
+        "CMD gunicorn app.wsgi:application --bind 0.0.0.0:8000\n"
+    )
+
+    def severities() -> list[str]:
+        walk = discover(tmp_path)
+        result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+        return [f.severity.name for f in result.findings if f.rule == "shell-form-command"]
+
+    assert severities() == ["warning"]
+    (tmp_path / "heroku.yml").write_text(
+        "build:\n  docker:\n    web:\n      dockerfile: Dockerfile\n      target: production\n"
+    )
+    assert severities() == ["info"]
+
+
+def test_a_compose_sh_c_with_the_server_alone_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
+    """compose `command: ["/bin/sh", "-c", "hypercorn ..."]` on a Debian-based image: dash
+    keeps the one command as its child, as under a shell-form CMD, so the shell stays PID 1:
+    an `entrypoint-without-exec` warning at the command; on a base whose /bin/sh is bash
+    (which execs one simple command) and with `exec` first, none (seen in nachet-backend's
+    docker-compose.yml, whose image's shell-form CMD was already found)."""
+    command = '["/bin/sh", "-c", "hypercorn -b :8080 app:app"]'
+    for base, line, expected in (
+        ("python:3.11-bullseye", command, ["docker-compose.yml"]),
+        ("fedora:40", command, []),
+        ("python:3.11-bullseye", '["/bin/sh", "-c", "exec hypercorn -b :8080 app:app"]', []),
+    ):
+        (tmp_path / "Dockerfile").write_text(
+            f'FROM {base}\nCOPY . /app\nCMD ["hypercorn", "app:app"]\n'
+        )
+        (tmp_path / "docker-compose.yml").write_text(
+            f"services:\n  backend:\n    build: .\n    command: {line}\n"
+        )
+        walk = discover(tmp_path)
+        result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+        found = [f.at.file.name for f in result.findings if f.rule == "entrypoint-without-exec"]
+        assert found == expected, (base, line)

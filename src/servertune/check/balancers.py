@@ -26,6 +26,10 @@ class LoadBalancer:
     #: request (GET, HEAD) again on a new connection when a reused one is closed before any
     #: answer: on a server that only serves files the idle race costs no client anything.
     replays_idempotent: bool = False
+    #: It checks that a pooled connection is still open before it sends on it (httpd's
+    #: mod_proxy: `ap_proxy_check_connection` in modules/proxy/proxy_util.c, run on every
+    #: reuse): only a close landing between that check and the request meets the race.
+    checks_before_reuse: bool = False
 
 
 LOAD_BALANCERS: dict[str, LoadBalancer] = {

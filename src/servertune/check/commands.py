@@ -1359,6 +1359,7 @@ def read_command(
         command_line=True,
         repeated_options=repeated_options(command),
         joined_options=joined_options(command),
+        numeric_pidfile=numeric_pidfile(command),
         one_string_exec=(
             Setting(command.program.written, command.program.at)
             if isinstance(command.program, JoinedWord)
@@ -1505,6 +1506,26 @@ def joined_options(command: ServerCommand) -> tuple[Setting[str], ...]:
     word the program itself splits (`expands`, monofy's) is none, nor `--opt=a b`, which
     every parser splits at its `=`."""
     return () if command.expands else joined_words(command.args)
+
+
+def numeric_pidfile(command: ServerCommand) -> Setting[str] | None:
+    """gunicorn's `-p`/`--pid` given a bare number (`-p 8000`, `--pid=8000`, `-p8000`): the
+    option is its pidfile (gunicorn's settings, `pidfile`: "-p FILE, --pid FILE"), so the
+    number, likely meant as a port, names a file. None for any other server or value."""
+    if command.server != "gunicorn":
+        return None
+    args = command.args
+    for index, word in enumerate(args):
+        flag, sep, value = word.text.partition("=")
+        if flag in ("-p", "--pid") and not sep and index + 1 < len(args):
+            value, at = args[index + 1].text, args[index + 1].at
+        elif (flag == "--pid" and sep) or (flag.startswith("-p") and flag[2:].isdigit()):
+            value, at = (value if sep else flag[2:]), word.at
+        else:
+            continue
+        if value.isdigit():
+            return Setting(value, at)
+    return None
 
 
 def joined_words(words: Sequence[Word]) -> tuple[Setting[str], ...]:

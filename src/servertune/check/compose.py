@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from servertune.check import memo, overlay, resolve
+from servertune.check.base_shells import image_sh
 from servertune.check.chain import Service
 from servertune.check.commands import (
     COMMAND_COMPLETE,
@@ -47,6 +48,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
+from servertune.check.compose_v1 import COMPOSE_V1, legacy_v1
 from servertune.check.development import production_name
 from servertune.check.dockerfile import (
     Image,
@@ -54,6 +56,7 @@ from servertune.check.dockerfile import (
     image_server,
     owned_base,
     read_image,
+    root_base,
     sh_of,
     shell_form,
     with_stop_signal,
@@ -1243,6 +1246,8 @@ def _services(root: _Node, path: Path, text: str) -> _Node:
             f"{path}: a compose file of volumes and networks only, for the files given with "
             "it (-f): it starts no container"
         )
+    if services is None and legacy_v1(text):
+        raise CheckInputError(f"{path}: not read: {COMPOSE_V1}")
     if services is None or not isinstance(services.node, yaml.MappingNode):
         raise CheckInputError(f"{path}: no services: mapping (is this a compose file?)")
     return services
@@ -1346,7 +1351,7 @@ def read_compose(
                 unstarted.append((first + rest, find, _base_command(name, key_at, image)))
             continue
         if entrypoint is not None or command is not None:
-            app = replace(app, without_exec=_list_child(first + rest) or app.without_exec)
+            app = replace(app, without_exec=_list_child(first + rest, image) or app.without_exec)
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
         started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
@@ -1472,17 +1477,21 @@ def _image_app(
 _FORKING_SHELLS = frozenset({"sh", "dash", "ash"})
 
 
-def _list_child(words: list[Word]) -> Setting[str] | None:
+def _list_child(words: list[Word], image: Image | None) -> Setting[str] | None:
     """`sh -c "alembic upgrade head && uvicorn app:app"`: the server's command, the last of
-    the list, which `sh` runs as its child (no `exec`), so the shell stays PID 1; None for any
-    other command."""
-    if len(words) < 3 or program_name(words[0].text) not in _FORKING_SHELLS:
+    the list, which `sh` runs as its child (no `exec`), so the shell stays PID 1; also `sh -c
+    "hypercorn ..."` alone, as a shell-form CMD is judged: dash and BusyBox ash keep one
+    command as their child too, bash (the image's /bin/sh on Fedora-like bases) execs it
+    (nachet-backend). None for any other command."""
+    program = program_name(words[0].text) if words else ""
+    if len(words) < 3 or program not in _FORKING_SHELLS:
         return None
     flag = next((i for i, w in enumerate(words[1:], 1) if re.fullmatch(r"-\w*c", w.text)), 0)
     if not flag or flag + 1 >= len(words):
         return None
     commands = [c for c in shell_commands(words[flag + 1]) if c]
-    if len(commands) < 2 or commands[-1][0].text == "exec":
+    execs_one = program == "sh" and image_sh(root_base(image)) == "bash"
+    if not commands or (len(commands) < 2 and execs_one) or commands[-1][0].text == "exec":
         return None
     last = commands[-1]
     if server_command(last) is None or any(server_command(c) for c in commands[:-1]):

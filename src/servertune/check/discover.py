@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servertune.check.commands import is_dockerfile
+from servertune.check.compose_v1 import COMPOSE_V1, legacy_v1
 from servertune.check.envfile import env_named
 from servertune.check.heroku_nginx import is_buildpack_config
 from servertune.check.justfile import looks_like_justfile
@@ -332,6 +333,8 @@ def _claims(path: Path, text: str) -> bool:
         reader = reader_for(path, text)
     except CheckInputError:
         return False
+    if reader.kind == "compose" and legacy_v1(text):
+        return False  # named in the coverage summary by `_unread_reason`
     if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
         # By content: a top-level `services:` that maps names (render.com's is a list), or
         # compose's volumes and networks alone (an overlay given with `-f`), or `include:`s.
@@ -576,12 +579,14 @@ def _unread_kind(path: Path) -> bool:
 NAMED_LIKE_READ = "named like a kind check reads"
 _UNREAD_CONFIG = "configs of the app or of servers check does not read"
 _UNREAD_LAUNCHER = "launcher scripts that start no server check reads"
-UNREAD_REASONS = (NAMED_LIKE_READ, _UNREAD_CONFIG, _UNREAD_LAUNCHER)
+UNREAD_REASONS = (NAMED_LIKE_READ, _UNREAD_CONFIG, _UNREAD_LAUNCHER, COMPOSE_V1)
 
 
 def _unread_reason(root: Path, path: Path, text: str) -> str | None:
     """Why the skipped file `path` is worth naming, or None for a file no one would take for a
     deployment file (the app's sources and data, another tool's config, tests and docs)."""
+    if _named_for_check(path) and re.search(r"compose", path.name, re.I) and legacy_v1(text):
+        return COMPOSE_V1
     if _named_for_check(path) and not _launcher_named(path):
         return NAMED_LIKE_READ if not _unread_kind(path) else _UNREAD_CONFIG
     parts = [p.lower() for p in path.relative_to(root).parts]

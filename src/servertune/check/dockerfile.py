@@ -60,6 +60,7 @@ from servertune.check.commands import (
     server_command,
     shell_commands,
 )
+from servertune.check.heroku_images import heroku_built
 from servertune.check.model import (
     SERVERS_READ,
     AppServer,
@@ -1358,6 +1359,9 @@ def read_dockerfile(
     started = shell_form(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
+    launch_line = started or app.without_exec
+    if app.group_signalled is None and launch_line is not None:
+        app = replace(app, group_signalled=heroku_built(path, launch_line.at))
     return _stop_signal(
         replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else ""), path, text
     )

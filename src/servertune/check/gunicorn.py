@@ -689,6 +689,15 @@ def read_gunicorn_command(
     return gunicorn_app(file, values, locate)
 
 
+def _with_port(bind: str) -> str:
+    """A TCP bind with its port, as gunicorn's `util.parse_address` reads one: a host written
+    without a port (`-b 0.0.0.0`) listens on port 8000; unix sockets, `fd://` and binds with a
+    port or a variable are as written (Uninett/Argus's `-b 0.0.0.0`)."""
+    if bind.startswith(("unix:", "fd://", "/")) or ":" in bind or not bind or "$" in bind:
+        return bind
+    return f"{bind}:8000"
+
+
 def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServer:
     """The AppServer of gunicorn's settings `values`, placed by `locate`."""
 
@@ -711,7 +720,7 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
         file=file,
         workers=workers,
         threads=setting("threads", int),
-        sockets=tuple(Setting(str(b), bind_at, bind_default) for b in binds),
+        sockets=tuple(Setting(_with_port(str(b)), bind_at, bind_default) for b in binds),
         mapped_sockets=instances > 1,
         keepalive=setting("keepalive", float),
         request_timeout=setting("timeout", float),

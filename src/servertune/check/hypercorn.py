@@ -165,15 +165,18 @@ def _checked(key: str, value: Any, at: Location) -> Any:
 def address(bind: str) -> str | None:
     """A Hypercorn bind as nginx writes the address (`unix:/x.sock`, `0.0.0.0:8000`,
     `[::]:8000`); None for an inherited descriptor (`fd://3`), whose address is not written.
-    Hypercorn's own reading (`Config._create_sockets`): no port is port 8000."""
+    Hypercorn's own reading (`Config._create_sockets`: brackets dropped, `bind.rsplit(":", 1)`,
+    the port `int()` of the last part, else the whole bind is the host on port 8000): no port is
+    port 8000, and an empty host (`-b :8080`) is `socket.bind(("", 8080))`, every interface."""
     if bind.startswith("unix:"):
         return bind
     if bind.startswith("fd://"):
         return None
     plain = bind.replace("[", "").replace("]", "")
-    host, _, port = plain.rpartition(":")
-    if not host or not port.isdigit():
+    host, colon, port = plain.rpartition(":")
+    if not colon or not port.isdigit():
         host, port = plain, str(DEFAULT_PORT)
+    host = host or "0.0.0.0"
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 

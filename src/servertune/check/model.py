@@ -338,6 +338,9 @@ class AppServer:
     #: 0.0.0.0:8000"`, an exec-form item or a quoted word): the server's parser never sees
     #: the option.
     joined_options: tuple[Setting[str], ...] = ()
+    #: gunicorn's `-p`/`--pid` (its pidfile) given a bare number (`-p 8000`): written as a
+    #: port, it names the file gunicorn writes its pid to. The number as written.
+    numeric_pidfile: Setting[str] | None = None
     #: The script line that starts the server as a child of the shell (no `exec`): the shell
     #: stays the container's PID 1 and never passes SIGTERM on. None when it `exec`s.
     without_exec: Setting[str] | None = None

@@ -77,6 +77,7 @@ RULES: dict[str, Rule] = {
         launchers.exec_form_not_expanded,
         launchers.exec_form_one_string,
         launchers.option_and_value_in_one_argument,
+        launchers.pidfile_looks_like_port,
         shutdown.entrypoint_without_exec,
         shutdown.entrypoint_without_exec_unlaunched,
         shutdown.shell_form_command,

@@ -157,6 +157,7 @@ class Context:
                 str(link.balancer.at),
                 link.balancer.docs,
                 replays_idempotent=link.balancer.kind in GO_TRANSPORT_BALANCERS,
+                checks_before_reuse=link.balancer.kind == "apache",
             )
             pairs.append((balancer, idle.at, behind))
         for app in self.apps:

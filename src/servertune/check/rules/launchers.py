@@ -82,6 +82,41 @@ def option_and_value_in_one_argument(rule: Rule, c: Context) -> Iterator[Finding
             )
 
 
+_GUNICORN_PIDFILE = "https://docs.gunicorn.org/en/stable/settings.html#pidfile"
+
+
+@check_rule(
+    "pidfile-looks-like-port",
+    Severity.warning,
+    "gunicorn's `-p`/`--pid` given a bare number: it is the pidfile, not a port",
+    f"gunicorn's settings, `pidfile` (`-p FILE, --pid FILE`): {_GUNICORN_PIDFILE}; "
+    "`bind` (`-b ADDRESS`, a port written `HOST:PORT`, 8000 when left out)",
+    kind="fault",
+)
+def pidfile_looks_like_port(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        written = app.numeric_pidfile
+        if written is None:
+            continue
+        listens = ", ".join(s.value for s in app.sockets) or "its bind"
+        host = next(
+            (s.value.rpartition(":")[0] for s in app.sockets if not s.value.startswith("unix:")),
+            "0.0.0.0",
+        )
+        yield rule.finding(
+            written.at,
+            f"`-p {written.value}` is gunicorn's pidfile, not a port: gunicorn writes its pid "
+            f"to a file named {written.value} in its working directory and listens on "
+            f"{listens}"
+            + (
+                " (it works only because 8000 is gunicorn's default port)"
+                if written.value == "8000"
+                else ""
+            ),
+            f"--bind {host}:{written.value}   (and drop `-p`, or give it a pidfile path)",
+        )
+
+
 _SHELL_EXPANSION = (
     "https://www.gnu.org/software/bash/manual/html_node/Shell-Parameter-Expansion.html "
     "(${parameter:offset}: substring expansion, offset an arithmetic expression); "

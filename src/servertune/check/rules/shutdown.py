@@ -504,7 +504,25 @@ def shell_form_command(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"rollout never reaches {app.kind}: it is SIGKILLed at the end of the grace "
                 "period (10 s by default), with requests in flight"
             )
-        yield rule.finding(written.at, what, fix + _and_uwsgi_stop(app), docs=_TINI if init else "")
+        finding = rule.finding(
+            written.at, what, fix + _and_uwsgi_stop(app), docs=_TINI if init else ""
+        )
+        yield _group_signalled(app, finding)
+
+
+def _group_signalled(app: AppServer, finding: Finding) -> Finding:
+    """The warning as a note when what stops the server signals every process, not PID 1
+    alone (Heroku's dyno manager for an image heroku.yml builds): the shell in front of it
+    then keeps no signal from it, and the fix only tidies."""
+    if app.group_signalled is None:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.info,
+        message=f"{finding.message} (a note, not a warning: what stops it here is "
+        f"{app.group_signalled.value}, so {app.kind} gets SIGTERM all the same; the fix "
+        "matters wherever else the image runs)",
+    )
 
 
 #: Docker's init (`init: true`, `docker run --init`) is tini.
