@@ -205,6 +205,10 @@ class Launch:
     #: Why it is a development launch, or no launch of its own, whose faults are not judged
     #: (`servertune.check.development`); "" when it is judged.
     not_judged: str = ""
+    #: For each of `fronts`, the `include` lines that bring a pass written in a snippet into
+    #: the config nginx serves, the nearest first; () for a front its own file writes. A
+    #: snippet two sites include is two fronts at one line, one per site.
+    included_from: tuple[tuple[Location, ...], ...] = ()
 
 
 def launches(
@@ -220,13 +224,35 @@ def launches(
         if app.container is not None:
             lines[app.container.at.file] = app.container.at.line
         chain = tuple(Location(p, lines.get(p, 1)) for p in chain_files(app))
-        fronts = [link.passing.at for link in links if link.app is app]
+        fronts = [
+            (link.passing.at, link.passing.included_from) for link in links if link.app is app
+        ]
         # An Ingress's pass goes through the Service whose port reaches the pod: a step too.
-        fronts += [link.server.at for link in links if link.app is app and link.passing.annotations]
-        fronts += [link.server.at for link in balancer_links if link.app is app]
+        fronts += [
+            (link.server.at, ()) for link in links if link.app is app and link.passing.annotations
+        ]
+        fronts += [(link.server.at, ()) for link in balancer_links if link.app is app]
+        kept = _with_includes(fronts)
         aside = development_reason(app, apps) or ""
-        out.append(Launch(app, chain, tuple(dict.fromkeys(fronts)), aside))
+        fronts_at = tuple(at for at, _ in kept)
+        out.append(Launch(app, chain, fronts_at, aside, tuple(via for _, via in kept)))
     return out
+
+
+def _with_includes(
+    fronts: Sequence[tuple[Location, tuple[Location, ...]]],
+) -> list[tuple[Location, tuple[Location, ...]]]:
+    """Each front once per include chain that brings it in, in order. A chain another at the
+    same line extends is dropped: that file read on its own (a snippet, or a site that
+    nginx.conf includes) is the same pass the longer chain shows served."""
+
+    def extended(at: Location, via: tuple[Location, ...]) -> bool:
+        return any(
+            other == at and len(longer) > len(via) and longer[: len(via)] == via
+            for other, longer in fronts
+        )
+
+    return list(dict.fromkeys((at, via) for at, via in fronts if not extended(at, via)))
 
 
 def _started_by(app: AppServer) -> str:
@@ -275,8 +301,20 @@ def describe(launch: Launch) -> str:
         server += "; faults not judged" if launch.not_judged else ""
     elif launch.not_judged:
         server += f", {launch.not_judged}: faults not judged"
-    fronts = ", ".join(str(f) for f in launch.fronts) or "no front found"
-    return " -> ".join([*steps, server]) + f"; behind {fronts}"
+    fronts = ", ".join(_front_text(launch, index) for index in range(len(launch.fronts)))
+    return " -> ".join([*steps, server]) + f"; behind {fronts or 'no front found'}"
+
+
+def _included_from(launch: Launch, index: int) -> tuple[Location, ...]:
+    return launch.included_from[index] if index < len(launch.included_from) else ()
+
+
+def _front_text(launch: Launch, index: int) -> str:
+    """`snippets/x.conf:13`, or `snippets/x.conf:13 (included from sites/a.conf:40)` for a
+    pass a site brings in by `include` (nearest include first)."""
+    via = _included_from(launch, index)
+    where = f" (included from {', '.join(str(at) for at in via)})" if via else ""
+    return f"{launch.fronts[index]}{where}"
 
 
 def _config_in_chain(launch: Launch) -> str | None:
@@ -287,6 +325,17 @@ def _config_in_chain(launch: Launch) -> str | None:
         (str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG and at.file not in steps),
         None,
     )
+
+
+def _front_json(launch: Launch, index: int) -> dict[str, Any]:
+    """`{"file", "line"}`, with `included_from` (nearest include first) only for a pass a
+    site brings in by `include`: a front its own file writes reads as it always has."""
+    at = launch.fronts[index]
+    found: dict[str, Any] = {"file": str(at.file), "line": at.line}
+    via = _included_from(launch, index)
+    if via:
+        found["included_from"] = [{"file": str(by.file), "line": by.line} for by in via]
+    return found
 
 
 def launch_json(launch: Launch) -> dict[str, Any]:
@@ -303,7 +352,7 @@ def launch_json(launch: Launch) -> dict[str, Any]:
         "config": str(app.config_file.file)
         if app.config_file is not None
         else _config_in_chain(launch),
-        "fronts": [{"file": str(at.file), "line": at.line} for at in launch.fronts],
+        "fronts": [_front_json(launch, index) for index in range(len(launch.fronts))],
         "assumed_branch": {
             "file": str(app.assumed_branch[0].file),
             "line": app.assumed_branch[0].line,

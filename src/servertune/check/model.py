@@ -498,6 +498,10 @@ class PassTarget:
     #: `map`, `perl_set`) and no template's: not known here, joined only by the image that
     #: runs it (`image_fronts`).
     computed: bool = False
+    #: The `include` lines that bring it into the config read when it is written in an
+    #: included file (a snippet), the nearest first; () when the file read writes it. Not part
+    #: of its identity: the snippet read alone passes the same way.
+    included_from: tuple[Location, ...] = field(default=(), compare=False)
 
     def timeout_name(self, which: Literal["read", "send"]) -> str:
         """The read (or send) timeout as its file names it: `proxy_read_timeout`, or the

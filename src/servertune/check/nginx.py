@@ -88,6 +88,9 @@ class _Node:
     args: list[str]
     at: Location
     block: list[_Node] | None = None
+    #: The `include` lines that bring it into the file read, the nearest first (a snippet's
+    #: line included by a site included by nginx.conf: the site's line, then nginx.conf's).
+    via: tuple[Location, ...] = ()
 
 
 @dataclass
@@ -280,7 +283,7 @@ def _build(
             )
             continue
         if item["directive"] == "include" and item["args"]:
-            nodes.extend(_include(item["args"][0], at, tree, stack))
+            nodes.extend(_included_at(_include(item["args"][0], at, tree, stack), at))
             continue
         block = item.get("block")
         nodes.append(
@@ -291,6 +294,14 @@ def _build(
                 None if block is None else _build(path, tree, stack, block),
             )
         )
+    return nodes
+
+
+def _included_at(nodes: list[_Node], at: Location) -> list[_Node]:
+    """`nodes`, read from a file the `include` at `at` names, each (and each in their blocks)
+    carrying that line after the includes nearer to it."""
+    for node in _every(nodes):
+        node.via = (*node.via, at)
     return nodes
 
 
@@ -725,6 +736,7 @@ def _walk_locations(
                 where,
                 sends[0] if http else sends[1],
                 root=root,
+                included_from=node.via,
             )
             if "$" not in node.args[0]:
                 passes.append(found)
@@ -750,9 +762,9 @@ def _with_set_values(nodes: list[_Node], sets: dict[str, str]) -> list[_Node]:
     for node in nodes:
         if node.directive in ("proxy_pass", "uwsgi_pass") and node.args and "$" in node.args[0]:
             value = _address_of(_VARIABLE.sub(lambda m: _set_value(m, sets), node.args[0]))
-            node = _Node(node.directive, [value, *node.args[1:]], node.at, node.block)
+            node = replace(node, args=[value, *node.args[1:]])
         elif node.block is not None:
-            node = _Node(node.directive, node.args, node.at, _with_set_values(node.block, sets))
+            node = replace(node, block=_with_set_values(node.block, sets))
         found.append(node)
     return found
 
