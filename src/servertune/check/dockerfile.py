@@ -1588,6 +1588,10 @@ def _runit_services(
     base = None if words else RUNIT_BASE
     unknown: NotFollowed | None = None  # a service whose server is not known here
     apps: list[AppServer] = []
+    if texts and program_name(texts[0]) == "my_init" and "--skip-startup-files" not in own:
+        # my_init runs each /etc/my_init.d/* script to its end before runit: one that runs
+        # the server in the foreground is the launch (pypicloud-docker's baseimage).
+        apps += _startup_files(path, image, first, base, env, env_at)
     for folder in folders:
         for held, _ in image.held_under(folder):
             run = PurePosixPath(held)
@@ -1614,6 +1618,39 @@ def _runit_services(
     if unknown is not None:
         raise unknown
     return None
+
+
+#: Where phusion's my_init finds the startup scripts it runs, in name order, before runit.
+_MY_INIT_STARTUP = "/etc/my_init.d"
+
+
+def _startup_files(
+    path: Path,
+    image: Image,
+    first: Location,
+    base: str | None,
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+) -> list[AppServer]:
+    """The servers the image's `/etc/my_init.d/*` scripts start (a script whose server is not
+    known here, or that starts none, is the image's other work)."""
+    apps: list[AppServer] = []
+    for held, _ in image.held_under(_MY_INIT_STARTUP):
+        if PurePosixPath(held).parent != PurePosixPath(_MY_INIT_STARTUP):
+            continue  # my_init runs the folder's own files, never a deeper one
+        try:
+            app = run_words(path, [Word(held, first)], env, env_at, find_config=image.find)
+        except (NotFollowed, NothingToCheck):
+            continue
+        if app is not None:
+            # At stop my_init sends SIGTERM to every process (its kill_all_processes), so the
+            # server gets it though the script's shell does not `exec` it.
+            signalled = Setting("my_init", first)
+            launched = (first, *app.launched_by)
+            apps.append(
+                replace(app, launched_by=launched, started_by_base=base, group_signalled=signalled)
+            )
+    return apps
 
 
 def _installs_runit(image: Image) -> bool:
