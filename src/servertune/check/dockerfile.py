@@ -630,11 +630,17 @@ def _locate(
             continue
         if stage is not None:
             inner = PurePosixPath(source if source.startswith("/") else "/" + source)
+            # `COPY --from=builder /install/uwsgi.ini .`: a file into a folder keeps its name,
+            # so the stage's own file is SRC itself (atst); else SRC is a folder.
+            inners = [inner] if is_dir_dest and str(relative) == inner.name else []
             if str(relative) != ".":
-                inner = inner / relative
-            found = _locate(path, context, stage.copies, stage.heredocs, inner, depth + 1)
-            if found is not None:
-                return found
+                inners.append(inner / relative)
+            else:
+                inners.append(inner)
+            for one in inners:
+                found = _locate(path, context, stage.copies, stage.heredocs, one, depth + 1)
+                if found is not None:
+                    return found
             continue
         for local in _sources(context, source, copied_at):
             if str(relative) == ".":
@@ -648,6 +654,11 @@ def _locate(
             if candidate is None or resolve.admit(candidate, source, copied_at, "COPY") is None:
                 continue
             candidate = Path(os.path.normpath(candidate))  # `docker/../run.sh`: `run.sh`
+            if candidate.is_symlink():
+                # COPY copies what the link names: read under the file's own name, so the
+                # walk's reading of it is the same file, its fronts joined once (atst).
+                real = resolve.real_path(candidate.absolute())
+                candidate = resolve.tree_form(real, path)
             if candidate.is_file():
                 return ConfigFile(read_text(candidate), candidate, 1)
     return None
