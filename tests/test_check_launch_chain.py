@@ -1006,3 +1006,25 @@ def test_copied_symlink_is_read_as_the_file_it_names(tmp_path: Path) -> None:
     ((files, fronts, _),) = chains(tmp_path)
     assert files == ["Dockerfile", "deploy/azure/uwsgi.ini"]
     assert fronts == ["deploy/docker/nginx.conf"]
+
+
+def test_relative_config_under_an_unknown_base_workdir_is_under_the_whole_copy(
+    tmp_path: Path,
+) -> None:
+    """`FROM base-web` (an image built elsewhere, its WORKDIR not known here), `COPY . /app`
+    and `CMD uwsgi --ini api.ini`: the relative ini is taken as under the one copy of the
+    whole build context, the context's api.ini, never "not in the build context". Seen in
+    ministryofjustice/money-to-prisoners-api."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM base-web\nCOPY ./requirements requirements\nCOPY . /app\n"
+            "CMD venv/bin/python manage.py migrate && venv/bin/uwsgi --ini api.ini\n",
+            "requirements/base.txt": "django\n",
+            "api.ini": "[uwsgi]\nmodule = app\nprocesses = 2\nhttp-socket = :8080\n",
+        },
+    )
+    assert not not_found(check_folder(tmp_path))
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "api.ini"]
+    assert launch.app.workers.value == 2

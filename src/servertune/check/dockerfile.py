@@ -341,7 +341,7 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        found = self._under_base_workdir(wanted) or next(
+        found = self._under_base_workdir(wanted) or self._under_whole_copy(wanted) or next(
             # (`RUN cp /usr/local/lib/python3.12/site-packages/bugsink/x.conf.py /app/`: the
             # copy's source, where the link leads.)
             filter(None, map(self._installed_from_context, [wanted, *map(str, resolved)])),
@@ -400,6 +400,27 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, tail)
                 if found is not None:
                     return found
+        return None
+
+    def _under_whole_copy(self, wanted: str) -> ConfigFile | None:
+        """`FROM base-web`, `COPY . /app`, `CMD uwsgi --ini api.ini`: with the WORKDIR the
+        base image's (not known here) and the one copy of the whole build context, a
+        relative name is taken as under that copy's destination, where such images run
+        (money-to-prisoners-api), rather than said not in the build context."""
+        if self.workdir_known or self.base is not None or wanted.startswith("/"):
+            return None
+        whole = [
+            dest
+            for source, dest, _, stage, _ in self.copies
+            if stage is None and source in (".", "./") and dest.startswith("/")
+        ]
+        if len(whole) != 1:
+            return None
+        target = PurePosixPath(posixpath.normpath(PurePosixPath(whole[0]) / wanted))
+        for context in self._context_folders:
+            found = _locate(self.path, context, list(self.copies), self.heredocs, target)
+            if found is not None:
+                return found
         return None
 
     def held_under(self, folder: str) -> list[tuple[str, Path]]:
