@@ -341,11 +341,15 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        found = self._under_base_workdir(wanted) or self._under_whole_copy(wanted) or next(
-            # (`RUN cp /usr/local/lib/python3.12/site-packages/bugsink/x.conf.py /app/`: the
-            # copy's source, where the link leads.)
-            filter(None, map(self._installed_from_context, [wanted, *map(str, resolved)])),
-            None,
+        found = (
+            self._under_base_workdir(wanted)
+            or self._under_whole_copy(wanted)
+            or next(
+                # (`RUN cp /usr/local/lib/python3.12/site-packages/bugsink/x.conf.py /app/`: the
+                # copy's source, where the link leads.)
+                filter(None, map(self._installed_from_context, [wanted, *map(str, resolved)])),
+                None,
+            )
         )
         if found is None and self.base is not None:
             # Not copied by this Dockerfile: the image it is built FROM may hold it.
