@@ -959,3 +959,72 @@ def test_a_server_stage_below_an_idle_last_stage_is_a_launch(tmp_path: Path) -> 
     ]
     chosen = [n for n in result.notes if n.kind == "server-chosen"]
     assert [(n.at.line, "--target base" in n.message) for n in chosen] == [(7, True)]
+
+
+def test_file_copied_from_a_stage_into_a_folder_is_that_stages_context_file(
+    tmp_path: Path,
+) -> None:
+    """`COPY --from=builder /install/deploy/uwsgi.ini .` puts the builder's file into WORKDIR
+    under its own name; the builder got it from the build context by `COPY . .` under
+    `WORKDIR /install`, so the CMD's `--ini uwsgi.ini` is deploy/uwsgi.ini, read and joined to
+    the nginx that passes to it, never config-not-found. Seen in dod-ccpo/atst."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12 AS builder\nWORKDIR /install\nCOPY . .\n"
+            "RUN pip install .\n\nFROM python:3.12-slim\nWORKDIR /app\n"
+            "COPY --from=builder /install/deploy/uwsgi.ini .\n"
+            'CMD ["uwsgi", "--ini", "uwsgi.ini"]\n',
+            "deploy/uwsgi.ini": "[uwsgi]\nmodule = app\nprocesses = 4\nsocket = :8000\n",
+            "deploy/nginx.conf": "server {\n  listen 80;\n  location / {\n"
+            "    include uwsgi_params;\n    uwsgi_pass 127.0.0.1:8000;\n  }\n}\n",
+        },
+    )
+    assert not not_found(check_folder(tmp_path))
+    ((files, fronts, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "deploy/uwsgi.ini"]
+    assert fronts == ["deploy/nginx.conf"]
+    assert launch.app.workers.value == 4
+
+
+def test_copied_symlink_is_read_as_the_file_it_names(tmp_path: Path) -> None:
+    """A COPY'd `uwsgi.ini` that is a symlink to deploy/azure/uwsgi.ini is that file: the
+    launch's config is deploy/azure/uwsgi.ini, joined to its front once, not a second
+    'uwsgi.ini' launch beside the walk's own reading of it. Seen in dod-ccpo/atst."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . .\n"
+            'CMD ["uwsgi", "--ini", "uwsgi.ini"]\n',
+            "deploy/azure/uwsgi.ini": "[uwsgi]\nmodule = app\nprocesses = 4\n"
+            "socket = /run/u.sock\n",
+            "deploy/docker/nginx.conf": "server {\n  listen 80;\n  location / {\n"
+            "    uwsgi_pass unix:///run/u.sock;\n  }\n}\n",
+        },
+    )
+    (tmp_path / "uwsgi.ini").symlink_to("deploy/azure/uwsgi.ini")
+    ((files, fronts, _),) = chains(tmp_path)
+    assert files == ["Dockerfile", "deploy/azure/uwsgi.ini"]
+    assert fronts == ["deploy/docker/nginx.conf"]
+
+
+def test_relative_config_under_an_unknown_base_workdir_is_under_the_whole_copy(
+    tmp_path: Path,
+) -> None:
+    """`FROM base-web` (an image built elsewhere, its WORKDIR not known here), `COPY . /app`
+    and `CMD uwsgi --ini api.ini`: the relative ini is taken as under the one copy of the
+    whole build context, the context's api.ini, never "not in the build context". Seen in
+    ministryofjustice/money-to-prisoners-api."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM base-web\nCOPY ./requirements requirements\nCOPY . /app\n"
+            "CMD venv/bin/python manage.py migrate && venv/bin/uwsgi --ini api.ini\n",
+            "requirements/base.txt": "django\n",
+            "api.ini": "[uwsgi]\nmodule = app\nprocesses = 2\nhttp-socket = :8080\n",
+        },
+    )
+    assert not not_found(check_folder(tmp_path))
+    ((files, _, launch),) = chains(tmp_path)
+    assert files == ["Dockerfile", "api.ini"]
+    assert launch.app.workers.value == 2

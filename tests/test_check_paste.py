@@ -173,3 +173,25 @@ def test_pserve_file_is_a_launch_of_the_server_its_section_names(tmp_path: Path)
     assert [s.value for s in waitress.sockets] == ["0.0.0.0:7000"]
     assert waitress.reloads is not None
     assert waitress.reloads.value
+
+
+def test_pserve_file_named_by_an_image_env_variable_is_found(tmp_path: Path) -> None:
+    """`pserve "$CONF/app.ini"` in a shell-form CMD expands the image's `ENV` as `sh` does
+    before looking for the file, as `uwsgi --ini $C` and `gunicorn -c $C` already did, so the
+    ini a `COPY app.ini $CONF/app.ini` put there is the launch's config, never "$CONF/app.ini
+    is not among the files read". Seen in Magpie (`ENV MAGPIE_CONFIG_DIR=...`)."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nENV APP_DIR=/opt/app\n"
+            "ENV CONF=$APP_DIR/config\nCOPY config/app.ini $CONF/app.ini\n"
+            'CMD crond -c /etc/cron && pserve "$CONF/app.ini"\n',
+            "config/app.ini": GUNICORN_SERVER.replace("%(http_keepalive)s", "5").replace(
+                "config = gunicorn.conf.py\n", ""
+            ),
+        },
+    )
+    result = check_folder(tmp_path)
+    assert sorted(chains(result, tmp_path)) == [
+        (["Dockerfile:5", "config/app.ini:7"], "gunicorn", 3)
+    ]

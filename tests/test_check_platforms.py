@@ -225,6 +225,26 @@ def test_heroku_yml_beside_app_json_is_one_launch_run_by_a_shell(tmp_path: Path)
     assert (app.workers.value, app.sockets) == (3, ())
 
 
+def test_heroku_yml_long_form_builds_its_target_stage(tmp_path: Path) -> None:
+    """heroku.yml's long form `web: {dockerfile: X, target: STAGE}` builds that stage, as
+    compose's `build.target` does: its CMD is the launch, not the last stage's (a `dev`
+    stage with no CMD). Seen in wagtail.org (stages `backend` -> `prod`, `backend` -> `dev`)."""
+    write(
+        tmp_path,
+        {
+            "heroku.yml": "build:\n  docker:\n    web:\n      dockerfile: Dockerfile\n"
+            "      target: prod\n",
+            "Dockerfile": "FROM python:3.12 AS backend\nWORKDIR /app\nCOPY . /app\n"
+            "FROM backend AS prod\nCMD gunicorn --workers 3 shop.wsgi\n"
+            "FROM backend AS dev\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    app = on_platform(result, "heroku")
+    assert (app.kind, app.workers.value) == ("gunicorn", 3)
+
+
 def test_image_the_platform_builds_not_here_is_said_not_followed(tmp_path: Path) -> None:
     """A fly.toml kept in a sub-folder builds `Dockerfile` beside it by default: when that
     file is not here, the launch is "not followed", never "starts no server"."""

@@ -71,3 +71,28 @@ def test_my_init_skipping_runit_starts_no_service(tmp_path: Path) -> None:
     result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
     (launch,) = launches(result.apps, result.links, result.balancer_links)
     assert launch.chain[0].file.name == "run"
+
+
+def test_my_init_startup_script_that_runs_a_server_is_the_launch(tmp_path: Path) -> None:
+    """phusion's `my_init` runs each `/etc/my_init.d/*` script, in name order and to its end,
+    before runit: a startup script that runs uWSGI in the foreground (behind phusion's
+    `/sbin/setuser USER`) is the image's launch, Dockerfile -> script -> ini, never "runs
+    /sbin/my_init, which starts no server". Seen in pypicloud-docker's py3-baseimage."""
+    _write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM phusion/baseimage:focal-1.1.0\n"
+            "ADD app-uwsgi.sh /etc/my_init.d/app-uwsgi.sh\nADD app.ini /etc/app/app.ini\n"
+            'ENV UWSGI_USER app\nCMD ["/sbin/my_init"]\n',
+            "app-uwsgi.sh": '#!/bin/sh\nif [ "$UWSGI_USER" = "root" ]; then\n'
+            "  uwsgi --ini /etc/app/app.ini\nelse\n"
+            '  /sbin/setuser "$UWSGI_USER" uwsgi --ini /etc/app/app.ini\nfi\n',
+            "app.ini": "[uwsgi]\nmodule = app\nprocesses = 3\nhttp-socket = :8080\n",
+        },
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    started = launches(result.apps, result.links, result.balancer_links)
+    chains = [[at.file.relative_to(tmp_path).as_posix() for at in x.chain] for x in started]
+    assert ["Dockerfile", "app-uwsgi.sh", "app.ini"] in chains
+    assert not [n for n in result.notes if n.at.file.name == "Dockerfile"]

@@ -90,6 +90,8 @@ WRAPPERS: dict[str, int] = {
     "dumb-init": 0,
     "catatonit": 0,
     "gosu": 1,
+    # phusion/baseimage's `/sbin/setuser USER cmd`.
+    "setuser": 1,
     "su-exec": 1,
     "setpriv": 0,
     "ddtrace-run": 0,

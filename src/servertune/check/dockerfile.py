@@ -342,11 +342,15 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, target)
                 if found is not None:
                     return found
-        found = self._under_base_workdir(wanted) or next(
-            # (`RUN cp /usr/local/lib/python3.12/site-packages/bugsink/x.conf.py /app/`: the
-            # copy's source, where the link leads.)
-            filter(None, map(self._installed_from_context, [wanted, *map(str, resolved)])),
-            None,
+        found = (
+            self._under_base_workdir(wanted)
+            or self._under_whole_copy(wanted)
+            or next(
+                # (`RUN cp /usr/local/lib/python3.12/site-packages/bugsink/x.conf.py /app/`: the
+                # copy's source, where the link leads.)
+                filter(None, map(self._installed_from_context, [wanted, *map(str, resolved)])),
+                None,
+            )
         )
         if found is None and self.base is not None:
             # Not copied by this Dockerfile: the image it is built FROM may hold it.
@@ -401,6 +405,27 @@ class Image:
                 found = _locate(self.path, context, list(self.copies), self.heredocs, tail)
                 if found is not None:
                     return found
+        return None
+
+    def _under_whole_copy(self, wanted: str) -> ConfigFile | None:
+        """`FROM base-web`, `COPY . /app`, `CMD uwsgi --ini api.ini`: with the WORKDIR the
+        base image's (not known here) and the one copy of the whole build context, a
+        relative name is taken as under that copy's destination, where such images run
+        (money-to-prisoners-api), rather than said not in the build context."""
+        if self.workdir_known or self.base is not None or wanted.startswith("/"):
+            return None
+        whole = [
+            dest
+            for source, dest, _, stage, _ in self.copies
+            if stage is None and source in (".", "./") and dest.startswith("/")
+        ]
+        if len(whole) != 1:
+            return None
+        target = PurePosixPath(posixpath.normpath(PurePosixPath(whole[0]) / wanted))
+        for context in self._context_folders:
+            found = _locate(self.path, context, list(self.copies), self.heredocs, target)
+            if found is not None:
+                return found
         return None
 
     def held_under(self, folder: str) -> list[tuple[str, Path]]:
@@ -631,11 +656,17 @@ def _locate(
             continue
         if stage is not None:
             inner = PurePosixPath(source if source.startswith("/") else "/" + source)
+            # `COPY --from=builder /install/uwsgi.ini .`: a file into a folder keeps its name,
+            # so the stage's own file is SRC itself (atst); else SRC is a folder.
+            inners = [inner] if is_dir_dest and str(relative) == inner.name else []
             if str(relative) != ".":
-                inner = inner / relative
-            found = _locate(path, context, stage.copies, stage.heredocs, inner, depth + 1)
-            if found is not None:
-                return found
+                inners.append(inner / relative)
+            else:
+                inners.append(inner)
+            for one in inners:
+                found = _locate(path, context, stage.copies, stage.heredocs, one, depth + 1)
+                if found is not None:
+                    return found
             continue
         for local in _sources(context, source, copied_at):
             if str(relative) == ".":
@@ -649,6 +680,11 @@ def _locate(
             if candidate is None or resolve.admit(candidate, source, copied_at, "COPY") is None:
                 continue
             candidate = Path(os.path.normpath(candidate))  # `docker/../run.sh`: `run.sh`
+            if candidate.is_symlink():
+                # COPY copies what the link names: read under the file's own name, so the
+                # walk's reading of it is the same file, its fronts joined once (atst).
+                real = resolve.real_path(candidate.absolute())
+                candidate = resolve.tree_form(real, path)
             if candidate.is_file():
                 return ConfigFile(read_text(candidate), candidate, 1)
     return None
@@ -1592,6 +1628,10 @@ def _runit_services(
     base = None if words else RUNIT_BASE
     unknown: NotFollowed | None = None  # a service whose server is not known here
     apps: list[AppServer] = []
+    if texts and program_name(texts[0]) == "my_init" and "--skip-startup-files" not in own:
+        # my_init runs each /etc/my_init.d/* script to its end before runit: one that runs
+        # the server in the foreground is the launch (pypicloud-docker's baseimage).
+        apps += _startup_files(path, image, first, base, env, env_at)
     for folder in folders:
         for held, _ in image.held_under(folder):
             run = PurePosixPath(held)
@@ -1618,6 +1658,39 @@ def _runit_services(
     if unknown is not None:
         raise unknown
     return None
+
+
+#: Where phusion's my_init finds the startup scripts it runs, in name order, before runit.
+_MY_INIT_STARTUP = "/etc/my_init.d"
+
+
+def _startup_files(
+    path: Path,
+    image: Image,
+    first: Location,
+    base: str | None,
+    env: Mapping[str, str],
+    env_at: Mapping[str, Location],
+) -> list[AppServer]:
+    """The servers the image's `/etc/my_init.d/*` scripts start (a script whose server is not
+    known here, or that starts none, is the image's other work)."""
+    apps: list[AppServer] = []
+    for held, _ in image.held_under(_MY_INIT_STARTUP):
+        if PurePosixPath(held).parent != PurePosixPath(_MY_INIT_STARTUP):
+            continue  # my_init runs the folder's own files, never a deeper one
+        try:
+            app = run_words(path, [Word(held, first)], env, env_at, find_config=image.find)
+        except (NotFollowed, NothingToCheck):
+            continue
+        if app is not None:
+            # At stop my_init sends SIGTERM to every process (its kill_all_processes), so the
+            # server gets it though the script's shell does not `exec` it.
+            signalled = Setting("my_init", first)
+            launched = (first, *app.launched_by)
+            apps.append(
+                replace(app, launched_by=launched, started_by_base=base, group_signalled=signalled)
+            )
+    return apps
 
 
 def _installs_runit(image: Image) -> bool:

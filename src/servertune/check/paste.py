@@ -36,6 +36,7 @@ from servertune.check.commands import (
     FindConfig,
     Word,
     beside,
+    expand_known,
     program_name,
     read_command,
     server_command,
@@ -206,6 +207,10 @@ def pserve_served(
         return None
     # `production.ini#main` names the app section: the server section is `main` either way.
     wanted = uri.text.split("#", 1)[0].removeprefix("config:")
+    if "$" in wanted and env:
+        # `pserve "$CONF/app.ini"`: the shell expands the image's ENV first, as it does for
+        # `uwsgi --ini $C` (Magpie); a name only the running container knows stays as written.
+        wanted = expand_known(wanted, env)
     config = find_config(wanted, uri.at)
     if config is None:
         return None

@@ -583,11 +583,19 @@ def _heroku_web(
     if command is not None:
         words = [_text(n) or "" for n in command.list()] or [_text(command) or ""]
         cmd = Word(" ".join(map(shlex.quote, words)) if len(words) > 1 else words[0], command.at)
+    target: str | None = None
+    if dockerfile_node is not None and dockerfile_node.get("dockerfile") is not None:
+        # The long form `web: {dockerfile: X, target: STAGE}` builds that stage (as compose's
+        # `build.target` does), not the Dockerfile's last one.
+        target = _text(dockerfile_node.get("target")) or None
+        dockerfile_node = dockerfile_node.get("dockerfile")
     dockerfile_name = _text(dockerfile_node) if dockerfile_node is not None else None
     if dockerfile_name:
         dockerfile = path.parent / dockerfile_name
         # A `run` string is run by `/bin/sh -c` (a list is the exec form).
-        return _image(path, dockerfile, path.parent, cmd, env, env_at, shell=run_by_shell)
+        return _image(
+            path, dockerfile, path.parent, cmd, env, env_at, target=target, shell=run_by_shell
+        )
     if cmd is not None and cmd.text:
         return _command(path, cmd, path.parent, env, env_at, follow)
     return _procfile_web(path, path.parent, env, follow, env_at)
