@@ -300,3 +300,42 @@ def test_heroku_signals_every_process_of_the_dyno(tmp_path: Path) -> None:
     result = check_folder(tmp_path)
     assert len(result.apps) == 1
     assert not [f for f in result.findings if f.rule.startswith("entrypoint")]
+
+
+def test_app_engine_service_files_under_any_name_start_their_entrypoint(tmp_path: Path) -> None:
+    """A YAML file whose top level has App Engine's `runtime:` and `entrypoint:` is a service
+    file whatever its name (`api.yaml` beside `app.yaml`, as The Blue Alliance's `src/*.yaml`
+    and boxtribute's `app-api.yaml`): each entrypoint is a launch run in the file's folder
+    (its `gunicorn.conf.py` loaded), with PORT 8080, `env_variables` and `instance_class`'s
+    memory; `dispatch.yaml` and `cron.yaml` start nothing and are no launch."""
+    write(
+        tmp_path,
+        {
+            "src/app.yaml": "runtime: python312\nentrypoint: gunicorn -b :$PORT main:app\n",
+            "src/api.yaml": "service: api\nruntime: python312\ninstance_class: F2\n"
+            "entrypoint: gunicorn -b :$PORT --threads $THREADS api.main:app\n"
+            "env_variables:\n  THREADS: '8'\nhandlers:\n  - url: .*\n    script: auto\n",
+            "src/gunicorn.conf.py": "workers = 2\n",
+            "src/dispatch.yaml": "dispatch:\n  - url: '*/api/*'\n    service: api\n",
+            "src/cron.yaml": "cron:\n  - description: nightly\n    url: /tasks/n\n"
+            "    schedule: every 24 hours\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    apps = {
+        a.container.name: a
+        for a in result.apps
+        if a.container is not None and a.container.platform == "appengine"
+    }
+    assert sorted(apps) == ["api", "default"]
+    for app in apps.values():
+        assert app.config_file is not None
+        assert app.config_file.file.name == "gunicorn.conf.py"
+        assert [s.value for s in app.sockets] == [":8080"]
+        assert app.workers.value == 2
+    assert apps["api"].threads.value == 8
+    box = apps["api"].container
+    assert box is not None
+    assert box.memory_limit_mb is not None
+    assert box.memory_limit_mb.value == 768

@@ -555,7 +555,7 @@ _UNREAD_SERVERS = ("hypercorn", "daphne", "waitress")
 def _unread_kind(path: Path) -> bool:
     """A deployment file of a kind no reader reads, worth naming when the walk skips it: an
     unread server's config, an application platform's spec (DigitalOcean App Platform's
-    `.do/app.yaml`, App Engine's `app.yaml`) or a Helm chart's values (`values*.yaml` beside
+    `.do/app.yaml`, an App Engine `app.yaml` with no `entrypoint:`) or a Helm chart's values (`values*.yaml` beside
     the chart's `templates/` or `Chart.yaml`)."""
     name = path.name.lower()
     if any(server in name for server in _UNREAD_SERVERS):

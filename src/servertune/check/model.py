@@ -183,9 +183,9 @@ class Container:
 
     name: str
     at: Location
-    platform: Literal["kubernetes", "compose", "fly", "render", "heroku", "cloudfoundry"] = (
-        "kubernetes"
-    )
+    platform: Literal[
+        "kubernetes", "compose", "fly", "render", "heroku", "cloudfoundry", "appengine"
+    ] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None
     memory_limit_mb: Setting[float] | None = None

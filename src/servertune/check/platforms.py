@@ -29,6 +29,14 @@ default, and a fix is spelled in the platform file's words:
   (https://docs.cloudfoundry.org/devguide/deploy-apps/environment-variable.html#PORT);
   `instances`; `memory`. CF sends SIGTERM and SIGKILL `CLOUDFOUNDRY_STOP_GRACE_S` later,
   which no manifest sets.
+* A Google App Engine service file, whatever its name (`gcloud app deploy src/api.yaml` takes
+  any: https://cloud.google.com/appengine/docs/standard/reference/app-yaml): a top-level
+  `runtime:` with an `entrypoint:`, the command App Engine runs in the file's folder with PORT
+  set, 8080 (https://cloud.google.com/appengine/docs/standard/python3/runtime#application_startup,
+  https://cloud.google.com/appengine/docs/standard/python3/runtime#environment_variables);
+  `env_variables`; `instance_class`'s memory
+  (https://cloud.google.com/appengine/docs/standard#instance_classes). Its routing, cron, index
+  and queue files (`dispatch.yaml`, ...) have no `runtime:` and start nothing.
 
 What the platform gives at run time only (a `${VAR}` it fills, the router's port) is left to
 the server's own reading: an unresolved value is a coverage note, never a refusal.
@@ -78,7 +86,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CLOUDFOUNDRY_STOP_GRACE_S", "looks_like_platform", "read_platform"]
 
-Platform = Literal["fly", "render", "heroku", "cloudfoundry"]
+Platform = Literal["fly", "render", "heroku", "cloudfoundry", "appengine"]
 
 #: Fly.io: `kill_timeout` 5 s and `kill_signal` SIGINT when fly.toml sets none.
 FLY_KILL_TIMEOUT_S = 5.0
@@ -112,6 +120,9 @@ _WORDS: dict[Platform, PlatformWords] = {
     ),
     "heroku": PlatformWords("Heroku", cpu_name="formation size", memory_name="formation size"),
     "cloudfoundry": PlatformWords("Cloud Foundry", memory_name="memory"),
+    "appengine": PlatformWords(
+        "App Engine", cpu_name="instance_class", memory_name="instance_class"
+    ),
 }
 
 _FLY_NAME = re.compile(r"\A(fly|.+\.fly|fly[.-].+)\.toml\Z", re.I)
@@ -121,12 +132,30 @@ _FLY_CONTENT = re.compile(
     re.M,
 )
 _CF_CONTENT = re.compile(r"^applications:[ \t]*(#.*)?\n(?:[ \t]*(#.*)?\n)*[ \t]*-[ \t]", re.M)
+#: App Engine: a service file's top level names its runtime and the command that starts it.
+_GAE_RUNTIME = re.compile(r"^runtime:[ \t]*\S", re.M)
+_GAE_ENTRYPOINT = re.compile(r"^entrypoint:[ \t]*\S", re.M)
+#: App Engine: the port the instance's server listens on, in PORT.
+APPENGINE_PORT = "8080"
+#: App Engine standard: each instance class's memory in MB.
+_GAE_MEMORY_MB = {
+    "F1": 384.0,
+    "F2": 768.0,
+    "F4": 1536.0,
+    "F4_1G": 3072.0,
+    "B1": 384.0,
+    "B2": 768.0,
+    "B4": 1536.0,
+    "B4_1G": 3072.0,
+    "B8": 3072.0,
+}
 _APP_JSON_KEYS = ("formation", "scripts", "env", "buildpacks", "stack", "addons", "image")
 
 
 def looks_like_platform(path: Path, text: str) -> bool:
     """fly.toml (and `fly.<env>.toml`); render.yaml; app.json and heroku.yml; a YAML file whose
-    top level is Cloud Foundry's `applications:` list (and no Kubernetes `apiVersion:`)."""
+    top level is Cloud Foundry's `applications:` list, or an App Engine service's `runtime:`
+    and `entrypoint:` (and no Kubernetes `apiVersion:` or compose `services:`)."""
     name = path.name.lower()
     if _FLY_NAME.match(name):
         return bool(_FLY_CONTENT.search(text)) or bool(re.search(r"^app\s*=", text, re.M))
@@ -137,8 +166,14 @@ def looks_like_platform(path: Path, text: str) -> bool:
     if name in ("heroku.yml", "heroku.yaml"):
         return bool(re.search(r"^(build|run|setup):", text, re.M))
     if path.suffix.lower() in (".yml", ".yaml"):
-        return bool(_CF_CONTENT.search(text)) and not re.search(r"^apiVersion:", text, re.M)
+        if re.search(r"^(apiVersion|services):", text, re.M):
+            return False
+        return bool(_CF_CONTENT.search(text)) or _appengine_service(text)
     return False
+
+
+def _appengine_service(text: str) -> bool:
+    return bool(_GAE_RUNTIME.search(text)) and bool(_GAE_ENTRYPOINT.search(text))
 
 
 def read_platform(
@@ -154,6 +189,8 @@ def read_platform(
         apps = _app_json(path, text, env, follow)
     elif name in ("heroku.yml", "heroku.yaml"):
         apps = _heroku_yml(path, text, env, follow)
+    elif not _CF_CONTENT.search(text) and _appengine_service(text):
+        apps = _appengine(path, text, env, follow)
     else:
         apps = _cloudfoundry(path, text, env, follow)
     if not apps:
@@ -658,6 +695,37 @@ def _cloudfoundry(
             )
         )
     return tuple(apps)
+
+
+# --- Google App Engine ---------------------------------------------------------------------
+
+
+def _appengine(
+    path: Path, text: str, env: Mapping[str, str] | None, follow: FollowWords | None
+) -> tuple[AppServer, ...]:
+    """The server a service file's `entrypoint` starts, run in the file's folder with PORT
+    set and its `env_variables`, in an instance of its `instance_class`."""
+    root = _yaml_root(path, text)
+    entrypoint = root.get("entrypoint")
+    if entrypoint is None or not _text(entrypoint):
+        return ()
+    environment: dict[str, str] = {}
+    env_at: dict[str, Location] = {}
+    variables = root.get("env_variables")
+    for key, value in variables.items() if variables is not None else []:
+        if value.text() is not None:
+            environment[key] = value.text() or ""
+            env_at[key] = value.at
+    environment = {"PORT": APPENGINE_PORT, **environment, **(env or {})}
+    command = Word(_text(entrypoint) or "", entrypoint.at)
+    found = _command(path, command, path.parent, environment, env_at, follow)
+    if found is None:
+        return ()
+    instance = root.get("instance_class")
+    megabytes = _GAE_MEMORY_MB.get((_text(instance) or "").upper())
+    memory_mb = Setting(megabytes, instance.at) if instance and megabytes is not None else None
+    name = _text(root.get("service")) or _text(root.get("module")) or "default"
+    return (_in_container(found, "appengine", name, root.at, memory_mb=memory_mb),)
 
 
 # --- reading the files ----------------------------------------------------------------------

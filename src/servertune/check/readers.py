@@ -571,7 +571,7 @@ READERS: Sequence[Reader] = (
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),
     Reader(
         "platform",
-        "a platform file (fly.toml, render.yaml, app.json, manifest.yml)",
+        "a platform file (fly.toml, render.yaml, app.json, manifest.yml, App Engine app.yaml)",
         _is_platform,
         _platform,
     ),
