@@ -166,14 +166,20 @@ def looks_like_platform(path: Path, text: str) -> bool:
     if name in ("heroku.yml", "heroku.yaml"):
         return bool(re.search(r"^(build|run|setup):", text, re.M))
     if path.suffix.lower() in (".yml", ".yaml"):
-        if re.search(r"^(apiVersion|services):", text, re.M):
+        if re.search(r"^apiVersion:", text, re.M):
             return False
         return bool(_CF_CONTENT.search(text)) or _appengine_service(text)
     return False
 
 
 def _appengine_service(text: str) -> bool:
-    return bool(_GAE_RUNTIME.search(text)) and bool(_GAE_ENTRYPOINT.search(text))
+    """A service file's top-level `runtime:` and `entrypoint:` (a compose file's `services:`
+    is not one)."""
+    return (
+        bool(_GAE_RUNTIME.search(text))
+        and bool(_GAE_ENTRYPOINT.search(text))
+        and not re.search(r"^services:", text, re.M)
+    )
 
 
 def read_platform(
