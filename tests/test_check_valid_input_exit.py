@@ -24,7 +24,7 @@ def check_folder(root: Path) -> CheckResult:
 def test_cloud_foundry_manifest_variables_are_unknown_values(tmp_path: Path) -> None:
     """A Cloud Foundry manifest's `((name))` values are `cf push --vars-file` variables
     (https://docs.cloudfoundry.org/devguide/deploy-apps/manifest-attributes.html): the app is
-    still read, with its instance count unknown rather than a usage error (seen in GSA's
+    still read, with its instance count an unresolved value rather than a usage error (seen in GSA's
     catalog.data.gov: `instances: ((web-instances))`, `memory: ((memory_quota))`)."""
     root = write(
         tmp_path,
@@ -48,6 +48,10 @@ def test_cloud_foundry_manifest_variables_are_unknown_values(tmp_path: Path) -> 
     assert app.container is not None
     assert app.container.platform == "cloudfoundry"
     assert app.container.replicas is None
+    assert any(
+        n.kind == "unresolved-variable" and n.at.line == 3 and "((web-instances))" in n.message
+        for n in result.notes
+    )
 
 
 def test_nginx_time_a_start_script_fills_is_a_note(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ from servertune.check.model import (
     NothingToCheck,
     PlatformWords,
     Setting,
+    note,
 )
 from servertune.check.source import read_text
 
@@ -612,7 +613,15 @@ _CF_VARIABLE = re.compile(r"\(\([^()\s]+\)\)")
 def _cf_instances(count: _Node) -> Setting[int] | None:
     """The app's instance count; None when unknown (absent, or a `((variable))`)."""
     text = count.text()
-    if text is None or _CF_VARIABLE.search(text):
+    if text is None:
+        return None
+    if _CF_VARIABLE.search(text):
+        note(
+            "unresolved-variable",
+            count.at,
+            f"instances {text}: a Cloud Foundry manifest variable (`cf push --vars-file`), "
+            "known only when the app is pushed; read without it",
+        )
         return None
     return Setting(int(count.number("instances") or 1), count.at)
 
