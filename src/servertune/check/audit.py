@@ -34,6 +34,7 @@ from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.installer_seds import installed_fills
 from servertune.check.model import (
+    IGNORED_BY_PLATFORM,
     AppServer,
     CheckInputError,
     Finding,
@@ -350,6 +351,7 @@ def check_files(
         cores_named=cores_named,
         walked=bool(discovered),
         uvloop_declared=uvloop_declarations(paths, root),
+        ignored=_ignored(notes),
     )
     files = (
         [b.file for b in reading.balancers]
@@ -733,6 +735,13 @@ def _read_for_cores(
                 else f"this machine ({machine.cores_source})"
             )
     return reading, errors, notes, machine, where
+
+
+def _ignored(notes: list[Note]) -> tuple[Note, ...]:
+    """The `IGNORED_BY_PLATFORM` notes, each once, taken out of `notes`: a rule's findings."""
+    found = tuple(dict.fromkeys(n for n in notes if n.kind == IGNORED_BY_PLATFORM))
+    notes[:] = [n for n in notes if n.kind != IGNORED_BY_PLATFORM]
+    return found
 
 
 def _known(findings: Sequence[Finding], discovered: Sequence[Discovery]) -> list[Finding]:

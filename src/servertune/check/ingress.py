@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servertune.check.chain import KubeService
-from servertune.check.model import NginxConfig, PassTarget, Setting
+from servertune.check.model import IGNORED_BY_PLATFORM, NginxConfig, PassTarget, Setting, note
 
 if TYPE_CHECKING:
     from servertune.check.kubernetes import _Node
@@ -94,7 +94,20 @@ def _timeout(ingress: _Node, which: str) -> Setting[float]:
     value = annotations.get(key) if annotations is not None else None
     if value is None or value.text() is None:
         return Setting(DEFAULT_PROXY_TIMEOUT_S, ingress.at, default=True)
-    return Setting(_seconds(value, key, value.text() or ""), value.at)
+    written = (value.text() or "").strip()
+    if not written.isdecimal():
+        # ingress-nginx reads it as an integer (`parser.GetIntAnnotation`) and, refused,
+        # keeps the ConfigMap's value: `'360s'` is valid YAML, a fault of the deployment.
+        note(
+            IGNORED_BY_PLATFORM,
+            value.at,
+            f"{key}: {written!r} is not a whole number of seconds, so ingress-nginx ignores "
+            f"it and its default {DEFAULT_PROXY_TIMEOUT_S:g} s applies (the annotations are "
+            "unitless seconds)",
+            f'{key}: "{written.rstrip("s") if written.rstrip("s").isdecimal() else "SECONDS"}"',
+        )
+        return Setting(DEFAULT_PROXY_TIMEOUT_S, value.at, default=True)
+    return Setting(_seconds(value, key, written), value.at)
 
 
 def _backend(backend: _Node | None) -> tuple[str, _Node] | None:

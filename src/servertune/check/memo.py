@@ -79,4 +79,4 @@ def recall(table: Table | None, key: Hashable, compute: Callable[[], T]) -> T:
 def _record(notes: Sequence[Note]) -> None:
     """Record `notes` again in the run's notes, in their order."""
     for one in notes:
-        note(one.kind, one.at, one.message)
+        note(one.kind, one.at, one.message, one.fix)

@@ -17,6 +17,7 @@ from typing import Generic, Literal, TypeVar
 
 __all__ = [
     "ASSUMED_UNSET",
+    "IGNORED_BY_PLATFORM",
     "SERVERS",
     "SERVERS_READ",
     "UNCALLED",
@@ -637,6 +638,11 @@ class Finding:
     related: tuple[Location, ...] = field(default=())
 
 
+#: The note kind a reader records for a line or value the platform or proxy that reads it
+#: ignores (a Procfile line with no `type:`, ingress-nginx's `'360s'`): valid input to check,
+#: a fault of the deployment, turned into the `ignored-by-platform` rule's warning.
+IGNORED_BY_PLATFORM = "ignored-by-platform"
+
 #: The kinds of coverage note: what check could not see, and why. A note is not a finding: it
 #: never changes the exit status (a team removes a hook that fails on what it could
 #: not read). Each kind's title, for the summary and for SARIF's notifications.
@@ -658,6 +664,8 @@ NOTE_KINDS = {
     "overlay": "a compose file read merged over the base file it completes (-f base -f overlay)",
     "build-context": "a Dockerfile built from a folder above its own, which holds its COPY sources",
     "server-version": "a value the server installed here refuses, another version may take: not checked",
+    # Recorded by a reader as a note, reported as the `ignored-by-platform` rule's finding.
+    IGNORED_BY_PLATFORM: "a line or value the platform running it ignores, its default applies",
 }
 
 
@@ -692,13 +700,13 @@ _NOTES: contextvars.ContextVar[list[Note] | None] = contextvars.ContextVar(
 )
 
 
-def note(kind: str, at: Location, message: str) -> None:
+def note(kind: str, at: Location, message: str, fix: str = "") -> None:
     """Record a coverage note in the run in progress (none: a reader called on its own)."""
     if kind not in NOTE_KINDS:
         raise ValueError(f"unknown note kind {kind!r}")
     notes = _NOTES.get()
     if notes is not None:
-        notes.append(Note(kind, at, message))
+        notes.append(Note(kind, at, message, fix))
 
 
 @contextmanager

@@ -228,6 +228,16 @@ def _unmask(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _PLACEHOLDER = re.compile(r"\A\$\{[A-Za-z_][A-Za-z0-9_]*\}\Z")
 
 #: Directives the rules read numbers (or a listening address) from; none takes an nginx variable.
+#: The directives `_duration` reads as nginx times (the first argument of each).
+_TIMES = frozenset(
+    {
+        "proxy_read_timeout",
+        "uwsgi_read_timeout",
+        "proxy_send_timeout",
+        "uwsgi_send_timeout",
+        "keepalive_timeout",
+    }
+)
 _NUMERIC = frozenset(
     {
         "proxy_read_timeout",
@@ -280,6 +290,18 @@ def _build(
                 at,
                 f"{at}: {item['directive']} {written}: a template placeholder ({how}), "
                 "known only where nginx starts; read as if the line were absent",
+            )
+            continue
+        if item["directive"] in _TIMES and item["args"] and parse_duration(item["args"][0]) is None:
+            # Not a time (`APP_TIMEOUT_SECONDSs`, a bare word a start script's `sed -i`
+            # replaces): what nginx runs with is known only where it starts; one line of one
+            # file, never the end of the walk.
+            note(
+                "unresolved-variable",
+                at,
+                f"{at}: {item['directive']} {item['args'][0][:60]}: not an nginx time as "
+                "written (a placeholder a start script fills?), known only where nginx "
+                "starts; read as if the line were absent",
             )
             continue
         if item["directive"] == "include" and item["args"]:

@@ -78,6 +78,7 @@ from servertune.check.model import (
     NothingToCheck,
     PlatformWords,
     Setting,
+    note,
 )
 from servertune.check.source import read_text
 
@@ -646,6 +647,27 @@ def _heroku_web(
 
 # --- Cloud Foundry --------------------------------------------------------------------------
 
+#: A Cloud Foundry manifest variable, `((name))`, filled by `cf push --vars-file`/`--var`
+#: (https://docs.cloudfoundry.org/devguide/deploy-apps/manifest-attributes.html#variable-substitution):
+#: a value not in the repository, unknown rather than a mistake in the manifest.
+_CF_VARIABLE = re.compile(r"\(\([^()\s]+\)\)")
+
+
+def _cf_instances(count: _Node) -> Setting[int] | None:
+    """The app's instance count; None when unknown (absent, or a `((variable))`)."""
+    text = count.text()
+    if text is None:
+        return None
+    if _CF_VARIABLE.search(text):
+        note(
+            "unresolved-variable",
+            count.at,
+            f"instances {text}: a Cloud Foundry manifest variable (`cf push --vars-file`), "
+            "known only when the app is pushed; read without it",
+        )
+        return None
+    return Setting(int(count.number("instances") or 1), count.at)
+
 
 def _cloudfoundry(
     path: Path, text: str, env: Mapping[str, str] | None, follow: FollowWords | None
@@ -660,7 +682,7 @@ def _cloudfoundry(
         env_at: dict[str, Location] = {}
         variables = application.get("env")
         for key, value in variables.items() if variables is not None else []:
-            if value.text() is not None:
+            if value.text() is not None and not _CF_VARIABLE.search(value.text() or ""):
                 environment[key] = value.text() or ""
                 env_at[key] = value.at
         environment = {"PORT": CLOUDFOUNDRY_PORT, **environment, **(env or {})}
@@ -682,11 +704,7 @@ def _cloudfoundry(
         if found is None:
             continue
         count = application.get("instances") or (web.get("instances") if web else None)
-        replicas = (
-            Setting(int(count.number("instances") or 1), count.at)
-            if count is not None and count.text() is not None
-            else None
-        )
+        replicas = _cf_instances(count) if count is not None else None
         memory = application.get("memory") or (web.get("memory") if web else None)
         megabytes = _megabytes(_text(memory)) if memory is not None else None
         memory_mb = Setting(megabytes, memory.at) if memory and megabytes is not None else None

@@ -24,12 +24,14 @@ from servertune.check.commands import (
     shell_commands,
 )
 from servertune.check.model import (
+    IGNORED_BY_PLATFORM,
     SERVERS_READ,
     AppServer,
     CheckInputError,
     Location,
     NothingToCheck,
     Setting,
+    note,
 )
 from servertune.check.unfollowed import nothing_started
 
@@ -100,9 +102,16 @@ def read_procfile_entries(
             continue
         match = _PROCESS.match(line)
         if match is None:
-            raise CheckInputError(
-                f"{path}:{number}: not a `<process type>: <command>` line: {line[:60]!r}"
+            # Heroku reads only `type: command` lines: this one declares no process (a `web`
+            # meant here is not started), a fault of the deployment, the rest still read.
+            note(
+                IGNORED_BY_PLATFORM,
+                Location(path, number),
+                f"not a `<process type>: <command>` line, so it declares no process (Heroku "
+                f"skips it): {line[:60]!r}",
+                "put a colon after the process type: `web: <command>`",
             )
+            continue
         script = Word(match[2], Location(path, number))
         for command in shell_commands(script):
             unstarted.append(command)

@@ -78,6 +78,7 @@ RULES: dict[str, Rule] = {
         launchers.exec_form_one_string,
         launchers.option_and_value_in_one_argument,
         launchers.pidfile_looks_like_port,
+        launchers.ignored_by_platform,
         shutdown.entrypoint_without_exec,
         shutdown.entrypoint_without_exec_unlaunched,
         shutdown.shell_form_command,

@@ -16,6 +16,7 @@ from servertune.check.model import (
     AppServer,
     Location,
     NginxConfig,
+    Note,
     PassTarget,
     Setting,
 )
@@ -86,6 +87,9 @@ class Context:
     #: Where the project's packaging declares a requirement that installs uvloop
     #: (`uvicorn[standard]`: `dependencies.uvloop_declarations`).
     uvloop_declared: tuple[Location, ...] = ()
+    #: What the readers found the platform or proxy reading it ignores (a Procfile line with
+    #: no `type:`, an ingress-nginx timeout with a unit): `model.IGNORED_BY_PLATFORM` notes.
+    ignored: tuple[Note, ...] = ()
 
     def for_faults(self) -> Context:
         """This context without the development launches (a launch through a file, container

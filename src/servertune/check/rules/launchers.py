@@ -355,3 +355,23 @@ def gunicorn_unknown_setting(rule: Rule, c: Context) -> Iterator[Finding]:
                 f"it, so it does not set `{meant}`",
                 f"rename it to `{meant}`",
             )
+
+
+@check_rule(
+    "ignored-by-platform",
+    Severity.warning,
+    "a line or value the platform or proxy reading it ignores: its default applies instead",
+    "Heroku's Procfile is `<process type>: <command>` lines, and a line of another form declares "
+    "no process (https://devcenter.heroku.com/articles/procfile); ingress-nginx's timeout "
+    "annotations are unitless seconds and a value that is not an integer is refused, its "
+    "ConfigMap default (60 s) applying (https://kubernetes.github.io/ingress-nginx/user-guide/"
+    "nginx-configuration/annotations/#custom-timeouts)",
+    kind="fault",
+)
+def ignored_by_platform(rule: Rule, c: Context) -> Iterator[Finding]:
+    for ignored in c.ignored:
+        yield rule.finding(
+            ignored.at,
+            ignored.message,
+            ignored.fix or "write the line or value in the form the platform reads",
+        )
