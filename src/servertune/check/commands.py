@@ -689,11 +689,30 @@ def _shell_server(words: list[Word], name: str) -> ServerCommand | None:
     while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
         rest = rest[1:]
     if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
+        directory: str | None = None  # where a `cd DIR;` / `cd DIR &&` before it moved
         for command in shell_commands(rest[1], rest[2:]):
             found = server_command(command)
             if found is not None:
+                if found.directory is None and directory is not None:
+                    found = replace(found, directory=directory)
                 return found
+            if [w.text for w in command[:1]] == ["cd"]:
+                directory = _cd_folder(directory, [w.text for w in command[1:]])
     return None
+
+
+def _cd_folder(current: str | None, args: list[str]) -> str | None:
+    """The folder `cd ARGS` moves to from `current` (None: where the shell started), as
+    written: absolute, or relative to `current`; None when not known from the words
+    (`cd "$APP_DIR"`, `cd -`, `cd` alone)."""
+    if len(args) != 1 or not args[0] or args[0].startswith(("-", "~")):
+        return None
+    folder = args[0]
+    if "$" in folder or "`" in folder:
+        return None
+    if folder.startswith("/") or current is None:
+        return posixpath.normpath(folder)
+    return posixpath.normpath(posixpath.join(current, folder))
 
 
 def _shell_after(words: list[Word], name: str) -> list[Word] | None:

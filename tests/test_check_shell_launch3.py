@@ -1,0 +1,40 @@
+"""How a command line reaches its server through a shell: a `cd DIR;` before the server in a
+`sh -c` string, a script run by an interpreter from another script, a lone server command in
+an exec-form `sh -c`. Each fixture is a small repository written here; the public project
+where the pattern was seen is named in the test's docstring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.folder_support import chains, check_folder, write
+
+#: An image copying the whole build context into its WORKDIR /app.
+APP_IMAGE = "FROM python:3.12\nWORKDIR /app\nCOPY ./ .\n"
+
+#: A gunicorn config in a sub-folder of the app, binding all interfaces on 8080.
+SUB_CONFIG = 'bind = "0.0.0.0:8080"\nworkers = 3\n'
+
+
+@pytest.mark.parametrize("separator", [";", " &&"])
+def test_cd_in_a_command_string_finds_the_relative_config_there(
+    tmp_path: Path, separator: str
+) -> None:
+    """`bash -c "cd /app/sub; gunicorn -c gunicorn.py wsgi:app"` (or `cd /app/sub &&`): the
+    shell moves to /app/sub before gunicorn reads `-c gunicorn.py`, so the config is the
+    image's /app/sub/gunicorn.py, the build context's sub/gunicorn.py, and its bind and
+    workers are the server's (elixir-cloud-aai/proTES's docker-compose.yaml)."""
+    compose = (
+        "services:\n  web:\n    build: .\n"
+        f'    command: bash -c "cd /app/sub{separator} gunicorn -c gunicorn.py wsgi:app"\n'
+    )
+    root = write(
+        tmp_path,
+        {"Dockerfile": APP_IMAGE, "sub/gunicorn.py": SUB_CONFIG, "compose.yaml": compose},
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["compose.yaml:2", "sub/gunicorn.py:1"], "gunicorn", 3)]
+    (app,) = result.apps
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
