@@ -38,3 +38,26 @@ def test_cd_in_a_command_string_finds_the_relative_config_there(
     assert chains(result, root) == [(["compose.yaml:2", "sub/gunicorn.py:1"], "gunicorn", 3)]
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+
+
+@pytest.mark.parametrize(
+    "runner", ["/bin/bash portal.bash", "bash -e portal.bash", "sh portal.bash"]
+)
+def test_a_script_run_by_a_shell_from_a_script_is_followed(tmp_path: Path, runner: str) -> None:
+    """An entrypoint whose line `/bin/bash portal.bash` (or `bash -e portal.bash`, `sh
+    portal.bash`) runs another script of the image is followed into it as `./portal.bash`
+    is: the shell reads its script operand from the working directory, so the gunicorn that
+    script starts is the image's launch (4dn-dcic/fourfront's production entrypoint.bash)."""
+    dockerfile = (
+        "FROM python:3.12\nWORKDIR /srv\nCOPY entrypoint.sh portal.bash ./\n"
+        'ENTRYPOINT ["/srv/entrypoint.sh"]\n'
+    )
+    entrypoint = f'#!/bin/bash\necho "starting"\n{runner}\n'
+    portal = "#!/bin/bash\nexec gunicorn -w 3 -b 0.0.0.0:8000 app:app\n"
+    root = write(
+        tmp_path, {"Dockerfile": dockerfile, "entrypoint.sh": entrypoint, "portal.bash": portal}
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [
+        (["Dockerfile:4", "entrypoint.sh:3", "portal.bash:2"], "gunicorn", 3)
+    ]
