@@ -61,3 +61,29 @@ def test_a_script_run_by_a_shell_from_a_script_is_followed(tmp_path: Path, runne
     assert chains(result, root) == [
         (["Dockerfile:4", "entrypoint.sh:3", "portal.bash:2"], "gunicorn", 3)
     ]
+
+
+@pytest.mark.parametrize(
+    ("base", "program", "raised"),
+    [
+        ("ubuntu:24.04", "sh", True),
+        ("python:3.12-alpine", "/bin/sh", True),
+        ("ubuntu:24.04", "bash", False),
+        ("fedora:40", "sh", False),
+    ],
+)
+def test_an_exec_form_shell_string_is_judged_as_the_shell_form(
+    tmp_path: Path, base: str, program: str, raised: bool
+) -> None:
+    """`CMD ["sh", "-c", "gunicorn ..."]` is the shell form written out: dash (Debian's and
+    Ubuntu's /bin/sh) and BusyBox ash keep the lone command as their child, so the shell is
+    PID 1 and `shell-form-command` is raised at the CMD, its fix the exec form of the
+    string; bash, or an image whose /bin/sh is bash, execs it, and nothing is raised
+    (carbonplan/offsets-db-api's Dockerfile)."""
+    dockerfile = f'FROM {base}\nCMD ["{program}", "-c", "gunicorn -w 3 -b 0.0.0.0:8000 app:app"]\n'
+    root = write(tmp_path, {"Dockerfile": dockerfile})
+    result = check_folder(root)
+    found = [f for f in result.findings if f.rule == "shell-form-command"]
+    assert [(f.at.line, f.fix) for f in found] == (
+        [(2, 'CMD ["gunicorn", "-w", "3", "-b", "0.0.0.0:8000", "app:app"]')] if raised else []
+    )
