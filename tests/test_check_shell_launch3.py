@@ -87,3 +87,21 @@ def test_an_exec_form_shell_string_is_judged_as_the_shell_form(
     assert [(f.at.line, f.fix) for f in found] == (
         [(2, 'CMD ["gunicorn", "-w", "3", "-b", "0.0.0.0:8000", "app:app"]')] if raised else []
     )
+
+
+def test_a_compose_service_running_the_image_exec_form_shell_string_is_judged(
+    tmp_path: Path,
+) -> None:
+    """A compose service that builds the image and sets no command runs the image's `CMD
+    ["sh", "-c", "uvicorn ..."]`: judged there as the shell form of the string, dash PID 1
+    on a Debian base (openai/chatgpt-retrieval-plugin's Dockerfile, run by its compose)."""
+    dockerfile = (
+        'FROM python:3.10\nCMD ["sh", "-c", "uvicorn main:app --host 0.0.0.0 --port ${PORT:-80}"]\n'
+    )
+    compose = "services:\n  api:\n    build: .\n"
+    root = write(tmp_path, {"Dockerfile": dockerfile, "compose.yaml": compose})
+    result = check_folder(root)
+    found = [f for f in result.findings if f.rule == "shell-form-command"]
+    assert [(f.at.line, f.fix) for f in found] == [
+        (2, "CMD exec uvicorn main:app --host 0.0.0.0 --port ${PORT:-80}")
+    ]
