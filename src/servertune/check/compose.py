@@ -1353,9 +1353,7 @@ def read_compose(
         if entrypoint is not None or command is not None:
             app = replace(app, without_exec=_list_child(first + rest, image) or app.without_exec)
         # compose's own `command` / `entrypoint` run no shell; the image's shell form does.
-        # The image's own exec-form `sh -c` (`_list_child` reads the service's own).
-        own = entrypoint is not None or command is not None
-        started = shell_form(image, entry, entry_shell, cmd, cmd_shell, written_shell=not own)
+        started = shell_form(image, entry, entry_shell, cmd, cmd_shell)
         app = _stopped_with(app, service, image)
         box = _container(name, key_at, service, _replaced(image, entrypoint, command))
         app = started_in(app, _workdir(service, _files_from(service, path, image)))

@@ -1393,12 +1393,7 @@ def read_dockerfile(
             f"({SERVERS_READ}): nothing to check"
         )
     started = shell_form(
-        image,
-        image.entrypoint,
-        image.entrypoint_shell,
-        image.cmd,
-        image.cmd_shell,
-        written_shell=True,
+        image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     launch_line = started or app.without_exec
     if app.group_signalled is None and launch_line is not None:
@@ -1835,22 +1830,21 @@ def shell_form(
     entrypoint_shell: bool,
     cmd: tuple[Word, ...] | None,
     cmd_shell: bool,
-    *,
-    written_shell: bool = False,
 ) -> Setting[str] | None:
     """The shell-form instruction that starts a server as the child of `SHELL` (`/bin/sh -c`,
     which stays PID 1), as `CMD <text>` at its line; None when the server gets the signals:
     exec form, `exec` first, or bash running one simple command (bash execs it, as the SHELL
     or as the /bin/sh of a base such as Fedora's or Azure Linux's, `base_shells`; dash, the
-    /bin/sh of Debian-based images, and Alpine's ash do not). With `written_shell`, an exec
-    form that runs a shell's `-c` string (`CMD ["sh", "-c", "gunicorn ..."]`) is that
-    string's shell form, under that shell (carbonplan/offsets-db-api)."""
+    /bin/sh of Debian-based images, and Alpine's ash do not). The image's own exec form
+    that runs a shell's `-c` string (`CMD ["sh", "-c", "gunicorn ..."]`) is that string's
+    shell form, under that shell (carbonplan/offsets-db-api); a compose service's own
+    command is judged by the compose reader."""
     shell = image.shell if image is not None else ("/bin/sh", "-c")
     if entrypoint and entrypoint_shell:
         instruction, words = "ENTRYPOINT", entrypoint
     elif not entrypoint and cmd and cmd_shell:
         instruction, words = "CMD", cmd
-    elif written_shell and (found := _exec_form_string(entrypoint, cmd)) is not None:
+    elif _image_own(image, entrypoint, cmd) and (found := _exec_form_string(entrypoint, cmd)):
         instruction, words, shell = found
     else:
         return None
@@ -1885,6 +1879,14 @@ def shell_form(
 
 #: The shells whose `-c` string check judges as a shell form's (zsh's own rules are not read).
 _C_SHELLS = frozenset({"sh", "bash", "dash", "ash"})
+
+
+def _image_own(
+    image: Image | None, entrypoint: tuple[Word, ...] | None, cmd: tuple[Word, ...] | None
+) -> bool:
+    """Whether `entrypoint` and `cmd` are the image's own (no compose command or pod args
+    in their place)."""
+    return image is not None and (entrypoint, cmd) == (image.entrypoint, image.cmd)
 
 
 def _exec_form_string(
