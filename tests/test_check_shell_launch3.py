@@ -105,3 +105,25 @@ def test_a_compose_service_running_the_image_exec_form_shell_string_is_judged(
     assert [(f.at.line, f.fix) for f in found] == [
         (2, "CMD exec uvicorn main:app --host 0.0.0.0 --port ${PORT:-80}")
     ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "./manage.py pyuwsgi",
+        "python manage.py pyuwsgi",
+        "pyuwsgi",
+        "python -m pyuwsgi",
+    ],
+)
+def test_pyuwsgi_is_uwsgi_with_its_options(tmp_path: Path, command: str) -> None:
+    """`pyuwsgi` (the pyuwsgi wheel: uWSGI as a Python extension), `python -m pyuwsgi` and
+    django-pyuwsgi's `manage.py pyuwsgi` run uWSGI with the options after them: the image
+    starts uWSGI with 4 processes on :8000 (bartTC/dpaste's Dockerfile)."""
+    dockerfile = (
+        "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
+        f'CMD ["sh", "-c", "exec {command} --http=:8000 --processes 4 --module app.wsgi"]\n'
+    )
+    root = write(tmp_path, {"Dockerfile": dockerfile, "manage.py": "import django\n"})
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:4"], "uwsgi", 4)]

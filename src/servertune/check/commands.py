@@ -165,7 +165,11 @@ _SWITCH_USER = frozenset({"su", "runuser"})
 #: A project's own command that runs a server in-process with the arguments after it, as
 #: that server's command line: Nautobot's `nautobot-server start` is django-webserver's
 #: `start`, uWSGI embedded (pyuwsgi), documented as `nautobot-server start --ini uwsgi.ini`.
-LAUNCHERS: dict[tuple[str, str], Literal["uwsgi"]] = {("nautobot-server", "start"): "uwsgi"}
+#: django-pyuwsgi's `manage.py pyuwsgi` runs pyuwsgi likewise, with uWSGI's options.
+LAUNCHERS: dict[tuple[str, str], Literal["uwsgi"]] = {
+    ("nautobot-server", "start"): "uwsgi",
+    ("manage.py", "pyuwsgi"): "uwsgi",
+}
 #: The shells a `sh -c "script"` runs: their script's commands are searched for the server.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "busybox"})
 _ASSIGNMENT = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
@@ -543,8 +547,10 @@ def _server_of(words: Sequence[Word]) -> int | None:
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
             # (what its console script imports), `uvicorn.main`, `granian.cli`.
             module = words[option + 1].text.split(".")[0]
-            if words[option].text == "-m" and module in SERVERS:
-                return option + 1
+            if words[option].text == "-m" and server_program(module) is not None:
+                return option + 1  # (`python -m pyuwsgi` too)
+            if (program_name(words[option].text), words[option + 1].text) in LAUNCHERS:
+                return option  # `python manage.py pyuwsgi`
             if words[option].text == "-m" and module == "debugpy":
                 return _debugged(words, option + 2)
             if _DEBUGGER_PATH.search(words[option].text):
@@ -833,7 +839,7 @@ def _started(
         )
     server = server_program(program_name(words[index].text))
     if index >= 2 and words[index - 1].text == "-m":
-        server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
+        server = server_program(words[index].text.split(".")[0])  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
     if serves_not(server, words[index + 1 :]):
         return None
