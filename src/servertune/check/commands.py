@@ -165,7 +165,11 @@ _SWITCH_USER = frozenset({"su", "runuser"})
 #: A project's own command that runs a server in-process with the arguments after it, as
 #: that server's command line: Nautobot's `nautobot-server start` is django-webserver's
 #: `start`, uWSGI embedded (pyuwsgi), documented as `nautobot-server start --ini uwsgi.ini`.
-LAUNCHERS: dict[tuple[str, str], Literal["uwsgi"]] = {("nautobot-server", "start"): "uwsgi"}
+#: django-pyuwsgi's `manage.py pyuwsgi` runs pyuwsgi likewise, with uWSGI's options.
+LAUNCHERS: dict[tuple[str, str], Literal["uwsgi"]] = {
+    ("nautobot-server", "start"): "uwsgi",
+    ("manage.py", "pyuwsgi"): "uwsgi",
+}
 #: The shells a `sh -c "script"` runs: their script's commands are searched for the server.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "busybox"})
 _ASSIGNMENT = re.compile(r"\A([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
@@ -543,8 +547,10 @@ def _server_of(words: Sequence[Word]) -> int | None:
             # `python -m gunicorn`, and gunicorn's own entry module `gunicorn.app.wsgiapp`
             # (what its console script imports), `uvicorn.main`, `granian.cli`.
             module = words[option + 1].text.split(".")[0]
-            if words[option].text == "-m" and module in SERVERS:
-                return option + 1
+            if words[option].text == "-m" and server_program(module) is not None:
+                return option + 1  # (`python -m pyuwsgi` too)
+            if (program_name(words[option].text), words[option + 1].text) in LAUNCHERS:
+                return option  # `python manage.py pyuwsgi`
             if words[option].text == "-m" and module == "debugpy":
                 return _debugged(words, option + 2)
             if _DEBUGGER_PATH.search(words[option].text):
@@ -689,11 +695,30 @@ def _shell_server(words: list[Word], name: str) -> ServerCommand | None:
     while rest and rest[0].text.startswith("-") and "c" not in rest[0].text:
         rest = rest[1:]
     if len(rest) >= 2 and rest[0].text.startswith("-") and "c" in rest[0].text:
+        directory: str | None = None  # where a `cd DIR;` / `cd DIR &&` before it moved
         for command in shell_commands(rest[1], rest[2:]):
             found = server_command(command)
             if found is not None:
+                if found.directory is None and directory is not None:
+                    found = replace(found, directory=directory)
                 return found
+            if [w.text for w in command[:1]] == ["cd"]:
+                directory = _cd_folder(directory, [w.text for w in command[1:]])
     return None
+
+
+def _cd_folder(current: str | None, args: list[str]) -> str | None:
+    """The folder `cd ARGS` moves to from `current` (None: where the shell started), as
+    written: absolute, or relative to `current`; None when not known from the words
+    (`cd "$APP_DIR"`, `cd -`, `cd` alone)."""
+    if len(args) != 1 or not args[0] or args[0].startswith(("-", "~")):
+        return None
+    folder = args[0]
+    if "$" in folder or "`" in folder:
+        return None
+    if folder.startswith("/") or current is None:
+        return posixpath.normpath(folder)
+    return posixpath.normpath(posixpath.join(current, folder))
 
 
 def _shell_after(words: list[Word], name: str) -> list[Word] | None:
@@ -814,7 +839,7 @@ def _started(
         )
     server = server_program(program_name(words[index].text))
     if index >= 2 and words[index - 1].text == "-m":
-        server = words[index].text.split(".")[0]  # `-m gunicorn.app.wsgiapp`
+        server = server_program(words[index].text.split(".")[0])  # `-m gunicorn.app.wsgiapp`
     assert server in SERVERS
     if serves_not(server, words[index + 1 :]):
         return None

@@ -1835,17 +1835,22 @@ def shell_form(
     which stays PID 1), as `CMD <text>` at its line; None when the server gets the signals:
     exec form, `exec` first, or bash running one simple command (bash execs it, as the SHELL
     or as the /bin/sh of a base such as Fedora's or Azure Linux's, `base_shells`; dash, the
-    /bin/sh of Debian-based images, and Alpine's ash do not)."""
+    /bin/sh of Debian-based images, and Alpine's ash do not). The image's own exec form
+    that runs a shell's `-c` string (`CMD ["sh", "-c", "gunicorn ..."]`) is that string's
+    shell form, under that shell (carbonplan/offsets-db-api); a compose service's own
+    command is judged by the compose reader."""
+    shell = image.shell if image is not None else ("/bin/sh", "-c")
     if entrypoint and entrypoint_shell:
         instruction, words = "ENTRYPOINT", entrypoint
     elif not entrypoint and cmd and cmd_shell:
         instruction, words = "CMD", cmd
+    elif _image_own(image, entrypoint, cmd) and (found := _exec_form_string(entrypoint, cmd)):
+        instruction, words, shell = found
     else:
         return None
     text = " ".join(w.text for w in words)
-    shell = image.shell if image is not None else ("/bin/sh", "-c")
     bash = PurePosixPath(shell[0]).name == "bash" or (
-        shell[0] == "/bin/sh" and image_sh(root_base(image)) == "bash"
+        PurePosixPath(shell[0]).name == "sh" and image_sh(root_base(image)) == "bash"
     )
     if bash and not re.search(r"[;&|]", text):
         return None
@@ -1870,6 +1875,33 @@ def shell_form(
     ):
         return None
     return Setting(f"{instruction} {text}", words[0].at)
+
+
+#: The shells whose `-c` string check judges as a shell form's (zsh's own rules are not read).
+_C_SHELLS = frozenset({"sh", "bash", "dash", "ash"})
+
+
+def _image_own(
+    image: Image | None, entrypoint: tuple[Word, ...] | None, cmd: tuple[Word, ...] | None
+) -> bool:
+    """Whether `entrypoint` and `cmd` are the image's own (no compose command or pod args
+    in their place)."""
+    return image is not None and (entrypoint, cmd) == (image.entrypoint, image.cmd)
+
+
+def _exec_form_string(
+    entrypoint: tuple[Word, ...] | None, cmd: tuple[Word, ...] | None
+) -> tuple[str, tuple[Word, ...], tuple[str, str]] | None:
+    """The instruction, the `-c` string (one word) and the shell of an exec form whose
+    command is `sh -c STRING` with no arguments after it (`ENTRYPOINT ["/bin/sh", "-c",
+    "..."]`, or a CMD with no ENTRYPOINT); None otherwise."""
+    instruction, words = ("ENTRYPOINT", entrypoint) if entrypoint else ("CMD", cmd)
+    if not words or len(words) != 3 or (entrypoint and cmd):
+        return None
+    program, flag, string = words
+    if PurePosixPath(program.text).name not in _C_SHELLS or not re.fullmatch(r"-\w*c", flag.text):
+        return None
+    return instruction, (string,), (program.text, "-c")
 
 
 # Re-exported for the compose reader: the shell's commands of a `sh -c` script.

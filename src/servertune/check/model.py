@@ -67,6 +67,10 @@ def server_program(name: str) -> str | None:
     distribution installs it under (`gunicorn3`, `uwsgi_python3`); None for any other."""
     if name in SERVERS:
         return name
+    if name == "pyuwsgi":
+        # The pyuwsgi wheel: uWSGI built as a Python extension, its program taking uWSGI's
+        # options (bartTC/dpaste's `pyuwsgi --http=:$PORT`).
+        return "uwsgi"
     found = _DISTRIBUTION_PROGRAMS.match(name)
     if found is None:
         return None

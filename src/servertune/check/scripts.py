@@ -1414,7 +1414,7 @@ def _runs_script(
             return replace(
                 executed, launched_by=(Location(path, line.first), *executed.launched_by)
             )
-        rest = _python_script(command)
+        rest = _interpreted_script(command)
         if rest and rest[0].text.startswith("$") and rest[0].text not in _ALL_ARGUMENTS:
             # `$APP_SCRIPTS_DIR/run_bash "${@:2}"`: a script of a folder set at run time.
             named = _expanded_path(rest[0], env)
@@ -1491,9 +1491,12 @@ _ALL_ARGUMENTS = frozenset({"$@", "${@}"})
 _PYTHON_SCRIPT = re.compile(r"\A\S+\.py\Z")
 
 
-def _python_script(words: list[Word]) -> list[Word]:
-    """`python [options] /app/main.py ARGS` as the script and its arguments (`/app/main.py
-    ARGS`), as the interpreter runs it; other words as they are."""
+def _interpreted_script(words: list[Word]) -> list[Word]:
+    """`python [options] /app/main.py ARGS` or `bash [options] start.bash ARGS` as the
+    script and its arguments (`/app/main.py ARGS`), as the interpreter runs it; other words
+    (`bash -c STRING`, a server) as they are."""
+    if words and program_name(words[0].text) in SHELLS - {"busybox"}:
+        return _shell_operand(words)
     if not words or not program_name(words[0].text).startswith("python"):
         return words
     rest = words[1:]
@@ -1504,6 +1507,24 @@ def _python_script(words: list[Word]) -> list[Word]:
         first = rest[0] if "/" in rest[0].text else Word(f"./{rest[0].text}", rest[0].at)
         return [first, *rest[1:]]
     return words
+
+
+def _shell_operand(words: list[Word]) -> list[Word]:
+    """`/bin/bash entrypoint_portal.bash ARGS`: the script a shell runs from a file, and its
+    arguments, as `./entrypoint_portal.bash ARGS` is followed (a bare name is in the working
+    directory: a shell reads a script operand without searching the PATH); the words as they
+    are for a command string (`-c`), standard input (`-s`) or no operand."""
+    rest = words[1:]
+    while rest and rest[0].text.startswith(("-", "+")) and rest[0].text != "--":
+        option = rest[0].text
+        if not option.startswith("--") and ("c" in option or "s" in option):
+            return words
+        rest = rest[2:] if option in ("-o", "+o", "-O", "+O") else rest[1:]
+    rest = rest[1:] if rest and rest[0].text == "--" else rest
+    if not rest or "$" in rest[0].text:
+        return words
+    first = rest[0] if "/" in rest[0].text else Word(f"./{rest[0].text}", rest[0].at)
+    return [first, *rest[1:]]
 
 
 #: `source FILE` / `. FILE`: the shell runs FILE in this shell, its functions defined here (a
