@@ -727,14 +727,19 @@ def _build(build: _Node, path: Path) -> tuple[Path, Path, str | None] | None:
     return dockerfile, directory, target
 
 
+def _parsed(path: Path, text: str) -> list[_Node]:
+    """The file's YAML documents; none when it does not parse (its own reading says why)."""
+    try:
+        return _documents(path, text)
+    except CheckInputError:
+        return []
+
+
 def builds_of(path: Path, text: str) -> tuple[Build, ...]:
     """The images the file's services build here and tag (`build:` with `image:`), each the
     image that name runs elsewhere (`images.image_named`); () when the file does not parse
     (its reading says why)."""
-    try:
-        documents = _documents(path, text)
-    except CheckInputError:
-        return ()
+    documents = _parsed(path, text)
     if not documents:
         return ()
     with collect_notes():  # the file's own reading notes what it names, and its errors
@@ -941,10 +946,7 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
     """Every service of a compose file, for linking (which stack a front belongs to); () when
     the file does not parse (its reading says why). Values are taken as written: a mount whose
     host path needs a variable without a default is not one of the repository's files here."""
-    try:
-        documents = _documents(path, text)
-    except CheckInputError:
-        return ()
+    documents = _parsed(path, text)
     services = documents[0].get("services") if documents else None
     if services is None or not isinstance(services.node, yaml.MappingNode):
         return ()
@@ -1269,10 +1271,7 @@ def _included(root: _Node) -> list[str]:
 def included_files(path: Path, text: str) -> tuple[Path, ...]:
     """The compose files the file `path` (read: `text`) `include:`s, each a part of its
     project (Compose 2.20+); a name written with a variable is not followed."""
-    try:
-        documents = _documents(path, text)
-    except CheckInputError:
-        return ()
+    documents = _parsed(path, text)
     if not documents:
         return ()
     names = [n for n in _included(documents[0]) if "$" not in n]
