@@ -305,12 +305,13 @@ def test_systemd_unit_found_in_a_walk_starts_its_server_behind_the_nginx() -> No
 def test_ingress_fronts_the_pods_its_service_selects_with_its_annotation_timeout() -> None:
     """An ingress-nginx Ingress (its own file) sends `/` to Service `shop-web` port `http`,
     whose targetPort `web` is the `shop` pods' containerPort 8000: that gunicorn is behind the
-    Ingress and the Service's port, not the `reports` pods on the same port. Its `proxy-read-timeout: "30"` is judged
+    Ingress, not the `reports` pods on the same port. Its front is the Ingress's path only: the Service is no proxy (kube-proxy
+    forwards at L4), so its port line is no front. Its `proxy-read-timeout: "30"` is judged
     against gunicorn's 60 s by the rule that judges nginx's proxy_read_timeout, in the
     annotation's words."""
     root = REPOS / "chain-ingress"
     fronted = {launch.app.container.at.line: fronts for _, fronts, launch in chains(root)}  # type: ignore[union-attr]
-    assert fronted == {16: ["k8s/ingress.yaml", "k8s/service.yaml"], 40: []}
+    assert fronted == {16: ["k8s/ingress.yaml"], 40: []}
     result = check_folder(root)
     (late,) = [f for f in result.findings if f.rule == "app-timeout-over-read-timeout"]
     assert (late.at.file.name, late.at.line) == ("ingress.yaml", 6)

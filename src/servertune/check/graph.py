@@ -227,10 +227,9 @@ def launches(
         fronts = [
             (link.passing.at, link.passing.included_from) for link in links if link.app is app
         ]
-        # An Ingress's pass goes through the Service whose port reaches the pod: a step too.
-        fronts += [
-            (link.server.at, ()) for link in links if link.app is app and link.passing.annotations
-        ]
+        # An Ingress's pass goes through a Service to the pod, but a Service is no proxy
+        # (kube-proxy forwards at L4: no timeout or keep-alive of its own to judge), so its
+        # port line is not a front: the Ingress's path is.
         fronts += [(link.server.at, ()) for link in balancer_links if link.app is app]
         kept = _with_includes(fronts)
         aside = development_reason(app, apps) or ""
