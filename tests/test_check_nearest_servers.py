@@ -195,3 +195,37 @@ def test_a_whole_project_mount_does_not_make_a_front_another_compose_files(
     assert sorted(
         k.app.container.at.file.name for k in result.links if k.app.container is not None
     ) == ["docker-compose.dev.yml"]
+
+
+def test_a_host_front_joins_the_compose_service_whose_compose_file_sits_nearest_it(
+    tmp_path: Path,
+) -> None:
+    """A host's nginx (`deploy/nginx/site.nginx`, run by no container) passes to
+    `127.0.0.1:8000`, which `deploy/app/docker-compose.yml`'s gunicorn and
+    `dev/docker-compose.yml`'s uvicorn both publish, each built from the root Dockerfile whose
+    entrypoint.sh starts them (the image's gunicorn, the dev file's `command:`), as
+    seen with Syslifters/sysreptor: the compose file that runs a container is one of its
+    launch's files, so the deployment's service, nearer the front, is joined and the dev
+    stack's is not."""
+    build = "    build:\n      context: {up}\n    ports:\n      - 127.0.0.1:8000:8000\n"
+    root = write(
+        tmp_path,
+        {
+            "deploy/nginx/site.nginx": "server {\n  listen 80;\n  location / {\n"
+            "    proxy_pass http://127.0.0.1:8000;\n  }\n}\n",
+            "deploy/app/docker-compose.yml": "services:\n  app:\n" + build.format(up="../.."),
+            "dev/docker-compose.yml": "services:\n  api:\n"
+            + build.format(up="..")
+            + "    command: uvicorn --host 0.0.0.0 --port 8000 app:app\n",
+            "Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . /app\n"
+            'ENTRYPOINT ["/app/entrypoint.sh"]\n'
+            'CMD ["gunicorn", "--bind", "0.0.0.0:8000", "app:app"]\n',
+            "entrypoint.sh": '#!/bin/sh\nexec "$@"\n',
+        },
+    )
+    result = check_folder(root)
+    assert sorted(
+        k.app.container.at.file.relative_to(root).as_posix()
+        for k in result.links
+        if k.app.container is not None
+    ) == ["deploy/app/docker-compose.yml"]

@@ -46,12 +46,16 @@ _SAME_IMAGE = 1 << 16
 
 def _nearness(front: Path, app: AppServer, holders: Sequence[Image] = ()) -> int:
     """How many folders the front's file shares with the nearest of the server's files (the
-    server's own and those of the launch that starts it); the most there is when one of those
+    server's own, those of the launch that starts it and the file that runs its container); the most there is when one of those
     is the Dockerfile of one of `holders`, the images that copy the front by name or folder,
     or a file such an image copies too (a start script beside the front's copy)."""
     own = os.path.dirname(os.path.normpath(front.absolute()))
     best = 0
-    for file in (app.file, *(at.file for at in app.launched_by)):
+    # The compose file or manifest that runs the container is one of the launch's files too:
+    # a deployment's `deploy/app/docker-compose.yml` sits nearer `deploy/nginx/` than a dev
+    # stack's `dev/docker-compose.yml`, though both build the same root Dockerfile.
+    box = (app.container.at.file,) if app.container is not None else ()
+    for file in (app.file, *(at.file for at in app.launched_by), *box):
         if any(_in_image(file, image) for image in holders):
             return _SAME_IMAGE
         folder = os.path.dirname(os.path.normpath(file.absolute()))
