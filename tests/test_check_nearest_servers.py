@@ -229,3 +229,46 @@ def test_a_host_front_joins_the_compose_service_whose_compose_file_sits_nearest_
         for k in result.links
         if k.app.container is not None
     ) == ["deploy/app/docker-compose.yml"]
+
+
+def test_each_stage_of_one_dockerfile_joins_the_front_it_copies_not_the_other_stages(
+    tmp_path: Path,
+) -> None:
+    """One Dockerfile's stages `backend` and `aio` each COPY their own nginx config to
+    /etc/nginx/nginx.conf and a supervisord config starting gunicorn on 127.0.0.1:8000;
+    compose builds `server` with `target: backend` and `app` from the final stage, as seen
+    with seanmorley15/AdventureLog: the final image copies nginx-aio.conf, and only the
+    launch through its own CMD line runs in it, so the `backend` stage's server is never
+    behind the final stage's nginx-aio.conf (nor the final stage's behind nginx-backend.conf)."""
+    program = "[program:gunicorn]\ncommand=gunicorn --bind 127.0.0.1:8000 app:app\n"
+    site = (
+        "events {}\nhttp {\n  upstream django {\n    server 127.0.0.1:8000;\n  }\n"
+        "  server {\n    listen 80;\n    location / {\n      proxy_pass http://django;\n"
+        "    }\n  }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker/Dockerfile": "FROM python:3.12 AS runtime\nWORKDIR /code\n"
+            "FROM runtime AS backend\n"
+            "COPY docker/shared/nginx-backend.conf /etc/nginx/nginx.conf\n"
+            "COPY docker/shared/supervisord-backend.conf /etc/supervisor/conf.d/app.conf\n"
+            'CMD ["supervisord", "-c", "/etc/supervisor/conf.d/app.conf"]\n'
+            "FROM runtime AS aio\n"
+            "COPY docker/shared/nginx-aio.conf /etc/nginx/nginx.conf\n"
+            "COPY docker/shared/supervisord-aio.conf /aio/supervisord.conf\n"
+            'CMD ["supervisord", "-c", "/aio/supervisord.conf"]\n',
+            "docker/shared/nginx-backend.conf": site,
+            "docker/shared/nginx-aio.conf": site,
+            "docker/shared/supervisord-backend.conf": program,
+            "docker/shared/supervisord-aio.conf": program,
+            "docker-compose.yml": "services:\n  app:\n    build:\n      context: .\n"
+            "      dockerfile: docker/Dockerfile\n  server:\n    build:\n      context: .\n"
+            "      dockerfile: docker/Dockerfile\n      target: backend\n",
+        },
+    )
+    result = check_folder(root)
+    joined = sorted((k.nginx.file.name, k.app.file.name) for k in result.links)
+    assert ("nginx-aio.conf", "supervisord-aio.conf") in joined
+    assert ("nginx-aio.conf", "supervisord-backend.conf") not in joined
+    assert ("nginx-backend.conf", "supervisord-aio.conf") not in joined

@@ -56,7 +56,7 @@ def _nearness(front: Path, app: AppServer, holders: Sequence[Image] = ()) -> int
     # stack's `dev/docker-compose.yml`, though both build the same root Dockerfile.
     box = (app.container.at.file,) if app.container is not None else ()
     for file in (app.file, *(at.file for at in app.launched_by), *box):
-        if any(_in_image(file, image) for image in holders):
+        if any(_in_image(file, image, app) for image in holders):
             return _SAME_IMAGE
         folder = os.path.dirname(os.path.normpath(file.absolute()))
         try:
@@ -112,11 +112,12 @@ def _holders(front: Path, stacks: Stacks | None) -> tuple[Image, ...]:
     return tuple(i for i in images if i.holds(front, whole_context=False) is not None)
 
 
-def _in_image(file: Path, image: Image) -> bool:
-    """`file` is the image's Dockerfile or a file it copies by name or folder."""
+def _in_image(file: Path, image: Image, app: AppServer) -> bool:
+    """`file` is the image's Dockerfile, where the launch of `app` runs what the image runs
+    (see `_runs_image`), or a file the image copies by name or folder."""
     real = os.path.normpath(file.absolute())
     if real == os.path.normpath(image.path.absolute()):
-        return True
+        return _runs_image(app, image, real)
     return image.holds(file, whole_context=False) is not None
 
 
@@ -163,3 +164,19 @@ def _same_root_first(links: list[Link], groups: Sequence[Sequence[Link]]) -> lis
 def _where(app: AppServer) -> str:
     """The file that starts `app`, as a coverage note names it."""
     return str(app.launched_by[0]) if app.launched_by else app.file.as_posix()
+
+
+def _runs_image(app: AppServer, image: Image, dockerfile: str) -> bool:
+    """The launch of `app` passes through the image's own ENTRYPOINT or CMD line, when the
+    Dockerfile writes one: another stage of the same Dockerfile (a target compose builds)
+    starts its server from lines of its own, and copies its own front (seanmorley15/
+    AdventureLog: stages `backend` and `aio` each COPY their nginx.conf to one path)."""
+    starts = {
+        word.at.line
+        for word in (*image.entrypoint, *image.cmd)
+        if os.path.normpath(word.at.file.absolute()) == dockerfile
+    }
+    lines = {
+        at.line for at in app.launched_by if os.path.normpath(at.file.absolute()) == dockerfile
+    }
+    return not starts or not lines or bool(starts & lines)
