@@ -419,6 +419,11 @@ class Stacks:
         own = _real(box.at.file)
         if any(_real(r.file) == own for r in runners):
             return False
+        # A service of `app`'s own file runs an image holding the front (`image:
+        # ghcr.io/acme/app-nginx`, the stage copying it): the base runs the front too, beside
+        # `app`'s service as written (libretime/libretime).
+        if any(_real(r.file) == own for r in self.building(files[:1])):
+            return False
         bases = {_real(o): _real(b) for o, b in self.overlays}
         defined = {(_real(s.file), s.name) for s in self.services}
         for runner in runners:
