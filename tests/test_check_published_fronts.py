@@ -60,4 +60,3 @@ def test_a_deploy_scripts_build_line_names_the_dockerfile_of_a_private_registrys
         for launch in launches(result.apps, result.links, result.balancer_links)
     }
     assert found == {("backend", ("nginx.conf:4",)), ("", ())}
-

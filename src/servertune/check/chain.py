@@ -41,6 +41,7 @@ __all__ = [
     "link",
     "link_balancers",
     "normalise",
+    "starter",
 ]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
@@ -771,7 +772,7 @@ def unknown_host(
         address.at,
         f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
         f"servers on port {port} here are not joined to it by the port alone"
-        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
+        + (f" (candidates: {', '.join(starter(a) for a in candidates)})" if candidates else ""),
     )
 
 
@@ -788,11 +789,11 @@ def _image_unknown(
         f"{address.at}: not followed: {address.value!r} is the compose service "
         f"{service.name!r} ({service.file.name}), whose image no Dockerfile read here is known "
         f"to build; the app servers on port {port} here are not joined to it by the port alone"
-        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
+        + (f" (candidates: {', '.join(starter(a) for a in candidates)})" if candidates else ""),
     )
 
 
-def _starter(app: AppServer) -> str:
+def starter(app: AppServer) -> str:
     """Where a candidate is started: its container's line, else its first launch step."""
     if app.container is not None:
         what = "service" if app.container.platform == "compose" else "container"
@@ -952,7 +953,7 @@ def _remote_of_environment(
             "joined-by-name",
             server.at,
             f"{server.at}: joined by environment and port: {server.value!r} is another "
-            f"machine's address; the server started at {_starter(app)}, of the same "
+            f"machine's address; the server started at {starter(app)}, of the same "
             f"environment's folder, listens on every address of port {port} (the "
             "environment's app hosts run it)",
         )
