@@ -235,9 +235,7 @@ def image_named(
 
     hosted, tag = _name_and_tag(reference)
     path = _without_registry(hosted)
-    # A private registry's name with no owner (`acme.azurecr.io/shop-api`) is no library
-    # image, but only a build file naming it says which Dockerfile built it.
-    ownerless = library_image(path) and not _docker_hub(hosted)
+    ownerless = library_image(path) and not _docker_hub(hosted)  # `acme.azurecr.io/shop-api`
     if (library_image(path) and not ownerless) or "$" in path:
         return None  # a library image, or a name only the deployment's variables complete
     built = _built_as(path, tag)
@@ -461,7 +459,9 @@ def _shares_words(path: str, root: Path) -> bool:
 
 
 def _docker_hub(path: str) -> bool:
-    """The image path is Docker Hub's: no registry host, or Docker Hub's own."""
+    """The image path is Docker Hub's: no registry host, or Docker Hub's own. A private
+    registry's name with no owner (`acme.azurecr.io/shop-api`) is no library image, but only a
+    build file naming it says which Dockerfile built it."""
     first, _, rest = path.partition("/")
     hosted = rest and ("." in first or ":" in first or first == "localhost")
     return not hosted or first in ("docker.io", "index.docker.io", "registry-1.docker.io")
