@@ -368,3 +368,39 @@ def test_a_front_mounted_by_one_file_of_a_base_and_overlay_pair_fronts_its_launc
         ("gunicorn", "docker-compose.yml"): {"nginx.conf"},
         ("uvicorn", "docker-compose.dev.yml"): {"nginx.dev.conf"},
     }
+
+
+def test_a_front_its_base_runs_from_a_published_stage_fronts_the_bases_launch(
+    tmp_path: Path,
+) -> None:
+    """docker-compose.yml runs published images named for the Dockerfile's stages, each tag
+    written with a variable's default (`ghcr.io/acme/radio-nginx:${VERSION:-latest}`, the stage
+    `radio-nginx` copying docker/nginx.conf); the override beside it builds them and mounts
+    docker/nginx.conf into its nginx while its api runs a development command (as seen in
+    libretime/libretime): the base's nginx runs that front too, so the base's gunicorn on
+    api:9001 is behind it."""
+    root = write(
+        tmp_path / "radio",
+        {
+            "Dockerfile": "FROM python:3.12-slim AS radio-api\nWORKDIR /app\n"
+            'CMD ["gunicorn", "--workers=4", "--bind=0.0.0.0:9001", "radio.asgi"]\n'
+            "FROM nginx AS radio-nginx\nCOPY docker/nginx.conf /etc/nginx/conf.d/default.conf\n",
+            "docker/nginx.conf": "server {\n  listen 8080;\n"
+            "  location /api/ { proxy_pass http://api:9001; }\n}\n",
+            "docker-compose.yml": "services:\n  api:\n"
+            "    image: ghcr.io/acme/radio-api:${VERSION:-latest}\n"
+            "  nginx:\n    image: ghcr.io/acme/radio-nginx:${VERSION:-latest}\n"
+            "    ports:\n      - 8080:8080\n",
+            "docker-compose.override.yml": "services:\n  api:\n"
+            "    build:\n      context: .\n      target: radio-api\n"
+            "    command: radio-api runserver 0.0.0.0:9001\n"
+            "  nginx:\n    build:\n      context: .\n      target: radio-nginx\n"
+            "    volumes:\n      - ./docker/nginx.conf:/etc/nginx/conf.d/default.conf:ro\n",
+        },
+    )
+    result = check(root)
+    fronts = {
+        launch.app.kind: {f"{at.file.name}:{at.line}" for at in launch.fronts}
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert fronts == {"gunicorn": {"nginx.conf:3"}}

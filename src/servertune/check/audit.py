@@ -50,6 +50,7 @@ from servertune.check.model import (
     note,
 )
 from servertune.check.namespaces import (
+    apart_notes,
     host_balancer_servers_first,
     host_servers_first,
     in_front_namespace,
@@ -387,14 +388,19 @@ def _linked(
     (added to `notes`) for each host nothing read answers to."""
     nginx = list(reading.nginx)
     with collect_notes() as said:
-        links = link(nginx, apps, stacks)
+        found = link(nginx, apps, stacks)
         # A local address reaches the front's own container only (`namespaces`).
+        apart = [
+            k for k in found if not in_front_namespace(k.nginx, k.server.value, k.app, stacks, apps)
+        ]
+        away = {id(k) for k in apart}
         links = [
             k
-            for k in links
-            if in_front_namespace(k.nginx, k.server.value, k.app, stacks, apps)
+            for k in found
+            if id(k) not in away
             and not environments_differ((k.nginx.files or (k.nginx.file,))[0], k.app)
         ]
+        apart_notes(apart, links)
         # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
         links = nearest_servers_first(host_servers_first(links, stacks), stacks)
         links = deployed_siblings_first(links, stacks)

@@ -41,6 +41,7 @@ __all__ = [
     "link",
     "link_balancers",
     "normalise",
+    "starter",
 ]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
@@ -419,6 +420,11 @@ class Stacks:
         own = _real(box.at.file)
         if any(_real(r.file) == own for r in runners):
             return False
+        # A service of `app`'s own file runs an image holding the front (`image:
+        # ghcr.io/acme/app-nginx`, the stage copying it): the base runs the front too, beside
+        # `app`'s service as written (libretime/libretime).
+        if any(_real(r.file) == own for r in self.building(files[:1])):
+            return False
         bases = {_real(o): _real(b) for o, b in self.overlays}
         defined = {(_real(s.file), s.name) for s in self.services}
         for runner in runners:
@@ -766,7 +772,7 @@ def unknown_host(
         address.at,
         f"{address.at}: not followed: front host unknown: {address.value!r} ({why}); the app "
         f"servers on port {port} here are not joined to it by the port alone"
-        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
+        + (f" (candidates: {', '.join(starter(a) for a in candidates)})" if candidates else ""),
     )
 
 
@@ -783,11 +789,11 @@ def _image_unknown(
         f"{address.at}: not followed: {address.value!r} is the compose service "
         f"{service.name!r} ({service.file.name}), whose image no Dockerfile read here is known "
         f"to build; the app servers on port {port} here are not joined to it by the port alone"
-        + (f" (candidates: {', '.join(_starter(a) for a in candidates)})" if candidates else ""),
+        + (f" (candidates: {', '.join(starter(a) for a in candidates)})" if candidates else ""),
     )
 
 
-def _starter(app: AppServer) -> str:
+def starter(app: AppServer) -> str:
     """Where a candidate is started: its container's line, else its first launch step."""
     if app.container is not None:
         what = "service" if app.container.platform == "compose" else "container"
@@ -947,7 +953,7 @@ def _remote_of_environment(
             "joined-by-name",
             server.at,
             f"{server.at}: joined by environment and port: {server.value!r} is another "
-            f"machine's address; the server started at {_starter(app)}, of the same "
+            f"machine's address; the server started at {starter(app)}, of the same "
             f"environment's folder, listens on every address of port {port} (the "
             "environment's app hosts run it)",
         )

@@ -1095,6 +1095,9 @@ def _runs_dockerfile(service: _Node, path: Path) -> Path | None:
     (`images.image_named`, with the images of the run set; its notes are the reading's)."""
     named = service.get("image")
     reference = named.text() if named is not None else None
+    # Compose interpolates `ghcr.io/acme/api:${VERSION:-latest}` before it pulls: the name
+    # the service runs is the one its reading links (libretime/libretime's nginx service).
+    reference = _with_defaults(reference, path) if reference else None
     if not reference:
         return None
     from servertune.check.images import image_named

@@ -30,6 +30,9 @@ _BUILD_FILES = (
     "docker-bake.hcl",
     "Makefile",
 )
+#: Deploy scripts (`azure_compose_deploy/azure_deploy.sh`): only their `docker build -t NAME -f
+#: FILE` lines are read, each the script's own word for what builds NAME.
+_SCRIPTS = ("*.sh", "*/*.sh", "*/*/*.sh")
 #: A key naming the Dockerfile a build uses: build-push-action's `file:`, bake's
 #: `dockerfile =`, compose-like `dockerfile:`.
 _DOCKERFILE_KEY = re.compile(
@@ -85,8 +88,9 @@ def dockerfiles_building(image: str, root: Path) -> frozenset[Path]:
 
 def _build_files(root: Path) -> list[Path]:
     def listed() -> tuple[str, ...]:
+        patterns = (*_BUILD_FILES, *_SCRIPTS)
         return tuple(
-            sorted({str(p) for pattern in _BUILD_FILES for p in root.glob(pattern) if p.is_file()})
+            sorted({str(p) for pattern in patterns for p in root.glob(pattern) if p.is_file()})
         )
 
     return [Path(p) for p in memo.recall(memo.run_table("build files"), str(root), listed)]
@@ -131,10 +135,14 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
         words = found["words"].split()
         path = named["file"] if named else f"{words[-1] if words else '.'}/Dockerfile"
         target = _TARGET.search(found["words"])
-        yield BuiltFrom(
-            (root / path).resolve(), Location(file, number), path, target and target["target"]
-        )
-    if tagged:
+        dockerfile = (root / path).resolve()
+        if file.suffix == ".sh" and not dockerfile.is_file():
+            # A script run from its own folder (`docker build -f api.Dockerfile .`).
+            dockerfile = (file.parent / path).resolve()
+            if not dockerfile.is_file():
+                continue  # where it runs from is not known here
+        yield BuiltFrom(dockerfile, Location(file, number), path, target and target["target"])
+    if tagged or file.suffix == ".sh":
         return
     starts = [m.start() for m in _BAKE_TARGET.finditer(text)] if file.suffix == ".hcl" else []
     blocks = (

@@ -233,9 +233,10 @@ def image_named(
     not-followed note at `at` says so, never a guess."""
     from servertune.check import resolve
 
-    path, tag = _name_and_tag(reference)
-    path = _without_registry(path)
-    if library_image(path) or "$" in path:
+    hosted, tag = _name_and_tag(reference)
+    path = _without_registry(hosted)
+    ownerless = library_image(path) and not _docker_hub(hosted)  # `acme.azurecr.io/shop-api`
+    if (library_image(path) and not ownerless) or "$" in path:
         return None  # a library image, or a name only the deployment's variables complete
     built = _built_as(path, tag)
     if built is not None:
@@ -248,6 +249,8 @@ def image_named(
     evidence = built_from(path, root_path)
     if evidence is not None:
         return _evidenced(evidence, images, reference, at)
+    if ownerless:
+        return None
     last = path.rsplit("/", 1)[1]
     left = _without_repository(last, root_path)
     # The whole last part is a stage's name (`ghcr.io/libretime/libretime-api` and `FROM
@@ -453,6 +456,15 @@ def _shares_words(path: str, root: Path) -> bool:
     names: the name may be the project's, which a not-followed note says, never a link."""
     known = {w for n in repository_names(root) for w in words(n)}
     return any(w in known for w in words(path))
+
+
+def _docker_hub(path: str) -> bool:
+    """The image path is Docker Hub's: no registry host, or Docker Hub's own. A private
+    registry's name with no owner (`acme.azurecr.io/shop-api`) is no library image, but only a
+    build file naming it says which Dockerfile built it."""
+    first, _, rest = path.partition("/")
+    hosted = rest and ("." in first or ":" in first or first == "localhost")
+    return not hosted or first in ("docker.io", "index.docker.io", "registry-1.docker.io")
 
 
 def _without_registry(path: str) -> str:

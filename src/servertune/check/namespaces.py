@@ -25,7 +25,13 @@ from servertune.check.chain import BalancerLink, Link, Service, Stacks, normalis
 from servertune.check.heroku_nginx import dyno_server
 from servertune.check.model import AppServer, NginxConfig
 
-__all__ = ["host_balancer_servers_first", "host_servers_first", "in_front_namespace", "placed"]
+__all__ = [
+    "apart_notes",
+    "host_balancer_servers_first",
+    "host_servers_first",
+    "in_front_namespace",
+    "placed",
+]
 
 #: The hosts that name the machine's own interfaces, as `chain.normalise` writes them.
 _LOCAL = frozenset({"127.0.0.1", "0.0.0.0", "[::]", "*", ""})
@@ -54,6 +60,35 @@ def in_front_namespace(
     if not placed(first, stacks):
         return _published_to(app, port, first, stacks)
     return not _elsewhere(app, first, stacks) or _beside_in_a_pod(app, first, stacks, servers)
+
+
+def apart_notes(dropped: Sequence[Link], kept: Sequence[Link]) -> None:
+    """A `not-followed` note at each pass to a local address that reached servers only in
+    other containers (`in_front_namespace` dropped them all): the pass is not joined, and the
+    note says why rather than leaving the front silent. Such a proxy image reaches another
+    image's server on its loopback only where one pod or task runs both (an ECS task, a
+    Kubernetes pod), which no file read says (thunderbird/appointment's nginx image and its
+    `proxy_pass http://127.0.0.1:5000`)."""
+    from servertune.check.chain import starter
+    from servertune.check.model import note
+
+    joined = {(id(k.nginx), k.passing.at, k.server.value) for k in kept}
+    apart: dict[tuple[int, object, str], list[Link]] = {}
+    for k in dropped:
+        key = (id(k.nginx), k.passing.at, k.server.value)
+        if key not in joined and normalise(k.server.value)[0] in _LOCAL:
+            apart.setdefault(key, []).append(k)
+    for found in apart.values():
+        at = found[0].server.at
+        servers = ", ".join(dict.fromkeys(starter(k.app) for k in found))
+        note(
+            "not-followed",
+            at,
+            f"{at}: not followed: {found[0].server.value!r} is the loopback of the front's own "
+            f"container, and the servers on that port here ({servers}) run in other "
+            "containers: it reaches one only where a pod or task runs both, which no file "
+            "read here says",
+        )
 
 
 def host_servers_first(links: Sequence[Link], stacks: Stacks) -> list[Link]:
