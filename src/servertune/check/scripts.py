@@ -82,7 +82,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.script_folder import HELD_AT, own_folder
+from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
@@ -723,9 +723,10 @@ _ARGUMENTS_ONLY = re.compile(r"\A\$(?:[@*]|\{[@*]\})\Z")
 _DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
 
 
-def _assignments(line: _Line, env: dict[str, str]) -> None:
+def _assignments(line: _Line, env: dict[str, str], script: Path | None = None) -> None:
     """`VAR=value` / `export VAR=value` lines, and `: "${VAR:=value}"` ones: the script's own
-    variables, for what follows."""
+    variables, for what follows; a value that is the folder of `script` (`$(dirname "$0")`)
+    is that folder where it is known (`script_folder.own_folder`)."""
     if line.words[:1] == [":"]:
         for word in line.words[1:]:
             found = _ASSIGN_DEFAULT.match(word)
@@ -756,7 +757,8 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
             env.pop(f"{name}[~]", None)
             env[f"{name}[$@]"] = ""  # a later `exec $cmd` runs the arguments: `exec "$@"`
             continue
-        expanded = expand_shell(value, env)
+        own = own_folder(script, value, relative=True) if script is not None else None
+        expanded = own if own is not None else expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
             env.pop(f"{name}[~]", None)
@@ -826,7 +828,7 @@ def read_script(
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
-            _assignments(_argument_values(line, arguments), environment)
+            _assignments(_argument_values(line, arguments), environment, path)
             _eval_assignments(line, environment, physical)
             arguments = branching.step(line, arguments)
             if line.words[:2] == ["set", "--"]:
@@ -1434,7 +1436,9 @@ def _runs_script(
             continue
         token = _FOLLOWING.set(following)
         try:
-            app = _script_server(found, _passed(rest[1:], arguments), env, env_at, find_config)
+            app = _script_server(
+                found, _passed(rest[1:], arguments), env, env_at, find_config, rest[0].text
+            )
         except CheckInputError:  # refused on its own: said when it is read
             continue
         finally:
@@ -2740,7 +2744,7 @@ def _here_script(
     """The server a script found here starts, the rest of `words` its "$@"; past a waiting
     script (`wait-for-it.sh db:5432 -t 30 -- /entrypoint.sh`, which runs the command after
     `--` once its dependency answers), that command's."""
-    app = _script_server(script, words[1:], env, env_at, find_config)
+    app = _script_server(script, words[1:], env, env_at, find_config, words[0].text)
     separator = next((i for i, w in enumerate(words) if w.text == "--"), 0)
     if app is not None or not separator:
         return app
@@ -2882,7 +2886,7 @@ def _run_words(
         if after is None:  # `consul-template -config app.hcl`: its `exec` block's command
             return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
-    return _script_server(script, rest[1:], env, env_at, find_config)
+    return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
 
 
 def _command_string(
@@ -3099,18 +3103,22 @@ def _script_server(
     env: Mapping[str, str] | None,
     env_at: Mapping[str, Location] | None,
     find_config: FindConfig,
+    run_by: str | None = None,
 ) -> AppServer | None:
-    """The server a script found here starts, `arguments` as its "$@"; None when it starts
-    none check reads (migrations, a worker), or when it is already being read further out: a
-    script that runs itself again through other files (a supervisord program running the
-    script that starts that supervisord) is read once, not until the stack runs out."""
+    """The server a script found here starts, `arguments` as its "$@" and `run_by` its "$0"
+    (the path its caller ran it by); None when it starts none check reads (migrations, a
+    worker), or when it is already being read further out: a script that runs itself again
+    through other files (a supervisord program running the script that starts that
+    supervisord) is read once, not until the stack runs out."""
     key = script.file.resolve()
     if key in _FOLLOWING.get():
         return None
     token = _FOLLOWING.set(_FOLLOWING.get() | {key})
+    invoked = INVOKED_AS.set((script.file, run_by) if run_by is not None else None)
     try:
         return _script_server_once(script, arguments, env, env_at, find_config)
     finally:
+        INVOKED_AS.reset(invoked)
         _FOLLOWING.reset(token)
 
 
