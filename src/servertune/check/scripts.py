@@ -449,6 +449,11 @@ def _split_lines(path: Path, text: str) -> list[_Line]:
             joined = _OUTPUT_CALL.sub(lambda m: outputs.get(m["call"] or m["tick"], m[0]), joined)
         joined = _array_words(joined, physical[start - 1 : number], start)
         for words, background in _split(path, start, joined):
+            if words[:1] == ["else"] and words[1:]:
+                # `else if [ "$1" = serve ]; then` (an `if` nested in the `else`, closed by
+                # its own `fi`) or `else exec "$@"`: the `else`, then the command it runs.
+                lines.append(_Line(["else"], start, number))
+                words = words[1:]
             lines.append(_Line(words, start, number, background))
     return lines
 
