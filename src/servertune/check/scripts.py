@@ -806,7 +806,8 @@ def read_script(
     an `ENTRYPOINT` script), unknown when None; without `uncalled`, a function no line calls
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
-    logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
+    split = _function_by_arguments(_logical_lines(path, text), arguments)
+    logical = _unrolled(_inline_functions(split, uncalled=uncalled))
     lines, by_default, assumed = _lines_run(
         path, text, logical, physical, env, arguments, find_config
     )
@@ -1657,6 +1658,34 @@ def _function_head(words: list[str]) -> tuple[str, int] | None:
             if found is not None and ("()" in head or words[0] == "function"):
                 return found["name"], index + 1
     return None
+
+
+#: A line that runs the script's arguments as a command: `$@`, `"$@"`, `${@}`, `$*`.
+_RUNS_ARGUMENTS = re.compile(r'\A"?\$(?:[@*]|\{[@*]\})"?\Z')
+
+
+def _function_by_arguments(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
+    """`lines` with each line that runs the arguments (`$@`) written as the call it makes
+    when the first argument names a function of the script (`ExecStart=/usr/local/bin/helper
+    run` with `run() { gunicorn ...; }`): the function's body then runs there, as a line that
+    calls it by name does (`_inline_functions`), also when another line calls it too."""
+    if not arguments or not re.fullmatch(r"[A-Za-z_][\w-]*", arguments[0].text):
+        return lines
+    name = arguments[0].text
+    defined = any(
+        (_function_head(line.words) or ("",))[0] == name
+        or (line.words and line.words[0] == f"{name}(){{")
+        for line in lines
+    )
+    if not defined:
+        return lines
+    words = [a.text for a in arguments]
+    return [
+        replace(line, words=words)
+        if len(line.words) == 1 and _RUNS_ARGUMENTS.match(line.words[0])
+        else line
+        for line in lines
+    ]
 
 
 #: The fewest lines function calls may add to a script as their bodies are inlined.
