@@ -82,7 +82,7 @@ from servertune.check.pylauncher import (
     looks_like_python,
     python_launch,
 )
-from servertune.check.script_folder import HELD_AT, own_folder
+from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
@@ -449,6 +449,11 @@ def _split_lines(path: Path, text: str) -> list[_Line]:
             joined = _OUTPUT_CALL.sub(lambda m: outputs.get(m["call"] or m["tick"], m[0]), joined)
         joined = _array_words(joined, physical[start - 1 : number], start)
         for words, background in _split(path, start, joined):
+            if words[:1] == ["else"] and words[1:]:
+                # `else if [ "$1" = serve ]; then` (an `if` nested in the `else`, closed by
+                # its own `fi`) or `else exec "$@"`: the `else`, then the command it runs.
+                lines.append(_Line(["else"], start, number))
+                words = words[1:]
             lines.append(_Line(words, start, number, background))
     return lines
 
@@ -723,9 +728,10 @@ _ARGUMENTS_ONLY = re.compile(r"\A\$(?:[@*]|\{[@*]\})\Z")
 _DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
 
 
-def _assignments(line: _Line, env: dict[str, str]) -> None:
+def _assignments(line: _Line, env: dict[str, str], script: Path | None = None) -> None:
     """`VAR=value` / `export VAR=value` lines, and `: "${VAR:=value}"` ones: the script's own
-    variables, for what follows."""
+    variables, for what follows; a value that is the folder of `script` (`$(dirname "$0")`)
+    is that folder where it is known (`script_folder.own_folder`)."""
     if line.words[:1] == [":"]:
         for word in line.words[1:]:
             found = _ASSIGN_DEFAULT.match(word)
@@ -756,7 +762,8 @@ def _assignments(line: _Line, env: dict[str, str]) -> None:
             env.pop(f"{name}[~]", None)
             env[f"{name}[$@]"] = ""  # a later `exec $cmd` runs the arguments: `exec "$@"`
             continue
-        expanded = expand_shell(value, env)
+        own = own_folder(script, value, relative=True) if script is not None else None
+        expanded = own if own is not None else expand_shell(value, env)
         if expanded is not None:
             env[name] = expanded
             env.pop(f"{name}[~]", None)
@@ -799,7 +806,8 @@ def read_script(
     an `ENTRYPOINT` script), unknown when None; without `uncalled`, a function no line calls
     is not read (a sourced file run up to the call of one of its functions)."""
     physical = text.splitlines()
-    logical = _unrolled(_inline_functions(_logical_lines(path, text), uncalled=uncalled))
+    split = _function_by_arguments(_logical_lines(path, text), arguments)
+    logical = _unrolled(_inline_functions(split, uncalled=uncalled))
     lines, by_default, assumed = _lines_run(
         path, text, logical, physical, env, arguments, find_config
     )
@@ -826,7 +834,7 @@ def read_script(
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
-            _assignments(_argument_values(line, arguments), environment)
+            _assignments(_argument_values(line, arguments), environment, path)
             _eval_assignments(line, environment, physical)
             arguments = branching.step(line, arguments)
             if line.words[:2] == ["set", "--"]:
@@ -1434,7 +1442,9 @@ def _runs_script(
             continue
         token = _FOLLOWING.set(following)
         try:
-            app = _script_server(found, _passed(rest[1:], arguments), env, env_at, find_config)
+            app = _script_server(
+                found, _passed(rest[1:], arguments), env, env_at, find_config, rest[0].text
+            )
         except CheckInputError:  # refused on its own: said when it is read
             continue
         finally:
@@ -1648,6 +1658,34 @@ def _function_head(words: list[str]) -> tuple[str, int] | None:
             if found is not None and ("()" in head or words[0] == "function"):
                 return found["name"], index + 1
     return None
+
+
+#: A line that runs the script's arguments as a command: `$@`, `"$@"`, `${@}`, `$*`.
+_RUNS_ARGUMENTS = re.compile(r'\A"?\$(?:[@*]|\{[@*]\})"?\Z')
+
+
+def _function_by_arguments(lines: list[_Line], arguments: list[Word] | None) -> list[_Line]:
+    """`lines` with each line that runs the arguments (`$@`) written as the call it makes
+    when the first argument names a function of the script (`ExecStart=/usr/local/bin/helper
+    run` with `run() { gunicorn ...; }`): the function's body then runs there, as a line that
+    calls it by name does (`_inline_functions`), also when another line calls it too."""
+    if not arguments or not re.fullmatch(r"[A-Za-z_][\w-]*", arguments[0].text):
+        return lines
+    name = arguments[0].text
+    defined = any(
+        (_function_head(line.words) or ("",))[0] == name
+        or (line.words and line.words[0] == f"{name}(){{")
+        for line in lines
+    )
+    if not defined:
+        return lines
+    words = [a.text for a in arguments]
+    return [
+        replace(line, words=words)
+        if len(line.words) == 1 and _RUNS_ARGUMENTS.match(line.words[0])
+        else line
+        for line in lines
+    ]
 
 
 #: The fewest lines function calls may add to a script as their bodies are inlined.
@@ -2740,7 +2778,7 @@ def _here_script(
     """The server a script found here starts, the rest of `words` its "$@"; past a waiting
     script (`wait-for-it.sh db:5432 -t 30 -- /entrypoint.sh`, which runs the command after
     `--` once its dependency answers), that command's."""
-    app = _script_server(script, words[1:], env, env_at, find_config)
+    app = _script_server(script, words[1:], env, env_at, find_config, words[0].text)
     separator = next((i for i, w in enumerate(words) if w.text == "--"), 0)
     if app is not None or not separator:
         return app
@@ -2882,7 +2920,7 @@ def _run_words(
         if after is None:  # `consul-template -config app.hcl`: its `exec` block's command
             return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
-    return _script_server(script, rest[1:], env, env_at, find_config)
+    return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
 
 
 def _command_string(
@@ -3099,18 +3137,22 @@ def _script_server(
     env: Mapping[str, str] | None,
     env_at: Mapping[str, Location] | None,
     find_config: FindConfig,
+    run_by: str | None = None,
 ) -> AppServer | None:
-    """The server a script found here starts, `arguments` as its "$@"; None when it starts
-    none check reads (migrations, a worker), or when it is already being read further out: a
-    script that runs itself again through other files (a supervisord program running the
-    script that starts that supervisord) is read once, not until the stack runs out."""
+    """The server a script found here starts, `arguments` as its "$@" and `run_by` its "$0"
+    (the path its caller ran it by); None when it starts none check reads (migrations, a
+    worker), or when it is already being read further out: a script that runs itself again
+    through other files (a supervisord program running the script that starts that
+    supervisord) is read once, not until the stack runs out."""
     key = script.file.resolve()
     if key in _FOLLOWING.get():
         return None
     token = _FOLLOWING.set(_FOLLOWING.get() | {key})
+    invoked = INVOKED_AS.set((script.file, run_by) if run_by is not None else None)
     try:
         return _script_server_once(script, arguments, env, env_at, find_config)
     finally:
+        INVOKED_AS.reset(invoked)
         _FOLLOWING.reset(token)
 
 
