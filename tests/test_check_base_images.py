@@ -112,9 +112,9 @@ def test_the_gunicorn_conf_copied_to_app_is_the_launch_config(tmp_path: Path) ->
 def test_a_compose_command_running_the_base_images_start_script_starts_gunicorn(
     tmp_path: Path,
 ) -> None:
-    """A compose service built FROM the uvicorn-gunicorn image whose command waits for the
-    database and then runs `/start.sh` (seen in NASA-IMPACT/veda-backend) starts the base
-    image's gunicorn, on the PORT and with the WEB_CONCURRENCY its environment sets."""
+    """A compose service built FROM a copy of the uvicorn-gunicorn image (its tag from an ARG)
+    whose command waits for the database and then runs `/start.sh` (seen in
+    NASA-IMPACT/veda-backend) starts the base image's gunicorn, on the PORT and with the WEB_CONCURRENCY its environment sets."""
     root = write(
         tmp_path / "stack",
         {
@@ -122,7 +122,8 @@ def test_a_compose_command_running_the_base_images_start_script_starts_gunicorn(
             "      dockerfile: Dockerfile.api\n    environment:\n      - PORT=8081\n"
             "      - WEB_CONCURRENCY=3\n"
             "    command: bash -c 'sleep 2 && /start.sh'\n",
-            "Dockerfile.api": "FROM tiangolo/uvicorn-gunicorn:python3.11\nCOPY ./app /app/app\n",
+            "Dockerfile.api": "ARG PYTHON_VERSION=3.12\n"
+            "FROM ghcr.io/vincentsarago/uvicorn-gunicorn:${PYTHON_VERSION}\nCOPY ./app /app/app\n",
             "app/main.py": APP,
         },
     )
@@ -131,6 +132,7 @@ def test_a_compose_command_running_the_base_images_start_script_starts_gunicorn(
     assert app.kind == "gunicorn"
     assert [s.value for s in app.sockets] == ["0.0.0.0:8081"]
     assert app.workers.value == 3
+    assert chains(result, root)[0][-1] == "Dockerfile.api:2"  # the FROM line
 
 
 def test_meinheld_gunicorn_runs_gunicorn_with_meinheld_workers(tmp_path: Path) -> None:

@@ -80,9 +80,14 @@ _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
     # (CMD ["/start.sh"], WORKDIR /app/, ENV PYTHONPATH=/app) and docker-images/start.sh
     # (exec gunicorn -k "$WORKER_CLASS" -c "$GUNICORN_CONF" "$APP_MODULE"); the -fastapi and
     # -starlette images are built FROM it and add only packages (their repositories'
-    # docker-images/*.dockerfile).
+    # docker-images/*.dockerfile). ghcr.io/vincentsarago/uvicorn-gunicorn is a copy of it:
+    # github.com/vincentsarago/containers uvicorn-gunicorn/Dockerfile and start.sh ("Original
+    # code from https://github.com/tiangolo/uvicorn-gunicorn-docker", the same lines).
     (
-        re.compile(r"tiangolo/uvicorn-gunicorn(?:-fastapi|-starlette)?"),
+        re.compile(
+            r"tiangolo/uvicorn-gunicorn(?:-fastapi|-starlette)?"
+            r"|ghcr\.io/vincentsarago/uvicorn-gunicorn"
+        ),
         BaseLaunch(
             "tiangolo/uvicorn-gunicorn",
             ("/start.sh",),
@@ -130,6 +135,6 @@ def known_base(reference: str) -> BaseLaunch | None:
     """The family of the image a FROM names (`tiangolo/uvicorn-gunicorn-fastapi:python3.11`,
     `docker.io/tiangolo/uwsgi-nginx-flask@sha256:...`); None for any other image."""
     for pattern, launch in _REGISTRY:
-        if re.fullmatch(_HUB + pattern.pattern + r"(?:[:@][\w.@:-]*)?", reference.lower()):
+        if re.fullmatch(f"{_HUB}(?:{pattern.pattern})" + r"(?:[:@][\w.@:-]*)?", reference.lower()):
             return launch
     return None

@@ -870,7 +870,12 @@ def _with_known_base(image: Image, known: BaseLaunch) -> Image:
         workdir=known.workdir,
         workdir_known=True,
         copies=(),
-        heredocs={path: (text(holds), image.base_line) for path, text in known.files.items()},
+        # Each script's lines start at the FROM line (a script's steps are named by their line
+        # in its text), so its launch step is the FROM that brings it.
+        heredocs={
+            path: ("\n" * (image.base_line - 1) + text(holds), 1)
+            for path, text in known.files.items()
+        },
         links={},
         stop_signal=None,
         guessed=frozenset(),
