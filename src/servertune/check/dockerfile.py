@@ -46,6 +46,7 @@ from types import MappingProxyType
 from typing import Any
 
 from servertune.check import memo, resolve
+from servertune.check.base_images import BaseLaunch, known_base
 from servertune.check.base_shells import image_sh, library_image, sh_words
 from servertune.check.commands import (
     WRAPPERS,
@@ -311,6 +312,9 @@ class Image:
     #: The TCP ports it EXPOSEs (its base's too): where Traefik's docker provider sends when
     #: a container exposes one port and its labels name none.
     exposed: tuple[str, ...] = ()
+    #: Its FROM names a well-known base image (`base_images`) whose files and command are
+    #: declared, not read: "inherited from tiangolo/uvicorn-gunicorn: /start.sh", for the chain.
+    inherited: str = ""
 
     def find(self, wanted: str, at: Location | None = None, /) -> ConfigFile | None:
         """The file the image holds at `wanted` (relative to WORKDIR), from the build context
@@ -831,12 +835,59 @@ def read_image(
         cmd_here=stage.cmd_written,
         exposed=stage.exposed,
     )
+    return _on_base(image)
+
+
+def _on_base(image: Image) -> Image:
+    """`image` on its base: one a Dockerfile of the run builds, else a well-known base image
+    declared in `base_images`, else as read (the base's command is not known)."""
     found = BASE_IMAGE.get()
     if image.base_reference and found is not None:
-        base = found(image.base_reference, path)
+        base = found(image.base_reference, image.path)
         if base is not None:
             return with_base(image, base)
-    return image
+    known = known_base(image.base_reference) if "$" not in image.base_reference else None
+    return image if known is None else _with_known_base(image, known)
+
+
+def _with_known_base(image: Image, known: BaseLaunch) -> Image:
+    """`image` built FROM a well-known base image (`base_images`): the base is made from its
+    declared CMD, WORKDIR, ENV and start script, each at the FROM line, so the launch's chain
+    shows where the command came from."""
+    at = Location(image.path, image.base_line)
+
+    def holds(wanted: str) -> bool:
+        return image.find(wanted) is not None
+
+    base = dataclasses.replace(
+        image,
+        entrypoint=(),
+        entrypoint_shell=False,
+        cmd=tuple(Word(word, at) for word in known.cmd),
+        cmd_shell=False,
+        env=dict(known.env),
+        env_at=dict.fromkeys(known.env, at),
+        workdir=known.workdir,
+        workdir_known=True,
+        copies=(),
+        # Each script's lines start at the FROM line (a script's steps are named by their line
+        # in its text), so its launch step is the FROM that brings it.
+        heredocs={
+            path: ("\n" * (image.base_line - 1) + text(holds), 1)
+            for path, text in known.files.items()
+        },
+        links={},
+        stop_signal=None,
+        guessed=frozenset(),
+        base=None,
+        entrypoint_here=False,
+        cmd_here=False,
+        exposed=(),
+    )
+    shown = " ".join(known.cmd)
+    return replace(
+        with_base(image, base, own=False), inherited=f"inherited from {known.family}: {shown}"
+    )
 
 
 def _context_of(path: Path, given: Path | None, stage: _Stage) -> tuple[Path, bool]:
@@ -935,12 +986,13 @@ BASE_IMAGE: contextvars.ContextVar[Callable[[str, Path], Image | None] | None] =
 )
 
 
-def with_base(image: Image, base: Image) -> Image:
+def with_base(image: Image, base: Image, *, own: bool = True) -> Image:
     """`image` built FROM `base` (an image a Dockerfile of the run builds): it holds what
     `base` holds, runs under `base`'s ENV (its own winning), in `base`'s WORKDIR unless it
     sets one, and runs `base`'s ENTRYPOINT and CMD unless it sets its own (an ENTRYPOINT of
-    its own resets the base's CMD, as Docker does)."""
-    if base.path == image.path:
+    its own resets the base's CMD, as Docker does). `own`: `base` is no Dockerfile of the run
+    but a well-known image declared at `image`'s FROM (`base_images`)."""
+    if own and base.path == image.path:
         return image
     entrypoint, entrypoint_shell = image.entrypoint, image.entrypoint_shell
     cmd, cmd_shell = image.cmd, image.cmd_shell
@@ -1938,6 +1990,12 @@ def _through_base(app: AppServer | None, image: Image) -> AppServer | None:
     """The app with the image's FROM line first in its launch chain when what it runs is
     its base's (a CMD of the base's Dockerfile): the image built here is what starts it."""
     if app is None or image.base is None or not app.launched_by:
+        return app
+    if image.inherited:
+        # A well-known base's command and files are declared at the FROM line, already in
+        # the chain when they run (a compose command of its own starts at the compose file).
+        if app.launched_by[0] == Location(image.path, image.base_line):
+            return replace(app, started_by_base=app.started_by_base or image.inherited)
         return app
     if app.launched_by[0].file == image.path:
         return app

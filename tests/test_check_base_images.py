@@ -1,0 +1,168 @@
+"""An image built FROM a well-known base image whose own CMD starts the server (tiangolo's
+uvicorn-gunicorn, meinheld-gunicorn and uwsgi-nginx families) runs that documented command:
+check follows it to the server, joins the file the repository COPYs where the base image's
+start script reads its config, applies the image's and compose's ENV to it, and says in the
+chain that the command is the base image's (the FROM line). An unknown base image is still
+"not followed". Each repository here is written by the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from servertune.check import check_files
+from servertune.check.audit import CheckResult
+from servertune.check.discover import discover
+from servertune.check.graph import describe, launches
+from servertune.check.model import AppServer
+from servertune.machine import Machine
+from tests.folder_support import write
+
+#: The machine the findings are judged for, whatever machine runs the tests.
+MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
+
+#: The FastAPI app the images copy to /app/app/main.py.
+APP = "from fastapi import FastAPI\n\napp = FastAPI()\n"
+
+
+def check(root: Path) -> CheckResult:
+    walk = discover(root)
+    return check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=root, env={})
+
+
+def served(result: CheckResult) -> list[AppServer]:
+    return [launch.app for launch in launches(result.apps, result.links, result.balancer_links)]
+
+
+def chains(result: CheckResult, root: Path) -> list[list[str]]:
+    return [
+        [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.chain]
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    ]
+
+
+def unfollowed(result: CheckResult) -> list[str]:
+    return [n.message for n in result.notes if n.kind == "not-followed"]
+
+
+def test_an_image_from_uvicorn_gunicorn_fastapi_with_no_cmd_runs_its_gunicorn(
+    tmp_path: Path,
+) -> None:
+    """A Dockerfile FROM tiangolo/uvicorn-gunicorn-fastapi that only sets ENV and COPYs the
+    app (seen in mindee/doctr's api/Dockerfile, ExpDev07/coronavirus-tracker-api) runs the
+    base image's /start.sh: gunicorn with uvicorn workers, on the base's 0.0.0.0:80, the
+    launch shown at the FROM line; nothing is said "not followed"."""
+    root = write(
+        tmp_path / "api",
+        {
+            "Dockerfile": "FROM tiangolo/uvicorn-gunicorn-fastapi:python3.11-slim\n"
+            "ENV VARIABLE_NAME APP\nCOPY ./app /app/app\nEXPOSE 80\n",
+            "app/main.py": APP,
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.kind == "gunicorn"
+    assert app.worker_class is not None
+    assert app.worker_class.value == "uvicorn.workers.UvicornWorker"
+    assert [s.value for s in app.sockets] == ["0.0.0.0:80"]
+    assert "workers" in app.unknown  # the image's config counts the cores it runs on
+    assert chains(result, root) == [["Dockerfile:1"]]
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert "Dockerfile:1 (inherited from tiangolo/uvicorn-gunicorn: /start.sh)" in describe(launch)
+    assert unfollowed(result) == []
+
+
+def test_an_unknown_base_image_is_still_not_followed_beside_a_known_one(tmp_path: Path) -> None:
+    """Of two images, the one FROM tiangolo/uvicorn-gunicorn starts its gunicorn; the one FROM
+    an owner's look-alike image (not declared as well known) starts nothing check can follow:
+    it says so, and invents no launch for it."""
+    root = write(
+        tmp_path / "api",
+        {
+            "Dockerfile": "FROM tiangolo/uvicorn-gunicorn:python3.11\nCOPY ./app /app/app\n",
+            "other/Dockerfile": "FROM acme/uvicorn-gunicorn-fastapi:1.0\nCOPY . /app/app\n",
+            "app/main.py": APP,
+        },
+    )
+    result = check(root)
+    assert chains(result, root) == [["Dockerfile:1"]]
+    assert any("acme/uvicorn-gunicorn-fastapi" in m for m in unfollowed(result))
+
+
+def test_the_gunicorn_conf_copied_to_app_is_the_launch_config(tmp_path: Path) -> None:
+    """start.sh reads /app/gunicorn_conf.py when the image holds it: the repository's
+    ./gunicorn_conf.py COPYed there is the launch's config (its bind and workers)."""
+    root = write(
+        tmp_path / "api",
+        {
+            "Dockerfile": "FROM tiangolo/uvicorn-gunicorn:python3.11\n"
+            "COPY ./gunicorn_conf.py /app/gunicorn_conf.py\nCOPY ./app /app/app\n",
+            "gunicorn_conf.py": 'bind = "0.0.0.0:8080"\nworkers = 3\n',
+            "app/main.py": APP,
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.kind == "gunicorn"
+    assert chains(result, root) == [["Dockerfile:1", "gunicorn_conf.py:1"]]
+    assert app.workers.value == 3
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8080"]
+
+
+def test_a_compose_command_running_the_base_images_start_script_starts_gunicorn(
+    tmp_path: Path,
+) -> None:
+    """A compose service built FROM a copy of the uvicorn-gunicorn image (its tag from an ARG)
+    whose command waits for the database and then runs `/start.sh` (seen in
+    NASA-IMPACT/veda-backend) starts the base image's gunicorn, on the PORT and with the WEB_CONCURRENCY its environment sets."""
+    root = write(
+        tmp_path / "stack",
+        {
+            "docker-compose.yml": "services:\n  api:\n    build:\n      context: .\n"
+            "      dockerfile: Dockerfile.api\n    environment:\n      - PORT=8081\n"
+            "      - WEB_CONCURRENCY=3\n"
+            "    command: bash -c 'sleep 2 && /start.sh'\n",
+            "Dockerfile.api": "ARG PYTHON_VERSION=3.12\n"
+            "FROM ghcr.io/vincentsarago/uvicorn-gunicorn:${PYTHON_VERSION}\nCOPY ./app /app/app\n",
+            "app/main.py": APP,
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.kind == "gunicorn"
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8081"]
+    assert app.workers.value == 3
+    assert chains(result, root)[0][-1] == "Dockerfile.api:2"  # the FROM line
+
+
+def test_meinheld_gunicorn_runs_gunicorn_with_meinheld_workers(tmp_path: Path) -> None:
+    """tiangolo/meinheld-gunicorn-flask's /start.sh runs gunicorn with meinheld's worker."""
+    root = write(
+        tmp_path / "site",
+        {
+            "Dockerfile": "FROM tiangolo/meinheld-gunicorn-flask:python3.9\nCOPY ./app /app\n",
+            "app/main.py": "from flask import Flask\n\napp = Flask(__name__)\n",
+        },
+    )
+    (app,) = served(check(root))
+    assert app.kind == "gunicorn"
+    assert app.worker_class is not None
+    assert app.worker_class.value == "egg:meinheld#gunicorn_worker"
+
+
+def test_uwsgi_nginx_flask_runs_uwsgi_with_the_ini_copied_to_app(tmp_path: Path) -> None:
+    """tiangolo/uwsgi-nginx-flask runs uWSGI (under supervisord) with the ini its UWSGI_INI
+    names, /app/uwsgi.ini: the repository's uwsgi.ini COPYed there is the launch's config."""
+    root = write(
+        tmp_path / "site",
+        {
+            "Dockerfile": "FROM tiangolo/uwsgi-nginx-flask:python3.12\nCOPY ./app /app\n",
+            "app/uwsgi.ini": "[uwsgi]\nmodule = main\ncallable = app\nprocesses = 4\n",
+            "app/main.py": "from flask import Flask\n\napp = Flask(__name__)\n",
+        },
+    )
+    result = check(root)
+    (app,) = served(result)
+    assert app.kind == "uwsgi"
+    assert chains(result, root) == [["Dockerfile:1", "app/uwsgi.ini:4"]]
+    assert app.workers.value == 4
