@@ -102,6 +102,9 @@ _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 #: A whole value that is an unresolved reference: where a number belongs, a Helm chart
 #: template's value its files do not give (`helm_templates`), unknown rather than an error.
 _UNRESOLVED = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
+#: A word naming a script (an absolute or `./` path, or a `.sh` file): the dockerfile
+#: reader's test for an entrypoint script.
+_SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
 #: The servers a container's own command line is read for here: every server check models.
 _SERVERS = SERVERS
 #: ConfigMap name -> its `data` node, over every manifest of the run (`config_maps` sets it);
@@ -659,6 +662,85 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
     return _runs(words)
 
 
+def _started(
+    container: _Node, env: Mapping[str, str], argv: list[_Word], held: Mapping[str, _Node]
+) -> tuple[list[_Word], str] | None:
+    """The server a container with a `command` starts and its words: its command line's own
+    first word, or the one after the wrappers of its `command` (`_past_wrappers`)."""
+    server = server_program(PurePosixPath(argv[0].text).name)
+    if server is not None and server in _SERVERS:
+        return argv, server
+    return _past_wrappers(container, env, held)
+
+
+def _past_wrappers(
+    container: _Node, env: Mapping[str, str], held: Mapping[str, _Node]
+) -> tuple[list[_Word], str] | None:
+    """The server a container's `command` of wrappers runs, and that server's name: the words
+    after the process wrappers check knows (`tini --`, `gosu USER`), shells running a script
+    (`bash /entrypoint.sh`) and entrypoint scripts (`/usr/local/bin/_entrypoint.sh`), which
+    the kubelet hands `args` to (it appends them to `command`). A script these files do not
+    hold (it is the image's) is named in a `not-followed` note: an entrypoint ending in
+    `exec "$@"` runs its arguments, and what it does before was not checked. None when a
+    wrapper is a mounted ConfigMap script that does not pass its arguments on, or the words
+    after the wrappers start no server (seen in DIRACGrid/diracx-charts' Deployment)."""
+    from servertune.check.commands import SHELLS, WRAPPERS, Word, program_name, wrapped
+
+    found = container.get("command")
+    if found is None or _one_string(container) is not None:
+        return None
+    command = [_Word(_expand(w.text() or "", env), w.at) for w in found.list() if w.text()]
+    given = container.get("args")
+    words = command + [
+        _Word(_expand(w.text() or "", env), w.at)
+        for w in (given.list() if given is not None else [])
+        if w.text() is not None
+    ]
+    index = 0
+    unread: list[_Word] = []
+    while index < len(command):
+        name = program_name(words[index].text)
+        if name in WRAPPERS:
+            rest = wrapped([Word(w.text, w.at) for w in words[index:]], name)
+            index = len(words) - len(rest)
+            continue
+        if name in SHELLS:
+            index += 1
+            while index < len(words) and words[index].text.startswith("-"):
+                if words[index].text == "-c":
+                    return None  # `sh -c SCRIPT`: the script's own reading (`_command`)
+                index += 1
+            if index >= len(words) or not _SCRIPT.match(words[index].text):
+                return None
+        elif not _SCRIPT.match(words[index].text) or name.startswith("python"):
+            break
+        if server_program(program_name(words[index].text)) is not None:
+            break
+        script = held.get(words[index].text)
+        if script is not None and '"$@"' not in (script.text() or ""):
+            return None  # a mounted script that does not run its arguments
+        if script is None:
+            unread.append(words[index])
+        index += 1
+    started = _runs(words[index:]) if 0 < index < len(words) else []
+    server = server_program(PurePosixPath(started[0].text).name) if started else None
+    if server is None or server not in _SERVERS:
+        return None
+    if unread:
+        from servertune.check.model import note
+
+        named = ", ".join(f"`{w.text}`" for w in unread)
+        note(
+            "not-followed",
+            unread[0].at,
+            f"not followed: {named} in the container's `command` (not in these files: the "
+            f"image's); the {server} after it was read as what it runs (the kubelet appends "
+            '`args` to `command`, and an entrypoint ending in `exec "$@"` runs them); what '
+            "the wrapper does before it was not checked",
+        )
+    return started, server
+
+
 def _split(text: str) -> list[str]:
     try:
         return shlex.split(text)
@@ -949,9 +1031,10 @@ def read_manifests(
             elif not argv:
                 continue
             else:
-                server = server_program(PurePosixPath(argv[0].text).name)
-                if server is None or server not in _SERVERS:
+                started = _started(container, env, argv, mounted_files(pod, container, maps))
+                if started is None:
                     continue
+                argv, server = started
                 argv, unresolved = _known_words(argv)
                 if server == "gunicorn":
                     config = _config_file(argv, _mounts(pod, container), maps)
