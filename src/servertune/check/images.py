@@ -46,6 +46,7 @@ __all__ = [
     "owners_image",
     "published_stage",
     "read_images",
+    "run_images",
 ]
 
 _IMAGES: contextvars.ContextVar[tuple[Image, ...]] = contextvars.ContextVar(
@@ -162,6 +163,11 @@ def _with_base(image: Image) -> Image:
         return image
     base = base_image(image.base_reference, image.path)
     return with_base(image, base) if base is not None else image
+
+
+def run_images() -> tuple[Image, ...]:
+    """The images of the run in progress (`images_of_run`), none outside a run."""
+    return _IMAGES.get()
 
 
 def found_in_images(file: Path, wanted: str, at: Location | None) -> ConfigFile | None:

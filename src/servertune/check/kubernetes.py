@@ -102,6 +102,11 @@ _REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 #: A whole value that is an unresolved reference: where a number belongs, a Helm chart
 #: template's value its files do not give (`helm_templates`), unknown rather than an error.
 _UNRESOLVED = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
+#: A word naming a script (an absolute or `./` path, or a `.sh` file): the dockerfile
+#: reader's test for an entrypoint script.
+_SCRIPT = re.compile(r"\A(/|\./)\S+\Z|\A\S+\.(sh|bash)\Z")
+#: A word naming a file a command runs or reads (`/usr/local/bin/start.sh`, `gunicorn.py`).
+_FILE_WORD = re.compile(r"\A/[\w./-]+\Z|\A[\w./-]+\.(sh|bash|py|ini|conf|cfg|toml)\Z")
 #: The servers a container's own command line is read for here: every server check models.
 _SERVERS = SERVERS
 #: ConfigMap name -> its `data` node, over every manifest of the run (`config_maps` sets it);
@@ -659,6 +664,229 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
     return _runs(words)
 
 
+def _command_app(
+    path: Path,
+    pod: _Node,
+    container: _Node,
+    maps: dict[str, _Node],
+    argv: list[_Word],
+    environment: tuple[dict[str, str], dict[str, Location]],
+) -> tuple[AppServer, tuple[Setting[str], ...]] | None:
+    """The server a container's `command` starts, with the words of it left out as unknown:
+    read from the manifest's own words (a gunicorn `-c` held in a mounted ConfigMap), else
+    through the image a Dockerfile here builds (`_tied_image`) when the command runs what only
+    that image holds (`sh /usr/local/bin/start.sh`, a `-c gunicorn.py` under `workingDir`)."""
+    env, env_at = environment
+    held = mounted_files(pod, container, maps)
+    started = _started(container, env, argv, held) if argv else None
+    if started is None:
+        app = _through_image(path, container, env, env_at, maps)
+        return (app, ()) if app is not None else None
+    argv, server = started
+    argv, unresolved = _known_words(argv)
+    if server == "gunicorn":
+        config = _config_file(argv, _mounts(pod, container), maps)
+        image_app = (
+            _through_image(path, container, env, env_at, maps)
+            if config is None and _names_config(argv)
+            else None
+        )
+        if image_app is not None:
+            return image_app, unresolved
+        app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
+    else:
+        app = _asgi(path, server, argv, env, _in_mounts(held, container))
+    from servertune.check.commands import Word, joined_words
+
+    joined = joined_words([Word(w.text, w.at) for w in argv[1:]])
+    return replace(app, joined_options=joined), unresolved
+
+
+def _names_config(argv: list[_Word]) -> bool:
+    """gunicorn's command line names a config file (`-c FILE`, `--config=FILE`)."""
+    texts = [w.text for w in argv]
+    return any(t in ("-c", "--config") or t.startswith("--config=") for t in texts[1:])
+
+
+def _through_image(
+    path: Path,
+    container: _Node,
+    env: dict[str, str],
+    env_at: dict[str, Location],
+    maps: Mapping[str, _Node],
+) -> AppServer | None:
+    """The server the container's `command` + `args` start, read as the image a Dockerfile
+    here builds runs them (its files, its ENV under the container's `env`), in the
+    container's `workingDir` (else the image's WORKDIR); None when no image is tied."""
+    image = _tied_image(path, container)
+    if image is None:
+        return None
+    from servertune.check.commands import ENVIRONMENT_COMPLETE, Word
+    from servertune.check.dockerfile import image_server
+
+    _, words = _words(container, env)
+    working = container.get("workingDir")
+    workdir = (working.text() if working is not None else None) or image.workdir
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        inside = wanted if workdir == image.workdir else str(PurePosixPath(workdir) / wanted)
+        return image.find(inside, at)
+
+    token = ENVIRONMENT_COMPLETE.set(_environment_known(container, maps))
+    try:
+        return image_server(
+            path,
+            [Word(w.text, w.at) for w in words],
+            [],
+            {**image.env, **env},
+            {**image.env_at, **env_at},
+            image,
+            find=find,
+        )
+    finally:
+        ENVIRONMENT_COMPLETE.reset(token)
+
+
+def _words(container: _Node, env: Mapping[str, str]) -> tuple[list[_Word], list[_Word]]:
+    """The container's `command` words, and its `command` + `args` words, `$(VAR)` expanded."""
+    lists = []
+    for field in ("command", "args"):
+        found = container.get(field)
+        lists.append(
+            [
+                _Word(_expand(w.text() or "", env), w.at)
+                for w in (found.list() if found is not None else [])
+                if w.text() is not None
+            ]
+        )
+    return lists[0], lists[0] + lists[1]
+
+
+def _tied_image(path: Path, container: _Node) -> Image | None:
+    """The image a Dockerfile here builds that the container runs: the one its `image:`
+    names (`images.image_named`: on evidence in the files), else, in a Helm chart whose
+    `image:` is written from its values (`{{ .Values.image.repository }}:{{ ... }}`: set where
+    the chart is installed, often by CI), the one image of the run that holds a file the
+    container's command names (`/usr/local/bin/runserver.sh`, a `-c gunicorn.py` under its
+    `workingDir`). Two such images: a `not-followed` note, never a guess (seen in IFRCGo/go-api's
+    chart, whose values name `SET-BY-CICD-IMAGE`)."""
+    named = container.get("image")
+    reference = named.text() if named is not None else None
+    if named is None or not reference:
+        return None
+    from servertune.check.helm_templates import is_chart_template
+    from servertune.check.images import image_named, run_images
+
+    image = image_named(reference, path, named.at)
+    if image is not None or not is_chart_template(path) or not _templated(path, named.at):
+        return image
+    working = container.get("workingDir")
+    _, words = _words(container, {})
+    files = [w.text for w in words if _FILE_WORD.match(w.text)]
+    holding = []
+    for candidate in run_images():
+        workdir = (working.text() if working is not None else None) or candidate.workdir
+        inside = [f if f.startswith("/") else str(PurePosixPath(workdir) / f) for f in files]
+        if any(candidate.find(f) is not None for f in inside):
+            holding.append(candidate)
+    if len(holding) == 1:
+        return holding[0]
+    if holding:
+        from servertune.check.model import note
+
+        names = ", ".join(str(i.path) for i in holding)
+        note(
+            "not-followed",
+            named.at,
+            f"not followed: image from Helm values not tied to a Dockerfile ({reference!r} is "
+            f"set where the chart is installed, and {len(holding)} Dockerfiles here hold the "
+            f"files its command names: {names}); what it starts was not read",
+        )
+    return None
+
+
+def _templated(path: Path, at: Location) -> bool:
+    """The chart template's own line at `at` writes its value with an action (`{{ }}`)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return False
+    return 0 < at.line <= len(lines) and "{{" in lines[at.line - 1]
+
+
+def _started(
+    container: _Node, env: Mapping[str, str], argv: list[_Word], held: Mapping[str, _Node]
+) -> tuple[list[_Word], str] | None:
+    """The server a container with a `command` starts and its words: its command line's own
+    first word, or the one after the wrappers of its `command` (`_past_wrappers`)."""
+    server = server_program(PurePosixPath(argv[0].text).name)
+    if server is not None and server in _SERVERS:
+        return argv, server
+    return _past_wrappers(container, env, held)
+
+
+def _past_wrappers(
+    container: _Node, env: Mapping[str, str], held: Mapping[str, _Node]
+) -> tuple[list[_Word], str] | None:
+    """The server a container's `command` of wrappers runs, and that server's name: the words
+    after the process wrappers check knows (`tini --`, `gosu USER`), shells running a script
+    (`bash /entrypoint.sh`) and entrypoint scripts (`/usr/local/bin/_entrypoint.sh`), which
+    the kubelet hands `args` to (it appends them to `command`). A script these files do not
+    hold (it is the image's) is named in a `not-followed` note: an entrypoint ending in
+    `exec "$@"` runs its arguments, and what it does before was not checked. None when a
+    wrapper is a mounted ConfigMap script that does not pass its arguments on, or the words
+    after the wrappers start no server (seen in DIRACGrid/diracx-charts' Deployment)."""
+    from servertune.check.commands import SHELLS, WRAPPERS, Word, program_name, wrapped
+
+    found = container.get("command")
+    if found is None or _one_string(container) is not None:
+        return None
+    command, words = _words(container, env)
+    index = 0
+    unread: list[_Word] = []
+    while index < len(command):
+        name = program_name(words[index].text)
+        if name in WRAPPERS:
+            rest = wrapped([Word(w.text, w.at) for w in words[index:]], name)
+            index = len(words) - len(rest)
+            continue
+        if name in SHELLS:
+            index += 1
+            while index < len(words) and words[index].text.startswith("-"):
+                if words[index].text == "-c":
+                    return None  # `sh -c SCRIPT`: the script's own reading (`_command`)
+                index += 1
+            if index >= len(words) or not _SCRIPT.match(words[index].text):
+                return None
+        elif not _SCRIPT.match(words[index].text) or name.startswith("python"):
+            break
+        if server_program(program_name(words[index].text)) is not None:
+            break
+        script = held.get(words[index].text)
+        if script is not None and '"$@"' not in (script.text() or ""):
+            return None  # a mounted script that does not run its arguments
+        if script is None:
+            unread.append(words[index])
+        index += 1
+    started = _runs(words[index:]) if 0 < index < len(words) else []
+    server = server_program(PurePosixPath(started[0].text).name) if started else None
+    if server is None or server not in _SERVERS:
+        return None
+    if unread:
+        from servertune.check.model import note
+
+        named = ", ".join(f"`{w.text}`" for w in unread)
+        note(
+            "not-followed",
+            unread[0].at,
+            f"not followed: {named} in the container's `command` (not in these files: the "
+            f"image's); the {server} after it was read as what it runs (the kubelet appends "
+            '`args` to `command`, and an entrypoint ending in `exec "$@"` runs them); what '
+            "the wrapper does before it was not checked",
+        )
+    return started, server
+
+
 def _split(text: str) -> list[str]:
     try:
         return shlex.split(text)
@@ -946,23 +1174,13 @@ def read_manifests(
             )
             if found is not None:
                 app = found
-            elif not argv:
+            elif container.get("command") is None and not argv:
                 continue
             else:
-                server = server_program(PurePosixPath(argv[0].text).name)
-                if server is None or server not in _SERVERS:
+                read = _command_app(path, pod, container, maps, argv, (env, env_at))
+                if read is None:
                     continue
-                argv, unresolved = _known_words(argv)
-                if server == "gunicorn":
-                    config = _config_file(argv, _mounts(pod, container), maps)
-                    app = _gunicorn(path, argv, env, env_at, config, argv[0].at)
-                else:
-                    held = mounted_files(pod, container, maps)
-                    app = _asgi(path, server, argv, env, _in_mounts(held, container))
-                from servertune.check.commands import Word, joined_words
-
-                joined = joined_words([Word(w.text, w.at) for w in argv[1:]])
-                app = replace(app, joined_options=joined)
+                app, unresolved = read
             box = _container(container, pod, obj, replicas)
             labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
             if labels is None:
@@ -997,13 +1215,7 @@ def _linked_image(container: _Node, path: Path) -> Image | None:
     (`images.image_named`: on evidence in the files only), else None."""
     if container.get("command") is not None:
         return None
-    named = container.get("image")
-    reference = named.text() if named is not None else None
-    if named is None or not reference:
-        return None
-    from servertune.check.images import image_named
-
-    return image_named(reference, path, named.at)
+    return _tied_image(path, container)
 
 
 def _image_app(
