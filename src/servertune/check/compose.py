@@ -49,7 +49,7 @@ from servertune.check.commands import (
     shell_commands,
 )
 from servertune.check.compose_v1 import COMPOSE_V1, legacy_v1
-from servertune.check.development import production_name
+from servertune.check.development import compose_development_server, production_name
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -1408,6 +1408,7 @@ def _development_launch(name: str, at: Location, words: Sequence[Word]) -> None:
     """A service that runs a framework's development server (`flask run`, `manage.py
     runserver`): a development launch, shown in the launch graph, not sized."""
     what = development_server(words)
+    compose_development_server(name, at, words)
     if what is not None:
         note(
             "development-launch",

@@ -75,7 +75,11 @@ from servertune.check.model import (
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
 from servertune.check.together import with_others
-from servertune.check.unfollowed import not_followed_launcher, nothing_started
+from servertune.check.unfollowed import (
+    image_development_server,
+    not_followed_launcher,
+    nothing_started,
+)
 from servertune.check.working_dirs import started_in
 
 __all__ = [
@@ -1384,6 +1388,8 @@ def read_dockerfile(
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
                 f"so it starts no server check reads ({SERVERS_READ})"
             )
+        if target is None:  # the final stage: the image's own command
+            image_development_server(entrypoint + cmd)
         _not_followed(path, image, entrypoint + cmd)
         launched = nothing_started([entrypoint + cmd], image.find)
         if launched is not None:
