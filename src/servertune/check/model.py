@@ -243,6 +243,9 @@ class Container:
     #: The Dockerfile stage a compose service builds (`build.target`); None for the final
     #: stage, or for a container that builds nothing here.
     stage: str | None = None
+    #: The compose service this one `extends` (its file, its name): that service read on its
+    #: own is this launch's base, not another launch (mitodl/mit-learn's `web`).
+    extends: tuple[Path, str] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
