@@ -813,9 +813,8 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
-    if context is None:
-        context = BUILD_CONTEXTS.get().get(path.absolute())
-    folder, given = _context_of(path, context, stage)
+    given_context = context or BUILD_CONTEXTS.get().get(path.absolute())
+    folder, given = _context_of(path, given_context, stage)
     image = Image(
         path=path,
         context=folder,
