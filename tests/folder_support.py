@@ -39,3 +39,15 @@ def chains(result: CheckResult, root: Path) -> list[tuple[list[str], str, int]]:
         )
         for launch in launches(result.apps, result.links, result.balancer_links)
     ]
+
+
+def fronts(root: Path) -> dict[str, list[str]]:
+    """`root` walked and checked: each launch's container (else its first file, relative to
+    `root`) -> its fronts as file:line relative to `root`."""
+    result = check_folder(root)
+    found: dict[str, list[str]] = {}
+    for launch in launches(result.apps, result.links, result.balancer_links):
+        box = launch.app.container
+        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
+        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
+    return found

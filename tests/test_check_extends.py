@@ -129,3 +129,23 @@ def test_an_extends_cycle_or_a_missing_service_is_not_followed(tmp_path: Path) -
         "service 'b' of compose.yaml is extended in a cycle",
         "service 'nowhere' of compose.yaml is not in it",
     ], why
+
+
+def test_a_service_another_file_extends_is_that_launch_not_a_second_one(tmp_path: Path) -> None:
+    """docker-compose.apps.yml's web is extended by docker-compose.yml's web (`extends: {file:
+    docker-compose.apps.yml, service: web}`, seen in mitodl/mit-learn) and runs the same
+    command: one launch, docker-compose.yml's, not the apps file's read on its own too."""
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.apps.yml": "services:\n  web:\n    build: .\n    command: web\n",
+            "docker-compose.yml": "services:\n  web:\n    extends:\n"
+            "      file: docker-compose.apps.yml\n      service: web\n"
+            "    environment:\n      MODE: prod\n",
+            "Dockerfile": IMAGE,
+            "start.sh": START,
+        },
+    )
+    result = check(root)
+    assert served(result, "docker-compose.yml") == [("web", "1", [])]
+    assert served(result, "docker-compose.apps.yml") == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from servertune.check.graph import launches
-from tests.folder_support import check_folder, write
+from tests.folder_support import check_folder, fronts, write
 
 _STAGES = """\
 FROM python:3.12-slim AS base
@@ -47,17 +47,6 @@ def _site(server: str) -> str:
     )
 
 
-def _fronts(root: Path) -> dict[str, list[str]]:
-    """Each launch's first chain step (its container, else its first file) -> its fronts."""
-    result = check_folder(root)
-    found: dict[str, list[str]] = {}
-    for launch in launches(result.apps, result.links, result.balancer_links):
-        box = launch.app.container
-        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
-        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
-    return found
-
-
 def _port_alone(root: Path) -> list[str]:
     return [
         f"{n.at.file.relative_to(root).as_posix()}:{n.at.line}"
@@ -81,7 +70,7 @@ def test_network_alias_of_a_service_whose_stage_starts_no_server_reaches_no_app(
             "nginx/default.conf": _site("app-service:8000"),
         },
     )
-    assert _fronts(root) == {"Dockerfile": []}
+    assert fronts(root) == {"Dockerfile": []}
     assert _port_alone(root) == []
 
 
@@ -96,7 +85,7 @@ def test_network_alias_of_the_service_that_runs_the_server_reaches_it(tmp_path: 
             "nginx/default.conf": _site("app-service:8000"),
         },
     )
-    assert _fronts(root) == {"app": ["nginx/default.conf:7"]}
+    assert fronts(root) == {"app": ["nginx/default.conf:7"]}
     assert _port_alone(root) == []
 
 
@@ -117,7 +106,7 @@ def test_a_services_hostname_reaches_it_as_dockers_dns_resolves_it(tmp_path: Pat
             "nginx/default.conf": _site("shop-api:8000"),
         },
     )
-    assert _fronts(root) == {"app": ["nginx/default.conf:7"]}
+    assert fronts(root) == {"app": ["nginx/default.conf:7"]}
     assert _port_alone(root) == []
 
 
@@ -134,7 +123,7 @@ def test_host_no_file_answers_to_reaches_no_app_on_its_port(tmp_path: Path) -> N
             "deploy/default.conf.template": _site("${BACKEND_HOST}:8000"),
         },
     )
-    assert _fronts(root) == {"app": []}
+    assert fronts(root) == {"app": []}
     notes = [n for n in check_folder(root).notes if "front host unknown" in n.message]
     assert "nginx/default.conf:2" in _port_alone(root)
     assert any("'zzz-nothing:8000'" in n.message for n in notes)
@@ -179,7 +168,7 @@ spec:
             ),
         },
     )
-    assert _fronts(root) == {"api": ["nginx/nginx.conf:4"], "admin": []}
+    assert fronts(root) == {"api": ["nginx/nginx.conf:4"], "admin": []}
 
 
 def test_compose_service_name_still_reaches_its_app(tmp_path: Path) -> None:
@@ -196,7 +185,7 @@ def test_compose_service_name_still_reaches_its_app(tmp_path: Path) -> None:
             ),
         },
     )
-    assert _fronts(root) == {"app": ["nginx/default.conf:4"]}
+    assert fronts(root) == {"app": ["nginx/default.conf:4"]}
 
 
 def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
@@ -222,7 +211,7 @@ def test_pass_through_a_set_variable_reaches_its_value(tmp_path: Path) -> None:
             ),
         },
     )
-    assert _fronts(root) == {
+    assert fronts(root) == {
         "app": [
             "nginx/default.conf:6",
             "nginx/default.conf:10",
@@ -274,7 +263,7 @@ def test_templated_host_joins_the_one_production_starter_its_names_name(tmp_path
             ),
         },
     )
-    assert _fronts(root) == {
+    assert fronts(root) == {
         "Dockerfile": ["docker/production/default.conf.template:7"],
         "src/summary/Dockerfile": [],
     }
@@ -293,7 +282,7 @@ def test_templated_host_its_names_do_not_name_lists_the_candidates(tmp_path: Pat
             "docker/production/default.conf.template": _template("main", "UPSTREAM_HOST"),
         },
     )
-    assert _fronts(root) == {"Dockerfile": [], "src/summary/Dockerfile": []}
+    assert fronts(root) == {"Dockerfile": [], "src/summary/Dockerfile": []}
     (note,) = [n for n in check_folder(root).notes if "by the port alone" in n.message]
     assert "candidates: " in note.message
     assert "Dockerfile:" in note.message
@@ -314,7 +303,7 @@ def test_a_unix_socket_written_with_four_slashes_reaches_the_uwsgi_there(tmp_pat
             ),
         },
     )
-    assert _fronts(root) == {"uwsgi.ini": ["nginx.conf:7"]}
+    assert fronts(root) == {"uwsgi.ini": ["nginx.conf:7"]}
 
 
 def _image_with_front(conf: str) -> str:
@@ -346,7 +335,7 @@ def test_a_local_pass_reaches_the_server_of_the_image_that_copies_the_front(
             "Dockerfile-alpine": _image_with_front("nginx-alpine.conf"),
         },
     )
-    assert _fronts(root) == {
+    assert fronts(root) == {
         "Dockerfile": ["nginx-debian.conf:5"],
         "Dockerfile-alpine": ["nginx-alpine.conf:5"],
     }
@@ -378,7 +367,7 @@ def test_a_template_an_nginx_image_copies_renders_with_that_images_env(tmp_path:
             ),
         },
     )
-    assert _fronts(root)["app"] == ["web/nginx.conf.template:4"]
+    assert fronts(root)["app"] == ["web/nginx.conf.template:4"]
 
 
 def test_front_beside_another_compose_project_never_reaches_the_root_projects_service(
@@ -404,7 +393,7 @@ def test_front_beside_another_compose_project_never_reaches_the_root_projects_se
             "azure/nginx.conf": _site("backend:8000"),
         },
     )
-    assert _fronts(root) == {"backend": []}
+    assert fronts(root) == {"backend": []}
 
 
 def test_a_set_host_whose_service_runs_an_image_built_elsewhere_says_so(tmp_path: Path) -> None:

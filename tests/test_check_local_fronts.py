@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from servertune.check.graph import launches
-from tests.folder_support import check_folder, write
+from tests.folder_support import check_folder, fronts, write
 
 
 def _image(conf: str, target: str) -> str:
@@ -38,17 +37,6 @@ def _site(target: str) -> str:
     )
 
 
-def _fronts(root: Path) -> dict[str, list[str]]:
-    """Each launch's container (else its first file) -> its fronts as file:line."""
-    result = check_folder(root)
-    found: dict[str, list[str]] = {}
-    for launch in launches(result.apps, result.links, result.balancer_links):
-        box = launch.app.container
-        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
-        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
-    return found
-
-
 def test_local_address_reaches_only_the_server_of_the_image_holding_the_front(
     tmp_path: Path,
 ) -> None:
@@ -72,7 +60,7 @@ def test_local_address_reaches_only_the_server_of_the_image_holding_the_front(
             ),
         },
     )
-    assert _fronts(root) == {
+    assert fronts(root) == {
         "debian": ["docker/debian.conf:5"],
         "alpine": ["docker/alpine.conf:5"],
     }
@@ -106,7 +94,7 @@ def test_local_address_of_a_mounted_front_reaches_the_server_of_that_service(
             ),
         },
     )
-    assert _fronts(root) == {"web": ["docker/site.conf:5"], "worker": []}
+    assert fronts(root) == {"web": ["docker/site.conf:5"], "worker": []}
 
 
 def test_local_address_of_a_loose_front_is_joined_by_address(tmp_path: Path) -> None:
@@ -124,7 +112,7 @@ def test_local_address_of_a_loose_front_is_joined_by_address(tmp_path: Path) -> 
             "compose.yaml": "services:\n  web:\n    build: .\n    ports: ['8080:8080']\n",
         },
     )
-    assert _fronts(root) == {"web": ["contrib/nginx.conf:5"]}
+    assert fronts(root) == {"web": ["contrib/nginx.conf:5"]}
 
 
 def test_local_address_of_a_front_on_the_host_network_reaches_published_servers(
@@ -149,7 +137,7 @@ def test_local_address_of_a_front_on_the_host_network_reaches_published_servers(
             ),
         },
     )
-    assert _fronts(root) == {"web": ["nginx/site.conf:5"]}
+    assert fronts(root) == {"web": ["nginx/site.conf:5"]}
 
 
 def _host_site_and_app(ports: str) -> dict[str, str]:
@@ -176,7 +164,7 @@ def test_a_host_front_reaches_a_compose_server_only_through_a_published_port(
     reach a compose service's port 8000 that `ports:` does not publish: no join (seen in
     ooni/backend, api/debian nginx and the compose api)."""
     root = write(tmp_path, _host_site_and_app("    ports: ['9000:8000']\n"))
-    assert _fronts(root) == {"api": []}
+    assert fronts(root) == {"api": []}
 
 
 @pytest.mark.parametrize(
@@ -192,7 +180,7 @@ def test_a_host_front_reaches_a_compose_server_through_its_published_port(
     """The same host nginx reaches the service once `ports:` publishes 8000 on the host's
     loopback (short or long syntax): joined."""
     root = write(tmp_path, _host_site_and_app(ports))
-    assert _fronts(root) == {"api": ["debian/etc/nginx/sites-available/app.conf:4"]}
+    assert fronts(root) == {"api": ["debian/etc/nginx/sites-available/app.conf:4"]}
 
 
 def test_a_host_front_joins_the_host_server_on_its_loopback_not_a_published_container(
@@ -208,7 +196,7 @@ def test_a_host_front_joins_the_host_server_on_its_loopback_not_a_published_cont
         "[Service]\nExecStart=/usr/bin/gunicorn -w 3 -b 127.0.0.1:8000 app:app\n"
     )
     root = write(tmp_path, files)
-    assert _fronts(root) == {
+    assert fronts(root) == {
         "api": [],
         "debian/app.service": ["debian/etc/nginx/sites-available/app.conf:4"],
     }

@@ -9,25 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from servertune.check.graph import launches
-from tests.folder_support import check_folder, write
+from tests.folder_support import fronts, write
 
 _START = """#!/bin/sh
 sed -i "s|__BACKEND__|${BACKEND_HOST}|" \\
   /etc/nginx/nginx.conf
 exec nginx
 """
-
-
-def _fronts(root: Path) -> dict[str, list[str]]:
-    """Each launch's container -> its fronts as file:line."""
-    result = check_folder(root)
-    found: dict[str, list[str]] = {}
-    for launch in launches(result.apps, result.links, result.balancer_links):
-        box = launch.app.container
-        key = box.name if box is not None else launch.chain[0].file.relative_to(root).as_posix()
-        found[key] = [f"{at.file.relative_to(root).as_posix()}:{at.line}" for at in launch.fronts]
-    return found
 
 
 @pytest.mark.parametrize("target", ["/etc/nginx/nginx.conf", "/var/www/index.htm"])
@@ -65,4 +53,4 @@ def test_a_placeholder_the_start_script_seds_joins_the_server_it_names(
         },
     )
     joined = target == "/etc/nginx/nginx.conf"
-    assert _fronts(root) == {"api": ["web/nginx.conf.docker:9"] if joined else []}
+    assert fronts(root) == {"api": ["web/nginx.conf.docker:9"] if joined else []}

@@ -34,6 +34,7 @@ from servertune.check.graph import chain_files, one_reading_each
 from servertune.check.ingress import kube_services
 from servertune.check.installer_seds import installed_fills
 from servertune.check.model import (
+    DEVELOPMENT_SERVER_DEPLOYED,
     IGNORED_BY_PLATFORM,
     AppServer,
     CheckInputError,
@@ -336,9 +337,7 @@ def check_files(
     cores_named = plan is not None or not where.startswith("this machine")
     apps, nginx = _once(_one_each(reading, notes, published)), list(reading.nginx)
     links, fronts = _linked(reading, apps, stacks, notes)
-    rss_source = "--rss-mb"
-    if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
-        rss_mb, rss_source = float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
+    rss_mb, rss_source = _rss(rss_mb, plan)
     context = Context(
         apps,
         nginx,
@@ -352,7 +351,8 @@ def check_files(
         cores_named=cores_named,
         walked=bool(discovered),
         uvloop_declared=uvloop_declarations(paths, root),
-        ignored=_ignored(notes),
+        ignored=_taken(notes, IGNORED_BY_PLATFORM),
+        development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
     )
     files = (
         [b.file for b in reading.balancers]
@@ -743,10 +743,19 @@ def _read_for_cores(
     return reading, errors, notes, machine, where
 
 
-def _ignored(notes: list[Note]) -> tuple[Note, ...]:
-    """The `IGNORED_BY_PLATFORM` notes, each once, taken out of `notes`: a rule's findings."""
-    found = tuple(dict.fromkeys(n for n in notes if n.kind == IGNORED_BY_PLATFORM))
-    notes[:] = [n for n in notes if n.kind != IGNORED_BY_PLATFORM]
+def _rss(rss_mb: float | None, plan: Plan | None) -> tuple[float | None, str]:
+    """One worker's resident memory and where it came from: `--rss-mb`, else the plan's
+    workload's `memory_per_worker_mb`."""
+    if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
+        return float(plan.workload.memory_per_worker_mb), "memory_per_worker_mb"
+    return rss_mb, "--rss-mb"
+
+
+def _taken(notes: list[Note], kind: str) -> tuple[Note, ...]:
+    """The notes of `kind` (`IGNORED_BY_PLATFORM`, `DEVELOPMENT_SERVER_DEPLOYED`), each once,
+    taken out of `notes`: a rule's findings, not coverage."""
+    found = tuple(dict.fromkeys(n for n in notes if n.kind == kind))
+    notes[:] = [n for n in notes if n.kind != kind]
     return found
 
 

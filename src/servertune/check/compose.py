@@ -49,7 +49,7 @@ from servertune.check.commands import (
     shell_commands,
 )
 from servertune.check.compose_v1 import COMPOSE_V1, legacy_v1
-from servertune.check.development import production_name
+from servertune.check.development import compose_development_server, production_name
 from servertune.check.dockerfile import (
     Image,
     container_words,
@@ -582,7 +582,24 @@ def _container(
         production=production_name(key_at.file),
         stage=_target(service),
         published=_released(service, key_at.file),
+        extends=_extended(service, key_at.file),
     )
+
+
+def _extended(service: _Node, path: Path) -> tuple[Path, str] | None:
+    """The service `service` (of the file `path`) `extends`: its file and name; None when it
+    extends none (`extends: app` is one of the same file)."""
+    extends = service.get("extends")
+    if extends is None:
+        return None
+    if isinstance(extends.node, yaml.ScalarNode):
+        return (path, extends.text() or "") if extends.text() else None
+    named, file_node = extends.get("service"), extends.get("file")
+    name = named.text() if named is not None else None
+    if not name:
+        return None
+    other = file_node.text() if file_node is not None else None
+    return (Path(os.path.normpath(path.parent / other)) if other else path), name
 
 
 def _stopped_with(app: AppServer, service: _Node, image: Image | None) -> AppServer:
@@ -1411,6 +1428,7 @@ def _development_launch(name: str, at: Location, words: Sequence[Word]) -> None:
     """A service that runs a framework's development server (`flask run`, `manage.py
     runserver`): a development launch, shown in the launch graph, not sized."""
     what = development_server(words)
+    compose_development_server(name, at, words)
     if what is not None:
         note(
             "development-launch",

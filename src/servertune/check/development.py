@@ -15,13 +15,19 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from servertune.check import resolve
-from servertune.check.commands import is_dockerfile
+from servertune.check.commands import Word, is_dockerfile
 from servertune.check.deploy_installs import installed_as
-from servertune.check.front_names import DEVELOPMENT_WORDS, named_for_development, words_of
-from servertune.check.model import AppServer
+from servertune.check.development_folders import development_folder, tree_folders
+from servertune.check.front_names import (
+    DEVELOPMENT_WORDS,
+    named_for_development,
+    words_of,
+)
+from servertune.check.model import DEVELOPMENT_SERVER_DEPLOYED, AppServer, Location, note
+from servertune.check.unfollowed import NOT_FOR_PRODUCTION, development_server_at
 
 __all__ = [
+    "compose_development_server",
     "development_folder",
     "development_reason",
     "production_compose",
@@ -118,6 +124,22 @@ def _development_twin(file: Path) -> str | None:
     )
 
 
+def compose_development_server(service: str, at: Location, words: Sequence[Word]) -> None:
+    """Record a `DEVELOPMENT_SERVER_DEPLOYED` note when the compose service `service` (at
+    `at`) runs a framework's development server from a file named for production
+    (`production_name`) under a service name that says no development."""
+    found = development_server_at(words)
+    production = production_name(at.file)
+    if found is None or production is None or words_of(service) & DEVELOPMENT_WORDS:
+        return
+    note(
+        DEVELOPMENT_SERVER_DEPLOYED,
+        found[1],
+        f"compose service {service} of a file named for production ({production}) runs "
+        f"{found[0]}, {NOT_FOR_PRODUCTION}",
+    )
+
+
 def production_compose(app: AppServer) -> bool:
     """`app` runs in a compose service whose file is named for production (`Container.production`)
     and is started under no name that says development: a deployment's stack, not a
@@ -136,21 +158,10 @@ def production_name(file: Path) -> str | None:
     """The name of `file`, or of a folder of the tree holding it, that says production
     (`docker-compose.prod.yml`, `deploy/production/compose.yaml`); None when none does, or
     when one of them says development too (`prod.dev.yml`)."""
-    names = [*_tree_folders(file), file.name]
+    names = [*tree_folders(file), file.name]
     if any(words_of(name) & DEVELOPMENT_WORDS for name in names):
         return None
     return next((name for name in names if words_of(name) & _PRODUCTION_WORDS), None)
-
-
-def _tree_folders(file: Path) -> tuple[str, ...]:
-    """The folders of the tree check reads that hold `file` (none above it, none with no run)."""
-    top = resolve.root()
-    if top is None:
-        return ()
-    try:
-        return file.resolve().relative_to(top).parent.parts
-    except ValueError:
-        return ()
 
 
 def _dev_file(app: AppServer) -> Path | None:
@@ -188,25 +199,6 @@ def _replaced_image(app: AppServer, apps: Sequence[AppServer]) -> str | None:
     return (
         "no launch of its own (each container that builds the image here replaces its command:"
         f" {by})"
-    )
-
-
-#: Folders that hold a developer's cluster or stack (`deploy/minikube/`, `k8s/kind/`,
-#: `manifests/local/`), besides those named with `DEVELOPMENT_WORDS` (`k8s/dev/`).
-_DEVELOPMENT_FOLDERS = DEVELOPMENT_WORDS | {"minikube", "kind", "local"}
-
-
-def development_folder(file: Path) -> str | None:
-    """The folder of the tree check reads, holding `file`, whose name says a developer's run
-    (a word of it: `k8s-local`, `minikube`); None when none does, or with no run in progress.
-    Folders above the tree (a home folder named `dev`) say nothing of the project."""
-    return next(
-        (
-            f
-            for f in _tree_folders(file)
-            if set(re.split(r"[^a-z0-9]+", f.lower())) & _DEVELOPMENT_FOLDERS
-        ),
-        None,
     )
 
 

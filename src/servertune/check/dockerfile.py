@@ -76,7 +76,11 @@ from servertune.check.model import (
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
 from servertune.check.together import with_others
-from servertune.check.unfollowed import not_followed_launcher, nothing_started
+from servertune.check.unfollowed import (
+    image_development_server,
+    not_followed_launcher,
+    nothing_started,
+)
 from servertune.check.working_dirs import started_in
 
 __all__ = [
@@ -234,6 +238,9 @@ class _Stage:
     #: The CMD was written in this stage (an ENTRYPOINT after it keeps it: only a base's
     #: CMD is reset by an ENTRYPOINT).
     cmd_here: bool = False
+    #: `FROM`'s word when it is a build argument with no value here (`ARG env` then
+    #: `FROM ${env}`): the stage or image built is given by `--build-arg`.
+    unset_from: str = ""
     #: The image this stage's line of stages is `FROM`, when it is no stage of this file
     #: (`openwisp/openwisp-base:edge`), as written with its ARGs expanded.
     base: str = ""
@@ -301,6 +308,8 @@ class Image:
     guessed: frozenset[str] = frozenset()
     #: The image named by FROM when no stage of this file is (see `_Stage.base`).
     base_reference: str = ""
+    #: The final stage's `FROM` word when a build argument with no value here (`_Stage`'s).
+    unset_from: str = ""
     #: That image, when a Dockerfile of the run builds it (`with_base`): what it holds,
     #: sets and runs is this image's too, unless this one sets its own.
     base: Image | None = None
@@ -808,9 +817,8 @@ def read_image(
         raise CheckInputError(f"{path}: no FROM instruction: not a Dockerfile")
     if target is not None and target.lower() in stages:
         stage = stages[target.lower()]
-    if context is None:
-        context = BUILD_CONTEXTS.get().get(path.absolute())
-    folder, given = _context_of(path, context, stage)
+    given_context = context or BUILD_CONTEXTS.get().get(path.absolute())
+    folder, given = _context_of(path, given_context, stage)
     image = Image(
         path=path,
         context=folder,
@@ -830,6 +838,7 @@ def read_image(
         guessed=frozenset(stage.guessed),
         base_reference=stage.base,
         base_line=stage.base_line,
+        unset_from=stage.unset_from,
         workdir_known=stage.workdir_known,
         entrypoint_here=stage.entrypoint_here,
         cmd_here=stage.cmd_written,
@@ -1038,6 +1047,8 @@ def _from(
     if base not in stages and base != "scratch":
         stage.base = process_word(command.value[0], global_args)
         stage.base_line = command.start_line
+        if not stage.base:
+            stage.unset_from = command.value[0]
     # An ARG declared in a stage is inherited by the stages built FROM it (Docker's "Variables"
     # page: "Once a build argument is declared or consumed in a stage, it's automatically
     # inherited by child stages"): `FROM common AS app` keeps common's `ARG WORKDIR=/webodm`.
@@ -1423,6 +1434,8 @@ def read_dockerfile(
             image, app = below
     if app is None:
         shown = " ".join(w.text for w in (entrypoint + cmd)[-6:])
+        if not shown and image.unset_from:
+            raise _unset_from(path, text, image)
         if not shown and owned_base(image):
             # The command of an owner's base image (`FROM ckan/ckan-base:2.11`) is that image's
             # own: what it starts is not in these files, which is not starting nothing.
@@ -1436,6 +1449,8 @@ def read_dockerfile(
                 f"{path}: the image sets no CMD or ENTRYPOINT (its base image's command runs), "
                 f"so it starts no server check reads ({SERVERS_READ})"
             )
+        if target is None:  # the final stage: the image's own command
+            image_development_server(entrypoint + cmd)
         _not_followed(path, image, entrypoint + cmd)
         launched = nothing_started([entrypoint + cmd], image.find)
         if launched is not None:
@@ -1452,6 +1467,19 @@ def read_dockerfile(
         app = replace(app, group_signalled=heroku_built(path, launch_line.at))
     return _stop_signal(
         replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else ""), path, text
+    )
+
+
+def _unset_from(path: Path, text: str, image: Image) -> NotFollowed:
+    """Why an image whose final stage is `FROM ${env}`, a build argument with no value here
+    (boxwise/boxtribute's `ARG env` choosing its `production` or `development` stage), is
+    not followed: `docker build --build-arg` names the stage or image, not these files."""
+    named = ", ".join(name for _, name in stage_starts(text)[:-1] if name)
+    stages = f" (this file's stages: {named})" if named else ""
+    return NotFollowed(
+        f"{path}:{image.base_line}: not followed: the final stage is `FROM "
+        f"{image.unset_from}`, a build argument with no value here: the stage or image it "
+        f"builds{stages} is given by `--build-arg` where the image is built, not in these files"
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check import memo
+from servertune.check.development_folders import DEVELOPMENT_WORDS
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
 __all__ = ["DEVELOPMENT_WORDS", "named_starters", "words_of"]
@@ -32,8 +33,6 @@ _GENERIC = frozenset(
     }
 )  # fmt: skip
 #: Words of a starter's names that make it a developer's run, not production's.
-#: Words of a name that say a developer's run (`run-django-dev.sh`, a `dev` stage).
-DEVELOPMENT_WORDS = frozenset({"dev", "devel", "develop", "development"})
 _DEVELOPMENT = DEVELOPMENT_WORDS | {"test", "tests", "testing"}
 
 
@@ -86,6 +85,12 @@ def named_for_development(app: AppServer) -> bool:
 
     files = {at.file for at in app.launched_by if is_dockerfile(at.file)}
     return bool((_names(app) | {w for f in files for w in words_of(f.name)}) & _DEVELOPMENT)
+
+
+def line_named_for_development(at: Location) -> bool:
+    """The Dockerfile line `at` is in a file or stage named for a developer's run
+    (`Dockerfile.dev`, `FROM base AS dev`): `named_for_development`'s names of an image line."""
+    return bool((words_of(at.file.name) | _stage_words(at.file, at.line)) & _DEVELOPMENT)
 
 
 def _names(app: AppServer) -> frozenset[str]:

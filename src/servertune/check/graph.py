@@ -11,6 +11,7 @@ through the Dockerfile that copies it, and the server is the one the Dockerfile 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,7 +140,7 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
             for j, other in enumerate(apps)
         )
 
-    dropped = {i for i in range(len(apps)) if reached(i)}
+    dropped = {i for i in range(len(apps)) if reached(i) or _extended(apps[i], apps)}
     files = {apps[i].file for i in dropped}
     notes[:] = [n for n in notes if not (n.kind == "config-not-found" and n.at.file in files)]
     # The branch a dropped reading assumed is said by the kept one's `server-chosen` note.
@@ -173,6 +174,26 @@ def one_reading_each(apps: Sequence[AppServer], notes: list[Note]) -> list[AppSe
     ]
     without_false_starts(kept, notes)
     return kept
+
+
+def _extended(app: AppServer, apps: Sequence[AppServer]) -> bool:
+    """`app` is a compose service another file's service `extends` (`extends: {file:
+    docker-compose.apps.yml, service: web}`, mitodl/mit-learn) and that service runs the
+    same server by the same lines: the base file read on its own is the extending launch's.
+    A service extended in its own file (`extends: app`) is a container of that file's stack."""
+    box = app.container
+    if box is None or box.platform != "compose":
+        return False
+    base = (Path(os.path.normpath(box.at.file)), box.name)
+    return any(
+        other is not app
+        and other.kind == app.kind
+        and other.container is not None
+        and other.container.extends == base
+        and Path(os.path.normpath(other.container.at.file)) != base[0]
+        and set(app.launched_by) <= set(other.launched_by)
+        for other in apps
+    )
 
 
 def without_false_starts(apps: Sequence[AppServer], notes: list[Note]) -> None:

@@ -17,6 +17,7 @@ from typing import Generic, Literal, TypeVar
 
 __all__ = [
     "ASSUMED_UNSET",
+    "DEVELOPMENT_SERVER_DEPLOYED",
     "IGNORED_BY_PLATFORM",
     "SERVERS",
     "SERVERS_READ",
@@ -242,6 +243,9 @@ class Container:
     #: The Dockerfile stage a compose service builds (`build.target`); None for the final
     #: stage, or for a container that builds nothing here.
     stage: str | None = None
+    #: The compose service this one `extends` (its file, its name): that service read on its
+    #: own is this launch's base, not another launch (mitodl/mit-learn's `web`).
+    extends: tuple[Path, str] | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -646,6 +650,10 @@ class Finding:
 #: ignores (a Procfile line with no `type:`, ingress-nginx's `'360s'`): valid input to check,
 #: a fault of the deployment, turned into the `ignored-by-platform` rule's warning.
 IGNORED_BY_PLATFORM = "ignored-by-platform"
+#: The note kind a reader records for a framework's development server (`flask run`, `manage.py
+#: runserver`) started where a deployment runs it (an image's own command, a compose file named
+#: for production), turned into the `development-server-in-production` rule's warning.
+DEVELOPMENT_SERVER_DEPLOYED = "development-server-in-production"
 
 #: The kinds of coverage note: what check could not see, and why. A note is not a finding: it
 #: never changes the exit status (a team removes a hook that fails on what it could
@@ -670,6 +678,7 @@ NOTE_KINDS = {
     "server-version": "a value the server installed here refuses, another version may take: not checked",
     # Recorded by a reader as a note, reported as the `ignored-by-platform` rule's finding.
     IGNORED_BY_PLATFORM: "a line or value the platform running it ignores, its default applies",
+    DEVELOPMENT_SERVER_DEPLOYED: "a framework's development server a deployment runs",
 }
 
 

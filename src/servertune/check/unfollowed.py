@@ -32,12 +32,23 @@ from servertune.check.commands import (
     shell_commands,
     wrapped,
 )
+from servertune.check.development_folders import development_folder
 from servertune.check.examples import EXAMPLE_SUFFIXES
-from servertune.check.model import SERVERS_READ, NotFollowed, server_program
+from servertune.check.model import (
+    DEVELOPMENT_SERVER_DEPLOYED,
+    SERVERS_READ,
+    Location,
+    NotFollowed,
+    note,
+    server_program,
+)
 
 __all__ = [
+    "NOT_FOR_PRODUCTION",
     "development_server",
+    "development_server_at",
     "first_not_followed",
+    "image_development_server",
     "met_since",
     "met_so_far",
     "not_followed_launcher",
@@ -211,6 +222,12 @@ _DEVELOPMENT_SUBCOMMANDS = {
 def development_server(words: Sequence[Word]) -> str | None:
     """What development server `words` start (`flask run`, `python manage.py runserver`), as
     words for a message; None when they start none."""
+    found = development_server_at(words)
+    return None if found is None else found[0]
+
+
+def development_server_at(words: Sequence[Word]) -> tuple[str, Location] | None:
+    """`development_server`'s words and the line of the command that starts it."""
     for command in _commands(words):
         texts = [w.text for w in command]
         name = program_name(texts[0])
@@ -224,8 +241,29 @@ def development_server(words: Sequence[Word]) -> str | None:
         subcommand = next((t for t in texts[1:] if not t.startswith("-")), "")
         what = _DEVELOPMENT_SUBCOMMANDS.get(name, {}).get(subcommand)
         if what is not None:
-            return f"`{' '.join(texts)[:60]}`, {what}"
+            return f"`{' '.join(texts)[:60]}`, {what}", command[0].at
     return None
+
+
+#: What Flask and Django say of their development servers, for a message.
+NOT_FOR_PRODUCTION = "a server its framework's docs say never to deploy"
+
+
+def image_development_server(words: Sequence[Word]) -> None:
+    """Record a `DEVELOPMENT_SERVER_DEPLOYED` note when `words`, the command of an image's
+    final stage, run a framework's development server (hackforla/peopledepot's
+    `Dockerfile-aws`: `CMD python manage.py runserver 0.0.0.0:8000`): `production_launch`'s
+    image command, which the rule keeps while the image is named for no development and no
+    container or other launch here serves instead (its folder's name, `.devcontainer/`, is
+    decided here, while the tree read is known)."""
+    found = development_server_at(words)
+    if found is not None and development_folder(found[1].file) is None:
+        note(
+            DEVELOPMENT_SERVER_DEPLOYED,
+            found[1],
+            f"this image's own command runs {found[0]}, {NOT_FOR_PRODUCTION}: a container run "
+            "from the image serves with it",
+        )
 
 
 def not_followed_launcher(

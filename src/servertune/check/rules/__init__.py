@@ -73,6 +73,7 @@ RULES: dict[str, Rule] = {
         launchers.gunicorn_unknown_setting,
         launchers.number_cut_short,
         launchers.reloader_in_production,
+        launchers.development_server_in_production,
         launchers.substring_not_default,
         launchers.exec_form_not_expanded,
         launchers.exec_form_one_string,

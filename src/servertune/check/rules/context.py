@@ -90,6 +90,10 @@ class Context:
     #: What the readers found the platform or proxy reading it ignores (a Procfile line with
     #: no `type:`, an ingress-nginx timeout with a unit): `model.IGNORED_BY_PLATFORM` notes.
     ignored: tuple[Note, ...] = ()
+    #: The framework development servers (`flask run`, `manage.py runserver`) the readers found
+    #: started as an image's own command or by a production compose file:
+    #: `model.DEVELOPMENT_SERVER_DEPLOYED` notes.
+    development_servers: tuple[Note, ...] = ()
 
     def for_faults(self) -> Context:
         """This context without the development launches (a launch through a file, container

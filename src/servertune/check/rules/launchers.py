@@ -10,8 +10,13 @@ import shlex
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 
+from servertune.check.commands import is_dockerfile
 from servertune.check.deploy_installs import installed_as
-from servertune.check.development import production_evidence, production_launch
+from servertune.check.development import (
+    production_evidence,
+    production_launch,
+)
+from servertune.check.front_names import line_named_for_development
 from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
@@ -266,8 +271,7 @@ def _whole(written: str) -> str:
 def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
     # A container that runs no reloader may run this image with its own command (a compose
     # file's `command`, a pod's `args`): then the reloader is not the image's only launch.
-    every = [*c.apps, *c.set_aside]
-    overridden = any(a.container is not None and a.reloads is None for a in every)
+    overridden = any(a.container is not None and a.reloads is None for a in _every(c))
     for app in c.apps:
         if app.reloads is None or not production_launch(app, overridden):
             continue
@@ -297,6 +301,43 @@ def reloader_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
             finding,
             severity=Severity.warning,
             message=f"{finding.message} (a warning, not a note: {evidence})",
+        )
+
+
+def _every(c: Context) -> list[AppServer]:
+    """Every app server read, development launches too."""
+    return [*c.apps, *c.set_aside]
+
+
+@check_rule(
+    "development-server-in-production",
+    Severity.warning,
+    "a framework's development server (`flask run`, `manage.py runserver`) is a production "
+    "image's own command or a production compose file's",
+    "Flask's docs: 'Do not use the development server when deploying to production. It is "
+    "intended for use only during local development. It is not designed to be particularly "
+    "efficient, stable, or secure.' (https://flask.palletsprojects.com/en/stable/server/); "
+    "Django's: 'DO NOT USE THIS SERVER IN A PRODUCTION SETTING. It has not gone through "
+    "security audits or performance tests.' (https://docs.djangoproject.com/en/stable/ref/"
+    "django-admin/#runserver)",
+    kind="fault",
+)
+def development_server_in_production(rule: Rule, c: Context) -> Iterator[Finding]:
+    # As `reloader-in-production`: an image's own command is the deployment's while no
+    # container here runs the image with a command of its own (a compose `command:`). And
+    # while no other launch here starts a production server: beside one (a Procfile's
+    # gunicorn, another image's uvicorn) the image is a developer's (MTES-MCT/sparte's
+    # Dockerfile beside its Procfile, bento-platform/katsu's beside bento.Dockerfile).
+    other = bool(c.apps) or any(a.container is not None for a in _every(c))
+    for found in c.development_servers:
+        if is_dockerfile(found.at.file) and (other or line_named_for_development(found.at)):
+            continue
+        yield rule.finding(
+            found.at,
+            found.message,
+            "serve the app with a production server (gunicorn, uvicorn, uWSGI) here, and keep "
+            "the development server in the development launch (a compose override, a `dev` "
+            "stage)",
         )
 
 
