@@ -63,6 +63,7 @@ from servertune.check.rules.workers import DECLARED_LIMIT
 from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
+from servertune.check.unchosen_arms import unchosen_arm_notes
 from servertune.check.unfollowed import reading_one_file
 from servertune.check.unstarted import unstarted_capped
 from servertune.check.value_templates import installed_name, links_only, readings, say_notes
@@ -335,6 +336,7 @@ def check_files(
     # the files), not the checker's own: a worker count is judged against them.
     cores_named = plan is not None or not where.startswith("this machine")
     apps, nginx = _once(_one_each(reading, notes, published)), list(reading.nginx)
+    notes += unchosen_arm_notes(apps)  # an entrypoint's arms no file here chooses
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
