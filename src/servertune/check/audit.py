@@ -336,7 +336,6 @@ def check_files(
     # the files), not the checker's own: a worker count is judged against them.
     cores_named = plan is not None or not where.startswith("this machine")
     apps, nginx = _once(_one_each(reading, notes, published)), list(reading.nginx)
-    notes += unchosen_arm_notes(apps)  # an entrypoint's arms no file here chooses
     links, fronts = _linked(reading, apps, stacks, notes)
     rss_source = "--rss-mb"
     if rss_mb is None and plan is not None and plan.workload.memory_per_worker_mb is not None:
@@ -766,7 +765,9 @@ def _known(findings: Sequence[Finding], discovered: Sequence[Discovery]) -> list
 
 
 def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> list[Finding]:
-    """Every rule's findings, each once; the coverage rules' findings become `notes`."""
+    """Every rule's findings, each once; the coverage rules' findings become `notes`, with
+    the entrypoints' server arms no file here chooses (`unchosen_arms`)."""
+    notes += unchosen_arm_notes(context.apps)
     findings: list[Finding] = []
     # One script read through two paths (`docker/run.sh` and `docker/../docker/run.sh`, a
     # Dockerfile's COPY resolved from another directory) is one line to change.
