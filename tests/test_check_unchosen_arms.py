@@ -72,3 +72,32 @@ def test_an_arm_no_file_chooses_is_said_not_followed_until_one_does(tmp_path: Pa
     assert not [
         n for n in result.notes if n.kind == "not-followed" and n.at.file.name == "entrypoint.sh"
     ]
+
+
+IF_ENTRYPOINT = """#!/bin/sh
+if [ "$1" = "web" ]; then
+    exec gunicorn --workers 4 app:app
+elif [ "$1" = "web-async" ]; then
+    exec daphne -b 0.0.0.0 -p 8000 app.asgi:application
+else
+    exec "$@"
+fi
+"""
+
+
+def test_an_if_branch_on_the_first_argument_no_file_chooses_is_said_not_followed(
+    tmp_path: Path,
+) -> None:
+    """The same with `if [ "$1" = "web" ] ... elif [ "$1" = "web-async" ]`: CMD ["web"] runs
+    gunicorn (line 3); the daphne branch (line 5) is one not-followed note; the `else`
+    branch's `exec "$@"` is not an arm."""
+    root = write(tmp_path, {"Dockerfile": DOCKERFILE, "entrypoint.sh": IF_ENTRYPOINT})
+    result = check_folder(root)
+    assert [(c, s) for c, s, _ in chains(result, root)] == [
+        (["Dockerfile:3", "entrypoint.sh:3"], "gunicorn")
+    ]
+    assert [
+        (n.at.line, n.message.split(",")[0])
+        for n in result.notes
+        if n.kind == "not-followed" and n.at.file.name == "entrypoint.sh"
+    ] == [(5, "not followed: `web-async` arm starts daphne")]

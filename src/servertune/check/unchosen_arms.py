@@ -24,6 +24,11 @@ _CASE = re.compile(r"""^\s*case\s+["']?\$(?:1|\{1\})["']?\s+in\s*$""")
 _ARM = re.compile(
     r"""^\s*\(?\s*(?P<patterns>[^()\s;]+(?:\s*\|\s*[^()\s;]+)*)\s*\)\s*(?P<rest>.*)$"""
 )
+#: `if [ "$1" = "web" ]; then` / `elif [[ $1 == web ]]` (a test of the first argument only).
+_IF_ARM = re.compile(
+    r"""^\s*(?P<kw>if|elif)\s+(?:\[\[?|test)\s+["']?\$(?:1|\{1\})["']?\s*==?\s*["']?"""
+    r"""(?P<word>[^\s"'\]]+)["']?\s*\]?\]?\s*;?\s*(?:then\b\s*(?P<rest>.*))?$"""
+)
 _LEADING = frozenset({"exec", "then", "else", "do", "{", "!"})
 
 
@@ -54,8 +59,43 @@ def _server(path: Path, number: int, line: str) -> str | None:
 
 
 def argument_arms(path: Path, text: str) -> list[tuple[str, int, str]]:
-    """(the arm's pattern, its server line, the server) of each arm of a top-level `case
-    "$1" in` that starts a server, `*)` left out."""
+    """(the arm's word, its server line, the server) of each arm chosen by the first
+    argument that starts a server: a `case "$1" in` arm (`*)` left out), an `if`/`elif`
+    branch testing `"$1" = word`."""
+    return _case_arms(path, text) + _if_arms(path, text)
+
+
+def _if_arms(path: Path, text: str) -> list[tuple[str, int, str]]:
+    """The `if`/`elif [ "$1" = word ]` branches that start a server (`argument_arms`)."""
+    found: list[tuple[str, int, str]] = []
+    arm: str | None = None
+    depth, arm_depth = 0, -1  # the `if`s open; the one whose branch `arm` is
+    for number, line in _logical(text):
+        stripped = line.strip()
+        head = _IF_ARM.match(line)
+        closed = bool(re.search(r"(^|;)\s*fi\s*$", stripped))  # a one-line `if ...; fi`
+        if head is not None:
+            depth += head["kw"] == "if" and not closed
+            arm, arm_depth = head["word"], depth
+            stripped = (head["rest"] or "").strip()
+        elif re.match(r"^if\s", stripped):
+            depth += not closed
+        elif re.match(r"^(elif|else)\b", stripped) and depth == arm_depth:
+            arm = None  # a branch another test chooses
+            continue
+        elif re.match(r"^fi\b", stripped):
+            arm = None if depth == arm_depth else arm
+            depth -= 1
+            continue
+        if arm is not None and stripped:
+            server = _server(path, number, re.sub(r";\s*fi\s*$", "", stripped))
+            if server is not None:
+                found.append((arm, number, server))
+    return found
+
+
+def _case_arms(path: Path, text: str) -> list[tuple[str, int, str]]:
+    """The `case "$1" in` arms that start a server (`argument_arms`)."""
     found: list[tuple[str, int, str]] = []
     arm: str | None = None
     depth = 0  # inside the `case "$1"`: 1; a nested `case` deeper
