@@ -64,6 +64,7 @@ from servertune.check.rules.workers import DECLARED_LIMIT
 from servertune.check.scripts import looks_like_script
 from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
+from servertune.check.unchosen_arms import unchosen_arm_notes
 from servertune.check.unfollowed import reading_one_file
 from servertune.check.unstarted import unstarted_capped
 from servertune.check.value_templates import installed_name, links_only, readings, say_notes
@@ -773,7 +774,9 @@ def _known(findings: Sequence[Finding], discovered: Sequence[Discovery]) -> list
 
 
 def _findings(context: Context, notes: list[Note], traffic: Traffic | None) -> list[Finding]:
-    """Every rule's findings, each once; the coverage rules' findings become `notes`."""
+    """Every rule's findings, each once; the coverage rules' findings become `notes`, with
+    the entrypoints' server arms no file here chooses (`unchosen_arms`)."""
+    notes += unchosen_arm_notes(context.apps)
     findings: list[Finding] = []
     # One script read through two paths (`docker/run.sh` and `docker/../docker/run.sh`, a
     # Dockerfile's COPY resolved from another directory) is one line to change.

@@ -89,6 +89,7 @@ __all__ = [
     "included_files",
     "interpolate",
     "looks_like_compose",
+    "mounted_finder",
     "parse_bytes",
     "read_builds",
     "read_compose",
@@ -926,7 +927,7 @@ def _mounts(service: _Node, path: Path) -> list[tuple[Path, PurePosixPath, Locat
     return found
 
 
-def _finder(
+def mounted_finder(
     mounts: list[tuple[Path, PurePosixPath, Location]], workdir: str, image: Image | None
 ) -> FindConfig | None:
     """Finds a file the service's command names: in a bind mount first (it hides what the
@@ -1151,7 +1152,7 @@ def _service_finder(service: _Node, path: Path, image: Image | None) -> FindConf
     files. A service with no `build` here runs an image named by `image:`: when a Dockerfile
     of the run copies this very compose file (`COPY . /app`), its files are the ones here."""
     files_from = _files_from(service, path, image)
-    return _finder(_mounts(service, path), _workdir(service, files_from), files_from)
+    return mounted_finder(_mounts(service, path), _workdir(service, files_from), files_from)
 
 
 def _files_from(service: _Node, path: Path, image: Image | None) -> Image | None:

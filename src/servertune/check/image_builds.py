@@ -19,7 +19,7 @@ from pathlib import Path
 from servertune.check import memo
 from servertune.check.model import CheckInputError, Location
 
-__all__ = ["BuiltFrom", "built_from", "dockerfiles_building"]
+__all__ = ["BuiltFrom", "built_from", "built_in_script", "dockerfiles_building"]
 
 #: The build files read, relative to the repository's root (CI workflows, bake files, the
 #: root Makefile): the files that build and tag images, not the ones that run them.
@@ -86,6 +86,14 @@ def dockerfiles_building(image: str, root: Path) -> frozenset[Path]:
     )
 
 
+def built_in_script(script: Path, image: str, root: Path) -> BuiltFrom | None:
+    """The Dockerfile a `docker build -t IMAGE -f FILE` line of `script` itself builds `image`
+    from (a relative FILE from the script's own folder, else from `root`), the last such line
+    winning as the script runs them in order; None when it builds no such name."""
+    found = list(_builds_of(script, image, root, script=True))
+    return found[-1] if found else None
+
+
 def _build_files(root: Path) -> list[Path]:
     def listed() -> tuple[str, ...]:
         patterns = (*_BUILD_FILES, *_SCRIPTS)
@@ -115,7 +123,7 @@ def _names(text: str, image: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(image)}(?![\w/.-])", text, re.I) is not None
 
 
-def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
+def _builds_of(file: Path, image: str, root: Path, *, script: bool = False) -> Iterator[BuiltFrom]:
     """What `file` says builds `image`: each `docker build` line tagging it, else each
     Dockerfile of a block (a bake target, the whole file otherwise) that writes the name,
     `alone` when it is the block's only one."""
@@ -124,6 +132,7 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
     text = _text(file)
     if not text or not _names(text, image):
         return
+    script = script or file.suffix == ".sh"
     lines = text.splitlines()
     tagged = False
     for number, line in enumerate(lines, 1):
@@ -136,13 +145,13 @@ def _builds_of(file: Path, image: str, root: Path) -> Iterator[BuiltFrom]:
         path = named["file"] if named else f"{words[-1] if words else '.'}/Dockerfile"
         target = _TARGET.search(found["words"])
         dockerfile = (root / path).resolve()
-        if file.suffix == ".sh" and not dockerfile.is_file():
+        if script and not dockerfile.is_file():
             # A script run from its own folder (`docker build -f api.Dockerfile .`).
             dockerfile = (file.parent / path).resolve()
             if not dockerfile.is_file():
                 continue  # where it runs from is not known here
         yield BuiltFrom(dockerfile, Location(file, number), path, target and target["target"])
-    if tagged or file.suffix == ".sh":
+    if tagged or script:
         return
     starts = [m.start() for m in _BAKE_TARGET.finditer(text)] if file.suffix == ".hcl" else []
     blocks = (

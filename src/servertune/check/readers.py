@@ -82,12 +82,21 @@ def _uwsgi(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
 
 def _script(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.commands import beside
+    from servertune.check.docker_runs import run_servers
+    from servertune.check.model import NothingToCheck
     from servertune.check.procfile import procfile_running
     from servertune.check.scripts import read_script
 
-    app = read_script(path, text, env, find_config=beside(path))
+    # The images its `docker run` lines start, when the repository builds them.
+    runs = run_servers(path, text)
+    try:
+        app = read_script(path, text, env, find_config=beside(path))
+    except NothingToCheck:
+        if not runs:
+            raise
+        return Reading(apps=runs)
     # Read on its own: a Procfile beside it may be what runs it (and signals its group).
-    return Reading(apps=(replace(app, group_signalled=procfile_running(path)),))
+    return Reading(apps=(replace(app, group_signalled=procfile_running(path)), *runs))
 
 
 def _kubernetes(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
