@@ -32,7 +32,7 @@ from servertune.check.heroku_nginx import is_buildpack_config
 from servertune.check.justfile import looks_like_justfile
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
-from servertune.check.template_markers import SHEBANG, template_line
+from servertune.check.template_markers import SHEBANG, placeholder_line, template_line
 
 __all__ = ["NAMED_LIKE_READ", "SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -217,6 +217,7 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
 #: name says (`docs/gunicorn-behind-nginx.md`, `uwsgi-notes.txt`).
 _NOT_CONFIG_SUFFIXES = frozenset(
     {".md", ".rst", ".txt", ".html", ".json", ".lock", ".png", ".svg", ".js", ".ts", ".go"}
+    | {".dockerignore"}  # BuildKit's `Dockerfile.dockerignore`: build-context patterns
 )
 
 #: Suffixes a deployment file is kept under as a template or an example of itself
@@ -432,6 +433,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
         line = template_line(text, dockerfile=is_dockerfile(item, text))
+        if line is None and item.suffix.lower() in (".yml", ".yaml"):
+            line = placeholder_line(text)  # whole YAML lines a script renders in
         if line is not None and is_buildpack_config(item):
             line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
         if line is not None and looks_like_justfile(item, text):
