@@ -102,3 +102,36 @@ def test_go_template_braces_in_a_quoted_word_of_a_command_substitution_are_data(
     walk = discover(tmp_path)
     assert _relative(tmp_path, walk.files) == {"backup.sh"}
     assert [(p.name, n) for p, n in walk.templates] == [("start.sh", 3)]
+
+
+def test_vendor_files_the_run_copies_or_mounts_are_the_projects_own(tmp_path: Path) -> None:
+    """A `vendor/` folder is other people's code and left out, except the files a Dockerfile
+    here COPYs (`COPY vendor/docker/site.conf /etc/nginx/...`, seen in ror-community/ror-api)
+    or a compose file here mounts (`./vendor/conf:/etc/...`, a folder's files): the run's own
+    build names them, so they are read. The vendored files nothing names stay left out, and a
+    `COPY vendor/ vendor/` of the whole tree names none of them."""
+    write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12\nCOPY vendor/ vendor/\n"
+                "COPY vendor/docker/site.conf /etc/nginx/conf.d/site.conf\n"
+                'CMD ["gunicorn", "-b", "127.0.0.1:8000", "app:app"]\n'
+            ),
+            "docker-compose.yml": (
+                "services:\n  web:\n    build: .\n    volumes:\n"
+                "      - ./vendor/conf:/etc/supervisor/conf.d:ro\n"
+            ),
+            "vendor/docker/site.conf": (
+                "server {\n  listen 80;\n  location / { proxy_pass http://127.0.0.1:8000; }\n}\n"
+            ),
+            "vendor/conf/app.conf": "[program:app]\ncommand=gunicorn -w 2 app:app\n",
+            "vendor/lib/deploy/nginx.conf": "server {\n  listen 81;\n}\n",
+        },
+    )
+    assert _relative(tmp_path, discover(tmp_path).files) == {
+        "Dockerfile",
+        "docker-compose.yml",
+        "vendor/docker/site.conf",
+        "vendor/conf/app.conf",
+    }

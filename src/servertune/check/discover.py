@@ -33,6 +33,7 @@ from servertune.check.justfile import looks_like_justfile
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
 from servertune.check.template_markers import SHEBANG, placeholder_line, template_line
+from servertune.check.vendored import VENDORED_DIRECTORIES, named_in_vendored
 
 __all__ = ["NAMED_LIKE_READ", "SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -174,8 +175,11 @@ def _holds_dockerfile(folder: Path, depth: int) -> bool:
 _PEEK_ENTRIES = 200
 
 
-def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
-    """Every file under `root` not ignored, in a stable order; an int for each ignored entry."""
+def _walk(
+    root: Path, exclude: Sequence[str], vendored: list[Path] | None = None
+) -> Iterator[Path | int]:
+    """Every file under `root` not ignored, in a stable order; an int for each ignored entry.
+    The vendored folders left out are added to `vendored` (when given)."""
     import pathspec
 
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
@@ -204,6 +208,8 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
                 or _ignored(specs, path, is_dir)
                 or (excluded is not None and excluded.match_file(relative))
             ):
+                if vendored is not None and is_dir and path.name in VENDORED_DIRECTORIES:
+                    vendored.append(path)
                 yield 1
                 continue
             if is_dir:
@@ -418,7 +424,9 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     reasons: list[tuple[Path, str]] = []
     passed: list[Path] = []
     ignored = 0
-    for item in _walk(root, exclude):
+    vendored: list[Path] = []
+    walked = _walk(root, exclude, vendored)
+    for item in _then_named_vendored(root, walked, vendored, files):
         if isinstance(item, int):
             ignored += item
             continue
@@ -466,6 +474,16 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         tuple(in_place),
         tuple(passed),
     )
+
+
+def _then_named_vendored(
+    root: Path, walked: Iterator[Path | int], vendored: list[Path], files: list[Path]
+) -> Iterator[Path | int]:
+    """`walked`, then the files of the vendored folders it left out that the Dockerfiles and
+    compose files among `files` (filled while `walked` is read) copy or mount: the run's own
+    build names them, so they are the project's (`vendored.named_in_vendored`)."""
+    yield from walked
+    yield from named_in_vendored(root, vendored, list(files))
 
 
 def _deployment_script(root: Path, path: Path) -> bool:
