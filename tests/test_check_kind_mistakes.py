@@ -135,3 +135,32 @@ def test_vendor_files_the_run_copies_or_mounts_are_the_projects_own(tmp_path: Pa
         "vendor/docker/site.conf",
         "vendor/conf/app.conf",
     }
+
+
+def test_traefik_dynamic_toml_named_for_its_routes_is_found_and_joined(tmp_path: Path) -> None:
+    """A Traefik file provider's dynamic config in TOML named for its routes
+    (`rules/backend.toml` mounted at the `--providers.file.directory`, its table headers
+    indented as TOML allows: `  [http.routers.back]`, `[[http.services.x.loadbalancer.servers]]`;
+    seen in mlco2/codecarbon) is found by the walk, read as Traefik's and the server at its url
+    gets it as a front. Another tool's TOML (`pyproject.toml`) is neither read nor named."""
+    write(
+        tmp_path,
+        {
+            "rules/backend.toml": (
+                "[http]\n  [http.routers]\n    [http.routers.back]\n      service = \"back\"\n"
+                "  [http.services]\n    [http.services.back.loadbalancer]\n"
+                "      [[http.services.back.loadbalancer.servers]]\n"
+                '        url = "http://127.0.0.1:8000"\n'
+            ),
+            "pyproject.toml": '[project]\nname = "shop"\n[tool.ruff]\nline-length = 99\n',
+            "Procfile": "web: gunicorn -b 127.0.0.1:8000 -w 2 app:app\n",
+        },
+    )
+    walk = discover(tmp_path)
+    assert _relative(tmp_path, walk.files) == {"rules/backend.toml", "Procfile"}
+    assert _relative(tmp_path, walk.unclaimed) == set()
+    result = check_folder(tmp_path)
+    assert [
+        (link.app.file.name if link.app else None, link.server.at.file.name)
+        for link in result.balancer_links
+    ] == [("Procfile", "backend.toml")]

@@ -317,6 +317,11 @@ def _candidate(path: Path) -> bool:
         return True
     if "traefik" in name and suffix in (".toml", ".yaml", ".yml"):
         return True
+    if suffix == ".toml":
+        # A Traefik file provider's dynamic config is named for its routes
+        # (`rules/local_backend.toml`, mlco2/codecarbon): its `[http.routers]` decides
+        # (`_claims`, which keeps only the TOML kinds check reads).
+        return True
     if suffix in (".service", ".socket", ".timer"):
         # A systemd unit; `_claims` keeps those with their unit's section ([Service], ...).
         return True
@@ -327,6 +332,10 @@ def _candidate(path: Path) -> bool:
     if any(server in name for server in _UNREAD_SERVERS):
         return True  # `hypercorn.toml` (read), `waitress.ini`: else named in the coverage summary
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
+
+
+#: The readers of TOML files: Traefik's configs, Hypercorn's, fly.toml.
+_TOML_KINDS = frozenset({"traefik", "hypercorn", "platform"})
 
 
 def _claims(path: Path, text: str) -> bool:
@@ -340,6 +349,8 @@ def _claims(path: Path, text: str) -> bool:
         reader = reader_for(path, text)
     except CheckInputError:
         return False
+    if suffix == ".toml" and reader.kind not in _TOML_KINDS:
+        return False  # `pyproject.toml`, `Cargo.toml`: another tool's
     if reader.kind == "compose" and legacy_v1(text):
         return False  # named in the coverage summary by `_unread_reason`
     if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
