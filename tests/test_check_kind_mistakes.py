@@ -147,7 +147,7 @@ def test_traefik_dynamic_toml_named_for_its_routes_is_found_and_joined(tmp_path:
         tmp_path,
         {
             "rules/backend.toml": (
-                "[http]\n  [http.routers]\n    [http.routers.back]\n      service = \"back\"\n"
+                '[http]\n  [http.routers]\n    [http.routers.back]\n      service = "back"\n'
                 "  [http.services]\n    [http.services.back.loadbalancer]\n"
                 "      [[http.services.back.loadbalancer.servers]]\n"
                 '        url = "http://127.0.0.1:8000"\n'
@@ -164,3 +164,30 @@ def test_traefik_dynamic_toml_named_for_its_routes_is_found_and_joined(tmp_path:
         (link.app.file.name if link.app else None, link.server.at.file.name)
         for link in result.balancer_links
     ] == [("Procfile", "backend.toml")]
+
+
+def test_another_owners_published_image_gets_no_could_build_it_note(tmp_path: Path) -> None:
+    """With the repository's owner known (its git origin `acme/shop-search-opensearch`), a
+    compose image of another owner (`opensearchproject/opensearch`, a program the repository
+    is named for; seen in stac-utils/stac-fastapi-elasticsearch-opensearch) or another of the
+    owner's programs sharing no word of the repository's own name (`acme/dashboards`; seen as
+    redis/redisinsight in redis/agent-memory-server) runs its own program: no "N Dockerfiles
+    here could build it" note. The owner's image named like the repository
+    (`acme/shop-search-api`) still gets it."""
+    root = write(
+        tmp_path / "shop-search-opensearch",
+        {
+            ".git/config": '[remote "origin"]\n\turl = git@github.com:acme/shop-search-opensearch.git\n',
+            "dockerfiles/Dockerfile.dev": 'FROM python:3.12\nCMD ["gunicorn", "app:app"]\n',
+            "dockerfiles/Dockerfile.deploy": 'FROM python:3.12\nCMD ["gunicorn", "-w", "4", "app:app"]\n',
+            "compose.yml": (
+                "services:\n  app:\n    image: acme/shop-search-api\n"
+                "  db:\n    image: opensearchproject/opensearch:2.11.1\n"
+                "  ui:\n    image: acme/dashboards:latest\n"
+            ),
+        },
+    )
+    noted = [
+        n.message.split(": ")[2] for n in check_folder(root).notes if "could build it" in n.message
+    ]
+    assert noted == ["image acme/shop-search-api"]

@@ -25,7 +25,7 @@ from servertune.check import memo, resolve
 from servertune.check.base_shells import library_image
 from servertune.check.image_builds import BuiltFrom, built_from, dockerfiles_building
 from servertune.check.model import CheckInputError, Location, collect_notes, note
-from servertune.check.repository_names import repository_names, words
+from servertune.check.repository_names import origin_owner, repository_names, words
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
@@ -459,9 +459,22 @@ def _without_repository(name: str, root: Path) -> list[str] | None:
 
 def _shares_words(path: str, root: Path) -> bool:
     """A word of the image's path (its owner's too) is a word of one of the repository's
-    names: the name may be the project's, which a not-followed note says, never a link."""
+    names: the name may be the project's, which a not-followed note says, never a link.
+
+    When the repository's owner is known (its git origin's), an image of another owner
+    (`opensearchproject/opensearch`, `docker.elastic.co/elasticsearch/elasticsearch` in
+    stac-utils/stac-fastapi-elasticsearch-opensearch, named for the programs it serves) is a
+    published image running its own program; one of the same owner shares a word of the
+    repository's own name, not the owner's (`redis/redisinsight` in redis/agent-memory-server
+    is another of the owner's programs)."""
     known = {w for n in repository_names(root) for w in words(n)}
-    return any(w in known for w in words(path))
+    owner = origin_owner(root)
+    if owner is None:
+        return any(w in known for w in words(path))
+    image_owner, _, name = path.rpartition("/")
+    if image_owner and words(image_owner.rsplit("/", 1)[-1]) != words(owner):
+        return False
+    return any(w in known - set(words(owner)) for w in words(name))
 
 
 def _docker_hub(path: str) -> bool:
