@@ -169,25 +169,33 @@ def test_traefik_dynamic_toml_named_for_its_routes_is_found_and_joined(tmp_path:
 def test_another_owners_published_image_gets_no_could_build_it_note(tmp_path: Path) -> None:
     """With the repository's owner known (its git origin `acme/shop-search-opensearch`), a
     compose image of another owner (`opensearchproject/opensearch`, a program the repository
-    is named for; seen in stac-utils/stac-fastapi-elasticsearch-opensearch) or another of the
-    owner's programs sharing no word of the repository's own name (`acme/dashboards`; seen as
-    redis/redisinsight in redis/agent-memory-server) runs its own program: no "N Dockerfiles
-    here could build it" note. The owner's image named like the repository
-    (`acme/shop-search-api`) still gets it."""
+    is named for; seen in stac-utils/stac-fastapi-elasticsearch-opensearch) runs its own
+    program: no "N Dockerfiles here could build it" note. The owner's images
+    (`acme/dashboards`, `acme/shop-search-api`) and another owner's image holding the
+    repository's whole name (`mirror/shop-search-opensearch`) still get it."""
     root = write(
         tmp_path / "shop-search-opensearch",
         {
-            ".git/config": '[remote "origin"]\n\turl = git@github.com:acme/shop-search-opensearch.git\n',
+            ".git/config": (
+                '[remote "origin"]\n\turl = git@github.com:acme/shop-search-opensearch.git\n'
+            ),
             "dockerfiles/Dockerfile.dev": 'FROM python:3.12\nCMD ["gunicorn", "app:app"]\n',
-            "dockerfiles/Dockerfile.deploy": 'FROM python:3.12\nCMD ["gunicorn", "-w", "4", "app:app"]\n',
+            "dockerfiles/Dockerfile.deploy": (
+                'FROM python:3.12\nCMD ["gunicorn", "-w", "4", "app:app"]\n'
+            ),
             "compose.yml": (
                 "services:\n  app:\n    image: acme/shop-search-api\n"
                 "  db:\n    image: opensearchproject/opensearch:2.11.1\n"
                 "  ui:\n    image: acme/dashboards:latest\n"
+                "  mirror:\n    image: mirror/shop-search-opensearch:1\n"
             ),
         },
     )
-    noted = [
+    noted = sorted(
         n.message.split(": ")[2] for n in check_folder(root).notes if "could build it" in n.message
+    )
+    assert noted == [
+        "image acme/dashboards:latest",
+        "image acme/shop-search-api",
+        "image mirror/shop-search-opensearch:1",
     ]
-    assert noted == ["image acme/shop-search-api"]

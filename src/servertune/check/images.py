@@ -459,22 +459,22 @@ def _without_repository(name: str, root: Path) -> list[str] | None:
 
 def _shares_words(path: str, root: Path) -> bool:
     """A word of the image's path (its owner's too) is a word of one of the repository's
-    names: the name may be the project's, which a not-followed note says, never a link.
+    names or of its owner's (its git origin's): the name may be the project's, which a
+    not-followed note says, never a link.
 
-    When the repository's owner is known (its git origin's), an image of another owner
-    (`opensearchproject/opensearch`, `docker.elastic.co/elasticsearch/elasticsearch` in
+    An image of another owner than the git origin's (`opensearchproject/opensearch`,
+    `docker.elastic.co/elasticsearch/elasticsearch` in
     stac-utils/stac-fastapi-elasticsearch-opensearch, named for the programs it serves) is a
-    published image running its own program; one of the same owner shares a word of the
-    repository's own name, not the owner's (`redis/redisinsight` in redis/agent-memory-server
-    is another of the owner's programs)."""
+    published image running its own program, unless its name holds the repository's whole
+    name (`pavics/weaver` in crim-ca/weaver: `_without_repository`, before this)."""
     known = {w for n in repository_names(root) for w in words(n)}
     owner = origin_owner(root)
-    if owner is None:
-        return any(w in known for w in words(path))
-    image_owner, _, name = path.rpartition("/")
-    if image_owner and words(image_owner.rsplit("/", 1)[-1]) != words(owner):
-        return False
-    return any(w in known - set(words(owner)) for w in words(name))
+    if owner is not None:
+        image_owner = path.rpartition("/")[0].rsplit("/", 1)[-1]
+        if image_owner and words(image_owner) != words(owner):
+            return False
+        known.update(words(owner))
+    return any(w in known for w in words(path))
 
 
 def _docker_hub(path: str) -> bool:
