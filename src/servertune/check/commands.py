@@ -425,6 +425,10 @@ def dockerfile_name(path: Path) -> bool:
     """Named as a Dockerfile is (`dockerfile.looks_like_dockerfile`'s test, here for the
     readers below it): `Dockerfile`, `Containerfile`, `Dockerfile.prod`, `web.Dockerfile`."""
     name = path.name.lower()
+    if name.endswith(".dockerignore"):
+        # BuildKit's per-Dockerfile ignore file (`Dockerfile.dockerignore`, ResearchHub/
+        # researchhub-backend): patterns, never instructions.
+        return False
     return (
         name in ("dockerfile", "containerfile")
         or name.startswith(("dockerfile.", "containerfile.", "dockerfile-", "dockerfile_"))

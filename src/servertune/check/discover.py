@@ -32,7 +32,8 @@ from servertune.check.heroku_nginx import is_buildpack_config
 from servertune.check.justfile import looks_like_justfile
 from servertune.check.model import CheckInputError
 from servertune.check.readers import NGINX_DIRECTORIES
-from servertune.check.template_markers import SHEBANG, template_line
+from servertune.check.template_markers import SHEBANG, placeholder_line, template_line
+from servertune.check.vendored import VENDORED_DIRECTORIES, named_in_vendored
 
 __all__ = ["NAMED_LIKE_READ", "SKIPPED_DIRECTORIES", "Discovery", "discover", "template_line"]
 
@@ -174,8 +175,11 @@ def _holds_dockerfile(folder: Path, depth: int) -> bool:
 _PEEK_ENTRIES = 200
 
 
-def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
-    """Every file under `root` not ignored, in a stable order; an int for each ignored entry."""
+def _walk(
+    root: Path, exclude: Sequence[str], vendored: list[Path] | None = None
+) -> Iterator[Path | int]:
+    """Every file under `root` not ignored, in a stable order; an int for each ignored entry.
+    The vendored folders left out are added to `vendored` (when given)."""
     import pathspec
 
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
@@ -204,6 +208,8 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
                 or _ignored(specs, path, is_dir)
                 or (excluded is not None and excluded.match_file(relative))
             ):
+                if vendored is not None and is_dir and path.name in VENDORED_DIRECTORIES:
+                    vendored.append(path)
                 yield 1
                 continue
             if is_dir:
@@ -217,6 +223,7 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path | int]:
 #: name says (`docs/gunicorn-behind-nginx.md`, `uwsgi-notes.txt`).
 _NOT_CONFIG_SUFFIXES = frozenset(
     {".md", ".rst", ".txt", ".html", ".json", ".lock", ".png", ".svg", ".js", ".ts", ".go"}
+    | {".dockerignore"}  # BuildKit's `Dockerfile.dockerignore`: build-context patterns
 )
 
 #: Suffixes a deployment file is kept under as a template or an example of itself
@@ -310,6 +317,11 @@ def _candidate(path: Path) -> bool:
         return True
     if "traefik" in name and suffix in (".toml", ".yaml", ".yml"):
         return True
+    if suffix == ".toml":
+        # A Traefik file provider's dynamic config is named for its routes
+        # (`rules/local_backend.toml`, mlco2/codecarbon): its `[http.routers]` decides
+        # (`_claims`, which keeps only the TOML kinds check reads).
+        return True
     if suffix in (".service", ".socket", ".timer"):
         # A systemd unit; `_claims` keeps those with their unit's section ([Service], ...).
         return True
@@ -320,6 +332,10 @@ def _candidate(path: Path) -> bool:
     if any(server in name for server in _UNREAD_SERVERS):
         return True  # `hypercorn.toml` (read), `waitress.ini`: else named in the coverage summary
     return bool(_SCRIPT_NAMES.match(path.name)) or "nginx" in name or "haproxy" in name
+
+
+#: The readers of TOML files: Traefik's configs, Hypercorn's, fly.toml.
+_TOML_KINDS = frozenset({"traefik", "hypercorn", "platform"})
 
 
 def _claims(path: Path, text: str) -> bool:
@@ -333,6 +349,8 @@ def _claims(path: Path, text: str) -> bool:
         reader = reader_for(path, text)
     except CheckInputError:
         return False
+    if suffix == ".toml" and reader.kind not in _TOML_KINDS:
+        return False  # `pyproject.toml`, `Cargo.toml`: another tool's
     if reader.kind == "compose" and legacy_v1(text):
         return False  # named in the coverage summary by `_unread_reason`
     if reader.kind == "compose" and not re.search(r"compose", path.name, re.I):
@@ -417,7 +435,9 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     reasons: list[tuple[Path, str]] = []
     passed: list[Path] = []
     ignored = 0
-    for item in _walk(root, exclude):
+    vendored: list[Path] = []
+    walked = _walk(root, exclude, vendored)
+    for item in _then_named_vendored(root, walked, vendored, files):
         if isinstance(item, int):
             ignored += item
             continue
@@ -432,6 +452,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
             unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
             continue
         line = template_line(text, dockerfile=is_dockerfile(item, text))
+        if line is None and item.suffix.lower() in (".yml", ".yaml"):
+            line = placeholder_line(text)  # whole YAML lines a script renders in
         if line is not None and is_buildpack_config(item):
             line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
         if line is not None and looks_like_justfile(item, text):
@@ -463,6 +485,16 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
         tuple(in_place),
         tuple(passed),
     )
+
+
+def _then_named_vendored(
+    root: Path, walked: Iterator[Path | int], vendored: list[Path], files: list[Path]
+) -> Iterator[Path | int]:
+    """`walked`, then the files of the vendored folders it left out that the Dockerfiles and
+    compose files among `files` (filled while `walked` is read) copy or mount: the run's own
+    build names them, so they are the project's (`vendored.named_in_vendored`)."""
+    yield from walked
+    yield from named_in_vendored(root, vendored, list(files))
 
 
 def _deployment_script(root: Path, path: Path) -> bool:

@@ -25,7 +25,7 @@ from servertune.check import memo, resolve
 from servertune.check.base_shells import library_image
 from servertune.check.image_builds import BuiltFrom, built_from, dockerfiles_building
 from servertune.check.model import CheckInputError, Location, collect_notes, note
-from servertune.check.repository_names import repository_names, words
+from servertune.check.repository_names import origin_owner, repository_names, words
 
 if TYPE_CHECKING:
     from servertune.check.commands import ConfigFile
@@ -459,8 +459,21 @@ def _without_repository(name: str, root: Path) -> list[str] | None:
 
 def _shares_words(path: str, root: Path) -> bool:
     """A word of the image's path (its owner's too) is a word of one of the repository's
-    names: the name may be the project's, which a not-followed note says, never a link."""
+    names or of its owner's (its git origin's): the name may be the project's, which a
+    not-followed note says, never a link.
+
+    An image of another owner than the git origin's (`opensearchproject/opensearch`,
+    `docker.elastic.co/elasticsearch/elasticsearch` in
+    stac-utils/stac-fastapi-elasticsearch-opensearch, named for the programs it serves) is a
+    published image running its own program, unless its name holds the repository's whole
+    name (`pavics/weaver` in crim-ca/weaver: `_without_repository`, before this)."""
     known = {w for n in repository_names(root) for w in words(n)}
+    owner = origin_owner(root)
+    if owner is not None:
+        image_owner = path.rpartition("/")[0].rsplit("/", 1)[-1]
+        if image_owner and words(image_owner) != words(owner):
+            return False
+        known.update(words(owner))
     return any(w in known for w in words(path))
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from servertune.check import memo
 
-__all__ = ["origin_name", "repository_names", "words"]
+__all__ = ["origin_name", "origin_owner", "repository_names", "words"]
 
 #: A git config larger than this is no repository's own (git writes a few hundred bytes).
 _CONFIG_MAX_BYTES = 1 << 20
@@ -55,6 +55,18 @@ def origin_name(root: Path) -> str | None:
     # https://host/owner/name.git, git@host:owner/name.git, /srv/git/name: the last part.
     last = re.split(r"[/:\\]", url.rstrip("/"))[-1]
     return last.removesuffix(".git") or None
+
+
+def origin_owner(root: Path) -> str | None:
+    """The owner part of the `origin` remote's url (`open-webui` of
+    `git@github.com:open-webui/pipelines.git`), None when `root` has no origin or its url
+    names no owner (`/srv/git/name`)."""
+    config = _git_config(root)
+    url = _origin_url(config) if config is not None else None
+    if not url or not re.match(r"\A(?:[a-z+]+://|[\w.-]+@)", url):
+        return None
+    parts = [p for p in re.split(r"[/:\\]", url.rstrip("/")) if p]
+    return parts[-2] if len(parts) >= 3 else None
 
 
 #: A config section's header (`[remote "origin"]`) and a `key = value` line, as git writes them.

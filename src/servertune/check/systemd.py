@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from servertune.check.checkout import in_checkout
-from servertune.check.commands import Word
+from servertune.check.commands import Word, written_as_script
 from servertune.check.model import (
     SERVERS_READ,
     AppServer,
@@ -67,9 +67,13 @@ _SECTION_HEADER = re.compile(r"^[ \t]*\[[A-Za-z]+\][ \t]*$", re.M)
 def looks_like_systemd(path: Path, text: str) -> bool:
     """A `.service` unit (but a script so named, with a shebang and no section: a runit
     service's `run` kept as `web.service`), or any file with a `[Service]` section holding
-    `ExecStart=`."""
+    `ExecStart=`. A script by its form (`written_as_script`) is a script whatever sections its
+    text holds: a heredoc that writes a unit (`cat << EOF > /etc/systemd/system/x.service`, an
+    EC2 user-data script, pythonitalia/pycon) is the unit's text, not the file's own."""
     if path.suffix == ".service":
         return not (text.startswith("#!") and not _SECTION_HEADER.search(text))
+    if written_as_script(path, text):
+        return False
     return bool(re.search(r"^\[Service\]", text, re.M)) and bool(
         re.search(r"^\s*ExecStart\s*=", text, re.M)
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SHEBANG", "template_line"]
+__all__ = ["SHEBANG", "placeholder_line", "template_line"]
 
 #: A shebang of a shell, or of execline (s6-overlay's `run` scripts: `#!/command/execlineb -P`,
 #: a chain of words the script reader follows to the program it ends in).
@@ -118,11 +118,76 @@ def _quoted_spans(text: str) -> tuple[tuple[int, int], ...]:
             newline = text.find("\n", index)
             index = size if newline < 0 else newline
         elif char in "'\"":
-            end = index + 1
-            while end < size and text[end] != char:
-                end += 2 if char == '"' and text[end] == "\\" else 1
+            end = text.find("'", index + 1) if char == "'" else _double_end(text, index + 1)
+            end = size if end < 0 else end
             spans.append((index, end))
             index = end + 1
         else:
             index += 1
     return tuple(spans)
+
+
+#: A line that is nothing but a shell-style placeholder (`${POSTGRES_EXPOSED_PORT}`,
+#: `$EXTRA_VOLUMES`), which a script substitutes (envsubst) with whole YAML lines.
+_WHOLE_PLACEHOLDER = re.compile(r"^[ \t]*\$(?:\{\w+(?:[:?+-][^}\n]*)?\}|\w+)[ \t]*$", re.M)
+
+
+def placeholder_line(text: str) -> int | None:
+    """The first line of YAML `text` that is only a `${VAR}` placeholder, when the YAML does
+    not parse at that line or the next (a compose file a script renders before it is YAML:
+    rdmorganiser/rdmo-docker-compose's `dc_master.yaml`); None otherwise. A placeholder the
+    YAML reads as text (a line of a block scalar's script) is not a template's."""
+    import yaml
+
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _WHOLE_PLACEHOLDER.finditer(text)]
+    if not lines:
+        return None
+    try:
+        for _ in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            pass
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        failed = mark.line + 1 if mark is not None else 0
+        return lines[0] if any(failed in (line, line + 1) for line in lines) else None
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+def _double_end(text: str, index: int) -> int:
+    """The offset of the `"` that closes a double-quoted string whose text starts at `index`
+    (the length of `text` when none does). A `$(...)` inside is a command of its own, whose
+    quotes do not close the string (`"x $(docker ps --format "{{.ID}}") y"`,
+    SEED-platform/seed)."""
+    size = len(text)
+    while index < size and text[index] != '"':
+        if text[index] == "\\":
+            index += 2
+        elif text.startswith("$(", index):
+            index = _substitution_end(text, index + 2) + 1
+        else:
+            index += 1
+    return min(index, size)
+
+
+def _substitution_end(text: str, index: int) -> int:
+    """The offset of the `)` that closes a `$(` whose command starts at `index`, skipping
+    quoted strings and nested parentheses (the length of `text` when none does)."""
+    size, depth = len(text), 1
+    while index < size:
+        char = text[index]
+        if char == "\\":
+            index += 1
+        elif char == "'":
+            end = text.find("'", index + 1)
+            index = size if end < 0 else end
+        elif char == '"':
+            index = _double_end(text, index + 1)
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return size

@@ -165,7 +165,7 @@ def _load(path: Path, text: str) -> _Node:
 def looks_like_traefik(path: Path, text: str) -> bool:
     """A static config by its name (`traefik.yml`, `traefik.toml`), or YAML / TOML whose top
     level is Traefik's: `entryPoints` / `providers` (static) or `http:` holding routers or
-    services (dynamic)."""
+    services (dynamic; a TOML table header indented, as TOML allows: mlco2/codecarbon)."""
     if path.name.lower() in STATIC_NAMES:
         return True
     if path.suffix in (".yml", ".yaml"):
@@ -179,7 +179,7 @@ def looks_like_traefik(path: Path, text: str) -> bool:
     if path.suffix == ".toml":
         return bool(
             re.search(
-                r"^\[(entryPoints|providers|http\.(routers|services|serversTransports))\b",
+                r"^[ \t]*\[\[?(entryPoints|providers|http\.(routers|services|serversTransports))\b",
                 text,
                 re.M | re.I,
             )
