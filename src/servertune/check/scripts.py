@@ -837,7 +837,7 @@ def read_script(
             _assignments(_argument_values(line, arguments), environment, path)
             _eval_assignments(line, environment, physical)
             arguments = branching.step(line, arguments)
-            if line.words[:2] == ["set", "--"]:
+            if line.words[:2] == ["set", "--"] and _rebinds(line, by_default):
                 text = _line_text(line, physical)
                 arguments = _positional(words[2:], arguments, environment, text)
             elif line.words[:1] == ["shift"] and arguments is not None:
@@ -2083,6 +2083,7 @@ def _selected(
     matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown, _as_words(unset), files)
     aliases = _FirstArgument(known, first, environment_names)
+    value = first  # the word the chosen `case` compares
     furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
         words = line.words
@@ -2094,13 +2095,16 @@ def _selected(
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
+            defaulted = _FIRST_OR_DEFAULT.match(words[1]) if len(words) == 3 else None
             if (
                 chosen is None
                 and first is not None
                 and len(words) == 3
-                and words[1] in aliases.words()
+                and (words[1] in aliases.words() or defaulted is not None)
             ):
                 chosen, running, matched = depth, False, False
+                # `case "${1:-api}" in`: the default word when no argument is given.
+                value = defaulted[1] if defaulted is not None and first == "" else first
                 continue
         elif words[:1] == ["esac"] and depth:
             if depth == chosen:
@@ -2110,7 +2114,7 @@ def _selected(
             depth -= 1
         elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
             patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            running = not matched and any(fnmatch.fnmatchcase(first or "", p) for p in patterns)
+            running = not matched and any(fnmatch.fnmatchcase(value or "", p) for p in patterns)
             matched = matched or running
         if running:
             kept.append(line)
@@ -2122,6 +2126,10 @@ def _selected(
             if taken and not inline and _ends_script(line, physical):
                 break
     return kept
+
+
+#: A `case` on the first argument with a default word: `${1:-api}` (`${1-api}` too).
+_FIRST_OR_DEFAULT = re.compile(r"\A\$\{1:?-([^}$]*)\}\Z")
 
 
 def _as_words(values: Mapping[str, str]) -> dict[str, str]:
@@ -2137,6 +2145,15 @@ _FIRST_ARGUMENT = re.compile(
 )
 #: `MODE=${MODE:=registry}`: MODE keeps a value it already has (the argument, not empty).
 _OWN_DEFAULT = re.compile(r"\A(?P<name>[A-Za-z_]\w*)=\$\{(?P=name):?[-=][^}$]*\}\Z")
+def _rebinds(line: _Line, by_default: list[_Line] | None) -> bool:
+    """Whether the `set -- WORDS` at `line` is the one "$@" holds after it: every arm of a
+    `case` (or branch of an `if`) is read when no file gives the script's arguments, and each
+    arm's `set -- daphne ...` / `set -- celery ...` is an alternative, not the next value; with
+    the image's own CMD as the arguments (`CMD ["api"]`), the arms it does not select do not
+    rebind them (ResearchHub/researchhub-backend's `case "${1:-api}" in api) set -- daphne`)."""
+    return by_default is None or any(line is kept for kept in by_default)
+
+
 _DECLARING_WORDS = frozenset({"export", "readonly", "local", "declare", "typeset"})
 
 
@@ -2905,8 +2922,9 @@ def _run_words(
             return None
     if not rest:
         return None
-    if not _SCRIPT_PATH.match(rest[0].text):
-        entry = console_script(rest[0].text, find_config, rest[0].at)
+    if not _SCRIPT_PATH.match(rest[0].text) or _installed_script(rest[0], find_config):
+        # `/app/.venv/bin/shop`: what pip or uv installs for the console script `shop`.
+        entry = console_script(program_name(rest[0].text), find_config, rest[0].at)
         if entry is not None:
             return _console_server(entry, rest[1:], env, env_at, find_config)
     recipe = make_recipe(rest, dict(env or {}), find_config) or just_recipe(
@@ -2921,6 +2939,17 @@ def _run_words(
             return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
+
+
+def _installed_script(program: Word, find_config: FindConfig) -> bool:
+    """Whether `program` is a path in a `bin/` folder (a virtualenv's, `/usr/local/bin/`)
+    that no file here is: the script an installer writes for a console script."""
+    head, _, name = program.text.rpartition("/")
+    return (
+        (head == "bin" or head.endswith("/bin"))
+        and bool(name)
+        and find_config(program.text, program.at) is None
+    )
 
 
 def _command_string(
