@@ -2145,6 +2145,8 @@ _FIRST_ARGUMENT = re.compile(
 )
 #: `MODE=${MODE:=registry}`: MODE keeps a value it already has (the argument, not empty).
 _OWN_DEFAULT = re.compile(r"\A(?P<name>[A-Za-z_]\w*)=\$\{(?P=name):?[-=][^}$]*\}\Z")
+
+
 def _rebinds(line: _Line, by_default: list[_Line] | None) -> bool:
     """Whether the `set -- WORDS` at `line` is the one "$@" holds after it: every arm of a
     `case` (or branch of an `if`) is read when no file gives the script's arguments, and each
