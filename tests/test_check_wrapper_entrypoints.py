@@ -46,3 +46,29 @@ def test_set_in_the_arm_the_cmd_selects_is_what_exec_runs(tmp_path: Path) -> Non
     result = check_folder(root)
     assert chains(result, root) == [(["Dockerfile:5", "docker/entrypoint.sh:6"], "daphne", 1)]
     assert [s.value for s in result.apps[0].sockets] == ["0.0.0.0:8000"]
+
+
+def test_runsvdir_in_a_base_stage_runs_the_services_a_later_stage_copies(
+    tmp_path: Path,
+) -> None:
+    """`CMD ["runsvdir", "/opt/shop/services"]` in the `base` stage, inherited by `web`
+    (which copies svc/ there: svc/web/run execs gunicorn) and by the last stage `worker`
+    (whose service runs a job): the folder is runsvdir's, not a script missing from the build
+    context; the worker's services start no server check reads, so the `web` stage is read
+    as `docker build --target web` builds it, a `server-chosen` note saying so. Seen in
+    ocf/ocfweb."""
+    root = write(
+        tmp_path,
+        {
+            "svc/web/run": "#!/bin/sh\nexec gunicorn -b 127.0.0.1:8080 -w 2 shop.wsgi\n",
+            "wk/worker/run": "#!/bin/sh\nexec python -m shop.jobs\n",
+            "Dockerfile": 'FROM python:3.12 AS base\nCMD ["runsvdir", "/opt/shop/services"]\n\n'
+            "FROM base AS web\nCOPY svc/ /opt/shop/services/\n\n"
+            "FROM base AS worker\nCOPY wk/ /opt/shop/services/\n",
+        },
+    )
+    result = check_folder(root)
+    assert chains(result, root) == [(["Dockerfile:2", "svc/web/run:2"], "gunicorn", 2)]
+    messages = [n.message for n in result.notes if n.at.file.name == "Dockerfile"]
+    assert not any("build context" in m for m in messages)
+    assert any("docker build --target web" in m for m in messages)

@@ -2095,16 +2095,9 @@ def _selected(
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            defaulted = _FIRST_OR_DEFAULT.match(words[1]) if len(words) == 3 else None
-            if (
-                chosen is None
-                and first is not None
-                and len(words) == 3
-                and (words[1] in aliases.words() or defaulted is not None)
-            ):
-                chosen, running, matched = depth, False, False
-                # `case "${1:-api}" in`: the default word when no argument is given.
-                value = defaulted[1] if defaulted is not None and first == "" else first
+            compared = _case_on_first(words, aliases, first)
+            if chosen is None and compared is not None:
+                chosen, running, matched, value = depth, False, False, compared
                 continue
         elif words[:1] == ["esac"] and depth:
             if depth == chosen:
@@ -2126,6 +2119,18 @@ def _selected(
             if taken and not inline and _ends_script(line, physical):
                 break
     return kept
+
+
+def _case_on_first(words: list[str], aliases: _FirstArgument, first: str | None) -> str | None:
+    """The word a `case WORD in` line compares when WORD is the script's first argument
+    (`"$1"`, a name set to it, `"${1:-api}"`: the default word when none is given); None
+    when it compares something else, or the first argument is not known."""
+    if first is None or len(words) != 3:
+        return None
+    defaulted = _FIRST_OR_DEFAULT.match(words[1])
+    if defaulted is not None:
+        return defaulted[1] if first == "" else first
+    return first if words[1] in aliases.words() else None
 
 
 #: A `case` on the first argument with a default word: `${1:-api}` (`${1-api}` too).
