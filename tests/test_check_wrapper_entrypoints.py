@@ -72,3 +72,28 @@ def test_runsvdir_in_a_base_stage_runs_the_services_a_later_stage_copies(
     messages = [n.message for n in result.notes if n.at.file.name == "Dockerfile"]
     assert not any("build context" in m for m in messages)
     assert any("docker build --target web" in m for m in messages)
+
+
+def test_su_c_of_the_arguments_starts_whatever_command_it_is_given(tmp_path: Path) -> None:
+    """`exec su -p app -c "exec $*"` (and `sh -c "$*"`) runs the script's arguments as
+    `exec "$@"` does: under a CMD running gunicorn it is that gunicorn; with no command given
+    it "starts whatever command it is given", never plainly no server. Seen in
+    pythonitalia/pycon."""
+    entrypoint = '#!/bin/sh\nset -e\nchown -R app:app /tmp\nexec su -p app -c "exec $*"\n'
+    root = write(
+        tmp_path,
+        {
+            "entrypoint.sh": entrypoint,
+            "Dockerfile": "FROM python:3.12\nCOPY ./entrypoint.sh /entrypoint.sh\n"
+            'ENTRYPOINT ["/entrypoint.sh"]\n'
+            'CMD ["gunicorn", "-w", "5", "-b", "0.0.0.0:8000", "shop.wsgi"]\n',
+        },
+    )
+    assert chains(check_folder(root), root) == [
+        (["Dockerfile:3", "entrypoint.sh:4"], "gunicorn", 5)
+    ]
+    (root / "Dockerfile").unlink()
+    for line in ('exec su -p app -c "exec $*"', 'exec sh -c "$*"'):
+        (root / "entrypoint.sh").write_text(f"#!/bin/sh\n{line}\n")
+        (note,) = [n for n in check_folder(root).notes if n.at.file.name == "entrypoint.sh"]
+        assert "starts whatever command it is given" in note.message

@@ -2566,11 +2566,26 @@ def _runs_arguments(words: list[str], env: Mapping[str, str] | None = None) -> b
         while rest and rest[0].startswith("-"):
             rest = rest[1:]
         rest = rest[takes:]
-    if rest in (["$@"], ["$*"]):
+    if rest in (["$@"], ["$*"]) or _command_string_runs_arguments(rest):
         return True
     variable = _VARIABLE_PROGRAM.match(rest[0]) if len(rest) == 1 else None
     name = rest[0].strip("${}") if variable is not None else ""
     return env is not None and bool(name) and f"{name}[$@]" in env
+
+
+def _command_string_runs_arguments(words: list[str]) -> bool:
+    """`su -p app -c "exec $*"`, `sh -c "$*"`, `bash -c 'exec "$@"'`: a shell (as the user
+    `su` switches to) runs a command string that is only the script's arguments, so the
+    script starts whatever command it is given, as `exec "$@"` does."""
+    if not words or "-c" not in words[1:] or words.index("-c") + 1 >= len(words):
+        return False
+    if program_name(words[0]) != "su" and program_name(words[0]) not in SHELLS:
+        return False
+    try:
+        string = shlex.split(words[words.index("-c") + 1])
+    except ValueError:
+        return False
+    return [w for w in string if w != "exec"] in (["$@"], ["$*"])
 
 
 def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
