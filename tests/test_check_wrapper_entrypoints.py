@@ -97,3 +97,23 @@ def test_su_c_of_the_arguments_starts_whatever_command_it_is_given(tmp_path: Pat
         (root / "entrypoint.sh").write_text(f"#!/bin/sh\n{line}\n")
         (note,) = [n for n in check_folder(root).notes if n.at.file.name == "entrypoint.sh"]
         assert "starts whatever command it is given" in note.message
+
+
+def test_a_daemonized_uwsgi_in_a_script_nothing_starts_is_a_host_daemon(tmp_path: Path) -> None:
+    """`uwsgi --http ... --daemonize LOG` in a script no file here starts: uWSGI detaches
+    (no child of the shell, so no `exec` fix and no background-without-trap fault), and its
+    SIGTERM reload, in a file nothing starts, is a note, never a warning. Seen in
+    SEED-platform/seed's bin/start_uwsgi.sh."""
+    root = write(
+        tmp_path,
+        {
+            "bin/start_uwsgi.sh": "#!/bin/bash\n/usr/local/bin/uwsgi --http 127.0.0.1:8000 "
+            "--module wsgi --daemonize /var/log/uwsgi.log --pidfile /tmp/uwsgi.pid -p 2\n"
+        },
+    )
+    findings = {(f.rule, f.severity.name) for f in check_folder(root).findings}
+    assert ("uwsgi-sigterm-reloads", "info") in findings
+    assert not {r for r, _ in findings} & {
+        "entrypoint-without-exec-unlaunched",
+        "background-server-without-trap",
+    }

@@ -928,7 +928,10 @@ def _script_app(
     return replace(
         app,
         without_exec=None if chained else _without_exec(line, lines, command, physical),
-        backgrounded=_backgrounded(line, lines, command, physical),
+        backgrounded=None
+        if _detached(line, lines)
+        else _backgrounded(line, lines, command, physical),
+        detached=_line_setting(line, command, physical) if _detached(line, lines) else None,
         substrings=_substrings(command),
         assumed_branch=_assumed_branch(path, lines, line, physical, arguments, assumed.head(line)),
     )
@@ -2766,7 +2769,7 @@ def _without_exec(
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     words = line.words
-    if line.background or any(w in ("-D", "--daemon") for w in words):
+    if line.background or _daemonized(words):
         # Backgrounded or daemonized beside another foreground process (`exec nginx`): a
         # container of two processes, whose fix is not `exec` on this line.
         return None
@@ -2774,6 +2777,16 @@ def _without_exec(
     text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
     # Whole: the fix is this line with `exec`, never cut mid-quote (a message shortens it).
     return Setting(text[:2000], Location(command.program.at.file, line.first))
+
+
+def _daemonized(words: Sequence[str]) -> bool:
+    """The server detaches from the shell that starts it: gunicorn's `-D` / `--daemon`,
+    uWSGI's `--daemonize FILE` / `--daemonize2 FILE` (its master forks away and the command
+    returns: no child of the shell to pass SIGTERM to)."""
+    return any(
+        w in ("-D", "--daemon") or w.partition("=")[0] in ("--daemonize", "--daemonize2")
+        for w in words
+    )
 
 
 #: The LSB header of a SysV init script (`/etc/init.d/NAME`), whose `start` leaves a daemon
@@ -2787,15 +2800,30 @@ def _backgrounded(
     """The server's line when the script starts it in the background (`&`) or daemonized and
     has no `trap` to pass SIGTERM on; None otherwise."""
     words = line.words
-    if not (line.background or any(w in ("-D", "--daemon") for w in words)):
+    if not (line.background or _daemonized(words)):
         return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     if any(text.strip() == _INIT_INFO for text in physical):
         return None  # a SysV init script starts a daemon and returns: init stops it by its PID
+    return _line_setting(line, command, physical)
+
+
+def _line_setting(line: _Line, command: ServerCommand, physical: list[str]) -> Setting[str]:
+    """The server's line as written, continuation lines joined."""
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)
     return Setting(text[:2000], Location(command.program.at.file, line.first))
+
+
+def _detached(line: _Line, lines: list[_Line]) -> bool:
+    """The server's line daemonizes it (not `&`) and is the script's last command: the server
+    detaches from a script that then ends (SEED-platform's `uwsgi ... --daemonize LOG`)."""
+    return (
+        not line.background
+        and _daemonized(line.words)
+        and all(other.first <= line.first for other in lines if other.words)
+    )
 
 
 #: A word that runs a script by its path (`/start`, `./run`, `bin/boot.sh`, `scripts/serve`: a
