@@ -117,3 +117,26 @@ def test_a_daemonized_uwsgi_in_a_script_nothing_starts_is_a_host_daemon(tmp_path
         "entrypoint-without-exec-unlaunched",
         "background-server-without-trap",
     }
+
+
+def test_the_exec_fix_of_a_server_followed_by_a_retry_block_is_shell(tmp_path: Path) -> None:
+    """`cd app && gunicorn ... || { echo ...; sleep 5; launch; }` run without `exec`: the
+    fix puts `exec` before gunicorn (the block then never runs, which it says), never
+    `|| exec {`. Seen in rdmorganiser/rdmo-docker-compose's drun.sh."""
+    script = (
+        "#!/bin/bash\nlaunch() {\n"
+        "  cd /app && gunicorn --bind 0.0.0.0:8080 config.wsgi:application || {\n"
+        '    echo "retry"\n    sleep 5\n    launch\n  }\n}\nlaunch\n'
+    )
+    root = write(
+        tmp_path,
+        {
+            "drun.sh": script,
+            "Dockerfile": 'FROM python:3.12\nCOPY drun.sh /drun.sh\nCMD ["/drun.sh"]\n',
+        },
+    )
+    (finding,) = [f for f in check_folder(root).findings if f.rule == "entrypoint-without-exec"]
+    assert finding.fix.startswith(
+        "cd /app && exec gunicorn --bind 0.0.0.0:8080 config.wsgi:application   (with `exec`"
+    )
+    assert "exec {" not in finding.fix

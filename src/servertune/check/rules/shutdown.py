@@ -98,6 +98,13 @@ def _exec_fix(line: str) -> str:
     through a process substitution first. (A `trap` would not do: `$!` of a background
     pipeline is its last command, `tee`, not the server.)"""
     head, joint, line = _last_of_list(line)
+    if joint in ("||", "&&") and line.startswith(("{", "(")):
+        # `cd app && gunicorn ... || { echo retry; sleep 5; launch; }`: the server is before
+        # the block, which runs when it ends; `exec` there means the block never runs.
+        return (
+            f"{_exec_fix(head)}   (with `exec`, the `{joint} {line[0]} ... ` block after it no "
+            "longer runs: the container's restart policy takes the place of a retry)"
+        )
     if joint:
         # `configure && gunicorn`: the list's last command is the server; exec goes there.
         return f"{head} {joint} {_exec_fix(line)}"
