@@ -1427,7 +1427,18 @@ def read_dockerfile(
         image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
     )
     environment = {**image.env, **(env or {})}
-    app = _server_of(path, image, entrypoint, cmd, environment)
+    try:
+        app = _server_of(path, image, entrypoint, cmd, environment)
+    except NotFollowed:
+        app = None
+        if not _supervises(entrypoint + cmd):
+            raise
+        sibling = _sibling_services(path, text, env, entrypoint + cmd)
+        if sibling is None:
+            raise
+        image, app = sibling
+    if app is None and _supervises(entrypoint + cmd):
+        image, app = _sibling_services(path, text, env, entrypoint + cmd) or (image, None)
     if app is None and (entrypoint or cmd):
         below = _stage_below(path, text, env, entrypoint + cmd)
         if below is not None:
@@ -1529,6 +1540,55 @@ def _stage_below(
     return None
 
 
+def _supervises(words: list[Word]) -> bool:
+    return bool(words) and program_name(words[0].text) in _SERVICE_SUPERVISORS
+
+
+def _sibling_services(
+    path: Path, text: str, env: Mapping[str, str] | None, ran: list[Word]
+) -> tuple[Image, AppServer] | None:
+    """The server of another stage that runs the same supervisor of a folder of services
+    (`CMD ["runsvdir", "/opt/x/services"]` in a `base` stage, each of `web`, `worker` and
+    `static` built FROM it copying its own services there), when the last stage's services
+    start none check reads: the stage whose services do is what `docker build --target`
+    of it runs, and a note says which (ocf/ocfweb)."""
+    for name in _stage_names(text)[:-1]:
+        image = read_image(path, text, target=name)
+        entrypoint, cmd = container_words(
+            image, image.entrypoint, image.entrypoint_shell, image.cmd, image.cmd_shell
+        )
+        if [w.text for w in entrypoint + cmd] != [w.text for w in ran]:
+            continue
+        with collect_notes():  # the stage's reading is a candidate's, not the file's
+            try:
+                app = _server_of(path, image, entrypoint, cmd, {**image.env, **(env or {})})
+            except (NotFollowed, NothingToCheck):
+                continue
+        if app is not None:
+            shown = " ".join(w.text for w in ran[-6:])
+            note(
+                "server-chosen",
+                ran[-1].at,
+                f"{ran[-1].at}: {shown[:80]!r} starts the services each stage copies in: "
+                f"the last stage's start no server check reads, those of the stage {name!r} "
+                f"do, read as `docker build --target {name}` builds it",
+            )
+            return image, app
+    return None
+
+
+def _stage_names(text: str) -> list[str]:
+    """The named stages of the Dockerfile, in order."""
+    import dockerfile
+
+    try:
+        commands = dockerfile.parse_string(text)
+    except dockerfile.GoParseError:
+        return []
+    froms = [c for c in commands if c.cmd.upper() == "FROM" and c.value]
+    return [name for c in froms if (name := _stage_name(c))]
+
+
 def _stages_below(text: str) -> list[str]:
     """The named stages the last stage is built FROM, the nearest first (`FROM base AS dev`
     last: `base`, then the stage `base` is FROM, and so on)."""
@@ -1574,7 +1634,11 @@ _SYSTEM_PATHS = ("/bin/", "/sbin/", "/usr/", "/lib/", "/opt/venv/", "/venv/", "/
 
 def _not_followed(path: Path, image: Image, words: list[Word]) -> None:
     """NotFollowed when the command runs a script the image does not hold here (not in the
-    build context, not written by a heredoc): what it starts is unknown, not nothing."""
+    build context, not written by a heredoc): what it starts is unknown, not nothing. The
+    folder a supervisor of services is given (`runsvdir /opt/x/services`) is not a script:
+    its services are read as the supervisor's (`_s6_services`)."""
+    if words and program_name(words[0].text) in _SERVICE_SUPERVISORS:
+        return
     for index, word in enumerate(words):
         before = index - 1
         while before > 0 and words[before].text.startswith("-"):
@@ -1675,9 +1739,12 @@ def _down_signal(app: AppServer, image: Image, held: str) -> AppServer:
     return app
 
 
+#: The programs given a folder whose services (`DIR/*/run`) they start: runit's runsvdir,
+#: s6's s6-svscan (the same layout: s6-svscan(8), "the scan directory").
+_SERVICE_SUPERVISORS = frozenset({"runsvdir", "s6-svscan"})
 #: The programs that start runit's services: runsvdir (over the folder it is given) and
 #: phusion/baseimage's my_init (runsvdir over /etc/service, unless `--skip-runit`).
-_RUNIT_STARTERS = frozenset({"runsvdir", "my_init"})
+_RUNIT_STARTERS = frozenset({"runsvdir", "my_init", "s6-svscan"})
 #: Where runit's services are when no folder is given: /etc/service (runsvdir's usual
 #: folder, my_init's), and /etc/sv (Debian's and Void's, linked into it).
 _RUNIT_SERVICES = ("/etc/service", "/etc/sv")

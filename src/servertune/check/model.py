@@ -399,6 +399,10 @@ class AppServer:
     #: (`--daemon`) with no `trap` in the script: the shell or the foreground process is PID 1
     #: and gets SIGTERM; the server never does, and dies with the container by SIGKILL.
     backgrounded: Setting[str] | None = None
+    #: The script line that daemonizes the server (`uwsgi --daemonize LOG`, `gunicorn -D`) as
+    #: the script's last command: the server detaches from a script that then ends, so no
+    #: process of the script stays in front of it (a host's start script).
+    detached: Setting[str] | None = None
     #: `${VAR:word}` in its command line with a word that is not a number: the shell's
     #: substring expansion (bash) or an error (dash), not the default `${VAR:-word}` means.
     substrings: tuple[Setting[str], ...] = ()

@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from servertune.check.commandgroup import chosen_command
 from servertune.check.commands import Word, server_command
 from servertune.check.model import SERVERS_READ, Location, NotFollowed, Setting, note
 from servertune.check.pystatic import ClassValue, Refused, Unresolved, _Evaluator
@@ -208,6 +209,8 @@ class _Launcher(_Evaluator):
         #: The function a console script runs, and the words after the command.
         self.entry = entry
         self.argv = list(argv)
+        #: The commands of a console script's group that its words do not run.
+        self.skipped: frozenset[str] = frozenset()
         #: The line of each element of a list the script builds, by the list's name.
         self.element_lines: dict[str, list[int]] = {}
         self.unknown_command: str | None = None
@@ -247,7 +250,8 @@ class _Launcher(_Evaluator):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name == self.entry:
                 self.bind_options(node)
-            self.run(node.body)  # a launcher's `main()`: its calls are the launch
+            if node.name not in self.skipped:
+                self.run(node.body)  # a launcher's `main()`: its calls are the launch
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             self.run(node.body)  # once, as written: a server started in a loop is started
         if isinstance(node, ast.Raise):
@@ -833,6 +837,7 @@ def _launch(
         return None
     launcher = _Launcher(path, env, entry, argv, arguments)
     launcher.text = text
+    _choose(launcher, tree)
     try:
         launcher.run(tree.body)
     except _Found as found:
@@ -862,6 +867,20 @@ def _launch(
     return None
 
 
+def _choose(launcher: _Launcher, tree: ast.Module) -> None:
+    """A console script that is a group of commands runs the one its words name, with the
+    words after it (`agent-memory api --port 8000`); the others are only declared."""
+    chosen = chosen_command(tree, launcher.entry, launcher.argv)
+    if chosen is None:
+        return
+    if chosen.unknown is not None:
+        raise NotFollowed(
+            f"{launcher.path}: not followed: {launcher.entry} is a group of commands and the "
+            f"word that names the command, {chosen.unknown!r}, is not known here"
+        )
+    launcher.entry, launcher.argv, launcher.skipped = chosen.function, chosen.argv, chosen.skipped
+
+
 def _picked(
     path: Path,
     text: str,
@@ -877,6 +896,7 @@ def _picked(
     for table, key, _ in launcher.server_entries():
         again = _Launcher(path, env, entry, argv, [key])
         again.text = text
+        _choose(again, tree)
         try:
             again.run(tree.body)
         except _Found as run:

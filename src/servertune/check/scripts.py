@@ -837,7 +837,7 @@ def read_script(
             _assignments(_argument_values(line, arguments), environment, path)
             _eval_assignments(line, environment, physical)
             arguments = branching.step(line, arguments)
-            if line.words[:2] == ["set", "--"]:
+            if line.words[:2] == ["set", "--"] and _rebinds(line, by_default):
                 text = _line_text(line, physical)
                 arguments = _positional(words[2:], arguments, environment, text)
             elif line.words[:1] == ["shift"] and arguments is not None:
@@ -928,7 +928,10 @@ def _script_app(
     return replace(
         app,
         without_exec=None if chained else _without_exec(line, lines, command, physical),
-        backgrounded=_backgrounded(line, lines, command, physical),
+        backgrounded=None
+        if _detached(line, lines)
+        else _backgrounded(line, lines, command, physical),
+        detached=_line_setting(line, command, physical) if _detached(line, lines) else None,
         substrings=_substrings(command),
         assumed_branch=_assumed_branch(path, lines, line, physical, arguments, assumed.head(line)),
     )
@@ -2083,6 +2086,7 @@ def _selected(
     matched = False  # an arm of that block matched: the shell runs the first one only
     branches = _Branches(known, physical, unknown, _as_words(unset), files)
     aliases = _FirstArgument(known, first, environment_names)
+    value = first  # the word the chosen `case` compares
     furthest = list(itertools.accumulate((line.first for line in lines), max))
     for index, line in enumerate(lines):
         words = line.words
@@ -2094,13 +2098,9 @@ def _selected(
             aliases.step(words)
         if words[:1] == ["case"] and words[-1:] == ["in"]:
             depth += 1
-            if (
-                chosen is None
-                and first is not None
-                and len(words) == 3
-                and words[1] in aliases.words()
-            ):
-                chosen, running, matched = depth, False, False
+            compared = _case_on_first(words, aliases, first)
+            if chosen is None and compared is not None:
+                chosen, running, matched, value = depth, False, False, compared
                 continue
         elif words[:1] == ["esac"] and depth:
             if depth == chosen:
@@ -2110,7 +2110,7 @@ def _selected(
             depth -= 1
         elif depth == chosen and words and _CASE_PATTERN.match(words[0]):
             patterns = words[0].lstrip("(").removesuffix(")").split("|")
-            running = not matched and any(fnmatch.fnmatchcase(first or "", p) for p in patterns)
+            running = not matched and any(fnmatch.fnmatchcase(value or "", p) for p in patterns)
             matched = matched or running
         if running:
             kept.append(line)
@@ -2122,6 +2122,22 @@ def _selected(
             if taken and not inline and _ends_script(line, physical):
                 break
     return kept
+
+
+def _case_on_first(words: list[str], aliases: _FirstArgument, first: str | None) -> str | None:
+    """The word a `case WORD in` line compares when WORD is the script's first argument
+    (`"$1"`, a name set to it, `"${1:-api}"`: the default word when none is given); None
+    when it compares something else, or the first argument is not known."""
+    if first is None or len(words) != 3:
+        return None
+    defaulted = _FIRST_OR_DEFAULT.match(words[1])
+    if defaulted is not None:
+        return defaulted[1] if first == "" else first
+    return first if words[1] in aliases.words() else None
+
+
+#: A `case` on the first argument with a default word: `${1:-api}` (`${1-api}` too).
+_FIRST_OR_DEFAULT = re.compile(r"\A\$\{1:?-([^}$]*)\}\Z")
 
 
 def _as_words(values: Mapping[str, str]) -> dict[str, str]:
@@ -2137,6 +2153,17 @@ _FIRST_ARGUMENT = re.compile(
 )
 #: `MODE=${MODE:=registry}`: MODE keeps a value it already has (the argument, not empty).
 _OWN_DEFAULT = re.compile(r"\A(?P<name>[A-Za-z_]\w*)=\$\{(?P=name):?[-=][^}$]*\}\Z")
+
+
+def _rebinds(line: _Line, by_default: list[_Line] | None) -> bool:
+    """Whether the `set -- WORDS` at `line` is the one "$@" holds after it: every arm of a
+    `case` (or branch of an `if`) is read when no file gives the script's arguments, and each
+    arm's `set -- daphne ...` / `set -- celery ...` is an alternative, not the next value; with
+    the image's own CMD as the arguments (`CMD ["api"]`), the arms it does not select do not
+    rebind them (ResearchHub/researchhub-backend's `case "${1:-api}" in api) set -- daphne`)."""
+    return by_default is None or any(line is kept for kept in by_default)
+
+
 _DECLARING_WORDS = frozenset({"export", "readonly", "local", "declare", "typeset"})
 
 
@@ -2542,11 +2569,26 @@ def _runs_arguments(words: list[str], env: Mapping[str, str] | None = None) -> b
         while rest and rest[0].startswith("-"):
             rest = rest[1:]
         rest = rest[takes:]
-    if rest in (["$@"], ["$*"]):
+    if rest in (["$@"], ["$*"]) or _command_string_runs_arguments(rest):
         return True
     variable = _VARIABLE_PROGRAM.match(rest[0]) if len(rest) == 1 else None
     name = rest[0].strip("${}") if variable is not None else ""
     return env is not None and bool(name) and f"{name}[$@]" in env
+
+
+def _command_string_runs_arguments(words: list[str]) -> bool:
+    """`su -p app -c "exec $*"`, `sh -c "$*"`, `bash -c 'exec "$@"'`: a shell (as the user
+    `su` switches to) runs a command string that is only the script's arguments, so the
+    script starts whatever command it is given, as `exec "$@"` does."""
+    if not words or "-c" not in words[1:] or words.index("-c") + 1 >= len(words):
+        return False
+    if program_name(words[0]) != "su" and program_name(words[0]) not in SHELLS:
+        return False
+    try:
+        string = shlex.split(words[words.index("-c") + 1])
+    except ValueError:
+        return False
+    return [w for w in string if w != "exec"] in (["$@"], ["$*"])
 
 
 def _evaluated(words: list[Word], env: Mapping[str, str]) -> list[Word]:
@@ -2727,7 +2769,7 @@ def _without_exec(
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     words = line.words
-    if line.background or any(w in ("-D", "--daemon") for w in words):
+    if line.background or _daemonized(words):
         # Backgrounded or daemonized beside another foreground process (`exec nginx`): a
         # container of two processes, whose fix is not `exec` on this line.
         return None
@@ -2735,6 +2777,16 @@ def _without_exec(
     text = re.sub(r"\s*\\\s+", " ", text)  # continuation lines joined
     # Whole: the fix is this line with `exec`, never cut mid-quote (a message shortens it).
     return Setting(text[:2000], Location(command.program.at.file, line.first))
+
+
+def _daemonized(words: Sequence[str]) -> bool:
+    """The server detaches from the shell that starts it: gunicorn's `-D` / `--daemon`,
+    uWSGI's `--daemonize FILE` / `--daemonize2 FILE` (its master forks away and the command
+    returns: no child of the shell to pass SIGTERM to)."""
+    return any(
+        w in ("-D", "--daemon") or w.partition("=")[0] in ("--daemonize", "--daemonize2")
+        for w in words
+    )
 
 
 #: The LSB header of a SysV init script (`/etc/init.d/NAME`), whose `start` leaves a daemon
@@ -2748,15 +2800,30 @@ def _backgrounded(
     """The server's line when the script starts it in the background (`&`) or daemonized and
     has no `trap` to pass SIGTERM on; None otherwise."""
     words = line.words
-    if not (line.background or any(w in ("-D", "--daemon") for w in words)):
+    if not (line.background or _daemonized(words)):
         return None
     if any(other.words[:1] == ["trap"] for other in lines):
         return None  # the script forwards signals itself
     if any(text.strip() == _INIT_INFO for text in physical):
         return None  # a SysV init script starts a daemon and returns: init stops it by its PID
+    return _line_setting(line, command, physical)
+
+
+def _line_setting(line: _Line, command: ServerCommand, physical: list[str]) -> Setting[str]:
+    """The server's line as written, continuation lines joined."""
     text = " ".join(physical[line.first - 1 : line.last]).strip()
     text = re.sub(r"\s*\\\s+", " ", text)
     return Setting(text[:2000], Location(command.program.at.file, line.first))
+
+
+def _detached(line: _Line, lines: list[_Line]) -> bool:
+    """The server's line daemonizes it (not `&`) and is the script's last command: the server
+    detaches from a script that then ends (SEED-platform's `uwsgi ... --daemonize LOG`)."""
+    return (
+        not line.background
+        and _daemonized(line.words)
+        and all(other.first <= line.first for other in lines if other.words)
+    )
 
 
 #: A word that runs a script by its path (`/start`, `./run`, `bin/boot.sh`, `scripts/serve`: a
@@ -2905,8 +2972,9 @@ def _run_words(
             return None
     if not rest:
         return None
-    if not _SCRIPT_PATH.match(rest[0].text):
-        entry = console_script(rest[0].text, find_config, rest[0].at)
+    if not _SCRIPT_PATH.match(rest[0].text) or _installed_script(rest[0], find_config):
+        # `/app/.venv/bin/shop`: what pip or uv installs for the console script `shop`.
+        entry = console_script(program_name(rest[0].text), find_config, rest[0].at)
         if entry is not None:
             return _console_server(entry, rest[1:], env, env_at, find_config)
     recipe = make_recipe(rest, dict(env or {}), find_config) or just_recipe(
@@ -2921,6 +2989,17 @@ def _run_words(
             return _exec_block(rest, env, env_at, find_config, depth)
         return run_words(file, after, env, env_at, find_config=find_config, depth=depth + 1)
     return _script_server(script, rest[1:], env, env_at, find_config, rest[0].text)
+
+
+def _installed_script(program: Word, find_config: FindConfig) -> bool:
+    """Whether `program` is a path in a `bin/` folder (a virtualenv's, `/usr/local/bin/`)
+    that no file here is: the script an installer writes for a console script."""
+    head, _, name = program.text.rpartition("/")
+    return (
+        (head == "bin" or head.endswith("/bin"))
+        and bool(name)
+        and find_config(program.text, program.at) is None
+    )
 
 
 def _command_string(

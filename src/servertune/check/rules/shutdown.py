@@ -98,6 +98,13 @@ def _exec_fix(line: str) -> str:
     through a process substitution first. (A `trap` would not do: `$!` of a background
     pipeline is its last command, `tee`, not the server.)"""
     head, joint, line = _last_of_list(line)
+    if joint in ("||", "&&") and line.startswith(("{", "(")):
+        # `cd app && gunicorn ... || { echo retry; sleep 5; launch; }`: the server is before
+        # the block, which runs when it ends; `exec` there means the block never runs.
+        return (
+            f"{_exec_fix(head)}   (with `exec`, the `{joint} {line[0]} ... ` block after it no "
+            "longer runs: the container's restart policy takes the place of a retry)"
+        )
     if joint:
         # `configure && gunicorn`: the list's last command is the server; exec goes there.
         return f"{head} {joint} {_exec_fix(line)}"
@@ -387,12 +394,14 @@ def _without_exec(c: Context, *, started: bool) -> Iterator[tuple[AppServer, Set
             # server through the shell (Heroku's dyno manager, honcho, foreman). A --reload
             # server is a developer's: no deploy's requests to drain.
             continue
-        # A compose service's or manifest's own `sh -c` list: its container is the launcher.
-        launched = app.container is not None or any(
-            step.file != line.at.file for step in app.launched_by
-        )
-        if launched == started:
+        if _launched(app, line) == started:
             yield app, line
+
+
+def _launched(app: AppServer, line: Setting[str]) -> bool:
+    """Whether a file shown here starts the script holding `line` (a compose service's or
+    manifest's own `sh -c` list: its container is the launcher)."""
+    return app.container is not None or any(step.file != line.at.file for step in app.launched_by)
 
 
 @check_rule(
@@ -644,7 +653,7 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             if dropped
             else f"uWSGI started by a command line is stopped with SIGTERM by {platform}: "
         )
-        yield rule.finding(
+        finding = rule.finding(
             at,
             f"{when}in every uWSGI 2.0 release (2.1, unreleased, changes the default) SIGTERM "
             "brutally reloads the workers instead of stopping, so the stop waits out the grace "
@@ -654,6 +663,21 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             else f"--die-on-term --hook-master-start 'unix_signal:15 {_GRACEFULLY}'   (or "
             f"in its ini file: {_UWSGI_GRACEFUL_STOP})",
         )
+        yield _unlaunched(app, finding)
+
+
+def _unlaunched(app: AppServer, finding: Finding) -> Finding:
+    """The warning as a note when the server's only start is a script no file here starts
+    (a host's start script): a fault in a file nothing starts is a note at most."""
+    link = app.without_exec or app.backgrounded or app.shell_form or app.detached
+    if link is None or _launched(app, link):
+        return finding
+    return replace(
+        finding,
+        severity=Severity.info,
+        message=f"{finding.message} (a note, not a warning: no file given here starts "
+        f"{link.at.file.name}, so what stops it is not known)",
+    )
 
 
 def _sigterm_dropped(app: AppServer) -> str:
