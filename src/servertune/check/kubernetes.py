@@ -1361,6 +1361,27 @@ _NOT_APP_IMAGES = frozenset(
 )
 
 
+def _values_name_owners_image(path: Path, at: Location) -> bool:
+    """A chart template's `image:` line written by an action that names a values path holding
+    an owner's image (`{{ include "chart.imageRepo" (dict "repo" .Values.infinity.image.repository)
+    }}` with values `infiniflow/infinity`): that owner's image, not a local one (seen in
+    infiniflow/ragflow's chart, whose database container it is)."""
+    from servertune.check.helm_templates import chart_values, is_chart_template
+    from servertune.check.images import owners_image
+
+    if not is_chart_template(path) or not _templated(path, at):
+        return False
+    line = path.read_text(errors="replace").splitlines()[at.line - 1]
+    values, _ = chart_values(path)
+    for found in re.finditer(r"\.Values((?:\.[\w-]+)+)", line):
+        value: object = values
+        for part in found[1].split(".")[1:]:
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, str) and owners_image(value):
+            return True
+    return False
+
+
 def image_containers(path: Path, text: str) -> tuple[Container, ...]:
     """The containers that set neither `command` nor `args` and run a local image (`app`,
     `${IMAGE}`: no owner's name, which only the files' evidence links): each runs its image's
@@ -1392,6 +1413,8 @@ def image_containers(path: Path, text: str) -> tuple[Container, ...]:
                 # An owner's image (`emrgntcmplxty/r2r-dashboard:1.0.1`): the files' evidence
                 # alone links it (`_linked_image`), never being the run's one Dockerfile.
                 continue
+            if image is not None and _values_name_owners_image(path, image.at):
+                continue  # the same, named in the chart's values through an `include`
             name = reference.rsplit("/", 1)[-1]
             if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:
                 continue  # a sidecar or a database: not the image a Dockerfile of the app builds
