@@ -905,8 +905,11 @@ def link(
                 front = config.files or (config.file,)
                 reached = _reached(server.value, speaking, project, stacks, front)
                 if config.pod is not None:
-                    # A pod's nginx reaches a socket file of its own pod's containers only.
-                    reached = [a for a in reached if a.container and a.container.pod == config.pod]
+                    # A pod's nginx reaches a socket file of its own pod's containers only (a
+                    # server read alone, whose container is not known, is not ruled out).
+                    reached = [
+                        a for a in reached if a.container is None or a.container.pod == config.pod
+                    ]
                 if stacks is not None:
                     reached = [a for a in reached if not stacks.overlaid_away(front, a)]
                 candidates: list[AppServer] = []
