@@ -67,7 +67,13 @@ from servertune.check.together import started_fronts, started_together
 from servertune.check.unchosen_arms import unchosen_arm_notes
 from servertune.check.unfollowed import reading_one_file
 from servertune.check.unstarted import unstarted_capped
-from servertune.check.value_templates import installed_name, links_only, readings, say_notes
+from servertune.check.value_templates import (
+    installed_name,
+    links_only,
+    readings,
+    renders_nothing,
+    say_notes,
+)
 from servertune.machine import Machine
 from servertune.sizing import Plan, plan_for
 from servertune.workload import Workload
@@ -639,6 +645,17 @@ def _walk_notes(discovered: Sequence[Discovery], said: Sequence[Note] = ()) -> l
     for walk in discovered:
         for path, line in walk.templates:
             if os.path.normpath(path) in tried:
+                continue
+            if (judged := renders_nothing(Path(path))) is not None:
+                notes.append(
+                    Note(
+                        "template",
+                        Location(path, judged),
+                        f"{path}:{judged}: a Helm template that renders nothing with its chart's "
+                        f"values.yaml (the `{{{{ if }}}}` at line {judged} is false there): not "
+                        "deployed unless another values file or helm's --set turns it on",
+                    )
+                )
                 continue
             notes.append(
                 Note(

@@ -618,6 +618,7 @@ def _in_project(app: AppServer, project: frozenset[Path]) -> bool:
 
 
 def _elsewhere(app: AppServer, project: frozenset[Path]) -> bool:
+    """`app` runs in a compose service that is not of the compose `project`."""
     box = app.container
     return box is not None and box.platform == "compose" and box.at.file not in project
 
@@ -802,10 +803,15 @@ def starter(app: AppServer) -> str:
 
 
 def _reached(
-    address: str, apps: list[AppServer], project: frozenset[Path] | None, stacks: Stacks | None
+    address: str,
+    apps: list[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+    front: Sequence[Path] = (),
 ) -> list[AppServer]:
     """The apps an address reaches: a host name (another container's) by name within the
-    front's project (`_by_name`); an address as the kernel routes it."""
+    front's project (`_by_name`); an address as the kernel routes it (a socket file only
+    where the front's files, `front`, are)."""
     if _host_name(address) is not None:
         return _by_name(address, apps, project, stacks)
     reached = [
@@ -823,6 +829,12 @@ def _reached(
         # only: a service of another project (gnosis' docker-compose.dev.yml, beside the
         # docker-compose.yml whose nginx shares `nginx-shared:/nginx`) has volumes of its own.
         reached = [app for app in reached if not _elsewhere(app, project)]
+        if stacks is not None and stacks.mounting(front[:1], folders=False):
+            # A config a compose service bind-mounts is there only: a platform's container
+            # (a pod's, which runs the same image) has no such file, nor that volume.
+            reached = [
+                a for a in reached if a.container is None or a.container.platform == "compose"
+            ]
     return reached
 
 
@@ -896,9 +908,15 @@ def link(
                     for port, app in through:
                         links.append(Link(config, passing, upstream, port, app))
                     continue
-                reached = _reached(server.value, speaking, project, stacks)
+                front = config.files or (config.file,)
+                reached = _reached(server.value, speaking, project, stacks, front)
+                if config.pod is not None:
+                    # A pod's nginx reaches a socket file of its own pod's containers only (a
+                    # server read alone, whose container is not known, is not ruled out).
+                    reached = [
+                        a for a in reached if a.container is None or a.container.pod == config.pod
+                    ]
                 if stacks is not None:
-                    front = config.files or (config.file,)
                     reached = [a for a in reached if not stacks.overlaid_away(front, a)]
                 candidates: list[AppServer] = []
                 if not reached and project != frozenset() and "$" in server.value:

@@ -104,7 +104,8 @@ def mounted_nginx(path: Path, text: str) -> tuple[NginxConfig, ...]:
         if pod is None:
             continue
         for container in pod.each("containers"):
-            configs.extend(_container_nginx(mounted_files(pod, container, maps)))
+            found = _container_nginx(mounted_files(pod, container, maps))
+            configs.extend(replace(config, pod=pod.at) for config in found)
     return tuple(configs)
 
 

@@ -7,8 +7,9 @@ container's `command:` and the Service are all there, and most actions only fill
 read, never evaluated: `.Values.a.b` is the chart's `values.yaml` value (a `default`, `quote`,
 `int` applied), a value it does not give (or `.Release`, `include`, a function not read here)
 an unresolved value, `$(Values.a.b)`, which the manifest reader leaves out with its flag as the
-kubelet's undefined reference; a `{{ $x := ... }}` gives `$x`; an `if` / `with` keeps its first
-branch (said in a note), a `range` body is read once (a line whose key an action writes
+kubelet's undefined reference; a `{{ $x := ... }}` gives `$x`; an `if` / `with` renders the
+branch the values choose when `_judge` decides its condition, else keeps its first branch
+(said in a note), a `range` body is read once (a line whose key an action writes
 dropped: it exists per item); a whole generated block (`{{ toYaml .Values.resources | nindent
 12 }}`) is the values' mapping when it is one, else an empty one (unresolved).
 
@@ -23,7 +24,7 @@ import contextlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["HelmReading", "chart_values", "is_chart_template", "read_chart_template"]
@@ -48,11 +49,14 @@ class _Unresolved(Exception):
 @dataclass(frozen=True)
 class HelmReading:
     """A chart template read as a manifest: `text` on the template's lines, the unresolved
-    values each at its first line, and the lines of the `if`s whose first branch was kept."""
+    values each at its first line, the lines of the `if`s whose first branch was kept (their
+    conditions not judged, each with its first line), and those judged by the values."""
 
     text: str
     unresolved: tuple[tuple[str, int], ...] = ()
     branches: tuple[int, ...] = ()
+    unjudged: tuple[tuple[str, int], ...] = ()
+    judged: tuple[int, ...] = ()
 
 
 def _chart_folder(path: Path) -> Path | None:
@@ -97,8 +101,11 @@ class _State:
     variables: dict[str, object]
     unresolved: dict[str, int]
     branches: list[int]
-    stack: list[str]  # "keep", "drop" (a later branch), "range", "with"
+    # "keep", "drop" (not rendered), "wait" (not rendered yet: an else may be), "range", "with"
+    stack: list[str]
     dots: list[object]
+    judged: list[int] = field(default_factory=list)
+    unjudged: dict[str, int] = field(default_factory=dict)
 
 
 def read_chart_template(
@@ -115,7 +122,7 @@ def read_chart_template(
         line = text.count("\n", 0, match.start()) + 1
         start = text.rfind("\n", 0, match.start()) + 1
         before, after = text[start : match.start()], _rest_of_line(text, match.end())
-        dropping = "drop" in state.stack
+        dropping = _dropping(state.stack)
         gap = text[position : match.start()]
         out.append("\n" * gap.count("\n") if dropping else gap)
         position = match.end()
@@ -133,7 +140,13 @@ def read_chart_template(
     reading = _placed("".join(out))
     if not _parses(reading):
         return None  # what it renders to hangs on more than its values
-    return HelmReading(reading, tuple(state.unresolved.items()), tuple(state.branches))
+    return HelmReading(
+        reading,
+        tuple(state.unresolved.items()),
+        tuple(state.branches),
+        tuple(state.unjudged.items()),
+        tuple(state.judged),
+    )
 
 
 def _parses(text: str) -> bool:
@@ -217,28 +230,147 @@ def _action(body: str, before: str, after: str, line: int, state: _State) -> str
 
 def _statement(word: str, rest: str, line: int, state: _State) -> bool:
     """Apply a statement to the open blocks; False when it is one not read (`define`, `block`)
-    or malformed."""
+    or malformed. An `if` / `with` whose condition `_judge` decides by the chart's values keeps
+    the branch Helm renders with them; one it cannot decide keeps its first branch."""
     stack = state.stack
-    if word in ("if", "with", "range"):
-        stack.append({"if": "keep", "with": "with", "range": "range"}[word])
-        if word != "range" and "drop" not in stack[:-1]:
-            state.branches.append(line)
-        dot: object = state.dots[-1] if word == "if" else _Unresolved()
-        if word == "with":
-            with contextlib.suppress(_Unresolved):
-                dot = _evaluate(rest, state)
-        state.dots.append(dot)
+    if word == "range":
+        stack.append("range")
+        state.dots.append(_Unresolved())
+        return True
+    if word in ("if", "with"):
+        if _dropping(stack):
+            stack.append("drop")  # inside a branch not rendered: not judged, not said
+            state.dots.append(_Unresolved())
+        else:
+            stack.append(_opened(word, rest, line, state))
         return True
     if word == "else":
         if not stack or stack[-1] == "range":
             return False
-        stack[-1] = "drop"
+        if stack[-1] != "wait":
+            stack[-1] = "drop"  # a branch was read (or kept unjudged): the others are not
+            return True
+        state.dots[-1] = state.dots[-2]
+        branch = _KEYWORD.fullmatch(rest.strip())
+        if branch is None:
+            stack[-1] = "keep"
+        elif branch["word"] in ("if", "with"):
+            stack[-1] = _opened(branch["word"], branch["rest"], line, state, pushed=True)
+        else:
+            return False
         return True
     if word == "end" and stack:
         stack.pop()
         state.dots.pop()
         return True
     return False
+
+
+def _dropping(stack: list[str]) -> bool:
+    """Whether the text read now is in a branch Helm does not render (or not the one kept)."""
+    return "drop" in stack or "wait" in stack
+
+
+def _opened(word: str, rest: str, line: int, state: _State, *, pushed: bool = False) -> str:
+    """The block an `if COND` / `with VALUE` opens (its dot pushed, or set when `pushed`):
+    "keep" or "with" when its branch renders, "wait" when it does not (a later `else` may)."""
+    judged = _judge(rest, state)
+    dot: object = state.dots[-1 if not pushed else -2] if word == "if" else _Unresolved()
+    if judged is None:
+        state.branches.append(line)
+        state.unjudged.setdefault(f"{word} {' '.join(rest.split())}", line)
+    else:
+        state.judged.append(line)
+    if word == "with" and judged is not False:
+        with contextlib.suppress(_Unresolved):
+            dot = _evaluate(rest, state)
+    if pushed:
+        state.dots[-1] = dot
+    else:
+        state.dots.append(dot)
+    if judged is False:
+        return "wait"
+    return "keep" if word == "if" else "with"
+
+
+def _judge(condition: str, state: _State) -> bool | None:
+    """Whether Helm renders the branch of `condition` with the chart's values: a value
+    (`.Values.a.b`, `$.Values.x`, a literal, `index .Values "a-b" "c"`), `not`, `empty`, `eq` /
+    `ne` of two values, `and` / `or` of such, a parenthesized one; a value is false when it is false, 0, "", nil (a key
+    the values do not set) or an empty list or map, true otherwise (Helm's flow-control
+    guide, helm.sh/docs/chart_template_guide/control_structures). None when not judged."""
+    try:
+        value = _condition(condition.strip(), state)
+    except _Unresolved:
+        return None
+    return _truth(value)
+
+
+def _condition(text: str, state: _State) -> object:
+    if len(_split(text, "|")) > 1:
+        raise _Unresolved  # a pipeline: not judged
+    words = _split(text, " ")
+    if not words:
+        raise _Unresolved
+    head, args = words[0], [_condition_word(w, state) for w in words[1:]]
+    if len(words) == 1:
+        return _condition_word(head, state)
+    if head == "not" and len(args) == 1:
+        return not _truth(args[0])
+    if head == "empty" and len(args) == 1:
+        return not _truth(args[0])
+    if head in ("eq", "ne") and len(args) == 2:
+        return (args[0] == args[1]) == (head == "eq")
+    if head == "index" and len(args) > 1 and all(isinstance(a, str) for a in args[1:]):
+        return _index(args[0], [str(a) for a in args[1:]])
+    if head == "and" and args:
+        return next((a for a in args if not _truth(a)), args[-1])
+    if head == "or" and args:
+        return next((a for a in args if _truth(a)), args[-1])
+    raise _Unresolved
+
+
+def _index(value: object, keys: list[str]) -> object:
+    """`index MAP "a" "b"` (a key no identifier names, `"cert-manager"`): None where unset."""
+    for key in keys:
+        if value is not None and not isinstance(value, dict):
+            raise _Unresolved
+        value = None if value is None else value.get(key)
+    return value
+
+
+def _condition_word(word: str, state: _State) -> object:
+    """A condition's operand: a literal, a parenthesized condition, or a field of the values
+    (None where the values do not set it); `.Release`, `.Capabilities`, a `range`'s item or a
+    variable not known raise `_Unresolved`."""
+    if word.startswith("(") and word.endswith(")"):
+        return _condition(word[1:-1].strip(), state)
+    if _STRING.fullmatch(word) or _NUMBER.fullmatch(word) or word in ("true", "false"):
+        return _operand(word, state)
+    if not _FIELD.fullmatch(word) or word == ".":
+        raise _Unresolved
+    if word.startswith("$"):
+        name, _, path = word.partition(".")
+        root = state.dots[0] if name == "$" else state.variables.get(name, _Unresolved())
+    else:
+        root, path = state.dots[-1], word.lstrip(".")
+    parts = [p for p in path.split(".") if p]
+    if root is state.dots[0] and (not parts or parts[0] not in ("Values", "Chart")):
+        raise _Unresolved  # `.Release`, `.Capabilities`: set where the chart is installed
+    value = root
+    for part in parts:
+        if isinstance(value, _Unresolved) or (value is not None and not isinstance(value, dict)):
+            raise _Unresolved
+        value = None if value is None else value.get(part)
+    if isinstance(value, _Unresolved):
+        raise _Unresolved
+    return value
+
+
+def _truth(value: object) -> bool:
+    """Go template truth, as Helm's `if` reads it: false, 0, "", nil, an empty list or map are
+    false."""
+    return value not in (None, False, 0, "", [], {})
 
 
 def _evaluate(expression: str, state: _State) -> object:

@@ -29,6 +29,16 @@ _BUILD_FILES = (
     ".gitlab-ci.yml",
     "docker-bake.hcl",
     "Makefile",
+    # CI scripts a `.travis.yml` or a pipeline runs (`ci/build.sh`), and the Travis file.
+    ".travis.yml",
+    "*.sh",
+    "ci/*.sh",
+    "scripts/*.sh",
+)
+#: A shell (or Travis `env:`) assignment of a literal: `export PROJECT_NAME=acme`.
+_ASSIGNMENT = re.compile(
+    r"""^[ \t]*(?:-[ \t]*)?(?:export[ \t]+)?(?P<name>[A-Za-z_]\w*)=["']?(?P<value>[\w./:-]+)["']?[ \t]*(?:[;#]|$)""",
+    re.M,
 )
 #: Deploy scripts (`azure_compose_deploy/azure_deploy.sh`): only their `docker build -t NAME -f
 #: FILE` lines are read, each the script's own word for what builds NAME.
@@ -111,11 +121,29 @@ def _text(path: Path) -> str:
 
     def read() -> str:
         try:
-            return read_text(path)
+            text = read_text(path)
         except (CheckInputError, OSError):
             return ""
+        return _filled(text) if path.suffix in (".sh", ".yml") else text
 
     return memo.recall(memo.run_table("build file texts"), str(path), read)
+
+
+def _filled(text: str) -> str:
+    """A script's text with each variable it assigns one literal (`export PROJECT_NAME=acme`)
+    written as that value (`-t eu.gcr.io/${PROJECT_NAME}/web` is `eu.gcr.io/acme/web`); a
+    name assigned two values, or one the CI sets (`${TRAVIS_COMMIT}`), is left as written."""
+    values: dict[str, set[str]] = {}
+    for found in _ASSIGNMENT.finditer(text):
+        values.setdefault(found["name"], set()).add(found["value"])
+    known = {name: next(iter(v)) for name, v in values.items() if len(v) == 1}
+    if not known:
+        return text
+
+    def one(match: re.Match[str]) -> str:
+        return known.get(match["braced"] or match["bare"], match[0])
+
+    return re.sub(r"\$\{(?P<braced>\w+)\}|\$(?P<bare>[A-Za-z_]\w*)", one, text)
 
 
 def _names(text: str, image: str) -> bool:

@@ -18,6 +18,7 @@ with their idle timeouts, for the keep-alive rules.
 from __future__ import annotations
 
 import contextvars
+import posixpath
 import re
 import shlex
 import tempfile
@@ -575,6 +576,7 @@ def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None)
     return Container(
         name=(node.get("name") and node.get("name").text()) or "?",  # type: ignore[union-attr]
         at=node.at,
+        pod=pod.at,
         cpu_limit=_quantity(limits.get("cpu") if limits else None, "limits.cpu", Decimal(1)),
         cpu_request=_quantity(
             requests.get("cpu") if requests else None, "requests.cpu", Decimal(1)
@@ -1167,7 +1169,12 @@ def read_manifests(
             # No `command`: the image's ENTRYPOINT runs, with `args` (if given) for its CMD.
             found = (
                 _image_app(
-                    path, container, env, env_at, argv or None, _environment_known(container, maps)
+                    path,
+                    (pod, container),
+                    env,
+                    env_at,
+                    argv or None,
+                    _environment_known(container, maps),
                 )
                 if container.get("command") is None
                 else None
@@ -1220,7 +1227,7 @@ def _linked_image(container: _Node, path: Path) -> Image | None:
 
 def _image_app(
     path: Path,
-    container: _Node,
+    where: tuple[_Node, _Node],
     env: dict[str, str],
     env_at: dict[str, Location],
     args: list[_Word] | None = None,
@@ -1233,7 +1240,11 @@ def _image_app(
     known to build it, or its command starts no server check reads (an image tag naming a
     `dev` stage runs that stage's command, not the final stage's). `known`: the container's
     environment is all in the manifests (`ENVIRONMENT_COMPLETE` while the image is read)."""
+    pod, container = where
     image = _linked_image(container, path)
+    generated = _generated_mounts(path, pod, container)
+    if image is None and container.get("image") is None:
+        image = _reading_generated(generated)
     if image is None:
         return None
     from servertune.check.commands import ENVIRONMENT_COMPLETE, Word
@@ -1252,7 +1263,13 @@ def _image_app(
     token = ENVIRONMENT_COMPLETE.set(known)
     try:
         app = image_server(
-            path, first, rest, {**image.env, **env}, {**image.env_at, **env_at}, image
+            path,
+            first,
+            rest,
+            {**image.env, **env},
+            {**image.env_at, **env_at},
+            image,
+            find=_overlaid(image, generated),
         )
     finally:
         ENVIRONMENT_COMPLETE.reset(token)
@@ -1262,6 +1279,79 @@ def _image_app(
     if image.stop_signal is not None:
         app = with_stop_signal(app, *image.stop_signal, "STOPSIGNAL SIGTERM")
     return replace(app, shell_form=started, shell_form_sh=sh_of(image) if started else "")
+
+
+def _generated_mounts(path: Path, pod: _Node, container: _Node) -> dict[str, Path]:
+    """Container path -> the file of the repository a kustomize `configMapGenerator` beside
+    the manifest makes a key of a ConfigMap the container mounts (`files: [uwsgi.ini]`,
+    `name=uwsgi.ini` too): the ConfigMap is built from that file where the overlay is
+    applied, so the file is what the container reads there (seen in dod-ccpo/atst)."""
+    generated: dict[str, dict[str, Path]] = {}
+    for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+        file = path.parent / name
+        if not file.is_file():
+            continue
+        from servertune.check import resolve
+        from servertune.check.source import read_text
+
+        try:
+            objects = list(_objects(_documents(file, read_text(file))))
+        except (CheckInputError, OSError):
+            return {}
+        for obj in objects:
+            for generator in obj.each("configMapGenerator"):
+                named = generator.get("name")
+                keys = generated.setdefault((named.text() if named else None) or "", {})
+                for item in generator.each("files"):
+                    key, _, source = (item.text() or "").rpartition("=")
+                    found = resolve.admit(file.parent / source, source, item.at, "files")
+                    if found is not None and found.is_file():
+                        keys[key or PurePosixPath(source).name] = found
+    held: dict[str, Path] = {}
+    for inside, (map_name, mount) in _mounts(pod, container).items():
+        keys = generated.get(map_name, {})
+        sub = mount.get("subPath")
+        for key, file in keys.items():
+            if sub is None:
+                held[str(PurePosixPath(inside) / key)] = file
+            elif sub.text() == key:
+                held[inside] = file
+    return held
+
+
+def _reading_generated(generated: Mapping[str, Path]) -> Image | None:
+    """The one image of the run whose command reads a file a kustomize generator mounts at
+    that very path (`CMD ["uwsgi", "--ini", "uwsgi.ini"]` under `WORKDIR /opt/app` and a
+    mount at `/opt/app/uwsgi.ini`): what a container with no `image:` (set where the overlay
+    is applied) runs; None with no such image or more than one."""
+    if not generated:
+        return None
+    from servertune.check.images import run_images
+
+    reading = [
+        image
+        for image in run_images()
+        if any(
+            posixpath.normpath(posixpath.join(image.workdir or "/", w.text)) in generated
+            for w in (*image.entrypoint, *image.cmd)
+        )
+    ]
+    return reading[0] if len(reading) == 1 else None
+
+
+def _overlaid(image: Image, generated: Mapping[str, Path]) -> FindConfig:
+    """The image's files with the container's generated mounts over them."""
+    from servertune.check.commands import ConfigFile
+    from servertune.check.source import read_text
+
+    def find(wanted: str, at: Location | None = None, /) -> ConfigFile | None:
+        inside = posixpath.normpath(posixpath.join(image.workdir or "/", wanted))
+        file = generated.get(inside)
+        if file is not None:
+            return ConfigFile(read_text(file), file, 1)
+        return image.find(wanted, at)
+
+    return find
 
 
 def _environment_known(container: _Node, maps: Mapping[str, _Node]) -> bool:
@@ -1361,6 +1451,27 @@ _NOT_APP_IMAGES = frozenset(
 )
 
 
+def _values_name_owners_image(path: Path, at: Location) -> bool:
+    """A chart template's `image:` line written by an action that names a values path holding
+    an owner's image (`{{ include "chart.imageRepo" (dict "repo" .Values.infinity.image.repository)
+    }}` with values `infiniflow/infinity`): that owner's image, not a local one (seen in
+    infiniflow/ragflow's chart, whose database container it is)."""
+    from servertune.check.helm_templates import chart_values, is_chart_template
+    from servertune.check.images import owners_image
+
+    if not is_chart_template(path) or not _templated(path, at):
+        return False
+    line = path.read_text(errors="replace").splitlines()[at.line - 1]
+    values, _ = chart_values(path)
+    for found in re.finditer(r"\.Values((?:\.[\w-]+)+)", line):
+        value: object = values
+        for part in found[1].split(".")[1:]:
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, str) and owners_image(value):
+            return True
+    return False
+
+
 def image_containers(path: Path, text: str) -> tuple[Container, ...]:
     """The containers that set neither `command` nor `args` and run a local image (`app`,
     `${IMAGE}`: no owner's name, which only the files' evidence links): each runs its image's
@@ -1386,13 +1497,21 @@ def image_containers(path: Path, text: str) -> tuple[Container, ...]:
             with collect_notes():  # read_manifests notes what linking it could not follow
                 if _linked_image(container, path) is not None:
                     continue  # read_manifests reads what it runs, under its env
+                if container.get("image") is None and _reading_generated(
+                    _generated_mounts(path, pod, container)
+                ):
+                    continue  # the same: the image reading the file a generator mounts
             image = container.get("image")
             reference = (image.text() if image is not None else None) or ""
             if owners_image(reference):
                 # An owner's image (`emrgntcmplxty/r2r-dashboard:1.0.1`): the files' evidence
                 # alone links it (`_linked_image`), never being the run's one Dockerfile.
                 continue
-            name = reference.rsplit("/", 1)[-1]
+            if image is not None and _values_name_owners_image(path, image.at):
+                continue  # the same, named in the chart's values through an `include`
+            # With no `image:` (a kustomize overlay sets it), the container's own name.
+            own = container.get("name")
+            name = reference.rsplit("/", 1)[-1] or (own.text() if own is not None else None) or ""
             if name.split(":", 1)[0].split("@", 1)[0] in _NOT_APP_IMAGES:
                 continue  # a sidecar or a database: not the image a Dockerfile of the app builds
             box = _container(container, pod, obj, obj.get("spec", "replicas"))

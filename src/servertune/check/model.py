@@ -246,6 +246,8 @@ class Container:
     #: The compose service this one `extends` (its file, its name): that service read on its
     #: own is this launch's base, not another launch (mitodl/mit-learn's `web`).
     extends: tuple[Path, str] | None = None
+    #: The pod spec a Kubernetes container is one of (its containers share its volumes).
+    pod: Location | None = None
 
 
 #: gunicorn's sync worker as `worker_class` / `-k` may name it.
@@ -571,6 +573,9 @@ class NginxConfig:
     #: Read from a ConfigMap a pod mounts (`config_maps`): a host name it passes to is
     #: resolved by the cluster's DNS, so it reaches a Kubernetes Service, never a compose one.
     in_cluster: bool = False
+    #: The pod spec whose container mounts it (`in_cluster`): a unix socket it passes to is
+    #: a file on a volume of that pod's containers only.
+    pod: Location | None = None
     #: The `keepalive_timeouts` places of server blocks that pass nothing on (no proxy_pass,
     #: uwsgi_pass, fastcgi_pass, grpc_pass, scgi_pass, memcached_pass): they serve files.
     static_keepalives: tuple[Location, ...] = ()

@@ -71,6 +71,10 @@ class ValueTemplate:
     helm: bool = False
     #: Read for links only (`read_links`): the line of its first templated structure.
     structure: int | None = None
+    #: A Helm template's `if` / `with` conditions not judged by its values, each at its line.
+    unjudged: tuple[tuple[str, int], ...] = ()
+    #: A Helm template's `if` / `with` lines whose branch its chart's values chose.
+    judged: tuple[int, ...] = ()
 
 
 def installed_name(name: str) -> str:
@@ -131,7 +135,14 @@ def read_in_place(path: Path, text: str) -> ValueTemplate | None:
     found = read_chart_template(text, *chart_values(path))
     if found is None:
         return None
-    return ValueTemplate(found.text, found.unresolved, found.branches, helm=True)
+    return ValueTemplate(
+        found.text,
+        found.unresolved,
+        found.branches,
+        helm=True,
+        unjudged=found.unjudged,
+        judged=found.judged,
+    )
 
 
 #: A Go template's actions that steer lines (`{{ if }}`, `{{- range }}`, `{{ end }}`) rather
@@ -339,11 +350,51 @@ def say_notes(path: Path, text: str) -> None:
             f"({given}) that the files do not give: read as unknown, what depends on them "
             "was not checked",
         )
-    if found.branches:
+    if found.helm:
+        _say_conditions(path, found)
+    elif found.branches:
         lines = ", ".join(str(line) for line in found.branches)
         note(
             "template",
             Location(path, found.branches[0]),
             f"{path}:{found.branches[0]}: the `{statement}` of this template at line(s) {lines}: "
+            "its first branch was read, the others were not",
+        )
+
+
+def renders_nothing(path: Path) -> int | None:
+    """The line of the first `if` the chart's values.yaml decided when the Helm template `path`
+    renders nothing with those values (its whole body behind a false `{{ if .Values.x.enabled
+    }}`); None otherwise, or when it is not a chart's template."""
+    if not is_chart_template(path):
+        return None
+    try:
+        found = read_in_place(path, read_text(path))
+    except (OSError, CheckInputError):
+        return None
+    if found is None or not found.judged:
+        return None
+    lines = (line.split("#", 1)[0].strip() for line in found.text.splitlines())
+    return None if any(line and line != "---" for line in lines) else found.judged[0]
+
+
+def _say_conditions(path: Path, found: ValueTemplate) -> None:
+    """A Helm template's `if` / `with` notes: those its chart's values.yaml decided (another
+    values file or `--set` may decide otherwise), and those not judged, whose first branch was
+    read."""
+    if found.judged:
+        lines = ", ".join(str(line) for line in found.judged)
+        note(
+            "template",
+            Location(path, found.judged[0]),
+            f"{path}:{found.judged[0]}: the `{{{{ if }}}}` of this template at line(s) {lines}: "
+            "the branch the chart's values.yaml chooses was read (another values file or "
+            "helm's --set may choose another)",
+        )
+    for condition, line in found.unjudged:
+        note(
+            "template",
+            Location(path, line),
+            f"{path}:{line}: not followed: Helm condition `{{{{ {condition} }}}}` not judged: "
             "its first branch was read, the others were not",
         )
