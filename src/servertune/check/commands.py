@@ -1045,9 +1045,8 @@ def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[W
     if positional:
         quoted = '"$@"' in script.text or '"${@}"' in script.text
         return [_positional(command, positional, quoted) for command in shell_commands(script)]
-    lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
-    for offset, raw in enumerate(lines):
+    for offset, raw in _quoted_lines(script.text.split("\n")):
         at = Location(script.at.file, script.at.line + offset)
         # A backslash at the end continues the command on the next line (an even run of
         # them is literal): the words go on, each on its own line.
@@ -1071,6 +1070,41 @@ def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[W
         if not continued and commands[-1]:
             commands.append([])
     return [c for c in commands if c]
+
+
+def _quoted_lines(lines: list[str]) -> list[tuple[int, str]]:
+    """`lines` with each quoted string that spans lines joined into the line it begins on
+    (newlines kept inside the quotes), each with its offset: `sh -c 'echo "{` then `}" > f'`
+    is one command, as sh reads on to the closing quote (intuitem/ciso-assistant-community's
+    compose `command: |`). A quote never closed takes the rest, for the lexer to refuse."""
+    joined: list[tuple[int, str]] = []
+    quote = ""
+    for offset, line in enumerate(lines):
+        if quote:
+            joined[-1] = (joined[-1][0], f"{joined[-1][1]}\n{line}")
+        else:
+            joined.append((offset, line))
+        quote = _quote_after(line, quote)
+    return joined
+
+
+def _quote_after(line: str, quote: str) -> str:
+    """The quote still open after `line`, read from inside `quote` (`""` for none), as sh
+    reads quotes; a comment outside quotes ends the line's code."""
+    escaped, previous = False, "\n"
+    for char in line:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (previous.isspace() or previous in ";&|()"):
+            break
+        previous = char
+    return quote
 
 
 @dataclass
