@@ -272,6 +272,25 @@ WRITTEN_BY_SCRIPTS: contextvars.ContextVar[Callable[[str], ConfigFile | None] | 
     contextvars.ContextVar("servertune_check_written_by_scripts", default=None)
 )
 
+#: A path that one variable begins and no other expansion is in (`$LNDG_DIR/lndg.ini`,
+#: `${LNDG_DIR}/lndg.ini`).
+_UNKNOWN_FOLDER = re.compile(
+    r"\A\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<plain>[A-Za-z_]\w*))(?P<rest>/[^$`]+)\Z"
+)
+
+
+def unknown_folder_key(script: Path, path: str) -> str | None:
+    """How a file a script writes below a folder only the running script knows
+    (`cat > $LNDG_DIR/lndg.ini <<EOF`) is found again: by that script and the path as written
+    (one spelling for `$DIR` and `${DIR}`), never by another file, whose `$LNDG_DIR` may be
+    another folder; None for any other path."""
+    found = _UNKNOWN_FOLDER.match(path)
+    if found is None:
+        return None
+    name = found["braced"] or found["plain"]
+    return f"{script}\0${name}{posixpath.normpath(found['rest'])}"
+
+
 #: The `ENV` line that sets a variable in the image of the run that copies a file: (the
 #: file, the variable) -> its line, set by `images.images_of_run`.
 IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | None] = (
@@ -325,6 +344,11 @@ def beside(file: Path) -> FindConfig:
         if found is None and written is not None and wanted.startswith("/"):
             # A start script a setup script of the repository writes (`cat > PATH <<EOF`).
             return written(posixpath.normpath(wanted))
+        key = unknown_folder_key(file, wanted) if written is not None else None
+        if found is None and written is not None and key is not None:
+            # A config the same script writes below the same unknown folder (a unit it
+            # writes runs `--ini $LNDG_DIR/lndg.ini`, its `cat > $LNDG_DIR/lndg.ini <<EOF`).
+            return written(key)
         return found
 
     return find
