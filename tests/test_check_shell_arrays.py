@@ -11,6 +11,7 @@ from pathlib import Path
 from servertune.check import check_files
 from servertune.check.audit import CheckResult
 from servertune.machine import Machine
+from tests.folder_support import chains, check_folder, write
 
 ROOT = Path(__file__).parent / "data" / "repos" / "shell-arrays"
 MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
@@ -71,3 +72,26 @@ def test_array_element_gets_the_images_environment() -> None:
     )
     (app,) = result.apps
     assert app.workers.value == 6
+
+
+def test_a_script_run_through_an_array_set_in_a_function_is_followed(tmp_path: Path) -> None:
+    """An image's entrypoint whose function sets `SERVER_CMD=(./run-gunicorn.sh "$@")`, called,
+    then `exec "${SERVER_CMD[@]}"`: the script in the array is followed to its gunicorn (seen
+    in IBM/mcp-context-forge's docker-entrypoint.sh), never "starts no server"."""
+    root = write(
+        tmp_path / "repo",
+        {
+            "Dockerfile": 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["./entry.sh"]\n',
+            "entry.sh": (
+                "#!/usr/bin/env bash\nset -euo pipefail\nbuild_server_command() {\n"
+                '    SERVER_CMD=(./run-gunicorn.sh "$@")\n}\nbuild_server_command "$@"\n'
+                'exec "${SERVER_CMD[@]}"\n'
+            ),
+            "run-gunicorn.sh": "#!/usr/bin/env bash\nexec gunicorn -w 4 -b 0.0.0.0:4444 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    assert (["Dockerfile:4", "entry.sh:7", "run-gunicorn.sh:2"], "gunicorn", 4) in chains(
+        result, root
+    )
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]

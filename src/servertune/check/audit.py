@@ -831,6 +831,7 @@ def _read_all(
     from servertune.check.supervisord import NGINX_READER
     from servertune.check.written_files import written_by_scripts
     from servertune.check.written_fronts import written_fronts
+    from servertune.check.written_units import written_units
 
     images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
@@ -845,7 +846,7 @@ def _read_all(
         ):
             reading, errors = _read_each(paths, env, kind)
             reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))
-            reading += Reading(nginx=written_fronts(paths))
+            reading += Reading(nginx=written_fronts(paths), apps=written_units(paths))
     finally:
         NGINX_READER.reset(token)
     # The fronts a launch starts from rendered templates (a supervisord program's nginx).

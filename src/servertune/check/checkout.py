@@ -13,18 +13,19 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from servertune.check.commands import ConfigFile, FindConfig, beside
-from servertune.check.model import Location
+from servertune.check.model import Location, note
 
 __all__ = ["in_checkout", "in_named_checkout"]
 
 
-def in_checkout(config: Path, workdir: str) -> FindConfig:
+def in_checkout(config: Path, workdir: str, *, by_name: bool = False) -> FindConfig:
     """Finds a file the command line of `config` (a unit or a supervisord config) names in the
     repository that holds `config`: a path under `workdir` (the program's working directory, as
     written) or relative to it is that path from the checkout's root, looked for in the
     config's folder and the folders above it up to the tree check reads; else as any command
     line's (`commands.beside`); else by the longest tail of the path the repository holds
-    (`_by_tail`)."""
+    (`_by_tail`); with `by_name` (a unit's own command line), else a config by its file name
+    alone (`_by_name`)."""
     fallback = beside(config)
     as_written = _as_written(config, workdir, fallback)
 
@@ -32,6 +33,8 @@ def in_checkout(config: Path, workdir: str) -> FindConfig:
         found = as_written(wanted, at)
         if found is None and "\n" not in wanted and len(wanted) <= 4096:
             found = _by_tail(config, wanted, at, fallback)
+            if found is None and by_name:
+                found = _by_name(config, wanted, at)
         return found
 
     return find
@@ -75,6 +78,41 @@ def _by_tail(
             if found is not None:
                 return found
     return None
+
+
+#: The file name endings of the configs a unit's server may be matched to by name alone (not a
+#: program or a script: `/usr/local/bin/start` is no config, and a name is weak evidence).
+_CONFIG_SUFFIXES = (".ini", ".conf", ".cfg", ".toml", ".yaml", ".yml", ".json", ".xml")
+
+
+def _by_name(config: Path, wanted: str, at: Location | None) -> ConfigFile | None:
+    """A config a host's unit names by a deployed path no file here installs
+    (`uwsgi --ini /srv/aplus/uwsgi-aplus-web.ini`, the repository's doc/uwsgi-aplus-web.ini,
+    copied there by hand): the repository's only file of that name, said in a
+    `matched-by-name` note; None for any other name, or one two files have."""
+    from servertune.check.resolve import root
+    from servertune.check.source import read_text
+    from servertune.check.tree_tails import unique_by_name
+
+    if not wanted.startswith("/") or not wanted.endswith(_CONFIG_SUFFIXES):
+        return None
+    found = unique_by_name(wanted, config)
+    if found is None or found.resolve() == config.resolve():
+        return None
+    try:
+        text = read_text(found)
+    except OSError:
+        return None
+    top = root()
+    whole = found.absolute().resolve()
+    shown = whole.relative_to(top) if top is not None and whole.is_relative_to(top) else found
+    note(
+        "matched-by-name",
+        at or Location(config, 1),
+        f"config matched by name: {wanted} is {shown.as_posix()}, the repository's only file "
+        "of that name; no file here installs it there, so the match is by its name alone",
+    )
+    return ConfigFile(text, found, 1)
 
 
 def _as_written(config: Path, workdir: str, fallback: FindConfig) -> FindConfig:

@@ -272,6 +272,25 @@ WRITTEN_BY_SCRIPTS: contextvars.ContextVar[Callable[[str], ConfigFile | None] | 
     contextvars.ContextVar("servertune_check_written_by_scripts", default=None)
 )
 
+#: A path that one variable begins and no other expansion is in (`$LNDG_DIR/lndg.ini`,
+#: `${LNDG_DIR}/lndg.ini`).
+_UNKNOWN_FOLDER = re.compile(
+    r"\A\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<plain>[A-Za-z_]\w*))(?P<rest>/[^$`]+)\Z"
+)
+
+
+def unknown_folder_key(script: Path, path: str) -> str | None:
+    """How a file a script writes below a folder only the running script knows
+    (`cat > $LNDG_DIR/lndg.ini <<EOF`) is found again: by that script and the path as written
+    (one spelling for `$DIR` and `${DIR}`), never by another file, whose `$LNDG_DIR` may be
+    another folder; None for any other path."""
+    found = _UNKNOWN_FOLDER.match(path)
+    if found is None:
+        return None
+    name = found["braced"] or found["plain"]
+    return f"{script}\0${name}{posixpath.normpath(found['rest'])}"
+
+
 #: The `ENV` line that sets a variable in the image of the run that copies a file: (the
 #: file, the variable) -> its line, set by `images.images_of_run`.
 IMAGE_ENV_AT: contextvars.ContextVar[Callable[[Path, str], Location | None] | None] = (
@@ -325,6 +344,11 @@ def beside(file: Path) -> FindConfig:
         if found is None and written is not None and wanted.startswith("/"):
             # A start script a setup script of the repository writes (`cat > PATH <<EOF`).
             return written(posixpath.normpath(wanted))
+        key = unknown_folder_key(file, wanted) if written is not None else None
+        if found is None and written is not None and key is not None:
+            # A config the same script writes below the same unknown folder (a unit it
+            # writes runs `--ini $LNDG_DIR/lndg.ini`, its `cat > $LNDG_DIR/lndg.ini <<EOF`).
+            return written(key)
         return found
 
     return find
@@ -1045,9 +1069,8 @@ def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[W
     if positional:
         quoted = '"$@"' in script.text or '"${@}"' in script.text
         return [_positional(command, positional, quoted) for command in shell_commands(script)]
-    lines = script.text.split("\n")
     commands: list[list[Word]] = [[]]
-    for offset, raw in enumerate(lines):
+    for offset, raw in _quoted_lines(script.text.split("\n")):
         at = Location(script.at.file, script.at.line + offset)
         # A backslash at the end continues the command on the next line (an even run of
         # them is literal): the words go on, each on its own line.
@@ -1071,6 +1094,41 @@ def shell_commands(script: Word, positional: Sequence[Word] = ()) -> list[list[W
         if not continued and commands[-1]:
             commands.append([])
     return [c for c in commands if c]
+
+
+def _quoted_lines(lines: list[str]) -> list[tuple[int, str]]:
+    """`lines` with each quoted string that spans lines joined into the line it begins on
+    (newlines kept inside the quotes), each with its offset: `sh -c 'echo "{` then `}" > f'`
+    is one command, as sh reads on to the closing quote (intuitem/ciso-assistant-community's
+    compose `command: |`). A quote never closed takes the rest, for the lexer to refuse."""
+    joined: list[tuple[int, str]] = []
+    quote = ""
+    for offset, line in enumerate(lines):
+        if quote:
+            joined[-1] = (joined[-1][0], f"{joined[-1][1]}\n{line}")
+        else:
+            joined.append((offset, line))
+        quote = _quote_after(line, quote)
+    return joined
+
+
+def _quote_after(line: str, quote: str) -> str:
+    """The quote still open after `line`, read from inside `quote` (`""` for none), as sh
+    reads quotes; a comment outside quotes ends the line's code."""
+    escaped, previous = False, "\n"
+    for char in line:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (previous.isspace() or previous in ";&|()"):
+            break
+        previous = char
+    return quote
 
 
 @dataclass

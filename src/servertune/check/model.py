@@ -677,6 +677,7 @@ NOTE_KINDS = {
     "starts-no-server": "a file that starts no server check reads (a worker, a database, a builder)",
     "server-chosen": "a script that starts different servers on different paths: one was read",
     "joined-by-name": "a front joined by a name and a port alone (no manifest here says what answers)",
+    "matched-by-name": "a deployed config a host unit names, read as the repository's only file of its name",
     "executed": "a gunicorn config loaded through gunicorn (--execute-gunicorn-config)",
     "not-followed": "a launch whose next link is not here (a script the image lacks): unknown",
     "development-launch": "a framework's development server (flask run, runserver): not sized",

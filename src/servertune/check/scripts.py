@@ -724,6 +724,9 @@ _ASSIGN_DEFAULT = re.compile(r"\A\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=([^}]*)\}\Z")
 
 #: A value that is the script's arguments and nothing else: `$*`, `$@`, `${*}`, `${@}`.
 _ARGUMENTS_ONLY = re.compile(r"\A\$(?:[@*]|\{[@*]\})\Z")
+#: A positional parameter left in a value once the known arguments are put in (`$2`, `${1}`,
+#: `${1:-web}`): the script's caller gives it, so the value is not known here.
+_UNKNOWN_ARGUMENT = re.compile(r"\$(?:[1-9]|\{[1-9][0-9]*[:}=+?-])")
 #: The builtins that assign the variables written after them.
 _DECLARING = frozenset({"export", "local", "readonly", "declare", "typeset"})
 
@@ -754,6 +757,13 @@ def _assignments(line: _Line, env: dict[str, str], script: Path | None = None) -
         return
     for word in words:
         name, _, value = word.partition("=")
+        if _UNKNOWN_ARGUMENT.search(value):
+            # `PORT="$2"` in an option loop (`case $1 in --port) PORT="$2"; shift 2;;`) with
+            # the script's arguments unknown: the value is the caller's, unknown, never the
+            # text `$2` (IBM/mcp-context-forge's run.sh).
+            for key in (name, f"{name}[~]", f"{name}[$@]"):
+                env.pop(key, None)
+            continue
         if _ARGUMENTS_ONLY.match(value):
             # `cmd="$*"`: the script's arguments, known only to its caller (never the text
             # `$*`). Inside a longer value (`cmd="exec gunicorn app $@"`) `$@` stays, as the
@@ -1415,7 +1425,9 @@ def _runs_script(
     missing: tuple[_Line, str] | None = None
     following = _FOLLOWING.get() | {path.resolve()}
     for line in lines:
-        words = _words(line, physical, path)
+        # `exec "${SERVER_CMD[@]}"` after `SERVER_CMD=(./run-gunicorn.sh "$@")`, set in a
+        # function the script calls: the array's words (IBM/mcp-context-forge).
+        words = _expand_arrays(_words(line, physical, path), env)
         while words and words[0].text in _KEYWORDS:
             words = words[1:]
         execs = bool(words) and words[0].text == "exec"

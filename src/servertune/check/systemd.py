@@ -189,7 +189,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         [Word(w, at) for w in words],
         environment,
         env_at,
-        find_config=in_checkout(path, workdir),
+        find_config=in_checkout(path, workdir, by_name=True),
     )
     if app is None:
         raise NothingToCheck(

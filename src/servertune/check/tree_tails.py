@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from servertune.check import memo, resolve
 
-__all__ = ["unique_by_tail"]
+__all__ = ["unique_by_name", "unique_by_tail"]
 
 #: A tail shorter than this many path segments is a file name alone: not evidence enough.
 _MIN_SEGMENTS = 2
@@ -43,6 +43,21 @@ def unique_by_tail(wanted: str, referrer: Path) -> Path | None:
         if found:
             return None
     return None
+
+
+def unique_by_name(wanted: str, referrer: Path) -> Path | None:
+    """The one file of the tree (the run's root, else `referrer`'s) named as `wanted` (an
+    absolute path) ends; None when no file or more than one has that name, or the tree is too
+    large to list whole. Weaker evidence than a tail: its callers say so where they use it."""
+    name = PurePosixPath(wanted).name
+    if not wanted.startswith("/") or not name or "\n" in wanted or name in ("..", "."):
+        return None
+    with resolve.within_default(referrer) as top:
+        files = memo.recall(memo.run_table("tree files"), top, lambda: _files(top))
+    if len(files) >= _MAX_FILES:
+        return None  # a file of the same name may be among those not listed
+    found = [f for f in files if f.rpartition("/")[2] == name]
+    return resolve.tree_form(top / found[0], referrer) if len(found) == 1 else None
 
 
 def _files(top: Path) -> tuple[str, ...]:

@@ -20,7 +20,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from servertune.check.commands import WRITTEN_BY_SCRIPTS, ConfigFile, expand_shell, without_comments
+from servertune.check.commands import (
+    WRITTEN_BY_SCRIPTS,
+    ConfigFile,
+    expand_shell,
+    unknown_folder_key,
+    without_comments,
+)
 from servertune.check.scripts import SHELL_SUFFIXES
 from servertune.check.template_markers import SHEBANG
 
@@ -30,6 +36,8 @@ __all__ = ["scripts_written", "written_by_scripts"]
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 #: A plain assignment at the start of a line: `inst_dir=/usr/local/lib/mailinabox`.
 _ASSIGNMENT = re.compile(r"\A(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*\Z")
+#: A path below one variable's folder the script does not know: `$LNDG_DIR/lndg.ini`.
+_UNKNOWN_FOLDER = re.compile(r"\A\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)/[^$`]+\Z")
 #: The most files one run keeps (a repository of installers writes a few).
 _MOST = 200
 
@@ -175,7 +183,10 @@ def _target(command: str, known: Mapping[str, str]) -> str | None:
     else:
         return None
     if "$" in path:
-        path = expand_shell(path, known) or ""
+        expanded = expand_shell(path, known)
+        if expanded is None and _UNKNOWN_FOLDER.match(path):
+            return path  # below a folder only the running script knows: `unknown_folder_key`
+        path = expanded or ""
     if not path.startswith("/") or "$" in path or "`" in path:
         return None
     return posixpath.normpath(path)
@@ -222,7 +233,10 @@ def written_by_scripts(paths: Sequence[Path]) -> Iterator[None]:
         except (OSError, UnicodeDecodeError, ValueError):
             continue
         for target, file in found.items():
-            written.setdefault(target, file)  # two writers: the first file read
+            # Below a folder only the running script knows: found by that script alone.
+            key = unknown_folder_key(path, target) if target.startswith("$") else target
+            if key is not None:
+                written.setdefault(key, file)  # two writers: the first file read
         if len(written) > _MOST:
             break
     # A file a deploy tool installs there (an ansible `template:` task's src) is the same
