@@ -867,7 +867,9 @@ def link(
                     if passing.computed:
                         links.extend(_by_image(config, passing, apps, stacks))
                     continue
-            upstream = config.upstreams.get(passing.target)
+            upstream = config.upstreams.get(passing.target) or _sibling_upstream(
+                config, passing.target, nginx_configs
+            )
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
                 servers = stacks.each_pass(config.files or (config.file,), servers)
@@ -912,6 +914,26 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _sibling_upstream(
+    config: NginxConfig, name: str, configs: Sequence[NginxConfig]
+) -> Upstream | None:
+    """The `upstream NAME` block that the one other file of the same folder and suffix
+    defines, when the config's own files do not: nginx includes a folder's files by one glob
+    (`include /etc/nginx/conf.d/*.conf;`), so they are one http context and an upstream in
+    upstream.conf serves a `uwsgi_pass NAME` in site.conf (certego/BuffaLogs). Two files
+    defining it are alternatives (nginx refuses a duplicate upstream): none then."""
+    first = (config.files or (config.file,))[0]
+    found = [
+        c.upstreams[name]
+        for c in configs
+        if name in c.upstreams
+        and c.file != first
+        and c.file.parent == first.parent
+        and c.file.suffix == first.suffix
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _by_image(

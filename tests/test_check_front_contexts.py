@@ -1,0 +1,66 @@
+"""Fronts joined through what nginx, gunicorn and Caddy really do with the files, as seen on
+held-out public projects (each repository is made up here; the project is named only where
+the pattern was seen)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from servertune.check.output import format_json
+from tests.folder_support import check_folder, write
+
+
+def _launches(root: Path) -> list[dict[str, Any]]:
+    launches: list[dict[str, Any]] = json.loads(format_json(check_folder(root)))["launches"]
+    return launches
+
+
+def _fronts(launch: dict[str, Any], root: Path) -> list[str]:
+    return sorted(
+        f"{Path(f['file']).relative_to(root).as_posix()}:{f['line']}"
+        if Path(f["file"]).is_absolute()
+        else f"{f['file']}:{f['line']}"
+        for f in launch["fronts"]
+    )
+
+
+_SPLIT_COMPOSE = """\
+services:
+  nginx:
+    image: nginx:alpine
+    volumes:
+      - ./nginx/conf.d:/etc/nginx/conf.d:ro
+    ports: ["80:80"]
+  app:
+    build: .
+"""
+
+
+def test_an_upstream_in_a_sibling_conf_d_file_serves_the_pass_of_another(tmp_path: Path) -> None:
+    """A compose nginx mounts nginx/conf.d, whose upstream.conf defines `upstream django {
+    server app:8000; }` and whose site.conf does `uwsgi_pass django;` (seen in
+    certego/BuffaLogs): nginx includes conf.d/*.conf by one glob, one http context, so the
+    uWSGI the app service starts on :8000 is behind site.conf's pass."""
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": _SPLIT_COMPOSE,
+            "Dockerfile": 'FROM python:3.12\nCMD ["uwsgi", "--socket", ":8000", "--module", "app.wsgi"]\n',
+            "nginx/conf.d/upstream.conf": "upstream django {\n    server app:8000;\n}\n",
+            "nginx/conf.d/site.conf": (
+                "server {\n    listen 80;\n    location / {\n"
+                "        uwsgi_pass django;\n        include uwsgi_params;\n    }\n}\n"
+            ),
+        },
+    )
+    (launch,) = _launches(root)
+    assert launch["server"] == "uwsgi"
+    assert _fronts(launch, root) == ["nginx/conf.d/site.conf:4"]
+    # Two sibling files both defining `upstream django` are alternatives (nginx refuses a
+    # duplicate upstream in one context): the pass is joined to neither.
+    (root / "nginx/conf.d/other.conf").write_text((root / "nginx/conf.d/upstream.conf").read_text())
+    (launch,) = _launches(root)
+    assert launch["fronts"] == []
+
