@@ -64,3 +64,27 @@ def test_an_upstream_in_a_sibling_conf_d_file_serves_the_pass_of_another(tmp_pat
     (launch,) = _launches(root)
     assert launch["fronts"] == []
 
+
+
+def test_uwsgi_pass_reaches_a_gunicorn_set_to_speak_the_uwsgi_protocol(tmp_path: Path) -> None:
+    """gunicorn 25+ speaks uWSGI's binary protocol with `protocol = "uwsgi"` in its config
+    (gunicorn.org/uwsgi; seen in intelowlproject/GreedyBear): nginx's `uwsgi_pass` to its bind
+    joins it, with no protocol-mismatch finding; an HTTP `proxy_pass` to the same bind does
+    not (that gunicorn no longer answers HTTP)."""
+    root = write(
+        tmp_path,
+        {
+            "Procfile": "web: gunicorn app.wsgi -c gunicorn.conf.py\n",
+            "gunicorn.conf.py": 'bind = "127.0.0.1:8000"\nworkers = 3\nprotocol = "uwsgi"\n',
+            "nginx/site.conf": (
+                "server {\n    listen 80;\n    location / {\n"
+                "        uwsgi_pass 127.0.0.1:8000;\n        include uwsgi_params;\n    }\n"
+                "    location /h/ {\n        proxy_pass http://127.0.0.1:8000;\n    }\n}\n"
+            ),
+        },
+    )
+    result = json.loads(format_json(check_folder(root)))
+    (launch,) = result["launches"]
+    assert launch["server"] == "gunicorn"
+    assert _fronts(launch, root) == ["nginx/site.conf:4"]
+    assert not [f for f in result["findings"] if "protocol" in f["rule"]]

@@ -881,9 +881,14 @@ def link(
                     if rendered is None:
                         rendered = stacks.front_environment(config.files or (config.file,))
                     server = replace(server, value=_render(server.value, rendered))
-                # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
-                # the same address is another deployment's, as in `gen all`'s alternatives).
-                speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
+                # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it, or a gunicorn
+                # set to speak it (`protocol = "uwsgi"`, gunicorn 25+); another gunicorn on the
+                # same address is another deployment's, as in `gen all`'s alternatives.
+                speaking = [
+                    a
+                    for a in apps
+                    if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol
+                ]
                 if passing.annotations or (
                     config.in_cluster and not server.value.startswith("unix:")
                 ):

@@ -375,7 +375,8 @@ class AppServer:
     #: ${UWSGI_PROCESSES}` left unrendered), read with the default: no rule judges that default.
     unknown_settings: frozenset[str] = frozenset()
     #: The sockets (as in `sockets`) that speak the uwsgi protocol, not HTTP (uWSGI's
-    #: `socket`): only a `uwsgi_pass` reaches a server there; an HTTP front does not.
+    #: `socket`; every bind of a gunicorn with `protocol = "uwsgi"`): only a `uwsgi_pass`
+    #: reaches a server there; an HTTP front does not.
     uwsgi_protocol: tuple[str, ...] = ()
     #: The image's shell-form CMD / ENTRYPOINT that starts the server (`CMD gunicorn ...`),
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
