@@ -88,3 +88,32 @@ def test_uwsgi_pass_reaches_a_gunicorn_set_to_speak_the_uwsgi_protocol(tmp_path:
     assert launch["server"] == "gunicorn"
     assert _fronts(launch, root) == ["nginx/site.conf:4"]
     assert not [f for f in result["findings"] if "protocol" in f["rule"]]
+
+
+def test_a_pass_to_a_map_of_a_constant_source_is_its_default(tmp_path: Path) -> None:
+    """`map "" $backend { default http://app:8000; }` then `proxy_pass $backend;` (seen in
+    IBM/mcp-context-forge): the map's source is the same string on every request, so the
+    variable is always its default, and the compose nginx is the front of the gunicorn the app
+    service starts on :8000."""
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": (
+                "services:\n  nginx:\n    image: nginx:alpine\n    volumes:\n"
+                "      - ./nginx.conf:/etc/nginx/nginx.conf:ro\n  app:\n    build: .\n"
+            ),
+            "Dockerfile": (
+                'FROM python:3.12\nCMD ["gunicorn", "app.wsgi", "--bind", "0.0.0.0:8000"]\n'
+            ),
+            "nginx.conf": (
+                "events {}\nhttp {\n"
+                '    map "" $backend {\n        default http://app:8000;\n    }\n'
+                "    server {\n        listen 80;\n"
+                "        location / {\n            proxy_pass $backend;\n        }\n"
+                "    }\n}\n"
+            ),
+        },
+    )
+    (launch,) = _launches(root)
+    assert launch["server"] == "gunicorn"
+    assert _fronts(launch, root) == ["nginx.conf:9"]
