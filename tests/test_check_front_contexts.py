@@ -117,3 +117,32 @@ def test_a_pass_to_a_map_of_a_constant_source_is_its_default(tmp_path: Path) -> 
     (launch,) = _launches(root)
     assert launch["server"] == "gunicorn"
     assert _fronts(launch, root) == ["nginx.conf:9"]
+
+
+def test_a_build_target_stage_that_starts_a_server_is_a_launch(tmp_path: Path) -> None:
+    """A Dockerfile whose `github_app` stage (FROM base, built FROM by no other stage) runs
+    gunicorn, and whose last stage `cli` runs a command-line tool (seen in Codium-ai/pr-agent):
+    the stage is what `docker build --target github_app` builds, so its gunicorn is a launch
+    at its CMD, with a note naming the stage; a `test` stage running pytest is none."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12 AS base\nWORKDIR /app\nCOPY . .\n"
+                "FROM base AS github_app\n"
+                'CMD ["gunicorn", "-c", "gunicorn_config.py", "app.main:app"]\n'
+                'FROM base AS test\nCMD ["pytest"]\n'
+                'FROM base AS cli\nENTRYPOINT ["python", "tool.py"]\n'
+            ),
+            "gunicorn_config.py": 'bind = "0.0.0.0:3000"\nworkers = 2\n',
+            "tool.py": "print('hello')\n",
+        },
+    )
+    result = json.loads(format_json(check_folder(root)))
+    (launch,) = result["launches"]
+    assert launch["server"] == "gunicorn"
+    assert launch["sockets"] == ["0.0.0.0:3000"]
+    assert (Path(launch["chain"][0]["file"]).name, launch["chain"][0]["line"]) == ("Dockerfile", 5)
+    assert any(
+        "--target github_app" in c["message"] and c["line"] == 5 for c in result["coverage"]
+    )
