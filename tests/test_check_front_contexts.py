@@ -65,7 +65,6 @@ def test_an_upstream_in_a_sibling_conf_d_file_serves_the_pass_of_another(tmp_pat
     assert launch["fronts"] == []
 
 
-
 def test_uwsgi_pass_reaches_a_gunicorn_set_to_speak_the_uwsgi_protocol(tmp_path: Path) -> None:
     """gunicorn 25+ speaks uWSGI's binary protocol with `protocol = "uwsgi"` in its config
     (gunicorn.org/uwsgi; seen in intelowlproject/GreedyBear): nginx's `uwsgi_pass` to its bind
@@ -143,6 +142,4 @@ def test_a_build_target_stage_that_starts_a_server_is_a_launch(tmp_path: Path) -
     assert launch["server"] == "gunicorn"
     assert launch["sockets"] == ["0.0.0.0:3000"]
     assert (Path(launch["chain"][0]["file"]).name, launch["chain"][0]["line"]) == ("Dockerfile", 5)
-    assert any(
-        "--target github_app" in c["message"] and c["line"] == 5 for c in result["coverage"]
-    )
+    assert any("--target github_app" in c["message"] and c["line"] == 5 for c in result["coverage"])

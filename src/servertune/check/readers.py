@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the registry is imported for its kinds alone (the CLI's --kind choices)
-    from servertune.check.model import AppServer, Balancer, Container, NginxConfig
+    from servertune.check.model import (
+        AppServer,
+        Balancer,
+        Container,
+        NginxConfig,
+        NothingToCheck,
+    )
 
 __all__ = ["READERS", "Reader", "Reading", "env_loads_of", "read_with", "reader_for"]
 
