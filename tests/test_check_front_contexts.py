@@ -143,3 +143,43 @@ def test_a_build_target_stage_that_starts_a_server_is_a_launch(tmp_path: Path) -
     assert launch["sockets"] == ["0.0.0.0:3000"]
     assert (Path(launch["chain"][0]["file"]).name, launch["chain"][0]["line"]) == ("Dockerfile", 5)
     assert any("--target github_app" in c["message"] and c["line"] == 5 for c in result["coverage"])
+
+
+def test_a_loopback_pass_joins_the_one_server_of_its_image_whose_port_is_computed(
+    tmp_path: Path,
+) -> None:
+    """An image copies nginx.conf (`proxy_pass http://127.0.0.1:8090`) and runs start.py,
+    whose `uvicorn.run(port=Env.port)` the program computes (seen in OpenBMB/XAgent): that
+    uvicorn is the only server of the container nginx passes to on its loopback, so it is the
+    front, with a `joined-by-name` note saying the server's socket is computed."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.11\nRUN apt-get install -y nginx\nWORKDIR /app\n"
+                "COPY nginx/nginx.conf /etc/nginx/nginx.conf\nCOPY . /app\n"
+                'ENTRYPOINT ["python", "start.py"]\n'
+            ),
+            "start.py": (
+                "import uvicorn\nfrom app.envs import Env\n\n"
+                'if __name__ == "__main__":\n'
+                '    uvicorn.run("app.main:app", host=Env.host, port=Env.port)\n'
+            ),
+            "app/__init__.py": "",
+            "app/envs.py": "import os\n\nclass Env:\n    host = os.getenv('H')\n    port = int(os.getenv('P'))\n",
+            "nginx/nginx.conf": (
+                "events {}\nhttp {\n    server {\n        listen 5173;\n"
+                "        location /api {\n            proxy_pass http://127.0.0.1:8090;\n"
+                "        }\n    }\n}\n"
+            ),
+        },
+    )
+    result = json.loads(format_json(check_folder(root)))
+    (launch,) = result["launches"]
+    assert launch["server"] == "uvicorn"
+    assert launch["sockets"] == []
+    assert _fronts(launch, root) == ["nginx/nginx.conf:6"]
+    assert any(
+        c["kind"] == "joined-by-name" and "socket is computed" in c["message"]
+        for c in result["coverage"]
+    )

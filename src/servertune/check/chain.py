@@ -912,6 +912,8 @@ def link(
                     reached, candidates = _named(server, passing.target, speaking)
                 if not reached and project != frozenset():
                     reached = _remote_of_environment(config, server, speaking)
+                if not reached and stacks is not None and _on_loopback(server.value):
+                    reached = _unbound_by_image(config, passing, server, apps, stacks)
                 if not reached and project != frozenset():
                     unknown_host(server, speaking, project, stacks, candidates)
                 for app in reached:
@@ -951,6 +953,26 @@ def _by_image(
     app = same_image_server(config, passing, apps, stacks.images)
     server = Setting(passing.target, passing.at)
     return [] if app is None else [Link(config, passing, None, server, app)]
+
+
+def _on_loopback(target: str) -> bool:
+    """`127.0.0.1:8090`, `localhost:8090`: an address of the nginx's own machine."""
+    return bool(_LOOPBACK.match(normalise(target)[0]))
+
+
+def _unbound_by_image(
+    config: NginxConfig,
+    passing: PassTarget,
+    server: Setting[str],
+    apps: Sequence[AppServer],
+    stacks: Stacks,
+) -> list[AppServer]:
+    """The one server of the image holding the front whose socket is not known here, which
+    the front's loopback address reaches (`image_fronts.same_image_unbound`)."""
+    from servertune.check.image_fronts import same_image_unbound
+
+    app = same_image_unbound(config, passing, server.value, apps, stacks.images)
+    return [] if app is None else [app]
 
 
 def _remote_of_environment(
