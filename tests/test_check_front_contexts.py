@@ -183,3 +183,15 @@ def test_a_loopback_pass_joins_the_one_server_of_its_image_whose_port_is_compute
         c["kind"] == "joined-by-name" and "socket is computed" in c["message"]
         for c in result["coverage"]
     )
+    # A config passing to a second loopback port (a log viewer on :23020, as meeb/tubesync's
+    # image runs beside gunicorn) says the container runs other servers: none is joined.
+    conf = root / "nginx/nginx.conf"
+    conf.write_text(
+        conf.read_text().replace(
+            "        location /api {",
+            "        location /logs {\n            proxy_pass http://127.0.0.1:23020;\n"
+            "        }\n        location /api {",
+        )
+    )
+    (launch,) = _launches(root)
+    assert launch["fronts"] == []

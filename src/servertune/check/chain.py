@@ -867,9 +867,7 @@ def link(
                     if passing.computed:
                         links.extend(_by_image(config, passing, apps, stacks))
                     continue
-            upstream = config.upstreams.get(passing.target) or _sibling_upstream(
-                config, passing.target, nginx_configs
-            )
+            upstream = _sibling_upstream(config, passing.target, nginx_configs)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
                 servers = stacks.each_pass(config.files or (config.file,), servers)
@@ -911,9 +909,9 @@ def link(
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
                 if not reached and project != frozenset():
-                    reached = _remote_of_environment(config, server, speaking)
-                if not reached and stacks is not None and _on_loopback(server.value):
-                    reached = _unbound_by_image(config, passing, server, apps, stacks)
+                    reached = _remote_of_environment(config, server, speaking) or (
+                        _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
+                    )
                 if not reached and project != frozenset():
                     unknown_host(server, speaking, project, stacks, candidates)
                 for app in reached:
@@ -926,11 +924,13 @@ def link(
 def _sibling_upstream(
     config: NginxConfig, name: str, configs: Sequence[NginxConfig]
 ) -> Upstream | None:
-    """The `upstream NAME` block that the one other file of the same folder and suffix
-    defines, when the config's own files do not: nginx includes a folder's files by one glob
-    (`include /etc/nginx/conf.d/*.conf;`), so they are one http context and an upstream in
+    """The config's own `upstream NAME` block, else the one that the one other file of the
+    same folder and suffix defines: nginx includes a folder's files by one glob (`include
+    /etc/nginx/conf.d/*.conf;`), so they are one http context and an upstream in
     upstream.conf serves a `uwsgi_pass NAME` in site.conf (certego/BuffaLogs). Two files
     defining it are alternatives (nginx refuses a duplicate upstream): none then."""
+    if name in config.upstreams:
+        return config.upstreams[name]
     first = (config.files or (config.file,))[0]
     found = [
         c.upstreams[name]
@@ -965,13 +965,17 @@ def _unbound_by_image(
     passing: PassTarget,
     server: Setting[str],
     apps: Sequence[AppServer],
-    stacks: Stacks,
+    stacks: Stacks | None,
+    configs: Sequence[NginxConfig],
 ) -> list[AppServer]:
     """The one server of the image holding the front whose socket is not known here, which
     the front's loopback address reaches (`image_fronts.same_image_unbound`)."""
     from servertune.check.image_fronts import same_image_unbound
 
-    app = same_image_unbound(config, passing, server.value, apps, stacks.images)
+    if stacks is None or not _on_loopback(server.value):
+        return []
+    including = [c for c in configs if c.file != config.file and config.file in c.files]
+    app = same_image_unbound(config, passing, server.value, apps, stacks.images, including)
     return [] if app is None else [app]
 
 

@@ -95,20 +95,39 @@ def _only_server(
     return (holders[0], started[0]) if len(started) == 1 else None
 
 
+def _loopback_ports(config: NginxConfig) -> set[str]:
+    """The ports of the loopback addresses the config passes to, directly or through an
+    upstream: one is the one local server; several (a log viewer on :23020, a token server
+    on :4406, as meeb/tubesync's image runs beside gunicorn) say the container runs other
+    servers too, which of them is the app's is not known."""
+    targets = [p.target for p in config.passes if p.target not in config.upstreams]
+    targets += [s.value for u in config.upstreams.values() for s in u.servers]
+    found = [_LOCAL.match(re.sub(r"\A[a-z]+://", "", t)) for t in targets]
+    return {m["port"] for m in found if m is not None}
+
+
+#: A loopback address and its port, as a pass or an upstream server writes it.
+_LOCAL = re.compile(r"(?:127(?:\.[0-9]+){3}|localhost|\[::1\]):(?P<port>[0-9]+)(?:/|\Z)")
+
+
 def same_image_unbound(
     config: NginxConfig,
     passing: PassTarget,
     target: str,
     apps: Sequence[AppServer],
     images: Sequence[Image],
+    including: Sequence[NginxConfig] = (),
 ) -> AppServer | None:
     """The one app server the image holding `config` starts, when no socket of it is known
     (`uvicorn.run(port=Env.port)`: computed where it runs) and `passing` reaches the loopback
     address `target` of its own container: the only server there to reach (OpenBMB/XAgent's
     nginx.conf `proxy_pass http://127.0.0.1:8090` copied into the image whose start_server.py
-    runs uvicorn), with a `joined-by-name` note; None otherwise."""
+    runs uvicorn), with a `joined-by-name` note; None otherwise, or when the config passes to
+    more than one loopback port (`_loopback_ports`), itself or with the configs `including`
+    it (a site that nginx.conf includes beside others)."""
     found = _only_server(config, passing, apps, images)
-    if found is None or found[1].sockets:
+    ports = set().union(*(_loopback_ports(c) for c in (config, *including)))
+    if found is None or found[1].sockets or len(ports) != 1:
         return None
     holder, started = found
     note(
