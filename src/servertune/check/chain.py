@@ -927,15 +927,18 @@ def _sibling_upstream(
     """The config's own `upstream NAME` block, else the one that the one other file of the
     same folder and suffix defines: nginx includes a folder's files by one glob (`include
     /etc/nginx/conf.d/*.conf;`), so they are one http context and an upstream in
-    upstream.conf serves a `uwsgi_pass NAME` in site.conf (certego/BuffaLogs). Two files
-    defining it are alternatives (nginx refuses a duplicate upstream): none then."""
-    if name in config.upstreams:
-        return config.upstreams[name]
+    upstream.conf serves a `uwsgi_pass NAME` in site.conf (certego/BuffaLogs). Only site files
+    are so: not nginx's own config (an `http` block) nor a snippet of locations, whose context
+    is the file including it. Two files defining it are alternatives (nginx refuses a
+    duplicate upstream): none then."""
+    if name in config.upstreams or config.snippet or config.main:
+        return config.upstreams.get(name)
     first = (config.files or (config.file,))[0]
     found = [
         c.upstreams[name]
         for c in configs
         if name in c.upstreams
+        and not (c.main or c.snippet)
         and c.file != first
         and c.file.parent == first.parent
         and c.file.suffix == first.suffix

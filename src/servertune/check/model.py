@@ -579,6 +579,9 @@ class NginxConfig:
     #: its passes are joined only where no config read here includes it, which passes there
     #: under that site's settings.
     snippet: bool = False
+    #: Its main file writes an `http { }` block: nginx's own config, not a site file that
+    #: one includes by a glob (`conf.d/*.conf`).
+    main: bool = False
 
 
 #: The balancers that proxy through Go's http.Transport, which retries an idempotent request

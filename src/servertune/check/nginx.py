@@ -987,6 +987,7 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
         worker_processes=_worker_processes(nodes, path),
         static_keepalives=tuple(k.at for k in keepalives if k.at not in proxying),
         snippet=snippet,
+        main=bool(http),
     )
 
 
