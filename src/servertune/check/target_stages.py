@@ -17,7 +17,9 @@ __all__ = ["target_stage_servers"]
 
 def _leaf_stages(text: str) -> list[tuple[str, int]]:
     """(name, line of its own last CMD / ENTRYPOINT) of each named stage but the last that no
-    stage builds FROM or copies `--from`, and that writes its own command."""
+    stage builds FROM or copies `--from`, and that writes its own command; none when a stage
+    is built FROM a build argument (`FROM ${env} AS final`, boxwise/boxtribute): which stage
+    that builds is the `--build-arg`'s, and no stage is guessed (a not-followed note says so)."""
     import dockerfile
 
     try:
@@ -36,6 +38,8 @@ def _leaf_stages(text: str) -> list[tuple[str, int]]:
             used |= {f[7:].lower() for f in command.flags if f.lower().startswith("--from=")}
         elif name in ("CMD", "ENTRYPOINT") and stages:
             stages[-1] = (stages[-1][0], command.start_line)
+    if any("$" in u for u in used):
+        return []  # `FROM ${env}`: a build argument picks the stage, not said here
     return [(n, line) for n, line in stages[:-1] if n and line and n not in used]
 
 
