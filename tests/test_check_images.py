@@ -809,7 +809,7 @@ def test_an_image_pulled_by_name_is_the_production_stage_before_a_last_developme
     served = [a for a in result.apps if a.container is not None and a.container.name == "catalog"]
     assert [(a.workers.value, a.sockets[0].value) for a in served] == [(4, "0.0.0.0:8000")]
     assert [a for a in result.apps if a.container is not None and a.container.name == "osm"] == []
-    chosen = [n for n in result.notes if n.kind == "server-chosen" and "'production'" in n.message]
+    chosen = [n for n in result.notes if n.kind == "server-chosen" and "publishes" in n.message]
     assert [(n.at.file.name, n.at.line) for n in chosen] == [("Dockerfile", 4)]
     files["catalog/Dockerfile"] = dockerfile.replace("AS development", "AS tools")
     root = write(tmp_path / "sim2", files)

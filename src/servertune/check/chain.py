@@ -879,7 +879,7 @@ def link(
                     if passing.computed:
                         links.extend(_by_image(config, passing, apps, stacks))
                     continue
-            upstream = config.upstreams.get(passing.target)
+            upstream = _sibling_upstream(config, passing.target, nginx_configs)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
             if stacks is not None:
                 servers = stacks.each_pass(config.files or (config.file,), servers)
@@ -891,9 +891,14 @@ def link(
                     if rendered is None:
                         rendered = stacks.front_environment(config.files or (config.file,))
                     server = replace(server, value=_render(server.value, rendered))
-                # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it (a gunicorn on
-                # the same address is another deployment's, as in `gen all`'s alternatives).
-                speaking = [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi"]
+                # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it, or a gunicorn
+                # set to speak it (`protocol = "uwsgi"`, gunicorn 25+); another gunicorn on the
+                # same address is another deployment's, as in `gen all`'s alternatives.
+                speaking = [
+                    a
+                    for a in apps
+                    if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol
+                ]
                 if passing.annotations or (
                     config.in_cluster and not server.value.startswith("unix:")
                 ):
@@ -922,7 +927,9 @@ def link(
                 if not reached and project != frozenset() and "$" in server.value:
                     reached, candidates = _named(server, passing.target, speaking)
                 if not reached and project != frozenset():
-                    reached = _remote_of_environment(config, server, speaking)
+                    reached = _remote_of_environment(config, server, speaking) or (
+                        _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
+                    )
                 if not reached and project != frozenset():
                     unknown_host(server, speaking, project, stacks, candidates)
                 for app in reached:
@@ -930,6 +937,31 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _sibling_upstream(
+    config: NginxConfig, name: str, configs: Sequence[NginxConfig]
+) -> Upstream | None:
+    """The config's own `upstream NAME` block, else the one that the one other file of the
+    same folder and suffix defines: nginx includes a folder's files by one glob (`include
+    /etc/nginx/conf.d/*.conf;`), so they are one http context and an upstream in
+    upstream.conf serves a `uwsgi_pass NAME` in site.conf (certego/BuffaLogs). Only site files
+    are so: not nginx's own config (an `http` block) nor a snippet of locations, whose context
+    is the file including it. Two files defining it are alternatives (nginx refuses a
+    duplicate upstream): none then."""
+    if name in config.upstreams or config.snippet or config.main:
+        return config.upstreams.get(name)
+    first = (config.files or (config.file,))[0]
+    found = [
+        c.upstreams[name]
+        for c in configs
+        if name in c.upstreams
+        and not (c.main or c.snippet)
+        and c.file != first
+        and c.file.parent == first.parent
+        and c.file.suffix == first.suffix
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _by_image(
@@ -942,6 +974,30 @@ def _by_image(
     app = same_image_server(config, passing, apps, stacks.images)
     server = Setting(passing.target, passing.at)
     return [] if app is None else [Link(config, passing, None, server, app)]
+
+
+def _on_loopback(target: str) -> bool:
+    """`127.0.0.1:8090`, `localhost:8090`: an address of the nginx's own machine."""
+    return bool(_LOOPBACK.match(normalise(target)[0]))
+
+
+def _unbound_by_image(
+    config: NginxConfig,
+    passing: PassTarget,
+    server: Setting[str],
+    apps: Sequence[AppServer],
+    stacks: Stacks | None,
+    configs: Sequence[NginxConfig],
+) -> list[AppServer]:
+    """The one server of the image holding the front whose socket is not known here, which
+    the front's loopback address reaches (`image_fronts.same_image_unbound`)."""
+    from servertune.check.image_fronts import same_image_unbound
+
+    if stacks is None or not _on_loopback(server.value):
+        return []
+    including = [c for c in configs if c.file != config.file and config.file in c.files]
+    app = same_image_unbound(config, passing, server.value, apps, stacks.images, including)
+    return [] if app is None else [app]
 
 
 def _remote_of_environment(

@@ -253,6 +253,9 @@ def _static(
         port = environment.get("PORT", "")
         values["bind"] = [f"0.0.0.0:{port}" if port else "127.0.0.1:8000"]
     values["instances"] = instances
+    # gunicorn 25+ speaks uWSGI's binary protocol on its binds with `protocol = "uwsgi"`
+    # (gunicorn.org/uwsgi: what nginx's uwsgi_pass sends); older ones have no such setting.
+    values["protocol"] = str(cfg.settings["protocol"].get()) if "protocol" in cfg.settings else ""
     values["set_in_file"] = set_in_file
     given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
     values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
@@ -715,12 +718,14 @@ def gunicorn_app(file: Path, values: dict[str, Any], locate: Locate) -> AppServe
     workers = setting("workers", int)
     if instances > 1:  # one single-worker instance per socket: the uWSGI map-socket layout
         workers = Setting(workers.value * instances, workers.at, workers.default)
+    sockets = tuple(Setting(_with_port(str(b)), bind_at, bind_default) for b in binds)
     app = AppServer(
         kind="gunicorn",
         file=file,
         workers=workers,
         threads=setting("threads", int),
-        sockets=tuple(Setting(_with_port(str(b)), bind_at, bind_default) for b in binds),
+        sockets=sockets,
+        uwsgi_protocol=tuple(s.value for s in sockets) if values.get("protocol") == "uwsgi" else (),
         mapped_sockets=instances > 1,
         keepalive=setting("keepalive", float),
         request_timeout=setting("timeout", float),

@@ -377,7 +377,8 @@ class AppServer:
     #: ${UWSGI_PROCESSES}` left unrendered), read with the default: no rule judges that default.
     unknown_settings: frozenset[str] = frozenset()
     #: The sockets (as in `sockets`) that speak the uwsgi protocol, not HTTP (uWSGI's
-    #: `socket`): only a `uwsgi_pass` reaches a server there; an HTTP front does not.
+    #: `socket`; every bind of a gunicorn with `protocol = "uwsgi"`): only a `uwsgi_pass`
+    #: reaches a server there; an HTTP front does not.
     uwsgi_protocol: tuple[str, ...] = ()
     #: The image's shell-form CMD / ENTRYPOINT that starts the server (`CMD gunicorn ...`),
     #: as (instruction, text): `/bin/sh -c` stays PID 1 with the server as its child. None
@@ -583,6 +584,9 @@ class NginxConfig:
     #: its passes are joined only where no config read here includes it, which passes there
     #: under that site's settings.
     snippet: bool = False
+    #: Its main file writes an `http { }` block: nginx's own config, not a site file that
+    #: one includes by a glob (`conf.d/*.conf`).
+    main: bool = False
 
 
 #: The balancers that proxy through Go's http.Transport, which retries an idempotent request

@@ -780,6 +780,7 @@ def _with_set_values(nodes: list[_Node], sets: dict[str, str]) -> list[_Node]:
     and a URI holding variables dropped after the address (`http://api:8000/$1`): the
     upstream it passes to is the same whatever the request."""
     sets = {**sets, **{n.args[0][1:]: n.args[1] for n in nodes if _sets_a_value(n)}}
+    sets |= {n.args[1][1:]: v for n in nodes if (v := _constant_map(n)) is not None}
     found: list[_Node] = []
     for node in nodes:
         if node.directive in ("proxy_pass", "uwsgi_pass") and node.args and "$" in node.args[0]:
@@ -794,6 +795,26 @@ def _with_set_values(nodes: list[_Node], sets: dict[str, str]) -> list[_Node]:
 def _sets_a_value(node: _Node) -> bool:
     """`set $name value;`: a variable the config gives a value of its own."""
     return node.directive == "set" and len(node.args) == 2 and node.args[0].startswith("$")
+
+
+def _constant_map(node: _Node) -> str | None:
+    """The one value of a `map` whose source holds no variable (`map "" $backend { default
+    http://gateway:4444; }`, seen in IBM/mcp-context-forge): nginx matches the same string on
+    every request, so the variable is the entry of that key, else the default; None for any
+    other map, or one with regular-expression keys or an include (not known here)."""
+    if node.directive != "map" or node.block is None or len(node.args) != 2:
+        return None
+    source, name = node.args
+    if "$" in source or not name.startswith("$"):
+        return None
+    entries: dict[str, str] = {}
+    for entry in node.block:
+        if entry.directive in ("include", "hostnames") or entry.directive.startswith("~"):
+            return None
+        if len(entry.args) == 1:
+            entries[entry.directive] = entry.args[0]
+    value = entries.get(source, entries.get("default"))
+    return value if value is not None and "$" not in value else None
 
 
 def _set_value(match: re.Match[str], sets: dict[str, str]) -> str:
@@ -966,6 +987,7 @@ def _summarised(path: Path, tree: _Tree, nodes: list[_Node]) -> NginxConfig:
         worker_processes=_worker_processes(nodes, path),
         static_keepalives=tuple(k.at for k in keepalives if k.at not in proxying),
         snippet=snippet,
+        main=bool(http),
     )
 
 
