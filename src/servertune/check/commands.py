@@ -1617,8 +1617,10 @@ def _config_from_environment(reading: _Reading) -> Word | None:
     """The config file `GUNICORN_CMD_ARGS` names (`-c gunicorn_config.py`), placed where the
     variable is set: gunicorn loads it when the command line names none (`load_config`: the
     command's `-c`, else the environment's, else ./gunicorn.conf.py; its docs, "config")."""
+    from servertune.check.gunicorn import full_flags
+
     try:
-        words = shlex.split(reading.env.get("GUNICORN_CMD_ARGS", ""))
+        words = full_flags(shlex.split(reading.env.get("GUNICORN_CMD_ARGS", "")))
     except ValueError:  # an unbalanced quote: gunicorn's parser says so when it reads them
         return None
     at = reading.env_at.get("GUNICORN_CMD_ARGS", reading.command.program.at)
@@ -1669,8 +1671,16 @@ def _module_config(
 
 
 def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    from servertune.check.gunicorn import GUNICORN_FLAGS, _lines, read_gunicorn_command
+    from servertune.check.gunicorn import (
+        GUNICORN_FLAGS,
+        _lines,
+        full_flags,
+        read_gunicorn_command,
+    )
 
+    # `--conf` is `--config` to gunicorn's argparse: every reading below sees the full option.
+    written = full_flags([w.text for w in args])
+    args = [w if w.text == t else replace(w, text=t) for w, t in zip(args, written, strict=True)]
     named, rest = config_argument(args, ("-c", "--config"))
     if named is None:
         named = _config_from_environment(reading)

@@ -25,7 +25,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,6 +54,7 @@ __all__ = [
     "GUNICORN_EVAL_TIMEOUT_S",
     "GUNICORN_FLAGS",
     "executing_configs",
+    "full_flags",
     "gunicorn_app",
     "interface_of",
     "read_gunicorn",
@@ -412,6 +413,25 @@ def _flag_parser() -> Any:
     from gunicorn.config import Config
 
     return Config().parser()
+
+
+def full_flags(words: Sequence[str]) -> list[str]:
+    """`words` with each long option shortened to a prefix only one of gunicorn's options has
+    written in full (`--conf x` is `--config x`, `--work=3` is `--workers=3`), as gunicorn's
+    argparse parser reads them (`allow_abbrev`, on in every gunicorn); an exact option, an
+    ambiguous prefix and the words after `--` are left as written (seen in gratipay's
+    Procfile `--conf gunicorn_hide_version.py`)."""
+    longs = [f for f in _flag_parser()._option_string_actions if f.startswith("--")]
+    out: list[str] = []
+    for index, word in enumerate(words):
+        if word == "--":
+            return out + list(words[index:])
+        flag, sep, value = word.partition("=")
+        matches = [f for f in longs if f.startswith(flag)] if flag[:2] == "--" else []
+        if len(flag) > 2 and flag not in longs and len(matches) == 1:
+            word = matches[0] + sep + value
+        out.append(word)
+    return out
 
 
 def _parse_flags(
