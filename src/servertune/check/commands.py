@@ -1833,8 +1833,10 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     from servertune.check.uwsgi import uwsgi_app, uwsgi_settings
 
     # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
-    # read before the command line, which repeats or overrides them.
+    # read before the command line, which repeats or overrides them; UWSGI_INI loads its file
+    # as `--ini` does (aether's `export UWSGI_INI=...; uwsgi --stats :1717`).
     options: list[tuple[str, str, Location]] = []
+    env_options: list[tuple[str, str, Location]] = []
     #: The option each UWSGI_<NAME> variable sets, by the variable's name.
     from_env: dict[str, str] = {}
     for name, value in reading.env.items():
@@ -1846,7 +1848,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
                 or (in_image(reading.file, name) if in_image is not None else None)
                 or reading.command.program.at
             )
-            options.append((option, value, at))
+            env_options.append((option, value, at))
             from_env[option] = name
     missing: Setting[str] | None = None
     config_file: Location | None = None
@@ -1860,7 +1862,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
         if option in ("set-ph", "set-placeholder", "set")
         for name, _, value in [setting.partition("=")]
     }
-    for option, value, at in command:
+    for option, value, at in [*env_options, *command]:
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
             # `--ini wsgi.ini:web`: that section of the file (uWSGI splits at the last colon).
