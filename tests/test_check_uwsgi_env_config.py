@@ -58,7 +58,7 @@ def test_uwsgi_ini_from_the_environment_not_here_is_named_and_defaults_are_not_j
     no finding."""
     root = _repository(tmp_path, "/etc/uwsgi/app.ini")
     result = check_folder(root)
-    notes = [n.message for n in result.notes if n.kind == "config-not-found"]
-    assert len(notes) == 1 and "/etc/uwsgi/app.ini" in notes[0], notes
+    (note,) = [n.message for n in result.notes if n.kind == "config-not-found"]
+    assert "/etc/uwsgi/app.ini" in note
     rules = {f.rule for f in result.findings}
     assert not rules & {"one-process-one-thread", "uwsgi-sigterm-reloads"}, rules
