@@ -57,3 +57,52 @@ def test_only_service_blocks_make_a_v1_file() -> None:
     assert not legacy_v1(V2)
     assert not legacy_v1("volumes:\n  data:\nnetworks:\n  front:\n")
     assert not legacy_v1("x-base:\n  image: app\nvolumes:\n  data:\n")
+
+
+#: A process-compose-like file (top-level `processes:`, deeply indented probe blocks, no
+#: `image:` or `build:` anywhere): the shape that hung a folder walk (evroon/bracket).
+DEEP_BLOCK = (
+    "version: '0.5'\nprocesses:\n"
+    + (
+        "  web:\n    command: run --port 3000\n    readiness_probe:\n      http_get:\n"
+        "        host: 127.0.0.1\n        scheme: http\n        path: /\n        port: 3000\n"
+    )
+    * 3
+)
+
+
+def _legacy_v1_in_a_child(text: str, seconds: float) -> str:
+    """legacy_v1(text) run in a child Python killed after `seconds` (a regex cannot be
+    interrupted from a thread of the same process), its answer printed."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import sys; from servertune.check.compose_v1 import legacy_v1; "
+    code += "print(legacy_v1(sys.stdin.read()))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+        env=env,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_deeply_indented_blocks_without_a_service_are_read_in_linear_time() -> None:
+    """Telling a v1 file takes time linear in the file: a top-level block of deeply indented
+    lines holding no `image:` or `build:` is answered at once, not by trying every split of
+    every line's indent (which took minutes on 15 lines), and is not the v1 format."""
+    assert _legacy_v1_in_a_child(DEEP_BLOCK, seconds=10) == "False"
+
+
+def test_a_service_block_after_deeply_indented_lines_is_still_v1() -> None:
+    """A top-level block whose `image:` follows deeply indented and blank lines is a v1
+    service; a block without one after the deep blocks still is not."""
+    text = "web:\n  environment:\n    A: '1'\n\n      \n  image: app\n"
+    assert _legacy_v1_in_a_child(text, seconds=10) == "True"
+    assert _legacy_v1_in_a_child(DEEP_BLOCK + "\nweb:\n  command: x\n", seconds=10) == "False"

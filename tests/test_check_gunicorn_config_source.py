@@ -164,3 +164,30 @@ def test_values_a_config_computes_by_its_own_functions_are_unresolved(tmp_path: 
     assert len(notes) == 2
     assert all("gunicorn was read without it" in m for m in notes)
     assert not [f for f in result.findings if f.rule == "one-process-one-thread"]
+
+
+def test_a_long_option_shortened_to_a_unique_prefix_is_read_as_gunicorn_reads_it(
+    tmp_path: Path,
+) -> None:
+    """gunicorn's argparse parser takes a long option shortened to a prefix only it has:
+    `--conf g.py` is `--config g.py` (the launch is linked to g.py, with its bind, and g.py is
+    no file left unclaimed) and `--thr=5` is `--threads=5`; the same in
+    GUNICORN_CMD_ARGS (seen in gratipay/gratipay.com's Procfile `--conf`)."""
+    write(
+        tmp_path,
+        {
+            "a/Procfile": "web: gunicorn app:app --conf gunicorn_hidden.py --thr=5\n",
+            "a/gunicorn_hidden.py": CONFIG,
+            "b/Dockerfile": "FROM python:3.12-slim\nWORKDIR /srv\nCOPY . /srv\n"
+            'ENV GUNICORN_CMD_ARGS="--conf b.py"\nCMD ["gunicorn", "app:app"]\n',
+            "b/b.py": "workers = 4\n",
+        },
+    )
+    result = check_folder(tmp_path)
+    by_file = {a.config_file.file.name: a for a in result.apps if a.config_file is not None}
+    assert sorted(by_file) == ["b.py", "gunicorn_hidden.py"]
+    assert [s.value for s in by_file["gunicorn_hidden.py"].sockets] == ["0.0.0.0:5000"]
+    assert by_file["gunicorn_hidden.py"].workers.value == 3
+    assert by_file["gunicorn_hidden.py"].threads.value == 5
+    assert by_file["b.py"].workers.value == 4
+    assert not [n for n in result.notes if n.kind == "not-read"]

@@ -32,3 +32,29 @@ def test_flag_spelled_names_are_warnings_naming_the_setting(tmp_path: Path) -> N
     assert [line for line, _ in found] == [4, 5, 6]
     for (_, message), meant in zip(found, ("keepalive", "accesslog", "loglevel"), strict=True):
         assert f"`{meant}`" in message
+
+
+def test_a_name_only_imported_is_no_setting_written(tmp_path: Path) -> None:
+    """`from os import environ as env` binds `env` (also gunicorn's `--env` flag as a name),
+    but an import is a module the file uses, not a value written for a setting: no warning;
+    `env` assigned later, as a value, is one (seen in CybercentreCanada/assemblyline-ui's
+    gunicorn_config.py)."""
+    write(
+        tmp_path,
+        {
+            "a/Procfile": "web: gunicorn -c gunicorn.conf.py app:app\n",
+            "a/gunicorn.conf.py": (
+                "import multiprocessing\nfrom os import environ as env\n"
+                "workers = int(env.get('WORKERS', multiprocessing.cpu_count()))\n"
+                "threads = int(env.get('THREADS', 4))\n"
+            ),
+            "b/Procfile": "web: gunicorn -c gunicorn.conf.py app:app\n",
+            "b/gunicorn.conf.py": "from os import environ as env\nworkers = 2\nenv = ['A=1']\n",
+        },
+    )
+    found = [
+        (f.at.file.parent.name, f.at.line)
+        for f in check_folder(tmp_path).findings
+        if f.rule == "gunicorn-unknown-setting"
+    ]
+    assert found == [("b", 3)]

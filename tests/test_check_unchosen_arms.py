@@ -101,3 +101,31 @@ def test_an_if_branch_on_the_first_argument_no_file_chooses_is_said_not_followed
         for n in result.notes
         if n.kind == "not-followed" and n.at.file.name == "entrypoint.sh"
     ] == [(5, "not followed: `web-async` arm starts daphne")]
+
+
+def test_a_line_of_many_bars_and_no_paren_in_a_case_is_read_at_once(tmp_path: Path) -> None:
+    """Inside `case "$1" in`, a line of 30 words joined by `|` with no `)` (a usage comment)
+    is no arm and is passed over at once, not by trying every grouping of its words; the
+    `web|serve)` arm after it is still the one starting uWSGI."""
+    import os
+    import subprocess
+    import sys
+
+    names = "|".join(f"cmd{i}" for i in range(30))
+    script = f'case "$1" in\n#{names}\nweb|serve)\n  exec uwsgi --http :8000\n  ;;\nesac\n'
+    code = (
+        "import sys; from pathlib import Path; "
+        "from servertune.check.unchosen_arms import argument_arms; "
+        "print(argument_arms(Path(sys.argv[1]), sys.stdin.read()))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "entrypoint.sh")],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=10,  # a hang fails here
+        env=env,
+        check=True,
+    )
+    assert done.stdout.strip() == "[('web|serve', 4, 'uwsgi')]"

@@ -1675,8 +1675,10 @@ def _config_from_environment(reading: _Reading) -> Word | None:
     """The config file `GUNICORN_CMD_ARGS` names (`-c gunicorn_config.py`), placed where the
     variable is set: gunicorn loads it when the command line names none (`load_config`: the
     command's `-c`, else the environment's, else ./gunicorn.conf.py; its docs, "config")."""
+    from servertune.check.gunicorn import full_flags
+
     try:
-        words = shlex.split(reading.env.get("GUNICORN_CMD_ARGS", ""))
+        words = full_flags(shlex.split(reading.env.get("GUNICORN_CMD_ARGS", "")))
     except ValueError:  # an unbalanced quote: gunicorn's parser says so when it reads them
         return None
     at = reading.env_at.get("GUNICORN_CMD_ARGS", reading.command.program.at)
@@ -1727,8 +1729,16 @@ def _module_config(
 
 
 def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    from servertune.check.gunicorn import GUNICORN_FLAGS, _lines, read_gunicorn_command
+    from servertune.check.gunicorn import (
+        GUNICORN_FLAGS,
+        _lines,
+        full_flags,
+        read_gunicorn_command,
+    )
 
+    # `--conf` is `--config` to gunicorn's argparse: every reading below sees the full option.
+    written = full_flags([w.text for w in args])
+    args = [w if w.text == t else replace(w, text=t) for w, t in zip(args, written, strict=True)]
     named, rest = config_argument(args, ("-c", "--config"))
     if named is None:
         named = _config_from_environment(reading)
@@ -1881,8 +1891,10 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
     from servertune.check.uwsgi import uwsgi_app, uwsgi_settings
 
     # UWSGI_<NAME> variables are options (uWSGI's "Configuring uWSGI": environment variables),
-    # read before the command line, which repeats or overrides them.
+    # read before the command line, which repeats or overrides them; UWSGI_INI loads its file
+    # as `--ini` does (aether's `export UWSGI_INI=...; uwsgi --stats :1717`).
     options: list[tuple[str, str, Location]] = []
+    env_options: list[tuple[str, str, Location]] = []
     #: The option each UWSGI_<NAME> variable sets, by the variable's name.
     from_env: dict[str, str] = {}
     for name, value in reading.env.items():
@@ -1894,7 +1906,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
                 or (in_image(reading.file, name) if in_image is not None else None)
                 or reading.command.program.at
             )
-            options.append((option, value, at))
+            env_options.append((option, value, at))
             from_env[option] = name
     missing: Setting[str] | None = None
     config_file: Location | None = None
@@ -1908,7 +1920,7 @@ def _uwsgi(reading: _Reading, args: list[Word], find_config: FindConfig | None) 
         if option in ("set-ph", "set-placeholder", "set")
         for name, _, value in [setting.partition("=")]
     }
-    for option, value, at in command:
+    for option, value, at in [*env_options, *command]:
         if option in ("ini", "config"):
             found = find_config(value, at) if find_config is not None else None
             # `--ini wsgi.ini:web`: that section of the file (uWSGI splits at the last colon).

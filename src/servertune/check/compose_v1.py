@@ -17,9 +17,13 @@ COMPOSE_V1 = "compose file format v1 (no services: key), which Compose v2 no lon
 #: The Compose Specification's own top-level keys besides `services`.
 _OWN_KEYS = frozenset({"version", "name", "include", "volumes", "networks", "configs", "secrets"})
 
-#: A top-level key whose indented block sets `image:` or `build:`: a service, v1's way.
+#: A top-level key whose indented block sets `image:` or `build:`: a service, v1's way. Each
+#: line of the block matches one way only (empty, or a blank or tab then the rest of the line):
+#: two ways per line (`[ \t]+.*` or `[ \t]*` split anywhere in the indent) made a block with no
+#: `image:` backtrack through every split of every line, exponential in its lines (a
+#: process-compose file's readiness probes hung a folder walk for minutes, evroon/bracket).
 _V1_SERVICE = re.compile(
-    r"^([A-Za-z_][\w.-]*):[ \t]*\n(?:(?:[ \t]+.*|[ \t]*)\n)*?[ \t]+(?:image|build):", re.M
+    r"^([A-Za-z_][\w.-]*):[ \t]*\n(?:(?:[ \t][^\n]*)?\n)*?[ \t]+(?:image|build):", re.M
 )
 
 

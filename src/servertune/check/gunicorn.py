@@ -25,7 +25,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,6 +54,7 @@ __all__ = [
     "GUNICORN_EVAL_TIMEOUT_S",
     "GUNICORN_FLAGS",
     "executing_configs",
+    "full_flags",
     "gunicorn_app",
     "interface_of",
     "read_gunicorn",
@@ -259,19 +260,43 @@ def _static(
     values["set_in_file"] = set_in_file
     given_chdir = isinstance(found.values.get("chdir"), str) or "chdir" in flagged
     values["chdir"] = str(cfg.settings["chdir"].get()) if given_chdir else ""
-    values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS)
+    values["misspelled"] = _flag_spelled(found, KNOWN_SETTINGS, _imported_only(tree))
     # A setting the file computes from what only the running server knows, and no flag sets:
     # read as gunicorn's default, which is not what runs.
     values["unknown"] = sorted(set(found.unresolved) - flagged)
     return values
 
 
-def _flag_spelled(found: StaticConfig, settings: list[Any]) -> list[tuple[str, str]]:
+def _imported_only(tree: ast.Module) -> set[str]:
+    """The names the top level binds by `import` and never assigns (`from os import environ
+    as env`): a module the file uses, not a value written for a setting."""
+    imported: set[str] = set()
+    assigned: set[str] = set()
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            assigned |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            for block in ("body", "orelse", "finalbody"):
+                pending += getattr(node, block, [])
+            pending += [s for h in getattr(node, "handlers", []) for s in h.body]
+    return imported - assigned
+
+
+def _flag_spelled(
+    found: StaticConfig, settings: list[Any], imported: set[str]
+) -> list[tuple[str, str]]:
     """(name, setting) for each name the file assigns that is no gunicorn setting but is a
     setting's command-line flag written as a name (`keep_alive` for `--keep-alive`,
     `access_logfile` for `--access-logfile`): gunicorn's config loader skips every name it
     does not know (gunicorn/app/base.py, `load_config_from_module_name_or_filename`: "Ignore
-    unknown names"), so the value is silently not applied."""
+    unknown names"), so the value is silently not applied. A name only imported (`from os
+    import environ as env`, seen in CybercentreCanada/assemblyline-ui) was never written for
+    a setting: not one."""
     names = {setting.name for setting in settings}
     by_flag = {
         flag.lstrip("-").replace("-", "_"): setting.name
@@ -282,7 +307,7 @@ def _flag_spelled(found: StaticConfig, settings: list[Any]) -> list[tuple[str, s
     return [
         (name, by_flag[name])
         for name in sorted(set(found.values) | set(found.unresolved))
-        if name not in names and name in by_flag
+        if name not in names and name in by_flag and name not in imported
     ]
 
 
@@ -415,6 +440,25 @@ def _flag_parser() -> Any:
     from gunicorn.config import Config
 
     return Config().parser()
+
+
+def full_flags(words: Sequence[str]) -> list[str]:
+    """`words` with each long option shortened to a prefix only one of gunicorn's options has
+    written in full (`--conf x` is `--config x`, `--work=3` is `--workers=3`), as gunicorn's
+    argparse parser reads them (`allow_abbrev`, on in every gunicorn); an exact option, an
+    ambiguous prefix and the words after `--` are left as written (seen in gratipay's
+    Procfile `--conf gunicorn_hide_version.py`)."""
+    longs = [f for f in _flag_parser()._option_string_actions if f.startswith("--")]
+    out: list[str] = []
+    for index, word in enumerate(words):
+        if word == "--":
+            return out + list(words[index:])
+        flag, sep, value = word.partition("=")
+        matches = [f for f in longs if f.startswith(flag)] if flag[:2] == "--" else []
+        if len(flag) > 2 and flag not in longs and len(matches) == 1:
+            word = matches[0] + sep + value
+        out.append(word)
+    return out
 
 
 def _parse_flags(

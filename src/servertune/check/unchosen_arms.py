@@ -21,8 +21,10 @@ from servertune.check.model import AppServer, CheckInputError, Location, Note
 __all__ = ["unchosen_arm_notes"]
 
 _CASE = re.compile(r"""^\s*case\s+["']?\$(?:1|\{1\})["']?\s+in\s*$""")
+#: A pattern holds no `|`, so a line splits into patterns one way only: with `|` inside a
+#: pattern a line of `a|b|...` with no `)` tried every grouping, exponential in its `|`s.
 _ARM = re.compile(
-    r"""^\s*\(?\s*(?P<patterns>[^()\s;]+(?:\s*\|\s*[^()\s;]+)*)\s*\)\s*(?P<rest>.*)$"""
+    r"""^\s*\(?\s*(?P<patterns>[^()\s;|]+(?:\s*\|\s*[^()\s;|]+)*)\s*\)\s*(?P<rest>.*)$"""
 )
 #: `if [ "$1" = "web" ]; then` / `elif [[ $1 == web ]]` (a test of the first argument only).
 _IF_ARM = re.compile(
