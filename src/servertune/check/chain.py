@@ -913,30 +913,47 @@ def link(
                     for port, app in through:
                         links.append(Link(config, passing, upstream, port, app))
                     continue
-                front = config.files or (config.file,)
-                reached = _reached(server.value, speaking, project, stacks, front)
-                if config.pod is not None:
-                    # A pod's nginx reaches a socket file of its own pod's containers only (a
-                    # server read alone, whose container is not known, is not ruled out).
-                    reached = [
-                        a for a in reached if a.container is None or a.container.pod == config.pod
-                    ]
-                if stacks is not None:
-                    reached = [a for a in reached if not stacks.overlaid_away(front, a)]
-                candidates: list[AppServer] = []
-                if not reached and project != frozenset() and "$" in server.value:
-                    reached, candidates = _named(server, passing.target, speaking)
-                if not reached and project != frozenset():
-                    reached = _remote_of_environment(config, server, speaking) or (
-                        _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
-                    )
-                if not reached and project != frozenset():
-                    unknown_host(server, speaking, project, stacks, candidates)
+                reached = _pass_reaches(
+                    config, passing, server, speaking, project, stacks, (apps, nginx_configs)
+                )
                 for app in reached:
                     if passing.protocol == "http" and not _answers_http(app, server.value):
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _pass_reaches(
+    config: NginxConfig,
+    passing: PassTarget,
+    server: Setting[str],
+    speaking: list[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+    run: tuple[list[AppServer], list[NginxConfig]],
+) -> list[AppServer]:
+    """The app servers one pass's server line reaches outside a cluster: by address or name,
+    within the front's own pod or compose project, else by the front's environment or image;
+    none reached is said in an `unknown_host` note."""
+    apps, nginx_configs = run
+    front = config.files or (config.file,)
+    reached = _reached(server.value, speaking, project, stacks, front)
+    if config.pod is not None:
+        # A pod's nginx reaches a socket file of its own pod's containers only (a
+        # server read alone, whose container is not known, is not ruled out).
+        reached = [a for a in reached if a.container is None or a.container.pod == config.pod]
+    if stacks is not None:
+        reached = [a for a in reached if not stacks.overlaid_away(front, a)]
+    candidates: list[AppServer] = []
+    if not reached and project != frozenset() and "$" in server.value:
+        reached, candidates = _named(server, passing.target, speaking)
+    if not reached and project != frozenset():
+        reached = _remote_of_environment(config, server, speaking) or (
+            _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
+        )
+    if not reached and project != frozenset():
+        unknown_host(server, speaking, project, stacks, candidates)
+    return reached
 
 
 def _sibling_upstream(
