@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.folder_support import chains, check_folder, write
+from tests.folder_support import chains, check_folder, fronts, write
 
 _INSTALL = """#!/bin/bash
 INSTALL_USER=${SUDO_USER:-${USER}}
@@ -83,3 +83,43 @@ def test_a_config_the_same_script_writes_below_an_unknown_folder_is_the_units(
     assert not result.errors
     found = sorted((chain[0], workers) for chain, _, workers in chains(result, root))
     assert found == [("install.sh:7", 5), ("other.sh:2", 1)]
+
+
+def test_a_unit_naming_its_config_with_braces_reads_the_config_the_script_writes(
+    tmp_path: Path,
+) -> None:
+    """The unit runs `--ini ${APP_DIR}/app.ini` (braced): the same path as `$APP_DIR/app.ini`,
+    so its uwsgi reads the ini the same script writes (5 processes), as the unbraced form does;
+    it was said unresolved and read with uWSGI's defaults."""
+    text = _UWSGI_INSTALL.replace("--ini $APP_DIR/app.ini", "--ini ${APP_DIR}/app.ini")
+    root = write(tmp_path / "repo", {"install.sh": text})
+    result = check_folder(root)
+    assert not result.errors
+    assert [(chain[0], workers) for chain, _, workers in chains(result, root)] == [
+        ("install.sh:7", 5)
+    ]
+
+
+_SITE = """cat << EOF > /etc/nginx/sites-available/app
+upstream django {
+    server unix://$APP_DIR/app.sock;
+}
+server {
+    listen 8889;
+    location / {
+        uwsgi_pass django;
+    }
+}
+EOF
+"""
+
+
+def test_the_site_an_installer_writes_reaches_the_socket_its_ini_names_below_the_same_folder(
+    tmp_path: Path,
+) -> None:
+    """The installer writes the ini (`socket = $APP_DIR/app.sock`) and an nginx site passing to
+    `unix://$APP_DIR/app.sock`, APP_DIR set by nothing here: the same folder's variable in both,
+    written by one script, so nginx's `//` before it names the same socket and the site is the
+    uwsgi's front (seen in cryptosharks131/lndg's nginx.sh)."""
+    root = write(tmp_path / "repo", {"install.sh": _UWSGI_INSTALL + _SITE})
+    assert list(fronts(root).values()) == [["install.sh:21"]]

@@ -68,9 +68,14 @@ def normalise(address: str) -> tuple[str, str]:
         # nginx's docs write `unix:/path`; tutorials often `unix:///path`: the same file. A
         # relative path no starter's directory resolved (`working_dirs`) stays relative.
         path = address[5:]
+        if path.lstrip("/").startswith("$"):
+            # `unix://$DIR/app.sock` and uWSGI's `socket = $DIR/app.sock`: a path that starts
+            # with a folder's variable is that folder's, however many `/` come before it
+            # (cryptosharks131/lndg's installer writes both).
+            return ("unix", path.lstrip("/"))
         return ("unix", "/" + path.lstrip("/") if path.startswith("/") else path)
     if address.startswith("/"):
-        return ("unix", address)
+        return ("unix", address.lstrip("/") if address.lstrip("/").startswith("$") else address)
     address = address.split("/", 1)[0]  # `proxy_pass http://app:8000/api/`: the URI's path
     host, colon, port = address.rpartition(":")
     if not colon:  # nginx `server app:80` is written with a port; a bare name means its scheme's

@@ -1201,6 +1201,14 @@ def _emptied_value(args: Sequence[Word], index: int, expanded: str) -> bool:
     )
 
 
+def _written_below_unknown_folder(word: Word) -> bool:
+    """`word` is a path below a folder only the running script knows (`${APP_DIR}/app.ini`,
+    braced or not) that the script holding `word` writes (`unknown_folder_key`)."""
+    written = WRITTEN_BY_SCRIPTS.get()
+    key = unknown_folder_key(word.at.file, word.text) if written is not None else None
+    return written is not None and key is not None and written(key) is not None
+
+
 def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[Word]:
     """The arguments with shell expansions done; a word (and the flag before it) needing a
     variable nobody here knows is left out and remembered, unless it is a config path the
@@ -1217,6 +1225,11 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
             flag = previous.startswith("-") and "=" not in previous
             if flag and words and words[-1].text == previous:
                 words.pop()  # `--workers ${W:-4}`: the flag goes with its value
+            continue
+        if _written_below_unknown_folder(word):
+            # `--ini ${APP_DIR}/app.ini` in a unit the installer writes, as `$APP_DIR/...`:
+            # the file the same script writes there (`cat > ${APP_DIR}/app.ini <<EOF`).
+            words.append(word)
             continue
         if not reading.shell and "${" not in word.text:
             # No shell: the words are the arguments, except a `${NAME}` compose left for a

@@ -290,8 +290,9 @@ def _lines_run(
     files = _FileTests(find_config)
     lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
     # A source not here may set any name: the unset ones are then not even assumed so.
-    unset_tests = _Branches(_as_words({} if unknown else unset), physical)
-    lines = _without_development_switch(path, lines, names, unset_tests)
+    defaults = {} if unknown else _own_defaults(text, logical)
+    unset_tests = _Branches(_as_words({} if unknown else {**unset, **defaults}), physical)
+    lines = _without_development_switch(path, lines, names, unset_tests, set(defaults))
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
@@ -1027,8 +1028,24 @@ def _branch_text(branch: _Line, physical: Sequence[str]) -> str:
 _DEVELOPMENT_SWITCH = re.compile(r"--(?:reload|py-autoreload)\b")
 
 
+def _own_defaults(text: str, lines: list[_Line]) -> dict[str, str]:
+    """The script's own names set once, at its top level, to a word or to `${NAME:-word}`
+    (`DEV=${DEV:-false}`): what each holds where a deployment sets none of them, as
+    `shell_values.own_values` reads them in an empty environment."""
+    written = without_comments(text)
+    counts = Counter(_ASSIGNED.findall(written))
+    read = {w for rest in _READ.findall(written) for w in re.findall(r"\w+", rest)}
+    once = {n for n, c in counts.items() if c == 1 and n not in read}
+    top = [(line.first, line.words) for line in lines]
+    return own_values(top, text.splitlines(), {}, once)
+
+
 def _without_development_switch(
-    path: Path, lines: list[_Line], environment: frozenset[str], unset: _Branches
+    path: Path,
+    lines: list[_Line],
+    environment: frozenset[str],
+    unset: _Branches,
+    defaulted: set[str] | None = None,
 ) -> list[_Line]:
     """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
     only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
@@ -1038,7 +1055,10 @@ def _without_development_switch(
     So is any such block of assignments whose test only names no file sets decide, and
     decide false with them unset (`unset`): `if [ -n "${OTEL_SERVICE_NAME}" ]; then
     RUN_COMMAND="... --config observability.conf.py"; fi` runs only where a deployment sets
-    the name, which no file here does."""
+    the name, which no file here does. A test on the script's own `defaulted` names
+    (`DEV=${DEV:-false}`, no file here setting DEV) is decided by their defaults: `if [[
+    "$DEV" == "true" ]]; then cmd+=( --reload ); fi` is left out, its append with it."""
+    own = (defaulted or set()) - environment
     assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
     dropped: set[int] = set()
     index = 0
@@ -1047,17 +1067,19 @@ def _without_development_switch(
             index += 1
             continue
         end, tested, body = _assignment_block(lines, index)
-        if end < len(lines) and body and tested and not tested & (assigned | environment):
+        if end < len(lines) and body and tested and not tested - own & (assigned | environment):
             switch = any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
             names = {f"${n}" for n in tested} <= set(unset.known)
-            if switch or (names and unset._test(lines, index) is False):
+            off = names and unset._test(lines, index) is False
+            if off if tested & own else switch or off:
                 dropped.update(range(index, end + 1))
                 what = "a development switch is set" if switch else "the branch runs"
+                how = "set otherwise than the script's default" if tested & own else "set"
                 note(
                     "server-chosen",
                     Location(path, lines[index].first),
-                    f"{what} only when {', '.join(sorted(tested))} is set, which no file "
-                    "here sets: read without it, as the server runs in production",
+                    f"{what} only when {', '.join(sorted(tested))} is {how}, which no file "
+                    "here does: read without it, as the server runs in production",
                 )
         index = end if end > index + 1 else index + 1
     return [line for i, line in enumerate(lines) if i not in dropped]
@@ -1078,9 +1100,14 @@ def _assignment_block(lines: list[_Line], index: int) -> tuple[int, set[str], li
     test = " ".join(w for line in block[:then] for w in line.words)
     tested = set(re.findall(r"\$\{?([A-Za-z_]\w*)", test))
     closed = end < len(lines) and lines[end].words[:1] == ["fi"]
-    if not closed or not all(all(_ASSIGNMENT.match(w) for w in b.words) for b in body):
+    if not closed or not all(_assigns(w) for b in body for w in b.words):
         body = []
     return end, tested, body
+
+
+def _assigns(word: str) -> bool:
+    """`word` assigns a variable (`OPTS=...`) or an array's elements (`cmd[@]+=--reload`)."""
+    return bool(_ASSIGNMENT.match(word) or _ARRAY_WORD.match(word))
 
 
 def _changed_directory(current: str | None, args: list[Word], env: Mapping[str, str]) -> str | None:
@@ -1915,11 +1942,14 @@ def _fixed_variables(
     for line in lines:
         if len(line.words) >= 2 and line.words[0] in _SOURCING:
             found = find_config(line.words[1]) if find_config is not None else None
-            if found is None:
-                unknown.add(line.first)
-            else:
+            if found is not None:
                 texts.append(found.text)
-    written = "\n".join(texts)
+            elif not _ACTIVATE.search(line.words[1]):
+                unknown.add(line.first)
+    # Without comments: a usage line (`#   GUNICORN_DEV_MODE=true ./run-gunicorn.sh`) sets
+    # nothing, so `GUNICORN_DEV_MODE=${GUNICORN_DEV_MODE:-false}` is still set once
+    # (IBM/mcp-context-forge).
+    written = without_comments("\n".join(texts))
     # The names the texts assign (`NAME=`, `NAME+=`) or `read`, found once: an image's and
     # a compose file's environment may hold a hundred names.
     assigned = set(_ASSIGNED.findall(written))
@@ -1945,6 +1975,10 @@ def _fixed_variables(
     return fixed, frozenset(unknown), unset
 
 
+#: A Python virtual environment's `bin/activate` (`source "$DIR/.venv/bin/activate"`): not a
+#: file here, but a known one, which sets only its own names (`VIRTUAL_ENV`, `PATH`, `PS1`),
+#: never the script's (IBM/mcp-context-forge's run-gunicorn.sh).
+_ACTIVATE = re.compile(r"(?:\A|/)bin/activate[\"']?\Z")
 #: What may set a variable whose name is not written out: `eval`, a name made of an
 #: expansion (`export "$k=$v"`, `declare "$k"=...`, `printf -v "$k"`, `read "$k"`).
 _DYNAMIC = re.compile(
