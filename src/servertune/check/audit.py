@@ -66,6 +66,7 @@ from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unchosen_arms import unchosen_arm_notes
 from servertune.check.unfollowed import reading_one_file
+from servertune.check.unreached import unreached_servers
 from servertune.check.unstarted import unstarted_capped
 from servertune.check.value_templates import (
     installed_name,
@@ -371,6 +372,7 @@ def check_files(
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _known(_findings(context, notes, traffic), discovered)
     notes += _walk_notes(_templates_read(discovered, files, apps), notes)
+    notes += unreached_servers(files, apps, notes)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),

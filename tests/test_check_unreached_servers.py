@@ -1,0 +1,63 @@
+"""A line that runs a server check reads (gunicorn, uvicorn, uWSGI, ...) but that no launch
+check followed reaches is never silent: a `not-followed` note at the line names the server and
+the step not followed (the CMD of a Dockerfile stage only `docker build --target` builds).
+A line a launch reaches, a comment, or `pip install gunicorn` gets none. Seen in
+Codium-ai/pr-agent's docker/Dockerfile (stage `github_app` runs gunicorn, the final stage is a
+CLI); each fixture is a small repository written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+STAGES = """FROM python:3.12 AS base
+WORKDIR /app
+RUN pip install gunicorn uvicorn
+# gunicorn -c srv/gunicorn_conf.py srv.web:app runs the web stage
+COPY srv /app/srv
+
+FROM base AS web_app
+CMD ["python", "-m", "gunicorn", "-c", "srv/gunicorn_conf.py", "srv.web:app"]
+
+FROM base AS cli
+ENTRYPOINT ["python", "srv/cli.py"]
+"""
+
+FILES = {
+    "srv/gunicorn_conf.py": 'bind = "0.0.0.0:3000"\n',
+    "srv/cli.py": "print('a command line tool')\n",
+    "srv/web.py": "app = None\n",
+}
+
+
+def _unreached(result: object, name: str) -> list[tuple[int, str]]:
+    return [
+        (n.at.line, n.message)
+        for n in result.notes  # type: ignore[attr-defined]
+        if n.kind == "not-followed" and n.at.file.name == name and "this line runs" in n.message
+    ]
+
+
+def test_a_server_in_a_stage_that_is_not_the_final_one_is_said_not_followed(
+    tmp_path: Path,
+) -> None:
+    """The `web_app` stage's CMD runs gunicorn (line 8), but the image builds the final `cli`
+    stage and no file builds `--target web_app`: one not-followed note at line 8 names
+    gunicorn and the stage; the RUN that installs gunicorn and the comment get none."""
+    root = write(tmp_path, {"docker/Dockerfile": STAGES, **FILES})
+    notes = _unreached(check_folder(root), "Dockerfile")
+    assert [line for line, _ in notes] == [8]
+    assert "runs gunicorn" in notes[0][1]
+    assert "stage 'web_app', not the final stage" in notes[0][1]
+    assert "docker build --target web_app" in notes[0][1]
+
+
+def test_a_server_line_a_launch_reaches_is_not_noted(tmp_path: Path) -> None:
+    """With the gunicorn stage last, its CMD is the launch: no note says it is unreached."""
+    last = STAGES.replace("FROM base AS cli\nENTRYPOINT", "FROM base AS cli_tool\nRUN echo")
+    last = last.split("FROM base AS cli_tool")[0]
+    root = write(tmp_path, {"docker/Dockerfile": last, **FILES})
+    result = check_folder(root)
+    assert [s for _, s, _ in chains(result, root)] == ["gunicorn"]
+    assert _unreached(result, "Dockerfile") == []
