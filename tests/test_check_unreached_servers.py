@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servertune.check.output import format_text
 from tests.folder_support import chains, check_folder, write
 
 STAGES = """FROM python:3.12 AS base
@@ -61,3 +62,47 @@ def test_a_server_line_a_launch_reaches_is_not_noted(tmp_path: Path) -> None:
     result = check_folder(root)
     assert [s for _, s, _ in chains(result, root)] == ["gunicorn"]
     assert _unreached(result, "Dockerfile") == []
+
+
+WEB_TEMPLATE = """{{- range $name, $web := .Values.webs }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}-web
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          args:
+            - sh
+            - -c
+            - /srv/.venv/bin/gunicorn srv.web:app -b 0.0.0.0:8080 --workers={{ $web.workers }}
+{{- end }}
+"""
+
+
+def test_a_server_in_a_template_check_did_not_render_is_said_not_followed(
+    tmp_path: Path,
+) -> None:
+    """A Helm template check skips (a `{{ range }}` over values) whose container runs gunicorn
+    (line 14): a not-followed note at that line names gunicorn and the template, and the
+    launch graph says no app server was linked because a step was not followed, not that
+    none was found. Seen in galaxyproject/galaxy-helm's deployment-web.yaml."""
+    root = write(
+        tmp_path,
+        {
+            "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 1.0.0\n",
+            "chart/values.yaml": "webs:\n  main:\n    workers: 2\n",
+            "chart/templates/deployment-web.yaml": WEB_TEMPLATE,
+        },
+    )
+    result = check_folder(root)
+    notes = _unreached(result, "deployment-web.yaml")
+    assert chains(result, root) == []
+    assert [line for line, _ in notes] == [14]
+    assert "runs gunicorn" in notes[0][1]
+    assert "template" in notes[0][1]
+    text = format_text(result)
+    assert "no app server found" not in text
+    assert "no app server linked" in text

@@ -371,8 +371,9 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _known(_findings(context, notes, traffic), discovered)
-    notes += _walk_notes(_templates_read(discovered, files, apps), notes)
-    notes += unreached_servers(files, apps, notes)
+    walks = _templates_read(discovered, files, apps)
+    notes += _walk_notes(walks, notes)
+    notes += unreached_servers(files, apps, notes, [p for w in walks for p, _ in w.templates])
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -386,7 +387,7 @@ def check_files(
         errors=tuple(errors),
         cores=((plan.machine if plan is not None else machine).cores, where),
         env_files=_env_files(reading, apps),
-        discovered=tuple(_templates_read(discovered, files, apps)),
+        discovered=tuple(walks),
     )
 
 

@@ -38,10 +38,15 @@ _FROM = re.compile(r"\A\s*FROM\s+\S+(?:\s+AS\s+(?P<name>\S+))?", re.IGNORECASE)
 
 
 def unreached_servers(
-    files: Iterable[Path], apps: Sequence[AppServer], said: Sequence[Note]
+    files: Iterable[Path],
+    apps: Sequence[AppServer],
+    said: Sequence[Note],
+    templates: Iterable[Path] = (),
 ) -> list[Note]:
-    """A `not-followed` note at each line of `files` that runs a server check reads, with
-    options or an app, that no app's launch was read at and no note in `said` is at."""
+    """A `not-followed` note at each line of `files`, or of the `templates` a walk found and
+    no chain rendered, that runs a server check reads, with options or an app, that no app's
+    launch was read at and no note in `said` is at."""
+    unrendered = {os.path.normpath(p) for p in templates}
     reached: dict[str, set[int]] = {}
     #: The servers of each file some launch was read at: another line of that file running
     #: the same server is part of it (a command over lines of a YAML scalar), but in a
@@ -59,7 +64,7 @@ def unreached_servers(
     # A file whose `server-chosen` note names every server line it has says them already.
     chosen = {os.path.normpath(n.at.file) for n in said if n.kind == "server-chosen"}
     notes: list[Note] = []
-    for path in dict.fromkeys(files):
+    for path in dict.fromkeys([*files, *templates]):
         if (
             path.suffix in _NOT_COMMANDS
             or path.name.startswith(".")
@@ -82,7 +87,11 @@ def unreached_servers(
             if any((key, n) in noted for n in range(number, last + 1)):
                 continue
             at = Location(path, number)
-            why = _why(path, lines, number, key in reached or key in started)
+            why = (
+                f"{path.name} is a template check did not render: what it runs is not here"
+                if key in unrendered
+                else _why(path, lines, number, key in reached or key in started)
+            )
             notes.append(
                 Note(
                     "not-followed",
