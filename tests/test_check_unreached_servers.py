@@ -3,7 +3,8 @@ check followed reaches is never silent: a `not-followed` note at the line names 
 the step not followed (the CMD of a Dockerfile stage only `docker build --target` builds).
 A line a launch reaches, a comment, or `pip install gunicorn` gets none. Seen in
 Codium-ai/pr-agent's docker/Dockerfile (stage `github_app` runs gunicorn, the final stage is a
-CLI); each fixture is a small repository written here."""
+CLI). A `uwsgi_pass` to a name no upstream defines is said the same way. Each fixture is a
+small repository written here."""
 
 from __future__ import annotations
 
@@ -106,3 +107,28 @@ def test_a_server_in_a_template_check_did_not_render_is_said_not_followed(
     text = format_text(result)
     assert "no app server found" not in text
     assert "no app server linked" in text
+
+
+def test_a_uwsgi_pass_to_a_name_no_upstream_defines_is_said_not_followed(tmp_path: Path) -> None:
+    """`uwsgi_pass django;` with no `upstream django` in the config read with it (the block
+    sits in a conf.d neighbour nothing includes) and no compose service of that name: the
+    uWSGI server here is not joined to it, and a not-followed note at the pass line names
+    the host, never silence. Seen in certego/BuffaLogs's conf.d/site.conf."""
+    root = write(
+        tmp_path,
+        {
+            "uwsgi.ini": "[uwsgi]\nmodule = shop.wsgi:application\nsocket = 0.0.0.0:3031\n",
+            "nginx/site.conf": (
+                "server {\n    listen 80;\n    location / {\n        uwsgi_pass django;\n    }\n}\n"
+            ),
+        },
+    )
+    result = check_folder(root)
+    notes = [
+        (n.at.line, n.message)
+        for n in result.notes
+        if n.kind == "not-followed" and n.at.file.name == "site.conf"
+    ]
+    assert [line for line, _ in notes] == [4]
+    assert "front host unknown: 'django'" in notes[0][1]
+    assert "no `upstream django`" in notes[0][1]

@@ -34,6 +34,10 @@ _QUOTES = re.compile(r"[\[\],\"']")
 _KEY = re.compile(r"\A(?:[A-Za-z_][\w.-]*:|Exec[A-Za-z]*=[-@+!:]*)")
 #: Files whose lines are no command lines (a gunicorn config is Python; docs describe).
 _NOT_COMMANDS = (".py", ".md", ".rst", ".txt", ".toml", ".cfg", ".lock", ".json", ".conf")
+#: Options with which a server's program serves nothing (it prints, checks or builds).
+_NOT_SERVING = frozenset(
+    {"--version", "-v", "--help", "-h", "--build-plugin", "--check-config", "--print-config"}
+)
 _FROM = re.compile(r"\A\s*FROM\s+\S+(?:\s+AS\s+(?P<name>\S+))?", re.IGNORECASE)
 
 
@@ -141,7 +145,7 @@ def _server_in(words: Sequence[str]) -> str | None:
         server = server_program(os.path.basename(word))
         if server is not None:
             rest = words[index + 1 :]
-            if not rest or rest[0] in ("--version", "-v", "--help", "-h"):
+            if not rest or any(w in _NOT_SERVING for w in rest):
                 return None
             # An option, an app (`module:app`), a config file or a variable: not prose.
             return server if any(re.search(r"\A-|[:.$=/]", w) for w in rest) else None
