@@ -372,8 +372,7 @@ def check_files(
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _known(_findings(context, notes, traffic), discovered)
     walks = _templates_read(discovered, files, apps)
-    notes += _walk_notes(walks, notes)
-    notes += unreached_servers(files, apps, notes, [p for w in walks for p, _ in w.templates])
+    notes += _walk_notes(walks, notes) + unreached_servers(files, apps, notes, walks)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from servertune.check.discover import Discovery
 from servertune.check.graph import app_locations
 from servertune.check.model import AppServer, Location, Note, server_program
 
@@ -45,11 +46,12 @@ def unreached_servers(
     files: Iterable[Path],
     apps: Sequence[AppServer],
     said: Sequence[Note],
-    templates: Iterable[Path] = (),
+    walks: Sequence[Discovery] = (),
 ) -> list[Note]:
-    """A `not-followed` note at each line of `files`, or of the `templates` a walk found and
-    no chain rendered, that runs a server check reads, with options or an app, that no app's
+    """A `not-followed` note at each line of `files`, or of the templates the `walks` found
+    and no chain rendered, that runs a server check reads, with options or an app, that no app's
     launch was read at and no note in `said` is at."""
+    templates = [path for walk in walks for path, _ in walk.templates]
     unrendered = {os.path.normpath(p) for p in templates}
     reached: dict[str, set[int]] = {}
     #: The servers of each file some launch was read at: another line of that file running
