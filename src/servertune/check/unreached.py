@@ -67,6 +67,10 @@ def unreached_servers(
         if app.container is not None:
             started.add(os.path.normpath(app.container.at.file))
     noted = {(os.path.normpath(n.at.file), n.at.line) for n in said}
+    stopped: dict[str, list[str]] = {}
+    for n in said:
+        if n.kind == "not-followed":
+            stopped.setdefault(os.path.normpath(n.at.file), []).append(n.message)
     # A file whose `server-chosen` note names every server line it has says them already.
     chosen = {os.path.normpath(n.at.file) for n in said if n.kind == "server-chosen"}
     notes: list[Note] = []
@@ -84,9 +88,8 @@ def unreached_servers(
         key = os.path.normpath(path)
         for number, server in _server_lines(lines):
             last = _continued(lines, number)
-            span = _stage(lines, number) if _dockerfile(path) else None
-            if span is not None:
-                if any(span[0] <= n < span[1] for n in reached.get(key, ())):
+            if _dockerfile(path):
+                if _skipped_stage(lines, number, reached.get(key, set()), stopped.get(key, ())):
                     continue
             elif server in kinds.get(key, ()):
                 continue
@@ -161,11 +164,20 @@ def _dockerfile(path: Path) -> bool:
     return "dockerfile" in path.name.lower() or "containerfile" in path.name.lower()
 
 
-def _stage(lines: Sequence[str], number: int) -> tuple[int, int]:
-    """The lines [first, past the last) of the Dockerfile stage line `number` is in."""
-    starts = [n for n, line in enumerate(lines, 1) if _FROM.match(line)]
-    first = max((n for n in starts if n <= number), default=1)
-    return first, min((n for n in starts if n > number), default=len(lines) + 1)
+def _skipped_stage(
+    lines: Sequence[str], number: int, reached: set[int], stopped: Sequence[str]
+) -> bool:
+    """Whether a Dockerfile's server line `number` is said already or is no stage's unread
+    command: the final stage's command runs when the image runs (a container's own command
+    replaces it, or the image's reading said why not); a stage a launch was read in, or one a
+    not-followed note of the file names (`FROM ${env}` naming the stages), is said."""
+    starts = [(n, m) for n, line in enumerate(lines, 1) if (m := _FROM.match(line))]
+    first = max((n for n, _ in starts if n <= number), default=1)
+    past = min((n for n, _ in starts if n > number), default=len(lines) + 1)
+    if past > len(lines) or any(first <= n < past for n in reached):
+        return True
+    name = next((m.group("name") for n, m in starts if n == first), None)
+    return bool(name) and any(re.search(rf"\b{re.escape(name)}\b", s) for s in stopped)
 
 
 def _continued(lines: Sequence[str], number: int) -> int:
