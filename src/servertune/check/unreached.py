@@ -177,7 +177,9 @@ def _skipped_stage(
     if past > len(lines) or any(first <= n < past for n in reached):
         return True
     name = next((m.group("name") for n, m in starts if n == first), None)
-    return bool(name) and any(re.search(rf"\b{re.escape(name)}\b", s) for s in stopped)
+    if not name:
+        return False
+    return any(re.search(rf"\b{re.escape(name)}\b", s) for s in stopped)
 
 
 def _continued(lines: Sequence[str], number: int) -> int:
