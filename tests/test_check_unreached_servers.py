@@ -132,3 +132,17 @@ def test_a_uwsgi_pass_to_a_name_no_upstream_defines_is_said_not_followed(tmp_pat
     assert [line for line, _ in notes] == [4]
     assert "front host unknown: 'django'" in notes[0][1]
     assert "no `upstream django`" in notes[0][1]
+
+
+def test_a_file_that_stopped_at_a_link_never_says_it_starts_no_server(tmp_path: Path) -> None:
+    """A compose file whose `client` service extends a file that is not here: check stopped
+    at that link, so the file is one not-followed note at the `extends` and never "no service
+    starts a server" (which only a file whose every link was followed may say). Seen in
+    eHealthAfrica/aether's docker-compose-test.yml and clowder-framework/clowder2."""
+    compose = (
+        "services:\n  db:\n    image: postgres:16\n  client:\n    extends:\n"
+        "      file: ./client/docker-compose.yml\n      service: client\n"
+    )
+    result = check_folder(write(tmp_path, {"docker-compose-test.yml": compose}))
+    kinds = [(n.kind, n.at.line) for n in result.notes if n.at.file.name.startswith("docker")]
+    assert kinds == [("not-followed", 6)]

@@ -937,6 +937,18 @@ def _env_for(path: Path, kind: str, env: Mapping[str, str] | None) -> Mapping[st
     return env if held is None else {**held, **(env or {})}
 
 
+def _path(one: Note) -> str:
+    return os.path.normpath(one.at.file)
+
+
+def _says_nothing_started(one: Note) -> bool:
+    """A `starts-no-server` note that says the file starts nothing (not one that says why it
+    is not deployed: an example copy, a kustomize patch)."""
+    return one.kind == "starts-no-server" and (
+        "starts no " in one.message or "no service starts" in one.message
+    )
+
+
 def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     """Each note once: the same thing not followed at several lines (one include in every
     server block) is one note at its first line, counting the others."""
@@ -952,6 +964,11 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
             if kept is None or one.message.count("$") < kept.message.count("$"):
                 at_line[one.at] = one
     notes = [n for n in notes if n.kind != "not-followed" or at_line[n.at] is n]
+    # "Starts no server" is said of a file only when every link in it was followed: one
+    # that stopped at a link (an image no Dockerfile here is known to build, an extends file
+    # not here) says where instead, in its not-followed note (clowder2's compose files).
+    stopped = {_path(n) for n in notes if n.kind == "not-followed"}
+    notes = [n for n in notes if not (_says_nothing_started(n) and _path(n) in stopped)]
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
         if one in seen:
             continue  # the same line noted twice (a COPY looked through for two files)

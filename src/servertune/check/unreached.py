@@ -72,7 +72,14 @@ def unreached_servers(
         if n.kind == "not-followed":
             stopped.setdefault(os.path.normpath(n.at.file), []).append(n.message)
     # A file whose `server-chosen` note names every server line it has says them already.
-    chosen = {os.path.normpath(n.at.file) for n in said if n.kind == "server-chosen"}
+    # So does one a reader judged to start no server, with why (a kustomize patch, an
+    # example); a Dockerfile's stages are told apart below.
+    chosen = {
+        os.path.normpath(n.at.file)
+        for n in said
+        if n.kind == "server-chosen"
+        or (n.kind == "starts-no-server" and not _dockerfile(n.at.file))
+    }
     notes: list[Note] = []
     for path in dict.fromkeys([*files, *templates]):
         if (
