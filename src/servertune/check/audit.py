@@ -66,6 +66,7 @@ from servertune.check.source import read_text, reading_as
 from servertune.check.together import started_fronts, started_together
 from servertune.check.unchosen_arms import unchosen_arm_notes
 from servertune.check.unfollowed import reading_one_file
+from servertune.check.unreached import unreached_servers
 from servertune.check.unstarted import unstarted_capped
 from servertune.check.value_templates import (
     installed_name,
@@ -370,7 +371,8 @@ def check_files(
     failed = {e.file for e in errors}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _known(_findings(context, notes, traffic), discovered)
-    notes += _walk_notes(_templates_read(discovered, files, apps), notes)
+    walks = _templates_read(discovered, files, apps)
+    notes += _walk_notes(walks, notes) + unreached_servers(files, apps, notes, walks)
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -384,7 +386,7 @@ def check_files(
         errors=tuple(errors),
         cores=((plan.machine if plan is not None else machine).cores, where),
         env_files=_env_files(reading, apps),
-        discovered=tuple(_templates_read(discovered, files, apps)),
+        discovered=tuple(walks),
     )
 
 
@@ -935,6 +937,18 @@ def _env_for(path: Path, kind: str, env: Mapping[str, str] | None) -> Mapping[st
     return env if held is None else {**held, **(env or {})}
 
 
+def _path(one: Note) -> str:
+    return os.path.normpath(one.at.file)
+
+
+def _says_nothing_started(one: Note) -> bool:
+    """A `starts-no-server` note that says the file starts nothing (not one that says why it
+    is not deployed: an example copy, a kustomize patch)."""
+    return one.kind == "starts-no-server" and (
+        "starts no " in one.message or "no service starts" in one.message
+    )
+
+
 def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
     """Each note once: the same thing not followed at several lines (one include in every
     server block) is one note at its first line, counting the others."""
@@ -950,6 +964,11 @@ def _deduplicated(notes: Sequence[Note]) -> tuple[Note, ...]:
             if kept is None or one.message.count("$") < kept.message.count("$"):
                 at_line[one.at] = one
     notes = [n for n in notes if n.kind != "not-followed" or at_line[n.at] is n]
+    # "Starts no server" is said of a file only when every link in it was followed: one
+    # that stopped at a link (an image no Dockerfile here is known to build, an extends file
+    # not here) says where instead, in its not-followed note (clowder2's compose files).
+    stopped = {_path(n) for n in notes if n.kind == "not-followed"}
+    notes = [n for n in notes if not (_says_nothing_started(n) and _path(n) in stopped)]
     for one in sorted(notes, key=lambda n: (str(n.at.file), n.at.line)):
         if one in seen:
             continue  # the same line noted twice (a COPY looked through for two files)

@@ -782,6 +782,39 @@ def unknown_host(
     )
 
 
+#: A uwsgi_pass's (or scgi_pass's) target that names an upstream block or a host, with no
+#: port or dot: what it reaches is an app server (a proxy_pass's may be any HTTP service).
+_BARE_NAME = re.compile(r"\A([A-Za-z_][A-Za-z0-9_-]*)\Z")
+
+
+def _no_upstream(
+    server: Setting[str], project: frozenset[Path] | None, stacks: Stacks | None
+) -> None:
+    """A `not-followed` note for a pass to a bare name (`uwsgi_pass django;`) that no
+    `upstream` block of the config read with it defines and no compose service answers to:
+    the block is in a file nginx loads beside it that nothing here includes (a conf.d
+    neighbour), or the name is a host set where the front runs. Never silent."""
+    from servertune.check.model import note
+
+    found = _BARE_NAME.match(server.value)
+    if found is None:
+        return
+    name = found.group(1)
+    services = stacks.services if stacks is not None else ()
+    if any(
+        name in (s.name, *s.aliases) and (project is None or s.file in project) for s in services
+    ):
+        return
+    note(
+        "not-followed",
+        server.at,
+        f"{server.at}: not followed: front host unknown: {server.value!r} (no `upstream "
+        f"{name}` in the config read with this file, and no compose service of that name): "
+        "the block may be in a file nginx loads beside it that no file here includes; the app "
+        "servers here are not joined to it",
+    )
+
+
 def _image_unknown(
     address: Setting[str], service: Service, port: str, candidates: Sequence[AppServer]
 ) -> None:
@@ -921,6 +954,8 @@ def link(
                 reached = _pass_reaches(
                     config, passing, server, speaking, project, stacks, (apps, nginx_configs)
                 )
+                if not reached and upstream is None and apps:
+                    _no_upstream(server, project, stacks)
                 for app in reached:
                     if passing.protocol == "http" and not _answers_http(app, server.value):
                         continue

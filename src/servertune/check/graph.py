@@ -59,6 +59,11 @@ def _locations(app: AppServer) -> list[Location]:
     return found
 
 
+def app_locations(app: AppServer) -> list[Location]:
+    """Every file:line the app's launch and settings were read at, its container's first."""
+    return _locations(app)
+
+
 def _settings_at(app: AppServer, defaults: bool = False) -> set[Location]:
     """The lines the app's own settings were read at (not its chain's, not defaults placed at
     its file's first line); with `defaults`, the lines of the settings it could not read

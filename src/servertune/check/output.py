@@ -102,13 +102,24 @@ def _ignored_text(result: CheckResult) -> list[str]:
     return lines
 
 
+def _no_server(result: CheckResult) -> str:
+    """The launch graph's line when no launch was linked: none found, or none followed."""
+    stopped = sum(n.kind == "not-followed" for n in result.notes)
+    if not stopped:
+        return "  no app server found"
+    return (
+        f"  no app server linked: {stopped} launch step(s) not followed (the not-followed "
+        "notes below say where each stopped and why)"
+    )
+
+
 def _graph_text(result: CheckResult) -> list[str]:
     """What starts each server and what fronts it; which env files are loaded; what each walk
     read and skipped."""
     lines = ["how the servers start (launch graph):"]
     lines += [
         f"  {describe(one)}" for one in launches(result.apps, result.links, result.balancer_links)
-    ] or ["  no app server found"]
+    ] or [_no_server(result)]
     lines += [f"  {n.message}" for n in result.notes if n.kind == "development-launch"]
     for path, loaders in result.env_files:
         by = ", ".join(str(p) for p in loaders) or "nothing found here"
