@@ -22,8 +22,8 @@ COPY srv /app/srv
 FROM base AS web_app
 CMD ["python", "-m", "gunicorn", "-c", "srv/gunicorn_conf.py", "srv.web:app"]
 
-FROM base AS cli
-ENTRYPOINT ["python", "srv/cli.py"]
+FROM base AS api
+CMD ["uvicorn", "--host", "0.0.0.0", "srv.web:app"]
 """
 
 FILES = {
@@ -44,9 +44,10 @@ def _unreached(result: object, name: str) -> list[tuple[int, str]]:
 def test_a_server_in_a_stage_that_is_not_the_final_one_is_said_not_followed(
     tmp_path: Path,
 ) -> None:
-    """The `web_app` stage's CMD runs gunicorn (line 8), but the image builds the final `cli`
-    stage and no file builds `--target web_app`: one not-followed note at line 8 names
-    gunicorn and the stage; the RUN that installs gunicorn and the comment get none."""
+    """The `web_app` stage's CMD runs gunicorn (line 8), but the image builds the final `api`
+    stage (which starts uvicorn, so no build target is read as a launch of its own) and no
+    file builds `--target web_app`: one not-followed note at line 8 names gunicorn and the
+    stage; the RUN that installs gunicorn and the comment get none."""
     root = write(tmp_path, {"docker/Dockerfile": STAGES, **FILES})
     notes = _unreached(check_folder(root), "Dockerfile")
     assert [line for line, _ in notes] == [8]
@@ -57,7 +58,7 @@ def test_a_server_in_a_stage_that_is_not_the_final_one_is_said_not_followed(
 
 def test_a_server_line_a_launch_reaches_is_not_noted(tmp_path: Path) -> None:
     """With the gunicorn stage last, its CMD is the launch: no note says it is unreached."""
-    last = STAGES.replace("FROM base AS cli\nENTRYPOINT", "FROM base AS cli_tool\nRUN echo")
+    last = STAGES.replace("FROM base AS api\nCMD", "FROM base AS cli_tool\nRUN echo")
     last = last.split("FROM base AS cli_tool")[0]
     root = write(tmp_path, {"docker/Dockerfile": last, **FILES})
     result = check_folder(root)
