@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING
 from servertune.check import resolve
 from servertune.check.commands import Word, expand_known
 from servertune.check.model import AppServer, CheckInputError, Location, collect_notes
+from servertune.check.shell_lists import simple_commands
 
 if TYPE_CHECKING:
     from servertune.check.dockerfile import Image
@@ -169,20 +169,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 def _commands(line: str) -> list[list[str]]:
     """The line's simple commands (split at `;`, `&&`, `||`, `|`, `&`), redirections left
     out; [] when the shell could not split it."""
-    lexer = shlex.shlex(_REDIRECTION.sub(" ", line), posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        return []
-    commands: list[list[str]] = [[]]
-    for token in tokens:
-        if token and set(token) <= set(";&|"):
-            commands.append([])
-        else:
-            commands[-1].append(token)
-    return [c for c in commands if c]
+    return simple_commands(_REDIRECTION.sub(" ", line), commenters="#")
 
 
 def docker_runs(path: Path, text: str) -> list[DockerRun]:

@@ -43,6 +43,7 @@ from servertune.check.model import (
     collect_notes,
     server_program,
 )
+from servertune.check.shell_lists import simple_commands
 from servertune.check.working_dirs import started_in
 
 if TYPE_CHECKING:
@@ -643,19 +644,7 @@ def _command(node: _Node, env: Mapping[str, str]) -> list[_Word]:
         from servertune.check.commands import without_comments
 
         text = without_comments(script.text).replace("\\\n", " ").replace("\n", ";")
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        try:
-            tokens = list(lexer)
-        except ValueError:
-            return []
-        commands: list[list[str]] = [[]]
-        for token in tokens:
-            if token and set(token) <= set(";&|"):
-                commands.append([])
-            else:
-                commands[-1].append(token)
+        commands = simple_commands(text)
         for command in commands:
             started = _runs([_Word(w, script.at) for w in command])
             if started and server_program(PurePosixPath(started[0].text).name) in _SERVERS:

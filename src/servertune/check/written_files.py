@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from servertune.check.commands import (
 from servertune.check.scripts import SHELL_SUFFIXES
 from servertune.check.template_markers import SHEBANG
 
-__all__ = ["scripts_written", "written_by_scripts"]
+__all__ = ["scripts_written", "written_by_scripts", "written_where"]
 
 #: A here-document redirection: `<<EOF`, `<<-EOF`, `<< 'EOF'`, `<<"EOF"`.
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
@@ -40,6 +40,20 @@ _ASSIGNMENT = re.compile(r"\A(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*\Z")
 _UNKNOWN_FOLDER = re.compile(r"\A\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)/[^$`]+\Z")
 #: The most files one run keeps (a repository of installers writes a few).
 _MOST = 200
+
+
+def written_where(paths: Sequence[Path], wanted: Callable[[str], bool]) -> Iterator[ConfigFile]:
+    """The files the scripts among `paths` write with here-documents at a path `wanted` takes
+    (a unit folder, nginx's config folder), in order; a script that cannot be read writes
+    none."""
+    from servertune.check.source import read_text
+
+    for path in paths:
+        try:
+            written = scripts_written(path, read_text(path))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        yield from (file for target, file in written.items() if wanted(target))
 
 
 def scripts_written(path: Path, text: str) -> dict[str, ConfigFile]:

@@ -40,20 +40,12 @@ def written_fronts(paths: Sequence[Path]) -> tuple[NginxConfig, ...]:
     """The nginx configs the scripts among `paths` write with here-documents, each read as
     nginx's config at its lines of the script that writes it."""
     from servertune.check.nginx import read_nginx_text
-    from servertune.check.source import read_text
-    from servertune.check.written_files import scripts_written
+    from servertune.check.written_files import written_where
 
     fronts: list[NginxConfig] = []
-    for path in paths:
+    for file in written_where(paths, nginx_path):
         try:
-            written = scripts_written(path, read_text(path))
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
-        for target, file in written.items():
-            if not nginx_path(target):
-                continue
-            try:
-                fronts.append(read_nginx_text(file.file, file.text))
-            except CheckInputError:
-                continue  # not nginx's syntax: what the script writes there is not a site
+            fronts.append(read_nginx_text(file.file, file.text))
+        except CheckInputError:
+            continue  # not nginx's syntax: what the script writes there is not a site
     return tuple(fronts)

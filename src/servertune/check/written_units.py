@@ -32,21 +32,13 @@ def unit_path(path: str) -> bool:
 def written_units(paths: Sequence[Path]) -> tuple[AppServer, ...]:
     """The app servers started by the service units the scripts among `paths` write with
     here-documents, each unit read at its lines of the script that writes it."""
-    from servertune.check.source import read_text
     from servertune.check.systemd import read_systemd
-    from servertune.check.written_files import scripts_written
+    from servertune.check.written_files import written_where
 
     apps: list[AppServer] = []
-    for path in paths:
+    for file in written_where(paths, unit_path):
         try:
-            written = scripts_written(path, read_text(path))
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
-        for target, file in written.items():
-            if not unit_path(target):
-                continue
-            try:
-                apps.append(read_systemd(file.file, file.text))
-            except CheckInputError:
-                continue  # no unit, or one that starts no server check reads
+            apps.append(read_systemd(file.file, file.text))
+        except CheckInputError:
+            continue  # no unit, or one that starts no server check reads
     return tuple(apps)
