@@ -59,3 +59,53 @@ def test_a_deploy_folders_host_nginx_still_fronts_the_published_port(tmp_path: P
         {"deploy/app/docker-compose.yml": _COMPOSE, "deploy/nginx/site.nginx": _SITE},
     )
     assert _fronts(root) == {("site.nginx",)}
+
+
+_WEB = (
+    "FROM node:20-alpine AS development\nWORKDIR /app\nCMD [\"pnpm\", \"run\", \"server\"]\n\n"
+    "FROM node:20-alpine AS build-stage\nWORKDIR /app\nRUN pnpm build\n\n"
+    "FROM nginx:alpine AS production\nCOPY --from=build-stage /app/dist /usr/share/nginx/html\n"
+    "COPY ./docker/nginx/default.conf /etc/nginx/conf.d/default.conf\n"
+    'CMD ["nginx", "-g", "daemon off;"]\n'
+)
+_API = (
+    "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+    'CMD ["uvicorn", "server.main:app", "--host", "0.0.0.0", "--port", "5050"]\n'
+)
+
+
+def _stack(target: str) -> str:
+    return (
+        "services:\n  api:\n    build:\n      context: .\n      dockerfile: docker/api.Dockerfile\n"
+        "  web:\n    build:\n      context: .\n      dockerfile: docker/web.Dockerfile\n"
+        f"      target: {target}\n"
+    )
+
+
+def test_a_front_is_joined_only_in_the_stack_whose_build_target_copies_it(
+    tmp_path: Path,
+) -> None:
+    """The web Dockerfile's `production` stage copies nginx's site (`proxy_pass
+    http://api:5050`); the production compose file builds that stage, the dev compose file
+    builds its `development` stage, which holds no nginx (as seen in xerrors/Yuxi-Know): the
+    site fronts the production file's api only, not the dev file's same-named api."""
+    root = write(
+        tmp_path / "know",
+        {
+            "docker-compose.yml": _stack("development"),
+            "docker-compose.prod.yml": _stack("production"),
+            "docker/api.Dockerfile": _API,
+            "docker/web.Dockerfile": _WEB,
+            "docker/nginx/default.conf": "server {\n  listen 80;\n  location /api/ {\n"
+            "    proxy_pass http://api:5050/api/;\n  }\n}\n",
+        },
+    )
+    result = check(root)
+    found = {
+        (
+            launch.app.container.at.file.name if launch.app.container else "",
+            tuple(at.file.name for at in launch.fronts),
+        )
+        for launch in launches(result.apps, result.links, result.balancer_links)
+    }
+    assert found == {("docker-compose.prod.yml", ("default.conf",)), ("docker-compose.yml", ())}
