@@ -16,8 +16,7 @@ from tests.folder_support import write
 MACHINE = Machine(cores=4, cores_source="the test's machine", somaxconn=4096)
 
 _SITE = (
-    "server {\n  listen 443 ssl;\n  location / {\n    proxy_pass http://localhost:8000;\n"
-    "  }\n}\n"
+    "server {\n  listen 443 ssl;\n  location / {\n    proxy_pass http://localhost:8000;\n  }\n}\n"
 )
 _COMPOSE = (
     "services:\n  app:\n    image: acme/search:latest\n    ports:\n      - 8000:8000\n"
@@ -62,7 +61,7 @@ def test_a_deploy_folders_host_nginx_still_fronts_the_published_port(tmp_path: P
 
 
 _WEB = (
-    "FROM node:20-alpine AS development\nWORKDIR /app\nCMD [\"pnpm\", \"run\", \"server\"]\n\n"
+    'FROM node:20-alpine AS development\nWORKDIR /app\nCMD ["pnpm", "run", "server"]\n\n'
     "FROM node:20-alpine AS build-stage\nWORKDIR /app\nRUN pnpm build\n\n"
     "FROM nginx:alpine AS production\nCOPY --from=build-stage /app/dist /usr/share/nginx/html\n"
     "COPY ./docker/nginx/default.conf /etc/nginx/conf.d/default.conf\n"

@@ -93,7 +93,5 @@ def developer_front(front: Path, app: AppServer) -> bool:
     if any("development" in _named(f, common) for f in folders):
         return False
     parts = Path(os.path.relpath(own, common)).parts if own != common else ()
-    words = {
-        w.lower() for p in parts for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", p)
-    }
+    words = {w.lower() for p in parts for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", p)}
     return bool(words & DEVELOPMENT_WORDS)
