@@ -181,6 +181,8 @@ class Service:
     #: how a server on the host (a host's nginx) reaches it; None when not known (a port
     #: written with a variable).
     published: tuple[tuple[str, str], ...] | None = None
+    #: The stage its `build.target` names; None when it builds the final stage.
+    target: str | None = None
 
 
 @dataclass(frozen=True)
@@ -476,6 +478,8 @@ class Stacks:
         found = []
         for service in self.services:
             image = self.built_image(service)
+            if image is not None and service.target is not None:
+                image = _target_stage(image, service.target)
             if image is not None and any(
                 image.holds(f, whole_context=False) is not None for f in files
             ):
@@ -1234,3 +1238,14 @@ def _through_service(
                 ):
                     found.append((Setting(f"{name}:{number}", entry.at), app))
     return found
+
+
+def _target_stage(image: Image, target: str) -> Image:
+    """The stage of `image`'s Dockerfile a service's `build.target` builds: what that
+    container holds is its COPYs, not the final stage's (xerrors/Yuxi-Know: the dev compose
+    file's `web` builds the `development` stage, not the `production` one that copies
+    nginx's config)."""
+    from servertune.check.dockerfile import read_image
+    from servertune.check.source import read_text
+
+    return read_image(image.path, read_text(image.path), image.context, target)

@@ -998,6 +998,7 @@ def services_of(path: Path, text: str) -> tuple[Service, ...]:
                 # `none` and `bridge` leave it a namespace of its own.
                 network_shared=mode is not None and (mode.text() or "") not in ("none", "bridge"),
                 published=_published(service),
+                target=_target(service),
             )
         )
     return tuple(found)

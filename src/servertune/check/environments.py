@@ -13,11 +13,13 @@ no such folder, or with two environments, is not known, and nothing is decided b
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
+from servertune.check.development_folders import DEVELOPMENT_WORDS
 from servertune.check.model import AppServer
 
-__all__ = ["environments_differ", "same_environment"]
+__all__ = ["developer_front", "environments_differ", "same_environment"]
 
 #: Folder names that name a deployment environment, with the environment each names.
 _ENVIRONMENTS = {
@@ -72,3 +74,24 @@ def same_environment(front: Path, app: AppServer) -> bool:
     """The front's folders and the server's files name the same one environment."""
     mine, theirs = _environments(front, app)
     return mine is not None and mine == theirs
+
+
+def developer_front(front: Path, app: AppServer) -> bool:
+    """The front sits in a folder of developer tools (swirlai/swirl-search's
+    `DevUtils/nginx/nginx.conf`: a word of a folder name below the folder it shares with the
+    server's files names development) and the server is no development server and its files
+    name no development environment (a reloading server is the developer's): a developer's sample for a server run by hand, not the
+    deployment's front."""
+    if app.reloads is not None and app.reloads.value:
+        return False
+    folders = [os.path.dirname(f) for f in _files(app)]
+    own = os.path.dirname(os.path.normpath(front.absolute()))
+    try:
+        common = os.path.commonpath([own, *folders])
+    except ValueError:
+        return False
+    if any("development" in _named(f, common) for f in folders):
+        return False
+    parts = Path(os.path.relpath(own, common)).parts if own != common else ()
+    words = {w.lower() for p in parts for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", p)}
+    return bool(words & DEVELOPMENT_WORDS)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.chain import BalancerLink, Link, Service, Stacks, normalise
+from servertune.check.environments import developer_front
 from servertune.check.heroku_nginx import dyno_server
 from servertune.check.model import AppServer, NginxConfig
 
@@ -161,7 +162,7 @@ def _published_to(app: AppServer, port: str, front: Path, stacks: Stacks) -> boo
         return True
     listening = {normalise(s.value)[1] for s in app.sockets}
     if any(h == port and c in listening for h, c in service.published):
-        return True
+        return not developer_front(front, app)
     return not _elsewhere(app, front, stacks)
 
 
