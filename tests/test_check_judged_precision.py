@@ -174,6 +174,37 @@ def test_a_route_s_own_shorter_read_timeout_is_a_note(tmp_path: Path) -> None:
     assert all(f.severity is Severity.warning for f in kept)
 
 
+_LOCATIONS = """events {}
+http {
+    server {
+        listen 80;
+        location /admin { proxy_read_timeout 45; proxy_pass http://127.0.0.1:8000; }
+        location /api/feeds { proxy_read_timeout 600; proxy_pass http://127.0.0.1:8000; }
+        location / { proxy_read_timeout 45; proxy_pass http://127.0.0.1:8000; }
+    }
+}
+"""
+
+
+def test_the_catch_all_s_own_shorter_read_timeout_is_a_note_like_any_route_s(
+    tmp_path: Path,
+) -> None:
+    """`location /admin` and `location /` each write proxy_read_timeout 45 beside a route
+    that waits 600 s on the same gunicorn (timeout 120): both are the maintainer's choice per
+    location, so both are the same note, not one note and one warning (seen on
+    intelowlproject/GreedyBear's configuration/nginx/http.conf)."""
+    app = {"gunicorn.conf.py": "bind = '127.0.0.1:8000'\ntimeout = 120\n"}
+    found = [
+        f
+        for f in _findings(tmp_path, {**app, "nginx.conf": _LOCATIONS})
+        if f.rule == "app-timeout-over-read-timeout"
+    ]
+    assert sorted((f.at.line, f.severity) for f in found) == [
+        (5, Severity.info),
+        (7, Severity.info),
+    ]
+
+
 def test_the_same_fault_in_copies_of_one_file_is_one_finding(tmp_path: Path) -> None:
     """`deploy/supervisor/production/web.conf` and `.../test/web.conf`, copies that differ only
     in their environment, both leave stopwaitsecs at 10 s under `--graceful-timeout 40`: the
