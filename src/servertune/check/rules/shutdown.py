@@ -632,6 +632,11 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # an ini on its own: started by systemd or the Emperor, who send others
         if app.die_on_term is not None or app.missing_config is not None:
             continue  # set, or perhaps set in the config file the command names but was not read
+        if _daemonized(app):
+            # `--daemonize LOG`: the master forks away from whatever started it, so no
+            # supervisor, container or platform sends it SIGTERM (it is stopped by its pidfile
+            # or `--stop`): the rule's premise does not hold (SEED-platform/seed).
+            continue
         if stop_signal(app) != "TERM":
             # Stopped with another signal (supervisord's `stopsignal = USR1` prints uWSGI's
             # stats and waits for the SIGKILL on purpose): SIGTERM never comes; KILL, INT and
@@ -664,6 +669,14 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             f"in its ini file: {_UWSGI_GRACEFUL_STOP})",
         )
         yield _unlaunched(app, finding)
+
+
+def _daemonized(app: AppServer) -> bool:
+    """uWSGI's own `--daemonize` / `--daemonize2` on the line that starts it: it detaches."""
+    line = app.detached or app.backgrounded
+    return line is not None and any(
+        w.partition("=")[0] in ("--daemonize", "--daemonize2") for w in line.value.split()
+    )
 
 
 def _unlaunched(app: AppServer, finding: Finding) -> Finding:
