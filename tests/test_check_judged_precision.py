@@ -296,7 +296,9 @@ def test_threads_with_a_worker_class_that_ignores_them_is_a_warning(tmp_path: Pa
     threads-ignored-by-worker-class says so at the flag, fixed by removing it (seen on
     homanp/superagent's Dockerfile); gthread with threads, and a worker class of the
     project's own (perhaps a ThreadWorker), draw nothing."""
-    cmd = 'FROM python:3.12\nCMD ["gunicorn", "-b", ":8000", "-k", "%s", "--threads", "8", "a:app"]\n'
+    cmd = (
+        'FROM python:3.12\nCMD ["gunicorn", "-b", ":8000", "-k", "%s", "--threads", "8", "a:app"]\n'
+    )
     found = _one(
         _findings(tmp_path / "uvicorn", {"Dockerfile": cmd % "uvicorn.workers.UvicornWorker"}),
         "threads-ignored-by-worker-class",
@@ -307,3 +309,25 @@ def test_threads_with_a_worker_class_that_ignores_them_is_a_warning(tmp_path: Pa
         folder = tmp_path / worker.replace(".", "_")
         found_rules = {f.rule for f in _findings(folder, {"Dockerfile": cmd % worker})}
         assert "threads-ignored-by-worker-class" not in found_rules
+
+
+def test_the_exec_fix_names_every_script_of_the_chain_that_lacks_it(tmp_path: Path) -> None:
+    """The image's entrypoint.sh runs `./conf/start.sh` without `exec`, and start.sh runs
+    uwsgi without it: `exec` on uwsgi's line alone leaves entrypoint.sh's shell PID 1, so
+    entrypoint-without-exec says entrypoint.sh needs it too, in its message and its fix, with
+    the line under `see` (seen on eHealthAfrica/aether's entrypoint.sh and
+    conf/uwsgi/start.sh)."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n"
+            'ENTRYPOINT ["/app/entrypoint.sh"]\n',
+            "entrypoint.sh": "#!/bin/bash\nset -e\necho starting\n./conf/start.sh\n",
+            "conf/start.sh": "#!/bin/bash\nuwsgi --http :8000 --module app --die-on-term\n",
+        },
+    )
+    (found,) = [f for f in check_folder(root).findings if f.rule == "entrypoint-without-exec"]
+    assert (found.at.file.name, found.at.line) == ("start.sh", 2)
+    assert "entrypoint.sh runs './conf/start.sh' without `exec` too" in found.message
+    assert found.fix.endswith("and in entrypoint.sh: exec ./conf/start.sh")
+    assert any(at.file.name == "entrypoint.sh" and at.line == 4 for at in found.related)
