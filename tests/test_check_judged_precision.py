@@ -316,7 +316,8 @@ def test_the_exec_fix_names_every_script_of_the_chain_that_lacks_it(tmp_path: Pa
     uwsgi without it: `exec` on uwsgi's line alone leaves entrypoint.sh's shell PID 1, so
     entrypoint-without-exec says entrypoint.sh needs it too, in its message and its fix, with
     the line under `see` (seen on eHealthAfrica/aether's entrypoint.sh and
-    conf/uwsgi/start.sh)."""
+    conf/uwsgi/start.sh); an entrypoint.sh that runs something after it (a `sleep` keeping
+    the container up, broadinstitute/seqr) is not told to exec it."""
     root = write(
         tmp_path,
         {
@@ -331,3 +332,6 @@ def test_the_exec_fix_names_every_script_of_the_chain_that_lacks_it(tmp_path: Pa
     assert "entrypoint.sh runs './conf/start.sh' without `exec` too" in found.message
     assert found.fix.endswith("and in entrypoint.sh: exec ./conf/start.sh")
     assert any(at.file.name == "entrypoint.sh" and at.line == 4 for at in found.related)
+    (script := root / "entrypoint.sh").write_text(script.read_text() + "sleep infinity\n")
+    (kept,) = [f for f in check_folder(root).findings if f.rule == "entrypoint-without-exec"]
+    assert "entrypoint.sh" not in kept.message + kept.fix

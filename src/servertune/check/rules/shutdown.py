@@ -271,15 +271,32 @@ def _parents_without_exec(app: AppServer, line: Setting[str]) -> list[Setting[st
     children = [step.file for step in app.launched_by[1:]] + [line.at.file]
     for step, child in zip(app.launched_by, children, strict=True):
         try:
-            text = step.file.read_text(errors="replace").splitlines()[step.line - 1].strip()
-        except (OSError, IndexError):
+            lines = step.file.read_text(errors="replace").splitlines()
+        except OSError:
             continue
+        if not 0 < step.line <= len(lines) or not _last_command(lines[step.line :]):
+            # Something runs after it (seqr's `sleep` keeping the container up): `exec`
+            # there would skip it, so it is no fix.
+            continue
+        text = lines[step.line - 1].strip()
         words = text.split()
         if words[:1] in (["sh"], ["bash"]):
             words = words[1:]
         if words and child != step.file and words[0].rsplit("/", 1)[-1] == child.name:
             found.append(Setting(text, step))
     return found
+
+
+def _last_command(after: list[str]) -> bool:
+    """Whether nothing runs after a script's line, given the lines that follow it: only
+    blanks, comments and block ends until the end of the file or of its `case` arm or `if`
+    branch."""
+    for text in after:
+        word = text.strip().split(maxsplit=1)[0] if text.strip() else ""
+        if word in ("", "fi", "esac", "done", "}") or word.startswith("#"):
+            continue
+        return word in (";;", "else", "elif")
+    return True
 
 
 def _with_parents(finding: Finding, parents: list[Setting[str]]) -> Finding:
