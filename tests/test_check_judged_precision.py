@@ -174,6 +174,37 @@ def test_a_route_s_own_shorter_read_timeout_is_a_note(tmp_path: Path) -> None:
     assert all(f.severity is Severity.warning for f in kept)
 
 
+_LOCATIONS = """events {}
+http {
+    server {
+        listen 80;
+        location /admin { proxy_read_timeout 45; proxy_pass http://127.0.0.1:8000; }
+        location /api/feeds { proxy_read_timeout 600; proxy_pass http://127.0.0.1:8000; }
+        location / { proxy_read_timeout 45; proxy_pass http://127.0.0.1:8000; }
+    }
+}
+"""
+
+
+def test_the_catch_all_s_own_shorter_read_timeout_is_a_note_like_any_route_s(
+    tmp_path: Path,
+) -> None:
+    """`location /admin` and `location /` each write proxy_read_timeout 45 beside a route
+    that waits 600 s on the same gunicorn (timeout 120): both are the maintainer's choice per
+    location, so both are the same note, not one note and one warning (seen on
+    intelowlproject/GreedyBear's configuration/nginx/http.conf)."""
+    app = {"gunicorn.conf.py": "bind = '127.0.0.1:8000'\ntimeout = 120\n"}
+    found = [
+        f
+        for f in _findings(tmp_path, {**app, "nginx.conf": _LOCATIONS})
+        if f.rule == "app-timeout-over-read-timeout"
+    ]
+    assert sorted((f.at.line, f.severity) for f in found) == [
+        (5, Severity.info),
+        (7, Severity.info),
+    ]
+
+
 def test_the_same_fault_in_copies_of_one_file_is_one_finding(tmp_path: Path) -> None:
     """`deploy/supervisor/production/web.conf` and `.../test/web.conf`, copies that differ only
     in their environment, both leave stopwaitsecs at 10 s under `--graceful-timeout 40`: the
@@ -257,3 +288,50 @@ def test_a_fault_in_an_example_config_no_launch_starts_is_info_at_most(tmp_path:
     )
     (finding,) = [f for f in check_folder(started).findings if f.rule == "gthread-one-thread"]
     assert finding.severity == Severity.warning
+
+
+def test_threads_with_a_worker_class_that_ignores_them_is_a_warning(tmp_path: Path) -> None:
+    """`gunicorn -k uvicorn.workers.UvicornWorker --threads 8`: gunicorn's `threads` "only
+    affects the Gthread worker type", so the 8 threads are not there and
+    threads-ignored-by-worker-class says so at the flag, fixed by removing it (seen on
+    homanp/superagent's Dockerfile); gthread with threads, and a worker class of the
+    project's own (perhaps a ThreadWorker), draw nothing."""
+    cmd = (
+        'FROM python:3.12\nCMD ["gunicorn", "-b", ":8000", "-k", "%s", "--threads", "8", "a:app"]\n'
+    )
+    found = _one(
+        _findings(tmp_path / "uvicorn", {"Dockerfile": cmd % "uvicorn.workers.UvicornWorker"}),
+        "threads-ignored-by-worker-class",
+    )
+    assert (found.at.line, found.severity) == (2, Severity.warning)
+    assert found.fix.startswith("remove --threads 8")
+    for worker in ("gthread", "app.workers.Custom"):
+        folder = tmp_path / worker.replace(".", "_")
+        found_rules = {f.rule for f in _findings(folder, {"Dockerfile": cmd % worker})}
+        assert "threads-ignored-by-worker-class" not in found_rules
+
+
+def test_the_exec_fix_names_every_script_of_the_chain_that_lacks_it(tmp_path: Path) -> None:
+    """The image's entrypoint.sh runs `./conf/start.sh` without `exec`, and start.sh runs
+    uwsgi without it: `exec` on uwsgi's line alone leaves entrypoint.sh's shell PID 1, so
+    entrypoint-without-exec says entrypoint.sh needs it too, in its message and its fix, with
+    the line under `see` (seen on eHealthAfrica/aether's entrypoint.sh and
+    conf/uwsgi/start.sh); an entrypoint.sh that runs something after it (a `sleep` keeping
+    the container up, broadinstitute/seqr) is not told to exec it."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n"
+            'ENTRYPOINT ["/app/entrypoint.sh"]\n',
+            "entrypoint.sh": "#!/bin/bash\nset -e\necho starting\n./conf/start.sh\n",
+            "conf/start.sh": "#!/bin/bash\nuwsgi --http :8000 --module app --die-on-term\n",
+        },
+    )
+    (found,) = [f for f in check_folder(root).findings if f.rule == "entrypoint-without-exec"]
+    assert (found.at.file.name, found.at.line) == ("start.sh", 2)
+    assert "entrypoint.sh runs './conf/start.sh' without `exec` too" in found.message
+    assert found.fix.endswith("and in entrypoint.sh: exec ./conf/start.sh")
+    assert any(at.file.name == "entrypoint.sh" and at.line == 4 for at in found.related)
+    (script := root / "entrypoint.sh").write_text(script.read_text() + "sleep infinity\n")
+    (kept,) = [f for f in check_folder(root).findings if f.rule == "entrypoint-without-exec"]
+    assert "entrypoint.sh" not in kept.message + kept.fix

@@ -518,6 +518,9 @@ class PassTarget:
     #: included file (a snippet), the nearest first; () when the file read writes it. Not part
     #: of its identity: the snippet read alone passes the same way.
     included_from: tuple[Location, ...] = field(default=(), compare=False)
+    #: Its read timeout is written in the block it is in (its own location's choice), not
+    #: inherited from the server or http block.
+    own_read_timeout: bool = field(default=False, compare=False)
 
     def timeout_name(self, which: Literal["read", "send"]) -> str:
         """The read (or send) timeout as its file names it: `proxy_read_timeout`, or the

@@ -737,6 +737,7 @@ def _walk_locations(
     with the read and send timeouts, HTTP version and `root` it inherits where it is written; to
     `templated` each whose target names a variable nginx does not define (`nginx_names`, its
     own and the config's): a template's, rendered where the container starts."""
+    inherited = (proxy, uwsgi)
     proxy = _setting(block, "proxy_read_timeout", proxy)
     uwsgi = _setting(block, "uwsgi_read_timeout", uwsgi)
     sends = (
@@ -759,6 +760,7 @@ def _walk_locations(
                 sends[0] if http else sends[1],
                 root=root,
                 included_from=node.via,
+                own_read_timeout=(proxy if http else uwsgi) is not inherited[0 if http else 1],
             )
             if "$" not in node.args[0]:
                 passes.append(found)

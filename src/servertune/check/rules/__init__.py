@@ -57,6 +57,7 @@ RULES: dict[str, Rule] = {
         keepalive.upstream_keepalive_over_app_keepalive,
         timeouts.app_timeout_over_read_timeout,
         workers.gthread_one_thread,
+        workers.threads_ignored_by_worker_class,
         sockets.shared_socket,
         sockets.granian_workers_share_a_port,
         sockets.uvicorn_workers_nagle,

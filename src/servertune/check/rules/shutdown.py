@@ -249,16 +249,72 @@ def entrypoint_without_exec(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         parent = _shell_parent(app, app.kind)
         if parent is None:
-            yield rule.finding(line.at, _pid1_shell(app.kind, line, ""), _exec_fix(line.value))
+            finding = rule.finding(line.at, _pid1_shell(app.kind, line, ""), _exec_fix(line.value))
+            yield _with_parents(finding, _parents_without_exec(app, line))
             continue
         what, backing = parent
-        yield rule.finding(
+        finding = rule.finding(
             line.at,
             f"the script runs {app.kind} as a child of the shell ({_shown(line.value)}): {what}",
             _exec_fix(line.value),
             docs=backing,
         )
+        yield _with_parents(finding, _parents_without_exec(app, line))
     yield from _managers_finding(rule, c)
+
+
+def _parents_without_exec(app: AppServer, line: Setting[str]) -> list[Setting[str]]:
+    """The earlier scripts of the launch chain whose step runs the next script as a child
+    (`./conf/uwsgi/start.sh`, `bash start.sh`, without `exec`): each keeps a shell in front
+    of the server as well, so `exec` on the server's line alone leaves the first one PID 1."""
+    found: list[Setting[str]] = []
+    children = [step.file for step in app.launched_by[1:]] + [line.at.file]
+    for step, child in zip(app.launched_by, children, strict=True):
+        try:
+            lines = step.file.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        if not 0 < step.line <= len(lines) or not _last_command(lines[step.line :]):
+            # Something runs after it (seqr's `sleep` keeping the container up): `exec`
+            # there would skip it, so it is no fix.
+            continue
+        text = lines[step.line - 1].strip()
+        words = text.split()
+        if words[:1] in (["sh"], ["bash"]):
+            words = words[1:]
+        if words and child != step.file and words[0].rsplit("/", 1)[-1] == child.name:
+            found.append(Setting(text, step))
+    return found
+
+
+def _last_command(after: list[str]) -> bool:
+    """Whether nothing runs after a script's line, given the lines that follow it: only
+    blanks, comments and block ends until the end of the file or of its `case` arm or `if`
+    branch."""
+    for text in after:
+        word = text.strip().split(maxsplit=1)[0] if text.strip() else ""
+        if word in ("", "fi", "esac", "done", "}") or word.startswith("#"):
+            continue
+        return word in (";;", "else", "elif")
+    return True
+
+
+def _with_parents(finding: Finding, parents: list[Setting[str]]) -> Finding:
+    """The finding whose fix names every script of the chain that needs `exec`, not only the
+    server's line (eHealthAfrica/aether's entrypoint.sh runs conf/uwsgi/start.sh without it)."""
+    if not parents:
+        return finding
+    # Named by file name, the line under `see`: copies of the chain (one per image) then
+    # say the same and fold into one finding.
+    where = ", ".join(f"{p.at.file.name} runs {_shown(p.value)}" for p in parents)
+    fixes = "; ".join(f"in {p.at.file.name}: {_with_exec(p.value)}" for p in parents)
+    return replace(
+        finding,
+        message=f"{finding.message} ({where} without `exec` too: its shell stays in front of "
+        "this one, so both need it)",
+        fix=f"{finding.fix}   and {fixes}",
+        related=finding.related + tuple(p.at for p in parents if p.at not in finding.related),
+    )
 
 
 def _pid1_shell(kind: str, line: Setting[str], manager: str) -> str:
@@ -632,6 +688,11 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             continue  # an ini on its own: started by systemd or the Emperor, who send others
         if app.die_on_term is not None or app.missing_config is not None:
             continue  # set, or perhaps set in the config file the command names but was not read
+        if _daemonized(app):
+            # `--daemonize LOG`: the master forks away from whatever started it, so no
+            # supervisor, container or platform sends it SIGTERM (it is stopped by its pidfile
+            # or `--stop`): the rule's premise does not hold (SEED-platform/seed).
+            continue
         if stop_signal(app) != "TERM":
             # Stopped with another signal (supervisord's `stopsignal = USR1` prints uWSGI's
             # stats and waits for the SIGKILL on purpose): SIGTERM never comes; KILL, INT and
@@ -664,6 +725,14 @@ def uwsgi_sigterm_reloads(rule: Rule, c: Context) -> Iterator[Finding]:
             f"in its ini file: {_UWSGI_GRACEFUL_STOP})",
         )
         yield _unlaunched(app, finding)
+
+
+def _daemonized(app: AppServer) -> bool:
+    """uWSGI's own `--daemonize` / `--daemonize2` on the line that starts it: it detaches."""
+    line = app.detached or app.backgrounded
+    return line is not None and any(
+        w.partition("=")[0] in ("--daemonize", "--daemonize2") for w in line.value.split()
+    )
 
 
 def _unlaunched(app: AppServer, finding: Finding) -> Finding:

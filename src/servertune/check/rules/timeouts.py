@@ -89,11 +89,17 @@ def _chosen_for_route(finding: Finding, wait: Wait, waits: list[Wait]) -> Findin
     """The finding as a note when the shorter wait is a choice for one route: written in a
     location that is not the catch-all, while another route of the same file waits on the
     same server as long as its timeout or longer (DOAJ/doaj's `/api` at 30 s under the
-    server block's 600 s, "API endpoints should respond quickly"). Its fix keeps the chosen
+    server block's 600 s, "API endpoints should respond quickly"); the catch-all `/` too when
+    it writes its own (intelowlproject/GreedyBear's `/` and `/admin` at 45 s beside
+    `/api/feeds` at 600 s, judged alike). Its fix keeps the chosen
     value: the cost is a worker running on after the 504, not a client's answer."""
     location = wait.passing.location if wait.passing is not None else ""
+    own = wait.passing is not None and wait.passing.own_read_timeout
     timeout = wait.app.request_timeout
-    if wait.timeout.default or location in ("", "/") or timeout is None:
+    if wait.timeout.default or location == "" or timeout is None:
+        return finding
+    if location == "/" and not own:
+        # The catch-all inheriting the server's wait is the site's wait, not one route's.
         return finding
     longer = next(
         (

@@ -43,6 +43,52 @@ def gthread_one_thread(rule: Rule, c: Context) -> Iterator[Finding]:
             )
 
 
+@check_rule(
+    "threads-ignored-by-worker-class",
+    Severity.warning,
+    "gunicorn's threads set above 1 for a worker class that ignores it (uvicorn, gevent, ...)",
+    "https://docs.gunicorn.org/en/stable/settings.html#threads (threads: "
+    '"This setting only affects the Gthread worker type")',
+    kind="fault",
+)
+def threads_ignored_by_worker_class(rule: Rule, c: Context) -> Iterator[Finding]:
+    for app in c.apps:
+        worker = app.worker_class
+        if app.kind != "gunicorn" or worker is None or app.threads.default:
+            continue
+        if app.threads.value < 2 or not _ignores_threads(app, worker.value):
+            continue
+        threads = assignment(app, "threads", app.threads.value)
+        yield rule.finding(
+            app.threads.at,
+            f"{threads} with the worker class {worker.value}: gunicorn's threads only "
+            "affects its gthread (and sync) workers, so this worker never starts them: the "
+            f"{app.threads.value} threads per process the line suggests are not there",
+            f"remove {threads} (threads are gthread's, for a WSGI app)",
+            () if worker.at == app.threads.at else (worker.at,),
+        )
+
+
+#: gunicorn's own worker classes that run no threads of its `threads` setting (green threads
+#: or an event loop): gevent, eventlet, tornado.
+_UNTHREADED_GUNICORN = frozenset(
+    f"{prefix}{name}"
+    for name in ("gevent", "eventlet", "tornado")
+    for prefix in ("", "egg:gunicorn#")
+) | {
+    "gunicorn.workers.ggevent.GeventWorker",
+    "gunicorn.workers.geventlet.EventletWorker",
+    "gunicorn.workers.gtornado.TornadoWorker",
+}
+
+
+def _ignores_threads(app: AppServer, worker: str) -> bool:
+    """Whether the worker class is known to ignore `threads`: an ASGI worker (uvicorn's, its
+    subclasses) or gunicorn's green-thread and tornado workers; a class not known (a project's
+    own, perhaps a ThreadWorker) is not judged."""
+    return app.interface == "asgi" or worker in _UNTHREADED_GUNICORN
+
+
 def judged_cores(c: Context) -> tuple[int, str]:
     machine = c.plan.machine if c.plan else c.machine
     where = "the workload's" if c.plan else f"the server's ({machine.cores_source}):"
