@@ -141,3 +141,21 @@ def test_the_exec_fix_of_a_server_followed_by_a_retry_block_is_shell(tmp_path: P
         "cd /app && exec gunicorn --bind 0.0.0.0:8080 config.wsgi:application   (with `exec`"
     )
     assert "exec {" not in finding.fix
+
+
+def test_a_shell_form_cmd_is_its_own_launch_so_uwsgis_sigterm_finding_stays_a_warning(
+    tmp_path: Path,
+) -> None:
+    """A Dockerfile's shell-form `CMD uwsgi ...` is started by the image itself: the
+    image is what a container runs, so uwsgi-sigterm-reloads there is a warning, never the
+    note kept for a script no file here starts. Seen in bartTC/dpaste's Dockerfile."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nRUN pip install uwsgi\nCOPY . /app\n"
+            "WORKDIR /app\nCMD uwsgi --http 0.0.0.0:8000 --module app.wsgi -p 2\n"
+        },
+    )
+    findings = {(f.rule, f.severity.name) for f in check_folder(root).findings}
+    assert ("uwsgi-sigterm-reloads", "warning") in findings
+    assert ("uwsgi-sigterm-reloads", "info") not in findings

@@ -739,7 +739,8 @@ def _unlaunched(app: AppServer, finding: Finding) -> Finding:
     """The warning as a note when the server's only start is a script no file here starts
     (a host's start script): a fault in a file nothing starts is a note at most."""
     link = app.without_exec or app.backgrounded or app.shell_form or app.detached
-    if link is None or _launched(app, link):
+    # A shell-form CMD / ENTRYPOINT is the image's own start: a container runs it.
+    if link is None or link is app.shell_form or _launched(app, link):
         return finding
     return replace(
         finding,
