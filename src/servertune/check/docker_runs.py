@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING
 from servertune.check import resolve
 from servertune.check.commands import Word, expand_known
 from servertune.check.model import AppServer, CheckInputError, Location, collect_notes
-from servertune.check.shell_lists import simple_commands
+from servertune.check.shell_lists import logical_lines, simple_commands
 
 if TYPE_CHECKING:
     from servertune.check.dockerfile import Image
@@ -149,23 +148,6 @@ class DockerRun:
     mounts: tuple[tuple[Path, PurePosixPath, Location], ...] = ()
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, text) of each command line, its `\\` continuations joined."""
-    first, parts = 0, list[str]()
-    for number, physical in enumerate(text.splitlines(), 1):
-        if not parts:
-            first = number
-        stripped = physical.rstrip()
-        if stripped.endswith("\\"):
-            parts.append(stripped[:-1])
-            continue
-        parts.append(physical)
-        yield first, " ".join(parts)
-        parts = []
-    if parts:
-        yield first, " ".join(parts)
-
-
 def _commands(line: str) -> list[list[str]]:
     """The line's simple commands (split at `;`, `&&`, `||`, `|`, `&`), redirections left
     out; [] when the shell could not split it."""
@@ -177,7 +159,7 @@ def docker_runs(path: Path, text: str) -> list[DockerRun]:
     script's own top-level assignments say."""
     env: dict[str, str] = {}
     found: list[DockerRun] = []
-    for first, line in _logical_lines(text):
+    for first, line in logical_lines(text):
         assigned = _ASSIGNMENT.match(line.strip())
         if assigned is not None:
             env[assigned["name"]] = expand_known(assigned["value"].strip("\"'"), env)

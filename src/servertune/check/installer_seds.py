@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.model import Location
-from servertune.check.nginx_seds import Fill, logical_lines
+from servertune.check.nginx_seds import Fill
+from servertune.check.shell_lists import logical_lines
 
 __all__ = ["installed_fills"]
 

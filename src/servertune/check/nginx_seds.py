@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from servertune.check.dockerfile import Image
 from servertune.check.model import CheckInputError, Location
+from servertune.check.shell_lists import logical_lines
 
-__all__ = ["Fill", "logical_lines", "sed_fills"]
+__all__ = ["Fill", "sed_fills"]
 
 #: `s|PATTERN|REPLACEMENT|flags` with any one delimiter.
 _SUBSTITUTE = re.compile(
@@ -76,17 +77,3 @@ def sed_fills(image: Image, held: str) -> list[Fill]:
             if match and _LITERAL.match(match["pat"]) and "&" not in match["rep"]:
                 fills.append(Fill(match["pat"], match["rep"], at))
     return fills
-
-
-def logical_lines(text: str) -> list[tuple[int, str]]:
-    """The script's lines with backslash-continued ones joined, each with its first line."""
-    lines: list[tuple[int, str]] = []
-    pending: tuple[int, str] | None = None
-    for number, line in enumerate(text.splitlines(), 1):
-        start, before = pending if pending is not None else (number, "")
-        if line.endswith("\\"):
-            pending = (start, before + line[:-1] + " ")
-            continue
-        pending = None
-        lines.append((start, before + line))
-    return lines

@@ -1,16 +1,31 @@
-"""A shell line's simple commands: the words between `;`, `&&`, `||`, `|` and `&`, as the
-shell splits a list before it runs each command. The readers that only look for which
-command of a line starts a server (a `docker run` in a script, a pod's `sh -c` string) share
-this one split; the script reader, which also tracks backgrounds, tests and redirections,
-keeps its own."""
+"""A script's lines as the shell reads them before it runs them: backslash-continued lines
+joined (`logical_lines`), and a line's simple commands, the words between `;`, `&&`, `||`,
+`|` and `&` (`simple_commands`). The readers that only look for which line or command starts
+something (a `docker run` in a script, a pod's `sh -c` string, an entrypoint's `case` arm, a
+`sed` an installer runs) share these; the script reader, which also tracks backgrounds, tests
+and redirections, keeps its own."""
 
 from __future__ import annotations
 
 import shlex
 
-__all__ = ["simple_commands"]
+__all__ = ["logical_lines", "simple_commands"]
 
 _OPERATORS = frozenset(";&|")
+
+
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """The script's lines with backslash-continued ones joined, each with its first line."""
+    lines: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        start, before = pending if pending is not None else (number, "")
+        if line.endswith("\\"):
+            pending = (start, before + line[:-1] + " ")
+            continue
+        pending = None
+        lines.append((start, before + line))
+    return lines
 
 
 def simple_commands(text: str, *, commenters: str = "") -> list[list[str]]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check.commands import Word, server_command, words_of
 from servertune.check.model import AppServer, CheckInputError, Location, Note
+from servertune.check.shell_lists import logical_lines
 
 __all__ = ["unchosen_arm_notes"]
 
@@ -32,20 +33,6 @@ _IF_ARM = re.compile(
     r"""(?P<word>[^\s"'\]]+)["']?\s*\]?\]?\s*;?\s*(?:then\b\s*(?P<rest>.*))?$"""
 )
 _LEADING = frozenset({"exec", "then", "else", "do", "{", "!"})
-
-
-def _logical(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, text) of each line, its `\\` continuations joined."""
-    first, parts = 0, list[str]()
-    for number, physical in enumerate(text.splitlines(), 1):
-        if not parts:
-            first = number
-        if physical.rstrip().endswith("\\"):
-            parts.append(physical.rstrip()[:-1])
-            continue
-        parts.append(physical)
-        yield first, " ".join(parts)
-        parts = []
 
 
 def _server(path: Path, number: int, line: str) -> str | None:
@@ -72,7 +59,7 @@ def _if_arms(path: Path, text: str) -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
     arm: str | None = None
     depth, arm_depth = 0, -1  # the `if`s open; the one whose branch `arm` is
-    for number, line in _logical(text):
+    for number, line in logical_lines(text):
         stripped = line.strip()
         head = _IF_ARM.match(line)
         closed = bool(re.search(r"(^|;)\s*fi\s*$", stripped))  # a one-line `if ...; fi`
@@ -101,7 +88,7 @@ def _case_arms(path: Path, text: str) -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
     arm: str | None = None
     depth = 0  # inside the `case "$1"`: 1; a nested `case` deeper
-    for number, line in _logical(text):
+    for number, line in logical_lines(text):
         stripped = line.strip()
         if depth == 0:
             depth = 1 if _CASE.match(line) else 0

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from servertune.check.commands import dockerfile_name
 from servertune.check.discover import Discovery
 from servertune.check.graph import app_locations
 from servertune.check.model import AppServer, Location, Note, server_program
@@ -78,7 +79,7 @@ def unreached_servers(
         os.path.normpath(n.at.file)
         for n in said
         if n.kind == "server-chosen"
-        or (n.kind == "starts-no-server" and not _dockerfile(n.at.file))
+        or (n.kind == "starts-no-server" and not dockerfile_name(n.at.file))
     }
     notes: list[Note] = []
     for path in dict.fromkeys([*files, *templates]):
@@ -93,10 +94,13 @@ def unreached_servers(
         except OSError:
             continue
         key = os.path.normpath(path)
+        stages = _stages(lines) if dockerfile_name(path) else None
         for number, server in _server_lines(lines):
             last = _continued(lines, number)
-            if _dockerfile(path):
-                if _skipped_stage(lines, number, reached.get(key, set()), stopped.get(key, ())):
+            if stages is not None:
+                if _skipped_stage(
+                    stages, len(lines), number, reached.get(key, set()), stopped.get(key, ())
+                ):
                     continue
             elif server in kinds.get(key, ()):
                 continue
@@ -106,7 +110,7 @@ def unreached_servers(
             why = (
                 f"{path.name} is a template check did not render: what it runs is not here"
                 if key in unrendered
-                else _why(path, lines, number, key in reached or key in started)
+                else _why(path, stages, number, key in reached or key in started)
             )
             notes.append(
                 Note(
@@ -167,21 +171,25 @@ def _server_in(words: Sequence[str]) -> str | None:
     return None
 
 
-def _dockerfile(path: Path) -> bool:
-    return "dockerfile" in path.name.lower() or "containerfile" in path.name.lower()
+def _stages(lines: Sequence[str]) -> list[tuple[int, re.Match[str]]]:
+    """Each of a Dockerfile's `FROM` lines (1-based) with its match (`name`: the stage's)."""
+    return [(n, m) for n, line in enumerate(lines, 1) if (m := _FROM.match(line))]
 
 
 def _skipped_stage(
-    lines: Sequence[str], number: int, reached: set[int], stopped: Sequence[str]
+    starts: Sequence[tuple[int, re.Match[str]]],
+    length: int,
+    number: int,
+    reached: set[int],
+    stopped: Sequence[str],
 ) -> bool:
     """Whether a Dockerfile's server line `number` is said already or is no stage's unread
     command: the final stage's command runs when the image runs (a container's own command
     replaces it, or the image's reading said why not); a stage a launch was read in, or one a
     not-followed note of the file names (`FROM ${env}` naming the stages), is said."""
-    starts = [(n, m) for n, line in enumerate(lines, 1) if (m := _FROM.match(line))]
     first = max((n for n, _ in starts if n <= number), default=1)
-    past = min((n for n, _ in starts if n > number), default=len(lines) + 1)
-    if past > len(lines) or any(first <= n < past for n in reached):
+    past = min((n for n, _ in starts if n > number), default=length + 1)
+    if past > length or any(first <= n < past for n in reached):
         return True
     name = next((m.group("name") for n, m in starts if n == first), None)
     if not name:
@@ -197,10 +205,15 @@ def _continued(lines: Sequence[str], number: int) -> int:
     return last
 
 
-def _why(path: Path, lines: Sequence[str], number: int, in_a_launch: bool) -> str:
-    """Which step was not followed to the line."""
-    if _dockerfile(path):
-        stages = [(n, m) for n, line in enumerate(lines, 1) if (m := _FROM.match(line))]
+def _why(
+    path: Path,
+    stages: Sequence[tuple[int, re.Match[str]]] | None,
+    number: int,
+    in_a_launch: bool,
+) -> str:
+    """Which step was not followed to the line (`stages`: a Dockerfile's, None for another
+    file)."""
+    if stages is not None:
         before = [(n, m) for n, m in stages if n < number]
         if before and any(n > number for n, _ in stages):
             name = before[-1][1].group("name")
