@@ -49,8 +49,7 @@ def _gunicorn_start(worker: str) -> Callable[[Holds], str]:
     APP_MODULE and WORKER_CLASS override them. (The sourced /app/prestart.sh starts no server.)"""
 
     def text(holds: Holds) -> str:
-        module = _first_held(holds, ("/app/app/main.py",), "")
-        module = "app.main" if module else "main"
+        module = "app.main" if holds("/app/app/main.py") else "main"
         conf = _first_held(
             holds, ("/app/gunicorn_conf.py", "/app/app/gunicorn_conf.py"), "/gunicorn_conf.py"
         )
@@ -129,12 +128,16 @@ _REGISTRY: tuple[tuple[re.Pattern[str], BaseLaunch], ...] = (
 
 #: A registry host and Docker Hub's own names in front of the image's path.
 _HUB = r"(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)/)?"
+#: Each family's whole reference: the registry host, the path, a tag or a digest.
+_REFERENCES = tuple(
+    (re.compile(f"{_HUB}(?:{pattern.pattern})" + r"(?:[:@][\w.@:-]*)?"), launch)
+    for pattern, launch in _REGISTRY
+)
 
 
 def known_base(reference: str) -> BaseLaunch | None:
     """The family of the image a FROM names (`tiangolo/uvicorn-gunicorn-fastapi:python3.11`,
     `docker.io/tiangolo/uwsgi-nginx-flask@sha256:...`); None for any other image."""
-    for pattern, launch in _REGISTRY:
-        if re.fullmatch(f"{_HUB}(?:{pattern.pattern})" + r"(?:[:@][\w.@:-]*)?", reference.lower()):
-            return launch
-    return None
+    return next(
+        (launch for whole, launch in _REFERENCES if whole.fullmatch(reference.lower())), None
+    )

@@ -15,7 +15,8 @@ _OPERATORS = frozenset(";&|")
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:
-    """The script's lines with backslash-continued ones joined, each with its first line."""
+    """The script's lines with backslash-continued ones joined, each with its first line; a
+    last line still continued at the end of the file ends there, as the shell ends it."""
     lines: list[tuple[int, str]] = []
     pending: tuple[int, str] | None = None
     for number, line in enumerate(text.splitlines(), 1):
@@ -25,6 +26,8 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
             continue
         pending = None
         lines.append((start, before + line))
+    if pending is not None:
+        lines.append(pending)
     return lines
 
 

@@ -12,10 +12,7 @@ from decimal import Decimal, InvalidOperation
 
 from servertune.check.commands import is_dockerfile
 from servertune.check.deploy_installs import installed_as
-from servertune.check.development import (
-    production_evidence,
-    production_launch,
-)
+from servertune.check.development import production_evidence, production_launch
 from servertune.check.front_names import line_named_for_development
 from servertune.check.model import AppServer, Finding, Severity
 from servertune.check.rules.context import Context
