@@ -306,6 +306,10 @@ def _candidate(path: Path) -> bool:
         # An NGINX Unit config (`nginx-unit.json`; the unit image applies the JSON files of
         # /docker-entrypoint.d/): its content decides (`_claims`).
         return True
+    if suffix == ".tf" or (suffix == ".json" and re.search(r"task|ecs|container", name)):
+        # Terraform, an ECS task definition's JSON (`task-definition.json`): the content
+        # decides (`_claims`: `aws_ecs_task_definition`, `containerDefinitions`).
+        return True
     if suffix in _NOT_CONFIG_SUFFIXES:
         return False
     if not suffix:

@@ -190,7 +190,7 @@ class Container:
     name: str
     at: Location
     platform: Literal[
-        "kubernetes", "compose", "fly", "render", "heroku", "cloudfoundry", "appengine"
+        "kubernetes", "compose", "fly", "render", "heroku", "cloudfoundry", "appengine", "ecs"
     ] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None

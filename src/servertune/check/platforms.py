@@ -85,7 +85,7 @@ from servertune.check.source import read_text
 if TYPE_CHECKING:
     from servertune.check.kubernetes import _Node
 
-__all__ = ["CLOUDFOUNDRY_STOP_GRACE_S", "looks_like_platform", "read_platform"]
+__all__ = ["CLOUDFOUNDRY_STOP_GRACE_S", "command_server", "looks_like_platform", "read_platform"]
 
 Platform = Literal["fly", "render", "heroku", "cloudfoundry", "appengine"]
 
@@ -235,6 +235,10 @@ def _command(
         if started is not None:
             return replace(started, launched_by=(command.at, *started.launched_by))
     return None
+
+
+#: The server a platform's command line starts, run in a folder (ECS's reader's too).
+command_server = _command
 
 
 def _image(

@@ -452,6 +452,19 @@ def _is_platform(path: Path, text: str) -> bool:
     return looks_like_platform(path, text)
 
 
+def _ecs(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.ecs import read_task_definitions
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_task_definitions(path, text, env, follow_words))
+
+
+def _is_ecs(path: Path, text: str) -> bool:
+    from servertune.check.ecs import looks_like_task_definition
+
+    return looks_like_task_definition(path, text)
+
+
 def _apache(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.apache import read_apache
 
@@ -613,6 +626,7 @@ READERS: Sequence[Reader] = (
         _is_platform,
         _platform,
     ),
+    Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
     Reader("compose", "a compose file (YAML)", _is_compose, _compose),
