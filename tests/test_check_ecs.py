@@ -130,3 +130,27 @@ def test_terraform_definitions_from_a_heredoc_or_a_named_file(tmp_path: Path) ->
     assert [s.value for s in apps["api"].sockets] == ["0.0.0.0:80"]
     assert apps["web"].workers.value == 2
     assert any("missing.json" in n for n in notes(result, "not-followed"))
+
+
+def test_options_given_to_an_image_not_tied_here_are_not_followed(tmp_path: Path) -> None:
+    """A container whose `command` is options for its image's ENTRYPOINT (`-b :8000
+    --workers=2`, seen in azavea/iow-boundary-tool's task-definitions/app.json.tmpl) in an
+    image only the deployment names is a `not-followed` note saying so, never "starts no
+    server"; a command naming another program (`celery worker`) is no note."""
+    write(
+        tmp_path,
+        {
+            "tf/app.tf": 'resource "aws_ecs_task_definition" "app" {\n'
+            '  container_definitions = templatefile("${path.module}/app.json.tmpl", {})\n}\n',
+            "tf/app.json.tmpl": '[{"name": "${name}", "image": "${image}",\n'
+            '  "command": ["-b :${port}", "--workers=2", "app.wsgi"]},\n'
+            ' {"name": "worker", "image": "${image}", "command": ["celery", "worker"]}]\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert not on_ecs(result)
+    (followed,) = notes(result, "not-followed")
+    assert followed.startswith("app.json.tmpl:2 ")
+    assert "ENTRYPOINT of '${image}'" in followed
+    assert not notes(result, "starts-no-server")

@@ -36,6 +36,7 @@ from servertune.check.model import (
     CheckInputError,
     Container,
     Location,
+    NotFollowed,
     NothingToCheck,
     PlatformWords,
     Setting,
@@ -257,18 +258,48 @@ def read_task_definitions(
     except (CheckInputError, IndexError) as error:
         raise CheckInputError(f"{path}: cannot read the task definition: {error}") from None
     apps: list[AppServer] = []
+    untied: list[tuple[Location, str]] = []
     for file, _, containers in places:
         for container in containers if isinstance(containers, list) else []:
             if isinstance(container, _Object):
                 app = _container(file, container, env or {}, follow)
                 if app is not None:
                     apps.append(app)
+                elif _runs_in_untied_image(container):
+                    untied.append(_untied(file, container))
+    if not apps and untied:
+        at, message = untied[0]
+        raise NotFollowed(f"{at}: {message}")
+    for at, message in untied:
+        note("not-followed", at, message)
     if not apps:
         raise NothingToCheck(
             f"{path}: no container of its ECS task definitions starts a server check reads "
             "(gunicorn, uvicorn, granian, uWSGI) from the files here: nothing to check"
         )
     return tuple(apps)
+
+
+def _runs_in_untied_image(container: _Object) -> bool:
+    """The container gives its image's ENTRYPOINT a `command` of options (`-b :8000`: the
+    arguments of a program, not one) and no Dockerfile here is tied to that image: what runs
+    them is not known. A command that names a program (`celery worker`) runs it."""
+    command = container.get("command")
+    return (
+        "entryPoint" not in container
+        and isinstance(command, list)
+        and bool(command)
+        and str(command[0]).startswith("-")
+    )
+
+
+def _untied(file: Path, container: _Object) -> tuple[Location, str]:
+    name, image = container.get("name"), container.get("image")
+    shown = image if isinstance(image, str) else "an image set where it is deployed"
+    return Location(file, container.lines.get("command", 1)), (
+        f"not followed: container {name!r} gives its command to the ENTRYPOINT of {shown!r}, "
+        "which the files do not tie to a Dockerfile here: what runs the command is not known"
+    )
 
 
 def _words(file: Path, container: _Object, field: str) -> tuple[Word, ...] | None:
