@@ -339,3 +339,35 @@ def test_app_engine_service_files_under_any_name_start_their_entrypoint(tmp_path
     assert box is not None
     assert box.memory_limit_mb is not None
     assert box.memory_limit_mb.value == 768
+
+
+def test_railway_start_command_replaces_the_image_entrypoint_and_railpack_runs_a_shell(
+    tmp_path: Path,
+) -> None:
+    """railway.toml's `deploy.startCommand` runs in exec form in place of the ENTRYPOINT of
+    the image `build.dockerfilePath` builds (seen in topoteretes/cognee's deploy/railway.toml),
+    with `numReplicas` and `drainingSeconds` (SIGTERM to SIGKILL) where written; a
+    railway.json with no Dockerfile is Railpack's, which runs the start command in a shell."""
+    write(
+        tmp_path,
+        {
+            "api/railway.toml": '[build]\ndockerfilePath = "docker/Dockerfile"\n\n[deploy]\n'
+            'startCommand = "gunicorn -w 3 -b 0.0.0.0:8000 shop.wsgi"\n'
+            "numReplicas = 2\ndrainingSeconds = 15\n",
+            "api/docker/Dockerfile": 'FROM python:3.12\nENTRYPOINT ["/entrypoint.sh"]\n'
+            'CMD ["python", "manage.py", "runserver"]\n',
+            "web/railway.json": '{"deploy": {"startCommand": "uvicorn app:app --port $PORT"}}\n',
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    apps = {a.kind: a for a in result.apps if a.container and a.container.platform == "railway"}
+    assert sorted(apps) == ["gunicorn", "uvicorn"]
+    gunicorn = apps["gunicorn"]
+    assert gunicorn.workers.value == 3
+    box = gunicorn.container
+    assert box is not None
+    assert box.replicas is not None
+    assert box.replicas.value == 2
+    assert box.grace_period_s is not None
+    assert (box.grace_period_s.value, box.grace_period_s.at.line) == (15.0, 7)

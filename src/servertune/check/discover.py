@@ -267,7 +267,9 @@ _KIND_SUFFIXES = (".dockerfile", ".containerfile", ".docker", ".caddyfile", ".ju
 
 #: Application platforms' files told by name (`servertune.check.platforms`; a Cloud Foundry
 #: manifest is YAML, told by its content).
-_PLATFORM_NAMES = frozenset({"app.json", "heroku.yml", "heroku.yaml", "render.yaml", "render.yml"})
+_PLATFORM_NAMES = frozenset(
+    {"app.json", "heroku.yml", "heroku.yaml", "render.yaml", "render.yml", "railway.json"}
+)
 
 
 def _candidate(path: Path) -> bool:
@@ -339,7 +341,7 @@ def _candidate(path: Path) -> bool:
 
 
 #: The readers of TOML files: Traefik's configs, Hypercorn's, fly.toml.
-_TOML_KINDS = frozenset({"traefik", "hypercorn", "platform"})
+_TOML_KINDS = frozenset({"traefik", "hypercorn", "platform", "railway"})
 
 
 def _claims(path: Path, text: str) -> bool:

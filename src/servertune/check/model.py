@@ -190,7 +190,15 @@ class Container:
     name: str
     at: Location
     platform: Literal[
-        "kubernetes", "compose", "fly", "render", "heroku", "cloudfoundry", "appengine", "ecs"
+        "kubernetes",
+        "compose",
+        "fly",
+        "render",
+        "heroku",
+        "cloudfoundry",
+        "appengine",
+        "ecs",
+        "railway",
     ] = "kubernetes"
     cpu_limit: Setting[float] | None = None
     cpu_request: Setting[float] | None = None

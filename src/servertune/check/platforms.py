@@ -85,9 +85,16 @@ from servertune.check.source import read_text
 if TYPE_CHECKING:
     from servertune.check.kubernetes import _Node
 
-__all__ = ["CLOUDFOUNDRY_STOP_GRACE_S", "command_server", "looks_like_platform", "read_platform"]
+__all__ = [
+    "CLOUDFOUNDRY_STOP_GRACE_S",
+    "command_server",
+    "dockerfile_image",
+    "in_platform",
+    "looks_like_platform",
+    "read_platform",
+]
 
-Platform = Literal["fly", "render", "heroku", "cloudfoundry", "appengine"]
+Platform = Literal["fly", "render", "heroku", "cloudfoundry", "appengine", "railway"]
 
 #: Fly.io: `kill_timeout` 5 s and `kill_signal` SIGINT when fly.toml sets none.
 FLY_KILL_TIMEOUT_S = 5.0
@@ -123,6 +130,13 @@ _WORDS: dict[Platform, PlatformWords] = {
     "cloudfoundry": PlatformWords("Cloud Foundry", memory_name="memory"),
     "appengine": PlatformWords(
         "App Engine", cpu_name="instance_class", memory_name="instance_class"
+    ),
+    "railway": PlatformWords(
+        "Railway",
+        "drainingSeconds",
+        "drainingSeconds = {}",
+        "https://docs.railway.com/guides/deployment-teardown (draining time: seconds between "
+        "SIGTERM and SIGKILL)",
     ),
 }
 
@@ -239,6 +253,32 @@ def _command(
 
 #: The server a platform's command line starts, run in a folder (ECS's reader's too).
 command_server = _command
+
+
+def dockerfile_image(path: Path, dockerfile: Path, context: Path) -> Image | None:
+    """The image `dockerfile` builds for the platform file `path` (None when outside the tree;
+    not followed when absent or a template), as `_image` reads it."""
+    if resolve.admit(dockerfile, dockerfile.name, Location(path), "Dockerfile") is None:
+        return None
+    if not dockerfile.is_file():
+        raise NotFollowed(
+            f"{path}:1: not followed: the image is built from {dockerfile.name} in "
+            f"{dockerfile.parent.name or '.'}/ (as written, or the platform's default), which "
+            "is not among the files here"
+        )
+    return read_image(dockerfile, read_text(dockerfile), context)
+
+
+def in_platform(
+    app: AppServer,
+    platform: Platform,
+    name: str,
+    at: Location,
+    grace: Setting[float] | None,
+    replicas: Setting[int] | None,
+) -> AppServer:
+    """`app` in a container of `platform` (another module's platform reader's)."""
+    return _in_container(app, platform, name, at, grace=grace, replicas=replicas)
 
 
 def _image(

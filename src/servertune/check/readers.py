@@ -452,6 +452,23 @@ def _is_platform(path: Path, text: str) -> bool:
     return looks_like_platform(path, text)
 
 
+def _railway(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.model import NothingToCheck
+    from servertune.check.railway import read_railway
+    from servertune.check.scripts import follow_words
+
+    apps = read_railway(path, text, env, follow_words)
+    if not apps:
+        raise NothingToCheck(f"{path}: Railway's service starts no server check reads")
+    return Reading(apps=apps)
+
+
+def _is_railway(path: Path, text: str) -> bool:
+    from servertune.check.railway import looks_like_railway
+
+    return looks_like_railway(path, text)
+
+
 def _ecs(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     from servertune.check.ecs import read_task_definitions
     from servertune.check.scripts import follow_words
@@ -626,6 +643,7 @@ READERS: Sequence[Reader] = (
         _is_platform,
         _platform,
     ),
+    Reader("railway", "Railway's config (railway.toml, railway.json)", _is_railway, _railway),
     Reader("ecs", "an AWS ECS task definition (JSON, Terraform)", _is_ecs, _ecs),
     Reader("supervisord", "a supervisord config", _is_supervisord, _supervisord),
     Reader("systemd", "a systemd unit (.service, .socket, .timer)", _is_systemd, _systemd),
