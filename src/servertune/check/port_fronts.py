@@ -12,13 +12,14 @@ Each join is said in a `joined-by-name` note naming the host check does not know
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from servertune.check.chain import Link, Unjoined, normalise, starter
+from servertune.check.chain import Link, Stacks, Unjoined, normalise, starter
 from servertune.check.model import AppServer, note
 
-__all__ = ["joined_by_port"]
+__all__ = ["joined_by_port", "sidecar_joins"]
 
 
 def _files(app: AppServer) -> list[str]:
@@ -79,3 +80,52 @@ def joined_by_port(unjoined: Sequence[Unjoined], fronted: Iterable[AppServer]) -
             "that is the server on that port nearest the front, with no other front",
         )
     return links
+
+
+#: The hosts of a pass to the front's own loopback.
+_LOOPBACK = re.compile(r"\A(127(\.[0-9]+){3}|localhost)\Z")
+
+
+def _proxy_image_front(front: Path, stacks: Stacks, apps: Sequence[AppServer]) -> bool:
+    """Some images copy the front by name or folder and none of them starts an app server
+    of the run: a proxy image's config (`FROM nginx` and its site), a sidecar's."""
+    holders = [i for i in stacks.images if i.holds(front, whole_context=False) is not None]
+    starting = {
+        os.path.realpath(f) for a in apps for f in (a.file, *(at.file for at in a.launched_by))
+    }
+    return bool(holders) and all(os.path.realpath(i.path) not in starting for i in holders)
+
+
+def sidecar_joins(
+    apart: Sequence[Link], kept: Sequence[Link], stacks: Stacks, apps: Sequence[AppServer]
+) -> list[Link]:
+    """Of the loopback passes `in_front_namespace` kept apart (`apart`: the servers on that
+    port run in other containers), each of a proxy image's config that reaches exactly one
+    server that no container here runs (an image deployed as built, beside the proxy in a pod
+    or task: mozilla/glam's openresty image passing to `127.0.0.1:8000`, the final stage's
+    gunicorn; thunderbird/appointment's nginx image) and that no other front reaches: the
+    link, with a `joined-by-name` note. The compose stack that runs the proxy image beside a
+    server of its own is another setup: its loopback reaches none of them."""
+    fronted = {id(k.app) for k in kept}
+    passes: dict[tuple[int, object, str], list[Link]] = {}
+    for k in apart:
+        if _LOOPBACK.match(normalise(k.server.value)[0]):
+            passes.setdefault((id(k.nginx), k.passing.at, k.server.value), []).append(k)
+    joined: list[Link] = []
+    for found in passes.values():
+        lone = list({id(k.app): k for k in found if k.app.container is None}.values())
+        if len(lone) != 1 or id(lone[0].app) in fronted:
+            continue
+        k = lone[0]
+        if not _proxy_image_front((k.nginx.files or (k.nginx.file,))[0], stacks, apps):
+            continue
+        joined.append(k)
+        note(
+            "joined-by-name",
+            k.server.at,
+            f"{k.server.at}: front {k.nginx.file.name} joined to {starter(k.app)} by port "
+            f"{normalise(k.server.value)[1]} alone: {k.server.value!r} is the proxy image's "
+            "own loopback, and that server's image, which no container here runs, is the one "
+            "on that port: a pod or task runs the two side by side",
+        )
+    return joined
