@@ -21,6 +21,7 @@ from servertune.check.chain import (
     Link,
     Service,
     Stacks,
+    Unjoined,
     link,
     link_balancers,
 )
@@ -57,6 +58,7 @@ from servertune.check.namespaces import (
     in_front_namespace,
 )
 from servertune.check.nearest_servers import nearest_servers_first
+from servertune.check.port_fronts import joined_by_port, sidecar_joins
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
@@ -396,8 +398,9 @@ def _linked(
     """The nginx passes and the balancers' servers joined to what listens there, with a note
     (added to `notes`) for each host nothing read answers to."""
     nginx = list(reading.nginx)
+    unjoined: list[Unjoined] = []
     with collect_notes() as said:
-        found = link(nginx, apps, stacks)
+        found = link(nginx, apps, stacks, unjoined)
         # A local address reaches the front's own container only (`namespaces`).
         apart = [
             k for k in found if not in_front_namespace(k.nginx, k.server.value, k.app, stacks, apps)
@@ -409,6 +412,8 @@ def _linked(
             if id(k) not in away
             and not environments_differ((k.nginx.files or (k.nginx.file,))[0], k.app)
         ]
+        # A proxy image's loopback: the one server of an image no container here runs.
+        links += sidecar_joins(apart, links, stacks, apps)
         apart_notes(apart, links)
         # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
         links = nearest_servers_first(host_servers_first(links, stacks), stacks)
@@ -416,6 +421,9 @@ def _linked(
         # A Traefik service is read through its static config and on its own: once.
         fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
         fronts = host_balancer_servers_first(fronts, stacks)
+        # A host nothing read answers to: joined by its port where only one server is there.
+        fronted = [*(k.app for k in links), *(f.app for f in fronts if f.app is not None)]
+        links += joined_by_port(unjoined, fronted)
     notes += said
     return links, fronts
 

@@ -20,6 +20,7 @@ from servertune.check.model import (
     Balancer,
     Location,
     NginxConfig,
+    Note,
     PassTarget,
     Setting,
     Upstream,
@@ -38,6 +39,7 @@ __all__ = [
     "Link",
     "Service",
     "Stacks",
+    "Unjoined",
     "link",
     "link_balancers",
     "normalise",
@@ -45,6 +47,21 @@ __all__ = [
 ]
 
 _WILDCARDS = ("0.0.0.0", "[::]", "*", "")
+
+
+@dataclass(frozen=True)
+class Unjoined:
+    """A pass whose host nothing read answers to (`unknown_host`), held until every front is
+    linked: `port_fronts` may still join it by its port, else `said` (its not-followed note)
+    is recorded."""
+
+    nginx: NginxConfig
+    passing: PassTarget
+    upstream: Upstream | None
+    server: Setting[str]
+    #: The app servers that speak the pass's protocol, of the front's project or of none.
+    speaking: tuple[AppServer, ...]
+    said: tuple[Note, ...]
 
 
 @dataclass(frozen=True)
@@ -732,7 +749,7 @@ def unknown_host(
     project: frozenset[Path] | None,
     stacks: Stacks | None,
     candidates: Sequence[AppServer] = (),
-) -> None:
+) -> bool:
     """A coverage note for a front's server address whose host nothing read answers to (a
     variable set where the front starts, another setup's name) while app servers listen on its
     port: they are not joined to it by the port alone (the `candidates` a name could have
@@ -740,14 +757,16 @@ def unknown_host(
     which Dockerfile that service runs (its own notes say what it starts), and says nothing
     here; when they do not (`image: registry/x/chalice:1.0`) and servers on that port that no
     compose service runs were read, the note says so and names them (openreplay's
-    `proxy_pass http://$upstream_chalice:8000` to the `chalice-openreplay` service)."""
+    `proxy_pass http://$upstream_chalice:8000` to the `chalice-openreplay` service). True
+    when the note says the host is a name or a variable nothing read answers to (not another
+    machine's literal address): the pass `port_fronts` may join by its port alone."""
     from servertune.check.model import note
 
     host, port = normalise(address.value)
     name = _host_name(address.value)
     remote = _remote_literal(host)
     if host == "unix" or not port.isdigit() or (name is None and "$" not in host and not remote):
-        return
+        return False
     answering = [
         s
         for s in (stacks.services if stacks is not None else ())
@@ -756,20 +775,20 @@ def unknown_host(
         and (project is None or s.file in project)
     ]
     if any(s.dockerfile is not None for s in answering):
-        return
+        return False
     on_port = [
         a
         for a in apps
         if any(normalise(s.value)[0] != "unix" and normalise(s.value)[1] == port for s in a.sockets)
     ]
     if not on_port:
-        return
+        return False
     if answering:
         # Only when an image read here, which no compose service runs, could be that service's.
         unplaced = [a for a in on_port if a.container is None]
         if unplaced:
             _image_unknown(address, answering[0], port, unplaced)
-        return
+        return False
     why = (
         "a literal address no container or service read here has"
         if remote
@@ -784,6 +803,7 @@ def unknown_host(
         f"servers on port {port} here are not joined to it by the port alone"
         + (f" (candidates: {', '.join(starter(a) for a in candidates)})" if candidates else ""),
     )
+    return not remote and not candidates
 
 
 #: A uwsgi_pass's (or scgi_pass's) target that names an upstream block or a host, with no
@@ -895,11 +915,15 @@ def _render(text: str, environment: Mapping[str, str]) -> str:
 
 
 def link(
-    nginx_configs: list[NginxConfig], apps: list[AppServer], stacks: Stacks | None = None
+    nginx_configs: list[NginxConfig],
+    apps: list[AppServer],
+    stacks: Stacks | None = None,
+    unjoined: list[Unjoined] | None = None,
 ) -> list[Link]:
     """Every (nginx pass, upstream server, app server) triple whose addresses meet: the same
     address as the kernel routes it, or a host name (another container's, of the nginx's own
-    compose project when `stacks` says which) at the app's port."""
+    compose project when `stacks` says which) at the app's port; a pass to a host nothing
+    read answers to is held in `unjoined` (`port_fronts`) when given."""
     links: list[Link] = []
     for config in _whole_configs(nginx_configs, snippets_only=True):
         project = stacks.of_front(config.files or (config.file,)) if stacks else None
@@ -955,8 +979,10 @@ def link(
                     for port, app in through:
                         links.append(Link(config, passing, upstream, port, app))
                     continue
+                run = (apps, nginx_configs)
+                held = (upstream, unjoined)
                 reached = _pass_reaches(
-                    config, passing, server, speaking, project, stacks, (apps, nginx_configs)
+                    config, passing, server, speaking, project, stacks, run, held
                 )
                 if not reached and upstream is None and apps:
                     _no_upstream(server, project, stacks)
@@ -975,10 +1001,12 @@ def _pass_reaches(
     project: frozenset[Path] | None,
     stacks: Stacks | None,
     run: tuple[list[AppServer], list[NginxConfig]],
+    held: tuple[Upstream | None, list[Unjoined] | None] = (None, None),
 ) -> list[AppServer]:
     """The app servers one pass's server line reaches outside a cluster: by address or name,
     within the front's own pod or compose project, else by the front's environment or image;
-    none reached is said in an `unknown_host` note."""
+    none reached is said in an `unknown_host` note, held in `held`'s list (with the pass's
+    upstream) when its host is a name or variable nothing read answers to."""
     apps, nginx_configs = run
     front = config.files or (config.file,)
     reached = _reached(server.value, speaking, project, stacks, front)
@@ -996,7 +1024,21 @@ def _pass_reaches(
             _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
         )
     if not reached and project != frozenset():
-        unknown_host(server, speaking, project, stacks, candidates)
+        from servertune.check.model import collect_notes, note
+
+        upstream, unjoined = held
+        with collect_notes() as said:
+            unknown = unknown_host(server, speaking, project, stacks, candidates)
+        if unknown and unjoined is not None and project is None:
+            # Only a front no compose project places: in one, Docker's DNS answers the
+            # project's own names alone, so a name none of them is reaches no app of it.
+            own = [
+                a for a in speaking if passing.protocol != "http" or _answers_http(a, server.value)
+            ]
+            unjoined.append(Unjoined(config, passing, upstream, server, tuple(own), tuple(said)))
+        else:
+            for said_note in said:
+                note(said_note.kind, said_note.at, said_note.message, said_note.fix)
     return reached
 
 

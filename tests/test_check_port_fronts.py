@@ -1,0 +1,99 @@
+"""A front whose upstream host nothing read answers to (seen in monarch-initiative/monarch-app:
+`server api:8000;` in services/nginx/, no compose file, the API built from backend/) is joined
+by its port alone to the one server of the repository on that port that no other front
+reaches, with a `joined-by-name` note saying so; when which server it reaches is not plain (two
+on that port, a pass in another protocol) nothing is joined and the `not-followed` note stays.
+Each repository is written here for the form it pins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import check_folder, fronts, write
+
+_NGINX = """\
+events {}
+http {
+  upstream up { server %s; }
+  server {
+    listen 80;
+    location / { %s_pass %sup; }
+  }
+}
+"""
+
+_GUNICORN = 'FROM python:3.12-slim\nCOPY . /app\nCMD ["gunicorn", "-b", "0.0.0.0:%s", "app:app"]\n'
+
+
+def _site(host: str, protocol: str = "proxy") -> str:
+    return _NGINX % (host, protocol, "http://" if protocol == "proxy" else "")
+
+
+def test_an_unknown_host_joins_the_one_server_on_its_port_with_a_note(tmp_path: Path) -> None:
+    """`api:8000` names no compose service, alias or Kubernetes Service read here; the one
+    server listening on 8000 (backend/Dockerfile's gunicorn) is its front's, joined with a
+    `joined-by-name` note naming the host, and no `front host unknown` note is left."""
+    root = write(
+        tmp_path,
+        {"backend/Dockerfile": _GUNICORN % 8000, "services/nginx/default.conf": _site("api:8000")},
+    )
+    result = check_folder(root)
+    assert fronts(root) == {"backend/Dockerfile": ["services/nginx/default.conf:6"]}
+    joined = [n.message for n in result.notes if n.kind == "joined-by-name"]
+    assert len(joined) == 1
+    assert "by port 8000 alone" in joined[0]
+    assert "'api:8000'" in joined[0]
+    assert not [n for n in result.notes if "front host unknown" in n.message]
+
+
+def test_two_servers_on_the_port_join_none_and_the_note_stays(tmp_path: Path) -> None:
+    """Two servers of the repository listen on 8000, equally far from the front, neither
+    fronted: which one the unknown host is, is not in the files; nothing is joined and the
+    `not-followed` note says the host is unknown."""
+    root = write(
+        tmp_path,
+        {
+            "backend/Dockerfile": _GUNICORN % 8000,
+            "admin/Dockerfile": _GUNICORN % 8000,
+            "services/nginx/default.conf": _site("api:8000"),
+        },
+    )
+    result = check_folder(root)
+    assert not result.links
+    assert [n for n in result.notes if "front host unknown" in n.message]
+
+
+def test_another_port_or_protocol_joins_nothing(tmp_path: Path) -> None:
+    """The port must be the server's, and a `uwsgi_pass` reaches only a server speaking
+    uwsgi: neither a pass to 9000 nor a uwsgi_pass to 8000 joins the gunicorn on 8000."""
+    for host, protocol in (("api:9000", "proxy"), ("api:8000", "uwsgi")):
+        root = write(
+            tmp_path / protocol / host.replace(":", "-"),
+            {"backend/Dockerfile": _GUNICORN % 8000, "nginx/default.conf": _site(host, protocol)},
+        )
+        assert not check_folder(root).links
+
+
+def test_a_server_fronted_elsewhere_leaves_the_nearest_one(tmp_path: Path) -> None:
+    """Of two servers on 8000, the compose stack's is fronted by its own nginx (`web:8000`);
+    the other, built beside the front in deploy/aws/ (seen in cohere-ai/cohere-toolkit's
+    aws_copilot_deploy/, whose nginx names a platform's DNS name), is the one the unknown
+    host reaches. A host a compose service of the front's project answers to is never joined
+    by port: the stack's nginx keeps only its `web`."""
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": (
+                "services:\n  web:\n    build: .\n  nginx:\n    image: nginx\n    volumes:\n"
+                "      - ./nginx.conf:/etc/nginx/nginx.conf\n"
+            ),
+            "Dockerfile": _GUNICORN % 8000,
+            "nginx.conf": _site("web:8000"),
+            "deploy/aws/Dockerfile": _GUNICORN % 8000,
+            "deploy/aws/nginx.conf": _site("app.internal.example:8000"),
+        },
+    )
+    assert fronts(root) == {
+        "web": ["nginx.conf:6"],
+        "deploy/aws/Dockerfile": ["deploy/aws/nginx.conf:6"],
+    }
