@@ -83,3 +83,64 @@ def test_image_running_a_development_server_in_its_own_code_is_not_followed(
     (note,) = result.notes
     assert note.kind == "not-followed"
     assert "line 5: `app.run(" in note.message
+
+
+def test_a_launcher_calling_uvicorn_run_is_a_step_of_the_chain_not_the_servers_config(
+    tmp_path: Path,
+) -> None:
+    """An image runs `python start_server.py`, whose `uvicorn.run("shop.main:app",
+    host=..., port=..., workers=2)` starts the server (seen in OpenBMB/XAgent and
+    redis/agent-memory-server): the launcher's keywords are the server's settings, but it is
+    no file the server reads, so the launch's JSON `config` is null and the launcher is the
+    chain's last step, at the call's line."""
+    from servertune.check.graph import launch_json, launches
+    from tests.folder_support import check_folder
+
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["python", "start_server.py"]\n'
+    )
+    (tmp_path / "start_server.py").write_text(
+        "import uvicorn\n\nif __name__ == '__main__':\n"
+        "    uvicorn.run('shop.main:app', host='0.0.0.0', port=8090, workers=2)\n"
+    )
+    result = check_folder(tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    shown = launch_json(launch)
+    assert shown["config"] is None
+    assert shown["chain"][-1] == {"file": str(tmp_path / "start_server.py"), "line": 4}
+    assert shown["workers"] == 2
+
+
+def test_a_gunicorn_base_application_given_an_options_dict_stays_the_servers_config(
+    tmp_path: Path,
+) -> None:
+    """A `BaseApplication` subclass made with an options dict (gunicorn's "Custom
+    Application", seen in codalab/codabench's gunicorn_run.py) fills gunicorn's settings in
+    its `load_config` with `cfg.set`, as a config file does: the script stays the launch's
+    `config`, unlike a launcher holding a command line."""
+    from servertune.check.graph import launch_json, launches
+    from tests.folder_support import check_folder
+
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["python", "run.py"]\n'
+    )
+    (tmp_path / "run.py").write_text(
+        "from gunicorn.app.base import BaseApplication\n\n"
+        "class App(BaseApplication):\n"
+        "    def __init__(self, app, options=None):\n"
+        "        self.options = options or {}\n"
+        "        self.application = app\n"
+        "        super().__init__()\n\n"
+        "    def load_config(self):\n"
+        "        for key, value in self.options.items():\n"
+        "            self.cfg.set(key, value)\n\n"
+        "    def load(self):\n"
+        "        return self.application\n\n"
+        "if __name__ == '__main__':\n"
+        "    App(None, {'bind': '0.0.0.0:8000', 'workers': 3}).run()\n"
+    )
+    result = check_folder(tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    shown = launch_json(launch)
+    assert shown["workers"] == 3
+    assert shown["config"] == str(tmp_path / "run.py")

@@ -347,3 +347,25 @@ def test_a_shells_own_words_are_never_looked_up_as_console_scripts() -> None:
     assert asked == []
     assert not_followed_launcher([Word("shop", at), Word("start", at)], find) is None
     assert "pyproject.toml" in asked
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        '["powershell", "-Command", "poetry run waitress-serve --port=$env:PORT app:create_app"]',
+        '["pwsh.exe", "-c", "python serve.py"]',
+        'cmd /c "python serve.py --port %PORT%"',
+    ],
+)
+def test_a_command_given_to_a_windows_shell_is_not_followed(tmp_path: Path, cmd: str) -> None:
+    """An image's CMD run by PowerShell or cmd.exe (seen in microsoft/presidio's
+    Dockerfile.windows): check reads POSIX sh, not their languages (`$env:PORT`, `%PORT%`),
+    so the command is "not followed", naming the shell, at the CMD's line, never "starts no
+    server"."""
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM python:3.12-windowsservercore\nENV PORT=3000\nCOPY . .\nCMD {cmd}\n"
+    )
+    ((kind, line, message),) = _notes(tmp_path).values()
+    assert (kind, line) == ("not-followed", 4)
+    assert "whose language check does not read" in message
+    assert ("PowerShell" in message) == ("cmd /c" not in cmd)

@@ -344,8 +344,13 @@ def _front_text(launch: Launch, index: int) -> str:
 
 def _config_in_chain(launch: Launch) -> str | None:
     """The first file of the chain named like a config, not one that starts the server (a
-    supervisord program's `ui.ini` running a script is a step, not the server's config)."""
-    steps = {at.file for at in launch.app.launched_by}
+    supervisord program's `ui.ini` running a script is a step, not the server's config; a
+    Python launcher whose `uvicorn.run(...)` or `subprocess` call holds the server's command
+    line starts it: its keyword arguments are settings, but no file the server reads)."""
+    app = launch.app
+    steps = {at.file for at in app.launched_by}
+    if app.launcher is not None:
+        steps.add(app.launcher)
     return next(
         (str(at.file) for at in launch.chain if _rank(at.file) == _CONFIG and at.file not in steps),
         None,

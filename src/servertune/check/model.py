@@ -335,6 +335,10 @@ class AppServer:
     #: The config file its command line names (or gunicorn's default `./gunicorn.conf.py`),
     #: found and read: a step of its launch chain even when it sets nothing the rules read.
     config_file: Location | None = None
+    #: The Python launcher that holds the server's command line (`uvicorn.run(...)`'s
+    #: keywords, a `subprocess` argv), at its call: a step that starts the server, never its
+    #: config (a gunicorn `BaseApplication`'s options dict is: `pylauncher.loads_config`).
+    launcher: Path | None = None
     #: The other files the config reads in place as parts of this one instance (uWSGI's
     #: `ini =`, `include`, a `for-glob` loop's files): steps of its launch chain, never
     #: launches of their own, even those setting nothing the rules read.

@@ -177,6 +177,10 @@ class PythonLaunch:
     #: Options left out because only the running script knows their value (`--port
     #: settings.API_PORT`), each at the line that writes it: unresolved, as a shell's `$PORT`.
     unknown: tuple[Setting[str], ...] = ()
+    #: A gunicorn `BaseApplication` given an options dict: its `load_config` fills gunicorn's
+    #: settings as a config file does (`cfg.set`), so the script is the server's config; any
+    #: other launcher holds a command line (`uvicorn.run`'s keywords, a `subprocess` argv).
+    loads_config: bool = False
 
 
 class _Found(Exception):
@@ -598,6 +602,7 @@ class _Launcher(_Evaluator):
                 shell=any("$" in w.text for w in words),
                 in_process=True,
                 unknown=tuple(unknown),
+                loads_config=app.kind != "argv",
             )
         )
 

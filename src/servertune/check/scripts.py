@@ -3248,7 +3248,10 @@ def _console_server(
 def _python_child(app: AppServer, script: ConfigFile, launch: PythonLaunch) -> AppServer:
     """The app with the launcher's line when Python runs the server as its child
     (`os.system`, `subprocess.run`): Python stays the process signalled, as a shell without
-    `exec` does."""
+    `exec` does. The launcher is named as the step holding the command line, unless it is a
+    gunicorn `BaseApplication`, whose options dict is the server's config."""
+    if not launch.loads_config:
+        app = replace(app, launcher=script.file)
     child = child_launch(script.file, script.text, launch)
     if child is None:
         return app

@@ -338,6 +338,7 @@ def nothing_started(
             return found
     return (
         _paste_config_not_here(words, find_config)
+        or _foreign_shell(words)
         or first_not_followed()
         or _script_not_here(words, find_config)
     )
@@ -366,6 +367,28 @@ def _paste_config_not_here(
                 f"[server:main] section names (gunicorn, waitress), and {ini.text} is not among "
                 f"the files read, so that server is not known{shown}"
             )
+    return None
+
+
+#: Windows' shells (PowerShell, cmd.exe): a language check does not read (`$env:PORT`,
+#: `;` and `&` mean other things there), so a command given to one is not known to start
+#: nothing (microsoft/presidio's Dockerfile.windows: `powershell -Command "poetry run
+#: waitress-serve --port=$env:PORT app:create_app"`).
+_FOREIGN_SHELLS = {"powershell": "PowerShell", "pwsh": "PowerShell", "cmd": "cmd.exe"}
+
+
+def _foreign_shell(words: Sequence[Sequence[Word]]) -> NotFollowed | None:
+    """A command run by a Windows shell: not followed, with the shell's name as why."""
+    for command in words:
+        for simple in _commands(command):
+            name = program_name(simple[0].text).lower().removesuffix(".exe")
+            if name in _FOREIGN_SHELLS and len(simple) > 1:
+                shown = " ".join(w.text for w in simple)[:80]
+                return NotFollowed(
+                    f"{simple[0].at}: not followed: {shown!r} runs in "
+                    f"{_FOREIGN_SHELLS[name]}, whose language check does not read (it reads "
+                    "POSIX sh), so what it starts is not known"
+                )
     return None
 
 
