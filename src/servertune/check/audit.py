@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from servertune.check import memo
 from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
-from servertune.check.budget import OverBudget, over_budget, within_budget
+from servertune.check.budget import OVER_BUDGET_FIX, OverBudget, file_within_budget, over_budget
 from servertune.check.chain import (
     BalancerLink,
     KubeService,
@@ -370,7 +370,7 @@ def check_files(
         + [a.file for a in apps]
         + list(reading.files)
     )
-    failed = {e.file for e in errors}
+    failed = {e.file for e in errors} | {n.at.file for n in notes if n.fix == OVER_BUDGET_FIX}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _known(_findings(context, notes, traffic), discovered)
     walks = _templates_read(discovered, files, apps)
@@ -907,7 +907,7 @@ def _read_each(
     errors: list[FileError] = []
     for path in paths:
         try:
-            with within_budget():
+            with file_within_budget(path):
                 text = read_text(path)
                 say_notes(path, text)  # a template read as its kind: what it left unknown
                 reader = reader_for(path, text, kind)
@@ -916,7 +916,7 @@ def _read_each(
         except OverBudget:
             # A backstop against input nobody foresaw (a regex backtracking on it), not a hang.
             if _WALKED.get():
-                note("not-read", Location(path), f"{path}: {over_budget()}")
+                note("not-read", Location(path), f"{path}: {over_budget()}", OVER_BUDGET_FIX)
             else:
                 errors.append(FileError(path, None, f"{path}: {over_budget()}"))
             continue

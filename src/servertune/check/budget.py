@@ -12,23 +12,41 @@ without SIGALRM (Windows), a budget does nothing and the file is read as before.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 
-__all__ = ["FILE_BUDGET_S", "OverBudget", "over_budget", "within_budget"]
+from servertune.check.memo import run_table
+
+__all__ = [
+    "FILE_BUDGET_S",
+    "OVER_BUDGET_FIX",
+    "OverBudget",
+    "file_within_budget",
+    "over_budget",
+    "overran",
+    "within_budget",
+]
 
 #: Wall seconds one file's reading may take in a walk. Every file of the speed bench's corpus
-#: (tests/corpus) is read in well under a second; a file that takes ten is not a slow file but a
-#: pathological one (minutes on 15 lines of a compose file, evroon/bracket).
-FILE_BUDGET_S = 10.0
+#: (tests/corpus) is read in well under a second; one that takes half a minute is not a slow
+#: file but a pathological one (minutes on 15 lines of a compose file, evroon/bracket). Above
+#: the limits of the children a reading starts (gunicorn loading a config: 10 s of wall time;
+#: uvicorn's parser: 10 s of CPU), so a config that loops is still said as such, and with room
+#: for a loaded CI runner.
+FILE_BUDGET_S = 30.0
 
 
 class OverBudget(BaseException):
     """A file's reading ran out of its time budget."""
 
+
+#: The fix of a file's note when it overran its budget: what the user can do about it.
+OVER_BUDGET_FIX = "report the file (or one like it): no deployment file should take this long"
 
 #: Whether a budget is running: an inner one leaves the outer's timer alone.
 _running = False
@@ -76,3 +94,31 @@ def within_budget(seconds: float | None = None) -> Iterator[None]:
                 # The caller's own timer, less the time spent here (due now if it has passed).
                 left = max(before[0] - (time.monotonic() - started), 1e-6)
                 signal.setitimer(signal.ITIMER_REAL, left, before[1])
+
+
+#: The run's table of the files that overran their budget (`memo.run_table`).
+_OVERRAN = "over-budget"
+
+
+def overran(path: Path) -> bool:
+    """Whether `path` overran its budget earlier in the run in progress."""
+    table = run_table(_OVERRAN)
+    return table is not None and os.path.normpath(path) in table
+
+
+@contextlib.contextmanager
+def file_within_budget(path: Path) -> Iterator[None]:
+    """`within_budget` for work on one file in the run in progress (its reading, or what a
+    run works out from it before reading: the image a Dockerfile builds, the files a script
+    writes). A file that overran once raises OverBudget at once, not spending its budget
+    again on each pass over the files; one that overruns is recorded so."""
+    if overran(path):
+        raise OverBudget
+    try:
+        with within_budget():
+            yield
+    except OverBudget:
+        table = run_table(_OVERRAN)
+        if table is not None:
+            table[os.path.normpath(path)] = (True, ())
+        raise
