@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from servertune.check import memo
+from servertune.check.budget import OverBudget
 from servertune.check.model import CheckInputError
 
 __all__ = [
@@ -175,6 +176,12 @@ def _parsed(path: Path, server: str, line: bytes) -> list[dict[str, Any]]:
         held.append(_Child(path))
     try:
         return _asked(held[0], path, server, line)
+    except OverBudget:
+        # Cut short mid-question (a file's time budget): its late reply would answer the
+        # next question, so the run's next reading starts another child.
+        held[0].kill()
+        held.pop().close()
+        raise
     except CheckInputError:
         if held[0].process.poll() is not None:  # ended: the run's next reading starts another
             held.pop().close()

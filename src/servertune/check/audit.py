@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import math
 import os
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from servertune.check import memo
 from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
+from servertune.check.budget import OVER_BUDGET_FIX, OverBudget, file_within_budget, over_budget
 from servertune.check.chain import (
     BalancerLink,
     KubeService,
@@ -370,7 +372,7 @@ def check_files(
         + [a.file for a in apps]
         + list(reading.files)
     )
-    failed = {e.file for e in errors}
+    failed = {e.file for e in errors} | {n.at.file for n in notes if n.fix == OVER_BUDGET_FIX}
     files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
     findings = _known(_findings(context, notes, traffic), discovered)
     walks = _templates_read(discovered, files, apps)
@@ -428,6 +430,22 @@ def _linked(
     return links, fronts
 
 
+#: Whether the run in progress reads the files of a folder walk (else files the user named).
+_WALKED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "servertune_check_walked", default=False
+)
+
+
+@contextlib.contextmanager
+def _walking(walked: bool) -> Iterator[None]:
+    """The block run as a folder walk's reading (`walked`) or as files the user named."""
+    token = _WALKED.set(walked)
+    try:
+        yield
+    finally:
+        _WALKED.reset(token)
+
+
 @contextlib.contextmanager
 def _one_run(
     paths: Sequence[Path], root: Path | None, discovered: Sequence[Discovery] = ()
@@ -441,6 +459,7 @@ def _one_run(
         memo.one_run(),
         child_of_run(),
         building_from(_build_contexts(paths)),
+        _walking(bool(discovered)),
     ):
         read_as = readings(_in_place(paths, discovered))
         with reading_as(read_as):
@@ -889,15 +908,26 @@ def _builds(paths: Sequence[Path]) -> tuple[Build, ...]:
 def _read_each(
     paths: Sequence[Path], env: Mapping[str, str] | None, kind: str | None
 ) -> tuple[Reading, list[FileError]]:
+    """Each file's reading, within its time budget (`check.budget`): one that overruns it is
+    a `not-read` note in a folder walk and an error when named (the user said to read it),
+    and the other files are still read."""
     reading = Reading()
     errors: list[FileError] = []
     for path in paths:
         try:
-            text = read_text(path)
-            say_notes(path, text)  # a template read as its kind: what it left unknown
-            reader = reader_for(path, text, kind)
-            with reading_one_file():
-                one = read_with(reader, path, text, _env_for(path, reader.kind, env))
+            with file_within_budget(path):
+                text = read_text(path)
+                say_notes(path, text)  # a template read as its kind: what it left unknown
+                reader = reader_for(path, text, kind)
+                with reading_one_file():
+                    one = read_with(reader, path, text, _env_for(path, reader.kind, env))
+        except OverBudget:
+            # A backstop against input nobody foresaw (a regex backtracking on it), not a hang.
+            if _WALKED.get():
+                note("not-read", Location(path), f"{path}: {over_budget()}", OVER_BUDGET_FIX)
+            else:
+                errors.append(FileError(path, None, f"{path}: {over_budget()}"))
+            continue
         except NotFollowed as why:
             # At the link that could not be followed (the script's line, the CMD's), which
             # the message starts with, once however many files reach it.

@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from servertune.check.budget import OverBudget, over_budget, within_budget
 from servertune.check.commands import is_dockerfile
 from servertune.check.compose_v1 import COMPOSE_V1, legacy_v1
 from servertune.check.envfile import env_named
@@ -100,8 +101,8 @@ class Discovery:
     #: Those of `unclaimed` holding nothing but blank lines and comments (an nginx.conf
     #: commented out): empty, not of an unknown kind.
     empty: tuple[Path, ...] = ()
-    #: Why each of `unclaimed` is worth naming (one of `UNREAD_REASONS`); a file missing here
-    #: is named like a kind check reads.
+    #: Why each of `unclaimed` is worth naming (one of `UNREAD_REASONS`, or its time budget
+    #: overrun: `check.budget.over_budget`); a file missing here is named like a kind check reads.
     reasons: tuple[tuple[Path, str], ...] = ()
     #: Those of `templates` whose templating is only in values, which a run reads as their
     #: kind unless an image of the run holds them (`check.jinja` renders those where the
@@ -430,67 +431,92 @@ def _starts_with_nginx_directive(text: str) -> bool:
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
     """The files to read in the folder `root` (and those skipped, for the coverage summary).
-    `exclude` is more gitignore-style patterns, relative to `root`."""
-    from servertune.check.source import read_text
-
-    files: list[Path] = []
-    unclaimed: list[Path] = []
-    empty: list[Path] = []
-    templates: list[tuple[Path, int]] = []
-    in_place: list[Path] = []
-    reasons: list[tuple[Path, str]] = []
-    passed: list[Path] = []
+    `exclude` is more gitignore-style patterns, relative to `root`. Each file is told within
+    its time budget (`check.budget`): one that overruns it is skipped and named, not a hang."""
+    found = _Found()
     ignored = 0
     vendored: list[Path] = []
     walked = _walk(root, exclude, vendored)
-    for item in _then_named_vendored(root, walked, vendored, files):
+    for item in _then_named_vendored(root, walked, vendored, found.files):
         if isinstance(item, int):
             ignored += item
             continue
         if not (_candidate(item) or _deployment_script(root, item)):
             continue
         try:
-            if item.stat().st_size > _MAX_CANDIDATE_BYTES:
-                unclaimed.append(item)
-                continue
-            text = read_text(item)
-        except (OSError, CheckInputError):
-            unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
-            continue
-        line = template_line(text, dockerfile=is_dockerfile(item, text))
-        if line is None and item.suffix.lower() in (".yml", ".yaml"):
-            line = placeholder_line(text)  # whole YAML lines a script renders in
-        if line is not None and is_buildpack_config(item):
-            line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
-        if line is not None and looks_like_justfile(item, text):
-            line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
-        if line is not None and _candidate_kind_known(item, text):
-            templates.append((item, line))
-            if _read_in_place(item, text):
-                in_place.append(item)
-        elif _claims(item, text):
-            files.append(item)
-        elif (reason := _unread_reason(root, item, text)) is not None:
-            unclaimed.append(item)
-            reasons.append((item, reason))
-            if not any(
-                line.strip() and not line.lstrip().startswith(("#", ";"))
-                for line in text.splitlines()
-            ):
-                empty.append(item)
-        else:
-            passed.append(item)
+            with within_budget():
+                _sort(root, item, found)
+        except OverBudget:
+            found.forget(item)
+            found.unclaimed.append(item)
+            found.reasons.append((item, over_budget()))
     return Discovery(
         root,
-        tuple(files),
-        tuple(unclaimed),
-        tuple(templates),
+        tuple(found.files),
+        tuple(found.unclaimed),
+        tuple(found.templates),
         ignored,
-        tuple(empty),
-        tuple(reasons),
-        tuple(in_place),
-        tuple(passed),
+        tuple(found.empty),
+        tuple(found.reasons),
+        tuple(found.in_place),
+        tuple(found.passed),
     )
+
+
+@dataclass
+class _Found:
+    """A walk's files so far, by where each goes (`Discovery`'s fields)."""
+
+    files: list[Path] = field(default_factory=list)
+    unclaimed: list[Path] = field(default_factory=list)
+    templates: list[tuple[Path, int]] = field(default_factory=list)
+    empty: list[Path] = field(default_factory=list)
+    reasons: list[tuple[Path, str]] = field(default_factory=list)
+    in_place: list[Path] = field(default_factory=list)
+    passed: list[Path] = field(default_factory=list)
+
+    def forget(self, item: Path) -> None:
+        """`item` out of every list (its telling was cut short, maybe half recorded)."""
+        for paths in (self.files, self.unclaimed, self.empty, self.in_place, self.passed):
+            paths[:] = [p for p in paths if p != item]
+        self.templates[:] = [t for t in self.templates if t[0] != item]
+        self.reasons[:] = [r for r in self.reasons if r[0] != item]
+
+
+def _sort(root: Path, item: Path, found: _Found) -> None:
+    """`item` told by its size, its name and its text, into `found`."""
+    from servertune.check.source import read_text
+
+    try:
+        if item.stat().st_size > _MAX_CANDIDATE_BYTES:
+            found.unclaimed.append(item)
+            return
+        text = read_text(item)
+    except (OSError, CheckInputError):
+        found.unclaimed.append(item)  # binary, not UTF-8: not a config; named, not read
+        return
+    line = template_line(text, dockerfile=is_dockerfile(item, text))
+    if line is None and item.suffix.lower() in (".yml", ".yaml"):
+        line = placeholder_line(text)  # whole YAML lines a script renders in
+    if line is not None and is_buildpack_config(item):
+        line = None  # its ERB is read as unknown values (`heroku_nginx`), not skipped
+    if line is not None and looks_like_justfile(item, text):
+        line = None  # `{{ name }}` is just's own interpolation (`justfile`), not Jinja
+    if line is not None and _candidate_kind_known(item, text):
+        found.templates.append((item, line))
+        if _read_in_place(item, text):
+            found.in_place.append(item)
+    elif _claims(item, text):
+        found.files.append(item)
+    elif (reason := _unread_reason(root, item, text)) is not None:
+        found.unclaimed.append(item)
+        found.reasons.append((item, reason))
+        if not any(
+            line.strip() and not line.lstrip().startswith(("#", ";")) for line in text.splitlines()
+        ):
+            found.empty.append(item)
+    else:
+        found.passed.append(item)
 
 
 def _then_named_vendored(

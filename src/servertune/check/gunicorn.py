@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from servertune.check._gunicorn_probe import NAMES as _READ
 from servertune.check._gunicorn_probe import PROBE_CPUS as _PROBE_CPUS
+from servertune.check.budget import OverBudget
 from servertune.check.model import (
     AppServer,
     CheckInputError,
@@ -528,6 +529,10 @@ def _executed(
             f"{path}: gunicorn did not finish loading it in {GUNICORN_EVAL_TIMEOUT_S:g} s "
             "(a loop or a blocking call in the file?)"
         ) from None
+    except OverBudget:  # the file's time budget ran out first: nothing it started lingers
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
     text = out.decode("utf-8", "replace")
     if process.returncode != 0 or _MARK not in text:
         lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines()]

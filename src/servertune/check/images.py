@@ -60,6 +60,7 @@ _BUILDS: contextvars.ContextVar[tuple[Build, ...]] = contextvars.ContextVar(
 def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
     """The final image of every Dockerfile among `paths` that parses (one that does not is the
     Dockerfile reader's error to report, once, when it is read)."""
+    from servertune.check.budget import OverBudget, file_within_budget
     from servertune.check.commands import is_dockerfile
     from servertune.check.dockerfile import read_image
     from servertune.check.source import read_text
@@ -69,9 +70,10 @@ def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
         if not is_dockerfile(path):
             continue
         try:
-            with collect_notes():  # the Dockerfile's own reading says what it notes
+            # The Dockerfile's own reading says what it notes, and that it overran its budget.
+            with file_within_budget(path), collect_notes():
                 images.append(read_image(path, read_text(path)))
-        except (CheckInputError, OSError, ModuleNotFoundError):
+        except (CheckInputError, OSError, ModuleNotFoundError, OverBudget):
             continue  # a missing extra is said in one line when the Dockerfile is read
     return tuple(images)
 

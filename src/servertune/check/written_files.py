@@ -46,12 +46,14 @@ def written_where(paths: Sequence[Path], wanted: Callable[[str], bool]) -> Itera
     """The files the scripts among `paths` write with here-documents at a path `wanted` takes
     (a unit folder, nginx's config folder), in order; a script that cannot be read writes
     none."""
+    from servertune.check.budget import OverBudget, file_within_budget
     from servertune.check.source import read_text
 
     for path in paths:
         try:
-            written = scripts_written(path, read_text(path))
-        except (OSError, UnicodeDecodeError, ValueError):
+            with file_within_budget(path):  # its own reading says that it overran it
+                written = scripts_written(path, read_text(path))
+        except (OSError, UnicodeDecodeError, ValueError, OverBudget):
             continue
         yield from (file for target, file in written.items() if wanted(target))
 
@@ -237,14 +239,16 @@ def written_by_scripts(paths: Sequence[Path]) -> Iterator[None]:
     """The files the run's scripts write with here-documents, and those its deploy tools
     install (`deploy_installs`), found by absolute path by any command line's lookup
     (`commands.beside`) while the block runs."""
+    from servertune.check.budget import OverBudget, file_within_budget
     from servertune.check.deploy_installs import installed_files
     from servertune.check.source import read_text
 
     written: dict[str, ConfigFile] = {}
     for path in paths:
         try:
-            found = scripts_written(path, read_text(path))
-        except (OSError, UnicodeDecodeError, ValueError):
+            with file_within_budget(path):  # its own reading says that it overran it
+                found = scripts_written(path, read_text(path))
+        except (OSError, UnicodeDecodeError, ValueError, OverBudget):
             continue
         for target, file in found.items():
             # Below a folder only the running script knows: found by that script alone.
