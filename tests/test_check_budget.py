@@ -52,14 +52,15 @@ FILES = {
 }
 
 #: The CLI's JSON for the folder, with the walk's telling of `deploy/stuck.conf` (`_claims`)
-#: or its reading (`read_with`) looping until interrupted, and a budget of a fifth of a second.
+#: or its reading (`read_with`) looping until interrupted, and a budget of 2 s: far above what
+#: reading the other small files takes on a loaded machine, so only the stuck file overruns.
 _CHECK_WITH = """
 import sys
 from pathlib import Path
 import servertune.check.budget as budget
 import servertune.check.{module} as patched
 
-budget.FILE_BUDGET_S = 0.2
+budget.FILE_BUDGET_S = 2.0
 original = patched.{function}
 
 def stuck(*args, **kwargs):
@@ -124,12 +125,12 @@ def test_a_file_whose_telling_overruns_its_budget_is_named_and_the_walk_goes_on(
     tmp_path: Path,
 ) -> None:
     """A file the walk cannot tell in its budget (which kind it is) is named among the files
-    not read, with why ("reading took over 0.2 s; please report"), and every other file is
+    not read, with why ("reading took over 2 s; please report"), and every other file is
     still read and linked: the front to the gunicorn behind it."""
     report = _checked_with_a_stuck_file(tmp_path, "discover", "_claims")
     said = [n for n in _notes(report) if "please report" in str(n["message"])]
     assert len(said) == 1
-    assert "reading took over 0.2 s; please report (1): " in str(said[0]["message"])
+    assert "reading took over 2 s; please report (1): " in str(said[0]["message"])
     assert "stuck.conf" in str(said[0]["message"])
     assert set(map(str, report["files"])) >= {"nginx.conf", "gunicorn.conf.py"}  # type: ignore[call-overload]
     assert "deploy/stuck.conf" not in report["files"]  # type: ignore[operator]
@@ -140,13 +141,13 @@ def test_a_file_whose_reading_overruns_its_budget_is_a_note_and_the_others_are_r
     tmp_path: Path,
 ) -> None:
     """A file told as a kind check reads whose reading overruns its budget is a `not-read`
-    coverage note at the file ("not read: reading took over 0.2 s; please report"), not an
+    coverage note at the file ("not read: reading took over 2 s; please report"), not an
     error: the exit status is the one the other files give (a note never changes it), and
     they are still read and linked."""
     report = _checked_with_a_stuck_file(tmp_path, "audit", "read_with")
     said = [n for n in _notes(report) if "please report" in str(n["message"])]
     assert [(n["kind"], n["file"], n["message"]) for n in said] == [
-        ("not-read", "deploy/stuck.conf", "not read: reading took over 0.2 s; please report")
+        ("not-read", "deploy/stuck.conf", "not read: reading took over 2 s; please report")
     ]
     assert report["exit"] == 0, report
     assert not report["errors"]
@@ -164,7 +165,7 @@ def test_a_file_over_its_budget_before_its_reading_is_not_read_nor_tried_again(
     report = _checked_with_a_stuck_file(tmp_path, "written_files", "scripts_written")
     said = [n for n in _notes(report) if "please report" in str(n["message"])]
     assert [(n["kind"], n["file"], n["message"]) for n in said] == [
-        ("not-read", "deploy/stuck.conf", "not read: reading took over 0.2 s; please report")
+        ("not-read", "deploy/stuck.conf", "not read: reading took over 2 s; please report")
     ]
     assert report["exit"] == 0, report
     assert "deploy/stuck.conf" not in report["files"]  # type: ignore[operator]
@@ -179,7 +180,7 @@ def test_a_named_file_whose_reading_overruns_its_budget_is_an_error(tmp_path: Pa
     report = _checked_with_a_stuck_file(tmp_path, "audit", "read_with", argv)
     assert report["exit"] == 2, report
     assert [(e["file"], e["message"]) for e in report["errors"]] == [  # type: ignore[attr-defined]
-        ("deploy/stuck.conf", "deploy/stuck.conf: not read: reading took over 0.2 s; please report")
+        ("deploy/stuck.conf", "deploy/stuck.conf: not read: reading took over 2 s; please report")
     ]
     assert report["links"], report
 
