@@ -195,3 +195,48 @@ def test_a_loopback_pass_joins_the_one_server_of_its_image_whose_port_is_compute
     )
     (launch,) = _launches(root)
     assert launch["fronts"] == []
+
+
+def test_a_pass_to_a_service_whose_bind_is_computed_joins_at_the_one_exposed_port(
+    tmp_path: Path,
+) -> None:
+    """nginx's `proxy_pass http://app:4444` to the compose service `app`, whose gunicorn binds
+    an address its config computes (`bind = f"{settings.host}:{settings.port}"`, seen in
+    IBM/mcp-context-forge) in an image that `EXPOSE`s 4444 alone: the front is joined, with a
+    `joined-by-name` note saying the port is taken from the EXPOSE. A pass to another port of
+    the same host (a sidecar's, 8787) is not joined to it, nor is any pass when the image
+    exposes two ports: unknown, never guessed."""
+    conf = (
+        "events {}\nhttp {\n    server {\n        listen 80;\n"
+        "        location / {\n            proxy_pass http://app:4444;\n        }\n"
+        "        location /mcp {\n            proxy_pass http://app:8787;\n        }\n"
+        "    }\n}\n"
+    )
+    root = write(
+        tmp_path,
+        {
+            "docker-compose.yml": (
+                "services:\n  nginx:\n    image: nginx:alpine\n    volumes:\n"
+                "      - ./nginx.conf:/etc/nginx/nginx.conf:ro\n  app:\n    build: .\n"
+            ),
+            "Dockerfile": (
+                "FROM python:3.12\nWORKDIR /app\nCOPY . .\nEXPOSE 4444\n"
+                'CMD ["gunicorn", "-c", "gunicorn.config.py", "app.main:app"]\n'
+            ),
+            "gunicorn.config.py": (
+                "from app.config import settings\n"
+                'bind = f"{settings.host}:{settings.port}"\nworkers = 2\n'
+            ),
+            "nginx.conf": conf,
+        },
+    )
+    result = json.loads(format_json(check_folder(root)))
+    (launch,) = result["launches"]
+    assert launch["server"] == "gunicorn"
+    assert _fronts(launch, root) == ["nginx.conf:6"]
+    assert any(
+        n["kind"] == "joined-by-name" and "EXPOSE" in n["message"] for n in result["coverage"]
+    )
+    (root / "Dockerfile").write_text((root / "Dockerfile").read_text().replace("4444", "4444 9000"))
+    (launch,) = _launches(root)
+    assert launch["fronts"] == []

@@ -197,3 +197,51 @@ def test_an_argument_around_a_value_the_chart_does_not_give_keeps_the_launch(
     assert [app.kind for app in result.apps] == ["uvicorn"]
     unresolved = [n.message for n in result.notes if n.kind == "unresolved-variable"]
     assert any("computeType" in message for message in unresolved)
+
+
+_ENV_INCLUDED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "lab.fullname" . }}-web
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          image: "{{ .Values.image }}"
+          env:
+          {{ include "lab.podEnvVars" . }}
+          args: ['sh', '-c', 'gunicorn lab.app:app -b 0.0.0.0:8080 --workers={{ .Values.web.workers | default 1 }}']
+          volumeMounts:
+            {{- range $key, $entry := .Values.configs }}
+            {{- if $entry }}
+            - name: conf
+              mountPath: /etc/lab/{{ $key }}
+            {{- end }}
+            {{- end }}
+"""
+
+
+def test_a_named_template_indented_alone_on_its_line_is_an_unknown_block(
+    tmp_path: Path,
+) -> None:
+    """`env:` followed by `{{ include "lab.podEnvVars" . }}` alone and indented on its line (a
+    named template writing the container's env entries, seen in galaxyproject/galaxy-helm's
+    web deployment) is left out as an unresolved block, as `| nindent 12` would be: the
+    template is read, its gunicorn launch found with the workers values.yaml gives, the
+    include named as unknown; never the whole template skipped and "no app server found".
+    One at the margin may be the whole manifest: that template stays skipped, never read as
+    one starting nothing."""
+    from servertune.check.helm_templates import read_chart_template
+
+    assert read_chart_template('{{ include "lib.deployment" . }}\n', {}) is None
+    chart = tmp_path / "lab"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: lab\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("image: acme/lab:1\nweb:\n  workers: 2\nconfigs: {}\n")
+    (chart / "templates" / "deployment-web.yaml").write_text(_ENV_INCLUDED)
+    result = check_folder(tmp_path)
+    assert [app.kind for app in result.apps] == ["gunicorn"]
+    unresolved = [n.message for n in result.notes if n.kind == "unresolved-variable"]
+    assert any("lab.podEnvVars" in message for message in unresolved)

@@ -649,6 +649,43 @@ def _elsewhere(app: AppServer, project: frozenset[Path]) -> bool:
     return box is not None and box.platform == "compose" and box.at.file not in project
 
 
+def _unbound_in_service(
+    target: str,
+    services: Sequence[Service],
+    apps: Sequence[AppServer],
+    project: frozenset[Path],
+    stacks: Stacks,
+) -> list[AppServer]:
+    """The servers of the compose `services` that `target` names, when none of them has a
+    socket known here (a bind the config computes, `bind = f"{settings.host}:{settings.port}"`
+    in IBM/mcp-context-forge) and the port `target` names is the one port the image they run
+    `EXPOSE`s: the name reaches that container, and its image says that port is where it
+    listens. They are joined with a `joined-by-name` note. A server of the service on a known
+    socket, an image exposing no port or several, or a pass to another port (a sidecar's in
+    the same container) joins nothing: unknown, not guessed."""
+    from servertune.check.model import note
+
+    own = {s.name for s in services}
+    served = [a for a in apps if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+    if not served or any(a.sockets for a in served):
+        return []
+    built = {_real(s.dockerfile) for s in services if s.dockerfile is not None}
+    exposed = {p for i in stacks.images if _real(i.path) in built for p in i.exposed}
+    port = normalise(target)[1]
+    if exposed != {port}:
+        return []
+    for app in served:
+        at = app.launched_by[0] if app.launched_by else app.config_file or Location(app.file)
+        note(
+            "joined-by-name",
+            at,
+            f"{at}: joined by name: the front's {target!r} is compose service "
+            f"{app.container.name!r}, whose {app.kind} binds an address not known here; "  # type: ignore[union-attr]
+            f"its image EXPOSEs port {port} only, taken as the server's",
+        )
+    return served
+
+
 def _by_name(
     target: str,
     apps: list[AppServer],
@@ -687,6 +724,8 @@ def _by_name(
             if services:
                 own = {s.name for s in services}
                 found = [a for a in on_port if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+                if not found and any(s.dockerfile is not None for s in services):
+                    found = _unbound_in_service(target, services, apps, project, stacks)
                 if found or any(s.dockerfile is not None for s in services):
                     return found
                 # The service runs an image named by `image:`: the project's own only when one

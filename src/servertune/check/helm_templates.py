@@ -36,6 +36,8 @@ _ASSIGN = re.compile(r"(?P<var>\$\w+)\s*:?=\s*(?P<expr>.*)", re.S)
 _STRING = re.compile(r'"(?P<double>(?:[^"\\]|\\.)*)"|`(?P<raw>[^`]*)`')
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _FIELD = re.compile(r"\$?(?:\.[A-Za-z_]\w*)+|\$\w*(?:\.[A-Za-z_]\w*)*|\.")
+#: A named template rendered in place (`include "x" .`, `template "x" .`).
+_NAMED = re.compile(r"(?:include|template)\s")
 #: `toYaml X | nindent N` (or `indent N`): a generated block, alone on its line.
 _BLOCK = re.compile(
     r"(?:toYaml\s+(?P<arg>\S+)\s*\|\s*|.*\|\s*)n?indent\s+(?P<indent>\d+)\s*\Z", re.S
@@ -214,6 +216,13 @@ def _action(body: str, before: str, after: str, line: int, state: _State) -> str
     block = _BLOCK.search(body)
     if alone and block is not None:
         return _block(body, block["arg"], block["indent"], line, state)
+    if alone and before and _NAMED.match(body):
+        # A named template's lines indented into place (`{{ include "chart.env" . }}` under
+        # `env:`): what it writes is in a `define` not read, so the line is left out as an
+        # unresolved block, as when it is indented by `| nindent 12`; one at the margin may
+        # be the whole manifest and stays structure.
+        _unknown(body, line, state)
+        return ""
     if "range" in state.stack and _ACTION.match(before.strip()):
         return ""  # the value of a key an action wrote: its line is dropped
     if alone or (not before.strip("- \t") and after.lstrip().startswith(":")):
