@@ -232,3 +232,52 @@ def test_a_deep_dockerfile_copying_its_own_path_is_built_from_the_repository_roo
     ]
     (assumed,) = [n for n in result.notes if n.kind == "build-context"]
     assert f"built from {root} (assumed)" in assumed.message
+
+
+_SELECTED = """\
+ARG env
+FROM python:3.12 AS base
+WORKDIR /app
+
+FROM base AS production
+CMD gunicorn -w 2 app:app
+
+FROM base AS development
+CMD flask run
+
+FROM ${env} AS final
+"""
+
+
+def test_a_final_stage_selecting_a_stage_by_an_unset_arg_reads_each_candidate(
+    tmp_path: Path,
+) -> None:
+    """`ARG env` (no default) and a last stage that is only `FROM ${env} AS final` (seen in
+    boxwise/boxtribute's back/Dockerfile): the argument can only name one of the file's
+    stages, so the `production` stage's gunicorn is a launch marked with a `server-chosen`
+    note at its CMD naming `--build-arg env=production`; the `development` stage's `flask run`
+    is no server and no launch; the FROM line keeps its not-followed note."""
+    result = check_folder(write(tmp_path, {"Dockerfile": _SELECTED}))
+    assert [(c, s, w) for c, s, w in chains(result, tmp_path)] == [
+        (["Dockerfile:6"], "gunicorn", 2)
+    ]
+    kinds = sorted((n.kind, n.at.line) for n in result.notes if n.at.file.name == "Dockerfile")
+    assert kinds == [("not-followed", 11), ("server-chosen", 6)]
+    (chosen,) = [n for n in result.notes if n.kind == "server-chosen"]
+    assert "--build-arg env=production" in chosen.message
+
+
+def test_a_final_stage_from_an_unset_arg_that_adds_its_own_steps_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """`ARG BASE_IMAGE` (no default), then `FROM ${BASE_IMAGE}` followed by a COPY and a CMD
+    of its own (seen in jazzband/website's Dockerfile.app): the argument names an outside
+    image, not a stage, so no stage beside it is read as the image: a not-followed note, no
+    launch, even where a stage beside it runs gunicorn."""
+    image = (
+        "ARG BASE_IMAGE\nFROM python:3.12 AS web\nCMD gunicorn -w 2 app:app\n"
+        "FROM ${BASE_IMAGE}\nCOPY . /app\nCMD ./run.sh\n"
+    )
+    result = check_folder(write(tmp_path, {"Dockerfile": image, "run.sh": "echo hi\n"}))
+    assert chains(result, tmp_path) == []
+    assert not [n for n in result.notes if n.kind == "server-chosen"]

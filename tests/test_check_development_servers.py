@@ -49,24 +49,3 @@ def test_a_production_compose_file_running_flask_run_is_warned(tmp_path: Path) -
     assert _found(result) == [("docker-compose.prod.yml", 4)]
     dev = check_folder(write(tmp_path / "dev", {"docker-compose.dev.yml": compose}))
     assert _found(dev) == []
-
-
-def test_a_final_stage_from_a_build_argument_with_no_value_is_not_followed(
-    tmp_path: Path,
-) -> None:
-    """`ARG env` (no default) and a final `FROM ${env} AS final` choosing the `production`
-    (gunicorn) or `development` (`flask run`) stage (seen in boxwise/boxtribute's back/Dockerfile):
-    which stage is built is given by `--build-arg`, so the image is a not-followed note at the
-    FROM naming the stages, never "sets no CMD", and no stage is guessed."""
-    image = (
-        "ARG env\nFROM python:3.12 AS base\nWORKDIR /app\n"
-        "FROM base AS production\nCMD gunicorn -w 2 app:app\n"
-        "FROM base AS development\nCMD flask run\n"
-        "FROM ${env} AS final\n"
-    )
-    result = check_folder(write(tmp_path, {"Dockerfile": image}))
-    assert result.apps == ()
-    (note,) = [n for n in result.notes if n.at.file.name == "Dockerfile"]
-    assert (note.kind, note.at.line) == ("not-followed", 8)
-    assert "FROM ${env}" in note.message
-    assert "base, production, development" in note.message
