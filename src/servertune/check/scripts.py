@@ -83,6 +83,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
+from servertune.check.shell_paths import BlockValues, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
@@ -279,29 +280,36 @@ def _lines_run(
     env: Mapping[str, str] | None,
     arguments: list[Word] | None,
     find_config: FindConfig | None,
-) -> tuple[list[_Line], list[_Line] | None, _Assumption]:
+) -> tuple[list[_Line], list[_Line] | None, _Assumption, set[int]]:
     """(the lines that run with the script's known first argument and fixed variables
     (`_selected`), without a development switch no file sets (`_without_development_switch`),
     the lines that would run with the image's own default CMD as its
     arguments, None when the arguments are not that CMD, and those that run when the
-    variables no file sets are also unset)."""
+    variables no file sets are also unset; and the `if` lines whose chain the files decide)."""
     fixed, unknown, unset = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
     files = _FileTests(find_config)
-    lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
+    decided: set[int] = set()
+    lines = _selected(
+        logical, arguments, physical, fixed, unknown, names, files=files, decided=decided
+    )
     # A source not here may set any name: the unset ones are then not even assumed so.
     defaults = {} if unknown else _own_defaults(text, logical)
     unset_tests = _Branches(_as_words({} if unknown else {**unset, **defaults}), physical)
-    lines = _without_development_switch(path, lines, names, unset_tests, set(defaults))
+    lines = _without_development_switch(path, lines, names, unset_tests, set(defaults), decided)
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
             lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken), files
         )
     if not arguments or not is_dockerfile(arguments[0].at.file):
-        return lines, None, assumed
+        return lines, None, assumed, decided
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
-    return lines, _selected(lines, given, physical, fixed, unknown, names, files=files), assumed
+    # A chain the image's own CMD decides: read as before (a deployment's command may not).
+    by_default = _selected(
+        lines, given, physical, fixed, unknown, names, files=files, decided=decided
+    )
+    return lines, by_default, assumed, decided
 
 
 @dataclass
@@ -819,7 +827,7 @@ def read_script(
     physical = text.splitlines()
     split = _function_by_arguments(_logical_lines(path, text), arguments)
     logical = _unrolled(_inline_functions(split, uncalled=uncalled))
-    lines, by_default, assumed = _lines_run(
+    lines, by_default, assumed, decided = _lines_run(
         path, text, logical, physical, env, arguments, find_config
     )
     environment = dict(os.environ if env is None else env)
@@ -828,7 +836,9 @@ def read_script(
     making = _Making(path, physical, env is not None, find_config)
     making.sourced = _sourced_functions(path, logical, find_config, env or {})
     branching = _ArgumentsByBranch()
+    blocks = BlockValues()
     for line in lines:
+        blocks.step(line.words, line.first, id(line) in decided, environment)
         words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
         words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
         words = _daemon_program(words, environment)
@@ -845,7 +855,7 @@ def read_script(
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
-            _assignments(_argument_values(line, arguments), environment, path)
+            _assignments(_argument_values(_past_keywords(line), arguments), environment, path)
             _eval_assignments(line, environment, physical)
             arguments = branching.step(line, arguments)
             if line.words[:2] == ["set", "--"] and _rebinds(line, by_default):
@@ -1046,6 +1056,7 @@ def _without_development_switch(
     environment: frozenset[str],
     unset: _Branches,
     defaulted: set[str] | None = None,
+    decided: set[int] | None = None,
 ) -> list[_Line]:
     """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
     only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
@@ -1057,7 +1068,8 @@ def _without_development_switch(
     RUN_COMMAND="... --config observability.conf.py"; fi` runs only where a deployment sets
     the name, which no file here does. A test on the script's own `defaulted` names
     (`DEV=${DEV:-false}`, no file here setting DEV) is decided by their defaults: `if [[
-    "$DEV" == "true" ]]; then cmd+=( --reload ); fi` is left out, its append with it."""
+    "$DEV" == "true" ]]; then cmd+=( --reload ); fi` is left out, its append with it. Such a
+    block its test so decides true is kept, and its `if` line's `id` added to `decided`."""
     own = (defaulted or set()) - environment
     assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
     dropped: set[int] = set()
@@ -1070,7 +1082,10 @@ def _without_development_switch(
         if end < len(lines) and body and tested and not tested - own & (assigned | environment):
             switch = any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
             names = {f"${n}" for n in tested} <= set(unset.known)
-            off = names and unset._test(lines, index) is False
+            test = unset._test(lines, index) if names else None
+            off = test is False
+            if test is True and decided is not None:
+                decided.add(id(lines[index]))
             if off if tested & own else switch or off:
                 dropped.update(range(index, end + 1))
                 what = "a development switch is set" if switch else "the branch runs"
@@ -2101,6 +2116,7 @@ def _selected(
     environment_names: frozenset[str] = frozenset(),
     assuming: tuple[Mapping[str, str], dict[int, _Line]] | None = None,
     files: _FileTests | None = None,
+    decided: set[int] | None = None,
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -2114,7 +2130,8 @@ def _selected(
     the environment (`environment_names`) does not set MODE) is that argument too. A test
     only `assuming`'s names (set by no file, not known to be unset) decide is decided with
     them unset, and each line of the branch so taken is recorded with its head. A file test
-    (`[ -f /opt/gunicorn_conf.py ]`) is true where `files` finds that path in the image."""
+    (`[ -f /opt/gunicorn_conf.py ]`) is true where `files` finds that path in the image.
+    `decided` gathers (by `id`) the `if` lines whose every test read is decided."""
     unset, assumed_at = assuming or ({}, {})
     known = _as_words(fixed or {})
     first = _first_argument(arguments)
@@ -2167,6 +2184,8 @@ def _selected(
             inline = index > 0 and line.first < furthest[index - 1]
             if taken and not inline and _ends_script(line, physical):
                 break
+    if decided is not None:
+        decided.update(branches.settled)
     return kept
 
 
@@ -2259,6 +2278,8 @@ class _Chain:
     taken: bool
     assumed: bool = False
     head: _Line | None = None
+    start: _Line | None = None
+    undecided: bool = False  # a test of it the files do not decide
 
 
 class _Branches:
@@ -2287,6 +2308,7 @@ class _Branches:
         self.chains: list[_Chain] = []
         self.on = True
         self.moved = False
+        self.settled: set[int] = set()  # `id` of each `if` line whose tests were all decided
 
     def decided(self) -> bool:
         """The line being read is in an `if` branch, and every `if` around it is decided."""
@@ -2308,7 +2330,7 @@ class _Branches:
             self.past = True  # a file not here runs in this shell: it may set anything
         if head == "if":
             outer = self.on
-            self.chains.append(_Chain(outer, False, False))
+            self.chains.append(_Chain(outer, False, False, start=lines[index]))
             self._branch(lines, index)
             return outer
         if not self.chains or head not in ("elif", "else", "fi"):
@@ -2316,6 +2338,8 @@ class _Branches:
         chain = self.chains[-1]
         if head == "fi":
             self.chains.pop()
+            if not chain.undecided:
+                self.settled.add(id(chain.start))
             self.on = chain.outer
             return self.on
         if not chain.known:
@@ -2339,6 +2363,7 @@ class _Branches:
             test = self._test(lines, index, self.unset)
             chain.assumed = chain.assumed or test is not None
         chain.known = test is not None
+        chain.undecided = chain.undecided or test is None
         chain.taken = test is True
         chain.head = lines[index] if test and chain.assumed else None
         self.on = chain.outer and test is not False
@@ -2728,6 +2753,17 @@ def _managed(
     return None
 
 
+def _past_keywords(line: _Line) -> _Line:
+    """The line from its simple command on: `then PORT=8000` and `web) CMD="..."` assign as
+    a line of their own does (`shell_paths` then tells which branch may have run)."""
+    words, start = line.words, 0
+    while start < len(words) - 1 and (
+        words[start] in _KEYWORDS or (start == 0 and _CASE_PATTERN.match(words[0]))
+    ):
+        start += 1
+    return replace(line, words=words[start:]) if start else line
+
+
 def _after_keyword_words(line: _Line) -> list[str]:
     """The line's first word after the shell keywords it follows (`then exec x`: `exec`)."""
     words = list(line.words)
@@ -2783,6 +2819,12 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
         if _runs_arguments(words, env):
             continue  # `cmd="$@"; exec $cmd`: the caller's arguments, not an unknown program
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
+            why = unresolved_by_branches(words[0].strip("${}"), env)
+            if why is not None:
+                raise NotFollowed(
+                    f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
+                    f"variable {why}, so the server it starts is not known"
+                )
             raise NotFollowed(
                 f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
                 "variable no file read sets, so the server it starts is not known"
