@@ -83,7 +83,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
-from servertune.check.shell_paths import BlockValues, unresolved_by_branches
+from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
@@ -839,12 +839,10 @@ def read_script(
     blocks = BlockValues()
     for line in lines:
         blocks.step(line.words, line.first, id(line) in decided, environment)
-        words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
-        words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
-        words = _daemon_program(words, environment)
-        words = _positional_values(_argument_slices(words, arguments), arguments)
-        words = _echoed_arguments(words, arguments, environment)
+        words = _line_words(line, physical, path, environment, arguments)
         found = server_command(_without_empty_prefix(words, environment))
+        if found is None:
+            found = _alike_on_every_path(line, physical, path, environment, arguments)
         if found is not None:
             if found.directory is None and making.directory is not None:
                 found = replace(found, directory=making.directory)
@@ -877,6 +875,44 @@ def read_script(
         commands = _one_server(path, commands, by_default, assumed)
     script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
     return with_others([_script_app(script, *found) for found in [*started, *commands]])
+
+
+def _line_words(
+    line: _Line,
+    physical: list[str],
+    path: Path,
+    env: Mapping[str, str],
+    arguments: list[Word] | None,
+) -> list[Word]:
+    """The words the line runs, its variables, arrays, `eval` and arguments expanded."""
+    words = _evaluated(_expand_arrays(_words(line, physical, path), env), env)
+    words = _known_fields(_command_variable(_after_keywords(words), env), env)
+    words = _daemon_program(words, env)
+    words = _positional_values(_argument_slices(words, arguments), arguments)
+    return _echoed_arguments(words, arguments, env)
+
+
+def _alike_on_every_path(
+    line: _Line,
+    physical: list[str],
+    path: Path,
+    env: Mapping[str, str],
+    arguments: list[Word] | None,
+) -> ServerCommand | None:
+    """The server the line starts with each value an undecided block's paths give the name it
+    expands (`shell_paths.alternatives`), when each starts the same one with the same words
+    (`cmd="exec gunicorn ..."`, or `cmd="su app -c '$cmd'"` in an `if`, then `eval "$cmd"`)."""
+    found: list[ServerCommand | None] = []
+    for each in alternatives(_line_text(line, physical), env):
+        found.append(
+            server_command(
+                _without_empty_prefix(_line_words(line, physical, path, each, arguments), each)
+            )
+        )
+    first = found[0] if found else None
+    if first is None or not all(f is not None and _same_command(first, f) for f in found):
+        return None
+    return first
 
 
 def _in_background(

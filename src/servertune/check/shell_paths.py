@@ -8,16 +8,24 @@ of the block, for the note that says why (`unresolved_by_branches`).
 
 A block inside a loop check does not unroll (`while [ $# -gt 0 ]; do case "$1" in ...`, an
 option loop) is read as before, each branch's assignments in the order written: a pass may
-run any branch, and its values (`CLI="$@"` after `--`) are what the loop is for."""
+run any branch, and its values (`CLI="$@"` after `--`) are what the loop is for. So are an
+array's appends (`cmd+=( --access-logfile - )` in each branch of an `if`): a command built in
+an array keeps its server and config whichever branch ran."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["BlockValues", "unresolved_by_branches"]
+__all__ = ["BlockValues", "alternatives", "unresolved_by_branches"]
 
+#: What a name unresolved by a block's branches keeps: the block (`NAME[if]`) and, when every
+#: path sets it, the values they give it (`NAME[or]`, at most `_ALTERNATIVES`), so a line that
+#: starts the same server with each (`cmd="exec gunicorn ..."` or `su app -c '$cmd'`) is read.
+_MARKS = ("[if]", "[or]")
+_ALTERNATIVES = 4
 #: The loops a script's lines may still hold (`for` over literal words is unrolled).
 _LOOPS = frozenset({"while", "until", "for", "select"})
 #: A `case` arm's pattern alone as the first word: `web)`, `web|api)`, `*)`.
@@ -77,27 +85,40 @@ class BlockValues:
                 _merged(top, env)
 
 
+def _scalar(key: str) -> bool:
+    """A plain variable's key, not an array's (`cmd[@]`) nor a value known in part (`X[~]`)."""
+    return "[" not in key
+
+
 def _next_branch(block: _Block, env: dict[str, str]) -> None:
-    """The branch read so far ends: its values kept, the next starts from those before."""
-    block.paths.append(dict(env))
-    env.clear()
-    env.update(block.before)
+    """The branch read so far ends: its values kept, the next starts from those before (an
+    array and a value known in part go on as written, as before)."""
+    block.paths.append({k: v for k, v in env.items() if _scalar(k)})
+    for key in [k for k in env if _scalar(k)]:
+        del env[key]
+    env.update({k: v for k, v in block.before.items() if _scalar(k)})
 
 
 def _merged(block: _Block, env: dict[str, str]) -> None:
-    """`env` after the block: each value every path leaves alike; the rest unresolved."""
-    paths = [*block.paths, dict(env)] + ([] if block.closed else [block.before])
-    keys = {k for path in paths for k in path if not k.endswith("[if]")}
-    marks = {k: v for path in paths for k, v in path.items() if k.endswith("[if]")}
-    env.clear()
+    """`env` after the block: each plain value every path leaves alike, the rest unresolved;
+    arrays and values known in part as the branches left them in order."""
+    plain = [{k: v for k, v in path.items() if _scalar(k)} for path in (env, block.before)]
+    paths = [*block.paths, plain[0]] + ([] if block.closed else [plain[1]])
+    keys = {k for path in paths for k in path}
+    marks = {k: v for k, v in env.items() if k.endswith(_MARKS)}
+    marks.update((k, v) for k, v in block.before.items() if k.endswith(_MARKS))
+    for key in [k for k in env if _scalar(k) or k.endswith(_MARKS)]:
+        del env[key]
     for key in keys:
         values = {path.get(key) for path in paths}
         value = values.pop() if len(values) == 1 else None
         if value is not None:
             env[key] = value
         else:
-            marks[f"{key.partition('[')[0]}[if]"] = f"`{block.kind}` at line {block.line}"
-    env.update({k: v for k, v in marks.items() if k.removesuffix("[if]") not in env})
+            marks[f"{key}[if]"] = f"`{block.kind}` at line {block.line}"
+            if None not in values and len(values) <= _ALTERNATIVES:
+                marks[f"{key}[or]"] = json.dumps(sorted(v for v in values if v is not None))
+    env.update({k: v for k, v in marks.items() if k.partition("[")[0] not in env})
 
 
 def unresolved_by_branches(name: str, env: Mapping[str, str]) -> str | None:
@@ -106,3 +127,13 @@ def unresolved_by_branches(name: str, env: Mapping[str, str]) -> str | None:
     if block is None:
         return None
     return f"that the branches of the {block} set differently (the files do not decide which runs)"
+
+
+def alternatives(text: str, env: Mapping[str, str]) -> list[dict[str, str]]:
+    """`env` once per value the one name `text` expands that a block's paths set apart may
+    hold (each path sets it); [] when it expands none, or more than one, of them."""
+    names = {n for n in re.findall(r"\$\{?([A-Za-z_]\w*)", text) if f"{n}[or]" in env}
+    if len(names) != 1:
+        return []
+    (name,) = names
+    return [{**env, name: value} for value in json.loads(env[f"{name}[or]"])]
