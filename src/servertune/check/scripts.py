@@ -22,7 +22,7 @@ import posixpath
 import re
 import shlex
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -837,12 +837,15 @@ def read_script(
     making.sourced = _sourced_functions(path, logical, find_config, env or {})
     branching = _ArgumentsByBranch()
     blocks = BlockValues()
+    known: set[int] = set()  # the lines whose `$PROGRAM` was known where they ran
     for line in lines:
         blocks.step(line.words, line.first, id(line) in decided, environment)
         words = _line_words(line, physical, path, environment, arguments)
         found = server_command(_without_empty_prefix(words, environment))
         if found is None:
             found = _alike_on_every_path(line, physical, path, environment, arguments)
+        if found is None and _program_known(line, environment):
+            known.add(id(line))
         if found is not None:
             if found.directory is None and making.directory is not None:
                 found = replace(found, directory=making.directory)
@@ -868,7 +871,7 @@ def read_script(
     if not commands:
         with runtime_files.made_here(making.made):
             return _handed_over(
-                path, lines, physical, environment, env_at, arguments, find_config, passing
+                path, lines, physical, environment, env_at, arguments, find_config, passing, known
             )
     started, commands = _in_background(commands)
     if len(commands) > 1:
@@ -890,6 +893,14 @@ def _line_words(
     words = _daemon_program(words, env)
     words = _positional_values(_argument_slices(words, arguments), arguments)
     return _echoed_arguments(words, arguments, env)
+
+
+def _program_known(line: _Line, env: Mapping[str, str]) -> bool:
+    """Whether the line runs a program named by a variable that holds a value here."""
+    words = line.words[1:] if line.words[:1] == ["exec"] else line.words
+    while words[:1] and words[0] in _KEYWORDS:
+        words = words[1:]
+    return bool(words and _VARIABLE_PROGRAM.match(words[0]) and expand_shell(words[0], env))
 
 
 def _alike_on_every_path(
@@ -1400,10 +1411,11 @@ def _handed_over(
     arguments: list[Word] | None,
     find_config: FindConfig | None,
     passing: _Line | None = None,
+    known: Collection[int] = (),
 ) -> AppServer:
     """The server of a script with no server line of its own: the one a process manager it
     runs starts, or its arguments' (`exec "$@"`, `passing` when known); NothingToCheck (or
-    NotFollowed) otherwise."""
+    NotFollowed) otherwise. `known`: the lines whose program was known where they ran."""
     mark = met_so_far()
     if find_config is not None:
         managed = _managed(path, lines, physical, environment, env_at, find_config)
@@ -1444,7 +1456,7 @@ def _handed_over(
             "image's CMD, read with the Dockerfile or compose file that runs it); "
             f"{_NO_SERVER}"
         )
-    _not_followed(path, lines, environment)
+    _not_followed(path, lines, environment, known)
     launched = nothing_started(
         [
             _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
@@ -2836,9 +2848,13 @@ _CONDITIONS = frozenset({"[[", "[", "test", "if", "elif", "while", "until"})
 _VARIABLE_PROGRAM = re.compile(r"\A\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\Z")
 
 
-def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> None:
+def _not_followed(
+    path: Path, lines: list[_Line], env: Mapping[str, str], known: Collection[int] = ()
+) -> None:
     """NotFollowed when a line runs a program named by a variable the files read do not set:
-    the server it starts is not known, which is not the same as starting none."""
+    the server it starts is not known, which is not the same as starting none. A line in
+    `known` (by `id`) ran its program known where it ran (`local bin=...; "$bin" &` in a
+    branch), whatever the end of the script leaves the name."""
     for line in lines:
         words = line.words[1:] if line.words[:1] == ["exec"] else line.words
         while words[:1] and words[0] in _KEYWORDS:
@@ -2856,6 +2872,8 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
             continue  # `cmd="$@"; exec $cmd`: the caller's arguments, not an unknown program
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
             why = unresolved_by_branches(words[0].strip("${}"), env)
+            if why is not None and id(line) in known:
+                continue
             if why is not None:
                 raise NotFollowed(
                     f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
