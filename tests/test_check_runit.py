@@ -96,3 +96,25 @@ def test_my_init_startup_script_that_runs_a_server_is_the_launch(tmp_path: Path)
     chains = [[at.file.relative_to(tmp_path).as_posix() for at in x.chain] for x in started]
     assert ["Dockerfile", "app-uwsgi.sh", "app.ini"] in chains
     assert not [n for n in result.notes if n.at.file.name == "Dockerfile"]
+
+
+def test_runsv_runs_the_run_script_of_the_one_folder_it_is_given(tmp_path: Path) -> None:
+    """`CMD ["runsv", "/etc/service/web"]` (runit's runner of a single service, which starts
+    `DIR/run`) is the image's launch through that folder's run script, Dockerfile -> run ->
+    app.ini, never "runs /etc/service/web, not in the build context"; `runsv` of the nginx
+    folder starts no app server of this image (the web run script is then read on its own)."""
+    _tree(tmp_path, "/etc/service", '["runsv", "/etc/service/web"]')
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert [at.file.relative_to(tmp_path).as_posix() for at in launch.chain] == [
+        "Dockerfile",
+        "services/web/run",
+        "app.ini",
+    ]
+    assert not [n for n in result.notes if n.at.file.name == "Dockerfile"]
+    _tree(tmp_path, "/etc/service", '["runsv", "/etc/service/nginx"]')
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert launch.chain[0].file.name == "run"

@@ -153,14 +153,15 @@ def test_a_file_test_is_true_where_the_image_has_the_file(tmp_path: Path) -> Non
     ]
     assert not [n for n in result.notes if n.kind == "config-not-found"]
     # With no config copied in, whether /opt/gunicorn_conf.py exists is not known (a base
-    # image or a volume may hold it): the chain is read as before, undecided.
+    # image or a volume may hold it): the chain is undecided, so which config is not known
+    # either, never the `else` branch's /gunicorn_conf.py as if that branch ran.
     dockerfile = 'FROM python:3.12\nCOPY server/start.sh /opt/start.sh\nCMD ["/opt/start.sh"]\n'
     root = write(
         tmp_path / "bare", {"Dockerfile": dockerfile, "server/start.sh": CONFIG_BY_FILE_TEST}
     )
     result = check_folder(root)
     (missing,) = [n for n in result.notes if n.kind == "config-not-found"]
-    assert "/gunicorn_conf.py" in missing.message
+    assert missing.message.startswith("-c ${CONF:-$DEFAULT_CONF}: not in the build context")
 
 
 def test_a_script_nothing_here_runs_is_a_launch_beside_a_program_running_its_config(

@@ -117,3 +117,24 @@ def test_a_command_line_waitress_refuses_is_refused_as_it_refuses_it(line: str, 
     as something else."""
     with pytest.raises(CheckInputError, match=why):
         read(line)
+
+
+@pytest.mark.parametrize("option", ["--list=127.0.0.1:$PORT", "--po=$PORT", "--listen=*:$PORT"])
+def test_an_address_through_a_prefix_of_a_waitress_option_is_not_the_default(
+    tmp_path: Path, option: str
+) -> None:
+    """`waitress-serve --list=127.0.0.1:$PORT app:app` with PORT set nowhere: waitress's getopt
+    takes `--list` for `--listen` (`--po` for `--port`: prefixes only they have), so the
+    address is the one the running server gets, not known here: the launch claims no socket
+    and joins no nginx passing to waitress's default 8080, as with the option written in
+    full."""
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM python:3.12-slim\nCOPY . .\nCMD exec waitress-serve {option} app:app\n"
+    )
+    (tmp_path / "nginx.conf").write_text(
+        "server {\n listen 80;\n location / { proxy_pass http://127.0.0.1:8080; }\n}\n"
+    )
+    walk = discover(tmp_path)
+    result = check_files(list(walk.files), machine=MACHINE, discovered=[walk], root=tmp_path)
+    (launch,) = launches(result.apps, result.links, result.balancer_links)
+    assert (launch.app.kind, launch.app.sockets, launch.fronts) == ("waitress", (), ())

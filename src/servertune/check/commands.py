@@ -1488,9 +1488,14 @@ def _known_sockets(app: AppServer, unresolved: Sequence[Setting[str]]) -> tuple[
     """The app's sockets, less those its parser defaulted when an address option's value is
     not known here (`--uds ${GRANIAN_SOCKET}`, `--port $PORT`): such an address is the one
     the running server gets, not the parser's default (granian's 127.0.0.1:8000 would join a
-    front on 8000 that never reaches it). A gunicorn bind written beside it is kept."""
+    front on 8000 that never reaches it). A gunicorn bind written beside it is kept. waitress's
+    getopt takes a prefix only one option has for it (`--list=127.0.0.1:$PORT` is `--listen`)."""
+    from servertune.check.waitress import full_option
+
     flags = _ADDRESS_FLAGS.get(app.kind, frozenset())
-    if not any(w.value.split(" ")[0].partition("=")[0] in flags for w in unresolved):
+    written = (w.value.split(" ")[0].partition("=")[0] for w in unresolved)
+    named = (full_option(f) if app.kind == "waitress" else f for f in written)
+    if not any(flag in flags for flag in named):
         return app.sockets
     if app.kind in ("gunicorn", "hypercorn"):
         return tuple(s for s in app.sockets if not s.default)

@@ -1740,11 +1740,13 @@ def _down_signal(app: AppServer, image: Image, held: str) -> AppServer:
 
 
 #: The programs given a folder whose services (`DIR/*/run`) they start: runit's runsvdir,
-#: s6's s6-svscan (the same layout: s6-svscan(8), "the scan directory").
-_SERVICE_SUPERVISORS = frozenset({"runsvdir", "s6-svscan"})
-#: The programs that start runit's services: runsvdir (over the folder it is given) and
-#: phusion/baseimage's my_init (runsvdir over /etc/service, unless `--skip-runit`).
-_RUNIT_STARTERS = frozenset({"runsvdir", "my_init", "s6-svscan"})
+#: s6's s6-svscan (the same layout: s6-svscan(8), "the scan directory"); and runit's runsv,
+#: given one service's folder, whose `DIR/run` it starts (runsv(8)).
+_SERVICE_SUPERVISORS = frozenset({"runsvdir", "s6-svscan", "runsv"})
+#: The programs that start runit's services: runsvdir (over the folder it is given), runsv
+#: (the one service of its folder) and phusion/baseimage's my_init (runsvdir over
+#: /etc/service, unless `--skip-runit`).
+_RUNIT_STARTERS = frozenset({"runsvdir", "runsv", "my_init", "s6-svscan"})
 #: Where runit's services are when no folder is given: /etc/service (runsvdir's usual
 #: folder, my_init's), and /etc/sv (Debian's and Void's, linked into it).
 _RUNIT_SERVICES = ("/etc/service", "/etc/sv")
@@ -1765,6 +1767,8 @@ def _runit_services(
     image that sets no command and installs runit services (`_installs_runit`) runs them
     under its base image's runsvdir: its FROM line first, the graph saying so."""
     texts = [w.text for w in words]
+    # `runsv DIR` runs DIR/run; the others each DIR/NAME/run.
+    depth = 1 if texts and program_name(texts[0]) == "runsv" else 2
     own = texts[1 : texts.index("--")] if "--" in texts else texts[1:]
     folders: tuple[str, ...] = _RUNIT_SERVICES
     if texts and program_name(texts[0]) == "my_init" and "--skip-runit" in own:
@@ -1782,8 +1786,8 @@ def _runit_services(
     for folder in folders:
         for held, _ in image.held_under(folder):
             run = PurePosixPath(held)
-            if run.name != "run" or run.parent.parent != PurePosixPath(folder):
-                continue  # runit runs DIR/NAME/run, never a deeper file
+            if run.name != "run" or run.parents[depth - 1] != PurePosixPath(folder):
+                continue  # runit runs DIR/NAME/run (runsv DIR/run), never a deeper file
             try:
                 app = run_words(path, [Word(held, first)], env, env_at, find_config=image.find)
             except NotFollowed as why:

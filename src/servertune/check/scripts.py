@@ -22,7 +22,7 @@ import posixpath
 import re
 import shlex
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -83,6 +83,7 @@ from servertune.check.pylauncher import (
     python_launch,
 )
 from servertune.check.script_folder import HELD_AT, INVOKED_AS, own_folder
+from servertune.check.shell_paths import BlockValues, alternatives, unresolved_by_branches
 from servertune.check.shell_values import condition_value, numeric_test, own_values, test_operands
 from servertune.check.supervisord import read_programs
 from servertune.check.together import with_others
@@ -279,29 +280,36 @@ def _lines_run(
     env: Mapping[str, str] | None,
     arguments: list[Word] | None,
     find_config: FindConfig | None,
-) -> tuple[list[_Line], list[_Line] | None, _Assumption]:
+) -> tuple[list[_Line], list[_Line] | None, _Assumption, set[int]]:
     """(the lines that run with the script's known first argument and fixed variables
     (`_selected`), without a development switch no file sets (`_without_development_switch`),
     the lines that would run with the image's own default CMD as its
     arguments, None when the arguments are not that CMD, and those that run when the
-    variables no file sets are also unset)."""
+    variables no file sets are also unset; and the `if` lines whose chain the files decide)."""
     fixed, unknown, unset = _fixed_variables(text, logical, env, find_config)
     names = frozenset(env or ())
     files = _FileTests(find_config)
-    lines = _selected(logical, arguments, physical, fixed, unknown, names, files=files)
+    decided: set[int] = set()
+    lines = _selected(
+        logical, arguments, physical, fixed, unknown, names, files=files, decided=decided
+    )
     # A source not here may set any name: the unset ones are then not even assumed so.
     defaults = {} if unknown else _own_defaults(text, logical)
     unset_tests = _Branches(_as_words({} if unknown else {**unset, **defaults}), physical)
-    lines = _without_development_switch(path, lines, names, unset_tests, set(defaults))
+    lines = _without_development_switch(path, lines, names, unset_tests, set(defaults), decided)
     assumed = _Assumption(lines, {})
     if unset:
         assumed.lines = _selected(
             lines, arguments, physical, fixed, unknown, names, (unset, assumed.taken), files
         )
     if not arguments or not is_dockerfile(arguments[0].at.file):
-        return lines, None, assumed
+        return lines, None, assumed, decided
     given = [Word(w.text, Location(Path("command"), w.at.line)) for w in arguments]
-    return lines, _selected(lines, given, physical, fixed, unknown, names, files=files), assumed
+    # A chain the image's own CMD decides: read as before (a deployment's command may not).
+    by_default = _selected(
+        lines, given, physical, fixed, unknown, names, files=files, decided=decided
+    )
+    return lines, by_default, assumed, decided
 
 
 @dataclass
@@ -819,7 +827,7 @@ def read_script(
     physical = text.splitlines()
     split = _function_by_arguments(_logical_lines(path, text), arguments)
     logical = _unrolled(_inline_functions(split, uncalled=uncalled))
-    lines, by_default, assumed = _lines_run(
+    lines, by_default, assumed, decided = _lines_run(
         path, text, logical, physical, env, arguments, find_config
     )
     environment = dict(os.environ if env is None else env)
@@ -828,13 +836,16 @@ def read_script(
     making = _Making(path, physical, env is not None, find_config)
     making.sourced = _sourced_functions(path, logical, find_config, env or {})
     branching = _ArgumentsByBranch()
+    blocks = BlockValues()
+    known: set[int] = set()  # the lines whose `$PROGRAM` was known where they ran
     for line in lines:
-        words = _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
-        words = _known_fields(_command_variable(_after_keywords(words), environment), environment)
-        words = _daemon_program(words, environment)
-        words = _positional_values(_argument_slices(words, arguments), arguments)
-        words = _echoed_arguments(words, arguments, environment)
+        blocks.step(line.words, line.first, id(line) in decided, environment)
+        words = _line_words(line, physical, path, environment, arguments)
         found = server_command(_without_empty_prefix(words, environment))
+        if found is None:
+            found = _alike_on_every_path(line, physical, path, environment, arguments)
+        if found is None and _program_known(line, environment):
+            known.add(id(line))
         if found is not None:
             if found.directory is None and making.directory is not None:
                 found = replace(found, directory=making.directory)
@@ -845,7 +856,7 @@ def read_script(
             if passing is None and _runs_arguments([w.text for w in words], environment):
                 # `exec "${PRE_ARGS[@]}" "$@"` with the array empty here: `exec "$@"`
                 passing = line
-            _assignments(_argument_values(line, arguments), environment, path)
+            _assignments(_argument_values(_past_keywords(line), arguments), environment, path)
             _eval_assignments(line, environment, physical)
             arguments = branching.step(line, arguments)
             if line.words[:2] == ["set", "--"] and _rebinds(line, by_default):
@@ -860,13 +871,59 @@ def read_script(
     if not commands:
         with runtime_files.made_here(making.made):
             return _handed_over(
-                path, lines, physical, environment, env_at, arguments, find_config, passing
+                path, lines, physical, environment, env_at, arguments, find_config, passing, known
             )
     started, commands = _in_background(commands)
     if len(commands) > 1:
         commands = _one_server(path, commands, by_default, assumed)
     script = _Script(path, text, lines, physical, arguments, env_at, find_config, assumed)
     return with_others([_script_app(script, *found) for found in [*started, *commands]])
+
+
+def _line_words(
+    line: _Line,
+    physical: list[str],
+    path: Path,
+    env: Mapping[str, str],
+    arguments: list[Word] | None,
+) -> list[Word]:
+    """The words the line runs, its variables, arrays, `eval` and arguments expanded."""
+    words = _evaluated(_expand_arrays(_words(line, physical, path), env), env)
+    words = _known_fields(_command_variable(_after_keywords(words), env), env)
+    words = _daemon_program(words, env)
+    words = _positional_values(_argument_slices(words, arguments), arguments)
+    return _echoed_arguments(words, arguments, env)
+
+
+def _program_known(line: _Line, env: Mapping[str, str]) -> bool:
+    """Whether the line runs a program named by a variable that holds a value here."""
+    words = line.words[1:] if line.words[:1] == ["exec"] else line.words
+    while words[:1] and words[0] in _KEYWORDS:
+        words = words[1:]
+    return bool(words and _VARIABLE_PROGRAM.match(words[0]) and expand_shell(words[0], env))
+
+
+def _alike_on_every_path(
+    line: _Line,
+    physical: list[str],
+    path: Path,
+    env: Mapping[str, str],
+    arguments: list[Word] | None,
+) -> ServerCommand | None:
+    """The server the line starts with each value an undecided block's paths give the name it
+    expands (`shell_paths.alternatives`), when each starts the same one with the same words
+    (`cmd="exec gunicorn ..."`, or `cmd="su app -c '$cmd'"` in an `if`, then `eval "$cmd"`)."""
+    found: list[ServerCommand | None] = []
+    for each in alternatives(_line_text(line, physical), env):
+        found.append(
+            server_command(
+                _without_empty_prefix(_line_words(line, physical, path, each, arguments), each)
+            )
+        )
+    first = found[0] if found else None
+    if first is None or not all(f is not None and _same_command(first, f) for f in found):
+        return None
+    return first
 
 
 def _in_background(
@@ -1046,6 +1103,7 @@ def _without_development_switch(
     environment: frozenset[str],
     unset: _Branches,
     defaulted: set[str] | None = None,
+    decided: set[int] | None = None,
 ) -> list[_Line]:
     """`lines` without an `if TEST; then VAR="--reload ..."; fi` block (no `elif` or `else`,
     only assignments) whose test reads a variable no file here sets (`FLASK_DEBUG`, neither
@@ -1057,7 +1115,8 @@ def _without_development_switch(
     RUN_COMMAND="... --config observability.conf.py"; fi` runs only where a deployment sets
     the name, which no file here does. A test on the script's own `defaulted` names
     (`DEV=${DEV:-false}`, no file here setting DEV) is decided by their defaults: `if [[
-    "$DEV" == "true" ]]; then cmd+=( --reload ); fi` is left out, its append with it."""
+    "$DEV" == "true" ]]; then cmd+=( --reload ); fi` is left out, its append with it. Such a
+    block its test so decides true is kept, and its `if` line's `id` added to `decided`."""
     own = (defaulted or set()) - environment
     assigned = {w.partition("=")[0] for line in lines for w in line.words if _ASSIGNMENT.match(w)}
     dropped: set[int] = set()
@@ -1070,7 +1129,10 @@ def _without_development_switch(
         if end < len(lines) and body and tested and not tested - own & (assigned | environment):
             switch = any(_DEVELOPMENT_SWITCH.search(w) for b in body for w in b.words)
             names = {f"${n}" for n in tested} <= set(unset.known)
-            off = names and unset._test(lines, index) is False
+            test = unset._test(lines, index) if names else None
+            off = test is False
+            if test is True and decided is not None:
+                decided.add(id(lines[index]))
             if off if tested & own else switch or off:
                 dropped.update(range(index, end + 1))
                 what = "a development switch is set" if switch else "the branch runs"
@@ -1349,10 +1411,11 @@ def _handed_over(
     arguments: list[Word] | None,
     find_config: FindConfig | None,
     passing: _Line | None = None,
+    known: Collection[int] = (),
 ) -> AppServer:
     """The server of a script with no server line of its own: the one a process manager it
     runs starts, or its arguments' (`exec "$@"`, `passing` when known); NothingToCheck (or
-    NotFollowed) otherwise."""
+    NotFollowed) otherwise. `known`: the lines whose program was known where they ran."""
     mark = met_so_far()
     if find_config is not None:
         managed = _managed(path, lines, physical, environment, env_at, find_config)
@@ -1393,7 +1456,7 @@ def _handed_over(
             "image's CMD, read with the Dockerfile or compose file that runs it); "
             f"{_NO_SERVER}"
         )
-    _not_followed(path, lines, environment)
+    _not_followed(path, lines, environment, known)
     launched = nothing_started(
         [
             _evaluated(_expand_arrays(_words(line, physical, path), environment), environment)
@@ -2101,6 +2164,7 @@ def _selected(
     environment_names: frozenset[str] = frozenset(),
     assuming: tuple[Mapping[str, str], dict[int, _Line]] | None = None,
     files: _FileTests | None = None,
+    decided: set[int] | None = None,
 ) -> list[_Line]:
     """The lines that run when the script's first argument is known (an image's CMD after
     its ENTRYPOINT script, a compose `command:`): in a `case "$1" in` block, only the arm
@@ -2114,7 +2178,8 @@ def _selected(
     the environment (`environment_names`) does not set MODE) is that argument too. A test
     only `assuming`'s names (set by no file, not known to be unset) decide is decided with
     them unset, and each line of the branch so taken is recorded with its head. A file test
-    (`[ -f /opt/gunicorn_conf.py ]`) is true where `files` finds that path in the image."""
+    (`[ -f /opt/gunicorn_conf.py ]`) is true where `files` finds that path in the image.
+    `decided` gathers (by `id`) the `if` lines whose every test read is decided."""
     unset, assumed_at = assuming or ({}, {})
     known = _as_words(fixed or {})
     first = _first_argument(arguments)
@@ -2167,6 +2232,8 @@ def _selected(
             inline = index > 0 and line.first < furthest[index - 1]
             if taken and not inline and _ends_script(line, physical):
                 break
+    if decided is not None:
+        decided.update(branches.settled)
     return kept
 
 
@@ -2259,6 +2326,8 @@ class _Chain:
     taken: bool
     assumed: bool = False
     head: _Line | None = None
+    start: _Line | None = None
+    undecided: bool = False  # a test of it the files do not decide
 
 
 class _Branches:
@@ -2287,6 +2356,7 @@ class _Branches:
         self.chains: list[_Chain] = []
         self.on = True
         self.moved = False
+        self.settled: set[int] = set()  # `id` of each `if` line whose tests were all decided
 
     def decided(self) -> bool:
         """The line being read is in an `if` branch, and every `if` around it is decided."""
@@ -2308,7 +2378,7 @@ class _Branches:
             self.past = True  # a file not here runs in this shell: it may set anything
         if head == "if":
             outer = self.on
-            self.chains.append(_Chain(outer, False, False))
+            self.chains.append(_Chain(outer, False, False, start=lines[index]))
             self._branch(lines, index)
             return outer
         if not self.chains or head not in ("elif", "else", "fi"):
@@ -2316,6 +2386,8 @@ class _Branches:
         chain = self.chains[-1]
         if head == "fi":
             self.chains.pop()
+            if not chain.undecided:
+                self.settled.add(id(chain.start))
             self.on = chain.outer
             return self.on
         if not chain.known:
@@ -2339,6 +2411,7 @@ class _Branches:
             test = self._test(lines, index, self.unset)
             chain.assumed = chain.assumed or test is not None
         chain.known = test is not None
+        chain.undecided = chain.undecided or test is None
         chain.taken = test is True
         chain.head = lines[index] if test and chain.assumed else None
         self.on = chain.outer and test is not False
@@ -2728,6 +2801,17 @@ def _managed(
     return None
 
 
+def _past_keywords(line: _Line) -> _Line:
+    """The line from its simple command on: `then PORT=8000` and `web) CMD="..."` assign as
+    a line of their own does (`shell_paths` then tells which branch may have run)."""
+    words, start = line.words, 0
+    while start < len(words) - 1 and (
+        words[start] in _KEYWORDS or (start == 0 and _CASE_PATTERN.match(words[0]))
+    ):
+        start += 1
+    return replace(line, words=words[start:]) if start else line
+
+
 def _after_keyword_words(line: _Line) -> list[str]:
     """The line's first word after the shell keywords it follows (`then exec x`: `exec`)."""
     words = list(line.words)
@@ -2764,9 +2848,13 @@ _CONDITIONS = frozenset({"[[", "[", "test", "if", "elif", "while", "until"})
 _VARIABLE_PROGRAM = re.compile(r"\A\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\Z")
 
 
-def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> None:
+def _not_followed(
+    path: Path, lines: list[_Line], env: Mapping[str, str], known: Collection[int] = ()
+) -> None:
     """NotFollowed when a line runs a program named by a variable the files read do not set:
-    the server it starts is not known, which is not the same as starting none."""
+    the server it starts is not known, which is not the same as starting none. A line in
+    `known` (by `id`) ran its program known where it ran (`local bin=...; "$bin" &` in a
+    branch), whatever the end of the script leaves the name."""
     for line in lines:
         words = line.words[1:] if line.words[:1] == ["exec"] else line.words
         while words[:1] and words[0] in _KEYWORDS:
@@ -2783,6 +2871,14 @@ def _not_followed(path: Path, lines: list[_Line], env: Mapping[str, str]) -> Non
         if _runs_arguments(words, env):
             continue  # `cmd="$@"; exec $cmd`: the caller's arguments, not an unknown program
         if words and _VARIABLE_PROGRAM.match(words[0]) and not expand_shell(words[0], env):
+            why = unresolved_by_branches(words[0].strip("${}"), env)
+            if why is not None and id(line) in known:
+                continue
+            if why is not None:
+                raise NotFollowed(
+                    f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
+                    f"variable {why}, so the server it starts is not known"
+                )
             raise NotFollowed(
                 f"{path}:{line.first}: not followed: runs {words[0]}, a program named by a "
                 "variable no file read sets, so the server it starts is not known"

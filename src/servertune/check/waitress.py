@@ -21,7 +21,7 @@ from pathlib import Path
 from servertune.check.argparse_cli import Given
 from servertune.check.model import AppServer, CheckInputError, Location, Setting
 
-__all__ = ["WAITRESS_DOCS", "paste_words", "waitress_server"]
+__all__ = ["WAITRESS_DOCS", "full_option", "paste_words", "waitress_server"]
 
 WAITRESS_DOCS = "https://docs.pylonsproject.org/projects/waitress/en/latest/arguments.html"
 #: `Adjustments`' defaults (waitress/adjustments.py): `host = "0.0.0.0"`, `port = 8080`,
@@ -121,6 +121,17 @@ def _long_option(flag: str, at: Location) -> tuple[str, bool]:
     if len(possible) > 1:
         raise _refused(at, f"option --{flag} not a unique prefix")
     return possible[0].removesuffix("="), possible[0].endswith("=")
+
+
+def full_option(flag: str) -> str:
+    """`flag` (`--thr`) as the option getopt takes it for (`--threads`: a prefix only one of
+    waitress's long options has); as written when it is exact, ambiguous, none or not long."""
+    if not flag.startswith("--"):
+        return flag
+    try:
+        return "--" + _long_option(flag[2:], Location(Path("-")))[0]
+    except CheckInputError:
+        return flag
 
 
 def parse_waitress(

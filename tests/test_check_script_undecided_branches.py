@@ -1,0 +1,109 @@
+"""A launch script's variable set inside an `if` (or a `case` arm) whose test the files do not
+decide keeps a value after the block only when every path that can run leaves it that value;
+otherwise it is unresolved and the server it names is "not followed", with the block's line,
+never the value of the branch written last. Seen in canonical/charmhub.io, whose entrypoint
+sets `RUN_COMMAND="... --config observability.gunicorn.conf.py"` only when a variable no file
+sets is there, and linked that config as loaded. Each repository is written in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.folder_support import chains, check_folder, write
+
+_DOCKERFILE = 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . .\nCMD ["/app/docker/start.sh"]\n'
+
+
+def _repository(tmp_path: Path, script: str) -> Path:
+    return write(
+        tmp_path,
+        {
+            "Dockerfile": _DOCKERFILE,
+            "docker/start.sh": script,
+            "docker/otel.conf.py": "workers = 3\n",
+        },
+    )
+
+
+def _not_followed(root: Path) -> list[str]:
+    return [n.message for n in check_folder(root).notes if "not followed: runs" in n.message]
+
+
+def test_a_command_set_only_in_an_undecided_if_is_not_followed(tmp_path: Path) -> None:
+    """`[ -f /run/secrets/otel ]` on a path no file here holds is not decided: the script may
+    run the command set before the `if` or the one inside it, so `exec $RUN_COMMAND` is not
+    followed, the note naming the `if` and its line; no config is linked."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/sh\n"
+        'RUN_COMMAND="gunicorn -w 2 app:app"\n'
+        "if [ -f /run/secrets/otel ]; then\n"
+        '  RUN_COMMAND="gunicorn -w 2 --config docker/otel.conf.py app:app"\n'
+        "fi\n"
+        "exec $RUN_COMMAND\n",
+    )
+    assert chains(check_folder(root), root) == []
+    (note,) = _not_followed(root)
+    assert "`if` at line 3 set differently" in note
+
+
+def test_a_value_every_branch_sets_alike_is_kept_and_one_they_set_apart_is_not(
+    tmp_path: Path,
+) -> None:
+    """An `if`/`else` whose branches both set `CMD=gunicorn` (after `then` on the test's line,
+    and on a line of the `else`) leaves that value whichever runs: the server is followed. The
+    workers they set apart (2 or 4) are not known after `fi`: not the 4 written last."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/sh\n"
+        "if [ -f /run/secrets/otel ]; then CMD=gunicorn; W=2\n"
+        "else\n"
+        "  CMD=gunicorn\n"
+        "  W=4\n"
+        "fi\n"
+        "exec $CMD -w $W app:app\n",
+    )
+    ((chain, server, workers),) = chains(check_folder(root), root)
+    assert (chain, server) == (["Dockerfile:4", "docker/start.sh:7"], "gunicorn")
+    assert workers != 4
+
+
+def test_a_case_on_an_unknown_word_is_a_block_like_an_undecided_if(tmp_path: Path) -> None:
+    """A `case` on a variable no file sets runs one arm of several: a command its arms set
+    to different values is not known after `esac`."""
+    root = _repository(
+        tmp_path,
+        "#!/bin/sh\n"
+        'case "$(uname -m)" in\n'
+        '  x86_64) RUN="gunicorn -w 4 app:app" ;;\n'
+        '  *) RUN="gunicorn -w 1 app:app" ;;\n'
+        "esac\n"
+        "exec $RUN\n",
+    )
+    assert chains(check_folder(root), root) == []
+    (note,) = _not_followed(root)
+    assert "`case` at line 2 set differently" in note
+
+
+def test_a_decided_if_still_gives_its_branch_value(tmp_path: Path) -> None:
+    """An `if` the image's environment decides (`[ "$MODE" = "web" ]` with `ENV MODE=web`)
+    runs only its chosen branch: the value set there, on the `then` line, is the command's."""
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": (
+                "FROM python:3.12-slim\nWORKDIR /app\nENV MODE=web\nCOPY . .\n"
+                'CMD ["/app/docker/start.sh"]\n'
+            ),
+            "docker/start.sh": (
+                "#!/bin/sh\n"
+                "W=1\n"
+                'if [ "$MODE" = "web" ]; then W=6\n'
+                "fi\n"
+                "exec gunicorn -w $W app:app\n"
+            ),
+        },
+    )
+    assert chains(check_folder(root), root) == [
+        (["Dockerfile:5", "docker/start.sh:5"], "gunicorn", 6)
+    ]
