@@ -50,6 +50,9 @@ FILES = {
     "gunicorn.conf.py": 'bind = "127.0.0.1:8000"\nworkers = 3\n',
     "deploy/stuck.conf": "upstream app { server 127.0.0.1:8000; }\n",
 }
+#: A script that starts the gunicorn (its scan for server lines after the reading is stuck).
+_MORE = {"deploy/stuck.sh": "#!/bin/sh\nexec gunicorn -c gunicorn.conf.py app:app\n"}
+_MORE_NAMES = {Path(name).name for name in _MORE}
 
 #: The CLI's JSON for the folder, with the walk's telling of `deploy/stuck.conf` (`_claims`)
 #: or its reading (`read_with`) looping until interrupted, and a budget of 2 s: far above what
@@ -64,7 +67,7 @@ budget.FILE_BUDGET_S = 2.0
 original = patched.{function}
 
 def stuck(*args, **kwargs):
-    if any(isinstance(a, Path) and a.name == "stuck.conf" for a in args):
+    if any(isinstance(a, Path) and a.name == {stuck!r} for a in args):
         while True:  # a runaway reading: only the budget's signal ends it
             pass
     return original(*args, **kwargs)
@@ -77,10 +80,14 @@ main()
 
 
 def _checked_with_a_stuck_file(
-    tmp_path: Path, module: str, function: str, argv: tuple[str, ...] = (".",)
+    tmp_path: Path,
+    module: str,
+    function: str,
+    argv: tuple[str, ...] = (".",),
+    stuck: str = "stuck.conf",
 ) -> dict[str, object]:
-    write(tmp_path, FILES)
-    code = _CHECK_WITH.format(module=module, function=function, argv=list(argv))
+    write(tmp_path, {**FILES, **(_MORE if stuck in _MORE_NAMES else {})})
+    code = _CHECK_WITH.format(module=module, function=function, argv=list(argv), stuck=stuck)
     done = _in_a_child(code, tmp_path)
     assert done.stdout, done.stderr
     report: dict[str, object] = json.loads(done.stdout)
@@ -190,3 +197,115 @@ def test_the_budget_is_declared_once_said_in_the_note_and_above_the_childrens_li
     the children a reading starts, so a gunicorn config that loops is still said to loop."""
     assert over_budget() == f"not read: reading took over {FILE_BUDGET_S:g} s; please report"
     assert max(GUNICORN_EVAL_TIMEOUT_S, CLI_EVAL_CPU_S) < FILE_BUDGET_S
+
+
+def test_a_pass_over_the_compose_files_before_reading_is_budgeted_per_file(
+    tmp_path: Path,
+) -> None:
+    """Every pass over the run's files is budgeted per file, not only the reading: here the
+    one that parses each compose file for what it builds and mounts (done before any file is
+    read) is stuck on one file; that file is one `not-read` note, is not tried again, and the
+    others are read and linked."""
+    report = _checked_with_a_stuck_file(tmp_path, "compose", "read_text")
+    said = [n for n in _notes(report) if "please report" in str(n["message"])]
+    assert [(n["kind"], n["file"], n["message"]) for n in said] == [
+        ("not-read", "deploy/stuck.conf", "not read: reading took over 2 s; please report")
+    ]
+    assert report["exit"] == 0, report
+    assert "deploy/stuck.conf" not in report["files"]  # type: ignore[operator]
+    assert report["links"], report
+
+
+def test_a_file_over_its_budget_in_a_pass_after_its_reading_is_named_and_left_out(
+    tmp_path: Path,
+) -> None:
+    """A pass after the reading (the scan of each file for a server line no launch reached)
+    is budgeted per file too: a file over it is the same `not-read` note, is not listed among
+    the files read, and the run's links and exit status are the others'."""
+    report = _checked_with_a_stuck_file(tmp_path, "unreached", "_scanned", stuck="stuck.sh")
+    said = [n for n in _notes(report) if "please report" in str(n["message"])]
+    assert [(n["kind"], n["file"], n["message"]) for n in said] == [
+        ("not-read", "deploy/stuck.sh", "not read: reading took over 2 s; please report")
+    ]
+    assert report["exit"] == 0, report
+    assert "deploy/stuck.sh" not in report["files"]  # type: ignore[operator]
+    assert report["links"], report
+
+
+#: The CLI's JSON for the folder, with the linking (`audit.link`) looping until interrupted
+#: (`stuck`) or finding no link, and a linking budget of 2 s.
+_LINK_WITH = """
+import sys
+import servertune.check.audit as audit
+import servertune.check.budget as budget
+
+budget.LINK_BUDGET_S = 2.0
+
+def stuck(*args, **kwargs):
+    if {stuck!r}:
+        while True:  # a runaway linking: only the budget's signal ends it
+            pass
+    return []
+
+audit.link = stuck
+from servertune.cli.entry import main
+sys.argv = ["servertune", "check", "--format", "json", "--cores", "4", "."]
+main()
+"""
+
+
+def _linked_with(tmp_path: Path, stuck: bool) -> dict[str, object]:
+    write(tmp_path, FILES)
+    done = _in_a_child(_LINK_WITH.format(stuck=stuck), tmp_path)
+    assert done.stdout, done.stderr
+    report: dict[str, object] = json.loads(done.stdout)
+    report["exit"] = done.returncode
+    return report
+
+
+def test_a_linking_over_its_budget_is_one_note_and_ends_as_a_run_that_found_no_link(
+    tmp_path: Path,
+) -> None:
+    """The whole linking has one budget (`LINK_BUDGET_S`): over it, the run keeps what it
+    read, says one note ("not linked: linking took over 2 s; please report") and ends as a
+    run whose linking found no link does: the same exit status, findings and files."""
+    from servertune.check.budget import LINK_BUDGET_S, not_linked
+
+    over = _linked_with(tmp_path / "over", stuck=True)
+    none = _linked_with(tmp_path / "none", stuck=False)
+    said = [n for n in _notes(over) if "please report" in str(n["message"])]
+    assert [n["message"] for n in said] == ["not linked: linking took over 2 s; please report"]
+    assert not over["links"]
+    assert over["exit"] == none["exit"]
+    assert over["findings"] == none["findings"]
+    assert over["files"] == none["files"]
+    assert not_linked() == f"not linked: linking took over {LINK_BUDGET_S:g} s; please report"
+
+
+def test_a_file_budget_inside_another_budget_is_the_outer_ones_and_blames_no_file() -> None:
+    """Budgets do not nest: a pass over files started inside another budget (the linking's,
+    another file's reading) gives its files no timer of their own, so the outer budget runs
+    out when it would have; its OverBudget goes on to the outer block (never swallowed as the
+    file's), the file is not recorded as over its own budget, and the handler is restored."""
+    code = """
+import signal, time
+from pathlib import Path
+from servertune.check import memo
+from servertune.check.budget import OverBudget, each_within_budget, overran, within_budget
+
+def loop(path):
+    while True:
+        pass
+
+started = time.monotonic()
+with memo.one_run():
+    try:
+        with within_budget(0.5):
+            each_within_budget([Path("a.conf")], loop)
+        print("finished")
+    except OverBudget:
+        print("outer", time.monotonic() - started < 10, overran(Path("a.conf")))
+print(signal.getsignal(signal.SIGALRM) is signal.SIG_DFL)
+"""
+    done = _in_a_child(code, Path.cwd())
+    assert done.stdout.split("\n")[:2] == ["outer True False", "True"], done.stderr

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING
 from servertune.check import memo
 from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
-from servertune.check.budget import OVER_BUDGET_FIX, OverBudget, file_within_budget, over_budget
+from servertune.check.budget import (
+    OVER_BUDGET_FIX,
+    OverBudget,
+    each_within_budget,
+    file_within_budget,
+    linking_within_budget,
+    not_linked,
+    over_budget,
+    overran_files,
+)
 from servertune.check.chain import (
     BalancerLink,
     KubeService,
@@ -344,11 +353,13 @@ def check_files(
         stacks = _rendered_fronts(_stacks(paths).rendering(reading.nginx), reading.nginx, paths)
         stacks = dataclasses.replace(stacks, named=not discovered)  # no folder walked
         published = _published(reading, paths, stacks.images, env)
+        declared = uvloop_declarations(paths, root)
+        late = overran_files()  # over their budget in a pass after their reading, too
     # Cores someone named (the workload, --cores, a Machine the caller built, a CPU limit in
     # the files), not the checker's own: a worker count is judged against them.
     cores_named = plan is not None or not where.startswith("this machine")
     apps, nginx = _once(_one_each(reading, notes, published)), list(reading.nginx)
-    links, fronts = _linked(reading, apps, stacks, notes)
+    links, fronts = _linked_in_budget(reading, apps, stacks, notes, root or default_root(paths))
     rss_mb, rss_source = _rss(rss_mb, plan)
     context = Context(
         apps,
@@ -362,21 +373,15 @@ def check_files(
         balancer_links=fronts,
         cores_named=cores_named,
         walked=bool(discovered),
-        uvloop_declared=uvloop_declarations(paths, root),
+        uvloop_declared=declared,
         ignored=_taken(notes, IGNORED_BY_PLATFORM),
         development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
     )
-    files = (
-        [b.file for b in reading.balancers]
-        + [p for n in nginx for p in n.files]
-        + [a.file for a in apps]
-        + list(reading.files)
-    )
-    failed = {e.file for e in errors} | {n.at.file for n in notes if n.fix == OVER_BUDGET_FIX}
-    files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
+    files = _files_read(reading, apps, paths, errors, notes)
     findings = _known(_findings(context, notes, traffic), discovered)
     walks = _templates_read(discovered, files, apps)
     notes += _walk_notes(walks, notes) + unreached_servers(files, apps, notes, walks)
+    files = _over_budget_late(late, files, notes, errors, walked=bool(discovered))
     return CheckResult(
         files=tuple(dict.fromkeys(files)),
         apps=tuple(apps),
@@ -392,6 +397,69 @@ def check_files(
         env_files=_env_files(reading, apps),
         discovered=tuple(walks),
     )
+
+
+def _files_read(
+    reading: Reading,
+    apps: Sequence[AppServer],
+    paths: Sequence[Path],
+    errors: Sequence[FileError],
+    notes: Sequence[Note],
+) -> list[Path]:
+    """The files read: those the servers and fronts were read from, and each file given but
+    those not read (an error, a file over its budget)."""
+    files = (
+        [b.file for b in reading.balancers]
+        + [p for n in reading.nginx for p in n.files]
+        + [a.file for a in apps]
+        + list(reading.files)
+    )
+    failed = {e.file for e in errors} | {n.at.file for n in notes if n.fix == OVER_BUDGET_FIX}
+    files += [p for p in paths if p not in failed]  # a file that brought nothing still counts
+    return files
+
+
+def _linked_in_budget(
+    reading: Reading, apps: list[AppServer], stacks: Stacks, notes: list[Note], where: Path
+) -> tuple[list[Link], list[BalancerLink]]:
+    """`_linked` within the linking's budget (`LINK_BUDGET_S`): over it, no link and one note
+    at the tree read (`where`), so the run ends as one that found none, never a hang. Every
+    pass the linking starts is bounded by it (a file's own budget does not nest in it)."""
+    try:
+        with linking_within_budget():
+            return _linked(reading, apps, stacks, notes)
+    except OverBudget:
+        notes.append(Note("not-followed", Location(where), not_linked(), OVER_BUDGET_FIX))
+        return [], []
+
+
+def _over_budget_late(
+    late: Sequence[Path],
+    files: list[Path],
+    notes: list[Note],
+    errors: list[FileError],
+    *,
+    walked: bool,
+) -> list[Path]:
+    """`files` less those over their budget; each over it after its reading (`late`, or a
+    `not-read` note of a pass after the run) named once as one over it in its reading is: a
+    `not-read` note in a walk, an error when the user named it."""
+    over = [*late, *(n.at.file for n in notes if n.kind == "not-read" and n.fix == OVER_BUDGET_FIX)]
+    if not walked:
+        notes[:] = [n for n in notes if not (n.kind == "not-read" and n.fix == OVER_BUDGET_FIX)]
+    said = {os.path.normpath(e.file) for e in errors}
+    said |= {_path(n) for n in notes if n.kind == "not-read" and n.fix == OVER_BUDGET_FIX}
+    named = dict.fromkeys(os.path.normpath(p) for p in over)
+    for name in named:
+        if name in said:
+            continue
+        said.add(name)
+        message = f"{name}: {over_budget()}"
+        if walked:
+            notes.append(Note("not-read", Location(Path(name)), message, OVER_BUDGET_FIX))
+        else:
+            errors.append(FileError(Path(name), None, message))
+    return [f for f in files if os.path.normpath(f) not in named]
 
 
 def _linked(
@@ -479,12 +547,15 @@ def _in_place(paths: Sequence[Path], discovered: Sequence[Discovery]) -> list[Pa
     if not suffixed:
         return found
     images = read_images(paths)
-    texts: list[str] = []
-    for path in paths:
+
+    def text_of(path: Path) -> str | None:
         try:
-            texts.append(read_text(path))
+            return read_text(path)
         except (OSError, CheckInputError):
-            continue  # its reader says why, once
+            return None  # its reader says why, once
+
+    # One over its budget is left out: its reading says so.
+    texts = [t for _, t in each_within_budget(paths, text_of) if t is not None]
     # One read for links only (its structure templated) is held only when an image copies it
     # by name or folder: check.jinja renders no structure it cannot evaluate, and a file
     # merely naming what it renders to (`--output-file /etc/nginx/nginx.conf` of a generator
@@ -539,7 +610,9 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
     includes: list[tuple[Path, Path]] = []
     scripts: list[tuple[Path, str]] = []
     images = read_images(paths)
-    for path in paths:
+
+    def gather(path: Path) -> None:
+        nonlocal services, kube, overlays, includes, scripts
         try:
             text = read_text(path)
             kind = reader_for(path, text).kind
@@ -557,7 +630,9 @@ def _stacks(paths: Sequence[Path]) -> Stacks:
             elif kind == "script" and "sed" in text:
                 scripts.append((path, text))
         except (CheckInputError, OSError, ModuleNotFoundError):
-            continue  # its reading says why (a missing extra too, in one line)
+            return  # its reading says why (a missing extra too, in one line)
+
+    each_within_budget(paths, gather)  # one over its budget is named by the run, once
     from servertune.check.front_start import renders_of_run
 
     # Which templates each nginx service's start renders: the one its command names.

@@ -16,21 +16,29 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import FrameType
+from typing import TypeVar
 
 from servertune.check.memo import run_table
 
 __all__ = [
     "FILE_BUDGET_S",
+    "LINK_BUDGET_S",
     "OVER_BUDGET_FIX",
     "OverBudget",
+    "each_within_budget",
     "file_within_budget",
+    "linking_within_budget",
+    "not_linked",
     "over_budget",
     "overran",
+    "overran_files",
     "within_budget",
 ]
+
+T = TypeVar("T")
 
 #: Wall seconds one file's reading may take in a walk. Every file of the speed bench's corpus
 #: (tests/corpus) is read in well under a second; one that takes half a minute is not a slow
@@ -39,6 +47,10 @@ __all__ = [
 #: uvicorn's parser: 10 s of CPU), so a config that loops is still said as such, and with room
 #: for a loaded CI runner.
 FILE_BUDGET_S = 30.0
+
+#: Wall seconds the linking of a run's files may take, all of it: twice a file's, since it
+#: works over every file read (a folder of 63 public projects links in well under a second).
+LINK_BUDGET_S = 60.0
 
 
 class OverBudget(BaseException):
@@ -58,6 +70,12 @@ def over_budget(seconds: float | None = None) -> str:
     return f"not read: reading took over {seconds:g} s; please report"
 
 
+def not_linked(seconds: float | None = None) -> str:
+    """What a run whose linking overran its budget (default `LINK_BUDGET_S`) says, once."""
+    seconds = LINK_BUDGET_S if seconds is None else seconds
+    return f"not linked: linking took over {seconds:g} s; please report"
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise OverBudget
 
@@ -66,8 +84,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def within_budget(seconds: float | None = None) -> Iterator[None]:
     """Run the block with a budget of `seconds` (default `FILE_BUDGET_S`): OverBudget is
     raised in it when they run out. The previous SIGALRM handler and timer are restored (the
-    timer less the time the block took). Nothing is done inside another budget, off the main
-    thread or without SIGALRM."""
+    timer less the time the block took). Nothing is done inside another budget (the outer one
+    bounds the block: an inner budget never extends nor shortens it), off the main thread or
+    without SIGALRM."""
     global _running
     seconds = FILE_BUDGET_S if seconds is None else seconds
     if (
@@ -111,9 +130,14 @@ def file_within_budget(path: Path) -> Iterator[None]:
     """`within_budget` for work on one file in the run in progress (its reading, or what a
     run works out from it before reading: the image a Dockerfile builds, the files a script
     writes). A file that overran once raises OverBudget at once, not spending its budget
-    again on each pass over the files; one that overruns is recorded so."""
+    again on each pass over the files; one that overruns is recorded so. Inside another
+    budget (a pass the linking or another file's reading starts) the file has none of its
+    own: the outer budget's running out is the outer block's, and blames no file."""
     if overran(path):
         raise OverBudget
+    if _running:
+        yield
+        return
     try:
         with within_budget():
             yield
@@ -122,3 +146,34 @@ def file_within_budget(path: Path) -> Iterator[None]:
         if table is not None:
             table[os.path.normpath(path)] = (True, ())
         raise
+
+
+def linking_within_budget() -> contextlib.AbstractContextManager[None]:
+    """`within_budget` for the whole linking of a run (`LINK_BUDGET_S`)."""
+    return within_budget(LINK_BUDGET_S)
+
+
+def each_within_budget(paths: Iterable[Path], work: Callable[[Path], T]) -> list[tuple[Path, T]]:
+    """`work(path)` for each of `paths` within the file's budget (`file_within_budget`), with
+    each path it finished for: a pass over the run's files (what a compose file mounts, a
+    script's lines). A file over its budget, in this pass or an earlier one, is left out (its
+    reading, or the run, names it once). Inside another budget, whose running out is not the
+    file's, the OverBudget goes on to the block that set it."""
+    done: list[tuple[Path, T]] = []
+    for path in paths:
+        nested = _running
+        try:
+            with file_within_budget(path):
+                value = work(path)
+        except OverBudget:
+            if nested and not overran(path):
+                raise  # the outer budget ran out: its block stops, not only this file
+            continue
+        done.append((path, value))
+    return done
+
+
+def overran_files() -> tuple[Path, ...]:
+    """The files that overran their budget in the run in progress, in order."""
+    table = run_table(_OVERRAN)
+    return tuple(Path(str(name)) for name in table or {})

@@ -35,6 +35,7 @@ import yaml
 
 from servertune.check import memo, overlay, resolve
 from servertune.check.base_shells import image_sh
+from servertune.check.budget import each_within_budget
 from servertune.check.chain import Service
 from servertune.check.commands import (
     COMMAND_COMPLETE,
@@ -793,15 +794,18 @@ def _no_arguments(command: object, entrypoint: object, image: Image | None) -> b
 def services_nodes(paths: Sequence[Path]) -> Iterator[tuple[Path, _Node | None]]:
     """Each compose file among `paths` that parses, with its `services` (None: it has none);
     a file that does not parse is skipped (its own reading says why)."""
-    for path in paths:
+
+    def documents_of(path: Path) -> list[_Node] | None:
         try:
             text = read_text(path)
-            if not looks_like_compose(path, text):
-                continue
-            documents = _documents(path, text)
+            return _documents(path, text) if looks_like_compose(path, text) else None
         except (CheckInputError, OSError):
-            continue
-        yield path, documents[0].get("services") if documents else None
+            return None
+
+    # One over its budget is left out: its own reading says so.
+    for path, documents in each_within_budget(paths, documents_of):
+        if documents is not None:
+            yield path, documents[0].get("services") if documents else None
 
 
 def build_contexts(paths: Sequence[Path]) -> dict[Path, set[Path]]:
@@ -830,14 +834,15 @@ def read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
 
 
 def _read_builds(paths: Sequence[Path]) -> tuple[Build, ...]:
-    builds: list[Build] = []
-    for path in paths:
+    def built_by(path: Path) -> list[Build]:
         try:
             text = read_text(path)
-            if looks_like_compose(path, text):
-                builds += builds_of(path, text)
+            return list(builds_of(path, text)) if looks_like_compose(path, text) else []
         except (CheckInputError, OSError):
-            continue
+            return []
+
+    # One over its budget is left out: its own reading says so.
+    builds = [b for _, found in each_within_budget(paths, built_by) for b in found]
     return (*builds, *_split_builds(paths))
 
 

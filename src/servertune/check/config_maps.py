@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from servertune.check.budget import each_within_budget
 from servertune.check.model import CheckInputError, Location, NginxConfig, note
 
 if TYPE_CHECKING:
@@ -56,24 +57,26 @@ def _read(paths: Sequence[Path]) -> dict[str, _Node]:
     )
     from servertune.check.source import read_text
 
-    found: dict[str, _Node] = {}
-    twice: set[str] = set()
-    for path in paths:
-        if path.suffix not in (".yaml", ".yml"):
-            continue
+    def maps_of(path: Path) -> dict[str, _Node]:
         try:
             text = read_text(path)
             if not _CONFIG_MAP.search(text):
-                continue
+                return {}
             if is_chart_template(path):
                 # A chart's ConfigMap, read with its values as the chart's Deployments are.
                 reading = read_chart_template(text, *chart_values(path))
                 if reading is None:
-                    continue
+                    return {}
                 text = reading.text
-            maps = _config_maps(list(_objects(_documents(path, text))))
+            return _config_maps(list(_objects(_documents(path, text))))
         except (CheckInputError, OSError, ValueError):
-            continue  # the file's own reading says why
+            return {}  # the file's own reading says why
+
+    found: dict[str, _Node] = {}
+    twice: set[str] = set()
+    manifests = [p for p in paths if p.suffix in (".yaml", ".yml")]
+    # One over its budget is left out: its own reading says so.
+    for _, maps in each_within_budget(manifests, maps_of):
         for name, data in maps.items():
             if name in found and found[name].at != data.at:
                 twice.add(name)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from servertune.check import resolve
+from servertune.check.budget import each_within_budget
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
@@ -64,19 +65,22 @@ def uvloop_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Locat
 
 
 def _declarations(paths: Sequence[Path]) -> tuple[Location, ...]:
-    found: list[Location] = []
-    for folder in _folders(paths):
-        for candidate in _candidates(folder):
-            if not resolve.inside(candidate):
-                continue
-            try:
-                text = read_text(candidate)
-            except (CheckInputError, OSError, UnicodeDecodeError):
-                continue
-            match = _UVLOOP.search(text)
-            if match is not None:
-                found.append(Location(candidate, text.count("\n", 0, match.start()) + 1))
-    return tuple(found)
+    candidates = [c for f in _folders(paths) for c in _candidates(f) if resolve.inside(c)]
+    # Each within its budget: one over it declares nothing (the run names it, once).
+    found = each_within_budget(candidates, _declared_in)
+    return tuple(at for _, at in found if at is not None)
+
+
+def _declared_in(candidate: Path) -> Location | None:
+    """Where the packaging file `candidate` installs uvloop, None if it does not."""
+    try:
+        text = read_text(candidate)
+    except (CheckInputError, OSError, UnicodeDecodeError):
+        return None
+    match = _UVLOOP.search(text)
+    if match is None:
+        return None
+    return Location(candidate, text.count("\n", 0, match.start()) + 1)
 
 
 def uvloop_for(files: Sequence[Path], declared: Sequence[Location]) -> Location | None:

@@ -35,6 +35,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from servertune.check import runtime_files
+from servertune.check.budget import each_within_budget
 from servertune.check.commands import (
     SHELLS,
     ConfigFile,
@@ -179,8 +180,9 @@ def renders_of_run(paths: Sequence[Path]) -> tuple[Rendering, ...]:
     from servertune.check.chain import Rendering
 
     found: list[Rendering] = []
-    for path in paths:
-        for start, _ in _compose_starts(path):
+    # One over its budget is left out: its own reading says so.
+    for _, starts in each_within_budget(paths, _compose_starts):
+        for start, _ in starts:
             if start is None or start.service is None:
                 continue
             templates = _rendered_templates(start)
@@ -218,8 +220,9 @@ def _rendered_templates(
 def _starts(paths: Sequence[Path], images: Sequence[Image]) -> list[_Start]:
     starts: list[_Start] = []
     run_by_services: set[str] = set()
-    for path in paths:
-        for start, dockerfile in _compose_starts(path):
+    # One over its budget is left out: its own reading says so.
+    for _, found in each_within_budget(paths, _compose_starts):
+        for start, dockerfile in found:
             if dockerfile is not None:
                 run_by_services.add(os.path.normpath(dockerfile.absolute()))
             if start is not None:

@@ -60,22 +60,21 @@ _BUILDS: contextvars.ContextVar[tuple[Build, ...]] = contextvars.ContextVar(
 def read_images(paths: Sequence[Path]) -> tuple[Image, ...]:
     """The final image of every Dockerfile among `paths` that parses (one that does not is the
     Dockerfile reader's error to report, once, when it is read)."""
-    from servertune.check.budget import OverBudget, file_within_budget
+    from servertune.check.budget import each_within_budget
     from servertune.check.commands import is_dockerfile
     from servertune.check.dockerfile import read_image
     from servertune.check.source import read_text
 
-    images: list[Image] = []
-    for path in paths:
-        if not is_dockerfile(path):
-            continue
+    def image(path: Path) -> Image | None:
         try:
-            # The Dockerfile's own reading says what it notes, and that it overran its budget.
-            with file_within_budget(path), collect_notes():
-                images.append(read_image(path, read_text(path)))
-        except (CheckInputError, OSError, ModuleNotFoundError, OverBudget):
-            continue  # a missing extra is said in one line when the Dockerfile is read
-    return tuple(images)
+            with collect_notes():  # the Dockerfile's own reading says what it notes
+                return read_image(path, read_text(path))
+        except (CheckInputError, OSError, ModuleNotFoundError):
+            return None  # a missing extra is said in one line when the Dockerfile is read
+
+    # One over its budget is left out: its own reading says so.
+    dockerfiles = [p for p in paths if is_dockerfile(p)]
+    return tuple(i for _, i in each_within_budget(dockerfiles, image) if i is not None)
 
 
 def exposed_by_image(dockerfile: Path) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from servertune.check.budget import OVER_BUDGET_FIX, each_within_budget, over_budget
 from servertune.check.commands import dockerfile_name
 from servertune.check.discover import Discovery
 from servertune.check.graph import app_locations
@@ -81,21 +82,20 @@ def unreached_servers(
         if n.kind == "server-chosen"
         or (n.kind == "starts-no-server" and not dockerfile_name(n.at.file))
     }
-    notes: list[Note] = []
-    for path in dict.fromkeys([*files, *templates]):
-        if (
-            path.suffix in _NOT_COMMANDS
-            or path.name.startswith(".")
-            or os.path.normpath(path) in chosen
-        ):
+    candidates = [p for p in dict.fromkeys([*files, *templates]) if _commands_in(p, chosen)]
+    scanned = dict(each_within_budget(candidates, _scanned))
+    # One over its budget: named as a file not read, once.
+    notes = [
+        Note("not-read", Location(p), f"{p}: {over_budget()}", OVER_BUDGET_FIX)
+        for p in candidates
+        if p not in scanned
+    ]
+    for path, found in scanned.items():
+        if found is None:
             continue
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
+        lines, stages, servers = found
         key = os.path.normpath(path)
-        stages = _stages(lines) if dockerfile_name(path) else None
-        for number, server in _server_lines(lines):
+        for number, server in servers:
             last = _continued(lines, number)
             if stages is not None:
                 if _skipped_stage(
@@ -121,6 +121,27 @@ def unreached_servers(
                 )
             )
     return notes
+
+
+def _commands_in(path: Path, chosen: set[str]) -> bool:
+    """Whether `path` may hold command lines not said already (`chosen`: those said)."""
+    return (
+        path.suffix not in _NOT_COMMANDS
+        and not path.name.startswith(".")
+        and os.path.normpath(path) not in chosen
+    )
+
+
+def _scanned(
+    path: Path,
+) -> tuple[list[str], list[tuple[int, re.Match[str]]] | None, list[tuple[int, str]]] | None:
+    """The file's lines, its Dockerfile stages (None: no Dockerfile) and its server lines;
+    None when it cannot be read."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return lines, _stages(lines) if dockerfile_name(path) else None, _server_lines(lines)
 
 
 def _server_lines(lines: Sequence[str]) -> list[tuple[int, str]]:

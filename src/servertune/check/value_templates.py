@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servertune.check.ansible_vars import ansible_values
+from servertune.check.budget import each_within_budget
 from servertune.check.helm_templates import chart_values, is_chart_template, read_chart_template
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text, template_text
@@ -211,16 +212,18 @@ def _only_expressions(row: str) -> bool:
 def links_only(paths: Sequence[Path]) -> frozenset[str]:
     """Those of `paths` (templates a run reads in place) read for links only, by normalized
     path: no finding is raised from them, their values being unknown."""
-    found: set[str] = set()
-    for path in paths:
+
+    def structured(path: Path) -> bool:
         try:
             own = read_text(path)
         except (OSError, CheckInputError):
-            continue
+            return False
         read = read_in_place(path, template_text(path, own))
-        if read is not None and read.structure is not None:
-            found.add(os.path.normpath(os.path.abspath(path)))
-    return frozenset(found)
+        return read is not None and read.structure is not None
+
+    # One over its budget is left out: its reading says so.
+    found = each_within_budget(paths, structured)
+    return frozenset(os.path.normpath(os.path.abspath(p)) for p, links in found if links)
 
 
 def _statement(keyword: str, stack: list[str], line: int, branches: list[int]) -> bool:
@@ -305,16 +308,17 @@ def _split_filters(expression: str) -> list[str]:
 def readings(paths: Sequence[Path]) -> dict[Path, tuple[str, str]]:
     """Each template of `paths` whose templating is only in values, as (its own text, the text
     read in its place) for `source.reading_as`; one that cannot be read is left out."""
-    found: dict[Path, tuple[str, str]] = {}
-    for path in paths:
+
+    def read_as(path: Path) -> tuple[str, str] | None:
         try:
             own = read_text(path)
         except (OSError, CheckInputError):
-            continue  # the walk read it; gone or changed since: not read as its kind
+            return None  # the walk read it; gone or changed since: not read as its kind
         read = read_in_place(path, own)
-        if read is not None:
-            found[path] = (own, read.text)
-    return found
+        return None if read is None else (own, read.text)
+
+    # One over its budget is left out: its reading says so.
+    return {p: pair for p, pair in each_within_budget(paths, read_as) if pair is not None}
 
 
 def say_notes(path: Path, text: str) -> None:

@@ -46,16 +46,21 @@ def written_where(paths: Sequence[Path], wanted: Callable[[str], bool]) -> Itera
     """The files the scripts among `paths` write with here-documents at a path `wanted` takes
     (a unit folder, nginx's config folder), in order; a script that cannot be read writes
     none."""
-    from servertune.check.budget import OverBudget, file_within_budget
+    from servertune.check.budget import each_within_budget
+
+    # One over its budget is left out: its own reading says that it overran it.
+    for _, written in each_within_budget(paths, _written_by):
+        yield from (file for target, file in written.items() if wanted(target))
+
+
+def _written_by(path: Path) -> dict[str, ConfigFile]:
+    """`scripts_written` of the file `path`, none when it cannot be read."""
     from servertune.check.source import read_text
 
-    for path in paths:
-        try:
-            with file_within_budget(path):  # its own reading says that it overran it
-                written = scripts_written(path, read_text(path))
-        except (OSError, UnicodeDecodeError, ValueError, OverBudget):
-            continue
-        yield from (file for target, file in written.items() if wanted(target))
+    try:
+        return scripts_written(path, read_text(path))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
 
 
 def scripts_written(path: Path, text: str) -> dict[str, ConfigFile]:
@@ -239,17 +244,11 @@ def written_by_scripts(paths: Sequence[Path]) -> Iterator[None]:
     """The files the run's scripts write with here-documents, and those its deploy tools
     install (`deploy_installs`), found by absolute path by any command line's lookup
     (`commands.beside`) while the block runs."""
-    from servertune.check.budget import OverBudget, file_within_budget
+    from servertune.check.budget import each_within_budget
     from servertune.check.deploy_installs import installed_files
-    from servertune.check.source import read_text
 
     written: dict[str, ConfigFile] = {}
-    for path in paths:
-        try:
-            with file_within_budget(path):  # its own reading says that it overran it
-                found = scripts_written(path, read_text(path))
-        except (OSError, UnicodeDecodeError, ValueError, OverBudget):
-            continue
+    for path, found in each_within_budget(paths, _written_by):
         for target, file in found.items():
             # Below a folder only the running script knows: found by that script alone.
             key = unknown_folder_key(path, target) if target.startswith("$") else target
