@@ -97,3 +97,87 @@ def test_a_server_fronted_elsewhere_leaves_the_nearest_one(tmp_path: Path) -> No
         "web": ["nginx.conf:6"],
         "deploy/aws/Dockerfile": ["deploy/aws/nginx.conf:6"],
     }
+
+
+_BALANCERS = {
+    "caddy/Caddyfile": ":80 {\n  reverse_proxy %s\n}\n",
+    "haproxy/haproxy.cfg": (
+        "defaults\n  mode http\n  timeout server 30s\n  timeout client 30s\n"
+        "  timeout connect 5s\nfrontend web\n  bind *:80\n  default_backend app\n"
+        "backend app\n  server s1 %s\n"
+    ),
+    "traefik/dynamic.yml": (
+        "http:\n  services:\n    app:\n      loadBalancer:\n        servers:\n"
+        '          - url: "http://%s"\n'
+    ),
+}
+
+
+def test_a_balancers_unknown_host_joins_the_one_server_on_its_port(tmp_path: Path) -> None:
+    """Caddy's `reverse_proxy api:8000`, an HAProxy `server s1 api:8000` and a Traefik
+    service's `url: http://api:8000` name a host no compose service or Kubernetes Service read
+    here answers to, as nginx's `server api:8000;` does: each joins the one server listening
+    on 8000 by its port, with a `joined-by-name` note, and no `front host unknown` note."""
+    for name, text in _BALANCERS.items():
+        root = write(
+            tmp_path / name.partition("/")[0],
+            {"backend/Dockerfile": _GUNICORN % 8000, name: text % "api:8000"},
+        )
+        result = check_folder(root)
+        assert [(f.balancer.kind, f.app is not None) for f in result.balancer_links] == [
+            (name.partition("/")[0], True)
+        ], name
+        joined = [n.message for n in result.notes if n.kind == "joined-by-name"]
+        assert len(joined) == 1, name
+        assert "by port 8000 alone" in joined[0], name
+        assert not [n for n in result.notes if "front host unknown" in n.message], name
+
+
+def test_a_balancer_with_two_servers_on_its_port_joins_none(tmp_path: Path) -> None:
+    """Two servers on 8000 equally near Caddy's `reverse_proxy api:8000`: nothing is joined,
+    the `front host unknown` note stays."""
+    root = write(
+        tmp_path,
+        {
+            "backend/Dockerfile": _GUNICORN % 8000,
+            "admin/Dockerfile": _GUNICORN % 8000,
+            "caddy/Caddyfile": _BALANCERS["caddy/Caddyfile"] % "api:8000",
+        },
+    )
+    result = check_folder(root)
+    assert not [f for f in result.balancer_links if f.app is not None]
+    assert [n for n in result.notes if "front host unknown" in n.message]
+
+
+_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: registry
+spec:
+  selector:
+    matchLabels: {app: registry}
+  template:
+    metadata:
+      labels: {app: registry}
+    spec:
+      containers:
+        - name: registry
+          image: registry:1
+          command: ["gunicorn", "-b", "0.0.0.0:8000", "app:app"]
+"""
+
+
+def test_a_server_a_container_runs_is_not_joined_by_port(tmp_path: Path) -> None:
+    """The only server on 8000 runs in a Kubernetes pod read here, which answers to its own
+    names: a front's `frontend:8000`, a host nothing read answers to, is another service (seen
+    in OpenMined/PySyft: Traefik's docker config's `frontend:80`, and the registry pod's
+    uvicorn on 80). Nothing is joined; the `front host unknown` note stays."""
+    root = write(
+        tmp_path,
+        {"k8s/registry.yaml": _DEPLOYMENT, "proxy/default.conf": _site("frontend:8000")},
+    )
+    result = check_folder(root)
+    assert [a.container.name for a in result.apps if a.container] == ["registry"]
+    assert not result.links
+    assert [n for n in result.notes if "front host unknown" in n.message]

@@ -17,6 +17,7 @@ from servertune.check.asgi_cli import child_of_run
 from servertune.check.balancers import LoadBalancer
 from servertune.check.chain import (
     BalancerLink,
+    HeldBalancer,
     KubeService,
     Link,
     Service,
@@ -419,11 +420,15 @@ def _linked(
         links = nearest_servers_first(host_servers_first(links, stacks), stacks)
         links = deployed_siblings_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
-        fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+        held: list[HeldBalancer] = []
+        balancers = list(dict.fromkeys(reading.balancers))
+        fronts = link_balancers(balancers, nginx, apps, stacks, held)
         fronts = host_balancer_servers_first(fronts, stacks)
         # A host nothing read answers to: joined by its port where only one server is there.
         fronted = [*(k.app for k in links), *(f.app for f in fronts if f.app is not None)]
-        links += joined_by_port(unjoined, fronted)
+        by_port, balancer_ports = joined_by_port(unjoined, fronted, held)
+        links += by_port
+        fronts += balancer_ports
     notes += said
     return links, fronts
 

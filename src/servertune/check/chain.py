@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BalancerLink",
+    "HeldBalancer",
     "KubeService",
     "Link",
     "Service",
@@ -60,6 +61,20 @@ class Unjoined:
     upstream: Upstream | None
     server: Setting[str]
     #: The app servers that speak the pass's protocol, of the front's project or of none.
+    speaking: tuple[AppServer, ...]
+    said: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
+class HeldBalancer:
+    """A balancer's server (Caddy's `reverse_proxy`, a Traefik service's url, an HAProxy
+    `server` line) whose host nothing read answers to, held as `Unjoined` is."""
+
+    balancer: Balancer
+    server: Setting[str]
+    maxconn: Setting[int] | None
+    pool: Setting[int] | None
+    #: The app servers that answer HTTP at that address.
     speaking: tuple[AppServer, ...]
     said: tuple[Note, ...]
 
@@ -1206,10 +1221,12 @@ def link_balancers(
     nginx_configs: list[NginxConfig],
     apps: list[AppServer],
     stacks: Stacks | None = None,
+    held: list[HeldBalancer] | None = None,
 ) -> list[BalancerLink]:
     """Every (balancer, server, nginx or app server) whose addresses meet (or a host name,
     another container's, at the app's port); nginx first: an address nginx listens on is
-    nginx's even when an app server there would also match."""
+    nginx's even when an app server there would also match. A server whose host nothing read
+    answers to is held in `held` (`port_fronts`) when given, as `link` holds a pass."""
     links: list[BalancerLink] = []
     for balancer in balancers:
         limits = balancer.maxconns or (None,) * len(balancer.servers)
@@ -1233,12 +1250,37 @@ def link_balancers(
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
             reached = _reached(server.value, apps, project, stacks)
             if not reached and project != frozenset():
-                unknown_host(server, apps, project, stacks)
+                at = BalancerLink(balancer, server, maxconn=maxconn, pool=pool)
+                _unknown_balancer_host(at, apps, project, stacks, held)
             for app in reached:
                 if not _answers_http(app, server.value):
                     continue
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links
+
+
+def _unknown_balancer_host(
+    at: BalancerLink,
+    apps: Sequence[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+    held: list[HeldBalancer] | None,
+) -> None:
+    """`unknown_host`'s note for a balancer's server that reaches no app, held in `held` when
+    its host is a name or variable nothing read answers to and no compose project places the
+    balancer (in one, Docker's DNS answers the project's own names alone)."""
+    from servertune.check.model import collect_notes, note
+
+    with collect_notes() as said:
+        unknown = unknown_host(at.server, apps, project, stacks)
+    if unknown and held is not None and project is None:
+        speaking = tuple(a for a in apps if _answers_http(a, at.server.value))
+        held.append(
+            HeldBalancer(at.balancer, at.server, at.maxconn, at.pool, speaking, tuple(said))
+        )
+        return
+    for said_note in said:
+        note(said_note.kind, said_note.at, said_note.message, said_note.fix)
 
 
 def _through_service(
