@@ -181,3 +181,21 @@ def test_a_server_a_container_runs_is_not_joined_by_port(tmp_path: Path) -> None
     assert [a.container.name for a in result.apps if a.container] == ["registry"]
     assert not result.links
     assert [n for n in result.notes if "front host unknown" in n.message]
+
+
+def test_an_unrendered_variable_host_is_said_and_joined_by_port(tmp_path: Path) -> None:
+    """`proxy_pass http://${API_HOST}:8000;` in a template nothing here renders (no compose
+    file or image sets API_HOST) is a host set where the front starts: the one server on 8000
+    is joined by its port with a `joined-by-name` note; with two there, nothing is joined and
+    the `front host unknown` note says why (it was silent)."""
+    site = "server {\n  listen 80;\n  location / { proxy_pass http://${API_HOST}:8000; }\n}\n"
+    one = {"backend/Dockerfile": _GUNICORN % 8000, "nginx/default.conf.template": site}
+    assert fronts(write(tmp_path / "one", one)) == {
+        "backend/Dockerfile": ["nginx/default.conf.template:3"]
+    }
+    two = write(tmp_path / "two", {**one, "admin/Dockerfile": _GUNICORN % 8000})
+    result = check_folder(two)
+    assert not result.links
+    unknown = [n.message for n in result.notes if "front host unknown" in n.message]
+    assert len(unknown) == 1
+    assert "${API_HOST}:8000" in unknown[0]

@@ -959,6 +959,13 @@ def link(
                     # (Lua, a map) reaches the one server the image running the front starts.
                     if passing.computed:
                         links.extend(_by_image(config, passing, apps, stacks))
+                    elif project != frozenset():
+                        # `proxy_pass http://${API_HOST}:8000;` that nothing here renders:
+                        # the unknown host's note, and its port's one server (`port_fronts`).
+                        unrendered = Setting(passing.target, passing.at)
+                        speaking = _speaking(passing, apps)
+                        alone = (None, unjoined)
+                        _hold_unknown(config, passing, unrendered, speaking, project, stacks, alone)
                     continue
             upstream = _sibling_upstream(config, passing.target, nginx_configs)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
@@ -975,11 +982,7 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it, or a gunicorn
                 # set to speak it (`protocol = "uwsgi"`, gunicorn 25+); another gunicorn on the
                 # same address is another deployment's, as in `gen all`'s alternatives.
-                speaking = [
-                    a
-                    for a in apps
-                    if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol
-                ]
+                speaking = _speaking(passing, apps)
                 if passing.annotations or (
                     config.in_cluster and not server.value.startswith("unix:")
                 ):
@@ -1006,6 +1009,11 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _speaking(passing: PassTarget, apps: Sequence[AppServer]) -> list[AppServer]:
+    """The apps that speak `passing`'s protocol."""
+    return [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol]
 
 
 def _pass_reaches(
@@ -1039,22 +1047,35 @@ def _pass_reaches(
             _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
         )
     if not reached and project != frozenset():
-        from servertune.check.model import collect_notes, note
-
-        upstream, unjoined = held
-        with collect_notes() as said:
-            unknown = unknown_host(server, speaking, project, stacks, candidates)
-        if unknown and unjoined is not None and project is None:
-            # Only a front no compose project places: in one, Docker's DNS answers the
-            # project's own names alone, so a name none of them is reaches no app of it.
-            own = [
-                a for a in speaking if passing.protocol != "http" or _answers_http(a, server.value)
-            ]
-            unjoined.append(Unjoined(config, passing, upstream, server, tuple(own), tuple(said)))
-        else:
-            for said_note in said:
-                note(said_note.kind, said_note.at, said_note.message, said_note.fix)
+        _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
+
+
+def _hold_unknown(
+    config: NginxConfig,
+    passing: PassTarget,
+    server: Setting[str],
+    speaking: Sequence[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+    held: tuple[Upstream | None, list[Unjoined] | None],
+    candidates: Sequence[AppServer] = (),
+) -> None:
+    """`unknown_host`'s note for a pass that reaches no app, held in `held`'s list when its
+    host is a name or variable nothing read answers to (`port_fronts` may join it)."""
+    from servertune.check.model import collect_notes, note
+
+    upstream, unjoined = held
+    with collect_notes() as said:
+        unknown = unknown_host(server, speaking, project, stacks, candidates)
+    if unknown and unjoined is not None and project is None:
+        # Only a front no compose project places: in one, Docker's DNS answers the
+        # project's own names alone, so a name none of them is reaches no app of it.
+        own = [a for a in speaking if passing.protocol != "http" or _answers_http(a, server.value)]
+        unjoined.append(Unjoined(config, passing, upstream, server, tuple(own), tuple(said)))
+    else:
+        for said_note in said:
+            note(said_note.kind, said_note.at, said_note.message, said_note.fix)
 
 
 def _sibling_upstream(
