@@ -199,3 +199,84 @@ def test_an_unrendered_variable_host_is_said_and_joined_by_port(tmp_path: Path) 
     unknown = [n.message for n in result.notes if "front host unknown" in n.message]
     assert len(unknown) == 1
     assert "${API_HOST}:8000" in unknown[0]
+
+
+_SOCKET_COMPOSE = """\
+services:
+  web:
+    build: ./app
+    volumes: ["sockets:/srv/run"]
+  nginx:
+    image: nginx:1.27
+    volumes:
+      - ./nginx/default.conf:/etc/nginx/conf.d/default.conf
+      - sockets:/var/run/app
+volumes:
+  sockets: {}
+"""
+_SOCKET_SITE = "server {\n  listen 80;\n  location / { proxy_pass http://unix:%s; }\n}\n"
+_SOCKET_APP = 'FROM python:3.12-slim\nCOPY . /app\nCMD ["gunicorn", "--bind", "unix:%s", "a:app"]\n'
+
+
+def test_a_socket_of_the_same_name_in_a_shared_container_is_joined(tmp_path: Path) -> None:
+    """nginx passes to `unix:/var/run/app/gunicorn.sock`, a path no server binds; the one
+    server of its compose project binding a socket of that file name, `/srv/run/gunicorn.sock`
+    (a volume each container may mount at its own path), is joined with a `joined-by-name`
+    note saying it was by the file name alone. The same two literal paths with no container
+    (one machine, two files) join nothing."""
+    shared = write(
+        tmp_path / "shared",
+        {
+            "docker-compose.yml": _SOCKET_COMPOSE,
+            "app/Dockerfile": _SOCKET_APP % "/srv/run/gunicorn.sock",
+            "nginx/default.conf": _SOCKET_SITE % "/var/run/app/gunicorn.sock",
+        },
+    )
+    result = check_folder(shared)
+    assert fronts(shared) == {"web": ["nginx/default.conf:3"]}
+    joined = [n.message for n in result.notes if n.kind == "joined-by-name"]
+    assert len(joined) == 1
+    assert "socket's file name alone" in joined[0]
+    apart = write(
+        tmp_path / "apart",
+        {
+            "app/Dockerfile": _SOCKET_APP % "/srv/run/gunicorn.sock",
+            "nginx/default.conf": _SOCKET_SITE % "/var/run/app/gunicorn.sock",
+        },
+    )
+    assert not check_folder(apart).links
+
+
+_BIND_COMPOSE = """\
+services:
+  gateway:
+    build: ./app
+  nginx:
+    image: nginx:1.27
+    volumes: ["./nginx/default.conf:/etc/nginx/conf.d/default.conf"]
+"""
+_BIND_APP = 'FROM python:3.12-slim\nCOPY . /app\nCMD ["gunicorn", "-c", "conf.py", "a:app"]\n'
+_BIND_CONF = "from settings import settings\nbind = f'{settings.host}:{settings.port}'\n"
+
+
+def test_a_service_whose_one_server_has_an_unknown_bind_is_joined_by_name(
+    tmp_path: Path,
+) -> None:
+    """nginx passes to `gateway:4444`, the compose service whose one server is a gunicorn
+    whose bind comes from Python settings (seen in IBM/mcp-context-forge): the service's name
+    is the link, joined with a `joined-by-name` note saying the port is not checked. A front
+    passing to the same service on two ports (a sidecar in the container has the other) joins
+    none, and a `not-followed` note says which port is the server's is not in the files."""
+    site = "server {\n  listen 80;\n%s}\n"
+    one = "  location / { proxy_pass http://gateway:4444; }\n"
+    files = {"docker-compose.yml": _BIND_COMPOSE, "app/Dockerfile": _BIND_APP}
+    files["app/conf.py"] = _BIND_CONF
+    root = write(tmp_path / "one", {**files, "nginx/default.conf": site % one})
+    result = check_folder(root)
+    assert fronts(root) == {"gateway": ["nginx/default.conf:3"]}
+    assert [n for n in result.notes if "port is not checked" in n.message]
+    two = one + "  location /rpc { proxy_pass http://gateway:8787; }\n"
+    root = write(tmp_path / "two", {**files, "nginx/default.conf": site % two})
+    result = check_folder(root)
+    assert not result.links
+    assert [n for n in result.notes if "ports 4444, 8787" in n.message]

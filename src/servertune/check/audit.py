@@ -59,7 +59,7 @@ from servertune.check.namespaces import (
     in_front_namespace,
 )
 from servertune.check.nearest_servers import nearest_servers_first
-from servertune.check.port_fronts import joined_by_port, sidecar_joins
+from servertune.check.port_fronts import joined_by_port, sidecar_joins, unknown_bind_joins
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
@@ -415,6 +415,8 @@ def _linked(
         ]
         # A proxy image's loopback: the one server of an image no container here runs.
         links += sidecar_joins(apart, links, stacks, apps)
+        # A service's one server of unknown bind: joined when the front names one port of it.
+        links = unknown_bind_joins(links)
         apart_notes(apart, links)
         # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
         links = nearest_servers_first(host_servers_first(links, stacks), stacks)

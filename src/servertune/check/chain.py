@@ -702,6 +702,8 @@ def _by_name(
             if services:
                 own = {s.name for s in services}
                 found = [a for a in on_port if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+                if not found:
+                    found = _unknown_bind(target, own, apps, project)
                 if found or any(s.dockerfile is not None for s in services):
                     return found
                 # The service runs an image named by `image:`: the project's own only when one
@@ -734,6 +736,24 @@ def _by_name(
     if foldered or stacks is None or not stacks.named or stacks.services or stacks.kube_services:
         return foldered
     return on_port  # files named together, none saying which containers run: theirs
+
+
+def _unknown_bind(
+    target: str, own: set[str], apps: Sequence[AppServer], project: frozenset[Path]
+) -> list[AppServer]:
+    """The one app server the front's compose service `own` runs (in each compose file of the
+    project that says), when that service runs exactly one and its bind is unknown here (gunicorn's `bind` from Python settings, an env
+    var not given): the service's name is the link, its port is not checked
+    (`port_fronts.unknown_bind_joins` keeps it, with a note, when the front names one port of
+    that service: IBM/mcp-context-forge's nginx-tls.conf `map` to `gateway:4444`)."""
+
+    running = [a for a in apps if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+    # The project's compose files may each say what the service runs (an override file's
+    # `command:`): one server in each, every one of unknown bind.
+    files = [a.container.at.file for a in running]  # type: ignore[union-attr]
+    if not running or len(set(files)) != len(files) or any(a.sockets for a in running):
+        return []
+    return running
 
 
 def _joined_by_name(target: str, service: str, apps: Sequence[AppServer]) -> None:
@@ -1011,6 +1031,33 @@ def link(
     return links
 
 
+def _same_socket_name(
+    config: NginxConfig, target: str, apps: Sequence[AppServer], project: frozenset[Path] | None
+) -> list[AppServer]:
+    """The servers binding a socket file of `target`'s name at a path check cannot place
+    against the front's: one holding a variable, or one in a container that may share the
+    file on a volume mounted elsewhere (a compose service of the front's own project, a
+    container of the front's pod). A literal path of a server beside the front is another
+    file: it is not one of them."""
+    path = normalise(target)[1]
+    name = os.path.basename(path)
+    found: list[AppServer] = []
+    for app in apps:
+        box = app.container
+        shared = box is not None and (
+            (project is not None and _in_project(app, project))
+            or (config.pod is not None and box.pod == config.pod)
+        )
+        for socket in app.sockets:
+            host, bound = normalise(socket.value)
+            if host != "unix" or bound == path or os.path.basename(bound) != name:
+                continue
+            if "$" in bound or shared:
+                found.append(app)
+                break
+    return found
+
+
 def _speaking(passing: PassTarget, apps: Sequence[AppServer]) -> list[AppServer]:
     """The apps that speak `passing`'s protocol."""
     return [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol]
@@ -1066,6 +1113,11 @@ def _hold_unknown(
     from servertune.check.model import collect_notes, note
 
     upstream, unjoined = held
+    if normalise(server.value)[0] == "unix":
+        if unjoined is not None:
+            named = _same_socket_name(config, server.value, speaking, project)
+            unjoined.append(Unjoined(config, passing, upstream, server, tuple(named), ()))
+        return
     with collect_notes() as said:
         unknown = unknown_host(server, speaking, project, stacks, candidates)
     if unknown and unjoined is not None and project is None:

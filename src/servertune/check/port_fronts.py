@@ -27,7 +27,7 @@ from servertune.check.chain import (
 )
 from servertune.check.model import AppServer, Note, Setting, note
 
-__all__ = ["joined_by_port", "sidecar_joins"]
+__all__ = ["joined_by_port", "sidecar_joins", "unknown_bind_joins"]
 
 
 def _files(app: AppServer) -> list[str]:
@@ -93,8 +93,16 @@ def joined_by_port(
     taken = {id(a) for a in fronted}
     links: list[Link] = []
     for held in unjoined:
-        port = normalise(held.server.value)[1]
+        host, port = normalise(held.server.value)
         front = (held.nginx.files or (held.nginx.file,))[0]
+        if host == "unix":
+            # `speaking`: the servers binding a socket of that file name where check cannot
+            # place the path (`chain._same_socket_name`): joined when there is one.
+            app = held.speaking[0] if len(held.speaking) == 1 else None
+            if app is not None and id(app) not in taken:
+                links.append(Link(held.nginx, held.passing, held.upstream, held.server, app))
+                _socket_note(held.server, held.nginx.file, app)
+            continue
         app = _lone_server(port, held.speaking, front, taken)
         if app is None:
             _say(held.said)
@@ -117,6 +125,23 @@ def joined_by_port(
         )
         _joined_note(server.server, server.balancer.file, app)
     return links, joined
+
+
+def _socket_note(server: Setting[str], front: Path, app: AppServer) -> None:
+    name = os.path.basename(normalise(server.value)[1])
+    bound = [
+        s.value
+        for s in app.sockets
+        if normalise(s.value)[0] == "unix" and os.path.basename(normalise(s.value)[1]) == name
+    ]
+    note(
+        "joined-by-name",
+        server.at,
+        f"{server.at}: front {front.name} joined to {starter(app)} by the socket's file name "
+        f"alone: no server binds {server.value!r}, and that server binds {bound[0]!r}, a path "
+        "check cannot place against the front's (a variable, or a volume its container may "
+        "mount elsewhere)",
+    )
 
 
 def _say(said: Iterable[Note]) -> None:
@@ -171,3 +196,48 @@ def sidecar_joins(
             "on that port: a pod or task runs the two side by side",
         )
     return joined
+
+
+def unknown_bind_joins(links: Sequence[Link]) -> list[Link]:
+    """`links` less the passes joined by a compose service's name to its one server whose
+    bind is unknown here (`chain._unknown_bind`) when the front passes to that service on
+    more than one port: the server listens on one of them at most, which the files do not
+    say (a sidecar of the same container has the others), so none is joined and a
+    `not-followed` note says why. A front naming one port keeps its links, with a
+    `joined-by-name` note saying the port was not checked."""
+    groups: dict[tuple[int, int], list[Link]] = {}
+    for k in links:
+        box = k.app.container
+        if k.app.sockets or box is None or box.platform != "compose":
+            continue
+        if normalise(k.server.value)[0] in ("unix", "") or not _NAMED.match(k.server.value):
+            continue
+        groups.setdefault((id(k.nginx), id(k.app)), []).append(k)
+    dropped: set[int] = set()
+    for found in groups.values():
+        ports = sorted({normalise(k.server.value)[1] for k in found})
+        box = found[0].app.container
+        assert box is not None
+        if len(ports) == 1:
+            note(
+                "joined-by-name",
+                found[0].server.at,
+                f"{found[0].server.at}: front {found[0].nginx.file.name} joined to "
+                f"{starter(found[0].app)} by the service's name {box.name!r} alone: it runs "
+                "this one server, whose bind is not known here, so the port is not checked",
+            )
+            continue
+        dropped |= {id(k) for k in found}
+        note(
+            "not-followed",
+            found[0].server.at,
+            f"{found[0].server.at}: not followed: front {found[0].nginx.file.name} passes to "
+            f"the service {box.name!r} on ports {', '.join(ports)}, and the bind of its server "
+            f"({starter(found[0].app)}) is not known here: which port is that server's is not "
+            "in the files, so none is joined",
+        )
+    return [k for k in links if id(k) not in dropped]
+
+
+#: A `host:port` whose host is a name (a service's), not an address.
+_NAMED = re.compile(r"\A([a-z]+://)?[A-Za-z_][A-Za-z0-9_.-]*:[0-9]+\Z")
