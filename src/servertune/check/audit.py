@@ -28,6 +28,7 @@ from servertune.check.budget import (
 )
 from servertune.check.chain import (
     BalancerLink,
+    HeldBalancer,
     KubeService,
     Link,
     Service,
@@ -69,7 +70,7 @@ from servertune.check.namespaces import (
     in_front_namespace,
 )
 from servertune.check.nearest_servers import nearest_servers_first
-from servertune.check.port_fronts import joined_by_port, sidecar_joins
+from servertune.check.port_fronts import joined_by_port, sidecar_joins, unknown_bind_joins
 from servertune.check.readers import Reading, env_loads_of, read_with, reader_for
 from servertune.check.resolve import confined_to, default_root
 from servertune.check.rules import RULES, Context, run_rules
@@ -484,16 +485,22 @@ def _linked(
         ]
         # A proxy image's loopback: the one server of an image no container here runs.
         links += sidecar_joins(apart, links, stacks, apps)
+        # A service's one server of unknown bind: joined when the front names one port of it.
+        links = unknown_bind_joins(links)
         apart_notes(apart, links)
         # Of servers one local address reaches, those of the front's own setup (`nearest_servers`).
         links = nearest_servers_first(host_servers_first(links, stacks), stacks)
         links = deployed_siblings_first(links, stacks)
         # A Traefik service is read through its static config and on its own: once.
-        fronts = link_balancers(list(dict.fromkeys(reading.balancers)), nginx, apps, stacks)
+        held: list[HeldBalancer] = []
+        balancers = list(dict.fromkeys(reading.balancers))
+        fronts = link_balancers(balancers, nginx, apps, stacks, held)
         fronts = host_balancer_servers_first(fronts, stacks)
         # A host nothing read answers to: joined by its port where only one server is there.
         fronted = [*(k.app for k in links), *(f.app for f in fronts if f.app is not None)]
-        links += joined_by_port(unjoined, fronted)
+        by_port, balancer_ports = joined_by_port(unjoined, fronted, held)
+        links += by_port
+        fronts += balancer_ports
     notes += said
     return links, fronts
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BalancerLink",
+    "HeldBalancer",
     "KubeService",
     "Link",
     "Service",
@@ -60,6 +61,20 @@ class Unjoined:
     upstream: Upstream | None
     server: Setting[str]
     #: The app servers that speak the pass's protocol, of the front's project or of none.
+    speaking: tuple[AppServer, ...]
+    said: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
+class HeldBalancer:
+    """A balancer's server (Caddy's `reverse_proxy`, a Traefik service's url, an HAProxy
+    `server` line) whose host nothing read answers to, held as `Unjoined` is."""
+
+    balancer: Balancer
+    server: Setting[str]
+    maxconn: Setting[int] | None
+    pool: Setting[int] | None
+    #: The app servers that answer HTTP at that address.
     speaking: tuple[AppServer, ...]
     said: tuple[Note, ...]
 
@@ -660,30 +675,24 @@ def _unbound_in_service(
     socket known here (a bind the config computes, `bind = f"{settings.host}:{settings.port}"`
     in IBM/mcp-context-forge) and the port `target` names is the one port the image they run
     `EXPOSE`s: the name reaches that container, and its image says that port is where it
-    listens. They are joined with a `joined-by-name` note. A server of the service on a known
+    listens. They are joined (`port_fronts.unknown_bind_joins` says so in a
+    `joined-by-name` note). A server of the service on a known
     socket, an image exposing no port or several, or a pass to another port (a sidecar's in
     the same container) joins nothing: unknown, not guessed."""
-    from servertune.check.model import note
-
     own = {s.name for s in services}
     served = [a for a in apps if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
     if not served or any(a.sockets for a in served):
         return []
-    built = {_real(s.dockerfile) for s in services if s.dockerfile is not None}
-    exposed = {p for i in stacks.images if _real(i.path) in built for p in i.exposed}
     port = normalise(target)[1]
-    if exposed != {port}:
+    if _exposed(services, stacks) != {port}:
         return []
-    for app in served:
-        at = app.launched_by[0] if app.launched_by else app.config_file or Location(app.file)
-        note(
-            "joined-by-name",
-            at,
-            f"{at}: joined by name: the front's {target!r} is compose service "
-            f"{app.container.name!r}, whose {app.kind} binds an address not known here; "  # type: ignore[union-attr]
-            f"its image EXPOSEs port {port} only, taken as the server's",
-        )
     return served
+
+
+def _exposed(services: Sequence[Service], stacks: Stacks) -> set[str]:
+    """The ports the images the compose `services` build `EXPOSE`."""
+    built = {_real(s.dockerfile) for s in services if s.dockerfile is not None}
+    return {p for i in stacks.images if _real(i.path) in built for p in i.exposed}
 
 
 def _by_name(
@@ -725,7 +734,14 @@ def _by_name(
                 own = {s.name for s in services}
                 found = [a for a in on_port if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
                 if not found and any(s.dockerfile is not None for s in services):
+                    # The image's one EXPOSEd port decides first; with none exposed, the
+                    # service's one server of unknown bind (`port_fronts.unknown_bind_joins`
+                    # drops it again when the front passes to the service on several ports).
                     found = _unbound_in_service(target, services, apps, project, stacks)
+                    if not found and not _exposed(services, stacks):
+                        found = _unknown_bind(target, own, apps, project)
+                elif not found:
+                    found = _unknown_bind(target, own, apps, project)
                 if found or any(s.dockerfile is not None for s in services):
                     return found
                 # The service runs an image named by `image:`: the project's own only when one
@@ -758,6 +774,24 @@ def _by_name(
     if foldered or stacks is None or not stacks.named or stacks.services or stacks.kube_services:
         return foldered
     return on_port  # files named together, none saying which containers run: theirs
+
+
+def _unknown_bind(
+    target: str, own: set[str], apps: Sequence[AppServer], project: frozenset[Path]
+) -> list[AppServer]:
+    """The one app server the front's compose service `own` runs (in each compose file of the
+    project that says), when that service runs exactly one and its bind is unknown here (gunicorn's `bind` from Python settings, an env
+    var not given): the service's name is the link, its port is not checked
+    (`port_fronts.unknown_bind_joins` keeps it, with a note, when the front names one port of
+    that service: IBM/mcp-context-forge's nginx-tls.conf `map` to `gateway:4444`)."""
+
+    running = [a for a in apps if _in_project(a, project) and a.container.name in own]  # type: ignore[union-attr]
+    # The project's compose files may each say what the service runs (an override file's
+    # `command:`): one server in each, every one of unknown bind.
+    files = [a.container.at.file for a in running]  # type: ignore[union-attr]
+    if not running or len(set(files)) != len(files) or any(a.sockets for a in running):
+        return []
+    return running
 
 
 def _joined_by_name(target: str, service: str, apps: Sequence[AppServer]) -> None:
@@ -983,6 +1017,13 @@ def link(
                     # (Lua, a map) reaches the one server the image running the front starts.
                     if passing.computed:
                         links.extend(_by_image(config, passing, apps, stacks))
+                    elif project != frozenset():
+                        # `proxy_pass http://${API_HOST}:8000;` that nothing here renders:
+                        # the unknown host's note, and its port's one server (`port_fronts`).
+                        unrendered = Setting(passing.target, passing.at)
+                        speaking = _speaking(passing, apps)
+                        alone = (None, unjoined)
+                        _hold_unknown(config, passing, unrendered, speaking, project, stacks, alone)
                     continue
             upstream = _sibling_upstream(config, passing.target, nginx_configs)
             servers = upstream.servers if upstream else (Setting(passing.target, passing.at),)
@@ -999,11 +1040,7 @@ def link(
                 # uwsgi_pass speaks the uwsgi protocol: only uWSGI answers it, or a gunicorn
                 # set to speak it (`protocol = "uwsgi"`, gunicorn 25+); another gunicorn on the
                 # same address is another deployment's, as in `gen all`'s alternatives.
-                speaking = [
-                    a
-                    for a in apps
-                    if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol
-                ]
+                speaking = _speaking(passing, apps)
                 if passing.annotations or (
                     config.in_cluster and not server.value.startswith("unix:")
                 ):
@@ -1030,6 +1067,38 @@ def link(
                         continue
                     links.append(Link(config, passing, upstream, server, app))
     return links
+
+
+def _same_socket_name(
+    config: NginxConfig, target: str, apps: Sequence[AppServer], project: frozenset[Path] | None
+) -> list[AppServer]:
+    """The servers binding a socket file of `target`'s name at a path check cannot place
+    against the front's: one holding a variable, or one in a container that may share the
+    file on a volume mounted elsewhere (a compose service of the front's own project, a
+    container of the front's pod). A literal path of a server beside the front is another
+    file: it is not one of them."""
+    path = normalise(target)[1]
+    name = os.path.basename(path)
+    found: list[AppServer] = []
+    for app in apps:
+        box = app.container
+        shared = box is not None and (
+            (project is not None and _in_project(app, project))
+            or (config.pod is not None and box.pod == config.pod)
+        )
+        for socket in app.sockets:
+            host, bound = normalise(socket.value)
+            if host != "unix" or bound == path or os.path.basename(bound) != name:
+                continue
+            if "$" in bound or shared:
+                found.append(app)
+                break
+    return found
+
+
+def _speaking(passing: PassTarget, apps: Sequence[AppServer]) -> list[AppServer]:
+    """The apps that speak `passing`'s protocol."""
+    return [a for a in apps if passing.protocol != "uwsgi" or a.kind == "uwsgi" or a.uwsgi_protocol]
 
 
 def _pass_reaches(
@@ -1063,22 +1132,40 @@ def _pass_reaches(
             _unbound_by_image(config, passing, server, apps, stacks, nginx_configs)
         )
     if not reached and project != frozenset():
-        from servertune.check.model import collect_notes, note
-
-        upstream, unjoined = held
-        with collect_notes() as said:
-            unknown = unknown_host(server, speaking, project, stacks, candidates)
-        if unknown and unjoined is not None and project is None:
-            # Only a front no compose project places: in one, Docker's DNS answers the
-            # project's own names alone, so a name none of them is reaches no app of it.
-            own = [
-                a for a in speaking if passing.protocol != "http" or _answers_http(a, server.value)
-            ]
-            unjoined.append(Unjoined(config, passing, upstream, server, tuple(own), tuple(said)))
-        else:
-            for said_note in said:
-                note(said_note.kind, said_note.at, said_note.message, said_note.fix)
+        _hold_unknown(config, passing, server, speaking, project, stacks, held, candidates)
     return reached
+
+
+def _hold_unknown(
+    config: NginxConfig,
+    passing: PassTarget,
+    server: Setting[str],
+    speaking: Sequence[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+    held: tuple[Upstream | None, list[Unjoined] | None],
+    candidates: Sequence[AppServer] = (),
+) -> None:
+    """`unknown_host`'s note for a pass that reaches no app, held in `held`'s list when its
+    host is a name or variable nothing read answers to (`port_fronts` may join it)."""
+    from servertune.check.model import collect_notes, note
+
+    upstream, unjoined = held
+    if normalise(server.value)[0] == "unix":
+        if unjoined is not None:
+            named = _same_socket_name(config, server.value, speaking, project)
+            unjoined.append(Unjoined(config, passing, upstream, server, tuple(named), ()))
+        return
+    with collect_notes() as said:
+        unknown = unknown_host(server, speaking, project, stacks, candidates)
+    if unknown and unjoined is not None and project is None:
+        # Only a front no compose project places: in one, Docker's DNS answers the
+        # project's own names alone, so a name none of them is reaches no app of it.
+        own = [a for a in speaking if passing.protocol != "http" or _answers_http(a, server.value)]
+        unjoined.append(Unjoined(config, passing, upstream, server, tuple(own), tuple(said)))
+    else:
+        for said_note in said:
+            note(said_note.kind, said_note.at, said_note.message, said_note.fix)
 
 
 def _sibling_upstream(
@@ -1245,10 +1332,12 @@ def link_balancers(
     nginx_configs: list[NginxConfig],
     apps: list[AppServer],
     stacks: Stacks | None = None,
+    held: list[HeldBalancer] | None = None,
 ) -> list[BalancerLink]:
     """Every (balancer, server, nginx or app server) whose addresses meet (or a host name,
     another container's, at the app's port); nginx first: an address nginx listens on is
-    nginx's even when an app server there would also match."""
+    nginx's even when an app server there would also match. A server whose host nothing read
+    answers to is held in `held` (`port_fronts`) when given, as `link` holds a pass."""
     links: list[BalancerLink] = []
     for balancer in balancers:
         limits = balancer.maxconns or (None,) * len(balancer.servers)
@@ -1272,12 +1361,37 @@ def link_balancers(
             # `server web1 web:8000` in a compose file's HAProxy: another container's name.
             reached = _reached(server.value, apps, project, stacks)
             if not reached and project != frozenset():
-                unknown_host(server, apps, project, stacks)
+                at = BalancerLink(balancer, server, maxconn=maxconn, pool=pool)
+                _unknown_balancer_host(at, apps, project, stacks, held)
             for app in reached:
                 if not _answers_http(app, server.value):
                     continue
                 links.append(BalancerLink(balancer, server, app=app, maxconn=maxconn, pool=pool))
     return links
+
+
+def _unknown_balancer_host(
+    at: BalancerLink,
+    apps: Sequence[AppServer],
+    project: frozenset[Path] | None,
+    stacks: Stacks | None,
+    held: list[HeldBalancer] | None,
+) -> None:
+    """`unknown_host`'s note for a balancer's server that reaches no app, held in `held` when
+    its host is a name or variable nothing read answers to and no compose project places the
+    balancer (in one, Docker's DNS answers the project's own names alone)."""
+    from servertune.check.model import collect_notes, note
+
+    with collect_notes() as said:
+        unknown = unknown_host(at.server, apps, project, stacks)
+    if unknown and held is not None and project is None:
+        speaking = tuple(a for a in apps if _answers_http(a, at.server.value))
+        held.append(
+            HeldBalancer(at.balancer, at.server, at.maxconn, at.pool, speaking, tuple(said))
+        )
+        return
+    for said_note in said:
+        note(said_note.kind, said_note.at, said_note.message, said_note.fix)
 
 
 def _through_service(

@@ -16,10 +16,18 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from servertune.check.chain import Link, Stacks, Unjoined, normalise, starter
-from servertune.check.model import AppServer, note
+from servertune.check.chain import (
+    BalancerLink,
+    HeldBalancer,
+    Link,
+    Stacks,
+    Unjoined,
+    normalise,
+    starter,
+)
+from servertune.check.model import AppServer, Note, Setting, note
 
-__all__ = ["joined_by_port", "sidecar_joins"]
+__all__ = ["joined_by_port", "sidecar_joins", "unknown_bind_joins"]
 
 
 def _files(app: AppServer) -> list[str]:
@@ -43,14 +51,18 @@ def _on_port(port: str, apps: Iterable[AppServer]) -> list[AppServer]:
     ]
 
 
-def _lone_server(held: Unjoined, fronted: set[int]) -> AppServer | None:
-    """The one server `held`'s port reaches in the front's setup, or None when which one is
-    not plain (see the module's docstring)."""
-    port = normalise(held.server.value)[1]
-    on_port = list(dict.fromkeys(_on_port(port, held.speaking)))
+def _lone_server(
+    port: str, speaking: Iterable[AppServer], front: Path, fronted: set[int]
+) -> AppServer | None:
+    """The one server of `speaking` that a front in the file `front` reaches at `port`, or
+    None when which one is not plain (see the module's docstring)."""
+    # A server a container read here runs (a compose service, a Kubernetes pod) answers to
+    # that container's (or its Service's) name, which check knows: a host that is not it is
+    # another service's (OpenMined/PySyft's Traefik `frontend:80`, not the registry pod's
+    # uvicorn on 80). Only a server no container places is joined by its port.
+    on_port = [a for a in dict.fromkeys(_on_port(port, speaking)) if a.container is None]
     if len(on_port) == 1:
         return None if id(on_port[0]) in fronted else on_port[0]
-    front = (held.nginx.files or (held.nginx.file,))[0]
     depths = {id(a): _shared_depth(front, a) for a in on_port}
     deepest = max(depths.values(), default=0)
     nearest = [a for a in on_port if depths[id(a)] == deepest]
@@ -59,27 +71,82 @@ def _lone_server(held: Unjoined, fronted: set[int]) -> AppServer | None:
     return nearest[0]
 
 
-def joined_by_port(unjoined: Sequence[Unjoined], fronted: Iterable[AppServer]) -> list[Link]:
-    """The links of the held passes joined by their port (a `joined-by-name` note each); the
-    others' held notes are said. `fronted`: the servers some front already reaches."""
+def _joined_note(server: Setting[str], front: Path, app: AppServer) -> None:
+    note(
+        "joined-by-name",
+        server.at,
+        f"{server.at}: front {front.name} joined to {starter(app)} by port "
+        f"{normalise(server.value)[1]} alone: the host {server.value!r} is not a service check "
+        "knows, and that is the server on that port nearest the front, with no other front",
+    )
+
+
+def joined_by_port(
+    unjoined: Sequence[Unjoined],
+    fronted: Iterable[AppServer],
+    balancers: Sequence[HeldBalancer] = (),
+) -> tuple[list[Link], list[BalancerLink]]:
+    """The links of the held passes, and of the balancers' held servers (Caddy's
+    `reverse_proxy`, a Traefik url, an HAProxy `server` line), joined by their port (a
+    `joined-by-name` note each); the others' held notes are said. `fronted`: the servers some
+    front already reaches."""
     taken = {id(a) for a in fronted}
     links: list[Link] = []
     for held in unjoined:
-        app = _lone_server(held, taken)
+        host, port = normalise(held.server.value)
+        front = (held.nginx.files or (held.nginx.file,))[0]
+        if host == "unix":
+            # `speaking`: the servers binding a socket of that file name where check cannot
+            # place the path (`chain._same_socket_name`): joined when there is one.
+            app = held.speaking[0] if len(held.speaking) == 1 else None
+            if app is not None and id(app) not in taken:
+                links.append(Link(held.nginx, held.passing, held.upstream, held.server, app))
+                _socket_note(held.server, held.nginx.file, app)
+            continue
+        app = _lone_server(port, held.speaking, front, taken)
         if app is None:
-            for said in held.said:
-                note(said.kind, said.at, said.message, said.fix)
+            _say(held.said)
             continue
         links.append(Link(held.nginx, held.passing, held.upstream, held.server, app))
-        port = normalise(held.server.value)[1]
-        note(
-            "joined-by-name",
-            held.server.at,
-            f"{held.server.at}: front {held.nginx.file.name} joined to {starter(app)} by port "
-            f"{port} alone: the host {held.server.value!r} is not a service check knows, and "
-            "that is the server on that port nearest the front, with no other front",
+        _joined_note(held.server, held.nginx.file, app)
+    # A server an nginx pass was joined to just now has that front: a balancer's is another.
+    taken |= {id(k.app) for k in links}
+    joined: list[BalancerLink] = []
+    for server in balancers:
+        port = normalise(server.server.value)[1]
+        app = _lone_server(port, server.speaking, server.balancer.file, taken)
+        if app is None:
+            _say(server.said)
+            continue
+        joined.append(
+            BalancerLink(
+                server.balancer, server.server, app=app, maxconn=server.maxconn, pool=server.pool
+            )
         )
-    return links
+        _joined_note(server.server, server.balancer.file, app)
+    return links, joined
+
+
+def _socket_note(server: Setting[str], front: Path, app: AppServer) -> None:
+    name = os.path.basename(normalise(server.value)[1])
+    bound = [
+        s.value
+        for s in app.sockets
+        if normalise(s.value)[0] == "unix" and os.path.basename(normalise(s.value)[1]) == name
+    ]
+    note(
+        "joined-by-name",
+        server.at,
+        f"{server.at}: front {front.name} joined to {starter(app)} by the socket's file name "
+        f"alone: no server binds {server.value!r}, and that server binds {bound[0]!r}, a path "
+        "check cannot place against the front's (a variable, or a volume its container may "
+        "mount elsewhere)",
+    )
+
+
+def _say(said: Iterable[Note]) -> None:
+    for one in said:
+        note(one.kind, one.at, one.message, one.fix)
 
 
 #: The hosts of a pass to the front's own loopback.
@@ -129,3 +196,48 @@ def sidecar_joins(
             "on that port: a pod or task runs the two side by side",
         )
     return joined
+
+
+def unknown_bind_joins(links: Sequence[Link]) -> list[Link]:
+    """`links` less the passes joined by a compose service's name to its one server whose
+    bind is unknown here (`chain._unknown_bind`) when the front passes to that service on
+    more than one port: the server listens on one of them at most, which the files do not
+    say (a sidecar of the same container has the others), so none is joined and a
+    `not-followed` note says why. A front naming one port keeps its links, with a
+    `joined-by-name` note saying the port was not checked."""
+    groups: dict[tuple[int, int], list[Link]] = {}
+    for k in links:
+        box = k.app.container
+        if k.app.sockets or box is None or box.platform != "compose":
+            continue
+        if normalise(k.server.value)[0] in ("unix", "") or not _NAMED.match(k.server.value):
+            continue
+        groups.setdefault((id(k.nginx), id(k.app)), []).append(k)
+    dropped: set[int] = set()
+    for found in groups.values():
+        ports = sorted({normalise(k.server.value)[1] for k in found})
+        box = found[0].app.container
+        assert box is not None
+        if len(ports) == 1:
+            note(
+                "joined-by-name",
+                found[0].server.at,
+                f"{found[0].server.at}: front {found[0].nginx.file.name} joined to "
+                f"{starter(found[0].app)} by the service's name {box.name!r} alone: it runs "
+                "this one server, whose bind is not known here, so the port is not checked against it",
+            )
+            continue
+        dropped |= {id(k) for k in found}
+        note(
+            "not-followed",
+            found[0].server.at,
+            f"{found[0].server.at}: not followed: front {found[0].nginx.file.name} passes to "
+            f"the service {box.name!r} on ports {', '.join(ports)}, and the bind of its server "
+            f"({starter(found[0].app)}) is not known here: which port is that server's is not "
+            "in the files, so none is joined",
+        )
+    return [k for k in links if id(k) not in dropped]
+
+
+#: A `host:port` whose host is a name (a service's), not an address.
+_NAMED = re.compile(r"\A([a-z]+://)?[A-Za-z_][A-Za-z0-9_.-]*:[0-9]+\Z")
