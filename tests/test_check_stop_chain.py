@@ -794,3 +794,31 @@ def test_an_unlaunched_script_in_a_walked_folder_is_said_only_when_an_image_copi
     )
     copied = check_folder(write(tmp_path / "copied", files))
     assert [f.at.line for f in _rules(list(copied.findings), rule)] == [3]
+
+
+def test_uwsgi_systemd_kill_signal_sigquit_is_advice_unless_die_on_term_swaps_it(
+    tmp_path: Path,
+) -> None:
+    """A systemd unit running uWSGI with `KillSignal=SIGQUIT` (uWSGI's own systemd recipe,
+    seen in a-plus's doc/apache2/*.service): with no die-on-term, SIGQUIT is uWSGI's
+    documented immediate stop, so the finding is advice naming the graceful way, not a
+    warning. With `die-on-term` in the ini, uWSGI swaps SIGTERM and SIGQUIT: SIGQUIT then
+    brutally reloads instead of stopping, a warning naming the die-on-term line."""
+    from servertune.check.model import Severity
+
+    unit = (
+        "[Unit]\nDescription=app\n\n[Service]\n"
+        "ExecStart=/srv/venv/bin/uwsgi --ini /srv/app/uwsgi.ini\n"
+        "KillSignal=SIGQUIT\nType=notify\n\n[Install]\nWantedBy=multi-user.target\n"
+    )
+    ini = "[uwsgi]\nmodule = app:application\nmaster = true\nsocket = :3031\n"
+    files = {"app.service": unit, "uwsgi.ini": ini}
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line) == ("app.service", 6)
+    assert finding.severity == Severity.advice
+    assert "uWSGI's own systemd unit uses it" in finding.message
+    swapped = {**files, "uwsgi.ini": ini + "die-on-term = true\n"}
+    (finding,) = _rules(_findings(tmp_path, swapped), "stop-signal-quick-shutdown")
+    assert finding.severity == Severity.warning
+    assert finding.message.startswith("SIGQUIT does not stop this uWSGI: die-on-term (")
+    assert "uwsgi.ini:5" in finding.message
