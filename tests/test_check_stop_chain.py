@@ -822,3 +822,25 @@ def test_uwsgi_systemd_kill_signal_sigquit_is_advice_unless_die_on_term_swaps_it
     assert finding.severity == Severity.warning
     assert finding.message.startswith("SIGQUIT does not stop this uWSGI: die-on-term (")
     assert "uwsgi.ini:5" in finding.message
+
+
+def test_a_script_nothing_here_starts_is_advice_not_a_fault(tmp_path: Path) -> None:
+    """A start script an image copies but no file here starts, running gunicorn without
+    `exec` (a host's hand-run start script or an orphan, as muckrock's
+    compose/production/django/start and PatrowlManager's start-server.sh were judged): the
+    line and its `exec` fix are said as advice, not as an info fault."""
+    from servertune.check.model import Severity
+    from tests.folder_support import check_folder, write
+
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n",
+            "start.sh": "#!/bin/bash\ncd /app\ngunicorn -w 2 -b :8000 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    (finding,) = [f for f in result.findings if f.rule == "entrypoint-without-exec-unlaunched"]
+    assert (finding.at.file.name, finding.at.line) == ("start.sh", 3)
+    assert finding.severity == Severity.advice
+    assert finding.fix.startswith("exec gunicorn")

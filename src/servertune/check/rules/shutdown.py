@@ -469,6 +469,14 @@ def _launched(app: AppServer, line: Setting[str]) -> bool:
     kind="fault",
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
+    # Advice, not a fault: nothing here starts the script, so it is as likely a host's
+    # hand-run start script or an installer (signalled as a group, or never stopped by a
+    # container) as a container's entrypoint; the line and its fix are worth knowing, no more.
+    for finding in _unlaunched_scripts(rule, c):
+        yield replace(finding, severity=Severity.advice)
+
+
+def _unlaunched_scripts(rule: Rule, c: Context) -> Iterator[Finding]:
     for app, line, manager in _managers_without_exec(c, started=False):
         yield rule.finding(
             line.at,
