@@ -844,3 +844,36 @@ def test_a_script_nothing_here_starts_is_advice_not_a_fault(tmp_path: Path) -> N
     assert (finding.at.file.name, finding.at.line) == ("start.sh", 3)
     assert finding.severity == Severity.advice
     assert finding.fix.startswith("exec gunicorn")
+
+
+def test_a_stop_finding_in_the_compose_file_production_replaces_is_advice(
+    tmp_path: Path,
+) -> None:
+    """`docker-compose.yml` beside a `docker-compose.prod.yml` that runs alone (its own
+    `build`): the base file is the developers' stack, so its service's `sh -c` without exec
+    is advice naming the production file (seen in xerrors/Yuxi-Know's sandbox-provisioner).
+    When the prod file only completes the base (an overlay with no `build`), the base's
+    services run in production too, and the warning stays."""
+    from servertune.check.model import Severity
+    from tests.folder_support import check_folder, write
+
+    image = "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+    dev = (
+        "services:\n  api:\n    build: .\n"
+        '    command: sh -c "pip install -e . ; uvicorn app:app --port 8002"\n'
+    )
+    prod = 'services:\n  api:\n    build: .\n    command: ["uvicorn", "app:app"]\n'
+    files = {"Dockerfile": image, "docker-compose.yml": dev, "docker-compose.prod.yml": prod}
+    result = check_folder(write(tmp_path / "a", files))
+    (finding,) = [
+        f
+        for f in result.findings
+        if f.rule == "entrypoint-without-exec" and f.at.file.name == "docker-compose.yml"
+    ]
+    assert finding.severity == Severity.advice
+    assert "docker-compose.prod.yml beside docker-compose.yml" in finding.message
+    overlay = "services:\n  api:\n    environment:\n      MODE: prod\n"
+    files = {**files, "docker-compose.prod.yml": overlay}
+    result = check_folder(write(tmp_path / "b", files))
+    (finding,) = [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    assert finding.severity == Severity.warning
