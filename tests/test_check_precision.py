@@ -149,7 +149,7 @@ def test_a_script_without_exec_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
     """`gunicorn ...` as the script's last line (no exec), the image's ENTRYPOINT: the shell
     stays PID 1 and SIGTERM never reaches gunicorn; the fix is the same line with `exec`.
     Given alone, nothing shows what starts the script (honcho or a Procfile would signal its
-    whole group): the same line and fix, as `info`, saying so."""
+    whole group): the same line and fix, as `advice`, saying so."""
     script = "#!/bin/bash\nset -e\npython manage.py migrate\ngunicorn app.wsgi -w 2 --bind :8000\n"
     image = (
         'FROM python:3.12-slim\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n'
@@ -163,7 +163,7 @@ def test_a_script_without_exec_keeps_the_shell_as_pid_1(tmp_path: Path) -> None:
     alone = _findings(tmp_path / "alone", {"entrypoint.sh": script})
     assert not [f for f in alone if f.rule == "entrypoint-without-exec"]
     guess = _one(alone, "entrypoint-without-exec-unlaunched")
-    assert guess.severity == Severity.info
+    assert guess.severity == Severity.advice
     assert guess.at.line == 4
     assert guess.fix == "exec gunicorn app.wsgi -w 2 --bind :8000"
     assert "no file given here starts the script" in guess.message

@@ -794,3 +794,86 @@ def test_an_unlaunched_script_in_a_walked_folder_is_said_only_when_an_image_copi
     )
     copied = check_folder(write(tmp_path / "copied", files))
     assert [f.at.line for f in _rules(list(copied.findings), rule)] == [3]
+
+
+def test_uwsgi_systemd_kill_signal_sigquit_is_advice_unless_die_on_term_swaps_it(
+    tmp_path: Path,
+) -> None:
+    """A systemd unit running uWSGI with `KillSignal=SIGQUIT` (uWSGI's own systemd recipe,
+    seen in a-plus's doc/apache2/*.service): with no die-on-term, SIGQUIT is uWSGI's
+    documented immediate stop, so the finding is advice naming the graceful way, not a
+    warning. With `die-on-term` in the ini, uWSGI swaps SIGTERM and SIGQUIT: SIGQUIT then
+    brutally reloads instead of stopping, a warning naming the die-on-term line."""
+    from servertune.check.model import Severity
+
+    unit = (
+        "[Unit]\nDescription=app\n\n[Service]\n"
+        "ExecStart=/srv/venv/bin/uwsgi --ini /srv/app/uwsgi.ini\n"
+        "KillSignal=SIGQUIT\nType=notify\n\n[Install]\nWantedBy=multi-user.target\n"
+    )
+    ini = "[uwsgi]\nmodule = app:application\nmaster = true\nsocket = :3031\n"
+    files = {"app.service": unit, "uwsgi.ini": ini}
+    (finding,) = _rules(_findings(tmp_path, files), "stop-signal-quick-shutdown")
+    assert (finding.at.file.name, finding.at.line) == ("app.service", 6)
+    assert finding.severity == Severity.advice
+    assert "uWSGI's own systemd unit uses it" in finding.message
+    swapped = {**files, "uwsgi.ini": ini + "die-on-term = true\n"}
+    (finding,) = _rules(_findings(tmp_path, swapped), "stop-signal-quick-shutdown")
+    assert finding.severity == Severity.warning
+    assert finding.message.startswith("SIGQUIT does not stop this uWSGI: die-on-term (")
+    assert "uwsgi.ini:5" in finding.message
+
+
+def test_a_script_nothing_here_starts_is_advice_not_a_fault(tmp_path: Path) -> None:
+    """A start script an image copies but no file here starts, running gunicorn without
+    `exec` (a host's hand-run start script or an orphan, as muckrock's
+    compose/production/django/start and PatrowlManager's start-server.sh were judged): the
+    line and its `exec` fix are said as advice, not as an info fault."""
+    from servertune.check.model import Severity
+    from tests.folder_support import check_folder, write
+
+    root = write(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n",
+            "start.sh": "#!/bin/bash\ncd /app\ngunicorn -w 2 -b :8000 app:app\n",
+        },
+    )
+    result = check_folder(root)
+    (finding,) = [f for f in result.findings if f.rule == "entrypoint-without-exec-unlaunched"]
+    assert (finding.at.file.name, finding.at.line) == ("start.sh", 3)
+    assert finding.severity == Severity.advice
+    assert finding.fix.startswith("exec gunicorn")
+
+
+def test_a_stop_finding_in_the_compose_file_production_replaces_is_advice(
+    tmp_path: Path,
+) -> None:
+    """`docker-compose.yml` beside a `docker-compose.prod.yml` that runs alone (its own
+    `build`): the base file is the developers' stack, so its service's `sh -c` without exec
+    is advice naming the production file (seen in xerrors/Yuxi-Know's sandbox-provisioner).
+    When the prod file only completes the base (an overlay with no `build`), the base's
+    services run in production too, and the warning stays."""
+    from servertune.check.model import Severity
+    from tests.folder_support import check_folder, write
+
+    image = "FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n"
+    dev = (
+        "services:\n  api:\n    build: .\n"
+        '    command: sh -c "pip install -e . ; uvicorn app:app --port 8002"\n'
+    )
+    prod = 'services:\n  api:\n    build: .\n    command: ["uvicorn", "app:app"]\n'
+    files = {"Dockerfile": image, "docker-compose.yml": dev, "docker-compose.prod.yml": prod}
+    result = check_folder(write(tmp_path / "a", files))
+    (finding,) = [
+        f
+        for f in result.findings
+        if f.rule == "entrypoint-without-exec" and f.at.file.name == "docker-compose.yml"
+    ]
+    assert finding.severity == Severity.advice
+    assert "docker-compose.prod.yml beside docker-compose.yml" in finding.message
+    overlay = "services:\n  api:\n    environment:\n      MODE: prod\n"
+    files = {**files, "docker-compose.prod.yml": overlay}
+    result = check_folder(write(tmp_path / "b", files))
+    (finding,) = [f for f in result.findings if f.rule == "entrypoint-without-exec"]
+    assert finding.severity == Severity.warning

@@ -29,7 +29,7 @@ from servertune.check.kubernetes import _documents, _Node
 from servertune.check.model import CheckInputError, Location, note
 from servertune.check.source import read_text
 
-__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "services_in"]
+__all__ = ["MERGE_DOCS", "base_of", "merge", "merged_services", "production_twin", "services_in"]
 
 #: Where Compose documents how it merges files given together.
 MERGE_DOCS = "https://docs.docker.com/reference/compose-file/merge/"
@@ -68,6 +68,39 @@ def base_of(path: Path, services: _Node) -> Path | None:
     shared = [(s, base_services.get(n)) for n, s in services.items()]
     if any(_incomplete(s, path, under, base) for s, under in shared if under is not None):
         return base
+    return None
+
+
+#: Words of a compose file's name that say production's stack (`docker-compose.prod.yml`).
+_PRODUCTION_WORDS = frozenset({"prod", "production"})
+
+
+def _name_words(name: str) -> frozenset[str]:
+    return frozenset(w for w in re.split(r"[^a-z0-9]+", name.lower()) if w)
+
+
+def production_twin(path: Path) -> Path | None:
+    """The compose file beside `path` named as it is plus a production word, which runs alone
+    (`docker-compose.prod.yml` with its own `build`s beside `docker-compose.yml`): production
+    has a stack of its own, so `path`'s is the developers'. None when there is none, when
+    `path` is itself named for production, or when the twin only completes `path` (an overlay:
+    `path`'s services then run in production too)."""
+    words = _name_words(path.name)
+    if path.suffix not in (".yml", ".yaml") or not words or words & _PRODUCTION_WORDS:
+        return None
+    try:
+        beside = sorted(path.parent.iterdir())
+    except OSError:
+        return None
+    for other in beside:
+        twin = _name_words(other.name)
+        if other.suffix not in (".yml", ".yaml") or not twin & _PRODUCTION_WORDS:
+            continue
+        if twin - _PRODUCTION_WORDS != words - {"yml", "yaml"} | {other.suffix[1:]}:
+            continue
+        services = services_in(other) if other.is_file() else None
+        if services is not None and base_of(other, services) is None:
+            return other
     return None
 
 

@@ -14,7 +14,9 @@ they read the access log's `Traffic` too, and load the log reader only when a lo
 
 from __future__ import annotations
 
-from servertune.check.model import Finding
+from dataclasses import replace
+
+from servertune.check.model import Finding, Severity
 from servertune.check.rules import (
     coverage,
     keepalive,
@@ -127,4 +129,29 @@ def run_rules(context: Context) -> list[Finding]:
             rule, faults if rule.kind == "fault" else known if rule.kind == "advice" else context
         )
     ]
+    findings = [_in_development_stack(f) for f in findings]
     return sorted(findings, key=lambda f: (str(f.at.file), f.at.line, f.rule))
+
+
+#: The rules about how a server is stopped (signals, exec, waits): a development stack's are
+#: a developer's `docker compose down`, not a deployment's requests.
+_STOP_RULES = frozenset(r.id for r in vars(shutdown).values() if isinstance(r, Rule))
+
+
+def _in_development_stack(finding: Finding) -> Finding:
+    """A stop finding written in a compose file whose production stack is a file of its own
+    beside it (`docker-compose.yml` beside a `docker-compose.prod.yml` that runs alone) is
+    advice: that file is the developers' stack, and what its stop loses is a developer's."""
+    from servertune.check.overlay import production_twin
+
+    if finding.rule not in _STOP_RULES or finding.severity == Severity.advice:
+        return finding
+    twin = production_twin(finding.at.file)
+    if twin is None:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.advice,
+        message=f"{finding.message} (advice: {twin.name} beside {finding.at.file.name} is "
+        "production's own stack, so this one is the developers')",
+    )

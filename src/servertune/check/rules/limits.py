@@ -108,6 +108,8 @@ def no_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
             # for a file every user runs on another host is not a finding to send. An
             # application platform's machine has the size its plan gives it, not set here.
             continue
+        elif _sized_by_chart_users(box):
+            continue
         else:
             yield rule.finding(
                 box.at,
@@ -118,3 +120,15 @@ def no_cpu_limit(rule: Rule, c: Context) -> Iterator[Finding]:
                 f'{{cpu: "{app.workers.value}"}}}}',
                 (app.workers.at,),
             )
+
+
+def _sized_by_chart_users(box: Container) -> bool:
+    """A Helm chart's container whose template and values give no resources at all (none
+    written, or `{{ toYaml .Values.resources }}` over values' `resources: {}`): Helm's own
+    chart scaffold (`helm create`) leaves them to each install on purpose ("we usually
+    recommend not to specify default resources and to leave this as a conscious choice for
+    the user"), so the missing limit is the chart user's choice, not the chart's fault."""
+    from servertune.check.helm_templates import is_chart_template
+
+    given = (box.cpu_limit, box.cpu_request, box.memory_limit_mb, box.memory_request_mb)
+    return is_chart_template(box.at.file) and all(g is None for g in given)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 
 from servertune.check.chain import normalise
 from servertune.check.model import AppServer, Container, Finding, Location, Severity
@@ -71,13 +72,18 @@ def liveness_same_as_readiness(rule: Rule, c: Context) -> Iterator[Finding]:
             continue
         fields = ("target", "period_s", "timeout_s", "failure_threshold", "initial_delay_s")
         if all(getattr(live, f) == getattr(ready, f) for f in fields):
-            yield rule.finding(
+            # Advice, not a fault: Kubernetes' docs recommend (not require) the same endpoint
+            # with a higher failureThreshold for liveness; a liveness that restarts a busy pod
+            # within its request timeout is liveness-kills-busy-pod's warning.
+            finding = rule.finding(
                 live.at,
                 "the liveness probe is the readiness probe: the moment the pod is too busy to be "
-                "ready it is also restarted, so an overload becomes a restart loop",
+                "ready it is also restarted (Kubernetes' docs suggest the same endpoint with a "
+                "higher failureThreshold for liveness, so the pod leaves the Service first)",
                 "liveness: a higher failureThreshold (restart only after the request timeout)",
                 (ready.at,),
             )
+            yield replace(finding, severity=Severity.advice)
 
 
 @check_rule(

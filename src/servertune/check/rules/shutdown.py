@@ -469,6 +469,14 @@ def _launched(app: AppServer, line: Setting[str]) -> bool:
     kind="fault",
 )
 def entrypoint_without_exec_unlaunched(rule: Rule, c: Context) -> Iterator[Finding]:
+    # Advice, not a fault: nothing here starts the script, so it is as likely a host's
+    # hand-run start script or an installer (signalled as a group, or never stopped by a
+    # container) as a container's entrypoint; the line and its fix are worth knowing, no more.
+    for finding in _unlaunched_scripts(rule, c):
+        yield replace(finding, severity=Severity.advice)
+
+
+def _unlaunched_scripts(rule: Rule, c: Context) -> Iterator[Finding]:
     for app, line, manager in _managers_without_exec(c, started=False):
         yield rule.finding(
             line.at,
@@ -1017,12 +1025,66 @@ def _stops_gracefully(app: AppServer) -> bool:
     return name == "TERM" or (name == "INT" and app.kind not in ("gunicorn", "uwsgi"))
 
 
+_UWSGI_SYSTEMD = (
+    "https://uwsgi-docs.readthedocs.io/en/latest/Systemd.html (the unit uWSGI documents for "
+    "systemd: KillSignal=SIGQUIT)"
+)
+
+
+def _die_on_term_written(app: AppServer) -> bool:
+    """Whether uWSGI's own config or command line turns `die-on-term` on (not a master hook
+    on signal 15, nor a value read from the stop signal's line): with it uWSGI swaps
+    SIGTERM and SIGQUIT (core/master.c: SIGQUIT becomes `reap_them_all`, the brutal reload)."""
+    die, signal = app.die_on_term, app.stop_signal
+    if die is None or not die.value or (signal is not None and die.at == signal.at):
+        return False
+    try:
+        line = die.at.file.read_text(errors="replace").splitlines()[die.at.line - 1]
+    except (OSError, IndexError):
+        return False
+    return bool(re.search(r"die[-_]on[-_]term", line))
+
+
+def _uwsgi_quit(rule: Rule, app: AppServer, signal: Setting[str], fix: str) -> Finding:
+    """uWSGI stopped with SIGQUIT. Without die-on-term it is uWSGI's documented stop (its
+    systemd page's `KillSignal=SIGQUIT`, the signal table's "kill the entire uWSGI stack"):
+    a chosen quick stop, said as advice naming the graceful way. With die-on-term uWSGI
+    swaps SIGTERM and SIGQUIT, so SIGQUIT brutally reloads it and the stop ends only when
+    its manager kills it: wrong by uWSGI's own docs, a warning."""
+    die = app.die_on_term
+    if die is not None and _die_on_term_written(app):
+        return rule.finding(
+            signal.at,
+            f"SIGQUIT does not stop this uWSGI: die-on-term ({die.at}) swaps SIGTERM and "
+            "SIGQUIT, so SIGQUIT brutally reloads the workers (the signal table's SIGTERM "
+            "without die-on-term) and the stop ends only when the manager kills it, with the "
+            "requests in flight",
+            fix,
+        )
+    finding = rule.finding(
+        signal.at,
+        "SIGQUIT stops uWSGI at once (uWSGI's own systemd unit uses it; the signal table's "
+        '"kill the entire uWSGI stack"): a quick stop by uWSGI\'s recipe, which cuts the '
+        "requests in flight; a graceful stop is SIGTERM with die-on-term and the master hook "
+        "(die-on-term alone makes SIGTERM the same immediate stop)",
+        fix,
+    )
+    return replace(finding, severity=Severity.advice)
+
+
 @check_rule(
     "stop-signal-quick-shutdown",
     Severity.warning,
     "the server is stopped with a signal that gives it no graceful stop (SIGKILL; gunicorn's or "
     "uWSGI's quick shutdown on INT or QUIT)",
-    _GUNICORN_SIGNALS + "; " + _UWSGI_THINGS_TO_KNOW + "; " + _SUPERVISORD_STOP + "; "
+    _GUNICORN_SIGNALS
+    + "; "
+    + _UWSGI_THINGS_TO_KNOW
+    + "; "
+    + _SUPERVISORD_STOP
+    + "; "
+    + _UWSGI_SYSTEMD
+    + "; "
     "https://docs.docker.com/reference/dockerfile/#stopsignal; signal(7) (SIGKILL cannot be "
     "caught, blocked, or ignored): https://man7.org/linux/man-pages/man7/signal.7.html",
     kind="fault",
@@ -1061,8 +1123,10 @@ def stop_signal_quick_shutdown(rule: Rule, c: Context) -> Iterator[Finding]:
                 "stop, restart or deploy",
                 fix,
             )
+        elif app.kind == "uwsgi" and name == "QUIT":
+            yield _uwsgi_quit(rule, app, signal, fix)
         elif app.kind == "uwsgi":
-            # uWSGI 2.0's signal table: INT and QUIT "kill the entire uWSGI stack" at once,
+            # uWSGI 2.0's signal table: INT "kills the entire uWSGI stack" at once,
             # die-on-term or not; only SIGTERM with the master hook drains.
             yield rule.finding(
                 signal.at,
