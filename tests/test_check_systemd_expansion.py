@@ -116,3 +116,22 @@ def test_a_command_substitution_in_a_variable_the_server_reads_is_never_parsed(
     assert not result.errors
     (app,) = result.apps
     assert [s.value for s in app.sockets] == ["127.0.0.1:8000"]
+
+
+def test_a_placeholder_count_is_left_out_but_a_placeholder_folders_config_is_found(
+    tmp_path: Path,
+) -> None:
+    """`--workers __WORKERS__` is unknown and left out (gunicorn's parser would refuse it),
+    while `--config __DATA_DIR__/gunicorn.conf.py` (seen in YunoHost-Apps/pyinventory_ynh) names
+    a known file below an installer's folder: the config beside the unit is read."""
+    (tmp_path / "gunicorn.conf.py").write_text("workers = 5\n")
+    unit = (
+        "[Service]\nWorkingDirectory=__DATA_DIR__/\nExecStart=__DATA_DIR__/venv/bin/gunicorn "
+        "--config __DATA_DIR__/gunicorn.conf.py --timeout __TIMEOUT__ wsgi\n"
+    )
+    result = check(tmp_path, "app.service", unit)
+    assert not result.errors
+    (app,) = result.apps
+    assert app.workers.value == 5
+    (message,) = unresolved(result)
+    assert "--timeout __TIMEOUT__" in message

@@ -1232,7 +1232,7 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
             # the file the same script writes there (`cat > ${APP_DIR}/app.ini <<EOF`).
             words.append(word)
             continue
-        if "$" not in word.text and placeholder(word.text) is not None:
+        if "$" not in word.text and _unknown_value(word.text):
             # `--port __PORT__`: an installer's placeholder, unknown as a variable set nowhere.
             _leave_out(reading, words, args, index, special=True)
             continue
@@ -1246,7 +1246,7 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
             continue
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
         expanded = None if special or not reading.shell else expand_shell(word.text, reading.env)
-        if expanded is not None and placeholder(expanded) is not None:
+        if expanded is not None and _unknown_value(expanded):
             expanded = None  # `$((2 * $(nproc)))`, `__PORT__` in a variable: known where it runs
         if (
             expanded is not None
@@ -1281,6 +1281,14 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
                 continue
         _leave_out(reading, words, args, index)
     return words
+
+
+def _unknown_value(text: str) -> bool:
+    """A value only the running shell (`$(nproc)`) or another tool (`__PORT__`) fills. A path
+    below a placeholder folder (`--config __DATA_DIR__/gunicorn.conf.py`, YunoHost) is not one:
+    its file's name is known, and a config so named is looked for by it."""
+    marker = placeholder(text)
+    return marker is not None and (marker in ("$(", "`") or "/" not in text)
 
 
 def _leave_out(
@@ -1432,7 +1440,7 @@ def _without_placeholders(
     left_out: list[Setting[str]] = []
     named = " ".join(w.text for w in command.args)
     for name, value in list(environment.items()):
-        if placeholder(value) is None:
+        if not _unknown_value(value):
             continue
         del environment[name]
         if not name.startswith(_READ_BY_SERVERS) or re.search(rf"\$\{{?{name}\b", named):
