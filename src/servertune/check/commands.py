@@ -45,6 +45,7 @@ from servertune.check.model import (
     Setting,
     server_program,
 )
+from servertune.check.placeholders import placeholder
 from servertune.check.uwsgi_flags import UWSGI_NO_VALUE
 
 __all__ = [
@@ -1231,6 +1232,10 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
             # the file the same script writes there (`cat > ${APP_DIR}/app.ini <<EOF`).
             words.append(word)
             continue
+        if "$" not in word.text and _unknown_value(word.text):
+            # `--port __PORT__`: an installer's placeholder, unknown as a variable set nowhere.
+            _leave_out(reading, words, args, index, special=True)
+            continue
         if not reading.shell and "${" not in word.text:
             # No shell: the words are the arguments, except a `${NAME}` compose left for a
             # `${NAME:?}` it could not fill here (noted where it is written).
@@ -1241,8 +1246,8 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
             continue
         special = "`" in word.text or re.search(r"\$[@*#?!0-9(]", word.text)
         expanded = None if special or not reading.shell else expand_shell(word.text, reading.env)
-        if expanded is not None and ("$(" in expanded or "`" in expanded):
-            expanded = None  # `$((2 * $(nproc)))` in a variable: only the running shell knows
+        if expanded is not None and _unknown_value(expanded):
+            expanded = None  # `$((2 * $(nproc)))`, `__PORT__` in a variable: known where it runs
         if (
             expanded is not None
             and reading.command.server == "uwsgi"
@@ -1274,20 +1279,39 @@ def _resolve(reading: _Reading, find_config: FindConfig | None = None) -> list[W
             if emptied is not None:
                 words.append(emptied)
                 continue
-        reading.unresolved.append(Setting(word.text, word.at))
-        if (
-            words
-            and word.text not in CALLER_ARGUMENTS
-            and previous.startswith("-")
-            and previous != "-"
-            and "=" not in previous
-            and words[-1].text == previous
-        ):
-            reading.unresolved[-1] = Setting(f"{previous} {word.text}", word.at)
-            words.pop()  # `--bind $ADDR`: the flag goes with its value
-        elif _LONE_EXPANSION.match(word.text):
-            reading.unknown_positional.append(word)
+        _leave_out(reading, words, args, index)
     return words
+
+
+def _unknown_value(text: str) -> bool:
+    """A value only the running shell (`$(nproc)`) or another tool (`__PORT__`) fills. A path
+    below a placeholder folder (`--config __DATA_DIR__/gunicorn.conf.py`, YunoHost) is not one:
+    its file's name is known, and a config so named is looked for by it."""
+    marker = placeholder(text)
+    return marker is not None and (marker in ("$(", "`") or "/" not in text)
+
+
+def _leave_out(
+    reading: _Reading, words: list[Word], args: Sequence[Word], index: int, *, special: bool = False
+) -> None:
+    """`args[index]`, a value not known here, left out of `words` and remembered as unresolved,
+    with the flag before it (`--bind $ADDR`); a lone `$APP` may stand for the app (`special`:
+    never, a placeholder or a command's output is no app's name)."""
+    word = args[index]
+    previous = args[index - 1].text if index else ""
+    reading.unresolved.append(Setting(word.text, word.at))
+    if (
+        words
+        and word.text not in CALLER_ARGUMENTS
+        and previous.startswith("-")
+        and previous != "-"
+        and "=" not in previous
+        and words[-1].text == previous
+    ):
+        reading.unresolved[-1] = Setting(f"{previous} {word.text}", word.at)
+        words.pop()  # `--bind $ADDR`: the flag goes with its value
+    elif not special and _LONE_EXPANSION.match(word.text):
+        reading.unknown_positional.append(word)
 
 
 #: Each server's options whose value is a count or time a rule judges, by the `AppServer`
@@ -1397,6 +1421,37 @@ def in_directory(directory: str, find_config: FindConfig) -> FindConfig:
     return find
 
 
+#: The variables a server's own parser reads (`auto_envvar_prefix`, `GUNICORN_CMD_ARGS`,
+#: uvicorn's `WEB_CONCURRENCY`), by the option each stands for where it is one.
+_OPTION_PREFIXES = ("GRANIAN_", "UVICORN_")
+_READ_BY_SERVERS = (*_OPTION_PREFIXES, "UWSGI_", "GUNICORN_CMD_ARGS", "WEB_CONCURRENCY")
+
+
+def _without_placeholders(
+    command: ServerCommand, env: Mapping[str, str] | None, env_at: Mapping[str, Location] | None
+) -> tuple[dict[str, str], dict[str, Location], list[Setting[str]]]:
+    """`env` without the variables whose value is a placeholder another tool fills
+    (`GRANIAN_PORT=__PORT__` in a YunoHost unit, `LEVEL="$(echo ...)"`): unknown, as if set
+    nowhere, so never handed to the server's parser. Those the server reads itself are
+    returned as options left out (`--port GRANIAN_PORT=__PORT__`), unless the command line
+    names them (its own word is then the one left out)."""
+    environment = dict(env or {})
+    where = dict(env_at or {})
+    left_out: list[Setting[str]] = []
+    named = " ".join(w.text for w in command.args)
+    for name, value in list(environment.items()):
+        if not _unknown_value(value):
+            continue
+        del environment[name]
+        if not name.startswith(_READ_BY_SERVERS) or re.search(rf"\$\{{?{name}\b", named):
+            continue
+        prefix = next((p for p in _OPTION_PREFIXES if name.startswith(p)), None)
+        option = "--" + name.removeprefix(prefix).lower().replace("_", "-") + " " if prefix else ""
+        at = where.get(name, command.program.at)
+        left_out.append(Setting(f"{option}{name}={value[:60]}", at))
+    return environment, where, left_out
+
+
 def read_command(
     file: Path,
     command: ServerCommand,
@@ -1414,8 +1469,8 @@ def read_command(
     `unknown` the options already left out, with their values, by whoever built the words
     (a Python launcher's `port=settings.PORT`): unresolved as a variable no file sets.
     """
-    environment = dict(env or {})
-    where = dict(env_at or {})
+    environment, where, left_out = _without_placeholders(command, env, env_at)
+    unknown = [*unknown, *left_out]
     for name, word in command.assignments:
         # `WORKERS=$WORKERS gunicorn ...`: the value is expanded first, with the variables
         # set so far (a name it reads that is not known here leaves the name unknown).

@@ -137,6 +137,36 @@ def environment_files(path: Path, text: str) -> tuple[Path, ...]:
     return tuple(f.file for f in found if f is not None)
 
 
+#: systemd.service(5), "Command lines": `$NAME` alone as a word, and `${NAME}` anywhere.
+_LONE_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_BRACED_VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _expanded(words: list[str], environment: Mapping[str, str]) -> list[str]:
+    """ExecStart='s words with systemd's own expansion from `Environment=` (and the
+    `EnvironmentFile=`s here), as systemd.service(5) says: `$NAME` as a word of its own is the
+    value split at whitespace (zero or more arguments: StackStorm's st2api unit,
+    `gunicorn st2api.wsgi:application $DAEMON_ARGS`), `${NAME}` is the value as one argument
+    (inside a word too), `$$` a literal `$`. A name set nowhere here (a host's own file) stays
+    as `${NAME}`, the form the command reader leaves out as an unresolved variable."""
+    out: list[str] = []
+    for index, word in enumerate(words):
+        lone = _LONE_VARIABLE.fullmatch(word) if index else None
+        if lone is not None:
+            name = lone.group(1)
+            out += environment[name].split() if name in environment else ["${" + name + "}"]
+            continue
+
+        def value(found: re.Match[str]) -> str:
+            name = found.group(1)
+            if name is None:
+                return "$"
+            return environment.get(name, found.group(0))
+
+        out.append(_BRACED_VARIABLE.sub(value, word) if index else word)
+    return out
+
+
 def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) -> AppServer:
     """The app server the unit's `ExecStart=` starts, with systemd's stop wait and signal."""
     from servertune.check.scripts import run_words
@@ -186,7 +216,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         raise CheckInputError(f"{at}: ExecStart= cannot be split (an unclosed quote)") from None
     app = run_words(
         path,
-        [Word(w, at) for w in words],
+        [Word(w, at) for w in _expanded(words, environment)],
         environment,
         env_at,
         find_config=in_checkout(path, workdir, by_name=True),

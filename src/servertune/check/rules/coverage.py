@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from servertune.check.commands import CALLER_ARGUMENTS
 from servertune.check.model import Finding, Severity
+from servertune.check.placeholders import placeholder
 from servertune.check.rules.context import Context
 from servertune.check.rules.rule import Rule, check_rule
 
@@ -65,11 +66,13 @@ def unresolved_variable(rule: Rule, c: Context) -> Iterator[Finding]:
                 fix = "write the value in the command line, or check the file that supplies it"
             # A `$NAME` is the environment's; a Python launcher's `settings.PORT` is a value
             # the program computes when it runs.
-            source = (
-                "the container's or platform's variables"
-                if "$" in word.value
-                else "a value the program computes"
-            )
+            # An installer's or a template's placeholder (`__PORT__`) is filled before it runs.
+            if "$" in word.value:
+                source = "the container's or platform's variables"
+            elif placeholder(word.value) is not None:
+                source = "a placeholder an installer or template fills"
+            else:
+                source = "a value the program computes"
             yield rule.finding(
                 word.at,
                 f"{word.value!r}: known only when it runs ({source}); {app.kind} was read "
