@@ -61,3 +61,46 @@ def test_a_manifest_running_litestar_run_is_uvicorn(tmp_path: Path) -> None:
     result = check_files([manifest], machine=MACHINE, env={})
     assert result.errors == ()
     assert [(a.kind, a.workers.value) for a in result.apps] == [("uvicorn", 2)]
+
+
+def test_a_program_given_an_app_is_a_launcher_not_followed(tmp_path: Path) -> None:
+    """nationalarchives/ds-frontend: `CMD ["tna-wsgi", "main:app"]`, a base image's wrapper of
+    a server, names the app as servers do (`module:attr`): a not-followed "looks like a
+    launcher" note, never a file that starts no server."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text('FROM python:3.12\nCMD ["tna-wsgi", "main:app"]\n')
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert result.apps == ()
+    kinds = [(n.kind, n.message) for n in result.notes]
+    assert [k for k, _ in kinds] == ["not-followed"], kinds
+    assert "looks like a launcher" in kinds[0][1] and "main:app" in kinds[0][1]
+
+
+def test_an_image_tag_or_a_host_port_is_no_app(tmp_path: Path) -> None:
+    """`module:attr` is an app only when both sides are names: a worker given a host's port
+    (`db:5432`) still starts no server."""
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text('FROM python:3.12\nCMD ["poller", "db:5432"]\n')
+    result = check_files([dockerfile], machine=MACHINE, env={})
+    assert [n.kind for n in result.notes] == ["starts-no-server"]
+
+
+def test_a_serve_subcommand_after_options_is_a_launcher_not_followed(tmp_path: Path) -> None:
+    """CentOS/duffy: `ExecStart=/opt/duffy-virtualenv/bin/duffy -c /etc/duffy.yaml serve`, a
+    console script whose `serve` subcommand starts uvicorn in its own code, after an option
+    and its value: not followed (a launcher), never "starts no server"; its `worker`
+    subcommand is still a unit that starts none."""
+    unit = tmp_path / "app.service"
+    unit.write_text(
+        "[Service]\nExecStart=/opt/duffy-virtualenv/bin/duffy -c /etc/duffy.yaml serve\n"
+    )
+    result = check_files([unit], machine=MACHINE, env={})
+    kinds = [(n.kind, n.message) for n in result.notes]
+    assert [k for k, _ in kinds] == ["not-followed"], kinds
+    assert "its subcommand 'serve' starts a server" in kinds[0][1]
+    worker = tmp_path / "worker.service"
+    worker.write_text(
+        "[Service]\nExecStart=/opt/duffy-virtualenv/bin/duffy -c /etc/duffy.yaml worker -B\n"
+    )
+    result = check_files([worker], machine=MACHINE, env={})
+    assert [n.kind for n in result.notes] == ["starts-no-server"]

@@ -192,6 +192,12 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         find_config=in_checkout(path, workdir, by_name=True),
     )
     if app is None:
+        from servertune.check.unfollowed import nothing_started
+
+        # `duffy -c FILE serve`: a launcher of a server its own code starts, not followed.
+        launched = nothing_started([[Word(w, at) for w in words]])
+        if launched is not None:
+            raise launched
         raise NothingToCheck(
             f"{at}: ExecStart= starts no server check reads ({SERVERS_READ}): nothing to check"
         )
