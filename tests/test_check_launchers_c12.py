@@ -104,3 +104,45 @@ def test_a_serve_subcommand_after_options_is_a_launcher_not_followed(tmp_path: P
     )
     result = check_files([worker], machine=MACHINE, env={})
     assert [n.kind for n in result.notes] == ["starts-no-server"]
+
+
+def test_a_hypercorn_file_config_is_read_as_hypercorn(tmp_path: Path) -> None:
+    """arquivo/memorial: `CMD ["hypercorn", "--config", "file:/app/hypercorn_config.py", ...]`
+    names a Python Hypercorn config; its literal assignments are Hypercorn's settings (bind,
+    workers), read without running it, and the file is never also a gunicorn launch."""
+    (tmp_path / "hypercorn_config.py").write_text(
+        'import os\nbind = ["0.0.0.0:8000"]\nworkers = int(os.environ.get("WORKERS", 4))\n'
+        "graceful_timeout = 20\n"
+    )
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(
+        "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
+        'CMD ["hypercorn", "--config", "file:/app/hypercorn_config.py", "app:app"]\n'
+    )
+    result = check_files(
+        [dockerfile, tmp_path / "hypercorn_config.py"], machine=MACHINE, env={}
+    )
+    assert result.errors == ()
+    assert [(a.kind, a.workers.value) for a in result.apps] == [("hypercorn", 4)]
+    app = result.apps[0]
+    assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
+    assert app.graceful_timeout is not None and app.graceful_timeout.value == 20
+    assert not [n for n in result.notes if n.kind == "not-followed"]
+
+
+def test_a_hypercorn_python_module_config_and_an_unknown_value(tmp_path: Path) -> None:
+    """`hypercorn -c python:deploy.hypercorn app:app` names deploy/hypercorn.py; a setting it
+    computes by running code (`workers = compute()`) is unknown, never Hypercorn's default."""
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "hypercorn.py").write_text(
+        'from deploy.sizing import compute\nbind = "0.0.0.0:9000"\nworkers = compute()\n'
+    )
+    script = tmp_path / "start.sh"
+    script.write_text("#!/bin/sh\nexec hypercorn -c python:deploy.hypercorn app:app\n")
+    result = check_files([script], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [a.kind for a in result.apps] == ["hypercorn"]
+    assert [s.value for s in result.apps[0].sockets] == ["0.0.0.0:9000"]
+    assert result.apps[0].workers.default  # not a value read: what `compute()` gives is unknown
+    unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
+    assert [(n.at.file.name, n.at.line) for n in unresolved] == [("hypercorn.py", 3)]

@@ -1899,22 +1899,27 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
 
 
 def _hypercorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    """Hypercorn over the TOML file its `-c` names, when that is found; `python:module` and
-    `file:path.py` are Python Hypercorn imports, not read (`hypercorn_server` says so)."""
-    from servertune.check.hypercorn import hypercorn_server, read_hypercorn_config
+    """Hypercorn over the config file its `-c` names, when that is found: a TOML file, or the
+    Python file `file:path.py` / `python:package.module` names (read without running it);
+    one not found leaves what it sets unknown (`hypercorn_server` says so)."""
+    from servertune.check.hypercorn import (
+        hypercorn_server,
+        read_hypercorn_config,
+        read_hypercorn_python,
+    )
 
     named, _ = config_argument(args, ("-c", "--config"))
     python = named is not None and named.text.startswith(("python:", "file:"))
+    path = named.text if named is not None else ""
+    if path.startswith("file:"):
+        path = path[5:]
+    elif path.startswith("python:"):
+        path = path[7:].replace(".", "/") + ".py"  # `python:conf.hypercorn`: conf/hypercorn.py
     found = (
-        find_config(named.text, named.at)
-        if named is not None and find_config is not None and not python
-        else None
+        find_config(path, named.at) if named is not None and find_config is not None else None
     )
-    config = (
-        read_hypercorn_config(found.file, found.text, found.first_line)
-        if found is not None
-        else None
-    )
+    read = read_hypercorn_python if python else read_hypercorn_config
+    config = read(found.file, found.text, found.first_line) if found is not None else None
     words = [(w.text, w.at) for w in args]
     app = hypercorn_server(reading.file, words, reading.command.program.at, config)
     if named is not None and found is None and not python:
