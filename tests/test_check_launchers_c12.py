@@ -146,3 +146,16 @@ def test_a_hypercorn_python_module_config_and_an_unknown_value(tmp_path: Path) -
     assert result.apps[0].workers.default  # not a value read: what `compute()` gives is unknown
     unresolved = [n for n in result.notes if n.kind == "unresolved-variable"]
     assert [(n.at.file.name, n.at.line) for n in unresolved] == [("hypercorn.py", 3)]
+
+
+def test_a_hypercorn_toml_bind_with_a_variable_is_no_address(tmp_path: Path) -> None:
+    """front-matter/rogue-scholar-api: `hypercorn.toml` holds `bind = "0.0.0.0:$PORT"`, which
+    Hypercorn never expands (TOML is no shell): no address is made of it (it was shown as
+    `[0.0.0.0:$PORT]:8000`), and an unresolved-variable note says why."""
+    config = tmp_path / "hypercorn.toml"
+    config.write_text('accesslog = "-"\nbind = "0.0.0.0:$PORT"\n')
+    result = check_files([config], machine=MACHINE, env={})
+    assert result.errors == ()
+    assert [a.sockets for a in result.apps] == [()]
+    notes = [(n.kind, n.at.line) for n in result.notes]
+    assert notes == [("unresolved-variable", 2)]

@@ -333,6 +333,17 @@ def _sockets(
             binds.append((DEFAULT_BIND, start))
     sockets = []
     for bind, at in binds:
+        if "$" in bind and config is not None and at.file == config.file:
+            # `bind = "0.0.0.0:$PORT"` in the file: Hypercorn expands no variable there (its
+            # `_create_sockets` takes the whole bind for a host on port 8000 and fails to
+            # bind it), so no address is known; never `[0.0.0.0:$PORT]:8000`.
+            note(
+                "unresolved-variable",
+                at,
+                f"bind {bind!r}: Hypercorn expands no variable in its config file, so it "
+                "cannot bind this as written; the address it listens on is not known",
+            )
+            continue
         written = address(bind)
         if written is not None:
             sockets.append(Setting(written, at, default=at == start))
