@@ -73,7 +73,8 @@ def test_a_program_given_an_app_is_a_launcher_not_followed(tmp_path: Path) -> No
     assert result.apps == ()
     kinds = [(n.kind, n.message) for n in result.notes]
     assert [k for k, _ in kinds] == ["not-followed"], kinds
-    assert "looks like a launcher" in kinds[0][1] and "main:app" in kinds[0][1]
+    assert "looks like a launcher" in kinds[0][1]
+    assert "main:app" in kinds[0][1]
 
 
 def test_an_image_tag_or_a_host_port_is_no_app(tmp_path: Path) -> None:
@@ -119,14 +120,13 @@ def test_a_hypercorn_file_config_is_read_as_hypercorn(tmp_path: Path) -> None:
         "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"
         'CMD ["hypercorn", "--config", "file:/app/hypercorn_config.py", "app:app"]\n'
     )
-    result = check_files(
-        [dockerfile, tmp_path / "hypercorn_config.py"], machine=MACHINE, env={}
-    )
+    result = check_files([dockerfile, tmp_path / "hypercorn_config.py"], machine=MACHINE, env={})
     assert result.errors == ()
     assert [(a.kind, a.workers.value) for a in result.apps] == [("hypercorn", 4)]
     app = result.apps[0]
     assert [s.value for s in app.sockets] == ["0.0.0.0:8000"]
-    assert app.graceful_timeout is not None and app.graceful_timeout.value == 20
+    assert app.graceful_timeout is not None
+    assert app.graceful_timeout.value == 20
     assert not [n for n in result.notes if n.kind == "not-followed"]
 
 

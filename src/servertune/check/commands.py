@@ -1915,9 +1915,7 @@ def _hypercorn(reading: _Reading, args: list[Word], find_config: FindConfig | No
         path = path[5:]
     elif path.startswith("python:"):
         path = path[7:].replace(".", "/") + ".py"  # `python:conf.hypercorn`: conf/hypercorn.py
-    found = (
-        find_config(path, named.at) if named is not None and find_config is not None else None
-    )
+    found = find_config(path, named.at) if named is not None and find_config is not None else None
     read = read_hypercorn_python if python else read_hypercorn_config
     config = read(found.file, found.text, found.first_line) if found is not None else None
     words = [(w.text, w.at) for w in args]

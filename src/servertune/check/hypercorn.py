@@ -144,8 +144,8 @@ def read_hypercorn_python(path: Path, text: str, first_line: int = 1) -> Hyperco
         raise CheckInputError(f"{path}: not Python Hypercorn can load ({error})") from None
     try:
         one, two = (evaluate_config(tree, {}, cpus, "hypercorn_config") for cpus in (1, 2))
-    except Refused as why:
-        raise CheckInputError(f"{path}: Hypercorn cannot load it ({why})") from None
+    except Refused as refused:
+        raise CheckInputError(f"{path}: Hypercorn cannot load it ({refused})") from None
     values: dict[str, Any] = {}
     lines: dict[str, Location] = {}
     unknown: set[str] = set()
