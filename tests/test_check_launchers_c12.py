@@ -159,3 +159,17 @@ def test_a_hypercorn_toml_bind_with_a_variable_is_no_address(tmp_path: Path) -> 
     assert [a.sockets for a in result.apps] == [()]
     notes = [(n.kind, n.at.line) for n in result.notes]
     assert notes == [("unresolved-variable", 2)]
+
+
+def test_a_container_image_or_a_task_queue_is_no_app(tmp_path: Path) -> None:
+    """`docker run myapp:latest` (an image's tag) and `arq app.worker:Settings` (a task
+    queue's worker, named as apps are) are not launchers of a server: still no server."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\ndocker run myapp:latest\n")
+    assert [n.kind for n in check_files([script], machine=MACHINE, env={}).notes] == [
+        "starts-no-server"
+    ]
+    script.write_text("#!/bin/sh\nexec arq app.worker:Settings\n")
+    assert [n.kind for n in check_files([script], machine=MACHINE, env={}).notes] == [
+        "starts-no-server"
+    ]

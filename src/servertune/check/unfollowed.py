@@ -77,6 +77,9 @@ _NOT_APP_SERVERS = frozenset(
         *("nginx", "haproxy", "caddy", "traefik", "envoy", "apache2", "httpd"),
         *("redis-server", "postgres", "mysqld", "mongod", "memcached", "supervisord"),
         *("celery", "rq", "dramatiq", "huey", "cron", "crond", "sleep", "tail", "echo"),
+        *("arq", "taskiq", "faust"),
+        # Container and remote-copy tools: `IMAGE:TAG` and `HOST:PATH` are no app.
+        *("docker", "podman", "kubectl", "helm", "ssh", "scp", "rsync"),
         *("cat", "cp", "mkdir", "chown", "chmod", "ln", "rm", "test", "true", "printf"),
         *("wait-for-it", "wait-for-it.sh", "dockerize", "nc", "curl", "wget"),
         # JavaScript's runners: what they serve is no Python app server.
