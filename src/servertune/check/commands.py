@@ -562,6 +562,8 @@ def _server_of(words: Sequence[Word]) -> int | None:
             return index
         if name == "fastapi" and index + 1 < len(words) and words[index + 1].text == "run":
             return index  # FastAPI's CLI running uvicorn (`_fastapi_run`)
+        if name == "litestar" and _litestar_run_at(words[index:]) is not None:
+            return index  # Litestar's CLI running uvicorn (`_litestar_run`)
         if index + 1 < len(words) and (name, words[index + 1].text) in LAUNCHERS:
             return index
         if name.startswith("python") and index + 2 < len(words):
@@ -854,6 +856,8 @@ def _started(
         return None
     if program_name(words[index].text) == "fastapi":
         return _fastapi_run(words[index:], assignments)
+    if program_name(words[index].text) == "litestar":
+        return _litestar_run(words[index:], assignments)
     launched = (
         LAUNCHERS.get((program_name(words[index].text), words[index + 1].text))
         if index + 1 < len(words)
@@ -994,6 +998,76 @@ def _fastapi_run(words: Sequence[Word], assignments: tuple[tuple[str, Word], ...
         for w in (Word(flag, program.at), Word(value, program.at))
     ]
     args.append(Word("--proxy-headers" if proxy else "--no-proxy-headers", program.at))
+    return ServerCommand(
+        server="uvicorn", program=program, args=(*args, app), assignments=assignments
+    )
+
+
+#: `litestar run`'s options as the uvicorn options it passes them on as (litestar's
+#: cli/commands/core.py `run_command`: `uvicorn.run(...)`, or `python -m uvicorn` with its
+#: `--workers`/`--reload`); its defaults, host 127.0.0.1 and port 8000, are uvicorn's own.
+_LITESTAR_VALUED = {
+    **dict.fromkeys(("-p", "--port"), "--port"),
+    **dict.fromkeys(("-H", "--host"), "--host"),
+    **dict.fromkeys(("-W", "--wc", "--web-concurrency"), "--workers"),
+    **dict.fromkeys(("-U", "--uds", "--unix-domain-socket"), "--uds"),
+    **dict.fromkeys(("-F", "--fd", "--file-descriptor"), "--fd"),
+    **dict.fromkeys(("-R", "--reload-dir"), "--reload-dir"),
+    "--ssl-certfile": "--ssl-certfile",
+    "--ssl-keyfile": "--ssl-keyfile",
+}
+#: Litestar's own options before its subcommand (`litestar --app app:app run`), with a value.
+_LITESTAR_GLOBAL = frozenset({"--app", "--app-dir"})
+
+
+def _litestar_run_at(words: Sequence[Word]) -> int | None:
+    """The index of `run` in `litestar [--app X] [--app-dir D] run ...`; None for another
+    subcommand (`litestar routes`, `litestar database upgrade`)."""
+    index = 1
+    while index < len(words):
+        name = words[index].text.partition("=")[0]
+        if name in _LITESTAR_GLOBAL:
+            index += 1 if "=" in words[index].text else 2
+        elif words[index].text == "run":
+            return index
+        else:
+            return None
+    return None
+
+
+def _litestar_run(
+    words: Sequence[Word], assignments: tuple[tuple[str, Word], ...]
+) -> ServerCommand:
+    """`litestar [--app MODULE:APP] run [-p PORT] [-H HOST] [-W N] [--reload] ...` (Litestar's
+    CLI, https://docs.litestar.dev/2/usage/cli.html): uvicorn, which its `run` starts (in a
+    child `python -m uvicorn` for workers or reload). Read as that uvicorn command line; the
+    app, when `--app` does not name it, is the one Litestar discovers (app.py and the like)."""
+    program, run = words[0], _litestar_run_at(words) or 1
+    app = Word("app:app", program.at)  # discovered at run time: not imported
+    for index, word in enumerate(words[1:run], 1):
+        if word.text.startswith("--app="):
+            app = Word(word.text[6:], word.at)
+        elif word.text == "--app" and index + 1 < run:
+            app = words[index + 1]
+    args: list[Word] = []
+    rest = list(words[run + 1 :])
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        name, sep, value = word.text.partition("=")
+        uvicorn = _LITESTAR_VALUED.get(name)
+        if uvicorn is not None and sep:
+            args.append(Word(f"{uvicorn}={value}", word.at))
+        elif uvicorn is not None and index + 1 < len(rest):
+            args += [Word(uvicorn, word.at), rest[index + 1]]
+            index += 1
+        elif word.text in ("-r", "--reload"):
+            args.append(Word("--reload", word.at))
+        elif "$" in word.text:
+            args.append(word)  # `${RELOAD}`: unknown here, said as such by the reader
+        index += 1
+    if any(w.text.startswith("--reload-dir") for w in args):
+        args.append(Word("--reload", program.at))  # litestar: `reload or bool(reload_dirs)`
     return ServerCommand(
         server="uvicorn", program=program, args=(*args, app), assignments=assignments
     )
@@ -1880,22 +1954,25 @@ def _gunicorn(reading: _Reading, args: list[Word], find_config: FindConfig | Non
 
 
 def _hypercorn(reading: _Reading, args: list[Word], find_config: FindConfig | None) -> AppServer:
-    """Hypercorn over the TOML file its `-c` names, when that is found; `python:module` and
-    `file:path.py` are Python Hypercorn imports, not read (`hypercorn_server` says so)."""
-    from servertune.check.hypercorn import hypercorn_server, read_hypercorn_config
+    """Hypercorn over the config file its `-c` names, when that is found: a TOML file, or the
+    Python file `file:path.py` / `python:package.module` names (read without running it);
+    one not found leaves what it sets unknown (`hypercorn_server` says so)."""
+    from servertune.check.hypercorn import (
+        hypercorn_server,
+        read_hypercorn_config,
+        read_hypercorn_python,
+    )
 
     named, _ = config_argument(args, ("-c", "--config"))
     python = named is not None and named.text.startswith(("python:", "file:"))
-    found = (
-        find_config(named.text, named.at)
-        if named is not None and find_config is not None and not python
-        else None
-    )
-    config = (
-        read_hypercorn_config(found.file, found.text, found.first_line)
-        if found is not None
-        else None
-    )
+    path = named.text if named is not None else ""
+    if path.startswith("file:"):
+        path = path[5:]
+    elif path.startswith("python:"):
+        path = path[7:].replace(".", "/") + ".py"  # `python:conf.hypercorn`: conf/hypercorn.py
+    found = find_config(path, named.at) if named is not None and find_config is not None else None
+    read = read_hypercorn_python if python else read_hypercorn_config
+    config = read(found.file, found.text, found.first_line) if found is not None else None
     words = [(w.text, w.at) for w in args]
     app = hypercorn_server(reading.file, words, reading.command.program.at, config)
     if named is not None and found is None and not python:

@@ -1,7 +1,8 @@
 """Hypercorn: its command line and its TOML config file -> the AppServer it runs.
 
 Hypercorn reads `-c FILE` first (a TOML file; `python:module` and `file:path.py` name Python it
-imports, which check does not run: said in a not-followed note), then each option its command
+imports: check reads that file's top-level assignments without running it, as it reads
+gunicorn's, and a value known only by running it is said unknown), then each option its command
 line gives over it (hypercorn/__main__.py: `_load_config`, then `config.X = args.X` for each
 option given). Every setting is placed at the word or the TOML line that set it, else at the
 command as Hypercorn's default. The settings and defaults are the documented ones
@@ -30,6 +31,7 @@ __all__ = [
     "looks_like_hypercorn",
     "read_hypercorn",
     "read_hypercorn_config",
+    "read_hypercorn_python",
 ]
 
 HYPERCORN_DOCS = "https://hypercorn.readthedocs.io/en/latest/how_to_guides/configuring.html"
@@ -107,6 +109,8 @@ class HypercornConfig:
     file: Path
     values: Mapping[str, Any]
     lines: Mapping[str, Location]
+    #: Keys a Python config sets to a value known only by running it: unknown, never defaulted.
+    unknown: frozenset[str] = frozenset()
 
     @property
     def at(self) -> Location:
@@ -114,14 +118,54 @@ class HypercornConfig:
 
 
 def looks_like_hypercorn(path: Path, text: str) -> bool:
-    """A TOML file named for Hypercorn (`hypercorn.toml`, `hypercorn-prod.toml`) that sets a
-    key Hypercorn reads."""
+    """A TOML or Python file named for Hypercorn (`hypercorn.toml`, `hypercorn-prod.toml`,
+    `hypercorn_config.py`) that sets a key Hypercorn reads: never a gunicorn config, though a
+    Python one assigns `bind` and `workers` as gunicorn's do (arquivo/memorial)."""
     name = path.name.lower()
     return (
         name.startswith("hypercorn")
-        and path.suffix == ".toml"
+        and path.suffix in (".toml", ".py")
         and any(re.search(rf"^\s*{key}\s*=", text, re.M) for key in _KEYS)
     )
+
+
+def read_hypercorn_python(path: Path, text: str, first_line: int = 1) -> HypercornConfig:
+    """The keys a Hypercorn Python config (`-c file:PATH`, `-c python:MODULE`; Hypercorn's
+    `Config.from_pyfile` takes each top-level name as a setting) assigns, read from its syntax
+    tree, never run (pystatic, as gunicorn configs are read). A value that needs running
+    the file, or that follows the CPU count, is unknown: no default stands for it."""
+    import ast
+
+    from servertune.check.pystatic import Refused, evaluate_config, imported_path
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise CheckInputError(f"{path}: not Python Hypercorn can load ({error})") from None
+    try:
+        one, two = (evaluate_config(tree, {}, cpus, "hypercorn_config") for cpus in (1, 2))
+    except Refused as refused:
+        raise CheckInputError(f"{path}: Hypercorn cannot load it ({refused})") from None
+    values: dict[str, Any] = {}
+    lines: dict[str, Location] = {}
+    unknown: set[str] = set()
+    for key in _KEYS:
+        varies = key in one.values and one.values[key] != two.values.get(key)
+        if key in one.unresolved or varies or imported_path(one.values.get(key)) is not None:
+            unknown.add(key)
+            why = "follows the CPU count" if varies else "is known only when Hypercorn runs it"
+            note(
+                "unresolved-variable",
+                Location(path, first_line + one.lines.get(key, 1) - 1),
+                f"{key}: its value {why}; Hypercorn was read without it, so whatever it sets "
+                "was not checked",
+            )
+        elif key in one.values:
+            at = Location(path, first_line + one.lines.get(key, 1) - 1)
+            value = one.values[key]
+            values[key] = _checked(key, list(value) if isinstance(value, tuple) else value, at)
+            lines[key] = at
+    return HypercornConfig(path, values, lines, frozenset(unknown))
 
 
 def read_hypercorn_config(path: Path, text: str, first_line: int = 1) -> HypercornConfig:
@@ -193,12 +237,13 @@ def hypercorn_server(
     given, _ = parse_options("hypercorn", words, OPTIONS)
     named = last(given, "config")
     unread = named is not None and config is None
-    if named is not None and named.value.startswith(("python:", "file:")):
+    if named is not None and named.value.startswith(("python:", "file:")) and config is None:
         note(
             "not-followed",
             named.at,
-            f"hypercorn -c {named.value}: Python Hypercorn imports for its settings, which "
-            "check does not run; the settings the command line does not give are not known",
+            f"hypercorn -c {named.value}: Python Hypercorn imports for its settings, not "
+            "found among the files read; the settings the command line does not give are "
+            "not known",
         )
     return _server(file, given, start, config, unread, command_line=True)
 
@@ -207,7 +252,8 @@ def read_hypercorn(path: Path, text: str) -> AppServer:
     """A Hypercorn TOML config read on its own (found in a folder, or named on the command
     line): the server it configures, with Hypercorn's defaults for what it leaves out. The
     command line that names it, when read, is the longer reading of the same server."""
-    config = read_hypercorn_config(path, text)
+    read = read_hypercorn_python if path.suffix == ".py" else read_hypercorn_config
+    config = read(path, text)
     return _server(path, {}, Location(path, 1), config, unread=False, command_line=False)
 
 
@@ -230,7 +276,9 @@ def _server(
             return Setting(kind(flag.value), flag.at)
         if key in values and config is not None:
             return Setting(kind(values[key]), config.lines[key])
-        return None if unread else Setting(kind(default), start, default=True)
+        if unread or (config is not None and key in config.unknown):
+            return None
+        return Setting(kind(default), start, default=True)
 
     workers = setting("workers", DEFAULT_WORKERS, int) or Setting(
         DEFAULT_WORKERS, start, default=True
@@ -281,10 +329,21 @@ def _sockets(
             binds += [(g.value, g.at) for g in given[dest]]
         elif key in values and config is not None:
             binds += [(b, config.lines[key]) for b in values[key]]
-        elif key == "bind" and not unread:
+        elif key == "bind" and not unread and not (config and key in config.unknown):
             binds.append((DEFAULT_BIND, start))
     sockets = []
     for bind, at in binds:
+        if "$" in bind and config is not None and at.file == config.file:
+            # `bind = "0.0.0.0:$PORT"` in the file: Hypercorn expands no variable there (its
+            # `_create_sockets` takes the whole bind for a host on port 8000 and fails to
+            # bind it), so no address is known; never `[0.0.0.0:$PORT]:8000`.
+            note(
+                "unresolved-variable",
+                at,
+                f"bind {bind!r}: Hypercorn expands no variable in its config file, so it "
+                "cannot bind this as written; the address it listens on is not known",
+            )
+            continue
         written = address(bind)
         if written is not None:
             sockets.append(Setting(written, at, default=at == start))

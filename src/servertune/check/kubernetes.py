@@ -904,19 +904,23 @@ def _runs(words: list[_Word]) -> list[_Word]:
 
 
 def _fastapi(words: list[_Word]) -> bool:
-    """`fastapi run ...`: FastAPI's CLI running uvicorn (its template's container command)."""
-    return (
-        len(words) >= 2
-        and PurePosixPath(words[0].text).name == "fastapi"
-        and words[1].text == "run"
-    )
+    """`fastapi run ...`: FastAPI's CLI running uvicorn (its template's container command);
+    `litestar [--app X] run ...`, Litestar's, the same."""
+    from servertune.check.commands import Word, _litestar_run_at
+
+    name = PurePosixPath(words[0].text).name if words else ""
+    if name == "litestar":
+        return _litestar_run_at([Word(w.text, w.at) for w in words]) is not None
+    return len(words) >= 2 and name == "fastapi" and words[1].text == "run"
 
 
 def _as_uvicorn(words: list[_Word]) -> list[_Word]:
-    """The uvicorn command line `fastapi run` amounts to (commands._fastapi_run's reading)."""
-    from servertune.check.commands import Word, _fastapi_run
+    """The uvicorn command line `fastapi run` amounts to (commands._fastapi_run's reading);
+    `litestar run`'s (commands._litestar_run's)."""
+    from servertune.check.commands import Word, _fastapi_run, _litestar_run
 
-    command = _fastapi_run([Word(w.text, w.at) for w in words], ())
+    read = _litestar_run if PurePosixPath(words[0].text).name == "litestar" else _fastapi_run
+    command = read([Word(w.text, w.at) for w in words], ())
     return [_Word("uvicorn", words[0].at)] + [_Word(w.text, w.at) for w in command.args]
 
 

@@ -222,9 +222,7 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         find_config=in_checkout(path, workdir, by_name=True),
     )
     if app is None:
-        raise NothingToCheck(
-            f"{at}: ExecStart= starts no server check reads ({SERVERS_READ}): nothing to check"
-        )
+        raise _started_none(at, words)
     if stop is None:
         stop = Setting(DEFAULT_TIMEOUT_STOP_S, at, default=True)
     if kill_mode == "control-group":
@@ -243,3 +241,16 @@ def read_systemd(path: Path, text: str, env: Mapping[str, str] | None = None) ->
         if app.kind == "uwsgi" and app.die_on_term is None and signal.value in _UWSGI_STOPS:
             app = replace(app, die_on_term=Setting(True, signal.at))
     return app
+
+
+def _started_none(at: Location, words: list[str]) -> Exception:
+    """What to say of an ExecStart= that starts no server check reads: a launcher of a server
+    its own code starts (`duffy -c FILE serve`) is not followed; anything else starts none."""
+    from servertune.check.unfollowed import nothing_started
+
+    launched = nothing_started([[Word(w, at) for w in words]])
+    if launched is not None:
+        return launched
+    return NothingToCheck(
+        f"{at}: ExecStart= starts no server check reads ({SERVERS_READ}): nothing to check"
+    )

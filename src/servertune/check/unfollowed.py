@@ -77,6 +77,9 @@ _NOT_APP_SERVERS = frozenset(
         *("nginx", "haproxy", "caddy", "traefik", "envoy", "apache2", "httpd"),
         *("redis-server", "postgres", "mysqld", "mongod", "memcached", "supervisord"),
         *("celery", "rq", "dramatiq", "huey", "cron", "crond", "sleep", "tail", "echo"),
+        *("arq", "taskiq", "faust"),
+        # Container and remote-copy tools: `IMAGE:TAG` and `HOST:PATH` are no app.
+        *("docker", "podman", "kubectl", "helm", "ssh", "scp", "rsync"),
         *("cat", "cp", "mkdir", "chown", "chmod", "ln", "rm", "test", "true", "printf"),
         *("wait-for-it", "wait-for-it.sh", "dockerize", "nc", "curl", "wget"),
         # JavaScript's runners: what they serve is no Python app server.
@@ -135,9 +138,11 @@ def _commands(words: Sequence[Word]) -> Iterator[list[Word]]:
         elif rest[0].text in _KEYWORDS and len(rest) > 1:
             rest = rest[1:]  # `then exec python -m app` on an `if` line: the command after it
         elif _SCRIPT.match(rest[0].text) and len(rest) > 1 and not name.endswith(".py"):
-            if _CONSOLE_SCRIPT.search(rest[0].text):
+            if _CONSOLE_SCRIPT.search(rest[0].text) or rest[1].text.startswith("-"):
                 # `/venv/bin/monkey run_api_server`: a virtualenv's console script, a Python
-                # program whose next word is its own subcommand, not a command it runs.
+                # program whose next word is its own subcommand, not a command it runs; a
+                # path followed by an option (`/opt/duffy-virtualenv/bin/duffy -c FILE serve`)
+                # is the program itself: no command starts with an option.
                 yield rest
             rest = rest[1:]  # a launcher script running the command after it
         else:
@@ -158,6 +163,26 @@ _SHELL_OWN = frozenset(
         *("return", "set", "shift", "times", "trap", "unset", "local", "declare", "typeset"),
     }
 )
+
+
+#: An app named as servers name it, `module:attribute` (`main:app`, `app.wsgi:application`,
+#: `app:create_app()`): what a wrapper of a server takes (a base image's `tna-wsgi main:app`).
+#: A host's port (`db:5432`), an image's tag (`python:3.12`) and `user:group` are not, by
+#: their digits, or by the programs they are given to (_NOT_APP_SERVERS).
+_APP_OBJECT = re.compile(r"\A[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\(\))?\Z")
+
+
+def _first_positional(args: Sequence[Word], index: int) -> bool:
+    """Whether `args[index]` is the command's first positional word: every word before it an
+    option or the value right after an option (`duffy -c /etc/duffy.yaml serve`: the value of
+    `-c`, then the subcommand); `tool serve` with a word before `serve` is not."""
+    at = 0
+    while at < index:
+        if not args[at].text.startswith("-"):
+            return False
+        valued = "=" not in args[at].text and at + 1 < index
+        at += 2 if valued and not args[at + 1].text.startswith("-") else 1
+    return True
 
 
 def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
@@ -191,8 +216,11 @@ def _why(command: list[Word], find_config: FindConfig | None) -> str | None:
             return f"it takes {option}"
         if _ADDRESS.match(word.text):
             return f"it names the address {word.text}"
-        if index == 0 and (word.text in _SERVER_SUBCOMMANDS or _SERVER_WORD.search(word.text)):
+        subcommand = word.text in _SERVER_SUBCOMMANDS or _SERVER_WORD.search(word.text)
+        if subcommand and _first_positional(args, index):
             return f"its subcommand {word.text!r} starts a server"
+        if _APP_OBJECT.match(word.text) and _first_positional(args, index):
+            return f"it is given the app {word.text}, as a server's command line names it"
     if module and name.split(".")[0] not in _TOOL_MODULES and not args:
         # `python -m openslides_backend`: the project's package run as the program; what it
         # listens on is in its own code.
