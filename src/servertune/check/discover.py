@@ -583,13 +583,20 @@ _IN_PLACE_KINDS = frozenset(
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
-    """A template worth a line: one a reader would have claimed, or a deployment file by name
-    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`) or by its folder
+    """A template worth a line: one a reader would have claimed, as named or as named before
+    its template suffix (Jinja-rendered manifests, `k8s/app.deploy.yaml.j2`), or a deployment
+    file by name (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`) or by its folder
     (`nginx/http-base.conf.jnj`, whose Jinja a reader cannot parse)."""
     return (
         _named_for_check(path)
         or path.parent.name.lower() in NGINX_DIRECTORIES
         or _claims(path, text)
+        # `app.deploy.yaml.j2`: what the name says before the template's suffix
+        or (
+            path.suffix.lower() in _COPY_SUFFIXES + _JINJA_SUFFIXES
+            and "." in path.stem
+            and _claims(path.with_name(path.stem), text)
+        )
     )
 
 
