@@ -418,15 +418,29 @@ _GUNICORN_NAMES = frozenset({"gunicorn.conf.py", "gunicorn_conf.py", "gunicorn_c
 
 def _starts_with_nginx_directive(text: str) -> bool:
     """The first statement is a directive of nginx or its modules (crossplane's table), ending
-    in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet."""
+    in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet; and every
+    other statement at the top level starts with one too. nginx's `if` takes a parenthesized
+    condition: rsyslog's `if $programname contains 'x' then {` (a `.conf` too) is not one."""
     from crossplane.analyzer import DIRECTIVES
 
+    depth, first, ended = 0, True, True
     for line in text.splitlines():
         statement = line.split("#", 1)[0].strip()
-        if statement:
-            words = statement.split()
-            return words[0].rstrip(";{") in DIRECTIVES and statement.endswith((";", "{", "}"))
-    return False
+        if not statement:
+            continue
+        if depth == 0 and ended:
+            word = statement.split()[0].rstrip(";{")
+            known = word in DIRECTIVES and not (word == "if" and not _NGINX_IF.match(statement))
+            if not known or (first and not statement.endswith((";", "{", "}"))):
+                return False
+            first = False
+        depth = max(depth + statement.count("{") - statement.count("}"), 0)
+        ended = statement.endswith((";", "{", "}"))
+    return not first
+
+
+#: nginx's `if (condition) {`.
+_NGINX_IF = re.compile(r"if\s*\(")
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
