@@ -33,3 +33,18 @@ def test_rsyslog_conf_is_not_read_as_nginx(tmp_path: Path) -> None:
     result = check_folder(tmp_path)
     assert not result.errors
     assert [(n.kind, n.at.file.name) for n in result.notes] == [("not-read", "rsyslog.conf")]
+
+
+def test_rsyslog_template_statement_is_not_nginx(tmp_path: Path) -> None:
+    """rsyslog's `template(name=... ) { }` after an nginx-looking first line (`include`, a
+    word both have) is not nginx's syntax: not read, no error."""
+    write(
+        tmp_path,
+        {
+            "configs/rsyslog.conf": "include /etc/rsyslog.d/common.conf;\n"
+            'template(name="line" type="list") {\n  property(name="msg")\n}\n'
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.errors
+    assert [(n.kind, n.at.file.name) for n in result.notes] == [("not-read", "rsyslog.conf")]

@@ -419,8 +419,10 @@ _GUNICORN_NAMES = frozenset({"gunicorn.conf.py", "gunicorn_conf.py", "gunicorn_c
 def _starts_with_nginx_directive(text: str) -> bool:
     """The first statement is a directive of nginx or its modules (crossplane's table), ending
     in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet; and every
-    other statement at the top level starts with one too. nginx's `if` takes a parenthesized
-    condition: rsyslog's `if $programname contains 'x' then {` (a `.conf` too) is not one."""
+    other statement at the top level starts with a word shaped as a directive's name (a
+    newer or third-party module's, `http2 on;`, is not in the table). nginx's `if` takes a
+    parenthesized condition: rsyslog's `if $programname contains 'x' then {` and its
+    `template(name=...)` (a `.conf` too) are not nginx."""
     from crossplane.analyzer import DIRECTIVES
 
     depth, first, ended = 0, True, True
@@ -430,8 +432,11 @@ def _starts_with_nginx_directive(text: str) -> bool:
             continue
         if depth == 0 and ended:
             word = statement.split()[0].rstrip(";{")
-            known = word in DIRECTIVES and not (word == "if" and not _NGINX_IF.match(statement))
-            if not known or (first and not statement.endswith((";", "{", "}"))):
+            if word == "if" and not _NGINX_IF.match(statement):
+                return False
+            if first and not (word in DIRECTIVES and statement.endswith((";", "{", "}"))):
+                return False
+            if not _DIRECTIVE_NAME.fullmatch(word):  # a module's directive not in the table
                 return False
             first = False
         depth = max(depth + statement.count("{") - statement.count("}"), 0)
@@ -441,6 +446,8 @@ def _starts_with_nginx_directive(text: str) -> bool:
 
 #: nginx's `if (condition) {`.
 _NGINX_IF = re.compile(r"if\s*\(")
+#: A directive's name as nginx's parser reads one: letters, digits and `_`.
+_DIRECTIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
