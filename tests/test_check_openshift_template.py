@@ -98,3 +98,24 @@ def test_clowdapp_deployments_start_their_pod_spec(tmp_path: Path) -> None:
     assert app.container.name == "service-reads"
     assert app.container.replicas is not None
     assert app.container.replicas.value == 2
+
+
+def test_an_image_from_a_parameter_with_no_default_is_not_followed(tmp_path: Path) -> None:
+    """A container with no command whose image a parameter with no default names (seen in
+    bcgov/wps's openshift/templates) is a `not-followed` note at the image line, not a file
+    that starts no server."""
+    write(
+        tmp_path,
+        {
+            "deploy/api.yaml": TEMPLATE.replace('          command: ["gunicorn"]\n', "").replace(
+                '          args: ["--workers=${WORKERS}", "--threads=${THREADS}", "-b", '
+                '"0.0.0.0:8000", "shop.wsgi"]\n',
+                "",
+            )
+        },
+    )
+    result = check_folder(tmp_path)
+    assert not result.apps
+    kinds = [(n.kind, n.at.line) for n in result.notes if n.kind != "template"]
+    assert ("not-followed", 16) in kinds
+    assert not [n for n in result.notes if n.kind == "starts-no-server"]

@@ -41,6 +41,7 @@ from servertune.check.model import (
     Probe,
     Setting,
     collect_notes,
+    note,
     server_program,
 )
 from servertune.check.shell_lists import simple_commands
@@ -377,6 +378,11 @@ def _objects(documents: list[_Node]) -> Iterator[_Node]:
         if kind is not None and (kind.text() or "").endswith("List") and items is not None:
             yield from _objects(items.list())
         elif kind is not None and kind.text() == "Template" and held is not None:
+            from servertune.check.openshift_templates import fill_parameters
+
+            # Filled here too for every other reader of the objects (read_manifests has
+            # filled them first, with its notes).
+            fill_parameters(document.path, [document.node], say=False)
             yield from _objects(held.list())
         elif isinstance(document.node, yaml.MappingNode):
             yield document
@@ -1225,6 +1231,16 @@ def _read_pod(
         if found is not None:
             app = found
         elif container.get("command") is None and not argv:
+            image = container.get("image")
+            named = (image.text() if image is not None else None) or ""
+            if _UNRESOLVED.search(named):  # an OpenShift Template parameter with no default
+                note(
+                    "not-followed",
+                    image.at if image is not None else container.at,
+                    f"not followed: image {named[:80]} is named from a value given where the "
+                    "template is processed, so it is not tied to a Dockerfile here: what it "
+                    "runs is not known",
+                )
             continue
         else:
             read = _command_app(path, pod, container, maps, argv, (env, env_at))

@@ -69,11 +69,12 @@ def _scalars(node: yaml.Node, seen: set[int]) -> Iterator[yaml.ScalarNode]:
             yield from _scalars(value, seen)
 
 
-def fill_parameters(path: Path, documents: Sequence[yaml.Node]) -> None:
+def fill_parameters(path: Path, documents: Sequence[yaml.Node], say: bool = True) -> None:
     """Every parameter reference in a Template's objects replaced by the parameter's default,
     in place (a value of its own, as `oc process` substitutes into the parsed objects); one
     with no default becomes a kubelet reference `$(NAME)`, a value the manifests do not give.
-    Notes say which were taken and which are not known. Other documents are left alone."""
+    Notes say (`say`) which were taken and which are not known. Other documents are left
+    alone; filled ones have no reference left, so a second fill changes nothing."""
     used: dict[str, int] = {}
     unknown: dict[str, int] = {}
     for document in documents:
@@ -95,7 +96,7 @@ def fill_parameters(path: Path, documents: Sequence[yaml.Node]) -> None:
                 return defaults[name]
 
             scalar.value = _REFERENCE.sub(fill, str(scalar.value))
-    if used:
+    if used and say:
         first = min(used.values())
         note(
             "template",
@@ -104,7 +105,7 @@ def fill_parameters(path: Path, documents: Sequence[yaml.Node]) -> None:
             f"at its default (`value:`; {len(used)} used, `oc process -p NAME=...` may give "
             "others)",
         )
-    if unknown:
+    if unknown and say:
         first = min(unknown.values())
         names = ", ".join(f"${{{name}}} (line {line})" for name, line in unknown.items())
         note(
