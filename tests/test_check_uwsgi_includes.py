@@ -68,7 +68,8 @@ def test_chained_sections_and_file_values_match_uwsgi_itself(tmp_path: Path) -> 
     text = shown.stdout + shown.stderr
     block = text[text.index("[uwsgi]\n") : text.index(";end of configuration")]
     uwsgi = [tuple(line.split(" = ", 1)) for line in block.splitlines()[1:]]
-    ours = [(k, v) for k, v, _ in uwsgi_settings(path, path.read_text(), {})]
+    # Started here: the file is deployed at this path, so its `%d` is this folder.
+    ours = [(k, v) for k, v, _ in uwsgi_settings(path, path.read_text(), {}, installed=str(path))]
     assert uwsgi[0] == ("ini", "app.ini")  # the command line's own --ini
     assert uwsgi[1:] == [*ours, ("show-config", "true"), ("need-app", "true")]
     assert ("harakiri", "45") not in ours

@@ -938,28 +938,32 @@ def _read_all(
     from servertune.check.config_maps import config_maps_of_run
     from servertune.check.front_start import fronts_of_run
     from servertune.check.images import images_of_run, read_images
+    from servertune.check.model import collect_refused
     from servertune.check.nginx import mounts_of_run, read_started_nginx
     from servertune.check.supervisord import NGINX_READER
     from servertune.check.written_files import written_by_scripts
     from servertune.check.written_fronts import written_fronts
     from servertune.check.written_units import written_units
 
-    images = read_images(paths)
     # Entered in order: a front's start is read with the images of the run set.
     token = NGINX_READER.set(read_started_nginx)  # a supervisord program's nginx
     try:
-        with (
-            images_of_run(images, _builds(paths)),
-            mounts_of_run(paths),
-            fronts_of_run(paths, images),
-            config_maps_of_run(paths),
-            written_by_scripts(paths),
-        ):
-            reading, errors = _read_each(paths, env, kind)
-            reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))
-            reading += Reading(nginx=written_fronts(paths), apps=written_units(paths))
+        with collect_refused() as refused:
+            images = read_images(paths)
+            with (
+                images_of_run(images, _builds(paths)),
+                mounts_of_run(paths),
+                fronts_of_run(paths, images),
+                config_maps_of_run(paths),
+                written_by_scripts(paths),
+            ):
+                reading, errors = _read_each(paths, env, kind)
+                reading = dataclasses.replace(reading, apps=_scripts_in_images(reading.apps))
+                reading += Reading(nginx=written_fronts(paths), apps=written_units(paths))
     finally:
         NGINX_READER.reset(token)
+    for at, message in dict.fromkeys(refused):  # once, however many readings met the line
+        errors.append(FileError(at.file, at.line, f"{at}: {message}"))
     # The fronts a launch starts from rendered templates (a supervisord program's nginx).
     return reading + Reading(nginx=tuple(started_fronts(reading.apps))), errors
 

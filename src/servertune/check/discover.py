@@ -418,15 +418,36 @@ _GUNICORN_NAMES = frozenset({"gunicorn.conf.py", "gunicorn_conf.py", "gunicorn_c
 
 def _starts_with_nginx_directive(text: str) -> bool:
     """The first statement is a directive of nginx or its modules (crossplane's table), ending
-    in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet."""
+    in `;` or opening a block: `mime.types`, `proxy_params`, an included snippet; and every
+    other statement at the top level starts with a word shaped as a directive's name (a
+    newer or third-party module's, `http2 on;`, is not in the table). nginx's `if` takes a
+    parenthesized condition: rsyslog's `if $programname contains 'x' then {` and its
+    `template(name=...)` (a `.conf` too) are not nginx."""
     from crossplane.analyzer import DIRECTIVES
 
+    depth, first, ended = 0, True, True
     for line in text.splitlines():
         statement = line.split("#", 1)[0].strip()
-        if statement:
-            words = statement.split()
-            return words[0].rstrip(";{") in DIRECTIVES and statement.endswith((";", "{", "}"))
-    return False
+        if not statement:
+            continue
+        if depth == 0 and ended:
+            word = statement.split()[0].rstrip(";{")
+            if word == "if" and not _NGINX_IF.match(statement):
+                return False
+            if first and not (word in DIRECTIVES and statement.endswith((";", "{", "}"))):
+                return False
+            if not _DIRECTIVE_NAME.fullmatch(word):  # a module's directive not in the table
+                return False
+            first = False
+        depth = max(depth + statement.count("{") - statement.count("}"), 0)
+        ended = statement.endswith((";", "{", "}"))
+    return not first
+
+
+#: nginx's `if (condition) {`.
+_NGINX_IF = re.compile(r"if\s*\(")
+#: A directive's name as nginx's parser reads one: letters, digits and `_`.
+_DIRECTIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Discovery:
@@ -583,13 +604,20 @@ _IN_PLACE_KINDS = frozenset(
 
 
 def _candidate_kind_known(path: Path, text: str) -> bool:
-    """A template worth a line: one a reader would have claimed, or a deployment file by name
-    (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`) or by its folder
+    """A template worth a line: one a reader would have claimed, as named or as named before
+    its template suffix (Jinja-rendered manifests, `k8s/app.deploy.yaml.j2`), or a deployment
+    file by name (a Helm chart's `deployment.yaml`, a Jinja `nginx.conf.j2`) or by its folder
     (`nginx/http-base.conf.jnj`, whose Jinja a reader cannot parse)."""
     return (
         _named_for_check(path)
         or path.parent.name.lower() in NGINX_DIRECTORIES
         or _claims(path, text)
+        # `app.deploy.yaml.j2`: what the name says before the template's suffix
+        or (
+            path.suffix.lower() in _COPY_SUFFIXES + _JINJA_SUFFIXES
+            and "." in path.stem
+            and _claims(path.with_name(path.stem), text)
+        )
     )
 
 

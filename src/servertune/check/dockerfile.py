@@ -72,6 +72,7 @@ from servertune.check.model import (
     Setting,
     collect_notes,
     note,
+    refuse_line,
 )
 from servertune.check.scripts import _LONE_EXPANSION, run_words
 from servertune.check.source import read_text
@@ -807,7 +808,9 @@ def read_image(
         elif name == "ARG":
             _arg(command, stage, global_args, escape, args or {})
         elif stage is None:
-            raise CheckInputError(f"{path}:{command.start_line}: {name} before the first FROM")
+            # Docker refuses it too; the rest is read as if it were not there, so what the
+            # image runs is still followed (the error stays, at its line).
+            refuse_line(Location(path, command.start_line), f"{name} before the first FROM")
         else:
             try:
                 _apply(name, command, stage, stages, _Source(path, lines, escape))

@@ -41,6 +41,7 @@ from servertune.check.model import (
     Probe,
     Setting,
     collect_notes,
+    note,
     server_program,
 )
 from servertune.check.shell_lists import simple_commands
@@ -368,12 +369,21 @@ def _composed(path: Path, text: str) -> tuple[yaml.Node, ...]:
 
 
 def _objects(documents: list[_Node]) -> Iterator[_Node]:
-    """Every object, `List` items (`v1/List`, `kind: ...List`) unpacked."""
+    """Every object, `List` items (`v1/List`, `kind: ...List`) and an OpenShift Template's
+    `objects` unpacked."""
     for document in documents:
         kind = document.get("kind")
         items = document.get("items")
+        held = document.get("objects")
         if kind is not None and (kind.text() or "").endswith("List") and items is not None:
             yield from _objects(items.list())
+        elif kind is not None and kind.text() == "Template" and held is not None:
+            from servertune.check.openshift_templates import fill_parameters
+
+            # Filled here too for every other reader of the objects (read_manifests has
+            # filled them first, with its notes).
+            fill_parameters(document.path, [document.node], say=False)
+            yield from _objects(held.list())
         elif isinstance(document.node, yaml.MappingNode):
             yield document
 
@@ -593,7 +603,9 @@ def _container(node: _Node, pod: _Node, workload: _Node, replicas: _Node | None)
         development=_developers(node),
         somaxconn=_somaxconn(pod),
         probes=_probes(node),
-        pod_ready_probe=any(c.get("readinessProbe") is not None for c in (pod.each("containers"))),
+        pod_ready_probe=any(
+            c.get("readinessProbe") is not None for c in (pod.each("containers") or [node])
+        ),
         replicas=Setting(int(replicas_value), replicas.at)  # type: ignore[union-attr]
         if replicas_value is not None
         else None,
@@ -1139,75 +1151,131 @@ def read_manifests(
     path: Path, text: str, env: Mapping[str, str] | None = None
 ) -> tuple[tuple[AppServer, ...], tuple[NginxConfig, ...]]:
     """The app servers the manifests' containers start, each with its container."""
+    from servertune.check.openshift_templates import fill_parameters
+
     del env  # a container's environment is the manifest's, not this shell's
-    objects = list(_objects(_documents(path, text)))
+    documents = _documents(path, text)
+    fill_parameters(path, [document.node for document in documents])
+    objects = list(_objects(documents))
     maps = _config_maps(objects)
     routed = _route_timeouts(objects)
     balanced = _load_balancers(objects)
     services = [o for o in objects if _kind(o) == "Service"]
     apps: list[AppServer] = []
     for obj in objects:
-        kind = obj.get("kind")
-        pod_path = WORKLOAD_KINDS.get((kind.text() if kind else None) or "")
-        if pod_path is None:
-            continue
-        pod = obj.get(*pod_path)
-        if pod is None:
-            continue
-        replicas = obj.get("spec", "replicas")
-        for container in pod.each("containers"):
-            env, env_at = _environment(container, maps)
-            argv = _command(container, env)
-            unresolved: tuple[Setting[str], ...] = ()
-            # No `command`: the image's ENTRYPOINT runs, with `args` (if given) for its CMD.
-            found = (
-                _image_app(
-                    path,
-                    (pod, container),
-                    env,
-                    env_at,
-                    argv or None,
-                    _environment_known(container, maps),
-                )
-                if container.get("command") is None
-                else None
-            )
-            if found is not None:
-                app = found
-            elif container.get("command") is None and not argv:
-                continue
-            else:
-                read = _command_app(path, pod, container, maps, argv, (env, env_at))
-                if read is None:
-                    continue
-                app, unresolved = read
-            box = _container(container, pod, obj, replicas)
-            labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
-            if labels is None:
-                labels = obj.get("metadata", "labels")
-            timeouts = [
-                t for svc in services if _selects(svc, labels) for t in routed.get(_name(svc), [])
-            ]
-            fronts = [
-                b
-                for svc in services
-                if _selects(svc, labels) and _reaches(svc, container, app)
-                for b in balanced.get(_name(svc), [])
-            ]
-            box = replace(
-                box,
-                labels=_label_pairs(labels),
-                route_timeouts=tuple(timeouts),
-                load_balancers=tuple(fronts),
-                exposed_by=_exposed_by(services, labels),
-            )
-            app = replace(app, unresolved=app.unresolved + unresolved)
-            if (working := container.get("workingDir")) is not None:
-                app = started_in(app, working.text() or "")
-            if app.one_string_exec is None and (one_string := _one_string(container)):
-                app = replace(app, one_string_exec=one_string)
-            apps.append(_with_container(app, box))
+        for pod, containers, replicas, labels, name in _pods(obj):
+            shared = (maps, services, routed, balanced)
+            _read_pod(path, (obj, name), pod, containers, replicas, labels, shared, apps)
     return tuple(apps), ()
+
+
+def _pods(
+    obj: _Node,
+) -> Iterator[tuple[_Node, list[_Node], _Node | None, _Node | None, str]]:
+    """Each pod template of a workload object: its spec, containers, replicas, labels and name
+    (a container's own `name` comes first). A
+    Clowder `ClowdApp` (Red Hat's operator; an OpenShift Template often holds one) lists
+    `spec.deployments`, each a `podSpec` that is its one container's spec and its pod's (image,
+    command, args, env, resources, probes, volumes) with `replicas` / `minReplicas` beside it."""
+    kind = obj.get("kind")
+    named = (kind.text() if kind else None) or ""
+    if named == "ClowdApp":
+        for deployment in obj.each("spec", "deployments"):
+            pod = deployment.get("podSpec")
+            if pod is not None:
+                replicas = deployment.get("replicas") or deployment.get("minReplicas")
+                name = deployment.get("name")
+                yield pod, [pod], replicas, None, (name.text() if name else None) or _name(obj)
+        return
+    pod_path = WORKLOAD_KINDS.get(named)
+    pod = obj.get(*pod_path) if pod_path is not None else None
+    if pod_path is None or pod is None:
+        return
+    labels = obj.get(*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else None
+    if labels is None:
+        labels = obj.get("metadata", "labels")
+    yield pod, pod.each("containers"), obj.get("spec", "replicas"), labels, _name(obj)
+
+
+def _read_pod(
+    path: Path,
+    workload: tuple[_Node, str],
+    pod: _Node,
+    containers: list[_Node],
+    replicas: _Node | None,
+    labels: _Node | None,
+    shared: tuple[
+        dict[str, _Node],
+        list[_Node],
+        dict[str, list[tuple[str, Setting[float]]]],
+        dict[str, list[tuple[str, Setting[float]]]],
+    ],
+    apps: list[AppServer],
+) -> None:
+    """The app servers a pod's containers start, added to `apps`."""
+    maps, services, routed, balanced = shared
+    obj, name = workload
+    for container in containers:
+        env, env_at = _environment(container, maps)
+        argv = _command(container, env)
+        unresolved: tuple[Setting[str], ...] = ()
+        # No `command`: the image's ENTRYPOINT runs, with `args` (if given) for its CMD.
+        found = (
+            _image_app(
+                path,
+                (pod, container),
+                env,
+                env_at,
+                argv or None,
+                _environment_known(container, maps),
+            )
+            if container.get("command") is None
+            else None
+        )
+        if found is not None:
+            app = found
+        elif container.get("command") is None and not argv:
+            image = container.get("image")
+            named = (image.text() if image is not None else None) or ""
+            if _UNRESOLVED.search(named):  # an OpenShift Template parameter with no default
+                note(
+                    "not-followed",
+                    image.at if image is not None else container.at,
+                    f"not followed: image {named[:80]} is named from a value given where the "
+                    "template is processed, so it is not tied to a Dockerfile here: what it "
+                    "runs is not known",
+                )
+            continue
+        else:
+            read = _command_app(path, pod, container, maps, argv, (env, env_at))
+            if read is None:
+                continue
+            app, unresolved = read
+        box = _container(container, pod, obj, replicas)
+        if box.name == "?" and container is pod and name:
+            box = replace(box, name=name)  # a ClowdApp's podSpec: its deployment's name
+        timeouts = [
+            t for svc in services if _selects(svc, labels) for t in routed.get(_name(svc), [])
+        ]
+        fronts = [
+            b
+            for svc in services
+            if _selects(svc, labels) and _reaches(svc, container, app)
+            for b in balanced.get(_name(svc), [])
+        ]
+        box = replace(
+            box,
+            labels=_label_pairs(labels),
+            route_timeouts=tuple(timeouts),
+            load_balancers=tuple(fronts),
+            exposed_by=_exposed_by(services, labels),
+        )
+        app = replace(app, unresolved=app.unresolved + unresolved)
+        if (working := container.get("workingDir")) is not None:
+            app = started_in(app, working.text() or "")
+        if app.one_string_exec is None and (one_string := _one_string(container)):
+            app = replace(app, one_string_exec=one_string)
+        apps.append(_with_container(app, box))
 
 
 def _linked_image(container: _Node, path: Path) -> Image | None:

@@ -762,6 +762,33 @@ def collect_notes() -> Iterator[list[Note]]:
         _NOTES.reset(token)
 
 
+_REFUSED: contextvars.ContextVar[list[tuple[Location, str]] | None] = contextvars.ContextVar(
+    "servertune_check_refused", default=None
+)
+
+
+def refuse_line(at: Location, message: str) -> None:
+    """A line the tool that runs the file refuses too (a Dockerfile's `LABEL` before its first
+    FROM): an error of the run in progress, at its line, while the rest of the file is read as
+    it would be without that line; raised as CheckInputError when no run collects them (a
+    reader called on its own)."""
+    refused = _REFUSED.get()
+    if refused is None:
+        raise CheckInputError(f"{at}: {message}")
+    refused.append((at, message))
+
+
+@contextmanager
+def collect_refused() -> Iterator[list[tuple[Location, str]]]:
+    """Collect the lines `refuse_line()` records while the block runs."""
+    refused: list[tuple[Location, str]] = []
+    token = _REFUSED.set(refused)
+    try:
+        yield refused
+    finally:
+        _REFUSED.reset(token)
+
+
 #: The core count a config's own CPU-count expressions (`multiprocessing.cpu_count()` in a
 #: gunicorn config, `%k` in uWSGI) are evaluated for: `--cores` when given, else the CPU limit
 #: the deployment files declare, else this machine's (a finding must not flip with

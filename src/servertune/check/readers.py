@@ -463,6 +463,19 @@ def _railway(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
     return Reading(apps=apps)
 
 
+def _s2i(path: Path, text: str, env: Mapping[str, str] | None) -> Reading:
+    from servertune.check.s2i import read_s2i_environment
+    from servertune.check.scripts import follow_words
+
+    return Reading(apps=read_s2i_environment(path, text, env, follow_words))
+
+
+def _is_s2i(path: Path, text: str) -> bool:
+    from servertune.check.s2i import looks_like_s2i_environment
+
+    return looks_like_s2i_environment(path, text)
+
+
 def _is_railway(path: Path, text: str) -> bool:
     from servertune.check.railway import looks_like_railway
 
@@ -636,6 +649,7 @@ READERS: Sequence[Reader] = (
     Reader("justfile", "a justfile (just's recipes)", _is_justfile, _justfile),
     Reader("hypercorn", "a Hypercorn config file (TOML)", _is_hypercorn, _hypercorn),
     Reader("caddy", "a Caddyfile", _is_caddy, _caddy),
+    Reader("s2i", "OpenShift source-to-image's .s2i/environment", _is_s2i, _s2i),
     Reader("env", "an env file (KEY=value lines)", _is_env, _env),
     Reader(
         "platform",

@@ -18,6 +18,11 @@ SHEBANG = re.compile(r"#!.*\b((ba|da|z|k)?sh|execlineb)\b")
 _TEMPLATE = re.compile(r"\{\{-?\s*[^}]|\{%-?\s*\w|<%[=-]?[^%\n]*%>")
 
 
+#: An OpenShift Template's non-string parameter reference, `${{NAME}}`: no spaces, a name
+#: alone, as `oc process` replaces it; data of the Template, not a Jinja expression.
+_PARAMETER = re.compile(r"\$\{\{[A-Za-z_][A-Za-z0-9_]*\}\}")
+
+
 def template_line(text: str, *, dockerfile: bool = False) -> int | None:
     """The first line holding a Jinja / Helm / ERB template marker, None when there is none.
 
@@ -41,6 +46,8 @@ def template_line(text: str, *, dockerfile: bool = False) -> int | None:
     quoted: tuple[tuple[int, int], ...] | None = None  # read once, at the first marker
     for match in _TEMPLATE.finditer(text):
         start = text.rfind("\n", 0, match.start()) + 1
+        if _PARAMETER.match(text, max(match.start() - 1, 0)):
+            continue  # an OpenShift Template's `${{NAME}}` parameter (`openshift_templates`)
         if match.group().startswith("{{") and text[start : match.start()].lstrip().startswith("#"):
             continue
         if shell:

@@ -80,6 +80,8 @@ _ALIASES = {
 #: its HTTP router's `http` (a process of its own that passes each request to the workers),
 #: which is what a front reaches (`proxy_pass http://app:5000` to `--http 0.0.0.0:5000`).
 _SOCKET_OPTIONS = ("socket", "http-socket", "http")
+#: uWSGI's magic variables of where the file is: its folder and its path.
+_PLACED_MAGIC = re.compile(r"(?<!%)%[dp]")
 _PLACEHOLDER = re.compile(r"%\(([^)]*)\)|\$\(([^)]*)\)|@\(([^)]*)\)|%(.)")
 #: The values that turn a uWSGI flag off (`uwsgi_opt_true`, compared without case, "0" as
 #: written); any other value turns it on: `master = true ; comment`, `master = false ; no`
@@ -403,6 +405,13 @@ def _option(
     variables of the ini where uWSGI opens it, and of the file here (for the files it names)."""
     placeholders = state.placeholders
     magic = tables[1] if key in _NAMES_FILES or key == "ini" else tables[0]
+    if key in _SOCKET_OPTIONS and tables[0] is tables[1] and _PLACED_MAGIC.search(value):
+        # No launch read here says where the file is deployed: its `%d` is that folder, never
+        # this checkout's, so the address is not known (and never shown as a local path).
+        note("unresolved-variable", at, f"{key} = {value.strip()[:60]}: %d / %p are the folder "
+             "the file is deployed in, which no launch read here says (a COPY, a unit): this "
+             "address is not known, so what reaches it was not checked")  # fmt: skip
+        return
     try:
         value = (
             _expand(
