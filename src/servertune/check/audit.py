@@ -27,7 +27,7 @@ from servertune.check.chain import (
     link,
     link_balancers,
 )
-from servertune.check.dependencies import uvloop_declarations
+from servertune.check.dependencies import server_declarations, uvloop_declarations
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import Image, building_from
@@ -363,6 +363,7 @@ def check_files(
         cores_named=cores_named,
         walked=bool(discovered),
         uvloop_declared=uvloop_declarations(paths, root),
+        server_declared=server_declarations(paths, root),
         ignored=_taken(notes, IGNORED_BY_PLATFORM),
         development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
     )

@@ -6,7 +6,14 @@ does not leave Nagle's algorithm on there.
 
 The files are the packaging a launch's folder or one above it holds, within the tree check
 reads: pyproject.toml (PEP 621 and poetry's `uvicorn = { extras = ["standard"] }`), Pipfile,
-setup.py, setup.cfg, `requirements*.txt` and `requirements/*.txt`. Nothing is installed or run.
+setup.py, setup.cfg, `requirements*.txt`, `requirements/*.txt` and the lock files Pipfile.lock,
+uv.lock and poetry.lock (a lock installs uvloop when it holds uvloop's own entry: poetry.lock
+also names uvloop in uvicorn's unchosen `standard` extra). Nothing is installed or run.
+
+uvloop is absent only where that is shown: packaging here names uvicorn or fastapi (so it is
+what installs the server) and none of it installs uvloop. Where no packaging here names the
+server (a requirements file the image copies from elsewhere, a lock left out of the tree),
+whether uvloop is installed is unknown, and `server_declarations` finds nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from servertune.check import resolve
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["uvloop_declarations", "uvloop_for"]
+__all__ = ["server_declarations", "uvloop_declarations", "uvloop_for"]
 
 _PACKAGING = ("pyproject.toml", "Pipfile", "setup.py", "setup.cfg")
+_LOCKS = ("Pipfile.lock", "uv.lock", "poetry.lock")
 
 #: A requirement that installs uvloop: by name, as `uvicorn[standard]` / `fastapi[standard]`
 #: (any extras list holding `standard`), or poetry's table with `extras = ["standard"]`.
@@ -32,10 +40,17 @@ _UVLOOP = re.compile(
     re.IGNORECASE,
 )
 
+#: uvloop's own entry in a lock: `name = "uvloop"` (uv.lock, poetry.lock), `"uvloop": {`
+#: (Pipfile.lock).
+_LOCKED_UVLOOP = re.compile(r'^name\s*=\s*"uvloop"|"uvloop"\s*:\s*\{', re.MULTILINE)
+
+#: A requirement or lock entry naming the server itself.
+_SERVER = re.compile(r"(?<![\w.-])(?:uvicorn|fastapi)(?![\w.-])", re.IGNORECASE)
+
 
 def _candidates(folder: Path) -> list[Path]:
     """The packaging files `folder` may hold."""
-    found = [folder / name for name in _PACKAGING]
+    found = [folder / name for name in (*_PACKAGING, *_LOCKS)]
     found += sorted(folder.glob("requirements*.txt"))
     found += sorted((folder / "requirements").glob("*.txt"))
     return [f for f in found if f.is_file()]
@@ -60,10 +75,24 @@ def uvloop_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Locat
     `root`, else the files' common folder) declares a requirement that installs uvloop, one
     place per file that does."""
     with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
-        return _declarations(paths)
+        return _declarations(paths, uvloop=True)
 
 
-def _declarations(paths: Sequence[Path]) -> tuple[Location, ...]:
+def server_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Location, ...]:
+    """Where the packaging beside the files given (or above them, as `uvloop_declarations`
+    looks) names uvicorn or fastapi: the packaging that installs the server, so the one whose
+    lack of uvloop shows uvloop absent."""
+    with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
+        return _declarations(paths, uvloop=False)
+
+
+def _pattern(candidate: Path, uvloop: bool) -> re.Pattern[str]:
+    if not uvloop:
+        return _SERVER
+    return _LOCKED_UVLOOP if candidate.name in _LOCKS else _UVLOOP
+
+
+def _declarations(paths: Sequence[Path], *, uvloop: bool) -> tuple[Location, ...]:
     found: list[Location] = []
     for folder in _folders(paths):
         for candidate in _candidates(folder):
@@ -73,7 +102,7 @@ def _declarations(paths: Sequence[Path]) -> tuple[Location, ...]:
                 text = read_text(candidate)
             except (CheckInputError, OSError, UnicodeDecodeError):
                 continue
-            match = _UVLOOP.search(text)
+            match = _pattern(candidate, uvloop).search(text)
             if match is not None:
                 found.append(Location(candidate, text.count("\n", 0, match.start()) + 1))
     return tuple(found)

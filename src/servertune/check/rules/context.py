@@ -87,6 +87,9 @@ class Context:
     #: Where the project's packaging declares a requirement that installs uvloop
     #: (`uvicorn[standard]`: `dependencies.uvloop_declarations`).
     uvloop_declared: tuple[Location, ...] = ()
+    #: Where the project's packaging names uvicorn or fastapi
+    #: (`dependencies.server_declarations`): what uvloop's absence is read from.
+    server_declared: tuple[Location, ...] = ()
     #: What the readers found the platform or proxy reading it ignores (a Procfile line with
     #: no `type:`, an ingress-nginx timeout with a unit): `model.IGNORED_BY_PLATFORM` notes.
     ignored: tuple[Note, ...] = ()
