@@ -50,7 +50,6 @@ from servertune.check.base_images import BaseLaunch, known_base
 from servertune.check.base_shells import (
     execs_last_command,
     execs_lone_command,
-    image_sh,
     library_image,
     sh_words,
 )
