@@ -27,7 +27,7 @@ from servertune.check.chain import (
     link,
     link_balancers,
 )
-from servertune.check.dependencies import server_declarations, uvloop_declarations
+from servertune.check.dependencies import packaging_declarations
 from servertune.check.deployed_fronts import deployed_siblings_first
 from servertune.check.discover import NAMED_LIKE_READ, Discovery
 from servertune.check.dockerfile import Image, building_from
@@ -362,8 +362,7 @@ def check_files(
         balancer_links=fronts,
         cores_named=cores_named,
         walked=bool(discovered),
-        uvloop_declared=uvloop_declarations(paths, root),
-        server_declared=server_declarations(paths, root),
+        packaging=packaging_declarations(paths, root),
         ignored=_taken(notes, IGNORED_BY_PLATFORM),
         development_servers=_taken(notes, DEVELOPMENT_SERVER_DEPLOYED),
     )

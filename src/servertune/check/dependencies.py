@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from servertune.check import resolve
 from servertune.check.model import CheckInputError, Location
 from servertune.check.source import read_text
 
-__all__ = ["server_declarations", "uvloop_declarations", "uvloop_for"]
+__all__ = ["Packaging", "packaging_declarations", "uvloop_declarations", "uvloop_for"]
 
 _PACKAGING = ("pyproject.toml", "Pipfile", "setup.py", "setup.cfg")
 _LOCKS = ("Pipfile.lock", "uv.lock", "poetry.lock")
@@ -78,12 +79,21 @@ def uvloop_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Locat
         return _declarations(paths, uvloop=True)
 
 
-def server_declarations(paths: Sequence[Path], root: Path | None) -> tuple[Location, ...]:
-    """Where the packaging beside the files given (or above them, as `uvloop_declarations`
-    looks) names uvicorn or fastapi: the packaging that installs the server, so the one whose
-    lack of uvloop shows uvloop absent."""
+@dataclass(frozen=True)
+class Packaging:
+    """Where the packaging beside a launch's files declares what the rules ask of it."""
+
+    #: A requirement that installs uvloop (`uvloop_declarations`).
+    uvloop: tuple[Location, ...] = ()
+    #: A requirement naming uvicorn or fastapi: the packaging that installs the server, so
+    #: the one whose lack of uvloop shows uvloop absent.
+    server: tuple[Location, ...] = ()
+
+
+def packaging_declarations(paths: Sequence[Path], root: Path | None) -> Packaging:
+    """Both declarations, looked for as `uvloop_declarations` looks."""
     with resolve.confined_to(root if root is not None else resolve.default_root(paths)):
-        return _declarations(paths, uvloop=False)
+        return Packaging(_declarations(paths, uvloop=True), _declarations(paths, uvloop=False))
 
 
 def _pattern(candidate: Path, uvloop: bool) -> re.Pattern[str]:

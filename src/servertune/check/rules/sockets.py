@@ -191,9 +191,9 @@ def _uvloop_absent(app: AppServer, c: Context) -> str | None:
     files = [app.file, *(at.file for at in app.launched_by)]
     if app.container is not None:
         files.append(app.container.at.file)
-    if uvloop_for(files, c.uvloop_declared) is not None:
+    if uvloop_for(files, c.packaging.uvloop) is not None:
         return None
-    named = uvloop_for(files, c.server_declared)
+    named = uvloop_for(files, c.packaging.server)
     if named is None:
         return None
     return f"no uvloop installed ({named} names the server, and no packaging here uvloop)"
